@@ -1,0 +1,352 @@
+//! Commands: what callers ask the writer to do, and how each one is applied
+//! to the books. Every command runs inside the writer against its own
+//! overlay layer; returning an error drops that layer, so a refused command
+//! leaves no trace.
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::EngineError;
+use crate::ids::new_id;
+use crate::ledger::{Books, TransferSpec};
+use crate::money::Currency;
+use crate::rates::{Pricing, convert_down, convert_up};
+use crate::records::*;
+use crate::storage::{encode, keys};
+
+/// The organization scope used for idempotency of bare ledger transfers.
+const LEDGER_SCOPE: &str = "_ledger";
+
+/// Which side of a quote the caller fixed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum QuoteAmount {
+    /// The caller sells exactly this many minor units of `from`.
+    From(i128),
+    /// The caller buys exactly this many minor units of `to`.
+    To(i128),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum Command {
+    /// A linked group of transfers: all apply or none do.
+    Transfers {
+        transfers: Vec<TransferSpec>,
+        external_reference: Option<String>,
+    },
+    /// Money arriving from outside onto an organization's balance.
+    Deposit {
+        organization: String,
+        currency: String,
+        amount: i128,
+        external_reference: Option<String>,
+    },
+    CreateQuote {
+        organization: String,
+        from_currency: String,
+        to_currency: String,
+        amount: QuoteAmount,
+    },
+    ExecuteQuote {
+        organization: String,
+        quote_id: String,
+        external_reference: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Transfers(Vec<TransferRecord>),
+    Deposit(DepositRecord),
+    Quote(QuoteRecord),
+    Conversion(ConversionRecord),
+}
+
+/// A command's result. `replayed` is true when the result is an earlier
+/// one returned again (idempotent retry, or a concurrent quote execute).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    pub outcome: Outcome,
+    pub replayed: bool,
+}
+
+/// What the writer knows while applying one batch.
+pub(crate) struct BatchContext<'a> {
+    /// The epoch this batch will have once committed.
+    pub epoch: u64,
+    pub pricing: &'a Pricing,
+    pub quote_ttl_ms: i64,
+}
+
+impl Command {
+    /// The idempotency scope of the command, if it carries a reference:
+    /// (organization, operation, reference).
+    fn idempotency_key(&self) -> Option<(&str, &'static str, &str)> {
+        match self {
+            Command::Transfers { external_reference: Some(r), .. } => Some((LEDGER_SCOPE, "transfers", r)),
+            Command::Deposit { organization, external_reference: Some(r), .. } => {
+                Some((organization, "deposit", r))
+            }
+            Command::ExecuteQuote { organization, external_reference: Some(r), .. } => {
+                Some((organization, "conversion", r))
+            }
+            _ => None,
+        }
+    }
+
+    /// A digest of everything the caller asked for: equal requests have
+    /// equal fingerprints.
+    pub fn fingerprint(&self) -> [u8; 32] {
+        Sha256::digest(encode(self)).into()
+    }
+}
+
+pub(crate) fn apply(
+    books: &mut Books,
+    ctx: &BatchContext,
+    command: &Command,
+    received_epoch: u64,
+) -> Result<Applied, EngineError> {
+    let idempotency = command.idempotency_key();
+    if let Some((scope, operation, reference)) = idempotency {
+        let key = keys::idempotency(scope, operation, reference);
+        if let Some(existing) = books.store.get::<IdempotencyRecord>(&key)? {
+            if existing.fingerprint != command.fingerprint() {
+                return Err(EngineError::Duplicate { reference: reference.to_string() });
+            }
+            let outcome = load(books, &existing.resource)?;
+            return Ok(Applied { outcome, replayed: true });
+        }
+    }
+    let applied = match command {
+        Command::Transfers { transfers, .. } => apply_transfers(books, transfers)?,
+        Command::Deposit { organization, currency, amount, external_reference } => {
+            deposit(books, organization, currency, *amount, external_reference)?
+        }
+        Command::CreateQuote { organization, from_currency, to_currency, amount } => {
+            create_quote(books, ctx, organization, from_currency, to_currency, *amount)?
+        }
+        Command::ExecuteQuote { organization, quote_id, external_reference } => {
+            execute_quote(books, ctx, organization, quote_id, external_reference, received_epoch)?
+        }
+    };
+    if let Some((scope, operation, reference)) = idempotency
+        && !applied.replayed
+    {
+        let record = IdempotencyRecord {
+            fingerprint: command.fingerprint(),
+            resource: resource_of(&applied.outcome),
+            created_at: books.now,
+        };
+        books.store.put(keys::idempotency(scope, operation, reference), &record);
+    }
+    Ok(applied)
+}
+
+fn resource_of(outcome: &Outcome) -> ResourceRef {
+    match outcome {
+        Outcome::Transfers(t) => ResourceRef::Transfers(t.iter().map(|t| t.id).collect()),
+        Outcome::Deposit(d) => ResourceRef::Deposit(d.id.clone()),
+        Outcome::Conversion(c) => ResourceRef::Conversion(c.id.clone()),
+        Outcome::Quote(q) => ResourceRef::Conversion(q.id.clone()),
+    }
+}
+
+fn load(books: &Books, resource: &ResourceRef) -> Result<Outcome, EngineError> {
+    let missing = |what: &str| EngineError::Corrupt(format!("idempotency entry points at a missing {what}"));
+    Ok(match resource {
+        ResourceRef::Conversion(id) => {
+            Outcome::Conversion(books.store.get(&keys::conversion(id))?.ok_or_else(|| missing("conversion"))?)
+        }
+        ResourceRef::Deposit(id) => {
+            Outcome::Deposit(books.store.get(&keys::deposit(id))?.ok_or_else(|| missing("deposit"))?)
+        }
+        ResourceRef::Transfers(ids) => {
+            let mut transfers = Vec::with_capacity(ids.len());
+            for id in ids {
+                transfers.push(books.store.get(&keys::transfer(*id))?.ok_or_else(|| missing("transfer"))?);
+            }
+            Outcome::Transfers(transfers)
+        }
+    })
+}
+
+fn apply_transfers(books: &mut Books, specs: &[TransferSpec]) -> Result<Applied, EngineError> {
+    if specs.is_empty() || specs.len() > crate::TRANSFERS_PER_COMMAND_MAX {
+        return Err(EngineError::Invalid {
+            field: "transfers".into(),
+            message: format!("a linked group holds 1 to {} transfers", crate::TRANSFERS_PER_COMMAND_MAX),
+        });
+    }
+    let mut records = Vec::with_capacity(specs.len());
+    for spec in specs {
+        records.push(books.transfer(spec)?);
+    }
+    Ok(Applied { outcome: Outcome::Transfers(records), replayed: false })
+}
+
+fn deposit(
+    books: &mut Books,
+    organization: &str,
+    currency: &str,
+    amount: i128,
+    external_reference: &Option<String>,
+) -> Result<Applied, EngineError> {
+    let id = new_id("dep");
+    let transfer = books.transfer(&TransferSpec::Posted {
+        debit: AccountRef::System(SystemAccount::World),
+        credit: AccountRef::Organization(organization.to_string()),
+        currency: currency.to_string(),
+        amount,
+        memo: format!("deposit {id}"),
+    })?;
+    let account = books.account(&transfer.credit_account)?;
+    let record = DepositRecord {
+        id,
+        organization: organization.to_string(),
+        account: account.id.clone(),
+        currency: currency.to_string(),
+        amount,
+        external_reference: external_reference.clone(),
+        transfer_id: transfer.id,
+        created_at: books.now,
+    };
+    books.store.put(keys::deposit(&record.id), &record);
+    books.index(organization, "deposits", &record.id)?;
+    books.emit(
+        organization,
+        "account.credited",
+        EventPayload::AccountCredited { account, amount, source: record.id.clone() },
+    )?;
+    Ok(Applied { outcome: Outcome::Deposit(record), replayed: false })
+}
+
+fn invalid(field: &str, message: impl Into<String>) -> EngineError {
+    EngineError::Invalid { field: field.to_string(), message: message.into() }
+}
+
+fn create_quote(
+    books: &mut Books,
+    ctx: &BatchContext,
+    organization: &str,
+    from_currency: &str,
+    to_currency: &str,
+    amount: QuoteAmount,
+) -> Result<Applied, EngineError> {
+    let from = Currency::find(from_currency).map_err(|e| invalid("from.currency", e.to_string()))?;
+    let to = Currency::find(to_currency).map_err(|e| invalid("to.currency", e.to_string()))?;
+    if from == to {
+        return Err(invalid("to.currency", "must differ from from.currency"));
+    }
+    let rate = ctx.pricing.all_in_rate(from.code, to.code)?;
+    let (from_amount, to_amount) = match amount {
+        QuoteAmount::From(minor) => {
+            let to_major = convert_down(from.to_decimal(minor), rate, to.scale).ok_or_else(overflow)?;
+            (minor, to.from_decimal(to_major, true)?)
+        }
+        QuoteAmount::To(minor) => {
+            let from_major = convert_up(to.to_decimal(minor), rate, from.scale).ok_or_else(overflow)?;
+            (from.from_decimal(from_major, true)?, minor)
+        }
+    };
+    if from_amount <= 0 || to_amount <= 0 {
+        let field = if matches!(amount, QuoteAmount::From(_)) { "from.amount" } else { "to.amount" };
+        return Err(invalid(field, "too small to convert at the current rate"));
+    }
+    let quote = QuoteRecord {
+        id: new_id("qte"),
+        organization: organization.to_string(),
+        from_currency: from.code.to_string(),
+        from_amount,
+        to_currency: to.code.to_string(),
+        to_amount,
+        rate: rate.normalize().to_string(),
+        status: QuoteStatus::Pending,
+        conversion_id: None,
+        executed_epoch: None,
+        expires_at: books.now + ctx.quote_ttl_ms,
+        created_at: books.now,
+    };
+    books.store.put(keys::quote(&quote.id), &quote);
+    Ok(Applied { outcome: Outcome::Quote(quote), replayed: false })
+}
+
+fn overflow() -> EngineError {
+    EngineError::Money(crate::money::MoneyError::Overflow)
+}
+
+fn execute_quote(
+    books: &mut Books,
+    ctx: &BatchContext,
+    organization: &str,
+    quote_id: &str,
+    external_reference: &Option<String>,
+    received_epoch: u64,
+) -> Result<Applied, EngineError> {
+    let not_found = || EngineError::NotFound { resource: "quote", id: quote_id.to_string() };
+    let mut quote: QuoteRecord = books.store.get(&keys::quote(quote_id))?.ok_or_else(not_found)?;
+    if quote.organization != organization {
+        return Err(not_found());
+    }
+    if quote.status == QuoteStatus::Executed {
+        // An execute received before the executing batch was acknowledged
+        // raced with it: it gets the same conversion. Later ones are refused.
+        let concurrent = quote.executed_epoch.is_some_and(|epoch| received_epoch < epoch);
+        let conversion_id = quote.conversion_id.as_deref().unwrap_or_default();
+        if concurrent && let Some(conversion) = books.store.get(&keys::conversion(conversion_id))? {
+            return Ok(Applied { outcome: Outcome::Conversion(conversion), replayed: true });
+        }
+        return Err(EngineError::QuoteExecuted(quote_id.to_string()));
+    }
+    if quote.is_expired(books.now) {
+        return Err(EngineError::QuoteExpired(quote_id.to_string()));
+    }
+    let id = new_id("conv");
+    let memo = format!("conversion {id}");
+    let organization_ref = AccountRef::Organization(organization.to_string());
+    let desk = AccountRef::System(SystemAccount::FxDesk);
+    let sell = books.transfer(&TransferSpec::Posted {
+        debit: organization_ref.clone(),
+        credit: desk.clone(),
+        currency: quote.from_currency.clone(),
+        amount: quote.from_amount,
+        memo: memo.clone(),
+    })?;
+    let buy = books.transfer(&TransferSpec::Posted {
+        debit: desk,
+        credit: organization_ref,
+        currency: quote.to_currency.clone(),
+        amount: quote.to_amount,
+        memo,
+    })?;
+    let conversion = ConversionRecord {
+        id: id.clone(),
+        organization: organization.to_string(),
+        quote_id: quote.id.clone(),
+        from_account: sell.debit_account.clone(),
+        from_currency: quote.from_currency.clone(),
+        from_amount: quote.from_amount,
+        to_account: buy.credit_account.clone(),
+        to_currency: quote.to_currency.clone(),
+        to_amount: quote.to_amount,
+        rate: quote.rate.clone(),
+        external_reference: external_reference.clone(),
+        transfer_ids: vec![sell.id, buy.id],
+        created_at: books.now,
+        completed_at: books.now,
+    };
+    quote.status = QuoteStatus::Executed;
+    quote.conversion_id = Some(id.clone());
+    quote.executed_epoch = Some(ctx.epoch);
+    books.store.put(keys::quote(&quote.id), &quote);
+    books.store.put(keys::conversion(&id), &conversion);
+    books.index(organization, "conversions", &id)?;
+    books.emit(organization, "conversion.completed", EventPayload::Conversion(conversion.clone()))?;
+    Ok(Applied { outcome: Outcome::Conversion(conversion), replayed: false })
+}
+
+/// Parses a rate string stored on a record.
+pub fn parse_rate(rate: &str) -> Decimal {
+    rate.parse().unwrap_or_default()
+}

@@ -1,0 +1,323 @@
+//! The engine's public face: open a database, submit commands to the
+//! writer, and read committed state from snapshots that never wait for it.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::JoinHandle;
+
+use redb::{Database, Durability, ReadableDatabase, ReadableTable as _};
+use rust_decimal::Decimal;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::clock::{Clock, SystemClock};
+use crate::commands::{Applied, Command};
+use crate::error::EngineError;
+use crate::rates::{Pricing, RateSource, RateTable};
+use crate::records::*;
+use crate::storage::{RECORDS, decode, keys, prefix_end, read};
+use crate::writer::{Envelope, Writer, WriterStats};
+
+/// Where the engine keeps its data and how it behaves.
+pub struct EngineConfig {
+    /// The database file; `None` keeps everything in memory (tests only).
+    pub path: Option<PathBuf>,
+    /// How long a quote can be executed after it is created.
+    pub quote_ttl_ms: i64,
+    /// The node's FX margin, in basis points off the mid rate.
+    pub spread_bps: u32,
+    /// redb's page cache; bounds the node's memory.
+    pub cache_size_bytes: usize,
+    /// Commands waiting for the writer before submitters are made to wait.
+    pub queue_capacity: usize,
+    pub clock: Arc<dyn Clock>,
+    pub rates: Box<dyn RateSource>,
+}
+
+impl EngineConfig {
+    pub fn new(path: Option<PathBuf>) -> Self {
+        EngineConfig {
+            path,
+            quote_ttl_ms: 30_000,
+            spread_bps: 100,
+            cache_size_bytes: 64 * 1024 * 1024,
+            queue_capacity: crate::QUEUE_CAPACITY,
+            clock: Arc::new(SystemClock),
+            rates: Box::new(RateTable::default()),
+        }
+    }
+}
+
+struct Inner {
+    db: Arc<Database>,
+    queue: RwLock<Option<mpsc::Sender<Envelope>>>,
+    writer: Mutex<Option<JoinHandle<()>>>,
+    epoch: Arc<AtomicU64>,
+    stats: Arc<WriterStats>,
+    pricing: Arc<Pricing>,
+    clock: Arc<dyn Clock>,
+}
+
+/// A handle to one ledger; cheap to clone, shared by every request.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+/// Counters for the operator console.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineStats {
+    pub commits: u64,
+    pub commands: u64,
+    pub commands_failed: u64,
+    pub transfers: u64,
+    pub queue_depth: usize,
+}
+
+impl Engine {
+    /// Opens (or creates) the database and starts the writer. Fails at once
+    /// with `DatabaseAlreadyOpen` in the message if another process holds it.
+    pub fn open(config: EngineConfig) -> Result<Engine, EngineError> {
+        let mut builder = Database::builder();
+        builder.set_cache_size(config.cache_size_bytes);
+        let db = match &config.path {
+            Some(path) => builder.create(path)?,
+            None => builder.create_with_backend(redb::backends::InMemoryBackend::new())?,
+        };
+        let db = Arc::new(db);
+        {
+            let txn = db.begin_write()?;
+            txn.open_table(RECORDS)?;
+            txn.commit()?;
+        }
+        let epoch = {
+            let txn = db.begin_read()?;
+            let table = txn.open_table(RECORDS)?;
+            read::<u64>(&table, &keys::meta("commit_epoch"))?.unwrap_or(0)
+        };
+        let epoch = Arc::new(AtomicU64::new(epoch));
+        let stats = Arc::new(WriterStats::default());
+        let pricing = Arc::new(Pricing { source: config.rates, spread_bps: config.spread_bps });
+        let (sender, receiver) = mpsc::channel(config.queue_capacity);
+        let writer = Writer {
+            db: db.clone(),
+            clock: config.clock.clone(),
+            pricing: pricing.clone(),
+            quote_ttl_ms: config.quote_ttl_ms,
+            durability: Durability::Immediate,
+            epoch: epoch.clone(),
+            stats: stats.clone(),
+        };
+        let handle = std::thread::Builder::new()
+            .name("sika-writer".into())
+            .spawn(move || writer.run(receiver))
+            .map_err(|e| EngineError::Storage(format!("cannot start the writer: {e}")))?;
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                db,
+                queue: RwLock::new(Some(sender)),
+                writer: Mutex::new(Some(handle)),
+                epoch,
+                stats,
+                pricing,
+                clock: config.clock,
+            }),
+        })
+    }
+
+    fn sender(&self) -> Result<mpsc::Sender<Envelope>, EngineError> {
+        let guard = self.inner.queue.read().map_err(|_| EngineError::Unavailable)?;
+        guard.clone().ok_or(EngineError::Unavailable)
+    }
+
+    fn envelope(&self, command: Command) -> (Envelope, oneshot::Receiver<Result<Applied, EngineError>>) {
+        let (reply, receiver) = oneshot::channel();
+        let received_epoch = self.commit_epoch();
+        (Envelope { command, received_epoch, reply }, receiver)
+    }
+
+    /// Submits a command and waits until it is durably committed (or refused).
+    pub async fn execute(&self, command: Command) -> Result<Applied, EngineError> {
+        let (envelope, receiver) = self.envelope(command);
+        self.sender()?.send(envelope).await.map_err(|_| EngineError::Unavailable)?;
+        receiver.await.map_err(|_| EngineError::Unavailable)?
+    }
+
+    /// The blocking form of `execute`, for threads outside an async runtime.
+    pub fn execute_blocking(&self, command: Command) -> Result<Applied, EngineError> {
+        self.enqueue_blocking(command)?.wait()
+    }
+
+    /// Queues a command without waiting for its result, so one thread can
+    /// keep many commands in flight (benchmarks, bulk loads).
+    pub fn enqueue_blocking(&self, command: Command) -> Result<Pending, EngineError> {
+        let (envelope, receiver) = self.envelope(command);
+        self.sender()?.blocking_send(envelope).map_err(|_| EngineError::Unavailable)?;
+        Ok(Pending(receiver))
+    }
+
+    /// How many batches have been committed and acknowledged.
+    pub fn commit_epoch(&self) -> u64 {
+        self.inner.epoch.load(Ordering::Acquire)
+    }
+
+    /// A consistent view of everything committed so far.
+    pub fn read(&self) -> Result<Snapshot, EngineError> {
+        let txn = self.inner.db.begin_read()?;
+        let table = txn.open_table(RECORDS)?;
+        Ok(Snapshot { table })
+    }
+
+    /// The all-in rate a quote would lock now.
+    pub fn rate(&self, from: &str, to: &str) -> Result<Decimal, EngineError> {
+        self.inner.pricing.all_in_rate(from, to)
+    }
+
+    pub fn now_ms(&self) -> TimestampMs {
+        self.inner.clock.now_ms()
+    }
+
+    pub fn stats(&self) -> EngineStats {
+        let s = &self.inner.stats;
+        let queue_depth = self
+            .inner
+            .queue
+            .read()
+            .ok()
+            .and_then(|q| q.as_ref().map(|s| s.max_capacity() - s.capacity()))
+            .unwrap_or(0);
+        EngineStats {
+            commits: s.commits.load(Ordering::Relaxed),
+            commands: s.commands.load(Ordering::Relaxed),
+            commands_failed: s.commands_failed.load(Ordering::Relaxed),
+            transfers: s.transfers.load(Ordering::Relaxed),
+            queue_depth,
+        }
+    }
+
+    /// Stops accepting commands, lets the writer finish what is queued, and
+    /// waits for it. Later submissions fail with `Unavailable`.
+    pub fn shutdown(&self) {
+        if let Ok(mut queue) = self.inner.queue.write() {
+            queue.take();
+        }
+        let handle = self.inner.writer.lock().ok().and_then(|mut h| h.take());
+        if let Some(handle) = handle {
+            let _ = handle.join();
+        }
+    }
+
+    /// The underlying database, for `verify`.
+    pub fn database(&self) -> &Database {
+        &self.inner.db
+    }
+}
+
+/// A command on its way through the writer.
+pub struct Pending(oneshot::Receiver<Result<Applied, EngineError>>);
+
+impl Pending {
+    pub fn wait(self) -> Result<Applied, EngineError> {
+        self.0.blocking_recv().map_err(|_| EngineError::Unavailable)?
+    }
+}
+
+/// A read-only view of committed state.
+pub struct Snapshot {
+    table: redb::ReadOnlyTable<&'static [u8], &'static [u8]>,
+}
+
+impl Snapshot {
+    fn get<T: serde::de::DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>, EngineError> {
+        read(&self.table, key)
+    }
+
+    /// Every account of an organization, in currency order.
+    pub fn organization_accounts(&self, organization: &str) -> Result<Vec<AccountRecord>, EngineError> {
+        let prefix = keys::org_accounts_prefix(organization);
+        let end = prefix_end(&prefix);
+        let mut accounts = Vec::new();
+        for entry in self.table.range(prefix.as_slice()..end.as_slice())? {
+            let (_, value) = entry?;
+            let id: String = decode(value.value())?;
+            if let Some(account) = self.account(&id)? {
+                accounts.push(account);
+            }
+        }
+        Ok(accounts)
+    }
+
+    pub fn organization_account(
+        &self,
+        organization: &str,
+        currency: &str,
+    ) -> Result<Option<AccountRecord>, EngineError> {
+        match self.get::<String>(&keys::org_account(organization, currency))? {
+            Some(id) => self.account(&id),
+            None => Ok(None),
+        }
+    }
+
+    pub fn account(&self, id: &str) -> Result<Option<AccountRecord>, EngineError> {
+        self.get(&keys::account(id))
+    }
+
+    pub fn transfer(&self, id: TransferId) -> Result<Option<TransferRecord>, EngineError> {
+        self.get(&keys::transfer(id))
+    }
+
+    pub fn quote(&self, id: &str) -> Result<Option<QuoteRecord>, EngineError> {
+        self.get(&keys::quote(id))
+    }
+
+    pub fn conversion(&self, id: &str) -> Result<Option<ConversionRecord>, EngineError> {
+        self.get(&keys::conversion(id))
+    }
+
+    pub fn deposit(&self, id: &str) -> Result<Option<DepositRecord>, EngineError> {
+        self.get(&keys::deposit(id))
+    }
+
+    /// Ids of an organization's `kind` resources, newest first, starting
+    /// strictly before the position `before` (a value from a previous page).
+    /// Returns (position, id) pairs; positions only ever grow, so a walk
+    /// neither skips nor repeats items while the list grows.
+    pub fn list(
+        &self,
+        organization: &str,
+        kind: &str,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<(u64, String)>, EngineError> {
+        let prefix = keys::list_prefix(organization, kind);
+        let start = prefix.clone();
+        let end = match before {
+            Some(position) => keys::list_entry(organization, kind, position),
+            None => prefix_end(&prefix),
+        };
+        let mut out = Vec::with_capacity(limit);
+        for entry in self.table.range(start.as_slice()..end.as_slice())?.rev().take(limit) {
+            let (key, value) = entry?;
+            let key = key.value();
+            let position = u64::from_be_bytes(key[key.len() - 8..].try_into().expect("8-byte position"));
+            out.push((position, decode(value.value())?));
+        }
+        Ok(out)
+    }
+
+    /// Outbox events with a sequence number above `after`, oldest first.
+    pub fn events_after(&self, after: u64, limit: usize) -> Result<Vec<EventRecord>, EngineError> {
+        let start = keys::event(after.saturating_add(1));
+        let end = prefix_end(&keys::space(crate::storage::Space::Event));
+        let mut out = Vec::new();
+        for entry in self.table.range(start.as_slice()..end.as_slice())?.take(limit) {
+            out.push(decode(entry?.1.value())?);
+        }
+        Ok(out)
+    }
+
+    /// The number of journal entries.
+    pub fn journal_length(&self) -> Result<u64, EngineError> {
+        Ok(self.get::<u64>(&keys::meta("journal_seq"))?.unwrap_or(0))
+    }
+}

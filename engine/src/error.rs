@@ -1,0 +1,71 @@
+//! The engine's errors. Each is a stable, matchable case; the API layer maps
+//! them to HTTP statuses and codes in one place.
+
+use crate::money::MoneyError;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    #[error(transparent)]
+    Money(#[from] MoneyError),
+
+    /// A field of a command is invalid; `field` names it.
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+
+    /// An organization account would go negative.
+    #[error("insufficient funds: {available} {currency} available, {required} required")]
+    InsufficientFunds { available: String, required: String, currency: String },
+
+    /// The same externalReference was used with a different request.
+    #[error("externalReference '{reference}' was already used with a different request")]
+    Duplicate { reference: String },
+
+    #[error("{resource} '{id}' not found")]
+    NotFound { resource: &'static str, id: String },
+
+    #[error("quote '{0}' has expired; request a new quote")]
+    QuoteExpired(String),
+
+    #[error("quote '{0}' was already executed; a quote can be executed only once")]
+    QuoteExecuted(String),
+
+    /// A pending transfer was already posted or voided.
+    #[error("transfer {0} is not pending")]
+    NotPending(u64),
+
+    #[error("no rate available from {from} to {to}")]
+    NoRate { from: String, to: String },
+
+    /// The database could not be read or written.
+    #[error("storage error: {0}")]
+    Storage(String),
+
+    /// A stored record could not be decoded or breaks an invariant.
+    #[error("corrupt database: {0}")]
+    Corrupt(String),
+
+    /// The writer has stopped (the node is shutting down).
+    #[error("the ledger writer is not running")]
+    Unavailable,
+}
+
+macro_rules! storage_from {
+    ($($t:ty),*) => {$(
+        impl From<$t> for EngineError {
+            fn from(e: $t) -> Self {
+                EngineError::Storage(e.to_string())
+            }
+        }
+    )*};
+}
+
+storage_from!(
+    redb::Error,
+    redb::DatabaseError,
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError,
+    redb::SetDurabilityError
+);

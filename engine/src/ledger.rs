@@ -1,0 +1,268 @@
+//! The books: accounts created on first touch, transfers that keep every
+//! organization account non-negative, the hash-chained journal, the event
+//! outbox and the per-organization list index. Everything here runs inside
+//! the writer, against the current command's layer of the overlay.
+
+use sha2::{Digest, Sha256};
+
+use crate::error::EngineError;
+use crate::money::Currency;
+use crate::records::*;
+use crate::storage::{Overlay, encode, keys};
+
+/// The first account number handed out; numbers count up from here.
+const ACCOUNT_NUMBER_FIRST: u64 = 1_000_000_001;
+
+pub(crate) struct Books<'o, 't, 'txn> {
+    pub store: &'o mut Overlay<'t, 'txn>,
+    pub now: TimestampMs,
+}
+
+/// What one transfer asks for, before the engine resolves accounts.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum TransferSpec {
+    Posted { debit: AccountRef, credit: AccountRef, currency: String, amount: i128, memo: String },
+    Pending { debit: AccountRef, credit: AccountRef, currency: String, amount: i128, memo: String },
+    PostPending { pending_id: TransferId },
+    VoidPending { pending_id: TransferId },
+}
+
+pub fn system_account_id(kind: SystemAccount, currency: &str) -> String {
+    format!("sys_{}_{}", kind.name(), currency)
+}
+
+impl Books<'_, '_, '_> {
+    fn counter_next(&mut self, name: &str, first: u64) -> Result<u64, EngineError> {
+        let key = keys::meta(name);
+        let next = match self.store.get::<u64>(&key)? {
+            Some(last) => last + 1,
+            None => first,
+        };
+        self.store.put(key, &next);
+        Ok(next)
+    }
+
+    /// The account `reference` names in `currency`, created if this is its
+    /// first touch.
+    pub fn resolve(&mut self, reference: &AccountRef, currency: &str) -> Result<AccountRecord, EngineError> {
+        Currency::find(currency)?;
+        match reference {
+            AccountRef::Organization(organization) => {
+                let index_key = keys::org_account(organization, currency);
+                if let Some(id) = self.store.get::<String>(&index_key)? {
+                    return self.account(&id);
+                }
+                let number = self.counter_next("account_number", ACCOUNT_NUMBER_FIRST)?;
+                let record = AccountRecord {
+                    id: format!("{currency}{number}"),
+                    owner: AccountOwner::Organization(organization.clone()),
+                    currency: currency.to_string(),
+                    debits_posted: 0,
+                    credits_posted: 0,
+                    debits_pending: 0,
+                    credits_pending: 0,
+                    created_at: self.now,
+                };
+                self.store.put(index_key, &record.id);
+                self.store.put(keys::account(&record.id), &record);
+                Ok(record)
+            }
+            AccountRef::System(kind) => {
+                let id = system_account_id(*kind, currency);
+                if let Some(record) = self.store.get::<AccountRecord>(&keys::account(&id))? {
+                    return Ok(record);
+                }
+                let record = AccountRecord {
+                    id: id.clone(),
+                    owner: AccountOwner::System(*kind),
+                    currency: currency.to_string(),
+                    debits_posted: 0,
+                    credits_posted: 0,
+                    debits_pending: 0,
+                    credits_pending: 0,
+                    created_at: self.now,
+                };
+                self.store.put(keys::account(&id), &record);
+                Ok(record)
+            }
+        }
+    }
+
+    pub fn account(&self, id: &str) -> Result<AccountRecord, EngineError> {
+        self.store
+            .get::<AccountRecord>(&keys::account(id))?
+            .ok_or_else(|| EngineError::Corrupt(format!("account {id} is indexed but missing")))
+    }
+
+    fn save(&mut self, account: &AccountRecord) {
+        self.store.put(keys::account(&account.id), account);
+    }
+
+    /// Applies one transfer and journals it. Checks come first, so a refused
+    /// transfer changes nothing (and the caller drops the command's layer anyway).
+    pub fn transfer(&mut self, spec: &TransferSpec) -> Result<TransferRecord, EngineError> {
+        match spec {
+            TransferSpec::Posted { debit, credit, currency, amount, memo } => {
+                self.new_transfer(debit, credit, currency, *amount, memo, TransferKind::Posted)
+            }
+            TransferSpec::Pending { debit, credit, currency, amount, memo } => {
+                self.new_transfer(debit, credit, currency, *amount, memo, TransferKind::Pending)
+            }
+            TransferSpec::PostPending { pending_id } => self.settle(*pending_id, true),
+            TransferSpec::VoidPending { pending_id } => self.settle(*pending_id, false),
+        }
+    }
+
+    fn new_transfer(
+        &mut self,
+        debit: &AccountRef,
+        credit: &AccountRef,
+        currency: &str,
+        amount: i128,
+        memo: &str,
+        kind: TransferKind,
+    ) -> Result<TransferRecord, EngineError> {
+        if amount <= 0 || amount > crate::money::AMOUNT_MINOR_MAX {
+            return Err(EngineError::Invalid { field: "amount".into(), message: "must be positive".into() });
+        }
+        let mut debit_account = self.resolve(debit, currency)?;
+        let mut credit_account = self.resolve(credit, currency)?;
+        if debit_account.id == credit_account.id {
+            return Err(EngineError::Invalid {
+                field: "account".into(),
+                message: "debit and credit accounts must differ".into(),
+            });
+        }
+        self.check_funds(&debit_account, amount)?;
+        let pending = kind == TransferKind::Pending;
+        if pending {
+            debit_account.debits_pending += amount;
+            credit_account.credits_pending += amount;
+        } else {
+            debit_account.debits_posted += amount;
+            credit_account.credits_posted += amount;
+        }
+        self.save(&debit_account);
+        self.save(&credit_account);
+        let id = self.counter_next("transfer_id", 1)?;
+        let record = TransferRecord {
+            id,
+            kind,
+            debit_account: debit_account.id,
+            credit_account: credit_account.id,
+            currency: currency.to_string(),
+            amount,
+            memo: memo.to_string(),
+            created_at: self.now,
+            pending_state: pending.then_some(PendingState::Pending),
+            journal_seq: 0,
+        };
+        self.record(record)
+    }
+
+    fn check_funds(&self, debit_account: &AccountRecord, amount: i128) -> Result<(), EngineError> {
+        if !debit_account.is_organization() {
+            return Ok(());
+        }
+        let available = debit_account.balances().available;
+        if available < amount {
+            let currency = Currency::find(&debit_account.currency)?;
+            return Err(EngineError::InsufficientFunds {
+                available: currency.format(available),
+                required: currency.format(amount),
+                currency: currency.code.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Posts (`post == true`) or voids a pending transfer for its full amount.
+    fn settle(&mut self, pending_id: TransferId, post: bool) -> Result<TransferRecord, EngineError> {
+        let mut hold = self
+            .store
+            .get::<TransferRecord>(&crate::storage::keys::transfer(pending_id))?
+            .filter(|t| t.kind == TransferKind::Pending)
+            .ok_or_else(|| EngineError::NotFound {
+                resource: "pending transfer",
+                id: pending_id.to_string(),
+            })?;
+        if hold.pending_state != Some(PendingState::Pending) {
+            return Err(EngineError::NotPending(pending_id));
+        }
+        let mut debit_account = self.account(&hold.debit_account)?;
+        let mut credit_account = self.account(&hold.credit_account)?;
+        debit_account.debits_pending -= hold.amount;
+        credit_account.credits_pending -= hold.amount;
+        if post {
+            debit_account.debits_posted += hold.amount;
+            credit_account.credits_posted += hold.amount;
+        }
+        self.save(&debit_account);
+        self.save(&credit_account);
+        hold.pending_state = Some(if post { PendingState::Posted } else { PendingState::Voided });
+        self.store.put(keys::transfer(hold.id), &hold);
+        let id = self.counter_next("transfer_id", 1)?;
+        let record = TransferRecord {
+            id,
+            kind: if post {
+                TransferKind::PostPending(pending_id)
+            } else {
+                TransferKind::VoidPending(pending_id)
+            },
+            debit_account: hold.debit_account,
+            credit_account: hold.credit_account,
+            currency: hold.currency,
+            amount: hold.amount,
+            memo: hold.memo,
+            created_at: self.now,
+            pending_state: None,
+            journal_seq: 0,
+        };
+        self.record(record)
+    }
+
+    /// Appends the transfer to the journal and stores it by id.
+    fn record(&mut self, mut transfer: TransferRecord) -> Result<TransferRecord, EngineError> {
+        let seq = self.counter_next("journal_seq", 1)?;
+        transfer.journal_seq = seq;
+        let head_key = keys::meta("journal_head");
+        let prev_hash = self.store.get::<[u8; 32]>(&head_key)?.unwrap_or([0; 32]);
+        let hash = chain_hash(&prev_hash, &transfer);
+        self.store.put(head_key, &hash);
+        self.store.put(keys::transfer(transfer.id), &transfer);
+        self.store
+            .put(keys::journal(seq), &JournalEntry { seq, prev_hash, hash, transfer: transfer.clone() });
+        Ok(transfer)
+    }
+
+    /// Records an event in the outbox, in the same transaction as its change.
+    pub fn emit(&mut self, organization: &str, kind: &str, payload: EventPayload) -> Result<(), EngineError> {
+        let seq = self.counter_next("event_seq", 1)?;
+        let event = EventRecord {
+            seq,
+            id: crate::ids::new_id("evt"),
+            organization: organization.to_string(),
+            kind: kind.to_string(),
+            payload,
+            created_at: self.now,
+        };
+        self.store.put(keys::event(seq), &event);
+        Ok(())
+    }
+
+    /// Adds `id` to the organization's list of `kind`, newest last.
+    pub fn index(&mut self, organization: &str, kind: &str, id: &str) -> Result<(), EngineError> {
+        let seq = self.counter_next("list_seq", 1)?;
+        self.store.put(keys::list_entry(organization, kind, seq), &id.to_string());
+        Ok(())
+    }
+}
+
+/// `sha256(prev_hash || postcard(transfer))`: the link from one journal
+/// entry to the next.
+pub fn chain_hash(prev_hash: &[u8; 32], transfer: &TransferRecord) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    hasher.update(prev_hash);
+    hasher.update(encode(transfer));
+    hasher.finalize().into()
+}

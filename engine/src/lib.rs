@@ -1,0 +1,51 @@
+//! # sika-engine
+//!
+//! Sika's double-entry ledger on redb. Callers submit [`Command`]s; one
+//! writer thread applies whatever is queued as a batch, commits it with a
+//! single fsync, and only then answers. Reads use [`Snapshot`]s and never
+//! wait for the writer.
+//!
+//! ```
+//! use sika_engine::{Command, Engine, EngineConfig, Outcome};
+//!
+//! let engine = Engine::open(EngineConfig::new(None)).unwrap();
+//! let applied = engine
+//!     .execute_blocking(Command::Deposit {
+//!         organization: "org_1".into(),
+//!         currency: "USD".into(),
+//!         amount: 2_500,
+//!         external_reference: None,
+//!     })
+//!     .unwrap();
+//! assert!(matches!(applied.outcome, Outcome::Deposit(_)));
+//! let account = engine.read().unwrap().organization_account("org_1", "USD").unwrap().unwrap();
+//! assert_eq!(account.balances().available, 2_500);
+//! engine.shutdown();
+//! ```
+
+pub mod clock;
+pub mod commands;
+mod engine;
+pub mod error;
+pub mod ids;
+pub mod ledger;
+pub mod money;
+pub mod rates;
+pub mod records;
+pub mod storage;
+pub mod verify;
+mod writer;
+
+pub use commands::{Applied, Command, Outcome, QuoteAmount};
+pub use engine::{Engine, EngineConfig, EngineStats, Pending, Snapshot};
+pub use error::EngineError;
+pub use ledger::TransferSpec;
+pub use money::{Currency, MoneyError};
+pub use records::*;
+
+/// The most commands the writer applies in one commit.
+pub const BATCH_COMMANDS_MAX: usize = 8190;
+/// Commands that may wait for the writer before submitters wait too.
+pub const QUEUE_CAPACITY: usize = 16_384;
+/// The most transfers in one linked group.
+pub const TRANSFERS_PER_COMMAND_MAX: usize = 64;

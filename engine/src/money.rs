@@ -1,0 +1,290 @@
+//! Money: currencies with fixed scales, amounts as integer minor units.
+//!
+//! Amounts enter as decimal strings (or the text of a JSON number) and leave
+//! as strings with exactly the currency's number of fraction digits. Inside
+//! the engine every amount is an `i128` count of minor units; no float ever
+//! touches money.
+
+use std::fmt;
+use std::str::FromStr;
+
+use rust_decimal::Decimal;
+
+/// The largest amount the engine accepts in one operation, in minor units.
+/// Large enough for any real payment, small enough that summing a journal of
+/// billions of them cannot overflow an `i128`.
+pub const AMOUNT_MINOR_MAX: i128 = 1_000_000_000_000_000_000; // 10^18
+
+/// A currency the node knows, with its fixed number of fraction digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Currency {
+    pub code: &'static str,
+    pub scale: u32,
+    pub name: &'static str,
+}
+
+/// Every currency the node supports. Adding one is adding a row.
+pub const CURRENCIES: &[Currency] = &[
+    Currency { code: "GHS", scale: 2, name: "Ghanaian cedi" },
+    Currency { code: "NGN", scale: 2, name: "Nigerian naira" },
+    Currency { code: "KES", scale: 2, name: "Kenyan shilling" },
+    Currency { code: "UGX", scale: 2, name: "Ugandan shilling" },
+    Currency { code: "TZS", scale: 2, name: "Tanzanian shilling" },
+    Currency { code: "RWF", scale: 2, name: "Rwandan franc" },
+    Currency { code: "ZAR", scale: 2, name: "South African rand" },
+    Currency { code: "EGP", scale: 2, name: "Egyptian pound" },
+    Currency { code: "XOF", scale: 0, name: "West African CFA franc" },
+    Currency { code: "XAF", scale: 0, name: "Central African CFA franc" },
+    Currency { code: "USD", scale: 2, name: "US dollar" },
+    Currency { code: "EUR", scale: 2, name: "Euro" },
+    Currency { code: "GBP", scale: 2, name: "Pound sterling" },
+    Currency { code: "USDC", scale: 6, name: "USD Coin" },
+    Currency { code: "USDT", scale: 6, name: "Tether USD" },
+];
+
+/// Why an amount or currency was refused. Each case is distinct so callers
+/// can tell the user exactly what to fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MoneyError {
+    #[error("unknown currency '{0}'")]
+    UnknownCurrency(String),
+    #[error("'{input}' is not a decimal number")]
+    NotANumber { input: String },
+    #[error("amount has {digits} fraction digits but {currency} allows at most {scale}")]
+    TooManyDigits { currency: &'static str, scale: u32, digits: u32 },
+    #[error("amount must not be negative")]
+    Negative,
+    #[error("amount must be greater than zero")]
+    Zero,
+    #[error("amount exceeds the maximum the node accepts")]
+    Overflow,
+}
+
+impl Currency {
+    /// Looks a currency up by its ISO code (upper case, exact).
+    pub fn find(code: &str) -> Result<Currency, MoneyError> {
+        CURRENCIES
+            .iter()
+            .find(|c| c.code == code)
+            .copied()
+            .ok_or_else(|| MoneyError::UnknownCurrency(code.to_string()))
+    }
+
+    /// Parses `input` as an amount of this currency in minor units.
+    /// Zero is refused unless `allow_zero`.
+    pub fn parse(&self, input: &str, allow_zero: bool) -> Result<i128, MoneyError> {
+        let decimal = parse_decimal(input)?;
+        self.from_decimal(decimal, allow_zero)
+    }
+
+    /// Converts an exact decimal to minor units, refusing what does not fit.
+    pub fn from_decimal(&self, decimal: Decimal, allow_zero: bool) -> Result<i128, MoneyError> {
+        if decimal.is_sign_negative() && !decimal.is_zero() {
+            return Err(MoneyError::Negative);
+        }
+        if decimal.is_zero() && !allow_zero {
+            return Err(MoneyError::Zero);
+        }
+        let normalized = decimal.normalize();
+        if normalized.scale() > self.scale {
+            return Err(MoneyError::TooManyDigits {
+                currency: self.code,
+                scale: self.scale,
+                digits: normalized.scale(),
+            });
+        }
+        // mantissa * 10^(scale - normalized.scale) is exact: no rounding.
+        let factor = 10i128.pow(self.scale - normalized.scale());
+        let minor = normalized.mantissa().checked_mul(factor).ok_or(MoneyError::Overflow)?;
+        if minor > AMOUNT_MINOR_MAX {
+            return Err(MoneyError::Overflow);
+        }
+        Ok(minor)
+    }
+
+    /// Formats minor units with exactly this currency's fraction digits.
+    pub fn format(&self, minor: i128) -> String {
+        format_minor(minor, self.scale)
+    }
+
+    /// The amount as an exact decimal.
+    pub fn to_decimal(&self, minor: i128) -> Decimal {
+        Decimal::from_i128_with_scale(minor, self.scale)
+    }
+}
+
+impl fmt::Display for Currency {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code)
+    }
+}
+
+/// Formats `minor` units at `scale` fraction digits: `format_minor(1050, 2) == "10.50"`.
+pub fn format_minor(minor: i128, scale: u32) -> String {
+    let negative = minor < 0;
+    let digits = minor.unsigned_abs().to_string();
+    let scale = scale as usize;
+    let mut out = String::with_capacity(digits.len() + 3);
+    if negative {
+        out.push('-');
+    }
+    if scale == 0 {
+        out.push_str(&digits);
+        return out;
+    }
+    if digits.len() <= scale {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', scale - digits.len()));
+        out.push_str(&digits);
+    } else {
+        let (whole, fraction) = digits.split_at(digits.len() - scale);
+        out.push_str(whole);
+        out.push('.');
+        out.push_str(fraction);
+    }
+    out
+}
+
+/// Parses a plain decimal (`"10.50"`, `"7"`) or scientific (`"1.5e2"`) string.
+/// Rejects empty strings, spaces, signs other than a leading `-`, `NaN` and
+/// infinities.
+fn parse_decimal(input: &str) -> Result<Decimal, MoneyError> {
+    let not_a_number = || MoneyError::NotANumber { input: truncate(input) };
+    let trimmed = input;
+    if trimmed.is_empty() || trimmed.len() > 64 {
+        return Err(not_a_number());
+    }
+    let body = trimmed.strip_prefix('-').unwrap_or(trimmed);
+    let plain = body.chars().all(|c| c.is_ascii_digit() || c == '.');
+    let scientific = body.contains(['e', 'E']);
+    let well_formed = body.chars().next().is_some_and(|c| c.is_ascii_digit())
+        && body.chars().last().is_some_and(|c| c.is_ascii_digit())
+        && body.matches('.').count() <= 1;
+    if !well_formed {
+        return Err(not_a_number());
+    }
+    if plain {
+        // Count digits first so a 40-digit integer is an overflow, not a parse error.
+        let integer_digits = body.split('.').next().unwrap_or("").trim_start_matches('0').len();
+        if integer_digits > 27 {
+            return Err(MoneyError::Overflow);
+        }
+        return Decimal::from_str_exact(trimmed).map_err(|_| MoneyError::Overflow);
+    }
+    if scientific {
+        let ok_chars = body.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'));
+        if !ok_chars {
+            return Err(not_a_number());
+        }
+        return Decimal::from_scientific(trimmed).map_err(|e| {
+            if e.to_string().contains("overflow") || e.to_string().contains("large") {
+                MoneyError::Overflow
+            } else {
+                not_a_number()
+            }
+        });
+    }
+    Err(not_a_number())
+}
+
+fn truncate(input: &str) -> String {
+    input.chars().take(40).collect()
+}
+
+impl FromStr for Currency {
+    type Err = MoneyError;
+    fn from_str(code: &str) -> Result<Self, Self::Err> {
+        Currency::find(code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usd() -> Currency {
+        Currency::find("USD").unwrap()
+    }
+
+    #[test]
+    fn scales_follow_the_table() {
+        for (code, scale) in [("GHS", 2), ("XOF", 0), ("XAF", 0), ("USDC", 6), ("USDT", 6), ("GBP", 2)] {
+            assert_eq!(Currency::find(code).unwrap().scale, scale, "{code}");
+        }
+    }
+
+    #[test]
+    fn parses_plain_decimals() {
+        assert_eq!(usd().parse("10.50", false), Ok(1050));
+        assert_eq!(usd().parse("10.5", false), Ok(1050));
+        assert_eq!(usd().parse("7", false), Ok(700));
+        assert_eq!(usd().parse("0.01", false), Ok(1));
+        assert_eq!(usd().parse("10.500", false), Ok(1050), "trailing zeros are not extra precision");
+        assert_eq!(Currency::find("XOF").unwrap().parse("1500", false), Ok(1500));
+        assert_eq!(Currency::find("USDC").unwrap().parse("1.000001", false), Ok(1_000_001));
+    }
+
+    #[test]
+    fn parses_scientific_json_numbers() {
+        assert_eq!(usd().parse("1.5e2", false), Ok(15000));
+        assert_eq!(usd().parse("1E1", false), Ok(1000));
+    }
+
+    #[test]
+    fn too_many_digits_is_its_own_error() {
+        assert_eq!(
+            usd().parse("10.505", false),
+            Err(MoneyError::TooManyDigits { currency: "USD", scale: 2, digits: 3 })
+        );
+        assert!(matches!(
+            Currency::find("XOF").unwrap().parse("1.5", false),
+            Err(MoneyError::TooManyDigits { scale: 0, .. })
+        ));
+    }
+
+    #[test]
+    fn negative_zero_and_overflow_are_distinct() {
+        assert_eq!(usd().parse("-1.00", false), Err(MoneyError::Negative));
+        assert_eq!(usd().parse("0", false), Err(MoneyError::Zero));
+        assert_eq!(usd().parse("0.00", false), Err(MoneyError::Zero));
+        assert_eq!(usd().parse("0", true), Ok(0));
+        assert_eq!(usd().parse("100000000000000000000", false), Err(MoneyError::Overflow));
+        assert_eq!(usd().parse("99999999999999999999999999999999999999", false), Err(MoneyError::Overflow));
+        assert_eq!(usd().parse("1e40", false), Err(MoneyError::Overflow));
+    }
+
+    #[test]
+    fn garbage_is_not_a_number() {
+        for input in ["", " 1", "1 ", "abc", "1.2.3", ".5", "5.", "NaN", "inf", "+1", "1,00", "0x10", "--1"] {
+            assert!(
+                matches!(usd().parse(input, false), Err(MoneyError::NotANumber { .. })),
+                "{input:?} -> {:?}",
+                usd().parse(input, false)
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_currency() {
+        assert_eq!(Currency::find("XYZ"), Err(MoneyError::UnknownCurrency("XYZ".into())));
+        assert!(Currency::find("usd").is_err(), "codes are upper case");
+    }
+
+    #[test]
+    fn formats_with_exact_digits() {
+        assert_eq!(usd().format(1050), "10.50");
+        assert_eq!(usd().format(5), "0.05");
+        assert_eq!(usd().format(0), "0.00");
+        assert_eq!(usd().format(-250), "-2.50");
+        assert_eq!(Currency::find("XOF").unwrap().format(1500), "1500");
+        assert_eq!(Currency::find("USDC").unwrap().format(1), "0.000001");
+    }
+
+    #[test]
+    fn parse_then_format_round_trips() {
+        for s in ["0.01", "10.50", "123456789.99", "1000000.00"] {
+            assert_eq!(usd().format(usd().parse(s, false).unwrap()), s);
+        }
+    }
+}

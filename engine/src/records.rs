@@ -1,0 +1,240 @@
+//! The records the engine stores, each encoded with `postcard`.
+//!
+//! Timestamps are stored as milliseconds since the Unix epoch; amounts as
+//! `i128` minor units of the record's currency.
+
+use serde::{Deserialize, Serialize};
+
+/// Milliseconds since the Unix epoch (UTC).
+pub type TimestampMs = i64;
+
+/// A transfer's identifier: a counter per stack, never reused.
+pub type TransferId = u64;
+
+/// What an account is for. Organization accounts hold merchants' money and
+/// may never go negative; system accounts are the node's own books.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum SystemAccount {
+    /// The world outside the node: deposits come from here, payouts go here.
+    World,
+    /// Money in flight to or from a payment rail.
+    RailClearing,
+    /// Fees the node has earned.
+    FeeRevenue,
+    /// The foreign-exchange desk, counterparty of every conversion.
+    FxDesk,
+}
+
+impl SystemAccount {
+    pub const ALL: [SystemAccount; 4] =
+        [SystemAccount::World, SystemAccount::RailClearing, SystemAccount::FeeRevenue, SystemAccount::FxDesk];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SystemAccount::World => "world",
+            SystemAccount::RailClearing => "rail_clearing",
+            SystemAccount::FeeRevenue => "fee_revenue",
+            SystemAccount::FxDesk => "fx_desk",
+        }
+    }
+}
+
+/// Names an account without knowing its id; the engine resolves it (and
+/// creates it on first touch) together with the transfer's currency.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum AccountRef {
+    Organization(String),
+    System(SystemAccount),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AccountOwner {
+    Organization(String),
+    System(SystemAccount),
+}
+
+/// One account's running totals. Balances are derived from these four sums
+/// (see `Balances`), never stored separately, so they cannot disagree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountRecord {
+    pub id: String,
+    pub owner: AccountOwner,
+    pub currency: String,
+    pub debits_posted: i128,
+    pub credits_posted: i128,
+    pub debits_pending: i128,
+    pub credits_pending: i128,
+    pub created_at: TimestampMs,
+}
+
+/// Balances of an organization account, derived from its totals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Balances {
+    /// What the organization can spend now: settled credits less settled
+    /// debits less outgoing holds.
+    pub available: i128,
+    /// Incoming money not yet settled (pending credits).
+    pub pending: i128,
+    /// `available + pending`: what the balance will be once everything in
+    /// flight settles as expected.
+    pub total: i128,
+}
+
+impl AccountRecord {
+    pub fn balances(&self) -> Balances {
+        let available = self.credits_posted - self.debits_posted - self.debits_pending;
+        let pending = self.credits_pending;
+        Balances { available, pending, total: available + pending }
+    }
+
+    pub fn is_organization(&self) -> bool {
+        matches!(self.owner, AccountOwner::Organization(_))
+    }
+}
+
+/// How a transfer changes the books.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TransferKind {
+    /// Settled at once.
+    Posted,
+    /// A hold: reserved on both sides, settled later by `PostPending` or
+    /// released by `VoidPending`.
+    Pending,
+    /// Settles the named pending transfer for its full amount.
+    PostPending(TransferId),
+    /// Releases the named pending transfer.
+    VoidPending(TransferId),
+}
+
+/// The state of a transfer made with `TransferKind::Pending`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PendingState {
+    Pending,
+    Posted,
+    Voided,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransferRecord {
+    pub id: TransferId,
+    pub kind: TransferKind,
+    pub debit_account: String,
+    pub credit_account: String,
+    pub currency: String,
+    pub amount: i128,
+    /// What the transfer is for, e.g. `conversion conv_…`.
+    pub memo: String,
+    pub created_at: TimestampMs,
+    /// Only for `TransferKind::Pending`.
+    pub pending_state: Option<PendingState>,
+    /// The journal entry that recorded this transfer.
+    pub journal_seq: u64,
+}
+
+/// One entry of the append-only journal: a committed transfer, numbered and
+/// chained to the entry before it by `hash = sha256(prev_hash || postcard(transfer))`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JournalEntry {
+    pub seq: u64,
+    pub prev_hash: [u8; 32],
+    pub hash: [u8; 32],
+    pub transfer: TransferRecord,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum QuoteStatus {
+    Pending,
+    Executed,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuoteRecord {
+    pub id: String,
+    pub organization: String,
+    pub from_currency: String,
+    pub from_amount: i128,
+    pub to_currency: String,
+    pub to_amount: i128,
+    /// The all-in rate as a decimal string: units of `to` per unit of `from`.
+    pub rate: String,
+    pub status: QuoteStatus,
+    pub conversion_id: Option<String>,
+    /// The commit epoch of the batch that executed the quote (see
+    /// `Engine::commit_epoch`): executes received before that commit was
+    /// acknowledged were concurrent with it and get its conversion.
+    pub executed_epoch: Option<u64>,
+    pub expires_at: TimestampMs,
+    pub created_at: TimestampMs,
+}
+
+impl QuoteRecord {
+    pub fn is_expired(&self, now: TimestampMs) -> bool {
+        self.status == QuoteStatus::Pending && now >= self.expires_at
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConversionRecord {
+    pub id: String,
+    pub organization: String,
+    pub quote_id: String,
+    pub from_account: String,
+    pub from_currency: String,
+    pub from_amount: i128,
+    pub to_account: String,
+    pub to_currency: String,
+    pub to_amount: i128,
+    pub rate: String,
+    pub external_reference: Option<String>,
+    pub transfer_ids: Vec<TransferId>,
+    pub created_at: TimestampMs,
+    pub completed_at: TimestampMs,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DepositRecord {
+    pub id: String,
+    pub organization: String,
+    pub account: String,
+    pub currency: String,
+    pub amount: i128,
+    pub external_reference: Option<String>,
+    pub transfer_id: TransferId,
+    pub created_at: TimestampMs,
+}
+
+/// What an event carries: a snapshot of the resource at the moment of the
+/// change, rendered by the API exactly as its GET renders it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EventPayload {
+    Conversion(ConversionRecord),
+    AccountCredited { account: AccountRecord, amount: i128, source: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventRecord {
+    pub seq: u64,
+    pub id: String,
+    pub organization: String,
+    /// The spec's event name, e.g. `conversion.completed`.
+    pub kind: String,
+    pub payload: EventPayload,
+    pub created_at: TimestampMs,
+}
+
+/// Which resource an idempotency entry produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ResourceRef {
+    Conversion(String),
+    Deposit(String),
+    Transfers(Vec<TransferId>),
+}
+
+/// (organization, operation, externalReference) → what the first request was
+/// and what it produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdempotencyRecord {
+    pub fingerprint: [u8; 32],
+    pub resource: ResourceRef,
+    pub created_at: TimestampMs,
+}
