@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 
-use redb::{Database, Durability, ReadableDatabase, ReadableTable as _};
+use redb::{Database, Durability, ReadableDatabase};
 use rust_decimal::Decimal;
 use tokio::sync::{mpsc, oneshot};
 
