@@ -53,6 +53,15 @@ pub enum Command {
         quote_id: String,
         external_reference: Option<String>,
     },
+    /// Stores a record the API layer owns (an API key, a representative),
+    /// durably and in order with everything else. `list` also adds it to an
+    /// organization's list of that kind when it is new.
+    PutDocument {
+        collection: String,
+        id: String,
+        body: Vec<u8>,
+        list: Option<(String, String)>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,6 +70,7 @@ pub enum Outcome {
     Deposit(DepositRecord),
     Quote(QuoteRecord),
     Conversion(ConversionRecord),
+    Document { collection: String, id: String },
 }
 
 /// A command's result. `replayed` is true when the result is an earlier
@@ -130,6 +140,9 @@ pub(crate) fn apply(
         Command::ExecuteQuote { organization, quote_id, external_reference } => {
             execute_quote(books, ctx, organization, quote_id, external_reference, received_epoch)?
         }
+        Command::PutDocument { collection, id, body, list } => {
+            put_document(books, collection, id, body, list)?
+        }
     };
     if let Some((scope, operation, reference)) = idempotency
         && !applied.replayed
@@ -150,6 +163,7 @@ fn resource_of(outcome: &Outcome) -> ResourceRef {
         Outcome::Deposit(d) => ResourceRef::Deposit(d.id.clone()),
         Outcome::Conversion(c) => ResourceRef::Conversion(c.id.clone()),
         Outcome::Quote(q) => ResourceRef::Conversion(q.id.clone()),
+        Outcome::Document { id, .. } => ResourceRef::Conversion(id.clone()),
     }
 }
 
@@ -240,6 +254,15 @@ fn create_quote(
         return Err(invalid("to.currency", "must differ from from.currency"));
     }
     let rate = ctx.pricing.all_in_rate(from.code, to.code)?;
+    // The fixed side is not parsed by `Currency`, so bound it here: beyond
+    // the maximum it would make an unexecutable quote (or panic in Decimal).
+    let (QuoteAmount::From(requested) | QuoteAmount::To(requested)) = amount;
+    if requested < 0 {
+        return Err(EngineError::Money(crate::money::MoneyError::Negative));
+    }
+    if requested > crate::money::AMOUNT_MINOR_MAX {
+        return Err(overflow());
+    }
     let (from_amount, to_amount) = match amount {
         QuoteAmount::From(minor) => {
             let to_major = convert_down(from.to_decimal(minor), rate, to.scale).ok_or_else(overflow)?;
@@ -344,6 +367,27 @@ fn execute_quote(
     books.index(organization, "conversions", &id)?;
     books.emit(organization, "conversion.completed", EventPayload::Conversion(conversion.clone()))?;
     Ok(Applied { outcome: Outcome::Conversion(conversion), replayed: false })
+}
+
+fn put_document(
+    books: &mut Books,
+    collection: &str,
+    id: &str,
+    body: &[u8],
+    list: &Option<(String, String)>,
+) -> Result<Applied, EngineError> {
+    let key = keys::document(collection, id);
+    let is_new = books.store.get_raw(&key)?.is_none();
+    books.store.put_raw(key, body.to_vec());
+    if let Some((organization, kind)) = list
+        && is_new
+    {
+        books.index(organization, kind, id)?;
+    }
+    Ok(Applied {
+        outcome: Outcome::Document { collection: collection.to_string(), id: id.to_string() },
+        replayed: false,
+    })
 }
 
 /// Parses a rate string stored on a record.

@@ -173,6 +173,19 @@ impl Engine {
         self.inner.pricing.all_in_rate(from, to)
     }
 
+    /// The mid rate (no spread) from one currency to another; 1 for the same currency.
+    pub fn mid_rate(&self, from: &str, to: &str) -> Option<Decimal> {
+        if from == to {
+            return Some(Decimal::ONE);
+        }
+        self.inner.pricing.source.mid_rate(from, to)
+    }
+
+    /// The node's FX margin in basis points.
+    pub fn spread_bps(&self) -> u32 {
+        self.inner.pricing.spread_bps
+    }
+
     pub fn now_ms(&self) -> TimestampMs {
         self.inner.clock.now_ms()
     }
@@ -312,6 +325,25 @@ impl Snapshot {
         let mut out = Vec::new();
         for entry in self.table.range(start.as_slice()..end.as_slice())?.take(limit) {
             out.push(decode(entry?.1.value())?);
+        }
+        Ok(out)
+    }
+
+    /// A record the API layer stored with `Command::PutDocument`.
+    pub fn document(&self, collection: &str, id: &str) -> Result<Option<Vec<u8>>, EngineError> {
+        Ok(self.table.get(keys::document(collection, id).as_slice())?.map(|v| v.value().to_vec()))
+    }
+
+    /// Every record of a collection, in id order.
+    pub fn documents(&self, collection: &str) -> Result<Vec<(String, Vec<u8>)>, EngineError> {
+        let prefix = keys::documents_prefix(collection);
+        let end = prefix_end(&prefix);
+        let mut out = Vec::new();
+        for entry in self.table.range(prefix.as_slice()..end.as_slice())? {
+            let (key, value) = entry?;
+            let id = &key.value()[prefix.len()..];
+            let id = String::from_utf8_lossy(id.strip_suffix(&[0]).unwrap_or(id)).into_owned();
+            out.push((id, value.value().to_vec()));
         }
         Ok(out)
     }

@@ -32,6 +32,7 @@ pub enum Space {
     Event = 8,
     ListIndex = 9,
     Deposit = 10,
+    Document = 11,
 }
 
 /// Builds keys: a prefix byte then parts.
@@ -99,6 +100,13 @@ pub mod keys {
     }
     pub fn list_prefix(organization: &str, kind: &str) -> Vec<u8> {
         Key::new(Space::ListIndex).str(organization).str(kind).bytes()
+    }
+    /// A record the API layer owns (keys, representatives…), by collection and id.
+    pub fn document(collection: &str, id: &str) -> Vec<u8> {
+        Key::new(Space::Document).str(collection).str(id).bytes()
+    }
+    pub fn documents_prefix(collection: &str) -> Vec<u8> {
+        Key::new(Space::Document).str(collection).bytes()
     }
     pub fn space(space: Space) -> Vec<u8> {
         vec![space as u8]

@@ -407,14 +407,8 @@ pub fn sandbox_validate(code: &str, account_number: Option<&str>, address: Optio
     let Some(number) = account_number else {
         return ValidationResult::invalid("missing_account");
     };
-    if number.ends_with("000000") {
-        return ValidationResult::invalid("account_not_found");
-    }
-    if number.ends_with("000001") {
-        return ValidationResult::invalid("account_closed");
-    }
-    if number.ends_with("000002") {
-        return ValidationResult::invalid("timeout");
+    if let Some(reason) = crate::simulator::validation_reason(number) {
+        return ValidationResult::invalid(reason);
     }
     let country = catalog.country_of_method(code).map(|c| c.code.as_str());
     ValidationResult {

@@ -1,1 +1,29 @@
+//! # sika-server
+//!
+//! The node's HTTP side: the public API of the live and sandbox stacks (one
+//! router per resource under `routes/`), authentication, rate limiting, the
+//! request log, versioning and the admin API. Domain rules live in
+//! `sika-engine`; handlers parse, call, and render.
 
+pub mod admin;
+pub mod auth;
+pub mod catalog;
+pub mod config;
+pub mod credentials;
+pub mod envelope;
+pub mod error;
+pub mod extract;
+pub mod identity;
+pub mod node;
+pub mod openapi;
+pub mod pagination;
+pub mod ratelimit;
+pub mod render;
+pub mod representative;
+pub mod request_log;
+pub mod routes;
+pub mod simulator;
+pub mod stack;
+
+pub use config::NodeConfig;
+pub use node::{Node, init, serve};

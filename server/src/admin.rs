@@ -1,0 +1,162 @@
+//! The operator's admin API on its own listener: `/admin/v1`, every path
+//! behind the operator token.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{Path, Request, State};
+use axum::http::header;
+use axum::middleware::{Next, from_fn_with_state};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{Value, json};
+use tower_http::catch_panic::CatchPanicLayer;
+
+use crate::envelope::{EnvelopeState, envelope};
+use crate::error::{ApiError, ApiResult};
+use crate::identity::{Identity, Organization};
+use crate::render::{self, timestamp};
+use crate::stack::{Stack, StackKind};
+
+pub struct AdminState {
+    pub identity: Arc<Identity>,
+    pub live: Arc<Stack>,
+    pub sandbox: Arc<Stack>,
+    pub started: Instant,
+}
+
+impl AdminState {
+    fn stack(&self, name: &str) -> ApiResult<&Arc<Stack>> {
+        match StackKind::parse(name) {
+            Some(StackKind::Live) => Ok(&self.live),
+            Some(StackKind::Sandbox) => Ok(&self.sandbox),
+            None => Err(ApiError::not_found(format!("unknown stack '{name}'; use live or sandbox"))),
+        }
+    }
+}
+
+pub fn app(state: Arc<AdminState>) -> Router {
+    Router::new()
+        .route("/admin/v1/status", get(status))
+        .route("/admin/v1/organizations", get(organizations))
+        .route("/admin/v1/organizations/{id}", get(organization))
+        .route("/admin/v1/organizations/{id}/suspend", post(suspend))
+        .route("/admin/v1/organizations/{id}/reinstate", post(reinstate))
+        .route("/admin/v1/{stack}/accounts", get(accounts))
+        .route_layer(from_fn_with_state(state.clone(), require_operator))
+        .with_state(state)
+        .layer(CatchPanicLayer::new())
+        .layer(from_fn_with_state(EnvelopeState::None, envelope))
+}
+
+async fn require_operator(State(state): State<Arc<AdminState>>, request: Request, next: Next) -> Response {
+    let token = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match token {
+        Some(token) if token.starts_with("adm_") && state.identity.is_admin_token(token) => {
+            next.run(request).await
+        }
+        Some(_) => ApiError::unauthorized("invalid operator token").into_response(),
+        None => {
+            ApiError::unauthorized("missing operator token; send Authorization: Bearer adm_…").into_response()
+        }
+    }
+}
+
+fn render_organization(org: &Organization) -> Value {
+    json!({
+        "id": org.id,
+        "name": org.name,
+        "status": if org.suspended { "suspended" } else { "active" },
+        "createdAt": timestamp(org.created_at),
+    })
+}
+
+async fn organizations(State(state): State<Arc<AdminState>>) -> Json<Value> {
+    let data: Vec<Value> = state.identity.organizations().iter().map(render_organization).collect();
+    Json(json!({ "data": data, "hasMore": false, "nextCursor": null }))
+}
+
+fn balances(stack: &Stack, organization: &str) -> ApiResult<Vec<Value>> {
+    let accounts = stack.engine.read()?.organization_accounts(organization)?;
+    Ok(accounts.iter().map(|a| render::account(a, stack.engine.mid_rate(&a.currency, "USD"))).collect())
+}
+
+async fn organization(
+    State(state): State<Arc<AdminState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let org = state
+        .identity
+        .organization(&id)
+        .ok_or_else(|| ApiError::not_found(format!("organization '{id}' not found")))?;
+    let mut body = render_organization(&org);
+    body["balances"] =
+        json!({ "live": balances(&state.live, &id)?, "sandbox": balances(&state.sandbox, &id)? });
+    Ok(Json(json!({ "organization": body })))
+}
+
+async fn set_suspended(state: &AdminState, id: &str, suspended: bool) -> ApiResult<Json<Value>> {
+    let org = state
+        .identity
+        .set_suspended(id, suspended)
+        .map_err(|e| {
+            tracing::error!(error = %e, "cannot update organization");
+            ApiError::internal()
+        })?
+        .ok_or_else(|| ApiError::not_found(format!("organization '{id}' not found")))?;
+    Ok(Json(json!({ "organization": render_organization(&org) })))
+}
+
+async fn suspend(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    set_suspended(&state, &id, true).await
+}
+
+async fn reinstate(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    set_suspended(&state, &id, false).await
+}
+
+/// Every organization's balance accounts on one stack.
+async fn accounts(State(state): State<Arc<AdminState>>, Path(stack): Path<String>) -> ApiResult<Json<Value>> {
+    let stack = state.stack(&stack)?;
+    let mut data = Vec::new();
+    for org in state.identity.organizations() {
+        for mut account in balances(stack, &org.id)? {
+            account["organizationId"] = Value::String(org.id.clone());
+            data.push(account);
+        }
+    }
+    Ok(Json(json!({ "data": data, "hasMore": false, "nextCursor": null })))
+}
+
+async fn status(State(state): State<Arc<AdminState>>) -> ApiResult<Json<Value>> {
+    let stack_status = |stack: &Stack| -> ApiResult<Value> {
+        let stats = stack.engine.stats();
+        let file = state_file_size(stack);
+        Ok(json!({
+            "journalLength": stack.engine.read()?.journal_length()?,
+            "commits": stats.commits,
+            "commands": stats.commands,
+            "commandsFailed": stats.commands_failed,
+            "transfers": stats.transfers,
+            "writerQueueDepth": stats.queue_depth,
+            "databaseBytes": file,
+        }))
+    };
+    Ok(Json(json!({
+        "status": {
+            "version": env!("CARGO_PKG_VERSION"),
+            "uptimeSeconds": state.started.elapsed().as_secs(),
+            "live": stack_status(&state.live)?,
+            "sandbox": stack_status(&state.sandbox)?,
+        }
+    })))
+}
+
+fn state_file_size(stack: &Stack) -> u64 {
+    std::fs::metadata(stack.config.data_dir.join(stack.kind.database_file())).map(|m| m.len()).unwrap_or(0)
+}

@@ -1,0 +1,189 @@
+//! Who is calling: an API key of this stack or a team member's session.
+//! The middleware resolves the caller once per request; handlers ask the
+//! resulting `Principal` for scopes.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{ConnectInfo, FromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::credentials::ApiKeyRecord;
+use crate::error::ApiError;
+use crate::identity::{Member, Role, constant_time_eq, hash_secret};
+use crate::stack::Stack;
+
+#[derive(Debug, Clone)]
+pub enum Principal {
+    Key(ApiKeyRecord),
+    Session(Member),
+}
+
+/// Who made a request, for the request log (set on the response).
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub organization: String,
+    pub api_key_id: Option<String>,
+}
+
+impl Principal {
+    pub fn organization(&self) -> &str {
+        match self {
+            Principal::Key(k) => &k.organization,
+            Principal::Session(m) => &m.organization,
+        }
+    }
+
+    pub fn api_key_id(&self) -> Option<&str> {
+        match self {
+            Principal::Key(k) => Some(&k.id),
+            Principal::Session(_) => None,
+        }
+    }
+
+    pub fn member(&self) -> Option<&Member> {
+        match self {
+            Principal::Session(m) => Some(m),
+            Principal::Key(_) => None,
+        }
+    }
+
+    /// `403 forbidden` unless the caller holds `scope`. Sessions act with
+    /// their role: viewers read, everyone else reads and writes.
+    pub fn require(&self, scope: &str) -> Result<(), ApiError> {
+        let allowed = match self {
+            Principal::Key(key) => key.has_scope(scope),
+            Principal::Session(member) => member.role != Role::Viewer || scope.ends_with(":read"),
+        };
+        if allowed { Ok(()) } else { Err(ApiError::forbidden(format!("this key lacks the '{scope}' scope"))) }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Principal {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<Principal>()
+            .cloned()
+            .ok_or_else(|| ApiError::unauthorized("missing Authorization header"))
+    }
+}
+
+/// The caller's address: the socket peer, or the first `X-Forwarded-For`
+/// hop when the peer is a proxy named in the configuration.
+fn caller_ip(stack: &Stack, peer: Option<SocketAddr>, headers: &HeaderMap) -> Option<IpAddr> {
+    let peer = peer?.ip();
+    if stack.config.trusted_proxies.contains(&peer)
+        && let Some(forwarded) = headers.get("x-forwarded-for").and_then(|v| v.to_str().ok())
+        && let Some(first) = forwarded.split(',').next().and_then(|s| s.trim().parse().ok())
+    {
+        return Some(first);
+    }
+    Some(peer)
+}
+
+fn authenticate(stack: &Stack, headers: &HeaderMap, ip: Option<IpAddr>) -> Result<Principal, ApiError> {
+    let value = headers.get(header::AUTHORIZATION).ok_or_else(|| {
+        ApiError::unauthorized("missing Authorization header; send Authorization: Bearer <API key>")
+    })?;
+    let token = value
+        .to_str()
+        .ok()
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            ApiError::unauthorized("malformed Authorization header; expected 'Bearer <API key>'")
+        })?;
+    let now = stack.now_ms();
+    let principal = if token.starts_with("sess_") {
+        let member = stack
+            .identity
+            .session(token)
+            .ok_or_else(|| ApiError::unauthorized("invalid or expired session"))?;
+        Principal::Session(member)
+    } else if token.starts_with("sk_live_") || token.starts_with("sk_test_") {
+        if !token.starts_with(stack.kind.key_prefix()) {
+            return Err(ApiError::unauthorized(format!(
+                "this key belongs to the other stack; the {} stack takes {}… keys",
+                stack.kind.name(),
+                stack.kind.key_prefix()
+            )));
+        }
+        let hash = hash_secret(token);
+        let key = stack
+            .key_by_hash(&hash)
+            .filter(|k| constant_time_eq(&k.hash, &hash))
+            .ok_or_else(|| ApiError::unauthorized("invalid API key"))?;
+        if key.revoked_at.is_some() {
+            return Err(ApiError::unauthorized("this API key was revoked"));
+        }
+        if key.expires_at.is_some_and(|at| at <= now) {
+            return Err(ApiError::unauthorized("this API key has expired"));
+        }
+        if let Some(ip) = ip
+            && !key.allows_ip(ip)
+        {
+            return Err(ApiError::forbidden(format!("requests from {ip} are not allowed for this key")));
+        }
+        Principal::Key(key)
+    } else {
+        return Err(ApiError::unauthorized("malformed API key; keys start with sk_live_ or sk_test_"));
+    };
+    match stack.identity.organization(principal.organization()) {
+        Some(org) if org.suspended => Err(ApiError::new(
+            axum::http::StatusCode::FORBIDDEN,
+            "organization_suspended",
+            "this organization is suspended; contact the node operator",
+        )),
+        Some(_) => Ok(principal),
+        None => Err(ApiError::unauthorized("the organization of this credential no longer exists")),
+    }
+}
+
+/// Resolves the caller, then applies the per-credential rate limit.
+pub async fn authenticate_layer(
+    State(stack): State<Arc<Stack>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
+    let ip = caller_ip(&stack, peer, request.headers());
+    let principal = match authenticate(&stack, request.headers(), ip) {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
+    };
+    let caller = Caller {
+        organization: principal.organization().to_string(),
+        api_key_id: principal.api_key_id().map(str::to_string),
+    };
+    let limit_key = match &principal {
+        Principal::Key(k) => k.id.clone(),
+        Principal::Session(m) => m.id.clone(),
+    };
+    let mut response = match stack.rate_limiter.check(&limit_key, Instant::now()) {
+        Ok(()) => {
+            request.extensions_mut().insert(principal);
+            next.run(request).await
+        }
+        Err(retry_after) => {
+            let mut response = ApiError::new(
+                axum::http::StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!("more than {} requests per second with this key; slow down", stack.config.rate_limit),
+            )
+            .with_detail("retryAfter", retry_after)
+            .into_response();
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+            response
+        }
+    };
+    response.extensions_mut().insert(caller);
+    response
+}

@@ -1,0 +1,508 @@
+//! The OpenAPI 3.1 document of the public API, built from one table of
+//! operations and one set of schemas. The black-box tests validate every
+//! response they receive against it (see `validate`), so a response that
+//! drifts from the document fails a test.
+
+use serde_json::{Map, Value, json};
+
+use crate::envelope::{VERSION_CURRENT, VERSION_HEADER};
+
+struct Operation {
+    method: &'static str,
+    path: &'static str,
+    id: &'static str,
+    summary: &'static str,
+    scope: &'static str,
+    body: Option<&'static str>,
+    /// (status, schema name or "" for no body)
+    responses: &'static [(u16, &'static str)],
+}
+
+const ERRORS: [(u16, &str); 3] = [(400, "Error"), (401, "Error"), (403, "Error")];
+
+const OPERATIONS: &[Operation] = &[
+    Operation {
+        method: "get",
+        path: "/v1/accounts",
+        id: "listAccounts",
+        summary: "Balance accounts, one per currency",
+        scope: "accounts:read",
+        body: None,
+        responses: &[(200, "AccountList")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/rates/{origin}/{destination}",
+        id: "getRate",
+        summary: "The all-in rate a quote would lock now",
+        scope: "rates:read",
+        body: None,
+        responses: &[(200, "RateEnvelope")],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/conversions/quotes",
+        id: "createQuote",
+        summary: "Lock a rate for a conversion",
+        scope: "conversions:write",
+        body: Some("QuoteRequest"),
+        responses: &[(201, "QuoteEnvelope"), (422, "Error")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/conversions/quotes/{id}",
+        id: "getQuote",
+        summary: "One quote",
+        scope: "conversions:read",
+        body: None,
+        responses: &[(200, "QuoteEnvelope"), (404, "Error")],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/conversions",
+        id: "executeQuote",
+        summary: "Execute a pending quote",
+        scope: "conversions:write",
+        body: Some("ConversionRequest"),
+        responses: &[
+            (201, "ConversionEnvelope"),
+            (200, "ConversionEnvelope"),
+            (404, "Error"),
+            (409, "Error"),
+            (422, "Error"),
+        ],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/conversions",
+        id: "listConversions",
+        summary: "Conversions, newest first",
+        scope: "conversions:read",
+        body: None,
+        responses: &[(200, "ConversionList")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/conversions/{id}",
+        id: "getConversion",
+        summary: "One conversion",
+        scope: "conversions:read",
+        body: None,
+        responses: &[(200, "ConversionEnvelope"), (404, "Error")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/organization/representative",
+        id: "getRepresentative",
+        summary: "The organization representative",
+        scope: "collections:read",
+        body: None,
+        responses: &[(200, "RepresentativeEnvelope"), (404, "Error")],
+    },
+    Operation {
+        method: "put",
+        path: "/v1/organization/representative",
+        id: "putRepresentative",
+        summary: "Create or replace the representative (owner or admin session)",
+        scope: "session:owner|admin",
+        body: Some("RepresentativeRequest"),
+        responses: &[(200, "RepresentativeEnvelope")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/capabilities/{country}",
+        id: "listCountryMethods",
+        summary: "A country's payment methods",
+        scope: "capabilities:read",
+        body: None,
+        responses: &[(200, "MethodList"), (404, "Error")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/capabilities/{country}/{method}",
+        id: "getMethod",
+        summary: "One payment method of a country",
+        scope: "capabilities:read",
+        body: None,
+        responses: &[(200, "MethodEnvelope"), (404, "Error")],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/validate/bulk",
+        id: "validateBulk",
+        summary: "Validate up to 100 payout destinations",
+        scope: "validation:write",
+        body: Some("ValidationRequest"),
+        responses: &[(200, "ValidationResponse")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/simulations",
+        id: "listSimulations",
+        summary: "Sandbox behaviours (404 on live)",
+        scope: "any",
+        body: None,
+        responses: &[(200, "SimulationList"), (404, "Error")],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/simulations/deposits",
+        id: "simulateDeposit",
+        summary: "Credit a sandbox balance",
+        scope: "accounts:write",
+        body: Some("DepositRequest"),
+        responses: &[(201, "DepositEnvelope"), (200, "DepositEnvelope"), (404, "Error"), (409, "Error")],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/keys",
+        id: "createKey",
+        summary: "Create an API key (owner or admin session)",
+        scope: "session:owner|admin",
+        body: Some("KeyRequest"),
+        responses: &[(201, "KeyEnvelope")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/keys",
+        id: "listKeys",
+        summary: "API keys (owner or admin session)",
+        scope: "session:owner|admin",
+        body: None,
+        responses: &[(200, "KeyList")],
+    },
+    Operation {
+        method: "delete",
+        path: "/v1/keys/{id}",
+        id: "revokeKey",
+        summary: "Revoke an API key",
+        scope: "session:owner|admin",
+        body: None,
+        responses: &[(200, "KeyEnvelope"), (404, "Error")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/requests/{id}",
+        id: "getRequest",
+        summary: "A logged request of this workspace",
+        scope: "requests:read",
+        body: None,
+        responses: &[(200, "RequestEnvelope"), (404, "Error")],
+    },
+];
+
+fn string() -> Value {
+    json!({ "type": "string" })
+}
+fn nullable_string() -> Value {
+    json!({ "type": ["string", "null"] })
+}
+fn object(required: &[&str], properties: Value) -> Value {
+    json!({ "type": "object", "required": required, "properties": properties })
+}
+fn reference(name: &str) -> Value {
+    json!({ "$ref": format!("#/components/schemas/{name}") })
+}
+fn envelope(key: &str, name: &str) -> Value {
+    object(&[key], json!({ key: reference(name) }))
+}
+fn list(name: &str) -> Value {
+    object(
+        &["data", "hasMore", "nextCursor"],
+        json!({ "data": { "type": "array", "items": reference(name) }, "hasMore": { "type": "boolean" }, "nextCursor": nullable_string() }),
+    )
+}
+fn amount() -> Value {
+    json!({ "type": "string", "pattern": "^-?[0-9]+(\\.[0-9]+)?$" })
+}
+fn amount_input() -> Value {
+    json!({ "type": ["string", "number"] })
+}
+
+fn schemas() -> Map<String, Value> {
+    let money_side = object(&["currency"], json!({ "currency": string(), "amount": amount_input() }));
+    let leg = object(
+        &["accountNumber", "amount", "currency"],
+        json!({ "accountNumber": string(), "amount": amount(), "currency": string() }),
+    );
+    let mut s = Map::new();
+    let mut add = |name: &str, schema: Value| {
+        s.insert(name.to_string(), schema);
+    };
+    add(
+        "Error",
+        object(
+            &["error", "message", "requestId"],
+            json!({ "error": string(), "message": string(), "requestId": string(), "details": { "type": "object" } }),
+        ),
+    );
+    add(
+        "Account",
+        object(
+            &[
+                "id",
+                "currency",
+                "availableBalance",
+                "pendingBalance",
+                "totalBalance",
+                "estimatedUsd",
+                "createdAt",
+            ],
+            json!({ "id": string(), "currency": string(), "availableBalance": amount(), "pendingBalance": amount(), "totalBalance": amount(), "estimatedUsd": amount(), "createdAt": string() }),
+        ),
+    );
+    add("AccountList", list("Account"));
+    add(
+        "Rate",
+        object(
+            &["origin", "destination", "rate"],
+            json!({ "origin": string(), "destination": string(), "rate": string(), "midRate": string(), "spreadBps": { "type": "integer" }, "quoteTtlSeconds": { "type": "integer" }, "timestamp": string() }),
+        ),
+    );
+    add("RateEnvelope", envelope("rate", "Rate"));
+    add("QuoteRequest", object(&["from", "to"], json!({ "from": money_side, "to": money_side })));
+    add(
+        "Quote",
+        object(
+            &["id", "status", "from", "to", "rate", "expiresAt", "createdAt"],
+            json!({ "id": string(), "status": { "enum": ["pending", "executed", "expired"] }, "from": object(&["currency", "amount"], json!({ "currency": string(), "amount": amount() })), "to": object(&["currency", "amount"], json!({ "currency": string(), "amount": amount() })), "rate": string(), "conversionId": nullable_string(), "expiresAt": string(), "createdAt": string() }),
+        ),
+    );
+    add("QuoteEnvelope", envelope("quote", "Quote"));
+    add(
+        "ConversionRequest",
+        object(
+            &["quoteId"],
+            json!({ "quoteId": { "type": "string", "minLength": 1 }, "externalReference": string() }),
+        ),
+    );
+    add(
+        "Conversion",
+        object(
+            &[
+                "id",
+                "status",
+                "quoteId",
+                "from",
+                "to",
+                "rate",
+                "statusMessage",
+                "completedAt",
+                "createdAt",
+                "updatedAt",
+            ],
+            json!({ "id": string(), "status": { "enum": ["completed"] }, "quoteId": string(), "from": leg, "to": leg, "rate": string(), "externalReference": nullable_string(), "statusMessage": string(), "completedAt": string(), "createdAt": string(), "updatedAt": string() }),
+        ),
+    );
+    add("ConversionEnvelope", envelope("conversion", "Conversion"));
+    add("ConversionList", list("Conversion"));
+    add(
+        "RepresentativeRequest",
+        object(
+            &["fullName", "phone", "idNumber", "country"],
+            json!({ "fullName": { "type": "string", "minLength": 2, "maxLength": 120 }, "phone": { "type": "string", "pattern": "^\\+\\d{8,15}$" }, "idType": { "enum": ["ghana_card"] }, "idNumber": { "type": "string", "pattern": "^GHA-\\d{9}-\\d$" }, "country": { "type": "string", "minLength": 2, "maxLength": 2 }, "metadata": { "type": "object" } }),
+        ),
+    );
+    add(
+        "Representative",
+        object(
+            &["id", "fullName", "phone", "idType", "idNumber", "country", "status", "createdAt", "updatedAt"],
+            json!({ "id": string(), "fullName": string(), "phone": string(), "idType": { "enum": ["ghana_card"] }, "idNumber": string(), "country": string(), "status": { "enum": ["active", "sandbox_default"] }, "metadata": { "type": "object" }, "createdAt": string(), "updatedAt": string() }),
+        ),
+    );
+    add("RepresentativeEnvelope", envelope("representative", "Representative"));
+    add(
+        "Method",
+        object(
+            &["code", "name", "type", "status", "limits", "estimatedSettlement", "fields"],
+            json!({ "code": string(), "name": string(), "type": string(), "status": string(), "limits": object(&["min", "max", "currency"], json!({ "min": { "type": "number" }, "max": { "type": "number" }, "currency": string() })), "estimatedSettlement": string(), "fields": { "type": "array", "items": object(&["key", "label", "type"], json!({ "key": string(), "label": string(), "type": string(), "placeholder": string(), "description": string(), "group": string(), "options": { "type": "array" } })) }, "chain": string() }),
+        ),
+    );
+    add("MethodEnvelope", envelope("method", "Method"));
+    add("MethodList", list("Method"));
+    add(
+        "ValidationRequest",
+        object(
+            &["items"],
+            json!({ "items": { "type": "array", "minItems": 1, "maxItems": 100, "items": object(&["code"], json!({ "code": string(), "accountNumber": string(), "address": string(), "routingNumber": string() })) } }),
+        ),
+    );
+    add(
+        "ValidationResponse",
+        object(
+            &["results"],
+            json!({ "results": { "type": "array", "items": object(&["code", "result"], json!({ "code": string(), "result": object(&["valid"], json!({ "valid": { "type": "boolean" }, "accountName": nullable_string(), "reason": nullable_string() })) })) } }),
+        ),
+    );
+    add(
+        "Simulation",
+        object(
+            &["operation", "method", "path", "description", "outcomes", "scenarios"],
+            json!({ "operation": string(), "method": string(), "path": string(), "description": string(), "outcomes": { "type": "array", "items": string() }, "trigger": { "type": ["object", "null"] }, "scenarios": { "type": "object" } }),
+        ),
+    );
+    add("SimulationList", list("Simulation"));
+    add(
+        "DepositRequest",
+        object(
+            &["currency", "amount"],
+            json!({ "currency": string(), "amount": amount_input(), "externalReference": string() }),
+        ),
+    );
+    add(
+        "Deposit",
+        object(
+            &["id", "status", "accountNumber", "currency", "amount", "createdAt"],
+            json!({ "id": string(), "status": string(), "accountNumber": string(), "currency": string(), "amount": amount(), "externalReference": nullable_string(), "createdAt": string() }),
+        ),
+    );
+    add("DepositEnvelope", envelope("deposit", "Deposit"));
+    add(
+        "KeyRequest",
+        object(
+            &["name", "scopes"],
+            json!({ "name": string(), "scopes": { "type": "array", "items": string() }, "allowedIps": { "type": "array", "items": string() }, "caps": { "type": "object" }, "expiresAt": string() }),
+        ),
+    );
+    add(
+        "ApiKey",
+        object(
+            &["id", "name", "scopes", "allowedIps", "createdAt"],
+            json!({ "id": string(), "name": string(), "hint": string(), "scopes": { "type": "array", "items": string() }, "allowedIps": { "type": "array", "items": string() }, "caps": { "type": "object" }, "expiresAt": nullable_string(), "revokedAt": nullable_string(), "createdAt": string(), "secret": string() }),
+        ),
+    );
+    add("KeyEnvelope", envelope("apiKey", "ApiKey"));
+    add("KeyList", list("ApiKey"));
+    add(
+        "Request",
+        object(
+            &["id", "method", "path", "status", "durationMs", "createdAt"],
+            json!({ "id": string(), "method": string(), "path": string(), "status": { "type": "integer" }, "durationMs": { "type": "number" }, "apiKeyId": nullable_string(), "requestBody": {}, "responseBody": {}, "createdAt": string() }),
+        ),
+    );
+    add("RequestEnvelope", envelope("request", "Request"));
+    s
+}
+
+fn operation(op: &Operation) -> Value {
+    let mut responses = Map::new();
+    for (status, schema) in
+        op.responses.iter().chain(ERRORS.iter()).chain([(404, "Error"), (429, "Error")].iter())
+    {
+        let description = if *status < 300 { "Success" } else { "Error (see the error object)" };
+        responses.entry(status.to_string()).or_insert_with(|| {
+            json!({ "description": description, "content": { "application/json": { "schema": reference(schema) } } })
+        });
+    }
+    let parameters: Vec<Value> = op
+        .path
+        .split('/')
+        .filter_map(|part| part.strip_prefix('{').and_then(|p| p.strip_suffix('}')))
+        .map(|name| json!({ "name": name, "in": "path", "required": true, "schema": string() }))
+        .chain(std::iter::once(json!({ "name": VERSION_HEADER, "in": "header", "required": false, "schema": { "enum": [VERSION_CURRENT] } })))
+        .collect();
+    let mut out = json!({
+        "operationId": op.id,
+        "summary": op.summary,
+        "x-sika-scope": op.scope,
+        "parameters": parameters,
+        "responses": responses,
+    });
+    if let Some(body) = op.body {
+        out["requestBody"] =
+            json!({ "required": true, "content": { "application/json": { "schema": reference(body) } } });
+    }
+    out
+}
+
+pub fn document() -> Value {
+    let mut paths = Map::new();
+    for op in OPERATIONS {
+        let entry = paths.entry(op.path.to_string()).or_insert_with(|| json!({}));
+        entry[op.method] = operation(op);
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": { "title": "Sika payments API", "version": VERSION_CURRENT },
+        "servers": [{ "url": "/" }],
+        "security": [{ "bearer": [] }],
+        "paths": paths,
+        "components": {
+            "schemas": schemas(),
+            "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer" } },
+        },
+    })
+}
+
+/// The response schema the document gives for `method path` and `status`.
+pub fn response_schema(document: &Value, method: &str, path: &str, status: u16) -> Option<Value> {
+    let paths = document["paths"].as_object()?;
+    let (_, item) = paths.iter().find(|(template, _)| path_matches(template, path))?;
+    let response = &item[method.to_ascii_lowercase()]["responses"][status.to_string()];
+    Some(response["content"]["application/json"]["schema"].clone())
+}
+
+fn path_matches(template: &str, path: &str) -> bool {
+    let (t, p): (Vec<_>, Vec<_>) = (template.split('/').collect(), path.split('/').collect());
+    t.len() == p.len() && t.iter().zip(&p).all(|(t, p)| t.starts_with('{') || t == p)
+}
+
+/// Checks `value` against `schema` (the subset of JSON Schema the document
+/// uses). Returns the first mismatch as a path and a reason.
+pub fn validate(document: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+    if let Some(name) = schema["$ref"].as_str() {
+        let name = name.rsplit('/').next().unwrap_or("");
+        return validate(document, &document["components"]["schemas"][name], value, at);
+    }
+    if let Some(options) = schema["enum"].as_array()
+        && !options.contains(value)
+    {
+        return Err(format!("{at}: {value} is not one of {options:?}"));
+    }
+    if let Some(types) = schema.get("type") {
+        let allowed: Vec<&str> = match types {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        let actual = match value {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        };
+        let ok = allowed.contains(&actual) || (actual == "integer" && allowed.contains(&"number"));
+        if !ok {
+            return Err(format!("{at}: expected {allowed:?}, found {actual}"));
+        }
+    }
+    if let (Some(pattern), Some(text)) = (schema["pattern"].as_str(), value.as_str()) {
+        let re = regex_lite::Regex::new(pattern).map_err(|e| e.to_string())?;
+        if !re.is_match(text) {
+            return Err(format!("{at}: '{text}' does not match {pattern}"));
+        }
+    }
+    if let Some(object) = value.as_object() {
+        for name in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+            if !object.contains_key(name) {
+                return Err(format!("{at}: missing required field '{name}'"));
+            }
+        }
+        if let Some(properties) = schema["properties"].as_object() {
+            for (name, property) in properties {
+                if let Some(v) = object.get(name) {
+                    validate(document, property, v, &format!("{at}.{name}"))?;
+                }
+            }
+        }
+    }
+    if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
+        for (index, item) in array.iter().enumerate() {
+            validate(document, items, item, &format!("{at}[{index}]"))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,154 @@
+//! How records look on the wire: JSON renderers shared by every GET, list
+//! and event payload, so `data` in a webhook is exactly what a GET returns.
+
+use chrono::{DateTime, SecondsFormat};
+use serde::{Deserialize, Deserializer};
+use serde_json::{Value, json};
+use sika_engine::{AccountRecord, ConversionRecord, Currency, DepositRecord, QuoteRecord, QuoteStatus};
+
+/// An ISO 8601 UTC timestamp with milliseconds.
+pub fn timestamp(ms: i64) -> String {
+    DateTime::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+pub fn parse_timestamp(text: &str) -> Option<i64> {
+    DateTime::parse_from_rfc3339(text).ok().map(|t| t.timestamp_millis())
+}
+
+/// Formats minor units of a currency the engine stored.
+pub fn amount(currency: &str, minor: i128) -> String {
+    match Currency::find(currency) {
+        Ok(c) => c.format(minor),
+        Err(_) => minor.to_string(),
+    }
+}
+
+/// An amount as a request sends it: a decimal string or a JSON number,
+/// kept as its exact text (serde_json's `arbitrary_precision`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AmountInput(String);
+
+impl AmountInput {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for AmountInput {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::String(s) => Ok(AmountInput(s)),
+            Value::Number(n) => Ok(AmountInput(n.to_string())),
+            other => Err(serde::de::Error::custom(format!(
+                "expected a decimal string or number, found {}",
+                kind_of(&other)
+            ))),
+        }
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+pub fn account(record: &AccountRecord, usd_per_unit: Option<rust_decimal::Decimal>) -> Value {
+    let balances = record.balances();
+    let estimated_usd = usd_per_unit
+        .and_then(|rate| {
+            let total = Currency::find(&record.currency).ok()?.to_decimal(balances.total);
+            Some(total.checked_mul(rate)?.round_dp_with_strategy(2, rust_decimal::RoundingStrategy::ToZero))
+        })
+        .map(|usd| format!("{usd:.2}"))
+        .unwrap_or_else(|| "0.00".to_string());
+    json!({
+        "id": record.id,
+        "currency": record.currency,
+        "availableBalance": amount(&record.currency, balances.available),
+        "pendingBalance": amount(&record.currency, balances.pending),
+        "totalBalance": amount(&record.currency, balances.total),
+        "estimatedUsd": estimated_usd,
+        "createdAt": timestamp(record.created_at),
+    })
+}
+
+pub fn quote(record: &QuoteRecord, now: i64) -> Value {
+    let status = match record.status {
+        QuoteStatus::Executed => "executed",
+        QuoteStatus::Pending if record.is_expired(now) => "expired",
+        QuoteStatus::Pending => "pending",
+    };
+    json!({
+        "id": record.id,
+        "status": status,
+        "from": { "currency": record.from_currency, "amount": amount(&record.from_currency, record.from_amount) },
+        "to": { "currency": record.to_currency, "amount": amount(&record.to_currency, record.to_amount) },
+        "rate": record.rate,
+        "conversionId": record.conversion_id,
+        "expiresAt": timestamp(record.expires_at),
+        "createdAt": timestamp(record.created_at),
+    })
+}
+
+pub fn conversion(record: &ConversionRecord) -> Value {
+    json!({
+        "id": record.id,
+        "status": "completed",
+        "quoteId": record.quote_id,
+        "from": {
+            "accountNumber": record.from_account,
+            "amount": amount(&record.from_currency, record.from_amount),
+            "currency": record.from_currency,
+        },
+        "to": {
+            "accountNumber": record.to_account,
+            "amount": amount(&record.to_currency, record.to_amount),
+            "currency": record.to_currency,
+        },
+        "rate": record.rate,
+        "externalReference": record.external_reference,
+        "statusMessage": "Conversion completed",
+        "completedAt": timestamp(record.completed_at),
+        "createdAt": timestamp(record.created_at),
+        "updatedAt": timestamp(record.completed_at),
+    })
+}
+
+pub fn deposit(record: &DepositRecord) -> Value {
+    json!({
+        "id": record.id,
+        "status": "completed",
+        "accountNumber": record.account,
+        "currency": record.currency,
+        "amount": amount(&record.currency, record.amount),
+        "externalReference": record.external_reference,
+        "createdAt": timestamp(record.created_at),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_iso_8601() {
+        assert_eq!(timestamp(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(parse_timestamp("2026-02-20T10:00:00Z"), Some(1_771_581_600_000));
+        assert_eq!(parse_timestamp("yesterday"), None);
+    }
+
+    #[test]
+    fn amounts_keep_their_exact_text() {
+        let a: AmountInput = serde_json::from_str("10.50").unwrap();
+        assert_eq!(a.as_str(), "10.50");
+        let b: AmountInput = serde_json::from_str("\"7.25\"").unwrap();
+        assert_eq!(b.as_str(), "7.25");
+        assert!(serde_json::from_str::<AmountInput>("true").is_err());
+    }
+}

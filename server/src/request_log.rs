@@ -1,0 +1,238 @@
+//! The per-workspace request log. Entries go to a background thread that
+//! writes them in batches to their own database file, so logging never adds
+//! an fsync to a request. Until its batch is written an entry is served
+//! from memory. Only the newest `retention` entries are kept.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+const ENTRIES: TableDefinition<&str, &[u8]> = TableDefinition::new("requests");
+const ORDER: TableDefinition<u64, &str> = TableDefinition::new("order");
+/// Entries waiting for the log writer before new ones are dropped.
+const QUEUE_CAPACITY: usize = 65_536;
+/// The most entries written in one commit.
+const BATCH_ENTRIES_MAX: usize = 8_192;
+const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestLogEntry {
+    pub id: String,
+    pub organization: String,
+    pub api_key_id: Option<String>,
+    pub method: String,
+    pub path: String,
+    pub status: u16,
+    pub duration_us: u64,
+    pub request_body: Option<String>,
+    pub response_body: Option<String>,
+    pub created_at: i64,
+}
+
+impl RequestLogEntry {
+    pub fn render(&self) -> Value {
+        let parse = |body: &Option<String>| {
+            body.as_ref()
+                .map(|b| serde_json::from_str::<Value>(b).unwrap_or_else(|_| Value::String(b.clone())))
+        };
+        json!({
+            "id": self.id,
+            "method": self.method,
+            "path": self.path,
+            "status": self.status,
+            "durationMs": self.duration_us as f64 / 1000.0,
+            "apiKeyId": self.api_key_id,
+            "requestBody": parse(&self.request_body),
+            "responseBody": parse(&self.response_body),
+            "createdAt": crate::render::timestamp(self.created_at),
+        })
+    }
+}
+
+type Pending = Arc<Mutex<HashMap<String, RequestLogEntry>>>;
+
+pub struct RequestLog {
+    db: Arc<Database>,
+    sender: Mutex<Option<SyncSender<RequestLogEntry>>>,
+    pending: Pending,
+    writer: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl RequestLog {
+    pub fn open(path: &Path, retention: u64) -> Result<RequestLog, String> {
+        let db = Database::builder()
+            .set_cache_size(16 * 1024 * 1024)
+            .create(path)
+            .map_err(|e| crate::node::describe_open_error(path, e))?;
+        let db = Arc::new(db);
+        let (sender, receiver) = sync_channel(QUEUE_CAPACITY);
+        let pending: Pending = Arc::default();
+        let writer = {
+            let (db, pending) = (db.clone(), pending.clone());
+            std::thread::Builder::new()
+                .name("sika-request-log".into())
+                .spawn(move || write_loop(&db, &receiver, &pending, retention))
+                .map_err(|e| e.to_string())?
+        };
+        Ok(RequestLog { db, sender: Mutex::new(Some(sender)), pending, writer: Mutex::new(Some(writer)) })
+    }
+
+    /// Queues an entry; never blocks. A full queue drops the entry.
+    pub fn record(&self, entry: RequestLogEntry) {
+        let Ok(sender) = self.sender.lock() else { return };
+        let Some(sender) = sender.as_ref() else { return };
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.insert(entry.id.clone(), entry.clone());
+        }
+        if let Err(TrySendError::Full(entry)) = sender.try_send(entry) {
+            tracing::warn!(request = %entry.id, "request log queue full; entry dropped");
+            if let Ok(mut pending) = self.pending.lock() {
+                pending.remove(&entry.id);
+            }
+        }
+    }
+
+    pub fn find(&self, id: &str) -> Option<RequestLogEntry> {
+        if let Some(entry) = self.pending.lock().ok()?.get(id) {
+            return Some(entry.clone());
+        }
+        let txn = self.db.begin_read().ok()?;
+        let table = txn.open_table(ENTRIES).ok()?;
+        let bytes = table.get(id).ok()??;
+        postcard::from_bytes(bytes.value()).ok()
+    }
+
+    /// Writes what is queued and stops the writer.
+    pub fn close(&self) {
+        if let Ok(mut sender) = self.sender.lock() {
+            sender.take();
+        }
+        if let Some(handle) = self.writer.lock().ok().and_then(|mut w| w.take()) {
+            let _ = handle.join();
+        }
+    }
+}
+
+fn write_loop(db: &Database, receiver: &Receiver<RequestLogEntry>, pending: &Pending, retention: u64) {
+    if let Ok(txn) = db.begin_write() {
+        let _ = txn.open_table(ENTRIES).map(drop);
+        let _ = txn.open_table(ORDER).map(drop);
+        let _ = txn.commit();
+    }
+    loop {
+        let first = match receiver.recv_timeout(FLUSH_INTERVAL) {
+            Ok(entry) => entry,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
+        let mut batch = vec![first];
+        while batch.len() < BATCH_ENTRIES_MAX {
+            match receiver.try_recv() {
+                Ok(entry) => batch.push(entry),
+                Err(_) => break,
+            }
+        }
+        if let Err(e) = write_batch(db, &batch, retention) {
+            tracing::error!(error = %e, "request log write failed");
+        }
+        if let Ok(mut pending) = pending.lock() {
+            for entry in &batch {
+                pending.remove(&entry.id);
+            }
+        }
+    }
+}
+
+fn write_batch(db: &Database, batch: &[RequestLogEntry], retention: u64) -> Result<(), redb::Error> {
+    let mut txn = db.begin_write()?;
+    txn.set_durability(Durability::Immediate)?;
+    {
+        let mut entries = txn.open_table(ENTRIES)?;
+        let mut order = txn.open_table(ORDER)?;
+        let mut next = order.last()?.map(|(k, _)| k.value() + 1).unwrap_or(1);
+        for entry in batch {
+            let bytes = postcard::to_stdvec(entry).unwrap_or_default();
+            entries.insert(entry.id.as_str(), bytes.as_slice())?;
+            order.insert(next, entry.id.as_str())?;
+            next += 1;
+        }
+        // Retention: forget the oldest entries beyond the bound.
+        let keep_from = next.saturating_sub(retention);
+        loop {
+            let Some((seq, id)) = order.first()?.map(|(k, v)| (k.value(), v.value().to_string())) else {
+                break;
+            };
+            if seq >= keep_from {
+                break;
+            }
+            order.remove(seq)?;
+            entries.remove(id.as_str())?;
+        }
+    }
+    txn.commit()?;
+    Ok(())
+}
+
+/// Field names whose values never reach the log.
+const SECRET_FIELDS: &[&str] =
+    &["secret", "idNumber", "token", "password", "authorization", "ownerSessionToken", "adminToken"];
+/// Prefixes of secrets found in any string value.
+const SECRET_PREFIXES: &[&str] = &["sk_live_", "sk_test_", "sess_", "adm_", "whsec_"];
+pub const REDACTED: &str = "[REDACTED]";
+
+/// A body for the log with secrets replaced.
+pub fn redact_body(bytes: &[u8]) -> Option<String> {
+    if bytes.is_empty() {
+        return None;
+    }
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(mut value) => {
+            redact(&mut value);
+            Some(value.to_string())
+        }
+        Err(_) => {
+            let text = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]).into_owned();
+            if SECRET_PREFIXES.iter().any(|p| text.contains(p)) { Some(REDACTED.into()) } else { Some(text) }
+        }
+    }
+}
+
+fn redact(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if SECRET_FIELDS.contains(&key.as_str()) && !v.is_null() {
+                    *v = Value::String(REDACTED.into());
+                } else {
+                    redact(v);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact),
+        Value::String(s) if SECRET_PREFIXES.iter().any(|p| s.starts_with(p)) => *s = REDACTED.into(),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_redacted() {
+        let body = br#"{"apiKey":{"secret":"sk_test_abc","name":"n"},"idNumber":"GHA-123456789-0","note":"sess_xyz","fullName":"Ama"}"#;
+        let out: Value = serde_json::from_str(&redact_body(body).unwrap()).unwrap();
+        assert_eq!(out["apiKey"]["secret"], REDACTED);
+        assert_eq!(out["apiKey"]["name"], "n");
+        assert_eq!(out["idNumber"], REDACTED);
+        assert_eq!(out["note"], REDACTED);
+        assert_eq!(out["fullName"], "Ama");
+    }
+}

@@ -1,0 +1,43 @@
+//! The public API of one stack: one router per resource, merged here, with
+//! authentication on every matched route and the envelope around it all.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::middleware::from_fn_with_state;
+use tower_http::catch_panic::CatchPanicLayer;
+
+use crate::auth::authenticate_layer;
+use crate::envelope::envelope;
+use crate::stack::Stack;
+
+mod accounts;
+mod capabilities;
+mod conversions;
+mod keys;
+pub mod openapi;
+mod rates;
+mod representative;
+mod requests;
+mod simulations;
+mod validation;
+
+pub fn app(stack: Arc<Stack>) -> Router {
+    let authenticated = Router::new()
+        .merge(accounts::router())
+        .merge(rates::router())
+        .merge(conversions::router())
+        .merge(representative::router())
+        .merge(capabilities::router())
+        .merge(validation::router())
+        .merge(simulations::router())
+        .merge(keys::router())
+        .merge(requests::router())
+        .route_layer(from_fn_with_state(stack.clone(), authenticate_layer));
+    Router::new()
+        .merge(authenticated)
+        .merge(openapi::router())
+        .with_state(stack.clone())
+        .layer(CatchPanicLayer::new())
+        .layer(from_fn_with_state(Some(stack), envelope))
+}

@@ -1,0 +1,69 @@
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sika_engine::{Command, Currency, Outcome};
+
+use crate::auth::Principal;
+use crate::error::{ApiError, ApiResult, money_error};
+use crate::extract::ApiJson;
+use crate::render::{self, AmountInput};
+use crate::routes::conversions::validate_reference;
+use crate::simulator;
+use crate::stack::{Stack, StackKind};
+
+pub fn router() -> Router<Arc<Stack>> {
+    Router::new().route("/v1/simulations", get(index)).route("/v1/simulations/deposits", post(deposit))
+}
+
+fn sandbox_only(stack: &Stack) -> ApiResult<()> {
+    match stack.kind {
+        StackKind::Sandbox => Ok(()),
+        StackKind::Live => Err(ApiError::not_found("simulations exist only on the sandbox stack")),
+    }
+}
+
+async fn index(State(stack): State<Arc<Stack>>, _principal: Principal) -> ApiResult<Json<Value>> {
+    sandbox_only(&stack)?;
+    let data: Vec<Value> = simulator::SIMULATIONS.iter().map(simulator::render).collect();
+    Ok(Json(json!({ "data": data, "hasMore": false, "nextCursor": null })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct DepositRequest {
+    currency: String,
+    amount: AmountInput,
+    external_reference: Option<String>,
+}
+
+async fn deposit(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiJson(body): ApiJson<DepositRequest>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    sandbox_only(&stack)?;
+    principal.require("accounts:write")?;
+    let currency =
+        Currency::find(&body.currency).map_err(|e| ApiError::validation("currency", e.to_string()))?;
+    let amount = currency.parse(body.amount.as_str(), false).map_err(|e| money_error("amount", e))?;
+    if let Some(reference) = &body.external_reference {
+        validate_reference(reference)?;
+    }
+    let applied = stack
+        .engine
+        .execute(Command::Deposit {
+            organization: principal.organization().to_string(),
+            currency: currency.code.to_string(),
+            amount,
+            external_reference: body.external_reference,
+        })
+        .await?;
+    let Outcome::Deposit(deposit) = applied.outcome else { return Err(ApiError::internal()) };
+    let status = if applied.replayed { StatusCode::OK } else { StatusCode::CREATED };
+    Ok((status, Json(json!({ "deposit": render::deposit(&deposit) }))))
+}

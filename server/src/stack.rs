@@ -1,0 +1,131 @@
+//! A stack: the live or the sandbox instance, each with its own database,
+//! writer, keys, rate limiter and request log.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use sika_engine::{Command, Engine};
+
+use crate::config::NodeConfig;
+use crate::credentials::ApiKeyRecord;
+use crate::error::{ApiError, ApiResult};
+use crate::identity::Identity;
+use crate::ratelimit::RateLimiter;
+use crate::request_log::RequestLog;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StackKind {
+    Live,
+    Sandbox,
+}
+
+impl StackKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            StackKind::Live => "live",
+            StackKind::Sandbox => "sandbox",
+        }
+    }
+
+    pub fn key_prefix(self) -> &'static str {
+        match self {
+            StackKind::Live => "sk_live_",
+            StackKind::Sandbox => "sk_test_",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<StackKind> {
+        match name {
+            "live" => Some(StackKind::Live),
+            "sandbox" => Some(StackKind::Sandbox),
+            _ => None,
+        }
+    }
+
+    pub fn database_file(self) -> &'static str {
+        match self {
+            StackKind::Live => "live.redb",
+            StackKind::Sandbox => "sandbox.redb",
+        }
+    }
+}
+
+/// The collection API keys are stored in.
+pub const KEYS: &str = "api_keys";
+
+pub struct Stack {
+    pub kind: StackKind,
+    pub engine: Engine,
+    pub identity: Arc<Identity>,
+    pub config: Arc<NodeConfig>,
+    pub rate_limiter: RateLimiter,
+    pub request_log: RequestLog,
+    keys: RwLock<HashMap<[u8; 32], ApiKeyRecord>>,
+}
+
+impl Stack {
+    pub fn new(
+        kind: StackKind,
+        engine: Engine,
+        identity: Arc<Identity>,
+        config: Arc<NodeConfig>,
+        request_log: RequestLog,
+    ) -> Result<Stack, String> {
+        let stack = Stack {
+            kind,
+            engine,
+            identity,
+            rate_limiter: RateLimiter::new(config.rate_limit),
+            config,
+            request_log,
+            keys: RwLock::new(HashMap::new()),
+        };
+        stack.load_keys().map_err(|e| format!("cannot load the {} keys: {}", kind.name(), e.message))?;
+        Ok(stack)
+    }
+
+    fn load_keys(&self) -> ApiResult<()> {
+        let snapshot = self.engine.read()?;
+        let mut keys = HashMap::new();
+        for (_, body) in snapshot.documents(KEYS)? {
+            let record: ApiKeyRecord = postcard::from_bytes(&body).map_err(|_| ApiError::internal())?;
+            keys.insert(record.hash, record);
+        }
+        *self.keys.write().map_err(|_| ApiError::internal())? = keys;
+        Ok(())
+    }
+
+    /// The key whose SHA-256 is `hash`.
+    pub fn key_by_hash(&self, hash: &[u8; 32]) -> Option<ApiKeyRecord> {
+        self.keys.read().ok()?.get(hash).cloned()
+    }
+
+    pub fn keys_of(&self, organization: &str) -> Vec<ApiKeyRecord> {
+        let mut keys: Vec<_> = self
+            .keys
+            .read()
+            .map(|k| k.values().filter(|k| k.organization == organization).cloned().collect())
+            .unwrap_or_default();
+        keys.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+        keys
+    }
+
+    /// Stores a key durably, then makes it usable.
+    pub async fn save_key(&self, record: ApiKeyRecord) -> ApiResult<()> {
+        let body = postcard::to_stdvec(&record).map_err(|_| ApiError::internal())?;
+        self.engine
+            .execute(Command::PutDocument {
+                collection: KEYS.to_string(),
+                id: record.id.clone(),
+                body,
+                list: Some((record.organization.clone(), "api_keys".to_string())),
+            })
+            .await?;
+        self.keys.write().map_err(|_| ApiError::internal())?.insert(record.hash, record);
+        Ok(())
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.engine.now_ms()
+    }
+}
