@@ -71,6 +71,9 @@ struct NodeArgs {
     /// A proxy whose X-Forwarded-For header is believed (repeatable).
     #[arg(long = "trusted-proxy", env = "SIKA_TRUSTED_PROXIES", value_delimiter = ',')]
     trusted_proxies: Vec<IpAddr>,
+    /// Let live webhook endpoints point at loopback and private addresses.
+    #[arg(long, env = "SIKA_ALLOW_PRIVATE_WEBHOOKS")]
+    allow_private_webhooks: bool,
     /// Request log entries kept per stack.
     #[arg(long, env = "SIKA_REQUEST_LOG_RETENTION", default_value_t = 100_000)]
     request_log_retention: u64,
@@ -93,6 +96,7 @@ impl NodeArgs {
         config.rate_limit = self.rate_limit;
         config.trusted_proxies = self.trusted_proxies.clone();
         config.request_log_retention = self.request_log_retention.max(1);
+        config.allow_private_webhooks = self.allow_private_webhooks;
         Ok(config)
     }
 }

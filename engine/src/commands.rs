@@ -62,6 +62,26 @@ pub enum Command {
         body: Vec<u8>,
         list: Option<(String, String)>,
     },
+    /// Several documents in one command: all are stored or none.
+    PutDocuments {
+        documents: Vec<Document>,
+    },
+    /// Records an event that has no ledger change of its own (`webhook.test`).
+    RecordEvent {
+        organization: String,
+        kind: String,
+        payload: EventPayload,
+    },
+}
+
+/// One record for `Command::PutDocuments`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Document {
+    pub collection: String,
+    pub id: String,
+    pub body: Vec<u8>,
+    /// (organization, kind): also list it under the organization when new.
+    pub list: Option<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,6 +162,20 @@ pub(crate) fn apply(
         }
         Command::PutDocument { collection, id, body, list } => {
             put_document(books, collection, id, body, list)?
+        }
+        Command::PutDocuments { documents } => {
+            let mut last = None;
+            for d in documents {
+                last = Some(put_document(books, &d.collection, &d.id, &d.body, &d.list)?);
+            }
+            last.ok_or_else(|| invalid("documents", "at least one document is required"))?
+        }
+        Command::RecordEvent { organization, kind, payload } => {
+            books.emit(organization, kind, payload.clone())?;
+            Applied {
+                outcome: Outcome::Document { collection: "events".into(), id: kind.clone() },
+                replayed: false,
+            }
         }
     };
     if let Some((scope, operation, reference)) = idempotency
@@ -378,7 +412,12 @@ fn put_document(
 ) -> Result<Applied, EngineError> {
     let key = keys::document(collection, id);
     let is_new = books.store.get_raw(&key)?.is_none();
-    books.store.put_raw(key, body.to_vec());
+    if body.is_empty() {
+        // An empty body deletes the document.
+        books.store.delete(key);
+    } else {
+        books.store.put_raw(key, body.to_vec());
+    }
     if let Some((organization, kind)) = list
         && is_new
     {

@@ -348,6 +348,14 @@ impl Snapshot {
         Ok(out)
     }
 
+    /// One outbox event by its id.
+    pub fn event(&self, id: &str) -> Result<Option<EventRecord>, EngineError> {
+        match self.get::<u64>(&keys::document("event_seq", id))? {
+            Some(seq) => self.get(&keys::event(seq)),
+            None => Ok(None),
+        }
+    }
+
     /// The number of journal entries.
     pub fn journal_length(&self) -> Result<u64, EngineError> {
         Ok(self.get::<u64>(&keys::meta("journal_seq"))?.unwrap_or(0))

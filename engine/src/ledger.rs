@@ -246,6 +246,8 @@ impl Books<'_, '_, '_> {
             payload,
             created_at: self.now,
         };
+        self.store.put(keys::document("event_seq", &event.id), &seq);
+        self.index(organization, "events", &event.id)?;
         self.store.put(keys::event(seq), &event);
         Ok(())
     }

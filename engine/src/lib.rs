@@ -36,7 +36,7 @@ pub mod storage;
 pub mod verify;
 mod writer;
 
-pub use commands::{Applied, Command, Outcome, QuoteAmount};
+pub use commands::{Applied, Command, Document, Outcome, QuoteAmount};
 pub use engine::{Engine, EngineConfig, EngineStats, Pending, Snapshot};
 pub use error::EngineError;
 pub use ledger::TransferSpec;

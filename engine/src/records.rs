@@ -208,7 +208,15 @@ pub struct DepositRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EventPayload {
     Conversion(ConversionRecord),
-    AccountCredited { account: AccountRecord, amount: i128, source: String },
+    AccountCredited {
+        account: AccountRecord,
+        amount: i128,
+        source: String,
+    },
+    /// A `webhook.test` event for one endpoint.
+    WebhookTest {
+        endpoint_id: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -176,6 +176,10 @@ impl<'t, 'txn> Overlay<'t, 'txn> {
         self.command.insert(key, Some(value));
     }
 
+    pub fn delete(&mut self, key: Vec<u8>) {
+        self.command.insert(key, None);
+    }
+
     /// Keeps the current command's changes as part of the batch.
     pub fn keep_command(&mut self) {
         let command = std::mem::take(&mut self.command);

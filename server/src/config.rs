@@ -22,6 +22,8 @@ pub struct NodeConfig {
     pub request_log_retention: u64,
     /// The FX margin in basis points.
     pub spread_bps: u32,
+    /// Lets live webhook endpoints point at loopback and private addresses.
+    pub allow_private_webhooks: bool,
 }
 
 impl NodeConfig {
@@ -37,6 +39,7 @@ impl NodeConfig {
             trusted_proxies: Vec::new(),
             request_log_retention: 100_000,
             spread_bps: 100,
+            allow_private_webhooks: false,
         }
     }
 }

@@ -69,6 +69,10 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             .with_detail("line", e.line())
             .with_detail("column", e.column()));
     }
+    // Every body is an object; serde would otherwise read an array positionally.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ApiError::validation("body", "must be a JSON object"));
+    }
     let deserializer = &mut serde_json::Deserializer::from_slice(bytes);
     serde_path_to_error::deserialize(deserializer).map_err(|e| {
         let path = e.path().to_string();
@@ -97,15 +101,17 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     }
 }
 
-/// The field a serde error is about: its path, or for a missing or unknown
-/// field, the name quoted in the message.
+/// The field a serde error is about: its path, or for a missing field (whose
+/// path is its parent's) the parent's path plus the name quoted in the
+/// message. An unknown field's path already ends with its name.
 fn field_name(path: &str, message: &str) -> String {
     let quoted = message.split('`').nth(1).map(str::to_string);
-    let is_field_message = message.starts_with("missing field") || message.starts_with("unknown field");
+    let missing = message.starts_with("missing field");
+    let is_field_message = missing || message.starts_with("unknown field");
     match (path, quoted) {
         (".", Some(name)) if is_field_message => name,
         (".", _) => "body".to_string(),
-        (path, Some(name)) if is_field_message => format!("{path}.{name}"),
+        (path, Some(name)) if missing => format!("{path}.{name}"),
         (path, _) => path.to_string(),
     }
 }
@@ -148,5 +154,7 @@ mod tests {
         assert_eq!(field(r#"{"quoteId": "q", "inner": {}}"#), "inner.currency");
         assert_eq!(field(r#"{"quoteId": "#), "body");
         assert_eq!(field(r#"[1]"#), "body");
+        assert_eq!(field(r#"["q", null]"#), "body");
+        assert_eq!(field(r#"{"quoteId": "q", "inner": {"currency": "c", "x": 1}}"#), "inner.x");
     }
 }

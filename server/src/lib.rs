@@ -24,6 +24,7 @@ pub mod request_log;
 pub mod routes;
 pub mod simulator;
 pub mod stack;
+pub mod webhooks;
 
 pub use config::NodeConfig;
 pub use node::{Node, init, serve};

@@ -134,6 +134,21 @@ impl Node {
         Ok(Node { live, sandbox, identity })
     }
 
+    /// Starts the webhook dispatchers (inside a Tokio runtime).
+    pub fn start_background(&self) -> Result<(), String> {
+        self.live.start_webhooks()?;
+        self.sandbox.start_webhooks()
+    }
+
+    /// Stops the dispatchers, recording attempts already made.
+    pub async fn stop_background(&self) {
+        for stack in [&self.live, &self.sandbox] {
+            if let Ok(handle) = stack.webhooks() {
+                handle.stop().await;
+            }
+        }
+    }
+
     /// Stops the writers and log writers after the listeners have drained.
     pub fn close(&self) {
         for stack in [&self.live, &self.sandbox] {
@@ -152,10 +167,13 @@ async fn bind(addr: SocketAddr, what: &str) -> Result<TcpListener, String> {
 /// bootstrap credentials once.
 pub async fn serve(config: NodeConfig) -> Result<(), String> {
     if !Identity::path(&config.data_dir).exists() {
-        let credentials = init(&config)?;
+        let init_config = config.clone();
+        let credentials =
+            tokio::task::spawn_blocking(move || init(&init_config)).await.map_err(|e| e.to_string())??;
         println!("{}", serde_json::to_string(&credentials).map_err(|e| e.to_string())?);
     }
     let node = Node::open(config.clone())?;
+    node.start_background()?;
     let live_listener = bind(config.live_addr, "live API").await?;
     let sandbox_listener = bind(config.sandbox_addr, "sandbox API").await?;
     let admin_listener = bind(config.admin_addr, "admin API").await?;
@@ -190,6 +208,7 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
             tracing::error!(error = %e, "listener failed");
         }
     }
+    node.stop_background().await;
     node.close();
     Ok(())
 }

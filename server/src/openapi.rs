@@ -181,6 +181,114 @@ const OPERATIONS: &[Operation] = &[
         responses: &[(200, "KeyEnvelope"), (404, "Error")],
     },
     Operation {
+        method: "post",
+        path: "/v1/webhooks/endpoints",
+        id: "createWebhookEndpoint",
+        summary: "Create a webhook endpoint; the answer carries its signing secret",
+        scope: "webhooks:write",
+        body: Some("WebhookEndpointRequest"),
+        responses: &[(201, "WebhookEndpointEnvelope")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/webhooks/endpoints",
+        id: "listWebhookEndpoints",
+        summary: "Webhook endpoints",
+        scope: "webhooks:read",
+        body: None,
+        responses: &[(200, "WebhookEndpointList")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/webhooks/endpoints/{id}",
+        id: "getWebhookEndpoint",
+        summary: "One webhook endpoint",
+        scope: "webhooks:read",
+        body: None,
+        responses: &[(200, "WebhookEndpointEnvelope"), (404, "Error")],
+    },
+    Operation {
+        method: "patch",
+        path: "/v1/webhooks/endpoints/{id}",
+        id: "updateWebhookEndpoint",
+        summary: "Change url or events; status active re-enables and resets the failure count",
+        scope: "webhooks:write",
+        body: Some("WebhookEndpointUpdate"),
+        responses: &[(200, "WebhookEndpointEnvelope"), (404, "Error")],
+    },
+    Operation {
+        method: "delete",
+        path: "/v1/webhooks/endpoints/{id}",
+        id: "deleteWebhookEndpoint",
+        summary: "Delete a webhook endpoint",
+        scope: "webhooks:write",
+        body: None,
+        responses: &[(200, "DeletedEndpoint"), (404, "Error")],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/webhooks/endpoints/{id}/test",
+        id: "testWebhookEndpoint",
+        summary: "Send a webhook.test event to this endpoint",
+        scope: "webhooks:write",
+        body: None,
+        responses: &[(202, "TestEvent"), (404, "Error")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/webhooks/signing-secret/{id}",
+        id: "getSigningSecret",
+        summary: "An endpoint's signing secret",
+        scope: "webhooks:read",
+        body: None,
+        responses: &[(200, "SigningSecret"), (404, "Error")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/webhooks/events",
+        id: "listEvents",
+        summary: "Events, newest first",
+        scope: "webhooks:read",
+        body: None,
+        responses: &[(200, "EventList")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/webhooks/events/{id}",
+        id: "getEvent",
+        summary: "One event",
+        scope: "webhooks:read",
+        body: None,
+        responses: &[(200, "EventEnvelope"), (404, "Error")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/webhooks/deliveries",
+        id: "listDeliveries",
+        summary: "Deliveries, newest first; filters status, endpointId, eventId, event, resourceId",
+        scope: "webhooks:read",
+        body: None,
+        responses: &[(200, "DeliveryList")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/webhooks/deliveries/{id}",
+        id: "getDelivery",
+        summary: "One delivery with its attempts",
+        scope: "webhooks:read",
+        body: None,
+        responses: &[(200, "DeliveryEnvelope"), (404, "Error")],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/webhooks/deliveries/{id}/retry",
+        id: "retryDelivery",
+        summary: "Re-send a delivery now; answers after the attempt",
+        scope: "webhooks:write",
+        body: None,
+        responses: &[(200, "DeliveryEnvelope"), (404, "Error")],
+    },
+    Operation {
         method: "get",
         path: "/v1/requests/{id}",
         id: "getRequest",
@@ -381,6 +489,56 @@ fn schemas() -> Map<String, Value> {
         ),
     );
     add("RequestEnvelope", envelope("request", "Request"));
+    add(
+        "WebhookEndpointRequest",
+        object(
+            &["url", "events"],
+            json!({ "url": string(), "events": { "type": "array", "items": string() }, "description": string() }),
+        ),
+    );
+    add(
+        "WebhookEndpointUpdate",
+        object(
+            &[],
+            json!({ "url": string(), "events": { "type": "array", "items": string() }, "description": string(), "status": { "enum": ["active", "disabled"] } }),
+        ),
+    );
+    add(
+        "WebhookEndpoint",
+        object(
+            &["id", "url", "events", "status", "disabledReason", "createdAt"],
+            json!({ "id": string(), "url": string(), "events": { "type": "array", "items": string() }, "description": string(), "status": { "enum": ["active", "disabled"] }, "disabledReason": { "enum": [null, "consecutive_failures", "manual"] }, "consecutiveFailures": { "type": "integer" }, "secret": string(), "createdAt": string(), "updatedAt": string() }),
+        ),
+    );
+    add("WebhookEndpointEnvelope", envelope("webhookEndpoint", "WebhookEndpoint"));
+    add("WebhookEndpointList", list("WebhookEndpoint"));
+    add(
+        "DeletedEndpoint",
+        object(
+            &["webhookEndpoint"],
+            json!({ "webhookEndpoint": object(&["id", "deleted"], json!({ "id": string(), "deleted": { "type": "boolean" } })) }),
+        ),
+    );
+    add("TestEvent", object(&["event"], json!({ "event": string() })));
+    add("SigningSecret", object(&["secret"], json!({ "secret": string() })));
+    add(
+        "Event",
+        object(
+            &["id", "event", "data", "createdAt"],
+            json!({ "id": string(), "event": string(), "data": { "type": "object" }, "createdAt": string() }),
+        ),
+    );
+    add("EventEnvelope", envelope("event", "Event"));
+    add("EventList", list("Event"));
+    add(
+        "Delivery",
+        object(
+            &["id", "endpointId", "eventId", "event", "status", "attempts", "createdAt"],
+            json!({ "id": string(), "endpointId": string(), "eventId": string(), "event": string(), "resourceId": nullable_string(), "status": { "enum": ["pending", "succeeded", "failed"] }, "attemptCount": { "type": "integer" }, "attempts": { "type": "array", "items": object(&["at", "succeeded"], json!({ "at": string(), "statusCode": { "type": ["integer", "null"] }, "durationMs": { "type": "integer" }, "error": nullable_string(), "succeeded": { "type": "boolean" }, "manual": { "type": "boolean" } })) }, "nextAttemptAt": nullable_string(), "createdAt": string(), "updatedAt": string() }),
+        ),
+    );
+    add("DeliveryEnvelope", envelope("delivery", "Delivery"));
+    add("DeliveryList", list("Delivery"));
     s
 }
 

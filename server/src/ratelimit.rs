@@ -46,12 +46,27 @@ impl RateLimiter {
         }
         let overlap = 1.0 - elapsed;
         let estimate = window.previous as f64 * overlap + window.current as f64;
-        if estimate + 1.0 > self.limit_per_second as f64 {
-            return Err(1);
+        let limit = self.limit_per_second as f64;
+        if estimate + 1.0 > limit {
+            return Err(retry_after(limit, window.previous as f64, window.current as f64, elapsed));
         }
         window.current += 1;
         Ok(())
     }
+}
+
+/// Whole seconds until one more request fits: later in this window, as the
+/// previous window's weight fades, or else in the next one, as this
+/// window's does. Rounded up, so a client that waits as told is accepted.
+fn retry_after(limit: f64, previous: f64, current: f64, elapsed: f64) -> u64 {
+    let in_this_window = (previous > 0.0 && current + 1.0 <= limit)
+        .then(|| 1.0 - (limit - 1.0 - current) / previous)
+        .filter(|at| *at < 1.0);
+    let wait = match in_this_window {
+        Some(at) => at - elapsed,
+        None => (1.0 - elapsed) + (1.0 - (limit - 1.0) / current.max(1.0)).max(0.0),
+    };
+    (wait + 0.001).ceil().max(1.0) as u64
 }
 
 #[cfg(test)]
@@ -66,10 +81,32 @@ mod tests {
         for _ in 0..10 {
             assert!(limiter.check("a", start).is_ok());
         }
-        assert_eq!(limiter.check("a", start), Err(1));
+        // The window's 10 fade over the next second: one more fits 1.1 s on.
+        assert_eq!(limiter.check("a", start), Err(2));
+        assert!(limiter.check("a", start + Duration::from_millis(1050)).is_err());
+        assert!(limiter.check("a", start + Duration::from_millis(1101)).is_ok());
         assert!(limiter.check("b", start).is_ok(), "other keys are unaffected");
         // Two full windows later the slate is clean.
         assert!(limiter.check("a", start + Duration::from_millis(2100)).is_ok());
+    }
+
+    #[test]
+    fn waiting_as_told_is_enough() {
+        for limit in [1u32, 5, 100] {
+            let limiter = RateLimiter::new(limit);
+            let start = Instant::now();
+            let mut now = start;
+            // A burst, then retries that obey the answer exactly.
+            for step in 0..50u64 {
+                now = start + Duration::from_millis(step * 7);
+                if let Err(wait) = limiter.check("k", now) {
+                    let retry = now + Duration::from_secs(wait);
+                    assert!(limiter.check("k", retry).is_ok(), "limit {limit}: refused again after {wait} s");
+                    break;
+                }
+            }
+            assert!(now > start || limit > 50);
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! writer, keys, rate limiter and request log.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use sika_engine::{Command, Engine};
 
@@ -12,6 +12,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::identity::Identity;
 use crate::ratelimit::RateLimiter;
 use crate::request_log::RequestLog;
+use crate::webhooks::dispatcher::{self, DispatcherHandle};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StackKind {
@@ -61,6 +62,7 @@ pub struct Stack {
     pub rate_limiter: RateLimiter,
     pub request_log: RequestLog,
     keys: RwLock<HashMap<[u8; 32], ApiKeyRecord>>,
+    webhooks: OnceLock<DispatcherHandle>,
 }
 
 impl Stack {
@@ -79,6 +81,7 @@ impl Stack {
             config,
             request_log,
             keys: RwLock::new(HashMap::new()),
+            webhooks: OnceLock::new(),
         };
         stack.load_keys().map_err(|e| format!("cannot load the {} keys: {}", kind.name(), e.message))?;
         Ok(stack)
@@ -123,6 +126,17 @@ impl Stack {
             .await?;
         self.keys.write().map_err(|_| ApiError::internal())?.insert(record.hash, record);
         Ok(())
+    }
+
+    /// Starts this stack's webhook dispatcher (inside a Tokio runtime).
+    pub fn start_webhooks(self: &Arc<Self>) -> Result<(), String> {
+        let handle = dispatcher::spawn(self.clone())?;
+        let _ = self.webhooks.set(handle);
+        Ok(())
+    }
+
+    pub fn webhooks(&self) -> ApiResult<&DispatcherHandle> {
+        self.webhooks.get().ok_or_else(ApiError::unavailable)
     }
 
     pub fn now_ms(&self) -> i64 {

@@ -152,7 +152,8 @@ async fn list(
 ) -> ApiResult<Json<Value>> {
     principal.require("conversions:read")?;
     let organization = principal.organization();
-    let scope = format!("{organization}/conversions");
+    // The stack is part of the scope: a sandbox cursor is refused on live.
+    let scope = format!("{}/{organization}/conversions", stack.kind.name());
     let secret = stack.identity.secret();
     let page = query.page(&secret, &scope)?;
     let snapshot = stack.engine.read()?;

@@ -21,6 +21,7 @@ mod representative;
 mod requests;
 mod simulations;
 mod validation;
+mod webhooks;
 
 pub fn app(stack: Arc<Stack>) -> Router {
     let authenticated = Router::new()
@@ -33,6 +34,7 @@ pub fn app(stack: Arc<Stack>) -> Router {
         .merge(simulations::router())
         .merge(keys::router())
         .merge(requests::router())
+        .merge(webhooks::router())
         .route_layer(from_fn_with_state(stack.clone(), authenticate_layer));
     Router::new()
         .merge(authenticated)
