@@ -11,6 +11,7 @@ use crate::error::EngineError;
 use crate::ids::new_id;
 use crate::ledger::{Books, TransferSpec};
 use crate::money::Currency;
+use crate::movements::*;
 use crate::rates::{Pricing, convert_down, convert_up};
 use crate::records::*;
 use crate::storage::{encode, keys};
@@ -66,6 +67,12 @@ pub enum Command {
     PutDocuments {
         documents: Vec<Document>,
     },
+    CreatePayout(NewPayout),
+    AdvancePayout { payout_id: String, step: Step },
+    CreateCollection(NewCollection),
+    AdvanceCollection { collection_id: String, step: Step },
+    /// Runs a scheduled job (and removes it) in one transaction.
+    RunJob { key: Vec<u8> },
     /// Records an event that has no ledger change of its own (`webhook.test`).
     RecordEvent {
         organization: String,
@@ -91,6 +98,8 @@ pub enum Outcome {
     Quote(QuoteRecord),
     Conversion(ConversionRecord),
     Document { collection: String, id: String },
+    Payout(PayoutRecord),
+    Collection(CollectionRecord),
 }
 
 /// A command's result. `replayed` is true when the result is an earlier
@@ -121,6 +130,8 @@ impl Command {
             Command::ExecuteQuote { organization, external_reference: Some(r), .. } => {
                 Some((organization, "conversion", r))
             }
+            Command::CreatePayout(p) => Some((&p.organization, "payout", &p.external_reference)),
+            Command::CreateCollection(c) => Some((&c.organization, "collection", &c.external_reference)),
             _ => None,
         }
     }
@@ -128,7 +139,11 @@ impl Command {
     /// A digest of everything the caller asked for: equal requests have
     /// equal fingerprints.
     pub fn fingerprint(&self) -> [u8; 32] {
-        Sha256::digest(encode(self)).into()
+        match self {
+            Command::CreatePayout(p) => p.request_fingerprint,
+            Command::CreateCollection(c) => c.request_fingerprint,
+            _ => Sha256::digest(encode(self)).into(),
+        }
     }
 }
 
@@ -170,6 +185,11 @@ pub(crate) fn apply(
             }
             last.ok_or_else(|| invalid("documents", "at least one document is required"))?
         }
+        Command::CreatePayout(new) => create_payout(books, new)?,
+        Command::AdvancePayout { payout_id, step } => advance_payout(books, payout_id, step)?,
+        Command::CreateCollection(new) => create_collection(books, new)?,
+        Command::AdvanceCollection { collection_id, step } => advance_collection(books, collection_id, step)?,
+        Command::RunJob { key } => run_job(books, ctx, key, received_epoch)?,
         Command::RecordEvent { organization, kind, payload } => {
             books.emit(organization, kind, payload.clone())?;
             Applied {
@@ -198,6 +218,8 @@ fn resource_of(outcome: &Outcome) -> ResourceRef {
         Outcome::Conversion(c) => ResourceRef::Conversion(c.id.clone()),
         Outcome::Quote(q) => ResourceRef::Conversion(q.id.clone()),
         Outcome::Document { id, .. } => ResourceRef::Conversion(id.clone()),
+        Outcome::Payout(p) => ResourceRef::Payout(p.id.clone()),
+        Outcome::Collection(c) => ResourceRef::Collection(c.id.clone()),
     }
 }
 
@@ -210,6 +232,12 @@ fn load(books: &Books, resource: &ResourceRef) -> Result<Outcome, EngineError> {
         ResourceRef::Deposit(id) => {
             Outcome::Deposit(books.store.get(&keys::deposit(id))?.ok_or_else(|| missing("deposit"))?)
         }
+        ResourceRef::Payout(id) => {
+            Outcome::Payout(books.store.get(&keys::document("payouts", id))?.ok_or_else(|| missing("payout"))?)
+        }
+        ResourceRef::Collection(id) => Outcome::Collection(
+            books.store.get(&keys::document("collections", id))?.ok_or_else(|| missing("collection"))?,
+        ),
         ResourceRef::Transfers(ids) => {
             let mut transfers = Vec::with_capacity(ids.len());
             for id in ids {

@@ -356,6 +356,25 @@ impl Snapshot {
         }
     }
 
+    /// Keys of jobs due at or before `now`, oldest first.
+    pub fn due_jobs(&self, now: TimestampMs, limit: usize) -> Result<Vec<Vec<u8>>, EngineError> {
+        let start = keys::space(crate::storage::Space::Job);
+        let end = keys::job(now.saturating_add(1), "");
+        let mut out = Vec::new();
+        for entry in self.table.range(start.as_slice()..end.as_slice())?.take(limit) {
+            out.push(entry?.0.value().to_vec());
+        }
+        Ok(out)
+    }
+
+    pub fn payout(&self, id: &str) -> Result<Option<crate::movements::PayoutRecord>, EngineError> {
+        self.get(&keys::document("payouts", id))
+    }
+
+    pub fn collection(&self, id: &str) -> Result<Option<crate::movements::CollectionRecord>, EngineError> {
+        self.get(&keys::document("collections", id))
+    }
+
     /// The number of journal entries.
     pub fn journal_length(&self) -> Result<u64, EngineError> {
         Ok(self.get::<u64>(&keys::meta("journal_seq"))?.unwrap_or(0))

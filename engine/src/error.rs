@@ -37,6 +37,10 @@ pub enum EngineError {
     #[error("no rate available from {from} to {to}")]
     NoRate { from: String, to: String },
 
+    /// A live key's spend cap would be exceeded; `cap` names it.
+    #[error("this payout of {attempted_usd} USD would exceed the key's {cap} cap of {limit_usd} USD")]
+    SpendCapExceeded { cap: String, limit_usd: String, attempted_usd: String },
+
     /// The database could not be read or written.
     #[error("storage error: {0}")]
     Storage(String),

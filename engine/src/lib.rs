@@ -30,6 +30,7 @@ pub mod error;
 pub mod ids;
 pub mod ledger;
 pub mod money;
+pub mod movements;
 pub mod rates;
 pub mod records;
 pub mod storage;

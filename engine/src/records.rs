@@ -217,6 +217,8 @@ pub enum EventPayload {
     WebhookTest {
         endpoint_id: String,
     },
+    Payout(crate::movements::PayoutRecord),
+    Collection(crate::movements::CollectionRecord),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -236,6 +238,8 @@ pub enum ResourceRef {
     Conversion(String),
     Deposit(String),
     Transfers(Vec<TransferId>),
+    Payout(String),
+    Collection(String),
 }
 
 /// (organization, operation, externalReference) → what the first request was

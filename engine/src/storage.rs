@@ -33,6 +33,7 @@ pub enum Space {
     ListIndex = 9,
     Deposit = 10,
     Document = 11,
+    Job = 12,
 }
 
 /// Builds keys: a prefix byte then parts.
@@ -107,6 +108,10 @@ pub mod keys {
     }
     pub fn documents_prefix(collection: &str) -> Vec<u8> {
         Key::new(Space::Document).str(collection).bytes()
+    }
+    /// A scheduled job, ordered by when it is due.
+    pub fn job(due_at: i64, id: &str) -> Vec<u8> {
+        Key::new(Space::Job).u64(due_at.max(0) as u64).str(id).bytes()
     }
     pub fn space(space: Space) -> Vec<u8> {
         vec![space as u8]

@@ -220,6 +220,8 @@ fn check_idempotency(table: &Table, report: &mut Report) -> Result<(), EngineErr
         let exists = match &entry.resource {
             ResourceRef::Conversion(id) => table.get(keys::conversion(id).as_slice())?.is_some(),
             ResourceRef::Deposit(id) => table.get(keys::deposit(id).as_slice())?.is_some(),
+            ResourceRef::Payout(id) => table.get(keys::document("payouts", id).as_slice())?.is_some(),
+            ResourceRef::Collection(id) => table.get(keys::document("collections", id).as_slice())?.is_some(),
             ResourceRef::Transfers(ids) => {
                 let mut all = true;
                 for id in ids {

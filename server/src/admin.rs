@@ -14,6 +14,8 @@ use serde_json::{Value, json};
 use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::envelope::{EnvelopeState, envelope};
+use sika_engine::movements::Step;
+use sika_engine::{Command, Outcome};
 use crate::error::{ApiError, ApiResult};
 use crate::identity::{Identity, Organization};
 use crate::render::{self, timestamp};
@@ -44,6 +46,8 @@ pub fn app(state: Arc<AdminState>) -> Router {
         .route("/admin/v1/organizations/{id}/suspend", post(suspend))
         .route("/admin/v1/organizations/{id}/reinstate", post(reinstate))
         .route("/admin/v1/{stack}/accounts", get(accounts))
+        .route("/admin/v1/{stack}/payouts/{id}/{action}", post(settle_payout))
+        .route("/admin/v1/{stack}/collections/{id}/{action}", post(settle_collection))
         .route_layer(from_fn_with_state(state.clone(), require_operator))
         .with_state(state)
         .layer(CatchPanicLayer::new())
@@ -159,4 +163,70 @@ async fn status(State(state): State<Arc<AdminState>>) -> ApiResult<Json<Value>> 
 
 fn state_file_size(stack: &Stack) -> u64 {
     std::fs::metadata(stack.config.data_dir.join(stack.kind.database_file())).map(|m| m.len()).unwrap_or(0)
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct SettleRequest {
+    message: Option<String>,
+}
+
+fn settle_step(action: &str, message: Option<String>) -> ApiResult<Step> {
+    let success = match action {
+        "complete" => true,
+        "fail" => false,
+        other => return Err(ApiError::not_found(format!("unknown action '{other}'; use complete or fail"))),
+    };
+    let message = message.unwrap_or_else(|| {
+        if success { "Confirmed by the operator".to_string() } else { "Failed by the operator".to_string() }
+    });
+    Ok(Step::Settle { success, message })
+}
+
+fn already_final(what: &str, status: &str) -> ApiError {
+    ApiError::new(axum::http::StatusCode::CONFLICT, "invalid_state", format!("the {what} is already {status}"))
+}
+
+fn settle_body(body: axum::body::Bytes) -> ApiResult<SettleRequest> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(SettleRequest::default());
+    }
+    crate::extract::parse_json(&body)
+}
+
+/// The manual-settlement rail: the operator confirms or fails a payout.
+async fn settle_payout(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id, action)): Path<(String, String, String)>,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<Value>> {
+    let stack = state.stack(&stack)?;
+    let step = settle_step(&action, settle_body(body)?.message)?;
+    let applied = stack.engine.execute(Command::AdvancePayout { payout_id: id, step }).await?;
+    let Outcome::Payout(payout) = applied.outcome else { return Err(ApiError::internal()) };
+    if applied.replayed {
+        return Err(already_final("payout", payout.status.name()));
+    }
+    if let Ok(webhooks) = stack.webhooks() {
+        webhooks.wake();
+    }
+    Ok(Json(json!({ "payout": render::payout(&payout, &[]) })))
+}
+
+async fn settle_collection(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id, action)): Path<(String, String, String)>,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<Value>> {
+    let stack = state.stack(&stack)?;
+    let step = settle_step(&action, settle_body(body)?.message)?;
+    let applied = stack.engine.execute(Command::AdvanceCollection { collection_id: id, step }).await?;
+    let Outcome::Collection(collection) = applied.outcome else { return Err(ApiError::internal()) };
+    if applied.replayed {
+        return Err(already_final("collection", collection.status.name()));
+    }
+    if let Ok(webhooks) = stack.webhooks() {
+        webhooks.wake();
+    }
+    Ok(Json(json!({ "collection": render::collection(&collection, &[]) })))
 }

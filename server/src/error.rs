@@ -123,7 +123,15 @@ impl From<EngineError> for ApiError {
             }
             e @ EngineError::NotPending(_) => ApiError::bad_request(e.to_string()),
             e @ EngineError::NoRate { .. } => ApiError::validation("currency", e.to_string()),
-            EngineError::Unavailable => ApiError::unavailable(),
+            EngineError::SpendCapExceeded { cap, limit_usd, attempted_usd } => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "spend_cap_exceeded",
+                format!("this payout of {attempted_usd} USD would exceed the key's {cap} cap of {limit_usd} USD"),
+            )
+            .with_detail("cap", cap)
+            .with_detail("limitUsd", limit_usd)
+            .with_detail("attemptedUsd", attempted_usd),
+                        EngineError::Unavailable => ApiError::unavailable(),
             other => {
                 tracing::error!(error = %other, "engine failure");
                 ApiError::internal()

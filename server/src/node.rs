@@ -136,8 +136,11 @@ impl Node {
 
     /// Starts the webhook dispatchers (inside a Tokio runtime).
     pub fn start_background(&self) -> Result<(), String> {
-        self.live.start_webhooks()?;
-        self.sandbox.start_webhooks()
+        for stack in [&self.live, &self.sandbox] {
+            stack.start_webhooks()?;
+            crate::scheduler::spawn(stack.clone());
+        }
+        Ok(())
     }
 
     /// Stops the dispatchers, recording attempts already made.

@@ -95,17 +95,12 @@ mod tests {
         for limit in [1u32, 5, 100] {
             let limiter = RateLimiter::new(limit);
             let start = Instant::now();
-            let mut now = start;
-            // A burst, then retries that obey the answer exactly.
-            for step in 0..50u64 {
-                now = start + Duration::from_millis(step * 7);
-                if let Err(wait) = limiter.check("k", now) {
-                    let retry = now + Duration::from_secs(wait);
-                    assert!(limiter.check("k", retry).is_ok(), "limit {limit}: refused again after {wait} s");
-                    break;
-                }
-            }
-            assert!(now > start || limit > 50);
+            // A burst every 7 ms until refused, then a retry that obeys the answer exactly.
+            let (now, wait) = (0..1000u64)
+                .map(|step| start + Duration::from_millis(step * 7))
+                .find_map(|now| limiter.check("k", now).err().map(|wait| (now, wait)))
+                .expect("the burst is refused");
+            assert!(limiter.check("k", now + Duration::from_secs(wait)).is_ok(), "limit {limit}: {wait} s was too short");
         }
     }
 

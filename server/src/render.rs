@@ -152,3 +152,74 @@ mod tests {
         assert!(serde_json::from_str::<AmountInput>("true").is_err());
     }
 }
+
+fn metadata(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| json!({}))
+}
+
+fn timeline(entries: &[sika_engine::movements::TimelineEntry]) -> Vec<Value> {
+    entries
+        .iter()
+        .map(|e| json!({ "at": timestamp(e.at), "kind": e.kind, "title": e.title, "detail": e.detail }))
+        .collect()
+}
+
+/// A payout as its GET returns it; `extra` adds entries (webhook deliveries)
+/// to the timeline, which is kept in time order.
+pub fn payout(record: &sika_engine::movements::PayoutRecord, extra: &[sika_engine::movements::TimelineEntry]) -> Value {
+    let mut entries = record.timeline.clone();
+    entries.extend_from_slice(extra);
+    entries.sort_by_key(|e| e.at);
+    json!({
+        "id": record.id,
+        "status": record.status.name(),
+        "from": {
+            "accountNumber": record.from_account,
+            "amount": amount(&record.from_currency, record.from_amount),
+            "currency": record.from_currency,
+            "kyc": {},
+        },
+        "to": {
+            "code": record.to.code,
+            "amount": amount(&record.to_currency, record.to_amount),
+            "currency": record.to_currency,
+            "accountNumber": record.to.account_number,
+            "address": record.to.address,
+            "tag": record.to.tag,
+            "recipientId": record.to.recipient_id,
+            "kyc": {},
+        },
+        "fee": { "amount": amount(&record.from_currency, record.fee_amount), "currency": record.from_currency },
+        "rate": record.rate,
+        "narration": record.narration,
+        "externalReference": record.external_reference,
+        "metadata": metadata(&record.metadata),
+        "statusMessage": record.status_message,
+        "completedAt": record.completed_at.map(timestamp),
+        "createdAt": timestamp(record.created_at),
+        "updatedAt": timestamp(record.updated_at),
+        "timeline": timeline(&entries),
+    })
+}
+
+pub fn collection(record: &sika_engine::movements::CollectionRecord, extra: &[sika_engine::movements::TimelineEntry]) -> Value {
+    let mut entries = record.timeline.clone();
+    entries.extend_from_slice(extra);
+    entries.sort_by_key(|e| e.at);
+    json!({
+        "id": record.id,
+        "status": record.status.name(),
+        "amount": amount(&record.currency, record.amount),
+        "currency": record.currency,
+        "accountNumber": record.account_number,
+        "code": record.code,
+        "balanceAccount": record.account,
+        "externalReference": record.external_reference,
+        "metadata": metadata(&record.metadata),
+        "statusMessage": record.status_message,
+        "completedAt": record.completed_at.map(timestamp),
+        "createdAt": timestamp(record.created_at),
+        "updatedAt": timestamp(record.updated_at),
+        "timeline": timeline(&entries),
+    })
+}

@@ -137,6 +137,25 @@ pub async fn replace(
     Ok(record)
 }
 
+/// The sandbox's placeholder representative, filled from the owner's name.
+pub async fn put_default(stack: &Stack, organization: &str, owner_name: &str) -> ApiResult<Representative> {
+    let now = stack.now_ms();
+    let record = Representative {
+        id: sika_engine::ids::new_id("rep"),
+        full_name: owner_name.to_string(),
+        phone: "+233000000000".into(),
+        id_type: "ghana_card".into(),
+        id_number: "GHA-000000000-0".into(),
+        country: "GH".into(),
+        status: RepresentativeStatus::SandboxDefault,
+        metadata: "{}".into(),
+        created_at: now,
+        updated_at: now,
+    };
+    save(stack, organization, &record).await?;
+    Ok(record)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

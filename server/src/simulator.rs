@@ -3,6 +3,7 @@
 //! outcomes from it, so the index cannot drift from what the sandbox does.
 
 use serde_json::{Map, Value, json};
+use sika_engine::movements::{ScheduledStep, Step};
 
 pub struct Trigger {
     pub field: &'static str,
@@ -28,7 +29,47 @@ pub const VALIDATION_SCENARIOS: &[(&str, &str)] = &[
     ("default", "valid"),
 ];
 
+/// Collection outcomes by the first two fraction digits of `amount`.
+pub const COLLECTION_SCENARIOS: &[(&str, &str)] = &[
+    ("50", "delayed_completion"),
+    ("51", "failed"),
+    ("52", "customer_timeout"),
+    ("99", "transient_error_then_reconciled"),
+    ("default", "completed"),
+];
+
+/// Payout outcomes by the first two fraction digits of `amount`.
+pub const PAYOUT_SCENARIOS: &[(&str, &str)] =
+    &[("01", "rejected"), ("03", "timeout_then_reconciled"), ("default", "completed")];
+
 pub const SIMULATIONS: &[Simulation] = &[
+    Simulation {
+        operation: "create_collection",
+        method: "POST",
+        path: "/v1/collections",
+        description: "Sandbox collections settle by the last two decimal digits of amount (the cents; for currencies without decimals, the last two digits).",
+        outcomes: &["completed", "delayed_completion", "failed", "customer_timeout", "transient_error_then_reconciled"],
+        trigger: Some(Trigger { field: "amount", rule: "last_two_decimal_digits" }),
+        scenarios: COLLECTION_SCENARIOS,
+    },
+    Simulation {
+        operation: "create_payout",
+        method: "POST",
+        path: "/v1/payouts",
+        description: "Sandbox payouts settle by the last two decimal digits of from.amount.",
+        outcomes: &["completed", "rejected", "timeout_then_reconciled"],
+        trigger: Some(Trigger { field: "from.amount", rule: "last_two_decimal_digits" }),
+        scenarios: PAYOUT_SCENARIOS,
+    },
+    Simulation {
+        operation: "simulate_virtual_account_deposit",
+        method: "POST",
+        path: "/v1/simulations/virtual-accounts/{id}/deposits",
+        description: "Credits a deposit made to a virtual account to the organization's balance and fires account.credited.",
+        outcomes: &["completed"],
+        trigger: None,
+        scenarios: &[("default", "completed")],
+    },
     Simulation {
         operation: "simulate_deposit",
         method: "POST",
@@ -70,4 +111,79 @@ pub fn render(simulation: &Simulation) -> Value {
         "trigger": simulation.trigger.as_ref().map(|t| json!({ "field": t.field, "rule": t.rule })),
         "scenarios": scenarios,
     })
+}
+
+/// The two digits that choose a sandbox outcome: the first two fraction
+/// digits (the cents), or the last two digits for currencies without
+/// fraction digits.
+pub fn trigger_digits(amount_minor: i128, scale: u32) -> String {
+    let cents = if scale >= 2 { amount_minor / 10i128.pow(scale - 2) } else { amount_minor };
+    format!("{:02}", cents.rem_euclid(100))
+}
+
+/// The outcome `scenarios` gives for `digits`.
+pub fn outcome(scenarios: &[(&str, &'static str)], digits: &str) -> &'static str {
+    scenarios
+        .iter()
+        .find(|(d, _)| *d == digits)
+        .or_else(|| scenarios.iter().find(|(d, _)| *d == "default"))
+        .map(|(_, o)| *o)
+        .unwrap_or("completed")
+}
+
+fn after(ms: i64, time_scale: f64, step: Step) -> ScheduledStep {
+    ScheduledStep { after_ms: ((ms as f64) * time_scale).round() as i64, step }
+}
+
+fn note(title: &str, detail: &str) -> Step {
+    Step::Note { kind: "provider".into(), title: title.into(), detail: detail.into() }
+}
+
+fn settle(success: bool, message: &str) -> Step {
+    Step::Settle { success, message: message.into() }
+}
+
+/// What the simulated rail will report for a payout (unscaled delays: 2 s
+/// to settle; a timeout is noticed at 30 s and reconciled at 60 s).
+pub fn payout_steps(outcome: &str, time_scale: f64) -> Vec<ScheduledStep> {
+    match outcome {
+        "rejected" => vec![after(2_000, time_scale, settle(false, "The provider rejected the payout (sandbox trigger 01)"))],
+        "timeout_then_reconciled" => vec![
+            after(30_000, time_scale, note("Provider timed out", "No answer from the provider; reconciling (sandbox trigger 03)")),
+            after(60_000, time_scale, settle(true, "Delivered; confirmed by reconciliation")),
+        ],
+        _ => vec![after(2_000, time_scale, settle(true, "Delivered to the recipient"))],
+    }
+}
+
+/// What the simulated rail will report for a collection.
+pub fn collection_steps(outcome: &str, time_scale: f64) -> Vec<ScheduledStep> {
+    match outcome {
+        "delayed_completion" => vec![after(60_000, time_scale, settle(true, "The payer approved after a delay"))],
+        "failed" => vec![after(2_000, time_scale, settle(false, "The payer declined the charge"))],
+        "customer_timeout" => vec![after(60_000, time_scale, settle(false, "The payer did not approve in time"))],
+        "transient_error_then_reconciled" => vec![
+            after(2_000, time_scale, note("Transient provider error", "The provider returned an error; reconciling")),
+            after(10_000, time_scale, settle(true, "Approved; confirmed by reconciliation")),
+        ],
+        _ => vec![after(2_000, time_scale, settle(true, "The payer approved the charge"))],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digits_and_outcomes() {
+        assert_eq!(trigger_digits(1051, 2), "51");
+        assert_eq!(trigger_digits(1000, 2), "00");
+        assert_eq!(trigger_digits(10_510_000, 6), "51");
+        assert_eq!(trigger_digits(1503, 0), "03");
+        assert_eq!(outcome(COLLECTION_SCENARIOS, "99"), "transient_error_then_reconciled");
+        assert_eq!(outcome(COLLECTION_SCENARIOS, "42"), "completed");
+        assert_eq!(outcome(PAYOUT_SCENARIOS, "01"), "rejected");
+        assert!(matches!(payout_steps("rejected", 1.0)[0].step, Step::Settle { success: false, .. }));
+        assert_eq!(payout_steps("completed", 0.001)[0].after_ms, 2);
+    }
 }

@@ -13,14 +13,18 @@ use crate::stack::Stack;
 
 mod accounts;
 mod capabilities;
-mod conversions;
+mod collections;
+pub mod conversions;
 mod keys;
 pub mod openapi;
+pub mod payouts;
 mod rates;
+mod recipients;
 mod representative;
 mod requests;
 mod simulations;
 mod validation;
+mod virtual_accounts;
 mod webhooks;
 
 pub fn app(stack: Arc<Stack>) -> Router {
@@ -35,6 +39,10 @@ pub fn app(stack: Arc<Stack>) -> Router {
         .merge(keys::router())
         .merge(requests::router())
         .merge(webhooks::router())
+        .merge(payouts::router())
+        .merge(collections::router())
+        .merge(recipients::router())
+        .merge(virtual_accounts::router())
         .route_layer(from_fn_with_state(stack.clone(), authenticate_layer));
     Router::new()
         .merge(authenticated)

@@ -17,7 +17,10 @@ use crate::simulator;
 use crate::stack::{Stack, StackKind};
 
 pub fn router() -> Router<Arc<Stack>> {
-    Router::new().route("/v1/simulations", get(index)).route("/v1/simulations/deposits", post(deposit))
+    Router::new()
+        .route("/v1/simulations", get(index))
+        .route("/v1/simulations/deposits", post(deposit))
+        .route("/v1/simulations/virtual-accounts/{id}/deposits", post(virtual_account_deposit))
 }
 
 fn sandbox_only(stack: &Stack) -> ApiResult<()> {
@@ -66,4 +69,44 @@ async fn deposit(
     let Outcome::Deposit(deposit) = applied.outcome else { return Err(ApiError::internal()) };
     let status = if applied.replayed { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, Json(json!({ "deposit": render::deposit(&deposit) }))))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct VirtualAccountDepositRequest {
+    amount: AmountInput,
+    external_reference: Option<String>,
+}
+
+/// A customer paid into a virtual account: the money lands on the balance.
+async fn virtual_account_deposit(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    axum::extract::Path(id): axum::extract::Path<String>,
+    ApiJson(body): ApiJson<VirtualAccountDepositRequest>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    sandbox_only(&stack)?;
+    principal.require("virtual-accounts:write")?;
+    let account = crate::virtual_accounts::load(&stack.engine.read()?, &id)?
+        .filter(|a| a.organization == principal.organization())
+        .ok_or_else(|| ApiError::not_found(format!("virtual account '{id}' not found")))?;
+    let currency = Currency::find(&account.currency).map_err(|_| ApiError::internal())?;
+    let amount = currency.parse(body.amount.as_str(), false).map_err(|e| money_error("amount", e))?;
+    if let Some(reference) = &body.external_reference {
+        validate_reference(reference)?;
+    }
+    let applied = stack
+        .engine
+        .execute(Command::Deposit {
+            organization: principal.organization().to_string(),
+            currency: currency.code.to_string(),
+            amount,
+            external_reference: body.external_reference,
+        })
+        .await?;
+    let Outcome::Deposit(deposit) = applied.outcome else { return Err(ApiError::internal()) };
+    let mut rendered = render::deposit(&deposit);
+    rendered["virtualAccountId"] = Value::String(account.id);
+    let status = if applied.replayed { StatusCode::OK } else { StatusCode::CREATED };
+    Ok((status, Json(json!({ "deposit": rendered }))))
 }

@@ -343,6 +343,11 @@ impl Dispatcher {
                     Some((&delivery.organization, "webhook_deliveries")),
                 ));
                 documents.push(document(OPEN_DELIVERIES, &delivery.id, &true, None));
+                if let Some(resource) = &delivery.resource_id {
+                    let list = resource_list(resource);
+                    let key = format!("{resource}/{}", delivery.id);
+                    documents.push(document(BY_RESOURCE, &key, &true, Some((&delivery.organization, &list))));
+                }
                 created.push(delivery);
             }
         }

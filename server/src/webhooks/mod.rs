@@ -21,6 +21,47 @@ pub const DELIVERIES: &str = "webhook_deliveries";
 /// Deliveries not yet succeeded or failed: what the dispatcher reloads on start.
 pub const OPEN_DELIVERIES: &str = "webhook_open";
 pub const STATE: &str = "webhook_state";
+/// Deliveries listed per resource, for timelines.
+pub const BY_RESOURCE: &str = "webhook_by_resource";
+
+/// The list a resource's deliveries are indexed under.
+pub fn resource_list(resource_id: &str) -> String {
+    format!("deliveries:{resource_id}")
+}
+
+/// A resource's webhook deliveries as timeline entries.
+pub fn timeline_entries(
+    snapshot: &Snapshot,
+    organization: &str,
+    resource_id: &str,
+) -> ApiResult<Vec<sika_engine::movements::TimelineEntry>> {
+    let mut entries = Vec::new();
+    for (_, key) in snapshot.list(organization, &resource_list(resource_id), None, 100)? {
+        // The index holds `{resource}/{delivery}`.
+        let id = key.rsplit('/').next().unwrap_or_default();
+        let Some(delivery) = load_delivery(snapshot, id)? else { continue };
+        entries.push(sika_engine::movements::TimelineEntry {
+            at: delivery.created_at,
+            kind: "webhook".into(),
+            title: format!("Webhook {} scheduled", delivery.event_kind),
+            detail: format!("Delivery {} to endpoint {}", delivery.id, delivery.endpoint_id),
+        });
+        for attempt in &delivery.attempts {
+            let outcome = match (attempt.succeeded, attempt.status_code) {
+                (true, Some(code)) => format!("delivered (HTTP {code})"),
+                (false, Some(code)) => format!("failed (HTTP {code})"),
+                _ => format!("failed ({})", attempt.error.as_deref().unwrap_or("no answer")),
+            };
+            entries.push(sika_engine::movements::TimelineEntry {
+                at: attempt.at,
+                kind: "webhook".into(),
+                title: format!("Webhook {} {}", delivery.event_kind, if attempt.succeeded { "delivered" } else { "attempt failed" }),
+                detail: format!("Delivery {} {outcome} in {} ms", delivery.id, attempt.duration_ms),
+            });
+        }
+    }
+    Ok(entries)
+}
 
 /// Every event name an endpoint can subscribe to.
 pub const EVENT_KINDS: &[&str] = &[
@@ -186,6 +227,8 @@ pub fn event_data(stack: &Stack, event: &EventRecord) -> Value {
         EventPayload::WebhookTest { endpoint_id } => {
             json!({ "endpointId": endpoint_id, "message": "webhook.test" })
         }
+        EventPayload::Payout(p) => render::payout(p, &[]),
+        EventPayload::Collection(c) => render::collection(c, &[]),
     }
 }
 
@@ -194,6 +237,8 @@ pub fn event_resource_id(event: &EventRecord) -> Option<String> {
         EventPayload::Conversion(c) => Some(c.id.clone()),
         EventPayload::AccountCredited { account, .. } => Some(account.id.clone()),
         EventPayload::WebhookTest { endpoint_id } => Some(endpoint_id.clone()),
+        EventPayload::Payout(p) => Some(p.id.clone()),
+        EventPayload::Collection(c) => Some(c.id.clone()),
     }
 }
 

@@ -1,0 +1,459 @@
+//! Money that crosses the node's edge: payouts (out through a rail) and
+//! collections (in through a rail), their state machines, their timelines,
+//! and the scheduled steps a rail reports later.
+//!
+//! A payout holds `amount + fee` on the organization's balance (two pending
+//! transfers, to rail clearing and to fee revenue). Completion posts both and
+//! moves the amount from rail clearing to the outside world; failure voids
+//! both, which returns the money. A collection is a pending credit from the
+//! outside world (it shows in `pendingBalance`) that is posted on
+//! completion or voided on failure.
+
+use serde::{Deserialize, Serialize};
+
+use crate::commands::{Applied, Outcome};
+use crate::error::EngineError;
+use crate::ledger::{Books, TransferSpec};
+use crate::money::Currency;
+use crate::records::*;
+use crate::storage::keys;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimelineEntry {
+    pub at: TimestampMs,
+    pub kind: String,
+    pub title: String,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MovementStatus {
+    Pending,
+    Completed,
+    Failed,
+}
+
+impl MovementStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            MovementStatus::Pending => "pending",
+            MovementStatus::Completed => "completed",
+            MovementStatus::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Destination {
+    pub code: String,
+    pub account_number: Option<String>,
+    pub address: Option<String>,
+    pub tag: Option<String>,
+    pub recipient_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PayoutRecord {
+    pub id: String,
+    pub organization: String,
+    pub status: MovementStatus,
+    pub from_account: String,
+    pub from_currency: String,
+    pub from_amount: i128,
+    pub to: Destination,
+    pub to_currency: String,
+    pub to_amount: i128,
+    pub fee_amount: i128,
+    pub rate: String,
+    pub narration: String,
+    pub external_reference: String,
+    /// The caller's metadata object as JSON text.
+    pub metadata: String,
+    pub status_message: String,
+    pub hold_ids: Vec<TransferId>,
+    pub timeline: Vec<TimelineEntry>,
+    pub rail: String,
+    pub api_key_id: Option<String>,
+    pub created_at: TimestampMs,
+    pub updated_at: TimestampMs,
+    pub completed_at: Option<TimestampMs>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CollectionRecord {
+    pub id: String,
+    pub organization: String,
+    pub status: MovementStatus,
+    pub account: String,
+    pub currency: String,
+    pub amount: i128,
+    pub code: String,
+    pub account_number: String,
+    pub external_reference: String,
+    pub metadata: String,
+    pub status_message: String,
+    pub hold_id: TransferId,
+    pub timeline: Vec<TimelineEntry>,
+    pub rail: String,
+    pub created_at: TimestampMs,
+    pub updated_at: TimestampMs,
+    pub completed_at: Option<TimestampMs>,
+}
+
+/// A spend cap check for a live key, in US cents; the writer checks and
+/// counts it in the same transaction as the payout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CapCheck {
+    pub key_id: String,
+    pub amount_usd_cents: i128,
+    pub per_transaction_usd_cents: Option<i128>,
+    pub daily_usd_cents: Option<i128>,
+    pub monthly_usd_cents: Option<i128>,
+    /// `2026-11-22` and `2026-11`: the windows this payout counts in.
+    pub day: String,
+    pub month: String,
+}
+
+/// What a rail reports about a payout or collection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Step {
+    /// A note on the timeline (a provider attempt, a transient error).
+    Note { kind: String, title: String, detail: String },
+    /// The final outcome.
+    Settle { success: bool, message: String },
+}
+
+/// A step the rail will report after a delay (the sandbox simulator).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScheduledStep {
+    pub after_ms: i64,
+    pub step: Step,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewPayout {
+    pub organization: String,
+    pub from_currency: String,
+    pub from_amount: i128,
+    pub to: Destination,
+    pub to_currency: String,
+    pub to_amount: i128,
+    pub fee_amount: i128,
+    pub rate: String,
+    pub narration: String,
+    pub metadata: String,
+    pub external_reference: String,
+    pub api_key_id: Option<String>,
+    pub cap: Option<CapCheck>,
+    pub rail: String,
+    /// The note the rail adds when the payout is handed to it.
+    pub rail_note: String,
+    pub schedule: Vec<ScheduledStep>,
+    /// SHA-256 of the client's request, for idempotency.
+    pub request_fingerprint: [u8; 32],
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewCollection {
+    pub organization: String,
+    pub currency: String,
+    pub amount: i128,
+    pub code: String,
+    pub account_number: String,
+    pub metadata: String,
+    pub external_reference: String,
+    pub rail: String,
+    pub rail_note: String,
+    pub schedule: Vec<ScheduledStep>,
+    pub request_fingerprint: [u8; 32],
+}
+
+/// A command kept for later: the scheduler submits it when due.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Job {
+    pub id: String,
+    pub due_at: TimestampMs,
+    pub command: crate::commands::Command,
+}
+
+fn entry(at: TimestampMs, kind: &str, title: &str, detail: impl Into<String>) -> TimelineEntry {
+    TimelineEntry { at, kind: kind.to_string(), title: title.to_string(), detail: detail.into() }
+}
+
+fn format(currency: &str, amount: i128) -> String {
+    Currency::find(currency).map(|c| c.format(amount)).unwrap_or_else(|_| amount.to_string())
+}
+
+pub(crate) fn schedule(books: &mut Books, due_at: TimestampMs, command: crate::commands::Command) {
+    let job = Job { id: crate::ids::new_id("job"), due_at, command };
+    books.store.put(keys::job(due_at, &job.id), &job);
+}
+
+fn check_cap(books: &mut Books, cap: &CapCheck) -> Result<(), EngineError> {
+    let refuse = |name: &str, limit: i128| EngineError::SpendCapExceeded {
+        cap: name.to_string(),
+        limit_usd: crate::money::format_minor(limit, 2),
+        attempted_usd: crate::money::format_minor(cap.amount_usd_cents, 2),
+    };
+    if let Some(limit) = cap.per_transaction_usd_cents
+        && cap.amount_usd_cents > limit
+    {
+        return Err(refuse("perTransactionUsd", limit));
+    }
+    let windows = [(&cap.day, cap.daily_usd_cents, "dailyUsd"), (&cap.month, cap.monthly_usd_cents, "monthlyUsd")];
+    for (window, limit, name) in windows {
+        let key = keys::document("cap_usage", &format!("{}/{}", cap.key_id, window));
+        let used = books.store.get::<i128>(&key)?.unwrap_or(0);
+        if let Some(limit) = limit
+            && used + cap.amount_usd_cents > limit
+        {
+            return Err(refuse(name, limit));
+        }
+        books.store.put(key, &(used + cap.amount_usd_cents));
+    }
+    Ok(())
+}
+
+pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applied, EngineError> {
+    let organization = AccountRef::Organization(new.organization.clone());
+    let account = books.resolve(&organization, &new.from_currency)?;
+    let required = new.from_amount + new.fee_amount;
+    let available = account.balances().available;
+    if available < required {
+        return Err(EngineError::InsufficientFunds {
+            available: format(&new.from_currency, available),
+            required: format(&new.from_currency, required),
+            currency: new.from_currency.clone(),
+        });
+    }
+    if let Some(cap) = &new.cap {
+        check_cap(books, cap)?;
+    }
+    let id = crate::ids::new_id(&format!("pay_{}", new.from_currency.to_ascii_lowercase()));
+    let memo = format!("payout {id}");
+    let mut hold_ids = vec![
+        books
+            .transfer(&TransferSpec::Pending {
+                debit: organization.clone(),
+                credit: AccountRef::System(SystemAccount::RailClearing),
+                currency: new.from_currency.clone(),
+                amount: new.from_amount,
+                memo: memo.clone(),
+            })?
+            .id,
+    ];
+    if new.fee_amount > 0 {
+        let fee = books.transfer(&TransferSpec::Pending {
+            debit: organization,
+            credit: AccountRef::System(SystemAccount::FeeRevenue),
+            currency: new.from_currency.clone(),
+            amount: new.fee_amount,
+            memo: format!("fee for {memo}"),
+        })?;
+        hold_ids.push(fee.id);
+    }
+    let now = books.now;
+    let amount_text = format(&new.from_currency, new.from_amount);
+    let fee_text = format(&new.from_currency, new.fee_amount);
+    let timeline = vec![
+        entry(now, "state", "Payout created", format!("Status pending; {amount_text} {} to {}", new.from_currency, new.to.code)),
+        entry(now, "ledger", "Funds held", format!("{amount_text} {} held on {}", new.from_currency, account.id)),
+        entry(now, "fee", "Fee held", format!("{fee_text} {} fee", new.from_currency)),
+        entry(now, "provider", "Sent to rail", new.rail_note.clone()),
+    ];
+    let payout = PayoutRecord {
+        id: id.clone(),
+        organization: new.organization.clone(),
+        status: MovementStatus::Pending,
+        from_account: account.id,
+        from_currency: new.from_currency.clone(),
+        from_amount: new.from_amount,
+        to: new.to.clone(),
+        to_currency: new.to_currency.clone(),
+        to_amount: new.to_amount,
+        fee_amount: new.fee_amount,
+        rate: new.rate.clone(),
+        narration: new.narration.clone(),
+        external_reference: new.external_reference.clone(),
+        metadata: new.metadata.clone(),
+        status_message: "Payout is being processed".into(),
+        hold_ids,
+        timeline,
+        rail: new.rail.clone(),
+        api_key_id: new.api_key_id.clone(),
+        created_at: now,
+        updated_at: now,
+        completed_at: None,
+    };
+    books.store.put(keys::document("payouts", &id), &payout);
+    books.index(&new.organization, "payouts", &id)?;
+    for step in &new.schedule {
+        let command = crate::commands::Command::AdvancePayout { payout_id: id.clone(), step: step.step.clone() };
+        schedule(books, now + step.after_ms, command);
+    }
+    Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
+}
+
+pub(crate) fn load_payout(books: &Books, id: &str) -> Result<PayoutRecord, EngineError> {
+    books
+        .store
+        .get(&keys::document("payouts", id))?
+        .ok_or_else(|| EngineError::NotFound { resource: "payout", id: id.to_string() })
+}
+
+/// Applies a rail's report. A step for a payout that is already final is
+/// ignored (the rail reported twice), so scheduled jobs never fail.
+pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result<Applied, EngineError> {
+    let mut payout = load_payout(books, id)?;
+    if payout.status != MovementStatus::Pending {
+        return Ok(Applied { outcome: Outcome::Payout(payout), replayed: true });
+    }
+    let now = books.now;
+    payout.updated_at = now;
+    match step {
+        Step::Note { kind, title, detail } => payout.timeline.push(entry(now, kind, title, detail.clone())),
+        Step::Settle { success, message } => {
+            for hold in payout.hold_ids.clone() {
+                let spec = if *success {
+                    TransferSpec::PostPending { pending_id: hold }
+                } else {
+                    TransferSpec::VoidPending { pending_id: hold }
+                };
+                books.transfer(&spec)?;
+            }
+            let amount = format(&payout.from_currency, payout.from_amount);
+            let total = format(&payout.from_currency, payout.from_amount + payout.fee_amount);
+            if *success {
+                books.transfer(&TransferSpec::Posted {
+                    debit: AccountRef::System(SystemAccount::RailClearing),
+                    credit: AccountRef::System(SystemAccount::World),
+                    currency: payout.from_currency.clone(),
+                    amount: payout.from_amount,
+                    memo: format!("payout {id} delivered"),
+                })?;
+                payout.status = MovementStatus::Completed;
+                payout.completed_at = Some(now);
+                payout.status_message = message.clone();
+                payout.timeline.push(entry(now, "provider", "Provider confirmed delivery", message.clone()));
+                payout.timeline.push(entry(now, "ledger", "Funds debited", format!("{amount} {} debited and fee collected", payout.from_currency)));
+                payout.timeline.push(entry(now, "state", "Payout completed", "Status completed".to_string()));
+            } else {
+                payout.status = MovementStatus::Failed;
+                payout.status_message = message.clone();
+                payout.timeline.push(entry(now, "provider", "Provider reported a failure", message.clone()));
+                payout.timeline.push(entry(now, "ledger", "Balance refunded", format!("{total} {} released to the balance", payout.from_currency)));
+                payout.timeline.push(entry(now, "state", "Payout failed", "Status failed".to_string()));
+            }
+            let kind = if *success { "payout.completed" } else { "payout.failed" };
+            books.emit(&payout.organization.clone(), kind, EventPayload::Payout(payout.clone()))?;
+        }
+    }
+    books.store.put(keys::document("payouts", id), &payout);
+    Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
+}
+
+pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Result<Applied, EngineError> {
+    let id = crate::ids::new_id("col");
+    let hold = books.transfer(&TransferSpec::Pending {
+        debit: AccountRef::System(SystemAccount::World),
+        credit: AccountRef::Organization(new.organization.clone()),
+        currency: new.currency.clone(),
+        amount: new.amount,
+        memo: format!("collection {id}"),
+    })?;
+    let now = books.now;
+    let amount = format(&new.currency, new.amount);
+    let collection = CollectionRecord {
+        id: id.clone(),
+        organization: new.organization.clone(),
+        status: MovementStatus::Pending,
+        account: hold.credit_account.clone(),
+        currency: new.currency.clone(),
+        amount: new.amount,
+        code: new.code.clone(),
+        account_number: new.account_number.clone(),
+        external_reference: new.external_reference.clone(),
+        metadata: new.metadata.clone(),
+        status_message: "Waiting for the payer to approve".into(),
+        hold_id: hold.id,
+        timeline: vec![
+            entry(now, "state", "Collection created", format!("Status pending; {amount} {} from {}", new.currency, new.account_number)),
+            entry(now, "ledger", "Pending credit", format!("{amount} {} pending on {}", new.currency, hold.credit_account)),
+            entry(now, "provider", "Prompt sent", new.rail_note.clone()),
+        ],
+        rail: new.rail.clone(),
+        created_at: now,
+        updated_at: now,
+        completed_at: None,
+    };
+    books.store.put(keys::document("collections", &id), &collection);
+    books.index(&new.organization, "collections", &id)?;
+    books.emit(&new.organization, "collection.pending", EventPayload::Collection(collection.clone()))?;
+    for step in &new.schedule {
+        let command = crate::commands::Command::AdvanceCollection { collection_id: id.clone(), step: step.step.clone() };
+        schedule(books, now + step.after_ms, command);
+    }
+    Ok(Applied { outcome: Outcome::Collection(collection), replayed: false })
+}
+
+pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Result<Applied, EngineError> {
+    let key = keys::document("collections", id);
+    let mut collection: CollectionRecord =
+        books.store.get(&key)?.ok_or_else(|| EngineError::NotFound { resource: "collection", id: id.to_string() })?;
+    if collection.status != MovementStatus::Pending {
+        return Ok(Applied { outcome: Outcome::Collection(collection), replayed: true });
+    }
+    let now = books.now;
+    collection.updated_at = now;
+    match step {
+        Step::Note { kind, title, detail } => collection.timeline.push(entry(now, kind, title, detail.clone())),
+        Step::Settle { success, message } => {
+            let spec = if *success {
+                TransferSpec::PostPending { pending_id: collection.hold_id }
+            } else {
+                TransferSpec::VoidPending { pending_id: collection.hold_id }
+            };
+            books.transfer(&spec)?;
+            collection.status_message = message.clone();
+            let amount = format(&collection.currency, collection.amount);
+            let organization = collection.organization.clone();
+            if *success {
+                collection.status = MovementStatus::Completed;
+                collection.completed_at = Some(now);
+                collection.timeline.push(entry(now, "provider", "Payer approved", message.clone()));
+                collection.timeline.push(entry(now, "ledger", "Balance credited", format!("{amount} {} available on {}", collection.currency, collection.account)));
+                collection.timeline.push(entry(now, "state", "Collection completed", "Status completed".to_string()));
+                books.emit(&organization, "collection.completed", EventPayload::Collection(collection.clone()))?;
+                let account = books.account(&collection.account)?;
+                books.emit(
+                    &organization,
+                    "account.credited",
+                    EventPayload::AccountCredited { account, amount: collection.amount, source: id.to_string() },
+                )?;
+            } else {
+                collection.status = MovementStatus::Failed;
+                collection.timeline.push(entry(now, "provider", "Collection failed", message.clone()));
+                collection.timeline.push(entry(now, "ledger", "Pending credit released", format!("{amount} {} will not arrive", collection.currency)));
+                collection.timeline.push(entry(now, "state", "Collection failed", "Status failed".to_string()));
+                books.emit(&organization, "collection.failed", EventPayload::Collection(collection.clone()))?;
+            }
+        }
+    }
+    books.store.put(key, &collection);
+    Ok(Applied { outcome: Outcome::Collection(collection), replayed: false })
+}
+
+/// Runs a due job and removes it, in one transaction. A job that is gone
+/// already ran.
+pub(crate) fn run_job(
+    books: &mut Books,
+    ctx: &crate::commands::BatchContext,
+    key: &[u8],
+    received_epoch: u64,
+) -> Result<Applied, EngineError> {
+    let Some(job) = books.store.get::<Job>(key)? else {
+        return Ok(Applied { outcome: Outcome::Document { collection: "jobs".into(), id: String::new() }, replayed: true });
+    };
+    books.store.delete(key.to_vec());
+    crate::commands::apply(books, ctx, &job.command, received_epoch)
+}

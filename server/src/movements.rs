@@ -1,0 +1,286 @@
+//! Turning payout and collection requests into engine commands: method
+//! checks against the catalog, fees, cross-currency rates, spend caps, and
+//! the rail that will settle them (the sandbox simulator or, on live, the
+//! operator's manual settlement).
+
+use rust_decimal::Decimal;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use sika_engine::movements::{CapCheck, Destination, NewCollection, NewPayout};
+use sika_engine::rates::{convert_down, convert_up};
+use sika_engine::{Currency, Snapshot};
+
+use crate::auth::Principal;
+use crate::catalog::{self, Method};
+use crate::error::{ApiError, ApiResult, money_error};
+use crate::render::AmountInput;
+use crate::routes::conversions::validate_reference;
+use crate::simulator;
+use crate::stack::{Stack, StackKind};
+
+pub const RAIL_SIMULATOR: &str = "sandbox_simulator";
+pub const RAIL_MANUAL: &str = "manual_settlement";
+
+/// SHA-256 of the request body in canonical form (keys sorted), so the same
+/// request is recognised whatever its key order or spacing.
+pub fn fingerprint(body: &Value) -> [u8; 32] {
+    Sha256::digest(body.to_string().as_bytes()).into()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Amount {
+    pub currency: String,
+    pub amount: AmountInput,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PayoutTo {
+    pub code: Option<String>,
+    pub account_number: Option<String>,
+    pub address: Option<String>,
+    pub tag: Option<String>,
+    pub currency: Option<String>,
+    pub recipient_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PayoutRequest {
+    pub from: Amount,
+    pub to: PayoutTo,
+    pub external_reference: String,
+    #[serde(default)]
+    pub narration: String,
+    pub metadata: Option<Map<String, Value>>,
+}
+
+fn currency(field: &str, code: &str) -> ApiResult<Currency> {
+    Currency::find(code).map_err(|e| ApiError::validation(field, e.to_string()))
+}
+
+fn method_for(field: &str, code: &str) -> ApiResult<&'static Method> {
+    let method = catalog::shipped()
+        .find_method(code)
+        .ok_or_else(|| ApiError::validation(field, format!("unknown payment method '{code}'")))?;
+    if method.status == catalog::STATUS_DOWN {
+        return Err(ApiError::new(
+            axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+            "method_unavailable",
+            format!("{code} is down at the moment; check GET /v1/capabilities"),
+        )
+        .with_detail("field", field));
+    }
+    Ok(method)
+}
+
+/// Fills the destination from a saved recipient or the inline fields, and
+/// checks what the method needs.
+fn destination(stack: &Stack, snapshot: &Snapshot, organization: &str, to: &PayoutTo) -> ApiResult<Destination> {
+    let mut destination = match &to.recipient_id {
+        Some(id) => {
+            let recipient = crate::recipients::load(snapshot, id)?
+                .filter(|r| r.organization == organization)
+                .ok_or_else(|| ApiError::validation("to.recipientId", format!("recipient '{id}' not found")))?;
+            Destination {
+                code: recipient.code,
+                account_number: recipient.account_number,
+                address: recipient.address,
+                tag: recipient.tag,
+                recipient_id: Some(recipient.id),
+            }
+        }
+        None => Destination {
+            code: to.code.clone().ok_or_else(|| ApiError::validation("to.code", "is required"))?,
+            account_number: to.account_number.clone(),
+            address: to.address.clone(),
+            tag: to.tag.clone(),
+            recipient_id: None,
+        },
+    };
+    let method = method_for("to.code", &destination.code)?;
+    let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
+    if method.is_crypto() {
+        if blank(&destination.address) {
+            return Err(ApiError::validation("to.address", format!("{} needs a wallet address", destination.code)));
+        }
+    } else if blank(&destination.account_number) {
+        return Err(ApiError::validation("to.accountNumber", format!("{} needs an account number", destination.code)));
+    }
+    if stack.kind == StackKind::Sandbox
+        && let Some(number) = &destination.account_number
+        && let Some(reason) = simulator::validation_reason(number)
+    {
+        return Err(ApiError::validation("to.accountNumber", format!("the destination failed validation: {reason}")));
+    }
+    destination.code = method.code.clone();
+    Ok(destination)
+}
+
+/// US cents for a spend-cap check, at the mid rate, rounded up.
+fn usd_cents(stack: &Stack, currency: Currency, amount: i128) -> ApiResult<i128> {
+    let rate = stack
+        .engine
+        .mid_rate(currency.code, "USD")
+        .ok_or_else(|| ApiError::validation("from.currency", "no USD rate for this currency"))?;
+    let usd = convert_down(currency.to_decimal(amount), rate, 6).unwrap_or_default();
+    let cents = (usd * Decimal::from(100)).ceil();
+    Ok(cents.mantissa() / 10i128.pow(cents.scale()))
+}
+
+pub fn new_payout(stack: &Stack, principal: &Principal, request: PayoutRequest, fingerprint: [u8; 32]) -> ApiResult<NewPayout> {
+    let organization = principal.organization();
+    validate_reference(&request.external_reference)?;
+    let from = currency("from.currency", &request.from.currency)?;
+    let from_amount = from.parse(request.from.amount.as_str(), false).map_err(|e| money_error("from.amount", e))?;
+    let snapshot = stack.engine.read()?;
+    let to = destination(stack, &snapshot, organization, &request.to)?;
+    let method = method_for("to.code", &to.code)?;
+    let to_currency = currency("to.currency", request.to.currency.as_deref().unwrap_or(from.code))?;
+    if to_currency.code != method.currency() {
+        return Err(ApiError::validation(
+            "to.currency",
+            format!("{} pays out in {}, not {}", method.code, method.currency(), to_currency.code),
+        ));
+    }
+    let (to_amount, rate) = if to_currency == from {
+        (from_amount, Decimal::ONE)
+    } else {
+        let rate = stack.engine.rate(from.code, to_currency.code)?;
+        let major = convert_down(from.to_decimal(from_amount), rate, to_currency.scale).unwrap_or_default();
+        (to_currency.from_decimal(major, true).map_err(|e| money_error("from.amount", e))?, rate)
+    };
+    if !method.limits.contains_minor(to_amount, to_currency.scale) {
+        return Err(ApiError::validation(
+            "from.amount",
+            format!(
+                "{} accepts {} to {} {}; this payout is {} {}",
+                method.code,
+                method.limits.min,
+                method.limits.max,
+                method.limits.currency,
+                to_currency.format(to_amount),
+                to_currency.code
+            ),
+        ));
+    }
+    let fee_in_method_currency = method.fee.amount_minor(to_amount, to_currency.scale);
+    let fee_amount = if to_currency == from {
+        fee_in_method_currency
+    } else {
+        let major = convert_up(to_currency.to_decimal(fee_in_method_currency), rate, from.scale).unwrap_or_default();
+        from.from_decimal(major, true).map_err(|e| money_error("from.amount", e))?
+    };
+    let cap = match principal {
+        Principal::Key(key) if stack.kind == StackKind::Live => {
+            let caps = &key.caps;
+            let any = caps.daily_usd_cents.or(caps.per_transaction_usd_cents).or(caps.monthly_usd_cents).is_some();
+            if any {
+                let now = chrono::DateTime::from_timestamp_millis(stack.now_ms()).unwrap_or_default();
+                Some(CapCheck {
+                    key_id: key.id.clone(),
+                    amount_usd_cents: usd_cents(stack, from, from_amount)?,
+                    per_transaction_usd_cents: caps.per_transaction_usd_cents,
+                    daily_usd_cents: caps.daily_usd_cents,
+                    monthly_usd_cents: caps.monthly_usd_cents,
+                    day: now.format("%Y-%m-%d").to_string(),
+                    month: now.format("%Y-%m").to_string(),
+                })
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    let (rail, rail_note, schedule) = match stack.kind {
+        StackKind::Sandbox => {
+            let outcome = simulator::outcome(simulator::PAYOUT_SCENARIOS, &simulator::trigger_digits(from_amount, from.scale));
+            (RAIL_SIMULATOR, format!("Sandbox simulator; expected outcome: {outcome}"), simulator::payout_steps(outcome, stack.config.time_scale))
+        }
+        StackKind::Live => (RAIL_MANUAL, "Waiting for the operator to settle it".to_string(), Vec::new()),
+    };
+    Ok(NewPayout {
+        organization: organization.to_string(),
+        from_currency: from.code.to_string(),
+        from_amount,
+        to,
+        to_currency: to_currency.code.to_string(),
+        to_amount,
+        fee_amount,
+        rate: rate.normalize().to_string(),
+        narration: request.narration,
+        metadata: Value::Object(request.metadata.unwrap_or_default()).to_string(),
+        external_reference: request.external_reference,
+        api_key_id: principal.api_key_id().map(str::to_string),
+        cap,
+        rail: rail.to_string(),
+        rail_note,
+        schedule,
+        request_fingerprint: fingerprint,
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CollectionRequest {
+    pub amount: AmountInput,
+    pub currency: String,
+    pub code: String,
+    pub account_number: String,
+    pub external_reference: String,
+    pub metadata: Option<Map<String, Value>>,
+}
+
+pub fn new_collection(
+    stack: &Stack,
+    principal: &Principal,
+    request: CollectionRequest,
+    fingerprint: [u8; 32],
+) -> ApiResult<NewCollection> {
+    validate_reference(&request.external_reference)?;
+    let currency = currency("currency", &request.currency)?;
+    let amount = currency.parse(request.amount.as_str(), false).map_err(|e| money_error("amount", e))?;
+    let method = method_for("code", &request.code)?;
+    if method.currency() != currency.code {
+        return Err(ApiError::validation("currency", format!("{} collects {}", method.code, method.currency())));
+    }
+    if method.is_crypto() {
+        return Err(ApiError::validation("code", "collections take mobile money or bank transfer methods"));
+    }
+    if request.account_number.trim().is_empty() {
+        return Err(ApiError::validation("accountNumber", "the payer's phone or account number is required"));
+    }
+    if !method.limits.contains_minor(amount, currency.scale) {
+        return Err(ApiError::validation(
+            "amount",
+            format!("{} accepts {} to {} {}", method.code, method.limits.min, method.limits.max, method.limits.currency),
+        ));
+    }
+    let (rail, rail_note, schedule) = match stack.kind {
+        StackKind::Sandbox => {
+            let outcome =
+                simulator::outcome(simulator::COLLECTION_SCENARIOS, &simulator::trigger_digits(amount, currency.scale));
+            (
+                RAIL_SIMULATOR,
+                format!("Sandbox simulator prompted {}; expected outcome: {outcome}", request.account_number),
+                simulator::collection_steps(outcome, stack.config.time_scale),
+            )
+        }
+        StackKind::Live => (RAIL_MANUAL, "Waiting for the operator to confirm the payment".to_string(), Vec::new()),
+    };
+    Ok(NewCollection {
+        organization: principal.organization().to_string(),
+        currency: currency.code.to_string(),
+        amount,
+        code: method.code.clone(),
+        account_number: request.account_number,
+        metadata: Value::Object(request.metadata.unwrap_or_default()).to_string(),
+        external_reference: request.external_reference,
+        rail: rail.to_string(),
+        rail_note,
+        schedule,
+        request_fingerprint: fingerprint,
+    })
+}

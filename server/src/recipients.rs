@@ -1,0 +1,116 @@
+//! Saved payout destinations. A payout may name a `recipientId` instead of
+//! inline destination fields.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sika_engine::{Command, Snapshot};
+
+use crate::catalog;
+use crate::error::{ApiError, ApiResult};
+use crate::render::timestamp;
+use crate::stack::Stack;
+
+pub const COLLECTION: &str = "recipients";
+/// The most recipients one bulk call creates.
+pub const BULK_ITEMS_MAX: usize = 100;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recipient {
+    pub id: String,
+    pub organization: String,
+    pub name: String,
+    pub email: Option<String>,
+    pub code: String,
+    pub currency: String,
+    pub account_number: Option<String>,
+    pub address: Option<String>,
+    pub tag: Option<String>,
+    pub created_at: i64,
+}
+
+impl Recipient {
+    pub fn render(&self) -> Value {
+        json!({
+            "id": self.id,
+            "name": self.name,
+            "email": self.email,
+            "code": self.code,
+            "currency": self.currency,
+            "accountNumber": self.account_number,
+            "address": self.address,
+            "tag": self.tag,
+            "createdAt": timestamp(self.created_at),
+        })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RecipientRequest {
+    pub name: String,
+    pub email: Option<String>,
+    pub code: String,
+    pub account_number: Option<String>,
+    pub address: Option<String>,
+    pub tag: Option<String>,
+}
+
+/// Checks a request; `prefix` names its place in a bulk body (`items[3].`).
+pub fn build(request: RecipientRequest, organization: &str, now: i64, prefix: &str) -> ApiResult<Recipient> {
+    let field = |name: &str| format!("{prefix}{name}");
+    let name = request.name.trim();
+    if name.is_empty() || name.chars().count() > 200 {
+        return Err(ApiError::validation(&field("name"), "must be 1 to 200 characters"));
+    }
+    if let Some(email) = &request.email
+        && (!email.contains('@') || email.len() > 254)
+    {
+        return Err(ApiError::validation(&field("email"), "must be an email address"));
+    }
+    let method = catalog::shipped()
+        .find_method(&request.code)
+        .ok_or_else(|| ApiError::validation(&field("code"), format!("unknown payment method '{}'", request.code)))?;
+    let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
+    if method.is_crypto() && blank(&request.address) {
+        return Err(ApiError::validation(&field("address"), "a wallet address is required for this method"));
+    }
+    if !method.is_crypto() && blank(&request.account_number) {
+        return Err(ApiError::validation(&field("accountNumber"), "an account number is required for this method"));
+    }
+    Ok(Recipient {
+        id: sika_engine::ids::new_id("rcp"),
+        organization: organization.to_string(),
+        name: name.to_string(),
+        email: request.email,
+        code: method.code.clone(),
+        currency: method.currency().to_string(),
+        account_number: request.account_number,
+        address: request.address,
+        tag: request.tag,
+        created_at: now,
+    })
+}
+
+pub async fn save_all(stack: &Stack, recipients: &[Recipient]) -> ApiResult<()> {
+    if recipients.is_empty() {
+        return Ok(());
+    }
+    let documents = recipients
+        .iter()
+        .map(|r| sika_engine::Document {
+            collection: COLLECTION.into(),
+            id: r.id.clone(),
+            body: postcard::to_stdvec(r).unwrap_or_default(),
+            list: Some((r.organization.clone(), COLLECTION.into())),
+        })
+        .collect();
+    stack.engine.execute(Command::PutDocuments { documents }).await?;
+    Ok(())
+}
+
+pub fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Recipient>> {
+    match snapshot.document(COLLECTION, id)? {
+        Some(bytes) => Ok(Some(postcard::from_bytes(&bytes).map_err(|_| ApiError::internal())?)),
+        None => Ok(None),
+    }
+}

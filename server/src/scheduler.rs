@@ -1,0 +1,51 @@
+//! The node's scheduler: runs each stack's due jobs (rail outcomes the
+//! simulator promised, deadlines). Jobs live in the ledger database, so a
+//! restart resumes them; running one removes it in the same transaction.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sika_engine::Command;
+
+use crate::stack::Stack;
+
+/// How often due jobs are looked for.
+const POLL_INTERVAL: Duration = Duration::from_millis(10);
+/// Jobs started per poll.
+const JOBS_PER_POLL_MAX: usize = 512;
+
+pub fn spawn(stack: Arc<Stack>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(POLL_INTERVAL).await;
+            let due = match stack.engine.read().and_then(|s| s.due_jobs(stack.now_ms(), JOBS_PER_POLL_MAX)) {
+                Ok(due) => due,
+                Err(sika_engine::EngineError::Unavailable) => return,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot read due jobs");
+                    continue;
+                }
+            };
+            if due.is_empty() {
+                continue;
+            }
+            let runs: Vec<_> = due
+                .into_iter()
+                .map(|key| {
+                    let engine = stack.engine.clone();
+                    tokio::spawn(async move { engine.execute(Command::RunJob { key }).await })
+                })
+                .collect();
+            for run in runs {
+                match run.await {
+                    Ok(Err(sika_engine::EngineError::Unavailable)) => return,
+                    Ok(Err(e)) => tracing::error!(error = %e, "a scheduled job failed"),
+                    _ => {}
+                }
+            }
+            if let Ok(webhooks) = stack.webhooks() {
+                webhooks.wake();
+            }
+        }
+    })
+}

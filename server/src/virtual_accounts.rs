@@ -1,0 +1,116 @@
+//! Virtual accounts: account details a customer pays into, one per
+//! customer. GHS accounts are opened at the partner bank and need the
+//! organization representative (live) or get a sandbox default (sandbox).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sika_engine::{Command, Currency, Snapshot};
+
+use crate::error::{ApiError, ApiResult};
+use crate::render::timestamp;
+use crate::representative::{self, Representative, RepresentativeStatus};
+use crate::stack::{Stack, StackKind};
+
+pub const COLLECTION: &str = "virtual_accounts";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VirtualAccount {
+    pub id: String,
+    pub organization: String,
+    pub currency: String,
+    pub account_number: String,
+    pub bank_name: String,
+    pub account_name: String,
+    pub customer_reference: Option<String>,
+    pub created_at: i64,
+}
+
+impl VirtualAccount {
+    pub fn render(&self) -> Value {
+        json!({
+            "id": self.id,
+            "currency": self.currency,
+            "accountNumber": self.account_number,
+            "bankName": self.bank_name,
+            "accountName": self.account_name,
+            "customerReference": self.customer_reference,
+            "status": "active",
+            "createdAt": timestamp(self.created_at),
+        })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct VirtualAccountRequest {
+    pub currency: String,
+    pub customer_reference: Option<String>,
+    pub account_name: Option<String>,
+}
+
+fn account_number() -> String {
+    let digits: u64 = rand::random::<u64>() % 10_000_000_000;
+    format!("{digits:010}")
+}
+
+/// The representative a GHS account needs: live requires one; the sandbox
+/// fills a default from the owner's name.
+async fn ensure_representative(stack: &Stack, organization: &str) -> ApiResult<Representative> {
+    if let Some(existing) = representative::load(stack, organization)? {
+        return Ok(existing);
+    }
+    if stack.kind == StackKind::Live {
+        return Err(ApiError::new(
+            axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+            "representative_required",
+            "a GHS virtual account needs the organization representative; set it with PUT /v1/organization/representative",
+        ));
+    }
+    let owner = stack
+        .identity
+        .organization(organization)
+        .and_then(|o| stack.identity.member(&o.owner_member_id))
+        .map(|m| m.name)
+        .unwrap_or_else(|| "Sandbox Owner".into());
+    let name = if owner.chars().count() >= 2 { owner } else { "Sandbox Owner".into() };
+    representative::put_default(stack, organization, &name).await
+}
+
+pub async fn create(stack: &Stack, organization: &str, request: VirtualAccountRequest) -> ApiResult<VirtualAccount> {
+    let currency = Currency::find(&request.currency).map_err(|e| ApiError::validation("currency", e.to_string()))?;
+    let org_name = stack.identity.organization(organization).map(|o| o.name).unwrap_or_default();
+    let bank_name = if currency.code == "GHS" {
+        let representative = ensure_representative(stack, organization).await?;
+        debug_assert!(matches!(representative.status, RepresentativeStatus::Active | RepresentativeStatus::SandboxDefault));
+        "Sika Partner Bank Ghana".to_string()
+    } else {
+        "Sika Virtual Accounts".to_string()
+    };
+    let account = VirtualAccount {
+        id: sika_engine::ids::new_id("va"),
+        organization: organization.to_string(),
+        currency: currency.code.to_string(),
+        account_number: account_number(),
+        bank_name,
+        account_name: request.account_name.unwrap_or(org_name),
+        customer_reference: request.customer_reference,
+        created_at: stack.now_ms(),
+    };
+    stack
+        .engine
+        .execute(Command::PutDocument {
+            collection: COLLECTION.into(),
+            id: account.id.clone(),
+            body: postcard::to_stdvec(&account).map_err(|_| ApiError::internal())?,
+            list: Some((organization.to_string(), COLLECTION.into())),
+        })
+        .await?;
+    Ok(account)
+}
+
+pub fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<VirtualAccount>> {
+    match snapshot.document(COLLECTION, id)? {
+        Some(bytes) => Ok(Some(postcard::from_bytes(&bytes).map_err(|_| ApiError::internal())?)),
+        None => Ok(None),
+    }
+}
