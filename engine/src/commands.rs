@@ -68,11 +68,24 @@ pub enum Command {
         documents: Vec<Document>,
     },
     CreatePayout(NewPayout),
-    AdvancePayout { payout_id: String, step: Step },
+    AdvancePayout {
+        payout_id: String,
+        step: Step,
+    },
     CreateCollection(NewCollection),
-    AdvanceCollection { collection_id: String, step: Step },
+    AdvanceCollection {
+        collection_id: String,
+        step: Step,
+    },
+    CreateOrder(crate::orders::NewOrder),
+    OrderFunds(crate::orders::OrderFunds),
+    ExpireOrder {
+        order_id: String,
+    },
     /// Runs a scheduled job (and removes it) in one transaction.
-    RunJob { key: Vec<u8> },
+    RunJob {
+        key: Vec<u8>,
+    },
     /// Records an event that has no ledger change of its own (`webhook.test`).
     RecordEvent {
         organization: String,
@@ -100,6 +113,7 @@ pub enum Outcome {
     Document { collection: String, id: String },
     Payout(PayoutRecord),
     Collection(CollectionRecord),
+    Order(crate::orders::OrderRecord),
 }
 
 /// A command's result. `replayed` is true when the result is an earlier
@@ -132,6 +146,7 @@ impl Command {
             }
             Command::CreatePayout(p) => Some((&p.organization, "payout", &p.external_reference)),
             Command::CreateCollection(c) => Some((&c.organization, "collection", &c.external_reference)),
+            Command::CreateOrder(o) => Some((&o.organization, "order", &o.external_reference)),
             _ => None,
         }
     }
@@ -142,6 +157,7 @@ impl Command {
         match self {
             Command::CreatePayout(p) => p.request_fingerprint,
             Command::CreateCollection(c) => c.request_fingerprint,
+            Command::CreateOrder(o) => o.request_fingerprint,
             _ => Sha256::digest(encode(self)).into(),
         }
     }
@@ -190,6 +206,9 @@ pub(crate) fn apply(
         Command::CreateCollection(new) => create_collection(books, new)?,
         Command::AdvanceCollection { collection_id, step } => advance_collection(books, collection_id, step)?,
         Command::RunJob { key } => run_job(books, ctx, key, received_epoch)?,
+        Command::CreateOrder(new) => crate::orders::create(books, new)?,
+        Command::OrderFunds(funds) => crate::orders::funds(books, funds)?,
+        Command::ExpireOrder { order_id } => crate::orders::expire(books, order_id)?,
         Command::RecordEvent { organization, kind, payload } => {
             books.emit(organization, kind, payload.clone())?;
             Applied {
@@ -198,9 +217,10 @@ pub(crate) fn apply(
             }
         }
     };
-    if let Some((scope, operation, reference)) = idempotency
-        && !applied.replayed
-    {
+    // Also when `applied.replayed`: an execute that raced with the one that
+    // executed its quote got that conversion, and a retry under its own
+    // reference must get it again rather than `QuoteExecuted`.
+    if let Some((scope, operation, reference)) = idempotency {
         let record = IdempotencyRecord {
             fingerprint: command.fingerprint(),
             resource: resource_of(&applied.outcome),
@@ -220,6 +240,7 @@ fn resource_of(outcome: &Outcome) -> ResourceRef {
         Outcome::Document { id, .. } => ResourceRef::Conversion(id.clone()),
         Outcome::Payout(p) => ResourceRef::Payout(p.id.clone()),
         Outcome::Collection(c) => ResourceRef::Collection(c.id.clone()),
+        Outcome::Order(o) => ResourceRef::Order(o.id.clone()),
     }
 }
 
@@ -232,12 +253,15 @@ fn load(books: &Books, resource: &ResourceRef) -> Result<Outcome, EngineError> {
         ResourceRef::Deposit(id) => {
             Outcome::Deposit(books.store.get(&keys::deposit(id))?.ok_or_else(|| missing("deposit"))?)
         }
-        ResourceRef::Payout(id) => {
-            Outcome::Payout(books.store.get(&keys::document("payouts", id))?.ok_or_else(|| missing("payout"))?)
-        }
+        ResourceRef::Payout(id) => Outcome::Payout(
+            books.store.get(&keys::document("payouts", id))?.ok_or_else(|| missing("payout"))?,
+        ),
         ResourceRef::Collection(id) => Outcome::Collection(
             books.store.get(&keys::document("collections", id))?.ok_or_else(|| missing("collection"))?,
         ),
+        ResourceRef::Order(id) => {
+            Outcome::Order(books.store.get(&keys::document("orders", id))?.ok_or_else(|| missing("order"))?)
+        }
         ResourceRef::Transfers(ids) => {
             let mut transfers = Vec::with_capacity(ids.len());
             for id in ids {

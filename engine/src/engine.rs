@@ -375,6 +375,10 @@ impl Snapshot {
         self.get(&keys::document("collections", id))
     }
 
+    pub fn order(&self, id: &str) -> Result<Option<crate::orders::OrderRecord>, EngineError> {
+        self.get(&keys::document("orders", id))
+    }
+
     /// The number of journal entries.
     pub fn journal_length(&self) -> Result<u64, EngineError> {
         Ok(self.get::<u64>(&keys::meta("journal_seq"))?.unwrap_or(0))

@@ -41,6 +41,10 @@ pub enum EngineError {
     #[error("this payout of {attempted_usd} USD would exceed the key's {cap} cap of {limit_usd} USD")]
     SpendCapExceeded { cap: String, limit_usd: String, attempted_usd: String },
 
+    /// The resource is not in a state that allows this.
+    #[error("{0}")]
+    InvalidState(String),
+
     /// The database could not be read or written.
     #[error("storage error: {0}")]
     Storage(String),

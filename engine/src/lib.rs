@@ -31,6 +31,7 @@ pub mod ids;
 pub mod ledger;
 pub mod money;
 pub mod movements;
+pub mod orders;
 pub mod rates;
 pub mod records;
 pub mod storage;

@@ -74,6 +74,8 @@ pub struct PayoutRecord {
     pub timeline: Vec<TimelineEntry>,
     pub rail: String,
     pub api_key_id: Option<String>,
+    /// The order this payout is the second leg of.
+    pub order_id: Option<String>,
     pub created_at: TimestampMs,
     pub updated_at: TimestampMs,
     pub completed_at: Option<TimestampMs>,
@@ -151,6 +153,8 @@ pub struct NewPayout {
     pub schedule: Vec<ScheduledStep>,
     /// SHA-256 of the client's request, for idempotency.
     pub request_fingerprint: [u8; 32],
+    /// Set when an order makes this payout.
+    pub order_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -200,7 +204,8 @@ fn check_cap(books: &mut Books, cap: &CapCheck) -> Result<(), EngineError> {
     {
         return Err(refuse("perTransactionUsd", limit));
     }
-    let windows = [(&cap.day, cap.daily_usd_cents, "dailyUsd"), (&cap.month, cap.monthly_usd_cents, "monthlyUsd")];
+    let windows =
+        [(&cap.day, cap.daily_usd_cents, "dailyUsd"), (&cap.month, cap.monthly_usd_cents, "monthlyUsd")];
     for (window, limit, name) in windows {
         let key = keys::document("cap_usage", &format!("{}/{}", cap.key_id, window));
         let used = books.store.get::<i128>(&key)?.unwrap_or(0);
@@ -256,8 +261,18 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
     let amount_text = format(&new.from_currency, new.from_amount);
     let fee_text = format(&new.from_currency, new.fee_amount);
     let timeline = vec![
-        entry(now, "state", "Payout created", format!("Status pending; {amount_text} {} to {}", new.from_currency, new.to.code)),
-        entry(now, "ledger", "Funds held", format!("{amount_text} {} held on {}", new.from_currency, account.id)),
+        entry(
+            now,
+            "state",
+            "Payout created",
+            format!("Status pending; {amount_text} {} to {}", new.from_currency, new.to.code),
+        ),
+        entry(
+            now,
+            "ledger",
+            "Funds held",
+            format!("{amount_text} {} held on {}", new.from_currency, account.id),
+        ),
         entry(now, "fee", "Fee held", format!("{fee_text} {} fee", new.from_currency)),
         entry(now, "provider", "Sent to rail", new.rail_note.clone()),
     ];
@@ -281,6 +296,7 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
         timeline,
         rail: new.rail.clone(),
         api_key_id: new.api_key_id.clone(),
+        order_id: new.order_id.clone(),
         created_at: now,
         updated_at: now,
         completed_at: None,
@@ -288,7 +304,8 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
     books.store.put(keys::document("payouts", &id), &payout);
     books.index(&new.organization, "payouts", &id)?;
     for step in &new.schedule {
-        let command = crate::commands::Command::AdvancePayout { payout_id: id.clone(), step: step.step.clone() };
+        let command =
+            crate::commands::Command::AdvancePayout { payout_id: id.clone(), step: step.step.clone() };
         schedule(books, now + step.after_ms, command);
     }
     Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
@@ -335,17 +352,30 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
                 payout.completed_at = Some(now);
                 payout.status_message = message.clone();
                 payout.timeline.push(entry(now, "provider", "Provider confirmed delivery", message.clone()));
-                payout.timeline.push(entry(now, "ledger", "Funds debited", format!("{amount} {} debited and fee collected", payout.from_currency)));
+                payout.timeline.push(entry(
+                    now,
+                    "ledger",
+                    "Funds debited",
+                    format!("{amount} {} debited and fee collected", payout.from_currency),
+                ));
                 payout.timeline.push(entry(now, "state", "Payout completed", "Status completed".to_string()));
             } else {
                 payout.status = MovementStatus::Failed;
                 payout.status_message = message.clone();
                 payout.timeline.push(entry(now, "provider", "Provider reported a failure", message.clone()));
-                payout.timeline.push(entry(now, "ledger", "Balance refunded", format!("{total} {} released to the balance", payout.from_currency)));
+                payout.timeline.push(entry(
+                    now,
+                    "ledger",
+                    "Balance refunded",
+                    format!("{total} {} released to the balance", payout.from_currency),
+                ));
                 payout.timeline.push(entry(now, "state", "Payout failed", "Status failed".to_string()));
             }
             let kind = if *success { "payout.completed" } else { "payout.failed" };
             books.emit(&payout.organization.clone(), kind, EventPayload::Payout(payout.clone()))?;
+            if let Some(order_id) = &payout.order_id {
+                crate::orders::payout_settled(books, order_id, *success, message)?;
+            }
         }
     }
     books.store.put(keys::document("payouts", id), &payout);
@@ -377,8 +407,18 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
         status_message: "Waiting for the payer to approve".into(),
         hold_id: hold.id,
         timeline: vec![
-            entry(now, "state", "Collection created", format!("Status pending; {amount} {} from {}", new.currency, new.account_number)),
-            entry(now, "ledger", "Pending credit", format!("{amount} {} pending on {}", new.currency, hold.credit_account)),
+            entry(
+                now,
+                "state",
+                "Collection created",
+                format!("Status pending; {amount} {} from {}", new.currency, new.account_number),
+            ),
+            entry(
+                now,
+                "ledger",
+                "Pending credit",
+                format!("{amount} {} pending on {}", new.currency, hold.credit_account),
+            ),
             entry(now, "provider", "Prompt sent", new.rail_note.clone()),
         ],
         rail: new.rail.clone(),
@@ -390,7 +430,10 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
     books.index(&new.organization, "collections", &id)?;
     books.emit(&new.organization, "collection.pending", EventPayload::Collection(collection.clone()))?;
     for step in &new.schedule {
-        let command = crate::commands::Command::AdvanceCollection { collection_id: id.clone(), step: step.step.clone() };
+        let command = crate::commands::Command::AdvanceCollection {
+            collection_id: id.clone(),
+            step: step.step.clone(),
+        };
         schedule(books, now + step.after_ms, command);
     }
     Ok(Applied { outcome: Outcome::Collection(collection), replayed: false })
@@ -398,15 +441,19 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
 
 pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Result<Applied, EngineError> {
     let key = keys::document("collections", id);
-    let mut collection: CollectionRecord =
-        books.store.get(&key)?.ok_or_else(|| EngineError::NotFound { resource: "collection", id: id.to_string() })?;
+    let mut collection: CollectionRecord = books
+        .store
+        .get(&key)?
+        .ok_or_else(|| EngineError::NotFound { resource: "collection", id: id.to_string() })?;
     if collection.status != MovementStatus::Pending {
         return Ok(Applied { outcome: Outcome::Collection(collection), replayed: true });
     }
     let now = books.now;
     collection.updated_at = now;
     match step {
-        Step::Note { kind, title, detail } => collection.timeline.push(entry(now, kind, title, detail.clone())),
+        Step::Note { kind, title, detail } => {
+            collection.timeline.push(entry(now, kind, title, detail.clone()))
+        }
         Step::Settle { success, message } => {
             let spec = if *success {
                 TransferSpec::PostPending { pending_id: collection.hold_id }
@@ -421,21 +468,53 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
                 collection.status = MovementStatus::Completed;
                 collection.completed_at = Some(now);
                 collection.timeline.push(entry(now, "provider", "Payer approved", message.clone()));
-                collection.timeline.push(entry(now, "ledger", "Balance credited", format!("{amount} {} available on {}", collection.currency, collection.account)));
-                collection.timeline.push(entry(now, "state", "Collection completed", "Status completed".to_string()));
-                books.emit(&organization, "collection.completed", EventPayload::Collection(collection.clone()))?;
+                collection.timeline.push(entry(
+                    now,
+                    "ledger",
+                    "Balance credited",
+                    format!("{amount} {} available on {}", collection.currency, collection.account),
+                ));
+                collection.timeline.push(entry(
+                    now,
+                    "state",
+                    "Collection completed",
+                    "Status completed".to_string(),
+                ));
+                books.emit(
+                    &organization,
+                    "collection.completed",
+                    EventPayload::Collection(collection.clone()),
+                )?;
                 let account = books.account(&collection.account)?;
                 books.emit(
                     &organization,
                     "account.credited",
-                    EventPayload::AccountCredited { account, amount: collection.amount, source: id.to_string() },
+                    EventPayload::AccountCredited {
+                        account,
+                        amount: collection.amount,
+                        source: id.to_string(),
+                    },
                 )?;
             } else {
                 collection.status = MovementStatus::Failed;
                 collection.timeline.push(entry(now, "provider", "Collection failed", message.clone()));
-                collection.timeline.push(entry(now, "ledger", "Pending credit released", format!("{amount} {} will not arrive", collection.currency)));
-                collection.timeline.push(entry(now, "state", "Collection failed", "Status failed".to_string()));
-                books.emit(&organization, "collection.failed", EventPayload::Collection(collection.clone()))?;
+                collection.timeline.push(entry(
+                    now,
+                    "ledger",
+                    "Pending credit released",
+                    format!("{amount} {} will not arrive", collection.currency),
+                ));
+                collection.timeline.push(entry(
+                    now,
+                    "state",
+                    "Collection failed",
+                    "Status failed".to_string(),
+                ));
+                books.emit(
+                    &organization,
+                    "collection.failed",
+                    EventPayload::Collection(collection.clone()),
+                )?;
             }
         }
     }
@@ -452,7 +531,10 @@ pub(crate) fn run_job(
     received_epoch: u64,
 ) -> Result<Applied, EngineError> {
     let Some(job) = books.store.get::<Job>(key)? else {
-        return Ok(Applied { outcome: Outcome::Document { collection: "jobs".into(), id: String::new() }, replayed: true });
+        return Ok(Applied {
+            outcome: Outcome::Document { collection: "jobs".into(), id: String::new() },
+            replayed: true,
+        });
     };
     books.store.delete(key.to_vec());
     crate::commands::apply(books, ctx, &job.command, received_epoch)

@@ -219,6 +219,7 @@ pub enum EventPayload {
     },
     Payout(crate::movements::PayoutRecord),
     Collection(crate::movements::CollectionRecord),
+    Order(crate::orders::OrderRecord),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -240,6 +241,7 @@ pub enum ResourceRef {
     Transfers(Vec<TransferId>),
     Payout(String),
     Collection(String),
+    Order(String),
 }
 
 /// (organization, operation, externalReference) → what the first request was

@@ -222,6 +222,7 @@ fn check_idempotency(table: &Table, report: &mut Report) -> Result<(), EngineErr
             ResourceRef::Deposit(id) => table.get(keys::deposit(id).as_slice())?.is_some(),
             ResourceRef::Payout(id) => table.get(keys::document("payouts", id).as_slice())?.is_some(),
             ResourceRef::Collection(id) => table.get(keys::document("collections", id).as_slice())?.is_some(),
+            ResourceRef::Order(id) => table.get(keys::document("orders", id).as_slice())?.is_some(),
             ResourceRef::Transfers(ids) => {
                 let mut all = true;
                 for id in ids {

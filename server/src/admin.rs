@@ -14,12 +14,12 @@ use serde_json::{Value, json};
 use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::envelope::{EnvelopeState, envelope};
-use sika_engine::movements::Step;
-use sika_engine::{Command, Outcome};
 use crate::error::{ApiError, ApiResult};
 use crate::identity::{Identity, Organization};
 use crate::render::{self, timestamp};
 use crate::stack::{Stack, StackKind};
+use sika_engine::movements::Step;
+use sika_engine::{Command, Outcome};
 
 pub struct AdminState {
     pub identity: Arc<Identity>,
@@ -184,7 +184,11 @@ fn settle_step(action: &str, message: Option<String>) -> ApiResult<Step> {
 }
 
 fn already_final(what: &str, status: &str) -> ApiError {
-    ApiError::new(axum::http::StatusCode::CONFLICT, "invalid_state", format!("the {what} is already {status}"))
+    ApiError::new(
+        axum::http::StatusCode::CONFLICT,
+        "invalid_state",
+        format!("the {what} is already {status}"),
+    )
 }
 
 fn settle_body(body: axum::body::Bytes) -> ApiResult<SettleRequest> {

@@ -126,12 +126,17 @@ impl From<EngineError> for ApiError {
             EngineError::SpendCapExceeded { cap, limit_usd, attempted_usd } => ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "spend_cap_exceeded",
-                format!("this payout of {attempted_usd} USD would exceed the key's {cap} cap of {limit_usd} USD"),
+                format!(
+                    "this payout of {attempted_usd} USD would exceed the key's {cap} cap of {limit_usd} USD"
+                ),
             )
             .with_detail("cap", cap)
             .with_detail("limitUsd", limit_usd)
             .with_detail("attemptedUsd", attempted_usd),
-                        EngineError::Unavailable => ApiError::unavailable(),
+            EngineError::InvalidState(message) => {
+                ApiError::new(StatusCode::CONFLICT, "invalid_state", message)
+            }
+            EngineError::Unavailable => ApiError::unavailable(),
             other => {
                 tracing::error!(error = %other, "engine failure");
                 ApiError::internal()

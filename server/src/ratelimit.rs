@@ -100,7 +100,10 @@ mod tests {
                 .map(|step| start + Duration::from_millis(step * 7))
                 .find_map(|now| limiter.check("k", now).err().map(|wait| (now, wait)))
                 .expect("the burst is refused");
-            assert!(limiter.check("k", now + Duration::from_secs(wait)).is_ok(), "limit {limit}: {wait} s was too short");
+            assert!(
+                limiter.check("k", now + Duration::from_secs(wait)).is_ok(),
+                "limit {limit}: {wait} s was too short"
+            );
         }
     }
 

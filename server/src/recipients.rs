@@ -67,15 +67,18 @@ pub fn build(request: RecipientRequest, organization: &str, now: i64, prefix: &s
     {
         return Err(ApiError::validation(&field("email"), "must be an email address"));
     }
-    let method = catalog::shipped()
-        .find_method(&request.code)
-        .ok_or_else(|| ApiError::validation(&field("code"), format!("unknown payment method '{}'", request.code)))?;
+    let method = catalog::shipped().find_method(&request.code).ok_or_else(|| {
+        ApiError::validation(&field("code"), format!("unknown payment method '{}'", request.code))
+    })?;
     let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
     if method.is_crypto() && blank(&request.address) {
         return Err(ApiError::validation(&field("address"), "a wallet address is required for this method"));
     }
     if !method.is_crypto() && blank(&request.account_number) {
-        return Err(ApiError::validation(&field("accountNumber"), "an account number is required for this method"));
+        return Err(ApiError::validation(
+            &field("accountNumber"),
+            "an account number is required for this method",
+        ));
     }
     Ok(Recipient {
         id: sika_engine::ids::new_id("rcp"),

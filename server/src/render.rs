@@ -29,6 +29,11 @@ pub fn amount(currency: &str, minor: i128) -> String {
 pub struct AmountInput(String);
 
 impl AmountInput {
+    /// An amount the node itself formatted.
+    pub fn from_text(text: String) -> Self {
+        AmountInput(text)
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -166,7 +171,10 @@ fn timeline(entries: &[sika_engine::movements::TimelineEntry]) -> Vec<Value> {
 
 /// A payout as its GET returns it; `extra` adds entries (webhook deliveries)
 /// to the timeline, which is kept in time order.
-pub fn payout(record: &sika_engine::movements::PayoutRecord, extra: &[sika_engine::movements::TimelineEntry]) -> Value {
+pub fn payout(
+    record: &sika_engine::movements::PayoutRecord,
+    extra: &[sika_engine::movements::TimelineEntry],
+) -> Value {
     let mut entries = record.timeline.clone();
     entries.extend_from_slice(extra);
     entries.sort_by_key(|e| e.at);
@@ -202,7 +210,10 @@ pub fn payout(record: &sika_engine::movements::PayoutRecord, extra: &[sika_engin
     })
 }
 
-pub fn collection(record: &sika_engine::movements::CollectionRecord, extra: &[sika_engine::movements::TimelineEntry]) -> Value {
+pub fn collection(
+    record: &sika_engine::movements::CollectionRecord,
+    extra: &[sika_engine::movements::TimelineEntry],
+) -> Value {
     let mut entries = record.timeline.clone();
     entries.extend_from_slice(extra);
     entries.sort_by_key(|e| e.at);
@@ -218,6 +229,53 @@ pub fn collection(record: &sika_engine::movements::CollectionRecord, extra: &[si
         "metadata": metadata(&record.metadata),
         "statusMessage": record.status_message,
         "completedAt": record.completed_at.map(timestamp),
+        "createdAt": timestamp(record.created_at),
+        "updatedAt": timestamp(record.updated_at),
+        "timeline": timeline(&entries),
+    })
+}
+
+/// An order with one merged timeline across both legs (and the webhook
+/// deliveries of both), in time order.
+pub fn order(
+    record: &sika_engine::orders::OrderRecord,
+    payout: Option<&sika_engine::movements::PayoutRecord>,
+    extra: &[sika_engine::movements::TimelineEntry],
+) -> Value {
+    let mut entries = record.timeline.clone();
+    if let Some(p) = payout {
+        entries.extend(p.timeline.iter().map(|e| sika_engine::movements::TimelineEntry {
+            title: format!("Payout: {}", e.title),
+            ..e.clone()
+        }));
+    }
+    entries.extend_from_slice(extra);
+    entries.sort_by_key(|e| e.at);
+    json!({
+        "id": record.id,
+        "status": record.status.name(),
+        "from": {
+            "method": record.from_method,
+            "currency": record.from_currency,
+            "amount": amount(&record.from_currency, record.from_amount),
+            "chain": record.from_chain,
+            "receivedAmount": amount(&record.from_currency, record.received_amount),
+        },
+        "to": {
+            "code": record.to.code,
+            "currency": record.to_currency,
+            "accountNumber": record.to.account_number,
+            "address": record.to.address,
+            "tag": record.to.tag,
+        },
+        "depositInstructions": metadata(&record.deposit_instructions),
+        "requiredConfirmations": record.required_confirmations,
+        "payoutId": record.payout_id,
+        "payout": payout.map(|p| json!({ "id": p.id, "status": p.status.name(), "amount": amount(&p.to_currency, p.to_amount), "currency": p.to_currency, "fee": amount(&p.from_currency, p.fee_amount) })),
+        "externalReference": record.external_reference,
+        "metadata": metadata(&record.metadata),
+        "statusMessage": record.status_message,
+        "expiresAt": timestamp(record.expires_at),
         "createdAt": timestamp(record.created_at),
         "updatedAt": timestamp(record.updated_at),
         "timeline": timeline(&entries),

@@ -48,7 +48,13 @@ pub const SIMULATIONS: &[Simulation] = &[
         method: "POST",
         path: "/v1/collections",
         description: "Sandbox collections settle by the last two decimal digits of amount (the cents; for currencies without decimals, the last two digits).",
-        outcomes: &["completed", "delayed_completion", "failed", "customer_timeout", "transient_error_then_reconciled"],
+        outcomes: &[
+            "completed",
+            "delayed_completion",
+            "failed",
+            "customer_timeout",
+            "transient_error_then_reconciled",
+        ],
         trigger: Some(Trigger { field: "amount", rule: "last_two_decimal_digits" }),
         scenarios: COLLECTION_SCENARIOS,
     },
@@ -147,9 +153,17 @@ fn settle(success: bool, message: &str) -> Step {
 /// to settle; a timeout is noticed at 30 s and reconciled at 60 s).
 pub fn payout_steps(outcome: &str, time_scale: f64) -> Vec<ScheduledStep> {
     match outcome {
-        "rejected" => vec![after(2_000, time_scale, settle(false, "The provider rejected the payout (sandbox trigger 01)"))],
+        "rejected" => vec![after(
+            2_000,
+            time_scale,
+            settle(false, "The provider rejected the payout (sandbox trigger 01)"),
+        )],
         "timeout_then_reconciled" => vec![
-            after(30_000, time_scale, note("Provider timed out", "No answer from the provider; reconciling (sandbox trigger 03)")),
+            after(
+                30_000,
+                time_scale,
+                note("Provider timed out", "No answer from the provider; reconciling (sandbox trigger 03)"),
+            ),
             after(60_000, time_scale, settle(true, "Delivered; confirmed by reconciliation")),
         ],
         _ => vec![after(2_000, time_scale, settle(true, "Delivered to the recipient"))],
@@ -159,11 +173,19 @@ pub fn payout_steps(outcome: &str, time_scale: f64) -> Vec<ScheduledStep> {
 /// What the simulated rail will report for a collection.
 pub fn collection_steps(outcome: &str, time_scale: f64) -> Vec<ScheduledStep> {
     match outcome {
-        "delayed_completion" => vec![after(60_000, time_scale, settle(true, "The payer approved after a delay"))],
+        "delayed_completion" => {
+            vec![after(60_000, time_scale, settle(true, "The payer approved after a delay"))]
+        }
         "failed" => vec![after(2_000, time_scale, settle(false, "The payer declined the charge"))],
-        "customer_timeout" => vec![after(60_000, time_scale, settle(false, "The payer did not approve in time"))],
+        "customer_timeout" => {
+            vec![after(60_000, time_scale, settle(false, "The payer did not approve in time"))]
+        }
         "transient_error_then_reconciled" => vec![
-            after(2_000, time_scale, note("Transient provider error", "The provider returned an error; reconciling")),
+            after(
+                2_000,
+                time_scale,
+                note("Transient provider error", "The provider returned an error; reconciling"),
+            ),
             after(10_000, time_scale, settle(true, "Approved; confirmed by reconciliation")),
         ],
         _ => vec![after(2_000, time_scale, settle(true, "The payer approved the charge"))],

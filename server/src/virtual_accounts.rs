@@ -76,12 +76,20 @@ async fn ensure_representative(stack: &Stack, organization: &str) -> ApiResult<R
     representative::put_default(stack, organization, &name).await
 }
 
-pub async fn create(stack: &Stack, organization: &str, request: VirtualAccountRequest) -> ApiResult<VirtualAccount> {
-    let currency = Currency::find(&request.currency).map_err(|e| ApiError::validation("currency", e.to_string()))?;
+pub async fn create(
+    stack: &Stack,
+    organization: &str,
+    request: VirtualAccountRequest,
+) -> ApiResult<VirtualAccount> {
+    let currency =
+        Currency::find(&request.currency).map_err(|e| ApiError::validation("currency", e.to_string()))?;
     let org_name = stack.identity.organization(organization).map(|o| o.name).unwrap_or_default();
     let bank_name = if currency.code == "GHS" {
         let representative = ensure_representative(stack, organization).await?;
-        debug_assert!(matches!(representative.status, RepresentativeStatus::Active | RepresentativeStatus::SandboxDefault));
+        debug_assert!(matches!(
+            representative.status,
+            RepresentativeStatus::Active | RepresentativeStatus::SandboxDefault
+        ));
         "Sika Partner Bank Ghana".to_string()
     } else {
         "Sika Virtual Accounts".to_string()

@@ -37,7 +37,11 @@ async fn create(
     Ok((status, Json(json!({ "collection": render::collection(&collection, &[]) }))))
 }
 
-async fn read(State(stack): State<Arc<Stack>>, principal: Principal, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+async fn read(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
     principal.require("collections:read")?;
     let snapshot = stack.engine.read()?;
     let collection = snapshot
@@ -48,7 +52,11 @@ async fn read(State(stack): State<Arc<Stack>>, principal: Principal, Path(id): P
     Ok(Json(json!({ "collection": render::collection(&collection, &deliveries) })))
 }
 
-async fn list(State(stack): State<Arc<Stack>>, principal: Principal, ApiQuery(query): ApiQuery<PageQuery>) -> ApiResult<Json<Value>> {
+async fn list(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiQuery(query): ApiQuery<PageQuery>,
+) -> ApiResult<Json<Value>> {
     principal.require("collections:read")?;
     let body = page_of(&stack, principal.organization(), "collections", &query, |snapshot, id| {
         Ok(snapshot.collection(id)?.map(|c| render::collection(&c, &[])))

@@ -17,6 +17,7 @@ mod collections;
 pub mod conversions;
 mod keys;
 pub mod openapi;
+pub mod orders;
 pub mod payouts;
 mod rates;
 mod recipients;
@@ -40,6 +41,7 @@ pub fn app(stack: Arc<Stack>) -> Router {
         .merge(requests::router())
         .merge(webhooks::router())
         .merge(payouts::router())
+        .merge(orders::router())
         .merge(collections::router())
         .merge(recipients::router())
         .merge(virtual_accounts::router())

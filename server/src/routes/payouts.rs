@@ -35,14 +35,25 @@ async fn create(
     Ok((status, Json(json!({ "payout": render::payout(&payout, &[]) }))))
 }
 
-pub fn render_full(stack: &Stack, snapshot: &sika_engine::Snapshot, id: &str, organization: &str) -> ApiResult<Option<Value>> {
-    let Some(payout) = snapshot.payout(id)?.filter(|p| p.organization == organization) else { return Ok(None) };
+pub fn render_full(
+    stack: &Stack,
+    snapshot: &sika_engine::Snapshot,
+    id: &str,
+    organization: &str,
+) -> ApiResult<Option<Value>> {
+    let Some(payout) = snapshot.payout(id)?.filter(|p| p.organization == organization) else {
+        return Ok(None);
+    };
     let _ = stack;
     let deliveries = timeline_entries(snapshot, organization, id)?;
     Ok(Some(render::payout(&payout, &deliveries)))
 }
 
-async fn read(State(stack): State<Arc<Stack>>, principal: Principal, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+async fn read(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
     principal.require("payouts:read")?;
     let snapshot = stack.engine.read()?;
     let payout = render_full(&stack, &snapshot, &id, principal.organization())?
@@ -50,7 +61,11 @@ async fn read(State(stack): State<Arc<Stack>>, principal: Principal, Path(id): P
     Ok(Json(json!({ "payout": payout })))
 }
 
-async fn list(State(stack): State<Arc<Stack>>, principal: Principal, ApiQuery(query): ApiQuery<PageQuery>) -> ApiResult<Json<Value>> {
+async fn list(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiQuery(query): ApiQuery<PageQuery>,
+) -> ApiResult<Json<Value>> {
     principal.require("payouts:read")?;
     let organization = principal.organization();
     let body = page_of(&stack, organization, "payouts", &query, |snapshot, id| {

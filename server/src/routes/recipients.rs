@@ -56,7 +56,8 @@ async fn bulk(
         let prefix = format!("items[{index}].");
         let built = from_value::<RecipientRequest>(item)
             .map_err(|e| {
-                let field = e.details.as_ref().and_then(|d| d["field"].as_str()).unwrap_or("item").to_string();
+                let field =
+                    e.details.as_ref().and_then(|d| d["field"].as_str()).unwrap_or("item").to_string();
                 ApiError::validation(&format!("{prefix}{field}"), e.message.clone())
             })
             .and_then(|request| recipients::build(request, principal.organization(), now, &prefix));
@@ -76,7 +77,11 @@ async fn bulk(
     Ok(Json(json!({ "results": results })))
 }
 
-async fn read(State(stack): State<Arc<Stack>>, principal: Principal, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+async fn read(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
     principal.require("recipients:read")?;
     let recipient = recipients::load(&stack.engine.read()?, &id)?
         .filter(|r| r.organization == principal.organization())
@@ -84,7 +89,11 @@ async fn read(State(stack): State<Arc<Stack>>, principal: Principal, Path(id): P
     Ok(Json(json!({ "recipient": recipient.render() })))
 }
 
-async fn list(State(stack): State<Arc<Stack>>, principal: Principal, ApiQuery(query): ApiQuery<PageQuery>) -> ApiResult<Json<Value>> {
+async fn list(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiQuery(query): ApiQuery<PageQuery>,
+) -> ApiResult<Json<Value>> {
     principal.require("recipients:read")?;
     let body = page_of(&stack, principal.organization(), recipients::COLLECTION, &query, |snapshot, id| {
         Ok(recipients::load(snapshot, id)?.map(|r| r.render()))

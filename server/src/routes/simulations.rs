@@ -21,6 +21,7 @@ pub fn router() -> Router<Arc<Stack>> {
         .route("/v1/simulations", get(index))
         .route("/v1/simulations/deposits", post(deposit))
         .route("/v1/simulations/virtual-accounts/{id}/deposits", post(virtual_account_deposit))
+        .route("/v1/simulations/orders/{id}/funds", post(order_funds))
 }
 
 fn sandbox_only(stack: &Stack) -> ApiResult<()> {
@@ -109,4 +110,40 @@ async fn virtual_account_deposit(
     rendered["virtualAccountId"] = Value::String(account.id);
     let status = if applied.replayed { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, Json(json!({ "deposit": rendered }))))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OrderFundsRequest {
+    amount: AmountInput,
+    confirmations: Option<u32>,
+}
+
+/// Money arrives for an order: exact, over or under, and for crypto with a
+/// number of confirmations (default: enough).
+async fn order_funds(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    axum::extract::Path(id): axum::extract::Path<String>,
+    ApiJson(body): ApiJson<OrderFundsRequest>,
+) -> ApiResult<Json<Value>> {
+    sandbox_only(&stack)?;
+    principal.require("orders:write")?;
+    let order = stack
+        .engine
+        .read()?
+        .order(&id)?
+        .filter(|o| o.organization == principal.organization())
+        .ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
+    let currency = Currency::find(&order.from_currency).map_err(|_| ApiError::internal())?;
+    let amount = currency.parse(body.amount.as_str(), false).map_err(|e| money_error("amount", e))?;
+    let confirmations = body.confirmations.unwrap_or(order.required_confirmations);
+    let funds = crate::movements::order_funds(&stack, &principal, &order, amount, confirmations)?;
+    stack.engine.execute(Command::OrderFunds(funds)).await?;
+    if let Ok(webhooks) = stack.webhooks() {
+        webhooks.wake();
+    }
+    let order = crate::routes::orders::render_full(&stack.engine.read()?, principal.organization(), &id)?
+        .ok_or_else(ApiError::internal)?;
+    Ok(Json(json!({ "order": order })))
 }

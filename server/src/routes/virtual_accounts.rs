@@ -29,7 +29,11 @@ async fn create(
     Ok((StatusCode::CREATED, Json(json!({ "virtualAccount": account.render() }))))
 }
 
-async fn read(State(stack): State<Arc<Stack>>, principal: Principal, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+async fn read(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
     principal.require("virtual-accounts:read")?;
     let account = virtual_accounts::load(&stack.engine.read()?, &id)?
         .filter(|a| a.organization == principal.organization())
@@ -37,10 +41,15 @@ async fn read(State(stack): State<Arc<Stack>>, principal: Principal, Path(id): P
     Ok(Json(json!({ "virtualAccount": account.render() })))
 }
 
-async fn list(State(stack): State<Arc<Stack>>, principal: Principal, ApiQuery(query): ApiQuery<PageQuery>) -> ApiResult<Json<Value>> {
+async fn list(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiQuery(query): ApiQuery<PageQuery>,
+) -> ApiResult<Json<Value>> {
     principal.require("virtual-accounts:read")?;
-    let body = page_of(&stack, principal.organization(), virtual_accounts::COLLECTION, &query, |snapshot, id| {
-        Ok(virtual_accounts::load(snapshot, id)?.map(|a| a.render()))
-    })?;
+    let body =
+        page_of(&stack, principal.organization(), virtual_accounts::COLLECTION, &query, |snapshot, id| {
+            Ok(virtual_accounts::load(snapshot, id)?.map(|a| a.render()))
+        })?;
     Ok(Json(body))
 }

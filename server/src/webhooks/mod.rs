@@ -55,7 +55,11 @@ pub fn timeline_entries(
             entries.push(sika_engine::movements::TimelineEntry {
                 at: attempt.at,
                 kind: "webhook".into(),
-                title: format!("Webhook {} {}", delivery.event_kind, if attempt.succeeded { "delivered" } else { "attempt failed" }),
+                title: format!(
+                    "Webhook {} {}",
+                    delivery.event_kind,
+                    if attempt.succeeded { "delivered" } else { "attempt failed" }
+                ),
                 detail: format!("Delivery {} {outcome} in {} ms", delivery.id, attempt.duration_ms),
             });
         }
@@ -229,6 +233,7 @@ pub fn event_data(stack: &Stack, event: &EventRecord) -> Value {
         }
         EventPayload::Payout(p) => render::payout(p, &[]),
         EventPayload::Collection(c) => render::collection(c, &[]),
+        EventPayload::Order(o) => render::order(o, None, &[]),
     }
 }
 
@@ -239,6 +244,7 @@ pub fn event_resource_id(event: &EventRecord) -> Option<String> {
         EventPayload::WebhookTest { endpoint_id } => Some(endpoint_id.clone()),
         EventPayload::Payout(p) => Some(p.id.clone()),
         EventPayload::Collection(c) => Some(c.id.clone()),
+        EventPayload::Order(o) => Some(o.id.clone()),
     }
 }
 

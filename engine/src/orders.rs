@@ -1,0 +1,332 @@
+//! Orders: collect on one rail, pay out on another. The order waits for
+//! funds (and on-chain confirmations for crypto), credits what actually
+//! arrived to the balance, then pays out on actuals through a payout. If the
+//! payout fails the funds stay on the balance; if nothing arrives before the
+//! deadline the order expires.
+
+use serde::{Deserialize, Serialize};
+
+use crate::commands::{Applied, Command, Outcome};
+use crate::error::EngineError;
+use crate::ledger::{Books, TransferSpec};
+use crate::money::Currency;
+use crate::movements::{NewPayout, TimelineEntry, create_payout, schedule};
+use crate::records::*;
+use crate::storage::keys;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OrderStatus {
+    AwaitingFunds,
+    AwaitingConfirmations,
+    FundsReceived,
+    ProcessingPayout,
+    Completed,
+    Failed,
+    Expired,
+}
+
+impl OrderStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            OrderStatus::AwaitingFunds => "awaiting_funds",
+            OrderStatus::AwaitingConfirmations => "awaiting_confirmations",
+            OrderStatus::FundsReceived => "funds_received",
+            OrderStatus::ProcessingPayout => "processing_payout",
+            OrderStatus::Completed => "completed",
+            OrderStatus::Failed => "failed",
+            OrderStatus::Expired => "expired",
+        }
+    }
+
+    fn is_waiting(self) -> bool {
+        matches!(self, OrderStatus::AwaitingFunds | OrderStatus::AwaitingConfirmations)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OrderRecord {
+    pub id: String,
+    pub organization: String,
+    pub status: OrderStatus,
+    pub from_method: String,
+    pub from_currency: String,
+    pub from_amount: i128,
+    pub from_chain: Option<String>,
+    pub to: crate::movements::Destination,
+    pub to_currency: String,
+    /// How to pay in, as JSON text rendered by the API.
+    pub deposit_instructions: String,
+    pub required_confirmations: u32,
+    pub received_amount: i128,
+    pub payout_id: Option<String>,
+    pub external_reference: String,
+    pub metadata: String,
+    pub status_message: String,
+    pub timeline: Vec<TimelineEntry>,
+    pub expires_at: TimestampMs,
+    pub created_at: TimestampMs,
+    pub updated_at: TimestampMs,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewOrder {
+    pub organization: String,
+    pub from_method: String,
+    pub from_currency: String,
+    pub from_amount: i128,
+    pub from_chain: Option<String>,
+    pub to: crate::movements::Destination,
+    pub to_currency: String,
+    pub deposit_instructions: String,
+    pub required_confirmations: u32,
+    pub external_reference: String,
+    pub metadata: String,
+    pub expires_at: TimestampMs,
+    pub request_fingerprint: [u8; 32],
+}
+
+/// What arrived for an order: the amount, whether it has enough
+/// confirmations, and the payout to make on actuals (built by the API).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OrderFunds {
+    pub order_id: String,
+    pub amount: i128,
+    pub confirmations: u32,
+    pub payout: Option<NewPayout>,
+    /// Why no payout could be built (e.g. the actual amount is below the method's minimum).
+    pub payout_refusal: Option<String>,
+}
+
+fn entry(at: TimestampMs, kind: &str, title: &str, detail: impl Into<String>) -> TimelineEntry {
+    TimelineEntry { at, kind: kind.to_string(), title: title.to_string(), detail: detail.into() }
+}
+
+fn format(currency: &str, amount: i128) -> String {
+    Currency::find(currency).map(|c| c.format(amount)).unwrap_or_else(|_| amount.to_string())
+}
+
+fn key(id: &str) -> Vec<u8> {
+    keys::document("orders", id)
+}
+
+pub(crate) fn load(books: &Books, id: &str) -> Result<OrderRecord, EngineError> {
+    books.store.get(&key(id))?.ok_or_else(|| EngineError::NotFound { resource: "order", id: id.to_string() })
+}
+
+fn save_and_emit(books: &mut Books, order: &OrderRecord, kinds: &[&str]) -> Result<(), EngineError> {
+    books.store.put(key(&order.id), order);
+    for kind in kinds {
+        books.emit(&order.organization, kind, EventPayload::Order(order.clone()))?;
+    }
+    Ok(())
+}
+
+pub(crate) fn create(books: &mut Books, new: &NewOrder) -> Result<Applied, EngineError> {
+    let now = books.now;
+    let id = crate::ids::new_id("ord");
+    let amount = format(&new.from_currency, new.from_amount);
+    let order = OrderRecord {
+        id: id.clone(),
+        organization: new.organization.clone(),
+        status: OrderStatus::AwaitingFunds,
+        from_method: new.from_method.clone(),
+        from_currency: new.from_currency.clone(),
+        from_amount: new.from_amount,
+        from_chain: new.from_chain.clone(),
+        to: new.to.clone(),
+        to_currency: new.to_currency.clone(),
+        deposit_instructions: new.deposit_instructions.clone(),
+        required_confirmations: new.required_confirmations,
+        received_amount: 0,
+        payout_id: None,
+        external_reference: new.external_reference.clone(),
+        metadata: new.metadata.clone(),
+        status_message: "Waiting for funds".into(),
+        timeline: vec![
+            entry(
+                now,
+                "state",
+                "Order created",
+                format!("Awaiting {amount} {} by {}", new.from_currency, new.from_method),
+            ),
+            entry(now, "collection", "Deposit instructions issued", "The payer can now send the funds"),
+        ],
+        expires_at: new.expires_at,
+        created_at: now,
+        updated_at: now,
+    };
+    save_and_emit(books, &order, &["order.awaiting_funds"])?;
+    books.index(&new.organization, "orders", &id)?;
+    schedule(books, new.expires_at, Command::ExpireOrder { order_id: id });
+    Ok(Applied { outcome: Outcome::Order(order), replayed: false })
+}
+
+/// Funds arrived (or were seen on-chain without enough confirmations).
+pub(crate) fn funds(books: &mut Books, funds: &OrderFunds) -> Result<Applied, EngineError> {
+    let mut order = load(books, &funds.order_id)?;
+    if !order.status.is_waiting() {
+        return Err(EngineError::InvalidState(format!(
+            "order {} is {} and takes no more funds",
+            order.id,
+            order.status.name()
+        )));
+    }
+    let now = books.now;
+    order.updated_at = now;
+    let amount_text = format(&order.from_currency, funds.amount);
+    if funds.confirmations < order.required_confirmations {
+        let first_sighting = order.status == OrderStatus::AwaitingFunds;
+        order.status = OrderStatus::AwaitingConfirmations;
+        order.status_message =
+            format!("{} of {} confirmations", funds.confirmations, order.required_confirmations);
+        order.timeline.push(entry(
+            now,
+            "collection",
+            "Funds seen on-chain",
+            format!("{amount_text} {} with {}", order.from_currency, order.status_message),
+        ));
+        let kinds: &[&str] = if first_sighting { &["order.awaiting_confirmations"] } else { &[] };
+        save_and_emit(books, &order, kinds)?;
+        return Ok(Applied { outcome: Outcome::Order(order), replayed: false });
+    }
+    let transfer = books.transfer(&TransferSpec::Posted {
+        debit: AccountRef::System(SystemAccount::World),
+        credit: AccountRef::Organization(order.organization.clone()),
+        currency: order.from_currency.clone(),
+        amount: funds.amount,
+        memo: format!("order {} funds", order.id),
+    })?;
+    order.received_amount = funds.amount;
+    order.status = OrderStatus::FundsReceived;
+    order.timeline.push(entry(
+        now,
+        "collection",
+        "Funds received",
+        format!("{amount_text} {} credited to {}", order.from_currency, transfer.credit_account),
+    ));
+    let mut kinds = vec!["order.funds_received"];
+    if funds.amount > order.from_amount {
+        kinds.push("order.overpaid");
+        order.timeline.push(entry(
+            now,
+            "collection",
+            "Overpaid",
+            format!("Expected {}; proceeding on actuals", format(&order.from_currency, order.from_amount)),
+        ));
+    } else if funds.amount < order.from_amount {
+        kinds.push("order.underpaid");
+        order.timeline.push(entry(
+            now,
+            "collection",
+            "Underpaid",
+            format!("Expected {}; proceeding on actuals", format(&order.from_currency, order.from_amount)),
+        ));
+    }
+    let account = books.account(&transfer.credit_account)?;
+    books.emit(
+        &order.organization,
+        "account.credited",
+        EventPayload::AccountCredited { account, amount: funds.amount, source: order.id.clone() },
+    )?;
+    save_and_emit(books, &order, &kinds)?;
+    start_payout(books, order, funds)
+}
+
+fn start_payout(
+    books: &mut Books,
+    mut order: OrderRecord,
+    funds: &OrderFunds,
+) -> Result<Applied, EngineError> {
+    let now = books.now;
+    let refused = |order: &mut OrderRecord, reason: String| {
+        order.status = OrderStatus::Failed;
+        order.status_message = reason.clone();
+        order.timeline.push(entry(now, "payout", "Payout not possible", reason));
+        order.timeline.push(entry(now, "state", "Order failed", "The funds remain on the balance"));
+    };
+    match &funds.payout {
+        None => refused(
+            &mut order,
+            funds.payout_refusal.clone().unwrap_or_else(|| "no payout could be made".into()),
+        ),
+        Some(new) => {
+            let mut new = new.clone();
+            new.order_id = Some(order.id.clone());
+            match create_payout(books, &new) {
+                Ok(applied) => {
+                    let Outcome::Payout(payout) = applied.outcome else {
+                        unreachable!("create_payout returns a payout")
+                    };
+                    order.payout_id = Some(payout.id.clone());
+                    order.status = OrderStatus::ProcessingPayout;
+                    order.status_message = "Paying out".into();
+                    order.timeline.push(entry(
+                        now,
+                        "payout",
+                        "Payout started",
+                        format!(
+                            "Payout {} of {} {}",
+                            payout.id,
+                            format(&payout.to_currency, payout.to_amount),
+                            payout.to_currency
+                        ),
+                    ));
+                    save_and_emit(books, &order, &["order.processing_payout"])?;
+                    return Ok(Applied { outcome: Outcome::Order(order), replayed: false });
+                }
+                Err(EngineError::InsufficientFunds { .. }) => {
+                    refused(&mut order, "the funds received do not cover the payout and its fee".into())
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    save_and_emit(books, &order, &["order.failed"])?;
+    Ok(Applied { outcome: Outcome::Order(order), replayed: false })
+}
+
+/// The order's payout settled.
+pub(crate) fn payout_settled(
+    books: &mut Books,
+    order_id: &str,
+    success: bool,
+    message: &str,
+) -> Result<(), EngineError> {
+    let mut order = load(books, order_id)?;
+    if order.status != OrderStatus::ProcessingPayout {
+        return Ok(());
+    }
+    let now = books.now;
+    order.updated_at = now;
+    order.status_message = message.to_string();
+    let kind = if success {
+        order.status = OrderStatus::Completed;
+        order.timeline.push(entry(now, "state", "Order completed", "The payout was delivered"));
+        "order.completed"
+    } else {
+        order.status = OrderStatus::Failed;
+        order.timeline.push(entry(
+            now,
+            "state",
+            "Order failed",
+            "The payout failed; the funds remain on the balance",
+        ));
+        "order.failed"
+    };
+    save_and_emit(books, &order, &[kind])
+}
+
+/// The deadline passed: an order still waiting for funds expires.
+pub(crate) fn expire(books: &mut Books, order_id: &str) -> Result<Applied, EngineError> {
+    let mut order = load(books, order_id)?;
+    if !order.status.is_waiting() {
+        return Ok(Applied { outcome: Outcome::Order(order), replayed: true });
+    }
+    let now = books.now;
+    order.status = OrderStatus::Expired;
+    order.updated_at = now;
+    order.status_message = "No funds arrived before the deadline".into();
+    order.timeline.push(entry(now, "state", "Order expired", "No funds arrived before the deadline"));
+    save_and_emit(books, &order, &["order.expired"])?;
+    Ok(Applied { outcome: Outcome::Order(order), replayed: false })
+}
