@@ -289,6 +289,173 @@ const OPERATIONS: &[Operation] = &[
         responses: &[(200, "DeliveryEnvelope"), (404, "Error")],
     },
     Operation {
+        method: "post",
+        path: "/v1/payouts",
+        id: "createPayout",
+        summary: "Hold from.amount plus fee and send a payout",
+        scope: "payouts:write",
+        body: Some("PayoutRequest"),
+        responses: &[(201, "PayoutEnvelope"), (200, "PayoutEnvelope"), (409, "Error"), (422, "Error")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/payouts",
+        id: "listPayouts",
+        summary: "Payouts, newest first",
+        scope: "payouts:read",
+        body: None,
+        responses: &[(200, "PayoutList")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/payouts/{id}",
+        id: "getPayout",
+        summary: "One payout with its full timeline",
+        scope: "payouts:read",
+        body: None,
+        responses: &[(200, "PayoutEnvelope"), (404, "Error")],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/collections",
+        id: "createCollection",
+        summary: "Charge a payer; the amount is pending until they approve",
+        scope: "collections:write",
+        body: Some("CollectionRequest"),
+        responses: &[
+            (201, "CollectionEnvelope"),
+            (200, "CollectionEnvelope"),
+            (409, "Error"),
+            (422, "Error"),
+        ],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/collections",
+        id: "listCollections",
+        summary: "Collections, newest first",
+        scope: "collections:read",
+        body: None,
+        responses: &[(200, "CollectionList")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/collections/{id}",
+        id: "getCollection",
+        summary: "One collection with its timeline",
+        scope: "collections:read",
+        body: None,
+        responses: &[(200, "CollectionEnvelope"), (404, "Error")],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/orders",
+        id: "createOrder",
+        summary: "Collect on one rail and pay out on another",
+        scope: "orders:write",
+        body: Some("OrderRequest"),
+        responses: &[(201, "OrderEnvelope"), (200, "OrderEnvelope"), (409, "Error"), (422, "Error")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/orders",
+        id: "listOrders",
+        summary: "Orders, newest first",
+        scope: "orders:read",
+        body: None,
+        responses: &[(200, "OrderList")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/orders/{id}",
+        id: "getOrder",
+        summary: "One order with its merged timeline",
+        scope: "orders:read",
+        body: None,
+        responses: &[(200, "OrderEnvelope"), (404, "Error")],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/simulations/orders/{id}/funds",
+        id: "simulateOrderFunds",
+        summary: "Sandbox: funds arrive for an order (exact, over, under; confirmations for crypto)",
+        scope: "orders:write",
+        body: Some("OrderFundsRequest"),
+        responses: &[(200, "OrderEnvelope"), (404, "Error"), (409, "Error")],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/recipients",
+        id: "createRecipient",
+        summary: "Save a payout destination",
+        scope: "recipients:write",
+        body: Some("RecipientRequest"),
+        responses: &[(201, "RecipientEnvelope")],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/recipients/bulk",
+        id: "createRecipients",
+        summary: "Save up to 100 destinations; a result per item",
+        scope: "recipients:write",
+        body: Some("RecipientBulkRequest"),
+        responses: &[(200, "RecipientBulkResponse")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/recipients",
+        id: "listRecipients",
+        summary: "Recipients, newest first",
+        scope: "recipients:read",
+        body: None,
+        responses: &[(200, "RecipientList")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/recipients/{id}",
+        id: "getRecipient",
+        summary: "One recipient",
+        scope: "recipients:read",
+        body: None,
+        responses: &[(200, "RecipientEnvelope"), (404, "Error")],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/virtual-accounts",
+        id: "createVirtualAccount",
+        summary: "Open a virtual account (GHS needs the representative on live)",
+        scope: "virtual-accounts:write",
+        body: Some("VirtualAccountRequest"),
+        responses: &[(201, "VirtualAccountEnvelope"), (422, "Error")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/virtual-accounts",
+        id: "listVirtualAccounts",
+        summary: "Virtual accounts, newest first",
+        scope: "virtual-accounts:read",
+        body: None,
+        responses: &[(200, "VirtualAccountList")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/virtual-accounts/{id}",
+        id: "getVirtualAccount",
+        summary: "One virtual account",
+        scope: "virtual-accounts:read",
+        body: None,
+        responses: &[(200, "VirtualAccountEnvelope"), (404, "Error")],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/simulations/virtual-accounts/{id}/deposits",
+        id: "simulateVirtualAccountDeposit",
+        summary: "Sandbox: a customer pays into a virtual account",
+        scope: "virtual-accounts:write",
+        body: Some("DepositRequestVa"),
+        responses: &[(201, "DepositEnvelope"), (200, "DepositEnvelope"), (404, "Error"), (409, "Error")],
+    },
+    Operation {
         method: "get",
         path: "/v1/requests/{id}",
         id: "getRequest",
@@ -489,6 +656,132 @@ fn schemas() -> Map<String, Value> {
         ),
     );
     add("RequestEnvelope", envelope("request", "Request"));
+    let timeline = json!({ "type": "array", "items": object(&["at", "kind", "title", "detail"], json!({ "at": string(), "kind": string(), "title": string(), "detail": string() })) });
+    let status3 = json!({ "enum": ["pending", "completed", "failed"] });
+    add(
+        "PayoutRequest",
+        object(
+            &["from", "to", "externalReference"],
+            json!({ "from": object(&["currency", "amount"], json!({ "currency": string(), "amount": amount_input() })), "to": object(&[], json!({ "code": string(), "accountNumber": string(), "address": string(), "tag": string(), "currency": string(), "recipientId": string() })), "externalReference": string(), "narration": string(), "metadata": { "type": "object" } }),
+        ),
+    );
+    add(
+        "Payout",
+        object(
+            &[
+                "id",
+                "status",
+                "from",
+                "to",
+                "fee",
+                "rate",
+                "externalReference",
+                "statusMessage",
+                "createdAt",
+                "updatedAt",
+                "timeline",
+            ],
+            json!({ "id": { "type": "string", "pattern": "^pay_[a-z]+_" }, "status": status3, "from": object(&["accountNumber", "amount", "currency"], json!({ "accountNumber": string(), "amount": amount(), "currency": string(), "kyc": { "type": "object" } })), "to": object(&["code", "amount", "currency"], json!({ "code": string(), "amount": amount(), "currency": string(), "accountNumber": nullable_string(), "address": nullable_string(), "tag": nullable_string(), "recipientId": nullable_string(), "kyc": { "type": "object" } })), "fee": object(&["amount", "currency"], json!({ "amount": amount(), "currency": string() })), "rate": string(), "narration": string(), "externalReference": string(), "metadata": { "type": "object" }, "statusMessage": string(), "completedAt": nullable_string(), "createdAt": string(), "updatedAt": string(), "timeline": timeline }),
+        ),
+    );
+    add("PayoutEnvelope", envelope("payout", "Payout"));
+    add("PayoutList", list("Payout"));
+    add(
+        "CollectionRequest",
+        object(
+            &["amount", "currency", "code", "accountNumber", "externalReference"],
+            json!({ "amount": amount_input(), "currency": string(), "code": string(), "accountNumber": string(), "externalReference": string(), "metadata": { "type": "object" } }),
+        ),
+    );
+    add(
+        "Collection",
+        object(
+            &[
+                "id",
+                "status",
+                "amount",
+                "currency",
+                "code",
+                "accountNumber",
+                "externalReference",
+                "createdAt",
+                "timeline",
+            ],
+            json!({ "id": string(), "status": status3, "amount": amount(), "currency": string(), "code": string(), "accountNumber": string(), "balanceAccount": string(), "externalReference": string(), "metadata": { "type": "object" }, "statusMessage": string(), "completedAt": nullable_string(), "createdAt": string(), "updatedAt": string(), "timeline": timeline }),
+        ),
+    );
+    add("CollectionEnvelope", envelope("collection", "Collection"));
+    add("CollectionList", list("Collection"));
+    add(
+        "OrderRequest",
+        object(
+            &["from", "to", "externalReference"],
+            json!({ "from": object(&["method", "currency", "amount"], json!({ "method": { "enum": ["mobile_money", "bank_transfer", "crypto"] }, "currency": string(), "amount": amount_input(), "chain": string() })), "to": object(&[], json!({ "code": string(), "accountNumber": string(), "address": string(), "tag": string(), "currency": string() })), "externalReference": string(), "metadata": { "type": "object" } }),
+        ),
+    );
+    add(
+        "Order",
+        object(
+            &["id", "status", "from", "to", "depositInstructions", "expiresAt", "timeline"],
+            json!({ "id": { "type": "string", "pattern": "^ord_" }, "status": { "enum": ["awaiting_funds", "awaiting_confirmations", "funds_received", "processing_payout", "completed", "failed", "expired"] }, "from": { "type": "object" }, "to": { "type": "object" }, "depositInstructions": { "type": "object" }, "requiredConfirmations": { "type": "integer" }, "payoutId": nullable_string(), "payout": { "type": ["object", "null"] }, "externalReference": string(), "metadata": { "type": "object" }, "statusMessage": string(), "expiresAt": string(), "createdAt": string(), "updatedAt": string(), "timeline": timeline }),
+        ),
+    );
+    add("OrderEnvelope", envelope("order", "Order"));
+    add("OrderList", list("Order"));
+    add(
+        "OrderFundsRequest",
+        object(&["amount"], json!({ "amount": amount_input(), "confirmations": { "type": "integer" } })),
+    );
+    add(
+        "RecipientRequest",
+        object(
+            &["name", "code"],
+            json!({ "name": string(), "email": string(), "code": string(), "accountNumber": string(), "address": string(), "tag": string() }),
+        ),
+    );
+    add(
+        "Recipient",
+        object(
+            &["id", "name", "code", "currency", "createdAt"],
+            json!({ "id": string(), "name": string(), "email": nullable_string(), "code": string(), "currency": string(), "accountNumber": nullable_string(), "address": nullable_string(), "tag": nullable_string(), "createdAt": string() }),
+        ),
+    );
+    add("RecipientEnvelope", envelope("recipient", "Recipient"));
+    add("RecipientList", list("Recipient"));
+    add(
+        "RecipientBulkRequest",
+        object(
+            &["items"],
+            json!({ "items": { "type": "array", "minItems": 1, "maxItems": 100, "items": reference("RecipientRequest") } }),
+        ),
+    );
+    add(
+        "RecipientBulkResponse",
+        object(
+            &["results"],
+            json!({ "results": { "type": "array", "items": object(&["index", "status"], json!({ "index": { "type": "integer" }, "status": { "enum": ["created", "failed"] }, "recipient": reference("Recipient"), "error": { "type": "object" } })) } }),
+        ),
+    );
+    add(
+        "VirtualAccountRequest",
+        object(
+            &["currency"],
+            json!({ "currency": string(), "customerReference": string(), "accountName": string() }),
+        ),
+    );
+    add(
+        "VirtualAccount",
+        object(
+            &["id", "currency", "accountNumber", "bankName", "accountName", "status", "createdAt"],
+            json!({ "id": string(), "currency": string(), "accountNumber": string(), "bankName": string(), "accountName": string(), "customerReference": nullable_string(), "status": string(), "createdAt": string() }),
+        ),
+    );
+    add("VirtualAccountEnvelope", envelope("virtualAccount", "VirtualAccount"));
+    add("VirtualAccountList", list("VirtualAccount"));
+    add(
+        "DepositRequestVa",
+        object(&["amount"], json!({ "amount": amount_input(), "externalReference": string() })),
+    );
     add(
         "WebhookEndpointRequest",
         object(
