@@ -2,7 +2,7 @@
 //! writer, keys, rate limiter and request log.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use sika_engine::{Command, Engine};
 
@@ -63,6 +63,7 @@ pub struct Stack {
     pub request_log: RequestLog,
     keys: RwLock<HashMap<[u8; 32], ApiKeyRecord>>,
     webhooks: OnceLock<DispatcherHandle>,
+    last_verify: Mutex<Option<serde_json::Value>>,
 }
 
 impl Stack {
@@ -82,6 +83,7 @@ impl Stack {
             request_log,
             keys: RwLock::new(HashMap::new()),
             webhooks: OnceLock::new(),
+            last_verify: Mutex::new(None),
         };
         stack.load_keys().map_err(|e| format!("cannot load the {} keys: {}", kind.name(), e.message))?;
         Ok(stack)
@@ -137,6 +139,17 @@ impl Stack {
 
     pub fn webhooks(&self) -> ApiResult<&DispatcherHandle> {
         self.webhooks.get().ok_or_else(ApiError::unavailable)
+    }
+
+    /// The result of the last `verify` the operator ran on this stack.
+    pub fn last_verify(&self) -> Option<serde_json::Value> {
+        self.last_verify.lock().ok()?.clone()
+    }
+
+    pub fn set_last_verify(&self, result: serde_json::Value) {
+        if let Ok(mut last) = self.last_verify.lock() {
+            *last = Some(result);
+        }
     }
 
     pub fn now_ms(&self) -> i64 {

@@ -208,7 +208,7 @@ async fn list_events(
 ) -> ApiResult<Json<Value>> {
     principal.require("webhooks:read")?;
     let organization = principal.organization();
-    let scope = format!("{organization}/events");
+    let scope = format!("{}/{organization}/events", stack.kind.name());
     let secret = stack.identity.secret();
     let page = query.page(&secret, &scope)?;
     let snapshot = stack.engine.read()?;
@@ -248,7 +248,7 @@ async fn list_deliveries(
         return Err(ApiError::validation("status", "must be pending, succeeded or failed"));
     }
     let organization = principal.organization();
-    let scope = format!("{organization}/webhook_deliveries");
+    let scope = format!("{}/{organization}/webhook_deliveries", stack.kind.name());
     let secret = stack.identity.secret();
     let page =
         PageQuery { limit: query.limit.clone(), cursor: query.cursor.clone() }.page(&secret, &scope)?;

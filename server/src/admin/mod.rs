@@ -21,6 +21,10 @@ use crate::stack::{Stack, StackKind};
 use sika_engine::movements::Step;
 use sika_engine::{Command, Outcome};
 
+mod activity;
+mod ledger;
+mod webhooks;
+
 pub struct AdminState {
     pub identity: Arc<Identity>,
     pub live: Arc<Stack>,
@@ -29,7 +33,7 @@ pub struct AdminState {
 }
 
 impl AdminState {
-    fn stack(&self, name: &str) -> ApiResult<&Arc<Stack>> {
+    pub(crate) fn stack(&self, name: &str) -> ApiResult<&Arc<Stack>> {
         match StackKind::parse(name) {
             Some(StackKind::Live) => Ok(&self.live),
             Some(StackKind::Sandbox) => Ok(&self.sandbox),
@@ -46,6 +50,20 @@ pub fn app(state: Arc<AdminState>) -> Router {
         .route("/admin/v1/organizations/{id}/suspend", post(suspend))
         .route("/admin/v1/organizations/{id}/reinstate", post(reinstate))
         .route("/admin/v1/{stack}/accounts", get(accounts))
+        .route("/admin/v1/{stack}/verify", post(ledger::verify))
+        .route("/admin/v1/{stack}/payouts", get(activity::payouts))
+        .route("/admin/v1/{stack}/payouts/{id}", get(activity::payout))
+        .route("/admin/v1/{stack}/collections", get(activity::collections))
+        .route("/admin/v1/{stack}/collections/{id}", get(activity::collection))
+        .route("/admin/v1/{stack}/orders", get(activity::orders))
+        .route("/admin/v1/{stack}/orders/{id}", get(activity::order))
+        .route("/admin/v1/{stack}/disputes", get(activity::disputes))
+        .route("/admin/v1/{stack}/webhooks/endpoints", get(webhooks::endpoints))
+        .route("/admin/v1/{stack}/webhooks/endpoints/{id}/attempts", get(webhooks::attempts))
+        .route("/admin/v1/{stack}/webhooks/endpoints/{id}/enable", post(webhooks::enable))
+        .route("/admin/v1/{stack}/webhooks/deliveries", get(webhooks::deliveries))
+        .route("/admin/v1/{stack}/webhooks/deliveries/{id}/retry", post(webhooks::retry))
+        .route("/admin/v1/requests/{id}", get(request))
         .route("/admin/v1/{stack}/payouts/{id}/{action}", post(settle_payout))
         .route("/admin/v1/{stack}/collections/{id}/{action}", post(settle_collection))
         .route_layer(from_fn_with_state(state.clone(), require_operator))
@@ -124,7 +142,8 @@ async fn reinstate(State(state): State<Arc<AdminState>>, Path(id): Path<String>)
     set_suspended(&state, &id, false).await
 }
 
-/// Every organization's balance accounts on one stack.
+/// Every organization's balance accounts on one stack, totals per
+/// currency, and the ledger's own figures.
 async fn accounts(State(state): State<Arc<AdminState>>, Path(stack): Path<String>) -> ApiResult<Json<Value>> {
     let stack = state.stack(&stack)?;
     let mut data = Vec::new();
@@ -134,7 +153,29 @@ async fn accounts(State(state): State<Arc<AdminState>>, Path(stack): Path<String
             data.push(account);
         }
     }
-    Ok(Json(json!({ "data": data, "hasMore": false, "nextCursor": null })))
+    let totals = ledger::totals(stack, &state.identity)?;
+    let journal_length = stack.engine.read()?.journal_length()?;
+    Ok(Json(json!({
+        "data": data,
+        "hasMore": false,
+        "nextCursor": null,
+        "totals": totals,
+        "ledger": { "journalLength": journal_length, "lastVerify": stack.last_verify() },
+    })))
+}
+
+/// A logged request, whichever workspace made it.
+async fn request(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    for stack in [&state.live, &state.sandbox] {
+        if let Some(entry) = stack.request_log.find(&id) {
+            return Ok(Json(json!({
+                "request": entry.render(),
+                "stack": stack.kind.name(),
+                "organizationId": entry.organization,
+            })));
+        }
+    }
+    Err(ApiError::not_found(format!("request '{id}' not found")))
 }
 
 async fn status(State(state): State<Arc<AdminState>>) -> ApiResult<Json<Value>> {

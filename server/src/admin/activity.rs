@@ -1,0 +1,153 @@
+//! Payouts, collections and orders across organizations, searchable by id,
+//! externalReference and status.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sika_engine::Snapshot;
+
+use super::AdminState;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::ApiQuery;
+use crate::pagination::{PageQuery, list_body};
+use crate::render;
+use crate::stack::Stack;
+use crate::webhooks::timeline_entries;
+
+/// Items scanned per organization when searching.
+const SCAN_PER_ORGANIZATION_MAX: usize = 5_000;
+
+#[derive(Deserialize, Default)]
+pub struct ActivityQuery {
+    limit: Option<String>,
+    cursor: Option<String>,
+    /// An id or an externalReference.
+    q: Option<String>,
+    status: Option<String>,
+}
+
+/// (organization, rendered item, createdAt, externalReference, status)
+type Row = (String, Value);
+
+fn search(
+    state: &AdminState,
+    stack: &Stack,
+    kind: &str,
+    query: &ActivityQuery,
+    render: impl Fn(&Snapshot, &str) -> ApiResult<Option<Value>>,
+) -> ApiResult<Value> {
+    let scope = format!("admin/{}/{kind}", stack.kind.name());
+    let secret = state.identity.secret();
+    let page =
+        PageQuery { limit: query.limit.clone(), cursor: query.cursor.clone() }.page(&secret, &scope)?;
+    let snapshot = stack.engine.read()?;
+    let mut rows: Vec<Row> = Vec::new();
+    for org in state.identity.organizations() {
+        for (_, id) in snapshot.list(&org.id, kind, None, SCAN_PER_ORGANIZATION_MAX)? {
+            let Some(mut item) = render(&snapshot, &id)? else { continue };
+            let matches_q = query.q.as_deref().is_none_or(|q| {
+                item["id"].as_str() == Some(q) || item["externalReference"].as_str() == Some(q)
+            });
+            let matches_status = query.status.as_deref().is_none_or(|s| item["status"].as_str() == Some(s));
+            if matches_q && matches_status {
+                item["organizationId"] = Value::String(org.id.clone());
+                rows.push((item["createdAt"].as_str().unwrap_or_default().to_string(), item));
+            }
+        }
+    }
+    rows.sort_by(|a, b| b.0.cmp(&a.0));
+    // The cursor is the offset into this newest-first result.
+    let start = page.before.unwrap_or(0) as usize;
+    let end = (start + page.limit).min(rows.len());
+    let has_more = end < rows.len();
+    let data: Vec<Value> = rows.into_iter().skip(start).take(page.limit).map(|(_, v)| v).collect();
+    Ok(list_body(data, Some(end as u64), has_more, &secret, &scope))
+}
+
+pub async fn payouts(
+    State(state): State<Arc<AdminState>>,
+    Path(stack): Path<String>,
+    ApiQuery(query): ApiQuery<ActivityQuery>,
+) -> ApiResult<Json<Value>> {
+    let stack = state.stack(&stack)?;
+    Ok(Json(search(&state, stack, "payouts", &query, |s, id| {
+        Ok(s.payout(id)?.map(|p| render::payout(&p, &[])))
+    })?))
+}
+
+pub async fn payout(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    let stack = state.stack(&stack)?;
+    let snapshot = stack.engine.read()?;
+    let payout =
+        snapshot.payout(&id)?.ok_or_else(|| ApiError::not_found(format!("payout '{id}' not found")))?;
+    let deliveries = timeline_entries(&snapshot, &payout.organization, &id)?;
+    let mut body = render::payout(&payout, &deliveries);
+    body["organizationId"] = Value::String(payout.organization.clone());
+    Ok(Json(json!({ "payout": body })))
+}
+
+pub async fn collections(
+    State(state): State<Arc<AdminState>>,
+    Path(stack): Path<String>,
+    ApiQuery(query): ApiQuery<ActivityQuery>,
+) -> ApiResult<Json<Value>> {
+    let stack = state.stack(&stack)?;
+    Ok(Json(search(&state, stack, "collections", &query, |s, id| {
+        Ok(s.collection(id)?.map(|c| render::collection(&c, &[])))
+    })?))
+}
+
+pub async fn collection(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    let stack = state.stack(&stack)?;
+    let snapshot = stack.engine.read()?;
+    let collection = snapshot
+        .collection(&id)?
+        .ok_or_else(|| ApiError::not_found(format!("collection '{id}' not found")))?;
+    let deliveries = timeline_entries(&snapshot, &collection.organization, &id)?;
+    let mut body = render::collection(&collection, &deliveries);
+    body["organizationId"] = Value::String(collection.organization.clone());
+    Ok(Json(json!({ "collection": body })))
+}
+
+pub async fn orders(
+    State(state): State<Arc<AdminState>>,
+    Path(stack): Path<String>,
+    ApiQuery(query): ApiQuery<ActivityQuery>,
+) -> ApiResult<Json<Value>> {
+    let stack = state.stack(&stack)?;
+    Ok(Json(search(&state, stack, "orders", &query, |s, id| {
+        let Some(order) = s.order(id)? else { return Ok(None) };
+        crate::routes::orders::render_full(s, &order.organization, id)
+    })?))
+}
+
+pub async fn order(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    let stack = state.stack(&stack)?;
+    let snapshot = stack.engine.read()?;
+    let order = snapshot.order(&id)?.ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
+    let mut body = crate::routes::orders::render_full(&snapshot, &order.organization, &id)?
+        .ok_or_else(ApiError::internal)?;
+    body["organizationId"] = Value::String(order.organization.clone());
+    Ok(Json(json!({ "order": body })))
+}
+
+/// Disputes arrive with hosted checkout; until then the list is empty.
+pub async fn disputes(
+    State(state): State<Arc<AdminState>>,
+    Path(stack): Path<String>,
+) -> ApiResult<Json<Value>> {
+    state.stack(&stack)?;
+    Ok(Json(json!({ "data": [], "hasMore": false, "nextCursor": null })))
+}
