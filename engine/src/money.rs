@@ -74,7 +74,12 @@ impl Currency {
     /// Parses `input` as an amount of this currency in minor units.
     /// Zero is refused unless `allow_zero`.
     pub fn parse(&self, input: &str, allow_zero: bool) -> Result<i128, MoneyError> {
-        let decimal = parse_decimal(input)?;
+        let decimal = parse_decimal(input).map_err(|e| match e {
+            MoneyError::TooManyDigits { digits, .. } => {
+                MoneyError::TooManyDigits { currency: self.code, scale: self.scale, digits }
+            }
+            other => other,
+        })?;
         self.from_decimal(decimal, allow_zero)
     }
 
@@ -177,11 +182,22 @@ fn parse_decimal(input: &str) -> Result<Decimal, MoneyError> {
         if !ok_chars {
             return Err(not_a_number());
         }
-        return Decimal::from_scientific(trimmed).map_err(|e| {
-            if e.to_string().contains("overflow") || e.to_string().contains("large") {
-                MoneyError::Overflow
+        // Shape first: digits[.digits](e|E)[+|-]digits.
+        let (mantissa, exponent) = body.split_once(['e', 'E']).ok_or_else(not_a_number)?;
+        let exponent_digits = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+        let shaped = !mantissa.is_empty()
+            && mantissa.chars().all(|c| c.is_ascii_digit() || c == '.')
+            && !exponent_digits.is_empty()
+            && exponent_digits.chars().all(|c| c.is_ascii_digit());
+        if !shaped {
+            return Err(not_a_number());
+        }
+        // A well-formed number that does not fit is too large, or too precise.
+        return Decimal::from_scientific(trimmed).map_err(|_| {
+            if exponent.starts_with('-') {
+                MoneyError::TooManyDigits { currency: "", scale: 0, digits: 29 }
             } else {
-                not_a_number()
+                MoneyError::Overflow
             }
         });
     }
