@@ -30,6 +30,8 @@ pub enum QuoteAmount {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
+// Commands travel once through the queue; boxing the large ones buys nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Command {
     /// A linked group of transfers: all apply or none do.
     Transfers {

@@ -374,6 +374,8 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
             let kind = if *success { "payout.completed" } else { "payout.failed" };
             books.emit(&payout.organization.clone(), kind, EventPayload::Payout(payout.clone()))?;
             if let Some(order_id) = &payout.order_id {
+                // Stored first: the order's event carries the settled payout.
+                books.store.put(keys::document("payouts", id), &payout);
                 crate::orders::payout_settled(books, order_id, *success, message)?;
             }
         }

@@ -115,8 +115,16 @@ pub(crate) fn load(books: &Books, id: &str) -> Result<OrderRecord, EngineError> 
 
 fn save_and_emit(books: &mut Books, order: &OrderRecord, kinds: &[&str]) -> Result<(), EngineError> {
     books.store.put(key(&order.id), order);
+    let payout = match &order.payout_id {
+        Some(id) => Some(crate::movements::load_payout(books, id)?),
+        None => None,
+    };
     for kind in kinds {
-        books.emit(&order.organization, kind, EventPayload::Order(order.clone()))?;
+        let payload = match &payout {
+            Some(p) => EventPayload::OrderWithPayout(order.clone(), p.clone()),
+            None => EventPayload::Order(order.clone()),
+        };
+        books.emit(&order.organization, kind, payload)?;
     }
     Ok(())
 }

@@ -206,6 +206,7 @@ pub struct DepositRecord {
 /// What an event carries: a snapshot of the resource at the moment of the
 /// change, rendered by the API exactly as its GET renders it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[allow(clippy::large_enum_variant)]
 pub enum EventPayload {
     Conversion(ConversionRecord),
     AccountCredited {
@@ -220,6 +221,9 @@ pub enum EventPayload {
     Payout(crate::movements::PayoutRecord),
     Collection(crate::movements::CollectionRecord),
     Order(crate::orders::OrderRecord),
+    /// An order that has a payout leg, with that payout as it stood at the
+    /// change: the order's GET merges both legs, so its events must too.
+    OrderWithPayout(crate::orders::OrderRecord, crate::movements::PayoutRecord),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

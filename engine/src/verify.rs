@@ -70,7 +70,10 @@ pub fn verify(db: &impl ReadableDatabase) -> Result<Report, EngineError> {
     Ok(report)
 }
 
-fn scan(table: &Table, space: Space) -> Result<Vec<(Vec<u8>, Vec<u8>)>, EngineError> {
+/// (key, value) pairs of one space, in key order.
+type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+fn scan(table: &Table, space: Space) -> Result<Entries, EngineError> {
     let start = keys::space(space);
     let end = prefix_end(&start);
     let mut out = Vec::new();

@@ -18,6 +18,7 @@ use crate::identity::{Member, Role, constant_time_eq, hash_secret};
 use crate::stack::Stack;
 
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
 pub enum Principal {
     Key(ApiKeyRecord),
     Session(Member),

@@ -98,6 +98,33 @@ pub fn list_body(
     json!({ "data": data, "hasMore": has_more, "nextCursor": next })
 }
 
+
+/// One page of an organization's `kind` list, newest first: each id is
+/// loaded and rendered by `render` (which may skip it by returning `None`).
+pub fn page_of(
+    stack: &crate::stack::Stack,
+    organization: &str,
+    kind: &str,
+    query: &PageQuery,
+    mut render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<Value>>,
+) -> ApiResult<Value> {
+    // The stack is part of the scope: a sandbox cursor is refused on live.
+    let scope = format!("{}/{organization}/{kind}", stack.kind.name());
+    let secret = stack.identity.secret();
+    let page = query.page(&secret, &scope)?;
+    let snapshot = stack.engine.read()?;
+    let mut entries = snapshot.list(organization, kind, page.before, page.limit + 1)?;
+    let has_more = entries.len() > page.limit;
+    entries.truncate(page.limit);
+    let mut data = Vec::with_capacity(entries.len());
+    for (_, id) in &entries {
+        if let Some(item) = render(&snapshot, id)? {
+            data.push(item);
+        }
+    }
+    Ok(list_body(data, entries.last().map(|(position, _)| *position), has_more, &secret, &scope))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,30 +152,4 @@ mod tests {
             assert_eq!(query.page(secret, "s").is_ok(), ok, "{limit}");
         }
     }
-}
-
-/// One page of an organization's `kind` list, newest first: each id is
-/// loaded and rendered by `render` (which may skip it by returning `None`).
-pub fn page_of(
-    stack: &crate::stack::Stack,
-    organization: &str,
-    kind: &str,
-    query: &PageQuery,
-    mut render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<Value>>,
-) -> ApiResult<Value> {
-    // The stack is part of the scope: a sandbox cursor is refused on live.
-    let scope = format!("{}/{organization}/{kind}", stack.kind.name());
-    let secret = stack.identity.secret();
-    let page = query.page(&secret, &scope)?;
-    let snapshot = stack.engine.read()?;
-    let mut entries = snapshot.list(organization, kind, page.before, page.limit + 1)?;
-    let has_more = entries.len() > page.limit;
-    entries.truncate(page.limit);
-    let mut data = Vec::with_capacity(entries.len());
-    for (_, id) in &entries {
-        if let Some(item) = render(&snapshot, id)? {
-            data.push(item);
-        }
-    }
-    Ok(list_body(data, entries.last().map(|(position, _)| *position), has_more, &secret, &scope))
 }

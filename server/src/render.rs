@@ -137,26 +137,6 @@ pub fn deposit(record: &DepositRecord) -> Value {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timestamps_are_iso_8601() {
-        assert_eq!(timestamp(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(parse_timestamp("2026-02-20T10:00:00Z"), Some(1_771_581_600_000));
-        assert_eq!(parse_timestamp("yesterday"), None);
-    }
-
-    #[test]
-    fn amounts_keep_their_exact_text() {
-        let a: AmountInput = serde_json::from_str("10.50").unwrap();
-        assert_eq!(a.as_str(), "10.50");
-        let b: AmountInput = serde_json::from_str("\"7.25\"").unwrap();
-        assert_eq!(b.as_str(), "7.25");
-        assert!(serde_json::from_str::<AmountInput>("true").is_err());
-    }
-}
 
 fn metadata(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| json!({}))
@@ -280,4 +260,25 @@ pub fn order(
         "updatedAt": timestamp(record.updated_at),
         "timeline": timeline(&entries),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_iso_8601() {
+        assert_eq!(timestamp(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(parse_timestamp("2026-02-20T10:00:00Z"), Some(1_771_581_600_000));
+        assert_eq!(parse_timestamp("yesterday"), None);
+    }
+
+    #[test]
+    fn amounts_keep_their_exact_text() {
+        let a: AmountInput = serde_json::from_str("10.50").unwrap();
+        assert_eq!(a.as_str(), "10.50");
+        let b: AmountInput = serde_json::from_str("\"7.25\"").unwrap();
+        assert_eq!(b.as_str(), "7.25");
+        assert!(serde_json::from_str::<AmountInput>("true").is_err());
+    }
 }

@@ -89,7 +89,7 @@ pub async fn attempts(
             ));
         }
     }
-    rows.sort_by(|a, b| b.0.cmp(&a.0));
+    rows.sort_by_key(|row| std::cmp::Reverse(row.0));
     let data: Vec<Value> = rows.into_iter().take(100).map(|(_, v)| v).collect();
     Ok(Json(json!({ "data": data, "hasMore": false, "nextCursor": null })))
 }
@@ -107,7 +107,7 @@ pub async fn deliveries(
     let stack = state.stack(&stack)?;
     let mut all = recent_deliveries(&state, stack)?;
     all.retain(|d| query.status.as_deref().is_none_or(|s| s == d.status.name()));
-    all.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+    all.sort_by_key(|d| std::cmp::Reverse(d.created_at));
     let data: Vec<Value> = all
         .iter()
         .take(100)

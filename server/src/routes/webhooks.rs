@@ -79,16 +79,40 @@ async fn get_endpoint(
     Ok(Json(json!({ "webhookEndpoint": render_endpoint(&endpoint, &health, false) })))
 }
 
-async fn list_endpoints(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResult<Json<Value>> {
+/// Paginated like every list (`limit`, `cursor`), newest first.
+async fn list_endpoints(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiQuery(query): ApiQuery<PageQuery>,
+) -> ApiResult<Json<Value>> {
     principal.require("webhooks:read")?;
+    let organization = principal.organization();
+    let scope = format!("{}/{organization}/webhook_endpoints", stack.kind.name());
+    let secret = stack.identity.secret();
+    let page = query.page(&secret, &scope)?;
     let snapshot = stack.engine.read()?;
     let mut data = Vec::new();
-    for (_, id) in snapshot.list(principal.organization(), "webhook_endpoints", None, 1000)? {
-        if let Some((endpoint, health)) = load_endpoint(&snapshot, &id)? {
+    let mut before = page.before;
+    let mut last = None;
+    let mut has_more = false;
+    // Deleted endpoints stay in the index: walk it until a page is full.
+    'walk: loop {
+        let chunk = snapshot.list(organization, "webhook_endpoints", before, PAGE_SIZE_MAX)?;
+        if chunk.is_empty() {
+            break;
+        }
+        for (position, id) in &chunk {
+            before = Some(*position);
+            let Some((endpoint, health)) = load_endpoint(&snapshot, id)? else { continue };
+            if data.len() == page.limit {
+                has_more = true;
+                break 'walk;
+            }
             data.push(render_endpoint(&endpoint, &health, false));
+            last = Some(*position);
         }
     }
-    Ok(Json(json!({ "data": data, "hasMore": false, "nextCursor": null })))
+    Ok(Json(list_body(data, last, has_more, &secret, &scope)))
 }
 
 #[derive(Deserialize)]

@@ -234,6 +234,7 @@ pub fn event_data(stack: &Stack, event: &EventRecord) -> Value {
         EventPayload::Payout(p) => render::payout(p, &[]),
         EventPayload::Collection(c) => render::collection(c, &[]),
         EventPayload::Order(o) => render::order(o, None, &[]),
+        EventPayload::OrderWithPayout(o, p) => render::order(o, Some(p), &[]),
     }
 }
 
@@ -244,7 +245,7 @@ pub fn event_resource_id(event: &EventRecord) -> Option<String> {
         EventPayload::WebhookTest { endpoint_id } => Some(endpoint_id.clone()),
         EventPayload::Payout(p) => Some(p.id.clone()),
         EventPayload::Collection(c) => Some(c.id.clone()),
-        EventPayload::Order(o) => Some(o.id.clone()),
+        EventPayload::Order(o) | EventPayload::OrderWithPayout(o, _) => Some(o.id.clone()),
     }
 }
 
