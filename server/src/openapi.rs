@@ -800,7 +800,7 @@ fn schemas() -> Map<String, Value> {
         "WebhookEndpoint",
         object(
             &["id", "url", "events", "status", "disabledReason", "createdAt"],
-            json!({ "id": string(), "url": string(), "events": { "type": "array", "items": string() }, "description": string(), "status": { "enum": ["active", "disabled"] }, "disabledReason": { "enum": [null, "consecutive_failures", "manual"] }, "consecutiveFailures": { "type": "integer" }, "secret": string(), "createdAt": string(), "updatedAt": string() }),
+            json!({ "id": string(), "url": string(), "events": { "type": "array", "items": string() }, "description": string(), "status": { "enum": ["active", "disabled"] }, "disabledReason": { "enum": [null, "consecutive_failures"] }, "consecutiveFailures": { "type": "integer" }, "secret": string(), "createdAt": string(), "updatedAt": string() }),
         ),
     );
     add("WebhookEndpointEnvelope", envelope("webhookEndpoint", "WebhookEndpoint"));

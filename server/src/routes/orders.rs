@@ -33,8 +33,14 @@ async fn create(
     if let Ok(webhooks) = stack.webhooks() {
         webhooks.wake();
     }
-    let status = if applied.replayed { StatusCode::OK } else { StatusCode::CREATED };
-    Ok((status, Json(json!({ "order": render::order(&order, None, &[]) }))))
+    let (status, body) = if applied.replayed {
+        // The order may have moved on since: show it with its payout leg, as GET does.
+        let full = render_full(&stack.engine.read()?, principal.organization(), &order.id)?;
+        (StatusCode::OK, full.unwrap_or_else(|| render::order(&order, None, &[])))
+    } else {
+        (StatusCode::CREATED, render::order(&order, None, &[]))
+    };
+    Ok((status, Json(json!({ "order": body }))))
 }
 
 /// The order with both legs' timelines and webhook deliveries merged.

@@ -254,8 +254,9 @@ impl Dispatcher {
             health.disabled_reason = None;
             health.consecutive_failures = 0;
         } else {
+            // Turned off by the merchant: disabled, with no failure reason.
             health.disabled = true;
-            health.disabled_reason = Some("manual".into());
+            health.disabled_reason = None;
         }
         let health = health.clone();
         let document = document(HEALTH, endpoint_id, &health, None);
