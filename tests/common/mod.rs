@@ -1,0 +1,788 @@
+//! Black-box harness: starts the real `sika` binary on free loopback ports in
+//! a fresh data directory and talks to it over HTTP. Every response a test
+//! receives goes through `Api::check`, which validates it against the
+//! OpenAPI document and the envelope rules (request id, version header,
+//! error object), so a drifting response fails whichever test saw it.
+
+#![allow(dead_code)]
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, Once, OnceLock};
+use std::time::{Duration, Instant};
+
+use reqwest::header::HeaderMap;
+use reqwest::{Method, RequestBuilder};
+use serde_json::{Value, json};
+
+pub const VERSION: &str = "2026-02-20";
+
+/// What `sika init --json` prints.
+#[derive(Debug, Clone)]
+pub struct Credentials {
+    pub organization_id: String,
+    pub sandbox_key: String,
+    pub live_key: String,
+    pub owner_session: String,
+    pub admin_token: String,
+}
+
+/// Per-node settings; `None` leaves the node's default.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub rate_limit: Option<u32>,
+    pub quote_ttl: Option<String>,
+    pub trusted_proxies: Option<String>,
+}
+
+impl Options {
+    /// A rate limit high enough that no functional test ever meets it.
+    pub fn unthrottled() -> Options {
+        Options { rate_limit: Some(1_000_000), ..Options::default() }
+    }
+}
+
+/// A running node. Dropping it stops the process; nodes kept in statics are
+/// stopped when the test binary exits (see `register`).
+pub struct Node {
+    child: Mutex<Option<Child>>,
+    pid: u32,
+    dir: PathBuf,
+    _temp: tempfile::TempDir,
+    pub creds: Credentials,
+    pub live: String,
+    pub sandbox: String,
+    pub admin: String,
+}
+
+static RUNNING: Mutex<Vec<(u32, PathBuf)>> = Mutex::new(Vec::new());
+
+extern "C" fn stop_all_nodes() {
+    if let Ok(running) = RUNNING.lock() {
+        for (pid, dir) in running.iter() {
+            // SAFETY: plain syscall on a pid this process spawned.
+            unsafe {
+                libc::kill(*pid as libc::pid_t, libc::SIGKILL);
+            }
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn register(pid: u32, dir: PathBuf) {
+    static AT_EXIT: Once = Once::new();
+    AT_EXIT.call_once(|| {
+        // SAFETY: registering a plain extern "C" function.
+        unsafe {
+            libc::atexit(stop_all_nodes);
+        }
+    });
+    RUNNING.lock().unwrap().push((pid, dir));
+}
+
+fn free_ports(n: usize) -> Vec<u16> {
+    let listeners: Vec<TcpListener> = (0..n).map(|_| TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    listeners.iter().map(|l| l.local_addr().unwrap().port()).collect()
+}
+
+fn field(creds: &Value, name: &str) -> String {
+    creds[name].as_str().unwrap_or_else(|| panic!("init --json lacks {name}: {creds}")).to_string()
+}
+
+impl Node {
+    /// Starts a node (blocking); retries on fresh ports if one was taken.
+    pub fn start(options: Options) -> Node {
+        let mut last_error = String::new();
+        for _ in 0..3 {
+            match Node::try_start(&options) {
+                Ok(node) => return node,
+                Err(e) => last_error = e,
+            }
+        }
+        panic!("the node did not start: {last_error}");
+    }
+
+    fn try_start(options: &Options) -> Result<Node, String> {
+        let temp = tempfile::Builder::new().prefix("sika-test-").tempdir().map_err(|e| e.to_string())?;
+        let dir = temp.path().join("data");
+        let ports = free_ports(3);
+        let addr = |p: u16| format!("127.0.0.1:{p}");
+        let mut env: Vec<(&str, String)> = vec![
+            ("SIKA_DATA_DIR", dir.display().to_string()),
+            ("SIKA_LIVE_ADDR", addr(ports[0])),
+            ("SIKA_SANDBOX_ADDR", addr(ports[1])),
+            ("SIKA_ADMIN_ADDR", addr(ports[2])),
+            ("SIKA_TIME_SCALE", "0.001".into()),
+        ];
+        if let Some(r) = options.rate_limit {
+            env.push(("SIKA_RATE_LIMIT", r.to_string()));
+        }
+        if let Some(t) = &options.quote_ttl {
+            env.push(("SIKA_QUOTE_TTL", t.clone()));
+        }
+        if let Some(p) = &options.trusted_proxies {
+            env.push(("SIKA_TRUSTED_PROXIES", p.clone()));
+        }
+        let command = |args: &[&str]| {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_sika"));
+            c.args(args);
+            for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("SIKA_")) {
+                c.env_remove(k);
+            }
+            for (k, v) in &env {
+                c.env(k, v);
+            }
+            c
+        };
+        let out = command(&["init", "--json"]).output().map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!("init failed: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        let creds: Value = serde_json::from_slice(&out.stdout).map_err(|e| {
+            format!("init --json printed no JSON ({e}): {}", String::from_utf8_lossy(&out.stdout))
+        })?;
+        let creds = Credentials {
+            organization_id: field(&creds, "organizationId"),
+            sandbox_key: field(&creds, "sandboxKey"),
+            live_key: field(&creds, "liveKey"),
+            owner_session: field(&creds, "ownerSessionToken"),
+            admin_token: field(&creds, "adminToken"),
+        };
+        let log = std::fs::File::create(temp.path().join("serve.log")).map_err(|e| e.to_string())?;
+        let mut child = command(&["serve"])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stderr(log)
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let pid = child.id();
+        register(pid, temp.path().to_path_buf());
+        let node = Node {
+            child: Mutex::new(None),
+            pid,
+            dir: temp.path().to_path_buf(),
+            _temp: temp,
+            creds,
+            live: format!("http://{}", addr(ports[0])),
+            sandbox: format!("http://{}", addr(ports[1])),
+            admin: format!("http://{}", addr(ports[2])),
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                let log = std::fs::read_to_string(node.dir.join("serve.log")).unwrap_or_default();
+                *node.child.lock().unwrap() = Some(child);
+                return Err(format!("serve exited with {status}: {log}"));
+            }
+            let up = ports.iter().all(|p| {
+                let a: SocketAddr = addr(*p).parse().unwrap();
+                TcpStream::connect_timeout(&a, Duration::from_millis(200)).is_ok()
+            });
+            if up {
+                break;
+            }
+            if Instant::now() > deadline {
+                *node.child.lock().unwrap() = Some(child);
+                return Err("the node did not answer within 30 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        *node.child.lock().unwrap() = Some(child);
+        Ok(node)
+    }
+
+    /// The node's stack base URL: `live` or `sandbox`.
+    pub fn base(&self, stack: &str) -> &str {
+        match stack {
+            "live" => &self.live,
+            "sandbox" => &self.sandbox,
+            _ => panic!("unknown stack {stack}"),
+        }
+    }
+
+    pub fn sandbox_url(&self, path: &str) -> String {
+        format!("{}{path}", self.sandbox)
+    }
+
+    pub fn live_url(&self, path: &str) -> String {
+        format!("{}{path}", self.live)
+    }
+
+    pub fn admin_url(&self, path: &str) -> String {
+        format!("{}{path}", self.admin)
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("serve.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.lock().ok().and_then(|mut c| c.take()) {
+            // SAFETY: plain syscall on our own child.
+            unsafe {
+                libc::kill(self.pid as libc::pid_t, libc::SIGTERM);
+            }
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if let Ok(mut running) = RUNNING.lock() {
+            running.retain(|(pid, _)| *pid != self.pid);
+        }
+    }
+}
+
+/// One node per test binary, shared by the tests that do not interfere.
+pub fn shared() -> &'static Node {
+    static NODE: OnceLock<Node> = OnceLock::new();
+    NODE.get_or_init(|| Node::start(Options::unthrottled()))
+}
+
+pub fn document() -> &'static Value {
+    static DOC: OnceLock<Value> = OnceLock::new();
+    DOC.get_or_init(sika_server::openapi::document)
+}
+
+/// A response, after every envelope check passed.
+#[derive(Debug, Clone)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Value,
+    pub text: String,
+}
+
+impl Resp {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    pub fn request_id(&self) -> String {
+        self.header("x-request-id").unwrap_or_default().to_string()
+    }
+
+    /// The error code of an error body.
+    pub fn error(&self) -> &str {
+        self.body["error"].as_str().unwrap_or("")
+    }
+
+    /// `details.field` of an error body.
+    pub fn field(&self) -> Option<&str> {
+        self.body["details"]["field"].as_str()
+    }
+
+    /// Asserts the status (and for errors the code), with the body in the message.
+    #[track_caller]
+    pub fn expect(&self, status: u16) -> &Self {
+        assert_eq!(self.status, status, "unexpected status; body: {}", self.text);
+        self
+    }
+
+    #[track_caller]
+    pub fn expect_error(&self, status: u16, code: &str) -> &Self {
+        assert_eq!((self.status, self.error()), (status, code), "unexpected error; body: {}", self.text);
+        self
+    }
+
+    #[track_caller]
+    pub fn expect_field(&self, status: u16, code: &str, field: &str) -> &Self {
+        self.expect_error(status, code);
+        assert_eq!(self.field(), Some(field), "details.field; body: {}", self.text);
+        self
+    }
+}
+
+/// An HTTP client bound to the current test's runtime.
+#[derive(Clone)]
+pub struct Api {
+    pub client: reqwest::Client,
+}
+
+impl Default for Api {
+    fn default() -> Self {
+        Api::new()
+    }
+}
+
+impl Api {
+    pub fn new() -> Api {
+        let client =
+            reqwest::Client::builder().timeout(Duration::from_secs(30)).no_proxy().build().expect("client");
+        Api { client }
+    }
+
+    /// `method url` with an optional bearer credential and JSON body.
+    pub async fn call(&self, method: &str, url: &str, key: Option<&str>, body: Option<Value>) -> Resp {
+        self.send(method, url, |mut rb| {
+            if let Some(key) = key {
+                rb = rb.bearer_auth(key);
+            }
+            if let Some(body) = body {
+                rb = rb.json(&body);
+            }
+            rb
+        })
+        .await
+    }
+
+    pub async fn get(&self, url: &str, key: &str) -> Resp {
+        self.call("GET", url, Some(key), None).await
+    }
+
+    pub async fn post(&self, url: &str, key: &str, body: Value) -> Resp {
+        self.call("POST", url, Some(key), Some(body)).await
+    }
+
+    /// A request shaped by `build` (raw bodies, odd headers), checked like any other.
+    pub async fn send(
+        &self,
+        method: &str,
+        url: &str,
+        build: impl FnOnce(RequestBuilder) -> RequestBuilder,
+    ) -> Resp {
+        let m = Method::from_bytes(method.as_bytes()).expect("method");
+        let response = build(self.client.request(m, url))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{method} {url}: transport error {e:?}"));
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let bytes = response.bytes().await.unwrap_or_else(|e| panic!("{method} {url}: body {e}"));
+        let text = String::from_utf8_lossy(&bytes).to_string();
+        let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let resp = Resp { status, headers, body, text };
+        check(method, url, &resp);
+        resp
+    }
+}
+
+/// The envelope rules and the OpenAPI document, for every response.
+#[track_caller]
+pub fn check(method: &str, url: &str, resp: &Resp) {
+    let what = format!("{method} {url} -> {}: {}", resp.status, resp.text);
+    let request_id = resp.header("x-request-id").unwrap_or("");
+    assert!(request_id.starts_with("req_"), "x-request-id missing or malformed: {what}");
+    assert_eq!(resp.header("sika-version"), Some(VERSION), "sika-version header: {what}");
+    assert!(resp.status < 500, "server error: {what}");
+    if resp.status >= 400 {
+        assert!(resp.body["error"].is_string(), "error must be a string: {what}");
+        assert!(resp.body["message"].is_string(), "message must be a string: {what}");
+        assert_eq!(resp.body["requestId"].as_str(), Some(request_id), "requestId != x-request-id: {what}");
+        if let Some(details) = resp.body.get("details") {
+            assert!(details.is_object(), "details must be an object: {what}");
+        }
+    } else {
+        assert!(!resp.body.is_null(), "success without a JSON body: {what}");
+    }
+    let path = reqwest::Url::parse(url).expect("url").path().to_string();
+    if !path.starts_with("/v1/") || path == "/v1/openapi.json" {
+        return;
+    }
+    let doc = document();
+    let schema = match sika_server::openapi::response_schema(doc, method, &path, resp.status) {
+        Some(s) if !s.is_null() => s,
+        found => {
+            let known_path = found.is_some();
+            let generic = matches!(resp.status, 405 | 413 | 415) || (!known_path && resp.status == 404);
+            assert!(generic, "status {} is not documented for {method} {path}: {what}", resp.status);
+            json!({ "$ref": "#/components/schemas/Error" })
+        }
+    };
+    if let Err(e) = sika_server::openapi::validate(doc, &schema, &resp.body, "body") {
+        panic!("response does not match the OpenAPI document ({e}): {what}");
+    }
+}
+
+/// Creates an API key with the owner's session; returns (id, secret).
+pub async fn create_key(api: &Api, base: &str, session: &str, body: Value) -> (String, String) {
+    let r = api.post(&format!("{base}/v1/keys"), session, body).await;
+    r.expect(201);
+    let key = &r.body["apiKey"];
+    (key["id"].as_str().unwrap().to_string(), key["secret"].as_str().unwrap().to_string())
+}
+
+/// Credits a sandbox balance.
+pub async fn deposit(api: &Api, node: &Node, key: &str, currency: &str, amount: &str) {
+    api.post(
+        &node.sandbox_url("/v1/simulations/deposits"),
+        key,
+        json!({ "currency": currency, "amount": amount }),
+    )
+    .await
+    .expect(201);
+}
+
+/// A quote `from` → `to` for a fixed from-amount; returns the quote.
+pub async fn quote(api: &Api, base: &str, key: &str, from: &str, amount: &str, to: &str) -> Value {
+    let r = api
+        .post(
+            &format!("{base}/v1/conversions/quotes"),
+            key,
+            json!({ "from": { "currency": from, "amount": amount }, "to": { "currency": to } }),
+        )
+        .await;
+    r.expect(201);
+    r.body["quote"].clone()
+}
+
+/// The available balance of one currency, as a decimal string ("0" when no account).
+pub async fn balance(api: &Api, base: &str, key: &str, currency: &str) -> String {
+    let r = api.get(&format!("{base}/v1/accounts"), key).await;
+    r.expect(200);
+    r.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["currency"] == currency)
+        .map(|a| a["availableBalance"].as_str().unwrap().to_string())
+        .unwrap_or_else(|| "0".into())
+}
+
+/// Minor units of a decimal string with `scale` fraction digits.
+pub fn minor(amount: &str, scale: u32) -> i128 {
+    let (int, frac) = amount.split_once('.').unwrap_or((amount, ""));
+    assert!(frac.len() as u32 <= scale, "{amount} has more than {scale} digits");
+    let frac = format!("{frac:0<width$}", width = scale as usize);
+    format!("{int}{frac}").parse().unwrap()
+}
+
+/// An RFC 3339 timestamp `secs` seconds from now.
+pub fn in_seconds(secs: i64) -> String {
+    (chrono::Utc::now() + chrono::Duration::seconds(secs))
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// Every scope, for keys the tests create.
+pub const ALL: &str = "*";
+
+// ---------------------------------------------------------------------------
+// Helpers for the money-flow tests (payouts, collections, orders, accounts):
+// stopping a node and verifying its books, polling with a deadline, reading
+// events, and a loopback webhook receiver.
+
+impl Node {
+    /// The data directory the node runs on.
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    /// Stops the node with SIGTERM (asserting a clean exit), then runs
+    /// `sika verify --data-dir` on its data directory and asserts exit 0.
+    #[track_caller]
+    pub fn stop_and_verify(&self) {
+        let child = self.child.lock().unwrap().take();
+        if let Some(mut child) = child {
+            // SAFETY: plain syscall on our own child.
+            unsafe {
+                libc::kill(self.pid as libc::pid_t, libc::SIGTERM);
+            }
+            let deadline = Instant::now() + Duration::from_secs(15);
+            let status = loop {
+                match child.try_wait() {
+                    Ok(Some(status)) => break Some(status),
+                    _ if Instant::now() > deadline => break None,
+                    _ => std::thread::sleep(Duration::from_millis(10)),
+                }
+            };
+            let Some(status) = status else {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the node did not stop within 15 s of SIGTERM; log: {}", self.log());
+            };
+            assert!(status.success(), "the node exited with {status} after SIGTERM; log: {}", self.log());
+        }
+        let mut verify = Command::new(env!("CARGO_BIN_EXE_sika"));
+        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("SIKA_")) {
+            verify.env_remove(k);
+        }
+        let out =
+            verify.arg("verify").arg("--data-dir").arg(self.data_dir()).output().expect("run sika verify");
+        assert!(
+            out.status.success(),
+            "sika verify exited with {}:\n{}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Polls `probe` every 10 ms until it returns `Some`, for at most `timeout`.
+pub async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(value) = probe().await {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// GETs `url` until `done` holds for the body (at most 10 s); returns the body.
+pub async fn poll_until(api: &Api, url: &str, key: &str, done: impl Fn(&Value) -> bool) -> Value {
+    eventually(url, Duration::from_secs(10), || async {
+        let r = api.get(url, key).await;
+        r.expect(200);
+        done(&r.body).then_some(r.body)
+    })
+    .await
+}
+
+/// One currency's balance account as `GET /v1/accounts` shows it (`None` before any money touched it).
+pub async fn account_of(api: &Api, base: &str, key: &str, currency: &str) -> Option<Value> {
+    let r = api.get(&format!("{base}/v1/accounts"), key).await;
+    r.expect(200);
+    r.body["data"].as_array().unwrap().iter().find(|a| a["currency"] == currency).cloned()
+}
+
+/// (available, pending) of one currency in minor units; zeros when no account.
+pub async fn balances_minor(api: &Api, base: &str, key: &str, currency: &str, scale: u32) -> (i128, i128) {
+    match account_of(api, base, key, currency).await {
+        None => (0, 0),
+        Some(a) => (
+            minor(a["availableBalance"].as_str().unwrap(), scale),
+            minor(a["pendingBalance"].as_str().unwrap(), scale),
+        ),
+    }
+}
+
+/// Every event of the organization on a stack, oldest first (walks all pages).
+pub async fn all_events(api: &Api, base: &str, key: &str) -> Vec<Value> {
+    let mut events = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let url = match &cursor {
+            None => format!("{base}/v1/webhooks/events?limit=100"),
+            Some(c) => format!("{base}/v1/webhooks/events?limit=100&cursor={c}"),
+        };
+        let r = api.get(&url, key).await;
+        r.expect(200);
+        events.extend(r.body["data"].as_array().unwrap().iter().cloned());
+        match r.body["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => break,
+        }
+    }
+    events.reverse();
+    events
+}
+
+/// The names of the events whose `data.id` is `id`, oldest first.
+pub async fn event_names_for(api: &Api, base: &str, key: &str, id: &str) -> Vec<String> {
+    all_events(api, base, key)
+        .await
+        .into_iter()
+        .filter(|e| e["data"]["id"] == id)
+        .map(|e| e["event"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Waits until the events of resource `id` include every name in `wanted`; returns them all.
+pub async fn wait_for_events(api: &Api, base: &str, key: &str, id: &str, wanted: &[&str]) -> Vec<String> {
+    eventually(&format!("events {wanted:?} for {id}"), Duration::from_secs(10), || async {
+        let names = event_names_for(api, base, key, id).await;
+        wanted.iter().all(|w| names.iter().any(|n| n == w)).then_some(names)
+    })
+    .await
+}
+
+/// A loopback HTTP server that answers 200 to every request and keeps the
+/// JSON bodies (webhook deliveries) it received.
+pub struct WebhookSink {
+    pub url: String,
+    received: std::sync::Arc<Mutex<Vec<Value>>>,
+}
+
+impl WebhookSink {
+    pub fn start() -> WebhookSink {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the webhook sink");
+        let url = format!("http://{}/hooks", listener.local_addr().unwrap());
+        let received = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let store = received.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let store = store.clone();
+                std::thread::spawn(move || sink_connection(stream, &store));
+            }
+        });
+        WebhookSink { url, received }
+    }
+
+    /// Registers the sink for every event on a stack; returns the endpoint id.
+    pub async fn register(&self, api: &Api, base: &str, key: &str) -> String {
+        let r = api
+            .post(&format!("{base}/v1/webhooks/endpoints"), key, json!({ "url": self.url, "events": ["*"] }))
+            .await;
+        r.expect(201);
+        r.body["webhookEndpoint"]["id"].as_str().unwrap().to_string()
+    }
+
+    /// Every delivery body received so far, in arrival order.
+    pub fn received(&self) -> Vec<Value> {
+        self.received.lock().unwrap().clone()
+    }
+
+    /// Waits until a delivery of `event` for resource `id` arrived; returns its body.
+    pub async fn wait_for(&self, event: &str, id: &str) -> Value {
+        eventually(&format!("webhook {event} for {id}"), Duration::from_secs(10), || async {
+            self.received().into_iter().find(|b| b["event"] == event && b["data"]["id"] == id)
+        })
+        .await
+    }
+}
+
+fn sink_connection(mut stream: TcpStream, store: &Mutex<Vec<Value>>) {
+    use std::io::{Read, Write};
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        // One request per connection is enough: the answer closes it.
+        let header_end = buffer.windows(4).position(|w| w == b"\r\n\r\n");
+        if let Some(end) = header_end {
+            let head = String::from_utf8_lossy(&buffer[..end]).to_ascii_lowercase();
+            let length = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            if buffer.len() >= end + 4 + length {
+                let body = &buffer[end + 4..end + 4 + length];
+                if let Ok(value) = serde_json::from_slice::<Value>(body) {
+                    store.lock().unwrap().push(value);
+                }
+                let _ =
+                    stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+                return;
+            }
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Stopping and restarting a node on its data directory (appended for
+// tests/webhooks.rs): SIGKILL or SIGTERM the process, then start `serve`
+// again on the same directory and ports, optionally with extra environment.
+
+impl Node {
+    /// A node whose `serve` also gets `extra` (e.g. `SIKA_ALLOW_PRIVATE_WEBHOOKS`).
+    pub fn start_with_env(options: Options, extra: &[(&str, &str)]) -> Node {
+        let mut node = Node::start(options.clone());
+        node.stop();
+        node.restart(&options, extra);
+        node
+    }
+
+    /// Kills the process with SIGKILL (no shutdown at all) and reaps it.
+    pub fn kill9(&self) {
+        self.halt(libc::SIGKILL);
+    }
+
+    /// Stops the process with SIGTERM (a clean shutdown) and reaps it.
+    pub fn stop(&self) {
+        self.halt(libc::SIGTERM);
+    }
+
+    fn halt(&self, signal: libc::c_int) {
+        let Some(mut child) = self.child.lock().unwrap().take() else { return };
+        // SAFETY: plain syscall on our own child.
+        unsafe {
+            libc::kill(self.pid as libc::pid_t, signal);
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        if let Ok(mut running) = RUNNING.lock() {
+            running.retain(|(pid, _)| *pid != self.pid);
+        }
+    }
+
+    /// Starts `serve` again (after `kill9` or `stop`) on the same data
+    /// directory and ports; blocks until every listener answers.
+    pub fn restart(&mut self, options: &Options, extra: &[(&str, &str)]) {
+        assert!(self.child.lock().unwrap().is_none(), "restart: the node is still running");
+        let host = |url: &str| url.trim_start_matches("http://").to_string();
+        let addrs = [host(&self.live), host(&self.sandbox), host(&self.admin)];
+        let mut env: Vec<(String, String)> = vec![
+            ("SIKA_DATA_DIR".into(), self.data_dir().display().to_string()),
+            ("SIKA_LIVE_ADDR".into(), addrs[0].clone()),
+            ("SIKA_SANDBOX_ADDR".into(), addrs[1].clone()),
+            ("SIKA_ADMIN_ADDR".into(), addrs[2].clone()),
+            ("SIKA_TIME_SCALE".into(), "0.001".into()),
+        ];
+        if let Some(r) = options.rate_limit {
+            env.push(("SIKA_RATE_LIMIT".into(), r.to_string()));
+        }
+        if let Some(t) = &options.quote_ttl {
+            env.push(("SIKA_QUOTE_TTL".into(), t.clone()));
+        }
+        if let Some(p) = &options.trusted_proxies {
+            env.push(("SIKA_TRUSTED_PROXIES".into(), p.clone()));
+        }
+        env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("serve.log"))
+            .expect("serve.log");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sika"));
+        command.arg("serve");
+        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("SIKA_")) {
+            command.env_remove(k);
+        }
+        command.envs(env).env("RUST_LOG", "warn").stdin(Stdio::null());
+        let mut child = command
+            .stdout(log.try_clone().expect("serve.log"))
+            .stderr(log)
+            .spawn()
+            .expect("spawn sika serve");
+        self.pid = child.id();
+        register(self.pid, self.dir.clone());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("serve exited with {status} on restart: {}", self.log());
+            }
+            let up = addrs.iter().all(|a| {
+                let a: SocketAddr = a.parse().unwrap();
+                TcpStream::connect_timeout(&a, Duration::from_millis(200)).is_ok()
+            });
+            if up {
+                break;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the node did not answer within 30 s of a restart: {}", self.log());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        *self.child.lock().unwrap() = Some(child);
+    }
+}
