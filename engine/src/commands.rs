@@ -88,12 +88,22 @@ pub enum Command {
     RunJob {
         key: Vec<u8>,
     },
+    /// Stores documents and records their events in one transaction.
+    Save { documents: Vec<Document>, events: Vec<NewEvent> },
     /// Records an event that has no ledger change of its own (`webhook.test`).
     RecordEvent {
         organization: String,
         kind: String,
         payload: EventPayload,
     },
+}
+
+/// An event for `Command::Save`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewEvent {
+    pub organization: String,
+    pub kind: String,
+    pub payload: EventPayload,
 }
 
 /// One record for `Command::PutDocuments`.
@@ -211,6 +221,15 @@ pub(crate) fn apply(
         Command::CreateOrder(new) => crate::orders::create(books, new)?,
         Command::OrderFunds(funds) => crate::orders::funds(books, funds)?,
         Command::ExpireOrder { order_id } => crate::orders::expire(books, order_id)?,
+        Command::Save { documents, events } => {
+            for d in documents {
+                put_document(books, &d.collection, &d.id, &d.body, &d.list)?;
+            }
+            for e in events {
+                books.emit(&e.organization, &e.kind, e.payload.clone())?;
+            }
+            Applied { outcome: Outcome::Document { collection: "save".into(), id: String::new() }, replayed: false }
+        }
         Command::RecordEvent { organization, kind, payload } => {
             books.emit(organization, kind, payload.clone())?;
             Applied {

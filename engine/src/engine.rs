@@ -49,6 +49,7 @@ impl EngineConfig {
 }
 
 struct Inner {
+    gate: Arc<crate::writer::Gate>,
     db: Arc<Database>,
     queue: RwLock<Option<mpsc::Sender<Envelope>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
@@ -99,7 +100,9 @@ impl Engine {
         let stats = Arc::new(WriterStats::default());
         let pricing = Arc::new(Pricing { source: config.rates, spread_bps: config.spread_bps });
         let (sender, receiver) = mpsc::channel(config.queue_capacity);
+        let gate = Arc::new(crate::writer::Gate::default());
         let writer = Writer {
+            gate: gate.clone(),
             db: db.clone(),
             clock: config.clock.clone(),
             pricing: pricing.clone(),
@@ -114,6 +117,7 @@ impl Engine {
             .map_err(|e| EngineError::Storage(format!("cannot start the writer: {e}")))?;
         Ok(Engine {
             inner: Arc::new(Inner {
+                gate,
                 db,
                 queue: RwLock::new(Some(sender)),
                 writer: Mutex::new(Some(handle)),
@@ -154,6 +158,14 @@ impl Engine {
         let (envelope, receiver) = self.envelope(command);
         self.sender()?.blocking_send(envelope).map_err(|_| EngineError::Unavailable)?;
         Ok(Pending(receiver))
+    }
+
+    /// Holds the writer before its next batch until the guard is dropped.
+    /// Commands queue meanwhile and are then applied as one batch. For
+    /// tests that must make requests concurrent with one commit.
+    pub fn hold_writer(&self) -> WriterHold {
+        self.inner.gate.set_closed(true);
+        WriterHold(self.inner.gate.clone())
     }
 
     /// How many batches have been committed and acknowledged.
@@ -223,6 +235,15 @@ impl Engine {
     /// The underlying database, for `verify`.
     pub fn database(&self) -> &Database {
         &self.inner.db
+    }
+}
+
+/// Keeps the writer held; dropping it lets the writer go on.
+pub struct WriterHold(Arc<crate::writer::Gate>);
+
+impl Drop for WriterHold {
+    fn drop(&mut self) {
+        self.0.set_closed(false);
     }
 }
 

@@ -38,8 +38,8 @@ pub mod storage;
 pub mod verify;
 mod writer;
 
-pub use commands::{Applied, Command, Document, Outcome, QuoteAmount};
-pub use engine::{Engine, EngineConfig, EngineStats, Pending, Snapshot};
+pub use commands::{Applied, Command, Document, NewEvent, Outcome, QuoteAmount};
+pub use engine::{Engine, EngineConfig, EngineStats, Pending, Snapshot, WriterHold};
 pub use error::EngineError;
 pub use ledger::TransferSpec;
 pub use money::{Currency, MoneyError};

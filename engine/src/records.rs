@@ -224,6 +224,8 @@ pub enum EventPayload {
     /// An order that has a payout leg, with that payout as it stood at the
     /// change: the order's GET merges both legs, so its events must too.
     OrderWithPayout(crate::orders::OrderRecord, crate::movements::PayoutRecord),
+    /// A resource the API layer owns (a dispute), as its GET rendered it.
+    Rendered { id: String, json: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

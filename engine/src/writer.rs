@@ -35,7 +35,35 @@ pub struct WriterStats {
     pub transfers: AtomicU64,
 }
 
+/// Lets a caller hold the writer between batches (tests use it to make
+/// requests provably concurrent with one commit).
+#[derive(Default)]
+pub(crate) struct Gate {
+    closed: std::sync::Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+impl Gate {
+    pub fn set_closed(&self, closed: bool) {
+        if let Ok(mut state) = self.closed.lock() {
+            *state = closed;
+        }
+        self.opened.notify_all();
+    }
+
+    fn wait_open(&self) {
+        let Ok(mut closed) = self.closed.lock() else { return };
+        while *closed {
+            closed = match self.opened.wait(closed) {
+                Ok(guard) => guard,
+                Err(_) => return,
+            };
+        }
+    }
+}
+
 pub(crate) struct Writer {
+    pub gate: Arc<Gate>,
     pub db: Arc<Database>,
     pub clock: Arc<dyn Clock>,
     pub pricing: Arc<Pricing>,
@@ -49,6 +77,7 @@ impl Writer {
     pub fn run(self, mut queue: mpsc::Receiver<Envelope>) {
         let mut batch: Vec<Envelope> = Vec::with_capacity(BATCH_COMMANDS_MAX);
         while let Some(first) = queue.blocking_recv() {
+            self.gate.wait_open();
             batch.push(first);
             while batch.len() < BATCH_COMMANDS_MAX {
                 match queue.try_recv() {

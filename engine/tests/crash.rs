@@ -1,0 +1,365 @@
+//! Crash safety: a child process (this test binary, running `crash_child`)
+//! hammers a database file from 8 threads and prints `ACK <kind> <id>` for
+//! every command the engine acknowledged; the parent kills it with SIGKILL
+//! at a random moment, reopens the file, and checks that the ledger verifies
+//! and that everything acknowledged is there. All cycles share one file.
+//!
+//! `SIKA_CRASH_CYCLES` sets the number of cycles (default 50).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+use sika_engine::{
+    AccountRef, Command, Engine, EngineConfig, Outcome, PendingState, QuoteAmount, QuoteStatus, TransferKind,
+    TransferSpec,
+};
+
+const CHILD_DB: &str = "SIKA_CRASH_CHILD_DB";
+const ORGS: [&str; 3] = ["crash_a", "crash_b", "crash_c"];
+const CURRENCIES: [&str; 2] = ["USD", "GHS"];
+const WORKERS: usize = 8;
+/// The child gives up on its own after this long, in case the parent is gone.
+const CHILD_LIFETIME: Duration = Duration::from_secs(120);
+
+// ---------------------------------------------------------------------------
+// The child.
+
+/// Prints one acknowledgement line while holding stdout's lock, and flushes
+/// it. If the parent is gone, there is no one to report to: exit.
+fn ack(line: std::fmt::Arguments) {
+    let mut out = std::io::stdout().lock();
+    if writeln!(out, "ACK {line}").and_then(|()| out.flush()).is_err() {
+        std::process::exit(2);
+    }
+}
+
+fn org(reference: &str) -> AccountRef {
+    AccountRef::Organization(reference.to_string())
+}
+
+fn worker(engine: Engine, worker: usize) {
+    let mut rng = rand::rng();
+    let mut holds: Vec<u64> = Vec::new();
+    for n in 0u64.. {
+        let from = rng.random_range(0..ORGS.len());
+        let to = (from + rng.random_range(1..ORGS.len())) % ORGS.len();
+        let (from, to) = (ORGS[from], ORGS[to]);
+        let currency = CURRENCIES[rng.random_range(0..CURRENCIES.len())];
+        let amount: i128 = rng.random_range(1..5_000);
+        match rng.random_range(0..12) {
+            0..=2 => {
+                let reference =
+                    rng.random_bool(0.5).then(|| format!("dep-{}-{worker}-{n}", std::process::id()));
+                let command = Command::Deposit {
+                    organization: from.into(),
+                    currency: currency.into(),
+                    amount: amount * 10,
+                    external_reference: reference.clone(),
+                };
+                if let Ok(applied) = engine.execute_blocking(command)
+                    && let Outcome::Deposit(d) = applied.outcome
+                {
+                    match reference {
+                        Some(r) => {
+                            ack(format_args!("deposit {} {from} {currency} {} {r}", d.id, amount * 10))
+                        }
+                        None => ack(format_args!("deposit {}", d.id)),
+                    }
+                }
+            }
+            3..=4 => {
+                let spec = |amount| TransferSpec::Posted {
+                    debit: org(from),
+                    credit: org(to),
+                    currency: currency.into(),
+                    amount,
+                    memo: "crash".into(),
+                };
+                // Sometimes a linked pair.
+                let transfers = if rng.random_bool(0.3) {
+                    vec![spec(amount), spec(amount / 2 + 1)]
+                } else {
+                    vec![spec(amount)]
+                };
+                let command = Command::Transfers { transfers, external_reference: None };
+                if let Ok(applied) = engine.execute_blocking(command)
+                    && let Outcome::Transfers(records) = applied.outcome
+                {
+                    for t in records {
+                        ack(format_args!("transfer {}", t.id));
+                    }
+                }
+            }
+            5..=6 => {
+                let command = Command::Transfers {
+                    transfers: vec![TransferSpec::Pending {
+                        debit: org(from),
+                        credit: org(to),
+                        currency: currency.into(),
+                        amount,
+                        memo: "crash hold".into(),
+                    }],
+                    external_reference: None,
+                };
+                if let Ok(applied) = engine.execute_blocking(command)
+                    && let Outcome::Transfers(records) = applied.outcome
+                {
+                    holds.push(records[0].id);
+                    ack(format_args!("hold {}", records[0].id));
+                }
+            }
+            7..=8 => {
+                let Some(hold) = holds.pop() else { continue };
+                let post = rng.random_bool(0.5);
+                let spec = if post {
+                    TransferSpec::PostPending { pending_id: hold }
+                } else {
+                    TransferSpec::VoidPending { pending_id: hold }
+                };
+                let command = Command::Transfers { transfers: vec![spec], external_reference: None };
+                if let Ok(applied) = engine.execute_blocking(command)
+                    && let Outcome::Transfers(records) = applied.outcome
+                {
+                    ack(format_args!("{} {}", if post { "post" } else { "void" }, records[0].id));
+                }
+            }
+            _ => {
+                let other = CURRENCIES.iter().find(|c| **c != currency).expect("two currencies");
+                let command = Command::CreateQuote {
+                    organization: from.into(),
+                    from_currency: currency.into(),
+                    to_currency: (*other).into(),
+                    amount: QuoteAmount::From(amount),
+                };
+                let Ok(Outcome::Quote(quote)) = engine.execute_blocking(command).map(|a| a.outcome) else {
+                    continue;
+                };
+                ack(format_args!("quote {}", quote.id));
+                let command = Command::ExecuteQuote {
+                    organization: from.into(),
+                    quote_id: quote.id,
+                    external_reference: rng
+                        .random_bool(0.5)
+                        .then(|| format!("conv-{}-{worker}-{n}", std::process::id())),
+                };
+                if let Ok(Outcome::Conversion(c)) = engine.execute_blocking(command).map(|a| a.outcome) {
+                    ack(format_args!("conversion {}", c.id));
+                }
+            }
+        }
+    }
+}
+
+/// Runs only as the child of `acknowledged_commands_survive_sigkill`.
+#[test]
+fn crash_child() {
+    let Some(path) = std::env::var_os(CHILD_DB) else { return };
+    thread::spawn(|| {
+        thread::sleep(CHILD_LIFETIME);
+        std::process::exit(3);
+    });
+    let engine =
+        Engine::open(EngineConfig::new(Some(PathBuf::from(path)))).expect("the child opens the database");
+    let workers: Vec<_> = (0..WORKERS)
+        .map(|w| {
+            let engine = engine.clone();
+            thread::spawn(move || worker(engine, w))
+        })
+        .collect();
+    for w in workers {
+        let _ = w.join();
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The parent.
+
+#[derive(Debug, Clone)]
+struct Ack {
+    kind: String,
+    id: String,
+    /// For deposits made with an externalReference: organization, currency,
+    /// amount and reference, to submit again.
+    rest: Vec<String>,
+}
+
+fn parse_ack(line: &str) -> Option<Ack> {
+    // libtest may print "test crash_child ... " before the first line.
+    let mut words = line[line.find("ACK ")?..].split_whitespace().skip(1);
+    let kind = words.next()?.to_string();
+    let id = words.next()?.to_string();
+    Some(Ack { kind, id, rest: words.map(str::to_string).collect() })
+}
+
+/// Kills the child if the parent panics before it does.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// One cycle: start the child, let it work, kill it; returns what it acknowledged.
+fn run_child(path: &Path) -> Vec<Ack> {
+    let exe = std::env::current_exe().expect("current_exe");
+    let child = std::process::Command::new(exe)
+        .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
+        .env(CHILD_DB, path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn the child");
+    let mut child = KillOnDrop(child);
+    let stdout = child.0.stdout.take().expect("piped stdout");
+    let (sender, receiver) = mpsc::channel();
+    let reader = thread::spawn(move || {
+        let mut stdout = BufReader::new(stdout);
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match stdout.read_line(&mut line) {
+                // A line cut short by the kill was never a complete acknowledgement.
+                Ok(0) | Err(_) => break,
+                Ok(_) if !line.ends_with('\n') => break,
+                Ok(_) => {
+                    if let Some(ack) = parse_ack(&line) {
+                        let _ = sender.send(ack);
+                    }
+                }
+            }
+        }
+    });
+    let first = receiver.recv_timeout(Duration::from_secs(60)).expect("the child acknowledges a command");
+    thread::sleep(Duration::from_millis(rand::rng().random_range(20..=150)));
+    child.0.kill().expect("SIGKILL the child");
+    let status = child.0.wait().expect("wait for the child");
+    assert!(!status.success(), "the child was killed, not finished: {status:?}");
+    reader.join().expect("reader");
+    std::iter::once(first).chain(receiver.try_iter()).collect()
+}
+
+fn check_acks(engine: &Engine, acks: &[Ack]) {
+    let snapshot = engine.read().expect("snapshot");
+    let transfer = |id: &str| {
+        let id: u64 = id.parse().expect("a transfer id");
+        snapshot
+            .transfer(id)
+            .expect("read")
+            .unwrap_or_else(|| panic!("acknowledged transfer {id} is missing"))
+    };
+    for ack in acks {
+        match ack.kind.as_str() {
+            "deposit" => {
+                let d = snapshot.deposit(&ack.id).expect("read");
+                let d = d.unwrap_or_else(|| panic!("acknowledged deposit {} is missing", ack.id));
+                assert!(snapshot.transfer(d.transfer_id).expect("read").is_some(), "{d:?}");
+            }
+            "transfer" => assert_eq!(transfer(&ack.id).kind, TransferKind::Posted),
+            "hold" => assert_eq!(transfer(&ack.id).kind, TransferKind::Pending),
+            "post" | "void" => {
+                let settlement = transfer(&ack.id);
+                let (hold, state) = match settlement.kind {
+                    TransferKind::PostPending(hold) if ack.kind == "post" => (hold, PendingState::Posted),
+                    TransferKind::VoidPending(hold) if ack.kind == "void" => (hold, PendingState::Voided),
+                    other => panic!("{} {} is a {other:?}", ack.kind, ack.id),
+                };
+                assert_eq!(transfer(&hold.to_string()).pending_state, Some(state), "hold {hold}");
+            }
+            "quote" => {
+                assert!(
+                    snapshot.quote(&ack.id).expect("read").is_some(),
+                    "acknowledged quote {} is missing",
+                    ack.id
+                );
+            }
+            "conversion" => {
+                let c = snapshot.conversion(&ack.id).expect("read");
+                let c = c.unwrap_or_else(|| panic!("acknowledged conversion {} is missing", ack.id));
+                let quote = snapshot.quote(&c.quote_id).expect("read").expect("the conversion's quote");
+                assert_eq!(quote.status, QuoteStatus::Executed);
+                assert_eq!(quote.conversion_id.as_deref(), Some(ack.id.as_str()));
+                for id in &c.transfer_ids {
+                    assert!(snapshot.transfer(*id).expect("read").is_some(), "transfer {id} of {}", c.id);
+                }
+            }
+            other => panic!("unknown acknowledgement {other}"),
+        }
+    }
+}
+
+/// Deposits made with an externalReference, sent again after the crash, are
+/// replays of the acknowledged deposit.
+fn resubmit_deposits(engine: &Engine, acks: &[Ack]) {
+    let with_reference = acks.iter().filter(|a| a.kind == "deposit" && a.rest.len() == 4);
+    for ack in with_reference.rev().take(5) {
+        let command = Command::Deposit {
+            organization: ack.rest[0].clone(),
+            currency: ack.rest[1].clone(),
+            amount: ack.rest[2].parse().expect("amount"),
+            external_reference: Some(ack.rest[3].clone()),
+        };
+        let applied = engine.execute_blocking(command).expect("a retried deposit");
+        assert!(applied.replayed, "a retry after the crash is a replay: {applied:?}");
+        match applied.outcome {
+            Outcome::Deposit(d) => assert_eq!(d.id, ack.id),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+fn reopen_and_check(path: &Path, acks: &[Ack], cycle: usize) -> Engine {
+    let engine = Engine::open(EngineConfig::new(Some(path.to_path_buf())))
+        .unwrap_or_else(|e| panic!("cycle {cycle}: reopening after SIGKILL failed: {e}"));
+    let report = sika_engine::verify::verify(engine.database()).expect("verify");
+    assert!(report.is_consistent(), "cycle {cycle}: {:?}", report.problems);
+    check_acks(&engine, acks);
+    engine
+}
+
+#[test]
+fn acknowledged_commands_survive_sigkill() {
+    let cycles: usize = std::env::var("SIKA_CRASH_CYCLES").ok().and_then(|v| v.parse().ok()).unwrap_or(50);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("crash.redb");
+    let started = Instant::now();
+    let mut all: Vec<Ack> = Vec::new();
+    for cycle in 0..cycles {
+        let acks = run_child(&path);
+        let reopened = Instant::now();
+        let engine = reopen_and_check(&path, &acks, cycle);
+        resubmit_deposits(&engine, &acks);
+        engine.shutdown();
+        drop(engine);
+        all.extend(acks);
+        if (cycle + 1) % 50 == 0 {
+            let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+            eprintln!(
+                "crash: cycle {} of {cycles}, {} acknowledged, {:.1} MiB, reopen and verify {:.1?}, {:.1?} in all",
+                cycle + 1,
+                all.len(),
+                size as f64 / (1024.0 * 1024.0),
+                reopened.elapsed(),
+                started.elapsed()
+            );
+        }
+    }
+    // Later crashes must not have lost anything acknowledged earlier.
+    let engine = reopen_and_check(&path, &all, cycles);
+    let journal = engine.read().expect("snapshot").journal_length().expect("journal");
+    engine.shutdown();
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "crash: {cycles} cycles, {} acknowledged commands, {journal} journal entries, {:.1} MiB, {:.1?}",
+        all.len(),
+        size as f64 / (1024.0 * 1024.0),
+        started.elapsed()
+    );
+}

@@ -1,0 +1,249 @@
+//! `verify` passes a clean ledger and catches each kind of tampering, each
+//! done with plain redb on a copy of the file.
+
+use std::path::{Path, PathBuf};
+
+use redb::ReadableTable;
+use sika_engine::ledger::chain_hash;
+use sika_engine::storage::{RECORDS, decode, encode, keys};
+use sika_engine::verify::{Report, verify, verify_path};
+use sika_engine::{
+    AccountRecord, AccountRef, Applied, Command, Engine, EngineConfig, JournalEntry, Outcome, QuoteAmount,
+    TransferRecord, TransferSpec,
+};
+
+type Table<'txn> = redb::Table<'txn, &'static [u8], &'static [u8]>;
+
+fn run(engine: &Engine, command: Command) -> Applied {
+    engine.execute_blocking(command.clone()).unwrap_or_else(|e| panic!("{command:?}: {e}"))
+}
+
+fn deposit(organization: &str, currency: &str, amount: i128, reference: Option<&str>) -> Command {
+    Command::Deposit {
+        organization: organization.into(),
+        currency: currency.into(),
+        amount,
+        external_reference: reference.map(str::to_string),
+    }
+}
+
+fn transfers(specs: Vec<TransferSpec>) -> Command {
+    Command::Transfers { transfers: specs, external_reference: None }
+}
+
+fn between(from: &str, to: &str, currency: &str, amount: i128, pending: bool) -> TransferSpec {
+    let (debit, credit) = (AccountRef::Organization(from.into()), AccountRef::Organization(to.into()));
+    let (currency, memo) = (currency.to_string(), "verify test".to_string());
+    if pending {
+        TransferSpec::Pending { debit, credit, currency, amount, memo }
+    } else {
+        TransferSpec::Posted { debit, credit, currency, amount, memo }
+    }
+}
+
+fn first_transfer(applied: Applied) -> TransferRecord {
+    match applied.outcome {
+        Outcome::Transfers(mut t) => t.remove(0),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// What the test needs to know about the ledger it built.
+struct Ledger {
+    path: PathBuf,
+    /// org_a's USD account.
+    account_id: String,
+    /// A posted transfer with later entries after it.
+    transfer: TransferRecord,
+    conversion_id: String,
+    execute: Command,
+    deposit_id: String,
+    balances: Vec<AccountRecord>,
+    journal_length: u64,
+}
+
+fn organization_accounts(engine: &Engine) -> Vec<AccountRecord> {
+    let snapshot = engine.read().unwrap();
+    let mut all = snapshot.organization_accounts("org_a").unwrap();
+    all.extend(snapshot.organization_accounts("org_b").unwrap());
+    all
+}
+
+fn build(dir: &Path) -> Ledger {
+    let path = dir.join("ledger.redb");
+    let engine = Engine::open(EngineConfig::new(Some(path.clone()))).expect("open");
+    let deposit_id = match run(&engine, deposit("org_a", "USD", 100_000, Some("dep-a"))).outcome {
+        Outcome::Deposit(d) => d.id,
+        other => panic!("{other:?}"),
+    };
+    run(&engine, deposit("org_b", "GHS", 50_000, None));
+    run(&engine, deposit("org_a", "GHS", 20_000, None));
+    let transfer =
+        first_transfer(run(&engine, transfers(vec![between("org_a", "org_b", "USD", 10_000, false)])));
+    let hold = first_transfer(run(&engine, transfers(vec![between("org_a", "org_b", "USD", 5_000, true)])));
+    run(&engine, transfers(vec![TransferSpec::PostPending { pending_id: hold.id }]));
+    let hold = first_transfer(run(&engine, transfers(vec![between("org_b", "org_a", "GHS", 1_000, true)])));
+    run(&engine, transfers(vec![TransferSpec::VoidPending { pending_id: hold.id }]));
+    run(
+        &engine,
+        transfers(vec![
+            between("org_b", "org_a", "GHS", 2_000, false),
+            between("org_a", "org_b", "USD", 300, false),
+        ]),
+    );
+    let quote = match run(
+        &engine,
+        Command::CreateQuote {
+            organization: "org_a".into(),
+            from_currency: "USD".into(),
+            to_currency: "GHS".into(),
+            amount: QuoteAmount::From(20_000),
+        },
+    )
+    .outcome
+    {
+        Outcome::Quote(q) => q,
+        other => panic!("{other:?}"),
+    };
+    let execute = Command::ExecuteQuote {
+        organization: "org_a".into(),
+        quote_id: quote.id,
+        external_reference: Some("conv-1".into()),
+    };
+    let conversion_id = match run(&engine, execute.clone()).outcome {
+        Outcome::Conversion(c) => c.id,
+        other => panic!("{other:?}"),
+    };
+    run(&engine, deposit("org_b", "USD", 7_000, None));
+
+    let account_id =
+        engine.read().unwrap().organization_account("org_a", "USD").unwrap().expect("account").id;
+    let balances = organization_accounts(&engine);
+    let journal_length = engine.read().unwrap().journal_length().unwrap();
+    assert!(transfer.journal_seq < journal_length);
+    let report = verify(engine.database()).expect("verify");
+    assert!(report.is_consistent(), "{:?}", report.problems);
+    engine.shutdown();
+    drop(engine);
+    Ledger { path, account_id, transfer, conversion_id, execute, deposit_id, balances, journal_length }
+}
+
+/// Copies the ledger, changes the copy with plain redb, and audits it.
+fn tamper(ledger: &Ledger, name: &str, change: impl FnOnce(&mut Table)) -> Report {
+    let copy = ledger.path.with_file_name(format!("{name}.redb"));
+    std::fs::copy(&ledger.path, &copy).expect("copy the database");
+    let db = redb::Database::create(&copy).expect("open the copy with redb");
+    let txn = db.begin_write().unwrap();
+    {
+        let mut table = txn.open_table(RECORDS).unwrap();
+        change(&mut table);
+    }
+    txn.commit().unwrap();
+    let report = verify(&db).expect("verify");
+    assert!(!report.is_consistent(), "{name}: tampering went unnoticed");
+    report
+}
+
+fn get<T: serde::de::DeserializeOwned>(table: &Table, key: &[u8]) -> T {
+    decode(table.get(key).unwrap().expect("the record exists").value()).unwrap()
+}
+
+fn put<T: serde::Serialize>(table: &mut Table, key: &[u8], value: &T) {
+    table.insert(key, encode(value).as_slice()).unwrap();
+}
+
+fn assert_reports(report: &Report, needle: &str) {
+    assert!(
+        report.problems.iter().any(|p| p.contains(needle)),
+        "expected a problem mentioning {needle:?}, got {:?}",
+        report.problems
+    );
+}
+
+#[test]
+fn verify_passes_a_clean_ledger_and_catches_tampering() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = build(dir.path());
+
+    let report = verify_path(&ledger.path).expect("verify the closed file");
+    assert!(report.is_consistent(), "{:?}", report.problems);
+    assert_eq!(report.journal_entries, ledger.journal_length);
+    assert_eq!(report.idempotency_entries, 2);
+    assert!(report.summary().starts_with("consistent"), "{}", report.summary());
+
+    // (a) An account's stored total no longer matches the journal.
+    let report = tamper(&ledger, "account", |table| {
+        let key = keys::account(&ledger.account_id);
+        let mut account: AccountRecord = get(table, &key);
+        account.credits_posted += 1;
+        put(table, &key, &account);
+    });
+    assert_reports(&report, &format!("account {} stores totals", ledger.account_id));
+    assert!(report.summary().starts_with("INCONSISTENT"), "{}", report.summary());
+
+    // (b) A journal entry's amount is changed: its hash no longer matches.
+    let seq = ledger.transfer.journal_seq;
+    let report = tamper(&ledger, "journal-amount", |table| {
+        let mut entry: JournalEntry = get(table, &keys::journal(seq));
+        entry.transfer.amount += 1;
+        put(table, &keys::journal(seq), &entry);
+    });
+    assert_reports(&report, &format!("journal entry {seq} has a hash that does not match its content"));
+    assert_reports(
+        &report,
+        &format!("transfer {} of journal entry {seq} is missing or differs", ledger.transfer.id),
+    );
+
+    // (b') The same, with the entry's hash and the stored transfer rewritten
+    // to match: the next entry no longer chains to it.
+    let report = tamper(&ledger, "journal-rehashed", |table| {
+        let mut entry: JournalEntry = get(table, &keys::journal(seq));
+        entry.transfer.amount += 1;
+        entry.hash = chain_hash(&entry.prev_hash, &entry.transfer);
+        put(table, &keys::journal(seq), &entry);
+        put(table, &keys::transfer(entry.transfer.id), &entry.transfer);
+    });
+    assert_reports(&report, &format!("journal entry {} does not chain to the entry before it", seq + 1));
+
+    // (c) The conversion an idempotency entry points at is gone.
+    let report = tamper(&ledger, "conversion", |table| {
+        assert!(table.remove(keys::conversion(&ledger.conversion_id).as_slice()).unwrap().is_some());
+    });
+    assert_reports(&report, "idempotency entry org_a/conversion/conv-1/");
+    assert_reports(&report, &ledger.conversion_id);
+
+    // (d) A journal entry is deleted: the sequence has a gap and the chain breaks.
+    let report = tamper(&ledger, "journal-gap", |table| {
+        assert!(table.remove(keys::journal(seq).as_slice()).unwrap().is_some());
+    });
+    assert_reports(&report, &format!("journal entry {} found where {seq} was expected", seq + 1));
+    assert_reports(&report, &format!("journal entry {} does not chain", seq + 1));
+
+    // (d') The last entry is deleted: the head and the counter disagree.
+    let last = ledger.journal_length;
+    let report = tamper(&ledger, "journal-tail", |table| {
+        assert!(table.remove(keys::journal(last).as_slice()).unwrap().is_some());
+    });
+    assert_reports(&report, "the journal head hash does not match the last entry");
+    assert_reports(&report, &format!("the journal counter says {last} entries but {} were found", last - 1));
+
+    // The untouched original reopens with the engine, intact.
+    let engine = Engine::open(EngineConfig::new(Some(ledger.path.clone()))).expect("reopen");
+    assert_eq!(organization_accounts(&engine), ledger.balances, "balances survive a restart");
+    let report = verify(engine.database()).expect("verify");
+    assert!(report.is_consistent(), "{:?}", report.problems);
+    // Idempotency survives too: retries replay the original results.
+    let replay = run(&engine, ledger.execute.clone());
+    assert!(replay.replayed);
+    assert!(matches!(&replay.outcome, Outcome::Conversion(c) if c.id == ledger.conversion_id), "{replay:?}");
+    let replay = run(&engine, deposit("org_a", "USD", 100_000, Some("dep-a")));
+    assert!(replay.replayed);
+    assert!(matches!(&replay.outcome, Outcome::Deposit(d) if d.id == ledger.deposit_id), "{replay:?}");
+    // And the journal continues where it stopped.
+    let next = first_transfer(run(&engine, transfers(vec![between("org_a", "org_b", "USD", 1, false)])));
+    assert_eq!(next.journal_seq, ledger.journal_length + 1);
+    assert!(next.id > ledger.transfer.id);
+    let report = verify(engine.database()).expect("verify");
+    assert!(report.is_consistent(), "{:?}", report.problems);
+    engine.shutdown();
+}
