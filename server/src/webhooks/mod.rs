@@ -235,6 +235,7 @@ pub fn event_data(stack: &Stack, event: &EventRecord) -> Value {
         EventPayload::Collection(c) => render::collection(c, &[]),
         EventPayload::Order(o) => render::order(o, None, &[]),
         EventPayload::OrderWithPayout(o, p) => render::order(o, Some(p), &[]),
+        EventPayload::Rendered { json, .. } => serde_json::from_str(json).unwrap_or(Value::Null),
     }
 }
 
@@ -246,6 +247,7 @@ pub fn event_resource_id(event: &EventRecord) -> Option<String> {
         EventPayload::Payout(p) => Some(p.id.clone()),
         EventPayload::Collection(c) => Some(c.id.clone()),
         EventPayload::Order(o) | EventPayload::OrderWithPayout(o, _) => Some(o.id.clone()),
+        EventPayload::Rendered { id, .. } => Some(id.clone()),
     }
 }
 

@@ -1,0 +1,561 @@
+//! [`App`]: everything the console shows, and the pure functions that change
+//! it. Keys go through [`App::handle_key`], fetched data through
+//! [`App::apply`], timers through [`App::tick`]; none of them does I/O. What
+//! they want fetched comes back as [`Request`]s for the caller to run.
+
+use std::collections::{HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+mod apply;
+mod keys;
+
+use crate::api::{
+    AccountsPage, Client, ClientError, CurrencyTotal, Delivery, DeliveryAttempt, Dispute, Movement,
+    MovementKind, MovementQuery, NodeStatus, RequestLookup, StackName, WebhookEndpoint,
+};
+use crate::decimal;
+use crate::fetch::{self, Request};
+
+/// How often the status heartbeat runs while the node answers.
+pub const STATUS_INTERVAL: Duration = Duration::from_secs(1);
+/// How often an unreachable node is tried again.
+pub const RETRY_INTERVAL: Duration = Duration::from_secs(2);
+/// How often the open tab's lists are fetched again.
+pub const TAB_REFRESH_INTERVAL: Duration = Duration::from_secs(5);
+/// Points kept for the throughput sparkline, one per status sample.
+pub const THROUGHPUT_SAMPLES_MAX: usize = 240;
+/// Rows fetched per kind on the Activity tab.
+pub const ACTIVITY_PAGE_LIMIT: usize = 50;
+/// Characters accepted in the search prompt.
+pub const SEARCH_LENGTH_MAX: usize = 128;
+/// Follow-up rounds [`App::fetch_now`] runs before it stops.
+const FETCH_ROUNDS_MAX: usize = 4;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tab {
+    Overview,
+    Accounts,
+    Activity,
+    Disputes,
+    Webhooks,
+    Requests,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 6] =
+        [Tab::Overview, Tab::Accounts, Tab::Activity, Tab::Disputes, Tab::Webhooks, Tab::Requests];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Overview => "Overview",
+            Tab::Accounts => "Accounts",
+            Tab::Activity => "Activity",
+            Tab::Disputes => "Disputes",
+            Tab::Webhooks => "Webhooks",
+            Tab::Requests => "Requests",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
+    }
+
+    pub fn next(self) -> Tab {
+        Tab::ALL[(self.index() + 1) % Tab::ALL.len()]
+    }
+
+    pub fn previous(self) -> Tab {
+        Tab::ALL[(self.index() + Tab::ALL.len() - 1) % Tab::ALL.len()]
+    }
+}
+
+/// What the event loop should do after a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    None,
+    Quit,
+    Fetch(Vec<Request>),
+}
+
+/// Data from the node with its loading and error state. Old data stays on
+/// screen while a refresh runs or after one fails.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Remote<T> {
+    pub data: Option<T>,
+    pub error: Option<String>,
+    pub loading: bool,
+}
+
+impl<T> Default for Remote<T> {
+    fn default() -> Self {
+        Remote { data: None, error: None, loading: false }
+    }
+}
+
+impl<T> Remote<T> {
+    fn with(data: T) -> Self {
+        Remote { data: Some(data), error: None, loading: true }
+    }
+
+    fn finish(&mut self, data: T) {
+        self.loading = false;
+        self.data = Some(data);
+        self.error = None;
+    }
+
+    fn fail(&mut self, error: &ClientError) {
+        self.loading = false;
+        // The banner reports a dead node once, not in every table.
+        if !error.is_connection() {
+            self.error = Some(error.to_string());
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Connection {
+    /// No answer yet.
+    Connecting,
+    Connected,
+    Unreachable(String),
+    Unauthorized(String),
+}
+
+/// Transfers per second, from successive status samples of one stack.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Throughput {
+    last: Option<(Instant, u64)>,
+    pub per_second: VecDeque<u64>,
+}
+
+impl Throughput {
+    pub fn record(&mut self, at: Instant, transfers: u64) {
+        if let Some((then, before)) = self.last {
+            let elapsed_ms = at.saturating_duration_since(then).as_millis();
+            if elapsed_ms == 0 {
+                return;
+            }
+            // A counter that went down means the node restarted: no rate.
+            let delta = u128::from(transfers.saturating_sub(before));
+            let rate = (delta * 1000 + elapsed_ms / 2) / elapsed_ms;
+            if self.per_second.len() == THROUGHPUT_SAMPLES_MAX {
+                self.per_second.pop_front();
+            }
+            self.per_second.push_back(u64::try_from(rate).unwrap_or(u64::MAX));
+        }
+        self.last = Some((at, transfers));
+    }
+
+    pub fn latest(&self) -> Option<u64> {
+        self.per_second.back().copied()
+    }
+}
+
+/// The Activity tab's status filter, cycled with `F`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StatusFilter {
+    #[default]
+    All,
+    Pending,
+    Completed,
+    Failed,
+}
+
+impl StatusFilter {
+    pub fn status(self) -> Option<&'static str> {
+        match self {
+            StatusFilter::All => None,
+            StatusFilter::Pending => Some("pending"),
+            StatusFilter::Completed => Some("completed"),
+            StatusFilter::Failed => Some("failed"),
+        }
+    }
+
+    fn next(self) -> StatusFilter {
+        match self {
+            StatusFilter::All => StatusFilter::Pending,
+            StatusFilter::Pending => StatusFilter::Completed,
+            StatusFilter::Completed => StatusFilter::Failed,
+            StatusFilter::Failed => StatusFilter::All,
+        }
+    }
+}
+
+/// Which table of the Webhooks tab has the selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WebhookPane {
+    #[default]
+    Endpoints,
+    Deliveries,
+}
+
+/// An open detail view; `selected` is the highlighted timeline entry,
+/// message or attempt.
+// At most one detail is open at a time, so the size of its largest variant
+// costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Detail {
+    Movement {
+        stack: StackName,
+        kind: MovementKind,
+        id: String,
+        data: Remote<Movement>,
+        selected: usize,
+    },
+    Dispute {
+        stack: StackName,
+        id: String,
+        data: Remote<Dispute>,
+        selected: usize,
+    },
+    Endpoint {
+        stack: StackName,
+        endpoint: WebhookEndpoint,
+        attempts: Remote<Vec<DeliveryAttempt>>,
+        selected: usize,
+    },
+}
+
+impl Detail {
+    fn request(&self) -> Request {
+        match self {
+            Detail::Movement { stack, kind, id, .. } => {
+                Request::Movement { stack: *stack, kind: *kind, id: id.clone() }
+            }
+            Detail::Dispute { stack, id, .. } => Request::Dispute { stack: *stack, id: id.clone() },
+            Detail::Endpoint { stack, endpoint, .. } => {
+                Request::Attempts { stack: *stack, endpoint_id: endpoint.id.0.clone() }
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Detail::Movement { data, .. } => data.data.as_ref().map_or(0, |m| m.timeline().len()),
+            Detail::Dispute { data, .. } => data.data.as_ref().map_or(0, |d| d.messages.len()),
+            Detail::Endpoint { attempts, .. } => attempts.data.as_ref().map_or(0, Vec::len),
+        }
+    }
+
+    fn selected_mut(&mut self) -> &mut usize {
+        match self {
+            Detail::Movement { selected, .. }
+            | Detail::Dispute { selected, .. }
+            | Detail::Endpoint { selected, .. } => selected,
+        }
+    }
+}
+
+/// A y/n question before an action that changes the node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confirm {
+    pub prompt: String,
+    pub request: Request,
+}
+
+/// A one-line message on the status bar until the next key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flash {
+    pub text: String,
+    pub error: bool,
+}
+
+/// The console's whole state.
+#[derive(Debug, Clone)]
+pub struct App {
+    pub admin_url: String,
+    pub tab: Tab,
+    pub stack: StackName,
+    pub connection: Connection,
+    pub status: Option<NodeStatus>,
+    /// Indexed by [`stack_index`].
+    pub throughput: [Throughput; 2],
+    /// Indexed by [`stack_index`]; the Overview shows both.
+    pub accounts: [Remote<AccountsPage>; 2],
+    pub accounts_selected: usize,
+    /// Indexed by [`MovementKind`] order: payouts, collections, orders.
+    pub movements: [Remote<Vec<Movement>>; 3],
+    pub activity_query: Option<String>,
+    pub activity_status: StatusFilter,
+    pub activity_selected: usize,
+    pub disputes: Remote<Vec<Dispute>>,
+    pub disputes_selected: usize,
+    pub endpoints: Remote<Vec<WebhookEndpoint>>,
+    pub failed_deliveries: Remote<Vec<Delivery>>,
+    pub pending_deliveries: Remote<Vec<Delivery>>,
+    pub webhook_pane: WebhookPane,
+    pub endpoints_selected: usize,
+    pub deliveries_selected: usize,
+    pub lookup_id: Option<String>,
+    pub lookup: Remote<RequestLookup>,
+    pub lookup_scroll: usize,
+    pub detail: Option<Detail>,
+    /// The search prompt's text while it is open.
+    pub search: Option<String>,
+    pub confirm: Option<Confirm>,
+    pub help: bool,
+    pub flash: Option<Flash>,
+    in_flight: HashSet<Request>,
+    status_due: Option<Instant>,
+    tab_due: Option<Instant>,
+}
+
+pub fn stack_index(stack: StackName) -> usize {
+    match stack {
+        StackName::Live => 0,
+        StackName::Sandbox => 1,
+    }
+}
+
+fn kind_index(kind: MovementKind) -> usize {
+    match kind {
+        MovementKind::Payout => 0,
+        MovementKind::Collection => 1,
+        MovementKind::Order => 2,
+    }
+}
+
+impl App {
+    pub fn new(admin_url: &str) -> App {
+        App {
+            admin_url: admin_url.to_string(),
+            tab: Tab::Overview,
+            stack: StackName::Live,
+            connection: Connection::Connecting,
+            status: None,
+            throughput: Default::default(),
+            accounts: Default::default(),
+            accounts_selected: 0,
+            movements: Default::default(),
+            activity_query: None,
+            activity_status: StatusFilter::All,
+            activity_selected: 0,
+            disputes: Remote::default(),
+            disputes_selected: 0,
+            endpoints: Remote::default(),
+            failed_deliveries: Remote::default(),
+            pending_deliveries: Remote::default(),
+            webhook_pane: WebhookPane::Endpoints,
+            endpoints_selected: 0,
+            deliveries_selected: 0,
+            lookup_id: None,
+            lookup: Remote::default(),
+            lookup_scroll: 0,
+            detail: None,
+            search: None,
+            confirm: None,
+            help: false,
+            flash: None,
+            in_flight: HashSet::new(),
+            status_due: None,
+            tab_due: None,
+        }
+    }
+
+    // ----- derived views of the state -----
+
+    /// The accounts of the selected stack.
+    pub fn account_rows(&self) -> &[crate::api::Account] {
+        self.accounts[stack_index(self.stack)].data.as_ref().map_or(&[], |p| p.data.as_slice())
+    }
+
+    /// Per-currency totals of a stack: the node's own, or summed here from
+    /// the accounts when the node sent none.
+    pub fn totals(&self, stack: StackName) -> Vec<CurrencyTotal> {
+        let Some(page) = &self.accounts[stack_index(stack)].data else { return Vec::new() };
+        if !page.totals.is_empty() || page.data.is_empty() {
+            return page.totals.clone();
+        }
+        let mut totals: Vec<CurrencyTotal> = Vec::new();
+        for account in &page.data {
+            let position = totals.iter().position(|t| t.currency == account.currency);
+            let total = match position {
+                Some(i) => &mut totals[i],
+                None => {
+                    totals.push(CurrencyTotal {
+                        currency: account.currency.clone(),
+                        available_balance: "0".into(),
+                        pending_balance: "0".into(),
+                        total_balance: "0".into(),
+                        accounts: 0,
+                    });
+                    totals.last_mut().expect("just pushed")
+                }
+            };
+            let sum = |a: &crate::api::Text, b: &crate::api::Text| {
+                crate::api::Text(decimal::add(a.as_str(), b.as_str()).unwrap_or_else(|| "?".into()))
+            };
+            total.available_balance = sum(&total.available_balance, &account.available_balance);
+            total.pending_balance = sum(&total.pending_balance, &account.pending_balance);
+            total.total_balance = sum(&total.total_balance, &account.total_balance);
+            total.accounts += 1;
+        }
+        totals.sort_by(|a, b| a.currency.as_str().cmp(b.currency.as_str()));
+        totals
+    }
+
+    /// Payouts, collections and orders of the selected stack, newest first.
+    pub fn activity_rows(&self) -> Vec<&Movement> {
+        let mut rows: Vec<&Movement> =
+            self.movements.iter().filter_map(|r| r.data.as_ref()).flat_map(|v| v.iter()).collect();
+        rows.sort_by(|a, b| b.created_at().cmp(a.created_at()).then_with(|| a.id().cmp(b.id())));
+        rows
+    }
+
+    /// Deliveries that failed for good, then those still being retried.
+    pub fn failing_deliveries(&self) -> Vec<&Delivery> {
+        let failed = self.failed_deliveries.data.iter().flatten();
+        let retrying = self.pending_deliveries.data.iter().flatten().filter(|d| d.attempt_count > 0);
+        failed.chain(retrying).collect()
+    }
+
+    pub fn endpoint_rows(&self) -> &[WebhookEndpoint] {
+        self.endpoints.data.as_deref().unwrap_or(&[])
+    }
+
+    pub fn dispute_rows(&self) -> &[Dispute] {
+        self.disputes.data.as_deref().unwrap_or(&[])
+    }
+
+    /// Lines of the request lookup's text, for scrolling.
+    pub fn lookup_line_count(&self) -> usize {
+        self.lookup.data.as_ref().map_or(0, |l| crate::view::requests::lines(l).len())
+    }
+
+    fn movement_query(&self, kind: MovementKind) -> MovementQuery {
+        MovementQuery {
+            kind,
+            q: self.activity_query.clone(),
+            status: self.activity_status.status().map(str::to_string),
+            limit: ACTIVITY_PAGE_LIMIT,
+        }
+    }
+
+    // ----- fetching -----
+
+    /// What the open tab (and its detail) shows.
+    pub fn tab_requests(&self) -> Vec<Request> {
+        let stack = self.stack;
+        let mut requests = match self.tab {
+            Tab::Overview => {
+                vec![
+                    Request::Status,
+                    Request::Accounts(StackName::Live),
+                    Request::Accounts(StackName::Sandbox),
+                ]
+            }
+            Tab::Accounts => vec![Request::Accounts(stack)],
+            Tab::Activity => MovementKind::ALL
+                .iter()
+                .map(|kind| Request::Movements { stack, query: self.movement_query(*kind) })
+                .collect(),
+            Tab::Disputes => vec![Request::Disputes(stack)],
+            Tab::Webhooks => vec![
+                Request::Endpoints(stack),
+                Request::Deliveries { stack, status: "failed" },
+                Request::Deliveries { stack, status: "pending" },
+            ],
+            Tab::Requests => self.lookup_id.iter().map(|id| Request::Lookup(id.clone())).collect(),
+        };
+        requests.extend(self.detail.as_ref().map(Detail::request));
+        requests
+    }
+
+    /// The requests due at `now`: the status heartbeat and the tab's
+    /// periodic refresh.
+    pub fn tick(&mut self, now: Instant) -> Vec<Request> {
+        let mut requests = Vec::new();
+        if self.status_due.is_none_or(|due| now >= due) {
+            requests.push(Request::Status);
+            // The answer reschedules it; this holds only if none comes.
+            self.status_due = Some(now + RETRY_INTERVAL);
+        }
+        let reachable = matches!(self.connection, Connection::Connected | Connection::Connecting);
+        if reachable && self.tab_due.is_none_or(|due| now >= due) {
+            requests.extend(self.tab_requests().into_iter().filter(|r| *r != Request::Status));
+            self.tab_due = Some(now + TAB_REFRESH_INTERVAL);
+        }
+        requests
+    }
+
+    /// Keeps the requests not already running, and marks what they load.
+    pub fn start(&mut self, requests: Vec<Request>) -> Vec<Request> {
+        let mut started = Vec::new();
+        for request in requests {
+            if self.in_flight.insert(request.clone()) {
+                self.mark_loading(&request);
+                started.push(request);
+            }
+        }
+        started
+    }
+
+    fn mark_loading(&mut self, request: &Request) {
+        match request {
+            Request::Accounts(stack) => self.accounts[stack_index(*stack)].loading = true,
+            Request::Movements { query, .. } => self.movements[kind_index(query.kind)].loading = true,
+            Request::Disputes(_) => self.disputes.loading = true,
+            Request::Endpoints(_) => self.endpoints.loading = true,
+            Request::Lookup(_) => self.lookup.loading = true,
+            _ => {}
+        }
+    }
+
+    /// Runs `requests` and their follow-ups against `client` on this
+    /// thread; tests and one-shot tools use it instead of the fetch threads.
+    pub fn fetch_now(&mut self, client: &dyn Client, requests: Vec<Request>, now: Instant) {
+        let mut pending = requests;
+        for _ in 0..FETCH_ROUNDS_MAX {
+            let started = self.start(pending);
+            if started.is_empty() {
+                return;
+            }
+            pending = Vec::new();
+            for request in started {
+                pending.extend(self.apply(fetch::execute(client, request), now));
+            }
+        }
+    }
+}
+
+/// Limits a selection to a list of `len` rows.
+fn clamp(selected: usize, len: usize) -> usize {
+    selected.min(len.saturating_sub(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn throughput_is_the_rate_between_samples() {
+        let start = Instant::now();
+        let mut t = Throughput::default();
+        t.record(start, 100);
+        assert_eq!(t.latest(), None);
+        t.record(start + Duration::from_millis(500), 150);
+        assert_eq!(t.latest(), Some(100));
+        // A restarted node's counter goes down: no negative rate.
+        t.record(start + Duration::from_secs(1), 10);
+        assert_eq!(t.latest(), Some(0));
+    }
+
+    #[test]
+    fn throughput_keeps_a_bounded_history() {
+        let start = Instant::now();
+        let mut t = Throughput::default();
+        for i in 0..(THROUGHPUT_SAMPLES_MAX as u64 + 10) {
+            t.record(start + Duration::from_secs(i), i * 3);
+        }
+        assert_eq!(t.per_second.len(), THROUGHPUT_SAMPLES_MAX);
+        assert!(t.per_second.iter().all(|r| *r == 3));
+    }
+
+    #[test]
+    fn clamp_keeps_selection_inside_the_list() {
+        assert_eq!(clamp(5, 3), 2);
+        assert_eq!(clamp(5, 0), 0);
+        assert_eq!(clamp(1, 3), 1);
+    }
+}

@@ -1,0 +1,153 @@
+//! Data fetching off the draw path: the console turns keys and timers into
+//! [`Request`]s, a few worker threads run them against a [`Client`], and the
+//! [`Response`]s come back over a channel that the event loop drains between
+//! frames. A slow or dead node therefore never freezes input.
+
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+use crate::api::{
+    AccountsPage, Client, ClientError, Delivery, DeliveryAttempt, Dispute, Movement, MovementKind,
+    MovementQuery, NodeStatus, RequestLookup, Settlement, StackName, VerifyResult, WebhookEndpoint,
+};
+
+/// Enough for a slow `verify` not to hold up the status heartbeat and the
+/// tab's lists, few enough not to load the node.
+const FETCH_THREAD_COUNT: usize = 3;
+
+/// One call to the admin API.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Request {
+    Status,
+    Accounts(StackName),
+    Verify(StackName),
+    Movements { stack: StackName, query: MovementQuery },
+    Movement { stack: StackName, kind: MovementKind, id: String },
+    Settle { stack: StackName, kind: MovementKind, id: String, settlement: Settlement },
+    Disputes(StackName),
+    Dispute { stack: StackName, id: String },
+    Endpoints(StackName),
+    Deliveries { stack: StackName, status: &'static str },
+    Attempts { stack: StackName, endpoint_id: String },
+    RetryDelivery { stack: StackName, delivery_id: String },
+    EnableEndpoint { stack: StackName, endpoint_id: String },
+    Lookup(String),
+}
+
+impl Request {
+    /// Actions change the node; they are never repeated by a timer.
+    pub fn is_action(&self) -> bool {
+        matches!(
+            self,
+            Request::Verify(_)
+                | Request::Settle { .. }
+                | Request::RetryDelivery { .. }
+                | Request::EnableEndpoint { .. }
+        )
+    }
+}
+
+/// What a successful [`Request`] returned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Payload {
+    Status(NodeStatus),
+    Accounts(AccountsPage),
+    Verify(VerifyResult),
+    Movements(Vec<Movement>),
+    Movement(Movement),
+    Disputes(Vec<Dispute>),
+    Dispute(Dispute),
+    Endpoints(Vec<WebhookEndpoint>),
+    Deliveries(Vec<Delivery>),
+    Attempts(Vec<DeliveryAttempt>),
+    Delivery(Delivery),
+    Endpoint(WebhookEndpoint),
+    Lookup(RequestLookup),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    pub request: Request,
+    pub outcome: Result<Payload, ClientError>,
+}
+
+/// Runs one request to completion; blocking.
+pub fn execute(client: &dyn Client, request: Request) -> Response {
+    let outcome = match &request {
+        Request::Status => client.status().map(Payload::Status),
+        Request::Accounts(stack) => client.accounts(*stack).map(Payload::Accounts),
+        Request::Verify(stack) => client.verify(*stack).map(Payload::Verify),
+        Request::Movements { stack, query } => client.movements(*stack, query).map(Payload::Movements),
+        Request::Movement { stack, kind, id } => client.movement(*stack, *kind, id).map(Payload::Movement),
+        Request::Settle { stack, kind, id, settlement } => {
+            client.settle(*stack, *kind, id, *settlement).map(Payload::Movement)
+        }
+        Request::Disputes(stack) => client.disputes(*stack).map(Payload::Disputes),
+        Request::Dispute { stack, id } => client.dispute(*stack, id).map(Payload::Dispute),
+        Request::Endpoints(stack) => client.webhook_endpoints(*stack).map(Payload::Endpoints),
+        Request::Deliveries { stack, status } => client.deliveries(*stack, status).map(Payload::Deliveries),
+        Request::Attempts { stack, endpoint_id } => {
+            client.endpoint_attempts(*stack, endpoint_id).map(Payload::Attempts)
+        }
+        Request::RetryDelivery { stack, delivery_id } => {
+            client.retry_delivery(*stack, delivery_id).map(Payload::Delivery)
+        }
+        Request::EnableEndpoint { stack, endpoint_id } => {
+            client.enable_endpoint(*stack, endpoint_id).map(Payload::Endpoint)
+        }
+        Request::Lookup(id) => client.request(id).map(Payload::Lookup),
+    };
+    Response { request, outcome }
+}
+
+/// The worker threads and both ends of their channels. Dropping it closes
+/// the request channel; idle workers then exit, and a worker stuck in a
+/// call exits when the call times out.
+pub struct Fetcher {
+    requests: Sender<Request>,
+    responses: Receiver<Response>,
+}
+
+impl Fetcher {
+    pub fn spawn(client: Arc<dyn Client>) -> Fetcher {
+        let (request_sender, request_receiver) = mpsc::channel::<Request>();
+        let (response_sender, response_receiver) = mpsc::channel();
+        let request_receiver = Arc::new(Mutex::new(request_receiver));
+        for index in 0..FETCH_THREAD_COUNT {
+            let client = client.clone();
+            let requests = request_receiver.clone();
+            let responses = response_sender.clone();
+            let spawned = thread::Builder::new()
+                .name(format!("sika-tui-fetch-{index}"))
+                .spawn(move || work(client.as_ref(), &requests, &responses));
+            // Without workers the console still draws and says nothing came
+            // back; there is nothing better to do with the error here.
+            drop(spawned);
+        }
+        Fetcher { requests: request_sender, responses: response_receiver }
+    }
+
+    pub fn send(&self, request: Request) {
+        // The workers only stop when this sender is dropped.
+        let _ = self.requests.send(request);
+    }
+
+    /// A response that has arrived, without waiting.
+    pub fn try_receive(&self) -> Option<Response> {
+        self.responses.try_recv().ok()
+    }
+}
+
+fn work(client: &dyn Client, requests: &Mutex<Receiver<Request>>, responses: &Sender<Response>) {
+    loop {
+        let next = match requests.lock() {
+            Ok(receiver) => receiver.recv(),
+            Err(_) => return,
+        };
+        let Ok(request) = next else { return };
+        if responses.send(execute(client, request)).is_err() {
+            return;
+        }
+    }
+}

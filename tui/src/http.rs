@@ -1,0 +1,239 @@
+//! [`HttpClient`]: the [`Client`] over HTTP, with the operator token as a
+//! bearer token on every call.
+
+use std::time::Duration;
+
+use reqwest::blocking::{Client as Http, RequestBuilder};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::api::{
+    AccountsPage, Client, ClientError, Collection, Delivery, DeliveryAttempt, Dispute, Movement,
+    MovementKind, MovementQuery, NodeStatus, Order, Page, Payout, RequestLookup, Settlement, StackName,
+    VerifyResult, WebhookEndpoint,
+};
+
+/// A dead node must not hold the fetch thread for long: the banner and the
+/// retry depend on an answer, even a failed one.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// `verify` reads the whole journal, so a call may take a while.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub struct HttpClient {
+    http: Http,
+    base_url: String,
+    token: String,
+}
+
+impl HttpClient {
+    /// `base_url` is the admin listener, e.g. `http://127.0.0.1:8082`.
+    pub fn new(base_url: &str, token: &str) -> Result<HttpClient, String> {
+        let http = Http::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .timeout(REQUEST_TIMEOUT)
+            .user_agent(concat!("sika-tui/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        Ok(HttpClient {
+            http,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            token: token.to_string(),
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/admin/v1/{}", self.base_url, path)
+    }
+
+    fn get<T: DeserializeOwned>(&self, path: &str, query: &[(&str, String)]) -> Result<T, ClientError> {
+        self.send(self.http.get(self.url(path)).query(query))
+    }
+
+    fn post<T: DeserializeOwned>(&self, path: &str, body: Option<Value>) -> Result<T, ClientError> {
+        let request = self.http.post(self.url(path));
+        let request = match body {
+            Some(body) => request.json(&body),
+            None => request,
+        };
+        self.send(request)
+    }
+
+    fn send<T: DeserializeOwned>(&self, request: RequestBuilder) -> Result<T, ClientError> {
+        let response =
+            request.bearer_auth(&self.token).send().map_err(|e| ClientError::Unreachable(describe(&e)))?;
+        let status = response.status().as_u16();
+        let bytes = response.bytes().map_err(|e| ClientError::Unreachable(describe(&e)))?;
+        if (200..300).contains(&status) {
+            return serde_json::from_slice(&bytes).map_err(|e| ClientError::Decode(e.to_string()));
+        }
+        Err(error_from_body(status, &bytes))
+    }
+}
+
+/// The innermost cause is the useful one ("Connection refused"), not
+/// reqwest's "error sending request for url".
+fn describe(error: &reqwest::Error) -> String {
+    let mut source: &dyn std::error::Error = error;
+    while let Some(next) = source.source() {
+        source = next;
+    }
+    if error.is_timeout() { format!("timed out ({source})") } else { source.to_string() }
+}
+
+/// Maps an error answer to its [`ClientError`], reading the API's error
+/// object `{error, message, requestId}` when there is one.
+pub fn error_from_body(status: u16, body: &[u8]) -> ClientError {
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let field = |name: &str| parsed.as_ref().and_then(|v| v[name].as_str()).map(str::to_string);
+    let message =
+        field("message").unwrap_or_else(|| String::from_utf8_lossy(body).chars().take(200).collect());
+    if status == 401 {
+        return ClientError::Unauthorized(message);
+    }
+    let code = field("error").unwrap_or_else(|| "http_error".to_string());
+    ClientError::Api { status, code, message }
+}
+
+fn field<T: DeserializeOwned>(mut body: Value, name: &str) -> Result<T, ClientError> {
+    serde_json::from_value(body[name].take()).map_err(|e| ClientError::Decode(format!("{name}: {e}")))
+}
+
+fn movement(kind: MovementKind, value: Value) -> Result<Movement, ClientError> {
+    let decode = |e: serde_json::Error| ClientError::Decode(format!("{}: {e}", kind.singular()));
+    Ok(match kind {
+        MovementKind::Payout => Movement::Payout(serde_json::from_value::<Payout>(value).map_err(decode)?),
+        MovementKind::Collection => {
+            Movement::Collection(serde_json::from_value::<Collection>(value).map_err(decode)?)
+        }
+        MovementKind::Order => Movement::Order(serde_json::from_value::<Order>(value).map_err(decode)?),
+    })
+}
+
+impl Client for HttpClient {
+    fn status(&self) -> Result<NodeStatus, ClientError> {
+        field(self.get("status", &[])?, "status")
+    }
+
+    fn accounts(&self, stack: StackName) -> Result<AccountsPage, ClientError> {
+        self.get(&format!("{}/accounts", stack.as_str()), &[])
+    }
+
+    fn verify(&self, stack: StackName) -> Result<VerifyResult, ClientError> {
+        field(self.post(&format!("{}/verify", stack.as_str()), None)?, "verify")
+    }
+
+    fn movements(&self, stack: StackName, query: &MovementQuery) -> Result<Vec<Movement>, ClientError> {
+        let mut params = vec![("limit", query.limit.to_string())];
+        params.extend(query.q.clone().map(|q| ("q", q)));
+        params.extend(query.status.clone().map(|s| ("status", s)));
+        let page: Page<Value> = self.get(&format!("{}/{}", stack.as_str(), query.kind.plural()), &params)?;
+        page.data.into_iter().map(|v| movement(query.kind, v)).collect()
+    }
+
+    fn movement(&self, stack: StackName, kind: MovementKind, id: &str) -> Result<Movement, ClientError> {
+        let mut body: Value =
+            self.get(&format!("{}/{}/{}", stack.as_str(), kind.plural(), encode(id)), &[])?;
+        movement(kind, body[kind.singular()].take())
+    }
+
+    fn settle(
+        &self,
+        stack: StackName,
+        kind: MovementKind,
+        id: &str,
+        settlement: Settlement,
+    ) -> Result<Movement, ClientError> {
+        let path = format!("{}/{}/{}/{}", stack.as_str(), kind.plural(), encode(id), settlement.as_str());
+        let mut body: Value = self.post(&path, None)?;
+        movement(kind, body[kind.singular()].take())
+    }
+
+    fn disputes(&self, stack: StackName) -> Result<Vec<Dispute>, ClientError> {
+        let page: Page<Dispute> = self.get(&format!("{}/disputes", stack.as_str()), &[])?;
+        Ok(page.data)
+    }
+
+    fn dispute(&self, stack: StackName, id: &str) -> Result<Dispute, ClientError> {
+        field(self.get(&format!("{}/disputes/{}", stack.as_str(), encode(id)), &[])?, "dispute")
+    }
+
+    fn webhook_endpoints(&self, stack: StackName) -> Result<Vec<WebhookEndpoint>, ClientError> {
+        let page: Page<WebhookEndpoint> = self.get(&format!("{}/webhooks/endpoints", stack.as_str()), &[])?;
+        Ok(page.data)
+    }
+
+    fn endpoint_attempts(
+        &self,
+        stack: StackName,
+        endpoint_id: &str,
+    ) -> Result<Vec<DeliveryAttempt>, ClientError> {
+        let path = format!("{}/webhooks/endpoints/{}/attempts", stack.as_str(), encode(endpoint_id));
+        let page: Page<DeliveryAttempt> = self.get(&path, &[])?;
+        Ok(page.data)
+    }
+
+    fn deliveries(&self, stack: StackName, status: &str) -> Result<Vec<Delivery>, ClientError> {
+        let path = format!("{}/webhooks/deliveries", stack.as_str());
+        let page: Page<Delivery> = self.get(&path, &[("status", status.to_string())])?;
+        Ok(page.data)
+    }
+
+    fn retry_delivery(&self, stack: StackName, delivery_id: &str) -> Result<Delivery, ClientError> {
+        let path = format!("{}/webhooks/deliveries/{}/retry", stack.as_str(), encode(delivery_id));
+        field(self.post(&path, None)?, "delivery")
+    }
+
+    fn enable_endpoint(&self, stack: StackName, endpoint_id: &str) -> Result<WebhookEndpoint, ClientError> {
+        let path = format!("{}/webhooks/endpoints/{}/enable", stack.as_str(), encode(endpoint_id));
+        field(self.post(&path, None)?, "webhookEndpoint")
+    }
+
+    fn request(&self, request_id: &str) -> Result<RequestLookup, ClientError> {
+        self.get(&format!("requests/{}", encode(request_id)), &[])
+    }
+}
+
+/// Percent-encodes a path segment typed by the operator, so `/` or `?` in
+/// a search cannot change which endpoint is called.
+fn encode(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for byte in segment.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encode_keeps_ids_and_escapes_separators() {
+        assert_eq!(encode("po_4fQ9-x.y~z"), "po_4fQ9-x.y~z");
+        assert_eq!(encode("a/b?c d"), "a%2Fb%3Fc%20d");
+    }
+
+    #[test]
+    fn error_objects_map_to_client_errors() {
+        let body =
+            br#"{"error":"invalid_state","message":"the payout is already completed","requestId":"req_1"}"#;
+        assert_eq!(
+            error_from_body(409, body),
+            ClientError::Api {
+                status: 409,
+                code: "invalid_state".into(),
+                message: "the payout is already completed".into()
+            }
+        );
+        let body = br#"{"error":"unauthorized","message":"invalid operator token","requestId":"req_2"}"#;
+        assert_eq!(error_from_body(401, body), ClientError::Unauthorized("invalid operator token".into()));
+        assert_eq!(
+            error_from_body(502, b"bad gateway"),
+            ClientError::Api { status: 502, code: "http_error".into(), message: "bad gateway".into() }
+        );
+    }
+}

@@ -1,0 +1,286 @@
+//! Detail views: a movement's timeline, a dispute's thread, an endpoint's
+//! recent attempts. Each is a summary, a table with a selection, and the
+//! selected entry in full.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{Cell, Paragraph, Row, Wrap};
+
+use crate::api::{DeliveryAttempt, Dispute, Movement, StackName, TimelineEntry, WebhookEndpoint};
+use crate::app::{App, Detail, Remote};
+use crate::view::format;
+use crate::view::widgets::{self, SelectTable};
+
+/// The entry's full text below the table; more on tall terminals.
+fn entry_height(area: Rect) -> u16 {
+    if area.height >= 40 { 8 } else { 4 }
+}
+
+pub fn render(_app: &App, detail: &Detail, frame: &mut Frame, area: Rect) {
+    match detail {
+        Detail::Movement { stack, kind, id, data, selected } => {
+            let title = format!("{} {id} · {}", capitalize(kind.singular()), stack.as_str());
+            render_movement(&title, data, *selected, frame, area);
+        }
+        Detail::Dispute { stack, id, data, selected } => {
+            render_dispute(*stack, id, data, *selected, frame, area)
+        }
+        Detail::Endpoint { stack, endpoint, attempts, selected } => {
+            render_endpoint(*stack, endpoint, attempts, *selected, frame, area)
+        }
+    }
+}
+
+fn capitalize(word: &str) -> String {
+    let mut chars = word.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
+/// A movement's timeline oldest first, whatever order the node sent.
+pub fn timeline(movement: &Movement) -> Vec<&TimelineEntry> {
+    let mut entries: Vec<&TimelineEntry> = movement.timeline().iter().collect();
+    entries.sort_by(|a, b| a.at.as_str().cmp(b.at.as_str()));
+    entries
+}
+
+/// Splits a detail view into summary, table and selected-entry areas.
+fn sections(area: Rect, summary_lines: usize) -> [Rect; 3] {
+    let summary_height = u16::try_from(summary_lines).unwrap_or(u16::MAX).saturating_add(2);
+    Layout::vertical([
+        Constraint::Length(summary_height),
+        Constraint::Min(3),
+        Constraint::Length(entry_height(area)),
+    ])
+    .areas(area)
+}
+
+fn render_movement(title: &str, remote: &Remote<Movement>, selected: usize, frame: &mut Frame, area: Rect) {
+    let Some(movement) = &remote.data else {
+        let text = widgets::placeholder(remote, true, "").unwrap_or_default();
+        return widgets::message(frame, area, widgets::block(title, true), text);
+    };
+    let summary = movement_summary(movement);
+    let [summary_area, table_area, entry_area] = sections(area, summary.len());
+    let status = movement.status();
+    let summary_block = widgets::block(title, false).title_top(
+        Line::from(Span::styled(format!(" {status} "), format::status_style(status))).right_aligned(),
+    );
+    let summary_block = widgets::with_error(summary_block, remote);
+    frame.render_widget(Paragraph::new(summary).block(summary_block), summary_area);
+
+    let entries = timeline(movement);
+    let rows = entries.iter().map(|e| {
+        Row::new(vec![
+            Cell::from(format::time(e.at.as_str())),
+            Cell::from(e.kind.0.clone()),
+            Cell::from(e.title.0.clone()),
+        ])
+    });
+    let block = widgets::block(format!("Timeline ({})", entries.len()), true);
+    if entries.is_empty() {
+        let text = Text::from(Line::styled("No timeline entries.", format::label_style()));
+        widgets::message(frame, table_area, block, text);
+    } else {
+        SelectTable {
+            block,
+            header: vec!["Time", "Kind", "What happened"],
+            widths: vec![Constraint::Length(19), Constraint::Length(10), Constraint::Fill(1)],
+            rows: rows.collect(),
+            selected: Some(selected),
+            focused: true,
+        }
+        .render(frame, table_area);
+    }
+    let entry = entries.get(selected).map(|e| {
+        vec![Line::styled(e.title.0.clone(), format::title_style()), Line::from(e.detail.0.clone())]
+    });
+    render_entry(entry.unwrap_or_default(), frame, entry_area);
+}
+
+fn movement_summary(movement: &Movement) -> Vec<Line<'static>> {
+    let org = format::dash(movement.organization_id()).to_string();
+    let created = format::time(movement.created_at());
+    let reference = format::dash(movement.external_reference()).to_string();
+    let mut lines = match movement {
+        Movement::Payout(p) => vec![
+            widgets::fields(&[
+                ("from", format::money(p.from.amount.as_str(), p.from.currency.as_str())),
+                ("account", format::dash(p.from.account_number.as_str()).to_string()),
+                ("fee", format::money(p.fee.amount.as_str(), p.fee.currency.as_str())),
+            ]),
+            widgets::fields(&[
+                ("to", format::money(p.to.amount.as_str(), p.to.currency.as_str())),
+                ("via", format::dash(p.to.code.as_str()).to_string()),
+                ("account", format::dash(destination(&p.to)).to_string()),
+            ]),
+        ],
+        Movement::Collection(c) => vec![widgets::fields(&[
+            ("amount", format::money(c.amount.as_str(), c.currency.as_str())),
+            ("via", format::dash(c.code.as_str()).to_string()),
+            ("account", format::dash(c.account_number.as_str()).to_string()),
+        ])],
+        Movement::Order(o) => vec![
+            widgets::fields(&[
+                ("from", format::money(o.from.amount.as_str(), o.from.currency.as_str())),
+                ("method", format::dash(o.from.method.as_str()).to_string()),
+            ]),
+            widgets::fields(&[
+                ("to", format::dash(o.to.currency.as_str()).to_string()),
+                ("via", format::dash(o.to.code.as_str()).to_string()),
+                ("account", format::dash(destination(&o.to)).to_string()),
+            ]),
+        ],
+    };
+    lines.push(widgets::fields(&[("organization", org), ("created", created)]));
+    let mut last = vec![("reference", reference)];
+    if !movement.status_message().is_empty() {
+        last.push(("message", movement.status_message().to_string()));
+    }
+    lines.push(widgets::fields(&last));
+    lines
+}
+
+fn destination(to: &crate::api::Destination) -> &str {
+    if to.account_number.0.is_empty() { to.address.as_str() } else { to.account_number.as_str() }
+}
+
+fn render_entry(lines: Vec<Line<'static>>, frame: &mut Frame, area: Rect) {
+    let block = widgets::block("Selected", false);
+    frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), area);
+}
+
+fn render_dispute(
+    stack: StackName,
+    id: &str,
+    remote: &Remote<Dispute>,
+    selected: usize,
+    frame: &mut Frame,
+    area: Rect,
+) {
+    let title = format!("Dispute {id} · {}", stack.as_str());
+    let Some(dispute) = &remote.data else {
+        let text = widgets::placeholder(remote, true, "").unwrap_or_default();
+        return widgets::message(frame, area, widgets::block(title, true), text);
+    };
+    let summary = vec![
+        widgets::fields(&[
+            ("amount", format::money(dispute.amount.as_str(), dispute.currency.as_str())),
+            ("reason", format::dash(dispute.reason.as_str()).to_string()),
+        ]),
+        widgets::fields(&[
+            ("organization", format::dash(dispute.organization_id.as_str()).to_string()),
+            ("opened", format::time(dispute.created_at.as_str())),
+        ]),
+    ];
+    let [summary_area, table_area, entry_area] = sections(area, summary.len());
+    let status = dispute.status.as_str();
+    let block = widgets::block(title, false).title_top(
+        Line::from(Span::styled(format!(" {status} "), format::status_style(status))).right_aligned(),
+    );
+    frame.render_widget(Paragraph::new(summary).block(widgets::with_error(block, remote)), summary_area);
+
+    let block = widgets::block(format!("Thread ({})", dispute.messages.len()), true);
+    if dispute.messages.is_empty() {
+        let text = Text::from(Line::styled("No messages yet.", format::label_style()));
+        widgets::message(frame, table_area, block, text);
+    } else {
+        let rows = dispute.messages.iter().map(|m| {
+            Row::new(vec![
+                Cell::from(format::time(m.created_at.as_str())),
+                Cell::from(m.author_type.0.clone()),
+                Cell::from(m.body.as_str().lines().next().unwrap_or_default().to_string()),
+            ])
+        });
+        SelectTable {
+            block,
+            header: vec!["Time", "From", "Message"],
+            widths: vec![Constraint::Length(19), Constraint::Length(10), Constraint::Fill(1)],
+            rows: rows.collect(),
+            selected: Some(selected),
+            focused: true,
+        }
+        .render(frame, table_area);
+    }
+    let message = dispute.messages.get(selected).map(|m| {
+        let mut lines = vec![Line::styled(format!("{} wrote:", m.author_type), format::title_style())];
+        lines.extend(m.body.as_str().lines().map(|l| Line::from(l.to_string())));
+        lines
+    });
+    render_entry(message.unwrap_or_default(), frame, entry_area);
+}
+
+fn render_endpoint(
+    stack: StackName,
+    endpoint: &WebhookEndpoint,
+    attempts: &Remote<Vec<DeliveryAttempt>>,
+    selected: usize,
+    frame: &mut Frame,
+    area: Rect,
+) {
+    let title = format!("Endpoint {} · {}", endpoint.id, stack.as_str());
+    let mut summary = vec![
+        widgets::fields(&[("url", endpoint.url.0.clone())]),
+        widgets::fields(&[
+            ("success", format::percent(endpoint.success_rate)),
+            ("latency", format::millis(endpoint.average_latency_ms)),
+            ("consecutive failures", endpoint.consecutive_failures.to_string()),
+        ]),
+        widgets::fields(&[
+            ("pending", format::count(endpoint.pending_deliveries)),
+            ("failed", format::count(endpoint.failed_deliveries)),
+            ("last attempt", format::time(endpoint.last_attempt_at.as_str())),
+        ]),
+    ];
+    if !endpoint.disabled_reason.0.is_empty() {
+        summary.push(Line::styled(format!("disabled: {}", endpoint.disabled_reason), format::error_style()));
+    }
+    let [summary_area, table_area, entry_area] = sections(area, summary.len());
+    let status = endpoint.status.as_str();
+    let block = widgets::block(title, false).title_top(
+        Line::from(Span::styled(format!(" {status} "), format::status_style(status))).right_aligned(),
+    );
+    frame.render_widget(Paragraph::new(summary).block(block), summary_area);
+
+    let rows = attempts.data.as_deref().unwrap_or_default();
+    let block = widgets::block(format!("Recent attempts ({})", rows.len()), true);
+    if let Some(text) = widgets::placeholder(attempts, rows.is_empty(), "No delivery attempts yet.") {
+        widgets::message(frame, table_area, block, text);
+    } else {
+        let table_rows = rows.iter().map(|a| {
+            let code = a.status_code.map_or_else(|| "—".to_string(), |c| c.to_string());
+            let result =
+                if a.succeeded { "ok".to_string() } else { format::dash(a.error.as_str()).to_string() };
+            let result_style = format::status_style(if a.succeeded { "succeeded" } else { "failed" });
+            Row::new(vec![
+                Cell::from(format::time(a.at.as_str())),
+                Cell::from(a.event.0.clone()),
+                widgets::figure(code),
+                widgets::figure(format::millis(a.duration_ms)),
+                Cell::from(Span::styled(result, result_style)),
+            ])
+        });
+        SelectTable {
+            block: widgets::with_error(block, attempts),
+            header: vec!["Time", "Event", "HTTP", "Duration", "Result"],
+            widths: vec![
+                Constraint::Length(19),
+                Constraint::Length(20),
+                Constraint::Length(4),
+                Constraint::Length(8),
+                Constraint::Fill(1),
+            ],
+            rows: table_rows.collect(),
+            selected: Some(selected),
+            focused: true,
+        }
+        .render(frame, table_area);
+    }
+    let attempt = rows.get(selected).map(|a| {
+        vec![
+            Line::from(widgets::field("delivery", a.delivery_id.0.clone())),
+            Line::from(widgets::field("error", format::dash(a.error.as_str()).to_string())),
+        ]
+    });
+    render_entry(attempt.unwrap_or_default(), frame, entry_area);
+}

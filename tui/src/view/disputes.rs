@@ -1,0 +1,61 @@
+//! Disputes of the selected stack.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::widgets::{Cell, Row};
+
+use crate::app::App;
+use crate::view::format;
+use crate::view::widgets::{self, SelectTable, WIDE_WIDTH_MIN};
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let rows = app.dispute_rows();
+    let title = format!("Disputes · {} ({})", app.stack.as_str(), rows.len());
+    let block = widgets::block(title, true);
+    let empty = format!("No disputes on {}.", app.stack.as_str());
+    if let Some(text) = widgets::placeholder(&app.disputes, rows.is_empty(), &empty) {
+        return widgets::message(frame, area, block, text);
+    }
+    let block = widgets::with_error(block, &app.disputes);
+    let wide = area.width >= WIDE_WIDTH_MIN;
+    let table_rows = rows.iter().map(|d| {
+        let mut cells = vec![Cell::from(d.id.0.clone())];
+        if wide {
+            cells.push(Cell::from(d.organization_id.0.clone()));
+        }
+        cells.push(widgets::status_cell(d.status.as_str()));
+        cells.push(widgets::figure(format::money(d.amount.as_str(), d.currency.as_str())));
+        cells.push(Cell::from(format::dash(d.reason.as_str()).to_string()));
+        if wide {
+            cells.push(Cell::from(format::time(d.created_at.as_str())));
+        }
+        Row::new(cells)
+    });
+    let (header, widths) = if wide {
+        (
+            vec!["Id", "Organization", "Status", "Amount", "Reason", "Created"],
+            vec![
+                Constraint::Length(30),
+                Constraint::Length(30),
+                Constraint::Length(14),
+                Constraint::Length(18),
+                Constraint::Fill(1),
+                Constraint::Length(19),
+            ],
+        )
+    } else {
+        (
+            vec!["Id", "Status", "Amount", "Reason"],
+            vec![Constraint::Length(28), Constraint::Length(12), Constraint::Length(16), Constraint::Fill(1)],
+        )
+    };
+    SelectTable {
+        block,
+        header,
+        widths,
+        rows: table_rows.collect(),
+        selected: Some(app.disputes_selected),
+        focused: true,
+    }
+    .render(frame, area);
+}

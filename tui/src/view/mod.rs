@@ -1,0 +1,15 @@
+//! Views: functions from [`crate::App`] to a frame. They read the state and
+//! never change it or fetch anything.
+
+pub mod accounts;
+pub mod activity;
+mod chrome;
+pub mod detail;
+pub mod disputes;
+pub mod format;
+pub mod overview;
+pub mod requests;
+pub mod webhooks;
+mod widgets;
+
+pub use chrome::{KEYS, render};

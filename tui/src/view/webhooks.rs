@@ -1,0 +1,165 @@
+//! Webhooks: the health of every endpoint, and the deliveries that failed
+//! or are being retried.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Style};
+use ratatui::widgets::{Cell, Row};
+
+use crate::api::WebhookEndpoint;
+use crate::app::{App, Remote, WebhookPane};
+use crate::view::format;
+use crate::view::widgets::{self, SelectTable, WIDE_WIDTH_MIN};
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let [endpoints, deliveries] =
+        Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(area);
+    render_endpoints(app, frame, endpoints);
+    render_deliveries(app, frame, deliveries);
+}
+
+fn render_endpoints(app: &App, frame: &mut Frame, area: Rect) {
+    let rows = app.endpoint_rows();
+    let focused = app.webhook_pane == WebhookPane::Endpoints;
+    let block = widgets::block(format!("Endpoints · {} ({})", app.stack.as_str(), rows.len()), focused);
+    let empty = "No webhook endpoints on this stack.";
+    if let Some(text) = widgets::placeholder(&app.endpoints, rows.is_empty(), empty) {
+        return widgets::message(frame, area, block, text);
+    }
+    let block = widgets::with_error(block, &app.endpoints);
+    let wide = area.width >= WIDE_WIDTH_MIN;
+    let (header, widths) = if wide {
+        (
+            vec![
+                "URL",
+                "Organization",
+                "Status",
+                "Success",
+                "Latency",
+                "Fails",
+                "Pending",
+                "Failed",
+                "Last attempt",
+            ],
+            vec![
+                Constraint::Fill(1),
+                Constraint::Length(30),
+                Constraint::Length(9),
+                Constraint::Length(7),
+                Constraint::Length(8),
+                Constraint::Length(5),
+                Constraint::Length(7),
+                Constraint::Length(6),
+                Constraint::Length(19),
+            ],
+        )
+    } else {
+        (
+            vec!["URL", "Status", "Success", "Latency", "Fails", "Pend", "Fail"],
+            vec![
+                Constraint::Fill(1),
+                Constraint::Length(9),
+                Constraint::Length(7),
+                Constraint::Length(8),
+                Constraint::Length(5),
+                Constraint::Length(4),
+                Constraint::Length(4),
+            ],
+        )
+    };
+    SelectTable {
+        block,
+        header,
+        widths,
+        rows: rows.iter().map(|e| endpoint_row(e, wide)).collect(),
+        selected: Some(app.endpoints_selected),
+        focused,
+    }
+    .render(frame, area);
+}
+
+fn endpoint_row(endpoint: &WebhookEndpoint, wide: bool) -> Row<'static> {
+    let failing =
+        if endpoint.consecutive_failures > 0 { Style::default().fg(Color::Red) } else { Style::default() };
+    let mut cells = vec![Cell::from(endpoint.url.0.clone())];
+    if wide {
+        cells.push(Cell::from(endpoint.organization_id.0.clone()));
+    }
+    cells.push(widgets::status_cell(endpoint.status.as_str()));
+    cells.push(widgets::figure(format::percent(endpoint.success_rate)));
+    cells.push(widgets::figure(format::millis(endpoint.average_latency_ms)));
+    cells.push(widgets::figure(endpoint.consecutive_failures.to_string()).style(failing));
+    cells.push(widgets::figure(format::count(endpoint.pending_deliveries)));
+    cells.push(widgets::figure(format::count(endpoint.failed_deliveries)));
+    if wide {
+        cells.push(Cell::from(format::time(endpoint.last_attempt_at.as_str())));
+    }
+    Row::new(cells)
+}
+
+fn render_deliveries(app: &App, frame: &mut Frame, area: Rect) {
+    let rows = app.failing_deliveries();
+    let focused = app.webhook_pane == WebhookPane::Deliveries;
+    let block = widgets::block(format!("Failing deliveries ({})", rows.len()), focused);
+    let remote = deliveries_state(&app.failed_deliveries, &app.pending_deliveries);
+    if let Some(text) = widgets::placeholder(&remote, rows.is_empty(), "No failed or retrying deliveries.") {
+        return widgets::message(frame, area, block, text);
+    }
+    let block = widgets::with_error(block, &remote);
+    let wide = area.width >= WIDE_WIDTH_MIN;
+    let table_rows = rows.iter().map(|d| {
+        let mut cells = vec![Cell::from(d.id.0.clone())];
+        if wide {
+            cells.push(Cell::from(d.endpoint_id.0.clone()));
+        }
+        cells.push(Cell::from(d.event.0.clone()));
+        cells.push(widgets::status_cell(d.status.as_str()));
+        cells.push(widgets::figure(d.attempt_count.to_string()));
+        if wide {
+            cells.push(Cell::from(format::time(d.next_attempt_at.as_str())));
+            cells.push(Cell::from(format::time(d.created_at.as_str())));
+        } else {
+            cells.push(Cell::from(format::time_compact(d.next_attempt_at.as_str())));
+        }
+        Row::new(cells)
+    });
+    let (header, widths) = if wide {
+        (
+            vec!["Delivery", "Endpoint", "Event", "Status", "Tries", "Next attempt", "Created"],
+            vec![
+                Constraint::Fill(1),
+                Constraint::Fill(1),
+                Constraint::Length(22),
+                Constraint::Length(8),
+                Constraint::Length(5),
+                Constraint::Length(19),
+                Constraint::Length(19),
+            ],
+        )
+    } else {
+        (
+            vec!["Delivery", "Event", "Status", "Tries", "Next"],
+            vec![
+                Constraint::Fill(1),
+                Constraint::Length(20),
+                Constraint::Length(8),
+                Constraint::Length(5),
+                Constraint::Length(11),
+            ],
+        )
+    };
+    let table_rows: Vec<Row> = table_rows.collect();
+    SelectTable { block, header, widths, rows: table_rows, selected: Some(app.deliveries_selected), focused }
+        .render(frame, area);
+}
+
+fn deliveries_state(
+    failed: &Remote<Vec<crate::api::Delivery>>,
+    pending: &Remote<Vec<crate::api::Delivery>>,
+) -> Remote<()> {
+    Remote {
+        data: (failed.data.is_some() || pending.data.is_some()).then_some(()),
+        error: failed.error.clone().or_else(|| pending.error.clone()),
+        loading: failed.loading || pending.loading,
+    }
+}

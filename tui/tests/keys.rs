@@ -1,0 +1,425 @@
+//! Key handling and data flow through `App`, against the fake node: what
+//! each key changes and what it asks to fetch.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Harness, Mode, char_key, key};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use sika_tui::app::{RETRY_INTERVAL, STATUS_INTERVAL, WebhookPane};
+use sika_tui::{Action, Connection, Detail, MovementKind, Request, Settlement, StackName, Tab};
+
+fn on_tab(tab: Tab) -> Harness {
+    let mut harness = Harness::new();
+    while harness.app.tab != tab {
+        harness.press(key(KeyCode::Tab));
+    }
+    harness
+}
+
+#[test]
+fn tab_and_shift_tab_cycle_through_every_tab() {
+    let mut harness = Harness::new();
+    let mut seen = vec![harness.app.tab];
+    for _ in 0..Tab::ALL.len() {
+        harness.press(key(KeyCode::Tab));
+        seen.push(harness.app.tab);
+    }
+    assert_eq!(&seen[..Tab::ALL.len()], &Tab::ALL);
+    assert_eq!(harness.app.tab, Tab::Overview, "wraps around");
+    harness.press(key(KeyCode::BackTab));
+    assert_eq!(harness.app.tab, Tab::Requests, "Shift-Tab wraps backwards");
+    harness.press(char_key('3'));
+    assert_eq!(harness.app.tab, Tab::Activity);
+}
+
+#[test]
+fn switching_tabs_fetches_the_new_tab() {
+    let mut harness = Harness::new();
+    let action = harness.app.handle_key(key(KeyCode::Tab));
+    assert_eq!(action, Action::Fetch(vec![Request::Accounts(StackName::Live)]));
+    let action = harness.app.handle_key(key(KeyCode::Tab));
+    let Action::Fetch(requests) = action else { panic!("expected a fetch") };
+    assert_eq!(requests.len(), 3, "payouts, collections and orders: {requests:?}");
+}
+
+#[test]
+fn j_and_k_stay_inside_the_list() {
+    let mut harness = on_tab(Tab::Activity);
+    let rows = harness.app.activity_rows().len();
+    assert_eq!(rows, 4);
+    harness.press(char_key('k'));
+    assert_eq!(harness.app.activity_selected, 0, "k at the top stays");
+    for _ in 0..10 {
+        harness.press(char_key('j'));
+    }
+    assert_eq!(harness.app.activity_selected, rows - 1, "j at the bottom stays");
+    harness.press(key(KeyCode::Up));
+    assert_eq!(harness.app.activity_selected, rows - 2, "arrows move too");
+    harness.press(char_key('g'));
+    assert_eq!(harness.app.activity_selected, 0);
+    harness.press(key(KeyCode::End));
+    assert_eq!(harness.app.activity_selected, rows - 1);
+}
+
+#[test]
+fn j_and_k_on_an_empty_list_do_nothing() {
+    let mut harness = on_tab(Tab::Disputes);
+    harness.press(char_key('s'));
+    assert!(harness.app.dispute_rows().is_empty());
+    harness.press(char_key('j'));
+    harness.press(char_key('k'));
+    assert_eq!(harness.app.disputes_selected, 0);
+    assert_eq!(harness.press(key(KeyCode::Enter)), Action::None, "no row, no detail");
+    assert!(harness.app.detail.is_none());
+}
+
+#[test]
+fn help_overlay_opens_and_any_key_closes_it_without_acting() {
+    let mut harness = Harness::new();
+    harness.press(char_key('?'));
+    assert!(harness.app.help);
+    assert_eq!(harness.press(char_key('q')), Action::None, "q closes the help, it does not quit");
+    assert!(!harness.app.help);
+    assert_eq!(harness.app.tab, Tab::Overview);
+    assert_eq!(harness.press(char_key('q')), Action::Quit);
+}
+
+#[test]
+fn help_lists_every_key() {
+    let listed: String = sika_tui::view::KEYS.iter().map(|(k, _)| format!("{k} ")).collect();
+    for expected in
+        ["Tab", "Shift-Tab", "j k", "Enter", "Esc", "/", "r", "?", "q", "s", "c  f", "t", "e", "v", "y  n"]
+    {
+        assert!(listed.contains(expected), "{expected} missing from the help: {listed}");
+    }
+}
+
+#[test]
+fn quit_keys() {
+    let mut harness = Harness::new();
+    assert_eq!(harness.press(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)), Action::Quit);
+    harness.press(char_key('/'));
+    assert_eq!(
+        harness.press(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+        Action::Quit,
+        "Ctrl-C quits even from a prompt"
+    );
+}
+
+#[test]
+fn key_releases_are_ignored() {
+    let mut harness = Harness::new();
+    let mut release = key(KeyCode::Tab);
+    release.kind = KeyEventKind::Release;
+    assert_eq!(harness.press(release), Action::None);
+    assert_eq!(harness.app.tab, Tab::Overview);
+}
+
+#[test]
+fn enter_opens_a_payout_timeline_in_time_order_and_esc_goes_back() {
+    let mut harness = on_tab(Tab::Activity);
+    let action = harness.press(key(KeyCode::Enter));
+    let expected = Request::Movement {
+        stack: StackName::Live,
+        kind: MovementKind::Payout,
+        id: common::PENDING_PAYOUT.into(),
+    };
+    assert_eq!(action, Action::Fetch(vec![expected]));
+    let Some(Detail::Movement { data, .. }) = &harness.app.detail else { panic!("no detail") };
+    let movement = data.data.as_ref().expect("loaded");
+    let times: Vec<&str> = sika_tui::view::detail::timeline(movement).iter().map(|e| e.at.as_str()).collect();
+    let mut sorted = times.clone();
+    sorted.sort();
+    assert_eq!(times, sorted);
+    assert_eq!(times.len(), 4, "the full answer adds the webhook entry");
+    harness.press(key(KeyCode::Esc));
+    assert!(harness.app.detail.is_none());
+    assert_eq!(harness.app.tab, Tab::Activity);
+}
+
+#[test]
+fn complete_asks_first_and_n_cancels() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.press(key(KeyCode::Enter));
+    assert_eq!(harness.press(char_key('c')), Action::None);
+    let confirm = harness.app.confirm.clone().expect("a confirmation dialog");
+    assert!(confirm.prompt.contains(common::PENDING_PAYOUT), "{}", confirm.prompt);
+    // Other keys wait for an answer.
+    assert_eq!(harness.press(char_key('j')), Action::None);
+    assert!(harness.app.confirm.is_some());
+    assert_eq!(harness.press(char_key('n')), Action::None);
+    assert!(harness.app.confirm.is_none());
+    assert!(harness.client.calls.lock().unwrap().is_empty(), "nothing was sent");
+}
+
+#[test]
+fn complete_then_y_settles_the_payout() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.press(key(KeyCode::Enter));
+    harness.press(char_key('c'));
+    let action = harness.press(char_key('y'));
+    let expected = Request::Settle {
+        stack: StackName::Live,
+        kind: MovementKind::Payout,
+        id: common::PENDING_PAYOUT.into(),
+        settlement: Settlement::Complete,
+    };
+    assert_eq!(action, Action::Fetch(vec![expected]));
+    assert_eq!(
+        *harness.client.calls.lock().unwrap(),
+        vec![format!("complete live payout {}", common::PENDING_PAYOUT)]
+    );
+    let Some(Detail::Movement { data, .. }) = &harness.app.detail else { panic!("no detail") };
+    assert_eq!(data.data.as_ref().unwrap().status(), "completed");
+    let flash = harness.app.flash.clone().expect("a message");
+    assert!(!flash.error && flash.text.contains("completed"), "{flash:?}");
+    // The list was reloaded too.
+    let row = harness.app.activity_rows().into_iter().find(|m| m.id() == common::PENDING_PAYOUT).unwrap();
+    assert_eq!(row.status(), "completed");
+}
+
+#[test]
+fn fail_on_a_pending_collection() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.press(char_key('j'));
+    harness.press(key(KeyCode::Enter));
+    harness.press(char_key('f'));
+    assert!(harness.app.confirm.as_ref().unwrap().prompt.starts_with("Fail collection"));
+    harness.press(char_key('y'));
+    assert_eq!(
+        *harness.client.calls.lock().unwrap(),
+        vec![format!("fail live collection {}", common::PENDING_COLLECTION)]
+    );
+}
+
+#[test]
+fn settling_a_final_payout_is_refused_without_asking() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.press(char_key('j'));
+    harness.press(char_key('j'));
+    harness.press(key(KeyCode::Enter));
+    let Some(Detail::Movement { id, .. }) = &harness.app.detail else { panic!("no detail") };
+    assert_eq!(id, common::COMPLETED_PAYOUT);
+    harness.press(char_key('c'));
+    assert!(harness.app.confirm.is_none());
+    assert!(harness.app.flash.as_ref().unwrap().error);
+}
+
+#[test]
+fn a_409_from_the_node_shows_as_an_error() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.press(key(KeyCode::Enter));
+    harness.press(char_key('c'));
+    let Some(confirm) = harness.app.confirm.take() else { panic!("no dialog") };
+    // Someone else completed it meanwhile.
+    harness.app.fetch_now(&harness.client, vec![confirm.request.clone()], harness.now);
+    harness.app.fetch_now(&harness.client, vec![confirm.request], harness.now);
+    let flash = harness.app.flash.clone().unwrap();
+    assert!(flash.error && flash.text.contains("409 invalid_state"), "{flash:?}");
+}
+
+#[test]
+fn search_filters_activity_through_q() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.press(char_key('/'));
+    assert_eq!(harness.app.search.as_deref(), Some(""));
+    harness.type_text("inv-2041x");
+    harness.press(key(KeyCode::Backspace));
+    assert_eq!(harness.app.search.as_deref(), Some("inv-2041"));
+    let action = harness.press(key(KeyCode::Enter));
+    let Action::Fetch(requests) = action else { panic!("expected a fetch") };
+    assert!(
+        requests
+            .iter()
+            .all(|r| matches!(r, Request::Movements { query, .. } if query.q.as_deref() == Some("inv-2041"))),
+        "{requests:?}"
+    );
+    assert!(harness.app.search.is_none());
+    let ids: Vec<&str> = harness.app.activity_rows().iter().map(|m| m.id()).collect();
+    assert_eq!(ids, vec![common::PENDING_PAYOUT]);
+    // Esc clears the search and shows everything again.
+    harness.press(key(KeyCode::Esc));
+    assert_eq!(harness.app.activity_query, None);
+    assert_eq!(harness.app.activity_rows().len(), 4);
+}
+
+#[test]
+fn keys_typed_into_the_search_do_not_act() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.press(char_key('/'));
+    harness.type_text("qs?r");
+    assert_eq!(harness.app.tab, Tab::Activity);
+    assert!(!harness.app.help);
+    assert_eq!(harness.app.stack, StackName::Live);
+    assert_eq!(harness.app.search.as_deref(), Some("qs?r"));
+    harness.press(key(KeyCode::Esc));
+    assert!(harness.app.search.is_none());
+    assert_eq!(harness.app.activity_query, None, "Esc cancels without searching");
+}
+
+#[test]
+fn status_filter_cycles() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.press(char_key('F'));
+    assert_eq!(harness.app.activity_status.status(), Some("pending"));
+    assert!(harness.app.activity_rows().iter().all(|m| m.status() == "pending"));
+    assert_eq!(harness.app.activity_rows().len(), 2);
+    for _ in 0..3 {
+        harness.press(char_key('F'));
+    }
+    assert_eq!(harness.app.activity_status.status(), None);
+}
+
+#[test]
+fn slash_looks_up_a_request_id() {
+    let mut harness = on_tab(Tab::Requests);
+    harness.press(char_key('/'));
+    harness.type_text(common::REQUEST_ID);
+    let action = harness.press(key(KeyCode::Enter));
+    assert_eq!(action, Action::Fetch(vec![Request::Lookup(common::REQUEST_ID.into())]));
+    let lookup = harness.app.lookup.data.clone().expect("found");
+    assert_eq!(lookup.request.path.as_str(), "/v1/payouts");
+    // An unknown id is a 404 on the tab, not a banner.
+    harness.press(char_key('/'));
+    harness.type_text("req_missing");
+    harness.press(key(KeyCode::Enter));
+    assert!(harness.app.lookup.error.as_deref().unwrap().contains("404"));
+    assert_eq!(harness.app.connection, Connection::Connected);
+}
+
+#[test]
+fn s_switches_the_stack_and_refetches() {
+    let mut harness = on_tab(Tab::Activity);
+    let action = harness.press(char_key('s'));
+    assert_eq!(harness.app.stack, StackName::Sandbox);
+    let Action::Fetch(requests) = action else { panic!("expected a fetch") };
+    assert!(requests.iter().all(|r| matches!(r, Request::Movements { stack: StackName::Sandbox, .. })));
+    let ids: Vec<&str> = harness.app.activity_rows().iter().map(|m| m.id()).collect();
+    assert_eq!(ids, vec!["pay_ghs_1AbC2dEf3GhI4jKl5MnO6pQr"]);
+}
+
+#[test]
+fn answers_for_the_other_stack_are_dropped() {
+    let mut harness = on_tab(Tab::Disputes);
+    // A live answer that arrives after the switch to sandbox.
+    harness.press(char_key('s'));
+    let stale = sika_tui::fetch::execute(&harness.client, Request::Disputes(StackName::Live));
+    harness.app.apply(stale, harness.now);
+    assert!(harness.app.dispute_rows().is_empty());
+}
+
+#[test]
+fn webhooks_retry_and_enable_ask_first() {
+    let mut harness = on_tab(Tab::Webhooks);
+    // e acts on the selected endpoint.
+    harness.press(char_key('j'));
+    harness.press(char_key('e'));
+    let request = harness.app.confirm.as_ref().unwrap().request.clone();
+    assert_eq!(
+        request,
+        Request::EnableEndpoint { stack: StackName::Live, endpoint_id: common::FAILING_ENDPOINT.into() }
+    );
+    harness.press(char_key('y'));
+    // t acts on the selected failing delivery.
+    harness.press(char_key('l'));
+    assert_eq!(harness.app.webhook_pane, WebhookPane::Deliveries);
+    harness.press(char_key('t'));
+    let request = harness.app.confirm.as_ref().unwrap().request.clone();
+    assert_eq!(
+        request,
+        Request::RetryDelivery { stack: StackName::Live, delivery_id: common::FAILED_DELIVERY.into() }
+    );
+    harness.press(char_key('n'));
+    harness.press(char_key('t'));
+    harness.press(char_key('y'));
+    assert_eq!(
+        *harness.client.calls.lock().unwrap(),
+        vec![
+            format!("enable live {}", common::FAILING_ENDPOINT),
+            format!("retry live {}", common::FAILED_DELIVERY),
+        ]
+    );
+}
+
+#[test]
+fn failing_deliveries_leave_out_fresh_pending_ones() {
+    let harness = on_tab(Tab::Webhooks);
+    let ids: Vec<&str> = harness.app.failing_deliveries().iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert!(!ids.contains(&"whd_8IkU7yT6rE5wQ4aS3dF2gH1j"), "never attempted yet");
+}
+
+#[test]
+fn enter_on_an_endpoint_shows_its_attempts() {
+    let mut harness = on_tab(Tab::Webhooks);
+    harness.press(char_key('j'));
+    harness.press(key(KeyCode::Enter));
+    let Some(Detail::Endpoint { attempts, .. }) = &harness.app.detail else { panic!("no detail") };
+    assert_eq!(attempts.data.as_ref().unwrap().len(), 3);
+}
+
+#[test]
+fn v_runs_verify_after_confirmation() {
+    let mut harness = on_tab(Tab::Accounts);
+    harness.press(char_key('v'));
+    assert_eq!(harness.app.confirm.as_ref().unwrap().request, Request::Verify(StackName::Live));
+    harness.press(char_key('y'));
+    assert_eq!(*harness.client.calls.lock().unwrap(), vec!["verify live".to_string()]);
+    assert!(harness.app.flash.as_ref().unwrap().text.contains("consistent"));
+    // Only the Accounts tab verifies.
+    let mut harness = on_tab(Tab::Overview);
+    harness.press(char_key('v'));
+    assert!(harness.app.confirm.is_none());
+}
+
+#[test]
+fn an_unreachable_node_is_retried_every_two_seconds() {
+    let mut harness = Harness::new();
+    assert_eq!(harness.app.connection, Connection::Connected);
+    harness.client.set_mode(Mode::Down);
+    harness.advance(STATUS_INTERVAL);
+    assert!(matches!(harness.app.connection, Connection::Unreachable(_)));
+    // Not before the retry interval…
+    assert!(
+        !harness.app.tick(harness.now + RETRY_INTERVAL - Duration::from_millis(1)).contains(&Request::Status)
+    );
+    // …and again after it.
+    harness.client.set_mode(Mode::Up);
+    harness.advance(RETRY_INTERVAL);
+    assert_eq!(harness.app.connection, Connection::Connected);
+}
+
+#[test]
+fn a_wrong_token_says_so() {
+    let mut harness = Harness::new();
+    harness.client.set_mode(Mode::WrongToken);
+    harness.advance(STATUS_INTERVAL);
+    assert!(matches!(harness.app.connection, Connection::Unauthorized(_)));
+    assert!(harness.screen(120, 30).contains("refused the operator token"));
+}
+
+#[test]
+fn refresh_fetches_status_and_the_tab() {
+    let mut harness = on_tab(Tab::Disputes);
+    let action = harness.app.handle_key(char_key('r'));
+    assert_eq!(action, Action::Fetch(vec![Request::Status, Request::Disputes(StackName::Live)]));
+}
+
+#[test]
+fn requests_already_running_are_not_sent_twice() {
+    let mut app = sika_tui::App::new(common::ADMIN_URL);
+    let first = app.start(vec![Request::Status, Request::Accounts(StackName::Live)]);
+    assert_eq!(first.len(), 2);
+    let second = app.start(vec![Request::Status, Request::Accounts(StackName::Sandbox)]);
+    assert_eq!(second, vec![Request::Accounts(StackName::Sandbox)]);
+}
+
+#[test]
+fn overview_sparkline_has_one_rate_per_status_sample() {
+    let harness = Harness::new();
+    let live = &harness.app.throughput[0];
+    assert_eq!(live.per_second.len(), 15, "16 samples make 15 rates");
+    assert_eq!(live.latest(), Some(13), "the fake's 15th step");
+}

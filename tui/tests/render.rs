@@ -1,0 +1,208 @@
+//! Every tab and every detail view drawn into a `TestBackend` at 80×24 and
+//! 160×48 and compared with the snapshot files in `tests/snapshots`. The
+//! fake node's data is fixed, so ids and timestamps are stable as they are.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Harness, Mode, char_key, key};
+use crossterm::event::KeyCode;
+use sika_tui::Tab;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+
+/// Snapshots the harness's screen at both sizes as `{name}_{w}x{h}`.
+fn snapshot_both(name: &str, harness: &Harness) {
+    for (width, height) in SIZES {
+        insta::assert_snapshot!(format!("{name}_{width}x{height}"), harness.screen(width, height));
+    }
+}
+
+fn on_tab(tab: Tab) -> Harness {
+    let mut harness = Harness::new();
+    let digit = char::from(b'1' + u8::try_from(tab.index()).unwrap());
+    harness.press(char_key(digit));
+    assert_eq!(harness.app.tab, tab);
+    harness
+}
+
+#[test]
+fn overview() {
+    snapshot_both("overview", &Harness::new());
+}
+
+#[test]
+fn accounts() {
+    snapshot_both("accounts", &on_tab(Tab::Accounts));
+}
+
+#[test]
+fn accounts_sandbox_sums_totals_itself() {
+    let mut harness = on_tab(Tab::Accounts);
+    harness.press(char_key('s'));
+    snapshot_both("accounts_sandbox", &harness);
+}
+
+#[test]
+fn activity() {
+    snapshot_both("activity", &on_tab(Tab::Activity));
+}
+
+#[test]
+fn disputes() {
+    snapshot_both("disputes", &on_tab(Tab::Disputes));
+}
+
+#[test]
+fn disputes_empty() {
+    let mut harness = on_tab(Tab::Disputes);
+    harness.press(char_key('s'));
+    snapshot_both("disputes_empty", &harness);
+}
+
+#[test]
+fn webhooks() {
+    snapshot_both("webhooks", &on_tab(Tab::Webhooks));
+}
+
+#[test]
+fn requests_before_a_lookup() {
+    snapshot_both("requests_empty", &on_tab(Tab::Requests));
+}
+
+#[test]
+fn requests_lookup() {
+    let mut harness = on_tab(Tab::Requests);
+    harness.press(char_key('/'));
+    harness.type_text(common::REQUEST_ID);
+    harness.press(key(KeyCode::Enter));
+    snapshot_both("requests_lookup", &harness);
+}
+
+#[test]
+fn payout_timeline() {
+    let mut harness = on_tab(Tab::Activity);
+    // Newest first: the pending payout is the first row.
+    harness.press(key(KeyCode::Enter));
+    snapshot_both("detail_payout", &harness);
+}
+
+#[test]
+fn collection_timeline() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.press(char_key('j'));
+    harness.press(key(KeyCode::Enter));
+    snapshot_both("detail_collection", &harness);
+}
+
+#[test]
+fn order_timeline() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.press(char_key('G'));
+    harness.press(key(KeyCode::Enter));
+    snapshot_both("detail_order", &harness);
+}
+
+#[test]
+fn dispute_thread() {
+    let mut harness = on_tab(Tab::Disputes);
+    harness.press(key(KeyCode::Enter));
+    harness.press(char_key('j'));
+    snapshot_both("detail_dispute", &harness);
+}
+
+#[test]
+fn endpoint_attempts() {
+    let mut harness = on_tab(Tab::Webhooks);
+    harness.press(char_key('j'));
+    harness.press(key(KeyCode::Enter));
+    snapshot_both("detail_endpoint", &harness);
+}
+
+#[test]
+fn help_overlay() {
+    let mut harness = Harness::new();
+    harness.press(char_key('?'));
+    snapshot_both("help", &harness);
+}
+
+#[test]
+fn confirm_dialog() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.press(key(KeyCode::Enter));
+    harness.press(char_key('c'));
+    snapshot_both("confirm_complete", &harness);
+}
+
+#[test]
+fn search_prompt() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.press(char_key('/'));
+    harness.type_text("inv-20");
+    snapshot_both("search_prompt", &harness);
+}
+
+#[test]
+fn unreachable_banner() {
+    let mut harness = Harness::new();
+    harness.client.set_mode(Mode::Down);
+    harness.advance(Duration::from_secs(2));
+    snapshot_both("banner_unreachable", &harness);
+}
+
+#[test]
+fn wrong_token_banner() {
+    let mut harness = Harness::new();
+    harness.client.set_mode(Mode::WrongToken);
+    harness.advance(Duration::from_secs(2));
+    snapshot_both("banner_unauthorized", &harness);
+}
+
+#[test]
+fn before_the_first_answer() {
+    let app = sika_tui::App::new(common::ADMIN_URL);
+    for (width, height) in SIZES {
+        insta::assert_snapshot!(format!("connecting_{width}x{height}"), common::screen(&app, width, height));
+    }
+}
+
+/// Every view, overlay and banner at sizes down to nothing: drawing must
+/// never panic, whatever the operator does to the window.
+#[test]
+fn tiny_and_empty_sizes_never_panic() {
+    let sizes =
+        [(0, 0), (0, 10), (10, 0), (1, 1), (10, 5), (20, 3), (5, 20), (80, 1), (80, 2), (2, 80), (40, 12)];
+    let mut scenes: Vec<Harness> = Tab::ALL.iter().map(|t| on_tab(*t)).collect();
+    for (tab, keys) in [
+        (Tab::Activity, vec![key(KeyCode::Enter)]),
+        (Tab::Activity, vec![key(KeyCode::Enter), char_key('c')]),
+        (Tab::Disputes, vec![key(KeyCode::Enter)]),
+        (Tab::Webhooks, vec![char_key('j'), key(KeyCode::Enter)]),
+        (Tab::Requests, vec![char_key('/')]),
+        (Tab::Overview, vec![char_key('?')]),
+    ] {
+        let mut harness = on_tab(tab);
+        for k in keys {
+            harness.press(k);
+        }
+        scenes.push(harness);
+    }
+    let mut down = Harness::new();
+    down.client.set_mode(Mode::Down);
+    down.advance(Duration::from_secs(2));
+    scenes.push(down);
+    scenes.push(on_tab(Tab::Requests));
+    let last = scenes.last_mut().unwrap();
+    last.press(char_key('/'));
+    last.type_text(common::REQUEST_ID);
+    last.press(key(KeyCode::Enter));
+    for _ in 0..500 {
+        last.press(char_key('j'));
+    }
+    for scene in &scenes {
+        for (width, height) in sizes {
+            let _ = scene.screen(width, height);
+        }
+    }
+}
