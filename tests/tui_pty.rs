@@ -1,0 +1,126 @@
+//! Drives the real `sika tui` in a real terminal (tmux) against a running
+//! node: opens, switches tabs, opens a payout's timeline, quits, and checks
+//! the terminal was restored (canonical mode back on).
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{Api, Node, Options, deposit};
+use serde_json::json;
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux").arg("-L").arg(&self.socket).args(args).output().expect("tmux runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", "t"])
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "t"];
+        args.extend_from_slice(keys);
+        self.run(&args);
+    }
+
+    /// Waits until the screen shows `text`; panics with the screen if not.
+    fn wait_for(&self, text: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(Instant::now() < deadline, "the terminal never showed {text:?}; it shows:\n{screen}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").arg("-L").arg(&self.socket).arg("kill-server").output();
+    }
+}
+
+fn tmux_available() -> bool {
+    Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_opens_switches_tabs_shows_a_timeline_and_restores_the_terminal() {
+    if !tmux_available() {
+        assert!(std::env::var_os("CI").is_none(), "tmux is required in CI (.ci/run installs it)");
+        eprintln!("skipping: tmux is not installed");
+        return;
+    }
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    deposit(&api, &node, &key, "GHS", "300.00").await;
+    let payout = api
+        .post(
+            &node.sandbox_url("/v1/payouts"),
+            &key,
+            json!({ "from": { "currency": "GHS", "amount": "25.00" }, "to": { "code": "mtn_gh", "accountNumber": "+233241234567" }, "externalReference": "tui-1" }),
+        )
+        .await;
+    payout.expect(201);
+
+    let tmux = Tmux { socket: format!("sika-tui-test-{}", std::process::id()) };
+    tmux.run(&["new-session", "-d", "-s", "t", "-x", "160", "-y", "48", "bash --norc --noprofile"]);
+    let command = format!(
+        "{} tui --data-dir {} --admin-url {}; echo EXITED:$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon",
+        env!("CARGO_BIN_EXE_sika"),
+        node.data_dir().display(),
+        node.admin,
+    );
+    tmux.keys(&[&command, "Enter"]);
+
+    // Overview first, with both stacks' status.
+    tmux.wait_for("Tab next tab");
+    // Tab to Accounts, then Activity.
+    tmux.keys(&["Tab"]);
+    tmux.wait_for("v verify");
+    tmux.keys(&["Tab"]);
+    tmux.wait_for("Enter timeline");
+    // The payout is on the sandbox stack; `s` switches stacks if needed.
+    std::thread::sleep(Duration::from_millis(500));
+    if !tmux.screen().contains("tui-1") {
+        tmux.keys(&["s"]);
+    }
+    tmux.wait_for("tui-1");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Payout created");
+    tmux.wait_for("Funds held");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("Enter timeline");
+    tmux.keys(&["?"]);
+    tmux.wait_for("quit");
+    tmux.keys(&["Escape"]);
+    // An Escape followed at once by `q` reads as Alt-q: let it land first.
+    std::thread::sleep(Duration::from_millis(300));
+    tmux.wait_for("Enter timeline");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED:");
+    // stty prints `icanon` (restored) or `-icanon` (left raw) on its own line.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let screen = loop {
+        let screen = tmux.screen();
+        if screen.lines().any(|l| matches!(l.trim(), "icanon" | "-icanon")) || Instant::now() > deadline {
+            break screen;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(screen.contains("EXITED:0"), "sika tui exited with an error:\n{screen}");
+    let lines: Vec<&str> = screen.lines().map(str::trim).collect();
+    assert!(lines.contains(&"icanon"), "the terminal was left in raw mode:\n{screen}");
+    node.stop_and_verify();
+}
