@@ -1,0 +1,225 @@
+//! API keys over HTTP: stacks, revocation, expiry, scopes, who may manage
+//! keys, and the caller-IP allow-list with and without a trusted proxy.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use serde_json::json;
+
+#[tokio::test]
+async fn a_key_works_only_on_its_own_stack() {
+    let node = shared();
+    let api = Api::new();
+    let c = &node.creds;
+    assert!(c.sandbox_key.starts_with("sk_test_") && c.live_key.starts_with("sk_live_"));
+    api.get(&node.sandbox_url("/v1/accounts"), &c.sandbox_key).await.expect(200);
+    api.get(&node.live_url("/v1/accounts"), &c.live_key).await.expect(200);
+    api.get(&node.live_url("/v1/accounts"), &c.sandbox_key).await.expect_error(401, "unauthorized");
+    api.get(&node.sandbox_url("/v1/accounts"), &c.live_key).await.expect_error(401, "unauthorized");
+
+    // Keys created on a stack carry its prefix and work only there.
+    let (_, live) =
+        create_key(&api, &node.live, &c.owner_session, json!({ "name": "live", "scopes": ["*"] })).await;
+    let (_, sandbox) =
+        create_key(&api, &node.sandbox, &c.owner_session, json!({ "name": "sandbox", "scopes": ["*"] }))
+            .await;
+    assert!(live.starts_with("sk_live_") && live.len() >= "sk_live_".len() + 43, "{live}");
+    assert!(sandbox.starts_with("sk_test_") && sandbox.len() >= "sk_test_".len() + 43, "{sandbox}");
+    api.get(&node.live_url("/v1/accounts"), &live).await.expect(200);
+    api.get(&node.sandbox_url("/v1/accounts"), &live).await.expect_error(401, "unauthorized");
+    api.get(&node.sandbox_url("/v1/accounts"), &sandbox).await.expect(200);
+    api.get(&node.live_url("/v1/accounts"), &sandbox).await.expect_error(401, "unauthorized");
+
+    // A live key is not listed on the sandbox, and no list shows a secret.
+    let listed = api.get(&node.sandbox_url("/v1/keys"), &c.owner_session).await;
+    listed.expect(200);
+    assert!(!listed.text.contains(&live) && !listed.text.contains(&sandbox), "a secret was listed");
+    assert!(listed.body["data"].as_array().unwrap().iter().all(|k| k.get("secret").is_none()));
+    assert!(!listed.text.contains("sk_live_"), "a live key is listed on the sandbox: {}", listed.text);
+}
+
+#[tokio::test]
+async fn a_revoked_key_is_refused() {
+    let node = shared();
+    let api = Api::new();
+    let session = &node.creds.owner_session;
+    let (id, secret) =
+        create_key(&api, &node.sandbox, session, json!({ "name": "to revoke", "scopes": ["*"] })).await;
+    let (_, other) =
+        create_key(&api, &node.sandbox, session, json!({ "name": "stays", "scopes": ["*"] })).await;
+    api.get(&node.sandbox_url("/v1/accounts"), &secret).await.expect(200);
+    let r = api.call("DELETE", &node.sandbox_url(&format!("/v1/keys/{id}")), Some(session), None).await;
+    r.expect(200);
+    assert!(r.body["apiKey"]["revokedAt"].is_string(), "{}", r.text);
+    assert!(r.body["apiKey"].get("secret").is_none());
+    api.get(&node.sandbox_url("/v1/accounts"), &secret).await.expect_error(401, "unauthorized");
+    // Revoking is idempotent; unknown ids are 404; the other key still works.
+    api.call("DELETE", &node.sandbox_url(&format!("/v1/keys/{id}")), Some(session), None).await.expect(200);
+    api.call("DELETE", &node.sandbox_url("/v1/keys/key_nope"), Some(session), None)
+        .await
+        .expect_error(404, "not_found");
+    api.get(&node.sandbox_url("/v1/accounts"), &other).await.expect(200);
+    // The revoked key is still listed, as revoked.
+    let listed = api.get(&node.sandbox_url("/v1/keys"), session).await;
+    let entry = listed.body["data"].as_array().unwrap().iter().find(|k| k["id"] == id.as_str()).cloned();
+    assert!(entry.expect("revoked key listed")["revokedAt"].is_string());
+    // A sandbox key id cannot be revoked through the live stack.
+    api.call("DELETE", &node.live_url(&format!("/v1/keys/{id}")), Some(session), None)
+        .await
+        .expect_error(404, "not_found");
+}
+
+#[tokio::test]
+async fn an_expired_key_is_refused() {
+    let node = shared();
+    let api = Api::new();
+    let body = json!({ "name": "short-lived", "scopes": ["accounts:read"], "expiresAt": in_seconds(2) });
+    let (_, secret) = create_key(&api, &node.sandbox, &node.creds.owner_session, body).await;
+    api.get(&node.sandbox_url("/v1/accounts"), &secret).await.expect(200);
+    tokio::time::sleep(Duration::from_millis(2600)).await;
+    api.get(&node.sandbox_url("/v1/accounts"), &secret).await.expect_error(401, "unauthorized");
+}
+
+#[tokio::test]
+async fn scopes_limit_what_a_key_may_do() {
+    let node = shared();
+    let api = Api::new();
+    let session = &node.creds.owner_session;
+    let (_, rates) =
+        create_key(&api, &node.sandbox, session, json!({ "name": "rates", "scopes": ["rates:read"] })).await;
+    api.get(&node.sandbox_url("/v1/accounts"), &rates).await.expect_error(403, "forbidden");
+    let r = api.get(&node.sandbox_url("/v1/rates/usd/ghs"), &rates).await;
+    r.expect(200);
+    assert_eq!(
+        (r.body["rate"]["origin"].as_str(), r.body["rate"]["destination"].as_str()),
+        (Some("USD"), Some("GHS"))
+    );
+    api.get(&node.sandbox_url("/v1/conversions"), &rates).await.expect_error(403, "forbidden");
+    api.get(&node.sandbox_url("/v1/capabilities/GH"), &rates).await.expect_error(403, "forbidden");
+
+    let (_, reader) =
+        create_key(&api, &node.sandbox, session, json!({ "name": "reader", "scopes": ["conversions:read"] }))
+            .await;
+    api.get(&node.sandbox_url("/v1/conversions"), &reader).await.expect(200);
+    api.post(
+        &node.sandbox_url("/v1/conversions/quotes"),
+        &reader,
+        json!({ "from": { "currency": "USD", "amount": "1.00" }, "to": { "currency": "GHS" } }),
+    )
+    .await
+    .expect_error(403, "forbidden");
+    api.post(&node.sandbox_url("/v1/conversions"), &reader, json!({ "quoteId": "qte_x" }))
+        .await
+        .expect_error(403, "forbidden");
+    api.post(
+        &node.sandbox_url("/v1/simulations/deposits"),
+        &reader,
+        json!({ "currency": "USD", "amount": "1.00" }),
+    )
+    .await
+    .expect_error(403, "forbidden");
+}
+
+#[tokio::test]
+async fn only_sessions_of_owners_and_admins_manage_keys() {
+    let node = shared();
+    let api = Api::new();
+    let key = &node.creds.sandbox_key;
+    api.post(&node.sandbox_url("/v1/keys"), key, json!({ "name": "x", "scopes": ["*"] }))
+        .await
+        .expect_error(403, "forbidden");
+    api.get(&node.sandbox_url("/v1/keys"), key).await.expect_error(403, "forbidden");
+    api.call("DELETE", &node.sandbox_url("/v1/keys/key_x"), Some(key), None)
+        .await
+        .expect_error(403, "forbidden");
+    api.get(&node.live_url("/v1/keys"), &node.creds.live_key).await.expect_error(403, "forbidden");
+    // The owner's session works on both stacks.
+    api.get(&node.sandbox_url("/v1/keys"), &node.creds.owner_session).await.expect(200);
+    api.get(&node.live_url("/v1/keys"), &node.creds.owner_session).await.expect(200);
+}
+
+#[tokio::test]
+async fn the_ip_allow_list_without_a_trusted_proxy() {
+    let node = shared();
+    let api = Api::new();
+    let session = &node.creds.owner_session;
+    let url = node.sandbox_url("/v1/accounts");
+    let (_, elsewhere) = create_key(
+        &api,
+        &node.sandbox,
+        session,
+        json!({ "name": "elsewhere", "scopes": ["*"], "allowedIps": ["10.9.9.9"] }),
+    )
+    .await;
+    let (_, loopback) = create_key(
+        &api,
+        &node.sandbox,
+        session,
+        json!({ "name": "here", "scopes": ["*"], "allowedIps": ["127.0.0.1"] }),
+    )
+    .await;
+    let (_, block) = create_key(
+        &api,
+        &node.sandbox,
+        session,
+        json!({ "name": "block", "scopes": ["*"], "allowedIps": ["127.0.0.0/8"] }),
+    )
+    .await;
+    api.get(&url, &elsewhere).await.expect_error(403, "forbidden");
+    api.get(&url, &loopback).await.expect(200);
+    api.get(&url, &block).await.expect(200);
+    // With no trusted proxy configured, X-Forwarded-For is ignored both ways.
+    let xff = |key: String, hop: &'static str| {
+        let api = api.clone();
+        let url = url.clone();
+        async move { api.send("GET", &url, |rb| rb.bearer_auth(key).header("x-forwarded-for", hop)).await }
+    };
+    xff(elsewhere.clone(), "10.9.9.9").await.expect_error(403, "forbidden");
+    xff(loopback.clone(), "203.0.113.7").await.expect(200);
+}
+
+#[tokio::test]
+async fn the_ip_allow_list_behind_a_trusted_proxy() {
+    let node = Node::start(Options { trusted_proxies: Some("127.0.0.1".into()), ..Options::unthrottled() });
+    let api = Api::new();
+    let session = &node.creds.owner_session;
+    let url = node.sandbox_url("/v1/accounts");
+    let (_, remote) = create_key(
+        &api,
+        &node.sandbox,
+        session,
+        json!({ "name": "remote", "scopes": ["*"], "allowedIps": ["203.0.113.7"] }),
+    )
+    .await;
+    let (_, loopback) = create_key(
+        &api,
+        &node.sandbox,
+        session,
+        json!({ "name": "here", "scopes": ["*"], "allowedIps": ["127.0.0.1"] }),
+    )
+    .await;
+    let get = |key: &str, hop: Option<&str>| {
+        let (api, url, key, hop) = (api.clone(), url.clone(), key.to_string(), hop.map(str::to_string));
+        async move {
+            api.send("GET", &url, |mut rb| {
+                rb = rb.bearer_auth(key);
+                if let Some(hop) = hop {
+                    rb = rb.header("x-forwarded-for", hop);
+                }
+                rb
+            })
+            .await
+        }
+    };
+    get(&remote, Some("203.0.113.7")).await.expect(200);
+    get(&remote, Some("203.0.113.7, 10.0.0.1")).await.expect(200);
+    get(&remote, None).await.expect_error(403, "forbidden");
+    get(&remote, Some("198.51.100.1")).await.expect_error(403, "forbidden");
+    // The forwarded address replaces the proxy's own.
+    get(&loopback, Some("203.0.113.7")).await.expect_error(403, "forbidden");
+    get(&loopback, None).await.expect(200);
+    // An unparseable header falls back to the peer.
+    get(&loopback, Some("not-an-address")).await.expect(200);
+}
