@@ -58,7 +58,7 @@ pub struct PayoutRequest {
 }
 
 fn currency(field: &str, code: &str) -> ApiResult<Currency> {
-    Currency::find(code).map_err(|e| ApiError::validation(field, e.to_string()))
+    Currency::find(&code.to_ascii_uppercase()).map_err(|e| ApiError::validation(field, e.to_string()))
 }
 
 fn method_for(field: &str, code: &str) -> ApiResult<&'static Method> {
