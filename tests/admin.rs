@@ -59,7 +59,9 @@ async fn organizations_accounts_and_suspension() {
     let sandbox_balances = one.body["organization"]["balances"]["sandbox"].as_array().unwrap().clone();
     assert_eq!(sandbox_balances.len(), 2, "{sandbox_balances:?}");
     assert_eq!(one.body["organization"]["balances"]["live"].as_array().unwrap().len(), 0);
-    api.get(&node.admin_url("/admin/v1/organizations/org_missing"), &admin).await.expect_error(404, "not_found");
+    api.get(&node.admin_url("/admin/v1/organizations/org_missing"), &admin)
+        .await
+        .expect_error(404, "not_found");
 
     let accounts = api.get(&node.admin_url("/admin/v1/sandbox/accounts"), &admin).await;
     accounts.expect(200);
@@ -79,15 +81,19 @@ async fn organizations_accounts_and_suspension() {
     assert_eq!(again.body["ledger"]["lastVerify"]["consistent"], true);
 
     // Suspension: the organization's keys get 403 organization_suspended until reinstated.
-    let suspended = api.post(&node.admin_url(&format!("/admin/v1/organizations/{org}/suspend")), &admin, json!({})).await;
+    let suspended =
+        api.post(&node.admin_url(&format!("/admin/v1/organizations/{org}/suspend")), &admin, json!({})).await;
     suspended.expect(200);
     assert_eq!(suspended.body["organization"]["status"], "suspended");
     api.get(&node.sandbox_url("/v1/accounts"), &node.creds.sandbox_key)
         .await
         .expect_error(403, "organization_suspended");
-    api.get(&node.live_url("/v1/accounts"), &node.creds.live_key).await.expect_error(403, "organization_suspended");
-    let reinstated =
-        api.post(&node.admin_url(&format!("/admin/v1/organizations/{org}/reinstate")), &admin, json!({})).await;
+    api.get(&node.live_url("/v1/accounts"), &node.creds.live_key)
+        .await
+        .expect_error(403, "organization_suspended");
+    let reinstated = api
+        .post(&node.admin_url(&format!("/admin/v1/organizations/{org}/reinstate")), &admin, json!({}))
+        .await;
     assert_eq!(reinstated.body["organization"]["status"], "active");
     api.get(&node.sandbox_url("/v1/accounts"), &node.creds.sandbox_key).await.expect(200);
 
@@ -126,7 +132,8 @@ async fn activity_search_detail_and_manual_settlement() {
         .await;
     collection.expect(201);
     let collection_id = collection.body["collection"]["id"].as_str().unwrap().to_string();
-    let settle = |kind: &str, id: &str, action: &str| node.admin_url(&format!("/admin/v1/live/{kind}/{id}/{action}"));
+    let settle =
+        |kind: &str, id: &str, action: &str| node.admin_url(&format!("/admin/v1/live/{kind}/{id}/{action}"));
     api.call("POST", &settle("collections", &collection_id, "complete"), None, None)
         .await
         .expect_error(401, "unauthorized");
@@ -158,20 +165,29 @@ async fn activity_search_detail_and_manual_settlement() {
     assert_eq!(page.body["data"].as_array().unwrap().len(), 1);
     assert_eq!(page.body["hasMore"], true);
     let cursor = page.body["nextCursor"].as_str().unwrap().to_string();
-    let next = api.get(&node.admin_url(&format!("/admin/v1/live/payouts?limit=1&cursor={cursor}")), &admin).await;
+    let next =
+        api.get(&node.admin_url(&format!("/admin/v1/live/payouts?limit=1&cursor={cursor}")), &admin).await;
     assert_eq!(next.body["data"].as_array().unwrap().len(), 1);
     assert_ne!(next.body["data"][0]["id"], page.body["data"][0]["id"]);
     assert_eq!(next.body["hasMore"], false);
 
     // The operator completes one and fails the other.
-    let completed = api.post(&settle("payouts", &first_id, "complete"), &admin, json!({ "message": "Paid at the bank" })).await;
+    let completed = api
+        .post(&settle("payouts", &first_id, "complete"), &admin, json!({ "message": "Paid at the bank" }))
+        .await;
     completed.expect(200);
     assert_eq!(completed.body["payout"]["status"], "completed");
     let failed = api.post(&settle("payouts", &second_id, "fail"), &admin, json!({})).await;
     assert_eq!(failed.body["payout"]["status"], "failed");
-    api.post(&settle("payouts", &second_id, "complete"), &admin, json!({})).await.expect_error(409, "invalid_state");
-    api.post(&settle("payouts", &second_id, "explode"), &admin, json!({})).await.expect_error(404, "not_found");
-    api.post(&settle("payouts", "pay_ghs_missing", "complete"), &admin, json!({})).await.expect_error(404, "not_found");
+    api.post(&settle("payouts", &second_id, "complete"), &admin, json!({}))
+        .await
+        .expect_error(409, "invalid_state");
+    api.post(&settle("payouts", &second_id, "explode"), &admin, json!({}))
+        .await
+        .expect_error(404, "not_found");
+    api.post(&settle("payouts", "pay_ghs_missing", "complete"), &admin, json!({}))
+        .await
+        .expect_error(404, "not_found");
 
     let detail = api.get(&node.admin_url(&format!("/admin/v1/live/payouts/{first_id}")), &admin).await;
     detail.expect(200);
@@ -186,7 +202,9 @@ async fn activity_search_detail_and_manual_settlement() {
 
     let collections = api.get(&node.admin_url("/admin/v1/live/collections?q=col-live-1"), &admin).await;
     assert_eq!(collections.body["data"][0]["id"], collection_id.as_str());
-    api.get(&node.admin_url(&format!("/admin/v1/live/collections/{collection_id}")), &admin).await.expect(200);
+    api.get(&node.admin_url(&format!("/admin/v1/live/collections/{collection_id}")), &admin)
+        .await
+        .expect(200);
     let orders = api.get(&node.admin_url("/admin/v1/live/orders"), &admin).await;
     orders.expect(200);
     let disputes = api.get(&node.admin_url("/admin/v1/live/disputes"), &admin).await;
@@ -202,12 +220,20 @@ async fn webhook_health_retry_enable_and_request_lookup() {
     let key = node.creds.sandbox_key.clone();
     // Nothing listens on port 9 of loopback: every attempt fails at once.
     let endpoint = api
-        .post(&node.sandbox_url("/v1/webhooks/endpoints"), &key, json!({ "url": "http://127.0.0.1:9/hook", "events": ["*"] }))
+        .post(
+            &node.sandbox_url("/v1/webhooks/endpoints"),
+            &key,
+            json!({ "url": "http://127.0.0.1:9/hook", "events": ["*"] }),
+        )
         .await;
     endpoint.expect(201);
     let endpoint_id = endpoint.body["webhookEndpoint"]["id"].as_str().unwrap().to_string();
     let deposit_resp = api
-        .post(&node.sandbox_url("/v1/simulations/deposits"), &key, json!({ "currency": "USD", "amount": "5.00" }))
+        .post(
+            &node.sandbox_url("/v1/simulations/deposits"),
+            &key,
+            json!({ "currency": "USD", "amount": "5.00" }),
+        )
         .await;
     deposit_resp.expect(201);
     let request_id = deposit_resp.request_id();
@@ -224,34 +250,57 @@ async fn webhook_health_retry_enable_and_request_lookup() {
     assert_eq!(health["pendingDeliveries"], 1);
     assert!(health["lastAttemptAt"].is_string());
 
-    let attempts =
-        api.get(&node.admin_url(&format!("/admin/v1/sandbox/webhooks/endpoints/{endpoint_id}/attempts")), &admin).await;
+    let attempts = api
+        .get(&node.admin_url(&format!("/admin/v1/sandbox/webhooks/endpoints/{endpoint_id}/attempts")), &admin)
+        .await;
     attempts.expect(200);
     let first = &attempts.body["data"][0];
     assert_eq!(first["succeeded"], false);
     assert_eq!(first["event"], "account.credited");
     assert!(first["error"].as_str().unwrap().contains("connect"), "{first}");
 
-    let pending = api.get(&node.admin_url("/admin/v1/sandbox/webhooks/deliveries?status=pending"), &admin).await;
+    let pending =
+        api.get(&node.admin_url("/admin/v1/sandbox/webhooks/deliveries?status=pending"), &admin).await;
     let delivery_id = pending.body["data"][0]["id"].as_str().unwrap().to_string();
-    let none_failed = api.get(&node.admin_url("/admin/v1/sandbox/webhooks/deliveries?status=failed"), &admin).await;
+    let none_failed =
+        api.get(&node.admin_url("/admin/v1/sandbox/webhooks/deliveries?status=failed"), &admin).await;
     assert_eq!(none_failed.body["data"].as_array().unwrap().len(), 0);
 
-    let retried =
-        api.post(&node.admin_url(&format!("/admin/v1/sandbox/webhooks/deliveries/{delivery_id}/retry")), &admin, json!({})).await;
+    let retried = api
+        .post(
+            &node.admin_url(&format!("/admin/v1/sandbox/webhooks/deliveries/{delivery_id}/retry")),
+            &admin,
+            json!({}),
+        )
+        .await;
     retried.expect(200);
-    let manual = retried.body["delivery"]["attempts"].as_array().unwrap().iter().filter(|a| a["manual"] == true).count();
+    let manual = retried.body["delivery"]["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["manual"] == true)
+        .count();
     assert_eq!(manual, 1, "{}", retried.text);
     api.post(&node.admin_url("/admin/v1/sandbox/webhooks/deliveries/whd_missing/retry"), &admin, json!({}))
         .await
         .expect_error(404, "not_found");
 
     // Disable through the public API, re-enable as the operator.
-    api.call("PATCH", &node.sandbox_url(&format!("/v1/webhooks/endpoints/{endpoint_id}")), Some(&key), Some(json!({ "status": "disabled" })))
-        .await
-        .expect(200);
-    let enabled =
-        api.post(&node.admin_url(&format!("/admin/v1/sandbox/webhooks/endpoints/{endpoint_id}/enable")), &admin, json!({})).await;
+    api.call(
+        "PATCH",
+        &node.sandbox_url(&format!("/v1/webhooks/endpoints/{endpoint_id}")),
+        Some(&key),
+        Some(json!({ "status": "disabled" })),
+    )
+    .await
+    .expect(200);
+    let enabled = api
+        .post(
+            &node.admin_url(&format!("/admin/v1/sandbox/webhooks/endpoints/{endpoint_id}/enable")),
+            &admin,
+            json!({}),
+        )
+        .await;
     enabled.expect(200);
     assert_eq!(enabled.body["webhookEndpoint"]["status"], "active");
     assert_eq!(enabled.body["webhookEndpoint"]["consecutiveFailures"], 0);

@@ -98,7 +98,6 @@ pub fn list_body(
     json!({ "data": data, "hasMore": has_more, "nextCursor": next })
 }
 
-
 /// One page of an organization's `kind` list, newest first: each id is
 /// loaded and rendered by `render` (which may skip it by returning `None`).
 pub fn page_of(

@@ -137,7 +137,6 @@ pub fn deposit(record: &DepositRecord) -> Value {
     })
 }
 
-
 fn metadata(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| json!({}))
 }

@@ -81,8 +81,8 @@ pub async fn create(
     organization: &str,
     request: VirtualAccountRequest,
 ) -> ApiResult<VirtualAccount> {
-    let currency =
-        Currency::find(&request.currency.to_ascii_uppercase()).map_err(|e| ApiError::validation("currency", e.to_string()))?;
+    let currency = Currency::find(&request.currency.to_ascii_uppercase())
+        .map_err(|e| ApiError::validation("currency", e.to_string()))?;
     let org_name = stack.identity.organization(organization).map(|o| o.name).unwrap_or_default();
     let bank_name = if currency.code == "GHS" {
         let representative = ensure_representative(stack, organization).await?;

@@ -81,6 +81,23 @@ fn register(pid: u32, dir: PathBuf) {
     RUNNING.lock().unwrap().push((pid, dir));
 }
 
+/// Whether each node of this process is alive, and its log's tail, for a
+/// transport error's message.
+pub fn diagnostics() -> String {
+    let running = RUNNING.lock().map(|r| r.clone()).unwrap_or_default();
+    running
+        .iter()
+        .map(|(pid, dir)| {
+            // SAFETY: signal 0 only checks that the process exists.
+            let alive = unsafe { libc::kill(*pid as libc::pid_t, 0) } == 0;
+            let log = std::fs::read_to_string(dir.join("serve.log")).unwrap_or_default();
+            let tail: String = log.chars().rev().take(2000).collect::<Vec<_>>().into_iter().rev().collect();
+            format!("node {pid} alive={alive}; log tail:\n{tail}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn free_ports(n: usize) -> Vec<u16> {
     let listeners: Vec<TcpListener> = (0..n).map(|_| TcpListener::bind("127.0.0.1:0").unwrap()).collect();
     listeners.iter().map(|l| l.local_addr().unwrap().port()).collect()
@@ -354,7 +371,7 @@ impl Api {
         let response = build(self.client.request(m, url))
             .send()
             .await
-            .unwrap_or_else(|e| panic!("{method} {url}: transport error {e:?}"));
+            .unwrap_or_else(|e| panic!("{method} {url}: transport error {e:?}\n{}", diagnostics()));
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let bytes = response.bytes().await.unwrap_or_else(|e| panic!("{method} {url}: body {e}"));
@@ -499,6 +516,9 @@ impl Node {
                 let _ = child.wait();
                 panic!("the node did not stop within 15 s of SIGTERM; log: {}", self.log());
             };
+            if let Ok(mut running) = RUNNING.lock() {
+                running.retain(|(pid, _)| *pid != self.pid);
+            }
             assert!(status.success(), "the node exited with {status} after SIGTERM; log: {}", self.log());
         }
         let mut verify = Command::new(env!("CARGO_BIN_EXE_sika"));

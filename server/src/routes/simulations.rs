@@ -52,9 +52,8 @@ async fn deposit(
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     sandbox_only(&stack)?;
     principal.require("accounts:write")?;
-    let currency =
-        Currency::find(&body.currency.to_ascii_uppercase())
-            .map_err(|e| ApiError::validation("currency", e.to_string()))?;
+    let currency = Currency::find(&body.currency.to_ascii_uppercase())
+        .map_err(|e| ApiError::validation("currency", e.to_string()))?;
     let amount = currency.parse(body.amount.as_str(), false).map_err(|e| money_error("amount", e))?;
     if let Some(reference) = &body.external_reference {
         validate_reference(reference)?;

@@ -1,0 +1,408 @@
+//! Orders end to end over HTTP: collect on one rail, pay out on another,
+//! with one merged timeline. Exact, over- and underpaid funds, crypto
+//! confirmations, expiry, and a failed payout that leaves the funds on the
+//! balance. Each test runs its own node and ends by stopping it and
+//! verifying its books.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use serde_json::{Value, json};
+
+const PHONE: &str = "+233241234567";
+
+fn ghs_order(amount: &str, reference: &str) -> Value {
+    json!({
+        "from": { "method": "mobile_money", "currency": "GHS", "amount": amount },
+        "to": { "code": "mtn_gh", "accountNumber": PHONE, "currency": "GHS" },
+        "externalReference": reference,
+        "metadata": { "cart": reference },
+    })
+}
+
+/// The mtn_gh fee in pesewas: 1.00 GHS plus 1 %, rounded up.
+fn mtn_fee(amount_minor: i128) -> i128 {
+    100 + (amount_minor + 99) / 100
+}
+
+fn millis(at: &Value) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(at.as_str().expect("a timestamp string"))
+        .unwrap_or_else(|e| panic!("{at} is not RFC 3339: {e}"))
+        .timestamp_millis()
+}
+
+/// The timeline's titles, after checking each entry's shape and the order.
+#[track_caller]
+fn titles(order: &Value) -> Vec<String> {
+    let entries = order["timeline"].as_array().expect("a timeline array");
+    for e in entries {
+        for field in ["kind", "title", "detail"] {
+            assert!(e[field].as_str().is_some_and(|s| !s.is_empty()), "entry without {field}: {e}");
+        }
+    }
+    let at: Vec<i64> = entries.iter().map(|e| millis(&e["at"])).collect();
+    assert!(at.windows(2).all(|w| w[0] <= w[1]), "timeline in time order: {order}");
+    entries.iter().map(|e| e["title"].as_str().unwrap().to_string()).collect()
+}
+
+#[track_caller]
+fn has_titles(order: &Value, wanted: &[&str]) {
+    let titles = titles(order);
+    for w in wanted {
+        assert!(titles.iter().any(|t| t == w), "the timeline has '{w}': {titles:?}");
+    }
+}
+
+/// The resource without the webhook entries of its timeline: what an event's `data` holds.
+fn without_webhook_entries(resource: &Value) -> Value {
+    let mut r = resource.clone();
+    let kept: Vec<Value> =
+        r["timeline"].as_array().unwrap().iter().filter(|e| e["kind"] != "webhook").cloned().collect();
+    r["timeline"] = Value::Array(kept);
+    r
+}
+
+async fn create(api: &Api, node: &Node, body: Value) -> Value {
+    let r = api.post(&node.sandbox_url("/v1/orders"), &node.creds.sandbox_key, body).await;
+    r.expect(201);
+    let order = r.body["order"].clone();
+    assert!(order["id"].as_str().unwrap().starts_with("ord_"), "{order}");
+    assert_eq!(order["status"], "awaiting_funds");
+    assert!(order["payoutId"].is_null());
+    assert!(order["depositInstructions"].is_object());
+    has_titles(&order, &["Order created", "Deposit instructions issued"]);
+    order
+}
+
+async fn fund(api: &Api, node: &Node, id: &str, body: Value) -> Resp {
+    api.post(&node.sandbox_url(&format!("/v1/simulations/orders/{id}/funds")), &node.creds.sandbox_key, body)
+        .await
+}
+
+async fn wait_order(api: &Api, node: &Node, id: &str, status: &str) -> Value {
+    let url = node.sandbox_url(&format!("/v1/orders/{id}"));
+    poll_until(api, &url, &node.creds.sandbox_key, |b| b["order"]["status"] == status).await["order"].clone()
+}
+
+async fn get_payout(api: &Api, node: &Node, id: &str) -> Value {
+    let r = api.get(&node.sandbox_url(&format!("/v1/payouts/{id}")), &node.creds.sandbox_key).await;
+    r.expect(200);
+    r.body["payout"].clone()
+}
+
+async fn order_events(api: &Api, node: &Node, id: &str, last: &str) -> Vec<String> {
+    wait_for_events(api, &node.sandbox, &node.creds.sandbox_key, id, &[last]).await
+}
+
+async fn ghs(api: &Api, node: &Node) -> (i128, i128) {
+    balances_minor(api, &node.sandbox, &node.creds.sandbox_key, "GHS", 2).await
+}
+
+#[tokio::test]
+async fn orders_paid_exactly_over_and_under_pay_out_on_actuals() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    let sink = WebhookSink::start();
+    sink.register(&api, &node.sandbox, &key).await;
+
+    // (order amount, funds, extra event)
+    let cases = [
+        ("100.00", "100.00", None),
+        ("100.00", "120.00", Some("order.overpaid")),
+        ("100.00", "80.00", Some("order.underpaid")),
+    ];
+    for (i, (amount, funds, extra)) in cases.into_iter().enumerate() {
+        let before = ghs(&api, &node).await;
+        let order = create(&api, &node, ghs_order(amount, &format!("ord-{i}"))).await;
+        let id = order["id"].as_str().unwrap().to_string();
+        assert_eq!(order["from"]["amount"], amount);
+        assert_eq!(order["from"]["receivedAmount"], "0.00");
+        assert_eq!(order["depositInstructions"]["type"], "mobile_money");
+        assert_eq!(order["metadata"], json!({ "cart": format!("ord-{i}") }));
+        // 30 min × 0.001, counted from when the request arrived (a moment before createdAt).
+        let deadline = millis(&order["expiresAt"]) - millis(&order["createdAt"]);
+        assert!((1_700..=1_800).contains(&deadline), "30 min × 0.001, was {deadline} ms: {order}");
+
+        let r = fund(&api, &node, &id, json!({ "amount": funds })).await;
+        r.expect(200);
+        let status = r.body["order"]["status"].as_str().unwrap();
+        assert!(["processing_payout", "completed"].contains(&status), "{}", r.text);
+        assert_eq!(r.body["order"]["from"]["receivedAmount"], funds);
+        let done = wait_order(&api, &node, &id, "completed").await;
+
+        let mut expected = vec!["order.awaiting_funds", "order.funds_received"];
+        expected.extend(extra);
+        expected.extend(["order.processing_payout", "order.completed"]);
+        assert_eq!(order_events(&api, &node, &id, "order.completed").await, expected, "{funds} for {amount}");
+
+        // The payout is made on what actually arrived, its fee taken from it.
+        let payout_id = done["payoutId"].as_str().expect("the order names its payout");
+        let payout = get_payout(&api, &node, payout_id).await;
+        assert_eq!(payout["status"], "completed");
+        let received = minor(funds, 2);
+        let paid = received - mtn_fee(received);
+        assert_eq!(minor(payout["from"]["amount"].as_str().unwrap(), 2), paid, "{payout}");
+        assert_eq!(payout["to"]["accountNumber"], PHONE);
+        let fee = minor(payout["fee"]["amount"].as_str().unwrap(), 2);
+        assert_eq!(fee, mtn_fee(paid));
+        assert_eq!(done["payout"]["id"], payout_id);
+        assert_eq!(done["payout"]["status"], "completed");
+        assert_eq!(
+            ghs(&api, &node).await,
+            (before.0 + received - paid - fee, 0),
+            "what is left of the inflow"
+        );
+
+        // One merged timeline across both legs.
+        let mut wanted = vec![
+            "Order created",
+            "Funds received",
+            "Payout started",
+            "Payout: Payout created",
+            "Payout: Funds held",
+            "Payout: Provider confirmed delivery",
+            "Payout: Payout completed",
+            "Order completed",
+        ];
+        if extra == Some("order.overpaid") {
+            wanted.push("Overpaid");
+        }
+        if extra == Some("order.underpaid") {
+            wanted.push("Underpaid");
+        }
+        has_titles(&done, &wanted);
+        // Once the webhooks of both legs are delivered they are on it too.
+        // The event carries the order exactly as its GET shows it (both legs).
+        let event = sink.wait_for("order.completed", &id).await;
+        assert_eq!(event["data"], without_webhook_entries(&wait_order(&api, &node, &id, "completed").await));
+        sink.wait_for("payout.completed", payout_id).await;
+        let url = node.sandbox_url(&format!("/v1/orders/{id}"));
+        let full = poll_until(&api, &url, &key, |b| {
+            let titles = titles(&b["order"]);
+            titles.iter().any(|t| t == "Webhook order.completed delivered")
+                && titles.iter().any(|t| t == "Webhook payout.completed delivered")
+        })
+        .await;
+        titles(&full["order"]);
+        // A replay of the create names the order as it is now, payout leg included.
+        let replay =
+            api.post(&node.sandbox_url("/v1/orders"), &key, ghs_order(amount, &format!("ord-{i}"))).await;
+        replay.expect(200);
+        assert_eq!(replay.body["order"]["id"], id.as_str());
+        assert_eq!(replay.body["order"]["status"], "completed");
+        assert_eq!(replay.body["order"]["payout"]["id"], payout_id, "{}", replay.text);
+        // Funds for a finished order are refused.
+        fund(&api, &node, &id, json!({ "amount": funds })).await.expect_error(409, "invalid_state");
+    }
+    let list = api.get(&node.sandbox_url("/v1/orders"), &key).await;
+    list.expect(200);
+    let data = list.body["data"].as_array().unwrap();
+    assert_eq!(data.len(), 3);
+    assert!(data.iter().all(|o| o["status"] == "completed"));
+    node.stop_and_verify();
+}
+
+#[tokio::test]
+async fn a_failed_payout_fails_the_order_and_leaves_the_funds() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let before = ghs(&api, &node).await;
+    // 102.04 less its 2.03 fee pays out 100.01: the sandbox rejects cents 01.
+    let order = create(&api, &node, ghs_order("102.04", "ord-fail")).await;
+    let id = order["id"].as_str().unwrap();
+    fund(&api, &node, id, json!({ "amount": "102.04" })).await.expect(200);
+    let failed = wait_order(&api, &node, id, "failed").await;
+    let payout_id = failed["payoutId"].as_str().unwrap();
+    let payout = get_payout(&api, &node, payout_id).await;
+    assert_eq!(payout["from"]["amount"], "100.01");
+    assert_eq!(payout["status"], "failed");
+    assert_eq!(failed["payout"]["status"], "failed");
+    assert_eq!(ghs(&api, &node).await, (before.0 + 10_204, 0), "the whole inflow stays on the balance");
+    assert_eq!(
+        order_events(&api, &node, id, "order.failed").await,
+        vec!["order.awaiting_funds", "order.funds_received", "order.processing_payout", "order.failed"]
+    );
+    let events = all_events(&api, &node.sandbox, &node.creds.sandbox_key).await;
+    let event = events.iter().find(|e| e["event"] == "order.failed" && e["data"]["id"] == id).unwrap();
+    assert_eq!(
+        event["data"],
+        without_webhook_entries(&failed),
+        "order.failed carries both legs, as GET shows them"
+    );
+    let names =
+        wait_for_events(&api, &node.sandbox, &node.creds.sandbox_key, payout_id, &["payout.failed"]).await;
+    assert_eq!(names, vec!["payout.failed"]);
+    has_titles(
+        &failed,
+        &[
+            "Funds received",
+            "Payout started",
+            "Payout: Provider reported a failure",
+            "Payout: Balance refunded",
+            "Order failed",
+        ],
+    );
+    // The money can still be paid out by hand.
+    let r = api
+        .post(
+            &node.sandbox_url("/v1/payouts"),
+            &node.creds.sandbox_key,
+            json!({ "from": { "currency": "GHS", "amount": "100.00" },
+                    "to": { "code": "mtn_gh", "accountNumber": PHONE }, "externalReference": "after-fail" }),
+        )
+        .await;
+    r.expect(201);
+
+    // An inflow too small to cover the method's minimum fails the order at once.
+    let order = create(&api, &node, ghs_order("10.00", "ord-tiny")).await;
+    let id = order["id"].as_str().unwrap();
+    let before = ghs(&api, &node).await;
+    let r = fund(&api, &node, id, json!({ "amount": "1.50" })).await;
+    r.expect(200);
+    assert_eq!(r.body["order"]["status"], "failed", "{}", r.text);
+    assert!(r.body["order"]["payoutId"].is_null());
+    has_titles(&r.body["order"], &["Underpaid", "Payout not possible", "Order failed"]);
+    assert_eq!(ghs(&api, &node).await.0, before.0 + 150, "the funds remain");
+    assert_eq!(
+        order_events(&api, &node, id, "order.failed").await,
+        vec!["order.awaiting_funds", "order.funds_received", "order.underpaid", "order.failed"]
+    );
+    node.stop_and_verify();
+}
+
+#[tokio::test]
+async fn a_crypto_order_waits_for_confirmations() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    let body = json!({
+        "from": { "method": "crypto", "currency": "USDC", "amount": "20.00", "chain": "base" },
+        "to": { "code": "mtn_gh", "accountNumber": PHONE, "currency": "GHS" },
+        "externalReference": "ord-crypto",
+    });
+    let order = create(&api, &node, body).await;
+    let id = order["id"].as_str().unwrap();
+    let instructions = &order["depositInstructions"];
+    assert_eq!(instructions["type"], "crypto");
+    assert_eq!(instructions["asset"], "USDC");
+    assert_eq!(instructions["network"], "testnet");
+    assert_eq!(instructions["confirmationsRequired"], 3);
+    assert!(instructions["address"].as_str().unwrap().starts_with("0x"));
+    assert_eq!(order["requiredConfirmations"], 3);
+
+    let r = fund(&api, &node, id, json!({ "amount": "20.00", "confirmations": 1 })).await;
+    r.expect(200);
+    assert_eq!(r.body["order"]["status"], "awaiting_confirmations");
+    assert_eq!(balances_minor(&api, &node.sandbox, &key, "USDC", 6).await, (0, 0), "nothing credited yet");
+    let r = fund(&api, &node, id, json!({ "amount": "20.00", "confirmations": 2 })).await;
+    r.expect(200);
+    assert_eq!(r.body["order"]["status"], "awaiting_confirmations");
+    assert_eq!(r.body["order"]["statusMessage"], "2 of 3 confirmations");
+    let r = fund(&api, &node, id, json!({ "amount": "20.00", "confirmations": 3 })).await;
+    r.expect(200);
+    let done = wait_order(&api, &node, id, "completed").await;
+    assert_eq!(
+        order_events(&api, &node, id, "order.completed").await,
+        vec![
+            "order.awaiting_funds",
+            "order.awaiting_confirmations",
+            "order.funds_received",
+            "order.processing_payout",
+            "order.completed"
+        ],
+        "order.awaiting_confirmations fires once"
+    );
+    has_titles(
+        &done,
+        &["Funds seen on-chain", "Funds received", "Payout: Payout completed", "Order completed"],
+    );
+    let payout = get_payout(&api, &node, done["payoutId"].as_str().unwrap()).await;
+    assert_eq!(payout["from"]["currency"], "USDC");
+    assert_eq!(payout["to"]["currency"], "GHS");
+    let spent = minor(payout["from"]["amount"].as_str().unwrap(), 6)
+        + minor(payout["fee"]["amount"].as_str().unwrap(), 6);
+    assert!(spent <= 20_000_000, "the payout and its fee fit in what arrived: {payout}");
+    assert_eq!(balances_minor(&api, &node.sandbox, &key, "USDC", 6).await, (20_000_000 - spent, 0));
+
+    // Order requests are checked.
+    let url = node.sandbox_url("/v1/orders");
+    let mut no_chain = json!({
+        "from": { "method": "crypto", "currency": "USDC", "amount": "20.00" },
+        "to": { "code": "mtn_gh", "accountNumber": PHONE, "currency": "GHS" },
+        "externalReference": "ord-bad",
+    });
+    api.post(&url, &key, no_chain.clone()).await.expect_field(400, "validation_error", "from.chain");
+    no_chain["from"]["chain"] = json!("dogechain");
+    api.post(&url, &key, no_chain.clone()).await.expect_field(400, "validation_error", "from.chain");
+    no_chain["from"] = json!({ "method": "cheque", "currency": "GHS", "amount": "20.00" });
+    api.post(&url, &key, no_chain.clone()).await.expect_field(400, "validation_error", "from.method");
+    no_chain["from"] = json!({ "method": "mobile_money", "currency": "GHS", "amount": "20.00" });
+    no_chain["to"]["currency"] = json!("KES");
+    api.post(&url, &key, no_chain).await.expect_field(400, "validation_error", "to.currency");
+    api.get(&node.sandbox_url("/v1/orders/ord_missing"), &key).await.expect_error(404, "not_found");
+    fund(&api, &node, "ord_missing", json!({ "amount": "1.00" })).await.expect_error(404, "not_found");
+    // Orders exist on live too, but funds can only be simulated on the sandbox.
+    let live =
+        api.post(&node.live_url("/v1/orders"), &node.creds.live_key, ghs_order("10.00", "ord-live")).await;
+    live.expect(201);
+    let live_id = live.body["order"]["id"].as_str().unwrap();
+    let r = api
+        .post(
+            &node.live_url(&format!("/v1/simulations/orders/{live_id}/funds")),
+            &node.creds.live_key,
+            json!({ "amount": "10.00" }),
+        )
+        .await;
+    r.expect_error(404, "not_found");
+    node.stop_and_verify();
+}
+
+#[tokio::test]
+async fn an_order_without_funds_expires() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    let sink = WebhookSink::start();
+    sink.register(&api, &node.sandbox, &key).await;
+    let order = create(&api, &node, ghs_order("50.00", "ord-expire")).await;
+    let id = order["id"].as_str().unwrap();
+    let deadline = millis(&order["expiresAt"]);
+    // A crypto order seen on-chain but never confirmed expires as well.
+    let crypto = create(
+        &api,
+        &node,
+        json!({
+            "from": { "method": "crypto", "currency": "USDT", "amount": "5.00", "chain": "tron" },
+            "to": { "code": "mtn_gh", "accountNumber": PHONE, "currency": "GHS" },
+            "externalReference": "ord-expire-crypto",
+        }),
+    )
+    .await;
+    let crypto_id = crypto["id"].as_str().unwrap();
+    fund(&api, &node, crypto_id, json!({ "amount": "5.00", "confirmations": 0 })).await.expect(200);
+
+    let url = node.sandbox_url(&format!("/v1/orders/{id}"));
+    let expired = eventually("the order to expire", Duration::from_secs(15), || async {
+        let r = api.get(&url, &key).await;
+        r.expect(200);
+        (r.body["order"]["status"] == "expired").then(|| r.body["order"].clone())
+    })
+    .await;
+    assert!(millis(&expired["updatedAt"]) >= deadline, "not before the deadline: {expired}");
+    has_titles(&expired, &["Order created", "Order expired"]);
+    assert_eq!(
+        order_events(&api, &node, id, "order.expired").await,
+        vec!["order.awaiting_funds", "order.expired"]
+    );
+    assert_eq!(sink.wait_for("order.expired", id).await["data"]["status"], "expired");
+    let crypto = wait_order(&api, &node, crypto_id, "expired").await;
+    has_titles(&crypto, &["Funds seen on-chain", "Order expired"]);
+    // Late funds are refused and nothing is credited.
+    fund(&api, &node, id, json!({ "amount": "50.00" })).await.expect_error(409, "invalid_state");
+    assert_eq!(ghs(&api, &node).await, (0, 0));
+    assert_eq!(balances_minor(&api, &node.sandbox, &key, "USDT", 6).await, (0, 0));
+    node.stop_and_verify();
+}
