@@ -318,3 +318,46 @@ async fn webhook_health_retry_enable_and_request_lookup() {
     api.get(&node.admin_url("/admin/v1/requests/req_missing"), &admin).await.expect_error(404, "not_found");
     node.stop_and_verify();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_orders_are_funded_and_paid_out_by_the_operator() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let admin = node.creds.admin_token.clone();
+    let order = api
+        .post(
+            &node.live_url("/v1/orders"),
+            &node.creds.live_key,
+            json!({
+                "from": { "method": "mobile_money", "currency": "GHS", "amount": "200.00" },
+                "to": { "code": "mtn_gh", "accountNumber": "+233241234567" },
+                "externalReference": "live-order-1",
+            }),
+        )
+        .await;
+    order.expect(201);
+    let id = order.body["order"]["id"].as_str().unwrap().to_string();
+    assert_eq!(order.body["order"]["status"], "awaiting_funds");
+    let funds_url = node.admin_url(&format!("/admin/v1/live/orders/{id}/funds"));
+    api.call("POST", &funds_url, None, Some(json!({ "amount": "200.00" })))
+        .await
+        .expect_error(401, "unauthorized");
+    api.post(&funds_url, &admin, json!({ "amount": "-1" })).await.expect_field(
+        400,
+        "validation_error",
+        "amount",
+    );
+    let funded = api.post(&funds_url, &admin, json!({ "amount": "200.00" })).await;
+    funded.expect(200);
+    assert_eq!(funded.body["order"]["status"], "processing_payout", "{}", funded.text);
+    let payout_id = funded.body["order"]["payoutId"].as_str().unwrap().to_string();
+    // A second inflow is refused: the order is no longer waiting.
+    api.post(&funds_url, &admin, json!({ "amount": "1.00" })).await.expect_error(409, "invalid_state");
+    let paid = api
+        .post(&node.admin_url(&format!("/admin/v1/live/payouts/{payout_id}/complete")), &admin, json!({}))
+        .await;
+    paid.expect(200);
+    let done = api.get(&node.admin_url(&format!("/admin/v1/live/orders/{id}")), &admin).await;
+    assert_eq!(done.body["order"]["status"], "completed", "{}", done.text);
+    node.stop_and_verify();
+}

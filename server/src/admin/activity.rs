@@ -151,3 +151,46 @@ pub async fn disputes(
     state.stack(&stack)?;
     Ok(Json(json!({ "data": [], "hasMore": false, "nextCursor": null })))
 }
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FundsRequest {
+    amount: crate::render::AmountInput,
+    confirmations: Option<u32>,
+}
+
+/// The manual rail for orders: the operator records the funds that arrived
+/// (on live there is no simulator), and the order proceeds on actuals.
+pub async fn order_funds(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id)): Path<(String, String)>,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<Value>> {
+    let request: FundsRequest = crate::extract::parse_json(&body)?;
+    let stack = state.stack(&stack)?;
+    let order = stack
+        .engine
+        .read()?
+        .order(&id)?
+        .ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
+    let owner = state
+        .identity
+        .organization(&order.organization)
+        .and_then(|o| state.identity.member(&o.owner_member_id))
+        .ok_or_else(ApiError::internal)?;
+    let currency = sika_engine::Currency::find(&order.from_currency).map_err(|_| ApiError::internal())?;
+    let amount =
+        currency.parse(request.amount.as_str(), false).map_err(|e| crate::error::money_error("amount", e))?;
+    let confirmations = request.confirmations.unwrap_or(order.required_confirmations);
+    let principal = crate::auth::Principal::Session(owner);
+    let funds = crate::movements::order_funds(stack, &principal, &order, amount, confirmations)?;
+    stack.engine.execute(sika_engine::Command::OrderFunds(funds)).await?;
+    if let Ok(webhooks) = stack.webhooks() {
+        webhooks.wake();
+    }
+    let snapshot = stack.engine.read()?;
+    let mut body = crate::routes::orders::render_full(&snapshot, &order.organization, &id)?
+        .ok_or_else(ApiError::internal)?;
+    body["organizationId"] = Value::String(order.organization.clone());
+    Ok(Json(json!({ "order": body })))
+}

@@ -57,6 +57,7 @@ pub fn app(state: Arc<AdminState>) -> Router {
         .route("/admin/v1/{stack}/collections/{id}", get(activity::collection))
         .route("/admin/v1/{stack}/orders", get(activity::orders))
         .route("/admin/v1/{stack}/orders/{id}", get(activity::order))
+        .route("/admin/v1/{stack}/orders/{id}/funds", post(activity::order_funds))
         .route("/admin/v1/{stack}/disputes", get(activity::disputes))
         .route("/admin/v1/{stack}/webhooks/endpoints", get(webhooks::endpoints))
         .route("/admin/v1/{stack}/webhooks/endpoints/{id}/attempts", get(webhooks::attempts))
