@@ -1,16 +1,30 @@
-//! Resource identifiers: a prefix, an underscore and 24 random base62
-//! characters (about 143 bits), e.g. `conv_4fQ…`.
+//! Resource identifiers: a prefix, an underscore and 24 base62 characters,
+//! e.g. `conv_0bX3k9…`. The first 8 characters are the creation time in
+//! milliseconds, the other 16 are random (about 95 bits). Ids made together
+//! sort together, so a batch's new records share B-tree leaves and a commit
+//! rewrites far fewer pages than with fully random ids.
 
 const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-const SUFFIX_LEN: usize = 24;
+const TIME_LEN: usize = 8;
+const RANDOM_LEN: usize = 16;
 
 pub fn new_id(prefix: &str) -> String {
-    let bytes: [u8; SUFFIX_LEN] = rand::random();
-    let mut id = String::with_capacity(prefix.len() + 1 + SUFFIX_LEN);
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let mut id = String::with_capacity(prefix.len() + 1 + TIME_LEN + RANDOM_LEN);
     id.push_str(prefix);
     id.push('_');
-    // 248 = 4 * 62: rejecting larger bytes would be unbiased; the modulo
-    // bias of 8/256 on one character in 62 is irrelevant for identifiers.
+    let mut time = [0u8; TIME_LEN];
+    let mut rest = now_ms;
+    for slot in time.iter_mut().rev() {
+        *slot = ALPHABET[(rest % 62) as usize];
+        rest /= 62;
+    }
+    id.extend(time.iter().map(|b| *b as char));
+    let bytes: [u8; RANDOM_LEN] = rand::random();
+    // The modulo bias of 8/256 on one character in 62 is irrelevant for identifiers.
     id.extend(bytes.iter().map(|b| ALPHABET[(*b as usize) % ALPHABET.len()] as char));
     id
 }
@@ -23,5 +37,7 @@ mod tests {
         assert!(id.starts_with("conv_"));
         assert_eq!(id.len(), 5 + 24);
         assert_ne!(super::new_id("conv"), id);
+        let later = super::new_id("conv");
+        assert!(later[5..13] >= id[5..13], "the time prefix sorts");
     }
 }
