@@ -89,7 +89,10 @@ pub enum Command {
         key: Vec<u8>,
     },
     /// Stores documents and records their events in one transaction.
-    Save { documents: Vec<Document>, events: Vec<NewEvent> },
+    Save {
+        documents: Vec<Document>,
+        events: Vec<NewEvent>,
+    },
     /// Records an event that has no ledger change of its own (`webhook.test`).
     RecordEvent {
         organization: String,
@@ -228,7 +231,10 @@ pub(crate) fn apply(
             for e in events {
                 books.emit(&e.organization, &e.kind, e.payload.clone())?;
             }
-            Applied { outcome: Outcome::Document { collection: "save".into(), id: String::new() }, replayed: false }
+            Applied {
+                outcome: Outcome::Document { collection: "save".into(), id: String::new() },
+                replayed: false,
+            }
         }
         Command::RecordEvent { organization, kind, payload } => {
             books.emit(organization, kind, payload.clone())?;

@@ -110,6 +110,7 @@ impl Engine {
             durability: Durability::Immediate,
             epoch: epoch.clone(),
             stats: stats.clone(),
+            account_ids: Default::default(),
         };
         let handle = std::thread::Builder::new()
             .name("sika-writer".into())
@@ -145,6 +146,31 @@ impl Engine {
         let (envelope, receiver) = self.envelope(command);
         self.sender()?.send(envelope).await.map_err(|_| EngineError::Unavailable)?;
         receiver.await.map_err(|_| EngineError::Unavailable)?
+    }
+
+    /// Submits several commands in this order, which is the order the writer
+    /// applies them in, and waits for every result. Commands submitted from
+    /// separate tasks have no order; steps that must follow one another (a
+    /// rail's note, then its outcome) are submitted through this.
+    pub async fn execute_in_order(&self, commands: Vec<Command>) -> Vec<Result<Applied, EngineError>> {
+        let mut receivers = Vec::with_capacity(commands.len());
+        let sender = self.sender();
+        for command in commands {
+            let (envelope, receiver) = self.envelope(command);
+            let sent = match &sender {
+                Ok(sender) => sender.send(envelope).await.is_ok(),
+                Err(_) => false,
+            };
+            receivers.push(sent.then_some(receiver));
+        }
+        let mut results = Vec::with_capacity(receivers.len());
+        for receiver in receivers {
+            results.push(match receiver {
+                Some(receiver) => receiver.await.unwrap_or(Err(EngineError::Unavailable)),
+                None => Err(EngineError::Unavailable),
+            });
+        }
+        results
     }
 
     /// The blocking form of `execute`, for threads outside an async runtime.

@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use crate::error::EngineError;
 use crate::money::Currency;
 use crate::records::*;
-use crate::storage::{Overlay, encode, keys};
+use crate::storage::{Counter, Overlay, encode, keys};
 
 /// The first account number handed out; numbers count up from here.
 const ACCOUNT_NUMBER_FIRST: u64 = 1_000_000_001;
@@ -32,14 +32,8 @@ pub fn system_account_id(kind: SystemAccount, currency: &str) -> String {
 }
 
 impl Books<'_, '_, '_> {
-    fn counter_next(&mut self, name: &str, first: u64) -> Result<u64, EngineError> {
-        let key = keys::meta(name);
-        let next = match self.store.get::<u64>(&key)? {
-            Some(last) => last + 1,
-            None => first,
-        };
-        self.store.put(key, &next);
-        Ok(next)
+    fn counter_next(&mut self, counter: Counter, first: u64) -> Result<u64, EngineError> {
+        self.store.counter_next(counter, first)
     }
 
     /// The account `reference` names in `currency`, created if this is its
@@ -49,10 +43,10 @@ impl Books<'_, '_, '_> {
         match reference {
             AccountRef::Organization(organization) => {
                 let index_key = keys::org_account(organization, currency);
-                if let Some(id) = self.store.get::<String>(&index_key)? {
+                if let Some(id) = self.store.org_account_id(&index_key)? {
                     return self.account(&id);
                 }
-                let number = self.counter_next("account_number", ACCOUNT_NUMBER_FIRST)?;
+                let number = self.counter_next(Counter::AccountNumber, ACCOUNT_NUMBER_FIRST)?;
                 let record = AccountRecord {
                     id: format!("{currency}{number}"),
                     owner: AccountOwner::Organization(organization.clone()),
@@ -144,7 +138,7 @@ impl Books<'_, '_, '_> {
         }
         self.save(&debit_account);
         self.save(&credit_account);
-        let id = self.counter_next("transfer_id", 1)?;
+        let id = self.counter_next(Counter::TransferId, 1)?;
         let record = TransferRecord {
             id,
             kind,
@@ -201,7 +195,7 @@ impl Books<'_, '_, '_> {
         self.save(&credit_account);
         hold.pending_state = Some(if post { PendingState::Posted } else { PendingState::Voided });
         self.store.put(keys::transfer(hold.id), &hold);
-        let id = self.counter_next("transfer_id", 1)?;
+        let id = self.counter_next(Counter::TransferId, 1)?;
         let record = TransferRecord {
             id,
             kind: if post {
@@ -223,21 +217,34 @@ impl Books<'_, '_, '_> {
 
     /// Appends the transfer to the journal and stores it by id.
     fn record(&mut self, mut transfer: TransferRecord) -> Result<TransferRecord, EngineError> {
-        let seq = self.counter_next("journal_seq", 1)?;
+        let seq = self.counter_next(Counter::JournalSeq, 1)?;
         transfer.journal_seq = seq;
-        let head_key = keys::meta("journal_head");
-        let prev_hash = self.store.get::<[u8; 32]>(&head_key)?.unwrap_or([0; 32]);
-        let hash = chain_hash(&prev_hash, &transfer);
-        self.store.put(head_key, &hash);
-        self.store.put(keys::transfer(transfer.id), &transfer);
-        self.store
-            .put(keys::journal(seq), &JournalEntry { seq, prev_hash, hash, transfer: transfer.clone() });
+        let prev_hash = self.store.journal_head()?.unwrap_or([0; 32]);
+        // The transfer is encoded once: its bytes are hashed, stored under
+        // its id and, after the sequence number and the two hashes, make up
+        // the journal entry (postcard writes a struct as its fields in order
+        // and a byte array as its bytes), exactly `encode(&JournalEntry {..})`.
+        let transfer_bytes = encode(&transfer);
+        let hash = chain_hash_bytes(&prev_hash, &transfer_bytes);
+        self.store.set_journal_head(hash);
+        let mut entry = Vec::with_capacity(10 + 64 + transfer_bytes.len());
+        entry = postcard::to_extend(&seq, entry).expect("postcard encodes a u64");
+        entry.extend_from_slice(&prev_hash);
+        entry.extend_from_slice(&hash);
+        entry.extend_from_slice(&transfer_bytes);
+        debug_assert_eq!(
+            entry,
+            encode(&JournalEntry { seq, prev_hash, hash, transfer: transfer.clone() }),
+            "journal entry bytes"
+        );
+        self.store.put_raw(keys::transfer(transfer.id), transfer_bytes);
+        self.store.put_raw(keys::journal(seq), entry);
         Ok(transfer)
     }
 
     /// Records an event in the outbox, in the same transaction as its change.
     pub fn emit(&mut self, organization: &str, kind: &str, payload: EventPayload) -> Result<(), EngineError> {
-        let seq = self.counter_next("event_seq", 1)?;
+        let seq = self.counter_next(Counter::EventSeq, 1)?;
         let event = EventRecord {
             seq,
             id: crate::ids::new_id("evt"),
@@ -254,7 +261,7 @@ impl Books<'_, '_, '_> {
 
     /// Adds `id` to the organization's list of `kind`, newest last.
     pub fn index(&mut self, organization: &str, kind: &str, id: &str) -> Result<(), EngineError> {
-        let seq = self.counter_next("list_seq", 1)?;
+        let seq = self.counter_next(Counter::ListSeq, 1)?;
         self.store.put(keys::list_entry(organization, kind, seq), &id.to_string());
         Ok(())
     }
@@ -263,8 +270,13 @@ impl Books<'_, '_, '_> {
 /// `sha256(prev_hash || postcard(transfer))`: the link from one journal
 /// entry to the next.
 pub fn chain_hash(prev_hash: &[u8; 32], transfer: &TransferRecord) -> [u8; 32] {
+    chain_hash_bytes(prev_hash, &encode(transfer))
+}
+
+/// `chain_hash` of an already encoded transfer.
+fn chain_hash_bytes(prev_hash: &[u8; 32], transfer: &[u8]) -> [u8; 32] {
     let mut hasher = Sha256::new();
     hasher.update(prev_hash);
-    hasher.update(encode(transfer));
+    hasher.update(transfer);
     hasher.finalize().into()
 }

@@ -225,7 +225,10 @@ pub enum EventPayload {
     /// change: the order's GET merges both legs, so its events must too.
     OrderWithPayout(crate::orders::OrderRecord, crate::movements::PayoutRecord),
     /// A resource the API layer owns (a dispute), as its GET rendered it.
-    Rendered { id: String, json: String },
+    Rendered {
+        id: String,
+        json: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

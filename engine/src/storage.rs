@@ -6,8 +6,9 @@
 //! by a zero byte, so a prefix scan lists one organization's records in
 //! creation order.
 
-use std::collections::BTreeMap;
+use std::ops::Bound;
 
+use hashbrown::HashMap;
 use redb::{ReadableTable, TableDefinition};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -118,9 +119,15 @@ pub mod keys {
     }
 }
 
+/// Postcard bytes of an engine record. Encodes into a buffer sized for a
+/// typical record, so most records are written without regrowing it.
 pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
-    postcard::to_stdvec(value).expect("postcard encodes every engine record")
+    postcard::to_extend(value, Vec::with_capacity(ENCODE_CAPACITY))
+        .expect("postcard encodes every engine record")
 }
+
+/// Enough for an account, a transfer or a journal entry with short ids and memo.
+const ENCODE_CAPACITY: usize = 192;
 
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, EngineError> {
     postcard::from_bytes(bytes).map_err(|e| EngineError::Corrupt(format!("undecodable record: {e}")))
@@ -138,84 +145,409 @@ pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
     vec![u8::MAX; prefix.len() + 1]
 }
 
-type Changes = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+/// A batch's changes in key order: `None` deletes the key.
+pub type Changes = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
+/// The counters the books keep under `Space::Meta`, each a `u64` record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counter {
+    TransferId,
+    JournalSeq,
+    EventSeq,
+    ListSeq,
+    AccountNumber,
+}
+
+impl Counter {
+    const ALL: [Counter; 5] = [
+        Counter::TransferId,
+        Counter::JournalSeq,
+        Counter::EventSeq,
+        Counter::ListSeq,
+        Counter::AccountNumber,
+    ];
+
+    /// The name of its `keys::meta` record.
+    pub fn name(self) -> &'static str {
+        match self {
+            Counter::TransferId => "transfer_id",
+            Counter::JournalSeq => "journal_seq",
+            Counter::EventSeq => "event_seq",
+            Counter::ListSeq => "list_seq",
+            Counter::AccountNumber => "account_number",
+        }
+    }
+}
+
+/// The name of the journal head's `keys::meta` record (the last entry's hash).
+const JOURNAL_HEAD: &str = "journal_head";
+
+/// A typed copy of one `Space::Meta` record, kept for the whole batch so the
+/// counters are not decoded, re-encoded and re-inserted for every transfer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cached<T> {
+    /// Not read yet in this batch (or written through the byte interface
+    /// since): the layered changes and the table hold its value.
+    Unloaded,
+    /// Its current value (`None`: the record does not exist); `dirty` when
+    /// it differs from what the layered changes and the table hold.
+    Loaded { value: Option<T>, dirty: bool },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Counters {
+    counters: [Cached<u64>; Counter::ALL.len()],
+    journal_head: Cached<[u8; 32]>,
+}
+
+impl Counters {
+    const UNLOADED: Counters =
+        Counters { counters: [Cached::Unloaded; Counter::ALL.len()], journal_head: Cached::Unloaded };
+}
+
+/// Which typed meta record, if any, `key` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MetaSlot {
+    Counter(usize),
+    JournalHead,
+}
+
+fn meta_slot(key: &[u8]) -> Option<MetaSlot> {
+    // Keys of `Space::Meta` are the prefix byte, a name and a zero byte.
+    let name = key.strip_prefix(&[Space::Meta as u8])?.strip_suffix(&[0])?;
+    if name == JOURNAL_HEAD.as_bytes() {
+        return Some(MetaSlot::JournalHead);
+    }
+    Counter::ALL.iter().position(|c| c.name().as_bytes() == name).map(MetaSlot::Counter)
+}
+
+/// Committed organization-account index entries (`keys::org_account` →
+/// account id), kept by the writer across batches: an entry never changes
+/// once created, so after the first read the table need not be asked again.
+/// Only committed entries go in (see `AccountIds::committed`).
+#[derive(Debug, Default)]
+pub struct AccountIds {
+    ids: HashMap<Vec<u8>, String>,
+}
+
+impl AccountIds {
+    /// Past this many entries no more are added: the cache only saves reads.
+    const ENTRIES_MAX: usize = 1 << 20;
+
+    fn insert(&mut self, key: &[u8], id: String) {
+        if self.ids.len() < Self::ENTRIES_MAX || self.ids.contains_key(key) {
+            self.ids.insert(key.to_vec(), id);
+        }
+    }
+
+    /// The organization-account index entries among a batch's changes, to
+    /// give to `committed` once the batch is durable.
+    pub fn updates(changes: &Changes) -> Vec<(Vec<u8>, Option<String>)> {
+        changes
+            .iter()
+            .filter(|(key, _)| key.first() == Some(&(Space::OrgAccount as u8)))
+            .map(|(key, value)| (key.clone(), value.as_deref().and_then(|v| decode(v).ok())))
+            .collect()
+    }
+
+    /// Brings the cache in line with a batch's index entries once the batch
+    /// is committed.
+    pub fn committed(&mut self, updates: Vec<(Vec<u8>, Option<String>)>) {
+        for (key, id) in updates {
+            match id {
+                Some(id) => self.insert(&key, id),
+                None => {
+                    self.ids.remove(key.as_slice());
+                }
+            }
+        }
+    }
+}
 
 /// Three layers over the write transaction's table: the current command's
 /// changes, then the batch's committed-so-far changes, then the table.
 /// A command that fails drops its layer and leaves no trace; one that
 /// succeeds folds its layer into the batch. At the end of a batch the
 /// batch layer is written to the table in key order.
+///
+/// The two upper layers share one hash map: each write records what it
+/// replaced in an undo log, which `drop_command` replays backwards and
+/// `keep_command` forgets. The meta counters and the journal head are kept
+/// typed (see `counter_next`, `journal_head`) and snapshotted per command
+/// the same way.
+/// A key and what the change map held for it before (`None`: nothing).
+type Undo = (Vec<u8>, Option<Option<Vec<u8>>>);
+
 pub struct Overlay<'t, 'txn> {
     table: &'t redb::Table<'txn, &'static [u8], &'static [u8]>,
-    batch: Changes,
-    command: Changes,
+    changes: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    /// For each write of the current command: the key and what the map held
+    /// before (`None`: the key was not in the map).
+    undo: Vec<Undo>,
+    counters: Counters,
+    /// `counters` as the last kept command left them.
+    kept_counters: Counters,
+    account_ids: Option<&'t mut AccountIds>,
 }
 
 impl<'t, 'txn> Overlay<'t, 'txn> {
     pub fn new(table: &'t redb::Table<'txn, &'static [u8], &'static [u8]>) -> Self {
-        Overlay { table, batch: Changes::new(), command: Changes::new() }
+        Overlay {
+            table,
+            changes: HashMap::default(),
+            undo: Vec::new(),
+            counters: Counters::UNLOADED,
+            kept_counters: Counters::UNLOADED,
+            account_ids: None,
+        }
+    }
+
+    /// An overlay that resolves organization accounts through `account_ids`
+    /// (and adds to it what it reads from the table).
+    pub fn with_account_ids(
+        table: &'t redb::Table<'txn, &'static [u8], &'static [u8]>,
+        account_ids: &'t mut AccountIds,
+    ) -> Self {
+        let mut overlay = Overlay::new(table);
+        overlay.account_ids = Some(account_ids);
+        overlay
+    }
+
+    /// Calls `f` with the bytes stored at `key` (looking through the layers),
+    /// without copying them.
+    fn with_raw<R>(&self, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R, EngineError> {
+        if key.first() == Some(&(Space::Meta as u8))
+            && let Some(slot) = meta_slot(key)
+            && let Some(bytes) = self.cached_meta(slot)
+        {
+            return Ok(f(bytes.as_deref()));
+        }
+        if let Some(value) = self.changes.get(key) {
+            return Ok(f(value.as_deref()));
+        }
+        match self.table.get(key)? {
+            Some(guard) => Ok(f(Some(guard.value()))),
+            None => Ok(f(None)),
+        }
+    }
+
+    /// The encoded value of a typed meta record, when it is loaded.
+    fn cached_meta(&self, slot: MetaSlot) -> Option<Option<Vec<u8>>> {
+        match slot {
+            MetaSlot::Counter(i) => match self.counters.counters[i] {
+                Cached::Loaded { value, .. } => Some(value.map(|v| encode(&v))),
+                Cached::Unloaded => None,
+            },
+            MetaSlot::JournalHead => match self.counters.journal_head {
+                Cached::Loaded { value, .. } => Some(value.map(|v| encode(&v))),
+                Cached::Unloaded => None,
+            },
+        }
     }
 
     pub fn get_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
-        if let Some(value) = self.command.get(key) {
-            return Ok(value.clone());
-        }
-        if let Some(value) = self.batch.get(key) {
-            return Ok(value.clone());
-        }
-        Ok(self.table.get(key)?.map(|guard| guard.value().to_vec()))
+        self.with_raw(key, |bytes| bytes.map(<[u8]>::to_vec))
     }
 
     pub fn get<T: DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>, EngineError> {
-        match self.get_raw(key)? {
-            Some(bytes) => Ok(Some(decode(&bytes)?)),
-            None => Ok(None),
+        self.with_raw(key, |bytes| bytes.map(decode).transpose())?
+    }
+
+    fn set(&mut self, key: Vec<u8>, value: Option<Vec<u8>>) {
+        if key.first() == Some(&(Space::Meta as u8))
+            && let Some(slot) = meta_slot(&key)
+        {
+            // Written as bytes: the layered value is the truth again.
+            match slot {
+                MetaSlot::Counter(i) => self.counters.counters[i] = Cached::Unloaded,
+                MetaSlot::JournalHead => self.counters.journal_head = Cached::Unloaded,
+            }
+        }
+        match self.changes.get_mut(key.as_slice()) {
+            Some(slot) => {
+                let previous = std::mem::replace(slot, value);
+                self.undo.push((key, Some(previous)));
+            }
+            None => {
+                self.undo.push((key.clone(), None));
+                self.changes.insert(key, value);
+            }
         }
     }
 
     pub fn put<T: Serialize>(&mut self, key: Vec<u8>, value: &T) {
-        self.command.insert(key, Some(encode(value)));
+        self.set(key, Some(encode(value)));
     }
 
     pub fn put_raw(&mut self, key: Vec<u8>, value: Vec<u8>) {
-        self.command.insert(key, Some(value));
+        self.set(key, Some(value));
     }
 
     pub fn delete(&mut self, key: Vec<u8>) {
-        self.command.insert(key, None);
+        self.set(key, None);
+    }
+
+    /// The next value of `counter`: one more than the last, or `first` for
+    /// the first. Stored at the end of the batch unless the command is dropped.
+    pub fn counter_next(&mut self, counter: Counter, first: u64) -> Result<u64, EngineError> {
+        let i = counter as usize;
+        let last = match self.counters.counters[i] {
+            Cached::Loaded { value, .. } => value,
+            Cached::Unloaded => self.get::<u64>(&keys::meta(counter.name()))?,
+        };
+        let next = match last {
+            Some(last) => last + 1,
+            None => first,
+        };
+        self.counters.counters[i] = Cached::Loaded { value: Some(next), dirty: true };
+        Ok(next)
+    }
+
+    /// The hash of the last journal entry, if there is one.
+    pub fn journal_head(&mut self) -> Result<Option<[u8; 32]>, EngineError> {
+        match self.counters.journal_head {
+            Cached::Loaded { value, .. } => Ok(value),
+            Cached::Unloaded => {
+                let value = self.get::<[u8; 32]>(&keys::meta(JOURNAL_HEAD))?;
+                self.counters.journal_head = Cached::Loaded { value, dirty: false };
+                Ok(value)
+            }
+        }
+    }
+
+    pub fn set_journal_head(&mut self, hash: [u8; 32]) {
+        self.counters.journal_head = Cached::Loaded { value: Some(hash), dirty: true };
+    }
+
+    /// The account id the organization-account index entry `key` holds.
+    pub fn org_account_id(&mut self, key: &[u8]) -> Result<Option<String>, EngineError> {
+        if let Some(value) = self.changes.get(key) {
+            return value.as_deref().map(decode).transpose();
+        }
+        if let Some(ids) = &self.account_ids
+            && let Some(id) = ids.ids.get(key)
+        {
+            return Ok(Some(id.clone()));
+        }
+        let id = match self.table.get(key)? {
+            Some(guard) => decode::<String>(guard.value())?,
+            None => return Ok(None),
+        };
+        // Read from the table, so committed: safe to remember.
+        if let Some(ids) = &mut self.account_ids {
+            ids.insert(key, id.clone());
+        }
+        Ok(Some(id))
     }
 
     /// Keeps the current command's changes as part of the batch.
     pub fn keep_command(&mut self) {
-        let command = std::mem::take(&mut self.command);
-        self.batch.extend(command);
+        self.undo.clear();
+        self.kept_counters = self.counters;
     }
 
     /// Forgets the current command's changes.
     pub fn drop_command(&mut self) {
-        self.command.clear();
+        while let Some((key, previous)) = self.undo.pop() {
+            match previous {
+                Some(value) => {
+                    self.changes.insert(key, value);
+                }
+                None => {
+                    self.changes.remove(key.as_slice());
+                }
+            }
+        }
+        self.counters = self.kept_counters;
     }
 
-    /// The batch's changes, for writing once the last command is applied.
+    /// The batch's changes in key order, for writing once the last command
+    /// is applied. A command not kept is dropped.
     pub fn into_changes(mut self) -> Changes {
-        self.command.clear();
-        self.batch
+        self.drop_command();
+        for (i, counter) in Counter::ALL.iter().enumerate() {
+            if let Cached::Loaded { value: Some(value), dirty: true } = self.counters.counters[i] {
+                self.changes.insert(keys::meta(counter.name()), Some(encode(&value)));
+            }
+        }
+        if let Cached::Loaded { value: Some(hash), dirty: true } = self.counters.journal_head {
+            self.changes.insert(keys::meta(JOURNAL_HEAD), Some(encode(&hash)));
+        }
+        // Sorted on the keys' first 16 bytes as a number (which orders like
+        // the bytes), falling back to the whole keys only on a tie.
+        let mut changes: Vec<(u128, Vec<u8>, Option<Vec<u8>>)> =
+            self.changes.into_iter().map(|(key, value)| (key_prefix(&key), key, value)).collect();
+        changes.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+        changes.into_iter().map(|(_, key, value)| (key, value)).collect()
     }
 }
 
-/// Writes a batch's changes into the table.
+/// Whether keys of this space are sequence numbers: new ones sort after
+/// every stored one, so a batch's new keys of the space form one run.
+fn is_appended(key: &[u8]) -> bool {
+    matches!(key.first(), Some(&b) if b == Space::Transfer as u8 || b == Space::Journal as u8 || b == Space::Event as u8)
+}
+
+/// The first 16 bytes of `key` (zero-padded) as a big-endian number: if two
+/// keys' prefixes differ, they compare like the keys.
+fn key_prefix(key: &[u8]) -> u128 {
+    let mut bytes = [0u8; 16];
+    let n = key.len().min(16);
+    bytes[..n].copy_from_slice(&key[..n]);
+    u128::from_be_bytes(bytes)
+}
+
+/// Writes a batch's changes (in key order) into the table. Runs of new keys
+/// in the spaces numbered by sequence go through one cursor, which packs
+/// them into full leaves at once instead of descending the tree per key;
+/// every other change (and a run's key that is not new) is a plain insert
+/// or remove. Either way the table ends up with exactly `changes` applied.
 pub fn write_changes(
     table: &mut redb::Table<'_, &'static [u8], &'static [u8]>,
     changes: Changes,
 ) -> Result<(), EngineError> {
-    for (key, value) in changes {
-        match value {
-            Some(bytes) => {
-                table.insert(key.as_slice(), bytes.as_slice())?;
+    let mut changes = changes.into_iter().peekable();
+    while let Some((key, value)) = changes.next() {
+        let Some(bytes) = value else {
+            table.remove(key.as_slice())?;
+            continue;
+        };
+        if !is_appended(&key) {
+            table.insert(key.as_slice(), bytes.as_slice())?;
+            continue;
+        }
+        // A run: this key, then the following keys of the appended spaces
+        // for as long as the cursor accepts them (each sorts between the
+        // last one and the next stored key).
+        let mut refused = None;
+        {
+            let mut cursor = table.lower_bound_mut(Bound::Included(key.as_slice()))?;
+            match cursor.insert_before(key.as_slice(), bytes.as_slice()) {
+                Ok(()) => {
+                    while let Some((next, Some(_))) = changes.peek()
+                        && is_appended(next)
+                    {
+                        let Some((next, Some(bytes))) = changes.next() else { unreachable!() };
+                        match cursor.insert_before(next.as_slice(), bytes.as_slice()) {
+                            Ok(()) => {}
+                            Err(redb::CursorError::UnorderedKey) => {
+                                refused = Some((next, bytes));
+                                break;
+                            }
+                            Err(e) => return Err(redb::Error::from(e).into()),
+                        }
+                    }
+                }
+                // The first key is already stored: replace it.
+                Err(redb::CursorError::UnorderedKey) => refused = Some((key, bytes)),
+                Err(e) => return Err(redb::Error::from(e).into()),
             }
-            None => {
-                table.remove(key.as_slice())?;
-            }
+            cursor.close()?;
+        }
+        if let Some((key, bytes)) = refused {
+            // Stored already, or past the next stored key: a plain insert
+            // places it either way, and the run resumes after it.
+            table.insert(key.as_slice(), bytes.as_slice())?;
         }
     }
     Ok(())
@@ -229,5 +561,164 @@ pub fn read<T: DeserializeOwned>(
     match table.get(key)? {
         Some(guard) => Ok(Some(decode(guard.value())?)),
         None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+    use redb::{Database, ReadableDatabase};
+
+    use super::*;
+
+    fn database() -> Database {
+        Database::builder().create_with_backend(redb::backends::InMemoryBackend::new()).unwrap()
+    }
+
+    fn contents(db: &Database) -> BTreeMap<Vec<u8>, Vec<u8>> {
+        let txn = db.begin_read().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        table
+            .iter()
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|(k, v)| (k.value().to_vec(), v.value().to_vec()))
+            .collect()
+    }
+
+    /// Writes `changes` with `write_changes` and returns the table's contents.
+    fn write(db: &Database, changes: Changes) -> BTreeMap<Vec<u8>, Vec<u8>> {
+        let txn = db.begin_write().unwrap();
+        {
+            let mut table = txn.open_table(RECORDS).unwrap();
+            write_changes(&mut table, changes).unwrap();
+        }
+        txn.commit().unwrap();
+        contents(db)
+    }
+
+    fn key(space: u8, n: u64) -> Vec<u8> {
+        let mut key = vec![space];
+        key.extend_from_slice(&n.to_be_bytes());
+        key
+    }
+
+    fn change() -> impl Strategy<Value = (Vec<u8>, Option<Vec<u8>>)> {
+        // Spaces around and including the appended ones, few enough numbers
+        // that batches overwrite, delete and append next to stored keys.
+        let key = (1u8..10, 0u64..40).prop_map(|(space, n)| key(space, n));
+        let value = prop::option::weighted(0.85, prop::collection::vec(any::<u8>(), 0..300));
+        (key, value)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Whatever the mix of new, replaced and deleted keys, the table ends
+        /// up as if every change were a plain insert or remove.
+        #[test]
+        fn write_changes_applies_every_change(batches in prop::collection::vec(prop::collection::vec(change(), 0..120), 1..5)) {
+            let db = database();
+            let mut expected = BTreeMap::new();
+            for batch in batches {
+                let batch: BTreeMap<Vec<u8>, Option<Vec<u8>>> = batch.into_iter().collect();
+                for (key, value) in &batch {
+                    match value {
+                        Some(value) => expected.insert(key.clone(), value.clone()),
+                        None => expected.remove(key),
+                    };
+                }
+                let found = write(&db, batch.into_iter().collect());
+                prop_assert_eq!(&found, &expected);
+            }
+        }
+    }
+
+    #[test]
+    fn long_runs_of_new_keys_are_appended_in_order() {
+        let db = database();
+        let first: Changes =
+            (0..5000).map(|n| (key(Space::Journal as u8, n), Some(vec![n as u8; 150]))).collect();
+        write(&db, first);
+        // Existing keys on both sides, new ones after, and a later space.
+        let mut second: Changes = vec![(key(Space::Account as u8, 1), Some(vec![1]))];
+        second.push((key(Space::Journal as u8, 17), Some(vec![2; 10])));
+        second.extend((5000..12000).map(|n| (key(Space::Journal as u8, n), Some(vec![n as u8; 150]))));
+        second.push((key(Space::Idempotency as u8, 3), None));
+        second.push((key(Space::Event as u8, 0), Some(vec![3])));
+        let found = write(&db, second);
+        assert_eq!(found.len(), 12002);
+        assert_eq!(found[&key(Space::Journal as u8, 17)], vec![2; 10]);
+        assert_eq!(found[&key(Space::Journal as u8, 11999)], vec![11999u64 as u8; 150]);
+    }
+
+    #[test]
+    fn key_prefixes_order_like_keys() {
+        let keys: Vec<Vec<u8>> = vec![
+            vec![],
+            vec![0],
+            vec![0, 0],
+            vec![1],
+            vec![1, 0],
+            vec![1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+            vec![1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+            vec![1, 2],
+            vec![255; 20],
+        ];
+        for a in &keys {
+            for b in &keys {
+                let (pa, pb) = (key_prefix(a), key_prefix(b));
+                if pa != pb {
+                    assert_eq!(pa.cmp(&pb), a.cmp(b), "{a:?} {b:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_dropped_command_leaves_no_trace() {
+        let db = database();
+        {
+            let txn = db.begin_write().unwrap();
+            {
+                let mut table = txn.open_table(RECORDS).unwrap();
+                table.insert(keys::meta("transfer_id").as_slice(), encode(&7u64).as_slice()).unwrap();
+                table.insert(keys::account("a").as_slice(), [1u8].as_slice()).unwrap();
+            }
+            txn.commit().unwrap();
+        }
+        let txn = db.begin_write().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        let mut overlay = Overlay::new(&table);
+        assert_eq!(overlay.counter_next(Counter::TransferId, 1).unwrap(), 8);
+        assert_eq!(overlay.counter_next(Counter::JournalSeq, 1).unwrap(), 1);
+        overlay.set_journal_head([5; 32]);
+        overlay.put_raw(keys::account("a"), vec![2]);
+        overlay.keep_command();
+
+        // A failed command: counters, head and records all come back.
+        assert_eq!(overlay.counter_next(Counter::TransferId, 1).unwrap(), 9);
+        overlay.set_journal_head([6; 32]);
+        overlay.put_raw(keys::account("a"), vec![3]);
+        overlay.put_raw(keys::account("b"), vec![4]);
+        overlay.delete(keys::account("a"));
+        overlay.drop_command();
+        assert_eq!(overlay.get::<u64>(&keys::meta("transfer_id")).unwrap(), Some(8));
+        assert_eq!(overlay.journal_head().unwrap(), Some([5; 32]));
+        assert_eq!(overlay.get_raw(&keys::account("a")).unwrap(), Some(vec![2]));
+        assert_eq!(overlay.get_raw(&keys::account("b")).unwrap(), None);
+
+        // A counter written as bytes is read back through the typed path.
+        overlay.put(keys::meta("transfer_id"), &100u64);
+        assert_eq!(overlay.counter_next(Counter::TransferId, 1).unwrap(), 101);
+        overlay.keep_command();
+        let changes: BTreeMap<_, _> = overlay.into_changes().into_iter().collect();
+        assert_eq!(changes[&keys::meta("transfer_id")], Some(encode(&101u64)));
+        assert_eq!(changes[&keys::meta("journal_seq")], Some(encode(&1u64)));
+        assert_eq!(changes[&keys::meta("journal_head")], Some(encode(&[5u8; 32])));
+        assert_eq!(changes[&keys::account("a")], Some(vec![2]));
+        assert_eq!(changes.len(), 4);
     }
 }

@@ -15,7 +15,7 @@ use crate::commands::{Applied, BatchContext, Command, apply};
 use crate::error::EngineError;
 use crate::ledger::Books;
 use crate::rates::Pricing;
-use crate::storage::{Overlay, RECORDS, keys, write_changes};
+use crate::storage::{AccountIds, Overlay, RECORDS, keys, write_changes};
 
 pub(crate) type Reply = oneshot::Sender<Result<Applied, EngineError>>;
 
@@ -71,10 +71,12 @@ pub(crate) struct Writer {
     pub durability: Durability,
     pub epoch: Arc<AtomicU64>,
     pub stats: Arc<WriterStats>,
+    /// Organization accounts' ids, as committed (they never change).
+    pub account_ids: AccountIds,
 }
 
 impl Writer {
-    pub fn run(self, mut queue: mpsc::Receiver<Envelope>) {
+    pub fn run(mut self, mut queue: mpsc::Receiver<Envelope>) {
         let mut batch: Vec<Envelope> = Vec::with_capacity(BATCH_COMMANDS_MAX);
         while let Some(first) = queue.blocking_recv() {
             self.gate.wait_open();
@@ -89,7 +91,7 @@ impl Writer {
         }
     }
 
-    fn commit_batch(&self, batch: &mut Vec<Envelope>) {
+    fn commit_batch(&mut self, batch: &mut Vec<Envelope>) {
         let epoch = self.epoch.load(Ordering::Acquire) + 1;
         match self.apply_batch(batch, epoch) {
             Ok(results) => {
@@ -115,7 +117,7 @@ impl Writer {
     }
 
     fn apply_batch(
-        &self,
+        &mut self,
         batch: &[Envelope],
         epoch: u64,
     ) -> Result<Vec<Result<Applied, EngineError>>, EngineError> {
@@ -124,10 +126,10 @@ impl Writer {
         let now = self.clock.now_ms();
         let context = BatchContext { epoch, pricing: &self.pricing, quote_ttl_ms: self.quote_ttl_ms };
         let mut results = Vec::with_capacity(batch.len());
-        {
+        let account_ids = {
             let mut table = txn.open_table(RECORDS)?;
             let changes = {
-                let mut overlay = Overlay::new(&table);
+                let mut overlay = Overlay::with_account_ids(&table, &mut self.account_ids);
                 for envelope in batch {
                     let result = {
                         let mut books = Books { store: &mut overlay, now };
@@ -149,9 +151,12 @@ impl Writer {
                 overlay.keep_command();
                 overlay.into_changes()
             };
+            let account_ids = AccountIds::updates(&changes);
             write_changes(&mut table, changes)?;
-        }
+            account_ids
+        };
         txn.commit()?;
+        self.account_ids.committed(account_ids);
         self.stats.commands.fetch_add(batch.len() as u64, Ordering::Relaxed);
         Ok(results)
     }

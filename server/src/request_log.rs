@@ -168,7 +168,8 @@ fn write_batch(db: &Database, batch: &[RequestLogEntry], retention: u64) -> Resu
     let mut txn = db.begin_write()?;
     // The log is best effort: most batches skip the fsync, and one in
     // `DURABLE_EVERY` (or the last before shutdown) makes all of them durable.
-    let durable = DURABLE_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % DURABLE_EVERY == 0;
+    let durable =
+        DURABLE_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed).is_multiple_of(DURABLE_EVERY);
     txn.set_durability(if durable { Durability::Immediate } else { Durability::None })?;
     {
         let mut entries = txn.open_table(ENTRIES)?;

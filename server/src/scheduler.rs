@@ -29,18 +29,14 @@ pub fn spawn(stack: Arc<Stack>) -> tokio::task::JoinHandle<()> {
             if due.is_empty() {
                 continue;
             }
-            let runs: Vec<_> = due
-                .into_iter()
-                .map(|key| {
-                    let engine = stack.engine.clone();
-                    tokio::spawn(async move { engine.execute(Command::RunJob { key }).await })
-                })
-                .collect();
-            for run in runs {
-                match run.await {
-                    Ok(Err(sika_engine::EngineError::Unavailable)) => return,
-                    Ok(Err(e)) => tracing::error!(error = %e, "a scheduled job failed"),
-                    _ => {}
+            // In due order, as one stream: a rail's note due before its
+            // outcome must be applied before it, even when both are due now.
+            let runs = due.into_iter().map(|key| Command::RunJob { key }).collect();
+            for result in stack.engine.execute_in_order(runs).await {
+                match result {
+                    Err(sika_engine::EngineError::Unavailable) => return,
+                    Err(e) => tracing::error!(error = %e, "a scheduled job failed"),
+                    Ok(_) => {}
                 }
             }
             if let Ok(webhooks) = stack.webhooks() {
