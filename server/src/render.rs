@@ -141,6 +141,14 @@ fn metadata(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| json!({}))
 }
 
+/// Timeline entries sorted by time; entries at the same instant keep their order.
+fn in_time_order(
+    mut entries: Vec<sika_engine::movements::TimelineEntry>,
+) -> Vec<sika_engine::movements::TimelineEntry> {
+    entries.sort_by_key(|e| e.at);
+    entries
+}
+
 fn timeline(entries: &[sika_engine::movements::TimelineEntry]) -> Vec<Value> {
     entries
         .iter()
@@ -154,9 +162,7 @@ pub fn payout(
     record: &sika_engine::movements::PayoutRecord,
     extra: &[sika_engine::movements::TimelineEntry],
 ) -> Value {
-    let mut entries = record.timeline.clone();
-    entries.extend_from_slice(extra);
-    entries.sort_by_key(|e| e.at);
+    let entries = in_time_order(record.timeline.iter().chain(extra).cloned().collect());
     json!({
         "id": record.id,
         "status": record.status.name(),
@@ -193,9 +199,7 @@ pub fn collection(
     record: &sika_engine::movements::CollectionRecord,
     extra: &[sika_engine::movements::TimelineEntry],
 ) -> Value {
-    let mut entries = record.timeline.clone();
-    entries.extend_from_slice(extra);
-    entries.sort_by_key(|e| e.at);
+    let entries = in_time_order(record.timeline.iter().chain(extra).cloned().collect());
     json!({
         "id": record.id,
         "status": record.status.name(),
@@ -229,7 +233,7 @@ pub fn order(
         }));
     }
     entries.extend_from_slice(extra);
-    entries.sort_by_key(|e| e.at);
+    let entries = in_time_order(entries);
     json!({
         "id": record.id,
         "status": record.status.name(),

@@ -246,17 +246,8 @@ async fn settle_payout(
     Path((stack, id, action)): Path<(String, String, String)>,
     body: axum::body::Bytes,
 ) -> ApiResult<Json<Value>> {
-    let stack = state.stack(&stack)?;
     let step = settle_step(&action, settle_body(body)?.message)?;
-    let applied = stack.engine.execute(Command::AdvancePayout { payout_id: id, step }).await?;
-    let Outcome::Payout(payout) = applied.outcome else { return Err(ApiError::internal()) };
-    if applied.replayed {
-        return Err(already_final("payout", payout.status.name()));
-    }
-    if let Ok(webhooks) = stack.webhooks() {
-        webhooks.wake();
-    }
-    Ok(Json(json!({ "payout": render::payout(&payout, &[]) })))
+    settle(state.stack(&stack)?, Command::AdvancePayout { payout_id: id, step }).await
 }
 
 async fn settle_collection(
@@ -264,15 +255,23 @@ async fn settle_collection(
     Path((stack, id, action)): Path<(String, String, String)>,
     body: axum::body::Bytes,
 ) -> ApiResult<Json<Value>> {
-    let stack = state.stack(&stack)?;
     let step = settle_step(&action, settle_body(body)?.message)?;
-    let applied = stack.engine.execute(Command::AdvanceCollection { collection_id: id, step }).await?;
-    let Outcome::Collection(collection) = applied.outcome else { return Err(ApiError::internal()) };
+    settle(state.stack(&stack)?, Command::AdvanceCollection { collection_id: id, step }).await
+}
+
+/// Applies a settlement; a movement that was already final is `409 invalid_state`.
+async fn settle(stack: &Stack, command: Command) -> ApiResult<Json<Value>> {
+    let applied = stack.engine.execute(command).await?;
+    let (key, status, body) = match &applied.outcome {
+        Outcome::Payout(p) => ("payout", p.status, render::payout(p, &[])),
+        Outcome::Collection(c) => ("collection", c.status, render::collection(c, &[])),
+        _ => return Err(ApiError::internal()),
+    };
     if applied.replayed {
-        return Err(already_final("collection", collection.status.name()));
+        return Err(already_final(key, status.name()));
     }
     if let Ok(webhooks) = stack.webhooks() {
         webhooks.wake();
     }
-    Ok(Json(json!({ "collection": render::collection(&collection, &[]) })))
+    Ok(Json(json!({ key: body })))
 }
