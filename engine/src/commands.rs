@@ -88,8 +88,12 @@ pub enum Command {
     RunJob {
         key: Vec<u8>,
     },
-    /// Stores documents and records their events in one transaction.
+    /// Stores documents and records their events in one transaction, but
+    /// only when every `expect`ed document still holds what the caller read
+    /// (optimistic concurrency); otherwise nothing is written and the
+    /// command fails with `EngineError::Conflict`.
     Save {
+        expect: Vec<Expected>,
         documents: Vec<Document>,
         events: Vec<NewEvent>,
     },
@@ -107,6 +111,28 @@ pub struct NewEvent {
     pub organization: String,
     pub kind: String,
     pub payload: EventPayload,
+}
+
+/// A precondition of `Command::Save`: the document's body has this sha256
+/// digest, or (`digest: None`) the document does not exist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Expected {
+    pub collection: String,
+    pub id: String,
+    pub digest: Option<[u8; 32]>,
+}
+
+impl Expected {
+    /// Expects `body` (as read) to be the document's current body.
+    pub fn unchanged(collection: &str, id: &str, body: &[u8]) -> Expected {
+        Expected { collection: collection.into(), id: id.into(), digest: Some(digest(body)) }
+    }
+}
+
+/// The digest `Expected` compares.
+pub fn digest(body: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(body).into()
 }
 
 /// One record for `Command::PutDocuments`.
@@ -224,7 +250,13 @@ pub(crate) fn apply(
         Command::CreateOrder(new) => crate::orders::create(books, new)?,
         Command::OrderFunds(funds) => crate::orders::funds(books, funds)?,
         Command::ExpireOrder { order_id } => crate::orders::expire(books, order_id)?,
-        Command::Save { documents, events } => {
+        Command::Save { expect, documents, events } => {
+            for e in expect {
+                let current = books.store.get_raw(&keys::document(&e.collection, &e.id))?;
+                if current.as_deref().map(digest) != e.digest {
+                    return Err(EngineError::Conflict(format!("{} '{}'", e.collection, e.id)));
+                }
+            }
             for d in documents {
                 put_document(books, &d.collection, &d.id, &d.body, &d.list)?;
             }

@@ -45,6 +45,10 @@ pub enum EngineError {
     #[error("{0}")]
     InvalidState(String),
 
+    /// A conditional save found a document changed since it was read.
+    #[error("{0} changed concurrently; read it again")]
+    Conflict(String),
+
     /// The database could not be read or written.
     #[error("storage error: {0}")]
     Storage(String),

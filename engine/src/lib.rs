@@ -38,7 +38,7 @@ pub mod storage;
 pub mod verify;
 mod writer;
 
-pub use commands::{Applied, Command, Document, NewEvent, Outcome, QuoteAmount};
+pub use commands::{Applied, Command, Document, Expected, NewEvent, Outcome, QuoteAmount};
 pub use engine::{Engine, EngineConfig, EngineStats, Pending, Snapshot, WriterHold};
 pub use error::EngineError;
 pub use ledger::TransferSpec;

@@ -136,6 +136,7 @@ impl From<EngineError> for ApiError {
             EngineError::InvalidState(message) => {
                 ApiError::new(StatusCode::CONFLICT, "invalid_state", message)
             }
+            e @ EngineError::Conflict(_) => ApiError::new(StatusCode::CONFLICT, "conflict", e.to_string()),
             EngineError::Unavailable => ApiError::unavailable(),
             other => {
                 tracing::error!(error = %other, "engine failure");

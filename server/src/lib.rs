@@ -8,11 +8,14 @@
 pub mod admin;
 pub mod auth;
 pub mod catalog;
+pub mod checkout;
 pub mod config;
 pub mod credentials;
+pub mod disputes;
 pub mod envelope;
 pub mod error;
 pub mod extract;
+pub mod files;
 pub mod identity;
 pub mod movements;
 pub mod node;

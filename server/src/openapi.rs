@@ -7,6 +7,9 @@ use serde_json::{Map, Value, json};
 
 use crate::envelope::{VERSION_CURRENT, VERSION_HEADER};
 
+mod checkout;
+mod disputes;
+
 struct Operation {
     method: &'static str,
     path: &'static str,
@@ -832,6 +835,8 @@ fn schemas() -> Map<String, Value> {
     );
     add("DeliveryEnvelope", envelope("delivery", "Delivery"));
     add("DeliveryList", list("Delivery"));
+    checkout::schemas(&mut add);
+    disputes::schemas(&mut add);
     s
 }
 
@@ -868,7 +873,7 @@ fn operation(op: &Operation) -> Value {
 
 pub fn document() -> Value {
     let mut paths = Map::new();
-    for op in OPERATIONS {
+    for op in OPERATIONS.iter().chain(checkout::OPERATIONS).chain(disputes::OPERATIONS) {
         let entry = paths.entry(op.path.to_string()).or_insert_with(|| json!({}));
         entry[op.method] = operation(op);
     }

@@ -99,7 +99,9 @@ pub fn list_body(
 }
 
 /// One page of an organization's `kind` list, newest first: each id is
-/// loaded and rendered by `render` (which may skip it by returning `None`).
+/// loaded and rendered by `render`, which may filter it out by returning
+/// `None`. Filtered pages still hold `limit` items when that many match:
+/// the walk goes on past skipped ones.
 pub fn page_of(
     stack: &crate::stack::Stack,
     organization: &str,
@@ -112,16 +114,29 @@ pub fn page_of(
     let secret = stack.identity.secret();
     let page = query.page(&secret, &scope)?;
     let snapshot = stack.engine.read()?;
-    let mut entries = snapshot.list(organization, kind, page.before, page.limit + 1)?;
-    let has_more = entries.len() > page.limit;
-    entries.truncate(page.limit);
-    let mut data = Vec::with_capacity(entries.len());
-    for (_, id) in &entries {
-        if let Some(item) = render(&snapshot, id)? {
-            data.push(item);
+    let mut found: Vec<(u64, Value)> = Vec::with_capacity(page.limit + 1);
+    let mut before = page.before;
+    let chunk = page.limit + 1;
+    'walk: loop {
+        let entries = snapshot.list(organization, kind, before, chunk)?;
+        for (position, id) in &entries {
+            if let Some(item) = render(&snapshot, id)? {
+                found.push((*position, item));
+                if found.len() > page.limit {
+                    break 'walk;
+                }
+            }
+        }
+        match entries.last() {
+            Some((position, _)) if entries.len() == chunk => before = Some(*position),
+            _ => break,
         }
     }
-    Ok(list_body(data, entries.last().map(|(position, _)| *position), has_more, &secret, &scope))
+    let has_more = found.len() > page.limit;
+    found.truncate(page.limit);
+    let last = found.last().map(|(position, _)| *position);
+    let data = found.into_iter().map(|(_, item)| item).collect();
+    Ok(list_body(data, last, has_more, &secret, &scope))
 }
 
 #[cfg(test)]

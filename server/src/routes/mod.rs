@@ -13,11 +13,16 @@ use crate::stack::Stack;
 
 mod accounts;
 mod capabilities;
+mod checkout;
 mod collections;
 pub mod conversions;
+mod disputes;
+mod files;
 mod keys;
 pub mod openapi;
 pub mod orders;
+mod payment_links;
+mod payment_pages;
 pub mod payouts;
 mod rates;
 mod recipients;
@@ -45,10 +50,16 @@ pub fn app(stack: Arc<Stack>) -> Router {
         .merge(collections::router())
         .merge(recipients::router())
         .merge(virtual_accounts::router())
+        .merge(payment_pages::router())
+        .merge(payment_links::router())
+        .merge(disputes::router())
+        .merge(files::router())
         .route_layer(from_fn_with_state(stack.clone(), authenticate_layer));
     Router::new()
         .merge(authenticated)
         .merge(openapi::router())
+        // The hosted checkout pages: public, no key.
+        .merge(checkout::router())
         .with_state(stack.clone())
         .layer(CatchPanicLayer::new())
         .layer(from_fn_with_state(Some(stack), envelope))

@@ -1,0 +1,2 @@
+//! Disputes opened on paid collections and payment-link payments, with
+//! their message threads.

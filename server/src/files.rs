@@ -1,0 +1,1 @@
+//! Files uploaded to attach to dispute messages.
