@@ -514,7 +514,7 @@ fn execute_quote(
     Ok(Applied { outcome: Outcome::Conversion(conversion), replayed: false })
 }
 
-fn put_document(
+pub(crate) fn put_document(
     books: &mut Books,
     collection: &str,
     id: &str,

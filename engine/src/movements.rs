@@ -170,6 +170,11 @@ pub struct NewCollection {
     pub rail_note: String,
     pub schedule: Vec<ScheduledStep>,
     pub request_fingerprint: [u8; 32],
+    /// The id to give the collection; a new one when `None`.
+    pub id: Option<String>,
+    /// Documents stored in the same transaction (a checkout session that
+    /// names this collection), so neither exists without the other.
+    pub attach: Vec<crate::commands::Document>,
 }
 
 /// A command kept for later: the scheduler submits it when due.
@@ -385,7 +390,13 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
 }
 
 pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Result<Applied, EngineError> {
-    let id = crate::ids::new_id("col");
+    let id = new.id.clone().unwrap_or_else(|| crate::ids::new_id("col"));
+    if !id.starts_with("col_") || books.store.get_raw(&keys::document("collections", &id))?.is_some() {
+        return Err(EngineError::Invalid {
+            field: "id".into(),
+            message: format!("'{id}' is not a new collection id"),
+        });
+    }
     let hold = books.transfer(&TransferSpec::Pending {
         debit: AccountRef::System(SystemAccount::World),
         credit: AccountRef::Organization(new.organization.clone()),
@@ -430,6 +441,9 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
     };
     books.store.put(keys::document("collections", &id), &collection);
     books.index(&new.organization, "collections", &id)?;
+    for d in &new.attach {
+        crate::commands::put_document(books, &d.collection, &d.id, &d.body, &d.list)?;
+    }
     books.emit(&new.organization, "collection.pending", EventPayload::Collection(collection.clone()))?;
     for step in &new.schedule {
         let command = crate::commands::Command::AdvanceCollection {

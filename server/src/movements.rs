@@ -265,6 +265,33 @@ pub struct CollectionRequest {
     pub metadata: Option<Map<String, Value>>,
 }
 
+/// How a collection reaches its payer: on the sandbox the simulator, whose
+/// outcome the amount's trigger digits choose; on live the operator, who
+/// confirms the payment. Returns (rail, note for the timeline, schedule).
+pub fn collection_rail(
+    stack: &Stack,
+    amount: i128,
+    scale: u32,
+    payer: &str,
+) -> (&'static str, String, Vec<sika_engine::movements::ScheduledStep>) {
+    match stack.kind {
+        StackKind::Sandbox => {
+            let outcome = simulator::outcome(
+                simulator::COLLECTION_SCENARIOS,
+                &simulator::trigger_digits(amount, scale),
+            );
+            (
+                RAIL_SIMULATOR,
+                format!("Sandbox simulator prompted {payer}; expected outcome: {outcome}"),
+                simulator::collection_steps(outcome, stack.config.time_scale),
+            )
+        }
+        StackKind::Live => {
+            (RAIL_MANUAL, "Waiting for the operator to confirm the payment".to_string(), Vec::new())
+        }
+    }
+}
+
 pub fn new_collection(
     stack: &Stack,
     principal: &Principal,
@@ -296,22 +323,7 @@ pub fn new_collection(
             ),
         ));
     }
-    let (rail, rail_note, schedule) = match stack.kind {
-        StackKind::Sandbox => {
-            let outcome = simulator::outcome(
-                simulator::COLLECTION_SCENARIOS,
-                &simulator::trigger_digits(amount, currency.scale),
-            );
-            (
-                RAIL_SIMULATOR,
-                format!("Sandbox simulator prompted {}; expected outcome: {outcome}", request.account_number),
-                simulator::collection_steps(outcome, stack.config.time_scale),
-            )
-        }
-        StackKind::Live => {
-            (RAIL_MANUAL, "Waiting for the operator to confirm the payment".to_string(), Vec::new())
-        }
-    };
+    let (rail, rail_note, schedule) = collection_rail(stack, amount, currency.scale, &request.account_number);
     Ok(NewCollection {
         organization: principal.organization().to_string(),
         currency: currency.code.to_string(),
@@ -324,6 +336,8 @@ pub fn new_collection(
         rail_note,
         schedule,
         request_fingerprint: fingerprint,
+        id: None,
+        attach: Vec::new(),
     })
 }
 

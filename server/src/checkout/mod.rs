@@ -1,16 +1,468 @@
 //! Hosted checkout: payment pages, payment links and checkout sessions.
+//!
+//! A page is a reusable checkout; each payer who starts paying on it gets a
+//! child link. A link is one customer's charge; every attempt to pay it is a
+//! checkout session, and every session is a collection on the ledger (the
+//! same path and events as `POST /v1/collections`). A link's totals and
+//! state are derived from its sessions' collections when read, so they can
+//! never drift from the ledger.
 
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 use sika_engine::Snapshot;
-use sika_engine::movements::CollectionRecord;
+use sika_engine::movements::{CollectionRecord, MovementStatus};
 
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
+use crate::render::{amount, timestamp};
+use crate::stack::Stack;
+
+pub mod html;
+pub mod pay;
+pub mod requests;
+
+/// Document collections and list kinds.
+pub const PAGES: &str = "payment_pages";
+pub const LINKS: &str = "payment_links";
+pub const SESSIONS: &str = "checkout_sessions";
+/// A page's child links are listed under the page id.
+pub const PAGE_LINKS: &str = "page_links";
+/// A link's sessions are listed under the link id.
+pub const LINK_SESSIONS: &str = "link_sessions";
+
+pub const METHODS: [&str; 3] = ["mobile_money", "bank_transfer", "crypto"];
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CustomField {
+    pub name: String,
+    pub kind: String,
+    pub required: bool,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Branding {
+    pub logo_url: String,
+    pub accent_color: String,
+    pub business_name: String,
+}
+
+/// What a page and its links share: how the checkout looks and what it takes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    pub currency: String,
+    pub title: String,
+    pub description: String,
+    pub allowed_methods: Vec<String>,
+    pub allowed_crypto_assets: Option<Vec<String>>,
+    pub custom_fields: Vec<CustomField>,
+    pub branding: Branding,
+    pub redirect_url: String,
+    /// JSON object text.
+    pub metadata: String,
+    pub expires_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaymentPage {
+    pub id: String,
+    pub organization: String,
+    /// `None`: each payer chooses the amount.
+    pub amount: Option<i128>,
+    pub settings: Settings,
+    pub closed_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaymentLink {
+    pub id: String,
+    pub organization: String,
+    /// The page this link was spawned from.
+    pub page: Option<String>,
+    pub email: Option<String>,
+    pub customer_reference: Option<String>,
+    /// `None`: the payer chooses the amount when paying.
+    pub amount: Option<i128>,
+    pub settings: Settings,
+    /// Values the payer entered for the custom fields.
+    pub custom_values: Vec<(String, String)>,
+    pub closed_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// What the payer pays into, shown on the hosted page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Instructions {
+    pub kind: String,
+    pub fields: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Session {
+    pub id: String,
+    pub organization: String,
+    pub link: String,
+    pub method: String,
+    /// The catalog method code (`mtn_gh`, `bank_ng`, `usdc_base`).
+    pub code: String,
+    pub chain: Option<String>,
+    pub payer: String,
+    pub origin_amount: i128,
+    pub origin_currency: String,
+    pub destination_amount: i128,
+    pub destination_currency: String,
+    pub rate: String,
+    pub collection: String,
+    pub instructions: Option<Instructions>,
+    pub expires_at: i64,
+    pub created_at: i64,
+}
+
+/// A session with its collection, as of one read.
+pub struct SessionView {
+    pub session: Session,
+    pub collection: Option<CollectionRecord>,
+    pub status: &'static str,
+    pub status_message: String,
+}
+
+/// A link's derived state.
+pub struct LinkState {
+    pub status: &'static str,
+    pub status_message: String,
+    pub amount: Option<i128>,
+    pub total_received: i128,
+    pub remaining: Option<i128>,
+    pub overpayment: Option<i128>,
+    /// Newest first.
+    pub sessions: Vec<SessionView>,
+}
+
+impl LinkState {
+    pub fn is_open(&self) -> bool {
+        self.status == "active"
+    }
+
+    pub fn completed(&self) -> usize {
+        self.sessions.iter().filter(|s| s.status == "complete").count()
+    }
+}
+
+fn decode<T: for<'de> Deserialize<'de>>(bytes: Option<Vec<u8>>) -> ApiResult<Option<T>> {
+    match bytes {
+        Some(bytes) => Ok(Some(postcard::from_bytes(&bytes).map_err(|_| ApiError::internal())?)),
+        None => Ok(None),
+    }
+}
+
+pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    postcard::to_stdvec(value).unwrap_or_default()
+}
+
+pub fn load_page(snapshot: &Snapshot, id: &str) -> ApiResult<Option<PaymentPage>> {
+    decode(snapshot.document(PAGES, id)?)
+}
+
+pub fn load_link(snapshot: &Snapshot, id: &str) -> ApiResult<Option<PaymentLink>> {
+    decode(snapshot.document(LINKS, id)?)
+}
+
+/// Every id listed under `owner` as `kind`, newest first.
+fn all_listed(snapshot: &Snapshot, owner: &str, kind: &str) -> ApiResult<Vec<String>> {
+    let mut out = Vec::new();
+    let mut before = None;
+    loop {
+        let entries = snapshot.list(owner, kind, before, 500)?;
+        out.extend(entries.iter().map(|(_, id)| id.clone()));
+        match entries.last() {
+            Some((position, _)) if entries.len() == 500 => before = Some(*position),
+            _ => return Ok(out),
+        }
+    }
+}
+
+pub fn sessions_of(snapshot: &Snapshot, link_id: &str, now: i64) -> ApiResult<Vec<SessionView>> {
+    let mut out = Vec::new();
+    for id in all_listed(snapshot, link_id, LINK_SESSIONS)? {
+        let Some(session) = decode::<Session>(snapshot.document(SESSIONS, &id)?)? else { continue };
+        let collection = snapshot.collection(&session.collection)?;
+        let (status, message) = match &collection {
+            Some(c) if c.status == MovementStatus::Completed => ("complete", c.status_message.clone()),
+            Some(c) if c.status == MovementStatus::Failed => ("failed", c.status_message.clone()),
+            Some(_) if now > session.expires_at => {
+                ("expired", "The payer did not finish this attempt in time".to_string())
+            }
+            Some(c) => ("pending", c.status_message.clone()),
+            None => ("failed", "The attempt was not recorded".to_string()),
+        };
+        out.push(SessionView { session, collection, status, status_message: message });
+    }
+    Ok(out)
+}
+
+pub fn link_state(snapshot: &Snapshot, link: &PaymentLink, now: i64) -> ApiResult<LinkState> {
+    let sessions = sessions_of(snapshot, &link.id, now)?;
+    let total_received: i128 =
+        sessions.iter().filter(|s| s.status == "complete").map(|s| s.session.destination_amount).sum();
+    // An open amount is the payer's: what they paid, or else what they last tried.
+    let amount = link.amount.or_else(|| {
+        if total_received > 0 {
+            Some(total_received)
+        } else {
+            sessions.first().map(|s| s.session.destination_amount)
+        }
+    });
+    let remaining = amount.map(|a| (a - total_received).max(0));
+    let overpayment = amount.filter(|a| total_received > *a).map(|a| total_received - a);
+    let currency = &link.settings.currency;
+    let (status, status_message) = if total_received > 0 && remaining == Some(0) {
+        ("paid", format!("Paid: {} {currency} received", crate::render::amount(currency, total_received)))
+    } else if link.closed_at.is_some() {
+        ("closed", "Closed by the merchant".to_string())
+    } else if link.settings.expires_at.is_some_and(|at| now > at) {
+        ("expired", "The payment window has ended".to_string())
+    } else if total_received > 0 {
+        (
+            "active",
+            format!(
+                "Partially paid: {} of {} {currency} received",
+                crate::render::amount(currency, total_received),
+                crate::render::amount(currency, amount.unwrap_or(0)),
+            ),
+        )
+    } else {
+        ("active", "Awaiting payment".to_string())
+    };
+    Ok(LinkState { status, status_message, amount, total_received, remaining, overpayment, sessions })
+}
+
+/// A page's state: (status, paymentCount, totalCollected).
+pub fn page_state(
+    snapshot: &Snapshot,
+    page: &PaymentPage,
+    now: i64,
+) -> ApiResult<(&'static str, usize, i128)> {
+    let mut count = 0;
+    let mut total = 0;
+    for id in all_listed(snapshot, &page.id, PAGE_LINKS)? {
+        if let Some(link) = load_link(snapshot, &id)? {
+            let state = link_state(snapshot, &link, now)?;
+            count += state.completed();
+            total += state.total_received;
+        }
+    }
+    Ok((page_status(page, now), count, total))
+}
+
+/// A page past its `expiresAt` takes no new payers, like a closed one.
+pub fn page_status(page: &PaymentPage, now: i64) -> &'static str {
+    if page.closed_at.is_some() || page.settings.expires_at.is_some_and(|at| now > at) {
+        "closed"
+    } else {
+        "active"
+    }
+}
 
 /// The completed collections paid through payment link `link_id` of
 /// `organization`, oldest first; `None` when the organization has no such link.
 pub fn link_payments(
-    _snapshot: &Snapshot,
-    _organization: &str,
-    _link_id: &str,
+    snapshot: &Snapshot,
+    organization: &str,
+    link_id: &str,
 ) -> ApiResult<Option<Vec<CollectionRecord>>> {
-    Ok(None)
+    let Some(link) = load_link(snapshot, link_id)?.filter(|l| l.organization == organization) else {
+        return Ok(None);
+    };
+    let mut paid: Vec<CollectionRecord> = sessions_of(snapshot, &link.id, i64::MIN)?
+        .into_iter()
+        .filter(|s| s.status == "complete")
+        .filter_map(|s| s.collection)
+        .collect();
+    paid.reverse();
+    Ok(Some(paid))
+}
+
+/// The hosted checkout address of a page or link on this stack's listener.
+pub fn hosted_url(stack: &Stack, id: &str) -> String {
+    let addr = match stack.kind {
+        crate::stack::StackKind::Live => stack.config.live_addr,
+        crate::stack::StackKind::Sandbox => stack.config.sandbox_addr,
+    };
+    format!("http://{addr}/pay/{id}")
+}
+
+fn metadata(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| json!({}))
+}
+
+fn settings_fields(s: &Settings) -> serde_json::Map<String, Value> {
+    let value = json!({
+        "currency": s.currency,
+        "title": s.title,
+        "description": s.description,
+        "allowedMethods": s.allowed_methods,
+        "allowedCryptoAssets": s.allowed_crypto_assets,
+        "customFields": s.custom_fields.iter().map(|f| json!({
+            "name": f.name, "type": f.kind, "required": f.required, "label": f.label,
+        })).collect::<Vec<_>>(),
+        "branding": {
+            "logoUrl": s.branding.logo_url,
+            "accentColor": s.branding.accent_color,
+            "businessName": s.branding.business_name,
+        },
+        "redirectUrl": s.redirect_url,
+        "metadata": metadata(&s.metadata),
+        "expiresAt": s.expires_at.map(timestamp),
+    });
+    match value {
+        Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    }
+}
+
+pub fn render_page(stack: &Stack, snapshot: &Snapshot, page: &PaymentPage, now: i64) -> ApiResult<Value> {
+    let (status, count, total) = page_state(snapshot, page, now)?;
+    let currency = &page.settings.currency;
+    let mut out = serde_json::Map::new();
+    out.insert("id".into(), json!(page.id));
+    out.insert("url".into(), json!(hosted_url(stack, &page.id)));
+    out.insert("amount".into(), json!(page.amount.map(|a| amount(currency, a))));
+    out.insert("status".into(), json!(status));
+    out.extend(settings_fields(&page.settings));
+    out.insert("paymentCount".into(), json!(count));
+    out.insert("totalCollected".into(), json!(amount(currency, total)));
+    out.insert("closedAt".into(), json!(page.closed_at.map(timestamp)));
+    out.insert("createdAt".into(), json!(timestamp(page.created_at)));
+    out.insert("updatedAt".into(), json!(timestamp(page.updated_at)));
+    Ok(Value::Object(out))
+}
+
+pub fn render_session(view: &SessionView) -> Value {
+    let s = &view.session;
+    json!({
+        "id": s.id,
+        "paymentLinkId": s.link,
+        "status": view.status,
+        "statusMessage": view.status_message,
+        "method": s.method,
+        "code": s.code,
+        "chain": s.chain,
+        "originAmount": amount(&s.origin_currency, s.origin_amount),
+        "originCurrency": s.origin_currency,
+        "destinationAmount": amount(&s.destination_currency, s.destination_amount),
+        "destinationCurrency": s.destination_currency,
+        "rate": s.rate,
+        "collectionId": s.collection,
+        "instructions": s.instructions.as_ref().map(|i| {
+            let mut map = serde_json::Map::new();
+            map.insert("type".into(), json!(i.kind));
+            for (k, v) in &i.fields {
+                map.insert(k.clone(), json!(v));
+            }
+            Value::Object(map)
+        }),
+        "expiresAt": timestamp(s.expires_at),
+        "createdAt": timestamp(s.created_at),
+    })
+}
+
+pub fn render_link(stack: &Stack, link: &PaymentLink, state: &LinkState, with_sessions: bool) -> Value {
+    let currency = &link.settings.currency;
+    let mut out = serde_json::Map::new();
+    out.insert("id".into(), json!(link.id));
+    out.insert("url".into(), json!(hosted_url(stack, &link.id)));
+    out.insert("parentType".into(), json!(link.page.as_ref().map(|_| "payment_page")));
+    out.insert("parentId".into(), json!(link.page));
+    out.insert("email".into(), json!(link.email));
+    out.insert("amount".into(), json!(state.amount.map(|a| amount(currency, a))));
+    out.insert("status".into(), json!(state.status));
+    out.insert("statusMessage".into(), json!(state.status_message));
+    out.insert("totalReceived".into(), json!(amount(currency, state.total_received)));
+    out.insert("remaining".into(), json!(state.remaining.map(|a| amount(currency, a))));
+    out.insert("overpaymentAmount".into(), json!(state.overpayment.map(|a| amount(currency, a))));
+    out.extend(settings_fields(&link.settings));
+    out.insert("customerReference".into(), json!(link.customer_reference));
+    out.insert(
+        "customFieldValues".into(),
+        Value::Object(link.custom_values.iter().map(|(k, v)| (k.clone(), json!(v))).collect()),
+    );
+    out.insert("closedAt".into(), json!(link.closed_at.map(timestamp)));
+    out.insert("createdAt".into(), json!(timestamp(link.created_at)));
+    out.insert("updatedAt".into(), json!(timestamp(link.updated_at)));
+    if with_sessions {
+        out.insert("sessions".into(), state.sessions.iter().map(render_session).collect());
+    }
+    Value::Object(out)
+}
+
+/// What the hosted page's script sees of a link: no merchant metadata.
+pub fn render_public_link(link: &PaymentLink, state: &LinkState) -> Value {
+    let currency = &link.settings.currency;
+    json!({
+        "id": link.id,
+        "status": state.status,
+        "statusMessage": state.status_message,
+        "amount": state.amount.map(|a| amount(currency, a)),
+        "currency": currency,
+        "totalReceived": amount(currency, state.total_received),
+        "remaining": state.remaining.map(|a| amount(currency, a)),
+        "redirectUrl": link.settings.redirect_url,
+    })
+}
+
+/// Closes a page or link (idempotent). A paid link cannot be closed.
+pub async fn close(stack: &Stack, organization: &str, id: &str) -> ApiResult<()> {
+    let collection = if id.starts_with("pp_") { PAGES } else { LINKS };
+    for _ in 0..5 {
+        let snapshot = stack.engine.read()?;
+        let now = stack.now_ms();
+        let Some(bytes) = snapshot.document(collection, id)? else { break };
+        let body = if collection == PAGES {
+            let mut page: PaymentPage = postcard::from_bytes(&bytes).map_err(|_| ApiError::internal())?;
+            if page.organization != organization {
+                break;
+            }
+            if page.closed_at.is_some() {
+                return Ok(());
+            }
+            page.closed_at = Some(now);
+            page.updated_at = now;
+            encode(&page)
+        } else {
+            let mut link: PaymentLink = postcard::from_bytes(&bytes).map_err(|_| ApiError::internal())?;
+            if link.organization != organization {
+                break;
+            }
+            if link.closed_at.is_some() {
+                return Ok(());
+            }
+            if link_state(&snapshot, &link, now)?.status == "paid" {
+                return Err(ApiError::bad_request(format!(
+                    "payment link '{id}' is paid and cannot be closed"
+                )));
+            }
+            link.closed_at = Some(now);
+            link.updated_at = now;
+            encode(&link)
+        };
+        let command = sika_engine::Command::Save {
+            expect: vec![sika_engine::Expected::unchanged(collection, id, &bytes)],
+            documents: vec![sika_engine::Document {
+                collection: collection.into(),
+                id: id.into(),
+                body,
+                list: None,
+            }],
+            events: Vec::new(),
+        };
+        match stack.engine.execute(command).await {
+            Ok(_) => return Ok(()),
+            Err(sika_engine::EngineError::Conflict(_)) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let what = if collection == PAGES { "payment page" } else { "payment link" };
+    Err(ApiError::not_found(format!("{what} '{id}' not found")))
 }
