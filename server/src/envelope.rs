@@ -55,7 +55,8 @@ pub async fn envelope(State(stack): State<EnvelopeState>, request: Request, next
     let (mut parts, body) = response.into_parts();
     let body_bytes = match parts.extensions.remove::<ApiError>() {
         Some(error) => error_bytes(&mut parts, &error, &request_id),
-        None if parts.status.as_u16() >= 400 && !is_json(&parts) => {
+        // The hosted checkout's HTML error pages (an unknown link) stay HTML.
+        None if parts.status.as_u16() >= 400 && !is_json(&parts) && !is_html(&parts) => {
             let error = generic_error(parts.status, &method, &path);
             error_bytes(&mut parts, &error, &request_id)
         }
@@ -89,6 +90,14 @@ pub async fn envelope(State(stack): State<EnvelopeState>, request: Request, next
 
 fn static_version(version: &str) -> &'static str {
     VERSIONS.iter().find(|v| **v == version).copied().unwrap_or(VERSION_CURRENT)
+}
+
+fn is_html(parts: &axum::http::response::Parts) -> bool {
+    parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/html"))
 }
 
 fn is_json(parts: &axum::http::response::Parts) -> bool {

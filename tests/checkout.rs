@@ -1,0 +1,530 @@
+//! Hosted checkout over HTTP: payment pages and their child links, standalone
+//! links, partial payments, overpayment, expiry, closing, the hosted HTML,
+//! and the ledger behind it all. Payers use the same public calls the hosted
+//! page's script makes (`/pay/{id}/sessions`).
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use serde_json::{Value, json};
+
+const PHONE: &str = "+233241234567";
+
+fn page_body(currency: &str, amount: Option<&str>) -> Value {
+    let mut body = json!({
+        "currency": currency,
+        "title": "Kente scarves",
+        "description": "Hand woven in Bonwire",
+        "allowedMethods": ["mobile_money"],
+        "redirectUrl": "https://shop.example/thanks",
+        "branding": { "businessName": "Ama's Shop", "accentColor": "#0a7d4f" },
+        "metadata": { "campaign": "harmattan" },
+    });
+    if let Some(a) = amount {
+        body["amount"] = json!(a);
+    }
+    body
+}
+
+async fn create(api: &Api, node: &Node, path: &str, body: Value) -> Value {
+    let r = api.post(&node.sandbox_url(path), &node.creds.sandbox_key, body).await;
+    r.expect(201);
+    let key = if path.contains("pages") { "paymentPage" } else { "paymentLink" };
+    r.body[key].clone()
+}
+
+/// A payer's attempt through the hosted page's call; returns the answer.
+async fn pay(api: &Api, node: &Node, target: &str, amount: &str) -> Resp {
+    let body = json!({ "amount": amount, "method": "mobile_money", "network": "mtn_gh", "phone": PHONE });
+    api.call("POST", &node.sandbox_url(&format!("/pay/{target}/sessions")), None, Some(body)).await
+}
+
+/// Pays and waits until the session settles; returns (link id, session).
+async fn pay_settled(api: &Api, node: &Node, target: &str, amount: &str) -> (String, Value) {
+    let r = pay(api, node, target, amount).await;
+    r.expect(201);
+    let link = r.body["paymentLink"]["id"].as_str().unwrap().to_string();
+    let session = r.body["session"]["id"].as_str().unwrap().to_string();
+    let url = node.sandbox_url(&format!("/pay/{link}/sessions/{session}"));
+    let settled = eventually("the session to settle", Duration::from_secs(10), || async {
+        let r = api.call("GET", &url, None, None).await;
+        r.expect(200);
+        (r.body["session"]["status"] != "pending").then(|| r.body["session"].clone())
+    })
+    .await;
+    (link, settled)
+}
+
+async fn link(api: &Api, node: &Node, id: &str) -> Value {
+    let r = api.get(&node.sandbox_url(&format!("/v1/payment-links/{id}")), &node.creds.sandbox_key).await;
+    r.expect(200);
+    r.body["paymentLink"].clone()
+}
+
+async fn page(api: &Api, node: &Node, id: &str) -> Value {
+    let r = api.get(&node.sandbox_url(&format!("/v1/payment-pages/{id}")), &node.creds.sandbox_key).await;
+    r.expect(200);
+    r.body["paymentPage"].clone()
+}
+
+async fn html(node: &Node, id: &str) -> (u16, String) {
+    let r = reqwest::Client::new().get(node.sandbox_url(&format!("/pay/{id}"))).send().await.unwrap();
+    let status = r.status().as_u16();
+    assert!(r.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    (status, r.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn page_creation_enforces_the_spec_constraints() {
+    let node = shared();
+    let api = Api::new();
+    let url = node.sandbox_url("/v1/payment-pages");
+    let key = &node.creds.sandbox_key;
+    let long = "x".repeat(256);
+    let cases: Vec<(Value, &str)> = vec![
+        (json!({ "title": "t", "allowedMethods": ["mobile_money"] }), "currency"),
+        (json!({ "currency": "", "title": "t", "allowedMethods": ["mobile_money"] }), "currency"),
+        (json!({ "currency": "GHSGHSGHSGH", "title": "t", "allowedMethods": ["mobile_money"] }), "currency"),
+        (json!({ "currency": "ABC", "title": "t", "allowedMethods": ["mobile_money"] }), "currency"),
+        (json!({ "currency": "GHS", "allowedMethods": ["mobile_money"] }), "title"),
+        (json!({ "currency": "GHS", "title": "", "allowedMethods": ["mobile_money"] }), "title"),
+        (json!({ "currency": "GHS", "title": long, "allowedMethods": ["mobile_money"] }), "title"),
+        (json!({ "currency": "GHS", "title": "t" }), "allowedMethods"),
+        (json!({ "currency": "GHS", "title": "t", "allowedMethods": [] }), "allowedMethods"),
+        (json!({ "currency": "GHS", "title": "t", "allowedMethods": ["cash"] }), "allowedMethods[0]"),
+        (
+            json!({ "currency": "GHS", "title": "t", "allowedMethods": ["mobile_money"], "amount": "1.001" }),
+            "amount",
+        ),
+        (
+            json!({ "currency": "GHS", "title": "t", "allowedMethods": ["mobile_money"], "amount": "-5" }),
+            "amount",
+        ),
+        (
+            json!({ "currency": "GHS", "title": "t", "allowedMethods": ["mobile_money"], "redirectUrl": "javascript:alert(1)" }),
+            "redirectUrl",
+        ),
+        (
+            json!({ "currency": "GHS", "title": "t", "allowedMethods": ["mobile_money"], "expiresAt": "2020-01-01T00:00:00Z" }),
+            "expiresAt",
+        ),
+        (
+            json!({ "currency": "GHS", "title": "t", "allowedMethods": ["mobile_money"], "branding": { "accentColor": "red; }" } }),
+            "branding.accentColor",
+        ),
+        (
+            json!({ "currency": "GHS", "title": "t", "allowedMethods": ["mobile_money"], "customFields": [{ "name": "a" }, { "name": "a" }] }),
+            "customFields[1].name",
+        ),
+        (
+            json!({ "currency": "GHS", "title": "t", "allowedMethods": ["crypto"], "allowedCryptoAssets": ["DOGE"] }),
+            "allowedCryptoAssets[0]",
+        ),
+    ];
+    for (body, field) in cases {
+        api.post(&url, key, body.clone()).await.expect_field(400, "validation_error", field);
+    }
+    // The boundaries themselves are accepted.
+    let edge = json!({ "currency": "GHS", "title": "x".repeat(255), "allowedMethods": ["mobile_money"] });
+    let p = create(&api, node, "/v1/payment-pages", edge).await;
+    assert_eq!(p["title"].as_str().unwrap().len(), 255);
+
+    let p = create(&api, node, "/v1/payment-pages", page_body("GHS", Some("120.00"))).await;
+    assert!(p["id"].as_str().unwrap().starts_with("pp_"));
+    assert_eq!(p["status"], "active");
+    assert_eq!(p["amount"], "120.00");
+    assert_eq!(p["paymentCount"], 0);
+    assert_eq!(p["totalCollected"], "0.00");
+    assert_eq!(p["allowedCryptoAssets"], Value::Null);
+    assert_eq!(p["branding"]["businessName"], "Ama's Shop");
+    assert_eq!(p["metadata"], json!({ "campaign": "harmattan" }));
+    let id = p["id"].as_str().unwrap();
+    assert_eq!(p["url"], node.sandbox_url(&format!("/pay/{id}")));
+    assert_eq!(page(&api, node, id).await["id"], id);
+    // Without the scope: forbidden. Unknown: not found.
+    api.get(&node.sandbox_url("/v1/payment-pages/pp_nope"), key).await.expect_error(404, "not_found");
+    api.get(&node.sandbox_url("/v1/payment-links/pl_nope"), key).await.expect_error(404, "not_found");
+}
+
+#[tokio::test]
+async fn an_open_amount_page_paid_by_three_payers_spawns_three_child_links() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let p = create(&api, &node, "/v1/payment-pages", page_body("GHS", None)).await;
+    assert_eq!(p["amount"], Value::Null, "an open amount has no amount");
+    let page_id = p["id"].as_str().unwrap().to_string();
+
+    // An open amount needs the payer's amount.
+    let r = api
+        .call(
+            "POST",
+            &node.sandbox_url(&format!("/pay/{page_id}/sessions")),
+            None,
+            Some(json!({ "method": "mobile_money", "network": "mtn_gh", "phone": PHONE })),
+        )
+        .await;
+    r.expect_field(400, "validation_error", "amount");
+
+    let mut links = Vec::new();
+    for amount in ["10.00", "20.00", "35.50"] {
+        let (link_id, session) = pay_settled(&api, &node, &page_id, amount).await;
+        assert_eq!(session["status"], "complete", "{session}");
+        links.push(link_id);
+    }
+    links.sort();
+    links.dedup();
+    assert_eq!(links.len(), 3, "each payer gets their own link");
+    let r = api
+        .get(
+            &node.sandbox_url(&format!("/v1/payment-links?parentType=payment_page&parentId={page_id}")),
+            &node.creds.sandbox_key,
+        )
+        .await;
+    r.expect(200);
+    let children = r.body["data"].as_array().unwrap();
+    assert_eq!(children.len(), 3);
+    for child in children {
+        assert_eq!(child["parentType"], "payment_page");
+        assert_eq!(child["parentId"], page_id.as_str());
+        assert_eq!(child["status"], "paid");
+        assert_eq!(child["remaining"], "0.00");
+        assert_eq!(child["overpaymentAmount"], Value::Null);
+        assert!(child.get("sessions").is_none(), "sessions only on the single read");
+    }
+    let p = page(&api, &node, &page_id).await;
+    assert_eq!(p["paymentCount"], 3);
+    assert_eq!(p["totalCollected"], "65.50");
+    assert_eq!(balance(&api, &node.sandbox, &node.creds.sandbox_key, "GHS").await, "65.50");
+
+    // The money came through the collection path, with its events.
+    let one = link(&api, &node, &links[0]).await;
+    let collection_id = one["sessions"][0]["collectionId"].as_str().unwrap().to_string();
+    let r = api
+        .get(&node.sandbox_url(&format!("/v1/collections/{collection_id}")), &node.creds.sandbox_key)
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["collection"]["status"], "completed");
+    assert_eq!(r.body["collection"]["metadata"]["paymentLinkId"], links[0].as_str());
+    assert_eq!(r.body["collection"]["metadata"]["paymentPageId"], page_id.as_str());
+    wait_for_events(
+        &api,
+        &node.sandbox,
+        &node.creds.sandbox_key,
+        &collection_id,
+        &["collection.pending", "collection.completed"],
+    )
+    .await;
+    node.stop_and_verify();
+}
+
+#[tokio::test]
+async fn a_link_paid_in_two_partial_payments() {
+    let node = shared();
+    let api = Api::new();
+    let mut body = page_body("GHS", Some("100.00"));
+    body["email"] = json!("kofi@example.com");
+    body["customerReference"] = json!("inv-partial-1");
+    let l = create(&api, node, "/v1/payment-links", body).await;
+    let id = l["id"].as_str().unwrap().to_string();
+    assert_eq!(l["parentType"], Value::Null);
+    assert_eq!(l["status"], "active");
+    assert_eq!(l["remaining"], "100.00");
+    assert_eq!(l["totalReceived"], "0.00");
+    assert_eq!(l["sessions"], json!([]));
+
+    let (_, s1) = pay_settled(&api, node, &id, "40.00").await;
+    assert_eq!(s1["status"], "complete");
+    let l = link(&api, node, &id).await;
+    assert_eq!(l["status"], "active");
+    assert_eq!(l["totalReceived"], "40.00");
+    assert_eq!(l["remaining"], "60.00");
+    let (_, page_html) = html(node, &id).await;
+    assert!(page_html.contains("remaining 60.00 GHS"), "the hosted page shows what is left");
+
+    // Without an amount the payer pays what remains.
+    let r = api
+        .call(
+            "POST",
+            &node.sandbox_url(&format!("/pay/{id}/sessions")),
+            None,
+            Some(json!({ "method": "mobile_money", "network": "mtn_gh", "phone": PHONE })),
+        )
+        .await;
+    r.expect(201);
+    assert_eq!(r.body["session"]["destinationAmount"], "60.00");
+    let l = poll_until(
+        &api,
+        &node.sandbox_url(&format!("/v1/payment-links/{id}")),
+        &node.creds.sandbox_key,
+        |b| b["paymentLink"]["status"] == "paid",
+    )
+    .await["paymentLink"]
+        .clone();
+    assert_eq!(l["totalReceived"], "100.00");
+    assert_eq!(l["remaining"], "0.00");
+    assert_eq!(l["overpaymentAmount"], Value::Null);
+    let sessions = l["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 2);
+    assert_eq!(sessions[0]["destinationAmount"], "60.00", "newest first");
+    assert!(sessions.iter().all(|s| s["status"] == "complete"));
+
+    // A paid link takes no more money, and says so.
+    pay(&api, node, &id, "1.00").await.expect_error(400, "bad_request");
+    let (status, page_html) = html(node, &id).await;
+    assert_eq!(status, 200);
+    assert!(page_html.contains("has been paid"));
+    assert!(!page_html.contains("id=\"pay\""), "no pay button on a paid link");
+
+    // Filters: email, customerReference, status.
+    let key = &node.creds.sandbox_key;
+    for query in [
+        "email=kofi@example.com",
+        "customerReference=inv-partial-1",
+        "customerReference=inv-partial-1&status=paid",
+    ] {
+        let r = api.get(&node.sandbox_url(&format!("/v1/payment-links?{query}")), key).await;
+        r.expect(200);
+        let ids: Vec<&str> =
+            r.body["data"].as_array().unwrap().iter().map(|l| l["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, vec![id.as_str()], "{query}");
+    }
+    let r = api
+        .get(&node.sandbox_url("/v1/payment-links?customerReference=inv-partial-1&status=active"), key)
+        .await;
+    assert_eq!(r.body["data"], json!([]));
+    api.get(&node.sandbox_url("/v1/payment-links?status=done"), key).await.expect_field(
+        400,
+        "validation_error",
+        "status",
+    );
+    api.get(&node.sandbox_url("/v1/payment-links?parentType=invoice"), key).await.expect_field(
+        400,
+        "validation_error",
+        "parentType",
+    );
+}
+
+#[tokio::test]
+async fn concurrent_payments_beyond_the_amount_are_an_overpayment() {
+    let node = shared();
+    let api = Api::new();
+    let l = create(&api, node, "/v1/payment-links", page_body("GHS", Some("50.00"))).await;
+    let id = l["id"].as_str().unwrap().to_string();
+    // Two payers race on the same link; both charges go through.
+    let (a, b) = tokio::join!(pay(&api, node, &id, "30.00"), pay(&api, node, &id, "30.00"));
+    a.expect(201);
+    b.expect(201);
+    let l = poll_until(
+        &api,
+        &node.sandbox_url(&format!("/v1/payment-links/{id}")),
+        &node.creds.sandbox_key,
+        |b| b["paymentLink"]["sessions"].as_array().unwrap().iter().all(|s| s["status"] == "complete"),
+    )
+    .await["paymentLink"]
+        .clone();
+    assert_eq!(l["status"], "paid");
+    assert_eq!(l["totalReceived"], "60.00");
+    assert_eq!(l["remaining"], "0.00");
+    assert_eq!(l["overpaymentAmount"], "10.00");
+}
+
+#[tokio::test]
+async fn a_failed_attempt_then_a_retry_leaves_one_complete_and_one_failed_session() {
+    let node = shared();
+    let api = Api::new();
+    let p = create(&api, node, "/v1/payment-pages", page_body("GHS", None)).await;
+    let page_id = p["id"].as_str().unwrap();
+    let (link_id, failed) = pay_settled(&api, node, page_id, "25.51").await;
+    assert_eq!(failed["status"], "failed");
+    assert!(!failed["statusMessage"].as_str().unwrap().is_empty());
+    let (again, ok) = pay_settled(&api, node, &link_id, "25.00").await;
+    assert_eq!(again, link_id, "the retry stays on the payer's link");
+    assert_eq!(ok["status"], "complete");
+    let l = link(&api, node, &link_id).await;
+    assert_eq!(l["status"], "paid");
+    assert_eq!(l["amount"], "25.00");
+    let statuses: Vec<&str> =
+        l["sessions"].as_array().unwrap().iter().map(|s| s["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, vec!["complete", "failed"]);
+    let p = page(&api, node, page_id).await;
+    assert_eq!(p["paymentCount"], 1);
+    assert_eq!(p["totalCollected"], "25.00");
+}
+
+#[tokio::test]
+async fn expired_and_closed_links_and_pages_take_no_payment() {
+    let node = shared();
+    let api = Api::new();
+    let key = &node.creds.sandbox_key;
+    let mut body = page_body("GHS", Some("15.00"));
+    body["expiresAt"] = json!(in_seconds(1));
+    let l = create(&api, node, "/v1/payment-links", body).await;
+    let id = l["id"].as_str().unwrap().to_string();
+    assert_eq!(l["status"], "active");
+    tokio::time::sleep(Duration::from_millis(1600)).await;
+    let l = link(&api, node, &id).await;
+    assert_eq!(l["status"], "expired");
+    pay(&api, node, &id, "15.00").await.expect_error(400, "bad_request");
+    let (_, page_html) = html(node, &id).await;
+    assert!(page_html.contains("has expired"));
+    let r = api.get(&node.sandbox_url("/v1/payment-links?status=expired&limit=100"), key).await;
+    assert!(r.body["data"].as_array().unwrap().iter().any(|l| l["id"] == id.as_str()));
+
+    // Closing.
+    let l = create(&api, node, "/v1/payment-links", page_body("GHS", Some("15.00"))).await;
+    let link_id = l["id"].as_str().unwrap().to_string();
+    let r = api.post(&node.sandbox_url(&format!("/v1/payment-links/{link_id}/close")), key, json!({})).await;
+    r.expect(200);
+    assert_eq!(r.body["paymentLink"]["status"], "closed");
+    api.post(&node.sandbox_url(&format!("/v1/payment-links/{link_id}/close")), key, json!({}))
+        .await
+        .expect(200);
+    pay(&api, node, &link_id, "15.00").await.expect_error(400, "bad_request");
+    assert!(html(node, &link_id).await.1.contains("is closed"));
+
+    let p = create(&api, node, "/v1/payment-pages", page_body("GHS", None)).await;
+    let page_id = p["id"].as_str().unwrap().to_string();
+    let r = api.post(&node.sandbox_url(&format!("/v1/payment-pages/{page_id}/close")), key, json!({})).await;
+    r.expect(200);
+    assert_eq!(r.body["paymentPage"]["status"], "closed");
+    pay(&api, node, &page_id, "5.00").await.expect_error(400, "bad_request");
+    assert!(html(node, &page_id).await.1.contains("is closed"));
+    let r = api.get(&node.sandbox_url("/v1/payment-pages?status=closed&limit=100"), key).await;
+    let listed = r.body["data"].as_array().unwrap();
+    assert!(listed.iter().any(|p| p["id"] == page_id.as_str()));
+    assert!(listed.iter().all(|p| p["status"] == "closed"));
+    api.get(&node.sandbox_url("/v1/payment-pages?status=open"), key).await.expect_field(
+        400,
+        "validation_error",
+        "status",
+    );
+    api.post(&node.sandbox_url("/v1/payment-pages/pp_nope/close"), key, json!({}))
+        .await
+        .expect_error(404, "not_found");
+    let (status, text) = html(node, "pl_nope").await;
+    assert_eq!(status, 404);
+    assert!(text.contains("does not exist"));
+}
+
+#[tokio::test]
+async fn the_hosted_page_shows_branding_fields_and_the_methods_the_currency_allows() {
+    let node = shared();
+    let api = Api::new();
+    let mut body = page_body("GHS", None);
+    body["allowedMethods"] = json!(["mobile_money", "bank_transfer", "crypto"]);
+    body["title"] = json!("Scarves <b>& more</b>");
+    body["customFields"] =
+        json!([{ "name": "size", "type": "text", "required": true, "label": "Scarf size" }]);
+    let p = create(&api, node, "/v1/payment-pages", body).await;
+    let id = p["id"].as_str().unwrap().to_string();
+    let (status, page_html) = html(node, &id).await;
+    assert_eq!(status, 200);
+    assert!(page_html.contains("Scarves &lt;b&gt;&amp; more&lt;/b&gt;"), "text is escaped");
+    assert!(page_html.contains("Ama&#39;s Shop"));
+    assert!(page_html.contains("--accent:#0a7d4f"));
+    assert!(page_html.contains("Scarf size"));
+    assert!(page_html.contains("value=\"mobile_money\""));
+    assert!(!page_html.contains("value=\"bank_transfer\""), "GHS stays on mobile money");
+    assert!(page_html.contains("id=\"amount\""));
+    assert!(page_html.contains("name=\"viewport\""));
+    // The required custom field is enforced, and GHS refuses other methods.
+    let url = node.sandbox_url(&format!("/pay/{id}/sessions"));
+    let r = api
+        .call(
+            "POST",
+            &url,
+            None,
+            Some(json!({ "amount": "5.00", "method": "mobile_money", "network": "mtn_gh", "phone": PHONE })),
+        )
+        .await;
+    r.expect_field(400, "validation_error", "customFields.size");
+    let r = api
+        .call(
+            "POST",
+            &url,
+            None,
+            Some(json!({ "amount": "5.00", "method": "bank_transfer", "customFields": { "size": "M" } })),
+        )
+        .await;
+    r.expect_field(400, "validation_error", "method");
+    let r = api
+        .call("POST", &url, None, Some(json!({ "amount": "5.00", "method": "mobile_money", "network": "mtn_gh", "phone": "0241234567", "customFields": { "size": "M" } })))
+        .await;
+    r.expect_field(400, "validation_error", "phone");
+    let r = api
+        .call("POST", &url, None, Some(json!({ "amount": "5.00", "method": "mobile_money", "network": "mpesa_ke", "phone": PHONE, "customFields": { "size": "M" } })))
+        .await;
+    r.expect_field(400, "validation_error", "network");
+    let r = api
+        .call("POST", &url, None, Some(json!({ "amount": "5.00", "method": "mobile_money", "network": "mtn_gh", "phone": PHONE, "customFields": { "size": "M" } })))
+        .await;
+    r.expect(201);
+    let child = link(&api, node, r.body["paymentLink"]["id"].as_str().unwrap()).await;
+    assert_eq!(child["customFieldValues"], json!({ "size": "M" }));
+    assert!(r.body["paymentLink"].get("metadata").is_none(), "the payer does not see merchant metadata");
+}
+
+#[tokio::test]
+async fn bank_transfer_and_stablecoin_sessions_give_instructions() {
+    let node = shared();
+    let api = Api::new();
+    let mut body = page_body("NGN", Some("5000.00"));
+    body["allowedMethods"] = json!(["bank_transfer", "crypto"]);
+    body["allowedCryptoAssets"] = json!(["USDC"]);
+    let l = create(&api, node, "/v1/payment-links", body).await;
+    let id = l["id"].as_str().unwrap().to_string();
+    let (status, page_html) = html(node, &id).await;
+    assert_eq!(status, 200);
+    assert!(page_html.contains("value=\"bank_transfer\"") && page_html.contains("value=\"crypto\""));
+    assert!(!page_html.contains("USDT"), "only the allowed assets");
+
+    let url = node.sandbox_url(&format!("/pay/{id}/sessions"));
+    let r =
+        api.call("POST", &url, None, Some(json!({ "amount": "1000.00", "method": "bank_transfer" }))).await;
+    r.expect(201);
+    let s = &r.body["session"];
+    assert_eq!(s["method"], "bank_transfer");
+    assert_eq!(s["code"], "bank_ng");
+    assert_eq!(s["instructions"]["type"], "bank_transfer");
+    assert_eq!(s["instructions"]["accountNumber"].as_str().unwrap().len(), 10);
+    assert_eq!(s["instructions"]["reference"], s["id"]);
+
+    let r = api
+        .call(
+            "POST",
+            &url,
+            None,
+            Some(json!({ "amount": "1000.00", "method": "crypto", "asset": "USDT", "chain": "tron" })),
+        )
+        .await;
+    r.expect_field(400, "validation_error", "chain");
+    let r = api
+        .call(
+            "POST",
+            &url,
+            None,
+            Some(json!({ "amount": "1000.00", "method": "crypto", "asset": "USDC", "chain": "base" })),
+        )
+        .await;
+    r.expect(201);
+    let s = &r.body["session"];
+    assert_eq!(s["chain"], "base");
+    assert_eq!(s["originCurrency"], "USDC");
+    assert_eq!(s["destinationCurrency"], "NGN");
+    assert_eq!(s["destinationAmount"], "1000.00");
+    let origin: f64 = s["originAmount"].as_str().unwrap().parse().unwrap();
+    let rate: f64 = s["rate"].as_str().unwrap().parse().unwrap();
+    assert!(origin > 0.0 && (origin - 1000.0 * rate).abs() < 0.00001 + 1e-9, "{s}");
+    assert!(s["instructions"]["address"].as_str().unwrap().starts_with("0x"));
+    // Both land on the NGN balance once the sandbox settles them.
+    let l = poll_until(
+        &api,
+        &node.sandbox_url(&format!("/v1/payment-links/{id}")),
+        &node.creds.sandbox_key,
+        |b| b["paymentLink"]["totalReceived"] == "2000.00",
+    )
+    .await;
+    assert_eq!(l["paymentLink"]["remaining"], "3000.00");
+}
