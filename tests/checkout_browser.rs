@@ -1,0 +1,292 @@
+//! Hosted checkout in a real browser: headless Chromium, driven over
+//! WebDriver, pays a sandbox payment page the way a payer on a phone would
+//! (a validation error, a failed attempt, then a successful one and the
+//! redirect), and the API then shows exactly that history. Needs
+//! /usr/bin/chromium and /usr/bin/chromedriver: without them the tests fail
+//! when `CI` is set and are skipped otherwise.
+
+mod common;
+#[path = "common/webdriver.rs"]
+mod webdriver;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{Value, json};
+use webdriver::{Browser, WdError, WdResult, browser_available};
+
+/// One Chromium at a time: the machines that run this are small.
+static BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const PHONE: &str = "+233241234567";
+
+/// `html` as a `data:` URL (every byte outside [A-Za-z0-9] percent-encoded).
+fn data_url(html: &str) -> String {
+    let mut out = String::from("data:text/html;charset=utf-8,");
+    for b in html.bytes() {
+        if b.is_ascii_alphanumeric() {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The WebDriver client itself, on a page that needs no server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webdriver_client_drives_a_data_url_page() {
+    if !browser_available("webdriver_client_drives_a_data_url_page") {
+        return;
+    }
+    let _one = BROWSER.lock().await;
+    let started = Instant::now();
+    let mut b = Browser::start().await;
+    b.show_on_failure(&["#out", "#later"]);
+    let started_in = started.elapsed();
+    let html = r#"<!doctype html><html><head>
+        <meta name="viewport" content="width=device-width, initial-scale=1"></head><body>
+        <p id="out" data-state="idle">waiting</p>
+        <p id="later"></p>
+        <input id="name" value="prefilled">
+        <select id="pick"><option value="">Choose</option><option value="mtn_gh">MTN</option>
+          <option value="vodafone_gh">Telecel</option></select>
+        <button id="go" onclick="
+          var o = document.getElementById('out');
+          o.textContent = 'clicked by ' + document.getElementById('name').value
+            + ' on ' + document.getElementById('pick').value;
+          o.setAttribute('data-state', 'done');
+          setTimeout(function () { document.getElementById('later').textContent = 'later'; }, 300);
+        ">Go</button></body></html>"#;
+    let url = data_url(html);
+    b.goto(&url).await;
+    assert!(b.current_url().await.starts_with("data:text/html"), "{}", b.current_url().await);
+    assert_eq!(b.text("#out").await, "waiting");
+    assert_eq!(b.attr("#out", "data-state").await.as_deref(), Some("idle"));
+    assert_eq!(b.attr("#out", "data-missing").await, None);
+    let name = b.find("#name").await;
+    assert_eq!(name.prop("value").await, "prefilled");
+    name.send_keys("Ama").await; // clears first
+    assert_eq!(name.prop("value").await, "Ama");
+    b.find("#pick").await.select_value("vodafone_gh").await;
+    assert_eq!(b.find("#pick").await.prop("value").await, "vodafone_gh");
+    b.click("#go").await;
+    assert_eq!(b.text("#out").await, "clicked by Ama on vodafone_gh");
+    assert_eq!(b.attr("#out", "data-state").await.as_deref(), Some("done"));
+    let later = b
+        .wait_until("#later to fill in", Duration::from_secs(5), || async {
+            let text = b.find("#later").await.try_text().await?;
+            Ok((!text.is_empty()).then_some(text))
+        })
+        .await;
+    assert_eq!(later, "later");
+    let width = b.execute("return [window.innerWidth, arguments[0] + 1];", vec![json!(41)]).await;
+    assert_eq!(width, json!([390, 42]), "a phone-sized window and script arguments");
+    assert_eq!(b.find_all("option").await.len(), 3);
+    assert!(b.try_find("#nothing-here").await.unwrap().is_none());
+    assert!(b.source().await.contains("id=\"later\""));
+    let quit = Instant::now();
+    b.quit().await;
+    eprintln!("quit took {:?}", quit.elapsed());
+    eprintln!("data: URL test: browser up in {started_in:?}, total {:?}", started.elapsed());
+}
+
+/// `#status`'s `data-state` once it equals `state`.
+async fn state_is(b: &Browser, state: &str) -> WdResult<Option<()>> {
+    let el = b.try_find("#status").await?.ok_or_else(|| WdError("no #status".into()))?;
+    Ok((el.try_attr("data-state").await?.as_deref() == Some(state)).then_some(()))
+}
+
+/// Fills the payer's fields (amount, method, network, phone) and clicks Pay.
+async fn pay(b: &Browser, amount: &str) {
+    b.fill("#amount", amount).await;
+    let method = b.find("input[name=method][value=mobile_money]").await;
+    if method.prop("checked").await != true {
+        method.click().await;
+    }
+    b.find("select#network").await.select_value("mtn_gh").await;
+    b.fill("#phone", PHONE).await;
+    b.wait_until("#pay to be enabled", Duration::from_secs(5), || async {
+        let disabled = b.find("#pay").await.try_prop("disabled").await?;
+        Ok((disabled != true).then_some(()))
+    })
+    .await;
+    b.click("#pay").await;
+}
+
+fn query_param(url: &str, name: &str) -> Option<String> {
+    let url = reqwest::Url::parse(url).ok()?;
+    url.query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned())
+}
+
+async fn links_of(api: &Api, node: &Node, page_id: &str) -> Vec<Value> {
+    let url = node.sandbox_url(&format!("/v1/payment-links?parentId={page_id}&parentType=payment_page"));
+    let r = api.get(&url, &node.creds.sandbox_key).await;
+    r.expect(200);
+    r.body["data"].as_array().unwrap_or_else(|| panic!("a list: {}", r.text)).clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hosted_checkout_in_a_real_browser() {
+    if !browser_available("hosted_checkout_in_a_real_browser") {
+        return;
+    }
+    let _one = BROWSER.lock().await;
+    let t0 = Instant::now();
+    let mut lap = t0;
+    let mut laps: Vec<(&str, Duration)> = Vec::new();
+    let mut mark = |name: &'static str| {
+        laps.push((name, lap.elapsed()));
+        lap = Instant::now();
+    };
+
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    let before = balances_minor(&api, &node.sandbox, &key, "GHS", 2).await.0;
+    let redirect = node.sandbox_url("/v1/openapi.json");
+    let r = api
+        .post(
+            &node.sandbox_url("/v1/payment-pages"),
+            &key,
+            json!({
+                "currency": "GHS",
+                "title": "Kente scarves",
+                "description": "Hand woven",
+                "allowedMethods": ["mobile_money"],
+                "redirectUrl": redirect,
+                "branding": { "businessName": "Ama's Shop", "accentColor": "#0a7d4f", "logoUrl": "" },
+            }),
+        )
+        .await;
+    r.expect(201);
+    let page = &r.body["paymentPage"];
+    let page_id = page["id"].as_str().unwrap_or_else(|| panic!("paymentPage.id: {}", r.text)).to_string();
+    assert!(page_id.starts_with("pp_"), "{page_id}");
+    let page_url = page["url"].as_str().unwrap_or_else(|| panic!("paymentPage.url: {}", r.text)).to_string();
+    mark("node and payment page");
+
+    let mut b = Browser::start().await;
+    b.show_on_failure(&["#status", "#error"]);
+    mark("browser");
+    b.goto(&page_url).await;
+    b.find("#checkout").await;
+    let source = b.source().await;
+    for shown in ["Kente scarves", "Hand woven"] {
+        if !source.contains(shown) {
+            b.fail(&format!("the page does not show {shown:?}")).await;
+        }
+    }
+    let methods = b.find_all("input[name=method]").await;
+    let mut offered = Vec::new();
+    for m in &methods {
+        offered.push(m.attr("value").await.unwrap_or_default());
+    }
+    if offered != ["mobile_money"] {
+        b.fail(&format!("a GHS page offers only mobile_money, not {offered:?}")).await;
+    }
+    if !matches!(state_is(&b, "idle").await, Ok(Some(()))) {
+        b.fail("#status starts idle").await;
+    }
+    mark("page loaded");
+
+    // No amount: a validation error, and no attempt starts.
+    pay(&b, "").await;
+    b.wait_until("#error to show a validation error", Duration::from_secs(5), || async {
+        let text = b.find("#error").await.try_text().await?;
+        Ok((!text.trim().is_empty()).then_some(()))
+    })
+    .await;
+    let link_attr = b.attr("#checkout", "data-link-id").await.unwrap_or_default();
+    if !link_attr.is_empty() {
+        b.fail(&format!("an invalid form started an attempt: data-link-id={link_attr}")).await;
+    }
+    assert!(links_of(&api, &node, &page_id).await.is_empty(), "no child link after a validation error");
+    mark("validation error");
+
+    // x.51 fails in the sandbox: the payer is told, and the form stays usable.
+    pay(&b, "25.51").await;
+    b.wait_until("#status data-state=failed", Duration::from_secs(20), || state_is(&b, "failed")).await;
+    let failed_text = b.text("#status").await;
+    if !failed_text.to_lowercase().contains("fail") {
+        b.fail(&format!("the failure text does not say it failed: {failed_text:?}")).await;
+    }
+    let link_id = b.attr("#checkout", "data-link-id").await.unwrap_or_default();
+    if !link_id.starts_with("pl_") {
+        b.fail(&format!("#checkout data-link-id after the first attempt: {link_id:?}")).await;
+    }
+    let error_text = b.text("#error").await;
+    if !error_text.trim().is_empty() {
+        b.fail(&format!("#error is not cleared after a valid submit: {error_text:?}")).await;
+    }
+    mark("failed attempt");
+
+    // x.00 succeeds: success text, then the redirect with the outcome.
+    pay(&b, "25.00").await;
+    b.wait_until("#status data-state=complete", Duration::from_secs(20), || state_is(&b, "complete")).await;
+    let done_text = b.text("#status").await.to_lowercase();
+    if !["success", "paid", "complete", "thank", "received"].iter().any(|w| done_text.contains(w)) {
+        b.fail(&format!("no success text after complete: {done_text:?}")).await;
+    }
+    let same_link = b.attr("#checkout", "data-link-id").await.unwrap_or_default();
+    if same_link != link_id {
+        b.fail(&format!("the retry moved to another link: {link_id} then {same_link}")).await;
+    }
+    mark("complete");
+    let landed = b
+        .wait_until("the redirect to redirectUrl", Duration::from_secs(10), || async {
+            let url = b.try_current_url().await?;
+            Ok((url.starts_with(&redirect) && url.contains("status=complete")).then_some(url))
+        })
+        .await;
+    mark("redirect");
+    assert_eq!(query_param(&landed, "paymentLinkId").as_deref(), Some(link_id.as_str()), "{landed}");
+    assert_eq!(query_param(&landed, "status").as_deref(), Some("complete"), "{landed}");
+    let session_id = query_param(&landed, "sessionId").unwrap_or_default();
+    assert!(session_id.starts_with("cs_"), "sessionId in {landed}");
+    b.quit().await;
+
+    // The API tells the same story.
+    let links = links_of(&api, &node, &page_id).await;
+    assert_eq!(links.len(), 1, "one child link for one payer: {links:?}");
+    assert_eq!(links[0]["id"], link_id.as_str());
+    assert_eq!(links[0]["parentId"], page_id.as_str());
+    assert_eq!(links[0]["parentType"], "payment_page");
+    let r = api.get(&node.sandbox_url(&format!("/v1/payment-links/{link_id}")), &key).await;
+    r.expect(200);
+    let link = &r.body["paymentLink"];
+    assert_eq!(link["status"], "paid", "{link}");
+    assert_eq!(link["totalReceived"], "25.00", "{link}");
+    assert_eq!(link["currency"], "GHS", "{link}");
+    let sessions = link["sessions"].as_array().unwrap_or_else(|| panic!("sessions: {link}"));
+    let statuses: Vec<&str> = sessions.iter().map(|s| s["status"].as_str().unwrap_or("")).collect();
+    assert_eq!(statuses, ["complete", "failed"], "sessions newest first: {link}");
+    assert_eq!(
+        sessions[0]["id"],
+        session_id.as_str(),
+        "the redirect's sessionId is the complete one: {link}"
+    );
+    assert_eq!(sessions[0]["method"], "mobile_money", "{link}");
+    assert_eq!(sessions[0]["originAmount"], "25.00", "{link}");
+    assert_eq!(sessions[1]["originAmount"], "25.51", "{link}");
+    for s in sessions {
+        assert_eq!(s["paymentLinkId"], link_id.as_str(), "{s}");
+    }
+    let r = api.get(&node.sandbox_url(&format!("/v1/payment-pages/{page_id}")), &key).await;
+    r.expect(200);
+    let page = &r.body["paymentPage"];
+    assert_eq!(page["paymentCount"], 1, "{page}");
+    assert_eq!(page["totalCollected"], "25.00", "{page}");
+    let after = eventually("the GHS balance to rise by 25.00", Duration::from_secs(10), || async {
+        let now = balances_minor(&api, &node.sandbox, &key, "GHS", 2).await.0;
+        (now == before + 2_500).then_some(now)
+    })
+    .await;
+    assert_eq!(after - before, 2_500);
+    mark("API checks");
+
+    node.stop_and_verify();
+    mark("stop and verify");
+    let summary: Vec<String> = laps.iter().map(|(n, d)| format!("{n} {:.2}s", d.as_secs_f64())).collect();
+    eprintln!("checkout browser test: {} (total {:.2}s)", summary.join(", "), t0.elapsed().as_secs_f64());
+}
