@@ -235,7 +235,7 @@ async fn a_link_paid_in_two_partial_payments() {
     assert_eq!(l["sessions"], json!([]));
 
     let (_, s1) = pay_settled(&api, node, &id, "40.00").await;
-    assert_eq!(s1["status"], "complete");
+    assert_eq!(s1["status"], "partial", "money arrived but the link is not paid yet");
     let l = link(&api, node, &id).await;
     assert_eq!(l["status"], "active");
     assert_eq!(l["totalReceived"], "40.00");
@@ -268,7 +268,9 @@ async fn a_link_paid_in_two_partial_payments() {
     let sessions = l["sessions"].as_array().unwrap();
     assert_eq!(sessions.len(), 2);
     assert_eq!(sessions[0]["destinationAmount"], "60.00", "newest first");
-    assert!(sessions.iter().all(|s| s["status"] == "complete"));
+    // Exactly one session completes a paid link; the earlier payment is partial.
+    assert_eq!(sessions[0]["status"], "complete");
+    assert_eq!(sessions[1]["status"], "partial");
 
     // A paid link takes no more money, and says so.
     pay(&api, node, &id, "1.00").await.expect_error(400, "bad_request");
@@ -307,27 +309,90 @@ async fn a_link_paid_in_two_partial_payments() {
 }
 
 #[tokio::test]
-async fn concurrent_payments_beyond_the_amount_are_an_overpayment() {
+async fn paying_more_than_remains_is_an_overpayment() {
     let node = shared();
     let api = Api::new();
     let l = create(&api, node, "/v1/payment-links", page_body("GHS", Some("50.00"))).await;
     let id = l["id"].as_str().unwrap().to_string();
-    // Two payers race on the same link; both charges go through.
-    let (a, b) = tokio::join!(pay(&api, node, &id, "30.00"), pay(&api, node, &id, "30.00"));
-    a.expect(201);
-    b.expect(201);
-    let l = poll_until(
-        &api,
-        &node.sandbox_url(&format!("/v1/payment-links/{id}")),
-        &node.creds.sandbox_key,
-        |b| b["paymentLink"]["sessions"].as_array().unwrap().iter().all(|s| s["status"] == "complete"),
-    )
-    .await["paymentLink"]
-        .clone();
+    let (_, s) = pay_settled(&api, node, &id, "60.00").await;
+    assert_eq!(s["status"], "complete");
+    let l = link(&api, node, &id).await;
     assert_eq!(l["status"], "paid");
+    assert_eq!(l["amount"], "50.00");
     assert_eq!(l["totalReceived"], "60.00");
     assert_eq!(l["remaining"], "0.00");
     assert_eq!(l["overpaymentAmount"], "10.00");
+}
+
+/// Payers racing on one link: whatever interleaving happens, the link's
+/// totals equal the money the ledger credited, and a paid link has exactly
+/// one complete session.
+#[tokio::test]
+async fn racing_payments_keep_the_link_consistent_with_the_ledger() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let key = &node.creds.sandbox_key;
+    let l = create(&api, &node, "/v1/payment-links", page_body("KES", Some("100.00"))).await;
+    let id = l["id"].as_str().unwrap().to_string();
+    let body = json!({ "amount": "30.00", "method": "mobile_money", "network": "mpesa_ke", "phone": "+254712345678" });
+    let url = node.sandbox_url(&format!("/pay/{id}/sessions"));
+    let mut attempts = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let (api, url, body) = (api.clone(), url.clone(), body.clone());
+        attempts.spawn(async move { api.call("POST", &url, None, Some(body)).await });
+    }
+    let answers: Vec<Resp> = attempts.join_all().await;
+    let started = answers.iter().filter(|r| r.status == 201).count();
+    assert!(answers.iter().all(|r| r.status == 201 || (r.status == 400 && r.error() == "bad_request")));
+    assert!(started >= 4, "at least enough attempts to pay it start: {started}");
+    let l = poll_until(&api, &node.sandbox_url(&format!("/v1/payment-links/{id}")), key, |b| {
+        b["paymentLink"]["sessions"].as_array().unwrap().iter().all(|s| s["status"] != "pending")
+    })
+    .await["paymentLink"]
+        .clone();
+    let sessions = l["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), started);
+    let received: i128 = sessions
+        .iter()
+        .filter(|s| s["status"] == "complete" || s["status"] == "partial")
+        .map(|s| minor(s["destinationAmount"].as_str().unwrap(), 2))
+        .sum();
+    assert_eq!(minor(l["totalReceived"].as_str().unwrap(), 2), received);
+    assert_eq!(balance(&api, &node.sandbox, key, "KES").await, l["totalReceived"].as_str().unwrap());
+    assert_eq!(l["status"], "paid");
+    assert_eq!(sessions.iter().filter(|s| s["status"] == "complete").count(), 1);
+    let over = received - 10_000;
+    assert_eq!(
+        l["overpaymentAmount"],
+        if over > 0 { json!(format!("{}.{:02}", over / 100, over % 100)) } else { Value::Null }
+    );
+    node.stop_and_verify();
+}
+
+/// On live the operator confirms payments; an attempt nobody confirms in
+/// time expires, and the link still takes a new one.
+#[tokio::test]
+async fn an_abandoned_attempt_expires() {
+    let node = shared();
+    let api = Api::new();
+    let r = api
+        .post(&node.live_url("/v1/payment-links"), &node.creds.live_key, page_body("GHS", Some("12.00")))
+        .await;
+    r.expect(201);
+    let id = r.body["paymentLink"]["id"].as_str().unwrap().to_string();
+    assert!(r.body["paymentLink"]["url"].as_str().unwrap().starts_with(&node.live));
+    let body = json!({ "method": "mobile_money", "network": "mtn_gh", "phone": PHONE });
+    let r = api.call("POST", &node.live_url(&format!("/pay/{id}/sessions")), None, Some(body)).await;
+    r.expect(201);
+    assert_eq!(r.body["session"]["status"], "pending");
+    let url = node.live_url(&format!("/v1/payment-links/{id}"));
+    let l = eventually("the attempt to expire", Duration::from_secs(10), || async {
+        let r = api.get(&url, &node.creds.live_key).await;
+        (r.body["paymentLink"]["sessions"][0]["status"] == "expired").then(|| r.body["paymentLink"].clone())
+    })
+    .await;
+    assert_eq!(l["status"], "active");
+    assert_eq!(l["totalReceived"], "0.00");
 }
 
 #[tokio::test]

@@ -55,8 +55,10 @@ pub fn render(
             ));
         }
         Target::Page(page) => {
-            let note = (page_status(page, now) != "active")
-                .then(|| ("This payment page is closed", "The merchant is no longer taking payments here."));
+            let note = (page_status(page, now) != "active").then_some((
+                "This payment page is closed",
+                "The merchant is no longer taking payments here.",
+            ));
             (&page.id, &page.settings, page.amount, note, page.amount, 0)
         }
         Target::Link(link) => {
@@ -342,7 +344,7 @@ const SCRIPT: &str = r#"
 
   function finish(session, link) {
     button.disabled = false;
-    if (session.status === 'complete') {
+    if (session.status === 'complete' || session.status === 'partial') {
       if (link.status === 'paid') {
         setStatus('complete', 'Payment received. Thank you! ' + session.destinationAmount + ' ' + session.destinationCurrency + ' paid.');
         button.hidden = true;

@@ -120,12 +120,23 @@ pub struct Session {
     pub created_at: i64,
 }
 
+/// The failure message of a session's collection when the payer did not
+/// finish in time; such a session reads as `expired`.
+pub const SESSION_EXPIRED: &str = "The checkout session expired before the payer paid";
+
 /// A session with its collection, as of one read.
 pub struct SessionView {
     pub session: Session,
     pub collection: Option<CollectionRecord>,
     pub status: &'static str,
     pub status_message: String,
+}
+
+impl SessionView {
+    /// Whether this attempt's money arrived (`complete` or `partial`).
+    pub fn received(&self) -> bool {
+        self.collection.as_ref().is_some_and(|c| c.status == MovementStatus::Completed)
+    }
 }
 
 /// A link's derived state.
@@ -145,8 +156,9 @@ impl LinkState {
         self.status == "active"
     }
 
-    pub fn completed(&self) -> usize {
-        self.sessions.iter().filter(|s| s.status == "complete").count()
+    /// Payments received: sessions whose money arrived.
+    pub fn payments(&self) -> usize {
+        self.sessions.iter().filter(|s| s.received()).count()
     }
 }
 
@@ -183,17 +195,17 @@ fn all_listed(snapshot: &Snapshot, owner: &str, kind: &str) -> ApiResult<Vec<Str
     }
 }
 
-pub fn sessions_of(snapshot: &Snapshot, link_id: &str, now: i64) -> ApiResult<Vec<SessionView>> {
+pub fn sessions_of(snapshot: &Snapshot, link_id: &str) -> ApiResult<Vec<SessionView>> {
     let mut out = Vec::new();
     for id in all_listed(snapshot, link_id, LINK_SESSIONS)? {
         let Some(session) = decode::<Session>(snapshot.document(SESSIONS, &id)?)? else { continue };
         let collection = snapshot.collection(&session.collection)?;
         let (status, message) = match &collection {
             Some(c) if c.status == MovementStatus::Completed => ("complete", c.status_message.clone()),
-            Some(c) if c.status == MovementStatus::Failed => ("failed", c.status_message.clone()),
-            Some(_) if now > session.expires_at => {
-                ("expired", "The payer did not finish this attempt in time".to_string())
+            Some(c) if c.status == MovementStatus::Failed && c.status_message == SESSION_EXPIRED => {
+                ("expired", c.status_message.clone())
             }
+            Some(c) if c.status == MovementStatus::Failed => ("failed", c.status_message.clone()),
             Some(c) => ("pending", c.status_message.clone()),
             None => ("failed", "The attempt was not recorded".to_string()),
         };
@@ -203,17 +215,39 @@ pub fn sessions_of(snapshot: &Snapshot, link_id: &str, now: i64) -> ApiResult<Ve
 }
 
 pub fn link_state(snapshot: &Snapshot, link: &PaymentLink, now: i64) -> ApiResult<LinkState> {
-    let sessions = sessions_of(snapshot, &link.id, now)?;
-    let total_received: i128 =
-        sessions.iter().filter(|s| s.status == "complete").map(|s| s.session.destination_amount).sum();
-    // An open amount is the payer's: what they paid, or else what they last tried.
-    let amount = link.amount.or_else(|| {
-        if total_received > 0 {
-            Some(total_received)
-        } else {
-            sessions.first().map(|s| s.session.destination_amount)
+    let mut sessions = sessions_of(snapshot, &link.id)?;
+    // Money that arrived, in the order it arrived.
+    let mut arrivals: Vec<(i64, i64, usize)> = sessions
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.received())
+        .map(|(i, s)| {
+            let at = s.collection.as_ref().and_then(|c| c.completed_at).unwrap_or(s.session.created_at);
+            (at, s.session.created_at, i)
+        })
+        .collect();
+    arrivals.sort();
+    let total_received: i128 = arrivals.iter().map(|(_, _, i)| sessions[*i].session.destination_amount).sum();
+    // An open amount is the payer's: their first payment, or else what they last tried.
+    let amount = link
+        .amount
+        .or_else(|| arrivals.first().map(|(_, _, i)| sessions[*i].session.destination_amount))
+        .or_else(|| sessions.first().map(|s| s.session.destination_amount));
+    // Exactly one session completes a paid link: the one whose money
+    // brought `remaining` to zero. Other payments are `partial`.
+    let mut running = 0;
+    let mut completer = None;
+    for (_, _, i) in &arrivals {
+        running += sessions[*i].session.destination_amount;
+        if completer.is_none() && amount.is_some_and(|a| running >= a) {
+            completer = Some(*i);
         }
-    });
+    }
+    for (_, _, i) in &arrivals {
+        if Some(*i) != completer {
+            sessions[*i].status = "partial";
+        }
+    }
     let remaining = amount.map(|a| (a - total_received).max(0));
     let overpayment = amount.filter(|a| total_received > *a).map(|a| total_received - a);
     let currency = &link.settings.currency;
@@ -249,7 +283,7 @@ pub fn page_state(
     for id in all_listed(snapshot, &page.id, PAGE_LINKS)? {
         if let Some(link) = load_link(snapshot, &id)? {
             let state = link_state(snapshot, &link, now)?;
-            count += state.completed();
+            count += state.payments();
             total += state.total_received;
         }
     }
@@ -275,12 +309,12 @@ pub fn link_payments(
     let Some(link) = load_link(snapshot, link_id)?.filter(|l| l.organization == organization) else {
         return Ok(None);
     };
-    let mut paid: Vec<CollectionRecord> = sessions_of(snapshot, &link.id, i64::MIN)?
+    let mut paid: Vec<CollectionRecord> = sessions_of(snapshot, &link.id)?
         .into_iter()
-        .filter(|s| s.status == "complete")
+        .filter(|s| s.received())
         .filter_map(|s| s.collection)
         .collect();
-    paid.reverse();
+    paid.sort_by_key(|c| (c.completed_at, c.created_at));
     Ok(Some(paid))
 }
 
@@ -415,14 +449,16 @@ pub fn render_public_link(link: &PaymentLink, state: &LinkState) -> Value {
 /// Closes a page or link (idempotent). A paid link cannot be closed.
 pub async fn close(stack: &Stack, organization: &str, id: &str) -> ApiResult<()> {
     let collection = if id.starts_with("pp_") { PAGES } else { LINKS };
+    let what = if collection == PAGES { "payment page" } else { "payment link" };
+    let missing = || ApiError::not_found(format!("{what} '{id}' not found"));
     for _ in 0..5 {
         let snapshot = stack.engine.read()?;
         let now = stack.now_ms();
-        let Some(bytes) = snapshot.document(collection, id)? else { break };
+        let Some(bytes) = snapshot.document(collection, id)? else { return Err(missing()) };
         let body = if collection == PAGES {
             let mut page: PaymentPage = postcard::from_bytes(&bytes).map_err(|_| ApiError::internal())?;
             if page.organization != organization {
-                break;
+                return Err(missing());
             }
             if page.closed_at.is_some() {
                 return Ok(());
@@ -433,7 +469,7 @@ pub async fn close(stack: &Stack, organization: &str, id: &str) -> ApiResult<()>
         } else {
             let mut link: PaymentLink = postcard::from_bytes(&bytes).map_err(|_| ApiError::internal())?;
             if link.organization != organization {
-                break;
+                return Err(missing());
             }
             if link.closed_at.is_some() {
                 return Ok(());
@@ -463,6 +499,6 @@ pub async fn close(stack: &Stack, organization: &str, id: &str) -> ApiResult<()>
             Err(e) => return Err(e.into()),
         }
     }
-    let what = if collection == PAGES { "payment page" } else { "payment link" };
-    Err(ApiError::not_found(format!("{what} '{id}' not found")))
+    // Five writers in a row changed it under us.
+    Err(sika_engine::EngineError::Conflict(format!("{what} '{id}'")).into())
 }

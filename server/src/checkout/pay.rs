@@ -4,7 +4,7 @@
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use sika_engine::movements::NewCollection;
+use sika_engine::movements::{NewCollection, ScheduledStep, Step};
 use sika_engine::{Command, Currency, Document, Snapshot};
 
 use super::requests::{CRYPTO_ASSETS, email};
@@ -18,7 +18,8 @@ use crate::movements::collection_rail;
 use crate::render::AmountInput;
 use crate::stack::Stack;
 
-/// How long a session waits for the payer.
+/// How long a session waits for the payer (scaled by `--time-scale`, like
+/// every other deadline).
 pub const SESSION_TTL_MS: i64 = 30 * 60 * 1000;
 
 #[derive(Debug, Default, Deserialize)]
@@ -150,8 +151,13 @@ pub async fn start(stack: &Stack, target: &str, request: PayRequest) -> ApiResul
         list: Some((link.id.clone(), LINK_SESSIONS.into())),
     });
     let currency = Currency::find(&session.destination_currency).map_err(|_| ApiError::internal())?;
-    let (rail, rail_note, schedule) =
+    let (rail, rail_note, mut schedule) =
         collection_rail(stack, session.destination_amount, currency.scale, &session.payer);
+    // An attempt the payer never finishes expires: its collection fails.
+    schedule.push(ScheduledStep {
+        after_ms: session.expires_at - now,
+        step: Step::Settle { success: false, message: super::SESSION_EXPIRED.into() },
+    });
     let mut metadata = json!({ "paymentLinkId": link.id, "checkoutSessionId": session.id });
     if let Some(page) = &link.page {
         metadata["paymentPageId"] = json!(page);
@@ -256,7 +262,7 @@ fn build_session(
         rate: "1".into(),
         collection: sika_engine::ids::new_id("col"),
         instructions: None,
-        expires_at: now + SESSION_TTL_MS,
+        expires_at: now + ((SESSION_TTL_MS as f64) * stack.config.time_scale).round().max(1_000.0) as i64,
         created_at: now,
     };
     let business = if settings.branding.business_name.is_empty() {

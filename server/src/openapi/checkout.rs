@@ -142,7 +142,7 @@ pub(super) fn schemas(add: &mut impl FnMut(&str, Value)) {
             "expiresAt",
             "createdAt",
         ],
-        json!({ "id": { "type": "string", "pattern": "^cs_" }, "paymentLinkId": string(), "status": { "enum": ["pending", "complete", "failed", "expired"] }, "statusMessage": string(), "method": { "enum": ["mobile_money", "bank_transfer", "crypto"] }, "code": string(), "chain": nullable_string(), "originAmount": amount(), "originCurrency": string(), "destinationAmount": amount(), "destinationCurrency": string(), "rate": string(), "collectionId": string(), "instructions": { "type": ["object", "null"] }, "expiresAt": string(), "createdAt": string() }),
+        json!({ "id": { "type": "string", "pattern": "^cs_" }, "paymentLinkId": string(), "status": { "enum": ["pending", "partial", "complete", "failed", "expired"] }, "statusMessage": string(), "method": { "enum": ["mobile_money", "bank_transfer", "crypto"] }, "code": string(), "chain": nullable_string(), "originAmount": amount(), "originCurrency": string(), "destinationAmount": amount(), "destinationCurrency": string(), "rate": string(), "collectionId": string(), "instructions": { "type": ["object", "null"] }, "expiresAt": string(), "createdAt": string() }),
     );
     add("CheckoutSession", session);
     add(
