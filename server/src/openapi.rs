@@ -21,6 +21,10 @@ struct Operation {
     responses: &'static [(u16, &'static str)],
 }
 
+/// A response schema name meaning raw bytes (`application/octet-stream`,
+/// the stored content type) rather than JSON.
+const BINARY: &str = "binary";
+
 const ERRORS: [(u16, &str); 3] = [(400, "Error"), (401, "Error"), (403, "Error")];
 
 const OPERATIONS: &[Operation] = &[
@@ -847,6 +851,9 @@ fn operation(op: &Operation) -> Value {
     {
         let description = if *status < 300 { "Success" } else { "Error (see the error object)" };
         responses.entry(status.to_string()).or_insert_with(|| {
+            if *schema == BINARY {
+                return json!({ "description": description, "content": { "application/octet-stream": { "schema": { "type": "string", "format": "binary" } } } });
+            }
             json!({ "description": description, "content": { "application/json": { "schema": reference(schema) } } })
         });
     }
