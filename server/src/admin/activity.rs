@@ -1,4 +1,4 @@
-//! Payouts, collections and orders across organizations, searchable by id,
+//! Payouts, collections, orders and disputes across organizations, searchable by id,
 //! externalReference and status.
 
 use std::sync::Arc;
@@ -143,13 +143,55 @@ pub async fn order(
     Ok(Json(json!({ "order": body })))
 }
 
-/// Disputes arrive with hosted checkout; until then the list is empty.
+/// Every organization's disputes on one stack, each with its thread (the
+/// console shows them without another request); `status` filters like the
+/// public list (`resolved` matches accepted and declined).
 pub async fn disputes(
     State(state): State<Arc<AdminState>>,
     Path(stack): Path<String>,
+    ApiQuery(query): ApiQuery<ActivityQuery>,
 ) -> ApiResult<Json<Value>> {
-    state.stack(&stack)?;
-    Ok(Json(json!({ "data": [], "hasMore": false, "nextCursor": null })))
+    let stack = state.stack(&stack)?;
+    crate::disputes::check_status_filter(query.status.as_deref())?;
+    // The status filter is applied here (it knows `resolved`), not by `search`.
+    let status = query.status.clone();
+    let query = ActivityQuery { status: None, ..query };
+    Ok(Json(search(&state, stack, crate::disputes::COLLECTION, &query, |s, id| {
+        let Some((dispute, _)) = crate::disputes::load(s, id)? else { return Ok(None) };
+        if !crate::disputes::status_matches(&dispute, status.as_deref()) {
+            return Ok(None);
+        }
+        crate::disputes::render(s, &dispute).map(Some)
+    })?))
+}
+
+fn admin_dispute(organization: &str, mut body: Value) -> Json<Value> {
+    body["organizationId"] = Value::String(organization.to_string());
+    Json(json!({ "dispute": body }))
+}
+
+pub async fn dispute(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    let stack = state.stack(&stack)?;
+    let snapshot = stack.engine.read()?;
+    let (dispute, _) = crate::disputes::load_for(&snapshot, None, &id)?;
+    Ok(admin_dispute(&dispute.organization, crate::disputes::render(&snapshot, &dispute)?))
+}
+
+/// The operator resolves a dispute (on either stack): body `{outcome}`.
+pub async fn resolve_dispute(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id)): Path<(String, String)>,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<Value>> {
+    let request: crate::disputes::ResolveRequest = crate::extract::parse_json(&body)?;
+    let stack = state.stack(&stack)?;
+    let resolved = crate::disputes::resolve(stack, None, &id, &request.outcome).await?;
+    let snapshot = stack.engine.read()?;
+    let (dispute, _) = crate::disputes::load_for(&snapshot, None, &id)?;
+    Ok(admin_dispute(&dispute.organization, resolved))
 }
 
 #[derive(Deserialize)]

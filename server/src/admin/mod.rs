@@ -59,6 +59,8 @@ pub fn app(state: Arc<AdminState>) -> Router {
         .route("/admin/v1/{stack}/orders/{id}", get(activity::order))
         .route("/admin/v1/{stack}/orders/{id}/funds", post(activity::order_funds))
         .route("/admin/v1/{stack}/disputes", get(activity::disputes))
+        .route("/admin/v1/{stack}/disputes/{id}", get(activity::dispute))
+        .route("/admin/v1/{stack}/disputes/{id}/resolve", post(activity::resolve_dispute))
         .route("/admin/v1/{stack}/webhooks/endpoints", get(webhooks::endpoints))
         .route("/admin/v1/{stack}/webhooks/endpoints/{id}/attempts", get(webhooks::attempts))
         .route("/admin/v1/{stack}/webhooks/endpoints/{id}/enable", post(webhooks::enable))
