@@ -289,7 +289,11 @@ fn disputed_payment(
                     collection.status.name()
                 )));
             }
-            Ok((collection, None))
+            // A checkout payment names its link in the collection's metadata.
+            let link = serde_json::from_str::<Value>(&collection.metadata)
+                .ok()
+                .and_then(|m| m["paymentLinkId"].as_str().map(str::to_string));
+            Ok((collection, link))
         }
         (None, Some(link)) => {
             let payments = crate::checkout::link_payments(snapshot, organization, link)?

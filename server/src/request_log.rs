@@ -222,6 +222,9 @@ pub fn redact_body(bytes: &[u8]) -> Option<String> {
     }
 }
 
+/// The longest string value a logged body keeps whole.
+const LOGGED_STRING_MAX: usize = 1_024;
+
 fn redact(value: &mut Value) {
     match value {
         Value::Object(map) => {
@@ -235,6 +238,14 @@ fn redact(value: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(redact),
         Value::String(s) if SECRET_PREFIXES.iter().any(|p| s.starts_with(p)) => *s = REDACTED.into(),
+        // A file upload's base64 would fill the log; keep its start.
+        Value::String(s) if s.len() > LOGGED_STRING_MAX => {
+            let mut end = LOGGED_STRING_MAX;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            *s = format!("{}… ({} bytes, truncated in the log)", &s[..end], s.len());
+        }
         _ => {}
     }
 }
@@ -252,5 +263,14 @@ mod tests {
         assert_eq!(out["idNumber"], REDACTED);
         assert_eq!(out["note"], REDACTED);
         assert_eq!(out["fullName"], "Ama");
+    }
+
+    #[test]
+    fn long_strings_are_cut() {
+        let body = serde_json::json!({ "data": "é".repeat(5_000), "name": "f.pdf" }).to_string();
+        let out: Value = serde_json::from_str(&redact_body(body.as_bytes()).unwrap()).unwrap();
+        let data = out["data"].as_str().unwrap();
+        assert!(data.len() < 1_200 && data.ends_with("(10000 bytes, truncated in the log)"), "{data}");
+        assert_eq!(out["name"], "f.pdf");
     }
 }
