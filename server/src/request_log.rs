@@ -210,6 +210,13 @@ pub fn redact_body(bytes: &[u8]) -> Option<String> {
     if bytes.is_empty() {
         return None;
     }
+    // Most bodies hold nothing to redact or cut: keep them as they are
+    // rather than parsing and re-serializing every response.
+    if !needs_redaction(bytes)
+        && let Ok(text) = std::str::from_utf8(bytes)
+    {
+        return Some(text.to_string());
+    }
     match serde_json::from_slice::<Value>(bytes) {
         Ok(mut value) => {
             redact(&mut value);
@@ -220,6 +227,25 @@ pub fn redact_body(bytes: &[u8]) -> Option<String> {
             if SECRET_PREFIXES.iter().any(|p| text.contains(p)) { Some(REDACTED.into()) } else { Some(text) }
         }
     }
+}
+
+/// Whether `bytes` may hold a secret field or value, or a string longer
+/// than `LOGGED_STRING_MAX` (two quotes further apart than that).
+fn needs_redaction(bytes: &[u8]) -> bool {
+    let contains = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+    if SECRET_PREFIXES.iter().any(|p| contains(p.as_bytes()))
+        || SECRET_FIELDS.iter().any(|f| contains(format!("\"{f}\"").as_bytes()))
+    {
+        return true;
+    }
+    let mut since_quote = 0;
+    for &b in bytes {
+        since_quote = if b == b'"' { 0 } else { since_quote + 1 };
+        if since_quote > LOGGED_STRING_MAX {
+            return true;
+        }
+    }
+    false
 }
 
 /// The longest string value a logged body keeps whole.
@@ -263,6 +289,14 @@ mod tests {
         assert_eq!(out["idNumber"], REDACTED);
         assert_eq!(out["note"], REDACTED);
         assert_eq!(out["fullName"], "Ama");
+    }
+
+    #[test]
+    fn clean_bodies_are_kept_byte_for_byte() {
+        let body = br#"{"data":[{"id":"GHS0001","availableBalance":"10.00"}],"hasMore":false}"#;
+        assert_eq!(redact_body(body).unwrap().as_bytes(), body);
+        let with_secret = br#"{"webhookEndpoint":{"secret":"whsec_abc"}}"#;
+        assert!(redact_body(with_secret).unwrap().contains(REDACTED));
     }
 
     #[test]
