@@ -10,6 +10,9 @@ use clap::{Args, Parser, Subcommand};
 use sika_server::NodeConfig;
 use sika_server::config::parse_duration;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "sika", version, about = "A self-hosted payments node")]
 struct Cli {

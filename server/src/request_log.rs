@@ -230,22 +230,29 @@ pub fn redact_body(bytes: &[u8]) -> Option<String> {
 }
 
 /// Whether `bytes` may hold a secret field or value, or a string longer
-/// than `LOGGED_STRING_MAX` (two quotes further apart than that).
+/// than `LOGGED_STRING_MAX`. One pass over the quotes: every JSON string
+/// (key or value) starts right after one. Anything that is not a JSON
+/// object or array takes the careful path.
 fn needs_redaction(bytes: &[u8]) -> bool {
-    let contains = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
-    if SECRET_PREFIXES.iter().any(|p| contains(p.as_bytes()))
-        || SECRET_FIELDS.iter().any(|f| contains(format!("\"{f}\"").as_bytes()))
-    {
+    if !matches!(bytes.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{' | b'[')) {
         return true;
     }
-    let mut since_quote = 0;
-    for &b in bytes {
-        since_quote = if b == b'"' { 0 } else { since_quote + 1 };
-        if since_quote > LOGGED_STRING_MAX {
+    let mut last = 0;
+    for at in memchr::memchr_iter(b'"', bytes) {
+        if at - last > LOGGED_STRING_MAX {
+            return true;
+        }
+        last = at;
+        let rest = &bytes[at + 1..];
+        if SECRET_PREFIXES.iter().any(|p| rest.starts_with(p.as_bytes()))
+            || SECRET_FIELDS
+                .iter()
+                .any(|f| rest.starts_with(f.as_bytes()) && rest.get(f.len()) == Some(&b'"'))
+        {
             return true;
         }
     }
-    false
+    bytes.len() - last > LOGGED_STRING_MAX
 }
 
 /// The longest string value a logged body keeps whole.
@@ -297,6 +304,9 @@ mod tests {
         assert_eq!(redact_body(body).unwrap().as_bytes(), body);
         let with_secret = br#"{"webhookEndpoint":{"secret":"whsec_abc"}}"#;
         assert!(redact_body(with_secret).unwrap().contains(REDACTED));
+        let prefixed = br#"{"note":"sess_abc"}"#;
+        assert!(redact_body(prefixed).unwrap().contains(REDACTED));
+        assert!(!redact_body(b"not json sk_test_x").unwrap().contains("sk_test_"));
     }
 
     #[test]
