@@ -593,3 +593,23 @@ async fn bank_transfer_and_stablecoin_sessions_give_instructions() {
     .await;
     assert_eq!(l["paymentLink"]["remaining"], "3000.00");
 }
+
+/// Payers have no key, so attempts are limited per caller address.
+#[tokio::test]
+async fn payment_attempts_are_rate_limited_per_address() {
+    let node = Node::start(Options { rate_limit: Some(5), ..Options::default() });
+    let api = Api::new();
+    let l = create(&api, &node, "/v1/payment-links", page_body("GHS", Some("500.00"))).await;
+    let id = l["id"].as_str().unwrap().to_string();
+    let mut statuses = Vec::new();
+    for _ in 0..8 {
+        let r = pay(&api, &node, &id, "1.00").await;
+        if r.status == 429 {
+            assert_eq!(r.error(), "rate_limited");
+            assert!(r.body["details"]["retryAfter"].as_u64().is_some(), "{}", r.text);
+        }
+        statuses.push(r.status);
+    }
+    assert_eq!(statuses.iter().filter(|s| **s == 201).count(), 5, "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 3, "{statuses:?}");
+}

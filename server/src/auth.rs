@@ -78,7 +78,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Principal {
 
 /// The caller's address: the socket peer, or the first `X-Forwarded-For`
 /// hop when the peer is a proxy named in the configuration.
-fn caller_ip(stack: &Stack, peer: Option<SocketAddr>, headers: &HeaderMap) -> Option<IpAddr> {
+pub fn caller_ip(stack: &Stack, peer: Option<SocketAddr>, headers: &HeaderMap) -> Option<IpAddr> {
     let peer = peer?.ip();
     if stack.config.trusted_proxies.contains(&peer)
         && let Some(forwarded) = headers.get("x-forwarded-for").and_then(|v| v.to_str().ok())

@@ -4,8 +4,11 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
-use axum::http::{StatusCode, header};
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -50,9 +53,23 @@ async fn page(State(stack): State<Arc<Stack>>, Path(id): Path<String>) -> ApiRes
 
 async fn start(
     State(stack): State<Arc<Stack>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<PayRequest>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
+    // Anyone holding a link may pay, so attempts are limited per caller
+    // address (the API keys' per-second rate) instead of per key.
+    let ip =
+        crate::auth::caller_ip(&stack, Some(peer), &headers).map(|ip| ip.to_string()).unwrap_or_default();
+    if let Err(retry_after) = stack.rate_limiter.check(&format!("pay:{ip}"), Instant::now()) {
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            "too many payment attempts from this address; wait a moment",
+        )
+        .with_detail("retryAfter", retry_after));
+    }
     let (link_id, session_id) = pay::start(&stack, &id, body).await?;
     let Json(body) = view(&stack, &link_id, &session_id)?;
     Ok((StatusCode::CREATED, Json(body)))
