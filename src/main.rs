@@ -80,6 +80,13 @@ struct NodeArgs {
     /// Request log entries kept per stack.
     #[arg(long, env = "SIKA_REQUEST_LOG_RETENTION", default_value_t = 100_000)]
     request_log_retention: u64,
+    /// The address payers reach the live stack at (for hosted checkout
+    /// URLs), such as https://pay.example.com; default http://<live-addr>.
+    #[arg(long, env = "SIKA_LIVE_PUBLIC_URL")]
+    live_public_url: Option<String>,
+    /// The same for the sandbox stack; default http://<sandbox-addr>.
+    #[arg(long, env = "SIKA_SANDBOX_PUBLIC_URL")]
+    sandbox_public_url: Option<String>,
 }
 
 impl NodeArgs {
@@ -100,6 +107,18 @@ impl NodeArgs {
         config.trusted_proxies = self.trusted_proxies.clone();
         config.request_log_retention = self.request_log_retention.max(1);
         config.allow_private_webhooks = self.allow_private_webhooks;
+        for (name, url) in
+            [("--live-public-url", &self.live_public_url), ("--sandbox-public-url", &self.sandbox_public_url)]
+        {
+            if let Some(url) = url
+                && !(url.starts_with("http://") || url.starts_with("https://"))
+            {
+                return Err(format!("{name} must start with http:// or https://"));
+            }
+        }
+        config.live_public_url = self.live_public_url.as_ref().map(|u| u.trim_end_matches('/').to_string());
+        config.sandbox_public_url =
+            self.sandbox_public_url.as_ref().map(|u| u.trim_end_matches('/').to_string());
         Ok(config)
     }
 }

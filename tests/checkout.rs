@@ -613,3 +613,22 @@ async fn payment_attempts_are_rate_limited_per_address() {
     assert_eq!(statuses.iter().filter(|s| **s == 201).count(), 5, "{statuses:?}");
     assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 3, "{statuses:?}");
 }
+
+/// Behind a proxy or a domain, the operator names the address payers use.
+#[tokio::test]
+async fn hosted_urls_use_the_public_address_when_set() {
+    let node = Node::start_with_env(
+        Options::unthrottled(),
+        &[("SIKA_SANDBOX_PUBLIC_URL", "https://pay.example.test/")],
+    );
+    let api = Api::new();
+    let p = create(&api, &node, "/v1/payment-pages", page_body("GHS", None)).await;
+    let id = p["id"].as_str().unwrap();
+    assert_eq!(p["url"], format!("https://pay.example.test/pay/{id}"));
+    // The live stack keeps its listener's address.
+    let r = api
+        .post(&node.live_url("/v1/payment-links"), &node.creds.live_key, page_body("GHS", Some("5.00")))
+        .await;
+    r.expect(201);
+    assert!(r.body["paymentLink"]["url"].as_str().unwrap().starts_with(&format!("{}/pay/pl_", node.live)));
+}

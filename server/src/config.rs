@@ -24,6 +24,10 @@ pub struct NodeConfig {
     pub spread_bps: u32,
     /// Lets live webhook endpoints point at loopback and private addresses.
     pub allow_private_webhooks: bool,
+    /// Where payers reach each stack (hosted checkout URLs); `None` means
+    /// `http://<listen address>`.
+    pub live_public_url: Option<String>,
+    pub sandbox_public_url: Option<String>,
 }
 
 impl NodeConfig {
@@ -40,6 +44,8 @@ impl NodeConfig {
             request_log_retention: 100_000,
             spread_bps: 100,
             allow_private_webhooks: false,
+            live_public_url: None,
+            sandbox_public_url: None,
         }
     }
 }

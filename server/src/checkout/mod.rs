@@ -320,11 +320,15 @@ pub fn link_payments(
 
 /// The hosted checkout address of a page or link on this stack's listener.
 pub fn hosted_url(stack: &Stack, id: &str) -> String {
-    let addr = match stack.kind {
-        crate::stack::StackKind::Live => stack.config.live_addr,
-        crate::stack::StackKind::Sandbox => stack.config.sandbox_addr,
+    let config = &stack.config;
+    let (public, addr) = match stack.kind {
+        crate::stack::StackKind::Live => (&config.live_public_url, config.live_addr),
+        crate::stack::StackKind::Sandbox => (&config.sandbox_public_url, config.sandbox_addr),
     };
-    format!("http://{addr}/pay/{id}")
+    match public {
+        Some(base) => format!("{base}/pay/{id}"),
+        None => format!("http://{addr}/pay/{id}"),
+    }
 }
 
 fn metadata(text: &str) -> Value {
