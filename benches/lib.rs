@@ -147,6 +147,21 @@ pub fn hot_transfers(rng: &mut SmallRng, count: usize, hot: usize) -> Vec<Comman
 pub fn apply_all(engine: &Engine, commands: Vec<Command>) -> usize {
     let pending: Vec<Pending> =
         commands.into_iter().map(|c| engine.enqueue_blocking(c).expect("enqueue a command")).collect();
+    wait_transfers(pending)
+}
+
+/// Like `apply_all`, but the writer is held while the commands are queued,
+/// so up to `BATCH_COMMANDS_MAX` of them go into one commit (the batch
+/// apply benchmark's definition: 8,190 transfers per commit).
+pub fn apply_as_one_batch(engine: &Engine, commands: Vec<Command>) -> usize {
+    let hold = engine.hold_writer();
+    let pending: Vec<Pending> =
+        commands.into_iter().map(|c| engine.enqueue_blocking(c).expect("enqueue a command")).collect();
+    drop(hold);
+    wait_transfers(pending)
+}
+
+fn wait_transfers(pending: Vec<Pending>) -> usize {
     let mut transfers = 0;
     for p in pending {
         match p.wait().expect("command applied").outcome {
