@@ -390,13 +390,22 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
 }
 
 pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Result<Applied, EngineError> {
-    let id = new.id.clone().unwrap_or_else(|| crate::ids::new_id("col"));
-    if !id.starts_with("col_") || books.store.get_raw(&keys::document("collections", &id))?.is_some() {
-        return Err(EngineError::Invalid {
-            field: "id".into(),
-            message: format!("'{id}' is not a new collection id"),
-        });
-    }
+    // A caller-chosen id must be new; a generated one is, without a read.
+    let id = match &new.id {
+        None => crate::ids::new_id("col"),
+        Some(id)
+            if id.starts_with("col_")
+                && books.store.get_raw(&keys::document("collections", id))?.is_none() =>
+        {
+            id.clone()
+        }
+        Some(id) => {
+            return Err(EngineError::Invalid {
+                field: "id".into(),
+                message: format!("'{id}' is not a new collection id"),
+            });
+        }
+    };
     let hold = books.transfer(&TransferSpec::Pending {
         debit: AccountRef::System(SystemAccount::World),
         credit: AccountRef::Organization(new.organization.clone()),

@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 use sika_engine::movements::{CollectionRecord, MovementStatus};
 use sika_engine::{Command, Currency, Document, EngineError, EventPayload, Expected, NewEvent, Snapshot};
 
+use crate::documents::{decode, document, encode};
 use crate::error::{ApiError, ApiResult, money_error};
 use crate::files;
 use crate::pagination::{PageQuery, page_of};
@@ -138,14 +139,6 @@ pub fn thread_list(dispute_id: &str) -> String {
     format!("{MESSAGES}:{dispute_id}")
 }
 
-fn encode<T: Serialize>(value: &T) -> ApiResult<Vec<u8>> {
-    postcard::to_stdvec(value).map_err(|_| ApiError::internal())
-}
-
-fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
-    postcard::from_bytes(bytes).map_err(|_| ApiError::internal())
-}
-
 /// A dispute and its stored bytes (what `Expected::unchanged` compares).
 pub fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<(Dispute, Vec<u8>)>> {
     match snapshot.document(COLLECTION, id)? {
@@ -222,13 +215,8 @@ pub fn render(snapshot: &Snapshot, dispute: &Dispute) -> ApiResult<Value> {
     Ok(body)
 }
 
-fn document(dispute: &Dispute) -> ApiResult<Document> {
-    Ok(Document {
-        collection: COLLECTION.into(),
-        id: dispute.id.clone(),
-        body: encode(dispute)?,
-        list: Some((dispute.organization.clone(), COLLECTION.into())),
-    })
+fn dispute_document(dispute: &Dispute) -> Document {
+    document(COLLECTION, &dispute.id, dispute, Some((&dispute.organization, COLLECTION)))
 }
 
 fn event(dispute: &Dispute, kind: &str, rendered: &Value) -> NewEvent {
@@ -370,7 +358,7 @@ pub async fn open(stack: &Stack, organization: &str, request: OpenRequest) -> Ap
                 digest: None,
             }],
             documents: vec![
-                document(&dispute)?,
+                dispute_document(&dispute),
                 Document {
                     collection: OPEN_BY_COLLECTION.into(),
                     id: collection.id.clone(),
@@ -424,7 +412,7 @@ pub async fn resolve(stack: &Stack, organization: Option<&str>, id: &str, outcom
                 .engine
                 .execute(Command::Save {
                     expect: vec![Expected::unchanged(COLLECTION, id, &bytes)],
-                    documents: vec![document(&dispute)?],
+                    documents: vec![dispute_document(&dispute)],
                     events: Vec::new(),
                 })
                 .await;
@@ -444,7 +432,7 @@ pub async fn resolve(stack: &Stack, organization: Option<&str>, id: &str, outcom
             _ => "Resolved: the dispute was declined".into(),
         };
         let rendered = render(&snapshot, &dispute)?;
-        let mut documents = vec![document(&dispute)?];
+        let mut documents = vec![dispute_document(&dispute)];
         let marker = snapshot.document(OPEN_BY_COLLECTION, &dispute.collection_id)?;
         if marker.as_deref() == Some(dispute.id.as_bytes()) {
             // An empty body deletes the marker: the payment may be disputed again.
@@ -573,7 +561,7 @@ pub async fn post_message(
     let message_document = Document {
         collection: MESSAGES.into(),
         id: message.id.clone(),
-        body: encode(&message)?,
+        body: encode(&message),
         list: Some((organization.to_string(), thread_list(dispute_id))),
     };
     let mut snapshot = snapshot;

@@ -128,7 +128,7 @@ pub async fn save(stack: &Stack, file: &StoredFile, contents: Vec<u8>) -> ApiRes
         Document {
             collection: COLLECTION.into(),
             id: file.id.clone(),
-            body: postcard::to_stdvec(file).map_err(|_| ApiError::internal())?,
+            body: crate::documents::encode(file),
             list: Some((file.organization.clone(), COLLECTION.into())),
         },
         Document { collection: CONTENTS.into(), id: file.id.clone(), body: contents, list: None },
@@ -138,10 +138,7 @@ pub async fn save(stack: &Stack, file: &StoredFile, contents: Vec<u8>) -> ApiRes
 }
 
 pub fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<StoredFile>> {
-    match snapshot.document(COLLECTION, id)? {
-        Some(bytes) => Ok(Some(postcard::from_bytes(&bytes).map_err(|_| ApiError::internal())?)),
-        None => Ok(None),
-    }
+    crate::documents::load(snapshot, COLLECTION, id)
 }
 
 /// The organization's file `id`, or `None` (another organization's file

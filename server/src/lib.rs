@@ -12,6 +12,7 @@ pub mod checkout;
 pub mod config;
 pub mod credentials;
 pub mod disputes;
+pub mod documents;
 pub mod envelope;
 pub mod error;
 pub mod extract;

@@ -74,7 +74,7 @@ pub fn init(config: &NodeConfig) -> Result<BootstrapCredentials, String> {
             created_at: now,
         };
         let engine = open_engine(config, kind)?;
-        let body = postcard::to_stdvec(&record).map_err(|e| e.to_string())?;
+        let body = crate::documents::encode(&record);
         engine
             .execute_blocking(sika_engine::Command::PutDocument {
                 collection: crate::stack::KEYS.to_string(),

@@ -103,7 +103,7 @@ pub async fn save_all(stack: &Stack, recipients: &[Recipient]) -> ApiResult<()> 
         .map(|r| sika_engine::Document {
             collection: COLLECTION.into(),
             id: r.id.clone(),
-            body: postcard::to_stdvec(r).unwrap_or_default(),
+            body: crate::documents::encode(r),
             list: Some((r.organization.clone(), COLLECTION.into())),
         })
         .collect();
@@ -112,8 +112,5 @@ pub async fn save_all(stack: &Stack, recipients: &[Recipient]) -> ApiResult<()> 
 }
 
 pub fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Recipient>> {
-    match snapshot.document(COLLECTION, id)? {
-        Some(bytes) => Ok(Some(postcard::from_bytes(&bytes).map_err(|_| ApiError::internal())?)),
-        None => Ok(None),
-    }
+    crate::documents::load(snapshot, COLLECTION, id)
 }

@@ -92,14 +92,11 @@ pub fn validate(request: &RepresentativeRequest) -> ApiResult<()> {
 }
 
 pub fn load(stack: &Stack, organization: &str) -> ApiResult<Option<Representative>> {
-    match stack.engine.read()?.document(COLLECTION, organization)? {
-        Some(bytes) => Ok(Some(postcard::from_bytes(&bytes).map_err(|_| ApiError::internal())?)),
-        None => Ok(None),
-    }
+    crate::documents::load(&stack.engine.read()?, COLLECTION, organization)
 }
 
 async fn save(stack: &Stack, organization: &str, record: &Representative) -> ApiResult<()> {
-    let body = postcard::to_stdvec(record).map_err(|_| ApiError::internal())?;
+    let body = crate::documents::encode(record);
     stack
         .engine
         .execute(Command::PutDocument {

@@ -93,7 +93,7 @@ impl Stack {
         let snapshot = self.engine.read()?;
         let mut keys = HashMap::new();
         for (_, body) in snapshot.documents(KEYS)? {
-            let record: ApiKeyRecord = postcard::from_bytes(&body).map_err(|_| ApiError::internal())?;
+            let record: ApiKeyRecord = crate::documents::decode(&body)?;
             keys.insert(record.hash, record);
         }
         *self.keys.write().map_err(|_| ApiError::internal())? = keys;
@@ -117,7 +117,7 @@ impl Stack {
 
     /// Stores a key durably, then makes it usable.
     pub async fn save_key(&self, record: ApiKeyRecord) -> ApiResult<()> {
-        let body = postcard::to_stdvec(&record).map_err(|_| ApiError::internal())?;
+        let body = crate::documents::encode(&record);
         self.engine
             .execute(Command::PutDocument {
                 collection: KEYS.to_string(),

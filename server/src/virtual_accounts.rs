@@ -109,7 +109,7 @@ pub async fn create(
         .execute(Command::PutDocument {
             collection: COLLECTION.into(),
             id: account.id.clone(),
-            body: postcard::to_stdvec(&account).map_err(|_| ApiError::internal())?,
+            body: crate::documents::encode(&account),
             list: Some((organization.to_string(), COLLECTION.into())),
         })
         .await?;
@@ -117,8 +117,5 @@ pub async fn create(
 }
 
 pub fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<VirtualAccount>> {
-    match snapshot.document(COLLECTION, id)? {
-        Some(bytes) => Ok(Some(postcard::from_bytes(&bytes).map_err(|_| ApiError::internal())?)),
-        None => Ok(None),
-    }
+    crate::documents::load(snapshot, COLLECTION, id)
 }

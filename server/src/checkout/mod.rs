@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use sika_engine::Snapshot;
 use sika_engine::movements::{CollectionRecord, MovementStatus};
 
+use crate::documents::{decode, encode, load};
 use crate::error::{ApiError, ApiResult};
 use crate::render::{amount, timestamp};
 use crate::stack::Stack;
@@ -162,23 +163,12 @@ impl LinkState {
     }
 }
 
-fn decode<T: for<'de> Deserialize<'de>>(bytes: Option<Vec<u8>>) -> ApiResult<Option<T>> {
-    match bytes {
-        Some(bytes) => Ok(Some(postcard::from_bytes(&bytes).map_err(|_| ApiError::internal())?)),
-        None => Ok(None),
-    }
-}
-
-pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
-    postcard::to_stdvec(value).unwrap_or_default()
-}
-
 pub fn load_page(snapshot: &Snapshot, id: &str) -> ApiResult<Option<PaymentPage>> {
-    decode(snapshot.document(PAGES, id)?)
+    load(snapshot, PAGES, id)
 }
 
 pub fn load_link(snapshot: &Snapshot, id: &str) -> ApiResult<Option<PaymentLink>> {
-    decode(snapshot.document(LINKS, id)?)
+    load(snapshot, LINKS, id)
 }
 
 /// Every id listed under `owner` as `kind`, newest first.
@@ -198,7 +188,7 @@ fn all_listed(snapshot: &Snapshot, owner: &str, kind: &str) -> ApiResult<Vec<Str
 pub fn sessions_of(snapshot: &Snapshot, link_id: &str) -> ApiResult<Vec<SessionView>> {
     let mut out = Vec::new();
     for id in all_listed(snapshot, link_id, LINK_SESSIONS)? {
-        let Some(session) = decode::<Session>(snapshot.document(SESSIONS, &id)?)? else { continue };
+        let Some(session) = load::<Session>(snapshot, SESSIONS, &id)? else { continue };
         let collection = snapshot.collection(&session.collection)?;
         let (status, message) = match &collection {
             Some(c) if c.status == MovementStatus::Completed => ("complete", c.status_message.clone()),
@@ -450,6 +440,19 @@ pub fn render_public_link(link: &PaymentLink, state: &LinkState) -> Value {
     })
 }
 
+/// Stores a new page or link, listed under its organization.
+pub async fn store_new<T: Serialize>(
+    stack: &Stack,
+    collection: &str,
+    id: &str,
+    organization: &str,
+    value: &T,
+) -> ApiResult<()> {
+    let documents = vec![crate::documents::document(collection, id, value, Some((organization, collection)))];
+    stack.engine.execute(sika_engine::Command::PutDocuments { documents }).await?;
+    Ok(())
+}
+
 /// Closes a page or link (idempotent). A paid link cannot be closed.
 pub async fn close(stack: &Stack, organization: &str, id: &str) -> ApiResult<()> {
     let collection = if id.starts_with("pp_") { PAGES } else { LINKS };
@@ -460,7 +463,7 @@ pub async fn close(stack: &Stack, organization: &str, id: &str) -> ApiResult<()>
         let now = stack.now_ms();
         let Some(bytes) = snapshot.document(collection, id)? else { return Err(missing()) };
         let body = if collection == PAGES {
-            let mut page: PaymentPage = postcard::from_bytes(&bytes).map_err(|_| ApiError::internal())?;
+            let mut page: PaymentPage = decode(&bytes)?;
             if page.organization != organization {
                 return Err(missing());
             }
@@ -471,7 +474,7 @@ pub async fn close(stack: &Stack, organization: &str, id: &str) -> ApiResult<()>
             page.updated_at = now;
             encode(&page)
         } else {
-            let mut link: PaymentLink = postcard::from_bytes(&bytes).map_err(|_| ApiError::internal())?;
+            let mut link: PaymentLink = decode(&bytes)?;
             if link.organization != organization {
                 return Err(missing());
             }

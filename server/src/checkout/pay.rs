@@ -7,10 +7,12 @@ use serde_json::{Map, Value, json};
 use sika_engine::movements::{NewCollection, ScheduledStep, Step};
 use sika_engine::{Command, Currency, Document, Snapshot};
 
+use crate::documents::document;
+
 use super::requests::{CRYPTO_ASSETS, email};
 use super::{
-    Instructions, LINK_SESSIONS, LINKS, PAGE_LINKS, PaymentLink, SESSIONS, Session, encode, link_state,
-    load_link, load_page, page_status,
+    Instructions, LINK_SESSIONS, LINKS, PAGE_LINKS, PaymentLink, SESSIONS, Session, link_state, load_link,
+    load_page, page_status,
 };
 use crate::catalog::{self, Method};
 use crate::error::{ApiError, ApiResult};
@@ -137,19 +139,9 @@ pub async fn start(stack: &Stack, target: &str, request: PayRequest) -> ApiResul
     if is_new_link {
         let mut link = link.clone();
         link.custom_values = custom_values;
-        documents.push(Document {
-            collection: LINKS.into(),
-            id: link.id.clone(),
-            body: encode(&link),
-            list: Some((link.organization.clone(), LINKS.into())),
-        });
+        documents.push(document(LINKS, &link.id, &link, Some((&link.organization, LINKS))));
     }
-    documents.push(Document {
-        collection: SESSIONS.into(),
-        id: session.id.clone(),
-        body: encode(&session),
-        list: Some((link.id.clone(), LINK_SESSIONS.into())),
-    });
+    documents.push(document(SESSIONS, &session.id, &session, Some((&link.id, LINK_SESSIONS))));
     let currency = Currency::find(&session.destination_currency).map_err(|_| ApiError::internal())?;
     let (rail, rail_note, mut schedule) =
         collection_rail(stack, session.destination_amount, currency.scale, &session.payer);

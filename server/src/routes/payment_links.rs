@@ -6,11 +6,10 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use sika_engine::{Command, Document};
 
 use crate::auth::Principal;
 use crate::checkout::requests::{CheckoutRequest, new_link};
-use crate::checkout::{self, LINKS, PAGE_LINKS, encode, link_state, load_link, load_page, render_link};
+use crate::checkout::{self, LINKS, PAGE_LINKS, link_state, load_link, load_page, render_link};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiQuery};
 use crate::pagination::{PageQuery, page_of};
@@ -30,13 +29,7 @@ async fn create(
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     principal.require("payment-pages:write")?;
     let link = new_link(body, principal.organization(), stack.now_ms())?;
-    let document = Document {
-        collection: LINKS.into(),
-        id: link.id.clone(),
-        body: encode(&link),
-        list: Some((link.organization.clone(), LINKS.into())),
-    };
-    stack.engine.execute(Command::PutDocuments { documents: vec![document] }).await?;
+    checkout::store_new(&stack, LINKS, &link.id, &link.organization, &link).await?;
     let snapshot = stack.engine.read()?;
     let state = link_state(&snapshot, &link, stack.now_ms())?;
     Ok((StatusCode::CREATED, Json(json!({ "paymentLink": render_link(&stack, &link, &state, true) }))))

@@ -6,11 +6,10 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use sika_engine::{Command, Document};
 
 use crate::auth::Principal;
 use crate::checkout::requests::{CheckoutRequest, new_page};
-use crate::checkout::{self, PAGES, encode, load_page, page_status, render_page};
+use crate::checkout::{self, PAGES, load_page, page_status, render_page};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiQuery};
 use crate::pagination::{PageQuery, page_of};
@@ -30,13 +29,7 @@ async fn create(
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     principal.require("payment-pages:write")?;
     let page = new_page(body, principal.organization(), stack.now_ms())?;
-    let document = Document {
-        collection: PAGES.into(),
-        id: page.id.clone(),
-        body: encode(&page),
-        list: Some((page.organization.clone(), PAGES.into())),
-    };
-    stack.engine.execute(Command::PutDocuments { documents: vec![document] }).await?;
+    checkout::store_new(&stack, PAGES, &page.id, &page.organization, &page).await?;
     let snapshot = stack.engine.read()?;
     let body = render_page(&stack, &snapshot, &page, stack.now_ms())?;
     Ok((StatusCode::CREATED, Json(json!({ "paymentPage": body }))))

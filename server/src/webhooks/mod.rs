@@ -9,8 +9,9 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use sika_engine::{Command, Document, EventPayload, EventRecord, Snapshot};
+use sika_engine::{Command, EventPayload, EventRecord, Snapshot};
 
+pub use crate::documents::{decode, document, encode};
 use crate::error::{ApiError, ApiResult};
 use crate::render::{self, timestamp};
 use crate::stack::{Stack, StackKind};
@@ -259,23 +260,6 @@ pub fn event_body(stack: &Stack, event: &EventRecord) -> Value {
         "data": event_data(stack, event),
         "createdAt": timestamp(event.created_at),
     })
-}
-
-pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
-    postcard::to_stdvec(value).expect("webhook records encode")
-}
-
-pub fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
-    postcard::from_bytes(bytes).map_err(|_| ApiError::internal())
-}
-
-pub fn document<T: Serialize>(collection: &str, id: &str, value: &T, list: Option<(&str, &str)>) -> Document {
-    Document {
-        collection: collection.to_string(),
-        id: id.to_string(),
-        body: encode(value),
-        list: list.map(|(o, k)| (o.to_string(), k.to_string())),
-    }
 }
 
 pub fn load_endpoint(snapshot: &Snapshot, id: &str) -> ApiResult<Option<(Endpoint, Health)>> {
