@@ -92,7 +92,7 @@ fn selected(name: &str) -> bool {
 }
 
 fn writer_cpu() -> Duration {
-    thread_cpu_time(WRITER_THREAD).unwrap_or_default()
+    WRITER_THREADS.iter().filter_map(|name| thread_cpu_time(name)).sum()
 }
 
 fn funded_engine(label: &str) -> (tempfile::TempDir, Engine) {

@@ -112,9 +112,8 @@ impl Engine {
             stats: stats.clone(),
             account_ids: Default::default(),
         };
-        let handle = std::thread::Builder::new()
-            .name("sika-writer".into())
-            .spawn(move || writer.run(receiver))
+        let handle = writer
+            .spawn(receiver)
             .map_err(|e| EngineError::Storage(format!("cannot start the writer: {e}")))?;
         Ok(Engine {
             inner: Arc::new(Inner {

@@ -13,8 +13,8 @@ use crate::storage::{Counter, Overlay, encode, keys};
 /// The first account number handed out; numbers count up from here.
 const ACCOUNT_NUMBER_FIRST: u64 = 1_000_000_001;
 
-pub(crate) struct Books<'o, 't, 'txn> {
-    pub store: &'o mut Overlay<'t, 'txn>,
+pub(crate) struct Books<'o, 't> {
+    pub store: &'o mut Overlay<'t>,
     pub now: TimestampMs,
 }
 
@@ -31,7 +31,7 @@ pub fn system_account_id(kind: SystemAccount, currency: &str) -> String {
     format!("sys_{}_{}", kind.name(), currency)
 }
 
-impl Books<'_, '_, '_> {
+impl Books<'_, '_> {
     fn counter_next(&mut self, counter: Counter, first: u64) -> Result<u64, EngineError> {
         self.store.counter_next(counter, first)
     }

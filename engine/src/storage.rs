@@ -145,8 +145,23 @@ pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
     vec![u8::MAX; prefix.len() + 1]
 }
 
-/// A batch's changes in key order: `None` deletes the key.
-pub type Changes = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+/// A batch's changes by key: `None` deletes the key.
+pub type Layer = HashMap<Vec<u8>, Option<Vec<u8>>>;
+
+/// A layer's changes in key order, for writing.
+pub type Changes<'a> = Vec<(&'a [u8], Option<&'a [u8]>)>;
+
+/// Point reads from any redb table of records: the writer's read snapshot,
+/// or a write transaction's table.
+pub trait Lookup {
+    fn lookup(&self, key: &[u8]) -> Result<Option<redb::AccessGuard<'_, &'static [u8]>>, redb::StorageError>;
+}
+
+impl<T: ReadableTable<&'static [u8], &'static [u8]>> Lookup for T {
+    fn lookup(&self, key: &[u8]) -> Result<Option<redb::AccessGuard<'_, &'static [u8]>>, redb::StorageError> {
+        self.get(key)
+    }
+}
 
 /// The counters the books keep under `Space::Meta`, each a `u64` record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,7 +239,7 @@ fn meta_slot(key: &[u8]) -> Option<MetaSlot> {
 /// Committed organization-account index entries (`keys::org_account` →
 /// account id), kept by the writer across batches: an entry never changes
 /// once created, so after the first read the table need not be asked again.
-/// Only committed entries go in (see `AccountIds::committed`).
+/// Only entries read from the committed table go in.
 #[derive(Debug, Default)]
 pub struct AccountIds {
     ids: HashMap<Vec<u8>, String>,
@@ -239,36 +254,14 @@ impl AccountIds {
             self.ids.insert(key.to_vec(), id);
         }
     }
-
-    /// The organization-account index entries among a batch's changes, to
-    /// give to `committed` once the batch is durable.
-    pub fn updates(changes: &Changes) -> Vec<(Vec<u8>, Option<String>)> {
-        changes
-            .iter()
-            .filter(|(key, _)| key.first() == Some(&(Space::OrgAccount as u8)))
-            .map(|(key, value)| (key.clone(), value.as_deref().and_then(|v| decode(v).ok())))
-            .collect()
-    }
-
-    /// Brings the cache in line with a batch's index entries once the batch
-    /// is committed.
-    pub fn committed(&mut self, updates: Vec<(Vec<u8>, Option<String>)>) {
-        for (key, id) in updates {
-            match id {
-                Some(id) => self.insert(&key, id),
-                None => {
-                    self.ids.remove(key.as_slice());
-                }
-            }
-        }
-    }
 }
 
-/// Three layers over the write transaction's table: the current command's
-/// changes, then the batch's committed-so-far changes, then the table.
+/// Layers over the committed table: the current command's changes, then
+/// the batch's kept-so-far changes, then (while the writer commits one batch
+/// and applies the next) the batch still being committed, then the table.
 /// A command that fails drops its layer and leaves no trace; one that
 /// succeeds folds its layer into the batch. At the end of a batch the
-/// batch layer is written to the table in key order.
+/// batch layer goes to the committer, which writes it in key order.
 ///
 /// The two upper layers share one hash map: each write records what it
 /// replaced in an undo log, which `drop_command` replays backwards and
@@ -278,9 +271,11 @@ impl AccountIds {
 /// A key and what the change map held for it before (`None`: nothing).
 type Undo = (Vec<u8>, Option<Option<Vec<u8>>>);
 
-pub struct Overlay<'t, 'txn> {
-    table: &'t redb::Table<'txn, &'static [u8], &'static [u8]>,
-    changes: HashMap<Vec<u8>, Option<Vec<u8>>>,
+pub struct Overlay<'t> {
+    table: &'t dyn Lookup,
+    /// The previous batch's changes, applied but maybe not yet committed.
+    below: Option<&'t Layer>,
+    changes: Layer,
     /// For each write of the current command: the key and what the map held
     /// before (`None`: the key was not in the map).
     undo: Vec<Undo>,
@@ -290,10 +285,13 @@ pub struct Overlay<'t, 'txn> {
     account_ids: Option<&'t mut AccountIds>,
 }
 
-impl<'t, 'txn> Overlay<'t, 'txn> {
-    pub fn new(table: &'t redb::Table<'txn, &'static [u8], &'static [u8]>) -> Self {
+impl<'t> Overlay<'t> {
+    /// An overlay over `table`, with `below` (the previous batch's changes,
+    /// if it may not be committed yet) between the two.
+    pub fn new(table: &'t dyn Lookup, below: Option<&'t Layer>) -> Self {
         Overlay {
             table,
+            below,
             changes: HashMap::default(),
             undo: Vec::new(),
             counters: Counters::UNLOADED,
@@ -302,15 +300,11 @@ impl<'t, 'txn> Overlay<'t, 'txn> {
         }
     }
 
-    /// An overlay that resolves organization accounts through `account_ids`
-    /// (and adds to it what it reads from the table).
-    pub fn with_account_ids(
-        table: &'t redb::Table<'txn, &'static [u8], &'static [u8]>,
-        account_ids: &'t mut AccountIds,
-    ) -> Self {
-        let mut overlay = Overlay::new(table);
-        overlay.account_ids = Some(account_ids);
-        overlay
+    /// Resolves organization accounts through `account_ids` (and adds to it
+    /// what it reads from the table).
+    pub fn with_account_ids(mut self, account_ids: &'t mut AccountIds) -> Self {
+        self.account_ids = Some(account_ids);
+        self
     }
 
     /// Calls `f` with the bytes stored at `key` (looking through the layers),
@@ -325,7 +319,12 @@ impl<'t, 'txn> Overlay<'t, 'txn> {
         if let Some(value) = self.changes.get(key) {
             return Ok(f(value.as_deref()));
         }
-        match self.table.get(key)? {
+        if let Some(below) = self.below
+            && let Some(value) = below.get(key)
+        {
+            return Ok(f(value.as_deref()));
+        }
+        match self.table.lookup(key)? {
             Some(guard) => Ok(f(Some(guard.value()))),
             None => Ok(f(None)),
         }
@@ -424,12 +423,17 @@ impl<'t, 'txn> Overlay<'t, 'txn> {
         if let Some(value) = self.changes.get(key) {
             return value.as_deref().map(decode).transpose();
         }
+        if let Some(below) = self.below
+            && let Some(value) = below.get(key)
+        {
+            return value.as_deref().map(decode).transpose();
+        }
         if let Some(ids) = &self.account_ids
             && let Some(id) = ids.ids.get(key)
         {
             return Ok(Some(id.clone()));
         }
-        let id = match self.table.get(key)? {
+        let id = match self.table.lookup(key)? {
             Some(guard) => decode::<String>(guard.value())?,
             None => return Ok(None),
         };
@@ -461,9 +465,9 @@ impl<'t, 'txn> Overlay<'t, 'txn> {
         self.counters = self.kept_counters;
     }
 
-    /// The batch's changes in key order, for writing once the last command
-    /// is applied. A command not kept is dropped.
-    pub fn into_changes(mut self) -> Changes {
+    /// The batch's changes, once the last command is applied. A command not
+    /// kept is dropped.
+    pub fn into_layer(mut self) -> Layer {
         self.drop_command();
         for (i, counter) in Counter::ALL.iter().enumerate() {
             if let Cached::Loaded { value: Some(value), dirty: true } = self.counters.counters[i] {
@@ -473,13 +477,18 @@ impl<'t, 'txn> Overlay<'t, 'txn> {
         if let Cached::Loaded { value: Some(hash), dirty: true } = self.counters.journal_head {
             self.changes.insert(keys::meta(JOURNAL_HEAD), Some(encode(&hash)));
         }
-        // Sorted on the keys' first 16 bytes as a number (which orders like
-        // the bytes), falling back to the whole keys only on a tie.
-        let mut changes: Vec<(u128, Vec<u8>, Option<Vec<u8>>)> =
-            self.changes.into_iter().map(|(key, value)| (key_prefix(&key), key, value)).collect();
-        changes.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
-        changes.into_iter().map(|(_, key, value)| (key, value)).collect()
+        self.changes
     }
+}
+
+/// A layer's changes in key order.
+pub fn sorted(layer: &Layer) -> Changes<'_> {
+    // Sorted on the keys' first 16 bytes as a number (which orders like the
+    // bytes), falling back to the whole keys only on a tie.
+    let mut changes: Vec<(u128, &[u8], Option<&[u8]>)> =
+        layer.iter().map(|(key, value)| (key_prefix(key), key.as_slice(), value.as_deref())).collect();
+    changes.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+    changes.into_iter().map(|(_, key, value)| (key, value)).collect()
 }
 
 /// Whether keys of this space are sequence numbers: new ones sort after
@@ -504,16 +513,16 @@ fn key_prefix(key: &[u8]) -> u128 {
 /// or remove. Either way the table ends up with exactly `changes` applied.
 pub fn write_changes(
     table: &mut redb::Table<'_, &'static [u8], &'static [u8]>,
-    changes: Changes,
+    changes: Changes<'_>,
 ) -> Result<(), EngineError> {
     let mut changes = changes.into_iter().peekable();
     while let Some((key, value)) = changes.next() {
         let Some(bytes) = value else {
-            table.remove(key.as_slice())?;
+            table.remove(key)?;
             continue;
         };
-        if !is_appended(&key) {
-            table.insert(key.as_slice(), bytes.as_slice())?;
+        if !is_appended(key) {
+            table.insert(key, bytes)?;
             continue;
         }
         // A run: this key, then the following keys of the appended spaces
@@ -521,14 +530,14 @@ pub fn write_changes(
         // last one and the next stored key).
         let mut refused = None;
         {
-            let mut cursor = table.lower_bound_mut(Bound::Included(key.as_slice()))?;
-            match cursor.insert_before(key.as_slice(), bytes.as_slice()) {
+            let mut cursor = table.lower_bound_mut(Bound::Included(key))?;
+            match cursor.insert_before(key, bytes) {
                 Ok(()) => {
                     while let Some((next, Some(_))) = changes.peek()
                         && is_appended(next)
                     {
                         let Some((next, Some(bytes))) = changes.next() else { unreachable!() };
-                        match cursor.insert_before(next.as_slice(), bytes.as_slice()) {
+                        match cursor.insert_before(next, bytes) {
                             Ok(()) => {}
                             Err(redb::CursorError::UnorderedKey) => {
                                 refused = Some((next, bytes));
@@ -547,7 +556,7 @@ pub fn write_changes(
         if let Some((key, bytes)) = refused {
             // Stored already, or past the next stored key: a plain insert
             // places it either way, and the run resumes after it.
-            table.insert(key.as_slice(), bytes.as_slice())?;
+            table.insert(key, bytes)?;
         }
     }
     Ok(())
@@ -589,10 +598,11 @@ mod tests {
     }
 
     /// Writes `changes` with `write_changes` and returns the table's contents.
-    fn write(db: &Database, changes: Changes) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    fn write(db: &Database, changes: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> BTreeMap<Vec<u8>, Vec<u8>> {
         let txn = db.begin_write().unwrap();
         {
             let mut table = txn.open_table(RECORDS).unwrap();
+            let changes = changes.iter().map(|(k, v)| (k.as_slice(), v.as_deref())).collect();
             write_changes(&mut table, changes).unwrap();
         }
         txn.commit().unwrap();
@@ -639,11 +649,11 @@ mod tests {
     #[test]
     fn long_runs_of_new_keys_are_appended_in_order() {
         let db = database();
-        let first: Changes =
+        let first: Vec<(Vec<u8>, Option<Vec<u8>>)> =
             (0..5000).map(|n| (key(Space::Journal as u8, n), Some(vec![n as u8; 150]))).collect();
         write(&db, first);
         // Existing keys on both sides, new ones after, and a later space.
-        let mut second: Changes = vec![(key(Space::Account as u8, 1), Some(vec![1]))];
+        let mut second: Vec<(Vec<u8>, Option<Vec<u8>>)> = vec![(key(Space::Account as u8, 1), Some(vec![1]))];
         second.push((key(Space::Journal as u8, 17), Some(vec![2; 10])));
         second.extend((5000..12000).map(|n| (key(Space::Journal as u8, n), Some(vec![n as u8; 150]))));
         second.push((key(Space::Idempotency as u8, 3), None));
@@ -691,7 +701,7 @@ mod tests {
         }
         let txn = db.begin_write().unwrap();
         let table = txn.open_table(RECORDS).unwrap();
-        let mut overlay = Overlay::new(&table);
+        let mut overlay = Overlay::new(&table, None);
         assert_eq!(overlay.counter_next(Counter::TransferId, 1).unwrap(), 8);
         assert_eq!(overlay.counter_next(Counter::JournalSeq, 1).unwrap(), 1);
         overlay.set_journal_head([5; 32]);
@@ -714,7 +724,7 @@ mod tests {
         overlay.put(keys::meta("transfer_id"), &100u64);
         assert_eq!(overlay.counter_next(Counter::TransferId, 1).unwrap(), 101);
         overlay.keep_command();
-        let changes: BTreeMap<_, _> = overlay.into_changes().into_iter().collect();
+        let changes: BTreeMap<_, _> = overlay.into_layer().into_iter().collect();
         assert_eq!(changes[&keys::meta("transfer_id")], Some(encode(&101u64)));
         assert_eq!(changes[&keys::meta("journal_seq")], Some(encode(&1u64)));
         assert_eq!(changes[&keys::meta("journal_head")], Some(encode(&[5u8; 32])));

@@ -1,12 +1,21 @@
 //! The single writer: drains the command queue in batches, applies each
 //! command against the batch's state, commits once, then answers every
 //! caller. Nothing is acknowledged before its commit is durable.
+//!
+//! Two threads share the work as a pipeline. The applier (`sika-writer`)
+//! applies batch N+1 against a read snapshot plus batch N's changes while
+//! the committer (`sika-commit`) writes batch N into redb and waits for its
+//! fsync. Batch N+1 is committed only after batch N, and only if batch N
+//! committed; otherwise it fails with it. So the disk's flush overlaps the
+//! next batch's work, and nothing is answered before it is durable.
 
+use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc as std_mpsc;
 
-use redb::{Database, Durability};
+use redb::{Database, Durability, ReadableDatabase};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::BATCH_COMMANDS_MAX;
@@ -15,7 +24,7 @@ use crate::commands::{Applied, BatchContext, Command, apply};
 use crate::error::EngineError;
 use crate::ledger::Books;
 use crate::rates::Pricing;
-use crate::storage::{AccountIds, Overlay, RECORDS, keys, write_changes};
+use crate::storage::{AccountIds, Layer, Overlay, RECORDS, keys, sorted, write_changes};
 
 pub(crate) type Reply = oneshot::Sender<Result<Applied, EngineError>>;
 
@@ -69,17 +78,98 @@ pub(crate) struct Writer {
     pub pricing: Arc<Pricing>,
     pub quote_ttl_ms: i64,
     pub durability: Durability,
+    /// The last committed and acknowledged batch.
     pub epoch: Arc<AtomicU64>,
     pub stats: Arc<WriterStats>,
     /// Organization accounts' ids, as committed (they never change).
     pub account_ids: AccountIds,
 }
 
+/// A batch applied by the applier, on its way to the committer.
+struct Staged {
+    epoch: u64,
+    /// Applied on top of the previous batch's changes, before that batch
+    /// was known to be committed: it can only commit if that one did.
+    on_previous: bool,
+    changes: Arc<Layer>,
+    batch: Vec<Envelope>,
+    results: Vec<Result<Applied, EngineError>>,
+}
+
+/// The committer's word on one batch.
+struct Done {
+    epoch: u64,
+    committed: bool,
+}
+
+/// Batches handed to the committer whose outcome the applier has not heard
+/// yet, oldest first.
+struct InFlight {
+    batches: VecDeque<(u64, Arc<Layer>)>,
+    /// A batch failed to commit since the applier last caught up.
+    failed: bool,
+}
+
+impl InFlight {
+    fn settle(&mut self, done: Done) {
+        if let Some((epoch, _)) = self.batches.front()
+            && *epoch == done.epoch
+        {
+            self.batches.pop_front();
+        }
+        if !done.committed {
+            self.failed = true;
+        }
+    }
+
+    /// Waits until at most `keep` batches are in flight (0 once the
+    /// committer has stopped).
+    fn wait_until(&mut self, keep: usize, done: &std_mpsc::Receiver<Done>) {
+        while let Ok(word) = done.try_recv() {
+            self.settle(word);
+        }
+        while self.batches.len() > keep {
+            match done.recv() {
+                Ok(word) => self.settle(word),
+                Err(_) => self.batches.clear(),
+            }
+        }
+    }
+}
+
 impl Writer {
-    pub fn run(mut self, mut queue: mpsc::Receiver<Envelope>) {
-        let mut batch: Vec<Envelope> = Vec::with_capacity(BATCH_COMMANDS_MAX);
+    /// Starts the applier (`sika-writer`) and the committer (`sika-commit`)
+    /// threads; the returned handle finishes once both have stopped, after
+    /// the queue is closed and everything in it is answered.
+    pub fn spawn(self, queue: mpsc::Receiver<Envelope>) -> std::io::Result<std::thread::JoinHandle<()>> {
+        let (stage, staged) = std_mpsc::sync_channel::<Staged>(1);
+        let (done_sender, done) = std_mpsc::channel::<Done>();
+        let committer = Committer {
+            db: self.db.clone(),
+            durability: self.durability,
+            epoch: self.epoch.clone(),
+            stats: self.stats.clone(),
+        };
+        let committer = std::thread::Builder::new()
+            .name("sika-commit".into())
+            .spawn(move || committer.run(staged, done_sender))?;
+        std::thread::Builder::new().name("sika-writer".into()).spawn(move || {
+            self.run(queue, stage, done);
+            let _ = committer.join();
+        })
+    }
+
+    fn run(
+        mut self,
+        mut queue: mpsc::Receiver<Envelope>,
+        stage: std_mpsc::SyncSender<Staged>,
+        done: std_mpsc::Receiver<Done>,
+    ) {
+        let mut in_flight = InFlight { batches: VecDeque::new(), failed: false };
+        let mut next_epoch = self.epoch.load(Ordering::Acquire) + 1;
         while let Some(first) = queue.blocking_recv() {
             self.gate.wait_open();
+            let mut batch: Vec<Envelope> = Vec::with_capacity(64);
             batch.push(first);
             while batch.len() < BATCH_COMMANDS_MAX {
                 match queue.try_recv() {
@@ -87,77 +177,133 @@ impl Writer {
                     Err(_) => break,
                 }
             }
-            self.commit_batch(&mut batch);
-        }
-    }
-
-    fn commit_batch(&mut self, batch: &mut Vec<Envelope>) {
-        let epoch = self.epoch.load(Ordering::Acquire) + 1;
-        match self.apply_batch(batch, epoch) {
-            Ok(results) => {
-                // Publish the epoch before answering, so a caller that hears
-                // back and sends again is seen as sequential.
-                self.epoch.store(epoch, Ordering::Release);
-                self.stats.commits.fetch_add(1, Ordering::Relaxed);
-                for (envelope, result) in batch.drain(..).zip(results) {
-                    if let Ok(applied) = &result
-                        && let crate::commands::Outcome::Transfers(t) = &applied.outcome
-                    {
-                        self.stats.transfers.fetch_add(t.len() as u64, Ordering::Relaxed);
+            // The read snapshot must hold every batch but the newest in
+            // flight, whose changes are layered in between. After a failed
+            // commit, wait for every batch: none is layered.
+            in_flight.wait_until(1, &done);
+            if in_flight.failed {
+                in_flight.wait_until(0, &done);
+                in_flight.failed = false;
+            }
+            let below = in_flight.batches.back().map(|(_, layer)| layer.clone());
+            let epoch = next_epoch;
+            next_epoch += 1;
+            match self.apply_batch(&batch, epoch, below.as_deref()) {
+                Ok((changes, results)) => {
+                    let changes = Arc::new(changes);
+                    let staged =
+                        Staged { epoch, on_previous: below.is_some(), changes: changes.clone(), batch, results };
+                    match stage.send(staged) {
+                        Ok(()) => in_flight.batches.push_back((epoch, changes)),
+                        Err(std_mpsc::SendError(staged)) => {
+                            for envelope in staged.batch {
+                                let _ = envelope.reply.send(Err(EngineError::Unavailable));
+                            }
+                        }
                     }
-                    let _ = envelope.reply.send(result);
                 }
-            }
-            Err(error) => {
-                for envelope in batch.drain(..) {
-                    let _ = envelope.reply.send(Err(error.clone()));
+                Err(error) => {
+                    for envelope in batch {
+                        let _ = envelope.reply.send(Err(error.clone()));
+                    }
                 }
             }
         }
     }
 
+    /// Applies a batch against the committed state plus `below`, and returns
+    /// its changes and each command's result.
+    #[allow(clippy::type_complexity)]
     fn apply_batch(
         &mut self,
         batch: &[Envelope],
         epoch: u64,
-    ) -> Result<Vec<Result<Applied, EngineError>>, EngineError> {
-        let mut txn = self.db.begin_write()?;
-        txn.set_durability(self.durability)?;
+        below: Option<&Layer>,
+    ) -> Result<(Layer, Vec<Result<Applied, EngineError>>), EngineError> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_table(RECORDS)?;
         let now = self.clock.now_ms();
         let context = BatchContext { epoch, pricing: &self.pricing, quote_ttl_ms: self.quote_ttl_ms };
         let mut results = Vec::with_capacity(batch.len());
-        let account_ids = {
-            let mut table = txn.open_table(RECORDS)?;
-            let changes = {
-                let mut overlay = Overlay::with_account_ids(&table, &mut self.account_ids);
-                for envelope in batch {
-                    let result = {
-                        let mut books = Books { store: &mut overlay, now };
-                        catch_unwind(AssertUnwindSafe(|| {
-                            apply(&mut books, &context, &envelope.command, envelope.received_epoch)
-                        }))
-                        .unwrap_or_else(|_| Err(EngineError::Corrupt("command panicked".into())))
-                    };
-                    match &result {
-                        Ok(_) => overlay.keep_command(),
-                        Err(_) => {
-                            overlay.drop_command();
-                            self.stats.commands_failed.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                    results.push(result);
-                }
-                overlay.put(keys::meta("commit_epoch"), &epoch);
-                overlay.keep_command();
-                overlay.into_changes()
+        let mut overlay = Overlay::new(&table, below).with_account_ids(&mut self.account_ids);
+        for envelope in batch {
+            let result = {
+                let mut books = Books { store: &mut overlay, now };
+                catch_unwind(AssertUnwindSafe(|| {
+                    apply(&mut books, &context, &envelope.command, envelope.received_epoch)
+                }))
+                .unwrap_or_else(|_| Err(EngineError::Corrupt("command panicked".into())))
             };
-            let account_ids = AccountIds::updates(&changes);
-            write_changes(&mut table, changes)?;
-            account_ids
-        };
+            match &result {
+                Ok(_) => overlay.keep_command(),
+                Err(_) => {
+                    overlay.drop_command();
+                    self.stats.commands_failed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            results.push(result);
+        }
+        overlay.put(keys::meta("commit_epoch"), &epoch);
+        overlay.keep_command();
+        Ok((overlay.into_layer(), results))
+    }
+}
+
+/// Writes applied batches into redb in order, one durable commit each, and
+/// answers their callers.
+struct Committer {
+    db: Arc<Database>,
+    durability: Durability,
+    epoch: Arc<AtomicU64>,
+    stats: Arc<WriterStats>,
+}
+
+impl Committer {
+    fn run(self, staged: std_mpsc::Receiver<Staged>, done: std_mpsc::Sender<Done>) {
+        let mut previous_failed = false;
+        for Staged { epoch, on_previous, changes, batch, results } in staged {
+            let outcome = if on_previous && previous_failed {
+                Err(EngineError::Storage("the batch this one was applied after failed to commit".into()))
+            } else {
+                self.commit(&changes)
+            };
+            previous_failed = outcome.is_err();
+            drop(changes);
+            match outcome {
+                Ok(()) => {
+                    // Publish the epoch before answering, so a caller that
+                    // hears back and sends again is seen as sequential.
+                    self.epoch.store(epoch, Ordering::Release);
+                    self.stats.commits.fetch_add(1, Ordering::Relaxed);
+                    self.stats.commands.fetch_add(batch.len() as u64, Ordering::Relaxed);
+                    let _ = done.send(Done { epoch, committed: true });
+                    for (envelope, result) in batch.into_iter().zip(results) {
+                        if let Ok(applied) = &result
+                            && let crate::commands::Outcome::Transfers(t) = &applied.outcome
+                        {
+                            self.stats.transfers.fetch_add(t.len() as u64, Ordering::Relaxed);
+                        }
+                        let _ = envelope.reply.send(result);
+                    }
+                }
+                Err(error) => {
+                    let _ = done.send(Done { epoch, committed: false });
+                    for envelope in batch {
+                        let _ = envelope.reply.send(Err(error.clone()));
+                    }
+                }
+            }
+        }
+    }
+
+    fn commit(&self, changes: &Layer) -> Result<(), EngineError> {
+        let mut txn = self.db.begin_write()?;
+        txn.set_durability(self.durability)?;
+        {
+            let mut table = txn.open_table(RECORDS)?;
+            write_changes(&mut table, sorted(changes))?;
+        }
         txn.commit()?;
-        self.account_ids.committed(account_ids);
-        self.stats.commands.fetch_add(batch.len() as u64, Ordering::Relaxed);
-        Ok(results)
+        Ok(())
     }
 }
