@@ -1,4 +1,5 @@
-//! Ledger throughput and latency, every commit fsynced on a real disk.
+//! Ledger throughput and latency on a real disk, every batch synced (its
+//! write-ahead log record) before it is answered.
 //!
 //! - `batch_apply/uniform`: 8,190 single-transfer commands over 10,000
 //!   pre-funded accounts, queued while the writer is held so they are applied
@@ -387,7 +388,7 @@ fn single_submitter(c: &mut Criterion) {
 
 fn main() {
     println!(
-        "cores: {}; every commit fsynced (Durability::Immediate)",
+        "cores: {}; every batch durable before it is answered (its write-ahead log record synced with fdatasync; redb synced at checkpoints)",
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)
     );
     let mut criterion = Criterion::default().configure_from_args();

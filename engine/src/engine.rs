@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 
-use redb::{Database, Durability, ReadableDatabase};
+use redb::{Database, ReadableDatabase};
 use rust_decimal::Decimal;
 use tokio::sync::{mpsc, oneshot};
 
@@ -91,6 +91,19 @@ impl Engine {
             txn.open_table(RECORDS)?;
             txn.commit()?;
         }
+        let wal = match &config.path {
+            Some(path) => {
+                let wal_path = crate::wal::path_for(path);
+                crate::wal::replay(&db, &wal_path)?;
+                Some(crate::wal::Wal::open(&wal_path).map_err(|e| {
+                    EngineError::Storage(format!(
+                        "cannot open the write-ahead log {}: {e}",
+                        wal_path.display()
+                    ))
+                })?)
+            }
+            None => None,
+        };
         let epoch = {
             let txn = db.begin_read()?;
             let table = txn.open_table(RECORDS)?;
@@ -107,7 +120,7 @@ impl Engine {
             clock: config.clock.clone(),
             pricing: pricing.clone(),
             quote_ttl_ms: config.quote_ttl_ms,
-            durability: Durability::Immediate,
+            wal,
             epoch: epoch.clone(),
             stats: stats.clone(),
             account_ids: Default::default(),

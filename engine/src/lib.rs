@@ -36,6 +36,7 @@ pub mod rates;
 pub mod records;
 pub mod storage;
 pub mod verify;
+pub mod wal;
 mod writer;
 
 pub use commands::{Applied, Command, Document, Expected, NewEvent, Outcome, QuoteAmount};

@@ -485,7 +485,8 @@ impl<'t> Overlay<'t> {
 pub fn sorted(layer: &Layer) -> Changes<'_> {
     // Sorted on the keys' first 16 bytes as a number (which orders like the
     // bytes), falling back to the whole keys only on a tie.
-    let mut changes: Vec<(u128, &[u8], Option<&[u8]>)> =
+    type Keyed<'a> = (u128, &'a [u8], Option<&'a [u8]>);
+    let mut changes: Vec<Keyed> =
         layer.iter().map(|(key, value)| (key_prefix(key), key.as_slice(), value.as_deref())).collect();
     changes.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
     changes.into_iter().map(|(_, key, value)| (key, value)).collect()
@@ -513,9 +514,9 @@ fn key_prefix(key: &[u8]) -> u128 {
 /// or remove. Either way the table ends up with exactly `changes` applied.
 pub fn write_changes(
     table: &mut redb::Table<'_, &'static [u8], &'static [u8]>,
-    changes: Changes<'_>,
+    changes: &[(&[u8], Option<&[u8]>)],
 ) -> Result<(), EngineError> {
-    let mut changes = changes.into_iter().peekable();
+    let mut changes = changes.iter().copied().peekable();
     while let Some((key, value)) = changes.next() {
         let Some(bytes) = value else {
             table.remove(key)?;
@@ -602,8 +603,8 @@ mod tests {
         let txn = db.begin_write().unwrap();
         {
             let mut table = txn.open_table(RECORDS).unwrap();
-            let changes = changes.iter().map(|(k, v)| (k.as_slice(), v.as_deref())).collect();
-            write_changes(&mut table, changes).unwrap();
+            let changes: Changes = changes.iter().map(|(k, v)| (k.as_slice(), v.as_deref())).collect();
+            write_changes(&mut table, &changes).unwrap();
         }
         txn.commit().unwrap();
         contents(db)

@@ -39,8 +39,10 @@ impl Report {
     }
 }
 
-/// Audits the database file at `path`, opened read-only.
+/// Audits the database file at `path`, opened read-only, after replaying
+/// its write-ahead log into it (what the node does when it opens).
 pub fn verify_path(path: &Path) -> Result<Report, EngineError> {
+    crate::wal::replay_file(path)?;
     let db = redb::Database::builder().open_read_only(path)?;
     verify(&db)
 }

@@ -25,6 +25,7 @@ use crate::error::EngineError;
 use crate::ledger::Books;
 use crate::rates::Pricing;
 use crate::storage::{AccountIds, Layer, Overlay, RECORDS, keys, sorted, write_changes};
+use crate::wal::{CHECKPOINT_BYTES, Wal};
 
 pub(crate) type Reply = oneshot::Sender<Result<Applied, EngineError>>;
 
@@ -77,7 +78,8 @@ pub(crate) struct Writer {
     pub clock: Arc<dyn Clock>,
     pub pricing: Arc<Pricing>,
     pub quote_ttl_ms: i64,
-    pub durability: Durability,
+    /// The write-ahead log, handed to the committer (`None` in memory).
+    pub wal: Option<Wal>,
     /// The last committed and acknowledged batch.
     pub epoch: Arc<AtomicU64>,
     pub stats: Arc<WriterStats>,
@@ -141,14 +143,15 @@ impl Writer {
     /// Starts the applier (`sika-writer`) and the committer (`sika-commit`)
     /// threads; the returned handle finishes once both have stopped, after
     /// the queue is closed and everything in it is answered.
-    pub fn spawn(self, queue: mpsc::Receiver<Envelope>) -> std::io::Result<std::thread::JoinHandle<()>> {
+    pub fn spawn(mut self, queue: mpsc::Receiver<Envelope>) -> std::io::Result<std::thread::JoinHandle<()>> {
         let (stage, staged) = std_mpsc::sync_channel::<Staged>(1);
         let (done_sender, done) = std_mpsc::channel::<Done>();
         let committer = Committer {
             db: self.db.clone(),
-            durability: self.durability,
+            wal: self.wal.take(),
             epoch: self.epoch.clone(),
             stats: self.stats.clone(),
+            poisoned: None,
         };
         let committer = std::thread::Builder::new()
             .name("sika-commit".into())
@@ -191,8 +194,13 @@ impl Writer {
             match self.apply_batch(&batch, epoch, below.as_deref()) {
                 Ok((changes, results)) => {
                     let changes = Arc::new(changes);
-                    let staged =
-                        Staged { epoch, on_previous: below.is_some(), changes: changes.clone(), batch, results };
+                    let staged = Staged {
+                        epoch,
+                        on_previous: below.is_some(),
+                        changes: changes.clone(),
+                        batch,
+                        results,
+                    };
                     match stage.send(staged) {
                         Ok(()) => in_flight.batches.push_back((epoch, changes)),
                         Err(std_mpsc::SendError(staged)) => {
@@ -249,23 +257,28 @@ impl Writer {
     }
 }
 
-/// Writes applied batches into redb in order, one durable commit each, and
-/// answers their callers.
-struct Committer {
-    db: Arc<Database>,
-    durability: Durability,
-    epoch: Arc<AtomicU64>,
-    stats: Arc<WriterStats>,
+/// Writes applied batches in order, each made durable by one append to the
+/// write-ahead log (or, at a checkpoint, by a synced redb commit), and
+/// answers their callers. After a storage error nothing more is committed:
+/// what the disk holds is no longer known, and reopening the database
+/// (which replays the log) is the way back.
+pub(crate) struct Committer {
+    pub db: Arc<Database>,
+    /// `None` for an in-memory database: every commit is a checkpoint.
+    pub wal: Option<Wal>,
+    pub epoch: Arc<AtomicU64>,
+    pub stats: Arc<WriterStats>,
+    pub poisoned: Option<EngineError>,
 }
 
 impl Committer {
-    fn run(self, staged: std_mpsc::Receiver<Staged>, done: std_mpsc::Sender<Done>) {
+    fn run(mut self, staged: std_mpsc::Receiver<Staged>, done: std_mpsc::Sender<Done>) {
         let mut previous_failed = false;
         for Staged { epoch, on_previous, changes, batch, results } in staged {
             let outcome = if on_previous && previous_failed {
                 Err(EngineError::Storage("the batch this one was applied after failed to commit".into()))
             } else {
-                self.commit(&changes)
+                self.commit(epoch, &changes)
             };
             previous_failed = outcome.is_err();
             drop(changes);
@@ -294,16 +307,52 @@ impl Committer {
                 }
             }
         }
+        // Closing: leave everything in the database itself.
+        if self.poisoned.is_none() && self.wal.as_ref().is_some_and(|wal| wal.logged_bytes() > 0) {
+            let _ = self.checkpoint_now();
+        }
     }
 
-    fn commit(&self, changes: &Layer) -> Result<(), EngineError> {
+    fn commit(&mut self, epoch: u64, changes: &Layer) -> Result<(), EngineError> {
+        if let Some(error) = &self.poisoned {
+            return Err(error.clone());
+        }
+        let result = self.write(epoch, changes);
+        if let Err(error) = &result {
+            self.poisoned = Some(EngineError::Storage(format!(
+                "the ledger stopped writing after a storage error ({error}); restart the node"
+            )));
+        }
+        result
+    }
+
+    fn write(&mut self, epoch: u64, changes: &Layer) -> Result<(), EngineError> {
+        let changes = sorted(changes);
+        let checkpoint = self.wal.as_ref().is_none_or(|wal| wal.logged_bytes() >= CHECKPOINT_BYTES);
         let mut txn = self.db.begin_write()?;
-        txn.set_durability(self.durability)?;
+        txn.set_durability(if checkpoint { Durability::Immediate } else { Durability::None })?;
         {
             let mut table = txn.open_table(RECORDS)?;
-            write_changes(&mut table, sorted(changes))?;
+            write_changes(&mut table, &changes)?;
+        }
+        if !checkpoint && let Some(wal) = &mut self.wal {
+            wal.append(epoch, &changes).map_err(|e| EngineError::Storage(format!("write-ahead log: {e}")))?;
         }
         txn.commit()?;
+        if checkpoint && let Some(wal) = &mut self.wal {
+            wal.restart();
+        }
+        Ok(())
+    }
+
+    /// A synced commit of nothing: redb then holds every earlier batch.
+    fn checkpoint_now(&mut self) -> Result<(), EngineError> {
+        let mut txn = self.db.begin_write()?;
+        txn.set_durability(Durability::Immediate)?;
+        txn.commit()?;
+        if let Some(wal) = &mut self.wal {
+            wal.restart();
+        }
         Ok(())
     }
 }
