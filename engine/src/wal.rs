@@ -33,7 +33,7 @@ use crate::storage::{Changes, RECORDS, keys, read};
 
 /// Log written since the last checkpoint before the next batch is committed
 /// with a sync of the database itself.
-pub const CHECKPOINT_BYTES: u64 = 8 << 20;
+pub const CHECKPOINT_BYTES: u64 = 2 << 20;
 
 /// The log grows in steps of this many zero bytes, synced once, so that an
 /// append overwrites allocated blocks and its `fdatasync` carries no size
