@@ -2,12 +2,14 @@
 //! command against the batch's state, commits once, then answers every
 //! caller. Nothing is acknowledged before its commit is durable.
 //!
-//! Two threads share the work as a pipeline. The applier (`sika-writer`)
+//! Three threads share the work as a pipeline. The applier (`sika-writer`)
 //! applies batch N+1 against a read snapshot plus batch N's changes while
-//! the committer (`sika-commit`) writes batch N into redb and waits for its
-//! fsync. Batch N+1 is committed only after batch N, and only if batch N
-//! committed; otherwise it fails with it. So the disk's flush overlaps the
-//! next batch's work, and nothing is answered before it is durable.
+//! batch N is made durable: the logger (`sika-wal`) appends its changes to
+//! the write-ahead log and syncs it, while the committer (`sika-commit`)
+//! writes them into a redb transaction, which it commits (without a sync,
+//! so readers see it) once the logger reports the record synced. Batch N+1
+//! is committed only after batch N, and only if batch N committed;
+//! otherwise it fails with it. Nothing is answered before it is durable.
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -146,9 +148,23 @@ impl Writer {
     pub fn spawn(mut self, queue: mpsc::Receiver<Envelope>) -> std::io::Result<std::thread::JoinHandle<()>> {
         let (stage, staged) = std_mpsc::sync_channel::<Staged>(1);
         let (done_sender, done) = std_mpsc::channel::<Done>();
+        let mut log = None;
+        let mut link = None;
+        let mut logger = None;
+        if let Some(wal) = self.wal.take() {
+            let (log_sender, batches) = std_mpsc::sync_channel::<(u64, Arc<Layer>)>(2);
+            let (synced_sender, synced) = std_mpsc::channel::<Synced>();
+            let (checkpointed_sender, checkpointed) = std_mpsc::channel::<u64>();
+            let thread = std::thread::Builder::new()
+                .name("sika-wal".into())
+                .spawn(move || run_logger(wal, batches, synced_sender, checkpointed))?;
+            log = Some(log_sender);
+            link = Some(LogLink { synced, checkpointed: checkpointed_sender });
+            logger = Some(thread);
+        }
         let committer = Committer {
             db: self.db.clone(),
-            wal: self.wal.take(),
+            log: link,
             epoch: self.epoch.clone(),
             stats: self.stats.clone(),
             poisoned: None,
@@ -157,8 +173,11 @@ impl Writer {
             .name("sika-commit".into())
             .spawn(move || committer.run(staged, done_sender))?;
         std::thread::Builder::new().name("sika-writer".into()).spawn(move || {
-            self.run(queue, stage, done);
+            self.run(queue, stage, log, done);
             let _ = committer.join();
+            if let Some(logger) = logger {
+                let _ = logger.join();
+            }
         })
     }
 
@@ -166,6 +185,7 @@ impl Writer {
         mut self,
         mut queue: mpsc::Receiver<Envelope>,
         stage: std_mpsc::SyncSender<Staged>,
+        log: Option<std_mpsc::SyncSender<(u64, Arc<Layer>)>>,
         done: std_mpsc::Receiver<Done>,
     ) {
         let mut in_flight = InFlight { batches: VecDeque::new(), failed: false };
@@ -202,7 +222,14 @@ impl Writer {
                         results,
                     };
                     match stage.send(staged) {
-                        Ok(()) => in_flight.batches.push_back((epoch, changes)),
+                        Ok(()) => {
+                            // The committer now waits for this record: a
+                            // logger that is gone makes it fail the batch.
+                            if let Some(log) = &log {
+                                let _ = log.send((epoch, changes.clone()));
+                            }
+                            in_flight.batches.push_back((epoch, changes))
+                        }
                         Err(std_mpsc::SendError(staged)) => {
                             for envelope in staged.batch {
                                 let _ = envelope.reply.send(Err(EngineError::Unavailable));
@@ -257,18 +284,64 @@ impl Writer {
     }
 }
 
-/// Writes applied batches in order, each made durable by one append to the
+/// The logger's word on one batch's log record.
+struct Synced {
+    epoch: u64,
+    /// The record is on disk.
+    synced: bool,
+    /// The log is due a checkpoint: commit this batch with a sync, then
+    /// confirm it on `LogLink::checkpointed` before the log starts over.
+    checkpoint: bool,
+}
+
+/// The committer's side of the logger.
+struct LogLink {
+    synced: std_mpsc::Receiver<Synced>,
+    /// The epoch of a checkpoint now durable in redb, or 0 if it failed.
+    checkpointed: std_mpsc::Sender<u64>,
+}
+
+/// Appends each batch's changes to the log and syncs it, in order. After a
+/// record that fills the log past `CHECKPOINT_BYTES` it waits until the
+/// committer has committed that batch with a sync, and only then writes
+/// over the log from its start. After an error every later record is
+/// refused.
+fn run_logger(
+    mut wal: Wal,
+    batches: std_mpsc::Receiver<(u64, Arc<Layer>)>,
+    synced: std_mpsc::Sender<Synced>,
+    checkpointed: std_mpsc::Receiver<u64>,
+) {
+    let mut failed = false;
+    for (epoch, layer) in batches {
+        let appended = !failed && wal.append(epoch, &sorted(&layer)).is_ok();
+        drop(layer);
+        failed = !appended;
+        let checkpoint = appended && wal.logged_bytes() >= CHECKPOINT_BYTES;
+        if synced.send(Synced { epoch, synced: appended, checkpoint }).is_err() {
+            return;
+        }
+        if checkpoint {
+            match checkpointed.recv() {
+                Ok(done) if done == epoch => wal.restart(),
+                _ => failed = true,
+            }
+        }
+    }
+}
+
+/// Writes applied batches in order, each made durable by its record in the
 /// write-ahead log (or, at a checkpoint, by a synced redb commit), and
 /// answers their callers. After a storage error nothing more is committed:
 /// what the disk holds is no longer known, and reopening the database
 /// (which replays the log) is the way back.
-pub(crate) struct Committer {
-    pub db: Arc<Database>,
+struct Committer {
+    db: Arc<Database>,
     /// `None` for an in-memory database: every commit is a checkpoint.
-    pub wal: Option<Wal>,
-    pub epoch: Arc<AtomicU64>,
-    pub stats: Arc<WriterStats>,
-    pub poisoned: Option<EngineError>,
+    log: Option<LogLink>,
+    epoch: Arc<AtomicU64>,
+    stats: Arc<WriterStats>,
+    poisoned: Option<EngineError>,
 }
 
 impl Committer {
@@ -276,6 +349,7 @@ impl Committer {
         let mut previous_failed = false;
         for Staged { epoch, on_previous, changes, batch, results } in staged {
             let outcome = if on_previous && previous_failed {
+                self.skip_log_record(epoch);
                 Err(EngineError::Storage("the batch this one was applied after failed to commit".into()))
             } else {
                 self.commit(epoch, &changes)
@@ -308,14 +382,16 @@ impl Committer {
             }
         }
         // Closing: leave everything in the database itself.
-        if self.poisoned.is_none() && self.wal.as_ref().is_some_and(|wal| wal.logged_bytes() > 0) {
+        if self.poisoned.is_none() && self.log.is_some() {
             let _ = self.checkpoint_now();
         }
     }
 
     fn commit(&mut self, epoch: u64, changes: &Layer) -> Result<(), EngineError> {
         if let Some(error) = &self.poisoned {
-            return Err(error.clone());
+            let error = error.clone();
+            self.skip_log_record(epoch);
+            return Err(error);
         }
         let result = self.write(epoch, changes);
         if let Err(error) = &result {
@@ -326,23 +402,57 @@ impl Committer {
         result
     }
 
+    /// Builds the batch's redb transaction while the logger syncs its
+    /// record, then commits it: without a sync when the record is on disk,
+    /// with one when the log is due a checkpoint.
     fn write(&mut self, epoch: u64, changes: &Layer) -> Result<(), EngineError> {
-        let changes = sorted(changes);
-        let checkpoint = self.wal.as_ref().is_none_or(|wal| wal.logged_bytes() >= CHECKPOINT_BYTES);
-        let mut txn = self.db.begin_write()?;
-        txn.set_durability(if checkpoint { Durability::Immediate } else { Durability::None })?;
+        let built = self.build(changes);
+        let checkpoint = match &self.log {
+            None => true,
+            Some(log) => {
+                let word =
+                    log.synced.recv().map_err(|_| EngineError::Storage("the log writer stopped".into()))?;
+                if word.epoch != epoch || !word.synced {
+                    if word.checkpoint {
+                        let _ = log.checkpointed.send(0);
+                    }
+                    return Err(EngineError::Storage(
+                        "write-ahead log: the batch's record was not synced".into(),
+                    ));
+                }
+                word.checkpoint
+            }
+        };
+        let committed = built.and_then(|mut txn| {
+            txn.set_durability(if checkpoint { Durability::Immediate } else { Durability::None })?;
+            txn.commit()?;
+            Ok(())
+        });
+        if checkpoint && let Some(log) = &self.log {
+            let _ = log.checkpointed.send(if committed.is_ok() { epoch } else { 0 });
+        }
+        committed
+    }
+
+    fn build(&self, changes: &Layer) -> Result<redb::WriteTransaction, EngineError> {
+        let txn = self.db.begin_write()?;
         {
             let mut table = txn.open_table(RECORDS)?;
-            write_changes(&mut table, &changes)?;
+            write_changes(&mut table, &sorted(changes))?;
         }
-        if !checkpoint && let Some(wal) = &mut self.wal {
-            wal.append(epoch, &changes).map_err(|e| EngineError::Storage(format!("write-ahead log: {e}")))?;
+        Ok(txn)
+    }
+
+    /// Takes the logger's word on a batch that will not be committed, so
+    /// the two stay in step (a checkpoint it asked for is refused).
+    fn skip_log_record(&self, epoch: u64) {
+        let Some(log) = &self.log else { return };
+        if let Ok(word) = log.synced.recv()
+            && word.epoch == epoch
+            && word.checkpoint
+        {
+            let _ = log.checkpointed.send(0);
         }
-        txn.commit()?;
-        if checkpoint && let Some(wal) = &mut self.wal {
-            wal.restart();
-        }
-        Ok(())
     }
 
     /// A synced commit of nothing: redb then holds every earlier batch.
@@ -350,9 +460,6 @@ impl Committer {
         let mut txn = self.db.begin_write()?;
         txn.set_durability(Durability::Immediate)?;
         txn.commit()?;
-        if let Some(wal) = &mut self.wal {
-            wal.restart();
-        }
         Ok(())
     }
 }

@@ -10,9 +10,9 @@ use sika_engine::Command;
 use crate::stack::Stack;
 
 /// How often due jobs are looked for.
-const POLL_INTERVAL: Duration = Duration::from_millis(10);
+const POLL_INTERVAL: Duration = Duration::from_millis(2);
 /// Jobs started per poll.
-const JOBS_PER_POLL_MAX: usize = 512;
+const JOBS_PER_POLL_MAX: usize = 64;
 
 pub fn spawn(stack: Arc<Stack>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
