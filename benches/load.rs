@@ -1015,6 +1015,7 @@ struct CpuSample {
     node_threads: HashMap<String, Duration>,
     own: Duration,
     machine_busy: u64,
+    machine_steal: u64,
     machine_total: u64,
     node_written: u64,
 }
@@ -1025,13 +1026,15 @@ struct CpuReport {
     node_threads: Vec<(String, Duration)>,
     own: Duration,
     machine_busy_share: f64,
+    /// Time the hypervisor ran something else while this machine wanted a CPU.
+    machine_steal_share: f64,
     /// Bytes the node caused to be written to storage (/proc/<pid>/io).
     node_written: u64,
 }
 
 impl CpuSample {
     fn take(pid: i32) -> CpuSample {
-        let (machine_busy, machine_total) = machine_jiffies();
+        let (machine_busy, machine_steal, machine_total) = machine_jiffies();
         let mut node_threads: HashMap<String, Duration> = HashMap::new();
         if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
             for task in tasks.flatten() {
@@ -1049,6 +1052,7 @@ impl CpuSample {
             node_threads,
             own: process_cpu("/proc/self/stat"),
             machine_busy,
+            machine_steal,
             machine_total,
             node_written: written_bytes(pid),
         }
@@ -1071,6 +1075,7 @@ impl CpuSample {
             node_threads,
             own: self.own.saturating_sub(start.own),
             machine_busy_share: self.machine_busy.saturating_sub(start.machine_busy) as f64 / total as f64,
+            machine_steal_share: self.machine_steal.saturating_sub(start.machine_steal) as f64 / total as f64,
             node_written: self.node_written.saturating_sub(start.node_written),
         }
     }
@@ -1085,12 +1090,13 @@ impl CpuReport {
         let wall = self.wall.as_secs_f64().max(1e-9);
         let cores = nproc() as f64;
         println!(
-            "SUMMARY {name} cpu: node {:.2} cores ({:.0}% of {} cores), load generator {:.2} cores, machine busy {:.0}%",
+            "SUMMARY {name} cpu: node {:.2} cores ({:.0}% of {} cores), load generator {:.2} cores, machine busy {:.0}% (of which stolen by the hypervisor {:.0}%)",
             self.node.as_secs_f64() / wall,
             100.0 * self.node.as_secs_f64() / wall / cores,
             nproc(),
             self.own.as_secs_f64() / wall,
-            100.0 * self.machine_busy_share
+            100.0 * self.machine_busy_share,
+            100.0 * self.machine_steal_share
         );
         let threads: Vec<String> = self
             .node_threads
@@ -1130,14 +1136,16 @@ fn schedstat(path: &Path) -> Option<Duration> {
     Some(Duration::from_nanos(text.split_whitespace().next()?.parse().ok()?))
 }
 
-/// (busy, total) jiffies of the whole machine from /proc/stat.
-fn machine_jiffies() -> (u64, u64) {
+/// (busy, stolen, total) jiffies of the whole machine from /proc/stat;
+/// busy includes stolen.
+fn machine_jiffies() -> (u64, u64, u64) {
     let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let Some(line) = text.lines().next() else { return (0, 0) };
+    let Some(line) = text.lines().next() else { return (0, 0, 0) };
     let values: Vec<u64> = line.split_whitespace().skip(1).filter_map(|v| v.parse().ok()).collect();
     let total: u64 = values.iter().take(8).sum();
     let idle = values.get(3).copied().unwrap_or(0) + values.get(4).copied().unwrap_or(0);
-    (total - idle, total)
+    let steal = values.get(7).copied().unwrap_or(0);
+    (total - idle, steal, total)
 }
 
 fn nproc() -> usize {
