@@ -4,12 +4,13 @@
 //! A durable redb commit rewrites every B-tree page the batch touched, and
 //! those pages lie scattered over the file: on this kind of disk an fsync of
 //! 100 scattered 4 KiB pages takes about 6 ms, of 100 contiguous ones about
-//! 0.4 ms. So the committer appends each batch's changes (whole values, in
-//! key order) to this log and syncs it, then commits the batch to redb
-//! without a sync (`Durability::None`), and only then answers. Every
-//! `CHECKPOINT_BYTES` of log, one batch is committed with
-//! `Durability::Immediate`, which makes redb hold everything so far, and the
-//! log starts over from its beginning.
+//! 0.4 ms. So each batch's changes (whole values, in key order) are appended
+//! to this log and synced (by the writer's logger thread), then the batch is
+//! committed to redb without a sync (`Durability::None`), and only then
+//! answered. Every
+//! `CHECKPOINT_BYTES` of log, the batch that would fill it is committed with
+//! `Durability::Immediate` instead of being logged, which makes redb hold
+//! everything so far, and the log starts over from its beginning.
 //!
 //! A record is `len: u32 | crc32: u32 | epoch: u64 | changes`, little
 //! endian; the checksum covers the epoch and the changes, and each change is
@@ -76,6 +77,13 @@ impl Wal {
         self.position
     }
 
+    /// The bytes `append` would write for `changes`.
+    pub fn record_len(changes: &Changes<'_>) -> u64 {
+        let body: usize =
+            changes.iter().map(|(key, value)| 4 + key.len() + 1 + value.map_or(0, |v| 4 + v.len())).sum();
+        (HEADER_LEN + body) as u64
+    }
+
     /// Appends one batch's changes and waits until they are on disk.
     pub fn append(&mut self, epoch: u64, changes: &Changes<'_>) -> std::io::Result<()> {
         self.buffer.clear();
@@ -97,6 +105,7 @@ impl Wal {
         self.buffer[8..16].copy_from_slice(&epoch.to_le_bytes());
         let crc = crc32fast::hash(&self.buffer[8..]);
         self.buffer[4..8].copy_from_slice(&crc.to_le_bytes());
+        debug_assert_eq!(self.buffer.len() as u64, Wal::record_len(changes));
         let end = self.position + self.buffer.len() as u64;
         if end > self.allocated {
             self.grow(end)?;

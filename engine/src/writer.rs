@@ -287,10 +287,10 @@ impl Writer {
 /// The logger's word on one batch's log record.
 struct Synced {
     epoch: u64,
-    /// The record is on disk.
+    /// The record is on disk (or, for a checkpoint, needs not be).
     synced: bool,
-    /// The log is due a checkpoint: commit this batch with a sync, then
-    /// confirm it on `LogLink::checkpointed` before the log starts over.
+    /// The log is full: commit this batch with a sync, then confirm it on
+    /// `LogLink::checkpointed` before the log starts over.
     checkpoint: bool,
 }
 
@@ -301,10 +301,11 @@ struct LogLink {
     checkpointed: std_mpsc::Sender<u64>,
 }
 
-/// Appends each batch's changes to the log and syncs it, in order. After a
-/// record that fills the log past `CHECKPOINT_BYTES` it waits until the
-/// committer has committed that batch with a sync, and only then writes
-/// over the log from its start. After an error every later record is
+/// Appends each batch's changes to the log and syncs it, in order. A batch
+/// whose record would fill the log past `CHECKPOINT_BYTES` is not logged but
+/// flagged as a checkpoint: the logger waits until the committer has
+/// committed it with a sync, and only then writes over the log from its
+/// start. After an error every later record is
 /// refused.
 fn run_logger(
     mut wal: Wal,
@@ -314,11 +315,15 @@ fn run_logger(
 ) {
     let mut failed = false;
     for (epoch, layer) in batches {
-        let appended = !failed && wal.append(epoch, &sorted(&layer)).is_ok();
+        let changes = sorted(&layer);
+        // A batch that would fill the log is the checkpoint: its synced
+        // redb commit makes it durable, so its record is not written.
+        let checkpoint = !failed && wal.logged_bytes() + Wal::record_len(&changes) >= CHECKPOINT_BYTES;
+        let synced_ok = !failed && (checkpoint || wal.append(epoch, &changes).is_ok());
+        drop(changes);
         drop(layer);
-        failed = !appended;
-        let checkpoint = appended && wal.logged_bytes() >= CHECKPOINT_BYTES;
-        if synced.send(Synced { epoch, synced: appended, checkpoint }).is_err() {
+        failed = !synced_ok;
+        if synced.send(Synced { epoch, synced: synced_ok, checkpoint }).is_err() {
             return;
         }
         if checkpoint {

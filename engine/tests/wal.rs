@@ -75,3 +75,38 @@ fn acknowledged_batches_in_the_log_are_replayed_on_open_and_by_verify() {
     std::fs::write(live.join("ledger.wal"), b"").unwrap();
     assert_eq!(balance(&live.join("ledger.redb")), expected);
 }
+
+#[test]
+fn checkpoints_keep_the_log_small_and_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live");
+    std::fs::create_dir_all(&live).unwrap();
+    let engine = Engine::open(EngineConfig::new(Some(live.join("ledger.redb")))).unwrap();
+    // Far more log than one checkpoint's worth, in batches of many deposits.
+    const COUNT: i128 = 30_000;
+    let pending: Vec<_> = (1..=COUNT)
+        .map(|n| {
+            engine
+                .enqueue_blocking(Command::Deposit {
+                    organization: "org_wal".into(),
+                    currency: "USD".into(),
+                    amount: 1,
+                    external_reference: Some(format!("bulk-{n}")),
+                })
+                .unwrap()
+        })
+        .collect();
+    for p in pending {
+        p.wait().expect("deposit");
+    }
+    let logged_in_all = COUNT as u64 * 300;
+    assert!(logged_in_all > 4 * sika_engine::wal::CHECKPOINT_BYTES, "the test must pass several checkpoints");
+    let log_size = std::fs::metadata(live.join("ledger.wal")).unwrap().len();
+    assert!(
+        log_size <= 2 * sika_engine::wal::CHECKPOINT_BYTES + (4 << 20),
+        "the log starts over at each checkpoint instead of growing: {log_size} bytes"
+    );
+    let crashed = dir.path().join("crashed");
+    crash_copy(&live, &crashed);
+    assert_eq!(balance(&crashed.join("ledger.redb")), COUNT);
+}
