@@ -5,7 +5,7 @@
 //! those pages lie scattered over the file: on this kind of disk an fsync of
 //! 100 scattered 4 KiB pages takes about 6 ms, of 100 contiguous ones about
 //! 0.4 ms. So each batch's changes (whole values, in key order) are appended
-//! to this log and synced (by the writer's logger thread), then the batch is
+//! to this log and synced (by the writer's applier thread), then the batch is
 //! committed to redb without a sync (`Durability::None`), and only then
 //! answered. Every
 //! `CHECKPOINT_BYTES` of log, the batch that would fill it is committed with

@@ -2,12 +2,13 @@
 //! command against the batch's state, commits once, then answers every
 //! caller. Nothing is acknowledged before its commit is durable.
 //!
-//! Three threads share the work as a pipeline. The applier (`sika-writer`)
+//! Two threads share the work as a pipeline. The applier (`sika-writer`)
+//! applies batch N, hands it to the committer (`sika-commit`), and appends
+//! its changes to the write-ahead log and syncs them while the committer
+//! writes them into a redb transaction; the committer commits it (without a
+//! sync, so readers see it) once the record is synced. Then the applier
 //! applies batch N+1 against a read snapshot plus batch N's changes while
-//! batch N is made durable: the logger (`sika-wal`) appends its changes to
-//! the write-ahead log and syncs it, while the committer (`sika-commit`)
-//! writes them into a redb transaction, which it commits (without a sync,
-//! so readers see it) once the logger reports the record synced. Batch N+1
+//! the committer finishes N. Batch N+1
 //! is committed only after batch N, and only if batch N committed;
 //! otherwise it fails with it. Nothing is answered before it is durable.
 
@@ -148,19 +149,13 @@ impl Writer {
     pub fn spawn(mut self, queue: mpsc::Receiver<Envelope>) -> std::io::Result<std::thread::JoinHandle<()>> {
         let (stage, staged) = std_mpsc::sync_channel::<Staged>(1);
         let (done_sender, done) = std_mpsc::channel::<Done>();
-        let mut log = None;
-        let mut link = None;
         let mut logger = None;
+        let mut link = None;
         if let Some(wal) = self.wal.take() {
-            let (log_sender, batches) = std_mpsc::sync_channel::<(u64, Arc<Layer>)>(2);
             let (synced_sender, synced) = std_mpsc::channel::<Synced>();
             let (checkpointed_sender, checkpointed) = std_mpsc::channel::<u64>();
-            let thread = std::thread::Builder::new()
-                .name("sika-wal".into())
-                .spawn(move || run_logger(wal, batches, synced_sender, checkpointed))?;
-            log = Some(log_sender);
+            logger = Some(Logger { wal, synced: synced_sender, checkpointed, failed: false });
             link = Some(LogLink { synced, checkpointed: checkpointed_sender });
-            logger = Some(thread);
         }
         let committer = Committer {
             db: self.db.clone(),
@@ -173,11 +168,8 @@ impl Writer {
             .name("sika-commit".into())
             .spawn(move || committer.run(staged, done_sender))?;
         std::thread::Builder::new().name("sika-writer".into()).spawn(move || {
-            self.run(queue, stage, log, done);
+            self.run(queue, stage, logger, done);
             let _ = committer.join();
-            if let Some(logger) = logger {
-                let _ = logger.join();
-            }
         })
     }
 
@@ -185,7 +177,7 @@ impl Writer {
         mut self,
         mut queue: mpsc::Receiver<Envelope>,
         stage: std_mpsc::SyncSender<Staged>,
-        log: Option<std_mpsc::SyncSender<(u64, Arc<Layer>)>>,
+        mut logger: Option<Logger>,
         done: std_mpsc::Receiver<Done>,
     ) {
         let mut in_flight = InFlight { batches: VecDeque::new(), failed: false };
@@ -223,10 +215,10 @@ impl Writer {
                     };
                     match stage.send(staged) {
                         Ok(()) => {
-                            // The committer now waits for this record: a
-                            // logger that is gone makes it fail the batch.
-                            if let Some(log) = &log {
-                                let _ = log.send((epoch, changes.clone()));
+                            // The committer builds the batch's transaction
+                            // while its record is written and synced.
+                            if let Some(logger) = &mut logger {
+                                logger.log(epoch, &changes);
                             }
                             in_flight.batches.push_back((epoch, changes))
                         }
@@ -301,35 +293,38 @@ struct LogLink {
     checkpointed: std_mpsc::Sender<u64>,
 }
 
-/// Appends each batch's changes to the log and syncs it, in order. A batch
+/// The applier's side of the write-ahead log: after handing a batch to the
+/// committer, the applier appends the batch's changes to the log and syncs
+/// them while the committer builds the batch's redb transaction. A batch
 /// whose record would fill the log past `CHECKPOINT_BYTES` is not logged but
 /// flagged as a checkpoint: the logger waits until the committer has
 /// committed it with a sync, and only then writes over the log from its
-/// start. After an error every later record is
-/// refused.
-fn run_logger(
-    mut wal: Wal,
-    batches: std_mpsc::Receiver<(u64, Arc<Layer>)>,
+/// start. After an error every later record is refused.
+struct Logger {
+    wal: Wal,
     synced: std_mpsc::Sender<Synced>,
     checkpointed: std_mpsc::Receiver<u64>,
-) {
-    let mut failed = false;
-    for (epoch, layer) in batches {
-        let changes = sorted(&layer);
+    failed: bool,
+}
+
+impl Logger {
+    fn log(&mut self, epoch: u64, layer: &Layer) {
+        let changes = sorted(layer);
         // A batch that would fill the log is the checkpoint: its synced
         // redb commit makes it durable, so its record is not written.
-        let checkpoint = !failed && wal.logged_bytes() + Wal::record_len(&changes) >= CHECKPOINT_BYTES;
-        let synced_ok = !failed && (checkpoint || wal.append(epoch, &changes).is_ok());
+        let checkpoint =
+            !self.failed && self.wal.logged_bytes() + Wal::record_len(&changes) >= CHECKPOINT_BYTES;
+        let synced = !self.failed && (checkpoint || self.wal.append(epoch, &changes).is_ok());
         drop(changes);
-        drop(layer);
-        failed = !synced_ok;
-        if synced.send(Synced { epoch, synced: synced_ok, checkpoint }).is_err() {
+        self.failed = !synced;
+        if self.synced.send(Synced { epoch, synced, checkpoint }).is_err() {
+            self.failed = true;
             return;
         }
         if checkpoint {
-            match checkpointed.recv() {
-                Ok(done) if done == epoch => wal.restart(),
-                _ => failed = true,
+            match self.checkpointed.recv() {
+                Ok(done) if done == epoch => self.wal.restart(),
+                _ => self.failed = true,
             }
         }
     }
