@@ -154,7 +154,8 @@ impl Writer {
         if let Some(wal) = self.wal.take() {
             let (synced_sender, synced) = std_mpsc::channel::<Synced>();
             let (checkpointed_sender, checkpointed) = std_mpsc::channel::<u64>();
-            logger = Some(Logger { wal, synced: synced_sender, checkpointed, failed: false });
+            logger =
+                Some(Logger { wal, synced: synced_sender, checkpointed, checkpoint: None, failed: false });
             link = Some(LogLink { synced, checkpointed: checkpointed_sender });
         }
         let committer = Committer {
@@ -297,18 +298,28 @@ struct LogLink {
 /// committer, the applier appends the batch's changes to the log and syncs
 /// them while the committer builds the batch's redb transaction. A batch
 /// whose record would fill the log past `CHECKPOINT_BYTES` is not logged but
-/// flagged as a checkpoint: the logger waits until the committer has
-/// committed it with a sync, and only then writes over the log from its
-/// start. After an error every later record is refused.
+/// flagged as a checkpoint: before the next record the logger waits until
+/// the committer has committed it with a sync, and only then writes over
+/// the log from its start. After an error every later record is refused.
 struct Logger {
     wal: Wal,
     synced: std_mpsc::Sender<Synced>,
     checkpointed: std_mpsc::Receiver<u64>,
+    /// A checkpoint the committer has not confirmed yet: the log starts
+    /// over once it has (waited for before the next record, so the applier
+    /// applies the next batch meanwhile).
+    checkpoint: Option<u64>,
     failed: bool,
 }
 
 impl Logger {
     fn log(&mut self, epoch: u64, layer: &Layer) {
+        if let Some(checkpoint) = self.checkpoint.take() {
+            match self.checkpointed.recv() {
+                Ok(done) if done == checkpoint => self.wal.restart(),
+                _ => self.failed = true,
+            }
+        }
         let changes = sorted(layer);
         // A batch that would fill the log is the checkpoint: its synced
         // redb commit makes it durable, so its record is not written.
@@ -322,10 +333,7 @@ impl Logger {
             return;
         }
         if checkpoint {
-            match self.checkpointed.recv() {
-                Ok(done) if done == epoch => self.wal.restart(),
-                _ => self.failed = true,
-            }
+            self.checkpoint = Some(epoch);
         }
     }
 }
