@@ -11,21 +11,28 @@ use crate::stack::Stack;
 
 /// How often due jobs are looked for.
 const POLL_INTERVAL: Duration = Duration::from_millis(2);
-/// Jobs started per poll.
+/// Jobs started per poll: small enough that a burst of settlements does not
+/// make one long writer batch that payouts created meanwhile wait behind.
 const JOBS_PER_POLL_MAX: usize = 64;
 
 pub fn spawn(stack: Arc<Stack>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
+        // A poll that found a full page of due jobs polls again at once.
+        let mut behind = false;
         loop {
-            tokio::time::sleep(POLL_INTERVAL).await;
+            if !behind {
+                tokio::time::sleep(POLL_INTERVAL).await;
+            }
             let due = match stack.engine.read().and_then(|s| s.due_jobs(stack.now_ms(), JOBS_PER_POLL_MAX)) {
                 Ok(due) => due,
                 Err(sika_engine::EngineError::Unavailable) => return,
                 Err(e) => {
                     tracing::error!(error = %e, "cannot read due jobs");
+                    behind = false;
                     continue;
                 }
             };
+            behind = due.len() == JOBS_PER_POLL_MAX;
             if due.is_empty() {
                 continue;
             }
