@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use redb::ReadableDatabase;
 
 use crate::error::EngineError;
-use crate::storage::{Changes, RECORDS, keys, read};
+use crate::storage::{Changes, Layer, RECORDS, keys, read};
 
 /// Log written since the last checkpoint before the next batch is committed
 /// with a sync of the database itself.
@@ -77,10 +77,10 @@ impl Wal {
         self.position
     }
 
-    /// The bytes `append` would write for `changes`.
-    pub fn record_len(changes: &Changes<'_>) -> u64 {
-        let body: usize =
-            changes.iter().map(|(key, value)| 4 + key.len() + 1 + value.map_or(0, |v| 4 + v.len())).sum();
+    /// The bytes `append` would write for a batch's changes (in any
+    /// order, so a batch need not be sorted to know).
+    pub fn record_len(layer: &Layer) -> u64 {
+        let body: usize = layer.iter().map(|(key, value)| change_len(key, value.as_deref())).sum();
         (HEADER_LEN + body) as u64
     }
 
@@ -105,7 +105,10 @@ impl Wal {
         self.buffer[8..16].copy_from_slice(&epoch.to_le_bytes());
         let crc = crc32fast::hash(&self.buffer[8..]);
         self.buffer[4..8].copy_from_slice(&crc.to_le_bytes());
-        debug_assert_eq!(self.buffer.len() as u64, Wal::record_len(changes));
+        debug_assert_eq!(
+            self.buffer.len(),
+            HEADER_LEN + changes.iter().map(|(key, value)| change_len(key, *value)).sum::<usize>()
+        );
         let end = self.position + self.buffer.len() as u64;
         if end > self.allocated {
             self.grow(end)?;
@@ -136,6 +139,11 @@ impl Wal {
     pub fn restart(&mut self) {
         self.position = 0;
     }
+}
+
+/// The bytes one change takes in a record.
+fn change_len(key: &[u8], value: Option<&[u8]>) -> usize {
+    4 + key.len() + 1 + value.map_or(0, |v| 4 + v.len())
 }
 
 /// Brings the database up to date with the log: the records newer than its

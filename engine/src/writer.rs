@@ -8,9 +8,9 @@
 //! writes them into a redb transaction; the committer commits it (without a
 //! sync, so readers see it) once the record is synced. Then the applier
 //! applies batch N+1 against a read snapshot plus batch N's changes while
-//! the committer finishes N. Batch N+1
-//! is committed only after batch N, and only if batch N committed;
-//! otherwise it fails with it. Nothing is answered before it is durable.
+//! the committer finishes N. Batch N+1 is committed only after batch N; a
+//! storage error stops the committer for good, so a batch applied on one
+//! that failed never commits. Nothing is answered before it is durable.
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -93,43 +93,29 @@ pub(crate) struct Writer {
 /// A batch applied by the applier, on its way to the committer.
 struct Staged {
     epoch: u64,
-    /// Applied on top of the previous batch's changes, before that batch
-    /// was known to be committed: it can only commit if that one did.
-    on_previous: bool,
     changes: Arc<Layer>,
     batch: Vec<Envelope>,
     results: Vec<Result<Applied, EngineError>>,
 }
 
-/// The committer's word on one batch.
-struct Done {
-    epoch: u64,
-    committed: bool,
-}
-
-/// Batches handed to the committer whose outcome the applier has not heard
-/// yet, oldest first.
+/// Batches handed to the committer that it has not finished yet (by epoch),
+/// oldest first.
 struct InFlight {
     batches: VecDeque<(u64, Arc<Layer>)>,
-    /// A batch failed to commit since the applier last caught up.
-    failed: bool,
 }
 
 impl InFlight {
-    fn settle(&mut self, done: Done) {
+    fn settle(&mut self, done: u64) {
         if let Some((epoch, _)) = self.batches.front()
-            && *epoch == done.epoch
+            && *epoch == done
         {
             self.batches.pop_front();
-        }
-        if !done.committed {
-            self.failed = true;
         }
     }
 
     /// Waits until at most `keep` batches are in flight (0 once the
     /// committer has stopped).
-    fn wait_until(&mut self, keep: usize, done: &std_mpsc::Receiver<Done>) {
+    fn wait_until(&mut self, keep: usize, done: &std_mpsc::Receiver<u64>) {
         while let Ok(word) = done.try_recv() {
             self.settle(word);
         }
@@ -148,7 +134,7 @@ impl Writer {
     /// the queue is closed and everything in it is answered.
     pub fn spawn(mut self, queue: mpsc::Receiver<Envelope>) -> std::io::Result<std::thread::JoinHandle<()>> {
         let (stage, staged) = std_mpsc::sync_channel::<Staged>(1);
-        let (done_sender, done) = std_mpsc::channel::<Done>();
+        let (done_sender, done) = std_mpsc::channel::<u64>();
         let mut logger = None;
         let mut link = None;
         if let Some(wal) = self.wal.take() {
@@ -179,9 +165,9 @@ impl Writer {
         mut queue: mpsc::Receiver<Envelope>,
         stage: std_mpsc::SyncSender<Staged>,
         mut logger: Option<Logger>,
-        done: std_mpsc::Receiver<Done>,
+        done: std_mpsc::Receiver<u64>,
     ) {
-        let mut in_flight = InFlight { batches: VecDeque::new(), failed: false };
+        let mut in_flight = InFlight { batches: VecDeque::new() };
         let mut next_epoch = self.epoch.load(Ordering::Acquire) + 1;
         while let Some(first) = queue.blocking_recv() {
             self.gate.wait_open();
@@ -194,26 +180,15 @@ impl Writer {
                 }
             }
             // The read snapshot must hold every batch but the newest in
-            // flight, whose changes are layered in between. After a failed
-            // commit, wait for every batch: none is layered.
+            // flight, whose changes are layered in between.
             in_flight.wait_until(1, &done);
-            if in_flight.failed {
-                in_flight.wait_until(0, &done);
-                in_flight.failed = false;
-            }
             let below = in_flight.batches.back().map(|(_, layer)| layer.clone());
             let epoch = next_epoch;
             next_epoch += 1;
             match self.apply_batch(&batch, epoch, below.as_deref()) {
                 Ok((changes, results)) => {
                     let changes = Arc::new(changes);
-                    let staged = Staged {
-                        epoch,
-                        on_previous: below.is_some(),
-                        changes: changes.clone(),
-                        batch,
-                        results,
-                    };
+                    let staged = Staged { epoch, changes: changes.clone(), batch, results };
                     match stage.send(staged) {
                         Ok(()) => {
                             // The committer builds the batch's transaction
@@ -320,13 +295,10 @@ impl Logger {
                 _ => self.failed = true,
             }
         }
-        let changes = sorted(layer);
         // A batch that would fill the log is the checkpoint: its synced
         // redb commit makes it durable, so its record is not written.
-        let checkpoint =
-            !self.failed && self.wal.logged_bytes() + Wal::record_len(&changes) >= CHECKPOINT_BYTES;
-        let synced = !self.failed && (checkpoint || self.wal.append(epoch, &changes).is_ok());
-        drop(changes);
+        let checkpoint = !self.failed && self.wal.logged_bytes() + Wal::record_len(layer) >= CHECKPOINT_BYTES;
+        let synced = !self.failed && (checkpoint || self.wal.append(epoch, &sorted(layer)).is_ok());
         self.failed = !synced;
         if self.synced.send(Synced { epoch, synced, checkpoint }).is_err() {
             self.failed = true;
@@ -353,16 +325,9 @@ struct Committer {
 }
 
 impl Committer {
-    fn run(mut self, staged: std_mpsc::Receiver<Staged>, done: std_mpsc::Sender<Done>) {
-        let mut previous_failed = false;
-        for Staged { epoch, on_previous, changes, batch, results } in staged {
-            let outcome = if on_previous && previous_failed {
-                self.skip_log_record(epoch);
-                Err(EngineError::Storage("the batch this one was applied after failed to commit".into()))
-            } else {
-                self.commit(epoch, &changes)
-            };
-            previous_failed = outcome.is_err();
+    fn run(mut self, staged: std_mpsc::Receiver<Staged>, done: std_mpsc::Sender<u64>) {
+        for Staged { epoch, changes, batch, results } in staged {
+            let outcome = self.commit(epoch, &changes);
             drop(changes);
             match outcome {
                 Ok(()) => {
@@ -371,7 +336,7 @@ impl Committer {
                     self.epoch.store(epoch, Ordering::Release);
                     self.stats.commits.fetch_add(1, Ordering::Relaxed);
                     self.stats.commands.fetch_add(batch.len() as u64, Ordering::Relaxed);
-                    let _ = done.send(Done { epoch, committed: true });
+                    let _ = done.send(epoch);
                     for (envelope, result) in batch.into_iter().zip(results) {
                         if let Ok(applied) = &result
                             && let crate::commands::Outcome::Transfers(t) = &applied.outcome
@@ -382,7 +347,7 @@ impl Committer {
                     }
                 }
                 Err(error) => {
-                    let _ = done.send(Done { epoch, committed: false });
+                    let _ = done.send(epoch);
                     for envelope in batch {
                         let _ = envelope.reply.send(Err(error.clone()));
                     }

@@ -9,15 +9,25 @@ use sika_engine::{Command, Engine, EngineConfig};
 
 const DEPOSITS: i128 = 25;
 
+fn deposit_command(amount: i128, reference: String) -> Command {
+    Command::Deposit {
+        organization: "org_wal".into(),
+        currency: "USD".into(),
+        amount,
+        external_reference: Some(reference),
+    }
+}
+
 fn deposit(engine: &Engine, n: i128) {
-    engine
-        .execute_blocking(Command::Deposit {
-            organization: "org_wal".into(),
-            currency: "USD".into(),
-            amount: n,
-            external_reference: Some(format!("wal-{n}")),
-        })
-        .expect("deposit");
+    engine.execute_blocking(deposit_command(n, format!("wal-{n}"))).expect("deposit");
+}
+
+/// An engine on `<dir>/live/ledger.redb`, and that directory.
+fn open_live(dir: &Path) -> (std::path::PathBuf, Engine) {
+    let live = dir.join("live");
+    std::fs::create_dir_all(&live).unwrap();
+    let engine = Engine::open(EngineConfig::new(Some(live.join("ledger.redb")))).unwrap();
+    (live, engine)
 }
 
 /// Copies the database and its log as a crash would leave them: the file
@@ -40,9 +50,7 @@ fn balance(path: &Path) -> i128 {
 #[test]
 fn acknowledged_batches_in_the_log_are_replayed_on_open_and_by_verify() {
     let dir = tempfile::tempdir().unwrap();
-    let live = dir.path().join("live");
-    std::fs::create_dir_all(&live).unwrap();
-    let engine = Engine::open(EngineConfig::new(Some(live.join("ledger.redb")))).unwrap();
+    let (live, engine) = open_live(dir.path());
     deposit(&engine, 1_000);
     // A checkpoint happens only every few MiB of log: these stay in it.
     for n in 1..=DEPOSITS {
@@ -79,22 +87,11 @@ fn acknowledged_batches_in_the_log_are_replayed_on_open_and_by_verify() {
 #[test]
 fn checkpoints_keep_the_log_small_and_lose_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let live = dir.path().join("live");
-    std::fs::create_dir_all(&live).unwrap();
-    let engine = Engine::open(EngineConfig::new(Some(live.join("ledger.redb")))).unwrap();
+    let (live, engine) = open_live(dir.path());
     // Far more log than one checkpoint's worth, in batches of many deposits.
     const COUNT: i128 = 30_000;
     let pending: Vec<_> = (1..=COUNT)
-        .map(|n| {
-            engine
-                .enqueue_blocking(Command::Deposit {
-                    organization: "org_wal".into(),
-                    currency: "USD".into(),
-                    amount: 1,
-                    external_reference: Some(format!("bulk-{n}")),
-                })
-                .unwrap()
-        })
+        .map(|n| engine.enqueue_blocking(deposit_command(1, format!("bulk-{n}"))).unwrap())
         .collect();
     for p in pending {
         p.wait().expect("deposit");

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use sika_engine::movements::{CollectionRecord, MovementStatus};
 use sika_engine::{Command, Currency, Document, EngineError, EventPayload, Expected, NewEvent, Snapshot};
 
-use crate::documents::{decode, document, encode};
+use crate::documents::{decode, document};
 use crate::error::{ApiError, ApiResult, money_error};
 use crate::files;
 use crate::pagination::{PageQuery, page_of};
@@ -558,12 +558,8 @@ pub async fn post_message(
         attachments,
         created_at: stack.now_ms(),
     };
-    let message_document = Document {
-        collection: MESSAGES.into(),
-        id: message.id.clone(),
-        body: encode(&message),
-        list: Some((organization.to_string(), thread_list(dispute_id))),
-    };
+    let message_document =
+        document(MESSAGES, &message.id, &message, Some((organization, &thread_list(dispute_id))));
     let mut snapshot = snapshot;
     for _ in 0..SAVE_ATTEMPTS_MAX {
         let (dispute, bytes) = load_for(&snapshot, Some(organization), dispute_id)?;

@@ -125,12 +125,7 @@ pub fn build(request: FileRequest, organization: &str, now: i64) -> ApiResult<(S
 /// Stores the description and the contents in one transaction.
 pub async fn save(stack: &Stack, file: &StoredFile, contents: Vec<u8>) -> ApiResult<()> {
     let documents = vec![
-        Document {
-            collection: COLLECTION.into(),
-            id: file.id.clone(),
-            body: crate::documents::encode(file),
-            list: Some((file.organization.clone(), COLLECTION.into())),
-        },
+        crate::documents::document(COLLECTION, &file.id, file, Some((&file.organization, COLLECTION))),
         Document { collection: CONTENTS.into(), id: file.id.clone(), body: contents, list: None },
     ];
     stack.engine.execute(Command::PutDocuments { documents }).await?;

@@ -100,12 +100,7 @@ pub async fn save_all(stack: &Stack, recipients: &[Recipient]) -> ApiResult<()> 
     }
     let documents = recipients
         .iter()
-        .map(|r| sika_engine::Document {
-            collection: COLLECTION.into(),
-            id: r.id.clone(),
-            body: crate::documents::encode(r),
-            list: Some((r.organization.clone(), COLLECTION.into())),
-        })
+        .map(|r| crate::documents::document(COLLECTION, &r.id, r, Some((&r.organization, COLLECTION))))
         .collect();
     stack.engine.execute(Command::PutDocuments { documents }).await?;
     Ok(())
