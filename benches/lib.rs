@@ -283,6 +283,6 @@ fn schedstat_cpu(path: &Path) -> Option<Duration> {
     Some(Duration::from_nanos(text.split_whitespace().next()?.parse().ok()?))
 }
 
-/// The engine's writer threads: the applier (which also writes the log) and
-/// the committer.
-pub const WRITER_THREADS: [&str; 2] = ["sika-writer", "sika-commit"];
+/// The engine's writer threads: the applier, the logger (which writes and
+/// syncs the log and answers) and the checkpointer (which writes into redb).
+pub const WRITER_THREADS: [&str; 3] = ["sika-writer", "sika-log", "sika-checkpoint"];

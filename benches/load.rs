@@ -518,18 +518,22 @@ impl WriterDelta {
     fn print(&self, name: &str, cpu: &CpuReport) {
         let wall = cpu.wall.as_secs_f64().max(1e-9);
         let applier = cpu.thread("sika-writer");
-        let committer = cpu.thread("sika-commit");
+        let logger = cpu.thread("sika-log");
+        let checkpointer = cpu.thread("sika-checkpoint");
         let per_command = |cpu: Duration| cpu.as_secs_f64() * 1e6 / (self.commands.max(1)) as f64;
+        let cores = |cpu: Duration| cpu.as_secs_f64() / wall;
         println!(
-            "SUMMARY {name} writer: {:.0} commits/s, {:.1} commands/commit, {:.0} commands/s, {:.0} µs writer CPU per command ({:.0} applying and logging + {:.0} committing; {:.2} + {:.2} cores)",
+            "SUMMARY {name} writer: {:.0} batches/s, {:.1} commands/batch, {:.0} commands/s, {:.0} µs writer CPU per command ({:.0} applying + {:.0} logging + {:.0} checkpointing; {:.2} + {:.2} + {:.2} cores)",
             self.commits as f64 / wall,
             self.commands as f64 / (self.commits.max(1)) as f64,
             self.commands as f64 / wall,
-            per_command(applier + committer),
+            per_command(applier + logger + checkpointer),
             per_command(applier),
-            per_command(committer),
-            applier.as_secs_f64() / wall,
-            committer.as_secs_f64() / wall
+            per_command(logger),
+            per_command(checkpointer),
+            cores(applier),
+            cores(logger),
+            cores(checkpointer)
         );
     }
 }

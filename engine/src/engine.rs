@@ -15,7 +15,8 @@ use crate::commands::{Applied, Command};
 use crate::error::EngineError;
 use crate::rates::{Pricing, RateSource, RateTable};
 use crate::records::*;
-use crate::storage::{RECORDS, decode, keys, prefix_end, read};
+use crate::storage::{Batch, RECORDS, decode, find_in, keys, prefix_end, read};
+use crate::view::View;
 use crate::writer::{Envelope, Writer, WriterStats};
 
 /// Where the engine keeps its data and how it behaves.
@@ -51,6 +52,7 @@ impl EngineConfig {
 struct Inner {
     gate: Arc<crate::writer::Gate>,
     db: Arc<Database>,
+    view: Arc<View>,
     queue: RwLock<Option<mpsc::Sender<Envelope>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
     epoch: Arc<AtomicU64>,
@@ -93,12 +95,11 @@ impl Engine {
         }
         let wal = match &config.path {
             Some(path) => {
-                let wal_path = crate::wal::path_for(path);
-                crate::wal::replay(&db, &wal_path)?;
-                Some(crate::wal::Wal::open(&wal_path).map_err(|e| {
+                crate::wal::replay(&db, path)?;
+                Some(crate::wal::Wal::open(path).map_err(|e| {
                     EngineError::Storage(format!(
-                        "cannot open the write-ahead log {}: {e}",
-                        wal_path.display()
+                        "cannot open the write-ahead log of {}: {e}",
+                        path.display()
                     ))
                 })?)
             }
@@ -109,6 +110,7 @@ impl Engine {
             let table = txn.open_table(RECORDS)?;
             read::<u64>(&table, &keys::meta("commit_epoch"))?.unwrap_or(0)
         };
+        let view = Arc::new(View::new(db.clone(), epoch));
         let epoch = Arc::new(AtomicU64::new(epoch));
         let stats = Arc::new(WriterStats::default());
         let pricing = Arc::new(Pricing { source: config.rates, spread_bps: config.spread_bps });
@@ -117,6 +119,7 @@ impl Engine {
         let writer = Writer {
             gate: gate.clone(),
             db: db.clone(),
+            view: view.clone(),
             clock: config.clock.clone(),
             pricing: pricing.clone(),
             quote_ttl_ms: config.quote_ttl_ms,
@@ -132,6 +135,7 @@ impl Engine {
             inner: Arc::new(Inner {
                 gate,
                 db,
+                view,
                 queue: RwLock::new(Some(sender)),
                 writer: Mutex::new(Some(handle)),
                 epoch,
@@ -211,11 +215,11 @@ impl Engine {
         self.inner.epoch.load(Ordering::Acquire)
     }
 
-    /// A consistent view of everything committed so far.
+    /// A consistent view of everything acknowledged so far.
     pub fn read(&self) -> Result<Snapshot, EngineError> {
-        let txn = self.inner.db.begin_read()?;
+        let (txn, pending, _) = self.inner.view.snapshot()?;
         let table = txn.open_table(RECORDS)?;
-        Ok(Snapshot { table })
+        Ok(Snapshot { table, pending })
     }
 
     /// The all-in rate a quote would lock now.
@@ -270,9 +274,31 @@ impl Engine {
         }
     }
 
-    /// The underlying database, for `verify`.
+    /// The underlying database, for `verify`: first waits until it holds
+    /// every batch acknowledged so far (which it does not while
+    /// checkpoints are held).
     pub fn database(&self) -> &Database {
+        let _ = self.inner.view.wait_all_checkpointed();
         &self.inner.db
+    }
+
+    /// Holds back writing acknowledged batches into the database file
+    /// until the guard is dropped; they stay durable in the write-ahead log
+    /// and readable from memory. For tests that need the file to lag the
+    /// log, as a crash can leave it. The writer stalls if a log file fills
+    /// meanwhile.
+    pub fn hold_checkpoints(&self) -> CheckpointHold {
+        self.inner.view.hold(true);
+        CheckpointHold(self.inner.view.clone())
+    }
+}
+
+/// Keeps checkpoints held; dropping it lets them go on.
+pub struct CheckpointHold(Arc<View>);
+
+impl Drop for CheckpointHold {
+    fn drop(&mut self) {
+        self.0.hold(false);
     }
 }
 
@@ -294,14 +320,45 @@ impl Pending {
     }
 }
 
-/// A read-only view of committed state.
+/// A read-only view of acknowledged state: a read transaction on the
+/// database file plus the acknowledged batches it does not hold yet.
 pub struct Snapshot {
     table: redb::ReadOnlyTable<&'static [u8], &'static [u8]>,
+    /// Oldest first.
+    pending: Vec<Arc<Batch>>,
 }
 
 impl Snapshot {
     fn get<T: serde::de::DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>, EngineError> {
+        if let Some(value) = find_in(&self.pending, key) {
+            return value.map(decode).transpose();
+        }
         read(&self.table, key)
+    }
+
+    /// The records with keys in `start..end`, in key order (or the reverse).
+    fn range(&self, start: &[u8], end: &[u8], reverse: bool) -> Result<Range<'_>, EngineError> {
+        let entries = self.table.range(start..end)?.map(|entry| {
+            entry
+                .map(|(key, value)| (key.value().to_vec(), value.value().to_vec()))
+                .map_err(EngineError::from)
+        });
+        let table: Entries<'_> = if reverse { Box::new(entries.rev()) } else { Box::new(entries) };
+        // The pending batches' changes in the range, the newest batch's
+        // value for each key.
+        let mut pending = std::collections::BTreeMap::new();
+        for batch in &self.pending {
+            for (key, value) in &batch.changes {
+                if key.as_slice() >= start && key.as_slice() < end {
+                    pending.insert(key.as_slice(), value.as_deref());
+                }
+            }
+        }
+        let mut pending: Vec<Change<'_>> = pending.into_iter().collect();
+        if reverse {
+            pending.reverse();
+        }
+        Ok(Range { table: table.peekable(), pending: pending.into_iter().peekable(), reverse })
     }
 
     /// Every account of an organization, in currency order.
@@ -309,9 +366,9 @@ impl Snapshot {
         let prefix = keys::org_accounts_prefix(organization);
         let end = prefix_end(&prefix);
         let mut accounts = Vec::new();
-        for entry in self.table.range(prefix.as_slice()..end.as_slice())? {
+        for entry in self.range(&prefix, &end, false)? {
             let (_, value) = entry?;
-            let id: String = decode(value.value())?;
+            let id: String = decode(&value)?;
             if let Some(account) = self.account(&id)? {
                 accounts.push(account);
             }
@@ -368,11 +425,10 @@ impl Snapshot {
             None => prefix_end(&prefix),
         };
         let mut out = Vec::with_capacity(limit);
-        for entry in self.table.range(start.as_slice()..end.as_slice())?.rev().take(limit) {
+        for entry in self.range(&start, &end, true)?.take(limit) {
             let (key, value) = entry?;
-            let key = key.value();
             let position = u64::from_be_bytes(key[key.len() - 8..].try_into().expect("8-byte position"));
-            out.push((position, decode(value.value())?));
+            out.push((position, decode(&value)?));
         }
         Ok(out)
     }
@@ -382,15 +438,19 @@ impl Snapshot {
         let start = keys::event(after.saturating_add(1));
         let end = prefix_end(&keys::space(crate::storage::Space::Event));
         let mut out = Vec::new();
-        for entry in self.table.range(start.as_slice()..end.as_slice())?.take(limit) {
-            out.push(decode(entry?.1.value())?);
+        for entry in self.range(&start, &end, false)?.take(limit) {
+            out.push(decode(&entry?.1)?);
         }
         Ok(out)
     }
 
     /// A record the API layer stored with `Command::PutDocument`.
     pub fn document(&self, collection: &str, id: &str) -> Result<Option<Vec<u8>>, EngineError> {
-        Ok(self.table.get(keys::document(collection, id).as_slice())?.map(|v| v.value().to_vec()))
+        let key = keys::document(collection, id);
+        if let Some(value) = find_in(&self.pending, &key) {
+            return Ok(value.map(<[u8]>::to_vec));
+        }
+        Ok(self.table.get(key.as_slice())?.map(|v| v.value().to_vec()))
     }
 
     /// Every record of a collection, in id order.
@@ -398,11 +458,11 @@ impl Snapshot {
         let prefix = keys::documents_prefix(collection);
         let end = prefix_end(&prefix);
         let mut out = Vec::new();
-        for entry in self.table.range(prefix.as_slice()..end.as_slice())? {
+        for entry in self.range(&prefix, &end, false)? {
             let (key, value) = entry?;
-            let id = &key.value()[prefix.len()..];
+            let id = &key[prefix.len()..];
             let id = String::from_utf8_lossy(id.strip_suffix(&[0]).unwrap_or(id)).into_owned();
-            out.push((id, value.value().to_vec()));
+            out.push((id, value));
         }
         Ok(out)
     }
@@ -420,8 +480,8 @@ impl Snapshot {
         let start = keys::space(crate::storage::Space::Job);
         let end = keys::job(now.saturating_add(1), "");
         let mut out = Vec::new();
-        for entry in self.table.range(start.as_slice()..end.as_slice())?.take(limit) {
-            out.push(entry?.0.value().to_vec());
+        for entry in self.range(&start, &end, false)?.take(limit) {
+            out.push(entry?.0);
         }
         Ok(out)
     }
@@ -441,5 +501,135 @@ impl Snapshot {
     /// The number of journal entries.
     pub fn journal_length(&self) -> Result<u64, EngineError> {
         Ok(self.get::<u64>(&keys::meta("journal_seq"))?.unwrap_or(0))
+    }
+}
+
+/// Records read from the file, owned.
+type Entries<'s> = Box<dyn Iterator<Item = Result<(Vec<u8>, Vec<u8>), EngineError>> + 's>;
+/// A pending batch's change: a value, or `None` for a deletion.
+type Change<'s> = (&'s [u8], Option<&'s [u8]>);
+
+/// A `Snapshot::range`: the file's records merged with the pending
+/// batches' changes (which win, and whose deletions hide the file's).
+struct Range<'s> {
+    table: std::iter::Peekable<Entries<'s>>,
+    pending: std::iter::Peekable<std::vec::IntoIter<Change<'s>>>,
+    reverse: bool,
+}
+
+impl Iterator for Range<'_> {
+    type Item = Result<(Vec<u8>, Vec<u8>), EngineError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let order = match (self.table.peek(), self.pending.peek()) {
+                (None, None) => return None,
+                (Some(Err(_)), _) | (Some(_), None) => return self.table.next(),
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (Some(Ok((table_key, _))), Some((pending_key, _))) => {
+                    let order = table_key.as_slice().cmp(pending_key);
+                    if self.reverse { order.reverse() } else { order }
+                }
+            };
+            match order {
+                std::cmp::Ordering::Less => return self.table.next(),
+                std::cmp::Ordering::Equal => {
+                    self.table.next();
+                }
+                std::cmp::Ordering::Greater => {}
+            }
+            if let Some((key, Some(value))) = self.pending.next() {
+                return Some(Ok((key.to_vec(), value.to_vec())));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::storage::Layer;
+
+    type Entries = BTreeMap<Vec<u8>, Vec<u8>>;
+    type Changes = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
+    fn key() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(0u8..4, 1..4)
+    }
+
+    fn batch() -> impl Strategy<Value = Changes> {
+        prop::collection::vec(
+            (key(), prop::option::weighted(0.7, prop::collection::vec(any::<u8>(), 0..3))),
+            0..12,
+        )
+    }
+
+    /// A snapshot of a file holding `file` with `batches` (oldest first)
+    /// pending over it, and what it should read as (and the database,
+    /// which must outlive the snapshot).
+    fn snapshot(file: &Entries, batches: &[Changes]) -> (Snapshot, Entries, Database) {
+        let db = Database::builder().create_with_backend(redb::backends::InMemoryBackend::new()).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut table = txn.open_table(RECORDS).unwrap();
+            for (key, value) in file {
+                table.insert(key.as_slice(), value.as_slice()).unwrap();
+            }
+        }
+        txn.commit().unwrap();
+        let mut expected = file.clone();
+        let mut pending = Vec::new();
+        for (epoch, changes) in batches.iter().enumerate() {
+            let mut layer = Layer::default();
+            for (key, value) in changes {
+                layer.insert(key.clone(), value.clone());
+            }
+            for (key, value) in &layer {
+                match value {
+                    Some(value) => expected.insert(key.clone(), value.clone()),
+                    None => expected.remove(key),
+                };
+            }
+            pending.push(Arc::new(Batch { epoch: epoch as u64 + 1, changes: layer }));
+        }
+        let table = db.begin_read().unwrap().open_table(RECORDS).unwrap();
+        (Snapshot { table, pending }, expected, db)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Point reads and ranges both ways see the newest pending batch's
+        /// value for each key, its deletions, and the file beneath.
+        #[test]
+        fn a_snapshot_reads_pending_batches_over_the_file(
+            file in prop::collection::btree_map(key(), prop::collection::vec(any::<u8>(), 0..3), 0..20),
+            batches in prop::collection::vec(batch(), 0..4),
+            start in key(),
+            end in key(),
+            reverse in any::<bool>(),
+        ) {
+            let (snapshot, expected, _db) = snapshot(&file, &batches);
+            let (start, end) = if start <= end { (start, end) } else { (end, start) };
+            let mut want: Vec<(Vec<u8>, Vec<u8>)> =
+                expected.range(start.clone()..end.clone()).map(|(k, v)| (k.clone(), v.clone())).collect();
+            if reverse {
+                want.reverse();
+            }
+            let found: Vec<(Vec<u8>, Vec<u8>)> =
+                snapshot.range(&start, &end, reverse).unwrap().map(Result::unwrap).collect();
+            prop_assert_eq!(found, want);
+            for key in file.keys().chain(batches.iter().flatten().map(|(k, _)| k)) {
+                let found = match find_in(&snapshot.pending, key) {
+                    Some(value) => value.map(<[u8]>::to_vec),
+                    None => snapshot.table.get(key.as_slice()).unwrap().map(|v| v.value().to_vec()),
+                };
+                prop_assert_eq!(found.as_ref(), expected.get(key));
+            }
+        }
     }
 }

@@ -1,9 +1,10 @@
 //! # sika-engine
 //!
 //! Sika's double-entry ledger on redb. Callers submit [`Command`]s; one
-//! writer thread applies whatever is queued as a batch, commits it with a
-//! single fsync, and only then answers. Reads use [`Snapshot`]s and never
-//! wait for the writer.
+//! writer thread applies whatever is queued as a batch, makes it durable
+//! with a single fsync of the write-ahead log, and only then answers; a
+//! checkpointer writes acknowledged batches into redb in the background.
+//! Reads use [`Snapshot`]s and never wait for the writer.
 //!
 //! ```
 //! use sika_engine::{Command, Engine, EngineConfig, Outcome};
@@ -36,11 +37,12 @@ pub mod rates;
 pub mod records;
 pub mod storage;
 pub mod verify;
+mod view;
 pub mod wal;
 mod writer;
 
 pub use commands::{Applied, Command, Document, Expected, NewEvent, Outcome, QuoteAmount};
-pub use engine::{Engine, EngineConfig, EngineStats, Pending, Snapshot, WriterHold};
+pub use engine::{CheckpointHold, Engine, EngineConfig, EngineStats, Pending, Snapshot, WriterHold};
 pub use error::EngineError;
 pub use ledger::TransferSpec;
 pub use money::{Currency, MoneyError};

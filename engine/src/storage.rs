@@ -7,6 +7,7 @@
 //! creation order.
 
 use std::ops::Bound;
+use std::sync::Arc;
 
 use hashbrown::HashMap;
 use redb::{ReadableTable, TableDefinition};
@@ -148,6 +149,19 @@ pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
 /// A batch's changes by key: `None` deletes the key.
 pub type Layer = HashMap<Vec<u8>, Option<Vec<u8>>>;
 
+/// One applied batch: its commit epoch and its changes.
+#[derive(Debug)]
+pub struct Batch {
+    pub epoch: u64,
+    pub changes: Layer,
+}
+
+/// Looks `key` up in `batches`, newest (last) first: `Some(None)` is a
+/// deletion, `None` means no batch touched the key.
+pub fn find_in<'b>(batches: &'b [Arc<Batch>], key: &[u8]) -> Option<Option<&'b [u8]>> {
+    batches.iter().rev().find_map(|batch| batch.changes.get(key)).map(|value| value.as_deref())
+}
+
 /// A layer's changes in key order, for writing.
 pub type Changes<'a> = Vec<(&'a [u8], Option<&'a [u8]>)>;
 
@@ -257,8 +271,9 @@ impl AccountIds {
 }
 
 /// Layers over the committed table: the current command's changes, then
-/// the batch's kept-so-far changes, then (while the writer commits one batch
-/// and applies the next) the batch still being committed, then the table.
+/// the batch's kept-so-far changes, then the batches applied before it that
+/// the table does not hold yet (acknowledged or still being logged), then
+/// the table.
 /// A command that fails drops its layer and leaves no trace; one that
 /// succeeds folds its layer into the batch. At the end of a batch the
 /// batch layer goes to the committer, which writes it in key order.
@@ -273,8 +288,8 @@ type Undo = (Vec<u8>, Option<Option<Vec<u8>>>);
 
 pub struct Overlay<'t> {
     table: &'t dyn Lookup,
-    /// The previous batch's changes, applied but maybe not yet committed.
-    below: Option<&'t Layer>,
+    /// Earlier batches the table does not hold yet, oldest first.
+    below: &'t [Arc<Batch>],
     changes: Layer,
     /// For each write of the current command: the key and what the map held
     /// before (`None`: the key was not in the map).
@@ -286,9 +301,9 @@ pub struct Overlay<'t> {
 }
 
 impl<'t> Overlay<'t> {
-    /// An overlay over `table`, with `below` (the previous batch's changes,
-    /// if it may not be committed yet) between the two.
-    pub fn new(table: &'t dyn Lookup, below: Option<&'t Layer>) -> Self {
+    /// An overlay over `table`, with `below` (earlier batches the table
+    /// does not hold yet, oldest first) between the two.
+    pub fn new(table: &'t dyn Lookup, below: &'t [Arc<Batch>]) -> Self {
         Overlay {
             table,
             below,
@@ -319,10 +334,8 @@ impl<'t> Overlay<'t> {
         if let Some(value) = self.changes.get(key) {
             return Ok(f(value.as_deref()));
         }
-        if let Some(below) = self.below
-            && let Some(value) = below.get(key)
-        {
-            return Ok(f(value.as_deref()));
+        if let Some(value) = find_in(self.below, key) {
+            return Ok(f(value));
         }
         match self.table.lookup(key)? {
             Some(guard) => Ok(f(Some(guard.value()))),
@@ -423,10 +436,8 @@ impl<'t> Overlay<'t> {
         if let Some(value) = self.changes.get(key) {
             return value.as_deref().map(decode).transpose();
         }
-        if let Some(below) = self.below
-            && let Some(value) = below.get(key)
-        {
-            return value.as_deref().map(decode).transpose();
+        if let Some(value) = find_in(self.below, key) {
+            return value.map(decode).transpose();
         }
         if let Some(ids) = &self.account_ids
             && let Some(id) = ids.ids.get(key)
@@ -702,7 +713,7 @@ mod tests {
         }
         let txn = db.begin_write().unwrap();
         let table = txn.open_table(RECORDS).unwrap();
-        let mut overlay = Overlay::new(&table, None);
+        let mut overlay = Overlay::new(&table, &[]);
         assert_eq!(overlay.counter_next(Counter::TransferId, 1).unwrap(), 8);
         assert_eq!(overlay.counter_next(Counter::JournalSeq, 1).unwrap(), 1);
         overlay.set_journal_head([5; 32]);

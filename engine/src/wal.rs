@@ -5,22 +5,24 @@
 //! those pages lie scattered over the file: on this kind of disk an fsync of
 //! 100 scattered 4 KiB pages takes about 6 ms, of 100 contiguous ones about
 //! 0.4 ms. So each batch's changes (whole values, in key order) are appended
-//! to this log and synced (by the writer's applier thread), then the batch is
-//! committed to redb without a sync (`Durability::None`), and only then
-//! answered. Every
-//! `CHECKPOINT_BYTES` of log, the batch that would fill it is committed with
-//! `Durability::Immediate` instead of being logged, which makes redb hold
-//! everything so far, and the log starts over from its beginning.
+//! to this log and synced, and the batch is then acknowledged and served
+//! from memory (see `view`). The checkpointer writes acknowledged batches
+//! into redb with synced commits of its own, in the background.
+//!
+//! The log is two files, `<name>.wal` and `<name>.1.wal`, used in turn:
+//! once the current one holds `SEGMENT_BYTES`, records go to the other from
+//! its start, after waiting (rarely: the checkpointer keeps up) until the
+//! database file holds every record the other one has.
 //!
 //! A record is `len: u32 | crc32: u32 | epoch: u64 | changes`, little
 //! endian; the checksum covers the epoch and the changes, and each change is
 //! `key_len: u32 | key | 0` (delete) or `key_len: u32 | key | 1 |
-//! value_len: u32 | value`. Records are written over the file from its
-//! start after each checkpoint, so the file may hold an older generation's
-//! records after the newest ones; their epochs are lower, which is where
-//! reading stops. Recovery replays, in order, the records whose epoch is
-//! newer than the database's `commit_epoch`: each holds whole values, so
-//! replaying is exact however far redb had got.
+//! value_len: u32 | value`. A file reused from its start may still hold an
+//! older generation's records after the newest ones; their epochs are lower,
+//! which is where reading it stops. Recovery replays, in epoch order, the
+//! records of both files whose epoch is newer than the database's
+//! `commit_epoch`: each holds whole values, so replaying is exact however
+//! far redb had got.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom};
@@ -30,13 +32,12 @@ use std::path::{Path, PathBuf};
 use redb::ReadableDatabase;
 
 use crate::error::EngineError;
-use crate::storage::{Changes, Layer, RECORDS, keys, read};
+use crate::storage::{Changes, RECORDS, keys, read};
 
-/// Log written since the last checkpoint before the next batch is committed
-/// with a sync of the database itself.
-pub const CHECKPOINT_BYTES: u64 = 2 << 20;
+/// Log written to one file before records go to the other.
+pub const SEGMENT_BYTES: u64 = 8 << 20;
 
-/// The log grows in steps of this many zero bytes, synced once, so that an
+/// A file grows in steps of this many zero bytes, synced once, so that an
 /// append overwrites allocated blocks and its `fdatasync` carries no size
 /// change.
 const GROW_BYTES: u64 = 4 << 20;
@@ -49,43 +50,102 @@ const RECORD_BYTES_MAX: u64 = 1 << 32;
 /// One batch's changes as read back from the log.
 pub type OwnedChanges = Vec<(Vec<u8>, Option<Vec<u8>>)>;
 
-/// The log file beside a database: `sandbox.redb` → `sandbox.wal`.
-pub fn path_for(database: &Path) -> PathBuf {
-    database.with_extension("wal")
+/// The two log files beside a database: `sandbox.redb` → `sandbox.wal`
+/// and `sandbox.1.wal`.
+pub fn paths_for(database: &Path) -> [PathBuf; 2] {
+    [database.with_extension("wal"), database.with_extension("1.wal")]
 }
 
 pub struct Wal {
+    segments: [Segment; 2],
+    /// The segment records go to.
+    current: usize,
+    buffer: Vec<u8>,
+}
+
+struct Segment {
     file: File,
     /// Where the next record goes.
     position: u64,
     /// How far the file is allocated.
     allocated: u64,
-    buffer: Vec<u8>,
+    /// The epoch of the newest record written since the file was last
+    /// started over (0: none).
+    newest: u64,
+}
+
+impl Segment {
+    /// Opens (or creates) one file of the log, emptied: call this only
+    /// once its records are replayed into a synced commit.
+    fn open(path: &Path) -> std::io::Result<Segment> {
+        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
+        file.set_len(0)?;
+        Ok(Segment { file, position: 0, allocated: 0, newest: 0 })
+    }
+
+    /// Extends the file with zeros to at least `end`, durably.
+    fn grow(&mut self, end: u64) -> std::io::Result<()> {
+        let target = end.div_ceil(GROW_BYTES) * GROW_BYTES;
+        let zeros = vec![0u8; 1 << 20];
+        let mut at = self.allocated;
+        while at < target {
+            let n = (target - at).min(zeros.len() as u64) as usize;
+            self.file.write_all_at(&zeros[..n], at)?;
+            at += n as u64;
+        }
+        self.file.sync_all()?;
+        self.allocated = target;
+        Ok(())
+    }
 }
 
 impl Wal {
-    /// Opens (or creates) the log; the next record is written at its start,
-    /// so call this only once its records are replayed.
-    pub fn open(path: &Path) -> std::io::Result<Wal> {
-        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
-        let allocated = file.metadata()?.len();
-        Ok(Wal { file, position: 0, allocated, buffer: Vec::with_capacity(1 << 16) })
+    /// Opens (or creates) the log of the database at `database`, empty:
+    /// call this only once its records are replayed (`replay`).
+    pub fn open(database: &Path) -> std::io::Result<Wal> {
+        let [first, second] = paths_for(database);
+        Ok(Wal {
+            segments: [Segment::open(&first)?, Segment::open(&second)?],
+            current: 0,
+            buffer: Vec::with_capacity(1 << 16),
+        })
     }
 
-    /// Bytes written since the last checkpoint.
-    pub fn logged_bytes(&self) -> u64 {
-        self.position
+    /// Appends one batch's changes and waits until they are on disk. When
+    /// the current file is full, records go to the other one from its
+    /// start, once `checkpointed(newest)` has returned: the database file
+    /// must hold everything the other file logged before it is overwritten.
+    pub fn append(
+        &mut self,
+        epoch: u64,
+        changes: &Changes<'_>,
+        checkpointed: impl FnOnce(u64) -> Result<(), EngineError>,
+    ) -> Result<(), EngineError> {
+        let storage = |e: std::io::Error| EngineError::Storage(format!("write-ahead log: {e}"));
+        self.encode(epoch, changes);
+        let len = self.buffer.len() as u64;
+        if self.segments[self.current].position > 0
+            && self.segments[self.current].position + len > SEGMENT_BYTES
+        {
+            let other = 1 - self.current;
+            checkpointed(self.segments[other].newest)?;
+            self.segments[other].position = 0;
+            self.segments[other].newest = 0;
+            self.current = other;
+        }
+        let segment = &mut self.segments[self.current];
+        let end = segment.position + len;
+        if end > segment.allocated {
+            segment.grow(end).map_err(storage)?;
+        }
+        segment.file.write_all_at(&self.buffer, segment.position).map_err(storage)?;
+        segment.file.sync_data().map_err(storage)?;
+        segment.position = end;
+        segment.newest = epoch;
+        Ok(())
     }
 
-    /// The bytes `append` would write for a batch's changes (in any
-    /// order, so a batch need not be sorted to know).
-    pub fn record_len(layer: &Layer) -> u64 {
-        let body: usize = layer.iter().map(|(key, value)| change_len(key, value.as_deref())).sum();
-        (HEADER_LEN + body) as u64
-    }
-
-    /// Appends one batch's changes and waits until they are on disk.
-    pub fn append(&mut self, epoch: u64, changes: &Changes<'_>) -> std::io::Result<()> {
+    fn encode(&mut self, epoch: u64, changes: &Changes<'_>) {
         self.buffer.clear();
         self.buffer.extend_from_slice(&[0; HEADER_LEN]);
         for (key, value) in changes {
@@ -105,66 +165,33 @@ impl Wal {
         self.buffer[8..16].copy_from_slice(&epoch.to_le_bytes());
         let crc = crc32fast::hash(&self.buffer[8..]);
         self.buffer[4..8].copy_from_slice(&crc.to_le_bytes());
-        debug_assert_eq!(
-            self.buffer.len(),
-            HEADER_LEN + changes.iter().map(|(key, value)| change_len(key, *value)).sum::<usize>()
-        );
-        let end = self.position + self.buffer.len() as u64;
-        if end > self.allocated {
-            self.grow(end)?;
-        }
-        self.file.write_all_at(&self.buffer, self.position)?;
-        self.file.sync_data()?;
-        self.position = end;
-        Ok(())
-    }
-
-    /// Extends the file with zeros to at least `end`, durably.
-    fn grow(&mut self, end: u64) -> std::io::Result<()> {
-        let target = end.div_ceil(GROW_BYTES) * GROW_BYTES;
-        let zeros = vec![0u8; 1 << 20];
-        let mut at = self.allocated;
-        while at < target {
-            let n = (target - at).min(zeros.len() as u64) as usize;
-            self.file.write_all_at(&zeros[..n], at)?;
-            at += n as u64;
-        }
-        self.file.sync_all()?;
-        self.allocated = target;
-        Ok(())
-    }
-
-    /// After a checkpoint: the database holds everything logged so far, so
-    /// the next record goes at the start again.
-    pub fn restart(&mut self) {
-        self.position = 0;
     }
 }
 
-/// The bytes one change takes in a record.
-fn change_len(key: &[u8], value: Option<&[u8]>) -> usize {
-    4 + key.len() + 1 + value.map_or(0, |v| 4 + v.len())
-}
-
-/// Brings the database up to date with the log: the records newer than its
-/// `commit_epoch`, in order, in one synced commit. Returns how many.
-pub fn replay(db: &redb::Database, path: &Path) -> Result<usize, EngineError> {
-    let records = read_records(path).map_err(|e| {
-        EngineError::Storage(format!("cannot read the write-ahead log {}: {e}", path.display()))
-    })?;
+/// Brings the database at `database` up to date with its log: the records
+/// newer than its `commit_epoch`, in epoch order, in one synced commit.
+/// Returns how many.
+pub fn replay(db: &redb::Database, database: &Path) -> Result<usize, EngineError> {
+    let mut records = Vec::new();
+    for path in paths_for(database) {
+        records.extend(read_records(&path).map_err(|e| {
+            EngineError::Storage(format!("cannot read the write-ahead log {}: {e}", path.display()))
+        })?);
+    }
     let committed = {
         let txn = db.begin_read()?;
         let table = txn.open_table(RECORDS)?;
         read::<u64>(&table, &keys::meta("commit_epoch"))?.unwrap_or(0)
     };
-    let newer: Vec<&(u64, OwnedChanges)> = records.iter().filter(|(epoch, _)| *epoch > committed).collect();
-    if newer.is_empty() {
+    records.retain(|(epoch, _)| *epoch > committed);
+    if records.is_empty() {
         return Ok(0);
     }
+    records.sort_by_key(|(epoch, _)| *epoch);
     let txn = db.begin_write()?;
     {
         let mut table = txn.open_table(RECORDS)?;
-        for (_, changes) in &newer {
+        for (_, changes) in &records {
             for (key, value) in changes {
                 match value {
                     Some(value) => {
@@ -178,18 +205,19 @@ pub fn replay(db: &redb::Database, path: &Path) -> Result<usize, EngineError> {
         }
     }
     txn.commit()?;
-    Ok(newer.len())
+    Ok(records.len())
 }
 
 /// `replay` for a database file that is not open: opens it only if its log
 /// holds records (`sika verify` runs this first).
 pub fn replay_file(database: &Path) -> Result<usize, EngineError> {
-    let path = path_for(database);
-    if read_records(&path).map(|records| records.is_empty()).unwrap_or(false) {
+    let logged =
+        paths_for(database).iter().any(|path| read_records(path).map(|r| !r.is_empty()).unwrap_or(true));
+    if !logged {
         return Ok(0);
     }
     let db = redb::Database::create(database)?;
-    replay(&db, &path)
+    replay(&db, database)
 }
 
 /// The log's records in order, up to the first one that is torn, fails its
@@ -260,45 +288,123 @@ fn decode_changes(mut body: &[u8]) -> Option<OwnedChanges> {
 mod tests {
     use super::*;
 
-    fn changes(n: u8) -> OwnedChanges {
-        vec![(vec![1, n], Some(vec![n; n as usize])), (vec![2, n], None)]
+    fn changes(n: u8, value_len: usize) -> OwnedChanges {
+        vec![(vec![1, n], Some(vec![n; value_len])), (vec![2, n], None)]
     }
 
     fn borrowed(changes: &OwnedChanges) -> Changes<'_> {
         changes.iter().map(|(k, v)| (k.as_slice(), v.as_deref())).collect()
     }
 
+    fn epochs(path: &Path) -> Vec<u64> {
+        read_records(path).unwrap().iter().map(|(epoch, _)| *epoch).collect()
+    }
+
     #[test]
-    fn records_read_back_in_order_and_reading_stops_at_the_older_generation() {
+    fn records_read_back_in_order() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("x.wal");
-        let mut wal = Wal::open(&path).unwrap();
+        let database = dir.path().join("x.redb");
+        let mut wal = Wal::open(&database).unwrap();
         for epoch in 1..=5u8 {
-            wal.append(epoch as u64, &borrowed(&changes(epoch * 10))).unwrap();
+            wal.append(epoch as u64, &borrowed(&changes(epoch, 10 * epoch as usize)), |_| unreachable!())
+                .unwrap();
         }
-        let read = read_records(&path).unwrap();
+        let [first, second] = paths_for(&database);
+        let read = read_records(&first).unwrap();
         assert_eq!(read.len(), 5);
-        assert_eq!(read[4], (5, changes(50)));
-        // A checkpoint: the next generation overwrites from the start.
-        wal.restart();
-        wal.append(6, &borrowed(&changes(1))).unwrap();
-        let read = read_records(&path).unwrap();
-        assert_eq!(read.iter().map(|(e, _)| *e).collect::<Vec<_>>(), vec![6]);
+        assert_eq!(read[4], (5, changes(5, 50)));
+        assert!(read_records(&second).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_full_file_is_left_for_the_other_which_is_reused_only_once_checkpointed() {
+        let dir = tempfile::tempdir().unwrap();
+        let database = dir.path().join("x.redb");
+        let [first, second] = paths_for(&database);
+        let mut wal = Wal::open(&database).unwrap();
+        let megabyte = 1 << 20;
+        let mut waited_for = Vec::new();
+        // Seven records of 1 MiB and a bit fill the first file.
+        for epoch in 1..=7u64 {
+            wal.append(epoch, &borrowed(&changes(epoch as u8, megabyte)), |_| unreachable!()).unwrap();
+        }
+        for epoch in 8..=24u64 {
+            wal.append(epoch, &borrowed(&changes(epoch as u8, megabyte)), |newest| {
+                waited_for.push(newest);
+                Ok(())
+            })
+            .unwrap();
+        }
+        // Switching to the (empty) second file waits for nothing; back to
+        // the first, for its newest record; to the second again, for its.
+        assert_eq!(waited_for, vec![0, 7, 14]);
+        assert_eq!(
+            epochs(&first),
+            (15..=21).collect::<Vec<_>>(),
+            "an older generation follows and is not read"
+        );
+        assert_eq!(epochs(&second), (22..=24).collect::<Vec<_>>());
+
+        // Until the database holds the other file's records, the log waits.
+        let refused = wal.append(25, &borrowed(&changes(1, megabyte * 4)), |_| {
+            Err(EngineError::Storage("not checkpointed".into()))
+        });
+        assert!(refused.is_ok(), "the second file still had room");
+        let refused = wal.append(26, &borrowed(&changes(1, megabyte)), |newest| {
+            assert_eq!(newest, 21);
+            Err(EngineError::Storage("not checkpointed".into()))
+        });
+        assert!(refused.is_err());
+        assert_eq!(epochs(&first), (15..=21).collect::<Vec<_>>(), "nothing overwritten");
+    }
+
+    #[test]
+    fn replay_applies_both_files_records_newer_than_the_database_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let database = dir.path().join("x.redb");
+        let megabyte = 1 << 20;
+        {
+            let mut wal = Wal::open(&database).unwrap();
+            for epoch in 1..=12u64 {
+                let mut batch = changes(epoch as u8, megabyte);
+                // Every batch rewrites one shared key: the newest must win.
+                batch.push((b"shared".to_vec(), Some(epoch.to_le_bytes().to_vec())));
+                wal.append(epoch, &borrowed(&batch), |_| Ok(())).unwrap();
+            }
+        }
+        let db = redb::Database::create(&database).unwrap();
+        {
+            let txn = db.begin_write().unwrap();
+            {
+                let mut table = txn.open_table(RECORDS).unwrap();
+                table
+                    .insert(keys::meta("commit_epoch").as_slice(), crate::storage::encode(&3u64).as_slice())
+                    .unwrap();
+            }
+            txn.commit().unwrap();
+        }
+        assert_eq!(replay(&db, &database).unwrap(), 9, "epochs 4 to 12, from both files");
+        let txn = db.begin_read().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        assert_eq!(table.get(b"shared".as_slice()).unwrap().unwrap().value(), 12u64.to_le_bytes().as_slice());
+        assert!(table.get([1u8, 4].as_slice()).unwrap().is_some());
+        assert!(table.get([1u8, 3].as_slice()).unwrap().is_none(), "epoch 3 is the database's already");
     }
 
     #[test]
     fn a_torn_or_corrupt_record_ends_the_log() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("x.wal");
-        let mut wal = Wal::open(&path).unwrap();
-        wal.append(1, &borrowed(&changes(3))).unwrap();
-        let first_end = wal.logged_bytes();
-        wal.append(2, &borrowed(&changes(4))).unwrap();
+        let database = dir.path().join("x.redb");
+        let [first, _] = paths_for(&database);
+        let mut wal = Wal::open(&database).unwrap();
+        wal.append(1, &borrowed(&changes(3, 3)), |_| unreachable!()).unwrap();
+        let first_end = wal.segments[0].position;
+        wal.append(2, &borrowed(&changes(4, 4)), |_| unreachable!()).unwrap();
         // Flip one byte of the second record's body.
-        let file = OpenOptions::new().write(true).open(&path).unwrap();
+        let file = OpenOptions::new().write(true).open(&first).unwrap();
         file.write_all_at(&[0xFF], first_end + HEADER_LEN as u64 + 5).unwrap();
-        let read = read_records(&path).unwrap();
-        assert_eq!(read, vec![(1, changes(3))]);
+        let read = read_records(&first).unwrap();
+        assert_eq!(read, vec![(1, changes(3, 3))]);
         assert!(read_records(&dir.path().join("missing.wal")).unwrap().is_empty());
     }
 }
