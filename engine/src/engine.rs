@@ -346,15 +346,17 @@ impl Snapshot {
         let table: Entries<'_> = if reverse { Box::new(entries.rev()) } else { Box::new(entries) };
         // The pending batches' changes in the range, the newest batch's
         // value for each key.
-        let mut pending = std::collections::BTreeMap::new();
-        for batch in &self.pending {
-            for (key, value) in &batch.changes {
-                if key.as_slice() >= start && key.as_slice() < end {
-                    pending.insert(key.as_slice(), value.as_deref());
+        let mut pending: Vec<Change<'_>> = match self.pending.as_slice() {
+            [] => Vec::new(),
+            [batch] => batch.range(start, end),
+            batches => {
+                let mut newest = std::collections::BTreeMap::new();
+                for batch in batches {
+                    newest.extend(batch.range(start, end));
                 }
+                newest.into_iter().collect()
             }
-        }
-        let mut pending: Vec<Change<'_>> = pending.into_iter().collect();
+        };
         if reverse {
             pending.reverse();
         }
@@ -594,7 +596,14 @@ mod tests {
                     None => expected.remove(key),
                 };
             }
-            pending.push(Arc::new(Batch { epoch: epoch as u64 + 1, changes: layer }));
+            let batch = Batch::new(epoch as u64 + 1, layer);
+            if epoch % 2 == 0 {
+                // Half the batches sorted by the logger, half not yet.
+                let mut order: Vec<Vec<u8>> = batch.changes.keys().cloned().collect();
+                order.sort();
+                batch.order.set(order).unwrap();
+            }
+            pending.push(Arc::new(batch));
         }
         let table = db.begin_read().unwrap().open_table(RECORDS).unwrap();
         (Snapshot { table, pending }, expected, db)

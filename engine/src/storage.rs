@@ -154,6 +154,40 @@ pub type Layer = HashMap<Vec<u8>, Option<Vec<u8>>>;
 pub struct Batch {
     pub epoch: u64,
     pub changes: Layer,
+    /// The changed keys in order, once the logger has sorted them: range
+    /// reads over a pending batch then look at the keys in range only.
+    pub order: std::sync::OnceLock<Vec<Vec<u8>>>,
+}
+
+impl Batch {
+    pub fn new(epoch: u64, changes: Layer) -> Batch {
+        Batch { epoch, changes, order: std::sync::OnceLock::new() }
+    }
+
+    /// The changes to keys in `start..end`, in key order.
+    pub fn range<'b>(&'b self, start: &[u8], end: &[u8]) -> Vec<(&'b [u8], Option<&'b [u8]>)> {
+        let value = |key: &[u8]| self.changes.get(key).and_then(|v| v.as_deref());
+        match self.order.get() {
+            Some(order) => {
+                let first = order.partition_point(|key| key.as_slice() < start);
+                order[first..]
+                    .iter()
+                    .take_while(|key| key.as_slice() < end)
+                    .map(|key| (key.as_slice(), value(key)))
+                    .collect()
+            }
+            None => {
+                let mut changes: Vec<(&[u8], Option<&[u8]>)> = self
+                    .changes
+                    .iter()
+                    .filter(|(key, _)| key.as_slice() >= start && key.as_slice() < end)
+                    .map(|(key, value)| (key.as_slice(), value.as_deref()))
+                    .collect();
+                changes.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                changes
+            }
+        }
+    }
 }
 
 /// Looks `key` up in `batches`, newest (last) first: `Some(None)` is a

@@ -155,7 +155,7 @@ impl Writer {
             next_epoch += 1;
             match self.apply_batch(&envelopes, epoch, &mut in_flight) {
                 Ok((changes, results)) => {
-                    let batch = Arc::new(Batch { epoch, changes });
+                    let batch = Arc::new(Batch::new(epoch, changes));
                     in_flight.push(batch.clone());
                     if let Err(std_mpsc::SendError(staged)) = stage.send(Staged { batch, envelopes, results })
                     {
@@ -258,10 +258,14 @@ impl Logger {
         self.view.close();
     }
 
+    /// Appends the batch to the log (if there is one) and records its keys'
+    /// order for readers.
     fn log(&mut self, batch: &Batch) -> Result<(), EngineError> {
+        let changes = sorted(&batch.changes);
+        let _ = batch.order.set(changes.iter().map(|(key, _)| key.to_vec()).collect());
         let Some(wal) = &mut self.wal else { return Ok(()) };
         let view = &self.view;
-        wal.append(batch.epoch, &sorted(&batch.changes), |epoch| view.wait_checkpointed(epoch))
+        wal.append(batch.epoch, &changes, |epoch| view.wait_checkpointed(epoch))
     }
 }
 
