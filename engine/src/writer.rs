@@ -286,6 +286,7 @@ struct Checkpointer {
 
 impl Checkpointer {
     fn run(self) {
+        lower_priority();
         let mut not_before = std::time::Instant::now();
         while let Some(batches) = self.view.next_checkpoint(not_before) {
             not_before = std::time::Instant::now() + CHECKPOINT_INTERVAL;
@@ -328,4 +329,15 @@ fn merged(batches: &[Arc<Batch>]) -> Changes<'_> {
     let mut changes: Changes = newest.into_iter().collect();
     changes.sort_unstable_by(|a, b| a.0.cmp(b.0));
     changes
+}
+
+/// Checkpoints are background work: the threads that answer requests
+/// preempt this one (a lower scheduling weight for this thread only).
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls on the calling thread's own id.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
 }
