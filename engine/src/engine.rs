@@ -329,11 +329,20 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    fn get<T: serde::de::DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>, EngineError> {
+    /// Calls `f` with the bytes stored at `key` (the newest pending batch's,
+    /// else the file's), without copying them.
+    fn with_raw<R>(&self, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R, EngineError> {
         if let Some(value) = find_in(&self.pending, key) {
-            return value.map(decode).transpose();
+            return Ok(f(value));
         }
-        read(&self.table, key)
+        Ok(match self.table.get(key)? {
+            Some(guard) => f(Some(guard.value())),
+            None => f(None),
+        })
+    }
+
+    fn get<T: serde::de::DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>, EngineError> {
+        self.with_raw(key, |bytes| bytes.map(decode).transpose())?
     }
 
     /// The records with keys in `start..end`, in key order (or the reverse).
@@ -448,11 +457,7 @@ impl Snapshot {
 
     /// A record the API layer stored with `Command::PutDocument`.
     pub fn document(&self, collection: &str, id: &str) -> Result<Option<Vec<u8>>, EngineError> {
-        let key = keys::document(collection, id);
-        if let Some(value) = find_in(&self.pending, &key) {
-            return Ok(value.map(<[u8]>::to_vec));
-        }
-        Ok(self.table.get(key.as_slice())?.map(|v| v.value().to_vec()))
+        self.with_raw(&keys::document(collection, id), |bytes| bytes.map(<[u8]>::to_vec))
     }
 
     /// Every record of a collection, in id order.

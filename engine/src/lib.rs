@@ -54,3 +54,15 @@ pub const BATCH_COMMANDS_MAX: usize = 8190;
 pub const QUEUE_CAPACITY: usize = 16_384;
 /// The most transfers in one linked group.
 pub const TRANSFERS_PER_COMMAND_MAX: usize = 64;
+
+/// Gives the calling thread a lower scheduling weight (nice 10), for
+/// background work that nobody waits on (the checkpointer, the request
+/// log), so the threads that answer requests preempt it.
+pub fn lower_thread_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls on the calling thread's own id.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
+}

@@ -29,8 +29,6 @@ pub(crate) struct View {
 struct State {
     /// Acknowledged batches the file does not hold yet, oldest first.
     pending: VecDeque<Arc<Batch>>,
-    /// The newest batch published (0: none since the node opened).
-    published: u64,
     /// The newest batch the file holds durably.
     checkpointed: u64,
     /// The logger has stopped: nothing more will be published.
@@ -53,7 +51,6 @@ impl View {
     pub fn new(db: Arc<Database>, epoch: u64) -> View {
         let state = State {
             pending: VecDeque::new(),
-            published: epoch,
             checkpointed: epoch,
             closed: false,
             failed: None,
@@ -70,6 +67,12 @@ impl View {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The newest batch published (or, with none pending, the newest the
+    /// file holds, which is then the same).
+    fn published(state: &State) -> u64 {
+        state.pending.back().map_or(state.checkpointed, |batch| batch.epoch)
+    }
+
     fn wait<'a>(&self, state: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
         self.changed.wait(state).unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -79,13 +82,12 @@ impl View {
     pub fn snapshot(&self) -> Result<(ReadTransaction, Vec<Arc<Batch>>, u64), EngineError> {
         let state = self.state();
         let txn = self.db.begin_read()?;
-        Ok((txn, state.pending.iter().cloned().collect(), state.published))
+        Ok((txn, state.pending.iter().cloned().collect(), Self::published(&state)))
     }
 
     /// A batch whose log record is synced: readers see it from now on.
     pub fn publish(&self, batch: Arc<Batch>) {
         let mut state = self.state();
-        state.published = batch.epoch;
         state.pending.push_back(batch);
         self.changed.notify_all();
     }
@@ -101,11 +103,23 @@ impl View {
         self.state().failed.clone()
     }
 
-    pub fn fail(&self, error: EngineError) {
+    /// A storage error (a failed append, sync or checkpoint): what the disk
+    /// holds is no longer known, so nothing more is logged or checkpointed
+    /// until the node reopens the database (which replays the log).
+    /// Returns the error every later batch gets.
+    pub fn fail(&self, cause: &EngineError) -> EngineError {
         let mut state = self.state();
-        state.failed.get_or_insert(error);
+        let error = state
+            .failed
+            .get_or_insert_with(|| {
+                EngineError::Storage(format!(
+                    "the ledger stopped writing after a storage error ({cause}); restart the node"
+                ))
+            })
+            .clone();
         state.writing = false;
         self.changed.notify_all();
+        error
     }
 
     /// For the checkpointer: waits until there are published batches the
@@ -170,7 +184,7 @@ impl View {
 
     /// Waits until the file holds every batch published so far.
     pub fn wait_all_checkpointed(&self) -> Result<(), EngineError> {
-        let published = self.state().published;
+        let published = Self::published(&self.state());
         self.wait_checkpointed(published)
     }
 

@@ -296,20 +296,25 @@ mod tests {
         changes.iter().map(|(k, v)| (k.as_slice(), v.as_deref())).collect()
     }
 
+    /// A log for a database in a new directory, and its two files.
+    fn opened() -> (tempfile::TempDir, PathBuf, [PathBuf; 2], Wal) {
+        let dir = tempfile::tempdir().unwrap();
+        let database = dir.path().join("x.redb");
+        let wal = Wal::open(&database).unwrap();
+        (dir, database.clone(), paths_for(&database), wal)
+    }
+
     fn epochs(path: &Path) -> Vec<u64> {
         read_records(path).unwrap().iter().map(|(epoch, _)| *epoch).collect()
     }
 
     #[test]
     fn records_read_back_in_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let database = dir.path().join("x.redb");
-        let mut wal = Wal::open(&database).unwrap();
+        let (_dir, _, [first, second], mut wal) = opened();
         for epoch in 1..=5u8 {
             wal.append(epoch as u64, &borrowed(&changes(epoch, 10 * epoch as usize)), |_| unreachable!())
                 .unwrap();
         }
-        let [first, second] = paths_for(&database);
         let read = read_records(&first).unwrap();
         assert_eq!(read.len(), 5);
         assert_eq!(read[4], (5, changes(5, 50)));
@@ -318,10 +323,7 @@ mod tests {
 
     #[test]
     fn a_full_file_is_left_for_the_other_which_is_reused_only_once_checkpointed() {
-        let dir = tempfile::tempdir().unwrap();
-        let database = dir.path().join("x.redb");
-        let [first, second] = paths_for(&database);
-        let mut wal = Wal::open(&database).unwrap();
+        let (_dir, _, [first, second], mut wal) = opened();
         let megabyte = 1 << 20;
         let mut waited_for = Vec::new();
         // Seven records of 1 MiB and a bit fill the first file.
@@ -360,18 +362,15 @@ mod tests {
 
     #[test]
     fn replay_applies_both_files_records_newer_than_the_database_in_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let database = dir.path().join("x.redb");
+        let (_dir, database, _, mut wal) = opened();
         let megabyte = 1 << 20;
-        {
-            let mut wal = Wal::open(&database).unwrap();
-            for epoch in 1..=12u64 {
-                let mut batch = changes(epoch as u8, megabyte);
-                // Every batch rewrites one shared key: the newest must win.
-                batch.push((b"shared".to_vec(), Some(epoch.to_le_bytes().to_vec())));
-                wal.append(epoch, &borrowed(&batch), |_| Ok(())).unwrap();
-            }
+        for epoch in 1..=12u64 {
+            let mut batch = changes(epoch as u8, megabyte);
+            // Every batch rewrites one shared key: the newest must win.
+            batch.push((b"shared".to_vec(), Some(epoch.to_le_bytes().to_vec())));
+            wal.append(epoch, &borrowed(&batch), |_| Ok(())).unwrap();
         }
+        drop(wal);
         let db = redb::Database::create(&database).unwrap();
         {
             let txn = db.begin_write().unwrap();
@@ -393,10 +392,7 @@ mod tests {
 
     #[test]
     fn a_torn_or_corrupt_record_ends_the_log() {
-        let dir = tempfile::tempdir().unwrap();
-        let database = dir.path().join("x.redb");
-        let [first, _] = paths_for(&database);
-        let mut wal = Wal::open(&database).unwrap();
+        let (dir, _, [first, _], mut wal) = opened();
         wal.append(1, &borrowed(&changes(3, 3)), |_| unreachable!()).unwrap();
         let first_end = wal.segments[0].position;
         wal.append(2, &borrowed(&changes(4, 4)), |_| unreachable!()).unwrap();

@@ -232,11 +232,7 @@ impl Logger {
                 continue;
             }
             if let Err(error) = self.log(&batch) {
-                let error = EngineError::Storage(format!(
-                    "the ledger stopped writing after a storage error ({error}); restart the node"
-                ));
-                self.view.fail(error.clone());
-                refuse(envelopes, error);
+                refuse(envelopes, self.view.fail(&error));
                 continue;
             }
             let epoch = batch.epoch;
@@ -286,7 +282,8 @@ struct Checkpointer {
 
 impl Checkpointer {
     fn run(self) {
-        lower_priority();
+        // Background work: the threads that answer requests preempt it.
+        crate::lower_thread_priority();
         let mut not_before = std::time::Instant::now();
         while let Some(batches) = self.view.next_checkpoint(not_before) {
             not_before = std::time::Instant::now() + CHECKPOINT_INTERVAL;
@@ -294,9 +291,7 @@ impl Checkpointer {
             match self.write(&batches) {
                 Ok(()) => self.view.checkpointed(newest),
                 Err(error) => {
-                    self.view.fail(EngineError::Storage(format!(
-                        "the ledger stopped writing after a storage error ({error}); restart the node"
-                    )));
+                    let _ = self.view.fail(&error);
                     return;
                 }
             }
@@ -307,10 +302,7 @@ impl Checkpointer {
         let txn = self.db.begin_write()?;
         {
             let mut table = txn.open_table(RECORDS)?;
-            match batches {
-                [batch] => write_changes(&mut table, &sorted(&batch.changes))?,
-                _ => write_changes(&mut table, &merged(batches))?,
-            }
+            write_changes(&mut table, &merged(batches))?;
         }
         txn.commit()?;
         Ok(())
@@ -320,6 +312,9 @@ impl Checkpointer {
 /// The changes of several batches (oldest first) as one, in key order:
 /// each key once, as the newest batch that touched it left it.
 fn merged(batches: &[Arc<Batch>]) -> Changes<'_> {
+    if let [batch] = batches {
+        return sorted(&batch.changes);
+    }
     let mut newest: HashMap<&[u8], Option<&[u8]>> = HashMap::default();
     for batch in batches {
         for (key, value) in &batch.changes {
@@ -329,15 +324,4 @@ fn merged(batches: &[Arc<Batch>]) -> Changes<'_> {
     let mut changes: Changes = newest.into_iter().collect();
     changes.sort_unstable_by(|a, b| a.0.cmp(b.0));
     changes
-}
-
-/// Checkpoints are background work: the threads that answer requests
-/// preempt this one (a lower scheduling weight for this thread only).
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: plain syscalls on the calling thread's own id.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
-    }
 }

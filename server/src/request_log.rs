@@ -126,13 +126,8 @@ impl RequestLog {
 }
 
 fn write_loop(db: &Database, receiver: &Receiver<RequestLogEntry>, pending: &Pending, retention: u64) {
-    // The log is background work: let the request threads preempt it
-    // (a lower scheduling weight for this thread only).
-    // SAFETY: plain syscalls on the calling thread's own id.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
-    }
+    // The log is background work: let the request threads preempt it.
+    sika_engine::lower_thread_priority();
     if let Ok(txn) = db.begin_write() {
         let _ = txn.open_table(ENTRIES).map(drop);
         let _ = txn.open_table(ORDER).map(drop);
