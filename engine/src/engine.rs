@@ -88,21 +88,24 @@ impl Engine {
             None => builder.create_with_backend(redb::backends::InMemoryBackend::new())?,
         };
         let db = Arc::new(db);
+        let label = config.path.clone().unwrap_or_else(|| PathBuf::from("(in memory)"));
+        // A newer format is refused before anything is written or replayed;
+        // an older one is upgraded once its log is replayed, since the log
+        // holds records in the format that wrote them.
+        let found = crate::format::check(&*db, &label)?;
         {
             let txn = db.begin_write()?;
             txn.open_table(RECORDS)?;
             txn.commit()?;
         }
+        if let Some(path) = &config.path {
+            crate::wal::replay(&db, path)?;
+        }
+        crate::format::upgrade(&db, &label, found, &crate::format::LEDGER_STEPS)?;
         let wal = match &config.path {
-            Some(path) => {
-                crate::wal::replay(&db, path)?;
-                Some(crate::wal::Wal::open(path).map_err(|e| {
-                    EngineError::Storage(format!(
-                        "cannot open the write-ahead log of {}: {e}",
-                        path.display()
-                    ))
-                })?)
-            }
+            Some(path) => Some(crate::wal::Wal::open(path).map_err(|e| {
+                EngineError::Storage(format!("cannot open the write-ahead log of {}: {e}", path.display()))
+            })?),
             None => None,
         };
         let epoch = {

@@ -28,6 +28,7 @@ pub mod clock;
 pub mod commands;
 mod engine;
 pub mod error;
+pub mod format;
 pub mod ids;
 pub mod ledger;
 pub mod money;

@@ -14,7 +14,10 @@
 //! its start, after waiting (rarely: the checkpointer keeps up) until the
 //! database file holds every record the other one has.
 //!
-//! A record is `len: u32 | crc32: u32 | epoch: u64 | changes`, little
+//! Each file starts with a 16-byte header, `SIKA-WAL | format: u32 | 0u32`,
+//! naming the storage format that wrote it (`format`); a file without it
+//! was written before format versions (format 0) and its records start at
+//! byte 0. A record is `len: u32 | crc32: u32 | epoch: u64 | changes`, little
 //! endian; the checksum covers the epoch and the changes, and each change is
 //! `key_len: u32 | key | 0` (delete) or `key_len: u32 | key | 1 |
 //! value_len: u32 | value`. A file reused from its start may still hold an
@@ -32,6 +35,7 @@ use std::path::{Path, PathBuf};
 use redb::ReadableDatabase;
 
 use crate::error::EngineError;
+use crate::format::{FORMAT_VERSION, newer_message};
 use crate::storage::{Changes, RECORDS, keys, read};
 
 /// Log written to one file before records go to the other.
@@ -43,6 +47,11 @@ pub const SEGMENT_BYTES: u64 = 8 << 20;
 const GROW_BYTES: u64 = 4 << 20;
 
 const HEADER_LEN: usize = 16;
+
+/// The file header's first bytes; the format version follows.
+const FILE_MAGIC: &[u8; 8] = b"SIKA-WAL";
+/// Where a file's first record starts (format 1 and later).
+const FILE_HEADER_LEN: u64 = 16;
 
 /// A record larger than this is not a record (the read is misaligned or torn).
 const RECORD_BYTES_MAX: u64 = 1 << 32;
@@ -75,12 +84,14 @@ struct Segment {
 }
 
 impl Segment {
-    /// Opens (or creates) one file of the log, emptied: call this only
-    /// once its records are replayed into a synced commit.
+    /// Opens (or creates) one file of the log, emptied but for its header:
+    /// call this only once its records are replayed into a synced commit.
+    /// The header is synced with the file's first growth, before any record.
     fn open(path: &Path) -> std::io::Result<Segment> {
         let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
         file.set_len(0)?;
-        Ok(Segment { file, position: 0, allocated: 0, newest: 0 })
+        file.write_all_at(&file_header(), 0)?;
+        Ok(Segment { file, position: FILE_HEADER_LEN, allocated: FILE_HEADER_LEN, newest: 0 })
     }
 
     /// Extends the file with zeros to at least `end`, durably.
@@ -124,12 +135,12 @@ impl Wal {
         let storage = |e: std::io::Error| EngineError::Storage(format!("write-ahead log: {e}"));
         self.encode(epoch, changes);
         let len = self.buffer.len() as u64;
-        if self.segments[self.current].position > 0
+        if self.segments[self.current].position > FILE_HEADER_LEN
             && self.segments[self.current].position + len > SEGMENT_BYTES
         {
             let other = 1 - self.current;
             checkpointed(self.segments[other].newest)?;
-            self.segments[other].position = 0;
+            self.segments[other].position = FILE_HEADER_LEN;
             self.segments[other].newest = 0;
             self.current = other;
         }
@@ -208,16 +219,20 @@ pub fn replay(db: &redb::Database, database: &Path) -> Result<usize, EngineError
     Ok(records.len())
 }
 
-/// `replay` for a database file that is not open: opens it only if its log
-/// holds records (`sika verify` runs this first).
+/// Brings a database file that is not open to where opening it leaves it:
+/// redb's own repair after a crash, a newer format refused, the log
+/// replayed, an older format upgraded (`sika verify` runs this first, so it
+/// never reports what starting the node would repair). Returns how many log
+/// records were replayed. A missing file is left missing.
 pub fn replay_file(database: &Path) -> Result<usize, EngineError> {
-    let logged =
-        paths_for(database).iter().any(|path| read_records(path).map(|r| !r.is_empty()).unwrap_or(true));
-    if !logged {
+    if !database.exists() {
         return Ok(0);
     }
     let db = redb::Database::create(database)?;
-    replay(&db, database)
+    let found = crate::format::check(&db, database)?;
+    let replayed = if found == crate::format::Found::New { 0 } else { replay(&db, database)? };
+    crate::format::upgrade(&db, database, found, &crate::format::LEDGER_STEPS)?;
+    Ok(replayed)
 }
 
 /// The log's records in order, up to the first one that is torn, fails its
@@ -233,7 +248,7 @@ pub fn read_records(path: &Path) -> std::io::Result<Vec<(u64, OwnedChanges)>> {
     let mut bytes = Vec::with_capacity(len.min(1 << 30) as usize);
     file.read_to_end(&mut bytes)?;
     let mut records = Vec::new();
-    let mut at = 0usize;
+    let mut at = records_start(&bytes, path)?;
     let mut last_epoch = 0u64;
     while at + HEADER_LEN <= bytes.len() {
         let body_len = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes")) as u64;
@@ -253,6 +268,27 @@ pub fn read_records(path: &Path) -> std::io::Result<Vec<(u64, OwnedChanges)>> {
         at = end;
     }
     Ok(records)
+}
+
+fn file_header() -> [u8; FILE_HEADER_LEN as usize] {
+    let mut header = [0u8; FILE_HEADER_LEN as usize];
+    header[..8].copy_from_slice(FILE_MAGIC);
+    header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    header
+}
+
+/// Where a log file's records start, from its header: after it for format 1
+/// and later, at 0 for a file with no header (format 0). A file written by a
+/// newer format is refused rather than misread.
+fn records_start(bytes: &[u8], path: &Path) -> std::io::Result<usize> {
+    if bytes.len() < FILE_HEADER_LEN as usize || &bytes[..8] != FILE_MAGIC {
+        return Ok(0);
+    }
+    let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+    if version > FORMAT_VERSION {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, newer_message(path, version)));
+    }
+    Ok(FILE_HEADER_LEN as usize)
 }
 
 fn decode_changes(mut body: &[u8]) -> Option<OwnedChanges> {
@@ -306,6 +342,34 @@ mod tests {
 
     fn epochs(path: &Path) -> Vec<u64> {
         read_records(path).unwrap().iter().map(|(epoch, _)| *epoch).collect()
+    }
+
+    #[test]
+    fn each_file_names_its_format_and_a_headerless_file_is_format_0() {
+        let (_dir, _, [first, second], mut wal) = opened();
+        wal.append(1, &borrowed(&changes(1, 10)), |_| unreachable!()).unwrap();
+        for path in [&first, &second] {
+            let bytes = std::fs::read(path).unwrap();
+            assert_eq!(&bytes[..8], FILE_MAGIC);
+            assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), FORMAT_VERSION);
+        }
+        // Format 0 wrote records from the file's first byte.
+        let bytes = std::fs::read(&first).unwrap();
+        std::fs::write(&second, &bytes[FILE_HEADER_LEN as usize..]).unwrap();
+        assert_eq!(read_records(&second).unwrap(), vec![(1, changes(1, 10))]);
+    }
+
+    #[test]
+    fn a_file_from_a_newer_format_is_refused_not_misread() {
+        let (_dir, _, [first, _], mut wal) = opened();
+        wal.append(1, &borrowed(&changes(1, 10)), |_| unreachable!()).unwrap();
+        drop(wal);
+        let mut bytes = std::fs::read(&first).unwrap();
+        bytes[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+        std::fs::write(&first, &bytes).unwrap();
+        let error = read_records(&first).unwrap_err().to_string();
+        assert!(error.contains(&format!("format version {}", FORMAT_VERSION + 1)), "{error}");
+        assert!(error.contains(&format!("up to {FORMAT_VERSION}")), "{error}");
     }
 
     #[test]

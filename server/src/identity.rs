@@ -106,10 +106,13 @@ impl Identity {
 
     /// Opens the identity store of an initialised data directory.
     pub fn open(data_dir: &Path) -> Result<Identity, String> {
+        let path = Identity::path(data_dir);
         let db = Database::builder()
             .set_cache_size(8 * 1024 * 1024)
-            .create(Identity::path(data_dir))
-            .map_err(|e| crate::node::describe_open_error(&Identity::path(data_dir), e))?;
+            .create(&path)
+            .map_err(|e| crate::node::describe_open_error(&path, e))?;
+        sika_engine::format::open(&db, &path, &sika_engine::format::IDENTITY_STEPS)
+            .map_err(|e| e.to_string())?;
         let identity = Identity { db, cache: RwLock::new(Cache::default()) };
         identity.reload().map_err(|e| format!("cannot read {}: {e}", Identity::path(data_dir).display()))?;
         Ok(identity)

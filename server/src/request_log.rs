@@ -76,6 +76,8 @@ impl RequestLog {
             .set_cache_size(16 * 1024 * 1024)
             .create(path)
             .map_err(|e| crate::node::describe_open_error(path, e))?;
+        sika_engine::format::open(&db, path, &sika_engine::format::REQUEST_LOG_STEPS)
+            .map_err(|e| e.to_string())?;
         let db = Arc::new(db);
         let (sender, receiver) = sync_channel(QUEUE_CAPACITY);
         let pending: Pending = Arc::default();

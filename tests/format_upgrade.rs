@@ -1,0 +1,192 @@
+//! Format versions over the real binary: a data directory written by the
+//! release before format versions (the committed fixture, made by
+//! `tests/fixtures/make-format-fixture.py` with that release's binary and
+//! left behind by a SIGKILL) opens, is upgraded, serves what it held and
+//! verifies; a directory written by a newer format is refused with both
+//! versions named, and nothing in it is touched.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use redb::ReadableDatabase;
+use serde_json::Value;
+
+const FORMAT_VERSION: u32 = 1;
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
+const STAMP: redb::TableDefinition<&str, u32> = redb::TableDefinition::new("sika_format");
+const DATABASES: [&str; 5] =
+    ["live.redb", "sandbox.redb", "node.redb", "live-requests.redb", "sandbox-requests.redb"];
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+/// The stamp of a redb file, or `None` where it has none (format 0).
+fn stamp(path: &Path) -> Option<u32> {
+    let db = redb::Database::open(path).unwrap();
+    let txn = db.begin_read().unwrap();
+    let table = match txn.open_table(STAMP) {
+        Ok(table) => table,
+        Err(redb::TableError::TableDoesNotExist(_)) => return None,
+        Err(e) => panic!("{e}"),
+    };
+    table.get("format_version").unwrap().map(|v| v.value())
+}
+
+fn wal_format(path: &Path) -> Option<u32> {
+    let bytes = std::fs::read(path).unwrap();
+    (bytes.len() >= 16 && &bytes[..8] == b"SIKA-WAL")
+        .then(|| u32::from_le_bytes(bytes[8..12].try_into().unwrap()))
+}
+
+/// A stopped node whose data directory is replaced by `fixture`'s files,
+/// with the fixture's credentials.
+fn node_on(fixture: &Path) -> (Node, Value) {
+    let mut node = Node::start(Options::unthrottled());
+    node.stop();
+    let data = node.data_dir();
+    std::fs::remove_dir_all(&data).unwrap();
+    copy_dir(fixture, &data);
+    let expected: Value =
+        serde_json::from_slice(&std::fs::read(data.join("expected.json")).unwrap()).unwrap();
+    let creds = &expected["credentials"];
+    let text = |name: &str| creds[name].as_str().unwrap().to_string();
+    node.creds = Credentials {
+        organization_id: text("organizationId"),
+        sandbox_key: text("sandboxKey"),
+        live_key: text("liveKey"),
+        owner_session: text("ownerSessionToken"),
+        admin_token: text("adminToken"),
+    };
+    (node, expected)
+}
+
+#[tokio::test]
+async fn a_data_directory_from_the_release_before_format_versions_is_upgraded_and_serves_what_it_held() {
+    let fixture = PathBuf::from(FIXTURE);
+    // Opening a file may repair it (the fixture was left by a SIGKILL), so
+    // look at copies, never at the committed files.
+    let copies = tempfile::tempdir().unwrap();
+    copy_dir(&fixture, copies.path());
+    for name in DATABASES {
+        assert_eq!(stamp(&copies.path().join(name)), None, "the fixture's {name} predates format versions");
+    }
+    for name in ["live.wal", "sandbox.wal"] {
+        assert_eq!(wal_format(&copies.path().join(name)), None, "the fixture's {name} has no header");
+    }
+    let (mut node, expected) = node_on(&fixture);
+    node.restart(&Options::unthrottled(), &[]);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+
+    let accounts = api.get(&node.sandbox_url("/v1/accounts"), &key).await;
+    accounts.expect(200);
+    for account in accounts.body["data"].as_array().unwrap() {
+        let currency = account["currency"].as_str().unwrap();
+        assert_eq!(
+            account["availableBalance"], expected["balances"][currency],
+            "{currency} after the upgrade"
+        );
+    }
+    assert_eq!(
+        accounts.body["data"].as_array().unwrap().len(),
+        expected["balances"].as_object().unwrap().len()
+    );
+    let payout = api
+        .get(&node.sandbox_url(&format!("/v1/payouts/{}", expected["payoutId"].as_str().unwrap())), &key)
+        .await;
+    payout.expect(200);
+    assert_eq!(payout.body["payout"]["status"], expected["payoutStatus"]);
+    assert_eq!(payout.body["payout"]["externalReference"], "fixture-payout-1");
+    let conversion = api
+        .get(
+            &node.sandbox_url(&format!("/v1/conversions/{}", expected["conversionId"].as_str().unwrap())),
+            &key,
+        )
+        .await;
+    conversion.expect(200);
+    for (path, id) in [
+        ("/v1/webhooks/endpoints", "webhookEndpointId"),
+        ("/v1/payment-links", "paymentLinkId"),
+        ("/v1/recipients", "recipientId"),
+    ] {
+        let url = node.sandbox_url(&format!("{path}/{}", expected[id].as_str().unwrap()));
+        api.get(&url, &key).await.expect(200);
+    }
+    // The upgraded node keeps writing: money still moves and the books balance.
+    deposit(&api, &node, &key, "USD", "1.00").await;
+    // The owner's session, kept in the identity database, still works.
+    let session = node.creds.owner_session.clone();
+    api.get(&node.sandbox_url("/v1/keys"), &session).await.expect(200);
+
+    node.stop_and_verify();
+    let data = node.data_dir();
+    for name in DATABASES {
+        assert_eq!(stamp(&data.join(name)), Some(FORMAT_VERSION), "{name} is stamped after the upgrade");
+    }
+    for name in ["live.wal", "live.1.wal", "sandbox.wal", "sandbox.1.wal"] {
+        assert_eq!(wal_format(&data.join(name)), Some(FORMAT_VERSION), "{name} names its format");
+    }
+}
+
+#[test]
+fn verify_upgrades_a_directory_from_the_release_before_format_versions_as_opening_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    copy_dir(Path::new(FIXTURE), &data);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sika"))
+        .args(["verify", "--data-dir"])
+        .arg(&data)
+        .env_remove("SIKA_DATA_DIR")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stamp(&data.join("sandbox.redb")), Some(FORMAT_VERSION));
+}
+
+#[tokio::test]
+async fn a_database_from_a_newer_format_is_refused_naming_both_versions() {
+    let node = Node::start(Options::unthrottled());
+    node.stop();
+    let path = node.data_dir().join("sandbox.redb");
+    {
+        let db = redb::Database::open(&path).unwrap();
+        let txn = db.begin_write().unwrap();
+        txn.open_table(STAMP).unwrap().insert("format_version", FORMAT_VERSION + 1).unwrap();
+        txn.commit().unwrap();
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sika"))
+        .arg("serve")
+        .env("SIKA_DATA_DIR", node.data_dir())
+        .env("SIKA_LIVE_ADDR", "127.0.0.1:0")
+        .env("SIKA_SANDBOX_ADDR", "127.0.0.1:0")
+        .env("SIKA_ADMIN_ADDR", "127.0.0.1:0")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "serve must refuse a newer format: {stderr}");
+    assert!(stderr.contains(&format!("format version {}", FORMAT_VERSION + 1)), "{stderr}");
+    assert!(stderr.contains(&format!("up to {FORMAT_VERSION}")), "{stderr}");
+    assert!(stderr.contains("sandbox.redb"), "{stderr}");
+    assert_eq!(stamp(&path), Some(FORMAT_VERSION + 1), "a refused file keeps its stamp");
+
+    let verify = std::process::Command::new(env!("CARGO_BIN_EXE_sika"))
+        .args(["verify", "--data-dir"])
+        .arg(node.data_dir())
+        .output()
+        .unwrap();
+    assert!(!verify.status.success());
+    let said = String::from_utf8_lossy(&verify.stdout).to_string() + &String::from_utf8_lossy(&verify.stderr);
+    assert!(said.contains(&format!("format version {}", FORMAT_VERSION + 1)), "{said}");
+}
