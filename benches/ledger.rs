@@ -181,6 +181,7 @@ fn batch_apply(c: &mut Criterion) {
     }
 }
 
+#[expect(clippy::too_many_lines)]
 fn group_commit(c: &mut Criterion) {
     let per_iteration = SUBMITTERS * PER_SUBMITTER;
     let tasks_id = format!("group_commit/{SUBMITTERS}_submitters");
@@ -305,6 +306,7 @@ fn group_commit(c: &mut Criterion) {
     engine.shutdown();
 }
 
+#[expect(clippy::too_many_lines)]
 fn single_submitter(c: &mut Criterion) {
     let id = "single_submitter/latency";
     if !selected(id) {

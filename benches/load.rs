@@ -860,6 +860,7 @@ async fn start_receiver(
 
 /// Scenario 4: webhook dispatcher throughput: deposits in a tight loop, deliveries
 /// counted by a receiver in this process until every event arrived.
+#[expect(clippy::too_many_lines)]
 async fn webhooks(ctx: &Ctx) {
     let name = "webhooks";
     let backlog = std::env::var("SIKA_LOAD_WEBHOOK_BACKLOG").is_ok_and(|v| v == "1");

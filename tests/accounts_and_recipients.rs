@@ -15,6 +15,7 @@ fn recipient(name: &str, code: &str, account_number: &str) -> Value {
 }
 
 #[tokio::test]
+#[expect(clippy::too_many_lines)]
 async fn recipients_single_bulk_and_as_payout_destinations() {
     let node = Node::start(Options::unthrottled());
     let api = Api::new();
@@ -187,6 +188,7 @@ fn representative() -> Value {
 }
 
 #[tokio::test]
+#[expect(clippy::too_many_lines)]
 async fn virtual_accounts_and_the_representative() {
     let node = Node::start(Options::unthrottled());
     let api = Api::new();

@@ -116,6 +116,7 @@ fn payout_body(amount: &str, reference: &str) -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[expect(clippy::too_many_lines)]
 async fn activity_search_detail_and_manual_settlement() {
     let node = Node::start(Options::unthrottled());
     let api = Api::new();
@@ -213,6 +214,7 @@ async fn activity_search_detail_and_manual_settlement() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[expect(clippy::too_many_lines)]
 async fn webhook_health_retry_enable_and_request_lookup() {
     let node = Node::start(Options::unthrottled());
     let api = Api::new();

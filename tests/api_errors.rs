@@ -354,6 +354,7 @@ async fn run(api: &Api, c: Case) -> Result<(), String> {
 }
 
 #[tokio::test]
+#[expect(clippy::too_many_lines)]
 async fn malformed_requests_get_structured_4xx_naming_the_field() {
     let node = shared();
     let api = Api::new();

@@ -13,6 +13,7 @@ fn representative(full_name: &str) -> Value {
 }
 
 #[tokio::test]
+#[expect(clippy::too_many_lines)]
 async fn the_representative_record() {
     let node = shared();
     let api = Api::new();
@@ -207,6 +208,7 @@ async fn the_request_log() {
 }
 
 #[tokio::test]
+#[expect(clippy::too_many_lines)]
 async fn capabilities_simulations_and_bulk_validation() {
     let node = shared();
     let api = Api::new();

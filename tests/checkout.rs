@@ -220,6 +220,7 @@ async fn an_open_amount_page_paid_by_three_payers_spawns_three_child_links() {
 }
 
 #[tokio::test]
+#[expect(clippy::too_many_lines)]
 async fn a_link_paid_in_two_partial_payments() {
     let node = shared();
     let api = Api::new();

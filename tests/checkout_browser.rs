@@ -127,6 +127,7 @@ async fn links_of(api: &Api, node: &Node, page_id: &str) -> Vec<Value> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[expect(clippy::too_many_lines)]
 async fn hosted_checkout_in_a_real_browser() {
     if !browser_available("hosted_checkout_in_a_real_browser") {
         return;

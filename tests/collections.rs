@@ -81,6 +81,7 @@ async fn credited_count(api: &Api, node: &Node, currency: &str) -> usize {
 }
 
 #[tokio::test]
+#[expect(clippy::too_many_lines)]
 async fn sandbox_collection_triggers() {
     let node = Node::start(Options::unthrottled());
     let api = Api::new();

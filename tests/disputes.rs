@@ -97,6 +97,7 @@ async fn contents(api: &Api, node: &Node, key: &str, id: &str) -> (u16, reqwest:
 }
 
 #[tokio::test]
+#[expect(clippy::too_many_lines)]
 async fn a_dispute_from_opening_to_resolution() {
     let node = Node::start(Options::unthrottled());
     let api = Api::new();
@@ -373,6 +374,7 @@ async fn a_dispute_from_opening_to_resolution() {
 }
 
 #[tokio::test]
+#[expect(clippy::too_many_lines)]
 async fn files_round_trip_byte_for_byte() {
     let node = Node::start(Options::unthrottled());
     let api = Api::new();
@@ -464,6 +466,7 @@ async fn files_round_trip_byte_for_byte() {
 /// resolved dispute's events), every other one got `400 bad_request`, and
 /// nothing was stored after the resolution.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[expect(clippy::too_many_lines)]
 async fn messages_racing_a_resolution_never_outlive_it() {
     const MESSAGES: usize = 20;
     const ROUNDS: usize = 4;

@@ -101,6 +101,7 @@ async fn ghs(api: &Api, node: &Node) -> (i128, i128) {
 }
 
 #[tokio::test]
+#[expect(clippy::too_many_lines)]
 async fn orders_paid_exactly_over_and_under_pay_out_on_actuals() {
     let node = Node::start(Options::unthrottled());
     let api = Api::new();
@@ -274,6 +275,7 @@ async fn a_failed_payout_fails_the_order_and_leaves_the_funds() {
 }
 
 #[tokio::test]
+#[expect(clippy::too_many_lines)]
 async fn a_crypto_order_waits_for_confirmations() {
     let node = Node::start(Options::unthrottled());
     let api = Api::new();

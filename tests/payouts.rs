@@ -90,6 +90,7 @@ async fn wait_webhook_on_timeline(api: &Api, base: &str, key: &str, id: &str) ->
 }
 
 #[tokio::test]
+#[expect(clippy::too_many_lines)]
 async fn sandbox_payout_triggers_settle_with_events_balances_and_timelines() {
     let node = Node::start(Options::unthrottled());
     let api = Api::new();
@@ -278,6 +279,7 @@ async fn payout_count(api: &Api, base: &str, key: &str) -> usize {
 }
 
 #[tokio::test]
+#[expect(clippy::too_many_lines)]
 async fn live_spend_caps_refuse_payouts_before_money_moves() {
     let node = Node::start(Options::unthrottled());
     let api = Api::new();
@@ -369,6 +371,7 @@ async fn live_spend_caps_refuse_payouts_before_money_moves() {
 }
 
 #[tokio::test]
+#[expect(clippy::too_many_lines)]
 async fn live_payouts_wait_for_the_operator() {
     let node = Node::start(Options::unthrottled());
     let api = Api::new();
@@ -497,6 +500,7 @@ async fn list_ids(api: &Api, url: &str, key: &str) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[expect(clippy::too_many_lines)]
 async fn idempotency_on_every_money_moving_endpoint() {
     let node = Node::start(Options::unthrottled());
     let api = Api::new();

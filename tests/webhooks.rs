@@ -266,6 +266,7 @@ fn assert_recent_timestamp(hit: &Hit) {
 // 1. Endpoint management.
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[expect(clippy::too_many_lines)]
 async fn endpoints_are_created_read_updated_and_deleted() {
     let node = shared();
     let api = Api::new();
@@ -437,6 +438,7 @@ fn raw_flat_object<'a>(text: &'a str, id: &str) -> &'a str {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[expect(clippy::too_many_lines)]
 async fn events_are_delivered_signed_once_per_subscription() {
     let node = shared();
     let api = Api::new();
@@ -645,6 +647,7 @@ async fn failed_attempts_are_retried_on_the_scaled_ladder() {
 // 5. Auto-disable after 10 consecutive failures, and re-enabling.
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[expect(clippy::too_many_lines)]
 async fn ten_consecutive_failures_disable_an_endpoint_until_it_is_reenabled() {
     let node = shared();
     let api = Api::new();

@@ -204,6 +204,7 @@ impl Command {
     }
 }
 
+#[expect(clippy::too_many_lines)]
 pub(crate) fn apply(
     books: &mut Books,
     ctx: &BatchContext,

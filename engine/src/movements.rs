@@ -224,6 +224,7 @@ fn check_cap(books: &mut Books, cap: &CapCheck) -> Result<(), EngineError> {
     Ok(())
 }
 
+#[expect(clippy::too_many_lines)]
 pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applied, EngineError> {
     let organization = AccountRef::Organization(new.organization.clone());
     let account = books.resolve(&organization, &new.from_currency)?;
@@ -389,6 +390,7 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
     Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
 }
 
+#[expect(clippy::too_many_lines)]
 pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Result<Applied, EngineError> {
     // A caller-chosen id must be new; a generated one is, without a read.
     let id = match &new.id {
@@ -464,6 +466,7 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
     Ok(Applied { outcome: Outcome::Collection(collection), replayed: false })
 }
 
+#[expect(clippy::too_many_lines)]
 pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Result<Applied, EngineError> {
     let key = keys::document("collections", id);
     let mut collection: CollectionRecord = books

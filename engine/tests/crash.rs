@@ -42,6 +42,7 @@ fn org(reference: &str) -> AccountRef {
     AccountRef::Organization(reference.to_string())
 }
 
+#[expect(clippy::too_many_lines)]
 fn worker(engine: Engine, worker: usize) {
     let mut rng = rand::rng();
     let mut holds: Vec<u64> = Vec::new();

@@ -344,6 +344,7 @@ impl Model {
 
     /// Checks the engine's answer to `command` against the model, then
     /// applies the command to the model.
+    #[expect(clippy::too_many_lines)]
     fn step(
         &mut self,
         command: &Command,

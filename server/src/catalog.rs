@@ -192,6 +192,7 @@ impl Catalog {
     }
 
     /// Consistency checks run on every parse.
+    #[expect(clippy::too_many_lines)]
     fn check(&self) -> Result<(), String> {
         let mut seen = std::collections::HashSet::new();
         for country in &self.countries {

@@ -297,6 +297,7 @@ fn disputed_payment(
 }
 
 /// Opens a dispute on a completed payment; fires `dispute.created`.
+#[expect(clippy::too_many_lines)]
 pub async fn open(stack: &Stack, organization: &str, request: OpenRequest) -> ApiResult<Value> {
     let reason = match &request.reason {
         None => "general".to_string(),
@@ -391,6 +392,7 @@ pub struct ResolveRequest {
 /// Resolves an open dispute as `accepted` or `declined`; fires
 /// `dispute.updated` then `dispute.closed`, in the same transaction.
 /// `organization` `None` is the operator.
+#[expect(clippy::too_many_lines)]
 pub async fn resolve(stack: &Stack, organization: Option<&str>, id: &str, outcome: &str) -> ApiResult<Value> {
     let status = match one_of("outcome", outcome, OUTCOMES)?.as_str() {
         "accepted" => Status::Accepted,

@@ -146,6 +146,7 @@ fn usd_cents(stack: &Stack, currency: Currency, amount: i128) -> ApiResult<i128>
     Ok(cents.mantissa() / 10i128.pow(cents.scale()))
 }
 
+#[expect(clippy::too_many_lines)]
 pub fn new_payout(
     stack: &Stack,
     principal: &Principal,

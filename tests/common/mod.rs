@@ -120,6 +120,7 @@ impl Node {
         panic!("the node did not start: {last_error}");
     }
 
+    #[expect(clippy::too_many_lines)]
     fn try_start(options: &Options) -> Result<Node, String> {
         let temp = tempfile::Builder::new().prefix("sika-test-").tempdir().map_err(|e| e.to_string())?;
         let dir = temp.path().join("data");

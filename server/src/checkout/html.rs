@@ -142,6 +142,7 @@ fn header(settings: &Settings) -> String {
     out
 }
 
+#[expect(clippy::too_many_lines)]
 fn form(
     id: &str,
     settings: &Settings,

@@ -95,6 +95,7 @@ fn hex_from(id: &str, n: usize) -> String {
 
 /// Starts a session on page or link `target` for an anonymous payer.
 /// Returns (link id, session id).
+#[expect(clippy::too_many_lines)]
 pub async fn start(stack: &Stack, target: &str, request: PayRequest) -> ApiResult<(String, String)> {
     let snapshot = stack.engine.read()?;
     let now = stack.now_ms();
@@ -176,6 +177,7 @@ pub async fn start(stack: &Stack, target: &str, request: PayRequest) -> ApiResul
     Ok((link.id, session.id))
 }
 
+#[expect(clippy::too_many_lines)]
 fn build_session(
     stack: &Stack,
     snapshot: &Snapshot,

@@ -89,6 +89,7 @@ fn accent(value: &str) -> bool {
 
 /// Checks the settings a page and a link share; returns them with the
 /// parsed amount (minor units) when one was given.
+#[expect(clippy::too_many_lines)]
 fn settings(request: &CheckoutRequest, now: i64) -> ApiResult<(Settings, Option<i128>)> {
     let code = request.currency.as_deref().ok_or_else(|| ApiError::validation("currency", "is required"))?;
     length("currency", code, 1, 10)?;

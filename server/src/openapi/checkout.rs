@@ -81,6 +81,7 @@ pub(super) const OPERATIONS: &[Operation] = &[
     },
 ];
 
+#[expect(clippy::too_many_lines)]
 pub(super) fn schemas(add: &mut impl FnMut(&str, Value)) {
     let custom_field = object(
         &["name", "type", "required"],

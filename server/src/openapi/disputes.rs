@@ -101,6 +101,7 @@ pub(super) const OPERATIONS: &[Operation] = &[
     },
 ];
 
+#[expect(clippy::too_many_lines)]
 pub(super) fn schemas(add: &mut impl FnMut(&str, Value)) {
     add(
         "FileRequest",

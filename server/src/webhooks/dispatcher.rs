@@ -449,6 +449,7 @@ impl Dispatcher {
 
     /// Creates one delivery per subscribed endpoint for each new event, to
     /// be sent once they are committed.
+    #[expect(clippy::too_many_lines)]
     fn ingest(&mut self) -> ApiResult<()> {
         if self.ingesting {
             return Ok(());
