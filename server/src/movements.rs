@@ -28,34 +28,9 @@ pub fn fingerprint(body: &Value) -> [u8; 32] {
     Sha256::digest(body.to_string().as_bytes()).into()
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Amount {
-    pub currency: String,
-    pub amount: AmountInput,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PayoutTo {
-    pub code: Option<String>,
-    pub account_number: Option<String>,
-    pub address: Option<String>,
-    pub tag: Option<String>,
-    pub currency: Option<String>,
-    pub recipient_id: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PayoutRequest {
-    pub from: Amount,
-    pub to: PayoutTo,
-    pub external_reference: String,
-    #[serde(default)]
-    pub narration: String,
-    pub metadata: Option<Map<String, Value>>,
-}
+pub use sika_api::payouts::{
+    CreatePayout as PayoutRequest, PayoutAmount as Amount, PayoutTarget as PayoutTo,
+};
 
 fn currency(field: &str, code: &str) -> ApiResult<Currency> {
     Currency::find(&code.to_ascii_uppercase()).map_err(|e| ApiError::validation(field, e.to_string()))

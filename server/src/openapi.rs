@@ -297,33 +297,6 @@ const OPERATIONS: &[Operation] = &[
     },
     Operation {
         method: "post",
-        path: "/v1/payouts",
-        id: "createPayout",
-        summary: "Hold from.amount plus fee and send a payout",
-        scope: "payouts:write",
-        body: Some("PayoutRequest"),
-        responses: &[(201, "PayoutEnvelope"), (200, "PayoutEnvelope"), (409, "Error"), (422, "Error")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/payouts",
-        id: "listPayouts",
-        summary: "Payouts, newest first",
-        scope: "payouts:read",
-        body: None,
-        responses: &[(200, "PayoutList")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/payouts/{id}",
-        id: "getPayout",
-        summary: "One payout with its full timeline",
-        scope: "payouts:read",
-        body: None,
-        responses: &[(200, "PayoutEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "post",
         path: "/v1/collections",
         id: "createCollection",
         summary: "Charge a payer; the amount is pending until they approve",
@@ -598,7 +571,7 @@ fn schemas() -> Map<String, Value> {
         "Method",
         object(
             &["code", "name", "type", "status", "limits", "estimatedSettlement", "fields"],
-            json!({ "code": string(), "name": string(), "type": string(), "status": string(), "limits": object(&["min", "max", "currency"], json!({ "min": { "type": "number" }, "max": { "type": "number" }, "currency": string() })), "estimatedSettlement": string(), "fields": { "type": "array", "items": object(&["key", "label", "type"], json!({ "key": string(), "label": string(), "type": string(), "placeholder": string(), "description": string(), "group": string(), "options": { "type": "array" } })) }, "chain": string() }),
+            json!({ "code": string(), "name": string(), "type": string(), "status": string(), "limits": object(&["min", "max", "currency"], json!({ "min": { "type": "number" }, "max": { "type": "number" }, "currency": string() })), "estimatedSettlement": string(), "fields": { "type": "array", "items": object(&["key", "label", "type"], json!({ "key": string(), "label": string(), "type": string(), "placeholder": string(), "description": string(), "group": string(), "options": { "type": "array", "items": object(&["label", "value"], json!({ "label": string(), "value": string() })) } })) }, "chain": string() }),
         ),
     );
     add("MethodEnvelope", envelope("method", "Method"));
@@ -666,34 +639,6 @@ fn schemas() -> Map<String, Value> {
     add("RequestEnvelope", envelope("request", "Request"));
     let timeline = json!({ "type": "array", "items": object(&["at", "kind", "title", "detail"], json!({ "at": string(), "kind": string(), "title": string(), "detail": string() })) });
     let status3 = json!({ "enum": ["pending", "completed", "failed"] });
-    add(
-        "PayoutRequest",
-        object(
-            &["from", "to", "externalReference"],
-            json!({ "from": object(&["currency", "amount"], json!({ "currency": string(), "amount": amount_input() })), "to": object(&[], json!({ "code": string(), "accountNumber": string(), "address": string(), "tag": string(), "currency": string(), "recipientId": string() })), "externalReference": string(), "narration": string(), "metadata": { "type": "object" } }),
-        ),
-    );
-    add(
-        "Payout",
-        object(
-            &[
-                "id",
-                "status",
-                "from",
-                "to",
-                "fee",
-                "rate",
-                "externalReference",
-                "statusMessage",
-                "createdAt",
-                "updatedAt",
-                "timeline",
-            ],
-            json!({ "id": { "type": "string", "pattern": "^pay_[a-z]+_" }, "status": status3, "from": object(&["accountNumber", "amount", "currency"], json!({ "accountNumber": string(), "amount": amount(), "currency": string(), "kyc": { "type": "object" } })), "to": object(&["code", "amount", "currency"], json!({ "code": string(), "amount": amount(), "currency": string(), "accountNumber": nullable_string(), "address": nullable_string(), "tag": nullable_string(), "recipientId": nullable_string(), "kyc": { "type": "object" } })), "fee": object(&["amount", "currency"], json!({ "amount": amount(), "currency": string() })), "rate": string(), "narration": string(), "externalReference": string(), "metadata": { "type": "object" }, "statusMessage": string(), "completedAt": nullable_string(), "createdAt": string(), "updatedAt": string(), "timeline": timeline }),
-        ),
-    );
-    add("PayoutEnvelope", envelope("payout", "Payout"));
-    add("PayoutList", list("Payout"));
     add(
         "CollectionRequest",
         object(
@@ -879,7 +824,35 @@ fn operation(op: &Operation) -> Value {
     out
 }
 
+/// The public API's OpenAPI document: the operations generated from the
+/// documented routers and the wire types (`crate::routes::documented`), and
+/// the hand-written table for the resources not moved there yet.
 pub fn document() -> Value {
+    let mut document = hand_written();
+    let generated = serde_json::to_value(crate::routes::documented().into_openapi())
+        .expect("an OpenAPI document serializes to JSON");
+    merge_generated(&mut document, generated);
+    document
+}
+
+/// Adds the generated operations (each also taking the version header) and
+/// their schemas; a generated operation replaces a hand-written one.
+fn merge_generated(document: &mut Value, generated: Value) {
+    let version = json!({ "name": VERSION_HEADER, "in": "header", "required": false, "schema": { "enum": [VERSION_CURRENT] } });
+    for (path, item) in generated["paths"].as_object().into_iter().flatten() {
+        for (method, operation) in item.as_object().into_iter().flatten() {
+            let mut operation = operation.clone();
+            let parameters = operation["parameters"].as_array().cloned().unwrap_or_default();
+            operation["parameters"] = Value::Array(parameters.into_iter().chain([version.clone()]).collect());
+            document["paths"][path.as_str()][method.as_str()] = operation;
+        }
+    }
+    for (name, schema) in generated["components"]["schemas"].as_object().into_iter().flatten() {
+        document["components"]["schemas"][name.as_str()] = schema.clone();
+    }
+}
+
+fn hand_written() -> Value {
     let mut paths = Map::new();
     for op in OPERATIONS.iter().chain(checkout::OPERATIONS).chain(disputes::OPERATIONS) {
         let entry = paths.entry(op.path.to_string()).or_insert_with(|| json!({}));
@@ -917,6 +890,20 @@ pub fn validate(document: &Value, schema: &Value, value: &Value, at: &str) -> Re
     if let Some(name) = schema["$ref"].as_str() {
         let name = name.rsplit('/').next().unwrap_or("");
         return validate(document, &document["components"]["schemas"][name], value, at);
+    }
+    if let Some(all) = schema["allOf"].as_array() {
+        for part in all {
+            validate(document, part, value, at)?;
+        }
+    }
+    for keyword in ["oneOf", "anyOf"] {
+        if let Some(options) = schema[keyword].as_array() {
+            let errors: Vec<String> =
+                options.iter().filter_map(|option| validate(document, option, value, at).err()).collect();
+            if errors.len() == options.len() {
+                return Err(format!("{at}: matches none of {keyword}: {}", errors.join("; ")));
+            }
+        }
     }
     if let Some(options) = schema["enum"].as_array()
         && !options.contains(value)
@@ -969,4 +956,82 @@ pub fn validate(document: &Value, schema: &Value, value: &Value, at: &str) -> Re
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `$ref` in `value`, with where it stands.
+    fn refs<'a>(value: &'a Value, at: String, out: &mut Vec<(String, &'a str)>) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(target)) = map.get("$ref") {
+                    out.push((at.clone(), target));
+                }
+                for (key, child) in map {
+                    refs(child, format!("{at}/{key}"), out);
+                }
+            }
+            Value::Array(items) => {
+                for (index, child) in items.iter().enumerate() {
+                    refs(child, format!("{at}/{index}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_reference_resolves_and_every_array_says_what_it_holds() {
+        let document = document();
+        let mut found = Vec::new();
+        refs(&document, String::new(), &mut found);
+        assert!(!found.is_empty());
+        for (at, target) in found {
+            let name =
+                target.strip_prefix("#/components/schemas/").unwrap_or_else(|| panic!("{at}: {target}"));
+            assert!(document["components"]["schemas"][name].is_object(), "{at}: {target} does not resolve");
+        }
+        fn arrays(value: &Value, at: &str) {
+            match value {
+                Value::Object(map) => {
+                    if map.get("type") == Some(&json!("array")) {
+                        assert!(map.contains_key("items"), "{at}: an array schema without items");
+                    }
+                    for (key, child) in map {
+                        arrays(child, &format!("{at}/{key}"));
+                    }
+                }
+                Value::Array(items) => items.iter().for_each(|child| arrays(child, at)),
+                _ => {}
+            }
+        }
+        arrays(&document["components"], "components");
+    }
+
+    #[test]
+    fn generated_operations_declare_their_query_parameters_scopes_and_errors() {
+        let document = document();
+        let list = &document["paths"]["/v1/payouts"]["get"];
+        let names: Vec<(&str, &str)> = list["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p["name"].as_str().unwrap(), p["in"].as_str().unwrap()))
+            .collect();
+        for wanted in [("limit", "query"), ("cursor", "query"), (VERSION_HEADER, "header")] {
+            assert!(names.contains(&wanted), "{wanted:?} in {names:?}");
+        }
+        assert_eq!(list["security"], json!([{ "bearer": ["payouts:read"] }]));
+        let create = &document["paths"]["/v1/payouts"]["post"];
+        assert_eq!(create["security"], json!([{ "bearer": ["payouts:write"] }]));
+        for status in ["200", "201", "400", "401", "403", "409", "415", "422", "429"] {
+            assert!(create["responses"][status].is_object(), "createPayout documents {status}");
+        }
+        assert_eq!(
+            create["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/CreatePayout"
+        );
+    }
 }

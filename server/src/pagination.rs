@@ -3,9 +3,9 @@
 
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::Sha256;
+use sika_api::ListPage;
 
 use crate::error::{ApiError, ApiResult};
 
@@ -13,13 +13,8 @@ pub const PAGE_SIZE_DEFAULT: usize = 20;
 pub const PAGE_SIZE_MAX: usize = 100;
 const TAG_BYTES: usize = 12;
 
-/// The `limit` and `cursor` query parameters, as text so that a bad value
-/// gets our error rather than a parser's.
-#[derive(Debug, Default, Deserialize)]
-pub struct PageQuery {
-    pub limit: Option<String>,
-    pub cursor: Option<String>,
-}
+/// The `limit` and `cursor` query parameters (the wire type).
+pub use sika_api::ListQuery as PageQuery;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Page {
@@ -54,8 +49,14 @@ fn decode_cursor(secret: &[u8], scope: &str, cursor: &str) -> Option<u64> {
     crate::identity::constant_time_eq(&bytes[8..], &tag(secret, scope, position)).then_some(position)
 }
 
-impl PageQuery {
-    pub fn page(&self, secret: &[u8], scope: &str) -> ApiResult<Page> {
+/// Reading a list's paging parameters.
+pub trait Paging {
+    /// The page asked for, with a cursor checked against `scope`'s secret.
+    fn page(&self, secret: &[u8], scope: &str) -> ApiResult<Page>;
+}
+
+impl Paging for PageQuery {
+    fn page(&self, secret: &[u8], scope: &str) -> ApiResult<Page> {
         let limit = match &self.limit {
             None => PAGE_SIZE_DEFAULT,
             Some(text) => match text.parse::<usize>() {
@@ -82,8 +83,22 @@ impl PageQuery {
     }
 }
 
-/// `{data, hasMore, nextCursor}` from the items of one page. `positions`
-/// has one more element than shown when more items exist.
+/// `{data, hasMore, nextCursor}` from the items of one page.
+pub fn list_page<T>(
+    data: Vec<T>,
+    last_position: Option<u64>,
+    has_more: bool,
+    secret: &[u8],
+    scope: &str,
+) -> ListPage<T> {
+    let next_cursor = match (has_more, last_position) {
+        (true, Some(position)) => Some(encode_cursor(secret, scope, position)),
+        _ => None,
+    };
+    ListPage { data, has_more, next_cursor }
+}
+
+/// `list_page` as JSON, for lists whose items are not typed views yet.
 pub fn list_body(
     data: Vec<Value>,
     last_position: Option<u64>,
@@ -91,30 +106,26 @@ pub fn list_body(
     secret: &[u8],
     scope: &str,
 ) -> Value {
-    let next = match (has_more, last_position) {
-        (true, Some(position)) => Value::String(encode_cursor(secret, scope, position)),
-        _ => Value::Null,
-    };
-    json!({ "data": data, "hasMore": has_more, "nextCursor": next })
+    crate::render::to_json(&list_page(data, last_position, has_more, secret, scope))
 }
 
 /// One page of an organization's `kind` list, newest first: each id is
 /// loaded and rendered by `render`, which may filter it out by returning
 /// `None`. Filtered pages still hold `limit` items when that many match:
 /// the walk goes on past skipped ones.
-pub fn page_of(
+pub fn page_of_views<T>(
     stack: &crate::stack::Stack,
     organization: &str,
     kind: &str,
     query: &PageQuery,
-    mut render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<Value>>,
-) -> ApiResult<Value> {
+    mut render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<T>>,
+) -> ApiResult<ListPage<T>> {
     // The stack is part of the scope: a sandbox cursor is refused on live.
     let scope = format!("{}/{organization}/{kind}", stack.kind.name());
     let secret = stack.identity.secret();
     let page = query.page(&secret, &scope)?;
     let snapshot = stack.engine.read()?;
-    let mut found: Vec<(u64, Value)> = Vec::with_capacity(page.limit + 1);
+    let mut found: Vec<(u64, T)> = Vec::with_capacity(page.limit + 1);
     let mut before = page.before;
     let chunk = page.limit + 1;
     'walk: loop {
@@ -136,7 +147,18 @@ pub fn page_of(
     found.truncate(page.limit);
     let last = found.last().map(|(position, _)| *position);
     let data = found.into_iter().map(|(_, item)| item).collect();
-    Ok(list_body(data, last, has_more, &secret, &scope))
+    Ok(list_page(data, last, has_more, &secret, &scope))
+}
+
+/// `page_of_views` as JSON, for lists whose items are not typed views yet.
+pub fn page_of(
+    stack: &crate::stack::Stack,
+    organization: &str,
+    kind: &str,
+    query: &PageQuery,
+    render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<Value>>,
+) -> ApiResult<Value> {
+    page_of_views(stack, organization, kind, query, render).map(|page| crate::render::to_json(&page))
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! and event payload, so `data` in a webhook is exactly what a GET returns.
 
 use chrono::{DateTime, SecondsFormat};
-use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
+use sika_api::Money;
 use sika_engine::{AccountRecord, ConversionRecord, Currency, DepositRecord, QuoteRecord, QuoteStatus};
 
 /// An ISO 8601 UTC timestamp with milliseconds.
@@ -23,44 +23,12 @@ pub fn amount(currency: &str, minor: i128) -> String {
     }
 }
 
-/// An amount as a request sends it: a decimal string or a JSON number,
-/// kept as its exact text (serde_json's `arbitrary_precision`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AmountInput(String);
+pub use sika_api::AmountInput;
 
-impl AmountInput {
-    /// An amount the node itself formatted.
-    pub fn from_text(text: String) -> Self {
-        AmountInput(text)
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl<'de> Deserialize<'de> for AmountInput {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match Value::deserialize(deserializer)? {
-            Value::String(s) => Ok(AmountInput(s)),
-            Value::Number(n) => Ok(AmountInput(n.to_string())),
-            other => Err(serde::de::Error::custom(format!(
-                "expected a decimal string or number, found {}",
-                kind_of(&other)
-            ))),
-        }
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+/// A view as JSON, for the places that still assemble JSON by hand (events,
+/// the admin API). Views are plain data, so this cannot fail.
+pub fn to_json<T: serde::Serialize>(view: &T) -> Value {
+    serde_json::to_value(view).expect("a view serializes to JSON")
 }
 
 pub fn account(record: &AccountRecord, usd_per_unit: Option<rust_decimal::Decimal>) -> Value {
@@ -161,38 +129,63 @@ fn timeline(entries: &[sika_engine::movements::TimelineEntry]) -> Vec<Value> {
 pub fn payout(
     record: &sika_engine::movements::PayoutRecord,
     extra: &[sika_engine::movements::TimelineEntry],
-) -> Value {
+) -> sika_api::payouts::Payout {
+    use sika_api::payouts::{Payout, PayoutDestination, PayoutSource, PayoutStatus};
+    use sika_engine::movements::MovementStatus;
     let entries = in_time_order(record.timeline.iter().chain(extra).cloned().collect());
-    json!({
-        "id": record.id,
-        "status": record.status.name(),
-        "from": {
-            "accountNumber": record.from_account,
-            "amount": amount(&record.from_currency, record.from_amount),
-            "currency": record.from_currency,
-            "kyc": {},
+    Payout {
+        id: record.id.clone(),
+        status: match record.status {
+            MovementStatus::Pending => PayoutStatus::Pending,
+            MovementStatus::Completed => PayoutStatus::Completed,
+            MovementStatus::Failed => PayoutStatus::Failed,
         },
-        "to": {
-            "code": record.to.code,
-            "amount": amount(&record.to_currency, record.to_amount),
-            "currency": record.to_currency,
-            "accountNumber": record.to.account_number,
-            "address": record.to.address,
-            "tag": record.to.tag,
-            "recipientId": record.to.recipient_id,
-            "kyc": {},
+        from: PayoutSource {
+            account_number: record.from_account.clone(),
+            amount: amount(&record.from_currency, record.from_amount),
+            currency: record.from_currency.clone(),
+            kyc: Default::default(),
         },
-        "fee": { "amount": amount(&record.from_currency, record.fee_amount), "currency": record.from_currency },
-        "rate": record.rate,
-        "narration": record.narration,
-        "externalReference": record.external_reference,
-        "metadata": metadata(&record.metadata),
-        "statusMessage": record.status_message,
-        "completedAt": record.completed_at.map(timestamp),
-        "createdAt": timestamp(record.created_at),
-        "updatedAt": timestamp(record.updated_at),
-        "timeline": timeline(&entries),
-    })
+        to: PayoutDestination {
+            code: record.to.code.clone(),
+            amount: amount(&record.to_currency, record.to_amount),
+            currency: record.to_currency.clone(),
+            account_number: record.to.account_number.clone(),
+            address: record.to.address.clone(),
+            tag: record.to.tag.clone(),
+            recipient_id: record.to.recipient_id.clone(),
+            kyc: Default::default(),
+        },
+        fee: Money {
+            amount: amount(&record.from_currency, record.fee_amount),
+            currency: record.from_currency.clone(),
+        },
+        rate: record.rate.clone(),
+        narration: record.narration.clone(),
+        external_reference: record.external_reference.clone(),
+        metadata: metadata_map(&record.metadata),
+        status_message: record.status_message.clone(),
+        completed_at: record.completed_at.map(timestamp),
+        created_at: timestamp(record.created_at),
+        updated_at: timestamp(record.updated_at),
+        timeline: typed_timeline(&entries),
+    }
+}
+
+fn metadata_map(text: &str) -> sika_api::Metadata {
+    serde_json::from_str(text).unwrap_or_default()
+}
+
+fn typed_timeline(entries: &[sika_engine::movements::TimelineEntry]) -> Vec<sika_api::TimelineEntry> {
+    entries
+        .iter()
+        .map(|e| sika_api::TimelineEntry {
+            at: timestamp(e.at),
+            kind: e.kind.clone(),
+            title: e.title.clone(),
+            detail: e.detail.clone(),
+        })
+        .collect()
 }
 
 pub fn collection(

@@ -12,7 +12,7 @@ use sika_engine::Snapshot;
 use super::AdminState;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::ApiQuery;
-use crate::pagination::{PageQuery, list_body};
+use crate::pagination::{PageQuery, Paging, list_body};
 use crate::render;
 use crate::stack::Stack;
 use crate::webhooks::timeline_entries;
@@ -74,7 +74,7 @@ pub async fn payouts(
 ) -> ApiResult<Json<Value>> {
     let stack = state.stack(&stack)?;
     Ok(Json(search(&state, stack, "payouts", &query, |s, id| {
-        Ok(s.payout(id)?.map(|p| render::payout(&p, &[])))
+        Ok(s.payout(id)?.map(|p| render::to_json(&render::payout(&p, &[]))))
     })?))
 }
 
@@ -87,7 +87,7 @@ pub async fn payout(
     let payout =
         snapshot.payout(&id)?.ok_or_else(|| ApiError::not_found(format!("payout '{id}' not found")))?;
     let deliveries = timeline_entries(&snapshot, &payout.organization, &id)?;
-    let mut body = render::payout(&payout, &deliveries);
+    let mut body = render::to_json(&render::payout(&payout, &deliveries));
     body["organizationId"] = Value::String(payout.organization.clone());
     Ok(Json(json!({ "payout": body })))
 }

@@ -11,7 +11,7 @@ use sika_engine::{Command, Outcome, QuoteAmount};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, money_error};
 use crate::extract::{ApiJson, ApiQuery};
-use crate::pagination::{PageQuery, list_body};
+use crate::pagination::{PageQuery, Paging, list_body};
 use crate::render::{self, AmountInput};
 use crate::routes::rates::currency_param;
 use crate::stack::Stack;

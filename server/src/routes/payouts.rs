@@ -1,75 +1,142 @@
+//! `/v1/payouts`: the first resource whose operations are generated from
+//! the handlers and the wire types (`sika_api::payouts`).
+
 use std::sync::Arc;
 
+use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde_json::{Value, json};
+use serde_json::Value;
+use sika_api::payouts::{CreatePayout, Payout, PayoutEnvelope};
+use sika_api::{ErrorBody, ListPage, ListQuery};
 use sika_engine::{Command, Outcome};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiQuery, from_value};
 use crate::movements::{fingerprint, new_payout};
-use crate::pagination::{PageQuery, page_of};
+use crate::pagination::page_of_views;
 use crate::render;
 use crate::stack::Stack;
 use crate::webhooks::timeline_entries;
 
-pub fn router() -> Router<Arc<Stack>> {
-    Router::new().route("/v1/payouts", post(create).get(list)).route("/v1/payouts/{id}", get(read))
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
 }
 
-/// Holds `from.amount` plus the fee and hands the payout to the rail.
+/// Send money from a balance
+///
+/// Holds `from.amount` plus the fee and hands the payout to the rail. The
+/// same `externalReference` with the same body answers the original payout
+/// (200) instead of paying twice.
+#[utoipa::path(
+    post,
+    path = "/v1/payouts",
+    tag = "payouts",
+    operation_id = "createPayout",
+    request_body = CreatePayout,
+    security(("bearer" = ["payouts:write"])),
+    responses(
+        (status = 201, description = "The payout, pending on its rail", body = PayoutEnvelope),
+        (status = 200, description = "A replay of an earlier request with the same externalReference and body", body = PayoutEnvelope),
+        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `payouts:write` or the caller's address", body = ErrorBody),
+        (status = 409, description = "The externalReference was used with another body (`duplicate`)", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "`insufficient_funds` or `spend_cap_exceeded`", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn create(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     ApiJson(raw): ApiJson<Value>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<PayoutEnvelope>)> {
     principal.require("payouts:write")?;
     let print = fingerprint(&raw);
-    let new = new_payout(&stack, &principal, from_value(raw)?, print)?;
+    let request: CreatePayout = from_value(raw)?;
+    let new = new_payout(&stack, &principal, request, print)?;
     let applied = stack.engine.execute(Command::CreatePayout(new)).await?;
     let Outcome::Payout(payout) = applied.outcome else { return Err(ApiError::internal()) };
-    let status = if applied.replayed { StatusCode::OK } else { StatusCode::CREATED };
-    Ok((status, Json(json!({ "payout": render::payout(&payout, &[]) }))))
+    if applied.replayed {
+        // A replay shows the payout as its GET does now.
+        let payout = render_full(&stack.engine.read()?, &payout.id, principal.organization())?
+            .ok_or_else(ApiError::internal)?;
+        return Ok((StatusCode::OK, Json(PayoutEnvelope { payout })));
+    }
+    Ok((StatusCode::CREATED, Json(PayoutEnvelope { payout: render::payout(&payout, &[]) })))
 }
 
+/// A payout as its GET shows it, with the webhook deliveries in its
+/// timeline, or `None` when `organization` has no such payout.
 pub fn render_full(
-    stack: &Stack,
     snapshot: &sika_engine::Snapshot,
     id: &str,
     organization: &str,
-) -> ApiResult<Option<Value>> {
+) -> ApiResult<Option<Payout>> {
     let Some(payout) = snapshot.payout(id)?.filter(|p| p.organization == organization) else {
         return Ok(None);
     };
-    let _ = stack;
     let deliveries = timeline_entries(snapshot, organization, id)?;
     Ok(Some(render::payout(&payout, &deliveries)))
 }
 
+/// One payout with its full timeline
+#[utoipa::path(
+    get,
+    path = "/v1/payouts/{id}",
+    tag = "payouts",
+    operation_id = "getPayout",
+    params(("id" = String, Path, description = "The payout's id (`pay_…`)")),
+    security(("bearer" = ["payouts:read"])),
+    responses(
+        (status = 200, description = "The payout", body = PayoutEnvelope),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `payouts:read`", body = ErrorBody),
+        (status = 404, description = "No such payout in this organization", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn read(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<PayoutEnvelope>> {
     principal.require("payouts:read")?;
     let snapshot = stack.engine.read()?;
-    let payout = render_full(&stack, &snapshot, &id, principal.organization())?
+    let payout = render_full(&snapshot, &id, principal.organization())?
         .ok_or_else(|| ApiError::not_found(format!("payout '{id}' not found")))?;
-    Ok(Json(json!({ "payout": payout })))
+    Ok(Json(PayoutEnvelope { payout }))
 }
 
+/// Payouts, newest first
+#[utoipa::path(
+    get,
+    path = "/v1/payouts",
+    tag = "payouts",
+    operation_id = "listPayouts",
+    params(ListQuery),
+    security(("bearer" = ["payouts:read"])),
+    responses(
+        (status = 200, description = "One page of payouts", body = ListPage<Payout>),
+        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `payouts:read`", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn list(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
-    ApiQuery(query): ApiQuery<PageQuery>,
-) -> ApiResult<Json<Value>> {
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<ListPage<Payout>>> {
     principal.require("payouts:read")?;
     let organization = principal.organization();
-    let body = page_of(&stack, organization, "payouts", &query, |snapshot, id| {
-        Ok(snapshot.payout(id)?.map(|p| render::payout(&p, &[])))
+    let page = page_of_views(&stack, organization, "payouts", &query, |snapshot, id| {
+        render_full(snapshot, id, organization)
     })?;
-    Ok(Json(body))
+    Ok(Json(page))
 }

@@ -11,7 +11,7 @@ use sika_engine::{Command, EventPayload};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiQuery};
-use crate::pagination::{PAGE_SIZE_MAX, PageQuery, list_body};
+use crate::pagination::{PAGE_SIZE_MAX, PageQuery, Paging, list_body};
 use crate::stack::Stack;
 use crate::webhooks::{
     self, Endpoint, check_events, check_url, load_delivery, load_endpoint, render_endpoint,

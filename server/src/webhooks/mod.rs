@@ -232,7 +232,7 @@ pub fn event_data(stack: &Stack, event: &EventRecord) -> Value {
         EventPayload::WebhookTest { endpoint_id } => {
             json!({ "endpointId": endpoint_id, "message": "webhook.test" })
         }
-        EventPayload::Payout(p) => render::payout(p, &[]),
+        EventPayload::Payout(p) => render::to_json(&render::payout(p, &[])),
         EventPayload::Collection(c) => render::collection(c, &[]),
         EventPayload::Order(o) => render::order(o, None, &[]),
         EventPayload::OrderWithPayout(o, p) => render::order(o, Some(p), &[]),

@@ -1,0 +1,133 @@
+//! The error body every failure answers with, and its stable codes.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// A failure's stable, machine-readable code. Clients branch on this, never
+/// on `message`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// A field is missing or invalid; `details.field` names it.
+    ValidationError,
+    /// The request cannot be carried out as sent (an expired or executed
+    /// quote, a hold that is no longer pending, an unknown version date).
+    BadRequest,
+    /// No credentials, or credentials the node does not accept.
+    Unauthorized,
+    /// The credentials are valid but may not do this (a missing scope, an
+    /// API key where a team member's session is required).
+    Forbidden,
+    NotFound,
+    MethodNotAllowed,
+    /// The resource changed concurrently; read it again and retry.
+    Conflict,
+    /// An `externalReference` already used with a different request.
+    Duplicate,
+    /// The resource is not in a state that allows this.
+    InvalidState,
+    InsufficientFunds,
+    /// A live key's spend cap would be exceeded.
+    SpendCapExceeded,
+    /// The organization must set its representative first.
+    RepresentativeRequired,
+    OrganizationSuspended,
+    /// The payment method is down.
+    MethodUnavailable,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    /// Too many requests; wait for `Retry-After`.
+    RateLimited,
+    InternalError,
+    /// The node is shutting down or cannot write; retry shortly.
+    Unavailable,
+}
+
+impl ErrorCode {
+    /// The code as it is written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::ValidationError => "validation_error",
+            ErrorCode::BadRequest => "bad_request",
+            ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::MethodNotAllowed => "method_not_allowed",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::Duplicate => "duplicate",
+            ErrorCode::InvalidState => "invalid_state",
+            ErrorCode::InsufficientFunds => "insufficient_funds",
+            ErrorCode::SpendCapExceeded => "spend_cap_exceeded",
+            ErrorCode::RepresentativeRequired => "representative_required",
+            ErrorCode::OrganizationSuspended => "organization_suspended",
+            ErrorCode::MethodUnavailable => "method_unavailable",
+            ErrorCode::PayloadTooLarge => "payload_too_large",
+            ErrorCode::UnsupportedMediaType => "unsupported_media_type",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::InternalError => "internal_error",
+            ErrorCode::Unavailable => "unavailable",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What every failed request answers with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({
+    "error": "validation_error",
+    "message": "to.accountNumber: is required for mtn_gh",
+    "details": { "field": "to.accountNumber", "reason": "is required for mtn_gh" },
+    "requestId": "req_0VbowfAbCdEf"
+}))]
+pub struct ErrorBody {
+    pub error: ErrorCode,
+    /// A sentence for a developer; it may change between releases.
+    pub message: String,
+    /// More about the failure: `field` names the offending field of a
+    /// validation error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub details: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The request's id, as in the `x-request-id` header.
+    pub request_id: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_is_written_as_serde_writes_it() {
+        use ErrorCode::*;
+        for code in [
+            ValidationError,
+            BadRequest,
+            Unauthorized,
+            Forbidden,
+            NotFound,
+            MethodNotAllowed,
+            Conflict,
+            Duplicate,
+            InvalidState,
+            InsufficientFunds,
+            SpendCapExceeded,
+            RepresentativeRequired,
+            OrganizationSuspended,
+            MethodUnavailable,
+            PayloadTooLarge,
+            UnsupportedMediaType,
+            RateLimited,
+            InternalError,
+            Unavailable,
+        ] {
+            assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
+        }
+    }
+}

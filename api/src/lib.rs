@@ -1,0 +1,29 @@
+//! # sika-api
+//!
+//! Sika's wire contract, written once: the request bodies, resource views,
+//! list pages and error bodies of the public API (and, as they move here,
+//! the admin API), as serde types that also derive their OpenAPI schema.
+//! The server renders responses from these types, the OpenAPI document is
+//! generated from them and from the routers, and the console and the tests
+//! read responses back into them, so none of the three can drift.
+//!
+//! Field names on the wire are camelCase; amounts are decimal strings with
+//! the currency's fraction digits; timestamps are RFC 3339 strings in UTC.
+//!
+//! ```
+//! use sika_api::{ErrorBody, ErrorCode};
+//!
+//! let body: ErrorBody = serde_json::from_str(
+//!     r#"{"error":"not_found","message":"payout 'pay_x' not found","requestId":"req_1"}"#,
+//! )
+//! .unwrap();
+//! assert_eq!(body.error, ErrorCode::NotFound);
+//! assert_eq!(serde_json::to_value(&body).unwrap()["error"], "not_found");
+//! ```
+
+mod common;
+mod error;
+pub mod payouts;
+
+pub use common::{AmountInput, ListPage, ListQuery, Metadata, Money, TimelineEntry};
+pub use error::{ErrorBody, ErrorCode};
