@@ -89,19 +89,22 @@ pub fn caller_ip(stack: &Stack, peer: Option<SocketAddr>, headers: &HeaderMap) -
     Some(peer)
 }
 
+/// The credentials of an `Authorization: Bearer <token>` value. The scheme
+/// is case-insensitive (RFC 7235 §2.1: `bearer`, `BEARER` and `Bearer` are
+/// one scheme) and spaces around the token are ignored.
+pub fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
 fn authenticate(stack: &Stack, headers: &HeaderMap, ip: Option<IpAddr>) -> Result<Principal, ApiError> {
     let value = headers.get(header::AUTHORIZATION).ok_or_else(|| {
         ApiError::unauthorized("missing Authorization header; send Authorization: Bearer <API key>")
     })?;
-    let token = value
-        .to_str()
-        .ok()
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| {
-            ApiError::unauthorized("malformed Authorization header; expected 'Bearer <API key>'")
-        })?;
+    let token = value.to_str().ok().and_then(bearer_token).ok_or_else(|| {
+        ApiError::unauthorized("malformed Authorization header; expected 'Bearer <API key>'")
+    })?;
     let now = stack.now_ms();
     let principal = if token.starts_with("sess_") {
         let member = stack
@@ -187,4 +190,19 @@ pub async fn authenticate_layer(
     };
     response.extensions_mut().insert(caller);
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bearer_token;
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        for value in ["Bearer sk_test_x", "bearer sk_test_x", "BEARER sk_test_x", "bEaReR  sk_test_x "] {
+            assert_eq!(bearer_token(value), Some("sk_test_x"), "{value}");
+        }
+        for value in ["Basic sk_test_x", "Bearer", "Bearer ", "Bearersk_test_x", "sk_test_x"] {
+            assert_eq!(bearer_token(value), None, "{value}");
+        }
+    }
 }

@@ -1,72 +1,50 @@
-//! Per-key rate limiting with a sliding window: the count of the previous
-//! one-second window, weighted by how much of it still overlaps the last
-//! second, plus the count of the current window.
+//! Per-key rate limiting over a rolling second, exactly: a key may have at
+//! most `limit` requests accepted in any one-second interval. Each key keeps
+//! the times of its requests accepted in the last second (never more than
+//! the limit, so memory follows the real rate), and a request is refused
+//! until the oldest of them is a second old. An estimate from fixed windows
+//! refused up to three quarters of a key's requests right after it had
+//! waited out its limit.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Keys tracked at once before idle ones are forgotten.
 const TRACKED_KEYS_MAX: usize = 100_000;
-
-struct Window {
-    started: Instant,
-    current: u32,
-    previous: u32,
-}
+const WINDOW: Duration = Duration::from_secs(1);
 
 pub struct RateLimiter {
     limit_per_second: u32,
-    windows: Mutex<HashMap<String, Window>>,
+    /// Per key, the times its accepted requests of the last second, oldest first.
+    accepted: Mutex<HashMap<String, VecDeque<Instant>>>,
 }
 
 impl RateLimiter {
     pub fn new(limit_per_second: u32) -> Self {
-        RateLimiter { limit_per_second, windows: Mutex::new(HashMap::new()) }
+        RateLimiter { limit_per_second, accepted: Mutex::new(HashMap::new()) }
     }
 
     /// Counts one request for `key`; `Err(seconds)` says how long to wait.
     pub fn check(&self, key: &str, now: Instant) -> Result<(), u64> {
-        let Ok(mut windows) = self.windows.lock() else { return Ok(()) };
-        if windows.len() >= TRACKED_KEYS_MAX && !windows.contains_key(key) {
-            windows.retain(|_, w| now.duration_since(w.started).as_secs_f64() < 2.0);
+        let Ok(mut accepted) = self.accepted.lock() else { return Ok(()) };
+        if accepted.len() >= TRACKED_KEYS_MAX && !accepted.contains_key(key) {
+            accepted.retain(|_, times| times.back().is_some_and(|last| now.duration_since(*last) < WINDOW));
         }
-        let window = windows.entry(key.to_string()).or_insert_with(|| Window {
-            started: now,
-            current: 0,
-            previous: 0,
-        });
-        let mut elapsed = now.duration_since(window.started).as_secs_f64();
-        if elapsed >= 1.0 {
-            let windows_passed = elapsed.floor();
-            window.previous = if windows_passed >= 2.0 { 0 } else { window.current };
-            window.current = 0;
-            window.started += std::time::Duration::from_secs_f64(windows_passed);
-            elapsed -= windows_passed;
+        let times = accepted.entry(key.to_string()).or_default();
+        while times.front().is_some_and(|oldest| now.duration_since(*oldest) >= WINDOW) {
+            times.pop_front();
         }
-        let overlap = 1.0 - elapsed;
-        let estimate = window.previous as f64 * overlap + window.current as f64;
-        let limit = self.limit_per_second as f64;
-        if estimate + 1.0 > limit {
-            return Err(retry_after(limit, window.previous as f64, window.current as f64, elapsed));
+        if times.len() >= self.limit_per_second as usize {
+            let oldest = *times.front().expect("a full window has an oldest request");
+            let wait = (oldest + WINDOW).saturating_duration_since(now);
+            // Rounded up, so a client that waits as told is accepted.
+            return Err(wait.as_secs_f64().ceil().max(1.0) as u64);
         }
-        window.current += 1;
+        times.push_back(now);
+        debug_assert!(times.len() <= self.limit_per_second as usize);
         Ok(())
     }
-}
-
-/// Whole seconds until one more request fits: later in this window, as the
-/// previous window's weight fades, or else in the next one, as this
-/// window's does. Rounded up, so a client that waits as told is accepted.
-fn retry_after(limit: f64, previous: f64, current: f64, elapsed: f64) -> u64 {
-    let in_this_window = (previous > 0.0 && current + 1.0 <= limit)
-        .then(|| 1.0 - (limit - 1.0 - current) / previous)
-        .filter(|at| *at < 1.0);
-    let wait = match in_this_window {
-        Some(at) => at - elapsed,
-        None => (1.0 - elapsed) + (1.0 - (limit - 1.0) / current.max(1.0)).max(0.0),
-    };
-    (wait + 0.001).ceil().max(1.0) as u64
 }
 
 #[cfg(test)]
@@ -81,13 +59,44 @@ mod tests {
         for _ in 0..10 {
             assert!(limiter.check("a", start).is_ok());
         }
-        // The window's 10 fade over the next second: one more fits 1.1 s on.
-        assert_eq!(limiter.check("a", start), Err(2));
-        assert!(limiter.check("a", start + Duration::from_millis(1050)).is_err());
-        assert!(limiter.check("a", start + Duration::from_millis(1101)).is_ok());
+        // All ten are within the last second until a second has passed.
+        assert_eq!(limiter.check("a", start), Err(1));
+        assert!(limiter.check("a", start + Duration::from_millis(999)).is_err());
+        assert!(limiter.check("a", start + Duration::from_millis(1000)).is_ok());
         assert!(limiter.check("b", start).is_ok(), "other keys are unaffected");
         // Two full windows later the slate is clean.
         assert!(limiter.check("a", start + Duration::from_millis(2100)).is_ok());
+    }
+
+    /// The spec's rule: 100 per key per rolling second. A key that used its
+    /// 100 and then waited 1.1 s has all of its next 100 accepted.
+    #[test]
+    fn after_waiting_a_second_the_whole_limit_is_available_again() {
+        let limiter = RateLimiter::new(100);
+        let start = Instant::now();
+        for i in 0..100u64 {
+            assert!(limiter.check("k", start + Duration::from_millis(i)).is_ok());
+        }
+        assert!(limiter.check("k", start + Duration::from_millis(500)).is_err());
+        let later = start + Duration::from_millis(1100);
+        let accepted =
+            (0..100u64).filter(|i| limiter.check("k", later + Duration::from_micros(i * 10)).is_ok()).count();
+        assert_eq!(accepted, 100);
+        assert!(limiter.check("k", later + Duration::from_millis(2)).is_err(), "the 101st within a second");
+    }
+
+    #[test]
+    fn no_second_ever_holds_more_than_the_limit() {
+        let limiter = RateLimiter::new(50);
+        let start = Instant::now();
+        let accepted: Vec<u64> = (0..5000u64)
+            .map(|i| i * 1_700) // ~590 requests a second, in microseconds
+            .filter(|us| limiter.check("k", start + Duration::from_micros(*us)).is_ok())
+            .collect();
+        for (i, first) in accepted.iter().enumerate() {
+            let within = accepted[i..].iter().take_while(|t| **t < first + 1_000_000).count();
+            assert!(within <= 50, "{within} accepted in the second from {first} us");
+        }
     }
 
     #[test]

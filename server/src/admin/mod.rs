@@ -80,7 +80,7 @@ async fn require_operator(State(state): State<Arc<AdminState>>, request: Request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
+        .and_then(crate::auth::bearer_token);
     match token {
         Some(token) if token.starts_with("adm_") && state.identity.is_admin_token(token) => {
             next.run(request).await
