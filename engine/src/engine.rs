@@ -247,6 +247,16 @@ impl Engine {
         self.inner.clock.now_ms()
     }
 
+    /// Why the writer cannot take commands now (it stopped, or a storage
+    /// error made it refuse every batch), or `None` while it can.
+    pub fn unavailable_reason(&self) -> Option<String> {
+        if let Some(error) = self.inner.view.failure() {
+            return Some(error.to_string());
+        }
+        let open = self.inner.queue.read().map(|queue| queue.is_some()).unwrap_or(false);
+        (!open).then(|| "the ledger writer has stopped".to_string())
+    }
+
     pub fn stats(&self) -> EngineStats {
         let s = &self.inner.stats;
         let queue_depth = self

@@ -17,6 +17,7 @@ pub mod envelope;
 pub mod error;
 pub mod extract;
 pub mod files;
+pub mod health;
 pub mod identity;
 pub mod movements;
 pub mod node;

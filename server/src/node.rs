@@ -186,6 +186,7 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
         sandbox: node.sandbox.clone(),
         started: Instant::now(),
     });
+    let health = crate::health::Health::new(node.live.clone(), node.sandbox.clone(), config.data_dir.clone());
     let (stop_sender, stop) = tokio::sync::watch::channel(false);
     let serve_one = |listener: TcpListener, app: axum::Router| {
         let mut stop = stop.clone();
@@ -198,13 +199,14 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
         })
     };
     let servers = [
-        serve_one(live_listener, crate::routes::app(node.live.clone())),
-        serve_one(sandbox_listener, crate::routes::app(node.sandbox.clone())),
-        serve_one(admin_listener, admin::app(admin_state)),
+        serve_one(live_listener, crate::routes::app(node.live.clone(), health.clone())),
+        serve_one(sandbox_listener, crate::routes::app(node.sandbox.clone(), health.clone())),
+        serve_one(admin_listener, admin::app(admin_state, health.clone())),
     ];
     tracing::info!(live = %config.live_addr, sandbox = %config.sandbox_addr, admin = %config.admin_addr, "sika is serving");
     shutdown_signal().await;
     tracing::info!("stopping: draining in-flight requests");
+    health.start_draining();
     let _ = stop_sender.send(true);
     for server in servers {
         if let Ok(Err(e)) = server.await {

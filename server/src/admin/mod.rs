@@ -42,7 +42,7 @@ impl AdminState {
     }
 }
 
-pub fn app(state: Arc<AdminState>) -> Router {
+pub fn app(state: Arc<AdminState>, health: Arc<crate::health::Health>) -> Router {
     Router::new()
         .route("/admin/v1/status", get(status))
         .route("/admin/v1/organizations", get(organizations))
@@ -71,6 +71,8 @@ pub fn app(state: Arc<AdminState>) -> Router {
         .route("/admin/v1/{stack}/collections/{id}/{action}", post(settle_collection))
         .route_layer(from_fn_with_state(state.clone(), require_operator))
         .with_state(state)
+        // Liveness and readiness: no operator token.
+        .merge(crate::health::router(health))
         .layer(CatchPanicLayer::new())
         .layer(from_fn_with_state(EnvelopeState::None, envelope))
 }

@@ -42,7 +42,7 @@ pub fn documented() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().merge(payouts::router())
 }
 
-pub fn app(stack: Arc<Stack>) -> Router {
+pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
     let (documented, _) = documented().split_for_parts();
     let authenticated = Router::new()
         .merge(documented)
@@ -71,6 +71,8 @@ pub fn app(stack: Arc<Stack>) -> Router {
         // The hosted checkout pages: public, no key.
         .merge(checkout::router())
         .with_state(stack.clone())
+        // Liveness and readiness: no key.
+        .merge(crate::health::router(health))
         .layer(CatchPanicLayer::new())
         .layer(from_fn_with_state(Some(stack), envelope))
 }
