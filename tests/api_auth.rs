@@ -223,3 +223,29 @@ async fn the_ip_allow_list_behind_a_trusted_proxy() {
     // An unparseable header falls back to the peer.
     get(&loopback, Some("not-an-address")).await.expect(200);
 }
+
+/// RFC 7235: the authentication scheme is case-insensitive, on both stacks
+/// and on the admin API.
+#[tokio::test]
+async fn the_bearer_scheme_is_case_insensitive() {
+    let node = shared();
+    let client = reqwest::Client::new();
+    for scheme in ["bearer", "BEARER", "bEaReR"] {
+        for (url, token) in [
+            (node.sandbox_url("/v1/accounts"), &node.creds.sandbox_key),
+            (node.live_url("/v1/accounts"), &node.creds.live_key),
+            (node.admin_url("/admin/v1/organizations"), &node.creds.admin_token),
+        ] {
+            let r =
+                client.get(&url).header("authorization", format!("{scheme} {token}")).send().await.unwrap();
+            assert_eq!(r.status(), 200, "{scheme} on {url}");
+        }
+    }
+    let r = client
+        .get(node.sandbox_url("/v1/accounts"))
+        .header("authorization", format!("Basic {}", node.creds.sandbox_key))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401, "another scheme is still refused");
+}

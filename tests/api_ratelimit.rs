@@ -98,3 +98,43 @@ async fn a_key_is_held_to_the_limit_and_others_are_unaffected() {
     );
     assert_eq!(calm.len(), 20 * SECONDS as usize);
 }
+
+/// The spec's rule is 100 requests per key per rolling second: a key that
+/// used its 100 and then waited 1.1 s has all of its next 100 accepted, and
+/// the 101st within that second is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_that_waited_a_second_has_its_whole_limit_again() {
+    let node = Node::start(Options::default());
+    let api = Api::new();
+    let (_, key) = create_key(
+        &api,
+        &node.sandbox,
+        &node.creds.owner_session,
+        json!({ "name": "rolling", "scopes": ["rates:read"] }),
+    )
+    .await;
+    let url = node.sandbox_url("/v1/rates/USD/GHS");
+    let burst = |api: Api, url: String, key: String| async move {
+        let sends = (0..100).map(|_| {
+            let (api, url, key) = (api.clone(), url.clone(), key.clone());
+            tokio::spawn(async move { api.get(&url, &key).await.status })
+        });
+        let mut statuses = Vec::new();
+        for send in sends.collect::<Vec<_>>() {
+            statuses.push(send.await.unwrap());
+        }
+        statuses
+    };
+    let first = burst(api.clone(), url.clone(), key.clone()).await;
+    assert!(first.iter().all(|s| *s == 200), "the first 100: {first:?}");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let started = std::time::Instant::now();
+    let second = burst(api.clone(), url.clone(), key.clone()).await;
+    let refused = second.iter().filter(|s| **s == 429).count();
+    assert_eq!(refused, 0, "{refused} of the next 100 refused after waiting 1.1 s");
+    // The 101st is refused while those 100 are within the last second (on a
+    // machine so loaded that the burst took longer, some already left it).
+    if started.elapsed() < Duration::from_millis(900) {
+        api.get(&url, &key).await.expect_error(429, "rate_limited");
+    }
+}
