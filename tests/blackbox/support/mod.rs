@@ -4,7 +4,7 @@
 //! OpenAPI document and the envelope rules (request id, version header,
 //! error object), so a drifting response fails whichever test saw it.
 
-#![allow(dead_code)]
+pub mod browser;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -210,15 +210,6 @@ impl Node {
         Ok(node)
     }
 
-    /// The node's stack base URL: `live` or `sandbox`.
-    pub fn base(&self, stack: &str) -> &str {
-        match stack {
-            "live" => &self.live,
-            "sandbox" => &self.sandbox,
-            _ => panic!("unknown stack {stack}"),
-        }
-    }
-
     pub fn sandbox_url(&self, path: &str) -> String {
         format!("{}{path}", self.sandbox)
     }
@@ -259,10 +250,23 @@ impl Drop for Node {
     }
 }
 
-/// One node per test binary, shared by the tests that do not interfere.
-pub fn shared() -> &'static Node {
-    static NODE: OnceLock<Node> = OnceLock::new();
-    NODE.get_or_init(|| Node::start(Options::unthrottled()))
+/// A node shared by the tests of one module, which keep out of each other's
+/// way. Each module that wants one declares its own
+/// (`static SHARED: SharedNode = SharedNode::new();`): tests of different
+/// modules assert on state of the whole organization (a currency's balance,
+/// the representative) that another module's tests change, and each module
+/// used to be a test binary of its own with a node of its own.
+pub struct SharedNode(OnceLock<Node>);
+
+impl SharedNode {
+    pub const fn new() -> SharedNode {
+        SharedNode(OnceLock::new())
+    }
+
+    /// The node, started (unthrottled) by the first test that asks.
+    pub fn get(&self) -> &Node {
+        self.0.get_or_init(|| Node::start(Options::unthrottled()))
+    }
 }
 
 pub fn document() -> &'static Value {
@@ -478,9 +482,6 @@ pub fn in_seconds(secs: i64) -> String {
     (chrono::Utc::now() + chrono::Duration::seconds(secs))
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
-
-/// Every scope, for keys the tests create.
-pub const ALL: &str = "*";
 
 // ---------------------------------------------------------------------------
 // Helpers for the money-flow tests (payouts, collections, orders, accounts):

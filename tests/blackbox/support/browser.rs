@@ -3,10 +3,6 @@
 //! session with a phone-sized window, and drives it. Every step that fails
 //! panics with the current URL, the text of the elements the test named with
 //! `Browser::show_on_failure`, and the page source.
-//!
-//! Include it with `#[path = "common/webdriver.rs"] mod webdriver;`.
-
-#![allow(dead_code)]
 
 use std::future::Future;
 use std::io::{Read, Write};

@@ -5,15 +5,11 @@
 //! /usr/bin/chromium and /usr/bin/chromedriver: without them the tests fail
 //! when `CI` is set and are skipped otherwise.
 
-mod common;
-#[path = "common/webdriver.rs"]
-mod webdriver;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::support::browser::{Browser, WdError, WdResult, browser_available};
+use crate::support::*;
 use serde_json::{Value, json};
-use webdriver::{Browser, WdError, WdResult, browser_available};
 
 /// One Chromium at a time: the machines that run this are small.
 static BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
