@@ -100,7 +100,7 @@ async fn walking_the_list_is_stable_while_it_grows() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_quote_executed_by_32_clients_converts_once() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.clone();
     deposit(&api, node, &key, "NGN", "100000.00").await;
@@ -176,7 +176,7 @@ async fn one_quote_executed_by_32_clients_converts_once() {
 
 #[tokio::test]
 async fn a_quote_for_a_fixed_to_amount_and_the_rate_it_locks() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.clone();
     deposit(&api, node, &key, "EUR", "100.00").await;

@@ -13,7 +13,7 @@ static SHARED: SharedNode = SharedNode::new();
 
 #[tokio::test]
 async fn row_400_validation_error_names_the_field() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let r = api
         .post(
@@ -28,7 +28,7 @@ async fn row_400_validation_error_names_the_field() {
 
 #[tokio::test]
 async fn row_400_bad_request_quote_executed_twice() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
     deposit(&api, node, key, "EUR", "50.00").await;
@@ -72,7 +72,7 @@ async fn row_400_bad_request_quote_expired() {
 
 #[tokio::test]
 async fn row_401_unauthorized() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let url = node.sandbox_url("/v1/accounts");
     api.call("GET", &url, None, None).await.expect_error(401, "unauthorized");
@@ -88,7 +88,7 @@ async fn row_401_unauthorized() {
 
 #[tokio::test]
 async fn row_403_forbidden_missing_scope() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let (_, rates_only) = create_key(
         &api,
@@ -164,7 +164,7 @@ async fn row_403_organization_suspended() {
 
 #[tokio::test]
 async fn row_404_not_found() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
     api.post(&node.sandbox_url("/v1/conversions"), key, json!({ "quoteId": "qte_doesnotexist" }))
@@ -186,7 +186,7 @@ async fn row_404_not_found() {
 
 #[tokio::test]
 async fn row_409_duplicate_external_reference() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
     let url = node.sandbox_url("/v1/simulations/deposits");
@@ -249,7 +249,7 @@ async fn row_429_rate_limited() {
 
 #[tokio::test]
 async fn row_insufficient_funds() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
     let q = quote(&api, &node.sandbox, key, "KES", "10.00", "USD").await;
@@ -356,7 +356,7 @@ async fn run(api: &Api, c: Case) -> Result<(), String> {
 
 #[tokio::test]
 async fn malformed_requests_get_structured_4xx_naming_the_field() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.clone();
     let session = node.creds.owner_session.clone();

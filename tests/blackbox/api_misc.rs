@@ -15,7 +15,7 @@ fn representative(full_name: &str) -> Value {
 
 #[tokio::test]
 async fn the_representative_record() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
     let session = &node.creds.owner_session;
@@ -138,7 +138,7 @@ async fn logged(api: &Api, base: &str, key: &str, id: &str) -> Resp {
 
 #[tokio::test]
 async fn the_request_log() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
     let session = &node.creds.owner_session;
@@ -209,7 +209,7 @@ async fn the_request_log() {
 
 #[tokio::test]
 async fn capabilities_simulations_and_bulk_validation() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
 
@@ -315,7 +315,7 @@ async fn capabilities_simulations_and_bulk_validation() {
 
 #[tokio::test]
 async fn the_served_openapi_document_is_the_one_tests_validate_against() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let r = api.call("GET", &node.sandbox_url("/v1/openapi.json"), None, None).await;
     r.expect(200);

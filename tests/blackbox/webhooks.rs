@@ -268,7 +268,7 @@ fn assert_recent_timestamp(hit: &Hit) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn endpoints_are_created_read_updated_and_deleted() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.as_str();
     let base = node.sandbox.as_str();
@@ -439,7 +439,7 @@ fn raw_flat_object<'a>(text: &'a str, id: &str) -> &'a str {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_are_delivered_signed_once_per_subscription() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.as_str();
     let base = node.sandbox.as_str();
@@ -531,7 +531,7 @@ async fn events_are_delivered_signed_once_per_subscription() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_endpoint_gets_only_the_events_it_subscribed_to() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.as_str();
     let base = node.sandbox.as_str();
@@ -580,7 +580,7 @@ async fn an_endpoint_gets_only_the_events_it_subscribed_to() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_attempts_are_retried_on_the_scaled_ladder() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.as_str();
     let base = node.sandbox.as_str();
@@ -647,7 +647,7 @@ async fn failed_attempts_are_retried_on_the_scaled_ladder() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_consecutive_failures_disable_an_endpoint_until_it_is_reenabled() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.as_str();
     let base = node.sandbox.as_str();
@@ -734,7 +734,7 @@ async fn ten_consecutive_failures_disable_an_endpoint_until_it_is_reenabled() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_can_be_retried_by_hand() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.as_str();
     let base = node.sandbox.as_str();
@@ -892,7 +892,7 @@ async fn a_delivery_fails_after_the_whole_ladder_and_can_still_be_resent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_an_endpoint_ends_its_pending_deliveries() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.as_str();
     let base = node.sandbox.as_str();
@@ -930,7 +930,7 @@ async fn deleting_an_endpoint_ends_its_pending_deliveries() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_test_operation_reaches_that_endpoint_only() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.as_str();
     let base = node.sandbox.as_str();
@@ -1044,7 +1044,7 @@ async fn deliveries_survive_a_kill_and_complete_after_restart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_live_stack_refuses_private_urls_unless_allowed() {
-    let node = SHARED.get();
+    let node = &SHARED.get();
     let api = Api::new();
     let live_key = node.creds.live_key.as_str();
     let live_list = node.live_url("/v1/webhooks/endpoints");

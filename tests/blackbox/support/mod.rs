@@ -9,7 +9,7 @@ pub mod browser;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, Once, OnceLock};
+use std::sync::{Arc, Mutex, Once, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use reqwest::header::HeaderMap;
@@ -56,21 +56,31 @@ pub struct Node {
     pub admin: String,
 }
 
-static RUNNING: Mutex<Vec<(u32, PathBuf)>> = Mutex::new(Vec::new());
+/// A node process this test process started: stopped at exit if a test did
+/// not stop it, and described when a request to it fails.
+#[derive(Clone)]
+struct Running {
+    pid: u32,
+    dir: PathBuf,
+    /// Its listeners' `host:port`s.
+    addrs: Vec<String>,
+}
+
+static RUNNING: Mutex<Vec<Running>> = Mutex::new(Vec::new());
 
 extern "C" fn stop_all_nodes() {
     if let Ok(running) = RUNNING.lock() {
-        for (pid, dir) in running.iter() {
+        for node in running.iter() {
             // SAFETY: plain syscall on a pid this process spawned.
             unsafe {
-                libc::kill(*pid as libc::pid_t, libc::SIGKILL);
+                libc::kill(node.pid as libc::pid_t, libc::SIGKILL);
             }
-            let _ = std::fs::remove_dir_all(dir);
+            let _ = std::fs::remove_dir_all(&node.dir);
         }
     }
 }
 
-fn register(pid: u32, dir: PathBuf) {
+fn register(pid: u32, dir: PathBuf, addrs: Vec<String>) {
     static AT_EXIT: Once = Once::new();
     AT_EXIT.call_once(|| {
         // SAFETY: registering a plain extern "C" function.
@@ -78,21 +88,32 @@ fn register(pid: u32, dir: PathBuf) {
             libc::atexit(stop_all_nodes);
         }
     });
-    RUNNING.lock().unwrap().push((pid, dir));
+    RUNNING.lock().unwrap().push(Running { pid, dir, addrs });
 }
 
-/// Whether each node of this process is alive, and its log's tail, for a
-/// transport error's message.
-pub fn diagnostics() -> String {
+fn unregister(pid: u32) {
+    if let Ok(mut running) = RUNNING.lock() {
+        running.retain(|node| node.pid != pid);
+    }
+}
+
+/// Whether the node listening at `url` is alive, and its log's tail, for a
+/// transport error's message. Every node of the process is described when
+/// none listens there (the test process runs many at once).
+pub fn diagnostics(url: &str) -> String {
     let running = RUNNING.lock().map(|r| r.clone()).unwrap_or_default();
-    running
+    let target = reqwest::Url::parse(url).ok().and_then(|u| Some(format!("{}:{}", u.host_str()?, u.port()?)));
+    let behind: Vec<&Running> =
+        running.iter().filter(|node| target.as_ref().is_some_and(|t| node.addrs.contains(t))).collect();
+    let shown = if behind.is_empty() { running.iter().collect() } else { behind };
+    shown
         .iter()
-        .map(|(pid, dir)| {
+        .map(|node| {
             // SAFETY: signal 0 only checks that the process exists.
-            let alive = unsafe { libc::kill(*pid as libc::pid_t, 0) } == 0;
-            let log = std::fs::read_to_string(dir.join("serve.log")).unwrap_or_default();
+            let alive = unsafe { libc::kill(node.pid as libc::pid_t, 0) } == 0;
+            let log = std::fs::read_to_string(node.dir.join("serve.log")).unwrap_or_default();
             let tail: String = log.chars().rev().take(2000).collect::<Vec<_>>().into_iter().rev().collect();
-            format!("node {pid} alive={alive}; log tail:\n{tail}")
+            format!("node {} alive={alive}; log tail:\n{tail}", node.pid)
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -175,7 +196,7 @@ impl Node {
             .spawn()
             .map_err(|e| e.to_string())?;
         let pid = child.id();
-        register(pid, temp.path().to_path_buf());
+        register(pid, temp.path().to_path_buf(), ports.iter().map(|p| addr(*p)).collect());
         let node = Node {
             child: Mutex::new(None),
             pid,
@@ -244,9 +265,7 @@ impl Drop for Node {
             let _ = child.kill();
             let _ = child.wait();
         }
-        if let Ok(mut running) = RUNNING.lock() {
-            running.retain(|(pid, _)| *pid != self.pid);
-        }
+        unregister(self.pid);
     }
 }
 
@@ -254,18 +273,36 @@ impl Drop for Node {
 /// way. Each module that wants one declares its own
 /// (`static SHARED: SharedNode = SharedNode::new();`): tests of different
 /// modules assert on state of the whole organization (a currency's balance,
-/// the representative) that another module's tests change, and each module
-/// used to be a test binary of its own with a node of its own.
-pub struct SharedNode(OnceLock<Node>);
+/// the representative) that another module's tests would change.
+///
+/// Tests run in name order, so one module's tests run together. The newest
+/// shared node is kept running between its module's tests; starting the
+/// next module's node lets the previous one stop as soon as no test holds
+/// it, so finished modules leave no idle node behind in the one test
+/// process (an idle node takes ~3 % of a core). A test that asks after its
+/// module's node stopped gets a fresh one.
+pub struct SharedNode(Mutex<Weak<Node>>);
+
+/// The shared node started last, kept alive between its module's tests.
+static NEWEST_SHARED: Mutex<Option<Arc<Node>>> = Mutex::new(None);
 
 impl SharedNode {
     pub const fn new() -> SharedNode {
-        SharedNode(OnceLock::new())
+        SharedNode(Mutex::new(Weak::new()))
     }
 
-    /// The node, started (unthrottled) by the first test that asks.
-    pub fn get(&self) -> &Node {
-        self.0.get_or_init(|| Node::start(Options::unthrottled()))
+    /// The module's running node, or a new unthrottled one.
+    pub fn get(&self) -> Arc<Node> {
+        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(node) = slot.upgrade() {
+            return node;
+        }
+        let node = Arc::new(Node::start(Options::unthrottled()));
+        *slot = Arc::downgrade(&node);
+        let previous = NEWEST_SHARED.lock().unwrap_or_else(|e| e.into_inner()).replace(node.clone());
+        // Stops the previous module's node, unless a test still holds it.
+        drop(previous);
+        node
     }
 }
 
@@ -375,7 +412,7 @@ impl Api {
         let response = build(self.client.request(m, url))
             .send()
             .await
-            .unwrap_or_else(|e| panic!("{method} {url}: transport error {e:?}\n{}", diagnostics()));
+            .unwrap_or_else(|e| panic!("{method} {url}: transport error {e:?}\n{}", diagnostics(url)));
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let bytes = response.bytes().await.unwrap_or_else(|e| panic!("{method} {url}: body {e}"));
@@ -517,9 +554,7 @@ impl Node {
                 let _ = child.wait();
                 panic!("the node did not stop within 15 s of SIGTERM; log: {}", self.log());
             };
-            if let Ok(mut running) = RUNNING.lock() {
-                running.retain(|(pid, _)| *pid != self.pid);
-            }
+            unregister(self.pid);
             assert!(status.success(), "the node exited with {status} after SIGTERM; log: {}", self.log());
         }
         let mut verify = Command::new(env!("CARGO_BIN_EXE_sika"));
@@ -739,9 +774,7 @@ impl Node {
         }
         let _ = child.kill();
         let _ = child.wait();
-        if let Ok(mut running) = RUNNING.lock() {
-            running.retain(|(pid, _)| *pid != self.pid);
-        }
+        unregister(self.pid);
     }
 
     /// Starts `serve` again (after `kill9` or `stop`) on the same data
@@ -784,7 +817,7 @@ impl Node {
             .spawn()
             .expect("spawn sika serve");
         self.pid = child.id();
-        register(self.pid, self.dir.clone());
+        register(self.pid, self.dir.clone(), addrs.to_vec());
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Ok(Some(status)) = child.try_wait() {
