@@ -12,6 +12,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, Once, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
 use reqwest::header::HeaderMap;
 use reqwest::{Method, RequestBuilder};
 use serde_json::{Value, json};
@@ -657,27 +660,37 @@ pub async fn wait_for_events(api: &Api, base: &str, key: &str, id: &str, wanted:
     .await
 }
 
-/// A loopback HTTP server that answers 200 to every request and keeps the
-/// JSON bodies (webhook deliveries) it received.
+/// A loopback HTTP server (axum) that answers 200 to every request and keeps
+/// the JSON bodies (webhook deliveries) it received. It stops when dropped.
 pub struct WebhookSink {
     pub url: String,
-    received: std::sync::Arc<Mutex<Vec<Value>>>,
+    received: Arc<Mutex<Vec<Value>>>,
+    _stop: tokio::sync::oneshot::Sender<()>,
 }
 
 impl WebhookSink {
     pub fn start() -> WebhookSink {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the webhook sink");
+        listener.set_nonblocking(true).expect("a non-blocking listener for tokio");
         let url = format!("http://{}/hooks", listener.local_addr().unwrap());
-        let received = std::sync::Arc::new(Mutex::new(Vec::new()));
-        let store = received.clone();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let app = axum::Router::new().fallback(keep_delivery).with_state(received.clone());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        // A thread and runtime of its own, so the sink answers even while the
+        // test blocks (stopping a node, say).
         std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                let store = store.clone();
-                std::thread::spawn(move || sink_connection(stream, &store));
-            }
+            let runtime =
+                tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = stopped.await;
+                    })
+                    .await;
+            });
         });
-        WebhookSink { url, received }
+        WebhookSink { url, received, _stop: stop }
     }
 
     /// Registers the sink for every event on a stack; returns the endpoint id.
@@ -703,36 +716,11 @@ impl WebhookSink {
     }
 }
 
-fn sink_connection(mut stream: TcpStream, store: &Mutex<Vec<Value>>) {
-    use std::io::{Read, Write};
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let mut buffer = Vec::new();
-    let mut chunk = [0u8; 8192];
-    loop {
-        // One request per connection is enough: the answer closes it.
-        let header_end = buffer.windows(4).position(|w| w == b"\r\n\r\n");
-        if let Some(end) = header_end {
-            let head = String::from_utf8_lossy(&buffer[..end]).to_ascii_lowercase();
-            let length = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .unwrap_or(0);
-            if buffer.len() >= end + 4 + length {
-                let body = &buffer[end + 4..end + 4 + length];
-                if let Ok(value) = serde_json::from_slice::<Value>(body) {
-                    store.lock().unwrap().push(value);
-                }
-                let _ =
-                    stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
-                return;
-            }
-        }
-        match stream.read(&mut chunk) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
-        }
+async fn keep_delivery(State(store): State<Arc<Mutex<Vec<Value>>>>, body: Bytes) -> StatusCode {
+    if let Ok(value) = serde_json::from_slice::<Value>(&body) {
+        store.lock().unwrap().push(value);
     }
+    StatusCode::OK
 }
 
 // ---------------------------------------------------------------------------
