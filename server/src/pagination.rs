@@ -6,6 +6,7 @@ use hmac::{Hmac, Mac};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::Sha256;
+use subtle::ConstantTimeEq;
 
 use crate::error::{ApiError, ApiResult};
 
@@ -51,7 +52,7 @@ fn decode_cursor(secret: &[u8], scope: &str, cursor: &str) -> Option<u64> {
         return None;
     }
     let position = u64::from_be_bytes(bytes[..8].try_into().ok()?);
-    crate::identity::constant_time_eq(&bytes[8..], &tag(secret, scope, position)).then_some(position)
+    bool::from(bytes[8..].ct_eq(&tag(secret, scope, position))).then_some(position)
 }
 
 impl PageQuery {
