@@ -724,8 +724,8 @@ async fn keep_delivery(State(store): State<Arc<Mutex<Vec<Value>>>>, body: Bytes)
 }
 
 // ---------------------------------------------------------------------------
-// Stopping and restarting a node on its data directory (appended for
-// tests/webhooks.rs): SIGKILL or SIGTERM the process, then start `serve`
+// Stopping and restarting a node on its data directory (for the webhooks
+// tests): SIGKILL or SIGTERM the process, then start `serve`
 // again on the same directory and ports, optionally with extra environment.
 
 impl Node {
