@@ -11,7 +11,7 @@
 //! stamp and log files with no header. Format 1 stamps them and changes no
 //! record. Every later change to a stored record adds a version here, its
 //! step in each `Steps` list that the change touches (a no-op for the
-//! others), and a case to the fixture test (`tests/format_upgrade.rs`).
+//! others), and a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
 
 use std::path::Path;
 

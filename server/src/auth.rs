@@ -11,10 +11,11 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use subtle::ConstantTimeEq;
 
 use crate::credentials::ApiKeyRecord;
 use crate::error::ApiError;
-use crate::identity::{Member, Role, constant_time_eq, hash_secret};
+use crate::identity::{Member, Role, hash_secret};
 use crate::stack::Stack;
 
 #[derive(Debug, Clone)]
@@ -123,7 +124,7 @@ fn authenticate(stack: &Stack, headers: &HeaderMap, ip: Option<IpAddr>) -> Resul
         let hash = hash_secret(token);
         let key = stack
             .key_by_hash(&hash)
-            .filter(|k| constant_time_eq(&k.hash, &hash))
+            .filter(|k| bool::from(k.hash.ct_eq(&hash)))
             .ok_or_else(|| ApiError::unauthorized("invalid API key"))?;
         if key.revoked_at.is_some() {
             return Err(ApiError::unauthorized("this API key was revoked"));

@@ -10,6 +10,7 @@ use base64::Engine as _;
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
 
 const IDENTITY: TableDefinition<&str, &[u8]> = TableDefinition::new("identity");
 
@@ -92,11 +93,6 @@ pub fn secret_token(prefix: &str) -> String {
 
 pub fn hash_secret(secret: &str) -> [u8; 32] {
     Sha256::digest(secret.as_bytes()).into()
-}
-
-/// Compares two digests without an early exit, so timing reveals nothing.
-pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 impl Identity {
@@ -232,7 +228,7 @@ impl Identity {
         let hash = hash_secret(token);
         let cache = self.cache.read().ok()?;
         let session = cache.sessions.get(&hash)?;
-        if !constant_time_eq(&session.token_hash, &hash) {
+        if !bool::from(session.token_hash.ct_eq(&hash)) {
             return None;
         }
         cache.members.get(&session.member_id).cloned()
@@ -240,7 +236,7 @@ impl Identity {
 
     pub fn is_admin_token(&self, token: &str) -> bool {
         let hash = hash_secret(token);
-        self.cache.read().map(|c| constant_time_eq(&c.admin_token_hash, &hash)).unwrap_or(false)
+        self.cache.read().map(|c| c.admin_token_hash.ct_eq(&hash).into()).unwrap_or(false)
     }
 
     /// The node's secret, used to sign pagination cursors.

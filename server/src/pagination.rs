@@ -6,6 +6,7 @@ use hmac::{Hmac, Mac};
 use serde_json::Value;
 use sha2::Sha256;
 use sika_api::ListPage;
+use subtle::ConstantTimeEq;
 
 use crate::error::{ApiError, ApiResult};
 
@@ -46,7 +47,7 @@ fn decode_cursor(secret: &[u8], scope: &str, cursor: &str) -> Option<u64> {
         return None;
     }
     let position = u64::from_be_bytes(bytes[..8].try_into().ok()?);
-    crate::identity::constant_time_eq(&bytes[8..], &tag(secret, scope, position)).then_some(position)
+    bool::from(bytes[8..].ct_eq(&tag(secret, scope, position))).then_some(position)
 }
 
 /// Reading a list's paging parameters.

@@ -36,7 +36,6 @@ pub mod app;
 mod decimal;
 pub mod fetch;
 mod http;
-mod terminal;
 pub mod view;
 
 use std::path::Path;
@@ -44,6 +43,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event};
+use ratatui::DefaultTerminal;
 
 pub use api::*;
 pub use app::{Action, App, Connection, Detail, Tab};
@@ -64,9 +64,15 @@ pub fn run(data_dir: &Path, admin_url: &str, token: Option<String>) -> Result<()
     let client = HttpClient::new(admin_url, &token)?;
     let fetcher = fetch::Fetcher::spawn(Arc::new(client));
     let mut app = App::new(admin_url);
-    let mut guard = terminal::TerminalGuard::enter()?;
-    let result = event_loop(&mut guard.terminal, &mut app, &fetcher);
-    drop(guard);
+    // ratatui's init turns on raw mode and the alternate screen, and installs
+    // a panic hook that restores the terminal before the message prints.
+    let mut terminal = ratatui::try_init().map_err(|e| {
+        // It can fail after raw mode is already on.
+        ratatui::restore();
+        format!("cannot open the terminal: {e}")
+    })?;
+    let result = event_loop(&mut terminal, &mut app, &fetcher);
+    ratatui::restore();
     result
 }
 
@@ -84,7 +90,7 @@ fn operator_token(data_dir: &Path, token: Option<String>) -> Result<String, Stri
     Ok(token)
 }
 
-fn event_loop(terminal: &mut terminal::Term, app: &mut App, fetcher: &fetch::Fetcher) -> Result<(), String> {
+fn event_loop(terminal: &mut DefaultTerminal, app: &mut App, fetcher: &fetch::Fetcher) -> Result<(), String> {
     loop {
         let now = Instant::now();
         let mut requests = app.tick(now);

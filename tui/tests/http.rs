@@ -3,11 +3,13 @@
 //! reads answers and errors.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::thread;
 
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use serde_json::{Value, json};
 use sika_tui::{
     Client, ClientError, HttpClient, Movement, MovementKind, MovementQuery, Settlement, StackName,
@@ -29,51 +31,48 @@ struct FakeAdmin {
     seen: Arc<Mutex<Vec<Seen>>>,
 }
 
+/// What the server answers from and records into.
+struct Routes {
+    answers: HashMap<String, (u16, String)>,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
 /// Serves `routes` ("METHOD /path?query" → status and body) until the test
 /// process ends; anything else is a 404 error object. A wrong token is a 401
 /// like the real admin API's.
 fn serve(routes: Vec<(&str, u16, Value)>) -> FakeAdmin {
-    let routes: HashMap<String, (u16, String)> = routes
+    let answers = routes
         .into_iter()
         .map(|(route, status, body)| (route.to_string(), (status, body.to_string())))
         .collect();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
+    let app =
+        axum::Router::new().fallback(answer).with_state(Arc::new(Routes { answers, seen: seen.clone() }));
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    // The client under test blocks, so the server runs on a runtime of its own thread.
     thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
-            answer(stream, &routes, &log);
-        }
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
     });
     FakeAdmin { url, seen }
 }
 
-fn answer(mut stream: TcpStream, routes: &HashMap<String, (u16, String)>, log: &Mutex<Vec<Seen>>) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line).unwrap();
-    let mut parts = request_line.split_whitespace();
-    let (method, target) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
-    let mut headers = HashMap::new();
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':') {
-            headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_string());
-        }
-    }
-    let length: usize = headers.get("content-length").and_then(|l| l.parse().ok()).unwrap_or(0);
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).unwrap();
-    let authorization = headers.get("authorization").cloned();
-    log.lock().unwrap().push(Seen {
-        method: method.clone(),
+async fn answer(
+    State(routes): State<Arc<Routes>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> (StatusCode, [(header::HeaderName, &'static str); 1], String) {
+    let target = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/").to_string();
+    let authorization = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_string);
+    routes.seen.lock().unwrap().push(Seen {
+        method: method.to_string(),
         target: target.clone(),
         authorization: authorization.clone(),
         body: String::from_utf8_lossy(&body).into_owned(),
@@ -85,18 +84,14 @@ fn answer(mut stream: TcpStream, routes: &HashMap<String, (u16, String)>, log: &
                 .to_string(),
         )
     } else {
-        routes.get(&format!("{method} {target}")).cloned().unwrap_or_else(|| {
+        routes.answers.get(&format!("{method} {target}")).cloned().unwrap_or_else(|| {
             (
                 404,
                 json!({ "error": "not_found", "message": "no such route", "requestId": "req_2" }).to_string(),
             )
         })
     };
-    let response = format!(
-        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(response.as_bytes()).unwrap();
+    (StatusCode::from_u16(status).unwrap(), [(header::CONTENT_TYPE, "application/json")], body)
 }
 
 fn client(admin: &FakeAdmin) -> HttpClient {

@@ -7,19 +7,20 @@
 //! other tests' events could interfere, to `webhook.test` events, which go
 //! only to the endpoint they were sent for.
 
-mod common;
-
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::*;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use base64_check::decoded_len;
-use common::*;
 use serde_json::{Value, json};
 use standardwebhooks::Webhook;
+
+/// This module's node, for the tests that need no node of their own.
+static SHARED: SharedNode = SharedNode::new();
 
 // ---------------------------------------------------------------------------
 // The receiver.
@@ -268,7 +269,7 @@ fn assert_recent_timestamp(hit: &Hit) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[expect(clippy::too_many_lines)]
 async fn endpoints_are_created_read_updated_and_deleted() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.as_str();
     let base = node.sandbox.as_str();
@@ -440,7 +441,7 @@ fn raw_flat_object<'a>(text: &'a str, id: &str) -> &'a str {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[expect(clippy::too_many_lines)]
 async fn events_are_delivered_signed_once_per_subscription() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.as_str();
     let base = node.sandbox.as_str();
@@ -532,7 +533,7 @@ async fn events_are_delivered_signed_once_per_subscription() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_endpoint_gets_only_the_events_it_subscribed_to() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.as_str();
     let base = node.sandbox.as_str();
@@ -581,7 +582,7 @@ async fn an_endpoint_gets_only_the_events_it_subscribed_to() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_attempts_are_retried_on_the_scaled_ladder() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.as_str();
     let base = node.sandbox.as_str();
@@ -649,7 +650,7 @@ async fn failed_attempts_are_retried_on_the_scaled_ladder() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[expect(clippy::too_many_lines)]
 async fn ten_consecutive_failures_disable_an_endpoint_until_it_is_reenabled() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.as_str();
     let base = node.sandbox.as_str();
@@ -736,7 +737,7 @@ async fn ten_consecutive_failures_disable_an_endpoint_until_it_is_reenabled() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_can_be_retried_by_hand() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.as_str();
     let base = node.sandbox.as_str();
@@ -894,7 +895,7 @@ async fn a_delivery_fails_after_the_whole_ladder_and_can_still_be_resent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_an_endpoint_ends_its_pending_deliveries() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.as_str();
     let base = node.sandbox.as_str();
@@ -932,7 +933,7 @@ async fn deleting_an_endpoint_ends_its_pending_deliveries() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_test_operation_reaches_that_endpoint_only() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.as_str();
     let base = node.sandbox.as_str();
@@ -1046,7 +1047,7 @@ async fn deliveries_survive_a_kill_and_complete_after_restart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_live_stack_refuses_private_urls_unless_allowed() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let live_key = node.creds.live_key.as_str();
     let live_list = node.live_url("/v1/webhooks/endpoints");

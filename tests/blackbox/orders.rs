@@ -4,11 +4,9 @@
 //! balance. Each test runs its own node and ends by stopping it and
 //! verifying its books.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
 
 const PHONE: &str = "+233241234567";

@@ -3,9 +3,7 @@
 //! accounts. Each test runs its own node and ends by stopping it and
 //! verifying its books.
 
-mod common;
-
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
 
 const PHONE: &str = "+233241234567";

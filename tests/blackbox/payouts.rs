@@ -3,11 +3,9 @@
 //! settlement on live; idempotency of every money-moving endpoint. Each
 //! test runs its own node and ends by stopping it and verifying its books.
 
-mod common;
-
 use std::collections::{BTreeSet, HashSet};
 
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
 
 const PHONE: &str = "+233241234567";

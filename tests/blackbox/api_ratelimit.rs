@@ -2,12 +2,10 @@
 //! 300 requests per second is held to the configured 100, while a second
 //! key sending 20 per second at the same time is never refused.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
+use crate::support::*;
 use serde_json::json;
 use tokio::time::Instant;
 

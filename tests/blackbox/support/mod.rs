@@ -4,14 +4,17 @@
 //! OpenAPI document and the envelope rules (request id, version header,
 //! error object), so a drifting response fails whichever test saw it.
 
-#![allow(dead_code)]
+pub mod browser;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, Once, OnceLock};
+use std::sync::{Arc, Mutex, Once, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
 use reqwest::header::HeaderMap;
 use reqwest::{Method, RequestBuilder};
 use serde_json::{Value, json};
@@ -56,21 +59,31 @@ pub struct Node {
     pub admin: String,
 }
 
-static RUNNING: Mutex<Vec<(u32, PathBuf)>> = Mutex::new(Vec::new());
+/// A node process this test process started: stopped at exit if a test did
+/// not stop it, and described when a request to it fails.
+#[derive(Clone)]
+struct Running {
+    pid: u32,
+    dir: PathBuf,
+    /// Its listeners' `host:port`s.
+    addrs: Vec<String>,
+}
+
+static RUNNING: Mutex<Vec<Running>> = Mutex::new(Vec::new());
 
 extern "C" fn stop_all_nodes() {
     if let Ok(running) = RUNNING.lock() {
-        for (pid, dir) in running.iter() {
+        for node in running.iter() {
             // SAFETY: plain syscall on a pid this process spawned.
             unsafe {
-                libc::kill(*pid as libc::pid_t, libc::SIGKILL);
+                libc::kill(node.pid as libc::pid_t, libc::SIGKILL);
             }
-            let _ = std::fs::remove_dir_all(dir);
+            let _ = std::fs::remove_dir_all(&node.dir);
         }
     }
 }
 
-fn register(pid: u32, dir: PathBuf) {
+fn register(pid: u32, dir: PathBuf, addrs: Vec<String>) {
     static AT_EXIT: Once = Once::new();
     AT_EXIT.call_once(|| {
         // SAFETY: registering a plain extern "C" function.
@@ -78,21 +91,32 @@ fn register(pid: u32, dir: PathBuf) {
             libc::atexit(stop_all_nodes);
         }
     });
-    RUNNING.lock().unwrap().push((pid, dir));
+    RUNNING.lock().unwrap().push(Running { pid, dir, addrs });
 }
 
-/// Whether each node of this process is alive, and its log's tail, for a
-/// transport error's message.
-pub fn diagnostics() -> String {
+fn unregister(pid: u32) {
+    if let Ok(mut running) = RUNNING.lock() {
+        running.retain(|node| node.pid != pid);
+    }
+}
+
+/// Whether the node listening at `url` is alive, and its log's tail, for a
+/// transport error's message. Every node of the process is described when
+/// none listens there (the test process runs many at once).
+pub fn diagnostics(url: &str) -> String {
     let running = RUNNING.lock().map(|r| r.clone()).unwrap_or_default();
-    running
+    let target = reqwest::Url::parse(url).ok().and_then(|u| Some(format!("{}:{}", u.host_str()?, u.port()?)));
+    let behind: Vec<&Running> =
+        running.iter().filter(|node| target.as_ref().is_some_and(|t| node.addrs.contains(t))).collect();
+    let shown = if behind.is_empty() { running.iter().collect() } else { behind };
+    shown
         .iter()
-        .map(|(pid, dir)| {
+        .map(|node| {
             // SAFETY: signal 0 only checks that the process exists.
-            let alive = unsafe { libc::kill(*pid as libc::pid_t, 0) } == 0;
-            let log = std::fs::read_to_string(dir.join("serve.log")).unwrap_or_default();
+            let alive = unsafe { libc::kill(node.pid as libc::pid_t, 0) } == 0;
+            let log = std::fs::read_to_string(node.dir.join("serve.log")).unwrap_or_default();
             let tail: String = log.chars().rev().take(2000).collect::<Vec<_>>().into_iter().rev().collect();
-            format!("node {pid} alive={alive}; log tail:\n{tail}")
+            format!("node {} alive={alive}; log tail:\n{tail}", node.pid)
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -176,7 +200,7 @@ impl Node {
             .spawn()
             .map_err(|e| e.to_string())?;
         let pid = child.id();
-        register(pid, temp.path().to_path_buf());
+        register(pid, temp.path().to_path_buf(), ports.iter().map(|p| addr(*p)).collect());
         let node = Node {
             child: Mutex::new(None),
             pid,
@@ -209,15 +233,6 @@ impl Node {
         }
         *node.child.lock().unwrap() = Some(child);
         Ok(node)
-    }
-
-    /// The node's stack base URL: `live` or `sandbox`.
-    pub fn base(&self, stack: &str) -> &str {
-        match stack {
-            "live" => &self.live,
-            "sandbox" => &self.sandbox,
-            _ => panic!("unknown stack {stack}"),
-        }
     }
 
     pub fn sandbox_url(&self, path: &str) -> String {
@@ -254,16 +269,45 @@ impl Drop for Node {
             let _ = child.kill();
             let _ = child.wait();
         }
-        if let Ok(mut running) = RUNNING.lock() {
-            running.retain(|(pid, _)| *pid != self.pid);
-        }
+        unregister(self.pid);
     }
 }
 
-/// One node per test binary, shared by the tests that do not interfere.
-pub fn shared() -> &'static Node {
-    static NODE: OnceLock<Node> = OnceLock::new();
-    NODE.get_or_init(|| Node::start(Options::unthrottled()))
+/// A node shared by the tests of one module, which keep out of each other's
+/// way. Each module that wants one declares its own
+/// (`static SHARED: SharedNode = SharedNode::new();`): tests of different
+/// modules assert on state of the whole organization (a currency's balance,
+/// the representative) that another module's tests would change.
+///
+/// Tests run in name order, so one module's tests run together. The newest
+/// shared node is kept running between its module's tests; starting the
+/// next module's node lets the previous one stop as soon as no test holds
+/// it, so finished modules leave no idle node behind in the one test
+/// process (an idle node takes ~3 % of a core). A test that asks after its
+/// module's node stopped gets a fresh one.
+pub struct SharedNode(Mutex<Weak<Node>>);
+
+/// The shared node started last, kept alive between its module's tests.
+static NEWEST_SHARED: Mutex<Option<Arc<Node>>> = Mutex::new(None);
+
+impl SharedNode {
+    pub const fn new() -> SharedNode {
+        SharedNode(Mutex::new(Weak::new()))
+    }
+
+    /// The module's running node, or a new unthrottled one.
+    pub fn get(&self) -> Arc<Node> {
+        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(node) = slot.upgrade() {
+            return node;
+        }
+        let node = Arc::new(Node::start(Options::unthrottled()));
+        *slot = Arc::downgrade(&node);
+        let previous = NEWEST_SHARED.lock().unwrap_or_else(|e| e.into_inner()).replace(node.clone());
+        // Stops the previous module's node, unless a test still holds it.
+        drop(previous);
+        node
+    }
 }
 
 pub fn document() -> &'static Value {
@@ -372,7 +416,7 @@ impl Api {
         let response = build(self.client.request(m, url))
             .send()
             .await
-            .unwrap_or_else(|e| panic!("{method} {url}: transport error {e:?}\n{}", diagnostics()));
+            .unwrap_or_else(|e| panic!("{method} {url}: transport error {e:?}\n{}", diagnostics(url)));
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let bytes = response.bytes().await.unwrap_or_else(|e| panic!("{method} {url}: body {e}"));
@@ -480,9 +524,6 @@ pub fn in_seconds(secs: i64) -> String {
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-/// Every scope, for keys the tests create.
-pub const ALL: &str = "*";
-
 // ---------------------------------------------------------------------------
 // Helpers for the money-flow tests (payouts, collections, orders, accounts):
 // stopping a node and verifying its books, polling with a deadline, reading
@@ -517,9 +558,7 @@ impl Node {
                 let _ = child.wait();
                 panic!("the node did not stop within 15 s of SIGTERM; log: {}", self.log());
             };
-            if let Ok(mut running) = RUNNING.lock() {
-                running.retain(|(pid, _)| *pid != self.pid);
-            }
+            unregister(self.pid);
             assert!(status.success(), "the node exited with {status} after SIGTERM; log: {}", self.log());
         }
         let mut verify = Command::new(env!("CARGO_BIN_EXE_sika"));
@@ -622,27 +661,37 @@ pub async fn wait_for_events(api: &Api, base: &str, key: &str, id: &str, wanted:
     .await
 }
 
-/// A loopback HTTP server that answers 200 to every request and keeps the
-/// JSON bodies (webhook deliveries) it received.
+/// A loopback HTTP server (axum) that answers 200 to every request and keeps
+/// the JSON bodies (webhook deliveries) it received. It stops when dropped.
 pub struct WebhookSink {
     pub url: String,
-    received: std::sync::Arc<Mutex<Vec<Value>>>,
+    received: Arc<Mutex<Vec<Value>>>,
+    _stop: tokio::sync::oneshot::Sender<()>,
 }
 
 impl WebhookSink {
     pub fn start() -> WebhookSink {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the webhook sink");
+        listener.set_nonblocking(true).expect("a non-blocking listener for tokio");
         let url = format!("http://{}/hooks", listener.local_addr().unwrap());
-        let received = std::sync::Arc::new(Mutex::new(Vec::new()));
-        let store = received.clone();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let app = axum::Router::new().fallback(keep_delivery).with_state(received.clone());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        // A thread and runtime of its own, so the sink answers even while the
+        // test blocks (stopping a node, say).
         std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                let store = store.clone();
-                std::thread::spawn(move || sink_connection(stream, &store));
-            }
+            let runtime =
+                tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = stopped.await;
+                    })
+                    .await;
+            });
         });
-        WebhookSink { url, received }
+        WebhookSink { url, received, _stop: stop }
     }
 
     /// Registers the sink for every event on a stack; returns the endpoint id.
@@ -668,41 +717,16 @@ impl WebhookSink {
     }
 }
 
-fn sink_connection(mut stream: TcpStream, store: &Mutex<Vec<Value>>) {
-    use std::io::{Read, Write};
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let mut buffer = Vec::new();
-    let mut chunk = [0u8; 8192];
-    loop {
-        // One request per connection is enough: the answer closes it.
-        let header_end = buffer.windows(4).position(|w| w == b"\r\n\r\n");
-        if let Some(end) = header_end {
-            let head = String::from_utf8_lossy(&buffer[..end]).to_ascii_lowercase();
-            let length = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .unwrap_or(0);
-            if buffer.len() >= end + 4 + length {
-                let body = &buffer[end + 4..end + 4 + length];
-                if let Ok(value) = serde_json::from_slice::<Value>(body) {
-                    store.lock().unwrap().push(value);
-                }
-                let _ =
-                    stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
-                return;
-            }
-        }
-        match stream.read(&mut chunk) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
-        }
+async fn keep_delivery(State(store): State<Arc<Mutex<Vec<Value>>>>, body: Bytes) -> StatusCode {
+    if let Ok(value) = serde_json::from_slice::<Value>(&body) {
+        store.lock().unwrap().push(value);
     }
+    StatusCode::OK
 }
 
 // ---------------------------------------------------------------------------
-// Stopping and restarting a node on its data directory (appended for
-// tests/webhooks.rs): SIGKILL or SIGTERM the process, then start `serve`
+// Stopping and restarting a node on its data directory (for the webhooks
+// tests): SIGKILL or SIGTERM the process, then start `serve`
 // again on the same directory and ports, optionally with extra environment.
 
 impl Node {
@@ -739,9 +763,7 @@ impl Node {
         }
         let _ = child.kill();
         let _ = child.wait();
-        if let Ok(mut running) = RUNNING.lock() {
-            running.retain(|(pid, _)| *pid != self.pid);
-        }
+        unregister(self.pid);
     }
 
     /// Starts `serve` again (after `kill9` or `stop`) on the same data
@@ -784,7 +806,7 @@ impl Node {
             .spawn()
             .expect("spawn sika serve");
         self.pid = child.id();
-        register(self.pid, self.dir.clone());
+        register(self.pid, self.dir.clone(), addrs.to_vec());
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Ok(Some(status)) = child.try_wait() {

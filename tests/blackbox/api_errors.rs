@@ -1,18 +1,19 @@
 //! The spec's error table, row by row, and a catalogue of malformed requests
 //! that must each get a structured 4xx naming the field at fault.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
+
+/// This module's node, for the tests that need no node of their own.
+static SHARED: SharedNode = SharedNode::new();
 
 // ---------------------------------------------------------------- error table
 
 #[tokio::test]
 async fn row_400_validation_error_names_the_field() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let r = api
         .post(
@@ -27,7 +28,7 @@ async fn row_400_validation_error_names_the_field() {
 
 #[tokio::test]
 async fn row_400_bad_request_quote_executed_twice() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
     deposit(&api, node, key, "EUR", "50.00").await;
@@ -71,7 +72,7 @@ async fn row_400_bad_request_quote_expired() {
 
 #[tokio::test]
 async fn row_401_unauthorized() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let url = node.sandbox_url("/v1/accounts");
     api.call("GET", &url, None, None).await.expect_error(401, "unauthorized");
@@ -87,7 +88,7 @@ async fn row_401_unauthorized() {
 
 #[tokio::test]
 async fn row_403_forbidden_missing_scope() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let (_, rates_only) = create_key(
         &api,
@@ -163,7 +164,7 @@ async fn row_403_organization_suspended() {
 
 #[tokio::test]
 async fn row_404_not_found() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
     api.post(&node.sandbox_url("/v1/conversions"), key, json!({ "quoteId": "qte_doesnotexist" }))
@@ -185,7 +186,7 @@ async fn row_404_not_found() {
 
 #[tokio::test]
 async fn row_409_duplicate_external_reference() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
     let url = node.sandbox_url("/v1/simulations/deposits");
@@ -248,7 +249,7 @@ async fn row_429_rate_limited() {
 
 #[tokio::test]
 async fn row_insufficient_funds() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
     let q = quote(&api, &node.sandbox, key, "KES", "10.00", "USD").await;
@@ -356,7 +357,7 @@ async fn run(api: &Api, c: Case) -> Result<(), String> {
 #[tokio::test]
 #[expect(clippy::too_many_lines)]
 async fn malformed_requests_get_structured_4xx_naming_the_field() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.clone();
     let session = node.creds.owner_session.clone();

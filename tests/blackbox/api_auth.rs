@@ -1,16 +1,17 @@
 //! API keys over HTTP: stacks, revocation, expiry, scopes, who may manage
 //! keys, and the caller-IP allow-list with and without a trusted proxy.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::support::*;
 use serde_json::json;
+
+/// This module's node, for the tests that need no node of their own.
+static SHARED: SharedNode = SharedNode::new();
 
 #[tokio::test]
 async fn a_key_works_only_on_its_own_stack() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let c = &node.creds;
     assert!(c.sandbox_key.starts_with("sk_test_") && c.live_key.starts_with("sk_live_"));
@@ -42,7 +43,7 @@ async fn a_key_works_only_on_its_own_stack() {
 
 #[tokio::test]
 async fn a_revoked_key_is_refused() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let session = &node.creds.owner_session;
     let (id, secret) =
@@ -73,7 +74,7 @@ async fn a_revoked_key_is_refused() {
 
 #[tokio::test]
 async fn an_expired_key_is_refused() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let body = json!({ "name": "short-lived", "scopes": ["accounts:read"], "expiresAt": in_seconds(2) });
     let (_, secret) = create_key(&api, &node.sandbox, &node.creds.owner_session, body).await;
@@ -84,7 +85,7 @@ async fn an_expired_key_is_refused() {
 
 #[tokio::test]
 async fn scopes_limit_what_a_key_may_do() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let session = &node.creds.owner_session;
     let (_, rates) =
@@ -124,7 +125,7 @@ async fn scopes_limit_what_a_key_may_do() {
 
 #[tokio::test]
 async fn only_sessions_of_owners_and_admins_manage_keys() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
     api.post(&node.sandbox_url("/v1/keys"), key, json!({ "name": "x", "scopes": ["*"] }))
@@ -142,7 +143,7 @@ async fn only_sessions_of_owners_and_admins_manage_keys() {
 
 #[tokio::test]
 async fn the_ip_allow_list_without_a_trusted_proxy() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let session = &node.creds.owner_session;
     let url = node.sandbox_url("/v1/accounts");
@@ -228,7 +229,7 @@ async fn the_ip_allow_list_behind_a_trusted_proxy() {
 /// and on the admin API.
 #[tokio::test]
 async fn the_bearer_scheme_is_case_insensitive() {
-    let node = shared();
+    let node = &SHARED.get();
     let client = reqwest::Client::new();
     for scheme in ["bearer", "BEARER", "bEaReR"] {
         for (url, token) in [

@@ -1,9 +1,8 @@
 //! Operating a node, from outside: liveness and readiness on every
 //! listener, as pinned in CONTRACT.md ("Operating a node").
 
-mod common;
 
-use common::*;
+use crate::support::*;
 
 #[tokio::test]
 async fn every_listener_answers_health_and_readiness_without_credentials() {

@@ -1,12 +1,13 @@
 //! The representative record, the request log, the capabilities catalog,
 //! the simulations index, bulk validation and the served OpenAPI document.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
+
+/// This module's node, for the tests that need no node of their own.
+static SHARED: SharedNode = SharedNode::new();
 
 fn representative(full_name: &str) -> Value {
     json!({ "fullName": full_name, "phone": "+233241234567", "idNumber": "GHA-123456789-0", "country": "GH" })
@@ -15,7 +16,7 @@ fn representative(full_name: &str) -> Value {
 #[tokio::test]
 #[expect(clippy::too_many_lines)]
 async fn the_representative_record() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
     let session = &node.creds.owner_session;
@@ -138,7 +139,7 @@ async fn logged(api: &Api, base: &str, key: &str, id: &str) -> Resp {
 
 #[tokio::test]
 async fn the_request_log() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
     let session = &node.creds.owner_session;
@@ -210,7 +211,7 @@ async fn the_request_log() {
 #[tokio::test]
 #[expect(clippy::too_many_lines)]
 async fn capabilities_simulations_and_bulk_validation() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
 
@@ -316,7 +317,7 @@ async fn capabilities_simulations_and_bulk_validation() {
 
 #[tokio::test]
 async fn the_served_openapi_document_is_the_one_tests_validate_against() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let r = api.call("GET", &node.sandbox_url("/v1/openapi.json"), None, None).await;
     r.expect(200);

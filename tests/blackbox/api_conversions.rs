@@ -1,13 +1,14 @@
 //! Conversions over HTTP: walking the list with cursors while it grows, and
 //! one quote executed by many clients at once.
 
-mod common;
-
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
+
+/// This module's node, for the tests that need no node of their own.
+static SHARED: SharedNode = SharedNode::new();
 
 async fn convert(api: &Api, node: &Node, key: &str, from: &str, amount: &str, to: &str) -> Value {
     let q = quote(api, &node.sandbox, key, from, amount, to).await;
@@ -99,7 +100,7 @@ async fn walking_the_list_is_stable_while_it_grows() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_quote_executed_by_32_clients_converts_once() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.clone();
     deposit(&api, node, &key, "NGN", "100000.00").await;
@@ -175,7 +176,7 @@ async fn one_quote_executed_by_32_clients_converts_once() {
 
 #[tokio::test]
 async fn a_quote_for_a_fixed_to_amount_and_the_rate_it_locks() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = node.creds.sandbox_key.clone();
     deposit(&api, node, &key, "EUR", "100.00").await;

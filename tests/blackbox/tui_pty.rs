@@ -2,12 +2,10 @@
 //! node: opens, switches tabs, opens a payout's timeline, quits, and checks
 //! the terminal was restored (canonical mode back on).
 
-mod common;
-
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{Api, Node, Options, deposit};
+use crate::support::{Api, Node, Options, deposit};
 use serde_json::json;
 
 struct Tmux {

@@ -1,11 +1,9 @@
 //! The operator's admin API over HTTP: authentication, every listing and
 //! search, and every action.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{Api, Node, Options, deposit, eventually};
+use crate::support::{Api, Node, Options, deposit, eventually};
 use serde_json::{Value, json};
 
 fn admin_paths(node: &Node) -> Vec<String> {

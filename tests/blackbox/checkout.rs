@@ -3,12 +3,13 @@
 //! and the ledger behind it all. Payers use the same public calls the hosted
 //! page's script makes (`/pay/{id}/sessions`).
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
+
+/// This module's node, for the tests that need no node of their own.
+static SHARED: SharedNode = SharedNode::new();
 
 const PHONE: &str = "+233241234567";
 
@@ -78,7 +79,7 @@ async fn html(node: &Node, id: &str) -> (u16, String) {
 
 #[tokio::test]
 async fn page_creation_enforces_the_spec_constraints() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let url = node.sandbox_url("/v1/payment-pages");
     let key = &node.creds.sandbox_key;
@@ -222,7 +223,7 @@ async fn an_open_amount_page_paid_by_three_payers_spawns_three_child_links() {
 #[tokio::test]
 #[expect(clippy::too_many_lines)]
 async fn a_link_paid_in_two_partial_payments() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let mut body = page_body("GHS", Some("100.00"));
     body["email"] = json!("kofi@example.com");
@@ -311,7 +312,7 @@ async fn a_link_paid_in_two_partial_payments() {
 
 #[tokio::test]
 async fn paying_more_than_remains_is_an_overpayment() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let l = create(&api, node, "/v1/payment-links", page_body("GHS", Some("50.00"))).await;
     let id = l["id"].as_str().unwrap().to_string();
@@ -374,7 +375,7 @@ async fn racing_payments_keep_the_link_consistent_with_the_ledger() {
 /// time expires, and the link still takes a new one.
 #[tokio::test]
 async fn an_abandoned_attempt_expires() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let r = api
         .post(&node.live_url("/v1/payment-links"), &node.creds.live_key, page_body("GHS", Some("12.00")))
@@ -398,7 +399,7 @@ async fn an_abandoned_attempt_expires() {
 
 #[tokio::test]
 async fn a_failed_attempt_then_a_retry_leaves_one_complete_and_one_failed_session() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let p = create(&api, node, "/v1/payment-pages", page_body("GHS", None)).await;
     let page_id = p["id"].as_str().unwrap();
@@ -421,7 +422,7 @@ async fn a_failed_attempt_then_a_retry_leaves_one_complete_and_one_failed_sessio
 
 #[tokio::test]
 async fn expired_and_closed_links_and_pages_take_no_payment() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
     let mut body = page_body("GHS", Some("15.00"));
@@ -476,7 +477,7 @@ async fn expired_and_closed_links_and_pages_take_no_payment() {
 
 #[tokio::test]
 async fn the_hosted_page_shows_branding_fields_and_the_methods_the_currency_allows() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let mut body = page_body("GHS", None);
     body["allowedMethods"] = json!(["mobile_money", "bank_transfer", "crypto"]);
@@ -534,7 +535,7 @@ async fn the_hosted_page_shows_branding_fields_and_the_methods_the_currency_allo
 
 #[tokio::test]
 async fn bank_transfer_and_stablecoin_sessions_give_instructions() {
-    let node = shared();
+    let node = &SHARED.get();
     let api = Api::new();
     let mut body = page_body("NGN", Some("5000.00"));
     body["allowedMethods"] = json!(["bank_transfer", "crypto"]);

@@ -5,11 +5,10 @@
 //! verifies; a directory written by a newer format is refused with both
 //! versions named, and nothing in it is touched.
 
-mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::support::*;
 use redb::ReadableDatabase;
 use serde_json::Value;
 

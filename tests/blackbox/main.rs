@@ -1,0 +1,24 @@
+//! The black-box tests: each starts the real `sika` binary on loopback and
+//! talks to it over HTTP (or drives it in a browser or a terminal). They are
+//! one test binary, so the harness in `support` is compiled once; each module
+//! is one area of the node.
+
+mod support;
+
+mod accounts_and_recipients;
+mod admin;
+mod api_auth;
+mod api_conversions;
+mod api_errors;
+mod api_misc;
+mod api_ratelimit;
+mod checkout;
+mod checkout_browser;
+mod collections;
+mod disputes;
+mod format_upgrade;
+mod operating;
+mod orders;
+mod payouts;
+mod tui_pty;
+mod webhooks;
