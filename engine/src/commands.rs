@@ -411,11 +411,11 @@ fn create_quote(
     }
     let (from_amount, to_amount) = match amount {
         QuoteAmount::From(minor) => {
-            let to_major = convert_down(from.to_decimal(minor), rate, to.scale).ok_or_else(overflow)?;
+            let to_major = convert_down(from.to_decimal(minor)?, rate, to.scale).ok_or_else(overflow)?;
             (minor, to.from_decimal(to_major, true)?)
         }
         QuoteAmount::To(minor) => {
-            let from_major = convert_up(to.to_decimal(minor), rate, from.scale).ok_or_else(overflow)?;
+            let from_major = convert_up(to.to_decimal(minor)?, rate, from.scale).ok_or_else(overflow)?;
             (from.from_decimal(from_major, true)?, minor)
         }
     };
@@ -434,7 +434,7 @@ fn create_quote(
         status: QuoteStatus::Pending,
         conversion_id: None,
         executed_epoch: None,
-        expires_at: books.now + ctx.quote_ttl_ms,
+        expires_at: books.now.checked_add(ctx.quote_ttl_ms).ok_or(EngineError::Overflow("quote expiry"))?,
         created_at: books.now,
     };
     books.store.put(keys::quote(&quote.id), &quote);

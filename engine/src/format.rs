@@ -98,11 +98,12 @@ pub fn upgrade(db: &redb::Database, path: &Path, found: Found, steps: &Steps) ->
     assert!(from <= FORMAT_VERSION, "check refuses a newer format");
     for version in from..FORMAT_VERSION {
         let step = steps[version as usize];
-        write_stamp(db, version + 1, step).map_err(|e| {
+        // Below FORMAT_VERSION, so the next version fits.
+        let next = version.saturating_add(1);
+        write_stamp(db, next, step).map_err(|e| {
             EngineError::Storage(format!(
-                "cannot upgrade {} from format version {version} to {}: {e}",
-                path.display(),
-                version + 1
+                "cannot upgrade {} from format version {version} to {next}: {e}",
+                path.display()
             ))
         })?;
     }

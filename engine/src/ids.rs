@@ -13,7 +13,7 @@ pub fn new_id(prefix: &str) -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    let mut id = String::with_capacity(prefix.len() + 1 + TIME_LEN + RANDOM_LEN);
+    let mut id = String::with_capacity(prefix.len().saturating_add(1 + TIME_LEN + RANDOM_LEN));
     id.push_str(prefix);
     id.push('_');
     let mut time = [0u8; TIME_LEN];
@@ -25,7 +25,7 @@ pub fn new_id(prefix: &str) -> String {
     id.extend(time.iter().map(|b| *b as char));
     let bytes: [u8; RANDOM_LEN] = rand::random();
     // The modulo bias of 8/256 on one character in 62 is irrelevant for identifiers.
-    id.extend(bytes.iter().map(|b| ALPHABET[(*b as usize) % ALPHABET.len()] as char));
+    id.extend(bytes.iter().map(|b| ALPHABET[usize::from(*b) % 62] as char));
     id
 }
 

@@ -130,11 +130,11 @@ impl Books<'_, '_> {
         self.check_funds(&debit_account, amount)?;
         let pending = kind == TransferKind::Pending;
         if pending {
-            debit_account.debits_pending += amount;
-            credit_account.credits_pending += amount;
+            debit_account.debits_pending = add(debit_account.debits_pending, amount, "debits pending")?;
+            credit_account.credits_pending = add(credit_account.credits_pending, amount, "credits pending")?;
         } else {
-            debit_account.debits_posted += amount;
-            credit_account.credits_posted += amount;
+            debit_account.debits_posted = add(debit_account.debits_posted, amount, "debits posted")?;
+            credit_account.credits_posted = add(credit_account.credits_posted, amount, "credits posted")?;
         }
         self.save(&debit_account);
         self.save(&credit_account);
@@ -158,7 +158,7 @@ impl Books<'_, '_> {
         if !debit_account.is_organization() {
             return Ok(());
         }
-        let available = debit_account.balances().available;
+        let available = debit_account.balances()?.available;
         if available < amount {
             let currency = Currency::find(&debit_account.currency)?;
             return Err(EngineError::InsufficientFunds {
@@ -185,11 +185,13 @@ impl Books<'_, '_> {
         }
         let mut debit_account = self.account(&hold.debit_account)?;
         let mut credit_account = self.account(&hold.credit_account)?;
-        debit_account.debits_pending -= hold.amount;
-        credit_account.credits_pending -= hold.amount;
+        debit_account.debits_pending = subtract(debit_account.debits_pending, hold.amount, "debits pending")?;
+        credit_account.credits_pending =
+            subtract(credit_account.credits_pending, hold.amount, "credits pending")?;
         if post {
-            debit_account.debits_posted += hold.amount;
-            credit_account.credits_posted += hold.amount;
+            debit_account.debits_posted = add(debit_account.debits_posted, hold.amount, "debits posted")?;
+            credit_account.credits_posted =
+                add(credit_account.credits_posted, hold.amount, "credits posted")?;
         }
         self.save(&debit_account);
         self.save(&credit_account);
@@ -227,7 +229,7 @@ impl Books<'_, '_> {
         let transfer_bytes = encode(&transfer);
         let hash = chain_hash_bytes(&prev_hash, &transfer_bytes);
         self.store.set_journal_head(hash);
-        let mut entry = Vec::with_capacity(10 + 64 + transfer_bytes.len());
+        let mut entry = Vec::with_capacity(transfer_bytes.len().saturating_add(10 + 64));
         entry = postcard::to_extend(&seq, entry).expect("postcard encodes a u64");
         entry.extend_from_slice(&prev_hash);
         entry.extend_from_slice(&hash);
@@ -267,6 +269,16 @@ impl Books<'_, '_> {
     }
 }
 
+/// `total + amount`; `what` names the total if the sum overflows.
+fn add(total: i128, amount: i128, what: &'static str) -> Result<i128, EngineError> {
+    total.checked_add(amount).ok_or(EngineError::Overflow(what))
+}
+
+/// `total - amount`; `what` names the total if the difference overflows.
+fn subtract(total: i128, amount: i128, what: &'static str) -> Result<i128, EngineError> {
+    total.checked_sub(amount).ok_or(EngineError::Overflow(what))
+}
+
 /// `sha256(prev_hash || postcard(transfer))`: the link from one journal
 /// entry to the next.
 pub fn chain_hash(prev_hash: &[u8; 32], transfer: &TransferRecord) -> [u8; 32] {
@@ -279,4 +291,44 @@ fn chain_hash_bytes(prev_hash: &[u8; 32], transfer: &[u8]) -> [u8; 32] {
     hasher.update(prev_hash);
     hasher.update(transfer);
     hasher.finalize().into()
+}
+
+#[cfg(test)]
+mod tests {
+    use redb::Database;
+
+    use super::*;
+    use crate::storage::RECORDS;
+
+    /// Runs `f` with books over an empty in-memory database.
+    fn with_books<R>(f: impl FnOnce(&mut Books) -> R) -> R {
+        let db = Database::builder().create_with_backend(redb::backends::InMemoryBackend::new()).unwrap();
+        let txn = db.begin_write().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        let mut overlay = Overlay::new(&table, &[]);
+        f(&mut Books { store: &mut overlay, now: 1_700_000_000_000 })
+    }
+
+    fn organization() -> AccountRef {
+        AccountRef::Organization("org_1".into())
+    }
+
+    fn posted(debit: AccountRef, credit: AccountRef, amount: i128) -> TransferSpec {
+        TransferSpec::Posted { debit, credit, currency: "USD".into(), amount, memo: "test".into() }
+    }
+
+    #[test]
+    fn a_total_that_would_overflow_is_an_error() {
+        with_books(|books| {
+            let mut account = books.resolve(&organization(), "USD").unwrap();
+            account.credits_posted = i128::MAX - 5;
+            books.save(&account);
+            let world = AccountRef::System(SystemAccount::World);
+            assert_eq!(
+                books.transfer(&posted(world.clone(), organization(), 10)),
+                Err(EngineError::Overflow("credits posted"))
+            );
+            assert!(books.transfer(&posted(world, organization(), 5)).is_ok(), "up to the limit it adds");
+        });
+    }
 }

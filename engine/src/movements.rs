@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::commands::{Applied, Outcome};
 use crate::error::EngineError;
 use crate::ledger::{Books, TransferSpec};
-use crate::money::Currency;
+use crate::money::{Currency, MoneyError};
 use crate::records::*;
 use crate::storage::keys;
 
@@ -198,6 +198,17 @@ pub(crate) fn schedule(books: &mut Books, due_at: TimestampMs, command: crate::c
     books.store.put(keys::job(due_at, &job.id), &job);
 }
 
+/// When a step `after_ms` from now is due.
+fn due_after(now: TimestampMs, after_ms: i64) -> Result<TimestampMs, EngineError> {
+    now.checked_add(after_ms).ok_or(EngineError::Overflow("job due time"))
+}
+
+/// `a + b` of a request's amounts: a sum beyond an `i128` is an amount too
+/// large, the caller's to fix.
+fn request_sum(a: i128, b: i128) -> Result<i128, EngineError> {
+    a.checked_add(b).ok_or(EngineError::Money(MoneyError::Overflow))
+}
+
 fn check_cap(books: &mut Books, cap: &CapCheck) -> Result<(), EngineError> {
     let refuse = |name: &str, limit: i128| EngineError::SpendCapExceeded {
         cap: name.to_string(),
@@ -214,12 +225,13 @@ fn check_cap(books: &mut Books, cap: &CapCheck) -> Result<(), EngineError> {
     for (window, limit, name) in windows {
         let key = keys::document("cap_usage", &format!("{}/{}", cap.key_id, window));
         let used = books.store.get::<i128>(&key)?.unwrap_or(0);
+        let used = request_sum(used, cap.amount_usd_cents)?;
         if let Some(limit) = limit
-            && used + cap.amount_usd_cents > limit
+            && used > limit
         {
             return Err(refuse(name, limit));
         }
-        books.store.put(key, &(used + cap.amount_usd_cents));
+        books.store.put(key, &used);
     }
     Ok(())
 }
@@ -228,8 +240,8 @@ fn check_cap(books: &mut Books, cap: &CapCheck) -> Result<(), EngineError> {
 pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applied, EngineError> {
     let organization = AccountRef::Organization(new.organization.clone());
     let account = books.resolve(&organization, &new.from_currency)?;
-    let required = new.from_amount + new.fee_amount;
-    let available = account.balances().available;
+    let required = request_sum(new.from_amount, new.fee_amount)?;
+    let available = account.balances()?.available;
     if available < required {
         return Err(EngineError::InsufficientFunds {
             available: format(&new.from_currency, available),
@@ -312,7 +324,7 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
     for step in &new.schedule {
         let command =
             crate::commands::Command::AdvancePayout { payout_id: id.clone(), step: step.step.clone() };
-        schedule(books, now + step.after_ms, command);
+        schedule(books, due_after(now, step.after_ms)?, command);
     }
     Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
 }
@@ -345,7 +357,11 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
                 books.transfer(&spec)?;
             }
             let amount = format(&payout.from_currency, payout.from_amount);
-            let total = format(&payout.from_currency, payout.from_amount + payout.fee_amount);
+            let total = payout
+                .from_amount
+                .checked_add(payout.fee_amount)
+                .ok_or(EngineError::Overflow("payout total"))?;
+            let total = format(&payout.from_currency, total);
             if *success {
                 books.transfer(&TransferSpec::Posted {
                     debit: AccountRef::System(SystemAccount::RailClearing),
@@ -461,7 +477,7 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
             collection_id: id.clone(),
             step: step.step.clone(),
         };
-        schedule(books, now + step.after_ms, command);
+        schedule(books, due_after(now, step.after_ms)?, command);
     }
     Ok(Applied { outcome: Outcome::Collection(collection), replayed: false })
 }

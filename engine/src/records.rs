@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::EngineError;
+
 /// Milliseconds since the Unix epoch (UTC).
 pub type TimestampMs = i64;
 
@@ -81,10 +83,19 @@ pub struct Balances {
 }
 
 impl AccountRecord {
-    pub fn balances(&self) -> Balances {
-        let available = self.credits_posted - self.debits_posted - self.debits_pending;
+    /// The balances, or `Overflow` if the totals are too far apart for an
+    /// `i128` (which the writer never stores: it checks every account it
+    /// writes).
+    pub fn balances(&self) -> Result<Balances, EngineError> {
+        let overflow = || EngineError::Overflow("account balance");
+        let available = self
+            .credits_posted
+            .checked_sub(self.debits_posted)
+            .and_then(|settled| settled.checked_sub(self.debits_pending))
+            .ok_or_else(overflow)?;
         let pending = self.credits_pending;
-        Balances { available, pending, total: available + pending }
+        let total = available.checked_add(pending).ok_or_else(overflow)?;
+        Ok(Balances { available, pending, total })
     }
 
     pub fn is_organization(&self) -> bool {
@@ -260,4 +271,28 @@ pub struct IdempotencyRecord {
     pub fingerprint: [u8; 32],
     pub resource: ResourceRef,
     pub created_at: TimestampMs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn balances_that_would_overflow_are_an_error() {
+        let mut account = AccountRecord {
+            id: "sys_world_USD".into(),
+            owner: AccountOwner::System(SystemAccount::World),
+            currency: "USD".into(),
+            debits_posted: i128::MAX,
+            credits_posted: 0,
+            debits_pending: 2,
+            credits_pending: 0,
+            created_at: 0,
+        };
+        assert_eq!(account.balances(), Err(EngineError::Overflow("account balance")));
+        account.debits_pending = 0;
+        assert_eq!(account.balances().map(|b| b.available), Ok(-i128::MAX));
+        account.credits_pending = -2;
+        assert_eq!(account.balances(), Err(EngineError::Overflow("account balance")), "the total too");
+    }
 }

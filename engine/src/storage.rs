@@ -138,12 +138,12 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, EngineError> {
 pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
     let mut end = prefix.to_vec();
     while let Some(last) = end.pop() {
-        if last < u8::MAX {
-            end.push(last + 1);
+        if let Some(next) = last.checked_add(1) {
+            end.push(next);
             return end;
         }
     }
-    vec![u8::MAX; prefix.len() + 1]
+    vec![u8::MAX; prefix.len().saturating_add(1)]
 }
 
 /// A batch's changes by key: `None` deletes the key.
@@ -442,7 +442,7 @@ impl<'t> Overlay<'t> {
             Cached::Unloaded => self.get::<u64>(&keys::meta(counter.name()))?,
         };
         let next = match last {
-            Some(last) => last + 1,
+            Some(last) => last.checked_add(1).ok_or(EngineError::Overflow(counter.name()))?,
             None => first,
         };
         self.counters.counters[i] = Cached::Loaded { value: Some(next), dirty: true };
@@ -731,6 +731,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_counter_at_its_end_is_an_overflow_not_a_wrap() {
+        let db = database();
+        let txn = db.begin_write().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        let mut overlay = Overlay::new(&table, &[]);
+        overlay.put(keys::meta("journal_seq"), &(u64::MAX - 1));
+        assert_eq!(overlay.counter_next(Counter::JournalSeq, 1), Ok(u64::MAX));
+        assert_eq!(overlay.counter_next(Counter::JournalSeq, 1), Err(EngineError::Overflow("journal_seq")));
+        assert_eq!(overlay.get::<u64>(&keys::meta("journal_seq")).unwrap(), Some(u64::MAX), "left as it was");
     }
 
     #[test]

@@ -145,7 +145,7 @@ impl View {
             }
             state = if !state.pending.is_empty() && allowed {
                 self.changed
-                    .wait_timeout(state, not_before - now)
+                    .wait_timeout(state, not_before.saturating_duration_since(now))
                     .map(|(s, _)| s)
                     .unwrap_or_else(|p| p.into_inner().0)
             } else {

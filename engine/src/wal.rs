@@ -95,6 +95,10 @@ impl Segment {
     }
 
     /// Extends the file with zeros to at least `end`, durably.
+    #[allow(
+        clippy::arithmetic_side_effects,
+        reason = "file offsets: a segment holds SEGMENT_BYTES and one record, each under 4 GiB (`encode`)"
+    )]
     fn grow(&mut self, end: u64) -> std::io::Result<()> {
         let target = end.div_ceil(GROW_BYTES) * GROW_BYTES;
         let zeros = vec![0u8; 1 << 20];
@@ -126,6 +130,10 @@ impl Wal {
     /// the current file is full, records go to the other one from its
     /// start, once `checkpointed(newest)` has returned: the database file
     /// must hold everything the other file logged before it is overwritten.
+    #[allow(
+        clippy::arithmetic_side_effects,
+        reason = "file offsets: a segment holds SEGMENT_BYTES and one record, each under 4 GiB (`encode`)"
+    )]
     pub fn append(
         &mut self,
         epoch: u64,
@@ -133,7 +141,7 @@ impl Wal {
         checkpointed: impl FnOnce(u64) -> Result<(), EngineError>,
     ) -> Result<(), EngineError> {
         let storage = |e: std::io::Error| EngineError::Storage(format!("write-ahead log: {e}"));
-        self.encode(epoch, changes);
+        self.encode(epoch, changes)?;
         let len = self.buffer.len() as u64;
         if self.segments[self.current].position > FILE_HEADER_LEN
             && self.segments[self.current].position + len > SEGMENT_BYTES
@@ -156,26 +164,32 @@ impl Wal {
         Ok(())
     }
 
-    fn encode(&mut self, epoch: u64, changes: &Changes<'_>) {
+    /// Encodes one record into `buffer`. Lengths are written as `u32`, so a
+    /// key, value or record of 4 GiB or more is refused rather than
+    /// written with a truncated length.
+    fn encode(&mut self, epoch: u64, changes: &Changes<'_>) -> Result<(), EngineError> {
+        let length =
+            |len: usize| u32::try_from(len).map_err(|_| EngineError::Overflow("write-ahead log length"));
         self.buffer.clear();
         self.buffer.extend_from_slice(&[0; HEADER_LEN]);
         for (key, value) in changes {
-            self.buffer.extend_from_slice(&(key.len() as u32).to_le_bytes());
+            self.buffer.extend_from_slice(&length(key.len())?.to_le_bytes());
             self.buffer.extend_from_slice(key);
             match value {
                 None => self.buffer.push(0),
                 Some(value) => {
                     self.buffer.push(1);
-                    self.buffer.extend_from_slice(&(value.len() as u32).to_le_bytes());
+                    self.buffer.extend_from_slice(&length(value.len())?.to_le_bytes());
                     self.buffer.extend_from_slice(value);
                 }
             }
         }
-        let body_len = (self.buffer.len() - HEADER_LEN) as u32;
+        let body_len = length(self.buffer.len().saturating_sub(HEADER_LEN))?;
         self.buffer[0..4].copy_from_slice(&body_len.to_le_bytes());
         self.buffer[8..16].copy_from_slice(&epoch.to_le_bytes());
         let crc = crc32fast::hash(&self.buffer[8..]);
         self.buffer[4..8].copy_from_slice(&crc.to_le_bytes());
+        Ok(())
     }
 }
 
@@ -237,6 +251,10 @@ pub fn replay_file(database: &Path) -> Result<usize, EngineError> {
 
 /// The log's records in order, up to the first one that is torn, fails its
 /// checksum or is not newer than the one before it.
+#[allow(
+    clippy::arithmetic_side_effects,
+    reason = "offsets into the bytes read, each checked against their length before use"
+)]
 pub fn read_records(path: &Path) -> std::io::Result<Vec<(u64, OwnedChanges)>> {
     let mut file = match File::open(path) {
         Ok(file) => file,

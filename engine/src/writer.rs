@@ -135,7 +135,8 @@ impl Writer {
         // Batches handed to the logger that the last snapshot did not
         // include, oldest first.
         let mut in_flight: Vec<Arc<Batch>> = Vec::new();
-        let mut next_epoch = self.epoch.load(Ordering::Acquire) + 1;
+        // `None` once the epochs are used up: every later batch is refused.
+        let mut next_epoch = self.epoch.load(Ordering::Acquire).checked_add(1);
         while let Some(first) = queue.blocking_recv() {
             self.gate.wait_open();
             let mut envelopes: Vec<Envelope> = Vec::with_capacity(64);
@@ -151,8 +152,11 @@ impl Writer {
                 in_flight.clear();
                 continue;
             }
-            let epoch = next_epoch;
-            next_epoch += 1;
+            let Some(epoch) = next_epoch else {
+                refuse(envelopes, EngineError::Overflow("commit epoch"));
+                continue;
+            };
+            next_epoch = epoch.checked_add(1);
             match self.apply_batch(&envelopes, epoch, &mut in_flight) {
                 Ok((changes, results)) => {
                     let batch = Arc::new(Batch::new(epoch, changes));
@@ -286,7 +290,8 @@ impl Checkpointer {
         crate::lower_thread_priority();
         let mut not_before = std::time::Instant::now();
         while let Some(batches) = self.view.next_checkpoint(not_before) {
-            not_before = std::time::Instant::now() + CHECKPOINT_INTERVAL;
+            let now = std::time::Instant::now();
+            not_before = now.checked_add(CHECKPOINT_INTERVAL).unwrap_or(now);
             let Some(newest) = batches.last().map(|batch| batch.epoch) else { continue };
             match self.write(&batches) {
                 Ok(()) => self.view.checkpointed(newest),
