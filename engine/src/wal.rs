@@ -67,6 +67,8 @@ pub fn paths_for(database: &Path) -> [PathBuf; 2] {
 
 pub struct Wal {
     segments: [Segment; 2],
+    /// The epoch of the last record appended (0: none yet).
+    last_epoch: u64,
     /// The segment records go to.
     current: usize,
     buffer: Vec<u8>,
@@ -122,6 +124,7 @@ impl Wal {
         Ok(Wal {
             segments: [Segment::open(&first)?, Segment::open(&second)?],
             current: 0,
+            last_epoch: 0,
             buffer: Vec::with_capacity(1 << 16),
         })
     }
@@ -140,6 +143,11 @@ impl Wal {
         changes: &Changes<'_>,
         checkpointed: impl FnOnce(u64) -> Result<(), EngineError>,
     ) -> Result<(), EngineError> {
+        // Replay orders records by epoch and reading a file stops at the
+        // first record not newer than the one before it, so a record out of
+        // order would be lost or replayed over a newer one. The logger
+        // catches the panic and stops writing.
+        assert!(epoch > self.last_epoch, "log record {epoch} appended after record {}", self.last_epoch);
         let storage = |e: std::io::Error| EngineError::Storage(format!("write-ahead log: {e}"));
         self.encode(epoch, changes)?;
         let len = self.buffer.len() as u64;
@@ -161,6 +169,7 @@ impl Wal {
         segment.file.sync_data().map_err(storage)?;
         segment.position = end;
         segment.newest = epoch;
+        self.last_epoch = epoch;
         Ok(())
     }
 
@@ -470,6 +479,19 @@ mod tests {
         assert_eq!(table.get(b"shared".as_slice()).unwrap().unwrap().value(), 12u64.to_le_bytes().as_slice());
         assert!(table.get([1u8, 4].as_slice()).unwrap().is_some());
         assert!(table.get([1u8, 3].as_slice()).unwrap().is_none(), "epoch 3 is the database's already");
+    }
+
+    #[test]
+    #[should_panic(expected = "log record 2 appended after record 2")]
+    fn a_record_not_newer_than_the_last_is_refused_before_it_is_written() {
+        let (_dir, _, [first, _], mut wal) = opened();
+        wal.append(1, &borrowed(&changes(1, 3)), |_| unreachable!()).unwrap();
+        wal.append(2, &borrowed(&changes(2, 3)), |_| unreachable!()).unwrap();
+        let repeated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            wal.append(2, &borrowed(&changes(3, 3)), |_| unreachable!())
+        }));
+        assert_eq!(epochs(&first), vec![1, 2], "nothing was written");
+        std::panic::resume_unwind(repeated.expect_err("the assertion fires"));
     }
 
     #[test]

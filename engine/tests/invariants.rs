@@ -7,7 +7,14 @@ use std::sync::Arc;
 
 use sika_engine::clock::ManualClock;
 use sika_engine::movements::{CapCheck, Destination, NewPayout};
-use sika_engine::{Command, Engine, EngineConfig, EngineError, MoneyError, Outcome, QuoteAmount};
+use sika_engine::storage::{RECORDS, decode, encode, keys};
+use sika_engine::{
+    AccountRecord, Command, Engine, EngineConfig, EngineError, MoneyError, Outcome, QuoteAmount,
+};
+
+use redb::ReadableTable;
+
+type Table<'txn> = redb::Table<'txn, &'static [u8], &'static [u8]>;
 
 fn engine(configure: impl FnOnce(&mut EngineConfig)) -> Engine {
     let mut config = EngineConfig::new(None);
@@ -93,5 +100,67 @@ fn a_quote_expiry_past_the_clock_range_is_an_overflow() {
         amount: QuoteAmount::From(1_000),
     });
     assert_eq!(refused, Err(EngineError::Overflow("quote expiry")));
+    engine.shutdown();
+}
+
+/// A ledger file with one deposit to org_1, changed by `tamper` with plain
+/// redb while the node is down (as a bug or a bad disk might), and opened.
+fn tampered(dir: &tempfile::TempDir, tamper: impl FnOnce(&mut Table)) -> Engine {
+    let path = dir.path().join("ledger.redb");
+    let engine = Engine::open(EngineConfig::new(Some(path.clone()))).unwrap();
+    engine.execute_blocking(deposit("org_1", 1_000)).unwrap();
+    engine.shutdown();
+    drop(engine);
+    let db = redb::Database::create(&path).unwrap();
+    let txn = db.begin_write().unwrap();
+    tamper(&mut txn.open_table(RECORDS).unwrap());
+    txn.commit().unwrap();
+    drop(db);
+    Engine::open(EngineConfig::new(Some(path))).unwrap()
+}
+
+/// The writer fails exactly the command that met a broken invariant, with
+/// the assertion's message, and goes on with the next one.
+fn assert_fails_alone(engine: &Engine, command: Command, assertion: &str) {
+    match engine.execute_blocking(command) {
+        Err(EngineError::Corrupt(message)) => {
+            assert!(message.contains("a command panicked") && message.contains(assertion), "{message}")
+        }
+        other => panic!("expected the assertion '{assertion}' to fail the command, got {other:?}"),
+    }
+    let document = Command::PutDocument {
+        collection: "notes".into(),
+        id: "n1".into(),
+        body: b"still writing".to_vec(),
+        list: None,
+    };
+    assert!(engine.execute_blocking(document).is_ok(), "the writer goes on");
+}
+
+#[test]
+fn a_journal_head_out_of_step_fails_the_command_not_the_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = tampered(&dir, |table| {
+        table.insert(keys::meta("journal_head").as_slice(), encode(&[7u8; 32]).as_slice()).unwrap();
+    });
+    assert_fails_alone(&engine, deposit("org_2", 10), "journal entry 2 does not chain to entry 1");
+    assert_eq!(engine.read().unwrap().journal_length().unwrap(), 1, "no entry was forked off the chain");
+    engine.shutdown();
+}
+
+#[test]
+fn an_organization_account_driven_negative_fails_the_command_not_the_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = tampered(&dir, |table| {
+        let id: String =
+            decode(table.get(keys::org_account("org_1", "USD").as_slice()).unwrap().unwrap().value())
+                .unwrap();
+        let key = keys::account(&id);
+        let mut account: AccountRecord = decode(table.get(key.as_slice()).unwrap().unwrap().value()).unwrap();
+        account.debits_posted = 5_000;
+        table.insert(key.as_slice(), encode(&account).as_slice()).unwrap();
+    });
+    assert_fails_alone(&engine, deposit("org_1", 10), "would go negative");
+    assert!(engine.execute_blocking(deposit("org_2", 10)).is_ok(), "other accounts are written");
     engine.shutdown();
 }
