@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::EngineError;
-use crate::ids::new_id;
 use crate::ledger::{Books, TransferSpec};
 use crate::money::Currency;
 use crate::movements::*;
@@ -353,7 +352,7 @@ fn deposit(
     amount: i128,
     external_reference: &Option<String>,
 ) -> Result<Applied, EngineError> {
-    let id = new_id("dep");
+    let id = books.new_id("dep");
     let transfer = books.transfer(&TransferSpec::Posted {
         debit: AccountRef::System(SystemAccount::World),
         credit: AccountRef::Organization(organization.to_string()),
@@ -424,7 +423,7 @@ fn create_quote(
         return Err(invalid(field, "too small to convert at the current rate"));
     }
     let quote = QuoteRecord {
-        id: new_id("qte"),
+        id: books.new_id("qte"),
         organization: organization.to_string(),
         from_currency: from.code.to_string(),
         from_amount,
@@ -471,7 +470,7 @@ fn execute_quote(
     if quote.is_expired(books.now) {
         return Err(EngineError::QuoteExpired(quote_id.to_string()));
     }
-    let id = new_id("conv");
+    let id = books.new_id("conv");
     let memo = format!("conversion {id}");
     let organization_ref = AccountRef::Organization(organization.to_string());
     let desk = AccountRef::System(SystemAccount::FxDesk);

@@ -32,6 +32,11 @@ pub fn system_account_id(kind: SystemAccount, currency: &str) -> String {
 }
 
 impl Books<'_, '_> {
+    /// A new id made at the batch's time (from the engine's clock).
+    pub fn new_id(&self, prefix: &str) -> String {
+        crate::ids::new_id_at(prefix, self.now)
+    }
+
     fn counter_next(&mut self, counter: Counter, first: u64) -> Result<u64, EngineError> {
         self.store.counter_next(counter, first)
     }
@@ -308,7 +313,7 @@ impl Books<'_, '_> {
         let seq = self.counter_next(Counter::EventSeq, 1)?;
         let event = EventRecord {
             seq,
-            id: crate::ids::new_id("evt"),
+            id: self.new_id("evt"),
             organization: organization.to_string(),
             kind: kind.to_string(),
             payload,

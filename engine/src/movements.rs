@@ -194,7 +194,7 @@ fn format(currency: &str, amount: i128) -> String {
 }
 
 pub(crate) fn schedule(books: &mut Books, due_at: TimestampMs, command: crate::commands::Command) {
-    let job = Job { id: crate::ids::new_id("job"), due_at, command };
+    let job = Job { id: books.new_id("job"), due_at, command };
     books.store.put(keys::job(due_at, &job.id), &job);
 }
 
@@ -252,7 +252,7 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
     if let Some(cap) = &new.cap {
         check_cap(books, cap)?;
     }
-    let id = crate::ids::new_id(&format!("pay_{}", new.from_currency.to_ascii_lowercase()));
+    let id = books.new_id(&format!("pay_{}", new.from_currency.to_ascii_lowercase()));
     let memo = format!("payout {id}");
     let mut hold_ids = vec![
         books
@@ -410,7 +410,7 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
 pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Result<Applied, EngineError> {
     // A caller-chosen id must be new; a generated one is, without a read.
     let id = match &new.id {
-        None => crate::ids::new_id("col"),
+        None => books.new_id("col"),
         Some(id)
             if id.starts_with("col_")
                 && books.store.get_raw(&keys::document("collections", id))?.is_none() =>

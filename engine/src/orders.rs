@@ -131,7 +131,7 @@ fn save_and_emit(books: &mut Books, order: &OrderRecord, kinds: &[&str]) -> Resu
 
 pub(crate) fn create(books: &mut Books, new: &NewOrder) -> Result<Applied, EngineError> {
     let now = books.now;
-    let id = crate::ids::new_id("ord");
+    let id = books.new_id("ord");
     let amount = format(&new.from_currency, new.from_amount);
     let order = OrderRecord {
         id: id.clone(),

@@ -164,3 +164,32 @@ fn an_organization_account_driven_negative_fails_the_command_not_the_node() {
     assert!(engine.execute_blocking(deposit("org_2", 10)).is_ok(), "other accounts are written");
     engine.shutdown();
 }
+
+#[test]
+fn ids_and_times_come_from_the_engines_clock() {
+    const START: i64 = 1_700_000_000_000;
+    let clock = ManualClock::new(START);
+    let engine = {
+        let clock = clock.clone();
+        engine(move |config| config.clock = Arc::new(clock))
+    };
+    let deposit_at = |engine: &Engine| match engine.execute_blocking(deposit("org_1", 10)).unwrap().outcome {
+        Outcome::Deposit(record) => record,
+        other => panic!("{other:?}"),
+    };
+    let first = deposit_at(&engine);
+    assert_eq!(first.created_at, START);
+    let time_part = |id: &str| id[4..12].to_string();
+    assert_eq!(time_part(&first.id), time_part(&sika_engine::ids::new_id_at("dep", START)));
+    let event = engine.read().unwrap().events_after(0, 10).unwrap().remove(0);
+    assert_eq!(
+        (event.created_at, time_part(&event.id)),
+        (START, time_part(&sika_engine::ids::new_id_at("evt", START)))
+    );
+
+    clock.advance_ms(86_400_000);
+    let later = deposit_at(&engine);
+    assert_eq!(later.created_at, START + 86_400_000);
+    assert_eq!(time_part(&later.id), time_part(&sika_engine::ids::new_id_at("dep", START + 86_400_000)));
+    engine.shutdown();
+}
