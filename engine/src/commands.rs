@@ -11,7 +11,10 @@ use crate::error::EngineError;
 use crate::ledger::{Books, TransferSpec};
 use crate::money::Currency;
 use crate::movements::*;
+use crate::orders::{NewOrder, OrderFunds};
+pub use crate::outcome::{Applied, Outcome};
 use crate::rates::{Pricing, convert_down, convert_up};
+pub use crate::records::Document;
 use crate::records::*;
 use crate::storage::{encode, keys};
 
@@ -78,8 +81,8 @@ pub enum Command {
         collection_id: String,
         step: Step,
     },
-    CreateOrder(crate::orders::NewOrder),
-    OrderFunds(crate::orders::OrderFunds),
+    CreateOrder(NewOrder),
+    OrderFunds(OrderFunds),
     ExpireOrder {
         order_id: String,
     },
@@ -132,36 +135,6 @@ impl Expected {
 pub fn digest(body: &[u8]) -> [u8; 32] {
     use sha2::Digest;
     sha2::Sha256::digest(body).into()
-}
-
-/// One record for `Command::PutDocuments`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Document {
-    pub collection: String,
-    pub id: String,
-    pub body: Vec<u8>,
-    /// (organization, kind): also list it under the organization when new.
-    pub list: Option<(String, String)>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    Transfers(Vec<TransferRecord>),
-    Deposit(DepositRecord),
-    Quote(QuoteRecord),
-    Conversion(ConversionRecord),
-    Document { collection: String, id: String },
-    Payout(PayoutRecord),
-    Collection(CollectionRecord),
-    Order(crate::orders::OrderRecord),
-}
-
-/// A command's result. `replayed` is true when the result is an earlier
-/// one returned again (idempotent retry, or a concurrent quote execute).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Applied {
-    pub outcome: Outcome,
-    pub replayed: bool,
 }
 
 /// What the writer knows while applying one batch.
@@ -233,17 +206,19 @@ pub(crate) fn apply(
             execute_quote(books, ctx, organization, quote_id, external_reference, received_epoch)?
         }
         Command::PutDocument { collection, id, body, list } => {
-            put_document(books, collection, id, body, list)?
+            books.put_document(collection, id, body, list)?;
+            document_outcome(collection, id)
         }
         Command::PutDocuments { documents } => {
-            let mut last = None;
+            let last =
+                documents.last().ok_or_else(|| invalid("documents", "at least one document is required"))?;
             for d in documents {
-                last = Some(put_document(books, &d.collection, &d.id, &d.body, &d.list)?);
+                books.put_document(&d.collection, &d.id, &d.body, &d.list)?;
             }
-            last.ok_or_else(|| invalid("documents", "at least one document is required"))?
+            document_outcome(&last.collection, &last.id)
         }
         Command::CreatePayout(new) => create_payout(books, new)?,
-        Command::AdvancePayout { payout_id, step } => advance_payout(books, payout_id, step)?,
+        Command::AdvancePayout { payout_id, step } => crate::orders::advance_payout(books, payout_id, step)?,
         Command::CreateCollection(new) => create_collection(books, new)?,
         Command::AdvanceCollection { collection_id, step } => advance_collection(books, collection_id, step)?,
         Command::RunJob { key } => run_job(books, ctx, key, received_epoch)?,
@@ -258,7 +233,7 @@ pub(crate) fn apply(
                 }
             }
             for d in documents {
-                put_document(books, &d.collection, &d.id, &d.body, &d.list)?;
+                books.put_document(&d.collection, &d.id, &d.body, &d.list)?;
             }
             for e in events {
                 books.emit(&e.organization, &e.kind, e.payload.clone())?;
@@ -514,30 +489,42 @@ fn execute_quote(
     Ok(Applied { outcome: Outcome::Conversion(conversion), replayed: false })
 }
 
-pub(crate) fn put_document(
-    books: &mut Books,
-    collection: &str,
-    id: &str,
-    body: &[u8],
-    list: &Option<(String, String)>,
-) -> Result<Applied, EngineError> {
-    let key = keys::document(collection, id);
-    let is_new = books.store.get_raw(&key)?.is_none();
-    if body.is_empty() {
-        // An empty body deletes the document.
-        books.store.delete(key);
-    } else {
-        books.store.put_raw(key, body.to_vec());
-    }
-    if let Some((organization, kind)) = list
-        && is_new
-    {
-        books.index(organization, kind, id)?;
-    }
-    Ok(Applied {
+fn document_outcome(collection: &str, id: &str) -> Applied {
+    Applied {
         outcome: Outcome::Document { collection: collection.to_string(), id: id.to_string() },
         replayed: false,
-    })
+    }
+}
+
+/// Runs a due job and removes it, in one transaction. A job that is gone
+/// already ran.
+fn run_job(
+    books: &mut Books,
+    ctx: &BatchContext,
+    key: &[u8],
+    received_epoch: u64,
+) -> Result<Applied, EngineError> {
+    let Some(job) = books.store.get::<Job>(key)? else {
+        return Ok(Applied {
+            outcome: Outcome::Document { collection: "jobs".into(), id: String::new() },
+            replayed: true,
+        });
+    };
+    books.store.delete(key.to_vec());
+    apply(books, ctx, &Command::from(job.kind), received_epoch)
+}
+
+impl From<JobKind> for Command {
+    /// The command that carries out a job of this kind.
+    fn from(kind: JobKind) -> Command {
+        match kind {
+            JobKind::AdvancePayout { payout_id, step } => Command::AdvancePayout { payout_id, step },
+            JobKind::AdvanceCollection { collection_id, step } => {
+                Command::AdvanceCollection { collection_id, step }
+            }
+            JobKind::ExpireOrder { order_id } => Command::ExpireOrder { order_id },
+        }
+    }
 }
 
 /// Parses a rate string stored on a record.

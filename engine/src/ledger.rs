@@ -325,6 +325,31 @@ impl Books<'_, '_> {
         Ok(())
     }
 
+    /// Stores a document the API layer owns (an empty body deletes it) and,
+    /// when it is new, adds it to the organization's list `list` names
+    /// (organization, kind).
+    pub fn put_document(
+        &mut self,
+        collection: &str,
+        id: &str,
+        body: &[u8],
+        list: &Option<(String, String)>,
+    ) -> Result<(), EngineError> {
+        let key = keys::document(collection, id);
+        let is_new = self.store.get_raw(&key)?.is_none();
+        if body.is_empty() {
+            self.store.delete(key);
+        } else {
+            self.store.put_raw(key, body.to_vec());
+        }
+        if let Some((organization, kind)) = list
+            && is_new
+        {
+            self.index(organization, kind, id)?;
+        }
+        Ok(())
+    }
+
     /// Adds `id` to the organization's list of `kind`, newest last.
     pub fn index(&mut self, organization: &str, kind: &str, id: &str) -> Result<(), EngineError> {
         let seq = self.counter_next(Counter::ListSeq, 1)?;

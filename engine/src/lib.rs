@@ -39,6 +39,7 @@ pub mod ledger;
 pub mod money;
 pub mod movements;
 pub mod orders;
+pub mod outcome;
 pub mod rates;
 pub mod records;
 pub mod storage;
