@@ -8,11 +8,13 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::EngineError;
-use crate::ids::new_id;
 use crate::ledger::{Books, TransferSpec};
 use crate::money::Currency;
 use crate::movements::*;
+use crate::orders::{NewOrder, OrderFunds};
+pub use crate::outcome::{Applied, Outcome};
 use crate::rates::{Pricing, convert_down, convert_up};
+pub use crate::records::Document;
 use crate::records::*;
 use crate::storage::{encode, keys};
 
@@ -79,8 +81,8 @@ pub enum Command {
         collection_id: String,
         step: Step,
     },
-    CreateOrder(crate::orders::NewOrder),
-    OrderFunds(crate::orders::OrderFunds),
+    CreateOrder(NewOrder),
+    OrderFunds(OrderFunds),
     ExpireOrder {
         order_id: String,
     },
@@ -133,36 +135,6 @@ impl Expected {
 pub fn digest(body: &[u8]) -> [u8; 32] {
     use sha2::Digest;
     sha2::Sha256::digest(body).into()
-}
-
-/// One record for `Command::PutDocuments`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Document {
-    pub collection: String,
-    pub id: String,
-    pub body: Vec<u8>,
-    /// (organization, kind): also list it under the organization when new.
-    pub list: Option<(String, String)>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    Transfers(Vec<TransferRecord>),
-    Deposit(DepositRecord),
-    Quote(QuoteRecord),
-    Conversion(ConversionRecord),
-    Document { collection: String, id: String },
-    Payout(PayoutRecord),
-    Collection(CollectionRecord),
-    Order(crate::orders::OrderRecord),
-}
-
-/// A command's result. `replayed` is true when the result is an earlier
-/// one returned again (idempotent retry, or a concurrent quote execute).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Applied {
-    pub outcome: Outcome,
-    pub replayed: bool,
 }
 
 /// What the writer knows while applying one batch.
@@ -234,17 +206,19 @@ pub(crate) fn apply(
             execute_quote(books, ctx, organization, quote_id, external_reference, received_epoch)?
         }
         Command::PutDocument { collection, id, body, list } => {
-            put_document(books, collection, id, body, list)?
+            books.put_document(collection, id, body, list)?;
+            document_outcome(collection, id)
         }
         Command::PutDocuments { documents } => {
-            let mut last = None;
+            let last =
+                documents.last().ok_or_else(|| invalid("documents", "at least one document is required"))?;
             for d in documents {
-                last = Some(put_document(books, &d.collection, &d.id, &d.body, &d.list)?);
+                books.put_document(&d.collection, &d.id, &d.body, &d.list)?;
             }
-            last.ok_or_else(|| invalid("documents", "at least one document is required"))?
+            document_outcome(&last.collection, &last.id)
         }
         Command::CreatePayout(new) => create_payout(books, new)?,
-        Command::AdvancePayout { payout_id, step } => advance_payout(books, payout_id, step)?,
+        Command::AdvancePayout { payout_id, step } => crate::orders::advance_payout(books, payout_id, step)?,
         Command::CreateCollection(new) => create_collection(books, new)?,
         Command::AdvanceCollection { collection_id, step } => advance_collection(books, collection_id, step)?,
         Command::RunJob { key } => run_job(books, ctx, key, received_epoch)?,
@@ -259,7 +233,7 @@ pub(crate) fn apply(
                 }
             }
             for d in documents {
-                put_document(books, &d.collection, &d.id, &d.body, &d.list)?;
+                books.put_document(&d.collection, &d.id, &d.body, &d.list)?;
             }
             for e in events {
                 books.emit(&e.organization, &e.kind, e.payload.clone())?;
@@ -353,7 +327,7 @@ fn deposit(
     amount: i128,
     external_reference: &Option<String>,
 ) -> Result<Applied, EngineError> {
-    let id = new_id("dep");
+    let id = books.new_id("dep");
     let transfer = books.transfer(&TransferSpec::Posted {
         debit: AccountRef::System(SystemAccount::World),
         credit: AccountRef::Organization(organization.to_string()),
@@ -411,11 +385,11 @@ fn create_quote(
     }
     let (from_amount, to_amount) = match amount {
         QuoteAmount::From(minor) => {
-            let to_major = convert_down(from.to_decimal(minor), rate, to.scale).ok_or_else(overflow)?;
+            let to_major = convert_down(from.to_decimal(minor)?, rate, to.scale).ok_or_else(overflow)?;
             (minor, to.from_decimal(to_major, true)?)
         }
         QuoteAmount::To(minor) => {
-            let from_major = convert_up(to.to_decimal(minor), rate, from.scale).ok_or_else(overflow)?;
+            let from_major = convert_up(to.to_decimal(minor)?, rate, from.scale).ok_or_else(overflow)?;
             (from.from_decimal(from_major, true)?, minor)
         }
     };
@@ -424,7 +398,7 @@ fn create_quote(
         return Err(invalid(field, "too small to convert at the current rate"));
     }
     let quote = QuoteRecord {
-        id: new_id("qte"),
+        id: books.new_id("qte"),
         organization: organization.to_string(),
         from_currency: from.code.to_string(),
         from_amount,
@@ -434,7 +408,7 @@ fn create_quote(
         status: QuoteStatus::Pending,
         conversion_id: None,
         executed_epoch: None,
-        expires_at: books.now + ctx.quote_ttl_ms,
+        expires_at: books.now.checked_add(ctx.quote_ttl_ms).ok_or(EngineError::Overflow("quote expiry"))?,
         created_at: books.now,
     };
     books.store.put(keys::quote(&quote.id), &quote);
@@ -471,7 +445,7 @@ fn execute_quote(
     if quote.is_expired(books.now) {
         return Err(EngineError::QuoteExpired(quote_id.to_string()));
     }
-    let id = new_id("conv");
+    let id = books.new_id("conv");
     let memo = format!("conversion {id}");
     let organization_ref = AccountRef::Organization(organization.to_string());
     let desk = AccountRef::System(SystemAccount::FxDesk);
@@ -515,30 +489,42 @@ fn execute_quote(
     Ok(Applied { outcome: Outcome::Conversion(conversion), replayed: false })
 }
 
-pub(crate) fn put_document(
-    books: &mut Books,
-    collection: &str,
-    id: &str,
-    body: &[u8],
-    list: &Option<(String, String)>,
-) -> Result<Applied, EngineError> {
-    let key = keys::document(collection, id);
-    let is_new = books.store.get_raw(&key)?.is_none();
-    if body.is_empty() {
-        // An empty body deletes the document.
-        books.store.delete(key);
-    } else {
-        books.store.put_raw(key, body.to_vec());
-    }
-    if let Some((organization, kind)) = list
-        && is_new
-    {
-        books.index(organization, kind, id)?;
-    }
-    Ok(Applied {
+fn document_outcome(collection: &str, id: &str) -> Applied {
+    Applied {
         outcome: Outcome::Document { collection: collection.to_string(), id: id.to_string() },
         replayed: false,
-    })
+    }
+}
+
+/// Runs a due job and removes it, in one transaction. A job that is gone
+/// already ran.
+fn run_job(
+    books: &mut Books,
+    ctx: &BatchContext,
+    key: &[u8],
+    received_epoch: u64,
+) -> Result<Applied, EngineError> {
+    let Some(job) = books.store.get::<Job>(key)? else {
+        return Ok(Applied {
+            outcome: Outcome::Document { collection: "jobs".into(), id: String::new() },
+            replayed: true,
+        });
+    };
+    books.store.delete(key.to_vec());
+    apply(books, ctx, &Command::from(job.kind), received_epoch)
+}
+
+impl From<JobKind> for Command {
+    /// The command that carries out a job of this kind.
+    fn from(kind: JobKind) -> Command {
+        match kind {
+            JobKind::AdvancePayout { payout_id, step } => Command::AdvancePayout { payout_id, step },
+            JobKind::AdvanceCollection { collection_id, step } => {
+                Command::AdvanceCollection { collection_id, step }
+            }
+            JobKind::ExpireOrder { order_id } => Command::ExpireOrder { order_id },
+        }
+    }
 }
 
 /// Parses a rate string stored on a record.

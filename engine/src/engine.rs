@@ -264,7 +264,7 @@ impl Engine {
             .queue
             .read()
             .ok()
-            .and_then(|q| q.as_ref().map(|s| s.max_capacity() - s.capacity()))
+            .and_then(|q| q.as_ref().map(|s| s.max_capacity().saturating_sub(s.capacity())))
             .unwrap_or(0);
         EngineStats {
             commits: s.commits.load(Ordering::Relaxed),
@@ -451,7 +451,10 @@ impl Snapshot {
         let mut out = Vec::with_capacity(limit);
         for entry in self.range(&start, &end, true)?.take(limit) {
             let (key, value) = entry?;
-            let position = u64::from_be_bytes(key[key.len() - 8..].try_into().expect("8-byte position"));
+            let position = key
+                .last_chunk::<8>()
+                .map(|bytes| u64::from_be_bytes(*bytes))
+                .ok_or_else(|| EngineError::Corrupt("a list entry's key has no position".into()))?;
             out.push((position, decode(&value)?));
         }
         Ok(out)

@@ -60,6 +60,14 @@ pub enum EngineError {
     /// The writer has stopped (the node is shutting down).
     #[error("the ledger writer is not running")]
     Unavailable,
+
+    /// A total or counter the ledger keeps would leave its type's range;
+    /// the text names it. A request's own amounts are bounded before they
+    /// are summed (an amount too large is `Money(MoneyError::Overflow)`),
+    /// so this is the node's failure, never the caller's, and nothing is
+    /// written.
+    #[error("arithmetic overflow: {0}")]
+    Overflow(&'static str),
 }
 
 macro_rules! storage_from {

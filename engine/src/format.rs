@@ -9,18 +9,23 @@
 //!
 //! Format 0 is what releases before versions wrote: redb files with no
 //! stamp and log files with no header. Format 1 stamps them and changes no
-//! record. Every later change to a stored record adds a version here, its
+//! record. Format 2 stores a job's kind instead of a whole command
+//! (`jobs_hold_kinds`). Every later change to a stored record adds a version here, its
 //! step in each `Steps` list that the change touches (a no-op for the
 //! others), and a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
 
 use std::path::Path;
 
 use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+use serde::Deserialize;
 
+use crate::commands::Command;
 use crate::error::EngineError;
+use crate::records::{Job, JobKind, TimestampMs};
+use crate::storage::{RECORDS, Space, decode, encode, keys, prefix_end};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -39,12 +44,52 @@ pub fn stamp_only(_: &redb::WriteTransaction) -> Result<(), EngineError> {
     Ok(())
 }
 
+/// Format 1 to 2 of a ledger: each stored job held the whole `Command` it
+/// would run, which tied the records to the commands and the commands back
+/// to the records (an import cycle); now it holds a `JobKind`. Postcard
+/// writes an enum as its variant's index and then its fields, so a job's
+/// bytes differ only in that index (a command's 7, 9 or 12, a kind's 0, 1
+/// or 2): each job is decoded as format 1 wrote it and written again.
+pub fn jobs_hold_kinds(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    /// A job as format 1 stored it.
+    #[derive(Deserialize)]
+    struct CommandJob {
+        id: String,
+        due_at: TimestampMs,
+        command: Command,
+    }
+    let mut table = txn.open_table(RECORDS)?;
+    let start = keys::space(Space::Job);
+    let end = prefix_end(&start);
+    let mut rewritten = Vec::new();
+    for entry in table.range(start.as_slice()..end.as_slice())? {
+        let (key, value) = entry?;
+        let CommandJob { id, due_at, command } = decode(value.value())?;
+        let kind = match command {
+            Command::AdvancePayout { payout_id, step } => JobKind::AdvancePayout { payout_id, step },
+            Command::AdvanceCollection { collection_id, step } => {
+                JobKind::AdvanceCollection { collection_id, step }
+            }
+            Command::ExpireOrder { order_id } => JobKind::ExpireOrder { order_id },
+            // Only those three were ever scheduled.
+            other => {
+                return Err(EngineError::Corrupt(format!("job {id} holds a command no job runs: {other:?}")));
+            }
+        };
+        rewritten.push((key.value().to_vec(), encode(&Job { id, due_at, kind })));
+    }
+    for (key, value) in rewritten {
+        table.insert(key.as_slice(), value.as_slice())?;
+    }
+    Ok(())
+}
+
 /// The upgrade path of a ledger database (`live.redb`, `sandbox.redb`).
-pub const LEDGER_STEPS: Steps = [stamp_only];
+pub const LEDGER_STEPS: Steps = [stamp_only, jobs_hold_kinds];
 /// The upgrade path of the node's identity database (`node.redb`).
-pub const IDENTITY_STEPS: Steps = [stamp_only];
+pub const IDENTITY_STEPS: Steps = [stamp_only, stamp_only];
 /// The upgrade path of a request log (`<stack>-requests.redb`).
-pub const REQUEST_LOG_STEPS: Steps = [stamp_only];
+pub const REQUEST_LOG_STEPS: Steps = [stamp_only, stamp_only];
 
 /// What a file's stamp says before any upgrade.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,11 +143,12 @@ pub fn upgrade(db: &redb::Database, path: &Path, found: Found, steps: &Steps) ->
     assert!(from <= FORMAT_VERSION, "check refuses a newer format");
     for version in from..FORMAT_VERSION {
         let step = steps[version as usize];
-        write_stamp(db, version + 1, step).map_err(|e| {
+        // Below FORMAT_VERSION, so the next version fits.
+        let next = version.saturating_add(1);
+        write_stamp(db, next, step).map_err(|e| {
             EngineError::Storage(format!(
-                "cannot upgrade {} from format version {version} to {}: {e}",
-                path.display(),
-                version + 1
+                "cannot upgrade {} from format version {version} to {next}: {e}",
+                path.display()
             ))
         })?;
     }
@@ -168,7 +214,7 @@ mod tests {
             txn.open_table(DATA)?.insert("upgraded", 1)?;
             Ok(())
         }
-        let steps: Steps = [mark];
+        let steps: Steps = [mark, mark];
         assert_eq!(open(&db, Path::new("x"), &steps).unwrap(), Found::Version(0));
         assert_eq!(check(&db, Path::new("x")).unwrap(), Found::Version(FORMAT_VERSION));
         let txn = db.begin_read().unwrap();
@@ -178,7 +224,7 @@ mod tests {
         fn refuse(_: &redb::WriteTransaction) -> Result<(), EngineError> {
             Err(EngineError::Storage("ran twice".into()))
         }
-        open(&db, Path::new("x"), &[refuse]).unwrap();
+        open(&db, Path::new("x"), &[refuse, refuse]).unwrap();
     }
 
     #[test]
@@ -189,5 +235,216 @@ mod tests {
         assert!(error.contains("/data/live.redb"), "{error}");
         assert!(error.contains(&format!("version {}", FORMAT_VERSION + 7)), "{error}");
         assert!(error.contains(&format!("up to {FORMAT_VERSION}")), "{error}");
+    }
+
+    /// A job as format 1 wrote it: the whole command.
+    #[derive(serde::Serialize)]
+    struct CommandJob {
+        id: String,
+        due_at: TimestampMs,
+        command: Command,
+    }
+
+    fn format_1(job: &Job) -> Vec<u8> {
+        encode(&CommandJob {
+            id: job.id.clone(),
+            due_at: job.due_at,
+            command: Command::from(job.kind.clone()),
+        })
+    }
+
+    fn settle() -> crate::records::Step {
+        crate::records::Step::Settle { success: true, message: "delivered".into() }
+    }
+
+    #[test]
+    fn format_2_rewrites_each_job_with_its_kind_and_nothing_else() {
+        let jobs = [
+            JobKind::AdvancePayout { payout_id: "pay_1".into(), step: settle() },
+            JobKind::AdvanceCollection { collection_id: "col_1".into(), step: settle() },
+            JobKind::ExpireOrder { order_id: "ord_1".into() },
+        ]
+        .map(|kind| Job { id: "job_1".into(), due_at: 1_700_000_000_000, kind });
+        let db = memory();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut table = txn.open_table(RECORDS).unwrap();
+            for (n, job) in jobs.iter().enumerate() {
+                table
+                    .insert(keys::job(job.due_at, &n.to_string()).as_slice(), format_1(job).as_slice())
+                    .unwrap();
+            }
+            table.insert(keys::meta("other").as_slice(), [1u8].as_slice()).unwrap();
+        }
+        jobs_hold_kinds(&txn).unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        for (n, job) in jobs.iter().enumerate() {
+            let (old, new) = (format_1(job), encode(job));
+            assert!(decode::<Job>(&old).is_err(), "format 2 cannot read a format 1 job");
+            let stored = table.get(keys::job(job.due_at, &n.to_string()).as_slice()).unwrap().unwrap();
+            assert_eq!(stored.value(), new.as_slice());
+            // Only the variant index (one byte each way) differs.
+            let differ = old.iter().zip(&new).filter(|(a, b)| a != b).count();
+            assert_eq!((old.len(), differ), (new.len(), 1), "{old:?} {new:?}");
+        }
+        assert_eq!(table.get(keys::meta("other").as_slice()).unwrap().unwrap().value(), [1u8].as_slice());
+    }
+
+    #[test]
+    fn format_1_jobs_are_the_bytes_format_1_wrote() {
+        // Written out, so a change to `Command`'s layout (which this step
+        // decodes with, and idempotency fingerprints hash) fails here.
+        let job = Job {
+            id: "job_1".into(),
+            due_at: 1_700_000_000_000,
+            kind: JobKind::ExpireOrder { order_id: "ord_1".into() },
+        };
+        let format_1 = [
+            5, b'j', b'o', b'b', b'_', b'1', 128, 160, 171, 254, 249, 98, 12, 5, b'o', b'r', b'd', b'_', b'1',
+        ];
+        assert_eq!(self::format_1(&job), format_1);
+        assert_eq!(encode(&job)[12], 2, "format 2 writes the kind's index instead");
+    }
+
+    #[test]
+    fn a_stored_job_no_release_could_have_written_stops_the_upgrade() {
+        let db = memory();
+        let txn = db.begin_write().unwrap();
+        let job = CommandJob { id: "job_x".into(), due_at: 5, command: Command::RunJob { key: Vec::new() } };
+        txn.open_table(RECORDS)
+            .unwrap()
+            .insert(keys::job(5, "x").as_slice(), encode(&job).as_slice())
+            .unwrap();
+        let error = jobs_hold_kinds(&txn).unwrap_err().to_string();
+        assert!(error.contains("job job_x holds a command no job runs"), "{error}");
+    }
+
+    /// A payout, a collection and an order of org_1, each of which
+    /// schedules a job (the rail's outcome, the order's deadline).
+    fn commands_that_schedule_jobs() -> [Command; 3] {
+        use crate::movements::{NewCollection, NewPayout, ScheduledStep};
+        use crate::orders::NewOrder;
+        let schedule = vec![ScheduledStep { after_ms: 1, step: settle() }];
+        let payout = NewPayout {
+            organization: "org_1".into(),
+            from_currency: "USD".into(),
+            from_amount: 1_000,
+            to: Default::default(),
+            to_currency: "USD".into(),
+            to_amount: 1_000,
+            fee_amount: 10,
+            rate: "1".into(),
+            narration: String::new(),
+            metadata: "{}".into(),
+            external_reference: "p1".into(),
+            api_key_id: None,
+            cap: None,
+            rail: "test".into(),
+            rail_note: String::new(),
+            schedule: schedule.clone(),
+            request_fingerprint: [1; 32],
+            order_id: None,
+        };
+        let collection = NewCollection {
+            organization: "org_1".into(),
+            currency: "USD".into(),
+            amount: 500,
+            code: "test".into(),
+            account_number: "1".into(),
+            metadata: "{}".into(),
+            external_reference: "c1".into(),
+            rail: "test".into(),
+            rail_note: String::new(),
+            schedule,
+            request_fingerprint: [2; 32],
+            id: None,
+            attach: Vec::new(),
+        };
+        let order = NewOrder {
+            organization: "org_1".into(),
+            from_method: "test".into(),
+            from_currency: "USD".into(),
+            from_amount: 100,
+            from_chain: None,
+            to: Default::default(),
+            to_currency: "USD".into(),
+            deposit_instructions: "{}".into(),
+            required_confirmations: 0,
+            external_reference: "o1".into(),
+            metadata: "{}".into(),
+            expires_at: 1,
+            request_fingerprint: [3; 32],
+        };
+        [Command::CreatePayout(payout), Command::CreateCollection(collection), Command::CreateOrder(order)]
+    }
+
+    /// Writes every job of a closed ledger file as format 1 did, and stamps
+    /// the file format 1.
+    fn store_jobs_as_format_1(path: &Path) {
+        let db = redb::Database::create(path).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut table = txn.open_table(RECORDS).unwrap();
+            let start = keys::space(Space::Job);
+            let jobs: Vec<(Vec<u8>, Job)> = table
+                .range(start.as_slice()..prefix_end(&start).as_slice())
+                .unwrap()
+                .map(|entry| entry.unwrap())
+                .map(|(key, value)| (key.value().to_vec(), decode(value.value()).unwrap()))
+                .collect();
+            assert_eq!(jobs.len(), 3);
+            for (key, job) in jobs {
+                table.insert(key.as_slice(), format_1(&job).as_slice()).unwrap();
+            }
+        }
+        txn.open_table(FORMAT).unwrap().insert(STAMP_KEY, 1).unwrap();
+        txn.commit().unwrap();
+    }
+
+    /// A ledger file written by format 1 with a payout, a collection and an
+    /// order waiting on their jobs opens upgraded, and the jobs run.
+    #[test]
+    fn a_format_1_ledgers_jobs_run_after_the_upgrade() {
+        use crate::{Engine, EngineConfig, MovementStatus, OrderStatus, Outcome};
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sandbox.redb");
+        let engine = Engine::open(EngineConfig::new(Some(path.clone()))).unwrap();
+        let deposit = Command::Deposit {
+            organization: "org_1".into(),
+            currency: "USD".into(),
+            amount: 10_000,
+            external_reference: None,
+        };
+        engine.execute_blocking(deposit).unwrap();
+        let ids: Vec<String> = commands_that_schedule_jobs()
+            .into_iter()
+            .map(|command| match engine.execute_blocking(command).unwrap().outcome {
+                Outcome::Payout(p) => p.id,
+                Outcome::Collection(c) => c.id,
+                Outcome::Order(o) => o.id,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        engine.shutdown();
+        drop(engine);
+        store_jobs_as_format_1(&path);
+
+        let engine = Engine::open(EngineConfig::new(Some(path.clone()))).unwrap();
+        let due = engine.read().unwrap().due_jobs(i64::MAX, 10).unwrap();
+        assert_eq!(due.len(), 3);
+        for key in due {
+            engine.execute_blocking(Command::RunJob { key }).unwrap();
+        }
+        let snapshot = engine.read().unwrap();
+        assert_eq!(snapshot.payout(&ids[0]).unwrap().unwrap().status, MovementStatus::Completed);
+        assert_eq!(snapshot.collection(&ids[1]).unwrap().unwrap().status, MovementStatus::Completed);
+        assert_eq!(snapshot.order(&ids[2]).unwrap().unwrap().status, OrderStatus::Expired);
+        assert!(snapshot.due_jobs(i64::MAX, 10).unwrap().is_empty(), "each job ran once");
+        drop(snapshot);
+        engine.shutdown();
+        drop(engine);
+        let db = redb::Database::open(&path).unwrap();
+        assert_eq!(check(&db, &path).unwrap(), Found::Version(FORMAT_VERSION));
     }
 }

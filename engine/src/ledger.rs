@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use crate::error::EngineError;
 use crate::money::Currency;
 use crate::records::*;
-use crate::storage::{Counter, Overlay, encode, keys};
+use crate::storage::{Counter, Overlay, debug_assert_decodes_to, encode, keys};
 
 /// The first account number handed out; numbers count up from here.
 const ACCOUNT_NUMBER_FIRST: u64 = 1_000_000_001;
@@ -32,6 +32,11 @@ pub fn system_account_id(kind: SystemAccount, currency: &str) -> String {
 }
 
 impl Books<'_, '_> {
+    /// A new id made at the batch's time (from the engine's clock).
+    pub fn new_id(&self, prefix: &str) -> String {
+        crate::ids::new_id_at(prefix, self.now)
+    }
+
     fn counter_next(&mut self, counter: Counter, first: u64) -> Result<u64, EngineError> {
         self.store.counter_next(counter, first)
     }
@@ -58,7 +63,7 @@ impl Books<'_, '_> {
                     created_at: self.now,
                 };
                 self.store.put(index_key, &record.id);
-                self.store.put(keys::account(&record.id), &record);
+                self.save(&record);
                 Ok(record)
             }
             AccountRef::System(kind) => {
@@ -76,7 +81,7 @@ impl Books<'_, '_> {
                     credits_pending: 0,
                     created_at: self.now,
                 };
-                self.store.put(keys::account(&id), &record);
+                self.save(&record);
                 Ok(record)
             }
         }
@@ -88,7 +93,29 @@ impl Books<'_, '_> {
             .ok_or_else(|| EngineError::Corrupt(format!("account {id} is indexed but missing")))
     }
 
+    /// Writes an account. Its totals are sums of positive amounts, so none
+    /// is ever negative, its balances always compute, and an organization's
+    /// available balance never goes below zero (every debit checks funds
+    /// first): an account breaking that is a bug in the books, and the
+    /// command that wrote it fails (the writer catches the panic) rather
+    /// than storing it.
     fn save(&mut self, account: &AccountRecord) {
+        let totals =
+            [account.debits_posted, account.credits_posted, account.debits_pending, account.credits_pending];
+        assert!(
+            totals.iter().all(|total| *total >= 0),
+            "account {} has a negative total: {totals:?}",
+            account.id
+        );
+        let balances = account.balances();
+        assert!(balances.is_ok(), "account {}'s balances overflow: {totals:?}", account.id);
+        if account.is_organization() {
+            assert!(
+                balances.is_ok_and(|b| b.available >= 0),
+                "organization account {} would go negative: {totals:?}",
+                account.id
+            );
+        }
         self.store.put(keys::account(&account.id), account);
     }
 
@@ -130,11 +157,11 @@ impl Books<'_, '_> {
         self.check_funds(&debit_account, amount)?;
         let pending = kind == TransferKind::Pending;
         if pending {
-            debit_account.debits_pending += amount;
-            credit_account.credits_pending += amount;
+            debit_account.debits_pending = add(debit_account.debits_pending, amount, "debits pending")?;
+            credit_account.credits_pending = add(credit_account.credits_pending, amount, "credits pending")?;
         } else {
-            debit_account.debits_posted += amount;
-            credit_account.credits_posted += amount;
+            debit_account.debits_posted = add(debit_account.debits_posted, amount, "debits posted")?;
+            credit_account.credits_posted = add(credit_account.credits_posted, amount, "credits posted")?;
         }
         self.save(&debit_account);
         self.save(&credit_account);
@@ -158,7 +185,7 @@ impl Books<'_, '_> {
         if !debit_account.is_organization() {
             return Ok(());
         }
-        let available = debit_account.balances().available;
+        let available = debit_account.balances()?.available;
         if available < amount {
             let currency = Currency::find(&debit_account.currency)?;
             return Err(EngineError::InsufficientFunds {
@@ -185,15 +212,17 @@ impl Books<'_, '_> {
         }
         let mut debit_account = self.account(&hold.debit_account)?;
         let mut credit_account = self.account(&hold.credit_account)?;
-        debit_account.debits_pending -= hold.amount;
-        credit_account.credits_pending -= hold.amount;
+        debit_account.debits_pending = subtract(debit_account.debits_pending, hold.amount, "debits pending")?;
+        credit_account.credits_pending =
+            subtract(credit_account.credits_pending, hold.amount, "credits pending")?;
         if post {
-            debit_account.debits_posted += hold.amount;
-            credit_account.credits_posted += hold.amount;
+            debit_account.debits_posted = add(debit_account.debits_posted, hold.amount, "debits posted")?;
+            credit_account.credits_posted =
+                add(credit_account.credits_posted, hold.amount, "credits posted")?;
         }
         self.save(&debit_account);
         self.save(&credit_account);
-        hold.pending_state = Some(if post { PendingState::Posted } else { PendingState::Voided });
+        settle_hold(&mut hold, post);
         self.store.put(keys::transfer(hold.id), &hold);
         let id = self.counter_next(Counter::TransferId, 1)?;
         let record = TransferRecord {
@@ -220,14 +249,17 @@ impl Books<'_, '_> {
         let seq = self.counter_next(Counter::JournalSeq, 1)?;
         transfer.journal_seq = seq;
         let prev_hash = self.store.journal_head()?.unwrap_or([0; 32]);
+        self.assert_follows_journal(seq, prev_hash)?;
         // The transfer is encoded once: its bytes are hashed, stored under
         // its id and, after the sequence number and the two hashes, make up
         // the journal entry (postcard writes a struct as its fields in order
         // and a byte array as its bytes), exactly `encode(&JournalEntry {..})`.
         let transfer_bytes = encode(&transfer);
+        debug_assert_decodes_to(&transfer, &transfer_bytes);
         let hash = chain_hash_bytes(&prev_hash, &transfer_bytes);
         self.store.set_journal_head(hash);
-        let mut entry = Vec::with_capacity(10 + 64 + transfer_bytes.len());
+        self.store.set_journal_last(seq, hash);
+        let mut entry = Vec::with_capacity(transfer_bytes.len().saturating_add(10 + 64));
         entry = postcard::to_extend(&seq, entry).expect("postcard encodes a u64");
         entry.extend_from_slice(&prev_hash);
         entry.extend_from_slice(&hash);
@@ -242,12 +274,46 @@ impl Books<'_, '_> {
         Ok(transfer)
     }
 
+    /// Asserts that journal entry `seq`, chained to `prev_hash`, follows
+    /// the last entry: numbered one more, chained to its hash, and not
+    /// written before. The last entry is the one this batch wrote last, or
+    /// for a batch's first entry the stored one (read once per batch, off
+    /// the hot path). A counter or head out of step with the journal would
+    /// otherwise fork or overwrite it; the command fails instead.
+    fn assert_follows_journal(&mut self, seq: u64, prev_hash: [u8; 32]) -> Result<(), EngineError> {
+        let (last_seq, last_hash) = match self.store.journal_last() {
+            Some(last) => last,
+            None => {
+                assert!(
+                    self.store.get_raw(&keys::journal(seq))?.is_none(),
+                    "journal entry {seq} is written twice"
+                );
+                match seq.checked_sub(1) {
+                    None | Some(0) => (0, [0; 32]),
+                    Some(last) => {
+                        let entry = self.store.get::<JournalEntry>(&keys::journal(last))?;
+                        let entry = entry
+                            .unwrap_or_else(|| panic!("journal entry {seq} follows a missing entry {last}"));
+                        (entry.seq, entry.hash)
+                    }
+                }
+            }
+        };
+        assert_eq!(
+            last_seq.checked_add(1),
+            Some(seq),
+            "journal entry {seq} does not follow entry {last_seq}"
+        );
+        assert!(prev_hash == last_hash, "journal entry {seq} does not chain to entry {last_seq}");
+        Ok(())
+    }
+
     /// Records an event in the outbox, in the same transaction as its change.
     pub fn emit(&mut self, organization: &str, kind: &str, payload: EventPayload) -> Result<(), EngineError> {
         let seq = self.counter_next(Counter::EventSeq, 1)?;
         let event = EventRecord {
             seq,
-            id: crate::ids::new_id("evt"),
+            id: self.new_id("evt"),
             organization: organization.to_string(),
             kind: kind.to_string(),
             payload,
@@ -259,12 +325,61 @@ impl Books<'_, '_> {
         Ok(())
     }
 
+    /// Stores a document the API layer owns (an empty body deletes it) and,
+    /// when it is new, adds it to the organization's list `list` names
+    /// (organization, kind).
+    pub fn put_document(
+        &mut self,
+        collection: &str,
+        id: &str,
+        body: &[u8],
+        list: &Option<(String, String)>,
+    ) -> Result<(), EngineError> {
+        let key = keys::document(collection, id);
+        let is_new = self.store.get_raw(&key)?.is_none();
+        if body.is_empty() {
+            self.store.delete(key);
+        } else {
+            self.store.put_raw(key, body.to_vec());
+        }
+        if let Some((organization, kind)) = list
+            && is_new
+        {
+            self.index(organization, kind, id)?;
+        }
+        Ok(())
+    }
+
     /// Adds `id` to the organization's list of `kind`, newest last.
     pub fn index(&mut self, organization: &str, kind: &str, id: &str) -> Result<(), EngineError> {
         let seq = self.counter_next(Counter::ListSeq, 1)?;
         self.store.put(keys::list_entry(organization, kind, seq), &id.to_string());
         Ok(())
     }
+}
+
+/// Marks a pending transfer posted or voided. A hold is settled at most
+/// once: the caller refuses one that is not pending (`NotPending`) before
+/// it changes anything, so settling it again here is a bug.
+fn settle_hold(hold: &mut TransferRecord, post: bool) {
+    assert!(
+        hold.kind == TransferKind::Pending && hold.pending_state == Some(PendingState::Pending),
+        "transfer {} is settled a second time (it is {:?}, {:?})",
+        hold.id,
+        hold.kind,
+        hold.pending_state
+    );
+    hold.pending_state = Some(if post { PendingState::Posted } else { PendingState::Voided });
+}
+
+/// `total + amount`; `what` names the total if the sum overflows.
+fn add(total: i128, amount: i128, what: &'static str) -> Result<i128, EngineError> {
+    total.checked_add(amount).ok_or(EngineError::Overflow(what))
+}
+
+/// `total - amount`; `what` names the total if the difference overflows.
+fn subtract(total: i128, amount: i128, what: &'static str) -> Result<i128, EngineError> {
+    total.checked_sub(amount).ok_or(EngineError::Overflow(what))
 }
 
 /// `sha256(prev_hash || postcard(transfer))`: the link from one journal
@@ -279,4 +394,172 @@ fn chain_hash_bytes(prev_hash: &[u8; 32], transfer: &[u8]) -> [u8; 32] {
     hasher.update(prev_hash);
     hasher.update(transfer);
     hasher.finalize().into()
+}
+
+#[cfg(test)]
+mod tests {
+    use redb::Database;
+
+    use super::*;
+    use crate::storage::RECORDS;
+
+    /// Runs `f` with books over an empty in-memory database.
+    fn with_books<R>(f: impl FnOnce(&mut Books) -> R) -> R {
+        let db = Database::builder().create_with_backend(redb::backends::InMemoryBackend::new()).unwrap();
+        let txn = db.begin_write().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        let mut overlay = Overlay::new(&table, &[]);
+        f(&mut Books { store: &mut overlay, now: 1_700_000_000_000 })
+    }
+
+    fn organization() -> AccountRef {
+        AccountRef::Organization("org_1".into())
+    }
+
+    fn posted(debit: AccountRef, credit: AccountRef, amount: i128) -> TransferSpec {
+        TransferSpec::Posted { debit, credit, currency: "USD".into(), amount, memo: "test".into() }
+    }
+
+    #[test]
+    fn a_total_that_would_overflow_is_an_error() {
+        with_books(|books| {
+            let mut account = books.resolve(&organization(), "USD").unwrap();
+            account.credits_posted = i128::MAX - 5;
+            books.save(&account);
+            let world = AccountRef::System(SystemAccount::World);
+            assert_eq!(
+                books.transfer(&posted(world.clone(), organization(), 10)),
+                Err(EngineError::Overflow("credits posted"))
+            );
+            assert!(books.transfer(&posted(world, organization(), 5)).is_ok(), "up to the limit it adds");
+        });
+    }
+
+    fn pending(debit: AccountRef, credit: AccountRef, amount: i128) -> TransferSpec {
+        TransferSpec::Pending { debit, credit, currency: "USD".into(), amount, memo: "test".into() }
+    }
+
+    fn world() -> AccountRef {
+        AccountRef::System(SystemAccount::World)
+    }
+
+    #[test]
+    #[should_panic(expected = "transfer 1 is settled a second time")]
+    fn a_hold_is_settled_at_most_once() {
+        with_books(|books| {
+            let hold = books.transfer(&pending(world(), organization(), 10)).unwrap();
+            let mut stored: TransferRecord = books.store.get(&keys::transfer(hold.id)).unwrap().unwrap();
+            settle_hold(&mut stored, true);
+            assert_eq!(stored.pending_state, Some(PendingState::Posted));
+            settle_hold(&mut stored, false);
+        });
+    }
+
+    #[test]
+    fn settling_a_settled_hold_is_refused_before_the_assertion() {
+        with_books(|books| {
+            let hold = books.transfer(&pending(world(), organization(), 10)).unwrap();
+            books.transfer(&TransferSpec::PostPending { pending_id: hold.id }).unwrap();
+            let again = books.transfer(&TransferSpec::VoidPending { pending_id: hold.id });
+            assert_eq!(again, Err(EngineError::NotPending(hold.id)));
+        });
+    }
+
+    #[test]
+    #[should_panic(expected = "would go negative")]
+    fn an_organization_account_is_never_written_negative() {
+        with_books(|books| {
+            // Corrupt state (or a bug that skipped the funds check): a debit
+            // the balance does not cover.
+            let mut account = books.resolve(&organization(), "USD").unwrap();
+            account.debits_posted = 10;
+            books.save(&account);
+        });
+    }
+
+    #[test]
+    fn a_system_account_may_go_negative_but_no_total_may() {
+        with_books(|books| {
+            books.transfer(&posted(world(), organization(), 10)).unwrap();
+            let world = books.account(&system_account_id(SystemAccount::World, "USD")).unwrap();
+            assert_eq!(world.balances().unwrap().available, -10);
+            let mut broken = world.clone();
+            broken.credits_pending = -1;
+            let saved = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| books.save(&broken)));
+            assert!(saved.is_err(), "a negative total is refused");
+        });
+    }
+
+    #[test]
+    #[should_panic(expected = "journal entry 2 does not chain to entry 1")]
+    fn a_journal_head_out_of_step_is_caught_before_the_entry_is_written() {
+        with_books(|books| {
+            books.transfer(&posted(world(), organization(), 10)).unwrap();
+            books.store.set_journal_head([7; 32]);
+            let _ = books.transfer(&posted(world(), organization(), 10));
+        });
+    }
+
+    #[test]
+    #[should_panic(expected = "journal entry 2 does not follow entry 2")]
+    fn a_journal_counter_set_back_is_caught_before_the_entry_is_written() {
+        with_books(|books| {
+            books.transfer(&posted(world(), organization(), 10)).unwrap();
+            books.transfer(&posted(world(), organization(), 10)).unwrap();
+            books.store.put(keys::meta(Counter::JournalSeq.name()), &1u64);
+            let _ = books.transfer(&posted(world(), organization(), 10));
+        });
+    }
+
+    /// Writes two transfers in one batch and commits it, then runs `tamper`
+    /// on the table and a third transfer as the first of the next batch.
+    fn next_batch_after(
+        tamper: impl FnOnce(&mut redb::Table<&'static [u8], &'static [u8]>),
+    ) -> TransferRecord {
+        let db = Database::builder().create_with_backend(redb::backends::InMemoryBackend::new()).unwrap();
+        let txn = db.begin_write().unwrap();
+        let mut table = txn.open_table(RECORDS).unwrap();
+        let layer = {
+            let mut overlay = Overlay::new(&table, &[]);
+            let mut books = Books { store: &mut overlay, now: 1 };
+            books.transfer(&posted(world(), organization(), 10)).unwrap();
+            books.transfer(&posted(world(), organization(), 10)).unwrap();
+            overlay.keep_command();
+            overlay.into_layer()
+        };
+        crate::storage::write_changes(&mut table, &crate::storage::sorted(&layer)).unwrap();
+        tamper(&mut table);
+        let mut overlay = Overlay::new(&table, &[]);
+        let mut books = Books { store: &mut overlay, now: 2 };
+        books.transfer(&posted(world(), organization(), 10)).unwrap()
+    }
+
+    #[test]
+    fn a_batch_first_entry_follows_the_stored_journal() {
+        assert_eq!(next_batch_after(|_| {}).journal_seq, 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "journal entry 2 is written twice")]
+    fn a_stored_journal_entry_is_never_overwritten() {
+        next_batch_after(|table| {
+            table.insert(keys::meta("journal_seq").as_slice(), encode(&1u64).as_slice()).unwrap();
+        });
+    }
+
+    #[test]
+    #[should_panic(expected = "journal entry 3 does not chain to entry 2")]
+    fn a_stored_journal_head_out_of_step_is_caught() {
+        next_batch_after(|table| {
+            table.insert(keys::meta("journal_head").as_slice(), encode(&[7u8; 32]).as_slice()).unwrap();
+        });
+    }
+
+    #[test]
+    #[should_panic(expected = "journal entry 3 follows a missing entry 2")]
+    fn a_missing_journal_entry_is_caught() {
+        next_batch_after(|table| {
+            table.remove(keys::journal(2).as_slice()).unwrap();
+        });
+    }
 }

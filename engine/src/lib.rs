@@ -20,9 +20,14 @@
 //!     .unwrap();
 //! assert!(matches!(applied.outcome, Outcome::Deposit(_)));
 //! let account = engine.read().unwrap().organization_account("org_1", "USD").unwrap().unwrap();
-//! assert_eq!(account.balances().available, 2_500);
+//! assert_eq!(account.balances().unwrap().available, 2_500);
 //! engine.shutdown();
 //! ```
+
+// Every amount and counter uses checked arithmetic: an overflow is an
+// `EngineError::Overflow`, never a wrap or a panic. The lint keeps it so;
+// tests may compute freely.
+#![cfg_attr(not(test), warn(clippy::arithmetic_side_effects))]
 
 pub mod clock;
 pub mod commands;
@@ -34,6 +39,7 @@ pub mod ledger;
 pub mod money;
 pub mod movements;
 pub mod orders;
+pub mod outcome;
 pub mod rates;
 pub mod records;
 pub mod storage;

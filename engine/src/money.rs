@@ -100,7 +100,11 @@ impl Currency {
             });
         }
         // mantissa * 10^(scale - normalized.scale) is exact: no rounding.
-        let factor = 10i128.pow(self.scale - normalized.scale());
+        let factor = self
+            .scale
+            .checked_sub(normalized.scale())
+            .and_then(|shift| 10i128.checked_pow(shift))
+            .ok_or(MoneyError::Overflow)?;
         let minor = normalized.mantissa().checked_mul(factor).ok_or(MoneyError::Overflow)?;
         if minor > AMOUNT_MINOR_MAX {
             return Err(MoneyError::Overflow);
@@ -113,9 +117,11 @@ impl Currency {
         format_minor(minor, self.scale)
     }
 
-    /// The amount as an exact decimal.
-    pub fn to_decimal(&self, minor: i128) -> Decimal {
-        Decimal::from_i128_with_scale(minor, self.scale)
+    /// The amount as an exact decimal. A decimal holds 96 bits, so an
+    /// amount beyond that (never one the node accepts) is an overflow
+    /// rather than the panic `Decimal::from_i128_with_scale` would raise.
+    pub fn to_decimal(&self, minor: i128) -> Result<Decimal, MoneyError> {
+        Decimal::try_from_i128_with_scale(minor, self.scale).map_err(|_| MoneyError::Overflow)
     }
 }
 
@@ -130,7 +136,7 @@ pub fn format_minor(minor: i128, scale: u32) -> String {
     let negative = minor < 0;
     let digits = minor.unsigned_abs().to_string();
     let scale = scale as usize;
-    let mut out = String::with_capacity(digits.len() + 3);
+    let mut out = String::with_capacity(digits.len().saturating_add(3));
     if negative {
         out.push('-');
     }
@@ -140,10 +146,10 @@ pub fn format_minor(minor: i128, scale: u32) -> String {
     }
     if digits.len() <= scale {
         out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', scale - digits.len()));
+        out.extend(std::iter::repeat_n('0', scale.saturating_sub(digits.len())));
         out.push_str(&digits);
     } else {
-        let (whole, fraction) = digits.split_at(digits.len() - scale);
+        let (whole, fraction) = digits.split_at(digits.len().saturating_sub(scale));
         out.push_str(whole);
         out.push('.');
         out.push_str(fraction);
@@ -295,6 +301,14 @@ mod tests {
         assert_eq!(usd().format(-250), "-2.50");
         assert_eq!(Currency::find("XOF").unwrap().format(1500), "1500");
         assert_eq!(Currency::find("USDC").unwrap().format(1), "0.000001");
+    }
+
+    #[test]
+    fn to_decimal_refuses_what_a_decimal_cannot_hold() {
+        assert_eq!(usd().to_decimal(1050), Ok("10.50".parse().unwrap()));
+        assert_eq!(usd().to_decimal(-AMOUNT_MINOR_MAX), Ok("-10000000000000000.00".parse().unwrap()));
+        assert_eq!(usd().to_decimal(i128::MAX), Err(MoneyError::Overflow));
+        assert_eq!(usd().to_decimal(1 << 96), Err(MoneyError::Overflow));
     }
 
     #[test]

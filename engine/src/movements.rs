@@ -11,96 +11,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::commands::{Applied, Outcome};
 use crate::error::EngineError;
 use crate::ledger::{Books, TransferSpec};
-use crate::money::Currency;
+use crate::money::{Currency, MoneyError};
+use crate::outcome::{Applied, Outcome};
 use crate::records::*;
+// Stored with the other records; named here too, where callers look.
+pub use crate::records::{CollectionRecord, Destination, MovementStatus, PayoutRecord, Step, TimelineEntry};
 use crate::storage::keys;
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TimelineEntry {
-    pub at: TimestampMs,
-    pub kind: String,
-    pub title: String,
-    pub detail: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum MovementStatus {
-    Pending,
-    Completed,
-    Failed,
-}
-
-impl MovementStatus {
-    pub fn name(self) -> &'static str {
-        match self {
-            MovementStatus::Pending => "pending",
-            MovementStatus::Completed => "completed",
-            MovementStatus::Failed => "failed",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Destination {
-    pub code: String,
-    pub account_number: Option<String>,
-    pub address: Option<String>,
-    pub tag: Option<String>,
-    pub recipient_id: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PayoutRecord {
-    pub id: String,
-    pub organization: String,
-    pub status: MovementStatus,
-    pub from_account: String,
-    pub from_currency: String,
-    pub from_amount: i128,
-    pub to: Destination,
-    pub to_currency: String,
-    pub to_amount: i128,
-    pub fee_amount: i128,
-    pub rate: String,
-    pub narration: String,
-    pub external_reference: String,
-    /// The caller's metadata object as JSON text.
-    pub metadata: String,
-    pub status_message: String,
-    pub hold_ids: Vec<TransferId>,
-    pub timeline: Vec<TimelineEntry>,
-    pub rail: String,
-    pub api_key_id: Option<String>,
-    /// The order this payout is the second leg of.
-    pub order_id: Option<String>,
-    pub created_at: TimestampMs,
-    pub updated_at: TimestampMs,
-    pub completed_at: Option<TimestampMs>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CollectionRecord {
-    pub id: String,
-    pub organization: String,
-    pub status: MovementStatus,
-    pub account: String,
-    pub currency: String,
-    pub amount: i128,
-    pub code: String,
-    pub account_number: String,
-    pub external_reference: String,
-    pub metadata: String,
-    pub status_message: String,
-    pub hold_id: TransferId,
-    pub timeline: Vec<TimelineEntry>,
-    pub rail: String,
-    pub created_at: TimestampMs,
-    pub updated_at: TimestampMs,
-    pub completed_at: Option<TimestampMs>,
-}
 
 /// A spend cap check for a live key, in US cents; the writer checks and
 /// counts it in the same transaction as the payout.
@@ -114,15 +32,6 @@ pub struct CapCheck {
     /// `2026-11-22` and `2026-11`: the windows this payout counts in.
     pub day: String,
     pub month: String,
-}
-
-/// What a rail reports about a payout or collection.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Step {
-    /// A note on the timeline (a provider attempt, a transient error).
-    Note { kind: String, title: String, detail: String },
-    /// The final outcome.
-    Settle { success: bool, message: String },
 }
 
 /// A step the rail will report after a delay (the sandbox simulator).
@@ -174,15 +83,7 @@ pub struct NewCollection {
     pub id: Option<String>,
     /// Documents stored in the same transaction (a checkout session that
     /// names this collection), so neither exists without the other.
-    pub attach: Vec<crate::commands::Document>,
-}
-
-/// A command kept for later: the scheduler submits it when due.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Job {
-    pub id: String,
-    pub due_at: TimestampMs,
-    pub command: crate::commands::Command,
+    pub attach: Vec<Document>,
 }
 
 fn entry(at: TimestampMs, kind: &str, title: &str, detail: impl Into<String>) -> TimelineEntry {
@@ -193,9 +94,22 @@ fn format(currency: &str, amount: i128) -> String {
     Currency::find(currency).map(|c| c.format(amount)).unwrap_or_else(|_| amount.to_string())
 }
 
-pub(crate) fn schedule(books: &mut Books, due_at: TimestampMs, command: crate::commands::Command) {
-    let job = Job { id: crate::ids::new_id("job"), due_at, command };
+/// Stores a job to run at `due_at`, in the same transaction as the change
+/// that scheduled it.
+pub(crate) fn schedule(books: &mut Books, due_at: TimestampMs, kind: JobKind) {
+    let job = Job { id: books.new_id("job"), due_at, kind };
     books.store.put(keys::job(due_at, &job.id), &job);
+}
+
+/// When a step `after_ms` from now is due.
+fn due_after(now: TimestampMs, after_ms: i64) -> Result<TimestampMs, EngineError> {
+    now.checked_add(after_ms).ok_or(EngineError::Overflow("job due time"))
+}
+
+/// `a + b` of a request's amounts: a sum beyond an `i128` is an amount too
+/// large, the caller's to fix.
+fn request_sum(a: i128, b: i128) -> Result<i128, EngineError> {
+    a.checked_add(b).ok_or(EngineError::Money(MoneyError::Overflow))
 }
 
 fn check_cap(books: &mut Books, cap: &CapCheck) -> Result<(), EngineError> {
@@ -214,12 +128,13 @@ fn check_cap(books: &mut Books, cap: &CapCheck) -> Result<(), EngineError> {
     for (window, limit, name) in windows {
         let key = keys::document("cap_usage", &format!("{}/{}", cap.key_id, window));
         let used = books.store.get::<i128>(&key)?.unwrap_or(0);
+        let used = request_sum(used, cap.amount_usd_cents)?;
         if let Some(limit) = limit
-            && used + cap.amount_usd_cents > limit
+            && used > limit
         {
             return Err(refuse(name, limit));
         }
-        books.store.put(key, &(used + cap.amount_usd_cents));
+        books.store.put(key, &used);
     }
     Ok(())
 }
@@ -228,8 +143,8 @@ fn check_cap(books: &mut Books, cap: &CapCheck) -> Result<(), EngineError> {
 pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applied, EngineError> {
     let organization = AccountRef::Organization(new.organization.clone());
     let account = books.resolve(&organization, &new.from_currency)?;
-    let required = new.from_amount + new.fee_amount;
-    let available = account.balances().available;
+    let required = request_sum(new.from_amount, new.fee_amount)?;
+    let available = account.balances()?.available;
     if available < required {
         return Err(EngineError::InsufficientFunds {
             available: format(&new.from_currency, available),
@@ -240,7 +155,7 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
     if let Some(cap) = &new.cap {
         check_cap(books, cap)?;
     }
-    let id = crate::ids::new_id(&format!("pay_{}", new.from_currency.to_ascii_lowercase()));
+    let id = books.new_id(&format!("pay_{}", new.from_currency.to_ascii_lowercase()));
     let memo = format!("payout {id}");
     let mut hold_ids = vec![
         books
@@ -310,9 +225,8 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
     books.store.put(keys::document("payouts", &id), &payout);
     books.index(&new.organization, "payouts", &id)?;
     for step in &new.schedule {
-        let command =
-            crate::commands::Command::AdvancePayout { payout_id: id.clone(), step: step.step.clone() };
-        schedule(books, now + step.after_ms, command);
+        let kind = JobKind::AdvancePayout { payout_id: id.clone(), step: step.step.clone() };
+        schedule(books, due_after(now, step.after_ms)?, kind);
     }
     Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
 }
@@ -325,7 +239,8 @@ pub(crate) fn load_payout(books: &Books, id: &str) -> Result<PayoutRecord, Engin
 }
 
 /// Applies a rail's report. A step for a payout that is already final is
-/// ignored (the rail reported twice), so scheduled jobs never fail.
+/// ignored (the rail reported twice), so scheduled jobs never fail. The
+/// order a payout is a leg of moves on in `orders::advance_payout`.
 pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result<Applied, EngineError> {
     let mut payout = load_payout(books, id)?;
     if payout.status != MovementStatus::Pending {
@@ -345,7 +260,11 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
                 books.transfer(&spec)?;
             }
             let amount = format(&payout.from_currency, payout.from_amount);
-            let total = format(&payout.from_currency, payout.from_amount + payout.fee_amount);
+            let total = payout
+                .from_amount
+                .checked_add(payout.fee_amount)
+                .ok_or(EngineError::Overflow("payout total"))?;
+            let total = format(&payout.from_currency, total);
             if *success {
                 books.transfer(&TransferSpec::Posted {
                     debit: AccountRef::System(SystemAccount::RailClearing),
@@ -379,22 +298,16 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
             }
             let kind = if *success { "payout.completed" } else { "payout.failed" };
             books.emit(&payout.organization.clone(), kind, EventPayload::Payout(payout.clone()))?;
-            if let Some(order_id) = &payout.order_id {
-                // Stored first: the order's event carries the settled payout.
-                books.store.put(keys::document("payouts", id), &payout);
-                crate::orders::payout_settled(books, order_id, *success, message)?;
-            }
         }
     }
     books.store.put(keys::document("payouts", id), &payout);
     Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
 }
 
-#[expect(clippy::too_many_lines)]
 pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Result<Applied, EngineError> {
     // A caller-chosen id must be new; a generated one is, without a read.
     let id = match &new.id {
-        None => crate::ids::new_id("col"),
+        None => books.new_id("col"),
         Some(id)
             if id.starts_with("col_")
                 && books.store.get_raw(&keys::document("collections", id))?.is_none() =>
@@ -453,15 +366,12 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
     books.store.put(keys::document("collections", &id), &collection);
     books.index(&new.organization, "collections", &id)?;
     for d in &new.attach {
-        crate::commands::put_document(books, &d.collection, &d.id, &d.body, &d.list)?;
+        books.put_document(&d.collection, &d.id, &d.body, &d.list)?;
     }
     books.emit(&new.organization, "collection.pending", EventPayload::Collection(collection.clone()))?;
     for step in &new.schedule {
-        let command = crate::commands::Command::AdvanceCollection {
-            collection_id: id.clone(),
-            step: step.step.clone(),
-        };
-        schedule(books, now + step.after_ms, command);
+        let kind = JobKind::AdvanceCollection { collection_id: id.clone(), step: step.step.clone() };
+        schedule(books, due_after(now, step.after_ms)?, kind);
     }
     Ok(Applied { outcome: Outcome::Collection(collection), replayed: false })
 }
@@ -548,22 +458,4 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
     }
     books.store.put(key, &collection);
     Ok(Applied { outcome: Outcome::Collection(collection), replayed: false })
-}
-
-/// Runs a due job and removes it, in one transaction. A job that is gone
-/// already ran.
-pub(crate) fn run_job(
-    books: &mut Books,
-    ctx: &crate::commands::BatchContext,
-    key: &[u8],
-    received_epoch: u64,
-) -> Result<Applied, EngineError> {
-    let Some(job) = books.store.get::<Job>(key)? else {
-        return Ok(Applied {
-            outcome: Outcome::Document { collection: "jobs".into(), id: String::new() },
-            replayed: true,
-        });
-    };
-    books.store.delete(key.to_vec());
-    crate::commands::apply(books, ctx, &job.command, received_epoch)
 }

@@ -6,67 +6,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::commands::{Applied, Command, Outcome};
 use crate::error::EngineError;
 use crate::ledger::{Books, TransferSpec};
 use crate::money::Currency;
-use crate::movements::{NewPayout, TimelineEntry, create_payout, schedule};
+use crate::movements::{NewPayout, create_payout, schedule};
+use crate::outcome::{Applied, Outcome};
 use crate::records::*;
+// Stored with the other records; named here too, where callers look.
+pub use crate::records::{OrderRecord, OrderStatus};
 use crate::storage::keys;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum OrderStatus {
-    AwaitingFunds,
-    AwaitingConfirmations,
-    FundsReceived,
-    ProcessingPayout,
-    Completed,
-    Failed,
-    Expired,
-}
-
-impl OrderStatus {
-    pub fn name(self) -> &'static str {
-        match self {
-            OrderStatus::AwaitingFunds => "awaiting_funds",
-            OrderStatus::AwaitingConfirmations => "awaiting_confirmations",
-            OrderStatus::FundsReceived => "funds_received",
-            OrderStatus::ProcessingPayout => "processing_payout",
-            OrderStatus::Completed => "completed",
-            OrderStatus::Failed => "failed",
-            OrderStatus::Expired => "expired",
-        }
-    }
-
-    fn is_waiting(self) -> bool {
-        matches!(self, OrderStatus::AwaitingFunds | OrderStatus::AwaitingConfirmations)
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OrderRecord {
-    pub id: String,
-    pub organization: String,
-    pub status: OrderStatus,
-    pub from_method: String,
-    pub from_currency: String,
-    pub from_amount: i128,
-    pub from_chain: Option<String>,
-    pub to: crate::movements::Destination,
-    pub to_currency: String,
-    /// How to pay in, as JSON text rendered by the API.
-    pub deposit_instructions: String,
-    pub required_confirmations: u32,
-    pub received_amount: i128,
-    pub payout_id: Option<String>,
-    pub external_reference: String,
-    pub metadata: String,
-    pub status_message: String,
-    pub timeline: Vec<TimelineEntry>,
-    pub expires_at: TimestampMs,
-    pub created_at: TimestampMs,
-    pub updated_at: TimestampMs,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NewOrder {
@@ -75,7 +23,7 @@ pub struct NewOrder {
     pub from_currency: String,
     pub from_amount: i128,
     pub from_chain: Option<String>,
-    pub to: crate::movements::Destination,
+    pub to: Destination,
     pub to_currency: String,
     pub deposit_instructions: String,
     pub required_confirmations: u32,
@@ -131,7 +79,7 @@ fn save_and_emit(books: &mut Books, order: &OrderRecord, kinds: &[&str]) -> Resu
 
 pub(crate) fn create(books: &mut Books, new: &NewOrder) -> Result<Applied, EngineError> {
     let now = books.now;
-    let id = crate::ids::new_id("ord");
+    let id = books.new_id("ord");
     let amount = format(&new.from_currency, new.from_amount);
     let order = OrderRecord {
         id: id.clone(),
@@ -165,7 +113,7 @@ pub(crate) fn create(books: &mut Books, new: &NewOrder) -> Result<Applied, Engin
     };
     save_and_emit(books, &order, &["order.awaiting_funds"])?;
     books.index(&new.organization, "orders", &id)?;
-    schedule(books, new.expires_at, Command::ExpireOrder { order_id: id });
+    schedule(books, new.expires_at, JobKind::ExpireOrder { order_id: id });
     Ok(Applied { outcome: Outcome::Order(order), replayed: false })
 }
 
@@ -293,8 +241,25 @@ fn start_payout(
     Ok(Applied { outcome: Outcome::Order(order), replayed: false })
 }
 
+/// A rail's report about a payout, which also moves on the order the
+/// payout is a leg of once it settles.
+pub(crate) fn advance_payout(
+    books: &mut Books,
+    payout_id: &str,
+    step: &Step,
+) -> Result<Applied, EngineError> {
+    let applied = crate::movements::advance_payout(books, payout_id, step)?;
+    if let (false, Outcome::Payout(payout), Step::Settle { success, message }) =
+        (applied.replayed, &applied.outcome, step)
+        && let Some(order_id) = &payout.order_id
+    {
+        payout_settled(books, order_id, *success, message)?;
+    }
+    Ok(applied)
+}
+
 /// The order's payout settled.
-pub(crate) fn payout_settled(
+fn payout_settled(
     books: &mut Books,
     order_id: &str,
     success: bool,

@@ -73,10 +73,13 @@ impl Pricing {
             return Err(no_rate());
         }
         let mid = self.source.mid_rate(from, to).ok_or_else(no_rate)?;
-        let keep = Decimal::ONE - Decimal::new(self.spread_bps as i64, 4);
+        let keep =
+            Decimal::ONE.checked_sub(Decimal::new(i64::from(self.spread_bps), 4)).ok_or_else(no_rate)?;
         let rate = mid.checked_mul(keep).ok_or_else(no_rate)?;
         let rate = rate.round_dp_with_strategy(RATE_SCALE, RoundingStrategy::ToZero);
-        if rate.is_zero() { Err(no_rate()) } else { Ok(rate) }
+        // A spread of 100% or more (or a source's negative rate) leaves no
+        // rate to quote, rather than a negative one.
+        if rate <= Decimal::ZERO { Err(no_rate()) } else { Ok(rate) }
     }
 }
 
@@ -100,6 +103,10 @@ mod tests {
         assert_eq!(pricing.all_in_rate("USD", "GHS").unwrap(), "15.345".parse::<Decimal>().unwrap());
         assert!(pricing.all_in_rate("USD", "USD").is_err());
         assert!(pricing.all_in_rate("USD", "XYZ").is_err());
+        let all = Pricing { source: Box::new(RateTable::default()), spread_bps: 10_000 };
+        assert!(all.all_in_rate("USD", "GHS").is_err(), "a 100% spread leaves no rate");
+        let more = Pricing { source: Box::new(RateTable::default()), spread_bps: u32::MAX };
+        assert!(more.all_in_rate("USD", "GHS").is_err(), "nor does a larger one");
     }
 
     #[test]

@@ -1,9 +1,13 @@
-//! The records the engine stores, each encoded with `postcard`.
+//! The records the engine stores, each encoded with `postcard`. They are
+//! the bottom layer: the modules that write them (the books, payouts and
+//! collections, orders, the commands) import this one, never the reverse.
 //!
 //! Timestamps are stored as milliseconds since the Unix epoch; amounts as
 //! `i128` minor units of the record's currency.
 
 use serde::{Deserialize, Serialize};
+
+use crate::error::EngineError;
 
 /// Milliseconds since the Unix epoch (UTC).
 pub type TimestampMs = i64;
@@ -81,10 +85,19 @@ pub struct Balances {
 }
 
 impl AccountRecord {
-    pub fn balances(&self) -> Balances {
-        let available = self.credits_posted - self.debits_posted - self.debits_pending;
+    /// The balances, or `Overflow` if the totals are too far apart for an
+    /// `i128` (which the writer never stores: it checks every account it
+    /// writes).
+    pub fn balances(&self) -> Result<Balances, EngineError> {
+        let overflow = || EngineError::Overflow("account balance");
+        let available = self
+            .credits_posted
+            .checked_sub(self.debits_posted)
+            .and_then(|settled| settled.checked_sub(self.debits_pending))
+            .ok_or_else(overflow)?;
         let pending = self.credits_pending;
-        Balances { available, pending, total: available + pending }
+        let total = available.checked_add(pending).ok_or_else(overflow)?;
+        Ok(Balances { available, pending, total })
     }
 
     pub fn is_organization(&self) -> bool {
@@ -218,12 +231,12 @@ pub enum EventPayload {
     WebhookTest {
         endpoint_id: String,
     },
-    Payout(crate::movements::PayoutRecord),
-    Collection(crate::movements::CollectionRecord),
-    Order(crate::orders::OrderRecord),
+    Payout(PayoutRecord),
+    Collection(CollectionRecord),
+    Order(OrderRecord),
     /// An order that has a payout leg, with that payout as it stood at the
     /// change: the order's GET merges both legs, so its events must too.
-    OrderWithPayout(crate::orders::OrderRecord, crate::movements::PayoutRecord),
+    OrderWithPayout(OrderRecord, PayoutRecord),
     /// A resource the API layer owns (a dispute), as its GET rendered it.
     Rendered {
         id: String,
@@ -260,4 +273,208 @@ pub struct IdempotencyRecord {
     pub fingerprint: [u8; 32],
     pub resource: ResourceRef,
     pub created_at: TimestampMs,
+}
+
+/// One line of a payout's, collection's or order's timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimelineEntry {
+    pub at: TimestampMs,
+    pub kind: String,
+    pub title: String,
+    pub detail: String,
+}
+
+/// A payout's or collection's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MovementStatus {
+    Pending,
+    Completed,
+    Failed,
+}
+
+impl MovementStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            MovementStatus::Pending => "pending",
+            MovementStatus::Completed => "completed",
+            MovementStatus::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Destination {
+    pub code: String,
+    pub account_number: Option<String>,
+    pub address: Option<String>,
+    pub tag: Option<String>,
+    pub recipient_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PayoutRecord {
+    pub id: String,
+    pub organization: String,
+    pub status: MovementStatus,
+    pub from_account: String,
+    pub from_currency: String,
+    pub from_amount: i128,
+    pub to: Destination,
+    pub to_currency: String,
+    pub to_amount: i128,
+    pub fee_amount: i128,
+    pub rate: String,
+    pub narration: String,
+    pub external_reference: String,
+    /// The caller's metadata object as JSON text.
+    pub metadata: String,
+    pub status_message: String,
+    pub hold_ids: Vec<TransferId>,
+    pub timeline: Vec<TimelineEntry>,
+    pub rail: String,
+    pub api_key_id: Option<String>,
+    /// The order this payout is the second leg of.
+    pub order_id: Option<String>,
+    pub created_at: TimestampMs,
+    pub updated_at: TimestampMs,
+    pub completed_at: Option<TimestampMs>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CollectionRecord {
+    pub id: String,
+    pub organization: String,
+    pub status: MovementStatus,
+    pub account: String,
+    pub currency: String,
+    pub amount: i128,
+    pub code: String,
+    pub account_number: String,
+    pub external_reference: String,
+    pub metadata: String,
+    pub status_message: String,
+    pub hold_id: TransferId,
+    pub timeline: Vec<TimelineEntry>,
+    pub rail: String,
+    pub created_at: TimestampMs,
+    pub updated_at: TimestampMs,
+    pub completed_at: Option<TimestampMs>,
+}
+
+/// What a rail reports about a payout or collection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Step {
+    /// A note on the timeline (a provider attempt, a transient error).
+    Note { kind: String, title: String, detail: String },
+    /// The final outcome.
+    Settle { success: bool, message: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OrderStatus {
+    AwaitingFunds,
+    AwaitingConfirmations,
+    FundsReceived,
+    ProcessingPayout,
+    Completed,
+    Failed,
+    Expired,
+}
+
+impl OrderStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            OrderStatus::AwaitingFunds => "awaiting_funds",
+            OrderStatus::AwaitingConfirmations => "awaiting_confirmations",
+            OrderStatus::FundsReceived => "funds_received",
+            OrderStatus::ProcessingPayout => "processing_payout",
+            OrderStatus::Completed => "completed",
+            OrderStatus::Failed => "failed",
+            OrderStatus::Expired => "expired",
+        }
+    }
+
+    pub(crate) fn is_waiting(self) -> bool {
+        matches!(self, OrderStatus::AwaitingFunds | OrderStatus::AwaitingConfirmations)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OrderRecord {
+    pub id: String,
+    pub organization: String,
+    pub status: OrderStatus,
+    pub from_method: String,
+    pub from_currency: String,
+    pub from_amount: i128,
+    pub from_chain: Option<String>,
+    pub to: Destination,
+    pub to_currency: String,
+    /// How to pay in, as JSON text rendered by the API.
+    pub deposit_instructions: String,
+    pub required_confirmations: u32,
+    pub received_amount: i128,
+    pub payout_id: Option<String>,
+    pub external_reference: String,
+    pub metadata: String,
+    pub status_message: String,
+    pub timeline: Vec<TimelineEntry>,
+    pub expires_at: TimestampMs,
+    pub created_at: TimestampMs,
+    pub updated_at: TimestampMs,
+}
+
+/// One record for `Command::PutDocuments`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Document {
+    pub collection: String,
+    pub id: String,
+    pub body: Vec<u8>,
+    /// (organization, kind): also list it under the organization when new.
+    pub list: Option<(String, String)>,
+}
+
+/// What a scheduled job does when it is due: exactly the steps the engine
+/// schedules, each carried out by the command of the same name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum JobKind {
+    /// A rail's report about a payout (the sandbox simulator's).
+    AdvancePayout { payout_id: String, step: Step },
+    /// A rail's report about a collection.
+    AdvanceCollection { collection_id: String, step: Step },
+    /// An order's deadline.
+    ExpireOrder { order_id: String },
+}
+
+/// Work kept for later, under `Space::Job` by due time: the scheduler
+/// submits it (`Command::RunJob`) when due.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Job {
+    pub id: String,
+    pub due_at: TimestampMs,
+    pub kind: JobKind,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn balances_that_would_overflow_are_an_error() {
+        let mut account = AccountRecord {
+            id: "sys_world_USD".into(),
+            owner: AccountOwner::System(SystemAccount::World),
+            currency: "USD".into(),
+            debits_posted: i128::MAX,
+            credits_posted: 0,
+            debits_pending: 2,
+            credits_pending: 0,
+            created_at: 0,
+        };
+        assert_eq!(account.balances(), Err(EngineError::Overflow("account balance")));
+        account.debits_pending = 0;
+        assert_eq!(account.balances().map(|b| b.available), Ok(-i128::MAX));
+        account.credits_pending = -2;
+        assert_eq!(account.balances(), Err(EngineError::Overflow("account balance")), "the total too");
+    }
 }

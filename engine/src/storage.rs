@@ -130,6 +130,20 @@ pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
 /// Enough for an account, a transfer or a journal entry with short ids and memo.
 const ENCODE_CAPACITY: usize = 192;
 
+/// In debug builds, asserts that `bytes` (the encoding of `value` about to
+/// be written) decode back to `value`: a field that is not stored, or that
+/// reads back differently, fails here rather than in a later read. Skipped
+/// in release builds, where it would cost a decode per write.
+pub fn debug_assert_decodes_to<T: DeserializeOwned + PartialEq + std::fmt::Debug>(value: &T, bytes: &[u8]) {
+    if cfg!(debug_assertions) {
+        let decoded = decode::<T>(bytes);
+        assert!(
+            decoded.as_ref() == Ok(value),
+            "a record does not decode back to what was written: {value:?} became {decoded:?}"
+        );
+    }
+}
+
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, EngineError> {
     postcard::from_bytes(bytes).map_err(|e| EngineError::Corrupt(format!("undecodable record: {e}")))
 }
@@ -138,12 +152,12 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, EngineError> {
 pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
     let mut end = prefix.to_vec();
     while let Some(last) = end.pop() {
-        if last < u8::MAX {
-            end.push(last + 1);
+        if let Some(next) = last.checked_add(1) {
+            end.push(next);
             return end;
         }
     }
-    vec![u8::MAX; prefix.len() + 1]
+    vec![u8::MAX; prefix.len().saturating_add(1)]
 }
 
 /// A batch's changes by key: `None` deletes the key.
@@ -261,11 +275,18 @@ enum Cached<T> {
 struct Counters {
     counters: [Cached<u64>; Counter::ALL.len()],
     journal_head: Cached<[u8; 32]>,
+    /// The number and hash of the last journal entry this batch wrote, for
+    /// the books' assertion that the next one follows it. Kept only in
+    /// memory, and undone with the command that wrote the entry.
+    journal_last: Option<(u64, [u8; 32])>,
 }
 
 impl Counters {
-    const UNLOADED: Counters =
-        Counters { counters: [Cached::Unloaded; Counter::ALL.len()], journal_head: Cached::Unloaded };
+    const UNLOADED: Counters = Counters {
+        counters: [Cached::Unloaded; Counter::ALL.len()],
+        journal_head: Cached::Unloaded,
+        journal_last: None,
+    };
 }
 
 /// Which typed meta record, if any, `key` is.
@@ -421,8 +442,14 @@ impl<'t> Overlay<'t> {
         }
     }
 
-    pub fn put<T: Serialize>(&mut self, key: Vec<u8>, value: &T) {
-        self.set(key, Some(encode(value)));
+    pub fn put<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(
+        &mut self,
+        key: Vec<u8>,
+        value: &T,
+    ) {
+        let bytes = encode(value);
+        debug_assert_decodes_to(value, &bytes);
+        self.set(key, Some(bytes));
     }
 
     pub fn put_raw(&mut self, key: Vec<u8>, value: Vec<u8>) {
@@ -442,7 +469,7 @@ impl<'t> Overlay<'t> {
             Cached::Unloaded => self.get::<u64>(&keys::meta(counter.name()))?,
         };
         let next = match last {
-            Some(last) => last + 1,
+            Some(last) => last.checked_add(1).ok_or(EngineError::Overflow(counter.name()))?,
             None => first,
         };
         self.counters.counters[i] = Cached::Loaded { value: Some(next), dirty: true };
@@ -463,6 +490,15 @@ impl<'t> Overlay<'t> {
 
     pub fn set_journal_head(&mut self, hash: [u8; 32]) {
         self.counters.journal_head = Cached::Loaded { value: Some(hash), dirty: true };
+    }
+
+    /// The number and hash of the last journal entry written in this batch.
+    pub fn journal_last(&self) -> Option<(u64, [u8; 32])> {
+        self.counters.journal_last
+    }
+
+    pub fn set_journal_last(&mut self, seq: u64, hash: [u8; 32]) {
+        self.counters.journal_last = Some((seq, hash));
     }
 
     /// The account id the organization-account index entry `key` holds.
@@ -731,6 +767,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    #[cfg_attr(debug_assertions, should_panic(expected = "does not decode back to what was written"))]
+    fn a_record_that_does_not_decode_to_itself_is_caught_in_debug_builds() {
+        /// A record with a field that is never stored: a bug `put` catches.
+        #[derive(Debug, PartialEq, Serialize, serde::Deserialize)]
+        struct Lossy {
+            kept: u32,
+            #[serde(skip)]
+            lost: u32,
+        }
+        let db = database();
+        let txn = db.begin_write().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        let mut overlay = Overlay::new(&table, &[]);
+        overlay.put(keys::meta("lossless"), &Lossy { kept: 1, lost: 0 });
+        overlay.put(keys::meta("lossy"), &Lossy { kept: 1, lost: 2 });
+    }
+
+    #[test]
+    fn a_counter_at_its_end_is_an_overflow_not_a_wrap() {
+        let db = database();
+        let txn = db.begin_write().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        let mut overlay = Overlay::new(&table, &[]);
+        overlay.put(keys::meta("journal_seq"), &(u64::MAX - 1));
+        assert_eq!(overlay.counter_next(Counter::JournalSeq, 1), Ok(u64::MAX));
+        assert_eq!(overlay.counter_next(Counter::JournalSeq, 1), Err(EngineError::Overflow("journal_seq")));
+        assert_eq!(overlay.get::<u64>(&keys::meta("journal_seq")).unwrap(), Some(u64::MAX), "left as it was");
     }
 
     #[test]

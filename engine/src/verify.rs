@@ -110,8 +110,10 @@ fn replay_journal(table: &Table, report: &mut Report) -> Result<HashMap<String, 
                 .push(format!("journal entry {} has a hash that does not match its content", entry.seq));
         }
         prev_hash = entry.hash;
-        expected_seq = entry.seq + 1;
-        report.journal_entries += 1;
+        // An entry numbered u64::MAX is the last key the space can hold, so
+        // nothing follows it to be expected: saturating cannot mislead.
+        expected_seq = entry.seq.saturating_add(1);
+        report.journal_entries = report.journal_entries.saturating_add(1);
         let t = &entry.transfer;
         match read::<TransferRecord>(table, &keys::transfer(t.id))? {
             Some(stored) if stored.journal_seq == entry.seq && stored.amount == t.amount => {}
@@ -141,33 +143,59 @@ fn apply_entry(
     holds: &mut HashMap<TransferId, (String, String, i128, bool)>,
     report: &mut Report,
 ) {
-    let mut add = |account: &str, f: &dyn Fn(&mut Totals)| f(totals.entry(account.to_string()).or_default());
+    let mut change = |account: &str, field: Field, amount: i128, sign: Sign| {
+        let total = field(totals.entry(account.to_string()).or_default());
+        if !change_total(total, amount, sign) {
+            report.problems.push(format!("transfer {} overflows the totals of account {account}", t.id));
+        }
+    };
     match &t.kind {
         TransferKind::Posted => {
-            add(&t.debit_account, &|x| x.debits_posted += t.amount);
-            add(&t.credit_account, &|x| x.credits_posted += t.amount);
+            change(&t.debit_account, |x| &mut x.debits_posted, t.amount, Sign::Add);
+            change(&t.credit_account, |x| &mut x.credits_posted, t.amount, Sign::Add);
         }
         TransferKind::Pending => {
-            add(&t.debit_account, &|x| x.debits_pending += t.amount);
-            add(&t.credit_account, &|x| x.credits_pending += t.amount);
+            change(&t.debit_account, |x| &mut x.debits_pending, t.amount, Sign::Add);
+            change(&t.credit_account, |x| &mut x.credits_pending, t.amount, Sign::Add);
             holds.insert(t.id, (t.debit_account.clone(), t.credit_account.clone(), t.amount, true));
         }
         TransferKind::PostPending(id) | TransferKind::VoidPending(id) => {
             let post = matches!(t.kind, TransferKind::PostPending(_));
             let Some(hold) = holds.get_mut(id).filter(|h| h.3) else {
-                report.problems.push(format!("transfer {} settles {id}, which is not an open hold", t.id));
+                let problem = format!("transfer {} settles {id}, which is not an open hold", t.id);
+                report.problems.push(problem);
                 return;
             };
             hold.3 = false;
             let amount = hold.2;
-            add(&hold.0, &|x| x.debits_pending -= amount);
-            add(&hold.1, &|x| x.credits_pending -= amount);
+            change(&hold.0, |x| &mut x.debits_pending, amount, Sign::Subtract);
+            change(&hold.1, |x| &mut x.credits_pending, amount, Sign::Subtract);
             if post {
-                add(&hold.0, &|x| x.debits_posted += amount);
-                add(&hold.1, &|x| x.credits_posted += amount);
+                change(&hold.0, |x| &mut x.debits_posted, amount, Sign::Add);
+                change(&hold.1, |x| &mut x.credits_posted, amount, Sign::Add);
             }
         }
     }
+}
+
+/// Picks one of an account's four totals.
+type Field = fn(&mut Totals) -> &mut i128;
+
+#[derive(Clone, Copy)]
+enum Sign {
+    Add,
+    Subtract,
+}
+
+/// Adds `amount` to `total` (or takes it away); false, leaving `total`
+/// as it was, if the result would not fit an `i128`: the audit reports an
+/// overflow rather than wrapping or panicking.
+fn change_total(total: &mut i128, amount: i128, sign: Sign) -> bool {
+    let result = match sign {
+        Sign::Add => total.checked_add(amount),
+        Sign::Subtract => total.checked_sub(amount),
+    };
+    result.map(|value| *total = value).is_some()
 }
 
 fn check_accounts(
@@ -179,10 +207,10 @@ fn check_accounts(
     let mut seen = 0usize;
     for (_, value) in scan(table, Space::Account)? {
         let account: AccountRecord = decode(&value)?;
-        report.accounts += 1;
+        report.accounts = report.accounts.saturating_add(1);
         let expected = totals.get(&account.id).copied().unwrap_or_default();
         if totals.contains_key(&account.id) {
-            seen += 1;
+            seen = seen.saturating_add(1);
         }
         let stored =
             (account.debits_posted, account.credits_posted, account.debits_pending, account.credits_pending);
@@ -198,17 +226,28 @@ fn check_accounts(
                 account.id
             ));
         }
-        if account.is_organization() && account.balances().available < 0 {
-            report.problems.push(format!("organization account {} is negative", account.id));
+        match account.balances() {
+            Ok(balances) if account.is_organization() && balances.available < 0 => {
+                report.problems.push(format!("organization account {} is negative", account.id));
+            }
+            Ok(_) => {}
+            Err(e) => report.problems.push(format!("account {}: {e}", account.id)),
         }
         let sum = per_currency.entry(account.currency.clone()).or_default();
-        sum.debits_posted += expected.debits_posted;
-        sum.credits_posted += expected.credits_posted;
-        sum.debits_pending += expected.debits_pending;
-        sum.credits_pending += expected.credits_pending;
+        let fits = change_total(&mut sum.debits_posted, expected.debits_posted, Sign::Add)
+            & change_total(&mut sum.credits_posted, expected.credits_posted, Sign::Add)
+            & change_total(&mut sum.debits_pending, expected.debits_pending, Sign::Add)
+            & change_total(&mut sum.credits_pending, expected.credits_pending, Sign::Add);
+        if !fits {
+            report
+                .problems
+                .push(format!("{}: the sum of every account's totals overflows", account.currency));
+        }
     }
     if seen != totals.len() {
-        report.problems.push(format!("{} journal account(s) have no account record", totals.len() - seen));
+        report
+            .problems
+            .push(format!("{} journal account(s) have no account record", totals.len().saturating_sub(seen)));
     }
     for (currency, sum) in per_currency {
         if sum.debits_posted != sum.credits_posted || sum.debits_pending != sum.credits_pending {
@@ -221,7 +260,7 @@ fn check_accounts(
 fn check_idempotency(table: &Table, report: &mut Report) -> Result<(), EngineError> {
     for (key, value) in scan(table, Space::Idempotency)? {
         let entry: IdempotencyRecord = decode(&value)?;
-        report.idempotency_entries += 1;
+        report.idempotency_entries = report.idempotency_entries.saturating_add(1);
         let exists = match &entry.resource {
             ResourceRef::Conversion(id) => table.get(keys::conversion(id).as_slice())?.is_some(),
             ResourceRef::Deposit(id) => table.get(keys::deposit(id).as_slice())?.is_some(),
@@ -244,4 +283,51 @@ fn check_idempotency(table: &Table, report: &mut Report) -> Result<(), EngineErr
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use redb::Database;
+
+    use super::*;
+    use crate::storage::encode;
+
+    fn posted(id: u64, amount: i128) -> TransferRecord {
+        TransferRecord {
+            id,
+            kind: TransferKind::Posted,
+            debit_account: "sys_world_USD".into(),
+            credit_account: "USD1000000001".into(),
+            currency: "USD".into(),
+            amount,
+            memo: String::new(),
+            created_at: 0,
+            pending_state: None,
+            journal_seq: id,
+        }
+    }
+
+    #[test]
+    fn totals_beyond_an_i128_are_reported_not_wrapped() {
+        let db = Database::builder().create_with_backend(redb::backends::InMemoryBackend::new()).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut table = txn.open_table(RECORDS).unwrap();
+            let mut prev_hash = [0; 32];
+            for seq in 1..=2 {
+                let transfer = posted(seq, i128::MAX);
+                let hash = chain_hash(&prev_hash, &transfer);
+                let entry = JournalEntry { seq, prev_hash, hash, transfer: transfer.clone() };
+                table.insert(keys::journal(seq).as_slice(), encode(&entry).as_slice()).unwrap();
+                table.insert(keys::transfer(seq).as_slice(), encode(&transfer).as_slice()).unwrap();
+                prev_hash = hash;
+            }
+        }
+        txn.commit().unwrap();
+        let report = verify(&db).unwrap();
+        for account in ["sys_world_USD", "USD1000000001"] {
+            let problem = format!("transfer 2 overflows the totals of account {account}");
+            assert!(report.problems.contains(&problem), "{problem} in {:?}", report.problems);
+        }
+    }
 }

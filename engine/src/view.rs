@@ -86,8 +86,13 @@ impl View {
     }
 
     /// A batch whose log record is synced: readers see it from now on.
+    /// Epochs strictly increase: snapshots and checkpoints take the newest
+    /// batch's value of a key, and the logger catches a panic here and
+    /// stops writing.
     pub fn publish(&self, batch: Arc<Batch>) {
         let mut state = self.state();
+        let published = Self::published(&state);
+        assert!(batch.epoch > published, "batch {} published after batch {published}", batch.epoch);
         state.pending.push_back(batch);
         self.changed.notify_all();
     }
@@ -145,7 +150,7 @@ impl View {
             }
             state = if !state.pending.is_empty() && allowed {
                 self.changed
-                    .wait_timeout(state, not_before - now)
+                    .wait_timeout(state, not_before.saturating_duration_since(now))
                     .map(|(s, _)| s)
                     .unwrap_or_else(|p| p.into_inner().0)
             } else {

@@ -67,6 +67,8 @@ pub fn paths_for(database: &Path) -> [PathBuf; 2] {
 
 pub struct Wal {
     segments: [Segment; 2],
+    /// The epoch of the last record appended (0: none yet).
+    last_epoch: u64,
     /// The segment records go to.
     current: usize,
     buffer: Vec<u8>,
@@ -95,6 +97,10 @@ impl Segment {
     }
 
     /// Extends the file with zeros to at least `end`, durably.
+    #[allow(
+        clippy::arithmetic_side_effects,
+        reason = "file offsets: a segment holds SEGMENT_BYTES and one record, each under 4 GiB (`encode`)"
+    )]
     fn grow(&mut self, end: u64) -> std::io::Result<()> {
         let target = end.div_ceil(GROW_BYTES) * GROW_BYTES;
         let zeros = vec![0u8; 1 << 20];
@@ -118,6 +124,7 @@ impl Wal {
         Ok(Wal {
             segments: [Segment::open(&first)?, Segment::open(&second)?],
             current: 0,
+            last_epoch: 0,
             buffer: Vec::with_capacity(1 << 16),
         })
     }
@@ -126,14 +133,23 @@ impl Wal {
     /// the current file is full, records go to the other one from its
     /// start, once `checkpointed(newest)` has returned: the database file
     /// must hold everything the other file logged before it is overwritten.
+    #[allow(
+        clippy::arithmetic_side_effects,
+        reason = "file offsets: a segment holds SEGMENT_BYTES and one record, each under 4 GiB (`encode`)"
+    )]
     pub fn append(
         &mut self,
         epoch: u64,
         changes: &Changes<'_>,
         checkpointed: impl FnOnce(u64) -> Result<(), EngineError>,
     ) -> Result<(), EngineError> {
+        // Replay orders records by epoch and reading a file stops at the
+        // first record not newer than the one before it, so a record out of
+        // order would be lost or replayed over a newer one. The logger
+        // catches the panic and stops writing.
+        assert!(epoch > self.last_epoch, "log record {epoch} appended after record {}", self.last_epoch);
         let storage = |e: std::io::Error| EngineError::Storage(format!("write-ahead log: {e}"));
-        self.encode(epoch, changes);
+        self.encode(epoch, changes)?;
         let len = self.buffer.len() as u64;
         if self.segments[self.current].position > FILE_HEADER_LEN
             && self.segments[self.current].position + len > SEGMENT_BYTES
@@ -153,29 +169,36 @@ impl Wal {
         segment.file.sync_data().map_err(storage)?;
         segment.position = end;
         segment.newest = epoch;
+        self.last_epoch = epoch;
         Ok(())
     }
 
-    fn encode(&mut self, epoch: u64, changes: &Changes<'_>) {
+    /// Encodes one record into `buffer`. Lengths are written as `u32`, so a
+    /// key, value or record of 4 GiB or more is refused rather than
+    /// written with a truncated length.
+    fn encode(&mut self, epoch: u64, changes: &Changes<'_>) -> Result<(), EngineError> {
+        let length =
+            |len: usize| u32::try_from(len).map_err(|_| EngineError::Overflow("write-ahead log length"));
         self.buffer.clear();
         self.buffer.extend_from_slice(&[0; HEADER_LEN]);
         for (key, value) in changes {
-            self.buffer.extend_from_slice(&(key.len() as u32).to_le_bytes());
+            self.buffer.extend_from_slice(&length(key.len())?.to_le_bytes());
             self.buffer.extend_from_slice(key);
             match value {
                 None => self.buffer.push(0),
                 Some(value) => {
                     self.buffer.push(1);
-                    self.buffer.extend_from_slice(&(value.len() as u32).to_le_bytes());
+                    self.buffer.extend_from_slice(&length(value.len())?.to_le_bytes());
                     self.buffer.extend_from_slice(value);
                 }
             }
         }
-        let body_len = (self.buffer.len() - HEADER_LEN) as u32;
+        let body_len = length(self.buffer.len().saturating_sub(HEADER_LEN))?;
         self.buffer[0..4].copy_from_slice(&body_len.to_le_bytes());
         self.buffer[8..16].copy_from_slice(&epoch.to_le_bytes());
         let crc = crc32fast::hash(&self.buffer[8..]);
         self.buffer[4..8].copy_from_slice(&crc.to_le_bytes());
+        Ok(())
     }
 }
 
@@ -237,6 +260,10 @@ pub fn replay_file(database: &Path) -> Result<usize, EngineError> {
 
 /// The log's records in order, up to the first one that is torn, fails its
 /// checksum or is not newer than the one before it.
+#[allow(
+    clippy::arithmetic_side_effects,
+    reason = "offsets into the bytes read, each checked against their length before use"
+)]
 pub fn read_records(path: &Path) -> std::io::Result<Vec<(u64, OwnedChanges)>> {
     let mut file = match File::open(path) {
         Ok(file) => file,
@@ -452,6 +479,19 @@ mod tests {
         assert_eq!(table.get(b"shared".as_slice()).unwrap().unwrap().value(), 12u64.to_le_bytes().as_slice());
         assert!(table.get([1u8, 4].as_slice()).unwrap().is_some());
         assert!(table.get([1u8, 3].as_slice()).unwrap().is_none(), "epoch 3 is the database's already");
+    }
+
+    #[test]
+    #[should_panic(expected = "log record 2 appended after record 2")]
+    fn a_record_not_newer_than_the_last_is_refused_before_it_is_written() {
+        let (_dir, _, [first, _], mut wal) = opened();
+        wal.append(1, &borrowed(&changes(1, 3)), |_| unreachable!()).unwrap();
+        wal.append(2, &borrowed(&changes(2, 3)), |_| unreachable!()).unwrap();
+        let repeated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            wal.append(2, &borrowed(&changes(3, 3)), |_| unreachable!())
+        }));
+        assert_eq!(epochs(&first), vec![1, 2], "nothing was written");
+        std::panic::resume_unwind(repeated.expect_err("the assertion fires"));
     }
 
     #[test]

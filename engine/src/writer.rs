@@ -135,7 +135,8 @@ impl Writer {
         // Batches handed to the logger that the last snapshot did not
         // include, oldest first.
         let mut in_flight: Vec<Arc<Batch>> = Vec::new();
-        let mut next_epoch = self.epoch.load(Ordering::Acquire) + 1;
+        // `None` once the epochs are used up: every later batch is refused.
+        let mut next_epoch = self.epoch.load(Ordering::Acquire).checked_add(1);
         while let Some(first) = queue.blocking_recv() {
             self.gate.wait_open();
             let mut envelopes: Vec<Envelope> = Vec::with_capacity(64);
@@ -151,8 +152,11 @@ impl Writer {
                 in_flight.clear();
                 continue;
             }
-            let epoch = next_epoch;
-            next_epoch += 1;
+            let Some(epoch) = next_epoch else {
+                refuse(envelopes, EngineError::Overflow("commit epoch"));
+                continue;
+            };
+            next_epoch = epoch.checked_add(1);
             match self.apply_batch(&envelopes, epoch, &mut in_flight) {
                 Ok((changes, results)) => {
                     let batch = Arc::new(Batch::new(epoch, changes));
@@ -191,7 +195,7 @@ impl Writer {
                 catch_unwind(AssertUnwindSafe(|| {
                     apply(&mut books, &context, &envelope.command, envelope.received_epoch)
                 }))
-                .unwrap_or_else(|_| Err(EngineError::Corrupt("command panicked".into())))
+                .unwrap_or_else(|panic| Err(panicked("a command", panic.as_ref())))
             };
             match &result {
                 Ok(_) => overlay.keep_command(),
@@ -206,6 +210,17 @@ impl Writer {
         overlay.keep_command();
         Ok((overlay.into_layer(), results))
     }
+}
+
+/// The error for a panic caught in `what`: a broken invariant (an
+/// assertion) or a bug, with the panic's message for the operator.
+fn panicked(what: &str, panic: &(dyn std::any::Any + Send)) -> EngineError {
+    let message = panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("no message");
+    EngineError::Corrupt(format!("{what} panicked: {message}"))
 }
 
 fn refuse(envelopes: Vec<Envelope>, error: EngineError) {
@@ -231,12 +246,20 @@ impl Logger {
                 refuse(envelopes, error);
                 continue;
             }
-            if let Err(error) = self.log(&batch) {
+            let epoch = batch.epoch;
+            // A panic here is a broken invariant (an epoch out of order):
+            // like a storage error, it stops all writing, since what the
+            // log holds is no longer known, and nothing is acknowledged.
+            let logged = catch_unwind(AssertUnwindSafe(|| {
+                self.log(&batch)?;
+                self.view.publish(batch);
+                Ok(())
+            }))
+            .unwrap_or_else(|panic| Err(panicked("the logger", panic.as_ref())));
+            if let Err(error) = logged {
                 refuse(envelopes, self.view.fail(&error));
                 continue;
             }
-            let epoch = batch.epoch;
-            self.view.publish(batch);
             // Publish the epoch before answering, so a caller that hears
             // back and sends again is seen as sequential.
             self.epoch.store(epoch, Ordering::Release);
@@ -286,19 +309,42 @@ impl Checkpointer {
         crate::lower_thread_priority();
         let mut not_before = std::time::Instant::now();
         while let Some(batches) = self.view.next_checkpoint(not_before) {
-            not_before = std::time::Instant::now() + CHECKPOINT_INTERVAL;
-            let Some(newest) = batches.last().map(|batch| batch.epoch) else { continue };
-            match self.write(&batches) {
-                Ok(()) => self.view.checkpointed(newest),
-                Err(error) => {
-                    let _ = self.view.fail(&error);
-                    return;
-                }
+            let now = std::time::Instant::now();
+            not_before = now.checked_add(CHECKPOINT_INTERVAL).unwrap_or(now);
+            if !self.checkpoint(&batches) {
+                return;
+            }
+        }
+    }
+
+    /// Writes `batches` into the file and tells the view. After a storage
+    /// error or a panic (a broken invariant) it fails the view instead, so
+    /// nothing more is logged, acknowledged or checkpointed, and returns
+    /// false.
+    fn checkpoint(&self, batches: &[Arc<Batch>]) -> bool {
+        let Some(newest) = batches.last().map(|batch| batch.epoch) else { return true };
+        let written = catch_unwind(AssertUnwindSafe(|| self.write(batches)))
+            .unwrap_or_else(|panic| Err(panicked("the checkpointer", panic.as_ref())));
+        match written {
+            Ok(()) => {
+                self.view.checkpointed(newest);
+                true
+            }
+            Err(error) => {
+                let _ = self.view.fail(&error);
+                false
             }
         }
     }
 
     fn write(&self, batches: &[Arc<Batch>]) -> Result<(), EngineError> {
+        // `merged` keeps the newest batch's value of each key, which is the
+        // last one only if epochs strictly increase.
+        assert!(
+            batches.windows(2).all(|pair| pair[0].epoch < pair[1].epoch),
+            "checkpoint of batches out of order: {:?}",
+            batches.iter().map(|batch| batch.epoch).collect::<Vec<_>>()
+        );
         let txn = self.db.begin_write()?;
         {
             let mut table = txn.open_table(RECORDS)?;
@@ -324,4 +370,92 @@ fn merged(batches: &[Arc<Batch>]) -> Changes<'_> {
     let mut changes: Changes = newest.into_iter().collect();
     changes.sort_unstable_by(|a, b| a.0.cmp(b.0));
     changes
+}
+
+#[cfg(test)]
+mod tests {
+    use redb::ReadableDatabase;
+
+    use super::*;
+    use crate::commands::Outcome;
+
+    fn database() -> Arc<Database> {
+        Arc::new(Database::builder().create_with_backend(redb::backends::InMemoryBackend::new()).unwrap())
+    }
+
+    /// A batch of one command that writes key `[1, epoch]`, with the
+    /// receiver of that command's answer.
+    fn staged(epoch: u64) -> (Staged, oneshot::Receiver<Result<Applied, EngineError>>) {
+        let (reply, answer) = oneshot::channel();
+        let envelope = Envelope { command: Command::RunJob { key: Vec::new() }, received_epoch: 0, reply };
+        let mut changes = Layer::default();
+        changes.insert(vec![1, epoch as u8], Some(vec![epoch as u8]));
+        let applied = Applied {
+            outcome: Outcome::Document { collection: "test".into(), id: String::new() },
+            replayed: false,
+        };
+        let staged = Staged {
+            batch: Arc::new(Batch::new(epoch, changes)),
+            envelopes: vec![envelope],
+            results: vec![Ok(applied)],
+        };
+        (staged, answer)
+    }
+
+    #[test]
+    fn a_batch_out_of_order_stops_the_logger_instead_of_being_acknowledged() {
+        // With a log (its append asserts) and in memory (publishing does).
+        for with_log in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("x.redb");
+            let view = Arc::new(View::new(database(), 0));
+            let logger = Logger {
+                wal: with_log.then(|| Wal::open(&path).unwrap()),
+                view: view.clone(),
+                epoch: Arc::new(AtomicU64::new(0)),
+                stats: Default::default(),
+            };
+            let (stage, batches) = std_mpsc::sync_channel(3);
+            let mut answers = Vec::new();
+            for epoch in [1, 1, 2] {
+                let (staged, answer) = staged(epoch);
+                stage.send(staged).unwrap();
+                answers.push(answer);
+            }
+            drop(stage);
+            logger.run(batches);
+            let answers: Vec<_> = answers.into_iter().map(|answer| answer.blocking_recv().unwrap()).collect();
+            assert!(answers[0].is_ok(), "{answers:?}");
+            assert!(
+                matches!(&answers[1], Err(EngineError::Storage(m)) if m.contains("the logger panicked")),
+                "{answers:?}"
+            );
+            assert_eq!(answers[2], answers[1], "every later batch is refused too");
+            assert!(view.failure().is_some());
+            if with_log {
+                let logged: Vec<u64> = crate::wal::read_records(&crate::wal::paths_for(&path)[0])
+                    .unwrap()
+                    .iter()
+                    .map(|(epoch, _)| *epoch)
+                    .collect();
+                assert_eq!(logged, vec![1], "nothing after the broken invariant reached the log");
+            }
+        }
+    }
+
+    #[test]
+    fn batches_out_of_order_stop_the_checkpointer_before_it_writes() {
+        let db = database();
+        let view = Arc::new(View::new(db.clone(), 0));
+        let checkpointer = Checkpointer { db: db.clone(), view: view.clone() };
+        let batch = |epoch| staged(epoch).0.batch;
+        assert!(checkpointer.checkpoint(&[batch(1), batch(2)]));
+        assert!(!checkpointer.checkpoint(&[batch(4), batch(3)]));
+        assert!(view.failure().is_some_and(|e| e.to_string().contains("the checkpointer panicked")));
+        let txn = db.begin_read().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        assert!(table.get([1u8, 2].as_slice()).unwrap().is_some());
+        assert!(table.get([1u8, 3].as_slice()).unwrap().is_none(), "nothing of the refused checkpoint");
+        assert!(view.wait_checkpointed(2).is_err(), "and the view is failed for everyone waiting");
+    }
 }

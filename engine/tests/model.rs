@@ -774,7 +774,7 @@ fn check_account(
                 credits_pending: a.credits_pending,
             };
             prop_assert_eq!(&stored, t, "totals of {} ({})", what, a.id);
-            let balances = a.balances();
+            let balances = a.balances().unwrap();
             prop_assert_eq!(balances.available, t.available(), "available of {}", what);
             prop_assert_eq!(balances.pending, t.credits_pending, "pending of {}", what);
             prop_assert_eq!(balances.total, t.available() + t.credits_pending, "total of {}", what);

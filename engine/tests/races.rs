@@ -61,7 +61,7 @@ fn available(engine: &Engine, organization: &str, currency: &str) -> i128 {
         .expect("snapshot")
         .organization_account(organization, currency)
         .expect("read")
-        .map_or(0, |a| a.balances().available)
+        .map_or(0, |a| a.balances().unwrap().available)
 }
 
 fn posted(from: &str, to: &str, amount: i128) -> TransferSpec {

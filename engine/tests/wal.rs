@@ -56,7 +56,7 @@ fn balance(path: &Path) -> i128 {
     let account = engine.read().unwrap().organization_account("org_wal", "USD").unwrap();
     let report = sika_engine::verify::verify(engine.database()).unwrap();
     assert!(report.is_consistent(), "{:?}", report.problems);
-    account.map(|a| a.balances().available).unwrap_or(0)
+    account.map(|a| a.balances().unwrap().available).unwrap_or(0)
 }
 
 #[test]
@@ -71,7 +71,15 @@ fn acknowledged_batches_in_the_log_are_replayed_on_open_and_by_verify() {
         deposit(&engine, n);
     }
     assert_eq!(
-        engine.read().unwrap().organization_account("org_wal", "USD").unwrap().unwrap().balances().available,
+        engine
+            .read()
+            .unwrap()
+            .organization_account("org_wal", "USD")
+            .unwrap()
+            .unwrap()
+            .balances()
+            .unwrap()
+            .available,
         1_000 + DEPOSITS * (DEPOSITS + 1) / 2,
         "readers see acknowledged batches the file does not hold yet"
     );

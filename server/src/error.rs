@@ -138,6 +138,12 @@ impl From<EngineError> for ApiError {
             }
             e @ EngineError::Conflict(_) => ApiError::new(StatusCode::CONFLICT, "conflict", e.to_string()),
             EngineError::Unavailable => ApiError::unavailable(),
+            // A ledger total or counter out of range is the node's failure
+            // (a request's own amount too large arrives as `Money` above).
+            e @ EngineError::Overflow(_) => {
+                tracing::error!(error = %e, "ledger arithmetic overflow");
+                ApiError::internal()
+            }
             other => {
                 tracing::error!(error = %other, "engine failure");
                 ApiError::internal()
@@ -147,3 +153,16 @@ impl From<EngineError> for ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_overflow_is_the_callers_only_when_their_amount_is_too_large() {
+        let request = ApiError::from(EngineError::Money(MoneyError::Overflow));
+        assert_eq!((request.status, request.code), (StatusCode::BAD_REQUEST, "validation_error"));
+        let ledger = ApiError::from(EngineError::Overflow("credits posted"));
+        assert_eq!((ledger.status, ledger.code), (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"));
+    }
+}

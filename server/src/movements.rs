@@ -116,7 +116,8 @@ fn usd_cents(stack: &Stack, currency: Currency, amount: i128) -> ApiResult<i128>
         .engine
         .mid_rate(currency.code, "USD")
         .ok_or_else(|| ApiError::validation("from.currency", "no USD rate for this currency"))?;
-    let usd = convert_down(currency.to_decimal(amount), rate, 6).unwrap_or_default();
+    let amount = currency.to_decimal(amount).map_err(|e| money_error("from.amount", e))?;
+    let usd = convert_down(amount, rate, 6).unwrap_or_default();
     let cents = (usd * Decimal::from(100)).ceil();
     Ok(cents.mantissa() / 10i128.pow(cents.scale()))
 }
@@ -147,7 +148,8 @@ pub fn new_payout(
         (from_amount, Decimal::ONE)
     } else {
         let rate = stack.engine.rate(from.code, to_currency.code)?;
-        let major = convert_down(from.to_decimal(from_amount), rate, to_currency.scale).unwrap_or_default();
+        let from_major = from.to_decimal(from_amount).map_err(|e| money_error("from.amount", e))?;
+        let major = convert_down(from_major, rate, to_currency.scale).unwrap_or_default();
         (to_currency.from_decimal(major, true).map_err(|e| money_error("from.amount", e))?, rate)
     };
     if !method.limits.contains_minor(to_amount, to_currency.scale) {
@@ -168,8 +170,9 @@ pub fn new_payout(
     let fee_amount = if to_currency == from {
         fee_in_method_currency
     } else {
-        let major =
-            convert_up(to_currency.to_decimal(fee_in_method_currency), rate, from.scale).unwrap_or_default();
+        let fee =
+            to_currency.to_decimal(fee_in_method_currency).map_err(|e| money_error("from.amount", e))?;
+        let major = convert_up(fee, rate, from.scale).unwrap_or_default();
         from.from_decimal(major, true).map_err(|e| money_error("from.amount", e))?
     };
     let cap = match principal {

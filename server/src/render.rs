@@ -1,6 +1,7 @@
 //! How records look on the wire: JSON renderers shared by every GET, list
 //! and event payload, so `data` in a webhook is exactly what a GET returns.
 
+use crate::error::ApiResult;
 use chrono::{DateTime, SecondsFormat};
 use serde_json::{Value, json};
 use sika_api::Money;
@@ -31,16 +32,16 @@ pub fn to_json<T: serde::Serialize>(view: &T) -> Value {
     serde_json::to_value(view).expect("a view serializes to JSON")
 }
 
-pub fn account(record: &AccountRecord, usd_per_unit: Option<rust_decimal::Decimal>) -> Value {
-    let balances = record.balances();
+pub fn account(record: &AccountRecord, usd_per_unit: Option<rust_decimal::Decimal>) -> ApiResult<Value> {
+    let balances = record.balances()?;
     let estimated_usd = usd_per_unit
         .and_then(|rate| {
-            let total = Currency::find(&record.currency).ok()?.to_decimal(balances.total);
+            let total = Currency::find(&record.currency).ok()?.to_decimal(balances.total).ok()?;
             Some(total.checked_mul(rate)?.round_dp_with_strategy(2, rust_decimal::RoundingStrategy::ToZero))
         })
         .map(|usd| format!("{usd:.2}"))
         .unwrap_or_else(|| "0.00".to_string());
-    json!({
+    Ok(json!({
         "id": record.id,
         "currency": record.currency,
         "availableBalance": amount(&record.currency, balances.available),
@@ -48,7 +49,7 @@ pub fn account(record: &AccountRecord, usd_per_unit: Option<rust_decimal::Decima
         "totalBalance": amount(&record.currency, balances.total),
         "estimatedUsd": estimated_usd,
         "createdAt": timestamp(record.created_at),
-    })
+    }))
 }
 
 pub fn quote(record: &QuoteRecord, now: i64) -> Value {

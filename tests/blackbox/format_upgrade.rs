@@ -3,16 +3,19 @@
 //! `tests/fixtures/make-format-fixture.py` with that release's binary and
 //! left behind by a SIGKILL) opens, is upgraded, serves what it held and
 //! verifies; a directory written by a newer format is refused with both
-//! versions named, and nothing in it is touched.
-
+//! versions named, and nothing in it is touched; a ledger whose jobs
+//! format 1 stored (whole commands) is upgraded to format 2 (job kinds) and
+//! its jobs still run.
 
 use std::path::{Path, PathBuf};
 
 use crate::support::*;
-use redb::ReadableDatabase;
-use serde_json::Value;
+use redb::{ReadableDatabase, ReadableTable};
+use serde_json::{Value, json};
+use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end};
+use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 1;
+const FORMAT_VERSION: u32 = 2;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 const STAMP: redb::TableDefinition<&str, u32> = redb::TableDefinition::new("sika_format");
 const DATABASES: [&str; 5] =
@@ -188,4 +191,69 @@ async fn a_database_from_a_newer_format_is_refused_naming_both_versions() {
     assert!(!verify.status.success());
     let said = String::from_utf8_lossy(&verify.stdout).to_string() + &String::from_utf8_lossy(&verify.stderr);
     assert!(said.contains(&format!("format version {}", FORMAT_VERSION + 1)), "{said}");
+}
+
+/// Rewrites every job of a stopped node's ledger as format 1 stored it (the
+/// whole command it runs, where format 2 stores its kind) and stamps the
+/// file format 1; returns how many jobs it rewrote.
+fn store_jobs_as_format_1(path: &Path) -> usize {
+    let db = redb::Database::open(path).unwrap();
+    let txn = db.begin_write().unwrap();
+    let rewritten = {
+        let mut table = txn.open_table(RECORDS).unwrap();
+        let start = keys::space(Space::Job);
+        let jobs: Vec<(Vec<u8>, Job)> = table
+            .range(start.as_slice()..prefix_end(&start).as_slice())
+            .unwrap()
+            .map(|entry| entry.unwrap())
+            .map(|(key, value)| (key.value().to_vec(), decode(value.value()).unwrap()))
+            .collect();
+        for (key, job) in &jobs {
+            // A tuple is encoded as its fields in order, as the struct was.
+            let format_1 = encode(&(job.id.clone(), job.due_at, Command::from(job.kind.clone())));
+            table.insert(key.as_slice(), format_1.as_slice()).unwrap();
+        }
+        jobs.len()
+    };
+    txn.open_table(STAMP).unwrap().insert("format_version", 1).unwrap();
+    txn.commit().unwrap();
+    rewritten
+}
+
+#[tokio::test]
+async fn a_format_1_ledger_with_waiting_jobs_is_upgraded_and_its_jobs_run() {
+    // Slow enough that the rail's two steps (a note at 3 s, the outcome at
+    // 6 s) still wait when the node stops.
+    let slow = [("SIKA_TIME_SCALE", "0.1")];
+    let mut node = Node::start_with_env(Options::unthrottled(), &slow);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    deposit(&api, &node, &key, "GHS", "100.00").await;
+    // Cents 03: the rail times out, notes it, and then reconciles.
+    let body = json!({
+        "from": { "currency": "GHS", "amount": "20.03" },
+        "to": { "code": "mtn_gh", "accountNumber": "+233241234567" },
+        "externalReference": "format-1-jobs",
+    });
+    let created = api.post(&node.sandbox_url("/v1/payouts"), &key, body).await;
+    created.expect(201);
+    let url = node.sandbox_url(&format!("/v1/payouts/{}", created.body["payout"]["id"].as_str().unwrap()));
+    node.stop();
+    let sandbox = node.data_dir().join("sandbox.redb");
+    assert_eq!(store_jobs_as_format_1(&sandbox), 2, "the note and the outcome wait");
+
+    node.restart(&Options::unthrottled(), &slow);
+    // A new client: the old one's pooled connections went with the node.
+    let api = Api::new();
+    let payout = eventually("the payout to complete", std::time::Duration::from_secs(30), || async {
+        let r = api.get(&url, &key).await;
+        r.expect(200);
+        (r.body["payout"]["status"] == "completed").then_some(r.body)
+    })
+    .await;
+    let timeline = payout["payout"]["timeline"].as_array().unwrap();
+    let noted = timeline.iter().filter(|e| e["title"] == "Provider timed out").count();
+    assert_eq!(noted, 1, "each job ran once: {timeline:?}");
+    node.stop_and_verify();
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
 }

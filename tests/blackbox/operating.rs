@@ -1,7 +1,6 @@
 //! Operating a node, from outside: liveness and readiness on every
 //! listener, as pinned in CONTRACT.md ("Operating a node").
 
-
 use crate::support::*;
 
 #[tokio::test]

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use serde_json::{Value, json};
+use sika_engine::EngineError;
 
 use super::AdminState;
 use crate::error::ApiResult;
@@ -20,11 +21,12 @@ pub fn totals(stack: &Stack, identity: &Identity) -> ApiResult<Vec<Value>> {
     let mut sums: BTreeMap<String, (i128, i128, i128, usize)> = BTreeMap::new();
     for org in identity.organizations() {
         for account in snapshot.organization_accounts(&org.id)? {
-            let b = account.balances();
+            let b = account.balances()?;
             let entry = sums.entry(account.currency.clone()).or_default();
-            entry.0 += b.available;
-            entry.1 += b.pending;
-            entry.2 += b.total;
+            let overflow = || EngineError::Overflow("balance totals");
+            entry.0 = entry.0.checked_add(b.available).ok_or_else(overflow)?;
+            entry.1 = entry.1.checked_add(b.pending).ok_or_else(overflow)?;
+            entry.2 = entry.2.checked_add(b.total).ok_or_else(overflow)?;
             entry.3 += 1;
         }
     }

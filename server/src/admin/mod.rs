@@ -110,7 +110,7 @@ async fn organizations(State(state): State<Arc<AdminState>>) -> Json<Value> {
 
 fn balances(stack: &Stack, organization: &str) -> ApiResult<Vec<Value>> {
     let accounts = stack.engine.read()?.organization_accounts(organization)?;
-    Ok(accounts.iter().map(|a| render::account(a, stack.engine.mid_rate(&a.currency, "USD"))).collect())
+    accounts.iter().map(|a| render::account(a, stack.engine.mid_rate(&a.currency, "USD"))).collect()
 }
 
 async fn organization(

@@ -328,7 +328,9 @@ fn build_session(
             let asset_currency = Currency::find(&asset).map_err(|_| ApiError::internal())?;
             // The payer sends the asset; the link's currency is credited.
             let rate: Decimal = stack.engine.rate(currency.code, &asset)?;
-            let origin = (currency.to_decimal(amount) * rate)
+            let amount =
+                currency.to_decimal(amount).map_err(|e| ApiError::validation("amount", e.to_string()))?;
+            let origin = (amount * rate)
                 .round_dp_with_strategy(asset_currency.scale, rust_decimal::RoundingStrategy::AwayFromZero);
             let origin = asset_currency
                 .from_decimal(origin, false)

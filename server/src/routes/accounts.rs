@@ -18,7 +18,9 @@ pub fn router() -> Router<Arc<Stack>> {
 async fn list(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResult<Json<Value>> {
     principal.require("accounts:read")?;
     let accounts = stack.engine.read()?.organization_accounts(principal.organization())?;
-    let data: Vec<Value> =
-        accounts.iter().map(|a| render::account(a, stack.engine.mid_rate(&a.currency, "USD"))).collect();
+    let data: Vec<Value> = accounts
+        .iter()
+        .map(|a| render::account(a, stack.engine.mid_rate(&a.currency, "USD")))
+        .collect::<ApiResult<_>>()?;
     Ok(Json(json!({ "data": data, "hasMore": false, "nextCursor": null })))
 }

@@ -222,7 +222,7 @@ async fn get_event(
         .event(&id)?
         .filter(|e| e.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("event '{id}' not found")))?;
-    Ok(Json(json!({ "event": webhooks::event_body(&stack, &event) })))
+    Ok(Json(json!({ "event": webhooks::event_body(&stack, &event)? })))
 }
 
 async fn list_events(
@@ -242,7 +242,7 @@ async fn list_events(
     let mut data = Vec::new();
     for (_, id) in &entries {
         if let Some(event) = snapshot.event(id)? {
-            data.push(webhooks::event_body(&stack, &event));
+            data.push(webhooks::event_body(&stack, &event)?);
         }
     }
     Ok(Json(list_body(data, entries.last().map(|e| e.0), has_more, &secret, &scope)))

@@ -483,7 +483,15 @@ impl Dispatcher {
                 }
                 let body = body
                     .get_or_insert_with(|| {
-                        let text = serde_json::to_string(&event_body(&self.stack, event)).unwrap_or_default();
+                        // An event that cannot be rendered is sent empty,
+                        // as one that cannot be serialized always was.
+                        let text = match event_body(&self.stack, event) {
+                            Ok(body) => serde_json::to_string(&body).unwrap_or_default(),
+                            Err(e) => {
+                                tracing::error!(event = %event.id, error = %e.message, "cannot render an event");
+                                String::new()
+                            }
+                        };
                         Bytes::from(text)
                     })
                     .clone();

@@ -223,11 +223,11 @@ pub fn render_endpoint(endpoint: &Endpoint, health: &Health, secret: bool) -> Va
 }
 
 /// The resource an event carries, rendered exactly as its GET renders it.
-pub fn event_data(stack: &Stack, event: &EventRecord) -> Value {
-    match &event.payload {
+pub fn event_data(stack: &Stack, event: &EventRecord) -> ApiResult<Value> {
+    Ok(match &event.payload {
         EventPayload::Conversion(c) => render::conversion(c),
         EventPayload::AccountCredited { account, .. } => {
-            render::account(account, stack.engine.mid_rate(&account.currency, "USD"))
+            render::account(account, stack.engine.mid_rate(&account.currency, "USD"))?
         }
         EventPayload::WebhookTest { endpoint_id } => {
             json!({ "endpointId": endpoint_id, "message": "webhook.test" })
@@ -237,7 +237,7 @@ pub fn event_data(stack: &Stack, event: &EventRecord) -> Value {
         EventPayload::Order(o) => render::order(o, None, &[]),
         EventPayload::OrderWithPayout(o, p) => render::order(o, Some(p), &[]),
         EventPayload::Rendered { json, .. } => serde_json::from_str(json).unwrap_or(Value::Null),
-    }
+    })
 }
 
 pub fn event_resource_id(event: &EventRecord) -> Option<String> {
@@ -253,13 +253,13 @@ pub fn event_resource_id(event: &EventRecord) -> Option<String> {
 }
 
 /// The webhook body: `{id, event, data, createdAt}`.
-pub fn event_body(stack: &Stack, event: &EventRecord) -> Value {
-    json!({
+pub fn event_body(stack: &Stack, event: &EventRecord) -> ApiResult<Value> {
+    Ok(json!({
         "id": event.id,
         "event": event.kind,
-        "data": event_data(stack, event),
+        "data": event_data(stack, event)?,
         "createdAt": timestamp(event.created_at),
-    })
+    }))
 }
 
 pub fn load_endpoint(snapshot: &Snapshot, id: &str) -> ApiResult<Option<(Endpoint, Health)>> {
