@@ -21,6 +21,7 @@
 //! assert_eq!(serde_json::to_value(&body).unwrap()["error"], "not_found");
 //! ```
 
+pub mod collections;
 mod common;
 mod error;
 pub mod payouts;

@@ -7,6 +7,7 @@ use rust_decimal::Decimal;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
+use sika_api::collections::CreateCollection;
 use sika_engine::movements::{CapCheck, Destination, NewCollection, NewPayout};
 use sika_engine::rates::{convert_down, convert_up};
 use sika_engine::{Currency, Snapshot};
@@ -230,17 +231,6 @@ pub fn new_payout(
     })
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct CollectionRequest {
-    pub amount: AmountInput,
-    pub currency: String,
-    pub code: String,
-    pub account_number: String,
-    pub external_reference: String,
-    pub metadata: Option<Map<String, Value>>,
-}
-
 /// How a collection reaches its payer: on the sandbox the simulator, whose
 /// outcome the amount's trigger digits choose; on live the operator, who
 /// confirms the payment. Returns (rail, note for the timeline, schedule).
@@ -271,7 +261,7 @@ pub fn collection_rail(
 pub fn new_collection(
     stack: &Stack,
     principal: &Principal,
-    request: CollectionRequest,
+    request: CreateCollection,
     fingerprint: [u8; 32],
 ) -> ApiResult<NewCollection> {
     validate_reference(&request.external_reference)?;

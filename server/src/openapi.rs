@@ -297,38 +297,6 @@ const OPERATIONS: &[Operation] = &[
     },
     Operation {
         method: "post",
-        path: "/v1/collections",
-        id: "createCollection",
-        summary: "Charge a payer; the amount is pending until they approve",
-        scope: "collections:write",
-        body: Some("CollectionRequest"),
-        responses: &[
-            (201, "CollectionEnvelope"),
-            (200, "CollectionEnvelope"),
-            (409, "Error"),
-            (422, "Error"),
-        ],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/collections",
-        id: "listCollections",
-        summary: "Collections, newest first",
-        scope: "collections:read",
-        body: None,
-        responses: &[(200, "CollectionList")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/collections/{id}",
-        id: "getCollection",
-        summary: "One collection with its timeline",
-        scope: "collections:read",
-        body: None,
-        responses: &[(200, "CollectionEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "post",
         path: "/v1/orders",
         id: "createOrder",
         summary: "Collect on one rail and pay out on another",
@@ -638,33 +606,6 @@ fn schemas() -> Map<String, Value> {
     );
     add("RequestEnvelope", envelope("request", "Request"));
     let timeline = json!({ "type": "array", "items": object(&["at", "kind", "title", "detail"], json!({ "at": string(), "kind": string(), "title": string(), "detail": string() })) });
-    let status3 = json!({ "enum": ["pending", "completed", "failed"] });
-    add(
-        "CollectionRequest",
-        object(
-            &["amount", "currency", "code", "accountNumber", "externalReference"],
-            json!({ "amount": amount_input(), "currency": string(), "code": string(), "accountNumber": string(), "externalReference": string(), "metadata": { "type": "object" } }),
-        ),
-    );
-    add(
-        "Collection",
-        object(
-            &[
-                "id",
-                "status",
-                "amount",
-                "currency",
-                "code",
-                "accountNumber",
-                "externalReference",
-                "createdAt",
-                "timeline",
-            ],
-            json!({ "id": string(), "status": status3, "amount": amount(), "currency": string(), "code": string(), "accountNumber": string(), "balanceAccount": string(), "externalReference": string(), "metadata": { "type": "object" }, "statusMessage": string(), "completedAt": nullable_string(), "createdAt": string(), "updatedAt": string(), "timeline": timeline }),
-        ),
-    );
-    add("CollectionEnvelope", envelope("collection", "Collection"));
-    add("CollectionList", list("Collection"));
     add(
         "OrderRequest",
         object(
@@ -1033,5 +974,42 @@ mod tests {
             create["requestBody"]["content"]["application/json"]["schema"]["$ref"],
             "#/components/schemas/CreatePayout"
         );
+    }
+
+    /// What every generated operation owes its callers: the one scope it
+    /// needs, the errors any request can meet (an unknown `sika-version` is
+    /// a 400 on every path), a 404 for an id, and the paging parameters of
+    /// a list.
+    #[test]
+    fn every_generated_operation_declares_its_scope_errors_and_paging() {
+        let generated = serde_json::to_value(crate::routes::documented().into_openapi()).unwrap();
+        let document = document();
+        let mut seen = 0;
+        for (path, item) in generated["paths"].as_object().unwrap() {
+            for method in item.as_object().unwrap().keys() {
+                seen += 1;
+                let operation = &document["paths"][path.as_str()][method.as_str()];
+                let name = format!("{} {path}", method.to_uppercase());
+                let scopes = operation["security"][0]["bearer"].as_array();
+                assert!(scopes.is_some_and(|s| s.len() == 1), "{name} names its scope");
+                let mut statuses = vec!["400", "401", "403", "429"];
+                if path.ends_with("/{id}") {
+                    statuses.push("404");
+                }
+                for status in statuses {
+                    assert!(operation["responses"][status].is_object(), "{name} documents {status}");
+                }
+                let success = operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+                    .as_str()
+                    .unwrap_or_default();
+                if success.starts_with("#/components/schemas/ListPage_") {
+                    let parameters = operation["parameters"].as_array().unwrap();
+                    for wanted in ["limit", "cursor"] {
+                        assert!(parameters.iter().any(|p| p["name"] == wanted), "{name} takes {wanted}");
+                    }
+                }
+            }
+        }
+        assert!(seen >= 6, "only {seen} generated operations: is the document still generated?");
     }
 }

@@ -188,27 +188,35 @@ fn typed_timeline(entries: &[sika_engine::movements::TimelineEntry]) -> Vec<sika
         .collect()
 }
 
+/// A collection as its GET returns it; `extra` adds entries (webhook
+/// deliveries) to the timeline, which is kept in time order.
 pub fn collection(
     record: &sika_engine::movements::CollectionRecord,
     extra: &[sika_engine::movements::TimelineEntry],
-) -> Value {
+) -> sika_api::collections::Collection {
+    use sika_api::collections::{Collection, CollectionStatus};
+    use sika_engine::movements::MovementStatus;
     let entries = in_time_order(record.timeline.iter().chain(extra).cloned().collect());
-    json!({
-        "id": record.id,
-        "status": record.status.name(),
-        "amount": amount(&record.currency, record.amount),
-        "currency": record.currency,
-        "accountNumber": record.account_number,
-        "code": record.code,
-        "balanceAccount": record.account,
-        "externalReference": record.external_reference,
-        "metadata": metadata(&record.metadata),
-        "statusMessage": record.status_message,
-        "completedAt": record.completed_at.map(timestamp),
-        "createdAt": timestamp(record.created_at),
-        "updatedAt": timestamp(record.updated_at),
-        "timeline": timeline(&entries),
-    })
+    Collection {
+        id: record.id.clone(),
+        status: match record.status {
+            MovementStatus::Pending => CollectionStatus::Pending,
+            MovementStatus::Completed => CollectionStatus::Completed,
+            MovementStatus::Failed => CollectionStatus::Failed,
+        },
+        amount: amount(&record.currency, record.amount),
+        currency: record.currency.clone(),
+        account_number: record.account_number.clone(),
+        code: record.code.clone(),
+        balance_account: record.account.clone(),
+        external_reference: record.external_reference.clone(),
+        metadata: metadata_map(&record.metadata),
+        status_message: record.status_message.clone(),
+        completed_at: record.completed_at.map(timestamp),
+        created_at: timestamp(record.created_at),
+        updated_at: timestamp(record.updated_at),
+        timeline: typed_timeline(&entries),
+    }
 }
 
 /// An order with one merged timeline across both legs (and the webhook

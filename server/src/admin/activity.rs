@@ -99,7 +99,7 @@ pub async fn collections(
 ) -> ApiResult<Json<Value>> {
     let stack = state.stack(&stack)?;
     Ok(Json(search(&state, stack, "collections", &query, |s, id| {
-        Ok(s.collection(id)?.map(|c| render::collection(&c, &[])))
+        Ok(s.collection(id)?.map(|c| render::to_json(&render::collection(&c, &[]))))
     })?))
 }
 
@@ -113,7 +113,7 @@ pub async fn collection(
         .collection(&id)?
         .ok_or_else(|| ApiError::not_found(format!("collection '{id}' not found")))?;
     let deliveries = timeline_entries(&snapshot, &collection.organization, &id)?;
-    let mut body = render::collection(&collection, &deliveries);
+    let mut body = render::to_json(&render::collection(&collection, &deliveries));
     body["organizationId"] = Value::String(collection.organization.clone());
     Ok(Json(json!({ "collection": body })))
 }

@@ -233,7 +233,7 @@ pub fn event_data(stack: &Stack, event: &EventRecord) -> Value {
             json!({ "endpointId": endpoint_id, "message": "webhook.test" })
         }
         EventPayload::Payout(p) => render::to_json(&render::payout(p, &[])),
-        EventPayload::Collection(c) => render::collection(c, &[]),
+        EventPayload::Collection(c) => render::to_json(&render::collection(c, &[])),
         EventPayload::Order(o) => render::order(o, None, &[]),
         EventPayload::OrderWithPayout(o, p) => render::order(o, Some(p), &[]),
         EventPayload::Rendered { json, .. } => serde_json::from_str(json).unwrap_or(Value::Null),
