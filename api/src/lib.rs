@@ -24,6 +24,7 @@
 pub mod collections;
 mod common;
 mod error;
+pub mod orders;
 pub mod payouts;
 
 pub use common::{AmountInput, ListPage, ListQuery, Metadata, Money, TimelineEntry};

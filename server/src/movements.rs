@@ -4,10 +4,10 @@
 //! operator's manual settlement).
 
 use rust_decimal::Decimal;
-use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use sika_api::collections::CreateCollection;
+use sika_api::orders::CreateOrder;
 use sika_engine::movements::{CapCheck, Destination, NewCollection, NewPayout};
 use sika_engine::rates::{convert_down, convert_up};
 use sika_engine::{Currency, Snapshot};
@@ -307,24 +307,6 @@ pub fn new_collection(
     })
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OrderFrom {
-    pub method: String,
-    pub currency: String,
-    pub amount: AmountInput,
-    pub chain: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct OrderRequest {
-    pub from: OrderFrom,
-    pub to: PayoutTo,
-    pub external_reference: String,
-    pub metadata: Option<Map<String, Value>>,
-}
-
 /// Confirmations a crypto deposit needs before the order proceeds.
 pub const CRYPTO_CONFIRMATIONS_REQUIRED: u32 = 3;
 /// How long an order waits for funds, unscaled: 30 minutes.
@@ -370,7 +352,7 @@ fn deposit_instructions(
 pub fn new_order(
     stack: &Stack,
     principal: &Principal,
-    request: OrderRequest,
+    request: CreateOrder,
     fingerprint: [u8; 32],
 ) -> ApiResult<sika_engine::orders::NewOrder> {
     validate_reference(&request.external_reference)?;

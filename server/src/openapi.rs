@@ -297,33 +297,6 @@ const OPERATIONS: &[Operation] = &[
     },
     Operation {
         method: "post",
-        path: "/v1/orders",
-        id: "createOrder",
-        summary: "Collect on one rail and pay out on another",
-        scope: "orders:write",
-        body: Some("OrderRequest"),
-        responses: &[(201, "OrderEnvelope"), (200, "OrderEnvelope"), (409, "Error"), (422, "Error")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/orders",
-        id: "listOrders",
-        summary: "Orders, newest first",
-        scope: "orders:read",
-        body: None,
-        responses: &[(200, "OrderList")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/orders/{id}",
-        id: "getOrder",
-        summary: "One order with its merged timeline",
-        scope: "orders:read",
-        body: None,
-        responses: &[(200, "OrderEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "post",
         path: "/v1/simulations/orders/{id}/funds",
         id: "simulateOrderFunds",
         summary: "Sandbox: funds arrive for an order (exact, over, under; confirmations for crypto)",
@@ -605,23 +578,6 @@ fn schemas() -> Map<String, Value> {
         ),
     );
     add("RequestEnvelope", envelope("request", "Request"));
-    let timeline = json!({ "type": "array", "items": object(&["at", "kind", "title", "detail"], json!({ "at": string(), "kind": string(), "title": string(), "detail": string() })) });
-    add(
-        "OrderRequest",
-        object(
-            &["from", "to", "externalReference"],
-            json!({ "from": object(&["method", "currency", "amount"], json!({ "method": { "enum": ["mobile_money", "bank_transfer", "crypto"] }, "currency": string(), "amount": amount_input(), "chain": string() })), "to": object(&[], json!({ "code": string(), "accountNumber": string(), "address": string(), "tag": string(), "currency": string() })), "externalReference": string(), "metadata": { "type": "object" } }),
-        ),
-    );
-    add(
-        "Order",
-        object(
-            &["id", "status", "from", "to", "depositInstructions", "expiresAt", "timeline"],
-            json!({ "id": { "type": "string", "pattern": "^ord_" }, "status": { "enum": ["awaiting_funds", "awaiting_confirmations", "funds_received", "processing_payout", "completed", "failed", "expired"] }, "from": { "type": "object" }, "to": { "type": "object" }, "depositInstructions": { "type": "object" }, "requiredConfirmations": { "type": "integer" }, "payoutId": nullable_string(), "payout": { "type": ["object", "null"] }, "externalReference": string(), "metadata": { "type": "object" }, "statusMessage": string(), "expiresAt": string(), "createdAt": string(), "updatedAt": string(), "timeline": timeline }),
-        ),
-    );
-    add("OrderEnvelope", envelope("order", "Order"));
-    add("OrderList", list("Order"));
     add(
         "OrderFundsRequest",
         object(&["amount"], json!({ "amount": amount_input(), "confirmations": { "type": "integer" } })),

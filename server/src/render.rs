@@ -105,10 +105,6 @@ pub fn deposit(record: &DepositRecord) -> Value {
     })
 }
 
-fn metadata(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|_| json!({}))
-}
-
 /// Timeline entries sorted by time; entries at the same instant keep their order.
 fn in_time_order(
     mut entries: Vec<sika_engine::movements::TimelineEntry>,
@@ -117,29 +113,17 @@ fn in_time_order(
     entries
 }
 
-fn timeline(entries: &[sika_engine::movements::TimelineEntry]) -> Vec<Value> {
-    entries
-        .iter()
-        .map(|e| json!({ "at": timestamp(e.at), "kind": e.kind, "title": e.title, "detail": e.detail }))
-        .collect()
-}
-
 /// A payout as its GET returns it; `extra` adds entries (webhook deliveries)
 /// to the timeline, which is kept in time order.
 pub fn payout(
     record: &sika_engine::movements::PayoutRecord,
     extra: &[sika_engine::movements::TimelineEntry],
 ) -> sika_api::payouts::Payout {
-    use sika_api::payouts::{Payout, PayoutDestination, PayoutSource, PayoutStatus};
-    use sika_engine::movements::MovementStatus;
+    use sika_api::payouts::{Payout, PayoutDestination, PayoutSource};
     let entries = in_time_order(record.timeline.iter().chain(extra).cloned().collect());
     Payout {
         id: record.id.clone(),
-        status: match record.status {
-            MovementStatus::Pending => PayoutStatus::Pending,
-            MovementStatus::Completed => PayoutStatus::Completed,
-            MovementStatus::Failed => PayoutStatus::Failed,
-        },
+        status: payout_status(record.status),
         from: PayoutSource {
             account_number: record.from_account.clone(),
             amount: amount(&record.from_currency, record.from_amount),
@@ -225,7 +209,8 @@ pub fn order(
     record: &sika_engine::orders::OrderRecord,
     payout: Option<&sika_engine::movements::PayoutRecord>,
     extra: &[sika_engine::movements::TimelineEntry],
-) -> Value {
+) -> sika_api::orders::Order {
+    use sika_api::orders::{Order, OrderDestination, OrderSource};
     let mut entries = record.timeline.clone();
     if let Some(p) = payout {
         entries.extend(p.timeline.iter().map(|e| sika_engine::movements::TimelineEntry {
@@ -235,35 +220,70 @@ pub fn order(
     }
     entries.extend_from_slice(extra);
     let entries = in_time_order(entries);
-    json!({
-        "id": record.id,
-        "status": record.status.name(),
-        "from": {
-            "method": record.from_method,
-            "currency": record.from_currency,
-            "amount": amount(&record.from_currency, record.from_amount),
-            "chain": record.from_chain,
-            "receivedAmount": amount(&record.from_currency, record.received_amount),
+    Order {
+        id: record.id.clone(),
+        status: order_status(record.status),
+        from: OrderSource {
+            method: record.from_method.clone(),
+            currency: record.from_currency.clone(),
+            amount: amount(&record.from_currency, record.from_amount),
+            chain: record.from_chain.clone(),
+            received_amount: amount(&record.from_currency, record.received_amount),
         },
-        "to": {
-            "code": record.to.code,
-            "currency": record.to_currency,
-            "accountNumber": record.to.account_number,
-            "address": record.to.address,
-            "tag": record.to.tag,
+        to: OrderDestination {
+            code: record.to.code.clone(),
+            currency: record.to_currency.clone(),
+            account_number: record.to.account_number.clone(),
+            address: record.to.address.clone(),
+            tag: record.to.tag.clone(),
         },
-        "depositInstructions": metadata(&record.deposit_instructions),
-        "requiredConfirmations": record.required_confirmations,
-        "payoutId": record.payout_id,
-        "payout": payout.map(|p| json!({ "id": p.id, "status": p.status.name(), "amount": amount(&p.to_currency, p.to_amount), "currency": p.to_currency, "fee": amount(&p.from_currency, p.fee_amount) })),
-        "externalReference": record.external_reference,
-        "metadata": metadata(&record.metadata),
-        "statusMessage": record.status_message,
-        "expiresAt": timestamp(record.expires_at),
-        "createdAt": timestamp(record.created_at),
-        "updatedAt": timestamp(record.updated_at),
-        "timeline": timeline(&entries),
-    })
+        deposit_instructions: metadata_map(&record.deposit_instructions),
+        required_confirmations: record.required_confirmations,
+        payout_id: record.payout_id.clone(),
+        payout: payout.map(order_payout),
+        external_reference: record.external_reference.clone(),
+        metadata: metadata_map(&record.metadata),
+        status_message: record.status_message.clone(),
+        expires_at: timestamp(record.expires_at),
+        created_at: timestamp(record.created_at),
+        updated_at: timestamp(record.updated_at),
+        timeline: typed_timeline(&entries),
+    }
+}
+
+fn order_status(status: sika_engine::orders::OrderStatus) -> sika_api::orders::OrderStatus {
+    use sika_api::orders::OrderStatus as Wire;
+    use sika_engine::orders::OrderStatus;
+    match status {
+        OrderStatus::AwaitingFunds => Wire::AwaitingFunds,
+        OrderStatus::AwaitingConfirmations => Wire::AwaitingConfirmations,
+        OrderStatus::FundsReceived => Wire::FundsReceived,
+        OrderStatus::ProcessingPayout => Wire::ProcessingPayout,
+        OrderStatus::Completed => Wire::Completed,
+        OrderStatus::Failed => Wire::Failed,
+        OrderStatus::Expired => Wire::Expired,
+    }
+}
+
+/// An order's payout leg in brief: what the recipient gets and the fee.
+fn order_payout(payout: &sika_engine::movements::PayoutRecord) -> sika_api::orders::OrderPayout {
+    sika_api::orders::OrderPayout {
+        id: payout.id.clone(),
+        status: payout_status(payout.status),
+        amount: amount(&payout.to_currency, payout.to_amount),
+        currency: payout.to_currency.clone(),
+        fee: amount(&payout.from_currency, payout.fee_amount),
+    }
+}
+
+fn payout_status(status: sika_engine::movements::MovementStatus) -> sika_api::payouts::PayoutStatus {
+    use sika_api::payouts::PayoutStatus;
+    use sika_engine::movements::MovementStatus;
+    match status {
+        MovementStatus::Pending => PayoutStatus::Pending,
+        MovementStatus::Completed => PayoutStatus::Completed,
+        MovementStatus::Failed => PayoutStatus::Failed,
+    }
 }
 
 #[cfg(test)]

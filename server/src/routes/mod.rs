@@ -39,7 +39,7 @@ mod webhooks;
 /// Resources move here from the hand-written table in `crate::openapi` one
 /// at a time.
 pub fn documented() -> OpenApiRouter<Arc<Stack>> {
-    OpenApiRouter::new().merge(payouts::router()).merge(collections::router())
+    OpenApiRouter::new().merge(payouts::router()).merge(collections::router()).merge(orders::router())
 }
 
 pub fn app(stack: Arc<Stack>) -> Router {
@@ -56,7 +56,6 @@ pub fn app(stack: Arc<Stack>) -> Router {
         .merge(keys::router())
         .merge(requests::router())
         .merge(webhooks::router())
-        .merge(orders::router())
         .merge(recipients::router())
         .merge(virtual_accounts::router())
         .merge(payment_pages::router())

@@ -234,8 +234,8 @@ pub fn event_data(stack: &Stack, event: &EventRecord) -> Value {
         }
         EventPayload::Payout(p) => render::to_json(&render::payout(p, &[])),
         EventPayload::Collection(c) => render::to_json(&render::collection(c, &[])),
-        EventPayload::Order(o) => render::order(o, None, &[]),
-        EventPayload::OrderWithPayout(o, p) => render::order(o, Some(p), &[]),
+        EventPayload::Order(o) => render::to_json(&render::order(o, None, &[])),
+        EventPayload::OrderWithPayout(o, p) => render::to_json(&render::order(o, Some(p), &[])),
         EventPayload::Rendered { json, .. } => serde_json::from_str(json).unwrap_or(Value::Null),
     }
 }
