@@ -23,6 +23,7 @@
 
 pub mod collections;
 mod common;
+pub mod conversions;
 mod error;
 pub mod orders;
 pub mod payouts;

@@ -47,57 +47,6 @@ const OPERATIONS: &[Operation] = &[
         responses: &[(200, "RateEnvelope")],
     },
     Operation {
-        method: "post",
-        path: "/v1/conversions/quotes",
-        id: "createQuote",
-        summary: "Lock a rate for a conversion",
-        scope: "conversions:write",
-        body: Some("QuoteRequest"),
-        responses: &[(201, "QuoteEnvelope"), (422, "Error")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/conversions/quotes/{id}",
-        id: "getQuote",
-        summary: "One quote",
-        scope: "conversions:read",
-        body: None,
-        responses: &[(200, "QuoteEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "post",
-        path: "/v1/conversions",
-        id: "executeQuote",
-        summary: "Execute a pending quote",
-        scope: "conversions:write",
-        body: Some("ConversionRequest"),
-        responses: &[
-            (201, "ConversionEnvelope"),
-            (200, "ConversionEnvelope"),
-            (404, "Error"),
-            (409, "Error"),
-            (422, "Error"),
-        ],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/conversions",
-        id: "listConversions",
-        summary: "Conversions, newest first",
-        scope: "conversions:read",
-        body: None,
-        responses: &[(200, "ConversionList")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/conversions/{id}",
-        id: "getConversion",
-        summary: "One conversion",
-        scope: "conversions:read",
-        body: None,
-        responses: &[(200, "ConversionEnvelope"), (404, "Error")],
-    },
-    Operation {
         method: "get",
         path: "/v1/organization/representative",
         id: "getRepresentative",
@@ -417,11 +366,6 @@ fn amount_input() -> Value {
 
 #[expect(clippy::too_many_lines)]
 fn schemas() -> Map<String, Value> {
-    let money_side = object(&["currency"], json!({ "currency": string(), "amount": amount_input() }));
-    let leg = object(
-        &["accountNumber", "amount", "currency"],
-        json!({ "accountNumber": string(), "amount": amount(), "currency": string() }),
-    );
     let mut s = Map::new();
     let mut add = |name: &str, schema: Value| {
         s.insert(name.to_string(), schema);
@@ -457,42 +401,6 @@ fn schemas() -> Map<String, Value> {
         ),
     );
     add("RateEnvelope", envelope("rate", "Rate"));
-    add("QuoteRequest", object(&["from", "to"], json!({ "from": money_side, "to": money_side })));
-    add(
-        "Quote",
-        object(
-            &["id", "status", "from", "to", "rate", "expiresAt", "createdAt"],
-            json!({ "id": string(), "status": { "enum": ["pending", "executed", "expired"] }, "from": object(&["currency", "amount"], json!({ "currency": string(), "amount": amount() })), "to": object(&["currency", "amount"], json!({ "currency": string(), "amount": amount() })), "rate": string(), "conversionId": nullable_string(), "expiresAt": string(), "createdAt": string() }),
-        ),
-    );
-    add("QuoteEnvelope", envelope("quote", "Quote"));
-    add(
-        "ConversionRequest",
-        object(
-            &["quoteId"],
-            json!({ "quoteId": { "type": "string", "minLength": 1 }, "externalReference": string() }),
-        ),
-    );
-    add(
-        "Conversion",
-        object(
-            &[
-                "id",
-                "status",
-                "quoteId",
-                "from",
-                "to",
-                "rate",
-                "statusMessage",
-                "completedAt",
-                "createdAt",
-                "updatedAt",
-            ],
-            json!({ "id": string(), "status": { "enum": ["completed"] }, "quoteId": string(), "from": leg, "to": leg, "rate": string(), "externalReference": nullable_string(), "statusMessage": string(), "completedAt": string(), "createdAt": string(), "updatedAt": string() }),
-        ),
-    );
-    add("ConversionEnvelope", envelope("conversion", "Conversion"));
-    add("ConversionList", list("Conversion"));
     add(
         "RepresentativeRequest",
         object(

@@ -51,46 +51,54 @@ pub fn account(record: &AccountRecord, usd_per_unit: Option<rust_decimal::Decima
     })
 }
 
-pub fn quote(record: &QuoteRecord, now: i64) -> Value {
+pub fn quote(record: &QuoteRecord, now: i64) -> sika_api::conversions::Quote {
+    use sika_api::conversions::{Quote, QuoteStatus as Wire};
     let status = match record.status {
-        QuoteStatus::Executed => "executed",
-        QuoteStatus::Pending if record.is_expired(now) => "expired",
-        QuoteStatus::Pending => "pending",
+        QuoteStatus::Executed => Wire::Executed,
+        QuoteStatus::Pending if record.is_expired(now) => Wire::Expired,
+        QuoteStatus::Pending => Wire::Pending,
     };
-    json!({
-        "id": record.id,
-        "status": status,
-        "from": { "currency": record.from_currency, "amount": amount(&record.from_currency, record.from_amount) },
-        "to": { "currency": record.to_currency, "amount": amount(&record.to_currency, record.to_amount) },
-        "rate": record.rate,
-        "conversionId": record.conversion_id,
-        "expiresAt": timestamp(record.expires_at),
-        "createdAt": timestamp(record.created_at),
-    })
+    Quote {
+        id: record.id.clone(),
+        status,
+        from: Money {
+            amount: amount(&record.from_currency, record.from_amount),
+            currency: record.from_currency.clone(),
+        },
+        to: Money {
+            amount: amount(&record.to_currency, record.to_amount),
+            currency: record.to_currency.clone(),
+        },
+        rate: record.rate.clone(),
+        conversion_id: record.conversion_id.clone(),
+        expires_at: timestamp(record.expires_at),
+        created_at: timestamp(record.created_at),
+    }
 }
 
-pub fn conversion(record: &ConversionRecord) -> Value {
-    json!({
-        "id": record.id,
-        "status": "completed",
-        "quoteId": record.quote_id,
-        "from": {
-            "accountNumber": record.from_account,
-            "amount": amount(&record.from_currency, record.from_amount),
-            "currency": record.from_currency,
+pub fn conversion(record: &ConversionRecord) -> sika_api::conversions::Conversion {
+    use sika_api::conversions::{Conversion, ConversionLeg, ConversionStatus};
+    Conversion {
+        completed_at: timestamp(record.completed_at),
+        created_at: timestamp(record.created_at),
+        external_reference: record.external_reference.clone(),
+        from: ConversionLeg {
+            account_number: record.from_account.clone(),
+            amount: amount(&record.from_currency, record.from_amount),
+            currency: record.from_currency.clone(),
         },
-        "to": {
-            "accountNumber": record.to_account,
-            "amount": amount(&record.to_currency, record.to_amount),
-            "currency": record.to_currency,
+        id: record.id.clone(),
+        quote_id: record.quote_id.clone(),
+        rate: record.rate.clone(),
+        status: ConversionStatus::Completed,
+        status_message: "Conversion completed".to_string(),
+        to: ConversionLeg {
+            account_number: record.to_account.clone(),
+            amount: amount(&record.to_currency, record.to_amount),
+            currency: record.to_currency.clone(),
         },
-        "rate": record.rate,
-        "externalReference": record.external_reference,
-        "statusMessage": "Conversion completed",
-        "completedAt": timestamp(record.completed_at),
-        "createdAt": timestamp(record.created_at),
-        "updatedAt": timestamp(record.completed_at),
-    })
+        updated_at: timestamp(record.completed_at),
+    }
 }
 
 pub fn deposit(record: &DepositRecord) -> Value {

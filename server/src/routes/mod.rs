@@ -39,7 +39,11 @@ mod webhooks;
 /// Resources move here from the hand-written table in `crate::openapi` one
 /// at a time.
 pub fn documented() -> OpenApiRouter<Arc<Stack>> {
-    OpenApiRouter::new().merge(payouts::router()).merge(collections::router()).merge(orders::router())
+    OpenApiRouter::new()
+        .merge(payouts::router())
+        .merge(collections::router())
+        .merge(orders::router())
+        .merge(conversions::router())
 }
 
 pub fn app(stack: Arc<Stack>) -> Router {
@@ -48,7 +52,6 @@ pub fn app(stack: Arc<Stack>) -> Router {
         .merge(documented)
         .merge(accounts::router())
         .merge(rates::router())
-        .merge(conversions::router())
         .merge(representative::router())
         .merge(capabilities::router())
         .merge(validation::router())

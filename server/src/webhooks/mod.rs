@@ -225,7 +225,7 @@ pub fn render_endpoint(endpoint: &Endpoint, health: &Health, secret: bool) -> Va
 /// The resource an event carries, rendered exactly as its GET renders it.
 pub fn event_data(stack: &Stack, event: &EventRecord) -> Value {
     match &event.payload {
-        EventPayload::Conversion(c) => render::conversion(c),
+        EventPayload::Conversion(c) => render::to_json(&render::conversion(c)),
         EventPayload::AccountCredited { account, .. } => {
             render::account(account, stack.engine.mid_rate(&account.currency, "USD"))
         }
