@@ -27,6 +27,7 @@ pub mod conversions;
 mod error;
 pub mod orders;
 pub mod payouts;
+pub mod rates;
 
 pub use common::{AmountInput, ListPage, ListQuery, Metadata, Money, TimelineEntry};
 pub use error::{ErrorBody, ErrorCode};

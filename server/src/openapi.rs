@@ -39,15 +39,6 @@ const OPERATIONS: &[Operation] = &[
     },
     Operation {
         method: "get",
-        path: "/v1/rates/{origin}/{destination}",
-        id: "getRate",
-        summary: "The all-in rate a quote would lock now",
-        scope: "rates:read",
-        body: None,
-        responses: &[(200, "RateEnvelope")],
-    },
-    Operation {
-        method: "get",
         path: "/v1/organization/representative",
         id: "getRepresentative",
         summary: "The organization representative",
@@ -393,14 +384,6 @@ fn schemas() -> Map<String, Value> {
         ),
     );
     add("AccountList", list("Account"));
-    add(
-        "Rate",
-        object(
-            &["origin", "destination", "rate"],
-            json!({ "origin": string(), "destination": string(), "rate": string(), "midRate": string(), "spreadBps": { "type": "integer" }, "quoteTtlSeconds": { "type": "integer" }, "timestamp": string() }),
-        ),
-    );
-    add("RateEnvelope", envelope("rate", "Rate"));
     add(
         "RepresentativeRequest",
         object(

@@ -44,6 +44,7 @@ pub fn documented() -> OpenApiRouter<Arc<Stack>> {
         .merge(collections::router())
         .merge(orders::router())
         .merge(conversions::router())
+        .merge(rates::router())
 }
 
 pub fn app(stack: Arc<Stack>) -> Router {
@@ -51,7 +52,6 @@ pub fn app(stack: Arc<Stack>) -> Router {
     let authenticated = Router::new()
         .merge(documented)
         .merge(accounts::router())
-        .merge(rates::router())
         .merge(representative::router())
         .merge(capabilities::router())
         .merge(validation::router())
