@@ -21,9 +21,13 @@
 //! assert_eq!(serde_json::to_value(&body).unwrap()["error"], "not_found");
 //! ```
 
+pub mod collections;
 mod common;
+pub mod conversions;
 mod error;
+pub mod orders;
 pub mod payouts;
+pub mod rates;
 
 pub use common::{AmountInput, ListPage, ListQuery, Metadata, Money, TimelineEntry};
 pub use error::{ErrorBody, ErrorCode};

@@ -4,9 +4,10 @@
 //! operator's manual settlement).
 
 use rust_decimal::Decimal;
-use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
+use sika_api::collections::CreateCollection;
+use sika_api::orders::CreateOrder;
 use sika_engine::movements::{CapCheck, Destination, NewCollection, NewPayout};
 use sika_engine::rates::{convert_down, convert_up};
 use sika_engine::{Currency, Snapshot};
@@ -233,17 +234,6 @@ pub fn new_payout(
     })
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct CollectionRequest {
-    pub amount: AmountInput,
-    pub currency: String,
-    pub code: String,
-    pub account_number: String,
-    pub external_reference: String,
-    pub metadata: Option<Map<String, Value>>,
-}
-
 /// How a collection reaches its payer: on the sandbox the simulator, whose
 /// outcome the amount's trigger digits choose; on live the operator, who
 /// confirms the payment. Returns (rail, note for the timeline, schedule).
@@ -274,7 +264,7 @@ pub fn collection_rail(
 pub fn new_collection(
     stack: &Stack,
     principal: &Principal,
-    request: CollectionRequest,
+    request: CreateCollection,
     fingerprint: [u8; 32],
 ) -> ApiResult<NewCollection> {
     validate_reference(&request.external_reference)?;
@@ -318,24 +308,6 @@ pub fn new_collection(
         id: None,
         attach: Vec::new(),
     })
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OrderFrom {
-    pub method: String,
-    pub currency: String,
-    pub amount: AmountInput,
-    pub chain: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct OrderRequest {
-    pub from: OrderFrom,
-    pub to: PayoutTo,
-    pub external_reference: String,
-    pub metadata: Option<Map<String, Value>>,
 }
 
 /// Confirmations a crypto deposit needs before the order proceeds.
@@ -383,7 +355,7 @@ fn deposit_instructions(
 pub fn new_order(
     stack: &Stack,
     principal: &Principal,
-    request: OrderRequest,
+    request: CreateOrder,
     fingerprint: [u8; 32],
 ) -> ApiResult<sika_engine::orders::NewOrder> {
     validate_reference(&request.external_reference)?;

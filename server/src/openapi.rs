@@ -39,66 +39,6 @@ const OPERATIONS: &[Operation] = &[
     },
     Operation {
         method: "get",
-        path: "/v1/rates/{origin}/{destination}",
-        id: "getRate",
-        summary: "The all-in rate a quote would lock now",
-        scope: "rates:read",
-        body: None,
-        responses: &[(200, "RateEnvelope")],
-    },
-    Operation {
-        method: "post",
-        path: "/v1/conversions/quotes",
-        id: "createQuote",
-        summary: "Lock a rate for a conversion",
-        scope: "conversions:write",
-        body: Some("QuoteRequest"),
-        responses: &[(201, "QuoteEnvelope"), (422, "Error")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/conversions/quotes/{id}",
-        id: "getQuote",
-        summary: "One quote",
-        scope: "conversions:read",
-        body: None,
-        responses: &[(200, "QuoteEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "post",
-        path: "/v1/conversions",
-        id: "executeQuote",
-        summary: "Execute a pending quote",
-        scope: "conversions:write",
-        body: Some("ConversionRequest"),
-        responses: &[
-            (201, "ConversionEnvelope"),
-            (200, "ConversionEnvelope"),
-            (404, "Error"),
-            (409, "Error"),
-            (422, "Error"),
-        ],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/conversions",
-        id: "listConversions",
-        summary: "Conversions, newest first",
-        scope: "conversions:read",
-        body: None,
-        responses: &[(200, "ConversionList")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/conversions/{id}",
-        id: "getConversion",
-        summary: "One conversion",
-        scope: "conversions:read",
-        body: None,
-        responses: &[(200, "ConversionEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "get",
         path: "/v1/organization/representative",
         id: "getRepresentative",
         summary: "The organization representative",
@@ -297,65 +237,6 @@ const OPERATIONS: &[Operation] = &[
     },
     Operation {
         method: "post",
-        path: "/v1/collections",
-        id: "createCollection",
-        summary: "Charge a payer; the amount is pending until they approve",
-        scope: "collections:write",
-        body: Some("CollectionRequest"),
-        responses: &[
-            (201, "CollectionEnvelope"),
-            (200, "CollectionEnvelope"),
-            (409, "Error"),
-            (422, "Error"),
-        ],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/collections",
-        id: "listCollections",
-        summary: "Collections, newest first",
-        scope: "collections:read",
-        body: None,
-        responses: &[(200, "CollectionList")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/collections/{id}",
-        id: "getCollection",
-        summary: "One collection with its timeline",
-        scope: "collections:read",
-        body: None,
-        responses: &[(200, "CollectionEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "post",
-        path: "/v1/orders",
-        id: "createOrder",
-        summary: "Collect on one rail and pay out on another",
-        scope: "orders:write",
-        body: Some("OrderRequest"),
-        responses: &[(201, "OrderEnvelope"), (200, "OrderEnvelope"), (409, "Error"), (422, "Error")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/orders",
-        id: "listOrders",
-        summary: "Orders, newest first",
-        scope: "orders:read",
-        body: None,
-        responses: &[(200, "OrderList")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/orders/{id}",
-        id: "getOrder",
-        summary: "One order with its merged timeline",
-        scope: "orders:read",
-        body: None,
-        responses: &[(200, "OrderEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "post",
         path: "/v1/simulations/orders/{id}/funds",
         id: "simulateOrderFunds",
         summary: "Sandbox: funds arrive for an order (exact, over, under; confirmations for crypto)",
@@ -476,11 +357,6 @@ fn amount_input() -> Value {
 
 #[expect(clippy::too_many_lines)]
 fn schemas() -> Map<String, Value> {
-    let money_side = object(&["currency"], json!({ "currency": string(), "amount": amount_input() }));
-    let leg = object(
-        &["accountNumber", "amount", "currency"],
-        json!({ "accountNumber": string(), "amount": amount(), "currency": string() }),
-    );
     let mut s = Map::new();
     let mut add = |name: &str, schema: Value| {
         s.insert(name.to_string(), schema);
@@ -508,50 +384,6 @@ fn schemas() -> Map<String, Value> {
         ),
     );
     add("AccountList", list("Account"));
-    add(
-        "Rate",
-        object(
-            &["origin", "destination", "rate"],
-            json!({ "origin": string(), "destination": string(), "rate": string(), "midRate": string(), "spreadBps": { "type": "integer" }, "quoteTtlSeconds": { "type": "integer" }, "timestamp": string() }),
-        ),
-    );
-    add("RateEnvelope", envelope("rate", "Rate"));
-    add("QuoteRequest", object(&["from", "to"], json!({ "from": money_side, "to": money_side })));
-    add(
-        "Quote",
-        object(
-            &["id", "status", "from", "to", "rate", "expiresAt", "createdAt"],
-            json!({ "id": string(), "status": { "enum": ["pending", "executed", "expired"] }, "from": object(&["currency", "amount"], json!({ "currency": string(), "amount": amount() })), "to": object(&["currency", "amount"], json!({ "currency": string(), "amount": amount() })), "rate": string(), "conversionId": nullable_string(), "expiresAt": string(), "createdAt": string() }),
-        ),
-    );
-    add("QuoteEnvelope", envelope("quote", "Quote"));
-    add(
-        "ConversionRequest",
-        object(
-            &["quoteId"],
-            json!({ "quoteId": { "type": "string", "minLength": 1 }, "externalReference": string() }),
-        ),
-    );
-    add(
-        "Conversion",
-        object(
-            &[
-                "id",
-                "status",
-                "quoteId",
-                "from",
-                "to",
-                "rate",
-                "statusMessage",
-                "completedAt",
-                "createdAt",
-                "updatedAt",
-            ],
-            json!({ "id": string(), "status": { "enum": ["completed"] }, "quoteId": string(), "from": leg, "to": leg, "rate": string(), "externalReference": nullable_string(), "statusMessage": string(), "completedAt": string(), "createdAt": string(), "updatedAt": string() }),
-        ),
-    );
-    add("ConversionEnvelope", envelope("conversion", "Conversion"));
-    add("ConversionList", list("Conversion"));
     add(
         "RepresentativeRequest",
         object(
@@ -637,50 +469,6 @@ fn schemas() -> Map<String, Value> {
         ),
     );
     add("RequestEnvelope", envelope("request", "Request"));
-    let timeline = json!({ "type": "array", "items": object(&["at", "kind", "title", "detail"], json!({ "at": string(), "kind": string(), "title": string(), "detail": string() })) });
-    let status3 = json!({ "enum": ["pending", "completed", "failed"] });
-    add(
-        "CollectionRequest",
-        object(
-            &["amount", "currency", "code", "accountNumber", "externalReference"],
-            json!({ "amount": amount_input(), "currency": string(), "code": string(), "accountNumber": string(), "externalReference": string(), "metadata": { "type": "object" } }),
-        ),
-    );
-    add(
-        "Collection",
-        object(
-            &[
-                "id",
-                "status",
-                "amount",
-                "currency",
-                "code",
-                "accountNumber",
-                "externalReference",
-                "createdAt",
-                "timeline",
-            ],
-            json!({ "id": string(), "status": status3, "amount": amount(), "currency": string(), "code": string(), "accountNumber": string(), "balanceAccount": string(), "externalReference": string(), "metadata": { "type": "object" }, "statusMessage": string(), "completedAt": nullable_string(), "createdAt": string(), "updatedAt": string(), "timeline": timeline }),
-        ),
-    );
-    add("CollectionEnvelope", envelope("collection", "Collection"));
-    add("CollectionList", list("Collection"));
-    add(
-        "OrderRequest",
-        object(
-            &["from", "to", "externalReference"],
-            json!({ "from": object(&["method", "currency", "amount"], json!({ "method": { "enum": ["mobile_money", "bank_transfer", "crypto"] }, "currency": string(), "amount": amount_input(), "chain": string() })), "to": object(&[], json!({ "code": string(), "accountNumber": string(), "address": string(), "tag": string(), "currency": string() })), "externalReference": string(), "metadata": { "type": "object" } }),
-        ),
-    );
-    add(
-        "Order",
-        object(
-            &["id", "status", "from", "to", "depositInstructions", "expiresAt", "timeline"],
-            json!({ "id": { "type": "string", "pattern": "^ord_" }, "status": { "enum": ["awaiting_funds", "awaiting_confirmations", "funds_received", "processing_payout", "completed", "failed", "expired"] }, "from": { "type": "object" }, "to": { "type": "object" }, "depositInstructions": { "type": "object" }, "requiredConfirmations": { "type": "integer" }, "payoutId": nullable_string(), "payout": { "type": ["object", "null"] }, "externalReference": string(), "metadata": { "type": "object" }, "statusMessage": string(), "expiresAt": string(), "createdAt": string(), "updatedAt": string(), "timeline": timeline }),
-        ),
-    );
-    add("OrderEnvelope", envelope("order", "Order"));
-    add("OrderList", list("Order"));
     add(
         "OrderFundsRequest",
         object(&["amount"], json!({ "amount": amount_input(), "confirmations": { "type": "integer" } })),
@@ -1033,5 +821,42 @@ mod tests {
             create["requestBody"]["content"]["application/json"]["schema"]["$ref"],
             "#/components/schemas/CreatePayout"
         );
+    }
+
+    /// What every generated operation owes its callers: the one scope it
+    /// needs, the errors any request can meet (an unknown `sika-version` is
+    /// a 400 on every path), a 404 for an id, and the paging parameters of
+    /// a list.
+    #[test]
+    fn every_generated_operation_declares_its_scope_errors_and_paging() {
+        let generated = serde_json::to_value(crate::routes::documented().into_openapi()).unwrap();
+        let document = document();
+        let mut seen = 0;
+        for (path, item) in generated["paths"].as_object().unwrap() {
+            for method in item.as_object().unwrap().keys() {
+                seen += 1;
+                let operation = &document["paths"][path.as_str()][method.as_str()];
+                let name = format!("{} {path}", method.to_uppercase());
+                let scopes = operation["security"][0]["bearer"].as_array();
+                assert!(scopes.is_some_and(|s| s.len() == 1), "{name} names its scope");
+                let mut statuses = vec!["400", "401", "403", "429"];
+                if path.ends_with("/{id}") {
+                    statuses.push("404");
+                }
+                for status in statuses {
+                    assert!(operation["responses"][status].is_object(), "{name} documents {status}");
+                }
+                let success = operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+                    .as_str()
+                    .unwrap_or_default();
+                if success.starts_with("#/components/schemas/ListPage_") {
+                    let parameters = operation["parameters"].as_array().unwrap();
+                    for wanted in ["limit", "cursor"] {
+                        assert!(parameters.iter().any(|p| p["name"] == wanted), "{name} takes {wanted}");
+                    }
+                }
+            }
+        }
+        assert!(seen >= 6, "only {seen} generated operations: is the document still generated?");
     }
 }

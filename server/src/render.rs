@@ -52,46 +52,54 @@ pub fn account(record: &AccountRecord, usd_per_unit: Option<rust_decimal::Decima
     }))
 }
 
-pub fn quote(record: &QuoteRecord, now: i64) -> Value {
+pub fn quote(record: &QuoteRecord, now: i64) -> sika_api::conversions::Quote {
+    use sika_api::conversions::{Quote, QuoteStatus as Wire};
     let status = match record.status {
-        QuoteStatus::Executed => "executed",
-        QuoteStatus::Pending if record.is_expired(now) => "expired",
-        QuoteStatus::Pending => "pending",
+        QuoteStatus::Executed => Wire::Executed,
+        QuoteStatus::Pending if record.is_expired(now) => Wire::Expired,
+        QuoteStatus::Pending => Wire::Pending,
     };
-    json!({
-        "id": record.id,
-        "status": status,
-        "from": { "currency": record.from_currency, "amount": amount(&record.from_currency, record.from_amount) },
-        "to": { "currency": record.to_currency, "amount": amount(&record.to_currency, record.to_amount) },
-        "rate": record.rate,
-        "conversionId": record.conversion_id,
-        "expiresAt": timestamp(record.expires_at),
-        "createdAt": timestamp(record.created_at),
-    })
+    Quote {
+        id: record.id.clone(),
+        status,
+        from: Money {
+            amount: amount(&record.from_currency, record.from_amount),
+            currency: record.from_currency.clone(),
+        },
+        to: Money {
+            amount: amount(&record.to_currency, record.to_amount),
+            currency: record.to_currency.clone(),
+        },
+        rate: record.rate.clone(),
+        conversion_id: record.conversion_id.clone(),
+        expires_at: timestamp(record.expires_at),
+        created_at: timestamp(record.created_at),
+    }
 }
 
-pub fn conversion(record: &ConversionRecord) -> Value {
-    json!({
-        "id": record.id,
-        "status": "completed",
-        "quoteId": record.quote_id,
-        "from": {
-            "accountNumber": record.from_account,
-            "amount": amount(&record.from_currency, record.from_amount),
-            "currency": record.from_currency,
+pub fn conversion(record: &ConversionRecord) -> sika_api::conversions::Conversion {
+    use sika_api::conversions::{Conversion, ConversionLeg, ConversionStatus};
+    Conversion {
+        completed_at: timestamp(record.completed_at),
+        created_at: timestamp(record.created_at),
+        external_reference: record.external_reference.clone(),
+        from: ConversionLeg {
+            account_number: record.from_account.clone(),
+            amount: amount(&record.from_currency, record.from_amount),
+            currency: record.from_currency.clone(),
         },
-        "to": {
-            "accountNumber": record.to_account,
-            "amount": amount(&record.to_currency, record.to_amount),
-            "currency": record.to_currency,
+        id: record.id.clone(),
+        quote_id: record.quote_id.clone(),
+        rate: record.rate.clone(),
+        status: ConversionStatus::Completed,
+        status_message: "Conversion completed".to_string(),
+        to: ConversionLeg {
+            account_number: record.to_account.clone(),
+            amount: amount(&record.to_currency, record.to_amount),
+            currency: record.to_currency.clone(),
         },
-        "rate": record.rate,
-        "externalReference": record.external_reference,
-        "statusMessage": "Conversion completed",
-        "completedAt": timestamp(record.completed_at),
-        "createdAt": timestamp(record.created_at),
-        "updatedAt": timestamp(record.completed_at),
-    })
+        updated_at: timestamp(record.completed_at),
+    }
 }
 
 pub fn deposit(record: &DepositRecord) -> Value {
@@ -106,10 +114,6 @@ pub fn deposit(record: &DepositRecord) -> Value {
     })
 }
 
-fn metadata(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|_| json!({}))
-}
-
 /// Timeline entries sorted by time; entries at the same instant keep their order.
 fn in_time_order(
     mut entries: Vec<sika_engine::movements::TimelineEntry>,
@@ -118,29 +122,17 @@ fn in_time_order(
     entries
 }
 
-fn timeline(entries: &[sika_engine::movements::TimelineEntry]) -> Vec<Value> {
-    entries
-        .iter()
-        .map(|e| json!({ "at": timestamp(e.at), "kind": e.kind, "title": e.title, "detail": e.detail }))
-        .collect()
-}
-
 /// A payout as its GET returns it; `extra` adds entries (webhook deliveries)
 /// to the timeline, which is kept in time order.
 pub fn payout(
     record: &sika_engine::movements::PayoutRecord,
     extra: &[sika_engine::movements::TimelineEntry],
 ) -> sika_api::payouts::Payout {
-    use sika_api::payouts::{Payout, PayoutDestination, PayoutSource, PayoutStatus};
-    use sika_engine::movements::MovementStatus;
+    use sika_api::payouts::{Payout, PayoutDestination, PayoutSource};
     let entries = in_time_order(record.timeline.iter().chain(extra).cloned().collect());
     Payout {
         id: record.id.clone(),
-        status: match record.status {
-            MovementStatus::Pending => PayoutStatus::Pending,
-            MovementStatus::Completed => PayoutStatus::Completed,
-            MovementStatus::Failed => PayoutStatus::Failed,
-        },
+        status: payout_status(record.status),
         from: PayoutSource {
             account_number: record.from_account.clone(),
             amount: amount(&record.from_currency, record.from_amount),
@@ -189,27 +181,35 @@ fn typed_timeline(entries: &[sika_engine::movements::TimelineEntry]) -> Vec<sika
         .collect()
 }
 
+/// A collection as its GET returns it; `extra` adds entries (webhook
+/// deliveries) to the timeline, which is kept in time order.
 pub fn collection(
     record: &sika_engine::movements::CollectionRecord,
     extra: &[sika_engine::movements::TimelineEntry],
-) -> Value {
+) -> sika_api::collections::Collection {
+    use sika_api::collections::{Collection, CollectionStatus};
+    use sika_engine::movements::MovementStatus;
     let entries = in_time_order(record.timeline.iter().chain(extra).cloned().collect());
-    json!({
-        "id": record.id,
-        "status": record.status.name(),
-        "amount": amount(&record.currency, record.amount),
-        "currency": record.currency,
-        "accountNumber": record.account_number,
-        "code": record.code,
-        "balanceAccount": record.account,
-        "externalReference": record.external_reference,
-        "metadata": metadata(&record.metadata),
-        "statusMessage": record.status_message,
-        "completedAt": record.completed_at.map(timestamp),
-        "createdAt": timestamp(record.created_at),
-        "updatedAt": timestamp(record.updated_at),
-        "timeline": timeline(&entries),
-    })
+    Collection {
+        id: record.id.clone(),
+        status: match record.status {
+            MovementStatus::Pending => CollectionStatus::Pending,
+            MovementStatus::Completed => CollectionStatus::Completed,
+            MovementStatus::Failed => CollectionStatus::Failed,
+        },
+        amount: amount(&record.currency, record.amount),
+        currency: record.currency.clone(),
+        account_number: record.account_number.clone(),
+        code: record.code.clone(),
+        balance_account: record.account.clone(),
+        external_reference: record.external_reference.clone(),
+        metadata: metadata_map(&record.metadata),
+        status_message: record.status_message.clone(),
+        completed_at: record.completed_at.map(timestamp),
+        created_at: timestamp(record.created_at),
+        updated_at: timestamp(record.updated_at),
+        timeline: typed_timeline(&entries),
+    }
 }
 
 /// An order with one merged timeline across both legs (and the webhook
@@ -218,7 +218,8 @@ pub fn order(
     record: &sika_engine::orders::OrderRecord,
     payout: Option<&sika_engine::movements::PayoutRecord>,
     extra: &[sika_engine::movements::TimelineEntry],
-) -> Value {
+) -> sika_api::orders::Order {
+    use sika_api::orders::{Order, OrderDestination, OrderSource};
     let mut entries = record.timeline.clone();
     if let Some(p) = payout {
         entries.extend(p.timeline.iter().map(|e| sika_engine::movements::TimelineEntry {
@@ -228,35 +229,70 @@ pub fn order(
     }
     entries.extend_from_slice(extra);
     let entries = in_time_order(entries);
-    json!({
-        "id": record.id,
-        "status": record.status.name(),
-        "from": {
-            "method": record.from_method,
-            "currency": record.from_currency,
-            "amount": amount(&record.from_currency, record.from_amount),
-            "chain": record.from_chain,
-            "receivedAmount": amount(&record.from_currency, record.received_amount),
+    Order {
+        id: record.id.clone(),
+        status: order_status(record.status),
+        from: OrderSource {
+            method: record.from_method.clone(),
+            currency: record.from_currency.clone(),
+            amount: amount(&record.from_currency, record.from_amount),
+            chain: record.from_chain.clone(),
+            received_amount: amount(&record.from_currency, record.received_amount),
         },
-        "to": {
-            "code": record.to.code,
-            "currency": record.to_currency,
-            "accountNumber": record.to.account_number,
-            "address": record.to.address,
-            "tag": record.to.tag,
+        to: OrderDestination {
+            code: record.to.code.clone(),
+            currency: record.to_currency.clone(),
+            account_number: record.to.account_number.clone(),
+            address: record.to.address.clone(),
+            tag: record.to.tag.clone(),
         },
-        "depositInstructions": metadata(&record.deposit_instructions),
-        "requiredConfirmations": record.required_confirmations,
-        "payoutId": record.payout_id,
-        "payout": payout.map(|p| json!({ "id": p.id, "status": p.status.name(), "amount": amount(&p.to_currency, p.to_amount), "currency": p.to_currency, "fee": amount(&p.from_currency, p.fee_amount) })),
-        "externalReference": record.external_reference,
-        "metadata": metadata(&record.metadata),
-        "statusMessage": record.status_message,
-        "expiresAt": timestamp(record.expires_at),
-        "createdAt": timestamp(record.created_at),
-        "updatedAt": timestamp(record.updated_at),
-        "timeline": timeline(&entries),
-    })
+        deposit_instructions: metadata_map(&record.deposit_instructions),
+        required_confirmations: record.required_confirmations,
+        payout_id: record.payout_id.clone(),
+        payout: payout.map(order_payout),
+        external_reference: record.external_reference.clone(),
+        metadata: metadata_map(&record.metadata),
+        status_message: record.status_message.clone(),
+        expires_at: timestamp(record.expires_at),
+        created_at: timestamp(record.created_at),
+        updated_at: timestamp(record.updated_at),
+        timeline: typed_timeline(&entries),
+    }
+}
+
+fn order_status(status: sika_engine::orders::OrderStatus) -> sika_api::orders::OrderStatus {
+    use sika_api::orders::OrderStatus as Wire;
+    use sika_engine::orders::OrderStatus;
+    match status {
+        OrderStatus::AwaitingFunds => Wire::AwaitingFunds,
+        OrderStatus::AwaitingConfirmations => Wire::AwaitingConfirmations,
+        OrderStatus::FundsReceived => Wire::FundsReceived,
+        OrderStatus::ProcessingPayout => Wire::ProcessingPayout,
+        OrderStatus::Completed => Wire::Completed,
+        OrderStatus::Failed => Wire::Failed,
+        OrderStatus::Expired => Wire::Expired,
+    }
+}
+
+/// An order's payout leg in brief: what the recipient gets and the fee.
+fn order_payout(payout: &sika_engine::movements::PayoutRecord) -> sika_api::orders::OrderPayout {
+    sika_api::orders::OrderPayout {
+        id: payout.id.clone(),
+        status: payout_status(payout.status),
+        amount: amount(&payout.to_currency, payout.to_amount),
+        currency: payout.to_currency.clone(),
+        fee: amount(&payout.from_currency, payout.fee_amount),
+    }
+}
+
+fn payout_status(status: sika_engine::movements::MovementStatus) -> sika_api::payouts::PayoutStatus {
+    use sika_api::payouts::PayoutStatus;
+    use sika_engine::movements::MovementStatus;
+    match status {
+        MovementStatus::Pending => PayoutStatus::Pending,
+        MovementStatus::Completed => PayoutStatus::Completed,
+        MovementStatus::Failed => PayoutStatus::Failed,
+    }
 }
 
 #[cfg(test)]

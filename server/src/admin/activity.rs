@@ -99,7 +99,7 @@ pub async fn collections(
 ) -> ApiResult<Json<Value>> {
     let stack = state.stack(&stack)?;
     Ok(Json(search(&state, stack, "collections", &query, |s, id| {
-        Ok(s.collection(id)?.map(|c| render::collection(&c, &[])))
+        Ok(s.collection(id)?.map(|c| render::to_json(&render::collection(&c, &[]))))
     })?))
 }
 
@@ -113,7 +113,7 @@ pub async fn collection(
         .collection(&id)?
         .ok_or_else(|| ApiError::not_found(format!("collection '{id}' not found")))?;
     let deliveries = timeline_entries(&snapshot, &collection.organization, &id)?;
-    let mut body = render::collection(&collection, &deliveries);
+    let mut body = render::to_json(&render::collection(&collection, &deliveries));
     body["organizationId"] = Value::String(collection.organization.clone());
     Ok(Json(json!({ "collection": body })))
 }
@@ -126,7 +126,7 @@ pub async fn orders(
     let stack = state.stack(&stack)?;
     Ok(Json(search(&state, stack, "orders", &query, |s, id| {
         let Some(order) = s.order(id)? else { return Ok(None) };
-        crate::routes::orders::render_full(s, &order.organization, id)
+        Ok(crate::routes::orders::render_full(s, &order.organization, id)?.map(|o| render::to_json(&o)))
     })?))
 }
 
@@ -137,8 +137,9 @@ pub async fn order(
     let stack = state.stack(&stack)?;
     let snapshot = stack.engine.read()?;
     let order = snapshot.order(&id)?.ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
-    let mut body = crate::routes::orders::render_full(&snapshot, &order.organization, &id)?
+    let view = crate::routes::orders::render_full(&snapshot, &order.organization, &id)?
         .ok_or_else(ApiError::internal)?;
+    let mut body = render::to_json(&view);
     body["organizationId"] = Value::String(order.organization.clone());
     Ok(Json(json!({ "order": body })))
 }
@@ -231,8 +232,9 @@ pub async fn order_funds(
         webhooks.wake();
     }
     let snapshot = stack.engine.read()?;
-    let mut body = crate::routes::orders::render_full(&snapshot, &order.organization, &id)?
+    let view = crate::routes::orders::render_full(&snapshot, &order.organization, &id)?
         .ok_or_else(ApiError::internal)?;
+    let mut body = render::to_json(&view);
     body["organizationId"] = Value::String(order.organization.clone());
     Ok(Json(json!({ "order": body })))
 }

@@ -268,7 +268,7 @@ async fn settle(stack: &Stack, command: Command) -> ApiResult<Json<Value>> {
     let applied = stack.engine.execute(command).await?;
     let (key, status, body) = match &applied.outcome {
         Outcome::Payout(p) => ("payout", p.status, render::to_json(&render::payout(p, &[]))),
-        Outcome::Collection(c) => ("collection", c.status, render::collection(c, &[])),
+        Outcome::Collection(c) => ("collection", c.status, render::to_json(&render::collection(c, &[]))),
         _ => return Err(ApiError::internal()),
     };
     if applied.replayed {

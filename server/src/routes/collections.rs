@@ -1,65 +1,143 @@
+//! `/v1/collections`: operations generated from the handlers and the wire
+//! types (`sika_api::collections`).
+
 use std::sync::Arc;
 
+use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde_json::{Value, json};
-use sika_engine::{Command, Outcome};
+use serde_json::Value;
+use sika_api::collections::{Collection, CollectionEnvelope, CreateCollection};
+use sika_api::{ErrorBody, ListPage, ListQuery};
+use sika_engine::{Command, Outcome, Snapshot};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiQuery, from_value};
 use crate::movements::{fingerprint, new_collection};
-use crate::pagination::{PageQuery, page_of};
+use crate::pagination::page_of_views;
 use crate::render;
 use crate::stack::Stack;
 use crate::webhooks::timeline_entries;
 
-pub fn router() -> Router<Arc<Stack>> {
-    Router::new().route("/v1/collections", post(create).get(list)).route("/v1/collections/{id}", get(read))
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
 }
 
+/// Charge a payer
+///
+/// Prompts the payer (mobile money) or debits their account; the amount is a
+/// pending credit on the balance until they approve. The same
+/// `externalReference` with the same body answers the original collection
+/// (200) instead of charging twice.
+#[utoipa::path(
+    post,
+    path = "/v1/collections",
+    tag = "collections",
+    operation_id = "createCollection",
+    request_body = CreateCollection,
+    security(("bearer" = ["collections:write"])),
+    responses(
+        (status = 201, description = "The collection, pending until the payer answers", body = CollectionEnvelope),
+        (status = 200, description = "A replay of an earlier request with the same externalReference and body", body = CollectionEnvelope),
+        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`) or the `sika-version` header is unknown", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `collections:write` or the caller's address", body = ErrorBody),
+        (status = 409, description = "The externalReference was used with another body (`duplicate`)", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "The method is down (`method_unavailable`)", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn create(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     ApiJson(raw): ApiJson<Value>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<CollectionEnvelope>)> {
     principal.require("collections:write")?;
     let print = fingerprint(&raw);
-    let new = new_collection(&stack, &principal, from_value(raw)?, print)?;
+    let request: CreateCollection = from_value(raw)?;
+    let new = new_collection(&stack, &principal, request, print)?;
     let applied = stack.engine.execute(Command::CreateCollection(new)).await?;
     let Outcome::Collection(collection) = applied.outcome else { return Err(ApiError::internal()) };
     if let Ok(webhooks) = stack.webhooks() {
         webhooks.wake();
     }
-    let status = if applied.replayed { StatusCode::OK } else { StatusCode::CREATED };
-    Ok((status, Json(json!({ "collection": render::collection(&collection, &[]) }))))
+    if applied.replayed {
+        // A replay shows the collection as its GET does now.
+        let collection = render_full(&stack.engine.read()?, &collection.id, principal.organization())?
+            .ok_or_else(ApiError::internal)?;
+        return Ok((StatusCode::OK, Json(CollectionEnvelope { collection })));
+    }
+    let collection = render::collection(&collection, &[]);
+    Ok((StatusCode::CREATED, Json(CollectionEnvelope { collection })))
 }
 
+/// A collection as its GET shows it, with the webhook deliveries in its
+/// timeline, or `None` when `organization` has no such collection.
+fn render_full(snapshot: &Snapshot, id: &str, organization: &str) -> ApiResult<Option<Collection>> {
+    let Some(collection) = snapshot.collection(id)?.filter(|c| c.organization == organization) else {
+        return Ok(None);
+    };
+    let deliveries = timeline_entries(snapshot, organization, id)?;
+    Ok(Some(render::collection(&collection, &deliveries)))
+}
+
+/// One collection with its full timeline
+#[utoipa::path(
+    get,
+    path = "/v1/collections/{id}",
+    tag = "collections",
+    operation_id = "getCollection",
+    params(("id" = String, Path, description = "The collection's id (`col_…`)")),
+    security(("bearer" = ["collections:read"])),
+    responses(
+        (status = 200, description = "The collection", body = CollectionEnvelope),
+        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `collections:read`", body = ErrorBody),
+        (status = 404, description = "No such collection in this organization", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn read(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<CollectionEnvelope>> {
     principal.require("collections:read")?;
-    let snapshot = stack.engine.read()?;
-    let collection = snapshot
-        .collection(&id)?
-        .filter(|c| c.organization == principal.organization())
+    let collection = render_full(&stack.engine.read()?, &id, principal.organization())?
         .ok_or_else(|| ApiError::not_found(format!("collection '{id}' not found")))?;
-    let deliveries = timeline_entries(&snapshot, principal.organization(), &id)?;
-    Ok(Json(json!({ "collection": render::collection(&collection, &deliveries) })))
+    Ok(Json(CollectionEnvelope { collection }))
 }
 
+/// Collections, newest first
+#[utoipa::path(
+    get,
+    path = "/v1/collections",
+    tag = "collections",
+    operation_id = "listCollections",
+    params(ListQuery),
+    security(("bearer" = ["collections:read"])),
+    responses(
+        (status = 200, description = "One page of collections", body = ListPage<Collection>),
+        (status = 400, description = "A bad `limit` or `cursor`, or an unknown `sika-version` header", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `collections:read`", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn list(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
-    ApiQuery(query): ApiQuery<PageQuery>,
-) -> ApiResult<Json<Value>> {
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<ListPage<Collection>>> {
     principal.require("collections:read")?;
-    let body = page_of(&stack, principal.organization(), "collections", &query, |snapshot, id| {
-        Ok(snapshot.collection(id)?.map(|c| render::collection(&c, &[])))
+    let organization = principal.organization();
+    let page = page_of_views(&stack, organization, "collections", &query, |snapshot, id| {
+        render_full(snapshot, id, organization)
     })?;
-    Ok(Json(body))
+    Ok(Json(page))
 }

@@ -1,48 +1,58 @@
+//! `/v1/conversions` and its quotes: operations generated from the handlers
+//! and the wire types (`sika_api::conversions`).
+
 use std::sync::Arc;
 
+use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use sika_api::conversions::{Conversion, ConversionEnvelope, CreateConversion, CreateQuote, QuoteEnvelope};
+use sika_api::{ErrorBody, ListPage, ListQuery};
 use sika_engine::{Command, Outcome, QuoteAmount};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, money_error};
 use crate::extract::{ApiJson, ApiQuery};
-use crate::pagination::{PageQuery, Paging, list_body};
-use crate::render::{self, AmountInput};
+use crate::pagination::page_of_views;
+use crate::render;
 use crate::routes::rates::currency_param;
 use crate::stack::Stack;
 
-pub fn router() -> Router<Arc<Stack>> {
-    Router::new()
-        .route("/v1/conversions/quotes", post(create_quote))
-        .route("/v1/conversions/quotes/{id}", get(get_quote))
-        .route("/v1/conversions", post(execute).get(list))
-        .route("/v1/conversions/{id}", get(get_conversion))
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new()
+        .routes(routes!(create_quote))
+        .routes(routes!(get_quote))
+        .routes(routes!(execute, list))
+        .routes(routes!(get_conversion))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct QuoteSide {
-    currency: String,
-    amount: Option<AmountInput>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct QuoteRequest {
-    from: QuoteSide,
-    to: QuoteSide,
-}
-
+/// Lock a rate for a conversion
+///
+/// Give exactly one of `from.amount` and `to.amount`; the quote computes
+/// the other at the all-in rate and holds it until `expiresAt`.
+#[utoipa::path(
+    post,
+    path = "/v1/conversions/quotes",
+    tag = "conversions",
+    operation_id = "createQuote",
+    request_body = CreateQuote,
+    security(("bearer" = ["conversions:write"])),
+    responses(
+        (status = 201, description = "The quote, pending until it is executed or expires", body = QuoteEnvelope),
+        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`), no rate between the currencies, or an unknown `sika-version` header", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `conversions:write` or the caller's address", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn create_quote(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
-    ApiJson(body): ApiJson<QuoteRequest>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+    ApiJson(body): ApiJson<CreateQuote>,
+) -> ApiResult<(StatusCode, Json<QuoteEnvelope>)> {
     principal.require("conversions:write")?;
     let from = currency_param("from.currency", &body.from.currency)?;
     let to = currency_param("to.currency", &body.to.currency)?;
@@ -70,14 +80,31 @@ async fn create_quote(
         })
         .await?;
     let Outcome::Quote(quote) = applied.outcome else { return Err(ApiError::internal()) };
-    Ok((StatusCode::CREATED, Json(json!({ "quote": render::quote(&quote, stack.now_ms()) }))))
+    Ok((StatusCode::CREATED, Json(QuoteEnvelope { quote: render::quote(&quote, stack.now_ms()) })))
 }
 
+/// One quote
+#[utoipa::path(
+    get,
+    path = "/v1/conversions/quotes/{id}",
+    tag = "conversions",
+    operation_id = "getQuote",
+    params(("id" = String, Path, description = "The quote's id (`qte_…`)")),
+    security(("bearer" = ["conversions:read"])),
+    responses(
+        (status = 200, description = "The quote; `status` is `expired` once `expiresAt` has passed unexecuted", body = QuoteEnvelope),
+        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `conversions:read`", body = ErrorBody),
+        (status = 404, description = "No such quote in this organization", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn get_quote(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<QuoteEnvelope>> {
     principal.require("conversions:read")?;
     let quote = stack
         .engine
@@ -85,23 +112,39 @@ async fn get_quote(
         .quote(&id)?
         .filter(|q| q.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("quote '{id}' not found")))?;
-    Ok(Json(json!({ "quote": render::quote(&quote, stack.now_ms()) })))
+    Ok(Json(QuoteEnvelope { quote: render::quote(&quote, stack.now_ms()) }))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ExecuteRequest {
-    quote_id: String,
-    external_reference: Option<String>,
-}
-
-/// Executes a quote. A concurrent execute of the same quote answers 200
-/// with the same conversion; so does an idempotent retry.
+/// Execute a pending quote
+///
+/// Debits `from.amount` and credits `to.amount` at the quoted rate, at
+/// once. A concurrent execute of the same quote answers 200 with the same
+/// conversion; so does a retry with the same `externalReference`.
+#[utoipa::path(
+    post,
+    path = "/v1/conversions",
+    tag = "conversions",
+    operation_id = "executeQuote",
+    request_body = CreateConversion,
+    security(("bearer" = ["conversions:write"])),
+    responses(
+        (status = 201, description = "The conversion, completed", body = ConversionEnvelope),
+        (status = 200, description = "The same conversion, for a concurrent execute or a retry with the same externalReference", body = ConversionEnvelope),
+        (status = 400, description = "The quote expired or was already executed (`bad_request`), a field is invalid (`validation_error`), or the `sika-version` header is unknown", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `conversions:write` or the caller's address", body = ErrorBody),
+        (status = 404, description = "No such quote in this organization", body = ErrorBody),
+        (status = 409, description = "The externalReference was used with another quote (`duplicate`)", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "The `from.currency` balance cannot cover `from.amount` (`insufficient_funds`)", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn execute(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
-    ApiJson(body): ApiJson<ExecuteRequest>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+    ApiJson(body): ApiJson<CreateConversion>,
+) -> ApiResult<(StatusCode, Json<ConversionEnvelope>)> {
     principal.require("conversions:write")?;
     if body.quote_id.is_empty() {
         return Err(ApiError::validation("quoteId", "must not be empty"));
@@ -119,7 +162,7 @@ async fn execute(
         .await?;
     let Outcome::Conversion(conversion) = applied.outcome else { return Err(ApiError::internal()) };
     let status = if applied.replayed { StatusCode::OK } else { StatusCode::CREATED };
-    Ok((status, Json(json!({ "conversion": render::conversion(&conversion) }))))
+    Ok((status, Json(ConversionEnvelope { conversion: render::conversion(&conversion) })))
 }
 
 /// An externalReference: 1 to 255 printable characters.
@@ -130,11 +173,28 @@ pub fn validate_reference(reference: &str) -> ApiResult<()> {
     Ok(())
 }
 
+/// One conversion
+#[utoipa::path(
+    get,
+    path = "/v1/conversions/{id}",
+    tag = "conversions",
+    operation_id = "getConversion",
+    params(("id" = String, Path, description = "The conversion's id (`conv_…`)")),
+    security(("bearer" = ["conversions:read"])),
+    responses(
+        (status = 200, description = "The conversion", body = ConversionEnvelope),
+        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `conversions:read`", body = ErrorBody),
+        (status = 404, description = "No such conversion in this organization", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn get_conversion(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ConversionEnvelope>> {
     principal.require("conversions:read")?;
     let conversion = stack
         .engine
@@ -142,30 +202,33 @@ async fn get_conversion(
         .conversion(&id)?
         .filter(|c| c.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("conversion '{id}' not found")))?;
-    Ok(Json(json!({ "conversion": render::conversion(&conversion) })))
+    Ok(Json(ConversionEnvelope { conversion: render::conversion(&conversion) }))
 }
 
+/// Conversions, newest first
+#[utoipa::path(
+    get,
+    path = "/v1/conversions",
+    tag = "conversions",
+    operation_id = "listConversions",
+    params(ListQuery),
+    security(("bearer" = ["conversions:read"])),
+    responses(
+        (status = 200, description = "One page of conversions", body = ListPage<Conversion>),
+        (status = 400, description = "A bad `limit` or `cursor`, or an unknown `sika-version` header", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `conversions:read`", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn list(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
-    ApiQuery(query): ApiQuery<PageQuery>,
-) -> ApiResult<Json<Value>> {
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<ListPage<Conversion>>> {
     principal.require("conversions:read")?;
-    let organization = principal.organization();
-    // The stack is part of the scope: a sandbox cursor is refused on live.
-    let scope = format!("{}/{organization}/conversions", stack.kind.name());
-    let secret = stack.identity.secret();
-    let page = query.page(&secret, &scope)?;
-    let snapshot = stack.engine.read()?;
-    let mut entries = snapshot.list(organization, "conversions", page.before, page.limit + 1)?;
-    let has_more = entries.len() > page.limit;
-    entries.truncate(page.limit);
-    let mut data = Vec::with_capacity(entries.len());
-    for (_, id) in &entries {
-        if let Some(conversion) = snapshot.conversion(id)? {
-            data.push(render::conversion(&conversion));
-        }
-    }
-    let last = entries.last().map(|(position, _)| *position);
-    Ok(Json(list_body(data, last, has_more, &secret, &scope)))
+    let page = page_of_views(&stack, principal.organization(), "conversions", &query, |snapshot, id| {
+        Ok(snapshot.conversion(id)?.map(|c| render::conversion(&c)))
+    })?;
+    Ok(Json(page))
 }

@@ -39,7 +39,12 @@ mod webhooks;
 /// Resources move here from the hand-written table in `crate::openapi` one
 /// at a time.
 pub fn documented() -> OpenApiRouter<Arc<Stack>> {
-    OpenApiRouter::new().merge(payouts::router())
+    OpenApiRouter::new()
+        .merge(payouts::router())
+        .merge(collections::router())
+        .merge(orders::router())
+        .merge(conversions::router())
+        .merge(rates::router())
 }
 
 pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
@@ -47,8 +52,6 @@ pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
     let authenticated = Router::new()
         .merge(documented)
         .merge(accounts::router())
-        .merge(rates::router())
-        .merge(conversions::router())
         .merge(representative::router())
         .merge(capabilities::router())
         .merge(validation::router())
@@ -56,8 +59,6 @@ pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
         .merge(keys::router())
         .merge(requests::router())
         .merge(webhooks::router())
-        .merge(orders::router())
-        .merge(collections::router())
         .merge(recipients::router())
         .merge(virtual_accounts::router())
         .merge(payment_pages::router())

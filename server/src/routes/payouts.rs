@@ -94,6 +94,7 @@ pub fn render_full(
     security(("bearer" = ["payouts:read"])),
     responses(
         (status = 200, description = "The payout", body = PayoutEnvelope),
+        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 401, description = "No valid API key", body = ErrorBody),
         (status = 403, description = "The key lacks `payouts:read`", body = ErrorBody),
         (status = 404, description = "No such payout in this organization", body = ErrorBody),

@@ -1,30 +1,56 @@
+//! `/v1/rates`: the operation is generated from the handler and the wire
+//! types (`sika_api::rates`).
+
 use std::sync::Arc;
 
+use axum::Json;
 use axum::extract::{Path, State};
-use axum::routing::get;
-use axum::{Json, Router};
-use serde_json::{Value, json};
+use sika_api::ErrorBody;
+use sika_api::rates::{Rate, RateEnvelope};
 use sika_engine::Currency;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::render::timestamp;
 use crate::stack::Stack;
 
-pub fn router() -> Router<Arc<Stack>> {
-    Router::new().route("/v1/rates/{origin}/{destination}", get(rate))
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(rate))
 }
 
 pub fn currency_param(field: &str, code: &str) -> ApiResult<Currency> {
     Currency::find(&code.to_ascii_uppercase()).map_err(|e| ApiError::validation(field, e.to_string()))
 }
 
-/// The all-in rate a quote would lock now.
+/// The all-in rate a quote would lock now
+///
+/// Units of `destination` per unit of `origin`, the spread included: what a
+/// quote created now locks, and what a cross-currency payout is converted at.
+#[utoipa::path(
+    get,
+    path = "/v1/rates/{origin}/{destination}",
+    tag = "rates",
+    operation_id = "getRate",
+    params(
+        ("origin" = String, Path, description = "The currency converted from, case-insensitive", example = "USD"),
+        ("destination" = String, Path, description = "The currency converted to, case-insensitive", example = "GHS"),
+    ),
+    security(("bearer" = ["rates:read"])),
+    responses(
+        (status = 200, description = "The rate", body = RateEnvelope),
+        (status = 400, description = "An unknown currency, the same currency twice or no rate between them (`validation_error`), or an unknown `sika-version` header", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `rates:read`", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn rate(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     Path((origin, destination)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<RateEnvelope>> {
     principal.require("rates:read")?;
     let from = currency_param("origin", &origin)?;
     let to = currency_param("destination", &destination)?;
@@ -33,15 +59,15 @@ async fn rate(
     }
     let rate = stack.engine.rate(from.code, to.code)?;
     let mid = stack.engine.mid_rate(from.code, to.code).unwrap_or_default();
-    Ok(Json(json!({
-        "rate": {
-            "origin": from.code,
-            "destination": to.code,
-            "rate": rate.normalize().to_string(),
-            "midRate": mid.normalize().to_string(),
-            "spreadBps": stack.engine.spread_bps(),
-            "quoteTtlSeconds": stack.config.quote_ttl.as_secs(),
-            "timestamp": timestamp(stack.now_ms()),
-        }
-    })))
+    Ok(Json(RateEnvelope {
+        rate: Rate {
+            origin: from.code.to_string(),
+            destination: to.code.to_string(),
+            rate: rate.normalize().to_string(),
+            mid_rate: mid.normalize().to_string(),
+            spread_bps: stack.engine.spread_bps(),
+            quote_ttl_seconds: stack.config.quote_ttl.as_secs(),
+            timestamp: timestamp(stack.now_ms()),
+        },
+    }))
 }

@@ -6,6 +6,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use sika_api::orders::OrderEnvelope;
 use sika_engine::{Command, Currency, Outcome};
 
 use crate::auth::Principal;
@@ -126,7 +127,7 @@ async fn order_funds(
     principal: Principal,
     axum::extract::Path(id): axum::extract::Path<String>,
     ApiJson(body): ApiJson<OrderFundsRequest>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<OrderEnvelope>> {
     sandbox_only(&stack)?;
     principal.require("orders:write")?;
     let order = stack
@@ -145,5 +146,5 @@ async fn order_funds(
     }
     let order = crate::routes::orders::render_full(&stack.engine.read()?, principal.organization(), &id)?
         .ok_or_else(ApiError::internal)?;
-    Ok(Json(json!({ "order": order })))
+    Ok(Json(OrderEnvelope { order }))
 }

@@ -225,7 +225,7 @@ pub fn render_endpoint(endpoint: &Endpoint, health: &Health, secret: bool) -> Va
 /// The resource an event carries, rendered exactly as its GET renders it.
 pub fn event_data(stack: &Stack, event: &EventRecord) -> ApiResult<Value> {
     Ok(match &event.payload {
-        EventPayload::Conversion(c) => render::conversion(c),
+        EventPayload::Conversion(c) => render::to_json(&render::conversion(c)),
         EventPayload::AccountCredited { account, .. } => {
             render::account(account, stack.engine.mid_rate(&account.currency, "USD"))?
         }
@@ -233,9 +233,9 @@ pub fn event_data(stack: &Stack, event: &EventRecord) -> ApiResult<Value> {
             json!({ "endpointId": endpoint_id, "message": "webhook.test" })
         }
         EventPayload::Payout(p) => render::to_json(&render::payout(p, &[])),
-        EventPayload::Collection(c) => render::collection(c, &[]),
-        EventPayload::Order(o) => render::order(o, None, &[]),
-        EventPayload::OrderWithPayout(o, p) => render::order(o, Some(p), &[]),
+        EventPayload::Collection(c) => render::to_json(&render::collection(c, &[])),
+        EventPayload::Order(o) => render::to_json(&render::order(o, None, &[])),
+        EventPayload::OrderWithPayout(o, p) => render::to_json(&render::order(o, Some(p), &[])),
         EventPayload::Rendered { json, .. } => serde_json::from_str(json).unwrap_or(Value::Null),
     })
 }
