@@ -24,6 +24,7 @@
 mod common;
 mod error;
 pub mod payouts;
+pub mod webhooks;
 
 pub use common::{AmountInput, ListPage, ListQuery, Metadata, Money, TimelineEntry};
 pub use error::{ErrorBody, ErrorCode};

@@ -189,114 +189,6 @@ const OPERATIONS: &[Operation] = &[
     },
     Operation {
         method: "post",
-        path: "/v1/webhooks/endpoints",
-        id: "createWebhookEndpoint",
-        summary: "Create a webhook endpoint; the answer carries its signing secret",
-        scope: "webhooks:write",
-        body: Some("WebhookEndpointRequest"),
-        responses: &[(201, "WebhookEndpointEnvelope")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/webhooks/endpoints",
-        id: "listWebhookEndpoints",
-        summary: "Webhook endpoints",
-        scope: "webhooks:read",
-        body: None,
-        responses: &[(200, "WebhookEndpointList")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/webhooks/endpoints/{id}",
-        id: "getWebhookEndpoint",
-        summary: "One webhook endpoint",
-        scope: "webhooks:read",
-        body: None,
-        responses: &[(200, "WebhookEndpointEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "patch",
-        path: "/v1/webhooks/endpoints/{id}",
-        id: "updateWebhookEndpoint",
-        summary: "Change url or events; status active re-enables and resets the failure count",
-        scope: "webhooks:write",
-        body: Some("WebhookEndpointUpdate"),
-        responses: &[(200, "WebhookEndpointEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "delete",
-        path: "/v1/webhooks/endpoints/{id}",
-        id: "deleteWebhookEndpoint",
-        summary: "Delete a webhook endpoint",
-        scope: "webhooks:write",
-        body: None,
-        responses: &[(200, "DeletedEndpoint"), (404, "Error")],
-    },
-    Operation {
-        method: "post",
-        path: "/v1/webhooks/endpoints/{id}/test",
-        id: "testWebhookEndpoint",
-        summary: "Send a webhook.test event to this endpoint",
-        scope: "webhooks:write",
-        body: None,
-        responses: &[(202, "TestEvent"), (404, "Error")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/webhooks/signing-secret/{id}",
-        id: "getSigningSecret",
-        summary: "An endpoint's signing secret",
-        scope: "webhooks:read",
-        body: None,
-        responses: &[(200, "SigningSecret"), (404, "Error")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/webhooks/events",
-        id: "listEvents",
-        summary: "Events, newest first",
-        scope: "webhooks:read",
-        body: None,
-        responses: &[(200, "EventList")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/webhooks/events/{id}",
-        id: "getEvent",
-        summary: "One event",
-        scope: "webhooks:read",
-        body: None,
-        responses: &[(200, "EventEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/webhooks/deliveries",
-        id: "listDeliveries",
-        summary: "Deliveries, newest first; filters status, endpointId, eventId, event, resourceId",
-        scope: "webhooks:read",
-        body: None,
-        responses: &[(200, "DeliveryList")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/webhooks/deliveries/{id}",
-        id: "getDelivery",
-        summary: "One delivery with its attempts",
-        scope: "webhooks:read",
-        body: None,
-        responses: &[(200, "DeliveryEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "post",
-        path: "/v1/webhooks/deliveries/{id}/retry",
-        id: "retryDelivery",
-        summary: "Re-send a delivery now; answers after the attempt",
-        scope: "webhooks:write",
-        body: None,
-        responses: &[(200, "DeliveryEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "post",
         path: "/v1/collections",
         id: "createCollection",
         summary: "Charge a payer; the amount is pending until they approve",
@@ -735,56 +627,6 @@ fn schemas() -> Map<String, Value> {
         "DepositRequestVa",
         object(&["amount"], json!({ "amount": amount_input(), "externalReference": string() })),
     );
-    add(
-        "WebhookEndpointRequest",
-        object(
-            &["url", "events"],
-            json!({ "url": string(), "events": { "type": "array", "items": string() }, "description": string() }),
-        ),
-    );
-    add(
-        "WebhookEndpointUpdate",
-        object(
-            &[],
-            json!({ "url": string(), "events": { "type": "array", "items": string() }, "description": string(), "status": { "enum": ["active", "disabled"] } }),
-        ),
-    );
-    add(
-        "WebhookEndpoint",
-        object(
-            &["id", "url", "events", "status", "disabledReason", "createdAt"],
-            json!({ "id": string(), "url": string(), "events": { "type": "array", "items": string() }, "description": string(), "status": { "enum": ["active", "disabled"] }, "disabledReason": { "enum": [null, "consecutive_failures"] }, "consecutiveFailures": { "type": "integer" }, "secret": string(), "createdAt": string(), "updatedAt": string() }),
-        ),
-    );
-    add("WebhookEndpointEnvelope", envelope("webhookEndpoint", "WebhookEndpoint"));
-    add("WebhookEndpointList", list("WebhookEndpoint"));
-    add(
-        "DeletedEndpoint",
-        object(
-            &["webhookEndpoint"],
-            json!({ "webhookEndpoint": object(&["id", "deleted"], json!({ "id": string(), "deleted": { "type": "boolean" } })) }),
-        ),
-    );
-    add("TestEvent", object(&["event"], json!({ "event": string() })));
-    add("SigningSecret", object(&["secret"], json!({ "secret": string() })));
-    add(
-        "Event",
-        object(
-            &["id", "event", "data", "createdAt"],
-            json!({ "id": string(), "event": string(), "data": { "type": "object" }, "createdAt": string() }),
-        ),
-    );
-    add("EventEnvelope", envelope("event", "Event"));
-    add("EventList", list("Event"));
-    add(
-        "Delivery",
-        object(
-            &["id", "endpointId", "eventId", "event", "status", "attempts", "createdAt"],
-            json!({ "id": string(), "endpointId": string(), "eventId": string(), "event": string(), "resourceId": nullable_string(), "status": { "enum": ["pending", "succeeded", "failed"] }, "attemptCount": { "type": "integer" }, "attempts": { "type": "array", "items": object(&["at", "succeeded"], json!({ "at": string(), "statusCode": { "type": ["integer", "null"] }, "durationMs": { "type": "integer" }, "error": nullable_string(), "succeeded": { "type": "boolean" }, "manual": { "type": "boolean" } })) }, "nextAttemptAt": nullable_string(), "createdAt": string(), "updatedAt": string() }),
-        ),
-    );
-    add("DeliveryEnvelope", envelope("delivery", "Delivery"));
-    add("DeliveryList", list("Delivery"));
     checkout::schemas(&mut add);
     disputes::schemas(&mut add);
     s
@@ -1033,5 +875,25 @@ mod tests {
             create["requestBody"]["content"]["application/json"]["schema"]["$ref"],
             "#/components/schemas/CreatePayout"
         );
+    }
+
+    /// The names of the query parameters `method path` declares.
+    fn query_parameters<'a>(document: &'a Value, method: &str, path: &str) -> Vec<&'a str> {
+        document["paths"][path][method]["parameters"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{method} {path} has no parameters"))
+            .iter()
+            .filter(|p| p["in"] == "query")
+            .map(|p| p["name"].as_str().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn list_filters_are_documented_query_parameters() {
+        let document = document();
+        let deliveries = query_parameters(&document, "get", "/v1/webhooks/deliveries");
+        for wanted in ["limit", "cursor", "status", "endpointId", "eventId", "event", "resourceId"] {
+            assert!(deliveries.contains(&wanted), "listDeliveries declares {wanted}: {deliveries:?}");
+        }
     }
 }

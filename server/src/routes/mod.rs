@@ -39,7 +39,7 @@ mod webhooks;
 /// Resources move here from the hand-written table in `crate::openapi` one
 /// at a time.
 pub fn documented() -> OpenApiRouter<Arc<Stack>> {
-    OpenApiRouter::new().merge(payouts::router())
+    OpenApiRouter::new().merge(payouts::router()).merge(webhooks::router())
 }
 
 pub fn app(stack: Arc<Stack>) -> Router {
@@ -55,7 +55,6 @@ pub fn app(stack: Arc<Stack>) -> Router {
         .merge(simulations::router())
         .merge(keys::router())
         .merge(requests::router())
-        .merge(webhooks::router())
         .merge(orders::router())
         .merge(collections::router())
         .merge(recipients::router())
