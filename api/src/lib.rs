@@ -24,7 +24,8 @@
 mod common;
 mod error;
 pub mod payouts;
+pub mod recipients;
 pub mod webhooks;
 
 pub use common::{AmountInput, ListPage, ListQuery, Metadata, Money, TimelineEntry};
-pub use error::{ErrorBody, ErrorCode};
+pub use error::{ErrorBody, ErrorCode, ItemError};

@@ -257,42 +257,6 @@ const OPERATIONS: &[Operation] = &[
     },
     Operation {
         method: "post",
-        path: "/v1/recipients",
-        id: "createRecipient",
-        summary: "Save a payout destination",
-        scope: "recipients:write",
-        body: Some("RecipientRequest"),
-        responses: &[(201, "RecipientEnvelope")],
-    },
-    Operation {
-        method: "post",
-        path: "/v1/recipients/bulk",
-        id: "createRecipients",
-        summary: "Save up to 100 destinations; a result per item",
-        scope: "recipients:write",
-        body: Some("RecipientBulkRequest"),
-        responses: &[(200, "RecipientBulkResponse")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/recipients",
-        id: "listRecipients",
-        summary: "Recipients, newest first",
-        scope: "recipients:read",
-        body: None,
-        responses: &[(200, "RecipientList")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/recipients/{id}",
-        id: "getRecipient",
-        summary: "One recipient",
-        scope: "recipients:read",
-        body: None,
-        responses: &[(200, "RecipientEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "post",
         path: "/v1/virtual-accounts",
         id: "createVirtualAccount",
         summary: "Open a virtual account (GHS needs the representative on live)",
@@ -578,36 +542,6 @@ fn schemas() -> Map<String, Value> {
         object(&["amount"], json!({ "amount": amount_input(), "confirmations": { "type": "integer" } })),
     );
     add(
-        "RecipientRequest",
-        object(
-            &["name", "code"],
-            json!({ "name": string(), "email": string(), "code": string(), "accountNumber": string(), "address": string(), "tag": string() }),
-        ),
-    );
-    add(
-        "Recipient",
-        object(
-            &["id", "name", "code", "currency", "createdAt"],
-            json!({ "id": string(), "name": string(), "email": nullable_string(), "code": string(), "currency": string(), "accountNumber": nullable_string(), "address": nullable_string(), "tag": nullable_string(), "createdAt": string() }),
-        ),
-    );
-    add("RecipientEnvelope", envelope("recipient", "Recipient"));
-    add("RecipientList", list("Recipient"));
-    add(
-        "RecipientBulkRequest",
-        object(
-            &["items"],
-            json!({ "items": { "type": "array", "minItems": 1, "maxItems": 100, "items": reference("RecipientRequest") } }),
-        ),
-    );
-    add(
-        "RecipientBulkResponse",
-        object(
-            &["results"],
-            json!({ "results": { "type": "array", "items": object(&["index", "status"], json!({ "index": { "type": "integer" }, "status": { "enum": ["created", "failed"] }, "recipient": reference("Recipient"), "error": { "type": "object" } })) } }),
-        ),
-    );
-    add(
         "VirtualAccountRequest",
         object(
             &["currency"],
@@ -886,6 +820,27 @@ mod tests {
             .filter(|p| p["in"] == "query")
             .map(|p| p["name"].as_str().unwrap())
             .collect()
+    }
+
+    /// A bulk answer documents each item's result: either the saved
+    /// resource or the item's error, told apart by `status`.
+    #[test]
+    fn bulk_results_are_typed_per_item() {
+        let document = document();
+        let answer = response_schema(&document, "post", "/v1/recipients/bulk", 200).unwrap();
+        assert_eq!(answer["$ref"], "#/components/schemas/RecipientResults");
+        let result = &document["components"]["schemas"]["RecipientResult"];
+        let statuses: Vec<&Value> = result["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|option| &option["properties"]["status"]["enum"])
+            .collect();
+        assert_eq!(statuses, [&json!(["created"]), &json!(["failed"])]);
+        let created = json!({ "status": "created", "index": 0, "recipient": { "id": "rcp_1", "name": "Ama", "code": "mtn_gh", "currency": "GHS", "createdAt": "2026-02-20T10:00:00.000Z" } });
+        assert_eq!(validate(&document, &answer, &json!({ "results": [created] }), "body"), Ok(()));
+        let no_error = json!({ "status": "failed", "index": 1 });
+        assert!(validate(&document, &answer, &json!({ "results": [no_error] }), "body").is_err());
     }
 
     #[test]
