@@ -25,6 +25,7 @@ mod common;
 mod error;
 pub mod payouts;
 pub mod recipients;
+pub mod virtual_accounts;
 pub mod webhooks;
 
 pub use common::{AmountInput, ListPage, ListQuery, Metadata, Money, TimelineEntry};

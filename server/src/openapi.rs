@@ -257,33 +257,6 @@ const OPERATIONS: &[Operation] = &[
     },
     Operation {
         method: "post",
-        path: "/v1/virtual-accounts",
-        id: "createVirtualAccount",
-        summary: "Open a virtual account (GHS needs the representative on live)",
-        scope: "virtual-accounts:write",
-        body: Some("VirtualAccountRequest"),
-        responses: &[(201, "VirtualAccountEnvelope"), (422, "Error")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/virtual-accounts",
-        id: "listVirtualAccounts",
-        summary: "Virtual accounts, newest first",
-        scope: "virtual-accounts:read",
-        body: None,
-        responses: &[(200, "VirtualAccountList")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/virtual-accounts/{id}",
-        id: "getVirtualAccount",
-        summary: "One virtual account",
-        scope: "virtual-accounts:read",
-        body: None,
-        responses: &[(200, "VirtualAccountEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "post",
         path: "/v1/simulations/virtual-accounts/{id}/deposits",
         id: "simulateVirtualAccountDeposit",
         summary: "Sandbox: a customer pays into a virtual account",
@@ -541,22 +514,6 @@ fn schemas() -> Map<String, Value> {
         "OrderFundsRequest",
         object(&["amount"], json!({ "amount": amount_input(), "confirmations": { "type": "integer" } })),
     );
-    add(
-        "VirtualAccountRequest",
-        object(
-            &["currency"],
-            json!({ "currency": string(), "customerReference": string(), "accountName": string() }),
-        ),
-    );
-    add(
-        "VirtualAccount",
-        object(
-            &["id", "currency", "accountNumber", "bankName", "accountName", "status", "createdAt"],
-            json!({ "id": string(), "currency": string(), "accountNumber": string(), "bankName": string(), "accountName": string(), "customerReference": nullable_string(), "status": string(), "createdAt": string() }),
-        ),
-    );
-    add("VirtualAccountEnvelope", envelope("virtualAccount", "VirtualAccount"));
-    add("VirtualAccountList", list("VirtualAccount"));
     add(
         "DepositRequestVa",
         object(&["amount"], json!({ "amount": amount_input(), "externalReference": string() })),

@@ -39,7 +39,11 @@ mod webhooks;
 /// Resources move here from the hand-written table in `crate::openapi` one
 /// at a time.
 pub fn documented() -> OpenApiRouter<Arc<Stack>> {
-    OpenApiRouter::new().merge(payouts::router()).merge(webhooks::router()).merge(recipients::router())
+    OpenApiRouter::new()
+        .merge(payouts::router())
+        .merge(webhooks::router())
+        .merge(recipients::router())
+        .merge(virtual_accounts::router())
 }
 
 pub fn app(stack: Arc<Stack>) -> Router {
@@ -57,7 +61,6 @@ pub fn app(stack: Arc<Stack>) -> Router {
         .merge(requests::router())
         .merge(orders::router())
         .merge(collections::router())
-        .merge(virtual_accounts::router())
         .merge(payment_pages::router())
         .merge(payment_links::router())
         .merge(disputes::router())
