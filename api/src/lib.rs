@@ -23,6 +23,7 @@
 
 mod common;
 mod error;
+pub mod keys;
 pub mod payouts;
 pub mod recipients;
 pub mod virtual_accounts;

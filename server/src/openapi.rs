@@ -162,33 +162,6 @@ const OPERATIONS: &[Operation] = &[
     },
     Operation {
         method: "post",
-        path: "/v1/keys",
-        id: "createKey",
-        summary: "Create an API key (owner or admin session)",
-        scope: "session:owner|admin",
-        body: Some("KeyRequest"),
-        responses: &[(201, "KeyEnvelope")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/keys",
-        id: "listKeys",
-        summary: "API keys (owner or admin session)",
-        scope: "session:owner|admin",
-        body: None,
-        responses: &[(200, "KeyList")],
-    },
-    Operation {
-        method: "delete",
-        path: "/v1/keys/{id}",
-        id: "revokeKey",
-        summary: "Revoke an API key",
-        scope: "session:owner|admin",
-        body: None,
-        responses: &[(200, "KeyEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "post",
         path: "/v1/collections",
         id: "createCollection",
         summary: "Charge a payer; the amount is pending until they approve",
@@ -442,22 +415,6 @@ fn schemas() -> Map<String, Value> {
         ),
     );
     add("DepositEnvelope", envelope("deposit", "Deposit"));
-    add(
-        "KeyRequest",
-        object(
-            &["name", "scopes"],
-            json!({ "name": string(), "scopes": { "type": "array", "items": string() }, "allowedIps": { "type": "array", "items": string() }, "caps": { "type": "object" }, "expiresAt": string() }),
-        ),
-    );
-    add(
-        "ApiKey",
-        object(
-            &["id", "name", "scopes", "allowedIps", "createdAt"],
-            json!({ "id": string(), "name": string(), "hint": string(), "scopes": { "type": "array", "items": string() }, "allowedIps": { "type": "array", "items": string() }, "caps": { "type": "object" }, "expiresAt": nullable_string(), "revokedAt": nullable_string(), "createdAt": string(), "secret": string() }),
-        ),
-    );
-    add("KeyEnvelope", envelope("apiKey", "ApiKey"));
-    add("KeyList", list("ApiKey"));
     add(
         "Request",
         object(

@@ -44,6 +44,7 @@ pub fn documented() -> OpenApiRouter<Arc<Stack>> {
         .merge(webhooks::router())
         .merge(recipients::router())
         .merge(virtual_accounts::router())
+        .merge(keys::router())
 }
 
 pub fn app(stack: Arc<Stack>) -> Router {
@@ -57,7 +58,6 @@ pub fn app(stack: Arc<Stack>) -> Router {
         .merge(capabilities::router())
         .merge(validation::router())
         .merge(simulations::router())
-        .merge(keys::router())
         .merge(requests::router())
         .merge(orders::router())
         .merge(collections::router())
