@@ -71,6 +71,16 @@ impl ErrorCode {
     }
 }
 
+impl std::str::FromStr for ErrorCode {
+    type Err = String;
+
+    /// Reads a code as it is written on the wire.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        serde_json::from_value(serde_json::Value::from(text))
+            .map_err(|_| format!("unknown error code '{text}'"))
+    }
+}
+
 impl std::fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -99,12 +109,25 @@ pub struct ErrorBody {
     pub request_id: String,
 }
 
+/// Why one item of a bulk request was refused: the error body of a single
+/// request for that item, without a request id (the bulk request's own is
+/// in its `x-request-id` header).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ItemError {
+    pub error: ErrorCode,
+    pub message: String,
+    /// `field` names the offending field, with the item's place in the
+    /// request (`items[3].name`).
+    #[schema(value_type = Option<Object>)]
+    pub details: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn every_code_is_written_as_serde_writes_it() {
+    fn every_code_is_written_and_read_as_serde_does() {
         use ErrorCode::*;
         for code in [
             ValidationError,
@@ -128,6 +151,7 @@ mod tests {
             Unavailable,
         ] {
             assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
+            assert_eq!(code.as_str().parse::<ErrorCode>(), Ok(code));
         }
     }
 }

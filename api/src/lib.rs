@@ -25,9 +25,13 @@ pub mod collections;
 mod common;
 pub mod conversions;
 mod error;
+pub mod keys;
 pub mod orders;
 pub mod payouts;
 pub mod rates;
+pub mod recipients;
+pub mod virtual_accounts;
+pub mod webhooks;
 
 pub use common::{AmountInput, ListPage, ListQuery, Metadata, Money, TimelineEntry};
-pub use error::{ErrorBody, ErrorCode};
+pub use error::{ErrorBody, ErrorCode, ItemError};

@@ -4,7 +4,7 @@
 use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use sika_api::keys::CreateApiKey;
 
 use crate::error::{ApiError, ApiResult};
 use crate::identity::{Member, Role};
@@ -72,27 +72,24 @@ impl ApiKeyRecord {
         self.allowed_ips.is_empty() || self.allowed_ips.iter().any(|net| net.contains(ip))
     }
 
-    pub fn render(&self, secret: Option<&str>) -> Value {
+    /// The key as every response shows it, without the key itself.
+    pub fn render(&self) -> sika_api::keys::ApiKey {
         let cap = |c: Option<i128>| c.map(|v| sika_engine::money::format_minor(v, 2));
-        let mut body = json!({
-            "id": self.id,
-            "name": self.name,
-            "hint": self.hint,
-            "scopes": self.scopes,
-            "allowedIps": self.allowed_ips.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
-            "caps": {
-                "dailyUsd": cap(self.caps.daily_usd_cents),
-                "perTransactionUsd": cap(self.caps.per_transaction_usd_cents),
-                "monthlyUsd": cap(self.caps.monthly_usd_cents),
+        sika_api::keys::ApiKey {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            hint: self.hint.clone(),
+            scopes: self.scopes.clone(),
+            allowed_ips: self.allowed_ips.iter().map(IpNet::to_string).collect(),
+            caps: sika_api::keys::SpendCaps {
+                daily_usd: cap(self.caps.daily_usd_cents),
+                per_transaction_usd: cap(self.caps.per_transaction_usd_cents),
+                monthly_usd: cap(self.caps.monthly_usd_cents),
             },
-            "expiresAt": self.expires_at.map(timestamp),
-            "revokedAt": self.revoked_at.map(timestamp),
-            "createdAt": timestamp(self.created_at),
-        });
-        if let Some(secret) = secret {
-            body["secret"] = Value::String(secret.to_string());
+            expires_at: self.expires_at.map(timestamp),
+            revoked_at: self.revoked_at.map(timestamp),
+            created_at: timestamp(self.created_at),
         }
-        body
     }
 }
 
@@ -144,31 +141,9 @@ impl std::fmt::Display for IpNet {
     }
 }
 
-/// The body of `POST /v1/keys`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct CreateKeyRequest {
-    pub name: String,
-    pub scopes: Vec<String>,
-    #[serde(default)]
-    pub allowed_ips: Vec<String>,
-    #[serde(default)]
-    pub caps: Option<CapsRequest>,
-    #[serde(default)]
-    pub expires_at: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct CapsRequest {
-    pub daily_usd: Option<crate::render::AmountInput>,
-    pub per_transaction_usd: Option<crate::render::AmountInput>,
-    pub monthly_usd: Option<crate::render::AmountInput>,
-}
-
 /// Checks a key request and builds the record and its one-time secret.
 pub fn new_key(
-    request: CreateKeyRequest,
+    request: CreateApiKey,
     organization: &str,
     stack: StackKind,
     now: i64,
@@ -199,7 +174,7 @@ pub fn new_key(
         allowed_ips.push(net);
     }
     let usd = sika_engine::Currency::find("USD").expect("USD is a known currency");
-    let cap = |field: &str, input: &Option<crate::render::AmountInput>| -> ApiResult<Option<i128>> {
+    let cap = |field: &str, input: &Option<sika_api::AmountInput>| -> ApiResult<Option<i128>> {
         match input {
             None => Ok(None),
             Some(amount) => usd

@@ -65,6 +65,17 @@ impl ApiError {
         )
     }
 
+    /// The error as one item's result in a bulk answer.
+    pub fn item_error(&self) -> sika_api::ItemError {
+        sika_api::ItemError {
+            // Every code the node writes is an `ErrorCode`; one that is not
+            // would be a bug, reported as internal rather than lost.
+            error: self.code.parse().unwrap_or(sika_api::ErrorCode::InternalError),
+            message: self.message.clone(),
+            details: self.details.clone(),
+        }
+    }
+
     /// The JSON body, with the request id filled in.
     pub fn body(&self, request_id: &str) -> Value {
         let mut body = json!({

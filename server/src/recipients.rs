@@ -2,7 +2,7 @@
 //! inline destination fields.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use sika_api::recipients::CreateRecipient;
 use sika_engine::{Command, Snapshot};
 
 use crate::catalog;
@@ -29,34 +29,24 @@ pub struct Recipient {
 }
 
 impl Recipient {
-    pub fn render(&self) -> Value {
-        json!({
-            "id": self.id,
-            "name": self.name,
-            "email": self.email,
-            "code": self.code,
-            "currency": self.currency,
-            "accountNumber": self.account_number,
-            "address": self.address,
-            "tag": self.tag,
-            "createdAt": timestamp(self.created_at),
-        })
+    /// The recipient as every response shows it.
+    pub fn render(&self) -> sika_api::recipients::Recipient {
+        sika_api::recipients::Recipient {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            email: self.email.clone(),
+            code: self.code.clone(),
+            currency: self.currency.clone(),
+            account_number: self.account_number.clone(),
+            address: self.address.clone(),
+            tag: self.tag.clone(),
+            created_at: timestamp(self.created_at),
+        }
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct RecipientRequest {
-    pub name: String,
-    pub email: Option<String>,
-    pub code: String,
-    pub account_number: Option<String>,
-    pub address: Option<String>,
-    pub tag: Option<String>,
-}
-
 /// Checks a request; `prefix` names its place in a bulk body (`items[3].`).
-pub fn build(request: RecipientRequest, organization: &str, now: i64, prefix: &str) -> ApiResult<Recipient> {
+pub fn build(request: CreateRecipient, organization: &str, now: i64, prefix: &str) -> ApiResult<Recipient> {
     let field = |name: &str| format!("{prefix}{name}");
     let name = request.name.trim();
     if name.is_empty() || name.chars().count() > 200 {

@@ -3,7 +3,7 @@
 //! organization representative (live) or get a sandbox default (sandbox).
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use sika_api::virtual_accounts::CreateVirtualAccount;
 use sika_engine::{Command, Currency, Snapshot};
 
 use crate::error::{ApiError, ApiResult};
@@ -26,26 +26,19 @@ pub struct VirtualAccount {
 }
 
 impl VirtualAccount {
-    pub fn render(&self) -> Value {
-        json!({
-            "id": self.id,
-            "currency": self.currency,
-            "accountNumber": self.account_number,
-            "bankName": self.bank_name,
-            "accountName": self.account_name,
-            "customerReference": self.customer_reference,
-            "status": "active",
-            "createdAt": timestamp(self.created_at),
-        })
+    /// The account as every response shows it.
+    pub fn render(&self) -> sika_api::virtual_accounts::VirtualAccount {
+        sika_api::virtual_accounts::VirtualAccount {
+            id: self.id.clone(),
+            currency: self.currency.clone(),
+            account_number: self.account_number.clone(),
+            bank_name: self.bank_name.clone(),
+            account_name: self.account_name.clone(),
+            customer_reference: self.customer_reference.clone(),
+            status: sika_api::virtual_accounts::VirtualAccountStatus::Active,
+            created_at: timestamp(self.created_at),
+        }
     }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct VirtualAccountRequest {
-    pub currency: String,
-    pub customer_reference: Option<String>,
-    pub account_name: Option<String>,
 }
 
 fn account_number() -> String {
@@ -79,7 +72,7 @@ async fn ensure_representative(stack: &Stack, organization: &str) -> ApiResult<R
 pub async fn create(
     stack: &Stack,
     organization: &str,
-    request: VirtualAccountRequest,
+    request: CreateVirtualAccount,
 ) -> ApiResult<VirtualAccount> {
     let currency = Currency::find(&request.currency.to_ascii_uppercase())
         .map_err(|e| ApiError::validation("currency", e.to_string()))?;

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::AdminState;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::ApiQuery;
-use crate::render::timestamp;
+use crate::render::{timestamp, to_json};
 use crate::webhooks::{Delivery, DeliveryStatus, load_delivery, load_endpoint, render_endpoint};
 
 /// Recent deliveries looked at per organization.
@@ -52,7 +52,7 @@ pub async fn endpoints(
             let success_rate = (!attempts.is_empty()).then(|| succeeded as f64 / attempts.len() as f64);
             let latency = (!attempts.is_empty())
                 .then(|| attempts.iter().map(|a| a.duration_ms).sum::<u64>() as f64 / attempts.len() as f64);
-            let mut body = render_endpoint(&endpoint, &health, false);
+            let mut body = to_json(&render_endpoint(&endpoint, &health));
             body["organizationId"] = Value::String(org.id.clone());
             body["successRate"] = json!(success_rate);
             body["averageLatencyMs"] = json!(latency);
@@ -112,7 +112,7 @@ pub async fn deliveries(
         .iter()
         .take(100)
         .map(|d| {
-            let mut v = d.render();
+            let mut v = to_json(&d.render());
             v["organizationId"] = Value::String(d.organization.clone());
             v
         })
@@ -139,5 +139,5 @@ pub async fn enable(
     let (endpoint, _) = load_endpoint(&stack.engine.read()?, &id)?
         .ok_or_else(|| ApiError::not_found(format!("webhook endpoint '{id}' not found")))?;
     let health = stack.webhooks()?.set_enabled(&id, true).await?;
-    Ok(Json(json!({ "webhookEndpoint": render_endpoint(&endpoint, &health, false) })))
+    Ok(Json(json!({ "webhookEndpoint": render_endpoint(&endpoint, &health) })))
 }

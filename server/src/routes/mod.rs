@@ -45,6 +45,10 @@ pub fn documented() -> OpenApiRouter<Arc<Stack>> {
         .merge(orders::router())
         .merge(conversions::router())
         .merge(rates::router())
+        .merge(webhooks::router())
+        .merge(recipients::router())
+        .merge(virtual_accounts::router())
+        .merge(keys::router())
 }
 
 pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
@@ -56,11 +60,7 @@ pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
         .merge(capabilities::router())
         .merge(validation::router())
         .merge(simulations::router())
-        .merge(keys::router())
         .merge(requests::router())
-        .merge(webhooks::router())
-        .merge(recipients::router())
-        .merge(virtual_accounts::router())
         .merge(payment_pages::router())
         .merge(payment_links::router())
         .merge(disputes::router())
@@ -136,7 +136,7 @@ mod tests {
                 }
             }
         }
-        assert!(seen > 40, "the scan found only {seen} routes: is it still reading the routers?");
+        assert!(seen > 20, "the scan found only {seen} routes: is it still reading the routers?");
         assert!(missing.is_empty(), "served but not in the OpenAPI document: {missing:#?}");
     }
 

@@ -1,55 +1,113 @@
+//! `/v1/virtual-accounts`, served through a utoipa-axum router
+//! (`sika_api::virtual_accounts`).
+
 use std::sync::Arc;
 
+use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde_json::{Value, json};
+use sika_api::virtual_accounts::{CreateVirtualAccount, VirtualAccount, VirtualAccountEnvelope};
+use sika_api::{ErrorBody, ListPage, ListQuery};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiQuery};
-use crate::pagination::{PageQuery, page_of};
+use crate::pagination::page_of_views;
 use crate::stack::Stack;
-use crate::virtual_accounts::{self, VirtualAccountRequest};
+use crate::virtual_accounts;
 
-pub fn router() -> Router<Arc<Stack>> {
-    Router::new()
-        .route("/v1/virtual-accounts", post(create).get(list))
-        .route("/v1/virtual-accounts/{id}", get(read))
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
 }
 
+/// Open a virtual account
+///
+/// A GHS account is opened at the partner bank and needs the organization
+/// representative: on the live stack set it first; the sandbox fills a
+/// default from the owner's name.
+#[utoipa::path(
+    post,
+    path = "/v1/virtual-accounts",
+    tag = "virtual-accounts",
+    operation_id = "createVirtualAccount",
+    request_body = CreateVirtualAccount,
+    security(("bearer" = ["virtual-accounts:write"])),
+    responses(
+        (status = 201, description = "The virtual account", body = VirtualAccountEnvelope),
+        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `virtual-accounts:write`", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "A live GHS account without the representative (`representative_required`)", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn create(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
-    ApiJson(body): ApiJson<VirtualAccountRequest>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+    ApiJson(body): ApiJson<CreateVirtualAccount>,
+) -> ApiResult<(StatusCode, Json<VirtualAccountEnvelope>)> {
     principal.require("virtual-accounts:write")?;
     let account = virtual_accounts::create(&stack, principal.organization(), body).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "virtualAccount": account.render() }))))
+    Ok((StatusCode::CREATED, Json(VirtualAccountEnvelope { virtual_account: account.render() })))
 }
 
+/// One virtual account
+#[utoipa::path(
+    get,
+    path = "/v1/virtual-accounts/{id}",
+    tag = "virtual-accounts",
+    operation_id = "getVirtualAccount",
+    params(("id" = String, Path, description = "The virtual account's id (`va_…`)")),
+    security(("bearer" = ["virtual-accounts:read"])),
+    responses(
+        (status = 200, description = "The virtual account", body = VirtualAccountEnvelope),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `virtual-accounts:read`", body = ErrorBody),
+        (status = 404, description = "No such virtual account in this organization", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn read(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<VirtualAccountEnvelope>> {
     principal.require("virtual-accounts:read")?;
     let account = virtual_accounts::load(&stack.engine.read()?, &id)?
         .filter(|a| a.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("virtual account '{id}' not found")))?;
-    Ok(Json(json!({ "virtualAccount": account.render() })))
+    Ok(Json(VirtualAccountEnvelope { virtual_account: account.render() }))
 }
 
+/// Virtual accounts, newest first
+#[utoipa::path(
+    get,
+    path = "/v1/virtual-accounts",
+    tag = "virtual-accounts",
+    operation_id = "listVirtualAccounts",
+    params(ListQuery),
+    security(("bearer" = ["virtual-accounts:read"])),
+    responses(
+        (status = 200, description = "One page of virtual accounts", body = ListPage<VirtualAccount>),
+        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `virtual-accounts:read`", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn list(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
-    ApiQuery(query): ApiQuery<PageQuery>,
-) -> ApiResult<Json<Value>> {
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<ListPage<VirtualAccount>>> {
     principal.require("virtual-accounts:read")?;
-    let body =
-        page_of(&stack, principal.organization(), virtual_accounts::COLLECTION, &query, |snapshot, id| {
-            Ok(virtual_accounts::load(snapshot, id)?.map(|a| a.render()))
-        })?;
-    Ok(Json(body))
+    let organization = principal.organization();
+    let page = page_of_views(&stack, organization, virtual_accounts::COLLECTION, &query, |snapshot, id| {
+        Ok(virtual_accounts::load(snapshot, id)?.map(|a| a.render()))
+    })?;
+    Ok(Json(page))
 }

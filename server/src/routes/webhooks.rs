@@ -1,49 +1,70 @@
+//! `/v1/webhooks/…`: endpoints, events and deliveries, served through a
+//! utoipa-axum router so their operations are generated from the handlers
+//! and the wire types (`sika_api::webhooks`).
+
 use std::sync::Arc;
 
+use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use sika_api::webhooks::{
+    CreateWebhookEndpoint, CreatedWebhookEndpoint, CreatedWebhookEndpointEnvelope, DeletedWebhookEndpoint,
+    DeletedWebhookEndpointEnvelope, DeliveryFilter, SigningSecret, UpdateWebhookEndpoint, WebhookDelivery,
+    WebhookDeliveryEnvelope, WebhookEndpoint, WebhookEndpointEnvelope, WebhookEndpointRef, WebhookEvent,
+    WebhookEventEnvelope, WebhookTestSent,
+};
+use sika_api::{ErrorBody, ListPage, ListQuery};
 use sika_engine::{Command, EventPayload};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiQuery};
-use crate::pagination::{PAGE_SIZE_MAX, PageQuery, Paging, list_body};
+use crate::pagination::page_of_views;
 use crate::stack::Stack;
 use crate::webhooks::{
     self, Endpoint, check_events, check_url, load_delivery, load_endpoint, render_endpoint,
 };
 
-pub fn router() -> Router<Arc<Stack>> {
-    Router::new()
-        .route("/v1/webhooks/endpoints", post(create).get(list_endpoints))
-        .route("/v1/webhooks/endpoints/{id}", get(get_endpoint).patch(update).delete(remove))
-        .route("/v1/webhooks/endpoints/{id}/test", post(test))
-        .route("/v1/webhooks/signing-secret/{id}", get(signing_secret))
-        .route("/v1/webhooks/events", get(list_events))
-        .route("/v1/webhooks/events/{id}", get(get_event))
-        .route("/v1/webhooks/deliveries", get(list_deliveries))
-        .route("/v1/webhooks/deliveries/{id}", get(get_delivery))
-        .route("/v1/webhooks/deliveries/{id}/retry", post(retry))
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new()
+        .routes(routes!(create, list_endpoints))
+        .routes(routes!(get_endpoint, update, remove))
+        .routes(routes!(test))
+        .routes(routes!(signing_secret))
+        .routes(routes!(list_events))
+        .routes(routes!(get_event))
+        .routes(routes!(list_deliveries))
+        .routes(routes!(get_delivery))
+        .routes(routes!(retry))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CreateRequest {
-    url: String,
-    events: Vec<String>,
-    #[serde(default)]
-    description: String,
-}
-
+/// Create a webhook endpoint
+///
+/// The answer carries the endpoint's signing secret, shown this once; read
+/// it again with `GET /v1/webhooks/signing-secret/{id}`.
+#[utoipa::path(
+    post,
+    path = "/v1/webhooks/endpoints",
+    tag = "webhooks",
+    operation_id = "createWebhookEndpoint",
+    request_body = CreateWebhookEndpoint,
+    security(("bearer" = ["webhooks:write"])),
+    responses(
+        (status = 201, description = "The endpoint with its signing secret", body = CreatedWebhookEndpointEnvelope),
+        (status = 400, description = "A bad `url` or an unknown event (`validation_error`, with `details.field`)", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `webhooks:write`", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn create(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
-    ApiJson(body): ApiJson<CreateRequest>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+    ApiJson(body): ApiJson<CreateWebhookEndpoint>,
+) -> ApiResult<(StatusCode, Json<CreatedWebhookEndpointEnvelope>)> {
     principal.require("webhooks:write")?;
     check_url(&body.url, stack.kind, stack.config.allow_private_webhooks)?;
     check_events(&body.events)?;
@@ -59,8 +80,11 @@ async fn create(
         updated_at: now,
     };
     webhooks::save_endpoint(&stack, &endpoint, true).await?;
-    let body = render_endpoint(&endpoint, &Default::default(), true);
-    Ok((StatusCode::CREATED, Json(json!({ "webhookEndpoint": body }))))
+    let created = CreatedWebhookEndpoint {
+        endpoint: render_endpoint(&endpoint, &Default::default()),
+        secret: endpoint.secret,
+    };
+    Ok((StatusCode::CREATED, Json(CreatedWebhookEndpointEnvelope { webhook_endpoint: created })))
 }
 
 fn own_endpoint(stack: &Stack, principal: &Principal, id: &str) -> ApiResult<(Endpoint, webhooks::Health)> {
@@ -69,68 +93,92 @@ fn own_endpoint(stack: &Stack, principal: &Principal, id: &str) -> ApiResult<(En
         .ok_or_else(|| ApiError::not_found(format!("webhook endpoint '{id}' not found")))
 }
 
+/// One webhook endpoint
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks/endpoints/{id}",
+    tag = "webhooks",
+    operation_id = "getWebhookEndpoint",
+    params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
+    security(("bearer" = ["webhooks:read"])),
+    responses(
+        (status = 200, description = "The endpoint, without its secret", body = WebhookEndpointEnvelope),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `webhooks:read`", body = ErrorBody),
+        (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn get_endpoint(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<WebhookEndpointEnvelope>> {
     principal.require("webhooks:read")?;
     let (endpoint, health) = own_endpoint(&stack, &principal, &id)?;
-    Ok(Json(json!({ "webhookEndpoint": render_endpoint(&endpoint, &health, false) })))
+    Ok(Json(WebhookEndpointEnvelope { webhook_endpoint: render_endpoint(&endpoint, &health) }))
 }
 
-/// Paginated like every list (`limit`, `cursor`), newest first.
+/// Webhook endpoints, newest first
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks/endpoints",
+    tag = "webhooks",
+    operation_id = "listWebhookEndpoints",
+    params(ListQuery),
+    security(("bearer" = ["webhooks:read"])),
+    responses(
+        (status = 200, description = "One page of endpoints, without their secrets", body = ListPage<WebhookEndpoint>),
+        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `webhooks:read`", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn list_endpoints(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
-    ApiQuery(query): ApiQuery<PageQuery>,
-) -> ApiResult<Json<Value>> {
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<ListPage<WebhookEndpoint>>> {
     principal.require("webhooks:read")?;
-    let organization = principal.organization();
-    let scope = format!("{}/{organization}/webhook_endpoints", stack.kind.name());
-    let secret = stack.identity.secret();
-    let page = query.page(&secret, &scope)?;
-    let snapshot = stack.engine.read()?;
-    let mut data = Vec::new();
-    let mut before = page.before;
-    let mut last = None;
-    let mut has_more = false;
-    // Deleted endpoints stay in the index: walk it until a page is full.
-    'walk: loop {
-        let chunk = snapshot.list(organization, "webhook_endpoints", before, PAGE_SIZE_MAX)?;
-        if chunk.is_empty() {
-            break;
-        }
-        for (position, id) in &chunk {
-            before = Some(*position);
-            let Some((endpoint, health)) = load_endpoint(&snapshot, id)? else { continue };
-            if data.len() == page.limit {
-                has_more = true;
-                break 'walk;
-            }
-            data.push(render_endpoint(&endpoint, &health, false));
-            last = Some(*position);
-        }
-    }
-    Ok(Json(list_body(data, last, has_more, &secret, &scope)))
+    // Deleted endpoints stay in the index; loading one finds nothing.
+    let page =
+        page_of_views(&stack, principal.organization(), webhooks::ENDPOINTS, &query, |snapshot, id| {
+            Ok(load_endpoint(snapshot, id)?.map(|(endpoint, health)| render_endpoint(&endpoint, &health)))
+        })?;
+    Ok(Json(page))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct UpdateRequest {
-    url: Option<String>,
-    events: Option<Vec<String>>,
-    description: Option<String>,
-    status: Option<String>,
-}
-
-/// `status: active` re-enables a disabled endpoint and resets its failure count.
+/// Change a webhook endpoint
+///
+/// Only the fields sent change. `status: active` re-enables a disabled
+/// endpoint and resets its failure count; `status: disabled` stops
+/// deliveries to it.
+#[utoipa::path(
+    patch,
+    path = "/v1/webhooks/endpoints/{id}",
+    tag = "webhooks",
+    operation_id = "updateWebhookEndpoint",
+    params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
+    request_body = UpdateWebhookEndpoint,
+    security(("bearer" = ["webhooks:write"])),
+    responses(
+        (status = 200, description = "The endpoint as changed", body = WebhookEndpointEnvelope),
+        (status = 400, description = "A bad field (`validation_error`, with `details.field`)", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `webhooks:write`", body = ErrorBody),
+        (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn update(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     Path(id): Path<String>,
-    ApiJson(body): ApiJson<UpdateRequest>,
-) -> ApiResult<Json<Value>> {
+    ApiJson(body): ApiJson<UpdateWebhookEndpoint>,
+) -> ApiResult<Json<WebhookEndpointEnvelope>> {
     principal.require("webhooks:write")?;
     let (mut endpoint, mut health) = own_endpoint(&stack, &principal, &id)?;
     let enable = match body.status.as_deref() {
@@ -155,14 +203,33 @@ async fn update(
     if let Some(enabled) = enable {
         health = stack.webhooks()?.set_enabled(&endpoint.id, enabled).await?;
     }
-    Ok(Json(json!({ "webhookEndpoint": render_endpoint(&endpoint, &health, false) })))
+    Ok(Json(WebhookEndpointEnvelope { webhook_endpoint: render_endpoint(&endpoint, &health) }))
 }
 
+/// Delete a webhook endpoint
+///
+/// Nothing more is sent to it; its pending deliveries fail.
+#[utoipa::path(
+    delete,
+    path = "/v1/webhooks/endpoints/{id}",
+    tag = "webhooks",
+    operation_id = "deleteWebhookEndpoint",
+    params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
+    security(("bearer" = ["webhooks:write"])),
+    responses(
+        (status = 200, description = "The endpoint is deleted", body = DeletedWebhookEndpointEnvelope),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `webhooks:write`", body = ErrorBody),
+        (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn remove(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<DeletedWebhookEndpointEnvelope>> {
     principal.require("webhooks:write")?;
     let (endpoint, _) = own_endpoint(&stack, &principal, &id)?;
     stack
@@ -174,25 +241,62 @@ async fn remove(
             list: None,
         })
         .await?;
-    Ok(Json(json!({ "webhookEndpoint": { "id": endpoint.id, "deleted": true } })))
+    let deleted = DeletedWebhookEndpoint { id: endpoint.id, deleted: true };
+    Ok(Json(DeletedWebhookEndpointEnvelope { webhook_endpoint: deleted }))
 }
 
+/// A webhook endpoint's signing secret
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks/signing-secret/{id}",
+    tag = "webhooks",
+    operation_id = "getSigningSecret",
+    params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
+    security(("bearer" = ["webhooks:read"])),
+    responses(
+        (status = 200, description = "The secret deliveries to this endpoint are signed with", body = SigningSecret),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `webhooks:read`", body = ErrorBody),
+        (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn signing_secret(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<SigningSecret>> {
     principal.require("webhooks:read")?;
     let (endpoint, _) = own_endpoint(&stack, &principal, &id)?;
-    Ok(Json(json!({ "secret": endpoint.secret })))
+    Ok(Json(SigningSecret { secret: endpoint.secret }))
 }
 
-/// Sends a `webhook.test` event to this endpoint only.
+/// Send a test event to a webhook endpoint
+///
+/// Records a `webhook.test` event delivered to this endpoint only; follow
+/// it in the deliveries list.
+#[utoipa::path(
+    post,
+    path = "/v1/webhooks/endpoints/{id}/test",
+    tag = "webhooks",
+    operation_id = "testWebhookEndpoint",
+    params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
+    security(("bearer" = ["webhooks:write"])),
+    responses(
+        (status = 202, description = "The test event is on its way", body = WebhookTestSent),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `webhooks:write`", body = ErrorBody),
+        (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn test(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     Path(id): Path<String>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<WebhookTestSent>)> {
     principal.require("webhooks:write")?;
     let (endpoint, _) = own_endpoint(&stack, &principal, &id)?;
     stack
@@ -204,17 +308,35 @@ async fn test(
         })
         .await?;
     stack.webhooks()?.wake();
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(json!({ "webhookEndpoint": { "id": endpoint.id }, "event": "webhook.test" })),
-    ))
+    let sent = WebhookTestSent {
+        webhook_endpoint: WebhookEndpointRef { id: endpoint.id },
+        event: "webhook.test".into(),
+    };
+    Ok((StatusCode::ACCEPTED, Json(sent)))
 }
 
+/// One event
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks/events/{id}",
+    tag = "webhooks",
+    operation_id = "getEvent",
+    params(("id" = String, Path, description = "The event's id (`evt_…`)")),
+    security(("bearer" = ["webhooks:read"])),
+    responses(
+        (status = 200, description = "The event, as its deliveries send it", body = WebhookEventEnvelope),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `webhooks:read`", body = ErrorBody),
+        (status = 404, description = "No such event in this organization", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn get_event(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<WebhookEventEnvelope>> {
     principal.require("webhooks:read")?;
     let event = stack
         .engine
@@ -222,112 +344,138 @@ async fn get_event(
         .event(&id)?
         .filter(|e| e.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("event '{id}' not found")))?;
-    Ok(Json(json!({ "event": webhooks::event_body(&stack, &event)? })))
+    Ok(Json(WebhookEventEnvelope { event: webhooks::event_body(&stack, &event)? }))
 }
 
+/// Events, newest first
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks/events",
+    tag = "webhooks",
+    operation_id = "listEvents",
+    params(ListQuery),
+    security(("bearer" = ["webhooks:read"])),
+    responses(
+        (status = 200, description = "One page of events", body = ListPage<WebhookEvent>),
+        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `webhooks:read`", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn list_events(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
-    ApiQuery(query): ApiQuery<PageQuery>,
-) -> ApiResult<Json<Value>> {
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<ListPage<WebhookEvent>>> {
     principal.require("webhooks:read")?;
-    let organization = principal.organization();
-    let scope = format!("{}/{organization}/events", stack.kind.name());
-    let secret = stack.identity.secret();
-    let page = query.page(&secret, &scope)?;
-    let snapshot = stack.engine.read()?;
-    let mut entries = snapshot.list(organization, "events", page.before, page.limit + 1)?;
-    let has_more = entries.len() > page.limit;
-    entries.truncate(page.limit);
-    let mut data = Vec::new();
-    for (_, id) in &entries {
-        if let Some(event) = snapshot.event(id)? {
-            data.push(webhooks::event_body(&stack, &event)?);
-        }
-    }
-    Ok(Json(list_body(data, entries.last().map(|e| e.0), has_more, &secret, &scope)))
+    let page = page_of_views(&stack, principal.organization(), "events", &query, |snapshot, id| {
+        snapshot.event(id)?.map(|event| webhooks::event_body(&stack, &event)).transpose()
+    })?;
+    Ok(Json(page))
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct DeliveryQuery {
-    limit: Option<String>,
-    cursor: Option<String>,
-    status: Option<String>,
-    endpoint_id: Option<String>,
-    event_id: Option<String>,
-    event: Option<String>,
-    resource_id: Option<String>,
-}
-
+/// Webhook deliveries, newest first
+///
+/// Every filter given must match.
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks/deliveries",
+    tag = "webhooks",
+    operation_id = "listDeliveries",
+    params(ListQuery, DeliveryFilter),
+    security(("bearer" = ["webhooks:read"])),
+    responses(
+        (status = 200, description = "One page of deliveries", body = ListPage<WebhookDelivery>),
+        (status = 400, description = "A bad `limit`, `cursor` or `status`", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `webhooks:read`", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn list_deliveries(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
-    ApiQuery(query): ApiQuery<DeliveryQuery>,
-) -> ApiResult<Json<Value>> {
+    ApiQuery(query): ApiQuery<ListQuery>,
+    ApiQuery(filter): ApiQuery<DeliveryFilter>,
+) -> ApiResult<Json<ListPage<WebhookDelivery>>> {
     principal.require("webhooks:read")?;
-    if let Some(status) = &query.status
+    if let Some(status) = &filter.status
         && !["pending", "succeeded", "failed"].contains(&status.as_str())
     {
         return Err(ApiError::validation("status", "must be pending, succeeded or failed"));
     }
-    let organization = principal.organization();
-    let scope = format!("{}/{organization}/webhook_deliveries", stack.kind.name());
-    let secret = stack.identity.secret();
     let page =
-        PageQuery { limit: query.limit.clone(), cursor: query.cursor.clone() }.page(&secret, &scope)?;
-    let snapshot = stack.engine.read()?;
-    let mut data = Vec::new();
-    let mut before = page.before;
-    let mut last = None;
-    let mut has_more = false;
-    // Filtered walk: read the list newest first in chunks until a page is full.
-    'walk: loop {
-        let chunk = snapshot.list(organization, "webhook_deliveries", before, PAGE_SIZE_MAX)?;
-        if chunk.is_empty() {
-            break;
-        }
-        for (position, id) in &chunk {
-            before = Some(*position);
-            let Some(delivery) = load_delivery(&snapshot, id)? else { continue };
-            let keep = query.status.as_deref().is_none_or(|s| s == delivery.status.name())
-                && query.endpoint_id.as_deref().is_none_or(|e| e == delivery.endpoint_id)
-                && query.event_id.as_deref().is_none_or(|e| e == delivery.event_id)
-                && query.event.as_deref().is_none_or(|e| e == delivery.event_kind)
-                && query.resource_id.as_deref().is_none_or(|r| Some(r) == delivery.resource_id.as_deref());
-            if !keep {
-                continue;
-            }
-            if data.len() == page.limit {
-                has_more = true;
-                break 'walk;
-            }
-            data.push(delivery.render());
-            last = Some(*position);
-        }
-    }
-    Ok(Json(list_body(data, last, has_more, &secret, &scope)))
+        page_of_views(&stack, principal.organization(), webhooks::DELIVERIES, &query, |snapshot, id| {
+            Ok(load_delivery(snapshot, id)?.filter(|d| matches(&filter, d)).map(|d| d.render()))
+        })?;
+    Ok(Json(page))
 }
 
+/// Whether `delivery` passes every filter given.
+fn matches(filter: &DeliveryFilter, delivery: &webhooks::Delivery) -> bool {
+    filter.status.as_deref().is_none_or(|s| s == delivery.status.name())
+        && filter.endpoint_id.as_deref().is_none_or(|e| e == delivery.endpoint_id)
+        && filter.event_id.as_deref().is_none_or(|e| e == delivery.event_id)
+        && filter.event.as_deref().is_none_or(|e| e == delivery.event_kind)
+        && filter.resource_id.as_deref().is_none_or(|r| Some(r) == delivery.resource_id.as_deref())
+}
+
+/// One webhook delivery with its attempts
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks/deliveries/{id}",
+    tag = "webhooks",
+    operation_id = "getDelivery",
+    params(("id" = String, Path, description = "The delivery's id (`whd_…`)")),
+    security(("bearer" = ["webhooks:read"])),
+    responses(
+        (status = 200, description = "The delivery", body = WebhookDeliveryEnvelope),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `webhooks:read`", body = ErrorBody),
+        (status = 404, description = "No such delivery in this organization", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn get_delivery(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<WebhookDeliveryEnvelope>> {
     principal.require("webhooks:read")?;
     let delivery = load_delivery(&stack.engine.read()?, &id)?
         .filter(|d| d.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("delivery '{id}' not found")))?;
-    Ok(Json(json!({ "delivery": delivery.render() })))
+    Ok(Json(WebhookDeliveryEnvelope { delivery: delivery.render() }))
 }
 
-/// Re-sends one delivery now and answers after the attempt.
+/// Re-send a webhook delivery now
+///
+/// Answers after the attempt, which the delivery's `attempts` show with
+/// `manual: true`. A delivery whose endpoint was deleted cannot be retried.
+#[utoipa::path(
+    post,
+    path = "/v1/webhooks/deliveries/{id}/retry",
+    tag = "webhooks",
+    operation_id = "retryDelivery",
+    params(("id" = String, Path, description = "The delivery's id (`whd_…`)")),
+    security(("bearer" = ["webhooks:write"])),
+    responses(
+        (status = 200, description = "The delivery after the attempt", body = WebhookDeliveryEnvelope),
+        (status = 400, description = "The delivery's endpoint was deleted (`bad_request`)", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `webhooks:write`", body = ErrorBody),
+        (status = 404, description = "No such delivery in this organization", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn retry(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<WebhookDeliveryEnvelope>> {
     principal.require("webhooks:write")?;
     let delivery = stack.webhooks()?.retry_now(principal.organization(), &id).await?;
-    Ok(Json(json!({ "delivery": delivery.render() })))
+    Ok(Json(WebhookDeliveryEnvelope { delivery: delivery.render() }))
 }

@@ -180,46 +180,55 @@ impl Delivery {
         self.attempts.iter().filter(|a| !a.manual).count()
     }
 
-    pub fn render(&self) -> Value {
-        json!({
-            "id": self.id,
-            "endpointId": self.endpoint_id,
-            "eventId": self.event_id,
-            "event": self.event_kind,
-            "resourceId": self.resource_id,
-            "status": self.status.name(),
-            "attemptCount": self.attempts.len(),
-            "attempts": self.attempts.iter().map(|a| json!({
-                "at": timestamp(a.at),
-                "statusCode": a.status_code,
-                "durationMs": a.duration_ms,
-                "error": a.error,
-                "succeeded": a.succeeded,
-                "manual": a.manual,
-            })).collect::<Vec<_>>(),
-            "nextAttemptAt": self.next_attempt_at.map(timestamp),
-            "createdAt": timestamp(self.created_at),
-            "updatedAt": timestamp(self.updated_at),
-        })
+    /// The delivery as every response shows it.
+    pub fn render(&self) -> sika_api::webhooks::WebhookDelivery {
+        use sika_api::webhooks::{WebhookDelivery, WebhookDeliveryAttempt, WebhookDeliveryStatus};
+        WebhookDelivery {
+            id: self.id.clone(),
+            endpoint_id: self.endpoint_id.clone(),
+            event_id: self.event_id.clone(),
+            event: self.event_kind.clone(),
+            resource_id: self.resource_id.clone(),
+            status: match self.status {
+                DeliveryStatus::Pending => WebhookDeliveryStatus::Pending,
+                DeliveryStatus::Succeeded => WebhookDeliveryStatus::Succeeded,
+                DeliveryStatus::Failed => WebhookDeliveryStatus::Failed,
+            },
+            attempt_count: self.attempts.len(),
+            attempts: self
+                .attempts
+                .iter()
+                .map(|a| WebhookDeliveryAttempt {
+                    at: timestamp(a.at),
+                    status_code: a.status_code,
+                    duration_ms: a.duration_ms,
+                    error: a.error.clone(),
+                    succeeded: a.succeeded,
+                    manual: a.manual,
+                })
+                .collect(),
+            next_attempt_at: self.next_attempt_at.map(timestamp),
+            created_at: timestamp(self.created_at),
+            updated_at: timestamp(self.updated_at),
+        }
     }
 }
 
-pub fn render_endpoint(endpoint: &Endpoint, health: &Health, secret: bool) -> Value {
-    let mut body = json!({
-        "id": endpoint.id,
-        "url": endpoint.url,
-        "events": endpoint.events,
-        "description": endpoint.description,
-        "status": if health.disabled { "disabled" } else { "active" },
-        "disabledReason": health.disabled_reason,
-        "consecutiveFailures": health.consecutive_failures,
-        "createdAt": timestamp(endpoint.created_at),
-        "updatedAt": timestamp(endpoint.updated_at),
-    });
-    if secret {
-        body["secret"] = Value::String(endpoint.secret.clone());
+/// An endpoint as every read shows it, without its secret.
+pub fn render_endpoint(endpoint: &Endpoint, health: &Health) -> sika_api::webhooks::WebhookEndpoint {
+    use sika_api::webhooks::{WebhookDisabledReason, WebhookEndpoint, WebhookEndpointStatus};
+    WebhookEndpoint {
+        id: endpoint.id.clone(),
+        url: endpoint.url.clone(),
+        events: endpoint.events.clone(),
+        description: endpoint.description.clone(),
+        status: if health.disabled { WebhookEndpointStatus::Disabled } else { WebhookEndpointStatus::Active },
+        // The dispatcher records one reason only: too many failures in a row.
+        disabled_reason: health.disabled_reason.as_ref().map(|_| WebhookDisabledReason::ConsecutiveFailures),
+        consecutive_failures: health.consecutive_failures,
+        created_at: timestamp(endpoint.created_at),
+        updated_at: timestamp(endpoint.updated_at),
     }
-    body
 }
 
 /// The resource an event carries, rendered exactly as its GET renders it.
@@ -253,13 +262,13 @@ pub fn event_resource_id(event: &EventRecord) -> Option<String> {
 }
 
 /// The webhook body: `{id, event, data, createdAt}`.
-pub fn event_body(stack: &Stack, event: &EventRecord) -> ApiResult<Value> {
-    Ok(json!({
-        "id": event.id,
-        "event": event.kind,
-        "data": event_data(stack, event)?,
-        "createdAt": timestamp(event.created_at),
-    }))
+pub fn event_body(stack: &Stack, event: &EventRecord) -> ApiResult<sika_api::webhooks::WebhookEvent> {
+    Ok(sika_api::webhooks::WebhookEvent {
+        id: event.id.clone(),
+        event: event.kind.clone(),
+        data: event_data(stack, event)?,
+        created_at: timestamp(event.created_at),
+    })
 }
 
 pub fn load_endpoint(snapshot: &Snapshot, id: &str) -> ApiResult<Option<(Endpoint, Health)>> {
