@@ -26,6 +26,7 @@ mod error;
 pub mod keys;
 pub mod payouts;
 pub mod recipients;
+pub mod requests;
 pub mod virtual_accounts;
 pub mod webhooks;
 
