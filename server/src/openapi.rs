@@ -316,15 +316,6 @@ const OPERATIONS: &[Operation] = &[
         body: Some("DepositRequestVa"),
         responses: &[(201, "DepositEnvelope"), (200, "DepositEnvelope"), (404, "Error"), (409, "Error")],
     },
-    Operation {
-        method: "get",
-        path: "/v1/requests/{id}",
-        id: "getRequest",
-        summary: "A logged request of this workspace",
-        scope: "requests:read",
-        body: None,
-        responses: &[(200, "RequestEnvelope"), (404, "Error")],
-    },
 ];
 
 fn string() -> Value {
@@ -445,30 +436,6 @@ fn schemas() -> Map<String, Value> {
         ),
     );
     add("DepositEnvelope", envelope("deposit", "Deposit"));
-    add(
-        "KeyRequest",
-        object(
-            &["name", "scopes"],
-            json!({ "name": string(), "scopes": { "type": "array", "items": string() }, "allowedIps": { "type": "array", "items": string() }, "caps": { "type": "object" }, "expiresAt": string() }),
-        ),
-    );
-    add(
-        "ApiKey",
-        object(
-            &["id", "name", "scopes", "allowedIps", "createdAt"],
-            json!({ "id": string(), "name": string(), "hint": string(), "scopes": { "type": "array", "items": string() }, "allowedIps": { "type": "array", "items": string() }, "caps": { "type": "object" }, "expiresAt": nullable_string(), "revokedAt": nullable_string(), "createdAt": string(), "secret": string() }),
-        ),
-    );
-    add("KeyEnvelope", envelope("apiKey", "ApiKey"));
-    add("KeyList", list("ApiKey"));
-    add(
-        "Request",
-        object(
-            &["id", "method", "path", "status", "durationMs", "createdAt"],
-            json!({ "id": string(), "method": string(), "path": string(), "status": { "type": "integer" }, "durationMs": { "type": "number" }, "apiKeyId": nullable_string(), "requestBody": {}, "responseBody": {}, "createdAt": string() }),
-        ),
-    );
-    add("RequestEnvelope", envelope("request", "Request"));
     add(
         "OrderFundsRequest",
         object(&["amount"], json!({ "amount": amount_input(), "confirmations": { "type": "integer" } })),
@@ -640,7 +607,8 @@ fn merge_generated(document: &mut Value, generated: Value) {
     }
 }
 
-fn hand_written() -> Value {
+/// The operations not generated yet, from the table in this file.
+pub(crate) fn hand_written() -> Value {
     let mut paths = Map::new();
     for op in OPERATIONS.iter().chain(checkout::OPERATIONS).chain(disputes::OPERATIONS) {
         let entry = paths.entry(op.path.to_string()).or_insert_with(|| json!({}));

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const ENTRIES: TableDefinition<&str, &[u8]> = TableDefinition::new("requests");
 const ORDER: TableDefinition<u64, &str> = TableDefinition::new("order");
@@ -42,22 +42,24 @@ pub struct RequestLogEntry {
 }
 
 impl RequestLogEntry {
-    pub fn render(&self) -> Value {
+    /// The entry as `GET /v1/requests/{id}` shows it.
+    pub fn render(&self) -> sika_api::requests::LoggedRequest {
+        // A body that is not JSON is shown as its text.
         let parse = |body: &Option<String>| {
             body.as_ref()
                 .map(|b| serde_json::from_str::<Value>(b).unwrap_or_else(|_| Value::String(b.clone())))
         };
-        json!({
-            "id": self.id,
-            "method": self.method,
-            "path": self.path,
-            "status": self.status,
-            "durationMs": self.duration_us as f64 / 1000.0,
-            "apiKeyId": self.api_key_id,
-            "requestBody": parse(&self.request_body),
-            "responseBody": parse(&self.response_body),
-            "createdAt": crate::render::timestamp(self.created_at),
-        })
+        sika_api::requests::LoggedRequest {
+            id: self.id.clone(),
+            method: self.method.clone(),
+            path: self.path.clone(),
+            status: self.status,
+            duration_ms: self.duration_us as f64 / 1000.0,
+            api_key_id: self.api_key_id.clone(),
+            request_body: parse(&self.request_body),
+            response_body: parse(&self.response_body),
+            created_at: crate::render::timestamp(self.created_at),
+        }
     }
 }
 

@@ -1,29 +1,54 @@
+//! `/v1/requests/{id}`: the request log, served through a utoipa-axum
+//! router (`sika_api::requests`).
+
 use std::sync::Arc;
 
+use axum::Json;
 use axum::extract::{Path, State};
-use axum::routing::get;
-use axum::{Json, Router};
-use serde_json::{Value, json};
+use sika_api::ErrorBody;
+use sika_api::requests::LoggedRequestEnvelope;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::stack::Stack;
 
-pub fn router() -> Router<Arc<Stack>> {
-    Router::new().route("/v1/requests/{id}", get(find))
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(find))
 }
 
-/// One logged request of the caller's workspace; others' are 404.
+/// A logged request of this workspace
+///
+/// Any request id from an `x-request-id` header or an error body's
+/// `requestId`; another workspace's requests are 404. Only the newest
+/// requests are kept.
+#[utoipa::path(
+    get,
+    path = "/v1/requests/{id}",
+    tag = "requests",
+    operation_id = "getRequest",
+    params(("id" = String, Path, description = "The request's id (`req_…`)")),
+    security(("bearer" = ["requests:read"])),
+    responses(
+        (status = 200, description = "The request with its redacted bodies", body = LoggedRequestEnvelope),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `requests:read`", body = ErrorBody),
+        (status = 404, description = "No such request in this workspace's log", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
 async fn find(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<LoggedRequestEnvelope>> {
     principal.require("requests:read")?;
     let entry = stack
         .request_log
         .find(&id)
         .filter(|e| e.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("request '{id}' not found")))?;
-    Ok(Json(json!({ "request": entry.render() })))
+    Ok(Json(LoggedRequestEnvelope { request: entry.render() }))
 }
