@@ -45,13 +45,13 @@ pub fn documented() -> OpenApiRouter<Arc<Stack>> {
         .merge(orders::router())
         .merge(conversions::router())
         .merge(rates::router())
+        .merge(accounts::router())
 }
 
 pub fn app(stack: Arc<Stack>) -> Router {
     let (documented, _) = documented().split_for_parts();
     let authenticated = Router::new()
         .merge(documented)
-        .merge(accounts::router())
         .merge(representative::router())
         .merge(capabilities::router())
         .merge(validation::router())
