@@ -21,6 +21,7 @@
 //! assert_eq!(serde_json::to_value(&body).unwrap()["error"], "not_found");
 //! ```
 
+pub mod accounts;
 pub mod collections;
 mod common;
 pub mod conversions;

@@ -32,7 +32,10 @@ pub fn to_json<T: serde::Serialize>(view: &T) -> Value {
     serde_json::to_value(view).expect("a view serializes to JSON")
 }
 
-pub fn account(record: &AccountRecord, usd_per_unit: Option<rust_decimal::Decimal>) -> ApiResult<Value> {
+pub fn account(
+    record: &AccountRecord,
+    usd_per_unit: Option<rust_decimal::Decimal>,
+) -> ApiResult<sika_api::accounts::Account> {
     let balances = record.balances()?;
     let estimated_usd = usd_per_unit
         .and_then(|rate| {
@@ -41,15 +44,15 @@ pub fn account(record: &AccountRecord, usd_per_unit: Option<rust_decimal::Decima
         })
         .map(|usd| format!("{usd:.2}"))
         .unwrap_or_else(|| "0.00".to_string());
-    Ok(json!({
-        "id": record.id,
-        "currency": record.currency,
-        "availableBalance": amount(&record.currency, balances.available),
-        "pendingBalance": amount(&record.currency, balances.pending),
-        "totalBalance": amount(&record.currency, balances.total),
-        "estimatedUsd": estimated_usd,
-        "createdAt": timestamp(record.created_at),
-    }))
+    Ok(sika_api::accounts::Account {
+        available_balance: amount(&record.currency, balances.available),
+        created_at: timestamp(record.created_at),
+        currency: record.currency.clone(),
+        estimated_usd,
+        id: record.id.clone(),
+        pending_balance: amount(&record.currency, balances.pending),
+        total_balance: amount(&record.currency, balances.total),
+    })
 }
 
 pub fn quote(record: &QuoteRecord, now: i64) -> sika_api::conversions::Quote {

@@ -110,7 +110,8 @@ async fn organizations(State(state): State<Arc<AdminState>>) -> Json<Value> {
 
 fn balances(stack: &Stack, organization: &str) -> ApiResult<Vec<Value>> {
     let accounts = stack.engine.read()?.organization_accounts(organization)?;
-    accounts.iter().map(|a| render::account(a, stack.engine.mid_rate(&a.currency, "USD"))).collect()
+    let usd_per_unit = |currency: &str| stack.engine.mid_rate(currency, "USD");
+    accounts.iter().map(|a| Ok(render::to_json(&render::account(a, usd_per_unit(&a.currency))?))).collect()
 }
 
 async fn organization(

@@ -1,26 +1,49 @@
+//! `/v1/accounts`: the operation is generated from the handler and the wire
+//! types (`sika_api::accounts`).
+
 use std::sync::Arc;
 
+use axum::Json;
 use axum::extract::State;
-use axum::routing::get;
-use axum::{Json, Router};
-use serde_json::{Value, json};
+use sika_api::accounts::Account;
+use sika_api::{ErrorBody, ListPage};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::auth::Principal;
 use crate::error::ApiResult;
 use crate::render;
 use crate::stack::Stack;
 
-pub fn router() -> Router<Arc<Stack>> {
-    Router::new().route("/v1/accounts", get(list))
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(list))
 }
 
-/// One balance account per currency; not paginated.
-async fn list(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResult<Json<Value>> {
+/// Balance accounts, one per currency
+///
+/// An account opens the first time money in its currency touches the
+/// organization. The list is not paginated: it holds every account, and
+/// `hasMore` is always false.
+#[utoipa::path(
+    get,
+    path = "/v1/accounts",
+    tag = "accounts",
+    operation_id = "listAccounts",
+    security(("bearer" = ["accounts:read"])),
+    responses(
+        (status = 200, description = "Every balance account of the organization", body = ListPage<Account>),
+        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
+        (status = 401, description = "No valid API key", body = ErrorBody),
+        (status = 403, description = "The key lacks `accounts:read`", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
+async fn list(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResult<Json<ListPage<Account>>> {
     principal.require("accounts:read")?;
     let accounts = stack.engine.read()?.organization_accounts(principal.organization())?;
-    let data: Vec<Value> = accounts
+    let data = accounts
         .iter()
         .map(|a| render::account(a, stack.engine.mid_rate(&a.currency, "USD")))
         .collect::<ApiResult<_>>()?;
-    Ok(Json(json!({ "data": data, "hasMore": false, "nextCursor": null })))
+    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
 }

@@ -236,7 +236,7 @@ pub fn event_data(stack: &Stack, event: &EventRecord) -> ApiResult<Value> {
     Ok(match &event.payload {
         EventPayload::Conversion(c) => render::to_json(&render::conversion(c)),
         EventPayload::AccountCredited { account, .. } => {
-            render::account(account, stack.engine.mid_rate(&account.currency, "USD"))?
+            render::to_json(&render::account(account, stack.engine.mid_rate(&account.currency, "USD"))?)
         }
         EventPayload::WebhookTest { endpoint_id } => {
             json!({ "endpointId": endpoint_id, "message": "webhook.test" })
