@@ -155,3 +155,19 @@ mod tests {
         }
     }
 }
+
+/// The refusals every operation behind an API key can answer, documented
+/// once: list it in an operation's `responses` after its own statuses.
+#[derive(utoipa::IntoResponses)]
+pub enum Refusals {
+    /// No valid API key (`unauthorized`)
+    #[response(status = 401)]
+    Unauthorized(ErrorBody),
+    /// The key lacks the scope the operation's security names, or the
+    /// caller's address is not among the key's allowed addresses (`forbidden`)
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// Too many requests (`rate_limited`); retry after `Retry-After` seconds
+    #[response(status = 429)]
+    RateLimited(ErrorBody),
+}

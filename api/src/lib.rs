@@ -36,4 +36,4 @@ pub mod virtual_accounts;
 pub mod webhooks;
 
 pub use common::{AmountInput, ListPage, ListQuery, Metadata, Money, TimelineEntry};
-pub use error::{ErrorBody, ErrorCode, ItemError};
+pub use error::{ErrorBody, ErrorCode, ItemError, Refusals};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::State;
 use sika_api::accounts::Account;
-use sika_api::{ErrorBody, ListPage};
+use sika_api::{ErrorBody, ListPage, Refusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -33,9 +33,7 @@ pub fn router() -> OpenApiRouter<Arc<Stack>> {
     responses(
         (status = 200, description = "Every balance account of the organization", body = ListPage<Account>),
         (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `accounts:read`", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn list(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResult<Json<ListPage<Account>>> {

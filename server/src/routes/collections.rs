@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::collections::{Collection, CollectionEnvelope, CreateCollection};
-use sika_api::{ErrorBody, ListPage, ListQuery};
+use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
 use sika_engine::{Command, Outcome, Snapshot};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -43,12 +43,10 @@ pub fn router() -> OpenApiRouter<Arc<Stack>> {
         (status = 201, description = "The collection, pending until the payer answers", body = CollectionEnvelope),
         (status = 200, description = "A replay of an earlier request with the same externalReference and body", body = CollectionEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`) or the `sika-version` header is unknown", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `collections:write` or the caller's address", body = ErrorBody),
         (status = 409, description = "The externalReference was used with another body (`duplicate`)", body = ErrorBody),
         (status = 415, description = "The body is not JSON", body = ErrorBody),
         (status = 422, description = "The method is down (`method_unavailable`)", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn create(
@@ -96,10 +94,8 @@ fn render_full(snapshot: &Snapshot, id: &str, organization: &str) -> ApiResult<O
     responses(
         (status = 200, description = "The collection", body = CollectionEnvelope),
         (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `collections:read`", body = ErrorBody),
         (status = 404, description = "No such collection in this organization", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn read(
@@ -124,9 +120,7 @@ async fn read(
     responses(
         (status = 200, description = "One page of collections", body = ListPage<Collection>),
         (status = 400, description = "A bad `limit` or `cursor`, or an unknown `sika-version` header", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `collections:read`", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn list(

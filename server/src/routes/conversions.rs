@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use sika_api::conversions::{Conversion, ConversionEnvelope, CreateConversion, CreateQuote, QuoteEnvelope};
-use sika_api::{ErrorBody, ListPage, ListQuery};
+use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
 use sika_engine::{Command, Outcome, QuoteAmount};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -42,10 +42,8 @@ pub fn router() -> OpenApiRouter<Arc<Stack>> {
     responses(
         (status = 201, description = "The quote, pending until it is executed or expires", body = QuoteEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`), no rate between the currencies, or an unknown `sika-version` header", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `conversions:write` or the caller's address", body = ErrorBody),
         (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn create_quote(
@@ -94,10 +92,8 @@ async fn create_quote(
     responses(
         (status = 200, description = "The quote; `status` is `expired` once `expiresAt` has passed unexecuted", body = QuoteEnvelope),
         (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `conversions:read`", body = ErrorBody),
         (status = 404, description = "No such quote in this organization", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn get_quote(
@@ -131,13 +127,11 @@ async fn get_quote(
         (status = 201, description = "The conversion, completed", body = ConversionEnvelope),
         (status = 200, description = "The same conversion, for a concurrent execute or a retry with the same externalReference", body = ConversionEnvelope),
         (status = 400, description = "The quote expired or was already executed (`bad_request`), a field is invalid (`validation_error`), or the `sika-version` header is unknown", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `conversions:write` or the caller's address", body = ErrorBody),
         (status = 404, description = "No such quote in this organization", body = ErrorBody),
         (status = 409, description = "The externalReference was used with another quote (`duplicate`)", body = ErrorBody),
         (status = 415, description = "The body is not JSON", body = ErrorBody),
         (status = 422, description = "The `from.currency` balance cannot cover `from.amount` (`insufficient_funds`)", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn execute(
@@ -184,10 +178,8 @@ pub fn validate_reference(reference: &str) -> ApiResult<()> {
     responses(
         (status = 200, description = "The conversion", body = ConversionEnvelope),
         (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `conversions:read`", body = ErrorBody),
         (status = 404, description = "No such conversion in this organization", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn get_conversion(
@@ -216,9 +208,7 @@ async fn get_conversion(
     responses(
         (status = 200, description = "One page of conversions", body = ListPage<Conversion>),
         (status = 400, description = "A bad `limit` or `cursor`, or an unknown `sika-version` header", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `conversions:read`", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn list(

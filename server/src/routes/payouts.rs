@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::payouts::{CreatePayout, Payout, PayoutEnvelope};
-use sika_api::{ErrorBody, ListPage, ListQuery};
+use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
 use sika_engine::{Command, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -42,12 +42,10 @@ pub fn router() -> OpenApiRouter<Arc<Stack>> {
         (status = 201, description = "The payout, pending on its rail", body = PayoutEnvelope),
         (status = 200, description = "A replay of an earlier request with the same externalReference and body", body = PayoutEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `payouts:write` or the caller's address", body = ErrorBody),
         (status = 409, description = "The externalReference was used with another body (`duplicate`)", body = ErrorBody),
         (status = 415, description = "The body is not JSON", body = ErrorBody),
         (status = 422, description = "`insufficient_funds` or `spend_cap_exceeded`", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn create(
@@ -95,10 +93,8 @@ pub fn render_full(
     responses(
         (status = 200, description = "The payout", body = PayoutEnvelope),
         (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `payouts:read`", body = ErrorBody),
         (status = 404, description = "No such payout in this organization", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn read(
@@ -124,9 +120,7 @@ async fn read(
     responses(
         (status = 200, description = "One page of payouts", body = ListPage<Payout>),
         (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `payouts:read`", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn list(

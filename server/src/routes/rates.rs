@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use sika_api::ErrorBody;
 use sika_api::rates::{Rate, RateEnvelope};
+use sika_api::{ErrorBody, Refusals};
 use sika_engine::Currency;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -41,9 +41,7 @@ pub fn currency_param(field: &str, code: &str) -> ApiResult<Currency> {
     responses(
         (status = 200, description = "The rate", body = RateEnvelope),
         (status = 400, description = "An unknown currency, the same currency twice or no rate between them (`validation_error`), or an unknown `sika-version` header", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `rates:read`", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn rate(

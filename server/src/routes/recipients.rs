@@ -10,7 +10,7 @@ use serde_json::Value;
 use sika_api::recipients::{
     CreateRecipient, CreateRecipients, Recipient, RecipientEnvelope, RecipientResult, RecipientResults,
 };
-use sika_api::{ErrorBody, ListPage, ListQuery};
+use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -36,10 +36,8 @@ pub fn router() -> OpenApiRouter<Arc<Stack>> {
     responses(
         (status = 201, description = "The recipient", body = RecipientEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `recipients:write`", body = ErrorBody),
         (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn create(
@@ -67,10 +65,8 @@ async fn create(
     responses(
         (status = 200, description = "A result per item", body = RecipientResults),
         (status = 400, description = "`items` is empty or holds more than 100 (`validation_error`)", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `recipients:write`", body = ErrorBody),
         (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn bulk(
@@ -120,10 +116,8 @@ fn build_item(item: Value, index: usize, organization: &str, now: i64) -> ApiRes
     responses(
         (status = 200, description = "The recipient", body = RecipientEnvelope),
         (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `recipients:read`", body = ErrorBody),
         (status = 404, description = "No such recipient in this organization", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn read(
@@ -149,9 +143,7 @@ async fn read(
     responses(
         (status = 200, description = "One page of recipients", body = ListPage<Recipient>),
         (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `recipients:read`", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn list(

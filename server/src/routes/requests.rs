@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use sika_api::ErrorBody;
 use sika_api::requests::LoggedRequestEnvelope;
+use sika_api::{ErrorBody, Refusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -33,10 +33,8 @@ pub fn router() -> OpenApiRouter<Arc<Stack>> {
     responses(
         (status = 200, description = "The request with its redacted bodies", body = LoggedRequestEnvelope),
         (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `requests:read`", body = ErrorBody),
         (status = 404, description = "No such request in this workspace's log", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn find(

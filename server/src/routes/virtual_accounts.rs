@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use sika_api::virtual_accounts::{CreateVirtualAccount, VirtualAccount, VirtualAccountEnvelope};
-use sika_api::{ErrorBody, ListPage, ListQuery};
+use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -37,11 +37,9 @@ pub fn router() -> OpenApiRouter<Arc<Stack>> {
     responses(
         (status = 201, description = "The virtual account", body = VirtualAccountEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `virtual-accounts:write`", body = ErrorBody),
         (status = 415, description = "The body is not JSON", body = ErrorBody),
         (status = 422, description = "A live GHS account without the representative (`representative_required`)", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn create(
@@ -65,10 +63,8 @@ async fn create(
     responses(
         (status = 200, description = "The virtual account", body = VirtualAccountEnvelope),
         (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `virtual-accounts:read`", body = ErrorBody),
         (status = 404, description = "No such virtual account in this organization", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn read(
@@ -94,9 +90,7 @@ async fn read(
     responses(
         (status = 200, description = "One page of virtual accounts", body = ListPage<VirtualAccount>),
         (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `virtual-accounts:read`", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn list(

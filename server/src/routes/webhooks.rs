@@ -13,7 +13,7 @@ use sika_api::webhooks::{
     WebhookDeliveryEnvelope, WebhookEndpoint, WebhookEndpointEnvelope, WebhookEndpointRef, WebhookEvent,
     WebhookEventEnvelope, WebhookTestSent,
 };
-use sika_api::{ErrorBody, ListPage, ListQuery};
+use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
 use sika_engine::{Command, EventPayload};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -54,10 +54,8 @@ pub fn router() -> OpenApiRouter<Arc<Stack>> {
     responses(
         (status = 201, description = "The endpoint with its signing secret", body = CreatedWebhookEndpointEnvelope),
         (status = 400, description = "A bad `url` or an unknown event (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `webhooks:write`", body = ErrorBody),
         (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn create(
@@ -104,10 +102,8 @@ fn own_endpoint(stack: &Stack, principal: &Principal, id: &str) -> ApiResult<(En
     responses(
         (status = 200, description = "The endpoint, without its secret", body = WebhookEndpointEnvelope),
         (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `webhooks:read`", body = ErrorBody),
         (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn get_endpoint(
@@ -131,9 +127,7 @@ async fn get_endpoint(
     responses(
         (status = 200, description = "One page of endpoints, without their secrets", body = ListPage<WebhookEndpoint>),
         (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `webhooks:read`", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn list_endpoints(
@@ -166,11 +160,9 @@ async fn list_endpoints(
     responses(
         (status = 200, description = "The endpoint as changed", body = WebhookEndpointEnvelope),
         (status = 400, description = "A bad field (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `webhooks:write`", body = ErrorBody),
         (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
         (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn update(
@@ -219,10 +211,8 @@ async fn update(
     responses(
         (status = 200, description = "The endpoint is deleted", body = DeletedWebhookEndpointEnvelope),
         (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `webhooks:write`", body = ErrorBody),
         (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn remove(
@@ -256,10 +246,8 @@ async fn remove(
     responses(
         (status = 200, description = "The secret deliveries to this endpoint are signed with", body = SigningSecret),
         (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `webhooks:read`", body = ErrorBody),
         (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn signing_secret(
@@ -286,10 +274,8 @@ async fn signing_secret(
     responses(
         (status = 202, description = "The test event is on its way", body = WebhookTestSent),
         (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `webhooks:write`", body = ErrorBody),
         (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn test(
@@ -326,10 +312,8 @@ async fn test(
     responses(
         (status = 200, description = "The event, as its deliveries send it", body = WebhookEventEnvelope),
         (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `webhooks:read`", body = ErrorBody),
         (status = 404, description = "No such event in this organization", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn get_event(
@@ -358,9 +342,7 @@ async fn get_event(
     responses(
         (status = 200, description = "One page of events", body = ListPage<WebhookEvent>),
         (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `webhooks:read`", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn list_events(
@@ -388,9 +370,7 @@ async fn list_events(
     responses(
         (status = 200, description = "One page of deliveries", body = ListPage<WebhookDelivery>),
         (status = 400, description = "A bad `limit`, `cursor` or `status`", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `webhooks:read`", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn list_deliveries(
@@ -432,10 +412,8 @@ fn matches(filter: &DeliveryFilter, delivery: &webhooks::Delivery) -> bool {
     responses(
         (status = 200, description = "The delivery", body = WebhookDeliveryEnvelope),
         (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `webhooks:read`", body = ErrorBody),
         (status = 404, description = "No such delivery in this organization", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn get_delivery(
@@ -464,10 +442,8 @@ async fn get_delivery(
     responses(
         (status = 200, description = "The delivery after the attempt", body = WebhookDeliveryEnvelope),
         (status = 400, description = "The delivery's endpoint was deleted (`bad_request`)", body = ErrorBody),
-        (status = 401, description = "No valid API key", body = ErrorBody),
-        (status = 403, description = "The key lacks `webhooks:write`", body = ErrorBody),
         (status = 404, description = "No such delivery in this organization", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        Refusals,
     )
 )]
 async fn retry(
