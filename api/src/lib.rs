@@ -22,6 +22,7 @@
 //! ```
 
 pub mod accounts;
+pub mod admin;
 pub mod collections;
 mod common;
 pub mod conversions;

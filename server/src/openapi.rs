@@ -288,6 +288,16 @@ fn merge_generated(document: &mut Value, generated: Value) {
     }
 }
 
+/// A generated document made whole: its title and version, and the bearer
+/// security scheme its operations name.
+pub fn finish(generated: utoipa::openapi::OpenApi, title: &str, scheme: &str) -> Value {
+    let mut document = serde_json::to_value(generated).expect("an OpenAPI document serializes to JSON");
+    document["openapi"] = json!("3.1.0");
+    document["info"] = json!({ "title": title, "version": env!("CARGO_PKG_VERSION") });
+    document["components"]["securitySchemes"] = json!({ scheme: { "type": "http", "scheme": "bearer" } });
+    document
+}
+
 /// The operations not generated yet, from the table in this file.
 pub(crate) fn hand_written() -> Value {
     let mut paths = Map::new();
@@ -421,9 +431,14 @@ mod tests {
 
     #[test]
     fn every_reference_resolves_and_every_array_says_what_it_holds() {
-        let document = document();
+        for document in [document(), crate::admin::document()] {
+            references_resolve_and_arrays_have_items(&document);
+        }
+    }
+
+    fn references_resolve_and_arrays_have_items(document: &Value) {
         let mut found = Vec::new();
-        refs(&document, String::new(), &mut found);
+        refs(document, String::new(), &mut found);
         assert!(!found.is_empty());
         for (at, target) in found {
             let name =
@@ -445,6 +460,29 @@ mod tests {
             }
         }
         arrays(&document["components"], "components");
+    }
+
+    /// Every admin operation names the operator's token and documents the
+    /// 401 it answers without one; searches take their paging and filters.
+    #[test]
+    fn the_admin_document_declares_security_errors_and_queries() {
+        let document = crate::admin::document();
+        assert_eq!(document["components"]["securitySchemes"]["operator"]["scheme"], "bearer");
+        let mut operations = 0;
+        for (path, item) in document["paths"].as_object().unwrap() {
+            for (method, operation) in item.as_object().unwrap() {
+                operations += 1;
+                let name = format!("{} {path}", method.to_uppercase());
+                assert_eq!(operation["security"], json!([{ "operator": [] }]), "{name}");
+                assert!(operation["responses"]["401"].is_object(), "{name} documents 401");
+                assert!(operation["operationId"].is_string(), "{name} has an operationId");
+            }
+        }
+        assert_eq!(operations, 25, "every admin route is documented");
+        let search = &document["paths"]["/admin/v1/{stack}/payouts"]["get"]["parameters"];
+        for wanted in ["stack", "limit", "cursor", "q", "status"] {
+            assert!(search.as_array().unwrap().iter().any(|p| p["name"] == wanted), "search takes {wanted}");
+        }
     }
 
     #[test]

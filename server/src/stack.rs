@@ -43,6 +43,14 @@ impl StackKind {
         }
     }
 
+    /// The stack's name in the wire types.
+    pub fn wire_name(self) -> sika_api::admin::StackName {
+        match self {
+            StackKind::Live => sika_api::admin::StackName::Live,
+            StackKind::Sandbox => sika_api::admin::StackName::Sandbox,
+        }
+    }
+
     pub fn database_file(self) -> &'static str {
         match self {
             StackKind::Live => "live.redb",
@@ -63,7 +71,7 @@ pub struct Stack {
     pub request_log: RequestLog,
     keys: RwLock<HashMap<[u8; 32], ApiKeyRecord>>,
     webhooks: OnceLock<DispatcherHandle>,
-    last_verify: Mutex<Option<serde_json::Value>>,
+    last_verify: Mutex<Option<sika_api::admin::VerifyResult>>,
 }
 
 impl Stack {
@@ -142,11 +150,11 @@ impl Stack {
     }
 
     /// The result of the last `verify` the operator ran on this stack.
-    pub fn last_verify(&self) -> Option<serde_json::Value> {
+    pub fn last_verify(&self) -> Option<sika_api::admin::VerifyResult> {
         self.last_verify.lock().ok()?.clone()
     }
 
-    pub fn set_last_verify(&self, result: serde_json::Value) {
+    pub fn set_last_verify(&self, result: sika_api::admin::VerifyResult) {
         if let Ok(mut last) = self.last_verify.lock() {
             *last = Some(result);
         }

@@ -78,6 +78,23 @@ def main():
         except Exception as e:  # noqa: BLE001 - the validator's own error types vary
             check("the public document is valid OpenAPI 3.1 (openapi-spec-validator)", False, str(e)[:500])
 
+        admin = f"http://127.0.0.1:{ports['ADMIN']}"
+        with urllib.request.urlopen(admin + "/admin/v1/openapi.json", timeout=5) as r:
+            admin_document = json.loads(r.read())
+        try:
+            validate(admin_document)
+            check("the admin document is valid OpenAPI 3.1 (openapi-spec-validator)", True)
+        except Exception as e:  # noqa: BLE001
+            check("the admin document is valid OpenAPI 3.1 (openapi-spec-validator)", False, str(e)[:500])
+        admin_path = os.path.join(tmp, "admin-openapi.json")
+        with open(admin_path, "w") as f:
+            json.dump(admin_document, f)
+        admin_out = os.path.join(tmp, "sika_admin_client")
+        gen = subprocess.run(["openapi-python-client", "generate", "--path", admin_path, "--meta", "none",
+                              "--output-path", admin_out], capture_output=True, text=True)
+        check("openapi-python-client generates an admin client", gen.returncode == 0,
+              gen.stdout[-800:] + gen.stderr[-800:])
+
         out = os.path.join(tmp, "sika_client")
         gen = subprocess.run(["openapi-python-client", "generate", "--path", path, "--meta", "none",
                               "--output-path", out], capture_output=True, text=True)
@@ -117,6 +134,16 @@ def main():
         check("walking by nextCursor returns every payout once, newest first",
               seen == list(reversed(created)), (len(seen), len(set(seen))))
         check(f"in {-(-PAYOUTS // PAGE)} pages of at most {PAGE}", pages == -(-PAYOUTS // PAGE), pages)
+
+        # The admin client reads the same payouts, typed, with their organization.
+        admin_mod = importlib.import_module("sika_admin_client")
+        search_payouts = importlib.import_module("sika_admin_client.api.activity.search_payouts")
+        operator = admin_mod.AuthenticatedClient(base_url=admin, token=creds["adminToken"])
+        found = search_payouts.sync(client=operator, stack="sandbox", limit="100")
+        check("the generated admin client finds the payouts with their organization",
+              found is not None and len(found.data) == PAYOUTS
+              and all(p.organization_id == creds["organizationId"] for p in found.data),
+              found and len(found.data))
     finally:
         node.terminate()
         node.wait(timeout=30)

@@ -5,14 +5,22 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use serde::Deserialize;
+use serde::Serialize;
 use serde_json::{Value, json};
+use sika_api::admin::{
+    ActivityQuery, AdminRefusals, OrderFunds, Owned, OwnedCollectionEnvelope, OwnedOrderEnvelope,
+    OwnedPayoutEnvelope, StackName,
+};
+use sika_api::collections::Collection;
+use sika_api::orders::Order;
+use sika_api::payouts::Payout;
+use sika_api::{ErrorBody, ListPage};
 use sika_engine::Snapshot;
 
 use super::AdminState;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::ApiQuery;
-use crate::pagination::{PageQuery, Paging, list_body};
+use crate::pagination::{PageQuery, Paging, list_page};
 use crate::render;
 use crate::stack::Stack;
 use crate::webhooks::timeline_entries;
@@ -20,41 +28,35 @@ use crate::webhooks::timeline_entries;
 /// Items scanned per organization when searching.
 const SCAN_PER_ORGANIZATION_MAX: usize = 5_000;
 
-#[derive(Deserialize, Default)]
-pub struct ActivityQuery {
-    limit: Option<String>,
-    cursor: Option<String>,
-    /// An id or an externalReference.
-    q: Option<String>,
-    status: Option<String>,
+/// Whether a rendered item matches the search's `q` and `status`.
+fn matches(item: &Value, query: &ActivityQuery) -> bool {
+    let matches_q = query
+        .q
+        .as_deref()
+        .is_none_or(|q| item["id"].as_str() == Some(q) || item["externalReference"].as_str() == Some(q));
+    matches_q && query.status.as_deref().is_none_or(|s| item["status"].as_str() == Some(s))
 }
 
-/// (organization, rendered item, createdAt, externalReference, status)
-type Row = (String, Value);
-
-fn search(
+fn search<T: Serialize>(
     state: &AdminState,
     stack: &Stack,
     kind: &str,
     query: &ActivityQuery,
-    render: impl Fn(&Snapshot, &str) -> ApiResult<Option<Value>>,
-) -> ApiResult<Value> {
+    render: impl Fn(&Snapshot, &str) -> ApiResult<Option<T>>,
+) -> ApiResult<ListPage<Owned<T>>> {
     let scope = format!("admin/{}/{kind}", stack.kind.name());
     let secret = state.identity.secret();
     let page =
         PageQuery { limit: query.limit.clone(), cursor: query.cursor.clone() }.page(&secret, &scope)?;
     let snapshot = stack.engine.read()?;
-    let mut rows: Vec<Row> = Vec::new();
+    let mut rows: Vec<(String, Owned<T>)> = Vec::new();
     for org in state.identity.organizations() {
         for (_, id) in snapshot.list(&org.id, kind, None, SCAN_PER_ORGANIZATION_MAX)? {
-            let Some(mut item) = render(&snapshot, &id)? else { continue };
-            let matches_q = query.q.as_deref().is_none_or(|q| {
-                item["id"].as_str() == Some(q) || item["externalReference"].as_str() == Some(q)
-            });
-            let matches_status = query.status.as_deref().is_none_or(|s| item["status"].as_str() == Some(s));
-            if matches_q && matches_status {
-                item["organizationId"] = Value::String(org.id.clone());
-                rows.push((item["createdAt"].as_str().unwrap_or_default().to_string(), item));
+            let Some(item) = render(&snapshot, &id)? else { continue };
+            let json = render::to_json(&item);
+            if matches(&json, query) {
+                let created_at = json["createdAt"].as_str().unwrap_or_default().to_string();
+                rows.push((created_at, Owned { organization_id: org.id.clone(), item }));
             }
         }
     }
@@ -63,95 +65,198 @@ fn search(
     let start = page.before.unwrap_or(0) as usize;
     let end = (start + page.limit).min(rows.len());
     let has_more = end < rows.len();
-    let data: Vec<Value> = rows.into_iter().skip(start).take(page.limit).map(|(_, v)| v).collect();
-    Ok(list_body(data, Some(end as u64), has_more, &secret, &scope))
+    let data = rows.into_iter().skip(start).take(page.limit).map(|(_, v)| v).collect();
+    Ok(list_page(data, Some(end as u64), has_more, &secret, &scope))
 }
 
+/// Search every organization's payouts on a stack
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/payouts",
+    tag = "activity",
+    operation_id = "searchPayouts",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ActivityQuery),
+    responses(
+        (status = 200, description = "Matching payouts, newest first", body = ListPage<Owned<Payout>>),
+        (status = 400, description = "A bad `limit` or `cursor` (`validation_error`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
 pub async fn payouts(
     State(state): State<Arc<AdminState>>,
     Path(stack): Path<String>,
     ApiQuery(query): ApiQuery<ActivityQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ListPage<Owned<Payout>>>> {
     let stack = state.stack(&stack)?;
     Ok(Json(search(&state, stack, "payouts", &query, |s, id| {
-        Ok(s.payout(id)?.map(|p| render::to_json(&render::payout(&p, &[]))))
+        Ok(s.payout(id)?.map(|p| render::payout(&p, &[])))
     })?))
 }
 
+/// One payout, with its timeline's webhook entries
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/payouts/{id}",
+    tag = "activity",
+    operation_id = "getStackPayout",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The payout's id")),
+    responses(
+        (status = 200, description = "The payout and its organization", body = OwnedPayoutEnvelope),
+        (status = 404, description = "Unknown stack or payout", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
 pub async fn payout(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<OwnedPayoutEnvelope>> {
     let stack = state.stack(&stack)?;
     let snapshot = stack.engine.read()?;
     let payout =
         snapshot.payout(&id)?.ok_or_else(|| ApiError::not_found(format!("payout '{id}' not found")))?;
     let deliveries = timeline_entries(&snapshot, &payout.organization, &id)?;
-    let mut body = render::to_json(&render::payout(&payout, &deliveries));
-    body["organizationId"] = Value::String(payout.organization.clone());
-    Ok(Json(json!({ "payout": body })))
+    let item = render::payout(&payout, &deliveries);
+    Ok(Json(OwnedPayoutEnvelope { payout: Owned { organization_id: payout.organization.clone(), item } }))
 }
 
+/// Search every organization's collections on a stack
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/collections",
+    tag = "activity",
+    operation_id = "searchCollections",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ActivityQuery),
+    responses(
+        (status = 200, description = "Matching collections, newest first", body = ListPage<Owned<Collection>>),
+        (status = 400, description = "A bad `limit` or `cursor` (`validation_error`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
 pub async fn collections(
     State(state): State<Arc<AdminState>>,
     Path(stack): Path<String>,
     ApiQuery(query): ApiQuery<ActivityQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ListPage<Owned<Collection>>>> {
     let stack = state.stack(&stack)?;
     Ok(Json(search(&state, stack, "collections", &query, |s, id| {
-        Ok(s.collection(id)?.map(|c| render::to_json(&render::collection(&c, &[]))))
+        Ok(s.collection(id)?.map(|c| render::collection(&c, &[])))
     })?))
 }
 
+/// One collection, with its timeline's webhook entries
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/collections/{id}",
+    tag = "activity",
+    operation_id = "getStackCollection",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The collection's id")),
+    responses(
+        (status = 200, description = "The collection and its organization", body = OwnedCollectionEnvelope),
+        (status = 404, description = "Unknown stack or collection", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
 pub async fn collection(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<OwnedCollectionEnvelope>> {
     let stack = state.stack(&stack)?;
     let snapshot = stack.engine.read()?;
     let collection = snapshot
         .collection(&id)?
         .ok_or_else(|| ApiError::not_found(format!("collection '{id}' not found")))?;
     let deliveries = timeline_entries(&snapshot, &collection.organization, &id)?;
-    let mut body = render::to_json(&render::collection(&collection, &deliveries));
-    body["organizationId"] = Value::String(collection.organization.clone());
-    Ok(Json(json!({ "collection": body })))
+    let item = render::collection(&collection, &deliveries);
+    Ok(Json(OwnedCollectionEnvelope {
+        collection: Owned { organization_id: collection.organization.clone(), item },
+    }))
 }
 
+/// Search every organization's orders on a stack
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/orders",
+    tag = "activity",
+    operation_id = "searchOrders",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ActivityQuery),
+    responses(
+        (status = 200, description = "Matching orders, newest first", body = ListPage<Owned<Order>>),
+        (status = 400, description = "A bad `limit` or `cursor` (`validation_error`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
 pub async fn orders(
     State(state): State<Arc<AdminState>>,
     Path(stack): Path<String>,
     ApiQuery(query): ApiQuery<ActivityQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ListPage<Owned<Order>>>> {
     let stack = state.stack(&stack)?;
     Ok(Json(search(&state, stack, "orders", &query, |s, id| {
         let Some(order) = s.order(id)? else { return Ok(None) };
-        Ok(crate::routes::orders::render_full(s, &order.organization, id)?.map(|o| render::to_json(&o)))
+        crate::routes::orders::render_full(s, &order.organization, id)
     })?))
 }
 
+fn owned_order(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Json<OwnedOrderEnvelope>> {
+    let item =
+        crate::routes::orders::render_full(snapshot, organization, id)?.ok_or_else(ApiError::internal)?;
+    Ok(Json(OwnedOrderEnvelope { order: Owned { organization_id: organization.to_string(), item } }))
+}
+
+/// One order, with its payout
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/orders/{id}",
+    tag = "activity",
+    operation_id = "getStackOrder",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The order's id")),
+    responses(
+        (status = 200, description = "The order and its organization", body = OwnedOrderEnvelope),
+        (status = 404, description = "Unknown stack or order", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
 pub async fn order(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<OwnedOrderEnvelope>> {
     let stack = state.stack(&stack)?;
     let snapshot = stack.engine.read()?;
     let order = snapshot.order(&id)?.ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
-    let view = crate::routes::orders::render_full(&snapshot, &order.organization, &id)?
-        .ok_or_else(ApiError::internal)?;
-    let mut body = render::to_json(&view);
-    body["organizationId"] = Value::String(order.organization.clone());
-    Ok(Json(json!({ "order": body })))
+    owned_order(&snapshot, &order.organization, &id)
 }
 
 /// Every organization's disputes on one stack, each with its thread (the
 /// console shows them without another request); `status` filters like the
 /// public list (`resolved` matches accepted and declined).
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/disputes",
+    tag = "activity",
+    operation_id = "searchDisputes",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ActivityQuery),
+    responses(
+        (status = 200, description = "Matching disputes, newest first", body = Object),
+        (status = 400, description = "A bad `limit`, `cursor` or `status` (`validation_error`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
 pub async fn disputes(
     State(state): State<Arc<AdminState>>,
     Path(stack): Path<String>,
     ApiQuery(query): ApiQuery<ActivityQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ListPage<Owned<Value>>>> {
     let stack = state.stack(&stack)?;
     crate::disputes::check_status_filter(query.status.as_deref())?;
     // The status filter is applied here (it knows `resolved`), not by `search`.
@@ -171,6 +276,20 @@ fn admin_dispute(organization: &str, mut body: Value) -> Json<Value> {
     Json(json!({ "dispute": body }))
 }
 
+/// One dispute with its thread
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/disputes/{id}",
+    tag = "activity",
+    operation_id = "getStackDispute",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The dispute's id")),
+    responses(
+        (status = 200, description = "The dispute and its organization", body = Object),
+        (status = 404, description = "Unknown stack or dispute", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
 pub async fn dispute(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
@@ -181,7 +300,23 @@ pub async fn dispute(
     Ok(admin_dispute(&dispute.organization, crate::disputes::render(&snapshot, &dispute)?))
 }
 
-/// The operator resolves a dispute (on either stack): body `{outcome}`.
+/// Resolve a dispute for the merchant or the payer
+#[utoipa::path(
+    post,
+    path = "/admin/v1/{stack}/disputes/{id}/resolve",
+    tag = "activity",
+    operation_id = "resolveStackDispute",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The dispute's id")),
+    request_body(content = Object, description = "`{outcome}`: `accepted` or `declined`"),
+    responses(
+        (status = 200, description = "The dispute, resolved", body = Object),
+        (status = 400, description = "A bad `outcome` (`validation_error`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack or dispute", body = ErrorBody),
+        (status = 409, description = "The dispute is already resolved (`invalid_state`)", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
 pub async fn resolve_dispute(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
@@ -195,21 +330,32 @@ pub async fn resolve_dispute(
     Ok(admin_dispute(&dispute.organization, resolved))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FundsRequest {
-    amount: crate::render::AmountInput,
-    confirmations: Option<u32>,
-}
-
-/// The manual rail for orders: the operator records the funds that arrived
-/// (on live there is no simulator), and the order proceeds on actuals.
+/// Record the funds that arrived for an order (the manual rail)
+///
+/// On live there is no simulator: the operator records what arrived, and
+/// the order proceeds on the actual amount.
+#[utoipa::path(
+    post,
+    path = "/admin/v1/{stack}/orders/{id}/funds",
+    tag = "activity",
+    operation_id = "recordOrderFunds",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The order's id")),
+    request_body = OrderFunds,
+    responses(
+        (status = 200, description = "The order after the funds", body = OwnedOrderEnvelope),
+        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack or order", body = ErrorBody),
+        (status = 409, description = "The order no longer awaits funds (`invalid_state`)", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
 pub async fn order_funds(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
     body: axum::body::Bytes,
-) -> ApiResult<Json<Value>> {
-    let request: FundsRequest = crate::extract::parse_json(&body)?;
+) -> ApiResult<Json<OwnedOrderEnvelope>> {
+    let request: OrderFunds = crate::extract::parse_json(&body)?;
     let stack = state.stack(&stack)?;
     let order = stack
         .engine
@@ -232,9 +378,5 @@ pub async fn order_funds(
         webhooks.wake();
     }
     let snapshot = stack.engine.read()?;
-    let view = crate::routes::orders::render_full(&snapshot, &order.organization, &id)?
-        .ok_or_else(ApiError::internal)?;
-    let mut body = render::to_json(&view);
-    body["organizationId"] = Value::String(order.organization.clone());
-    Ok(Json(json!({ "order": body })))
+    owned_order(&snapshot, &order.organization, &id)
 }

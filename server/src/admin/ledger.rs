@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use serde_json::{Value, json};
+use sika_api::ErrorBody;
+use sika_api::admin::{AdminRefusals, CurrencyTotal, StackName, VerifyEnvelope, VerifyResult};
 use sika_engine::EngineError;
 
 use super::AdminState;
@@ -16,7 +17,7 @@ use crate::render::{amount, timestamp};
 use crate::stack::Stack;
 
 /// Sums of every organization's balances, per currency.
-pub fn totals(stack: &Stack, identity: &Identity) -> ApiResult<Vec<Value>> {
+pub fn totals(stack: &Stack, identity: &Identity) -> ApiResult<Vec<CurrencyTotal>> {
     let snapshot = stack.engine.read()?;
     let mut sums: BTreeMap<String, (i128, i128, i128, usize)> = BTreeMap::new();
     for org in identity.organizations() {
@@ -32,35 +33,48 @@ pub fn totals(stack: &Stack, identity: &Identity) -> ApiResult<Vec<Value>> {
     }
     Ok(sums
         .into_iter()
-        .map(|(currency, (available, pending, total, accounts))| {
-            json!({
-                "currency": currency,
-                "availableBalance": amount(&currency, available),
-                "pendingBalance": amount(&currency, pending),
-                "totalBalance": amount(&currency, total),
-                "accounts": accounts,
-            })
+        .map(|(currency, (available, pending, total, accounts))| CurrencyTotal {
+            available_balance: amount(&currency, available),
+            pending_balance: amount(&currency, pending),
+            total_balance: amount(&currency, total),
+            accounts: accounts as u64,
+            currency,
         })
         .collect())
 }
 
-/// Audits the running stack's ledger from a read snapshot (the writer keeps
-/// going meanwhile) and remembers the result.
+/// Audit a stack's ledger while it runs
+///
+/// The audit reads a snapshot (the writer keeps going meanwhile); the
+/// result is remembered as the stack's `lastVerify`.
+#[utoipa::path(
+    post,
+    path = "/admin/v1/{stack}/verify",
+    tag = "ledger",
+    operation_id = "verifyStack",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`")),
+    responses(
+        (status = 200, description = "The audit's result", body = VerifyEnvelope),
+        (status = 404, description = "Unknown stack", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
 pub async fn verify(
     State(state): State<Arc<AdminState>>,
     Path(stack): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<VerifyEnvelope>> {
     let stack = state.stack(&stack)?.clone();
     let engine = stack.engine.clone();
     let report = tokio::task::spawn_blocking(move || sika_engine::verify::verify(engine.database()))
         .await
         .map_err(|_| crate::error::ApiError::internal())??;
-    let result = json!({
-        "at": timestamp(stack.now_ms()),
-        "consistent": report.is_consistent(),
-        "summary": report.summary(),
-        "problems": report.problems,
-    });
-    stack.set_last_verify(result.clone());
-    Ok(Json(json!({ "verify": result })))
+    let verify = VerifyResult {
+        at: timestamp(stack.now_ms()),
+        consistent: report.is_consistent(),
+        summary: report.summary(),
+        problems: report.problems,
+    };
+    stack.set_last_verify(verify.clone());
+    Ok(Json(VerifyEnvelope { verify }))
 }

@@ -8,10 +8,20 @@ use axum::extract::{Path, Request, State};
 use axum::http::header;
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use axum::{Json, Router};
-use serde_json::{Value, json};
+use serde_json::Value;
+use sika_api::accounts::Account;
+use sika_api::admin::{
+    self, AdminRefusals, Balances, LedgerFigures, NodeStatus, NodeStatusEnvelope, OrganizationEnvelope,
+    OrganizationStatus, Owned, RequestLookup, Settlement, StackAccounts, StackName, StackStatus,
+};
+use sika_api::collections::CollectionEnvelope;
+use sika_api::payouts::PayoutEnvelope;
+use sika_api::{ErrorBody, ListPage};
 use tower_http::catch_panic::CatchPanicLayer;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::envelope::{EnvelopeState, envelope};
 use crate::error::{ApiError, ApiResult};
@@ -42,34 +52,49 @@ impl AdminState {
     }
 }
 
+/// The admin API's routes, each documented by its handler: the document
+/// at `/admin/v1/openapi.json` is generated from this router.
+pub fn documented() -> OpenApiRouter<Arc<AdminState>> {
+    OpenApiRouter::new()
+        .routes(routes!(status))
+        .routes(routes!(organizations))
+        .routes(routes!(organization))
+        .routes(routes!(suspend))
+        .routes(routes!(reinstate))
+        .routes(routes!(accounts))
+        .routes(routes!(ledger::verify))
+        .routes(routes!(activity::payouts))
+        .routes(routes!(activity::payout))
+        .routes(routes!(activity::collections))
+        .routes(routes!(activity::collection))
+        .routes(routes!(activity::orders))
+        .routes(routes!(activity::order))
+        .routes(routes!(activity::order_funds))
+        .routes(routes!(activity::disputes))
+        .routes(routes!(activity::dispute))
+        .routes(routes!(activity::resolve_dispute))
+        .routes(routes!(webhooks::endpoints))
+        .routes(routes!(webhooks::attempts))
+        .routes(routes!(webhooks::enable))
+        .routes(routes!(webhooks::deliveries))
+        .routes(routes!(webhooks::retry))
+        .routes(routes!(request))
+        .routes(routes!(settle_payout))
+        .routes(routes!(settle_collection))
+}
+
+/// The admin API's OpenAPI document.
+pub fn document() -> Value {
+    crate::openapi::finish(documented().into_openapi(), "Sika admin API", "operator")
+}
+
 pub fn app(state: Arc<AdminState>, health: Arc<crate::health::Health>) -> Router {
+    let (documented, _) = documented().split_for_parts();
+    let document = document();
     Router::new()
-        .route("/admin/v1/status", get(status))
-        .route("/admin/v1/organizations", get(organizations))
-        .route("/admin/v1/organizations/{id}", get(organization))
-        .route("/admin/v1/organizations/{id}/suspend", post(suspend))
-        .route("/admin/v1/organizations/{id}/reinstate", post(reinstate))
-        .route("/admin/v1/{stack}/accounts", get(accounts))
-        .route("/admin/v1/{stack}/verify", post(ledger::verify))
-        .route("/admin/v1/{stack}/payouts", get(activity::payouts))
-        .route("/admin/v1/{stack}/payouts/{id}", get(activity::payout))
-        .route("/admin/v1/{stack}/collections", get(activity::collections))
-        .route("/admin/v1/{stack}/collections/{id}", get(activity::collection))
-        .route("/admin/v1/{stack}/orders", get(activity::orders))
-        .route("/admin/v1/{stack}/orders/{id}", get(activity::order))
-        .route("/admin/v1/{stack}/orders/{id}/funds", post(activity::order_funds))
-        .route("/admin/v1/{stack}/disputes", get(activity::disputes))
-        .route("/admin/v1/{stack}/disputes/{id}", get(activity::dispute))
-        .route("/admin/v1/{stack}/disputes/{id}/resolve", post(activity::resolve_dispute))
-        .route("/admin/v1/{stack}/webhooks/endpoints", get(webhooks::endpoints))
-        .route("/admin/v1/{stack}/webhooks/endpoints/{id}/attempts", get(webhooks::attempts))
-        .route("/admin/v1/{stack}/webhooks/endpoints/{id}/enable", post(webhooks::enable))
-        .route("/admin/v1/{stack}/webhooks/deliveries", get(webhooks::deliveries))
-        .route("/admin/v1/{stack}/webhooks/deliveries/{id}/retry", post(webhooks::retry))
-        .route("/admin/v1/requests/{id}", get(request))
-        .route("/admin/v1/{stack}/payouts/{id}/{action}", post(settle_payout))
-        .route("/admin/v1/{stack}/collections/{id}/{action}", post(settle_collection))
+        .merge(documented)
         .route_layer(from_fn_with_state(state.clone(), require_operator))
+        .route("/admin/v1/openapi.json", get(move || async move { Json(document) }))
         .with_state(state)
         // Liveness and readiness: no operator token.
         .merge(crate::health::router(health))
@@ -94,41 +119,69 @@ async fn require_operator(State(state): State<Arc<AdminState>>, request: Request
     }
 }
 
-fn render_organization(org: &Organization) -> Value {
-    json!({
-        "id": org.id,
-        "name": org.name,
-        "status": if org.suspended { "suspended" } else { "active" },
-        "createdAt": timestamp(org.created_at),
-    })
+fn render_organization(org: &Organization) -> admin::Organization {
+    admin::Organization {
+        id: org.id.clone(),
+        name: org.name.clone(),
+        status: if org.suspended { OrganizationStatus::Suspended } else { OrganizationStatus::Active },
+        created_at: timestamp(org.created_at),
+        balances: None,
+    }
 }
 
-async fn organizations(State(state): State<Arc<AdminState>>) -> Json<Value> {
-    let data: Vec<Value> = state.identity.organizations().iter().map(render_organization).collect();
-    Json(json!({ "data": data, "hasMore": false, "nextCursor": null }))
+/// Every organization on the node
+#[utoipa::path(
+    get,
+    path = "/admin/v1/organizations",
+    tag = "organizations",
+    operation_id = "listOrganizations",
+    security(("operator" = [])),
+    responses((status = 200, description = "Every organization, in one page", body = ListPage<admin::Organization>), AdminRefusals)
+)]
+async fn organizations(State(state): State<Arc<AdminState>>) -> Json<ListPage<admin::Organization>> {
+    let data = state.identity.organizations().iter().map(render_organization).collect();
+    Json(ListPage { data, has_more: false, next_cursor: None })
 }
 
-fn balances(stack: &Stack, organization: &str) -> ApiResult<Vec<Value>> {
+fn balances(stack: &Stack, organization: &str) -> ApiResult<Vec<Account>> {
     let accounts = stack.engine.read()?.organization_accounts(organization)?;
     let usd_per_unit = |currency: &str| stack.engine.mid_rate(currency, "USD");
-    accounts.iter().map(|a| Ok(render::to_json(&render::account(a, usd_per_unit(&a.currency))?))).collect()
+    accounts.iter().map(|a| render::account(a, usd_per_unit(&a.currency))).collect()
 }
 
+/// One organization with its balances on both stacks
+#[utoipa::path(
+    get,
+    path = "/admin/v1/organizations/{id}",
+    tag = "organizations",
+    operation_id = "getOrganization",
+    security(("operator" = [])),
+    params(("id" = String, Path, description = "The organization's id")),
+    responses(
+        (status = 200, description = "The organization and its balances", body = OrganizationEnvelope),
+        (status = 404, description = "No such organization", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
 async fn organization(
     State(state): State<Arc<AdminState>>,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<OrganizationEnvelope>> {
     let org = state
         .identity
         .organization(&id)
         .ok_or_else(|| ApiError::not_found(format!("organization '{id}' not found")))?;
-    let mut body = render_organization(&org);
-    body["balances"] =
-        json!({ "live": balances(&state.live, &id)?, "sandbox": balances(&state.sandbox, &id)? });
-    Ok(Json(json!({ "organization": body })))
+    let mut organization = render_organization(&org);
+    organization.balances =
+        Some(Balances { live: balances(&state.live, &id)?, sandbox: balances(&state.sandbox, &id)? });
+    Ok(Json(OrganizationEnvelope { organization }))
 }
 
-async fn set_suspended(state: &AdminState, id: &str, suspended: bool) -> ApiResult<Json<Value>> {
+async fn set_suspended(
+    state: &AdminState,
+    id: &str,
+    suspended: bool,
+) -> ApiResult<Json<OrganizationEnvelope>> {
     let org = state
         .identity
         .set_suspended(id, suspended)
@@ -137,85 +190,153 @@ async fn set_suspended(state: &AdminState, id: &str, suspended: bool) -> ApiResu
             ApiError::internal()
         })?
         .ok_or_else(|| ApiError::not_found(format!("organization '{id}' not found")))?;
-    Ok(Json(json!({ "organization": render_organization(&org) })))
+    Ok(Json(OrganizationEnvelope { organization: render_organization(&org) }))
 }
 
-async fn suspend(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+/// Suspend an organization: its API keys are refused until it is reinstated
+#[utoipa::path(
+    post,
+    path = "/admin/v1/organizations/{id}/suspend",
+    tag = "organizations",
+    operation_id = "suspendOrganization",
+    security(("operator" = [])),
+    params(("id" = String, Path, description = "The organization's id")),
+    responses(
+        (status = 200, description = "The organization, suspended", body = OrganizationEnvelope),
+        (status = 404, description = "No such organization", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+async fn suspend(
+    State(state): State<Arc<AdminState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<OrganizationEnvelope>> {
     set_suspended(&state, &id, true).await
 }
 
-async fn reinstate(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+/// Reinstate a suspended organization
+#[utoipa::path(
+    post,
+    path = "/admin/v1/organizations/{id}/reinstate",
+    tag = "organizations",
+    operation_id = "reinstateOrganization",
+    security(("operator" = [])),
+    params(("id" = String, Path, description = "The organization's id")),
+    responses(
+        (status = 200, description = "The organization, active", body = OrganizationEnvelope),
+        (status = 404, description = "No such organization", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+async fn reinstate(
+    State(state): State<Arc<AdminState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<OrganizationEnvelope>> {
     set_suspended(&state, &id, false).await
 }
 
-/// Every organization's balance accounts on one stack, totals per
-/// currency, and the ledger's own figures.
-async fn accounts(State(state): State<Arc<AdminState>>, Path(stack): Path<String>) -> ApiResult<Json<Value>> {
+/// Every organization's balance accounts on one stack, with totals
+///
+/// Also the totals per currency and the ledger's own figures. Not paginated.
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/accounts",
+    tag = "ledger",
+    operation_id = "listStackAccounts",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`")),
+    responses(
+        (status = 200, description = "The accounts, totals and ledger figures", body = StackAccounts),
+        (status = 404, description = "Unknown stack", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+async fn accounts(
+    State(state): State<Arc<AdminState>>,
+    Path(stack): Path<String>,
+) -> ApiResult<Json<StackAccounts>> {
     let stack = state.stack(&stack)?;
     let mut data = Vec::new();
     for org in state.identity.organizations() {
-        for mut account in balances(stack, &org.id)? {
-            account["organizationId"] = Value::String(org.id.clone());
-            data.push(account);
+        for item in balances(stack, &org.id)? {
+            data.push(Owned { organization_id: org.id.clone(), item });
         }
     }
     let totals = ledger::totals(stack, &state.identity)?;
     let journal_length = stack.engine.read()?.journal_length()?;
-    Ok(Json(json!({
-        "data": data,
-        "hasMore": false,
-        "nextCursor": null,
-        "totals": totals,
-        "ledger": { "journalLength": journal_length, "lastVerify": stack.last_verify() },
-    })))
+    Ok(Json(StackAccounts {
+        data,
+        has_more: false,
+        next_cursor: None,
+        totals,
+        ledger: LedgerFigures { journal_length, last_verify: stack.last_verify() },
+    }))
 }
 
-/// A logged request, whichever workspace made it.
-async fn request(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+/// A logged request, whichever stack served it
+#[utoipa::path(
+    get,
+    path = "/admin/v1/requests/{id}",
+    tag = "requests",
+    operation_id = "getLoggedRequest",
+    security(("operator" = [])),
+    params(("id" = String, Path, description = "The request's id (`requestId` of its answer)")),
+    responses(
+        (status = 200, description = "The request, its stack and organization", body = RequestLookup),
+        (status = 404, description = "No such request in either stack's log", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+async fn request(
+    State(state): State<Arc<AdminState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<RequestLookup>> {
     for stack in [&state.live, &state.sandbox] {
         if let Some(entry) = stack.request_log.find(&id) {
-            return Ok(Json(json!({
-                "request": entry.render(),
-                "stack": stack.kind.name(),
-                "organizationId": entry.organization,
-            })));
+            return Ok(Json(RequestLookup {
+                request: entry.render(),
+                stack: stack.kind.wire_name(),
+                organization_id: entry.organization.clone(),
+            }));
         }
     }
     Err(ApiError::not_found(format!("request '{id}' not found")))
 }
 
-async fn status(State(state): State<Arc<AdminState>>) -> ApiResult<Json<Value>> {
-    let stack_status = |stack: &Stack| -> ApiResult<Value> {
+/// The node's version, uptime and each stack's writer figures
+#[utoipa::path(
+    get,
+    path = "/admin/v1/status",
+    tag = "node",
+    operation_id = "getStatus",
+    security(("operator" = [])),
+    responses((status = 200, description = "The node's status", body = NodeStatusEnvelope), AdminRefusals)
+)]
+async fn status(State(state): State<Arc<AdminState>>) -> ApiResult<Json<NodeStatusEnvelope>> {
+    let stack_status = |stack: &Stack| -> ApiResult<StackStatus> {
         let stats = stack.engine.stats();
-        let file = state_file_size(stack);
-        Ok(json!({
-            "journalLength": stack.engine.read()?.journal_length()?,
-            "commits": stats.commits,
-            "commands": stats.commands,
-            "commandsFailed": stats.commands_failed,
-            "transfers": stats.transfers,
-            "writerQueueDepth": stats.queue_depth,
-            "databaseBytes": file,
-        }))
+        Ok(StackStatus {
+            journal_length: stack.engine.read()?.journal_length()?,
+            commits: stats.commits,
+            commands: stats.commands,
+            commands_failed: stats.commands_failed,
+            transfers: stats.transfers,
+            writer_queue_depth: stats.queue_depth as u64,
+            database_bytes: state_file_size(stack),
+        })
     };
-    Ok(Json(json!({
-        "status": {
-            "version": env!("CARGO_PKG_VERSION"),
-            "uptimeSeconds": state.started.elapsed().as_secs(),
-            "live": stack_status(&state.live)?,
-            "sandbox": stack_status(&state.sandbox)?,
-        }
-    })))
+    Ok(Json(NodeStatusEnvelope {
+        status: NodeStatus {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            uptime_seconds: state.started.elapsed().as_secs(),
+            live: stack_status(&state.live)?,
+            sandbox: stack_status(&state.sandbox)?,
+        },
+    }))
 }
 
 fn state_file_size(stack: &Stack) -> u64 {
     std::fs::metadata(stack.config.data_dir.join(stack.kind.database_file())).map(|m| m.len()).unwrap_or(0)
-}
-
-#[derive(serde::Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct SettleRequest {
-    message: Option<String>,
 }
 
 fn settle_step(action: &str, message: Option<String>) -> ApiResult<Step> {
@@ -238,38 +359,84 @@ fn already_final(what: &str, status: &str) -> ApiError {
     )
 }
 
-fn settle_body(body: axum::body::Bytes) -> ApiResult<SettleRequest> {
+fn settle_body(body: axum::body::Bytes) -> ApiResult<Settlement> {
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(SettleRequest::default());
+        return Ok(Settlement::default());
     }
     crate::extract::parse_json(&body)
 }
 
-/// The manual-settlement rail: the operator confirms or fails a payout.
+/// Complete or fail a pending payout (the manual-settlement rail)
+#[utoipa::path(
+    post,
+    path = "/admin/v1/{stack}/payouts/{id}/{action}",
+    tag = "activity",
+    operation_id = "settlePayout",
+    security(("operator" = [])),
+    params(
+        ("stack" = StackName, Path, description = "`live` or `sandbox`"),
+        ("id" = String, Path, description = "The payout's id"),
+        ("action" = String, Path, description = "`complete` or `fail`"),
+    ),
+    request_body(content = Option<Settlement>, description = "Optional; an empty body takes the default message"),
+    responses(
+        (status = 200, description = "The payout, settled", body = PayoutEnvelope),
+        (status = 400, description = "The body is not a settlement (`validation_error`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack, payout or action", body = ErrorBody),
+        (status = 409, description = "The payout is already final (`invalid_state`)", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
 async fn settle_payout(
     State(state): State<Arc<AdminState>>,
     Path((stack, id, action)): Path<(String, String, String)>,
     body: axum::body::Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<PayoutEnvelope>> {
     let step = settle_step(&action, settle_body(body)?.message)?;
-    settle(state.stack(&stack)?, Command::AdvancePayout { payout_id: id, step }).await
+    let outcome = settle(state.stack(&stack)?, Command::AdvancePayout { payout_id: id, step }).await?;
+    let Outcome::Payout(p) = outcome else { return Err(ApiError::internal()) };
+    Ok(Json(PayoutEnvelope { payout: render::payout(&p, &[]) }))
 }
 
+/// Complete or fail a pending collection (the manual-settlement rail)
+#[utoipa::path(
+    post,
+    path = "/admin/v1/{stack}/collections/{id}/{action}",
+    tag = "activity",
+    operation_id = "settleCollection",
+    security(("operator" = [])),
+    params(
+        ("stack" = StackName, Path, description = "`live` or `sandbox`"),
+        ("id" = String, Path, description = "The collection's id"),
+        ("action" = String, Path, description = "`complete` or `fail`"),
+    ),
+    request_body(content = Option<Settlement>, description = "Optional; an empty body takes the default message"),
+    responses(
+        (status = 200, description = "The collection, settled", body = CollectionEnvelope),
+        (status = 400, description = "The body is not a settlement (`validation_error`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack, collection or action", body = ErrorBody),
+        (status = 409, description = "The collection is already final (`invalid_state`)", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
 async fn settle_collection(
     State(state): State<Arc<AdminState>>,
     Path((stack, id, action)): Path<(String, String, String)>,
     body: axum::body::Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<CollectionEnvelope>> {
     let step = settle_step(&action, settle_body(body)?.message)?;
-    settle(state.stack(&stack)?, Command::AdvanceCollection { collection_id: id, step }).await
+    let outcome =
+        settle(state.stack(&stack)?, Command::AdvanceCollection { collection_id: id, step }).await?;
+    let Outcome::Collection(c) = outcome else { return Err(ApiError::internal()) };
+    Ok(Json(CollectionEnvelope { collection: render::collection(&c, &[]) }))
 }
 
 /// Applies a settlement; a movement that was already final is `409 invalid_state`.
-async fn settle(stack: &Stack, command: Command) -> ApiResult<Json<Value>> {
+async fn settle(stack: &Stack, command: Command) -> ApiResult<Outcome> {
     let applied = stack.engine.execute(command).await?;
-    let (key, status, body) = match &applied.outcome {
-        Outcome::Payout(p) => ("payout", p.status, render::to_json(&render::payout(p, &[]))),
-        Outcome::Collection(c) => ("collection", c.status, render::to_json(&render::collection(c, &[]))),
+    let (key, status) = match &applied.outcome {
+        Outcome::Payout(p) => ("payout", p.status),
+        Outcome::Collection(c) => ("collection", c.status),
         _ => return Err(ApiError::internal()),
     };
     if applied.replayed {
@@ -278,5 +445,5 @@ async fn settle(stack: &Stack, command: Command) -> ApiResult<Json<Value>> {
     if let Ok(webhooks) = stack.webhooks() {
         webhooks.wake();
     }
-    Ok(Json(json!({ key: body })))
+    Ok(applied.outcome)
 }

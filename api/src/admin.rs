@@ -1,0 +1,269 @@
+//! The operator's admin API (`/admin/v1`, on its own listener, behind the
+//! operator token): the node's status, organizations, every organization's
+//! balances and movements on a stack, the ledger's audit, and webhook health.
+//!
+//! Resources the public API also serves keep its view and add the
+//! organization they belong to ([`Owned`]), so the console reads one shape.
+
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::accounts::Account;
+use crate::collections::Collection;
+use crate::orders::Order;
+use crate::payouts::Payout;
+use crate::requests::LoggedRequest;
+use crate::webhooks::WebhookEndpoint;
+use crate::AmountInput;
+
+/// One of the node's two stacks, each with its own ledger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StackName {
+    Live,
+    Sandbox,
+}
+
+impl StackName {
+    /// The name as it is written in paths and on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StackName::Live => "live",
+            StackName::Sandbox => "sandbox",
+        }
+    }
+}
+
+/// A public view with the organization it belongs to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Owned<T> {
+    pub organization_id: String,
+    #[serde(flatten)]
+    pub item: T,
+}
+
+/// `GET /admin/v1/status`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeStatus {
+    /// The binary's version.
+    pub version: String,
+    pub uptime_seconds: u64,
+    pub live: StackStatus,
+    pub sandbox: StackStatus,
+}
+
+impl NodeStatus {
+    /// The figures of one stack.
+    pub fn stack(&self, stack: StackName) -> &StackStatus {
+        match stack {
+            StackName::Live => &self.live,
+            StackName::Sandbox => &self.sandbox,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct NodeStatusEnvelope {
+    pub status: NodeStatus,
+}
+
+/// A stack's ledger writer since the node started.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StackStatus {
+    /// Entries in the ledger's journal.
+    pub journal_length: u64,
+    /// Group commits (one fsync each).
+    pub commits: u64,
+    pub commands: u64,
+    pub commands_failed: u64,
+    pub transfers: u64,
+    /// Commands waiting for the writer now.
+    pub writer_queue_depth: u64,
+    /// The size of the stack's database file.
+    pub database_bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OrganizationStatus {
+    Active,
+    /// Its API keys are refused until the operator reinstates it.
+    Suspended,
+}
+
+/// A merchant organization on this node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Organization {
+    pub id: String,
+    pub name: String,
+    pub status: OrganizationStatus,
+    pub created_at: String,
+    /// Its balance accounts on each stack (`GET` of one organization only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balances: Option<Balances>,
+}
+
+/// An organization's balance accounts, per stack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Balances {
+    pub live: Vec<Account>,
+    pub sandbox: Vec<Account>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct OrganizationEnvelope {
+    pub organization: Organization,
+}
+
+/// `GET /admin/v1/{stack}/accounts`: every organization's accounts, the
+/// totals per currency and the ledger's own figures. Not paginated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StackAccounts {
+    pub data: Vec<Owned<Account>>,
+    /// Always false: every account is in `data`.
+    pub has_more: bool,
+    pub next_cursor: Option<String>,
+    pub totals: Vec<CurrencyTotal>,
+    pub ledger: LedgerFigures,
+}
+
+/// The sum of every organization's balances in one currency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CurrencyTotal {
+    pub currency: String,
+    /// Decimal strings with the currency's fraction digits.
+    pub available_balance: String,
+    pub pending_balance: String,
+    pub total_balance: String,
+    /// How many accounts hold this currency.
+    pub accounts: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerFigures {
+    pub journal_length: u64,
+    /// The last audit run since the node started, if any.
+    pub last_verify: Option<VerifyResult>,
+}
+
+/// An audit of a stack's ledger (`POST /admin/v1/{stack}/verify`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct VerifyResult {
+    pub at: String,
+    /// Every balance equals its journal and every transfer balances.
+    pub consistent: bool,
+    pub summary: String,
+    /// What is wrong, one line each; empty when consistent.
+    pub problems: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct VerifyEnvelope {
+    pub verify: VerifyResult,
+}
+
+/// Query of the admin's searches across organizations.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ActivityQuery {
+    /// Items per page, 1 to 100 (default 20).
+    pub limit: Option<String>,
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+    /// An id or an `externalReference`.
+    pub q: Option<String>,
+    /// Only items in this status.
+    pub status: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct OwnedPayoutEnvelope {
+    pub payout: Owned<Payout>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct OwnedCollectionEnvelope {
+    pub collection: Owned<Collection>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct OwnedOrderEnvelope {
+    pub order: Owned<Order>,
+}
+
+/// The operator's settlement of a payout or collection on the manual rail.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Settlement {
+    /// Shown as the movement's `statusMessage`; a default names the operator.
+    pub message: Option<String>,
+}
+
+/// The operator records the funds that arrived for an order (the manual rail).
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrderFunds {
+    pub amount: AmountInput,
+    /// Confirmations seen; defaults to the order's `requiredConfirmations`.
+    pub confirmations: Option<u32>,
+}
+
+/// A webhook endpoint with its recent delivery health.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointHealth {
+    pub organization_id: String,
+    #[serde(flatten)]
+    pub endpoint: WebhookEndpoint,
+    /// Share of recent attempts that succeeded, 0 to 1; null before any.
+    pub success_rate: Option<f64>,
+    pub average_latency_ms: Option<f64>,
+    pub pending_deliveries: u64,
+    pub failed_deliveries: u64,
+    pub last_attempt_at: Option<String>,
+}
+
+/// One delivery attempt to an endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointAttempt {
+    pub delivery_id: String,
+    pub event: String,
+    pub at: String,
+    pub status_code: Option<u16>,
+    pub duration_ms: u64,
+    pub error: Option<String>,
+    pub succeeded: bool,
+}
+
+/// Query of `GET /admin/v1/{stack}/webhooks/deliveries`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DeliveryStatusQuery {
+    /// `pending`, `succeeded` or `failed`.
+    pub status: Option<String>,
+}
+
+/// A logged request found on either stack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestLookup {
+    pub request: LoggedRequest,
+    pub stack: StackName,
+    pub organization_id: String,
+}
+
+/// The refusal every admin operation can answer, documented once.
+#[derive(utoipa::IntoResponses)]
+pub enum AdminRefusals {
+    /// No operator token, or not this node's (`unauthorized`)
+    #[response(status = 401)]
+    Unauthorized(crate::ErrorBody),
+}
