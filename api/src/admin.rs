@@ -8,13 +8,13 @@
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use crate::AmountInput;
 use crate::accounts::Account;
 use crate::collections::Collection;
 use crate::orders::Order;
 use crate::payouts::Payout;
 use crate::requests::LoggedRequest;
 use crate::webhooks::WebhookEndpoint;
-use crate::AmountInput;
 
 /// One of the node's two stacks, each with its own ledger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]

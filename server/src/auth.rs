@@ -143,8 +143,7 @@ fn authenticate(stack: &Stack, headers: &HeaderMap, ip: Option<IpAddr>) -> Resul
     };
     match stack.identity.organization(principal.organization()) {
         Some(org) if org.suspended => Err(ApiError::new(
-            axum::http::StatusCode::FORBIDDEN,
-            "organization_suspended",
+            sika_api::ErrorCode::OrganizationSuspended,
             "this organization is suspended; contact the node operator",
         )),
         Some(_) => Ok(principal),
@@ -179,8 +178,7 @@ pub async fn authenticate_layer(
         }
         Err(retry_after) => {
             let mut response = ApiError::new(
-                axum::http::StatusCode::TOO_MANY_REQUESTS,
-                "rate_limited",
+                sika_api::ErrorCode::RateLimited,
                 format!("more than {} requests per second with this key; slow down", stack.config.rate_limit),
             )
             .with_detail("retryAfter", retry_after)

@@ -54,10 +54,18 @@ pub async fn envelope(State(stack): State<EnvelopeState>, request: Request, next
     };
     let (mut parts, body) = response.into_parts();
     let body_bytes = match parts.extensions.remove::<ApiError>() {
-        Some(error) => error_bytes(&mut parts, &error, &request_id),
+        Some(error) => {
+            parts.status = crate::error::status(error.code);
+            error_bytes(&mut parts, &error, &request_id)
+        }
         // The hosted checkout's HTML error pages (an unknown link) stay HTML.
         None if parts.status.as_u16() >= 400 && !is_json(&parts) && !is_html(&parts) => {
+            // The framework's own status stands (a 408 stays a 408); the
+            // body says what it means.
             let error = generic_error(parts.status, &method, &path);
+            if error.code != sika_api::ErrorCode::BadRequest {
+                parts.status = crate::error::status(error.code);
+            }
             error_bytes(&mut parts, &error, &request_id)
         }
         None => to_bytes(body, usize::MAX).await.unwrap_or_default(),
@@ -113,7 +121,6 @@ fn error_bytes(
     error: &ApiError,
     request_id: &str,
 ) -> axum::body::Bytes {
-    parts.status = error.status;
     parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     parts.headers.remove(header::CONTENT_LENGTH);
     serde_json::to_vec(&error.body(request_id)).unwrap_or_default().into()
@@ -125,18 +132,20 @@ fn generic_error(status: StatusCode, method: &str, path: &str) -> ApiError {
     match status {
         StatusCode::NOT_FOUND => ApiError::not_found(format!("no route for {method} {path}")),
         StatusCode::METHOD_NOT_ALLOWED => {
-            ApiError::new(status, "method_not_allowed", format!("{method} is not allowed on {path}"))
+            ApiError::new(sika_api::ErrorCode::MethodNotAllowed, format!("{method} is not allowed on {path}"))
         }
         StatusCode::PAYLOAD_TOO_LARGE => too_large(),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::new(
-            status,
-            "unsupported_media_type",
+            sika_api::ErrorCode::UnsupportedMediaType,
             "the body must be JSON with Content-Type: application/json",
         ),
         s if s.is_server_error() => {
             tracing::error!(%method, %path, status = s.as_u16(), "request failed inside the node");
             ApiError::internal()
         }
-        s => ApiError::new(s, "bad_request", format!("the request could not be handled ({})", s.as_u16())),
+        s => ApiError::new(
+            sika_api::ErrorCode::BadRequest,
+            format!("the request could not be handled ({})", s.as_u16()),
+        ),
     }
 }

@@ -1,23 +1,24 @@
-//! The one place errors become HTTP. Every failure the node answers with is
-//! an `ApiError`: a status, a stable code, a message, and optional details.
-//! The envelope middleware adds `requestId` when it writes the body.
+//! Every failure the node answers with is an `ApiError`: a stable code
+//! (`sika_api::ErrorCode`), a message, and optional details. It knows
+//! nothing of HTTP: `status` maps each code to its one status, and the
+//! envelope middleware writes the body with its `requestId`.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
+use sika_api::ErrorCode;
 use sika_engine::{EngineError, MoneyError};
 
 #[derive(Debug, Clone)]
 pub struct ApiError {
-    pub status: StatusCode,
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
     pub details: Option<Map<String, Value>>,
 }
 
 impl ApiError {
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError { status, code, message: message.into(), details: None }
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ApiError { code, message: message.into(), details: None }
     }
 
     pub fn with_detail(mut self, key: &str, value: impl Into<Value>) -> Self {
@@ -28,58 +29,44 @@ impl ApiError {
     /// `400 validation_error` naming the offending field.
     pub fn validation(field: &str, message: impl Into<String>) -> Self {
         let message = message.into();
-        ApiError::new(StatusCode::BAD_REQUEST, "validation_error", format!("{field}: {message}"))
+        ApiError::new(ErrorCode::ValidationError, format!("{field}: {message}"))
             .with_detail("field", field)
             .with_detail("reason", message)
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
-        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
+        ApiError::new(ErrorCode::BadRequest, message)
     }
 
     pub fn unauthorized(message: impl Into<String>) -> Self {
-        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+        ApiError::new(ErrorCode::Unauthorized, message)
     }
 
     pub fn forbidden(message: impl Into<String>) -> Self {
-        ApiError::new(StatusCode::FORBIDDEN, "forbidden", message)
+        ApiError::new(ErrorCode::Forbidden, message)
     }
 
     pub fn not_found(message: impl Into<String>) -> Self {
-        ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
+        ApiError::new(ErrorCode::NotFound, message)
     }
 
     pub fn internal() -> Self {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal_error",
-            "the node could not complete the request",
-        )
+        ApiError::new(ErrorCode::InternalError, "the node could not complete the request")
     }
 
     pub fn unavailable() -> Self {
-        ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "unavailable",
-            "the node is shutting down; retry shortly",
-        )
+        ApiError::new(ErrorCode::Unavailable, "the node is shutting down; retry shortly")
     }
 
     /// The error as one item's result in a bulk answer.
     pub fn item_error(&self) -> sika_api::ItemError {
-        sika_api::ItemError {
-            // Every code the node writes is an `ErrorCode`; one that is not
-            // would be a bug, reported as internal rather than lost.
-            error: self.code.parse().unwrap_or(sika_api::ErrorCode::InternalError),
-            message: self.message.clone(),
-            details: self.details.clone(),
-        }
+        sika_api::ItemError { error: self.code, message: self.message.clone(), details: self.details.clone() }
     }
 
     /// The JSON body, with the request id filled in.
     pub fn body(&self, request_id: &str) -> Value {
         let mut body = json!({
-            "error": self.code,
+            "error": self.code.as_str(),
             "message": self.message,
             "requestId": request_id,
         });
@@ -90,11 +77,32 @@ impl ApiError {
     }
 }
 
+/// The HTTP status each error code answers with: one per code.
+pub fn status(code: ErrorCode) -> StatusCode {
+    match code {
+        ErrorCode::ValidationError | ErrorCode::BadRequest => StatusCode::BAD_REQUEST,
+        ErrorCode::Unauthorized => StatusCode::UNAUTHORIZED,
+        ErrorCode::Forbidden | ErrorCode::OrganizationSuspended => StatusCode::FORBIDDEN,
+        ErrorCode::NotFound => StatusCode::NOT_FOUND,
+        ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+        ErrorCode::Conflict | ErrorCode::Duplicate | ErrorCode::InvalidState => StatusCode::CONFLICT,
+        ErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        ErrorCode::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ErrorCode::InsufficientFunds | ErrorCode::SpendCapExceeded | ErrorCode::RepresentativeRequired => {
+            StatusCode::UNPROCESSABLE_ENTITY
+        }
+        ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+        ErrorCode::MethodUnavailable | ErrorCode::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        // `ErrorCode` is non-exhaustive: a code added later is the node's failure until mapped.
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
 impl IntoResponse for ApiError {
     /// The body is written by the envelope middleware, which knows the
     /// request id; this only carries the error there.
     fn into_response(self) -> Response {
-        let mut response = self.status.into_response();
+        let mut response = status(self.code).into_response();
         response.extensions_mut().insert(self);
         response
     }
@@ -111,8 +119,7 @@ impl From<EngineError> for ApiError {
             EngineError::Money(e) => ApiError::validation("amount", e.to_string()),
             EngineError::Invalid { field, message } => ApiError::validation(&field, message),
             EngineError::InsufficientFunds { available, required, currency } => ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "insufficient_funds",
+                ErrorCode::InsufficientFunds,
                 format!(
                     "insufficient funds: {available} {currency} available, {required} {currency} required"
                 ),
@@ -121,8 +128,7 @@ impl From<EngineError> for ApiError {
             .with_detail("required", required)
             .with_detail("currency", currency),
             EngineError::Duplicate { reference } => ApiError::new(
-                StatusCode::CONFLICT,
-                "duplicate",
+                ErrorCode::Duplicate,
                 format!("externalReference '{reference}' was already used with a different request body"),
             )
             .with_detail("field", "externalReference"),
@@ -135,8 +141,7 @@ impl From<EngineError> for ApiError {
             e @ EngineError::NotPending(_) => ApiError::bad_request(e.to_string()),
             e @ EngineError::NoRate { .. } => ApiError::validation("currency", e.to_string()),
             EngineError::SpendCapExceeded { cap, limit_usd, attempted_usd } => ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "spend_cap_exceeded",
+                ErrorCode::SpendCapExceeded,
                 format!(
                     "this payout of {attempted_usd} USD would exceed the key's {cap} cap of {limit_usd} USD"
                 ),
@@ -144,10 +149,8 @@ impl From<EngineError> for ApiError {
             .with_detail("cap", cap)
             .with_detail("limitUsd", limit_usd)
             .with_detail("attemptedUsd", attempted_usd),
-            EngineError::InvalidState(message) => {
-                ApiError::new(StatusCode::CONFLICT, "invalid_state", message)
-            }
-            e @ EngineError::Conflict(_) => ApiError::new(StatusCode::CONFLICT, "conflict", e.to_string()),
+            EngineError::InvalidState(message) => ApiError::new(ErrorCode::InvalidState, message),
+            e @ EngineError::Conflict(_) => ApiError::new(ErrorCode::Conflict, e.to_string()),
             EngineError::Unavailable => ApiError::unavailable(),
             // A ledger total or counter out of range is the node's failure
             // (a request's own amount too large arrives as `Money` above).
@@ -172,8 +175,14 @@ mod tests {
     #[test]
     fn an_overflow_is_the_callers_only_when_their_amount_is_too_large() {
         let request = ApiError::from(EngineError::Money(MoneyError::Overflow));
-        assert_eq!((request.status, request.code), (StatusCode::BAD_REQUEST, "validation_error"));
+        assert_eq!(
+            (status(request.code), request.code),
+            (StatusCode::BAD_REQUEST, ErrorCode::ValidationError)
+        );
         let ledger = ApiError::from(EngineError::Overflow("credits posted"));
-        assert_eq!((ledger.status, ledger.code), (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"));
+        assert_eq!(
+            (status(ledger.code), ledger.code),
+            (StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::InternalError)
+        );
     }
 }

@@ -34,8 +34,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
             .unwrap_or(false);
         if !is_json {
             return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
+                sika_api::ErrorCode::UnsupportedMediaType,
                 "the body must be JSON with Content-Type: application/json",
             )
             .with_detail("field", "Content-Type"));
@@ -52,7 +51,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 }
 
 pub fn too_large() -> ApiError {
-    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "the request body is larger than 1 MiB")
+    ApiError::new(sika_api::ErrorCode::PayloadTooLarge, "the request body is larger than 1 MiB")
         .with_detail("limit", BODY_BYTES_MAX as u64)
 }
 

@@ -43,8 +43,7 @@ fn method_for(field: &str, code: &str) -> ApiResult<&'static Method> {
         .ok_or_else(|| ApiError::validation(field, format!("unknown payment method '{code}'")))?;
     if method.status == catalog::STATUS_DOWN {
         return Err(ApiError::new(
-            axum::http::StatusCode::UNPROCESSABLE_ENTITY,
-            "method_unavailable",
+            sika_api::ErrorCode::MethodUnavailable,
             format!("{code} is down at the moment; check GET /v1/capabilities"),
         )
         .with_detail("field", field));

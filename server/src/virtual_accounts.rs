@@ -54,8 +54,7 @@ async fn ensure_representative(stack: &Stack, organization: &str) -> ApiResult<R
     }
     if stack.kind == StackKind::Live {
         return Err(ApiError::new(
-            axum::http::StatusCode::UNPROCESSABLE_ENTITY,
-            "representative_required",
+            sika_api::ErrorCode::RepresentativeRequired,
             "a GHS virtual account needs the organization representative; set it with PUT /v1/organization/representative",
         ));
     }

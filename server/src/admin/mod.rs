@@ -352,11 +352,7 @@ fn settle_step(action: &str, message: Option<String>) -> ApiResult<Step> {
 }
 
 fn already_final(what: &str, status: &str) -> ApiError {
-    ApiError::new(
-        axum::http::StatusCode::CONFLICT,
-        "invalid_state",
-        format!("the {what} is already {status}"),
-    )
+    ApiError::new(sika_api::ErrorCode::InvalidState, format!("the {what} is already {status}"))
 }
 
 fn settle_body(body: axum::body::Bytes) -> ApiResult<Settlement> {

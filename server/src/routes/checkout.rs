@@ -64,8 +64,7 @@ async fn start(
         crate::auth::caller_ip(&stack, Some(peer), &headers).map(|ip| ip.to_string()).unwrap_or_default();
     if let Err(retry_after) = stack.rate_limiter.check(&format!("pay:{ip}"), Instant::now()) {
         return Err(ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "rate_limited",
+            sika_api::ErrorCode::RateLimited,
             "too many payment attempts from this address; wait a moment",
         )
         .with_detail("retryAfter", retry_after));
