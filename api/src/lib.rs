@@ -22,12 +22,14 @@
 //! ```
 
 pub mod accounts;
+pub mod checkout;
 pub mod collections;
 mod common;
 pub mod conversions;
 mod error;
 pub mod keys;
 pub mod orders;
+pub mod payment_pages;
 pub mod payouts;
 pub mod rates;
 pub mod recipients;

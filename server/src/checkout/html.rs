@@ -3,6 +3,7 @@
 //! `/pay/{id}/sessions` and polls the session until it settles.
 
 use serde_json::json;
+use sika_api::payment_pages::PaymentPageStatus;
 
 use super::pay::{crypto_rails, methods_of_kind, offered_methods};
 use super::{PaymentLink, PaymentPage, Settings, link_state, page_status};
@@ -55,7 +56,7 @@ pub fn render(
             ));
         }
         Target::Page(page) => {
-            let note = (page_status(page, now) != "active").then_some((
+            let note = (page_status(page, now) != PaymentPageStatus::Active).then_some((
                 "This payment page is closed",
                 "The merchant is no longer taking payments here.",
             ));

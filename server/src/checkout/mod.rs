@@ -9,12 +9,14 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use sika_api::checkout::{self as wire, CryptoAsset, PaymentMethodKind};
+use sika_api::payment_pages::PaymentPageStatus;
 use sika_engine::Snapshot;
 use sika_engine::movements::{CollectionRecord, MovementStatus};
 
 use crate::documents::{decode, encode, load};
 use crate::error::{ApiError, ApiResult};
-use crate::render::{amount, timestamp};
+use crate::render::{amount, timestamp, wire_enum};
 use crate::stack::Stack;
 
 pub mod html;
@@ -267,7 +269,7 @@ pub fn page_state(
     snapshot: &Snapshot,
     page: &PaymentPage,
     now: i64,
-) -> ApiResult<(&'static str, usize, i128)> {
+) -> ApiResult<(PaymentPageStatus, usize, i128)> {
     let mut count = 0;
     let mut total = 0;
     for id in all_listed(snapshot, &page.id, PAGE_LINKS)? {
@@ -281,11 +283,11 @@ pub fn page_state(
 }
 
 /// A page past its `expiresAt` takes no new payers, like a closed one.
-pub fn page_status(page: &PaymentPage, now: i64) -> &'static str {
+pub fn page_status(page: &PaymentPage, now: i64) -> PaymentPageStatus {
     if page.closed_at.is_some() || page.settings.expires_at.is_some_and(|at| now > at) {
-        "closed"
+        PaymentPageStatus::Closed
     } else {
-        "active"
+        PaymentPageStatus::Active
     }
 }
 
@@ -350,21 +352,86 @@ fn settings_fields(s: &Settings) -> serde_json::Map<String, Value> {
     }
 }
 
-pub fn render_page(stack: &Stack, snapshot: &Snapshot, page: &PaymentPage, now: i64) -> ApiResult<Value> {
+/// The settings a page and its links show, as their views write them.
+struct SettingsView {
+    currency: String,
+    title: String,
+    description: String,
+    allowed_methods: Vec<PaymentMethodKind>,
+    allowed_crypto_assets: Option<Vec<CryptoAsset>>,
+    custom_fields: Vec<wire::CustomField>,
+    branding: wire::Branding,
+    redirect_url: String,
+    metadata: sika_api::Metadata,
+    expires_at: Option<String>,
+}
+
+fn settings_view(s: &Settings) -> ApiResult<SettingsView> {
+    let custom_fields = s
+        .custom_fields
+        .iter()
+        .map(|f| {
+            Ok(wire::CustomField {
+                name: f.name.clone(),
+                kind: wire_enum(&f.kind)?,
+                required: f.required,
+                label: f.label.clone(),
+            })
+        })
+        .collect::<ApiResult<_>>()?;
+    Ok(SettingsView {
+        currency: s.currency.clone(),
+        title: s.title.clone(),
+        description: s.description.clone(),
+        allowed_methods: s.allowed_methods.iter().map(|m| wire_enum(m)).collect::<ApiResult<_>>()?,
+        allowed_crypto_assets: s
+            .allowed_crypto_assets
+            .as_ref()
+            .map(|assets| assets.iter().map(|a| wire_enum(a)).collect::<ApiResult<_>>())
+            .transpose()?,
+        custom_fields,
+        branding: wire::Branding {
+            logo_url: s.branding.logo_url.clone(),
+            accent_color: s.branding.accent_color.clone(),
+            business_name: s.branding.business_name.clone(),
+        },
+        redirect_url: s.redirect_url.clone(),
+        metadata: serde_json::from_str(&s.metadata).unwrap_or_default(),
+        expires_at: s.expires_at.map(timestamp),
+    })
+}
+
+/// A page as every response shows it, with its payments so far.
+pub fn render_page(
+    stack: &Stack,
+    snapshot: &Snapshot,
+    page: &PaymentPage,
+    now: i64,
+) -> ApiResult<sika_api::payment_pages::PaymentPage> {
     let (status, count, total) = page_state(snapshot, page, now)?;
     let currency = &page.settings.currency;
-    let mut out = serde_json::Map::new();
-    out.insert("id".into(), json!(page.id));
-    out.insert("url".into(), json!(hosted_url(stack, &page.id)));
-    out.insert("amount".into(), json!(page.amount.map(|a| amount(currency, a))));
-    out.insert("status".into(), json!(status));
-    out.extend(settings_fields(&page.settings));
-    out.insert("paymentCount".into(), json!(count));
-    out.insert("totalCollected".into(), json!(amount(currency, total)));
-    out.insert("closedAt".into(), json!(page.closed_at.map(timestamp)));
-    out.insert("createdAt".into(), json!(timestamp(page.created_at)));
-    out.insert("updatedAt".into(), json!(timestamp(page.updated_at)));
-    Ok(Value::Object(out))
+    let s = settings_view(&page.settings)?;
+    Ok(sika_api::payment_pages::PaymentPage {
+        id: page.id.clone(),
+        url: hosted_url(stack, &page.id),
+        amount: page.amount.map(|a| amount(currency, a)),
+        currency: s.currency,
+        title: s.title,
+        description: s.description,
+        status,
+        allowed_methods: s.allowed_methods,
+        allowed_crypto_assets: s.allowed_crypto_assets,
+        custom_fields: s.custom_fields,
+        branding: s.branding,
+        redirect_url: s.redirect_url,
+        metadata: s.metadata,
+        expires_at: s.expires_at,
+        payment_count: count as u64,
+        total_collected: amount(currency, total),
+        closed_at: page.closed_at.map(timestamp),
+        created_at: timestamp(page.created_at),
+        updated_at: timestamp(page.updated_at),
+    })
 }
 
 pub fn render_session(view: &SessionView) -> Value {

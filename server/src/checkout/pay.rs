@@ -4,6 +4,7 @@
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use sika_api::payment_pages::PaymentPageStatus;
 use sika_engine::movements::{NewCollection, ScheduledStep, Step};
 use sika_engine::{Command, Currency, Document, Snapshot};
 
@@ -103,7 +104,7 @@ pub async fn start(stack: &Stack, target: &str, request: PayRequest) -> ApiResul
     let link = if target.starts_with("pp_") {
         let page = load_page(&snapshot, target)?
             .ok_or_else(|| ApiError::not_found(format!("payment page '{target}' not found")))?;
-        if page_status(&page, now) != "active" {
+        if page_status(&page, now) != PaymentPageStatus::Active {
             return Err(ApiError::bad_request("This payment page is closed and takes no new payments"));
         }
         let link = PaymentLink {

@@ -3,45 +3,9 @@
 
 use serde_json::{Value, json};
 
-use super::{Operation, amount, amount_input, envelope, list, nullable_string, object, string};
+use super::{Operation, amount, envelope, list, nullable_string, object, string};
 
 pub(super) const OPERATIONS: &[Operation] = &[
-    Operation {
-        method: "post",
-        path: "/v1/payment-pages",
-        id: "createPaymentPage",
-        summary: "Create a reusable hosted checkout page; omit amount to let each payer choose",
-        scope: "payment-pages:write",
-        body: Some("CheckoutRequest"),
-        responses: &[(201, "PaymentPageEnvelope")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/payment-pages",
-        id: "listPaymentPages",
-        summary: "Payment pages, newest first; filter by status (active, closed)",
-        scope: "payment-pages:read",
-        body: None,
-        responses: &[(200, "PaymentPageList")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/payment-pages/{id}",
-        id: "getPaymentPage",
-        summary: "One payment page with paymentCount and totalCollected",
-        scope: "payment-pages:read",
-        body: None,
-        responses: &[(200, "PaymentPageEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "post",
-        path: "/v1/payment-pages/{id}/close",
-        id: "closePaymentPage",
-        summary: "Close a page: it takes no new payers (idempotent)",
-        scope: "payment-pages:write",
-        body: None,
-        responses: &[(200, "PaymentPageEnvelope"), (404, "Error")],
-    },
     Operation {
         method: "post",
         path: "/v1/payment-links",
@@ -81,7 +45,6 @@ pub(super) const OPERATIONS: &[Operation] = &[
     },
 ];
 
-#[expect(clippy::too_many_lines)]
 pub(super) fn schemas(add: &mut impl FnMut(&str, Value)) {
     let custom_field = object(
         &["name", "type", "required"],
@@ -92,13 +55,6 @@ pub(super) fn schemas(add: &mut impl FnMut(&str, Value)) {
     let methods =
         json!({ "type": "array", "items": { "enum": ["mobile_money", "bank_transfer", "crypto"] } });
     let assets = json!({ "type": ["array", "null"], "items": string() });
-    add(
-        "CheckoutRequest",
-        object(
-            &["currency", "title", "allowedMethods"],
-            json!({ "currency": { "type": "string", "minLength": 1, "maxLength": 10 }, "title": { "type": "string", "minLength": 1, "maxLength": 255 }, "allowedMethods": { "type": "array", "minItems": 1, "items": { "enum": ["mobile_money", "bank_transfer", "crypto"] } }, "amount": amount_input(), "description": string(), "allowedCryptoAssets": { "type": "array", "items": { "enum": ["USDC", "USDT"] } }, "customFields": { "type": "array", "items": custom_field }, "redirectUrl": string(), "branding": branding, "metadata": { "type": "object" }, "expiresAt": string(), "email": string(), "customerReference": string() }),
-        ),
-    );
     let shared = |extra: Value| {
         let mut properties = json!({ "url": string(), "amount": { "type": ["string", "null"], "pattern": "^[0-9]+(\\.[0-9]+)?$" }, "currency": string(), "title": string(), "description": string(), "allowedMethods": methods, "allowedCryptoAssets": assets, "customFields": { "type": "array", "items": custom_field }, "branding": branding, "redirectUrl": string(), "metadata": { "type": "object" }, "expiresAt": nullable_string(), "closedAt": nullable_string(), "createdAt": string(), "updatedAt": string() });
         if let (Some(map), Value::Object(more)) = (properties.as_object_mut(), extra) {
@@ -106,28 +62,6 @@ pub(super) fn schemas(add: &mut impl FnMut(&str, Value)) {
         }
         properties
     };
-    add(
-        "PaymentPage",
-        object(
-            &[
-                "id",
-                "url",
-                "amount",
-                "currency",
-                "title",
-                "status",
-                "allowedMethods",
-                "paymentCount",
-                "totalCollected",
-                "createdAt",
-            ],
-            shared(
-                json!({ "id": { "type": "string", "pattern": "^pp_" }, "status": { "enum": ["active", "closed"] }, "paymentCount": { "type": "integer" }, "totalCollected": amount() }),
-            ),
-        ),
-    );
-    add("PaymentPageEnvelope", envelope("paymentPage", "PaymentPage"));
-    add("PaymentPageList", list("PaymentPage"));
     let session = object(
         &[
             "id",

@@ -51,6 +51,7 @@ pub fn documented() -> OpenApiRouter<Arc<Stack>> {
         .merge(keys::router())
         .merge(requests::router())
         .merge(accounts::router())
+        .merge(payment_pages::router())
 }
 
 pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
@@ -61,7 +62,6 @@ pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
         .merge(capabilities::router())
         .merge(validation::router())
         .merge(simulations::router())
-        .merge(payment_pages::router())
         .merge(payment_links::router())
         .merge(disputes::router())
         .merge(files::router())

@@ -8,7 +8,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::auth::Principal;
-use crate::checkout::requests::{CheckoutRequest, new_link};
+use sika_api::checkout::CheckoutRequest;
+
+use crate::checkout::requests::new_link;
 use crate::checkout::{self, LINKS, PAGE_LINKS, link_state, load_link, load_page, render_link};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiQuery};
