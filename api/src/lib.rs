@@ -29,6 +29,7 @@ pub mod conversions;
 mod error;
 pub mod keys;
 pub mod orders;
+pub mod payment_links;
 pub mod payment_pages;
 pub mod payouts;
 pub mod rates;

@@ -3,6 +3,7 @@
 //! `/pay/{id}/sessions` and polls the session until it settles.
 
 use serde_json::json;
+use sika_api::payment_links::PaymentLinkStatus;
 use sika_api::payment_pages::PaymentPageStatus;
 
 use super::pay::{crypto_rails, methods_of_kind, offered_methods};
@@ -65,15 +66,17 @@ pub fn render(
         Target::Link(link) => {
             let state = link_state(snapshot, link, now)?;
             let note = match state.status {
-                "paid" => Some(("This payment link has been paid", "Thank you. Nothing more is due.")),
-                "closed" => {
+                PaymentLinkStatus::Paid => {
+                    Some(("This payment link has been paid", "Thank you. Nothing more is due."))
+                }
+                PaymentLinkStatus::Closed => {
                     Some(("This payment link is closed", "The merchant closed it. Ask them for a new link."))
                 }
-                "expired" => Some((
+                PaymentLinkStatus::Expired => Some((
                     "This payment link has expired",
                     "Its payment window has ended. Ask the merchant for a new link.",
                 )),
-                _ => None,
+                PaymentLinkStatus::Active => None,
             };
             (
                 &link.id,

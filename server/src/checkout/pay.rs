@@ -4,6 +4,7 @@
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use sika_api::payment_links::PaymentLinkStatus;
 use sika_api::payment_pages::PaymentPageStatus;
 use sika_engine::movements::{NewCollection, ScheduledStep, Step};
 use sika_engine::{Command, Currency, Document, Snapshot};
@@ -188,10 +189,12 @@ fn build_session(
 ) -> ApiResult<(Session, Vec<(String, String)>)> {
     let state = link_state(snapshot, link, now)?;
     match state.status {
-        "paid" => return Err(ApiError::bad_request("This payment link is already paid")),
-        "closed" => return Err(ApiError::bad_request("This payment link was closed by the merchant")),
-        "expired" => return Err(ApiError::bad_request("This payment link has expired")),
-        _ => {}
+        PaymentLinkStatus::Paid => return Err(ApiError::bad_request("This payment link is already paid")),
+        PaymentLinkStatus::Closed => {
+            return Err(ApiError::bad_request("This payment link was closed by the merchant"));
+        }
+        PaymentLinkStatus::Expired => return Err(ApiError::bad_request("This payment link has expired")),
+        PaymentLinkStatus::Active => {}
     }
     let settings = &link.settings;
     let currency = Currency::find(&settings.currency).map_err(|_| ApiError::internal())?;

@@ -52,6 +52,7 @@ pub fn documented() -> OpenApiRouter<Arc<Stack>> {
         .merge(requests::router())
         .merge(accounts::router())
         .merge(payment_pages::router())
+        .merge(payment_links::router())
 }
 
 pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
@@ -62,7 +63,6 @@ pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
         .merge(capabilities::router())
         .merge(validation::router())
         .merge(simulations::router())
-        .merge(payment_links::router())
         .merge(disputes::router())
         .merge(files::router())
         .route_layer(from_fn_with_state(stack.clone(), authenticate_layer));
