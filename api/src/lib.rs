@@ -27,6 +27,7 @@ pub mod collections;
 mod common;
 pub mod conversions;
 mod error;
+pub mod files;
 pub mod keys;
 pub mod orders;
 pub mod payment_links;

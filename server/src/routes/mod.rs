@@ -53,6 +53,7 @@ pub fn documented() -> OpenApiRouter<Arc<Stack>> {
         .merge(accounts::router())
         .merge(payment_pages::router())
         .merge(payment_links::router())
+        .merge(files::router())
 }
 
 pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
@@ -64,7 +65,6 @@ pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
         .merge(validation::router())
         .merge(simulations::router())
         .merge(disputes::router())
-        .merge(files::router())
         .route_layer(from_fn_with_state(stack.clone(), authenticate_layer));
     Router::new()
         .merge(authenticated)
