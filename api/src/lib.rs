@@ -23,12 +23,16 @@
 
 pub mod accounts;
 pub mod admin;
+pub mod checkout;
 pub mod collections;
 mod common;
 pub mod conversions;
 mod error;
+pub mod files;
 pub mod keys;
 pub mod orders;
+pub mod payment_links;
+pub mod payment_pages;
 pub mod payouts;
 pub mod rates;
 pub mod recipients;

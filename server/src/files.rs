@@ -6,8 +6,8 @@
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use sika_api::files::CreateFile;
 use sika_engine::{Command, Document, Snapshot};
 
 use crate::error::{ApiError, ApiResult};
@@ -40,26 +40,18 @@ impl StoredFile {
         format!("/v1/files/{}/contents", self.id)
     }
 
-    pub fn render(&self) -> Value {
-        json!({
-            "id": self.id,
-            "name": self.name,
-            "contentType": self.content_type,
-            "size": self.size,
-            "sha256": self.sha256,
-            "url": self.url(),
-            "createdAt": timestamp(self.created_at),
-        })
+    /// The file as every response shows it.
+    pub fn render(&self) -> sika_api::files::File {
+        sika_api::files::File {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            content_type: self.content_type.clone(),
+            size: self.size,
+            sha256: self.sha256.clone(),
+            url: self.url(),
+            created_at: timestamp(self.created_at),
+        }
     }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct FileRequest {
-    pub name: String,
-    pub content_type: Option<String>,
-    /// Standard base64 (with padding).
-    pub data: String,
 }
 
 /// Checks a name: 1 to 255 characters after trimming, no control characters.
@@ -90,7 +82,7 @@ fn check_content_type(content_type: &str) -> ApiResult<String> {
 }
 
 /// Checks an upload and decodes its contents.
-pub fn build(request: FileRequest, organization: &str, now: i64) -> ApiResult<(StoredFile, Vec<u8>)> {
+pub fn build(request: CreateFile, organization: &str, now: i64) -> ApiResult<(StoredFile, Vec<u8>)> {
     let name = check_name("name", &request.name)?;
     let content_type = match &request.content_type {
         None => DEFAULT_CONTENT_TYPE.to_string(),
@@ -166,8 +158,8 @@ pub fn content_disposition(name: &str) -> String {
 mod tests {
     use super::*;
 
-    fn request(name: &str, content_type: Option<&str>, data: &str) -> FileRequest {
-        FileRequest { name: name.into(), content_type: content_type.map(Into::into), data: data.into() }
+    fn request(name: &str, content_type: Option<&str>, data: &str) -> CreateFile {
+        CreateFile { name: name.into(), content_type: content_type.map(Into::into), data: data.into() }
     }
 
     fn field(error: ApiError) -> String {

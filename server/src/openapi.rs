@@ -7,7 +7,6 @@ use serde_json::{Map, Value, json};
 
 use crate::envelope::{VERSION_CURRENT, VERSION_HEADER};
 
-mod checkout;
 mod disputes;
 
 struct Operation {
@@ -221,7 +220,6 @@ fn schemas() -> Map<String, Value> {
         "DepositRequestVa",
         object(&["amount"], json!({ "amount": amount_input(), "externalReference": string() })),
     );
-    checkout::schemas(&mut add);
     disputes::schemas(&mut add);
     s
 }
@@ -301,7 +299,7 @@ pub fn finish(generated: utoipa::openapi::OpenApi, title: &str, scheme: &str) ->
 /// The operations not generated yet, from the table in this file.
 pub(crate) fn hand_written() -> Value {
     let mut paths = Map::new();
-    for op in OPERATIONS.iter().chain(checkout::OPERATIONS).chain(disputes::OPERATIONS) {
+    for op in OPERATIONS.iter().chain(disputes::OPERATIONS) {
         let entry = paths.entry(op.path.to_string()).or_insert_with(|| json!({}));
         entry[op.method] = operation(op);
     }

@@ -26,6 +26,13 @@ pub fn amount(currency: &str, minor: i128) -> String {
 
 pub use sika_api::AmountInput;
 
+/// A name the node stored as text (a payment method, a custom field's
+/// type) as its wire enum. The node checked the name when it stored it, so
+/// one the enum does not know is an internal error, not the caller's.
+pub fn wire_enum<T: serde::de::DeserializeOwned>(name: &str) -> ApiResult<T> {
+    serde_json::from_value(Value::String(name.to_string())).map_err(|_| crate::error::ApiError::internal())
+}
+
 /// A view as JSON, for the places that still assemble JSON by hand (events,
 /// the admin API). Views are plain data, so this cannot fail.
 pub fn to_json<T: serde::Serialize>(view: &T) -> Value {

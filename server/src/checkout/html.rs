@@ -3,6 +3,8 @@
 //! `/pay/{id}/sessions` and polls the session until it settles.
 
 use serde_json::json;
+use sika_api::payment_links::PaymentLinkStatus;
+use sika_api::payment_pages::PaymentPageStatus;
 
 use super::pay::{crypto_rails, methods_of_kind, offered_methods};
 use super::{PaymentLink, PaymentPage, Settings, link_state, page_status};
@@ -55,7 +57,7 @@ pub fn render(
             ));
         }
         Target::Page(page) => {
-            let note = (page_status(page, now) != "active").then_some((
+            let note = (page_status(page, now) != PaymentPageStatus::Active).then_some((
                 "This payment page is closed",
                 "The merchant is no longer taking payments here.",
             ));
@@ -64,15 +66,17 @@ pub fn render(
         Target::Link(link) => {
             let state = link_state(snapshot, link, now)?;
             let note = match state.status {
-                "paid" => Some(("This payment link has been paid", "Thank you. Nothing more is due.")),
-                "closed" => {
+                PaymentLinkStatus::Paid => {
+                    Some(("This payment link has been paid", "Thank you. Nothing more is due."))
+                }
+                PaymentLinkStatus::Closed => {
                     Some(("This payment link is closed", "The merchant closed it. Ask them for a new link."))
                 }
-                "expired" => Some((
+                PaymentLinkStatus::Expired => Some((
                     "This payment link has expired",
                     "Its payment window has ended. Ask the merchant for a new link.",
                 )),
-                _ => None,
+                PaymentLinkStatus::Active => None,
             };
             (
                 &link.id,

@@ -9,12 +9,15 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use sika_api::checkout::{self as wire, CryptoAsset, PaymentMethodKind};
+use sika_api::payment_links::{self as links, CheckoutSessionStatus, PaymentLinkStatus};
+use sika_api::payment_pages::PaymentPageStatus;
 use sika_engine::Snapshot;
 use sika_engine::movements::{CollectionRecord, MovementStatus};
 
 use crate::documents::{decode, encode, load};
 use crate::error::{ApiError, ApiResult};
-use crate::render::{amount, timestamp};
+use crate::render::{amount, timestamp, wire_enum};
 use crate::stack::Stack;
 
 pub mod html;
@@ -129,7 +132,7 @@ pub const SESSION_EXPIRED: &str = "The checkout session expired before the payer
 pub struct SessionView {
     pub session: Session,
     pub collection: Option<CollectionRecord>,
-    pub status: &'static str,
+    pub status: CheckoutSessionStatus,
     pub status_message: String,
 }
 
@@ -142,7 +145,7 @@ impl SessionView {
 
 /// A link's derived state.
 pub struct LinkState {
-    pub status: &'static str,
+    pub status: PaymentLinkStatus,
     pub status_message: String,
     pub amount: Option<i128>,
     pub total_received: i128,
@@ -154,7 +157,7 @@ pub struct LinkState {
 
 impl LinkState {
     pub fn is_open(&self) -> bool {
-        self.status == "active"
+        self.status == PaymentLinkStatus::Active
     }
 
     /// Payments received: sessions whose money arrived.
@@ -191,13 +194,17 @@ pub fn sessions_of(snapshot: &Snapshot, link_id: &str) -> ApiResult<Vec<SessionV
         let Some(session) = load::<Session>(snapshot, SESSIONS, &id)? else { continue };
         let collection = snapshot.collection(&session.collection)?;
         let (status, message) = match &collection {
-            Some(c) if c.status == MovementStatus::Completed => ("complete", c.status_message.clone()),
-            Some(c) if c.status == MovementStatus::Failed && c.status_message == SESSION_EXPIRED => {
-                ("expired", c.status_message.clone())
+            Some(c) if c.status == MovementStatus::Completed => {
+                (CheckoutSessionStatus::Complete, c.status_message.clone())
             }
-            Some(c) if c.status == MovementStatus::Failed => ("failed", c.status_message.clone()),
-            Some(c) => ("pending", c.status_message.clone()),
-            None => ("failed", "The attempt was not recorded".to_string()),
+            Some(c) if c.status == MovementStatus::Failed && c.status_message == SESSION_EXPIRED => {
+                (CheckoutSessionStatus::Expired, c.status_message.clone())
+            }
+            Some(c) if c.status == MovementStatus::Failed => {
+                (CheckoutSessionStatus::Failed, c.status_message.clone())
+            }
+            Some(c) => (CheckoutSessionStatus::Pending, c.status_message.clone()),
+            None => (CheckoutSessionStatus::Failed, "The attempt was not recorded".to_string()),
         };
         out.push(SessionView { session, collection, status, status_message: message });
     }
@@ -235,21 +242,24 @@ pub fn link_state(snapshot: &Snapshot, link: &PaymentLink, now: i64) -> ApiResul
     }
     for (_, _, i) in &arrivals {
         if Some(*i) != completer {
-            sessions[*i].status = "partial";
+            sessions[*i].status = CheckoutSessionStatus::Partial;
         }
     }
     let remaining = amount.map(|a| (a - total_received).max(0));
     let overpayment = amount.filter(|a| total_received > *a).map(|a| total_received - a);
     let currency = &link.settings.currency;
     let (status, status_message) = if total_received > 0 && remaining == Some(0) {
-        ("paid", format!("Paid: {} {currency} received", crate::render::amount(currency, total_received)))
+        (
+            PaymentLinkStatus::Paid,
+            format!("Paid: {} {currency} received", crate::render::amount(currency, total_received)),
+        )
     } else if link.closed_at.is_some() {
-        ("closed", "Closed by the merchant".to_string())
+        (PaymentLinkStatus::Closed, "Closed by the merchant".to_string())
     } else if link.settings.expires_at.is_some_and(|at| now > at) {
-        ("expired", "The payment window has ended".to_string())
+        (PaymentLinkStatus::Expired, "The payment window has ended".to_string())
     } else if total_received > 0 {
         (
-            "active",
+            PaymentLinkStatus::Active,
             format!(
                 "Partially paid: {} of {} {currency} received",
                 crate::render::amount(currency, total_received),
@@ -257,7 +267,7 @@ pub fn link_state(snapshot: &Snapshot, link: &PaymentLink, now: i64) -> ApiResul
             ),
         )
     } else {
-        ("active", "Awaiting payment".to_string())
+        (PaymentLinkStatus::Active, "Awaiting payment".to_string())
     };
     Ok(LinkState { status, status_message, amount, total_received, remaining, overpayment, sessions })
 }
@@ -267,7 +277,7 @@ pub fn page_state(
     snapshot: &Snapshot,
     page: &PaymentPage,
     now: i64,
-) -> ApiResult<(&'static str, usize, i128)> {
+) -> ApiResult<(PaymentPageStatus, usize, i128)> {
     let mut count = 0;
     let mut total = 0;
     for id in all_listed(snapshot, &page.id, PAGE_LINKS)? {
@@ -281,11 +291,11 @@ pub fn page_state(
 }
 
 /// A page past its `expiresAt` takes no new payers, like a closed one.
-pub fn page_status(page: &PaymentPage, now: i64) -> &'static str {
+pub fn page_status(page: &PaymentPage, now: i64) -> PaymentPageStatus {
     if page.closed_at.is_some() || page.settings.expires_at.is_some_and(|at| now > at) {
-        "closed"
+        PaymentPageStatus::Closed
     } else {
-        "active"
+        PaymentPageStatus::Active
     }
 }
 
@@ -321,108 +331,163 @@ pub fn hosted_url(stack: &Stack, id: &str) -> String {
     }
 }
 
-fn metadata(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|_| json!({}))
+/// The settings a page and its links show, as their views write them.
+struct SettingsView {
+    currency: String,
+    title: String,
+    description: String,
+    allowed_methods: Vec<PaymentMethodKind>,
+    allowed_crypto_assets: Option<Vec<CryptoAsset>>,
+    custom_fields: Vec<wire::CustomField>,
+    branding: wire::Branding,
+    redirect_url: String,
+    metadata: sika_api::Metadata,
+    expires_at: Option<String>,
 }
 
-fn settings_fields(s: &Settings) -> serde_json::Map<String, Value> {
-    let value = json!({
-        "currency": s.currency,
-        "title": s.title,
-        "description": s.description,
-        "allowedMethods": s.allowed_methods,
-        "allowedCryptoAssets": s.allowed_crypto_assets,
-        "customFields": s.custom_fields.iter().map(|f| json!({
-            "name": f.name, "type": f.kind, "required": f.required, "label": f.label,
-        })).collect::<Vec<_>>(),
-        "branding": {
-            "logoUrl": s.branding.logo_url,
-            "accentColor": s.branding.accent_color,
-            "businessName": s.branding.business_name,
+fn settings_view(s: &Settings) -> ApiResult<SettingsView> {
+    let custom_fields = s
+        .custom_fields
+        .iter()
+        .map(|f| {
+            Ok(wire::CustomField {
+                name: f.name.clone(),
+                kind: wire_enum(&f.kind)?,
+                required: f.required,
+                label: f.label.clone(),
+            })
+        })
+        .collect::<ApiResult<_>>()?;
+    Ok(SettingsView {
+        currency: s.currency.clone(),
+        title: s.title.clone(),
+        description: s.description.clone(),
+        allowed_methods: s.allowed_methods.iter().map(|m| wire_enum(m)).collect::<ApiResult<_>>()?,
+        allowed_crypto_assets: s
+            .allowed_crypto_assets
+            .as_ref()
+            .map(|assets| assets.iter().map(|a| wire_enum(a)).collect::<ApiResult<_>>())
+            .transpose()?,
+        custom_fields,
+        branding: wire::Branding {
+            logo_url: s.branding.logo_url.clone(),
+            accent_color: s.branding.accent_color.clone(),
+            business_name: s.branding.business_name.clone(),
         },
-        "redirectUrl": s.redirect_url,
-        "metadata": metadata(&s.metadata),
-        "expiresAt": s.expires_at.map(timestamp),
-    });
-    match value {
-        Value::Object(map) => map,
-        _ => serde_json::Map::new(),
-    }
+        redirect_url: s.redirect_url.clone(),
+        metadata: serde_json::from_str(&s.metadata).unwrap_or_default(),
+        expires_at: s.expires_at.map(timestamp),
+    })
 }
 
-pub fn render_page(stack: &Stack, snapshot: &Snapshot, page: &PaymentPage, now: i64) -> ApiResult<Value> {
+/// A page as every response shows it, with its payments so far.
+pub fn render_page(
+    stack: &Stack,
+    snapshot: &Snapshot,
+    page: &PaymentPage,
+    now: i64,
+) -> ApiResult<sika_api::payment_pages::PaymentPage> {
     let (status, count, total) = page_state(snapshot, page, now)?;
     let currency = &page.settings.currency;
-    let mut out = serde_json::Map::new();
-    out.insert("id".into(), json!(page.id));
-    out.insert("url".into(), json!(hosted_url(stack, &page.id)));
-    out.insert("amount".into(), json!(page.amount.map(|a| amount(currency, a))));
-    out.insert("status".into(), json!(status));
-    out.extend(settings_fields(&page.settings));
-    out.insert("paymentCount".into(), json!(count));
-    out.insert("totalCollected".into(), json!(amount(currency, total)));
-    out.insert("closedAt".into(), json!(page.closed_at.map(timestamp)));
-    out.insert("createdAt".into(), json!(timestamp(page.created_at)));
-    out.insert("updatedAt".into(), json!(timestamp(page.updated_at)));
-    Ok(Value::Object(out))
+    let s = settings_view(&page.settings)?;
+    Ok(sika_api::payment_pages::PaymentPage {
+        id: page.id.clone(),
+        url: hosted_url(stack, &page.id),
+        amount: page.amount.map(|a| amount(currency, a)),
+        currency: s.currency,
+        title: s.title,
+        description: s.description,
+        status,
+        allowed_methods: s.allowed_methods,
+        allowed_crypto_assets: s.allowed_crypto_assets,
+        custom_fields: s.custom_fields,
+        branding: s.branding,
+        redirect_url: s.redirect_url,
+        metadata: s.metadata,
+        expires_at: s.expires_at,
+        payment_count: count as u64,
+        total_collected: amount(currency, total),
+        closed_at: page.closed_at.map(timestamp),
+        created_at: timestamp(page.created_at),
+        updated_at: timestamp(page.updated_at),
+    })
 }
 
-pub fn render_session(view: &SessionView) -> Value {
+/// A session as a link's `sessions` and the hosted page's script show it.
+pub fn render_session(view: &SessionView) -> ApiResult<links::CheckoutSession> {
     let s = &view.session;
-    json!({
-        "id": s.id,
-        "paymentLinkId": s.link,
-        "status": view.status,
-        "statusMessage": view.status_message,
-        "method": s.method,
-        "code": s.code,
-        "chain": s.chain,
-        "originAmount": amount(&s.origin_currency, s.origin_amount),
-        "originCurrency": s.origin_currency,
-        "destinationAmount": amount(&s.destination_currency, s.destination_amount),
-        "destinationCurrency": s.destination_currency,
-        "rate": s.rate,
-        "collectionId": s.collection,
-        "instructions": s.instructions.as_ref().map(|i| {
+    let instructions = s
+        .instructions
+        .as_ref()
+        .map(|i| {
             let mut map = serde_json::Map::new();
             map.insert("type".into(), json!(i.kind));
             for (k, v) in &i.fields {
                 map.insert(k.clone(), json!(v));
             }
-            Value::Object(map)
-        }),
-        "expiresAt": timestamp(s.expires_at),
-        "createdAt": timestamp(s.created_at),
+            serde_json::from_value(Value::Object(map)).map_err(|_| ApiError::internal())
+        })
+        .transpose()?;
+    Ok(links::CheckoutSession {
+        id: s.id.clone(),
+        payment_link_id: s.link.clone(),
+        status: view.status,
+        status_message: view.status_message.clone(),
+        method: wire_enum(&s.method)?,
+        code: s.code.clone(),
+        chain: s.chain.clone(),
+        origin_amount: amount(&s.origin_currency, s.origin_amount),
+        origin_currency: s.origin_currency.clone(),
+        destination_amount: amount(&s.destination_currency, s.destination_amount),
+        destination_currency: s.destination_currency.clone(),
+        rate: s.rate.clone(),
+        collection_id: s.collection.clone(),
+        instructions,
+        expires_at: timestamp(s.expires_at),
+        created_at: timestamp(s.created_at),
     })
 }
 
-pub fn render_link(stack: &Stack, link: &PaymentLink, state: &LinkState, with_sessions: bool) -> Value {
+/// A link as every response shows it; `with_sessions` adds its sessions,
+/// as a single link's answer does (list items go without).
+pub fn render_link(
+    stack: &Stack,
+    link: &PaymentLink,
+    state: &LinkState,
+    with_sessions: bool,
+) -> ApiResult<links::PaymentLink> {
     let currency = &link.settings.currency;
-    let mut out = serde_json::Map::new();
-    out.insert("id".into(), json!(link.id));
-    out.insert("url".into(), json!(hosted_url(stack, &link.id)));
-    out.insert("parentType".into(), json!(link.page.as_ref().map(|_| "payment_page")));
-    out.insert("parentId".into(), json!(link.page));
-    out.insert("email".into(), json!(link.email));
-    out.insert("amount".into(), json!(state.amount.map(|a| amount(currency, a))));
-    out.insert("status".into(), json!(state.status));
-    out.insert("statusMessage".into(), json!(state.status_message));
-    out.insert("totalReceived".into(), json!(amount(currency, state.total_received)));
-    out.insert("remaining".into(), json!(state.remaining.map(|a| amount(currency, a))));
-    out.insert("overpaymentAmount".into(), json!(state.overpayment.map(|a| amount(currency, a))));
-    out.extend(settings_fields(&link.settings));
-    out.insert("customerReference".into(), json!(link.customer_reference));
-    out.insert(
-        "customFieldValues".into(),
-        Value::Object(link.custom_values.iter().map(|(k, v)| (k.clone(), json!(v))).collect()),
-    );
-    out.insert("closedAt".into(), json!(link.closed_at.map(timestamp)));
-    out.insert("createdAt".into(), json!(timestamp(link.created_at)));
-    out.insert("updatedAt".into(), json!(timestamp(link.updated_at)));
-    if with_sessions {
-        out.insert("sessions".into(), state.sessions.iter().map(render_session).collect());
-    }
-    Value::Object(out)
+    let s = settings_view(&link.settings)?;
+    let sessions = with_sessions.then(|| state.sessions.iter().map(render_session).collect()).transpose()?;
+    Ok(links::PaymentLink {
+        id: link.id.clone(),
+        url: hosted_url(stack, &link.id),
+        parent_type: link.page.as_ref().map(|_| links::PaymentLinkParentType::PaymentPage),
+        parent_id: link.page.clone(),
+        email: link.email.clone(),
+        amount: state.amount.map(|a| amount(currency, a)),
+        currency: s.currency,
+        title: s.title,
+        description: s.description,
+        status: state.status,
+        status_message: state.status_message.clone(),
+        total_received: amount(currency, state.total_received),
+        remaining: state.remaining.map(|a| amount(currency, a)),
+        overpayment_amount: state.overpayment.map(|a| amount(currency, a)),
+        allowed_methods: s.allowed_methods,
+        allowed_crypto_assets: s.allowed_crypto_assets,
+        custom_fields: s.custom_fields,
+        branding: s.branding,
+        redirect_url: s.redirect_url,
+        metadata: s.metadata,
+        expires_at: s.expires_at,
+        customer_reference: link.customer_reference.clone(),
+        custom_field_values: link.custom_values.iter().cloned().collect(),
+        closed_at: link.closed_at.map(timestamp),
+        created_at: timestamp(link.created_at),
+        updated_at: timestamp(link.updated_at),
+        sessions,
+    })
 }
 
 /// What the hosted page's script sees of a link: no merchant metadata.
@@ -481,7 +546,7 @@ pub async fn close(stack: &Stack, organization: &str, id: &str) -> ApiResult<()>
             if link.closed_at.is_some() {
                 return Ok(());
             }
-            if link_state(&snapshot, &link, now)?.status == "paid" {
+            if link_state(&snapshot, &link, now)?.status == PaymentLinkStatus::Paid {
                 return Err(ApiError::bad_request(format!(
                     "payment link '{id}' is paid and cannot be closed"
                 )));

@@ -4,6 +4,8 @@
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use sika_api::payment_links::PaymentLinkStatus;
+use sika_api::payment_pages::PaymentPageStatus;
 use sika_engine::movements::{NewCollection, ScheduledStep, Step};
 use sika_engine::{Command, Currency, Document, Snapshot};
 
@@ -103,7 +105,7 @@ pub async fn start(stack: &Stack, target: &str, request: PayRequest) -> ApiResul
     let link = if target.starts_with("pp_") {
         let page = load_page(&snapshot, target)?
             .ok_or_else(|| ApiError::not_found(format!("payment page '{target}' not found")))?;
-        if page_status(&page, now) != "active" {
+        if page_status(&page, now) != PaymentPageStatus::Active {
             return Err(ApiError::bad_request("This payment page is closed and takes no new payments"));
         }
         let link = PaymentLink {
@@ -187,10 +189,12 @@ fn build_session(
 ) -> ApiResult<(Session, Vec<(String, String)>)> {
     let state = link_state(snapshot, link, now)?;
     match state.status {
-        "paid" => return Err(ApiError::bad_request("This payment link is already paid")),
-        "closed" => return Err(ApiError::bad_request("This payment link was closed by the merchant")),
-        "expired" => return Err(ApiError::bad_request("This payment link has expired")),
-        _ => {}
+        PaymentLinkStatus::Paid => return Err(ApiError::bad_request("This payment link is already paid")),
+        PaymentLinkStatus::Closed => {
+            return Err(ApiError::bad_request("This payment link was closed by the merchant"));
+        }
+        PaymentLinkStatus::Expired => return Err(ApiError::bad_request("This payment link has expired")),
+        PaymentLinkStatus::Active => {}
     }
     let settings = &link.settings;
     let currency = Currency::find(&settings.currency).map_err(|_| ApiError::internal())?;

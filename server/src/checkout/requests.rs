@@ -1,57 +1,19 @@
 //! Creating pages and links from API requests: every rule of the spec, with
 //! `details.field` naming what failed.
 
-use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
+use sika_api::checkout::CheckoutRequest;
 use sika_engine::Currency;
 
 use super::{Branding, CustomField, METHODS, PaymentLink, PaymentPage, Settings};
 use crate::error::{ApiError, ApiResult};
-use crate::render::{AmountInput, parse_timestamp};
+use crate::render::parse_timestamp;
 
 pub const TITLE_MAX: usize = 255;
 pub const DESCRIPTION_MAX: usize = 2_000;
 pub const CUSTOM_FIELDS_MAX: usize = 20;
 pub const CUSTOM_FIELD_TYPES: [&str; 5] = ["text", "number", "email", "phone", "date"];
 pub const CRYPTO_ASSETS: [&str; 2] = ["USDC", "USDT"];
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct CustomFieldInput {
-    pub name: Option<String>,
-    #[serde(rename = "type")]
-    pub kind: Option<String>,
-    pub required: Option<bool>,
-    pub label: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct BrandingInput {
-    pub logo_url: Option<String>,
-    pub accent_color: Option<String>,
-    pub business_name: Option<String>,
-}
-
-/// The body of `POST /v1/payment-pages`, and with `email` and
-/// `customerReference` of `POST /v1/payment-links`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct CheckoutRequest {
-    pub currency: Option<String>,
-    pub title: Option<String>,
-    pub allowed_methods: Option<Vec<String>>,
-    pub amount: Option<AmountInput>,
-    pub description: Option<String>,
-    pub allowed_crypto_assets: Option<Vec<String>>,
-    pub custom_fields: Option<Vec<CustomFieldInput>>,
-    pub redirect_url: Option<String>,
-    pub branding: Option<BrandingInput>,
-    pub metadata: Option<Map<String, Value>>,
-    pub expires_at: Option<String>,
-    pub email: Option<String>,
-    pub customer_reference: Option<String>,
-}
 
 fn length(field: &str, value: &str, min: usize, max: usize) -> ApiResult<()> {
     let n = value.chars().count();

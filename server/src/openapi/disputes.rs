@@ -10,42 +10,6 @@ use super::{
 
 pub(super) const OPERATIONS: &[Operation] = &[
     Operation {
-        method: "post",
-        path: "/v1/files",
-        id: "createFile",
-        summary: "Upload a file (base64 in JSON, at most 512 KiB decoded) to attach to dispute messages",
-        scope: "disputes:write",
-        body: Some("FileRequest"),
-        responses: &[(201, "FileEnvelope")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/files",
-        id: "listFiles",
-        summary: "Uploaded files, newest first",
-        scope: "disputes:read",
-        body: None,
-        responses: &[(200, "FileList")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/files/{id}",
-        id: "getFile",
-        summary: "One file's description",
-        scope: "disputes:read",
-        body: None,
-        responses: &[(200, "FileEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/files/{id}/contents",
-        id: "getFileContents",
-        summary: "A file's bytes, with its content type, as an attachment",
-        scope: "disputes:read",
-        body: None,
-        responses: &[(200, BINARY), (404, "Error")],
-    },
-    Operation {
         method: "get",
         path: "/v1/disputes",
         id: "listDisputes",
@@ -101,24 +65,7 @@ pub(super) const OPERATIONS: &[Operation] = &[
     },
 ];
 
-#[expect(clippy::too_many_lines)]
 pub(super) fn schemas(add: &mut impl FnMut(&str, Value)) {
-    add(
-        "FileRequest",
-        object(
-            &["name", "data"],
-            json!({ "name": { "type": "string", "minLength": 1, "maxLength": 255 }, "contentType": string(), "data": { "type": "string", "contentEncoding": "base64" } }),
-        ),
-    );
-    add(
-        "File",
-        object(
-            &["id", "name", "contentType", "size", "sha256", "url", "createdAt"],
-            json!({ "id": { "type": "string", "pattern": "^file_" }, "name": string(), "contentType": string(), "size": { "type": "integer" }, "sha256": { "type": "string", "pattern": "^[0-9a-f]{64}$" }, "url": string(), "createdAt": string() }),
-        ),
-    );
-    add("FileEnvelope", envelope("file", "File"));
-    add("FileList", list("File"));
     let attachment =
         object(&["name", "url", "fileId"], json!({ "name": string(), "url": string(), "fileId": string() }));
     add(

@@ -19,6 +19,7 @@ use crate::checkout::pay::{self, PayRequest};
 use crate::checkout::{link_state, load_link, load_page, render_public_link, render_session};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::ApiJson;
+use crate::render::to_json;
 use crate::stack::Stack;
 
 pub fn router() -> Router<Arc<Stack>> {
@@ -88,5 +89,6 @@ fn view(stack: &Stack, link_id: &str, session_id: &str) -> ApiResult<Json<Value>
     let now = stack.now_ms();
     let state = link_state(&snapshot, &link, now)?;
     let session = state.sessions.iter().find(|s| s.session.id == session_id).ok_or_else(missing)?;
-    Ok(Json(json!({ "session": render_session(session), "paymentLink": render_public_link(&link, &state) })))
+    let session = to_json(&render_session(session)?);
+    Ok(Json(json!({ "session": session, "paymentLink": render_public_link(&link, &state) })))
 }

@@ -51,6 +51,9 @@ pub fn documented() -> OpenApiRouter<Arc<Stack>> {
         .merge(keys::router())
         .merge(requests::router())
         .merge(accounts::router())
+        .merge(payment_pages::router())
+        .merge(payment_links::router())
+        .merge(files::router())
 }
 
 pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
@@ -61,10 +64,7 @@ pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
         .merge(capabilities::router())
         .merge(validation::router())
         .merge(simulations::router())
-        .merge(payment_pages::router())
-        .merge(payment_links::router())
         .merge(disputes::router())
-        .merge(files::router())
         .route_layer(from_fn_with_state(stack.clone(), authenticate_layer));
     Router::new()
         .merge(authenticated)
