@@ -31,6 +31,7 @@ pub mod orders;
 pub mod payouts;
 pub mod rates;
 pub mod recipients;
+pub mod representative;
 pub mod requests;
 pub mod virtual_accounts;
 pub mod webhooks;

@@ -30,24 +30,6 @@ const ERRORS: [(u16, &str); 3] = [(400, "Error"), (401, "Error"), (403, "Error")
 const OPERATIONS: &[Operation] = &[
     Operation {
         method: "get",
-        path: "/v1/organization/representative",
-        id: "getRepresentative",
-        summary: "The organization representative",
-        scope: "collections:read",
-        body: None,
-        responses: &[(200, "RepresentativeEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "put",
-        path: "/v1/organization/representative",
-        id: "putRepresentative",
-        summary: "Create or replace the representative (owner or admin session)",
-        scope: "session:owner|admin",
-        body: Some("RepresentativeRequest"),
-        responses: &[(200, "RepresentativeEnvelope")],
-    },
-    Operation {
-        method: "get",
         path: "/v1/capabilities/{country}",
         id: "listCountryMethods",
         summary: "A country's payment methods",
@@ -139,7 +121,6 @@ fn amount_input() -> Value {
     json!({ "type": ["string", "number"] })
 }
 
-#[expect(clippy::too_many_lines)]
 fn schemas() -> Map<String, Value> {
     let mut s = Map::new();
     let mut add = |name: &str, schema: Value| {
@@ -152,21 +133,6 @@ fn schemas() -> Map<String, Value> {
             json!({ "error": string(), "message": string(), "requestId": string(), "details": { "type": "object" } }),
         ),
     );
-    add(
-        "RepresentativeRequest",
-        object(
-            &["fullName", "phone", "idNumber", "country"],
-            json!({ "fullName": { "type": "string", "minLength": 2, "maxLength": 120 }, "phone": { "type": "string", "pattern": "^\\+\\d{8,15}$" }, "idType": { "enum": ["ghana_card"] }, "idNumber": { "type": "string", "pattern": "^GHA-\\d{9}-\\d$" }, "country": { "type": "string", "minLength": 2, "maxLength": 2 }, "metadata": { "type": "object" } }),
-        ),
-    );
-    add(
-        "Representative",
-        object(
-            &["id", "fullName", "phone", "idType", "idNumber", "country", "status", "createdAt", "updatedAt"],
-            json!({ "id": string(), "fullName": string(), "phone": string(), "idType": { "enum": ["ghana_card"] }, "idNumber": string(), "country": string(), "status": { "enum": ["active", "sandbox_default"] }, "metadata": { "type": "object" }, "createdAt": string(), "updatedAt": string() }),
-        ),
-    );
-    add("RepresentativeEnvelope", envelope("representative", "Representative"));
     add(
         "Method",
         object(
