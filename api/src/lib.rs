@@ -22,6 +22,7 @@
 //! ```
 
 pub mod accounts;
+pub mod capabilities;
 pub mod collections;
 mod common;
 pub mod conversions;
