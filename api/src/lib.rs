@@ -24,6 +24,7 @@
 pub mod accounts;
 pub mod admin;
 pub mod checkout;
+pub mod capabilities;
 pub mod collections;
 mod common;
 pub mod conversions;
@@ -36,6 +37,7 @@ pub mod payment_pages;
 pub mod payouts;
 pub mod rates;
 pub mod recipients;
+pub mod representative;
 pub mod requests;
 pub mod virtual_accounts;
 pub mod webhooks;

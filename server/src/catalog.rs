@@ -2,10 +2,10 @@
 //!
 //! The data lives in `server/catalog/capabilities.json` and is compiled into the
 //! binary. It lists, per country, the local payment methods (mobile money and bank
-//! transfer), plus the stablecoin networks that every country offers. The
-//! serialized [`Method`] is exactly the spec's `method` object (plus `chain` for
-//! crypto); the payout fee schedule, the testnet chain and the per-field `required`
-//! flag are internal and never serialized.
+//! transfer), plus the stablecoin networks that every country offers. A
+//! [`Method`] shows on the wire as [`Method::render`] makes it, the spec's `method`
+//! object (plus `chain` for crypto); the payout fee schedule, the testnet chain and
+//! the per-field `required` flag are internal and never shown.
 //!
 //! All money arithmetic here is integer or `rust_decimal`; no floating point.
 
@@ -18,22 +18,23 @@ use std::sync::OnceLock;
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
+use sika_api::capabilities::{self as wire, MethodKind, MethodStatus};
 
 /// Method `type` values.
-pub const KIND_MOBILE_MONEY: &str = "mobile_money";
-pub const KIND_BANK_TRANSFER: &str = "bank_transfer";
-pub const KIND_CRYPTO: &str = "crypto";
+pub const KIND_MOBILE_MONEY: MethodKind = MethodKind::MobileMoney;
+pub const KIND_BANK_TRANSFER: MethodKind = MethodKind::BankTransfer;
+pub const KIND_CRYPTO: MethodKind = MethodKind::Crypto;
 
-/// Method `status` values used by the catalog.
-pub const STATUS_OPERATIONAL: &str = "operational";
-pub const STATUS_DEGRADED: &str = "degraded";
-pub const STATUS_DOWN: &str = "down";
+/// Method `status` values.
+pub const STATUS_OPERATIONAL: MethodStatus = MethodStatus::Operational;
+pub const STATUS_DEGRADED: MethodStatus = MethodStatus::Degraded;
+pub const STATUS_DOWN: MethodStatus = MethodStatus::Down;
 
 const SHIPPED_JSON: &str = include_str!("../catalog/capabilities.json");
 
 /// The whole catalog: countries with their local methods, and the stablecoin
 /// networks offered in every country.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Catalog {
     countries: Vec<Country>,
@@ -41,7 +42,7 @@ pub struct Catalog {
 }
 
 /// One country and its local (non-stablecoin) methods.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Country {
     /// ISO 3166-1 alpha-2, upper case.
@@ -52,31 +53,28 @@ pub struct Country {
     pub methods: Vec<Method>,
 }
 
-/// A payment method; serializes to the spec's `method` object.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// A payment method; [`Method::render`] shows it as the spec's `method` object.
+#[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Method {
     pub code: String,
     pub name: String,
     #[serde(rename = "type")]
-    pub kind: String,
-    pub status: String,
+    pub kind: MethodKind,
+    pub status: MethodStatus,
     pub limits: Limits,
     pub estimated_settlement: String,
     pub fields: Vec<Field>,
-    /// Payout fee schedule; internal, never serialized.
-    #[serde(skip_serializing)]
+    /// Payout fee schedule; internal, never shown.
     pub fee: Fee,
     /// Network name for crypto methods (`ethereum`, `solana`, ...).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub chain: Option<String>,
     /// Network used by the sandbox stack (`sepolia`, `solana-devnet`, ...); internal.
-    #[serde(skip_serializing)]
     pub testnet_chain: Option<String>,
 }
 
 /// Per-method amount limits, in `currency`, written as JSON numbers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Limits {
     pub min: serde_json::Number,
@@ -85,7 +83,7 @@ pub struct Limits {
 }
 
 /// One input field a method needs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Field {
     pub key: String,
@@ -95,14 +93,13 @@ pub struct Field {
     pub placeholder: String,
     pub description: String,
     pub group: String,
-    /// Whether a payout must carry this field; internal, never serialized.
-    #[serde(skip_serializing)]
+    /// Whether a payout must carry this field; internal, never shown.
     pub required: bool,
     pub options: Vec<FieldOption>,
 }
 
 /// One choice of a `select` field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FieldOption {
     pub label: String,
@@ -110,7 +107,7 @@ pub struct FieldOption {
 }
 
 /// Payout fee: a fixed part in the method's currency plus a percentage in basis points.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Fee {
     /// Decimal string in the method currency, e.g. `"1.00"`.
@@ -191,8 +188,8 @@ impl Catalog {
         self.countries.iter().find(|c| c.methods.iter().any(|m| m.code == code))
     }
 
-    /// Consistency checks run on every parse.
-    #[expect(clippy::too_many_lines)]
+    /// Consistency checks run on every parse (serde has refused an unknown
+    /// method type or status already).
     fn check(&self) -> Result<(), String> {
         let mut seen = std::collections::HashSet::new();
         for country in &self.countries {
@@ -238,12 +235,6 @@ impl Catalog {
                 || !m.code.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
             {
                 return Err(format!("method code {:?} is not lower-case snake", m.code));
-            }
-            if ![KIND_MOBILE_MONEY, KIND_BANK_TRANSFER, KIND_CRYPTO].contains(&m.kind.as_str()) {
-                return Err(format!("method {} has unknown type {}", m.code, m.kind));
-            }
-            if ![STATUS_OPERATIONAL, STATUS_DEGRADED, STATUS_DOWN].contains(&m.status.as_str()) {
-                return Err(format!("method {} has unknown status {}", m.code, m.status));
             }
             let min = number_to_decimal(&m.limits.min)
                 .ok_or_else(|| format!("method {} limits.min is not a decimal", m.code))?;
@@ -292,6 +283,42 @@ impl Method {
 
     pub fn field(&self, key: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.key == key)
+    }
+
+    /// The method as the capabilities lookup shows it.
+    pub fn render(&self) -> wire::Method {
+        wire::Method {
+            code: self.code.clone(),
+            name: self.name.clone(),
+            kind: self.kind,
+            status: self.status,
+            limits: wire::MethodLimits {
+                min: self.limits.min.clone(),
+                max: self.limits.max.clone(),
+                currency: self.limits.currency.clone(),
+            },
+            estimated_settlement: self.estimated_settlement.clone(),
+            fields: self.fields.iter().map(Field::render).collect(),
+            chain: self.chain.clone(),
+        }
+    }
+}
+
+impl Field {
+    fn render(&self) -> wire::MethodField {
+        wire::MethodField {
+            key: self.key.clone(),
+            label: self.label.clone(),
+            kind: self.kind.clone(),
+            placeholder: self.placeholder.clone(),
+            description: self.description.clone(),
+            group: self.group.clone(),
+            options: self
+                .options
+                .iter()
+                .map(|o| wire::FieldOption { label: o.label.clone(), value: o.value.clone() })
+                .collect(),
+        }
     }
 }
 
@@ -697,9 +724,9 @@ mod tests {
     }
 
     #[test]
-    fn serialized_method_matches_spec_shape() {
-        let m = shipped().method("GH", "mtn_gh").unwrap();
-        let v = serde_json::to_value(m).unwrap();
+    fn rendered_method_matches_spec_shape() {
+        let m = shipped().method("GH", "mtn_gh").unwrap().render();
+        let v = serde_json::to_value(&m).unwrap();
         let obj = v.as_object().unwrap();
         let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
         keys.sort_unstable();
@@ -714,17 +741,17 @@ mod tests {
         let mut fkeys: Vec<&str> = field.keys().map(String::as_str).collect();
         fkeys.sort_unstable();
         assert_eq!(fkeys, ["description", "group", "key", "label", "options", "placeholder", "type"]);
-        let text = serde_json::to_string(m).unwrap();
+        let text = serde_json::to_string(&m).unwrap();
         assert!(!text.contains("\"fee\""));
         assert!(!text.contains("percentBps"));
         assert!(!text.contains("\"required\""));
 
-        let c = serde_json::to_value(shipped().find_method("usdc_solana").unwrap()).unwrap();
+        let c = serde_json::to_value(shipped().find_method("usdc_solana").unwrap().render()).unwrap();
         assert_eq!(c["chain"], "solana");
         assert!(c.get("fee").is_none());
         assert!(c.get("testnetChain").is_none());
 
-        let bank = serde_json::to_value(shipped().find_method("bank_ng").unwrap()).unwrap();
+        let bank = serde_json::to_value(shipped().find_method("bank_ng").unwrap().render()).unwrap();
         let opts = bank["fields"][0]["options"].as_array().unwrap();
         assert!(opts.iter().all(|o| o["label"].is_string() && o["value"].is_string()));
     }
@@ -822,5 +849,11 @@ mod tests {
         let mut doc: serde_json::Value = serde_json::from_str(SHIPPED_JSON).unwrap();
         doc["countries"][0]["methods"][0]["extra"] = true.into();
         assert!(Catalog::parse(&doc.to_string()).is_err());
+
+        for (field, value) in [("type", "cash"), ("status", "closed")] {
+            let mut doc: serde_json::Value = serde_json::from_str(SHIPPED_JSON).unwrap();
+            doc["countries"][0]["methods"][0][field] = value.into();
+            assert!(Catalog::parse(&doc.to_string()).is_err(), "{field} {value}");
+        }
     }
 }

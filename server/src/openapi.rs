@@ -28,42 +28,6 @@ const ERRORS: [(u16, &str); 3] = [(400, "Error"), (401, "Error"), (403, "Error")
 
 const OPERATIONS: &[Operation] = &[
     Operation {
-        method: "get",
-        path: "/v1/organization/representative",
-        id: "getRepresentative",
-        summary: "The organization representative",
-        scope: "collections:read",
-        body: None,
-        responses: &[(200, "RepresentativeEnvelope"), (404, "Error")],
-    },
-    Operation {
-        method: "put",
-        path: "/v1/organization/representative",
-        id: "putRepresentative",
-        summary: "Create or replace the representative (owner or admin session)",
-        scope: "session:owner|admin",
-        body: Some("RepresentativeRequest"),
-        responses: &[(200, "RepresentativeEnvelope")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/capabilities/{country}",
-        id: "listCountryMethods",
-        summary: "A country's payment methods",
-        scope: "capabilities:read",
-        body: None,
-        responses: &[(200, "MethodList"), (404, "Error")],
-    },
-    Operation {
-        method: "get",
-        path: "/v1/capabilities/{country}/{method}",
-        id: "getMethod",
-        summary: "One payment method of a country",
-        scope: "capabilities:read",
-        body: None,
-        responses: &[(200, "MethodEnvelope"), (404, "Error")],
-    },
-    Operation {
         method: "post",
         path: "/v1/validate/bulk",
         id: "validateBulk",
@@ -138,7 +102,6 @@ fn amount_input() -> Value {
     json!({ "type": ["string", "number"] })
 }
 
-#[expect(clippy::too_many_lines)]
 fn schemas() -> Map<String, Value> {
     let mut s = Map::new();
     let mut add = |name: &str, schema: Value| {
@@ -151,30 +114,6 @@ fn schemas() -> Map<String, Value> {
             json!({ "error": string(), "message": string(), "requestId": string(), "details": { "type": "object" } }),
         ),
     );
-    add(
-        "RepresentativeRequest",
-        object(
-            &["fullName", "phone", "idNumber", "country"],
-            json!({ "fullName": { "type": "string", "minLength": 2, "maxLength": 120 }, "phone": { "type": "string", "pattern": "^\\+\\d{8,15}$" }, "idType": { "enum": ["ghana_card"] }, "idNumber": { "type": "string", "pattern": "^GHA-\\d{9}-\\d$" }, "country": { "type": "string", "minLength": 2, "maxLength": 2 }, "metadata": { "type": "object" } }),
-        ),
-    );
-    add(
-        "Representative",
-        object(
-            &["id", "fullName", "phone", "idType", "idNumber", "country", "status", "createdAt", "updatedAt"],
-            json!({ "id": string(), "fullName": string(), "phone": string(), "idType": { "enum": ["ghana_card"] }, "idNumber": string(), "country": string(), "status": { "enum": ["active", "sandbox_default"] }, "metadata": { "type": "object" }, "createdAt": string(), "updatedAt": string() }),
-        ),
-    );
-    add("RepresentativeEnvelope", envelope("representative", "Representative"));
-    add(
-        "Method",
-        object(
-            &["code", "name", "type", "status", "limits", "estimatedSettlement", "fields"],
-            json!({ "code": string(), "name": string(), "type": string(), "status": string(), "limits": object(&["min", "max", "currency"], json!({ "min": { "type": "number" }, "max": { "type": "number" }, "currency": string() })), "estimatedSettlement": string(), "fields": { "type": "array", "items": object(&["key", "label", "type"], json!({ "key": string(), "label": string(), "type": string(), "placeholder": string(), "description": string(), "group": string(), "options": { "type": "array", "items": object(&["label", "value"], json!({ "label": string(), "value": string() })) } })) }, "chain": string() }),
-        ),
-    );
-    add("MethodEnvelope", envelope("method", "Method"));
-    add("MethodList", list("Method"));
     add(
         "ValidationRequest",
         object(
@@ -537,10 +476,14 @@ mod tests {
                     .unwrap_or_default();
                 // GET /v1/keys still answers every key in one page, as it
                 // did before it moved here (issue 15, item 14, is to page it);
-                // GET /v1/accounts holds one account per currency and is not paged.
+                // GET /v1/accounts holds one account per currency and is not paged;
+                // GET /v1/capabilities/{country} answers the few methods the
+                // shipped catalog has for a country in one page, as it did
+                // before it moved here.
                 if success.starts_with("#/components/schemas/ListPage_")
                     && name != "GET /v1/keys"
                     && path != "/v1/accounts"
+                    && name != "GET /v1/capabilities/{country}"
                 {
                     let parameters = operation["parameters"].as_array().unwrap();
                     for wanted in ["limit", "cursor"] {

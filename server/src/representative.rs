@@ -5,7 +5,9 @@ use std::sync::LazyLock;
 
 use regex_lite::Regex;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
+use sika_api::Metadata;
+use sika_api::representative::{self as wire, SetRepresentative};
 use sika_engine::Command;
 
 use crate::error::{ApiError, ApiResult};
@@ -38,38 +40,28 @@ pub struct Representative {
 }
 
 impl Representative {
-    pub fn render(&self) -> Value {
-        json!({
-            "id": self.id,
-            "fullName": self.full_name,
-            "phone": self.phone,
-            "idType": self.id_type,
-            "idNumber": self.id_number,
-            "country": self.country,
-            "status": match self.status {
-                RepresentativeStatus::Active => "active",
-                RepresentativeStatus::SandboxDefault => "sandbox_default",
+    /// The record as every response shows it.
+    pub fn render(&self) -> wire::Representative {
+        wire::Representative {
+            id: self.id.clone(),
+            full_name: self.full_name.clone(),
+            phone: self.phone.clone(),
+            id_type: self.id_type.clone(),
+            id_number: self.id_number.clone(),
+            country: self.country.clone(),
+            status: match self.status {
+                RepresentativeStatus::Active => wire::RepresentativeStatus::Active,
+                RepresentativeStatus::SandboxDefault => wire::RepresentativeStatus::SandboxDefault,
             },
-            "metadata": serde_json::from_str::<Value>(&self.metadata).unwrap_or_else(|_| json!({})),
-            "createdAt": timestamp(self.created_at),
-            "updatedAt": timestamp(self.updated_at),
-        })
+            metadata: serde_json::from_str::<Metadata>(&self.metadata).unwrap_or_default(),
+            created_at: timestamp(self.created_at),
+            updated_at: timestamp(self.updated_at),
+        }
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct RepresentativeRequest {
-    pub full_name: String,
-    pub phone: String,
-    pub id_type: Option<String>,
-    pub id_number: String,
-    pub country: String,
-    pub metadata: Option<Map<String, Value>>,
-}
-
 /// Checks every field against the spec's rules, in the order listed there.
-pub fn validate(request: &RepresentativeRequest) -> ApiResult<()> {
+pub fn validate(request: &SetRepresentative) -> ApiResult<()> {
     let name_length = request.full_name.chars().count();
     if !(2..=120).contains(&name_length) {
         return Err(ApiError::validation("fullName", "must be 2 to 120 characters"));
@@ -113,7 +105,7 @@ async fn save(stack: &Stack, organization: &str, record: &Representative) -> Api
 pub async fn replace(
     stack: &Stack,
     organization: &str,
-    request: RepresentativeRequest,
+    request: SetRepresentative,
 ) -> ApiResult<Representative> {
     validate(&request)?;
     let now = stack.now_ms();
@@ -157,8 +149,8 @@ pub async fn put_default(stack: &Stack, organization: &str, owner_name: &str) ->
 mod tests {
     use super::*;
 
-    fn request() -> RepresentativeRequest {
-        RepresentativeRequest {
+    fn request() -> SetRepresentative {
+        SetRepresentative {
             full_name: "Ama Mensah".into(),
             phone: "+233241234567".into(),
             id_type: None,
@@ -168,34 +160,23 @@ mod tests {
         }
     }
 
-    fn field_of(r: RepresentativeRequest) -> String {
+    fn field_of(r: SetRepresentative) -> String {
         validate(&r).unwrap_err().details.unwrap()["field"].as_str().unwrap().to_string()
     }
 
     #[test]
     fn the_spec_rules() {
         assert!(validate(&request()).is_ok());
-        assert_eq!(field_of(RepresentativeRequest { full_name: "A".into(), ..request() }), "fullName");
-        assert_eq!(field_of(RepresentativeRequest { full_name: "A".repeat(121), ..request() }), "fullName");
-        assert!(validate(&RepresentativeRequest { full_name: "A".repeat(120), ..request() }).is_ok());
+        assert_eq!(field_of(SetRepresentative { full_name: "A".into(), ..request() }), "fullName");
+        assert_eq!(field_of(SetRepresentative { full_name: "A".repeat(121), ..request() }), "fullName");
+        assert!(validate(&SetRepresentative { full_name: "A".repeat(120), ..request() }).is_ok());
         for phone in ["0241234567", "+2332", "+1234567890123456", "+23324123456a"] {
-            assert_eq!(
-                field_of(RepresentativeRequest { phone: phone.into(), ..request() }),
-                "phone",
-                "{phone}"
-            );
+            assert_eq!(field_of(SetRepresentative { phone: phone.into(), ..request() }), "phone", "{phone}");
         }
-        assert_eq!(
-            field_of(RepresentativeRequest { id_type: Some("passport".into()), ..request() }),
-            "idType"
-        );
+        assert_eq!(field_of(SetRepresentative { id_type: Some("passport".into()), ..request() }), "idType");
         for id in ["GHA-12345678-0", "GHA-123456789-01", "gha-123456789-0", "GHA123456789-0"] {
-            assert_eq!(
-                field_of(RepresentativeRequest { id_number: id.into(), ..request() }),
-                "idNumber",
-                "{id}"
-            );
+            assert_eq!(field_of(SetRepresentative { id_number: id.into(), ..request() }), "idNumber", "{id}");
         }
-        assert_eq!(field_of(RepresentativeRequest { country: "GHA".into(), ..request() }), "country");
+        assert_eq!(field_of(SetRepresentative { country: "GHA".into(), ..request() }), "country");
     }
 }

@@ -61,7 +61,7 @@ pub fn methods_of_kind(currency: &str, kind: &str) -> Vec<&'static Method> {
         .iter()
         .filter(|c| c.currency == currency)
         .flat_map(|c| c.methods.iter())
-        .filter(|m| m.kind == kind && m.status != catalog::STATUS_DOWN)
+        .filter(|m| m.kind.as_str() == kind && m.status != catalog::STATUS_DOWN)
         .collect()
 }
 

@@ -54,14 +54,14 @@ pub fn documented() -> OpenApiRouter<Arc<Stack>> {
         .merge(payment_pages::router())
         .merge(payment_links::router())
         .merge(files::router())
+        .merge(representative::router())
+        .merge(capabilities::router())
 }
 
 pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
     let (documented, _) = documented().split_for_parts();
     let authenticated = Router::new()
         .merge(documented)
-        .merge(representative::router())
-        .merge(capabilities::router())
         .merge(validation::router())
         .merge(simulations::router())
         .merge(disputes::router())
