@@ -26,6 +26,7 @@ pub mod checkout;
 pub mod collections;
 mod common;
 pub mod conversions;
+pub mod disputes;
 mod error;
 pub mod files;
 pub mod keys;

@@ -54,6 +54,7 @@ pub fn documented() -> OpenApiRouter<Arc<Stack>> {
         .merge(payment_pages::router())
         .merge(payment_links::router())
         .merge(files::router())
+        .merge(disputes::router())
 }
 
 pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
@@ -64,7 +65,6 @@ pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
         .merge(capabilities::router())
         .merge(validation::router())
         .merge(simulations::router())
-        .merge(disputes::router())
         .route_layer(from_fn_with_state(stack.clone(), authenticate_layer));
     Router::new()
         .merge(authenticated)
