@@ -28,6 +28,7 @@ pub mod capabilities;
 pub mod collections;
 mod common;
 pub mod conversions;
+pub mod disputes;
 mod error;
 pub mod files;
 pub mod keys;

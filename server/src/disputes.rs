@@ -22,15 +22,17 @@
 //! no balance.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
+use sika_api::ListPage;
+use sika_api::disputes::{self as wire, CreateDisputeMessage, DisputeAttachmentInput, SimulateDispute};
 use sika_engine::movements::{CollectionRecord, MovementStatus};
 use sika_engine::{Command, Currency, Document, EngineError, EventPayload, Expected, NewEvent, Snapshot};
 
 use crate::documents::{decode, document};
 use crate::error::{ApiError, ApiResult, money_error};
 use crate::files;
-use crate::pagination::{PageQuery, page_of};
-use crate::render::{self, AmountInput, timestamp};
+use crate::pagination::{PageQuery, page_of_views};
+use crate::render::{self, timestamp, wire_enum};
 use crate::stack::Stack;
 
 pub const COLLECTION: &str = "disputes";
@@ -117,19 +119,23 @@ pub struct Message {
 }
 
 impl Message {
-    pub fn render(&self) -> Value {
-        let attachments: Vec<Value> = self
-            .attachments
-            .iter()
-            .map(|a| json!({ "name": a.name, "url": a.url, "fileId": a.file_id }))
-            .collect();
-        json!({
-            "id": self.id,
-            "disputeId": self.dispute_id,
-            "authorType": self.author_type,
-            "body": self.body,
-            "attachments": attachments,
-            "createdAt": timestamp(self.created_at),
+    /// The message as every response and dispute event shows it.
+    pub fn render(&self) -> ApiResult<wire::DisputeMessage> {
+        Ok(wire::DisputeMessage {
+            attachments: self
+                .attachments
+                .iter()
+                .map(|a| wire::DisputeAttachment {
+                    file_id: a.file_id.clone(),
+                    name: a.name.clone(),
+                    url: a.url.clone(),
+                })
+                .collect(),
+            author_type: wire_enum(&self.author_type)?,
+            body: self.body.clone(),
+            created_at: timestamp(self.created_at),
+            dispute_id: self.dispute_id.clone(),
+            id: self.id.clone(),
         })
     }
 }
@@ -189,41 +195,51 @@ pub fn messages(snapshot: &Snapshot, dispute: &Dispute) -> ApiResult<Vec<Message
     Ok(out)
 }
 
-/// The dispute as lists show it (no thread).
-pub fn render_summary(dispute: &Dispute) -> Value {
-    json!({
-        "id": dispute.id,
-        "status": dispute.status.name(),
-        "amount": render::amount(&dispute.currency, dispute.amount),
-        "currency": dispute.currency,
-        "reason": dispute.reason,
-        "collectionId": dispute.collection_id,
-        "paymentLinkId": dispute.payment_link_id,
-        "statusMessage": dispute.status_message,
-        "evidenceDueBy": timestamp(dispute.evidence_due_by),
-        "resolvedAt": dispute.resolved_at.map(timestamp),
-        "createdAt": timestamp(dispute.created_at),
-        "updatedAt": timestamp(dispute.updated_at),
+/// The dispute as every response and dispute event shows it; `thread`
+/// (oldest first) is the single dispute's, and lists go without.
+pub fn view(dispute: &Dispute, thread: Option<&[Message]>) -> ApiResult<wire::Dispute> {
+    Ok(wire::Dispute {
+        amount: render::amount(&dispute.currency, dispute.amount),
+        collection_id: dispute.collection_id.clone(),
+        created_at: timestamp(dispute.created_at),
+        currency: dispute.currency.clone(),
+        evidence_due_by: timestamp(dispute.evidence_due_by),
+        id: dispute.id.clone(),
+        messages: thread.map(|t| t.iter().map(Message::render).collect()).transpose()?,
+        payment_link_id: dispute.payment_link_id.clone(),
+        reason: wire_enum(&dispute.reason)?,
+        resolved_at: dispute.resolved_at.map(timestamp),
+        status: match dispute.status {
+            Status::Open => wire::DisputeStatus::Open,
+            Status::Accepted => wire::DisputeStatus::Accepted,
+            Status::Declined => wire::DisputeStatus::Declined,
+            Status::Resolved => wire::DisputeStatus::Resolved,
+        },
+        status_message: dispute.status_message.clone(),
+        updated_at: timestamp(dispute.updated_at),
     })
 }
 
 /// The dispute as `GET /v1/disputes/{id}` (and every dispute event) shows
 /// it: with its thread, oldest first.
-pub fn render(snapshot: &Snapshot, dispute: &Dispute) -> ApiResult<Value> {
-    let mut body = render_summary(dispute);
-    body["messages"] = Value::Array(messages(snapshot, dispute)?.iter().map(Message::render).collect());
-    Ok(body)
+pub fn render(snapshot: &Snapshot, dispute: &Dispute) -> ApiResult<wire::Dispute> {
+    view(dispute, Some(&messages(snapshot, dispute)?))
 }
 
 fn dispute_document(dispute: &Dispute) -> Document {
     document(COLLECTION, &dispute.id, dispute, Some((&dispute.organization, COLLECTION)))
 }
 
-fn event(dispute: &Dispute, kind: &str, rendered: &Value) -> NewEvent {
+/// A dispute event: its `data` is the view the dispute's GET answers with,
+/// as it stood when the event happened.
+fn event(dispute: &Dispute, kind: &str, rendered: &wire::Dispute) -> NewEvent {
     NewEvent {
         organization: dispute.organization.clone(),
         kind: kind.into(),
-        payload: EventPayload::Rendered { id: dispute.id.clone(), json: rendered.to_string() },
+        payload: EventPayload::Rendered {
+            id: dispute.id.clone(),
+            json: render::to_json(rendered).to_string(),
+        },
     }
 }
 
@@ -235,15 +251,6 @@ fn wake(stack: &Stack) {
 
 // ---------------------------------------------------------------------------
 // Opening (the sandbox simulation)
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct OpenRequest {
-    pub collection_id: Option<String>,
-    pub payment_link_id: Option<String>,
-    pub amount: Option<AmountInput>,
-    pub reason: Option<String>,
-}
 
 fn one_of(field: &str, value: &str, allowed: &[&str]) -> ApiResult<String> {
     if allowed.contains(&value) {
@@ -257,7 +264,7 @@ fn one_of(field: &str, value: &str, allowed: &[&str]) -> ApiResult<String> {
 fn disputed_payment(
     snapshot: &Snapshot,
     organization: &str,
-    request: &OpenRequest,
+    request: &SimulateDispute,
 ) -> ApiResult<(CollectionRecord, Option<String>)> {
     match (&request.collection_id, &request.payment_link_id) {
         (Some(_), Some(_)) => {
@@ -298,7 +305,7 @@ fn disputed_payment(
 
 /// Opens a dispute on a completed payment; fires `dispute.created`.
 #[expect(clippy::too_many_lines)]
-pub async fn open(stack: &Stack, organization: &str, request: OpenRequest) -> ApiResult<Value> {
+pub async fn open(stack: &Stack, organization: &str, request: SimulateDispute) -> ApiResult<wire::Dispute> {
     let reason = match &request.reason {
         None => "general".to_string(),
         Some(r) => one_of("reason", r, REASONS)?,
@@ -383,17 +390,16 @@ pub async fn open(stack: &Stack, organization: &str, request: OpenRequest) -> Ap
 // ---------------------------------------------------------------------------
 // Resolution (sandbox simulation and the operator)
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ResolveRequest {
-    pub outcome: String,
-}
-
 /// Resolves an open dispute as `accepted` or `declined`; fires
 /// `dispute.updated` then `dispute.closed`, in the same transaction.
 /// `organization` `None` is the operator.
 #[expect(clippy::too_many_lines)]
-pub async fn resolve(stack: &Stack, organization: Option<&str>, id: &str, outcome: &str) -> ApiResult<Value> {
+pub async fn resolve(
+    stack: &Stack,
+    organization: Option<&str>,
+    id: &str,
+    outcome: &str,
+) -> ApiResult<wire::Dispute> {
     let status = match one_of("outcome", outcome, OUTCOMES)?.as_str() {
         "accepted" => Status::Accepted,
         _ => Status::Declined,
@@ -476,26 +482,10 @@ fn busy(id: &str) -> ApiError {
 // ---------------------------------------------------------------------------
 // The thread
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct MessageRequest {
-    pub body: String,
-    #[serde(default)]
-    pub attachments: Vec<AttachmentRequest>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct AttachmentRequest {
-    pub file_id: String,
-    pub name: Option<String>,
-    pub url: Option<String>,
-}
-
 fn attachments(
     snapshot: &Snapshot,
     organization: &str,
-    requests: Vec<AttachmentRequest>,
+    requests: Vec<DisputeAttachmentInput>,
 ) -> ApiResult<Vec<Attachment>> {
     if requests.len() > ATTACHMENTS_MAX {
         return Err(ApiError::validation(
@@ -542,8 +532,8 @@ pub async fn post_message(
     stack: &Stack,
     organization: &str,
     dispute_id: &str,
-    request: MessageRequest,
-) -> ApiResult<Value> {
+    request: CreateDisputeMessage,
+) -> ApiResult<wire::DisputeMessage> {
     let snapshot = stack.engine.read()?;
     load_for(&snapshot, Some(organization), dispute_id)?;
     let body = request.body.trim();
@@ -560,6 +550,8 @@ pub async fn post_message(
         attachments,
         created_at: stack.now_ms(),
     };
+    // Rendered before it is saved, so an answer cannot fail after the write.
+    let rendered = message.render()?;
     let message_document =
         document(MESSAGES, &message.id, &message, Some((organization, &thread_list(dispute_id))));
     let mut snapshot = snapshot;
@@ -585,7 +577,7 @@ pub async fn post_message(
             })
             .await;
         match saved {
-            Ok(_) => return Ok(message.render()),
+            Ok(_) => return Ok(rendered),
             // The dispute changed (it was resolved): read it again.
             Err(EngineError::Conflict(_)) => snapshot = stack.engine.read()?,
             Err(e) => return Err(e.into()),
@@ -600,10 +592,10 @@ pub fn message_page(
     organization: &str,
     dispute_id: &str,
     query: &PageQuery,
-) -> ApiResult<Value> {
+) -> ApiResult<ListPage<wire::DisputeMessage>> {
     load_for(&stack.engine.read()?, Some(organization), dispute_id)?;
-    page_of(stack, organization, &thread_list(dispute_id), query, |snapshot, id| {
-        Ok(load_message(snapshot, id)?.map(|m| m.render()))
+    page_of_views(stack, organization, &thread_list(dispute_id), query, |snapshot, id| {
+        load_message(snapshot, id)?.map(|m| m.render()).transpose()
     })
 }
 
@@ -629,10 +621,18 @@ pub fn check_status_filter(status: Option<&str>) -> ApiResult<()> {
 }
 
 /// One page of an organization's disputes, newest first.
-pub fn page(stack: &Stack, organization: &str, query: &PageQuery, status: Option<&str>) -> ApiResult<Value> {
+pub fn page(
+    stack: &Stack,
+    organization: &str,
+    query: &PageQuery,
+    status: Option<&str>,
+) -> ApiResult<ListPage<wire::Dispute>> {
     check_status_filter(status)?;
-    page_of(stack, organization, COLLECTION, query, |snapshot, id| {
-        Ok(load(snapshot, id)?.filter(|(d, _)| status_matches(d, status)).map(|(d, _)| render_summary(&d)))
+    page_of_views(stack, organization, COLLECTION, query, |snapshot, id| {
+        load(snapshot, id)?
+            .filter(|(d, _)| status_matches(d, status))
+            .map(|(d, _)| view(&d, None))
+            .transpose()
     })
 }
 
@@ -664,6 +664,6 @@ mod tests {
         assert!(!status_matches(&d, Some("accepted")) && status_matches(&d, None));
         assert!(check_status_filter(Some("nope")).is_err());
         assert!(check_status_filter(Some("resolved")).is_ok());
-        assert_eq!(render_summary(&d)["amount"], "1.00");
+        assert_eq!(view(&d, None).unwrap().amount, "1.00");
     }
 }

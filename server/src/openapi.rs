@@ -7,8 +7,6 @@ use serde_json::{Map, Value, json};
 
 use crate::envelope::{VERSION_CURRENT, VERSION_HEADER};
 
-mod disputes;
-
 struct Operation {
     method: &'static str,
     path: &'static str,
@@ -19,10 +17,6 @@ struct Operation {
     /// (status, schema name or "" for no body)
     responses: &'static [(u16, &'static str)],
 }
-
-/// A response schema name meaning raw bytes (`application/octet-stream`,
-/// the stored content type) rather than JSON.
-const BINARY: &str = "binary";
 
 const ERRORS: [(u16, &str); 3] = [(400, "Error"), (401, "Error"), (403, "Error")];
 
@@ -159,7 +153,6 @@ fn schemas() -> Map<String, Value> {
         "DepositRequestVa",
         object(&["amount"], json!({ "amount": amount_input(), "externalReference": string() })),
     );
-    disputes::schemas(&mut add);
     s
 }
 
@@ -170,9 +163,6 @@ fn operation(op: &Operation) -> Value {
     {
         let description = if *status < 300 { "Success" } else { "Error (see the error object)" };
         responses.entry(status.to_string()).or_insert_with(|| {
-            if *schema == BINARY {
-                return json!({ "description": description, "content": { "application/octet-stream": { "schema": { "type": "string", "format": "binary" } } } });
-            }
             json!({ "description": description, "content": { "application/json": { "schema": reference(schema) } } })
         });
     }
@@ -238,7 +228,7 @@ pub fn finish(generated: utoipa::openapi::OpenApi, title: &str, scheme: &str) ->
 /// The operations not generated yet, from the table in this file.
 pub(crate) fn hand_written() -> Value {
     let mut paths = Map::new();
-    for op in OPERATIONS.iter().chain(disputes::OPERATIONS) {
+    for op in OPERATIONS {
         let entry = paths.entry(op.path.to_string()).or_insert_with(|| json!({}));
         entry[op.method] = operation(op);
     }

@@ -475,6 +475,28 @@ async fn expired_and_closed_links_and_pages_take_no_payment() {
     assert!(text.contains("does not exist"));
 }
 
+/// Each close path closes only its own kind: a link's id on the pages path
+/// (or a page's on the links path) is not found and closes nothing.
+#[tokio::test]
+async fn closing_through_the_other_kinds_path_closes_nothing() {
+    let node = &SHARED.get();
+    let api = Api::new();
+    let key = &node.creds.sandbox_key;
+    let l = create(&api, node, "/v1/payment-links", page_body("GHS", Some("15.00"))).await;
+    let link_id = l["id"].as_str().unwrap().to_string();
+    api.post(&node.sandbox_url(&format!("/v1/payment-pages/{link_id}/close")), key, json!({}))
+        .await
+        .expect_error(404, "not_found");
+    assert_eq!(link(&api, node, &link_id).await["status"], "active");
+
+    let p = create(&api, node, "/v1/payment-pages", page_body("GHS", None)).await;
+    let page_id = p["id"].as_str().unwrap().to_string();
+    api.post(&node.sandbox_url(&format!("/v1/payment-links/{page_id}/close")), key, json!({}))
+        .await
+        .expect_error(404, "not_found");
+    assert_eq!(page(&api, node, &page_id).await["status"], "active");
+}
+
 #[tokio::test]
 async fn the_hosted_page_shows_branding_fields_and_the_methods_the_currency_allows() {
     let node = &SHARED.get();

@@ -267,7 +267,7 @@ pub async fn disputes(
         if !crate::disputes::status_matches(&dispute, status.as_deref()) {
             return Ok(None);
         }
-        crate::disputes::render(s, &dispute).map(Some)
+        crate::disputes::render(s, &dispute).map(|view| Some(render::to_json(&view)))
     })?))
 }
 
@@ -297,7 +297,7 @@ pub async fn dispute(
     let stack = state.stack(&stack)?;
     let snapshot = stack.engine.read()?;
     let (dispute, _) = crate::disputes::load_for(&snapshot, None, &id)?;
-    Ok(admin_dispute(&dispute.organization, crate::disputes::render(&snapshot, &dispute)?))
+    Ok(admin_dispute(&dispute.organization, render::to_json(&crate::disputes::render(&snapshot, &dispute)?)))
 }
 
 /// Resolve a dispute for the merchant or the payer
@@ -322,12 +322,12 @@ pub async fn resolve_dispute(
     Path((stack, id)): Path<(String, String)>,
     body: axum::body::Bytes,
 ) -> ApiResult<Json<Value>> {
-    let request: crate::disputes::ResolveRequest = crate::extract::parse_json(&body)?;
+    let request: sika_api::disputes::ResolveDispute = crate::extract::parse_json(&body)?;
     let stack = state.stack(&stack)?;
     let resolved = crate::disputes::resolve(stack, None, &id, &request.outcome).await?;
     let snapshot = stack.engine.read()?;
     let (dispute, _) = crate::disputes::load_for(&snapshot, None, &id)?;
-    Ok(admin_dispute(&dispute.organization, resolved))
+    Ok(admin_dispute(&dispute.organization, render::to_json(&resolved)))
 }
 
 /// Record the funds that arrived for an order (the manual rail)

@@ -518,9 +518,10 @@ pub async fn store_new<T: Serialize>(
     Ok(())
 }
 
-/// Closes a page or link (idempotent). A paid link cannot be closed.
-pub async fn close(stack: &Stack, organization: &str, id: &str) -> ApiResult<()> {
-    let collection = if id.starts_with("pp_") { PAGES } else { LINKS };
+/// Closes a page (`collection` `PAGES`) or a link (`LINKS`), idempotently.
+/// A paid link cannot be closed. An id of the other kind is not found: the
+/// pages path never closes a link, nor the links path a page.
+pub async fn close(stack: &Stack, collection: &str, organization: &str, id: &str) -> ApiResult<()> {
     let what = if collection == PAGES { "payment page" } else { "payment link" };
     let missing = || ApiError::not_found(format!("{what} '{id}' not found"));
     for _ in 0..5 {

@@ -56,6 +56,7 @@ pub fn documented() -> OpenApiRouter<Arc<Stack>> {
         .merge(files::router())
         .merge(representative::router())
         .merge(capabilities::router())
+        .merge(disputes::router())
 }
 
 pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
@@ -64,7 +65,6 @@ pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
         .merge(documented)
         .merge(validation::router())
         .merge(simulations::router())
-        .merge(disputes::router())
         .route_layer(from_fn_with_state(stack.clone(), authenticate_layer));
     Router::new()
         .merge(authenticated)

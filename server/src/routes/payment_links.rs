@@ -113,7 +113,7 @@ async fn close(
     Path(id): Path<String>,
 ) -> ApiResult<Json<PaymentLinkEnvelope>> {
     principal.require("payment-pages:write")?;
-    checkout::close(&stack, principal.organization(), &id).await?;
+    checkout::close(&stack, LINKS, principal.organization(), &id).await?;
     read(State(stack), principal, Path(id)).await
 }
 
