@@ -11,6 +11,7 @@ use utoipa::{IntoParams, ToSchema};
 use crate::AmountInput;
 use crate::accounts::Account;
 use crate::collections::Collection;
+use crate::disputes::Dispute;
 use crate::orders::Order;
 use crate::payouts::Payout;
 use crate::requests::LoggedRequest;
@@ -191,6 +192,11 @@ pub struct OwnedPayoutEnvelope {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct OwnedCollectionEnvelope {
     pub collection: Owned<Collection>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct OwnedDisputeEnvelope {
+    pub dispute: Owned<Dispute>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]

@@ -6,12 +6,13 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use sika_api::admin::{
-    ActivityQuery, AdminRefusals, OrderFunds, Owned, OwnedCollectionEnvelope, OwnedOrderEnvelope,
-    OwnedPayoutEnvelope, StackName,
+    ActivityQuery, AdminRefusals, OrderFunds, Owned, OwnedCollectionEnvelope, OwnedDisputeEnvelope,
+    OwnedOrderEnvelope, OwnedPayoutEnvelope, StackName,
 };
 use sika_api::collections::Collection;
+use sika_api::disputes::{Dispute, ResolveDispute};
 use sika_api::orders::Order;
 use sika_api::payouts::Payout;
 use sika_api::{ErrorBody, ListPage};
@@ -246,7 +247,7 @@ pub async fn order(
     security(("operator" = [])),
     params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ActivityQuery),
     responses(
-        (status = 200, description = "Matching disputes, newest first", body = Object),
+        (status = 200, description = "Matching disputes, newest first", body = ListPage<Owned<Dispute>>),
         (status = 400, description = "A bad `limit`, `cursor` or `status` (`validation_error`)", body = ErrorBody),
         (status = 404, description = "Unknown stack", body = ErrorBody),
         AdminRefusals,
@@ -256,7 +257,7 @@ pub async fn disputes(
     State(state): State<Arc<AdminState>>,
     Path(stack): Path<String>,
     ApiQuery(query): ApiQuery<ActivityQuery>,
-) -> ApiResult<Json<ListPage<Owned<Value>>>> {
+) -> ApiResult<Json<ListPage<Owned<Dispute>>>> {
     let stack = state.stack(&stack)?;
     crate::disputes::check_status_filter(query.status.as_deref())?;
     // The status filter is applied here (it knows `resolved`), not by `search`.
@@ -267,13 +268,12 @@ pub async fn disputes(
         if !crate::disputes::status_matches(&dispute, status.as_deref()) {
             return Ok(None);
         }
-        crate::disputes::render(s, &dispute).map(|view| Some(render::to_json(&view)))
+        crate::disputes::render(s, &dispute).map(Some)
     })?))
 }
 
-fn admin_dispute(organization: &str, mut body: Value) -> Json<Value> {
-    body["organizationId"] = Value::String(organization.to_string());
-    Json(json!({ "dispute": body }))
+fn admin_dispute(organization: &str, item: Dispute) -> Json<OwnedDisputeEnvelope> {
+    Json(OwnedDisputeEnvelope { dispute: Owned { organization_id: organization.to_string(), item } })
 }
 
 /// One dispute with its thread
@@ -285,7 +285,7 @@ fn admin_dispute(organization: &str, mut body: Value) -> Json<Value> {
     security(("operator" = [])),
     params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The dispute's id")),
     responses(
-        (status = 200, description = "The dispute and its organization", body = Object),
+        (status = 200, description = "The dispute and its organization", body = OwnedDisputeEnvelope),
         (status = 404, description = "Unknown stack or dispute", body = ErrorBody),
         AdminRefusals,
     )
@@ -293,11 +293,11 @@ fn admin_dispute(organization: &str, mut body: Value) -> Json<Value> {
 pub async fn dispute(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<OwnedDisputeEnvelope>> {
     let stack = state.stack(&stack)?;
     let snapshot = stack.engine.read()?;
     let (dispute, _) = crate::disputes::load_for(&snapshot, None, &id)?;
-    Ok(admin_dispute(&dispute.organization, render::to_json(&crate::disputes::render(&snapshot, &dispute)?)))
+    Ok(admin_dispute(&dispute.organization, crate::disputes::render(&snapshot, &dispute)?))
 }
 
 /// Resolve a dispute for the merchant or the payer
@@ -308,9 +308,9 @@ pub async fn dispute(
     operation_id = "resolveStackDispute",
     security(("operator" = [])),
     params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The dispute's id")),
-    request_body(content = Object, description = "`{outcome}`: `accepted` or `declined`"),
+    request_body = ResolveDispute,
     responses(
-        (status = 200, description = "The dispute, resolved", body = Object),
+        (status = 200, description = "The dispute, resolved", body = OwnedDisputeEnvelope),
         (status = 400, description = "A bad `outcome` (`validation_error`)", body = ErrorBody),
         (status = 404, description = "Unknown stack or dispute", body = ErrorBody),
         (status = 409, description = "The dispute is already resolved (`invalid_state`)", body = ErrorBody),
@@ -321,13 +321,13 @@ pub async fn resolve_dispute(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
     body: axum::body::Bytes,
-) -> ApiResult<Json<Value>> {
-    let request: sika_api::disputes::ResolveDispute = crate::extract::parse_json(&body)?;
+) -> ApiResult<Json<OwnedDisputeEnvelope>> {
+    let request: ResolveDispute = crate::extract::parse_json(&body)?;
     let stack = state.stack(&stack)?;
     let resolved = crate::disputes::resolve(stack, None, &id, &request.outcome).await?;
     let snapshot = stack.engine.read()?;
     let (dispute, _) = crate::disputes::load_for(&snapshot, None, &id)?;
-    Ok(admin_dispute(&dispute.organization, render::to_json(&resolved)))
+    Ok(admin_dispute(&dispute.organization, resolved))
 }
 
 /// Record the funds that arrived for an order (the manual rail)
