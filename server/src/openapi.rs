@@ -29,15 +29,6 @@ const ERRORS: [(u16, &str); 3] = [(400, "Error"), (401, "Error"), (403, "Error")
 
 const OPERATIONS: &[Operation] = &[
     Operation {
-        method: "post",
-        path: "/v1/validate/bulk",
-        id: "validateBulk",
-        summary: "Validate up to 100 payout destinations",
-        scope: "validation:write",
-        body: Some("ValidationRequest"),
-        responses: &[(200, "ValidationResponse")],
-    },
-    Operation {
         method: "get",
         path: "/v1/simulations",
         id: "listSimulations",
@@ -113,20 +104,6 @@ fn schemas() -> Map<String, Value> {
         object(
             &["error", "message", "requestId"],
             json!({ "error": string(), "message": string(), "requestId": string(), "details": { "type": "object" } }),
-        ),
-    );
-    add(
-        "ValidationRequest",
-        object(
-            &["items"],
-            json!({ "items": { "type": "array", "minItems": 1, "maxItems": 100, "items": object(&["code"], json!({ "code": string(), "accountNumber": string(), "address": string(), "routingNumber": string() })) } }),
-        ),
-    );
-    add(
-        "ValidationResponse",
-        object(
-            &["results"],
-            json!({ "results": { "type": "array", "items": object(&["code", "result"], json!({ "code": string(), "result": object(&["valid"], json!({ "valid": { "type": "boolean" }, "accountName": nullable_string(), "reason": nullable_string() })) })) } }),
         ),
     );
     add(

@@ -53,13 +53,13 @@ pub fn documented() -> OpenApiRouter<Arc<Stack>> {
         .merge(accounts::router())
         .merge(representative::router())
         .merge(capabilities::router())
+        .merge(validation::router())
 }
 
 pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
     let (documented, _) = documented().split_for_parts();
     let authenticated = Router::new()
         .merge(documented)
-        .merge(validation::router())
         .merge(simulations::router())
         .merge(payment_pages::router())
         .merge(payment_links::router())
