@@ -54,13 +54,13 @@ pub fn documented() -> OpenApiRouter<Arc<Stack>> {
         .merge(representative::router())
         .merge(capabilities::router())
         .merge(validation::router())
+        .merge(simulations::router())
 }
 
 pub fn app(stack: Arc<Stack>, health: Arc<crate::health::Health>) -> Router {
     let (documented, _) = documented().split_for_parts();
     let authenticated = Router::new()
         .merge(documented)
-        .merge(simulations::router())
         .merge(payment_pages::router())
         .merge(payment_links::router())
         .merge(disputes::router())
