@@ -40,6 +40,8 @@ pub mod rates;
 pub mod recipients;
 pub mod representative;
 pub mod requests;
+pub mod simulations;
+pub mod validation;
 pub mod virtual_accounts;
 pub mod webhooks;
 

@@ -17,8 +17,9 @@ use std::str::FromStr;
 use std::sync::OnceLock;
 
 use rust_decimal::Decimal;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use sika_api::capabilities::{self as wire, MethodKind, MethodStatus};
+use sika_api::validation::DestinationCheck;
 
 /// Method `type` values.
 pub const KIND_MOBILE_MONEY: MethodKind = MethodKind::MobileMoney;
@@ -116,9 +117,9 @@ pub struct Fee {
     pub percent_bps: u32,
 }
 
-/// Result of a destination validation (the spec's `result` object).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// Result of a destination validation; [`ValidationResult::render`] shows it
+/// as the spec's `result` object.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValidationResult {
     pub valid: bool,
     pub account_name: Option<String>,
@@ -449,6 +450,15 @@ pub fn sandbox_validate(code: &str, account_number: Option<&str>, address: Optio
 impl ValidationResult {
     fn invalid(reason: &str) -> Self {
         ValidationResult { valid: false, account_name: None, reason: Some(reason.to_string()) }
+    }
+
+    /// The result as `POST /v1/validate/bulk` shows it.
+    pub fn render(&self) -> DestinationCheck {
+        DestinationCheck {
+            valid: self.valid,
+            account_name: self.account_name.clone(),
+            reason: self.reason.clone(),
+        }
     }
 }
 
@@ -823,13 +833,37 @@ mod tests {
     }
 
     #[test]
-    fn validation_result_serializes_camel_case() {
-        let v = serde_json::to_value(sandbox_validate("mtn_gh", Some("+233241000000"), None)).unwrap();
+    fn validation_result_renders_camel_case() {
+        let v =
+            serde_json::to_value(sandbox_validate("mtn_gh", Some("+233241000000"), None).render()).unwrap();
         assert_eq!(v["valid"], false);
         assert_eq!(v["reason"], "account_not_found");
         assert!(v["accountName"].is_null());
-        let v = serde_json::to_value(sandbox_validate("mtn_gh", Some("+233241234567"), None)).unwrap();
+        let v =
+            serde_json::to_value(sandbox_validate("mtn_gh", Some("+233241234567"), None).render()).unwrap();
         assert!(v["accountName"].is_string());
+    }
+
+    /// The document lists the reasons as `ValidationReason`: every reason
+    /// the sandbox gives must be one of them.
+    #[test]
+    fn every_reason_is_a_documented_one() {
+        use sika_api::validation::ValidationReason;
+        let refused = [
+            sandbox_validate("nope", Some("+233241234567"), None),
+            sandbox_validate("mtn_gh", None, None),
+            sandbox_validate("usdc_solana", None, Some("short")),
+        ];
+        let by_rule =
+            crate::simulator::VALIDATION_SCENARIOS.iter().filter(|(suffix, _)| *suffix != "default");
+        let reasons = refused
+            .iter()
+            .map(|r| r.reason.clone().unwrap())
+            .chain(by_rule.map(|(suffix, _)| sandbox_validate("mtn_gh", Some(suffix), None).reason.unwrap()));
+        for reason in reasons {
+            let documented = serde_json::from_value::<ValidationReason>(reason.clone().into());
+            assert!(documented.is_ok(), "{reason} is not a ValidationReason");
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use crate::error::ApiResult;
 use chrono::{DateTime, SecondsFormat};
-use serde_json::{Value, json};
+use serde_json::Value;
 use sika_api::Money;
 use sika_engine::{AccountRecord, ConversionRecord, Currency, DepositRecord, QuoteRecord, QuoteStatus};
 
@@ -112,16 +112,19 @@ pub fn conversion(record: &ConversionRecord) -> sika_api::conversions::Conversio
     }
 }
 
-pub fn deposit(record: &DepositRecord) -> Value {
-    json!({
-        "id": record.id,
-        "status": "completed",
-        "accountNumber": record.account,
-        "currency": record.currency,
-        "amount": amount(&record.currency, record.amount),
-        "externalReference": record.external_reference,
-        "createdAt": timestamp(record.created_at),
-    })
+/// A deposit as the deposit simulations show it; the virtual-account
+/// simulation adds the account it was paid into.
+pub fn deposit(record: &DepositRecord) -> sika_api::simulations::Deposit {
+    sika_api::simulations::Deposit {
+        id: record.id.clone(),
+        status: sika_api::simulations::DepositStatus::Completed,
+        account_number: record.account.clone(),
+        currency: record.currency.clone(),
+        amount: amount(&record.currency, record.amount),
+        external_reference: record.external_reference.clone(),
+        virtual_account_id: None,
+        created_at: timestamp(record.created_at),
+    }
 }
 
 /// Timeline entries sorted by time; entries at the same instant keep their order.

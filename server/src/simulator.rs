@@ -2,7 +2,6 @@
 //! /v1/simulations` renders this table and the simulated rails read their
 //! outcomes from it, so the index cannot drift from what the sandbox does.
 
-use serde_json::{Map, Value, json};
 use sika_engine::movements::{ScheduledStep, Step};
 
 pub struct Trigger {
@@ -123,18 +122,21 @@ pub fn validation_reason(account_number: &str) -> Option<&'static str> {
         .map(|(_, outcome)| *outcome)
 }
 
-pub fn render(simulation: &Simulation) -> Value {
-    let scenarios: Map<String, Value> =
-        simulation.scenarios.iter().map(|(k, v)| (k.to_string(), Value::String(v.to_string()))).collect();
-    json!({
-        "operation": simulation.operation,
-        "method": simulation.method,
-        "path": simulation.path,
-        "description": simulation.description,
-        "outcomes": simulation.outcomes,
-        "trigger": simulation.trigger.as_ref().map(|t| json!({ "field": t.field, "rule": t.rule })),
-        "scenarios": scenarios,
-    })
+/// One behaviour as `GET /v1/simulations` lists it.
+pub fn render(simulation: &Simulation) -> sika_api::simulations::Simulation {
+    use sika_api::simulations::{Simulation as View, SimulationTrigger};
+    View {
+        operation: simulation.operation.to_string(),
+        method: simulation.method.to_string(),
+        path: simulation.path.to_string(),
+        description: simulation.description.to_string(),
+        outcomes: simulation.outcomes.iter().map(|o| o.to_string()).collect(),
+        trigger: simulation
+            .trigger
+            .as_ref()
+            .map(|t| SimulationTrigger { field: t.field.to_string(), rule: t.rule.to_string() }),
+        scenarios: simulation.scenarios.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+    }
 }
 
 /// The two digits that choose a sandbox outcome: the first two fraction

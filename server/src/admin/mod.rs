@@ -85,7 +85,12 @@ pub fn documented() -> OpenApiRouter<Arc<AdminState>> {
 
 /// The admin API's OpenAPI document.
 pub fn document() -> Value {
-    crate::openapi::finish(documented().into_openapi(), "Sika admin API", "operator")
+    crate::openapi::finish(
+        documented().into_openapi(),
+        "Sika admin API",
+        env!("CARGO_PKG_VERSION"),
+        "operator",
+    )
 }
 
 pub fn app(state: Arc<AdminState>, health: Arc<crate::health::Health>) -> Router {

@@ -1,0 +1,77 @@
+//! Destination validation: check payout destinations before paying out to
+//! them. The sandbox decides by the account number's last six digits (see
+//! `GET /v1/simulations`); the live stack checks their shape.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// `POST /v1/validate/bulk`.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ValidateDestinations {
+    /// 1 to 100 destinations, answered in the same order.
+    #[schema(min_items = 1, max_items = 100)]
+    pub items: Vec<DestinationItem>,
+}
+
+/// One destination to check.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DestinationItem {
+    /// The payment method, such as `mtn_gh`; must not be empty.
+    #[schema(min_length = 1, example = "mtn_gh")]
+    pub code: String,
+    /// Required for bank and mobile-money methods.
+    #[schema(example = "+233241234567")]
+    pub account_number: Option<String>,
+    /// Required for crypto methods (an `accountNumber` is read as the
+    /// address when this is absent).
+    pub address: Option<String>,
+    /// Accepted for the bank methods that use one; not checked.
+    pub routing_number: Option<String>,
+}
+
+/// Why a destination is not valid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ValidationReason {
+    /// No payment method has this code.
+    UnknownMethod,
+    /// Neither `accountNumber` nor `address` was given (blank counts as missing).
+    MissingAccount,
+    /// A crypto address of the wrong shape.
+    InvalidAddress,
+    AccountNotFound,
+    AccountClosed,
+    /// The provider did not answer in time; try again.
+    Timeout,
+}
+
+/// What checking one destination found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DestinationCheck {
+    pub valid: bool,
+    /// The account holder's name, when the provider tells it: null for an
+    /// invalid destination, a crypto address and on the live stack.
+    pub account_name: Option<String>,
+    /// Why the destination is not valid; null when it is.
+    // Text, as the sandbox's scenario table writes it.
+    #[schema(value_type = Option<ValidationReason>)]
+    pub reason: Option<String>,
+}
+
+/// One item's answer: the item's code and what checking it found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct DestinationResult {
+    /// The item's `code`, echoed.
+    pub code: String,
+    pub result: DestinationCheck,
+}
+
+/// What `POST /v1/validate/bulk` answers: a result per item, in the items'
+/// order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct DestinationResults {
+    pub results: Vec<DestinationResult>,
+}
