@@ -1,36 +1,50 @@
-//! The admin API as the console sees it: the wire shapes it reads and the
-//! [`Client`] trait that fetches them. [`crate::HttpClient`] speaks HTTP;
-//! tests implement the trait with fixed data.
+//! The admin API as the console sees it: the [`Client`] trait that fetches
+//! it, and the console's own view of what comes back. [`crate::HttpClient`]
+//! speaks HTTP; tests implement the trait with fixed data.
 //!
-//! Every shape defaults missing fields, so a node that is a version behind or
-//! ahead still renders; a missing figure shows as empty, never as a crash.
+//! The wire shapes are sika-api's, the types the server serializes and
+//! `GET /admin/v1/openapi.json` is generated from, so a field the server
+//! renames or drops fails to compile here instead of showing blank; those
+//! the trait answers with are re-exported for its users. What remains
+//! hand-written is the console's own: which movement a row is
+//! ([`Movement`], [`Settled`]), what the operator decides ([`Settlement`]),
+//! what the Activity tab asks for ([`MovementQuery`]), and the disputes,
+//! which the admin API does not type yet ([`Dispute`]).
 
 use std::fmt;
 
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-/// One of the node's two stacks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum StackName {
-    #[default]
-    Live,
-    Sandbox,
+pub use sika_api::TimelineEntry;
+pub use sika_api::accounts::Account;
+pub use sika_api::admin::{
+    CurrencyTotal, EndpointAttempt, EndpointHealth, NodeStatus, Owned, RequestLookup, StackAccounts,
+    StackName, StackStatus, VerifyResult,
+};
+pub use sika_api::collections::Collection;
+use sika_api::collections::CollectionStatus;
+pub use sika_api::orders::Order;
+pub use sika_api::payouts::Payout;
+use sika_api::payouts::PayoutStatus;
+pub use sika_api::webhooks::{WebhookDelivery, WebhookEndpoint};
+
+/// The stack that is not `stack`: what `s` switches to.
+pub fn other_stack(stack: StackName) -> StackName {
+    match stack {
+        StackName::Live => StackName::Sandbox,
+        StackName::Sandbox => StackName::Live,
+    }
 }
 
-impl StackName {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StackName::Live => "live",
-            StackName::Sandbox => "sandbox",
-        }
-    }
-
-    pub fn other(self) -> StackName {
-        match self {
-            StackName::Live => StackName::Sandbox,
-            StackName::Sandbox => StackName::Live,
-        }
+/// A status, reason or other enum as the wire writes it (`pending`,
+/// `awaiting_funds`, `consecutive_failures`), which is also what the console
+/// shows: taken from its serde name, so it cannot drift from the API's.
+pub fn wire_name<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(Value::String(name)) => name,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
     }
 }
 
@@ -121,29 +135,33 @@ impl std::error::Error for ClientError {}
 /// console calls them only from its fetch thread.
 pub trait Client: Send + Sync {
     fn status(&self) -> Result<NodeStatus, ClientError>;
-    fn accounts(&self, stack: StackName) -> Result<AccountsPage, ClientError>;
+    fn accounts(&self, stack: StackName) -> Result<StackAccounts, ClientError>;
     fn verify(&self, stack: StackName) -> Result<VerifyResult, ClientError>;
     /// The first page of payouts, collections or orders; `query` is an id or
     /// an externalReference, `status` a movement status.
     fn movements(&self, stack: StackName, query: &MovementQuery) -> Result<Vec<Movement>, ClientError>;
     fn movement(&self, stack: StackName, kind: MovementKind, id: &str) -> Result<Movement, ClientError>;
+    /// Completes or fails a pending payout or collection (orders do not
+    /// settle by hand).
     fn settle(
         &self,
         stack: StackName,
         kind: MovementKind,
         id: &str,
         settlement: Settlement,
-    ) -> Result<Movement, ClientError>;
+    ) -> Result<Settled, ClientError>;
     fn disputes(&self, stack: StackName) -> Result<Vec<Dispute>, ClientError>;
     fn dispute(&self, stack: StackName, id: &str) -> Result<Dispute, ClientError>;
-    fn webhook_endpoints(&self, stack: StackName) -> Result<Vec<WebhookEndpoint>, ClientError>;
+    fn webhook_endpoints(&self, stack: StackName) -> Result<Vec<EndpointHealth>, ClientError>;
     fn endpoint_attempts(
         &self,
         stack: StackName,
         endpoint_id: &str,
-    ) -> Result<Vec<DeliveryAttempt>, ClientError>;
-    fn deliveries(&self, stack: StackName, status: &str) -> Result<Vec<Delivery>, ClientError>;
-    fn retry_delivery(&self, stack: StackName, delivery_id: &str) -> Result<Delivery, ClientError>;
+    ) -> Result<Vec<EndpointAttempt>, ClientError>;
+    /// The stack's recent deliveries in `status` (`pending`, `succeeded` or
+    /// `failed`).
+    fn deliveries(&self, stack: StackName, status: &str) -> Result<Vec<Owned<WebhookDelivery>>, ClientError>;
+    fn retry_delivery(&self, stack: StackName, delivery_id: &str) -> Result<WebhookDelivery, ClientError>;
     fn enable_endpoint(&self, stack: StackName, endpoint_id: &str) -> Result<WebhookEndpoint, ClientError>;
     fn request(&self, request_id: &str) -> Result<RequestLookup, ClientError>;
 }
@@ -157,7 +175,141 @@ pub struct MovementQuery {
     pub limit: usize,
 }
 
-/// Text the node may send as a string, a number or null.
+/// A row of the Activity tab: one of the three kinds of money movement,
+/// each as the admin API shows it (the public view and its organization).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Movement {
+    Payout(Owned<Payout>),
+    Collection(Owned<Collection>),
+    Order(Owned<Order>),
+}
+
+impl Movement {
+    pub fn kind(&self) -> MovementKind {
+        match self {
+            Movement::Payout(_) => MovementKind::Payout,
+            Movement::Collection(_) => MovementKind::Collection,
+            Movement::Order(_) => MovementKind::Order,
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        match self {
+            Movement::Payout(p) => &p.item.id,
+            Movement::Collection(c) => &c.item.id,
+            Movement::Order(o) => &o.item.id,
+        }
+    }
+
+    /// The status as the wire writes it, e.g. `pending` or `awaiting_funds`.
+    pub fn status(&self) -> String {
+        match self {
+            Movement::Payout(p) => wire_name(&p.item.status),
+            Movement::Collection(c) => wire_name(&c.item.status),
+            Movement::Order(o) => wire_name(&o.item.status),
+        }
+    }
+
+    pub fn created_at(&self) -> &str {
+        match self {
+            Movement::Payout(p) => &p.item.created_at,
+            Movement::Collection(c) => &c.item.created_at,
+            Movement::Order(o) => &o.item.created_at,
+        }
+    }
+
+    pub fn organization_id(&self) -> &str {
+        match self {
+            Movement::Payout(p) => &p.organization_id,
+            Movement::Collection(c) => &c.organization_id,
+            Movement::Order(o) => &o.organization_id,
+        }
+    }
+
+    pub fn external_reference(&self) -> &str {
+        match self {
+            Movement::Payout(p) => &p.item.external_reference,
+            Movement::Collection(c) => &c.item.external_reference,
+            Movement::Order(o) => &o.item.external_reference,
+        }
+    }
+
+    pub fn status_message(&self) -> &str {
+        match self {
+            Movement::Payout(p) => &p.item.status_message,
+            Movement::Collection(c) => &c.item.status_message,
+            Movement::Order(o) => &o.item.status_message,
+        }
+    }
+
+    /// The amount and currency that best describe it in one column.
+    pub fn amount(&self) -> (&str, &str) {
+        match self {
+            Movement::Payout(p) => (&p.item.from.amount, &p.item.from.currency),
+            Movement::Collection(c) => (&c.item.amount, &c.item.currency),
+            Movement::Order(o) => (&o.item.from.amount, &o.item.from.currency),
+        }
+    }
+
+    pub fn timeline(&self) -> &[TimelineEntry] {
+        match self {
+            Movement::Payout(p) => &p.item.timeline,
+            Movement::Collection(c) => &c.item.timeline,
+            Movement::Order(o) => &o.item.timeline,
+        }
+    }
+
+    /// Whether the operator may still complete or fail it by hand.
+    pub fn awaits_settlement(&self) -> bool {
+        match self {
+            Movement::Payout(p) => p.item.status == PayoutStatus::Pending,
+            Movement::Collection(c) => c.item.status == CollectionStatus::Pending,
+            Movement::Order(_) => false,
+        }
+    }
+
+    /// Takes in a settlement's answer for this movement. The answer is the
+    /// public view, without the organization, so this one's is kept. False
+    /// when `settled` is another movement.
+    pub fn apply(&mut self, settled: Settled) -> bool {
+        match (self, settled) {
+            (Movement::Payout(p), Settled::Payout(new)) if p.item.id == new.id => p.item = new,
+            (Movement::Collection(c), Settled::Collection(new)) if c.item.id == new.id => c.item = new,
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// What settling a payout or collection answers: its public view, as the
+/// public API shows it (no `organizationId`).
+// One answer at a time, taken in at once: its size costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Settled {
+    Payout(Payout),
+    Collection(Collection),
+}
+
+impl Settled {
+    pub fn id(&self) -> &str {
+        match self {
+            Settled::Payout(p) => &p.id,
+            Settled::Collection(c) => &c.id,
+        }
+    }
+
+    /// The status as the wire writes it.
+    pub fn status(&self) -> String {
+        match self {
+            Settled::Payout(p) => wire_name(&p.status),
+            Settled::Collection(c) => wire_name(&c.status),
+        }
+    }
+}
+
+/// Text the node may send as a string, a number or null. Only the disputes
+/// use it: the admin API serves them untyped for now.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Text(pub String);
 
@@ -191,264 +343,11 @@ impl<'de> Deserialize<'de> for Text {
     }
 }
 
-/// A list answer: `{data, hasMore, nextCursor}`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Page<T> {
-    pub data: Vec<T>,
-    #[serde(default)]
-    pub has_more: bool,
-    #[serde(default)]
-    pub next_cursor: Option<String>,
-}
+// The admin API's dispute endpoints answer untyped JSON (`body = Object` in
+// its OpenAPI document) until sika-api has a dispute view; these two are
+// the console's copy until then, and default every missing field.
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct NodeStatus {
-    pub version: Text,
-    pub uptime_seconds: u64,
-    pub live: StackStatus,
-    pub sandbox: StackStatus,
-}
-
-impl NodeStatus {
-    pub fn stack(&self, stack: StackName) -> &StackStatus {
-        match stack {
-            StackName::Live => &self.live,
-            StackName::Sandbox => &self.sandbox,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct StackStatus {
-    pub journal_length: u64,
-    pub commits: u64,
-    pub commands: u64,
-    pub commands_failed: u64,
-    pub transfers: u64,
-    pub writer_queue_depth: u64,
-    pub database_bytes: u64,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Account {
-    pub id: Text,
-    pub organization_id: Text,
-    pub currency: Text,
-    pub available_balance: Text,
-    pub pending_balance: Text,
-    pub total_balance: Text,
-    pub estimated_usd: Text,
-    pub created_at: Text,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct CurrencyTotal {
-    pub currency: Text,
-    pub available_balance: Text,
-    pub pending_balance: Text,
-    pub total_balance: Text,
-    pub accounts: u64,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct VerifyResult {
-    pub at: Text,
-    pub consistent: bool,
-    pub summary: Text,
-    pub problems: Vec<Text>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct LedgerFigures {
-    pub journal_length: u64,
-    pub last_verify: Option<VerifyResult>,
-}
-
-/// `GET /admin/v1/{stack}/accounts`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct AccountsPage {
-    pub data: Vec<Account>,
-    pub has_more: bool,
-    pub totals: Vec<CurrencyTotal>,
-    pub ledger: LedgerFigures,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct TimelineEntry {
-    pub at: Text,
-    pub kind: Text,
-    pub title: Text,
-    pub detail: Text,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Funds {
-    pub amount: Text,
-    pub currency: Text,
-    pub account_number: Text,
-    pub method: Text,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Destination {
-    pub code: Text,
-    pub amount: Text,
-    pub currency: Text,
-    pub account_number: Text,
-    pub address: Text,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Fee {
-    pub amount: Text,
-    pub currency: Text,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Payout {
-    pub id: Text,
-    pub organization_id: Text,
-    pub status: Text,
-    pub from: Funds,
-    pub to: Destination,
-    pub fee: Fee,
-    pub external_reference: Text,
-    pub status_message: Text,
-    pub created_at: Text,
-    pub timeline: Vec<TimelineEntry>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Collection {
-    pub id: Text,
-    pub organization_id: Text,
-    pub status: Text,
-    pub amount: Text,
-    pub currency: Text,
-    pub code: Text,
-    pub account_number: Text,
-    pub external_reference: Text,
-    pub status_message: Text,
-    pub created_at: Text,
-    pub timeline: Vec<TimelineEntry>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Order {
-    pub id: Text,
-    pub organization_id: Text,
-    pub status: Text,
-    pub from: Funds,
-    pub to: Destination,
-    pub external_reference: Text,
-    pub status_message: Text,
-    pub created_at: Text,
-    pub timeline: Vec<TimelineEntry>,
-}
-
-/// A row of the Activity tab: one of the three kinds of money movement.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Movement {
-    Payout(Payout),
-    Collection(Collection),
-    Order(Order),
-}
-
-impl Movement {
-    pub fn kind(&self) -> MovementKind {
-        match self {
-            Movement::Payout(_) => MovementKind::Payout,
-            Movement::Collection(_) => MovementKind::Collection,
-            Movement::Order(_) => MovementKind::Order,
-        }
-    }
-
-    pub fn id(&self) -> &str {
-        match self {
-            Movement::Payout(p) => p.id.as_str(),
-            Movement::Collection(c) => c.id.as_str(),
-            Movement::Order(o) => o.id.as_str(),
-        }
-    }
-
-    pub fn status(&self) -> &str {
-        match self {
-            Movement::Payout(p) => p.status.as_str(),
-            Movement::Collection(c) => c.status.as_str(),
-            Movement::Order(o) => o.status.as_str(),
-        }
-    }
-
-    pub fn created_at(&self) -> &str {
-        match self {
-            Movement::Payout(p) => p.created_at.as_str(),
-            Movement::Collection(c) => c.created_at.as_str(),
-            Movement::Order(o) => o.created_at.as_str(),
-        }
-    }
-
-    pub fn organization_id(&self) -> &str {
-        match self {
-            Movement::Payout(p) => p.organization_id.as_str(),
-            Movement::Collection(c) => c.organization_id.as_str(),
-            Movement::Order(o) => o.organization_id.as_str(),
-        }
-    }
-
-    pub fn external_reference(&self) -> &str {
-        match self {
-            Movement::Payout(p) => p.external_reference.as_str(),
-            Movement::Collection(c) => c.external_reference.as_str(),
-            Movement::Order(o) => o.external_reference.as_str(),
-        }
-    }
-
-    pub fn status_message(&self) -> &str {
-        match self {
-            Movement::Payout(p) => p.status_message.as_str(),
-            Movement::Collection(c) => c.status_message.as_str(),
-            Movement::Order(o) => o.status_message.as_str(),
-        }
-    }
-
-    /// The amount and currency that best describe it in one column.
-    pub fn amount(&self) -> (&str, &str) {
-        match self {
-            Movement::Payout(p) => (p.from.amount.as_str(), p.from.currency.as_str()),
-            Movement::Collection(c) => (c.amount.as_str(), c.currency.as_str()),
-            Movement::Order(o) => (o.from.amount.as_str(), o.from.currency.as_str()),
-        }
-    }
-
-    pub fn timeline(&self) -> &[TimelineEntry] {
-        match self {
-            Movement::Payout(p) => &p.timeline,
-            Movement::Collection(c) => &c.timeline,
-            Movement::Order(o) => &o.timeline,
-        }
-    }
-
-    /// Whether the operator may still complete or fail it by hand.
-    pub fn awaits_settlement(&self) -> bool {
-        self.kind().settles_manually() && self.status() == "pending"
-    }
-}
-
+/// One message of a dispute's thread.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct DisputeMessage {
@@ -458,6 +357,7 @@ pub struct DisputeMessage {
     pub created_at: Text,
 }
 
+/// A dispute with its organization and thread.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Dispute {
@@ -469,67 +369,4 @@ pub struct Dispute {
     pub reason: Text,
     pub created_at: Text,
     pub messages: Vec<DisputeMessage>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct WebhookEndpoint {
-    pub id: Text,
-    pub organization_id: Text,
-    pub url: Text,
-    pub status: Text,
-    pub disabled_reason: Text,
-    pub consecutive_failures: u64,
-    pub success_rate: Option<f64>,
-    pub average_latency_ms: Option<f64>,
-    pub pending_deliveries: u64,
-    pub failed_deliveries: u64,
-    pub last_attempt_at: Text,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct DeliveryAttempt {
-    pub delivery_id: Text,
-    pub event: Text,
-    pub at: Text,
-    pub status_code: Option<u16>,
-    pub duration_ms: Option<f64>,
-    pub error: Text,
-    pub succeeded: bool,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Delivery {
-    pub id: Text,
-    pub endpoint_id: Text,
-    pub event: Text,
-    pub status: Text,
-    pub attempt_count: u64,
-    pub next_attempt_at: Text,
-    pub created_at: Text,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct RequestRecord {
-    pub id: Text,
-    pub method: Text,
-    pub path: Text,
-    pub status: u16,
-    pub duration_ms: Option<f64>,
-    pub api_key_id: Text,
-    pub request_body: Value,
-    pub response_body: Value,
-    pub created_at: Text,
-}
-
-/// `GET /admin/v1/requests/{id}`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct RequestLookup {
-    pub request: RequestRecord,
-    pub stack: Text,
-    pub organization_id: Text,
 }

@@ -10,8 +10,8 @@ mod apply;
 mod keys;
 
 use crate::api::{
-    AccountsPage, Client, ClientError, CurrencyTotal, Delivery, DeliveryAttempt, Dispute, Movement,
-    MovementKind, MovementQuery, NodeStatus, RequestLookup, StackName, WebhookEndpoint,
+    Account, Client, ClientError, CurrencyTotal, Dispute, EndpointAttempt, EndpointHealth, Movement,
+    MovementKind, MovementQuery, NodeStatus, Owned, RequestLookup, StackAccounts, StackName, WebhookDelivery,
 };
 use crate::decimal;
 use crate::fetch::{self, Request};
@@ -211,8 +211,8 @@ pub enum Detail {
     },
     Endpoint {
         stack: StackName,
-        endpoint: WebhookEndpoint,
-        attempts: Remote<Vec<DeliveryAttempt>>,
+        health: EndpointHealth,
+        attempts: Remote<Vec<EndpointAttempt>>,
         selected: usize,
     },
 }
@@ -224,8 +224,8 @@ impl Detail {
                 Request::Movement { stack: *stack, kind: *kind, id: id.clone() }
             }
             Detail::Dispute { stack, id, .. } => Request::Dispute { stack: *stack, id: id.clone() },
-            Detail::Endpoint { stack, endpoint, .. } => {
-                Request::Attempts { stack: *stack, endpoint_id: endpoint.id.0.clone() }
+            Detail::Endpoint { stack, health, .. } => {
+                Request::Attempts { stack: *stack, endpoint_id: health.endpoint.id.clone() }
             }
         }
     }
@@ -272,7 +272,7 @@ pub struct App {
     /// Indexed by [`stack_index`].
     pub throughput: [Throughput; 2],
     /// Indexed by [`stack_index`]; the Overview shows both.
-    pub accounts: [Remote<AccountsPage>; 2],
+    pub accounts: [Remote<StackAccounts>; 2],
     pub accounts_selected: usize,
     /// Indexed by [`MovementKind`] order: payouts, collections, orders.
     pub movements: [Remote<Vec<Movement>>; 3],
@@ -281,9 +281,9 @@ pub struct App {
     pub activity_selected: usize,
     pub disputes: Remote<Vec<Dispute>>,
     pub disputes_selected: usize,
-    pub endpoints: Remote<Vec<WebhookEndpoint>>,
-    pub failed_deliveries: Remote<Vec<Delivery>>,
-    pub pending_deliveries: Remote<Vec<Delivery>>,
+    pub endpoints: Remote<Vec<EndpointHealth>>,
+    pub failed_deliveries: Remote<Vec<Owned<WebhookDelivery>>>,
+    pub pending_deliveries: Remote<Vec<Owned<WebhookDelivery>>>,
     pub webhook_pane: WebhookPane,
     pub endpoints_selected: usize,
     pub deliveries_selected: usize,
@@ -356,7 +356,7 @@ impl App {
     // ----- derived views of the state -----
 
     /// The accounts of the selected stack.
-    pub fn account_rows(&self) -> &[crate::api::Account] {
+    pub fn account_rows(&self) -> &[Owned<Account>] {
         self.accounts[stack_index(self.stack)].data.as_ref().map_or(&[], |p| p.data.as_slice())
     }
 
@@ -368,30 +368,28 @@ impl App {
             return page.totals.clone();
         }
         let mut totals: Vec<CurrencyTotal> = Vec::new();
-        for account in &page.data {
+        for Owned { item: account, .. } in &page.data {
             let position = totals.iter().position(|t| t.currency == account.currency);
             let total = match position {
                 Some(i) => &mut totals[i],
                 None => {
                     totals.push(CurrencyTotal {
                         currency: account.currency.clone(),
-                        available_balance: "0".into(),
-                        pending_balance: "0".into(),
-                        total_balance: "0".into(),
+                        available_balance: "0".to_string(),
+                        pending_balance: "0".to_string(),
+                        total_balance: "0".to_string(),
                         accounts: 0,
                     });
                     totals.last_mut().expect("just pushed")
                 }
             };
-            let sum = |a: &crate::api::Text, b: &crate::api::Text| {
-                crate::api::Text(decimal::add(a.as_str(), b.as_str()).unwrap_or_else(|| "?".into()))
-            };
+            let sum = |a: &str, b: &str| decimal::add(a, b).unwrap_or_else(|| "?".to_string());
             total.available_balance = sum(&total.available_balance, &account.available_balance);
             total.pending_balance = sum(&total.pending_balance, &account.pending_balance);
             total.total_balance = sum(&total.total_balance, &account.total_balance);
             total.accounts += 1;
         }
-        totals.sort_by(|a, b| a.currency.as_str().cmp(b.currency.as_str()));
+        totals.sort_by(|a, b| a.currency.cmp(&b.currency));
         totals
     }
 
@@ -404,13 +402,13 @@ impl App {
     }
 
     /// Deliveries that failed for good, then those still being retried.
-    pub fn failing_deliveries(&self) -> Vec<&Delivery> {
+    pub fn failing_deliveries(&self) -> Vec<&Owned<WebhookDelivery>> {
         let failed = self.failed_deliveries.data.iter().flatten();
-        let retrying = self.pending_deliveries.data.iter().flatten().filter(|d| d.attempt_count > 0);
+        let retrying = self.pending_deliveries.data.iter().flatten().filter(|d| d.item.attempt_count > 0);
         failed.chain(retrying).collect()
     }
 
-    pub fn endpoint_rows(&self) -> &[WebhookEndpoint] {
+    pub fn endpoint_rows(&self) -> &[EndpointHealth] {
         self.endpoints.data.as_deref().unwrap_or(&[])
     }
 

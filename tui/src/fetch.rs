@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use crate::api::{
-    AccountsPage, Client, ClientError, Delivery, DeliveryAttempt, Dispute, Movement, MovementKind,
-    MovementQuery, NodeStatus, RequestLookup, Settlement, StackName, VerifyResult, WebhookEndpoint,
+    Client, ClientError, Dispute, EndpointAttempt, EndpointHealth, Movement, MovementKind, MovementQuery,
+    NodeStatus, Owned, RequestLookup, Settled, Settlement, StackAccounts, StackName, VerifyResult,
+    WebhookDelivery, WebhookEndpoint,
 };
 
 /// Enough for a slow `verify` not to hold up the status heartbeat and the
@@ -52,16 +53,17 @@ impl Request {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Payload {
     Status(NodeStatus),
-    Accounts(AccountsPage),
+    Accounts(StackAccounts),
     Verify(VerifyResult),
     Movements(Vec<Movement>),
     Movement(Movement),
+    Settled(Settled),
     Disputes(Vec<Dispute>),
     Dispute(Dispute),
-    Endpoints(Vec<WebhookEndpoint>),
-    Deliveries(Vec<Delivery>),
-    Attempts(Vec<DeliveryAttempt>),
-    Delivery(Delivery),
+    Endpoints(Vec<EndpointHealth>),
+    Deliveries(Vec<Owned<WebhookDelivery>>),
+    Attempts(Vec<EndpointAttempt>),
+    Delivery(WebhookDelivery),
     Endpoint(WebhookEndpoint),
     Lookup(RequestLookup),
 }
@@ -81,7 +83,7 @@ pub fn execute(client: &dyn Client, request: Request) -> Response {
         Request::Movements { stack, query } => client.movements(*stack, query).map(Payload::Movements),
         Request::Movement { stack, kind, id } => client.movement(*stack, *kind, id).map(Payload::Movement),
         Request::Settle { stack, kind, id, settlement } => {
-            client.settle(*stack, *kind, id, *settlement).map(Payload::Movement)
+            client.settle(*stack, *kind, id, *settlement).map(Payload::Settled)
         }
         Request::Disputes(stack) => client.disputes(*stack).map(Payload::Disputes),
         Request::Dispute { stack, id } => client.dispute(*stack, id).map(Payload::Dispute),

@@ -1,6 +1,10 @@
 //! `HttpClient` against a small HTTP server that answers like the admin API:
 //! the paths and queries it calls, the bearer token it sends, and how it
-//! reads answers and errors.
+//! reads answers and errors. The server answers with sika-api's types
+//! serialized, as the real admin API does, and each test checks that the
+//! console reads back exactly what was sent.
+
+mod common;
 
 use std::collections::HashMap;
 use std::net::TcpListener;
@@ -10,9 +14,22 @@ use std::thread;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
-use serde_json::{Value, json};
+use common::{account, attempt, delivery, endpoint, owned, payout, timeline, total};
+use serde::Serialize;
+use serde_json::json;
+use sika_api::admin::{
+    LedgerFigures, NodeStatusEnvelope, OwnedCollectionEnvelope, RequestLookup, StackAccounts, VerifyEnvelope,
+};
+use sika_api::payouts::{PayoutEnvelope, PayoutStatus};
+use sika_api::requests::LoggedRequest;
+use sika_api::webhooks::{
+    WebhookDeliveryEnvelope, WebhookDeliveryStatus, WebhookDisabledReason, WebhookEndpoint,
+    WebhookEndpointEnvelope, WebhookEndpointStatus,
+};
+use sika_api::{ErrorBody, ErrorCode, ListPage};
 use sika_tui::{
-    Client, ClientError, HttpClient, Movement, MovementKind, MovementQuery, Settlement, StackName,
+    Client, ClientError, EndpointHealth, HttpClient, Movement, MovementKind, MovementQuery, Settled,
+    Settlement, StackName,
 };
 
 const TOKEN: &str = "adm_test_token";
@@ -37,14 +54,26 @@ struct Routes {
     seen: Arc<Mutex<Vec<Seen>>>,
 }
 
-/// Serves `routes` ("METHOD /path?query" → status and body) until the test
-/// process ends; anything else is a 404 error object. A wrong token is a 401
-/// like the real admin API's.
-fn serve(routes: Vec<(&str, u16, Value)>) -> FakeAdmin {
-    let answers = routes
-        .into_iter()
-        .map(|(route, status, body)| (route.to_string(), (status, body.to_string())))
-        .collect();
+/// An answer of the fake server: "METHOD /path?query", the status and the
+/// body, serialized as the admin API does.
+fn route(target: &str, status: u16, body: impl Serialize) -> (String, u16, String) {
+    (target.to_string(), status, serde_json::to_string(&body).unwrap())
+}
+
+/// The error object the admin API answers with.
+fn error(code: ErrorCode, message: &str, request_id: &str) -> ErrorBody {
+    ErrorBody { error: code, message: message.into(), details: None, request_id: request_id.into() }
+}
+
+/// A list of one page, as the admin API's lists are.
+fn page<T>(data: Vec<T>) -> ListPage<T> {
+    ListPage { data, has_more: false, next_cursor: None }
+}
+
+/// Serves `routes` until the test process ends; anything else is a 404
+/// error object. A wrong token is a 401 like the real admin API's.
+fn serve(routes: Vec<(String, u16, String)>) -> FakeAdmin {
+    let answers = routes.into_iter().map(|(route, status, body)| (route, (status, body))).collect();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let app =
         axum::Router::new().fallback(answer).with_state(Arc::new(Routes { answers, seen: seen.clone() }));
@@ -78,17 +107,13 @@ async fn answer(
         body: String::from_utf8_lossy(&body).into_owned(),
     });
     let (status, body) = if authorization.as_deref() != Some(&format!("Bearer {TOKEN}")) {
-        (
-            401,
-            json!({ "error": "unauthorized", "message": "invalid operator token", "requestId": "req_1" })
-                .to_string(),
-        )
+        let (_, status, body) =
+            route("", 401, error(ErrorCode::Unauthorized, "invalid operator token", "req_1"));
+        (status, body)
     } else {
         routes.answers.get(&format!("{method} {target}")).cloned().unwrap_or_else(|| {
-            (
-                404,
-                json!({ "error": "not_found", "message": "no such route", "requestId": "req_2" }).to_string(),
-            )
+            let (_, status, body) = route("", 404, error(ErrorCode::NotFound, "no such route", "req_2"));
+            (status, body)
         })
     };
     (StatusCode::from_u16(status).unwrap(), [(header::CONTENT_TYPE, "application/json")], body)
@@ -102,33 +127,12 @@ fn last(admin: &FakeAdmin) -> Seen {
     admin.seen.lock().unwrap().last().cloned().expect("a request")
 }
 
-fn payout(id: &str, status: &str) -> Value {
-    json!({
-        "id": id, "organizationId": "org_1", "status": status,
-        "from": { "amount": "10.00", "currency": "NGN", "accountNumber": "NGN1", "kyc": {} },
-        "to": { "code": "bank", "amount": "10.00", "currency": "NGN", "accountNumber": "01", "address": null, "tag": null },
-        "fee": { "amount": "0.10", "currency": "NGN" },
-        "rate": "1", "externalReference": "inv-1", "statusMessage": null,
-        "createdAt": "2025-01-01T00:00:00.000Z",
-        "timeline": [{ "at": "2025-01-01T00:00:00.000Z", "kind": "state", "title": "Payout created", "detail": "" }]
-    })
-}
-
 #[test]
 fn status_sends_the_bearer_token_and_reads_both_stacks() {
-    let admin = serve(vec![(
-        "GET /admin/v1/status",
-        200,
-        json!({ "status": {
-            "version": "0.1.0", "uptimeSeconds": 12,
-            "live": { "journalLength": 3, "commits": 2, "commands": 4, "commandsFailed": 1, "transfers": 9, "writerQueueDepth": 0, "databaseBytes": 4096 },
-            "sandbox": { "journalLength": 5, "commits": 1, "commands": 1, "commandsFailed": 0, "transfers": 7, "writerQueueDepth": 1, "databaseBytes": 8192 }
-        }}),
-    )]);
-    let status = client(&admin).status().unwrap();
-    assert_eq!(status.uptime_seconds, 12);
-    assert_eq!(status.live.transfers, 9);
-    assert_eq!(status.sandbox.database_bytes, 8192);
+    let status = common::node_status(9, 7);
+    let admin =
+        serve(vec![route("GET /admin/v1/status", 200, NodeStatusEnvelope { status: status.clone() })]);
+    assert_eq!(client(&admin).status().unwrap(), status);
     assert_eq!(last(&admin).authorization.as_deref(), Some("Bearer adm_test_token"));
 }
 
@@ -151,16 +155,38 @@ fn nothing_listening_is_unreachable() {
 
 #[test]
 fn a_body_that_is_not_the_expected_json_is_a_decode_error() {
-    let admin = serve(vec![("GET /admin/v1/status", 200, json!({ "status": "fine" }))]);
+    let admin = serve(vec![route("GET /admin/v1/status", 200, json!({ "status": "fine" }))]);
     assert!(matches!(client(&admin).status(), Err(ClientError::Decode(_))));
 }
 
 #[test]
+fn a_field_the_node_leaves_out_is_a_decode_error_not_a_blank() {
+    let mut body = serde_json::to_value(NodeStatusEnvelope { status: common::node_status(1, 2) }).unwrap();
+    body["status"]["live"].as_object_mut().unwrap().remove("transfers");
+    let admin = serve(vec![route("GET /admin/v1/status", 200, body)]);
+    match client(&admin).status() {
+        Err(ClientError::Decode(cause)) => assert!(cause.contains("transfers"), "{cause}"),
+        other => panic!("expected a decode error, got {other:?}"),
+    }
+}
+
+/// A one-currency payout of 10.00 NGN to account `01` via `bank`.
+fn payout_of(id: &str, status: PayoutStatus) -> sika_api::payouts::Payout {
+    sika_api::payouts::Payout {
+        external_reference: "inv-1".into(),
+        created_at: "2025-01-01T00:00:00.000Z".into(),
+        timeline: timeline(&[("2025-01-01T00:00:00.000Z", "state", "Payout created", "")]),
+        ..payout(id, status, "NGN1", ["10.00", "0.10"], ["bank", "01"])
+    }
+}
+
+#[test]
 fn movements_pass_the_search_and_status_as_query_parameters() {
-    let admin = serve(vec![(
+    let row = owned("org_1", payout_of("pay_1", PayoutStatus::Pending));
+    let admin = serve(vec![route(
         "GET /admin/v1/live/payouts?limit=50&q=inv-1&status=pending",
         200,
-        json!({ "data": [payout("pay_1", "pending")], "hasMore": false, "nextCursor": null }),
+        page(vec![row.clone()]),
     )]);
     let query = MovementQuery {
         kind: MovementKind::Payout,
@@ -169,49 +195,50 @@ fn movements_pass_the_search_and_status_as_query_parameters() {
         limit: 50,
     };
     let rows = client(&admin).movements(StackName::Live, &query).unwrap();
-    assert_eq!(rows.len(), 1);
-    let Movement::Payout(p) = &rows[0] else { panic!("a payout") };
-    assert_eq!((p.id.as_str(), p.organization_id.as_str(), p.to.address.as_str()), ("pay_1", "org_1", ""));
+    assert_eq!(rows, vec![Movement::Payout(row)]);
+    assert_eq!((rows[0].organization_id(), rows[0].status()), ("org_1", "pending".to_string()));
 }
 
 #[test]
 fn collections_and_orders_decode_from_their_own_paths() {
+    let collection = common::live_collections().remove(0);
+    let order = common::live_orders().remove(0);
     let admin = serve(vec![
-        (
-            "GET /admin/v1/sandbox/collections/col_1",
+        route(
+            &format!("GET /admin/v1/sandbox/collections/{}", collection.item.id),
             200,
-            json!({ "collection": { "id": "col_1", "status": "pending", "amount": "5.00", "currency": "GHS", "code": "momo", "accountNumber": "233", "timeline": [] } }),
+            OwnedCollectionEnvelope { collection: collection.clone() },
         ),
-        (
-            "GET /admin/v1/sandbox/orders?limit=50",
-            200,
-            json!({ "data": [{ "id": "ord_1", "status": "completed", "from": { "method": "crypto", "currency": "USDT", "amount": "1.00", "chain": "tron" }, "to": { "code": "bank", "currency": "NGN" }, "timeline": [] }], "hasMore": false, "nextCursor": null }),
-        ),
+        route("GET /admin/v1/sandbox/orders?limit=50", 200, page(vec![order.clone()])),
     ]);
     let client = client(&admin);
-    let collection = client.movement(StackName::Sandbox, MovementKind::Collection, "col_1").unwrap();
-    assert!(collection.awaits_settlement());
+    let found = client.movement(StackName::Sandbox, MovementKind::Collection, &collection.item.id).unwrap();
+    assert_eq!(found, Movement::Collection(collection));
+    assert!(found.awaits_settlement());
     let query = MovementQuery { kind: MovementKind::Order, q: None, status: None, limit: 50 };
     let orders = client.movements(StackName::Sandbox, &query).unwrap();
-    assert_eq!(orders[0].amount(), ("1.00", "USDT"));
+    assert_eq!(orders, vec![Movement::Order(order)]);
+    assert_eq!(orders[0].amount(), ("100.00", "USDT"));
 }
 
 #[test]
 fn settle_posts_the_action_and_maps_409() {
+    let completed = payout_of("pay_1", PayoutStatus::Completed);
     let admin = serve(vec![
-        (
+        route(
             "POST /admin/v1/live/payouts/pay_1/complete",
             200,
-            json!({ "payout": payout("pay_1", "completed") }),
+            PayoutEnvelope { payout: completed.clone() },
         ),
-        (
+        route(
             "POST /admin/v1/live/payouts/pay_2/fail",
             409,
-            json!({ "error": "invalid_state", "message": "the payout is already completed", "requestId": "req_3" }),
+            error(ErrorCode::InvalidState, "the payout is already completed", "req_3"),
         ),
     ]);
     let client = client(&admin);
     let done = client.settle(StackName::Live, MovementKind::Payout, "pay_1", Settlement::Complete).unwrap();
+    assert_eq!(done, Settled::Payout(completed));
     assert_eq!(done.status(), "completed");
     assert_eq!(last(&admin).method, "POST");
     let refused = client.settle(StackName::Live, MovementKind::Payout, "pay_2", Settlement::Fail);
@@ -223,6 +250,10 @@ fn settle_posts_the_action_and_maps_409() {
             message: "the payout is already completed".into()
         }
     );
+    let seen = admin.seen.lock().unwrap().len();
+    let order = client.settle(StackName::Live, MovementKind::Order, "ord_1", Settlement::Complete);
+    assert!(matches!(order, Err(ClientError::Api { status: 404, .. })), "{order:?}");
+    assert_eq!(admin.seen.lock().unwrap().len(), seen, "orders have no settle operation to call");
 }
 
 #[test]
@@ -234,91 +265,115 @@ fn ids_typed_by_the_operator_are_escaped_in_paths() {
 
 #[test]
 fn accounts_verify_and_the_ledger_figures() {
+    let accounts = StackAccounts {
+        data: vec![account("org_1", "NGN1", ["1.00", "0.00", "1.00", "0.00"])],
+        has_more: false,
+        next_cursor: None,
+        totals: vec![total("NGN", ["1.00", "0.00", "1.00"], 1)],
+        ledger: LedgerFigures { journal_length: 7, last_verify: None },
+    };
+    let verify = common::verify_result(false, "1 problem", &["balance of NGN1 differs"]);
     let admin = serve(vec![
-        (
-            "GET /admin/v1/live/accounts",
-            200,
-            json!({
-                "data": [{ "id": "NGN1", "organizationId": "org_1", "currency": "NGN", "availableBalance": "1.00", "pendingBalance": "0.00", "totalBalance": "1.00", "estimatedUsd": "0.00", "createdAt": "2025-01-01T00:00:00.000Z" }],
-                "hasMore": false, "nextCursor": null,
-                "totals": [{ "currency": "NGN", "availableBalance": "1.00", "pendingBalance": "0.00", "totalBalance": "1.00", "accounts": 1 }],
-                "ledger": { "journalLength": 7, "lastVerify": null }
-            }),
-        ),
-        (
-            "POST /admin/v1/live/verify",
-            200,
-            json!({ "verify": { "at": "2025-01-01T00:00:00.000Z", "consistent": false, "summary": "1 problem", "problems": ["balance of NGN1 differs"] } }),
-        ),
+        route("GET /admin/v1/live/accounts", 200, &accounts),
+        route("POST /admin/v1/live/verify", 200, VerifyEnvelope { verify: verify.clone() }),
     ]);
     let client = client(&admin);
-    let page = client.accounts(StackName::Live).unwrap();
-    assert_eq!((page.data.len(), page.totals.len(), page.ledger.journal_length), (1, 1, 7));
-    assert!(page.ledger.last_verify.is_none());
-    let verify = client.verify(StackName::Live).unwrap();
-    assert!(!verify.consistent);
-    assert_eq!(verify.problems[0].as_str(), "balance of NGN1 differs");
+    assert_eq!(client.accounts(StackName::Live).unwrap(), accounts);
+    assert_eq!(client.verify(StackName::Live).unwrap(), verify);
 }
 
 #[test]
 fn webhook_health_attempts_and_actions() {
+    let disabled = WebhookEndpoint {
+        disabled_reason: Some(WebhookDisabledReason::ConsecutiveFailures),
+        ..endpoint("we_1", "https://x.test/h", WebhookEndpointStatus::Disabled, 9)
+    };
+    let health = EndpointHealth {
+        organization_id: "org_1".into(),
+        endpoint: disabled,
+        success_rate: None,
+        average_latency_ms: Some(12.5),
+        pending_deliveries: 0,
+        failed_deliveries: 3,
+        last_attempt_at: None,
+    };
+    let timed_out =
+        attempt(("whd_1", "payout.completed", "2025-01-01T00:00:00.000Z", None, 15000, Some("timed out")));
+    let failed = delivery(
+        "whd_1",
+        "we_1",
+        "payout.completed",
+        (WebhookDeliveryStatus::Failed, 8),
+        [None, Some("2025-01-01T00:00:00.000Z")],
+    );
+    let retried = sika_api::webhooks::WebhookDelivery {
+        status: WebhookDeliveryStatus::Pending,
+        attempt_count: 9,
+        ..failed.clone()
+    };
+    let enabled = endpoint("we_1", "https://x.test/h", WebhookEndpointStatus::Active, 0);
     let admin = serve(vec![
-        (
-            "GET /admin/v1/live/webhooks/endpoints",
-            200,
-            json!({ "data": [{ "id": "we_1", "organizationId": "org_1", "url": "https://x.test/h", "status": "disabled", "disabledReason": "failing", "consecutiveFailures": 9, "successRate": null, "averageLatencyMs": 12.5, "pendingDeliveries": 0, "failedDeliveries": 3, "lastAttemptAt": null }], "hasMore": false, "nextCursor": null }),
-        ),
-        (
-            "GET /admin/v1/live/webhooks/endpoints/we_1/attempts",
-            200,
-            json!({ "data": [{ "deliveryId": "whd_1", "event": "payout.completed", "at": "2025-01-01T00:00:00.000Z", "statusCode": null, "durationMs": 15000, "error": "timed out", "succeeded": false }], "hasMore": false, "nextCursor": null }),
-        ),
-        (
+        route("GET /admin/v1/live/webhooks/endpoints", 200, page(vec![health.clone()])),
+        route("GET /admin/v1/live/webhooks/endpoints/we_1/attempts", 200, page(vec![timed_out.clone()])),
+        route(
             "GET /admin/v1/live/webhooks/deliveries?status=failed",
             200,
-            json!({ "data": [{ "id": "whd_1", "endpointId": "we_1", "eventId": "evt_1", "event": "payout.completed", "status": "failed", "attemptCount": 8, "attempts": [], "nextAttemptAt": null, "createdAt": "2025-01-01T00:00:00.000Z" }], "hasMore": false, "nextCursor": null }),
+            page(vec![owned("org_1", failed.clone())]),
         ),
-        (
+        route(
             "POST /admin/v1/live/webhooks/deliveries/whd_1/retry",
             200,
-            json!({ "delivery": { "id": "whd_1", "endpointId": "we_1", "event": "payout.completed", "status": "pending", "attemptCount": 9 } }),
+            WebhookDeliveryEnvelope { delivery: retried.clone() },
         ),
-        (
+        route(
             "POST /admin/v1/live/webhooks/endpoints/we_1/enable",
             200,
-            json!({ "webhookEndpoint": { "id": "we_1", "url": "https://x.test/h", "status": "active" } }),
+            WebhookEndpointEnvelope { webhook_endpoint: enabled.clone() },
         ),
     ]);
     let client = client(&admin);
-    let endpoints = client.webhook_endpoints(StackName::Live).unwrap();
-    assert_eq!((endpoints[0].success_rate, endpoints[0].average_latency_ms), (None, Some(12.5)));
-    let attempts = client.endpoint_attempts(StackName::Live, "we_1").unwrap();
-    assert_eq!((attempts[0].status_code, attempts[0].duration_ms), (None, Some(15000.0)));
-    assert_eq!(client.deliveries(StackName::Live, "failed").unwrap()[0].attempt_count, 8);
-    assert_eq!(client.retry_delivery(StackName::Live, "whd_1").unwrap().status.as_str(), "pending");
+    assert_eq!(client.webhook_endpoints(StackName::Live).unwrap(), vec![health]);
+    assert_eq!(client.endpoint_attempts(StackName::Live, "we_1").unwrap(), vec![timed_out]);
+    assert_eq!(client.deliveries(StackName::Live, "failed").unwrap(), vec![owned("org_1", failed)]);
+    assert_eq!(client.retry_delivery(StackName::Live, "whd_1").unwrap(), retried);
     assert_eq!(last(&admin).body, "", "actions send no body");
-    assert_eq!(client.enable_endpoint(StackName::Live, "we_1").unwrap().status.as_str(), "active");
+    assert_eq!(client.enable_endpoint(StackName::Live, "we_1").unwrap(), enabled);
 }
 
 #[test]
 fn disputes_and_request_lookup() {
+    let lookup = RequestLookup {
+        request: LoggedRequest {
+            id: "req_9".into(),
+            method: "GET".into(),
+            path: "/v1/balances".into(),
+            status: 200,
+            duration_ms: 0.8,
+            api_key_id: None,
+            request_body: None,
+            response_body: Some(json!({ "data": [] })),
+            created_at: "2025-01-01T00:00:00.000Z".into(),
+        },
+        stack: StackName::Sandbox,
+        organization_id: "org_1".into(),
+    };
     let admin = serve(vec![
-        ("GET /admin/v1/live/disputes", 200, json!({ "data": [], "hasMore": false, "nextCursor": null })),
-        (
+        // The admin API serves disputes untyped for now.
+        route(
+            "GET /admin/v1/live/disputes",
+            200,
+            json!({ "data": [], "hasMore": false, "nextCursor": null }),
+        ),
+        route(
             "GET /admin/v1/live/disputes/dsp_1",
             200,
             json!({ "dispute": { "id": "dsp_1", "status": "open", "amount": "1.00", "currency": "USD", "reason": "fraud", "messages": [{ "id": "m1", "authorType": "customer", "body": "not me", "createdAt": "2025-01-01T00:00:00.000Z" }] } }),
         ),
-        (
-            "GET /admin/v1/requests/req_9",
-            200,
-            json!({ "request": { "id": "req_9", "method": "GET", "path": "/v1/balances", "status": 200, "durationMs": 0.8, "apiKeyId": null, "requestBody": null, "responseBody": { "data": [] }, "createdAt": "2025-01-01T00:00:00.000Z" }, "stack": "sandbox", "organizationId": "org_1" }),
-        ),
+        route("GET /admin/v1/requests/req_9", 200, &lookup),
     ]);
     let client = client(&admin);
     assert!(client.disputes(StackName::Live).unwrap().is_empty());
     assert_eq!(client.dispute(StackName::Live, "dsp_1").unwrap().messages[0].body.as_str(), "not me");
-    let lookup = client.request("req_9").unwrap();
-    assert_eq!((lookup.stack.as_str(), lookup.request.status), ("sandbox", 200));
+    assert_eq!(client.request("req_9").unwrap(), lookup);
     assert_eq!(client.request("req_missing").unwrap_err().to_string(), "404 not_found: no such route");
 }

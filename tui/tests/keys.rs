@@ -346,7 +346,7 @@ fn webhooks_retry_and_enable_ask_first() {
 #[test]
 fn failing_deliveries_leave_out_fresh_pending_ones() {
     let harness = on_tab(Tab::Webhooks);
-    let ids: Vec<&str> = harness.app.failing_deliveries().iter().map(|d| d.id.as_str()).collect();
+    let ids: Vec<&str> = harness.app.failing_deliveries().iter().map(|d| d.item.id.as_str()).collect();
     assert_eq!(ids.len(), 3, "{ids:?}");
     assert!(!ids.contains(&"whd_8IkU7yT6rE5wQ4aS3dF2gH1j"), "never attempted yet");
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use super::{
     App, Connection, Detail, Flash, RETRY_INTERVAL, STATUS_INTERVAL, clamp, kind_index, stack_index,
 };
-use crate::api::{ClientError, Delivery, MovementQuery, StackName};
+use crate::api::{ClientError, MovementQuery, Owned, StackName, WebhookDelivery, wire_name};
 use crate::app::Remote;
 use crate::fetch::{Payload, Request, Response};
 
@@ -86,7 +86,7 @@ impl App {
         stack == self.stack && *query == self.movement_query(query.kind)
     }
 
-    fn deliveries_mut(&mut self, status: &str) -> &mut Remote<Vec<Delivery>> {
+    fn deliveries_mut(&mut self, status: &str) -> &mut Remote<Vec<Owned<WebhookDelivery>>> {
         if status == "failed" { &mut self.failed_deliveries } else { &mut self.pending_deliveries }
     }
 
@@ -164,21 +164,21 @@ impl App {
                 self.flash = Some(Flash { text, error: !result.consistent });
                 return self.tab_requests();
             }
-            (Request::Settle { kind, .. }, Payload::Movement(movement)) => {
-                let text = format!("{} {} is now {}", kind.singular(), movement.id(), movement.status());
-                if let Some(Detail::Movement { data, id, .. }) = &mut self.detail
-                    && id.as_str() == movement.id()
+            (Request::Settle { kind, .. }, Payload::Settled(settled)) => {
+                let text = format!("{} {} is now {}", kind.singular(), settled.id(), settled.status());
+                if let Some(Detail::Movement { data: Remote { data: Some(movement), .. }, .. }) =
+                    &mut self.detail
                 {
                     // The answer has no webhook entries; the reload adds them.
-                    data.data = Some(movement);
+                    movement.apply(settled);
                 }
                 text
             }
             (Request::RetryDelivery { delivery_id, .. }, Payload::Delivery(delivery)) => {
-                format!("delivery {delivery_id} retried: {}", delivery.status)
+                format!("delivery {delivery_id} retried: {}", wire_name(&delivery.status))
             }
             (Request::EnableEndpoint { .. }, Payload::Endpoint(endpoint)) => {
-                format!("endpoint {} is now {}", endpoint.url, endpoint.status)
+                format!("endpoint {} is now {}", endpoint.url, wire_name(&endpoint.status))
             }
             _ => return Vec::new(),
         };

@@ -3,7 +3,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::{Action, App, Confirm, Detail, Flash, Remote, SEARCH_LENGTH_MAX, Tab, WebhookPane, clamp};
-use crate::api::{MovementKind, Settlement, WebhookEndpoint};
+use crate::api::{EndpointHealth, MovementKind, Settlement, other_stack};
 use crate::fetch::Request;
 
 impl App {
@@ -139,7 +139,7 @@ impl App {
     }
 
     fn toggle_stack(&mut self) -> Action {
-        self.stack = self.stack.other();
+        self.stack = other_stack(self.stack);
         self.detail = None;
         self.movements = Default::default();
         self.disputes = Remote::default();
@@ -250,9 +250,9 @@ impl App {
                 data: Remote::with(d.clone()),
                 selected: 0,
             }),
-            Tab::Webhooks => self.selected_endpoint().map(|endpoint| Detail::Endpoint {
+            Tab::Webhooks => self.selected_endpoint().map(|health| Detail::Endpoint {
                 stack,
-                endpoint: endpoint.clone(),
+                health: health.clone(),
                 attempts: Remote { loading: true, ..Remote::default() },
                 selected: 0,
             }),
@@ -266,12 +266,12 @@ impl App {
 
     /// The endpoint under the selection: the selected row, or the endpoint
     /// of the selected failing delivery.
-    fn selected_endpoint(&self) -> Option<&WebhookEndpoint> {
+    fn selected_endpoint(&self) -> Option<&EndpointHealth> {
         match self.webhook_pane {
             WebhookPane::Endpoints => self.endpoint_rows().get(self.endpoints_selected),
             WebhookPane::Deliveries => {
                 let delivery = self.failing_deliveries().get(self.deliveries_selected).copied()?;
-                self.endpoint_rows().iter().find(|e| e.id == delivery.endpoint_id)
+                self.endpoint_rows().iter().find(|e| e.endpoint.id == delivery.item.endpoint_id)
             }
         }
     }
@@ -310,10 +310,10 @@ impl App {
         let stack = self.stack;
         let delivery_id = match &self.detail {
             Some(Detail::Endpoint { attempts, selected, .. }) => {
-                attempts.data.as_ref().and_then(|a| a.get(*selected)).map(|a| a.delivery_id.0.clone())
+                attempts.data.as_ref().and_then(|a| a.get(*selected)).map(|a| a.delivery_id.clone())
             }
             None if self.tab == Tab::Webhooks => {
-                self.failing_deliveries().get(self.deliveries_selected).map(|d| d.id.0.clone())
+                self.failing_deliveries().get(self.deliveries_selected).map(|d| d.item.id.clone())
             }
             _ => return,
         };
@@ -329,18 +329,18 @@ impl App {
 
     fn ask_enable(&mut self) {
         let stack = self.stack;
-        let endpoint = match &self.detail {
-            Some(Detail::Endpoint { endpoint, .. }) => Some(endpoint),
+        let health = match &self.detail {
+            Some(Detail::Endpoint { health, .. }) => Some(health),
             None if self.tab == Tab::Webhooks => self.selected_endpoint(),
             _ => return,
         };
-        let Some(endpoint) = endpoint else {
+        let Some(EndpointHealth { endpoint, .. }) = health else {
             self.flash = Some(Flash { text: "no endpoint selected".into(), error: true });
             return;
         };
         self.confirm = Some(Confirm {
             prompt: format!("Re-enable endpoint {} ({}) on {}?", endpoint.url, endpoint.id, stack.as_str()),
-            request: Request::EnableEndpoint { stack, endpoint_id: endpoint.id.0.clone() },
+            request: Request::EnableEndpoint { stack, endpoint_id: endpoint.id.clone() },
         });
     }
 }

@@ -6,7 +6,8 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row};
 
-use crate::app::{App, stack_index};
+use crate::api::{CurrencyTotal, Owned, StackAccounts};
+use crate::app::{App, Remote, stack_index};
 use crate::view::format;
 use crate::view::widgets::{self, SelectTable, WIDE_WIDTH_MIN};
 
@@ -47,7 +48,7 @@ fn render_ledger(app: &App, frame: &mut Frame, area: Rect) {
         }
         Some(verify) => {
             let verdict = if verify.consistent { "consistent" } else { "INCONSISTENT" };
-            let mut spans = widgets::field("last verify", format::time(verify.at.as_str()));
+            let mut spans = widgets::field("last verify", format::time(&verify.at));
             spans.push(Span::raw("   "));
             spans.push(Span::styled(verdict, format::status_style(verdict)));
             lines.push(Line::from(spans));
@@ -59,14 +60,14 @@ fn render_ledger(app: &App, frame: &mut Frame, area: Rect) {
                         if more > 0 { format!("{problem} (and {more} more)") } else { problem.to_string() };
                     Line::styled(text, format::error_style())
                 }
-                None => Line::from(verify.summary.0.clone()),
+                None => Line::from(verify.summary.clone()),
             });
         }
     }
     frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
-fn render_totals(app: &App, totals: &[crate::api::CurrencyTotal], frame: &mut Frame, area: Rect) {
+fn render_totals(app: &App, totals: &[CurrencyTotal], frame: &mut Frame, area: Rect) {
     let block = widgets::block("Totals per currency", false);
     if totals.is_empty() {
         let remote = &app.accounts[stack_index(app.stack)];
@@ -75,10 +76,10 @@ fn render_totals(app: &App, totals: &[crate::api::CurrencyTotal], frame: &mut Fr
     }
     let rows = totals.iter().map(|t| {
         Row::new(vec![
-            Cell::from(t.currency.0.clone()),
-            widgets::figure(t.available_balance.0.clone()),
-            widgets::figure(t.pending_balance.0.clone()),
-            widgets::figure(t.total_balance.0.clone()),
+            Cell::from(t.currency.clone()),
+            widgets::figure(t.available_balance.clone()),
+            widgets::figure(t.pending_balance.clone()),
+            widgets::figure(t.total_balance.clone()),
             widgets::figure(format::count(t.accounts)),
         ])
     });
@@ -99,12 +100,7 @@ fn render_totals(app: &App, totals: &[crate::api::CurrencyTotal], frame: &mut Fr
     .render(frame, area);
 }
 
-fn render_accounts(
-    app: &App,
-    frame: &mut Frame,
-    area: Rect,
-    remote: &crate::app::Remote<crate::api::AccountsPage>,
-) {
+fn render_accounts(app: &App, frame: &mut Frame, area: Rect, remote: &Remote<StackAccounts>) {
     let rows = app.account_rows();
     let title = format!("Balance accounts · {} ({})", app.stack.as_str(), rows.len());
     let block = widgets::with_error(widgets::block(title, true), remote);
@@ -114,21 +110,21 @@ fn render_accounts(
         return widgets::message(frame, area, block, text);
     }
     let wide = area.width >= WIDE_WIDTH_MIN;
-    let table_rows = rows.iter().map(|a| {
+    let table_rows = rows.iter().map(|Owned { organization_id, item: a }| {
         let mut cells = Vec::new();
         if wide {
-            cells.push(Cell::from(a.organization_id.0.clone()));
+            cells.push(Cell::from(organization_id.clone()));
         }
-        cells.push(Cell::from(a.id.0.clone()));
-        cells.push(Cell::from(a.currency.0.clone()));
-        cells.push(widgets::figure(a.available_balance.0.clone()));
+        cells.push(Cell::from(a.id.clone()));
+        cells.push(Cell::from(a.currency.clone()));
+        cells.push(widgets::figure(a.available_balance.clone()));
         if wide {
-            cells.push(widgets::figure(a.pending_balance.0.clone()));
+            cells.push(widgets::figure(a.pending_balance.clone()));
         }
-        cells.push(widgets::figure(a.total_balance.0.clone()));
-        cells.push(widgets::figure(a.estimated_usd.0.clone()));
+        cells.push(widgets::figure(a.total_balance.clone()));
+        cells.push(widgets::figure(a.estimated_usd.clone()));
         if wide {
-            cells.push(Cell::from(format::time(a.created_at.as_str())));
+            cells.push(Cell::from(format::time(&a.created_at)));
         }
         Row::new(cells)
     });

@@ -74,7 +74,7 @@ fn row(movement: &Movement, wide: bool) -> Row<'static> {
     if wide {
         cells.push(Cell::from(movement.organization_id().to_string()));
     }
-    cells.push(widgets::status_cell(movement.status()));
+    cells.push(widgets::status_cell(&movement.status()));
     cells.push(widgets::figure(format::money(amount, currency)));
     if wide {
         cells.push(Cell::from(format::dash(movement.external_reference()).to_string()));

@@ -7,7 +7,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Cell, Paragraph, Row, Wrap};
 
-use crate::api::{DeliveryAttempt, Dispute, Movement, StackName, TimelineEntry, WebhookEndpoint};
+use crate::api::{Dispute, EndpointAttempt, EndpointHealth, Movement, StackName, TimelineEntry, wire_name};
 use crate::app::{App, Detail, Remote};
 use crate::view::format;
 use crate::view::widgets::{self, SelectTable};
@@ -26,8 +26,8 @@ pub fn render(_app: &App, detail: &Detail, frame: &mut Frame, area: Rect) {
         Detail::Dispute { stack, id, data, selected } => {
             render_dispute(*stack, id, data, *selected, frame, area)
         }
-        Detail::Endpoint { stack, endpoint, attempts, selected } => {
-            render_endpoint(*stack, endpoint, attempts, *selected, frame, area)
+        Detail::Endpoint { stack, health, attempts, selected } => {
+            render_endpoint(*stack, health, attempts, *selected, frame, area)
         }
     }
 }
@@ -40,7 +40,7 @@ fn capitalize(word: &str) -> String {
 /// A movement's timeline oldest first, whatever order the node sent.
 pub fn timeline(movement: &Movement) -> Vec<&TimelineEntry> {
     let mut entries: Vec<&TimelineEntry> = movement.timeline().iter().collect();
-    entries.sort_by(|a, b| a.at.as_str().cmp(b.at.as_str()));
+    entries.sort_by(|a, b| a.at.cmp(&b.at));
     entries
 }
 
@@ -62,7 +62,7 @@ fn render_movement(title: &str, remote: &Remote<Movement>, selected: usize, fram
     };
     let summary = movement_summary(movement);
     let [summary_area, table_area, entry_area] = sections(area, summary.len());
-    let status = movement.status();
+    let status = &movement.status();
     let summary_block = widgets::block(title, false).title_top(
         Line::from(Span::styled(format!(" {status} "), format::status_style(status))).right_aligned(),
     );
@@ -72,9 +72,9 @@ fn render_movement(title: &str, remote: &Remote<Movement>, selected: usize, fram
     let entries = timeline(movement);
     let rows = entries.iter().map(|e| {
         Row::new(vec![
-            Cell::from(format::time(e.at.as_str())),
-            Cell::from(e.kind.0.clone()),
-            Cell::from(e.title.0.clone()),
+            Cell::from(format::time(&e.at)),
+            Cell::from(e.kind.clone()),
+            Cell::from(e.title.clone()),
         ])
     });
     let block = widgets::block(format!("Timeline ({})", entries.len()), true);
@@ -92,9 +92,9 @@ fn render_movement(title: &str, remote: &Remote<Movement>, selected: usize, fram
         }
         .render(frame, table_area);
     }
-    let entry = entries.get(selected).map(|e| {
-        vec![Line::styled(e.title.0.clone(), format::title_style()), Line::from(e.detail.0.clone())]
-    });
+    let entry = entries
+        .get(selected)
+        .map(|e| vec![Line::styled(e.title.clone(), format::title_style()), Line::from(e.detail.clone())]);
     render_entry(entry.unwrap_or_default(), frame, entry_area);
 }
 
@@ -103,34 +103,40 @@ fn movement_summary(movement: &Movement) -> Vec<Line<'static>> {
     let created = format::time(movement.created_at());
     let reference = format::dash(movement.external_reference()).to_string();
     let mut lines = match movement {
-        Movement::Payout(p) => vec![
-            widgets::fields(&[
-                ("from", format::money(p.from.amount.as_str(), p.from.currency.as_str())),
-                ("account", format::dash(p.from.account_number.as_str()).to_string()),
-                ("fee", format::money(p.fee.amount.as_str(), p.fee.currency.as_str())),
-            ]),
-            widgets::fields(&[
-                ("to", format::money(p.to.amount.as_str(), p.to.currency.as_str())),
-                ("via", format::dash(p.to.code.as_str()).to_string()),
-                ("account", format::dash(destination(&p.to)).to_string()),
-            ]),
-        ],
+        Movement::Payout(p) => {
+            let (from, to) = (&p.item.from, &p.item.to);
+            vec![
+                widgets::fields(&[
+                    ("from", format::money(&from.amount, &from.currency)),
+                    ("account", format::dash(&from.account_number).to_string()),
+                    ("fee", format::money(&p.item.fee.amount, &p.item.fee.currency)),
+                ]),
+                widgets::fields(&[
+                    ("to", format::money(&to.amount, &to.currency)),
+                    ("via", format::dash(&to.code).to_string()),
+                    ("account", format::dash(destination(&to.account_number, &to.address)).to_string()),
+                ]),
+            ]
+        }
         Movement::Collection(c) => vec![widgets::fields(&[
-            ("amount", format::money(c.amount.as_str(), c.currency.as_str())),
-            ("via", format::dash(c.code.as_str()).to_string()),
-            ("account", format::dash(c.account_number.as_str()).to_string()),
+            ("amount", format::money(&c.item.amount, &c.item.currency)),
+            ("via", format::dash(&c.item.code).to_string()),
+            ("account", format::dash(&c.item.account_number).to_string()),
         ])],
-        Movement::Order(o) => vec![
-            widgets::fields(&[
-                ("from", format::money(o.from.amount.as_str(), o.from.currency.as_str())),
-                ("method", format::dash(o.from.method.as_str()).to_string()),
-            ]),
-            widgets::fields(&[
-                ("to", format::dash(o.to.currency.as_str()).to_string()),
-                ("via", format::dash(o.to.code.as_str()).to_string()),
-                ("account", format::dash(destination(&o.to)).to_string()),
-            ]),
-        ],
+        Movement::Order(o) => {
+            let (from, to) = (&o.item.from, &o.item.to);
+            vec![
+                widgets::fields(&[
+                    ("from", format::money(&from.amount, &from.currency)),
+                    ("method", format::dash(&from.method).to_string()),
+                ]),
+                widgets::fields(&[
+                    ("to", format::dash(&to.currency).to_string()),
+                    ("via", format::dash(&to.code).to_string()),
+                    ("account", format::dash(destination(&to.account_number, &to.address)).to_string()),
+                ]),
+            ]
+        }
     };
     lines.push(widgets::fields(&[("organization", org), ("created", created)]));
     let mut last = vec![("reference", reference)];
@@ -141,8 +147,10 @@ fn movement_summary(movement: &Movement) -> Vec<Line<'static>> {
     lines
 }
 
-fn destination(to: &crate::api::Destination) -> &str {
-    if to.account_number.0.is_empty() { to.address.as_str() } else { to.account_number.as_str() }
+/// Where a payout leg goes: the account number, else the crypto address.
+fn destination<'a>(account_number: &'a Option<String>, address: &'a Option<String>) -> &'a str {
+    let given = |text: &'a Option<String>| text.as_deref().filter(|t| !t.is_empty());
+    given(account_number).or_else(|| given(address)).unwrap_or_default()
 }
 
 fn render_entry(lines: Vec<Line<'static>>, frame: &mut Frame, area: Rect) {
@@ -212,31 +220,32 @@ fn render_dispute(
 
 fn render_endpoint(
     stack: StackName,
-    endpoint: &WebhookEndpoint,
-    attempts: &Remote<Vec<DeliveryAttempt>>,
+    health: &EndpointHealth,
+    attempts: &Remote<Vec<EndpointAttempt>>,
     selected: usize,
     frame: &mut Frame,
     area: Rect,
 ) {
+    let endpoint = &health.endpoint;
     let title = format!("Endpoint {} · {}", endpoint.id, stack.as_str());
     let mut summary = vec![
-        widgets::fields(&[("url", endpoint.url.0.clone())]),
+        widgets::fields(&[("url", endpoint.url.clone())]),
         widgets::fields(&[
-            ("success", format::percent(endpoint.success_rate)),
-            ("latency", format::millis(endpoint.average_latency_ms)),
+            ("success", format::percent(health.success_rate)),
+            ("latency", format::millis(health.average_latency_ms)),
             ("consecutive failures", endpoint.consecutive_failures.to_string()),
         ]),
         widgets::fields(&[
-            ("pending", format::count(endpoint.pending_deliveries)),
-            ("failed", format::count(endpoint.failed_deliveries)),
-            ("last attempt", format::time(endpoint.last_attempt_at.as_str())),
+            ("pending", format::count(health.pending_deliveries)),
+            ("failed", format::count(health.failed_deliveries)),
+            ("last attempt", format::time(health.last_attempt_at.as_deref().unwrap_or_default())),
         ]),
     ];
-    if !endpoint.disabled_reason.0.is_empty() {
-        summary.push(Line::styled(format!("disabled: {}", endpoint.disabled_reason), format::error_style()));
+    if let Some(reason) = &endpoint.disabled_reason {
+        summary.push(Line::styled(format!("disabled: {}", wire_name(reason)), format::error_style()));
     }
     let [summary_area, table_area, entry_area] = sections(area, summary.len());
-    let status = endpoint.status.as_str();
+    let status = &wire_name(&endpoint.status);
     let block = widgets::block(title, false).title_top(
         Line::from(Span::styled(format!(" {status} "), format::status_style(status))).right_aligned(),
     );
@@ -249,14 +258,14 @@ fn render_endpoint(
     } else {
         let table_rows = rows.iter().map(|a| {
             let code = a.status_code.map_or_else(|| "—".to_string(), |c| c.to_string());
-            let result =
-                if a.succeeded { "ok".to_string() } else { format::dash(a.error.as_str()).to_string() };
+            let error = a.error.as_deref().unwrap_or_default();
+            let result = if a.succeeded { "ok".to_string() } else { format::dash(error).to_string() };
             let result_style = format::status_style(if a.succeeded { "succeeded" } else { "failed" });
             Row::new(vec![
-                Cell::from(format::time(a.at.as_str())),
-                Cell::from(a.event.0.clone()),
+                Cell::from(format::time(&a.at)),
+                Cell::from(a.event.clone()),
                 widgets::figure(code),
-                widgets::figure(format::millis(a.duration_ms)),
+                widgets::figure(format::millis(Some(a.duration_ms as f64))),
                 Cell::from(Span::styled(result, result_style)),
             ])
         });
@@ -278,8 +287,11 @@ fn render_endpoint(
     }
     let attempt = rows.get(selected).map(|a| {
         vec![
-            Line::from(widgets::field("delivery", a.delivery_id.0.clone())),
-            Line::from(widgets::field("error", format::dash(a.error.as_str()).to_string())),
+            Line::from(widgets::field("delivery", a.delivery_id.clone())),
+            Line::from(widgets::field(
+                "error",
+                format::dash(a.error.as_deref().unwrap_or_default()).to_string(),
+            )),
         ]
     });
     render_entry(attempt.unwrap_or_default(), frame, entry_area);

@@ -52,30 +52,32 @@ pub fn lines(lookup: &RequestLookup) -> Vec<Line<'static>> {
     let mut lines = vec![
         Line::from(vec![
             Span::styled(format!("{} ", request.method), format::title_style()),
-            Span::raw(request.path.0.clone()),
+            Span::raw(request.path.clone()),
             Span::raw("  →  "),
             Span::styled(request.status.to_string(), status_style),
-            Span::raw(format!("  in {}", format::millis(request.duration_ms))),
+            Span::raw(format!("  in {}", format::millis(Some(request.duration_ms)))),
         ]),
         widgets::fields(&[
-            ("stack", format::dash(lookup.stack.as_str()).to_string()),
-            ("organization", format::dash(lookup.organization_id.as_str()).to_string()),
+            ("stack", lookup.stack.as_str().to_string()),
+            ("organization", format::dash(&lookup.organization_id).to_string()),
         ]),
         widgets::fields(&[
-            ("api key", format::dash(request.api_key_id.as_str()).to_string()),
-            ("at", format::time(request.created_at.as_str())),
+            ("api key", format::dash(request.api_key_id.as_deref().unwrap_or_default()).to_string()),
+            ("at", format::time(&request.created_at)),
         ]),
     ];
     for (title, body) in [("Request body", &request.request_body), ("Response body", &request.response_body)]
     {
         lines.push(Line::default());
         lines.push(Line::styled(title, format::title_style()));
-        lines.extend(json_lines(body));
+        lines.extend(json_lines(body.as_ref()));
     }
     lines
 }
 
-fn json_lines(body: &Value) -> Vec<Line<'static>> {
+/// A body as lines: text as sent, JSON pretty-printed, none as `(none)`.
+fn json_lines(body: Option<&Value>) -> Vec<Line<'static>> {
+    let Some(body) = body else { return vec![Line::styled("(none)", format::label_style())] };
     match body {
         Value::Null => vec![Line::styled("(none)", format::label_style())],
         Value::String(text) => text.lines().map(|l| Line::from(l.to_string())).collect(),

@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::widgets::{Cell, Row};
 
-use crate::api::WebhookEndpoint;
+use crate::api::{EndpointHealth, Owned, WebhookDelivery, wire_name};
 use crate::app::{App, Remote, WebhookPane};
 use crate::view::format;
 use crate::view::widgets::{self, SelectTable, WIDE_WIDTH_MIN};
@@ -78,21 +78,22 @@ fn render_endpoints(app: &App, frame: &mut Frame, area: Rect) {
     .render(frame, area);
 }
 
-fn endpoint_row(endpoint: &WebhookEndpoint, wide: bool) -> Row<'static> {
+fn endpoint_row(health: &EndpointHealth, wide: bool) -> Row<'static> {
+    let endpoint = &health.endpoint;
     let failing =
         if endpoint.consecutive_failures > 0 { Style::default().fg(Color::Red) } else { Style::default() };
-    let mut cells = vec![Cell::from(endpoint.url.0.clone())];
+    let mut cells = vec![Cell::from(endpoint.url.clone())];
     if wide {
-        cells.push(Cell::from(endpoint.organization_id.0.clone()));
+        cells.push(Cell::from(health.organization_id.clone()));
     }
-    cells.push(widgets::status_cell(endpoint.status.as_str()));
-    cells.push(widgets::figure(format::percent(endpoint.success_rate)));
-    cells.push(widgets::figure(format::millis(endpoint.average_latency_ms)));
+    cells.push(widgets::status_cell(&wire_name(&endpoint.status)));
+    cells.push(widgets::figure(format::percent(health.success_rate)));
+    cells.push(widgets::figure(format::millis(health.average_latency_ms)));
     cells.push(widgets::figure(endpoint.consecutive_failures.to_string()).style(failing));
-    cells.push(widgets::figure(format::count(endpoint.pending_deliveries)));
-    cells.push(widgets::figure(format::count(endpoint.failed_deliveries)));
+    cells.push(widgets::figure(format::count(health.pending_deliveries)));
+    cells.push(widgets::figure(format::count(health.failed_deliveries)));
     if wide {
-        cells.push(Cell::from(format::time(endpoint.last_attempt_at.as_str())));
+        cells.push(Cell::from(format::time(health.last_attempt_at.as_deref().unwrap_or_default())));
     }
     Row::new(cells)
 }
@@ -107,19 +108,20 @@ fn render_deliveries(app: &App, frame: &mut Frame, area: Rect) {
     }
     let block = widgets::with_error(block, &remote);
     let wide = area.width >= WIDE_WIDTH_MIN;
-    let table_rows = rows.iter().map(|d| {
-        let mut cells = vec![Cell::from(d.id.0.clone())];
+    let table_rows = rows.iter().map(|Owned { item: d, .. }| {
+        let next_attempt = d.next_attempt_at.as_deref().unwrap_or_default();
+        let mut cells = vec![Cell::from(d.id.clone())];
         if wide {
-            cells.push(Cell::from(d.endpoint_id.0.clone()));
+            cells.push(Cell::from(d.endpoint_id.clone()));
         }
-        cells.push(Cell::from(d.event.0.clone()));
-        cells.push(widgets::status_cell(d.status.as_str()));
+        cells.push(Cell::from(d.event.clone()));
+        cells.push(widgets::status_cell(&wire_name(&d.status)));
         cells.push(widgets::figure(d.attempt_count.to_string()));
         if wide {
-            cells.push(Cell::from(format::time(d.next_attempt_at.as_str())));
-            cells.push(Cell::from(format::time(d.created_at.as_str())));
+            cells.push(Cell::from(format::time(next_attempt)));
+            cells.push(Cell::from(format::time(&d.created_at)));
         } else {
-            cells.push(Cell::from(format::time_compact(d.next_attempt_at.as_str())));
+            cells.push(Cell::from(format::time_compact(next_attempt)));
         }
         Row::new(cells)
     });
@@ -154,8 +156,8 @@ fn render_deliveries(app: &App, frame: &mut Frame, area: Rect) {
 }
 
 fn deliveries_state(
-    failed: &Remote<Vec<crate::api::Delivery>>,
-    pending: &Remote<Vec<crate::api::Delivery>>,
+    failed: &Remote<Vec<Owned<WebhookDelivery>>>,
+    pending: &Remote<Vec<Owned<WebhookDelivery>>>,
 ) -> Remote<()> {
     Remote {
         data: (failed.data.is_some() || pending.data.is_some()).then_some(()),

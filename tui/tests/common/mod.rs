@@ -10,21 +10,37 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
+use sika_api::accounts::Account;
+use sika_api::admin::{
+    CurrencyTotal, EndpointAttempt, EndpointHealth, LedgerFigures, NodeStatus, Owned, RequestLookup,
+    StackAccounts, StackName, StackStatus, VerifyResult,
+};
+use sika_api::collections::{Collection, CollectionStatus};
+use sika_api::orders::{Order, OrderDestination, OrderSource, OrderStatus};
+use sika_api::payouts::{Payout, PayoutDestination, PayoutSource, PayoutStatus};
+use sika_api::requests::LoggedRequest;
+use sika_api::webhooks::{
+    WebhookDelivery, WebhookDeliveryStatus, WebhookDisabledReason, WebhookEndpoint, WebhookEndpointStatus,
+};
+use sika_api::{Metadata, Money, TimelineEntry};
 use sika_tui::{
-    AccountsPage, Action, App, Client, ClientError, Delivery, DeliveryAttempt, Dispute, Movement,
-    MovementKind, MovementQuery, NodeStatus, RequestLookup, Settlement, StackName, VerifyResult,
-    WebhookEndpoint, render,
+    Action, App, Client, ClientError, Dispute, Movement, MovementKind, MovementQuery, Settled, Settlement,
+    render,
 };
 
 pub const ADMIN_URL: &str = "http://127.0.0.1:8082";
+pub const ORG_A: &str = "org_3xV8bN1mQ7wE4rT6yU9iO2pA";
+pub const ORG_B: &str = "org_5zX1cV4bN7mQ0wE3rT6yU9iO";
 pub const PENDING_PAYOUT: &str = "pay_ngn_4fQ9xK2mTz8LwP3bN7cR1dYe";
 pub const COMPLETED_PAYOUT: &str = "pay_kes_8HwT2pLq6Vx0ZcN4bM9sR3aF";
 pub const PENDING_COLLECTION: &str = "col_2KdP7sW9qXe4RtY1uI8oA5zL";
 pub const ORDER: &str = "ord_6MnB3vC8xZ1aS4dF7gH0jK2L";
 pub const DISPUTE: &str = "dsp_5TgY8uH1jN4mK7lP0oI3uY6T";
+pub const HEALTHY_ENDPOINT: &str = "we_1AsD4fG7hJ0kL3zX6cV9bN2m";
 pub const FAILING_ENDPOINT: &str = "we_9QaZ2wS5xE8dC1rF4vT7gB0Y";
 pub const FAILED_DELIVERY: &str = "whd_3EdC6rF9vT2gB5yH8nU1jM4K";
 pub const REQUEST_ID: &str = "req_8sKd02LmQx7VbN3cT5wY1zHe";
+const VERIFY_SUMMARY: &str = "1234 journal entries; debits equal credits; hash chain intact";
 
 /// Transfer counts the status answers with, one per call, so the
 /// throughput sparkline has a fixed shape.
@@ -56,10 +72,6 @@ impl Default for FakeClient {
     }
 }
 
-fn decode<T: serde::de::DeserializeOwned>(value: Value) -> T {
-    serde_json::from_value(value).expect("fixture matches the wire shape")
-}
-
 impl FakeClient {
     pub fn set_mode(&self, mode: Mode) {
         *self.mode.lock().unwrap() = mode;
@@ -78,30 +90,35 @@ impl FakeClient {
     }
 
     fn all_movements(&self, stack: StackName, kind: MovementKind) -> Vec<Movement> {
-        let settled = self.settled.lock().unwrap().clone();
-        let apply = |mut value: Value| {
-            let id = value["id"].as_str().unwrap_or_default().to_string();
-            if let Some((_, s)) = settled.iter().find(|(settled_id, _)| *settled_id == id) {
-                value["status"] = json!(if *s == Settlement::Complete { "completed" } else { "failed" });
+        let mut rows: Vec<Movement> = match (stack, kind) {
+            (StackName::Live, MovementKind::Payout) => {
+                live_payouts().into_iter().map(Movement::Payout).collect()
             }
-            value
-        };
-        let values = match (stack, kind) {
-            (StackName::Live, MovementKind::Payout) => live_payouts(),
-            (StackName::Live, MovementKind::Collection) => live_collections(),
-            (StackName::Live, MovementKind::Order) => live_orders(),
-            (StackName::Sandbox, MovementKind::Payout) => sandbox_payouts(),
+            (StackName::Live, MovementKind::Collection) => {
+                live_collections().into_iter().map(Movement::Collection).collect()
+            }
+            (StackName::Live, MovementKind::Order) => {
+                live_orders().into_iter().map(Movement::Order).collect()
+            }
+            (StackName::Sandbox, MovementKind::Payout) => {
+                sandbox_payouts().into_iter().map(Movement::Payout).collect()
+            }
             (StackName::Sandbox, _) => Vec::new(),
         };
-        values
-            .into_iter()
-            .map(apply)
-            .map(|v| match kind {
-                MovementKind::Payout => Movement::Payout(decode(v)),
-                MovementKind::Collection => Movement::Collection(decode(v)),
-                MovementKind::Order => Movement::Order(decode(v)),
-            })
-            .collect()
+        for (id, settlement) in self.settled.lock().unwrap().iter() {
+            let completed = *settlement == Settlement::Complete;
+            match rows.iter_mut().find(|m| m.id() == id) {
+                Some(Movement::Payout(p)) => {
+                    p.item.status = if completed { PayoutStatus::Completed } else { PayoutStatus::Failed }
+                }
+                Some(Movement::Collection(c)) => {
+                    c.item.status =
+                        if completed { CollectionStatus::Completed } else { CollectionStatus::Failed }
+                }
+                _ => {}
+            }
+        }
+        rows
     }
 }
 
@@ -113,37 +130,21 @@ impl Client for FakeClient {
         *calls += 1;
         let live: u64 = 2_000 + TRANSFER_STEPS.iter().cycle().take(step).sum::<u64>();
         let sandbox: u64 = 50_000 + 40 * step as u64;
-        Ok(decode(json!({
-            "version": "0.1.0",
-            "uptimeSeconds": 3_723,
-            "live": {
-                "journalLength": 1_234, "commits": 456, "commands": 789, "commandsFailed": 3,
-                "transfers": live, "writerQueueDepth": 0, "databaseBytes": 5_242_880
-            },
-            "sandbox": {
-                "journalLength": 98_765, "commits": 12_001, "commands": 40_321, "commandsFailed": 0,
-                "transfers": sandbox, "writerQueueDepth": 2, "databaseBytes": 73_400_320u64
-            }
-        })))
+        Ok(node_status(live, sandbox))
     }
 
-    fn accounts(&self, stack: StackName) -> Result<AccountsPage, ClientError> {
+    fn accounts(&self, stack: StackName) -> Result<StackAccounts, ClientError> {
         self.check()?;
-        Ok(decode(match stack {
+        Ok(match stack {
             StackName::Live => live_accounts(),
             StackName::Sandbox => sandbox_accounts(),
-        }))
+        })
     }
 
     fn verify(&self, stack: StackName) -> Result<VerifyResult, ClientError> {
         self.check()?;
         self.log(format!("verify {}", stack.as_str()));
-        Ok(decode(json!({
-            "at": "2025-03-14T10:20:30.000Z",
-            "consistent": true,
-            "summary": "1234 journal entries; debits equal credits; hash chain intact",
-            "problems": []
-        })))
+        Ok(verify_result(true, VERIFY_SUMMARY, &[]))
     }
 
     fn movements(&self, stack: StackName, query: &MovementQuery) -> Result<Vec<Movement>, ClientError> {
@@ -163,11 +164,12 @@ impl Client for FakeClient {
         let mut movement = found.ok_or_else(|| not_found(kind.singular(), id))?;
         // The full answer carries the webhook deliveries on the timeline.
         if let Movement::Payout(p) = &mut movement {
-            p.timeline.push(decode(json!({
-                "at": "2025-03-14T09:15:03.120Z", "kind": "webhook",
-                "title": "Webhook payout.pending delivered",
-                "detail": "200 from https://shop.example.com/hooks/sika in 84 ms"
-            })));
+            p.item.timeline.extend(timeline(&[(
+                "2025-03-14T09:15:03.120Z",
+                "webhook",
+                "Webhook payout.pending delivered",
+                "200 from https://shop.example.com/hooks/sika in 84 ms",
+            )]));
         }
         Ok(movement)
     }
@@ -178,11 +180,11 @@ impl Client for FakeClient {
         kind: MovementKind,
         id: &str,
         settlement: Settlement,
-    ) -> Result<Movement, ClientError> {
+    ) -> Result<Settled, ClientError> {
         self.check()?;
         self.log(format!("{} {} {} {id}", settlement.as_str(), stack.as_str(), kind.singular()));
         let movement = self.movement(stack, kind, id)?;
-        if movement.status() != "pending" {
+        if !movement.awaits_settlement() {
             return Err(ClientError::Api {
                 status: 409,
                 code: "invalid_state".into(),
@@ -190,7 +192,12 @@ impl Client for FakeClient {
             });
         }
         self.settled.lock().unwrap().push((id.to_string(), settlement));
-        self.movement(stack, kind, id)
+        // Like the node, the answer is the public view, without the organization.
+        match self.movement(stack, kind, id)? {
+            Movement::Payout(p) => Ok(Settled::Payout(p.item)),
+            Movement::Collection(c) => Ok(Settled::Collection(c.item)),
+            Movement::Order(_) => Err(not_found("order action", settlement.as_str())),
+        }
     }
 
     fn disputes(&self, stack: StackName) -> Result<Vec<Dispute>, ClientError> {
@@ -209,10 +216,10 @@ impl Client for FakeClient {
         }
     }
 
-    fn webhook_endpoints(&self, stack: StackName) -> Result<Vec<WebhookEndpoint>, ClientError> {
+    fn webhook_endpoints(&self, stack: StackName) -> Result<Vec<EndpointHealth>, ClientError> {
         self.check()?;
         Ok(match stack {
-            StackName::Live => decode(endpoints()),
+            StackName::Live => endpoints(),
             StackName::Sandbox => Vec::new(),
         })
     }
@@ -221,44 +228,45 @@ impl Client for FakeClient {
         &self,
         _stack: StackName,
         endpoint_id: &str,
-    ) -> Result<Vec<DeliveryAttempt>, ClientError> {
+    ) -> Result<Vec<EndpointAttempt>, ClientError> {
         self.check()?;
         if endpoint_id != FAILING_ENDPOINT {
             return Ok(Vec::new());
         }
-        Ok(decode(attempts()))
+        Ok(attempts())
     }
 
-    fn deliveries(&self, stack: StackName, status: &str) -> Result<Vec<Delivery>, ClientError> {
+    fn deliveries(&self, stack: StackName, status: &str) -> Result<Vec<Owned<WebhookDelivery>>, ClientError> {
         self.check()?;
         if stack == StackName::Sandbox {
             return Ok(Vec::new());
         }
-        let all: Vec<Delivery> = decode(deliveries());
-        Ok(all.into_iter().filter(|d| d.status.as_str() == status).collect())
+        Ok(deliveries().into_iter().filter(|d| sika_tui::wire_name(&d.item.status) == status).collect())
     }
 
-    fn retry_delivery(&self, stack: StackName, delivery_id: &str) -> Result<Delivery, ClientError> {
+    fn retry_delivery(&self, stack: StackName, delivery_id: &str) -> Result<WebhookDelivery, ClientError> {
         self.check()?;
         self.log(format!("retry {} {delivery_id}", stack.as_str()));
-        let all: Vec<Delivery> = decode(deliveries());
-        let mut delivery = all
+        let mut delivery = deliveries()
             .into_iter()
-            .find(|d| d.id.as_str() == delivery_id)
-            .ok_or_else(|| not_found("delivery", delivery_id))?;
-        delivery.status = "pending".into();
+            .find(|d| d.item.id == delivery_id)
+            .ok_or_else(|| not_found("delivery", delivery_id))?
+            .item;
+        delivery.status = WebhookDeliveryStatus::Pending;
         Ok(delivery)
     }
 
     fn enable_endpoint(&self, stack: StackName, endpoint_id: &str) -> Result<WebhookEndpoint, ClientError> {
         self.check()?;
         self.log(format!("enable {} {endpoint_id}", stack.as_str()));
-        let all: Vec<WebhookEndpoint> = decode(endpoints());
-        let mut endpoint = all
+        let mut endpoint = endpoints()
             .into_iter()
-            .find(|e| e.id.as_str() == endpoint_id)
-            .ok_or_else(|| not_found("webhook endpoint", endpoint_id))?;
-        endpoint.status = "active".into();
+            .find(|e| e.endpoint.id == endpoint_id)
+            .ok_or_else(|| not_found("webhook endpoint", endpoint_id))?
+            .endpoint;
+        endpoint.status = WebhookEndpointStatus::Active;
+        endpoint.disabled_reason = None;
+        endpoint.consecutive_failures = 0;
         Ok(endpoint)
     }
 
@@ -267,156 +275,328 @@ impl Client for FakeClient {
         if request_id != REQUEST_ID {
             return Err(not_found("request", request_id));
         }
-        Ok(decode(request_lookup()))
+        Ok(request_lookup())
     }
+}
+
+fn decode<T: serde::de::DeserializeOwned>(value: Value) -> T {
+    serde_json::from_value(value).expect("fixture matches the wire shape")
 }
 
 fn not_found(what: &str, id: &str) -> ClientError {
     ClientError::Api { status: 404, code: "not_found".into(), message: format!("{what} '{id}' not found") }
 }
 
-fn live_accounts() -> Value {
-    json!({
-        "data": [
-            account("NGN4820193375", "org_3xV8bN1mQ7wE4rT6yU9iO2pA", "NGN", "1250000.00", "150750.00", "1400750.00", "912.35"),
-            account("USD1002003004", "org_3xV8bN1mQ7wE4rT6yU9iO2pA", "USD", "4200.50", "0.00", "4200.50", "4200.50"),
-            account("KES7730021190", "org_5zX1cV4bN7mQ0wE3rT6yU9iO", "KES", "98000.00", "2000.00", "100000.00", "773.99"),
-            account("NGN1190028833", "org_5zX1cV4bN7mQ0wE3rT6yU9iO", "NGN", "300000.00", "0.00", "300000.00", "195.40"),
-        ],
-        "hasMore": false,
-        "nextCursor": null,
-        "totals": [
-            { "currency": "KES", "availableBalance": "98000.00", "pendingBalance": "2000.00", "totalBalance": "100000.00", "accounts": 1 },
-            { "currency": "NGN", "availableBalance": "1550000.00", "pendingBalance": "150750.00", "totalBalance": "1700750.00", "accounts": 2 },
-            { "currency": "USD", "availableBalance": "4200.50", "pendingBalance": "0.00", "totalBalance": "4200.50", "accounts": 1 },
-        ],
-        "ledger": {
-            "journalLength": 1234,
-            "lastVerify": {
-                "at": "2025-03-14T08:00:00.000Z",
-                "consistent": true,
-                "summary": "1234 journal entries; debits equal credits; hash chain intact",
-                "problems": []
-            }
-        }
-    })
+// ----- the fake node's data, as sika-api's types -----
+
+/// `item` as the admin API shows it, with its organization.
+pub fn owned<T>(organization_id: &str, item: T) -> Owned<T> {
+    Owned { organization_id: organization_id.to_string(), item }
 }
 
-/// No `totals` and no `ledger`, as an older node answers: the console sums
-/// the accounts itself.
-fn sandbox_accounts() -> Value {
-    json!({
-        "data": [
-            account("GHS5500110022", "org_3xV8bN1mQ7wE4rT6yU9iO2pA", "GHS", "10.50", "0.25", "10.75", "0.69"),
-            account("GHS5500110023", "org_5zX1cV4bN7mQ0wE3rT6yU9iO", "GHS", "2.00", "0.00", "2.00", "0.12"),
+pub fn node_status(live_transfers: u64, sandbox_transfers: u64) -> NodeStatus {
+    NodeStatus {
+        version: "0.1.0".into(),
+        uptime_seconds: 3_723,
+        live: StackStatus {
+            journal_length: 1_234,
+            commits: 456,
+            commands: 789,
+            commands_failed: 3,
+            transfers: live_transfers,
+            writer_queue_depth: 0,
+            database_bytes: 5_242_880,
+        },
+        sandbox: StackStatus {
+            journal_length: 98_765,
+            commits: 12_001,
+            commands: 40_321,
+            commands_failed: 0,
+            transfers: sandbox_transfers,
+            writer_queue_depth: 2,
+            database_bytes: 73_400_320,
+        },
+    }
+}
+
+pub fn verify_result(consistent: bool, summary: &str, problems: &[&str]) -> VerifyResult {
+    VerifyResult {
+        at: "2025-03-14T10:20:30.000Z".into(),
+        consistent,
+        summary: summary.into(),
+        problems: problems.iter().map(|p| p.to_string()).collect(),
+    }
+}
+
+fn live_accounts() -> StackAccounts {
+    StackAccounts {
+        data: vec![
+            account(ORG_A, "NGN4820193375", ["1250000.00", "150750.00", "1400750.00", "912.35"]),
+            account(ORG_A, "USD1002003004", ["4200.50", "0.00", "4200.50", "4200.50"]),
+            account(ORG_B, "KES7730021190", ["98000.00", "2000.00", "100000.00", "773.99"]),
+            account(ORG_B, "NGN1190028833", ["300000.00", "0.00", "300000.00", "195.40"]),
         ],
-        "hasMore": false,
-        "nextCursor": null
-    })
+        has_more: false,
+        next_cursor: None,
+        totals: vec![
+            total("KES", ["98000.00", "2000.00", "100000.00"], 1),
+            total("NGN", ["1550000.00", "150750.00", "1700750.00"], 2),
+            total("USD", ["4200.50", "0.00", "4200.50"], 1),
+        ],
+        ledger: LedgerFigures {
+            journal_length: 1234,
+            last_verify: Some(VerifyResult {
+                at: "2025-03-14T08:00:00.000Z".into(),
+                ..verify_result(true, VERIFY_SUMMARY, &[])
+            }),
+        },
+    }
 }
 
-fn account(
-    id: &str,
-    org: &str,
-    currency: &str,
-    available: &str,
-    pending: &str,
-    total: &str,
-    usd: &str,
-) -> Value {
-    json!({
-        "id": id, "organizationId": org, "currency": currency,
-        "availableBalance": available, "pendingBalance": pending, "totalBalance": total,
-        "estimatedUsd": usd, "createdAt": "2025-01-05T12:00:00.000Z"
-    })
+/// No totals and a journal of 0: the console sums the accounts itself and
+/// takes the journal's length from the status.
+fn sandbox_accounts() -> StackAccounts {
+    StackAccounts {
+        data: vec![
+            account(ORG_A, "GHS5500110022", ["10.50", "0.25", "10.75", "0.69"]),
+            account(ORG_B, "GHS5500110023", ["2.00", "0.00", "2.00", "0.12"]),
+        ],
+        has_more: false,
+        next_cursor: None,
+        totals: Vec::new(),
+        ledger: LedgerFigures { journal_length: 0, last_verify: None },
+    }
 }
 
-fn timeline(entries: &[(&str, &str, &str, &str)]) -> Value {
-    Value::Array(
-        entries
-            .iter()
-            .map(|(at, kind, title, detail)| json!({ "at": at, "kind": kind, "title": title, "detail": detail }))
-            .collect(),
+/// An account whose currency is its id's first three letters;
+/// `[available, pending, total, estimatedUsd]`.
+pub fn account(org: &str, id: &str, [available, pending, total, usd]: [&str; 4]) -> Owned<Account> {
+    owned(
+        org,
+        Account {
+            available_balance: available.into(),
+            created_at: "2025-01-05T12:00:00.000Z".into(),
+            currency: id[..3].into(),
+            estimated_usd: usd.into(),
+            id: id.into(),
+            pending_balance: pending.into(),
+            total_balance: total.into(),
+        },
     )
 }
 
-fn live_payouts() -> Vec<Value> {
-    vec![
-        json!({
-            "id": PENDING_PAYOUT, "organizationId": "org_3xV8bN1mQ7wE4rT6yU9iO2pA", "status": "pending",
-            "from": { "amount": "150000.00", "currency": "NGN", "accountNumber": "NGN4820193375" },
-            "to": { "code": "bank_ng_gtb", "amount": "150000.00", "currency": "NGN", "accountNumber": "0123456789", "address": null },
-            "fee": { "amount": "750.00", "currency": "NGN" },
-            "externalReference": "inv-2041",
-            "statusMessage": "Waiting for the operator to confirm settlement",
-            "createdAt": "2025-03-14T09:15:02.000Z",
-            // Out of order on purpose: the detail sorts by time.
-            "timeline": timeline(&[
-                ("2025-03-14T09:15:02.500Z", "provider", "Sent to rail", "manual settlement: waiting for the operator"),
-                ("2025-03-14T09:15:02.000Z", "state", "Payout created", "150000.00 NGN to bank_ng_gtb 0123456789"),
-                ("2025-03-14T09:15:02.010Z", "fee", "Fee held", "750.00 NGN fee"),
-            ]),
-        }),
-        json!({
-            "id": COMPLETED_PAYOUT, "organizationId": "org_5zX1cV4bN7mQ0wE3rT6yU9iO", "status": "completed",
-            "from": { "amount": "5000.00", "currency": "KES", "accountNumber": "KES7730021190" },
-            "to": { "code": "mpesa_ke", "amount": "5000.00", "currency": "KES", "accountNumber": "254700000001" },
-            "fee": { "amount": "25.00", "currency": "KES" },
-            "externalReference": null,
-            "statusMessage": "Confirmed by the operator",
-            "createdAt": "2025-03-13T17:42:10.000Z",
-            "timeline": timeline(&[
-                ("2025-03-13T17:42:10.000Z", "state", "Payout created", "5000.00 KES to mpesa_ke 254700000001"),
-                ("2025-03-13T17:50:00.000Z", "provider", "Provider confirmed delivery", "Confirmed by the operator"),
-                ("2025-03-13T17:50:00.000Z", "state", "Payout completed", "Status completed"),
-            ]),
-        }),
-    ]
+/// `[available, pending, total]` of `accounts` accounts.
+pub fn total(currency: &str, [available, pending, total]: [&str; 3], accounts: u64) -> CurrencyTotal {
+    CurrencyTotal {
+        currency: currency.into(),
+        available_balance: available.into(),
+        pending_balance: pending.into(),
+        total_balance: total.into(),
+        accounts,
+    }
 }
 
-fn live_collections() -> Vec<Value> {
-    vec![json!({
-        "id": PENDING_COLLECTION, "organizationId": "org_3xV8bN1mQ7wE4rT6yU9iO2pA", "status": "pending",
-        "amount": "20000.00", "currency": "NGN", "code": "ussd_ng", "accountNumber": "08031234567",
-        "externalReference": "cart-77", "statusMessage": "Prompt sent to the payer",
-        "createdAt": "2025-03-14T08:30:00.000Z",
-        "timeline": timeline(&[
-            ("2025-03-14T08:30:00.000Z", "state", "Collection created", "20000.00 NGN from ussd_ng 08031234567"),
-            ("2025-03-14T08:30:00.200Z", "provider", "Prompt sent", "manual settlement: waiting for the operator"),
+/// Entries of `(at, kind, title, detail)`.
+pub fn timeline(entries: &[(&str, &str, &str, &str)]) -> Vec<TimelineEntry> {
+    entries
+        .iter()
+        .map(|(at, kind, title, detail)| TimelineEntry {
+            at: at.to_string(),
+            kind: kind.to_string(),
+            title: title.to_string(),
+            detail: detail.to_string(),
+        })
+        .collect()
+}
+
+/// A payout of `amount` from the balance `account` to `to_account` via
+/// `code`, in one currency, with the console's columns left empty.
+pub fn payout(
+    id: &str,
+    status: PayoutStatus,
+    account: &str,
+    [amount, fee]: [&str; 2],
+    to: [&str; 2],
+) -> Payout {
+    let currency = &account[..3];
+    let [code, to_account] = to;
+    Payout {
+        id: id.into(),
+        status,
+        from: PayoutSource {
+            account_number: account.into(),
+            amount: amount.into(),
+            currency: currency.into(),
+            kyc: Metadata::new(),
+        },
+        to: PayoutDestination {
+            code: code.into(),
+            amount: amount.into(),
+            currency: currency.into(),
+            account_number: Some(to_account.into()),
+            address: None,
+            tag: None,
+            recipient_id: None,
+            kyc: Metadata::new(),
+        },
+        fee: Money { amount: fee.into(), currency: currency.into() },
+        rate: "1".into(),
+        narration: String::new(),
+        external_reference: String::new(),
+        metadata: Metadata::new(),
+        status_message: String::new(),
+        completed_at: None,
+        created_at: String::new(),
+        updated_at: String::new(),
+        timeline: Vec::new(),
+    }
+}
+
+fn live_payouts() -> Vec<Owned<Payout>> {
+    let pending = Payout {
+        external_reference: "inv-2041".into(),
+        status_message: "Waiting for the operator to confirm settlement".into(),
+        created_at: "2025-03-14T09:15:02.000Z".into(),
+        // Out of order on purpose: the detail sorts by time.
+        timeline: timeline(&[
+            (
+                "2025-03-14T09:15:02.500Z",
+                "provider",
+                "Sent to rail",
+                "manual settlement: waiting for the operator",
+            ),
+            (
+                "2025-03-14T09:15:02.000Z",
+                "state",
+                "Payout created",
+                "150000.00 NGN to bank_ng_gtb 0123456789",
+            ),
+            ("2025-03-14T09:15:02.010Z", "fee", "Fee held", "750.00 NGN fee"),
         ]),
-    })]
+        ..payout(
+            PENDING_PAYOUT,
+            PayoutStatus::Pending,
+            "NGN4820193375",
+            ["150000.00", "750.00"],
+            ["bank_ng_gtb", "0123456789"],
+        )
+    };
+    let completed = Payout {
+        status_message: "Confirmed by the operator".into(),
+        completed_at: Some("2025-03-13T17:50:00.000Z".into()),
+        created_at: "2025-03-13T17:42:10.000Z".into(),
+        timeline: timeline(&[
+            ("2025-03-13T17:42:10.000Z", "state", "Payout created", "5000.00 KES to mpesa_ke 254700000001"),
+            (
+                "2025-03-13T17:50:00.000Z",
+                "provider",
+                "Provider confirmed delivery",
+                "Confirmed by the operator",
+            ),
+            ("2025-03-13T17:50:00.000Z", "state", "Payout completed", "Status completed"),
+        ]),
+        ..payout(
+            COMPLETED_PAYOUT,
+            PayoutStatus::Completed,
+            "KES7730021190",
+            ["5000.00", "25.00"],
+            ["mpesa_ke", "254700000001"],
+        )
+    };
+    vec![owned(ORG_A, pending), owned(ORG_B, completed)]
 }
 
-fn live_orders() -> Vec<Value> {
-    vec![json!({
-        "id": ORDER, "organizationId": "org_5zX1cV4bN7mQ0wE3rT6yU9iO", "status": "completed",
-        "from": { "method": "crypto", "currency": "USDT", "amount": "100.00" },
-        "to": { "code": "bank_ng_gtb", "currency": "NGN", "accountNumber": "0987654321" },
-        "externalReference": "order-9", "statusMessage": "Paid out",
-        "createdAt": "2025-03-12T11:00:00.000Z",
-        "timeline": timeline(&[
+pub fn live_collections() -> Vec<Owned<Collection>> {
+    let collection = Collection {
+        id: PENDING_COLLECTION.into(),
+        status: CollectionStatus::Pending,
+        amount: "20000.00".into(),
+        currency: "NGN".into(),
+        account_number: "08031234567".into(),
+        code: "ussd_ng".into(),
+        balance_account: "NGN4820193375".into(),
+        external_reference: "cart-77".into(),
+        metadata: Metadata::new(),
+        status_message: "Prompt sent to the payer".into(),
+        completed_at: None,
+        created_at: "2025-03-14T08:30:00.000Z".into(),
+        updated_at: "2025-03-14T08:30:00.200Z".into(),
+        timeline: timeline(&[
+            (
+                "2025-03-14T08:30:00.000Z",
+                "state",
+                "Collection created",
+                "20000.00 NGN from ussd_ng 08031234567",
+            ),
+            (
+                "2025-03-14T08:30:00.200Z",
+                "provider",
+                "Prompt sent",
+                "manual settlement: waiting for the operator",
+            ),
+        ]),
+    };
+    vec![owned(ORG_A, collection)]
+}
+
+pub fn live_orders() -> Vec<Owned<Order>> {
+    let order = Order {
+        id: ORDER.into(),
+        status: OrderStatus::Completed,
+        from: OrderSource {
+            method: "crypto".into(),
+            currency: "USDT".into(),
+            amount: "100.00".into(),
+            chain: None,
+            received_amount: "100.00".into(),
+        },
+        to: OrderDestination {
+            code: "bank_ng_gtb".into(),
+            currency: "NGN".into(),
+            account_number: Some("0987654321".into()),
+            address: None,
+            tag: None,
+        },
+        deposit_instructions: Metadata::new(),
+        required_confirmations: 3,
+        payout_id: None,
+        payout: None,
+        external_reference: "order-9".into(),
+        metadata: Metadata::new(),
+        status_message: "Paid out".into(),
+        expires_at: "2025-03-12T12:00:00.000Z".into(),
+        created_at: "2025-03-12T11:00:00.000Z".into(),
+        updated_at: "2025-03-12T11:06:00.000Z".into(),
+        timeline: timeline(&[
             ("2025-03-12T11:00:00.000Z", "state", "Order created", "100.00 USDT by crypto"),
             ("2025-03-12T11:05:00.000Z", "provider", "Deposit confirmed", "3 confirmations"),
             ("2025-03-12T11:05:01.000Z", "provider", "Payout: Sent to rail", "bank_ng_gtb 0987654321"),
             ("2025-03-12T11:06:00.000Z", "state", "Payout: Payout completed", "Status completed"),
             ("2025-03-12T11:06:00.500Z", "webhook", "Webhook order.completed delivered", "200 in 91 ms"),
         ]),
-    })]
+    };
+    vec![owned(ORG_B, order)]
 }
 
-fn sandbox_payouts() -> Vec<Value> {
-    vec![json!({
-        "id": "pay_ghs_1AbC2dEf3GhI4jKl5MnO6pQr", "organizationId": "org_3xV8bN1mQ7wE4rT6yU9iO2pA",
-        "status": "failed",
-        "from": { "amount": "1.00", "currency": "GHS", "accountNumber": "GHS5500110022" },
-        "to": { "code": "momo_gh", "amount": "1.00", "currency": "GHS", "accountNumber": "233200000000" },
-        "fee": { "amount": "0.01", "currency": "GHS" },
-        "externalReference": "test-fail", "statusMessage": "Simulated failure",
-        "createdAt": "2025-03-14T07:00:00.000Z",
-        "timeline": timeline(&[("2025-03-14T07:00:00.000Z", "state", "Payout failed", "Simulated failure")]),
-    })]
+fn sandbox_payouts() -> Vec<Owned<Payout>> {
+    let failed = Payout {
+        external_reference: "test-fail".into(),
+        status_message: "Simulated failure".into(),
+        created_at: "2025-03-14T07:00:00.000Z".into(),
+        timeline: timeline(&[("2025-03-14T07:00:00.000Z", "state", "Payout failed", "Simulated failure")]),
+        ..payout(
+            "pay_ghs_1AbC2dEf3GhI4jKl5MnO6pQr",
+            PayoutStatus::Failed,
+            "GHS5500110022",
+            ["1.00", "0.01"],
+            ["momo_gh", "233200000000"],
+        )
+    };
+    vec![owned(ORG_A, failed)]
 }
 
+/// The admin API serves disputes untyped for now, so the fixture is JSON
+/// read into the console's own [`Dispute`].
 fn dispute(with_messages: bool) -> Value {
     let messages = if with_messages {
         json!([
@@ -428,59 +608,183 @@ fn dispute(with_messages: bool) -> Value {
         json!([])
     };
     json!({
-        "id": DISPUTE, "organizationId": "org_5zX1cV4bN7mQ0wE3rT6yU9iO", "status": "under_review",
+        "id": DISPUTE, "organizationId": ORG_B, "status": "under_review",
         "amount": "100.00", "currency": "USDT", "reason": "duplicate_charge",
         "createdAt": "2025-03-13T10:00:00.000Z", "messages": messages
     })
 }
 
-fn endpoints() -> Value {
-    json!([
-        {
-            "id": "we_1AsD4fG7hJ0kL3zX6cV9bN2m", "organizationId": "org_3xV8bN1mQ7wE4rT6yU9iO2pA",
-            "url": "https://shop.example.com/hooks/sika", "status": "active", "disabledReason": null,
-            "consecutiveFailures": 0, "successRate": 0.987, "averageLatencyMs": 142.3,
-            "pendingDeliveries": 1, "failedDeliveries": 0, "lastAttemptAt": "2025-03-14T09:15:03.120Z"
+/// An endpoint receiving every event, created and last changed at `at`.
+pub fn endpoint(
+    id: &str,
+    url: &str,
+    status: WebhookEndpointStatus,
+    consecutive_failures: u32,
+) -> WebhookEndpoint {
+    WebhookEndpoint {
+        id: id.into(),
+        url: url.into(),
+        events: vec!["*".into()],
+        description: String::new(),
+        status,
+        disabled_reason: None,
+        consecutive_failures,
+        created_at: "2025-01-05T12:00:00.000Z".into(),
+        updated_at: "2025-01-05T12:00:00.000Z".into(),
+    }
+}
+
+fn endpoints() -> Vec<EndpointHealth> {
+    let healthy =
+        endpoint(HEALTHY_ENDPOINT, "https://shop.example.com/hooks/sika", WebhookEndpointStatus::Active, 0);
+    let failing = WebhookEndpoint {
+        disabled_reason: Some(WebhookDisabledReason::ConsecutiveFailures),
+        ..endpoint(
+            FAILING_ENDPOINT,
+            "https://api.merchant.test/webhooks",
+            WebhookEndpointStatus::Disabled,
+            37,
+        )
+    };
+    vec![
+        EndpointHealth {
+            organization_id: ORG_A.into(),
+            endpoint: healthy,
+            success_rate: Some(0.987),
+            average_latency_ms: Some(142.3),
+            pending_deliveries: 1,
+            failed_deliveries: 0,
+            last_attempt_at: Some("2025-03-14T09:15:03.120Z".into()),
         },
-        {
-            "id": FAILING_ENDPOINT, "organizationId": "org_5zX1cV4bN7mQ0wE3rT6yU9iO",
-            "url": "https://api.merchant.test/webhooks", "status": "disabled",
-            "disabledReason": "failing for more than 5 days",
-            "consecutiveFailures": 37, "successRate": 0.0, "averageLatencyMs": null,
-            "pendingDeliveries": 0, "failedDeliveries": 2, "lastAttemptAt": "2025-03-13T22:00:00.000Z"
-        }
-    ])
-}
-
-fn attempts() -> Value {
-    json!([
-        { "deliveryId": FAILED_DELIVERY, "event": "payout.completed", "at": "2025-03-13T22:00:00.000Z", "statusCode": 500, "durationMs": 231, "error": "HTTP 500", "succeeded": false },
-        { "deliveryId": FAILED_DELIVERY, "event": "payout.completed", "at": "2025-03-13T14:00:00.000Z", "statusCode": null, "durationMs": 15000, "error": "timed out after 15 s", "succeeded": false },
-        { "deliveryId": "whd_7YhN0uJ3mK6lP9oI2uY5tR8E", "event": "order.completed", "at": "2025-03-08T09:00:00.000Z", "statusCode": 200, "durationMs": 88, "error": null, "succeeded": true },
-    ])
-}
-
-fn deliveries() -> Value {
-    json!([
-        { "id": FAILED_DELIVERY, "endpointId": FAILING_ENDPOINT, "event": "payout.completed", "status": "failed", "attemptCount": 8, "nextAttemptAt": null, "createdAt": "2025-03-09T22:00:00.000Z" },
-        { "id": "whd_0PlM9oK8iJ7uH6yG5tF4rD3e", "endpointId": FAILING_ENDPOINT, "event": "order.completed", "status": "failed", "attemptCount": 8, "nextAttemptAt": null, "createdAt": "2025-03-09T20:00:00.000Z" },
-        { "id": "whd_4RfV7tG0yH3nJ6mK9lP2oI5u", "endpointId": "we_1AsD4fG7hJ0kL3zX6cV9bN2m", "event": "payout.pending", "status": "pending", "attemptCount": 2, "nextAttemptAt": "2025-03-14T09:20:00.000Z", "createdAt": "2025-03-14T09:15:02.000Z" },
-        { "id": "whd_8IkU7yT6rE5wQ4aS3dF2gH1j", "endpointId": "we_1AsD4fG7hJ0kL3zX6cV9bN2m", "event": "collection.pending", "status": "pending", "attemptCount": 0, "nextAttemptAt": "2025-03-14T09:16:00.000Z", "createdAt": "2025-03-14T09:16:00.000Z" },
-    ])
-}
-
-fn request_lookup() -> Value {
-    json!({
-        "request": {
-            "id": REQUEST_ID, "method": "POST", "path": "/v1/payouts", "status": 201, "durationMs": 12.4,
-            "apiKeyId": "key_2WsX5eDc8RfV1tGb4YhN7uJm",
-            "requestBody": { "amount": "150000.00", "currency": "NGN", "externalReference": "inv-2041" },
-            "responseBody": { "payout": { "id": PENDING_PAYOUT, "status": "pending" } },
-            "createdAt": "2025-03-14T09:15:02.000Z"
+        EndpointHealth {
+            organization_id: ORG_B.into(),
+            endpoint: failing,
+            success_rate: Some(0.0),
+            average_latency_ms: None,
+            pending_deliveries: 0,
+            failed_deliveries: 2,
+            last_attempt_at: Some("2025-03-13T22:00:00.000Z".into()),
         },
-        "stack": "live",
-        "organizationId": "org_3xV8bN1mQ7wE4rT6yU9iO2pA"
-    })
+    ]
+}
+
+/// `(delivery, event, at, HTTP status, duration, error)`; it succeeded
+/// when there is no error.
+pub fn attempt(
+    (delivery_id, event, at, status_code, duration_ms, error): (
+        &str,
+        &str,
+        &str,
+        Option<u16>,
+        u64,
+        Option<&str>,
+    ),
+) -> EndpointAttempt {
+    EndpointAttempt {
+        delivery_id: delivery_id.into(),
+        event: event.into(),
+        at: at.into(),
+        status_code,
+        duration_ms,
+        error: error.map(str::to_string),
+        succeeded: error.is_none(),
+    }
+}
+
+fn attempts() -> Vec<EndpointAttempt> {
+    [
+        (FAILED_DELIVERY, "payout.completed", "2025-03-13T22:00:00.000Z", Some(500), 231, Some("HTTP 500")),
+        (
+            FAILED_DELIVERY,
+            "payout.completed",
+            "2025-03-13T14:00:00.000Z",
+            None,
+            15000,
+            Some("timed out after 15 s"),
+        ),
+        ("whd_7YhN0uJ3mK6lP9oI2uY5tR8E", "order.completed", "2025-03-08T09:00:00.000Z", Some(200), 88, None),
+    ]
+    .into_iter()
+    .map(attempt)
+    .collect()
+}
+
+/// A delivery of `event` to `endpoint_id` with no attempts listed; a
+/// pending one is tried again at `next_attempt_at`.
+pub fn delivery(
+    id: &str,
+    endpoint_id: &str,
+    event: &str,
+    (status, attempt_count): (WebhookDeliveryStatus, usize),
+    [next_attempt_at, created_at]: [Option<&str>; 2],
+) -> WebhookDelivery {
+    let created_at = created_at.unwrap_or_default().to_string();
+    WebhookDelivery {
+        id: id.into(),
+        endpoint_id: endpoint_id.into(),
+        event_id: format!("evt_{}", &id[4..]),
+        event: event.into(),
+        resource_id: None,
+        status,
+        attempt_count,
+        attempts: Vec::new(),
+        next_attempt_at: next_attempt_at.map(str::to_string),
+        updated_at: created_at.clone(),
+        created_at,
+    }
+}
+
+fn deliveries() -> Vec<Owned<WebhookDelivery>> {
+    use WebhookDeliveryStatus::{Failed, Pending};
+    let failed =
+        |id, event, created| delivery(id, FAILING_ENDPOINT, event, (Failed, 8), [None, Some(created)]);
+    let pending = |id, event, attempts, next: &str, created: &str| {
+        delivery(id, HEALTHY_ENDPOINT, event, (Pending, attempts), [Some(next), Some(created)])
+    };
+    vec![
+        owned(ORG_B, failed(FAILED_DELIVERY, "payout.completed", "2025-03-09T22:00:00.000Z")),
+        owned(ORG_B, failed("whd_0PlM9oK8iJ7uH6yG5tF4rD3e", "order.completed", "2025-03-09T20:00:00.000Z")),
+        owned(
+            ORG_A,
+            pending(
+                "whd_4RfV7tG0yH3nJ6mK9lP2oI5u",
+                "payout.pending",
+                2,
+                "2025-03-14T09:20:00.000Z",
+                "2025-03-14T09:15:02.000Z",
+            ),
+        ),
+        owned(
+            ORG_A,
+            pending(
+                "whd_8IkU7yT6rE5wQ4aS3dF2gH1j",
+                "collection.pending",
+                0,
+                "2025-03-14T09:16:00.000Z",
+                "2025-03-14T09:16:00.000Z",
+            ),
+        ),
+    ]
+}
+
+fn request_lookup() -> RequestLookup {
+    RequestLookup {
+        request: LoggedRequest {
+            id: REQUEST_ID.into(),
+            method: "POST".into(),
+            path: "/v1/payouts".into(),
+            status: 201,
+            duration_ms: 12.4,
+            api_key_id: Some("key_2WsX5eDc8RfV1tGb4YhN7uJm".into()),
+            request_body: Some(
+                json!({ "amount": "150000.00", "currency": "NGN", "externalReference": "inv-2041" }),
+            ),
+            response_body: Some(json!({ "payout": { "id": PENDING_PAYOUT, "status": "pending" } })),
+            created_at: "2025-03-14T09:15:02.000Z".into(),
+        },
+        stack: StackName::Live,
+        organization_id: ORG_A.into(),
+    }
 }
 
 // ----- driving the app -----
