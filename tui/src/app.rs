@@ -13,7 +13,6 @@ use crate::api::{
     Account, Client, ClientError, CurrencyTotal, Dispute, EndpointAttempt, EndpointHealth, Movement,
     MovementKind, MovementQuery, NodeStatus, Owned, RequestLookup, StackAccounts, StackName, WebhookDelivery,
 };
-use crate::decimal;
 use crate::fetch::{self, Request};
 
 /// How often the status heartbeat runs while the node answers.
@@ -360,37 +359,9 @@ impl App {
         self.accounts[stack_index(self.stack)].data.as_ref().map_or(&[], |p| p.data.as_slice())
     }
 
-    /// Per-currency totals of a stack: the node's own, or summed here from
-    /// the accounts when the node sent none.
-    pub fn totals(&self, stack: StackName) -> Vec<CurrencyTotal> {
-        let Some(page) = &self.accounts[stack_index(stack)].data else { return Vec::new() };
-        if !page.totals.is_empty() || page.data.is_empty() {
-            return page.totals.clone();
-        }
-        let mut totals: Vec<CurrencyTotal> = Vec::new();
-        for Owned { item: account, .. } in &page.data {
-            let position = totals.iter().position(|t| t.currency == account.currency);
-            let total = match position {
-                Some(i) => &mut totals[i],
-                None => {
-                    totals.push(CurrencyTotal {
-                        currency: account.currency.clone(),
-                        available_balance: "0".to_string(),
-                        pending_balance: "0".to_string(),
-                        total_balance: "0".to_string(),
-                        accounts: 0,
-                    });
-                    totals.last_mut().expect("just pushed")
-                }
-            };
-            let sum = |a: &str, b: &str| decimal::add(a, b).unwrap_or_else(|| "?".to_string());
-            total.available_balance = sum(&total.available_balance, &account.available_balance);
-            total.pending_balance = sum(&total.pending_balance, &account.pending_balance);
-            total.total_balance = sum(&total.total_balance, &account.total_balance);
-            total.accounts += 1;
-        }
-        totals.sort_by(|a, b| a.currency.cmp(&b.currency));
-        totals
+    /// Per-currency totals of a stack, as the node summed them.
+    pub fn totals(&self, stack: StackName) -> &[CurrencyTotal] {
+        self.accounts[stack_index(stack)].data.as_ref().map_or(&[], |p| p.totals.as_slice())
     }
 
     /// Payouts, collections and orders of the selected stack, newest first.

@@ -33,7 +33,6 @@
 
 pub mod api;
 pub mod app;
-mod decimal;
 pub mod fetch;
 mod http;
 pub mod view;

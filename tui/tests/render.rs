@@ -38,7 +38,7 @@ fn accounts() {
 }
 
 #[test]
-fn accounts_sandbox_sums_totals_itself() {
+fn accounts_sandbox() {
     let mut harness = on_tab(Tab::Accounts);
     harness.press(char_key('s'));
     snapshot_both("accounts_sandbox", &harness);

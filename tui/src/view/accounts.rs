@@ -22,7 +22,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Layout::vertical([Constraint::Length(5), Constraint::Length(total_rows + 3), Constraint::Min(0)])
             .areas(area);
     render_ledger(app, frame, ledger);
-    render_totals(app, &totals, frame, totals_area);
+    render_totals(app, totals, frame, totals_area);
     render_accounts(app, frame, accounts, remote);
 }
 
@@ -32,14 +32,8 @@ fn render_ledger(app: &App, frame: &mut Frame, area: Rect) {
         let text = Line::styled("Loading…", format::label_style());
         return widgets::message(frame, area, block, text.into());
     };
-    let journal = page.ledger.journal_length;
-    let journal = if journal == 0 {
-        app.status.as_ref().map_or(0, |s| s.stack(app.stack).journal_length)
-    } else {
-        journal
-    };
     let mut lines = vec![widgets::fields(&[
-        ("journal entries", format::count(journal)),
+        ("journal entries", format::count(page.ledger.journal_length)),
         ("accounts", format::count(page.data.len() as u64)),
     ])];
     match &page.ledger.last_verify {

@@ -96,10 +96,10 @@ fn render_balances(app: &App, frame: &mut Frame, area: Rect) {
         for total in app.totals(stack) {
             rows.push(Row::new(vec![
                 ratatui::widgets::Cell::from(stack.as_str()),
-                ratatui::widgets::Cell::from(total.currency),
-                widgets::figure(total.available_balance),
-                widgets::figure(total.pending_balance),
-                widgets::figure(total.total_balance),
+                ratatui::widgets::Cell::from(total.currency.clone()),
+                widgets::figure(total.available_balance.clone()),
+                widgets::figure(total.pending_balance.clone()),
+                widgets::figure(total.total_balance.clone()),
                 widgets::figure(format::count(total.accounts)),
             ]));
         }

@@ -353,8 +353,6 @@ fn live_accounts() -> StackAccounts {
     }
 }
 
-/// No totals and a journal of 0: the console sums the accounts itself and
-/// takes the journal's length from the status.
 fn sandbox_accounts() -> StackAccounts {
     StackAccounts {
         data: vec![
@@ -363,8 +361,8 @@ fn sandbox_accounts() -> StackAccounts {
         ],
         has_more: false,
         next_cursor: None,
-        totals: Vec::new(),
-        ledger: LedgerFigures { journal_length: 0, last_verify: None },
+        totals: vec![total("GHS", ["12.50", "0.25", "12.75"], 2)],
+        ledger: LedgerFigures { journal_length: 98_765, last_verify: None },
     }
 }
 
