@@ -7,13 +7,12 @@
 //! renames or drops fails to compile here instead of showing blank; those
 //! the trait answers with are re-exported for its users. What remains
 //! hand-written is the console's own: which movement a row is
-//! ([`Movement`], [`Settled`]), what the operator decides ([`Settlement`]),
-//! what the Activity tab asks for ([`MovementQuery`]), and the disputes,
-//! which the admin API does not type yet ([`Dispute`]).
+//! ([`Movement`], [`Settled`]), what the operator decides ([`Settlement`])
+//! and what the Activity tab asks for ([`MovementQuery`]).
 
 use std::fmt;
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 pub use sika_api::TimelineEntry;
@@ -24,6 +23,7 @@ pub use sika_api::admin::{
 };
 pub use sika_api::collections::Collection;
 use sika_api::collections::CollectionStatus;
+pub use sika_api::disputes::{Dispute, DisputeMessage};
 pub use sika_api::orders::Order;
 pub use sika_api::payouts::Payout;
 use sika_api::payouts::PayoutStatus;
@@ -35,6 +35,12 @@ pub fn other_stack(stack: StackName) -> StackName {
         StackName::Live => StackName::Sandbox,
         StackName::Sandbox => StackName::Live,
     }
+}
+
+/// A dispute's messages, oldest first; none when the answer left the
+/// thread out.
+pub fn thread(dispute: &Dispute) -> &[DisputeMessage] {
+    dispute.messages.as_deref().unwrap_or_default()
 }
 
 /// A status, reason or other enum as the wire writes it (`pending`,
@@ -150,8 +156,9 @@ pub trait Client: Send + Sync {
         id: &str,
         settlement: Settlement,
     ) -> Result<Settled, ClientError>;
-    fn disputes(&self, stack: StackName) -> Result<Vec<Dispute>, ClientError>;
-    fn dispute(&self, stack: StackName, id: &str) -> Result<Dispute, ClientError>;
+    /// The stack's disputes, each with its thread.
+    fn disputes(&self, stack: StackName) -> Result<Vec<Owned<Dispute>>, ClientError>;
+    fn dispute(&self, stack: StackName, id: &str) -> Result<Owned<Dispute>, ClientError>;
     fn webhook_endpoints(&self, stack: StackName) -> Result<Vec<EndpointHealth>, ClientError>;
     fn endpoint_attempts(
         &self,
@@ -306,67 +313,4 @@ impl Settled {
             Settled::Collection(c) => wire_name(&c.status),
         }
     }
-}
-
-/// Text the node may send as a string, a number or null. Only the disputes
-/// use it: the admin API serves them untyped for now.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Text(pub String);
-
-impl Text {
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<&str> for Text {
-    fn from(text: &str) -> Self {
-        Text(text.to_string())
-    }
-}
-
-impl fmt::Display for Text {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for Text {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Ok(Text(match Value::deserialize(deserializer)? {
-            Value::Null => String::new(),
-            Value::String(s) => s,
-            Value::Number(n) => n.to_string(),
-            Value::Bool(b) => b.to_string(),
-            other => other.to_string(),
-        }))
-    }
-}
-
-// The admin API's dispute endpoints answer untyped JSON (`body = Object` in
-// its OpenAPI document) until sika-api has a dispute view; these two are
-// the console's copy until then, and default every missing field.
-
-/// One message of a dispute's thread.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct DisputeMessage {
-    pub id: Text,
-    pub author_type: Text,
-    pub body: Text,
-    pub created_at: Text,
-}
-
-/// A dispute with its organization and thread.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Dispute {
-    pub id: Text,
-    pub organization_id: Text,
-    pub status: Text,
-    pub amount: Text,
-    pub currency: Text,
-    pub reason: Text,
-    pub created_at: Text,
-    pub messages: Vec<DisputeMessage>,
 }

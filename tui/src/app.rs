@@ -12,6 +12,7 @@ mod keys;
 use crate::api::{
     Account, Client, ClientError, CurrencyTotal, Dispute, EndpointAttempt, EndpointHealth, Movement,
     MovementKind, MovementQuery, NodeStatus, Owned, RequestLookup, StackAccounts, StackName, WebhookDelivery,
+    thread,
 };
 use crate::fetch::{self, Request};
 
@@ -205,7 +206,7 @@ pub enum Detail {
     Dispute {
         stack: StackName,
         id: String,
-        data: Remote<Dispute>,
+        data: Remote<Owned<Dispute>>,
         selected: usize,
     },
     Endpoint {
@@ -232,7 +233,7 @@ impl Detail {
     fn len(&self) -> usize {
         match self {
             Detail::Movement { data, .. } => data.data.as_ref().map_or(0, |m| m.timeline().len()),
-            Detail::Dispute { data, .. } => data.data.as_ref().map_or(0, |d| d.messages.len()),
+            Detail::Dispute { data, .. } => data.data.as_ref().map_or(0, |d| thread(&d.item).len()),
             Detail::Endpoint { attempts, .. } => attempts.data.as_ref().map_or(0, Vec::len),
         }
     }
@@ -278,7 +279,7 @@ pub struct App {
     pub activity_query: Option<String>,
     pub activity_status: StatusFilter,
     pub activity_selected: usize,
-    pub disputes: Remote<Vec<Dispute>>,
+    pub disputes: Remote<Vec<Owned<Dispute>>>,
     pub disputes_selected: usize,
     pub endpoints: Remote<Vec<EndpointHealth>>,
     pub failed_deliveries: Remote<Vec<Owned<WebhookDelivery>>>,
@@ -383,7 +384,7 @@ impl App {
         self.endpoints.data.as_deref().unwrap_or(&[])
     }
 
-    pub fn dispute_rows(&self) -> &[Dispute] {
+    pub fn dispute_rows(&self) -> &[Owned<Dispute>] {
         self.disputes.data.as_deref().unwrap_or(&[])
     }
 

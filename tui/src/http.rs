@@ -8,7 +8,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sika_api::ListPage;
 use sika_api::admin::{
-    NodeStatusEnvelope, OwnedCollectionEnvelope, OwnedOrderEnvelope, OwnedPayoutEnvelope, VerifyEnvelope,
+    NodeStatusEnvelope, OwnedCollectionEnvelope, OwnedDisputeEnvelope, OwnedOrderEnvelope,
+    OwnedPayoutEnvelope, VerifyEnvelope,
 };
 use sika_api::collections::CollectionEnvelope;
 use sika_api::payouts::PayoutEnvelope;
@@ -101,11 +102,6 @@ pub fn error_from_body(status: u16, body: &[u8]) -> ClientError {
     ClientError::Api { status, code, message }
 }
 
-/// The one field of an answer the admin API does not type yet.
-fn field<T: DeserializeOwned>(mut body: Value, name: &str) -> Result<T, ClientError> {
-    serde_json::from_value(body[name].take()).map_err(|e| ClientError::Decode(format!("{name}: {e}")))
-}
-
 /// A page of one kind of movement as Activity rows.
 fn rows<T>(page: ListPage<Owned<T>>, row: fn(Owned<T>) -> Movement) -> Vec<Movement> {
     page.data.into_iter().map(row).collect()
@@ -171,13 +167,14 @@ impl Client for HttpClient {
         })
     }
 
-    fn disputes(&self, stack: StackName) -> Result<Vec<Dispute>, ClientError> {
-        let page: ListPage<Dispute> = self.get(&format!("{}/disputes", stack.as_str()), &[])?;
+    fn disputes(&self, stack: StackName) -> Result<Vec<Owned<Dispute>>, ClientError> {
+        let page: ListPage<Owned<Dispute>> = self.get(&format!("{}/disputes", stack.as_str()), &[])?;
         Ok(page.data)
     }
 
-    fn dispute(&self, stack: StackName, id: &str) -> Result<Dispute, ClientError> {
-        field(self.get(&format!("{}/disputes/{}", stack.as_str(), encode(id)), &[])?, "dispute")
+    fn dispute(&self, stack: StackName, id: &str) -> Result<Owned<Dispute>, ClientError> {
+        let path = format!("{}/disputes/{}", stack.as_str(), encode(id));
+        Ok(self.get::<OwnedDisputeEnvelope>(&path, &[])?.dispute)
     }
 
     fn webhook_endpoints(&self, stack: StackName) -> Result<Vec<EndpointHealth>, ClientError> {

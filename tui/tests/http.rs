@@ -18,7 +18,8 @@ use common::{account, attempt, delivery, endpoint, owned, payout, timeline, tota
 use serde::Serialize;
 use serde_json::json;
 use sika_api::admin::{
-    LedgerFigures, NodeStatusEnvelope, OwnedCollectionEnvelope, RequestLookup, StackAccounts, VerifyEnvelope,
+    LedgerFigures, NodeStatusEnvelope, OwnedCollectionEnvelope, OwnedDisputeEnvelope, RequestLookup,
+    StackAccounts, VerifyEnvelope,
 };
 use sika_api::payouts::{PayoutEnvelope, PayoutStatus};
 use sika_api::requests::LoggedRequest;
@@ -357,23 +358,20 @@ fn disputes_and_request_lookup() {
         stack: StackName::Sandbox,
         organization_id: "org_1".into(),
     };
+    let listed = common::dispute(false);
+    let dispute = common::dispute(true);
     let admin = serve(vec![
-        // The admin API serves disputes untyped for now.
+        route("GET /admin/v1/live/disputes", 200, page(vec![listed.clone()])),
         route(
-            "GET /admin/v1/live/disputes",
+            &format!("GET /admin/v1/live/disputes/{}", dispute.item.id),
             200,
-            json!({ "data": [], "hasMore": false, "nextCursor": null }),
-        ),
-        route(
-            "GET /admin/v1/live/disputes/dsp_1",
-            200,
-            json!({ "dispute": { "id": "dsp_1", "status": "open", "amount": "1.00", "currency": "USD", "reason": "fraud", "messages": [{ "id": "m1", "authorType": "customer", "body": "not me", "createdAt": "2025-01-01T00:00:00.000Z" }] } }),
+            OwnedDisputeEnvelope { dispute: dispute.clone() },
         ),
         route("GET /admin/v1/requests/req_9", 200, &lookup),
     ]);
     let client = client(&admin);
-    assert!(client.disputes(StackName::Live).unwrap().is_empty());
-    assert_eq!(client.dispute(StackName::Live, "dsp_1").unwrap().messages[0].body.as_str(), "not me");
+    assert_eq!(client.disputes(StackName::Live).unwrap(), vec![listed]);
+    assert_eq!(client.dispute(StackName::Live, &dispute.item.id).unwrap(), dispute);
     assert_eq!(client.request("req_9").unwrap(), lookup);
     assert_eq!(client.request("req_missing").unwrap_err().to_string(), "404 not_found: no such route");
 }

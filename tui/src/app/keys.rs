@@ -246,7 +246,7 @@ impl App {
             }),
             Tab::Disputes => self.dispute_rows().get(self.disputes_selected).map(|d| Detail::Dispute {
                 stack,
-                id: d.id.0.clone(),
+                id: d.item.id.clone(),
                 data: Remote::with(d.clone()),
                 selected: 0,
             }),

@@ -7,7 +7,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Cell, Paragraph, Row, Wrap};
 
-use crate::api::{Dispute, EndpointAttempt, EndpointHealth, Movement, StackName, TimelineEntry, wire_name};
+use crate::api::{
+    Dispute, EndpointAttempt, EndpointHealth, Movement, Owned, StackName, TimelineEntry, thread, wire_name,
+};
 use crate::app::{App, Detail, Remote};
 use crate::view::format;
 use crate::view::widgets::{self, SelectTable};
@@ -161,43 +163,44 @@ fn render_entry(lines: Vec<Line<'static>>, frame: &mut Frame, area: Rect) {
 fn render_dispute(
     stack: StackName,
     id: &str,
-    remote: &Remote<Dispute>,
+    remote: &Remote<Owned<Dispute>>,
     selected: usize,
     frame: &mut Frame,
     area: Rect,
 ) {
     let title = format!("Dispute {id} · {}", stack.as_str());
-    let Some(dispute) = &remote.data else {
+    let Some(Owned { organization_id, item: dispute }) = &remote.data else {
         let text = widgets::placeholder(remote, true, "").unwrap_or_default();
         return widgets::message(frame, area, widgets::block(title, true), text);
     };
     let summary = vec![
         widgets::fields(&[
-            ("amount", format::money(dispute.amount.as_str(), dispute.currency.as_str())),
-            ("reason", format::dash(dispute.reason.as_str()).to_string()),
+            ("amount", format::money(&dispute.amount, &dispute.currency)),
+            ("reason", wire_name(&dispute.reason)),
         ]),
         widgets::fields(&[
-            ("organization", format::dash(dispute.organization_id.as_str()).to_string()),
-            ("opened", format::time(dispute.created_at.as_str())),
+            ("organization", format::dash(organization_id).to_string()),
+            ("opened", format::time(&dispute.created_at)),
         ]),
     ];
     let [summary_area, table_area, entry_area] = sections(area, summary.len());
-    let status = dispute.status.as_str();
+    let status = &wire_name(&dispute.status);
     let block = widgets::block(title, false).title_top(
         Line::from(Span::styled(format!(" {status} "), format::status_style(status))).right_aligned(),
     );
     frame.render_widget(Paragraph::new(summary).block(widgets::with_error(block, remote)), summary_area);
 
-    let block = widgets::block(format!("Thread ({})", dispute.messages.len()), true);
-    if dispute.messages.is_empty() {
+    let messages = thread(dispute);
+    let block = widgets::block(format!("Thread ({})", messages.len()), true);
+    if messages.is_empty() {
         let text = Text::from(Line::styled("No messages yet.", format::label_style()));
         widgets::message(frame, table_area, block, text);
     } else {
-        let rows = dispute.messages.iter().map(|m| {
+        let rows = messages.iter().map(|m| {
             Row::new(vec![
-                Cell::from(format::time(m.created_at.as_str())),
-                Cell::from(m.author_type.0.clone()),
-                Cell::from(m.body.as_str().lines().next().unwrap_or_default().to_string()),
+                Cell::from(format::time(&m.created_at)),
+                Cell::from(wire_name(&m.author_type)),
+                Cell::from(m.body.lines().next().unwrap_or_default().to_string()),
             ])
         });
         SelectTable {
@@ -210,9 +213,10 @@ fn render_dispute(
         }
         .render(frame, table_area);
     }
-    let message = dispute.messages.get(selected).map(|m| {
-        let mut lines = vec![Line::styled(format!("{} wrote:", m.author_type), format::title_style())];
-        lines.extend(m.body.as_str().lines().map(|l| Line::from(l.to_string())));
+    let message = messages.get(selected).map(|m| {
+        let author = wire_name(&m.author_type);
+        let mut lines = vec![Line::styled(format!("{author} wrote:"), format::title_style())];
+        lines.extend(m.body.lines().map(|l| Line::from(l.to_string())));
         lines
     });
     render_entry(message.unwrap_or_default(), frame, entry_area);

@@ -4,6 +4,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::widgets::{Cell, Row};
 
+use crate::api::{Owned, wire_name};
 use crate::app::App;
 use crate::view::format;
 use crate::view::widgets::{self, SelectTable, WIDE_WIDTH_MIN};
@@ -18,16 +19,16 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     }
     let block = widgets::with_error(block, &app.disputes);
     let wide = area.width >= WIDE_WIDTH_MIN;
-    let table_rows = rows.iter().map(|d| {
-        let mut cells = vec![Cell::from(d.id.0.clone())];
+    let table_rows = rows.iter().map(|Owned { organization_id, item: d }| {
+        let mut cells = vec![Cell::from(d.id.clone())];
         if wide {
-            cells.push(Cell::from(d.organization_id.0.clone()));
+            cells.push(Cell::from(organization_id.clone()));
         }
-        cells.push(widgets::status_cell(d.status.as_str()));
-        cells.push(widgets::figure(format::money(d.amount.as_str(), d.currency.as_str())));
-        cells.push(Cell::from(format::dash(d.reason.as_str()).to_string()));
+        cells.push(widgets::status_cell(&wire_name(&d.status)));
+        cells.push(widgets::figure(format::money(&d.amount, &d.currency)));
+        cells.push(Cell::from(wire_name(&d.reason)));
         if wide {
-            cells.push(Cell::from(format::time(d.created_at.as_str())));
+            cells.push(Cell::from(format::time(&d.created_at)));
         }
         Row::new(cells)
     });

@@ -9,13 +9,14 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use serde_json::{Value, json};
+use serde_json::json;
 use sika_api::accounts::Account;
 use sika_api::admin::{
     CurrencyTotal, EndpointAttempt, EndpointHealth, LedgerFigures, NodeStatus, Owned, RequestLookup,
     StackAccounts, StackName, StackStatus, VerifyResult,
 };
 use sika_api::collections::{Collection, CollectionStatus};
+use sika_api::disputes::{Dispute, DisputeAuthorType, DisputeMessage, DisputeReason, DisputeStatus};
 use sika_api::orders::{Order, OrderDestination, OrderSource, OrderStatus};
 use sika_api::payouts::{Payout, PayoutDestination, PayoutSource, PayoutStatus};
 use sika_api::requests::LoggedRequest;
@@ -24,8 +25,7 @@ use sika_api::webhooks::{
 };
 use sika_api::{Metadata, Money, TimelineEntry};
 use sika_tui::{
-    Action, App, Client, ClientError, Dispute, Movement, MovementKind, MovementQuery, Settled, Settlement,
-    render,
+    Action, App, Client, ClientError, Movement, MovementKind, MovementQuery, Settled, Settlement, render,
 };
 
 pub const ADMIN_URL: &str = "http://127.0.0.1:8082";
@@ -200,18 +200,18 @@ impl Client for FakeClient {
         }
     }
 
-    fn disputes(&self, stack: StackName) -> Result<Vec<Dispute>, ClientError> {
+    fn disputes(&self, stack: StackName) -> Result<Vec<Owned<Dispute>>, ClientError> {
         self.check()?;
         Ok(match stack {
-            StackName::Live => vec![decode(dispute(false))],
+            StackName::Live => vec![dispute(false)],
             StackName::Sandbox => Vec::new(),
         })
     }
 
-    fn dispute(&self, stack: StackName, id: &str) -> Result<Dispute, ClientError> {
+    fn dispute(&self, stack: StackName, id: &str) -> Result<Owned<Dispute>, ClientError> {
         self.check()?;
         match stack {
-            StackName::Live if id == DISPUTE => Ok(decode(dispute(true))),
+            StackName::Live if id == DISPUTE => Ok(dispute(true)),
             _ => Err(not_found("dispute", id)),
         }
     }
@@ -277,10 +277,6 @@ impl Client for FakeClient {
         }
         Ok(request_lookup())
     }
-}
-
-fn decode<T: serde::de::DeserializeOwned>(value: Value) -> T {
-    serde_json::from_value(value).expect("fixture matches the wire shape")
 }
 
 fn not_found(what: &str, id: &str) -> ClientError {
@@ -593,23 +589,43 @@ fn sandbox_payouts() -> Vec<Owned<Payout>> {
     vec![owned(ORG_A, failed)]
 }
 
-/// The admin API serves disputes untyped for now, so the fixture is JSON
-/// read into the console's own [`Dispute`].
-fn dispute(with_messages: bool) -> Value {
-    let messages = if with_messages {
-        json!([
-            { "id": "dmsg_1", "authorType": "customer", "body": "I was charged twice for order 9.\nPlease refund one of them.", "createdAt": "2025-03-13T10:00:00.000Z" },
-            { "id": "dmsg_2", "authorType": "merchant", "body": "We see one charge only; attaching the receipt.", "createdAt": "2025-03-13T15:30:00.000Z" },
-            { "id": "dmsg_3", "authorType": "operator", "body": "Reviewing both statements.", "createdAt": "2025-03-14T09:00:00.000Z" },
-        ])
-    } else {
-        json!([])
+/// An open dispute of a collection, with its thread when `with_messages`.
+pub fn dispute(with_messages: bool) -> Owned<Dispute> {
+    let message = |id: &str, at: &str, body: &str| DisputeMessage {
+        attachments: Vec::new(),
+        author_type: DisputeAuthorType::Merchant,
+        body: body.into(),
+        created_at: at.into(),
+        dispute_id: DISPUTE.into(),
+        id: id.into(),
     };
-    json!({
-        "id": DISPUTE, "organizationId": ORG_B, "status": "under_review",
-        "amount": "100.00", "currency": "USDT", "reason": "duplicate_charge",
-        "createdAt": "2025-03-13T10:00:00.000Z", "messages": messages
-    })
+    let messages = with_messages.then(|| {
+        vec![
+            message(
+                "dsm_1",
+                "2025-03-13T10:00:00.000Z",
+                "I was charged twice for order 9.\nPlease refund one of them.",
+            ),
+            message("dsm_2", "2025-03-13T15:30:00.000Z", "We see one charge only; attaching the receipt."),
+            message("dsm_3", "2025-03-14T09:00:00.000Z", "Reviewing both statements."),
+        ]
+    });
+    let dispute = Dispute {
+        amount: "100.00".into(),
+        collection_id: PENDING_COLLECTION.into(),
+        created_at: "2025-03-13T10:00:00.000Z".into(),
+        currency: "USDT".into(),
+        evidence_due_by: "2025-03-20T10:00:00.000Z".into(),
+        id: DISPUTE.into(),
+        messages,
+        payment_link_id: None,
+        reason: DisputeReason::Duplicate,
+        resolved_at: None,
+        status: DisputeStatus::Open,
+        status_message: "Waiting for the merchant's answer".into(),
+        updated_at: "2025-03-14T09:00:00.000Z".into(),
+    };
+    owned(ORG_B, dispute)
 }
 
 /// An endpoint receiving every event, created and last changed at `at`.
