@@ -1,0 +1,364 @@
+//! A payer's attempt: a checkout session and its collection, created in one
+//! transaction (with the payer's child link when paying on a page).
+
+use rust_decimal::Decimal;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use sika_api::payment_links::PaymentLinkStatus;
+use sika_api::payment_pages::PaymentPageStatus;
+use sika_engine::movements::{NewCollection, ScheduledStep, Step};
+use sika_engine::{Command, Currency, Document, Snapshot};
+
+use crate::store::documents::document;
+
+use super::requests::{CRYPTO_ASSETS, email};
+use super::{
+    Instructions, LINK_SESSIONS, LINKS, PAGE_LINKS, PaymentLink, SESSIONS, Session, link_state, load_link,
+    load_page, page_status,
+};
+use crate::domain::catalog::{self, Method};
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::instructions::collection_rail;
+use crate::domain::render::AmountInput;
+use crate::domain::stack::Stack;
+
+/// How long a session waits for the payer (scaled by `--time-scale`, like
+/// every other deadline).
+pub const SESSION_TTL_MS: i64 = 30 * 60 * 1000;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PayRequest {
+    pub amount: Option<AmountInput>,
+    pub method: Option<String>,
+    /// The mobile money network (a method code such as `mtn_gh`).
+    pub network: Option<String>,
+    pub phone: Option<String>,
+    pub asset: Option<String>,
+    pub chain: Option<String>,
+    pub email: Option<String>,
+    pub custom_fields: Option<Map<String, Value>>,
+}
+
+/// The methods the hosted page offers for a link's settings: GHS stays on
+/// mobile money; each method needs a rail for the currency.
+pub fn offered_methods(settings: &super::Settings) -> Vec<&'static str> {
+    super::METHODS
+        .into_iter()
+        .filter(|m| settings.allowed_methods.iter().any(|a| a == m))
+        .filter(|m| settings.currency != "GHS" || *m == "mobile_money")
+        .filter(|m| match *m {
+            "crypto" => true,
+            kind => !methods_of_kind(&settings.currency, kind).is_empty(),
+        })
+        .collect()
+}
+
+/// Catalog methods of `kind` collecting `currency`.
+pub fn methods_of_kind(currency: &str, kind: &str) -> Vec<&'static Method> {
+    catalog::shipped()
+        .countries()
+        .iter()
+        .filter(|c| c.currency == currency)
+        .flat_map(|c| c.methods.iter())
+        .filter(|m| m.kind.as_str() == kind && m.status != catalog::STATUS_DOWN)
+        .collect()
+}
+
+/// The stablecoin rails a link accepts.
+pub fn crypto_rails(settings: &super::Settings) -> Vec<&'static Method> {
+    catalog::shipped()
+        .stablecoins()
+        .iter()
+        .filter(|m| {
+            let asset = m.currency();
+            CRYPTO_ASSETS.contains(&asset)
+                && settings.allowed_crypto_assets.as_ref().is_none_or(|list| list.iter().any(|a| a == asset))
+        })
+        .collect()
+}
+
+fn is_e164(phone: &str) -> bool {
+    let digits = phone.strip_prefix('+').unwrap_or("");
+    (8..=15).contains(&digits.len()) && digits.chars().all(|c| c.is_ascii_digit()) && !digits.starts_with('0')
+}
+
+/// A stable pseudo-random number from a session id, for sandbox account
+/// numbers and addresses.
+fn digits_from(id: &str, n: usize) -> String {
+    let hash = sika_engine::commands::digest(id.as_bytes());
+    hash.iter().map(|b| char::from(b'0' + b % 10)).take(n).collect()
+}
+
+fn hex_from(id: &str, n: usize) -> String {
+    let hash = sika_engine::commands::digest(id.as_bytes());
+    hash.iter().map(|b| format!("{b:02x}")).collect::<String>()[..n].to_string()
+}
+
+/// Starts a session on page or link `target` for an anonymous payer.
+/// Returns (link id, session id).
+#[expect(clippy::too_many_lines)]
+pub async fn start(stack: &Stack, target: &str, request: PayRequest) -> ApiResult<(String, String)> {
+    let snapshot = stack.engine.read()?;
+    let now = stack.now_ms();
+    let mut documents = Vec::new();
+    let link = if target.starts_with("pp_") {
+        let page = load_page(&snapshot, target)?
+            .ok_or_else(|| ApiError::not_found(format!("payment page '{target}' not found")))?;
+        if page_status(&page, now) != PaymentPageStatus::Active {
+            return Err(ApiError::bad_request("This payment page is closed and takes no new payments"));
+        }
+        let link = PaymentLink {
+            id: sika_engine::ids::new_id("pl"),
+            organization: page.organization.clone(),
+            page: Some(page.id.clone()),
+            email: request
+                .email
+                .as_deref()
+                .filter(|e| !e.trim().is_empty())
+                .map(|e| email("email", e))
+                .transpose()?,
+            customer_reference: None,
+            amount: page.amount,
+            settings: page.settings.clone(),
+            custom_values: Vec::new(),
+            closed_at: None,
+            created_at: now,
+            updated_at: now,
+        };
+        documents.push(Document {
+            collection: PAGE_LINKS.into(),
+            id: link.id.clone(),
+            body: vec![1],
+            list: Some((page.id.clone(), PAGE_LINKS.into())),
+        });
+        link
+    } else {
+        load_link(&snapshot, target)?
+            .ok_or_else(|| ApiError::not_found(format!("payment link '{target}' not found")))?
+    };
+    let is_new_link = documents.len() == 1;
+    let (session, custom_values) = build_session(stack, &snapshot, &link, &request, now)?;
+    if is_new_link {
+        let mut link = link.clone();
+        link.custom_values = custom_values;
+        documents.push(document(LINKS, &link.id, &link, Some((&link.organization, LINKS))));
+    }
+    documents.push(document(SESSIONS, &session.id, &session, Some((&link.id, LINK_SESSIONS))));
+    let currency = Currency::find(&session.destination_currency).map_err(|_| ApiError::internal())?;
+    let (rail, rail_note, mut schedule) =
+        collection_rail(stack, session.destination_amount, currency.scale, &session.payer);
+    // An attempt the payer never finishes expires: its collection fails.
+    schedule.push(ScheduledStep {
+        after_ms: session.expires_at - now,
+        step: Step::Settle { success: false, message: super::SESSION_EXPIRED.into() },
+    });
+    let mut metadata = json!({ "paymentLinkId": link.id, "checkoutSessionId": session.id });
+    if let Some(page) = &link.page {
+        metadata["paymentPageId"] = json!(page);
+    }
+    let new = NewCollection {
+        organization: link.organization.clone(),
+        currency: session.destination_currency.clone(),
+        amount: session.destination_amount,
+        code: session.code.clone(),
+        account_number: session.payer.clone(),
+        metadata: metadata.to_string(),
+        external_reference: session.id.clone(),
+        rail: rail.to_string(),
+        rail_note,
+        schedule,
+        request_fingerprint: sika_engine::commands::digest(session.id.as_bytes()),
+        id: Some(session.collection.clone()),
+        attach: documents,
+    };
+    stack.engine.execute(Command::CreateCollection(new)).await?;
+    if let Ok(webhooks) = stack.webhooks() {
+        webhooks.wake();
+    }
+    Ok((link.id, session.id))
+}
+
+#[expect(clippy::too_many_lines)]
+fn build_session(
+    stack: &Stack,
+    snapshot: &Snapshot,
+    link: &PaymentLink,
+    request: &PayRequest,
+    now: i64,
+) -> ApiResult<(Session, Vec<(String, String)>)> {
+    let state = link_state(snapshot, link, now)?;
+    match state.status {
+        PaymentLinkStatus::Paid => return Err(ApiError::bad_request("This payment link is already paid")),
+        PaymentLinkStatus::Closed => {
+            return Err(ApiError::bad_request("This payment link was closed by the merchant"));
+        }
+        PaymentLinkStatus::Expired => return Err(ApiError::bad_request("This payment link has expired")),
+        PaymentLinkStatus::Active => {}
+    }
+    let settings = &link.settings;
+    let currency = Currency::find(&settings.currency).map_err(|_| ApiError::internal())?;
+    let amount = match (&request.amount, link.amount) {
+        (Some(input), _) if !input.as_str().trim().is_empty() => currency
+            .parse(input.as_str(), false)
+            .map_err(|e| ApiError::validation("amount", e.to_string()))?,
+        (_, Some(_)) => state.remaining.unwrap_or(0),
+        (_, None) => return Err(ApiError::validation("amount", "enter the amount to pay")),
+    };
+    if amount <= 0 {
+        return Err(ApiError::validation("amount", "must be greater than zero"));
+    }
+    let mut custom_values = Vec::new();
+    let given = request.custom_fields.clone().unwrap_or_default();
+    for field in &settings.custom_fields {
+        let value = match given.get(&field.name) {
+            Some(Value::String(s)) => s.trim().to_string(),
+            Some(Value::Number(n)) => n.to_string(),
+            Some(Value::Null) | None => String::new(),
+            Some(_) => {
+                return Err(ApiError::validation(&format!("customFields.{}", field.name), "must be text"));
+            }
+        };
+        if field.required && value.is_empty() {
+            return Err(ApiError::validation(
+                &format!("customFields.{}", field.name),
+                format!("{} is required", field.label),
+            ));
+        }
+        if value.chars().count() > 500 {
+            return Err(ApiError::validation(
+                &format!("customFields.{}", field.name),
+                "must be at most 500 characters",
+            ));
+        }
+        if !value.is_empty() {
+            custom_values.push((field.name.clone(), value));
+        }
+    }
+    let offered = offered_methods(settings);
+    let method =
+        request.method.as_deref().ok_or_else(|| ApiError::validation("method", "choose how to pay"))?;
+    if !offered.contains(&method) {
+        return Err(ApiError::validation(
+            "method",
+            format!("'{method}' is not offered here; choose one of {}", offered.join(", ")),
+        ));
+    }
+    let id = sika_engine::ids::new_id("cs");
+    let mut session = Session {
+        id: id.clone(),
+        organization: link.organization.clone(),
+        link: link.id.clone(),
+        method: method.to_string(),
+        code: String::new(),
+        chain: None,
+        payer: String::new(),
+        origin_amount: amount,
+        origin_currency: currency.code.to_string(),
+        destination_amount: amount,
+        destination_currency: currency.code.to_string(),
+        rate: "1".into(),
+        collection: sika_engine::ids::new_id("col"),
+        instructions: None,
+        expires_at: now + ((SESSION_TTL_MS as f64) * stack.config.time_scale).round().max(1_000.0) as i64,
+        created_at: now,
+    };
+    let business = if settings.branding.business_name.is_empty() {
+        settings.title.clone()
+    } else {
+        settings.branding.business_name.clone()
+    };
+    let sandbox = stack.kind == crate::domain::stack::StackKind::Sandbox;
+    match method {
+        "mobile_money" => {
+            let networks = methods_of_kind(currency.code, "mobile_money");
+            let network = request.network.as_deref().unwrap_or("");
+            let rail = networks
+                .iter()
+                .find(|m| m.code == network)
+                .ok_or_else(|| ApiError::validation("network", "choose your mobile money network"))?;
+            let phone = request.phone.as_deref().unwrap_or("").replace([' ', '-'], "");
+            if !is_e164(&phone) {
+                return Err(ApiError::validation(
+                    "phone",
+                    "enter the wallet number with its country code, like +233241234567",
+                ));
+            }
+            if !rail.limits.contains_minor(amount, currency.scale) {
+                return Err(ApiError::validation(
+                    "amount",
+                    format!(
+                        "{} accepts {} to {} {}",
+                        rail.name, rail.limits.min, rail.limits.max, rail.limits.currency
+                    ),
+                ));
+            }
+            session.code = rail.code.clone();
+            session.payer = phone;
+        }
+        "bank_transfer" => {
+            let rail =
+                methods_of_kind(currency.code, "bank_transfer").into_iter().next().ok_or_else(|| {
+                    ApiError::validation("method", "bank transfer is not available for this currency")
+                })?;
+            let account_number = digits_from(&id, 10);
+            session.code = rail.code.clone();
+            session.payer = format!("bank transfer to {account_number}");
+            session.instructions = Some(Instructions {
+                kind: "bank_transfer".into(),
+                fields: vec![
+                    (
+                        "bankName".into(),
+                        if sandbox { "Sika Sandbox Bank".into() } else { "Sika Partner Bank".into() },
+                    ),
+                    ("accountNumber".into(), account_number),
+                    ("accountName".into(), business),
+                    ("reference".into(), id.clone()),
+                    ("amount".into(), currency.format(amount)),
+                    ("currency".into(), currency.code.to_string()),
+                ],
+            });
+        }
+        "crypto" => {
+            let rails = crypto_rails(settings);
+            let asset = request.asset.as_deref().unwrap_or("USDC").to_ascii_uppercase();
+            let chain = request.chain.as_deref().unwrap_or("");
+            let rail = rails
+                .iter()
+                .find(|m| m.currency() == asset && (chain.is_empty() || m.chain.as_deref() == Some(chain)))
+                .ok_or_else(|| {
+                    ApiError::validation("chain", format!("{asset} on '{chain}' is not accepted here"))
+                })?;
+            let asset_currency = Currency::find(&asset).map_err(|_| ApiError::internal())?;
+            // The payer sends the asset; the link's currency is credited.
+            let rate: Decimal = stack.engine.rate(currency.code, &asset)?;
+            let amount =
+                currency.to_decimal(amount).map_err(|e| ApiError::validation("amount", e.to_string()))?;
+            let origin = (amount * rate)
+                .round_dp_with_strategy(asset_currency.scale, rust_decimal::RoundingStrategy::AwayFromZero);
+            let origin = asset_currency
+                .from_decimal(origin, false)
+                .map_err(|e| ApiError::validation("amount", e.to_string()))?;
+            let network = rail.chain_for(sandbox).unwrap_or("").to_string();
+            let address = format!("0x{}", hex_from(&id, 40));
+            session.code = rail.code.clone();
+            session.chain = rail.chain.clone();
+            session.payer = address.clone();
+            session.origin_amount = origin;
+            session.origin_currency = asset.clone();
+            session.rate = rate.normalize().to_string();
+            session.instructions = Some(Instructions {
+                kind: "crypto".into(),
+                fields: vec![
+                    ("asset".into(), asset.clone()),
+                    ("chain".into(), rail.chain.clone().unwrap_or_default()),
+                    ("network".into(), network),
+                    ("address".into(), address),
+                    ("amount".into(), asset_currency.format(origin)),
+                ],
+            });
+        }
+        _ => return Err(ApiError::validation("method", "choose how to pay")),
+    }
+    Ok((session, custom_values))
+}

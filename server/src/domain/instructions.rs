@@ -1,0 +1,476 @@
+//! Turning payout and collection requests into engine commands: method
+//! checks against the catalog, fees, cross-currency rates, spend caps, and
+//! the rail that will settle them (the sandbox simulator or, on live, the
+//! operator's manual settlement).
+
+use rust_decimal::Decimal;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use sika_api::collections::CreateCollection;
+use sika_api::orders::CreateOrder;
+use sika_engine::movements::{CapCheck, Destination, NewCollection, NewPayout};
+use sika_engine::rates::{convert_down, convert_up};
+use sika_engine::{Currency, Snapshot};
+
+use crate::domain::catalog::{self, Method};
+use crate::domain::error::{ApiError, ApiResult, money_error};
+use crate::domain::principal::Principal;
+use crate::domain::render::AmountInput;
+use crate::domain::simulator;
+use crate::domain::stack::{Stack, StackKind};
+
+pub const RAIL_SIMULATOR: &str = "sandbox_simulator";
+pub const RAIL_MANUAL: &str = "manual_settlement";
+
+/// SHA-256 of the request body in canonical form (keys sorted), so the same
+/// request is recognised whatever its key order or spacing.
+pub fn fingerprint(body: &Value) -> [u8; 32] {
+    Sha256::digest(body.to_string().as_bytes()).into()
+}
+
+pub use sika_api::payouts::{
+    CreatePayout as PayoutRequest, PayoutAmount as Amount, PayoutTarget as PayoutTo,
+};
+
+fn currency(field: &str, code: &str) -> ApiResult<Currency> {
+    Currency::find(&code.to_ascii_uppercase()).map_err(|e| ApiError::validation(field, e.to_string()))
+}
+
+fn method_for(field: &str, code: &str) -> ApiResult<&'static Method> {
+    let method = catalog::shipped()
+        .find_method(code)
+        .ok_or_else(|| ApiError::validation(field, format!("unknown payment method '{code}'")))?;
+    if method.status == catalog::STATUS_DOWN {
+        return Err(ApiError::new(
+            sika_api::ErrorCode::MethodUnavailable,
+            format!("{code} is down at the moment; check GET /v1/capabilities"),
+        )
+        .with_detail("field", field));
+    }
+    Ok(method)
+}
+
+/// Fills the destination from a saved recipient or the inline fields, and
+/// checks what the method needs.
+fn destination(
+    stack: &Stack,
+    snapshot: &Snapshot,
+    organization: &str,
+    to: &PayoutTo,
+) -> ApiResult<Destination> {
+    let mut destination = match &to.recipient_id {
+        Some(id) => {
+            let recipient = crate::domain::recipients::load(snapshot, id)?
+                .filter(|r| r.organization == organization)
+                .ok_or_else(|| {
+                    ApiError::validation("to.recipientId", format!("recipient '{id}' not found"))
+                })?;
+            Destination {
+                code: recipient.code,
+                account_number: recipient.account_number,
+                address: recipient.address,
+                tag: recipient.tag,
+                recipient_id: Some(recipient.id),
+            }
+        }
+        None => Destination {
+            code: to.code.clone().ok_or_else(|| ApiError::validation("to.code", "is required"))?,
+            account_number: to.account_number.clone(),
+            address: to.address.clone(),
+            tag: to.tag.clone(),
+            recipient_id: None,
+        },
+    };
+    let method = method_for("to.code", &destination.code)?;
+    let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
+    if method.is_crypto() {
+        if blank(&destination.address) {
+            return Err(ApiError::validation(
+                "to.address",
+                format!("{} needs a wallet address", destination.code),
+            ));
+        }
+    } else if blank(&destination.account_number) {
+        return Err(ApiError::validation(
+            "to.accountNumber",
+            format!("{} needs an account number", destination.code),
+        ));
+    }
+    if stack.kind == StackKind::Sandbox
+        && let Some(number) = &destination.account_number
+        && let Some(reason) = simulator::validation_reason(number)
+    {
+        return Err(ApiError::validation(
+            "to.accountNumber",
+            format!("the destination failed validation: {reason}"),
+        ));
+    }
+    destination.code = method.code.clone();
+    Ok(destination)
+}
+
+/// US cents for a spend-cap check, at the mid rate, rounded up.
+fn usd_cents(stack: &Stack, currency: Currency, amount: i128) -> ApiResult<i128> {
+    let rate = stack
+        .engine
+        .mid_rate(currency.code, "USD")
+        .ok_or_else(|| ApiError::validation("from.currency", "no USD rate for this currency"))?;
+    let amount = currency.to_decimal(amount).map_err(|e| money_error("from.amount", e))?;
+    let usd = convert_down(amount, rate, 6).unwrap_or_default();
+    let cents = (usd * Decimal::from(100)).ceil();
+    Ok(cents.mantissa() / 10i128.pow(cents.scale()))
+}
+
+#[expect(clippy::too_many_lines)]
+pub fn new_payout(
+    stack: &Stack,
+    principal: &Principal,
+    request: PayoutRequest,
+    fingerprint: [u8; 32],
+) -> ApiResult<NewPayout> {
+    let organization = principal.organization();
+    validate_reference(&request.external_reference)?;
+    let from = currency("from.currency", &request.from.currency)?;
+    let from_amount =
+        from.parse(request.from.amount.as_str(), false).map_err(|e| money_error("from.amount", e))?;
+    let snapshot = stack.engine.read()?;
+    let to = destination(stack, &snapshot, organization, &request.to)?;
+    let method = method_for("to.code", &to.code)?;
+    let to_currency = currency("to.currency", request.to.currency.as_deref().unwrap_or(from.code))?;
+    if to_currency.code != method.currency() {
+        return Err(ApiError::validation(
+            "to.currency",
+            format!("{} pays out in {}, not {}", method.code, method.currency(), to_currency.code),
+        ));
+    }
+    let (to_amount, rate) = if to_currency == from {
+        (from_amount, Decimal::ONE)
+    } else {
+        let rate = stack.engine.rate(from.code, to_currency.code)?;
+        let from_major = from.to_decimal(from_amount).map_err(|e| money_error("from.amount", e))?;
+        let major = convert_down(from_major, rate, to_currency.scale).unwrap_or_default();
+        (to_currency.from_decimal(major, true).map_err(|e| money_error("from.amount", e))?, rate)
+    };
+    if !method.limits.contains_minor(to_amount, to_currency.scale) {
+        return Err(ApiError::validation(
+            "from.amount",
+            format!(
+                "{} accepts {} to {} {}; this payout is {} {}",
+                method.code,
+                method.limits.min,
+                method.limits.max,
+                method.limits.currency,
+                to_currency.format(to_amount),
+                to_currency.code
+            ),
+        ));
+    }
+    let fee_in_method_currency = method.fee.amount_minor(to_amount, to_currency.scale);
+    let fee_amount = if to_currency == from {
+        fee_in_method_currency
+    } else {
+        let fee =
+            to_currency.to_decimal(fee_in_method_currency).map_err(|e| money_error("from.amount", e))?;
+        let major = convert_up(fee, rate, from.scale).unwrap_or_default();
+        from.from_decimal(major, true).map_err(|e| money_error("from.amount", e))?
+    };
+    let cap = match principal {
+        Principal::Key(key) if stack.kind == StackKind::Live => {
+            let caps = &key.caps;
+            let any =
+                caps.daily_usd_cents.or(caps.per_transaction_usd_cents).or(caps.monthly_usd_cents).is_some();
+            if any {
+                let now = chrono::DateTime::from_timestamp_millis(stack.now_ms()).unwrap_or_default();
+                Some(CapCheck {
+                    key_id: key.id.clone(),
+                    amount_usd_cents: usd_cents(stack, from, from_amount)?,
+                    per_transaction_usd_cents: caps.per_transaction_usd_cents,
+                    daily_usd_cents: caps.daily_usd_cents,
+                    monthly_usd_cents: caps.monthly_usd_cents,
+                    day: now.format("%Y-%m-%d").to_string(),
+                    month: now.format("%Y-%m").to_string(),
+                })
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    let (rail, rail_note, schedule) = match stack.kind {
+        StackKind::Sandbox => {
+            let outcome = simulator::outcome(
+                simulator::PAYOUT_SCENARIOS,
+                &simulator::trigger_digits(from_amount, from.scale),
+            );
+            (
+                RAIL_SIMULATOR,
+                format!("Sandbox simulator; expected outcome: {outcome}"),
+                simulator::payout_steps(outcome, stack.config.time_scale),
+            )
+        }
+        StackKind::Live => (RAIL_MANUAL, "Waiting for the operator to settle it".to_string(), Vec::new()),
+    };
+    Ok(NewPayout {
+        organization: organization.to_string(),
+        from_currency: from.code.to_string(),
+        from_amount,
+        to,
+        to_currency: to_currency.code.to_string(),
+        to_amount,
+        fee_amount,
+        rate: rate.normalize().to_string(),
+        narration: request.narration,
+        metadata: Value::Object(request.metadata.unwrap_or_default()).to_string(),
+        external_reference: request.external_reference,
+        api_key_id: principal.api_key_id().map(str::to_string),
+        cap,
+        rail: rail.to_string(),
+        rail_note,
+        schedule,
+        request_fingerprint: fingerprint,
+        order_id: None,
+    })
+}
+
+/// How a collection reaches its payer: on the sandbox the simulator, whose
+/// outcome the amount's trigger digits choose; on live the operator, who
+/// confirms the payment. Returns (rail, note for the timeline, schedule).
+pub fn collection_rail(
+    stack: &Stack,
+    amount: i128,
+    scale: u32,
+    payer: &str,
+) -> (&'static str, String, Vec<sika_engine::movements::ScheduledStep>) {
+    match stack.kind {
+        StackKind::Sandbox => {
+            let outcome = simulator::outcome(
+                simulator::COLLECTION_SCENARIOS,
+                &simulator::trigger_digits(amount, scale),
+            );
+            (
+                RAIL_SIMULATOR,
+                format!("Sandbox simulator prompted {payer}; expected outcome: {outcome}"),
+                simulator::collection_steps(outcome, stack.config.time_scale),
+            )
+        }
+        StackKind::Live => {
+            (RAIL_MANUAL, "Waiting for the operator to confirm the payment".to_string(), Vec::new())
+        }
+    }
+}
+
+pub fn new_collection(
+    stack: &Stack,
+    principal: &Principal,
+    request: CreateCollection,
+    fingerprint: [u8; 32],
+) -> ApiResult<NewCollection> {
+    validate_reference(&request.external_reference)?;
+    let currency = currency("currency", &request.currency)?;
+    let amount = currency.parse(request.amount.as_str(), false).map_err(|e| money_error("amount", e))?;
+    let method = method_for("code", &request.code)?;
+    if method.currency() != currency.code {
+        return Err(ApiError::validation(
+            "currency",
+            format!("{} collects {}", method.code, method.currency()),
+        ));
+    }
+    if method.is_crypto() {
+        return Err(ApiError::validation("code", "collections take mobile money or bank transfer methods"));
+    }
+    if request.account_number.trim().is_empty() {
+        return Err(ApiError::validation("accountNumber", "the payer's phone or account number is required"));
+    }
+    if !method.limits.contains_minor(amount, currency.scale) {
+        return Err(ApiError::validation(
+            "amount",
+            format!(
+                "{} accepts {} to {} {}",
+                method.code, method.limits.min, method.limits.max, method.limits.currency
+            ),
+        ));
+    }
+    let (rail, rail_note, schedule) = collection_rail(stack, amount, currency.scale, &request.account_number);
+    Ok(NewCollection {
+        organization: principal.organization().to_string(),
+        currency: currency.code.to_string(),
+        amount,
+        code: method.code.clone(),
+        account_number: request.account_number,
+        metadata: Value::Object(request.metadata.unwrap_or_default()).to_string(),
+        external_reference: request.external_reference,
+        rail: rail.to_string(),
+        rail_note,
+        schedule,
+        request_fingerprint: fingerprint,
+        id: None,
+        attach: Vec::new(),
+    })
+}
+
+/// Confirmations a crypto deposit needs before the order proceeds.
+pub const CRYPTO_CONFIRMATIONS_REQUIRED: u32 = 3;
+/// How long an order waits for funds, unscaled: 30 minutes.
+pub const ORDER_DEADLINE_MS: i64 = 30 * 60 * 1000;
+
+fn deposit_instructions(
+    stack: &Stack,
+    method: &str,
+    currency: Currency,
+    chain: Option<&str>,
+    order_id_hint: &str,
+) -> Value {
+    let digits: u64 = rand::random::<u64>() % 10_000_000_000;
+    match method {
+        "bank_transfer" => serde_json::json!({
+            "type": "bank_transfer",
+            "bankName": "Sika Partner Bank",
+            "accountNumber": format!("{digits:010}"),
+            "accountName": "Sika Collections",
+            "reference": order_id_hint,
+        }),
+        "crypto" => {
+            let bytes: [u8; 20] = rand::random();
+            let address: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            serde_json::json!({
+                "type": "crypto",
+                "asset": currency.code,
+                "chain": chain,
+                "address": format!("0x{address}"),
+                "network": if stack.kind == StackKind::Sandbox { "testnet" } else { "mainnet" },
+                "confirmationsRequired": CRYPTO_CONFIRMATIONS_REQUIRED,
+            })
+        }
+        _ => serde_json::json!({
+            "type": "mobile_money",
+            "instructions": "Approve the payment prompt sent to your phone, or pay to the merchant number with the reference",
+            "merchantNumber": format!("{:06}", digits % 1_000_000),
+            "reference": order_id_hint,
+        }),
+    }
+}
+
+pub fn new_order(
+    stack: &Stack,
+    principal: &Principal,
+    request: CreateOrder,
+    fingerprint: [u8; 32],
+) -> ApiResult<sika_engine::orders::NewOrder> {
+    validate_reference(&request.external_reference)?;
+    let method = request.from.method.as_str();
+    if !["mobile_money", "bank_transfer", "crypto"].contains(&method) {
+        return Err(ApiError::validation("from.method", "must be mobile_money, bank_transfer or crypto"));
+    }
+    let from = currency("from.currency", &request.from.currency)?;
+    let from_amount =
+        from.parse(request.from.amount.as_str(), false).map_err(|e| money_error("from.amount", e))?;
+    let chain = match (method, &request.from.chain) {
+        ("crypto", None) => return Err(ApiError::validation("from.chain", "is required for crypto")),
+        ("crypto", Some(chain)) => {
+            let known = catalog::shipped().stablecoins().iter().any(|m| {
+                m.currency() == from.code
+                    && (m.chain.as_deref() == Some(chain) || m.chain_for(true) == Some(chain.as_str()))
+            });
+            if !known {
+                return Err(ApiError::validation(
+                    "from.chain",
+                    format!("{} is not offered on '{chain}'", from.code),
+                ));
+            }
+            Some(chain.clone())
+        }
+        (_, Some(_)) => return Err(ApiError::validation("from.chain", "applies to crypto only")),
+        (_, None) => None,
+    };
+    if method == "crypto" && !from.code.starts_with("USD") {
+        return Err(ApiError::validation("from.currency", "crypto orders collect USDC or USDT"));
+    }
+    let snapshot = stack.engine.read()?;
+    let to = destination(stack, &snapshot, principal.organization(), &request.to)?;
+    let payout_method = method_for("to.code", &to.code)?;
+    let to_currency =
+        currency("to.currency", request.to.currency.as_deref().unwrap_or(payout_method.currency()))?;
+    if to_currency.code != payout_method.currency() {
+        return Err(ApiError::validation(
+            "to.currency",
+            format!("{} pays out in {}", payout_method.code, payout_method.currency()),
+        ));
+    }
+    if to_currency != from {
+        stack.engine.rate(from.code, to_currency.code)?;
+    }
+    let now = stack.now_ms();
+    let deadline = ((ORDER_DEADLINE_MS as f64) * stack.config.time_scale).round() as i64;
+    let hint = sika_engine::ids::new_id("ref");
+    Ok(sika_engine::orders::NewOrder {
+        organization: principal.organization().to_string(),
+        from_method: method.to_string(),
+        from_currency: from.code.to_string(),
+        from_amount,
+        from_chain: chain.clone(),
+        to,
+        to_currency: to_currency.code.to_string(),
+        deposit_instructions: deposit_instructions(stack, method, from, chain.as_deref(), &hint).to_string(),
+        required_confirmations: if method == "crypto" { CRYPTO_CONFIRMATIONS_REQUIRED } else { 0 },
+        external_reference: request.external_reference,
+        metadata: Value::Object(request.metadata.unwrap_or_default()).to_string(),
+        expires_at: now + deadline,
+        request_fingerprint: fingerprint,
+    })
+}
+
+/// Funds for an order: the payout on actuals is built now, at the current
+/// rate and fee; if it cannot be, the order fails and the funds stay.
+pub fn order_funds(
+    stack: &Stack,
+    principal: &Principal,
+    order: &sika_engine::orders::OrderRecord,
+    amount: i128,
+    confirmations: u32,
+) -> ApiResult<sika_engine::orders::OrderFunds> {
+    let from = currency("from.currency", &order.from_currency)?;
+    // The fee comes out of what arrived: pay out the rest.
+    let first = new_payout(stack, principal, payout_request(order, from, amount), [0; 32]);
+    let (payout, payout_refusal) = match first {
+        Ok(p) if p.from_amount + p.fee_amount > amount => {
+            match new_payout(stack, principal, payout_request(order, from, amount - p.fee_amount), [0; 32]) {
+                Ok(payout) => (Some(payout), None),
+                Err(e) => (None, Some(e.message)),
+            }
+        }
+        Ok(payout) => (Some(payout), None),
+        Err(e) => (None, Some(e.message)),
+    };
+    Ok(sika_engine::orders::OrderFunds {
+        order_id: order.id.clone(),
+        amount,
+        confirmations,
+        payout,
+        payout_refusal,
+    })
+}
+
+fn payout_request(order: &sika_engine::orders::OrderRecord, from: Currency, amount: i128) -> PayoutRequest {
+    PayoutRequest {
+        from: Amount { currency: from.code.to_string(), amount: AmountInput::from_text(from.format(amount)) },
+        to: PayoutTo {
+            code: Some(order.to.code.clone()),
+            account_number: order.to.account_number.clone(),
+            address: order.to.address.clone(),
+            tag: order.to.tag.clone(),
+            currency: Some(order.to_currency.clone()),
+            recipient_id: None,
+        },
+        external_reference: format!("order:{}", order.id),
+        narration: format!("Order {}", order.id),
+        metadata: None,
+    }
+}
+
+/// An externalReference: 1 to 255 printable characters.
+pub fn validate_reference(reference: &str) -> ApiResult<()> {
+    if reference.is_empty() || reference.chars().count() > 255 || reference.chars().any(char::is_control) {
+        return Err(ApiError::validation("externalReference", "must be 1 to 255 printable characters"));
+    }
+    Ok(())
+}

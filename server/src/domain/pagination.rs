@@ -1,0 +1,192 @@
+//! Lists: `limit` 1 to 100 (default 20), newest first, and opaque cursors
+//! signed with the node's secret so a forged or altered one is refused.
+
+use base64::Engine as _;
+use hmac::{Hmac, Mac};
+use serde_json::Value;
+use sha2::Sha256;
+use sika_api::ListPage;
+use subtle::ConstantTimeEq;
+
+use crate::domain::error::{ApiError, ApiResult};
+
+pub const PAGE_SIZE_DEFAULT: usize = 20;
+pub const PAGE_SIZE_MAX: usize = 100;
+const TAG_BYTES: usize = 12;
+
+/// The `limit` and `cursor` query parameters (the wire type).
+pub use sika_api::ListQuery as PageQuery;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    pub limit: usize,
+    /// List only items before this position.
+    pub before: Option<u64>,
+}
+
+fn tag(secret: &[u8], scope: &str, position: u64) -> [u8; TAG_BYTES] {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key length");
+    mac.update(scope.as_bytes());
+    mac.update(&position.to_be_bytes());
+    let full = mac.finalize().into_bytes();
+    let mut out = [0; TAG_BYTES];
+    out.copy_from_slice(&full[..TAG_BYTES]);
+    out
+}
+
+/// A cursor for `scope` (which list, for whom) continuing after `position`.
+pub fn encode_cursor(secret: &[u8], scope: &str, position: u64) -> String {
+    let mut bytes = position.to_be_bytes().to_vec();
+    bytes.extend_from_slice(&tag(secret, scope, position));
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+fn decode_cursor(secret: &[u8], scope: &str, cursor: &str) -> Option<u64> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(cursor).ok()?;
+    if bytes.len() != 8 + TAG_BYTES {
+        return None;
+    }
+    let position = u64::from_be_bytes(bytes[..8].try_into().ok()?);
+    bool::from(bytes[8..].ct_eq(&tag(secret, scope, position))).then_some(position)
+}
+
+/// Reading a list's paging parameters.
+pub trait Paging {
+    /// The page asked for, with a cursor checked against `scope`'s secret.
+    fn page(&self, secret: &[u8], scope: &str) -> ApiResult<Page>;
+}
+
+impl Paging for PageQuery {
+    fn page(&self, secret: &[u8], scope: &str) -> ApiResult<Page> {
+        let limit = match &self.limit {
+            None => PAGE_SIZE_DEFAULT,
+            Some(text) => match text.parse::<usize>() {
+                Ok(n) if (1..=PAGE_SIZE_MAX).contains(&n) => n,
+                _ => {
+                    return Err(ApiError::validation(
+                        "limit",
+                        format!("must be an integer from 1 to {PAGE_SIZE_MAX}"),
+                    ));
+                }
+            },
+        };
+        let before = match &self.cursor {
+            None => None,
+            Some(c) if c.is_empty() => None,
+            Some(c) => Some(decode_cursor(secret, scope, c).ok_or_else(|| {
+                ApiError::validation(
+                    "cursor",
+                    "is not a cursor this list returned; pass nextCursor unchanged",
+                )
+            })?),
+        };
+        Ok(Page { limit, before })
+    }
+}
+
+/// `{data, hasMore, nextCursor}` from the items of one page.
+pub fn list_page<T>(
+    data: Vec<T>,
+    last_position: Option<u64>,
+    has_more: bool,
+    secret: &[u8],
+    scope: &str,
+) -> ListPage<T> {
+    let next_cursor = match (has_more, last_position) {
+        (true, Some(position)) => Some(encode_cursor(secret, scope, position)),
+        _ => None,
+    };
+    ListPage { data, has_more, next_cursor }
+}
+
+/// `list_page` as JSON, for lists whose items are not typed views yet.
+pub fn list_body(
+    data: Vec<Value>,
+    last_position: Option<u64>,
+    has_more: bool,
+    secret: &[u8],
+    scope: &str,
+) -> Value {
+    crate::domain::render::to_json(&list_page(data, last_position, has_more, secret, scope))
+}
+
+/// One page of an organization's `kind` list, newest first: each id is
+/// loaded and rendered by `render`, which may filter it out by returning
+/// `None`. Filtered pages still hold `limit` items when that many match:
+/// the walk goes on past skipped ones.
+pub fn page_of_views<T>(
+    stack: &crate::domain::stack::Stack,
+    organization: &str,
+    kind: &str,
+    query: &PageQuery,
+    mut render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<T>>,
+) -> ApiResult<ListPage<T>> {
+    // The stack is part of the scope: a sandbox cursor is refused on live.
+    let scope = format!("{}/{organization}/{kind}", stack.kind.name());
+    let secret = stack.identity.secret();
+    let page = query.page(&secret, &scope)?;
+    let snapshot = stack.engine.read()?;
+    let mut found: Vec<(u64, T)> = Vec::with_capacity(page.limit + 1);
+    let mut before = page.before;
+    let chunk = page.limit + 1;
+    'walk: loop {
+        let entries = snapshot.list(organization, kind, before, chunk)?;
+        for (position, id) in &entries {
+            if let Some(item) = render(&snapshot, id)? {
+                found.push((*position, item));
+                if found.len() > page.limit {
+                    break 'walk;
+                }
+            }
+        }
+        match entries.last() {
+            Some((position, _)) if entries.len() == chunk => before = Some(*position),
+            _ => break,
+        }
+    }
+    let has_more = found.len() > page.limit;
+    found.truncate(page.limit);
+    let last = found.last().map(|(position, _)| *position);
+    let data = found.into_iter().map(|(_, item)| item).collect();
+    Ok(list_page(data, last, has_more, &secret, &scope))
+}
+
+/// `page_of_views` as JSON, for lists whose items are not typed views yet.
+pub fn page_of(
+    stack: &crate::domain::stack::Stack,
+    organization: &str,
+    kind: &str,
+    query: &PageQuery,
+    render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<Value>>,
+) -> ApiResult<Value> {
+    page_of_views(stack, organization, kind, query, render).map(|page| crate::domain::render::to_json(&page))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_refuse_forgeries() {
+        let secret = b"secret";
+        let cursor = encode_cursor(secret, "org/conversions", 42);
+        let query = PageQuery { limit: None, cursor: Some(cursor.clone()) };
+        assert_eq!(query.page(secret, "org/conversions").unwrap().before, Some(42));
+        assert!(query.page(secret, "other/conversions").is_err(), "a cursor is bound to its list");
+        let mut forged = cursor.into_bytes();
+        forged[2] = if forged[2] == b'A' { b'B' } else { b'A' };
+        let query = PageQuery { limit: None, cursor: Some(String::from_utf8(forged).unwrap()) };
+        assert!(query.page(secret, "org/conversions").is_err());
+    }
+
+    #[test]
+    fn limits() {
+        let secret = b"s";
+        for (limit, ok) in
+            [("1", true), ("100", true), ("0", false), ("101", false), ("x", false), ("-1", false)]
+        {
+            let query = PageQuery { limit: Some(limit.into()), cursor: None };
+            assert_eq!(query.page(secret, "s").is_ok(), ok, "{limit}");
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! Saved payout destinations. A payout may name a `recipientId` instead of
+//! inline destination fields.
+
+use serde::{Deserialize, Serialize};
+use sika_api::recipients::CreateRecipient;
+use sika_engine::{Command, Snapshot};
+
+use crate::domain::catalog;
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::render::timestamp;
+use crate::domain::stack::Stack;
+
+pub const COLLECTION: &str = "recipients";
+/// The most recipients one bulk call creates.
+pub const BULK_ITEMS_MAX: usize = 100;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recipient {
+    pub id: String,
+    pub organization: String,
+    pub name: String,
+    pub email: Option<String>,
+    pub code: String,
+    pub currency: String,
+    pub account_number: Option<String>,
+    pub address: Option<String>,
+    pub tag: Option<String>,
+    pub created_at: i64,
+}
+
+impl Recipient {
+    /// The recipient as every response shows it.
+    pub fn render(&self) -> sika_api::recipients::Recipient {
+        sika_api::recipients::Recipient {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            email: self.email.clone(),
+            code: self.code.clone(),
+            currency: self.currency.clone(),
+            account_number: self.account_number.clone(),
+            address: self.address.clone(),
+            tag: self.tag.clone(),
+            created_at: timestamp(self.created_at),
+        }
+    }
+}
+
+/// Checks a request; `prefix` names its place in a bulk body (`items[3].`).
+pub fn build(request: CreateRecipient, organization: &str, now: i64, prefix: &str) -> ApiResult<Recipient> {
+    let field = |name: &str| format!("{prefix}{name}");
+    let name = request.name.trim();
+    if name.is_empty() || name.chars().count() > 200 {
+        return Err(ApiError::validation(&field("name"), "must be 1 to 200 characters"));
+    }
+    if let Some(email) = &request.email
+        && (!email.contains('@') || email.len() > 254)
+    {
+        return Err(ApiError::validation(&field("email"), "must be an email address"));
+    }
+    let method = catalog::shipped().find_method(&request.code).ok_or_else(|| {
+        ApiError::validation(&field("code"), format!("unknown payment method '{}'", request.code))
+    })?;
+    let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
+    if method.is_crypto() && blank(&request.address) {
+        return Err(ApiError::validation(&field("address"), "a wallet address is required for this method"));
+    }
+    if !method.is_crypto() && blank(&request.account_number) {
+        return Err(ApiError::validation(
+            &field("accountNumber"),
+            "an account number is required for this method",
+        ));
+    }
+    Ok(Recipient {
+        id: sika_engine::ids::new_id("rcp"),
+        organization: organization.to_string(),
+        name: name.to_string(),
+        email: request.email,
+        code: method.code.clone(),
+        currency: method.currency().to_string(),
+        account_number: request.account_number,
+        address: request.address,
+        tag: request.tag,
+        created_at: now,
+    })
+}
+
+pub async fn save_all(stack: &Stack, recipients: &[Recipient]) -> ApiResult<()> {
+    if recipients.is_empty() {
+        return Ok(());
+    }
+    let documents = recipients
+        .iter()
+        .map(|r| crate::store::documents::document(COLLECTION, &r.id, r, Some((&r.organization, COLLECTION))))
+        .collect();
+    stack.engine.execute(Command::PutDocuments { documents }).await?;
+    Ok(())
+}
+
+pub fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Recipient>> {
+    Ok(crate::store::documents::load(snapshot, COLLECTION, id)?)
+}

@@ -1,0 +1,166 @@
+//! A stack: the live or the sandbox instance, each with its own database,
+//! writer, keys, rate limiter and request log.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+use sika_engine::{Command, Engine};
+
+use crate::config::NodeConfig;
+use crate::domain::credentials::ApiKeyRecord;
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::identity::Identity;
+use crate::domain::ratelimit::RateLimiter;
+use crate::domain::webhooks::dispatcher::{self, DispatcherHandle};
+use crate::store::request_log::RequestLog;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StackKind {
+    Live,
+    Sandbox,
+}
+
+impl StackKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            StackKind::Live => "live",
+            StackKind::Sandbox => "sandbox",
+        }
+    }
+
+    pub fn key_prefix(self) -> &'static str {
+        match self {
+            StackKind::Live => "sk_live_",
+            StackKind::Sandbox => "sk_test_",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<StackKind> {
+        match name {
+            "live" => Some(StackKind::Live),
+            "sandbox" => Some(StackKind::Sandbox),
+            _ => None,
+        }
+    }
+
+    /// The stack's name in the wire types.
+    pub fn wire_name(self) -> sika_api::admin::StackName {
+        match self {
+            StackKind::Live => sika_api::admin::StackName::Live,
+            StackKind::Sandbox => sika_api::admin::StackName::Sandbox,
+        }
+    }
+
+    pub fn database_file(self) -> &'static str {
+        match self {
+            StackKind::Live => "live.redb",
+            StackKind::Sandbox => "sandbox.redb",
+        }
+    }
+}
+
+/// The collection API keys are stored in.
+pub const KEYS: &str = "api_keys";
+
+pub struct Stack {
+    pub kind: StackKind,
+    pub engine: Engine,
+    pub identity: Arc<Identity>,
+    pub config: Arc<NodeConfig>,
+    pub rate_limiter: RateLimiter,
+    pub request_log: RequestLog,
+    keys: RwLock<HashMap<[u8; 32], ApiKeyRecord>>,
+    webhooks: OnceLock<DispatcherHandle>,
+    last_verify: Mutex<Option<sika_api::admin::VerifyResult>>,
+}
+
+impl Stack {
+    pub fn new(
+        kind: StackKind,
+        engine: Engine,
+        identity: Arc<Identity>,
+        config: Arc<NodeConfig>,
+        request_log: RequestLog,
+    ) -> Result<Stack, String> {
+        let stack = Stack {
+            kind,
+            engine,
+            identity,
+            rate_limiter: RateLimiter::new(config.rate_limit),
+            config,
+            request_log,
+            keys: RwLock::new(HashMap::new()),
+            webhooks: OnceLock::new(),
+            last_verify: Mutex::new(None),
+        };
+        stack.load_keys().map_err(|e| format!("cannot load the {} keys: {}", kind.name(), e.message))?;
+        Ok(stack)
+    }
+
+    fn load_keys(&self) -> ApiResult<()> {
+        let snapshot = self.engine.read()?;
+        let mut keys = HashMap::new();
+        for (_, body) in snapshot.documents(KEYS)? {
+            let record: ApiKeyRecord = crate::store::documents::decode(&body)?;
+            keys.insert(record.hash, record);
+        }
+        *self.keys.write().map_err(|_| ApiError::internal())? = keys;
+        Ok(())
+    }
+
+    /// The key whose SHA-256 is `hash`.
+    pub fn key_by_hash(&self, hash: &[u8; 32]) -> Option<ApiKeyRecord> {
+        self.keys.read().ok()?.get(hash).cloned()
+    }
+
+    pub fn keys_of(&self, organization: &str) -> Vec<ApiKeyRecord> {
+        let mut keys: Vec<_> = self
+            .keys
+            .read()
+            .map(|k| k.values().filter(|k| k.organization == organization).cloned().collect())
+            .unwrap_or_default();
+        keys.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+        keys
+    }
+
+    /// Stores a key durably, then makes it usable.
+    pub async fn save_key(&self, record: ApiKeyRecord) -> ApiResult<()> {
+        let body = crate::store::documents::encode(&record);
+        self.engine
+            .execute(Command::PutDocument {
+                collection: KEYS.to_string(),
+                id: record.id.clone(),
+                body,
+                list: Some((record.organization.clone(), "api_keys".to_string())),
+            })
+            .await?;
+        self.keys.write().map_err(|_| ApiError::internal())?.insert(record.hash, record);
+        Ok(())
+    }
+
+    /// Starts this stack's webhook dispatcher (inside a Tokio runtime).
+    pub fn start_webhooks(self: &Arc<Self>) -> Result<(), String> {
+        let handle = dispatcher::spawn(self.clone())?;
+        let _ = self.webhooks.set(handle);
+        Ok(())
+    }
+
+    pub fn webhooks(&self) -> ApiResult<&DispatcherHandle> {
+        self.webhooks.get().ok_or_else(ApiError::unavailable)
+    }
+
+    /// The result of the last `verify` the operator ran on this stack.
+    pub fn last_verify(&self) -> Option<sika_api::admin::VerifyResult> {
+        self.last_verify.lock().ok()?.clone()
+    }
+
+    pub fn set_last_verify(&self, result: sika_api::admin::VerifyResult) {
+        if let Ok(mut last) = self.last_verify.lock() {
+            *last = Some(result);
+        }
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.engine.now_ms()
+    }
+}

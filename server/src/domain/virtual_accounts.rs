@@ -1,0 +1,113 @@
+//! Virtual accounts: account details a customer pays into, one per
+//! customer. GHS accounts are opened at the partner bank and need the
+//! organization representative (live) or get a sandbox default (sandbox).
+
+use serde::{Deserialize, Serialize};
+use sika_api::virtual_accounts::CreateVirtualAccount;
+use sika_engine::{Command, Currency, Snapshot};
+
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::render::timestamp;
+use crate::domain::representative::{self, Representative, RepresentativeStatus};
+use crate::domain::stack::{Stack, StackKind};
+
+pub const COLLECTION: &str = "virtual_accounts";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VirtualAccount {
+    pub id: String,
+    pub organization: String,
+    pub currency: String,
+    pub account_number: String,
+    pub bank_name: String,
+    pub account_name: String,
+    pub customer_reference: Option<String>,
+    pub created_at: i64,
+}
+
+impl VirtualAccount {
+    /// The account as every response shows it.
+    pub fn render(&self) -> sika_api::virtual_accounts::VirtualAccount {
+        sika_api::virtual_accounts::VirtualAccount {
+            id: self.id.clone(),
+            currency: self.currency.clone(),
+            account_number: self.account_number.clone(),
+            bank_name: self.bank_name.clone(),
+            account_name: self.account_name.clone(),
+            customer_reference: self.customer_reference.clone(),
+            status: sika_api::virtual_accounts::VirtualAccountStatus::Active,
+            created_at: timestamp(self.created_at),
+        }
+    }
+}
+
+fn account_number() -> String {
+    let digits: u64 = rand::random::<u64>() % 10_000_000_000;
+    format!("{digits:010}")
+}
+
+/// The representative a GHS account needs: live requires one; the sandbox
+/// fills a default from the owner's name.
+async fn ensure_representative(stack: &Stack, organization: &str) -> ApiResult<Representative> {
+    if let Some(existing) = representative::load(stack, organization)? {
+        return Ok(existing);
+    }
+    if stack.kind == StackKind::Live {
+        return Err(ApiError::new(
+            sika_api::ErrorCode::RepresentativeRequired,
+            "a GHS virtual account needs the organization representative; set it with PUT /v1/organization/representative",
+        ));
+    }
+    let owner = stack
+        .identity
+        .organization(organization)
+        .and_then(|o| stack.identity.member(&o.owner_member_id))
+        .map(|m| m.name)
+        .unwrap_or_else(|| "Sandbox Owner".into());
+    let name = if owner.chars().count() >= 2 { owner } else { "Sandbox Owner".into() };
+    representative::put_default(stack, organization, &name).await
+}
+
+pub async fn create(
+    stack: &Stack,
+    organization: &str,
+    request: CreateVirtualAccount,
+) -> ApiResult<VirtualAccount> {
+    let currency = Currency::find(&request.currency.to_ascii_uppercase())
+        .map_err(|e| ApiError::validation("currency", e.to_string()))?;
+    let org_name = stack.identity.organization(organization).map(|o| o.name).unwrap_or_default();
+    let bank_name = if currency.code == "GHS" {
+        let representative = ensure_representative(stack, organization).await?;
+        debug_assert!(matches!(
+            representative.status,
+            RepresentativeStatus::Active | RepresentativeStatus::SandboxDefault
+        ));
+        "Sika Partner Bank Ghana".to_string()
+    } else {
+        "Sika Virtual Accounts".to_string()
+    };
+    let account = VirtualAccount {
+        id: sika_engine::ids::new_id("va"),
+        organization: organization.to_string(),
+        currency: currency.code.to_string(),
+        account_number: account_number(),
+        bank_name,
+        account_name: request.account_name.unwrap_or(org_name),
+        customer_reference: request.customer_reference,
+        created_at: stack.now_ms(),
+    };
+    stack
+        .engine
+        .execute(Command::PutDocument {
+            collection: COLLECTION.into(),
+            id: account.id.clone(),
+            body: crate::store::documents::encode(&account),
+            list: Some((organization.to_string(), COLLECTION.into())),
+        })
+        .await?;
+    Ok(account)
+}
+
+pub fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<VirtualAccount>> {
+    Ok(crate::store::documents::load(snapshot, COLLECTION, id)?)
+}

@@ -1,0 +1,383 @@
+//! Signed webhooks: endpoints, deliveries and their attempts. The
+//! dispatcher (`dispatcher.rs`) turns outbox events into deliveries and
+//! sends them; this module holds the records and the management rules.
+
+pub mod dispatcher;
+pub mod signing;
+
+use std::net::IpAddr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sika_engine::{Command, EventPayload, EventRecord, Snapshot};
+
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::render::{self, timestamp};
+use crate::domain::stack::{Stack, StackKind};
+pub use crate::store::documents::{decode, document, encode};
+
+pub const ENDPOINTS: &str = "webhook_endpoints";
+pub const HEALTH: &str = "webhook_health";
+pub const DELIVERIES: &str = "webhook_deliveries";
+/// Deliveries not yet succeeded or failed: what the dispatcher reloads on start.
+pub const OPEN_DELIVERIES: &str = "webhook_open";
+pub const STATE: &str = "webhook_state";
+/// Deliveries listed per resource, for timelines.
+pub const BY_RESOURCE: &str = "webhook_by_resource";
+
+/// The list a resource's deliveries are indexed under.
+pub fn resource_list(resource_id: &str) -> String {
+    format!("deliveries:{resource_id}")
+}
+
+/// A resource's webhook deliveries as timeline entries.
+pub fn timeline_entries(
+    snapshot: &Snapshot,
+    organization: &str,
+    resource_id: &str,
+) -> ApiResult<Vec<sika_engine::movements::TimelineEntry>> {
+    let mut entries = Vec::new();
+    for (_, key) in snapshot.list(organization, &resource_list(resource_id), None, 100)? {
+        // The index holds `{resource}/{delivery}`.
+        let id = key.rsplit('/').next().unwrap_or_default();
+        let Some(delivery) = load_delivery(snapshot, id)? else { continue };
+        entries.push(sika_engine::movements::TimelineEntry {
+            at: delivery.created_at,
+            kind: "webhook".into(),
+            title: format!("Webhook {} scheduled", delivery.event_kind),
+            detail: format!("Delivery {} to endpoint {}", delivery.id, delivery.endpoint_id),
+        });
+        for attempt in &delivery.attempts {
+            let outcome = match (attempt.succeeded, attempt.status_code) {
+                (true, Some(code)) => format!("delivered (HTTP {code})"),
+                (false, Some(code)) => format!("failed (HTTP {code})"),
+                _ => format!("failed ({})", attempt.error.as_deref().unwrap_or("no answer")),
+            };
+            entries.push(sika_engine::movements::TimelineEntry {
+                at: attempt.at,
+                kind: "webhook".into(),
+                title: format!(
+                    "Webhook {} {}",
+                    delivery.event_kind,
+                    if attempt.succeeded { "delivered" } else { "attempt failed" }
+                ),
+                detail: format!("Delivery {} {outcome} in {} ms", delivery.id, attempt.duration_ms),
+            });
+        }
+    }
+    Ok(entries)
+}
+
+/// Every event name an endpoint can subscribe to.
+pub const EVENT_KINDS: &[&str] = &[
+    "payout.completed",
+    "payout.failed",
+    "collection.pending",
+    "collection.completed",
+    "collection.failed",
+    "account.credited",
+    "conversion.completed",
+    "order.awaiting_funds",
+    "order.awaiting_confirmations",
+    "order.funds_received",
+    "order.overpaid",
+    "order.underpaid",
+    "order.processing_payout",
+    "order.completed",
+    "order.failed",
+    "order.expired",
+    "dispute.created",
+    "dispute.updated",
+    "dispute.closed",
+    "webhook.test",
+];
+
+/// Consecutive failed attempts after which an endpoint is disabled.
+pub const CONSECUTIVE_FAILURES_MAX: u32 = 10;
+/// Waits before each retry, unscaled: 30 s, 2 m, 8 m, 32 m, 2 h, 6 h, 6 h, 6 h.
+pub const RETRY_LADDER_MS: [i64; 8] =
+    [30_000, 120_000, 480_000, 1_920_000, 7_200_000, 21_600_000, 21_600_000, 21_600_000];
+
+/// What the merchant configured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Endpoint {
+    pub id: String,
+    pub organization: String,
+    pub url: String,
+    pub events: Vec<String>,
+    pub description: String,
+    pub secret: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl Endpoint {
+    pub fn subscribes_to(&self, kind: &str) -> bool {
+        self.events.iter().any(|e| e == "*" || e == kind)
+    }
+}
+
+/// What the dispatcher observed; written only by the dispatcher.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Health {
+    pub disabled: bool,
+    pub disabled_reason: Option<String>,
+    pub consecutive_failures: u32,
+    pub attempts: u64,
+    pub successes: u64,
+    pub last_attempt_at: Option<i64>,
+    pub last_success_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DeliveryStatus {
+    Pending,
+    Succeeded,
+    Failed,
+}
+
+impl DeliveryStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            DeliveryStatus::Pending => "pending",
+            DeliveryStatus::Succeeded => "succeeded",
+            DeliveryStatus::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attempt {
+    pub at: i64,
+    pub status_code: Option<u16>,
+    pub duration_ms: u64,
+    pub error: Option<String>,
+    pub succeeded: bool,
+    pub manual: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delivery {
+    pub id: String,
+    pub organization: String,
+    pub endpoint_id: String,
+    pub event_id: String,
+    pub event_kind: String,
+    /// The id of the resource the event is about, for its timeline.
+    pub resource_id: Option<String>,
+    /// The exact bytes every attempt sends.
+    pub body: String,
+    pub status: DeliveryStatus,
+    pub attempts: Vec<Attempt>,
+    pub next_attempt_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl Delivery {
+    /// Attempts made by the ladder (manual retries do not count).
+    pub fn scheduled_attempts(&self) -> usize {
+        self.attempts.iter().filter(|a| !a.manual).count()
+    }
+
+    /// The delivery as every response shows it.
+    pub fn render(&self) -> sika_api::webhooks::WebhookDelivery {
+        use sika_api::webhooks::{WebhookDelivery, WebhookDeliveryAttempt, WebhookDeliveryStatus};
+        WebhookDelivery {
+            id: self.id.clone(),
+            endpoint_id: self.endpoint_id.clone(),
+            event_id: self.event_id.clone(),
+            event: self.event_kind.clone(),
+            resource_id: self.resource_id.clone(),
+            status: match self.status {
+                DeliveryStatus::Pending => WebhookDeliveryStatus::Pending,
+                DeliveryStatus::Succeeded => WebhookDeliveryStatus::Succeeded,
+                DeliveryStatus::Failed => WebhookDeliveryStatus::Failed,
+            },
+            attempt_count: self.attempts.len(),
+            attempts: self
+                .attempts
+                .iter()
+                .map(|a| WebhookDeliveryAttempt {
+                    at: timestamp(a.at),
+                    status_code: a.status_code,
+                    duration_ms: a.duration_ms,
+                    error: a.error.clone(),
+                    succeeded: a.succeeded,
+                    manual: a.manual,
+                })
+                .collect(),
+            next_attempt_at: self.next_attempt_at.map(timestamp),
+            created_at: timestamp(self.created_at),
+            updated_at: timestamp(self.updated_at),
+        }
+    }
+}
+
+/// An endpoint as every read shows it, without its secret.
+pub fn render_endpoint(endpoint: &Endpoint, health: &Health) -> sika_api::webhooks::WebhookEndpoint {
+    use sika_api::webhooks::{WebhookDisabledReason, WebhookEndpoint, WebhookEndpointStatus};
+    WebhookEndpoint {
+        id: endpoint.id.clone(),
+        url: endpoint.url.clone(),
+        events: endpoint.events.clone(),
+        description: endpoint.description.clone(),
+        status: if health.disabled { WebhookEndpointStatus::Disabled } else { WebhookEndpointStatus::Active },
+        // The dispatcher records one reason only: too many failures in a row.
+        disabled_reason: health.disabled_reason.as_ref().map(|_| WebhookDisabledReason::ConsecutiveFailures),
+        consecutive_failures: health.consecutive_failures,
+        created_at: timestamp(endpoint.created_at),
+        updated_at: timestamp(endpoint.updated_at),
+    }
+}
+
+/// The resource an event carries, rendered exactly as its GET renders it.
+pub fn event_data(stack: &Stack, event: &EventRecord) -> ApiResult<Value> {
+    Ok(match &event.payload {
+        EventPayload::Conversion(c) => render::to_json(&render::conversion(c)),
+        EventPayload::AccountCredited { account, .. } => {
+            render::to_json(&render::account(account, stack.engine.mid_rate(&account.currency, "USD"))?)
+        }
+        EventPayload::WebhookTest { endpoint_id } => {
+            json!({ "endpointId": endpoint_id, "message": "webhook.test" })
+        }
+        EventPayload::Payout(p) => render::to_json(&render::payout(p, &[])),
+        EventPayload::Collection(c) => render::to_json(&render::collection(c, &[])),
+        EventPayload::Order(o) => render::to_json(&render::order(o, None, &[])),
+        EventPayload::OrderWithPayout(o, p) => render::to_json(&render::order(o, Some(p), &[])),
+        EventPayload::Rendered { json, .. } => serde_json::from_str(json).unwrap_or(Value::Null),
+    })
+}
+
+pub fn event_resource_id(event: &EventRecord) -> Option<String> {
+    match &event.payload {
+        EventPayload::Conversion(c) => Some(c.id.clone()),
+        EventPayload::AccountCredited { account, .. } => Some(account.id.clone()),
+        EventPayload::WebhookTest { endpoint_id } => Some(endpoint_id.clone()),
+        EventPayload::Payout(p) => Some(p.id.clone()),
+        EventPayload::Collection(c) => Some(c.id.clone()),
+        EventPayload::Order(o) | EventPayload::OrderWithPayout(o, _) => Some(o.id.clone()),
+        EventPayload::Rendered { id, .. } => Some(id.clone()),
+    }
+}
+
+/// The webhook body: `{id, event, data, createdAt}`.
+pub fn event_body(stack: &Stack, event: &EventRecord) -> ApiResult<sika_api::webhooks::WebhookEvent> {
+    Ok(sika_api::webhooks::WebhookEvent {
+        id: event.id.clone(),
+        event: event.kind.clone(),
+        data: event_data(stack, event)?,
+        created_at: timestamp(event.created_at),
+    })
+}
+
+pub fn load_endpoint(snapshot: &Snapshot, id: &str) -> ApiResult<Option<(Endpoint, Health)>> {
+    let Some(bytes) = snapshot.document(ENDPOINTS, id)? else { return Ok(None) };
+    let endpoint: Endpoint = decode(&bytes)?;
+    let health = match snapshot.document(HEALTH, id)? {
+        Some(bytes) => decode(&bytes)?,
+        None => Health::default(),
+    };
+    Ok(Some((endpoint, health)))
+}
+
+pub fn load_delivery(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Delivery>> {
+    Ok(snapshot.document(DELIVERIES, id)?.map(|b| decode(&b)).transpose()?)
+}
+
+/// Checks a URL: http(s), a host, and on the live stack no loopback or
+/// private address unless the operator allows it.
+pub fn check_url(url: &str, stack: StackKind, allow_private: bool) -> ApiResult<()> {
+    let parsed =
+        reqwest::Url::parse(url).map_err(|_| ApiError::validation("url", "must be an absolute URL"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(ApiError::validation("url", "must use http or https"));
+    }
+    let host = parsed.host_str().ok_or_else(|| ApiError::validation("url", "must name a host"))?;
+    if stack == StackKind::Live && !allow_private && is_private_host(host) {
+        return Err(ApiError::validation(
+            "url",
+            "live endpoints may not point at loopback or private addresses (the operator can allow it with --allow-private-webhooks)",
+        ));
+    }
+    Ok(())
+}
+
+fn is_private_host(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.eq_ignore_ascii_case("localhost") || host.ends_with(".localhost") {
+        return true;
+    }
+    match host.parse::<IpAddr>() {
+        Ok(IpAddr::V4(ip)) => {
+            ip.is_loopback()
+                || ip.is_private()
+                || ip.is_link_local()
+                || ip.is_unspecified()
+                || ip.is_broadcast()
+        }
+        Ok(IpAddr::V6(ip)) => {
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || (ip.segments()[0] & 0xfe00) == 0xfc00
+                || (ip.segments()[0] & 0xffc0) == 0xfe80
+                || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback() || v4.is_private())
+        }
+        Err(_) => false,
+    }
+}
+
+pub fn check_events(events: &[String]) -> ApiResult<()> {
+    if events.is_empty() {
+        return Err(ApiError::validation("events", "subscribe to at least one event, or [\"*\"] for all"));
+    }
+    for (index, event) in events.iter().enumerate() {
+        if event != "*" && !EVENT_KINDS.contains(&event.as_str()) {
+            return Err(ApiError::validation(
+                &format!("events[{index}]"),
+                format!("unknown event '{event}'"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Stores an endpoint's configuration.
+pub async fn save_endpoint(stack: &Stack, endpoint: &Endpoint, is_new: bool) -> ApiResult<()> {
+    let list = is_new.then_some((endpoint.organization.as_str(), "webhook_endpoints"));
+    stack
+        .engine
+        .execute(Command::PutDocuments { documents: vec![document(ENDPOINTS, &endpoint.id, endpoint, list)] })
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_hosts() {
+        for host in
+            ["localhost", "127.0.0.1", "10.0.0.1", "192.168.1.1", "172.16.0.1", "[::1]", "169.254.1.1"]
+        {
+            assert!(is_private_host(host), "{host}");
+        }
+        for host in ["example.com", "8.8.8.8", "[2001:db8::1]"] {
+            assert!(!is_private_host(host), "{host}");
+        }
+        assert!(check_url("http://127.0.0.1:9/x", StackKind::Live, false).is_err());
+        assert!(check_url("http://127.0.0.1:9/x", StackKind::Live, true).is_ok());
+        assert!(check_url("http://127.0.0.1:9/x", StackKind::Sandbox, false).is_ok());
+        assert!(check_url("ftp://example.com", StackKind::Sandbox, false).is_err());
+        assert!(check_url("not a url", StackKind::Sandbox, false).is_err());
+    }
+
+    #[test]
+    fn event_names() {
+        assert!(check_events(&["*".into()]).is_ok());
+        assert!(check_events(&["conversion.completed".into()]).is_ok());
+        assert!(check_events(&["conversion.done".into()]).is_err());
+        assert!(check_events(&[]).is_err());
+    }
+}

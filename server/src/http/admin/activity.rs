@@ -1,0 +1,383 @@
+//! Payouts, collections, orders and disputes across organizations, searchable by id,
+//! externalReference and status.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use serde::Serialize;
+use serde_json::Value;
+use sika_api::admin::{
+    ActivityQuery, AdminRefusals, OrderFunds, Owned, OwnedCollectionEnvelope, OwnedDisputeEnvelope,
+    OwnedOrderEnvelope, OwnedPayoutEnvelope, StackName,
+};
+use sika_api::collections::Collection;
+use sika_api::disputes::{Dispute, ResolveDispute};
+use sika_api::orders::Order;
+use sika_api::payouts::Payout;
+use sika_api::{ErrorBody, ListPage};
+use sika_engine::Snapshot;
+
+use super::AdminState;
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::pagination::{PageQuery, Paging, list_page};
+use crate::domain::render;
+use crate::domain::stack::Stack;
+use crate::domain::webhooks::timeline_entries;
+use crate::http::extract::ApiQuery;
+
+/// Items scanned per organization when searching.
+const SCAN_PER_ORGANIZATION_MAX: usize = 5_000;
+
+/// Whether a rendered item matches the search's `q` and `status`.
+fn matches(item: &Value, query: &ActivityQuery) -> bool {
+    let matches_q = query
+        .q
+        .as_deref()
+        .is_none_or(|q| item["id"].as_str() == Some(q) || item["externalReference"].as_str() == Some(q));
+    matches_q && query.status.as_deref().is_none_or(|s| item["status"].as_str() == Some(s))
+}
+
+fn search<T: Serialize>(
+    state: &AdminState,
+    stack: &Stack,
+    kind: &str,
+    query: &ActivityQuery,
+    render: impl Fn(&Snapshot, &str) -> ApiResult<Option<T>>,
+) -> ApiResult<ListPage<Owned<T>>> {
+    let scope = format!("admin/{}/{kind}", stack.kind.name());
+    let secret = state.identity.secret();
+    let page =
+        PageQuery { limit: query.limit.clone(), cursor: query.cursor.clone() }.page(&secret, &scope)?;
+    let snapshot = stack.engine.read()?;
+    let mut rows: Vec<(String, Owned<T>)> = Vec::new();
+    for org in state.identity.organizations() {
+        for (_, id) in snapshot.list(&org.id, kind, None, SCAN_PER_ORGANIZATION_MAX)? {
+            let Some(item) = render(&snapshot, &id)? else { continue };
+            let json = render::to_json(&item);
+            if matches(&json, query) {
+                let created_at = json["createdAt"].as_str().unwrap_or_default().to_string();
+                rows.push((created_at, Owned { organization_id: org.id.clone(), item }));
+            }
+        }
+    }
+    rows.sort_by(|a, b| b.0.cmp(&a.0));
+    // The cursor is the offset into this newest-first result.
+    let start = page.before.unwrap_or(0) as usize;
+    let end = (start + page.limit).min(rows.len());
+    let has_more = end < rows.len();
+    let data = rows.into_iter().skip(start).take(page.limit).map(|(_, v)| v).collect();
+    Ok(list_page(data, Some(end as u64), has_more, &secret, &scope))
+}
+
+/// Search every organization's payouts on a stack
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/payouts",
+    tag = "activity",
+    operation_id = "searchPayouts",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ActivityQuery),
+    responses(
+        (status = 200, description = "Matching payouts, newest first", body = ListPage<Owned<Payout>>),
+        (status = 400, description = "A bad `limit` or `cursor` (`validation_error`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+pub async fn payouts(
+    State(state): State<Arc<AdminState>>,
+    Path(stack): Path<String>,
+    ApiQuery(query): ApiQuery<ActivityQuery>,
+) -> ApiResult<Json<ListPage<Owned<Payout>>>> {
+    let stack = state.stack(&stack)?;
+    Ok(Json(search(&state, stack, "payouts", &query, |s, id| {
+        Ok(s.payout(id)?.map(|p| render::payout(&p, &[])))
+    })?))
+}
+
+/// One payout, with its timeline's webhook entries
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/payouts/{id}",
+    tag = "activity",
+    operation_id = "getStackPayout",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The payout's id")),
+    responses(
+        (status = 200, description = "The payout and its organization", body = OwnedPayoutEnvelope),
+        (status = 404, description = "Unknown stack or payout", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+pub async fn payout(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id)): Path<(String, String)>,
+) -> ApiResult<Json<OwnedPayoutEnvelope>> {
+    let stack = state.stack(&stack)?;
+    let snapshot = stack.engine.read()?;
+    let payout =
+        snapshot.payout(&id)?.ok_or_else(|| ApiError::not_found(format!("payout '{id}' not found")))?;
+    let deliveries = timeline_entries(&snapshot, &payout.organization, &id)?;
+    let item = render::payout(&payout, &deliveries);
+    Ok(Json(OwnedPayoutEnvelope { payout: Owned { organization_id: payout.organization.clone(), item } }))
+}
+
+/// Search every organization's collections on a stack
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/collections",
+    tag = "activity",
+    operation_id = "searchCollections",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ActivityQuery),
+    responses(
+        (status = 200, description = "Matching collections, newest first", body = ListPage<Owned<Collection>>),
+        (status = 400, description = "A bad `limit` or `cursor` (`validation_error`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+pub async fn collections(
+    State(state): State<Arc<AdminState>>,
+    Path(stack): Path<String>,
+    ApiQuery(query): ApiQuery<ActivityQuery>,
+) -> ApiResult<Json<ListPage<Owned<Collection>>>> {
+    let stack = state.stack(&stack)?;
+    Ok(Json(search(&state, stack, "collections", &query, |s, id| {
+        Ok(s.collection(id)?.map(|c| render::collection(&c, &[])))
+    })?))
+}
+
+/// One collection, with its timeline's webhook entries
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/collections/{id}",
+    tag = "activity",
+    operation_id = "getStackCollection",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The collection's id")),
+    responses(
+        (status = 200, description = "The collection and its organization", body = OwnedCollectionEnvelope),
+        (status = 404, description = "Unknown stack or collection", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+pub async fn collection(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id)): Path<(String, String)>,
+) -> ApiResult<Json<OwnedCollectionEnvelope>> {
+    let stack = state.stack(&stack)?;
+    let snapshot = stack.engine.read()?;
+    let collection = snapshot
+        .collection(&id)?
+        .ok_or_else(|| ApiError::not_found(format!("collection '{id}' not found")))?;
+    let deliveries = timeline_entries(&snapshot, &collection.organization, &id)?;
+    let item = render::collection(&collection, &deliveries);
+    Ok(Json(OwnedCollectionEnvelope {
+        collection: Owned { organization_id: collection.organization.clone(), item },
+    }))
+}
+
+/// Search every organization's orders on a stack
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/orders",
+    tag = "activity",
+    operation_id = "searchOrders",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ActivityQuery),
+    responses(
+        (status = 200, description = "Matching orders, newest first", body = ListPage<Owned<Order>>),
+        (status = 400, description = "A bad `limit` or `cursor` (`validation_error`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+pub async fn orders(
+    State(state): State<Arc<AdminState>>,
+    Path(stack): Path<String>,
+    ApiQuery(query): ApiQuery<ActivityQuery>,
+) -> ApiResult<Json<ListPage<Owned<Order>>>> {
+    let stack = state.stack(&stack)?;
+    Ok(Json(search(&state, stack, "orders", &query, |s, id| {
+        let Some(order) = s.order(id)? else { return Ok(None) };
+        crate::http::routes::orders::render_full(s, &order.organization, id)
+    })?))
+}
+
+fn owned_order(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Json<OwnedOrderEnvelope>> {
+    let item = crate::http::routes::orders::render_full(snapshot, organization, id)?
+        .ok_or_else(ApiError::internal)?;
+    Ok(Json(OwnedOrderEnvelope { order: Owned { organization_id: organization.to_string(), item } }))
+}
+
+/// One order, with its payout
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/orders/{id}",
+    tag = "activity",
+    operation_id = "getStackOrder",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The order's id")),
+    responses(
+        (status = 200, description = "The order and its organization", body = OwnedOrderEnvelope),
+        (status = 404, description = "Unknown stack or order", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+pub async fn order(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id)): Path<(String, String)>,
+) -> ApiResult<Json<OwnedOrderEnvelope>> {
+    let stack = state.stack(&stack)?;
+    let snapshot = stack.engine.read()?;
+    let order = snapshot.order(&id)?.ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
+    owned_order(&snapshot, &order.organization, &id)
+}
+
+/// Every organization's disputes on one stack, each with its thread (the
+/// console shows them without another request); `status` filters like the
+/// public list (`resolved` matches accepted and declined).
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/disputes",
+    tag = "activity",
+    operation_id = "searchDisputes",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ActivityQuery),
+    responses(
+        (status = 200, description = "Matching disputes, newest first", body = ListPage<Owned<Dispute>>),
+        (status = 400, description = "A bad `limit`, `cursor` or `status` (`validation_error`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+pub async fn disputes(
+    State(state): State<Arc<AdminState>>,
+    Path(stack): Path<String>,
+    ApiQuery(query): ApiQuery<ActivityQuery>,
+) -> ApiResult<Json<ListPage<Owned<Dispute>>>> {
+    let stack = state.stack(&stack)?;
+    crate::domain::disputes::check_status_filter(query.status.as_deref())?;
+    // The status filter is applied here (it knows `resolved`), not by `search`.
+    let status = query.status.clone();
+    let query = ActivityQuery { status: None, ..query };
+    Ok(Json(search(&state, stack, crate::domain::disputes::COLLECTION, &query, |s, id| {
+        let Some((dispute, _)) = crate::domain::disputes::load(s, id)? else { return Ok(None) };
+        if !crate::domain::disputes::status_matches(&dispute, status.as_deref()) {
+            return Ok(None);
+        }
+        crate::domain::disputes::render(s, &dispute).map(Some)
+    })?))
+}
+
+fn admin_dispute(organization: &str, item: Dispute) -> Json<OwnedDisputeEnvelope> {
+    Json(OwnedDisputeEnvelope { dispute: Owned { organization_id: organization.to_string(), item } })
+}
+
+/// One dispute with its thread
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/disputes/{id}",
+    tag = "activity",
+    operation_id = "getStackDispute",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The dispute's id")),
+    responses(
+        (status = 200, description = "The dispute and its organization", body = OwnedDisputeEnvelope),
+        (status = 404, description = "Unknown stack or dispute", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+pub async fn dispute(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id)): Path<(String, String)>,
+) -> ApiResult<Json<OwnedDisputeEnvelope>> {
+    let stack = state.stack(&stack)?;
+    let snapshot = stack.engine.read()?;
+    let (dispute, _) = crate::domain::disputes::load_for(&snapshot, None, &id)?;
+    Ok(admin_dispute(&dispute.organization, crate::domain::disputes::render(&snapshot, &dispute)?))
+}
+
+/// Resolve a dispute for the merchant or the payer
+#[utoipa::path(
+    post,
+    path = "/admin/v1/{stack}/disputes/{id}/resolve",
+    tag = "activity",
+    operation_id = "resolveStackDispute",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The dispute's id")),
+    request_body = ResolveDispute,
+    responses(
+        (status = 200, description = "The dispute, resolved", body = OwnedDisputeEnvelope),
+        (status = 400, description = "A bad `outcome` (`validation_error`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack or dispute", body = ErrorBody),
+        (status = 409, description = "The dispute is already resolved (`invalid_state`)", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+pub async fn resolve_dispute(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id)): Path<(String, String)>,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<OwnedDisputeEnvelope>> {
+    let request: ResolveDispute = crate::http::extract::parse_json(&body)?;
+    let stack = state.stack(&stack)?;
+    let resolved = crate::domain::disputes::resolve(stack, None, &id, &request.outcome).await?;
+    let snapshot = stack.engine.read()?;
+    let (dispute, _) = crate::domain::disputes::load_for(&snapshot, None, &id)?;
+    Ok(admin_dispute(&dispute.organization, resolved))
+}
+
+/// Record the funds that arrived for an order (the manual rail)
+///
+/// On live there is no simulator: the operator records what arrived, and
+/// the order proceeds on the actual amount.
+#[utoipa::path(
+    post,
+    path = "/admin/v1/{stack}/orders/{id}/funds",
+    tag = "activity",
+    operation_id = "recordOrderFunds",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The order's id")),
+    request_body = OrderFunds,
+    responses(
+        (status = 200, description = "The order after the funds", body = OwnedOrderEnvelope),
+        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack or order", body = ErrorBody),
+        (status = 409, description = "The order no longer awaits funds (`invalid_state`)", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+pub async fn order_funds(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id)): Path<(String, String)>,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<OwnedOrderEnvelope>> {
+    let request: OrderFunds = crate::http::extract::parse_json(&body)?;
+    let stack = state.stack(&stack)?;
+    let order = stack
+        .engine
+        .read()?
+        .order(&id)?
+        .ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
+    let owner = state
+        .identity
+        .organization(&order.organization)
+        .and_then(|o| state.identity.member(&o.owner_member_id))
+        .ok_or_else(ApiError::internal)?;
+    let currency = sika_engine::Currency::find(&order.from_currency).map_err(|_| ApiError::internal())?;
+    let amount = currency
+        .parse(request.amount.as_str(), false)
+        .map_err(|e| crate::domain::error::money_error("amount", e))?;
+    let confirmations = request.confirmations.unwrap_or(order.required_confirmations);
+    let principal = crate::domain::principal::Principal::Session(owner);
+    let funds = crate::domain::instructions::order_funds(stack, &principal, &order, amount, confirmations)?;
+    stack.engine.execute(sika_engine::Command::OrderFunds(funds)).await?;
+    if let Ok(webhooks) = stack.webhooks() {
+        webhooks.wake();
+    }
+    let snapshot = stack.engine.read()?;
+    owned_order(&snapshot, &order.organization, &id)
+}

@@ -1,0 +1,450 @@
+//! The operator's admin API on its own listener: `/admin/v1`, every path
+//! behind the operator token.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{Path, Request, State};
+use axum::http::header;
+use axum::middleware::{Next, from_fn_with_state};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::Value;
+use sika_api::accounts::Account;
+use sika_api::admin::{
+    self, AdminRefusals, Balances, LedgerFigures, NodeStatus, NodeStatusEnvelope, OrganizationEnvelope,
+    OrganizationStatus, Owned, RequestLookup, Settlement, StackAccounts, StackName, StackStatus,
+};
+use sika_api::collections::CollectionEnvelope;
+use sika_api::payouts::PayoutEnvelope;
+use sika_api::{ErrorBody, ListPage};
+use tower_http::catch_panic::CatchPanicLayer;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::identity::{Identity, Organization};
+use crate::domain::render::{self, timestamp};
+use crate::domain::stack::{Stack, StackKind};
+use crate::http::envelope::{EnvelopeState, envelope};
+use sika_engine::movements::Step;
+use sika_engine::{Command, Outcome};
+
+mod activity;
+mod ledger;
+mod webhooks;
+
+pub struct AdminState {
+    pub identity: Arc<Identity>,
+    pub live: Arc<Stack>,
+    pub sandbox: Arc<Stack>,
+    pub started: Instant,
+}
+
+impl AdminState {
+    pub(crate) fn stack(&self, name: &str) -> ApiResult<&Arc<Stack>> {
+        match StackKind::parse(name) {
+            Some(StackKind::Live) => Ok(&self.live),
+            Some(StackKind::Sandbox) => Ok(&self.sandbox),
+            None => Err(ApiError::not_found(format!("unknown stack '{name}'; use live or sandbox"))),
+        }
+    }
+}
+
+/// The admin API's routes, each documented by its handler: the document
+/// at `/admin/v1/openapi.json` is generated from this router.
+pub fn documented() -> OpenApiRouter<Arc<AdminState>> {
+    OpenApiRouter::new()
+        .routes(routes!(status))
+        .routes(routes!(organizations))
+        .routes(routes!(organization))
+        .routes(routes!(suspend))
+        .routes(routes!(reinstate))
+        .routes(routes!(accounts))
+        .routes(routes!(ledger::verify))
+        .routes(routes!(activity::payouts))
+        .routes(routes!(activity::payout))
+        .routes(routes!(activity::collections))
+        .routes(routes!(activity::collection))
+        .routes(routes!(activity::orders))
+        .routes(routes!(activity::order))
+        .routes(routes!(activity::order_funds))
+        .routes(routes!(activity::disputes))
+        .routes(routes!(activity::dispute))
+        .routes(routes!(activity::resolve_dispute))
+        .routes(routes!(webhooks::endpoints))
+        .routes(routes!(webhooks::attempts))
+        .routes(routes!(webhooks::enable))
+        .routes(routes!(webhooks::deliveries))
+        .routes(routes!(webhooks::retry))
+        .routes(routes!(request))
+        .routes(routes!(settle_payout))
+        .routes(routes!(settle_collection))
+}
+
+/// The admin API's OpenAPI document.
+pub fn document() -> Value {
+    crate::http::openapi::finish(
+        documented().into_openapi(),
+        "Sika admin API",
+        env!("CARGO_PKG_VERSION"),
+        "operator",
+    )
+}
+
+pub fn app(state: Arc<AdminState>, health: Arc<crate::http::health::Health>) -> Router {
+    let (documented, _) = documented().split_for_parts();
+    let document = document();
+    Router::new()
+        .merge(documented)
+        .route_layer(from_fn_with_state(state.clone(), require_operator))
+        .route("/admin/v1/openapi.json", get(move || async move { Json(document) }))
+        .with_state(state)
+        // Liveness and readiness: no operator token.
+        .merge(crate::http::health::router(health))
+        .layer(CatchPanicLayer::new())
+        .layer(from_fn_with_state(EnvelopeState::None, envelope))
+}
+
+async fn require_operator(State(state): State<Arc<AdminState>>, request: Request, next: Next) -> Response {
+    let token = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(crate::http::auth::bearer_token);
+    match token {
+        Some(token) if token.starts_with("adm_") && state.identity.is_admin_token(token) => {
+            next.run(request).await
+        }
+        Some(_) => ApiError::unauthorized("invalid operator token").into_response(),
+        None => {
+            ApiError::unauthorized("missing operator token; send Authorization: Bearer adm_…").into_response()
+        }
+    }
+}
+
+fn render_organization(org: &Organization) -> admin::Organization {
+    admin::Organization {
+        id: org.id.clone(),
+        name: org.name.clone(),
+        status: if org.suspended { OrganizationStatus::Suspended } else { OrganizationStatus::Active },
+        created_at: timestamp(org.created_at),
+        balances: None,
+    }
+}
+
+/// Every organization on the node
+#[utoipa::path(
+    get,
+    path = "/admin/v1/organizations",
+    tag = "organizations",
+    operation_id = "listOrganizations",
+    security(("operator" = [])),
+    responses((status = 200, description = "Every organization, in one page", body = ListPage<admin::Organization>), AdminRefusals)
+)]
+async fn organizations(State(state): State<Arc<AdminState>>) -> Json<ListPage<admin::Organization>> {
+    let data = state.identity.organizations().iter().map(render_organization).collect();
+    Json(ListPage { data, has_more: false, next_cursor: None })
+}
+
+fn balances(stack: &Stack, organization: &str) -> ApiResult<Vec<Account>> {
+    let accounts = stack.engine.read()?.organization_accounts(organization)?;
+    let usd_per_unit = |currency: &str| stack.engine.mid_rate(currency, "USD");
+    accounts.iter().map(|a| render::account(a, usd_per_unit(&a.currency))).collect()
+}
+
+/// One organization with its balances on both stacks
+#[utoipa::path(
+    get,
+    path = "/admin/v1/organizations/{id}",
+    tag = "organizations",
+    operation_id = "getOrganization",
+    security(("operator" = [])),
+    params(("id" = String, Path, description = "The organization's id")),
+    responses(
+        (status = 200, description = "The organization and its balances", body = OrganizationEnvelope),
+        (status = 404, description = "No such organization", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+async fn organization(
+    State(state): State<Arc<AdminState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<OrganizationEnvelope>> {
+    let org = state
+        .identity
+        .organization(&id)
+        .ok_or_else(|| ApiError::not_found(format!("organization '{id}' not found")))?;
+    let mut organization = render_organization(&org);
+    organization.balances =
+        Some(Balances { live: balances(&state.live, &id)?, sandbox: balances(&state.sandbox, &id)? });
+    Ok(Json(OrganizationEnvelope { organization }))
+}
+
+async fn set_suspended(
+    state: &AdminState,
+    id: &str,
+    suspended: bool,
+) -> ApiResult<Json<OrganizationEnvelope>> {
+    let org = state
+        .identity
+        .set_suspended(id, suspended)
+        .map_err(|e| {
+            tracing::error!(error = %e, "cannot update organization");
+            ApiError::internal()
+        })?
+        .ok_or_else(|| ApiError::not_found(format!("organization '{id}' not found")))?;
+    Ok(Json(OrganizationEnvelope { organization: render_organization(&org) }))
+}
+
+/// Suspend an organization: its API keys are refused until it is reinstated
+#[utoipa::path(
+    post,
+    path = "/admin/v1/organizations/{id}/suspend",
+    tag = "organizations",
+    operation_id = "suspendOrganization",
+    security(("operator" = [])),
+    params(("id" = String, Path, description = "The organization's id")),
+    responses(
+        (status = 200, description = "The organization, suspended", body = OrganizationEnvelope),
+        (status = 404, description = "No such organization", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+async fn suspend(
+    State(state): State<Arc<AdminState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<OrganizationEnvelope>> {
+    set_suspended(&state, &id, true).await
+}
+
+/// Reinstate a suspended organization
+#[utoipa::path(
+    post,
+    path = "/admin/v1/organizations/{id}/reinstate",
+    tag = "organizations",
+    operation_id = "reinstateOrganization",
+    security(("operator" = [])),
+    params(("id" = String, Path, description = "The organization's id")),
+    responses(
+        (status = 200, description = "The organization, active", body = OrganizationEnvelope),
+        (status = 404, description = "No such organization", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+async fn reinstate(
+    State(state): State<Arc<AdminState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<OrganizationEnvelope>> {
+    set_suspended(&state, &id, false).await
+}
+
+/// Every organization's balance accounts on one stack, with totals
+///
+/// Also the totals per currency and the ledger's own figures. Not paginated.
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/accounts",
+    tag = "ledger",
+    operation_id = "listStackAccounts",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`")),
+    responses(
+        (status = 200, description = "The accounts, totals and ledger figures", body = StackAccounts),
+        (status = 404, description = "Unknown stack", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+async fn accounts(
+    State(state): State<Arc<AdminState>>,
+    Path(stack): Path<String>,
+) -> ApiResult<Json<StackAccounts>> {
+    let stack = state.stack(&stack)?;
+    let mut data = Vec::new();
+    for org in state.identity.organizations() {
+        for item in balances(stack, &org.id)? {
+            data.push(Owned { organization_id: org.id.clone(), item });
+        }
+    }
+    let totals = ledger::totals(stack, &state.identity)?;
+    let journal_length = stack.engine.read()?.journal_length()?;
+    Ok(Json(StackAccounts {
+        data,
+        has_more: false,
+        next_cursor: None,
+        totals,
+        ledger: LedgerFigures { journal_length, last_verify: stack.last_verify() },
+    }))
+}
+
+/// A logged request, whichever stack served it
+#[utoipa::path(
+    get,
+    path = "/admin/v1/requests/{id}",
+    tag = "requests",
+    operation_id = "getLoggedRequest",
+    security(("operator" = [])),
+    params(("id" = String, Path, description = "The request's id (`requestId` of its answer)")),
+    responses(
+        (status = 200, description = "The request, its stack and organization", body = RequestLookup),
+        (status = 404, description = "No such request in either stack's log", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+async fn request(
+    State(state): State<Arc<AdminState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<RequestLookup>> {
+    for stack in [&state.live, &state.sandbox] {
+        if let Some(entry) = stack.request_log.find(&id) {
+            return Ok(Json(RequestLookup {
+                request: crate::domain::render::logged_request(&entry),
+                stack: stack.kind.wire_name(),
+                organization_id: entry.organization.clone(),
+            }));
+        }
+    }
+    Err(ApiError::not_found(format!("request '{id}' not found")))
+}
+
+/// The node's version, uptime and each stack's writer figures
+#[utoipa::path(
+    get,
+    path = "/admin/v1/status",
+    tag = "node",
+    operation_id = "getStatus",
+    security(("operator" = [])),
+    responses((status = 200, description = "The node's status", body = NodeStatusEnvelope), AdminRefusals)
+)]
+async fn status(State(state): State<Arc<AdminState>>) -> ApiResult<Json<NodeStatusEnvelope>> {
+    let stack_status = |stack: &Stack| -> ApiResult<StackStatus> {
+        let stats = stack.engine.stats();
+        Ok(StackStatus {
+            journal_length: stack.engine.read()?.journal_length()?,
+            commits: stats.commits,
+            commands: stats.commands,
+            commands_failed: stats.commands_failed,
+            transfers: stats.transfers,
+            writer_queue_depth: stats.queue_depth as u64,
+            database_bytes: state_file_size(stack),
+        })
+    };
+    Ok(Json(NodeStatusEnvelope {
+        status: NodeStatus {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            uptime_seconds: state.started.elapsed().as_secs(),
+            live: stack_status(&state.live)?,
+            sandbox: stack_status(&state.sandbox)?,
+        },
+    }))
+}
+
+fn state_file_size(stack: &Stack) -> u64 {
+    std::fs::metadata(stack.config.data_dir.join(stack.kind.database_file())).map(|m| m.len()).unwrap_or(0)
+}
+
+fn settle_step(action: &str, message: Option<String>) -> ApiResult<Step> {
+    let success = match action {
+        "complete" => true,
+        "fail" => false,
+        other => return Err(ApiError::not_found(format!("unknown action '{other}'; use complete or fail"))),
+    };
+    let message = message.unwrap_or_else(|| {
+        if success { "Confirmed by the operator".to_string() } else { "Failed by the operator".to_string() }
+    });
+    Ok(Step::Settle { success, message })
+}
+
+fn already_final(what: &str, status: &str) -> ApiError {
+    ApiError::new(sika_api::ErrorCode::InvalidState, format!("the {what} is already {status}"))
+}
+
+fn settle_body(body: axum::body::Bytes) -> ApiResult<Settlement> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Settlement::default());
+    }
+    crate::http::extract::parse_json(&body)
+}
+
+/// Complete or fail a pending payout (the manual-settlement rail)
+#[utoipa::path(
+    post,
+    path = "/admin/v1/{stack}/payouts/{id}/{action}",
+    tag = "activity",
+    operation_id = "settlePayout",
+    security(("operator" = [])),
+    params(
+        ("stack" = StackName, Path, description = "`live` or `sandbox`"),
+        ("id" = String, Path, description = "The payout's id"),
+        ("action" = String, Path, description = "`complete` or `fail`"),
+    ),
+    request_body(content = Option<Settlement>, description = "Optional; an empty body takes the default message"),
+    responses(
+        (status = 200, description = "The payout, settled", body = PayoutEnvelope),
+        (status = 400, description = "The body is not a settlement (`validation_error`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack, payout or action", body = ErrorBody),
+        (status = 409, description = "The payout is already final (`invalid_state`)", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+async fn settle_payout(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id, action)): Path<(String, String, String)>,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<PayoutEnvelope>> {
+    let step = settle_step(&action, settle_body(body)?.message)?;
+    let outcome = settle(state.stack(&stack)?, Command::AdvancePayout { payout_id: id, step }).await?;
+    let Outcome::Payout(p) = outcome else { return Err(ApiError::internal()) };
+    Ok(Json(PayoutEnvelope { payout: render::payout(&p, &[]) }))
+}
+
+/// Complete or fail a pending collection (the manual-settlement rail)
+#[utoipa::path(
+    post,
+    path = "/admin/v1/{stack}/collections/{id}/{action}",
+    tag = "activity",
+    operation_id = "settleCollection",
+    security(("operator" = [])),
+    params(
+        ("stack" = StackName, Path, description = "`live` or `sandbox`"),
+        ("id" = String, Path, description = "The collection's id"),
+        ("action" = String, Path, description = "`complete` or `fail`"),
+    ),
+    request_body(content = Option<Settlement>, description = "Optional; an empty body takes the default message"),
+    responses(
+        (status = 200, description = "The collection, settled", body = CollectionEnvelope),
+        (status = 400, description = "The body is not a settlement (`validation_error`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack, collection or action", body = ErrorBody),
+        (status = 409, description = "The collection is already final (`invalid_state`)", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+async fn settle_collection(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id, action)): Path<(String, String, String)>,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<CollectionEnvelope>> {
+    let step = settle_step(&action, settle_body(body)?.message)?;
+    let outcome =
+        settle(state.stack(&stack)?, Command::AdvanceCollection { collection_id: id, step }).await?;
+    let Outcome::Collection(c) = outcome else { return Err(ApiError::internal()) };
+    Ok(Json(CollectionEnvelope { collection: render::collection(&c, &[]) }))
+}
+
+/// Applies a settlement; a movement that was already final is `409 invalid_state`.
+async fn settle(stack: &Stack, command: Command) -> ApiResult<Outcome> {
+    let applied = stack.engine.execute(command).await?;
+    let (key, status) = match &applied.outcome {
+        Outcome::Payout(p) => ("payout", p.status),
+        Outcome::Collection(c) => ("collection", c.status),
+        _ => return Err(ApiError::internal()),
+    };
+    if applied.replayed {
+        return Err(already_final(key, status.name()));
+    }
+    if let Ok(webhooks) = stack.webhooks() {
+        webhooks.wake();
+    }
+    Ok(applied.outcome)
+}

@@ -1,0 +1,217 @@
+//! Webhook health for the operator: per endpoint success rate, latency,
+//! consecutive failures, pending and failed deliveries; retry and re-enable.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use sika_api::admin::{
+    AdminRefusals, DeliveryStatusQuery, EndpointAttempt, EndpointHealth, Owned, StackName,
+};
+use sika_api::webhooks::{WebhookDelivery, WebhookDeliveryEnvelope, WebhookEndpointEnvelope};
+use sika_api::{ErrorBody, ListPage};
+
+use super::AdminState;
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::render::timestamp;
+use crate::domain::webhooks::{Delivery, DeliveryStatus, load_delivery, load_endpoint, render_endpoint};
+use crate::http::extract::ApiQuery;
+
+/// Recent deliveries looked at per organization.
+const RECENT_DELIVERIES_MAX: usize = 1_000;
+
+fn recent_deliveries(state: &AdminState, stack: &crate::domain::stack::Stack) -> ApiResult<Vec<Delivery>> {
+    let snapshot = stack.engine.read()?;
+    let mut out = Vec::new();
+    for org in state.identity.organizations() {
+        for (_, id) in snapshot.list(&org.id, "webhook_deliveries", None, RECENT_DELIVERIES_MAX)? {
+            if let Some(d) = load_delivery(&snapshot, &id)? {
+                out.push(d);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every webhook endpoint on a stack, with its recent delivery health
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/webhooks/endpoints",
+    tag = "webhooks",
+    operation_id = "listEndpointHealth",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`")),
+    responses(
+        (status = 200, description = "Every endpoint, in one page", body = ListPage<EndpointHealth>),
+        (status = 404, description = "Unknown stack", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+pub async fn endpoints(
+    State(state): State<Arc<AdminState>>,
+    Path(stack): Path<String>,
+) -> ApiResult<Json<ListPage<EndpointHealth>>> {
+    let stack = state.stack(&stack)?;
+    let deliveries = recent_deliveries(&state, stack)?;
+    let mut by_endpoint: HashMap<&str, Vec<&Delivery>> = HashMap::new();
+    for d in &deliveries {
+        by_endpoint.entry(&d.endpoint_id).or_default().push(d);
+    }
+    let snapshot = stack.engine.read()?;
+    let mut data = Vec::new();
+    for org in state.identity.organizations() {
+        for (_, id) in snapshot.list(&org.id, "webhook_endpoints", None, 1_000)? {
+            let Some((endpoint, health)) = load_endpoint(&snapshot, &id)? else { continue };
+            let mine = by_endpoint.get(endpoint.id.as_str()).cloned().unwrap_or_default();
+            let attempts: Vec<_> = mine.iter().flat_map(|d| d.attempts.iter()).collect();
+            let succeeded = attempts.iter().filter(|a| a.succeeded).count();
+            let success_rate = (!attempts.is_empty()).then(|| succeeded as f64 / attempts.len() as f64);
+            let latency = (!attempts.is_empty())
+                .then(|| attempts.iter().map(|a| a.duration_ms).sum::<u64>() as f64 / attempts.len() as f64);
+            let count = |status| mine.iter().filter(|d| d.status == status).count() as u64;
+            data.push(EndpointHealth {
+                organization_id: org.id.clone(),
+                endpoint: render_endpoint(&endpoint, &health),
+                success_rate,
+                average_latency_ms: latency,
+                pending_deliveries: count(DeliveryStatus::Pending),
+                failed_deliveries: count(DeliveryStatus::Failed),
+                last_attempt_at: health.last_attempt_at.map(timestamp),
+            });
+        }
+    }
+    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+}
+
+/// The last 100 delivery attempts to one endpoint, newest first
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/webhooks/endpoints/{id}/attempts",
+    tag = "webhooks",
+    operation_id = "listEndpointAttempts",
+    security(("operator" = [])),
+    params(
+        ("stack" = StackName, Path, description = "`live` or `sandbox`"),
+        ("id" = String, Path, description = "The endpoint's id"),
+    ),
+    responses(
+        (status = 200, description = "The attempts, in one page", body = ListPage<EndpointAttempt>),
+        (status = 404, description = "Unknown stack", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+pub async fn attempts(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id)): Path<(String, String)>,
+) -> ApiResult<Json<ListPage<EndpointAttempt>>> {
+    let stack = state.stack(&stack)?;
+    let mut rows = Vec::new();
+    for d in recent_deliveries(&state, stack)?.iter().filter(|d| d.endpoint_id == id) {
+        for a in &d.attempts {
+            rows.push((
+                a.at,
+                EndpointAttempt {
+                    delivery_id: d.id.clone(),
+                    event: d.event_kind.clone(),
+                    at: timestamp(a.at),
+                    status_code: a.status_code,
+                    duration_ms: a.duration_ms,
+                    error: a.error.clone(),
+                    succeeded: a.succeeded,
+                },
+            ));
+        }
+    }
+    rows.sort_by_key(|row| std::cmp::Reverse(row.0));
+    let data = rows.into_iter().take(100).map(|(_, v)| v).collect();
+    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+}
+
+/// The last 100 deliveries on a stack, newest first
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/webhooks/deliveries",
+    tag = "webhooks",
+    operation_id = "listStackDeliveries",
+    security(("operator" = [])),
+    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), DeliveryStatusQuery),
+    responses(
+        (status = 200, description = "The deliveries, in one page", body = ListPage<Owned<WebhookDelivery>>),
+        (status = 400, description = "An unknown query parameter (`validation_error`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+pub async fn deliveries(
+    State(state): State<Arc<AdminState>>,
+    Path(stack): Path<String>,
+    ApiQuery(query): ApiQuery<DeliveryStatusQuery>,
+) -> ApiResult<Json<ListPage<Owned<WebhookDelivery>>>> {
+    let stack = state.stack(&stack)?;
+    let mut all = recent_deliveries(&state, stack)?;
+    all.retain(|d| query.status.as_deref().is_none_or(|s| s == d.status.name()));
+    all.sort_by_key(|d| std::cmp::Reverse(d.created_at));
+    let data = all
+        .iter()
+        .take(100)
+        .map(|d| Owned { organization_id: d.organization.clone(), item: d.render() })
+        .collect();
+    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+}
+
+/// Retry a delivery now, outside its schedule
+#[utoipa::path(
+    post,
+    path = "/admin/v1/{stack}/webhooks/deliveries/{id}/retry",
+    tag = "webhooks",
+    operation_id = "retryStackDelivery",
+    security(("operator" = [])),
+    params(
+        ("stack" = StackName, Path, description = "`live` or `sandbox`"),
+        ("id" = String, Path, description = "The delivery's id"),
+    ),
+    responses(
+        (status = 200, description = "The delivery with the new attempt", body = WebhookDeliveryEnvelope),
+        (status = 404, description = "Unknown stack or delivery", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+pub async fn retry(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id)): Path<(String, String)>,
+) -> ApiResult<Json<WebhookDeliveryEnvelope>> {
+    let stack = state.stack(&stack)?;
+    let delivery = load_delivery(&stack.engine.read()?, &id)?
+        .ok_or_else(|| ApiError::not_found(format!("delivery '{id}' not found")))?;
+    let delivery = stack.webhooks()?.retry_now(&delivery.organization, &id).await?;
+    Ok(Json(WebhookDeliveryEnvelope { delivery: delivery.render() }))
+}
+
+/// Enable an endpoint that failures disabled
+#[utoipa::path(
+    post,
+    path = "/admin/v1/{stack}/webhooks/endpoints/{id}/enable",
+    tag = "webhooks",
+    operation_id = "enableStackEndpoint",
+    security(("operator" = [])),
+    params(
+        ("stack" = StackName, Path, description = "`live` or `sandbox`"),
+        ("id" = String, Path, description = "The endpoint's id"),
+    ),
+    responses(
+        (status = 200, description = "The endpoint, enabled", body = WebhookEndpointEnvelope),
+        (status = 404, description = "Unknown stack or endpoint", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+pub async fn enable(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id)): Path<(String, String)>,
+) -> ApiResult<Json<WebhookEndpointEnvelope>> {
+    let stack = state.stack(&stack)?;
+    let (endpoint, _) = load_endpoint(&stack.engine.read()?, &id)?
+        .ok_or_else(|| ApiError::not_found(format!("webhook endpoint '{id}' not found")))?;
+    let health = stack.webhooks()?.set_enabled(&id, true).await?;
+    Ok(Json(WebhookEndpointEnvelope { webhook_endpoint: render_endpoint(&endpoint, &health) }))
+}

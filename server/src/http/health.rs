@@ -1,0 +1,89 @@
+//! `/healthz` and `/readyz` on every listener, no credentials (pinned in
+//! CONTRACT.md, "Operating a node"): liveness says the process serves;
+//! readiness says both stacks' writers take commands, the data directory
+//! takes writes, and the node is not draining, so a load balancer stops
+//! sending traffic to a node that could only refuse it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Serialize;
+
+use crate::domain::stack::Stack;
+
+/// What readiness looks at; one per node, shared by its three listeners.
+pub struct Health {
+    pub live: Arc<Stack>,
+    pub sandbox: Arc<Stack>,
+    pub data_dir: PathBuf,
+    draining: AtomicBool,
+}
+
+#[derive(Serialize)]
+struct Ready {
+    status: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    reasons: Vec<String>,
+}
+
+impl Health {
+    pub fn new(live: Arc<Stack>, sandbox: Arc<Stack>, data_dir: PathBuf) -> Arc<Health> {
+        Arc::new(Health { live, sandbox, data_dir, draining: AtomicBool::new(false) })
+    }
+
+    /// From now on readiness answers 503: the node is shutting down.
+    pub fn start_draining(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    /// Every reason the node is not ready; empty when it is.
+    pub fn reasons(&self) -> Vec<String> {
+        let mut reasons = Vec::new();
+        if self.draining.load(Ordering::SeqCst) {
+            reasons.push("draining: the node is shutting down".to_string());
+        }
+        for stack in [&self.live, &self.sandbox] {
+            if let Some(reason) = stack.engine.unavailable_reason() {
+                reasons.push(format!("{} writer: {reason}", stack.kind.name()));
+            }
+        }
+        if let Err(e) = probe_writable(&self.data_dir) {
+            reasons.push(format!("data directory {} is not writable: {e}", self.data_dir.display()));
+        }
+        reasons
+    }
+}
+
+/// Writes and removes a one-byte file, which fails on a full or read-only disk.
+fn probe_writable(dir: &Path) -> std::io::Result<()> {
+    let path = dir.join(".readyz-probe");
+    let result = std::fs::File::create(&path).and_then(|mut file| file.write_all(b"1"));
+    let _ = std::fs::remove_file(&path);
+    result
+}
+
+/// The two routes, for any listener's router.
+pub fn router<S>(health: Arc<Health>) -> Router<S> {
+    Router::new().route("/healthz", get(healthz)).route("/readyz", get(readyz)).with_state(health)
+}
+
+async fn healthz() -> Json<serde_json::Value> {
+    Json(serde_json::json!({ "status": "ok" }))
+}
+
+async fn readyz(State(health): State<Arc<Health>>) -> (StatusCode, Json<Ready>) {
+    let reasons = tokio::task::spawn_blocking(move || health.reasons())
+        .await
+        .unwrap_or_else(|e| vec![format!("readiness check failed: {e}")]);
+    if reasons.is_empty() {
+        (StatusCode::OK, Json(Ready { status: "ready", reasons }))
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, Json(Ready { status: "unavailable", reasons }))
+    }
+}

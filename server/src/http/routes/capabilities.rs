@@ -1,0 +1,81 @@
+//! `/v1/capabilities`: the payment methods of each country, from the
+//! catalog shipped with the node, served through a utoipa-axum router
+//! (`sika_api::capabilities`).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::Path;
+use sika_api::capabilities::{Method, MethodEnvelope};
+use sika_api::{ErrorBody, ListPage, Refusals};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::domain::catalog;
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::principal::Principal;
+use crate::domain::stack::Stack;
+
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(country)).routes(routes!(method))
+}
+
+/// A country's payment methods
+///
+/// Its local methods, then the stablecoin networks every country offers,
+/// all in one page (`hasMore` is false).
+#[utoipa::path(
+    get,
+    path = "/v1/capabilities/{country}",
+    tag = "capabilities",
+    operation_id = "listCountryMethods",
+    params(("country" = String, Path, description = "ISO 3166-1 alpha-2, case-insensitive", example = "GH")),
+    security(("bearer" = ["capabilities:read"])),
+    responses(
+        (status = 200, description = "Every method of the country", body = ListPage<Method>),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 404, description = "No payment methods are known for the country", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn country(Path(country): Path<String>, principal: Principal) -> ApiResult<Json<ListPage<Method>>> {
+    principal.require("capabilities:read")?;
+    let methods = catalog::shipped().methods_for(&country).ok_or_else(|| {
+        ApiError::not_found(format!("no payment methods are known for country '{country}'"))
+    })?;
+    let data = methods.into_iter().map(catalog::Method::render).collect();
+    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+}
+
+/// One payment method of a country
+///
+/// Its live status, limits, settlement estimate and the input fields it
+/// needs: look it up before creating a recipient or payout to catch a limit
+/// or an outage first.
+#[utoipa::path(
+    get,
+    path = "/v1/capabilities/{country}/{method}",
+    tag = "capabilities",
+    operation_id = "getMethod",
+    params(
+        ("country" = String, Path, description = "ISO 3166-1 alpha-2, case-insensitive", example = "GH"),
+        ("method" = String, Path, description = "The method's code", example = "mtn_gh"),
+    ),
+    security(("bearer" = ["capabilities:read"])),
+    responses(
+        (status = 200, description = "The method", body = MethodEnvelope),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 404, description = "The method is not available in the country, or the country is unknown", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn method(
+    Path((country, code)): Path<(String, String)>,
+    principal: Principal,
+) -> ApiResult<Json<MethodEnvelope>> {
+    principal.require("capabilities:read")?;
+    let method = catalog::shipped()
+        .method(&country, &code)
+        .ok_or_else(|| ApiError::not_found(format!("method '{code}' is not available in '{country}'")))?;
+    Ok(Json(MethodEnvelope { method: method.render() }))
+}

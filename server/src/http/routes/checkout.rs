@@ -1,0 +1,95 @@
+//! The hosted checkout, served on the stack's own listener without a key:
+//! the HTML page of a payment page or link, and the two JSON calls its
+//! script makes (start an attempt, follow it).
+
+use std::sync::Arc;
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{Value, json};
+
+use crate::domain::checkout::pay::{self, PayRequest};
+use crate::domain::checkout::{link_state, load_link, load_page, render_public_link, render_session};
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::render::to_json;
+use crate::domain::stack::Stack;
+use crate::http::extract::ApiJson;
+use crate::http::pages::{self as html, Target};
+
+pub fn router() -> Router<Arc<Stack>> {
+    Router::new()
+        .route("/pay/{id}", get(page))
+        .route("/pay/{id}/sessions", post(start))
+        .route("/pay/{id}/sessions/{session}", get(follow))
+}
+
+async fn page(State(stack): State<Arc<Stack>>, Path(id): Path<String>) -> ApiResult<Response> {
+    let snapshot = stack.engine.read()?;
+    let page = if id.starts_with("pp_") { load_page(&snapshot, &id)? } else { None };
+    let link = if id.starts_with("pl_") { load_link(&snapshot, &id)? } else { None };
+    let target = match (&page, &link) {
+        (Some(p), _) => Target::Page(p),
+        (_, Some(l)) => Target::Link(l),
+        _ => Target::Missing,
+    };
+    let (status, body) = html::render(&stack, &snapshot, target)?;
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    Ok((
+        status,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+            (header::HeaderName::from_static("x-frame-options"), "DENY"),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+async fn start(
+    State(stack): State<Arc<Stack>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<PayRequest>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    // Anyone holding a link may pay, so attempts are limited per caller
+    // address (the API keys' per-second rate) instead of per key.
+    let ip = crate::http::auth::caller_ip(&stack, Some(peer), &headers)
+        .map(|ip| ip.to_string())
+        .unwrap_or_default();
+    if let Err(retry_after) = stack.rate_limiter.check(&format!("pay:{ip}"), Instant::now()) {
+        return Err(ApiError::new(
+            sika_api::ErrorCode::RateLimited,
+            "too many payment attempts from this address; wait a moment",
+        )
+        .with_detail("retryAfter", retry_after));
+    }
+    let (link_id, session_id) = pay::start(&stack, &id, body).await?;
+    let Json(body) = view(&stack, &link_id, &session_id)?;
+    Ok((StatusCode::CREATED, Json(body)))
+}
+
+async fn follow(
+    State(stack): State<Arc<Stack>>,
+    Path((id, session)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    view(&stack, &id, &session)
+}
+
+fn view(stack: &Stack, link_id: &str, session_id: &str) -> ApiResult<Json<Value>> {
+    let snapshot = stack.engine.read()?;
+    let missing = || ApiError::not_found(format!("checkout session '{session_id}' not found"));
+    let link = load_link(&snapshot, link_id)?.ok_or_else(missing)?;
+    let now = stack.now_ms();
+    let state = link_state(&snapshot, &link, now)?;
+    let session = state.sessions.iter().find(|s| s.session.id == session_id).ok_or_else(missing)?;
+    let session = to_json(&render_session(session)?);
+    Ok(Json(json!({ "session": session, "paymentLink": render_public_link(&link, &state) })))
+}

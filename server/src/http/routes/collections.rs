@@ -1,0 +1,137 @@
+//! `/v1/collections`: operations generated from the handlers and the wire
+//! types (`sika_api::collections`).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde_json::Value;
+use sika_api::collections::{Collection, CollectionEnvelope, CreateCollection};
+use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_engine::{Command, Outcome, Snapshot};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::instructions::{fingerprint, new_collection};
+use crate::domain::pagination::page_of_views;
+use crate::domain::principal::Principal;
+use crate::domain::render;
+use crate::domain::stack::Stack;
+use crate::domain::webhooks::timeline_entries;
+use crate::http::extract::{ApiJson, ApiQuery, from_value};
+
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
+}
+
+/// Charge a payer
+///
+/// Prompts the payer (mobile money) or debits their account; the amount is a
+/// pending credit on the balance until they approve. The same
+/// `externalReference` with the same body answers the original collection
+/// (200) instead of charging twice.
+#[utoipa::path(
+    post,
+    path = "/v1/collections",
+    tag = "collections",
+    operation_id = "createCollection",
+    request_body = CreateCollection,
+    security(("bearer" = ["collections:write"])),
+    responses(
+        (status = 201, description = "The collection, pending until the payer answers", body = CollectionEnvelope),
+        (status = 200, description = "A replay of an earlier request with the same externalReference and body", body = CollectionEnvelope),
+        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`) or the `sika-version` header is unknown", body = ErrorBody),
+        (status = 409, description = "The externalReference was used with another body (`duplicate`)", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "The method is down (`method_unavailable`)", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn create(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiJson(raw): ApiJson<Value>,
+) -> ApiResult<(StatusCode, Json<CollectionEnvelope>)> {
+    principal.require("collections:write")?;
+    let print = fingerprint(&raw);
+    let request: CreateCollection = from_value(raw)?;
+    let new = new_collection(&stack, &principal, request, print)?;
+    let applied = stack.engine.execute(Command::CreateCollection(new)).await?;
+    let Outcome::Collection(collection) = applied.outcome else { return Err(ApiError::internal()) };
+    if let Ok(webhooks) = stack.webhooks() {
+        webhooks.wake();
+    }
+    if applied.replayed {
+        // A replay shows the collection as its GET does now.
+        let collection = render_full(&stack.engine.read()?, &collection.id, principal.organization())?
+            .ok_or_else(ApiError::internal)?;
+        return Ok((StatusCode::OK, Json(CollectionEnvelope { collection })));
+    }
+    let collection = render::collection(&collection, &[]);
+    Ok((StatusCode::CREATED, Json(CollectionEnvelope { collection })))
+}
+
+/// A collection as its GET shows it, with the webhook deliveries in its
+/// timeline, or `None` when `organization` has no such collection.
+fn render_full(snapshot: &Snapshot, id: &str, organization: &str) -> ApiResult<Option<Collection>> {
+    let Some(collection) = snapshot.collection(id)?.filter(|c| c.organization == organization) else {
+        return Ok(None);
+    };
+    let deliveries = timeline_entries(snapshot, organization, id)?;
+    Ok(Some(render::collection(&collection, &deliveries)))
+}
+
+/// One collection with its full timeline
+#[utoipa::path(
+    get,
+    path = "/v1/collections/{id}",
+    tag = "collections",
+    operation_id = "getCollection",
+    params(("id" = String, Path, description = "The collection's id (`col_…`)")),
+    security(("bearer" = ["collections:read"])),
+    responses(
+        (status = 200, description = "The collection", body = CollectionEnvelope),
+        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
+        (status = 404, description = "No such collection in this organization", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn read(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<CollectionEnvelope>> {
+    principal.require("collections:read")?;
+    let collection = render_full(&stack.engine.read()?, &id, principal.organization())?
+        .ok_or_else(|| ApiError::not_found(format!("collection '{id}' not found")))?;
+    Ok(Json(CollectionEnvelope { collection }))
+}
+
+/// Collections, newest first
+#[utoipa::path(
+    get,
+    path = "/v1/collections",
+    tag = "collections",
+    operation_id = "listCollections",
+    params(ListQuery),
+    security(("bearer" = ["collections:read"])),
+    responses(
+        (status = 200, description = "One page of collections", body = ListPage<Collection>),
+        (status = 400, description = "A bad `limit` or `cursor`, or an unknown `sika-version` header", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn list(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<ListPage<Collection>>> {
+    principal.require("collections:read")?;
+    let organization = principal.organization();
+    let page = page_of_views(&stack, organization, "collections", &query, |snapshot, id| {
+        render_full(snapshot, id, organization)
+    })?;
+    Ok(Json(page))
+}

@@ -1,0 +1,215 @@
+//! Disputes, their threads, and the sandbox simulations that open and
+//! resolve them, served through a utoipa-axum router
+//! (`sika_api::disputes`). The rules live in `crate::domain::disputes`.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use sika_api::disputes::{
+    CreateDisputeMessage, Dispute, DisputeEnvelope, DisputeFilter, DisputeMessage, DisputeMessageEnvelope,
+    ResolveDispute, SimulateDispute,
+};
+use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::domain::disputes;
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::principal::Principal;
+use crate::domain::stack::{Stack, StackKind};
+use crate::http::extract::{ApiJson, ApiQuery};
+
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(read))
+        .routes(routes!(post_message, messages))
+        .routes(routes!(simulate))
+        .routes(routes!(simulate_resolve))
+}
+
+/// Simulations answer `404` on the live stack, like `/v1/simulations`.
+fn sandbox_only(stack: &Stack) -> ApiResult<()> {
+    match stack.kind {
+        StackKind::Sandbox => Ok(()),
+        StackKind::Live => Err(ApiError::not_found("simulations exist only on the sandbox stack")),
+    }
+}
+
+/// Disputes, newest first, without their threads
+#[utoipa::path(
+    get,
+    path = "/v1/disputes",
+    tag = "disputes",
+    operation_id = "listDisputes",
+    params(ListQuery, DisputeFilter),
+    security(("bearer" = ["disputes:read"])),
+    responses(
+        (status = 200, description = "One page of disputes", body = ListPage<Dispute>),
+        (status = 400, description = "A bad `limit`, `cursor` or `status`", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn list(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiQuery(query): ApiQuery<ListQuery>,
+    ApiQuery(filter): ApiQuery<DisputeFilter>,
+) -> ApiResult<Json<ListPage<Dispute>>> {
+    principal.require("disputes:read")?;
+    Ok(Json(disputes::page(&stack, principal.organization(), &query, filter.status.as_deref())?))
+}
+
+/// One dispute with its message thread, oldest first
+#[utoipa::path(
+    get,
+    path = "/v1/disputes/{id}",
+    tag = "disputes",
+    operation_id = "getDispute",
+    params(("id" = String, Path, description = "The dispute's id (`dsp_…`)")),
+    security(("bearer" = ["disputes:read"])),
+    responses(
+        (status = 200, description = "The dispute", body = DisputeEnvelope),
+        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
+        (status = 404, description = "No such dispute in this organization", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn read(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<DisputeEnvelope>> {
+    principal.require("disputes:read")?;
+    let snapshot = stack.engine.read()?;
+    let (dispute, _) = disputes::load_for(&snapshot, Some(principal.organization()), &id)?;
+    Ok(Json(DisputeEnvelope { dispute: disputes::render(&snapshot, &dispute)? }))
+}
+
+/// Post to a dispute's thread
+///
+/// Follow-up evidence, questions, context, with files uploaded through
+/// `POST /v1/files` attached. An accepted or declined dispute's thread
+/// takes no more messages, also when the resolution commits while the
+/// message is in flight.
+#[utoipa::path(
+    post,
+    path = "/v1/disputes/{id}/messages",
+    tag = "disputes",
+    operation_id = "createDisputeMessage",
+    params(("id" = String, Path, description = "The dispute's id (`dsp_…`)")),
+    request_body = CreateDisputeMessage,
+    security(("bearer" = ["disputes:write"])),
+    responses(
+        (status = 201, description = "The message, in the thread", body = DisputeMessageEnvelope),
+        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`), or the dispute is resolved or its thread full (`bad_request`)", body = ErrorBody),
+        (status = 404, description = "No such dispute in this organization", body = ErrorBody),
+        (status = 409, description = "The dispute kept changing under concurrent requests (`conflict`); retry", body = ErrorBody),
+        (status = 413, description = "The body is larger than 1 MiB", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn post_message(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<CreateDisputeMessage>,
+) -> ApiResult<(StatusCode, Json<DisputeMessageEnvelope>)> {
+    principal.require("disputes:write")?;
+    let message = disputes::post_message(&stack, principal.organization(), &id, body).await?;
+    Ok((StatusCode::CREATED, Json(DisputeMessageEnvelope { message })))
+}
+
+/// A dispute's messages, newest first
+#[utoipa::path(
+    get,
+    path = "/v1/disputes/{id}/messages",
+    tag = "disputes",
+    operation_id = "listDisputeMessages",
+    params(("id" = String, Path, description = "The dispute's id (`dsp_…`)"), ListQuery),
+    security(("bearer" = ["disputes:read"])),
+    responses(
+        (status = 200, description = "One page of messages", body = ListPage<DisputeMessage>),
+        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
+        (status = 404, description = "No such dispute in this organization", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn messages(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<ListPage<DisputeMessage>>> {
+    principal.require("disputes:read")?;
+    Ok(Json(disputes::message_page(&stack, principal.organization(), &id, &query)?))
+}
+
+/// Sandbox: the payer disputes a completed payment
+///
+/// Opens a dispute on a completed collection, or on a payment link's newest
+/// payment, and fires `dispute.created`. A payment has at most one open
+/// dispute.
+#[utoipa::path(
+    post,
+    path = "/v1/simulations/disputes",
+    tag = "disputes",
+    operation_id = "simulateDispute",
+    request_body = SimulateDispute,
+    security(("bearer" = ["disputes:write"])),
+    responses(
+        (status = 201, description = "The dispute, open, with its (empty) thread", body = DisputeEnvelope),
+        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`), or the payment is not completed or already has an open dispute (`bad_request`)", body = ErrorBody),
+        (status = 404, description = "No such collection or payment link in this organization, or the live stack (simulations are the sandbox's)", body = ErrorBody),
+        (status = 413, description = "The body is larger than 1 MiB", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn simulate(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiJson(body): ApiJson<SimulateDispute>,
+) -> ApiResult<(StatusCode, Json<DisputeEnvelope>)> {
+    sandbox_only(&stack)?;
+    principal.require("disputes:write")?;
+    let dispute = disputes::open(&stack, principal.organization(), body).await?;
+    Ok((StatusCode::CREATED, Json(DisputeEnvelope { dispute })))
+}
+
+/// Sandbox: resolve an open dispute
+///
+/// Resolves it as `accepted` or `declined` with its thread as it stands,
+/// and fires `dispute.updated` then `dispute.closed`.
+#[utoipa::path(
+    post,
+    path = "/v1/simulations/disputes/{id}/resolve",
+    tag = "disputes",
+    operation_id = "simulateDisputeResolution",
+    params(("id" = String, Path, description = "The dispute's id (`dsp_…`)")),
+    request_body = ResolveDispute,
+    security(("bearer" = ["disputes:write"])),
+    responses(
+        (status = 200, description = "The dispute, resolved, with its final thread", body = DisputeEnvelope),
+        (status = 400, description = "A bad `outcome` (`validation_error`), or the dispute is already resolved (`bad_request`)", body = ErrorBody),
+        (status = 404, description = "No such dispute in this organization, or the live stack (simulations are the sandbox's)", body = ErrorBody),
+        (status = 409, description = "The dispute kept changing under concurrent requests (`conflict`); retry", body = ErrorBody),
+        (status = 413, description = "The body is larger than 1 MiB", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn simulate_resolve(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<ResolveDispute>,
+) -> ApiResult<Json<DisputeEnvelope>> {
+    sandbox_only(&stack)?;
+    principal.require("disputes:write")?;
+    let dispute = disputes::resolve(&stack, Some(principal.organization()), &id, &body.outcome).await?;
+    Ok(Json(DisputeEnvelope { dispute }))
+}

@@ -1,0 +1,152 @@
+//! `/v1/files`: uploads (JSON with base64 contents) to attach to dispute
+//! messages, their descriptions and their bytes, served through a
+//! utoipa-axum router (`sika_api::files`).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use sika_api::files::{CreateFile, File, FileContents, FileEnvelope};
+use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::files;
+use crate::domain::pagination::page_of_views;
+use crate::domain::principal::Principal;
+use crate::domain::stack::Stack;
+use crate::http::extract::{ApiJson, ApiQuery};
+
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(upload, list)).routes(routes!(read)).routes(routes!(contents))
+}
+
+/// Upload a file to attach to dispute messages
+///
+/// The contents travel base64-encoded in a JSON body, at most 512 KiB once
+/// decoded. A file never changes once stored.
+#[utoipa::path(
+    post,
+    path = "/v1/files",
+    tag = "files",
+    operation_id = "createFile",
+    request_body = CreateFile,
+    security(("bearer" = ["disputes:write"])),
+    responses(
+        (status = 201, description = "The file's description", body = FileEnvelope),
+        (status = 400, description = "A field is missing or invalid, or the contents are empty, not base64 or larger than 512 KiB (`validation_error`, with `details.field`)", body = ErrorBody),
+        (status = 413, description = "The body is larger than 1 MiB", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn upload(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiJson(body): ApiJson<CreateFile>,
+) -> ApiResult<(StatusCode, Json<FileEnvelope>)> {
+    principal.require("disputes:write")?;
+    let (file, bytes) = files::build(body, principal.organization(), stack.now_ms())?;
+    files::save(&stack, &file, bytes).await?;
+    Ok((StatusCode::CREATED, Json(FileEnvelope { file: file.render() })))
+}
+
+fn not_found(id: &str) -> ApiError {
+    ApiError::not_found(format!("file '{id}' not found"))
+}
+
+/// One file's description
+#[utoipa::path(
+    get,
+    path = "/v1/files/{id}",
+    tag = "files",
+    operation_id = "getFile",
+    params(("id" = String, Path, description = "The file's id (`file_…`)")),
+    security(("bearer" = ["disputes:read"])),
+    responses(
+        (status = 200, description = "The file's description", body = FileEnvelope),
+        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
+        (status = 404, description = "No such file in this organization", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn read(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<FileEnvelope>> {
+    principal.require("disputes:read")?;
+    let file = files::load_for(&stack.engine.read()?, principal.organization(), &id)?
+        .ok_or_else(|| not_found(&id))?;
+    Ok(Json(FileEnvelope { file: file.render() }))
+}
+
+/// A file's bytes, as a download
+///
+/// Answered with the file's stored content type (shown here as
+/// `application/octet-stream`), as an attachment, exactly the bytes
+/// uploaded.
+#[utoipa::path(
+    get,
+    path = "/v1/files/{id}/contents",
+    tag = "files",
+    operation_id = "getFileContents",
+    params(("id" = String, Path, description = "The file's id (`file_…`)")),
+    security(("bearer" = ["disputes:read"])),
+    responses(
+        (status = 200, description = "The file's bytes, with its content type", content_type = "application/octet-stream", body = FileContents),
+        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
+        (status = 404, description = "No such file in this organization", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn contents(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    principal.require("disputes:read")?;
+    let snapshot = stack.engine.read()?;
+    let file = files::load_for(&snapshot, principal.organization(), &id)?.ok_or_else(|| not_found(&id))?;
+    let bytes = files::contents(&snapshot, &id)?.ok_or_else(ApiError::internal)?;
+    let content_type = HeaderValue::from_str(&file.content_type)
+        .unwrap_or_else(|_| HeaderValue::from_static(files::DEFAULT_CONTENT_TYPE));
+    let disposition = HeaderValue::from_str(&files::content_disposition(&file.name))
+        .unwrap_or_else(|_| HeaderValue::from_static("attachment"));
+    let headers = [
+        (header::CONTENT_TYPE, content_type),
+        (header::CONTENT_DISPOSITION, disposition),
+        (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
+        (header::CACHE_CONTROL, HeaderValue::from_static("private, no-store")),
+    ];
+    Ok((headers, bytes).into_response())
+}
+
+/// Uploaded files, newest first
+#[utoipa::path(
+    get,
+    path = "/v1/files",
+    tag = "files",
+    operation_id = "listFiles",
+    params(ListQuery),
+    security(("bearer" = ["disputes:read"])),
+    responses(
+        (status = 200, description = "One page of file descriptions", body = ListPage<File>),
+        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn list(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<ListPage<File>>> {
+    principal.require("disputes:read")?;
+    let page = page_of_views(&stack, principal.organization(), files::COLLECTION, &query, |snapshot, id| {
+        Ok(files::load(snapshot, id)?.map(|f| f.render()))
+    })?;
+    Ok(Json(page))
+}

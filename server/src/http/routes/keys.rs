@@ -1,0 +1,117 @@
+//! `/v1/keys`: API key management, served through a utoipa-axum router
+//! (`sika_api::keys`). Only an owner's or admin's session may manage keys,
+//! on the stack of the listener it calls.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use sika_api::keys::{ApiKey, ApiKeyEnvelope, CreateApiKey, CreatedApiKey, CreatedApiKeyEnvelope};
+use sika_api::{ErrorBody, ListPage};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::domain::credentials::{new_key, require_owner_or_admin};
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::principal::Principal;
+use crate::domain::stack::Stack;
+use crate::http::extract::ApiJson;
+
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(revoke))
+}
+
+/// Create an API key
+///
+/// Needs an owner's or admin's session (`sess_…`); an API key gets 403. The
+/// full key is in `apiKey.secret`, shown this once.
+#[utoipa::path(
+    post,
+    path = "/v1/keys",
+    tag = "keys",
+    operation_id = "createKey",
+    request_body = CreateApiKey,
+    security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
+    responses(
+        (status = 201, description = "The key, with its secret", body = CreatedApiKeyEnvelope),
+        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
+        (status = 401, description = "No valid credentials", body = ErrorBody),
+        (status = 403, description = "Not an owner's or admin's session", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
+async fn create(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiJson(body): ApiJson<CreateApiKey>,
+) -> ApiResult<(StatusCode, Json<CreatedApiKeyEnvelope>)> {
+    require_owner_or_admin(principal.member())?;
+    let (record, secret) = new_key(body, principal.organization(), stack.kind, stack.now_ms())?;
+    stack.save_key(record.clone()).await?;
+    let created = CreatedApiKey { key: record.render(), secret };
+    Ok((StatusCode::CREATED, Json(CreatedApiKeyEnvelope { api_key: created })))
+}
+
+/// API keys
+///
+/// Every key of the organization on this stack, revoked ones included, in
+/// one page. Needs an owner's or admin's session.
+#[utoipa::path(
+    get,
+    path = "/v1/keys",
+    tag = "keys",
+    operation_id = "listKeys",
+    security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
+    responses(
+        (status = 200, description = "Every key, without their secrets", body = ListPage<ApiKey>),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 401, description = "No valid credentials", body = ErrorBody),
+        (status = 403, description = "Not an owner's or admin's session", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
+async fn list(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResult<Json<ListPage<ApiKey>>> {
+    require_owner_or_admin(principal.member())?;
+    let data = stack.keys_of(principal.organization()).iter().map(|k| k.render()).collect();
+    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+}
+
+/// Revoke an API key
+///
+/// The key stops working at once; revoking it again changes nothing. Needs
+/// an owner's or admin's session.
+#[utoipa::path(
+    delete,
+    path = "/v1/keys/{id}",
+    tag = "keys",
+    operation_id = "revokeKey",
+    params(("id" = String, Path, description = "The key's id (`key_…`)")),
+    security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
+    responses(
+        (status = 200, description = "The revoked key", body = ApiKeyEnvelope),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 401, description = "No valid credentials", body = ErrorBody),
+        (status = 403, description = "Not an owner's or admin's session", body = ErrorBody),
+        (status = 404, description = "No such key in this organization", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
+async fn revoke(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<ApiKeyEnvelope>> {
+    require_owner_or_admin(principal.member())?;
+    let mut key = stack
+        .keys_of(principal.organization())
+        .into_iter()
+        .find(|k| k.id == id)
+        .ok_or_else(|| ApiError::not_found(format!("API key '{id}' not found")))?;
+    if key.revoked_at.is_none() {
+        key.revoked_at = Some(stack.now_ms());
+        stack.save_key(key.clone()).await?;
+    }
+    Ok(Json(ApiKeyEnvelope { api_key: key.render() }))
+}

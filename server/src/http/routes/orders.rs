@@ -1,0 +1,141 @@
+//! `/v1/orders`: operations generated from the handlers and the wire types
+//! (`sika_api::orders`).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde_json::Value;
+use sika_api::orders::{CreateOrder, Order, OrderEnvelope};
+use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_engine::{Command, Outcome, Snapshot};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::instructions::{fingerprint, new_order};
+use crate::domain::pagination::page_of_views;
+use crate::domain::principal::Principal;
+use crate::domain::render;
+use crate::domain::stack::Stack;
+use crate::domain::webhooks::timeline_entries;
+use crate::http::extract::{ApiJson, ApiQuery, from_value};
+
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
+}
+
+/// Collect on one rail and pay out on another
+///
+/// Answers with the deposit instructions the payer follows; once the funds
+/// arrive (and, for crypto, are confirmed) the node pays out what arrived
+/// less the fee. The same `externalReference` with the same body answers
+/// the original order (200), as it is now, instead of opening another.
+#[utoipa::path(
+    post,
+    path = "/v1/orders",
+    tag = "orders",
+    operation_id = "createOrder",
+    request_body = CreateOrder,
+    security(("bearer" = ["orders:write"])),
+    responses(
+        (status = 201, description = "The order, awaiting funds", body = OrderEnvelope),
+        (status = 200, description = "A replay of an earlier request with the same externalReference and body", body = OrderEnvelope),
+        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`) or the `sika-version` header is unknown", body = ErrorBody),
+        (status = 409, description = "The externalReference was used with another body (`duplicate`)", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "The payout method is down (`method_unavailable`)", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn create(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiJson(raw): ApiJson<Value>,
+) -> ApiResult<(StatusCode, Json<OrderEnvelope>)> {
+    principal.require("orders:write")?;
+    let print = fingerprint(&raw);
+    let request: CreateOrder = from_value(raw)?;
+    let new = new_order(&stack, &principal, request, print)?;
+    let applied = stack.engine.execute(Command::CreateOrder(new)).await?;
+    let Outcome::Order(order) = applied.outcome else { return Err(ApiError::internal()) };
+    if let Ok(webhooks) = stack.webhooks() {
+        webhooks.wake();
+    }
+    if applied.replayed {
+        // The order may have moved on since: show it with its payout leg, as GET does.
+        let order = render_full(&stack.engine.read()?, principal.organization(), &order.id)?
+            .ok_or_else(ApiError::internal)?;
+        return Ok((StatusCode::OK, Json(OrderEnvelope { order })));
+    }
+    Ok((StatusCode::CREATED, Json(OrderEnvelope { order: render::order(&order, None, &[]) })))
+}
+
+/// The order as its GET shows it, with both legs' timelines and webhook
+/// deliveries merged, or `None` when `organization` has no such order.
+pub fn render_full(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<Order>> {
+    let Some(order) = snapshot.order(id)?.filter(|o| o.organization == organization) else { return Ok(None) };
+    let payout = match &order.payout_id {
+        Some(payout_id) => snapshot.payout(payout_id)?,
+        None => None,
+    };
+    let mut deliveries = timeline_entries(snapshot, organization, id)?;
+    if let Some(p) = &payout {
+        deliveries.extend(timeline_entries(snapshot, organization, &p.id)?);
+    }
+    Ok(Some(render::order(&order, payout.as_ref(), &deliveries)))
+}
+
+/// One order with its merged timeline
+#[utoipa::path(
+    get,
+    path = "/v1/orders/{id}",
+    tag = "orders",
+    operation_id = "getOrder",
+    params(("id" = String, Path, description = "The order's id (`ord_…`)")),
+    security(("bearer" = ["orders:read"])),
+    responses(
+        (status = 200, description = "The order", body = OrderEnvelope),
+        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
+        (status = 404, description = "No such order in this organization", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn read(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<OrderEnvelope>> {
+    principal.require("orders:read")?;
+    let order = render_full(&stack.engine.read()?, principal.organization(), &id)?
+        .ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
+    Ok(Json(OrderEnvelope { order }))
+}
+
+/// Orders, newest first
+#[utoipa::path(
+    get,
+    path = "/v1/orders",
+    tag = "orders",
+    operation_id = "listOrders",
+    params(ListQuery),
+    security(("bearer" = ["orders:read"])),
+    responses(
+        (status = 200, description = "One page of orders", body = ListPage<Order>),
+        (status = 400, description = "A bad `limit` or `cursor`, or an unknown `sika-version` header", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn list(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<ListPage<Order>>> {
+    principal.require("orders:read")?;
+    let organization = principal.organization();
+    let page = page_of_views(&stack, organization, "orders", &query, |snapshot, id| {
+        render_full(snapshot, organization, id)
+    })?;
+    Ok(Json(page))
+}

@@ -1,0 +1,158 @@
+//! `/v1/payment-pages`: reusable hosted checkouts, served through a
+//! utoipa-axum router (`sika_api::payment_pages`).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use sika_api::checkout::CheckoutRequest;
+use sika_api::payment_pages::{PaymentPage, PaymentPageEnvelope, PaymentPageFilter, PaymentPageStatus};
+use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::domain::checkout::requests::new_page;
+use crate::domain::checkout::{self, PAGES, load_page, page_status, render_page};
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::pagination::page_of_views;
+use crate::domain::principal::Principal;
+use crate::domain::render::wire_enum;
+use crate::domain::stack::Stack;
+use crate::http::extract::{ApiJson, ApiQuery};
+
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read)).routes(routes!(close))
+}
+
+/// Create a reusable hosted checkout page
+///
+/// Any payer may pay on the page's `url`; each one who starts paying gets a
+/// payment link of their own under the page. Omit `amount` to let each
+/// payer choose. `email` and `customerReference` are a payment link's
+/// fields: a page refuses them.
+#[utoipa::path(
+    post,
+    path = "/v1/payment-pages",
+    tag = "payment-pages",
+    operation_id = "createPaymentPage",
+    request_body = CheckoutRequest,
+    security(("bearer" = ["payment-pages:write"])),
+    responses(
+        (status = 201, description = "The page", body = PaymentPageEnvelope),
+        (status = 400, description = "A field is missing or invalid (`validation_error`, with `details.field`)", body = ErrorBody),
+        (status = 413, description = "The body is larger than 1 MiB", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn create(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiJson(body): ApiJson<CheckoutRequest>,
+) -> ApiResult<(StatusCode, Json<PaymentPageEnvelope>)> {
+    principal.require("payment-pages:write")?;
+    let page = new_page(body, principal.organization(), stack.now_ms())?;
+    checkout::store_new(&stack, PAGES, &page.id, &page.organization, &page).await?;
+    let snapshot = stack.engine.read()?;
+    let payment_page = render_page(&stack, &snapshot, &page, stack.now_ms())?;
+    Ok((StatusCode::CREATED, Json(PaymentPageEnvelope { payment_page })))
+}
+
+/// One payment page with its payment count and total collected
+#[utoipa::path(
+    get,
+    path = "/v1/payment-pages/{id}",
+    tag = "payment-pages",
+    operation_id = "getPaymentPage",
+    params(("id" = String, Path, description = "The page's id (`pp_…`)")),
+    security(("bearer" = ["payment-pages:read"])),
+    responses(
+        (status = 200, description = "The page", body = PaymentPageEnvelope),
+        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
+        (status = 404, description = "No such page in this organization", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn read(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<PaymentPageEnvelope>> {
+    principal.require("payment-pages:read")?;
+    let snapshot = stack.engine.read()?;
+    let page = load_page(&snapshot, &id)?
+        .filter(|p| p.organization == principal.organization())
+        .ok_or_else(|| ApiError::not_found(format!("payment page '{id}' not found")))?;
+    let payment_page = render_page(&stack, &snapshot, &page, stack.now_ms())?;
+    Ok(Json(PaymentPageEnvelope { payment_page }))
+}
+
+/// Close a page: it takes no new payers
+///
+/// Closing a closed page answers it unchanged. Links its payers already
+/// started stay payable.
+#[utoipa::path(
+    post,
+    path = "/v1/payment-pages/{id}/close",
+    tag = "payment-pages",
+    operation_id = "closePaymentPage",
+    params(("id" = String, Path, description = "The page's id (`pp_…`)")),
+    security(("bearer" = ["payment-pages:write"])),
+    responses(
+        (status = 200, description = "The page, closed", body = PaymentPageEnvelope),
+        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
+        (status = 404, description = "No such page in this organization", body = ErrorBody),
+        (status = 409, description = "The page kept changing under concurrent requests (`conflict`); retry", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn close(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<PaymentPageEnvelope>> {
+    principal.require("payment-pages:write")?;
+    checkout::close(&stack, PAGES, principal.organization(), &id).await?;
+    read(State(stack), principal, Path(id)).await
+}
+
+/// Payment pages, newest first
+#[utoipa::path(
+    get,
+    path = "/v1/payment-pages",
+    tag = "payment-pages",
+    operation_id = "listPaymentPages",
+    params(ListQuery, PaymentPageFilter),
+    security(("bearer" = ["payment-pages:read"])),
+    responses(
+        (status = 200, description = "One page of payment pages", body = ListPage<PaymentPage>),
+        (status = 400, description = "A bad `limit`, `cursor` or `status`", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn list(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiQuery(query): ApiQuery<ListQuery>,
+    ApiQuery(filter): ApiQuery<PaymentPageFilter>,
+) -> ApiResult<Json<ListPage<PaymentPage>>> {
+    principal.require("payment-pages:read")?;
+    let status = filter
+        .status
+        .as_deref()
+        .map(|s| {
+            wire_enum::<PaymentPageStatus>(s)
+                .map_err(|_| ApiError::validation("status", "must be active or closed"))
+        })
+        .transpose()?;
+    let now = stack.now_ms();
+    let page = page_of_views(&stack, principal.organization(), PAGES, &query, |snapshot, id| {
+        let Some(p) = load_page(snapshot, id)? else { return Ok(None) };
+        if status.is_some_and(|s| s != page_status(&p, now)) {
+            return Ok(None);
+        }
+        Ok(Some(render_page(&stack, snapshot, &p, now)?))
+    })?;
+    Ok(Json(page))
+}

@@ -1,0 +1,137 @@
+//! `/v1/payouts`: the first resource whose operations are generated from
+//! the handlers and the wire types (`sika_api::payouts`).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde_json::Value;
+use sika_api::payouts::{CreatePayout, Payout, PayoutEnvelope};
+use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_engine::{Command, Outcome};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::instructions::{fingerprint, new_payout};
+use crate::domain::pagination::page_of_views;
+use crate::domain::principal::Principal;
+use crate::domain::render;
+use crate::domain::stack::Stack;
+use crate::domain::webhooks::timeline_entries;
+use crate::http::extract::{ApiJson, ApiQuery, from_value};
+
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
+}
+
+/// Send money from a balance
+///
+/// Holds `from.amount` plus the fee and hands the payout to the rail. The
+/// same `externalReference` with the same body answers the original payout
+/// (200) instead of paying twice.
+#[utoipa::path(
+    post,
+    path = "/v1/payouts",
+    tag = "payouts",
+    operation_id = "createPayout",
+    request_body = CreatePayout,
+    security(("bearer" = ["payouts:write"])),
+    responses(
+        (status = 201, description = "The payout, pending on its rail", body = PayoutEnvelope),
+        (status = 200, description = "A replay of an earlier request with the same externalReference and body", body = PayoutEnvelope),
+        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
+        (status = 409, description = "The externalReference was used with another body (`duplicate`)", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "`insufficient_funds` or `spend_cap_exceeded`", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn create(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiJson(raw): ApiJson<Value>,
+) -> ApiResult<(StatusCode, Json<PayoutEnvelope>)> {
+    principal.require("payouts:write")?;
+    let print = fingerprint(&raw);
+    let request: CreatePayout = from_value(raw)?;
+    let new = new_payout(&stack, &principal, request, print)?;
+    let applied = stack.engine.execute(Command::CreatePayout(new)).await?;
+    let Outcome::Payout(payout) = applied.outcome else { return Err(ApiError::internal()) };
+    if applied.replayed {
+        // A replay shows the payout as its GET does now.
+        let payout = render_full(&stack.engine.read()?, &payout.id, principal.organization())?
+            .ok_or_else(ApiError::internal)?;
+        return Ok((StatusCode::OK, Json(PayoutEnvelope { payout })));
+    }
+    Ok((StatusCode::CREATED, Json(PayoutEnvelope { payout: render::payout(&payout, &[]) })))
+}
+
+/// A payout as its GET shows it, with the webhook deliveries in its
+/// timeline, or `None` when `organization` has no such payout.
+pub fn render_full(
+    snapshot: &sika_engine::Snapshot,
+    id: &str,
+    organization: &str,
+) -> ApiResult<Option<Payout>> {
+    let Some(payout) = snapshot.payout(id)?.filter(|p| p.organization == organization) else {
+        return Ok(None);
+    };
+    let deliveries = timeline_entries(snapshot, organization, id)?;
+    Ok(Some(render::payout(&payout, &deliveries)))
+}
+
+/// One payout with its full timeline
+#[utoipa::path(
+    get,
+    path = "/v1/payouts/{id}",
+    tag = "payouts",
+    operation_id = "getPayout",
+    params(("id" = String, Path, description = "The payout's id (`pay_…`)")),
+    security(("bearer" = ["payouts:read"])),
+    responses(
+        (status = 200, description = "The payout", body = PayoutEnvelope),
+        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
+        (status = 404, description = "No such payout in this organization", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn read(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<PayoutEnvelope>> {
+    principal.require("payouts:read")?;
+    let snapshot = stack.engine.read()?;
+    let payout = render_full(&snapshot, &id, principal.organization())?
+        .ok_or_else(|| ApiError::not_found(format!("payout '{id}' not found")))?;
+    Ok(Json(PayoutEnvelope { payout }))
+}
+
+/// Payouts, newest first
+#[utoipa::path(
+    get,
+    path = "/v1/payouts",
+    tag = "payouts",
+    operation_id = "listPayouts",
+    params(ListQuery),
+    security(("bearer" = ["payouts:read"])),
+    responses(
+        (status = 200, description = "One page of payouts", body = ListPage<Payout>),
+        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn list(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<ListPage<Payout>>> {
+    principal.require("payouts:read")?;
+    let organization = principal.organization();
+    let page = page_of_views(&stack, organization, "payouts", &query, |snapshot, id| {
+        render_full(snapshot, id, organization)
+    })?;
+    Ok(Json(page))
+}

@@ -1,0 +1,71 @@
+//! `/v1/rates`: the operation is generated from the handler and the wire
+//! types (`sika_api::rates`).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use sika_api::rates::{Rate, RateEnvelope};
+use sika_api::{ErrorBody, Refusals};
+use sika_engine::Currency;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::principal::Principal;
+use crate::domain::render::timestamp;
+use crate::domain::stack::Stack;
+
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(rate))
+}
+
+pub fn currency_param(field: &str, code: &str) -> ApiResult<Currency> {
+    Currency::find(&code.to_ascii_uppercase()).map_err(|e| ApiError::validation(field, e.to_string()))
+}
+
+/// The all-in rate a quote would lock now
+///
+/// Units of `destination` per unit of `origin`, the spread included: what a
+/// quote created now locks, and what a cross-currency payout is converted at.
+#[utoipa::path(
+    get,
+    path = "/v1/rates/{origin}/{destination}",
+    tag = "rates",
+    operation_id = "getRate",
+    params(
+        ("origin" = String, Path, description = "The currency converted from, case-insensitive", example = "USD"),
+        ("destination" = String, Path, description = "The currency converted to, case-insensitive", example = "GHS"),
+    ),
+    security(("bearer" = ["rates:read"])),
+    responses(
+        (status = 200, description = "The rate", body = RateEnvelope),
+        (status = 400, description = "An unknown currency, the same currency twice or no rate between them (`validation_error`), or an unknown `sika-version` header", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn rate(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path((origin, destination)): Path<(String, String)>,
+) -> ApiResult<Json<RateEnvelope>> {
+    principal.require("rates:read")?;
+    let from = currency_param("origin", &origin)?;
+    let to = currency_param("destination", &destination)?;
+    if from == to {
+        return Err(ApiError::validation("destination", "must differ from origin"));
+    }
+    let rate = stack.engine.rate(from.code, to.code)?;
+    let mid = stack.engine.mid_rate(from.code, to.code).unwrap_or_default();
+    Ok(Json(RateEnvelope {
+        rate: Rate {
+            origin: from.code.to_string(),
+            destination: to.code.to_string(),
+            rate: rate.normalize().to_string(),
+            mid_rate: mid.normalize().to_string(),
+            spread_bps: stack.engine.spread_bps(),
+            quote_ttl_seconds: stack.config.quote_ttl.as_secs(),
+            timestamp: timestamp(stack.now_ms()),
+        },
+    }))
+}

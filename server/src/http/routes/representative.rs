@@ -1,0 +1,81 @@
+//! `/v1/organization/representative`: the person registered with the
+//! partner bank, served through a utoipa-axum router
+//! (`sika_api::representative`).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::State;
+use sika_api::representative::{RepresentativeEnvelope, SetRepresentative};
+use sika_api::{ErrorBody, Refusals};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::domain::credentials::require_owner_or_admin;
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::principal::Principal;
+use crate::domain::representative;
+use crate::domain::stack::Stack;
+use crate::http::extract::ApiJson;
+
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(read, replace))
+}
+
+/// The organization representative
+///
+/// On the sandbox, opening the first GHS virtual account without one fills
+/// a `sandbox_default` record from the owner's name.
+#[utoipa::path(
+    get,
+    path = "/v1/organization/representative",
+    tag = "organization",
+    operation_id = "getRepresentative",
+    security(("bearer" = ["collections:read"])),
+    responses(
+        (status = 200, description = "The representative", body = RepresentativeEnvelope),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 404, description = "This organization has no representative on this stack yet", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn read(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+) -> ApiResult<Json<RepresentativeEnvelope>> {
+    principal.require("collections:read")?;
+    let record = representative::load(&stack, principal.organization())?
+        .ok_or_else(|| ApiError::not_found("this organization has no representative yet"))?;
+    Ok(Json(RepresentativeEnvelope { representative: record.render() }))
+}
+
+/// Create or replace the representative
+///
+/// Needs an owner's or admin's session (`sess_…`); an API key gets 403. The
+/// first GHS virtual account registers this person with the partner bank;
+/// changing `fullName` or `idNumber` later updates only the node's record.
+#[utoipa::path(
+    put,
+    path = "/v1/organization/representative",
+    tag = "organization",
+    operation_id = "putRepresentative",
+    request_body = SetRepresentative,
+    security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
+    responses(
+        (status = 200, description = "The representative as set", body = RepresentativeEnvelope),
+        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`) or the `sika-version` header is unknown", body = ErrorBody),
+        (status = 401, description = "No valid credentials", body = ErrorBody),
+        (status = 403, description = "Not an owner's or admin's session", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    )
+)]
+async fn replace(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiJson(body): ApiJson<SetRepresentative>,
+) -> ApiResult<Json<RepresentativeEnvelope>> {
+    require_owner_or_admin(principal.member())?;
+    let record = representative::replace(&stack, principal.organization(), body).await?;
+    Ok(Json(RepresentativeEnvelope { representative: record.render() }))
+}

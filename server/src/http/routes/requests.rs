@@ -1,0 +1,52 @@
+//! `/v1/requests/{id}`: the request log, served through a utoipa-axum
+//! router (`sika_api::requests`).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use sika_api::requests::LoggedRequestEnvelope;
+use sika_api::{ErrorBody, Refusals};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::principal::Principal;
+use crate::domain::stack::Stack;
+
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(find))
+}
+
+/// A logged request of this workspace
+///
+/// Any request id from an `x-request-id` header or an error body's
+/// `requestId`; another workspace's requests are 404. Only the newest
+/// requests are kept.
+#[utoipa::path(
+    get,
+    path = "/v1/requests/{id}",
+    tag = "requests",
+    operation_id = "getRequest",
+    params(("id" = String, Path, description = "The request's id (`req_…`)")),
+    security(("bearer" = ["requests:read"])),
+    responses(
+        (status = 200, description = "The request with its redacted bodies", body = LoggedRequestEnvelope),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 404, description = "No such request in this workspace's log", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn find(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<LoggedRequestEnvelope>> {
+    principal.require("requests:read")?;
+    let entry = stack
+        .request_log
+        .find(&id)
+        .filter(|e| e.organization == principal.organization())
+        .ok_or_else(|| ApiError::not_found(format!("request '{id}' not found")))?;
+    Ok(Json(LoggedRequestEnvelope { request: crate::domain::render::logged_request(&entry) }))
+}

@@ -1,0 +1,72 @@
+//! `/v1/validate/bulk`: payout destinations checked before paying out,
+//! served through a utoipa-axum router (`sika_api::validation`).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::State;
+use sika_api::validation::{DestinationResult, DestinationResults, ValidateDestinations};
+use sika_api::{ErrorBody, Refusals};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::domain::catalog;
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::principal::Principal;
+use crate::domain::stack::{Stack, StackKind};
+use crate::http::extract::ApiJson;
+
+/// The most destinations one call validates.
+pub const BULK_ITEMS_MAX: usize = 100;
+
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(bulk))
+}
+
+/// Validate up to 100 payout destinations
+///
+/// A result per item, in order. On the sandbox the outcome follows the
+/// account number's last six digits: `000000` not found, `000001` closed,
+/// `000002` timeout, anything else valid with a deterministic account name.
+/// The live stack checks the shape only and names no account holder.
+/// Either `validation:write` or `validation:read` will do.
+#[utoipa::path(
+    post,
+    path = "/v1/validate/bulk",
+    tag = "validation",
+    operation_id = "validateBulk",
+    request_body = ValidateDestinations,
+    security(("bearer" = ["validation:write"]), ("bearer" = ["validation:read"])),
+    responses(
+        (status = 200, description = "A result per item", body = DestinationResults),
+        (status = 400, description = "`items` is empty or holds more than 100, or an item's field is missing, empty or of the wrong type (`validation_error`, with `details.field` such as `items[3].code`), or the `sika-version` header is unknown", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn bulk(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiJson(body): ApiJson<ValidateDestinations>,
+) -> ApiResult<Json<DestinationResults>> {
+    if principal.require("validation:write").is_err() {
+        principal.require("validation:read")?;
+    }
+    if body.items.is_empty() || body.items.len() > BULK_ITEMS_MAX {
+        return Err(ApiError::validation("items", format!("must hold 1 to {BULK_ITEMS_MAX} items")));
+    }
+    let mut results = Vec::with_capacity(body.items.len());
+    for (index, item) in body.items.into_iter().enumerate() {
+        if item.code.trim().is_empty() {
+            return Err(ApiError::validation(&format!("items[{index}].code"), "must not be empty"));
+        }
+        let mut result =
+            catalog::sandbox_validate(&item.code, item.account_number.as_deref(), item.address.as_deref());
+        if stack.kind == StackKind::Live && result.valid {
+            // Without a provider lookup the live stack checks shape only.
+            result.account_name = None;
+        }
+        results.push(DestinationResult { code: item.code, result: result.render() });
+    }
+    Ok(Json(DestinationResults { results }))
+}

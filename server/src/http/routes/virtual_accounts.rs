@@ -1,0 +1,107 @@
+//! `/v1/virtual-accounts`, served through a utoipa-axum router
+//! (`sika_api::virtual_accounts`).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use sika_api::virtual_accounts::{CreateVirtualAccount, VirtualAccount, VirtualAccountEnvelope};
+use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::pagination::page_of_views;
+use crate::domain::principal::Principal;
+use crate::domain::stack::Stack;
+use crate::domain::virtual_accounts;
+use crate::http::extract::{ApiJson, ApiQuery};
+
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
+}
+
+/// Open a virtual account
+///
+/// A GHS account is opened at the partner bank and needs the organization
+/// representative: on the live stack set it first; the sandbox fills a
+/// default from the owner's name.
+#[utoipa::path(
+    post,
+    path = "/v1/virtual-accounts",
+    tag = "virtual-accounts",
+    operation_id = "createVirtualAccount",
+    request_body = CreateVirtualAccount,
+    security(("bearer" = ["virtual-accounts:write"])),
+    responses(
+        (status = 201, description = "The virtual account", body = VirtualAccountEnvelope),
+        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "A live GHS account without the representative (`representative_required`)", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn create(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiJson(body): ApiJson<CreateVirtualAccount>,
+) -> ApiResult<(StatusCode, Json<VirtualAccountEnvelope>)> {
+    principal.require("virtual-accounts:write")?;
+    let account = virtual_accounts::create(&stack, principal.organization(), body).await?;
+    Ok((StatusCode::CREATED, Json(VirtualAccountEnvelope { virtual_account: account.render() })))
+}
+
+/// One virtual account
+#[utoipa::path(
+    get,
+    path = "/v1/virtual-accounts/{id}",
+    tag = "virtual-accounts",
+    operation_id = "getVirtualAccount",
+    params(("id" = String, Path, description = "The virtual account's id (`va_…`)")),
+    security(("bearer" = ["virtual-accounts:read"])),
+    responses(
+        (status = 200, description = "The virtual account", body = VirtualAccountEnvelope),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 404, description = "No such virtual account in this organization", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn read(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<VirtualAccountEnvelope>> {
+    principal.require("virtual-accounts:read")?;
+    let account = virtual_accounts::load(&stack.engine.read()?, &id)?
+        .filter(|a| a.organization == principal.organization())
+        .ok_or_else(|| ApiError::not_found(format!("virtual account '{id}' not found")))?;
+    Ok(Json(VirtualAccountEnvelope { virtual_account: account.render() }))
+}
+
+/// Virtual accounts, newest first
+#[utoipa::path(
+    get,
+    path = "/v1/virtual-accounts",
+    tag = "virtual-accounts",
+    operation_id = "listVirtualAccounts",
+    params(ListQuery),
+    security(("bearer" = ["virtual-accounts:read"])),
+    responses(
+        (status = 200, description = "One page of virtual accounts", body = ListPage<VirtualAccount>),
+        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn list(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<ListPage<VirtualAccount>>> {
+    principal.require("virtual-accounts:read")?;
+    let organization = principal.organization();
+    let page = page_of_views(&stack, organization, virtual_accounts::COLLECTION, &query, |snapshot, id| {
+        Ok(virtual_accounts::load(snapshot, id)?.map(|a| a.render()))
+    })?;
+    Ok(Json(page))
+}

@@ -1,0 +1,457 @@
+//! `/v1/webhooks/…`: endpoints, events and deliveries, served through a
+//! utoipa-axum router so their operations are generated from the handlers
+//! and the wire types (`sika_api::webhooks`).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use sika_api::webhooks::{
+    CreateWebhookEndpoint, CreatedWebhookEndpoint, CreatedWebhookEndpointEnvelope, DeletedWebhookEndpoint,
+    DeletedWebhookEndpointEnvelope, DeliveryFilter, SigningSecret, UpdateWebhookEndpoint, WebhookDelivery,
+    WebhookDeliveryEnvelope, WebhookEndpoint, WebhookEndpointEnvelope, WebhookEndpointRef, WebhookEvent,
+    WebhookEventEnvelope, WebhookTestSent,
+};
+use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_engine::{Command, EventPayload};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::pagination::page_of_views;
+use crate::domain::principal::Principal;
+use crate::domain::stack::Stack;
+use crate::domain::webhooks::{
+    self, Endpoint, check_events, check_url, load_delivery, load_endpoint, render_endpoint,
+};
+use crate::http::extract::{ApiJson, ApiQuery};
+
+pub fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new()
+        .routes(routes!(create, list_endpoints))
+        .routes(routes!(get_endpoint, update, remove))
+        .routes(routes!(test))
+        .routes(routes!(signing_secret))
+        .routes(routes!(list_events))
+        .routes(routes!(get_event))
+        .routes(routes!(list_deliveries))
+        .routes(routes!(get_delivery))
+        .routes(routes!(retry))
+}
+
+/// Create a webhook endpoint
+///
+/// The answer carries the endpoint's signing secret, shown this once; read
+/// it again with `GET /v1/webhooks/signing-secret/{id}`.
+#[utoipa::path(
+    post,
+    path = "/v1/webhooks/endpoints",
+    tag = "webhooks",
+    operation_id = "createWebhookEndpoint",
+    request_body = CreateWebhookEndpoint,
+    security(("bearer" = ["webhooks:write"])),
+    responses(
+        (status = 201, description = "The endpoint with its signing secret", body = CreatedWebhookEndpointEnvelope),
+        (status = 400, description = "A bad `url` or an unknown event (`validation_error`, with `details.field`)", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn create(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiJson(body): ApiJson<CreateWebhookEndpoint>,
+) -> ApiResult<(StatusCode, Json<CreatedWebhookEndpointEnvelope>)> {
+    principal.require("webhooks:write")?;
+    check_url(&body.url, stack.kind, stack.config.allow_private_webhooks)?;
+    check_events(&body.events)?;
+    let now = stack.now_ms();
+    let endpoint = Endpoint {
+        id: sika_engine::ids::new_id("we"),
+        organization: principal.organization().to_string(),
+        url: body.url,
+        events: body.events,
+        description: body.description,
+        secret: webhooks::signing::new_secret(),
+        created_at: now,
+        updated_at: now,
+    };
+    webhooks::save_endpoint(&stack, &endpoint, true).await?;
+    let created = CreatedWebhookEndpoint {
+        endpoint: render_endpoint(&endpoint, &Default::default()),
+        secret: endpoint.secret,
+    };
+    Ok((StatusCode::CREATED, Json(CreatedWebhookEndpointEnvelope { webhook_endpoint: created })))
+}
+
+fn own_endpoint(stack: &Stack, principal: &Principal, id: &str) -> ApiResult<(Endpoint, webhooks::Health)> {
+    load_endpoint(&stack.engine.read()?, id)?
+        .filter(|(e, _)| e.organization == principal.organization())
+        .ok_or_else(|| ApiError::not_found(format!("webhook endpoint '{id}' not found")))
+}
+
+/// One webhook endpoint
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks/endpoints/{id}",
+    tag = "webhooks",
+    operation_id = "getWebhookEndpoint",
+    params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
+    security(("bearer" = ["webhooks:read"])),
+    responses(
+        (status = 200, description = "The endpoint, without its secret", body = WebhookEndpointEnvelope),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn get_endpoint(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<WebhookEndpointEnvelope>> {
+    principal.require("webhooks:read")?;
+    let (endpoint, health) = own_endpoint(&stack, &principal, &id)?;
+    Ok(Json(WebhookEndpointEnvelope { webhook_endpoint: render_endpoint(&endpoint, &health) }))
+}
+
+/// Webhook endpoints, newest first
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks/endpoints",
+    tag = "webhooks",
+    operation_id = "listWebhookEndpoints",
+    params(ListQuery),
+    security(("bearer" = ["webhooks:read"])),
+    responses(
+        (status = 200, description = "One page of endpoints, without their secrets", body = ListPage<WebhookEndpoint>),
+        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn list_endpoints(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<ListPage<WebhookEndpoint>>> {
+    principal.require("webhooks:read")?;
+    // Deleted endpoints stay in the index; loading one finds nothing.
+    let page =
+        page_of_views(&stack, principal.organization(), webhooks::ENDPOINTS, &query, |snapshot, id| {
+            Ok(load_endpoint(snapshot, id)?.map(|(endpoint, health)| render_endpoint(&endpoint, &health)))
+        })?;
+    Ok(Json(page))
+}
+
+/// Change a webhook endpoint
+///
+/// Only the fields sent change. `status: active` re-enables a disabled
+/// endpoint and resets its failure count; `status: disabled` stops
+/// deliveries to it.
+#[utoipa::path(
+    patch,
+    path = "/v1/webhooks/endpoints/{id}",
+    tag = "webhooks",
+    operation_id = "updateWebhookEndpoint",
+    params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
+    request_body = UpdateWebhookEndpoint,
+    security(("bearer" = ["webhooks:write"])),
+    responses(
+        (status = 200, description = "The endpoint as changed", body = WebhookEndpointEnvelope),
+        (status = 400, description = "A bad field (`validation_error`, with `details.field`)", body = ErrorBody),
+        (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn update(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<UpdateWebhookEndpoint>,
+) -> ApiResult<Json<WebhookEndpointEnvelope>> {
+    principal.require("webhooks:write")?;
+    let (mut endpoint, mut health) = own_endpoint(&stack, &principal, &id)?;
+    let enable = match body.status.as_deref() {
+        None => None,
+        Some("active") => Some(true),
+        Some("disabled") => Some(false),
+        Some(_) => return Err(ApiError::validation("status", "must be 'active' or 'disabled'")),
+    };
+    if let Some(url) = body.url {
+        check_url(&url, stack.kind, stack.config.allow_private_webhooks)?;
+        endpoint.url = url;
+    }
+    if let Some(events) = body.events {
+        check_events(&events)?;
+        endpoint.events = events;
+    }
+    if let Some(description) = body.description {
+        endpoint.description = description;
+    }
+    endpoint.updated_at = stack.now_ms();
+    webhooks::save_endpoint(&stack, &endpoint, false).await?;
+    if let Some(enabled) = enable {
+        health = stack.webhooks()?.set_enabled(&endpoint.id, enabled).await?;
+    }
+    Ok(Json(WebhookEndpointEnvelope { webhook_endpoint: render_endpoint(&endpoint, &health) }))
+}
+
+/// Delete a webhook endpoint
+///
+/// Nothing more is sent to it; its pending deliveries fail.
+#[utoipa::path(
+    delete,
+    path = "/v1/webhooks/endpoints/{id}",
+    tag = "webhooks",
+    operation_id = "deleteWebhookEndpoint",
+    params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
+    security(("bearer" = ["webhooks:write"])),
+    responses(
+        (status = 200, description = "The endpoint is deleted", body = DeletedWebhookEndpointEnvelope),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn remove(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<DeletedWebhookEndpointEnvelope>> {
+    principal.require("webhooks:write")?;
+    let (endpoint, _) = own_endpoint(&stack, &principal, &id)?;
+    stack
+        .engine
+        .execute(Command::PutDocument {
+            collection: webhooks::ENDPOINTS.into(),
+            id: endpoint.id.clone(),
+            body: Vec::new(),
+            list: None,
+        })
+        .await?;
+    let deleted = DeletedWebhookEndpoint { id: endpoint.id, deleted: true };
+    Ok(Json(DeletedWebhookEndpointEnvelope { webhook_endpoint: deleted }))
+}
+
+/// A webhook endpoint's signing secret
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks/signing-secret/{id}",
+    tag = "webhooks",
+    operation_id = "getSigningSecret",
+    params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
+    security(("bearer" = ["webhooks:read"])),
+    responses(
+        (status = 200, description = "The secret deliveries to this endpoint are signed with", body = SigningSecret),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn signing_secret(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<SigningSecret>> {
+    principal.require("webhooks:read")?;
+    let (endpoint, _) = own_endpoint(&stack, &principal, &id)?;
+    Ok(Json(SigningSecret { secret: endpoint.secret }))
+}
+
+/// Send a test event to a webhook endpoint
+///
+/// Records a `webhook.test` event delivered to this endpoint only; follow
+/// it in the deliveries list.
+#[utoipa::path(
+    post,
+    path = "/v1/webhooks/endpoints/{id}/test",
+    tag = "webhooks",
+    operation_id = "testWebhookEndpoint",
+    params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
+    security(("bearer" = ["webhooks:write"])),
+    responses(
+        (status = 202, description = "The test event is on its way", body = WebhookTestSent),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn test(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<(StatusCode, Json<WebhookTestSent>)> {
+    principal.require("webhooks:write")?;
+    let (endpoint, _) = own_endpoint(&stack, &principal, &id)?;
+    stack
+        .engine
+        .execute(Command::RecordEvent {
+            organization: endpoint.organization.clone(),
+            kind: "webhook.test".into(),
+            payload: EventPayload::WebhookTest { endpoint_id: endpoint.id.clone() },
+        })
+        .await?;
+    stack.webhooks()?.wake();
+    let sent = WebhookTestSent {
+        webhook_endpoint: WebhookEndpointRef { id: endpoint.id },
+        event: "webhook.test".into(),
+    };
+    Ok((StatusCode::ACCEPTED, Json(sent)))
+}
+
+/// One event
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks/events/{id}",
+    tag = "webhooks",
+    operation_id = "getEvent",
+    params(("id" = String, Path, description = "The event's id (`evt_…`)")),
+    security(("bearer" = ["webhooks:read"])),
+    responses(
+        (status = 200, description = "The event, as its deliveries send it", body = WebhookEventEnvelope),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 404, description = "No such event in this organization", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn get_event(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<WebhookEventEnvelope>> {
+    principal.require("webhooks:read")?;
+    let event = stack
+        .engine
+        .read()?
+        .event(&id)?
+        .filter(|e| e.organization == principal.organization())
+        .ok_or_else(|| ApiError::not_found(format!("event '{id}' not found")))?;
+    Ok(Json(WebhookEventEnvelope { event: webhooks::event_body(&stack, &event)? }))
+}
+
+/// Events, newest first
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks/events",
+    tag = "webhooks",
+    operation_id = "listEvents",
+    params(ListQuery),
+    security(("bearer" = ["webhooks:read"])),
+    responses(
+        (status = 200, description = "One page of events", body = ListPage<WebhookEvent>),
+        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn list_events(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<ListPage<WebhookEvent>>> {
+    principal.require("webhooks:read")?;
+    let page = page_of_views(&stack, principal.organization(), "events", &query, |snapshot, id| {
+        snapshot.event(id)?.map(|event| webhooks::event_body(&stack, &event)).transpose()
+    })?;
+    Ok(Json(page))
+}
+
+/// Webhook deliveries, newest first
+///
+/// Every filter given must match.
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks/deliveries",
+    tag = "webhooks",
+    operation_id = "listDeliveries",
+    params(ListQuery, DeliveryFilter),
+    security(("bearer" = ["webhooks:read"])),
+    responses(
+        (status = 200, description = "One page of deliveries", body = ListPage<WebhookDelivery>),
+        (status = 400, description = "A bad `limit`, `cursor` or `status`", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn list_deliveries(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiQuery(query): ApiQuery<ListQuery>,
+    ApiQuery(filter): ApiQuery<DeliveryFilter>,
+) -> ApiResult<Json<ListPage<WebhookDelivery>>> {
+    principal.require("webhooks:read")?;
+    if let Some(status) = &filter.status
+        && !["pending", "succeeded", "failed"].contains(&status.as_str())
+    {
+        return Err(ApiError::validation("status", "must be pending, succeeded or failed"));
+    }
+    let page =
+        page_of_views(&stack, principal.organization(), webhooks::DELIVERIES, &query, |snapshot, id| {
+            Ok(load_delivery(snapshot, id)?.filter(|d| matches(&filter, d)).map(|d| d.render()))
+        })?;
+    Ok(Json(page))
+}
+
+/// Whether `delivery` passes every filter given.
+fn matches(filter: &DeliveryFilter, delivery: &webhooks::Delivery) -> bool {
+    filter.status.as_deref().is_none_or(|s| s == delivery.status.name())
+        && filter.endpoint_id.as_deref().is_none_or(|e| e == delivery.endpoint_id)
+        && filter.event_id.as_deref().is_none_or(|e| e == delivery.event_id)
+        && filter.event.as_deref().is_none_or(|e| e == delivery.event_kind)
+        && filter.resource_id.as_deref().is_none_or(|r| Some(r) == delivery.resource_id.as_deref())
+}
+
+/// One webhook delivery with its attempts
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks/deliveries/{id}",
+    tag = "webhooks",
+    operation_id = "getDelivery",
+    params(("id" = String, Path, description = "The delivery's id (`whd_…`)")),
+    security(("bearer" = ["webhooks:read"])),
+    responses(
+        (status = 200, description = "The delivery", body = WebhookDeliveryEnvelope),
+        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 404, description = "No such delivery in this organization", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn get_delivery(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<WebhookDeliveryEnvelope>> {
+    principal.require("webhooks:read")?;
+    let delivery = load_delivery(&stack.engine.read()?, &id)?
+        .filter(|d| d.organization == principal.organization())
+        .ok_or_else(|| ApiError::not_found(format!("delivery '{id}' not found")))?;
+    Ok(Json(WebhookDeliveryEnvelope { delivery: delivery.render() }))
+}
+
+/// Re-send a webhook delivery now
+///
+/// Answers after the attempt, which the delivery's `attempts` show with
+/// `manual: true`. A delivery whose endpoint was deleted cannot be retried.
+#[utoipa::path(
+    post,
+    path = "/v1/webhooks/deliveries/{id}/retry",
+    tag = "webhooks",
+    operation_id = "retryDelivery",
+    params(("id" = String, Path, description = "The delivery's id (`whd_…`)")),
+    security(("bearer" = ["webhooks:write"])),
+    responses(
+        (status = 200, description = "The delivery after the attempt", body = WebhookDeliveryEnvelope),
+        (status = 400, description = "The delivery's endpoint was deleted (`bad_request`)", body = ErrorBody),
+        (status = 404, description = "No such delivery in this organization", body = ErrorBody),
+        Refusals,
+    )
+)]
+async fn retry(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Json<WebhookDeliveryEnvelope>> {
+    principal.require("webhooks:write")?;
+    let delivery = stack.webhooks()?.retry_now(principal.organization(), &id).await?;
+    Ok(Json(WebhookDeliveryEnvelope { delivery: delivery.render() }))
+}

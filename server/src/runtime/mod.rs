@@ -1,0 +1,5 @@
+//! The wiring: opening the node, its listeners and stacks, the scheduler
+//! that drives jobs, and shutdown.
+
+pub mod node;
+pub mod scheduler;

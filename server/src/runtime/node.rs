@@ -1,0 +1,224 @@
+//! Starting and stopping a node: `sika init` and `sika serve`.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use sika_engine::{Engine, EngineConfig};
+use tokio::net::TcpListener;
+
+use crate::config::NodeConfig;
+use crate::domain::credentials::{ApiKeyRecord, SpendCaps};
+use crate::domain::identity::{BootstrapCredentials, Identity, hash_secret, secret_token};
+use crate::domain::stack::{Stack, StackKind};
+use crate::http::admin::{self, AdminState};
+use crate::store::request_log::RequestLog;
+
+fn engine_config(config: &NodeConfig, kind: StackKind) -> EngineConfig {
+    let mut engine = EngineConfig::new(Some(config.data_dir.join(kind.database_file())));
+    engine.quote_ttl_ms = config.quote_ttl.as_millis() as i64;
+    engine.spread_bps = config.spread_bps;
+    engine
+}
+
+fn open_engine(config: &NodeConfig, kind: StackKind) -> Result<Engine, String> {
+    let path = config.data_dir.join(kind.database_file());
+    Engine::open(engine_config(config, kind)).map_err(|e| {
+        if e.to_string().contains("already open") || e.to_string().contains("DatabaseAlreadyOpen") {
+            format!(
+                "the database {} is locked: another sika process is using this data directory",
+                path.display()
+            )
+        } else {
+            format!("cannot open {}: {e}", path.display())
+        }
+    })
+}
+
+/// Initialises an empty data directory. Fails if it is already initialised.
+pub fn init(config: &NodeConfig) -> Result<BootstrapCredentials, String> {
+    let dir = &config.data_dir;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if Identity::path(dir).exists() {
+        return Err(format!("{} is already initialised", dir.display()));
+    }
+    let identity = Identity::open(dir)?;
+    let now = chrono::Utc::now().timestamp_millis();
+    let (organization, owner_session_token, admin_token) = identity.bootstrap(now)?;
+    let mut keys = Vec::new();
+    for kind in [StackKind::Sandbox, StackKind::Live] {
+        let secret = secret_token(kind.key_prefix());
+        let record = ApiKeyRecord {
+            id: sika_engine::ids::new_id("key"),
+            organization: organization.id.clone(),
+            name: "Bootstrap key".into(),
+            hash: hash_secret(&secret),
+            hint: secret.chars().take(12).collect(),
+            scopes: vec!["*".into()],
+            allowed_ips: Vec::new(),
+            caps: SpendCaps::default(),
+            expires_at: None,
+            revoked_at: None,
+            created_at: now,
+        };
+        let engine = open_engine(config, kind)?;
+        let body = crate::store::documents::encode(&record);
+        engine
+            .execute_blocking(sika_engine::Command::PutDocument {
+                collection: crate::domain::stack::KEYS.to_string(),
+                id: record.id.clone(),
+                body,
+                list: Some((organization.id.clone(), "api_keys".into())),
+            })
+            .map_err(|e| e.to_string())?;
+        engine.shutdown();
+        keys.push(secret);
+    }
+    write_admin_token(dir, &admin_token)?;
+    let live_key = keys.pop().unwrap_or_default();
+    let sandbox_key = keys.pop().unwrap_or_default();
+    Ok(BootstrapCredentials {
+        organization_id: organization.id,
+        sandbox_key,
+        live_key,
+        owner_session_token,
+        admin_token,
+    })
+}
+
+fn write_admin_token(dir: &Path, token: &str) -> Result<(), String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join("admin-token");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    file.write_all(token.as_bytes()).and_then(|_| file.sync_all()).map_err(|e| e.to_string())
+}
+
+/// A running node's stacks, for tests and the serve loop.
+pub struct Node {
+    pub live: Arc<Stack>,
+    pub sandbox: Arc<Stack>,
+    pub identity: Arc<Identity>,
+}
+
+impl Node {
+    pub fn open(config: NodeConfig) -> Result<Node, String> {
+        let config = Arc::new(config);
+        let identity = Arc::new(Identity::open(&config.data_dir)?);
+        let open_stack = |kind: StackKind| -> Result<Arc<Stack>, String> {
+            let engine = open_engine(&config, kind)?;
+            let log_path = config.data_dir.join(format!("{}-requests.redb", kind.name()));
+            let log = RequestLog::open(&log_path, config.request_log_retention)?;
+            Ok(Arc::new(Stack::new(kind, engine, identity.clone(), config.clone(), log)?))
+        };
+        let live = open_stack(StackKind::Live)?;
+        let sandbox = open_stack(StackKind::Sandbox)?;
+        Ok(Node { live, sandbox, identity })
+    }
+
+    /// Starts the webhook dispatchers (inside a Tokio runtime).
+    pub fn start_background(&self) -> Result<(), String> {
+        for stack in [&self.live, &self.sandbox] {
+            stack.start_webhooks()?;
+            crate::runtime::scheduler::spawn(stack.clone());
+        }
+        Ok(())
+    }
+
+    /// Stops the dispatchers, recording attempts already made.
+    pub async fn stop_background(&self) {
+        for stack in [&self.live, &self.sandbox] {
+            if let Ok(handle) = stack.webhooks() {
+                handle.stop().await;
+            }
+        }
+    }
+
+    /// Stops the writers and log writers after the listeners have drained.
+    pub fn close(&self) {
+        for stack in [&self.live, &self.sandbox] {
+            stack.engine.shutdown();
+            stack.request_log.close();
+        }
+    }
+}
+
+async fn bind(addr: SocketAddr, what: &str) -> Result<TcpListener, String> {
+    TcpListener::bind(addr).await.map_err(|e| format!("cannot listen for the {what} on {addr}: {e}"))
+}
+
+/// Runs the node until SIGTERM or Ctrl-C, then drains in-flight requests.
+/// On an empty data directory it initialises first and prints the
+/// bootstrap credentials once.
+pub async fn serve(config: NodeConfig) -> Result<(), String> {
+    if !Identity::path(&config.data_dir).exists() {
+        let init_config = config.clone();
+        let credentials =
+            tokio::task::spawn_blocking(move || init(&init_config)).await.map_err(|e| e.to_string())??;
+        println!("{}", serde_json::to_string(&credentials).map_err(|e| e.to_string())?);
+    }
+    let node = Node::open(config.clone())?;
+    node.start_background()?;
+    let live_listener = bind(config.live_addr, "live API").await?;
+    let sandbox_listener = bind(config.sandbox_addr, "sandbox API").await?;
+    let admin_listener = bind(config.admin_addr, "admin API").await?;
+    let admin_state = Arc::new(AdminState {
+        identity: node.identity.clone(),
+        live: node.live.clone(),
+        sandbox: node.sandbox.clone(),
+        started: Instant::now(),
+    });
+    let health =
+        crate::http::health::Health::new(node.live.clone(), node.sandbox.clone(), config.data_dir.clone());
+    let (stop_sender, stop) = tokio::sync::watch::channel(false);
+    let serve_one = |listener: TcpListener, app: axum::Router| {
+        let mut stop = stop.clone();
+        tokio::spawn(async move {
+            axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+                .with_graceful_shutdown(async move {
+                    let _ = stop.wait_for(|s| *s).await;
+                })
+                .await
+        })
+    };
+    let servers = [
+        serve_one(live_listener, crate::http::routes::app(node.live.clone(), health.clone())),
+        serve_one(sandbox_listener, crate::http::routes::app(node.sandbox.clone(), health.clone())),
+        serve_one(admin_listener, admin::app(admin_state, health.clone())),
+    ];
+    tracing::info!(live = %config.live_addr, sandbox = %config.sandbox_addr, admin = %config.admin_addr, "sika is serving");
+    shutdown_signal().await;
+    tracing::info!("stopping: draining in-flight requests");
+    health.start_draining();
+    let _ = stop_sender.send(true);
+    for server in servers {
+        if let Ok(Err(e)) = server.await {
+            tracing::error!(error = %e, "listener failed");
+        }
+    }
+    node.stop_background().await;
+    node.close();
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => {
+            let _ = ctrl_c.await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = terminate.recv() => {}
+    }
+}

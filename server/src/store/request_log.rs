@@ -1,0 +1,304 @@
+//! The per-workspace request log. Entries go to a background thread that
+//! writes them in batches to their own database file, so logging never adds
+//! an fsync to a request. Until its batch is written an entry is served
+//! from memory. Only the newest `retention` entries are kept.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+const ENTRIES: TableDefinition<&str, &[u8]> = TableDefinition::new("requests");
+const ORDER: TableDefinition<u64, &str> = TableDefinition::new("order");
+/// Entries waiting for the log writer before new ones are dropped.
+const QUEUE_CAPACITY: usize = 65_536;
+/// The most entries written in one commit.
+const BATCH_ENTRIES_MAX: usize = 8_192;
+const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
+/// How long the log writer lets entries gather before a commit.
+const BATCH_GATHER: Duration = Duration::from_millis(20);
+/// One batch commit in this many is durable (an fsync); the rest are not.
+const DURABLE_EVERY: u64 = 10;
+static DURABLE_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestLogEntry {
+    pub id: String,
+    pub organization: String,
+    pub api_key_id: Option<String>,
+    pub method: String,
+    pub path: String,
+    pub status: u16,
+    pub duration_us: u64,
+    pub request_body: Option<String>,
+    pub response_body: Option<String>,
+    pub created_at: i64,
+}
+
+type Pending = Arc<Mutex<HashMap<String, RequestLogEntry>>>;
+
+pub struct RequestLog {
+    db: Arc<Database>,
+    sender: Mutex<Option<SyncSender<RequestLogEntry>>>,
+    pending: Pending,
+    writer: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl RequestLog {
+    pub fn open(path: &Path, retention: u64) -> Result<RequestLog, String> {
+        let db = Database::builder()
+            .set_cache_size(16 * 1024 * 1024)
+            .create(path)
+            .map_err(|e| crate::store::describe_open_error(path, e))?;
+        sika_engine::format::open(&db, path, &sika_engine::format::REQUEST_LOG_STEPS)
+            .map_err(|e| e.to_string())?;
+        let db = Arc::new(db);
+        let (sender, receiver) = sync_channel(QUEUE_CAPACITY);
+        let pending: Pending = Arc::default();
+        let writer = {
+            let (db, pending) = (db.clone(), pending.clone());
+            std::thread::Builder::new()
+                .name("sika-request-log".into())
+                .spawn(move || write_loop(&db, &receiver, &pending, retention))
+                .map_err(|e| e.to_string())?
+        };
+        Ok(RequestLog { db, sender: Mutex::new(Some(sender)), pending, writer: Mutex::new(Some(writer)) })
+    }
+
+    /// Queues an entry; never blocks. A full queue drops the entry.
+    pub fn record(&self, entry: RequestLogEntry) {
+        let Ok(sender) = self.sender.lock() else { return };
+        let Some(sender) = sender.as_ref() else { return };
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.insert(entry.id.clone(), entry.clone());
+        }
+        if let Err(TrySendError::Full(entry)) = sender.try_send(entry) {
+            tracing::warn!(request = %entry.id, "request log queue full; entry dropped");
+            if let Ok(mut pending) = self.pending.lock() {
+                pending.remove(&entry.id);
+            }
+        }
+    }
+
+    pub fn find(&self, id: &str) -> Option<RequestLogEntry> {
+        if let Some(entry) = self.pending.lock().ok()?.get(id) {
+            return Some(entry.clone());
+        }
+        let txn = self.db.begin_read().ok()?;
+        let table = txn.open_table(ENTRIES).ok()?;
+        let bytes = table.get(id).ok()??;
+        postcard::from_bytes(bytes.value()).ok()
+    }
+
+    /// Writes what is queued and stops the writer.
+    pub fn close(&self) {
+        if let Ok(mut sender) = self.sender.lock() {
+            sender.take();
+        }
+        if let Some(handle) = self.writer.lock().ok().and_then(|mut w| w.take()) {
+            let _ = handle.join();
+        }
+    }
+}
+
+fn write_loop(db: &Database, receiver: &Receiver<RequestLogEntry>, pending: &Pending, retention: u64) {
+    // The log is background work: let the request threads preempt it.
+    sika_engine::lower_thread_priority();
+    if let Ok(txn) = db.begin_write() {
+        let _ = txn.open_table(ENTRIES).map(drop);
+        let _ = txn.open_table(ORDER).map(drop);
+        let _ = txn.commit();
+    }
+    loop {
+        let first = match receiver.recv_timeout(FLUSH_INTERVAL) {
+            Ok(entry) => entry,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => {
+                // Make every earlier non-durable batch durable before stopping.
+                if let Ok(mut txn) = db.begin_write() {
+                    let _ = txn.set_durability(Durability::Immediate);
+                    let _ = txn.commit();
+                }
+                return;
+            }
+        };
+        // Let a batch gather: one commit per interval under load, not per entry.
+        std::thread::sleep(BATCH_GATHER);
+        let mut batch = vec![first];
+        while batch.len() < BATCH_ENTRIES_MAX {
+            match receiver.try_recv() {
+                Ok(entry) => batch.push(entry),
+                Err(_) => break,
+            }
+        }
+        if let Err(e) = write_batch(db, &batch, retention) {
+            tracing::error!(error = %e, "request log write failed");
+        }
+        if let Ok(mut pending) = pending.lock() {
+            for entry in &batch {
+                pending.remove(&entry.id);
+            }
+        }
+    }
+}
+
+fn write_batch(db: &Database, batch: &[RequestLogEntry], retention: u64) -> Result<(), redb::Error> {
+    let mut txn = db.begin_write()?;
+    // The log is best effort: most batches skip the fsync, and one in
+    // `DURABLE_EVERY` (or the last before shutdown) makes all of them durable.
+    let durable =
+        DURABLE_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed).is_multiple_of(DURABLE_EVERY);
+    txn.set_durability(if durable { Durability::Immediate } else { Durability::None })?;
+    {
+        let mut entries = txn.open_table(ENTRIES)?;
+        let mut order = txn.open_table(ORDER)?;
+        let mut next = order.last()?.map(|(k, _)| k.value() + 1).unwrap_or(1);
+        for entry in batch {
+            let bytes = postcard::to_stdvec(entry).unwrap_or_default();
+            entries.insert(entry.id.as_str(), bytes.as_slice())?;
+            order.insert(next, entry.id.as_str())?;
+            next += 1;
+        }
+        // Retention: forget the oldest entries beyond the bound.
+        let keep_from = next.saturating_sub(retention);
+        loop {
+            let Some((seq, id)) = order.first()?.map(|(k, v)| (k.value(), v.value().to_string())) else {
+                break;
+            };
+            if seq >= keep_from {
+                break;
+            }
+            order.remove(seq)?;
+            entries.remove(id.as_str())?;
+        }
+    }
+    txn.commit()?;
+    Ok(())
+}
+
+/// Field names whose values never reach the log.
+const SECRET_FIELDS: &[&str] =
+    &["secret", "idNumber", "token", "password", "authorization", "ownerSessionToken", "adminToken"];
+/// Prefixes of secrets found in any string value.
+const SECRET_PREFIXES: &[&str] = &["sk_live_", "sk_test_", "sess_", "adm_", "whsec_"];
+pub const REDACTED: &str = "[REDACTED]";
+
+/// A body for the log with secrets replaced.
+pub fn redact_body(bytes: &[u8]) -> Option<String> {
+    if bytes.is_empty() {
+        return None;
+    }
+    // Most bodies hold nothing to redact or cut: keep them as they are
+    // rather than parsing and re-serializing every response.
+    if !needs_redaction(bytes)
+        && let Ok(text) = std::str::from_utf8(bytes)
+    {
+        return Some(text.to_string());
+    }
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(mut value) => {
+            redact(&mut value);
+            Some(value.to_string())
+        }
+        Err(_) => {
+            let text = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]).into_owned();
+            if SECRET_PREFIXES.iter().any(|p| text.contains(p)) { Some(REDACTED.into()) } else { Some(text) }
+        }
+    }
+}
+
+/// Whether `bytes` may hold a secret field or value, or a string longer
+/// than `LOGGED_STRING_MAX`. One pass over the quotes: every JSON string
+/// (key or value) starts right after one. Anything that is not a JSON
+/// object or array takes the careful path.
+fn needs_redaction(bytes: &[u8]) -> bool {
+    if !matches!(bytes.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{' | b'[')) {
+        return true;
+    }
+    let mut last = 0;
+    for at in memchr::memchr_iter(b'"', bytes) {
+        if at - last > LOGGED_STRING_MAX {
+            return true;
+        }
+        last = at;
+        let rest = &bytes[at + 1..];
+        if SECRET_PREFIXES.iter().any(|p| rest.starts_with(p.as_bytes()))
+            || SECRET_FIELDS
+                .iter()
+                .any(|f| rest.starts_with(f.as_bytes()) && rest.get(f.len()) == Some(&b'"'))
+        {
+            return true;
+        }
+    }
+    bytes.len() - last > LOGGED_STRING_MAX
+}
+
+/// The longest string value a logged body keeps whole.
+const LOGGED_STRING_MAX: usize = 1_024;
+
+fn redact(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if SECRET_FIELDS.contains(&key.as_str()) && !v.is_null() {
+                    *v = Value::String(REDACTED.into());
+                } else {
+                    redact(v);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact),
+        Value::String(s) if SECRET_PREFIXES.iter().any(|p| s.starts_with(p)) => *s = REDACTED.into(),
+        // A file upload's base64 would fill the log; keep its start.
+        Value::String(s) if s.len() > LOGGED_STRING_MAX => {
+            let mut end = LOGGED_STRING_MAX;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            *s = format!("{}… ({} bytes, truncated in the log)", &s[..end], s.len());
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_redacted() {
+        let body = br#"{"apiKey":{"secret":"sk_test_abc","name":"n"},"idNumber":"GHA-123456789-0","note":"sess_xyz","fullName":"Ama"}"#;
+        let out: Value = serde_json::from_str(&redact_body(body).unwrap()).unwrap();
+        assert_eq!(out["apiKey"]["secret"], REDACTED);
+        assert_eq!(out["apiKey"]["name"], "n");
+        assert_eq!(out["idNumber"], REDACTED);
+        assert_eq!(out["note"], REDACTED);
+        assert_eq!(out["fullName"], "Ama");
+    }
+
+    #[test]
+    fn clean_bodies_are_kept_byte_for_byte() {
+        let body = br#"{"data":[{"id":"GHS0001","availableBalance":"10.00"}],"hasMore":false}"#;
+        assert_eq!(redact_body(body).unwrap().as_bytes(), body);
+        let with_secret = br#"{"webhookEndpoint":{"secret":"whsec_abc"}}"#;
+        assert!(redact_body(with_secret).unwrap().contains(REDACTED));
+        let prefixed = br#"{"note":"sess_abc"}"#;
+        assert!(redact_body(prefixed).unwrap().contains(REDACTED));
+        assert!(!redact_body(b"not json sk_test_x").unwrap().contains("sk_test_"));
+    }
+
+    #[test]
+    fn long_strings_are_cut() {
+        let body = serde_json::json!({ "data": "é".repeat(5_000), "name": "f.pdf" }).to_string();
+        let out: Value = serde_json::from_str(&redact_body(body.as_bytes()).unwrap()).unwrap();
+        let data = out["data"].as_str().unwrap();
+        assert!(data.len() < 1_200 && data.ends_with("(10000 bytes, truncated in the log)"), "{data}");
+        assert_eq!(out["name"], "f.pdf");
+    }
+}
