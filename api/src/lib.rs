@@ -23,8 +23,8 @@
 
 pub mod accounts;
 pub mod admin;
-pub mod checkout;
 pub mod capabilities;
+pub mod checkout;
 pub mod collections;
 mod common;
 pub mod conversions;

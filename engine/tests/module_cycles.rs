@@ -257,7 +257,10 @@ fn the_servers_layers_import_no_cycle_and_only_downwards() {
         ("store", &[][..]),
         ("config", &[][..]),
     ]);
-    assert_eq!(graph.keys().map(String::as_str).collect::<Vec<_>>(), below.keys().copied().collect::<Vec<_>>());
+    assert_eq!(
+        graph.keys().map(String::as_str).collect::<Vec<_>>(),
+        below.keys().copied().collect::<Vec<_>>()
+    );
     for (layer, uses) in &graph {
         for (used, at) in uses {
             assert!(
