@@ -35,6 +35,14 @@ impl StackName {
     }
 }
 
+/// The stack an admin path names (`/admin/v1/{stack}/…`).
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct StackPath {
+    /// `live` or `sandbox`
+    pub stack: StackName,
+}
+
 /// A public view with the organization it belongs to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

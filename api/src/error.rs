@@ -122,6 +122,22 @@ pub struct ItemError {
     pub details: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
+/// The refusals every operation behind an API key can answer, documented
+/// once: list it in an operation's `responses` after its own statuses.
+#[derive(utoipa::IntoResponses)]
+pub enum Refusals {
+    /// No valid API key (`unauthorized`)
+    #[response(status = 401)]
+    Unauthorized(ErrorBody),
+    /// The key lacks the scope the operation's security names, or the
+    /// caller's address is not among the key's allowed addresses (`forbidden`)
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// Too many requests (`rate_limited`); retry after `Retry-After` seconds
+    #[response(status = 429)]
+    RateLimited(ErrorBody),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,20 +170,4 @@ mod tests {
             assert_eq!(code.as_str().parse::<ErrorCode>(), Ok(code));
         }
     }
-}
-
-/// The refusals every operation behind an API key can answer, documented
-/// once: list it in an operation's `responses` after its own statuses.
-#[derive(utoipa::IntoResponses)]
-pub enum Refusals {
-    /// No valid API key (`unauthorized`)
-    #[response(status = 401)]
-    Unauthorized(ErrorBody),
-    /// The key lacks the scope the operation's security names, or the
-    /// caller's address is not among the key's allowed addresses (`forbidden`)
-    #[response(status = 403)]
-    Forbidden(ErrorBody),
-    /// Too many requests (`rate_limited`); retry after `Retry-After` seconds
-    #[response(status = 429)]
-    RateLimited(ErrorBody),
 }

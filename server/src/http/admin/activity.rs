@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sika_api::admin::{
     ActivityQuery, AdminRefusals, OrderFunds, Owned, OwnedCollectionEnvelope, OwnedDisputeEnvelope,
-    OwnedOrderEnvelope, OwnedPayoutEnvelope, StackName,
+    OwnedOrderEnvelope, OwnedPayoutEnvelope, StackPath,
 };
 use sika_api::collections::Collection;
 use sika_api::disputes::{Dispute, ResolveDispute};
@@ -77,7 +77,7 @@ fn search<T: Serialize>(
     tag = "activity",
     operation_id = "searchPayouts",
     security(("operator" = [])),
-    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ActivityQuery),
+    params(StackPath, ActivityQuery),
     responses(
         (status = 200, description = "Matching payouts, newest first", body = ListPage<Owned<Payout>>),
         (status = 400, description = "A bad `limit` or `cursor` (`validation_error`)", body = ErrorBody),
@@ -103,7 +103,7 @@ pub async fn payouts(
     tag = "activity",
     operation_id = "getStackPayout",
     security(("operator" = [])),
-    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The payout's id")),
+    params(StackPath, ("id" = String, Path, description = "The payout's id")),
     responses(
         (status = 200, description = "The payout and its organization", body = OwnedPayoutEnvelope),
         (status = 404, description = "Unknown stack or payout", body = ErrorBody),
@@ -130,7 +130,7 @@ pub async fn payout(
     tag = "activity",
     operation_id = "searchCollections",
     security(("operator" = [])),
-    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ActivityQuery),
+    params(StackPath, ActivityQuery),
     responses(
         (status = 200, description = "Matching collections, newest first", body = ListPage<Owned<Collection>>),
         (status = 400, description = "A bad `limit` or `cursor` (`validation_error`)", body = ErrorBody),
@@ -156,7 +156,7 @@ pub async fn collections(
     tag = "activity",
     operation_id = "getStackCollection",
     security(("operator" = [])),
-    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The collection's id")),
+    params(StackPath, ("id" = String, Path, description = "The collection's id")),
     responses(
         (status = 200, description = "The collection and its organization", body = OwnedCollectionEnvelope),
         (status = 404, description = "Unknown stack or collection", body = ErrorBody),
@@ -186,7 +186,7 @@ pub async fn collection(
     tag = "activity",
     operation_id = "searchOrders",
     security(("operator" = [])),
-    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ActivityQuery),
+    params(StackPath, ActivityQuery),
     responses(
         (status = 200, description = "Matching orders, newest first", body = ListPage<Owned<Order>>),
         (status = 400, description = "A bad `limit` or `cursor` (`validation_error`)", body = ErrorBody),
@@ -219,7 +219,7 @@ fn owned_order(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<J
     tag = "activity",
     operation_id = "getStackOrder",
     security(("operator" = [])),
-    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The order's id")),
+    params(StackPath, ("id" = String, Path, description = "The order's id")),
     responses(
         (status = 200, description = "The order and its organization", body = OwnedOrderEnvelope),
         (status = 404, description = "Unknown stack or order", body = ErrorBody),
@@ -245,7 +245,7 @@ pub async fn order(
     tag = "activity",
     operation_id = "searchDisputes",
     security(("operator" = [])),
-    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ActivityQuery),
+    params(StackPath, ActivityQuery),
     responses(
         (status = 200, description = "Matching disputes, newest first", body = ListPage<Owned<Dispute>>),
         (status = 400, description = "A bad `limit`, `cursor` or `status` (`validation_error`)", body = ErrorBody),
@@ -283,7 +283,7 @@ fn admin_dispute(organization: &str, item: Dispute) -> Json<OwnedDisputeEnvelope
     tag = "activity",
     operation_id = "getStackDispute",
     security(("operator" = [])),
-    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The dispute's id")),
+    params(StackPath, ("id" = String, Path, description = "The dispute's id")),
     responses(
         (status = 200, description = "The dispute and its organization", body = OwnedDisputeEnvelope),
         (status = 404, description = "Unknown stack or dispute", body = ErrorBody),
@@ -307,7 +307,7 @@ pub async fn dispute(
     tag = "activity",
     operation_id = "resolveStackDispute",
     security(("operator" = [])),
-    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The dispute's id")),
+    params(StackPath, ("id" = String, Path, description = "The dispute's id")),
     request_body = ResolveDispute,
     responses(
         (status = 200, description = "The dispute, resolved", body = OwnedDisputeEnvelope),
@@ -340,7 +340,7 @@ pub async fn resolve_dispute(
     tag = "activity",
     operation_id = "recordOrderFunds",
     security(("operator" = [])),
-    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), ("id" = String, Path, description = "The order's id")),
+    params(StackPath, ("id" = String, Path, description = "The order's id")),
     request_body = OrderFunds,
     responses(
         (status = 200, description = "The order after the funds", body = OwnedOrderEnvelope),

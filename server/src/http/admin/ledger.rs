@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use sika_api::ErrorBody;
-use sika_api::admin::{AdminRefusals, CurrencyTotal, StackName, VerifyEnvelope, VerifyResult};
+use sika_api::admin::{AdminRefusals, CurrencyTotal, StackPath, VerifyEnvelope, VerifyResult};
 use sika_engine::EngineError;
 
 use super::AdminState;
@@ -53,7 +53,7 @@ pub fn totals(stack: &Stack, identity: &Identity) -> ApiResult<Vec<CurrencyTotal
     tag = "ledger",
     operation_id = "verifyStack",
     security(("operator" = [])),
-    params(("stack" = StackName, Path, description = "`live` or `sandbox`")),
+    params(StackPath),
     responses(
         (status = 200, description = "The audit's result", body = VerifyEnvelope),
         (status = 404, description = "Unknown stack", body = ErrorBody),

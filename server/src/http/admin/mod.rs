@@ -14,7 +14,7 @@ use serde_json::Value;
 use sika_api::accounts::Account;
 use sika_api::admin::{
     self, AdminRefusals, Balances, LedgerFigures, NodeStatus, NodeStatusEnvelope, OrganizationEnvelope,
-    OrganizationStatus, Owned, RequestLookup, Settlement, StackAccounts, StackName, StackStatus,
+    OrganizationStatus, Owned, RequestLookup, Settlement, StackAccounts, StackPath, StackStatus,
 };
 use sika_api::collections::CollectionEnvelope;
 use sika_api::payouts::PayoutEnvelope;
@@ -249,7 +249,7 @@ async fn reinstate(
     tag = "ledger",
     operation_id = "listStackAccounts",
     security(("operator" = [])),
-    params(("stack" = StackName, Path, description = "`live` or `sandbox`")),
+    params(StackPath),
     responses(
         (status = 200, description = "The accounts, totals and ledger figures", body = StackAccounts),
         (status = 404, description = "Unknown stack", body = ErrorBody),
@@ -375,7 +375,7 @@ fn settle_body(body: axum::body::Bytes) -> ApiResult<Settlement> {
     operation_id = "settlePayout",
     security(("operator" = [])),
     params(
-        ("stack" = StackName, Path, description = "`live` or `sandbox`"),
+        StackPath,
         ("id" = String, Path, description = "The payout's id"),
         ("action" = String, Path, description = "`complete` or `fail`"),
     ),
@@ -407,7 +407,7 @@ async fn settle_payout(
     operation_id = "settleCollection",
     security(("operator" = [])),
     params(
-        ("stack" = StackName, Path, description = "`live` or `sandbox`"),
+        StackPath,
         ("id" = String, Path, description = "The collection's id"),
         ("action" = String, Path, description = "`complete` or `fail`"),
     ),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use sika_api::admin::{
-    AdminRefusals, DeliveryStatusQuery, EndpointAttempt, EndpointHealth, Owned, StackName,
+    AdminRefusals, DeliveryStatusQuery, EndpointAttempt, EndpointHealth, Owned, StackPath,
 };
 use sika_api::webhooks::{WebhookDelivery, WebhookDeliveryEnvelope, WebhookEndpointEnvelope};
 use sika_api::{ErrorBody, ListPage};
@@ -41,7 +41,7 @@ fn recent_deliveries(state: &AdminState, stack: &crate::domain::stack::Stack) ->
     tag = "webhooks",
     operation_id = "listEndpointHealth",
     security(("operator" = [])),
-    params(("stack" = StackName, Path, description = "`live` or `sandbox`")),
+    params(StackPath),
     responses(
         (status = 200, description = "Every endpoint, in one page", body = ListPage<EndpointHealth>),
         (status = 404, description = "Unknown stack", body = ErrorBody),
@@ -92,7 +92,7 @@ pub async fn endpoints(
     operation_id = "listEndpointAttempts",
     security(("operator" = [])),
     params(
-        ("stack" = StackName, Path, description = "`live` or `sandbox`"),
+        StackPath,
         ("id" = String, Path, description = "The endpoint's id"),
     ),
     responses(
@@ -135,7 +135,7 @@ pub async fn attempts(
     tag = "webhooks",
     operation_id = "listStackDeliveries",
     security(("operator" = [])),
-    params(("stack" = StackName, Path, description = "`live` or `sandbox`"), DeliveryStatusQuery),
+    params(StackPath, DeliveryStatusQuery),
     responses(
         (status = 200, description = "The deliveries, in one page", body = ListPage<Owned<WebhookDelivery>>),
         (status = 400, description = "An unknown query parameter (`validation_error`)", body = ErrorBody),
@@ -168,7 +168,7 @@ pub async fn deliveries(
     operation_id = "retryStackDelivery",
     security(("operator" = [])),
     params(
-        ("stack" = StackName, Path, description = "`live` or `sandbox`"),
+        StackPath,
         ("id" = String, Path, description = "The delivery's id"),
     ),
     responses(
@@ -196,7 +196,7 @@ pub async fn retry(
     operation_id = "enableStackEndpoint",
     security(("operator" = [])),
     params(
-        ("stack" = StackName, Path, description = "`live` or `sandbox`"),
+        StackPath,
         ("id" = String, Path, description = "The endpoint's id"),
     ),
     responses(
