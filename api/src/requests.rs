@@ -1,4 +1,4 @@
-//! The request log: each API request of a workspace, with its bodies, for
+//! The request log: each API request of an organization on one stack, with its bodies, for
 //! debugging an integration. Secrets in the bodies are redacted.
 
 use serde::{Deserialize, Serialize};

@@ -1,15 +1,23 @@
 //! # sika-server
 //!
 //! The node's HTTP side: the public API of the live and sandbox stacks (one
-//! router per resource under `routes/`), authentication, rate limiting, the
-//! request log, versioning and the admin API. Domain rules live in
-//! `sika-engine`; handlers parse, call, and render.
+//! router per resource under `http/routes/`), authentication, rate limiting,
+//! the request log, versioning and the admin API. Ledger rules live in
+//! `sika-engine`; handlers parse, call `domain`, and render.
+//!
+//! Everything is private to the crate except what the binary and the
+//! black-box tests use: serving, initialising, the configuration, the
+//! OpenAPI documents (tests validate responses against them) and webhook
+//! signing (tests verify signatures with it).
+#![warn(unreachable_pub)]
 
 pub mod config;
-pub mod domain;
-pub mod http;
-pub mod runtime;
-pub mod store;
+pub(crate) mod domain;
+pub(crate) mod http;
+pub(crate) mod runtime;
+pub(crate) mod store;
 
 pub use config::NodeConfig;
-pub use runtime::node::{Node, init, serve};
+pub use domain::webhooks::signing;
+pub use http::openapi;
+pub use runtime::node::{init, serve};

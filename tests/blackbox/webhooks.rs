@@ -1107,7 +1107,7 @@ async fn the_live_stack_refuses_private_urls_unless_allowed() {
 
 #[test]
 fn signatures_match_the_standard_webhooks_reference() {
-    use sika_server::domain::webhooks::signing;
+    use sika_server::signing;
 
     let signature = signing::sign(
         "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",

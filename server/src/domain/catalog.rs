@@ -22,14 +22,14 @@ use sika_api::capabilities::{self as wire, MethodKind, MethodStatus};
 use sika_api::validation::DestinationCheck;
 
 /// Method `type` values.
-pub const KIND_MOBILE_MONEY: MethodKind = MethodKind::MobileMoney;
-pub const KIND_BANK_TRANSFER: MethodKind = MethodKind::BankTransfer;
-pub const KIND_CRYPTO: MethodKind = MethodKind::Crypto;
+pub(crate) const KIND_MOBILE_MONEY: MethodKind = MethodKind::MobileMoney;
+pub(crate) const KIND_BANK_TRANSFER: MethodKind = MethodKind::BankTransfer;
+pub(crate) const KIND_CRYPTO: MethodKind = MethodKind::Crypto;
 
 /// Method `status` values.
-pub const STATUS_OPERATIONAL: MethodStatus = MethodStatus::Operational;
-pub const STATUS_DEGRADED: MethodStatus = MethodStatus::Degraded;
-pub const STATUS_DOWN: MethodStatus = MethodStatus::Down;
+pub(crate) const STATUS_OPERATIONAL: MethodStatus = MethodStatus::Operational;
+pub(crate) const STATUS_DEGRADED: MethodStatus = MethodStatus::Degraded;
+pub(crate) const STATUS_DOWN: MethodStatus = MethodStatus::Down;
 
 const SHIPPED_JSON: &str = include_str!("../../catalog/capabilities.json");
 
@@ -37,7 +37,7 @@ const SHIPPED_JSON: &str = include_str!("../../catalog/capabilities.json");
 /// networks offered in every country.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Catalog {
+pub(crate) struct Catalog {
     countries: Vec<Country>,
     stablecoins: Vec<Method>,
 }
@@ -45,7 +45,7 @@ pub struct Catalog {
 /// One country and its local (non-stablecoin) methods.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Country {
+pub(crate) struct Country {
     /// ISO 3166-1 alpha-2, upper case.
     pub code: String,
     pub name: String,
@@ -57,7 +57,7 @@ pub struct Country {
 /// A payment method; [`Method::render`] shows it as the spec's `method` object.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Method {
+pub(crate) struct Method {
     pub code: String,
     pub name: String,
     #[serde(rename = "type")]
@@ -77,7 +77,7 @@ pub struct Method {
 /// Per-method amount limits, in `currency`, written as JSON numbers.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Limits {
+pub(crate) struct Limits {
     pub min: serde_json::Number,
     pub max: serde_json::Number,
     pub currency: String,
@@ -86,7 +86,7 @@ pub struct Limits {
 /// One input field a method needs.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Field {
+pub(crate) struct Field {
     pub key: String,
     pub label: String,
     #[serde(rename = "type")]
@@ -102,7 +102,7 @@ pub struct Field {
 /// One choice of a `select` field.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FieldOption {
+pub(crate) struct FieldOption {
     pub label: String,
     pub value: String,
 }
@@ -110,7 +110,7 @@ pub struct FieldOption {
 /// Payout fee: a fixed part in the method's currency plus a percentage in basis points.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Fee {
+pub(crate) struct Fee {
     /// Decimal string in the method currency, e.g. `"1.00"`.
     pub fixed: String,
     /// Percentage part, in basis points (100 = 1%).
@@ -120,7 +120,7 @@ pub struct Fee {
 /// Result of a destination validation; [`ValidationResult::render`] shows it
 /// as the spec's `result` object.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ValidationResult {
+pub(crate) struct ValidationResult {
     pub valid: bool,
     pub account_name: Option<String>,
     pub reason: Option<String>,
@@ -130,7 +130,7 @@ pub struct ValidationResult {
 ///
 /// Panics only if the shipped JSON is malformed or inconsistent, which the unit
 /// tests rule out.
-pub fn shipped() -> &'static Catalog {
+pub(crate) fn shipped() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
     CATALOG.get_or_init(|| {
         Catalog::parse(SHIPPED_JSON).unwrap_or_else(|e| panic!("shipped capabilities.json is invalid: {e}"))
@@ -139,43 +139,43 @@ pub fn shipped() -> &'static Catalog {
 
 impl Catalog {
     /// Parses and checks a catalog document (the shape of `capabilities.json`).
-    pub fn parse(json: &str) -> Result<Catalog, String> {
+    pub(crate) fn parse(json: &str) -> Result<Catalog, String> {
         let catalog: Catalog = serde_json::from_str(json).map_err(|e| e.to_string())?;
         catalog.check()?;
         Ok(catalog)
     }
 
-    pub fn countries(&self) -> &[Country] {
+    pub(crate) fn countries(&self) -> &[Country] {
         &self.countries
     }
 
     /// The stablecoin networks offered in every country.
-    pub fn stablecoins(&self) -> &[Method] {
+    pub(crate) fn stablecoins(&self) -> &[Method] {
         &self.stablecoins
     }
 
     /// Looks a country up by ISO code, case-insensitively.
-    pub fn country(&self, code: &str) -> Option<&Country> {
+    pub(crate) fn country(&self, code: &str) -> Option<&Country> {
         let code = code.trim();
         self.countries.iter().find(|c| c.code.eq_ignore_ascii_case(code))
     }
 
     /// The country's methods followed by the stablecoin networks; `None` if the
     /// country is unknown.
-    pub fn methods_for(&self, country: &str) -> Option<Vec<&Method>> {
+    pub(crate) fn methods_for(&self, country: &str) -> Option<Vec<&Method>> {
         let country = self.country(country)?;
         Some(country.methods.iter().chain(self.stablecoins.iter()).collect())
     }
 
     /// One method of a country (case-insensitive country, exact code); the
     /// stablecoin networks are found under every known country.
-    pub fn method(&self, country: &str, code: &str) -> Option<&Method> {
+    pub(crate) fn method(&self, country: &str, code: &str) -> Option<&Method> {
         let country = self.country(country)?;
         country.methods.iter().chain(self.stablecoins.iter()).find(|m| m.code == code)
     }
 
     /// A method by exact code, in any country or among the stablecoin networks.
-    pub fn find_method(&self, code: &str) -> Option<&Method> {
+    pub(crate) fn find_method(&self, code: &str) -> Option<&Method> {
         self.countries
             .iter()
             .flat_map(|c| c.methods.iter())
@@ -185,7 +185,7 @@ impl Catalog {
 
     /// The country whose local methods include `code`; `None` for stablecoin
     /// networks and unknown codes.
-    pub fn country_of_method(&self, code: &str) -> Option<&Country> {
+    pub(crate) fn country_of_method(&self, code: &str) -> Option<&Country> {
         self.countries.iter().find(|c| c.methods.iter().any(|m| m.code == code))
     }
 
@@ -262,32 +262,32 @@ impl Catalog {
 
 impl Country {
     /// One of this country's local methods (stablecoins not included).
-    pub fn method(&self, code: &str) -> Option<&Method> {
+    pub(crate) fn method(&self, code: &str) -> Option<&Method> {
         self.methods.iter().find(|m| m.code == code)
     }
 }
 
 impl Method {
     /// The currency the method pays out in (the limits' currency).
-    pub fn currency(&self) -> &str {
+    pub(crate) fn currency(&self) -> &str {
         &self.limits.currency
     }
 
-    pub fn is_crypto(&self) -> bool {
+    pub(crate) fn is_crypto(&self) -> bool {
         self.kind == KIND_CRYPTO
     }
 
     /// The network to use on a stack: `testnetChain` in sandbox, `chain` in live.
-    pub fn chain_for(&self, sandbox: bool) -> Option<&str> {
+    pub(crate) fn chain_for(&self, sandbox: bool) -> Option<&str> {
         if sandbox { self.testnet_chain.as_deref().or(self.chain.as_deref()) } else { self.chain.as_deref() }
     }
 
-    pub fn field(&self, key: &str) -> Option<&Field> {
+    pub(crate) fn field(&self, key: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.key == key)
     }
 
     /// The method as the capabilities lookup shows it.
-    pub fn render(&self) -> wire::Method {
+    pub(crate) fn render(&self) -> wire::Method {
         wire::Method {
             code: self.code.clone(),
             name: self.name.clone(),
@@ -326,7 +326,7 @@ impl Field {
 impl Fee {
     /// The fixed part in minor units at `scale` (rounded up if it has more
     /// fraction digits); `None` if `fixed` is not a decimal.
-    pub fn fixed_minor(&self, scale: u32) -> Option<i128> {
+    pub(crate) fn fixed_minor(&self, scale: u32) -> Option<i128> {
         let d = Decimal::from_str(self.fixed.trim()).ok()?;
         decimal_to_minor(d, scale, Rounding::Up)
     }
@@ -336,7 +336,7 @@ impl Fee {
     /// minor unit. Integer arithmetic only. A negative amount counts as zero, an
     /// unparsable `fixed` (impossible for the checked shipped catalog) as zero,
     /// and the result saturates instead of overflowing.
-    pub fn amount_minor(&self, amount_minor: i128, scale: u32) -> i128 {
+    pub(crate) fn amount_minor(&self, amount_minor: i128, scale: u32) -> i128 {
         let fixed = self.fixed_minor(scale).unwrap_or(0);
         let amount = amount_minor.max(0);
         let bps = i128::from(self.percent_bps);
@@ -351,19 +351,19 @@ impl Fee {
 impl Limits {
     /// `min` in minor units at `scale`, rounded up. An unparsable number (impossible
     /// for the checked shipped catalog) gives `i128::MAX`, so nothing fits.
-    pub fn min_minor(&self, scale: u32) -> i128 {
+    pub(crate) fn min_minor(&self, scale: u32) -> i128 {
         number_to_decimal(&self.min)
             .and_then(|d| decimal_to_minor(d, scale, Rounding::Up))
             .unwrap_or(i128::MAX)
     }
 
     /// `max` in minor units at `scale`, rounded down. An unparsable number gives `0`.
-    pub fn max_minor(&self, scale: u32) -> i128 {
+    pub(crate) fn max_minor(&self, scale: u32) -> i128 {
         number_to_decimal(&self.max).and_then(|d| decimal_to_minor(d, scale, Rounding::Down)).unwrap_or(0)
     }
 
     /// Whether `amount_minor` (at `scale`) lies within `[min, max]`.
-    pub fn contains_minor(&self, amount_minor: i128, scale: u32) -> bool {
+    pub(crate) fn contains_minor(&self, amount_minor: i128, scale: u32) -> bool {
         amount_minor >= self.min_minor(scale) && amount_minor <= self.max_minor(scale)
     }
 }
@@ -409,7 +409,11 @@ fn decimal_to_minor(d: Decimal, scale: u32, rounding: Rounding) -> Option<i128> 
 /// `accountNumber` (else `missing_account`) and are decided by its suffix:
 /// `000000` `account_not_found`, `000001` `account_closed`, `000002` `timeout`,
 /// anything else valid with a deterministic account name derived from the digits.
-pub fn sandbox_validate(code: &str, account_number: Option<&str>, address: Option<&str>) -> ValidationResult {
+pub(crate) fn sandbox_validate(
+    code: &str,
+    account_number: Option<&str>,
+    address: Option<&str>,
+) -> ValidationResult {
     let catalog = shipped();
     let Some(method) = catalog.find_method(code) else {
         return ValidationResult::invalid("unknown_method");
@@ -453,7 +457,7 @@ impl ValidationResult {
     }
 
     /// The result as `POST /v1/validate/bulk` shows it.
-    pub fn render(&self) -> DestinationCheck {
+    pub(crate) fn render(&self) -> DestinationCheck {
         DestinationCheck {
             valid: self.valid,
             account_name: self.account_name.clone(),

@@ -12,7 +12,7 @@ use crate::domain::render::timestamp;
 use crate::domain::stack::StackKind;
 
 /// Resources that have `:read` and `:write` scopes.
-pub const SCOPED_RESOURCES: &[&str] = &[
+pub(crate) const SCOPED_RESOURCES: &[&str] = &[
     "payouts",
     "collections",
     "orders",
@@ -27,9 +27,9 @@ pub const SCOPED_RESOURCES: &[&str] = &[
 ];
 
 /// Scopes that exist only as `:read`.
-pub const READ_ONLY_SCOPES: &[&str] = &["rates:read", "capabilities:read", "requests:read"];
+pub(crate) const READ_ONLY_SCOPES: &[&str] = &["rates:read", "capabilities:read", "requests:read"];
 
-pub fn is_known_scope(scope: &str) -> bool {
+pub(crate) fn is_known_scope(scope: &str) -> bool {
     if scope == "*" || READ_ONLY_SCOPES.contains(&scope) {
         return true;
     }
@@ -40,7 +40,7 @@ pub fn is_known_scope(scope: &str) -> bool {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SpendCaps {
+pub(crate) struct SpendCaps {
     /// Each cap in US cents.
     pub daily_usd_cents: Option<i128>,
     pub per_transaction_usd_cents: Option<i128>,
@@ -48,7 +48,7 @@ pub struct SpendCaps {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ApiKeyRecord {
+pub(crate) struct ApiKeyRecord {
     pub id: String,
     pub organization: String,
     pub name: String,
@@ -64,16 +64,16 @@ pub struct ApiKeyRecord {
 }
 
 impl ApiKeyRecord {
-    pub fn has_scope(&self, scope: &str) -> bool {
+    pub(crate) fn has_scope(&self, scope: &str) -> bool {
         self.scopes.iter().any(|s| s == "*" || s == scope)
     }
 
-    pub fn allows_ip(&self, ip: IpAddr) -> bool {
+    pub(crate) fn allows_ip(&self, ip: IpAddr) -> bool {
         self.allowed_ips.is_empty() || self.allowed_ips.iter().any(|net| net.contains(ip))
     }
 
     /// The key as every response shows it, without the key itself.
-    pub fn render(&self) -> sika_api::keys::ApiKey {
+    pub(crate) fn render(&self) -> sika_api::keys::ApiKey {
         let cap = |c: Option<i128>| c.map(|v| sika_engine::money::format_minor(v, 2));
         sika_api::keys::ApiKey {
             id: self.id.clone(),
@@ -95,13 +95,13 @@ impl ApiKeyRecord {
 
 /// An address or a CIDR block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IpNet {
+pub(crate) struct IpNet {
     pub address: IpAddr,
     pub prefix: u8,
 }
 
 impl IpNet {
-    pub fn parse(input: &str) -> Option<IpNet> {
+    pub(crate) fn parse(input: &str) -> Option<IpNet> {
         let (address, prefix) = match input.split_once('/') {
             Some((a, p)) => (a.parse::<IpAddr>().ok()?, Some(p.parse::<u8>().ok()?)),
             None => (input.parse::<IpAddr>().ok()?, None),
@@ -111,7 +111,7 @@ impl IpNet {
         (prefix <= max).then_some(IpNet { address, prefix })
     }
 
-    pub fn contains(&self, ip: IpAddr) -> bool {
+    pub(crate) fn contains(&self, ip: IpAddr) -> bool {
         let ip = match ip {
             IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
             v4 => v4,
@@ -142,7 +142,7 @@ impl std::fmt::Display for IpNet {
 }
 
 /// Checks a key request and builds the record and its one-time secret.
-pub fn new_key(
+pub(crate) fn new_key(
     request: CreateApiKey,
     organization: &str,
     stack: StackKind,
@@ -220,7 +220,7 @@ pub fn new_key(
 }
 
 /// Owner- and admin-only actions accept only such a member's session.
-pub fn require_owner_or_admin(member: Option<&Member>) -> ApiResult<&Member> {
+pub(crate) fn require_owner_or_admin(member: Option<&Member>) -> ApiResult<&Member> {
     match member {
         Some(m) if matches!(m.role, Role::Owner | Role::Admin) => Ok(m),
         Some(_) => Err(ApiError::forbidden("only an owner or admin may do this")),

@@ -35,28 +35,28 @@ use crate::domain::render::{self, timestamp, wire_enum};
 use crate::domain::stack::Stack;
 use crate::store::documents::{decode, document};
 
-pub const COLLECTION: &str = "disputes";
-pub const MESSAGES: &str = "dispute_messages";
+pub(crate) const COLLECTION: &str = "disputes";
+pub(crate) const MESSAGES: &str = "dispute_messages";
 /// Collection id → the id of its open dispute.
 const OPEN_BY_COLLECTION: &str = "dispute_open";
 /// How long the merchant has to answer: seven days from opening.
-pub const EVIDENCE_WINDOW_MS: i64 = 7 * 24 * 60 * 60 * 1000;
-pub const BODY_CHARS_MAX: usize = 5000;
-pub const ATTACHMENTS_MAX: usize = 10;
-pub const URL_CHARS_MAX: usize = 2048;
+pub(crate) const EVIDENCE_WINDOW_MS: i64 = 7 * 24 * 60 * 60 * 1000;
+pub(crate) const BODY_CHARS_MAX: usize = 5000;
+pub(crate) const ATTACHMENTS_MAX: usize = 10;
+pub(crate) const URL_CHARS_MAX: usize = 2048;
 /// Messages one thread holds. Checked before each post, so concurrent posts
 /// can pass it by at most their number.
-pub const THREAD_MESSAGES_MAX: usize = 500;
+pub(crate) const THREAD_MESSAGES_MAX: usize = 500;
 /// Attempts of one write that keeps meeting concurrent changes.
 const SAVE_ATTEMPTS_MAX: usize = 10;
 
-pub const STATUSES: &[&str] = &["open", "accepted", "declined", "resolved"];
-pub const REASONS: &[&str] =
+pub(crate) const STATUSES: &[&str] = &["open", "accepted", "declined", "resolved"];
+pub(crate) const REASONS: &[&str] =
     &["fraudulent", "duplicate", "product_not_received", "product_unacceptable", "unrecognized", "general"];
-pub const OUTCOMES: &[&str] = &["accepted", "declined"];
+pub(crate) const OUTCOMES: &[&str] = &["accepted", "declined"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Status {
+pub(crate) enum Status {
     Open,
     Accepted,
     Declined,
@@ -66,7 +66,7 @@ pub enum Status {
 }
 
 impl Status {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Status::Open => "open",
             Status::Accepted => "accepted",
@@ -75,13 +75,13 @@ impl Status {
         }
     }
 
-    pub fn is_open(self) -> bool {
+    pub(crate) fn is_open(self) -> bool {
         self == Status::Open
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Dispute {
+pub(crate) struct Dispute {
     pub id: String,
     pub organization: String,
     pub status: Status,
@@ -101,14 +101,14 @@ pub struct Dispute {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Attachment {
+pub(crate) struct Attachment {
     pub name: String,
     pub url: String,
     pub file_id: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Message {
+pub(crate) struct Message {
     pub id: String,
     pub dispute_id: String,
     pub organization: String,
@@ -120,7 +120,7 @@ pub struct Message {
 
 impl Message {
     /// The message as every response and dispute event shows it.
-    pub fn render(&self) -> ApiResult<wire::DisputeMessage> {
+    pub(crate) fn render(&self) -> ApiResult<wire::DisputeMessage> {
         Ok(wire::DisputeMessage {
             attachments: self
                 .attachments
@@ -141,12 +141,12 @@ impl Message {
 }
 
 /// The list a dispute's messages are indexed under.
-pub fn thread_list(dispute_id: &str) -> String {
+pub(crate) fn thread_list(dispute_id: &str) -> String {
     format!("{MESSAGES}:{dispute_id}")
 }
 
 /// A dispute and its stored bytes (what `Expected::unchanged` compares).
-pub fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<(Dispute, Vec<u8>)>> {
+pub(crate) fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<(Dispute, Vec<u8>)>> {
     match snapshot.document(COLLECTION, id)? {
         Some(bytes) => Ok(Some((decode(&bytes)?, bytes))),
         None => Ok(None),
@@ -155,13 +155,17 @@ pub fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<(Dispute, Vec<u8>
 
 /// The dispute `id`; `organization` `None` is the operator, who sees all.
 /// Unknown, or another organization's: `404 not_found`.
-pub fn load_for(snapshot: &Snapshot, organization: Option<&str>, id: &str) -> ApiResult<(Dispute, Vec<u8>)> {
+pub(crate) fn load_for(
+    snapshot: &Snapshot,
+    organization: Option<&str>,
+    id: &str,
+) -> ApiResult<(Dispute, Vec<u8>)> {
     load(snapshot, id)?
         .filter(|(d, _)| organization.is_none_or(|o| d.organization == o))
         .ok_or_else(|| ApiError::not_found(format!("dispute '{id}' not found")))
 }
 
-pub fn load_message(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Message>> {
+pub(crate) fn load_message(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Message>> {
     Ok(snapshot.document(MESSAGES, id)?.map(|b| decode(&b)).transpose()?)
 }
 
@@ -185,7 +189,7 @@ fn message_ids(snapshot: &Snapshot, dispute: &Dispute) -> ApiResult<Vec<String>>
 }
 
 /// The thread, oldest first.
-pub fn messages(snapshot: &Snapshot, dispute: &Dispute) -> ApiResult<Vec<Message>> {
+pub(crate) fn messages(snapshot: &Snapshot, dispute: &Dispute) -> ApiResult<Vec<Message>> {
     let mut out = Vec::new();
     for id in message_ids(snapshot, dispute)? {
         if let Some(message) = load_message(snapshot, &id)? {
@@ -197,7 +201,7 @@ pub fn messages(snapshot: &Snapshot, dispute: &Dispute) -> ApiResult<Vec<Message
 
 /// The dispute as every response and dispute event shows it; `thread`
 /// (oldest first) is the single dispute's, and lists go without.
-pub fn view(dispute: &Dispute, thread: Option<&[Message]>) -> ApiResult<wire::Dispute> {
+pub(crate) fn view(dispute: &Dispute, thread: Option<&[Message]>) -> ApiResult<wire::Dispute> {
     Ok(wire::Dispute {
         amount: render::amount(&dispute.currency, dispute.amount),
         collection_id: dispute.collection_id.clone(),
@@ -222,7 +226,7 @@ pub fn view(dispute: &Dispute, thread: Option<&[Message]>) -> ApiResult<wire::Di
 
 /// The dispute as `GET /v1/disputes/{id}` (and every dispute event) shows
 /// it: with its thread, oldest first.
-pub fn render(snapshot: &Snapshot, dispute: &Dispute) -> ApiResult<wire::Dispute> {
+pub(crate) fn render(snapshot: &Snapshot, dispute: &Dispute) -> ApiResult<wire::Dispute> {
     view(dispute, Some(&messages(snapshot, dispute)?))
 }
 
@@ -305,7 +309,11 @@ fn disputed_payment(
 
 /// Opens a dispute on a completed payment; fires `dispute.created`.
 #[expect(clippy::too_many_lines)]
-pub async fn open(stack: &Stack, organization: &str, request: SimulateDispute) -> ApiResult<wire::Dispute> {
+pub(crate) async fn open(
+    stack: &Stack,
+    organization: &str,
+    request: SimulateDispute,
+) -> ApiResult<wire::Dispute> {
     let reason = match &request.reason {
         None => "general".to_string(),
         Some(r) => one_of("reason", r, REASONS)?,
@@ -394,7 +402,7 @@ pub async fn open(stack: &Stack, organization: &str, request: SimulateDispute) -
 /// `dispute.updated` then `dispute.closed`, in the same transaction.
 /// `organization` `None` is the operator.
 #[expect(clippy::too_many_lines)]
-pub async fn resolve(
+pub(crate) async fn resolve(
     stack: &Stack,
     organization: Option<&str>,
     id: &str,
@@ -528,7 +536,7 @@ fn attachments(
 /// Adds a merchant message to an open dispute's thread. Refused with `400
 /// bad_request` once the dispute is resolved, also when the resolution
 /// commits while this request is in flight.
-pub async fn post_message(
+pub(crate) async fn post_message(
     stack: &Stack,
     organization: &str,
     dispute_id: &str,
@@ -587,7 +595,7 @@ pub async fn post_message(
 }
 
 /// One page of a dispute's messages, newest first like every list.
-pub fn message_page(
+pub(crate) fn message_page(
     stack: &Stack,
     organization: &str,
     dispute_id: &str,
@@ -604,7 +612,7 @@ pub fn message_page(
 
 /// Whether a dispute passes the `status` filter; `resolved` matches every
 /// dispute that is no longer open.
-pub fn status_matches(dispute: &Dispute, filter: Option<&str>) -> bool {
+pub(crate) fn status_matches(dispute: &Dispute, filter: Option<&str>) -> bool {
     match filter {
         None => true,
         Some("resolved") => !dispute.status.is_open(),
@@ -613,7 +621,7 @@ pub fn status_matches(dispute: &Dispute, filter: Option<&str>) -> bool {
 }
 
 /// Checks a `status` filter value.
-pub fn check_status_filter(status: Option<&str>) -> ApiResult<()> {
+pub(crate) fn check_status_filter(status: Option<&str>) -> ApiResult<()> {
     match status {
         Some(s) => one_of("status", s, STATUSES).map(|_| ()),
         None => Ok(()),
@@ -621,7 +629,7 @@ pub fn check_status_filter(status: Option<&str>) -> ApiResult<()> {
 }
 
 /// One page of an organization's disputes, newest first.
-pub fn page(
+pub(crate) fn page(
     stack: &Stack,
     organization: &str,
     query: &PageQuery,

@@ -8,61 +8,61 @@ use sika_api::ErrorCode;
 use sika_engine::{EngineError, MoneyError};
 
 #[derive(Debug, Clone)]
-pub struct ApiError {
+pub(crate) struct ApiError {
     pub code: ErrorCode,
     pub message: String,
     pub details: Option<Map<String, Value>>,
 }
 
 impl ApiError {
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         ApiError { code, message: message.into(), details: None }
     }
 
-    pub fn with_detail(mut self, key: &str, value: impl Into<Value>) -> Self {
+    pub(crate) fn with_detail(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.details.get_or_insert_with(Map::new).insert(key.to_string(), value.into());
         self
     }
 
     /// `400 validation_error` naming the offending field.
-    pub fn validation(field: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn validation(field: &str, message: impl Into<String>) -> Self {
         let message = message.into();
         ApiError::new(ErrorCode::ValidationError, format!("{field}: {message}"))
             .with_detail("field", field)
             .with_detail("reason", message)
     }
 
-    pub fn bad_request(message: impl Into<String>) -> Self {
+    pub(crate) fn bad_request(message: impl Into<String>) -> Self {
         ApiError::new(ErrorCode::BadRequest, message)
     }
 
-    pub fn unauthorized(message: impl Into<String>) -> Self {
+    pub(crate) fn unauthorized(message: impl Into<String>) -> Self {
         ApiError::new(ErrorCode::Unauthorized, message)
     }
 
-    pub fn forbidden(message: impl Into<String>) -> Self {
+    pub(crate) fn forbidden(message: impl Into<String>) -> Self {
         ApiError::new(ErrorCode::Forbidden, message)
     }
 
-    pub fn not_found(message: impl Into<String>) -> Self {
+    pub(crate) fn not_found(message: impl Into<String>) -> Self {
         ApiError::new(ErrorCode::NotFound, message)
     }
 
-    pub fn internal() -> Self {
+    pub(crate) fn internal() -> Self {
         ApiError::new(ErrorCode::InternalError, "the node could not complete the request")
     }
 
-    pub fn unavailable() -> Self {
+    pub(crate) fn unavailable() -> Self {
         ApiError::new(ErrorCode::Unavailable, "the node is shutting down; retry shortly")
     }
 
     /// The error as one item's result in a bulk answer.
-    pub fn item_error(&self) -> sika_api::ItemError {
+    pub(crate) fn item_error(&self) -> sika_api::ItemError {
         sika_api::ItemError { error: self.code, message: self.message.clone(), details: self.details.clone() }
     }
 
     /// The JSON body, with the request id filled in.
-    pub fn body(&self, request_id: &str) -> Value {
+    pub(crate) fn body(&self, request_id: &str) -> Value {
         let mut body = json!({
             "error": self.code.as_str(),
             "message": self.message,
@@ -76,7 +76,7 @@ impl ApiError {
 }
 
 /// Maps a money error on `field` to a validation error naming it.
-pub fn money_error(field: &str, error: MoneyError) -> ApiError {
+pub(crate) fn money_error(field: &str, error: MoneyError) -> ApiError {
     ApiError::validation(field, error.to_string())
 }
 
@@ -133,7 +133,7 @@ impl From<EngineError> for ApiError {
     }
 }
 
-pub type ApiResult<T> = Result<T, ApiError>;
+pub(crate) type ApiResult<T> = Result<T, ApiError>;
 
 #[cfg(test)]
 mod tests {

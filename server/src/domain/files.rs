@@ -14,16 +14,16 @@ use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::render::timestamp;
 use crate::domain::stack::Stack;
 
-pub const COLLECTION: &str = "files";
-pub const CONTENTS: &str = "file_contents";
+pub(crate) const COLLECTION: &str = "files";
+pub(crate) const CONTENTS: &str = "file_contents";
 /// The largest file, decoded (the request body limit is 1 MiB, and base64
 /// makes 512 KiB into about 683 KiB).
-pub const SIZE_MAX: usize = 512 * 1024;
-pub const NAME_CHARS_MAX: usize = 255;
-pub const DEFAULT_CONTENT_TYPE: &str = "application/octet-stream";
+pub(crate) const SIZE_MAX: usize = 512 * 1024;
+pub(crate) const NAME_CHARS_MAX: usize = 255;
+pub(crate) const DEFAULT_CONTENT_TYPE: &str = "application/octet-stream";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StoredFile {
+pub(crate) struct StoredFile {
     pub id: String,
     pub organization: String,
     pub name: String,
@@ -36,12 +36,12 @@ pub struct StoredFile {
 
 impl StoredFile {
     /// Where the contents are read (authenticated like every `/v1` path).
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("/v1/files/{}/contents", self.id)
     }
 
     /// The file as every response shows it.
-    pub fn render(&self) -> sika_api::files::File {
+    pub(crate) fn render(&self) -> sika_api::files::File {
         sika_api::files::File {
             id: self.id.clone(),
             name: self.name.clone(),
@@ -55,7 +55,7 @@ impl StoredFile {
 }
 
 /// Checks a name: 1 to 255 characters after trimming, no control characters.
-pub fn check_name(field: &str, name: &str) -> ApiResult<String> {
+pub(crate) fn check_name(field: &str, name: &str) -> ApiResult<String> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > NAME_CHARS_MAX {
         return Err(ApiError::validation(field, format!("must be 1 to {NAME_CHARS_MAX} characters")));
@@ -82,7 +82,7 @@ fn check_content_type(content_type: &str) -> ApiResult<String> {
 }
 
 /// Checks an upload and decodes its contents.
-pub fn build(request: CreateFile, organization: &str, now: i64) -> ApiResult<(StoredFile, Vec<u8>)> {
+pub(crate) fn build(request: CreateFile, organization: &str, now: i64) -> ApiResult<(StoredFile, Vec<u8>)> {
     let name = check_name("name", &request.name)?;
     let content_type = match &request.content_type {
         None => DEFAULT_CONTENT_TYPE.to_string(),
@@ -115,7 +115,7 @@ pub fn build(request: CreateFile, organization: &str, now: i64) -> ApiResult<(St
 }
 
 /// Stores the description and the contents in one transaction.
-pub async fn save(stack: &Stack, file: &StoredFile, contents: Vec<u8>) -> ApiResult<()> {
+pub(crate) async fn save(stack: &Stack, file: &StoredFile, contents: Vec<u8>) -> ApiResult<()> {
     let documents = vec![
         crate::store::documents::document(COLLECTION, &file.id, file, Some((&file.organization, COLLECTION))),
         Document { collection: CONTENTS.into(), id: file.id.clone(), body: contents, list: None },
@@ -124,23 +124,23 @@ pub async fn save(stack: &Stack, file: &StoredFile, contents: Vec<u8>) -> ApiRes
     Ok(())
 }
 
-pub fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<StoredFile>> {
+pub(crate) fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<StoredFile>> {
     Ok(crate::store::documents::load(snapshot, COLLECTION, id)?)
 }
 
 /// The organization's file `id`, or `None` (another organization's file
 /// does not exist for it).
-pub fn load_for(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<StoredFile>> {
+pub(crate) fn load_for(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<StoredFile>> {
     Ok(load(snapshot, id)?.filter(|f| f.organization == organization))
 }
 
-pub fn contents(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Vec<u8>>> {
+pub(crate) fn contents(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Vec<u8>>> {
     Ok(snapshot.document(CONTENTS, id)?)
 }
 
 /// `Content-Disposition` for a download: always an attachment, the name
 /// percent-encoded (RFC 6266 / 5987) so no header injection is possible.
-pub fn content_disposition(name: &str) -> String {
+pub(crate) fn content_disposition(name: &str) -> String {
     let encoded: String = name
         .bytes()
         .map(|b| {

@@ -15,26 +15,15 @@ use subtle::ConstantTimeEq;
 const IDENTITY: TableDefinition<&str, &[u8]> = TableDefinition::new("identity");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Role {
+pub(crate) enum Role {
     Owner,
     Admin,
     Developer,
     Viewer,
 }
 
-impl Role {
-    pub fn name(self) -> &'static str {
-        match self {
-            Role::Owner => "owner",
-            Role::Admin => "admin",
-            Role::Developer => "developer",
-            Role::Viewer => "viewer",
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Organization {
+pub(crate) struct Organization {
     pub id: String,
     pub name: String,
     pub owner_member_id: String,
@@ -43,7 +32,7 @@ pub struct Organization {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Member {
+pub(crate) struct Member {
     pub id: String,
     pub organization: String,
     pub name: String,
@@ -53,7 +42,7 @@ pub struct Member {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Session {
+pub(crate) struct Session {
     pub token_hash: [u8; 32],
     pub member_id: String,
     pub created_at: i64,
@@ -69,7 +58,7 @@ struct Cache {
 }
 
 /// The node-wide records, loaded once and kept in step with the file.
-pub struct Identity {
+pub(crate) struct Identity {
     db: Database,
     cache: RwLock<Cache>,
 }
@@ -86,22 +75,22 @@ pub struct BootstrapCredentials {
 }
 
 /// `prefix` followed by 32 random bytes, base64url without padding.
-pub fn secret_token(prefix: &str) -> String {
+pub(crate) fn secret_token(prefix: &str) -> String {
     let bytes: [u8; 32] = rand::random();
     format!("{prefix}{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
 }
 
-pub fn hash_secret(secret: &str) -> [u8; 32] {
+pub(crate) fn hash_secret(secret: &str) -> [u8; 32] {
     Sha256::digest(secret.as_bytes()).into()
 }
 
 impl Identity {
-    pub fn path(data_dir: &Path) -> std::path::PathBuf {
+    pub(crate) fn path(data_dir: &Path) -> std::path::PathBuf {
         data_dir.join("node.redb")
     }
 
     /// Opens the identity store of an initialised data directory.
-    pub fn open(data_dir: &Path) -> Result<Identity, String> {
+    pub(crate) fn open(data_dir: &Path) -> Result<Identity, String> {
         let path = Identity::path(data_dir);
         let db = Database::builder()
             .set_cache_size(8 * 1024 * 1024)
@@ -116,7 +105,7 @@ impl Identity {
 
     /// Creates the first organization, its owner and the operator token.
     /// Returns the owner's session token and the operator token.
-    pub fn bootstrap(&self, now: i64) -> Result<(Organization, String, String), String> {
+    pub(crate) fn bootstrap(&self, now: i64) -> Result<(Organization, String, String), String> {
         let organization_id = sika_engine::ids::new_id("org");
         let member = Member {
             id: sika_engine::ids::new_id("mem"),
@@ -153,10 +142,6 @@ impl Identity {
             Ok(())
         })?;
         Ok((organization, session_token, admin_token))
-    }
-
-    pub fn is_initialised(&self) -> bool {
-        !self.cache.read().map(|c| c.organizations.is_empty()).unwrap_or(true)
     }
 
     fn write(
@@ -208,23 +193,23 @@ impl Identity {
         Ok(())
     }
 
-    pub fn organization(&self, id: &str) -> Option<Organization> {
+    pub(crate) fn organization(&self, id: &str) -> Option<Organization> {
         self.cache.read().ok()?.organizations.get(id).cloned()
     }
 
-    pub fn organizations(&self) -> Vec<Organization> {
+    pub(crate) fn organizations(&self) -> Vec<Organization> {
         let mut all: Vec<_> =
             self.cache.read().map(|c| c.organizations.values().cloned().collect()).unwrap_or_default();
         all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
         all
     }
 
-    pub fn member(&self, id: &str) -> Option<Member> {
+    pub(crate) fn member(&self, id: &str) -> Option<Member> {
         self.cache.read().ok()?.members.get(id).cloned()
     }
 
     /// The member a session token acts for.
-    pub fn session(&self, token: &str) -> Option<Member> {
+    pub(crate) fn session(&self, token: &str) -> Option<Member> {
         let hash = hash_secret(token);
         let cache = self.cache.read().ok()?;
         let session = cache.sessions.get(&hash)?;
@@ -234,17 +219,17 @@ impl Identity {
         cache.members.get(&session.member_id).cloned()
     }
 
-    pub fn is_admin_token(&self, token: &str) -> bool {
+    pub(crate) fn is_admin_token(&self, token: &str) -> bool {
         let hash = hash_secret(token);
         self.cache.read().map(|c| c.admin_token_hash.ct_eq(&hash).into()).unwrap_or(false)
     }
 
     /// The node's secret, used to sign pagination cursors.
-    pub fn secret(&self) -> Vec<u8> {
+    pub(crate) fn secret(&self) -> Vec<u8> {
         self.cache.read().map(|c| c.secret.clone()).unwrap_or_default()
     }
 
-    pub fn set_suspended(
+    pub(crate) fn set_suspended(
         &self,
         organization_id: &str,
         suspended: bool,

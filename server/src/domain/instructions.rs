@@ -19,16 +19,16 @@ use crate::domain::render::AmountInput;
 use crate::domain::simulator;
 use crate::domain::stack::{Stack, StackKind};
 
-pub const RAIL_SIMULATOR: &str = "sandbox_simulator";
-pub const RAIL_MANUAL: &str = "manual_settlement";
+pub(crate) const RAIL_SIMULATOR: &str = "sandbox_simulator";
+pub(crate) const RAIL_MANUAL: &str = "manual_settlement";
 
 /// SHA-256 of the request body in canonical form (keys sorted), so the same
 /// request is recognised whatever its key order or spacing.
-pub fn fingerprint(body: &Value) -> [u8; 32] {
+pub(crate) fn fingerprint(body: &Value) -> [u8; 32] {
     Sha256::digest(body.to_string().as_bytes()).into()
 }
 
-pub use sika_api::payouts::{
+pub(crate) use sika_api::payouts::{
     CreatePayout as PayoutRequest, PayoutAmount as Amount, PayoutTarget as PayoutTo,
 };
 
@@ -122,7 +122,7 @@ fn usd_cents(stack: &Stack, currency: Currency, amount: i128) -> ApiResult<i128>
 }
 
 #[expect(clippy::too_many_lines)]
-pub fn new_payout(
+pub(crate) fn new_payout(
     stack: &Stack,
     principal: &Principal,
     request: PayoutRequest,
@@ -235,7 +235,7 @@ pub fn new_payout(
 /// How a collection reaches its payer: on the sandbox the simulator, whose
 /// outcome the amount's trigger digits choose; on live the operator, who
 /// confirms the payment. Returns (rail, note for the timeline, schedule).
-pub fn collection_rail(
+pub(crate) fn collection_rail(
     stack: &Stack,
     amount: i128,
     scale: u32,
@@ -259,7 +259,7 @@ pub fn collection_rail(
     }
 }
 
-pub fn new_collection(
+pub(crate) fn new_collection(
     stack: &Stack,
     principal: &Principal,
     request: CreateCollection,
@@ -309,9 +309,9 @@ pub fn new_collection(
 }
 
 /// Confirmations a crypto deposit needs before the order proceeds.
-pub const CRYPTO_CONFIRMATIONS_REQUIRED: u32 = 3;
+pub(crate) const CRYPTO_CONFIRMATIONS_REQUIRED: u32 = 3;
 /// How long an order waits for funds, unscaled: 30 minutes.
-pub const ORDER_DEADLINE_MS: i64 = 30 * 60 * 1000;
+pub(crate) const ORDER_DEADLINE_MS: i64 = 30 * 60 * 1000;
 
 fn deposit_instructions(
     stack: &Stack,
@@ -350,7 +350,7 @@ fn deposit_instructions(
     }
 }
 
-pub fn new_order(
+pub(crate) fn new_order(
     stack: &Stack,
     principal: &Principal,
     request: CreateOrder,
@@ -421,7 +421,7 @@ pub fn new_order(
 
 /// Funds for an order: the payout on actuals is built now, at the current
 /// rate and fee; if it cannot be, the order fails and the funds stay.
-pub fn order_funds(
+pub(crate) fn order_funds(
     stack: &Stack,
     principal: &Principal,
     order: &sika_engine::orders::OrderRecord,
@@ -468,7 +468,7 @@ fn payout_request(order: &sika_engine::orders::OrderRecord, from: Currency, amou
 }
 
 /// An externalReference: 1 to 255 printable characters.
-pub fn validate_reference(reference: &str) -> ApiResult<()> {
+pub(crate) fn validate_reference(reference: &str) -> ApiResult<()> {
     if reference.is_empty() || reference.chars().count() > 255 || reference.chars().any(char::is_control) {
         return Err(ApiError::validation("externalReference", "must be 1 to 255 printable characters"));
     }

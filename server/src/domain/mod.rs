@@ -2,21 +2,21 @@
 //! disputes, files, keys, recipients, virtual accounts, webhooks, and the
 //! views responses show. Never imports axum or `http`.
 
-pub mod catalog;
-pub mod checkout;
-pub mod credentials;
-pub mod disputes;
-pub mod error;
-pub mod files;
-pub mod identity;
-pub mod instructions;
-pub mod pagination;
-pub mod principal;
-pub mod ratelimit;
-pub mod recipients;
-pub mod render;
-pub mod representative;
-pub mod simulator;
-pub mod stack;
-pub mod virtual_accounts;
-pub mod webhooks;
+pub(crate) mod catalog;
+pub(crate) mod checkout;
+pub(crate) mod credentials;
+pub(crate) mod disputes;
+pub(crate) mod error;
+pub(crate) mod files;
+pub(crate) mod identity;
+pub(crate) mod instructions;
+pub(crate) mod pagination;
+pub(crate) mod principal;
+pub(crate) mod ratelimit;
+pub(crate) mod recipients;
+pub(crate) mod render;
+pub(crate) mod representative;
+pub(crate) mod simulator;
+pub(crate) mod stack;
+pub(crate) mod virtual_accounts;
+pub(crate) mod webhooks;

@@ -3,22 +3,21 @@
 
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
-use serde_json::Value;
 use sha2::Sha256;
 use sika_api::ListPage;
 use subtle::ConstantTimeEq;
 
 use crate::domain::error::{ApiError, ApiResult};
 
-pub const PAGE_SIZE_DEFAULT: usize = 20;
-pub const PAGE_SIZE_MAX: usize = 100;
+pub(crate) const PAGE_SIZE_DEFAULT: usize = 20;
+pub(crate) const PAGE_SIZE_MAX: usize = 100;
 const TAG_BYTES: usize = 12;
 
 /// The `limit` and `cursor` query parameters (the wire type).
-pub use sika_api::ListQuery as PageQuery;
+pub(crate) use sika_api::ListQuery as PageQuery;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Page {
+pub(crate) struct Page {
     pub limit: usize,
     /// List only items before this position.
     pub before: Option<u64>,
@@ -35,7 +34,7 @@ fn tag(secret: &[u8], scope: &str, position: u64) -> [u8; TAG_BYTES] {
 }
 
 /// A cursor for `scope` (which list, for whom) continuing after `position`.
-pub fn encode_cursor(secret: &[u8], scope: &str, position: u64) -> String {
+pub(crate) fn encode_cursor(secret: &[u8], scope: &str, position: u64) -> String {
     let mut bytes = position.to_be_bytes().to_vec();
     bytes.extend_from_slice(&tag(secret, scope, position));
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
@@ -51,7 +50,7 @@ fn decode_cursor(secret: &[u8], scope: &str, cursor: &str) -> Option<u64> {
 }
 
 /// Reading a list's paging parameters.
-pub trait Paging {
+pub(crate) trait Paging {
     /// The page asked for, with a cursor checked against `scope`'s secret.
     fn page(&self, secret: &[u8], scope: &str) -> ApiResult<Page>;
 }
@@ -85,7 +84,7 @@ impl Paging for PageQuery {
 }
 
 /// `{data, hasMore, nextCursor}` from the items of one page.
-pub fn list_page<T>(
+pub(crate) fn list_page<T>(
     data: Vec<T>,
     last_position: Option<u64>,
     has_more: bool,
@@ -99,22 +98,11 @@ pub fn list_page<T>(
     ListPage { data, has_more, next_cursor }
 }
 
-/// `list_page` as JSON, for lists whose items are not typed views yet.
-pub fn list_body(
-    data: Vec<Value>,
-    last_position: Option<u64>,
-    has_more: bool,
-    secret: &[u8],
-    scope: &str,
-) -> Value {
-    crate::domain::render::to_json(&list_page(data, last_position, has_more, secret, scope))
-}
-
 /// One page of an organization's `kind` list, newest first: each id is
 /// loaded and rendered by `render`, which may filter it out by returning
 /// `None`. Filtered pages still hold `limit` items when that many match:
 /// the walk goes on past skipped ones.
-pub fn page_of_views<T>(
+pub(crate) fn page_of_views<T>(
     stack: &crate::domain::stack::Stack,
     organization: &str,
     kind: &str,
@@ -149,17 +137,6 @@ pub fn page_of_views<T>(
     let last = found.last().map(|(position, _)| *position);
     let data = found.into_iter().map(|(_, item)| item).collect();
     Ok(list_page(data, last, has_more, &secret, &scope))
-}
-
-/// `page_of_views` as JSON, for lists whose items are not typed views yet.
-pub fn page_of(
-    stack: &crate::domain::stack::Stack,
-    organization: &str,
-    kind: &str,
-    query: &PageQuery,
-    render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<Value>>,
-) -> ApiResult<Value> {
-    page_of_views(stack, organization, kind, query, render).map(|page| crate::domain::render::to_json(&page))
 }
 
 #[cfg(test)]

@@ -14,19 +14,19 @@ use std::time::{Duration, Instant};
 const TRACKED_KEYS_MAX: usize = 100_000;
 const WINDOW: Duration = Duration::from_secs(1);
 
-pub struct RateLimiter {
+pub(crate) struct RateLimiter {
     limit_per_second: u32,
     /// Per key, the times its accepted requests of the last second, oldest first.
     accepted: Mutex<HashMap<String, VecDeque<Instant>>>,
 }
 
 impl RateLimiter {
-    pub fn new(limit_per_second: u32) -> Self {
+    pub(crate) fn new(limit_per_second: u32) -> Self {
         RateLimiter { limit_per_second, accepted: Mutex::new(HashMap::new()) }
     }
 
     /// Counts one request for `key`; `Err(seconds)` says how long to wait.
-    pub fn check(&self, key: &str, now: Instant) -> Result<(), u64> {
+    pub(crate) fn check(&self, key: &str, now: Instant) -> Result<(), u64> {
         let Ok(mut accepted) = self.accepted.lock() else { return Ok(()) };
         if accepted.len() >= TRACKED_KEYS_MAX && !accepted.contains_key(key) {
             accepted.retain(|_, times| times.back().is_some_and(|last| now.duration_since(*last) < WINDOW));

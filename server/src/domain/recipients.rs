@@ -10,12 +10,12 @@ use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::render::timestamp;
 use crate::domain::stack::Stack;
 
-pub const COLLECTION: &str = "recipients";
+pub(crate) const COLLECTION: &str = "recipients";
 /// The most recipients one bulk call creates.
-pub const BULK_ITEMS_MAX: usize = 100;
+pub(crate) const BULK_ITEMS_MAX: usize = 100;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Recipient {
+pub(crate) struct Recipient {
     pub id: String,
     pub organization: String,
     pub name: String,
@@ -30,7 +30,7 @@ pub struct Recipient {
 
 impl Recipient {
     /// The recipient as every response shows it.
-    pub fn render(&self) -> sika_api::recipients::Recipient {
+    pub(crate) fn render(&self) -> sika_api::recipients::Recipient {
         sika_api::recipients::Recipient {
             id: self.id.clone(),
             name: self.name.clone(),
@@ -46,7 +46,12 @@ impl Recipient {
 }
 
 /// Checks a request; `prefix` names its place in a bulk body (`items[3].`).
-pub fn build(request: CreateRecipient, organization: &str, now: i64, prefix: &str) -> ApiResult<Recipient> {
+pub(crate) fn build(
+    request: CreateRecipient,
+    organization: &str,
+    now: i64,
+    prefix: &str,
+) -> ApiResult<Recipient> {
     let field = |name: &str| format!("{prefix}{name}");
     let name = request.name.trim();
     if name.is_empty() || name.chars().count() > 200 {
@@ -84,7 +89,7 @@ pub fn build(request: CreateRecipient, organization: &str, now: i64, prefix: &st
     })
 }
 
-pub async fn save_all(stack: &Stack, recipients: &[Recipient]) -> ApiResult<()> {
+pub(crate) async fn save_all(stack: &Stack, recipients: &[Recipient]) -> ApiResult<()> {
     if recipients.is_empty() {
         return Ok(());
     }
@@ -96,6 +101,6 @@ pub async fn save_all(stack: &Stack, recipients: &[Recipient]) -> ApiResult<()> 
     Ok(())
 }
 
-pub fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Recipient>> {
+pub(crate) fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Recipient>> {
     Ok(crate::store::documents::load(snapshot, COLLECTION, id)?)
 }

@@ -8,12 +8,12 @@ use sika_api::Money;
 use sika_engine::{AccountRecord, ConversionRecord, Currency, DepositRecord, QuoteRecord, QuoteStatus};
 
 /// An ISO 8601 UTC timestamp with milliseconds.
-pub fn timestamp(ms: i64) -> String {
+pub(crate) fn timestamp(ms: i64) -> String {
     DateTime::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 /// A logged request as `GET /v1/requests/{id}` shows it.
-pub fn logged_request(
+pub(crate) fn logged_request(
     entry: &crate::store::request_log::RequestLogEntry,
 ) -> sika_api::requests::LoggedRequest {
     // A body that is not JSON is shown as its text.
@@ -33,35 +33,35 @@ pub fn logged_request(
     }
 }
 
-pub fn parse_timestamp(text: &str) -> Option<i64> {
+pub(crate) fn parse_timestamp(text: &str) -> Option<i64> {
     DateTime::parse_from_rfc3339(text).ok().map(|t| t.timestamp_millis())
 }
 
 /// Formats minor units of a currency the engine stored.
-pub fn amount(currency: &str, minor: i128) -> String {
+pub(crate) fn amount(currency: &str, minor: i128) -> String {
     match Currency::find(currency) {
         Ok(c) => c.format(minor),
         Err(_) => minor.to_string(),
     }
 }
 
-pub use sika_api::AmountInput;
+pub(crate) use sika_api::AmountInput;
 
 /// A name the node stored as text (a payment method, a custom field's
 /// type) as its wire enum. The node checked the name when it stored it, so
 /// one the enum does not know is an internal error, not the caller's.
-pub fn wire_enum<T: serde::de::DeserializeOwned>(name: &str) -> ApiResult<T> {
+pub(crate) fn wire_enum<T: serde::de::DeserializeOwned>(name: &str) -> ApiResult<T> {
     serde_json::from_value(Value::String(name.to_string()))
         .map_err(|_| crate::domain::error::ApiError::internal())
 }
 
 /// A view as JSON, for the places that still assemble JSON by hand (events,
 /// the admin API). Views are plain data, so this cannot fail.
-pub fn to_json<T: serde::Serialize>(view: &T) -> Value {
+pub(crate) fn to_json<T: serde::Serialize>(view: &T) -> Value {
     serde_json::to_value(view).expect("a view serializes to JSON")
 }
 
-pub fn account(
+pub(crate) fn account(
     record: &AccountRecord,
     usd_per_unit: Option<rust_decimal::Decimal>,
 ) -> ApiResult<sika_api::accounts::Account> {
@@ -84,7 +84,7 @@ pub fn account(
     })
 }
 
-pub fn quote(record: &QuoteRecord, now: i64) -> sika_api::conversions::Quote {
+pub(crate) fn quote(record: &QuoteRecord, now: i64) -> sika_api::conversions::Quote {
     use sika_api::conversions::{Quote, QuoteStatus as Wire};
     let status = match record.status {
         QuoteStatus::Executed => Wire::Executed,
@@ -109,7 +109,7 @@ pub fn quote(record: &QuoteRecord, now: i64) -> sika_api::conversions::Quote {
     }
 }
 
-pub fn conversion(record: &ConversionRecord) -> sika_api::conversions::Conversion {
+pub(crate) fn conversion(record: &ConversionRecord) -> sika_api::conversions::Conversion {
     use sika_api::conversions::{Conversion, ConversionLeg, ConversionStatus};
     Conversion {
         completed_at: timestamp(record.completed_at),
@@ -136,7 +136,7 @@ pub fn conversion(record: &ConversionRecord) -> sika_api::conversions::Conversio
 
 /// A deposit as the deposit simulations show it; the virtual-account
 /// simulation adds the account it was paid into.
-pub fn deposit(record: &DepositRecord) -> sika_api::simulations::Deposit {
+pub(crate) fn deposit(record: &DepositRecord) -> sika_api::simulations::Deposit {
     sika_api::simulations::Deposit {
         id: record.id.clone(),
         status: sika_api::simulations::DepositStatus::Completed,
@@ -159,7 +159,7 @@ fn in_time_order(
 
 /// A payout as its GET returns it; `extra` adds entries (webhook deliveries)
 /// to the timeline, which is kept in time order.
-pub fn payout(
+pub(crate) fn payout(
     record: &sika_engine::movements::PayoutRecord,
     extra: &[sika_engine::movements::TimelineEntry],
 ) -> sika_api::payouts::Payout {
@@ -218,7 +218,7 @@ fn typed_timeline(entries: &[sika_engine::movements::TimelineEntry]) -> Vec<sika
 
 /// A collection as its GET returns it; `extra` adds entries (webhook
 /// deliveries) to the timeline, which is kept in time order.
-pub fn collection(
+pub(crate) fn collection(
     record: &sika_engine::movements::CollectionRecord,
     extra: &[sika_engine::movements::TimelineEntry],
 ) -> sika_api::collections::Collection {
@@ -249,7 +249,7 @@ pub fn collection(
 
 /// An order with one merged timeline across both legs (and the webhook
 /// deliveries of both), in time order.
-pub fn order(
+pub(crate) fn order(
     record: &sika_engine::orders::OrderRecord,
     payout: Option<&sika_engine::movements::PayoutRecord>,
     extra: &[sika_engine::movements::TimelineEntry],

@@ -19,13 +19,13 @@ static PHONE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\+\d{8,15}$").exp
 static ID_NUMBER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^GHA-\d{9}-\d$").expect("valid regex"));
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum RepresentativeStatus {
+pub(crate) enum RepresentativeStatus {
     Active,
     SandboxDefault,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Representative {
+pub(crate) struct Representative {
     pub id: String,
     pub full_name: String,
     pub phone: String,
@@ -41,7 +41,7 @@ pub struct Representative {
 
 impl Representative {
     /// The record as every response shows it.
-    pub fn render(&self) -> wire::Representative {
+    pub(crate) fn render(&self) -> wire::Representative {
         wire::Representative {
             id: self.id.clone(),
             full_name: self.full_name.clone(),
@@ -61,7 +61,7 @@ impl Representative {
 }
 
 /// Checks every field against the spec's rules, in the order listed there.
-pub fn validate(request: &SetRepresentative) -> ApiResult<()> {
+pub(crate) fn validate(request: &SetRepresentative) -> ApiResult<()> {
     let name_length = request.full_name.chars().count();
     if !(2..=120).contains(&name_length) {
         return Err(ApiError::validation("fullName", "must be 2 to 120 characters"));
@@ -83,7 +83,7 @@ pub fn validate(request: &SetRepresentative) -> ApiResult<()> {
     Ok(())
 }
 
-pub fn load(stack: &Stack, organization: &str) -> ApiResult<Option<Representative>> {
+pub(crate) fn load(stack: &Stack, organization: &str) -> ApiResult<Option<Representative>> {
     Ok(crate::store::documents::load(&stack.engine.read()?, COLLECTION, organization)?)
 }
 
@@ -102,7 +102,7 @@ async fn save(stack: &Stack, organization: &str, record: &Representative) -> Api
 }
 
 /// Creates or replaces the representative (a `sandbox_default` included).
-pub async fn replace(
+pub(crate) async fn replace(
     stack: &Stack,
     organization: &str,
     request: SetRepresentative,
@@ -127,7 +127,11 @@ pub async fn replace(
 }
 
 /// The sandbox's placeholder representative, filled from the owner's name.
-pub async fn put_default(stack: &Stack, organization: &str, owner_name: &str) -> ApiResult<Representative> {
+pub(crate) async fn put_default(
+    stack: &Stack,
+    organization: &str,
+    owner_name: &str,
+) -> ApiResult<Representative> {
     let now = stack.now_ms();
     let record = Representative {
         id: sika_engine::ids::new_id("rep"),

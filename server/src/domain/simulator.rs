@@ -4,12 +4,12 @@
 
 use sika_engine::movements::{ScheduledStep, Step};
 
-pub struct Trigger {
+pub(crate) struct Trigger {
     pub field: &'static str,
     pub rule: &'static str,
 }
 
-pub struct Simulation {
+pub(crate) struct Simulation {
     pub operation: &'static str,
     pub method: &'static str,
     pub path: &'static str,
@@ -21,7 +21,7 @@ pub struct Simulation {
 }
 
 /// The account-validation outcomes by `accountNumber` suffix.
-pub const VALIDATION_SCENARIOS: &[(&str, &str)] = &[
+pub(crate) const VALIDATION_SCENARIOS: &[(&str, &str)] = &[
     ("000000", "account_not_found"),
     ("000001", "account_closed"),
     ("000002", "timeout"),
@@ -29,7 +29,7 @@ pub const VALIDATION_SCENARIOS: &[(&str, &str)] = &[
 ];
 
 /// Collection outcomes by the first two fraction digits of `amount`.
-pub const COLLECTION_SCENARIOS: &[(&str, &str)] = &[
+pub(crate) const COLLECTION_SCENARIOS: &[(&str, &str)] = &[
     ("50", "delayed_completion"),
     ("51", "failed"),
     ("52", "customer_timeout"),
@@ -38,10 +38,10 @@ pub const COLLECTION_SCENARIOS: &[(&str, &str)] = &[
 ];
 
 /// Payout outcomes by the first two fraction digits of `amount`.
-pub const PAYOUT_SCENARIOS: &[(&str, &str)] =
+pub(crate) const PAYOUT_SCENARIOS: &[(&str, &str)] =
     &[("01", "rejected"), ("03", "timeout_then_reconciled"), ("default", "completed")];
 
-pub const SIMULATIONS: &[Simulation] = &[
+pub(crate) const SIMULATIONS: &[Simulation] = &[
     Simulation {
         operation: "create_collection",
         method: "POST",
@@ -115,7 +115,7 @@ pub const SIMULATIONS: &[Simulation] = &[
 
 /// The sandbox validation outcome for an account number: `None` when valid,
 /// otherwise the reason.
-pub fn validation_reason(account_number: &str) -> Option<&'static str> {
+pub(crate) fn validation_reason(account_number: &str) -> Option<&'static str> {
     VALIDATION_SCENARIOS
         .iter()
         .find(|(suffix, _)| *suffix != "default" && account_number.ends_with(suffix))
@@ -123,7 +123,7 @@ pub fn validation_reason(account_number: &str) -> Option<&'static str> {
 }
 
 /// One behaviour as `GET /v1/simulations` lists it.
-pub fn render(simulation: &Simulation) -> sika_api::simulations::Simulation {
+pub(crate) fn render(simulation: &Simulation) -> sika_api::simulations::Simulation {
     use sika_api::simulations::{Simulation as View, SimulationTrigger};
     View {
         operation: simulation.operation.to_string(),
@@ -142,13 +142,13 @@ pub fn render(simulation: &Simulation) -> sika_api::simulations::Simulation {
 /// The two digits that choose a sandbox outcome: the first two fraction
 /// digits (the cents), or the last two digits for currencies without
 /// fraction digits.
-pub fn trigger_digits(amount_minor: i128, scale: u32) -> String {
+pub(crate) fn trigger_digits(amount_minor: i128, scale: u32) -> String {
     let cents = if scale >= 2 { amount_minor / 10i128.pow(scale - 2) } else { amount_minor };
     format!("{:02}", cents.rem_euclid(100))
 }
 
 /// The outcome `scenarios` gives for `digits`.
-pub fn outcome(scenarios: &[(&str, &'static str)], digits: &str) -> &'static str {
+pub(crate) fn outcome(scenarios: &[(&str, &'static str)], digits: &str) -> &'static str {
     scenarios
         .iter()
         .find(|(d, _)| *d == digits)
@@ -171,7 +171,7 @@ fn settle(success: bool, message: &str) -> Step {
 
 /// What the simulated rail will report for a payout (unscaled delays: 2 s
 /// to settle; a timeout is noticed at 30 s and reconciled at 60 s).
-pub fn payout_steps(outcome: &str, time_scale: f64) -> Vec<ScheduledStep> {
+pub(crate) fn payout_steps(outcome: &str, time_scale: f64) -> Vec<ScheduledStep> {
     match outcome {
         "rejected" => vec![after(
             2_000,
@@ -191,7 +191,7 @@ pub fn payout_steps(outcome: &str, time_scale: f64) -> Vec<ScheduledStep> {
 }
 
 /// What the simulated rail will report for a collection.
-pub fn collection_steps(outcome: &str, time_scale: f64) -> Vec<ScheduledStep> {
+pub(crate) fn collection_steps(outcome: &str, time_scale: f64) -> Vec<ScheduledStep> {
     match outcome {
         "delayed_completion" => {
             vec![after(60_000, time_scale, settle(true, "The payer approved after a delay"))]

@@ -15,27 +15,27 @@ use crate::domain::webhooks::dispatcher::{self, DispatcherHandle};
 use crate::store::request_log::RequestLog;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StackKind {
+pub(crate) enum StackKind {
     Live,
     Sandbox,
 }
 
 impl StackKind {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             StackKind::Live => "live",
             StackKind::Sandbox => "sandbox",
         }
     }
 
-    pub fn key_prefix(self) -> &'static str {
+    pub(crate) fn key_prefix(self) -> &'static str {
         match self {
             StackKind::Live => "sk_live_",
             StackKind::Sandbox => "sk_test_",
         }
     }
 
-    pub fn parse(name: &str) -> Option<StackKind> {
+    pub(crate) fn parse(name: &str) -> Option<StackKind> {
         match name {
             "live" => Some(StackKind::Live),
             "sandbox" => Some(StackKind::Sandbox),
@@ -44,14 +44,14 @@ impl StackKind {
     }
 
     /// The stack's name in the wire types.
-    pub fn wire_name(self) -> sika_api::admin::StackName {
+    pub(crate) fn wire_name(self) -> sika_api::admin::StackName {
         match self {
             StackKind::Live => sika_api::admin::StackName::Live,
             StackKind::Sandbox => sika_api::admin::StackName::Sandbox,
         }
     }
 
-    pub fn database_file(self) -> &'static str {
+    pub(crate) fn database_file(self) -> &'static str {
         match self {
             StackKind::Live => "live.redb",
             StackKind::Sandbox => "sandbox.redb",
@@ -60,9 +60,9 @@ impl StackKind {
 }
 
 /// The collection API keys are stored in.
-pub const KEYS: &str = "api_keys";
+pub(crate) const KEYS: &str = "api_keys";
 
-pub struct Stack {
+pub(crate) struct Stack {
     pub kind: StackKind,
     pub engine: Engine,
     pub identity: Arc<Identity>,
@@ -75,7 +75,7 @@ pub struct Stack {
 }
 
 impl Stack {
-    pub fn new(
+    pub(crate) fn new(
         kind: StackKind,
         engine: Engine,
         identity: Arc<Identity>,
@@ -109,11 +109,11 @@ impl Stack {
     }
 
     /// The key whose SHA-256 is `hash`.
-    pub fn key_by_hash(&self, hash: &[u8; 32]) -> Option<ApiKeyRecord> {
+    pub(crate) fn key_by_hash(&self, hash: &[u8; 32]) -> Option<ApiKeyRecord> {
         self.keys.read().ok()?.get(hash).cloned()
     }
 
-    pub fn keys_of(&self, organization: &str) -> Vec<ApiKeyRecord> {
+    pub(crate) fn keys_of(&self, organization: &str) -> Vec<ApiKeyRecord> {
         let mut keys: Vec<_> = self
             .keys
             .read()
@@ -124,7 +124,7 @@ impl Stack {
     }
 
     /// Stores a key durably, then makes it usable.
-    pub async fn save_key(&self, record: ApiKeyRecord) -> ApiResult<()> {
+    pub(crate) async fn save_key(&self, record: ApiKeyRecord) -> ApiResult<()> {
         let body = crate::store::documents::encode(&record);
         self.engine
             .execute(Command::PutDocument {
@@ -139,28 +139,28 @@ impl Stack {
     }
 
     /// Starts this stack's webhook dispatcher (inside a Tokio runtime).
-    pub fn start_webhooks(self: &Arc<Self>) -> Result<(), String> {
+    pub(crate) fn start_webhooks(self: &Arc<Self>) -> Result<(), String> {
         let handle = dispatcher::spawn(self.clone())?;
         let _ = self.webhooks.set(handle);
         Ok(())
     }
 
-    pub fn webhooks(&self) -> ApiResult<&DispatcherHandle> {
+    pub(crate) fn webhooks(&self) -> ApiResult<&DispatcherHandle> {
         self.webhooks.get().ok_or_else(ApiError::unavailable)
     }
 
     /// The result of the last `verify` the operator ran on this stack.
-    pub fn last_verify(&self) -> Option<sika_api::admin::VerifyResult> {
+    pub(crate) fn last_verify(&self) -> Option<sika_api::admin::VerifyResult> {
         self.last_verify.lock().ok()?.clone()
     }
 
-    pub fn set_last_verify(&self, result: sika_api::admin::VerifyResult) {
+    pub(crate) fn set_last_verify(&self, result: sika_api::admin::VerifyResult) {
         if let Ok(mut last) = self.last_verify.lock() {
             *last = Some(result);
         }
     }
 
-    pub fn now_ms(&self) -> i64 {
+    pub(crate) fn now_ms(&self) -> i64 {
         self.engine.now_ms()
     }
 }

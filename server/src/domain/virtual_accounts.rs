@@ -11,10 +11,10 @@ use crate::domain::render::timestamp;
 use crate::domain::representative::{self, Representative, RepresentativeStatus};
 use crate::domain::stack::{Stack, StackKind};
 
-pub const COLLECTION: &str = "virtual_accounts";
+pub(crate) const COLLECTION: &str = "virtual_accounts";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VirtualAccount {
+pub(crate) struct VirtualAccount {
     pub id: String,
     pub organization: String,
     pub currency: String,
@@ -27,7 +27,7 @@ pub struct VirtualAccount {
 
 impl VirtualAccount {
     /// The account as every response shows it.
-    pub fn render(&self) -> sika_api::virtual_accounts::VirtualAccount {
+    pub(crate) fn render(&self) -> sika_api::virtual_accounts::VirtualAccount {
         sika_api::virtual_accounts::VirtualAccount {
             id: self.id.clone(),
             currency: self.currency.clone(),
@@ -68,7 +68,7 @@ async fn ensure_representative(stack: &Stack, organization: &str) -> ApiResult<R
     representative::put_default(stack, organization, &name).await
 }
 
-pub async fn create(
+pub(crate) async fn create(
     stack: &Stack,
     organization: &str,
     request: CreateVirtualAccount,
@@ -108,6 +108,6 @@ pub async fn create(
     Ok(account)
 }
 
-pub fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<VirtualAccount>> {
+pub(crate) fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<VirtualAccount>> {
     Ok(crate::store::documents::load(snapshot, COLLECTION, id)?)
 }

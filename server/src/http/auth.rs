@@ -32,7 +32,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Principal {
 
 /// The caller's address: the socket peer, or the first `X-Forwarded-For`
 /// hop when the peer is a proxy named in the configuration.
-pub fn caller_ip(stack: &Stack, peer: Option<SocketAddr>, headers: &HeaderMap) -> Option<IpAddr> {
+pub(crate) fn caller_ip(stack: &Stack, peer: Option<SocketAddr>, headers: &HeaderMap) -> Option<IpAddr> {
     let peer = peer?.ip();
     if stack.config.trusted_proxies.contains(&peer)
         && let Some(forwarded) = headers.get("x-forwarded-for").and_then(|v| v.to_str().ok())
@@ -46,7 +46,7 @@ pub fn caller_ip(stack: &Stack, peer: Option<SocketAddr>, headers: &HeaderMap) -
 /// The credentials of an `Authorization: Bearer <token>` value. The scheme
 /// is case-insensitive (RFC 7235 §2.1: `bearer`, `BEARER` and `Bearer` are
 /// one scheme) and spaces around the token are ignored.
-pub fn bearer_token(value: &str) -> Option<&str> {
+pub(crate) fn bearer_token(value: &str) -> Option<&str> {
     let (scheme, token) = value.trim_start().split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
@@ -105,7 +105,7 @@ fn authenticate(stack: &Stack, headers: &HeaderMap, ip: Option<IpAddr>) -> Resul
 }
 
 /// Resolves the caller, then applies the per-credential rate limit.
-pub async fn authenticate_layer(
+pub(crate) async fn authenticate_layer(
     State(stack): State<Arc<Stack>>,
     mut request: Request,
     next: Next,

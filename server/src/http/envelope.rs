@@ -16,18 +16,18 @@ use crate::domain::stack::Stack;
 use crate::http::extract::{BODY_BYTES_MAX, too_large};
 use crate::store::request_log::{RequestLogEntry, redact_body};
 
-pub const VERSION_HEADER: &str = "sika-version";
-pub const VERSION_CURRENT: &str = "2026-02-20";
+pub(crate) const VERSION_HEADER: &str = "sika-version";
+pub(crate) const VERSION_CURRENT: &str = "2026-02-20";
 /// Every version the node still answers, newest first.
-pub const VERSIONS: &[&str] = &[VERSION_CURRENT];
+pub(crate) const VERSIONS: &[&str] = &[VERSION_CURRENT];
 /// Responses larger than this are not copied into the request log.
 const LOGGED_RESPONSE_BYTES_MAX: usize = 64 * 1024;
 
 /// The stack whose request log records this listener's requests (none for
 /// the admin listener).
-pub type EnvelopeState = Option<Arc<Stack>>;
+pub(crate) type EnvelopeState = Option<Arc<Stack>>;
 
-pub async fn envelope(State(stack): State<EnvelopeState>, request: Request, next: Next) -> Response {
+pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let request_id = sika_engine::ids::new_id("req");
     let requested_version =

@@ -9,7 +9,7 @@ use sika_api::ErrorCode;
 use crate::domain::error::ApiError;
 
 /// The HTTP status each error code answers with: one per code.
-pub fn status(code: ErrorCode) -> StatusCode {
+pub(crate) fn status(code: ErrorCode) -> StatusCode {
     match code {
         ErrorCode::ValidationError | ErrorCode::BadRequest => StatusCode::BAD_REQUEST,
         ErrorCode::Unauthorized => StatusCode::UNAUTHORIZED,

@@ -10,12 +10,12 @@ use serde::de::DeserializeOwned;
 use crate::domain::error::ApiError;
 
 /// The largest request body the node reads.
-pub const BODY_BYTES_MAX: usize = 1024 * 1024;
+pub(crate) const BODY_BYTES_MAX: usize = 1024 * 1024;
 
 /// A JSON body. Wrong content type → 415; unreadable JSON → 400
 /// `bad_request`; a field of the wrong type, missing or unknown → 400
 /// `validation_error` naming the field.
-pub struct ApiJson<T>(pub T);
+pub(crate) struct ApiJson<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
@@ -50,13 +50,13 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     }
 }
 
-pub fn too_large() -> ApiError {
+pub(crate) fn too_large() -> ApiError {
     ApiError::new(sika_api::ErrorCode::PayloadTooLarge, "the request body is larger than 1 MiB")
         .with_detail("limit", BODY_BYTES_MAX as u64)
 }
 
 /// Parses JSON, naming the path of the field that failed.
-pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("the request body is empty; a JSON object is required")
             .with_detail("field", "body"));
@@ -84,7 +84,7 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
 
 /// Reads a typed request out of an already-parsed JSON value, naming the
 /// failing field like `parse_json` does.
-pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
+pub(crate) fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let message = strip_position(&e.into_inner().to_string());
@@ -94,7 +94,7 @@ pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Ap
 }
 
 /// Query parameters, with the same error shape as bodies.
-pub struct ApiQuery<T>(pub T);
+pub(crate) struct ApiQuery<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     type Rejection = ApiError;

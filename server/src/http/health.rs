@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::domain::stack::Stack;
 
 /// What readiness looks at; one per node, shared by its three listeners.
-pub struct Health {
+pub(crate) struct Health {
     pub live: Arc<Stack>,
     pub sandbox: Arc<Stack>,
     pub data_dir: PathBuf,
@@ -33,17 +33,17 @@ struct Ready {
 }
 
 impl Health {
-    pub fn new(live: Arc<Stack>, sandbox: Arc<Stack>, data_dir: PathBuf) -> Arc<Health> {
+    pub(crate) fn new(live: Arc<Stack>, sandbox: Arc<Stack>, data_dir: PathBuf) -> Arc<Health> {
         Arc::new(Health { live, sandbox, data_dir, draining: AtomicBool::new(false) })
     }
 
     /// From now on readiness answers 503: the node is shutting down.
-    pub fn start_draining(&self) {
+    pub(crate) fn start_draining(&self) {
         self.draining.store(true, Ordering::SeqCst);
     }
 
     /// Every reason the node is not ready; empty when it is.
-    pub fn reasons(&self) -> Vec<String> {
+    pub(crate) fn reasons(&self) -> Vec<String> {
         let mut reasons = Vec::new();
         if self.draining.load(Ordering::SeqCst) {
             reasons.push("draining: the node is shutting down".to_string());
@@ -69,7 +69,7 @@ fn probe_writable(dir: &Path) -> std::io::Result<()> {
 }
 
 /// The two routes, for any listener's router.
-pub fn router<S>(health: Arc<Health>) -> Router<S> {
+pub(crate) fn router<S>(health: Arc<Health>) -> Router<S> {
     Router::new().route("/healthz", get(healthz)).route("/readyz", get(readyz)).with_state(health)
 }
 

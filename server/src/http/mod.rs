@@ -2,12 +2,12 @@
 //! operator), extractors, middleware, the hosted pages and the OpenAPI
 //! documents. Handlers parse, call `domain`, and render its views.
 
-pub mod admin;
-pub mod auth;
-pub mod envelope;
-pub mod error;
-pub mod extract;
-pub mod health;
+pub(crate) mod admin;
+pub(crate) mod auth;
+pub(crate) mod envelope;
+pub(crate) mod error;
+pub(crate) mod extract;
+pub(crate) mod health;
 pub mod openapi;
-pub mod pages;
-pub mod routes;
+pub(crate) mod pages;
+pub(crate) mod routes;

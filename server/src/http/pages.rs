@@ -13,7 +13,7 @@ use crate::domain::render::amount;
 use crate::domain::stack::Stack;
 
 /// Escapes text for HTML content and attribute values.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -29,14 +29,14 @@ pub fn escape(text: &str) -> String {
 }
 
 /// What a hosted address shows.
-pub enum Target<'a> {
+pub(crate) enum Target<'a> {
     Page(&'a PaymentPage),
     Link(&'a PaymentLink),
     Missing,
 }
 
 /// Renders the page for `target`; returns (HTTP status, HTML).
-pub fn render(
+pub(crate) fn render(
     stack: &Stack,
     snapshot: &sika_engine::Snapshot,
     target: Target<'_>,

@@ -1,5 +1,5 @@
 //! The wiring: opening the node, its listeners and stacks, the scheduler
 //! that drives jobs, and shutdown.
 
-pub mod node;
-pub mod scheduler;
+pub(crate) mod node;
+pub(crate) mod scheduler;

@@ -102,14 +102,14 @@ fn write_admin_token(dir: &Path, token: &str) -> Result<(), String> {
 }
 
 /// A running node's stacks, for tests and the serve loop.
-pub struct Node {
+pub(crate) struct Node {
     pub live: Arc<Stack>,
     pub sandbox: Arc<Stack>,
     pub identity: Arc<Identity>,
 }
 
 impl Node {
-    pub fn open(config: NodeConfig) -> Result<Node, String> {
+    pub(crate) fn open(config: NodeConfig) -> Result<Node, String> {
         let config = Arc::new(config);
         let identity = Arc::new(Identity::open(&config.data_dir)?);
         let open_stack = |kind: StackKind| -> Result<Arc<Stack>, String> {
@@ -124,7 +124,7 @@ impl Node {
     }
 
     /// Starts the webhook dispatchers (inside a Tokio runtime).
-    pub fn start_background(&self) -> Result<(), String> {
+    pub(crate) fn start_background(&self) -> Result<(), String> {
         for stack in [&self.live, &self.sandbox] {
             stack.start_webhooks()?;
             crate::runtime::scheduler::spawn(stack.clone());
@@ -133,7 +133,7 @@ impl Node {
     }
 
     /// Stops the dispatchers, recording attempts already made.
-    pub async fn stop_background(&self) {
+    pub(crate) async fn stop_background(&self) {
         for stack in [&self.live, &self.sandbox] {
             if let Ok(handle) = stack.webhooks() {
                 handle.stop().await;
@@ -142,7 +142,7 @@ impl Node {
     }
 
     /// Stops the writers and log writers after the listeners have drained.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         for stack in [&self.live, &self.sandbox] {
             stack.engine.shutdown();
             stack.request_log.close();

@@ -15,7 +15,7 @@ const POLL_INTERVAL: Duration = Duration::from_millis(2);
 /// make one long writer batch that payouts created meanwhile wait behind.
 const JOBS_PER_POLL_MAX: usize = 64;
 
-pub fn spawn(stack: Arc<Stack>) -> tokio::task::JoinHandle<()> {
+pub(crate) fn spawn(stack: Arc<Stack>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         // A poll that found a full page of due jobs polls again at once.
         let mut behind = false;

@@ -6,18 +6,18 @@ use serde::de::DeserializeOwned;
 use sika_engine::{Document, EngineError, Snapshot};
 
 /// Encodes a record. Postcard cannot fail on the node's own plain structs.
-pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+pub(crate) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
     postcard::to_stdvec(value).expect("API records encode")
 }
 
 /// Decodes a stored record; bytes that do not decode are an internal error.
-pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, EngineError> {
+pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, EngineError> {
     postcard::from_bytes(bytes)
         .map_err(|e| EngineError::Corrupt(format!("a stored document does not decode: {e}")))
 }
 
 /// The record `id` of `collection`, if stored.
-pub fn load<T: DeserializeOwned>(
+pub(crate) fn load<T: DeserializeOwned>(
     snapshot: &Snapshot,
     collection: &str,
     id: &str,
@@ -27,7 +27,12 @@ pub fn load<T: DeserializeOwned>(
 
 /// A document for `Command::PutDocuments` / `Save`; `list` is
 /// (organization, kind) to index it under when new.
-pub fn document<T: Serialize>(collection: &str, id: &str, value: &T, list: Option<(&str, &str)>) -> Document {
+pub(crate) fn document<T: Serialize>(
+    collection: &str,
+    id: &str,
+    value: &T,
+    list: Option<(&str, &str)>,
+) -> Document {
     Document {
         collection: collection.to_string(),
         id: id.to_string(),

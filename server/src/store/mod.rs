@@ -1,13 +1,13 @@
 //! Stored documents and the request log, under the domain: typed handles
 //! over the engine's document store and the request log's own database.
 
-pub mod documents;
-pub mod request_log;
+pub(crate) mod documents;
+pub(crate) mod request_log;
 
 use std::path::Path;
 
 /// A readable reason a database could not be opened.
-pub fn describe_open_error(path: &Path, error: redb::DatabaseError) -> String {
+pub(crate) fn describe_open_error(path: &Path, error: redb::DatabaseError) -> String {
     match error {
         redb::DatabaseError::DatabaseAlreadyOpen => format!(
             "the database {} is locked: another sika process is using this data directory",

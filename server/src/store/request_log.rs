@@ -1,4 +1,4 @@
-//! The per-workspace request log. Entries go to a background thread that
+//! The per-stack request log. Entries go to a background thread that
 //! writes them in batches to their own database file, so logging never adds
 //! an fsync to a request. Until its batch is written an entry is served
 //! from memory. Only the newest `retention` entries are kept.
@@ -28,7 +28,7 @@ const DURABLE_EVERY: u64 = 10;
 static DURABLE_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RequestLogEntry {
+pub(crate) struct RequestLogEntry {
     pub id: String,
     pub organization: String,
     pub api_key_id: Option<String>,
@@ -43,7 +43,7 @@ pub struct RequestLogEntry {
 
 type Pending = Arc<Mutex<HashMap<String, RequestLogEntry>>>;
 
-pub struct RequestLog {
+pub(crate) struct RequestLog {
     db: Arc<Database>,
     sender: Mutex<Option<SyncSender<RequestLogEntry>>>,
     pending: Pending,
@@ -51,7 +51,7 @@ pub struct RequestLog {
 }
 
 impl RequestLog {
-    pub fn open(path: &Path, retention: u64) -> Result<RequestLog, String> {
+    pub(crate) fn open(path: &Path, retention: u64) -> Result<RequestLog, String> {
         let db = Database::builder()
             .set_cache_size(16 * 1024 * 1024)
             .create(path)
@@ -72,7 +72,7 @@ impl RequestLog {
     }
 
     /// Queues an entry; never blocks. A full queue drops the entry.
-    pub fn record(&self, entry: RequestLogEntry) {
+    pub(crate) fn record(&self, entry: RequestLogEntry) {
         let Ok(sender) = self.sender.lock() else { return };
         let Some(sender) = sender.as_ref() else { return };
         if let Ok(mut pending) = self.pending.lock() {
@@ -86,7 +86,7 @@ impl RequestLog {
         }
     }
 
-    pub fn find(&self, id: &str) -> Option<RequestLogEntry> {
+    pub(crate) fn find(&self, id: &str) -> Option<RequestLogEntry> {
         if let Some(entry) = self.pending.lock().ok()?.get(id) {
             return Some(entry.clone());
         }
@@ -97,7 +97,7 @@ impl RequestLog {
     }
 
     /// Writes what is queued and stops the writer.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         if let Ok(mut sender) = self.sender.lock() {
             sender.take();
         }
@@ -187,10 +187,10 @@ const SECRET_FIELDS: &[&str] =
     &["secret", "idNumber", "token", "password", "authorization", "ownerSessionToken", "adminToken"];
 /// Prefixes of secrets found in any string value.
 const SECRET_PREFIXES: &[&str] = &["sk_live_", "sk_test_", "sess_", "adm_", "whsec_"];
-pub const REDACTED: &str = "[REDACTED]";
+pub(crate) const REDACTED: &str = "[REDACTED]";
 
 /// A body for the log with secrets replaced.
-pub fn redact_body(bytes: &[u8]) -> Option<String> {
+pub(crate) fn redact_body(bytes: &[u8]) -> Option<String> {
     if bytes.is_empty() {
         return None;
     }

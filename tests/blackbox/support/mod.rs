@@ -312,7 +312,7 @@ impl SharedNode {
 
 pub fn document() -> &'static Value {
     static DOC: OnceLock<Value> = OnceLock::new();
-    DOC.get_or_init(sika_server::http::openapi::document)
+    DOC.get_or_init(sika_server::openapi::document)
 }
 
 /// A response, after every envelope check passed.
@@ -451,7 +451,7 @@ pub fn check(method: &str, url: &str, resp: &Resp) {
         return;
     }
     let doc = document();
-    let schema = match sika_server::http::openapi::response_schema(doc, method, &path, resp.status) {
+    let schema = match sika_server::openapi::response_schema(doc, method, &path, resp.status) {
         Some(s) if !s.is_null() => s,
         found => {
             let known_path = found.is_some();
@@ -460,7 +460,7 @@ pub fn check(method: &str, url: &str, resp: &Resp) {
             json!({ "$ref": "#/components/schemas/Error" })
         }
     };
-    if let Err(e) = sika_server::http::openapi::validate(doc, &schema, &resp.body, "body") {
+    if let Err(e) = sika_server::openapi::validate(doc, &schema, &resp.body, "body") {
         panic!("response does not match the OpenAPI document ({e}): {what}");
     }
 }

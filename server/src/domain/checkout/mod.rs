@@ -20,22 +20,22 @@ use crate::domain::render::{amount, timestamp, wire_enum};
 use crate::domain::stack::Stack;
 use crate::store::documents::{decode, encode, load};
 
-pub mod pay;
-pub mod requests;
+pub(crate) mod pay;
+pub(crate) mod requests;
 
 /// Document collections and list kinds.
-pub const PAGES: &str = "payment_pages";
-pub const LINKS: &str = "payment_links";
-pub const SESSIONS: &str = "checkout_sessions";
+pub(crate) const PAGES: &str = "payment_pages";
+pub(crate) const LINKS: &str = "payment_links";
+pub(crate) const SESSIONS: &str = "checkout_sessions";
 /// A page's child links are listed under the page id.
-pub const PAGE_LINKS: &str = "page_links";
+pub(crate) const PAGE_LINKS: &str = "page_links";
 /// A link's sessions are listed under the link id.
-pub const LINK_SESSIONS: &str = "link_sessions";
+pub(crate) const LINK_SESSIONS: &str = "link_sessions";
 
-pub const METHODS: [&str; 3] = ["mobile_money", "bank_transfer", "crypto"];
+pub(crate) const METHODS: [&str; 3] = ["mobile_money", "bank_transfer", "crypto"];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CustomField {
+pub(crate) struct CustomField {
     pub name: String,
     pub kind: String,
     pub required: bool,
@@ -43,7 +43,7 @@ pub struct CustomField {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Branding {
+pub(crate) struct Branding {
     pub logo_url: String,
     pub accent_color: String,
     pub business_name: String,
@@ -51,7 +51,7 @@ pub struct Branding {
 
 /// What a page and its links share: how the checkout looks and what it takes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub currency: String,
     pub title: String,
     pub description: String,
@@ -66,7 +66,7 @@ pub struct Settings {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PaymentPage {
+pub(crate) struct PaymentPage {
     pub id: String,
     pub organization: String,
     /// `None`: each payer chooses the amount.
@@ -78,7 +78,7 @@ pub struct PaymentPage {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PaymentLink {
+pub(crate) struct PaymentLink {
     pub id: String,
     pub organization: String,
     /// The page this link was spawned from.
@@ -97,13 +97,13 @@ pub struct PaymentLink {
 
 /// What the payer pays into, shown on the hosted page.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Instructions {
+pub(crate) struct Instructions {
     pub kind: String,
     pub fields: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Session {
+pub(crate) struct Session {
     pub id: String,
     pub organization: String,
     pub link: String,
@@ -125,10 +125,10 @@ pub struct Session {
 
 /// The failure message of a session's collection when the payer did not
 /// finish in time; such a session reads as `expired`.
-pub const SESSION_EXPIRED: &str = "The checkout session expired before the payer paid";
+pub(crate) const SESSION_EXPIRED: &str = "The checkout session expired before the payer paid";
 
 /// A session with its collection, as of one read.
-pub struct SessionView {
+pub(crate) struct SessionView {
     pub session: Session,
     pub collection: Option<CollectionRecord>,
     pub status: CheckoutSessionStatus,
@@ -137,13 +137,13 @@ pub struct SessionView {
 
 impl SessionView {
     /// Whether this attempt's money arrived (`complete` or `partial`).
-    pub fn received(&self) -> bool {
+    pub(crate) fn received(&self) -> bool {
         self.collection.as_ref().is_some_and(|c| c.status == MovementStatus::Completed)
     }
 }
 
 /// A link's derived state.
-pub struct LinkState {
+pub(crate) struct LinkState {
     pub status: PaymentLinkStatus,
     pub status_message: String,
     pub amount: Option<i128>,
@@ -155,21 +155,17 @@ pub struct LinkState {
 }
 
 impl LinkState {
-    pub fn is_open(&self) -> bool {
-        self.status == PaymentLinkStatus::Active
-    }
-
     /// Payments received: sessions whose money arrived.
-    pub fn payments(&self) -> usize {
+    pub(crate) fn payments(&self) -> usize {
         self.sessions.iter().filter(|s| s.received()).count()
     }
 }
 
-pub fn load_page(snapshot: &Snapshot, id: &str) -> ApiResult<Option<PaymentPage>> {
+pub(crate) fn load_page(snapshot: &Snapshot, id: &str) -> ApiResult<Option<PaymentPage>> {
     Ok(load(snapshot, PAGES, id)?)
 }
 
-pub fn load_link(snapshot: &Snapshot, id: &str) -> ApiResult<Option<PaymentLink>> {
+pub(crate) fn load_link(snapshot: &Snapshot, id: &str) -> ApiResult<Option<PaymentLink>> {
     Ok(load(snapshot, LINKS, id)?)
 }
 
@@ -187,7 +183,7 @@ fn all_listed(snapshot: &Snapshot, owner: &str, kind: &str) -> ApiResult<Vec<Str
     }
 }
 
-pub fn sessions_of(snapshot: &Snapshot, link_id: &str) -> ApiResult<Vec<SessionView>> {
+pub(crate) fn sessions_of(snapshot: &Snapshot, link_id: &str) -> ApiResult<Vec<SessionView>> {
     let mut out = Vec::new();
     for id in all_listed(snapshot, link_id, LINK_SESSIONS)? {
         let Some(session) = load::<Session>(snapshot, SESSIONS, &id)? else { continue };
@@ -210,7 +206,7 @@ pub fn sessions_of(snapshot: &Snapshot, link_id: &str) -> ApiResult<Vec<SessionV
     Ok(out)
 }
 
-pub fn link_state(snapshot: &Snapshot, link: &PaymentLink, now: i64) -> ApiResult<LinkState> {
+pub(crate) fn link_state(snapshot: &Snapshot, link: &PaymentLink, now: i64) -> ApiResult<LinkState> {
     let mut sessions = sessions_of(snapshot, &link.id)?;
     // Money that arrived, in the order it arrived.
     let mut arrivals: Vec<(i64, i64, usize)> = sessions
@@ -272,7 +268,7 @@ pub fn link_state(snapshot: &Snapshot, link: &PaymentLink, now: i64) -> ApiResul
 }
 
 /// A page's state: (status, paymentCount, totalCollected).
-pub fn page_state(
+pub(crate) fn page_state(
     snapshot: &Snapshot,
     page: &PaymentPage,
     now: i64,
@@ -290,7 +286,7 @@ pub fn page_state(
 }
 
 /// A page past its `expiresAt` takes no new payers, like a closed one.
-pub fn page_status(page: &PaymentPage, now: i64) -> PaymentPageStatus {
+pub(crate) fn page_status(page: &PaymentPage, now: i64) -> PaymentPageStatus {
     if page.closed_at.is_some() || page.settings.expires_at.is_some_and(|at| now > at) {
         PaymentPageStatus::Closed
     } else {
@@ -300,7 +296,7 @@ pub fn page_status(page: &PaymentPage, now: i64) -> PaymentPageStatus {
 
 /// The completed collections paid through payment link `link_id` of
 /// `organization`, oldest first; `None` when the organization has no such link.
-pub fn link_payments(
+pub(crate) fn link_payments(
     snapshot: &Snapshot,
     organization: &str,
     link_id: &str,
@@ -318,7 +314,7 @@ pub fn link_payments(
 }
 
 /// The hosted checkout address of a page or link on this stack's listener.
-pub fn hosted_url(stack: &Stack, id: &str) -> String {
+pub(crate) fn hosted_url(stack: &Stack, id: &str) -> String {
     let config = &stack.config;
     let (public, addr) = match stack.kind {
         crate::domain::stack::StackKind::Live => (&config.live_public_url, config.live_addr),
@@ -380,7 +376,7 @@ fn settings_view(s: &Settings) -> ApiResult<SettingsView> {
 }
 
 /// A page as every response shows it, with its payments so far.
-pub fn render_page(
+pub(crate) fn render_page(
     stack: &Stack,
     snapshot: &Snapshot,
     page: &PaymentPage,
@@ -413,7 +409,7 @@ pub fn render_page(
 }
 
 /// A session as a link's `sessions` and the hosted page's script show it.
-pub fn render_session(view: &SessionView) -> ApiResult<links::CheckoutSession> {
+pub(crate) fn render_session(view: &SessionView) -> ApiResult<links::CheckoutSession> {
     let s = &view.session;
     let instructions = s
         .instructions
@@ -449,7 +445,7 @@ pub fn render_session(view: &SessionView) -> ApiResult<links::CheckoutSession> {
 
 /// A link as every response shows it; `with_sessions` adds its sessions,
 /// as a single link's answer does (list items go without).
-pub fn render_link(
+pub(crate) fn render_link(
     stack: &Stack,
     link: &PaymentLink,
     state: &LinkState,
@@ -490,7 +486,7 @@ pub fn render_link(
 }
 
 /// What the hosted page's script sees of a link: no merchant metadata.
-pub fn render_public_link(link: &PaymentLink, state: &LinkState) -> Value {
+pub(crate) fn render_public_link(link: &PaymentLink, state: &LinkState) -> Value {
     let currency = &link.settings.currency;
     json!({
         "id": link.id,
@@ -505,7 +501,7 @@ pub fn render_public_link(link: &PaymentLink, state: &LinkState) -> Value {
 }
 
 /// Stores a new page or link, listed under its organization.
-pub async fn store_new<T: Serialize>(
+pub(crate) async fn store_new<T: Serialize>(
     stack: &Stack,
     collection: &str,
     id: &str,
@@ -521,7 +517,7 @@ pub async fn store_new<T: Serialize>(
 /// Closes a page (`collection` `PAGES`) or a link (`LINKS`), idempotently.
 /// A paid link cannot be closed. An id of the other kind is not found: the
 /// pages path never closes a link, nor the links path a page.
-pub async fn close(stack: &Stack, collection: &str, organization: &str, id: &str) -> ApiResult<()> {
+pub(crate) async fn close(stack: &Stack, collection: &str, organization: &str, id: &str) -> ApiResult<()> {
     let what = if collection == PAGES { "payment page" } else { "payment link" };
     let missing = || ApiError::not_found(format!("{what} '{id}' not found"));
     for _ in 0..5 {

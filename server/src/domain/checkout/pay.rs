@@ -24,11 +24,11 @@ use crate::domain::stack::Stack;
 
 /// How long a session waits for the payer (scaled by `--time-scale`, like
 /// every other deadline).
-pub const SESSION_TTL_MS: i64 = 30 * 60 * 1000;
+pub(crate) const SESSION_TTL_MS: i64 = 30 * 60 * 1000;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PayRequest {
+pub(crate) struct PayRequest {
     pub amount: Option<AmountInput>,
     pub method: Option<String>,
     /// The mobile money network (a method code such as `mtn_gh`).
@@ -42,7 +42,7 @@ pub struct PayRequest {
 
 /// The methods the hosted page offers for a link's settings: GHS stays on
 /// mobile money; each method needs a rail for the currency.
-pub fn offered_methods(settings: &super::Settings) -> Vec<&'static str> {
+pub(crate) fn offered_methods(settings: &super::Settings) -> Vec<&'static str> {
     super::METHODS
         .into_iter()
         .filter(|m| settings.allowed_methods.iter().any(|a| a == m))
@@ -55,7 +55,7 @@ pub fn offered_methods(settings: &super::Settings) -> Vec<&'static str> {
 }
 
 /// Catalog methods of `kind` collecting `currency`.
-pub fn methods_of_kind(currency: &str, kind: &str) -> Vec<&'static Method> {
+pub(crate) fn methods_of_kind(currency: &str, kind: &str) -> Vec<&'static Method> {
     catalog::shipped()
         .countries()
         .iter()
@@ -66,7 +66,7 @@ pub fn methods_of_kind(currency: &str, kind: &str) -> Vec<&'static Method> {
 }
 
 /// The stablecoin rails a link accepts.
-pub fn crypto_rails(settings: &super::Settings) -> Vec<&'static Method> {
+pub(crate) fn crypto_rails(settings: &super::Settings) -> Vec<&'static Method> {
     catalog::shipped()
         .stablecoins()
         .iter()
@@ -98,7 +98,7 @@ fn hex_from(id: &str, n: usize) -> String {
 /// Starts a session on page or link `target` for an anonymous payer.
 /// Returns (link id, session id).
 #[expect(clippy::too_many_lines)]
-pub async fn start(stack: &Stack, target: &str, request: PayRequest) -> ApiResult<(String, String)> {
+pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> ApiResult<(String, String)> {
     let snapshot = stack.engine.read()?;
     let now = stack.now_ms();
     let mut documents = Vec::new();

@@ -9,11 +9,11 @@ use super::{Branding, CustomField, METHODS, PaymentLink, PaymentPage, Settings};
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::render::parse_timestamp;
 
-pub const TITLE_MAX: usize = 255;
-pub const DESCRIPTION_MAX: usize = 2_000;
-pub const CUSTOM_FIELDS_MAX: usize = 20;
-pub const CUSTOM_FIELD_TYPES: [&str; 5] = ["text", "number", "email", "phone", "date"];
-pub const CRYPTO_ASSETS: [&str; 2] = ["USDC", "USDT"];
+pub(crate) const TITLE_MAX: usize = 255;
+pub(crate) const DESCRIPTION_MAX: usize = 2_000;
+pub(crate) const CUSTOM_FIELDS_MAX: usize = 20;
+pub(crate) const CUSTOM_FIELD_TYPES: [&str; 5] = ["text", "number", "email", "phone", "date"];
+pub(crate) const CRYPTO_ASSETS: [&str; 2] = ["USDC", "USDT"];
 
 fn length(field: &str, value: &str, min: usize, max: usize) -> ApiResult<()> {
     let n = value.chars().count();
@@ -33,7 +33,7 @@ fn web_url(field: &str, value: &str) -> ApiResult<()> {
     Ok(())
 }
 
-pub fn email(field: &str, value: &str) -> ApiResult<String> {
+pub(crate) fn email(field: &str, value: &str) -> ApiResult<String> {
     let value = value.trim();
     let ok = value.len() <= 254
         && value.split_once('@').is_some_and(|(user, host)| !user.is_empty() && host.contains('.'))
@@ -189,7 +189,7 @@ fn settings(request: &CheckoutRequest, now: i64) -> ApiResult<(Settings, Option<
     Ok((settings, amount))
 }
 
-pub fn new_page(request: CheckoutRequest, organization: &str, now: i64) -> ApiResult<PaymentPage> {
+pub(crate) fn new_page(request: CheckoutRequest, organization: &str, now: i64) -> ApiResult<PaymentPage> {
     if request.email.is_some() {
         return Err(ApiError::validation("email", "a page takes any payer; set email on a payment link"));
     }
@@ -208,7 +208,7 @@ pub fn new_page(request: CheckoutRequest, organization: &str, now: i64) -> ApiRe
     })
 }
 
-pub fn new_link(request: CheckoutRequest, organization: &str, now: i64) -> ApiResult<PaymentLink> {
+pub(crate) fn new_link(request: CheckoutRequest, organization: &str, now: i64) -> ApiResult<PaymentLink> {
     let (settings, amount) = settings(&request, now)?;
     let email = request.email.as_deref().map(|e| email("email", e)).transpose()?;
     if let Some(reference) = &request.customer_reference {

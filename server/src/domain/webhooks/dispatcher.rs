@@ -49,7 +49,7 @@ const REQUESTS_PER_PASS_MAX: usize = 1024;
 /// How long an endpoint that could not be read holds its due deliveries.
 const LOOKUP_RETRY_MS: i64 = 1000;
 
-pub enum Request {
+pub(crate) enum Request {
     /// Send one delivery now, outside the ladder; answers with the delivery
     /// after the attempt.
     RetryNow {
@@ -69,16 +69,16 @@ pub enum Request {
 }
 
 #[derive(Clone)]
-pub struct DispatcherHandle {
+pub(crate) struct DispatcherHandle {
     sender: mpsc::UnboundedSender<Request>,
 }
 
 impl DispatcherHandle {
-    pub fn wake(&self) {
+    pub(crate) fn wake(&self) {
         let _ = self.sender.send(Request::Wake);
     }
 
-    pub async fn retry_now(&self, organization: &str, delivery_id: &str) -> ApiResult<Delivery> {
+    pub(crate) async fn retry_now(&self, organization: &str, delivery_id: &str) -> ApiResult<Delivery> {
         let (reply, answer) = oneshot::channel();
         let request =
             Request::RetryNow { organization: organization.into(), delivery_id: delivery_id.into(), reply };
@@ -86,7 +86,7 @@ impl DispatcherHandle {
         answer.await.map_err(|_| ApiError::unavailable())?
     }
 
-    pub async fn set_enabled(&self, endpoint_id: &str, enabled: bool) -> ApiResult<Health> {
+    pub(crate) async fn set_enabled(&self, endpoint_id: &str, enabled: bool) -> ApiResult<Health> {
         let (reply, answer) = oneshot::channel();
         self.sender
             .send(Request::SetEnabled { endpoint_id: endpoint_id.into(), enabled, reply })
@@ -94,7 +94,7 @@ impl DispatcherHandle {
         answer.await.map_err(|_| ApiError::unavailable())?
     }
 
-    pub async fn stop(&self) {
+    pub(crate) async fn stop(&self) {
         let (reply, answer) = oneshot::channel();
         if self.sender.send(Request::Stop(reply)).is_ok() {
             let _ = answer.await;
@@ -210,7 +210,7 @@ struct Dispatcher {
 }
 
 /// Starts the dispatcher of `stack`.
-pub fn spawn(stack: Arc<Stack>) -> Result<DispatcherHandle, String> {
+pub(crate) fn spawn(stack: Arc<Stack>) -> Result<DispatcherHandle, String> {
     let (sender, requests) = mpsc::unbounded_channel();
     let (results_sender, results) = mpsc::unbounded_channel();
     let client = reqwest::Client::builder()

@@ -2,7 +2,7 @@
 //! dispatcher (`dispatcher.rs`) turns outbox events into deliveries and
 //! sends them; this module holds the records and the management rules.
 
-pub mod dispatcher;
+pub(crate) mod dispatcher;
 pub mod signing;
 
 use std::net::IpAddr;
@@ -14,24 +14,24 @@ use sika_engine::{Command, EventPayload, EventRecord, Snapshot};
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::render::{self, timestamp};
 use crate::domain::stack::{Stack, StackKind};
-pub use crate::store::documents::{decode, document, encode};
+pub(crate) use crate::store::documents::{decode, document, encode};
 
-pub const ENDPOINTS: &str = "webhook_endpoints";
-pub const HEALTH: &str = "webhook_health";
-pub const DELIVERIES: &str = "webhook_deliveries";
+pub(crate) const ENDPOINTS: &str = "webhook_endpoints";
+pub(crate) const HEALTH: &str = "webhook_health";
+pub(crate) const DELIVERIES: &str = "webhook_deliveries";
 /// Deliveries not yet succeeded or failed: what the dispatcher reloads on start.
-pub const OPEN_DELIVERIES: &str = "webhook_open";
-pub const STATE: &str = "webhook_state";
+pub(crate) const OPEN_DELIVERIES: &str = "webhook_open";
+pub(crate) const STATE: &str = "webhook_state";
 /// Deliveries listed per resource, for timelines.
-pub const BY_RESOURCE: &str = "webhook_by_resource";
+pub(crate) const BY_RESOURCE: &str = "webhook_by_resource";
 
 /// The list a resource's deliveries are indexed under.
-pub fn resource_list(resource_id: &str) -> String {
+pub(crate) fn resource_list(resource_id: &str) -> String {
     format!("deliveries:{resource_id}")
 }
 
 /// A resource's webhook deliveries as timeline entries.
-pub fn timeline_entries(
+pub(crate) fn timeline_entries(
     snapshot: &Snapshot,
     organization: &str,
     resource_id: &str,
@@ -69,7 +69,7 @@ pub fn timeline_entries(
 }
 
 /// Every event name an endpoint can subscribe to.
-pub const EVENT_KINDS: &[&str] = &[
+pub(crate) const EVENT_KINDS: &[&str] = &[
     "payout.completed",
     "payout.failed",
     "collection.pending",
@@ -93,14 +93,14 @@ pub const EVENT_KINDS: &[&str] = &[
 ];
 
 /// Consecutive failed attempts after which an endpoint is disabled.
-pub const CONSECUTIVE_FAILURES_MAX: u32 = 10;
+pub(crate) const CONSECUTIVE_FAILURES_MAX: u32 = 10;
 /// Waits before each retry, unscaled: 30 s, 2 m, 8 m, 32 m, 2 h, 6 h, 6 h, 6 h.
-pub const RETRY_LADDER_MS: [i64; 8] =
+pub(crate) const RETRY_LADDER_MS: [i64; 8] =
     [30_000, 120_000, 480_000, 1_920_000, 7_200_000, 21_600_000, 21_600_000, 21_600_000];
 
 /// What the merchant configured.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     pub id: String,
     pub organization: String,
     pub url: String,
@@ -112,14 +112,14 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    pub fn subscribes_to(&self, kind: &str) -> bool {
+    pub(crate) fn subscribes_to(&self, kind: &str) -> bool {
         self.events.iter().any(|e| e == "*" || e == kind)
     }
 }
 
 /// What the dispatcher observed; written only by the dispatcher.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Health {
+pub(crate) struct Health {
     pub disabled: bool,
     pub disabled_reason: Option<String>,
     pub consecutive_failures: u32,
@@ -130,14 +130,14 @@ pub struct Health {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum DeliveryStatus {
+pub(crate) enum DeliveryStatus {
     Pending,
     Succeeded,
     Failed,
 }
 
 impl DeliveryStatus {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             DeliveryStatus::Pending => "pending",
             DeliveryStatus::Succeeded => "succeeded",
@@ -147,7 +147,7 @@ impl DeliveryStatus {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Attempt {
+pub(crate) struct Attempt {
     pub at: i64,
     pub status_code: Option<u16>,
     pub duration_ms: u64,
@@ -157,7 +157,7 @@ pub struct Attempt {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Delivery {
+pub(crate) struct Delivery {
     pub id: String,
     pub organization: String,
     pub endpoint_id: String,
@@ -176,12 +176,12 @@ pub struct Delivery {
 
 impl Delivery {
     /// Attempts made by the ladder (manual retries do not count).
-    pub fn scheduled_attempts(&self) -> usize {
+    pub(crate) fn scheduled_attempts(&self) -> usize {
         self.attempts.iter().filter(|a| !a.manual).count()
     }
 
     /// The delivery as every response shows it.
-    pub fn render(&self) -> sika_api::webhooks::WebhookDelivery {
+    pub(crate) fn render(&self) -> sika_api::webhooks::WebhookDelivery {
         use sika_api::webhooks::{WebhookDelivery, WebhookDeliveryAttempt, WebhookDeliveryStatus};
         WebhookDelivery {
             id: self.id.clone(),
@@ -215,7 +215,7 @@ impl Delivery {
 }
 
 /// An endpoint as every read shows it, without its secret.
-pub fn render_endpoint(endpoint: &Endpoint, health: &Health) -> sika_api::webhooks::WebhookEndpoint {
+pub(crate) fn render_endpoint(endpoint: &Endpoint, health: &Health) -> sika_api::webhooks::WebhookEndpoint {
     use sika_api::webhooks::{WebhookDisabledReason, WebhookEndpoint, WebhookEndpointStatus};
     WebhookEndpoint {
         id: endpoint.id.clone(),
@@ -232,7 +232,7 @@ pub fn render_endpoint(endpoint: &Endpoint, health: &Health) -> sika_api::webhoo
 }
 
 /// The resource an event carries, rendered exactly as its GET renders it.
-pub fn event_data(stack: &Stack, event: &EventRecord) -> ApiResult<Value> {
+pub(crate) fn event_data(stack: &Stack, event: &EventRecord) -> ApiResult<Value> {
     Ok(match &event.payload {
         EventPayload::Conversion(c) => render::to_json(&render::conversion(c)),
         EventPayload::AccountCredited { account, .. } => {
@@ -249,7 +249,7 @@ pub fn event_data(stack: &Stack, event: &EventRecord) -> ApiResult<Value> {
     })
 }
 
-pub fn event_resource_id(event: &EventRecord) -> Option<String> {
+pub(crate) fn event_resource_id(event: &EventRecord) -> Option<String> {
     match &event.payload {
         EventPayload::Conversion(c) => Some(c.id.clone()),
         EventPayload::AccountCredited { account, .. } => Some(account.id.clone()),
@@ -262,7 +262,7 @@ pub fn event_resource_id(event: &EventRecord) -> Option<String> {
 }
 
 /// The webhook body: `{id, event, data, createdAt}`.
-pub fn event_body(stack: &Stack, event: &EventRecord) -> ApiResult<sika_api::webhooks::WebhookEvent> {
+pub(crate) fn event_body(stack: &Stack, event: &EventRecord) -> ApiResult<sika_api::webhooks::WebhookEvent> {
     Ok(sika_api::webhooks::WebhookEvent {
         id: event.id.clone(),
         event: event.kind.clone(),
@@ -271,7 +271,7 @@ pub fn event_body(stack: &Stack, event: &EventRecord) -> ApiResult<sika_api::web
     })
 }
 
-pub fn load_endpoint(snapshot: &Snapshot, id: &str) -> ApiResult<Option<(Endpoint, Health)>> {
+pub(crate) fn load_endpoint(snapshot: &Snapshot, id: &str) -> ApiResult<Option<(Endpoint, Health)>> {
     let Some(bytes) = snapshot.document(ENDPOINTS, id)? else { return Ok(None) };
     let endpoint: Endpoint = decode(&bytes)?;
     let health = match snapshot.document(HEALTH, id)? {
@@ -281,13 +281,13 @@ pub fn load_endpoint(snapshot: &Snapshot, id: &str) -> ApiResult<Option<(Endpoin
     Ok(Some((endpoint, health)))
 }
 
-pub fn load_delivery(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Delivery>> {
+pub(crate) fn load_delivery(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Delivery>> {
     Ok(snapshot.document(DELIVERIES, id)?.map(|b| decode(&b)).transpose()?)
 }
 
 /// Checks a URL: http(s), a host, and on the live stack no loopback or
 /// private address unless the operator allows it.
-pub fn check_url(url: &str, stack: StackKind, allow_private: bool) -> ApiResult<()> {
+pub(crate) fn check_url(url: &str, stack: StackKind, allow_private: bool) -> ApiResult<()> {
     let parsed =
         reqwest::Url::parse(url).map_err(|_| ApiError::validation("url", "must be an absolute URL"))?;
     if !matches!(parsed.scheme(), "http" | "https") {
@@ -327,7 +327,7 @@ fn is_private_host(host: &str) -> bool {
     }
 }
 
-pub fn check_events(events: &[String]) -> ApiResult<()> {
+pub(crate) fn check_events(events: &[String]) -> ApiResult<()> {
     if events.is_empty() {
         return Err(ApiError::validation("events", "subscribe to at least one event, or [\"*\"] for all"));
     }
@@ -343,7 +343,7 @@ pub fn check_events(events: &[String]) -> ApiResult<()> {
 }
 
 /// Stores an endpoint's configuration.
-pub async fn save_endpoint(stack: &Stack, endpoint: &Endpoint, is_new: bool) -> ApiResult<()> {
+pub(crate) async fn save_endpoint(stack: &Stack, endpoint: &Endpoint, is_new: bool) -> ApiResult<()> {
     let list = is_new.then_some((endpoint.organization.as_str(), "webhook_endpoints"));
     stack
         .engine

@@ -85,7 +85,7 @@ fn search<T: Serialize>(
         AdminRefusals,
     )
 )]
-pub async fn payouts(
+pub(super) async fn payouts(
     State(state): State<Arc<AdminState>>,
     Path(stack): Path<String>,
     ApiQuery(query): ApiQuery<ActivityQuery>,
@@ -110,7 +110,7 @@ pub async fn payouts(
         AdminRefusals,
     )
 )]
-pub async fn payout(
+pub(super) async fn payout(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<OwnedPayoutEnvelope>> {
@@ -138,7 +138,7 @@ pub async fn payout(
         AdminRefusals,
     )
 )]
-pub async fn collections(
+pub(super) async fn collections(
     State(state): State<Arc<AdminState>>,
     Path(stack): Path<String>,
     ApiQuery(query): ApiQuery<ActivityQuery>,
@@ -163,7 +163,7 @@ pub async fn collections(
         AdminRefusals,
     )
 )]
-pub async fn collection(
+pub(super) async fn collection(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<OwnedCollectionEnvelope>> {
@@ -194,7 +194,7 @@ pub async fn collection(
         AdminRefusals,
     )
 )]
-pub async fn orders(
+pub(super) async fn orders(
     State(state): State<Arc<AdminState>>,
     Path(stack): Path<String>,
     ApiQuery(query): ApiQuery<ActivityQuery>,
@@ -226,7 +226,7 @@ fn owned_order(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<J
         AdminRefusals,
     )
 )]
-pub async fn order(
+pub(super) async fn order(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<OwnedOrderEnvelope>> {
@@ -253,7 +253,7 @@ pub async fn order(
         AdminRefusals,
     )
 )]
-pub async fn disputes(
+pub(super) async fn disputes(
     State(state): State<Arc<AdminState>>,
     Path(stack): Path<String>,
     ApiQuery(query): ApiQuery<ActivityQuery>,
@@ -290,7 +290,7 @@ fn admin_dispute(organization: &str, item: Dispute) -> Json<OwnedDisputeEnvelope
         AdminRefusals,
     )
 )]
-pub async fn dispute(
+pub(super) async fn dispute(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<OwnedDisputeEnvelope>> {
@@ -317,7 +317,7 @@ pub async fn dispute(
         AdminRefusals,
     )
 )]
-pub async fn resolve_dispute(
+pub(super) async fn resolve_dispute(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
     body: axum::body::Bytes,
@@ -350,7 +350,7 @@ pub async fn resolve_dispute(
         AdminRefusals,
     )
 )]
-pub async fn order_funds(
+pub(super) async fn order_funds(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
     body: axum::body::Bytes,

@@ -17,7 +17,7 @@ use crate::domain::render::{amount, timestamp};
 use crate::domain::stack::Stack;
 
 /// Sums of every organization's balances, per currency.
-pub fn totals(stack: &Stack, identity: &Identity) -> ApiResult<Vec<CurrencyTotal>> {
+pub(super) fn totals(stack: &Stack, identity: &Identity) -> ApiResult<Vec<CurrencyTotal>> {
     let snapshot = stack.engine.read()?;
     let mut sums: BTreeMap<String, (i128, i128, i128, usize)> = BTreeMap::new();
     for org in identity.organizations() {
@@ -60,7 +60,7 @@ pub fn totals(stack: &Stack, identity: &Identity) -> ApiResult<Vec<CurrencyTotal
         AdminRefusals,
     )
 )]
-pub async fn verify(
+pub(super) async fn verify(
     State(state): State<Arc<AdminState>>,
     Path(stack): Path<String>,
 ) -> ApiResult<Json<VerifyEnvelope>> {

@@ -35,7 +35,7 @@ mod activity;
 mod ledger;
 mod webhooks;
 
-pub struct AdminState {
+pub(crate) struct AdminState {
     pub identity: Arc<Identity>,
     pub live: Arc<Stack>,
     pub sandbox: Arc<Stack>,
@@ -54,7 +54,7 @@ impl AdminState {
 
 /// The admin API's routes, each documented by its handler: the document
 /// at `/admin/v1/openapi.json` is generated from this router.
-pub fn documented() -> OpenApiRouter<Arc<AdminState>> {
+pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
     OpenApiRouter::new()
         .routes(routes!(status))
         .routes(routes!(organizations))
@@ -84,7 +84,7 @@ pub fn documented() -> OpenApiRouter<Arc<AdminState>> {
 }
 
 /// The admin API's OpenAPI document.
-pub fn document() -> Value {
+pub(crate) fn document() -> Value {
     crate::http::openapi::finish(
         documented().into_openapi(),
         "Sika admin API",
@@ -93,7 +93,7 @@ pub fn document() -> Value {
     )
 }
 
-pub fn app(state: Arc<AdminState>, health: Arc<crate::http::health::Health>) -> Router {
+pub(crate) fn app(state: Arc<AdminState>, health: Arc<crate::http::health::Health>) -> Router {
     let (documented, _) = documented().split_for_parts();
     let document = document();
     Router::new()

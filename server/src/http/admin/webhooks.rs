@@ -48,7 +48,7 @@ fn recent_deliveries(state: &AdminState, stack: &crate::domain::stack::Stack) ->
         AdminRefusals,
     )
 )]
-pub async fn endpoints(
+pub(super) async fn endpoints(
     State(state): State<Arc<AdminState>>,
     Path(stack): Path<String>,
 ) -> ApiResult<Json<ListPage<EndpointHealth>>> {
@@ -101,7 +101,7 @@ pub async fn endpoints(
         AdminRefusals,
     )
 )]
-pub async fn attempts(
+pub(super) async fn attempts(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<ListPage<EndpointAttempt>>> {
@@ -143,7 +143,7 @@ pub async fn attempts(
         AdminRefusals,
     )
 )]
-pub async fn deliveries(
+pub(super) async fn deliveries(
     State(state): State<Arc<AdminState>>,
     Path(stack): Path<String>,
     ApiQuery(query): ApiQuery<DeliveryStatusQuery>,
@@ -177,7 +177,7 @@ pub async fn deliveries(
         AdminRefusals,
     )
 )]
-pub async fn retry(
+pub(super) async fn retry(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<WebhookDeliveryEnvelope>> {
@@ -205,7 +205,7 @@ pub async fn retry(
         AdminRefusals,
     )
 )]
-pub async fn enable(
+pub(super) async fn enable(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<WebhookEndpointEnvelope>> {

@@ -15,7 +15,7 @@ use crate::domain::principal::Principal;
 use crate::domain::render;
 use crate::domain::stack::Stack;
 
-pub fn router() -> OpenApiRouter<Arc<Stack>> {
+pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(list))
 }
 

@@ -16,7 +16,7 @@ use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::principal::Principal;
 use crate::domain::stack::Stack;
 
-pub fn router() -> OpenApiRouter<Arc<Stack>> {
+pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(country)).routes(routes!(method))
 }
 

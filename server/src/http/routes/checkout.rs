@@ -22,7 +22,7 @@ use crate::domain::stack::Stack;
 use crate::http::extract::ApiJson;
 use crate::http::pages::{self as html, Target};
 
-pub fn router() -> Router<Arc<Stack>> {
+pub(super) fn router() -> Router<Arc<Stack>> {
     Router::new()
         .route("/pay/{id}", get(page))
         .route("/pay/{id}/sessions", post(start))

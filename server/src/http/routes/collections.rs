@@ -22,7 +22,7 @@ use crate::domain::stack::Stack;
 use crate::domain::webhooks::timeline_entries;
 use crate::http::extract::{ApiJson, ApiQuery, from_value};
 
-pub fn router() -> OpenApiRouter<Arc<Stack>> {
+pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
 }
 

@@ -21,7 +21,7 @@ use crate::domain::stack::Stack;
 use crate::http::extract::{ApiJson, ApiQuery};
 use crate::http::routes::rates::currency_param;
 
-pub fn router() -> OpenApiRouter<Arc<Stack>> {
+pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
         .routes(routes!(create_quote))
         .routes(routes!(get_quote))

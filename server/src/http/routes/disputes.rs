@@ -21,7 +21,7 @@ use crate::domain::principal::Principal;
 use crate::domain::stack::{Stack, StackKind};
 use crate::http::extract::{ApiJson, ApiQuery};
 
-pub fn router() -> OpenApiRouter<Arc<Stack>> {
+pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
         .routes(routes!(list))
         .routes(routes!(read))

@@ -20,7 +20,7 @@ use crate::domain::principal::Principal;
 use crate::domain::stack::Stack;
 use crate::http::extract::{ApiJson, ApiQuery};
 
-pub fn router() -> OpenApiRouter<Arc<Stack>> {
+pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(upload, list)).routes(routes!(read)).routes(routes!(contents))
 }
 

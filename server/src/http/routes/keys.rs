@@ -18,7 +18,7 @@ use crate::domain::principal::Principal;
 use crate::domain::stack::Stack;
 use crate::http::extract::ApiJson;
 
-pub fn router() -> OpenApiRouter<Arc<Stack>> {
+pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(revoke))
 }
 

@@ -16,15 +16,15 @@ mod accounts;
 mod capabilities;
 mod checkout;
 mod collections;
-pub mod conversions;
+pub(crate) mod conversions;
 mod disputes;
 mod files;
 mod keys;
-pub mod openapi;
-pub mod orders;
+pub(crate) mod openapi;
+pub(crate) mod orders;
 mod payment_links;
 mod payment_pages;
-pub mod payouts;
+pub(crate) mod payouts;
 mod rates;
 mod recipients;
 mod representative;
@@ -38,7 +38,7 @@ mod webhooks;
 /// route added here cannot be served without its operation in the document.
 /// Resources move here from the hand-written table in `crate::http::openapi` one
 /// at a time.
-pub fn documented() -> OpenApiRouter<Arc<Stack>> {
+pub(crate) fn documented() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
         .merge(payouts::router())
         .merge(collections::router())
@@ -61,7 +61,7 @@ pub fn documented() -> OpenApiRouter<Arc<Stack>> {
         .merge(simulations::router())
 }
 
-pub fn app(stack: Arc<Stack>, health: Arc<crate::http::health::Health>) -> Router {
+pub(crate) fn app(stack: Arc<Stack>, health: Arc<crate::http::health::Health>) -> Router {
     let (documented, _) = documented().split_for_parts();
     let authenticated =
         Router::new().merge(documented).route_layer(from_fn_with_state(stack.clone(), authenticate_layer));

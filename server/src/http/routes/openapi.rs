@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::domain::stack::Stack;
 
-pub fn router() -> Router<Arc<Stack>> {
+pub(crate) fn router() -> Router<Arc<Stack>> {
     Router::new().route("/v1/openapi.json", get(document))
 }
 

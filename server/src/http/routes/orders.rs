@@ -22,7 +22,7 @@ use crate::domain::stack::Stack;
 use crate::domain::webhooks::timeline_entries;
 use crate::http::extract::{ApiJson, ApiQuery, from_value};
 
-pub fn router() -> OpenApiRouter<Arc<Stack>> {
+pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
 }
 
@@ -74,7 +74,7 @@ async fn create(
 
 /// The order as its GET shows it, with both legs' timelines and webhook
 /// deliveries merged, or `None` when `organization` has no such order.
-pub fn render_full(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<Order>> {
+pub(crate) fn render_full(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<Order>> {
     let Some(order) = snapshot.order(id)?.filter(|o| o.organization == organization) else { return Ok(None) };
     let payout = match &order.payout_id {
         Some(payout_id) => snapshot.payout(payout_id)?,

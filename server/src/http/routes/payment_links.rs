@@ -23,7 +23,7 @@ use crate::domain::render::wire_enum;
 use crate::domain::stack::Stack;
 use crate::http::extract::{ApiJson, ApiQuery};
 
-pub fn router() -> OpenApiRouter<Arc<Stack>> {
+pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read)).routes(routes!(close))
 }
 

@@ -22,7 +22,7 @@ use crate::domain::stack::Stack;
 use crate::domain::webhooks::timeline_entries;
 use crate::http::extract::{ApiJson, ApiQuery, from_value};
 
-pub fn router() -> OpenApiRouter<Arc<Stack>> {
+pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
 }
 
@@ -70,7 +70,7 @@ async fn create(
 
 /// A payout as its GET shows it, with the webhook deliveries in its
 /// timeline, or `None` when `organization` has no such payout.
-pub fn render_full(
+pub(crate) fn render_full(
     snapshot: &sika_engine::Snapshot,
     id: &str,
     organization: &str,

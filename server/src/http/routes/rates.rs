@@ -16,11 +16,11 @@ use crate::domain::principal::Principal;
 use crate::domain::render::timestamp;
 use crate::domain::stack::Stack;
 
-pub fn router() -> OpenApiRouter<Arc<Stack>> {
+pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(rate))
 }
 
-pub fn currency_param(field: &str, code: &str) -> ApiResult<Currency> {
+pub(super) fn currency_param(field: &str, code: &str) -> ApiResult<Currency> {
     Currency::find(&code.to_ascii_uppercase()).map_err(|e| ApiError::validation(field, e.to_string()))
 }
 

@@ -21,7 +21,7 @@ use crate::domain::recipients::{self, BULK_ITEMS_MAX};
 use crate::domain::stack::Stack;
 use crate::http::extract::{ApiJson, ApiQuery, from_value};
 
-pub fn router() -> OpenApiRouter<Arc<Stack>> {
+pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(bulk)).routes(routes!(read))
 }
 

@@ -14,14 +14,14 @@ use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::principal::Principal;
 use crate::domain::stack::Stack;
 
-pub fn router() -> OpenApiRouter<Arc<Stack>> {
+pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(find))
 }
 
-/// A logged request of this workspace
+/// A logged request of this organization on this stack
 ///
 /// Any request id from an `x-request-id` header or an error body's
-/// `requestId`; another workspace's requests are 404. Only the newest
+/// `requestId`; another organization's requests are 404. Only the newest
 /// requests are kept.
 #[utoipa::path(
     get,
@@ -33,7 +33,7 @@ pub fn router() -> OpenApiRouter<Arc<Stack>> {
     responses(
         (status = 200, description = "The request with its redacted bodies", body = LoggedRequestEnvelope),
         (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
-        (status = 404, description = "No such request in this workspace's log", body = ErrorBody),
+        (status = 404, description = "No such request in this organization's log on this stack", body = ErrorBody),
         Refusals,
     )
 )]

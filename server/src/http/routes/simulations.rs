@@ -24,7 +24,7 @@ use crate::domain::simulator;
 use crate::domain::stack::{Stack, StackKind};
 use crate::http::extract::ApiJson;
 
-pub fn router() -> OpenApiRouter<Arc<Stack>> {
+pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
         .routes(routes!(index))
         .routes(routes!(deposit))

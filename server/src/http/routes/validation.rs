@@ -17,9 +17,9 @@ use crate::domain::stack::{Stack, StackKind};
 use crate::http::extract::ApiJson;
 
 /// The most destinations one call validates.
-pub const BULK_ITEMS_MAX: usize = 100;
+pub(super) const BULK_ITEMS_MAX: usize = 100;
 
-pub fn router() -> OpenApiRouter<Arc<Stack>> {
+pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(bulk))
 }
 

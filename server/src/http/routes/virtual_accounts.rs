@@ -18,7 +18,7 @@ use crate::domain::stack::Stack;
 use crate::domain::virtual_accounts;
 use crate::http::extract::{ApiJson, ApiQuery};
 
-pub fn router() -> OpenApiRouter<Arc<Stack>> {
+pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
 }
 

@@ -27,7 +27,7 @@ use crate::domain::webhooks::{
 };
 use crate::http::extract::{ApiJson, ApiQuery};
 
-pub fn router() -> OpenApiRouter<Arc<Stack>> {
+pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
         .routes(routes!(create, list_endpoints))
         .routes(routes!(get_endpoint, update, remove))
