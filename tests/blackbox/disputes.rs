@@ -33,12 +33,6 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
-fn millis(at: &Value) -> i64 {
-    chrono::DateTime::parse_from_rfc3339(at.as_str().expect("a timestamp string"))
-        .unwrap_or_else(|e| panic!("{at} is not RFC 3339: {e}"))
-        .timestamp_millis()
-}
-
 /// A sandbox collection of `amount` GHS, polled until it reaches `outcome`; returns its id.
 async fn collection(api: &Api, node: &Node, amount: &str, reference: &str, outcome: &str) -> String {
     let key = &node.creds.sandbox_key;

@@ -25,12 +25,6 @@ fn mtn_fee(amount_minor: i128) -> i128 {
     100 + (amount_minor + 99) / 100
 }
 
-fn millis(at: &Value) -> i64 {
-    chrono::DateTime::parse_from_rfc3339(at.as_str().expect("a timestamp string"))
-        .unwrap_or_else(|e| panic!("{at} is not RFC 3339: {e}"))
-        .timestamp_millis()
-}
-
 /// The timeline's titles, after checking each entry's shape and the order.
 #[track_caller]
 fn titles(order: &Value) -> Vec<String> {
@@ -51,15 +45,6 @@ fn has_titles(order: &Value, wanted: &[&str]) {
     for w in wanted {
         assert!(titles.iter().any(|t| t == w), "the timeline has '{w}': {titles:?}");
     }
-}
-
-/// The resource without the webhook entries of its timeline: what an event's `data` holds.
-fn without_webhook_entries(resource: &Value) -> Value {
-    let mut r = resource.clone();
-    let kept: Vec<Value> =
-        r["timeline"].as_array().unwrap().iter().filter(|e| e["kind"] != "webhook").cloned().collect();
-    r["timeline"] = Value::Array(kept);
-    r
 }
 
 async fn create(api: &Api, node: &Node, body: Value) -> Value {
@@ -125,6 +110,13 @@ async fn orders_paid_exactly_over_and_under_pay_out_on_actuals() {
         let deadline = millis(&order["expiresAt"]) - millis(&order["createdAt"]);
         assert!((1_700..=1_800).contains(&deadline), "30 min × 0.001, was {deadline} ms: {order}");
 
+        // The first event's delivery is on the timeline before funds arrive,
+        // so every later event's data must show it.
+        let url = node.sandbox_url(&format!("/v1/orders/{id}"));
+        poll_until(&api, &url, &key, |b| {
+            titles(&b["order"]).iter().any(|t| t == "Webhook order.awaiting_funds delivered")
+        })
+        .await;
         let r = fund(&api, &node, &id, json!({ "amount": funds })).await;
         r.expect(200);
         let status = r.body["order"]["status"].as_str().unwrap();
@@ -176,9 +168,13 @@ async fn orders_paid_exactly_over_and_under_pay_out_on_actuals() {
         // Once the webhooks of both legs are delivered they are on it too.
         // The event carries the order exactly as its GET shows it (both legs).
         let event = sink.wait_for("order.completed", &id).await;
-        assert_eq!(event["data"], without_webhook_entries(&wait_order(&api, &node, &id, "completed").await));
+        let now = wait_order(&api, &node, &id, "completed").await;
+        assert_eq!(event["data"], as_of_event(&now, &event), "data is the GET when the event was committed");
+        assert!(
+            titles(&event["data"]).iter().any(|t| t == "Webhook order.awaiting_funds delivered"),
+            "the earlier event's delivery is in the data: {event}"
+        );
         sink.wait_for("payout.completed", payout_id).await;
-        let url = node.sandbox_url(&format!("/v1/orders/{id}"));
         let full = poll_until(&api, &url, &key, |b| {
             let titles = titles(&b["order"]);
             titles.iter().any(|t| t == "Webhook order.completed delivered")
@@ -228,7 +224,7 @@ async fn a_failed_payout_fails_the_order_and_leaves_the_funds() {
     let event = events.iter().find(|e| e["event"] == "order.failed" && e["data"]["id"] == id).unwrap();
     assert_eq!(
         event["data"],
-        without_webhook_entries(&failed),
+        as_of_event(&failed, event),
         "order.failed carries both legs, as GET shows them"
     );
     let names =

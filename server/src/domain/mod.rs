@@ -18,5 +18,6 @@ pub(crate) mod render;
 pub(crate) mod representative;
 pub(crate) mod simulator;
 pub(crate) mod stack;
+pub(crate) mod views;
 pub(crate) mod virtual_accounts;
 pub(crate) mod webhooks;

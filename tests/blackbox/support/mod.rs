@@ -829,3 +829,29 @@ impl Node {
         *self.child.lock().unwrap() = Some(child);
     }
 }
+
+/// Milliseconds since the epoch of an RFC 3339 timestamp in a response.
+pub fn millis(at: &Value) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(at.as_str().expect("a timestamp string"))
+        .unwrap_or_else(|e| panic!("{at} is not RFC 3339: {e}"))
+        .timestamp_millis()
+}
+
+/// A timeline resource (payout, collection, order) as its GET showed it
+/// when `event` was committed, given a later GET of it in the same state:
+/// the webhook entries recorded at or after the event's `createdAt` (to the
+/// millisecond) removed.
+/// That is what the event's `data` must be.
+pub fn as_of_event(resource: &Value, event: &Value) -> Value {
+    let committed = millis(&event["createdAt"]);
+    let mut r = resource.clone();
+    let kept: Vec<Value> = r["timeline"]
+        .as_array()
+        .expect("a timeline")
+        .iter()
+        .filter(|e| e["kind"] != "webhook" || millis(&e["at"]) < committed)
+        .cloned()
+        .collect();
+    r["timeline"] = Value::Array(kept);
+    r
+}

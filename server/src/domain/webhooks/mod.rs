@@ -30,11 +30,13 @@ pub(crate) fn resource_list(resource_id: &str) -> String {
     format!("deliveries:{resource_id}")
 }
 
-/// A resource's webhook deliveries as timeline entries.
+/// A resource's webhook deliveries as timeline entries, all of them or
+/// those recorded before a moment.
 pub(crate) fn timeline_entries(
     snapshot: &Snapshot,
     organization: &str,
     resource_id: &str,
+    as_of: crate::domain::views::AsOf,
 ) -> ApiResult<Vec<sika_engine::movements::TimelineEntry>> {
     let mut entries = Vec::new();
     for (_, key) in snapshot.list(organization, &resource_list(resource_id), None, 100)? {
@@ -64,6 +66,9 @@ pub(crate) fn timeline_entries(
                 detail: format!("Delivery {} {outcome} in {} ms", delivery.id, attempt.duration_ms),
             });
         }
+    }
+    if let crate::domain::views::AsOf::At(moment) = as_of {
+        entries.retain(|entry| entry.at < moment);
     }
     Ok(entries)
 }
@@ -231,8 +236,11 @@ pub(crate) fn render_endpoint(endpoint: &Endpoint, health: &Health) -> sika_api:
     }
 }
 
-/// The resource an event carries, rendered exactly as its GET renders it.
+/// The resource an event carries, rendered exactly as its GET rendered it
+/// when the event was committed (see `views`).
 pub(crate) fn event_data(stack: &Stack, event: &EventRecord) -> ApiResult<Value> {
+    use crate::domain::views;
+    let at = views::AsOf::At(event.created_at);
     Ok(match &event.payload {
         EventPayload::Conversion(c) => render::to_json(&render::conversion(c)),
         EventPayload::AccountCredited { account, .. } => {
@@ -241,10 +249,12 @@ pub(crate) fn event_data(stack: &Stack, event: &EventRecord) -> ApiResult<Value>
         EventPayload::WebhookTest { endpoint_id } => {
             json!({ "endpointId": endpoint_id, "message": "webhook.test" })
         }
-        EventPayload::Payout(p) => render::to_json(&render::payout(p, &[])),
-        EventPayload::Collection(c) => render::to_json(&render::collection(c, &[])),
-        EventPayload::Order(o) => render::to_json(&render::order(o, None, &[])),
-        EventPayload::OrderWithPayout(o, p) => render::to_json(&render::order(o, Some(p), &[])),
+        EventPayload::Payout(p) => render::to_json(&views::payout(&stack.engine.read()?, p, at)?),
+        EventPayload::Collection(c) => render::to_json(&views::collection(&stack.engine.read()?, c, at)?),
+        EventPayload::Order(o) => render::to_json(&views::order(&stack.engine.read()?, o, None, at)?),
+        EventPayload::OrderWithPayout(o, p) => {
+            render::to_json(&views::order(&stack.engine.read()?, o, Some(p), at)?)
+        }
         EventPayload::Rendered { json, .. } => serde_json::from_str(json).unwrap_or(Value::Null),
     })
 }

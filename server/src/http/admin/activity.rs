@@ -23,7 +23,7 @@ use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::pagination::{PageQuery, Paging, list_page};
 use crate::domain::render;
 use crate::domain::stack::Stack;
-use crate::domain::webhooks::timeline_entries;
+use crate::domain::views::{self, AsOf};
 use crate::http::extract::ApiQuery;
 
 /// Items scanned per organization when searching.
@@ -118,8 +118,7 @@ pub(super) async fn payout(
     let snapshot = stack.engine.read()?;
     let payout =
         snapshot.payout(&id)?.ok_or_else(|| ApiError::not_found(format!("payout '{id}' not found")))?;
-    let deliveries = timeline_entries(&snapshot, &payout.organization, &id)?;
-    let item = render::payout(&payout, &deliveries);
+    let item = views::payout(&snapshot, &payout, AsOf::Now)?;
     Ok(Json(OwnedPayoutEnvelope { payout: Owned { organization_id: payout.organization.clone(), item } }))
 }
 
@@ -172,8 +171,7 @@ pub(super) async fn collection(
     let collection = snapshot
         .collection(&id)?
         .ok_or_else(|| ApiError::not_found(format!("collection '{id}' not found")))?;
-    let deliveries = timeline_entries(&snapshot, &collection.organization, &id)?;
-    let item = render::collection(&collection, &deliveries);
+    let item = views::collection(&snapshot, &collection, AsOf::Now)?;
     Ok(Json(OwnedCollectionEnvelope {
         collection: Owned { organization_id: collection.organization.clone(), item },
     }))
@@ -202,13 +200,13 @@ pub(super) async fn orders(
     let stack = state.stack(&stack)?;
     Ok(Json(search(&state, stack, "orders", &query, |s, id| {
         let Some(order) = s.order(id)? else { return Ok(None) };
-        crate::http::routes::orders::render_full(s, &order.organization, id)
+        crate::domain::views::find_order(s, &order.organization, id)
     })?))
 }
 
 fn owned_order(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Json<OwnedOrderEnvelope>> {
-    let item = crate::http::routes::orders::render_full(snapshot, organization, id)?
-        .ok_or_else(ApiError::internal)?;
+    let item =
+        crate::domain::views::find_order(snapshot, organization, id)?.ok_or_else(ApiError::internal)?;
     Ok(Json(OwnedOrderEnvelope { order: Owned { organization_id: organization.to_string(), item } }))
 }
 

@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::collections::{Collection, CollectionEnvelope, CreateCollection};
 use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
-use sika_engine::{Command, Outcome, Snapshot};
+use sika_engine::{Command, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -19,7 +19,7 @@ use crate::domain::pagination::page_of_views;
 use crate::domain::principal::Principal;
 use crate::domain::render;
 use crate::domain::stack::Stack;
-use crate::domain::webhooks::timeline_entries;
+use crate::domain::views;
 use crate::http::extract::{ApiJson, ApiQuery, from_value};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -65,22 +65,13 @@ async fn create(
     }
     if applied.replayed {
         // A replay shows the collection as its GET does now.
-        let collection = render_full(&stack.engine.read()?, &collection.id, principal.organization())?
-            .ok_or_else(ApiError::internal)?;
+        let collection =
+            views::find_collection(&stack.engine.read()?, principal.organization(), &collection.id)?
+                .ok_or_else(ApiError::internal)?;
         return Ok((StatusCode::OK, Json(CollectionEnvelope { collection })));
     }
     let collection = render::collection(&collection, &[]);
     Ok((StatusCode::CREATED, Json(CollectionEnvelope { collection })))
-}
-
-/// A collection as its GET shows it, with the webhook deliveries in its
-/// timeline, or `None` when `organization` has no such collection.
-fn render_full(snapshot: &Snapshot, id: &str, organization: &str) -> ApiResult<Option<Collection>> {
-    let Some(collection) = snapshot.collection(id)?.filter(|c| c.organization == organization) else {
-        return Ok(None);
-    };
-    let deliveries = timeline_entries(snapshot, organization, id)?;
-    Ok(Some(render::collection(&collection, &deliveries)))
 }
 
 /// One collection with its full timeline
@@ -104,7 +95,7 @@ async fn read(
     Path(id): Path<String>,
 ) -> ApiResult<Json<CollectionEnvelope>> {
     principal.require("collections:read")?;
-    let collection = render_full(&stack.engine.read()?, &id, principal.organization())?
+    let collection = views::find_collection(&stack.engine.read()?, principal.organization(), &id)?
         .ok_or_else(|| ApiError::not_found(format!("collection '{id}' not found")))?;
     Ok(Json(CollectionEnvelope { collection }))
 }
@@ -131,7 +122,7 @@ async fn list(
     principal.require("collections:read")?;
     let organization = principal.organization();
     let page = page_of_views(&stack, organization, "collections", &query, |snapshot, id| {
-        render_full(snapshot, id, organization)
+        views::find_collection(snapshot, organization, id)
     })?;
     Ok(Json(page))
 }

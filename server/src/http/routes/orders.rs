@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::orders::{CreateOrder, Order, OrderEnvelope};
 use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
-use sika_engine::{Command, Outcome, Snapshot};
+use sika_engine::{Command, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -19,7 +19,7 @@ use crate::domain::pagination::page_of_views;
 use crate::domain::principal::Principal;
 use crate::domain::render;
 use crate::domain::stack::Stack;
-use crate::domain::webhooks::timeline_entries;
+use crate::domain::views;
 use crate::http::extract::{ApiJson, ApiQuery, from_value};
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -65,26 +65,11 @@ async fn create(
     }
     if applied.replayed {
         // The order may have moved on since: show it with its payout leg, as GET does.
-        let order = render_full(&stack.engine.read()?, principal.organization(), &order.id)?
+        let order = views::find_order(&stack.engine.read()?, principal.organization(), &order.id)?
             .ok_or_else(ApiError::internal)?;
         return Ok((StatusCode::OK, Json(OrderEnvelope { order })));
     }
     Ok((StatusCode::CREATED, Json(OrderEnvelope { order: render::order(&order, None, &[]) })))
-}
-
-/// The order as its GET shows it, with both legs' timelines and webhook
-/// deliveries merged, or `None` when `organization` has no such order.
-pub(crate) fn render_full(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<Order>> {
-    let Some(order) = snapshot.order(id)?.filter(|o| o.organization == organization) else { return Ok(None) };
-    let payout = match &order.payout_id {
-        Some(payout_id) => snapshot.payout(payout_id)?,
-        None => None,
-    };
-    let mut deliveries = timeline_entries(snapshot, organization, id)?;
-    if let Some(p) = &payout {
-        deliveries.extend(timeline_entries(snapshot, organization, &p.id)?);
-    }
-    Ok(Some(render::order(&order, payout.as_ref(), &deliveries)))
 }
 
 /// One order with its merged timeline
@@ -108,7 +93,7 @@ async fn read(
     Path(id): Path<String>,
 ) -> ApiResult<Json<OrderEnvelope>> {
     principal.require("orders:read")?;
-    let order = render_full(&stack.engine.read()?, principal.organization(), &id)?
+    let order = views::find_order(&stack.engine.read()?, principal.organization(), &id)?
         .ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
     Ok(Json(OrderEnvelope { order }))
 }
@@ -135,7 +120,7 @@ async fn list(
     principal.require("orders:read")?;
     let organization = principal.organization();
     let page = page_of_views(&stack, organization, "orders", &query, |snapshot, id| {
-        render_full(snapshot, organization, id)
+        views::find_order(snapshot, organization, id)
     })?;
     Ok(Json(page))
 }

@@ -19,7 +19,7 @@ use crate::domain::pagination::page_of_views;
 use crate::domain::principal::Principal;
 use crate::domain::render;
 use crate::domain::stack::Stack;
-use crate::domain::webhooks::timeline_entries;
+use crate::domain::views;
 use crate::http::extract::{ApiJson, ApiQuery, from_value};
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -61,25 +61,11 @@ async fn create(
     let Outcome::Payout(payout) = applied.outcome else { return Err(ApiError::internal()) };
     if applied.replayed {
         // A replay shows the payout as its GET does now.
-        let payout = render_full(&stack.engine.read()?, &payout.id, principal.organization())?
+        let payout = views::find_payout(&stack.engine.read()?, principal.organization(), &payout.id)?
             .ok_or_else(ApiError::internal)?;
         return Ok((StatusCode::OK, Json(PayoutEnvelope { payout })));
     }
     Ok((StatusCode::CREATED, Json(PayoutEnvelope { payout: render::payout(&payout, &[]) })))
-}
-
-/// A payout as its GET shows it, with the webhook deliveries in its
-/// timeline, or `None` when `organization` has no such payout.
-pub(crate) fn render_full(
-    snapshot: &sika_engine::Snapshot,
-    id: &str,
-    organization: &str,
-) -> ApiResult<Option<Payout>> {
-    let Some(payout) = snapshot.payout(id)?.filter(|p| p.organization == organization) else {
-        return Ok(None);
-    };
-    let deliveries = timeline_entries(snapshot, organization, id)?;
-    Ok(Some(render::payout(&payout, &deliveries)))
 }
 
 /// One payout with its full timeline
@@ -104,7 +90,7 @@ async fn read(
 ) -> ApiResult<Json<PayoutEnvelope>> {
     principal.require("payouts:read")?;
     let snapshot = stack.engine.read()?;
-    let payout = render_full(&snapshot, &id, principal.organization())?
+    let payout = views::find_payout(&snapshot, principal.organization(), &id)?
         .ok_or_else(|| ApiError::not_found(format!("payout '{id}' not found")))?;
     Ok(Json(PayoutEnvelope { payout }))
 }
@@ -131,7 +117,7 @@ async fn list(
     principal.require("payouts:read")?;
     let organization = principal.organization();
     let page = page_of_views(&stack, organization, "payouts", &query, |snapshot, id| {
-        render_full(snapshot, id, organization)
+        views::find_payout(snapshot, organization, id)
     })?;
     Ok(Json(page))
 }

@@ -214,8 +214,7 @@ async fn order_funds(
     if let Ok(webhooks) = stack.webhooks() {
         webhooks.wake();
     }
-    let order =
-        crate::http::routes::orders::render_full(&stack.engine.read()?, principal.organization(), &id)?
-            .ok_or_else(ApiError::internal)?;
+    let order = crate::domain::views::find_order(&stack.engine.read()?, principal.organization(), &id)?
+        .ok_or_else(ApiError::internal)?;
     Ok(Json(OrderEnvelope { order }))
 }

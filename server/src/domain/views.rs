@@ -1,0 +1,87 @@
+//! A timeline resource (payout, collection, order) as its GET shows it.
+//!
+//! The GET, the list item, the idempotent replay and the webhook `data`
+//! all come from here, so they cannot drift. A timeline is the full audit
+//! trail (the spec): the record's own entries plus the resource's webhook
+//! deliveries. A read now shows every delivery entry; an event's `data`
+//! shows the state the event carries with the delivery entries recorded
+//! before the event's `createdAt` (to the millisecond), which is what a GET
+//! at the moment the event was committed returned; a delivery recorded in
+//! the same millisecond counts as after it, as the event's own always is.
+
+use sika_api::{collections::Collection, orders::Order, payouts::Payout};
+use sika_engine::Snapshot;
+use sika_engine::movements::{CollectionRecord, PayoutRecord};
+use sika_engine::orders::OrderRecord;
+
+use crate::domain::error::ApiResult;
+use crate::domain::render;
+use crate::domain::webhooks::timeline_entries;
+
+/// Which delivery entries a view shows: all of them, or those recorded
+/// before a moment (milliseconds since the epoch).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum AsOf {
+    Now,
+    At(i64),
+}
+
+pub(crate) fn payout(snapshot: &Snapshot, record: &PayoutRecord, as_of: AsOf) -> ApiResult<Payout> {
+    let deliveries = timeline_entries(snapshot, &record.organization, &record.id, as_of)?;
+    Ok(render::payout(record, &deliveries))
+}
+
+pub(crate) fn collection(
+    snapshot: &Snapshot,
+    record: &CollectionRecord,
+    as_of: AsOf,
+) -> ApiResult<Collection> {
+    let deliveries = timeline_entries(snapshot, &record.organization, &record.id, as_of)?;
+    Ok(render::collection(record, &deliveries))
+}
+
+/// An order with both legs' timelines and webhook deliveries merged.
+pub(crate) fn order(
+    snapshot: &Snapshot,
+    record: &OrderRecord,
+    payout: Option<&PayoutRecord>,
+    as_of: AsOf,
+) -> ApiResult<Order> {
+    let mut deliveries = timeline_entries(snapshot, &record.organization, &record.id, as_of)?;
+    if let Some(p) = payout {
+        deliveries.extend(timeline_entries(snapshot, &record.organization, &p.id, as_of)?);
+    }
+    Ok(render::order(record, payout, &deliveries))
+}
+
+/// The payout `id` of `organization` as its GET shows it now.
+pub(crate) fn find_payout(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<Payout>> {
+    match snapshot.payout(id)?.filter(|p| p.organization == organization) {
+        Some(record) => payout(snapshot, &record, AsOf::Now).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The collection `id` of `organization` as its GET shows it now.
+pub(crate) fn find_collection(
+    snapshot: &Snapshot,
+    organization: &str,
+    id: &str,
+) -> ApiResult<Option<Collection>> {
+    match snapshot.collection(id)?.filter(|c| c.organization == organization) {
+        Some(record) => collection(snapshot, &record, AsOf::Now).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The order `id` of `organization` as its GET shows it now.
+pub(crate) fn find_order(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<Order>> {
+    let Some(record) = snapshot.order(id)?.filter(|o| o.organization == organization) else {
+        return Ok(None);
+    };
+    let payout = match &record.payout_id {
+        Some(payout_id) => snapshot.payout(payout_id)?,
+        None => None,
+    };
+    order(snapshot, &record, payout.as_ref(), AsOf::Now).map(Some)
+}
