@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use sika_server::NodeConfig;
-use sika_server::config::parse_duration;
+use sika_server::config::{ConfigFile, NodeTable};
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -18,6 +18,12 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 struct Cli {
     #[command(subcommand)]
     command: Commands,
+}
+
+#[derive(Subcommand)]
+enum ConfigAction {
+    /// Validate the file given with --config (or SIKA_CONFIG).
+    Check(NodeArgs),
 }
 
 #[derive(Subcommand)]
@@ -37,6 +43,11 @@ enum Commands {
         #[arg(long, env = "SIKA_DATA_DIR", default_value = "./sika-data")]
         data_dir: PathBuf,
     },
+    /// Check a configuration file: exit 0, or one line per problem naming the key.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
     /// The operator console, over the admin API of a running node.
     Tui {
         #[arg(long, env = "SIKA_DATA_DIR", default_value = "./sika-data")]
@@ -52,74 +63,88 @@ enum Commands {
     },
 }
 
+/// The node's flags. Each one unset (flag and environment variable both)
+/// falls back to the configuration file's `[node]` table, then to its
+/// default (shown in brackets).
 #[derive(Args, Clone)]
 struct NodeArgs {
-    #[arg(long, env = "SIKA_DATA_DIR", default_value = "./sika-data")]
-    data_dir: PathBuf,
-    #[arg(long, env = "SIKA_LIVE_ADDR", default_value = "127.0.0.1:8080")]
-    live_addr: SocketAddr,
-    #[arg(long, env = "SIKA_SANDBOX_ADDR", default_value = "127.0.0.1:8081")]
-    sandbox_addr: SocketAddr,
-    #[arg(long, env = "SIKA_ADMIN_ADDR", default_value = "127.0.0.1:8082")]
-    admin_addr: SocketAddr,
-    /// Multiplies every scheduled delay; 0.001 runs a 30 s delay in 30 ms.
-    #[arg(long, env = "SIKA_TIME_SCALE", default_value_t = 1.0)]
-    time_scale: f64,
-    /// How long a conversion quote can be executed (not scaled).
-    #[arg(long, env = "SIKA_QUOTE_TTL", default_value = "30s", value_parser = parse_duration)]
-    quote_ttl: std::time::Duration,
-    /// Requests per second per API key.
-    #[arg(long, env = "SIKA_RATE_LIMIT", default_value_t = 100)]
-    rate_limit: u32,
+    /// The configuration file (TOML): rates, methods and fees, receiving
+    /// routes, and any of these flags under [node].
+    #[arg(long, env = "SIKA_CONFIG")]
+    config: Option<PathBuf>,
+    /// [./sika-data]
+    #[arg(long, env = "SIKA_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// [127.0.0.1:8080]
+    #[arg(long, env = "SIKA_LIVE_ADDR")]
+    live_addr: Option<SocketAddr>,
+    /// [127.0.0.1:8081]
+    #[arg(long, env = "SIKA_SANDBOX_ADDR")]
+    sandbox_addr: Option<SocketAddr>,
+    /// [127.0.0.1:8082]
+    #[arg(long, env = "SIKA_ADMIN_ADDR")]
+    admin_addr: Option<SocketAddr>,
+    /// Multiplies every scheduled delay; 0.001 runs a 30 s delay in 30 ms [1.0].
+    #[arg(long, env = "SIKA_TIME_SCALE")]
+    time_scale: Option<f64>,
+    /// How long a conversion quote can be executed, not scaled [30s].
+    #[arg(long, env = "SIKA_QUOTE_TTL")]
+    quote_ttl: Option<String>,
+    /// Requests per second per API key [100].
+    #[arg(long, env = "SIKA_RATE_LIMIT")]
+    rate_limit: Option<u32>,
     /// A proxy whose X-Forwarded-For header is believed (repeatable).
     #[arg(long = "trusted-proxy", env = "SIKA_TRUSTED_PROXIES", value_delimiter = ',')]
     trusted_proxies: Vec<IpAddr>,
     /// Let live webhook endpoints point at loopback and private addresses.
     #[arg(long, env = "SIKA_ALLOW_PRIVATE_WEBHOOKS")]
     allow_private_webhooks: bool,
-    /// Request log entries kept per stack.
-    #[arg(long, env = "SIKA_REQUEST_LOG_RETENTION", default_value_t = 100_000)]
-    request_log_retention: u64,
+    /// Request log entries kept per stack [100000].
+    #[arg(long, env = "SIKA_REQUEST_LOG_RETENTION")]
+    request_log_retention: Option<u64>,
     /// The address payers reach the live stack at (for hosted checkout
-    /// URLs), such as https://pay.example.com; default http://<live-addr>.
+    /// URLs), such as https://pay.example.com [http://<live-addr>].
     #[arg(long, env = "SIKA_LIVE_PUBLIC_URL")]
     live_public_url: Option<String>,
-    /// The same for the sandbox stack; default http://<sandbox-addr>.
+    /// The same for the sandbox stack [http://<sandbox-addr>].
     #[arg(long, env = "SIKA_SANDBOX_PUBLIC_URL")]
     sandbox_public_url: Option<String>,
 }
 
 impl NodeArgs {
+    /// The flags as a `[node]` table to lay over the file's.
+    fn table(&self) -> NodeTable {
+        NodeTable {
+            data_dir: self.data_dir.clone(),
+            live_addr: self.live_addr,
+            sandbox_addr: self.sandbox_addr,
+            admin_addr: self.admin_addr,
+            time_scale: self.time_scale,
+            quote_ttl: self.quote_ttl.clone(),
+            rate_limit: self.rate_limit,
+            trusted_proxies: (!self.trusted_proxies.is_empty()).then(|| self.trusted_proxies.clone()),
+            allow_private_webhooks: self.allow_private_webhooks.then_some(true),
+            request_log_retention: self.request_log_retention,
+            live_public_url: self.live_public_url.clone(),
+            sandbox_public_url: self.sandbox_public_url.clone(),
+        }
+    }
+
+    /// The file (if any), the flags over its `[node]`, every problem found.
+    fn resolve(&self) -> Result<NodeConfig, Vec<String>> {
+        let file = match &self.config {
+            Some(path) => ConfigFile::load(path)?,
+            None => ConfigFile::default(),
+        };
+        let node = file.node.clone().overlay(self.table());
+        sika_server::configure(node, file)
+    }
+
     fn config(&self) -> Result<NodeConfig, String> {
-        if !self.time_scale.is_finite() || self.time_scale <= 0.0 {
-            return Err("--time-scale must be a positive number".into());
-        }
-        if self.rate_limit == 0 {
-            return Err("--rate-limit must be at least 1".into());
-        }
-        let mut config = NodeConfig::for_data_dir(self.data_dir.clone());
-        config.live_addr = self.live_addr;
-        config.sandbox_addr = self.sandbox_addr;
-        config.admin_addr = self.admin_addr;
-        config.time_scale = self.time_scale;
-        config.quote_ttl = self.quote_ttl;
-        config.rate_limit = self.rate_limit;
-        config.trusted_proxies = self.trusted_proxies.clone();
-        config.request_log_retention = self.request_log_retention.max(1);
-        config.allow_private_webhooks = self.allow_private_webhooks;
-        for (name, url) in
-            [("--live-public-url", &self.live_public_url), ("--sandbox-public-url", &self.sandbox_public_url)]
-        {
-            if let Some(url) = url
-                && !(url.starts_with("http://") || url.starts_with("https://"))
-            {
-                return Err(format!("{name} must start with http:// or https://"));
-            }
-        }
-        config.live_public_url = self.live_public_url.as_ref().map(|u| u.trim_end_matches('/').to_string());
-        config.sandbox_public_url =
-            self.sandbox_public_url.as_ref().map(|u| u.trim_end_matches('/').to_string());
-        Ok(config)
+        self.resolve().map_err(|problems| {
+            let file = self.config.as_ref().map(|p| format!(" in {}", p.display())).unwrap_or_default();
+            format!("the configuration{file} has problems:\n  {}", problems.join("\n  "))
+        })
     }
 }
 
@@ -148,9 +173,31 @@ fn main() -> ExitCode {
             finish(result)
         }
         Commands::Verify { data_dir } => verify(&data_dir),
+        Commands::Config { action: ConfigAction::Check(args) } => check_config(&args),
         Commands::Tui { data_dir, admin_addr, admin_url, token } => {
             let url = admin_url.unwrap_or_else(|| format!("http://{admin_addr}"));
             finish(sika_tui::run(&data_dir, &url, token))
+        }
+    }
+}
+
+/// `sika config check`: exit 0 and one line on success, otherwise one line
+/// per problem on stderr and exit 1.
+fn check_config(args: &NodeArgs) -> ExitCode {
+    let Some(path) = &args.config else {
+        eprintln!("sika: config check needs --config FILE (or SIKA_CONFIG)");
+        return ExitCode::from(2);
+    };
+    match args.resolve() {
+        Ok(_) => {
+            println!("{}: ok", path.display());
+            ExitCode::SUCCESS
+        }
+        Err(problems) => {
+            for problem in problems {
+                eprintln!("{}: {problem}", path.display());
+            }
+            ExitCode::FAILURE
         }
     }
 }

@@ -281,3 +281,75 @@ pub enum AdminRefusals {
     #[response(status = 401)]
     Unauthorized(crate::ErrorBody),
 }
+
+/// Where a rate in effect comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RateSourceName {
+    /// `[rates.usd]` in the configuration file.
+    Config,
+    /// `PUT /admin/v1/{stack}/rates`, kept durably.
+    Admin,
+    /// The polled `[rates.feed]`.
+    Feed,
+    /// The sandbox's reference table (only when no rate is configured).
+    Builtin,
+}
+
+/// One currency's rate on a stack: units per one US dollar.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StackRate {
+    /// The mid rate in effect; `null` when the currency has none now (the
+    /// feed that had it is older than its `maxAge`).
+    pub rate: Option<String>,
+    pub source: Option<RateSourceName>,
+    /// When the rate was set or published.
+    pub as_of: Option<String>,
+    /// Seconds since `asOf`.
+    pub age_seconds: Option<i64>,
+}
+
+/// The rate feed and how polling it goes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RateFeedStatus {
+    pub url: String,
+    pub interval_seconds: u64,
+    pub max_age_seconds: u64,
+    /// The last good document's `asOf`.
+    pub as_of: Option<String>,
+    pub age_seconds: Option<i64>,
+    /// Whether its rates are older than `maxAge` (and so refused).
+    pub stale: bool,
+    pub last_attempt_at: Option<String>,
+    pub last_success_at: Option<String>,
+    pub last_error: Option<String>,
+}
+
+/// A stack's rates: every currency with its source and age.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StackRates {
+    pub stack: StackName,
+    /// Always `USD`.
+    pub base: String,
+    pub spread_bps: u32,
+    pub rates: std::collections::BTreeMap<String, StackRate>,
+    pub feed: Option<RateFeedStatus>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct StackRatesEnvelope {
+    pub rates: StackRates,
+}
+
+/// A new manual table, replacing the current one durably.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReplaceRates {
+    /// Must be `USD`.
+    pub base: String,
+    /// Units of each currency per one US dollar, as decimal strings or numbers.
+    pub rates: std::collections::BTreeMap<String, AmountInput>,
+}

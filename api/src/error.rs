@@ -35,6 +35,9 @@ pub enum ErrorCode {
     OrganizationSuspended,
     /// The payment method is down.
     MethodUnavailable,
+    /// The node has no current rate for a currency pair (`details.pair`):
+    /// none is configured, or the rate feed is older than its `max_age`.
+    RatesUnavailable,
     PayloadTooLarge,
     UnsupportedMediaType,
     /// Too many requests; wait for `Retry-After`.
@@ -62,6 +65,7 @@ impl ErrorCode {
             ErrorCode::RepresentativeRequired => "representative_required",
             ErrorCode::OrganizationSuspended => "organization_suspended",
             ErrorCode::MethodUnavailable => "method_unavailable",
+            ErrorCode::RatesUnavailable => "rates_unavailable",
             ErrorCode::PayloadTooLarge => "payload_too_large",
             ErrorCode::UnsupportedMediaType => "unsupported_media_type",
             ErrorCode::RateLimited => "rate_limited",

@@ -71,6 +71,11 @@ impl Currency {
             .ok_or_else(|| MoneyError::UnknownCurrency(code.to_string()))
     }
 
+    /// Whether this is a stablecoin rather than a fiat currency.
+    pub fn is_crypto(&self) -> bool {
+        matches!(self.code, "USDC" | "USDT")
+    }
+
     /// Parses `input` as an amount of this currency in minor units.
     /// Zero is refused unless `allow_zero`.
     pub fn parse(&self, input: &str, allow_zero: bool) -> Result<i128, MoneyError> {

@@ -20,4 +20,4 @@ pub(crate) mod store;
 pub use config::NodeConfig;
 pub use domain::webhooks::signing;
 pub use http::openapi;
-pub use runtime::node::{init, serve};
+pub use runtime::node::{configure, init, serve};

@@ -117,11 +117,7 @@ async fn sandbox_collection_triggers() {
     })
     .await;
     timeline(&full["collection"]);
-    assert_eq!(
-        completed["data"],
-        as_of_event(&full["collection"], &completed),
-        "event data is the GET representation"
-    );
+    assert_data_as_of_event(&completed, &full["collection"]);
 
     // 51: declined; nothing credited and nothing left pending.
     let failed = collect(&api, &node, "30.51", "col-declined", "failed").await;

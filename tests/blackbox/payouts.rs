@@ -120,7 +120,7 @@ async fn sandbox_payout_triggers_settle_with_events_balances_and_timelines() {
     for kind in ["state", "ledger", "fee", "provider", "webhook"] {
         assert!(all_kinds.contains(kind), "the timeline has a {kind} entry: {full}");
     }
-    assert_eq!(delivered["data"], as_of_event(&full, &delivered), "event data is the GET representation");
+    assert_data_as_of_event(&delivered, &full);
     let titles: Vec<String> = timeline(&full).into_iter().map(|(_, t, _)| t).collect();
     assert!(titles.iter().any(|t| t == "Payout completed"), "{titles:?}");
 

@@ -183,6 +183,15 @@ impl Catalog {
             .find(|m| m.code == code)
     }
 
+    /// A method by exact code, to change (the operator's overrides).
+    pub(crate) fn find_method_mut(&mut self, code: &str) -> Option<&mut Method> {
+        self.countries
+            .iter_mut()
+            .flat_map(|c| c.methods.iter_mut())
+            .chain(self.stablecoins.iter_mut())
+            .find(|m| m.code == code)
+    }
+
     /// The country whose local methods include `code`; `None` for stablecoin
     /// networks and unknown codes.
     pub(crate) fn country_of_method(&self, code: &str) -> Option<&Country> {
@@ -280,6 +289,41 @@ impl Method {
     /// The network to use on a stack: `testnetChain` in sandbox, `chain` in live.
     pub(crate) fn chain_for(&self, sandbox: bool) -> Option<&str> {
         if sandbox { self.testnet_chain.as_deref().or(self.chain.as_deref()) } else { self.chain.as_deref() }
+    }
+
+    /// Applies the operator's limits and fees; unset values stay. Refuses a
+    /// minimum above the maximum.
+    pub(crate) fn apply(
+        &mut self,
+        min: Option<Decimal>,
+        max: Option<Decimal>,
+        fee_fixed: Option<Decimal>,
+        fee_percent_bps: Option<u32>,
+    ) -> Result<(), String> {
+        let number =
+            |d: Decimal| serde_json::Number::from_str(&d.normalize().to_string()).map_err(|e| e.to_string());
+        let current_min = number_to_decimal(&self.limits.min).ok_or("the catalog's min is not a decimal")?;
+        let current_max = number_to_decimal(&self.limits.max).ok_or("the catalog's max is not a decimal")?;
+        if min.unwrap_or(current_min) > max.unwrap_or(current_max) {
+            return Err(format!(
+                "min {} is above max {}",
+                min.unwrap_or(current_min),
+                max.unwrap_or(current_max)
+            ));
+        }
+        if let Some(min) = min {
+            self.limits.min = number(min)?;
+        }
+        if let Some(max) = max {
+            self.limits.max = number(max)?;
+        }
+        if let Some(fixed) = fee_fixed {
+            self.fee.fixed = fixed.to_string();
+        }
+        if let Some(bps) = fee_percent_bps {
+            self.fee.percent_bps = bps;
+        }
+        Ok(())
     }
 
     pub(crate) fn field(&self, key: &str) -> Option<&Field> {

@@ -56,6 +56,22 @@ impl ApiError {
         ApiError::new(ErrorCode::Unavailable, "the node is shutting down; retry shortly")
     }
 
+    /// `503 unavailable` for a reason the operator must fix (an exhausted
+    /// address or account pool).
+    pub(crate) fn unavailable_because(message: impl Into<String>) -> Self {
+        ApiError::new(ErrorCode::Unavailable, message)
+    }
+
+    /// No current rate between two currencies: none is configured, or the
+    /// feed is older than its `max_age`.
+    pub(crate) fn rates_unavailable(from: &str, to: &str) -> Self {
+        ApiError::new(
+            ErrorCode::RatesUnavailable,
+            format!("no current rate from {from} to {to}: the operator has configured none, or the rate feed is stale"),
+        )
+        .with_detail("pair", format!("{from}/{to}"))
+    }
+
     /// The error as one item's result in a bulk answer.
     pub(crate) fn item_error(&self) -> sika_api::ItemError {
         sika_api::ItemError { error: self.code, message: self.message.clone(), details: self.details.clone() }
@@ -106,7 +122,7 @@ impl From<EngineError> for ApiError {
                 ApiError::bad_request(e.to_string())
             }
             e @ EngineError::NotPending(_) => ApiError::bad_request(e.to_string()),
-            e @ EngineError::NoRate { .. } => ApiError::validation("currency", e.to_string()),
+            EngineError::NoRate { from, to } => ApiError::rates_unavailable(&from, &to),
             EngineError::SpendCapExceeded { cap, limit_usd, attempted_usd } => ApiError::new(
                 ErrorCode::SpendCapExceeded,
                 format!(

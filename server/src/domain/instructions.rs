@@ -36,8 +36,9 @@ fn currency(field: &str, code: &str) -> ApiResult<Currency> {
     Currency::find(&code.to_ascii_uppercase()).map_err(|e| ApiError::validation(field, e.to_string()))
 }
 
-fn method_for(field: &str, code: &str) -> ApiResult<&'static Method> {
-    let method = catalog::shipped()
+fn method_for<'s>(stack: &'s Stack, field: &str, code: &str) -> ApiResult<&'s Method> {
+    let method = stack
+        .catalog
         .find_method(code)
         .ok_or_else(|| ApiError::validation(field, format!("unknown payment method '{code}'")))?;
     if method.status == catalog::STATUS_DOWN {
@@ -81,7 +82,7 @@ fn destination(
             recipient_id: None,
         },
     };
-    let method = method_for("to.code", &destination.code)?;
+    let method = method_for(stack, "to.code", &destination.code)?;
     let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
     if method.is_crypto() {
         if blank(&destination.address) {
@@ -114,9 +115,10 @@ fn usd_cents(stack: &Stack, currency: Currency, amount: i128) -> ApiResult<i128>
     let rate = stack
         .engine
         .mid_rate(currency.code, "USD")
-        .ok_or_else(|| ApiError::validation("from.currency", "no USD rate for this currency"))?;
+        .ok_or_else(|| ApiError::rates_unavailable(currency.code, "USD"))?;
     let amount = currency.to_decimal(amount).map_err(|e| money_error("from.amount", e))?;
-    let usd = convert_down(amount, rate, 6).unwrap_or_default();
+    let usd =
+        convert_down(amount, rate, 6).ok_or_else(|| ApiError::validation("from.amount", "is too large"))?;
     let cents = (usd * Decimal::from(100)).ceil();
     Ok(cents.mantissa() / 10i128.pow(cents.scale()))
 }
@@ -135,7 +137,7 @@ pub(crate) fn new_payout(
         from.parse(request.from.amount.as_str(), false).map_err(|e| money_error("from.amount", e))?;
     let snapshot = stack.engine.read()?;
     let to = destination(stack, &snapshot, organization, &request.to)?;
-    let method = method_for("to.code", &to.code)?;
+    let method = method_for(stack, "to.code", &to.code)?;
     let to_currency = currency("to.currency", request.to.currency.as_deref().unwrap_or(from.code))?;
     if to_currency.code != method.currency() {
         return Err(ApiError::validation(
@@ -268,7 +270,7 @@ pub(crate) fn new_collection(
     validate_reference(&request.external_reference)?;
     let currency = currency("currency", &request.currency)?;
     let amount = currency.parse(request.amount.as_str(), false).map_err(|e| money_error("amount", e))?;
-    let method = method_for("code", &request.code)?;
+    let method = method_for(stack, "code", &request.code)?;
     if method.currency() != currency.code {
         return Err(ApiError::validation(
             "currency",
@@ -313,8 +315,100 @@ pub(crate) const CRYPTO_CONFIRMATIONS_REQUIRED: u32 = 3;
 /// How long an order waits for funds, unscaled: 30 minutes.
 pub(crate) const ORDER_DEADLINE_MS: i64 = 30 * 60 * 1000;
 
-fn deposit_instructions(
+/// What the payer of an order is told to pay into. Live: only what the
+/// operator configured (a method with no route is refused, naming the
+/// field); the sandbox invents plausible details.
+async fn deposit_instructions(
     stack: &Stack,
+    method: &str,
+    currency: Currency,
+    chain: Option<&str>,
+    order_id_hint: &str,
+    owner: &str,
+) -> ApiResult<Value> {
+    if stack.kind == StackKind::Live {
+        return live_deposit_instructions(stack, method, currency, chain, order_id_hint, owner).await;
+    }
+    Ok(sandbox_deposit_instructions(method, currency, chain, order_id_hint))
+}
+
+async fn live_deposit_instructions(
+    stack: &Stack,
+    method: &str,
+    currency: Currency,
+    chain: Option<&str>,
+    reference: &str,
+    owner: &str,
+) -> ApiResult<Value> {
+    let not_offered = |what: String| {
+        ApiError::validation(
+            "from.method",
+            format!("{what} is not offered on live: the operator has configured no account to receive it"),
+        )
+    };
+    match method {
+        "bank_transfer" => {
+            let bank = stack
+                .receiving
+                .bank(currency.code)
+                .ok_or_else(|| not_offered(format!("bank transfer in {}", currency.code)))?;
+            let mut instructions = serde_json::json!({
+                "type": "bank_transfer",
+                "bankName": bank.bank_name,
+                "accountNumber": bank.account_number,
+                "accountName": bank.account_name,
+                "reference": reference,
+            });
+            if let Some(code) = &bank.bank_code {
+                instructions["bankCode"] = code.as_str().into();
+            }
+            if let Some(branch) = &bank.branch {
+                instructions["branch"] = branch.as_str().into();
+            }
+            Ok(instructions)
+        }
+        "crypto" => {
+            let chain = chain.unwrap_or_default();
+            let address = crate::domain::receiving::crypto_address(stack, currency.code, chain, owner)
+                .await?
+                .ok_or_else(|| {
+                    ApiError::validation(
+                        "from.chain",
+                        format!("{} on '{chain}' is not offered on live: the operator has configured no address for it", currency.code),
+                    )
+                })?;
+            Ok(serde_json::json!({
+                "type": "crypto",
+                "asset": currency.code,
+                "chain": chain,
+                "address": address,
+                "network": "mainnet",
+                "confirmationsRequired": CRYPTO_CONFIRMATIONS_REQUIRED,
+            }))
+        }
+        _ => {
+            let merchant = stack
+                .receiving
+                .mobile_money
+                .iter()
+                .find(|m| {
+                    stack
+                        .catalog
+                        .find_method(&m.method)
+                        .is_some_and(|method| method.currency() == currency.code)
+                })
+                .ok_or_else(|| not_offered(format!("mobile money in {}", currency.code)))?;
+            Ok(serde_json::json!({
+                "type": "mobile_money",
+                "instructions": format!("Pay {} on {} with the reference", merchant.merchant_name, merchant.method),
+                "merchantNumber": merchant.merchant_number,
+                "reference": reference,
+            }))
+        }
+    }
+}
+
+fn sandbox_deposit_instructions(
     method: &str,
     currency: Currency,
     chain: Option<&str>,
@@ -337,7 +431,7 @@ fn deposit_instructions(
                 "asset": currency.code,
                 "chain": chain,
                 "address": format!("0x{address}"),
-                "network": if stack.kind == StackKind::Sandbox { "testnet" } else { "mainnet" },
+                "network": "testnet",
                 "confirmationsRequired": CRYPTO_CONFIRMATIONS_REQUIRED,
             })
         }
@@ -350,7 +444,7 @@ fn deposit_instructions(
     }
 }
 
-pub(crate) fn new_order(
+pub(crate) async fn new_order(
     stack: &Stack,
     principal: &Principal,
     request: CreateOrder,
@@ -367,7 +461,7 @@ pub(crate) fn new_order(
     let chain = match (method, &request.from.chain) {
         ("crypto", None) => return Err(ApiError::validation("from.chain", "is required for crypto")),
         ("crypto", Some(chain)) => {
-            let known = catalog::shipped().stablecoins().iter().any(|m| {
+            let known = stack.catalog.stablecoins().iter().any(|m| {
                 m.currency() == from.code
                     && (m.chain.as_deref() == Some(chain) || m.chain_for(true) == Some(chain.as_str()))
             });
@@ -387,7 +481,7 @@ pub(crate) fn new_order(
     }
     let snapshot = stack.engine.read()?;
     let to = destination(stack, &snapshot, principal.organization(), &request.to)?;
-    let payout_method = method_for("to.code", &to.code)?;
+    let payout_method = method_for(stack, "to.code", &to.code)?;
     let to_currency =
         currency("to.currency", request.to.currency.as_deref().unwrap_or(payout_method.currency()))?;
     if to_currency.code != payout_method.currency() {
@@ -402,6 +496,8 @@ pub(crate) fn new_order(
     let now = stack.now_ms();
     let deadline = ((ORDER_DEADLINE_MS as f64) * stack.config.time_scale).round() as i64;
     let hint = sika_engine::ids::new_id("ref");
+    // A replayed request is given the same address, not another one.
+    let owner = format!("order/{}/{}", principal.organization(), request.external_reference);
     Ok(sika_engine::orders::NewOrder {
         organization: principal.organization().to_string(),
         from_method: method.to_string(),
@@ -410,7 +506,9 @@ pub(crate) fn new_order(
         from_chain: chain.clone(),
         to,
         to_currency: to_currency.code.to_string(),
-        deposit_instructions: deposit_instructions(stack, method, from, chain.as_deref(), &hint).to_string(),
+        deposit_instructions: deposit_instructions(stack, method, from, chain.as_deref(), &hint, &owner)
+            .await?
+            .to_string(),
         required_confirmations: if method == "crypto" { CRYPTO_CONFIRMATIONS_REQUIRED } else { 0 },
         external_reference: request.external_reference,
         metadata: Value::Object(request.metadata.unwrap_or_default()).to_string(),

@@ -7,10 +7,13 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use sika_engine::{Command, Engine};
 
 use crate::config::NodeConfig;
+use crate::domain::catalog::Catalog;
 use crate::domain::credentials::ApiKeyRecord;
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::identity::Identity;
 use crate::domain::ratelimit::RateLimiter;
+use crate::domain::rates::{self, Manual, RateBook, StoredTable};
+use crate::domain::settings::{Receiving, StackSettings};
 use crate::domain::webhooks::dispatcher::{self, DispatcherHandle};
 use crate::store::request_log::RequestLog;
 
@@ -69,6 +72,12 @@ pub(crate) struct Stack {
     pub config: Arc<NodeConfig>,
     pub rate_limiter: RateLimiter,
     pub request_log: RequestLog,
+    /// The shipped catalog with the operator's method overrides.
+    pub catalog: Catalog,
+    /// What live payers are told to pay into (empty on the sandbox).
+    pub receiving: Receiving,
+    /// The one source of this stack's rates (the engine reads it too).
+    pub rates: Arc<RateBook>,
     keys: RwLock<HashMap<[u8; 32], ApiKeyRecord>>,
     webhooks: OnceLock<DispatcherHandle>,
     last_verify: Mutex<Option<sika_api::admin::VerifyResult>>,
@@ -81,6 +90,8 @@ impl Stack {
         identity: Arc<Identity>,
         config: Arc<NodeConfig>,
         request_log: RequestLog,
+        settings: &StackSettings,
+        rates: Arc<RateBook>,
     ) -> Result<Stack, String> {
         let stack = Stack {
             kind,
@@ -89,11 +100,15 @@ impl Stack {
             rate_limiter: RateLimiter::new(config.rate_limit),
             config,
             request_log,
+            catalog: settings.catalog.clone().unwrap_or_else(|| crate::domain::catalog::shipped().clone()),
+            receiving: settings.receiving.clone(),
+            rates,
             keys: RwLock::new(HashMap::new()),
             webhooks: OnceLock::new(),
             last_verify: Mutex::new(None),
         };
         stack.load_keys().map_err(|e| format!("cannot load the {} keys: {}", kind.name(), e.message))?;
+        stack.load_rates().map_err(|e| format!("cannot load the {} rates: {}", kind.name(), e.message))?;
         Ok(stack)
     }
 
@@ -105,6 +120,18 @@ impl Stack {
             keys.insert(record.hash, record);
         }
         *self.keys.write().map_err(|_| ApiError::internal())? = keys;
+        Ok(())
+    }
+
+    /// The manual table an operator set through the admin API, which
+    /// replaces the configuration file's.
+    fn load_rates(&self) -> ApiResult<()> {
+        let (collection, id) = rates::STORED;
+        let stored: Option<StoredTable> =
+            crate::store::documents::load(&self.engine.read()?, collection, id)?;
+        if let Some(stored) = stored {
+            self.rates.set_manual(Manual::from_stored(&stored)?);
+        }
         Ok(())
     }
 

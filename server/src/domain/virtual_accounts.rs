@@ -1,6 +1,8 @@
 //! Virtual accounts: account details a customer pays into, one per
-//! customer. GHS accounts are opened at the partner bank and need the
-//! organization representative (live) or get a sandbox default (sandbox).
+//! customer. GHS accounts need the organization representative (live) or
+//! get a sandbox default (sandbox). On live each one is a real account
+//! from the operator's pool (`[[live.virtual_accounts]]`), given out once;
+//! the sandbox generates its numbers.
 
 use serde::{Deserialize, Serialize};
 use sika_api::virtual_accounts::CreateVirtualAccount;
@@ -86,13 +88,29 @@ pub(crate) async fn create(
     } else {
         "Sika Virtual Accounts".to_string()
     };
+    let id = sika_engine::ids::new_id("va");
+    let (account_number, bank_name, account_name) = if stack.kind == StackKind::Live {
+        if !stack.receiving.virtual_accounts.iter().any(|a| a.currency == currency.code) {
+            return Err(ApiError::validation(
+                "currency",
+                format!(
+                    "{} virtual accounts are not offered on live: the operator has configured no account pool for them",
+                    currency.code
+                ),
+            ));
+        }
+        let real = crate::domain::receiving::virtual_account(stack, currency.code, &id).await?;
+        (real.account_number, real.bank_name, real.account_name)
+    } else {
+        (account_number(), bank_name, request.account_name.unwrap_or(org_name))
+    };
     let account = VirtualAccount {
-        id: sika_engine::ids::new_id("va"),
+        id,
         organization: organization.to_string(),
         currency: currency.code.to_string(),
-        account_number: account_number(),
+        account_number,
         bank_name,
-        account_name: request.account_name.unwrap_or(org_name),
+        account_name,
         customer_reference: request.customer_reference,
         created_at: stack.now_ms(),
     };

@@ -94,7 +94,7 @@ pub(crate) fn render(
         body.push_str(&notice(title, text));
         return Ok((200, shell(&settings.title, accent, &body)));
     }
-    body.push_str(&form(id, settings, fixed, remaining, received));
+    body.push_str(&form(stack, id, settings, fixed, remaining, received));
     let data = json!({
         "id": id,
         "currency": settings.currency,
@@ -148,6 +148,7 @@ fn header(settings: &Settings) -> String {
 
 #[expect(clippy::too_many_lines)]
 fn form(
+    stack: &Stack,
     id: &str,
     settings: &Settings,
     fixed: Option<i128>,
@@ -205,7 +206,7 @@ fn form(
             req = if field.required { " data-required=\"true\"" } else { "" },
         ));
     }
-    let offered = offered_methods(settings);
+    let offered = offered_methods(stack, settings);
     out.push_str("<fieldset class=\"methods\"><legend>Pay with</legend>\n");
     if offered.is_empty() {
         out.push_str("<p>No payment method is available for this currency.</p>\n");
@@ -224,7 +225,7 @@ fn form(
     out.push_str("</fieldset>\n");
     if offered.contains(&"mobile_money") {
         out.push_str("<div class=\"details\" data-method=\"mobile_money\" hidden>\n<label for=\"network\">Network</label>\n<select id=\"network\" name=\"network\">\n");
-        for m in methods_of_kind(currency, "mobile_money") {
+        for m in methods_of_kind(stack, currency, "mobile_money") {
             out.push_str(&format!("<option value=\"{}\">{}</option>\n", escape(&m.code), escape(&m.name)));
         }
         out.push_str(
@@ -241,7 +242,7 @@ fn form(
     }
     if offered.contains(&"crypto") {
         out.push_str("<div class=\"details\" data-method=\"crypto\" hidden>\n<label for=\"coin\">Coin and network</label>\n<select id=\"coin\" name=\"coin\">\n");
-        for m in crypto_rails(settings) {
+        for m in crypto_rails(stack, settings) {
             out.push_str(&format!(
                 "<option value=\"{}|{}\">{}</option>\n",
                 escape(m.currency()),

@@ -1,5 +1,6 @@
 //! The wiring: opening the node, its listeners and stacks, the scheduler
 //! that drives jobs, and shutdown.
 
+pub(crate) mod feed;
 pub(crate) mod node;
 pub(crate) mod scheduler;

@@ -11,20 +11,23 @@ use tokio::net::TcpListener;
 use crate::config::NodeConfig;
 use crate::domain::credentials::{ApiKeyRecord, SpendCaps};
 use crate::domain::identity::{BootstrapCredentials, Identity, hash_secret, secret_token};
+use crate::domain::rates::RateBook;
+use crate::domain::settings::{self, FeedSettings};
 use crate::domain::stack::{Stack, StackKind};
 use crate::http::admin::{self, AdminState};
 use crate::store::request_log::RequestLog;
 
-fn engine_config(config: &NodeConfig, kind: StackKind) -> EngineConfig {
+fn engine_config(config: &NodeConfig, kind: StackKind, rates: &Arc<RateBook>) -> EngineConfig {
     let mut engine = EngineConfig::new(Some(config.data_dir.join(kind.database_file())));
     engine.quote_ttl_ms = config.quote_ttl.as_millis() as i64;
     engine.spread_bps = config.spread_bps;
+    engine.rates = rates.source();
     engine
 }
 
-fn open_engine(config: &NodeConfig, kind: StackKind) -> Result<Engine, String> {
+fn open_engine(config: &NodeConfig, kind: StackKind, rates: &Arc<RateBook>) -> Result<Engine, String> {
     let path = config.data_dir.join(kind.database_file());
-    Engine::open(engine_config(config, kind)).map_err(|e| {
+    Engine::open(engine_config(config, kind, rates)).map_err(|e| {
         if e.to_string().contains("already open") || e.to_string().contains("DatabaseAlreadyOpen") {
             format!(
                 "the database {} is locked: another sika process is using this data directory",
@@ -34,6 +37,24 @@ fn open_engine(config: &NodeConfig, kind: StackKind) -> Result<Engine, String> {
             format!("cannot open {}: {e}", path.display())
         }
     })
+}
+
+/// The node's settings from the `[node]` table (flags laid over the
+/// file's) and the rest of the file, checked in full: every problem, one
+/// line each naming its key, or settings the node can run with.
+pub fn configure(
+    node: crate::config::NodeTable,
+    file: crate::config::ConfigFile,
+) -> Result<NodeConfig, Vec<String>> {
+    let operator = settings::resolve(&file).err().unwrap_or_default();
+    match NodeConfig::resolve(node, file) {
+        Ok(config) if operator.is_empty() => Ok(config),
+        Ok(_) => Err(operator),
+        Err(mut problems) => {
+            problems.extend(operator);
+            Err(problems)
+        }
+    }
 }
 
 /// Initialises an empty data directory. Fails if it is already initialised.
@@ -62,7 +83,9 @@ pub fn init(config: &NodeConfig) -> Result<BootstrapCredentials, String> {
             revoked_at: None,
             created_at: now,
         };
-        let engine = open_engine(config, kind)?;
+        // Initialising converts nothing: the book is the sandbox default.
+        let rates = Arc::new(RateBook::new(&settings::RateSettings::default(), true, Arc::new(|| 0)));
+        let engine = open_engine(config, kind, &rates)?;
         let body = crate::store::documents::encode(&record);
         engine
             .execute_blocking(sika_engine::Command::PutDocument {
@@ -106,21 +129,39 @@ pub(crate) struct Node {
     pub live: Arc<Stack>,
     pub sandbox: Arc<Stack>,
     pub identity: Arc<Identity>,
+    /// The rate feed both stacks read, when one is configured.
+    feed: Option<FeedSettings>,
 }
 
 impl Node {
     pub(crate) fn open(config: NodeConfig) -> Result<Node, String> {
         let config = Arc::new(config);
         let identity = Arc::new(Identity::open(&config.data_dir)?);
+        let settings = settings::resolve(&config.file).map_err(|problems| problems.join("; "))?;
         let open_stack = |kind: StackKind| -> Result<Arc<Stack>, String> {
-            let engine = open_engine(&config, kind)?;
+            let clock: Arc<dyn Fn() -> i64 + Send + Sync> =
+                Arc::new(|| chrono::Utc::now().timestamp_millis());
+            let rates = Arc::new(RateBook::new(&settings.rates, kind == StackKind::Sandbox, clock));
+            let engine = open_engine(&config, kind, &rates)?;
             let log_path = config.data_dir.join(format!("{}-requests.redb", kind.name()));
             let log = RequestLog::open(&log_path, config.request_log_retention)?;
-            Ok(Arc::new(Stack::new(kind, engine, identity.clone(), config.clone(), log)?))
+            let stack_settings = match kind {
+                StackKind::Live => &settings.live,
+                StackKind::Sandbox => &settings.sandbox,
+            };
+            Ok(Arc::new(Stack::new(
+                kind,
+                engine,
+                identity.clone(),
+                config.clone(),
+                log,
+                stack_settings,
+                rates,
+            )?))
         };
         let live = open_stack(StackKind::Live)?;
         let sandbox = open_stack(StackKind::Sandbox)?;
-        Ok(Node { live, sandbox, identity })
+        Ok(Node { live, sandbox, identity, feed: settings.rates.feed })
     }
 
     /// Starts the webhook dispatchers (inside a Tokio runtime).
@@ -128,6 +169,12 @@ impl Node {
         for stack in [&self.live, &self.sandbox] {
             stack.start_webhooks()?;
             crate::runtime::scheduler::spawn(stack.clone());
+        }
+        if let Some(feed) = &self.feed {
+            crate::runtime::feed::spawn(
+                feed.clone(),
+                vec![self.live.rates.clone(), self.sandbox.rates.clone()],
+            );
         }
         Ok(())
     }

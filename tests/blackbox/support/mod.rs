@@ -37,7 +37,14 @@ pub struct Options {
     pub rate_limit: Option<u32>,
     pub quote_ttl: Option<String>,
     pub trusted_proxies: Option<String>,
+    /// The configuration file; `None` is the repository's
+    /// `sika.example.toml` (live rates, receiving routes), `Some("")` none.
+    pub config: Option<String>,
 }
+
+/// The example configuration every node runs with unless a test says
+/// otherwise: the live stack gets the sandbox's rates and example routes.
+pub const EXAMPLE_CONFIG: &str = include_str!("../../../sika.example.toml");
 
 impl Options {
     /// A rate limit high enough that no functional test ever meets it.
@@ -165,6 +172,12 @@ impl Node {
         }
         if let Some(p) = &options.trusted_proxies {
             env.push(("SIKA_TRUSTED_PROXIES", p.clone()));
+        }
+        let config = options.config.as_deref().unwrap_or(EXAMPLE_CONFIG);
+        if !config.is_empty() {
+            let path = temp.path().join("sika.toml");
+            std::fs::write(&path, config).map_err(|e| e.to_string())?;
+            env.push(("SIKA_CONFIG", path.display().to_string()));
         }
         let command = |args: &[&str]| {
             let mut c = Command::new(env!("CARGO_BIN_EXE_sika"));
@@ -837,21 +850,31 @@ pub fn millis(at: &Value) -> i64 {
         .timestamp_millis()
 }
 
-/// A timeline resource (payout, collection, order) as its GET showed it
-/// when `event` was committed, given a later GET of it in the same state:
-/// the webhook entries recorded at or after the event's `createdAt` (to the
-/// millisecond) removed.
-/// That is what the event's `data` must be.
-pub fn as_of_event(resource: &Value, event: &Value) -> Value {
+/// Checks an event's `data` against a later GET of the same resource in
+/// the same state: it is that GET as of the event's `createdAt`. The
+/// state and every non-webhook entry match exactly; the webhook entries
+/// are those recorded before the event (to the millisecond): every
+/// delivery scheduled before it is there, and each attempt shown is one
+/// the GET shows before it (an attempt that finished in the moment the
+/// event was committed may have been recorded just after it).
+pub fn assert_data_as_of_event(event: &Value, later: &Value) {
     let committed = millis(&event["createdAt"]);
-    let mut r = resource.clone();
-    let kept: Vec<Value> = r["timeline"]
-        .as_array()
-        .expect("a timeline")
-        .iter()
-        .filter(|e| e["kind"] != "webhook" || millis(&e["at"]) < committed)
-        .cloned()
-        .collect();
-    r["timeline"] = Value::Array(kept);
-    r
+    let data = &event["data"];
+    let webhook = |e: &&Value| e["kind"] == "webhook";
+    let split = |resource: &Value| -> (Value, Vec<Value>) {
+        let mut rest = resource.clone();
+        let entries = resource["timeline"].as_array().expect("a timeline").clone();
+        rest["timeline"] = Value::Array(entries.iter().filter(|e| !webhook(e)).cloned().collect());
+        (rest, entries.iter().filter(webhook).cloned().collect())
+    };
+    let (data_rest, data_hooks) = split(data);
+    let (later_rest, later_hooks) = split(later);
+    assert_eq!(data_rest, later_rest, "the event's data is the resource as its GET shows it");
+    let before: Vec<&Value> = later_hooks.iter().filter(|e| millis(&e["at"]) < committed).collect();
+    for entry in &data_hooks {
+        assert!(before.contains(&entry), "{entry} is a delivery entry the GET shows before the event");
+    }
+    for entry in before.iter().filter(|e| e["title"].as_str().is_some_and(|t| t.ends_with(" scheduled"))) {
+        assert!(data_hooks.contains(entry), "{entry} was scheduled before the event, so its data shows it");
+    }
 }

@@ -20,7 +20,7 @@ use crate::domain::catalog::{self, Method};
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::instructions::collection_rail;
 use crate::domain::render::AmountInput;
-use crate::domain::stack::Stack;
+use crate::domain::stack::{Stack, StackKind};
 
 /// How long a session waits for the payer (scaled by `--time-scale`, like
 /// every other deadline).
@@ -41,22 +41,29 @@ pub(crate) struct PayRequest {
 }
 
 /// The methods the hosted page offers for a link's settings: GHS stays on
-/// mobile money; each method needs a rail for the currency.
-pub(crate) fn offered_methods(settings: &super::Settings) -> Vec<&'static str> {
+/// mobile money; each method needs a rail for the currency and, on live, a
+/// receiving route the operator configured.
+pub(crate) fn offered_methods(stack: &Stack, settings: &super::Settings) -> Vec<&'static str> {
     super::METHODS
         .into_iter()
         .filter(|m| settings.allowed_methods.iter().any(|a| a == m))
         .filter(|m| settings.currency != "GHS" || *m == "mobile_money")
         .filter(|m| match *m {
-            "crypto" => true,
-            kind => !methods_of_kind(&settings.currency, kind).is_empty(),
+            "crypto" => !crypto_rails(stack, settings).is_empty(),
+            kind => !methods_of_kind(stack, &settings.currency, kind).is_empty(),
         })
         .collect()
 }
 
-/// Catalog methods of `kind` collecting `currency`.
-pub(crate) fn methods_of_kind(currency: &str, kind: &str) -> Vec<&'static Method> {
-    catalog::shipped()
+/// The stack's methods of `kind` collecting `currency` that are not down;
+/// on live, bank transfer only where the operator configured an account.
+pub(crate) fn methods_of_kind<'s>(stack: &'s Stack, currency: &str, kind: &str) -> Vec<&'s Method> {
+    let live = stack.kind == StackKind::Live;
+    if live && kind == "bank_transfer" && stack.receiving.bank(currency).is_none() {
+        return Vec::new();
+    }
+    stack
+        .catalog
         .countries()
         .iter()
         .filter(|c| c.currency == currency)
@@ -65,14 +72,20 @@ pub(crate) fn methods_of_kind(currency: &str, kind: &str) -> Vec<&'static Method
         .collect()
 }
 
-/// The stablecoin rails a link accepts.
-pub(crate) fn crypto_rails(settings: &super::Settings) -> Vec<&'static Method> {
-    catalog::shipped()
+/// The stablecoin rails a link accepts; on live, only those the operator
+/// configured a receiving route for.
+pub(crate) fn crypto_rails<'s>(stack: &'s Stack, settings: &super::Settings) -> Vec<&'s Method> {
+    let live = stack.kind == StackKind::Live;
+    stack
+        .catalog
         .stablecoins()
         .iter()
         .filter(|m| {
             let asset = m.currency();
-            CRYPTO_ASSETS.contains(&asset)
+            let routed = !live || stack.receiving.crypto(asset, m.chain.as_deref().unwrap_or("")).is_some();
+            routed
+                && m.status != catalog::STATUS_DOWN
+                && CRYPTO_ASSETS.contains(&asset)
                 && settings.allowed_crypto_assets.as_ref().is_none_or(|list| list.iter().any(|a| a == asset))
         })
         .collect()
@@ -138,7 +151,10 @@ pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> A
             .ok_or_else(|| ApiError::not_found(format!("payment link '{target}' not found")))?
     };
     let is_new_link = documents.len() == 1;
-    let (session, custom_values) = build_session(stack, &snapshot, &link, &request, now)?;
+    let (mut session, custom_values) = build_session(stack, &snapshot, &link, &request, now)?;
+    if session.method == "crypto" && session.payer.is_empty() {
+        claim_live_address(stack, &mut session).await?;
+    }
     if is_new_link {
         let mut link = link.clone();
         link.custom_values = custom_values;
@@ -177,6 +193,29 @@ pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> A
         webhooks.wake();
     }
     Ok((link.id, session.id))
+}
+
+/// Gives a live crypto session its own address from the operator's route.
+async fn claim_live_address(stack: &Stack, session: &mut Session) -> ApiResult<()> {
+    let chain = session.chain.clone().unwrap_or_default();
+    let address =
+        crate::domain::receiving::crypto_address(stack, &session.origin_currency, &chain, &session.id)
+            .await?
+            .ok_or_else(|| {
+                ApiError::validation(
+                    "chain",
+                    format!("{} on '{chain}' is not accepted here", session.origin_currency),
+                )
+            })?;
+    session.payer = address.clone();
+    if let Some(instructions) = &mut session.instructions {
+        for (key, value) in &mut instructions.fields {
+            if key == "address" {
+                value.clone_from(&address);
+            }
+        }
+    }
+    Ok(())
 }
 
 #[expect(clippy::too_many_lines)]
@@ -235,7 +274,7 @@ fn build_session(
             custom_values.push((field.name.clone(), value));
         }
     }
-    let offered = offered_methods(settings);
+    let offered = offered_methods(stack, settings);
     let method =
         request.method.as_deref().ok_or_else(|| ApiError::validation("method", "choose how to pay"))?;
     if !offered.contains(&method) {
@@ -271,7 +310,7 @@ fn build_session(
     let sandbox = stack.kind == crate::domain::stack::StackKind::Sandbox;
     match method {
         "mobile_money" => {
-            let networks = methods_of_kind(currency.code, "mobile_money");
+            let networks = methods_of_kind(stack, currency.code, "mobile_money");
             let network = request.network.as_deref().unwrap_or("");
             let rail = networks
                 .iter()
@@ -297,22 +336,30 @@ fn build_session(
             session.payer = phone;
         }
         "bank_transfer" => {
-            let rail =
-                methods_of_kind(currency.code, "bank_transfer").into_iter().next().ok_or_else(|| {
-                    ApiError::validation("method", "bank transfer is not available for this currency")
-                })?;
-            let account_number = digits_from(&id, 10);
+            let rail = methods_of_kind(stack, currency.code, "bank_transfer").into_iter().next().ok_or_else(
+                || ApiError::validation("method", "bank transfer is not available for this currency"),
+            )?;
+            // Live: the operator's account, told apart by the reference.
+            let (bank_name, account_number, account_name) = match stack.receiving.bank(currency.code) {
+                _ if sandbox => ("Sika Sandbox Bank".to_string(), digits_from(&id, 10), business),
+                Some(bank) => {
+                    (bank.bank_name.clone(), bank.account_number.clone(), bank.account_name.clone())
+                }
+                None => {
+                    return Err(ApiError::validation(
+                        "method",
+                        "bank transfer is not available for this currency",
+                    ));
+                }
+            };
             session.code = rail.code.clone();
             session.payer = format!("bank transfer to {account_number}");
             session.instructions = Some(Instructions {
                 kind: "bank_transfer".into(),
                 fields: vec![
-                    (
-                        "bankName".into(),
-                        if sandbox { "Sika Sandbox Bank".into() } else { "Sika Partner Bank".into() },
-                    ),
+                    ("bankName".into(), bank_name),
                     ("accountNumber".into(), account_number),
-                    ("accountName".into(), business),
+                    ("accountName".into(), account_name),
                     ("reference".into(), id.clone()),
                     ("amount".into(), currency.format(amount)),
                     ("currency".into(), currency.code.to_string()),
@@ -320,7 +367,7 @@ fn build_session(
             });
         }
         "crypto" => {
-            let rails = crypto_rails(settings);
+            let rails = crypto_rails(stack, settings);
             let asset = request.asset.as_deref().unwrap_or("USDC").to_ascii_uppercase();
             let chain = request.chain.as_deref().unwrap_or("");
             let rail = rails
@@ -340,7 +387,8 @@ fn build_session(
                 .from_decimal(origin, false)
                 .map_err(|e| ApiError::validation("amount", e.to_string()))?;
             let network = rail.chain_for(sandbox).unwrap_or("").to_string();
-            let address = format!("0x{}", hex_from(&id, 40));
+            // Live: claimed from the operator's route once the session is built.
+            let address = if sandbox { format!("0x{}", hex_from(&id, 40)) } else { String::new() };
             session.code = rail.code.clone();
             session.chain = rail.chain.clone();
             session.payer = address.clone();

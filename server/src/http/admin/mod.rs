@@ -33,6 +33,7 @@ use sika_engine::{Command, Outcome};
 
 mod activity;
 mod ledger;
+mod rates;
 mod webhooks;
 
 pub(crate) struct AdminState {
@@ -63,6 +64,7 @@ pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
         .routes(routes!(reinstate))
         .routes(routes!(accounts))
         .routes(routes!(ledger::verify))
+        .routes(routes!(rates::read, rates::replace))
         .routes(routes!(activity::payouts))
         .routes(routes!(activity::payout))
         .routes(routes!(activity::collections))

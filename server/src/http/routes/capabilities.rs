@@ -1,17 +1,16 @@
 //! `/v1/capabilities`: the payment methods of each country, from the
-//! catalog shipped with the node, served through a utoipa-axum router
-//! (`sika_api::capabilities`).
+//! catalog shipped with the node with the operator's per-stack overrides
+//! (status, limits) applied.
 
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::Path;
+use axum::extract::{Path, State};
 use sika_api::capabilities::{Method, MethodEnvelope};
 use sika_api::{ErrorBody, ListPage, Refusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::catalog;
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::principal::Principal;
 use crate::domain::stack::Stack;
@@ -38,12 +37,16 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
         Refusals,
     )
 )]
-async fn country(Path(country): Path<String>, principal: Principal) -> ApiResult<Json<ListPage<Method>>> {
+async fn country(
+    State(stack): State<Arc<Stack>>,
+    Path(country): Path<String>,
+    principal: Principal,
+) -> ApiResult<Json<ListPage<Method>>> {
     principal.require("capabilities:read")?;
-    let methods = catalog::shipped().methods_for(&country).ok_or_else(|| {
+    let methods = stack.catalog.methods_for(&country).ok_or_else(|| {
         ApiError::not_found(format!("no payment methods are known for country '{country}'"))
     })?;
-    let data = methods.into_iter().map(catalog::Method::render).collect();
+    let data = methods.into_iter().map(|m| m.render()).collect();
     Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
 }
 
@@ -70,11 +73,13 @@ async fn country(Path(country): Path<String>, principal: Principal) -> ApiResult
     )
 )]
 async fn method(
+    State(stack): State<Arc<Stack>>,
     Path((country, code)): Path<(String, String)>,
     principal: Principal,
 ) -> ApiResult<Json<MethodEnvelope>> {
     principal.require("capabilities:read")?;
-    let method = catalog::shipped()
+    let method = stack
+        .catalog
         .method(&country, &code)
         .ok_or_else(|| ApiError::not_found(format!("method '{code}' is not available in '{country}'")))?;
     Ok(Json(MethodEnvelope { method: method.render() }))

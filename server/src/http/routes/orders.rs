@@ -57,7 +57,7 @@ async fn create(
     principal.require("orders:write")?;
     let print = fingerprint(&raw);
     let request: CreateOrder = from_value(raw)?;
-    let new = new_order(&stack, &principal, request, print)?;
+    let new = new_order(&stack, &principal, request, print).await?;
     let applied = stack.engine.execute(Command::CreateOrder(new)).await?;
     let Outcome::Order(order) = applied.outcome else { return Err(ApiError::internal()) };
     if let Ok(webhooks) = stack.webhooks() {

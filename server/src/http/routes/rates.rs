@@ -40,7 +40,8 @@ pub(super) fn currency_param(field: &str, code: &str) -> ApiResult<Currency> {
     security(("bearer" = ["rates:read"])),
     responses(
         (status = 200, description = "The rate", body = RateEnvelope),
-        (status = 400, description = "An unknown currency, the same currency twice or no rate between them (`validation_error`), or an unknown `sika-version` header", body = ErrorBody),
+        (status = 400, description = "An unknown currency or the same currency twice (`validation_error`), or an unknown `sika-version` header", body = ErrorBody),
+        (status = 503, description = "No current rate for the pair (`rates_unavailable`, `details.pair`): none is configured or the feed is stale", body = ErrorBody),
         Refusals,
     )
 )]
@@ -56,7 +57,10 @@ async fn rate(
         return Err(ApiError::validation("destination", "must differ from origin"));
     }
     let rate = stack.engine.rate(from.code, to.code)?;
-    let mid = stack.engine.mid_rate(from.code, to.code).unwrap_or_default();
+    let mid = stack
+        .engine
+        .mid_rate(from.code, to.code)
+        .ok_or_else(|| ApiError::rates_unavailable(from.code, to.code))?;
     Ok(Json(RateEnvelope {
         rate: Rate {
             origin: from.code.to_string(),

@@ -1,4 +1,9 @@
-//! The node's settings, filled from the command line and environment.
+//! The node's settings, filled from the command line, the environment and
+//! the configuration file (`file`), in that order of precedence.
+
+pub mod file;
+
+pub use file::{ConfigFile, NodeTable};
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -28,6 +33,9 @@ pub struct NodeConfig {
     /// `http://<listen address>`.
     pub live_public_url: Option<String>,
     pub sandbox_public_url: Option<String>,
+    /// The configuration file's operator settings (rates, methods,
+    /// receiving routes); empty without `--config`.
+    pub file: file::ConfigFile,
 }
 
 impl NodeConfig {
@@ -46,7 +54,64 @@ impl NodeConfig {
             allow_private_webhooks: false,
             live_public_url: None,
             sandbox_public_url: None,
+            file: file::ConfigFile::default(),
         }
+    }
+}
+
+impl NodeConfig {
+    /// The settings `node` (the file's `[node]` with the flags laid over
+    /// it) and `file` make, every unset one at its default; or every
+    /// problem, one line each, naming the key.
+    pub fn resolve(node: NodeTable, file: ConfigFile) -> Result<NodeConfig, Vec<String>> {
+        let mut problems = Vec::new();
+        let mut config =
+            NodeConfig::for_data_dir(node.data_dir.unwrap_or_else(|| PathBuf::from("./sika-data")));
+        config.live_addr = node.live_addr.unwrap_or(config.live_addr);
+        config.sandbox_addr = node.sandbox_addr.unwrap_or(config.sandbox_addr);
+        config.admin_addr = node.admin_addr.unwrap_or(config.admin_addr);
+        if let Some(scale) = node.time_scale {
+            if scale.is_finite() && scale > 0.0 {
+                config.time_scale = scale;
+            } else {
+                problems.push("node.time_scale (--time-scale): must be a positive number".to_string());
+            }
+        }
+        if let Some(ttl) = &node.quote_ttl {
+            match parse_duration(ttl) {
+                Ok(ttl) => config.quote_ttl = ttl,
+                Err(e) => problems.push(format!("node.quote_ttl (--quote-ttl): {e}")),
+            }
+        }
+        match node.rate_limit {
+            Some(0) => problems.push("node.rate_limit (--rate-limit): must be at least 1".to_string()),
+            Some(limit) => config.rate_limit = limit,
+            None => {}
+        }
+        config.trusted_proxies = node.trusted_proxies.unwrap_or_default();
+        config.allow_private_webhooks = node.allow_private_webhooks.unwrap_or(false);
+        config.request_log_retention =
+            node.request_log_retention.unwrap_or(config.request_log_retention).max(1);
+        for (key, url, slot) in [
+            ("node.live_public_url (--live-public-url)", node.live_public_url, &mut config.live_public_url),
+            (
+                "node.sandbox_public_url (--sandbox-public-url)",
+                node.sandbox_public_url,
+                &mut config.sandbox_public_url,
+            ),
+        ] {
+            match url {
+                Some(url) if !(url.starts_with("http://") || url.starts_with("https://")) => {
+                    problems.push(format!("{key}: must start with http:// or https://"));
+                }
+                url => *slot = url.map(|u| u.trim_end_matches('/').to_string()),
+            }
+        }
+        if let Some(bps) = file.pricing.spread_bps {
+            config.spread_bps = bps;
+        }
+        config.file = file;
+        if problems.is_empty() { Ok(config) } else { Err(problems) }
     }
 }
 

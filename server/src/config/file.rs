@@ -1,0 +1,278 @@
+//! The configuration file (`--config`, TOML) as it is written: every key
+//! an operator can set, read strictly (an unknown key is a problem, not
+//! silence). Checking values against the catalog and turning them into the
+//! settings the node runs with is `domain::settings`'s work; this module
+//! only reads the file and resolves the `[node]` table, which flags and
+//! environment variables override.
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The whole file. Every table is optional.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    #[serde(default)]
+    pub node: NodeTable,
+    #[serde(default)]
+    pub pricing: PricingTable,
+    #[serde(default)]
+    pub rates: RatesTable,
+    #[serde(default)]
+    pub live: LiveTable,
+    #[serde(default)]
+    pub sandbox: SandboxTable,
+}
+
+/// `[node]`: the same settings as the command line's flags, which win.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeTable {
+    pub data_dir: Option<PathBuf>,
+    pub live_addr: Option<SocketAddr>,
+    pub sandbox_addr: Option<SocketAddr>,
+    pub admin_addr: Option<SocketAddr>,
+    pub time_scale: Option<f64>,
+    /// A duration like `30s`.
+    pub quote_ttl: Option<String>,
+    pub rate_limit: Option<u32>,
+    pub trusted_proxies: Option<Vec<IpAddr>>,
+    pub allow_private_webhooks: Option<bool>,
+    pub request_log_retention: Option<u64>,
+    pub live_public_url: Option<String>,
+    pub sandbox_public_url: Option<String>,
+}
+
+/// `[pricing]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PricingTable {
+    /// The FX margin taken off the mid rate, in basis points (default 100).
+    pub spread_bps: Option<u32>,
+}
+
+/// `[rates]`: a manual table and/or a feed; both stacks use them.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RatesTable {
+    /// `[rates.usd]`: units of each currency per one US dollar.
+    #[serde(default)]
+    pub usd: BTreeMap<String, Amount>,
+    /// `[rates.feed]`.
+    pub feed: Option<FeedTable>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedTable {
+    pub url: String,
+    /// How often it is polled (default `60s`).
+    pub interval: Option<String>,
+    /// How old its `asOf` may be before its rates are refused (default `10m`).
+    pub max_age: Option<String>,
+}
+
+/// `[live]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LiveTable {
+    /// `[live.methods.<code>]`.
+    #[serde(default)]
+    pub methods: BTreeMap<String, MethodTable>,
+    /// `[live.receiving]`: what payers are told to pay into.
+    #[serde(default)]
+    pub receiving: ReceivingTable,
+    /// `[[live.virtual_accounts]]`: real accounts, each given to one
+    /// virtual account.
+    #[serde(default)]
+    pub virtual_accounts: Vec<BankTable>,
+}
+
+/// `[sandbox]`: the sandbox generates its receiving details, so only
+/// methods can be set.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxTable {
+    #[serde(default)]
+    pub methods: BTreeMap<String, MethodTable>,
+}
+
+/// `[<stack>.methods.<code>]`: unset keys keep the catalog's values.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MethodTable {
+    pub status: Option<String>,
+    pub min: Option<Amount>,
+    pub max: Option<Amount>,
+    pub fee_fixed: Option<Amount>,
+    /// A percentage, like `"1.5"` for 1.5 %.
+    pub fee_percent: Option<Amount>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReceivingTable {
+    /// `[[live.receiving.bank]]`: one account per currency.
+    #[serde(default)]
+    pub bank: Vec<BankTable>,
+    /// `[[live.receiving.crypto]]`: one route per asset and chain.
+    #[serde(default)]
+    pub crypto: Vec<CryptoTable>,
+    /// `[[live.receiving.mobile_money]]`: a merchant number per method.
+    #[serde(default)]
+    pub mobile_money: Vec<MobileMoneyTable>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BankTable {
+    pub currency: String,
+    pub bank_name: String,
+    pub account_name: String,
+    pub account_number: String,
+    pub bank_code: Option<String>,
+    pub branch: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CryptoTable {
+    pub asset: String,
+    pub chain: String,
+    /// A BIP32 extended public key; each payment gets the address at `0/<index>`.
+    pub xpub: Option<String>,
+    /// A pool of addresses, each given to one payment.
+    pub addresses: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MobileMoneyTable {
+    /// The method code, like `mtn_gh`.
+    pub method: String,
+    pub merchant_number: String,
+    pub merchant_name: String,
+}
+
+impl NodeTable {
+    /// This table with every key `over` sets replaced by `over`'s value:
+    /// flags and environment variables over the file.
+    pub fn overlay(self, over: NodeTable) -> NodeTable {
+        NodeTable {
+            data_dir: over.data_dir.or(self.data_dir),
+            live_addr: over.live_addr.or(self.live_addr),
+            sandbox_addr: over.sandbox_addr.or(self.sandbox_addr),
+            admin_addr: over.admin_addr.or(self.admin_addr),
+            time_scale: over.time_scale.or(self.time_scale),
+            quote_ttl: over.quote_ttl.or(self.quote_ttl),
+            rate_limit: over.rate_limit.or(self.rate_limit),
+            trusted_proxies: over.trusted_proxies.or(self.trusted_proxies),
+            allow_private_webhooks: over.allow_private_webhooks.or(self.allow_private_webhooks),
+            request_log_retention: over.request_log_retention.or(self.request_log_retention),
+            live_public_url: over.live_public_url.or(self.live_public_url),
+            sandbox_public_url: over.sandbox_public_url.or(self.sandbox_public_url),
+        }
+    }
+}
+
+/// A decimal written as a string (`"15.50"`) or an integer. Floats are
+/// refused: `15.1` in TOML is a binary fraction, not the number written.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Amount {
+    Text(String),
+    Integer(i64),
+    Float(f64),
+}
+
+impl Amount {
+    /// The decimal, or why it is not one.
+    pub fn decimal(&self) -> Result<rust_decimal::Decimal, String> {
+        match self {
+            Amount::Text(text) => {
+                text.trim().parse().map_err(|_| format!("'{text}' is not a decimal number"))
+            }
+            Amount::Integer(n) => Ok((*n).into()),
+            Amount::Float(f) => Err(format!("write {f} as a string (\"{f}\") so it is exact")),
+        }
+    }
+}
+
+impl ConfigFile {
+    /// Reads and parses `path`; a problem names the key (and line) it is about.
+    pub fn load(path: &Path) -> Result<ConfigFile, Vec<String>> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| vec![format!("{}: cannot read it: {e}", path.display())])?;
+        ConfigFile::parse(&text)
+    }
+
+    pub fn parse(text: &str) -> Result<ConfigFile, Vec<String>> {
+        toml::from_str(text).map_err(|e| vec![describe(text, &e)])
+    }
+}
+
+/// One line for a TOML error: where (line and the key there), then what.
+fn describe(text: &str, error: &toml::de::Error) -> String {
+    let message = error.message().trim().replace('\n', " ");
+    match error.span() {
+        Some(span) => {
+            let (before, after) = text.split_at_checked(span.start).unwrap_or((text, ""));
+            let line = before.matches('\n').count() + 1;
+            let key = after.split(['=', '\n']).next().unwrap_or("").trim();
+            format!("line {line} ({key}): {message}")
+        }
+        None => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_file_is_every_default() {
+        let file = ConfigFile::parse("").unwrap();
+        assert!(file.rates.usd.is_empty() && file.rates.feed.is_none());
+        assert!(file.live.receiving.bank.is_empty());
+    }
+
+    #[test]
+    fn unknown_keys_and_floats_are_problems() {
+        let problems = ConfigFile::parse("[pricing]\nspread = 100\n").unwrap_err();
+        assert!(problems[0].contains("spread"), "{problems:?}");
+        let file = ConfigFile::parse("[rates.usd]\nGHS = 15.1\nNGN = \"1550\"\nKES = 130\n").unwrap();
+        assert!(file.rates.usd["GHS"].decimal().unwrap_err().contains("as a string"));
+        assert_eq!(file.rates.usd["NGN"].decimal().unwrap(), rust_decimal::Decimal::from(1550));
+        assert_eq!(file.rates.usd["KES"].decimal().unwrap(), rust_decimal::Decimal::from(130));
+    }
+
+    #[test]
+    fn the_pinned_tables_read() {
+        let text = r#"
+            [rates.feed]
+            url = "https://rates.example/usd.json"
+            interval = "60s"
+            max_age = "10m"
+            [live.methods.mtn_gh]
+            status = "down"
+            fee_percent = "1.5"
+            [[live.receiving.bank]]
+            currency = "NGN"
+            bank_name = "Zenith"
+            account_name = "Acme Ltd"
+            account_number = "1234567890"
+            [[live.receiving.crypto]]
+            asset = "USDC"
+            chain = "base"
+            addresses = ["0x52908400098527886E0F7030069857D2E4169EE7"]
+        "#;
+        let file = ConfigFile::parse(text).unwrap();
+        assert_eq!(file.live.methods["mtn_gh"].status.as_deref(), Some("down"));
+        assert_eq!(file.live.receiving.bank[0].account_number, "1234567890");
+        assert_eq!(file.live.receiving.crypto[0].addresses.as_ref().unwrap().len(), 1);
+        assert_eq!(file.rates.feed.unwrap().max_age.as_deref(), Some("10m"));
+    }
+}

@@ -1,0 +1,73 @@
+//! A stack's rates for the operator: the table in effect with each rate's
+//! source and age, and replacing the manual table at runtime.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use sika_api::ErrorBody;
+use sika_api::admin::{AdminRefusals, ReplaceRates, StackPath, StackRatesEnvelope};
+
+use super::AdminState;
+use crate::domain::error::ApiResult;
+use crate::domain::rates;
+use crate::http::extract::ApiJson;
+
+/// A stack's rates, each with its source and age
+///
+/// Units of each currency per one US dollar, with where each comes from
+/// (`config`, `admin`, `feed`, or on an unconfigured sandbox `builtin`)
+/// and, when a feed is configured, how polling it goes. A currency whose
+/// only source is a stale feed shows `rate: null`: it is refused with
+/// `503 rates_unavailable` until the feed recovers.
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/rates",
+    tag = "rates",
+    operation_id = "getStackRates",
+    security(("operator" = [])),
+    params(StackPath),
+    responses(
+        (status = 200, description = "The stack's rates", body = StackRatesEnvelope),
+        (status = 404, description = "Unknown stack", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+pub(super) async fn read(
+    State(state): State<Arc<AdminState>>,
+    Path(stack): Path<String>,
+) -> ApiResult<Json<StackRatesEnvelope>> {
+    let stack = state.stack(&stack)?;
+    Ok(Json(StackRatesEnvelope { rates: rates::view(stack) }))
+}
+
+/// Replace a stack's manual rate table
+///
+/// The new table is stored durably and replaces the configuration file's
+/// `[rates.usd]` (also after a restart). Its rates win over the feed's for
+/// the currencies it lists; the others keep coming from the feed.
+#[utoipa::path(
+    put,
+    path = "/admin/v1/{stack}/rates",
+    tag = "rates",
+    operation_id = "replaceStackRates",
+    security(("operator" = [])),
+    params(StackPath),
+    request_body = ReplaceRates,
+    responses(
+        (status = 200, description = "The stack's rates after the change", body = StackRatesEnvelope),
+        (status = 400, description = "`base` is not USD, or a currency or rate is invalid (`validation_error`, `details.field`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        AdminRefusals,
+    )
+)]
+pub(super) async fn replace(
+    State(state): State<Arc<AdminState>>,
+    Path(stack): Path<String>,
+    ApiJson(request): ApiJson<ReplaceRates>,
+) -> ApiResult<Json<StackRatesEnvelope>> {
+    let stack = state.stack(&stack)?;
+    rates::replace_manual(stack, request).await?;
+    Ok(Json(StackRatesEnvelope { rates: rates::view(stack) }))
+}
