@@ -33,7 +33,7 @@ pub enum MethodStatus {
     Operational,
     /// Working, but slower or less reliable than usual.
     Degraded,
-    /// Not working: payouts and collections on it answer `422 method_unavailable`.
+    /// Not working: new payouts and collections on it answer `503 method_unavailable`.
     Down,
 }
 

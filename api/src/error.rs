@@ -140,6 +140,13 @@ pub enum Refusals {
     /// Too many requests (`rate_limited`); retry after `Retry-After` seconds
     #[response(status = 429)]
     RateLimited(ErrorBody),
+    /// The node cannot serve this now: it is draining or cannot write
+    /// (`unavailable`), it has no current rate for a pair the operation
+    /// needs (`rates_unavailable`, `details.pair`), the payment method is
+    /// down (`method_unavailable`), or a pool of receiving details the
+    /// operator configured is used up (`unavailable`). Retry later.
+    #[response(status = 503)]
+    Unavailable(ErrorBody),
 }
 
 #[cfg(test)]
@@ -164,6 +171,7 @@ mod tests {
             RepresentativeRequired,
             OrganizationSuspended,
             MethodUnavailable,
+            RatesUnavailable,
             PayloadTooLarge,
             UnsupportedMediaType,
             RateLimited,

@@ -45,7 +45,6 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`) or the `sika-version` header is unknown", body = ErrorBody),
         (status = 409, description = "The externalReference was used with another body (`duplicate`)", body = ErrorBody),
         (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 422, description = "The payout method is down (`method_unavailable`)", body = ErrorBody),
         Refusals,
     )
 )]

@@ -41,7 +41,6 @@ pub(super) fn currency_param(field: &str, code: &str) -> ApiResult<Currency> {
     responses(
         (status = 200, description = "The rate", body = RateEnvelope),
         (status = 400, description = "An unknown currency or the same currency twice (`validation_error`), or an unknown `sika-version` header", body = ErrorBody),
-        (status = 503, description = "No current rate for the pair (`rates_unavailable`, `details.pair`): none is configured or the feed is stale", body = ErrorBody),
         Refusals,
     )
 )]
