@@ -603,9 +603,14 @@ async fn bank_transfer_and_stablecoin_sessions_give_instructions() {
     assert_eq!(s["originCurrency"], "USDC");
     assert_eq!(s["destinationCurrency"], "NGN");
     assert_eq!(s["destinationAmount"], "1000.00");
-    let origin: f64 = s["originAmount"].as_str().unwrap().parse().unwrap();
-    let rate: f64 = s["rate"].as_str().unwrap().parse().unwrap();
-    assert!(origin > 0.0 && (origin - 1000.0 * rate).abs() < 0.00001 + 1e-9, "{s}");
+    // The payer's USDC is sold at the all-in rate (NGN per USDC, spread
+    // off), and the USDC amount is rounded up: never in the payer's favour.
+    let origin = minor(s["originAmount"].as_str().unwrap(), 6);
+    assert_eq!(s["rate"], "1534.5", "1550 NGN per USD less 1 %: {s}");
+    // origin µUSDC × 1534.5 NGN ≥ 1000 NGN, i.e. origin × 15345 ≥ 10^10.
+    let covers = |micro_usdc: i128| micro_usdc * 15_345 >= 10_000_000_000;
+    assert!(covers(origin) && !covers(origin - 1), "the smallest USDC amount that covers 1000 NGN: {s}");
+    assert_eq!(s["originAmount"], "0.651679");
     assert!(s["instructions"]["address"].as_str().unwrap().starts_with("0x"));
     // Both land on the NGN balance once the sandbox settles them.
     let l = poll_until(

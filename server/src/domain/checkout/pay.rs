@@ -378,11 +378,14 @@ fn build_session(
                 })?;
             let asset_currency = Currency::find(&asset).map_err(|_| ApiError::internal())?;
             // The payer sends the asset; the link's currency is credited.
-            let rate: Decimal = stack.engine.rate(currency.code, &asset)?;
+            // Priced as a quote for a fixed `to` amount: the payer's asset
+            // is sold at the node's all-in rate, and the asset amount is
+            // rounded up, so every rounding favours the node.
+            let rate: Decimal = stack.engine.rate(&asset, currency.code)?;
             let amount =
                 currency.to_decimal(amount).map_err(|e| ApiError::validation("amount", e.to_string()))?;
-            let origin = (amount * rate)
-                .round_dp_with_strategy(asset_currency.scale, rust_decimal::RoundingStrategy::AwayFromZero);
+            let origin = sika_engine::rates::convert_up(amount, rate, asset_currency.scale)
+                .ok_or_else(|| ApiError::validation("amount", "is too large to convert"))?;
             let origin = asset_currency
                 .from_decimal(origin, false)
                 .map_err(|e| ApiError::validation("amount", e.to_string()))?;
