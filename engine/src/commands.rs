@@ -486,6 +486,13 @@ fn execute_quote(
     books.store.put(keys::conversion(&id), &conversion);
     books.index(organization, "conversions", &id)?;
     books.emit(organization, "conversion.completed", EventPayload::Conversion(conversion.clone()))?;
+    // The bought currency is an inflow to its account, like a deposit.
+    let account = books.account(&conversion.to_account)?;
+    books.emit(
+        organization,
+        "account.credited",
+        EventPayload::AccountCredited { account, amount: conversion.to_amount, source: id },
+    )?;
     Ok(Applied { outcome: Outcome::Conversion(conversion), replayed: false })
 }
 

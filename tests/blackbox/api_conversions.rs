@@ -207,4 +207,14 @@ async fn a_quote_for_a_fixed_to_amount_and_the_rate_it_locks() {
     assert!(conversion["from"]["accountNumber"].as_str().unwrap().starts_with("EUR"));
     assert!(conversion["to"]["accountNumber"].as_str().unwrap().starts_with("XOF"));
     assert_eq!(balance(&api, &node.sandbox, &key, "XOF").await, "6000");
+    // The bought currency is an inflow: account.credited fires for it, as
+    // for a deposit, carrying the credited account (issue 15.4).
+    let xof = conversion["to"]["accountNumber"].as_str().unwrap();
+    let credited: Vec<Value> = all_events(&api, &node.sandbox, &key)
+        .await
+        .into_iter()
+        .filter(|e| e["event"] == "account.credited" && e["data"]["id"] == xof)
+        .collect();
+    assert_eq!(credited.len(), 1, "one account.credited for the conversion's credit: {credited:?}");
+    assert_eq!(credited[0]["data"]["availableBalance"], "6000");
 }
