@@ -126,9 +126,12 @@ pub struct OrderPayout {
     #[schema(pattern = r"^-?[0-9]+(\.[0-9]+)?$")]
     pub amount: String,
     pub currency: String,
-    /// The fee, in the order's `from.currency`, taken from the funds.
+    /// The fee, in `feeCurrency`, taken from the funds.
     #[schema(pattern = r"^-?[0-9]+(\.[0-9]+)?$")]
     pub fee: String,
+    /// The fee's currency: the currency the payout is paid from.
+    #[serde(rename = "feeCurrency")]
+    pub fee_currency: String,
 }
 
 /// `{order}`: what creating (201), replaying (200), reading an order and

@@ -216,6 +216,21 @@ fn start_payout(
                     order.payout_id = Some(payout.id.clone());
                     order.status = OrderStatus::ProcessingPayout;
                     order.status_message = "Paying out".into();
+                    if payout.from_currency != payout.to_currency {
+                        order.timeline.push(entry(
+                            now,
+                            "conversion",
+                            "Funds converted",
+                            format!(
+                                "{} {} to {} {} at {}",
+                                format(&payout.from_currency, payout.from_amount),
+                                payout.from_currency,
+                                format(&payout.to_currency, payout.to_amount),
+                                payout.to_currency,
+                                payout.rate
+                            ),
+                        ));
+                    }
                     order.timeline.push(entry(
                         now,
                         "payout",

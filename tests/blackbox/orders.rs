@@ -141,6 +141,8 @@ async fn orders_paid_exactly_over_and_under_pay_out_on_actuals() {
         assert_eq!(fee, mtn_fee(paid));
         assert_eq!(done["payout"]["id"], payout_id);
         assert_eq!(done["payout"]["status"], "completed");
+        assert_eq!(done["payout"]["feeCurrency"], "GHS");
+        assert!(!titles(&done).iter().any(|t| t == "Funds converted"), "GHS to GHS converts nothing");
         assert_eq!(
             ghs(&api, &node).await,
             (before.0 + received - paid - fee, 0),
@@ -309,8 +311,19 @@ async fn a_crypto_order_waits_for_confirmations() {
     );
     has_titles(
         &done,
-        &["Funds seen on-chain", "Funds received", "Payout: Payout completed", "Order completed"],
+        &[
+            "Funds seen on-chain",
+            "Funds received",
+            "Funds converted",
+            "Payout: Payout completed",
+            "Order completed",
+        ],
     );
+    let converted =
+        done["timeline"].as_array().unwrap().iter().find(|e| e["title"] == "Funds converted").unwrap();
+    assert_eq!(converted["kind"], "conversion");
+    assert!(converted["detail"].as_str().unwrap().contains("USDC to "), "{converted}");
+    assert_eq!(done["payout"]["feeCurrency"], "USDC", "the payout summary names the fee's currency");
     let payout = get_payout(&api, &node, done["payoutId"].as_str().unwrap()).await;
     assert_eq!(payout["from"]["currency"], "USDC");
     assert_eq!(payout["to"]["currency"], "GHS");

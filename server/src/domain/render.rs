@@ -317,6 +317,7 @@ fn order_payout(payout: &sika_engine::movements::PayoutRecord) -> sika_api::orde
         amount: amount(&payout.to_currency, payout.to_amount),
         currency: payout.to_currency.clone(),
         fee: amount(&payout.from_currency, payout.fee_amount),
+        fee_currency: payout.from_currency.clone(),
     }
 }
 
