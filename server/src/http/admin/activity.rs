@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sika_api::admin::{
     ActivityQuery, AdminRefusals, OrderFunds, Owned, OwnedCollectionEnvelope, OwnedDisputeEnvelope,
-    OwnedOrderEnvelope, OwnedPayoutEnvelope, StackPath,
+    OwnedOrderEnvelope, OwnedPayoutEnvelope, SearchRefusals, StackPath, StackRefusals,
 };
 use sika_api::collections::Collection;
 use sika_api::disputes::{Dispute, ResolveDispute};
@@ -80,9 +80,7 @@ fn search<T: Serialize>(
     params(StackPath, ActivityQuery),
     responses(
         (status = 200, description = "Matching payouts, newest first", body = ListPage<Owned<Payout>>),
-        (status = 400, description = "A bad `limit` or `cursor` (`validation_error`)", body = ErrorBody),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        SearchRefusals,
     )
 )]
 pub(super) async fn payouts(
@@ -133,9 +131,7 @@ pub(super) async fn payout(
     params(StackPath, ActivityQuery),
     responses(
         (status = 200, description = "Matching collections, newest first", body = ListPage<Owned<Collection>>),
-        (status = 400, description = "A bad `limit` or `cursor` (`validation_error`)", body = ErrorBody),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        SearchRefusals,
     )
 )]
 pub(super) async fn collections(
@@ -189,9 +185,7 @@ pub(super) async fn collection(
     params(StackPath, ActivityQuery),
     responses(
         (status = 200, description = "Matching orders, newest first", body = ListPage<Owned<Order>>),
-        (status = 400, description = "A bad `limit` or `cursor` (`validation_error`)", body = ErrorBody),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        SearchRefusals,
     )
 )]
 pub(super) async fn orders(
@@ -249,8 +243,7 @@ pub(super) async fn order(
     responses(
         (status = 200, description = "Matching disputes, newest first", body = ListPage<Owned<Dispute>>),
         (status = 400, description = "A bad `limit`, `cursor` or `status` (`validation_error`)", body = ErrorBody),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        StackRefusals,
     )
 )]
 pub(super) async fn disputes(

@@ -14,7 +14,8 @@ use serde_json::Value;
 use sika_api::accounts::Account;
 use sika_api::admin::{
     self, AdminRefusals, Balances, LedgerFigures, NodeStatus, NodeStatusEnvelope, OrganizationEnvelope,
-    OrganizationStatus, Owned, RequestLookup, Settlement, StackAccounts, StackPath, StackStatus,
+    OrganizationStatus, Owned, RequestLookup, Settlement, StackAccounts, StackPath, StackRefusals,
+    StackStatus,
 };
 use sika_api::collections::CollectionEnvelope;
 use sika_api::payouts::PayoutEnvelope;
@@ -252,8 +253,7 @@ async fn reinstate(
     params(StackPath),
     responses(
         (status = 200, description = "The accounts, totals and ledger figures", body = StackAccounts),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        StackRefusals,
     )
 )]
 async fn accounts(

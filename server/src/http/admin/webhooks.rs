@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use sika_api::admin::{
-    AdminRefusals, DeliveryStatusQuery, EndpointAttempt, EndpointHealth, Owned, StackPath,
+    AdminRefusals, DeliveryStatusQuery, EndpointAttempt, EndpointHealth, Owned, StackPath, StackRefusals,
 };
 use sika_api::webhooks::{WebhookDelivery, WebhookDeliveryEnvelope, WebhookEndpointEnvelope};
 use sika_api::{ErrorBody, ListPage};
@@ -44,8 +44,7 @@ fn recent_deliveries(state: &AdminState, stack: &crate::domain::stack::Stack) ->
     params(StackPath),
     responses(
         (status = 200, description = "Every endpoint, in one page", body = ListPage<EndpointHealth>),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        StackRefusals,
     )
 )]
 pub(super) async fn endpoints(
@@ -97,8 +96,7 @@ pub(super) async fn endpoints(
     ),
     responses(
         (status = 200, description = "The attempts, in one page", body = ListPage<EndpointAttempt>),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        StackRefusals,
     )
 )]
 pub(super) async fn attempts(
@@ -139,8 +137,7 @@ pub(super) async fn attempts(
     responses(
         (status = 200, description = "The deliveries, in one page", body = ListPage<Owned<WebhookDelivery>>),
         (status = 400, description = "An unknown query parameter (`validation_error`)", body = ErrorBody),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        StackRefusals,
     )
 )]
 pub(super) async fn deliveries(

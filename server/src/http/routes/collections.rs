@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::collections::{Collection, CollectionEnvelope, CreateCollection};
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, Replays, VersionRefusals};
 use sika_engine::{Command, Outcome, Snapshot};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -41,12 +41,10 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     security(("bearer" = ["collections:write"])),
     responses(
         (status = 201, description = "The collection, pending until the payer answers", body = CollectionEnvelope),
-        (status = 200, description = "A replay of an earlier request with the same externalReference and body", body = CollectionEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`) or the `sika-version` header is unknown", body = ErrorBody),
-        (status = 409, description = "The externalReference was used with another body (`duplicate`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
         (status = 422, description = "The method is down (`method_unavailable`)", body = ErrorBody),
-        Refusals,
+        Replays<CollectionEnvelope>,
+        BodyRefusals,
     )
 )]
 async fn create(
@@ -93,9 +91,8 @@ fn render_full(snapshot: &Snapshot, id: &str, organization: &str) -> ApiResult<O
     security(("bearer" = ["collections:read"])),
     responses(
         (status = 200, description = "The collection", body = CollectionEnvelope),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such collection in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn read(
@@ -119,8 +116,7 @@ async fn read(
     security(("bearer" = ["collections:read"])),
     responses(
         (status = 200, description = "One page of collections", body = ListPage<Collection>),
-        (status = 400, description = "A bad `limit` or `cursor`, or an unknown `sika-version` header", body = ErrorBody),
-        Refusals,
+        PageRefusals,
     )
 )]
 async fn list(

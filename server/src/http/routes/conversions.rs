@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use sika_api::conversions::{Conversion, ConversionEnvelope, CreateConversion, CreateQuote, QuoteEnvelope};
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, VersionRefusals};
 use sika_engine::{Command, Outcome, QuoteAmount};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -43,8 +43,7 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     responses(
         (status = 201, description = "The quote, pending until it is executed or expires", body = QuoteEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`), no rate between the currencies, or an unknown `sika-version` header", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn create_quote(
@@ -92,9 +91,8 @@ async fn create_quote(
     security(("bearer" = ["conversions:read"])),
     responses(
         (status = 200, description = "The quote; `status` is `expired` once `expiresAt` has passed unexecuted", body = QuoteEnvelope),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such quote in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn get_quote(
@@ -130,9 +128,8 @@ async fn get_quote(
         (status = 400, description = "The quote expired or was already executed (`bad_request`), a field is invalid (`validation_error`), or the `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such quote in this organization", body = ErrorBody),
         (status = 409, description = "The externalReference was used with another quote (`duplicate`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
         (status = 422, description = "The `from.currency` balance cannot cover `from.amount` (`insufficient_funds`)", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn execute(
@@ -170,9 +167,8 @@ async fn execute(
     security(("bearer" = ["conversions:read"])),
     responses(
         (status = 200, description = "The conversion", body = ConversionEnvelope),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such conversion in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn get_conversion(
@@ -200,8 +196,7 @@ async fn get_conversion(
     security(("bearer" = ["conversions:read"])),
     responses(
         (status = 200, description = "One page of conversions", body = ListPage<Conversion>),
-        (status = 400, description = "A bad `limit` or `cursor`, or an unknown `sika-version` header", body = ErrorBody),
-        Refusals,
+        PageRefusals,
     )
 )]
 async fn list(

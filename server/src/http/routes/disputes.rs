@@ -11,7 +11,7 @@ use sika_api::disputes::{
     CreateDisputeMessage, Dispute, DisputeEnvelope, DisputeFilter, DisputeMessage, DisputeMessageEnvelope,
     ResolveDispute, SimulateDispute,
 };
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, Refusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -72,9 +72,8 @@ async fn list(
     security(("bearer" = ["disputes:read"])),
     responses(
         (status = 200, description = "The dispute", body = DisputeEnvelope),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such dispute in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn read(
@@ -107,9 +106,7 @@ async fn read(
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`), or the dispute is resolved or its thread full (`bad_request`)", body = ErrorBody),
         (status = 404, description = "No such dispute in this organization", body = ErrorBody),
         (status = 409, description = "The dispute kept changing under concurrent requests (`conflict`); retry", body = ErrorBody),
-        (status = 413, description = "The body is larger than 1 MiB", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn post_message(
@@ -133,9 +130,8 @@ async fn post_message(
     security(("bearer" = ["disputes:read"])),
     responses(
         (status = 200, description = "One page of messages", body = ListPage<DisputeMessage>),
-        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
         (status = 404, description = "No such dispute in this organization", body = ErrorBody),
-        Refusals,
+        PageRefusals,
     )
 )]
 async fn messages(
@@ -164,9 +160,7 @@ async fn messages(
         (status = 201, description = "The dispute, open, with its (empty) thread", body = DisputeEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`), or the payment is not completed or already has an open dispute (`bad_request`)", body = ErrorBody),
         (status = 404, description = "No such collection or payment link in this organization, or the live stack (simulations are the sandbox's)", body = ErrorBody),
-        (status = 413, description = "The body is larger than 1 MiB", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn simulate(
@@ -197,9 +191,7 @@ async fn simulate(
         (status = 400, description = "A bad `outcome` (`validation_error`), or the dispute is already resolved (`bad_request`)", body = ErrorBody),
         (status = 404, description = "No such dispute in this organization, or the live stack (simulations are the sandbox's)", body = ErrorBody),
         (status = 409, description = "The dispute kept changing under concurrent requests (`conflict`); retry", body = ErrorBody),
-        (status = 413, description = "The body is larger than 1 MiB", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn simulate_resolve(

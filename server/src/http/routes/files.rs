@@ -9,7 +9,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use sika_api::files::{CreateFile, File, FileContents, FileEnvelope};
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -38,9 +38,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     responses(
         (status = 201, description = "The file's description", body = FileEnvelope),
         (status = 400, description = "A field is missing or invalid, or the contents are empty, not base64 or larger than 512 KiB (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 413, description = "The body is larger than 1 MiB", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn upload(
@@ -68,9 +66,8 @@ fn not_found(id: &str) -> ApiError {
     security(("bearer" = ["disputes:read"])),
     responses(
         (status = 200, description = "The file's description", body = FileEnvelope),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such file in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn read(
@@ -98,9 +95,8 @@ async fn read(
     security(("bearer" = ["disputes:read"])),
     responses(
         (status = 200, description = "The file's bytes, with its content type", content_type = "application/octet-stream", body = FileContents),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such file in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn contents(
@@ -135,8 +131,7 @@ async fn contents(
     security(("bearer" = ["disputes:read"])),
     responses(
         (status = 200, description = "One page of file descriptions", body = ListPage<File>),
-        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
-        Refusals,
+        PageRefusals,
     )
 )]
 async fn list(

@@ -8,7 +8,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use sika_api::keys::{ApiKey, ApiKeyEnvelope, CreateApiKey, CreatedApiKey, CreatedApiKeyEnvelope};
-use sika_api::{ErrorBody, ListPage};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, SessionRefusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -36,10 +36,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     responses(
         (status = 201, description = "The key, with its secret", body = CreatedApiKeyEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 401, description = "No valid credentials", body = ErrorBody),
-        (status = 403, description = "Not an owner's or admin's session", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        BodyRefusals<SessionRefusals>,
     )
 )]
 async fn create(
@@ -66,10 +63,7 @@ async fn create(
     security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
     responses(
         (status = 200, description = "Every key, without their secrets", body = ListPage<ApiKey>),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
-        (status = 401, description = "No valid credentials", body = ErrorBody),
-        (status = 403, description = "Not an owner's or admin's session", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        VersionRefusals<SessionRefusals>,
     )
 )]
 async fn list(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResult<Json<ListPage<ApiKey>>> {
@@ -91,11 +85,8 @@ async fn list(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResul
     security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
     responses(
         (status = 200, description = "The revoked key", body = ApiKeyEnvelope),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
-        (status = 401, description = "No valid credentials", body = ErrorBody),
-        (status = 403, description = "Not an owner's or admin's session", body = ErrorBody),
         (status = 404, description = "No such key in this organization", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        VersionRefusals<SessionRefusals>,
     )
 )]
 async fn revoke(

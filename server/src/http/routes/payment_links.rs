@@ -10,7 +10,7 @@ use sika_api::checkout::CheckoutRequest;
 use sika_api::payment_links::{
     PaymentLink, PaymentLinkEnvelope, PaymentLinkFilter, PaymentLinkParentType, PaymentLinkStatus,
 };
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, Refusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -41,9 +41,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     responses(
         (status = 201, description = "The link, with its (empty) sessions", body = PaymentLinkEnvelope),
         (status = 400, description = "A field is missing or invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 413, description = "The body is larger than 1 MiB", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn create(
@@ -70,9 +68,8 @@ async fn create(
     security(("bearer" = ["payment-pages:read"])),
     responses(
         (status = 200, description = "The link", body = PaymentLinkEnvelope),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such link in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn read(

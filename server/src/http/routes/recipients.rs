@@ -10,7 +10,7 @@ use serde_json::Value;
 use sika_api::recipients::{
     CreateRecipient, CreateRecipients, Recipient, RecipientEnvelope, RecipientResult, RecipientResults,
 };
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -36,8 +36,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     responses(
         (status = 201, description = "The recipient", body = RecipientEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn create(
@@ -65,8 +64,7 @@ async fn create(
     responses(
         (status = 200, description = "A result per item", body = RecipientResults),
         (status = 400, description = "`items` is empty or holds more than 100 (`validation_error`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn bulk(
@@ -115,9 +113,8 @@ fn build_item(item: Value, index: usize, organization: &str, now: i64) -> ApiRes
     security(("bearer" = ["recipients:read"])),
     responses(
         (status = 200, description = "The recipient", body = RecipientEnvelope),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such recipient in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn read(
@@ -142,8 +139,7 @@ async fn read(
     security(("bearer" = ["recipients:read"])),
     responses(
         (status = 200, description = "One page of recipients", body = ListPage<Recipient>),
-        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
-        Refusals,
+        PageRefusals,
     )
 )]
 async fn list(

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use sika_api::requests::LoggedRequestEnvelope;
-use sika_api::{ErrorBody, Refusals};
+use sika_api::{ErrorBody, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -32,9 +32,8 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     security(("bearer" = ["requests:read"])),
     responses(
         (status = 200, description = "The request with its redacted bodies", body = LoggedRequestEnvelope),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such request in this organization's log on this stack", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn find(

@@ -11,7 +11,7 @@ use sika_api::orders::OrderEnvelope;
 use sika_api::simulations::{
     Deposit, DepositEnvelope, SimulateDeposit, SimulateOrderFunds, SimulateVirtualAccountDeposit, Simulation,
 };
-use sika_api::{AmountInput, ErrorBody, ListPage, Refusals};
+use sika_api::{AmountInput, BodyRefusals, ErrorBody, ListPage, Replays, VersionRefusals};
 use sika_engine::{Command, Currency, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -53,9 +53,8 @@ fn sandbox_only(stack: &Stack) -> ApiResult<()> {
     security(("bearer" = [])),
     responses(
         (status = 200, description = "Every sandbox behaviour", body = ListPage<Simulation>),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "On the live stack, which has no simulations", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn index(
@@ -80,12 +79,10 @@ async fn index(
     security(("bearer" = ["accounts:write"])),
     responses(
         (status = 201, description = "The deposit", body = DepositEnvelope),
-        (status = 200, description = "A replay of an earlier request with the same externalReference and body", body = DepositEnvelope),
         (status = 400, description = "An unknown currency, a bad amount or externalReference (`validation_error`, with `details.field`), or an unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "On the live stack, which has no simulations", body = ErrorBody),
-        (status = 409, description = "The externalReference was used with another body (`duplicate`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        Replays<DepositEnvelope>,
+        BodyRefusals,
     )
 )]
 async fn deposit(
@@ -116,12 +113,10 @@ async fn deposit(
     security(("bearer" = ["virtual-accounts:write"])),
     responses(
         (status = 201, description = "The deposit, naming the virtual account", body = DepositEnvelope),
-        (status = 200, description = "A replay of an earlier request with the same externalReference and body", body = DepositEnvelope),
         (status = 400, description = "A bad amount or externalReference (`validation_error`, with `details.field`), or an unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such virtual account in this organization, or the live stack, which has no simulations", body = ErrorBody),
-        (status = 409, description = "The externalReference was used with another body (`duplicate`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        Replays<DepositEnvelope>,
+        BodyRefusals,
     )
 )]
 async fn virtual_account_deposit(
@@ -188,8 +183,7 @@ async fn credit(
         (status = 400, description = "A bad amount (`validation_error`, with `details.field`), or an unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such order in this organization, or the live stack, which has no simulations", body = ErrorBody),
         (status = 409, description = "The order takes no more funds (`invalid_state`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn order_funds(

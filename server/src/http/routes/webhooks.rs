@@ -13,7 +13,7 @@ use sika_api::webhooks::{
     WebhookDeliveryEnvelope, WebhookEndpoint, WebhookEndpointEnvelope, WebhookEndpointRef, WebhookEvent,
     WebhookEventEnvelope, WebhookTestSent,
 };
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, Refusals, VersionRefusals};
 use sika_engine::{Command, EventPayload};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -54,8 +54,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     responses(
         (status = 201, description = "The endpoint with its signing secret", body = CreatedWebhookEndpointEnvelope),
         (status = 400, description = "A bad `url` or an unknown event (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn create(
@@ -101,9 +100,8 @@ fn own_endpoint(stack: &Stack, principal: &Principal, id: &str) -> ApiResult<(En
     security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "The endpoint, without its secret", body = WebhookEndpointEnvelope),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn get_endpoint(
@@ -126,8 +124,7 @@ async fn get_endpoint(
     security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "One page of endpoints, without their secrets", body = ListPage<WebhookEndpoint>),
-        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
-        Refusals,
+        PageRefusals,
     )
 )]
 async fn list_endpoints(
@@ -161,8 +158,7 @@ async fn list_endpoints(
         (status = 200, description = "The endpoint as changed", body = WebhookEndpointEnvelope),
         (status = 400, description = "A bad field (`validation_error`, with `details.field`)", body = ErrorBody),
         (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn update(
@@ -210,9 +206,8 @@ async fn update(
     security(("bearer" = ["webhooks:write"])),
     responses(
         (status = 200, description = "The endpoint is deleted", body = DeletedWebhookEndpointEnvelope),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn remove(
@@ -245,9 +240,8 @@ async fn remove(
     security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "The secret deliveries to this endpoint are signed with", body = SigningSecret),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn signing_secret(
@@ -273,9 +267,8 @@ async fn signing_secret(
     security(("bearer" = ["webhooks:write"])),
     responses(
         (status = 202, description = "The test event is on its way", body = WebhookTestSent),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn test(
@@ -311,9 +304,8 @@ async fn test(
     security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "The event, as its deliveries send it", body = WebhookEventEnvelope),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such event in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn get_event(
@@ -341,8 +333,7 @@ async fn get_event(
     security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "One page of events", body = ListPage<WebhookEvent>),
-        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
-        Refusals,
+        PageRefusals,
     )
 )]
 async fn list_events(
@@ -411,9 +402,8 @@ fn matches(filter: &DeliveryFilter, delivery: &webhooks::Delivery) -> bool {
     security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "The delivery", body = WebhookDeliveryEnvelope),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such delivery in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn get_delivery(
