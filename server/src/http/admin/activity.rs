@@ -74,7 +74,6 @@ fn search<T: Serialize>(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/payouts",
-    tag = "activity",
     operation_id = "searchPayouts",
     security(("operator" = [])),
     params(StackPath, ActivityQuery),
@@ -98,7 +97,6 @@ pub(super) async fn payouts(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/payouts/{id}",
-    tag = "activity",
     operation_id = "getStackPayout",
     security(("operator" = [])),
     params(StackPath, ("id" = String, Path, description = "The payout's id")),
@@ -125,7 +123,6 @@ pub(super) async fn payout(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/collections",
-    tag = "activity",
     operation_id = "searchCollections",
     security(("operator" = [])),
     params(StackPath, ActivityQuery),
@@ -149,7 +146,6 @@ pub(super) async fn collections(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/collections/{id}",
-    tag = "activity",
     operation_id = "getStackCollection",
     security(("operator" = [])),
     params(StackPath, ("id" = String, Path, description = "The collection's id")),
@@ -179,7 +175,6 @@ pub(super) async fn collection(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/orders",
-    tag = "activity",
     operation_id = "searchOrders",
     security(("operator" = [])),
     params(StackPath, ActivityQuery),
@@ -210,7 +205,6 @@ fn owned_order(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<J
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/orders/{id}",
-    tag = "activity",
     operation_id = "getStackOrder",
     security(("operator" = [])),
     params(StackPath, ("id" = String, Path, description = "The order's id")),
@@ -236,7 +230,6 @@ pub(super) async fn order(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/disputes",
-    tag = "activity",
     operation_id = "searchDisputes",
     security(("operator" = [])),
     params(StackPath, ActivityQuery),
@@ -273,7 +266,6 @@ fn admin_dispute(organization: &str, item: Dispute) -> Json<OwnedDisputeEnvelope
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/disputes/{id}",
-    tag = "activity",
     operation_id = "getStackDispute",
     security(("operator" = [])),
     params(StackPath, ("id" = String, Path, description = "The dispute's id")),
@@ -297,7 +289,6 @@ pub(super) async fn dispute(
 #[utoipa::path(
     post,
     path = "/admin/v1/{stack}/disputes/{id}/resolve",
-    tag = "activity",
     operation_id = "resolveStackDispute",
     security(("operator" = [])),
     params(StackPath, ("id" = String, Path, description = "The dispute's id")),
@@ -330,7 +321,6 @@ pub(super) async fn resolve_dispute(
 #[utoipa::path(
     post,
     path = "/admin/v1/{stack}/orders/{id}/funds",
-    tag = "activity",
     operation_id = "recordOrderFunds",
     security(("operator" = [])),
     params(StackPath, ("id" = String, Path, description = "The order's id")),

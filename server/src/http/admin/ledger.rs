@@ -49,7 +49,6 @@ pub(super) fn totals(stack: &Stack, identity: &Identity) -> ApiResult<Vec<Curren
 #[utoipa::path(
     post,
     path = "/admin/v1/{stack}/verify",
-    tag = "ledger",
     operation_id = "verifyStack",
     security(("operator" = [])),
     params(StackPath),

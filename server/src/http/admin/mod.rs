@@ -29,6 +29,7 @@ use crate::domain::identity::{Identity, Organization};
 use crate::domain::render::{self, timestamp};
 use crate::domain::stack::{Stack, StackKind};
 use crate::http::envelope::{EnvelopeState, envelope};
+use crate::http::openapi::tagged;
 use sika_engine::movements::Step;
 use sika_engine::{Command, Outcome};
 
@@ -53,17 +54,18 @@ impl AdminState {
     }
 }
 
-/// The admin API's routes, each documented by its handler: the document
-/// at `/admin/v1/openapi.json` is generated from this router.
+/// The admin API's routes, each documented by its handler and grouped under
+/// its tag: the document at `/admin/v1/openapi.json` is generated from this
+/// router.
 pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
-    OpenApiRouter::new()
-        .routes(routes!(status))
+    let node = OpenApiRouter::new().routes(routes!(status));
+    let organizations = OpenApiRouter::new()
         .routes(routes!(organizations))
         .routes(routes!(organization))
         .routes(routes!(suspend))
-        .routes(routes!(reinstate))
-        .routes(routes!(accounts))
-        .routes(routes!(ledger::verify))
+        .routes(routes!(reinstate));
+    let ledger = OpenApiRouter::new().routes(routes!(accounts)).routes(routes!(ledger::verify));
+    let activity = OpenApiRouter::new()
         .routes(routes!(activity::payouts))
         .routes(routes!(activity::payout))
         .routes(routes!(activity::collections))
@@ -74,14 +76,21 @@ pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
         .routes(routes!(activity::disputes))
         .routes(routes!(activity::dispute))
         .routes(routes!(activity::resolve_dispute))
+        .routes(routes!(settle_payout))
+        .routes(routes!(settle_collection));
+    let webhooks = OpenApiRouter::new()
         .routes(routes!(webhooks::endpoints))
         .routes(routes!(webhooks::attempts))
         .routes(routes!(webhooks::enable))
         .routes(routes!(webhooks::deliveries))
-        .routes(routes!(webhooks::retry))
-        .routes(routes!(request))
-        .routes(routes!(settle_payout))
-        .routes(routes!(settle_collection))
+        .routes(routes!(webhooks::retry));
+    OpenApiRouter::new()
+        .merge(tagged("node", node))
+        .merge(tagged("organizations", organizations))
+        .merge(tagged("ledger", ledger))
+        .merge(tagged("activity", activity))
+        .merge(tagged("webhooks", webhooks))
+        .merge(tagged("requests", OpenApiRouter::new().routes(routes!(request))))
 }
 
 /// The admin API's OpenAPI document.
@@ -139,7 +148,6 @@ fn render_organization(org: &Organization) -> admin::Organization {
 #[utoipa::path(
     get,
     path = "/admin/v1/organizations",
-    tag = "organizations",
     operation_id = "listOrganizations",
     security(("operator" = [])),
     responses((status = 200, description = "Every organization, in one page", body = ListPage<admin::Organization>), AdminRefusals)
@@ -159,7 +167,6 @@ fn balances(stack: &Stack, organization: &str) -> ApiResult<Vec<Account>> {
 #[utoipa::path(
     get,
     path = "/admin/v1/organizations/{id}",
-    tag = "organizations",
     operation_id = "getOrganization",
     security(("operator" = [])),
     params(("id" = String, Path, description = "The organization's id")),
@@ -203,7 +210,6 @@ async fn set_suspended(
 #[utoipa::path(
     post,
     path = "/admin/v1/organizations/{id}/suspend",
-    tag = "organizations",
     operation_id = "suspendOrganization",
     security(("operator" = [])),
     params(("id" = String, Path, description = "The organization's id")),
@@ -224,7 +230,6 @@ async fn suspend(
 #[utoipa::path(
     post,
     path = "/admin/v1/organizations/{id}/reinstate",
-    tag = "organizations",
     operation_id = "reinstateOrganization",
     security(("operator" = [])),
     params(("id" = String, Path, description = "The organization's id")),
@@ -247,7 +252,6 @@ async fn reinstate(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/accounts",
-    tag = "ledger",
     operation_id = "listStackAccounts",
     security(("operator" = [])),
     params(StackPath),
@@ -282,7 +286,6 @@ async fn accounts(
 #[utoipa::path(
     get,
     path = "/admin/v1/requests/{id}",
-    tag = "requests",
     operation_id = "getLoggedRequest",
     security(("operator" = [])),
     params(("id" = String, Path, description = "The request's id (`requestId` of its answer)")),
@@ -312,7 +315,6 @@ async fn request(
 #[utoipa::path(
     get,
     path = "/admin/v1/status",
-    tag = "node",
     operation_id = "getStatus",
     security(("operator" = [])),
     responses((status = 200, description = "The node's status", body = NodeStatusEnvelope), AdminRefusals)
@@ -371,7 +373,6 @@ fn settle_body(body: axum::body::Bytes) -> ApiResult<Settlement> {
 #[utoipa::path(
     post,
     path = "/admin/v1/{stack}/payouts/{id}/{action}",
-    tag = "activity",
     operation_id = "settlePayout",
     security(("operator" = [])),
     params(
@@ -403,7 +404,6 @@ async fn settle_payout(
 #[utoipa::path(
     post,
     path = "/admin/v1/{stack}/collections/{id}/{action}",
-    tag = "activity",
     operation_id = "settleCollection",
     security(("operator" = [])),
     params(

@@ -38,7 +38,6 @@ fn recent_deliveries(state: &AdminState, stack: &crate::domain::stack::Stack) ->
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/webhooks/endpoints",
-    tag = "webhooks",
     operation_id = "listEndpointHealth",
     security(("operator" = [])),
     params(StackPath),
@@ -87,7 +86,6 @@ pub(super) async fn endpoints(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/webhooks/endpoints/{id}/attempts",
-    tag = "webhooks",
     operation_id = "listEndpointAttempts",
     security(("operator" = [])),
     params(
@@ -130,7 +128,6 @@ pub(super) async fn attempts(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/webhooks/deliveries",
-    tag = "webhooks",
     operation_id = "listStackDeliveries",
     security(("operator" = [])),
     params(StackPath, DeliveryStatusQuery),
@@ -161,7 +158,6 @@ pub(super) async fn deliveries(
 #[utoipa::path(
     post,
     path = "/admin/v1/{stack}/webhooks/deliveries/{id}/retry",
-    tag = "webhooks",
     operation_id = "retryStackDelivery",
     security(("operator" = [])),
     params(
@@ -189,7 +185,6 @@ pub(super) async fn retry(
 #[utoipa::path(
     post,
     path = "/admin/v1/{stack}/webhooks/endpoints/{id}/enable",
-    tag = "webhooks",
     operation_id = "enableStackEndpoint",
     security(("operator" = [])),
     params(

@@ -27,7 +27,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     get,
     path = "/v1/accounts",
-    tag = "accounts",
     operation_id = "listAccounts",
     security(("bearer" = ["accounts:read"])),
     responses(

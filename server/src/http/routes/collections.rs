@@ -35,7 +35,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/collections",
-    tag = "collections",
     operation_id = "createCollection",
     request_body = CreateCollection,
     security(("bearer" = ["collections:write"])),
@@ -85,7 +84,6 @@ fn render_full(snapshot: &Snapshot, id: &str, organization: &str) -> ApiResult<O
 #[utoipa::path(
     get,
     path = "/v1/collections/{id}",
-    tag = "collections",
     operation_id = "getCollection",
     params(("id" = String, Path, description = "The collection's id (`col_…`)")),
     security(("bearer" = ["collections:read"])),
@@ -110,7 +108,6 @@ async fn read(
 #[utoipa::path(
     get,
     path = "/v1/collections",
-    tag = "collections",
     operation_id = "listCollections",
     params(ListQuery),
     security(("bearer" = ["collections:read"])),

@@ -36,7 +36,6 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/conversions/quotes",
-    tag = "conversions",
     operation_id = "createQuote",
     request_body = CreateQuote,
     security(("bearer" = ["conversions:write"])),
@@ -85,7 +84,6 @@ async fn create_quote(
 #[utoipa::path(
     get,
     path = "/v1/conversions/quotes/{id}",
-    tag = "conversions",
     operation_id = "getQuote",
     params(("id" = String, Path, description = "The quote's id (`qte_…`)")),
     security(("bearer" = ["conversions:read"])),
@@ -118,7 +116,6 @@ async fn get_quote(
 #[utoipa::path(
     post,
     path = "/v1/conversions",
-    tag = "conversions",
     operation_id = "executeQuote",
     request_body = CreateConversion,
     security(("bearer" = ["conversions:write"])),
@@ -161,7 +158,6 @@ async fn execute(
 #[utoipa::path(
     get,
     path = "/v1/conversions/{id}",
-    tag = "conversions",
     operation_id = "getConversion",
     params(("id" = String, Path, description = "The conversion's id (`conv_…`)")),
     security(("bearer" = ["conversions:read"])),
@@ -190,7 +186,6 @@ async fn get_conversion(
 #[utoipa::path(
     get,
     path = "/v1/conversions",
-    tag = "conversions",
     operation_id = "listConversions",
     params(ListQuery),
     security(("bearer" = ["conversions:read"])),

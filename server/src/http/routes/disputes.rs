@@ -42,7 +42,6 @@ fn sandbox_only(stack: &Stack) -> ApiResult<()> {
 #[utoipa::path(
     get,
     path = "/v1/disputes",
-    tag = "disputes",
     operation_id = "listDisputes",
     params(ListQuery, DisputeFilter),
     security(("bearer" = ["disputes:read"])),
@@ -66,7 +65,6 @@ async fn list(
 #[utoipa::path(
     get,
     path = "/v1/disputes/{id}",
-    tag = "disputes",
     operation_id = "getDispute",
     params(("id" = String, Path, description = "The dispute's id (`dsp_…`)")),
     security(("bearer" = ["disputes:read"])),
@@ -96,7 +94,6 @@ async fn read(
 #[utoipa::path(
     post,
     path = "/v1/disputes/{id}/messages",
-    tag = "disputes",
     operation_id = "createDisputeMessage",
     params(("id" = String, Path, description = "The dispute's id (`dsp_…`)")),
     request_body = CreateDisputeMessage,
@@ -124,7 +121,6 @@ async fn post_message(
 #[utoipa::path(
     get,
     path = "/v1/disputes/{id}/messages",
-    tag = "disputes",
     operation_id = "listDisputeMessages",
     params(("id" = String, Path, description = "The dispute's id (`dsp_…`)"), ListQuery),
     security(("bearer" = ["disputes:read"])),
@@ -152,7 +148,6 @@ async fn messages(
 #[utoipa::path(
     post,
     path = "/v1/simulations/disputes",
-    tag = "disputes",
     operation_id = "simulateDispute",
     request_body = SimulateDispute,
     security(("bearer" = ["disputes:write"])),
@@ -181,7 +176,6 @@ async fn simulate(
 #[utoipa::path(
     post,
     path = "/v1/simulations/disputes/{id}/resolve",
-    tag = "disputes",
     operation_id = "simulateDisputeResolution",
     params(("id" = String, Path, description = "The dispute's id (`dsp_…`)")),
     request_body = ResolveDispute,

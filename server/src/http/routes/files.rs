@@ -31,7 +31,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/files",
-    tag = "files",
     operation_id = "createFile",
     request_body = CreateFile,
     security(("bearer" = ["disputes:write"])),
@@ -60,7 +59,6 @@ fn not_found(id: &str) -> ApiError {
 #[utoipa::path(
     get,
     path = "/v1/files/{id}",
-    tag = "files",
     operation_id = "getFile",
     params(("id" = String, Path, description = "The file's id (`file_…`)")),
     security(("bearer" = ["disputes:read"])),
@@ -89,7 +87,6 @@ async fn read(
 #[utoipa::path(
     get,
     path = "/v1/files/{id}/contents",
-    tag = "files",
     operation_id = "getFileContents",
     params(("id" = String, Path, description = "The file's id (`file_…`)")),
     security(("bearer" = ["disputes:read"])),
@@ -125,7 +122,6 @@ async fn contents(
 #[utoipa::path(
     get,
     path = "/v1/files",
-    tag = "files",
     operation_id = "listFiles",
     params(ListQuery),
     security(("bearer" = ["disputes:read"])),

@@ -29,7 +29,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/keys",
-    tag = "keys",
     operation_id = "createKey",
     request_body = CreateApiKey,
     security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
@@ -58,7 +57,6 @@ async fn create(
 #[utoipa::path(
     get,
     path = "/v1/keys",
-    tag = "keys",
     operation_id = "listKeys",
     security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
     responses(
@@ -79,7 +77,6 @@ async fn list(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResul
 #[utoipa::path(
     delete,
     path = "/v1/keys/{id}",
-    tag = "keys",
     operation_id = "revokeKey",
     params(("id" = String, Path, description = "The key's id (`key_…`)")),
     security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),

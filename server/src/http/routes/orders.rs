@@ -35,7 +35,6 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/orders",
-    tag = "orders",
     operation_id = "createOrder",
     request_body = CreateOrder,
     security(("bearer" = ["orders:write"])),
@@ -89,7 +88,6 @@ pub(crate) fn render_full(snapshot: &Snapshot, organization: &str, id: &str) -> 
 #[utoipa::path(
     get,
     path = "/v1/orders/{id}",
-    tag = "orders",
     operation_id = "getOrder",
     params(("id" = String, Path, description = "The order's id (`ord_…`)")),
     security(("bearer" = ["orders:read"])),
@@ -114,7 +112,6 @@ async fn read(
 #[utoipa::path(
     get,
     path = "/v1/orders",
-    tag = "orders",
     operation_id = "listOrders",
     params(ListQuery),
     security(("bearer" = ["orders:read"])),

@@ -34,7 +34,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/payment-links",
-    tag = "payment-links",
     operation_id = "createPaymentLink",
     request_body = CheckoutRequest,
     security(("bearer" = ["payment-pages:write"])),
@@ -62,7 +61,6 @@ async fn create(
 #[utoipa::path(
     get,
     path = "/v1/payment-links/{id}",
-    tag = "payment-links",
     operation_id = "getPaymentLink",
     params(("id" = String, Path, description = "The link's id (`pl_…`)")),
     security(("bearer" = ["payment-pages:read"])),
@@ -92,7 +90,6 @@ async fn read(
 #[utoipa::path(
     post,
     path = "/v1/payment-links/{id}/close",
-    tag = "payment-links",
     operation_id = "closePaymentLink",
     params(("id" = String, Path, description = "The link's id (`pl_…`)")),
     security(("bearer" = ["payment-pages:write"])),
@@ -121,7 +118,6 @@ async fn close(
 #[utoipa::path(
     get,
     path = "/v1/payment-links",
-    tag = "payment-links",
     operation_id = "listPaymentLinks",
     params(ListQuery, PaymentLinkFilter),
     security(("bearer" = ["payment-pages:read"])),

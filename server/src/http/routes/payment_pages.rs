@@ -34,7 +34,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/payment-pages",
-    tag = "payment-pages",
     operation_id = "createPaymentPage",
     request_body = CheckoutRequest,
     security(("bearer" = ["payment-pages:write"])),
@@ -61,7 +60,6 @@ async fn create(
 #[utoipa::path(
     get,
     path = "/v1/payment-pages/{id}",
-    tag = "payment-pages",
     operation_id = "getPaymentPage",
     params(("id" = String, Path, description = "The page's id (`pp_…`)")),
     security(("bearer" = ["payment-pages:read"])),
@@ -92,7 +90,6 @@ async fn read(
 #[utoipa::path(
     post,
     path = "/v1/payment-pages/{id}/close",
-    tag = "payment-pages",
     operation_id = "closePaymentPage",
     params(("id" = String, Path, description = "The page's id (`pp_…`)")),
     security(("bearer" = ["payment-pages:write"])),
@@ -117,7 +114,6 @@ async fn close(
 #[utoipa::path(
     get,
     path = "/v1/payment-pages",
-    tag = "payment-pages",
     operation_id = "listPaymentPages",
     params(ListQuery, PaymentPageFilter),
     security(("bearer" = ["payment-pages:read"])),

@@ -34,7 +34,6 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/payouts",
-    tag = "payouts",
     operation_id = "createPayout",
     request_body = CreatePayout,
     security(("bearer" = ["payouts:write"])),
@@ -84,7 +83,6 @@ pub(crate) fn render_full(
 #[utoipa::path(
     get,
     path = "/v1/payouts/{id}",
-    tag = "payouts",
     operation_id = "getPayout",
     params(("id" = String, Path, description = "The payout's id (`pay_…`)")),
     security(("bearer" = ["payouts:read"])),
@@ -110,7 +108,6 @@ async fn read(
 #[utoipa::path(
     get,
     path = "/v1/payouts",
-    tag = "payouts",
     operation_id = "listPayouts",
     params(ListQuery),
     security(("bearer" = ["payouts:read"])),

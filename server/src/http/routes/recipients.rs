@@ -29,7 +29,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/recipients",
-    tag = "recipients",
     operation_id = "createRecipient",
     request_body = CreateRecipient,
     security(("bearer" = ["recipients:write"])),
@@ -57,7 +56,6 @@ async fn create(
 #[utoipa::path(
     post,
     path = "/v1/recipients/bulk",
-    tag = "recipients",
     operation_id = "createRecipients",
     request_body = CreateRecipients,
     security(("bearer" = ["recipients:write"])),
@@ -107,7 +105,6 @@ fn build_item(item: Value, index: usize, organization: &str, now: i64) -> ApiRes
 #[utoipa::path(
     get,
     path = "/v1/recipients/{id}",
-    tag = "recipients",
     operation_id = "getRecipient",
     params(("id" = String, Path, description = "The recipient's id (`rcp_…`)")),
     security(("bearer" = ["recipients:read"])),
@@ -133,7 +130,6 @@ async fn read(
 #[utoipa::path(
     get,
     path = "/v1/recipients",
-    tag = "recipients",
     operation_id = "listRecipients",
     params(ListQuery),
     security(("bearer" = ["recipients:read"])),

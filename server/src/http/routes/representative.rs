@@ -29,7 +29,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     get,
     path = "/v1/organization/representative",
-    tag = "organization",
     operation_id = "getRepresentative",
     security(("bearer" = ["collections:read"])),
     responses(
@@ -56,7 +55,6 @@ async fn read(
 #[utoipa::path(
     put,
     path = "/v1/organization/representative",
-    tag = "organization",
     operation_id = "putRepresentative",
     request_body = SetRepresentative,
     security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),

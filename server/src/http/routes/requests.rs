@@ -26,7 +26,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     get,
     path = "/v1/requests/{id}",
-    tag = "requests",
     operation_id = "getRequest",
     params(("id" = String, Path, description = "The request's id (`req_…`)")),
     security(("bearer" = ["requests:read"])),

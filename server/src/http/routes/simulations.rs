@@ -48,7 +48,6 @@ fn sandbox_only(stack: &Stack) -> ApiResult<()> {
 #[utoipa::path(
     get,
     path = "/v1/simulations",
-    tag = "simulations",
     operation_id = "listSimulations",
     security(("bearer" = [])),
     responses(
@@ -73,7 +72,6 @@ async fn index(
 #[utoipa::path(
     post,
     path = "/v1/simulations/deposits",
-    tag = "simulations",
     operation_id = "simulateDeposit",
     request_body = SimulateDeposit,
     security(("bearer" = ["accounts:write"])),
@@ -106,7 +104,6 @@ async fn deposit(
 #[utoipa::path(
     post,
     path = "/v1/simulations/virtual-accounts/{id}/deposits",
-    tag = "simulations",
     operation_id = "simulateVirtualAccountDeposit",
     params(("id" = String, Path, description = "The virtual account's id (`va_…`)")),
     request_body = SimulateVirtualAccountDeposit,
@@ -173,7 +170,6 @@ async fn credit(
 #[utoipa::path(
     post,
     path = "/v1/simulations/orders/{id}/funds",
-    tag = "simulations",
     operation_id = "simulateOrderFunds",
     params(("id" = String, Path, description = "The order's id (`ord_…`)")),
     request_body = SimulateOrderFunds,

@@ -33,7 +33,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/validate/bulk",
-    tag = "validation",
     operation_id = "validateBulk",
     request_body = ValidateDestinations,
     security(("bearer" = ["validation:write"]), ("bearer" = ["validation:read"])),

@@ -30,7 +30,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/virtual-accounts",
-    tag = "virtual-accounts",
     operation_id = "createVirtualAccount",
     request_body = CreateVirtualAccount,
     security(("bearer" = ["virtual-accounts:write"])),
@@ -55,7 +54,6 @@ async fn create(
 #[utoipa::path(
     get,
     path = "/v1/virtual-accounts/{id}",
-    tag = "virtual-accounts",
     operation_id = "getVirtualAccount",
     params(("id" = String, Path, description = "The virtual account's id (`va_…`)")),
     security(("bearer" = ["virtual-accounts:read"])),
@@ -81,7 +79,6 @@ async fn read(
 #[utoipa::path(
     get,
     path = "/v1/virtual-accounts",
-    tag = "virtual-accounts",
     operation_id = "listVirtualAccounts",
     params(ListQuery),
     security(("bearer" = ["virtual-accounts:read"])),

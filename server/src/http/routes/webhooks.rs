@@ -47,7 +47,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/webhooks/endpoints",
-    tag = "webhooks",
     operation_id = "createWebhookEndpoint",
     request_body = CreateWebhookEndpoint,
     security(("bearer" = ["webhooks:write"])),
@@ -94,7 +93,6 @@ fn own_endpoint(stack: &Stack, principal: &Principal, id: &str) -> ApiResult<(En
 #[utoipa::path(
     get,
     path = "/v1/webhooks/endpoints/{id}",
-    tag = "webhooks",
     operation_id = "getWebhookEndpoint",
     params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
     security(("bearer" = ["webhooks:read"])),
@@ -118,7 +116,6 @@ async fn get_endpoint(
 #[utoipa::path(
     get,
     path = "/v1/webhooks/endpoints",
-    tag = "webhooks",
     operation_id = "listWebhookEndpoints",
     params(ListQuery),
     security(("bearer" = ["webhooks:read"])),
@@ -149,7 +146,6 @@ async fn list_endpoints(
 #[utoipa::path(
     patch,
     path = "/v1/webhooks/endpoints/{id}",
-    tag = "webhooks",
     operation_id = "updateWebhookEndpoint",
     params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
     request_body = UpdateWebhookEndpoint,
@@ -200,7 +196,6 @@ async fn update(
 #[utoipa::path(
     delete,
     path = "/v1/webhooks/endpoints/{id}",
-    tag = "webhooks",
     operation_id = "deleteWebhookEndpoint",
     params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
     security(("bearer" = ["webhooks:write"])),
@@ -234,7 +229,6 @@ async fn remove(
 #[utoipa::path(
     get,
     path = "/v1/webhooks/signing-secret/{id}",
-    tag = "webhooks",
     operation_id = "getSigningSecret",
     params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
     security(("bearer" = ["webhooks:read"])),
@@ -261,7 +255,6 @@ async fn signing_secret(
 #[utoipa::path(
     post,
     path = "/v1/webhooks/endpoints/{id}/test",
-    tag = "webhooks",
     operation_id = "testWebhookEndpoint",
     params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
     security(("bearer" = ["webhooks:write"])),
@@ -298,7 +291,6 @@ async fn test(
 #[utoipa::path(
     get,
     path = "/v1/webhooks/events/{id}",
-    tag = "webhooks",
     operation_id = "getEvent",
     params(("id" = String, Path, description = "The event's id (`evt_…`)")),
     security(("bearer" = ["webhooks:read"])),
@@ -327,7 +319,6 @@ async fn get_event(
 #[utoipa::path(
     get,
     path = "/v1/webhooks/events",
-    tag = "webhooks",
     operation_id = "listEvents",
     params(ListQuery),
     security(("bearer" = ["webhooks:read"])),
@@ -354,7 +345,6 @@ async fn list_events(
 #[utoipa::path(
     get,
     path = "/v1/webhooks/deliveries",
-    tag = "webhooks",
     operation_id = "listDeliveries",
     params(ListQuery, DeliveryFilter),
     security(("bearer" = ["webhooks:read"])),
@@ -396,7 +386,6 @@ fn matches(filter: &DeliveryFilter, delivery: &webhooks::Delivery) -> bool {
 #[utoipa::path(
     get,
     path = "/v1/webhooks/deliveries/{id}",
-    tag = "webhooks",
     operation_id = "getDelivery",
     params(("id" = String, Path, description = "The delivery's id (`whd_…`)")),
     security(("bearer" = ["webhooks:read"])),
@@ -425,7 +414,6 @@ async fn get_delivery(
 #[utoipa::path(
     post,
     path = "/v1/webhooks/deliveries/{id}/retry",
-    tag = "webhooks",
     operation_id = "retryDelivery",
     params(("id" = String, Path, description = "The delivery's id (`whd_…`)")),
     security(("bearer" = ["webhooks:write"])),
