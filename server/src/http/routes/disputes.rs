@@ -16,9 +16,10 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::domain::disputes;
-use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::error::ApiResult;
 use crate::domain::principal::Principal;
-use crate::domain::stack::{Stack, StackKind};
+use crate::domain::simulator::sandbox_only;
+use crate::domain::stack::Stack;
 use crate::http::extract::{ApiJson, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -28,14 +29,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
         .routes(routes!(post_message, messages))
         .routes(routes!(simulate))
         .routes(routes!(simulate_resolve))
-}
-
-/// Simulations answer `404` on the live stack, like `/v1/simulations`.
-fn sandbox_only(stack: &Stack) -> ApiResult<()> {
-    match stack.kind {
-        StackKind::Sandbox => Ok(()),
-        StackKind::Live => Err(ApiError::not_found("simulations exist only on the sandbox stack")),
-    }
 }
 
 /// Disputes, newest first, without their threads

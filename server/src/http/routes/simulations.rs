@@ -20,8 +20,8 @@ use crate::domain::error::{ApiError, ApiResult, money_error};
 use crate::domain::instructions::validate_reference;
 use crate::domain::principal::Principal;
 use crate::domain::render;
-use crate::domain::simulator;
-use crate::domain::stack::{Stack, StackKind};
+use crate::domain::simulator::{self, sandbox_only};
+use crate::domain::stack::Stack;
 use crate::http::extract::ApiJson;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -30,13 +30,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
         .routes(routes!(deposit))
         .routes(routes!(virtual_account_deposit))
         .routes(routes!(order_funds))
-}
-
-fn sandbox_only(stack: &Stack) -> ApiResult<()> {
-    match stack.kind {
-        StackKind::Sandbox => Ok(()),
-        StackKind::Live => Err(ApiError::not_found("simulations exist only on the sandbox stack")),
-    }
 }
 
 /// The sandbox's deterministic behaviours
