@@ -55,8 +55,7 @@ async fn credited_count(api: &Api, node: &Node, currency: &str) -> usize {
 #[expect(clippy::too_many_lines)]
 async fn sandbox_collection_triggers() {
     let Sandbox { node, api, key, base } = Sandbox::start();
-    let sink = WebhookSink::start();
-    sink.register(&api, &base, &key).await;
+    let sink = WebhookSink::registered(&api, &base, &key).await;
 
     // Default: pending, then completed and credited.
     let done = collect(&api, &node, "25.00", "col-default", "completed").await;

@@ -92,8 +92,7 @@ async fn contents(api: &Api, node: &Node, key: &str, id: &str) -> (u16, reqwest:
 #[expect(clippy::too_many_lines)]
 async fn a_dispute_from_opening_to_resolution() {
     let Sandbox { node, api, key, base } = Sandbox::start();
-    let sink = WebhookSink::start();
-    sink.register(&api, &base, &key).await;
+    let sink = WebhookSink::registered(&api, &base, &key).await;
     let paid = collection(&api, &node, "25.00", "dsp-paid", "completed").await;
 
     // Opening: the request is checked field by field first.

@@ -83,8 +83,7 @@ async fn ghs(api: &Api, node: &Node) -> (i128, i128) {
 #[expect(clippy::too_many_lines)]
 async fn orders_paid_exactly_over_and_under_pay_out_on_actuals() {
     let Sandbox { node, api, key, .. } = Sandbox::start();
-    let sink = WebhookSink::start();
-    sink.register(&api, &node.sandbox, &key).await;
+    let sink = WebhookSink::registered(&api, &node.sandbox, &key).await;
 
     // (order amount, funds, extra event)
     let cases = [
@@ -340,8 +339,7 @@ async fn a_crypto_order_waits_for_confirmations() {
 #[tokio::test]
 async fn an_order_without_funds_expires() {
     let Sandbox { node, api, key, .. } = Sandbox::start();
-    let sink = WebhookSink::start();
-    sink.register(&api, &node.sandbox, &key).await;
+    let sink = WebhookSink::registered(&api, &node.sandbox, &key).await;
     let order = create(&api, &node, ghs_order("50.00", "ord-expire")).await;
     let id = order["id"].as_str().unwrap();
     let deadline = millis(&order["expiresAt"]);

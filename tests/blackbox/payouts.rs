@@ -61,8 +61,7 @@ async fn wait_webhook_on_timeline(api: &Api, base: &str, key: &str, id: &str) ->
 #[expect(clippy::too_many_lines)]
 async fn sandbox_payout_triggers_settle_with_events_balances_and_timelines() {
     let Sandbox { node, api, key, base } = Sandbox::start();
-    let sink = WebhookSink::start();
-    sink.register(&api, &base, &key).await;
+    let sink = WebhookSink::registered(&api, &base, &key).await;
     deposit(&api, &node, &key, "GHS", "1000.00").await;
     let (start, pending) = balances_minor(&api, &base, &key, "GHS", 2).await;
     assert_eq!((start, pending), (100_000, 0));

@@ -711,6 +711,13 @@ impl WebhookSink {
         WebhookSink { url, received, _stop: stop }
     }
 
+    /// A sink registered for every event on a stack.
+    pub async fn registered(api: &Api, base: &str, key: &str) -> WebhookSink {
+        let sink = WebhookSink::start();
+        sink.register(api, base, key).await;
+        sink
+    }
+
     /// Registers the sink for every event on a stack; returns the endpoint id.
     pub async fn register(&self, api: &Api, base: &str, key: &str) -> String {
         let r = api
