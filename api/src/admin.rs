@@ -8,7 +8,6 @@
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::AmountInput;
 use crate::accounts::Account;
 use crate::collections::Collection;
 use crate::disputes::Dispute;
@@ -16,6 +15,7 @@ use crate::orders::Order;
 use crate::payouts::Payout;
 use crate::requests::LoggedRequest;
 use crate::webhooks::WebhookEndpoint;
+use crate::{AmountInput, With};
 
 /// One of the node's two stacks, each with its own ledger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
@@ -353,3 +353,26 @@ pub struct ReplaceRates {
     /// Units of each currency per one US dollar, as decimal strings or numbers.
     pub rates: std::collections::BTreeMap<String, AmountInput>,
 }
+
+/// The 404 of an operation on one stack that names nothing else.
+#[derive(utoipa::IntoResponses)]
+pub enum UnknownStack {
+    /// Unknown stack (`not_found`)
+    #[response(status = 404)]
+    NotFound(crate::ErrorBody),
+}
+
+/// The refusals of an operation on one stack whose only 404 is an unknown
+/// `{stack}`.
+pub type StackRefusals = With<UnknownStack, AdminRefusals>;
+
+/// The 400 of a search across a stack's organizations.
+#[derive(utoipa::IntoResponses)]
+pub enum BadSearch {
+    /// A bad `limit` or `cursor` (`validation_error`)
+    #[response(status = 400)]
+    BadRequest(crate::ErrorBody),
+}
+
+/// The refusals of a search across a stack's organizations.
+pub type SearchRefusals = With<BadSearch, StackRefusals>;

@@ -1,7 +1,12 @@
 //! The error body every failure answers with, and its stable codes.
 
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::openapi::response::{Response, ResponseBuilder};
+use utoipa::openapi::{ContentBuilder, Ref, RefOr};
+use utoipa::{IntoResponses, ToSchema};
 
 /// A failure's stable, machine-readable code. Clients branch on this, never
 /// on `message`.
@@ -148,6 +153,102 @@ pub enum Refusals {
     #[response(status = 503)]
     Unavailable(ErrorBody),
 }
+
+/// The refusals of an operation that needs an owner's or admin's session
+/// (`sess_…`) rather than an API key, documented once.
+#[derive(utoipa::IntoResponses)]
+pub enum SessionRefusals {
+    /// No valid credentials (`unauthorized`)
+    #[response(status = 401)]
+    Unauthorized(ErrorBody),
+    /// Not an owner's or admin's session (`forbidden`)
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// Too many requests (`rate_limited`); retry after `Retry-After` seconds
+    #[response(status = 429)]
+    RateLimited(ErrorBody),
+}
+
+/// The responses of `A`, then those of `B` (which win where both document
+/// a status): a set of refusals built from smaller ones, so each status is
+/// described once.
+pub struct With<A, B>(PhantomData<(A, B)>);
+
+impl<A: IntoResponses, B: IntoResponses> IntoResponses for With<A, B> {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        let mut responses = A::responses();
+        responses.extend(B::responses());
+        responses
+    }
+}
+
+/// The 409 of a create whose `externalReference` was already used.
+#[derive(utoipa::IntoResponses)]
+pub enum Duplicate {
+    /// The externalReference was used with another body (`duplicate`)
+    #[response(status = 409)]
+    Duplicate(ErrorBody),
+}
+
+/// The answers a create that takes an `externalReference` adds to its own:
+/// `200` with `T`, the earlier request's answer, when the same reference
+/// comes again with the same body, and [`Duplicate`] when it comes with
+/// another.
+pub struct Replays<T>(PhantomData<T>);
+
+impl<T: ToSchema> IntoResponses for Replays<T> {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        let content =
+            ContentBuilder::new().schema(Some(RefOr::Ref(Ref::from_schema_name(T::name())))).build();
+        let replay = ResponseBuilder::new()
+            .description("A replay of an earlier request with the same externalReference and body")
+            .content("application/json", content)
+            .build();
+        let mut responses = Duplicate::responses();
+        responses.insert("200".to_string(), RefOr::T(replay));
+        responses
+    }
+}
+
+/// The 400 of an operation whose only bad request is an unknown version.
+#[derive(utoipa::IntoResponses)]
+pub enum UnknownVersion {
+    /// An unknown `sika-version` header (`bad_request`)
+    #[response(status = 400)]
+    BadRequest(ErrorBody),
+}
+
+/// The refusals of an operation whose only bad request is an unknown
+/// `sika-version` header: that 400, then `R` ([`Refusals`] unless named).
+pub type VersionRefusals<R = Refusals> = With<UnknownVersion, R>;
+
+/// The 400 of a list whose only query is its paging.
+#[derive(utoipa::IntoResponses)]
+pub enum BadPage {
+    /// A bad `limit` or `cursor` (`validation_error`), or an unknown
+    /// `sika-version` header
+    #[response(status = 400)]
+    BadRequest(ErrorBody),
+}
+
+/// The refusals of a list whose only query is its paging.
+pub type PageRefusals = With<BadPage, Refusals>;
+
+/// What a JSON body can get wrong before its fields are read.
+#[derive(utoipa::IntoResponses)]
+pub enum BadBody {
+    /// The body is larger than 1 MiB (`payload_too_large`)
+    #[response(status = 413)]
+    PayloadTooLarge(ErrorBody),
+    /// The body is not JSON (`unsupported_media_type`)
+    #[response(status = 415)]
+    UnsupportedMediaType(ErrorBody),
+}
+
+/// The refusals of an operation that reads a JSON body: the body too large
+/// (413) or not JSON (415), then `R` ([`Refusals`] unless named). Its 400
+/// for a field the body gets wrong is the operation's own.
+pub type BodyRefusals<R = Refusals> = With<BadBody, R>;
 
 #[cfg(test)]
 mod tests {

@@ -46,4 +46,7 @@ pub mod virtual_accounts;
 pub mod webhooks;
 
 pub use common::{AmountInput, ListPage, ListQuery, Metadata, Money, TimelineEntry};
-pub use error::{ErrorBody, ErrorCode, ItemError, Refusals};
+pub use error::{
+    BadBody, BadPage, BodyRefusals, Duplicate, ErrorBody, ErrorCode, ItemError, PageRefusals, Refusals,
+    Replays, SessionRefusals, UnknownVersion, VersionRefusals, With,
+};

@@ -52,16 +52,8 @@ impl Books<'_, '_> {
                     return self.account(&id);
                 }
                 let number = self.counter_next(Counter::AccountNumber, ACCOUNT_NUMBER_FIRST)?;
-                let record = AccountRecord {
-                    id: format!("{currency}{number}"),
-                    owner: AccountOwner::Organization(organization.clone()),
-                    currency: currency.to_string(),
-                    debits_posted: 0,
-                    credits_posted: 0,
-                    debits_pending: 0,
-                    credits_pending: 0,
-                    created_at: self.now,
-                };
+                let owner = AccountOwner::Organization(organization.clone());
+                let record = AccountRecord::opened(format!("{currency}{number}"), owner, currency, self.now);
                 self.store.put(index_key, &record.id);
                 self.save(&record);
                 Ok(record)
@@ -71,16 +63,7 @@ impl Books<'_, '_> {
                 if let Some(record) = self.store.get::<AccountRecord>(&keys::account(&id))? {
                     return Ok(record);
                 }
-                let record = AccountRecord {
-                    id: id.clone(),
-                    owner: AccountOwner::System(*kind),
-                    currency: currency.to_string(),
-                    debits_posted: 0,
-                    credits_posted: 0,
-                    debits_pending: 0,
-                    credits_pending: 0,
-                    created_at: self.now,
-                };
+                let record = AccountRecord::opened(id, AccountOwner::System(*kind), currency, self.now);
                 self.save(&record);
                 Ok(record)
             }

@@ -161,21 +161,19 @@ pub(crate) fn funds(books: &mut Books, funds: &OrderFunds) -> Result<Applied, En
         format!("{amount_text} {} credited to {}", order.from_currency, transfer.credit_account),
     ));
     let mut kinds = vec!["order.funds_received"];
-    if funds.amount > order.from_amount {
-        kinds.push("order.overpaid");
+    let mismatch = match funds.amount.cmp(&order.from_amount) {
+        std::cmp::Ordering::Greater => Some(("order.overpaid", "Overpaid")),
+        std::cmp::Ordering::Less => Some(("order.underpaid", "Underpaid")),
+        std::cmp::Ordering::Equal => None,
+    };
+    if let Some((kind, title)) = mismatch {
+        kinds.push(kind);
+        let expected = format(&order.from_currency, order.from_amount);
         order.timeline.push(entry(
             now,
             "collection",
-            "Overpaid",
-            format!("Expected {}; proceeding on actuals", format(&order.from_currency, order.from_amount)),
-        ));
-    } else if funds.amount < order.from_amount {
-        kinds.push("order.underpaid");
-        order.timeline.push(entry(
-            now,
-            "collection",
-            "Underpaid",
-            format!("Expected {}; proceeding on actuals", format(&order.from_currency, order.from_amount)),
+            title,
+            format!("Expected {expected}; proceeding on actuals"),
         ));
     }
     let account = books.account(&transfer.credit_account)?;

@@ -85,6 +85,20 @@ pub struct Balances {
 }
 
 impl AccountRecord {
+    /// A new account: nothing posted or pending yet.
+    pub fn opened(id: String, owner: AccountOwner, currency: &str, created_at: TimestampMs) -> AccountRecord {
+        AccountRecord {
+            id,
+            owner,
+            currency: currency.to_string(),
+            debits_posted: 0,
+            credits_posted: 0,
+            debits_pending: 0,
+            credits_pending: 0,
+            created_at,
+        }
+    }
+
     /// The balances, or `Overflow` if the totals are too far apart for an
     /// `i128` (which the writer never stores: it checks every account it
     /// writes).
@@ -461,16 +475,10 @@ mod tests {
 
     #[test]
     fn balances_that_would_overflow_are_an_error() {
-        let mut account = AccountRecord {
-            id: "sys_world_USD".into(),
-            owner: AccountOwner::System(SystemAccount::World),
-            currency: "USD".into(),
-            debits_posted: i128::MAX,
-            credits_posted: 0,
-            debits_pending: 2,
-            credits_pending: 0,
-            created_at: 0,
-        };
+        let owner = AccountOwner::System(SystemAccount::World);
+        let mut account = AccountRecord::opened("sys_world_USD".into(), owner, "USD", 0);
+        account.debits_posted = i128::MAX;
+        account.debits_pending = 2;
         assert_eq!(account.balances(), Err(EngineError::Overflow("account balance")));
         account.debits_pending = 0;
         assert_eq!(account.balances().map(|b| b.available), Ok(-i128::MAX));

@@ -15,9 +15,7 @@ fn recipient(name: &str, code: &str, account_number: &str) -> Value {
 #[tokio::test]
 #[expect(clippy::too_many_lines)]
 async fn recipients_single_bulk_and_as_payout_destinations() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let Sandbox { node, api, key, .. } = Sandbox::start();
     let url = node.sandbox_url("/v1/recipients");
 
     // One at a time.
@@ -188,9 +186,7 @@ fn representative() -> Value {
 #[tokio::test]
 #[expect(clippy::too_many_lines)]
 async fn virtual_accounts_and_the_representative() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let Sandbox { node, api, key, .. } = Sandbox::start();
     let session = node.creds.owner_session.clone();
     let va_url = node.sandbox_url("/v1/virtual-accounts");
     let rep_url = node.sandbox_url("/v1/organization/representative");

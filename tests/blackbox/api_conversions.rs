@@ -24,9 +24,7 @@ fn ids(page: &Value) -> Vec<String> {
 #[tokio::test]
 async fn walking_the_list_is_stable_while_it_grows() {
     // Its own node: the walk must see exactly this test's conversions.
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let Sandbox { node, api, key, .. } = Sandbox::start();
     deposit(&api, &node, &key, "USD", "1000.00").await;
     let mut created = Vec::new();
     for i in 0..45 {

@@ -137,9 +137,7 @@ async fn hosted_checkout_in_a_real_browser() {
         lap = Instant::now();
     };
 
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let Sandbox { node, api, key, .. } = Sandbox::start();
     let before = balances_minor(&api, &node.sandbox, &key, "GHS", 2).await.0;
     let redirect = node.sandbox_url("/v1/openapi.json");
     let r = api

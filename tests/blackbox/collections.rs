@@ -20,27 +20,6 @@ fn collection_body(amount: &str, reference: &str) -> Value {
     })
 }
 
-/// Each timeline entry's (kind, title, at), after checking its shape and order.
-#[track_caller]
-fn timeline(resource: &Value) -> Vec<(String, String, i64)> {
-    let entries = resource["timeline"].as_array().expect("a timeline array");
-    let out: Vec<(String, String, i64)> = entries
-        .iter()
-        .map(|e| {
-            for field in ["kind", "title", "detail"] {
-                assert!(e[field].as_str().is_some_and(|s| !s.is_empty()), "entry without {field}: {e}");
-            }
-            (
-                e["kind"].as_str().unwrap().to_string(),
-                e["title"].as_str().unwrap().to_string(),
-                millis(&e["at"]),
-            )
-        })
-        .collect();
-    assert!(out.windows(2).all(|w| w[0].2 <= w[1].2), "timeline in time order: {resource}");
-    out
-}
-
 /// Creates a sandbox collection, checks the answer, and waits for it to settle.
 async fn collect(api: &Api, node: &Node, amount: &str, reference: &str, outcome: &str) -> Value {
     let key = &node.creds.sandbox_key;
@@ -75,12 +54,8 @@ async fn credited_count(api: &Api, node: &Node, currency: &str) -> usize {
 #[tokio::test]
 #[expect(clippy::too_many_lines)]
 async fn sandbox_collection_triggers() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
-    let base = node.sandbox.clone();
-    let sink = WebhookSink::start();
-    sink.register(&api, &base, &key).await;
+    let Sandbox { node, api, key, base } = Sandbox::start();
+    let sink = WebhookSink::registered(&api, &base, &key).await;
 
     // Default: pending, then completed and credited.
     let done = collect(&api, &node, "25.00", "col-default", "completed").await;
@@ -175,9 +150,7 @@ async fn sandbox_collection_triggers() {
 
 #[tokio::test]
 async fn collection_requests_are_checked() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let Sandbox { node, api, key, .. } = Sandbox::start();
     let url = node.sandbox_url("/v1/collections");
     let with = |field: &str, value: Value| {
         let mut body = collection_body("10.00", "col-check");

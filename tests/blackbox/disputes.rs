@@ -91,12 +91,8 @@ async fn contents(api: &Api, node: &Node, key: &str, id: &str) -> (u16, reqwest:
 #[tokio::test]
 #[expect(clippy::too_many_lines)]
 async fn a_dispute_from_opening_to_resolution() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
-    let base = node.sandbox.clone();
-    let sink = WebhookSink::start();
-    sink.register(&api, &base, &key).await;
+    let Sandbox { node, api, key, base } = Sandbox::start();
+    let sink = WebhookSink::registered(&api, &base, &key).await;
     let paid = collection(&api, &node, "25.00", "dsp-paid", "completed").await;
 
     // Opening: the request is checked field by field first.
@@ -368,9 +364,7 @@ async fn a_dispute_from_opening_to_resolution() {
 #[tokio::test]
 #[expect(clippy::too_many_lines)]
 async fn files_round_trip_byte_for_byte() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let Sandbox { node, api, key, .. } = Sandbox::start();
 
     assert_eq!(base64(RECEIPT), RECEIPT_BASE64, "the test's own encoder");
     let file = upload(&api, &node, "receipt.pdf", "application/pdf", RECEIPT_BASE64).await;
@@ -462,9 +456,7 @@ async fn files_round_trip_byte_for_byte() {
 async fn messages_racing_a_resolution_never_outlive_it() {
     const MESSAGES: usize = 20;
     const ROUNDS: usize = 4;
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let Sandbox { node, api, key, .. } = Sandbox::start();
     let paid = collection(&api, &node, "40.00", "dsp-race", "completed").await;
     let (mut before, mut refused) = (0, 0);
     for round in 0..ROUNDS {
@@ -558,9 +550,7 @@ async fn pay_link(api: &Api, node: &Node, link: &str, amount: &str) -> Value {
 /// `paymentLinkId` disputes the link's newest completed payment.
 #[tokio::test]
 async fn a_payment_link_payment_can_be_disputed() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let Sandbox { node, api, key, .. } = Sandbox::start();
     let body = json!({ "currency": "GHS", "title": "Invoice 17", "allowedMethods": ["mobile_money"], "amount": "100.00" });
     let r = api.post(&node.sandbox_url("/v1/payment-links"), &key, body).await;
     r.expect(201);

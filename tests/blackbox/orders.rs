@@ -20,23 +20,10 @@ fn ghs_order(amount: &str, reference: &str) -> Value {
     })
 }
 
-/// The mtn_gh fee in pesewas: 1.00 GHS plus 1 %, rounded up.
-fn mtn_fee(amount_minor: i128) -> i128 {
-    100 + (amount_minor + 99) / 100
-}
-
 /// The timeline's titles, after checking each entry's shape and the order.
 #[track_caller]
 fn titles(order: &Value) -> Vec<String> {
-    let entries = order["timeline"].as_array().expect("a timeline array");
-    for e in entries {
-        for field in ["kind", "title", "detail"] {
-            assert!(e[field].as_str().is_some_and(|s| !s.is_empty()), "entry without {field}: {e}");
-        }
-    }
-    let at: Vec<i64> = entries.iter().map(|e| millis(&e["at"])).collect();
-    assert!(at.windows(2).all(|w| w[0] <= w[1]), "timeline in time order: {order}");
-    entries.iter().map(|e| e["title"].as_str().unwrap().to_string()).collect()
+    timeline(order).into_iter().map(|(_, title, _)| title).collect()
 }
 
 #[track_caller]
@@ -86,11 +73,8 @@ async fn ghs(api: &Api, node: &Node) -> (i128, i128) {
 #[tokio::test]
 #[expect(clippy::too_many_lines)]
 async fn orders_paid_exactly_over_and_under_pay_out_on_actuals() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
-    let sink = WebhookSink::start();
-    sink.register(&api, &node.sandbox, &key).await;
+    let Sandbox { node, api, key, .. } = Sandbox::start();
+    let sink = WebhookSink::registered(&api, &node.sandbox, &key).await;
 
     // (order amount, funds, extra event)
     let cases = [
@@ -269,9 +253,7 @@ async fn a_failed_payout_fails_the_order_and_leaves_the_funds() {
 #[tokio::test]
 #[expect(clippy::too_many_lines)]
 async fn a_crypto_order_waits_for_confirmations() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let Sandbox { node, api, key, .. } = Sandbox::start();
     let body = json!({
         "from": { "method": "crypto", "currency": "USDC", "amount": "20.00", "chain": "base" },
         "to": { "code": "mtn_gh", "accountNumber": PHONE, "currency": "GHS" },
@@ -367,11 +349,8 @@ async fn a_crypto_order_waits_for_confirmations() {
 
 #[tokio::test]
 async fn an_order_without_funds_expires() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
-    let sink = WebhookSink::start();
-    sink.register(&api, &node.sandbox, &key).await;
+    let Sandbox { node, api, key, .. } = Sandbox::start();
+    let sink = WebhookSink::registered(&api, &node.sandbox, &key).await;
     let order = create(&api, &node, ghs_order("50.00", "ord-expire")).await;
     let id = order["id"].as_str().unwrap();
     let deadline = millis(&order["expiresAt"]);

@@ -19,30 +19,6 @@ fn payout_body(amount: &str, reference: &str) -> Value {
     })
 }
 
-/// The mtn_gh fee in pesewas: 1.00 GHS plus 1 %, rounded up.
-fn mtn_fee(amount_minor: i128) -> i128 {
-    100 + (amount_minor + 99) / 100
-}
-
-/// Checks every timeline entry's shape and order; returns (kind, title) pairs.
-#[track_caller]
-fn timeline(resource: &Value) -> Vec<(String, String, i64)> {
-    let entries = resource["timeline"].as_array().expect("a timeline array");
-    let mut out = Vec::new();
-    for e in entries {
-        for field in ["kind", "title", "detail"] {
-            assert!(e[field].as_str().is_some_and(|s| !s.is_empty()), "timeline entry without {field}: {e}");
-        }
-        out.push((
-            e["kind"].as_str().unwrap().to_string(),
-            e["title"].as_str().unwrap().to_string(),
-            millis(&e["at"]),
-        ));
-    }
-    assert!(out.windows(2).all(|w| w[0].2 <= w[1].2), "timeline in time order: {resource}");
-    out
-}
-
 fn kinds(resource: &Value) -> BTreeSet<String> {
     timeline(resource).into_iter().map(|(k, _, _)| k).collect()
 }
@@ -75,12 +51,8 @@ async fn wait_webhook_on_timeline(api: &Api, base: &str, key: &str, id: &str) ->
 #[tokio::test]
 #[expect(clippy::too_many_lines)]
 async fn sandbox_payout_triggers_settle_with_events_balances_and_timelines() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
-    let base = node.sandbox.clone();
-    let sink = WebhookSink::start();
-    sink.register(&api, &base, &key).await;
+    let Sandbox { node, api, key, base } = Sandbox::start();
+    let sink = WebhookSink::registered(&api, &base, &key).await;
     deposit(&api, &node, &key, "GHS", "1000.00").await;
     let (start, pending) = balances_minor(&api, &base, &key, "GHS", 2).await;
     assert_eq!((start, pending), (100_000, 0));
@@ -173,10 +145,7 @@ async fn sandbox_payout_triggers_settle_with_events_balances_and_timelines() {
 
 #[tokio::test]
 async fn insufficient_funds_is_refused_and_holds_nothing() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
-    let base = node.sandbox.clone();
+    let Sandbox { node, api, key, base } = Sandbox::start();
     deposit(&api, &node, &key, "GHS", "10.00").await;
     // 10.00 plus a 1.10 fee is more than the 10.00 available.
     let r = api.post(&node.sandbox_url("/v1/payouts"), &key, payout_body("10.00", "po-too-much")).await;
@@ -485,10 +454,7 @@ async fn list_ids(api: &Api, url: &str, key: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[expect(clippy::too_many_lines)]
 async fn idempotency_on_every_money_moving_endpoint() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
-    let base = node.sandbox.clone();
+    let Sandbox { node, api, key, base } = Sandbox::start();
     deposit(&api, &node, &key, "GHS", "1000.00").await;
     deposit(&api, &node, &key, "USD", "100.00").await;
 

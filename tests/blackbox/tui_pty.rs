@@ -5,7 +5,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::support::{Api, Node, Options, deposit};
+use crate::support::{Sandbox, deposit};
 use serde_json::json;
 
 struct Tmux {
@@ -59,9 +59,7 @@ async fn the_console_opens_switches_tabs_shows_a_timeline_and_restores_the_termi
         eprintln!("skipping: tmux is not installed");
         return;
     }
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let Sandbox { node, api, key, .. } = Sandbox::start();
     deposit(&api, &node, &key, "GHS", "300.00").await;
     let payout = api
         .post(

@@ -4,6 +4,18 @@
 
 use sika_engine::movements::{ScheduledStep, Step};
 
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::stack::{Stack, StackKind};
+
+/// Simulations exist only on the sandbox stack: the live stack answers them
+/// `404`, as if they were not there.
+pub(crate) fn sandbox_only(stack: &Stack) -> ApiResult<()> {
+    match stack.kind {
+        StackKind::Sandbox => Ok(()),
+        StackKind::Live => Err(ApiError::not_found("simulations exist only on the sandbox stack")),
+    }
+}
+
 pub(crate) struct Trigger {
     pub field: &'static str,
     pub rule: &'static str,

@@ -6,6 +6,7 @@
 //! that drifts from it fails a test.
 
 use serde_json::{Value, json};
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::http::envelope::{VERSION_CURRENT, VERSION_HEADER};
 
@@ -27,6 +28,21 @@ pub fn document() -> Value {
         }
     }
     document
+}
+
+/// `router` with every operation under `tag`: a resource's router names its
+/// tag once rather than each handler.
+pub(crate) fn tagged<S: Clone + Send + Sync + 'static>(
+    tag: &str,
+    mut router: OpenApiRouter<S>,
+) -> OpenApiRouter<S> {
+    for item in router.get_openapi_mut().paths.paths.values_mut() {
+        let methods = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch];
+        for operation in methods.into_iter().flatten() {
+            operation.tags = Some(vec![tag.to_string()]);
+        }
+    }
+    router
 }
 
 /// A generated document made whole: its title and version, and the bearer

@@ -53,6 +53,23 @@ impl Options {
     }
 }
 
+/// What most tests start from: an unthrottled node, a client, and the
+/// sandbox's key and base URL.
+pub struct Sandbox {
+    pub node: Node,
+    pub api: Api,
+    pub key: String,
+    pub base: String,
+}
+
+impl Sandbox {
+    pub fn start() -> Sandbox {
+        let node = Node::start(Options::unthrottled());
+        let (key, base) = (node.creds.sandbox_key.clone(), node.sandbox.clone());
+        Sandbox { node, api: Api::new(), key, base }
+    }
+}
+
 /// A running node. Dropping it stops the process; nodes kept in statics are
 /// stopped when the test binary exits (see `register`).
 pub struct Node {
@@ -708,6 +725,13 @@ impl WebhookSink {
         WebhookSink { url, received, _stop: stop }
     }
 
+    /// A sink registered for every event on a stack.
+    pub async fn registered(api: &Api, base: &str, key: &str) -> WebhookSink {
+        let sink = WebhookSink::start();
+        sink.register(api, base, key).await;
+        sink
+    }
+
     /// Registers the sink for every event on a stack; returns the endpoint id.
     pub async fn register(&self, api: &Api, base: &str, key: &str) -> String {
         let r = api
@@ -850,7 +874,13 @@ impl Node {
     }
 }
 
-/// Milliseconds since the epoch of an RFC 3339 timestamp in a response.
+/// The mtn_gh fee in pesewas: 1.00 GHS plus 1 %, rounded up.
+pub fn mtn_fee(amount_minor: i128) -> i128 {
+    100 + (amount_minor + 99) / 100
+}
+
+/// An RFC 3339 timestamp in milliseconds since the epoch.
+#[track_caller]
 pub fn millis(at: &Value) -> i64 {
     chrono::DateTime::parse_from_rfc3339(at.as_str().expect("a timestamp string"))
         .unwrap_or_else(|e| panic!("{at} is not RFC 3339: {e}"))
@@ -884,4 +914,23 @@ pub fn assert_data_as_of_event(event: &Value, later: &Value) {
     for entry in before.iter().filter(|e| e["title"].as_str().is_some_and(|t| t.ends_with(" scheduled"))) {
         assert!(data_hooks.contains(entry), "{entry} was scheduled before the event, so its data shows it");
     }
+}
+
+/// Each timeline entry's (kind, title, at), after checking its shape and order.
+#[track_caller]
+pub fn timeline(resource: &Value) -> Vec<(String, String, i64)> {
+    let entries = resource["timeline"].as_array().expect("a timeline array");
+    let mut out = Vec::new();
+    for e in entries {
+        for field in ["kind", "title", "detail"] {
+            assert!(e[field].as_str().is_some_and(|s| !s.is_empty()), "timeline entry without {field}: {e}");
+        }
+        out.push((
+            e["kind"].as_str().unwrap().to_string(),
+            e["title"].as_str().unwrap().to_string(),
+            millis(&e["at"]),
+        ));
+    }
+    assert!(out.windows(2).all(|w| w[0].2 <= w[1].2), "timeline in time order: {resource}");
+    out
 }

@@ -9,7 +9,7 @@ use ratatui::widgets::{Cell, Paragraph, Row};
 use crate::api::{CurrencyTotal, Owned, StackAccounts};
 use crate::app::{App, Remote, stack_index};
 use crate::view::format;
-use crate::view::widgets::{self, SelectTable, WIDE_WIDTH_MIN};
+use crate::view::widgets::{self, SelectTable, WIDE_WIDTH_MIN, fill, fixed};
 
 /// Rows of totals shown before the accounts table takes over.
 const TOTAL_ROWS_MAX: u16 = 6;
@@ -79,13 +79,12 @@ fn render_totals(app: &App, totals: &[CurrencyTotal], frame: &mut Frame, area: R
     });
     SelectTable {
         block,
-        header: vec!["Currency", "Available", "Pending", "Total", "Accounts"],
-        widths: vec![
-            Constraint::Length(8),
-            Constraint::Length(18),
-            Constraint::Length(18),
-            Constraint::Length(18),
-            Constraint::Length(8),
+        columns: vec![
+            fixed("Currency", 8),
+            fixed("Available", 18),
+            fixed("Pending", 18),
+            fixed("Total", 18),
+            fixed("Accounts", 8),
         ],
         rows: rows.collect(),
         selected: None,
@@ -122,36 +121,23 @@ fn render_accounts(app: &App, frame: &mut Frame, area: Rect, remote: &Remote<Sta
         }
         Row::new(cells)
     });
-    let (header, widths) = if wide {
-        (
-            vec!["Organization", "Account", "Cur", "Available", "Pending", "Total", "≈ USD", "Created"],
-            vec![
-                Constraint::Fill(1),
-                Constraint::Fill(1),
-                Constraint::Length(4),
-                Constraint::Length(16),
-                Constraint::Length(16),
-                Constraint::Length(16),
-                Constraint::Length(12),
-                Constraint::Length(19),
-            ],
-        )
+    let columns = if wide {
+        vec![
+            fill("Organization"),
+            fill("Account"),
+            fixed("Cur", 4),
+            fixed("Available", 16),
+            fixed("Pending", 16),
+            fixed("Total", 16),
+            fixed("≈ USD", 12),
+            fixed("Created", 19),
+        ]
     } else {
-        (
-            vec!["Account", "Cur", "Available", "Total", "≈ USD"],
-            vec![
-                Constraint::Fill(1),
-                Constraint::Length(4),
-                Constraint::Length(14),
-                Constraint::Length(14),
-                Constraint::Length(10),
-            ],
-        )
+        vec![fill("Account"), fixed("Cur", 4), fixed("Available", 14), fixed("Total", 14), fixed("≈ USD", 10)]
     };
     SelectTable {
         block,
-        header,
-        widths,
+        columns,
         rows: table_rows.collect(),
         selected: Some(app.accounts_selected),
         focused: true,

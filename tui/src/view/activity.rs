@@ -9,7 +9,7 @@ use ratatui::widgets::{Cell, Paragraph, Row};
 use crate::api::Movement;
 use crate::app::{App, Remote};
 use crate::view::format;
-use crate::view::widgets::{self, SelectTable, WIDE_WIDTH_MIN};
+use crate::view::widgets::{self, SelectTable, WIDE_WIDTH_MIN, fill, fixed};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let [filter, table] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
@@ -30,24 +30,19 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let wide = table.width >= WIDE_WIDTH_MIN;
     SelectTable {
         block,
-        header: if wide {
-            vec!["Kind", "Id", "Organization", "Status", "Amount", "Reference", "Created", "Message"]
-        } else {
-            vec!["Id", "Status", "Amount", "Created"]
-        },
-        widths: if wide {
+        columns: if wide {
             vec![
-                Constraint::Length(10),
-                Constraint::Length(32),
-                Constraint::Length(28),
-                Constraint::Length(9),
-                Constraint::Length(18),
-                Constraint::Length(16),
-                Constraint::Length(19),
-                Constraint::Fill(1),
+                fixed("Kind", 10),
+                fixed("Id", 32),
+                fixed("Organization", 28),
+                fixed("Status", 9),
+                fixed("Amount", 18),
+                fixed("Reference", 16),
+                fixed("Created", 19),
+                fill("Message"),
             ]
         } else {
-            vec![Constraint::Fill(1), Constraint::Length(9), Constraint::Length(16), Constraint::Length(11)]
+            vec![fill("Id"), fixed("Status", 9), fixed("Amount", 16), fixed("Created", 11)]
         },
         rows: rows.iter().map(|m| row(m, wide)).collect(),
         selected: Some(app.activity_selected),

@@ -5,14 +5,14 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span, Text};
-use ratatui::widgets::{Cell, Paragraph, Row, Wrap};
+use ratatui::widgets::{Block, Cell, Paragraph, Row, Wrap};
 
 use crate::api::{
     Dispute, EndpointAttempt, EndpointHealth, Movement, Owned, StackName, TimelineEntry, thread, wire_name,
 };
 use crate::app::{App, Detail, Remote};
 use crate::view::format;
-use crate::view::widgets::{self, SelectTable};
+use crate::view::widgets::{self, Column, SelectTable, fill, fixed};
 
 /// The entry's full text below the table; more on tall terminals.
 fn entry_height(area: Rect) -> u16 {
@@ -64,11 +64,7 @@ fn render_movement(title: &str, remote: &Remote<Movement>, selected: usize, fram
     };
     let summary = movement_summary(movement);
     let [summary_area, table_area, entry_area] = sections(area, summary.len());
-    let status = &movement.status();
-    let summary_block = widgets::block(title, false).title_top(
-        Line::from(Span::styled(format!(" {status} "), format::status_style(status))).right_aligned(),
-    );
-    let summary_block = widgets::with_error(summary_block, remote);
+    let summary_block = widgets::with_error(status_block(title, &movement.status()), remote);
     frame.render_widget(Paragraph::new(summary).block(summary_block), summary_area);
 
     let entries = timeline(movement);
@@ -80,20 +76,8 @@ fn render_movement(title: &str, remote: &Remote<Movement>, selected: usize, fram
         ])
     });
     let block = widgets::block(format!("Timeline ({})", entries.len()), true);
-    if entries.is_empty() {
-        let text = Text::from(Line::styled("No timeline entries.", format::label_style()));
-        widgets::message(frame, table_area, block, text);
-    } else {
-        SelectTable {
-            block,
-            header: vec!["Time", "Kind", "What happened"],
-            widths: vec![Constraint::Length(19), Constraint::Length(10), Constraint::Fill(1)],
-            rows: rows.collect(),
-            selected: Some(selected),
-            focused: true,
-        }
-        .render(frame, table_area);
-    }
+    let columns = vec![fixed("Time", 19), fixed("Kind", 10), fill("What happened")];
+    render_entries(block, "No timeline entries.", columns, rows.collect(), selected, frame, table_area);
     let entry = entries
         .get(selected)
         .map(|e| vec![Line::styled(e.title.clone(), format::title_style()), Line::from(e.detail.clone())]);
@@ -155,6 +139,31 @@ fn destination<'a>(account_number: &'a Option<String>, address: &'a Option<Strin
     given(account_number).or_else(|| given(address)).unwrap_or_default()
 }
 
+/// A detail view's summary block, its status at the top right.
+fn status_block(title: impl Into<String>, status: &str) -> Block<'static> {
+    widgets::block(title, false).title_top(
+        Line::from(Span::styled(format!(" {status} "), format::status_style(status))).right_aligned(),
+    )
+}
+
+/// The entries of a detail view (a timeline, a thread) with one selected,
+/// or `empty` when there are none.
+fn render_entries(
+    block: Block<'static>,
+    empty: &str,
+    columns: Vec<Column>,
+    rows: Vec<Row<'static>>,
+    selected: usize,
+    frame: &mut Frame,
+    area: Rect,
+) {
+    if rows.is_empty() {
+        let text = Text::from(Line::styled(empty.to_string(), format::label_style()));
+        return widgets::message(frame, area, block, text);
+    }
+    SelectTable { block, columns, rows, selected: Some(selected), focused: true }.render(frame, area);
+}
+
 fn render_entry(lines: Vec<Line<'static>>, frame: &mut Frame, area: Rect) {
     let block = widgets::block("Selected", false);
     frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), area);
@@ -184,35 +193,20 @@ fn render_dispute(
         ]),
     ];
     let [summary_area, table_area, entry_area] = sections(area, summary.len());
-    let status = &wire_name(&dispute.status);
-    let block = widgets::block(title, false).title_top(
-        Line::from(Span::styled(format!(" {status} "), format::status_style(status))).right_aligned(),
-    );
+    let block = status_block(title, &wire_name(&dispute.status));
     frame.render_widget(Paragraph::new(summary).block(widgets::with_error(block, remote)), summary_area);
 
     let messages = thread(dispute);
     let block = widgets::block(format!("Thread ({})", messages.len()), true);
-    if messages.is_empty() {
-        let text = Text::from(Line::styled("No messages yet.", format::label_style()));
-        widgets::message(frame, table_area, block, text);
-    } else {
-        let rows = messages.iter().map(|m| {
-            Row::new(vec![
-                Cell::from(format::time(&m.created_at)),
-                Cell::from(wire_name(&m.author_type)),
-                Cell::from(m.body.lines().next().unwrap_or_default().to_string()),
-            ])
-        });
-        SelectTable {
-            block,
-            header: vec!["Time", "From", "Message"],
-            widths: vec![Constraint::Length(19), Constraint::Length(10), Constraint::Fill(1)],
-            rows: rows.collect(),
-            selected: Some(selected),
-            focused: true,
-        }
-        .render(frame, table_area);
-    }
+    let rows = messages.iter().map(|m| {
+        Row::new(vec![
+            Cell::from(format::time(&m.created_at)),
+            Cell::from(wire_name(&m.author_type)),
+            Cell::from(m.body.lines().next().unwrap_or_default().to_string()),
+        ])
+    });
+    let columns = vec![fixed("Time", 19), fixed("From", 10), fill("Message")];
+    render_entries(block, "No messages yet.", columns, rows.collect(), selected, frame, table_area);
     let message = messages.get(selected).map(|m| {
         let author = wire_name(&m.author_type);
         let mut lines = vec![Line::styled(format!("{author} wrote:"), format::title_style())];
@@ -275,13 +269,12 @@ fn render_endpoint(
         });
         SelectTable {
             block: widgets::with_error(block, attempts),
-            header: vec!["Time", "Event", "HTTP", "Duration", "Result"],
-            widths: vec![
-                Constraint::Length(19),
-                Constraint::Length(20),
-                Constraint::Length(4),
-                Constraint::Length(8),
-                Constraint::Fill(1),
+            columns: vec![
+                fixed("Time", 19),
+                fixed("Event", 20),
+                fixed("HTTP", 4),
+                fixed("Duration", 8),
+                fill("Result"),
             ],
             rows: table_rows.collect(),
             selected: Some(selected),

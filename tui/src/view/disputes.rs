@@ -1,13 +1,13 @@
 //! Disputes of the selected stack.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::Rect;
 use ratatui::widgets::{Cell, Row};
 
 use crate::api::{Owned, wire_name};
 use crate::app::App;
 use crate::view::format;
-use crate::view::widgets::{self, SelectTable, WIDE_WIDTH_MIN};
+use crate::view::widgets::{self, SelectTable, WIDE_WIDTH_MIN, fill, fixed};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let rows = app.dispute_rows();
@@ -32,28 +32,21 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
         Row::new(cells)
     });
-    let (header, widths) = if wide {
-        (
-            vec!["Id", "Organization", "Status", "Amount", "Reason", "Created"],
-            vec![
-                Constraint::Length(30),
-                Constraint::Length(30),
-                Constraint::Length(14),
-                Constraint::Length(18),
-                Constraint::Fill(1),
-                Constraint::Length(19),
-            ],
-        )
+    let columns = if wide {
+        vec![
+            fixed("Id", 30),
+            fixed("Organization", 30),
+            fixed("Status", 14),
+            fixed("Amount", 18),
+            fill("Reason"),
+            fixed("Created", 19),
+        ]
     } else {
-        (
-            vec!["Id", "Status", "Amount", "Reason"],
-            vec![Constraint::Length(28), Constraint::Length(12), Constraint::Length(16), Constraint::Fill(1)],
-        )
+        vec![fixed("Id", 28), fixed("Status", 12), fixed("Amount", 16), fill("Reason")]
     };
     SelectTable {
         block,
-        header,
-        widths,
+        columns,
         rows: table_rows.collect(),
         selected: Some(app.disputes_selected),
         focused: true,

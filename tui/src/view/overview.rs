@@ -9,7 +9,7 @@ use ratatui::widgets::{Paragraph, Row, Sparkline};
 use crate::api::{StackName, StackStatus};
 use crate::app::{App, stack_index};
 use crate::view::format;
-use crate::view::widgets::{self, SelectTable};
+use crate::view::widgets::{self, SelectTable, fixed};
 
 const STACKS: [StackName; 2] = [StackName::Live, StackName::Sandbox];
 
@@ -112,14 +112,13 @@ fn render_balances(app: &App, frame: &mut Frame, area: Rect) {
     }
     SelectTable {
         block,
-        header: vec!["Stack", "Currency", "Available", "Pending", "Total", "Accounts"],
-        widths: vec![
-            Constraint::Length(8),
-            Constraint::Length(8),
-            Constraint::Length(18),
-            Constraint::Length(18),
-            Constraint::Length(18),
-            Constraint::Length(8),
+        columns: vec![
+            fixed("Stack", 8),
+            fixed("Currency", 8),
+            fixed("Available", 18),
+            fixed("Pending", 18),
+            fixed("Total", 18),
+            fixed("Accounts", 8),
         ],
         rows,
         selected: None,

@@ -9,7 +9,7 @@ use ratatui::widgets::{Cell, Row};
 use crate::api::{EndpointHealth, Owned, WebhookDelivery, wire_name};
 use crate::app::{App, Remote, WebhookPane};
 use crate::view::format;
-use crate::view::widgets::{self, SelectTable, WIDE_WIDTH_MIN};
+use crate::view::widgets::{self, SelectTable, WIDE_WIDTH_MIN, fill, fixed};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let [endpoints, deliveries] =
@@ -28,49 +28,32 @@ fn render_endpoints(app: &App, frame: &mut Frame, area: Rect) {
     }
     let block = widgets::with_error(block, &app.endpoints);
     let wide = area.width >= WIDE_WIDTH_MIN;
-    let (header, widths) = if wide {
-        (
-            vec![
-                "URL",
-                "Organization",
-                "Status",
-                "Success",
-                "Latency",
-                "Fails",
-                "Pending",
-                "Failed",
-                "Last attempt",
-            ],
-            vec![
-                Constraint::Fill(1),
-                Constraint::Length(30),
-                Constraint::Length(9),
-                Constraint::Length(7),
-                Constraint::Length(8),
-                Constraint::Length(5),
-                Constraint::Length(7),
-                Constraint::Length(6),
-                Constraint::Length(19),
-            ],
-        )
+    let columns = if wide {
+        vec![
+            fill("URL"),
+            fixed("Organization", 30),
+            fixed("Status", 9),
+            fixed("Success", 7),
+            fixed("Latency", 8),
+            fixed("Fails", 5),
+            fixed("Pending", 7),
+            fixed("Failed", 6),
+            fixed("Last attempt", 19),
+        ]
     } else {
-        (
-            vec!["URL", "Status", "Success", "Latency", "Fails", "Pend", "Fail"],
-            vec![
-                Constraint::Fill(1),
-                Constraint::Length(9),
-                Constraint::Length(7),
-                Constraint::Length(8),
-                Constraint::Length(5),
-                Constraint::Length(4),
-                Constraint::Length(4),
-            ],
-        )
+        vec![
+            fill("URL"),
+            fixed("Status", 9),
+            fixed("Success", 7),
+            fixed("Latency", 8),
+            fixed("Fails", 5),
+            fixed("Pend", 4),
+            fixed("Fail", 4),
+        ]
     };
     SelectTable {
         block,
-        header,
-        widths,
+        columns,
         rows: rows.iter().map(|e| endpoint_row(e, wide)).collect(),
         selected: Some(app.endpoints_selected),
         focused,
@@ -125,33 +108,21 @@ fn render_deliveries(app: &App, frame: &mut Frame, area: Rect) {
         }
         Row::new(cells)
     });
-    let (header, widths) = if wide {
-        (
-            vec!["Delivery", "Endpoint", "Event", "Status", "Tries", "Next attempt", "Created"],
-            vec![
-                Constraint::Fill(1),
-                Constraint::Fill(1),
-                Constraint::Length(22),
-                Constraint::Length(8),
-                Constraint::Length(5),
-                Constraint::Length(19),
-                Constraint::Length(19),
-            ],
-        )
+    let columns = if wide {
+        vec![
+            fill("Delivery"),
+            fill("Endpoint"),
+            fixed("Event", 22),
+            fixed("Status", 8),
+            fixed("Tries", 5),
+            fixed("Next attempt", 19),
+            fixed("Created", 19),
+        ]
     } else {
-        (
-            vec!["Delivery", "Event", "Status", "Tries", "Next"],
-            vec![
-                Constraint::Fill(1),
-                Constraint::Length(20),
-                Constraint::Length(8),
-                Constraint::Length(5),
-                Constraint::Length(11),
-            ],
-        )
+        vec![fill("Delivery"), fixed("Event", 20), fixed("Status", 8), fixed("Tries", 5), fixed("Next", 11)]
     };
     let table_rows: Vec<Row> = table_rows.collect();
-    SelectTable { block, header, widths, rows: table_rows, selected: Some(app.deliveries_selected), focused }
+    SelectTable { block, columns, rows: table_rows, selected: Some(app.deliveries_selected), focused }
         .render(frame, area);
 }
 

@@ -21,11 +21,27 @@ pub fn block(title: impl Into<String>, focused: bool) -> Block<'static> {
         .title(Span::styled(format!(" {} ", title.into()), format::title_style()))
 }
 
+/// A table's column: the header over it and its width.
+#[derive(Debug, Clone, Copy)]
+pub struct Column {
+    pub title: &'static str,
+    pub width: Constraint,
+}
+
+/// A column `width` cells wide.
+pub const fn fixed(title: &'static str, width: u16) -> Column {
+    Column { title, width: Constraint::Length(width) }
+}
+
+/// A column sharing out the width the fixed columns leave.
+pub const fn fill(title: &'static str) -> Column {
+    Column { title, width: Constraint::Fill(1) }
+}
+
 /// A table with a header row and the selected row highlighted.
 pub struct SelectTable<'a> {
     pub block: Block<'a>,
-    pub header: Vec<&'static str>,
-    pub widths: Vec<Constraint>,
+    pub columns: Vec<Column>,
     pub rows: Vec<Row<'a>>,
     pub selected: Option<usize>,
     pub focused: bool,
@@ -33,13 +49,13 @@ pub struct SelectTable<'a> {
 
 impl SelectTable<'_> {
     pub fn render(self, frame: &mut Frame, area: Rect) {
-        let header = Row::new(self.header.into_iter().map(|h| Cell::from(h).style(format::label_style())));
+        let header = Row::new(self.columns.iter().map(|c| Cell::from(c.title).style(format::label_style())));
         let highlight = if self.focused {
             Style::default().add_modifier(Modifier::REVERSED)
         } else {
             Style::default().add_modifier(Modifier::BOLD)
         };
-        let table = Table::new(self.rows, self.widths)
+        let table = Table::new(self.rows, self.columns.iter().map(|c| c.width))
             .header(header)
             .block(self.block)
             .column_spacing(1)

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sika_api::admin::{
     ActivityQuery, AdminRefusals, OrderFunds, Owned, OwnedCollectionEnvelope, OwnedDisputeEnvelope,
-    OwnedOrderEnvelope, OwnedPayoutEnvelope, StackPath,
+    OwnedOrderEnvelope, OwnedPayoutEnvelope, SearchRefusals, StackPath, StackRefusals,
 };
 use sika_api::collections::Collection;
 use sika_api::disputes::{Dispute, ResolveDispute};
@@ -74,15 +74,12 @@ fn search<T: Serialize>(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/payouts",
-    tag = "activity",
     operation_id = "searchPayouts",
     security(("operator" = [])),
     params(StackPath, ActivityQuery),
     responses(
         (status = 200, description = "Matching payouts, newest first", body = ListPage<Owned<Payout>>),
-        (status = 400, description = "A bad `limit` or `cursor` (`validation_error`)", body = ErrorBody),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        SearchRefusals,
     )
 )]
 pub(super) async fn payouts(
@@ -100,7 +97,6 @@ pub(super) async fn payouts(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/payouts/{id}",
-    tag = "activity",
     operation_id = "getStackPayout",
     security(("operator" = [])),
     params(StackPath, ("id" = String, Path, description = "The payout's id")),
@@ -126,15 +122,12 @@ pub(super) async fn payout(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/collections",
-    tag = "activity",
     operation_id = "searchCollections",
     security(("operator" = [])),
     params(StackPath, ActivityQuery),
     responses(
         (status = 200, description = "Matching collections, newest first", body = ListPage<Owned<Collection>>),
-        (status = 400, description = "A bad `limit` or `cursor` (`validation_error`)", body = ErrorBody),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        SearchRefusals,
     )
 )]
 pub(super) async fn collections(
@@ -152,7 +145,6 @@ pub(super) async fn collections(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/collections/{id}",
-    tag = "activity",
     operation_id = "getStackCollection",
     security(("operator" = [])),
     params(StackPath, ("id" = String, Path, description = "The collection's id")),
@@ -181,15 +173,12 @@ pub(super) async fn collection(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/orders",
-    tag = "activity",
     operation_id = "searchOrders",
     security(("operator" = [])),
     params(StackPath, ActivityQuery),
     responses(
         (status = 200, description = "Matching orders, newest first", body = ListPage<Owned<Order>>),
-        (status = 400, description = "A bad `limit` or `cursor` (`validation_error`)", body = ErrorBody),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        SearchRefusals,
     )
 )]
 pub(super) async fn orders(
@@ -214,7 +203,6 @@ fn owned_order(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<J
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/orders/{id}",
-    tag = "activity",
     operation_id = "getStackOrder",
     security(("operator" = [])),
     params(StackPath, ("id" = String, Path, description = "The order's id")),
@@ -240,15 +228,13 @@ pub(super) async fn order(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/disputes",
-    tag = "activity",
     operation_id = "searchDisputes",
     security(("operator" = [])),
     params(StackPath, ActivityQuery),
     responses(
         (status = 200, description = "Matching disputes, newest first", body = ListPage<Owned<Dispute>>),
         (status = 400, description = "A bad `limit`, `cursor` or `status` (`validation_error`)", body = ErrorBody),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        StackRefusals,
     )
 )]
 pub(super) async fn disputes(
@@ -278,7 +264,6 @@ fn admin_dispute(organization: &str, item: Dispute) -> Json<OwnedDisputeEnvelope
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/disputes/{id}",
-    tag = "activity",
     operation_id = "getStackDispute",
     security(("operator" = [])),
     params(StackPath, ("id" = String, Path, description = "The dispute's id")),
@@ -302,7 +287,6 @@ pub(super) async fn dispute(
 #[utoipa::path(
     post,
     path = "/admin/v1/{stack}/disputes/{id}/resolve",
-    tag = "activity",
     operation_id = "resolveStackDispute",
     security(("operator" = [])),
     params(StackPath, ("id" = String, Path, description = "The dispute's id")),
@@ -335,7 +319,6 @@ pub(super) async fn resolve_dispute(
 #[utoipa::path(
     post,
     path = "/admin/v1/{stack}/orders/{id}/funds",
-    tag = "activity",
     operation_id = "recordOrderFunds",
     security(("operator" = [])),
     params(StackPath, ("id" = String, Path, description = "The order's id")),

@@ -6,8 +6,7 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use sika_api::ErrorBody;
-use sika_api::admin::{AdminRefusals, CurrencyTotal, StackPath, VerifyEnvelope, VerifyResult};
+use sika_api::admin::{CurrencyTotal, StackPath, StackRefusals, VerifyEnvelope, VerifyResult};
 use sika_engine::EngineError;
 
 use super::AdminState;
@@ -50,14 +49,12 @@ pub(super) fn totals(stack: &Stack, identity: &Identity) -> ApiResult<Vec<Curren
 #[utoipa::path(
     post,
     path = "/admin/v1/{stack}/verify",
-    tag = "ledger",
     operation_id = "verifyStack",
     security(("operator" = [])),
     params(StackPath),
     responses(
         (status = 200, description = "The audit's result", body = VerifyEnvelope),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        StackRefusals,
     )
 )]
 pub(super) async fn verify(

@@ -14,7 +14,8 @@ use serde_json::Value;
 use sika_api::accounts::Account;
 use sika_api::admin::{
     self, AdminRefusals, Balances, LedgerFigures, NodeStatus, NodeStatusEnvelope, OrganizationEnvelope,
-    OrganizationStatus, Owned, RequestLookup, Settlement, StackAccounts, StackPath, StackStatus,
+    OrganizationStatus, Owned, RequestLookup, Settlement, StackAccounts, StackPath, StackRefusals,
+    StackStatus,
 };
 use sika_api::collections::CollectionEnvelope;
 use sika_api::payouts::PayoutEnvelope;
@@ -28,6 +29,7 @@ use crate::domain::identity::{Identity, Organization};
 use crate::domain::render::{self, timestamp};
 use crate::domain::stack::{Stack, StackKind};
 use crate::http::envelope::{EnvelopeState, envelope};
+use crate::http::openapi::tagged;
 use sika_engine::movements::Step;
 use sika_engine::{Command, Outcome};
 
@@ -53,18 +55,19 @@ impl AdminState {
     }
 }
 
-/// The admin API's routes, each documented by its handler: the document
-/// at `/admin/v1/openapi.json` is generated from this router.
+/// The admin API's routes, each documented by its handler and grouped under
+/// its tag: the document at `/admin/v1/openapi.json` is generated from this
+/// router.
 pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
-    OpenApiRouter::new()
-        .routes(routes!(status))
+    let node = OpenApiRouter::new().routes(routes!(status));
+    let organizations = OpenApiRouter::new()
         .routes(routes!(organizations))
         .routes(routes!(organization))
         .routes(routes!(suspend))
-        .routes(routes!(reinstate))
-        .routes(routes!(accounts))
-        .routes(routes!(ledger::verify))
-        .routes(routes!(rates::read, rates::replace))
+        .routes(routes!(reinstate));
+    let ledger = OpenApiRouter::new().routes(routes!(accounts)).routes(routes!(ledger::verify));
+    let rates = OpenApiRouter::new().routes(routes!(rates::read, rates::replace));
+    let activity = OpenApiRouter::new()
         .routes(routes!(activity::payouts))
         .routes(routes!(activity::payout))
         .routes(routes!(activity::collections))
@@ -75,14 +78,22 @@ pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
         .routes(routes!(activity::disputes))
         .routes(routes!(activity::dispute))
         .routes(routes!(activity::resolve_dispute))
+        .routes(routes!(settle_payout))
+        .routes(routes!(settle_collection));
+    let webhooks = OpenApiRouter::new()
         .routes(routes!(webhooks::endpoints))
         .routes(routes!(webhooks::attempts))
         .routes(routes!(webhooks::enable))
         .routes(routes!(webhooks::deliveries))
-        .routes(routes!(webhooks::retry))
-        .routes(routes!(request))
-        .routes(routes!(settle_payout))
-        .routes(routes!(settle_collection))
+        .routes(routes!(webhooks::retry));
+    OpenApiRouter::new()
+        .merge(tagged("node", node))
+        .merge(tagged("organizations", organizations))
+        .merge(tagged("ledger", ledger))
+        .merge(tagged("rates", rates))
+        .merge(tagged("activity", activity))
+        .merge(tagged("webhooks", webhooks))
+        .merge(tagged("requests", OpenApiRouter::new().routes(routes!(request))))
 }
 
 /// The admin API's OpenAPI document.
@@ -140,7 +151,6 @@ fn render_organization(org: &Organization) -> admin::Organization {
 #[utoipa::path(
     get,
     path = "/admin/v1/organizations",
-    tag = "organizations",
     operation_id = "listOrganizations",
     security(("operator" = [])),
     responses((status = 200, description = "Every organization, in one page", body = ListPage<admin::Organization>), AdminRefusals)
@@ -160,7 +170,6 @@ fn balances(stack: &Stack, organization: &str) -> ApiResult<Vec<Account>> {
 #[utoipa::path(
     get,
     path = "/admin/v1/organizations/{id}",
-    tag = "organizations",
     operation_id = "getOrganization",
     security(("operator" = [])),
     params(("id" = String, Path, description = "The organization's id")),
@@ -204,7 +213,6 @@ async fn set_suspended(
 #[utoipa::path(
     post,
     path = "/admin/v1/organizations/{id}/suspend",
-    tag = "organizations",
     operation_id = "suspendOrganization",
     security(("operator" = [])),
     params(("id" = String, Path, description = "The organization's id")),
@@ -225,7 +233,6 @@ async fn suspend(
 #[utoipa::path(
     post,
     path = "/admin/v1/organizations/{id}/reinstate",
-    tag = "organizations",
     operation_id = "reinstateOrganization",
     security(("operator" = [])),
     params(("id" = String, Path, description = "The organization's id")),
@@ -248,14 +255,12 @@ async fn reinstate(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/accounts",
-    tag = "ledger",
     operation_id = "listStackAccounts",
     security(("operator" = [])),
     params(StackPath),
     responses(
         (status = 200, description = "The accounts, totals and ledger figures", body = StackAccounts),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        StackRefusals,
     )
 )]
 async fn accounts(
@@ -284,7 +289,6 @@ async fn accounts(
 #[utoipa::path(
     get,
     path = "/admin/v1/requests/{id}",
-    tag = "requests",
     operation_id = "getLoggedRequest",
     security(("operator" = [])),
     params(("id" = String, Path, description = "The request's id (`requestId` of its answer)")),
@@ -314,7 +318,6 @@ async fn request(
 #[utoipa::path(
     get,
     path = "/admin/v1/status",
-    tag = "node",
     operation_id = "getStatus",
     security(("operator" = [])),
     responses((status = 200, description = "The node's status", body = NodeStatusEnvelope), AdminRefusals)
@@ -373,7 +376,6 @@ fn settle_body(body: axum::body::Bytes) -> ApiResult<Settlement> {
 #[utoipa::path(
     post,
     path = "/admin/v1/{stack}/payouts/{id}/{action}",
-    tag = "activity",
     operation_id = "settlePayout",
     security(("operator" = [])),
     params(
@@ -405,7 +407,6 @@ async fn settle_payout(
 #[utoipa::path(
     post,
     path = "/admin/v1/{stack}/collections/{id}/{action}",
-    tag = "activity",
     operation_id = "settleCollection",
     security(("operator" = [])),
     params(

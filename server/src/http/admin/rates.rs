@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use sika_api::ErrorBody;
-use sika_api::admin::{AdminRefusals, ReplaceRates, StackPath, StackRatesEnvelope};
+use sika_api::admin::{ReplaceRates, StackPath, StackRatesEnvelope, StackRefusals};
+use sika_api::{BodyRefusals, ErrorBody};
 
 use super::AdminState;
 use crate::domain::error::ApiResult;
@@ -23,14 +23,12 @@ use crate::http::extract::ApiJson;
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/rates",
-    tag = "rates",
     operation_id = "getStackRates",
     security(("operator" = [])),
     params(StackPath),
     responses(
         (status = 200, description = "The stack's rates", body = StackRatesEnvelope),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        StackRefusals,
     )
 )]
 pub(super) async fn read(
@@ -49,7 +47,6 @@ pub(super) async fn read(
 #[utoipa::path(
     put,
     path = "/admin/v1/{stack}/rates",
-    tag = "rates",
     operation_id = "replaceStackRates",
     security(("operator" = [])),
     params(StackPath),
@@ -57,9 +54,7 @@ pub(super) async fn read(
     responses(
         (status = 200, description = "The stack's rates after the change", body = StackRatesEnvelope),
         (status = 400, description = "`base` is not USD, or a currency or rate is invalid (`validation_error`, `details.field`)", body = ErrorBody),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        AdminRefusals,
+        BodyRefusals<StackRefusals>,
     )
 )]
 pub(super) async fn replace(

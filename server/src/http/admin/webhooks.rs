@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use sika_api::admin::{
-    AdminRefusals, DeliveryStatusQuery, EndpointAttempt, EndpointHealth, Owned, StackPath,
+    AdminRefusals, DeliveryStatusQuery, EndpointAttempt, EndpointHealth, Owned, StackPath, StackRefusals,
 };
 use sika_api::webhooks::{WebhookDelivery, WebhookDeliveryEnvelope, WebhookEndpointEnvelope};
 use sika_api::{ErrorBody, ListPage};
@@ -38,14 +38,12 @@ fn recent_deliveries(state: &AdminState, stack: &crate::domain::stack::Stack) ->
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/webhooks/endpoints",
-    tag = "webhooks",
     operation_id = "listEndpointHealth",
     security(("operator" = [])),
     params(StackPath),
     responses(
         (status = 200, description = "Every endpoint, in one page", body = ListPage<EndpointHealth>),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        StackRefusals,
     )
 )]
 pub(super) async fn endpoints(
@@ -88,7 +86,6 @@ pub(super) async fn endpoints(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/webhooks/endpoints/{id}/attempts",
-    tag = "webhooks",
     operation_id = "listEndpointAttempts",
     security(("operator" = [])),
     params(
@@ -97,8 +94,7 @@ pub(super) async fn endpoints(
     ),
     responses(
         (status = 200, description = "The attempts, in one page", body = ListPage<EndpointAttempt>),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        StackRefusals,
     )
 )]
 pub(super) async fn attempts(
@@ -132,15 +128,13 @@ pub(super) async fn attempts(
 #[utoipa::path(
     get,
     path = "/admin/v1/{stack}/webhooks/deliveries",
-    tag = "webhooks",
     operation_id = "listStackDeliveries",
     security(("operator" = [])),
     params(StackPath, DeliveryStatusQuery),
     responses(
         (status = 200, description = "The deliveries, in one page", body = ListPage<Owned<WebhookDelivery>>),
         (status = 400, description = "An unknown query parameter (`validation_error`)", body = ErrorBody),
-        (status = 404, description = "Unknown stack", body = ErrorBody),
-        AdminRefusals,
+        StackRefusals,
     )
 )]
 pub(super) async fn deliveries(
@@ -164,7 +158,6 @@ pub(super) async fn deliveries(
 #[utoipa::path(
     post,
     path = "/admin/v1/{stack}/webhooks/deliveries/{id}/retry",
-    tag = "webhooks",
     operation_id = "retryStackDelivery",
     security(("operator" = [])),
     params(
@@ -192,7 +185,6 @@ pub(super) async fn retry(
 #[utoipa::path(
     post,
     path = "/admin/v1/{stack}/webhooks/endpoints/{id}/enable",
-    tag = "webhooks",
     operation_id = "enableStackEndpoint",
     security(("operator" = [])),
     params(

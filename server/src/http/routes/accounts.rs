@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::State;
 use sika_api::accounts::Account;
-use sika_api::{ErrorBody, ListPage, Refusals};
+use sika_api::{ListPage, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -27,13 +27,11 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     get,
     path = "/v1/accounts",
-    tag = "accounts",
     operation_id = "listAccounts",
     security(("bearer" = ["accounts:read"])),
     responses(
         (status = 200, description = "Every balance account of the organization", body = ListPage<Account>),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn list(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResult<Json<ListPage<Account>>> {

@@ -26,7 +26,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     get,
     path = "/v1/capabilities/{country}",
-    tag = "capabilities",
     operation_id = "listCountryMethods",
     params(("country" = String, Path, description = "ISO 3166-1 alpha-2, case-insensitive", example = "GH")),
     security(("bearer" = ["capabilities:read"])),
@@ -58,7 +57,6 @@ async fn country(
 #[utoipa::path(
     get,
     path = "/v1/capabilities/{country}/{method}",
-    tag = "capabilities",
     operation_id = "getMethod",
     params(
         ("country" = String, Path, description = "ISO 3166-1 alpha-2, case-insensitive", example = "GH"),

@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::collections::{Collection, CollectionEnvelope, CreateCollection};
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, Replays, VersionRefusals};
 use sika_engine::{Command, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -35,17 +35,14 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/collections",
-    tag = "collections",
     operation_id = "createCollection",
     request_body = CreateCollection,
     security(("bearer" = ["collections:write"])),
     responses(
         (status = 201, description = "The collection, pending until the payer answers", body = CollectionEnvelope),
-        (status = 200, description = "A replay of an earlier request with the same externalReference and body", body = CollectionEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`) or the `sika-version` header is unknown", body = ErrorBody),
-        (status = 409, description = "The externalReference was used with another body (`duplicate`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        Replays<CollectionEnvelope>,
+        BodyRefusals,
     )
 )]
 async fn create(
@@ -77,15 +74,13 @@ async fn create(
 #[utoipa::path(
     get,
     path = "/v1/collections/{id}",
-    tag = "collections",
     operation_id = "getCollection",
     params(("id" = String, Path, description = "The collection's id (`col_…`)")),
     security(("bearer" = ["collections:read"])),
     responses(
         (status = 200, description = "The collection", body = CollectionEnvelope),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such collection in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn read(
@@ -103,14 +98,12 @@ async fn read(
 #[utoipa::path(
     get,
     path = "/v1/collections",
-    tag = "collections",
     operation_id = "listCollections",
     params(ListQuery),
     security(("bearer" = ["collections:read"])),
     responses(
         (status = 200, description = "One page of collections", body = ListPage<Collection>),
-        (status = 400, description = "A bad `limit` or `cursor`, or an unknown `sika-version` header", body = ErrorBody),
-        Refusals,
+        PageRefusals,
     )
 )]
 async fn list(

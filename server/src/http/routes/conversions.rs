@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use sika_api::conversions::{Conversion, ConversionEnvelope, CreateConversion, CreateQuote, QuoteEnvelope};
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, VersionRefusals};
 use sika_engine::{Command, Outcome, QuoteAmount};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -36,15 +36,13 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/conversions/quotes",
-    tag = "conversions",
     operation_id = "createQuote",
     request_body = CreateQuote,
     security(("bearer" = ["conversions:write"])),
     responses(
         (status = 201, description = "The quote, pending until it is executed or expires", body = QuoteEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`), no rate between the currencies, or an unknown `sika-version` header", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn create_quote(
@@ -86,15 +84,13 @@ async fn create_quote(
 #[utoipa::path(
     get,
     path = "/v1/conversions/quotes/{id}",
-    tag = "conversions",
     operation_id = "getQuote",
     params(("id" = String, Path, description = "The quote's id (`qte_…`)")),
     security(("bearer" = ["conversions:read"])),
     responses(
         (status = 200, description = "The quote; `status` is `expired` once `expiresAt` has passed unexecuted", body = QuoteEnvelope),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such quote in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn get_quote(
@@ -120,7 +116,6 @@ async fn get_quote(
 #[utoipa::path(
     post,
     path = "/v1/conversions",
-    tag = "conversions",
     operation_id = "executeQuote",
     request_body = CreateConversion,
     security(("bearer" = ["conversions:write"])),
@@ -130,9 +125,8 @@ async fn get_quote(
         (status = 400, description = "The quote expired or was already executed (`bad_request`), a field is invalid (`validation_error`), or the `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such quote in this organization", body = ErrorBody),
         (status = 409, description = "The externalReference was used with another quote (`duplicate`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
         (status = 422, description = "The `from.currency` balance cannot cover `from.amount` (`insufficient_funds`)", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn execute(
@@ -164,15 +158,13 @@ async fn execute(
 #[utoipa::path(
     get,
     path = "/v1/conversions/{id}",
-    tag = "conversions",
     operation_id = "getConversion",
     params(("id" = String, Path, description = "The conversion's id (`conv_…`)")),
     security(("bearer" = ["conversions:read"])),
     responses(
         (status = 200, description = "The conversion", body = ConversionEnvelope),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such conversion in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn get_conversion(
@@ -194,14 +186,12 @@ async fn get_conversion(
 #[utoipa::path(
     get,
     path = "/v1/conversions",
-    tag = "conversions",
     operation_id = "listConversions",
     params(ListQuery),
     security(("bearer" = ["conversions:read"])),
     responses(
         (status = 200, description = "One page of conversions", body = ListPage<Conversion>),
-        (status = 400, description = "A bad `limit` or `cursor`, or an unknown `sika-version` header", body = ErrorBody),
-        Refusals,
+        PageRefusals,
     )
 )]
 async fn list(

@@ -11,14 +11,15 @@ use sika_api::disputes::{
     CreateDisputeMessage, Dispute, DisputeEnvelope, DisputeFilter, DisputeMessage, DisputeMessageEnvelope,
     ResolveDispute, SimulateDispute,
 };
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, Refusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::domain::disputes;
-use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::error::ApiResult;
 use crate::domain::principal::Principal;
-use crate::domain::stack::{Stack, StackKind};
+use crate::domain::simulator::sandbox_only;
+use crate::domain::stack::Stack;
 use crate::http::extract::{ApiJson, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -30,19 +31,10 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
         .routes(routes!(simulate_resolve))
 }
 
-/// Simulations answer `404` on the live stack, like `/v1/simulations`.
-fn sandbox_only(stack: &Stack) -> ApiResult<()> {
-    match stack.kind {
-        StackKind::Sandbox => Ok(()),
-        StackKind::Live => Err(ApiError::not_found("simulations exist only on the sandbox stack")),
-    }
-}
-
 /// Disputes, newest first, without their threads
 #[utoipa::path(
     get,
     path = "/v1/disputes",
-    tag = "disputes",
     operation_id = "listDisputes",
     params(ListQuery, DisputeFilter),
     security(("bearer" = ["disputes:read"])),
@@ -66,15 +58,13 @@ async fn list(
 #[utoipa::path(
     get,
     path = "/v1/disputes/{id}",
-    tag = "disputes",
     operation_id = "getDispute",
     params(("id" = String, Path, description = "The dispute's id (`dsp_…`)")),
     security(("bearer" = ["disputes:read"])),
     responses(
         (status = 200, description = "The dispute", body = DisputeEnvelope),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such dispute in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn read(
@@ -97,7 +87,6 @@ async fn read(
 #[utoipa::path(
     post,
     path = "/v1/disputes/{id}/messages",
-    tag = "disputes",
     operation_id = "createDisputeMessage",
     params(("id" = String, Path, description = "The dispute's id (`dsp_…`)")),
     request_body = CreateDisputeMessage,
@@ -107,9 +96,7 @@ async fn read(
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`), or the dispute is resolved or its thread full (`bad_request`)", body = ErrorBody),
         (status = 404, description = "No such dispute in this organization", body = ErrorBody),
         (status = 409, description = "The dispute kept changing under concurrent requests (`conflict`); retry", body = ErrorBody),
-        (status = 413, description = "The body is larger than 1 MiB", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn post_message(
@@ -127,15 +114,13 @@ async fn post_message(
 #[utoipa::path(
     get,
     path = "/v1/disputes/{id}/messages",
-    tag = "disputes",
     operation_id = "listDisputeMessages",
     params(("id" = String, Path, description = "The dispute's id (`dsp_…`)"), ListQuery),
     security(("bearer" = ["disputes:read"])),
     responses(
         (status = 200, description = "One page of messages", body = ListPage<DisputeMessage>),
-        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
         (status = 404, description = "No such dispute in this organization", body = ErrorBody),
-        Refusals,
+        PageRefusals,
     )
 )]
 async fn messages(
@@ -156,7 +141,6 @@ async fn messages(
 #[utoipa::path(
     post,
     path = "/v1/simulations/disputes",
-    tag = "disputes",
     operation_id = "simulateDispute",
     request_body = SimulateDispute,
     security(("bearer" = ["disputes:write"])),
@@ -164,9 +148,7 @@ async fn messages(
         (status = 201, description = "The dispute, open, with its (empty) thread", body = DisputeEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`), or the payment is not completed or already has an open dispute (`bad_request`)", body = ErrorBody),
         (status = 404, description = "No such collection or payment link in this organization, or the live stack (simulations are the sandbox's)", body = ErrorBody),
-        (status = 413, description = "The body is larger than 1 MiB", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn simulate(
@@ -187,7 +169,6 @@ async fn simulate(
 #[utoipa::path(
     post,
     path = "/v1/simulations/disputes/{id}/resolve",
-    tag = "disputes",
     operation_id = "simulateDisputeResolution",
     params(("id" = String, Path, description = "The dispute's id (`dsp_…`)")),
     request_body = ResolveDispute,
@@ -197,9 +178,7 @@ async fn simulate(
         (status = 400, description = "A bad `outcome` (`validation_error`), or the dispute is already resolved (`bad_request`)", body = ErrorBody),
         (status = 404, description = "No such dispute in this organization, or the live stack (simulations are the sandbox's)", body = ErrorBody),
         (status = 409, description = "The dispute kept changing under concurrent requests (`conflict`); retry", body = ErrorBody),
-        (status = 413, description = "The body is larger than 1 MiB", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn simulate_resolve(

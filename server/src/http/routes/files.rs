@@ -9,7 +9,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use sika_api::files::{CreateFile, File, FileContents, FileEnvelope};
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -31,16 +31,13 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/files",
-    tag = "files",
     operation_id = "createFile",
     request_body = CreateFile,
     security(("bearer" = ["disputes:write"])),
     responses(
         (status = 201, description = "The file's description", body = FileEnvelope),
         (status = 400, description = "A field is missing or invalid, or the contents are empty, not base64 or larger than 512 KiB (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 413, description = "The body is larger than 1 MiB", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn upload(
@@ -62,15 +59,13 @@ fn not_found(id: &str) -> ApiError {
 #[utoipa::path(
     get,
     path = "/v1/files/{id}",
-    tag = "files",
     operation_id = "getFile",
     params(("id" = String, Path, description = "The file's id (`file_…`)")),
     security(("bearer" = ["disputes:read"])),
     responses(
         (status = 200, description = "The file's description", body = FileEnvelope),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such file in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn read(
@@ -92,15 +87,13 @@ async fn read(
 #[utoipa::path(
     get,
     path = "/v1/files/{id}/contents",
-    tag = "files",
     operation_id = "getFileContents",
     params(("id" = String, Path, description = "The file's id (`file_…`)")),
     security(("bearer" = ["disputes:read"])),
     responses(
         (status = 200, description = "The file's bytes, with its content type", content_type = "application/octet-stream", body = FileContents),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such file in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn contents(
@@ -129,14 +122,12 @@ async fn contents(
 #[utoipa::path(
     get,
     path = "/v1/files",
-    tag = "files",
     operation_id = "listFiles",
     params(ListQuery),
     security(("bearer" = ["disputes:read"])),
     responses(
         (status = 200, description = "One page of file descriptions", body = ListPage<File>),
-        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
-        Refusals,
+        PageRefusals,
     )
 )]
 async fn list(

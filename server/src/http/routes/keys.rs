@@ -8,7 +8,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use sika_api::keys::{ApiKey, ApiKeyEnvelope, CreateApiKey, CreatedApiKey, CreatedApiKeyEnvelope};
-use sika_api::{ErrorBody, ListPage};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, SessionRefusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -29,17 +29,13 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/keys",
-    tag = "keys",
     operation_id = "createKey",
     request_body = CreateApiKey,
     security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
     responses(
         (status = 201, description = "The key, with its secret", body = CreatedApiKeyEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 401, description = "No valid credentials", body = ErrorBody),
-        (status = 403, description = "Not an owner's or admin's session", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        BodyRefusals<SessionRefusals>,
     )
 )]
 async fn create(
@@ -61,15 +57,11 @@ async fn create(
 #[utoipa::path(
     get,
     path = "/v1/keys",
-    tag = "keys",
     operation_id = "listKeys",
     security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
     responses(
         (status = 200, description = "Every key, without their secrets", body = ListPage<ApiKey>),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
-        (status = 401, description = "No valid credentials", body = ErrorBody),
-        (status = 403, description = "Not an owner's or admin's session", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        VersionRefusals<SessionRefusals>,
     )
 )]
 async fn list(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResult<Json<ListPage<ApiKey>>> {
@@ -85,17 +77,13 @@ async fn list(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResul
 #[utoipa::path(
     delete,
     path = "/v1/keys/{id}",
-    tag = "keys",
     operation_id = "revokeKey",
     params(("id" = String, Path, description = "The key's id (`key_…`)")),
     security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
     responses(
         (status = 200, description = "The revoked key", body = ApiKeyEnvelope),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
-        (status = 401, description = "No valid credentials", body = ErrorBody),
-        (status = 403, description = "Not an owner's or admin's session", body = ErrorBody),
         (status = 404, description = "No such key in this organization", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        VersionRefusals<SessionRefusals>,
     )
 )]
 async fn revoke(

@@ -11,6 +11,7 @@ use utoipa_axum::router::OpenApiRouter;
 use crate::domain::stack::Stack;
 use crate::http::auth::authenticate_layer;
 use crate::http::envelope::envelope;
+use crate::http::openapi::tagged;
 
 mod accounts;
 mod capabilities;
@@ -36,29 +37,30 @@ mod webhooks;
 
 /// The routes whose operations the OpenAPI document is generated from: a
 /// route added here cannot be served without its operation in the document.
+/// Each resource's operations are grouped under its tag.
 /// Resources move here from the hand-written table in `crate::http::openapi` one
 /// at a time.
 pub(crate) fn documented() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
-        .merge(payouts::router())
-        .merge(collections::router())
-        .merge(orders::router())
-        .merge(conversions::router())
-        .merge(rates::router())
-        .merge(webhooks::router())
-        .merge(recipients::router())
-        .merge(virtual_accounts::router())
-        .merge(keys::router())
-        .merge(requests::router())
-        .merge(accounts::router())
-        .merge(payment_pages::router())
-        .merge(payment_links::router())
-        .merge(files::router())
-        .merge(representative::router())
-        .merge(capabilities::router())
-        .merge(disputes::router())
-        .merge(validation::router())
-        .merge(simulations::router())
+        .merge(tagged("payouts", payouts::router()))
+        .merge(tagged("collections", collections::router()))
+        .merge(tagged("orders", orders::router()))
+        .merge(tagged("conversions", conversions::router()))
+        .merge(tagged("rates", rates::router()))
+        .merge(tagged("webhooks", webhooks::router()))
+        .merge(tagged("recipients", recipients::router()))
+        .merge(tagged("virtual-accounts", virtual_accounts::router()))
+        .merge(tagged("keys", keys::router()))
+        .merge(tagged("requests", requests::router()))
+        .merge(tagged("accounts", accounts::router()))
+        .merge(tagged("payment-pages", payment_pages::router()))
+        .merge(tagged("payment-links", payment_links::router()))
+        .merge(tagged("files", files::router()))
+        .merge(tagged("organization", representative::router()))
+        .merge(tagged("capabilities", capabilities::router()))
+        .merge(tagged("disputes", disputes::router()))
+        .merge(tagged("validation", validation::router()))
+        .merge(tagged("simulations", simulations::router()))
 }
 
 pub(crate) fn app(stack: Arc<Stack>, health: Arc<crate::http::health::Health>) -> Router {

@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::orders::{CreateOrder, Order, OrderEnvelope};
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, Replays, VersionRefusals};
 use sika_engine::{Command, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -35,17 +35,14 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/orders",
-    tag = "orders",
     operation_id = "createOrder",
     request_body = CreateOrder,
     security(("bearer" = ["orders:write"])),
     responses(
         (status = 201, description = "The order, awaiting funds", body = OrderEnvelope),
-        (status = 200, description = "A replay of an earlier request with the same externalReference and body", body = OrderEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`) or the `sika-version` header is unknown", body = ErrorBody),
-        (status = 409, description = "The externalReference was used with another body (`duplicate`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        Replays<OrderEnvelope>,
+        BodyRefusals,
     )
 )]
 async fn create(
@@ -75,15 +72,13 @@ async fn create(
 #[utoipa::path(
     get,
     path = "/v1/orders/{id}",
-    tag = "orders",
     operation_id = "getOrder",
     params(("id" = String, Path, description = "The order's id (`ord_…`)")),
     security(("bearer" = ["orders:read"])),
     responses(
         (status = 200, description = "The order", body = OrderEnvelope),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such order in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn read(
@@ -101,14 +96,12 @@ async fn read(
 #[utoipa::path(
     get,
     path = "/v1/orders",
-    tag = "orders",
     operation_id = "listOrders",
     params(ListQuery),
     security(("bearer" = ["orders:read"])),
     responses(
         (status = 200, description = "One page of orders", body = ListPage<Order>),
-        (status = 400, description = "A bad `limit` or `cursor`, or an unknown `sika-version` header", body = ErrorBody),
-        Refusals,
+        PageRefusals,
     )
 )]
 async fn list(

@@ -10,7 +10,7 @@ use sika_api::checkout::CheckoutRequest;
 use sika_api::payment_links::{
     PaymentLink, PaymentLinkEnvelope, PaymentLinkFilter, PaymentLinkParentType, PaymentLinkStatus,
 };
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, Refusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -34,16 +34,13 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/payment-links",
-    tag = "payment-links",
     operation_id = "createPaymentLink",
     request_body = CheckoutRequest,
     security(("bearer" = ["payment-pages:write"])),
     responses(
         (status = 201, description = "The link, with its (empty) sessions", body = PaymentLinkEnvelope),
         (status = 400, description = "A field is missing or invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 413, description = "The body is larger than 1 MiB", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn create(
@@ -64,15 +61,13 @@ async fn create(
 #[utoipa::path(
     get,
     path = "/v1/payment-links/{id}",
-    tag = "payment-links",
     operation_id = "getPaymentLink",
     params(("id" = String, Path, description = "The link's id (`pl_…`)")),
     security(("bearer" = ["payment-pages:read"])),
     responses(
         (status = 200, description = "The link", body = PaymentLinkEnvelope),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such link in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn read(
@@ -95,7 +90,6 @@ async fn read(
 #[utoipa::path(
     post,
     path = "/v1/payment-links/{id}/close",
-    tag = "payment-links",
     operation_id = "closePaymentLink",
     params(("id" = String, Path, description = "The link's id (`pl_…`)")),
     security(("bearer" = ["payment-pages:write"])),
@@ -124,7 +118,6 @@ async fn close(
 #[utoipa::path(
     get,
     path = "/v1/payment-links",
-    tag = "payment-links",
     operation_id = "listPaymentLinks",
     params(ListQuery, PaymentLinkFilter),
     security(("bearer" = ["payment-pages:read"])),

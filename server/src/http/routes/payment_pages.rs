@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use sika_api::checkout::CheckoutRequest;
 use sika_api::payment_pages::{PaymentPage, PaymentPageEnvelope, PaymentPageFilter, PaymentPageStatus};
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, Refusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -34,16 +34,13 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/payment-pages",
-    tag = "payment-pages",
     operation_id = "createPaymentPage",
     request_body = CheckoutRequest,
     security(("bearer" = ["payment-pages:write"])),
     responses(
         (status = 201, description = "The page", body = PaymentPageEnvelope),
         (status = 400, description = "A field is missing or invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 413, description = "The body is larger than 1 MiB", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn create(
@@ -63,15 +60,13 @@ async fn create(
 #[utoipa::path(
     get,
     path = "/v1/payment-pages/{id}",
-    tag = "payment-pages",
     operation_id = "getPaymentPage",
     params(("id" = String, Path, description = "The page's id (`pp_…`)")),
     security(("bearer" = ["payment-pages:read"])),
     responses(
         (status = 200, description = "The page", body = PaymentPageEnvelope),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such page in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn read(
@@ -95,16 +90,14 @@ async fn read(
 #[utoipa::path(
     post,
     path = "/v1/payment-pages/{id}/close",
-    tag = "payment-pages",
     operation_id = "closePaymentPage",
     params(("id" = String, Path, description = "The page's id (`pp_…`)")),
     security(("bearer" = ["payment-pages:write"])),
     responses(
         (status = 200, description = "The page, closed", body = PaymentPageEnvelope),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such page in this organization", body = ErrorBody),
         (status = 409, description = "The page kept changing under concurrent requests (`conflict`); retry", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn close(
@@ -121,7 +114,6 @@ async fn close(
 #[utoipa::path(
     get,
     path = "/v1/payment-pages",
-    tag = "payment-pages",
     operation_id = "listPaymentPages",
     params(ListQuery, PaymentPageFilter),
     security(("bearer" = ["payment-pages:read"])),

@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::payouts::{CreatePayout, Payout, PayoutEnvelope};
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, Replays, VersionRefusals};
 use sika_engine::{Command, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -34,18 +34,15 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/payouts",
-    tag = "payouts",
     operation_id = "createPayout",
     request_body = CreatePayout,
     security(("bearer" = ["payouts:write"])),
     responses(
         (status = 201, description = "The payout, pending on its rail", body = PayoutEnvelope),
-        (status = 200, description = "A replay of an earlier request with the same externalReference and body", body = PayoutEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 409, description = "The externalReference was used with another body (`duplicate`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
         (status = 422, description = "`insufficient_funds` or `spend_cap_exceeded`", body = ErrorBody),
-        Refusals,
+        Replays<PayoutEnvelope>,
+        BodyRefusals,
     )
 )]
 async fn create(
@@ -72,15 +69,13 @@ async fn create(
 #[utoipa::path(
     get,
     path = "/v1/payouts/{id}",
-    tag = "payouts",
     operation_id = "getPayout",
     params(("id" = String, Path, description = "The payout's id (`pay_…`)")),
     security(("bearer" = ["payouts:read"])),
     responses(
         (status = 200, description = "The payout", body = PayoutEnvelope),
-        (status = 400, description = "The `sika-version` header is unknown", body = ErrorBody),
         (status = 404, description = "No such payout in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn read(
@@ -99,14 +94,12 @@ async fn read(
 #[utoipa::path(
     get,
     path = "/v1/payouts",
-    tag = "payouts",
     operation_id = "listPayouts",
     params(ListQuery),
     security(("bearer" = ["payouts:read"])),
     responses(
         (status = 200, description = "One page of payouts", body = ListPage<Payout>),
-        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
-        Refusals,
+        PageRefusals,
     )
 )]
 async fn list(

@@ -31,7 +31,6 @@ pub(super) fn currency_param(field: &str, code: &str) -> ApiResult<Currency> {
 #[utoipa::path(
     get,
     path = "/v1/rates/{origin}/{destination}",
-    tag = "rates",
     operation_id = "getRate",
     params(
         ("origin" = String, Path, description = "The currency converted from, case-insensitive", example = "USD"),

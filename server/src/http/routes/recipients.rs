@@ -10,7 +10,7 @@ use serde_json::Value;
 use sika_api::recipients::{
     CreateRecipient, CreateRecipients, Recipient, RecipientEnvelope, RecipientResult, RecipientResults,
 };
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -29,15 +29,13 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/recipients",
-    tag = "recipients",
     operation_id = "createRecipient",
     request_body = CreateRecipient,
     security(("bearer" = ["recipients:write"])),
     responses(
         (status = 201, description = "The recipient", body = RecipientEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn create(
@@ -58,15 +56,13 @@ async fn create(
 #[utoipa::path(
     post,
     path = "/v1/recipients/bulk",
-    tag = "recipients",
     operation_id = "createRecipients",
     request_body = CreateRecipients,
     security(("bearer" = ["recipients:write"])),
     responses(
         (status = 200, description = "A result per item", body = RecipientResults),
         (status = 400, description = "`items` is empty or holds more than 100 (`validation_error`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn bulk(
@@ -109,15 +105,13 @@ fn build_item(item: Value, index: usize, organization: &str, now: i64) -> ApiRes
 #[utoipa::path(
     get,
     path = "/v1/recipients/{id}",
-    tag = "recipients",
     operation_id = "getRecipient",
     params(("id" = String, Path, description = "The recipient's id (`rcp_…`)")),
     security(("bearer" = ["recipients:read"])),
     responses(
         (status = 200, description = "The recipient", body = RecipientEnvelope),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such recipient in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn read(
@@ -136,14 +130,12 @@ async fn read(
 #[utoipa::path(
     get,
     path = "/v1/recipients",
-    tag = "recipients",
     operation_id = "listRecipients",
     params(ListQuery),
     security(("bearer" = ["recipients:read"])),
     responses(
         (status = 200, description = "One page of recipients", body = ListPage<Recipient>),
-        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
-        Refusals,
+        PageRefusals,
     )
 )]
 async fn list(

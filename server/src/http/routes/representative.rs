@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::State;
 use sika_api::representative::{RepresentativeEnvelope, SetRepresentative};
-use sika_api::{ErrorBody, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, SessionRefusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -29,14 +29,12 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     get,
     path = "/v1/organization/representative",
-    tag = "organization",
     operation_id = "getRepresentative",
     security(("bearer" = ["collections:read"])),
     responses(
         (status = 200, description = "The representative", body = RepresentativeEnvelope),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "This organization has no representative on this stack yet", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn read(
@@ -57,17 +55,13 @@ async fn read(
 #[utoipa::path(
     put,
     path = "/v1/organization/representative",
-    tag = "organization",
     operation_id = "putRepresentative",
     request_body = SetRepresentative,
     security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
     responses(
         (status = 200, description = "The representative as set", body = RepresentativeEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`) or the `sika-version` header is unknown", body = ErrorBody),
-        (status = 401, description = "No valid credentials", body = ErrorBody),
-        (status = 403, description = "Not an owner's or admin's session", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        BodyRefusals<SessionRefusals>,
     )
 )]
 async fn replace(

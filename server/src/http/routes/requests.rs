@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use sika_api::requests::LoggedRequestEnvelope;
-use sika_api::{ErrorBody, Refusals};
+use sika_api::{ErrorBody, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -26,15 +26,13 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     get,
     path = "/v1/requests/{id}",
-    tag = "requests",
     operation_id = "getRequest",
     params(("id" = String, Path, description = "The request's id (`req_…`)")),
     security(("bearer" = ["requests:read"])),
     responses(
         (status = 200, description = "The request with its redacted bodies", body = LoggedRequestEnvelope),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such request in this organization's log on this stack", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn find(

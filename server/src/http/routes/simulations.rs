@@ -11,7 +11,7 @@ use sika_api::orders::OrderEnvelope;
 use sika_api::simulations::{
     Deposit, DepositEnvelope, SimulateDeposit, SimulateOrderFunds, SimulateVirtualAccountDeposit, Simulation,
 };
-use sika_api::{AmountInput, ErrorBody, ListPage, Refusals};
+use sika_api::{AmountInput, BodyRefusals, ErrorBody, ListPage, Replays, VersionRefusals};
 use sika_engine::{Command, Currency, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -20,8 +20,8 @@ use crate::domain::error::{ApiError, ApiResult, money_error};
 use crate::domain::instructions::validate_reference;
 use crate::domain::principal::Principal;
 use crate::domain::render;
-use crate::domain::simulator;
-use crate::domain::stack::{Stack, StackKind};
+use crate::domain::simulator::{self, sandbox_only};
+use crate::domain::stack::Stack;
 use crate::http::extract::ApiJson;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -30,13 +30,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
         .routes(routes!(deposit))
         .routes(routes!(virtual_account_deposit))
         .routes(routes!(order_funds))
-}
-
-fn sandbox_only(stack: &Stack) -> ApiResult<()> {
-    match stack.kind {
-        StackKind::Sandbox => Ok(()),
-        StackKind::Live => Err(ApiError::not_found("simulations exist only on the sandbox stack")),
-    }
 }
 
 /// The sandbox's deterministic behaviours
@@ -48,14 +41,12 @@ fn sandbox_only(stack: &Stack) -> ApiResult<()> {
 #[utoipa::path(
     get,
     path = "/v1/simulations",
-    tag = "simulations",
     operation_id = "listSimulations",
     security(("bearer" = [])),
     responses(
         (status = 200, description = "Every sandbox behaviour", body = ListPage<Simulation>),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "On the live stack, which has no simulations", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn index(
@@ -74,18 +65,15 @@ async fn index(
 #[utoipa::path(
     post,
     path = "/v1/simulations/deposits",
-    tag = "simulations",
     operation_id = "simulateDeposit",
     request_body = SimulateDeposit,
     security(("bearer" = ["accounts:write"])),
     responses(
         (status = 201, description = "The deposit", body = DepositEnvelope),
-        (status = 200, description = "A replay of an earlier request with the same externalReference and body", body = DepositEnvelope),
         (status = 400, description = "An unknown currency, a bad amount or externalReference (`validation_error`, with `details.field`), or an unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "On the live stack, which has no simulations", body = ErrorBody),
-        (status = 409, description = "The externalReference was used with another body (`duplicate`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        Replays<DepositEnvelope>,
+        BodyRefusals,
     )
 )]
 async fn deposit(
@@ -109,19 +97,16 @@ async fn deposit(
 #[utoipa::path(
     post,
     path = "/v1/simulations/virtual-accounts/{id}/deposits",
-    tag = "simulations",
     operation_id = "simulateVirtualAccountDeposit",
     params(("id" = String, Path, description = "The virtual account's id (`va_…`)")),
     request_body = SimulateVirtualAccountDeposit,
     security(("bearer" = ["virtual-accounts:write"])),
     responses(
         (status = 201, description = "The deposit, naming the virtual account", body = DepositEnvelope),
-        (status = 200, description = "A replay of an earlier request with the same externalReference and body", body = DepositEnvelope),
         (status = 400, description = "A bad amount or externalReference (`validation_error`, with `details.field`), or an unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such virtual account in this organization, or the live stack, which has no simulations", body = ErrorBody),
-        (status = 409, description = "The externalReference was used with another body (`duplicate`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        Replays<DepositEnvelope>,
+        BodyRefusals,
     )
 )]
 async fn virtual_account_deposit(
@@ -178,7 +163,6 @@ async fn credit(
 #[utoipa::path(
     post,
     path = "/v1/simulations/orders/{id}/funds",
-    tag = "simulations",
     operation_id = "simulateOrderFunds",
     params(("id" = String, Path, description = "The order's id (`ord_…`)")),
     request_body = SimulateOrderFunds,
@@ -188,8 +172,7 @@ async fn credit(
         (status = 400, description = "A bad amount (`validation_error`, with `details.field`), or an unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such order in this organization, or the live stack, which has no simulations", body = ErrorBody),
         (status = 409, description = "The order takes no more funds (`invalid_state`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn order_funds(

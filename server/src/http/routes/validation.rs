@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::State;
 use sika_api::validation::{DestinationResult, DestinationResults, ValidateDestinations};
-use sika_api::{ErrorBody, Refusals};
+use sika_api::{BodyRefusals, ErrorBody};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -33,15 +33,13 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/validate/bulk",
-    tag = "validation",
     operation_id = "validateBulk",
     request_body = ValidateDestinations,
     security(("bearer" = ["validation:write"]), ("bearer" = ["validation:read"])),
     responses(
         (status = 200, description = "A result per item", body = DestinationResults),
         (status = 400, description = "`items` is empty or holds more than 100, or an item's field is missing, empty or of the wrong type (`validation_error`, with `details.field` such as `items[3].code`), or the `sika-version` header is unknown", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn bulk(

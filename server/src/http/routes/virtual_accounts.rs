@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use sika_api::virtual_accounts::{CreateVirtualAccount, VirtualAccount, VirtualAccountEnvelope};
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -30,16 +30,14 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/virtual-accounts",
-    tag = "virtual-accounts",
     operation_id = "createVirtualAccount",
     request_body = CreateVirtualAccount,
     security(("bearer" = ["virtual-accounts:write"])),
     responses(
         (status = 201, description = "The virtual account", body = VirtualAccountEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
         (status = 422, description = "A live GHS account without the representative (`representative_required`)", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn create(
@@ -56,15 +54,13 @@ async fn create(
 #[utoipa::path(
     get,
     path = "/v1/virtual-accounts/{id}",
-    tag = "virtual-accounts",
     operation_id = "getVirtualAccount",
     params(("id" = String, Path, description = "The virtual account's id (`va_…`)")),
     security(("bearer" = ["virtual-accounts:read"])),
     responses(
         (status = 200, description = "The virtual account", body = VirtualAccountEnvelope),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such virtual account in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn read(
@@ -83,14 +79,12 @@ async fn read(
 #[utoipa::path(
     get,
     path = "/v1/virtual-accounts",
-    tag = "virtual-accounts",
     operation_id = "listVirtualAccounts",
     params(ListQuery),
     security(("bearer" = ["virtual-accounts:read"])),
     responses(
         (status = 200, description = "One page of virtual accounts", body = ListPage<VirtualAccount>),
-        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
-        Refusals,
+        PageRefusals,
     )
 )]
 async fn list(

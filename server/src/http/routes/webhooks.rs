@@ -13,7 +13,7 @@ use sika_api::webhooks::{
     WebhookDeliveryEnvelope, WebhookEndpoint, WebhookEndpointEnvelope, WebhookEndpointRef, WebhookEvent,
     WebhookEventEnvelope, WebhookTestSent,
 };
-use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
+use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, Refusals, VersionRefusals};
 use sika_engine::{Command, EventPayload};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -47,15 +47,13 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 #[utoipa::path(
     post,
     path = "/v1/webhooks/endpoints",
-    tag = "webhooks",
     operation_id = "createWebhookEndpoint",
     request_body = CreateWebhookEndpoint,
     security(("bearer" = ["webhooks:write"])),
     responses(
         (status = 201, description = "The endpoint with its signing secret", body = CreatedWebhookEndpointEnvelope),
         (status = 400, description = "A bad `url` or an unknown event (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn create(
@@ -95,15 +93,13 @@ fn own_endpoint(stack: &Stack, principal: &Principal, id: &str) -> ApiResult<(En
 #[utoipa::path(
     get,
     path = "/v1/webhooks/endpoints/{id}",
-    tag = "webhooks",
     operation_id = "getWebhookEndpoint",
     params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
     security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "The endpoint, without its secret", body = WebhookEndpointEnvelope),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn get_endpoint(
@@ -120,14 +116,12 @@ async fn get_endpoint(
 #[utoipa::path(
     get,
     path = "/v1/webhooks/endpoints",
-    tag = "webhooks",
     operation_id = "listWebhookEndpoints",
     params(ListQuery),
     security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "One page of endpoints, without their secrets", body = ListPage<WebhookEndpoint>),
-        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
-        Refusals,
+        PageRefusals,
     )
 )]
 async fn list_endpoints(
@@ -152,7 +146,6 @@ async fn list_endpoints(
 #[utoipa::path(
     patch,
     path = "/v1/webhooks/endpoints/{id}",
-    tag = "webhooks",
     operation_id = "updateWebhookEndpoint",
     params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
     request_body = UpdateWebhookEndpoint,
@@ -161,8 +154,7 @@ async fn list_endpoints(
         (status = 200, description = "The endpoint as changed", body = WebhookEndpointEnvelope),
         (status = 400, description = "A bad field (`validation_error`, with `details.field`)", body = ErrorBody),
         (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        Refusals,
+        BodyRefusals,
     )
 )]
 async fn update(
@@ -204,15 +196,13 @@ async fn update(
 #[utoipa::path(
     delete,
     path = "/v1/webhooks/endpoints/{id}",
-    tag = "webhooks",
     operation_id = "deleteWebhookEndpoint",
     params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
     security(("bearer" = ["webhooks:write"])),
     responses(
         (status = 200, description = "The endpoint is deleted", body = DeletedWebhookEndpointEnvelope),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn remove(
@@ -239,15 +229,13 @@ async fn remove(
 #[utoipa::path(
     get,
     path = "/v1/webhooks/signing-secret/{id}",
-    tag = "webhooks",
     operation_id = "getSigningSecret",
     params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
     security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "The secret deliveries to this endpoint are signed with", body = SigningSecret),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn signing_secret(
@@ -267,15 +255,13 @@ async fn signing_secret(
 #[utoipa::path(
     post,
     path = "/v1/webhooks/endpoints/{id}/test",
-    tag = "webhooks",
     operation_id = "testWebhookEndpoint",
     params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
     security(("bearer" = ["webhooks:write"])),
     responses(
         (status = 202, description = "The test event is on its way", body = WebhookTestSent),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn test(
@@ -305,15 +291,13 @@ async fn test(
 #[utoipa::path(
     get,
     path = "/v1/webhooks/events/{id}",
-    tag = "webhooks",
     operation_id = "getEvent",
     params(("id" = String, Path, description = "The event's id (`evt_…`)")),
     security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "The event, as its deliveries send it", body = WebhookEventEnvelope),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such event in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn get_event(
@@ -335,14 +319,12 @@ async fn get_event(
 #[utoipa::path(
     get,
     path = "/v1/webhooks/events",
-    tag = "webhooks",
     operation_id = "listEvents",
     params(ListQuery),
     security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "One page of events", body = ListPage<WebhookEvent>),
-        (status = 400, description = "A bad `limit` or `cursor`", body = ErrorBody),
-        Refusals,
+        PageRefusals,
     )
 )]
 async fn list_events(
@@ -363,7 +345,6 @@ async fn list_events(
 #[utoipa::path(
     get,
     path = "/v1/webhooks/deliveries",
-    tag = "webhooks",
     operation_id = "listDeliveries",
     params(ListQuery, DeliveryFilter),
     security(("bearer" = ["webhooks:read"])),
@@ -405,15 +386,13 @@ fn matches(filter: &DeliveryFilter, delivery: &webhooks::Delivery) -> bool {
 #[utoipa::path(
     get,
     path = "/v1/webhooks/deliveries/{id}",
-    tag = "webhooks",
     operation_id = "getDelivery",
     params(("id" = String, Path, description = "The delivery's id (`whd_…`)")),
     security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "The delivery", body = WebhookDeliveryEnvelope),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such delivery in this organization", body = ErrorBody),
-        Refusals,
+        VersionRefusals,
     )
 )]
 async fn get_delivery(
@@ -435,7 +414,6 @@ async fn get_delivery(
 #[utoipa::path(
     post,
     path = "/v1/webhooks/deliveries/{id}/retry",
-    tag = "webhooks",
     operation_id = "retryDelivery",
     params(("id" = String, Path, description = "The delivery's id (`whd_…`)")),
     security(("bearer" = ["webhooks:write"])),
