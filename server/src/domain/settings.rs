@@ -10,7 +10,7 @@ use rust_decimal::Decimal;
 use sika_api::capabilities::MethodStatus;
 use sika_engine::Currency;
 
-use crate::config::file::{Amount, BankTable, ConfigFile, CryptoTable, MethodTable};
+use crate::config::file::{Amount, BankTable, ConfigFile, CryptoTable, MethodTable, MobileMoneyTable};
 use crate::config::parse_duration;
 use crate::domain::catalog::{self, Catalog};
 use crate::domain::receiving::hd::{self, ExtendedPublicKey};
@@ -62,15 +62,8 @@ pub(crate) struct Receiving {
     pub virtual_accounts: Vec<BankAccount>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct BankAccount {
-    pub currency: String,
-    pub bank_name: String,
-    pub account_name: String,
-    pub account_number: String,
-    pub bank_code: Option<String>,
-    pub branch: Option<String>,
-}
+/// A bank account, as the file writes it once checked and trimmed.
+pub(crate) type BankAccount = BankTable;
 
 #[derive(Debug, Clone)]
 pub(crate) struct CryptoRoute {
@@ -87,12 +80,8 @@ pub(crate) enum AddressSource {
     Pool(Vec<String>),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct MerchantNumber {
-    pub method: String,
-    pub merchant_number: String,
-    pub merchant_name: String,
-}
+/// A merchant number, as the file writes it once checked and trimmed.
+pub(crate) type MerchantNumber = MobileMoneyTable;
 
 impl Receiving {
     pub(crate) fn bank(&self, currency: &str) -> Option<&BankAccount> {
