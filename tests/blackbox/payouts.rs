@@ -580,3 +580,65 @@ async fn idempotency_on_every_money_moving_endpoint() {
     );
     node.stop_and_verify();
 }
+
+/// Destinations are checked as the method needs before any money moves
+/// (issue 15.8): a mobile number of the method's country in E.164, a bank
+/// account number by the country's rule, a wallet address by its chain.
+#[tokio::test]
+async fn payout_destinations_are_validated_by_method() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    deposit(&api, &node, &key, "GHS", "1000.00").await;
+    deposit(&api, &node, &key, "NGN", "10000.00").await;
+    deposit(&api, &node, &key, "USDC", "1000.00").await;
+    let url = node.sandbox_url("/v1/payouts");
+    let payout = |currency: &str, to: Value, reference: &str| {
+        let from = json!({ "currency": currency, "amount": "150.00" });
+        json!({ "from": from, "to": to, "externalReference": reference })
+    };
+    let refused = [
+        ("GHS", json!({ "code": "mtn_gh", "accountNumber": "hello" }), "to.accountNumber"),
+        ("GHS", json!({ "code": "mtn_gh", "accountNumber": "0241234567" }), "to.accountNumber"),
+        ("GHS", json!({ "code": "mtn_gh", "accountNumber": "+254712345678" }), "to.accountNumber"),
+        ("NGN", json!({ "code": "bank_ng", "accountNumber": "012345678" }), "to.accountNumber"),
+        ("USDC", json!({ "code": "usdc_base", "address": "not-an-address" }), "to.address"),
+        (
+            "USDC",
+            json!({ "code": "usdc_base", "address": "0x9858efFD232B4033E47d90003D41EC34EcaEda94" }),
+            "to.address",
+        ),
+        (
+            "USDC",
+            json!({ "code": "usdc_solana", "address": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94" }),
+            "to.address",
+        ),
+    ];
+    for (i, (currency, to, field)) in refused.into_iter().enumerate() {
+        let r = api.post(&url, &key, payout(currency, to.clone(), &format!("bad-{i}"))).await;
+        r.expect_field(400, "validation_error", field);
+        assert!(!r.body["details"]["reason"].as_str().unwrap_or_default().is_empty(), "{to}: {}", r.text);
+    }
+    // A recipient meets the same rules.
+    let recipient = json!({ "name": "Ama", "code": "mtn_gh", "accountNumber": "hello" });
+    api.post(&node.sandbox_url("/v1/recipients"), &key, recipient).await.expect_field(
+        400,
+        "validation_error",
+        "accountNumber",
+    );
+    let accepted = [
+        ("GHS", json!({ "code": "mtn_gh", "accountNumber": "+233241234567" })),
+        ("NGN", json!({ "code": "bank_ng", "accountNumber": "0123456789" })),
+        ("USDC", json!({ "code": "usdc_base", "address": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94" })),
+        ("USDC", json!({ "code": "usdc_base", "address": "0x9858effd232b4033e47d90003d41ec34ecaeda94" })),
+        ("USDC", json!({ "code": "usdc_solana", "address": "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV" })),
+    ];
+    for (i, (currency, to)) in accepted.into_iter().enumerate() {
+        api.post(&url, &key, payout(currency, to, &format!("good-{i}"))).await.expect(201);
+    }
+    assert_eq!(
+        balances_minor(&api, &node.sandbox, &key, "GHS", 2).await.0,
+        100_000 - 15_000 - mtn_fee(15_000),
+        "only the valid payout moved money"
+    );
+}

@@ -444,6 +444,54 @@ fn decimal_to_minor(d: Decimal, scale: u32, rounding: Rounding) -> Option<i128> 
     }
 }
 
+/// The international dialling code of a country Sika serves.
+fn dialling_code(country: &str) -> Option<&'static str> {
+    Some(match country {
+        "GH" => "233",
+        "NG" => "234",
+        "KE" => "254",
+        "UG" => "256",
+        "TZ" => "255",
+        "RW" => "250",
+        "CI" => "225",
+        "SN" => "221",
+        "ZA" => "27",
+        _ => return None,
+    })
+}
+
+impl Catalog {
+    /// Why `number` cannot be paid on the local method `code`, or `None`
+    /// when its format fits: mobile money wants the country's E.164
+    /// number (`+233…`), bank transfer an account number (10 digits in
+    /// Nigeria, the NUBAN; elsewhere 6 to 34 letters and digits).
+    pub(crate) fn account_problem(&self, code: &str, number: &str) -> Option<String> {
+        let country = self.country_of_method(code)?;
+        let method = country.method(code)?;
+        let number = number.trim();
+        if method.kind == KIND_MOBILE_MONEY {
+            let dial = dialling_code(&country.code)?;
+            let digits = number.strip_prefix('+').unwrap_or("");
+            let fits = digits.starts_with(dial)
+                && (9..=15).contains(&digits.len())
+                && digits.chars().all(|c| c.is_ascii_digit());
+            return (!fits).then(|| {
+                format!(
+                    "must be a {} mobile number in international form, like +{dial}241234567",
+                    country.name
+                )
+            });
+        }
+        let compact: String = number.chars().filter(|c| !matches!(c, ' ' | '-')).collect();
+        if country.code == "NG" {
+            let nuban = compact.len() == 10 && compact.chars().all(|c| c.is_ascii_digit());
+            return (!nuban).then(|| "must be a 10-digit NUBAN account number".to_string());
+        }
+        let fits = (6..=34).contains(&compact.len()) && compact.chars().all(|c| c.is_ascii_alphanumeric());
+        (!fits).then(|| "must be 6 to 34 letters and digits".to_string())
+    }
+}
+
 /// Sandbox rule of `POST /v1/validate/bulk` for one item.
 ///
 /// Unknown method code: `unknown_method`. Neither `accountNumber` nor `address`

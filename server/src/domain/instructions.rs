@@ -91,11 +91,20 @@ fn destination(
                 format!("{} needs a wallet address", destination.code),
             ));
         }
+        let address = destination.address.as_deref().unwrap_or_default();
+        let chain = method.chain.as_deref().unwrap_or_default();
+        if let Some(problem) = crate::domain::receiving::address_problem(chain, address) {
+            return Err(ApiError::validation("to.address", problem));
+        }
     } else if blank(&destination.account_number) {
         return Err(ApiError::validation(
             "to.accountNumber",
             format!("{} needs an account number", destination.code),
         ));
+    } else if let Some(problem) =
+        stack.catalog.account_problem(&method.code, destination.account_number.as_deref().unwrap_or_default())
+    {
+        return Err(ApiError::validation("to.accountNumber", problem));
     }
     if stack.kind == StackKind::Sandbox
         && let Some(number) = &destination.account_number

@@ -75,6 +75,19 @@ pub(crate) fn build(
             "an account number is required for this method",
         ));
     }
+    // The same format rules a payout to it would meet.
+    if method.is_crypto() {
+        let chain = method.chain.as_deref().unwrap_or_default();
+        if let Some(problem) =
+            crate::domain::receiving::address_problem(chain, request.address.as_deref().unwrap_or_default())
+        {
+            return Err(ApiError::validation(&field("address"), problem));
+        }
+    } else if let Some(problem) = catalog::shipped()
+        .account_problem(&method.code, request.account_number.as_deref().unwrap_or_default())
+    {
+        return Err(ApiError::validation(&field("accountNumber"), problem));
+    }
     Ok(Recipient {
         id: sika_engine::ids::new_id("rcp"),
         organization: organization.to_string(),

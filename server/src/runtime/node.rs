@@ -211,6 +211,9 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
             tokio::task::spawn_blocking(move || init(&init_config)).await.map_err(|e| e.to_string())??;
         println!("{}", serde_json::to_string(&credentials).map_err(|e| e.to_string())?);
     }
+    // The signal handlers go in before any listener answers, so a SIGTERM
+    // that arrives as soon as the node is reachable still drains it.
+    let shutdown = shutdown_signal()?;
     let node = Node::open(config.clone())?;
     node.start_background()?;
     let live_listener = bind(config.live_addr, "live API").await?;
@@ -241,7 +244,7 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
         serve_one(admin_listener, admin::app(admin_state, health.clone())),
     ];
     tracing::info!(live = %config.live_addr, sandbox = %config.sandbox_addr, admin = %config.admin_addr, "sika is serving");
-    shutdown_signal().await;
+    shutdown.await;
     tracing::info!("stopping: draining in-flight requests");
     health.start_draining();
     let _ = stop_sender.send(true);
@@ -255,17 +258,16 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
     Ok(())
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(_) => {
-            let _ = ctrl_c.await;
-            return;
+/// Resolves on SIGTERM or Ctrl-C; the handlers are installed when this is
+/// called, not when it is first polled.
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>, String> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).map_err(|e| format!("cannot handle SIGTERM: {e}"))?;
+    let mut interrupt = signal(SignalKind::interrupt()).map_err(|e| format!("cannot handle SIGINT: {e}"))?;
+    Ok(async move {
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = interrupt.recv() => {}
         }
-    };
-    tokio::select! {
-        _ = ctrl_c => {}
-        _ = terminate.recv() => {}
-    }
+    })
 }
