@@ -422,6 +422,23 @@ async fn the_payer_reads_amounts_errors_instructions_and_a_receipt() {
     node.stop_and_verify();
 }
 
+/// A live bank transfer waits for the operator to confirm it (until the
+/// session expires, 1.8 s at the tests' time scale), so its instructions
+/// stay up long enough to read: the operator's account and the reference.
+async fn live_instructions(b: &Browser, size: &str) {
+    b.click("#pay").await;
+    b.wait_until("#instructions to show", Duration::from_secs(5), || async {
+        let Some(el) = b.try_find("#instructions").await? else { return Ok(None) };
+        let hidden = el.try_prop("hidden").await?;
+        Ok((hidden.as_deref() == Some("false")).then_some(()))
+    })
+    .await;
+    b.execute("document.getElementById('instructions').scrollIntoView({ block: 'center' });", vec![]).await;
+    snap(b, &format!("{size}-instructions")).await;
+    let text = b.text("#instructions").await;
+    assert!(text.contains("Transfer NGN 125,000.00 to") && text.contains("0123456789"), "{text:?}");
+}
+
 /// The layout at a phone's and a desktop's size: one full-width column on
 /// the phone, a centred card on the desktop, nothing wider than the screen.
 /// With `SIKA_SCREENSHOTS` set, each state is saved as a PNG to look at.
@@ -443,6 +460,8 @@ async fn the_payer_page_fits_phone_and_desktop() {
     pages.push(("no-method", create(&api, &node, "sandbox", "/v1/payment-pages", body).await.1));
     let body = checkout_body("GHS", Some("1250.00"), json!(["mobile_money"]));
     pages.push(("live", create(&api, &node, "live", "/v1/payment-links", body).await.1));
+    let body = checkout_body("NGN", Some("125000.00"), json!(["bank_transfer"]));
+    pages.push(("instructions", create(&api, &node, "live", "/v1/payment-links", body).await.1));
     for (size, viewport) in [("phone", Viewport::PHONE), ("desktop", Viewport::DESKTOP)] {
         let mut b = Browser::start_with(viewport).await;
         b.show_on_failure(&["#status", "#error"]);
@@ -470,6 +489,9 @@ async fn the_payer_page_fits_phone_and_desktop() {
                 );
             }
             snap(&b, &format!("{size}-{name}")).await;
+            if *name == "instructions" {
+                live_instructions(&b, size).await;
+            }
         }
         b.quit().await;
     }
