@@ -235,6 +235,11 @@ async fn a_link_paid_in_two_partial_payments() {
     assert_eq!(l["remaining"], "100.00");
     assert_eq!(l["totalReceived"], "0.00");
     assert_eq!(l["sessions"], json!([]));
+    let (_, page_html) = html(node, &id).await;
+    assert!(
+        page_html.contains("type=\"email\" autocomplete=\"email\" value=\"kofi@example.com\""),
+        "the link's email is filled in for the payer"
+    );
 
     let (_, s1) = pay_settled(&api, node, &id, "40.00").await;
     assert_eq!(s1["status"], "partial", "money arrived but the link is not paid yet");
@@ -280,6 +285,14 @@ async fn a_link_paid_in_two_partial_payments() {
     assert_eq!(status, 200);
     assert!(page_html.contains("has been paid"));
     assert!(!page_html.contains("id=\"pay\""), "no pay button on a paid link");
+    // A receipt: what was paid, in how many payments, to whom, when, and the completing reference.
+    assert!(page_html.contains("id=\"receipt\""), "{page_html}");
+    assert!(page_html.contains("<dd id=\"receipt-amount\">GHS 100.00</dd>"), "{page_html}");
+    assert!(page_html.contains("<dd id=\"receipt-payments\">2</dd>"), "{page_html}");
+    assert!(page_html.contains("<dd id=\"receipt-merchant\">Ama&#39;s Shop</dd>"), "{page_html}");
+    let reference = format!("<dd id=\"receipt-reference\">{}</dd>", sessions[0]["id"].as_str().unwrap());
+    assert!(page_html.contains(&reference), "the completing session is the reference: {page_html}");
+    assert!(page_html.contains("<dd id=\"receipt-date\">"), "{page_html}");
 
     // Filters: email, customerReference, status.
     let key = &node.creds.sandbox_key;
@@ -660,4 +673,97 @@ async fn hosted_urls_use_the_public_address_when_set() {
         .await;
     r.expect(201);
     assert!(r.body["paymentLink"]["url"].as_str().unwrap().starts_with(&format!("{}/pay/pl_", node.live)));
+}
+
+/// The data the page's script reads (`#checkout-data`).
+fn checkout_data(page_html: &str) -> Value {
+    let start =
+        page_html.find("id=\"checkout-data\">").expect("checkout data") + "id=\"checkout-data\">".len();
+    let end = start + page_html[start..].find("</script>").expect("its end");
+    serde_json::from_str(&page_html[start..end]).expect("JSON")
+}
+
+/// Amounts with thousands separators and the currency's decimals, on the
+/// Pay button too; a test-mode banner on sandbox pages only.
+#[tokio::test]
+async fn the_hosted_page_shows_grouped_amounts_and_the_test_mode_banner() {
+    let node = &SHARED.get();
+    let api = Api::new();
+    let l = create(&api, node, "/v1/payment-links", page_body("GHS", Some("1250.00"))).await;
+    let (_, page_html) = html(node, l["id"].as_str().unwrap()).await;
+    assert!(page_html.contains("<span class=\"currency\">GHS</span> 1,250.00</p>"), "{page_html}");
+    assert!(
+        page_html.contains("<button id=\"pay\" type=\"submit\">Pay GHS 1,250.00</button>"),
+        "{page_html}"
+    );
+    assert!(page_html.contains("value=\"1250.00\""), "the field keeps the digits the API takes");
+    assert!(page_html.contains("Test mode \u{2014} no real money moves"), "a sandbox page says so");
+
+    let mut body = page_body("XOF", Some("2500"));
+    body["branding"]["businessName"] = json!("Boutique Dakar");
+    let l = create(&api, node, "/v1/payment-links", body).await;
+    let (_, page_html) = html(node, l["id"].as_str().unwrap()).await;
+    assert!(page_html.contains(">Pay XOF 2,500</button>"), "XOF has no decimals: {page_html}");
+    assert_eq!(checkout_data(&page_html)["scale"], 0);
+
+    // Live pages take real money: no banner.
+    let r = api
+        .post(&node.live_url("/v1/payment-links"), &node.creds.live_key, page_body("GHS", Some("1250.00")))
+        .await;
+    r.expect(201);
+    let url = r.body["paymentLink"]["url"].as_str().unwrap().to_string();
+    let live = reqwest::Client::new().get(&url).send().await.unwrap().text().await.unwrap();
+    assert!(live.contains(">Pay GHS 1,250.00</button>"), "a live GHS link renders its form: {live}");
+    assert!(!live.contains("id=\"test-mode\"") && !live.contains("Test mode"), "{live}");
+}
+
+/// The API's errors name fields for developers; the page has a sentence
+/// for each, and the reasons the script recognises are the API's own.
+#[tokio::test]
+async fn the_hosted_page_words_errors_for_the_payer() {
+    let node = &SHARED.get();
+    let api = Api::new();
+    let p = create(&api, node, "/v1/payment-pages", page_body("GHS", None)).await;
+    let id = p["id"].as_str().unwrap();
+    let (_, page_html) = html(node, id).await;
+    let messages = checkout_data(&page_html)["messages"].clone();
+    assert_eq!(messages["amountDecimals"], "Enter an amount with at most 2 decimals.");
+    assert_eq!(messages["phone"], "Enter your wallet number with its country code, like +233241234567.");
+    for sentence in messages.as_object().unwrap().values() {
+        let sentence = sentence.as_str().unwrap();
+        assert!(sentence.ends_with('.') && !sentence.contains(':'), "a payer's sentence: {sentence:?}");
+    }
+    // What the script keys on: `details.reason` of the API's answers.
+    let r = pay(&api, node, id, "12.345").await;
+    r.expect_field(400, "validation_error", "amount");
+    assert!(r.body["details"]["reason"].as_str().unwrap().contains("fraction digits"), "{}", r.text);
+    let r = pay(&api, node, id, "20000.00").await;
+    r.expect_field(400, "validation_error", "amount");
+    let reason = r.body["details"]["reason"].as_str().unwrap();
+    let (method, range) = reason.split_once(" accepts ").unwrap_or_else(|| panic!("{reason}"));
+    assert!(
+        !method.is_empty() && range.split(' ').count() == 4,
+        "'<method> accepts <min> to <max> <currency>': {reason}"
+    );
+    let (_, xof) = html(
+        node,
+        create(&api, node, "/v1/payment-pages", page_body("XOF", None)).await["id"].as_str().unwrap(),
+    )
+    .await;
+    assert_eq!(checkout_data(&xof)["messages"]["amountDecimals"], "Enter a whole amount, with no decimals.");
+}
+
+/// A page whose currency no offered method can take says so, and offers no Pay button.
+#[tokio::test]
+async fn a_page_with_no_method_for_its_currency_refuses_to_take_payment() {
+    let node = &SHARED.get();
+    let api = Api::new();
+    let mut body = page_body("GHS", Some("20.00"));
+    body["allowedMethods"] = json!(["bank_transfer"]); // GHS stays on mobile money
+    let p = create(&api, node, "/v1/payment-pages", body).await;
+    let (status, page_html) = html(node, p["id"].as_str().unwrap()).await;
+    assert_eq!(status, 200);
+    assert!(page_html.contains("id=\"no-methods\""), "{page_html}");
+    assert!(page_html.contains("Ama&#39;s Shop cannot take payments in GHS right now"), "{page_html}");
+    assert!(!page_html.contains("id=\"pay\"") && !page_html.contains("id=\"checkout\""), "{page_html}");
 }

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::browser::{Browser, WdResult, browser_available};
+use crate::support::browser::{Browser, Viewport, WdResult, browser_available};
 use crate::support::*;
 use serde_json::{Value, json};
 
@@ -284,4 +284,214 @@ async fn hosted_checkout_in_a_real_browser() {
     mark("stop and verify");
     let summary: Vec<String> = laps.iter().map(|(n, d)| format!("{n} {:.2}s", d.as_secs_f64())).collect();
     eprintln!("checkout browser test: {} (total {:.2}s)", summary.join(", "), t0.elapsed().as_secs_f64());
+}
+
+/// Where screenshots go: `SIKA_SCREENSHOTS` names a folder outside the
+/// repository; unset, none are taken.
+async fn snap(b: &Browser, name: &str) {
+    if let Some(dir) = std::env::var_os("SIKA_SCREENSHOTS") {
+        b.screenshot(&std::path::Path::new(&dir).join(format!("{name}.png"))).await;
+    }
+}
+
+/// Creates a page or link on `stack` ("sandbox" or "live"); returns its id and url.
+async fn create(api: &Api, node: &Node, stack: &str, path: &str, body: Value) -> (String, String) {
+    let (url, key) = match stack {
+        "live" => (node.live_url(path), &node.creds.live_key),
+        _ => (node.sandbox_url(path), &node.creds.sandbox_key),
+    };
+    let r = api.post(&url, key, body).await;
+    r.expect(201);
+    let made = if path.contains("pages") { &r.body["paymentPage"] } else { &r.body["paymentLink"] };
+    (made["id"].as_str().unwrap().to_string(), made["url"].as_str().unwrap().to_string())
+}
+
+fn checkout_body(currency: &str, amount: Option<&str>, methods: Value) -> Value {
+    let mut body = json!({
+        "currency": currency,
+        "title": "Kente scarves",
+        "description": "Hand woven in Bonwire",
+        "allowedMethods": methods,
+        "branding": { "businessName": "Ama's Shop", "accentColor": "#0a7d4f", "logoUrl": "" },
+    });
+    if let Some(a) = amount {
+        body["amount"] = json!(a);
+    }
+    body
+}
+
+/// `#error`'s text once it has some.
+async fn error_text(b: &Browser) -> String {
+    b.wait_until("#error to show a message", Duration::from_secs(10), || async {
+        let text = b.find("#error").await.try_text().await?;
+        Ok((!text.trim().is_empty()).then_some(text))
+    })
+    .await
+}
+
+/// On an open-amount sandbox page: the banner, the Pay button following
+/// the typed amount, the API's errors as sentences next to the field, and
+/// the error clearing as the payer corrects the field.
+async fn open_amount_page(b: &Browser, api: &Api, node: &Node) {
+    let body = checkout_body("GHS", None, json!(["mobile_money"]));
+    let (_, url) = create(api, node, "sandbox", "/v1/payment-pages", body).await;
+    b.goto(&url).await;
+    let banner = b.text("#test-mode").await;
+    assert_eq!(banner, "Test mode \u{2014} no real money moves");
+    assert_eq!(b.text("#pay").await, "Pay");
+    b.fill("#amount", "1250").await;
+    assert_eq!(b.text("#pay").await, "Pay GHS 1,250.00", "the button follows the typed amount");
+    b.fill("#amount", "0.5").await;
+    assert_eq!(b.text("#pay").await, "Pay GHS 0.50");
+    snap(b, "phone-open-amount").await;
+    // 3 decimals passes the script's own check; the API refuses it, and the payer reads a sentence.
+    pay(b, "12.345").await;
+    let text = error_text(b).await;
+    assert_eq!(text, "Enter an amount with at most 2 decimals.");
+    let beside = b
+        .execute("var e = document.getElementById('error'); return e.previousElementSibling.id;", vec![])
+        .await;
+    assert_eq!(beside, json!("amount"), "the error sits next to the amount field");
+    assert_eq!(b.attr("#amount", "aria-invalid").await.as_deref(), Some("true"));
+    snap(b, "phone-error").await;
+    b.find("#amount").await.send_keys("12.34").await;
+    assert_eq!(b.text("#error").await, "", "correcting the field clears its error");
+    assert!(!b.attr("#amount", "class").await.unwrap_or_default().contains("invalid"));
+    pay(b, "20000.00").await;
+    let text = error_text(b).await;
+    assert!(text.contains("from GHS 1 to GHS 10,000"), "the method's limits, in the payer's words: {text:?}");
+}
+
+/// A sandbox bank transfer: its instructions show, disappear once it is
+/// paid (with the success message), and the link then shows its receipt.
+async fn instructions_then_receipt(b: &Browser, api: &Api, node: &Node) {
+    let body = checkout_body("NGN", Some("125000.00"), json!(["bank_transfer"]));
+    let (link_id, url) = create(api, node, "sandbox", "/v1/payment-links", body).await;
+    b.goto(&url).await;
+    assert_eq!(b.text("#amount-due").await, "NGN 125,000.00");
+    assert_eq!(b.text("#pay").await, "Pay NGN 125,000.00");
+    // The sandbox settles within milliseconds: record whether the instructions ever showed.
+    b.execute(
+        "var el = document.getElementById('instructions'); window.instructionsShown = '';
+         new MutationObserver(function () {
+           if (!el.hidden && el.textContent) { window.instructionsShown = el.textContent; }
+         }).observe(el, { attributes: true, childList: true });",
+        vec![],
+    )
+    .await;
+    b.click("#pay").await;
+    b.wait_until("#status data-state=complete", Duration::from_secs(20), || state_is(b, "complete")).await;
+    let shown = b.execute("return window.instructionsShown;", vec![]).await;
+    let shown = shown.as_str().unwrap_or_default();
+    assert!(shown.contains("Transfer NGN 125,000.00 to") && shown.contains("Account number"), "{shown:?}");
+    assert_eq!(b.find("#instructions").await.prop("hidden").await.as_deref(), Some("true"));
+    assert!(b.text("#status").await.contains("NGN 125,000.00 paid"));
+    assert_eq!(b.find("#pay").await.prop("hidden").await.as_deref(), Some("true"));
+    snap(b, "phone-paid").await;
+    b.goto(&url).await;
+    assert!(b.text("#receipt").await.contains("has been paid"));
+    assert_eq!(b.text("#receipt-amount").await, "NGN 125,000.00");
+    assert_eq!(b.text("#receipt-merchant").await, "Ama's Shop");
+    assert!(b.text("#receipt-reference").await.starts_with("cs_"));
+    assert!(!b.text("#receipt-date").await.is_empty());
+    assert!(b.try_find("#pay").await.unwrap().is_none(), "no Pay button on {link_id}'s receipt");
+    snap(b, "phone-receipt").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_payer_reads_amounts_errors_instructions_and_a_receipt() {
+    if !browser_available("the_payer_reads_amounts_errors_instructions_and_a_receipt") {
+        return;
+    }
+    let _one = BROWSER.lock().await;
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let mut b = Browser::start().await;
+    b.show_on_failure(&["#status", "#error", "#pay", "#instructions"]);
+    open_amount_page(&b, &api, &node).await;
+    instructions_then_receipt(&b, &api, &node).await;
+    // A live page takes real money: no banner, and the form is there.
+    let body = checkout_body("GHS", Some("1250.00"), json!(["mobile_money"]));
+    let (_, url) = create(&api, &node, "live", "/v1/payment-links", body).await;
+    b.goto(&url).await;
+    assert_eq!(b.text("#pay").await, "Pay GHS 1,250.00");
+    assert!(b.try_find("#test-mode").await.unwrap().is_none(), "no test-mode banner on live");
+    b.quit().await;
+    node.stop_and_verify();
+}
+
+/// A live bank transfer waits for the operator to confirm it (until the
+/// session expires, 1.8 s at the tests' time scale), so its instructions
+/// stay up long enough to read: the operator's account and the reference.
+async fn live_instructions(b: &Browser, size: &str) {
+    b.click("#pay").await;
+    b.wait_until("#instructions to show", Duration::from_secs(5), || async {
+        let Some(el) = b.try_find("#instructions").await? else { return Ok(None) };
+        let hidden = el.try_prop("hidden").await?;
+        Ok((hidden.as_deref() == Some("false")).then_some(()))
+    })
+    .await;
+    b.execute("document.getElementById('instructions').scrollIntoView({ block: 'center' });", vec![]).await;
+    snap(b, &format!("{size}-instructions")).await;
+    let text = b.text("#instructions").await;
+    assert!(text.contains("Transfer NGN 125,000.00 to") && text.contains("0123456789"), "{text:?}");
+}
+
+/// The layout at a phone's and a desktop's size: one full-width column on
+/// the phone, a centred card on the desktop, nothing wider than the screen.
+/// With `SIKA_SCREENSHOTS` set, each state is saved as a PNG to look at.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_payer_page_fits_phone_and_desktop() {
+    if !browser_available("the_payer_page_fits_phone_and_desktop") {
+        return;
+    }
+    let _one = BROWSER.lock().await;
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let mut pages = Vec::new();
+    let mut body = checkout_body("GHS", Some("1250.00"), json!(["mobile_money"]));
+    body["email"] = json!("kofi@example.com");
+    pages.push(("form", create(&api, &node, "sandbox", "/v1/payment-links", body).await.1));
+    let body = checkout_body("NGN", None, json!(["mobile_money", "bank_transfer", "crypto"]));
+    pages.push(("methods", create(&api, &node, "sandbox", "/v1/payment-pages", body).await.1));
+    let body = checkout_body("GHS", Some("20.00"), json!(["bank_transfer"]));
+    pages.push(("no-method", create(&api, &node, "sandbox", "/v1/payment-pages", body).await.1));
+    let body = checkout_body("GHS", Some("1250.00"), json!(["mobile_money"]));
+    pages.push(("live", create(&api, &node, "live", "/v1/payment-links", body).await.1));
+    let body = checkout_body("NGN", Some("125000.00"), json!(["bank_transfer"]));
+    pages.push(("instructions", create(&api, &node, "live", "/v1/payment-links", body).await.1));
+    for (size, viewport) in [("phone", Viewport::PHONE), ("desktop", Viewport::DESKTOP)] {
+        let mut b = Browser::start_with(viewport).await;
+        b.show_on_failure(&["#status", "#error"]);
+        for (name, url) in &pages {
+            b.goto(url).await;
+            b.find(".card").await;
+            let layout = b
+                .execute(
+                    "var r = document.querySelector('.card').getBoundingClientRect();
+                     var d = document.documentElement;
+                     return [window.innerWidth, d.scrollWidth, r.left, r.right, d.clientWidth];",
+                    vec![],
+                )
+                .await;
+            let [inner, scroll, left, right, client] =
+                [0, 1, 2, 3, 4].map(|i| layout[i].as_f64().unwrap_or(-1.0));
+            assert_eq!(inner, f64::from(viewport.width), "{name} at {size}");
+            assert!(scroll <= inner, "{name} at {size} scrolls sideways: {layout}");
+            if viewport.mobile {
+                assert!(left == 0.0 && right == inner, "{name}: the card spans the phone: {layout}");
+            } else {
+                assert!(
+                    (left - (client - right)).abs() <= 1.0 && right - left <= 480.0,
+                    "{name}: centred: {layout}"
+                );
+            }
+            snap(&b, &format!("{size}-{name}")).await;
+            if *name == "instructions" {
+                live_instructions(&b, size).await;
+            }
+        }
+        b.quit().await;
+    }
+    node.stop_and_verify();
 }

@@ -87,35 +87,50 @@ fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").expect("bind a free port").local_addr().unwrap().port()
 }
 
-/// What the session asks chromedriver for: headless Chromium with a phone's viewport.
-fn capabilities() -> serde_json::Map<String, Value> {
-    let capabilities = json!({
-        "browserName": "chrome",
-        "goog:chromeOptions": {
-            "binary": CHROMIUM,
-            "args": [
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--window-size=390,844",
-            ],
-            // Desktop Chrome keeps windows at least 500 px wide; this gives
-            // the page a true 390 px phone viewport.
-            "mobileEmulation": {
-                "deviceMetrics": { "width": 390, "height": 844, "pixelRatio": 3.0, "touch": true },
-            },
-        },
+/// The size of the page the browser shows, in CSS pixels.
+#[derive(Debug, Clone, Copy)]
+pub struct Viewport {
+    pub width: u32,
+    pub height: u32,
+    /// A phone: touch, a device pixel ratio of 3 and a true narrow viewport.
+    pub mobile: bool,
+}
+
+impl Viewport {
+    pub const PHONE: Viewport = Viewport { width: 390, height: 844, mobile: true };
+    pub const DESKTOP: Viewport = Viewport { width: 1280, height: 800, mobile: false };
+}
+
+/// What the session asks chromedriver for: headless Chromium at `viewport`.
+fn capabilities(viewport: Viewport) -> serde_json::Map<String, Value> {
+    let Viewport { width, height, mobile } = viewport;
+    let mut options = json!({
+        "binary": CHROMIUM,
+        "args": [
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            format!("--window-size={width},{height}"),
+        ],
     });
+    if mobile {
+        // Desktop Chrome keeps windows at least 500 px wide; this gives
+        // the page a true phone viewport.
+        options["mobileEmulation"] = json!({
+            "deviceMetrics": { "width": width, "height": height, "pixelRatio": 3.0, "touch": true },
+        });
+    }
+    let capabilities = json!({ "browserName": "chrome", "goog:chromeOptions": options });
     let Value::Object(capabilities) = capabilities else { unreachable!("a JSON object") };
     capabilities
 }
 
 /// Opens a session on the chromedriver at `port`, retrying while it starts up.
-async fn open_session(port: u16, driver: &mut Driver) -> Result<Client, String> {
+async fn open_session(port: u16, driver: &mut Driver, viewport: Viewport) -> Result<Client, String> {
     // chromedriver listens on plain HTTP on loopback: no TLS is involved.
     let mut builder = ClientBuilder::new(HttpConnector::new());
-    builder.capabilities(capabilities());
+    builder.capabilities(capabilities(viewport));
     let url = format!("http://127.0.0.1:{port}");
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -135,6 +150,11 @@ async fn open_session(port: u16, driver: &mut Driver) -> Result<Client, String> 
 impl Browser {
     /// Starts chromedriver and a headless Chromium session (390x844).
     pub async fn start() -> Browser {
+        Browser::start_with(Viewport::PHONE).await
+    }
+
+    /// Starts chromedriver and a headless Chromium session at `viewport`.
+    pub async fn start_with(viewport: Viewport) -> Browser {
         let mut last = String::new();
         for _ in 0..3 {
             let port = free_port();
@@ -149,7 +169,7 @@ impl Browser {
                 .spawn()
                 .unwrap_or_else(|e| panic!("spawn {CHROMEDRIVER}: {e}"));
             let mut driver = Driver(child);
-            match open_session(port, &mut driver).await {
+            match open_session(port, &mut driver, viewport).await {
                 Ok(client) => {
                     return Browser {
                         client,
@@ -225,6 +245,16 @@ impl Browser {
     pub async fn source(&self) -> String {
         let r = self.client.source().await;
         self.ok("page source", r).await
+    }
+
+    /// Saves a PNG of the viewport at `path` (its folder is created).
+    pub async fn screenshot(&self, path: &std::path::Path) {
+        let r = self.client.screenshot().await;
+        let png = self.ok(&format!("screenshot {}", path.display()), r).await;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
+        }
+        std::fs::write(path, png).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
     }
 
     /// Runs `script` (a function body; `arguments` holds `args`) and returns its value.
