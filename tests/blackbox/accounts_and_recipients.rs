@@ -271,6 +271,18 @@ async fn virtual_accounts_and_the_representative() {
     // Setting the representative replaces the sandbox default.
     let r = api.call("PUT", &rep_url, Some(&key), Some(representative())).await;
     r.expect_error(403, "forbidden");
+    // A country is two letters A-Z; a name is not only spaces (issue 15.11).
+    for (field, value) in
+        [("country", "G1"), ("country", "é"), ("fullName", "     "), ("fullName", "Ama\u{7}")]
+    {
+        let mut bad = representative();
+        bad[field] = json!(value);
+        api.call("PUT", &rep_url, Some(&session), Some(bad)).await.expect_field(
+            400,
+            "validation_error",
+            field,
+        );
+    }
     let r = api.call("PUT", &rep_url, Some(&session), Some(representative())).await;
     r.expect(200);
     assert_eq!(r.body["representative"]["status"], "active");

@@ -95,6 +95,10 @@ async fn page_creation_enforces_the_spec_constraints() {
         (json!({ "currency": "GHS", "title": "t" }), "allowedMethods"),
         (json!({ "currency": "GHS", "title": "t", "allowedMethods": [] }), "allowedMethods"),
         (json!({ "currency": "GHS", "title": "t", "allowedMethods": ["cash"] }), "allowedMethods[0]"),
+        // A method the currency can never be collected by (issue 15.12).
+        (json!({ "currency": "GHS", "title": "t", "allowedMethods": ["bank_transfer"] }), "allowedMethods"),
+        (json!({ "currency": "USD", "title": "t", "allowedMethods": ["mobile_money"] }), "allowedMethods"),
+        (json!({ "currency": "ZAR", "title": "t", "allowedMethods": ["mobile_money"] }), "allowedMethods"),
         (
             json!({ "currency": "GHS", "title": "t", "allowedMethods": ["mobile_money"], "amount": "1.001" }),
             "amount",
@@ -120,7 +124,7 @@ async fn page_creation_enforces_the_spec_constraints() {
             "customFields[1].name",
         ),
         (
-            json!({ "currency": "GHS", "title": "t", "allowedMethods": ["crypto"], "allowedCryptoAssets": ["DOGE"] }),
+            json!({ "currency": "NGN", "title": "t", "allowedMethods": ["crypto"], "allowedCryptoAssets": ["DOGE"] }),
             "allowedCryptoAssets[0]",
         ),
     ];
@@ -515,7 +519,6 @@ async fn the_hosted_page_shows_branding_fields_and_the_methods_the_currency_allo
     let node = &SHARED.get();
     let api = Api::new();
     let mut body = page_body("GHS", None);
-    body["allowedMethods"] = json!(["mobile_money", "bank_transfer", "crypto"]);
     body["title"] = json!("Scarves <b>& more</b>");
     body["customFields"] =
         json!([{ "name": "size", "type": "text", "required": true, "label": "Scarf size" }]);
@@ -758,12 +761,15 @@ async fn the_hosted_page_words_errors_for_the_payer() {
 async fn a_page_with_no_method_for_its_currency_refuses_to_take_payment() {
     let node = &SHARED.get();
     let api = Api::new();
-    let mut body = page_body("GHS", Some("20.00"));
-    body["allowedMethods"] = json!(["bank_transfer"]); // GHS stays on mobile money
-    let p = create(&api, node, "/v1/payment-pages", body).await;
-    let (status, page_html) = html(node, p["id"].as_str().unwrap()).await;
-    assert_eq!(status, 200);
+    // Live XOF by bank transfer: the catalog has the rail, the operator
+    // configured no account to receive it, so nothing can be offered.
+    let mut body = page_body("XOF", Some("20000"));
+    body["allowedMethods"] = json!(["bank_transfer"]);
+    let r = api.post(&node.live_url("/v1/payment-pages"), &node.creds.live_key, body).await;
+    r.expect(201);
+    let id = r.body["paymentPage"]["id"].as_str().unwrap().to_string();
+    let page_html = reqwest::get(node.live_url(&format!("/pay/{id}"))).await.unwrap().text().await.unwrap();
     assert!(page_html.contains("id=\"no-methods\""), "{page_html}");
-    assert!(page_html.contains("Ama&#39;s Shop cannot take payments in GHS right now"), "{page_html}");
+    assert!(page_html.contains("Ama&#39;s Shop cannot take payments in XOF right now"), "{page_html}");
     assert!(!page_html.contains("id=\"pay\"") && !page_html.contains("id=\"checkout\""), "{page_html}");
 }

@@ -66,6 +66,12 @@ pub(crate) fn validate(request: &SetRepresentative) -> ApiResult<()> {
     if !(2..=120).contains(&name_length) {
         return Err(ApiError::validation("fullName", "must be 2 to 120 characters"));
     }
+    if request.full_name.trim().chars().count() < 2 || request.full_name.chars().any(char::is_control) {
+        return Err(ApiError::validation(
+            "fullName",
+            "must be a name: not only spaces, and no control characters",
+        ));
+    }
     if !PHONE.is_match(&request.phone) {
         return Err(ApiError::validation("phone", "must be E.164: a plus sign and 8 to 15 digits"));
     }
@@ -77,8 +83,8 @@ pub(crate) fn validate(request: &SetRepresentative) -> ApiResult<()> {
     if !ID_NUMBER.is_match(&request.id_number) {
         return Err(ApiError::validation("idNumber", "must look like GHA-123456789-0"));
     }
-    if request.country.chars().count() != 2 {
-        return Err(ApiError::validation("country", "must be exactly 2 characters"));
+    if request.country.len() != 2 || !request.country.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return Err(ApiError::validation("country", "must be a two-letter ISO 3166 country code, like GH"));
     }
     Ok(())
 }
@@ -182,5 +188,19 @@ mod tests {
             assert_eq!(field_of(SetRepresentative { id_number: id.into(), ..request() }), "idNumber", "{id}");
         }
         assert_eq!(field_of(SetRepresentative { country: "GHA".into(), ..request() }), "country");
+        for country in ["G1", "é", "  ", "G-"] {
+            assert_eq!(
+                field_of(SetRepresentative { country: country.into(), ..request() }),
+                "country",
+                "{country}"
+            );
+        }
+        for name in ["    ", "Ama\u{0}Mensah", "Ama\nMensah"] {
+            assert_eq!(
+                field_of(SetRepresentative { full_name: name.into(), ..request() }),
+                "fullName",
+                "{name:?}"
+            );
+        }
     }
 }

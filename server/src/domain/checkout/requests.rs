@@ -49,6 +49,21 @@ fn accent(value: &str) -> bool {
     (hex.len() == 3 || hex.len() == 6) && hex.chars().all(|c| c.is_ascii_hexdigit())
 }
 
+/// Whether a page in `currency` could ever offer `method`: GHS is
+/// collected by mobile money only; a local method needs a rail of its kind
+/// in a country of that currency; stablecoins are taken for any other.
+fn can_offer(currency: &str, method: &str) -> bool {
+    match method {
+        _ if currency == "GHS" => method == "mobile_money",
+        "crypto" => true,
+        _ => crate::domain::catalog::shipped()
+            .countries()
+            .iter()
+            .filter(|c| c.currency == currency)
+            .any(|c| c.methods.iter().any(|m| m.kind.as_str() == method)),
+    }
+}
+
 /// Checks the settings a page and a link share; returns them with the
 /// parsed amount (minor units) when one was given.
 #[expect(clippy::too_many_lines)]
@@ -75,6 +90,12 @@ fn settings(request: &CheckoutRequest, now: i64) -> ApiResult<(Settings, Option<
             return Err(ApiError::validation(
                 &format!("allowedMethods[{i}]"),
                 format!("'{m}' is not one of {}", METHODS.join(", ")),
+            ));
+        }
+        if !can_offer(currency.code, m) {
+            return Err(ApiError::validation(
+                "allowedMethods",
+                format!("{m} cannot be offered for {}: no {m} rail collects it", currency.code),
             ));
         }
         if !allowed_methods.contains(m) {
