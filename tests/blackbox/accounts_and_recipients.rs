@@ -3,6 +3,8 @@
 //! accounts. Each test runs its own node and ends by stopping it and
 //! verifying its books.
 
+use std::collections::HashSet;
+
 use crate::support::*;
 use serde_json::{Value, json};
 
@@ -323,4 +325,40 @@ async fn virtual_accounts_and_the_representative() {
     r.expect_error(404, "not_found");
     assert_eq!(balances_minor(&api, &node.live, &key, "GHS", 2).await, (0, 0));
     node.stop_and_verify();
+}
+
+/// A GHS customer has one virtual account (issue 15.19): asking again, even
+/// by eight requests racing, answers the same account, and only one opens.
+#[tokio::test]
+async fn a_ghs_customer_has_one_virtual_account() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    let url = node.sandbox_url("/v1/virtual-accounts");
+    let body = json!({ "currency": "GHS", "customerReference": "cust-17" });
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let (api, url, key, body) = (api.clone(), url.clone(), key.clone(), body.clone());
+            tokio::spawn(async move {
+                let r = api.post(&url, &key, body).await;
+                (r.status, r.body["virtualAccount"]["id"].as_str().unwrap_or_default().to_string())
+            })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for t in tasks {
+        answers.push(t.await.unwrap());
+    }
+    assert_eq!(answers.iter().filter(|(s, _)| *s == 201).count(), 1, "{answers:?}");
+    assert_eq!(answers.iter().filter(|(s, _)| *s == 200).count(), 7, "{answers:?}");
+    let ids: HashSet<&String> = answers.iter().map(|(_, id)| id).collect();
+    assert_eq!(ids.len(), 1, "one account for the customer: {answers:?}");
+    let r = api.get(&url, &key).await;
+    let ghs: Vec<&Value> =
+        r.body["data"].as_array().unwrap().iter().filter(|a| a["currency"] == "GHS").collect();
+    assert_eq!(ghs.len(), 1, "{}", r.text);
+    // Another customer gets their own.
+    let other = api.post(&url, &key, json!({ "currency": "GHS", "customerReference": "cust-18" })).await;
+    other.expect(201);
+    assert_ne!(other.body["virtualAccount"]["id"].as_str(), ids.into_iter().next().map(String::as_str));
 }

@@ -70,13 +70,33 @@ async fn ensure_representative(stack: &Stack, organization: &str) -> ApiResult<R
     representative::put_default(stack, organization, &name).await
 }
 
+/// Where a GHS customer's one account is found: `{org}/{reference}`.
+const BY_CUSTOMER: &str = "virtual_accounts_by_customer";
+
+/// The GHS account already opened for `reference`, if any.
+fn customer_account(stack: &Stack, organization: &str, reference: &str) -> ApiResult<Option<VirtualAccount>> {
+    let snapshot = stack.engine.read()?;
+    match snapshot.document(BY_CUSTOMER, &format!("{organization}/{reference}"))? {
+        Some(id) => load(&snapshot, &String::from_utf8_lossy(&id)),
+        None => Ok(None),
+    }
+}
+
+/// Opens a virtual account; `false` with the account when a GHS customer
+/// already has one (one per customer: the request answers it, 200).
 pub(crate) async fn create(
     stack: &Stack,
     organization: &str,
     request: CreateVirtualAccount,
-) -> ApiResult<VirtualAccount> {
+) -> ApiResult<(VirtualAccount, bool)> {
     let currency = Currency::find(&request.currency.to_ascii_uppercase())
         .map_err(|e| ApiError::validation("currency", e.to_string()))?;
+    let customer = request.customer_reference.clone().filter(|_| currency.code == "GHS");
+    if let Some(reference) = &customer
+        && let Some(existing) = customer_account(stack, organization, reference)?
+    {
+        return Ok((existing, false));
+    }
     let org_name = stack.identity.organization(organization).map(|o| o.name).unwrap_or_default();
     let bank_name = if currency.code == "GHS" {
         let representative = ensure_representative(stack, organization).await?;
@@ -114,16 +134,48 @@ pub(crate) async fn create(
         customer_reference: request.customer_reference,
         created_at: stack.now_ms(),
     };
-    stack
+    save(stack, organization, account, customer).await
+}
+
+/// Stores a new account, and for a GHS customer its index entry, written
+/// only if absent so two racing requests open one account between them.
+async fn save(
+    stack: &Stack,
+    organization: &str,
+    account: VirtualAccount,
+    customer: Option<String>,
+) -> ApiResult<(VirtualAccount, bool)> {
+    let document = sika_engine::Document {
+        collection: COLLECTION.into(),
+        id: account.id.clone(),
+        body: crate::store::documents::encode(&account),
+        list: Some((organization.to_string(), COLLECTION.into())),
+    };
+    let Some(reference) = customer else {
+        stack.engine.execute(Command::PutDocuments { documents: vec![document] }).await?;
+        return Ok((account, true));
+    };
+    let key = format!("{organization}/{reference}");
+    let index = sika_engine::Document {
+        collection: BY_CUSTOMER.into(),
+        id: key.clone(),
+        body: account.id.clone().into_bytes(),
+        list: None,
+    };
+    let expect = vec![sika_engine::Expected { collection: BY_CUSTOMER.into(), id: key, digest: None }];
+    match stack
         .engine
-        .execute(Command::PutDocument {
-            collection: COLLECTION.into(),
-            id: account.id.clone(),
-            body: crate::store::documents::encode(&account),
-            list: Some((organization.to_string(), COLLECTION.into())),
-        })
-        .await?;
-    Ok(account)
+        .execute(Command::Save { expect, documents: vec![document, index], events: Vec::new() })
+        .await
+    {
+        Ok(_) => Ok((account, true)),
+        Err(sika_engine::EngineError::Conflict(_)) => {
+            let existing =
+                customer_account(stack, organization, &reference)?.ok_or_else(ApiError::internal)?;
+            Ok((existing, false))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 pub(crate) fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<VirtualAccount>> {

@@ -26,7 +26,8 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 ///
 /// A GHS account is opened at the partner bank and needs the organization
 /// representative: on the live stack set it first; the sandbox fills a
-/// default from the owner's name.
+/// default from the owner's name. A GHS customer (`customerReference`) has
+/// one account: asking again answers it (200), never a second one.
 #[utoipa::path(
     post,
     path = "/v1/virtual-accounts",
@@ -35,6 +36,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     security(("bearer" = ["virtual-accounts:write"])),
     responses(
         (status = 201, description = "The virtual account", body = VirtualAccountEnvelope),
+        (status = 200, description = "The GHS account this customer already has", body = VirtualAccountEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
         (status = 422, description = "A live GHS account without the representative (`representative_required`)", body = ErrorBody),
         BodyRefusals,
@@ -46,8 +48,9 @@ async fn create(
     ApiJson(body): ApiJson<CreateVirtualAccount>,
 ) -> ApiResult<(StatusCode, Json<VirtualAccountEnvelope>)> {
     principal.require("virtual-accounts:write")?;
-    let account = virtual_accounts::create(&stack, principal.organization(), body).await?;
-    Ok((StatusCode::CREATED, Json(VirtualAccountEnvelope { virtual_account: account.render() })))
+    let (account, opened) = virtual_accounts::create(&stack, principal.organization(), body).await?;
+    let status = if opened { StatusCode::CREATED } else { StatusCode::OK };
+    Ok((status, Json(VirtualAccountEnvelope { virtual_account: account.render() })))
 }
 
 /// One virtual account
