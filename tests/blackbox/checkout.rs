@@ -773,3 +773,26 @@ async fn a_page_with_no_method_for_its_currency_refuses_to_take_payment() {
     assert!(page_html.contains("Ama&#39;s Shop cannot take payments in XOF right now"), "{page_html}");
     assert!(!page_html.contains("id=\"pay\"") && !page_html.contains("id=\"checkout\""), "{page_html}");
 }
+
+/// A suspended merchant's pages and links stop taking payments (issue
+/// 15.21): the payer sees why, with no form, and an attempt is refused;
+/// reinstated, they take payments again.
+#[tokio::test]
+async fn a_suspended_merchant_takes_no_payments() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let link = create(&api, &node, "/v1/payment-links", page_body("GHS", Some("25.00"))).await;
+    let id = link["id"].as_str().unwrap().to_string();
+    let org = node.creds.organization_id.clone();
+    let admin = node.creds.admin_token.clone();
+    let action = |what: &str| node.admin_url(&format!("/admin/v1/organizations/{org}/{what}"));
+    api.post(&action("suspend"), &admin, json!({})).await.expect(200);
+    let (status, page_html) = html(&node, &id).await;
+    assert_eq!(status, 200);
+    assert!(page_html.contains("This merchant is not taking payments right now"), "{page_html}");
+    assert!(!page_html.contains("id=\"pay\""), "no Pay button: {page_html}");
+    pay(&api, &node, &id, "25.00").await.expect_error(403, "organization_suspended");
+    api.post(&action("reinstate"), &admin, json!({})).await.expect(200);
+    assert!(html(&node, &id).await.1.contains("id=\"pay\""));
+    pay(&api, &node, &id, "25.00").await.expect(201);
+}

@@ -89,12 +89,33 @@ pub(crate) fn render(
             );
             return Ok((404, shell(sandbox, "Not found", ACCENT_DEFAULT, &body)));
         }
+        Target::Page(page) if suspended(stack, &page.organization) => {
+            (&page.settings, suspended_body(&page.settings))
+        }
+        Target::Link(link) if suspended(stack, &link.organization) => {
+            (&link.settings, suspended_body(&link.settings))
+        }
         Target::Page(page) => (&page.settings, page_body(stack, page, now)),
         Target::Link(link) => (&link.settings, link_body(stack, snapshot, link, now)?),
     };
     let accent = settings.branding.accent_color.as_str();
     let accent = if accent.is_empty() { ACCENT_DEFAULT } else { accent };
     Ok((200, shell(sandbox, &settings.title, accent, &body)))
+}
+
+/// Whether the operator suspended the organization a page belongs to.
+fn suspended(stack: &Stack, organization: &str) -> bool {
+    stack.identity.organization(organization).is_some_and(|o| o.suspended)
+}
+
+/// A suspended merchant's page: no form, and a reason a payer understands.
+fn suspended_body(settings: &Settings) -> String {
+    let mut body = header(settings, None);
+    body.push_str(&notice(
+        "This merchant is not taking payments right now",
+        "No payment can be made here at the moment. Contact the merchant for another way to pay.",
+    ));
+    body
 }
 
 /// What the checkout form needs to know about the page or link it pays.

@@ -150,6 +150,12 @@ pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> A
         load_link(&snapshot, target)?
             .ok_or_else(|| ApiError::not_found(format!("payment link '{target}' not found")))?
     };
+    if stack.identity.organization(&link.organization).is_some_and(|o| o.suspended) {
+        return Err(ApiError::new(
+            sika_api::ErrorCode::OrganizationSuspended,
+            "This merchant is not taking payments right now",
+        ));
+    }
     let is_new_link = documents.len() == 1;
     let (mut session, custom_values) = build_session(stack, &snapshot, &link, &request, now)?;
     if session.method == "crypto" && session.payer.is_empty() {
