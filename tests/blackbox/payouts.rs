@@ -642,3 +642,27 @@ async fn payout_destinations_are_validated_by_method() {
         "only the valid payout moved money"
     );
 }
+
+/// Sandbox keys with spend caps enforce them as live keys do, so a merchant
+/// can test caps before going live (issue 15.16).
+#[tokio::test]
+async fn sandbox_spend_caps_are_enforced_too() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    deposit(&api, &node, &node.creds.sandbox_key, "GHS", "1000.00").await;
+    let (_, capped) = create_key(
+        &api,
+        &node.sandbox,
+        &node.creds.owner_session,
+        json!({ "name": "capped", "scopes": ["*"], "caps": { "perTransactionUsd": "10.00" } }),
+    )
+    .await;
+    assert!(capped.starts_with("sk_test_"));
+    let url = node.sandbox_url("/v1/payouts");
+    // At the reference rate 170.50 GHS is 11.00 USD; 155.00 GHS is 10.00 USD.
+    let r = api.post(&url, &capped, payout_body("170.50", "sb-cap-1")).await;
+    r.expect_error(422, "spend_cap_exceeded");
+    assert_eq!(r.body["details"]["cap"], "perTransactionUsd");
+    assert_eq!(balance(&api, &node.sandbox, &capped, "GHS").await, "1000.00", "no money moved");
+    api.post(&url, &capped, payout_body("155.00", "sb-cap-2")).await.expect(201);
+}

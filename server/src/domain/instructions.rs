@@ -182,11 +182,12 @@ pub(crate) fn new_payout(
     } else {
         let fee =
             to_currency.to_decimal(fee_in_method_currency).map_err(|e| money_error("from.amount", e))?;
-        let major = convert_up(fee, rate, from.scale).unwrap_or_default();
+        let major = convert_up(fee, rate, from.scale)
+            .ok_or_else(|| ApiError::validation("from.amount", "is too large to convert"))?;
         from.from_decimal(major, true).map_err(|e| money_error("from.amount", e))?
     };
     let cap = match principal {
-        Principal::Key(key) if stack.kind == StackKind::Live => {
+        Principal::Key(key) => {
             let caps = &key.caps;
             let any =
                 caps.daily_usd_cents.or(caps.per_transaction_usd_cents).or(caps.monthly_usd_cents).is_some();
