@@ -25,8 +25,12 @@ pub struct CreatePayout {
     /// Your own reference, unique per organization: the same reference with
     /// the same body replays the payout (200); with another body, `409 duplicate`.
     pub external_reference: String,
+    /// At most 500 characters.
     #[serde(default)]
+    #[schema(max_length = 500)]
     pub narration: String,
+    /// At most 50 keys of up to 40 characters; values are strings, numbers,
+    /// booleans or null of up to 500 characters.
     #[schema(value_type = Option<Object>)]
     pub metadata: Option<Metadata>,
 }

@@ -26,9 +26,9 @@ pub enum WebhookDisabledReason {
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateWebhookEndpoint {
-    /// Where events are POSTed: http or https; on the live stack not a
-    /// loopback or private address.
-    #[schema(example = "https://example.com/hooks/sika")]
+    /// Where events are POSTed: http or https, at most 2048 characters; on
+    /// the live stack not a loopback or private address.
+    #[schema(example = "https://example.com/hooks/sika", max_length = 2048)]
     pub url: String,
     /// Event names to receive, or `["*"]` for all of them.
     #[schema(example = json!(["payout.completed", "payout.failed"]))]

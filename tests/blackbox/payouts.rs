@@ -666,3 +666,34 @@ async fn sandbox_spend_caps_are_enforced_too() {
     assert_eq!(balance(&api, &node.sandbox, &capped, "GHS").await, "1000.00", "no money moved");
     api.post(&url, &capped, payout_body("155.00", "sb-cap-2")).await.expect(201);
 }
+
+/// Free text has stated limits (issue 15.9): a narration of at most 500
+/// characters, metadata of at most 50 keys of 40 characters with values of
+/// 500, and a webhook URL of at most 2048 characters.
+#[tokio::test]
+async fn free_text_and_metadata_have_limits() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    deposit(&api, &node, &key, "GHS", "1000.00").await;
+    let url = node.sandbox_url("/v1/payouts");
+    let mut body = payout_body("10.00", "lim-1");
+    body["narration"] = json!("n".repeat(501));
+    api.post(&url, &key, body).await.expect_field(400, "validation_error", "narration");
+    let mut body = payout_body("10.00", "lim-2");
+    body["metadata"] = json!({ "note": "v".repeat(501) });
+    api.post(&url, &key, body).await.expect_field(400, "validation_error", "metadata.note");
+    let mut body = payout_body("10.00", "lim-3");
+    body["metadata"] = Value::Object((0..51).map(|i| (format!("k{i}"), json!(i))).collect());
+    api.post(&url, &key, body).await.expect_field(400, "validation_error", "metadata");
+    let mut body = payout_body("10.00", "lim-4");
+    body["metadata"] = json!({ "k".repeat(41): "v" });
+    api.post(&url, &key, body).await.expect_field(400, "validation_error", "metadata");
+    let mut body = payout_body("10.00", "lim-5");
+    body["narration"] = json!("n".repeat(500));
+    body["metadata"] = json!({ "k".repeat(40): "v".repeat(500), "n": 1, "b": true, "z": null });
+    api.post(&url, &key, body).await.expect(201);
+    let hook = json!({ "url": format!("https://example.com/{}", "a".repeat(2048)), "events": ["*"] });
+    let r = api.post(&node.sandbox_url("/v1/webhooks/endpoints"), &key, hook).await;
+    r.expect_field(400, "validation_error", "url");
+}

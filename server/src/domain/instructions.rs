@@ -132,6 +132,34 @@ fn usd_cents(stack: &Stack, currency: Currency, amount: i128) -> ApiResult<i128>
     Ok(cents.mantissa() / 10i128.pow(cents.scale()))
 }
 
+/// The longest payout narration, in characters.
+pub(crate) const NARRATION_MAX: usize = 500;
+
+/// Stripe's limits on metadata: at most 50 keys, each key at most 40
+/// characters, each value a string, number, boolean or null of at most 500
+/// characters as written.
+pub(crate) fn check_metadata(metadata: Option<&serde_json::Map<String, Value>>) -> ApiResult<()> {
+    let Some(metadata) = metadata else { return Ok(()) };
+    if metadata.len() > 50 {
+        return Err(ApiError::validation("metadata", "must have at most 50 keys"));
+    }
+    for (key, value) in metadata {
+        let field = format!("metadata.{key}");
+        if key.is_empty() || key.chars().count() > 40 {
+            return Err(ApiError::validation("metadata", format!("key '{key}' must be 1 to 40 characters")));
+        }
+        let text = match value {
+            Value::String(s) => s.clone(),
+            Value::Number(_) | Value::Bool(_) | Value::Null => value.to_string(),
+            _ => return Err(ApiError::validation(&field, "must be a string, number, boolean or null")),
+        };
+        if text.chars().count() > 500 {
+            return Err(ApiError::validation(&field, "must be at most 500 characters"));
+        }
+    }
+    Ok(())
+}
+
 #[expect(clippy::too_many_lines)]
 pub(crate) fn new_payout(
     stack: &Stack,
@@ -141,6 +169,10 @@ pub(crate) fn new_payout(
 ) -> ApiResult<NewPayout> {
     let organization = principal.organization();
     validate_reference(&request.external_reference)?;
+    check_metadata(request.metadata.as_ref())?;
+    if request.narration.chars().count() > NARRATION_MAX {
+        return Err(ApiError::validation("narration", format!("must be at most {NARRATION_MAX} characters")));
+    }
     let from = currency("from.currency", &request.from.currency)?;
     let from_amount =
         from.parse(request.from.amount.as_str(), false).map_err(|e| money_error("from.amount", e))?;
@@ -278,6 +310,7 @@ pub(crate) fn new_collection(
     fingerprint: [u8; 32],
 ) -> ApiResult<NewCollection> {
     validate_reference(&request.external_reference)?;
+    check_metadata(request.metadata.as_ref())?;
     let currency = currency("currency", &request.currency)?;
     let amount = currency.parse(request.amount.as_str(), false).map_err(|e| money_error("amount", e))?;
     let method = method_for(stack, "code", &request.code)?;
@@ -461,6 +494,7 @@ pub(crate) async fn new_order(
     fingerprint: [u8; 32],
 ) -> ApiResult<sika_engine::orders::NewOrder> {
     validate_reference(&request.external_reference)?;
+    check_metadata(request.metadata.as_ref())?;
     let method = request.from.method.as_str();
     if !["mobile_money", "bank_transfer", "crypto"].contains(&method) {
         return Err(ApiError::validation("from.method", "must be mobile_money, bank_transfer or crypto"));

@@ -298,6 +298,9 @@ pub(crate) fn load_delivery(snapshot: &Snapshot, id: &str) -> ApiResult<Option<D
 /// Checks a URL: http(s), a host, and on the live stack no loopback or
 /// private address unless the operator allows it.
 pub(crate) fn check_url(url: &str, stack: StackKind, allow_private: bool) -> ApiResult<()> {
+    if url.len() > 2048 {
+        return Err(ApiError::validation("url", "must be at most 2048 characters"));
+    }
     let parsed =
         reqwest::Url::parse(url).map_err(|_| ApiError::validation("url", "must be an absolute URL"))?;
     if !matches!(parsed.scheme(), "http" | "https") {
