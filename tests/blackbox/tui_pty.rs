@@ -1,6 +1,7 @@
 //! Drives the real `sika tui` in a real terminal (tmux) against a running
-//! node: opens, switches tabs, opens a payout's timeline, quits, and checks
-//! the terminal was restored (canonical mode back on).
+//! node: opens, switches tabs (the Rates tab decoding the node's answer),
+//! opens a payout's timeline, quits, and checks the terminal was restored
+//! (canonical mode back on).
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -82,9 +83,12 @@ async fn the_console_opens_switches_tabs_shows_a_timeline_and_restores_the_termi
 
     // Overview first, with both stacks' status.
     tmux.wait_for("Tab next tab");
-    // Tab to Accounts, then Activity.
+    // Tab to Accounts, then Rates (read from the real node), then Activity.
     tmux.keys(&["Tab"]);
     tmux.wait_for("v verify");
+    tmux.keys(&["Tab"]);
+    tmux.wait_for("Units per USD");
+    tmux.wait_for("spread");
     tmux.keys(&["Tab"]);
     tmux.wait_for("Enter timeline");
     // The payout is on the sandbox stack; `s` switches stacks if needed.

@@ -18,8 +18,8 @@ use serde_json::Value;
 pub use sika_api::TimelineEntry;
 pub use sika_api::accounts::Account;
 pub use sika_api::admin::{
-    CurrencyTotal, EndpointAttempt, EndpointHealth, NodeStatus, Owned, RequestLookup, StackAccounts,
-    StackName, StackStatus, VerifyResult,
+    CurrencyTotal, EndpointAttempt, EndpointHealth, NodeStatus, Owned, RateFeedStatus, RateSourceName,
+    RequestLookup, StackAccounts, StackName, StackRate, StackRates, StackStatus, VerifyResult,
 };
 pub use sika_api::collections::Collection;
 use sika_api::collections::CollectionStatus;
@@ -142,6 +142,9 @@ impl std::error::Error for ClientError {}
 pub trait Client: Send + Sync {
     fn status(&self) -> Result<NodeStatus, ClientError>;
     fn accounts(&self, stack: StackName) -> Result<StackAccounts, ClientError>;
+    /// The stack's rates per USD, each with its source and age, and how
+    /// polling the feed goes.
+    fn rates(&self, stack: StackName) -> Result<StackRates, ClientError>;
     fn verify(&self, stack: StackName) -> Result<VerifyResult, ClientError>;
     /// The first page of payouts, collections or orders; `query` is an id or
     /// an externalReference, `status` a movement status.

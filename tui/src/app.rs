@@ -11,8 +11,8 @@ mod keys;
 
 use crate::api::{
     Account, Client, ClientError, CurrencyTotal, Dispute, EndpointAttempt, EndpointHealth, Movement,
-    MovementKind, MovementQuery, NodeStatus, Owned, RequestLookup, StackAccounts, StackName, WebhookDelivery,
-    thread,
+    MovementKind, MovementQuery, NodeStatus, Owned, RequestLookup, StackAccounts, StackName, StackRate,
+    StackRates, WebhookDelivery, thread,
 };
 use crate::fetch::{self, Request};
 
@@ -35,6 +35,7 @@ const FETCH_ROUNDS_MAX: usize = 4;
 pub enum Tab {
     Overview,
     Accounts,
+    Rates,
     Activity,
     Disputes,
     Webhooks,
@@ -42,13 +43,21 @@ pub enum Tab {
 }
 
 impl Tab {
-    pub const ALL: [Tab; 6] =
-        [Tab::Overview, Tab::Accounts, Tab::Activity, Tab::Disputes, Tab::Webhooks, Tab::Requests];
+    pub const ALL: [Tab; 7] = [
+        Tab::Overview,
+        Tab::Accounts,
+        Tab::Rates,
+        Tab::Activity,
+        Tab::Disputes,
+        Tab::Webhooks,
+        Tab::Requests,
+    ];
 
     pub fn title(self) -> &'static str {
         match self {
             Tab::Overview => "Overview",
             Tab::Accounts => "Accounts",
+            Tab::Rates => "Rates",
             Tab::Activity => "Activity",
             Tab::Disputes => "Disputes",
             Tab::Webhooks => "Webhooks",
@@ -274,6 +283,9 @@ pub struct App {
     /// Indexed by [`stack_index`]; the Overview shows both.
     pub accounts: [Remote<StackAccounts>; 2],
     pub accounts_selected: usize,
+    /// The selected stack's rates.
+    pub rates: Remote<StackRates>,
+    pub rates_selected: usize,
     /// Indexed by [`MovementKind`] order: payouts, collections, orders.
     pub movements: [Remote<Vec<Movement>>; 3],
     pub activity_query: Option<String>,
@@ -327,6 +339,8 @@ impl App {
             throughput: Default::default(),
             accounts: Default::default(),
             accounts_selected: 0,
+            rates: Remote::default(),
+            rates_selected: 0,
             movements: Default::default(),
             activity_query: None,
             activity_status: StatusFilter::All,
@@ -363,6 +377,16 @@ impl App {
     /// Per-currency totals of a stack, as the node summed them.
     pub fn totals(&self, stack: StackName) -> &[CurrencyTotal] {
         self.accounts[stack_index(stack)].data.as_ref().map_or(&[], |p| p.totals.as_slice())
+    }
+
+    /// The selected stack's currencies and their rates, by currency code.
+    pub fn rate_rows(&self) -> Vec<(&str, &StackRate)> {
+        self.rates
+            .data
+            .iter()
+            .flat_map(|r| r.rates.iter())
+            .map(|(code, rate)| (code.as_str(), rate))
+            .collect()
     }
 
     /// Payouts, collections and orders of the selected stack, newest first.
@@ -416,6 +440,7 @@ impl App {
                 ]
             }
             Tab::Accounts => vec![Request::Accounts(stack)],
+            Tab::Rates => vec![Request::Rates(stack)],
             Tab::Activity => MovementKind::ALL
                 .iter()
                 .map(|kind| Request::Movements { stack, query: self.movement_query(*kind) })
@@ -465,6 +490,7 @@ impl App {
         match request {
             Request::Accounts(stack) => self.accounts[stack_index(*stack)].loading = true,
             Request::Movements { query, .. } => self.movements[kind_index(query.kind)].loading = true,
+            Request::Rates(_) => self.rates.loading = true,
             Request::Disputes(_) => self.disputes.loading = true,
             Request::Endpoints(_) => self.endpoints.loading = true,
             Request::Lookup(_) => self.lookup.loading = true,

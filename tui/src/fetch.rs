@@ -9,8 +9,8 @@ use std::thread;
 
 use crate::api::{
     Client, ClientError, Dispute, EndpointAttempt, EndpointHealth, Movement, MovementKind, MovementQuery,
-    NodeStatus, Owned, RequestLookup, Settled, Settlement, StackAccounts, StackName, VerifyResult,
-    WebhookDelivery, WebhookEndpoint,
+    NodeStatus, Owned, RequestLookup, Settled, Settlement, StackAccounts, StackName, StackRates,
+    VerifyResult, WebhookDelivery, WebhookEndpoint,
 };
 
 /// Enough for a slow `verify` not to hold up the status heartbeat and the
@@ -22,6 +22,7 @@ const FETCH_THREAD_COUNT: usize = 3;
 pub enum Request {
     Status,
     Accounts(StackName),
+    Rates(StackName),
     Verify(StackName),
     Movements { stack: StackName, query: MovementQuery },
     Movement { stack: StackName, kind: MovementKind, id: String },
@@ -54,6 +55,7 @@ impl Request {
 pub enum Payload {
     Status(NodeStatus),
     Accounts(StackAccounts),
+    Rates(StackRates),
     Verify(VerifyResult),
     Movements(Vec<Movement>),
     Movement(Movement),
@@ -79,6 +81,7 @@ pub fn execute(client: &dyn Client, request: Request) -> Response {
     let outcome = match &request {
         Request::Status => client.status().map(Payload::Status),
         Request::Accounts(stack) => client.accounts(*stack).map(Payload::Accounts),
+        Request::Rates(stack) => client.rates(*stack).map(Payload::Rates),
         Request::Verify(stack) => client.verify(*stack).map(Payload::Verify),
         Request::Movements { stack, query } => client.movements(*stack, query).map(Payload::Movements),
         Request::Movement { stack, kind, id } => client.movement(*stack, *kind, id).map(Payload::Movement),

@@ -9,7 +9,7 @@ use serde_json::Value;
 use sika_api::ListPage;
 use sika_api::admin::{
     NodeStatusEnvelope, OwnedCollectionEnvelope, OwnedDisputeEnvelope, OwnedOrderEnvelope,
-    OwnedPayoutEnvelope, VerifyEnvelope,
+    OwnedPayoutEnvelope, StackRatesEnvelope, VerifyEnvelope,
 };
 use sika_api::collections::CollectionEnvelope;
 use sika_api::payouts::PayoutEnvelope;
@@ -17,8 +17,8 @@ use sika_api::webhooks::{WebhookDeliveryEnvelope, WebhookEndpointEnvelope};
 
 use crate::api::{
     Client, ClientError, Dispute, EndpointAttempt, EndpointHealth, Movement, MovementKind, MovementQuery,
-    NodeStatus, Owned, RequestLookup, Settled, Settlement, StackAccounts, StackName, VerifyResult,
-    WebhookDelivery, WebhookEndpoint,
+    NodeStatus, Owned, RequestLookup, Settled, Settlement, StackAccounts, StackName, StackRates,
+    VerifyResult, WebhookDelivery, WebhookEndpoint,
 };
 
 /// A dead node must not hold the fetch thread for long: the banner and the
@@ -114,6 +114,10 @@ impl Client for HttpClient {
 
     fn accounts(&self, stack: StackName) -> Result<StackAccounts, ClientError> {
         self.get(&format!("{}/accounts", stack.as_str()), &[])
+    }
+
+    fn rates(&self, stack: StackName) -> Result<StackRates, ClientError> {
+        Ok(self.get::<StackRatesEnvelope>(&format!("{}/rates", stack.as_str()), &[])?.rates)
     }
 
     fn verify(&self, stack: StackName) -> Result<VerifyResult, ClientError> {

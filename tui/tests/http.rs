@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::json;
 use sika_api::admin::{
     LedgerFigures, NodeStatusEnvelope, OwnedCollectionEnvelope, OwnedDisputeEnvelope, RequestLookup,
-    StackAccounts, VerifyEnvelope,
+    StackAccounts, StackRatesEnvelope, VerifyEnvelope,
 };
 use sika_api::payouts::{PayoutEnvelope, PayoutStatus};
 use sika_api::requests::LoggedRequest;
@@ -30,7 +30,7 @@ use sika_api::webhooks::{
 use sika_api::{ErrorBody, ErrorCode, ListPage};
 use sika_tui::{
     Client, ClientError, EndpointHealth, HttpClient, Movement, MovementKind, MovementQuery, Settled,
-    Settlement, StackName,
+    Settlement, StackName, StackRates,
 };
 
 const TOKEN: &str = "adm_test_token";
@@ -281,6 +281,17 @@ fn accounts_verify_and_the_ledger_figures() {
     let client = client(&admin);
     assert_eq!(client.accounts(StackName::Live).unwrap(), accounts);
     assert_eq!(client.verify(StackName::Live).unwrap(), verify);
+}
+
+#[test]
+fn rates_read_the_stack_path_and_keep_a_null_rate() {
+    let rates = StackRates { stack: StackName::Sandbox, ..common::live_rates() };
+    let admin =
+        serve(vec![route("GET /admin/v1/sandbox/rates", 200, StackRatesEnvelope { rates: rates.clone() })]);
+    let read = client(&admin).rates(StackName::Sandbox).unwrap();
+    assert_eq!(read, rates);
+    assert_eq!(last(&admin).target, "/admin/v1/sandbox/rates");
+    assert_eq!(read.rates["XOF"].rate, None, "a stale currency stays null, not zero");
 }
 
 #[test]

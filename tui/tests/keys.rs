@@ -30,7 +30,7 @@ fn tab_and_shift_tab_cycle_through_every_tab() {
     assert_eq!(harness.app.tab, Tab::Overview, "wraps around");
     harness.press(key(KeyCode::BackTab));
     assert_eq!(harness.app.tab, Tab::Requests, "Shift-Tab wraps backwards");
-    harness.press(char_key('3'));
+    harness.press(char_key('4'));
     assert_eq!(harness.app.tab, Tab::Activity);
 }
 
@@ -39,6 +39,8 @@ fn switching_tabs_fetches_the_new_tab() {
     let mut harness = Harness::new();
     let action = harness.app.handle_key(key(KeyCode::Tab));
     assert_eq!(action, Action::Fetch(vec![Request::Accounts(StackName::Live)]));
+    let action = harness.app.handle_key(key(KeyCode::Tab));
+    assert_eq!(action, Action::Fetch(vec![Request::Rates(StackName::Live)]));
     let action = harness.app.handle_key(key(KeyCode::Tab));
     let Action::Fetch(requests) = action else { panic!("expected a fetch") };
     assert_eq!(requests.len(), 3, "payouts, collections and orders: {requests:?}");
@@ -298,6 +300,26 @@ fn s_switches_the_stack_and_refetches() {
     assert!(requests.iter().all(|r| matches!(r, Request::Movements { stack: StackName::Sandbox, .. })));
     let ids: Vec<&str> = harness.app.activity_rows().iter().map(|m| m.id()).collect();
     assert_eq!(ids, vec!["pay_ghs_1AbC2dEf3GhI4jKl5MnO6pQr"]);
+}
+
+#[test]
+fn s_on_rates_shows_the_other_stacks_rates() {
+    let mut harness = on_tab(Tab::Rates);
+    assert_eq!(harness.app.rate_rows().len(), 4);
+    harness.press(char_key('G'));
+    assert_eq!(harness.app.rates_selected, 3);
+    let action = harness.press(char_key('s'));
+    assert_eq!(action, Action::Fetch(vec![Request::Rates(StackName::Sandbox)]));
+    assert_eq!(harness.app.rates_selected, 0);
+    let codes: Vec<&str> = harness.app.rate_rows().iter().map(|(code, _)| *code).collect();
+    assert_eq!(codes, vec!["GHS"]);
+    let screen = harness.screen(120, 30);
+    assert!(screen.contains("builtin"), "{screen}");
+    assert!(screen.contains("no rate feed configured"), "{screen}");
+    // A live answer that arrives after the switch is not shown as sandbox's.
+    let late = sika_tui::fetch::execute(&harness.client, Request::Rates(StackName::Live));
+    harness.app.apply(late, harness.now);
+    assert_eq!(harness.app.rate_rows().len(), 1);
 }
 
 #[test]

@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use common::{Harness, Mode, char_key, key};
 use crossterm::event::KeyCode;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
 use sika_tui::Tab;
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
@@ -42,6 +45,29 @@ fn accounts_sandbox() {
     let mut harness = on_tab(Tab::Accounts);
     harness.press(char_key('s'));
     snapshot_both("accounts_sandbox", &harness);
+}
+
+/// A rate of each source, and a currency the stale feed left without one.
+#[test]
+fn rates() {
+    snapshot_both("rates", &on_tab(Tab::Rates));
+}
+
+/// Snapshots hold text only: the currency without a rate must also stand
+/// out in the warning colour.
+#[test]
+fn a_currency_without_a_rate_is_drawn_as_a_warning() {
+    let harness = on_tab(Tab::Rates);
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    terminal.draw(|frame| sika_tui::render(&harness.app, frame)).unwrap();
+    let buffer = terminal.backend().buffer();
+    let text = |y: u16| (0..80).map(|x| buffer[(x, y)].symbol()).collect::<String>();
+    let row = (0..24).find(|y| text(*y).contains("unavailable (feed stale)")).expect("the XOF row");
+    // Column 3, after the border and the selection marker, is the currency code.
+    assert_eq!(buffer[(3, row)].symbol(), "X");
+    assert_eq!(buffer[(3, row)].fg, Color::Yellow);
+    let fresh = (0..24).find(|y| text(*y).contains("NGN")).unwrap();
+    assert_ne!(buffer[(3, fresh)].fg, Color::Yellow, "a rate in effect is drawn plainly");
 }
 
 #[test]

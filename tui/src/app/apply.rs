@@ -51,6 +51,7 @@ impl App {
             Request::Movements { stack, query } if self.is_current_query(*stack, query) => {
                 self.movements[kind_index(query.kind)].fail(error)
             }
+            Request::Rates(stack) if *stack == self.stack => self.rates.fail(error),
             Request::Disputes(stack) if *stack == self.stack => self.disputes.fail(error),
             Request::Endpoints(stack) if *stack == self.stack => self.endpoints.fail(error),
             Request::Deliveries { stack, status } if *stack == self.stack => {
@@ -109,6 +110,10 @@ impl App {
                 let selected = self.selected_activity_id();
                 self.movements[kind_index(query.kind)].finish(rows);
                 self.activity_selected = self.reselect_activity(selected);
+            }
+            (Request::Rates(stack), Payload::Rates(rates)) if stack == self.stack => {
+                self.rates.finish(rates);
+                self.rates_selected = clamp(self.rates_selected, self.rate_rows().len());
             }
             (Request::Disputes(stack), Payload::Disputes(rows)) if stack == self.stack => {
                 self.disputes.finish(rows);

@@ -89,7 +89,7 @@ impl App {
             KeyCode::Char('?') => self.help = true,
             KeyCode::Tab => return self.set_tab(self.tab.next()),
             KeyCode::BackTab => return self.set_tab(self.tab.previous()),
-            KeyCode::Char(c @ '1'..='6') => return self.set_tab(Tab::ALL[(c as usize) - ('1' as usize)]),
+            KeyCode::Char(c @ '1'..='7') => return self.set_tab(Tab::ALL[(c as usize) - ('1' as usize)]),
             KeyCode::Char('r') => {
                 let mut requests = vec![Request::Status];
                 requests.extend(self.tab_requests());
@@ -141,12 +141,14 @@ impl App {
     fn toggle_stack(&mut self) -> Action {
         self.stack = other_stack(self.stack);
         self.detail = None;
+        self.rates = Remote::default();
         self.movements = Default::default();
         self.disputes = Remote::default();
         self.endpoints = Remote::default();
         self.failed_deliveries = Remote::default();
         self.pending_deliveries = Remote::default();
         self.accounts_selected = 0;
+        self.rates_selected = 0;
         self.activity_selected = 0;
         self.disputes_selected = 0;
         self.endpoints_selected = 0;
@@ -194,6 +196,7 @@ impl App {
         match self.tab {
             Tab::Overview => 0,
             Tab::Accounts => self.account_rows().len(),
+            Tab::Rates => self.rate_rows().len(),
             Tab::Activity => self.activity_rows().len(),
             Tab::Disputes => self.dispute_rows().len(),
             Tab::Webhooks => match self.webhook_pane {
@@ -207,6 +210,7 @@ impl App {
     fn list_selection_mut(&mut self) -> &mut usize {
         match self.tab {
             Tab::Overview | Tab::Accounts => &mut self.accounts_selected,
+            Tab::Rates => &mut self.rates_selected,
             Tab::Activity => &mut self.activity_selected,
             Tab::Disputes => &mut self.disputes_selected,
             Tab::Webhooks => match self.webhook_pane {

@@ -9,7 +9,9 @@ use ratatui::widgets::{Paragraph, Tabs, Wrap};
 
 use crate::api::StackName;
 use crate::app::{App, Connection, Detail, Tab, WebhookPane};
-use crate::view::{accounts, activity, detail, disputes, format, overview, requests, webhooks, widgets};
+use crate::view::{
+    accounts, activity, detail, disputes, format, overview, rates, requests, webhooks, widgets,
+};
 
 /// The banner wraps onto at most this many lines on narrow terminals.
 const BANNER_LINES_MAX: usize = 3;
@@ -17,7 +19,7 @@ const BANNER_LINES_MAX: usize = 3;
 /// Every key, as the help overlay lists them.
 pub const KEYS: [(&str, &str); 18] = [
     ("Tab  Shift-Tab", "next / previous tab"),
-    ("1 … 6", "jump to a tab"),
+    ("1 … 7", "jump to a tab"),
     ("↑ ↓  j k", "move the selection (PgUp PgDn by 10)"),
     ("Home End  g G", "first / last row"),
     ("Enter", "open the selected row's detail"),
@@ -78,6 +80,7 @@ fn render_body(app: &App, frame: &mut Frame, area: Rect) {
     match app.tab {
         Tab::Overview => overview::render(app, frame, area),
         Tab::Accounts => accounts::render(app, frame, area),
+        Tab::Rates => rates::render(app, frame, area),
         Tab::Activity => activity::render(app, frame, area),
         Tab::Disputes => disputes::render(app, frame, area),
         Tab::Webhooks => webhooks::render(app, frame, area),
@@ -92,8 +95,14 @@ fn render_header(app: &App, frame: &mut Frame, area: Rect) {
         Layout::horizontal([Constraint::Length(5), Constraint::Min(0), Constraint::Length(stack_width)])
             .areas(area);
     frame.render_widget(Span::styled("Sika ", format::title_style().fg(Color::Cyan)), brand);
-    let titles = Tab::ALL.iter().map(|t| t.title());
+    let titles: Vec<&str> = Tab::ALL.iter().map(|t| t.title()).collect();
+    // A space either side of each title and a divider between them; on a
+    // terminal too narrow for that (80 columns), no spaces, so that every
+    // title stays whole.
+    let spaced_width = titles.iter().map(|t| t.chars().count() + 3).sum::<usize>() - 1;
+    let padding = if spaced_width <= usize::from(tabs.width) { " " } else { "" };
     let tabs_widget = Tabs::new(titles)
+        .padding(padding, padding)
         .select(app.tab.index())
         .style(format::label_style())
         .highlight_style(
@@ -161,6 +170,7 @@ fn hints(app: &App) -> &'static str {
         (Some(Detail::Endpoint { .. }), _) => "j/k attempts · t retry · e enable · Esc back · ? help",
         (None, Tab::Overview) => "Tab next tab · s stack · r refresh · ? help · q quit",
         (None, Tab::Accounts) => "j/k move · v verify · s stack · r refresh · ? help · q quit",
+        (None, Tab::Rates) => "j/k move · s stack · r refresh · ? help · q quit",
         (None, Tab::Activity) => "Enter timeline · / search · F status · s stack · ? help · q quit",
         (None, Tab::Disputes) => "Enter thread · s stack · r refresh · ? help · q quit",
         (None, Tab::Webhooks) if app.webhook_pane == WebhookPane::Deliveries => {

@@ -66,6 +66,18 @@ pub fn uptime(seconds: u64) -> String {
     }
 }
 
+/// How old something is, in its largest whole unit: `12s`, `4m`, `2h`,
+/// `3d`. A negative age (a timestamp ahead of the node's clock) shows as
+/// it is rather than as fresh.
+pub fn age(seconds: i64) -> String {
+    match seconds {
+        ..60 => format!("{seconds}s"),
+        60..3_600 => format!("{}m", seconds / 60),
+        3_600..86_400 => format!("{}h", seconds / 3_600),
+        _ => format!("{}d", seconds / 86_400),
+    }
+}
+
 /// A ratio in 0..1 as a percentage.
 pub fn percent(ratio: Option<f64>) -> String {
     match ratio {
@@ -94,8 +106,10 @@ pub fn money(amount: &str, currency: &str) -> String {
 /// The colour of a status word, the same in every table.
 pub fn status_style(status: &str) -> Style {
     let color = match status {
-        "completed" | "succeeded" | "active" | "enabled" | "won" | "consistent" => Color::Green,
-        "pending" | "processing" | "retrying" | "open" | "needs_response" | "under_review" => Color::Yellow,
+        "completed" | "succeeded" | "active" | "enabled" | "won" | "consistent" | "fresh" => Color::Green,
+        "pending" | "processing" | "retrying" | "open" | "needs_response" | "under_review" | "stale" => {
+            Color::Yellow
+        }
         "failed" | "disabled" | "suspended" | "lost" | "expired" | "INCONSISTENT" => Color::Red,
         _ => return Style::default(),
     };
@@ -112,6 +126,11 @@ pub fn label_style() -> Style {
 
 pub fn error_style() -> Style {
     Style::default().fg(Color::Red)
+}
+
+/// Something the operator should look at that is not yet a failure.
+pub fn warning_style() -> Style {
+    Style::default().fg(Color::Yellow)
 }
 
 #[cfg(test)]
@@ -136,6 +155,11 @@ mod tests {
         assert_eq!(uptime(59), "59s");
         assert_eq!(uptime(3_723), "1h 02m 03s");
         assert_eq!(uptime(90_061), "1d 01h 01m");
+        assert_eq!(age(12), "12s");
+        assert_eq!(age(4 * 60 + 59), "4m");
+        assert_eq!(age(2 * 3_600 + 1), "2h");
+        assert_eq!(age(3 * 86_400), "3d");
+        assert_eq!(age(-5), "-5s");
         assert_eq!(percent(Some(0.985)), "98.5%");
         assert_eq!(percent(None), "—");
         assert_eq!(millis(Some(123.4)), "123 ms");

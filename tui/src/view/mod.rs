@@ -8,6 +8,7 @@ pub mod detail;
 pub mod disputes;
 pub mod format;
 pub mod overview;
+pub mod rates;
 pub mod requests;
 pub mod webhooks;
 mod widgets;

@@ -12,8 +12,9 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 use sika_api::accounts::Account;
 use sika_api::admin::{
-    CurrencyTotal, EndpointAttempt, EndpointHealth, LedgerFigures, NodeStatus, Owned, RequestLookup,
-    StackAccounts, StackName, StackStatus, VerifyResult,
+    CurrencyTotal, EndpointAttempt, EndpointHealth, LedgerFigures, NodeStatus, Owned, RateFeedStatus,
+    RateSourceName, RequestLookup, StackAccounts, StackName, StackRate, StackRates, StackStatus,
+    VerifyResult,
 };
 use sika_api::collections::{Collection, CollectionStatus};
 use sika_api::disputes::{Dispute, DisputeAuthorType, DisputeMessage, DisputeReason, DisputeStatus};
@@ -138,6 +139,14 @@ impl Client for FakeClient {
         Ok(match stack {
             StackName::Live => live_accounts(),
             StackName::Sandbox => sandbox_accounts(),
+        })
+    }
+
+    fn rates(&self, stack: StackName) -> Result<StackRates, ClientError> {
+        self.check()?;
+        Ok(match stack {
+            StackName::Live => live_rates(),
+            StackName::Sandbox => sandbox_rates(),
         })
     }
 
@@ -359,6 +368,65 @@ fn sandbox_accounts() -> StackAccounts {
         next_cursor: None,
         totals: vec![total("GHS", ["12.50", "0.25", "12.75"], 2)],
         ledger: LedgerFigures { journal_length: 98_765, last_verify: None },
+    }
+}
+
+/// Every kind of row the Rates tab draws, in one frame: a rate from the
+/// configuration file, one set through the admin API, one from the feed,
+/// and a currency left without a rate by a stale feed that is failing. The
+/// node would not show all four at once (a table set through the admin API
+/// replaces the file's; a stale feed's rates are all withdrawn together).
+pub fn live_rates() -> StackRates {
+    StackRates {
+        stack: StackName::Live,
+        base: "USD".into(),
+        spread_bps: 100,
+        rates: [
+            ("GHS", rate("15.5", RateSourceName::Config, "2025-03-14T08:00:00.000Z", 8_460)),
+            ("KES", rate("129.25", RateSourceName::Admin, "2025-03-14T10:17:00.000Z", 240)),
+            ("NGN", rate("1550.75", RateSourceName::Feed, "2025-03-14T10:09:00.000Z", 720)),
+            ("XOF", StackRate { rate: None, source: None, as_of: None, age_seconds: None }),
+        ]
+        .into_iter()
+        .map(|(code, rate)| (code.to_string(), rate))
+        .collect(),
+        feed: Some(RateFeedStatus {
+            url: "https://rates.example.com/usd.json".into(),
+            interval_seconds: 60,
+            max_age_seconds: 600,
+            as_of: Some("2025-03-14T10:09:00.000Z".into()),
+            age_seconds: Some(720),
+            stale: true,
+            last_attempt_at: Some("2025-03-14T10:21:00.000Z".into()),
+            last_success_at: Some("2025-03-14T10:09:05.000Z".into()),
+            last_error: Some("GET https://rates.example.com/usd.json: 503 Service Unavailable".into()),
+        }),
+    }
+}
+
+/// An unconfigured sandbox: the built-in reference table, no feed.
+fn sandbox_rates() -> StackRates {
+    StackRates {
+        stack: StackName::Sandbox,
+        base: "USD".into(),
+        spread_bps: 100,
+        rates: [(
+            "GHS".to_string(),
+            rate("15", RateSourceName::Builtin, "2025-01-01T00:00:00.000Z", 6_307_200),
+        )]
+        .into_iter()
+        .collect(),
+        feed: None,
+    }
+}
+
+/// A rate in effect from `source`, set at `as_of`, `age_seconds` ago.
+pub fn rate(rate: &str, source: RateSourceName, as_of: &str, age_seconds: i64) -> StackRate {
+    StackRate {
+        rate: Some(rate.into()),
+        source: Some(source),
+        as_of: Some(as_of.into()),
+        age_seconds: Some(age_seconds),
     }
 }
 
