@@ -412,6 +412,12 @@ async fn a_feed_serves_rates_until_it_is_older_than_max_age() {
     assert_eq!(r.body["rates"]["rates"]["GHS"]["source"], "feed");
     assert_eq!(r.body["rates"]["feed"]["stale"], false);
     assert_eq!(r.body["rates"]["feed"]["url"], url.as_str());
+    // Monitoring sees the feed's age too.
+    let metrics = reqwest::get(node.admin_url("/metrics")).await.unwrap().text().await.unwrap();
+    let age = metrics.lines().find(|l| l.starts_with("sika_rates_feed_age_seconds{stack=\"live\"}"));
+    let age: i64 =
+        age.and_then(|l| l.rsplit(' ').next()).and_then(|v| v.parse().ok()).expect("the feed's age");
+    assert!((0..60).contains(&age), "a fresh feed is seconds old: {age}");
     // The feed goes on answering, but with a document an hour old.
     *document.lock().unwrap() = feed_document("15.80", 3_600);
     let r = eventually("the stale feed refused", std::time::Duration::from_secs(10), || async {

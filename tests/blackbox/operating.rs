@@ -40,3 +40,45 @@ async fn readiness_turns_503_with_a_reason_when_the_data_directory_cannot_be_wri
     let r = client.get(format!("{}/readyz", node.admin)).send().await.unwrap();
     assert_eq!(r.status(), 200, "ready again once the directory is back");
 }
+
+/// `/metrics` on the admin listener, no token, Prometheus text with the
+/// pinned names; routes are labelled by template, never a raw path; the
+/// rate feed's age is there when a feed is configured.
+#[tokio::test]
+async fn metrics_are_scraped_from_the_admin_listener() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    deposit(&api, &node, &key, "GHS", "100.00").await;
+    let payout = serde_json::json!({
+        "from": { "currency": "GHS", "amount": "10.00" },
+        "to": { "code": "mtn_gh", "accountNumber": "+233241234567" },
+        "externalReference": "metrics-1",
+    });
+    let r = api.post(&node.sandbox_url("/v1/payouts"), &key, payout).await;
+    r.expect(201);
+    let id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    api.get(&node.sandbox_url(&format!("/v1/payouts/{id}")), &key).await.expect(200);
+    let response = reqwest::get(node.admin_url("/metrics")).await.unwrap();
+    assert_eq!(response.status(), 200, "no token needed");
+    assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));
+    let text = response.text().await.unwrap();
+    for name in [
+        "sika_http_requests_total",
+        "sika_http_request_duration_seconds_bucket",
+        "sika_engine_commits_total",
+        "sika_engine_commands_total",
+        "sika_engine_queue_depth",
+        "sika_webhook_attempts_total",
+        "sika_webhook_backlog",
+    ] {
+        assert!(text.contains(&format!("# TYPE {}", name.trim_end_matches("_bucket"))), "{name} in:\n{text}");
+    }
+    let line = "sika_http_requests_total{stack=\"sandbox\",route=\"/v1/payouts/{id}\",status=\"200\"} 1";
+    assert!(text.contains(line), "the GET is counted under its template:\n{text}");
+    assert!(!text.contains(&id), "no raw path or id in any label");
+    let commits =
+        text.lines().find(|l| l.starts_with("sika_engine_commits_total{stack=\"sandbox\"}")).unwrap();
+    assert!(commits.rsplit(' ').next().unwrap().parse::<u64>().unwrap() >= 2, "{commits}");
+    assert!(!text.contains("sika_rates_feed_age_seconds{"), "no feed, no feed age");
+}

@@ -78,6 +78,8 @@ pub(crate) struct Stack {
     pub receiving: Receiving,
     /// The one source of this stack's rates (the engine reads it too).
     pub rates: Arc<RateBook>,
+    /// Counters for `/metrics`.
+    pub metrics: crate::domain::metrics::Metrics,
     keys: RwLock<HashMap<[u8; 32], ApiKeyRecord>>,
     webhooks: OnceLock<DispatcherHandle>,
     last_verify: Mutex<Option<sika_api::admin::VerifyResult>>,
@@ -103,6 +105,7 @@ impl Stack {
             catalog: settings.catalog.clone().unwrap_or_else(|| crate::domain::catalog::shipped().clone()),
             receiving: settings.receiving.clone(),
             rates,
+            metrics: crate::domain::metrics::Metrics::default(),
             keys: RwLock::new(HashMap::new()),
             webhooks: OnceLock::new(),
             last_verify: Mutex::new(None),

@@ -8,6 +8,7 @@ pub(crate) mod envelope;
 pub(crate) mod error;
 pub(crate) mod extract;
 pub(crate) mod health;
+pub(crate) mod metrics;
 pub mod openapi;
 pub(crate) mod pages;
 pub(crate) mod routes;

@@ -528,6 +528,7 @@ impl Dispatcher {
         }
         documents.push(document(STATE, "cursor", &last, None));
         self.staged.documents.extend(documents);
+        self.stack.metrics.set_webhook_backlog(self.open.len() + created.len());
         self.staged.done.push(Done::Ingested { cursor: last, created });
         self.ingesting = true;
         Ok(())
@@ -759,6 +760,14 @@ impl Dispatcher {
     /// records are staged for the next commit; nothing waits for it except
     /// manual retries, which are answered once their attempt is durable.
     fn on_results(&mut self, batch: Vec<AttemptResult>) {
+        for result in &batch {
+            self.stack.metrics.record_webhook_attempt(result.attempt.succeeded);
+        }
+        self.apply_results(batch);
+        self.stack.metrics.set_webhook_backlog(self.open.len());
+    }
+
+    fn apply_results(&mut self, batch: Vec<AttemptResult>) {
         let now = self.stack.now_ms();
         let time_scale = self.stack.config.time_scale;
         for AttemptResult { delivery_id, endpoint_id, attempt } in batch {

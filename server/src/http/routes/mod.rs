@@ -74,6 +74,7 @@ pub(crate) fn app(stack: Arc<Stack>, health: Arc<crate::http::health::Health>) -
         .merge(checkout::router())
         .with_state(stack.clone())
         // Liveness and readiness: no key.
+        .route_layer(from_fn_with_state(stack.clone(), crate::http::metrics::count))
         .merge(crate::http::health::router(health))
         .layer(CatchPanicLayer::new())
         .layer(from_fn_with_state(Some(stack), envelope))

@@ -1,0 +1,73 @@
+//! A stack's counters for `/metrics`: plain numbers the HTTP layer, the
+//! webhook dispatcher and the rate book feed; `http::metrics` renders
+//! them in Prometheus's text format with the engine's own figures.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Upper bounds of the request-duration histogram, in seconds.
+pub(crate) const BUCKETS: [f64; 11] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+
+/// One route's request durations.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Histogram {
+    /// Requests at or under each bound of `BUCKETS` (not cumulative).
+    pub buckets: [u64; BUCKETS.len()],
+    pub count: u64,
+    pub sum_seconds: f64,
+}
+
+#[derive(Default)]
+pub(crate) struct Metrics {
+    /// (route template, status) -> requests.
+    requests: Mutex<BTreeMap<(String, u16), u64>>,
+    durations: Mutex<BTreeMap<String, Histogram>>,
+    webhook_succeeded: AtomicU64,
+    webhook_failed: AtomicU64,
+    webhook_backlog: AtomicU64,
+}
+
+impl Metrics {
+    /// One answered request on `route` (the matched template).
+    pub(crate) fn record_request(&self, route: &str, status: u16, seconds: f64) {
+        if let Ok(mut requests) = self.requests.lock() {
+            *requests.entry((route.to_string(), status)).or_default() += 1;
+        }
+        if let Ok(mut durations) = self.durations.lock() {
+            let histogram = durations.entry(route.to_string()).or_default();
+            if let Some(slot) = BUCKETS.iter().position(|bound| seconds <= *bound) {
+                histogram.buckets[slot] += 1;
+            }
+            histogram.count += 1;
+            histogram.sum_seconds += seconds;
+        }
+    }
+
+    pub(crate) fn record_webhook_attempt(&self, succeeded: bool) {
+        let counter = if succeeded { &self.webhook_succeeded } else { &self.webhook_failed };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Deliveries waiting for a (first or next) attempt.
+    pub(crate) fn set_webhook_backlog(&self, open: usize) {
+        self.webhook_backlog.store(open as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn requests(&self) -> BTreeMap<(String, u16), u64> {
+        self.requests.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    pub(crate) fn durations(&self) -> BTreeMap<String, Histogram> {
+        self.durations.lock().map(|d| d.clone()).unwrap_or_default()
+    }
+
+    /// (succeeded, failed) attempts so far.
+    pub(crate) fn webhook_attempts(&self) -> (u64, u64) {
+        (self.webhook_succeeded.load(Ordering::Relaxed), self.webhook_failed.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn webhook_backlog(&self) -> u64 {
+        self.webhook_backlog.load(Ordering::Relaxed)
+    }
+}
