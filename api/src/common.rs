@@ -72,14 +72,44 @@ impl AmountInput {
 impl<'de> Deserialize<'de> for AmountInput {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         match Value::deserialize(deserializer)? {
+            Value::String(s) if s.contains(['e', 'E']) => Err(serde::de::Error::custom(format!(
+                "'{s}' is in exponent notation; write the amount as a plain decimal, like \"1000.00\""
+            ))),
             Value::String(s) => Ok(AmountInput(s)),
-            Value::Number(n) => Ok(AmountInput(n.to_string())),
+            // A JSON number may be written 1e3; it means the same as 1000.
+            Value::Number(n) => {
+                let text = n.to_string();
+                plain_decimal(&text).map(AmountInput).ok_or_else(|| {
+                    serde::de::Error::custom(format!("{text} is not a number an amount can be"))
+                })
+            }
             other => Err(serde::de::Error::custom(format!(
                 "expected a decimal string or number, found {}",
                 kind_of(&other)
             ))),
         }
     }
+}
+
+/// A JSON number's text without an exponent (`1.5e2` is `150`, `25E-1` is
+/// `2.5`), moving the decimal point in the digits, never through a float;
+/// `None` for an exponent beyond what any amount could need.
+fn plain_decimal(text: &str) -> Option<String> {
+    let Some((mantissa, exponent)) = text.split_once(['e', 'E']) else { return Some(text.to_string()) };
+    let exponent: i32 = exponent.parse().ok().filter(|e: &i32| e.abs() <= 40)?;
+    let (sign, mantissa) = mantissa.strip_prefix('-').map_or(("", mantissa), |m| ("-", m));
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = format!("{whole}{fraction}");
+    let point = i32::try_from(whole.len()).ok()? + exponent;
+    let digits = if point <= 0 {
+        format!("0.{}{digits}", "0".repeat(usize::try_from(-point).ok()?))
+    } else if usize::try_from(point).ok()? >= digits.len() {
+        format!("{digits}{}", "0".repeat(usize::try_from(point).ok()? - digits.len()))
+    } else {
+        let (left, right) = digits.split_at(usize::try_from(point).ok()?);
+        format!("{left}.{right}")
+    };
+    Some(format!("{sign}{digits}"))
 }
 
 fn kind_of(value: &Value) -> &'static str {
@@ -103,4 +133,23 @@ pub struct ListQuery {
     pub limit: Option<String>,
     /// The previous page's `nextCursor`, unchanged.
     pub cursor: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amounts_in_exponent_notation() {
+        let read = |json: &str| serde_json::from_str::<AmountInput>(json).map(|a| a.as_str().to_string());
+        assert_eq!(read("1e3").unwrap(), "1000");
+        assert_eq!(read("1.5E2").unwrap(), "150");
+        assert_eq!(read("25e-1").unwrap(), "2.5");
+        assert_eq!(read("5e-3").unwrap(), "0.005");
+        assert_eq!(read("-1.25e1").unwrap(), "-12.5");
+        assert_eq!(read("10.50").unwrap(), "10.50");
+        assert!(read("\"1e3\"").is_err(), "a string in exponent notation is refused");
+        assert_eq!(read("\"1000\"").unwrap(), "1000");
+        assert!(read("1e400").is_err());
+    }
 }

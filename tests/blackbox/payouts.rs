@@ -697,3 +697,24 @@ async fn free_text_and_metadata_have_limits() {
     let r = api.post(&node.sandbox_url("/v1/webhooks/endpoints"), &key, hook).await;
     r.expect_field(400, "validation_error", "url");
 }
+
+/// An amount string in exponent notation is refused; a JSON number written
+/// with an exponent means what it says (issue 15.10).
+#[tokio::test]
+async fn exponent_notation_in_amount_strings_is_refused() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    deposit(&api, &node, &key, "GHS", "1000.00").await;
+    let url = node.sandbox_url("/v1/payouts");
+    let mut body = payout_body("10.00", "exp-1");
+    body["from"]["amount"] = json!("1e3");
+    let r = api.post(&url, &key, body).await;
+    r.expect_field(400, "validation_error", "from.amount");
+    assert!(r.text.contains("exponent"), "{}", r.text);
+    let mut body = payout_body("10.00", "exp-2");
+    body["from"]["amount"] = serde_json::from_str("1.5e1").unwrap();
+    let r = api.post(&url, &key, body).await;
+    r.expect(201);
+    assert_eq!(r.body["payout"]["from"]["amount"], "15.00");
+}
