@@ -135,6 +135,18 @@ pub struct ListQuery {
     pub cursor: Option<String>,
 }
 
+/// The filters the payouts, collections and orders lists take besides
+/// paging. `status` is text so that a bad value gets Sika's own message.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct MovementFilter {
+    /// Only those in this status (the resource's own status values).
+    pub status: Option<String>,
+    /// Only the one created with this `externalReference`.
+    pub external_reference: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

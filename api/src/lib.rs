@@ -45,7 +45,7 @@ pub mod validation;
 pub mod virtual_accounts;
 pub mod webhooks;
 
-pub use common::{AmountInput, ListPage, ListQuery, Metadata, Money, TimelineEntry};
+pub use common::{AmountInput, ListPage, ListQuery, Metadata, Money, MovementFilter, TimelineEntry};
 pub use error::{
     BadBody, BadPage, BodyRefusals, Duplicate, ErrorBody, ErrorCode, ItemError, PageRefusals, Refusals,
     Replays, SessionRefusals, UnknownVersion, VersionRefusals, With,

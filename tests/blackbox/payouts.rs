@@ -718,3 +718,33 @@ async fn exponent_notation_in_amount_strings_is_refused() {
     r.expect(201);
     assert_eq!(r.body["payout"]["from"]["amount"], "15.00");
 }
+
+/// The payouts list honours `status` and `externalReference` (issue 15.13),
+/// and refuses a status payouts never have.
+#[tokio::test]
+async fn the_payouts_list_filters_by_status_and_reference() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    let base = node.sandbox.clone();
+    deposit(&api, &node, &key, "GHS", "1000.00").await;
+    let url = node.sandbox_url("/v1/payouts");
+    // Cents 01: rejected by the sandbox rail; default cents complete.
+    let ok = api.post(&url, &key, payout_body("20.00", "f-ok")).await.body["payout"]["id"].clone();
+    let bad = api.post(&url, &key, payout_body("20.01", "f-bad")).await.body["payout"]["id"].clone();
+    wait_status(&api, &base, &key, ok.as_str().unwrap(), "completed").await;
+    wait_status(&api, &base, &key, bad.as_str().unwrap(), "failed").await;
+    let ids = |r: &Resp| -> Vec<Value> {
+        r.body["data"].as_array().unwrap().iter().map(|p| p["id"].clone()).collect()
+    };
+    let r = api.get(&format!("{url}?status=failed"), &key).await;
+    r.expect(200);
+    assert_eq!(ids(&r), vec![bad.clone()], "only the failed one: {}", r.text);
+    let r = api.get(&format!("{url}?status=completed&limit=1"), &key).await;
+    assert_eq!(ids(&r), vec![ok.clone()]);
+    let r = api.get(&format!("{url}?externalReference=f-ok"), &key).await;
+    assert_eq!(ids(&r), vec![ok]);
+    let r = api.get(&format!("{url}?externalReference=nope"), &key).await;
+    assert!(ids(&r).is_empty());
+    api.get(&format!("{url}?status=done"), &key).await.expect_field(400, "validation_error", "status");
+}

@@ -98,6 +98,35 @@ pub(crate) fn list_page<T>(
     ListPage { data, has_more, next_cursor }
 }
 
+/// A list's `status` and `externalReference` filters, checked.
+pub(crate) struct Filter {
+    status: Option<String>,
+    reference: Option<String>,
+}
+
+impl Filter {
+    /// Refuses a status the resource never has, naming the field.
+    pub(crate) fn new(query: sika_api::MovementFilter, statuses: &[&str]) -> ApiResult<Filter> {
+        if let Some(status) = &query.status
+            && !statuses.contains(&status.as_str())
+        {
+            return Err(crate::domain::error::ApiError::validation(
+                "status",
+                format!("must be one of {}", statuses.join(", ")),
+            ));
+        }
+        Ok(Filter { status: query.status, reference: query.external_reference })
+    }
+
+    /// Whether an item with this status (as serde writes it) and reference passes.
+    pub(crate) fn keeps(&self, status: &impl serde::Serialize, reference: &str) -> bool {
+        let written = serde_json::to_value(status).ok();
+        let status_ok =
+            self.status.as_deref().is_none_or(|s| written.as_ref().and_then(|w| w.as_str()) == Some(s));
+        status_ok && self.reference.as_deref().is_none_or(|r| r == reference)
+    }
+}
+
 /// One page of an organization's `kind` list, newest first: each id is
 /// loaded and rendered by `render`, which may filter it out by returning
 /// `None`. Filtered pages still hold `limit` items when that many match:

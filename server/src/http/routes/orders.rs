@@ -8,14 +8,16 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::orders::{CreateOrder, Order, OrderEnvelope};
-use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, Replays, VersionRefusals};
+use sika_api::{
+    BodyRefusals, ErrorBody, ListPage, ListQuery, MovementFilter, PageRefusals, Replays, VersionRefusals,
+};
 use sika_engine::{Command, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::instructions::{fingerprint, new_order};
-use crate::domain::pagination::page_of_views;
+use crate::domain::pagination::{Filter, page_of_views};
 use crate::domain::principal::Principal;
 use crate::domain::render;
 use crate::domain::stack::Stack;
@@ -97,7 +99,7 @@ async fn read(
     get,
     path = "/v1/orders",
     operation_id = "listOrders",
-    params(ListQuery),
+    params(ListQuery, MovementFilter),
     security(("bearer" = ["orders:read"])),
     responses(
         (status = 200, description = "One page of orders", body = ListPage<Order>),
@@ -108,11 +110,25 @@ async fn list(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     ApiQuery(query): ApiQuery<ListQuery>,
+    ApiQuery(filter): ApiQuery<MovementFilter>,
 ) -> ApiResult<Json<ListPage<Order>>> {
     principal.require("orders:read")?;
+    let filter = Filter::new(
+        filter,
+        &[
+            "awaiting_funds",
+            "awaiting_confirmations",
+            "funds_received",
+            "processing_payout",
+            "completed",
+            "failed",
+            "expired",
+        ],
+    )?;
     let organization = principal.organization();
     let page = page_of_views(&stack, organization, "orders", &query, |snapshot, id| {
-        views::find_order(snapshot, organization, id)
+        Ok(views::find_order(snapshot, organization, id)?
+            .filter(|v| filter.keeps(&v.status, &v.external_reference)))
     })?;
     Ok(Json(page))
 }

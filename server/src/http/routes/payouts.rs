@@ -8,14 +8,16 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::payouts::{CreatePayout, Payout, PayoutEnvelope};
-use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, Replays, VersionRefusals};
+use sika_api::{
+    BodyRefusals, ErrorBody, ListPage, ListQuery, MovementFilter, PageRefusals, Replays, VersionRefusals,
+};
 use sika_engine::{Command, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::instructions::{fingerprint, new_payout};
-use crate::domain::pagination::page_of_views;
+use crate::domain::pagination::{Filter, page_of_views};
 use crate::domain::principal::Principal;
 use crate::domain::render;
 use crate::domain::stack::Stack;
@@ -95,7 +97,7 @@ async fn read(
     get,
     path = "/v1/payouts",
     operation_id = "listPayouts",
-    params(ListQuery),
+    params(ListQuery, MovementFilter),
     security(("bearer" = ["payouts:read"])),
     responses(
         (status = 200, description = "One page of payouts", body = ListPage<Payout>),
@@ -106,11 +108,14 @@ async fn list(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     ApiQuery(query): ApiQuery<ListQuery>,
+    ApiQuery(filter): ApiQuery<MovementFilter>,
 ) -> ApiResult<Json<ListPage<Payout>>> {
     principal.require("payouts:read")?;
+    let filter = Filter::new(filter, &["pending", "completed", "failed"])?;
     let organization = principal.organization();
     let page = page_of_views(&stack, organization, "payouts", &query, |snapshot, id| {
-        views::find_payout(snapshot, organization, id)
+        Ok(views::find_payout(snapshot, organization, id)?
+            .filter(|v| filter.keeps(&v.status, &v.external_reference)))
     })?;
     Ok(Json(page))
 }
