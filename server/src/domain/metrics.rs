@@ -18,11 +18,18 @@ pub(crate) struct Histogram {
     pub sum_seconds: f64,
 }
 
+/// One route's requests: counts by status and their durations.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RouteStats {
+    pub statuses: BTreeMap<u16, u64>,
+    pub durations: Histogram,
+}
+
 #[derive(Default)]
 pub(crate) struct Metrics {
-    /// (route template, status) -> requests.
-    requests: Mutex<BTreeMap<(String, u16), u64>>,
-    durations: Mutex<BTreeMap<String, Histogram>>,
+    /// Route template -> its requests; one lock per request, and the
+    /// template is copied only the first time it is seen.
+    routes: Mutex<BTreeMap<String, RouteStats>>,
     webhook_succeeded: AtomicU64,
     webhook_failed: AtomicU64,
     webhook_backlog: AtomicU64,
@@ -31,17 +38,18 @@ pub(crate) struct Metrics {
 impl Metrics {
     /// One answered request on `route` (the matched template).
     pub(crate) fn record_request(&self, route: &str, status: u16, seconds: f64) {
-        if let Ok(mut requests) = self.requests.lock() {
-            *requests.entry((route.to_string(), status)).or_default() += 1;
+        let Ok(mut routes) = self.routes.lock() else { return };
+        if !routes.contains_key(route) {
+            routes.insert(route.to_string(), RouteStats::default());
         }
-        if let Ok(mut durations) = self.durations.lock() {
-            let histogram = durations.entry(route.to_string()).or_default();
-            if let Some(slot) = BUCKETS.iter().position(|bound| seconds <= *bound) {
-                histogram.buckets[slot] += 1;
-            }
-            histogram.count += 1;
-            histogram.sum_seconds += seconds;
+        let Some(stats) = routes.get_mut(route) else { return };
+        *stats.statuses.entry(status).or_default() += 1;
+        let histogram = &mut stats.durations;
+        if let Some(slot) = BUCKETS.iter().position(|bound| seconds <= *bound) {
+            histogram.buckets[slot] += 1;
         }
+        histogram.count += 1;
+        histogram.sum_seconds += seconds;
     }
 
     pub(crate) fn record_webhook_attempt(&self, succeeded: bool) {
@@ -54,12 +62,8 @@ impl Metrics {
         self.webhook_backlog.store(open as u64, Ordering::Relaxed);
     }
 
-    pub(crate) fn requests(&self) -> BTreeMap<(String, u16), u64> {
-        self.requests.lock().map(|r| r.clone()).unwrap_or_default()
-    }
-
-    pub(crate) fn durations(&self) -> BTreeMap<String, Histogram> {
-        self.durations.lock().map(|d| d.clone()).unwrap_or_default()
+    pub(crate) fn routes(&self) -> BTreeMap<String, RouteStats> {
+        self.routes.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
     /// (succeeded, failed) attempts so far.

@@ -16,13 +16,12 @@ use crate::domain::stack::Stack;
 
 /// Counts one request of a stack's routers under its route template.
 pub(crate) async fn count(State(stack): State<Arc<Stack>>, request: Request, next: Next) -> Response {
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
+    // The template is shared, not copied: cloning it bumps a count.
+    let route = request.extensions().get::<MatchedPath>().cloned();
     let started = Instant::now();
     let response = next.run(request).await;
-    stack.metrics.record_request(&route, response.status().as_u16(), started.elapsed().as_secs_f64());
+    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
+    stack.metrics.record_request(route, response.status().as_u16(), started.elapsed().as_secs_f64());
     response
 }
 
@@ -41,20 +40,23 @@ pub(crate) fn render(stacks: &[&Stack]) -> String {
 }
 
 fn http(o: &mut String, stacks: &[&Stack]) {
+    let routes: Vec<_> = stacks.iter().map(|s| (s.kind.name(), s.metrics.routes())).collect();
     family(o, "sika_http_requests_total", "counter", "API requests answered, by route template and status.");
-    for stack in stacks {
-        let name = stack.kind.name();
-        for ((route, status), n) in stack.metrics.requests() {
-            let _ = writeln!(
-                o,
-                "sika_http_requests_total{{stack=\"{name}\",route=\"{route}\",status=\"{status}\"}} {n}"
-            );
+    for (name, stats) in &routes {
+        for (route, stats) in stats {
+            for (status, n) in &stats.statuses {
+                let _ = writeln!(
+                    o,
+                    "sika_http_requests_total{{stack=\"{name}\",route=\"{route}\",status=\"{status}\"}} {n}"
+                );
+            }
         }
     }
     family(o, "sika_http_request_duration_seconds", "histogram", "API request durations, by route template.");
-    for stack in stacks {
-        for (route, h) in stack.metrics.durations() {
-            let labels = format!("stack=\"{}\",route=\"{route}\"", stack.kind.name());
+    for (name, stats) in &routes {
+        for (route, stats) in stats {
+            let h = &stats.durations;
+            let labels = format!("stack=\"{name}\",route=\"{route}\"");
             let mut cumulative = 0;
             for (bound, n) in BUCKETS.iter().zip(h.buckets) {
                 cumulative += n;
@@ -72,19 +74,13 @@ fn http(o: &mut String, stacks: &[&Stack]) {
 }
 
 fn engine(o: &mut String, stacks: &[&Stack]) {
+    let stats: Vec<_> = stacks.iter().map(|s| (s.kind.name(), s.engine.stats())).collect();
     family(o, "sika_engine_commits_total", "counter", "Ledger batches committed (each one fsync).");
-    for stack in stacks {
-        let _ = writeln!(
-            o,
-            "sika_engine_commits_total{{stack=\"{}\"}} {}",
-            stack.kind.name(),
-            stack.engine.stats().commits
-        );
+    for (name, s) in &stats {
+        let _ = writeln!(o, "sika_engine_commits_total{{stack=\"{name}\"}} {}", s.commits);
     }
     family(o, "sika_engine_commands_total", "counter", "Engine commands applied, by outcome.");
-    for stack in stacks {
-        let s = stack.engine.stats();
-        let name = stack.kind.name();
+    for (name, s) in &stats {
         let ok = s.commands.saturating_sub(s.commands_failed);
         let _ = writeln!(o, "sika_engine_commands_total{{stack=\"{name}\",outcome=\"ok\"}} {ok}");
         let _ = writeln!(
@@ -94,13 +90,8 @@ fn engine(o: &mut String, stacks: &[&Stack]) {
         );
     }
     family(o, "sika_engine_queue_depth", "gauge", "Commands waiting for the ledger writer.");
-    for stack in stacks {
-        let _ = writeln!(
-            o,
-            "sika_engine_queue_depth{{stack=\"{}\"}} {}",
-            stack.kind.name(),
-            stack.engine.stats().queue_depth
-        );
+    for (name, s) in &stats {
+        let _ = writeln!(o, "sika_engine_queue_depth{{stack=\"{name}\"}} {}", s.queue_depth);
     }
 }
 

@@ -132,6 +132,15 @@ async fn claim(
     mut documents: Vec<Document>,
 ) -> ApiResult<bool> {
     let owner_id = format!("owner:{owner}");
+    // Read first: a claim already taken costs a lookup, not a write through
+    // the ledger's writer. The write's expectation still settles races.
+    let snapshot = stack.engine.read()?;
+    for id in ids.iter().chain([&owner_id]) {
+        if snapshot.document(CLAIMS, id)?.is_some() {
+            return Ok(false);
+        }
+    }
+    drop(snapshot);
     let expect = ids
         .iter()
         .chain([&owner_id])
