@@ -109,6 +109,30 @@ struct NodeArgs {
     /// The same for the sandbox stack [http://<sandbox-addr>].
     #[arg(long, env = "SIKA_SANDBOX_PUBLIC_URL")]
     sandbox_public_url: Option<String>,
+    /// How `serve` writes its log on stderr: `text`, or `json` (one object
+    /// a line) [text on a terminal, json otherwise].
+    #[arg(long, env = "SIKA_LOG_FORMAT")]
+    log_format: Option<LogFormat>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+/// The log on stderr: JSON lines with `timestamp`, `level` and `message`
+/// at the top level (a request's fields beside them), or text, coloured
+/// only on a terminal. `RUST_LOG` filters it (default `info`).
+fn init_logging(format: Option<LogFormat>) {
+    use std::io::IsTerminal;
+    let terminal = std::io::stderr().is_terminal();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format.unwrap_or(if terminal { LogFormat::Text } else { LogFormat::Json }) {
+        LogFormat::Json => builder.json().flatten_event(true).with_current_span(false).init(),
+        LogFormat::Text => builder.with_ansi(terminal).init(),
+    }
 }
 
 impl NodeArgs {
@@ -152,12 +176,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Commands::Serve(args) => {
-            tracing_subscriber::fmt()
-                .with_env_filter(
-                    tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-                )
-                .with_writer(std::io::stderr)
-                .init();
+            init_logging(args.log_format);
             let result = args.config().and_then(|config| {
                 let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
                 runtime.block_on(sika_server::serve(config))

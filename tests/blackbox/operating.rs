@@ -1,6 +1,8 @@
 //! Operating a node, from outside: liveness and readiness on every
 //! listener, as pinned in CONTRACT.md ("Operating a node").
 
+use std::time::Duration;
+
 use crate::support::*;
 
 #[tokio::test]
@@ -81,4 +83,78 @@ async fn metrics_are_scraped_from_the_admin_listener() {
         text.lines().find(|l| l.starts_with("sika_engine_commits_total{stack=\"sandbox\"}")).unwrap();
     assert!(commits.rsplit(' ').next().unwrap().parse::<u64>().unwrap() >= 2, "{commits}");
     assert!(!text.contains("sika_rates_feed_age_seconds{"), "no feed, no feed age");
+}
+
+/// The log's lines when stderr is not a terminal: one JSON object each,
+/// with `timestamp`, `level` and `message`, and for every API request one
+/// line naming its id, stack, method, route template, status, duration and
+/// organization. No key ever appears in it.
+#[tokio::test]
+async fn requests_are_logged_as_json_lines_without_secrets() {
+    let node = Node::start_with_env(Options::unthrottled(), &[("RUST_LOG", "info")]);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    let missing = api.get(&node.sandbox_url("/v1/payouts/po_missing"), &key).await;
+    missing.expect_error(404, "not_found");
+    let unauthenticated =
+        api.get(&node.live_url("/v1/accounts"), "sk_live_not_a_real_key_000000000000000").await;
+    unauthenticated.expect(401);
+    let log = eventually("the request lines", Duration::from_secs(5), || async {
+        let log = node.log();
+        log.contains(&unauthenticated.request_id()).then_some(log)
+    })
+    .await;
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}")))
+        .collect();
+    for line in &lines {
+        for field in ["timestamp", "level", "message"] {
+            assert!(line.get(field).is_some(), "no {field}: {line}");
+        }
+    }
+    let of = |id: &str| {
+        lines
+            .iter()
+            .find(|l| l["requestId"] == id)
+            .unwrap_or_else(|| panic!("no line for {id}: {log}"))
+            .clone()
+    };
+    let line = of(&missing.request_id());
+    assert_eq!(line["stack"], "sandbox");
+    assert_eq!(line["method"], "GET");
+    assert_eq!(line["route"], "/v1/payouts/{id}", "the template, not the raw path: {line}");
+    assert_eq!(line["status"], 404);
+    assert!(line["durationMs"].as_f64().is_some(), "{line}");
+    assert_eq!(line["organizationId"], node.creds.organization_id.as_str());
+    let line = of(&unauthenticated.request_id());
+    assert_eq!((line["stack"].as_str(), line["status"].as_u64()), (Some("live"), Some(401)));
+    assert!(line.get("organizationId").is_none(), "{line}");
+    assert!(!log.contains("\u{1b}["), "no colour codes off a terminal");
+    for secret in [&key, &node.creds.live_key, &node.creds.admin_token, &node.creds.owner_session] {
+        assert!(!log.contains(secret.as_str()), "a secret reached the log");
+    }
+    assert!(!log.contains("sk_live_not_a_real_key"), "a presented key reached the log");
+}
+
+/// `--log-format text` (here by its environment variable) writes plain
+/// text, uncoloured off a terminal.
+#[tokio::test]
+async fn the_text_log_format_is_plain_text() {
+    let node =
+        Node::start_with_env(Options::unthrottled(), &[("RUST_LOG", "info"), ("SIKA_LOG_FORMAT", "text")]);
+    let api = Api::new();
+    let r = api.get(&node.sandbox_url("/v1/accounts"), &node.creds.sandbox_key).await;
+    r.expect(200);
+    let id = r.request_id();
+    let log = eventually("the request line", Duration::from_secs(5), || async {
+        let log = node.log();
+        log.contains(&id).then_some(log)
+    })
+    .await;
+    let line = log.lines().find(|l| l.contains(&id)).unwrap();
+    assert!(serde_json::from_str::<serde_json::Value>(line).is_err(), "{line}");
+    assert!(line.contains("/v1/accounts") && line.contains("status=200"), "{line}");
+    assert!(!log.contains("\u{1b}["), "no colour codes off a terminal");
 }

@@ -77,6 +77,13 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
     let version_used =
         requested_version.as_deref().filter(|v| VERSIONS.contains(v)).unwrap_or(VERSION_CURRENT);
     headers.insert(VERSION_HEADER, HeaderValue::from_static(static_version(version_used)));
+    crate::http::access_log::log(&crate::http::access_log::Line {
+        request_id: &request_id,
+        stack: stack.as_ref().map_or("admin", |s| s.kind.name()),
+        method: &method,
+        response: &parts,
+        duration: started.elapsed(),
+    });
     if let (Some(stack), Some(caller)) = (stack, parts.extensions.get::<Caller>()) {
         let logged_response =
             (body_bytes.len() <= LOGGED_RESPONSE_BYTES_MAX).then(|| redact_body(&body_bytes));

@@ -70,7 +70,11 @@ fn probe_writable(dir: &Path) -> std::io::Result<()> {
 
 /// The two routes, for any listener's router.
 pub(crate) fn router<S>(health: Arc<Health>) -> Router<S> {
-    Router::new().route("/healthz", get(healthz)).route("/readyz", get(readyz)).with_state(health)
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route_layer(axum::middleware::from_fn(crate::http::access_log::remember_route))
+        .with_state(health)
 }
 
 async fn healthz() -> Json<serde_json::Value> {

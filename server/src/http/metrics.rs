@@ -19,9 +19,13 @@ pub(crate) async fn count(State(stack): State<Arc<Stack>>, request: Request, nex
     // The template is shared, not copied: cloning it bumps a count.
     let route = request.extensions().get::<MatchedPath>().cloned();
     let started = Instant::now();
-    let response = next.run(request).await;
-    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
-    stack.metrics.record_request(route, response.status().as_u16(), started.elapsed().as_secs_f64());
+    let mut response = next.run(request).await;
+    let template = route.as_ref().map_or("unmatched", MatchedPath::as_str);
+    stack.metrics.record_request(template, response.status().as_u16(), started.elapsed().as_secs_f64());
+    // The envelope's request log line names the same template.
+    if let Some(route) = route {
+        response.extensions_mut().insert(route);
+    }
     response
 }
 

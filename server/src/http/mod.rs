@@ -2,6 +2,7 @@
 //! operator), extractors, middleware, the hosted pages and the OpenAPI
 //! documents. Handlers parse, call `domain`, and render its views.
 
+pub(crate) mod access_log;
 pub(crate) mod admin;
 pub(crate) mod auth;
 pub(crate) mod envelope;

@@ -843,7 +843,7 @@ impl Node {
         for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("SIKA_")) {
             command.env_remove(k);
         }
-        command.envs(env).env("RUST_LOG", "warn").stdin(Stdio::null());
+        command.env("RUST_LOG", "warn").envs(env).stdin(Stdio::null());
         let mut child = command
             .stdout(log.try_clone().expect("serve.log"))
             .stderr(log)

@@ -114,6 +114,7 @@ pub(crate) fn app(state: Arc<AdminState>, health: Arc<crate::http::health::Healt
         .route_layer(from_fn_with_state(state.clone(), require_operator))
         .route("/admin/v1/openapi.json", get(move || async move { Json(document) }))
         .route("/metrics", get(crate::http::metrics::scrape))
+        .route_layer(axum::middleware::from_fn(crate::http::access_log::remember_route))
         .with_state(state)
         // Liveness and readiness: no operator token.
         .merge(crate::http::health::router(health))

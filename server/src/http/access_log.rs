@@ -1,0 +1,59 @@
+//! One log line per API request, as CONTRACT.md pins it ("Logs"): the
+//! request id, the stack, the method, the matched route template (never a
+//! raw path, which may carry ids or a payer's link), the status, the
+//! duration, and the organization once the caller is known. No body and no
+//! header is logged, so no secret can reach a log line.
+
+use axum::extract::{MatchedPath, Request};
+use axum::middleware::Next;
+use axum::response::Response;
+
+use crate::domain::principal::Caller;
+
+/// Copies the matched route template onto the response, where the envelope
+/// (outside the router, so it never sees the match) finds it.
+pub(crate) async fn remember_route(request: Request, next: Next) -> Response {
+    let route = request.extensions().get::<MatchedPath>().cloned();
+    let mut response = next.run(request).await;
+    if let Some(route) = route {
+        response.extensions_mut().insert(route);
+    }
+    response
+}
+
+/// What one request line says.
+pub(crate) struct Line<'a> {
+    pub request_id: &'a str,
+    pub stack: &'a str,
+    pub method: &'a str,
+    pub response: &'a axum::http::response::Parts,
+    pub duration: std::time::Duration,
+}
+
+pub(crate) fn log(line: &Line<'_>) {
+    let route = line.response.extensions.get::<MatchedPath>().map_or("unmatched", MatchedPath::as_str);
+    let organization = line.response.extensions.get::<Caller>().map(|c| c.organization.as_str());
+    let duration_ms = line.duration.as_secs_f64() * 1000.0;
+    let status = line.response.status.as_u16();
+    match organization {
+        Some(organization) => tracing::info!(
+            requestId = line.request_id,
+            stack = line.stack,
+            method = line.method,
+            route,
+            status,
+            durationMs = duration_ms,
+            organizationId = organization,
+            "request"
+        ),
+        None => tracing::info!(
+            requestId = line.request_id,
+            stack = line.stack,
+            method = line.method,
+            route,
+            status,
+            durationMs = duration_ms,
+            "request"
+        ),
+    }
+}
