@@ -43,6 +43,17 @@ enum Commands {
         #[arg(long, env = "SIKA_DATA_DIR", default_value = "./sika-data")]
         data_dir: PathBuf,
     },
+    /// Copy a consistent snapshot of every database, the node running or not.
+    Backup {
+        #[arg(long, env = "SIKA_DATA_DIR", default_value = "./sika-data")]
+        data_dir: PathBuf,
+        /// A new (or empty) directory for the copy.
+        #[arg(long)]
+        to: PathBuf,
+        /// The running node's admin listener (used when it holds the directory).
+        #[arg(long, env = "SIKA_ADMIN_ADDR", default_value = "127.0.0.1:8082")]
+        admin_addr: SocketAddr,
+    },
     /// Check a configuration file: exit 0, or one line per problem naming the key.
     Config {
         #[command(subcommand)]
@@ -192,6 +203,10 @@ fn main() -> ExitCode {
             finish(result)
         }
         Commands::Verify { data_dir } => verify(&data_dir),
+        Commands::Backup { data_dir, to, admin_addr } => finish(
+            sika_server::backup(&data_dir, &to, &format!("http://{admin_addr}"))
+                .map(|line| println!("{line}")),
+        ),
         Commands::Config { action: ConfigAction::Check(args) } => check_config(&args),
         Commands::Tui { data_dir, admin_addr, admin_url, token } => {
             let url = admin_url.unwrap_or_else(|| format!("http://{admin_addr}"));

@@ -23,6 +23,7 @@
 
 pub mod accounts;
 pub mod admin;
+pub mod backup;
 pub mod capabilities;
 pub mod checkout;
 pub mod collections;

@@ -29,6 +29,7 @@
 // tests may compute freely.
 #![cfg_attr(not(test), warn(clippy::arithmetic_side_effects))]
 
+pub mod backup;
 pub mod clock;
 pub mod commands;
 mod engine;

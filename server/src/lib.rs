@@ -20,4 +20,5 @@ pub(crate) mod store;
 pub use config::NodeConfig;
 pub use domain::webhooks::signing;
 pub use http::openapi;
+pub use runtime::backup::run as backup;
 pub use runtime::node::{configure, init, serve};

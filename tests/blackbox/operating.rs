@@ -158,3 +158,171 @@ async fn the_text_log_format_is_plain_text() {
     assert!(line.contains("/v1/accounts") && line.contains("status=200"), "{line}");
     assert!(!log.contains("\u{1b}["), "no colour codes off a terminal");
 }
+
+/// `sika verify` straight after a SIGKILL under writes: it replays the log
+/// as opening does and passes, and the node then serves every acknowledged
+/// deposit.
+#[tokio::test]
+async fn verify_passes_straight_after_a_crash_under_writes() {
+    let mut node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    let url = node.sandbox_url("/v1/simulations/deposits");
+    let acknowledged = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let writers: Vec<_> = (0..4)
+        .map(|_| {
+            let (api, key, url, acknowledged) = (api.clone(), key.clone(), url.clone(), acknowledged.clone());
+            tokio::spawn(async move {
+                loop {
+                    let body = serde_json::json!({ "currency": "GHS", "amount": "1.00" });
+                    let r = api.client.post(&url).bearer_auth(&key).json(&body).send().await;
+                    match r {
+                        Ok(r) if r.status() == 201 => {
+                            acknowledged.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
+                        _ => break,
+                    }
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    node.kill9();
+    for writer in writers {
+        let _ = writer.await;
+    }
+    let acknowledged = acknowledged.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(acknowledged > 0, "no deposit was acknowledged before the crash");
+    let report = verify_dir(&node.data_dir());
+    assert!(report.contains("live: consistent") && report.contains("sandbox: consistent"), "{report}");
+    node.restart(&Options::unthrottled(), &[]);
+    let (available, _) = balances_minor(&api, &node.sandbox, &key, "GHS", 2).await;
+    assert!(
+        available >= i128::from(acknowledged) * 100,
+        "{acknowledged} deposits acknowledged, {available} minor units served"
+    );
+    node.stop_and_verify();
+}
+
+/// Runs `sika backup` on a node's data directory (through its admin
+/// listener when it runs).
+fn backup(node: &Node, to: &std::path::Path) -> std::process::Output {
+    backup_command(node.data_dir(), &node.admin, to).output().unwrap()
+}
+
+fn backup_command(data_dir: std::path::PathBuf, admin: &str, to: &std::path::Path) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_sika"));
+    command
+        .args(["backup", "--data-dir"])
+        .arg(data_dir)
+        .arg("--to")
+        .arg(to)
+        .env_remove("SIKA_DATA_DIR")
+        .env("SIKA_ADMIN_ADDR", admin.trim_start_matches("http://"));
+    command
+}
+
+fn verify_dir(dir: &std::path::Path) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sika"))
+        .args(["verify", "--data-dir"])
+        .arg(dir)
+        .env_remove("SIKA_DATA_DIR")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "verify of {}: {report}{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    report
+}
+
+/// A node started on a copy of `dir` (the copy replaces a fresh node's
+/// data directory).
+fn serve_from(dir: &std::path::Path) -> Node {
+    let mut node = Node::start(Options::unthrottled());
+    node.stop();
+    std::fs::remove_dir_all(node.data_dir()).unwrap();
+    std::fs::rename(dir, node.data_dir()).unwrap();
+    node.restart(&Options::unthrottled(), &[]);
+    node
+}
+
+/// `sika backup` while deposits pour in: the copy verifies and serves
+/// every deposit acknowledged before the backup began; a stopped node is
+/// backed up too; a destination that holds something is refused.
+#[tokio::test]
+async fn a_backup_taken_under_writes_verifies_and_serves_what_was_acknowledged_before_it() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    let url = node.sandbox_url("/v1/simulations/deposits");
+    let acknowledged = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let running = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let writers: Vec<_> = (0..4)
+        .map(|_| {
+            let (api, key, url) = (api.clone(), key.clone(), url.clone());
+            let (acknowledged, running) = (acknowledged.clone(), running.clone());
+            tokio::spawn(async move {
+                while running.load(std::sync::atomic::Ordering::SeqCst) {
+                    let body = serde_json::json!({ "currency": "GHS", "amount": "1.00" });
+                    let r = api.client.post(&url).bearer_auth(&key).json(&body).send().await.unwrap();
+                    assert_eq!(r.status(), 201);
+                    acknowledged.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let scratch = tempfile::tempdir().unwrap();
+    let online = scratch.path().join("online");
+    let before = acknowledged.load(std::sync::atomic::Ordering::SeqCst);
+    let mut command = backup_command(node.data_dir(), &node.admin, &online);
+    let out = tokio::task::spawn_blocking(move || command.output().unwrap()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    running.store(false, std::sync::atomic::Ordering::SeqCst);
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let line = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "backup: {line}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(line.lines().count(), 1, "one summary line: {line}");
+    assert!(line.contains("(online") && line.contains("live.redb") && line.contains("node.redb"), "{line}");
+    let total = acknowledged.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(total > before, "writes went on during the backup ({before} then {total})");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&online).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "the backup directory is private");
+        let mode = std::fs::metadata(online.join("live.redb")).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "backup files are private");
+    }
+    assert!(verify_dir(&online).contains("sandbox: consistent"));
+    let refused = backup(&node, &online);
+    assert!(!refused.status.success(), "a destination that holds files is refused");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not empty"), "{refused:?}");
+
+    let restored = serve_from(&online);
+    let (available, _) = balances_minor(&api, &restored.sandbox, &key, "GHS", 2).await;
+    assert!(
+        available >= i128::from(before) * 100 && available <= i128::from(total) * 100,
+        "{before} deposits acknowledged before the backup, {total} in all; the copy holds {available} minor units"
+    );
+    restored.stop_and_verify();
+
+    node.stop();
+    let offline = scratch.path().join("offline");
+    let out = backup(&node, &offline);
+    let line = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success() && line.contains("(offline"),
+        "{line}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    verify_dir(&offline);
+    let restored = serve_from(&offline);
+    let (available, _) = balances_minor(&api, &restored.sandbox, &key, "GHS", 2).await;
+    assert_eq!(available, i128::from(total) * 100, "a stopped node's backup holds every deposit");
+}

@@ -130,7 +130,8 @@ pub enum Connection {
     Unauthorized(String),
 }
 
-/// Transfers per second, from successive status samples of one stack.
+/// Commands per second (every command the writer applied: payouts,
+/// documents, deposits, …), from successive status samples of one stack.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Throughput {
     last: Option<(Instant, u64)>,
@@ -138,21 +139,21 @@ pub struct Throughput {
 }
 
 impl Throughput {
-    pub fn record(&mut self, at: Instant, transfers: u64) {
+    pub fn record(&mut self, at: Instant, commands: u64) {
         if let Some((then, before)) = self.last {
             let elapsed_ms = at.saturating_duration_since(then).as_millis();
             if elapsed_ms == 0 {
                 return;
             }
             // A counter that went down means the node restarted: no rate.
-            let delta = u128::from(transfers.saturating_sub(before));
+            let delta = u128::from(commands.saturating_sub(before));
             let rate = (delta * 1000 + elapsed_ms / 2) / elapsed_ms;
             if self.per_second.len() == THROUGHPUT_SAMPLES_MAX {
                 self.per_second.pop_front();
             }
             self.per_second.push_back(u64::try_from(rate).unwrap_or(u64::MAX));
         }
-        self.last = Some((at, transfers));
+        self.last = Some((at, commands));
     }
 
     pub fn latest(&self) -> Option<u64> {

@@ -89,6 +89,11 @@ impl Identity {
         data_dir.join("node.redb")
     }
 
+    /// The database, for a backup's read transaction.
+    pub(crate) fn database(&self) -> &Database {
+        &self.db
+    }
+
     /// Opens the identity store of an initialised data directory.
     pub(crate) fn open(data_dir: &Path) -> Result<Identity, String> {
         let path = Identity::path(data_dir);

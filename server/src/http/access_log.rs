@@ -35,25 +35,15 @@ pub(crate) fn log(line: &Line<'_>) {
     let organization = line.response.extensions.get::<Caller>().map(|c| c.organization.as_str());
     let duration_ms = line.duration.as_secs_f64() * 1000.0;
     let status = line.response.status.as_u16();
-    match organization {
-        Some(organization) => tracing::info!(
-            requestId = line.request_id,
-            stack = line.stack,
-            method = line.method,
-            route,
-            status,
-            durationMs = duration_ms,
-            organizationId = organization,
-            "request"
-        ),
-        None => tracing::info!(
-            requestId = line.request_id,
-            stack = line.stack,
-            method = line.method,
-            route,
-            status,
-            durationMs = duration_ms,
-            "request"
-        ),
-    }
+    // An absent organization leaves the field out of the line.
+    tracing::info!(
+        requestId = line.request_id,
+        stack = line.stack,
+        method = line.method,
+        route,
+        status,
+        durationMs = duration_ms,
+        organizationId = organization,
+        "request"
+    );
 }

@@ -32,15 +32,7 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
     let request_id = sika_engine::ids::new_id("req");
     let requested_version =
         request.headers().get(VERSION_HEADER).map(|v| v.to_str().unwrap_or("").to_string());
-    let version = match requested_version.as_deref() {
-        None => Ok(VERSION_CURRENT),
-        Some(v) => VERSIONS.iter().find(|known| **known == v).copied().ok_or_else(|| {
-            ApiError::validation(
-                VERSION_HEADER,
-                format!("unknown version '{v}'; known versions: {}", VERSIONS.join(", ")),
-            )
-        }),
-    };
+    let version = known_version(requested_version.as_deref());
     let (parts, body) = request.into_parts();
     let (method, path) = (parts.method.to_string(), parts.uri.path().to_string());
     let request_bytes = to_bytes(body, BODY_BYTES_MAX).await;
@@ -101,6 +93,19 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
         });
     }
     Response::from_parts(parts, Body::from(body_bytes))
+}
+
+/// The version a request asked for, if the node answers it.
+fn known_version(requested: Option<&str>) -> Result<&'static str, ApiError> {
+    match requested {
+        None => Ok(VERSION_CURRENT),
+        Some(v) => VERSIONS.iter().find(|known| **known == v).copied().ok_or_else(|| {
+            ApiError::validation(
+                VERSION_HEADER,
+                format!("unknown version '{v}'; known versions: {}", VERSIONS.join(", ")),
+            )
+        }),
+    }
 }
 
 fn static_version(version: &str) -> &'static str {

@@ -1,6 +1,7 @@
 //! The wiring: opening the node, its listeners and stacks, the scheduler
 //! that drives jobs, and shutdown.
 
+pub(crate) mod backup;
 pub(crate) mod feed;
 pub(crate) mod node;
 pub(crate) mod scheduler;

@@ -224,6 +224,7 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
         live: node.live.clone(),
         sandbox: node.sandbox.clone(),
         started: Instant::now(),
+        data_dir: config.data_dir.clone(),
     });
     let health =
         crate::http::health::Health::new(node.live.clone(), node.sandbox.clone(), config.data_dir.clone());

@@ -51,6 +51,11 @@ pub(crate) struct RequestLog {
 }
 
 impl RequestLog {
+    /// The database, for a backup's read transaction.
+    pub(crate) fn database(&self) -> &Database {
+        &self.db
+    }
+
     pub(crate) fn open(path: &Path, retention: u64) -> Result<RequestLog, String> {
         let db = Database::builder()
             .set_cache_size(16 * 1024 * 1024)

@@ -96,7 +96,7 @@ impl App {
             (Request::Status, Payload::Status(status)) => {
                 self.status_due = Some(now + STATUS_INTERVAL);
                 for stack in [StackName::Live, StackName::Sandbox] {
-                    self.throughput[stack_index(stack)].record(now, status.stack(stack).transfers);
+                    self.throughput[stack_index(stack)].record(now, status.stack(stack).commands);
                 }
                 self.status = Some(status);
             }

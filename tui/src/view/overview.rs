@@ -48,7 +48,7 @@ fn render_info(app: &App, frame: &mut Frame, area: Rect) {
 }
 
 fn render_stack(app: &App, stack: StackName, frame: &mut Frame, area: Rect) {
-    let block = widgets::block(stack.as_str(), stack == app.stack);
+    let block = widgets::block(format!("{} · counts since start", stack.as_str()), stack == app.stack);
     let Some(status) = app.status.as_ref().map(|s| s.stack(stack)) else {
         let text = Line::styled("Loading…", format::label_style());
         return widgets::message(frame, area, block, text.into());
@@ -81,7 +81,7 @@ fn stack_lines(status: &StackStatus) -> Vec<Line<'static>> {
 fn render_throughput(app: &App, stack: StackName, frame: &mut Frame, area: Rect) {
     let throughput = &app.throughput[stack_index(stack)];
     let rate = throughput.latest().map_or_else(|| "—".to_string(), format::count);
-    let block = widgets::block(format!("{} transfers/s: {rate}", stack.as_str()), false);
+    let block = widgets::block(format!("{} commands/s: {rate}", stack.as_str()), false);
     // The newest samples that fit, oldest on the left.
     let width = usize::from(area.width.saturating_sub(2));
     let skip = throughput.per_second.len().saturating_sub(width);

@@ -45,7 +45,7 @@ const VERIFY_SUMMARY: &str = "1234 journal entries; debits equal credits; hash c
 
 /// Transfer counts the status answers with, one per call, so the
 /// throughput sparkline has a fixed shape.
-const TRANSFER_STEPS: [u64; 16] = [4, 7, 12, 9, 15, 22, 18, 11, 6, 14, 25, 31, 19, 8, 13, 17];
+const COMMAND_STEPS: [u64; 16] = [4, 7, 12, 9, 15, 22, 18, 11, 6, 14, 25, 31, 19, 8, 13, 17];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -129,7 +129,7 @@ impl Client for FakeClient {
         let mut calls = self.status_calls.lock().unwrap();
         let step = *calls;
         *calls += 1;
-        let live: u64 = 2_000 + TRANSFER_STEPS.iter().cycle().take(step).sum::<u64>();
+        let live: u64 = 2_000 + COMMAND_STEPS.iter().cycle().take(step).sum::<u64>();
         let sandbox: u64 = 50_000 + 40 * step as u64;
         Ok(node_status(live, sandbox))
     }
@@ -299,25 +299,26 @@ pub fn owned<T>(organization_id: &str, item: T) -> Owned<T> {
     Owned { organization_id: organization_id.to_string(), item }
 }
 
-pub fn node_status(live_transfers: u64, sandbox_transfers: u64) -> NodeStatus {
+/// The fake node's status, whose command counters move between samples.
+pub fn node_status(live_commands: u64, sandbox_commands: u64) -> NodeStatus {
     NodeStatus {
         version: "0.1.0".into(),
         uptime_seconds: 3_723,
         live: StackStatus {
             journal_length: 1_234,
             commits: 456,
-            commands: 789,
+            commands: live_commands,
             commands_failed: 3,
-            transfers: live_transfers,
+            transfers: 789,
             writer_queue_depth: 0,
             database_bytes: 5_242_880,
         },
         sandbox: StackStatus {
             journal_length: 98_765,
             commits: 12_001,
-            commands: 40_321,
+            commands: sandbox_commands,
             commands_failed: 0,
-            transfers: sandbox_transfers,
+            transfers: 40_321,
             writer_queue_depth: 2,
             database_bytes: 73_400_320,
         },
@@ -892,7 +893,7 @@ impl Harness {
     pub fn new() -> Harness {
         let mut harness =
             Harness { app: App::new(ADMIN_URL), client: FakeClient::default(), now: Instant::now() };
-        for _ in 0..TRANSFER_STEPS.len() {
+        for _ in 0..COMMAND_STEPS.len() {
             harness.advance(Duration::from_secs(1));
         }
         harness

@@ -34,6 +34,7 @@ use sika_engine::movements::Step;
 use sika_engine::{Command, Outcome};
 
 mod activity;
+mod backup;
 mod ledger;
 mod rates;
 mod webhooks;
@@ -43,6 +44,8 @@ pub(crate) struct AdminState {
     pub live: Arc<Stack>,
     pub sandbox: Arc<Stack>,
     pub started: Instant,
+    /// Where the node's files are (for a backup).
+    pub data_dir: std::path::PathBuf,
 }
 
 impl AdminState {
@@ -59,7 +62,7 @@ impl AdminState {
 /// its tag: the document at `/admin/v1/openapi.json` is generated from this
 /// router.
 pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
-    let node = OpenApiRouter::new().routes(routes!(status));
+    let node = OpenApiRouter::new().routes(routes!(status)).routes(routes!(backup::back_up));
     let organizations = OpenApiRouter::new()
         .routes(routes!(organizations))
         .routes(routes!(organization))
