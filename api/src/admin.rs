@@ -369,7 +369,8 @@ pub type StackRefusals = With<UnknownStack, AdminRefusals>;
 /// The 400 of a search across a stack's organizations.
 #[derive(utoipa::IntoResponses)]
 pub enum BadSearch {
-    /// A bad `limit` or `cursor` (`validation_error`)
+    /// A bad `limit` or `cursor`, or a query parameter the operation does
+    /// not take (`validation_error` naming it)
     #[response(status = 400)]
     BadRequest(crate::ErrorBody),
 }

@@ -225,7 +225,8 @@ pub type VersionRefusals<R = Refusals> = With<UnknownVersion, R>;
 /// The 400 of a list whose only query is its paging.
 #[derive(utoipa::IntoResponses)]
 pub enum BadPage {
-    /// A bad `limit` or `cursor` (`validation_error`), or an unknown
+    /// A bad `limit` or `cursor`, or a query parameter the operation does
+    /// not take (`validation_error`, `details.field` naming it), or an unknown
     /// `sika-version` header
     #[response(status = 400)]
     BadRequest(ErrorBody),

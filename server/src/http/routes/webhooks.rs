@@ -25,7 +25,7 @@ use crate::domain::stack::Stack;
 use crate::domain::webhooks::{
     self, Endpoint, check_events, check_url, load_delivery, load_endpoint, render_endpoint,
 };
-use crate::http::extract::{ApiJson, ApiQuery};
+use crate::http::extract::{ApiJson, ApiQueries, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
@@ -350,15 +350,14 @@ async fn list_events(
     security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "One page of deliveries", body = ListPage<WebhookDelivery>),
-        (status = 400, description = "A bad `limit`, `cursor` or `status`", body = ErrorBody),
+        (status = 400, description = "A bad `limit`, `cursor` or `status`, or a query parameter the operation does not take (`validation_error` naming it)", body = ErrorBody),
         Refusals,
     )
 )]
 async fn list_deliveries(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
-    ApiQuery(query): ApiQuery<ListQuery>,
-    ApiQuery(filter): ApiQuery<DeliveryFilter>,
+    ApiQueries(query, filter): ApiQueries<ListQuery, DeliveryFilter>,
 ) -> ApiResult<Json<ListPage<WebhookDelivery>>> {
     principal.require("webhooks:read")?;
     if let Some(status) = &filter.status
