@@ -217,6 +217,7 @@ pub struct OwnedOrderEnvelope {
 #[serde(deny_unknown_fields)]
 pub struct Settlement {
     /// Shown as the movement's `statusMessage`; a default names the operator.
+    #[schema(max_length = 500)]
     pub message: Option<String>,
 }
 
@@ -349,6 +350,7 @@ pub struct StackRatesEnvelope {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReplaceRates {
     /// Must be `USD`.
+    #[schema(max_length = 10)]
     pub base: String,
     /// Units of each currency per one US dollar, as decimal strings or numbers.
     pub rates: std::collections::BTreeMap<String, AmountInput>,
