@@ -456,3 +456,57 @@ async fn order_funds_received_carries_a_state_the_order_held() {
     assert_eq!(received["data"], processing["data"], "one commit, one state");
     assert_eq!(received["data"]["payout"]["id"], r.body["order"]["payout"]["id"]);
 }
+
+/// Every free-text field has a stated maximum, in the document and
+/// enforced: one character more is `400 validation_error` naming the field.
+#[tokio::test]
+async fn free_text_fields_have_stated_and_enforced_maxima() {
+    let node = &SHARED.get();
+    let api = Api::new();
+    let key = &node.creds.sandbox_key;
+    let long = |n: usize| "a".repeat(n);
+    let schemas = &document()["components"]["schemas"];
+    for (schema, field, max) in [
+        ("CreatePayout", "externalReference", 255),
+        ("CreateCollection", "externalReference", 255),
+        ("CreateRecipient", "name", 255),
+        ("CreateApiKey", "name", 255),
+        ("CreateWebhookEndpoint", "description", 2000),
+        ("CustomFieldInput", "label", 255),
+        ("CheckoutRequest", "customerReference", 255),
+        ("DisputeAttachmentInput", "name", 255),
+    ] {
+        assert_eq!(schemas[schema]["properties"][field]["maxLength"], max, "{schema}.{field}");
+    }
+    deposit(&api, node, key, "GHS", "100.00").await;
+    let payout = |reference: String| {
+        json!({ "from": { "currency": "GHS", "amount": "1.00" },
+                "to": { "code": "mtn_gh", "accountNumber": "+233241234567" }, "externalReference": reference })
+    };
+    let url = node.sandbox_url("/v1/payouts");
+    api.post(&url, key, payout(long(256))).await.expect_field(400, "validation_error", "externalReference");
+    api.post(&url, key, payout(long(255))).await.expect(201);
+    let recipient = json!({ "name": long(256), "code": "mtn_gh", "accountNumber": "+233241234567" });
+    api.post(&node.sandbox_url("/v1/recipients"), key, recipient).await.expect_field(
+        400,
+        "validation_error",
+        "name",
+    );
+    let endpoint = json!({ "url": "https://example.com/hooks", "events": ["*"], "description": long(2001) });
+    api.post(&node.sandbox_url("/v1/webhooks/endpoints"), key, endpoint).await.expect_field(
+        400,
+        "validation_error",
+        "description",
+    );
+    let session = &node.creds.owner_session;
+    api.post(&node.sandbox_url("/v1/keys"), session, json!({ "name": long(256), "scopes": ["*"] }))
+        .await
+        .expect_field(400, "validation_error", "name");
+    let mut link = link_body("kofi@example.com");
+    link["customFields"] = json!([{ "name": "size", "type": "text", "label": long(256) }]);
+    api.post(&node.sandbox_url("/v1/payment-links"), key, link).await.expect_field(
+        400,
+        "validation_error",
+        "customFields[0].label",
+    );
+}

@@ -35,7 +35,6 @@ pub(crate) const TEXT_CHARS_MAX: &[(&str, usize)] = &[
     ("idNumber", 64),
     ("idType", 32),
     ("invitation", 128),
-    ("key", 64),
     ("kind", 32),
     ("label", 255),
     ("logoUrl", 2048),

@@ -62,21 +62,21 @@ pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiErro
             .with_detail("field", "body"));
     }
     // Syntax first, so "not JSON" and "JSON of the wrong shape" are told apart.
-    let value = match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Ok(value) => value,
-        Err(e) => {
-            return Err(ApiError::bad_request(format!("the request body is not valid JSON: {e}"))
-                .with_detail("field", "body")
-                .with_detail("line", e.line())
-                .with_detail("column", e.column()));
-        }
-    };
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+        return Err(ApiError::bad_request(format!("the request body is not valid JSON: {e}"))
+            .with_detail("field", "body")
+            .with_detail("line", e.line())
+            .with_detail("column", e.column()));
+    }
     // Every body is an object; serde would otherwise read an array positionally.
-    if !value.is_object() {
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Err(ApiError::validation("body", "must be a JSON object"));
     }
-    // Every free-text field's stated maximum, before any field is read.
-    crate::domain::limits::check_text(&value)?;
+    // Every free-text field's stated maximum, before any field is read. A
+    // body nested too deep to hold as a value fails the typed read below.
+    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes) {
+        crate::domain::limits::check_text(&value)?;
+    }
     let deserializer = &mut serde_json::Deserializer::from_slice(bytes);
     serde_path_to_error::deserialize(deserializer).map_err(|e| {
         let path = e.path().to_string();

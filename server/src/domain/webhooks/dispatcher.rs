@@ -829,6 +829,27 @@ impl Dispatcher {
         self.stack.metrics.set_webhook_backlog(self.open.len());
     }
 
+    /// Counts an attempt on its endpoint's health; the tenth failure in a
+    /// row disables the endpoint.
+    fn record_health(&mut self, endpoint_id: String, succeeded: bool, now: i64) {
+        let Ok(health) = self.health_of(&endpoint_id) else { return };
+        health.attempts += 1;
+        health.last_attempt_at = Some(now);
+        if succeeded {
+            health.consecutive_failures = 0;
+            health.successes += 1;
+            health.last_success_at = Some(now);
+        } else {
+            health.consecutive_failures += 1;
+            if health.consecutive_failures >= CONSECUTIVE_FAILURES_MAX && !health.disabled {
+                health.disabled = true;
+                health.disabled_reason = Some("consecutive_failures".into());
+                self.stage_status_change(&endpoint_id, now);
+            }
+        }
+        self.staged.health.insert(endpoint_id);
+    }
+
     fn apply_results(&mut self, batch: Vec<AttemptResult>) {
         let now = self.stack.now_ms();
         let time_scale = self.stack.config.time_scale;
@@ -845,23 +866,7 @@ impl Dispatcher {
             self.release(&delivery_id, now);
             let succeeded = attempt.succeeded;
             let manual = attempt.manual;
-            if let Ok(health) = self.health_of(&endpoint_id) {
-                health.attempts += 1;
-                health.last_attempt_at = Some(now);
-                if succeeded {
-                    health.consecutive_failures = 0;
-                    health.successes += 1;
-                    health.last_success_at = Some(now);
-                } else {
-                    health.consecutive_failures += 1;
-                    if health.consecutive_failures >= CONSECUTIVE_FAILURES_MAX && !health.disabled {
-                        health.disabled = true;
-                        health.disabled_reason = Some("consecutive_failures".into());
-                        self.stage_status_change(&endpoint_id, now);
-                    }
-                }
-                self.staged.health.insert(endpoint_id);
-            }
+            self.record_health(endpoint_id, succeeded, now);
             let open = self.open.get_mut(&delivery_id).expect("checked above");
             let delivery = &mut open.delivery;
             delivery.attempts.push(attempt);
