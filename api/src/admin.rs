@@ -217,6 +217,7 @@ pub struct OwnedOrderEnvelope {
 #[serde(deny_unknown_fields)]
 pub struct Settlement {
     /// Shown as the movement's `statusMessage`; a default names the operator.
+    #[schema(max_length = 500)]
     pub message: Option<String>,
 }
 
@@ -349,6 +350,7 @@ pub struct StackRatesEnvelope {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReplaceRates {
     /// Must be `USD`.
+    #[schema(max_length = 10)]
     pub base: String,
     /// Units of each currency per one US dollar, as decimal strings or numbers.
     pub rates: std::collections::BTreeMap<String, AmountInput>,
@@ -369,7 +371,8 @@ pub type StackRefusals = With<UnknownStack, AdminRefusals>;
 /// The 400 of a search across a stack's organizations.
 #[derive(utoipa::IntoResponses)]
 pub enum BadSearch {
-    /// A bad `limit` or `cursor` (`validation_error`)
+    /// A bad `limit` or `cursor`, or a query parameter the operation does
+    /// not take (`validation_error` naming it)
     #[response(status = 400)]
     BadRequest(crate::ErrorBody),
 }

@@ -67,17 +67,21 @@ pub struct CheckoutRequest {
     #[schema(max_items = 20)]
     pub custom_fields: Option<Vec<CustomFieldInput>>,
     /// An http or https URL the payer is sent to once paid.
+    #[schema(max_length = 2048)]
     pub redirect_url: Option<String>,
     pub branding: Option<BrandingInput>,
     /// At most 8 KiB of JSON.
     #[schema(value_type = Option<Object>)]
     pub metadata: Option<Metadata>,
     /// A future date-time (RFC 3339) after which the checkout takes no payer.
+    #[schema(max_length = 64)]
     pub expires_at: Option<String>,
     /// Payment links only (a page takes any payer): the customer's email.
+    #[schema(max_length = 254)]
     pub email: Option<String>,
     /// Payment links only: your own reference for the customer, 1 to 255
     /// characters.
+    #[schema(max_length = 255)]
     pub customer_reference: Option<String>,
 }
 
@@ -86,7 +90,7 @@ pub struct CheckoutRequest {
 #[serde(deny_unknown_fields)]
 pub struct CustomFieldInput {
     /// 1 to 64 letters, digits, `_` and `-`.
-    #[schema(value_type = String, required = true, example = "size")]
+    #[schema(max_length = 255, value_type = String, required = true, example = "size")]
     pub name: Option<String>,
     /// `text` when omitted.
     #[serde(rename = "type")]
@@ -96,6 +100,7 @@ pub struct CustomFieldInput {
     pub required: Option<bool>,
     /// 1 to 120 characters; the name with spaces for `_` and `-` when
     /// omitted.
+    #[schema(max_length = 255)]
     pub label: Option<String>,
 }
 
@@ -104,10 +109,13 @@ pub struct CustomFieldInput {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct BrandingInput {
     /// An http or https URL.
+    #[schema(max_length = 2048)]
     pub logo_url: Option<String>,
     /// A hex colour such as `#1a7f5a` (the default).
+    #[schema(max_length = 7)]
     pub accent_color: Option<String>,
     /// At most 120 characters.
+    #[schema(max_length = 255)]
     pub business_name: Option<String>,
 }
 

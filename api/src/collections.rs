@@ -22,17 +22,18 @@ pub enum CollectionStatus {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateCollection {
     pub amount: AmountInput,
-    #[schema(example = "GHS")]
+    #[schema(max_length = 10, example = "GHS")]
     pub currency: String,
     /// The method code: mobile money or bank transfer, in `currency`.
-    #[schema(example = "mtn_gh")]
+    #[schema(max_length = 64, example = "mtn_gh")]
     pub code: String,
     /// The payer's phone number (mobile money) or account number.
-    #[schema(example = "+233241234567")]
+    #[schema(max_length = 64, example = "+233241234567")]
     pub account_number: String,
     /// Your own reference, unique per organization: the same reference with
     /// the same body replays the collection (200); with another body,
     /// `409 duplicate`.
+    #[schema(max_length = 255)]
     pub external_reference: String,
     #[schema(value_type = Option<Object>)]
     pub metadata: Option<Metadata>,

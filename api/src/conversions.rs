@@ -29,7 +29,7 @@ pub struct CreateQuote {
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QuoteSide {
-    #[schema(example = "GHS")]
+    #[schema(max_length = 10, example = "GHS")]
     pub currency: String,
     pub amount: Option<AmountInput>,
 }
@@ -71,11 +71,12 @@ pub enum ConversionStatus {
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateConversion {
-    #[schema(min_length = 1, example = "qte_0VbowfAbCdEf")]
+    #[schema(max_length = 64, min_length = 1, example = "qte_0VbowfAbCdEf")]
     pub quote_id: String,
     /// Your own reference, unique per organization: the same reference
     /// with the same quote answers the original conversion (200); with
     /// another quote, `409 duplicate`.
+    #[schema(max_length = 255)]
     pub external_reference: Option<String>,
 }
 

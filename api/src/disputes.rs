@@ -138,10 +138,13 @@ pub struct CreateDisputeMessage {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DisputeAttachmentInput {
     /// A file of this organization (`file_…`).
+    #[schema(max_length = 64)]
     pub file_id: String,
     /// The file's own name when omitted.
+    #[schema(max_length = 255)]
     pub name: Option<String>,
     /// The file's contents address when omitted; at most 2,048 characters.
+    #[schema(max_length = 2048)]
     pub url: Option<String>,
 }
 
@@ -151,7 +154,9 @@ pub struct DisputeAttachmentInput {
 #[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SimulateDispute {
+    #[schema(max_length = 64)]
     pub collection_id: Option<String>,
+    #[schema(max_length = 64)]
     pub payment_link_id: Option<String>,
     /// At most the paid amount, which it defaults to.
     pub amount: Option<AmountInput>,

@@ -185,7 +185,9 @@ impl<A: IntoResponses, B: IntoResponses> IntoResponses for With<A, B> {
 /// The 409 of a create whose `externalReference` was already used.
 #[derive(utoipa::IntoResponses)]
 pub enum Duplicate {
-    /// The externalReference was used with another body (`duplicate`)
+    /// The externalReference was used with a body of another meaning
+    /// (`duplicate`); amounts are compared by value, so `"10"`, `10.0` and
+    /// `"10.00"` are one amount
     #[response(status = 409)]
     Duplicate(ErrorBody),
 }
@@ -201,7 +203,11 @@ impl<T: ToSchema> IntoResponses for Replays<T> {
         let content =
             ContentBuilder::new().schema(Some(RefOr::Ref(Ref::from_schema_name(T::name())))).build();
         let replay = ResponseBuilder::new()
-            .description("A replay of an earlier request with the same externalReference and body")
+            .description(
+                "A replay of an earlier request with the same externalReference and body \
+                 (compared by meaning: key order, spacing, an amount's trailing zeros or \
+                 number-or-string form, a currency's case and null fields do not matter)",
+            )
             .content("application/json", content)
             .build();
         let mut responses = Duplicate::responses();
@@ -225,7 +231,8 @@ pub type VersionRefusals<R = Refusals> = With<UnknownVersion, R>;
 /// The 400 of a list whose only query is its paging.
 #[derive(utoipa::IntoResponses)]
 pub enum BadPage {
-    /// A bad `limit` or `cursor` (`validation_error`), or an unknown
+    /// A bad `limit` or `cursor`, or a query parameter the operation does
+    /// not take (`validation_error`, `details.field` naming it), or an unknown
     /// `sika-version` header
     #[response(status = 400)]
     BadRequest(ErrorBody),

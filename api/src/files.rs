@@ -13,7 +13,7 @@ pub struct CreateFile {
     pub name: String,
     /// A media type such as `image/png`; `application/octet-stream` when
     /// omitted.
-    #[schema(example = "application/pdf")]
+    #[schema(max_length = 255, example = "application/pdf")]
     pub content_type: Option<String>,
     /// The contents in standard base64 (RFC 4648, with padding): 1 byte to
     /// 512 KiB once decoded.

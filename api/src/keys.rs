@@ -12,7 +12,7 @@ use crate::AmountInput;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateApiKey {
     /// 1 to 100 characters.
-    #[schema(example = "checkout server")]
+    #[schema(max_length = 255, example = "checkout server")]
     pub name: String,
     /// `<resource>:read` or `<resource>:write`, `rates:read`,
     /// `capabilities:read`, `requests:read`, or `*` for every scope.
@@ -26,6 +26,7 @@ pub struct CreateApiKey {
     pub caps: Option<SpendCapsInput>,
     /// When the key stops working (RFC 3339, in the future).
     #[serde(default)]
+    #[schema(max_length = 64)]
     pub expires_at: Option<String>,
 }
 

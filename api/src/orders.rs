@@ -41,6 +41,7 @@ pub struct CreateOrder {
     pub to: PayoutTarget,
     /// Your own reference, unique per organization: the same reference with
     /// the same body replays the order (200); with another body, `409 duplicate`.
+    #[schema(max_length = 255)]
     pub external_reference: String,
     #[schema(value_type = Option<Object>)]
     pub metadata: Option<Metadata>,
@@ -53,10 +54,11 @@ pub struct OrderFunding {
     #[schema(value_type = OrderMethod)]
     pub method: String,
     /// `USDC` or `USDT` for crypto.
-    #[schema(example = "GHS")]
+    #[schema(max_length = 10, example = "GHS")]
     pub currency: String,
     pub amount: AmountInput,
     /// The network of a crypto order, such as `base` or `tron`.
+    #[schema(max_length = 64)]
     pub chain: Option<String>,
 }
 

@@ -175,7 +175,8 @@ pub struct PaymentLinkFilter {
     // Text, so that a bad value gets the node's own message naming the field.
     #[param(value_type = Option<PaymentLinkStatus>)]
     pub status: Option<String>,
-    /// Only the links of this customer email (exact match).
+    /// Only the links of this customer email (the whole address, compared
+    /// without regard to letter case).
     pub email: Option<String>,
     /// Only the links with this `customerReference`.
     pub customer_reference: Option<String>,

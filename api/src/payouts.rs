@@ -24,6 +24,7 @@ pub struct CreatePayout {
     pub to: PayoutTarget,
     /// Your own reference, unique per organization: the same reference with
     /// the same body replays the payout (200); with another body, `409 duplicate`.
+    #[schema(max_length = 255)]
     pub external_reference: String,
     /// At most 500 characters.
     #[serde(default)]
@@ -39,7 +40,7 @@ pub struct CreatePayout {
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PayoutAmount {
-    #[schema(example = "GHS")]
+    #[schema(max_length = 10, example = "GHS")]
     pub currency: String,
     pub amount: AmountInput,
 }
@@ -49,14 +50,18 @@ pub struct PayoutAmount {
 #[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PayoutTarget {
-    #[schema(example = "mtn_gh")]
+    #[schema(max_length = 64, example = "mtn_gh")]
     pub code: Option<String>,
-    #[schema(example = "+233241234567")]
+    #[schema(max_length = 64, example = "+233241234567")]
     pub account_number: Option<String>,
+    #[schema(max_length = 128)]
     pub address: Option<String>,
+    #[schema(max_length = 64)]
     pub tag: Option<String>,
     /// The currency the recipient receives; defaults to `from.currency`.
+    #[schema(max_length = 10)]
     pub currency: Option<String>,
+    #[schema(max_length = 64)]
     pub recipient_id: Option<String>,
 }
 

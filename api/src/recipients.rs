@@ -12,18 +12,21 @@ use crate::ItemError;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateRecipient {
     /// 1 to 200 characters.
-    #[schema(example = "Ama Mensah")]
+    #[schema(max_length = 255, example = "Ama Mensah")]
     pub name: String,
+    #[schema(max_length = 254)]
     pub email: Option<String>,
     /// The payment method; the recipient's currency is the method's.
-    #[schema(example = "mtn_gh")]
+    #[schema(max_length = 64, example = "mtn_gh")]
     pub code: String,
     /// Required for bank and mobile-money methods.
-    #[schema(example = "+233241234567")]
+    #[schema(max_length = 64, example = "+233241234567")]
     pub account_number: Option<String>,
     /// Required for crypto methods.
+    #[schema(max_length = 128)]
     pub address: Option<String>,
     /// A memo or destination tag, for the crypto networks that use one.
+    #[schema(max_length = 64)]
     pub tag: Option<String>,
 }
 

@@ -34,13 +34,13 @@ pub struct SetRepresentative {
     #[schema(min_length = 2, max_length = 120, example = "Ama Mensah")]
     pub full_name: String,
     /// E.164: a plus sign and 8 to 15 digits.
-    #[schema(pattern = r"^\+\d{8,15}$", example = "+233241234567")]
+    #[schema(max_length = 16, pattern = r"^\+\d{8,15}$", example = "+233241234567")]
     pub phone: String,
     /// Defaults to `ghana_card`.
     // Text, so that another value gets the node's own validation message.
     #[schema(value_type = Option<IdType>)]
     pub id_type: Option<String>,
-    #[schema(pattern = r"^GHA-\d{9}-\d$", example = "GHA-123456789-0")]
+    #[schema(max_length = 64, pattern = r"^GHA-\d{9}-\d$", example = "GHA-123456789-0")]
     pub id_number: String,
     /// Exactly 2 characters (ISO 3166-1 alpha-2); stored in upper case.
     #[schema(min_length = 2, max_length = 2, example = "GH")]

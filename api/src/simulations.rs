@@ -16,8 +16,14 @@ pub struct SimulationTrigger {
     /// The request field read, such as `amount` or `accountNumber`.
     #[schema(example = "amount")]
     pub field: String,
-    /// How its value is read: `last_two_decimal_digits`,
-    /// `account_number_suffix` or `value`.
+    /// How its value is read. `last_two_decimal_digits` (the spec's): the
+    /// amount's cents, or its last two digits in a currency without
+    /// fraction digits, are the scenario's key. Sika's extensions:
+    /// `account_number_suffix`, the account number ends in `0000` followed
+    /// by the scenario's two digits; `compared_to_order_amount`, the amount
+    /// against the order's (see the entry's `description`); `value`, the
+    /// field's value is itself the outcome (`scenarios` is empty); `none`,
+    /// nothing chooses the outcome (only a `default` scenario).
     #[schema(example = "last_two_decimal_digits")]
     pub rule: String,
 }
@@ -36,9 +42,9 @@ pub struct Simulation {
     pub description: String,
     /// Every outcome the behaviour can have.
     pub outcomes: Vec<String>,
-    /// What chooses the outcome; null when the call always has the same one.
-    pub trigger: Option<SimulationTrigger>,
-    /// The trigger's value (or `default`) to the outcome it gives.
+    /// What chooses the outcome (rule `none` when nothing does).
+    pub trigger: SimulationTrigger,
+    /// The trigger's two digits, or `default`, to the outcome it gives.
     #[schema(example = json!({ "51": "failed", "default": "completed" }))]
     pub scenarios: BTreeMap<String, String>,
 }
@@ -48,11 +54,12 @@ pub struct Simulation {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SimulateDeposit {
     /// The balance credited, case-insensitive.
-    #[schema(example = "GHS")]
+    #[schema(max_length = 10, example = "GHS")]
     pub currency: String,
     pub amount: AmountInput,
     /// Your own reference, unique per organization: the same reference with
     /// the same body replays the deposit (200); with another body, `409 duplicate`.
+    #[schema(max_length = 255)]
     pub external_reference: Option<String>,
 }
 
@@ -63,6 +70,7 @@ pub struct SimulateDeposit {
 pub struct SimulateVirtualAccountDeposit {
     pub amount: AmountInput,
     /// As for a deposit: the same reference with the same body replays it.
+    #[schema(max_length = 255)]
     pub external_reference: Option<String>,
 }
 

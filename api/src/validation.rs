@@ -1,6 +1,7 @@
 //! Destination validation: check payout destinations before paying out to
 //! them. The sandbox decides by the account number's last six digits (see
-//! `GET /v1/simulations`); the live stack checks their shape.
+//! `GET /v1/simulations`); the live stack checks their shape only, never
+//! applies the sandbox's suffixes, and says so in each result's `checked`.
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -19,15 +20,17 @@ pub struct ValidateDestinations {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DestinationItem {
     /// The payment method, such as `mtn_gh`; must not be empty.
-    #[schema(min_length = 1, example = "mtn_gh")]
+    #[schema(max_length = 64, min_length = 1, example = "mtn_gh")]
     pub code: String,
     /// Required for bank and mobile-money methods.
-    #[schema(example = "+233241234567")]
+    #[schema(max_length = 64, example = "+233241234567")]
     pub account_number: Option<String>,
     /// Required for crypto methods (an `accountNumber` is read as the
     /// address when this is absent).
+    #[schema(max_length = 128)]
     pub address: Option<String>,
     /// Accepted for the bank methods that use one; not checked.
+    #[schema(max_length = 64)]
     pub routing_number: Option<String>,
 }
 
@@ -39,8 +42,11 @@ pub enum ValidationReason {
     UnknownMethod,
     /// Neither `accountNumber` nor `address` was given (blank counts as missing).
     MissingAccount,
-    /// A crypto address of the wrong shape.
+    /// A crypto address of the wrong shape for its chain.
     InvalidAddress,
+    /// An account number of the wrong shape for its method (on live, where
+    /// only the format is checked).
+    InvalidAccountNumber,
     AccountNotFound,
     AccountClosed,
     /// The provider did not answer in time; try again.
@@ -59,6 +65,21 @@ pub struct DestinationCheck {
     // Text, as the sandbox's scenario table writes it.
     #[schema(value_type = Option<ValidationReason>)]
     pub reason: Option<String>,
+    /// How far the check went: `rail` when a rail answered for the account
+    /// (on the sandbox, its simulated rail by the suffix rules), `format`
+    /// when only its shape was checked (the live stack, which has no
+    /// account lookup): a `valid` destination there may still not exist.
+    pub checked: ValidationDepth,
+}
+
+/// How far a destination check went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ValidationDepth {
+    /// A rail looked the account up.
+    Rail,
+    /// Only the format was checked: method, presence, shape.
+    Format,
 }
 
 /// One item's answer: the item's code and what checking it found.

@@ -34,6 +34,7 @@ pub struct CreateWebhookEndpoint {
     #[schema(example = json!(["payout.completed", "payout.failed"]))]
     pub events: Vec<String>,
     #[serde(default)]
+    #[schema(max_length = 2000)]
     pub description: String,
 }
 
@@ -43,8 +44,10 @@ pub struct CreateWebhookEndpoint {
 #[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateWebhookEndpoint {
+    #[schema(max_length = 2048)]
     pub url: Option<String>,
     pub events: Option<Vec<String>>,
+    #[schema(max_length = 2000)]
     pub description: Option<String>,
     /// `active` re-enables the endpoint; `disabled` stops deliveries to it.
     // Text, so that a bad value gets the node's own message naming the field.
@@ -213,7 +216,10 @@ pub struct WebhookDeliveryEnvelope {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct DeliveryFilter {
-    /// Only deliveries in this state.
+    /// `pending`: attempts remain (none made yet, or retrying);
+    /// `succeeded`: an attempt got a 2xx; `failed`: the latest attempt
+    /// failed, whether retries remain (the delivery's `status` is still
+    /// `pending`) or ran out (`failed`).
     // Text, so that a bad value gets the node's own message naming the field.
     #[param(value_type = Option<WebhookDeliveryStatus>)]
     pub status: Option<String>,

@@ -182,15 +182,21 @@ pub(crate) fn funds(books: &mut Books, funds: &OrderFunds) -> Result<Applied, En
         "account.credited",
         EventPayload::AccountCredited { account, amount: funds.amount, source: order.id.clone() },
     )?;
-    save_and_emit(books, &order, &kinds)?;
-    start_payout(books, order, funds)
+    // The payout starts in this same command, so no read ever sees the
+    // order at `funds_received`: its events carry the state it is left in
+    // (`processing_payout` or `failed`), the state it really held.
+    start_payout(books, order, funds, &kinds)
 }
 
+/// Starts the order's payout leg and emits `earlier` (the events of the
+/// step that got here) then its own, each with the order as it is left.
 fn start_payout(
     books: &mut Books,
     mut order: OrderRecord,
     funds: &OrderFunds,
+    earlier: &[&str],
 ) -> Result<Applied, EngineError> {
+    let with = |last: &'static str| -> Vec<&str> { earlier.iter().copied().chain([last]).collect() };
     let now = books.now;
     let refused = |order: &mut OrderRecord, reason: String| {
         order.status = OrderStatus::Failed;
@@ -240,7 +246,7 @@ fn start_payout(
                             payout.to_currency
                         ),
                     ));
-                    save_and_emit(books, &order, &["order.processing_payout"])?;
+                    save_and_emit(books, &order, &with("order.processing_payout"))?;
                     return Ok(Applied { outcome: Outcome::Order(order), replayed: false });
                 }
                 Err(EngineError::InsufficientFunds { .. }) => {
@@ -250,7 +256,7 @@ fn start_payout(
             }
         }
     }
-    save_and_emit(books, &order, &["order.failed"])?;
+    save_and_emit(books, &order, &with("order.failed"))?;
     Ok(Applied { outcome: Outcome::Order(order), replayed: false })
 }
 

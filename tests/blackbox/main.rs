@@ -15,6 +15,7 @@ mod api_ratelimit;
 mod checkout;
 mod checkout_browser;
 mod collections;
+mod contract;
 mod disputes;
 mod format_upgrade;
 mod live_money;

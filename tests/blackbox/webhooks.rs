@@ -668,6 +668,16 @@ async fn ten_consecutive_failures_disable_an_endpoint_until_it_is_reenabled() {
     .await;
     assert_eq!(disabled["disabledReason"], "consecutive_failures", "{disabled}");
     assert!(disabled["consecutiveFailures"].as_u64().unwrap() >= 10, "{disabled}");
+    assert!(
+        millis(&disabled["updatedAt"]) > millis(&endpoint["updatedAt"]),
+        "the status change moved updatedAt: {endpoint} then {disabled}"
+    );
+    // `status=failed` lists every delivery whose latest attempt failed,
+    // those still retrying (their own status `pending`) included.
+    let failed = deliveries(&api, base, key, &format!("status=failed&endpointId={endpoint_id}")).await;
+    assert_eq!(failed.len(), 10, "{failed:?}");
+    assert!(failed.iter().any(|d| d["status"] == "pending"), "retrying ones are failed too: {failed:?}");
+    assert!(failed.iter().all(|d| d["attempts"].as_array().unwrap().last().unwrap()["succeeded"] == false));
     let hits_at_disable = receiver.hits().len();
     assert!(hits_at_disable >= 10, "10 failed attempts before disabling, saw {hits_at_disable}");
     assert!(receiver.hits().iter().all(|h| h.status == 500));
@@ -676,12 +686,15 @@ async fn ten_consecutive_failures_disable_an_endpoint_until_it_is_reenabled() {
         listed.body["data"].as_array().unwrap().iter().find(|e| e["id"] == endpoint_id.as_str()).cloned();
     assert_eq!(row.unwrap()["status"], "disabled");
 
-    // While disabled nothing is sent, and a new event makes no delivery for it.
+    // While disabled nothing is sent, and testing it is refused, saying why.
     tokio::time::sleep(Duration::from_millis(50)).await;
     let sent = receiver.hits().len();
     let before: HashSet<String> =
         deliveries(&api, base, key, &format!("endpointId={endpoint_id}")).await.iter().map(id_of).collect();
-    send_test(&api, base, key, &endpoint_id).await;
+    let r = api.post(&format!("{base}/v1/webhooks/endpoints/{endpoint_id}/test"), key, json!({})).await;
+    r.expect_error(400, "bad_request");
+    assert!(r.body["message"].as_str().unwrap().contains("disabled"), "{}", r.text);
+    assert_eq!(r.body["details"]["status"], "disabled");
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(receiver.hits().len(), sent, "a disabled endpoint gets nothing");
     let during: HashSet<String> =
@@ -704,6 +717,7 @@ async fn ten_consecutive_failures_disable_an_endpoint_until_it_is_reenabled() {
     assert_eq!(enabled["status"], "active", "{enabled}");
     assert!(enabled["disabledReason"].is_null(), "{enabled}");
     assert_eq!(enabled["consecutiveFailures"], 0, "{enabled}");
+    assert!(millis(&enabled["updatedAt"]) > millis(&disabled["updatedAt"]), "{enabled}");
     send_test(&api, base, key, &endpoint_id).await;
     let all = eventually("every delivery succeeded", TIMEOUT, || async {
         let all = deliveries(&api, base, key, &format!("endpointId={endpoint_id}")).await;
@@ -829,8 +843,10 @@ async fn a_delivery_fails_after_the_whole_ladder_and_can_still_be_resent() {
     let secret = endpoint["secret"].as_str().unwrap();
 
     send_test(&api, base, key, &endpoint_id).await;
+    // `status=failed` lists it from its first failed attempt; its own
+    // status turns `failed` when the ladder runs out.
     let failed = eventually("the delivery failed", TIMEOUT, || async {
-        deliveries(&api, base, key, "status=failed").await.into_iter().next()
+        deliveries(&api, base, key, "status=failed").await.into_iter().find(|d| d["status"] == "failed")
     })
     .await;
     let id = id_of(&failed);

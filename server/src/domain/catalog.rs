@@ -492,6 +492,37 @@ impl Catalog {
     }
 }
 
+/// Live rule of `POST /v1/validate/bulk` for one item: the format only, as
+/// a payout would check it (the method, an account number of the method's
+/// shape, an address of the chain's), never the sandbox's suffixes, and no
+/// account name, since no rail was asked.
+pub(crate) fn live_validate(
+    catalog: &Catalog,
+    code: &str,
+    account_number: Option<&str>,
+    address: Option<&str>,
+) -> ValidationResult {
+    let Some(method) = catalog.find_method(code) else {
+        return ValidationResult::invalid("unknown_method");
+    };
+    let account_number = account_number.map(str::trim).filter(|s| !s.is_empty());
+    let address = address.map(str::trim).filter(|s| !s.is_empty());
+    let problem = if method.is_crypto() {
+        let Some(address) = address.or(account_number) else {
+            return ValidationResult::invalid("missing_account");
+        };
+        let chain = method.chain.as_deref().unwrap_or_default();
+        crate::domain::receiving::address_problem(chain, address).map(|_| "invalid_address")
+    } else {
+        let Some(number) = account_number else { return ValidationResult::invalid("missing_account") };
+        catalog.account_problem(code, number).map(|_| "invalid_account_number")
+    };
+    match problem {
+        Some(reason) => ValidationResult::invalid(reason),
+        None => ValidationResult { valid: true, account_name: None, reason: None },
+    }
+}
+
 /// Sandbox rule of `POST /v1/validate/bulk` for one item.
 ///
 /// Unknown method code: `unknown_method`. Neither `accountNumber` nor `address`
@@ -548,12 +579,14 @@ impl ValidationResult {
         ValidationResult { valid: false, account_name: None, reason: Some(reason.to_string()) }
     }
 
-    /// The result as `POST /v1/validate/bulk` shows it.
-    pub(crate) fn render(&self) -> DestinationCheck {
+    /// The result as `POST /v1/validate/bulk` shows it, saying how far
+    /// the check went.
+    pub(crate) fn render(&self, checked: sika_api::validation::ValidationDepth) -> DestinationCheck {
         DestinationCheck {
             valid: self.valid,
             account_name: self.account_name.clone(),
             reason: self.reason.clone(),
+            checked,
         }
     }
 }
@@ -930,14 +963,36 @@ mod tests {
 
     #[test]
     fn validation_result_renders_camel_case() {
-        let v =
-            serde_json::to_value(sandbox_validate("mtn_gh", Some("+233241000000"), None).render()).unwrap();
+        let v = serde_json::to_value(sandbox_validate("mtn_gh", Some("+233241000000"), None).render(RAIL))
+            .unwrap();
         assert_eq!(v["valid"], false);
+        assert_eq!(v["checked"], "rail");
         assert_eq!(v["reason"], "account_not_found");
         assert!(v["accountName"].is_null());
-        let v =
-            serde_json::to_value(sandbox_validate("mtn_gh", Some("+233241234567"), None).render()).unwrap();
+        let v = serde_json::to_value(sandbox_validate("mtn_gh", Some("+233241234567"), None).render(RAIL))
+            .unwrap();
         assert!(v["accountName"].is_string());
+    }
+
+    const RAIL: sika_api::validation::ValidationDepth = sika_api::validation::ValidationDepth::Rail;
+
+    /// Live checks the format only: the sandbox's suffixes mean nothing there.
+    #[test]
+    fn live_validation_checks_the_format_only() {
+        let catalog = shipped();
+        for suffix in ["000000", "000001", "000002"] {
+            let result = live_validate(catalog, "mtn_gh", Some(&format!("+233241{suffix}")), None);
+            assert!(result.valid && result.account_name.is_none(), "{suffix}");
+        }
+        assert_eq!(
+            live_validate(catalog, "mtn_gh", Some("hello"), None).reason.unwrap(),
+            "invalid_account_number"
+        );
+        assert_eq!(
+            live_validate(catalog, "usdc_base", None, Some("nope")).reason.unwrap(),
+            "invalid_address"
+        );
+        assert_eq!(live_validate(catalog, "nope", Some("1"), None).reason.unwrap(), "unknown_method");
     }
 
     /// The document lists the reasons as `ValidationReason`: every reason
@@ -952,10 +1007,10 @@ mod tests {
         ];
         let by_rule =
             crate::domain::simulator::VALIDATION_SCENARIOS.iter().filter(|(suffix, _)| *suffix != "default");
-        let reasons = refused
-            .iter()
-            .map(|r| r.reason.clone().unwrap())
-            .chain(by_rule.map(|(suffix, _)| sandbox_validate("mtn_gh", Some(suffix), None).reason.unwrap()));
+        let reasons = refused.iter().map(|r| r.reason.clone().unwrap()).chain(by_rule.map(|(digits, _)| {
+            let number = format!("0241{}{digits}", crate::domain::simulator::VALIDATION_SUFFIX_PREFIX);
+            sandbox_validate("mtn_gh", Some(&number), None).reason.unwrap()
+        }));
         for reason in reasons {
             let documented = serde_json::from_value::<ValidationReason>(reason.clone().into());
             assert!(documented.is_ok(), "{reason} is not a ValidationReason");

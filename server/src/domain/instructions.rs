@@ -22,10 +22,43 @@ use crate::domain::stack::{Stack, StackKind};
 pub(crate) const RAIL_SIMULATOR: &str = "sandbox_simulator";
 pub(crate) const RAIL_MANUAL: &str = "manual_settlement";
 
-/// SHA-256 of the request body in canonical form (keys sorted), so the same
-/// request is recognised whatever its key order or spacing.
+/// SHA-256 of the request body in canonical form, so the same request is
+/// recognised whatever its key order or spacing and however its values are
+/// written: keys sorted, an `amount` as its decimal value (`"10"`, `10.0`
+/// and `"10.00"` are one amount), a `currency` in capitals, and a `null`
+/// field the same as an absent one; `metadata` is compared as written.
 pub(crate) fn fingerprint(body: &Value) -> [u8; 32] {
-    Sha256::digest(body.to_string().as_bytes()).into()
+    Sha256::digest(canonical(body).to_string().as_bytes()).into()
+}
+
+/// `body` with every value written as it is read (see [`fingerprint`]).
+fn canonical(body: &Value) -> Value {
+    match body {
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .filter(|(_, value)| !value.is_null())
+                .map(|(name, value)| (name.clone(), canonical_field(name, value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
+fn canonical_field(name: &str, value: &Value) -> Value {
+    match (name, value) {
+        ("amount", Value::String(_) | Value::Number(_)) => {
+            serde_json::from_value::<AmountInput>(value.clone())
+                .ok()
+                .and_then(|amount| amount.as_str().parse::<rust_decimal::Decimal>().ok())
+                .map_or_else(|| value.clone(), |amount| Value::String(amount.normalize().to_string()))
+        }
+        ("currency", Value::String(code)) => Value::String(code.trim().to_ascii_uppercase()),
+        // The caller's own data is compared as written.
+        ("metadata", _) => value.clone(),
+        _ => canonical(value),
+    }
 }
 
 pub(crate) use sika_api::payouts::{
@@ -615,4 +648,23 @@ pub(crate) fn validate_reference(reference: &str) -> ApiResult<()> {
         return Err(ApiError::validation("externalReference", "must be 1 to 255 printable characters"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::fingerprint;
+
+    #[test]
+    fn one_meaning_is_one_fingerprint() {
+        let body = |amount: serde_json::Value| json!({ "from": { "currency": "GHS", "amount": amount }, "externalReference": "r", "narration": null });
+        let ten = fingerprint(&body(json!("10")));
+        for same in [json!(10), json!("10.00"), json!(10.0), json!("10.0")] {
+            assert_eq!(fingerprint(&body(same.clone())), ten, "{same}");
+        }
+        assert_ne!(fingerprint(&body(json!("10.01"))), ten);
+        let lower = json!({ "from": { "currency": "ghs", "amount": "10" }, "externalReference": "r" });
+        assert_eq!(fingerprint(&lower), ten);
+    }
 }

@@ -11,6 +11,7 @@ pub(crate) mod error;
 pub(crate) mod files;
 pub(crate) mod identity;
 pub(crate) mod instructions;
+pub(crate) mod limits;
 pub(crate) mod metrics;
 pub(crate) mod pagination;
 pub(crate) mod principal;

@@ -168,6 +168,24 @@ pub(crate) fn page_of_views<T>(
     Ok(list_page(data, last, has_more, &secret, &scope))
 }
 
+/// One page of a list held whole in memory (keys, a country's methods, the
+/// simulations), in the order given: the cursor is the offset of the next
+/// item, signed for `scope` like every other cursor, so these lists take
+/// `limit` and `cursor` and refuse bad ones exactly as the stored lists do.
+pub(crate) fn page_of_items<T>(
+    items: Vec<T>,
+    query: &PageQuery,
+    secret: &[u8],
+    scope: &str,
+) -> ApiResult<ListPage<T>> {
+    let page = query.page(secret, scope)?;
+    let start = usize::try_from(page.before.unwrap_or(0)).unwrap_or(usize::MAX).min(items.len());
+    let end = start.saturating_add(page.limit).min(items.len());
+    let has_more = end < items.len();
+    let data = items.into_iter().skip(start).take(end - start).collect();
+    Ok(list_page(data, Some(end as u64), has_more, secret, scope))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +201,22 @@ mod tests {
         forged[2] = if forged[2] == b'A' { b'B' } else { b'A' };
         let query = PageQuery { limit: None, cursor: Some(String::from_utf8(forged).unwrap()) };
         assert!(query.page(secret, "org/conversions").is_err());
+    }
+
+    #[test]
+    fn in_memory_lists_page_by_offset() {
+        let secret = b"s";
+        let first = page_of_items(
+            (0..5).collect(),
+            &PageQuery { limit: Some("2".into()), cursor: None },
+            secret,
+            "k",
+        )
+        .unwrap();
+        assert_eq!((first.data, first.has_more), (vec![0, 1], true));
+        let query = PageQuery { limit: Some("4".into()), cursor: first.next_cursor };
+        let rest = page_of_items((0..5).collect(), &query, secret, "k").unwrap();
+        assert_eq!((rest.data, rest.has_more, rest.next_cursor), (vec![2, 3, 4], false, None));
     }
 
     #[test]

@@ -27,18 +27,25 @@ pub(crate) struct Simulation {
     pub path: &'static str,
     pub description: &'static str,
     pub outcomes: &'static [&'static str],
-    pub trigger: Option<Trigger>,
-    /// Trigger value (or `default`) → outcome.
+    /// Every entry has one, as the spec's shape says; a call whose outcome
+    /// nothing chooses has rule `none` and only a `default` scenario.
+    pub trigger: Trigger,
+    /// Two digits (or `default`) → outcome, as the spec's shape says.
     pub scenarios: &'static [(&'static str, &'static str)],
 }
 
-/// The account-validation outcomes by `accountNumber` suffix.
-pub(crate) const VALIDATION_SCENARIOS: &[(&str, &str)] = &[
-    ("000000", "account_not_found"),
-    ("000001", "account_closed"),
-    ("000002", "timeout"),
-    ("default", "valid"),
-];
+/// What an account number ends with, before a validation scenario's two
+/// digits, for the scenario to apply: `…000000` is not found, `…000001`
+/// closed, `…000002` a timeout (the spec's six-digit suffixes).
+pub(crate) const VALIDATION_SUFFIX_PREFIX: &str = "0000";
+
+/// The account-validation outcomes by `accountNumber` suffix: the
+/// scenario's two digits after [`VALIDATION_SUFFIX_PREFIX`].
+pub(crate) const VALIDATION_SCENARIOS: &[(&str, &str)] =
+    &[("00", "account_not_found"), ("01", "account_closed"), ("02", "timeout"), ("default", "valid")];
+
+/// A trigger-less call: nothing in the request chooses its outcome.
+const NO_TRIGGER: Trigger = Trigger { field: "amount", rule: "none" };
 
 /// Collection outcomes by the first two fraction digits of `amount`.
 pub(crate) const COLLECTION_SCENARIOS: &[(&str, &str)] = &[
@@ -66,7 +73,7 @@ pub(crate) const SIMULATIONS: &[Simulation] = &[
             "customer_timeout",
             "transient_error_then_reconciled",
         ],
-        trigger: Some(Trigger { field: "amount", rule: "last_two_decimal_digits" }),
+        trigger: Trigger { field: "amount", rule: "last_two_decimal_digits" },
         scenarios: COLLECTION_SCENARIOS,
     },
     Simulation {
@@ -75,7 +82,7 @@ pub(crate) const SIMULATIONS: &[Simulation] = &[
         path: "/v1/payouts",
         description: "Sandbox payouts settle by the last two decimal digits of from.amount.",
         outcomes: &["completed", "rejected", "timeout_then_reconciled"],
-        trigger: Some(Trigger { field: "from.amount", rule: "last_two_decimal_digits" }),
+        trigger: Trigger { field: "from.amount", rule: "last_two_decimal_digits" },
         scenarios: PAYOUT_SCENARIOS,
     },
     Simulation {
@@ -84,7 +91,7 @@ pub(crate) const SIMULATIONS: &[Simulation] = &[
         path: "/v1/simulations/virtual-accounts/{id}/deposits",
         description: "Credits a deposit made to a virtual account to the organization's balance and fires account.credited.",
         outcomes: &["completed"],
-        trigger: None,
+        trigger: NO_TRIGGER,
         scenarios: &[("default", "completed")],
     },
     Simulation {
@@ -93,7 +100,7 @@ pub(crate) const SIMULATIONS: &[Simulation] = &[
         path: "/v1/simulations/deposits",
         description: "Credits the given amount to the organization's balance in that currency and fires account.credited.",
         outcomes: &["completed"],
-        trigger: None,
+        trigger: NO_TRIGGER,
         scenarios: &[("default", "completed")],
     },
     Simulation {
@@ -102,7 +109,7 @@ pub(crate) const SIMULATIONS: &[Simulation] = &[
         path: "/v1/simulations/disputes",
         description: "The payer disputes a completed collection (collectionId) or the newest completed payment of a payment link (paymentLinkId); the dispute opens and dispute.created fires. amount defaults to the paid amount. Disputes move no money.",
         outcomes: &["open"],
-        trigger: None,
+        trigger: NO_TRIGGER,
         scenarios: &[("default", "open")],
     },
     Simulation {
@@ -111,26 +118,40 @@ pub(crate) const SIMULATIONS: &[Simulation] = &[
         path: "/v1/simulations/disputes/{id}/resolve",
         description: "Resolves an open dispute with the given outcome; dispute.updated and dispute.closed fire, and its thread takes no more messages.",
         outcomes: &["accepted", "declined"],
-        trigger: Some(Trigger { field: "outcome", rule: "value" }),
-        scenarios: &[("accepted", "accepted"), ("declined", "declined")],
+        // The outcome is the request's own `outcome`: no scenario chooses it.
+        trigger: Trigger { field: "outcome", rule: "value" },
+        scenarios: &[],
     },
     Simulation {
         operation: "validate_destinations",
         method: "POST",
         path: "/v1/validate/bulk",
-        description: "Destination validation in the sandbox is decided by the last six digits of accountNumber.",
+        description: "Destination validation in the sandbox is decided by the last six digits of accountNumber: 0000 followed by a scenario's two digits (000000 not found, 000001 closed, 000002 timeout); any other number is valid. Payouts to such a number are refused the same way.",
         outcomes: &["valid", "account_not_found", "account_closed", "timeout"],
-        trigger: Some(Trigger { field: "accountNumber", rule: "account_number_suffix" }),
+        trigger: Trigger { field: "accountNumber", rule: "account_number_suffix" },
         scenarios: VALIDATION_SCENARIOS,
+    },
+    Simulation {
+        operation: "simulate_order_funds",
+        method: "POST",
+        path: "/v1/simulations/orders/{id}/funds",
+        description: "Funds arrive for an order in its from.currency. The amount compared with the order's chooses the outcome: equal, funds_received; more, overpaid; less, underpaid (the order proceeds on what arrived). For a crypto order, fewer confirmations than it needs leave it awaiting_confirmations. The payout leg then follows the payout triggers.",
+        outcomes: &["funds_received", "overpaid", "underpaid", "awaiting_confirmations"],
+        trigger: Trigger { field: "amount", rule: "compared_to_order_amount" },
+        scenarios: &[("default", "funds_received")],
     },
 ];
 
 /// The sandbox validation outcome for an account number: `None` when valid,
 /// otherwise the reason.
 pub(crate) fn validation_reason(account_number: &str) -> Option<&'static str> {
+    let (rest, digits) = account_number.split_at_checked(account_number.len().checked_sub(2)?)?;
+    if !rest.ends_with(VALIDATION_SUFFIX_PREFIX) {
+        return None;
+    }
     VALIDATION_SCENARIOS
         .iter()
-        .find(|(suffix, _)| *suffix != "default" && account_number.ends_with(suffix))
+        .find(|(key, _)| *key != "default" && *key == digits)
         .map(|(_, outcome)| *outcome)
 }
 
@@ -143,10 +164,10 @@ pub(crate) fn render(simulation: &Simulation) -> sika_api::simulations::Simulati
         path: simulation.path.to_string(),
         description: simulation.description.to_string(),
         outcomes: simulation.outcomes.iter().map(|o| o.to_string()).collect(),
-        trigger: simulation
-            .trigger
-            .as_ref()
-            .map(|t| SimulationTrigger { field: t.field.to_string(), rule: t.rule.to_string() }),
+        trigger: SimulationTrigger {
+            field: simulation.trigger.field.to_string(),
+            rule: simulation.trigger.rule.to_string(),
+        },
         scenarios: simulation.scenarios.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
     }
 }
@@ -227,6 +248,25 @@ pub(crate) fn collection_steps(outcome: &str, time_scale: f64) -> Vec<ScheduledS
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The spec's shape: scenarios keyed by two digits or `default`, each
+    /// naming one of the entry's outcomes.
+    #[test]
+    fn every_entry_has_the_specs_shape() {
+        for simulation in SIMULATIONS {
+            for (key, outcome) in simulation.scenarios {
+                let two_digits = key.len() == 2 && key.bytes().all(|b| b.is_ascii_digit());
+                assert!(two_digits || *key == "default", "{}: {key}", simulation.path);
+                assert!(simulation.outcomes.contains(outcome), "{}: {outcome}", simulation.path);
+            }
+        }
+        assert_eq!(validation_reason("0241000000"), Some("account_not_found"));
+        assert_eq!(validation_reason("0241000001"), Some("account_closed"));
+        assert_eq!(validation_reason("0241000002"), Some("timeout"));
+        assert_eq!(validation_reason("0241200001"), None);
+        assert_eq!(validation_reason("1"), None);
+        assert_eq!(validation_reason("000001"), Some("account_closed"));
+    }
 
     #[test]
     fn digits_and_outcomes() {

@@ -15,6 +15,10 @@ use crate::domain::stack::{Stack, StackKind};
 
 pub(crate) const COLLECTION: &str = "virtual_accounts";
 
+/// A stored virtual account. A stablecoin one (`USDC`, `USDT`) is a
+/// deposit address, kept in the same record so the stored format is
+/// unchanged: `account_number` holds the address, `bank_name` the chain and
+/// `account_name` nothing; `render` shows them as `address` and `chain`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct VirtualAccount {
     pub id: String,
@@ -30,17 +34,78 @@ pub(crate) struct VirtualAccount {
 impl VirtualAccount {
     /// The account as every response shows it.
     pub(crate) fn render(&self) -> sika_api::virtual_accounts::VirtualAccount {
+        use sika_api::virtual_accounts::VirtualAccountType;
+        let crypto = is_crypto(&self.currency);
+        let bank = |value: &String| (!crypto).then(|| value.clone());
+        let wallet = |value: &String| crypto.then(|| value.clone());
         sika_api::virtual_accounts::VirtualAccount {
             id: self.id.clone(),
+            kind: if crypto { VirtualAccountType::CryptoAddress } else { VirtualAccountType::BankAccount },
             currency: self.currency.clone(),
-            account_number: self.account_number.clone(),
-            bank_name: self.bank_name.clone(),
-            account_name: self.account_name.clone(),
+            account_number: bank(&self.account_number),
+            bank_name: bank(&self.bank_name),
+            account_name: bank(&self.account_name),
+            address: wallet(&self.account_number),
+            chain: wallet(&self.bank_name),
             customer_reference: self.customer_reference.clone(),
             status: sika_api::virtual_accounts::VirtualAccountStatus::Active,
             created_at: timestamp(self.created_at),
         }
     }
+}
+
+/// Stablecoin accounts are deposit addresses, not bank accounts.
+fn is_crypto(currency: &str) -> bool {
+    matches!(currency, "USDC" | "USDT")
+}
+
+/// Opens a stablecoin account: a deposit address on the requested chain,
+/// from the operator's `[[live.receiving.crypto]]` route on live (an xpub
+/// derivation or a pooled address, given to this account only), generated
+/// on the sandbox.
+async fn create_crypto(
+    stack: &Stack,
+    organization: &str,
+    request: CreateVirtualAccount,
+    currency: &str,
+) -> ApiResult<(VirtualAccount, bool)> {
+    let chain = request.chain.as_deref().map(str::trim).filter(|c| !c.is_empty()).ok_or_else(|| {
+        ApiError::validation(
+            "chain",
+            format!("is required for a {currency} account: the network payers send on"),
+        )
+    })?;
+    let sandbox = stack.kind == StackKind::Sandbox;
+    let mainnet = stack
+        .catalog
+        .stablecoins()
+        .iter()
+        .filter(|m| m.currency() == currency)
+        .find(|m| m.chain.as_deref() == Some(chain) || (sandbox && m.chain_for(true) == Some(chain)))
+        .and_then(|m| m.chain.clone())
+        .ok_or_else(|| ApiError::validation("chain", format!("{currency} is not offered on '{chain}'")))?;
+    let id = sika_engine::ids::new_id("va");
+    let address = if sandbox {
+        crate::domain::receiving::sandbox_address(&mainnet)
+    } else {
+        crate::domain::receiving::crypto_address(stack, currency, chain, &id).await?.ok_or_else(|| {
+            ApiError::validation(
+                "chain",
+                format!("{currency} on '{chain}' is not offered on live: the operator has configured no address for it"),
+            )
+        })?
+    };
+    let account = VirtualAccount {
+        id,
+        organization: organization.to_string(),
+        currency: currency.to_string(),
+        account_number: address,
+        bank_name: chain.to_string(),
+        account_name: String::new(),
+        customer_reference: request.customer_reference,
+        created_at: stack.now_ms(),
+    };
+    save(stack, organization, account, None).await
 }
 
 fn account_number() -> String {
@@ -91,6 +156,12 @@ pub(crate) async fn create(
 ) -> ApiResult<(VirtualAccount, bool)> {
     let currency = Currency::find(&request.currency.to_ascii_uppercase())
         .map_err(|e| ApiError::validation("currency", e.to_string()))?;
+    if is_crypto(currency.code) {
+        return create_crypto(stack, organization, request, currency.code).await;
+    }
+    if request.chain.is_some() {
+        return Err(ApiError::validation("chain", "applies to USDC and USDT accounts only"));
+    }
     let customer = request.customer_reference.clone().filter(|_| currency.code == "GHS");
     if let Some(reference) = &customer
         && let Some(existing) = customer_account(stack, organization, reference)?

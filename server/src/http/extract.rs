@@ -72,6 +72,11 @@ pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiErro
     if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Err(ApiError::validation("body", "must be a JSON object"));
     }
+    // Every free-text field's stated maximum, before any field is read. A
+    // body nested too deep to hold as a value fails the typed read below.
+    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes) {
+        crate::domain::limits::check_text(&value)?;
+    }
     let deserializer = &mut serde_json::Deserializer::from_slice(bytes);
     serde_path_to_error::deserialize(deserializer).map_err(|e| {
         let path = e.path().to_string();
@@ -93,7 +98,9 @@ pub(crate) fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Resul
     })
 }
 
-/// Query parameters, with the same error shape as bodies.
+/// Query parameters, with the same error shape as bodies. A parameter the
+/// operation does not take is `400 validation_error` naming it, so a typo
+/// (`?staus=failed`) never silently lists everything.
 pub(crate) struct ApiQuery<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
@@ -101,13 +108,87 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
         let query = parts.uri.query().unwrap_or("");
-        let deserializer = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
-        serde_path_to_error::deserialize(deserializer).map(ApiQuery).map_err(|e| {
-            let path = e.path().to_string();
-            let message = e.into_inner().to_string();
-            let field = field_name(&path, &message);
-            ApiError::validation(&field, message)
-        })
+        refuse_unknown(query, &[query_fields::<T>()])?;
+        parse_query(query).map(ApiQuery)
+    }
+}
+
+/// Two sets of query parameters read from one query string (a list's paging
+/// and its filters): a parameter neither takes is refused, naming it.
+pub(crate) struct ApiQueries<A, B>(pub A, pub B);
+
+impl<S: Send + Sync, A: DeserializeOwned, B: DeserializeOwned> FromRequestParts<S> for ApiQueries<A, B> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let query = parts.uri.query().unwrap_or("");
+        refuse_unknown(query, &[query_fields::<A>(), query_fields::<B>()])?;
+        Ok(ApiQueries(parse_query(query)?, parse_query(query)?))
+    }
+}
+
+fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
+    let deserializer = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.into_inner().to_string();
+        let field = field_name(&path, &message);
+        ApiError::validation(&field, message)
+    })
+}
+
+/// The first parameter of `query` that none of `known` names, refused.
+fn refuse_unknown(query: &str, known: &[&'static [&'static str]]) -> Result<(), ApiError> {
+    for (name, _) in form_urlencoded::parse(query.as_bytes()) {
+        if !known.iter().any(|fields| fields.contains(&name.as_ref())) {
+            let mut accepted: Vec<&str> = known.iter().flat_map(|f| f.iter().copied()).collect();
+            accepted.sort_unstable();
+            let accepted = if accepted.is_empty() { "none".to_string() } else { accepted.join(", ") };
+            return Err(ApiError::validation(
+                &name,
+                format!("is not a query parameter of this operation; it takes: {accepted}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The parameter names a query type's derived `Deserialize` reads (serde
+/// passes them, renamed, to `deserialize_struct`): the extractor's list of
+/// known parameters comes from the type itself, so it cannot drift.
+fn query_fields<T: DeserializeOwned>() -> &'static [&'static str] {
+    let mut fields: &'static [&'static str] = &[];
+    let _ = T::deserialize(FieldNames { fields: &mut fields });
+    fields
+}
+
+/// A deserializer that only records the field names of the struct asked
+/// of it and then stops.
+struct FieldNames<'a> {
+    fields: &'a mut &'static [&'static str],
+}
+
+impl<'de> serde::Deserializer<'de> for FieldNames<'_> {
+    type Error = serde::de::value::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Self::Error> {
+        Err(serde::de::Error::custom("not a struct"))
+    }
+
+    fn deserialize_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        _visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        *self.fields = fields;
+        Err(serde::de::Error::custom("field names recorded"))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+        ignored_any
     }
 }
 
@@ -165,5 +246,15 @@ mod tests {
         assert_eq!(field(r#"{"quoteId": "#), "body");
         assert_eq!(field(r#"[1]"#), "body");
         assert_eq!(field(r#"["q", null]"#), "body");
+    }
+
+    #[test]
+    fn query_types_name_their_parameters() {
+        assert_eq!(query_fields::<sika_api::ListQuery>(), &["limit", "cursor"]);
+        assert_eq!(query_fields::<sika_api::MovementFilter>(), &["status", "externalReference"]);
+        let known = [query_fields::<sika_api::ListQuery>(), query_fields::<sika_api::MovementFilter>()];
+        assert!(refuse_unknown("limit=5&externalReference=x", &known).is_ok());
+        let error = refuse_unknown("limit=5&staus=failed", &known).unwrap_err();
+        assert_eq!(error.details.unwrap()["field"], "staus");
     }
 }

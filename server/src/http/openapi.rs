@@ -247,6 +247,59 @@ mod tests {
         );
     }
 
+    /// The schemas a request body uses, following `$ref`s from each
+    /// operation's request body.
+    fn request_schemas(document: &Value) -> std::collections::BTreeSet<String> {
+        fn refs(value: &Value, out: &mut Vec<String>) {
+            match value {
+                Value::Object(fields) => {
+                    if let Some(Value::String(target)) = fields.get("$ref") {
+                        out.push(target.trim_start_matches("#/components/schemas/").to_string());
+                    }
+                    fields.values().for_each(|v| refs(v, out));
+                }
+                Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
+                _ => {}
+            }
+        }
+        let mut pending = Vec::new();
+        for item in document["paths"].as_object().unwrap().values() {
+            for operation in item.as_object().unwrap().values() {
+                refs(&operation["requestBody"], &mut pending);
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        while let Some(name) = pending.pop() {
+            if seen.insert(name.clone()) {
+                refs(&document["components"]["schemas"][&name], &mut pending);
+            }
+        }
+        seen
+    }
+
+    /// Each free-text request field states the maximum the node enforces
+    /// (`domain::limits`), so the document and the check cannot disagree.
+    #[test]
+    fn request_text_fields_state_the_enforced_maximum() {
+        let document = document();
+        let mut checked = 0;
+        for name in request_schemas(&document) {
+            let schema = &document["components"]["schemas"][&name];
+            let Some(properties) = schema["properties"].as_object() else { continue };
+            for (field, property) in properties {
+                let is_text = property["type"] == "string"
+                    || property["type"].as_array().is_some_and(|t| t.contains(&json!("string")));
+                let Some(max) = crate::domain::limits::text_chars_max(field) else { continue };
+                if !is_text || property["enum"].is_array() {
+                    continue;
+                }
+                assert_eq!(property["maxLength"], json!(max), "{name}.{field}: {property}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 50, "only {checked} fields checked");
+    }
+
     /// What every generated operation owes its callers: the one scope it
     /// needs, the errors any request can meet (an unknown `sika-version` is
     /// a 400 on every path), a 404 for an id, and the paging parameters of

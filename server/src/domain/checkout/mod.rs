@@ -150,6 +150,10 @@ pub(crate) struct LinkState {
     pub total_received: i128,
     pub remaining: Option<i128>,
     pub overpayment: Option<i128>,
+    /// When the link last changed, its status included: the stored
+    /// `updated_at`, or later the money that arrived or the expiry that
+    /// passed. A derived status moves `updatedAt` as a stored one does.
+    pub updated_at: i64,
     /// Newest first.
     pub sessions: Vec<SessionView>,
 }
@@ -264,7 +268,20 @@ pub(crate) fn link_state(snapshot: &Snapshot, link: &PaymentLink, now: i64) -> A
     } else {
         (PaymentLinkStatus::Active, "Awaiting payment".to_string())
     };
-    Ok(LinkState { status, status_message, amount, total_received, remaining, overpayment, sessions })
+    let last_arrival = arrivals.last().map(|(at, _, _)| *at);
+    let expired_at = link.settings.expires_at.filter(|_| status == PaymentLinkStatus::Expired);
+    let updated_at =
+        [Some(link.updated_at), last_arrival, expired_at].into_iter().flatten().max().unwrap_or(0);
+    Ok(LinkState {
+        status,
+        status_message,
+        amount,
+        total_received,
+        remaining,
+        overpayment,
+        updated_at,
+        sessions,
+    })
 }
 
 /// A page's state: (status, paymentCount, totalCollected).
@@ -404,7 +421,13 @@ pub(crate) fn render_page(
         total_collected: amount(currency, total),
         closed_at: page.closed_at.map(timestamp),
         created_at: timestamp(page.created_at),
-        updated_at: timestamp(page.updated_at),
+        // A page closes by itself at its expiry; that change moves `updatedAt` too.
+        updated_at: timestamp(
+            page.settings
+                .expires_at
+                .filter(|at| now > *at)
+                .map_or(page.updated_at, |at| at.max(page.updated_at)),
+        ),
     })
 }
 
@@ -480,7 +503,7 @@ pub(crate) fn render_link(
         custom_field_values: link.custom_values.iter().cloned().collect(),
         closed_at: link.closed_at.map(timestamp),
         created_at: timestamp(link.created_at),
-        updated_at: timestamp(link.updated_at),
+        updated_at: timestamp(state.updated_at),
         sessions,
     })
 }

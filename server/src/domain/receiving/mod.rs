@@ -53,6 +53,21 @@ pub(crate) fn address_problem(chain: &str, address: &str) -> Option<String> {
     }
 }
 
+/// A sandbox deposit address of `chain`'s form (the mainnet chain's name):
+/// random, never funded, but shaped as a wallet would expect (EIP-55 on EVM
+/// chains, base58check `T…` on Tron, 32 bytes of base58 elsewhere).
+pub(crate) fn sandbox_address(chain: &str) -> String {
+    let bytes: [u8; 20] = rand::random();
+    match hd::address_kind(chain) {
+        Some(hd::AddressKind::Evm) => hd::eip55(&bytes),
+        Some(hd::AddressKind::Tron) => {
+            let payload: Vec<u8> = std::iter::once(0x41).chain(bytes).collect();
+            bs58::encode(payload).with_check().into_string()
+        }
+        None => bs58::encode(rand::random::<[u8; 32]>()).into_string(),
+    }
+}
+
 /// A deposit address on `chain` for the payment `owner`, or `None` when
 /// the operator configured no route for the asset on that chain.
 pub(crate) async fn crypto_address(

@@ -28,6 +28,7 @@ use sika_engine::{Command, Document, EventPayload, Snapshot};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+use super::order::FirstAttempts;
 use super::*;
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::stack::Stack;
@@ -143,6 +144,9 @@ enum Slot {
     Waiting(i64),
     /// Due: in its endpoint's lane.
     Ready,
+    /// Not yet attempted, behind an earlier delivery of the same resource
+    /// to the same endpoint whose first attempt has not finished (`order`).
+    Queued,
     /// An attempt is in flight.
     Sending,
     /// Succeeded or failed; kept until the batch with its last record
@@ -207,6 +211,8 @@ struct Dispatcher {
     commit: Option<Commit>,
     /// The number of the batch being staged.
     batch: u64,
+    /// The order of first attempts per endpoint and resource.
+    first: FirstAttempts,
 }
 
 /// Starts the dispatcher of `stack`.
@@ -228,6 +234,7 @@ pub(crate) fn spawn(stack: Arc<Stack>) -> Result<DispatcherHandle, String> {
         open: HashMap::new(),
         timers: BinaryHeap::new(),
         lanes: HashMap::new(),
+        first: FirstAttempts::default(),
         runnable: VecDeque::new(),
         targets: HashMap::new(),
         in_flight: 0,
@@ -257,16 +264,56 @@ impl Dispatcher {
             self.cursor = decode(&bytes)?;
         }
         let now = self.stack.now_ms();
+        let mut unattempted = Vec::new();
         for (id, _) in snapshot.documents(OPEN_DELIVERIES)? {
             if let Some(delivery) = load_delivery(&snapshot, &id)?
                 && delivery.status == DeliveryStatus::Pending
             {
+                if delivery.attempts.is_empty() && delivery.resource_id.is_some() {
+                    // Admitted below in the order their events were committed.
+                    let seq = snapshot.event(&delivery.event_id)?.map_or(u64::MAX, |e| e.seq);
+                    unattempted.push((seq, id.clone()));
+                    self.open.insert(id, Open::new(delivery));
+                    continue;
+                }
                 let due = delivery.next_attempt_at.unwrap_or(0);
                 self.open.insert(id.clone(), Open::new(delivery));
                 self.schedule(id, due, now);
             }
         }
+        unattempted.sort();
+        for (_, id) in unattempted {
+            self.admit(id, now);
+        }
         Ok(())
+    }
+
+    /// Schedules a delivery that has not been attempted, unless an earlier
+    /// one of the same resource to the same endpoint is still on its first
+    /// attempt: then it waits (`Slot::Queued`) until `release`.
+    fn admit(&mut self, id: String, now: i64) {
+        let Some(open) = self.open.get_mut(&id) else { return };
+        let delivery = &open.delivery;
+        let first = match &delivery.resource_id {
+            Some(resource) => self.first.admit(&delivery.endpoint_id, resource, &id),
+            None => true,
+        };
+        if first {
+            let due = open.delivery.next_attempt_at.unwrap_or(now);
+            self.schedule(id, due, now);
+        } else {
+            open.slot = Slot::Queued;
+        }
+    }
+
+    /// `id`'s first attempt finished, or it will never have one: the next
+    /// delivery of its resource to its endpoint may go.
+    fn release(&mut self, id: &str, now: i64) {
+        if let Some(next) = self.first.finished(id)
+            && self.open.get(&next).is_some_and(|o| o.slot == Slot::Queued)
+        {
+            self.schedule(next, now, now);
+        }
     }
 
     async fn run(
@@ -390,6 +437,19 @@ impl Dispatcher {
 
     fn disabled(&mut self, endpoint_id: &str) -> bool {
         self.health_of(endpoint_id).map(|h| h.disabled).unwrap_or(false)
+    }
+
+    /// The endpoint's status changed without the merchant (disabled after
+    /// too many failures): its `updatedAt` moves with the health record, in
+    /// the same commit.
+    fn stage_status_change(&mut self, endpoint_id: &str, now: i64) {
+        let endpoint = self.stack.engine.read().map_err(ApiError::from).and_then(|snapshot| {
+            load_endpoint(&snapshot, endpoint_id).map(|found| found.map(|(endpoint, _)| endpoint))
+        });
+        if let Ok(Some(mut endpoint)) = endpoint {
+            endpoint.updated_at = now;
+            self.staged.documents.push(document(ENDPOINTS, endpoint_id, &endpoint, None));
+        }
     }
 
     /// Changes the endpoint's health now and answers once it is durable.
@@ -675,6 +735,8 @@ impl Dispatcher {
                 body: Vec::new(),
                 list: None,
             });
+            // The next of its resource follows it into the (gone) lane.
+            self.release(&id, now);
             self.staged.done.push(Done::Settled { id, batch: self.batch });
         }
     }
@@ -767,6 +829,27 @@ impl Dispatcher {
         self.stack.metrics.set_webhook_backlog(self.open.len());
     }
 
+    /// Counts an attempt on its endpoint's health; the tenth failure in a
+    /// row disables the endpoint.
+    fn record_health(&mut self, endpoint_id: String, succeeded: bool, now: i64) {
+        let Ok(health) = self.health_of(&endpoint_id) else { return };
+        health.attempts += 1;
+        health.last_attempt_at = Some(now);
+        if succeeded {
+            health.consecutive_failures = 0;
+            health.successes += 1;
+            health.last_success_at = Some(now);
+        } else {
+            health.consecutive_failures += 1;
+            if health.consecutive_failures >= CONSECUTIVE_FAILURES_MAX && !health.disabled {
+                health.disabled = true;
+                health.disabled_reason = Some("consecutive_failures".into());
+                self.stage_status_change(&endpoint_id, now);
+            }
+        }
+        self.staged.health.insert(endpoint_id);
+    }
+
     fn apply_results(&mut self, batch: Vec<AttemptResult>) {
         let now = self.stack.now_ms();
         let time_scale = self.stack.config.time_scale;
@@ -779,24 +862,11 @@ impl Dispatcher {
             if !self.open.get(&delivery_id).is_some_and(|o| o.slot == Slot::Sending) {
                 continue;
             }
+            // Its first attempt (or a manual one out of turn) is over.
+            self.release(&delivery_id, now);
             let succeeded = attempt.succeeded;
             let manual = attempt.manual;
-            if let Ok(health) = self.health_of(&endpoint_id) {
-                health.attempts += 1;
-                health.last_attempt_at = Some(now);
-                if succeeded {
-                    health.consecutive_failures = 0;
-                    health.successes += 1;
-                    health.last_success_at = Some(now);
-                } else {
-                    health.consecutive_failures += 1;
-                    if health.consecutive_failures >= CONSECUTIVE_FAILURES_MAX && !health.disabled {
-                        health.disabled = true;
-                        health.disabled_reason = Some("consecutive_failures".into());
-                    }
-                }
-                self.staged.health.insert(endpoint_id);
-            }
+            self.record_health(endpoint_id, succeeded, now);
             let open = self.open.get_mut(&delivery_id).expect("checked above");
             let delivery = &mut open.delivery;
             delivery.attempts.push(attempt);
@@ -878,10 +948,12 @@ impl Dispatcher {
                     self.ingesting = false;
                     if result.is_ok() {
                         self.cursor = cursor;
+                        // In event order, so each resource's deliveries
+                        // are admitted in the order they were committed.
                         for open in created {
                             let id = open.delivery.id.clone();
                             self.open.insert(id.clone(), open);
-                            self.schedule(id, now, now);
+                            self.admit(id, now);
                         }
                     }
                 }

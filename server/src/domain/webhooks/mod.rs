@@ -3,6 +3,7 @@
 //! sends them; this module holds the records and the management rules.
 
 pub(crate) mod dispatcher;
+mod order;
 pub mod signing;
 
 use std::net::IpAddr;

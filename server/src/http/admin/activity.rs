@@ -233,7 +233,7 @@ pub(super) async fn order(
     params(StackPath, ActivityQuery),
     responses(
         (status = 200, description = "Matching disputes, newest first", body = ListPage<Owned<Dispute>>),
-        (status = 400, description = "A bad `limit`, `cursor` or `status` (`validation_error`)", body = ErrorBody),
+        (status = 400, description = "A bad `limit`, `cursor` or `status`, or a query parameter the operation does not take (`validation_error` naming it)", body = ErrorBody),
         StackRefusals,
     )
 )]

@@ -7,13 +7,15 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use sika_api::capabilities::{Method, MethodEnvelope};
-use sika_api::{ErrorBody, ListPage, Refusals};
+use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::pagination::page_of_items;
 use crate::domain::principal::Principal;
 use crate::domain::stack::Stack;
+use crate::http::extract::ApiQuery;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(country)).routes(routes!(method))
@@ -22,16 +24,16 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// A country's payment methods
 ///
 /// Its local methods, then the stablecoin networks every country offers,
-/// all in one page (`hasMore` is false).
+/// paged by `limit` and `cursor`.
 #[utoipa::path(
     get,
     path = "/v1/capabilities/{country}",
     operation_id = "listCountryMethods",
-    params(("country" = String, Path, description = "ISO 3166-1 alpha-2, case-insensitive", example = "GH")),
+    params(("country" = String, Path, description = "ISO 3166-1 alpha-2, case-insensitive", example = "GH"), ListQuery),
     security(("bearer" = ["capabilities:read"])),
     responses(
-        (status = 200, description = "Every method of the country", body = ListPage<Method>),
-        (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
+        (status = 200, description = "One page of the country's methods", body = ListPage<Method>),
+        (status = 400, description = "A bad `limit` or `cursor`, a query parameter the operation does not take (`validation_error` naming it), or an unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No payment methods are known for the country", body = ErrorBody),
         Refusals,
     )
@@ -40,13 +42,15 @@ async fn country(
     State(stack): State<Arc<Stack>>,
     Path(country): Path<String>,
     principal: Principal,
+    ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<Method>>> {
     principal.require("capabilities:read")?;
     let methods = stack.catalog.methods_for(&country).ok_or_else(|| {
         ApiError::not_found(format!("no payment methods are known for country '{country}'"))
     })?;
     let data = methods.into_iter().map(|m| m.render()).collect();
-    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+    let scope = format!("{}/capabilities/{}", stack.kind.name(), country.to_ascii_uppercase());
+    Ok(Json(page_of_items(data, &query, &stack.identity.secret(), &scope)?))
 }
 
 /// One payment method of a country

@@ -22,7 +22,7 @@ use crate::domain::principal::Principal;
 use crate::domain::render;
 use crate::domain::stack::Stack;
 use crate::domain::views;
-use crate::http::extract::{ApiJson, ApiQuery, from_value};
+use crate::http::extract::{ApiJson, ApiQueries, from_value};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -111,8 +111,7 @@ async fn read(
 async fn list(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
-    ApiQuery(query): ApiQuery<ListQuery>,
-    ApiQuery(filter): ApiQuery<MovementFilter>,
+    ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Collection>>> {
     principal.require("collections:read")?;
     let filter = Filter::new(filter, &["pending", "completed", "failed"])?;

@@ -20,7 +20,7 @@ use crate::domain::error::ApiResult;
 use crate::domain::principal::Principal;
 use crate::domain::simulator::sandbox_only;
 use crate::domain::stack::Stack;
-use crate::http::extract::{ApiJson, ApiQuery};
+use crate::http::extract::{ApiJson, ApiQueries, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
@@ -40,15 +40,14 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     security(("bearer" = ["disputes:read"])),
     responses(
         (status = 200, description = "One page of disputes", body = ListPage<Dispute>),
-        (status = 400, description = "A bad `limit`, `cursor` or `status`", body = ErrorBody),
+        (status = 400, description = "A bad `limit`, `cursor` or `status`, or a query parameter the operation does not take (`validation_error` naming it)", body = ErrorBody),
         Refusals,
     )
 )]
 async fn list(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
-    ApiQuery(query): ApiQuery<ListQuery>,
-    ApiQuery(filter): ApiQuery<DisputeFilter>,
+    ApiQueries(query, filter): ApiQueries<ListQuery, DisputeFilter>,
 ) -> ApiResult<Json<ListPage<Dispute>>> {
     principal.require("disputes:read")?;
     Ok(Json(disputes::page(&stack, principal.organization(), &query, filter.status.as_deref())?))

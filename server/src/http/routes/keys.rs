@@ -8,15 +8,18 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use sika_api::keys::{ApiKey, ApiKeyEnvelope, CreateApiKey, CreatedApiKey, CreatedApiKeyEnvelope};
-use sika_api::{BodyRefusals, ErrorBody, ListPage, SessionRefusals, VersionRefusals};
+use sika_api::{
+    BadPage, BodyRefusals, ErrorBody, ListPage, ListQuery, SessionRefusals, VersionRefusals, With,
+};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::domain::credentials::{new_key, require_owner_or_admin};
 use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::pagination::page_of_items;
 use crate::domain::principal::Principal;
 use crate::domain::stack::Stack;
-use crate::http::extract::ApiJson;
+use crate::http::extract::{ApiJson, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(revoke))
@@ -52,22 +55,29 @@ async fn create(
 
 /// API keys
 ///
-/// Every key of the organization on this stack, revoked ones included, in
-/// one page. Needs an owner's or admin's session.
+/// Every key of the organization on this stack, revoked ones included,
+/// oldest first, paged by `limit` and `cursor`. Needs an owner's or admin's
+/// session.
 #[utoipa::path(
     get,
     path = "/v1/keys",
     operation_id = "listKeys",
+    params(ListQuery),
     security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
     responses(
-        (status = 200, description = "Every key, without their secrets", body = ListPage<ApiKey>),
-        VersionRefusals<SessionRefusals>,
+        (status = 200, description = "One page of keys, without their secrets", body = ListPage<ApiKey>),
+        With<BadPage, SessionRefusals>,
     )
 )]
-async fn list(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResult<Json<ListPage<ApiKey>>> {
+async fn list(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<ListPage<ApiKey>>> {
     require_owner_or_admin(principal.member())?;
     let data = stack.keys_of(principal.organization()).iter().map(|k| k.render()).collect();
-    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+    let scope = format!("{}/{}/keys", stack.kind.name(), principal.organization());
+    Ok(Json(page_of_items(data, &query, &stack.identity.secret(), &scope)?))
 }
 
 /// Revoke an API key

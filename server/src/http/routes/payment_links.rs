@@ -21,7 +21,7 @@ use crate::domain::pagination::page_of_views;
 use crate::domain::principal::Principal;
 use crate::domain::render::wire_enum;
 use crate::domain::stack::Stack;
-use crate::http::extract::{ApiJson, ApiQuery};
+use crate::http::extract::{ApiJson, ApiQueries};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read)).routes(routes!(close))
@@ -123,15 +123,14 @@ async fn close(
     security(("bearer" = ["payment-pages:read"])),
     responses(
         (status = 200, description = "One page of payment links, without their sessions", body = ListPage<PaymentLink>),
-        (status = 400, description = "A bad `limit`, `cursor`, `status` or `parentType`", body = ErrorBody),
+        (status = 400, description = "A bad `limit`, `cursor`, `status` or `parentType`, or a query parameter the operation does not take (`validation_error` naming it)", body = ErrorBody),
         Refusals,
     )
 )]
 async fn list(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
-    ApiQuery(query): ApiQuery<ListQuery>,
-    ApiQuery(filter): ApiQuery<PaymentLinkFilter>,
+    ApiQueries(query, filter): ApiQueries<ListQuery, PaymentLinkFilter>,
 ) -> ApiResult<Json<ListPage<PaymentLink>>> {
     principal.require("payment-pages:read")?;
     let status = filter
@@ -180,6 +179,9 @@ async fn list(
 /// filter needs the link's state, which costs its sessions' reads).
 fn matches(filter: &PaymentLinkFilter, link: &checkout::PaymentLink) -> bool {
     (filter.parent_type.is_none() || link.page.is_some())
-        && filter.email.as_ref().is_none_or(|e| link.email.as_ref() == Some(e))
+        && filter
+            .email
+            .as_ref()
+            .is_none_or(|e| link.email.as_ref().is_some_and(|l| l.eq_ignore_ascii_case(e.trim())))
         && filter.customer_reference.as_ref().is_none_or(|r| link.customer_reference.as_ref() == Some(r))
 }

@@ -19,7 +19,7 @@ use crate::domain::pagination::page_of_views;
 use crate::domain::principal::Principal;
 use crate::domain::render::wire_enum;
 use crate::domain::stack::Stack;
-use crate::http::extract::{ApiJson, ApiQuery};
+use crate::http::extract::{ApiJson, ApiQueries};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read)).routes(routes!(close))
@@ -119,15 +119,14 @@ async fn close(
     security(("bearer" = ["payment-pages:read"])),
     responses(
         (status = 200, description = "One page of payment pages", body = ListPage<PaymentPage>),
-        (status = 400, description = "A bad `limit`, `cursor` or `status`", body = ErrorBody),
+        (status = 400, description = "A bad `limit`, `cursor` or `status`, or a query parameter the operation does not take (`validation_error` naming it)", body = ErrorBody),
         Refusals,
     )
 )]
 async fn list(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
-    ApiQuery(query): ApiQuery<ListQuery>,
-    ApiQuery(filter): ApiQuery<PaymentPageFilter>,
+    ApiQueries(query, filter): ApiQueries<ListQuery, PaymentPageFilter>,
 ) -> ApiResult<Json<ListPage<PaymentPage>>> {
     principal.require("payment-pages:read")?;
     let status = filter

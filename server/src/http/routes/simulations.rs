@@ -11,18 +11,19 @@ use sika_api::orders::OrderEnvelope;
 use sika_api::simulations::{
     Deposit, DepositEnvelope, SimulateDeposit, SimulateOrderFunds, SimulateVirtualAccountDeposit, Simulation,
 };
-use sika_api::{AmountInput, BodyRefusals, ErrorBody, ListPage, Replays, VersionRefusals};
+use sika_api::{AmountInput, BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, Replays};
 use sika_engine::{Command, Currency, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult, money_error};
 use crate::domain::instructions::validate_reference;
+use crate::domain::pagination::page_of_items;
 use crate::domain::principal::Principal;
 use crate::domain::render;
 use crate::domain::simulator::{self, sandbox_only};
 use crate::domain::stack::Stack;
-use crate::http::extract::ApiJson;
+use crate::http::extract::{ApiJson, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
@@ -36,26 +37,29 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 ///
 /// The simulation calls and the triggers built into the normal API (the
 /// cents of a collection's or payout's amount, an account number's suffix),
-/// each with the outcomes it can have, in one page (`hasMore` is false).
+/// each with the outcomes it can have, paged by `limit` and `cursor`.
 /// Any valid key or session may read it.
 #[utoipa::path(
     get,
     path = "/v1/simulations",
     operation_id = "listSimulations",
+    params(ListQuery),
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "Every sandbox behaviour", body = ListPage<Simulation>),
+        (status = 200, description = "One page of the sandbox's behaviours", body = ListPage<Simulation>),
         (status = 404, description = "On the live stack, which has no simulations", body = ErrorBody),
-        VersionRefusals,
+        PageRefusals,
     )
 )]
 async fn index(
     State(stack): State<Arc<Stack>>,
     _principal: Principal,
+    ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<Simulation>>> {
     sandbox_only(&stack)?;
     let data = simulator::SIMULATIONS.iter().map(simulator::render).collect();
-    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+    let scope = format!("{}/simulations", stack.kind.name());
+    Ok(Json(page_of_items(data, &query, &stack.identity.secret(), &scope)?))
 }
 
 /// Credit a sandbox balance

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::State;
-use sika_api::validation::{DestinationResult, DestinationResults, ValidateDestinations};
+use sika_api::validation::{DestinationResult, DestinationResults, ValidateDestinations, ValidationDepth};
 use sika_api::{BodyRefusals, ErrorBody};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -27,8 +27,11 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 ///
 /// A result per item, in order. On the sandbox the outcome follows the
 /// account number's last six digits: `000000` not found, `000001` closed,
-/// `000002` timeout, anything else valid with a deterministic account name.
-/// The live stack checks the shape only and names no account holder.
+/// `000002` timeout, anything else valid with a deterministic account name
+/// (`checked: rail`). The live stack never applies those suffixes: it
+/// checks the format only, as a payout would (a mobile number for the
+/// method's country, the method's account-number shape, an address of the
+/// chain's form), names no account holder and answers `checked: format`.
 /// Either `validation:write` or `validation:read` will do.
 #[utoipa::path(
     post,
@@ -58,13 +61,18 @@ async fn bulk(
         if item.code.trim().is_empty() {
             return Err(ApiError::validation(&format!("items[{index}].code"), "must not be empty"));
         }
-        let mut result =
-            catalog::sandbox_validate(&item.code, item.account_number.as_deref(), item.address.as_deref());
-        if stack.kind == StackKind::Live && result.valid {
-            // Without a provider lookup the live stack checks shape only.
-            result.account_name = None;
-        }
-        results.push(DestinationResult { code: item.code, result: result.render() });
+        let (account_number, address) = (item.account_number.as_deref(), item.address.as_deref());
+        let (result, checked) = match stack.kind {
+            StackKind::Sandbox => {
+                (catalog::sandbox_validate(&item.code, account_number, address), ValidationDepth::Rail)
+            }
+            // No provider lookup on live: the format only, and the answer says so.
+            StackKind::Live => (
+                catalog::live_validate(&stack.catalog, &item.code, account_number, address),
+                ValidationDepth::Format,
+            ),
+        };
+        results.push(DestinationResult { code: item.code, result: result.render(checked) });
     }
     Ok(Json(DestinationResults { results }))
 }

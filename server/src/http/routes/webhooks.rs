@@ -25,7 +25,7 @@ use crate::domain::stack::Stack;
 use crate::domain::webhooks::{
     self, Endpoint, check_events, check_url, load_delivery, load_endpoint, render_endpoint,
 };
-use crate::http::extract::{ApiJson, ApiQuery};
+use crate::http::extract::{ApiJson, ApiQueries, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
@@ -251,7 +251,8 @@ async fn signing_secret(
 /// Send a test event to a webhook endpoint
 ///
 /// Records a `webhook.test` event delivered to this endpoint only; follow
-/// it in the deliveries list.
+/// it in the deliveries list. A disabled endpoint is refused (400): nothing
+/// is sent to it until it is re-enabled.
 #[utoipa::path(
     post,
     path = "/v1/webhooks/endpoints/{id}/test",
@@ -260,8 +261,9 @@ async fn signing_secret(
     security(("bearer" = ["webhooks:write"])),
     responses(
         (status = 202, description = "The test event is on its way", body = WebhookTestSent),
+        (status = 400, description = "The endpoint is disabled (`bad_request`, `details.status` `disabled`): re-enable it first with `status: active`, or an unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        VersionRefusals,
+        Refusals,
     )
 )]
 async fn test(
@@ -270,7 +272,15 @@ async fn test(
     Path(id): Path<String>,
 ) -> ApiResult<(StatusCode, Json<WebhookTestSent>)> {
     principal.require("webhooks:write")?;
-    let (endpoint, _) = own_endpoint(&stack, &principal, &id)?;
+    let (endpoint, health) = own_endpoint(&stack, &principal, &id)?;
+    if health.disabled {
+        // A test that could never be delivered would only look like a failure.
+        return Err(ApiError::bad_request(format!(
+            "webhook endpoint '{id}' is disabled; re-enable it with PATCH /v1/webhooks/endpoints/{id} \
+             {{\"status\": \"active\"}} before testing it"
+        ))
+        .with_detail("status", "disabled"));
+    }
     stack
         .engine
         .execute(Command::RecordEvent {
@@ -350,15 +360,14 @@ async fn list_events(
     security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "One page of deliveries", body = ListPage<WebhookDelivery>),
-        (status = 400, description = "A bad `limit`, `cursor` or `status`", body = ErrorBody),
+        (status = 400, description = "A bad `limit`, `cursor` or `status`, or a query parameter the operation does not take (`validation_error` naming it)", body = ErrorBody),
         Refusals,
     )
 )]
 async fn list_deliveries(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
-    ApiQuery(query): ApiQuery<ListQuery>,
-    ApiQuery(filter): ApiQuery<DeliveryFilter>,
+    ApiQueries(query, filter): ApiQueries<ListQuery, DeliveryFilter>,
 ) -> ApiResult<Json<ListPage<WebhookDelivery>>> {
     principal.require("webhooks:read")?;
     if let Some(status) = &filter.status
@@ -373,9 +382,20 @@ async fn list_deliveries(
     Ok(Json(page))
 }
 
+/// The `status` filter: `failed` is every delivery whose latest attempt
+/// failed, still retrying (`pending`) or given up (`failed`), so one query
+/// finds what needs attention; `pending` and `succeeded` are the delivery's
+/// own status.
+fn status_matches(status: &str, delivery: &webhooks::Delivery) -> bool {
+    match status {
+        "failed" => delivery.attempts.last().is_some_and(|a| !a.succeeded),
+        _ => status == delivery.status.name(),
+    }
+}
+
 /// Whether `delivery` passes every filter given.
 fn matches(filter: &DeliveryFilter, delivery: &webhooks::Delivery) -> bool {
-    filter.status.as_deref().is_none_or(|s| s == delivery.status.name())
+    filter.status.as_deref().is_none_or(|s| status_matches(s, delivery))
         && filter.endpoint_id.as_deref().is_none_or(|e| e == delivery.endpoint_id)
         && filter.event_id.as_deref().is_none_or(|e| e == delivery.event_id)
         && filter.event.as_deref().is_none_or(|e| e == delivery.event_kind)
