@@ -16,6 +16,7 @@ mod checkout;
 mod checkout_browser;
 mod collections;
 mod contract;
+mod crash;
 mod disputes;
 mod format_upgrade;
 mod live_money;

@@ -222,23 +222,6 @@ fn backup_command(data_dir: std::path::PathBuf, admin: &str, to: &std::path::Pat
     command
 }
 
-fn verify_dir(dir: &std::path::Path) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sika"))
-        .args(["verify", "--data-dir"])
-        .arg(dir)
-        .env_remove("SIKA_DATA_DIR")
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "verify of {}: {report}{}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    report
-}
-
 /// A node started on a copy of `dir` (the copy replaces a fresh node's
 /// data directory).
 fn serve_from(dir: &std::path::Path) -> Node {

@@ -934,3 +934,21 @@ pub fn timeline(resource: &Value) -> Vec<(String, String, i64)> {
     assert!(out.windows(2).all(|w| w[0].2 <= w[1].2), "timeline in time order: {resource}");
     out
 }
+
+/// Runs `sika verify --data-dir DIR`, asserts it passes, and returns its report.
+pub fn verify_dir(dir: &std::path::Path) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sika"))
+        .args(["verify", "--data-dir"])
+        .arg(dir)
+        .env_remove("SIKA_DATA_DIR")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "verify of {}: {report}{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    report
+}

@@ -1,0 +1,183 @@
+//! SIGKILL through the HTTP API: the real node is killed while payouts,
+//! deposits and conversions pour in, restarted, and every operation it
+//! acknowledged must be there exactly once, with `sika verify` passing
+//! straight after each kill. `SIKA_HTTP_CRASH_CYCLES` sets how many kills
+//! (default 3; more locally).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// What the node acknowledged before a kill.
+#[derive(Default)]
+struct Acknowledged {
+    /// (externalReference, id, body) of each payout answered 201.
+    payouts: Mutex<Vec<(String, String, Value)>>,
+    /// (externalReference, id) of each conversion answered 201.
+    conversions: Mutex<Vec<(String, String)>>,
+    deposits: AtomicU64,
+}
+
+fn cycles() -> usize {
+    std::env::var("SIKA_HTTP_CRASH_CYCLES").ok().and_then(|v| v.parse().ok()).unwrap_or(3)
+}
+
+fn payout_body(reference: &str) -> Value {
+    json!({
+        "from": { "currency": "GHS", "amount": "1.00" },
+        "to": { "code": "mtn_gh", "accountNumber": "+233241234567" },
+        "externalReference": reference,
+    })
+}
+
+async fn pay_out(api: Api, url: String, key: String, prefix: String, acked: Arc<Acknowledged>) {
+    for n in 0.. {
+        let reference = format!("{prefix}-{n}");
+        let body = payout_body(&reference);
+        let Ok(r) = api.client.post(&url).bearer_auth(&key).json(&body).send().await else { return };
+        if r.status() != 201 {
+            return;
+        }
+        let Ok(v) = r.json::<Value>().await else { return };
+        let id = v["payout"]["id"].as_str().unwrap().to_string();
+        acked.payouts.lock().unwrap().push((reference, id, body));
+    }
+}
+
+async fn convert(api: Api, base: String, key: String, prefix: String, acked: Arc<Acknowledged>) {
+    for n in 0.. {
+        let body = json!({ "from": { "currency": "USD", "amount": "1.00" }, "to": { "currency": "GHS" } });
+        let url = format!("{base}/v1/conversions/quotes");
+        let Ok(r) = api.client.post(&url).bearer_auth(&key).json(&body).send().await else { return };
+        let Ok(quote) = r.json::<Value>().await else { return };
+        let reference = format!("{prefix}-{n}");
+        let body = json!({ "quoteId": quote["quote"]["id"], "externalReference": reference });
+        let url = format!("{base}/v1/conversions");
+        let Ok(r) = api.client.post(&url).bearer_auth(&key).json(&body).send().await else { return };
+        if r.status() != 201 {
+            return;
+        }
+        let Ok(v) = r.json::<Value>().await else { return };
+        acked
+            .conversions
+            .lock()
+            .unwrap()
+            .push((reference, v["conversion"]["id"].as_str().unwrap().to_string()));
+    }
+}
+
+async fn deposit_loop(api: Api, url: String, key: String, acked: Arc<Acknowledged>) {
+    loop {
+        let body = json!({ "currency": "GHS", "amount": "1.00" });
+        let Ok(r) = api.client.post(&url).bearer_auth(&key).json(&body).send().await else { return };
+        if r.status() != 201 {
+            return;
+        }
+        acked.deposits.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Every item of a list, walking `nextCursor`.
+async fn every_item(api: &Api, url: &str, key: &str) -> Vec<Value> {
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page_url = match &cursor {
+            Some(c) => format!("{url}?limit=100&cursor={c}"),
+            None => format!("{url}?limit=100"),
+        };
+        let r = api.get(&page_url, key).await;
+        r.expect(200);
+        items.extend(r.body["data"].as_array().unwrap().iter().cloned());
+        match r.body["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => return items,
+        }
+    }
+}
+
+/// Every acknowledged payout and conversion is there exactly once (the
+/// lists hold each acknowledged id once, and no reference twice), and a
+/// retry of the last payouts before the kill returns them (200, same id)
+/// and creates nothing.
+async fn check_exactly_once(api: &Api, node: &Node, key: &str, acked: &Acknowledged) {
+    let listed = every_item(api, &node.sandbox_url("/v1/payouts"), key).await;
+    let mut by_reference = std::collections::HashMap::new();
+    for payout in &listed {
+        let reference = payout["externalReference"].as_str().unwrap().to_string();
+        let id = payout["id"].as_str().unwrap().to_string();
+        assert!(by_reference.insert(reference.clone(), id).is_none(), "{reference} is listed twice");
+    }
+    let payouts = acked.payouts.lock().unwrap().clone();
+    for (reference, id, _) in &payouts {
+        assert_eq!(
+            by_reference.get(reference),
+            Some(id),
+            "acknowledged payout {reference} ({id}) is not listed"
+        );
+    }
+    for (reference, id, body) in payouts.iter().rev().take(10) {
+        let again = api.post(&node.sandbox_url("/v1/payouts"), key, body.clone()).await;
+        again.expect(200);
+        assert_eq!(again.body["payout"]["id"], id.as_str(), "a retry of {reference} after the crash");
+    }
+    let listed = every_item(api, &node.sandbox_url("/v1/conversions"), key).await;
+    let ids: std::collections::HashSet<&str> = listed.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), listed.len(), "a conversion is listed twice");
+    for (reference, id) in acked.conversions.lock().unwrap().iter() {
+        assert!(ids.contains(id.as_str()), "acknowledged conversion {reference} ({id}) is not listed");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_acknowledged_operation_survives_sigkill_exactly_once() {
+    let mut node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    deposit(&api, &node, &key, "GHS", "1000000.00").await;
+    deposit(&api, &node, &key, "USD", "1000000.00").await;
+    let acked = Arc::new(Acknowledged::default());
+    for cycle in 0..cycles() {
+        let mut workers = Vec::new();
+        for worker in 0..3 {
+            let (url, prefix) = (node.sandbox_url("/v1/payouts"), format!("crash-po-{cycle}-{worker}"));
+            workers.push(tokio::spawn(pay_out(api.clone(), url, key.clone(), prefix, acked.clone())));
+        }
+        let prefix = format!("crash-cv-{cycle}");
+        workers.push(tokio::spawn(convert(
+            api.clone(),
+            node.sandbox.clone(),
+            key.clone(),
+            prefix,
+            acked.clone(),
+        )));
+        let url = node.sandbox_url("/v1/simulations/deposits");
+        workers.push(tokio::spawn(deposit_loop(api.clone(), url, key.clone(), acked.clone())));
+        // Kill at a different instant each cycle.
+        tokio::time::sleep(Duration::from_millis(250 + 97 * (cycle as u64 % 5))).await;
+        node.kill9();
+        for worker in workers {
+            worker.await.unwrap();
+        }
+        let report = verify_dir(&node.data_dir());
+        assert!(report.contains("sandbox: consistent"), "cycle {cycle}: {report}");
+        node.restart(&Options::unthrottled(), &[]);
+        check_exactly_once(&api, &node, &key, &acked).await;
+    }
+    let payouts = acked.payouts.lock().unwrap().len();
+    let conversions = acked.conversions.lock().unwrap().len();
+    let deposits = acked.deposits.load(Ordering::SeqCst);
+    assert!(
+        payouts > 0 && conversions > 0 && deposits > 0,
+        "{payouts} payouts, {conversions} conversions, {deposits} deposits"
+    );
+    eprintln!(
+        "{} kills: {payouts} payouts, {conversions} conversions, {deposits} deposits acknowledged, each present once",
+        cycles()
+    );
+    node.stop_and_verify();
+}
