@@ -345,8 +345,9 @@ pub(super) async fn order_funds(
         .ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
     let owner = state
         .identity
-        .organization(&order.organization)
-        .and_then(|o| state.identity.member(&o.owner_member_id))
+        .members_of(&order.organization)
+        .into_iter()
+        .find(|m| m.role == crate::domain::identity::Role::Owner)
         .ok_or_else(ApiError::internal)?;
     let currency = sika_engine::Currency::find(&order.from_currency).map_err(|_| ApiError::internal())?;
     let amount = currency
