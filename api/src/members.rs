@@ -119,3 +119,16 @@ pub struct InvitedMember {
     pub member: Member,
     pub invitation: Invitation,
 }
+
+/// A session that has just ended (`DELETE /v1/sessions/current`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EndedSession {
+    pub ended_at: String,
+    pub member: SessionMember,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct EndedSessionEnvelope {
+    pub session: EndedSession,
+}

@@ -347,8 +347,15 @@ fn log_in(
 }
 
 /// `DELETE /v1/sessions/current`.
-pub(crate) fn end_session(identity: &Identity, session: &Session) -> ApiResult<()> {
-    identity.change(|_| Ok::<_, ApiError>((vec![Change::DeleteSession(session.token_hash)], ())))
+pub(crate) fn end_session(
+    identity: &Identity,
+    member: &Member,
+    session: &Session,
+    now: i64,
+) -> ApiResult<wire::EndedSession> {
+    identity.change(|_| Ok::<_, ApiError>((vec![Change::DeleteSession(session.token_hash)], ())))?;
+    let member = render_session(member, String::new(), session).member;
+    Ok(wire::EndedSession { ended_at: timestamp(now), member })
 }
 
 /// `403` unless `actor` may manage members (an owner or an admin).

@@ -47,15 +47,15 @@ fn action_name(method: &Method, template: &[&str], values: &[&str]) -> String {
         .to_string()
     };
     match (method.as_str(), literals.as_slice()) {
+        (_, [.., resource]) if template.last() == Some(&"{action}") => {
+            format!("{}.{}", noun(resource), value_of("{action}").unwrap_or("settle"))
+        }
         (_, [.., "invitations"]) => "member.invite".into(),
         ("DELETE", [.., "keys"]) => "key.revoke".into(),
         ("PUT", ["rates"]) => "rates.replace".into(),
         ("POST", ["verify"]) => "ledger.verify".into(),
         ("POST", [resource]) => format!("{}.create", noun(resource)),
         ("PATCH", ["organizations"]) => "organization.rename".into(),
-        (_, [.., resource]) if template.last() == Some(&"{action}") => {
-            format!("{}.{}", noun(resource), value_of("{action}").unwrap_or("settle"))
-        }
         (_, [.., resource, verb]) => format!("{}.{verb}", noun(resource)),
         (method, _) => format!("{} {}", method.to_lowercase(), template.join("/")),
     }

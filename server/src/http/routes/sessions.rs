@@ -9,7 +9,7 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use sika_api::members::{CreateSession, SessionEnvelope};
+use sika_api::members::{CreateSession, EndedSessionEnvelope, SessionEnvelope};
 use sika_api::{BadBody, ErrorBody, SessionRefusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -99,7 +99,7 @@ async fn create(
     operation_id = "deleteCurrentSession",
     security(("bearer" = ["session"])),
     responses(
-        (status = 204, description = "The session has ended"),
+        (status = 200, description = "The session, ended", body = EndedSessionEnvelope),
         VersionRefusals<SessionRefusals>,
     )
 )]
@@ -107,12 +107,12 @@ async fn end(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
     current: Option<Extension<CurrentSession>>,
-) -> ApiResult<StatusCode> {
-    let (Some(Extension(CurrentSession(session))), Some(_)) = (current, principal.member()) else {
+) -> ApiResult<Json<EndedSessionEnvelope>> {
+    let (Some(Extension(CurrentSession(session))), Some(member)) = (current, principal.member()) else {
         return Err(ApiError::forbidden(
             "only a session can be ended; an API key is revoked with DELETE /v1/keys/{id}",
         ));
     };
-    members::end_session(&stack.identity, &session)?;
-    Ok(StatusCode::NO_CONTENT)
+    let ended = members::end_session(&stack.identity, member, &session, stack.now_ms())?;
+    Ok(Json(EndedSessionEnvelope { session: ended }))
 }
