@@ -18,6 +18,7 @@ mod collections;
 mod disputes;
 mod format_upgrade;
 mod identity;
+mod isolation;
 mod live_money;
 mod operating;
 mod orders;
