@@ -215,7 +215,7 @@ mod tests {
             txn.open_table(DATA)?.insert("upgraded", 1)?;
             Ok(())
         }
-        let steps: Steps = [mark, mark];
+        let steps: Steps = [mark; FORMAT_VERSION as usize];
         assert_eq!(open(&db, Path::new("x"), &steps).unwrap(), Found::Version(0));
         assert_eq!(check(&db, Path::new("x")).unwrap(), Found::Version(FORMAT_VERSION));
         let txn = db.begin_read().unwrap();
@@ -225,7 +225,7 @@ mod tests {
         fn refuse(_: &redb::WriteTransaction) -> Result<(), EngineError> {
             Err(EngineError::Storage("ran twice".into()))
         }
-        open(&db, Path::new("x"), &[refuse, refuse]).unwrap();
+        open(&db, Path::new("x"), &[refuse; FORMAT_VERSION as usize]).unwrap();
     }
 
     #[test]

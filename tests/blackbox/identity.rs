@@ -51,6 +51,7 @@ async fn member_with_role(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[expect(clippy::too_many_lines)]
 async fn an_operator_onboards_an_organization_whose_owner_works_on_both_stacks() {
     let node = Node::start(Options::unthrottled());
     let api = Api::new();

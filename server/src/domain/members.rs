@@ -21,6 +21,8 @@ pub(crate) const PASSWORD_CHARS_MIN: usize = 12;
 pub(crate) const PASSWORD_CHARS_MAX: usize = 128;
 const NAME_CHARS_MAX: usize = 100;
 const EMAIL_CHARS_MAX: usize = 254;
+/// A team is listed in one page, so it has a bound.
+pub(crate) const MEMBERS_PER_ORGANIZATION_MAX: usize = 1000;
 
 /// The one answer to any wrong credential, so a caller learns nothing of
 /// which part was wrong.
@@ -406,7 +408,14 @@ pub(crate) fn add_member(
         only_owners_touch_owners(actor, "make an owner")?;
     }
     identity.change(|identity| {
-        if identity.members_of(&actor.organization).iter().any(|m| m.email == email) {
+        let team = identity.members_of(&actor.organization);
+        if team.len() >= MEMBERS_PER_ORGANIZATION_MAX {
+            return Err(ApiError::new(
+                sika_api::ErrorCode::InvalidState,
+                format!("an organization has at most {MEMBERS_PER_ORGANIZATION_MAX} members"),
+            ));
+        }
+        if team.iter().any(|m| m.email == email) {
             return Err(ApiError::new(
                 sika_api::ErrorCode::Conflict,
                 "a member of this organization has this email",

@@ -66,8 +66,8 @@ fn path_target(template: &[&str], values: &[&str]) -> Option<String> {
     template
         .iter()
         .zip(values)
-        .filter(|(t, _)| t.starts_with('{') && !["{stack}", "{action}"].contains(t))
-        .last()
+        .rev()
+        .find(|(t, _)| t.starts_with('{') && !["{stack}", "{action}"].contains(t))
         .map(|(_, v)| (*v).to_string())
 }
 

@@ -57,7 +57,7 @@ async fn list(
     responses(
         (status = 201, description = "The member and their invitation", body = InvitedMember),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 409, description = "A member already has this email (`conflict`)", body = ErrorBody),
+        (status = 409, description = "A member already has this email (`conflict`), or the team is full (`invalid_state`)", body = ErrorBody),
         BodyRefusals<SessionRefusals>,
     )
 )]
