@@ -50,8 +50,51 @@ async fn member_with_role(
     (id, token)
 }
 
+/// The operator renames the organization and re-issues its owner's
+/// invitation; accepting it sets a new password and ends the old sessions.
+async fn rename_and_recover(api: &Api, node: &Node, org: &str, session: &str) {
+    let admin = node.creds.admin_token.clone();
+    let login = |email: &str, password: &str| json!({ "email": email, "password": password });
+    // Rename, and re-issue the owner's invitation (account recovery).
+    let one = node.admin_url(&format!("/admin/v1/organizations/{org}"));
+    api.call("PATCH", &one, Some(&admin), Some(json!({ "name": " " }))).await.expect_field(
+        400,
+        "validation_error",
+        "name",
+    );
+    let renamed = api.call("PATCH", &one, Some(&admin), Some(json!({ "name": "Kofi Foods Ltd" }))).await;
+    renamed.expect(200);
+    assert_eq!(renamed.body["organization"]["name"], "Kofi Foods Ltd");
+    let members = api.get(&node.admin_url(&format!("/admin/v1/organizations/{org}/members")), &admin).await;
+    members.expect(200);
+    assert_eq!(members.body["data"][0]["status"], "active");
+    let owner_id = members.body["data"][0]["id"].as_str().unwrap().to_string();
+    let reissue = node.admin_url(&format!("/admin/v1/organizations/{org}/members/{owner_id}/invitations"));
+    api.post(
+        &node.admin_url(&format!("/admin/v1/organizations/{org}/members/mem_nobody/invitations")),
+        &admin,
+        json!({}),
+    )
+    .await
+    .expect_error(404, "not_found");
+    let fresh = api.post(&reissue, &admin, json!({})).await;
+    fresh.expect(201);
+    let recovered = open_session(
+        api,
+        &node.sandbox,
+        json!({ "invitation": fresh.body["invitation"]["token"], "password": "a brand new password" }),
+    )
+    .await;
+    recovered.expect(201);
+    // A new password ends the sessions opened with the old one.
+    api.get(&node.sandbox_url("/v1/keys"), session).await.expect_error(401, "unauthorized");
+    open_session(api, &node.sandbox, login("kofi@example.com", PASSWORD))
+        .await
+        .expect_error(401, "unauthorized");
+    open_session(api, &node.sandbox, login("kofi@example.com", "a brand new password")).await.expect(201);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[expect(clippy::too_many_lines)]
 async fn an_operator_onboards_an_organization_whose_owner_works_on_both_stacks() {
     let node = Node::start(Options::unthrottled());
     let api = Api::new();
@@ -113,43 +156,7 @@ async fn an_operator_onboards_an_organization_whose_owner_works_on_both_stacks()
     assert_eq!(wrong_password.body["message"], unknown_email.body["message"]);
     open_session(&api, &node.sandbox, login(" KOFI@example.com", PASSWORD)).await.expect(201);
 
-    // Rename, and re-issue the owner's invitation (account recovery).
-    let one = node.admin_url(&format!("/admin/v1/organizations/{org}"));
-    api.call("PATCH", &one, Some(&admin), Some(json!({ "name": " " }))).await.expect_field(
-        400,
-        "validation_error",
-        "name",
-    );
-    let renamed = api.call("PATCH", &one, Some(&admin), Some(json!({ "name": "Kofi Foods Ltd" }))).await;
-    renamed.expect(200);
-    assert_eq!(renamed.body["organization"]["name"], "Kofi Foods Ltd");
-    let members = api.get(&node.admin_url(&format!("/admin/v1/organizations/{org}/members")), &admin).await;
-    members.expect(200);
-    assert_eq!(members.body["data"][0]["status"], "active");
-    let owner_id = members.body["data"][0]["id"].as_str().unwrap().to_string();
-    let reissue = node.admin_url(&format!("/admin/v1/organizations/{org}/members/{owner_id}/invitations"));
-    api.post(
-        &node.admin_url(&format!("/admin/v1/organizations/{org}/members/mem_nobody/invitations")),
-        &admin,
-        json!({}),
-    )
-    .await
-    .expect_error(404, "not_found");
-    let fresh = api.post(&reissue, &admin, json!({})).await;
-    fresh.expect(201);
-    let recovered = open_session(
-        &api,
-        &node.sandbox,
-        json!({ "invitation": fresh.body["invitation"]["token"], "password": "a brand new password" }),
-    )
-    .await;
-    recovered.expect(201);
-    // A new password ends the sessions opened with the old one.
-    api.get(&node.sandbox_url("/v1/keys"), &session).await.expect_error(401, "unauthorized");
-    open_session(&api, &node.sandbox, login("kofi@example.com", PASSWORD))
-        .await
-        .expect_error(401, "unauthorized");
-    open_session(&api, &node.sandbox, login("kofi@example.com", "a brand new password")).await.expect(201);
+    rename_and_recover(&api, &node, &org, &session).await;
     node.stop_and_verify();
 }
 
@@ -182,16 +189,9 @@ async fn sessions_expire_after_the_session_ttl_and_end_on_logout() {
     node.stop_and_verify();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[expect(clippy::too_many_lines)]
-async fn roles_are_enforced_and_an_organization_keeps_an_owner() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let (_, invitation) = create_org(&api, &node, "Roles Ltd", "owner@roles.example").await;
-    let owner = accept(&api, &node, &invitation).await;
-    let (admin_id, admin) = member_with_role(&api, &node, &owner, "admin@roles.example", "admin").await;
-    let (_, developer) = member_with_role(&api, &node, &admin, "dev@roles.example", "developer").await;
-    let (viewer_id, viewer) = member_with_role(&api, &node, &owner, "viewer@roles.example", "viewer").await;
+/// A viewer reads only; a developer reads and manages webhooks, and
+/// neither manages keys, members or the representative.
+async fn viewers_read_and_developers_manage_webhooks(api: &Api, node: &Node, developer: &str, viewer: &str) {
     let url = |path: &str| node.sandbox_url(path);
     let endpoint = json!({ "url": "https://example.com/hooks", "events": ["payout.completed"] });
     let payout = json!({
@@ -201,24 +201,55 @@ async fn roles_are_enforced_and_an_organization_keeps_an_owner() {
     });
 
     // A viewer reads only.
-    api.get(&url("/v1/payouts"), &viewer).await.expect(200);
-    api.post(&url("/v1/webhooks/endpoints"), &viewer, endpoint.clone()).await.expect_error(403, "forbidden");
-    api.post(&url("/v1/payouts"), &viewer, payout.clone()).await.expect_error(403, "forbidden");
+    api.get(&url("/v1/payouts"), viewer).await.expect(200);
+    api.post(&url("/v1/webhooks/endpoints"), viewer, endpoint.clone()).await.expect_error(403, "forbidden");
+    api.post(&url("/v1/payouts"), viewer, payout.clone()).await.expect_error(403, "forbidden");
     // A developer reads and manages webhooks, and nothing else.
-    api.post(&url("/v1/webhooks/endpoints"), &developer, endpoint.clone()).await.expect(201);
-    api.post(&url("/v1/payouts"), &developer, payout.clone()).await.expect_error(403, "forbidden");
+    api.post(&url("/v1/webhooks/endpoints"), developer, endpoint.clone()).await.expect(201);
+    api.post(&url("/v1/payouts"), developer, payout.clone()).await.expect_error(403, "forbidden");
     for (path, body) in [
         ("/v1/keys", json!({ "name": "k", "scopes": ["*"] })),
         ("/v1/members", json!({ "email": "x@roles.example", "name": "X", "role": "viewer" })),
     ] {
-        api.post(&url(path), &developer, body.clone()).await.expect_error(403, "forbidden");
-        api.post(&url(path), &viewer, body).await.expect_error(403, "forbidden");
+        api.post(&url(path), developer, body.clone()).await.expect_error(403, "forbidden");
+        api.post(&url(path), viewer, body).await.expect_error(403, "forbidden");
     }
     let representative = json!({ "fullName": "Ama Mensah", "phone": "+233241234567", "idNumber": "GHA-123456789-0", "country": "GH" });
-    api.call("PUT", &url("/v1/organization/representative"), Some(&developer), Some(representative))
+    api.call("PUT", &url("/v1/organization/representative"), Some(developer), Some(representative))
         .await
         .expect_error(403, "forbidden");
-    api.get(&url("/v1/members"), &viewer).await.expect_error(403, "forbidden");
+    api.get(&url("/v1/members"), viewer).await.expect_error(403, "forbidden");
+}
+
+/// Bad input to `POST /v1/members` names the field; an email is one member's.
+async fn bad_members_name_the_field(api: &Api, node: &Node, admin: &str) {
+    let url = |path: &str| node.sandbox_url(path);
+    api.post(&url("/v1/members"), admin, json!({ "email": "nope", "name": "N", "role": "viewer" }))
+        .await
+        .expect_field(400, "validation_error", "email");
+    api.post(&url("/v1/members"), admin, json!({ "email": "n@roles.example", "name": "N", "role": "boss" }))
+        .await
+        .expect_field(400, "validation_error", "role");
+    api.post(
+        &url("/v1/members"),
+        admin,
+        json!({ "email": "VIEWER@roles.example", "name": "V", "role": "viewer" }),
+    )
+    .await
+    .expect_error(409, "conflict");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roles_are_enforced_and_an_organization_keeps_an_owner() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let (_, invitation) = create_org(&api, &node, "Roles Ltd", "owner@roles.example").await;
+    let owner = accept(&api, &node, &invitation).await;
+    let (admin_id, admin) = member_with_role(&api, &node, &owner, "admin@roles.example", "admin").await;
+    let (_, developer) = member_with_role(&api, &node, &admin, "dev@roles.example", "developer").await;
+    let (viewer_id, viewer) = member_with_role(&api, &node, &owner, "viewer@roles.example", "viewer").await;
+    viewers_read_and_developers_manage_webhooks(&api, &node, &developer, &viewer).await;
+    let url = |path: &str| node.sandbox_url(path);
     // Admins manage keys and members, but not owners.
     create_key(&api, &node.sandbox, &admin, json!({ "name": "k", "scopes": ["*"] })).await;
     let members = api.get(&url("/v1/members"), &admin).await;
@@ -243,21 +274,7 @@ async fn roles_are_enforced_and_an_organization_keeps_an_owner() {
     )
     .await
     .expect_error(403, "forbidden");
-    // Bad input names the field; an email is one member's.
-    api.post(&url("/v1/members"), &admin, json!({ "email": "nope", "name": "N", "role": "viewer" }))
-        .await
-        .expect_field(400, "validation_error", "email");
-    api.post(&url("/v1/members"), &admin, json!({ "email": "n@roles.example", "name": "N", "role": "boss" }))
-        .await
-        .expect_field(400, "validation_error", "role");
-    api.post(
-        &url("/v1/members"),
-        &admin,
-        json!({ "email": "VIEWER@roles.example", "name": "V", "role": "viewer" }),
-    )
-    .await
-    .expect_error(409, "conflict");
-
+    bad_members_name_the_field(&api, &node, &admin).await;
     // The last owner can be neither demoted nor removed.
     api.call(
         "PATCH",
@@ -317,11 +334,9 @@ async fn repeated_wrong_passwords_are_throttled_per_email_and_per_address() {
     node.stop_and_verify();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[expect(clippy::too_many_lines)]
-async fn the_operator_revokes_any_key_and_every_admin_action_is_audited() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
+/// The operator lists the bootstrap organization's sandbox keys and
+/// revokes one; returns its id.
+async fn the_operator_revokes_a_key(api: &Api, node: &Node) -> String {
     let admin = node.creds.admin_token.clone();
     let org = node.creds.organization_id.clone();
     let keys = node.admin_url(&format!("/admin/v1/sandbox/organizations/{org}/keys"));
@@ -341,7 +356,14 @@ async fn the_operator_revokes_any_key_and_every_admin_action_is_audited() {
     // The live key was not touched.
     api.get(&node.live_url("/v1/accounts"), &node.creds.live_key).await.expect(200);
 
-    // A live collection the operator settles with a provider reference and a note.
+    key_id
+}
+
+/// The operator settles a live collection with a provider reference and a
+/// note (a bad one first), which the timeline keeps, then settles it again
+/// and is refused; returns its id.
+async fn settle_with_a_reference_then_again(api: &Api, node: &Node) -> String {
+    let admin = node.creds.admin_token.clone();
     let collection = api
         .post(
             &node.live_url("/v1/collections"),
@@ -366,6 +388,18 @@ async fn the_operator_revokes_any_key_and_every_admin_action_is_audited() {
     assert!(read.text.contains("MTN-998877") && read.text.contains("seen on the statement"), "{}", read.text);
     // Settling it again fails, and the failure is audited too.
     api.post(&settle, &admin, json!({})).await.expect_error(409, "invalid_state");
+    collection_id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_revokes_any_key_and_every_admin_action_is_audited() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let admin = node.creds.admin_token.clone();
+    let org = node.creds.organization_id.clone();
+    let key_id = the_operator_revokes_a_key(&api, &node).await;
+
+    let collection_id = settle_with_a_reference_then_again(&api, &node).await;
     let suspend = node.admin_url(&format!("/admin/v1/organizations/{org}/suspend"));
     api.post(&suspend, &admin, json!({})).await.expect(200);
     api.post(&node.admin_url(&format!("/admin/v1/organizations/{org}/reinstate")), &admin, json!({}))
