@@ -27,6 +27,39 @@ enum ConfigAction {
 }
 
 #[derive(Subcommand)]
+enum OrgAction {
+    /// Create an organization and invite its first owner, through the admin
+    /// API of the running node; prints the organization and the owner's
+    /// invitation token (shown once) as JSON.
+    Create {
+        #[command(flatten)]
+        admin: AdminArgs,
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        owner_email: String,
+        /// [the part of the email before @]
+        #[arg(long)]
+        owner_name: Option<String>,
+    },
+}
+
+/// Where the admin API is and the operator token, as `sika tui` takes them.
+#[derive(Args, Clone)]
+struct AdminArgs {
+    #[arg(long, env = "SIKA_DATA_DIR", default_value = "./sika-data")]
+    data_dir: PathBuf,
+    #[arg(long, env = "SIKA_ADMIN_ADDR", default_value = "127.0.0.1:8082")]
+    admin_addr: SocketAddr,
+    /// The admin API's base URL; overrides --admin-addr.
+    #[arg(long)]
+    admin_url: Option<String>,
+    /// The operator token; read from <data-dir>/admin-token when absent.
+    #[arg(long)]
+    token: Option<String>,
+}
+
+#[derive(Subcommand)]
 enum Commands {
     /// Run the node: the live stack, the sandbox stack and the admin API.
     Serve(NodeArgs),
@@ -58,6 +91,11 @@ enum Commands {
     Config {
         #[command(subcommand)]
         action: ConfigAction,
+    },
+    /// Manage organizations through the admin API of a running node.
+    Org {
+        #[command(subcommand)]
+        action: OrgAction,
     },
     /// The operator console, over the admin API of a running node.
     Tui {
@@ -101,6 +139,9 @@ struct NodeArgs {
     /// How long a conversion quote can be executed, not scaled [30s].
     #[arg(long, env = "SIKA_QUOTE_TTL")]
     quote_ttl: Option<String>,
+    /// How long a team member's session lasts [12h].
+    #[arg(long, env = "SIKA_SESSION_TTL")]
+    session_ttl: Option<String>,
     /// Requests per second per API key [100].
     #[arg(long, env = "SIKA_RATE_LIMIT")]
     rate_limit: Option<u32>,
@@ -156,6 +197,7 @@ impl NodeArgs {
             admin_addr: self.admin_addr,
             time_scale: self.time_scale,
             quote_ttl: self.quote_ttl.clone(),
+            session_ttl: self.session_ttl.clone(),
             rate_limit: self.rate_limit,
             trusted_proxies: (!self.trusted_proxies.is_empty()).then(|| self.trusted_proxies.clone()),
             allow_private_webhooks: self.allow_private_webhooks.then_some(true),
@@ -208,6 +250,19 @@ fn main() -> ExitCode {
                 .map(|line| println!("{line}")),
         ),
         Commands::Config { action: ConfigAction::Check(args) } => check_config(&args),
+        Commands::Org { action: OrgAction::Create { admin, name, owner_email, owner_name } } => {
+            let url = admin.admin_url.unwrap_or_else(|| format!("http://{}", admin.admin_addr));
+            let new = sika_tui::cli::NewOrganization {
+                name: &name,
+                owner_email: &owner_email,
+                owner_name: owner_name.as_deref(),
+            };
+            finish(sika_tui::cli::create_organization(&admin.data_dir, &url, admin.token, &new).map(
+                |answer| {
+                    println!("{answer}");
+                },
+            ))
+        }
         Commands::Tui { data_dir, admin_addr, admin_url, token } => {
             let url = admin_url.unwrap_or_else(|| format!("http://{admin_addr}"));
             finish(sika_tui::run(&data_dir, &url, token))

@@ -214,11 +214,86 @@ pub struct OwnedOrderEnvelope {
 
 /// The operator's settlement of a payout or collection on the manual rail.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Settlement {
     /// Shown as the movement's `statusMessage`; a default names the operator.
     #[schema(max_length = 500)]
     pub message: Option<String>,
+    /// The provider's own reference for the money that moved (up to 200
+    /// characters); kept in the timeline and the audit log.
+    pub provider_reference: Option<String>,
+    /// The operator's note (up to 500 characters); kept in the timeline and
+    /// the audit log.
+    pub note: Option<String>,
+}
+
+/// `POST /admin/v1/organizations`: the organization and its first owner.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateOrganization {
+    /// 1 to 100 characters.
+    pub name: String,
+    pub owner: NewOwner,
+}
+
+/// The first owner of a new organization; they set a password with the
+/// invitation.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewOwner {
+    pub email: String,
+    /// 1 to 100 characters.
+    pub name: String,
+}
+
+/// `PATCH /admin/v1/organizations/{id}`.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenameOrganization {
+    /// 1 to 100 characters.
+    pub name: String,
+}
+
+/// A new organization and its owner's invitation (shown once).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct CreatedOrganization {
+    pub organization: Organization,
+    pub invitation: crate::members::Invitation,
+}
+
+/// A fresh invitation for a member (account recovery); earlier ones stop
+/// working.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ReissuedInvitation {
+    pub member: crate::members::Member,
+    pub invitation: crate::members::Invitation,
+}
+
+/// Whether an operator action did what it was asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditOutcome {
+    Succeeded,
+    Failed,
+}
+
+/// One operator action, as the audit log keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    #[schema(pattern = "^aud_")]
+    pub id: String,
+    /// What was done, such as `payout.complete`, `organization.suspend`,
+    /// `key.revoke`, `rates.replace`.
+    pub action: String,
+    /// The id of what it was done to.
+    pub target: String,
+    /// The stack it touched; null for node-wide actions.
+    pub stack: Option<StackName>,
+    pub outcome: AuditOutcome,
+    /// Why it failed, or what the operator added (a provider reference, a note).
+    pub detail: Option<String>,
+    pub created_at: String,
 }
 
 /// The operator records the funds that arrived for an order (the manual rail).

@@ -33,6 +33,7 @@ pub mod disputes;
 mod error;
 pub mod files;
 pub mod keys;
+pub mod members;
 pub mod orders;
 pub mod payment_links;
 pub mod payment_pages;

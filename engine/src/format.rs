@@ -10,7 +10,10 @@
 //! Format 0 is what releases before versions wrote: redb files with no
 //! stamp and log files with no header. Format 1 stamps them and changes no
 //! record. Format 2 stores a job's kind instead of a whole command
-//! (`jobs_hold_kinds`). Every later change to a stored record adds a version here, its
+//! (`jobs_hold_kinds`). Format 3 gives the node's team members a password
+//! and its sessions an expiry; that step lives with those records, in the
+//! server (`IDENTITY_STEPS` there), and is a stamp alone for the ledgers
+//! and request logs. Every later change to a stored record adds a version here, its
 //! step in each `Steps` list that the change touches (a no-op for the
 //! others), and a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
 
@@ -25,7 +28,7 @@ use crate::records::{Job, JobKind, TimestampMs};
 use crate::storage::{RECORDS, Space, decode, encode, keys, prefix_end};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -85,11 +88,9 @@ pub fn jobs_hold_kinds(txn: &redb::WriteTransaction) -> Result<(), EngineError> 
 }
 
 /// The upgrade path of a ledger database (`live.redb`, `sandbox.redb`).
-pub const LEDGER_STEPS: Steps = [stamp_only, jobs_hold_kinds];
-/// The upgrade path of the node's identity database (`node.redb`).
-pub const IDENTITY_STEPS: Steps = [stamp_only, stamp_only];
+pub const LEDGER_STEPS: Steps = [stamp_only, jobs_hold_kinds, stamp_only];
 /// The upgrade path of a request log (`<stack>-requests.redb`).
-pub const REQUEST_LOG_STEPS: Steps = [stamp_only, stamp_only];
+pub const REQUEST_LOG_STEPS: Steps = [stamp_only, stamp_only, stamp_only];
 
 /// What a file's stamp says before any upgrade.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,7 +215,7 @@ mod tests {
             txn.open_table(DATA)?.insert("upgraded", 1)?;
             Ok(())
         }
-        let steps: Steps = [mark, mark];
+        let steps: Steps = [mark; FORMAT_VERSION as usize];
         assert_eq!(open(&db, Path::new("x"), &steps).unwrap(), Found::Version(0));
         assert_eq!(check(&db, Path::new("x")).unwrap(), Found::Version(FORMAT_VERSION));
         let txn = db.begin_read().unwrap();
@@ -224,7 +225,7 @@ mod tests {
         fn refuse(_: &redb::WriteTransaction) -> Result<(), EngineError> {
             Err(EngineError::Storage("ran twice".into()))
         }
-        open(&db, Path::new("x"), &[refuse, refuse]).unwrap();
+        open(&db, Path::new("x"), &[refuse; FORMAT_VERSION as usize]).unwrap();
     }
 
     #[test]

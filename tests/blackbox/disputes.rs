@@ -309,6 +309,26 @@ async fn a_dispute_from_opening_to_resolution() {
     assert_eq!(r.body["dispute"]["organizationId"], node.creds.organization_id.as_str());
     api.post(&admin_resolve, admin, json!({ "outcome": "declined" })).await.expect_error(400, "bad_request");
     assert_eq!(get_dispute(&api, &node, &other_id).await["status"], "declined");
+    // The operator's decisions are in the audit log, refusals included.
+    let audit = api.get(&node.admin_url("/admin/v1/audit?limit=3"), admin).await;
+    audit.expect(200);
+    let decided: Vec<(&str, &str, &str)> = audit.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (e["action"].as_str().unwrap(), e["target"].as_str().unwrap(), e["outcome"].as_str().unwrap())
+        })
+        .collect();
+    let other = other_id.as_str();
+    let want = [
+        ("dispute.resolve", other, "failed"),
+        ("dispute.resolve", other, "succeeded"),
+        ("dispute.resolve", other, "failed"),
+    ];
+    assert_eq!(decided, want, "{}", audit.text);
+    assert_eq!(audit.body["data"][1]["detail"], "outcome: declined");
+    assert_eq!(audit.body["data"][1]["stack"], "sandbox");
     let names = wait_for_events(&api, &base, &key, &other_id, &["dispute.closed"]).await;
     assert_eq!(names, ["dispute.created", "dispute.updated", "dispute.closed"]);
     api.get(&node.admin_url("/admin/v1/sandbox/disputes"), "adm_wrong")

@@ -5,7 +5,9 @@
 //! verifies; a directory written by a newer format is refused with both
 //! versions named, and nothing in it is touched; a ledger whose jobs
 //! format 1 stored (whole commands) is upgraded to format 2 (job kinds) and
-//! its jobs still run.
+//! its jobs still run; and an identity database whose members have no
+//! password and whose sessions no expiry (format 2) is upgraded to format 3,
+//! its sessions still work and its members recover their accounts.
 
 use std::path::{Path, PathBuf};
 
@@ -15,7 +17,7 @@ use serde_json::{Value, json};
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 2;
+const FORMAT_VERSION: u32 = 3;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 const STAMP: redb::TableDefinition<&str, u32> = redb::TableDefinition::new("sika_format");
 const DATABASES: [&str; 5] =
@@ -256,4 +258,79 @@ async fn a_format_1_ledger_with_waiting_jobs_is_upgraded_and_its_jobs_run() {
     assert_eq!(noted, 1, "each job ran once: {timeline:?}");
     node.stop_and_verify();
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+}
+
+/// Rewrites a stopped node's members and sessions as format 2 stored them
+/// (a member with no password hash, a session with no expiry) and stamps
+/// `node.redb` format 2; returns how many records it rewrote.
+fn store_identity_as_format_2(path: &Path) -> usize {
+    const IDENTITY: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("identity");
+    type MemberV3 = (String, String, String, String, u32, i64, Option<String>);
+    type SessionV3 = ([u8; 32], String, i64, i64);
+    let db = redb::Database::open(path).unwrap();
+    let txn = db.begin_write().unwrap();
+    let rewritten = {
+        let mut table = txn.open_table(IDENTITY).unwrap();
+        let mut records = Vec::new();
+        for entry in table.iter().unwrap() {
+            let (key, value) = entry.unwrap();
+            let key = key.value().to_string();
+            let format_2 = if key.starts_with("member/") {
+                let (id, org, name, email, role, created, password): MemberV3 =
+                    postcard::from_bytes(value.value()).unwrap();
+                assert!(password.is_none(), "the bootstrap owner has no password");
+                postcard::to_stdvec(&(id, org, name, email, role, created)).unwrap()
+            } else if key.starts_with("session/") {
+                let (hash, member, created, _expires): SessionV3 =
+                    postcard::from_bytes(value.value()).unwrap();
+                postcard::to_stdvec(&(hash, member, created)).unwrap()
+            } else {
+                continue;
+            };
+            records.push((key, format_2));
+        }
+        for (key, value) in &records {
+            table.insert(key.as_str(), value.as_slice()).unwrap();
+        }
+        records.len()
+    };
+    txn.open_table(STAMP).unwrap().insert("format_version", 2).unwrap();
+    txn.commit().unwrap();
+    rewritten
+}
+
+#[tokio::test]
+async fn a_format_2_identity_database_is_upgraded_and_its_owner_recovers_the_account() {
+    let mut node = Node::start(Options::unthrottled());
+    node.stop();
+    let path = node.data_dir().join("node.redb");
+    assert_eq!(store_identity_as_format_2(&path), 2, "the owner and the owner's session");
+    node.restart(&Options::unthrottled(), &[]);
+    let api = Api::new();
+    let admin = node.creds.admin_token.clone();
+    // The session from before the upgrade still works, for a while.
+    api.get(&node.sandbox_url("/v1/keys"), &node.creds.owner_session).await.expect(200);
+    let org = node.creds.organization_id.clone();
+    let members = api.get(&node.admin_url(&format!("/admin/v1/organizations/{org}/members")), &admin).await;
+    members.expect(200);
+    assert_eq!(members.body["data"][0]["status"], "invited", "no password yet: {}", members.text);
+    let member = members.body["data"][0]["id"].as_str().unwrap();
+    let email = members.body["data"][0]["email"].as_str().unwrap().to_string();
+    let invitation = api
+        .post(
+            &node.admin_url(&format!("/admin/v1/organizations/{org}/members/{member}/invitations")),
+            &admin,
+            json!({}),
+        )
+        .await;
+    invitation.expect(201);
+    let password = "a password of some length";
+    let accept = json!({ "invitation": invitation.body["invitation"]["token"], "password": password });
+    api.call("POST", &node.sandbox_url("/v1/sessions"), None, Some(accept)).await.expect(201);
+    let login = json!({ "email": email, "password": password });
+    let session = api.call("POST", &node.live_url("/v1/sessions"), None, Some(login)).await;
+    session.expect(201);
+    api.get(&node.live_url("/v1/keys"), session.body["session"]["token"].as_str().unwrap()).await.expect(200);
+    node.stop_and_verify();
+    assert_eq!(stamp(&path), Some(FORMAT_VERSION));
 }

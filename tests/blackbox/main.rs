@@ -19,6 +19,8 @@ mod contract;
 mod crash;
 mod disputes;
 mod format_upgrade;
+mod identity;
+mod isolation;
 mod live_money;
 mod operating;
 mod orders;

@@ -33,6 +33,7 @@
 
 pub mod api;
 pub mod app;
+pub mod cli;
 pub mod fetch;
 mod http;
 pub mod view;
@@ -75,7 +76,7 @@ pub fn run(data_dir: &Path, admin_url: &str, token: Option<String>) -> Result<()
     result
 }
 
-fn operator_token(data_dir: &Path, token: Option<String>) -> Result<String, String> {
+pub(crate) fn operator_token(data_dir: &Path, token: Option<String>) -> Result<String, String> {
     let token_path = data_dir.join("admin-token");
     let token = match token {
         Some(token) => token,

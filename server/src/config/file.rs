@@ -38,6 +38,8 @@ pub struct NodeTable {
     pub time_scale: Option<f64>,
     /// A duration like `30s`.
     pub quote_ttl: Option<String>,
+    /// A duration like `12h`.
+    pub session_ttl: Option<String>,
     pub rate_limit: Option<u32>,
     pub trusted_proxies: Option<Vec<IpAddr>>,
     pub allow_private_webhooks: Option<bool>,
@@ -168,6 +170,7 @@ impl NodeTable {
             admin_addr: over.admin_addr.or(self.admin_addr),
             time_scale: over.time_scale.or(self.time_scale),
             quote_ttl: over.quote_ttl.or(self.quote_ttl),
+            session_ttl: over.session_ttl.or(self.session_ttl),
             rate_limit: over.rate_limit.or(self.rate_limit),
             trusted_proxies: over.trusted_proxies.or(self.trusted_proxies),
             allow_private_webhooks: over.allow_private_webhooks.or(self.allow_private_webhooks),

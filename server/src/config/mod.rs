@@ -19,6 +19,8 @@ pub struct NodeConfig {
     pub time_scale: f64,
     /// How long a conversion quote stays executable. Not scaled.
     pub quote_ttl: Duration,
+    /// How long a team member's session lasts after it is opened.
+    pub session_ttl: Duration,
     /// Requests per second per API key.
     pub rate_limit: u32,
     /// Peers whose `X-Forwarded-For` is believed.
@@ -47,6 +49,7 @@ impl NodeConfig {
             admin_addr: "127.0.0.1:8082".parse().expect("literal address"),
             time_scale: 1.0,
             quote_ttl: Duration::from_secs(30),
+            session_ttl: Duration::from_secs(12 * 3600),
             rate_limit: 100,
             trusted_proxies: Vec::new(),
             request_log_retention: 100_000,
@@ -81,6 +84,15 @@ impl NodeConfig {
             match parse_duration(ttl) {
                 Ok(ttl) => config.quote_ttl = ttl,
                 Err(e) => problems.push(format!("node.quote_ttl (--quote-ttl): {e}")),
+            }
+        }
+        if let Some(ttl) = &node.session_ttl {
+            match parse_duration(ttl) {
+                Ok(ttl) if !ttl.is_zero() => config.session_ttl = ttl,
+                Ok(_) => {
+                    problems.push("node.session_ttl (--session-ttl): must be longer than 0s".to_string())
+                }
+                Err(e) => problems.push(format!("node.session_ttl (--session-ttl): {e}")),
             }
         }
         match node.rate_limit {

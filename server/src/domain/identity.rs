@@ -1,18 +1,34 @@
-//! What both stacks share: organizations, team members, their sessions, the
-//! operator token and the node's own secret. Kept in `node.redb` in the data
-//! directory, cached in memory for authentication.
+//! What both stacks share: organizations, team members, their invitations
+//! and sessions, the operator token, the operator's audit log and the
+//! node's own secret. Kept in `node.redb` in the data directory; everything
+//! but the audit log is cached in memory for authentication.
+//!
+//! The rules about who may do what to whom live in `domain::members`; this
+//! module stores and finds.
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::RwLock;
+use std::sync::{Mutex, RwLock};
 
 use base64::Engine as _;
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use sika_engine::format::{Steps, stamp_only};
 use subtle::ConstantTimeEq;
 
-const IDENTITY: TableDefinition<&str, &[u8]> = TableDefinition::new("identity");
+pub(crate) const IDENTITY: TableDefinition<&str, &[u8]> = TableDefinition::new("identity");
+/// The operator's audit log, keyed by a sequence number (newest last).
+const AUDIT: TableDefinition<u64, &[u8]> = TableDefinition::new("audit");
+
+/// How long an invitation can be accepted.
+pub(crate) const INVITATION_TTL_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// The upgrade path of the node's identity database (`node.redb`): format 3
+/// gave members a password and sessions an expiry
+/// (`domain::identity_format::members_and_sessions`).
+pub(crate) const IDENTITY_STEPS: Steps =
+    [stamp_only, stamp_only, crate::domain::identity_format::members_and_sessions];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Role {
@@ -36,15 +52,41 @@ pub(crate) struct Member {
     pub id: String,
     pub organization: String,
     pub name: String,
+    /// Trimmed and in lower case.
     pub email: String,
     pub role: Role,
     pub created_at: i64,
+    /// The argon2id hash (PHC string); `None` until an invitation is accepted.
+    pub password_hash: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Session {
     pub token_hash: [u8; 32],
     pub member_id: String,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+/// An invitation to set a password; only its hash is stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Invitation {
+    pub token_hash: [u8; 32],
+    pub member_id: String,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+/// One operator action in the audit log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct AuditRecord {
+    pub id: String,
+    pub action: String,
+    pub target: String,
+    /// `live` or `sandbox`; `None` for node-wide actions.
+    pub stack: Option<String>,
+    pub succeeded: bool,
+    pub detail: Option<String>,
     pub created_at: i64,
 }
 
@@ -53,14 +95,31 @@ struct Cache {
     organizations: HashMap<String, Organization>,
     members: HashMap<String, Member>,
     sessions: HashMap<[u8; 32], Session>,
+    invitations: HashMap<[u8; 32], Invitation>,
     admin_token_hash: [u8; 32],
     secret: Vec<u8>,
+}
+
+/// A change to the identity records, applied in one transaction.
+pub(crate) enum Change {
+    PutOrganization(Organization),
+    PutMember(Member),
+    DeleteMember(String),
+    PutSession(Session),
+    DeleteSession([u8; 32]),
+    PutInvitation(Invitation),
+    DeleteInvitation([u8; 32]),
 }
 
 /// The node-wide records, loaded once and kept in step with the file.
 pub(crate) struct Identity {
     db: Database,
     cache: RwLock<Cache>,
+    /// Held over a check of the cache and the write that depends on it (the
+    /// last owner, a unique email), so two such changes never interleave.
+    changing: Mutex<()>,
+    /// Failed log-ins, shared by both stacks' listeners.
+    pub logins: crate::domain::ratelimit::LoginThrottle,
 }
 
 /// The secrets `sika init` prints once.
@@ -101,52 +160,93 @@ impl Identity {
             .set_cache_size(8 * 1024 * 1024)
             .create(&path)
             .map_err(|e| crate::store::describe_open_error(&path, e))?;
-        sika_engine::format::open(&db, &path, &sika_engine::format::IDENTITY_STEPS)
-            .map_err(|e| e.to_string())?;
-        let identity = Identity { db, cache: RwLock::new(Cache::default()) };
+        sika_engine::format::open(&db, &path, &IDENTITY_STEPS).map_err(|e| e.to_string())?;
+        let identity = Identity {
+            db,
+            cache: RwLock::new(Cache::default()),
+            changing: Mutex::new(()),
+            logins: Default::default(),
+        };
         identity.reload().map_err(|e| format!("cannot read {}: {e}", Identity::path(data_dir).display()))?;
         Ok(identity)
     }
 
-    /// Creates the first organization, its owner and the operator token.
+    /// Creates the first organization, its owner (with a session, and no
+    /// password until an invitation is accepted) and the operator token.
     /// Returns the owner's session token and the operator token.
-    pub(crate) fn bootstrap(&self, now: i64) -> Result<(Organization, String, String), String> {
-        let organization_id = sika_engine::ids::new_id("org");
-        let member = Member {
-            id: sika_engine::ids::new_id("mem"),
-            organization: organization_id.clone(),
-            name: "Owner".into(),
-            email: "owner@localhost".into(),
-            role: Role::Owner,
-            created_at: now,
-        };
-        let organization = Organization {
-            id: organization_id,
-            name: "My organization".into(),
-            owner_member_id: member.id.clone(),
-            suspended: false,
-            created_at: now,
-        };
+    pub(crate) fn bootstrap(
+        &self,
+        now: i64,
+        session_ttl_ms: i64,
+    ) -> Result<(Organization, String, String), String> {
+        let (organization, member) = new_organization("My organization", "Owner", "owner@localhost", now);
         let session_token = secret_token("sess_");
         let admin_token = secret_token("adm_");
         let session = Session {
             token_hash: hash_secret(&session_token),
             member_id: member.id.clone(),
             created_at: now,
+            expires_at: now.saturating_add(session_ttl_ms),
         };
         let secret: [u8; 32] = rand::random();
+        self.apply(vec![
+            Change::PutOrganization(organization.clone()),
+            Change::PutMember(member),
+            Change::PutSession(session),
+        ])?;
         self.write(|table| {
-            table.insert(format!("org/{}", organization.id).as_str(), encode(&organization).as_slice())?;
-            table.insert(format!("member/{}", member.id).as_str(), encode(&member).as_slice())?;
-            table.insert(
-                format!("session/{}", hex(&session.token_hash)).as_str(),
-                encode(&session).as_slice(),
-            )?;
             table.insert("admin_token_hash", hash_secret(&admin_token).as_slice())?;
             table.insert("secret", secret.as_slice())?;
             Ok(())
         })?;
         Ok((organization, session_token, admin_token))
+    }
+
+    /// Runs `f` with the change lock held: `f` reads the cache, decides and
+    /// returns the changes to write (or an error), which are written before
+    /// the lock is let go.
+    pub(crate) fn change<T, E: From<String>>(
+        &self,
+        f: impl FnOnce(&Identity) -> Result<(Vec<Change>, T), E>,
+    ) -> Result<T, E> {
+        let _held = self.changing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (changes, value) = f(self)?;
+        self.apply(changes)?;
+        Ok(value)
+    }
+
+    fn apply(&self, changes: Vec<Change>) -> Result<(), String> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        self.write(|table| {
+            for change in changes {
+                match change {
+                    Change::PutOrganization(o) => {
+                        table.insert(format!("org/{}", o.id).as_str(), encode(&o).as_slice())?;
+                    }
+                    Change::PutMember(m) => {
+                        table.insert(format!("member/{}", m.id).as_str(), encode(&m).as_slice())?;
+                    }
+                    Change::DeleteMember(id) => {
+                        table.remove(format!("member/{id}").as_str())?;
+                    }
+                    Change::PutSession(s) => {
+                        table.insert(session_key(&s.token_hash).as_str(), encode(&s).as_slice())?;
+                    }
+                    Change::DeleteSession(hash) => {
+                        table.remove(session_key(&hash).as_str())?;
+                    }
+                    Change::PutInvitation(i) => {
+                        table.insert(invitation_key(&i.token_hash).as_str(), encode(&i).as_slice())?;
+                    }
+                    Change::DeleteInvitation(hash) => {
+                        table.remove(invitation_key(&hash).as_str())?;
+                    }
+                }
+            }
+            Ok(())
+        })
     }
 
     fn write(
@@ -166,6 +266,7 @@ impl Identity {
         {
             let txn = self.db.begin_write()?;
             txn.open_table(IDENTITY)?;
+            txn.open_table(AUDIT)?;
             txn.commit()?;
         }
         let txn = self.db.begin_read()?;
@@ -173,24 +274,7 @@ impl Identity {
         let mut cache = Cache::default();
         for entry in table.iter()? {
             let (key, value) = entry?;
-            let (key, value) = (key.value(), value.value());
-            if let Some(id) = key.strip_prefix("org/") {
-                if let Some(org) = decode::<Organization>(value) {
-                    cache.organizations.insert(id.to_string(), org);
-                }
-            } else if let Some(id) = key.strip_prefix("member/") {
-                if let Some(member) = decode::<Member>(value) {
-                    cache.members.insert(id.to_string(), member);
-                }
-            } else if key.starts_with("session/") {
-                if let Some(session) = decode::<Session>(value) {
-                    cache.sessions.insert(session.token_hash, session);
-                }
-            } else if key == "admin_token_hash" {
-                cache.admin_token_hash.copy_from_slice(&value[..32.min(value.len())]);
-            } else if key == "secret" {
-                cache.secret = value.to_vec();
-            }
+            cache.load(key.value(), value.value());
         }
         if let Ok(mut current) = self.cache.write() {
             *current = cache;
@@ -213,15 +297,72 @@ impl Identity {
         self.cache.read().ok()?.members.get(id).cloned()
     }
 
-    /// The member a session token acts for.
-    pub(crate) fn session(&self, token: &str) -> Option<Member> {
+    /// An organization's members, oldest first.
+    pub(crate) fn members_of(&self, organization: &str) -> Vec<Member> {
+        let mut found: Vec<Member> = self
+            .cache
+            .read()
+            .map(|c| c.members.values().filter(|m| m.organization == organization).cloned().collect())
+            .unwrap_or_default();
+        found.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+        found
+    }
+
+    /// Every member with this (normalised) email, in any organization.
+    pub(crate) fn members_by_email(&self, email: &str) -> Vec<Member> {
+        let mut found: Vec<Member> = self
+            .cache
+            .read()
+            .map(|c| c.members.values().filter(|m| m.email == email).cloned().collect())
+            .unwrap_or_default();
+        found.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+        found
+    }
+
+    /// The member a session token acts for, while the session lasts.
+    pub(crate) fn session(&self, token: &str, now: i64) -> Option<(Member, Session)> {
         let hash = hash_secret(token);
         let cache = self.cache.read().ok()?;
         let session = cache.sessions.get(&hash)?;
-        if !bool::from(session.token_hash.ct_eq(&hash)) {
+        if !bool::from(session.token_hash.ct_eq(&hash)) || session.expires_at <= now {
             return None;
         }
-        cache.members.get(&session.member_id).cloned()
+        Some((cache.members.get(&session.member_id).cloned()?, session.clone()))
+    }
+
+    /// The sessions of a member (to end them when the member goes).
+    pub(crate) fn sessions_of(&self, member_id: &str) -> Vec<[u8; 32]> {
+        self.cache
+            .read()
+            .map(|c| c.sessions.values().filter(|s| s.member_id == member_id).map(|s| s.token_hash).collect())
+            .unwrap_or_default()
+    }
+
+    /// Sessions that ended before `now`, to delete as others are written.
+    pub(crate) fn expired_sessions(&self, now: i64) -> Vec<[u8; 32]> {
+        self.cache
+            .read()
+            .map(|c| c.sessions.values().filter(|s| s.expires_at <= now).map(|s| s.token_hash).collect())
+            .unwrap_or_default()
+    }
+
+    /// The invitation a token names, if it has not expired.
+    pub(crate) fn invitation(&self, token: &str, now: i64) -> Option<Invitation> {
+        let hash = hash_secret(token);
+        let cache = self.cache.read().ok()?;
+        let invitation = cache.invitations.get(&hash)?;
+        (bool::from(invitation.token_hash.ct_eq(&hash)) && invitation.expires_at > now)
+            .then(|| invitation.clone())
+    }
+
+    /// The invitations of a member (a new one replaces them).
+    pub(crate) fn invitations_of(&self, member_id: &str) -> Vec<[u8; 32]> {
+        self.cache
+            .read()
+            .map(|c| {
+                c.invitations.values().filter(|i| i.member_id == member_id).map(|i| i.token_hash).collect()
+            })
+            .unwrap_or_default()
     }
 
     pub(crate) fn is_admin_token(&self, token: &str) -> bool {
@@ -239,21 +380,117 @@ impl Identity {
         organization_id: &str,
         suspended: bool,
     ) -> Result<Option<Organization>, String> {
-        let Some(mut org) = self.organization(organization_id) else { return Ok(None) };
-        org.suspended = suspended;
-        self.write(|table| {
-            table.insert(format!("org/{}", org.id).as_str(), encode(&org).as_slice())?;
-            Ok(())
-        })?;
-        Ok(Some(org))
+        self.change(|identity| {
+            let Some(mut org) = identity.organization(organization_id) else { return Ok((vec![], None)) };
+            org.suspended = suspended;
+            Ok((vec![Change::PutOrganization(org.clone())], Some(org)))
+        })
+    }
+
+    /// Appends an operator action to the audit log and returns its position.
+    pub(crate) fn append_audit(&self, record: &AuditRecord) -> Result<u64, String> {
+        let txn = self.db.begin_write().map_err(|e| e.to_string())?;
+        let position = {
+            let mut table = txn.open_table(AUDIT).map_err(|e| e.to_string())?;
+            let last = table.last().map_err(|e| e.to_string())?.map(|(k, _)| k.value());
+            let position = last.map_or(Some(1), |p| p.checked_add(1)).ok_or("the audit log is full")?;
+            table.insert(position, encode(record).as_slice()).map_err(|e| e.to_string())?;
+            position
+        };
+        txn.commit().map_err(|e| e.to_string())?;
+        Ok(position)
+    }
+
+    /// Up to `limit` audit entries before `before` (all when `None`), newest first.
+    pub(crate) fn audit_page(
+        &self,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<(u64, AuditRecord)>, String> {
+        let txn = self.db.begin_read().map_err(|e| e.to_string())?;
+        let table = match txn.open_table(AUDIT) {
+            Ok(table) => table,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(e.to_string()),
+        };
+        let range = table.range(..before.unwrap_or(u64::MAX)).map_err(|e| e.to_string())?;
+        let mut found = Vec::with_capacity(limit);
+        for entry in range.rev().take(limit) {
+            let (key, value) = entry.map_err(|e| e.to_string())?;
+            if let Some(record) = decode::<AuditRecord>(value.value()) {
+                found.push((key.value(), record));
+            }
+        }
+        Ok(found)
     }
 }
 
-fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+impl Cache {
+    fn load(&mut self, key: &str, value: &[u8]) {
+        if let Some(id) = key.strip_prefix("org/") {
+            if let Some(org) = decode::<Organization>(value) {
+                self.organizations.insert(id.to_string(), org);
+            }
+        } else if let Some(id) = key.strip_prefix("member/") {
+            if let Some(member) = decode::<Member>(value) {
+                self.members.insert(id.to_string(), member);
+            }
+        } else if key.starts_with("session/") {
+            if let Some(session) = decode::<Session>(value) {
+                self.sessions.insert(session.token_hash, session);
+            }
+        } else if key.starts_with("invitation/") {
+            if let Some(invitation) = decode::<Invitation>(value) {
+                self.invitations.insert(invitation.token_hash, invitation);
+            }
+        } else if key == "admin_token_hash" {
+            self.admin_token_hash.copy_from_slice(&value[..32.min(value.len())]);
+        } else if key == "secret" {
+            self.secret = value.to_vec();
+        }
+    }
+}
+
+/// A new organization and its first owner (no password yet).
+pub(crate) fn new_organization(
+    name: &str,
+    owner_name: &str,
+    owner_email: &str,
+    now: i64,
+) -> (Organization, Member) {
+    let organization_id = sika_engine::ids::new_id("org");
+    let member = Member {
+        id: sika_engine::ids::new_id("mem"),
+        organization: organization_id.clone(),
+        name: owner_name.into(),
+        email: owner_email.into(),
+        role: Role::Owner,
+        created_at: now,
+        password_hash: None,
+    };
+    let organization = Organization {
+        id: organization_id,
+        name: name.into(),
+        owner_member_id: member.id.clone(),
+        suspended: false,
+        created_at: now,
+    };
+    (organization, member)
+}
+
+pub(crate) fn session_key(hash: &[u8; 32]) -> String {
+    format!("session/{}", hex(hash))
+}
+
+fn invitation_key(hash: &[u8; 32]) -> String {
+    format!("invitation/{}", hex(hash))
+}
+
+pub(crate) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
     postcard::to_stdvec(value).expect("identity records encode")
 }
 
-fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<T> {
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<T> {
     postcard::from_bytes(bytes).ok()
 }
 

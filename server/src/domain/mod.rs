@@ -2,6 +2,7 @@
 //! disputes, files, keys, recipients, virtual accounts, webhooks, and the
 //! views responses show. Never imports axum or `http`.
 
+pub(crate) mod audit;
 pub(crate) mod backup;
 pub(crate) mod catalog;
 pub(crate) mod checkout;
@@ -10,8 +11,10 @@ pub(crate) mod disputes;
 pub(crate) mod error;
 pub(crate) mod files;
 pub(crate) mod identity;
+pub(crate) mod identity_format;
 pub(crate) mod instructions;
 pub(crate) mod limits;
+pub(crate) mod members;
 pub(crate) mod metrics;
 pub(crate) mod pagination;
 pub(crate) mod principal;

@@ -12,6 +12,10 @@ pub(crate) enum Principal {
 }
 
 /// Who made a request, for the request log (set on the response).
+/// The session a request came with (its token's hash), so that it can be ended.
+#[derive(Debug, Clone)]
+pub(crate) struct CurrentSession(pub crate::domain::identity::Session);
+
 #[derive(Debug, Clone)]
 pub(crate) struct Caller {
     pub organization: String,
@@ -41,12 +45,35 @@ impl Principal {
     }
 
     /// `403 forbidden` unless the caller holds `scope`. Sessions act with
-    /// their role: viewers read, everyone else reads and writes.
+    /// their role: a viewer reads, a developer reads and manages webhooks,
+    /// an admin or owner does everything.
     pub(crate) fn require(&self, scope: &str) -> Result<(), ApiError> {
-        let allowed = match self {
-            Principal::Key(key) => key.has_scope(scope),
-            Principal::Session(member) => member.role != Role::Viewer || scope.ends_with(":read"),
-        };
-        if allowed { Ok(()) } else { Err(ApiError::forbidden(format!("this key lacks the '{scope}' scope"))) }
+        match self {
+            Principal::Key(key) if key.has_scope(scope) => Ok(()),
+            Principal::Key(_) => Err(ApiError::forbidden(format!("this key lacks the '{scope}' scope"))),
+            Principal::Session(member) if role_allows(member.role, scope) => Ok(()),
+            Principal::Session(member) => Err(ApiError::forbidden(format!(
+                "a member with the {} role cannot use '{scope}'",
+                role_name(member.role)
+            ))),
+        }
+    }
+}
+
+/// What each role may do, as scopes.
+fn role_allows(role: Role, scope: &str) -> bool {
+    match role {
+        Role::Owner | Role::Admin => true,
+        Role::Developer => scope.ends_with(":read") || scope == "webhooks:write",
+        Role::Viewer => scope.ends_with(":read"),
+    }
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Owner => "owner",
+        Role::Admin => "admin",
+        Role::Developer => "developer",
+        Role::Viewer => "viewer",
     }
 }

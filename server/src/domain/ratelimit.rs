@@ -7,6 +7,7 @@
 //! waited out its limit.
 
 use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -44,6 +45,67 @@ impl RateLimiter {
         times.push_back(now);
         debug_assert!(times.len() <= self.limit_per_second as usize);
         Ok(())
+    }
+}
+
+/// Failed log-ins allowed per caller address, and per email, in one window.
+const LOGIN_FAILURES_MAX: u32 = 10;
+const LOGIN_WINDOW: Duration = Duration::from_secs(15 * 60);
+/// Addresses and emails the throttle remembers at most; past it, windows
+/// that have ended are forgotten first.
+const THROTTLE_ENTRIES_MAX: usize = 100_000;
+
+/// Remembers failed log-ins per caller address and per email, and refuses
+/// more attempts from either once it has seen `LOGIN_FAILURES_MAX` of
+/// them in a window.
+#[derive(Default)]
+pub(crate) struct LoginThrottle {
+    failures: Mutex<HashMap<String, (Instant, u32)>>,
+}
+
+impl LoginThrottle {
+    fn keys(ip: Option<IpAddr>, email: Option<&str>) -> Vec<String> {
+        let mut keys = Vec::with_capacity(2);
+        if let Some(ip) = ip {
+            keys.push(format!("ip:{ip}"));
+        }
+        if let Some(email) = email {
+            keys.push(format!("email:{}", email.trim().to_lowercase()));
+        }
+        keys
+    }
+
+    /// `Err(seconds to wait)` when any of the caller's keys is at its limit.
+    pub(crate) fn check(&self, ip: Option<IpAddr>, email: Option<&str>, now: Instant) -> Result<(), u64> {
+        let failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut wait = None;
+        for key in Self::keys(ip, email) {
+            if let Some((start, count)) = failures.get(&key)
+                && *count >= LOGIN_FAILURES_MAX
+                && now.duration_since(*start) < LOGIN_WINDOW
+            {
+                let left = LOGIN_WINDOW.saturating_sub(now.duration_since(*start)).as_secs().max(1);
+                wait = Some(wait.map_or(left, |w: u64| w.max(left)));
+            }
+        }
+        wait.map_or(Ok(()), Err)
+    }
+
+    pub(crate) fn failed(&self, ip: Option<IpAddr>, email: Option<&str>, now: Instant) {
+        let mut failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if failures.len() >= THROTTLE_ENTRIES_MAX {
+            failures.retain(|_, (start, _)| now.duration_since(*start) < LOGIN_WINDOW);
+        }
+        if failures.len() >= THROTTLE_ENTRIES_MAX {
+            return;
+        }
+        for key in Self::keys(ip, email) {
+            let entry = failures.entry(key).or_insert((now, 0));
+            if now.duration_since(entry.0) >= LOGIN_WINDOW {
+                *entry = (now, 0);
+            }
+            entry.1 = entry.1.saturating_add(1);
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use subtle::ConstantTimeEq;
 
 use crate::domain::error::ApiError;
 use crate::domain::identity::hash_secret;
-use crate::domain::principal::{Caller, Principal};
+use crate::domain::principal::{Caller, CurrentSession, Principal};
 use crate::domain::stack::Stack;
 
 impl<S: Send + Sync> FromRequestParts<S> for Principal {
@@ -52,7 +52,11 @@ pub(crate) fn bearer_token(value: &str) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
-fn authenticate(stack: &Stack, headers: &HeaderMap, ip: Option<IpAddr>) -> Result<Principal, ApiError> {
+fn authenticate(
+    stack: &Stack,
+    headers: &HeaderMap,
+    ip: Option<IpAddr>,
+) -> Result<(Principal, Option<CurrentSession>), ApiError> {
     let value = headers.get(header::AUTHORIZATION).ok_or_else(|| {
         ApiError::unauthorized("missing Authorization header; send Authorization: Bearer <API key>")
     })?;
@@ -60,11 +64,13 @@ fn authenticate(stack: &Stack, headers: &HeaderMap, ip: Option<IpAddr>) -> Resul
         ApiError::unauthorized("malformed Authorization header; expected 'Bearer <API key>'")
     })?;
     let now = stack.now_ms();
+    let mut current = None;
     let principal = if token.starts_with("sess_") {
-        let member = stack
+        let (member, session) = stack
             .identity
-            .session(token)
+            .session(token, now)
             .ok_or_else(|| ApiError::unauthorized("invalid or expired session"))?;
+        current = Some(CurrentSession(session));
         Principal::Session(member)
     } else if token.starts_with("sk_live_") || token.starts_with("sk_test_") {
         if !token.starts_with(stack.kind.key_prefix()) {
@@ -99,7 +105,7 @@ fn authenticate(stack: &Stack, headers: &HeaderMap, ip: Option<IpAddr>) -> Resul
             sika_api::ErrorCode::OrganizationSuspended,
             "this organization is suspended; contact the node operator",
         )),
-        Some(_) => Ok(principal),
+        Some(_) => Ok((principal, current)),
         None => Err(ApiError::unauthorized("the organization of this credential no longer exists")),
     }
 }
@@ -112,8 +118,8 @@ pub(crate) async fn authenticate_layer(
 ) -> Response {
     let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
     let ip = caller_ip(&stack, peer, request.headers());
-    let principal = match authenticate(&stack, request.headers(), ip) {
-        Ok(p) => p,
+    let (principal, current) = match authenticate(&stack, request.headers(), ip) {
+        Ok(found) => found,
         Err(e) => return e.into_response(),
     };
     let caller = Caller {
@@ -127,6 +133,9 @@ pub(crate) async fn authenticate_layer(
     let mut response = match stack.rate_limiter.check(&limit_key, Instant::now()) {
         Ok(()) => {
             request.extensions_mut().insert(principal);
+            if let Some(current) = current {
+                request.extensions_mut().insert(current);
+            }
             next.run(request).await
         }
         Err(retry_after) => {

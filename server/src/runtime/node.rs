@@ -66,7 +66,8 @@ pub fn init(config: &NodeConfig) -> Result<BootstrapCredentials, String> {
     }
     let identity = Identity::open(dir)?;
     let now = chrono::Utc::now().timestamp_millis();
-    let (organization, owner_session_token, admin_token) = identity.bootstrap(now)?;
+    let (organization, owner_session_token, admin_token) =
+        identity.bootstrap(now, config.session_ttl.as_millis().try_into().unwrap_or(i64::MAX))?;
     let mut keys = Vec::new();
     for kind in [StackKind::Sandbox, StackKind::Live] {
         let secret = secret_token(kind.key_prefix());

@@ -191,7 +191,7 @@ fn write_batch(db: &Database, batch: &[RequestLogEntry], retention: u64) -> Resu
 const SECRET_FIELDS: &[&str] =
     &["secret", "idNumber", "token", "password", "authorization", "ownerSessionToken", "adminToken"];
 /// Prefixes of secrets found in any string value.
-const SECRET_PREFIXES: &[&str] = &["sk_live_", "sk_test_", "sess_", "adm_", "whsec_"];
+const SECRET_PREFIXES: &[&str] = &["sk_live_", "sk_test_", "sess_", "adm_", "whsec_", "inv_"];
 pub(crate) const REDACTED: &str = "[REDACTED]";
 
 /// A body for the log with secrets replaced.

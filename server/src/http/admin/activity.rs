@@ -303,13 +303,17 @@ pub(super) async fn resolve_dispute(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
     body: axum::body::Bytes,
-) -> ApiResult<Json<OwnedDisputeEnvelope>> {
+) -> ApiResult<axum::response::Response> {
+    use axum::response::IntoResponse;
     let request: ResolveDispute = crate::http::extract::parse_json(&body)?;
     let stack = state.stack(&stack)?;
     let resolved = crate::domain::disputes::resolve(stack, None, &id, &request.outcome).await?;
     let snapshot = stack.engine.read()?;
     let (dispute, _) = crate::domain::disputes::load_for(&snapshot, None, &id)?;
-    Ok(admin_dispute(&dispute.organization, resolved))
+    let mut response = admin_dispute(&dispute.organization, resolved).into_response();
+    // The audit log says which way the operator decided.
+    response.extensions_mut().insert(super::audit::AuditDetail(format!("outcome: {}", request.outcome)));
+    Ok(response)
 }
 
 /// Record the funds that arrived for an order (the manual rail)
@@ -345,8 +349,9 @@ pub(super) async fn order_funds(
         .ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
     let owner = state
         .identity
-        .organization(&order.organization)
-        .and_then(|o| state.identity.member(&o.owner_member_id))
+        .members_of(&order.organization)
+        .into_iter()
+        .find(|m| m.role == crate::domain::identity::Role::Owner)
         .ok_or_else(ApiError::internal)?;
     let currency = sika_engine::Currency::find(&order.from_currency).map_err(|_| ApiError::internal())?;
     let amount = currency

@@ -34,8 +34,11 @@ use sika_engine::movements::Step;
 use sika_engine::{Command, Outcome};
 
 mod activity;
+pub(crate) mod audit;
 mod backup;
+mod keys;
 mod ledger;
+mod organizations;
 mod rates;
 mod webhooks;
 
@@ -64,10 +67,14 @@ impl AdminState {
 pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
     let node = OpenApiRouter::new().routes(routes!(status)).routes(routes!(backup::back_up));
     let organizations = OpenApiRouter::new()
-        .routes(routes!(organizations))
-        .routes(routes!(organization))
+        .routes(routes!(organizations, organizations::create))
+        .routes(routes!(organization, organizations::rename))
         .routes(routes!(suspend))
-        .routes(routes!(reinstate));
+        .routes(routes!(reinstate))
+        .routes(routes!(organizations::list_members))
+        .routes(routes!(organizations::reissue_invitation))
+        .routes(routes!(keys::list))
+        .routes(routes!(keys::revoke));
     let ledger = OpenApiRouter::new().routes(routes!(accounts)).routes(routes!(ledger::verify));
     let rates = OpenApiRouter::new().routes(routes!(rates::read, rates::replace));
     let activity = OpenApiRouter::new()
@@ -97,6 +104,7 @@ pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
         .merge(tagged("activity", activity))
         .merge(tagged("webhooks", webhooks))
         .merge(tagged("requests", OpenApiRouter::new().routes(routes!(request))))
+        .merge(tagged("audit", OpenApiRouter::new().routes(routes!(audit::list))))
 }
 
 /// The admin API's OpenAPI document.
@@ -114,6 +122,7 @@ pub(crate) fn app(state: Arc<AdminState>, health: Arc<crate::http::health::Healt
     let document = document();
     Router::new()
         .merge(documented)
+        .route_layer(from_fn_with_state(state.clone(), audit::record))
         .route_layer(from_fn_with_state(state.clone(), require_operator))
         .route("/admin/v1/openapi.json", get(move || async move { Json(document) }))
         .route("/metrics", get(crate::http::metrics::scrape))
@@ -142,7 +151,7 @@ async fn require_operator(State(state): State<Arc<AdminState>>, request: Request
     }
 }
 
-fn render_organization(org: &Organization) -> admin::Organization {
+pub(super) fn render_organization(org: &Organization) -> admin::Organization {
     admin::Organization {
         id: org.id.clone(),
         name: org.name.clone(),
@@ -388,10 +397,10 @@ fn settle_body(body: axum::body::Bytes) -> ApiResult<Settlement> {
         ("id" = String, Path, description = "The payout's id"),
         ("action" = String, Path, description = "`complete` or `fail`"),
     ),
-    request_body(content = Option<Settlement>, description = "Optional; an empty body takes the default message"),
+    request_body(content = Option<Settlement>, description = "Optional; an empty body takes the default message. A provider reference and note go on the timeline and into the audit log"),
     responses(
         (status = 200, description = "The payout, settled", body = PayoutEnvelope),
-        (status = 400, description = "The body is not a settlement (`validation_error`)", body = ErrorBody),
+        (status = 400, description = "The body is not a settlement, or a field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
         (status = 404, description = "Unknown stack, payout or action", body = ErrorBody),
         (status = 409, description = "The payout is already final (`invalid_state`)", body = ErrorBody),
         AdminRefusals,
@@ -401,11 +410,16 @@ async fn settle_payout(
     State(state): State<Arc<AdminState>>,
     Path((stack, id, action)): Path<(String, String, String)>,
     body: axum::body::Bytes,
-) -> ApiResult<Json<PayoutEnvelope>> {
-    let step = settle_step(&action, settle_body(body)?.message)?;
-    let outcome = settle(state.stack(&stack)?, Command::AdvancePayout { payout_id: id, step }).await?;
+) -> ApiResult<Response> {
+    let settlement = settle_body(body)?;
+    let step = settle_step(&action, settlement.message.clone())?;
+    let stack = state.stack(&stack)?;
+    let detail =
+        operator_note(stack, &settlement, |step| Command::AdvancePayout { payout_id: id.clone(), step })
+            .await?;
+    let outcome = settle(stack, Command::AdvancePayout { payout_id: id, step }).await?;
     let Outcome::Payout(p) = outcome else { return Err(ApiError::internal()) };
-    Ok(Json(PayoutEnvelope { payout: render::payout(&p, &[]) }))
+    Ok(with_detail(Json(PayoutEnvelope { payout: render::payout(&p, &[]) }), detail))
 }
 
 /// Complete or fail a pending collection (the manual-settlement rail)
@@ -419,10 +433,10 @@ async fn settle_payout(
         ("id" = String, Path, description = "The collection's id"),
         ("action" = String, Path, description = "`complete` or `fail`"),
     ),
-    request_body(content = Option<Settlement>, description = "Optional; an empty body takes the default message"),
+    request_body(content = Option<Settlement>, description = "Optional; an empty body takes the default message. A provider reference and note go on the timeline and into the audit log"),
     responses(
         (status = 200, description = "The collection, settled", body = CollectionEnvelope),
-        (status = 400, description = "The body is not a settlement (`validation_error`)", body = ErrorBody),
+        (status = 400, description = "The body is not a settlement, or a field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
         (status = 404, description = "Unknown stack, collection or action", body = ErrorBody),
         (status = 409, description = "The collection is already final (`invalid_state`)", body = ErrorBody),
         AdminRefusals,
@@ -432,12 +446,74 @@ async fn settle_collection(
     State(state): State<Arc<AdminState>>,
     Path((stack, id, action)): Path<(String, String, String)>,
     body: axum::body::Bytes,
-) -> ApiResult<Json<CollectionEnvelope>> {
-    let step = settle_step(&action, settle_body(body)?.message)?;
-    let outcome =
-        settle(state.stack(&stack)?, Command::AdvanceCollection { collection_id: id, step }).await?;
+) -> ApiResult<Response> {
+    let settlement = settle_body(body)?;
+    let step = settle_step(&action, settlement.message.clone())?;
+    let stack = state.stack(&stack)?;
+    let detail = operator_note(stack, &settlement, |step| Command::AdvanceCollection {
+        collection_id: id.clone(),
+        step,
+    })
+    .await?;
+    let outcome = settle(stack, Command::AdvanceCollection { collection_id: id, step }).await?;
     let Outcome::Collection(c) = outcome else { return Err(ApiError::internal()) };
-    Ok(Json(CollectionEnvelope { collection: render::collection(&c, &[]) }))
+    Ok(with_detail(Json(CollectionEnvelope { collection: render::collection(&c, &[]) }), detail))
+}
+
+/// A response carrying what the audit log adds to the action.
+fn with_detail(body: impl IntoResponse, detail: Option<String>) -> Response {
+    let mut response = body.into_response();
+    if let Some(detail) = detail {
+        response.extensions_mut().insert(audit::AuditDetail(detail));
+    }
+    response
+}
+
+const PROVIDER_REFERENCE_CHARS_MAX: usize = 200;
+const NOTE_CHARS_MAX: usize = 500;
+
+/// The settlement's provider reference and note, checked, as one line.
+fn settlement_detail(settlement: &Settlement) -> ApiResult<Option<String>> {
+    let mut parts = Vec::new();
+    for (field, value, max, label) in [
+        (
+            "providerReference",
+            &settlement.provider_reference,
+            PROVIDER_REFERENCE_CHARS_MAX,
+            "provider reference",
+        ),
+        ("note", &settlement.note, NOTE_CHARS_MAX, "note"),
+    ] {
+        let Some(value) = value.as_deref().map(str::trim) else { continue };
+        if value.is_empty() || value.chars().count() > max || value.chars().any(char::is_control) {
+            return Err(ApiError::validation(field, format!("must be 1 to {max} characters, on one line")));
+        }
+        parts.push(format!("{label}: {value}"));
+    }
+    Ok((!parts.is_empty()).then(|| parts.join("; ")))
+}
+
+/// Puts the settlement's provider reference and note on the movement's
+/// timeline (before the settlement, which refuses a final movement anyway)
+/// and returns them for the audit log.
+async fn operator_note(
+    stack: &Stack,
+    settlement: &Settlement,
+    command: impl FnOnce(Step) -> Command,
+) -> ApiResult<Option<String>> {
+    let Some(detail) = settlement_detail(settlement)? else { return Ok(None) };
+    let step =
+        Step::Note { kind: "operator".into(), title: "Operator settlement".into(), detail: detail.clone() };
+    let applied = stack.engine.execute(command(step)).await?;
+    if applied.replayed {
+        let (what, status) = match &applied.outcome {
+            Outcome::Payout(p) => ("payout", p.status.name()),
+            Outcome::Collection(c) => ("collection", c.status.name()),
+            _ => return Err(ApiError::internal()),
+        };
+        return Err(already_final(what, status));
+    }
+    Ok(Some(detail))
 }
 
 /// Applies a settlement; a movement that was already final is `409 invalid_state`.

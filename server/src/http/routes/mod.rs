@@ -21,6 +21,7 @@ pub(crate) mod conversions;
 mod disputes;
 mod files;
 mod keys;
+mod members;
 pub(crate) mod openapi;
 pub(crate) mod orders;
 mod payment_links;
@@ -30,6 +31,7 @@ mod rates;
 mod recipients;
 mod representative;
 mod requests;
+mod sessions;
 mod simulations;
 mod validation;
 mod virtual_accounts;
@@ -41,6 +43,17 @@ mod webhooks;
 /// Resources move here from the hand-written table in `crate::http::openapi` one
 /// at a time.
 pub(crate) fn documented() -> OpenApiRouter<Arc<Stack>> {
+    authenticated().merge(open())
+}
+
+/// The routes that need no credentials (the authentication layer is not
+/// on them).
+fn open() -> OpenApiRouter<Arc<Stack>> {
+    tagged("sessions", sessions::open_router())
+}
+
+/// The routes behind the authentication layer.
+fn authenticated() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
         .merge(tagged("payouts", payouts::router()))
         .merge(tagged("collections", collections::router()))
@@ -61,14 +74,18 @@ pub(crate) fn documented() -> OpenApiRouter<Arc<Stack>> {
         .merge(tagged("disputes", disputes::router()))
         .merge(tagged("validation", validation::router()))
         .merge(tagged("simulations", simulations::router()))
+        .merge(tagged("sessions", sessions::router()))
+        .merge(tagged("members", members::router()))
 }
 
 pub(crate) fn app(stack: Arc<Stack>, health: Arc<crate::http::health::Health>) -> Router {
-    let (documented, _) = documented().split_for_parts();
+    let (documented, _) = authenticated().split_for_parts();
+    let (open, _) = open().split_for_parts();
     let authenticated =
         Router::new().merge(documented).route_layer(from_fn_with_state(stack.clone(), authenticate_layer));
     Router::new()
         .merge(authenticated)
+        .merge(open)
         .merge(openapi::router())
         // The hosted checkout pages: public, no key.
         .merge(checkout::router())

@@ -1,0 +1,134 @@
+//! Team members and their sessions: invitations, password log-in and
+//! logout, and the members of an organization (managed by its owners and
+//! admins). A session (`sess_…`) acts for one member on both stacks.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// What a member may do. `viewer` reads; `developer` also manages webhooks;
+/// `admin` and `owner` also manage keys, members and the representative;
+/// only an `owner` makes or removes an owner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Owner,
+    Admin,
+    Developer,
+    Viewer,
+}
+
+/// Whether a member has set a password yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MemberStatus {
+    /// Invited; no password set yet.
+    Invited,
+    Active,
+}
+
+/// A team member of an organization.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Member {
+    #[schema(example = "mem_0VbowfAbCdEf", pattern = "^mem_")]
+    pub id: String,
+    pub email: String,
+    pub name: String,
+    pub role: Role,
+    pub organization_id: String,
+    pub status: MemberStatus,
+    pub created_at: String,
+}
+
+/// An invitation: its token (`inv_…`, shown once) lets the member set a
+/// password with `POST /v1/sessions`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Invitation {
+    #[schema(pattern = "^inv_")]
+    pub token: String,
+    pub expires_at: String,
+}
+
+/// `POST /v1/sessions`: either `{invitation, password}` (accept an
+/// invitation, setting the password) or `{email, password,
+/// organizationId?}` (log in).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CreateSession {
+    /// An invitation token (`inv_…`).
+    pub invitation: Option<String>,
+    pub email: Option<String>,
+    /// 12 to 128 characters.
+    pub password: Option<String>,
+    /// Needed only when the email belongs to members of several organizations.
+    pub organization_id: Option<String>,
+}
+
+/// The member a session acts for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMember {
+    pub id: String,
+    pub email: String,
+    pub name: String,
+    pub role: Role,
+    pub organization_id: String,
+}
+
+/// A session: send `Authorization: Bearer <token>` on either stack.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Session {
+    #[schema(pattern = "^sess_")]
+    pub token: String,
+    pub expires_at: String,
+    pub member: SessionMember,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SessionEnvelope {
+    pub session: Session,
+}
+
+/// `POST /v1/members`.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateMember {
+    pub email: String,
+    /// 1 to 100 characters.
+    pub name: String,
+    pub role: Role,
+}
+
+/// `PATCH /v1/members/{id}`.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateMember {
+    pub role: Role,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct MemberEnvelope {
+    pub member: Member,
+}
+
+/// A new member and the invitation to pass on to them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct InvitedMember {
+    pub member: Member,
+    pub invitation: Invitation,
+}
+
+/// A session that has just ended (`DELETE /v1/sessions/current`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EndedSession {
+    pub ended_at: String,
+    pub member: SessionMember,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct EndedSessionEnvelope {
+    pub session: EndedSession,
+}

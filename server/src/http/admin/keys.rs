@@ -1,0 +1,77 @@
+//! The operator lists and revokes any organization's API keys on a stack
+//! (a leaked key is stopped without the merchant).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use sika_api::admin::{StackPath, StackRefusals};
+use sika_api::keys::{ApiKey, ApiKeyEnvelope};
+use sika_api::{ErrorBody, ListPage};
+
+use super::AdminState;
+use crate::domain::error::{ApiError, ApiResult};
+
+/// An organization's API keys on a stack
+///
+/// Every key, revoked ones included, newest first, in one page; never a
+/// key's secret.
+#[utoipa::path(
+    get,
+    path = "/admin/v1/{stack}/organizations/{id}/keys",
+    operation_id = "listOrganizationKeys",
+    security(("operator" = [])),
+    params(StackPath, ("id" = String, Path, description = "The organization's id")),
+    responses(
+        (status = 200, description = "The keys", body = ListPage<ApiKey>),
+        (status = 404, description = "Unknown stack or organization", body = ErrorBody),
+        StackRefusals,
+    )
+)]
+pub(super) async fn list(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id)): Path<(String, String)>,
+) -> ApiResult<Json<ListPage<ApiKey>>> {
+    let stack = state.stack(&stack)?;
+    state
+        .identity
+        .organization(&id)
+        .ok_or_else(|| ApiError::not_found(format!("organization '{id}' not found")))?;
+    let data = stack.keys_of(&id).iter().map(|k| k.render()).collect();
+    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+}
+
+/// Revoke an organization's API key
+///
+/// The key stops working at once; revoking it again changes nothing.
+#[utoipa::path(
+    delete,
+    path = "/admin/v1/{stack}/organizations/{id}/keys/{keyId}",
+    operation_id = "revokeOrganizationKey",
+    security(("operator" = [])),
+    params(
+        StackPath,
+        ("id" = String, Path, description = "The organization's id"),
+        ("keyId" = String, Path, description = "The key's id (`key_…`)"),
+    ),
+    responses(
+        (status = 200, description = "The revoked key", body = ApiKeyEnvelope),
+        (status = 404, description = "Unknown stack, or no such key in this organization", body = ErrorBody),
+        StackRefusals,
+    )
+)]
+pub(super) async fn revoke(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id, key_id)): Path<(String, String, String)>,
+) -> ApiResult<Json<ApiKeyEnvelope>> {
+    let stack = state.stack(&stack)?;
+    let mut key =
+        stack.keys_of(&id).into_iter().find(|k| k.id == key_id).ok_or_else(|| {
+            ApiError::not_found(format!("API key '{key_id}' not found in organization '{id}'"))
+        })?;
+    if key.revoked_at.is_none() {
+        key.revoked_at = Some(stack.now_ms());
+        stack.save_key(key.clone()).await?;
+    }
+    Ok(Json(ApiKeyEnvelope { api_key: key.render() }))
+}

@@ -1,0 +1,118 @@
+//! `/v1/sessions`: a team member accepts an invitation or logs in, and ends
+//! their session. Log-in needs no credentials; ending one needs the session.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use sika_api::members::{CreateSession, EndedSessionEnvelope, SessionEnvelope};
+use sika_api::{BadBody, ErrorBody, SessionRefusals, VersionRefusals};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::members;
+use crate::domain::principal::{CurrentSession, Principal};
+use crate::domain::stack::Stack;
+use crate::http::auth::caller_ip;
+use crate::http::extract::ApiJson;
+
+/// The routes that need no credentials.
+pub(super) fn open_router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(create))
+}
+
+pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
+    OpenApiRouter::new().routes(routes!(end))
+}
+
+/// Open a session: accept an invitation or log in
+///
+/// `{invitation, password}` accepts an invitation and sets the member's
+/// password (12 to 128 characters); `{email, password, organizationId?}`
+/// logs in. No credentials needed. Any wrong credential is the same `401`;
+/// after 10 failures from one address or for one email in 15 minutes,
+/// attempts are refused with `429` until the window ends. The session
+/// works on both stacks until `expiresAt`.
+#[utoipa::path(
+    post,
+    path = "/v1/sessions",
+    operation_id = "createSession",
+    request_body = CreateSession,
+    security(()),
+    responses(
+        (status = 201, description = "The session, with its token", body = SessionEnvelope),
+        (status = 400, description = "A field is missing or invalid (`validation_error`, with `details.field`), or the `sika-version` header is unknown", body = ErrorBody),
+        (status = 401, description = "Wrong email, password or invitation (`unauthorized`)", body = ErrorBody),
+        (status = 429, description = "Too many failed attempts (`rate_limited`); retry after `Retry-After` seconds", body = ErrorBody),
+        BadBody,
+    )
+)]
+async fn create(
+    State(stack): State<Arc<Stack>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<CreateSession>,
+) -> Response {
+    let ip = caller_ip(&stack, Some(peer), &headers);
+    let email = members::attempted_email(&body);
+    let throttle = &stack.identity.logins;
+    if let Err(wait) = throttle.check(ip, email.as_deref(), Instant::now()) {
+        let mut response = ApiError::new(
+            sika_api::ErrorCode::RateLimited,
+            "too many failed attempts; wait before trying again",
+        )
+        .with_detail("retryAfter", wait)
+        .into_response();
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(wait));
+        return response;
+    }
+    let now = stack.now_ms();
+    let ttl_ms = i64::try_from(stack.config.session_ttl.as_millis()).unwrap_or(i64::MAX);
+    let identity = stack.clone();
+    let result =
+        tokio::task::spawn_blocking(move || members::create_session(&identity.identity, body, now, ttl_ms))
+            .await
+            .unwrap_or_else(|_| Err(ApiError::internal()));
+    match result {
+        Ok(session) => (StatusCode::CREATED, Json(SessionEnvelope { session })).into_response(),
+        Err(e) => {
+            if e.code == sika_api::ErrorCode::Unauthorized {
+                throttle.failed(ip, email.as_deref(), Instant::now());
+            }
+            e.into_response()
+        }
+    }
+}
+
+/// End the caller's session
+///
+/// The session's token stops working at once, on both stacks. Needs a
+/// session (`sess_…`); an API key gets 403.
+#[utoipa::path(
+    delete,
+    path = "/v1/sessions/current",
+    operation_id = "deleteCurrentSession",
+    security(("bearer" = ["session"])),
+    responses(
+        (status = 200, description = "The session, ended", body = EndedSessionEnvelope),
+        VersionRefusals<SessionRefusals>,
+    )
+)]
+async fn end(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    current: Option<Extension<CurrentSession>>,
+) -> ApiResult<Json<EndedSessionEnvelope>> {
+    let (Some(Extension(CurrentSession(session))), Some(member)) = (current, principal.member()) else {
+        return Err(ApiError::forbidden(
+            "only a session can be ended; an API key is revoked with DELETE /v1/keys/{id}",
+        ));
+    };
+    let ended = members::end_session(&stack.identity, member, &session, stack.now_ms())?;
+    Ok(Json(EndedSessionEnvelope { session: ended }))
+}
