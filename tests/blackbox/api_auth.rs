@@ -250,3 +250,45 @@ async fn the_bearer_scheme_is_case_insensitive() {
         .unwrap();
     assert_eq!(r.status(), 401, "another scheme is still refused");
 }
+
+/// Issue 15.6: who may call is decided before the body is read. An API key
+/// on an owner's or admin's action is `403 forbidden` whatever it sends (an
+/// invalid body, a text body, no body), and so is a key without the
+/// operation's scope.
+#[tokio::test]
+async fn credentials_are_refused_before_the_body_is_read() {
+    let node = &SHARED.get();
+    let api = Api::new();
+    let key = &node.creds.sandbox_key;
+    let (_, reader) = create_key(
+        &api,
+        &node.sandbox,
+        &node.creds.owner_session,
+        json!({ "name": "reader", "scopes": ["payouts:read"] }),
+    )
+    .await;
+    let text = |url: String, key: String, method: &'static str| {
+        let api = api.clone();
+        async move {
+            api.send(method, &url, |rb| {
+                rb.bearer_auth(key).header("content-type", "text/plain").body("hello")
+            })
+            .await
+        }
+    };
+    for (method, path) in [("POST", "/v1/keys"), ("PUT", "/v1/organization/representative")] {
+        let url = node.sandbox_url(path);
+        api.call(method, &url, Some(key), Some(json!({ "unknown": true })))
+            .await
+            .expect_error(403, "forbidden");
+        api.call(method, &url, Some(key), Some(json!([1, 2]))).await.expect_error(403, "forbidden");
+        text(url.clone(), key.clone(), method).await.expect_error(403, "forbidden");
+    }
+    let payouts = node.sandbox_url("/v1/payouts");
+    api.call("POST", &payouts, Some(&reader), Some(json!({ "from": 5 })))
+        .await
+        .expect_error(403, "forbidden");
+    text(payouts.clone(), reader.clone(), "POST").await.expect_error(403, "forbidden");
+    // With the scope, the same bodies get their own answers.
+    text(payouts, key.clone(), "POST").await.expect_error(415, "unsupported_media_type");
+}

@@ -17,6 +17,7 @@ mod checkout_browser;
 mod collections;
 mod disputes;
 mod format_upgrade;
+mod hardening;
 mod live_money;
 mod operating;
 mod orders;

@@ -2,5 +2,6 @@
 //! that drives jobs, and shutdown.
 
 pub(crate) mod feed;
+pub(crate) mod listen;
 pub(crate) mod node;
 pub(crate) mod scheduler;

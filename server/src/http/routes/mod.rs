@@ -64,14 +64,18 @@ pub(crate) fn documented() -> OpenApiRouter<Arc<Stack>> {
 }
 
 pub(crate) fn app(stack: Arc<Stack>, health: Arc<crate::http::health::Health>) -> Router {
-    let (documented, _) = documented().split_for_parts();
+    let (documented, document) = documented().split_for_parts();
+    crate::http::auth::learn_requirements(&document);
     let authenticated =
         Router::new().merge(documented).route_layer(from_fn_with_state(stack.clone(), authenticate_layer));
     Router::new()
         .merge(authenticated)
         .merge(openapi::router())
         // The hosted checkout pages: public, no key.
-        .merge(checkout::router())
+        .merge(
+            checkout::router()
+                .route_layer(from_fn_with_state(stack.clone(), crate::http::auth::limit_anonymous)),
+        )
         .with_state(stack.clone())
         // Liveness and readiness: no key.
         .route_layer(from_fn_with_state(stack.clone(), crate::http::metrics::count))
