@@ -63,7 +63,7 @@ pub(crate) fn caller_ip(stack: &Stack, peer: Option<SocketAddr>, headers: &Heade
 /// Callers without a valid credential (no key, a bad key, the hosted
 /// checkout's payers) are limited this way, so they cannot flood the node
 /// at no cost; a valid credential is limited per key instead.
-pub(crate) fn limit_address(stack: &Stack, kind: &str, ip: Option<IpAddr>) -> Result<(), Response> {
+pub(crate) fn limit_address(stack: &Stack, kind: &str, ip: Option<IpAddr>) -> Result<(), Box<Response>> {
     let ip = ip.map(|ip| ip.to_string()).unwrap_or_default();
     stack.rate_limiter.check(&format!("{kind}:{ip}"), Instant::now()).map_err(|retry_after| {
         let mut response = ApiError::new(
@@ -73,7 +73,7 @@ pub(crate) fn limit_address(stack: &Stack, kind: &str, ip: Option<IpAddr>) -> Re
         .with_detail("retryAfter", retry_after)
         .into_response();
         response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
-        response
+        Box::new(response)
     })
 }
 
@@ -87,7 +87,7 @@ pub(crate) async fn limit_anonymous(
     let ip = caller_ip(&stack, peer, request.headers());
     match limit_address(&stack, "page", ip) {
         Ok(()) => next.run(request).await,
-        Err(refused) => refused,
+        Err(refused) => *refused,
     }
 }
 
@@ -165,7 +165,7 @@ pub(crate) async fn authenticate_layer(
         Err(e) => {
             return match limit_address(&stack, "unauthenticated", ip) {
                 Ok(()) => e.into_response(),
-                Err(refused) => refused,
+                Err(refused) => *refused,
             };
         }
     };
@@ -206,7 +206,10 @@ pub(crate) async fn authenticate_layer(
 /// may call what, and checking it here, before the handler runs, answers a
 /// caller without the scope or role `403 forbidden` before its body is read
 /// or validated. Handlers still check their own scopes.
-static REQUIREMENTS: OnceLock<HashMap<(String, String), Vec<Vec<String>>>> = OnceLock::new();
+static REQUIREMENTS: OnceLock<Requirements> = OnceLock::new();
+
+/// `(METHOD, path template)` to the scope sets that admit a caller.
+type Requirements = HashMap<(String, String), Vec<Vec<String>>>;
 
 /// Records the operations' requirements from the public document.
 pub(crate) fn learn_requirements(document: &utoipa::openapi::OpenApi) {
