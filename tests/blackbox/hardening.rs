@@ -361,3 +361,35 @@ async fn the_request_log_redacts_secrets_inside_strings_and_names_in_any_case() 
     assert!(logged.text.contains("Bearer [REDACTED]"), "{}", logged.text);
     drop(node);
 }
+
+/// Issue 16.10 (in part): requests refused with 429 are counted in the
+/// metrics, not stored in the request log, so a flood cannot push other
+/// entries out of it.
+#[tokio::test]
+async fn refused_floods_are_counted_not_logged() {
+    let node = Node::start(Options { rate_limit: Some(2), ..Options::default() });
+    let api = Api::new();
+    let mut answered = Vec::new();
+    for _ in 0..6 {
+        let r = api.get(&node.sandbox_url("/v1/accounts"), &node.creds.sandbox_key).await;
+        answered.push((r.status, r.request_id()));
+    }
+    assert!(answered.iter().any(|(s, _)| *s == 429), "{answered:?}");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let stored = answered.iter().find(|(s, _)| *s == 200).map(|(_, id)| id.clone()).unwrap();
+    let url = |id: &str| node.sandbox_url(&format!("/v1/requests/{id}"));
+    eventually("the accepted request in the log", Duration::from_secs(10), || async {
+        let r = api.get(&url(&stored), &node.creds.sandbox_key).await;
+        (r.status == 200).then_some(())
+    })
+    .await;
+    for (_, id) in answered.iter().filter(|(s, _)| *s == 429) {
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        api.get(&url(id), &node.creds.sandbox_key).await.expect_error(404, "not_found");
+    }
+    let metrics = reqwest::get(node.admin_url("/metrics")).await.unwrap().text().await.unwrap();
+    assert!(
+        metrics.lines().any(|l| l.starts_with("sika_http_requests_total{") && l.contains("status=\"429\"")),
+        "{metrics}"
+    );
+}

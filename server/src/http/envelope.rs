@@ -93,7 +93,10 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
     let version_used =
         requested_version.as_deref().filter(|v| VERSIONS.contains(v)).unwrap_or(VERSION_CURRENT);
     headers.insert(VERSION_HEADER, HeaderValue::from_static(static_version(version_used)));
-    if let (Some(stack), Some(caller)) = (stack, parts.extensions.get::<Caller>()) {
+    // A refused flood (429) is counted by the metrics, not stored: one
+    // tenant's flood must not push everyone's entries out of the log.
+    let refused = parts.status == StatusCode::TOO_MANY_REQUESTS;
+    if let (Some(stack), Some(caller), false) = (stack, parts.extensions.get::<Caller>(), refused) {
         let logged_response =
             (body_bytes.len() <= LOGGED_RESPONSE_BYTES_MAX).then(|| redact_body(&body_bytes));
         stack.request_log.record(RequestLogEntry {
