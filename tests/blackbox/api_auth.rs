@@ -183,7 +183,10 @@ async fn the_ip_allow_list_without_a_trusted_proxy() {
 
 #[tokio::test]
 async fn the_ip_allow_list_behind_a_trusted_proxy() {
-    let node = Node::start(Options { trusted_proxies: Some("127.0.0.1".into()), ..Options::unthrottled() });
+    // Two proxies in a chain: a load balancer (10.0.0.1) in front of one on
+    // this machine.
+    let node =
+        Node::start(Options { trusted_proxies: Some("127.0.0.1,10.0.0.1".into()), ..Options::unthrottled() });
     let api = Api::new();
     let session = &node.creds.owner_session;
     let url = node.sandbox_url("/v1/accounts");
@@ -216,6 +219,11 @@ async fn the_ip_allow_list_behind_a_trusted_proxy() {
     };
     get(&remote, Some("203.0.113.7")).await.expect(200);
     get(&remote, Some("203.0.113.7, 10.0.0.1")).await.expect(200);
+    // The caller is the right-most hop no trusted proxy wrote: hops to its
+    // left are the client's own words, so a forged one changes nothing.
+    get(&remote, Some("198.51.100.1, 203.0.113.7")).await.expect(200);
+    get(&remote, Some("203.0.113.7, 198.51.100.1")).await.expect_error(403, "forbidden");
+    get(&remote, Some("203.0.113.7, 198.51.100.1, 10.0.0.1")).await.expect_error(403, "forbidden");
     get(&remote, None).await.expect_error(403, "forbidden");
     get(&remote, Some("198.51.100.1")).await.expect_error(403, "forbidden");
     // The forwarded address replaces the proxy's own.

@@ -400,7 +400,15 @@ fn build_session(
             let origin = asset_currency
                 .from_decimal(origin, false)
                 .map_err(|e| ApiError::validation("amount", e.to_string()))?;
-            within_limits(rail, origin, asset_currency.scale)?;
+            // Collections take no stablecoins, so only the rail's maximum
+            // applies: its minimum is a payout's, and a deposit under it is
+            // still money received.
+            if origin > rail.limits.max_minor(asset_currency.scale) {
+                return Err(ApiError::validation(
+                    "amount",
+                    format!("{} accepts at most {} {}", rail.name, rail.limits.max, rail.limits.currency),
+                ));
+            }
             let network = rail.chain_for(sandbox).unwrap_or("").to_string();
             // Live: claimed from the operator's route once the session is built.
             let address = if sandbox { format!("0x{}", hex_from(&id, 40)) } else { String::new() };
