@@ -102,6 +102,12 @@ impl DispatcherHandle {
     }
 }
 
+/// Adds an attempt to a delivery's history, keeping it bounded.
+fn keep_attempt(attempts: &mut Vec<Attempt>, attempt: Attempt) {
+    attempts.push(attempt);
+    forget_old_manual_attempts(attempts);
+}
+
 /// Drops the oldest manual attempts past `MANUAL_ATTEMPTS_KEPT`. The
 /// ladder's attempts are kept: their count decides the next retry.
 fn forget_old_manual_attempts(attempts: &mut Vec<Attempt>) {
@@ -813,8 +819,7 @@ impl Dispatcher {
             }
             let open = self.open.get_mut(&delivery_id).expect("checked above");
             let delivery = &mut open.delivery;
-            delivery.attempts.push(attempt);
-            forget_old_manual_attempts(&mut delivery.attempts);
+            keep_attempt(&mut delivery.attempts, attempt);
             delivery.updated_at = now;
             if succeeded {
                 delivery.status = DeliveryStatus::Succeeded;
