@@ -208,8 +208,9 @@ pub(crate) async fn authenticate_layer(
 /// or validated. Handlers still check their own scopes.
 static REQUIREMENTS: OnceLock<Requirements> = OnceLock::new();
 
-/// `(METHOD, path template)` to the scope sets that admit a caller.
-type Requirements = HashMap<(String, String), Vec<Vec<String>>>;
+/// Path template, then method (upper case), to the scope sets that admit a
+/// caller: looked up by `&str`, with no key built per request.
+type Requirements = HashMap<String, HashMap<String, Vec<Vec<String>>>>;
 
 /// Records the operations' requirements from the public document.
 pub(crate) fn learn_requirements(document: &utoipa::openapi::OpenApi) {
@@ -231,7 +232,10 @@ pub(crate) fn learn_requirements(document: &utoipa::openapi::OpenApi) {
                             .collect()
                     })
                     .collect();
-                requirements.insert((method.to_ascii_uppercase(), path.clone()), alternatives);
+                requirements
+                    .entry(path.clone())
+                    .or_insert_with(HashMap::new)
+                    .insert(method.to_ascii_uppercase(), alternatives);
             }
         }
         requirements
@@ -243,8 +247,11 @@ pub(crate) fn learn_requirements(document: &utoipa::openapi::OpenApi) {
 /// handler's to check.
 fn permitted(principal: &Principal, request: &Request) -> Result<(), ApiError> {
     let Some(template) = request.extensions().get::<MatchedPath>() else { return Ok(()) };
-    let key = (request.method().as_str().to_string(), template.as_str().to_string());
-    let Some(alternatives) = REQUIREMENTS.get().and_then(|r| r.get(&key)) else { return Ok(()) };
+    let alternatives = REQUIREMENTS
+        .get()
+        .and_then(|r| r.get(template.as_str()))
+        .and_then(|methods| methods.get(request.method().as_str()));
+    let Some(alternatives) = alternatives else { return Ok(()) };
     if alternatives.is_empty() || alternatives.iter().any(|scopes| scopes.iter().all(|s| holds(principal, s)))
     {
         return Ok(());
