@@ -165,6 +165,24 @@ struct NodeArgs {
     /// a line) [text on a terminal, json otherwise].
     #[arg(long, env = "SIKA_LOG_FORMAT")]
     log_format: Option<LogFormat>,
+    /// Open connections per listener [a quarter of the file descriptor
+    /// limit, at most 4096].
+    #[arg(long, env = "SIKA_CONNECTIONS_MAX")]
+    connections_max: Option<usize>,
+    /// Open connections per caller address on one listener [an eighth of
+    /// --connections-max].
+    #[arg(long, env = "SIKA_CONNECTIONS_PER_ADDRESS_MAX")]
+    connections_per_address_max: Option<usize>,
+    /// How long a request's head may take from its first byte [10s].
+    #[arg(long, env = "SIKA_HEADER_TIMEOUT")]
+    header_timeout: Option<String>,
+    /// How long a request's body may take once the node reads it [30s].
+    #[arg(long, env = "SIKA_BODY_TIMEOUT")]
+    body_timeout: Option<String>,
+    /// How long a connection may stay open with no request and nothing
+    /// sent either way [60s].
+    #[arg(long, env = "SIKA_IDLE_TIMEOUT")]
+    idle_timeout: Option<String>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -204,6 +222,11 @@ impl NodeArgs {
             request_log_retention: self.request_log_retention,
             live_public_url: self.live_public_url.clone(),
             sandbox_public_url: self.sandbox_public_url.clone(),
+            connections_max: self.connections_max,
+            connections_per_address_max: self.connections_per_address_max,
+            header_timeout: self.header_timeout.clone(),
+            body_timeout: self.body_timeout.clone(),
+            idle_timeout: self.idle_timeout.clone(),
         }
     }
 

@@ -183,7 +183,10 @@ async fn the_ip_allow_list_without_a_trusted_proxy() {
 
 #[tokio::test]
 async fn the_ip_allow_list_behind_a_trusted_proxy() {
-    let node = Node::start(Options { trusted_proxies: Some("127.0.0.1".into()), ..Options::unthrottled() });
+    // Two proxies in a chain: a load balancer (10.0.0.1) in front of one on
+    // this machine.
+    let node =
+        Node::start(Options { trusted_proxies: Some("127.0.0.1,10.0.0.1".into()), ..Options::unthrottled() });
     let api = Api::new();
     let session = &node.creds.owner_session;
     let url = node.sandbox_url("/v1/accounts");
@@ -216,6 +219,11 @@ async fn the_ip_allow_list_behind_a_trusted_proxy() {
     };
     get(&remote, Some("203.0.113.7")).await.expect(200);
     get(&remote, Some("203.0.113.7, 10.0.0.1")).await.expect(200);
+    // The caller is the right-most hop no trusted proxy wrote: hops to its
+    // left are the client's own words, so a forged one changes nothing.
+    get(&remote, Some("198.51.100.1, 203.0.113.7")).await.expect(200);
+    get(&remote, Some("203.0.113.7, 198.51.100.1")).await.expect_error(403, "forbidden");
+    get(&remote, Some("203.0.113.7, 198.51.100.1, 10.0.0.1")).await.expect_error(403, "forbidden");
     get(&remote, None).await.expect_error(403, "forbidden");
     get(&remote, Some("198.51.100.1")).await.expect_error(403, "forbidden");
     // The forwarded address replaces the proxy's own.
@@ -249,4 +257,46 @@ async fn the_bearer_scheme_is_case_insensitive() {
         .await
         .unwrap();
     assert_eq!(r.status(), 401, "another scheme is still refused");
+}
+
+/// Issue 15.6: who may call is decided before the body is read. An API key
+/// on an owner's or admin's action is `403 forbidden` whatever it sends (an
+/// invalid body, a text body, no body), and so is a key without the
+/// operation's scope.
+#[tokio::test]
+async fn credentials_are_refused_before_the_body_is_read() {
+    let node = &SHARED.get();
+    let api = Api::new();
+    let key = &node.creds.sandbox_key;
+    let (_, reader) = create_key(
+        &api,
+        &node.sandbox,
+        &node.creds.owner_session,
+        json!({ "name": "reader", "scopes": ["payouts:read"] }),
+    )
+    .await;
+    let text = |url: String, key: String, method: &'static str| {
+        let api = api.clone();
+        async move {
+            api.send(method, &url, |rb| {
+                rb.bearer_auth(key).header("content-type", "text/plain").body("hello")
+            })
+            .await
+        }
+    };
+    for (method, path) in [("POST", "/v1/keys"), ("PUT", "/v1/organization/representative")] {
+        let url = node.sandbox_url(path);
+        api.call(method, &url, Some(key), Some(json!({ "unknown": true })))
+            .await
+            .expect_error(403, "forbidden");
+        api.call(method, &url, Some(key), Some(json!([1, 2]))).await.expect_error(403, "forbidden");
+        text(url.clone(), key.clone(), method).await.expect_error(403, "forbidden");
+    }
+    let payouts = node.sandbox_url("/v1/payouts");
+    api.call("POST", &payouts, Some(&reader), Some(json!({ "from": 5 })))
+        .await
+        .expect_error(403, "forbidden");
+    text(payouts.clone(), reader.clone(), "POST").await.expect_error(403, "forbidden");
+    // With the scope, the same bodies get their own answers.
+    text(payouts, key.clone(), "POST").await.expect_error(415, "unsupported_media_type");
 }

@@ -796,3 +796,57 @@ async fn a_suspended_merchant_takes_no_payments() {
     assert!(html(&node, &id).await.1.contains("id=\"pay\""));
     pay(&api, &node, &id, "25.00").await.expect(201);
 }
+
+/// Issue 16.5: an attempt is a collection and obeys the method's limits as
+/// `POST /v1/collections` does, whoever starts it: 9,999,999,999,999,999.99
+/// NGN on a 5,000 NGN link was accepted as a pending collection.
+#[tokio::test]
+async fn attempts_obey_the_methods_limits() {
+    let node = &SHARED.get();
+    let api = Api::new();
+    let mut body = page_body("NGN", Some("5000.00"));
+    body["allowedMethods"] = json!(["bank_transfer", "crypto"]);
+    let l = create(&api, node, "/v1/payment-links", body).await;
+    let url = node.sandbox_url(&format!("/pay/{}/sessions", l["id"].as_str().unwrap()));
+    for amount in ["9999999999999999.99", "10000000.01", "99.99"] {
+        let r =
+            api.call("POST", &url, None, Some(json!({ "amount": amount, "method": "bank_transfer" }))).await;
+        r.expect_field(400, "validation_error", "amount");
+        assert!(r.text.contains("accepts"), "{}", r.text);
+    }
+    let r = api
+        .call(
+            "POST",
+            &url,
+            None,
+            Some(json!({ "amount": "9999999999999.99", "method": "crypto", "asset": "USDC" })),
+        )
+        .await;
+    r.expect_field(400, "validation_error", "amount");
+    api.call("POST", &url, None, Some(json!({ "amount": "5000.00", "method": "bank_transfer" })))
+        .await
+        .expect(201);
+}
+
+/// Issue 16.6: hosted pages run only their own script and style (named by
+/// hash in the Content-Security-Policy, no `unsafe-inline`), are never
+/// sniffed as another type, and send no referrer.
+#[tokio::test]
+async fn hosted_pages_send_a_strict_content_security_policy() {
+    let node = &SHARED.get();
+    let api = Api::new();
+    let l = create(&api, node, "/v1/payment-links", page_body("GHS", Some("10.00"))).await;
+    for id in [l["id"].as_str().unwrap(), "pl_missing"] {
+        let r = reqwest::Client::new().get(node.sandbox_url(&format!("/pay/{id}"))).send().await.unwrap();
+        let header = |name: &str| r.headers().get(name).map(|v| v.to_str().unwrap().to_string());
+        let policy = header("content-security-policy").expect("a Content-Security-Policy");
+        assert!(!policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"), "{policy}");
+        for directive in
+            ["default-src 'none'", "script-src 'sha256-", "style-src 'sha256-", "frame-ancestors 'none'"]
+        {
+            assert!(policy.contains(directive), "{directive} missing from {policy}");
+        }
+        assert_eq!(header("x-content-type-options").as_deref(), Some("nosniff"));
+        assert_eq!(header("referrer-policy").as_deref(), Some("no-referrer"));
+    }
+}

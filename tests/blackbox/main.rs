@@ -19,6 +19,7 @@ mod contract;
 mod crash;
 mod disputes;
 mod format_upgrade;
+mod hardening;
 mod identity;
 mod isolation;
 mod live_money;

@@ -1153,3 +1153,34 @@ fn signatures_match_the_standard_webhooks_reference() {
         assert!(reference.verify(format!("{body} ").as_bytes(), &headers).is_err());
     }
 }
+
+/// Issue 16.9: each manual retry is a request to the merchant's endpoint at
+/// the caller's command, so one delivery takes at most three a second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manual_retries_are_limited_per_delivery() {
+    let node = &SHARED.get();
+    let api = Api::new();
+    let key = node.creds.sandbox_key.as_str();
+    let base = node.sandbox.as_str();
+    let receiver = Receiver::start(Policy::Always(200)).await;
+    let endpoint = create_endpoint(&api, base, key, &receiver.url("/limited"), json!(["webhook.test"])).await;
+    let endpoint_id = id_of(&endpoint);
+    send_test(&api, base, key, &endpoint_id).await;
+    let delivered = eventually("the delivery", TIMEOUT, || async {
+        deliveries(&api, base, key, &format!("endpointId={endpoint_id}")).await.into_iter().next()
+    })
+    .await;
+    let url = format!("{base}/v1/webhooks/deliveries/{}/retry", id_of(&delivered));
+    let mut statuses = Vec::new();
+    for _ in 0..5 {
+        let r = api.post(&url, key, json!({})).await;
+        if r.status == 429 {
+            r.expect_error(429, "rate_limited");
+        }
+        statuses.push(r.status);
+    }
+    assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 3, "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 2, "{statuses:?}");
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    api.post(&url, key, json!({})).await.expect(200);
+}

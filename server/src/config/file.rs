@@ -46,6 +46,19 @@ pub struct NodeTable {
     pub request_log_retention: Option<u64>,
     pub live_public_url: Option<String>,
     pub sandbox_public_url: Option<String>,
+    /// Open connections per listener (default: a quarter of the file
+    /// descriptors the process may open, at most 4,096).
+    pub connections_max: Option<usize>,
+    /// Open connections per caller address on one listener (default: an
+    /// eighth of `connections_max`).
+    pub connections_per_address_max: Option<usize>,
+    /// A duration like `10s`: how long a request's head may take to arrive.
+    pub header_timeout: Option<String>,
+    /// How long a request's body may take to arrive once it is read.
+    pub body_timeout: Option<String>,
+    /// How long a connection may stay open with no request and nothing sent
+    /// either way (a kept-alive connection between requests).
+    pub idle_timeout: Option<String>,
 }
 
 /// `[pricing]`.
@@ -177,6 +190,13 @@ impl NodeTable {
             request_log_retention: over.request_log_retention.or(self.request_log_retention),
             live_public_url: over.live_public_url.or(self.live_public_url),
             sandbox_public_url: over.sandbox_public_url.or(self.sandbox_public_url),
+            connections_max: over.connections_max.or(self.connections_max),
+            connections_per_address_max: over
+                .connections_per_address_max
+                .or(self.connections_per_address_max),
+            header_timeout: over.header_timeout.or(self.header_timeout),
+            body_timeout: over.body_timeout.or(self.body_timeout),
+            idle_timeout: over.idle_timeout.or(self.idle_timeout),
         }
     }
 }

@@ -35,9 +35,43 @@ pub struct NodeConfig {
     /// `http://<listen address>`.
     pub live_public_url: Option<String>,
     pub sandbox_public_url: Option<String>,
+    /// Connection limits and timeouts of every listener.
+    pub connections: ConnectionSettings,
     /// The configuration file's operator settings (rates, methods,
     /// receiving routes); empty without `--config`.
     pub file: file::ConfigFile,
+}
+
+/// What each listener allows a connection: how many may be open, how many
+/// from one address, and how long each part of a request may take. A client
+/// holding connections open, or sending a byte at a time, is cut off by
+/// these rather than starving everyone else.
+#[derive(Debug, Clone)]
+pub struct ConnectionSettings {
+    /// Open connections per listener; `None` derives it from the process's
+    /// file descriptor limit when the node starts.
+    pub max: Option<usize>,
+    /// Open connections per caller address on one listener (trusted proxies
+    /// excepted); `None` is an eighth of `max`.
+    pub per_address_max: Option<usize>,
+    /// From the first byte of a request's head to its end.
+    pub header_timeout: Duration,
+    /// From when a handler starts reading a body to its end.
+    pub body_timeout: Duration,
+    /// With no request in progress and no byte moving either way.
+    pub idle_timeout: Duration,
+}
+
+impl Default for ConnectionSettings {
+    fn default() -> Self {
+        ConnectionSettings {
+            max: None,
+            per_address_max: None,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+        }
+    }
 }
 
 impl NodeConfig {
@@ -57,6 +91,7 @@ impl NodeConfig {
             allow_private_webhooks: false,
             live_public_url: None,
             sandbox_public_url: None,
+            connections: ConnectionSettings::default(),
             file: file::ConfigFile::default(),
         }
     }
@@ -68,6 +103,8 @@ impl NodeConfig {
     /// problem, one line each, naming the key.
     pub fn resolve(node: NodeTable, file: ConfigFile) -> Result<NodeConfig, Vec<String>> {
         let mut problems = Vec::new();
+        let mut connections = ConnectionSettings::default();
+        resolve_connections(&node, &mut connections, &mut problems);
         let mut config =
             NodeConfig::for_data_dir(node.data_dir.unwrap_or_else(|| PathBuf::from("./sika-data")));
         config.live_addr = node.live_addr.unwrap_or(config.live_addr);
@@ -100,6 +137,7 @@ impl NodeConfig {
             Some(limit) => config.rate_limit = limit,
             None => {}
         }
+        config.connections = connections;
         config.trusted_proxies = node.trusted_proxies.unwrap_or_default();
         config.allow_private_webhooks = node.allow_private_webhooks.unwrap_or(false);
         config.request_log_retention =
@@ -124,6 +162,34 @@ impl NodeConfig {
         }
         config.file = file;
         if problems.is_empty() { Ok(config) } else { Err(problems) }
+    }
+}
+
+fn resolve_connections(node: &NodeTable, settings: &mut ConnectionSettings, problems: &mut Vec<String>) {
+    for (key, value, slot) in [
+        ("node.header_timeout (--header-timeout)", &node.header_timeout, &mut settings.header_timeout),
+        ("node.body_timeout (--body-timeout)", &node.body_timeout, &mut settings.body_timeout),
+        ("node.idle_timeout (--idle-timeout)", &node.idle_timeout, &mut settings.idle_timeout),
+    ] {
+        match value.as_deref().map(parse_duration) {
+            Some(Ok(duration)) if duration.is_zero() => problems.push(format!("{key}: must be more than 0")),
+            Some(Ok(duration)) => *slot = duration,
+            Some(Err(e)) => problems.push(format!("{key}: {e}")),
+            None => {}
+        }
+    }
+    for (key, value, slot) in [
+        ("node.connections_max (--connections-max)", node.connections_max, &mut settings.max),
+        (
+            "node.connections_per_address_max (--connections-per-address-max)",
+            node.connections_per_address_max,
+            &mut settings.per_address_max,
+        ),
+    ] {
+        match value {
+            Some(0) => problems.push(format!("{key}: must be at least 1")),
+            value => *slot = value.or(*slot),
+        }
     }
 }
 

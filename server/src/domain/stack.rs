@@ -71,6 +71,8 @@ pub(crate) struct Stack {
     pub identity: Arc<Identity>,
     pub config: Arc<NodeConfig>,
     pub rate_limiter: RateLimiter,
+    /// Manual webhook retries, per delivery: `RETRIES_PER_SECOND_MAX`.
+    pub retry_limiter: RateLimiter,
     pub request_log: RequestLog,
     /// The shipped catalog with the operator's method overrides.
     pub catalog: Catalog,
@@ -100,6 +102,7 @@ impl Stack {
             engine,
             identity,
             rate_limiter: RateLimiter::new(config.rate_limit),
+            retry_limiter: RateLimiter::new(crate::domain::webhooks::RETRIES_PER_SECOND_MAX),
             config,
             request_log,
             catalog: settings.catalog.clone().unwrap_or_else(|| crate::domain::catalog::shipped().clone()),

@@ -2,11 +2,12 @@
 //! The middleware resolves the caller once per request; handlers ask the
 //! resulting `Principal` for scopes.
 
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use axum::extract::{ConnectInfo, FromRequestParts, Request, State};
+use axum::extract::{ConnectInfo, FromRequestParts, MatchedPath, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::middleware::Next;
@@ -14,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
 
 use crate::domain::error::ApiError;
-use crate::domain::identity::hash_secret;
+use crate::domain::identity::{Role, hash_secret};
 use crate::domain::principal::{Caller, CurrentSession, Principal};
 use crate::domain::stack::Stack;
 
@@ -30,17 +31,64 @@ impl<S: Send + Sync> FromRequestParts<S> for Principal {
     }
 }
 
-/// The caller's address: the socket peer, or the first `X-Forwarded-For`
-/// hop when the peer is a proxy named in the configuration.
+/// The caller's address: the socket peer, or, when the peer is a proxy
+/// named in the configuration, the right-most `X-Forwarded-For` hop that is
+/// not itself a trusted proxy. Hops to its left were written by the client
+/// and prove nothing: the left-most one is whatever the caller chose.
 pub(crate) fn caller_ip(stack: &Stack, peer: Option<SocketAddr>, headers: &HeaderMap) -> Option<IpAddr> {
     let peer = peer?.ip();
-    if stack.config.trusted_proxies.contains(&peer)
-        && let Some(forwarded) = headers.get("x-forwarded-for").and_then(|v| v.to_str().ok())
-        && let Some(first) = forwarded.split(',').next().and_then(|s| s.trim().parse().ok())
-    {
-        return Some(first);
+    let trusted = &stack.config.trusted_proxies;
+    if !trusted.contains(&peer) {
+        return Some(peer);
+    }
+    let hops: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .collect();
+    for hop in hops.iter().rev() {
+        match hop.trim().parse::<IpAddr>() {
+            Ok(ip) if trusted.contains(&ip) => continue,
+            Ok(ip) => return Some(ip),
+            // A hop that is no address: nothing left of it can be believed.
+            Err(_) => break,
+        }
     }
     Some(peer)
+}
+
+/// `429 rate_limited` with `Retry-After` once the address `ip` has made
+/// more than the rate limit's requests of `kind` in the last second.
+/// Callers without a valid credential (no key, a bad key, the hosted
+/// checkout's payers) are limited this way, so they cannot flood the node
+/// at no cost; a valid credential is limited per key instead.
+pub(crate) fn limit_address(stack: &Stack, kind: &str, ip: Option<IpAddr>) -> Result<(), Box<Response>> {
+    let ip = ip.map(|ip| ip.to_string()).unwrap_or_default();
+    stack.rate_limiter.check(&format!("{kind}:{ip}"), Instant::now()).map_err(|retry_after| {
+        let mut response = ApiError::new(
+            sika_api::ErrorCode::RateLimited,
+            format!("more than {} requests per second from this address; slow down", stack.config.rate_limit),
+        )
+        .with_detail("retryAfter", retry_after)
+        .into_response();
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+        Box::new(response)
+    })
+}
+
+/// The hosted checkout's routes (no key): limited per caller address.
+pub(crate) async fn limit_anonymous(
+    State(stack): State<Arc<Stack>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
+    let ip = caller_ip(&stack, peer, request.headers());
+    match limit_address(&stack, "page", ip) {
+        Ok(()) => next.run(request).await,
+        Err(refused) => *refused,
+    }
 }
 
 /// The credentials of an `Authorization: Bearer <token>` value. The scheme
@@ -120,7 +168,12 @@ pub(crate) async fn authenticate_layer(
     let ip = caller_ip(&stack, peer, request.headers());
     let (principal, current) = match authenticate(&stack, request.headers(), ip) {
         Ok(found) => found,
-        Err(e) => return e.into_response(),
+        Err(e) => {
+            return match limit_address(&stack, "unauthenticated", ip) {
+                Ok(()) => e.into_response(),
+                Err(refused) => *refused,
+            };
+        }
     };
     let caller = Caller {
         organization: principal.organization().to_string(),
@@ -131,13 +184,16 @@ pub(crate) async fn authenticate_layer(
         Principal::Session(m) => m.id.clone(),
     };
     let mut response = match stack.rate_limiter.check(&limit_key, Instant::now()) {
-        Ok(()) => {
-            request.extensions_mut().insert(principal);
-            if let Some(current) = current {
-                request.extensions_mut().insert(current);
+        Ok(()) => match permitted(&principal, &request) {
+            Ok(()) => {
+                request.extensions_mut().insert(principal);
+                if let Some(current) = current {
+                    request.extensions_mut().insert(current);
+                }
+                next.run(request).await
             }
-            next.run(request).await
-        }
+            Err(e) => e.into_response(),
+        },
         Err(retry_after) => {
             let mut response = ApiError::new(
                 sika_api::ErrorCode::RateLimited,
@@ -151,6 +207,85 @@ pub(crate) async fn authenticate_layer(
     };
     response.extensions_mut().insert(caller);
     response
+}
+
+/// Each documented operation's `security` alternatives (scope sets, any one
+/// of which admits the caller), by method and path template, read from the
+/// generated OpenAPI document: the document is the one statement of who
+/// may call what, and checking it here, before the handler runs, answers a
+/// caller without the scope or role `403 forbidden` before its body is read
+/// or validated. Handlers still check their own scopes.
+static REQUIREMENTS: OnceLock<Requirements> = OnceLock::new();
+
+/// Path template, then method (upper case), to the scope sets that admit a
+/// caller: looked up by `&str`, with no key built per request.
+type Requirements = HashMap<String, HashMap<String, Vec<Vec<String>>>>;
+
+/// Records the operations' requirements from the public document.
+pub(crate) fn learn_requirements(document: &utoipa::openapi::OpenApi) {
+    REQUIREMENTS.get_or_init(|| {
+        let document = serde_json::to_value(document).unwrap_or_default();
+        let mut requirements = HashMap::new();
+        for (path, item) in document["paths"].as_object().into_iter().flatten() {
+            for (method, operation) in item.as_object().into_iter().flatten() {
+                let Some(alternatives) = operation["security"].as_array() else { continue };
+                let alternatives = alternatives
+                    .iter()
+                    .map(|alternative| {
+                        alternative
+                            .as_object()
+                            .into_iter()
+                            .flatten()
+                            .flat_map(|(_, scopes)| scopes.as_array().cloned().unwrap_or_default())
+                            .filter_map(|scope| scope.as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .collect();
+                requirements
+                    .entry(path.clone())
+                    .or_insert_with(HashMap::new)
+                    .insert(method.to_ascii_uppercase(), alternatives);
+            }
+        }
+        requirements
+    });
+}
+
+/// `403 forbidden` unless the caller meets one of the operation's
+/// alternatives; an operation the document does not describe is the
+/// handler's to check.
+fn permitted(principal: &Principal, request: &Request) -> Result<(), ApiError> {
+    let Some(template) = request.extensions().get::<MatchedPath>() else { return Ok(()) };
+    let alternatives = REQUIREMENTS
+        .get()
+        .and_then(|r| r.get(template.as_str()))
+        .and_then(|methods| methods.get(request.method().as_str()));
+    let Some(alternatives) = alternatives else { return Ok(()) };
+    if alternatives.is_empty() || alternatives.iter().any(|scopes| scopes.iter().all(|s| holds(principal, s)))
+    {
+        return Ok(());
+    }
+    let roles_only = alternatives.iter().flatten().all(|scope| scope.starts_with("session:"));
+    Err(match (principal, roles_only) {
+        (Principal::Key(_), true) => {
+            ApiError::forbidden("this action needs an owner's or admin's session, not an API key")
+        }
+        (Principal::Session(_), true) => ApiError::forbidden("only an owner or admin may do this"),
+        (_, false) => {
+            let scope =
+                alternatives.iter().flatten().find(|s| !holds(principal, s)).cloned().unwrap_or_default();
+            ApiError::forbidden(format!("this key lacks the '{scope}' scope"))
+        }
+    })
+}
+
+fn holds(principal: &Principal, scope: &str) -> bool {
+    match (scope.strip_prefix("session:"), principal.member()) {
+        (Some("owner"), Some(member)) => member.role == Role::Owner,
+        (Some("admin"), Some(member)) => member.role == Role::Admin,
+        (Some(_), _) => false,
+        (None, _) => principal.require(scope).is_ok(),
+    }
 }
 
 #[cfg(test)]

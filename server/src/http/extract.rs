@@ -3,8 +3,8 @@
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::header;
 use axum::http::request::Parts;
-use axum::http::{StatusCode, header};
 use serde::de::DeserializeOwned;
 
 use crate::domain::error::ApiError;
@@ -39,15 +39,22 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
             )
             .with_detail("field", "Content-Type"));
         }
-        let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
-            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                too_large()
-            } else {
-                ApiError::bad_request("the request body could not be read")
-            }
-        })?;
+        let _ = state;
+        let bytes = read_body(request).await?;
         parse_json(&bytes).map(ApiJson)
     }
+}
+
+/// Reads a request's whole body: 413 past the limit, 400 naming `body`
+/// when it does not arrive within the body timeout or the connection fails.
+pub(crate) async fn read_body(request: Request) -> Result<Bytes, ApiError> {
+    axum::body::to_bytes(request.into_body(), usize::MAX).await.map_err(|e| {
+        match crate::http::envelope::BodyRefusal::of(&e) {
+            Some(crate::http::envelope::BodyRefusal::TooLarge) => too_large(),
+            Some(refusal) => ApiError::bad_request(refusal.to_string()).with_detail("field", "body"),
+            None => ApiError::bad_request("the request body could not be read").with_detail("field", "body"),
+        }
+    })
 }
 
 pub(crate) fn too_large() -> ApiError {

@@ -78,7 +78,7 @@ pub(crate) fn render(
     stack: &Stack,
     snapshot: &sika_engine::Snapshot,
     target: Target<'_>,
-) -> ApiResult<(u16, String)> {
+) -> ApiResult<Rendered> {
     let now = stack.now_ms();
     let sandbox = stack.kind == StackKind::Sandbox;
     let (settings, body) = match target {
@@ -87,7 +87,8 @@ pub(crate) fn render(
                 "This checkout link does not exist",
                 "Check the address you were given, or ask the merchant for a new link.",
             );
-            return Ok((404, shell(sandbox, "Not found", ACCENT_DEFAULT, &body)));
+            let (html, content_security_policy) = shell(sandbox, "Not found", ACCENT_DEFAULT, &body);
+            return Ok(Rendered { status: 404, html, content_security_policy });
         }
         Target::Page(page) if suspended(stack, &page.organization) => {
             (&page.settings, suspended_body(&page.settings))
@@ -100,7 +101,8 @@ pub(crate) fn render(
     };
     let accent = settings.branding.accent_color.as_str();
     let accent = if accent.is_empty() { ACCENT_DEFAULT } else { accent };
-    Ok((200, shell(sandbox, &settings.title, accent, &body)))
+    let (html, content_security_policy) = shell(sandbox, &settings.title, accent, &body);
+    Ok(Rendered { status: 200, html, content_security_policy })
 }
 
 /// Whether the operator suspended the organization a page belongs to.
@@ -257,22 +259,49 @@ fn receipt(settings: &Settings, state: &LinkState) -> String {
     out
 }
 
-fn shell(sandbox: bool, title: &str, accent: &str, body: &str) -> String {
+/// A rendered page: its status, its HTML and the Content-Security-Policy
+/// it is sent with.
+pub(crate) struct Rendered {
+    pub status: u16,
+    pub html: String,
+    pub content_security_policy: String,
+}
+
+/// Nothing runs or loads but what the page itself holds: its one script
+/// and its one style element, each named by its SHA-256 (so no inline
+/// script or style anyone manages to inject is run), requests to its own
+/// origin only, and no framing.
+fn content_security_policy(style: &str) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let hash =
+        |text: &str| base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(text.as_bytes()));
+    format!(
+        "default-src 'none'; script-src 'sha256-{}'; style-src 'sha256-{}'; img-src https: http: data:; \
+         connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+        hash(SCRIPT),
+        hash(style)
+    )
+}
+
+fn shell(sandbox: bool, title: &str, accent: &str, body: &str) -> (String, String) {
     // Every sandbox page says so, so a payer never mistakes a test for a payment.
     let banner = if sandbox {
         "<p class=\"test-mode\" id=\"test-mode\" role=\"note\">Test mode \u{2014} no real money moves</p>\n"
     } else {
         ""
     };
-    format!(
+    let style = format!(":root{{--accent:{}}}{STYLE}", escape(accent));
+    let html = format!(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{title}</title>\n<style>:root{{--accent:{accent}}}{STYLE}</style>\n</head>\n\
+         <title>{title}</title>\n<style>{style}</style>\n</head>\n\
          <body>\n{banner}<main>\n<div class=\"card\">\n{body}</div>\n\
          <p class=\"footer\">Secure checkout by Sika</p>\n</main>\n</body>\n</html>\n",
         title = escape(title),
-        accent = escape(accent),
-    )
+    );
+    let policy = content_security_policy(&style);
+    (html, policy)
 }
 
 fn notice(title: &str, text: &str) -> String {

@@ -3,5 +3,6 @@
 
 pub(crate) mod backup;
 pub(crate) mod feed;
+pub(crate) mod listen;
 pub(crate) mod node;
 pub(crate) mod scheduler;

@@ -57,10 +57,56 @@ pub fn configure(
     }
 }
 
+/// Makes the data directory private to the node's user: files created from
+/// now on are 0600 and directories 0700 (the process's umask), and what is
+/// already there (a directory from an older release, a file someone
+/// loosened) is set so now. The databases hold webhook signing secrets and
+/// representatives' ID numbers; `nobody` could read them.
+pub(crate) fn make_private(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    // SAFETY: umask only sets the process's file mode creation mask.
+    unsafe {
+        libc::umask(0o077);
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut pending = vec![dir.to_path_buf()];
+    // A bound on the walk: the data directory holds a few dozen files.
+    let mut visited = 0usize;
+    while let Some(path) = pending.pop() {
+        visited += 1;
+        if visited > 100_000 {
+            break;
+        }
+        let metadata =
+            std::fs::symlink_metadata(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let mode = if metadata.is_dir() {
+            for entry in
+                std::fs::read_dir(&path).map_err(|e| format!("cannot list {}: {e}", path.display()))?
+            {
+                pending.push(entry.map_err(|e| e.to_string())?.path());
+            }
+            0o700
+        } else if metadata.is_file() {
+            0o600
+        } else {
+            continue;
+        };
+        if metadata.permissions().mode() & 0o7777 != mode {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
+                .map_err(|e| format!("cannot make {} private: {e}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
 /// Initialises an empty data directory. Fails if it is already initialised.
 pub fn init(config: &NodeConfig) -> Result<BootstrapCredentials, String> {
     let dir = &config.data_dir;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    make_private(dir)?;
     if Identity::path(dir).exists() {
         return Err(format!("{} is already initialised", dir.display()));
     }
@@ -137,6 +183,7 @@ pub(crate) struct Node {
 impl Node {
     pub(crate) fn open(config: NodeConfig) -> Result<Node, String> {
         let config = Arc::new(config);
+        make_private(&config.data_dir)?;
         let identity = Arc::new(Identity::open(&config.data_dir)?);
         let settings = settings::resolve(&config.file).map_err(|problems| problems.join("; "))?;
         let open_stack = |kind: StackKind| -> Result<Arc<Stack>, String> {
@@ -162,6 +209,8 @@ impl Node {
         };
         let live = open_stack(StackKind::Live)?;
         let sandbox = open_stack(StackKind::Sandbox)?;
+        // Again once every file is open: any it created are set too.
+        make_private(&config.data_dir)?;
         Ok(Node { live, sandbox, identity, feed: settings.rates.feed })
     }
 
@@ -230,15 +279,20 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
     let health =
         crate::http::health::Health::new(node.live.clone(), node.sandbox.clone(), config.data_dir.clone());
     let (stop_sender, stop) = tokio::sync::watch::channel(false);
+    let descriptors = crate::runtime::listen::raise_descriptor_limit();
+    let limits = crate::runtime::listen::Limits::resolve(
+        &config.connections,
+        descriptors,
+        config.trusted_proxies.clone(),
+    );
+    tracing::info!(
+        descriptors,
+        connections_max = limits.max,
+        per_address_max = limits.per_address_max,
+        "connection limits per listener"
+    );
     let serve_one = |listener: TcpListener, app: axum::Router| {
-        let mut stop = stop.clone();
-        tokio::spawn(async move {
-            axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-                .with_graceful_shutdown(async move {
-                    let _ = stop.wait_for(|s| *s).await;
-                })
-                .await
-        })
+        tokio::spawn(crate::runtime::listen::serve(listener, app, limits.clone(), stop.clone()))
     };
     let servers = [
         serve_one(live_listener, crate::http::routes::app(node.live.clone(), health.clone())),

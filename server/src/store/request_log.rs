@@ -187,12 +187,57 @@ fn write_batch(db: &Database, batch: &[RequestLogEntry], retention: u64) -> Resu
     Ok(())
 }
 
-/// Field names whose values never reach the log.
+/// Field names whose values never reach the log, in lower case: a name
+/// matches whatever its case (`Authorization`, `IdNumber`).
 const SECRET_FIELDS: &[&str] =
-    &["secret", "idNumber", "token", "password", "authorization", "ownerSessionToken", "adminToken"];
-/// Prefixes of secrets found in any string value.
+    &["secret", "idnumber", "token", "password", "authorization", "ownersessiontoken", "admintoken"];
+/// Prefixes of secrets, found anywhere in a string (`"Bearer sk_live_…"`).
 const SECRET_PREFIXES: &[&str] = &["sk_live_", "sk_test_", "sess_", "adm_", "whsec_", "inv_"];
 pub(crate) const REDACTED: &str = "[REDACTED]";
+
+fn is_secret_field(name: &str) -> bool {
+    SECRET_FIELDS.iter().any(|field| field.eq_ignore_ascii_case(name))
+}
+
+/// Where the next secret starts in `text` at or after `from`: a prefix not
+/// glued to a letter or digit before it.
+fn next_secret(text: &[u8], from: usize) -> Option<(usize, usize)> {
+    SECRET_PREFIXES
+        .iter()
+        .filter_map(|prefix| {
+            memchr::memmem::find_iter(&text[from..], prefix.as_bytes())
+                .map(|at| at + from)
+                .find(|at| *at == 0 || !text[at - 1].is_ascii_alphanumeric())
+                .map(|at| (at, prefix.len()))
+        })
+        .min()
+}
+
+/// `text` with each secret in it (its prefix and the token characters
+/// after it) replaced, or `None` when it holds none.
+fn redact_text(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let (mut at, mut prefix) = next_secret(bytes, 0)?;
+    let mut out = String::with_capacity(text.len());
+    let mut kept = 0;
+    loop {
+        let end = bytes[at + prefix..]
+            .iter()
+            .position(|b| {
+                !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'+' | b'/' | b'='))
+            })
+            .map_or(bytes.len(), |n| at + prefix + n);
+        out.push_str(&text[kept..at]);
+        out.push_str(REDACTED);
+        kept = end;
+        match next_secret(bytes, end) {
+            Some(next) => (at, prefix) = next,
+            None => break,
+        }
+    }
+    out.push_str(&text[kept..]);
+    Some(out)
+}
 
 /// A body for the log with secrets replaced.
 pub(crate) fn redact_body(bytes: &[u8]) -> Option<String> {
@@ -213,17 +258,21 @@ pub(crate) fn redact_body(bytes: &[u8]) -> Option<String> {
         }
         Err(_) => {
             let text = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]).into_owned();
-            if SECRET_PREFIXES.iter().any(|p| text.contains(p)) { Some(REDACTED.into()) } else { Some(text) }
+            Some(redact_text(&text).unwrap_or(text))
         }
     }
 }
 
 /// Whether `bytes` may hold a secret field or value, or a string longer
-/// than `LOGGED_STRING_MAX`. One pass over the quotes: every JSON string
-/// (key or value) starts right after one. Anything that is not a JSON
-/// object or array takes the careful path.
+/// than `LOGGED_STRING_MAX`. One pass over the quotes (every JSON string,
+/// key or value, starts right after one) for the field names and lengths,
+/// and one search per secret prefix over the whole body. Anything that is
+/// not a JSON object or array takes the careful path.
 fn needs_redaction(bytes: &[u8]) -> bool {
     if !matches!(bytes.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{' | b'[')) {
+        return true;
+    }
+    if next_secret(bytes, 0).is_some() {
         return true;
     }
     let mut last = 0;
@@ -233,11 +282,10 @@ fn needs_redaction(bytes: &[u8]) -> bool {
         }
         last = at;
         let rest = &bytes[at + 1..];
-        if SECRET_PREFIXES.iter().any(|p| rest.starts_with(p.as_bytes()))
-            || SECRET_FIELDS
-                .iter()
-                .any(|f| rest.starts_with(f.as_bytes()) && rest.get(f.len()) == Some(&b'"'))
-        {
+        if SECRET_FIELDS.iter().any(|f| {
+            rest.get(..f.len()).is_some_and(|name| name.eq_ignore_ascii_case(f.as_bytes()))
+                && rest.get(f.len()) == Some(&b'"')
+        }) {
             return true;
         }
     }
@@ -251,7 +299,7 @@ fn redact(value: &mut Value) {
     match value {
         Value::Object(map) => {
             for (key, v) in map.iter_mut() {
-                if SECRET_FIELDS.contains(&key.as_str()) && !v.is_null() {
+                if is_secret_field(key) && !v.is_null() {
                     *v = Value::String(REDACTED.into());
                 } else {
                     redact(v);
@@ -259,7 +307,7 @@ fn redact(value: &mut Value) {
             }
         }
         Value::Array(items) => items.iter_mut().for_each(redact),
-        Value::String(s) if SECRET_PREFIXES.iter().any(|p| s.starts_with(p)) => *s = REDACTED.into(),
+        Value::String(s) if redact_text(s).is_some() => *s = redact_text(s).unwrap_or_default(),
         // A file upload's base64 would fill the log; keep its start.
         Value::String(s) if s.len() > LOGGED_STRING_MAX => {
             let mut end = LOGGED_STRING_MAX;
@@ -285,6 +333,18 @@ mod tests {
         assert_eq!(out["idNumber"], REDACTED);
         assert_eq!(out["note"], REDACTED);
         assert_eq!(out["fullName"], "Ama");
+    }
+
+    #[test]
+    fn secrets_inside_strings_and_names_in_any_case_are_redacted() {
+        let body = br#"{"Authorization":"x","IdNumber":"GHA-1","note":"Bearer sk_live_AbC-1.2 and whsec_zz/+= end","ok":"process_x"}"#;
+        let out: Value = serde_json::from_str(&redact_body(body).unwrap()).unwrap();
+        assert_eq!(out["Authorization"], REDACTED);
+        assert_eq!(out["IdNumber"], REDACTED);
+        assert_eq!(out["note"], "Bearer [REDACTED] and [REDACTED] end");
+        assert_eq!(out["ok"], "process_x", "a prefix glued to a word is no secret");
+        let text = redact_body(b"token: Bearer sess_abc; more").unwrap();
+        assert_eq!(text, "token: Bearer [REDACTED]; more");
     }
 
     #[test]

@@ -40,6 +40,42 @@ pub struct Options {
     /// The configuration file; `None` is the repository's
     /// `sika.example.toml` (live rates, receiving routes), `Some("")` none.
     pub config: Option<String>,
+    /// The soft limit on open files `serve` starts with (a default install's
+    /// 1,024, say); `None` inherits this process's.
+    pub descriptors_soft: Option<u64>,
+}
+
+/// Starts `command` with a soft open-file limit of `soft` (the hard limit
+/// unchanged), as a service manager's default would.
+fn limit_descriptors(command: &mut Command, soft: Option<u64>) {
+    use std::os::unix::process::CommandExt;
+    let Some(soft) = soft else { return };
+    // SAFETY: between fork and exec only getrlimit and setrlimit run, both
+    // async-signal-safe, on a struct on this stack.
+    unsafe {
+        command.pre_exec(move || {
+            let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+                limit.rlim_cur = soft.min(limit.rlim_max);
+                libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Raises this process's soft open-file limit to its hard limit (tests that
+/// hold thousands of connections); returns the limit in force.
+pub fn raise_descriptor_limit() -> u64 {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: plain syscalls on a struct on this stack.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+    limit.rlim_cur
 }
 
 /// The example configuration every node runs with unless a test says
@@ -222,7 +258,9 @@ impl Node {
             admin_token: field(&creds, "adminToken"),
         };
         let log = std::fs::File::create(temp.path().join("serve.log")).map_err(|e| e.to_string())?;
-        let mut child = command(&["serve"])
+        let mut serve = command(&["serve"]);
+        limit_descriptors(&mut serve, options.descriptors_soft);
+        let mut child = serve
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(log.try_clone().map_err(|e| e.to_string())?)
@@ -275,6 +313,11 @@ impl Node {
 
     pub fn admin_url(&self, path: &str) -> String {
         format!("{}{path}", self.admin)
+    }
+
+    /// The `serve` process's id.
+    pub fn pid(&self) -> u32 {
+        self.pid
     }
 
     pub fn log(&self) -> String {
@@ -844,6 +887,7 @@ impl Node {
             command.env_remove(k);
         }
         command.env("RUST_LOG", "warn").envs(env).stdin(Stdio::null());
+        limit_descriptors(&mut command, options.descriptors_soft);
         let mut child = command
             .stdout(log.try_clone().expect("serve.log"))
             .stderr(log)

@@ -91,6 +91,18 @@ pub(crate) fn crypto_rails<'s>(stack: &'s Stack, settings: &super::Settings) -> 
         .collect()
 }
 
+/// The method's own limits, as `POST /v1/collections` applies them: an
+/// attempt is a collection, whoever starts it.
+fn within_limits(rail: &Method, amount_minor: i128, scale: u32) -> ApiResult<()> {
+    if rail.limits.contains_minor(amount_minor, scale) {
+        return Ok(());
+    }
+    Err(ApiError::validation(
+        "amount",
+        format!("{} accepts {} to {} {}", rail.name, rail.limits.min, rail.limits.max, rail.limits.currency),
+    ))
+}
+
 fn is_e164(phone: &str) -> bool {
     let digits = phone.strip_prefix('+').unwrap_or("");
     (8..=15).contains(&digits.len()) && digits.chars().all(|c| c.is_ascii_digit()) && !digits.starts_with('0')
@@ -329,15 +341,7 @@ fn build_session(
                     "enter the wallet number with its country code, like +233241234567",
                 ));
             }
-            if !rail.limits.contains_minor(amount, currency.scale) {
-                return Err(ApiError::validation(
-                    "amount",
-                    format!(
-                        "{} accepts {} to {} {}",
-                        rail.name, rail.limits.min, rail.limits.max, rail.limits.currency
-                    ),
-                ));
-            }
+            within_limits(rail, amount, currency.scale)?;
             session.code = rail.code.clone();
             session.payer = phone;
         }
@@ -358,6 +362,7 @@ fn build_session(
                     ));
                 }
             };
+            within_limits(rail, amount, currency.scale)?;
             session.code = rail.code.clone();
             session.payer = format!("bank transfer to {account_number}");
             session.instructions = Some(Instructions {
@@ -395,6 +400,15 @@ fn build_session(
             let origin = asset_currency
                 .from_decimal(origin, false)
                 .map_err(|e| ApiError::validation("amount", e.to_string()))?;
+            // Collections take no stablecoins, so only the rail's maximum
+            // applies: its minimum is a payout's, and a deposit under it is
+            // still money received.
+            if origin > rail.limits.max_minor(asset_currency.scale) {
+                return Err(ApiError::validation(
+                    "amount",
+                    format!("{} accepts at most {} {}", rail.name, rail.limits.max, rail.limits.currency),
+                ));
+            }
             let network = rail.chain_for(sandbox).unwrap_or("").to_string();
             // Live: claimed from the operator's route once the session is built.
             let address = if sandbox { format!("0x{}", hex_from(&id, 40)) } else { String::new() };

@@ -103,6 +103,26 @@ impl DispatcherHandle {
     }
 }
 
+/// Adds an attempt to a delivery's history, keeping it bounded.
+fn keep_attempt(attempts: &mut Vec<Attempt>, attempt: Attempt) {
+    attempts.push(attempt);
+    forget_old_manual_attempts(attempts);
+}
+
+/// Drops the oldest manual attempts past `MANUAL_ATTEMPTS_KEPT`. The
+/// ladder's attempts are kept: their count decides the next retry.
+fn forget_old_manual_attempts(attempts: &mut Vec<Attempt>) {
+    let manual = attempts.iter().filter(|a| a.manual).count();
+    let mut excess = manual.saturating_sub(super::MANUAL_ATTEMPTS_KEPT);
+    attempts.retain(|a| {
+        let drop = a.manual && excess > 0;
+        if drop {
+            excess -= 1;
+        }
+        !drop
+    });
+}
+
 struct AttemptResult {
     delivery_id: String,
     endpoint_id: String,
@@ -869,7 +889,7 @@ impl Dispatcher {
             self.record_health(endpoint_id, succeeded, now);
             let open = self.open.get_mut(&delivery_id).expect("checked above");
             let delivery = &mut open.delivery;
-            delivery.attempts.push(attempt);
+            keep_attempt(&mut delivery.attempts, attempt);
             delivery.updated_at = now;
             if succeeded {
                 delivery.status = DeliveryStatus::Succeeded;
@@ -1052,6 +1072,28 @@ fn describe_send_error(error: reqwest::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_delivery_keeps_its_ladder_and_its_latest_manual_attempts() {
+        let attempt = |at: i64, manual: bool| Attempt {
+            at,
+            status_code: Some(500),
+            duration_ms: 1,
+            error: None,
+            succeeded: false,
+            manual,
+        };
+        let mut attempts: Vec<Attempt> = (0..3).map(|at| attempt(at, false)).collect();
+        for at in 3..40 {
+            attempts.push(attempt(at, true));
+            forget_old_manual_attempts(&mut attempts);
+        }
+        attempts.push(attempt(40, false));
+        forget_old_manual_attempts(&mut attempts);
+        assert_eq!(attempts.iter().filter(|a| !a.manual).count(), 4, "the ladder's attempts stay");
+        let manual: Vec<i64> = attempts.iter().filter(|a| a.manual).map(|a| a.at).collect();
+        assert_eq!(manual, (20..40).collect::<Vec<_>>(), "the latest manual ones");
+    }
 
     #[test]
     fn stored_encoding_matches_the_delivery_record() {

@@ -101,6 +101,14 @@ pub(crate) const EVENT_KINDS: &[&str] = &[
 /// Consecutive failed attempts after which an endpoint is disabled.
 pub(crate) const CONSECUTIVE_FAILURES_MAX: u32 = 10;
 /// Waits before each retry, unscaled: 30 s, 2 m, 8 m, 32 m, 2 h, 6 h, 6 h, 6 h.
+/// Manual retries one delivery may have made in any second: each one is a
+/// request to the merchant's endpoint made at the caller's command.
+pub(crate) const RETRIES_PER_SECOND_MAX: u32 = 3;
+/// Manual attempts a delivery keeps, newest last; older ones are dropped, so
+/// its history stays bounded (the ladder's own attempts are at most
+/// `RETRY_LADDER_MS.len() + 1`).
+pub(crate) const MANUAL_ATTEMPTS_KEPT: usize = 20;
+
 pub(crate) const RETRY_LADDER_MS: [i64; 8] =
     [30_000, 120_000, 480_000, 1_920_000, 7_200_000, 21_600_000, 21_600_000, 21_600_000];
 

@@ -38,16 +38,22 @@ async fn page(State(stack): State<Arc<Stack>>, Path(id): Path<String>) -> ApiRes
         (_, Some(l)) => Target::Link(l),
         _ => Target::Missing,
     };
-    let (status, body) = html::render(&stack, &snapshot, target)?;
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    let rendered = html::render(&stack, &snapshot, target)?;
+    let status = StatusCode::from_u16(rendered.status).unwrap_or(StatusCode::OK);
+    let policy =
+        header::HeaderValue::from_str(&rendered.content_security_policy).map_err(|_| ApiError::internal())?;
     Ok((
         status,
         [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CACHE_CONTROL, "no-store"),
-            (header::HeaderName::from_static("x-frame-options"), "DENY"),
+            (header::CONTENT_TYPE, header::HeaderValue::from_static("text/html; charset=utf-8")),
+            (header::CACHE_CONTROL, header::HeaderValue::from_static("no-store")),
+            (header::X_FRAME_OPTIONS, header::HeaderValue::from_static("DENY")),
+            (header::CONTENT_SECURITY_POLICY, policy),
+            (header::X_CONTENT_TYPE_OPTIONS, header::HeaderValue::from_static("nosniff")),
+            // A link's address is what lets anyone pay it: never send it on.
+            (header::REFERRER_POLICY, header::HeaderValue::from_static("no-referrer")),
         ],
-        body,
+        rendered.html,
     )
         .into_response())
 }

@@ -79,7 +79,8 @@ fn authenticated() -> OpenApiRouter<Arc<Stack>> {
 }
 
 pub(crate) fn app(stack: Arc<Stack>, health: Arc<crate::http::health::Health>) -> Router {
-    let (documented, _) = authenticated().split_for_parts();
+    let (documented, document) = authenticated().split_for_parts();
+    crate::http::auth::learn_requirements(&document);
     let (open, _) = open().split_for_parts();
     let authenticated =
         Router::new().merge(documented).route_layer(from_fn_with_state(stack.clone(), authenticate_layer));
@@ -88,7 +89,10 @@ pub(crate) fn app(stack: Arc<Stack>, health: Arc<crate::http::health::Health>) -
         .merge(open)
         .merge(openapi::router())
         // The hosted checkout pages: public, no key.
-        .merge(checkout::router())
+        .merge(
+            checkout::router()
+                .route_layer(from_fn_with_state(stack.clone(), crate::http::auth::limit_anonymous)),
+        )
         .with_state(stack.clone())
         // Liveness and readiness: no key.
         .route_layer(from_fn_with_state(stack.clone(), crate::http::metrics::count))

@@ -431,6 +431,8 @@ async fn get_delivery(
 ///
 /// Answers after the attempt, which the delivery's `attempts` show with
 /// `manual: true`. A delivery whose endpoint was deleted cannot be retried.
+/// One delivery may be retried three times a second (`429 rate_limited`
+/// otherwise), and keeps its latest 20 manual attempts.
 #[utoipa::path(
     post,
     path = "/v1/webhooks/deliveries/{id}/retry",
@@ -450,6 +452,13 @@ async fn retry(
     Path(id): Path<String>,
 ) -> ApiResult<Json<WebhookDeliveryEnvelope>> {
     principal.require("webhooks:write")?;
+    if let Err(retry_after) = stack.retry_limiter.check(&id, std::time::Instant::now()) {
+        return Err(ApiError::new(
+            sika_api::ErrorCode::RateLimited,
+            "this delivery was retried three times in the last second; wait a moment",
+        )
+        .with_detail("retryAfter", retry_after));
+    }
     let delivery = stack.webhooks()?.retry_now(principal.organization(), &id).await?;
     Ok(Json(WebhookDeliveryEnvelope { delivery: delivery.render() }))
 }
