@@ -106,9 +106,13 @@ async fn every_list_honours_limit_and_cursor() {
     let session = &node.creds.owner_session;
     for name in ["one", "two"] {
         create_key(&api, &node.sandbox, session, json!({ "name": name, "scopes": ["rates:read"] })).await;
+        let email = format!("pager-{name}-{}@example.com", sika_suffix());
+        let member = json!({ "email": email, "name": name, "role": "viewer" });
+        api.post(&node.sandbox_url("/v1/members"), session, member).await.expect(201);
     }
     let lists = [
         (node.sandbox_url("/v1/keys"), session, "id"),
+        (node.sandbox_url("/v1/members"), session, "id"),
         (node.sandbox_url("/v1/capabilities/GH"), &node.creds.sandbox_key, "code"),
         (node.sandbox_url("/v1/simulations"), &node.creds.sandbox_key, "path"),
     ];
@@ -130,11 +134,16 @@ async fn every_list_honours_limit_and_cursor() {
     // A cursor belongs to its list.
     let keys = api.get(&format!("{}?limit=1", lists[0].0), session).await;
     let cursor = keys.body["nextCursor"].as_str().unwrap().to_string();
-    api.get(&format!("{}?cursor={cursor}", lists[2].0), &node.creds.sandbox_key).await.expect_field(
+    api.get(&format!("{}?cursor={cursor}", lists[3].0), &node.creds.sandbox_key).await.expect_field(
         400,
         "validation_error",
         "cursor",
     );
+}
+
+/// A suffix no earlier run used, for emails on a shared node.
+fn sika_suffix() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
 }
 
 /// A retry that writes an amount differently (`"10"`, `10.0`, `"10.00"`) is

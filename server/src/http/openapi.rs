@@ -337,19 +337,8 @@ mod tests {
                 let success = operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
                     .as_str()
                     .unwrap_or_default();
-                // GET /v1/keys still answers every key in one page, as it
-                // did before it moved here (issue 15, item 14, is to page it);
-                // GET /v1/accounts holds one account per currency and is not paged;
-                // GET /v1/members answers a team (at most MEMBERS_PER_ORGANIZATION_MAX) in one page;
-                // GET /v1/capabilities/{country} and GET /v1/simulations answer
-                // the few entries of a table shipped with the node in one page,
-                // as they did before they moved here.
-                if success.starts_with("#/components/schemas/ListPage_")
-                    && name != "GET /v1/keys"
-                    && name != "GET /v1/members"
-                    && path != "/v1/accounts"
-                    && name != "GET /v1/capabilities/{country}"
-                    && name != "GET /v1/simulations"
+                // GET /v1/accounts holds one account per currency and is not paged.
+                if success.starts_with("#/components/schemas/ListPage_") && path != "/v1/accounts"
                 {
                     let parameters = operation["parameters"].as_array().unwrap();
                     for wanted in ["limit", "cursor"] {

@@ -7,15 +7,16 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use sika_api::members::{CreateMember, InvitedMember, MemberEnvelope, UpdateMember};
-use sika_api::{BodyRefusals, ErrorBody, ListPage, SessionRefusals, VersionRefusals};
+use sika_api::{BadPage, BodyRefusals, ErrorBody, ListPage, ListQuery, SessionRefusals, VersionRefusals, With};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::domain::error::ApiResult;
 use crate::domain::members;
+use crate::domain::pagination::page_of_items;
 use crate::domain::principal::Principal;
 use crate::domain::stack::Stack;
-use crate::http::extract::ApiJson;
+use crate::http::extract::{ApiJson, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(update, remove))
@@ -23,24 +24,27 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 
 /// Team members
 ///
-/// Every member of the organization, oldest first, in one page. Needs an
-/// owner's or admin's session.
+/// Every member of the organization, oldest first, paged by `limit` and
+/// `cursor`. Needs an owner's or admin's session.
 #[utoipa::path(
     get,
     path = "/v1/members",
     operation_id = "listMembers",
+    params(ListQuery),
     security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
     responses(
-        (status = 200, description = "The members", body = ListPage<sika_api::members::Member>),
-        VersionRefusals<SessionRefusals>,
+        (status = 200, description = "One page of members", body = ListPage<sika_api::members::Member>),
+        With<BadPage, SessionRefusals>,
     )
 )]
 async fn list(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
+    ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<sika_api::members::Member>>> {
     let data = members::list_members(&stack.identity, principal.member())?;
-    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+    let scope = format!("{}/members", principal.organization());
+    Ok(Json(page_of_items(data, &query, &stack.identity.secret(), &scope)?))
 }
 
 /// Invite a member
