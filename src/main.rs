@@ -154,6 +154,9 @@ struct NodeArgs {
     /// Request log entries kept per stack [100000].
     #[arg(long, env = "SIKA_REQUEST_LOG_RETENTION")]
     request_log_retention: Option<u64>,
+    /// Payment attempts one payment link takes in all [1000].
+    #[arg(long, env = "SIKA_CHECKOUT_ATTEMPTS_PER_LINK")]
+    checkout_attempts_per_link: Option<u32>,
     /// The address payers reach the live stack at (for hosted checkout
     /// URLs), such as https://pay.example.com [http://<live-addr>].
     #[arg(long, env = "SIKA_LIVE_PUBLIC_URL")]
@@ -220,6 +223,7 @@ impl NodeArgs {
             trusted_proxies: (!self.trusted_proxies.is_empty()).then(|| self.trusted_proxies.clone()),
             allow_private_webhooks: self.allow_private_webhooks.then_some(true),
             request_log_retention: self.request_log_retention,
+            checkout_attempts_per_link: self.checkout_attempts_per_link,
             live_public_url: self.live_public_url.clone(),
             sandbox_public_url: self.sandbox_public_url.clone(),
             connections_max: self.connections_max,

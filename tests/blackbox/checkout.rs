@@ -659,6 +659,28 @@ async fn payment_attempts_are_rate_limited_per_address() {
     assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 3, "{statuses:?}");
 }
 
+/// A link takes a bounded number of attempts (`checkout_attempts_per_link`);
+/// the next is refused saying so, and the link still reads.
+#[tokio::test]
+async fn a_link_takes_a_bounded_number_of_attempts() {
+    let config =
+        EXAMPLE_CONFIG.replace("# checkout_attempts_per_link = 1000", "checkout_attempts_per_link = 3");
+    assert_ne!(config, EXAMPLE_CONFIG, "the example configuration names the setting");
+    let node = Node::start(Options { config: Some(config), ..Options::unthrottled() });
+    let api = Api::new();
+    let l = create(&api, &node, "/v1/payment-links", page_body("GHS", Some("500.00"))).await;
+    let id = l["id"].as_str().unwrap().to_string();
+    for _ in 0..3 {
+        pay(&api, &node, &id, "1.00").await.expect(201);
+    }
+    let r = pay(&api, &node, &id, "1.00").await;
+    r.expect(400);
+    assert_eq!(r.error(), "bad_request");
+    assert!(r.body["message"].as_str().unwrap().contains("3 payment attempts"), "{}", r.text);
+    assert_eq!(r.body["details"]["limit"], 3, "{}", r.text);
+    assert_eq!(link(&api, &node, &id).await["sessions"].as_array().unwrap().len(), 3);
+}
+
 /// Behind a proxy or a domain, the operator names the address payers use.
 #[tokio::test]
 async fn hosted_urls_use_the_public_address_when_set() {

@@ -1118,6 +1118,130 @@ async fn the_live_stack_refuses_private_urls_unless_allowed() {
     hit.verify(endpoint["secret"].as_str().unwrap());
 }
 
+/// The machine's host name, when it resolves here to loopback only (as a
+/// name in `/etc/hosts` usually does).
+fn loopback_hostname() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its whole length.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return None;
+    }
+    let name = std::ffi::CStr::from_bytes_until_nul(&buf).ok()?.to_str().ok()?.to_string();
+    let addrs: Vec<_> = std::net::ToSocketAddrs::to_socket_addrs(&(name.as_str(), 80)).ok()?.collect();
+    (!addrs.is_empty() && addrs.iter().all(|a| a.ip().is_loopback())).then_some(name)
+}
+
+/// Sends a test event to a new endpoint at `url` and returns its first
+/// attempt's error, which must be set.
+async fn first_attempt_error(api: &Api, base: &str, key: &str, url: &str) -> String {
+    let endpoint = create_endpoint(api, base, key, url, json!(["webhook.test"])).await;
+    let id = id_of(&endpoint);
+    send_test(api, base, key, &id).await;
+    let attempted = eventually(&format!("an attempt to {url}"), Duration::from_secs(10), || async {
+        let found = deliveries(api, base, key, &format!("endpointId={id}")).await;
+        found.into_iter().find(|d| d["attempts"].as_array().is_some_and(|a| !a.is_empty()))
+    })
+    .await;
+    delete_endpoint(api, base, key, &id).await;
+    let attempt = &attempted["attempts"][0];
+    assert_eq!(attempt["succeeded"], false, "{attempted}");
+    attempt["error"].as_str().unwrap_or_else(|| panic!("no error: {attempted}")).to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_deliveries_check_the_address_they_connect_to() {
+    let node = &SHARED.get();
+    let api = Api::new();
+    let key = node.creds.live_key.as_str();
+    let live_list = node.live_url("/v1/webhooks/endpoints");
+    // Non-public ranges the literal check used to let through.
+    for url in [
+        "http://[::ffff:169.254.169.254]/latest/meta-data",
+        "http://[::ffff:a9fe:a9fe]/",
+        "http://100.64.0.1/hooks",
+        "http://198.18.0.1/hooks",
+        "http://224.0.0.1/hooks",
+        "http://240.0.0.1/hooks",
+        "http://[fec0::1]/hooks",
+        "http://[ff02::1]/hooks",
+        "http://localhost./hooks",
+        "http://0.0.0.0:9/hooks",
+    ] {
+        api.post(&live_list, key, json!({ "url": url, "events": ["*"] })).await.expect_field(
+            400,
+            "validation_error",
+            "url",
+        );
+    }
+    // A name is resolved when the attempt connects: the machine's own host
+    // name reaches loopback, so the attempt is refused and says why.
+    let Some(host) = loopback_hostname() else {
+        eprintln!("the host name does not resolve to loopback here; the connect-time check is not exercised");
+        return;
+    };
+    let receiver = Receiver::start(Policy::Always(200)).await;
+    let url = receiver.url("/own-host").replace("127.0.0.1", &host);
+    let error = first_attempt_error(&api, &node.live, key, &url).await;
+    assert!(error.contains("non-public"), "{error}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(receiver.hits_at("/own-host").is_empty(), "the receiver was reached");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_stack_delivers_to_the_nodes_own_listeners() {
+    let node = &SHARED.get();
+    let api = Api::new();
+    let key = node.creds.sandbox_key.as_str();
+    let list = node.sandbox_url("/v1/webhooks/endpoints");
+    for url in
+        [node.sandbox_url("/v1/payouts"), node.live_url("/v1/payouts"), node.admin_url("/admin/v1/status")]
+    {
+        let r = api.post(&list, key, json!({ "url": url, "events": ["*"] })).await;
+        r.expect_field(400, "validation_error", "url");
+        assert!(r.text.contains("own listeners"), "{}", r.text);
+    }
+    // By name, the check happens as the attempt connects.
+    let Some(host) = loopback_hostname() else { return };
+    let url = node.sandbox_url("/v1/payouts").replace("127.0.0.1", &host);
+    let error = first_attempt_error(&api, &node.sandbox, key, &url).await;
+    assert!(error.contains("own listeners"), "{error}");
+}
+
+// ---------------------------------------------------------------------------
+// 9c. Many endpoints.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_behind_a_thousand_deleted_ones_still_gets_its_events() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let (base, key) = (node.sandbox.as_str(), node.creds.sandbox_key.as_str());
+    let receiver = Receiver::start(Policy::Always(200)).await;
+    let old = create_endpoint(&api, base, key, &receiver.url("/old"), json!(["*"])).await;
+    let old_id = id_of(&old);
+    let churn = Receiver::start(Policy::Always(200)).await;
+    for i in 0..1000 {
+        let url = churn.url(&format!("/churn/{i}"));
+        let id = id_of(&create_endpoint(&api, base, key, &url, json!(["webhook.test"])).await);
+        delete_endpoint(&api, base, key, &id).await;
+    }
+    // One more endpoint, active, after the deleted ones.
+    create_endpoint(&api, base, key, &receiver.url("/new"), json!(["*"])).await;
+    send_test(&api, base, key, &old_id).await;
+    receiver
+        .wait_for("webhook.test to the oldest endpoint", "/old", |v| {
+            v["data"]["endpointId"] == old_id.as_str()
+        })
+        .await;
+    // A real event reaches both subscribed endpoints.
+    deposit(&api, &node, key, "USD", "30.00").await;
+    let conversion = convert(&api, &node, key, "USD", "10.00", "NGN").await;
+    let conversion_id = id_of(&conversion);
+    for path in ["/old", "/new"] {
+        receiver.wait_for("the conversion event", path, |v| v["data"]["id"] == conversion_id.as_str()).await;
+    }
+}
+
 // ---------------------------------------------------------------------------
 // 10. Signatures against the Standard Webhooks reference.
 

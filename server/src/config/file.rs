@@ -44,6 +44,8 @@ pub struct NodeTable {
     pub trusted_proxies: Option<Vec<IpAddr>>,
     pub allow_private_webhooks: Option<bool>,
     pub request_log_retention: Option<u64>,
+    /// Payment attempts one payment link takes in all.
+    pub checkout_attempts_per_link: Option<u32>,
     pub live_public_url: Option<String>,
     pub sandbox_public_url: Option<String>,
     /// Open connections per listener (default: a quarter of the file
@@ -188,6 +190,7 @@ impl NodeTable {
             trusted_proxies: over.trusted_proxies.or(self.trusted_proxies),
             allow_private_webhooks: over.allow_private_webhooks.or(self.allow_private_webhooks),
             request_log_retention: over.request_log_retention.or(self.request_log_retention),
+            checkout_attempts_per_link: over.checkout_attempts_per_link.or(self.checkout_attempts_per_link),
             live_public_url: over.live_public_url.or(self.live_public_url),
             sandbox_public_url: over.sandbox_public_url.or(self.sandbox_public_url),
             connections_max: over.connections_max.or(self.connections_max),

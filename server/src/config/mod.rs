@@ -27,6 +27,8 @@ pub struct NodeConfig {
     pub trusted_proxies: Vec<IpAddr>,
     /// Request log entries kept per stack; older ones are deleted.
     pub request_log_retention: u64,
+    /// Payment attempts one payment link takes in all; more are refused.
+    pub checkout_attempts_per_link: u32,
     /// The FX margin in basis points.
     pub spread_bps: u32,
     /// Lets live webhook endpoints point at loopback and private addresses.
@@ -87,6 +89,7 @@ impl NodeConfig {
             rate_limit: 100,
             trusted_proxies: Vec::new(),
             request_log_retention: 100_000,
+            checkout_attempts_per_link: 1_000,
             spread_bps: 100,
             allow_private_webhooks: false,
             live_public_url: None,
@@ -142,6 +145,14 @@ impl NodeConfig {
         config.allow_private_webhooks = node.allow_private_webhooks.unwrap_or(false);
         config.request_log_retention =
             node.request_log_retention.unwrap_or(config.request_log_retention).max(1);
+        match node.checkout_attempts_per_link {
+            Some(0) => problems.push(
+                "node.checkout_attempts_per_link (--checkout-attempts-per-link): must be at least 1"
+                    .to_string(),
+            ),
+            Some(limit) => config.checkout_attempts_per_link = limit,
+            None => {}
+        }
         for (key, url, slot) in [
             ("node.live_public_url (--live-public-url)", node.live_public_url, &mut config.live_public_url),
             (

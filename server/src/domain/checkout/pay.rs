@@ -159,8 +159,10 @@ pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> A
         });
         link
     } else {
-        load_link(&snapshot, target)?
-            .ok_or_else(|| ApiError::not_found(format!("payment link '{target}' not found")))?
+        let link = load_link(&snapshot, target)?
+            .ok_or_else(|| ApiError::not_found(format!("payment link '{target}' not found")))?;
+        check_attempt_limit(stack, &snapshot, &link.id)?;
+        link
     };
     if stack.identity.organization(&link.organization).is_some_and(|o| o.suspended) {
         return Err(ApiError::new(
@@ -211,6 +213,19 @@ pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> A
         webhooks.wake();
     }
     Ok((link.id, session.id))
+}
+
+/// Refuses an attempt past the link's limit (`checkout_attempts_per_link`),
+/// counting at most that many of its listed attempts.
+fn check_attempt_limit(stack: &Stack, snapshot: &Snapshot, link_id: &str) -> ApiResult<()> {
+    let limit = stack.config.checkout_attempts_per_link as usize;
+    if snapshot.list(link_id, LINK_SESSIONS, None, limit)?.len() >= limit {
+        return Err(ApiError::bad_request(format!(
+            "This payment link has taken its {limit} payment attempts; ask the merchant for a new link"
+        ))
+        .with_detail("limit", limit));
+    }
+    Ok(())
 }
 
 /// Gives a live crypto session its own address from the operator's route.

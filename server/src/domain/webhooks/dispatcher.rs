@@ -209,6 +209,8 @@ type Commit = JoinHandle<(ApiResult<()>, Vec<Done>)>;
 struct Dispatcher {
     stack: Arc<Stack>,
     client: reqwest::Client,
+    /// Where attempts may connect; also the client's resolver.
+    guard: Arc<address::Guard>,
     /// Every event up to here has its deliveries committed.
     cursor: u64,
     /// An ingest step is staged or committing; the next starts after it.
@@ -239,8 +241,11 @@ struct Dispatcher {
 pub(crate) fn spawn(stack: Arc<Stack>) -> Result<DispatcherHandle, String> {
     let (sender, requests) = mpsc::unbounded_channel();
     let (results_sender, results) = mpsc::unbounded_channel();
+    let guard = Arc::new(address::Guard::of(&stack));
     let client = reqwest::Client::builder()
         .timeout(ATTEMPT_TIMEOUT)
+        .no_proxy()
+        .dns_resolver(guard.clone())
         .redirect(reqwest::redirect::Policy::none())
         .pool_max_idle_per_host(IN_FLIGHT_PER_ENDPOINT_MAX)
         .build()
@@ -248,6 +253,7 @@ pub(crate) fn spawn(stack: Arc<Stack>) -> Result<DispatcherHandle, String> {
     let mut dispatcher = Dispatcher {
         stack,
         client,
+        guard,
         cursor: 0,
         ingesting: false,
         health: HashMap::new(),
@@ -543,12 +549,7 @@ impl Dispatcher {
         let mut created = Vec::new();
         for event in &events {
             if !endpoints_of.contains_key(&event.organization) {
-                let mut endpoints = Vec::new();
-                for (_, id) in snapshot.list(&event.organization, ENDPOINTS, None, 1000)? {
-                    if let Some(endpoint) = read_endpoint(&snapshot, &id)? {
-                        endpoints.push(endpoint);
-                    }
-                }
+                let endpoints = endpoints_of_organization(&snapshot, &event.organization)?;
                 endpoints_of.insert(event.organization.clone(), endpoints);
             }
             // Rendered only for an event some endpoint receives.
@@ -789,6 +790,7 @@ impl Dispatcher {
         }
         let target = target.clone();
         let client = self.client.clone();
+        let guard = self.guard.clone();
         let results = self.results_sender.clone();
         let clock = self.stack.engine.clone();
         tokio::spawn(async move {
@@ -796,24 +798,7 @@ impl Dispatcher {
             let started = Instant::now();
             let timestamp = at / 1000;
             let endpoint = &target.endpoint;
-            let request = match &target.url {
-                Some(url) => client.post(url.clone()),
-                None => client.post(&endpoint.url),
-            };
-            let outcome = match signing::sign(&endpoint.secret, &delivery_id, timestamp, &body) {
-                Ok(signature) => request
-                    .header("content-type", "application/json")
-                    .header("user-agent", "Sika-Webhooks/1")
-                    .header("webhook-id", &delivery_id)
-                    .header("webhook-timestamp", timestamp.to_string())
-                    .header("webhook-signature", signature)
-                    .body(body)
-                    .send()
-                    .await
-                    .map(|r| r.status().as_u16())
-                    .map_err(describe_send_error),
-                Err(e) => Err(e),
-            };
+            let outcome = attempt(&client, &guard, &target, &delivery_id, timestamp, body).await;
             let duration_ms = started.elapsed().as_millis() as u64;
             let attempt = match outcome {
                 Ok(code) => Attempt {
@@ -1015,6 +1000,26 @@ impl Target {
     }
 }
 
+/// Every endpoint of an organization, page by page through its whole list
+/// (deleted endpoints stay listed, so a fixed page would lose live ones).
+fn endpoints_of_organization(snapshot: &Snapshot, organization: &str) -> ApiResult<Vec<Endpoint>> {
+    const PAGE: usize = 1000;
+    let mut endpoints = Vec::new();
+    let mut before = None;
+    loop {
+        let page = snapshot.list(organization, ENDPOINTS, before, PAGE)?;
+        for (_, id) in &page {
+            if let Some(endpoint) = read_endpoint(snapshot, id)? {
+                endpoints.push(endpoint);
+            }
+        }
+        match page.last() {
+            Some((position, _)) if page.len() == PAGE => before = Some(*position),
+            _ => return Ok(endpoints),
+        }
+    }
+}
+
 /// An endpoint's configuration, without its health.
 fn read_endpoint(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Endpoint>> {
     Ok(snapshot.document(ENDPOINTS, id)?.map(|b| decode(&b)).transpose()?)
@@ -1059,8 +1064,42 @@ impl serde::Serialize for Stored<'_> {
     }
 }
 
+/// One attempt: the address checks, then the signed POST; the receiver's
+/// status, or why there was none.
+async fn attempt(
+    client: &reqwest::Client,
+    guard: &address::Guard,
+    target: &Target,
+    delivery_id: &str,
+    timestamp: i64,
+    body: Bytes,
+) -> Result<u16, String> {
+    let endpoint = &target.endpoint;
+    let request = match &target.url {
+        Some(url) => {
+            guard.check_attempt(url).await.map_err(|e| e.0)?;
+            client.post(url.clone())
+        }
+        None => client.post(&endpoint.url),
+    };
+    let signature = signing::sign(&endpoint.secret, delivery_id, timestamp, &body)?;
+    request
+        .header("content-type", "application/json")
+        .header("user-agent", "Sika-Webhooks/1")
+        .header("webhook-id", delivery_id)
+        .header("webhook-timestamp", timestamp.to_string())
+        .header("webhook-signature", signature)
+        .body(body)
+        .send()
+        .await
+        .map(|r| r.status().as_u16())
+        .map_err(describe_send_error)
+}
+
 fn describe_send_error(error: reqwest::Error) -> String {
-    if error.is_timeout() {
+    if let Some(reason) = address::refusal(&error) {
+        reason
+    } else if error.is_timeout() {
         "the receiver did not answer within 15 seconds".to_string()
     } else if error.is_connect() {
         "could not connect to the receiver".to_string()

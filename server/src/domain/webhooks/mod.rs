@@ -2,11 +2,10 @@
 //! dispatcher (`dispatcher.rs`) turns outbox events into deliveries and
 //! sends them; this module holds the records and the management rules.
 
+pub(crate) mod address;
 pub(crate) mod dispatcher;
 mod order;
 pub mod signing;
-
-use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -14,7 +13,7 @@ use sika_engine::{Command, EventPayload, EventRecord, Snapshot};
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::render::{self, timestamp};
-use crate::domain::stack::{Stack, StackKind};
+use crate::domain::stack::Stack;
 pub(crate) use crate::store::documents::{decode, document, encode};
 
 pub(crate) const ENDPOINTS: &str = "webhook_endpoints";
@@ -304,9 +303,11 @@ pub(crate) fn load_delivery(snapshot: &Snapshot, id: &str) -> ApiResult<Option<D
     Ok(snapshot.document(DELIVERIES, id)?.map(|b| decode(&b)).transpose()?)
 }
 
-/// Checks a URL: http(s), a host, and on the live stack no loopback or
-/// private address unless the operator allows it.
-pub(crate) fn check_url(url: &str, stack: StackKind, allow_private: bool) -> ApiResult<()> {
+/// Checks a URL: http(s), a host, and by `address::Guard` no loopback,
+/// private or reserved address on the live stack unless the operator allows
+/// it, and never one of the node's own listeners. Host names are checked
+/// when each attempt connects.
+pub(crate) fn check_url(url: &str, guard: &address::Guard) -> ApiResult<()> {
     if url.len() > 2048 {
         return Err(ApiError::validation("url", "must be at most 2048 characters"));
     }
@@ -315,38 +316,10 @@ pub(crate) fn check_url(url: &str, stack: StackKind, allow_private: bool) -> Api
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(ApiError::validation("url", "must use http or https"));
     }
-    let host = parsed.host_str().ok_or_else(|| ApiError::validation("url", "must name a host"))?;
-    if stack == StackKind::Live && !allow_private && is_private_host(host) {
-        return Err(ApiError::validation(
-            "url",
-            "live endpoints may not point at loopback or private addresses (the operator can allow it with --allow-private-webhooks)",
-        ));
+    if parsed.host_str().is_none() {
+        return Err(ApiError::validation("url", "must name a host"));
     }
-    Ok(())
-}
-
-fn is_private_host(host: &str) -> bool {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    if host.eq_ignore_ascii_case("localhost") || host.ends_with(".localhost") {
-        return true;
-    }
-    match host.parse::<IpAddr>() {
-        Ok(IpAddr::V4(ip)) => {
-            ip.is_loopback()
-                || ip.is_private()
-                || ip.is_link_local()
-                || ip.is_unspecified()
-                || ip.is_broadcast()
-        }
-        Ok(IpAddr::V6(ip)) => {
-            ip.is_loopback()
-                || ip.is_unspecified()
-                || (ip.segments()[0] & 0xfe00) == 0xfc00
-                || (ip.segments()[0] & 0xffc0) == 0xfe80
-                || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback() || v4.is_private())
-        }
-        Err(_) => false,
-    }
+    guard.check_url(&parsed).map_err(|e| ApiError::validation("url", e.0))
 }
 
 pub(crate) fn check_events(events: &[String]) -> ApiResult<()> {
@@ -380,19 +353,28 @@ mod tests {
 
     #[test]
     fn private_hosts() {
-        for host in
-            ["localhost", "127.0.0.1", "10.0.0.1", "192.168.1.1", "172.16.0.1", "[::1]", "169.254.1.1"]
-        {
-            assert!(is_private_host(host), "{host}");
+        let live = address::Guard { allow_private: false, own: vec![] };
+        let allowing = address::Guard { allow_private: true, own: vec![] };
+        for url in [
+            "http://localhost/",
+            "http://localhost./",
+            "http://127.0.0.1/",
+            "http://10.0.0.1/",
+            "http://[::1]/",
+            "http://[::ffff:169.254.169.254]/",
+            "http://100.64.0.1/",
+            "http://198.18.0.1/",
+            "http://224.0.0.1/",
+            "http://[fec0::1]/",
+        ] {
+            assert!(check_url(url, &live).is_err(), "{url}");
         }
-        for host in ["example.com", "8.8.8.8", "[2001:db8::1]"] {
-            assert!(!is_private_host(host), "{host}");
+        for url in ["http://example.com/", "http://8.8.8.8/"] {
+            assert!(check_url(url, &live).is_ok(), "{url}");
         }
-        assert!(check_url("http://127.0.0.1:9/x", StackKind::Live, false).is_err());
-        assert!(check_url("http://127.0.0.1:9/x", StackKind::Live, true).is_ok());
-        assert!(check_url("http://127.0.0.1:9/x", StackKind::Sandbox, false).is_ok());
-        assert!(check_url("ftp://example.com", StackKind::Sandbox, false).is_err());
-        assert!(check_url("not a url", StackKind::Sandbox, false).is_err());
+        assert!(check_url("http://127.0.0.1:9/x", &allowing).is_ok());
+        assert!(check_url("ftp://example.com", &allowing).is_err());
+        assert!(check_url("not a url", &allowing).is_err());
     }
 
     #[test]

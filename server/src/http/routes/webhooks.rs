@@ -62,7 +62,7 @@ async fn create(
     ApiJson(body): ApiJson<CreateWebhookEndpoint>,
 ) -> ApiResult<(StatusCode, Json<CreatedWebhookEndpointEnvelope>)> {
     principal.require("webhooks:write")?;
-    check_url(&body.url, stack.kind, stack.config.allow_private_webhooks)?;
+    check_url(&body.url, &webhooks::address::Guard::of(&stack))?;
     check_events(&body.events)?;
     let now = stack.now_ms();
     let endpoint = Endpoint {
@@ -172,7 +172,7 @@ async fn update(
         Some(_) => return Err(ApiError::validation("status", "must be 'active' or 'disabled'")),
     };
     if let Some(url) = body.url {
-        check_url(&url, stack.kind, stack.config.allow_private_webhooks)?;
+        check_url(&url, &webhooks::address::Guard::of(&stack))?;
         endpoint.url = url;
     }
     if let Some(events) = body.events {
