@@ -57,9 +57,12 @@ pub struct Invitation {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateSession {
     /// An invitation token (`inv_…`).
+    #[schema(max_length = 128)]
     pub invitation: Option<String>,
+    #[schema(max_length = 254)]
     pub email: Option<String>,
     /// 12 to 128 characters.
+    #[schema(max_length = 128)]
     pub password: Option<String>,
     /// Needed only when the email belongs to members of several organizations.
     pub organization_id: Option<String>,
@@ -95,8 +98,10 @@ pub struct SessionEnvelope {
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateMember {
+    #[schema(max_length = 254)]
     pub email: String,
-    /// 1 to 100 characters.
+    /// 1 to 255 characters.
+    #[schema(max_length = 255)]
     pub name: String,
     pub role: Role,
 }

@@ -19,7 +19,7 @@ use crate::domain::render::timestamp;
 
 pub(crate) const PASSWORD_CHARS_MIN: usize = 12;
 pub(crate) const PASSWORD_CHARS_MAX: usize = 128;
-const NAME_CHARS_MAX: usize = 100;
+const NAME_CHARS_MAX: usize = 255;
 const EMAIL_CHARS_MAX: usize = 254;
 /// A team is listed in one page, so it has a bound.
 pub(crate) const MEMBERS_PER_ORGANIZATION_MAX: usize = 1000;
@@ -102,7 +102,7 @@ pub(crate) fn normalise_email(field: &str, email: &str) -> ApiResult<String> {
     }
 }
 
-/// A name of 1 to 100 characters, trimmed, or `400` naming `field`.
+/// A name of 1 to 255 characters, trimmed, or `400` naming `field`.
 pub(crate) fn check_name(field: &str, name: &str) -> ApiResult<String> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > NAME_CHARS_MAX || name.chars().any(char::is_control) {

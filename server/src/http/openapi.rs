@@ -215,7 +215,7 @@ mod tests {
                 assert!(operation["operationId"].is_string(), "{name} has an operationId");
             }
         }
-        assert_eq!(operations, 34, "every admin route is documented");
+        assert_eq!(operations, 35, "every admin route is documented");
         let search = &document["paths"]["/admin/v1/{stack}/payouts"]["get"]["parameters"];
         for wanted in ["stack", "limit", "cursor", "q", "status"] {
             assert!(search.as_array().unwrap().iter().any(|p| p["name"] == wanted), "search takes {wanted}");
@@ -338,8 +338,7 @@ mod tests {
                     .as_str()
                     .unwrap_or_default();
                 // GET /v1/accounts holds one account per currency and is not paged.
-                if success.starts_with("#/components/schemas/ListPage_") && path != "/v1/accounts"
-                {
+                if success.starts_with("#/components/schemas/ListPage_") && path != "/v1/accounts" {
                     let parameters = operation["parameters"].as_array().unwrap();
                     for wanted in ["limit", "cursor"] {
                         assert!(parameters.iter().any(|p| p["name"] == wanted), "{name} takes {wanted}");

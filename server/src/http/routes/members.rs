@@ -7,7 +7,9 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use sika_api::members::{CreateMember, InvitedMember, MemberEnvelope, UpdateMember};
-use sika_api::{BadPage, BodyRefusals, ErrorBody, ListPage, ListQuery, SessionRefusals, VersionRefusals, With};
+use sika_api::{
+    BadPage, BodyRefusals, ErrorBody, ListPage, ListQuery, SessionRefusals, VersionRefusals, With,
+};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
