@@ -59,6 +59,13 @@ struct AdminArgs {
     token: Option<String>,
 }
 
+impl AdminArgs {
+    /// The admin API's base URL.
+    fn url(&self) -> String {
+        self.admin_url.clone().unwrap_or_else(|| format!("http://{}", self.admin_addr))
+    }
+}
+
 #[derive(Subcommand)]
 enum Commands {
     /// Run the node: the live stack, the sandbox stack and the admin API.
@@ -78,14 +85,13 @@ enum Commands {
     },
     /// Copy a consistent snapshot of every database, the node running or not.
     Backup {
-        #[arg(long, env = "SIKA_DATA_DIR", default_value = "./sika-data")]
-        data_dir: PathBuf,
+        /// The data directory, and the running node's admin API (asked for
+        /// the copy when a node holds the directory).
+        #[command(flatten)]
+        admin: AdminArgs,
         /// A new (or empty) directory for the copy.
         #[arg(long)]
         to: PathBuf,
-        /// The running node's admin listener (used when it holds the directory).
-        #[arg(long, env = "SIKA_ADMIN_ADDR", default_value = "127.0.0.1:8082")]
-        admin_addr: SocketAddr,
     },
     /// Check a configuration file: exit 0, or one line per problem naming the key.
     Config {
@@ -99,16 +105,8 @@ enum Commands {
     },
     /// The operator console, over the admin API of a running node.
     Tui {
-        #[arg(long, env = "SIKA_DATA_DIR", default_value = "./sika-data")]
-        data_dir: PathBuf,
-        #[arg(long, env = "SIKA_ADMIN_ADDR", default_value = "127.0.0.1:8082")]
-        admin_addr: SocketAddr,
-        /// The admin API's base URL; overrides --admin-addr.
-        #[arg(long)]
-        admin_url: Option<String>,
-        /// The operator token; read from <data-dir>/admin-token when absent.
-        #[arg(long)]
-        token: Option<String>,
+        #[command(flatten)]
+        admin: AdminArgs,
     },
 }
 
@@ -272,13 +270,10 @@ fn main() -> ExitCode {
             finish(result)
         }
         Commands::Verify { data_dir } => verify(&data_dir),
-        Commands::Backup { data_dir, to, admin_addr } => finish(
-            sika_server::backup(&data_dir, &to, &format!("http://{admin_addr}"))
-                .map(|line| println!("{line}")),
-        ),
+        Commands::Backup { admin, to } => finish(backup(&admin, &to).map(|line| println!("{line}"))),
         Commands::Config { action: ConfigAction::Check(args) } => check_config(&args),
         Commands::Org { action: OrgAction::Create { admin, name, owner_email, owner_name } } => {
-            let url = admin.admin_url.unwrap_or_else(|| format!("http://{}", admin.admin_addr));
+            let url = admin.url();
             let new = sika_tui::cli::NewOrganization {
                 name: &name,
                 owner_email: &owner_email,
@@ -290,10 +285,7 @@ fn main() -> ExitCode {
                 },
             ))
         }
-        Commands::Tui { data_dir, admin_addr, admin_url, token } => {
-            let url = admin_url.unwrap_or_else(|| format!("http://{admin_addr}"));
-            finish(sika_tui::run(&data_dir, &url, token))
-        }
+        Commands::Tui { admin } => finish(sika_tui::run(&admin.data_dir, &admin.url(), admin.token.clone())),
     }
 }
 
@@ -316,6 +308,18 @@ fn check_config(args: &NodeArgs) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `sika backup`: asked of the running node when one holds the data
+/// directory (its lock says so), made here otherwise; the summary line.
+fn backup(admin: &AdminArgs, to: &std::path::Path) -> Result<String, String> {
+    let to = std::path::absolute(to).map_err(|e| format!("cannot resolve {}: {e}", to.display()))?;
+    let backup = if sika_server::node_running(&admin.data_dir)? {
+        sika_tui::cli::backup(&admin.data_dir, &admin.url(), admin.token.clone(), &to)?
+    } else {
+        sika_server::backup_offline(&admin.data_dir, &to)?
+    };
+    Ok(backup.summary(&admin.data_dir.display().to_string()))
 }
 
 fn finish(result: Result<(), String>) -> ExitCode {

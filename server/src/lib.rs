@@ -18,7 +18,7 @@ pub(crate) mod runtime;
 pub(crate) mod store;
 
 pub use config::NodeConfig;
+pub use domain::backup::{in_use as node_running, offline as backup_offline};
 pub use domain::webhooks::signing;
 pub use http::openapi;
-pub use runtime::backup::run as backup;
 pub use runtime::node::{configure, init, serve};

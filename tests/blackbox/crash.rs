@@ -4,7 +4,6 @@
 //! straight after each kill. `SIKA_HTTP_CRASH_CYCLES` sets how many kills
 //! (default 3; more locally).
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,14 +11,13 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-/// What the node acknowledged before a kill.
+/// The payouts and conversions the node acknowledged before a kill.
 #[derive(Default)]
 struct Acknowledged {
     /// (externalReference, id, body) of each payout answered 201.
     payouts: Mutex<Vec<(String, String, Value)>>,
     /// (externalReference, id) of each conversion answered 201.
     conversions: Mutex<Vec<(String, String)>>,
-    deposits: AtomicU64,
 }
 
 fn cycles() -> usize {
@@ -67,17 +65,6 @@ async fn convert(api: Api, base: String, key: String, prefix: String, acked: Arc
             .lock()
             .unwrap()
             .push((reference, v["conversion"]["id"].as_str().unwrap().to_string()));
-    }
-}
-
-async fn deposit_loop(api: Api, url: String, key: String, acked: Arc<Acknowledged>) {
-    loop {
-        let body = json!({ "currency": "GHS", "amount": "1.00" });
-        let Ok(r) = api.client.post(&url).bearer_auth(&key).json(&body).send().await else { return };
-        if r.status() != 201 {
-            return;
-        }
-        acked.deposits.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -141,6 +128,7 @@ async fn every_acknowledged_operation_survives_sigkill_exactly_once() {
     deposit(&api, &node, &key, "GHS", "1000000.00").await;
     deposit(&api, &node, &key, "USD", "1000000.00").await;
     let acked = Arc::new(Acknowledged::default());
+    let mut deposits = 0;
     for cycle in 0..cycles() {
         let mut workers = Vec::new();
         for worker in 0..3 {
@@ -155,14 +143,14 @@ async fn every_acknowledged_operation_survives_sigkill_exactly_once() {
             prefix,
             acked.clone(),
         )));
-        let url = node.sandbox_url("/v1/simulations/deposits");
-        workers.push(tokio::spawn(deposit_loop(api.clone(), url, key.clone(), acked.clone())));
+        let depositors = Depositors::start(&api, &node, &key);
         // Kill at a different instant each cycle.
         tokio::time::sleep(Duration::from_millis(250 + 97 * (cycle as u64 % 5))).await;
         node.kill9();
         for worker in workers {
             worker.await.unwrap();
         }
+        deposits += depositors.stop().await.0;
         let report = verify_dir(&node.data_dir());
         assert!(report.contains("sandbox: consistent"), "cycle {cycle}: {report}");
         node.restart(&Options::unthrottled(), &[]);
@@ -170,7 +158,6 @@ async fn every_acknowledged_operation_survives_sigkill_exactly_once() {
     }
     let payouts = acked.payouts.lock().unwrap().len();
     let conversions = acked.conversions.lock().unwrap().len();
-    let deposits = acked.deposits.load(Ordering::SeqCst);
     assert!(
         payouts > 0 && conversions > 0 && deposits > 0,
         "{payouts} payouts, {conversions} conversions, {deposits} deposits"

@@ -167,31 +167,10 @@ async fn verify_passes_straight_after_a_crash_under_writes() {
     let mut node = Node::start(Options::unthrottled());
     let api = Api::new();
     let key = node.creds.sandbox_key.clone();
-    let url = node.sandbox_url("/v1/simulations/deposits");
-    let acknowledged = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let writers: Vec<_> = (0..4)
-        .map(|_| {
-            let (api, key, url, acknowledged) = (api.clone(), key.clone(), url.clone(), acknowledged.clone());
-            tokio::spawn(async move {
-                loop {
-                    let body = serde_json::json!({ "currency": "GHS", "amount": "1.00" });
-                    let r = api.client.post(&url).bearer_auth(&key).json(&body).send().await;
-                    match r {
-                        Ok(r) if r.status() == 201 => {
-                            acknowledged.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                        }
-                        _ => break,
-                    }
-                }
-            })
-        })
-        .collect();
+    let depositors = Depositors::start(&api, &node, &key);
     tokio::time::sleep(Duration::from_millis(400)).await;
     node.kill9();
-    for writer in writers {
-        let _ = writer.await;
-    }
-    let acknowledged = acknowledged.load(std::sync::atomic::Ordering::SeqCst);
+    let (acknowledged, _) = depositors.stop().await;
     assert!(acknowledged > 0, "no deposit was acknowledged before the crash");
     let report = verify_dir(&node.data_dir());
     assert!(report.contains("live: consistent") && report.contains("sandbox: consistent"), "{report}");
@@ -241,39 +220,20 @@ async fn a_backup_taken_under_writes_verifies_and_serves_what_was_acknowledged_b
     let node = Node::start(Options::unthrottled());
     let api = Api::new();
     let key = node.creds.sandbox_key.clone();
-    let url = node.sandbox_url("/v1/simulations/deposits");
-    let acknowledged = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let running = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let writers: Vec<_> = (0..4)
-        .map(|_| {
-            let (api, key, url) = (api.clone(), key.clone(), url.clone());
-            let (acknowledged, running) = (acknowledged.clone(), running.clone());
-            tokio::spawn(async move {
-                while running.load(std::sync::atomic::Ordering::SeqCst) {
-                    let body = serde_json::json!({ "currency": "GHS", "amount": "1.00" });
-                    let r = api.client.post(&url).bearer_auth(&key).json(&body).send().await.unwrap();
-                    assert_eq!(r.status(), 201);
-                    acknowledged.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                }
-            })
-        })
-        .collect();
+    let depositors = Depositors::start(&api, &node, &key);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let scratch = tempfile::tempdir().unwrap();
     let online = scratch.path().join("online");
-    let before = acknowledged.load(std::sync::atomic::Ordering::SeqCst);
+    let before = depositors.acknowledged();
     let mut command = backup_command(node.data_dir(), &node.admin, &online);
     let out = tokio::task::spawn_blocking(move || command.output().unwrap()).await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
-    running.store(false, std::sync::atomic::Ordering::SeqCst);
-    for writer in writers {
-        writer.await.unwrap();
-    }
+    let (total, failed) = depositors.stop().await;
+    assert!(!failed, "every deposit during the backup was acknowledged");
     let line = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(out.status.success(), "backup: {line}{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(line.lines().count(), 1, "one summary line: {line}");
     assert!(line.contains("(online") && line.contains("live.redb") && line.contains("node.redb"), "{line}");
-    let total = acknowledged.load(std::sync::atomic::Ordering::SeqCst);
     assert!(total > before, "writes went on during the backup ({before} then {total})");
     {
         use std::os::unix::fs::PermissionsExt;

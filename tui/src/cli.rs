@@ -1,10 +1,12 @@
 //! One-shot operator commands over the admin API, for scripts: `sika org
-//! create`. They take the operator token the way the console does.
+//! create`, and `sika backup` while the node runs. They take the operator
+//! token the way the console does.
 
 use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use sika_api::backup::{Backup, BackupEnvelope, BackupRequest};
 
 /// What `sika org create` asks for.
 pub struct NewOrganization<'a> {
@@ -23,21 +25,42 @@ pub fn create_organization(
     token: Option<String>,
     new: &NewOrganization<'_>,
 ) -> Result<String, String> {
-    let token = crate::operator_token(data_dir, token)?;
     let owner_name = new
         .owner_name
         .map(str::to_string)
         .unwrap_or_else(|| new.owner_email.split('@').next().unwrap_or(new.owner_email).to_string());
     let body = json!({"name": new.name, "owner": {"email": new.owner_email, "name": owner_name}});
-    let client = reqwest::blocking::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .map_err(|e| e.to_string())?;
-    let url = format!("{}/admin/v1/organizations", admin_url.trim_end_matches('/'));
+    let answer = post(data_dir, admin_url, token, "organizations", &body, Duration::from_secs(30))?;
+    serde_json::to_string_pretty(&answer).map_err(|e| e.to_string())
+}
+
+/// `POST /admin/v1/backup` on the node at `admin_url`: the running node
+/// copies its databases into `to` (an absolute path on its machine).
+pub fn backup(data_dir: &Path, admin_url: &str, token: Option<String>, to: &Path) -> Result<Backup, String> {
+    let body =
+        serde_json::to_value(BackupRequest { to: to.display().to_string() }).map_err(|e| e.to_string())?;
+    // A large ledger takes a while to copy.
+    let answer = post(data_dir, admin_url, token, "backup", &body, Duration::from_secs(3600))?;
+    serde_json::from_value::<BackupEnvelope>(answer).map(|a| a.backup).map_err(|e| e.to_string())
+}
+
+/// `POST /admin/v1/<path>` with `body`; the answer, or the node's error
+/// message with the field it names.
+fn post(
+    data_dir: &Path,
+    admin_url: &str,
+    token: Option<String>,
+    path: &str,
+    body: &Value,
+    timeout: Duration,
+) -> Result<Value, String> {
+    let token = crate::operator_token(data_dir, token)?;
+    let client = reqwest::blocking::Client::builder().timeout(timeout).build().map_err(|e| e.to_string())?;
+    let url = format!("{}/admin/v1/{path}", admin_url.trim_end_matches('/'));
     let response = client
         .post(&url)
         .bearer_auth(token)
-        .json(&body)
+        .json(body)
         .send()
         .map_err(|e| format!("cannot reach the admin API at {admin_url}: {e}; is the node running?"))?;
     let status = response.status();
@@ -47,5 +70,5 @@ pub fn create_organization(
         let field = answer["details"]["field"].as_str().map(|f| format!(" ({f})")).unwrap_or_default();
         return Err(format!("the admin API refused: {status}: {message}{field}"));
     }
-    serde_json::to_string_pretty(&answer).map_err(|e| e.to_string())
+    Ok(answer)
 }

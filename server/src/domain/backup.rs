@@ -115,7 +115,7 @@ fn copy_online(
 }
 
 /// Whether a node holds the data directory's databases open.
-pub(crate) fn in_use(data_dir: &Path) -> Result<bool, String> {
+pub fn in_use(data_dir: &Path) -> Result<bool, String> {
     let path = Identity::path(data_dir);
     if !path.exists() {
         return Err(format!("{} is not an initialised data directory", data_dir.display()));
@@ -127,13 +127,11 @@ pub(crate) fn in_use(data_dir: &Path) -> Result<bool, String> {
     }
 }
 
-/// Backs up a stopped node's data directory: each ledger's log is replayed
-/// into its file first (as opening it does), then every database copied.
-pub(crate) fn offline(data_dir: &Path, dest: &Path) -> Result<Backup, String> {
+/// Backs up a stopped node's data directory (see [`in_use`]): each
+/// ledger's log is replayed into its file first (as opening it does), then
+/// every database copied. A running node's lock fails it.
+pub fn offline(data_dir: &Path, dest: &Path) -> Result<Backup, String> {
     let started = Instant::now();
-    if in_use(data_dir)? {
-        return Err(format!("{} is in use by a running node", data_dir.display()));
-    }
     prepare(dest)?;
     let mut names: Vec<String> = Vec::new();
     for ledger in LEDGERS {

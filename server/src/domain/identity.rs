@@ -77,6 +77,36 @@ pub(crate) struct Invitation {
     pub expires_at: i64,
 }
 
+impl Session {
+    /// A new session for `member_id`, good for `ttl_ms`, and its token
+    /// (shown once; only its hash is kept).
+    pub(crate) fn issue(member_id: &str, now: i64, ttl_ms: i64) -> (String, Session) {
+        let token = secret_token("sess_");
+        let session = Session {
+            token_hash: hash_secret(&token),
+            member_id: member_id.to_string(),
+            created_at: now,
+            expires_at: now.saturating_add(ttl_ms),
+        };
+        (token, session)
+    }
+}
+
+impl Invitation {
+    /// A new invitation for `member_id`, good for `ttl_ms`, and its token
+    /// (shown once; only its hash is kept).
+    pub(crate) fn issue(member_id: &str, now: i64, ttl_ms: i64) -> (String, Invitation) {
+        let token = secret_token("inv_");
+        let invitation = Invitation {
+            token_hash: hash_secret(&token),
+            member_id: member_id.to_string(),
+            created_at: now,
+            expires_at: now.saturating_add(ttl_ms),
+        };
+        (token, invitation)
+    }
+}
+
 /// One operator action in the audit log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct AuditRecord {
@@ -180,14 +210,8 @@ impl Identity {
         session_ttl_ms: i64,
     ) -> Result<(Organization, String, String), String> {
         let (organization, member) = new_organization("My organization", "Owner", "owner@localhost", now);
-        let session_token = secret_token("sess_");
+        let (session_token, session) = Session::issue(&member.id, now, session_ttl_ms);
         let admin_token = secret_token("adm_");
-        let session = Session {
-            token_hash: hash_secret(&session_token),
-            member_id: member.id.clone(),
-            created_at: now,
-            expires_at: now.saturating_add(session_ttl_ms),
-        };
         let secret: [u8; 32] = rand::random();
         self.apply(vec![
             Change::PutOrganization(organization.clone()),

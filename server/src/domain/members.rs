@@ -12,8 +12,8 @@ use sika_api::members::{self as wire, CreateMember, CreateSession, MemberStatus}
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::identity::{
-    Change, INVITATION_TTL_MS, Identity, Invitation, Member, Organization, Role, Session, hash_secret,
-    new_organization, secret_token,
+    Change, INVITATION_TTL_MS, Identity, Invitation, Member, Organization, Role, Session, new_organization,
+    secret_token,
 };
 use crate::domain::render::timestamp;
 
@@ -147,13 +147,7 @@ fn decoy_hash() -> &'static str {
 
 /// A fresh invitation for `member`; earlier ones are deleted.
 fn invite(identity: &Identity, member: &Member, now: i64) -> (Vec<Change>, String, Invitation) {
-    let token = secret_token("inv_");
-    let invitation = Invitation {
-        token_hash: hash_secret(&token),
-        member_id: member.id.clone(),
-        created_at: now,
-        expires_at: now.saturating_add(INVITATION_TTL_MS),
-    };
+    let (token, invitation) = Invitation::issue(&member.id, now, INVITATION_TTL_MS);
     let mut changes: Vec<Change> =
         identity.invitations_of(&member.id).into_iter().map(Change::DeleteInvitation).collect();
     changes.push(Change::PutInvitation(invitation.clone()));
@@ -167,13 +161,7 @@ fn open_session(
     now: i64,
     ttl_ms: i64,
 ) -> (Vec<Change>, String, Session) {
-    let token = secret_token("sess_");
-    let session = Session {
-        token_hash: hash_secret(&token),
-        member_id: member.id.clone(),
-        created_at: now,
-        expires_at: now.saturating_add(ttl_ms),
-    };
+    let (token, session) = Session::issue(&member.id, now, ttl_ms);
     let mut changes: Vec<Change> =
         identity.expired_sessions(now).into_iter().map(Change::DeleteSession).collect();
     changes.push(Change::PutSession(session.clone()));

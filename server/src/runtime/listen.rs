@@ -316,6 +316,25 @@ impl Watched {
 
     /// `Ready(Err)` once the deadline has passed; otherwise the timer is
     /// armed to wake this task by then.
+    /// A write's result: bytes written count as activity; a write that
+    /// waits is still subject to the deadline.
+    fn after_write(
+        &mut self,
+        cx: &mut Context<'_>,
+        written: Poll<io::Result<usize>>,
+    ) -> Poll<io::Result<usize>> {
+        match written {
+            Poll::Ready(Ok(written)) => {
+                if written > 0 {
+                    self.moved(false);
+                }
+                Poll::Ready(Ok(written))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => self.poll_deadline(cx).map(Err),
+        }
+    }
+
     fn poll_deadline(&mut self, cx: &mut Context<'_>) -> Poll<io::Error> {
         loop {
             let Some(deadline) = self.deadline() else {
@@ -355,16 +374,8 @@ impl AsyncRead for Watched {
 impl AsyncWrite for Watched {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_write(cx, buf) {
-            Poll::Ready(Ok(written)) => {
-                if written > 0 {
-                    this.moved(false);
-                }
-                Poll::Ready(Ok(written))
-            }
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            Poll::Pending => this.poll_deadline(cx).map(Err),
-        }
+        let written = Pin::new(&mut this.inner).poll_write(cx, buf);
+        this.after_write(cx, written)
     }
 
     fn poll_write_vectored(
@@ -373,16 +384,8 @@ impl AsyncWrite for Watched {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_write_vectored(cx, bufs) {
-            Poll::Ready(Ok(written)) => {
-                if written > 0 {
-                    this.moved(false);
-                }
-                Poll::Ready(Ok(written))
-            }
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            Poll::Pending => this.poll_deadline(cx).map(Err),
-        }
+        let written = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        this.after_write(cx, written)
     }
 
     fn is_write_vectored(&self) -> bool {

@@ -1,7 +1,6 @@
 //! The wiring: opening the node, its listeners and stacks, the scheduler
 //! that drives jobs, and shutdown.
 
-pub(crate) mod backup;
 pub(crate) mod feed;
 pub(crate) mod listen;
 pub(crate) mod node;

@@ -996,3 +996,56 @@ pub fn verify_dir(dir: &std::path::Path) -> String {
     );
     report
 }
+
+/// Four tasks that deposit GHS 1.00 on a node's sandbox, one after another
+/// each, until stopped or until a deposit is not acknowledged (the node
+/// was killed): writes pouring in while something else happens.
+pub struct Depositors {
+    acknowledged: Arc<std::sync::atomic::AtomicU64>,
+    running: Arc<std::sync::atomic::AtomicBool>,
+    /// Each task answers whether a deposit went unacknowledged.
+    tasks: Vec<tokio::task::JoinHandle<bool>>,
+}
+
+impl Depositors {
+    pub fn start(api: &Api, node: &Node, key: &str) -> Depositors {
+        let acknowledged = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let running = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let url = node.sandbox_url("/v1/simulations/deposits");
+        let tasks = (0..4)
+            .map(|_| {
+                let (api, key, url) = (api.clone(), key.to_string(), url.clone());
+                let (acknowledged, running) = (acknowledged.clone(), running.clone());
+                tokio::spawn(async move {
+                    while running.load(std::sync::atomic::Ordering::SeqCst) {
+                        let body = json!({ "currency": "GHS", "amount": "1.00" });
+                        match api.client.post(&url).bearer_auth(&key).json(&body).send().await {
+                            Ok(r) if r.status() == 201 => {
+                                acknowledged.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                            }
+                            _ => return true,
+                        }
+                    }
+                    false
+                })
+            })
+            .collect();
+        Depositors { acknowledged, running, tasks }
+    }
+
+    /// Deposits acknowledged so far.
+    pub fn acknowledged(&self) -> u64 {
+        self.acknowledged.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Stops the tasks; the deposits acknowledged in all, and whether any
+    /// deposit went unacknowledged.
+    pub async fn stop(self) -> (u64, bool) {
+        self.running.store(false, std::sync::atomic::Ordering::SeqCst);
+        let mut failed = false;
+        for task in self.tasks {
+            failed |= task.await.unwrap();
+        }
+        (self.acknowledged.load(std::sync::atomic::Ordering::SeqCst), failed)
+    }
+}
