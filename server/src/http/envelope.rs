@@ -175,9 +175,34 @@ struct Guarded {
     deadline: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
+/// A body over the limit but no larger than this is read to its end and
+/// thrown away (nothing kept) before it is refused, within the body
+/// timeout: a client still writing it then reads the `413` instead of a
+/// broken pipe when the connection closes under it. A larger one is refused
+/// at once.
+const DRAINED_BYTES_MAX: usize = 4 * BODY_BYTES_MAX;
+
 impl Guarded {
     fn new(inner: Body, seen: Arc<Mutex<Vec<Bytes>>>, timeout: Duration) -> Guarded {
         Guarded { inner, seen, read_bytes: 0, timeout, deadline: None }
+    }
+
+    /// Discards the rest of a body that is too large, then refuses it.
+    fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, axum::BoxError>>> {
+        while self.read_bytes <= DRAINED_BYTES_MAX {
+            match http_body::Body::poll_frame(Pin::new(&mut self.inner), cx) {
+                Poll::Ready(Some(Ok(frame))) => {
+                    let len = frame.data_ref().map_or(0, Bytes::len);
+                    self.read_bytes = self.read_bytes.saturating_add(len);
+                }
+                Poll::Ready(_) => break,
+                Poll::Pending => match self.deadline.as_mut().map(|d| d.as_mut().poll(cx)) {
+                    Some(Poll::Ready(())) => break,
+                    _ => return Poll::Pending,
+                },
+            }
+        }
+        Poll::Ready(Some(Err(BodyRefusal::TooLarge.into())))
     }
 }
 
@@ -191,18 +216,23 @@ impl http_body::Body for Guarded {
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         let this = self.get_mut();
         if this.deadline.is_none() {
-            // A declared length over the limit is refused before reading.
-            if http_body::Body::size_hint(&this.inner).lower() > BODY_BYTES_MAX as u64 {
+            // A declared length far over the limit is refused before reading.
+            if http_body::Body::size_hint(&this.inner).lower() > DRAINED_BYTES_MAX as u64 {
                 return Poll::Ready(Some(Err(BodyRefusal::TooLarge.into())));
             }
             this.deadline = Some(Box::pin(tokio::time::sleep(this.timeout)));
+        }
+        if this.read_bytes > BODY_BYTES_MAX
+            || http_body::Body::size_hint(&this.inner).lower() > BODY_BYTES_MAX as u64
+        {
+            return this.poll_drain(cx);
         }
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
                     this.read_bytes = this.read_bytes.saturating_add(data.len());
                     if this.read_bytes > BODY_BYTES_MAX {
-                        return Poll::Ready(Some(Err(BodyRefusal::TooLarge.into())));
+                        return this.poll_drain(cx);
                     }
                     this.seen.lock().unwrap_or_else(|e| e.into_inner()).push(data.clone());
                 }
