@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
@@ -392,4 +392,119 @@ async fn refused_floods_are_counted_not_logged() {
         metrics.lines().any(|l| l.starts_with("sika_http_requests_total{") && l.contains("status=\"429\"")),
         "{metrics}"
     );
+}
+
+/// Creates `count` sandbox collections with references `{prefix}-{n}`,
+/// eight at a time.
+async fn create_collections(sandbox: &Sandbox, prefix: &str, count: usize) {
+    let mut workers = tokio::task::JoinSet::new();
+    for worker in 0..8 {
+        let (api, url, key, prefix) = (
+            sandbox.api.clone(),
+            sandbox.node.sandbox_url("/v1/collections"),
+            sandbox.key.clone(),
+            prefix.to_string(),
+        );
+        workers.spawn(async move {
+            for n in (worker..count).step_by(8) {
+                let body = json!({
+                    "amount": "10.00", "currency": "GHS", "code": "mtn_gh",
+                    "accountNumber": "+233241234567", "externalReference": format!("{prefix}-{n}"),
+                });
+                api.post(&url, &key, body).await.expect(201);
+            }
+        });
+    }
+    while let Some(done) = workers.join_next().await {
+        done.expect("a creating worker");
+    }
+}
+
+/// Walks a filtered list by `nextCursor`, returning each page's size.
+async fn page_sizes(sandbox: &Sandbox, query: &str) -> (Vec<usize>, Vec<Value>) {
+    let (mut sizes, mut items, mut cursor) = (Vec::new(), Vec::new(), None::<String>);
+    loop {
+        let url = match &cursor {
+            None => sandbox.node.sandbox_url(&format!("/v1/collections?{query}")),
+            Some(c) => sandbox.node.sandbox_url(&format!("/v1/collections?{query}&cursor={c}")),
+        };
+        let r = sandbox.api.get(&url, &sandbox.key).await;
+        r.expect(200);
+        let data = r.body["data"].as_array().unwrap().clone();
+        sizes.push(data.len());
+        items.extend(data);
+        match r.body["nextCursor"].as_str() {
+            Some(next) => {
+                assert_eq!(r.body["hasMore"], true, "{}", r.text);
+                cursor = Some(next.to_string());
+            }
+            None => {
+                assert_eq!(r.body["hasMore"], false, "{}", r.text);
+                return (sizes, items);
+            }
+        }
+    }
+}
+
+/// Issue 16.14: a filter that matches nothing no longer walks the whole
+/// index in one request. A request looks at no more than 1,000 stored
+/// items and answers what it found with a cursor past them, so the oldest
+/// match is still reached, one bounded page at a time.
+#[tokio::test]
+async fn filtered_lists_scan_a_bounded_number_of_items_per_request() {
+    let sandbox = Sandbox::start();
+    create_collections(&sandbox, "oldest", 1).await;
+    create_collections(&sandbox, "bulk", 1_050).await;
+
+    let (sizes, items) = page_sizes(&sandbox, "externalReference=nothing-like-it").await;
+    assert_eq!(sizes, vec![0, 0], "1,051 items: one full scan of 1,000, then the rest");
+    assert!(items.is_empty());
+
+    let (sizes, items) = page_sizes(&sandbox, "externalReference=oldest-0").await;
+    assert_eq!(sizes, vec![0, 1], "the oldest match is on the page after the bound");
+    assert_eq!(items[0]["externalReference"], "oldest-0");
+
+    // Unfiltered pages are full as before.
+    let r = sandbox.api.get(&sandbox.node.sandbox_url("/v1/collections?limit=100"), &sandbox.key).await;
+    assert_eq!((r.body["data"].as_array().unwrap().len(), &r.body["hasMore"]), (100, &json!(true)));
+    sandbox.node.stop_and_verify();
+}
+
+/// Issue 16.14: an organization holds at most 100 keys that are not
+/// revoked on a stack. 120 creations race; exactly enough succeed to reach
+/// 100 (the bootstrap key is one), the rest get `409 invalid_state` with
+/// the limit, and revoking one key makes room for exactly one more.
+#[tokio::test]
+async fn active_keys_per_organization_are_capped_under_racing_creation() {
+    let sandbox = Sandbox::start();
+    let session = sandbox.node.creds.owner_session.clone();
+    let mut racing = tokio::task::JoinSet::new();
+    for n in 0..120 {
+        let (api, url, session) =
+            (sandbox.api.clone(), sandbox.node.sandbox_url("/v1/keys"), session.clone());
+        racing.spawn(async move {
+            api.post(&url, &session, json!({ "name": format!("k{n}"), "scopes": ["*"] })).await
+        });
+    }
+    let (mut created, mut refused) = (Vec::new(), 0);
+    while let Some(r) = racing.join_next().await {
+        let r = r.expect("a creation");
+        match r.status {
+            201 => created.push(r.body["apiKey"]["id"].as_str().unwrap().to_string()),
+            _ => {
+                r.expect_error(409, "invalid_state");
+                assert_eq!(r.body["details"]["limit"], 100, "{}", r.text);
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!((created.len(), refused), (99, 21));
+    let key = |name: &str| json!({ "name": name, "scopes": ["*"] });
+    let keys_url = sandbox.node.sandbox_url("/v1/keys");
+    sandbox.api.post(&keys_url, &session, key("over")).await.expect_error(409, "invalid_state");
+    let revoke = sandbox.node.sandbox_url(&format!("/v1/keys/{}", created[0]));
+    sandbox.api.call("DELETE", &revoke, Some(&session), None).await.expect(200);
+    sandbox.api.post(&keys_url, &session, key("room for one")).await.expect(201);
+    sandbox.api.post(&keys_url, &session, key("no more")).await.expect_error(409, "invalid_state");
+    sandbox.node.stop_and_verify();
 }

@@ -127,10 +127,16 @@ impl Filter {
     }
 }
 
+/// The most stored items one list request looks at. A filter that matches
+/// few of them answers a short page, even an empty one, with `hasMore` and
+/// a cursor past what it looked at, rather than walking the whole index in
+/// one request; the client pages on as it would anyway.
+pub(crate) const SCAN_MAX: usize = 1_000;
+
 /// One page of an organization's `kind` list, newest first: each id is
 /// loaded and rendered by `render`, which may filter it out by returning
-/// `None`. Filtered pages still hold `limit` items when that many match:
-/// the walk goes on past skipped ones.
+/// `None`. Filtered pages hold `limit` items when that many match within
+/// `SCAN_MAX` items: the walk goes on past skipped ones up to that bound.
 pub(crate) fn page_of_views<T>(
     stack: &crate::domain::stack::Stack,
     organization: &str,
@@ -145,15 +151,23 @@ pub(crate) fn page_of_views<T>(
     let snapshot = stack.engine.read()?;
     let mut found: Vec<(u64, T)> = Vec::with_capacity(page.limit + 1);
     let mut before = page.before;
-    let chunk = page.limit + 1;
+    let mut scanned = 0;
+    // Where the walk stopped at the bound, with the page not yet full.
+    let mut stopped_at = None;
     'walk: loop {
+        let chunk = (page.limit + 1).min(SCAN_MAX - scanned);
         let entries = snapshot.list(organization, kind, before, chunk)?;
         for (position, id) in &entries {
+            scanned += 1;
             if let Some(item) = render(&snapshot, id)? {
                 found.push((*position, item));
                 if found.len() > page.limit {
                     break 'walk;
                 }
+            }
+            if scanned == SCAN_MAX {
+                stopped_at = Some(*position);
+                break 'walk;
             }
         }
         match entries.last() {
@@ -161,9 +175,12 @@ pub(crate) fn page_of_views<T>(
             _ => break,
         }
     }
-    let has_more = found.len() > page.limit;
-    found.truncate(page.limit);
-    let last = found.last().map(|(position, _)| *position);
+    let (has_more, last) = if found.len() > page.limit {
+        found.truncate(page.limit);
+        (true, found.last().map(|(position, _)| *position))
+    } else {
+        (stopped_at.is_some(), stopped_at)
+    };
     let data = found.into_iter().map(|(_, item)| item).collect();
     Ok(list_page(data, last, has_more, &secret, &scope))
 }

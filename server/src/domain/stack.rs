@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
+use sika_api::ErrorCode;
 use sika_engine::{Command, Engine};
 
 use crate::config::NodeConfig;
@@ -65,6 +66,11 @@ impl StackKind {
 /// The collection API keys are stored in.
 pub(crate) const KEYS: &str = "api_keys";
 
+/// Keys an organization may hold on one stack at once, revoked ones not
+/// counted: every key is checked on every request from memory, so their
+/// number is bounded.
+pub(crate) const ACTIVE_KEYS_MAX: usize = 100;
+
 pub(crate) struct Stack {
     pub kind: StackKind,
     pub engine: Engine,
@@ -83,6 +89,9 @@ pub(crate) struct Stack {
     /// Counters for `/metrics`.
     pub metrics: crate::domain::metrics::Metrics,
     keys: RwLock<HashMap<[u8; 32], ApiKeyRecord>>,
+    /// Held from counting an organization's active keys to storing a new
+    /// one, so concurrent creations cannot pass the cap together.
+    key_creation: tokio::sync::Mutex<()>,
     webhooks: OnceLock<DispatcherHandle>,
     last_verify: Mutex<Option<sika_api::admin::VerifyResult>>,
 }
@@ -110,6 +119,7 @@ impl Stack {
             rates,
             metrics: crate::domain::metrics::Metrics::default(),
             keys: RwLock::new(HashMap::new()),
+            key_creation: tokio::sync::Mutex::new(()),
             webhooks: OnceLock::new(),
             last_verify: Mutex::new(None),
         };
@@ -154,6 +164,21 @@ impl Stack {
             .unwrap_or_default();
         keys.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
         keys
+    }
+
+    /// Stores a new key, refusing it when the organization already has
+    /// `ACTIVE_KEYS_MAX` keys that are not revoked.
+    pub(crate) async fn create_key(&self, record: ApiKeyRecord) -> ApiResult<()> {
+        let _one_at_a_time = self.key_creation.lock().await;
+        let active = self.keys_of(&record.organization).iter().filter(|k| k.revoked_at.is_none()).count();
+        if active >= ACTIVE_KEYS_MAX {
+            return Err(ApiError::new(
+                ErrorCode::InvalidState,
+                format!("this organization already has {ACTIVE_KEYS_MAX} active keys; revoke one first"),
+            )
+            .with_detail("limit", ACTIVE_KEYS_MAX));
+        }
+        self.save_key(record).await
     }
 
     /// Stores a key durably, then makes it usable.

@@ -28,7 +28,8 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// Create an API key
 ///
 /// Needs an owner's or admin's session (`sess_…`); an API key gets 403. The
-/// full key is in `apiKey.secret`, shown this once.
+/// full key is in `apiKey.secret`, shown this once. An organization holds
+/// at most 100 keys that are not revoked on each stack.
 #[utoipa::path(
     post,
     path = "/v1/keys",
@@ -38,6 +39,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     responses(
         (status = 201, description = "The key, with its secret", body = CreatedApiKeyEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
+        (status = 409, description = "The organization already has 100 active keys (`invalid_state`, `details.limit`)", body = ErrorBody),
         BodyRefusals<SessionRefusals>,
     )
 )]
@@ -48,7 +50,7 @@ async fn create(
 ) -> ApiResult<(StatusCode, Json<CreatedApiKeyEnvelope>)> {
     require_owner_or_admin(principal.member())?;
     let (record, secret) = new_key(body, principal.organization(), stack.kind, stack.now_ms())?;
-    stack.save_key(record.clone()).await?;
+    stack.create_key(record.clone()).await?;
     let created = CreatedApiKey { key: record.render(), secret };
     Ok((StatusCode::CREATED, Json(CreatedApiKeyEnvelope { api_key: created })))
 }
