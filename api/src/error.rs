@@ -50,6 +50,9 @@ pub enum ErrorCode {
     InternalError,
     /// The node is shutting down or cannot write; retry shortly.
     Unavailable,
+    /// The node's disk refuses writes (it is full); nothing was done.
+    /// Writing resumes by itself once there is room; retry later.
+    StorageUnavailable,
 }
 
 impl ErrorCode {
@@ -76,6 +79,7 @@ impl ErrorCode {
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::InternalError => "internal_error",
             ErrorCode::Unavailable => "unavailable",
+            ErrorCode::StorageUnavailable => "storage_unavailable",
         }
     }
 }
@@ -285,6 +289,7 @@ mod tests {
             RateLimited,
             InternalError,
             Unavailable,
+            StorageUnavailable,
         ] {
             assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
             assert_eq!(code.as_str().parse::<ErrorCode>(), Ok(code));

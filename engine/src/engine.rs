@@ -2,9 +2,10 @@
 //! writer, and read committed state from snapshots that never wait for it.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use redb::{Database, ReadableDatabase};
 use rust_decimal::Decimal;
@@ -13,6 +14,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::clock::{Clock, SystemClock};
 use crate::commands::{Applied, Command};
 use crate::error::EngineError;
+use crate::faults::Faults;
 use crate::rates::{Pricing, RateSource, RateTable};
 use crate::records::*;
 use crate::storage::{Batch, RECORDS, decode, find_in, keys, prefix_end, read};
@@ -33,6 +35,8 @@ pub struct EngineConfig {
     pub queue_capacity: usize,
     pub clock: Arc<dyn Clock>,
     pub rates: Box<dyn RateSource>,
+    /// Makes writes fail on a countdown (tests of a full disk).
+    pub faults: Option<Arc<Faults>>,
 }
 
 impl EngineConfig {
@@ -45,26 +49,61 @@ impl EngineConfig {
             queue_capacity: crate::QUEUE_CAPACITY,
             clock: Arc::new(SystemClock),
             rates: Box::new(RateTable::default()),
+            faults: None,
         }
     }
 }
 
+/// One opening of the database: its file, what readers see, and the
+/// writer's queue and threads. A storage error ends an opening; the
+/// healer replaces it with a new one (see `Engine::heal`).
 struct Inner {
-    gate: Arc<crate::writer::Gate>,
     db: Arc<Database>,
     view: Arc<View>,
     queue: RwLock<Option<mpsc::Sender<Envelope>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Inner {
+    /// Closes the queue and waits until the writer has answered what was
+    /// in it and stopped.
+    fn close(&self) {
+        if let Ok(mut queue) = self.queue.write() {
+            queue.take();
+        }
+        let handle = self.writer.lock().ok().and_then(|mut h| h.take());
+        if let Some(handle) = handle {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// What outlives every opening: the counters, the published epoch, the
+/// rates, and how to open the database again.
+struct Shared {
+    /// The current opening; `None` while the healer reopens the database.
+    current: RwLock<Option<Arc<Inner>>>,
+    gate: Arc<crate::writer::Gate>,
     epoch: Arc<AtomicU64>,
     stats: Arc<WriterStats>,
     pricing: Arc<Pricing>,
     clock: Arc<dyn Clock>,
+    path: Option<PathBuf>,
+    cache_size_bytes: usize,
+    queue_capacity: usize,
+    quote_ttl_ms: i64,
+    faults: Option<Arc<Faults>>,
+    /// Commands refused because the ledger could not write.
+    refused: AtomicU64,
+    /// Set by `shutdown`: the healer stops and nothing is reopened.
+    stopping: AtomicBool,
+    healer: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// A handle to one ledger; cheap to clone, shared by every request.
 #[derive(Clone)]
 pub struct Engine {
-    inner: Arc<Inner>,
+    shared: Arc<Shared>,
 }
 
 /// Counters for the operator console.
@@ -75,82 +114,62 @@ pub struct EngineStats {
     pub commands_failed: u64,
     pub transfers: u64,
     pub queue_depth: usize,
+    /// Commands refused because the ledger could not write (a full disk).
+    pub storage_refused: u64,
 }
+
+/// How often the healer looks at a failed ledger and, once the disk takes
+/// writes again, reopens it.
+const HEAL_INTERVAL: Duration = Duration::from_millis(250);
+
+/// What a new opening needs free on the disk before the healer tries it:
+/// the write-ahead log's first growth, with room to spare.
+const HEAL_PROBE_BYTES: usize = 8 << 20;
 
 impl Engine {
     /// Opens (or creates) the database and starts the writer. Fails at once
     /// with `DatabaseAlreadyOpen` in the message if another process holds it.
     pub fn open(config: EngineConfig) -> Result<Engine, EngineError> {
-        let mut builder = Database::builder();
-        builder.set_cache_size(config.cache_size_bytes);
-        let db = match &config.path {
-            Some(path) => builder.create(path)?,
-            None => builder.create_with_backend(redb::backends::InMemoryBackend::new())?,
-        };
-        let db = Arc::new(db);
-        let label = config.path.clone().unwrap_or_else(|| PathBuf::from("(in memory)"));
-        // A newer format is refused before anything is written or replayed;
-        // an older one is upgraded once its log is replayed, since the log
-        // holds records in the format that wrote them.
-        let found = crate::format::check(&*db, &label)?;
-        {
-            let txn = db.begin_write()?;
-            txn.open_table(RECORDS)?;
-            txn.commit()?;
-        }
-        if let Some(path) = &config.path {
-            crate::wal::replay(&db, path)?;
-        }
-        crate::format::upgrade(&db, &label, found, &crate::format::LEDGER_STEPS)?;
-        let wal = match &config.path {
-            Some(path) => Some(crate::wal::Wal::open(path).map_err(|e| {
-                EngineError::Storage(format!("cannot open the write-ahead log of {}: {e}", path.display()))
-            })?),
-            None => None,
-        };
-        let epoch = {
-            let txn = db.begin_read()?;
-            let table = txn.open_table(RECORDS)?;
-            read::<u64>(&table, &keys::meta("commit_epoch"))?.unwrap_or(0)
-        };
-        let view = Arc::new(View::new(db.clone(), epoch));
-        let epoch = Arc::new(AtomicU64::new(epoch));
-        let stats = Arc::new(WriterStats::default());
-        let pricing = Arc::new(Pricing { source: config.rates, spread_bps: config.spread_bps });
-        let (sender, receiver) = mpsc::channel(config.queue_capacity);
-        let gate = Arc::new(crate::writer::Gate::default());
-        let writer = Writer {
-            gate: gate.clone(),
-            db: db.clone(),
-            view: view.clone(),
-            clock: config.clock.clone(),
-            pricing: pricing.clone(),
+        let shared = Arc::new(Shared {
+            current: RwLock::new(None),
+            gate: Arc::new(crate::writer::Gate::default()),
+            epoch: Arc::new(AtomicU64::new(0)),
+            stats: Arc::new(WriterStats::default()),
+            pricing: Arc::new(Pricing { source: config.rates, spread_bps: config.spread_bps }),
+            clock: config.clock,
+            path: config.path,
+            cache_size_bytes: config.cache_size_bytes,
+            queue_capacity: config.queue_capacity,
             quote_ttl_ms: config.quote_ttl_ms,
-            wal,
-            epoch: epoch.clone(),
-            stats: stats.clone(),
-            account_ids: Default::default(),
-        };
-        let handle = writer
-            .spawn(receiver)
-            .map_err(|e| EngineError::Storage(format!("cannot start the writer: {e}")))?;
-        Ok(Engine {
-            inner: Arc::new(Inner {
-                gate,
-                db,
-                view,
-                queue: RwLock::new(Some(sender)),
-                writer: Mutex::new(Some(handle)),
-                epoch,
-                stats,
-                pricing,
-                clock: config.clock,
-            }),
+            faults: config.faults,
+            refused: AtomicU64::new(0),
+            stopping: AtomicBool::new(false),
+            healer: Mutex::new(None),
+        });
+        let inner = open_inner(&shared, false)?;
+        *shared.current.write().map_err(|_| EngineError::Unavailable)? = Some(Arc::new(inner));
+        if shared.path.is_some() {
+            let weak = Arc::downgrade(&shared);
+            let healer = std::thread::Builder::new()
+                .name("sika-heal".into())
+                .spawn(move || heal(&weak))
+                .map_err(|e| EngineError::Storage(format!("cannot start the healer: {e}")))?;
+            *shared.healer.lock().map_err(|_| EngineError::Unavailable)? = Some(healer);
+        }
+        Ok(Engine { shared })
+    }
+
+    /// The current opening, or the storage error while there is none.
+    fn inner(&self) -> Result<Arc<Inner>, EngineError> {
+        let current = self.shared.current.read().map_err(|_| EngineError::Unavailable)?;
+        current.clone().ok_or_else(|| {
+            EngineError::Storage("the ledger is reopening after a storage error; retry shortly".into())
         })
     }
 
     fn sender(&self) -> Result<mpsc::Sender<Envelope>, EngineError> {
-        let guard = self.inner.queue.read().map_err(|_| EngineError::Unavailable)?;
+        let inner = self.inner()?;
+        let guard = inner.queue.read().map_err(|_| EngineError::Unavailable)?;
         guard.clone().ok_or(EngineError::Unavailable)
     }
 
@@ -160,11 +179,25 @@ impl Engine {
         (Envelope { command, received_epoch, reply }, receiver)
     }
 
+    /// Counts a command refused for storage, for the operator's log line.
+    fn counted(&self, result: Result<Applied, EngineError>) -> Result<Applied, EngineError> {
+        if let Err(EngineError::Storage(_)) = &result {
+            self.shared.refused.fetch_add(1, Ordering::Relaxed);
+        }
+        result
+    }
+
     /// Submits a command and waits until it is durably committed (or refused).
     pub async fn execute(&self, command: Command) -> Result<Applied, EngineError> {
         let (envelope, receiver) = self.envelope(command);
-        self.sender()?.send(envelope).await.map_err(|_| EngineError::Unavailable)?;
-        receiver.await.map_err(|_| EngineError::Unavailable)?
+        let result = match self.sender() {
+            Ok(sender) => match sender.send(envelope).await {
+                Ok(()) => receiver.await.unwrap_or(Err(EngineError::Unavailable)),
+                Err(_) => Err(EngineError::Unavailable),
+            },
+            Err(error) => Err(error),
+        };
+        self.counted(result)
     }
 
     /// Submits several commands in this order, which is the order the writer
@@ -182,19 +215,22 @@ impl Engine {
             };
             receivers.push(sent.then_some(receiver));
         }
+        let unsent = sender.err().unwrap_or(EngineError::Unavailable);
         let mut results = Vec::with_capacity(receivers.len());
         for receiver in receivers {
-            results.push(match receiver {
+            let result = match receiver {
                 Some(receiver) => receiver.await.unwrap_or(Err(EngineError::Unavailable)),
-                None => Err(EngineError::Unavailable),
-            });
+                None => Err(unsent.clone()),
+            };
+            results.push(self.counted(result));
         }
         results
     }
 
     /// The blocking form of `execute`, for threads outside an async runtime.
     pub fn execute_blocking(&self, command: Command) -> Result<Applied, EngineError> {
-        self.enqueue_blocking(command)?.wait()
+        let result = self.enqueue_blocking(command).and_then(Pending::wait);
+        self.counted(result)
     }
 
     /// Queues a command without waiting for its result, so one thread can
@@ -209,25 +245,25 @@ impl Engine {
     /// Commands queue meanwhile and are then applied as one batch. For
     /// tests that must make requests concurrent with one commit.
     pub fn hold_writer(&self) -> WriterHold {
-        self.inner.gate.set_closed(true);
-        WriterHold(self.inner.gate.clone())
+        self.shared.gate.set_closed(true);
+        WriterHold(self.shared.gate.clone())
     }
 
     /// How many batches have been committed and acknowledged.
     pub fn commit_epoch(&self) -> u64 {
-        self.inner.epoch.load(Ordering::Acquire)
+        self.shared.epoch.load(Ordering::Acquire)
     }
 
     /// A consistent view of everything acknowledged so far.
     pub fn read(&self) -> Result<Snapshot, EngineError> {
-        let (txn, pending, _) = self.inner.view.snapshot()?;
+        let (txn, pending, _) = self.inner()?.view.snapshot()?;
         let table = txn.open_table(RECORDS)?;
         Ok(Snapshot { table, pending })
     }
 
     /// The all-in rate a quote would lock now.
     pub fn rate(&self, from: &str, to: &str) -> Result<Decimal, EngineError> {
-        self.inner.pricing.all_in_rate(from, to)
+        self.shared.pricing.all_in_rate(from, to)
     }
 
     /// The mid rate (no spread) from one currency to another; 1 for the same currency.
@@ -235,36 +271,42 @@ impl Engine {
         if from == to {
             return Some(Decimal::ONE);
         }
-        self.inner.pricing.source.mid_rate(from, to)
+        self.shared.pricing.source.mid_rate(from, to)
     }
 
     /// The node's FX margin in basis points.
     pub fn spread_bps(&self) -> u32 {
-        self.inner.pricing.spread_bps
+        self.shared.pricing.spread_bps
     }
 
     pub fn now_ms(&self) -> TimestampMs {
-        self.inner.clock.now_ms()
+        self.shared.clock.now_ms()
     }
 
-    /// Why the writer cannot take commands now (it stopped, or a storage
-    /// error made it refuse every batch), or `None` while it can.
+    /// Why the writer cannot take commands now (it stopped, a storage
+    /// error made it refuse every batch until the healer reopens the
+    /// ledger, or the healer is reopening it), or `None` while it can.
     pub fn unavailable_reason(&self) -> Option<String> {
-        if let Some(error) = self.inner.view.failure() {
+        let inner = match self.inner() {
+            Ok(inner) => inner,
+            Err(error) => return Some(error.to_string()),
+        };
+        if let Some(error) = inner.view.failure() {
             return Some(error.to_string());
         }
-        let open = self.inner.queue.read().map(|queue| queue.is_some()).unwrap_or(false);
+        let open = inner.queue.read().map(|queue| queue.is_some()).unwrap_or(false);
         (!open).then(|| "the ledger writer has stopped".to_string())
     }
 
     pub fn stats(&self) -> EngineStats {
-        let s = &self.inner.stats;
+        let s = &self.shared.stats;
         let queue_depth = self
-            .inner
-            .queue
-            .read()
+            .inner()
             .ok()
-            .and_then(|q| q.as_ref().map(|s| s.max_capacity().saturating_sub(s.capacity())))
+            .and_then(|inner| {
+                let queue = inner.queue.read().ok()?;
+                queue.as_ref().map(|s| s.max_capacity().saturating_sub(s.capacity()))
+            })
             .unwrap_or(0);
         EngineStats {
             commits: s.commits.load(Ordering::Relaxed),
@@ -272,27 +314,30 @@ impl Engine {
             commands_failed: s.commands_failed.load(Ordering::Relaxed),
             transfers: s.transfers.load(Ordering::Relaxed),
             queue_depth,
+            storage_refused: self.shared.refused.load(Ordering::Relaxed),
         }
     }
 
     /// Stops accepting commands, lets the writer finish what is queued, and
     /// waits for it. Later submissions fail with `Unavailable`.
     pub fn shutdown(&self) {
-        if let Ok(mut queue) = self.inner.queue.write() {
-            queue.take();
+        self.shared.stopping.store(true, Ordering::SeqCst);
+        let healer = self.shared.healer.lock().ok().and_then(|mut h| h.take());
+        if let Some(healer) = healer {
+            let _ = healer.join();
         }
-        let handle = self.inner.writer.lock().ok().and_then(|mut h| h.take());
-        if let Some(handle) = handle {
-            let _ = handle.join();
+        if let Ok(inner) = self.inner() {
+            inner.close();
         }
     }
 
-    /// The underlying database, for `verify`: first waits until it holds
-    /// every batch acknowledged so far (which it does not while
+    /// The underlying database, for `verify` and backups: first waits until
+    /// it holds every batch acknowledged so far (which it does not while
     /// checkpoints are held).
-    pub fn database(&self) -> &Database {
-        let _ = self.inner.view.wait_all_checkpointed();
-        &self.inner.db
+    pub fn database(&self) -> Result<Arc<Database>, EngineError> {
+        let inner = self.inner()?;
+        let _ = inner.view.wait_all_checkpointed();
+        Ok(inner.db.clone())
     }
 
     /// Holds back writing acknowledged batches into the database file
@@ -300,10 +345,142 @@ impl Engine {
     /// and readable from memory. For tests that need the file to lag the
     /// log, as a crash can leave it. The writer stalls if a log file fills
     /// meanwhile.
-    pub fn hold_checkpoints(&self) -> CheckpointHold {
-        self.inner.view.hold(true);
-        CheckpointHold(self.inner.view.clone())
+    pub fn hold_checkpoints(&self) -> Result<CheckpointHold, EngineError> {
+        let view = self.inner()?.view.clone();
+        view.hold(true);
+        Ok(CheckpointHold(view))
     }
+}
+
+/// Opens the database (replaying its log) and starts a writer on it.
+/// `healing`: this process answered every batch so far, so the log is
+/// replayed only up to the last acknowledged one.
+fn open_inner(shared: &Shared, healing: bool) -> Result<Inner, EngineError> {
+    let acknowledged = shared.epoch.load(Ordering::Acquire);
+    let mut builder = Database::builder();
+    builder.set_cache_size(shared.cache_size_bytes);
+    let db = match (&shared.path, &shared.faults) {
+        (Some(path), None) => builder.create(path)?,
+        (Some(path), Some(faults)) => {
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path)
+                .map_err(|e| EngineError::Storage(format!("cannot open {}: {e}", path.display())))?;
+            builder.create_with_backend(crate::faults::FaultyBackend::new(file, faults.clone())?)?
+        }
+        (None, _) => builder.create_with_backend(redb::backends::InMemoryBackend::new())?,
+    };
+    let db = Arc::new(db);
+    let label = shared.path.clone().unwrap_or_else(|| PathBuf::from("(in memory)"));
+    // A newer format is refused before anything is written or replayed;
+    // an older one is upgraded once its log is replayed, since the log
+    // holds records in the format that wrote them.
+    let found = crate::format::check(&*db, &label)?;
+    {
+        let txn = db.begin_write()?;
+        txn.open_table(RECORDS)?;
+        txn.commit()?;
+    }
+    if let Some(path) = &shared.path {
+        crate::wal::replay(&db, path, healing.then_some(acknowledged))?;
+    }
+    crate::format::upgrade(&db, &label, found, &crate::format::LEDGER_STEPS)?;
+    let wal = match &shared.path {
+        Some(path) => Some(crate::wal::Wal::open(path, shared.faults.clone()).map_err(|e| {
+            EngineError::Storage(format!("cannot open the write-ahead log of {}: {e}", path.display()))
+        })?),
+        None => None,
+    };
+    let epoch = {
+        let txn = db.begin_read()?;
+        let table = txn.open_table(RECORDS)?;
+        read::<u64>(&table, &keys::meta("commit_epoch"))?.unwrap_or(0)
+    };
+    // Opening replays every acknowledged batch, so the epoch never goes
+    // back; healing replays nothing beyond them either.
+    assert!(epoch >= acknowledged, "opened at epoch {epoch}, behind the acknowledged {acknowledged}");
+    assert!(
+        !healing || epoch == acknowledged,
+        "healed at epoch {epoch}, not the acknowledged {acknowledged}"
+    );
+    shared.epoch.store(epoch, Ordering::Release);
+    let view = Arc::new(View::new(db.clone(), epoch));
+    let (sender, receiver) = mpsc::channel(shared.queue_capacity);
+    let writer = Writer {
+        gate: shared.gate.clone(),
+        db: db.clone(),
+        view: view.clone(),
+        clock: shared.clock.clone(),
+        pricing: shared.pricing.clone(),
+        quote_ttl_ms: shared.quote_ttl_ms,
+        wal,
+        epoch: shared.epoch.clone(),
+        stats: shared.stats.clone(),
+        account_ids: Default::default(),
+    };
+    let handle =
+        writer.spawn(receiver).map_err(|e| EngineError::Storage(format!("cannot start the writer: {e}")))?;
+    Ok(Inner { db, view, queue: RwLock::new(Some(sender)), writer: Mutex::new(Some(handle)) })
+}
+
+/// The healer (`sika-heal`): after a storage error (a full disk, most
+/// often) the writer refuses every batch, since what its files hold past
+/// the last synced record is unknown and redb latches a failed write. Once
+/// the disk takes a probe's worth of writes again, the healer closes that
+/// opening and opens the database anew, which replays the write-ahead log,
+/// so every acknowledged batch is kept and writing resumes by itself. A
+/// broken invariant (`Corrupt`) is not healed: that needs the operator.
+fn heal(shared: &std::sync::Weak<Shared>) {
+    loop {
+        std::thread::sleep(HEAL_INTERVAL);
+        let Some(shared) = shared.upgrade() else { return };
+        if shared.stopping.load(Ordering::SeqCst) {
+            return;
+        }
+        let Some(inner) = shared.current.read().ok().and_then(|c| c.clone()) else { continue };
+        if !inner.view.failure().is_some_and(|e| matches!(e, EngineError::Storage(_))) {
+            continue;
+        }
+        let Some(dir) = shared.path.as_ref().and_then(|p| p.parent()) else { continue };
+        if probe_space(dir, shared.faults.as_deref()).is_err() {
+            continue;
+        }
+        if let Ok(mut current) = shared.current.write() {
+            current.take();
+        }
+        inner.close();
+        drop(inner);
+        // Readers still holding the old opening keep its file open for a
+        // moment (`DatabaseAlreadyOpen`); a reopen that fails is retried.
+        while !shared.stopping.load(Ordering::SeqCst) {
+            match open_inner(&shared, true) {
+                Ok(reopened) => {
+                    if let Ok(mut current) = shared.current.write() {
+                        *current = Some(Arc::new(reopened));
+                    }
+                    break;
+                }
+                Err(_) => std::thread::sleep(HEAL_INTERVAL),
+            }
+        }
+    }
+}
+
+/// Writes, syncs and removes a file of `HEAL_PROBE_BYTES` beside the
+/// database: whether the disk has room again.
+fn probe_space(dir: &std::path::Path, faults: Option<&Faults>) -> std::io::Result<()> {
+    use std::io::Write;
+    crate::faults::check(faults)?;
+    let path = dir.join(".sika-heal-probe");
+    let written = std::fs::File::create(&path).and_then(|mut file| {
+        file.write_all(&vec![0u8; HEAL_PROBE_BYTES])?;
+        file.sync_all()
+    });
+    let _ = std::fs::remove_file(&path);
+    written
 }
 
 /// Keeps checkpoints held; dropping it lets them go on.

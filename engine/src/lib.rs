@@ -34,6 +34,7 @@ pub mod clock;
 pub mod commands;
 mod engine;
 pub mod error;
+pub mod faults;
 pub mod format;
 pub mod ids;
 pub mod ledger;

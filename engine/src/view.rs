@@ -109,17 +109,21 @@ impl View {
     }
 
     /// A storage error (a failed append, sync or checkpoint): what the disk
-    /// holds is no longer known, so nothing more is logged or checkpointed
-    /// until the node reopens the database (which replays the log).
-    /// Returns the error every later batch gets.
+    /// holds past the last synced record is no longer known, so nothing
+    /// more is logged or checkpointed through this opening; the healer
+    /// opens the database again (which replays the log) once the disk
+    /// takes writes. A panic (a broken invariant, `Corrupt`) stops it for
+    /// good: that needs the operator. Returns the error every later batch
+    /// gets.
     pub fn fail(&self, cause: &EngineError) -> EngineError {
         let mut state = self.state();
         let error = state
             .failed
-            .get_or_insert_with(|| {
-                EngineError::Storage(format!(
-                    "the ledger stopped writing after a storage error ({cause}); restart the node"
-                ))
+            .get_or_insert_with(|| match cause {
+                EngineError::Storage(_) => EngineError::Storage(format!(
+                    "the ledger cannot write ({cause}); it resumes by itself once the disk takes writes again"
+                )),
+                _ => EngineError::Corrupt(format!("the ledger stopped writing ({cause}); restart the node")),
             })
             .clone();
         state.writing = false;

@@ -31,10 +31,12 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use redb::ReadableDatabase;
 
 use crate::error::EngineError;
+use crate::faults::{Faults, check};
 use crate::format::{FORMAT_VERSION, newer_message};
 use crate::storage::{Changes, RECORDS, keys, read};
 
@@ -67,6 +69,8 @@ pub fn paths_for(database: &Path) -> [PathBuf; 2] {
 
 pub struct Wal {
     segments: [Segment; 2],
+    /// Fails writes and syncs on a countdown (tests of a full disk).
+    faults: Option<Arc<Faults>>,
     /// The epoch of the last record appended (0: none yet).
     last_epoch: u64,
     /// The segment records go to.
@@ -119,10 +123,11 @@ impl Segment {
 impl Wal {
     /// Opens (or creates) the log of the database at `database`, empty:
     /// call this only once its records are replayed (`replay`).
-    pub fn open(database: &Path) -> std::io::Result<Wal> {
+    pub fn open(database: &Path, faults: Option<Arc<Faults>>) -> std::io::Result<Wal> {
         let [first, second] = paths_for(database);
         Ok(Wal {
             segments: [Segment::open(&first)?, Segment::open(&second)?],
+            faults,
             current: 0,
             last_epoch: 0,
             buffer: Vec::with_capacity(1 << 16),
@@ -160,12 +165,16 @@ impl Wal {
             self.segments[other].newest = 0;
             self.current = other;
         }
+        let faults = self.faults.as_deref();
         let segment = &mut self.segments[self.current];
         let end = segment.position + len;
         if end > segment.allocated {
+            check(faults).map_err(storage)?;
             segment.grow(end).map_err(storage)?;
         }
+        check(faults).map_err(storage)?;
         segment.file.write_all_at(&self.buffer, segment.position).map_err(storage)?;
+        check(faults).map_err(storage)?;
         segment.file.sync_data().map_err(storage)?;
         segment.position = end;
         segment.newest = epoch;
@@ -204,8 +213,11 @@ impl Wal {
 
 /// Brings the database at `database` up to date with its log: the records
 /// newer than its `commit_epoch`, in epoch order, in one synced commit.
-/// Returns how many.
-pub fn replay(db: &redb::Database, database: &Path) -> Result<usize, EngineError> {
+/// With `until`, records newer than it are left out: reopening after a
+/// storage error passes the last acknowledged epoch, so a batch whose
+/// callers were refused never takes effect even if its record reached the
+/// disk. Returns how many were replayed.
+pub fn replay(db: &redb::Database, database: &Path, until: Option<u64>) -> Result<usize, EngineError> {
     let mut records = Vec::new();
     for path in paths_for(database) {
         records.extend(read_records(&path).map_err(|e| {
@@ -217,7 +229,7 @@ pub fn replay(db: &redb::Database, database: &Path) -> Result<usize, EngineError
         let table = txn.open_table(RECORDS)?;
         read::<u64>(&table, &keys::meta("commit_epoch"))?.unwrap_or(0)
     };
-    records.retain(|(epoch, _)| *epoch > committed);
+    records.retain(|(epoch, _)| *epoch > committed && until.is_none_or(|until| *epoch <= until));
     if records.is_empty() {
         return Ok(0);
     }
@@ -253,7 +265,7 @@ pub fn replay_file(database: &Path) -> Result<usize, EngineError> {
     }
     let db = redb::Database::create(database)?;
     let found = crate::format::check(&db, database)?;
-    let replayed = if found == crate::format::Found::New { 0 } else { replay(&db, database)? };
+    let replayed = if found == crate::format::Found::New { 0 } else { replay(&db, database, None)? };
     crate::format::upgrade(&db, database, found, &crate::format::LEDGER_STEPS)?;
     Ok(replayed)
 }
@@ -363,7 +375,7 @@ mod tests {
     fn opened() -> (tempfile::TempDir, PathBuf, [PathBuf; 2], Wal) {
         let dir = tempfile::tempdir().unwrap();
         let database = dir.path().join("x.redb");
-        let wal = Wal::open(&database).unwrap();
+        let wal = Wal::open(&database, None).unwrap();
         (dir, database.clone(), paths_for(&database), wal)
     }
 
@@ -473,7 +485,7 @@ mod tests {
             }
             txn.commit().unwrap();
         }
-        assert_eq!(replay(&db, &database).unwrap(), 9, "epochs 4 to 12, from both files");
+        assert_eq!(replay(&db, &database, None).unwrap(), 9, "epochs 4 to 12, from both files");
         let txn = db.begin_read().unwrap();
         let table = txn.open_table(RECORDS).unwrap();
         assert_eq!(table.get(b"shared".as_slice()).unwrap().unwrap().value(), 12u64.to_le_bytes().as_slice());

@@ -410,7 +410,7 @@ mod tests {
             let path = dir.path().join("x.redb");
             let view = Arc::new(View::new(database(), 0));
             let logger = Logger {
-                wal: with_log.then(|| Wal::open(&path).unwrap()),
+                wal: with_log.then(|| Wal::open(&path, None).unwrap()),
                 view: view.clone(),
                 epoch: Arc::new(AtomicU64::new(0)),
                 stats: Default::default(),
@@ -427,7 +427,7 @@ mod tests {
             let answers: Vec<_> = answers.into_iter().map(|answer| answer.blocking_recv().unwrap()).collect();
             assert!(answers[0].is_ok(), "{answers:?}");
             assert!(
-                matches!(&answers[1], Err(EngineError::Storage(m)) if m.contains("the logger panicked")),
+                matches!(&answers[1], Err(EngineError::Corrupt(m)) if m.contains("the logger panicked")),
                 "{answers:?}"
             );
             assert_eq!(answers[2], answers[1], "every later batch is refused too");

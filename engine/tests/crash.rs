@@ -319,7 +319,7 @@ fn resubmit_deposits(engine: &Engine, acks: &[Ack]) {
 fn reopen_and_check(path: &Path, acks: &[Ack], cycle: usize) -> Engine {
     let engine = Engine::open(EngineConfig::new(Some(path.to_path_buf())))
         .unwrap_or_else(|e| panic!("cycle {cycle}: reopening after SIGKILL failed: {e}"));
-    let report = sika_engine::verify::verify(engine.database()).expect("verify");
+    let report = sika_engine::verify::verify(&*engine.database().expect("the database")).expect("verify");
     assert!(report.is_consistent(), "cycle {cycle}: {:?}", report.problems);
     check_acks(&engine, acks);
     engine

@@ -861,7 +861,7 @@ fn run_case(ops: &[Op]) -> Result<(), TestCaseError> {
         prop_assert_eq!(conversions.len(), model.conversions[o], "conversions listed for {}", org);
     }
     drop(snapshot);
-    let report = sika_engine::verify::verify(engine.database()).expect("verify");
+    let report = sika_engine::verify::verify(&*engine.database().expect("the database")).expect("verify");
     prop_assert!(report.is_consistent(), "verify: {:?}", report.problems);
     prop_assert_eq!(report.journal_entries, model.journal);
     engine.shutdown();

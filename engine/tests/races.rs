@@ -75,7 +75,7 @@ fn posted(from: &str, to: &str, amount: i128) -> TransferSpec {
 }
 
 fn assert_consistent(engine: &Engine) {
-    let report = sika_engine::verify::verify(engine.database()).expect("verify");
+    let report = sika_engine::verify::verify(&*engine.database().expect("the database")).expect("verify");
     assert!(report.is_consistent(), "{:?}", report.problems);
 }
 

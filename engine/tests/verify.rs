@@ -121,7 +121,7 @@ fn build(dir: &Path) -> Ledger {
     let balances = organization_accounts(&engine);
     let journal_length = engine.read().unwrap().journal_length().unwrap();
     assert!(transfer.journal_seq < journal_length);
-    let report = verify(engine.database()).expect("verify");
+    let report = verify(&*engine.database().expect("the database")).expect("verify");
     assert!(report.is_consistent(), "{:?}", report.problems);
     engine.shutdown();
     drop(engine);
@@ -230,7 +230,7 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
     // The untouched original reopens with the engine, intact.
     let engine = Engine::open(EngineConfig::new(Some(ledger.path.clone()))).expect("reopen");
     assert_eq!(organization_accounts(&engine), ledger.balances, "balances survive a restart");
-    let report = verify(engine.database()).expect("verify");
+    let report = verify(&*engine.database().expect("the database")).expect("verify");
     assert!(report.is_consistent(), "{:?}", report.problems);
     // Idempotency survives too: retries replay the original results.
     let replay = run(&engine, ledger.execute.clone());
@@ -243,7 +243,7 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
     let next = first_transfer(run(&engine, transfers(vec![between("org_a", "org_b", "USD", 1, false)])));
     assert_eq!(next.journal_seq, ledger.journal_length + 1);
     assert!(next.id > ledger.transfer.id);
-    let report = verify(engine.database()).expect("verify");
+    let report = verify(&*engine.database().expect("the database")).expect("verify");
     assert!(report.is_consistent(), "{:?}", report.problems);
     engine.shutdown();
 }

@@ -37,7 +37,7 @@ const FILES: [&str; 3] = ["ledger.redb", "ledger.wal", "ledger.1.wal"];
 /// holds redb's last synced commit, the log every acknowledged batch since.
 /// Checkpoints are held meanwhile, so the copy is not torn.
 fn crash_copy(engine: &Engine, from: &Path, to: &Path) {
-    let _hold = engine.hold_checkpoints();
+    let _hold = engine.hold_checkpoints().unwrap();
     std::fs::create_dir_all(to).unwrap();
     for name in FILES {
         std::fs::copy(from.join(name), to.join(name)).unwrap();
@@ -54,7 +54,7 @@ fn drop_log(dir: &Path) {
 fn balance(path: &Path) -> i128 {
     let engine = Engine::open(EngineConfig::new(Some(path.to_path_buf()))).expect("reopen");
     let account = engine.read().unwrap().organization_account("org_wal", "USD").unwrap();
-    let report = sika_engine::verify::verify(engine.database()).unwrap();
+    let report = sika_engine::verify::verify(&*engine.database().expect("the database")).unwrap();
     assert!(report.is_consistent(), "{:?}", report.problems);
     account.map(|a| a.balances().unwrap().available).unwrap_or(0)
 }
@@ -64,9 +64,9 @@ fn acknowledged_batches_in_the_log_are_replayed_on_open_and_by_verify() {
     let dir = tempfile::tempdir().unwrap();
     let (live, engine) = open_live(dir.path());
     deposit(&engine, 1_000);
-    engine.database(); // waits until the file holds it
+    engine.database().unwrap(); // waits until the file holds it
     // The file lags: these stay in the log (and in memory) only.
-    let hold = engine.hold_checkpoints();
+    let hold = engine.hold_checkpoints().unwrap();
     for n in 1..=DEPOSITS {
         deposit(&engine, n);
     }

@@ -508,3 +508,108 @@ async fn active_keys_per_organization_are_capped_under_racing_creation() {
     sandbox.api.post(&keys_url, &session, key("no more")).await.expect_error(409, "invalid_state");
     sandbox.node.stop_and_verify();
 }
+
+/// A tmpfs mounted at a new directory, unmounted when dropped.
+struct SmallFilesystem(tempfile::TempDir);
+
+impl SmallFilesystem {
+    /// `mib` MiB, or `None` where this machine does not let the test mount
+    /// one (no privilege).
+    fn mount(mib: u32) -> Option<SmallFilesystem> {
+        let dir = tempfile::Builder::new().prefix("sika-small-fs-").tempdir().ok()?;
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mib}m,mode=0700"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        mounted.then_some(SmallFilesystem(dir))
+    }
+
+    fn path(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+impl Drop for SmallFilesystem {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg("-l").arg(self.0.path()).status();
+    }
+}
+
+/// Fills the filesystem holding `dir` with one file, to its last byte.
+fn fill(dir: &std::path::Path) -> std::path::PathBuf {
+    use std::io::Write;
+    let path = dir.join("filler");
+    let mut file = std::fs::File::create(&path).expect("the filler file");
+    let chunk = vec![0u8; 64 << 10];
+    while file.write_all(&chunk).is_ok() {}
+    while file.write_all(&[0]).is_ok() {}
+    path
+}
+
+/// Issue 16.11 on a small real filesystem: the node's data directory fills
+/// up under racing deposits. Writes answer `503 storage_unavailable`,
+/// readiness turns 503 naming the ledger, the log says so once per
+/// interval rather than once per request, and once space is freed writing
+/// resumes by itself: no restart, every acknowledged deposit kept, and
+/// `sika verify` clean.
+#[tokio::test]
+async fn a_full_disk_answers_503_and_writing_resumes_once_space_returns() {
+    let Some(small) = SmallFilesystem::mount(96) else {
+        eprintln!("skipped: this machine does not let the test mount a tmpfs");
+        return;
+    };
+    let options = Options::unthrottled();
+    let mut node = Node::start(options.clone());
+    node.stop();
+    let data = small.path().join("data");
+    let copied = std::process::Command::new("cp").arg("-a").arg(node.data_dir()).arg(&data).status().unwrap();
+    assert!(copied.success());
+    node.restart(&options, &[("SIKA_DATA_DIR", data.to_str().unwrap())]);
+    let (api, key) = (Api::new(), node.creds.sandbox_key.clone());
+    let ready = |node: &Node| reqwest::get(node.admin_url("/readyz"));
+
+    let depositors = Depositors::start(&api, &node, &key);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let filler = fill(small.path());
+    let refused_at = Instant::now();
+    let deposits = node.sandbox_url("/v1/simulations/deposits");
+    let probed = std::sync::atomic::AtomicU64::new(0);
+    let refusal = eventually("a deposit refused for lack of space", Duration::from_secs(30), || async {
+        let r = api.post(&deposits, &key, json!({ "currency": "GHS", "amount": "1.00" })).await;
+        if r.status == 201 {
+            probed.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        (r.status != 201).then_some(r)
+    })
+    .await;
+    refusal.expect_error(503, "storage_unavailable");
+    let (by_depositors, interrupted) = depositors.stop().await;
+    let acknowledged = by_depositors + probed.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(interrupted && acknowledged > 0, "{acknowledged} acknowledged");
+    let readiness = ready(&node).await.unwrap();
+    assert_eq!(readiness.status(), 503);
+    let reasons = readiness.text().await.unwrap();
+    assert!(reasons.contains("sandbox writer"), "{reasons}");
+
+    std::fs::remove_file(filler).unwrap();
+    eventually("ready again", Duration::from_secs(30), || async {
+        (ready(&node).await.ok()?.status() == 200).then_some(())
+    })
+    .await;
+    let resumed_after = refused_at.elapsed();
+    api.post(&deposits, &key, json!({ "currency": "GHS", "amount": "1.00" })).await.expect(201);
+    let expected = format!("{}.00", acknowledged + 1);
+    assert_eq!(balance(&api, &node.sandbox, &key, "GHS").await, expected);
+
+    node.stop();
+    let log = node.log();
+    let storage_lines =
+        log.lines().filter(|l| l.contains("cannot write") || l.contains("storage error")).count();
+    assert!(
+        storage_lines <= 1 + (resumed_after.as_secs() as usize / 10) * 4,
+        "{storage_lines} lines:\n{log}"
+    );
+    verify_dir(&data);
+}

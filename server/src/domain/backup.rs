@@ -100,7 +100,8 @@ fn copy_online(
     let mut files = Vec::new();
     for stack in stacks {
         // Waits until the file holds every batch acknowledged so far.
-        files.push(copy(stack.engine.database(), dest, &format!("{}.redb", stack.kind.name()))?);
+        let database = stack.engine.database().map_err(|e| e.to_string())?;
+        files.push(copy(&*database, dest, &format!("{}.redb", stack.kind.name()))?);
     }
     files.push(copy(identity.database(), dest, "node.redb")?);
     for stack in stacks {

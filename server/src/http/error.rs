@@ -23,9 +23,10 @@ pub(crate) fn status(code: ErrorCode) -> StatusCode {
             StatusCode::UNPROCESSABLE_ENTITY
         }
         ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
-        ErrorCode::MethodUnavailable | ErrorCode::RatesUnavailable | ErrorCode::Unavailable => {
-            StatusCode::SERVICE_UNAVAILABLE
-        }
+        ErrorCode::MethodUnavailable
+        | ErrorCode::RatesUnavailable
+        | ErrorCode::Unavailable
+        | ErrorCode::StorageUnavailable => StatusCode::SERVICE_UNAVAILABLE,
         // `ErrorCode` is non-exhaustive: a code added later is the node's failure until mapped.
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }

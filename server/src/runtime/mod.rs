@@ -1,7 +1,8 @@
 //! The wiring: opening the node, its listeners and stacks, the scheduler
-//! that drives jobs, and shutdown.
+//! that drives jobs, the storage watch, and shutdown.
 
 pub(crate) mod feed;
 pub(crate) mod listen;
 pub(crate) mod node;
 pub(crate) mod scheduler;
+pub(crate) mod storage_watch;

@@ -220,6 +220,7 @@ impl Node {
             stack.start_webhooks()?;
             crate::runtime::scheduler::spawn(stack.clone());
         }
+        crate::runtime::storage_watch::spawn(vec![self.live.clone(), self.sandbox.clone()]);
         if let Some(feed) = &self.feed {
             crate::runtime::feed::spawn(
                 feed.clone(),

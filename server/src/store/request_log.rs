@@ -25,6 +25,8 @@ const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 const BATCH_GATHER: Duration = Duration::from_millis(20);
 /// One batch commit in this many is durable (an fsync); the rest are not.
 const DURABLE_EVERY: u64 = 10;
+/// At most one log line per this interval while writes keep failing.
+const FAILURE_REPORT_INTERVAL: Duration = Duration::from_secs(10);
 static DURABLE_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -120,6 +122,9 @@ fn write_loop(db: &Database, receiver: &Receiver<RequestLogEntry>, pending: &Pen
         let _ = txn.open_table(ORDER).map(drop);
         let _ = txn.commit();
     }
+    // Failed batches since the last report: one line per interval, not one
+    // per batch, however long the disk stays full.
+    let (mut failed, mut reported) = (0u64, None::<std::time::Instant>);
     loop {
         let first = match receiver.recv_timeout(FLUSH_INTERVAL) {
             Ok(entry) => entry,
@@ -143,7 +148,11 @@ fn write_loop(db: &Database, receiver: &Receiver<RequestLogEntry>, pending: &Pen
             }
         }
         if let Err(e) = write_batch(db, &batch, retention) {
-            tracing::error!(error = %e, "request log write failed");
+            failed += 1;
+            if reported.is_none_or(|at| at.elapsed() >= FAILURE_REPORT_INTERVAL) {
+                tracing::error!(error = %e, failed_batches = failed, "request log writes failed");
+                (failed, reported) = (0, Some(std::time::Instant::now()));
+            }
         }
         if let Ok(mut pending) = pending.lock() {
             for entry in &batch {

@@ -508,7 +508,8 @@ pub fn check(method: &str, url: &str, resp: &Resp) {
     let request_id = resp.header("x-request-id").unwrap_or("");
     assert!(request_id.starts_with("req_"), "x-request-id missing or malformed: {what}");
     assert_eq!(resp.header("sika-version"), Some(VERSION), "sika-version header: {what}");
-    let refusal = ["unavailable", "rates_unavailable", "method_unavailable"].contains(&resp.error());
+    let refusal = ["unavailable", "storage_unavailable", "rates_unavailable", "method_unavailable"]
+        .contains(&resp.error());
     assert!(resp.status < 500 || (resp.status == 503 && refusal), "server error: {what}");
     if resp.status >= 400 {
         assert!(resp.body["error"].is_string(), "error must be a string: {what}");

@@ -400,7 +400,10 @@ impl Dispatcher {
                 }
                 _ = tokio::time::sleep(wait) => {}
             }
-            if let Err(e) = self.ingest() {
+            if let Err(e) = self.ingest()
+                && e.code != sika_api::ErrorCode::StorageUnavailable
+            {
+                // A ledger that cannot write is reported by the storage watch.
                 tracing::error!(error = %e.message, "cannot turn events into deliveries");
             }
             self.dispatch_due();
@@ -943,7 +946,9 @@ impl Dispatcher {
     }
 
     fn on_committed(&mut self, result: ApiResult<()>, done: Vec<Done>) {
-        if let Err(e) = &result {
+        if let Err(e) = &result
+            && e.code != sika_api::ErrorCode::StorageUnavailable
+        {
             tracing::error!(error = %e.message, "cannot record webhook attempts");
         }
         let now = self.stack.now_ms();

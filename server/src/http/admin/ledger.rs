@@ -63,9 +63,11 @@ pub(super) async fn verify(
 ) -> ApiResult<Json<VerifyEnvelope>> {
     let stack = state.stack(&stack)?.clone();
     let engine = stack.engine.clone();
-    let report = tokio::task::spawn_blocking(move || sika_engine::verify::verify(engine.database()))
-        .await
-        .map_err(|_| crate::domain::error::ApiError::internal())??;
+    let report = tokio::task::spawn_blocking(move || {
+        engine.database().and_then(|db| sika_engine::verify::verify(&*db))
+    })
+    .await
+    .map_err(|_| crate::domain::error::ApiError::internal())??;
     let verify = VerifyResult {
         at: timestamp(stack.now_ms()),
         consistent: report.is_consistent(),
