@@ -1,6 +1,7 @@
 //! Fuzz targets, run as property tests (cargo-fuzz needs a nightly
 //! compiler; CI has stable): request decoding (the JSON body extractor's
-//! `parse_json` into the `sika_api` request types, amounts included) and
+//! `parse_json` into the `sika_api` request types, amounts included, and a
+//! list's query string through `ApiQueries`) and
 //! cursor decoding (`Paging::page`). Each is fed arbitrary input and
 //! near-valid input (a valid request or cursor with a few edits), and checks
 //! that nothing panics, that a valid input reads back as what was written,
@@ -179,9 +180,25 @@ enum ValueEdit {
 enum Body {
     Bytes(Vec<u8>),
     Jsonish(String),
-    Valid { kind: usize, body: Value, amount: Option<(usize, i128)> },
-    EditedBytes { kind: usize, body: Value, edits: Vec<ByteEdit> },
-    EditedValue { kind: usize, body: Value, edit: ValueEdit },
+    Valid {
+        kind: usize,
+        body: Value,
+        amount: Option<(usize, i128)>,
+    },
+    EditedBytes {
+        kind: usize,
+        body: Value,
+        edits: Vec<ByteEdit>,
+    },
+    EditedValue {
+        kind: usize,
+        body: Value,
+        edit: ValueEdit,
+    },
+    /// A list's query string: (name, value) pairs, encoded.
+    Query(Vec<(String, String)>),
+    /// Any query string text.
+    QueryText(String),
 }
 
 fn other_value() -> impl Strategy<Value = Value> {
@@ -220,7 +237,58 @@ fn body() -> impl Strategy<Value = Body> {
             .prop_map(|((kind, body, _), edits)| Body::EditedBytes { kind, body, edits }),
         2 => (request(), value_edit)
             .prop_map(|((kind, body, _), edit)| Body::EditedValue { kind, body, edit }),
+        1 => prop::collection::vec((query_name(), "\\PC{0,12}"), 0..5).prop_map(Body::Query),
+        1 => "[a-zA-Z0-9=&%+._ -]{0,60}".prop_map(Body::QueryText),
     ]
+}
+
+fn query_name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => prop::sample::select(QUERY_NAMES.to_vec()).prop_map(String::from),
+        1 => "\\PC{0,8}",
+    ]
+}
+
+/// The parameters a movement list takes (`ListQuery` and `MovementFilter`).
+const QUERY_NAMES: [&str; 4] = ["limit", "cursor", "status", "externalReference"];
+
+/// Decodes a query string as a movement list's extractor does, or `None`
+/// when it cannot be part of a request's URI at all.
+fn decode_query(query: &str) -> Option<Result<(), ApiError>> {
+    use axum::extract::FromRequestParts;
+    use std::future::Future;
+    let request = axum::http::Request::builder().uri(format!("/v1/payouts?{query}")).body(()).ok()?;
+    let (mut parts, ()) = request.into_parts();
+    let decoding =
+        crate::http::extract::ApiQueries::<sika_api::ListQuery, sika_api::MovementFilter>::from_request_parts(
+            &mut parts,
+            &(),
+        );
+    // The extractor never waits: one poll finishes it.
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match std::pin::pin!(decoding).poll(&mut context) {
+        std::task::Poll::Ready(result) => Some(result.map(|_| ())),
+        std::task::Poll::Pending => panic!("the query extractor waited"),
+    }
+}
+
+fn check_query(query: &str) -> Result<(), TestCaseError> {
+    let Some(decoded) = decode_query(query) else { return Ok(()) };
+    let unknown =
+        form_urlencoded::parse(query.as_bytes()).find(|(name, _)| !QUERY_NAMES.contains(&name.as_ref()));
+    match (decoded, unknown) {
+        (Ok(()), None) => Ok(()),
+        (Ok(()), Some((name, _))) => Err(TestCaseError::fail(format!("unknown parameter {name:?} accepted"))),
+        (Err(e), unknown) => {
+            check_refusal(&e)?;
+            if let Some((name, _)) = unknown {
+                let field = e.details.as_ref().and_then(|d| d.get("field")).and_then(Value::as_str);
+                let expected = if name.is_empty() { "query" } else { name.as_ref() };
+                prop_assert_eq!(field, Some(expected), "the refusal names the unknown parameter");
+            }
+            Ok(())
+        }
+    }
 }
 
 fn edit_bytes(mut bytes: Vec<u8>, edits: &[ByteEdit]) -> Vec<u8> {
@@ -344,6 +412,14 @@ fn check_body(input: &Body) -> Result<(), TestCaseError> {
                 Err(e) => check_refusal(&e),
             }
         }
+        Body::Query(pairs) => {
+            let mut query = form_urlencoded::Serializer::new(String::new());
+            for (name, value) in pairs {
+                query.append_pair(name, value);
+            }
+            check_query(&query.finish())
+        }
+        Body::QueryText(text) => check_query(text),
         Body::EditedValue { kind, body, edit } => {
             let edited = edit_value(body, edit);
             let bytes = serde_json::to_vec(&edited).expect("a body serializes");
@@ -376,6 +452,18 @@ fn strip_nulls(value: &mut Value) {
 #[test]
 fn request_decoding() {
     fuzz("request_decoding", body(), |input| check_body(&input));
+}
+
+/// Found by `request_decoding`: a parameter with no name was refused
+/// naming the empty field.
+#[test]
+fn a_query_parameter_without_a_name_is_refused_naming_the_query() {
+    for query in ["=5", "limit=5&=x", "&=&"] {
+        let error = decode_query(query).expect("a valid URI").expect_err(query);
+        let field = error.details.as_ref().and_then(|d| d.get("field")).and_then(Value::as_str);
+        assert_eq!(field, Some("query"), "{query}: {}", error.message);
+    }
+    assert!(decode_query("limit=5&status=failed").expect("a valid URI").is_ok());
 }
 
 // ---------------------------------------------------------------------------
