@@ -170,8 +170,8 @@ fn worker(engine: Engine, worker: usize) {
 /// The spend cap the workers' payouts count in, with one window each.
 const CAP_KEY: &str = "key_crash";
 const CAP_WINDOWS: [&str; 2] = ["crash-day", "crash-month"];
-/// More movements than any run makes, for listing them all.
-const LIST_MAX: usize = 1_000_000;
+/// Movements read at a time when listing them all.
+const LIST_CHUNK: usize = 1_000;
 
 /// What one worker made and may act on again.
 #[derive(Default)]
@@ -579,6 +579,21 @@ fn check_movement_status(acknowledged: &str, now: &str, id: &str) {
     );
 }
 
+/// Every id in an organization's list of `kind`, newest first.
+fn listed(snapshot: &Snapshot, organization: &str, kind: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut before = None;
+    loop {
+        let page = snapshot.list(organization, kind, before, LIST_CHUNK).expect("list");
+        before = page.last().map(|(position, _)| *position);
+        let done = page.len() < LIST_CHUNK;
+        ids.extend(page.into_iter().map(|(_, id)| id));
+        if done {
+            return ids;
+        }
+    }
+}
+
 /// Every hold is settled at most once, and each movement's holds are in
 /// the state its status says: pending, all posted, or all voided.
 fn check_holds(snapshot: &Snapshot) {
@@ -609,7 +624,7 @@ fn check_holds(snapshot: &Snapshot) {
     };
     let mut cap_sum = 0;
     for organization in ORGS {
-        for (_, id) in snapshot.list(organization, "payouts", None, LIST_MAX).expect("list") {
+        for id in listed(snapshot, organization, "payouts") {
             let payout = snapshot.payout(&id).expect("read").expect("a listed payout");
             for hold in &payout.hold_ids {
                 let state = snapshot.transfer(*hold).expect("read").and_then(|t| t.pending_state);
@@ -619,7 +634,7 @@ fn check_holds(snapshot: &Snapshot) {
                 cap_sum += payout.from_amount;
             }
         }
-        for (_, id) in snapshot.list(organization, "collections", None, LIST_MAX).expect("list") {
+        for id in listed(snapshot, organization, "collections") {
             let collection = snapshot.collection(&id).expect("read").expect("a listed collection");
             let state = snapshot.transfer(collection.hold_id).expect("read").and_then(|t| t.pending_state);
             assert_eq!(state, Some(expected(collection.status)), "the hold of {id}");
