@@ -13,8 +13,6 @@
 
 pub mod config;
 pub(crate) mod domain;
-#[cfg(test)]
-mod fuzz;
 pub(crate) mod http;
 pub(crate) mod runtime;
 pub(crate) mod store;

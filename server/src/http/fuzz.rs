@@ -12,7 +12,7 @@
 //! many seconds have passed. Each target prints how many inputs it ran:
 //!
 //! ```text
-//! SIKA_FUZZ_SECONDS=600 SIKA_FUZZ_CASES=10000 cargo test -p sika-server --lib fuzz::request -- --nocapture
+//! SIKA_FUZZ_SECONDS=600 SIKA_FUZZ_CASES=10000 cargo test -p sika-server --lib http::fuzz::request -- --nocapture
 //! ```
 
 use std::cell::Cell;
