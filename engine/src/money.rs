@@ -181,12 +181,23 @@ fn parse_decimal(input: &str) -> Result<Decimal, MoneyError> {
         return Err(not_a_number());
     }
     if plain {
+        let (whole, fraction) = body.split_once('.').unwrap_or((body, ""));
         // Count digits first so a 40-digit integer is an overflow, not a parse error.
-        let integer_digits = body.split('.').next().unwrap_or("").trim_start_matches('0').len();
-        if integer_digits > 27 {
+        if whole.trim_start_matches('0').len() > 27 {
             return Err(MoneyError::Overflow);
         }
-        return Decimal::from_str_exact(trimmed).map_err(|_| MoneyError::Overflow);
+        // Trailing zeros add no precision, and a decimal holds at most 28
+        // fraction digits: "10.5" followed by 30 zeros is 10.50, not an
+        // overflow (the fuzzer found it refused as one).
+        let fraction = fraction.trim_end_matches('0');
+        if fraction.len() > 28 {
+            let digits = u32::try_from(fraction.len()).unwrap_or(u32::MAX);
+            return Err(MoneyError::TooManyDigits { currency: "", scale: 0, digits });
+        }
+        let sign = if trimmed.starts_with('-') { "-" } else { "" };
+        let exact =
+            if fraction.is_empty() { format!("{sign}{whole}") } else { format!("{sign}{whole}.{fraction}") };
+        return Decimal::from_str_exact(&exact).map_err(|_| MoneyError::Overflow);
     }
     if scientific {
         let ok_chars = body.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'));
@@ -279,6 +290,18 @@ mod tests {
         assert_eq!(usd().parse("100000000000000000000", false), Err(MoneyError::Overflow));
         assert_eq!(usd().parse("99999999999999999999999999999999999999", false), Err(MoneyError::Overflow));
         assert_eq!(usd().parse("1e40", false), Err(MoneyError::Overflow));
+    }
+
+    /// Found by `tests/fuzz.rs`: trailing zeros past a decimal's 28 digits
+    /// were refused as an overflow.
+    #[test]
+    fn trailing_zeros_are_not_precision_however_many() {
+        assert_eq!(usd().parse(&format!("10.5{}", "0".repeat(30)), false), Ok(1050));
+        assert_eq!(usd().parse(&format!("-0.{}", "0".repeat(40)), true), Ok(0));
+        assert!(matches!(
+            usd().parse(&format!("0.{}1", "0".repeat(30)), false),
+            Err(MoneyError::TooManyDigits { currency: "USD", digits: 31, .. })
+        ));
     }
 
     #[test]

@@ -4,6 +4,13 @@
 //! at a random moment, reopens the file, and checks that the ledger verifies
 //! and that everything acknowledged is there. All cycles share one file.
 //!
+//! Besides transfers, deposits and quotes the workers make payouts (an
+//! amount and a fee held, counted in a spend cap), collections and orders,
+//! settle them directly or through their scheduled jobs, which a worker
+//! runs as the node's scheduler does. After every restart each hold is
+//! settled at most once and as its movement's status says, and the cap's
+//! usage is the sum of its payouts.
+//!
 //! `SIKA_CRASH_CYCLES` sets the number of cycles (default 50).
 
 use std::io::{BufRead, BufReader, Write};
@@ -14,9 +21,11 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use rand::Rng;
+use sika_engine::movements::{CapCheck, MovementStatus, NewCollection, NewPayout, ScheduledStep};
+use sika_engine::orders::{NewOrder, OrderFunds, OrderStatus};
 use sika_engine::{
-    AccountRef, Command, Engine, EngineConfig, Outcome, PendingState, QuoteAmount, QuoteStatus, TransferKind,
-    TransferSpec,
+    AccountRef, Command, Destination, Engine, EngineConfig, Outcome, PendingState, QuoteAmount, QuoteStatus,
+    Snapshot, Step, TransferKind, TransferSpec,
 };
 
 const CHILD_DB: &str = "SIKA_CRASH_CHILD_DB";
@@ -46,13 +55,15 @@ fn org(reference: &str) -> AccountRef {
 fn worker(engine: Engine, worker: usize) {
     let mut rng = rand::rng();
     let mut holds: Vec<u64> = Vec::new();
+    let mut movements = WorkerMovements::default();
     for n in 0u64.. {
         let from = rng.random_range(0..ORGS.len());
         let to = (from + rng.random_range(1..ORGS.len())) % ORGS.len();
         let (from, to) = (ORGS[from], ORGS[to]);
         let currency = CURRENCIES[rng.random_range(0..CURRENCIES.len())];
         let amount: i128 = rng.random_range(1..5_000);
-        match rng.random_range(0..12) {
+        match rng.random_range(0..18) {
+            12..=17 => movement(&engine, &mut rng, &mut movements, worker, n),
             0..=2 => {
                 let reference =
                     rng.random_bool(0.5).then(|| format!("dep-{}-{worker}-{n}", std::process::id()));
@@ -152,6 +163,213 @@ fn worker(engine: Engine, worker: usize) {
                     ack(format_args!("conversion {}", c.id));
                 }
             }
+        }
+    }
+}
+
+/// The spend cap the workers' payouts count in, with one window each.
+const CAP_KEY: &str = "key_crash";
+const CAP_WINDOWS: [&str; 2] = ["crash-day", "crash-month"];
+/// Movements read at a time when listing them all.
+const LIST_CHUNK: usize = 1_000;
+
+/// What one worker made and may act on again.
+#[derive(Default)]
+struct WorkerMovements {
+    payouts: Vec<String>,
+    collections: Vec<String>,
+    orders: Vec<String>,
+}
+
+fn destination() -> Destination {
+    Destination {
+        code: "crash_rail".into(),
+        account_number: Some("1".into()),
+        address: None,
+        tag: None,
+        recipient_id: None,
+    }
+}
+
+/// Up to two rail reports, due within 300 ms: a crash often falls between
+/// a movement and its jobs, which the next cycle's child then runs.
+fn rail_steps(rng: &mut impl Rng) -> Vec<ScheduledStep> {
+    (0..rng.random_range(0..3))
+        .map(|_| ScheduledStep {
+            after_ms: rng.random_range(0..300),
+            step: Step::Settle { success: rng.random_bool(0.7), message: "rail".into() },
+        })
+        .collect()
+}
+
+fn new_payout(
+    rng: &mut impl Rng,
+    organization: &str,
+    currency: &str,
+    amount: i128,
+    capped: bool,
+) -> NewPayout {
+    NewPayout {
+        organization: organization.into(),
+        from_currency: currency.into(),
+        from_amount: amount,
+        to: destination(),
+        to_currency: currency.into(),
+        to_amount: amount,
+        fee_amount: rng.random_range(0..20),
+        rate: "1".into(),
+        narration: String::new(),
+        metadata: "{}".into(),
+        external_reference: format!("pay-{}-{}", std::process::id(), rng.random::<u64>()),
+        api_key_id: capped.then(|| CAP_KEY.to_string()),
+        cap: capped.then(|| CapCheck {
+            key_id: CAP_KEY.into(),
+            amount_usd_cents: amount,
+            per_transaction_usd_cents: Some(4_000),
+            daily_usd_cents: None,
+            monthly_usd_cents: None,
+            day: CAP_WINDOWS[0].into(),
+            month: CAP_WINDOWS[1].into(),
+        }),
+        rail: "crash".into(),
+        rail_note: "sent".into(),
+        schedule: rail_steps(rng),
+        request_fingerprint: rng.random(),
+        order_id: None,
+    }
+}
+
+fn status_name(status: MovementStatus) -> &'static str {
+    match status {
+        MovementStatus::Pending => "pending",
+        MovementStatus::Completed => "completed",
+        MovementStatus::Failed => "failed",
+    }
+}
+
+fn new_collection(
+    rng: &mut impl Rng,
+    organization: &str,
+    currency: &str,
+    amount: i128,
+    (worker, n): (usize, u64),
+) -> NewCollection {
+    NewCollection {
+        organization: organization.into(),
+        currency: currency.into(),
+        amount,
+        code: "crash_rail".into(),
+        account_number: "1".into(),
+        metadata: "{}".into(),
+        external_reference: format!("col-{}-{worker}-{n}", std::process::id()),
+        rail: "crash".into(),
+        rail_note: "prompt".into(),
+        schedule: rail_steps(rng),
+        request_fingerprint: rng.random(),
+        id: None,
+        attach: Vec::new(),
+    }
+}
+
+fn new_order(
+    engine: &Engine,
+    rng: &mut impl Rng,
+    organization: &str,
+    currency: &str,
+    amount: i128,
+    (worker, n): (usize, u64),
+) -> NewOrder {
+    NewOrder {
+        organization: organization.into(),
+        from_method: "mobile_money".into(),
+        from_currency: currency.into(),
+        from_amount: amount,
+        from_chain: None,
+        to: destination(),
+        to_currency: currency.into(),
+        deposit_instructions: "send".into(),
+        required_confirmations: 0,
+        external_reference: format!("ord-{}-{worker}-{n}", std::process::id()),
+        metadata: "{}".into(),
+        expires_at: engine.now_ms() + rng.random_range(0..2_000),
+        request_fingerprint: rng.random(),
+    }
+}
+
+/// Acknowledges a movement's new state, and remembers what `mine` may act on.
+fn ack_movement(outcome: &Outcome, mine: &mut WorkerMovements) {
+    match outcome {
+        Outcome::Payout(p) => {
+            mine.payouts.push(p.id.clone());
+            ack(format_args!("payout {} {}", p.id, status_name(p.status)));
+        }
+        Outcome::Collection(c) => {
+            mine.collections.push(c.id.clone());
+            ack(format_args!("collection {} {}", c.id, status_name(c.status)));
+        }
+        Outcome::Order(o) => {
+            if o.status == OrderStatus::AwaitingFunds {
+                mine.orders.push(o.id.clone());
+            }
+            ack(format_args!("order {} {:?}", o.id, o.status));
+        }
+        _ => {}
+    }
+}
+
+fn settle(rng: &mut impl Rng) -> Step {
+    Step::Settle { success: rng.random_bool(0.5), message: "reported".into() }
+}
+
+/// One payout, collection or order step, acknowledged as `<kind> <id> <status>`.
+fn movement(engine: &Engine, rng: &mut impl Rng, mine: &mut WorkerMovements, worker: usize, n: u64) {
+    let organization = ORGS[rng.random_range(0..ORGS.len())];
+    let currency = CURRENCIES[rng.random_range(0..CURRENCIES.len())];
+    let amount: i128 = rng.random_range(1..5_000);
+    let command = match rng.random_range(0..8) {
+        0..=1 => {
+            let capped = rng.random_bool(0.7);
+            Command::CreatePayout(new_payout(rng, organization, currency, amount, capped))
+        }
+        2 => match mine.payouts.get(rng.random_range(0..mine.payouts.len().max(1))) {
+            Some(id) => Command::AdvancePayout { payout_id: id.clone(), step: settle(rng) },
+            None => return,
+        },
+        3 => Command::CreateCollection(new_collection(rng, organization, currency, amount, (worker, n))),
+        4 => match mine.collections.get(rng.random_range(0..mine.collections.len().max(1))) {
+            Some(id) => Command::AdvanceCollection { collection_id: id.clone(), step: settle(rng) },
+            None => return,
+        },
+        5 => Command::CreateOrder(new_order(engine, rng, organization, currency, amount, (worker, n))),
+        6 => match mine.orders.pop() {
+            Some(order_id) => {
+                let order = engine.read().and_then(|s| s.order(&order_id));
+                let Ok(Some(order)) = order else { return };
+                let payout = new_payout(rng, &order.organization, &order.from_currency, amount, false);
+                Command::OrderFunds(OrderFunds {
+                    order_id,
+                    amount: order.from_amount,
+                    confirmations: 0,
+                    payout: Some(payout),
+                    payout_refusal: None,
+                })
+            }
+            None => return,
+        },
+        _ => return run_due_jobs(engine, mine),
+    };
+    if let Ok(applied) = engine.execute_blocking(command) {
+        ack_movement(&applied.outcome, mine);
+    }
+}
+
+/// What the node's scheduler does: runs the jobs due now, oldest first.
+fn run_due_jobs(engine: &Engine, mine: &mut WorkerMovements) {
+    let Ok(keys) = engine.read().and_then(|s| s.due_jobs(engine.now_ms(), 20)) else { return };
+    for key in keys {
+        match engine.execute_blocking(Command::RunJob { key }) {
+            Ok(applied) if !applied.replayed => ack_movement(&applied.outcome, mine),
+            _ => {}
         }
     }
 }
@@ -291,6 +509,7 @@ fn check_acks(engine: &Engine, acks: &[Ack]) {
                     assert!(snapshot.transfer(*id).expect("read").is_some(), "transfer {id} of {}", c.id);
                 }
             }
+            "payout" | "collection" | "order" => check_movement_ack(&snapshot, ack),
             other => panic!("unknown acknowledgement {other}"),
         }
     }
@@ -316,12 +535,125 @@ fn resubmit_deposits(engine: &Engine, acks: &[Ack]) {
     }
 }
 
+/// An acknowledged payout, collection or order is there, in the state it
+/// was acknowledged in or one it may have moved on to since.
+fn check_movement_ack(snapshot: &Snapshot, ack: &Ack) {
+    match ack.kind.as_str() {
+        "payout" => {
+            let payout = snapshot.payout(&ack.id).expect("read");
+            let payout = payout.unwrap_or_else(|| panic!("acknowledged payout {} is missing", ack.id));
+            check_movement_status(&ack.rest[0], status_name(payout.status), &ack.id);
+        }
+        "collection" => {
+            let collection = snapshot.collection(&ack.id).expect("read");
+            let collection =
+                collection.unwrap_or_else(|| panic!("acknowledged collection {} is missing", ack.id));
+            check_movement_status(&ack.rest[0], status_name(collection.status), &ack.id);
+        }
+        "order" => {
+            let order = snapshot.order(&ack.id).expect("read");
+            let order = order.unwrap_or_else(|| panic!("acknowledged order {} is missing", ack.id));
+            let acknowledged = ack.rest[0].as_str();
+            let now = format!("{:?}", order.status);
+            let moved_on = match acknowledged {
+                "AwaitingFunds" => true,
+                "ProcessingPayout" => matches!(now.as_str(), "Completed" | "Failed"),
+                _ => false,
+            };
+            assert!(
+                now == acknowledged || moved_on,
+                "order {} was acknowledged {acknowledged}, is {now}",
+                ack.id
+            );
+        }
+        _ => unreachable!("a movement"),
+    }
+}
+
+/// A movement acknowledged pending may have settled since; a settled one
+/// stays as it was acknowledged.
+fn check_movement_status(acknowledged: &str, now: &str, id: &str) {
+    assert!(
+        acknowledged == now || acknowledged == "pending",
+        "{id} was acknowledged {acknowledged}, is {now}"
+    );
+}
+
+/// Every id in an organization's list of `kind`, newest first.
+fn listed(snapshot: &Snapshot, organization: &str, kind: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut before = None;
+    loop {
+        let page = snapshot.list(organization, kind, before, LIST_CHUNK).expect("list");
+        before = page.last().map(|(position, _)| *position);
+        let done = page.len() < LIST_CHUNK;
+        ids.extend(page.into_iter().map(|(_, id)| id));
+        if done {
+            return ids;
+        }
+    }
+}
+
+/// Every hold is settled at most once, and each movement's holds are in
+/// the state its status says: pending, all posted, or all voided.
+fn check_holds(snapshot: &Snapshot) {
+    let journal = snapshot.journal_length().expect("journal");
+    let mut settlements: std::collections::HashMap<u64, Vec<PendingState>> = std::collections::HashMap::new();
+    for id in 1..=journal {
+        let transfer =
+            snapshot.transfer(id).expect("read").unwrap_or_else(|| panic!("transfer {id} is missing"));
+        match transfer.kind {
+            TransferKind::PostPending(hold) => {
+                settlements.entry(hold).or_default().push(PendingState::Posted)
+            }
+            TransferKind::VoidPending(hold) => {
+                settlements.entry(hold).or_default().push(PendingState::Voided)
+            }
+            _ => {}
+        }
+    }
+    for (hold, settled) in &settlements {
+        assert_eq!(settled.len(), 1, "hold {hold} settled {settled:?}");
+        let state = snapshot.transfer(*hold).expect("read").and_then(|t| t.pending_state);
+        assert_eq!(state, Some(settled[0]), "hold {hold}");
+    }
+    let expected = |status: MovementStatus| match status {
+        MovementStatus::Pending => PendingState::Pending,
+        MovementStatus::Completed => PendingState::Posted,
+        MovementStatus::Failed => PendingState::Voided,
+    };
+    let mut cap_sum = 0;
+    for organization in ORGS {
+        for id in listed(snapshot, organization, "payouts") {
+            let payout = snapshot.payout(&id).expect("read").expect("a listed payout");
+            for hold in &payout.hold_ids {
+                let state = snapshot.transfer(*hold).expect("read").and_then(|t| t.pending_state);
+                assert_eq!(state, Some(expected(payout.status)), "hold {hold} of {id}, {:?}", payout.status);
+            }
+            if payout.api_key_id.as_deref() == Some(CAP_KEY) {
+                cap_sum += payout.from_amount;
+            }
+        }
+        for id in listed(snapshot, organization, "collections") {
+            let collection = snapshot.collection(&id).expect("read").expect("a listed collection");
+            let state = snapshot.transfer(collection.hold_id).expect("read").and_then(|t| t.pending_state);
+            assert_eq!(state, Some(expected(collection.status)), "the hold of {id}");
+        }
+    }
+    for window in CAP_WINDOWS {
+        let usage = snapshot.document("cap_usage", &format!("{CAP_KEY}/{window}")).expect("read");
+        let usage = usage.map_or(0, |b| sika_engine::storage::decode::<i128>(&b).expect("cap usage"));
+        assert_eq!(usage, cap_sum, "cap usage in {window} is the sum of the capped payouts");
+    }
+}
+
 fn reopen_and_check(path: &Path, acks: &[Ack], cycle: usize) -> Engine {
     let engine = Engine::open(EngineConfig::new(Some(path.to_path_buf())))
         .unwrap_or_else(|e| panic!("cycle {cycle}: reopening after SIGKILL failed: {e}"));
     let report = sika_engine::verify::verify(&*engine.database().expect("the database")).expect("verify");
     assert!(report.is_consistent(), "cycle {cycle}: {:?}", report.problems);
     check_acks(&engine, acks);
+    check_holds(&engine.read().expect("snapshot"));
     engine
 }
 
@@ -357,8 +689,12 @@ fn acknowledged_commands_survive_sigkill() {
     let journal = engine.read().expect("snapshot").journal_length().expect("journal");
     engine.shutdown();
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let mut kinds: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for ack in &all {
+        *kinds.entry(ack.kind.as_str()).or_default() += 1;
+    }
     println!(
-        "crash: {cycles} cycles, {} acknowledged commands, {journal} journal entries, {:.1} MiB, {:.1?}",
+        "crash: {cycles} cycles, {} acknowledged commands {kinds:?}, {journal} journal entries, {:.1} MiB, {:.1?}",
         all.len(),
         size as f64 / (1024.0 * 1024.0),
         started.elapsed()

@@ -3,6 +3,10 @@
 //! the ledger's documented rules. After every step the outcome (success,
 //! replay or the kind of refusal) and every account's totals must agree.
 //!
+//! Payouts, collections and orders (their holds, fee legs, spend caps,
+//! order legs and scheduled jobs) are modelled in `model/movements.rs`.
+//! `verify` runs after every step.
+//!
 //! `PROPTEST_CASES` sets the number of cases (default 10,000).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -16,6 +20,9 @@ use sika_engine::clock::ManualClock;
 use sika_engine::ledger::system_account_id;
 use sika_engine::money::AMOUNT_MINOR_MAX;
 use sika_engine::rates::RateSource;
+#[path = "model/movements.rs"]
+mod movements;
+
 use sika_engine::{
     AccountRecord, AccountRef, Applied, Command, Currency, Engine, EngineConfig, EngineError, MoneyError,
     Outcome, PendingState, QuoteAmount, QuoteStatus, SystemAccount, TransferKind, TransferSpec,
@@ -94,6 +101,8 @@ enum Who {
     Org(usize),
     World,
     FxDesk,
+    RailClearing,
+    FeeRevenue,
 }
 
 /// (owner, currency index)
@@ -137,6 +146,9 @@ enum Resource {
     Deposit(String),
     Conversion(String),
     Transfers(Vec<u64>),
+    Payout(String),
+    Collection(String),
+    Order(String),
 }
 
 /// The refusal a command should meet.
@@ -150,6 +162,8 @@ enum Refusal {
     NotPending(u64),
     QuoteExecuted,
     QuoteExpired,
+    SpendCap(String),
+    InvalidState,
 }
 
 fn refusal_of(error: &EngineError) -> Option<Refusal> {
@@ -166,6 +180,8 @@ fn refusal_of(error: &EngineError) -> Option<Refusal> {
         EngineError::NotPending(id) => Refusal::NotPending(*id),
         EngineError::QuoteExecuted(_) => Refusal::QuoteExecuted,
         EngineError::QuoteExpired(_) => Refusal::QuoteExpired,
+        EngineError::SpendCapExceeded { cap, .. } => Refusal::SpendCap(cap.clone()),
+        EngineError::InvalidState(_) => Refusal::InvalidState,
         _ => return None,
     })
 }
@@ -190,6 +206,11 @@ fn idempotency_key(command: &Command) -> Option<(String, &'static str, String)> 
         Command::ExecuteQuote { organization, external_reference: Some(r), .. } => {
             Some((organization.clone(), "conversion", r.clone()))
         }
+        Command::CreatePayout(p) => Some((p.organization.clone(), "payout", p.external_reference.clone())),
+        Command::CreateCollection(c) => {
+            Some((c.organization.clone(), "collection", c.external_reference.clone()))
+        }
+        Command::CreateOrder(o) => Some((o.organization.clone(), "order", o.external_reference.clone())),
         _ => None,
     }
 }
@@ -199,6 +220,9 @@ fn resource_of(outcome: &Outcome) -> Option<Resource> {
         Outcome::Deposit(d) => Some(Resource::Deposit(d.id.clone())),
         Outcome::Conversion(c) => Some(Resource::Conversion(c.id.clone())),
         Outcome::Transfers(t) => Some(Resource::Transfers(t.iter().map(|t| t.id).collect())),
+        Outcome::Payout(p) => Some(Resource::Payout(p.id.clone())),
+        Outcome::Collection(c) => Some(Resource::Collection(c.id.clone())),
+        Outcome::Order(o) => Some(Resource::Order(o.id.clone())),
         _ => None,
     }
 }
@@ -249,6 +273,7 @@ struct Model {
     last_transfer_id: u64,
     deposits: [usize; 2],
     conversions: [usize; 2],
+    movements: movements::Movements,
 }
 
 impl Model {
@@ -349,12 +374,15 @@ impl Model {
         &mut self,
         command: &Command,
         actual: &Result<Applied, EngineError>,
+        engine: &Engine,
     ) -> Result<(), TestCaseError> {
         let key = idempotency_key(command);
         if let Some(key) = &key
             && let Some((first, resource)) = self.idempotency.get(key)
         {
-            if first != command {
+            // The engine compares fingerprints: the whole command, or for
+            // payouts, collections and orders the client's request.
+            if first.fingerprint() != command.fingerprint() {
                 return expect_refusal(actual, Refusal::Duplicate);
             }
             let applied = actual
@@ -546,7 +574,10 @@ impl Model {
                 self.conversions[org] += 1;
                 Resource::Conversion(c.id.clone())
             }
-            other => return Err(TestCaseError::fail(format!("the model does not know {other:?}"))),
+            other => match self.movement_step(other, actual, engine)? {
+                Some(resource) => resource,
+                None => return Ok(()),
+            },
         };
         if let Some(key) = key {
             self.idempotency.insert(key, (command.clone(), resource));
@@ -613,6 +644,7 @@ enum Op {
     Advance {
         ms: i64,
     },
+    Movement(movements::MoveOp),
 }
 
 fn reference() -> impl Strategy<Value = Option<u8>> {
@@ -666,8 +698,9 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (any::<usize>(), prop::bool::weighted(0.1), reference())
             .prop_map(|(index, other_org, reference)| Op::ExecuteQuote { index, other_org, reference }),
         2 => any::<usize>().prop_map(|index| Op::Resubmit { index }),
-        1 => prop_oneof![0i64..=20_000, Just(QUOTE_TTL_MS - 1), Just(QUOTE_TTL_MS)]
+        2 => prop_oneof![0i64..=20_000, Just(QUOTE_TTL_MS - 1), Just(QUOTE_TTL_MS), Just(86_400_000)]
             .prop_map(|ms| Op::Advance { ms }),
+        12 => movements::movement_op().prop_map(Op::Movement),
     ]
 }
 
@@ -751,8 +784,15 @@ fn resolve(op: &Op, model: &Model, history: &[Command]) -> Option<Command> {
                 external_reference: reference_string(*reference),
             }
         }
-        Op::Resubmit { index } => history.get(index.checked_rem(history.len())?)?.clone(),
+        Op::Resubmit { index } => {
+            let command = history.get(index.checked_rem(history.len())?)?;
+            if movements::unsafe_to_resubmit(command, model) {
+                return None;
+            }
+            command.clone()
+        }
         Op::Advance { .. } => return None,
+        Op::Movement(op) => return movements::resolve_movement(op, model),
     })
 }
 
@@ -807,7 +847,13 @@ fn compare(engine: &Engine, model: &Model) -> Result<(), TestCaseError> {
             check_account(actual, totals, &format!("{org} {currency}"))?;
         }
     }
-    for (who, kind) in [(Who::World, SystemAccount::World), (Who::FxDesk, SystemAccount::FxDesk)] {
+    let systems = [
+        (Who::World, SystemAccount::World),
+        (Who::FxDesk, SystemAccount::FxDesk),
+        (Who::RailClearing, SystemAccount::RailClearing),
+        (Who::FeeRevenue, SystemAccount::FeeRevenue),
+    ];
+    for (who, kind) in systems {
         for (c, currency) in CURRENCIES.iter().enumerate() {
             let actual = snapshot.account(&system_account_id(kind, currency)).expect("account");
             check_account(actual, model.accounts.get(&(who, c)), &format!("{kind:?} {currency}"))?;
@@ -815,6 +861,7 @@ fn compare(engine: &Engine, model: &Model) -> Result<(), TestCaseError> {
     }
     for (id, hold) in &model.holds {
         let transfer = snapshot.transfer(*id).expect("transfer");
+        prop_assert_eq!(transfer.as_ref().map(|t| t.amount), Some(hold.amount), "amount of hold {}", id);
         prop_assert_eq!(transfer.and_then(|t| t.pending_state), Some(hold.state), "state of hold {}", id);
     }
     for (id, quote) in &model.quotes {
@@ -824,6 +871,10 @@ fn compare(engine: &Engine, model: &Model) -> Result<(), TestCaseError> {
         prop_assert_eq!(&stored.conversion_id, &quote.conversion);
     }
     prop_assert_eq!(snapshot.journal_length().expect("journal"), model.journal);
+    movements::compare_movements(&snapshot, model)?;
+    drop(snapshot);
+    let report = sika_engine::verify::verify(engine.database()).expect("verify");
+    prop_assert!(report.is_consistent(), "verify: {:?}", report.problems);
     Ok(())
 }
 
@@ -843,9 +894,13 @@ fn run_case(ops: &[Op]) -> Result<(), TestCaseError> {
             clock.advance_ms(*ms);
             model.now += ms;
         }
-        if let Some(command) = resolve(op, &model, &history) {
+        if let Op::Movement(movements::MoveOp::RunJobs) = op {
+            let sent = movements::run_jobs(&engine, &mut model)
+                .map_err(|e| TestCaseError::fail(format!("step {step}: running jobs: {e}")))?;
+            history.extend(sent);
+        } else if let Some(command) = resolve(op, &model, &history) {
             let actual = engine.execute_blocking(command.clone());
-            model.step(&command, &actual).map_err(|e| {
+            model.step(&command, &actual, &engine).map_err(|e| {
                 TestCaseError::fail(format!("step {step}: {command:?}\n  engine: {actual:?}\n  {e}"))
             })?;
             history.push(command);
@@ -860,6 +915,7 @@ fn run_case(ops: &[Op]) -> Result<(), TestCaseError> {
         let conversions = snapshot.list(org, "conversions", None, 1000).expect("list");
         prop_assert_eq!(conversions.len(), model.conversions[o], "conversions listed for {}", org);
     }
+    movements::check_lists(&snapshot, &model)?;
     drop(snapshot);
     let report = sika_engine::verify::verify(&*engine.database().expect("the database")).expect("verify");
     prop_assert!(report.is_consistent(), "verify: {:?}", report.problems);
@@ -928,10 +984,72 @@ fn model_scenarios() {
             q(false, i128::MIN),
             q(false, 1),
         ],
+        movement_scenario(),
     ];
     for ops in scenarios {
         if let Err(e) = run_case(&ops) {
             panic!("{e}");
         }
     }
+}
+
+/// Payouts against the spend cap's per-transaction, daily and monthly
+/// limits, settled by their jobs; collections that fail and succeed; orders
+/// that wait for confirmations, pay out, fail for lack of funds and expire.
+fn movement_scenario() -> Vec<Op> {
+    use movements::MoveOp as M;
+    let mv = Op::Movement;
+    let payout = |amount, fee, reference, steps| {
+        mv(M::Payout { org: 0, cur: 0, amount, fee, reference, capped: true, steps })
+    };
+    vec![
+        Op::Deposit { org: 0, cur: 0, amount: 1_000_000, reference: None },
+        // Within the per-transaction cap, with a fee; then one cent over it.
+        payout(300_000, 50, 0, vec![(1_000, 0), (2_000, 1)]),
+        payout(300_001, 0, 1, vec![]),
+        // The day's 600,000 used up; one more cent is refused until tomorrow.
+        payout(300_000, 0, 1, vec![(500, 2)]),
+        payout(1, 0, 2, vec![]),
+        Op::Advance { ms: 2_000 },
+        mv(M::RunJobs),
+        mv(M::SettlePayout { index: 0, step: 2 }),
+        Op::Advance { ms: 86_400_000 },
+        payout(1, 0, 2, vec![]),
+        // Collections: one fails by its job, one succeeds when reported.
+        mv(M::Collection { org: 1, cur: 1, amount: 5_000, reference: 0, steps: vec![(100, 2)] }),
+        mv(M::Collection { org: 1, cur: 1, amount: 7_000, reference: 1, steps: vec![] }),
+        mv(M::SettleCollection { index: 1, step: 1 }),
+        mv(M::SettleCollection { index: 1, step: 2 }),
+        Op::Advance { ms: 100 },
+        mv(M::RunJobs),
+        // An order waits for two confirmations, then pays out less its fee.
+        mv(M::Order {
+            org: 1,
+            cur: 1,
+            amount: 10_000,
+            reference: 0,
+            confirmations: 2,
+            expires_in_ms: 60_000,
+        }),
+        mv(M::Funds { index: 0, amount: 10_000, confirmations: 1, payout: Some(100), steps: vec![] }),
+        mv(M::Funds { index: 0, amount: 10_000, confirmations: 2, payout: Some(100), steps: vec![(10, 1)] }),
+        mv(M::Funds { index: 0, amount: 10_000, confirmations: 2, payout: None, steps: vec![] }),
+        // One whose payout the balance cannot cover, and one that expires.
+        mv(M::Order {
+            org: 1,
+            cur: 1,
+            amount: 20_000,
+            reference: 1,
+            confirmations: 0,
+            expires_in_ms: 60_000,
+        }),
+        mv(M::Funds { index: 1, amount: 20_000, confirmations: 0, payout: Some(-1), steps: vec![] }),
+        mv(M::Order { org: 1, cur: 2, amount: 300, reference: 2, confirmations: 0, expires_in_ms: 1_000 }),
+        Op::Advance { ms: 60_000 },
+        mv(M::RunJobs),
+        mv(M::Expire { index: 2 }),
+        mv(M::Funds { index: 2, amount: 300, confirmations: 0, payout: None, steps: vec![] }),
+        Op::Resubmit { index: 1 },
+        Op::Resubmit { index: 7 },
+    ]
 }

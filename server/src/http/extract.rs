@@ -151,10 +151,14 @@ fn refuse_unknown(query: &str, known: &[&'static [&'static str]]) -> Result<(), 
             let mut accepted: Vec<&str> = known.iter().flat_map(|f| f.iter().copied()).collect();
             accepted.sort_unstable();
             let accepted = if accepted.is_empty() { "none".to_string() } else { accepted.join(", ") };
-            return Err(ApiError::validation(
-                &name,
-                format!("is not a query parameter of this operation; it takes: {accepted}"),
-            ));
+            // A parameter with no name (`?=5`) would otherwise be refused
+            // naming the empty field (the request fuzzer found it).
+            let (field, what) = if name.is_empty() {
+                ("query", "has a parameter with no name")
+            } else {
+                (name.as_ref(), "is not a query parameter of this operation")
+            };
+            return Err(ApiError::validation(field, format!("{what}; it takes: {accepted}")));
         }
     }
     Ok(())

@@ -8,6 +8,8 @@ pub(crate) mod auth;
 pub(crate) mod envelope;
 pub(crate) mod error;
 pub(crate) mod extract;
+#[cfg(test)]
+mod fuzz;
 pub(crate) mod health;
 pub(crate) mod metrics;
 pub mod openapi;
