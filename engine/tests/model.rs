@@ -873,7 +873,7 @@ fn compare(engine: &Engine, model: &Model) -> Result<(), TestCaseError> {
     prop_assert_eq!(snapshot.journal_length().expect("journal"), model.journal);
     movements::compare_movements(&snapshot, model)?;
     drop(snapshot);
-    let report = sika_engine::verify::verify(engine.database()).expect("verify");
+    let report = sika_engine::verify::verify(&*engine.database().expect("the database")).expect("verify");
     prop_assert!(report.is_consistent(), "verify: {:?}", report.problems);
     Ok(())
 }
