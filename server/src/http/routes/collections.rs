@@ -52,7 +52,6 @@ async fn create(
     principal: Principal,
     ApiJson(raw): ApiJson<Value>,
 ) -> ApiResult<(StatusCode, Json<CollectionEnvelope>)> {
-    principal.require("collections:write")?;
     let print = fingerprint(&raw);
     let request: CreateCollection = from_value(raw)?;
     let new = new_collection(&stack, &principal, request, print)?;
@@ -90,7 +89,6 @@ async fn read(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<CollectionEnvelope>> {
-    principal.require("collections:read")?;
     let collection = views::find_collection(&stack.engine.read()?, principal.organization(), &id)?
         .ok_or_else(|| ApiError::not_found(format!("collection '{id}' not found")))?;
     Ok(Json(CollectionEnvelope { collection }))
@@ -113,7 +111,6 @@ async fn list(
     principal: Principal,
     ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Collection>>> {
-    principal.require("collections:read")?;
     let filter = Filter::new(filter, &["pending", "completed", "failed"])?;
     let organization = principal.organization();
     let page = page_of_views(&stack, organization, "collections", &query, |snapshot, id| {

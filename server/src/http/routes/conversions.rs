@@ -50,7 +50,6 @@ async fn create_quote(
     principal: Principal,
     ApiJson(body): ApiJson<CreateQuote>,
 ) -> ApiResult<(StatusCode, Json<QuoteEnvelope>)> {
-    principal.require("conversions:write")?;
     let from = currency_param("from.currency", &body.from.currency)?;
     let to = currency_param("to.currency", &body.to.currency)?;
     if from == to {
@@ -98,7 +97,6 @@ async fn get_quote(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<QuoteEnvelope>> {
-    principal.require("conversions:read")?;
     let quote = stack
         .engine
         .read()?
@@ -134,7 +132,6 @@ async fn execute(
     principal: Principal,
     ApiJson(body): ApiJson<CreateConversion>,
 ) -> ApiResult<(StatusCode, Json<ConversionEnvelope>)> {
-    principal.require("conversions:write")?;
     if body.quote_id.is_empty() {
         return Err(ApiError::validation("quoteId", "must not be empty"));
     }
@@ -172,7 +169,6 @@ async fn get_conversion(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<ConversionEnvelope>> {
-    principal.require("conversions:read")?;
     let conversion = stack
         .engine
         .read()?
@@ -199,7 +195,6 @@ async fn list(
     principal: Principal,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<Conversion>>> {
-    principal.require("conversions:read")?;
     let page = page_of_views(&stack, principal.organization(), "conversions", &query, |snapshot, id| {
         Ok(snapshot.conversion(id)?.map(|c| render::conversion(&c)))
     })?;

@@ -49,7 +49,6 @@ async fn list(
     principal: Principal,
     ApiQueries(query, filter): ApiQueries<ListQuery, DisputeFilter>,
 ) -> ApiResult<Json<ListPage<Dispute>>> {
-    principal.require("disputes:read")?;
     Ok(Json(disputes::page(&stack, principal.organization(), &query, filter.status.as_deref())?))
 }
 
@@ -71,7 +70,6 @@ async fn read(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<DisputeEnvelope>> {
-    principal.require("disputes:read")?;
     let snapshot = stack.engine.read()?;
     let (dispute, _) = disputes::load_for(&snapshot, Some(principal.organization()), &id)?;
     Ok(Json(DisputeEnvelope { dispute: disputes::render(&snapshot, &dispute)? }))
@@ -104,7 +102,6 @@ async fn post_message(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<CreateDisputeMessage>,
 ) -> ApiResult<(StatusCode, Json<DisputeMessageEnvelope>)> {
-    principal.require("disputes:write")?;
     let message = disputes::post_message(&stack, principal.organization(), &id, body).await?;
     Ok((StatusCode::CREATED, Json(DisputeMessageEnvelope { message })))
 }
@@ -128,7 +125,6 @@ async fn messages(
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<DisputeMessage>>> {
-    principal.require("disputes:read")?;
     Ok(Json(disputes::message_page(&stack, principal.organization(), &id, &query)?))
 }
 
@@ -156,7 +152,6 @@ async fn simulate(
     ApiJson(body): ApiJson<SimulateDispute>,
 ) -> ApiResult<(StatusCode, Json<DisputeEnvelope>)> {
     sandbox_only(&stack)?;
-    principal.require("disputes:write")?;
     let dispute = disputes::open(&stack, principal.organization(), body).await?;
     Ok((StatusCode::CREATED, Json(DisputeEnvelope { dispute })))
 }
@@ -187,7 +182,6 @@ async fn simulate_resolve(
     ApiJson(body): ApiJson<ResolveDispute>,
 ) -> ApiResult<Json<DisputeEnvelope>> {
     sandbox_only(&stack)?;
-    principal.require("disputes:write")?;
     let dispute = disputes::resolve(&stack, Some(principal.organization()), &id, &body.outcome).await?;
     Ok(Json(DisputeEnvelope { dispute }))
 }

@@ -45,7 +45,6 @@ async fn upload(
     principal: Principal,
     ApiJson(body): ApiJson<CreateFile>,
 ) -> ApiResult<(StatusCode, Json<FileEnvelope>)> {
-    principal.require("disputes:write")?;
     let (file, bytes) = files::build(body, principal.organization(), stack.now_ms())?;
     files::save(&stack, &file, bytes).await?;
     Ok((StatusCode::CREATED, Json(FileEnvelope { file: file.render() })))
@@ -73,7 +72,6 @@ async fn read(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<FileEnvelope>> {
-    principal.require("disputes:read")?;
     let file = files::load_for(&stack.engine.read()?, principal.organization(), &id)?
         .ok_or_else(|| not_found(&id))?;
     Ok(Json(FileEnvelope { file: file.render() }))
@@ -101,7 +99,6 @@ async fn contents(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Response> {
-    principal.require("disputes:read")?;
     let snapshot = stack.engine.read()?;
     let file = files::load_for(&snapshot, principal.organization(), &id)?.ok_or_else(|| not_found(&id))?;
     let bytes = files::contents(&snapshot, &id)?.ok_or_else(ApiError::internal)?;
@@ -135,7 +132,6 @@ async fn list(
     principal: Principal,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<File>>> {
-    principal.require("disputes:read")?;
     let page = page_of_views(&stack, principal.organization(), files::COLLECTION, &query, |snapshot, id| {
         Ok(files::load(snapshot, id)?.map(|f| f.render()))
     })?;

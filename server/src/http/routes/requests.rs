@@ -40,7 +40,6 @@ async fn find(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<LoggedRequestEnvelope>> {
-    principal.require("requests:read")?;
     let entry = stack
         .request_log
         .find(&id)

@@ -86,7 +86,6 @@ async fn deposit(
     ApiJson(body): ApiJson<SimulateDeposit>,
 ) -> ApiResult<(StatusCode, Json<DepositEnvelope>)> {
     sandbox_only(&stack)?;
-    principal.require("accounts:write")?;
     let currency = Currency::find(&body.currency.to_ascii_uppercase())
         .map_err(|e| ApiError::validation("currency", e.to_string()))?;
     let (status, deposit) =
@@ -120,7 +119,6 @@ async fn virtual_account_deposit(
     ApiJson(body): ApiJson<SimulateVirtualAccountDeposit>,
 ) -> ApiResult<(StatusCode, Json<DepositEnvelope>)> {
     sandbox_only(&stack)?;
-    principal.require("virtual-accounts:write")?;
     let account = crate::domain::virtual_accounts::load(&stack.engine.read()?, &id)?
         .filter(|a| a.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("virtual account '{id}' not found")))?;
@@ -186,7 +184,6 @@ async fn order_funds(
     ApiJson(body): ApiJson<SimulateOrderFunds>,
 ) -> ApiResult<Json<OrderEnvelope>> {
     sandbox_only(&stack)?;
-    principal.require("orders:write")?;
     let order = stack
         .engine
         .read()?

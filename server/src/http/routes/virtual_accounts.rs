@@ -47,7 +47,6 @@ async fn create(
     principal: Principal,
     ApiJson(body): ApiJson<CreateVirtualAccount>,
 ) -> ApiResult<(StatusCode, Json<VirtualAccountEnvelope>)> {
-    principal.require("virtual-accounts:write")?;
     let (account, opened) = virtual_accounts::create(&stack, principal.organization(), body).await?;
     let status = if opened { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(VirtualAccountEnvelope { virtual_account: account.render() })))
@@ -71,7 +70,6 @@ async fn read(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<VirtualAccountEnvelope>> {
-    principal.require("virtual-accounts:read")?;
     let account = virtual_accounts::load(&stack.engine.read()?, &id)?
         .filter(|a| a.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("virtual account '{id}' not found")))?;
@@ -95,7 +93,6 @@ async fn list(
     principal: Principal,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<VirtualAccount>>> {
-    principal.require("virtual-accounts:read")?;
     let organization = principal.organization();
     let page = page_of_views(&stack, organization, virtual_accounts::COLLECTION, &query, |snapshot, id| {
         Ok(virtual_accounts::load(snapshot, id)?.map(|a| a.render()))

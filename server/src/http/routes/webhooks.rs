@@ -61,7 +61,6 @@ async fn create(
     principal: Principal,
     ApiJson(body): ApiJson<CreateWebhookEndpoint>,
 ) -> ApiResult<(StatusCode, Json<CreatedWebhookEndpointEnvelope>)> {
-    principal.require("webhooks:write")?;
     check_url(&body.url, &webhooks::address::Guard::of(&stack))?;
     check_events(&body.events)?;
     let now = stack.now_ms();
@@ -107,7 +106,6 @@ async fn get_endpoint(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<WebhookEndpointEnvelope>> {
-    principal.require("webhooks:read")?;
     let (endpoint, health) = own_endpoint(&stack, &principal, &id)?;
     Ok(Json(WebhookEndpointEnvelope { webhook_endpoint: render_endpoint(&endpoint, &health) }))
 }
@@ -129,7 +127,6 @@ async fn list_endpoints(
     principal: Principal,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<WebhookEndpoint>>> {
-    principal.require("webhooks:read")?;
     // Deleted endpoints stay in the index; loading one finds nothing.
     let page =
         page_of_views(&stack, principal.organization(), webhooks::ENDPOINTS, &query, |snapshot, id| {
@@ -163,7 +160,6 @@ async fn update(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<UpdateWebhookEndpoint>,
 ) -> ApiResult<Json<WebhookEndpointEnvelope>> {
-    principal.require("webhooks:write")?;
     let (mut endpoint, mut health) = own_endpoint(&stack, &principal, &id)?;
     let enable = match body.status.as_deref() {
         None => None,
@@ -210,7 +206,6 @@ async fn remove(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<DeletedWebhookEndpointEnvelope>> {
-    principal.require("webhooks:write")?;
     let (endpoint, _) = own_endpoint(&stack, &principal, &id)?;
     stack
         .engine
@@ -243,7 +238,6 @@ async fn signing_secret(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<SigningSecret>> {
-    principal.require("webhooks:read")?;
     let (endpoint, _) = own_endpoint(&stack, &principal, &id)?;
     Ok(Json(SigningSecret { secret: endpoint.secret }))
 }
@@ -271,7 +265,6 @@ async fn test(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<(StatusCode, Json<WebhookTestSent>)> {
-    principal.require("webhooks:write")?;
     let (endpoint, health) = own_endpoint(&stack, &principal, &id)?;
     if health.disabled {
         // A test that could never be delivered would only look like a failure.
@@ -315,7 +308,6 @@ async fn get_event(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<WebhookEventEnvelope>> {
-    principal.require("webhooks:read")?;
     let event = stack
         .engine
         .read()?
@@ -342,7 +334,6 @@ async fn list_events(
     principal: Principal,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<WebhookEvent>>> {
-    principal.require("webhooks:read")?;
     let page = page_of_views(&stack, principal.organization(), "events", &query, |snapshot, id| {
         snapshot.event(id)?.map(|event| webhooks::event_body(&stack, &event)).transpose()
     })?;
@@ -369,7 +360,6 @@ async fn list_deliveries(
     principal: Principal,
     ApiQueries(query, filter): ApiQueries<ListQuery, DeliveryFilter>,
 ) -> ApiResult<Json<ListPage<WebhookDelivery>>> {
-    principal.require("webhooks:read")?;
     if let Some(status) = &filter.status
         && !["pending", "succeeded", "failed"].contains(&status.as_str())
     {
@@ -420,7 +410,6 @@ async fn get_delivery(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<WebhookDeliveryEnvelope>> {
-    principal.require("webhooks:read")?;
     let delivery = load_delivery(&stack.engine.read()?, &id)?
         .filter(|d| d.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("delivery '{id}' not found")))?;
@@ -451,7 +440,6 @@ async fn retry(
     principal: Principal,
     Path(id): Path<String>,
 ) -> ApiResult<Json<WebhookDeliveryEnvelope>> {
-    principal.require("webhooks:write")?;
     if let Err(retry_after) = stack.retry_limiter.check(&id, std::time::Instant::now()) {
         return Err(ApiError::new(
             sika_api::ErrorCode::RateLimited,
