@@ -32,6 +32,22 @@ impl<S: Send + Sync> FromRequestParts<S> for Principal {
     }
 }
 
+/// One authenticated call: the stack it reached and who made it, the
+/// caller the authentication layer resolved (and whose scopes it checked).
+pub(crate) struct Call {
+    pub(crate) stack: Arc<Stack>,
+    pub(crate) principal: Principal,
+}
+
+impl FromRequestParts<Arc<Stack>> for Call {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, stack: &Arc<Stack>) -> Result<Self, Self::Rejection> {
+        let principal = Principal::from_request_parts(parts, stack).await?;
+        Ok(Call { stack: stack.clone(), principal })
+    }
+}
+
 /// The caller's address: the socket peer, or, when the peer is a proxy
 /// named in the configuration, the right-most `X-Forwarded-For` hop that is
 /// not itself a trusted proxy. Hops to its left were written by the client

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::disputes::{
     CreateDisputeMessage, Dispute, DisputeEnvelope, DisputeFilter, DisputeMessage, DisputeMessageEnvelope,
@@ -17,9 +17,9 @@ use utoipa_axum::routes;
 
 use crate::domain::disputes;
 use crate::domain::error::ApiResult;
-use crate::domain::principal::Principal;
 use crate::domain::simulator::sandbox_only;
 use crate::domain::stack::Stack;
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -45,8 +45,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn list(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, DisputeFilter>,
 ) -> ApiResult<Json<ListPage<Dispute>>> {
     Ok(Json(disputes::page(&stack, principal.organization(), &query, filter.status.as_deref())?))
@@ -65,11 +64,7 @@ async fn list(
         VersionRefusals,
     )
 )]
-async fn read(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Json<DisputeEnvelope>> {
+async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<DisputeEnvelope>> {
     let snapshot = stack.engine.read()?;
     let (dispute, _) = disputes::load_for(&snapshot, Some(principal.organization()), &id)?;
     Ok(Json(DisputeEnvelope { dispute: disputes::render(&snapshot, &dispute)? }))
@@ -97,8 +92,7 @@ async fn read(
     )
 )]
 async fn post_message(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<CreateDisputeMessage>,
 ) -> ApiResult<(StatusCode, Json<DisputeMessageEnvelope>)> {
@@ -120,8 +114,7 @@ async fn post_message(
     )
 )]
 async fn messages(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<DisputeMessage>>> {
@@ -147,8 +140,7 @@ async fn messages(
     )
 )]
 async fn simulate(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<SimulateDispute>,
 ) -> ApiResult<(StatusCode, Json<DisputeEnvelope>)> {
     sandbox_only(&stack)?;
@@ -176,8 +168,7 @@ async fn simulate(
     )
 )]
 async fn simulate_resolve(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<ResolveDispute>,
 ) -> ApiResult<Json<DisputeEnvelope>> {

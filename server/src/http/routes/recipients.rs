@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::recipients::{
@@ -16,9 +16,9 @@ use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::pagination::page_of_views;
-use crate::domain::principal::Principal;
 use crate::domain::recipients::{self, BULK_ITEMS_MAX};
 use crate::domain::stack::Stack;
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery, from_value};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -39,8 +39,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn create(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateRecipient>,
 ) -> ApiResult<(StatusCode, Json<RecipientEnvelope>)> {
     let recipient = recipients::build(body, principal.organization(), stack.now_ms(), "")?;
@@ -65,8 +64,7 @@ async fn create(
     )
 )]
 async fn bulk(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateRecipients>,
 ) -> ApiResult<Json<RecipientResults>> {
     if body.items.is_empty() || body.items.len() > BULK_ITEMS_MAX {
@@ -112,11 +110,7 @@ fn build_item(item: Value, index: usize, organization: &str, now: i64) -> ApiRes
         VersionRefusals,
     )
 )]
-async fn read(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Json<RecipientEnvelope>> {
+async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<RecipientEnvelope>> {
     let recipient = recipients::load(&stack.engine.read()?, &id)?
         .filter(|r| r.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("recipient '{id}' not found")))?;
@@ -136,8 +130,7 @@ async fn read(
     )
 )]
 async fn list(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<Recipient>>> {
     let page =

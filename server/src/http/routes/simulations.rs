@@ -23,6 +23,7 @@ use crate::domain::principal::Principal;
 use crate::domain::render;
 use crate::domain::simulator::{self, sandbox_only};
 use crate::domain::stack::Stack;
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -81,8 +82,7 @@ async fn index(
     )
 )]
 async fn deposit(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<SimulateDeposit>,
 ) -> ApiResult<(StatusCode, Json<DepositEnvelope>)> {
     sandbox_only(&stack)?;
@@ -113,8 +113,7 @@ async fn deposit(
     )
 )]
 async fn virtual_account_deposit(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<SimulateVirtualAccountDeposit>,
 ) -> ApiResult<(StatusCode, Json<DepositEnvelope>)> {
@@ -178,8 +177,7 @@ async fn credit(
     )
 )]
 async fn order_funds(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<SimulateOrderFunds>,
 ) -> ApiResult<Json<OrderEnvelope>> {

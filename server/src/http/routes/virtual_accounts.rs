@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::virtual_accounts::{CreateVirtualAccount, VirtualAccount, VirtualAccountEnvelope};
 use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, VersionRefusals};
@@ -13,9 +13,9 @@ use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::pagination::page_of_views;
-use crate::domain::principal::Principal;
 use crate::domain::stack::Stack;
 use crate::domain::virtual_accounts;
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -43,8 +43,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn create(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateVirtualAccount>,
 ) -> ApiResult<(StatusCode, Json<VirtualAccountEnvelope>)> {
     let (account, opened) = virtual_accounts::create(&stack, principal.organization(), body).await?;
@@ -66,8 +65,7 @@ async fn create(
     )
 )]
 async fn read(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<VirtualAccountEnvelope>> {
     let account = virtual_accounts::load(&stack.engine.read()?, &id)?
@@ -89,8 +87,7 @@ async fn read(
     )
 )]
 async fn list(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<VirtualAccount>>> {
     let organization = principal.organization();

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::webhooks::{
     CreateWebhookEndpoint, CreatedWebhookEndpoint, CreatedWebhookEndpointEnvelope, DeletedWebhookEndpoint,
@@ -25,6 +25,7 @@ use crate::domain::stack::Stack;
 use crate::domain::webhooks::{
     self, Endpoint, check_events, check_url, load_delivery, load_endpoint, render_endpoint,
 };
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -57,8 +58,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn create(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateWebhookEndpoint>,
 ) -> ApiResult<(StatusCode, Json<CreatedWebhookEndpointEnvelope>)> {
     check_url(&body.url, &webhooks::address::Guard::of(&stack))?;
@@ -102,8 +102,7 @@ fn own_endpoint(stack: &Stack, principal: &Principal, id: &str) -> ApiResult<(En
     )
 )]
 async fn get_endpoint(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<WebhookEndpointEnvelope>> {
     let (endpoint, health) = own_endpoint(&stack, &principal, &id)?;
@@ -123,8 +122,7 @@ async fn get_endpoint(
     )
 )]
 async fn list_endpoints(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<WebhookEndpoint>>> {
     // Deleted endpoints stay in the index; loading one finds nothing.
@@ -155,8 +153,7 @@ async fn list_endpoints(
     )
 )]
 async fn update(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<UpdateWebhookEndpoint>,
 ) -> ApiResult<Json<WebhookEndpointEnvelope>> {
@@ -202,8 +199,7 @@ async fn update(
     )
 )]
 async fn remove(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<DeletedWebhookEndpointEnvelope>> {
     let (endpoint, _) = own_endpoint(&stack, &principal, &id)?;
@@ -234,8 +230,7 @@ async fn remove(
     )
 )]
 async fn signing_secret(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<SigningSecret>> {
     let (endpoint, _) = own_endpoint(&stack, &principal, &id)?;
@@ -261,8 +256,7 @@ async fn signing_secret(
     )
 )]
 async fn test(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<(StatusCode, Json<WebhookTestSent>)> {
     let (endpoint, health) = own_endpoint(&stack, &principal, &id)?;
@@ -304,8 +298,7 @@ async fn test(
     )
 )]
 async fn get_event(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<WebhookEventEnvelope>> {
     let event = stack
@@ -330,8 +323,7 @@ async fn get_event(
     )
 )]
 async fn list_events(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<WebhookEvent>>> {
     let page = page_of_views(&stack, principal.organization(), "events", &query, |snapshot, id| {
@@ -356,8 +348,7 @@ async fn list_events(
     )
 )]
 async fn list_deliveries(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, DeliveryFilter>,
 ) -> ApiResult<Json<ListPage<WebhookDelivery>>> {
     if let Some(status) = &filter.status
@@ -406,8 +397,7 @@ fn matches(filter: &DeliveryFilter, delivery: &webhooks::Delivery) -> bool {
     )
 )]
 async fn get_delivery(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<WebhookDeliveryEnvelope>> {
     let delivery = load_delivery(&stack.engine.read()?, &id)?
@@ -436,8 +426,7 @@ async fn get_delivery(
     )
 )]
 async fn retry(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<WebhookDeliveryEnvelope>> {
     if let Err(retry_after) = stack.retry_limiter.check(&id, std::time::Instant::now()) {
