@@ -695,23 +695,30 @@ pub async fn balances_minor(api: &Api, base: &str, key: &str, currency: &str, sc
     }
 }
 
-/// Every event of the organization on a stack, oldest first (walks all pages).
-pub async fn all_events(api: &Api, base: &str, key: &str) -> Vec<Value> {
-    let mut events = Vec::new();
+/// Every item of the list at `url` (which may carry a query already), in
+/// the list's order, walking `nextCursor` 100 items at a time.
+pub async fn every_item(api: &Api, url: &str, key: &str) -> Vec<Value> {
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
-        let url = match &cursor {
-            None => format!("{base}/v1/webhooks/events?limit=100"),
-            Some(c) => format!("{base}/v1/webhooks/events?limit=100&cursor={c}"),
+        let page_url = match &cursor {
+            Some(c) => format!("{url}{separator}limit=100&cursor={c}"),
+            None => format!("{url}{separator}limit=100"),
         };
-        let r = api.get(&url, key).await;
+        let r = api.get(&page_url, key).await;
         r.expect(200);
-        events.extend(r.body["data"].as_array().unwrap().iter().cloned());
+        items.extend(r.body["data"].as_array().unwrap().iter().cloned());
         match r.body["nextCursor"].as_str() {
             Some(next) => cursor = Some(next.to_string()),
-            None => break,
+            None => return items,
         }
     }
+}
+
+/// Every event of the organization on a stack, oldest first (walks all pages).
+pub async fn all_events(api: &Api, base: &str, key: &str) -> Vec<Value> {
+    let mut events = every_item(api, &format!("{base}/v1/webhooks/events"), key).await;
     events.reverse();
     events
 }
