@@ -331,9 +331,7 @@ async fn virtual_accounts_and_the_representative() {
 /// by eight requests racing, answers the same account, and only one opens.
 #[tokio::test]
 async fn a_ghs_customer_has_one_virtual_account() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let (node, api, key) = unthrottled_node();
     let url = node.sandbox_url("/v1/virtual-accounts");
     let body = json!({ "currency": "GHS", "customerReference": "cust-17" });
     let tasks: Vec<_> = (0..8)

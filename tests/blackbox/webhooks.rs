@@ -374,23 +374,13 @@ async fn endpoints_are_created_read_updated_and_deleted() {
     }
     delete_endpoint(&api, base, key, &made[2]).await;
     let mut walked = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let url = match &cursor {
-            None => format!("{list_url}?limit=2"),
-            Some(c) => format!("{list_url}?limit=2&cursor={c}"),
-        };
-        let r = api.get(&url, key).await;
-        r.expect(200);
+    walk_pages(api, &list_url, key, 2, |r| {
         let page = r.body["data"].as_array().unwrap();
         assert!(page.len() <= 2, "limit=2: {}", r.text);
         assert_eq!(r.body["hasMore"].as_bool(), Some(r.body["nextCursor"].is_string()), "{}", r.text);
         walked.extend(page.iter().map(id_of));
-        match r.body["nextCursor"].as_str() {
-            Some(next) => cursor = Some(next.to_string()),
-            None => break,
-        }
-    }
+    })
+    .await;
     let ours: Vec<&String> = walked.iter().filter(|id| made.contains(id)).collect();
     let expected: Vec<&String> = made.iter().rev().filter(|id| **id != made[2]).collect();
     assert_eq!(ours, expected, "newest first, each once, the deleted one left out");

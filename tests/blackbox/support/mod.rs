@@ -547,6 +547,14 @@ pub async fn create_key(api: &Api, base: &str, session: &str, body: Value) -> (S
     (key["id"].as_str().unwrap().to_string(), key["secret"].as_str().unwrap().to_string())
 }
 
+/// A node of the test's own, not rate-limited, with a client and its
+/// sandbox key.
+pub fn unthrottled_node() -> (Node, Api, String) {
+    let node = Node::start(Options::unthrottled());
+    let key = node.creds.sandbox_key.clone();
+    (node, Api::new(), key)
+}
+
 /// Credits a sandbox balance.
 pub async fn deposit(api: &Api, node: &Node, key: &str, currency: &str, amount: &str) {
     api.post(
@@ -695,25 +703,33 @@ pub async fn balances_minor(api: &Api, base: &str, key: &str, currency: &str, sc
     }
 }
 
-/// Every item of the list at `url` (which may carry a query already), in
-/// the list's order, walking `nextCursor` 100 items at a time.
-pub async fn every_item(api: &Api, url: &str, key: &str) -> Vec<Value> {
+/// Walks the list at `url` (which may carry a query already) `limit` items
+/// a page, following `nextCursor`, and hands each page's answer to `page`.
+pub async fn walk_pages(api: &Api, url: &str, key: &str, limit: usize, mut page: impl FnMut(&Resp)) {
     let separator = if url.contains('?') { '&' } else { '?' };
-    let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
         let page_url = match &cursor {
-            Some(c) => format!("{url}{separator}limit=100&cursor={c}"),
-            None => format!("{url}{separator}limit=100"),
+            Some(c) => format!("{url}{separator}limit={limit}&cursor={c}"),
+            None => format!("{url}{separator}limit={limit}"),
         };
         let r = api.get(&page_url, key).await;
         r.expect(200);
-        items.extend(r.body["data"].as_array().unwrap().iter().cloned());
+        page(&r);
         match r.body["nextCursor"].as_str() {
             Some(next) => cursor = Some(next.to_string()),
-            None => return items,
+            None => return,
         }
     }
+}
+
+/// Every item of the list at `url` (which may carry a query already), in
+/// the list's order, walking `nextCursor` 100 items at a time.
+pub async fn every_item(api: &Api, url: &str, key: &str) -> Vec<Value> {
+    let mut items = Vec::new();
+    walk_pages(api, url, key, 100, |r| items.extend(r.body["data"].as_array().unwrap().iter().cloned()))
+        .await;
+    items
 }
 
 /// Every event of the organization on a stack, oldest first (walks all pages).
