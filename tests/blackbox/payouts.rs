@@ -59,10 +59,7 @@ async fn sandbox_payout_triggers_settle_with_events_balances_and_timelines() {
 
     // Default cents: completed, balance down by amount + fee.
     let r = api.post(&node.sandbox_url("/v1/payouts"), &key, payout_body("100.00", "po-default")).await;
-    r.expect(201);
-    let created = r.body["payout"].clone();
-    let id = created["id"].as_str().unwrap().to_string();
-    assert!(id.starts_with("pay_ghs_"), "{id}");
+    let (created, id) = r.created("payout", "pay_ghs_");
     assert_eq!(created["status"], "pending");
     assert_eq!(created["from"]["amount"], "100.00");
     assert_eq!(created["from"]["currency"], "GHS");

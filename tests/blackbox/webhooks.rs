@@ -203,20 +203,20 @@ async fn get_endpoint(api: &Api, base: &str, key: &str, id: &str) -> Value {
     r.body["webhookEndpoint"].clone()
 }
 
-/// The shared node with a client and the sandbox's key and base URL: what
-/// most tests here start from.
+/// The shared node, for the tests here that start from it with a client
+/// and the sandbox's key and base URL.
 struct OnSandbox {
     node: Arc<Node>,
-    api: Api,
 }
 
 impl OnSandbox {
     fn new() -> OnSandbox {
-        OnSandbox { node: SHARED.get(), api: Api::new() }
+        OnSandbox { node: SHARED.get() }
     }
 
-    fn parts(&self) -> (&Arc<Node>, &Api, &str, &str) {
-        (&self.node, &self.api, &self.node.creds.sandbox_key, &self.node.sandbox)
+    /// The node, a new client, the sandbox key and the sandbox's base URL.
+    fn parts(&self) -> (&Arc<Node>, Api, &str, &str) {
+        (&self.node, Api::new(), &self.node.creds.sandbox_key, &self.node.sandbox)
     }
 }
 
@@ -374,7 +374,7 @@ async fn endpoints_are_created_read_updated_and_deleted() {
     }
     delete_endpoint(&api, base, key, &made[2]).await;
     let mut walked = Vec::new();
-    walk_pages(api, &list_url, key, 2, |r| {
+    walk_pages(&api, &list_url, key, 2, |r| {
         let page = r.body["data"].as_array().unwrap();
         assert!(page.len() <= 2, "limit=2: {}", r.text);
         assert_eq!(r.body["hasMore"].as_bool(), Some(r.body["nextCursor"].is_string()), "{}", r.text);

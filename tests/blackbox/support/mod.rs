@@ -9,7 +9,7 @@ pub mod browser;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, Once, OnceLock, Weak};
+use std::sync::{Arc, Mutex, Once, OnceLock, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
@@ -327,21 +327,7 @@ impl Node {
 
 impl Drop for Node {
     fn drop(&mut self) {
-        if let Some(mut child) = self.child.lock().ok().and_then(|mut c| c.take()) {
-            // SAFETY: plain syscall on our own child.
-            unsafe {
-                libc::kill(self.pid as libc::pid_t, libc::SIGTERM);
-            }
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.halt(libc::SIGTERM);
         unregister(self.pid);
     }
 }
@@ -424,6 +410,16 @@ impl Resp {
     }
 
     #[track_caller]
+    /// The resource a `201` answer created (under `key`) and its id, which
+    /// must start with `prefix`.
+    pub fn created(&self, key: &str, prefix: &str) -> (Value, String) {
+        self.expect(201);
+        let resource = self.body[key].clone();
+        let id = resource["id"].as_str().unwrap().to_string();
+        assert!(id.starts_with(prefix), "{resource}");
+        (resource, id)
+    }
+
     pub fn expect_error(&self, status: u16, code: &str) -> &Self {
         assert_eq!((self.status, self.error()), (status, code), "unexpected error; body: {}", self.text);
         self
@@ -739,6 +735,11 @@ pub async fn all_events(api: &Api, base: &str, key: &str) -> Vec<Value> {
     events
 }
 
+/// The organization's events named `name` on a stack, oldest first.
+pub async fn events_named(api: &Api, base: &str, key: &str, name: &str) -> Vec<Value> {
+    all_events(api, base, key).await.into_iter().filter(|e| e["event"] == name).collect()
+}
+
 /// The names of the events whose `data.id` is `id`, oldest first.
 pub async fn event_names_for(api: &Api, base: &str, key: &str, id: &str) -> Vec<String> {
     all_events(api, base, key)
@@ -852,8 +853,13 @@ impl Node {
         self.halt(libc::SIGTERM);
     }
 
+    /// Sends `signal`, waits up to 10 s for the process to end, then kills
+    /// and reaps it. A poisoned lock still gives up the child: this runs
+    /// from `drop` too, which must not panic.
     fn halt(&self, signal: libc::c_int) {
-        let Some(mut child) = self.child.lock().unwrap().take() else { return };
+        let Some(mut child) = self.child.lock().unwrap_or_else(PoisonError::into_inner).take() else {
+            return;
+        };
         // SAFETY: plain syscall on our own child.
         unsafe {
             libc::kill(self.pid as libc::pid_t, signal);
