@@ -99,6 +99,13 @@ async fn scopes_limit_what_a_key_may_do() {
     );
     api.get(&node.sandbox_url("/v1/conversions"), &rates).await.expect_error(403, "forbidden");
     api.get(&node.sandbox_url("/v1/capabilities/GH"), &rates).await.expect_error(403, "forbidden");
+    // A HEAD runs the GET's handler, so it needs the GET's scope.
+    let head = |key: String| {
+        let url = node.sandbox_url("/v1/conversions");
+        async move { reqwest::Client::new().head(url).bearer_auth(key).send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(head(rates.clone()).await, 403);
+    assert_eq!(head(node.creds.sandbox_key.clone()).await, 200);
 
     let (_, reader) =
         create_key(&api, &node.sandbox, session, json!({ "name": "reader", "scopes": ["conversions:read"] }))
