@@ -107,10 +107,14 @@ fn quote(engine: &Engine, to_currency: &str, amount: i128) -> QuoteRecord {
     }
 }
 
-/// The ledger checks out after the race; then the engine stops.
-fn assert_consistent_and_shut_down(engine: Engine) {
+fn assert_consistent(engine: &Engine) {
     let report = sika_engine::verify::verify(engine.database()).expect("verify");
     assert!(report.is_consistent(), "{:?}", report.problems);
+}
+
+/// The ledger checks out after the race; then the engine stops.
+fn assert_consistent_and_shut_down(engine: Engine) {
+    assert_consistent(&engine);
     engine.shutdown();
 }
 
