@@ -18,7 +18,8 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use criterion::{Criterion, SamplingMode, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use sika_benches::*;
@@ -65,6 +66,29 @@ impl Tally {
         self.per_iteration.push(transfers as f64 / elapsed.as_secs_f64());
     }
 
+    /// Runs one iteration on `engine` (it returns how many transfers it
+    /// applied), adds its figures and returns its wall time.
+    fn time(&mut self, engine: &Engine, iteration: impl FnOnce() -> usize) -> Duration {
+        let before = engine.stats().commits;
+        let cpu_before = writer_cpu();
+        let start = Instant::now();
+        let applied = iteration();
+        let elapsed = start.elapsed();
+        self.add(applied, engine.stats().commits - before, elapsed, writer_cpu() - cpu_before);
+        elapsed
+    }
+
+    /// The summary line of a group-commit benchmark whose submitters are `how`.
+    fn submitters_summary(&self, id: &str, how: &str) {
+        summary(format!(
+            "SUMMARY {id}: {:.0} transfers/s ({how}; median iteration {:.0}/s; {:.1} commands per commit; {})",
+            self.rate(),
+            self.median_rate(),
+            self.transfers as f64 / self.commits as f64,
+            self.writer_cpu(),
+        ));
+    }
+
     fn rate(&self) -> f64 {
         self.transfers as f64 / self.elapsed.as_secs_f64()
     }
@@ -84,6 +108,40 @@ impl Tally {
         rates.sort_by(f64::total_cmp);
         rates[rates.len() / 2]
     }
+}
+
+/// A group of ten flat samples taken over `seconds` after a second of
+/// warm-up, each iteration `elements` transfers.
+fn flat_group<'a>(
+    c: &'a mut Criterion,
+    name: &str,
+    seconds: u64,
+    elements: u64,
+) -> BenchmarkGroup<'a, WallTime> {
+    let mut group = c.benchmark_group(name);
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(seconds))
+        .throughput(Throughput::Elements(elements));
+    group
+}
+
+/// Benchmarks `iteration` (it returns how many transfers it applied) as
+/// `name` in `group`, timing each run as [`Tally::time`] does, and returns
+/// the figures of every timed run.
+fn bench_transfers(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: String,
+    engine: &Engine,
+    mut iteration: impl FnMut() -> usize,
+) -> Tally {
+    let mut tally = Tally::default();
+    group.bench_function(name, |b| {
+        b.iter_custom(|iters| (0..iters).map(|_| tally.time(engine, &mut iteration)).sum())
+    });
+    tally
 }
 
 /// Whether the command line's filters (if any) select `name`.
@@ -137,25 +195,13 @@ fn batch_apply(c: &mut Criterion) {
             );
         }
         let mut tally = Tally::default();
-        let mut group = c.benchmark_group("batch_apply");
-        group
-            .sample_size(10)
-            .sampling_mode(SamplingMode::Flat)
-            .warm_up_time(Duration::from_secs(1))
-            .measurement_time(Duration::from_secs(8))
-            .throughput(Throughput::Elements(BATCH_COMMANDS_MAX as u64));
+        let mut group = flat_group(c, "batch_apply", 8, BATCH_COMMANDS_MAX as u64);
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
                     let batch = commands(&mut rng);
-                    let before = engine.stats().commits;
-                    let cpu_before = writer_cpu();
-                    let start = Instant::now();
-                    let applied = apply_as_one_batch(&engine, batch);
-                    let elapsed = start.elapsed();
-                    total += elapsed;
-                    tally.add(applied, engine.stats().commits - before, elapsed, writer_cpu() - cpu_before);
+                    total += tally.time(&engine, || apply_as_one_batch(&engine, batch));
                 }
                 total
             })
@@ -181,7 +227,6 @@ fn batch_apply(c: &mut Criterion) {
     }
 }
 
-#[expect(clippy::too_many_lines)]
 fn group_commit(c: &mut Criterion) {
     let per_iteration = SUBMITTERS * PER_SUBMITTER;
     let tasks_id = format!("group_commit/{SUBMITTERS}_submitters");
@@ -190,13 +235,7 @@ fn group_commit(c: &mut Criterion) {
         return;
     }
     let (_dir, engine) = funded_engine("group_commit");
-    let mut group = c.benchmark_group("group_commit");
-    group
-        .sample_size(10)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(8))
-        .throughput(Throughput::Elements(per_iteration as u64));
+    let mut group = flat_group(c, "group_commit", 8, per_iteration as u64);
 
     if selected(&tasks_id) {
         let runtime =
@@ -204,109 +243,56 @@ fn group_commit(c: &mut Criterion) {
         println!(
             "[{tasks_id}] {SUBMITTERS} tokio tasks on a multi-thread runtime, {PER_SUBMITTER} transfers each"
         );
-        let mut tally = Tally::default();
         let mut seed = 0u64;
-        group.bench_function(format!("{SUBMITTERS}_submitters"), |b| {
-            b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let before = engine.stats().commits;
-                    let cpu_before = writer_cpu();
-                    let start = Instant::now();
-                    runtime.block_on(async {
-                        let handles: Vec<_> = (0..SUBMITTERS)
-                            .map(|_| {
-                                seed += 1;
-                                let engine = engine.clone();
-                                let mut rng = SmallRng::seed_from_u64(seed);
-                                tokio::spawn(async move {
-                                    for _ in 0..PER_SUBMITTER {
-                                        let (debit, credit) = uniform_pair(&mut rng, ACCOUNTS);
-                                        let command = transfer(debit, credit, small_amount(&mut rng));
-                                        engine.execute(command).await.expect("transfer applied");
-                                    }
-                                })
-                            })
-                            .collect();
-                        for handle in handles {
-                            handle.await.expect("submitter finished");
-                        }
-                    });
-                    let elapsed = start.elapsed();
-                    total += elapsed;
-                    tally.add(
-                        per_iteration,
-                        engine.stats().commits - before,
-                        elapsed,
-                        writer_cpu() - cpu_before,
-                    );
+        let tally = bench_transfers(&mut group, format!("{SUBMITTERS}_submitters"), &engine, || {
+            runtime.block_on(async {
+                let handles: Vec<_> = (0..SUBMITTERS)
+                    .map(|_| {
+                        seed += 1;
+                        let engine = engine.clone();
+                        let mut rng = SmallRng::seed_from_u64(seed);
+                        tokio::spawn(async move {
+                            for _ in 0..PER_SUBMITTER {
+                                engine.execute(uniform_transfer(&mut rng)).await.expect("transfer applied");
+                            }
+                        })
+                    })
+                    .collect();
+                for handle in handles {
+                    handle.await.expect("submitter finished");
                 }
-                total
-            })
+            });
+            per_iteration
         });
-        summary(format!(
-            "SUMMARY {tasks_id}: {:.0} transfers/s (tokio tasks; median iteration {:.0}/s; {:.1} commands per \
-             commit; {})",
-            tally.rate(),
-            tally.median_rate(),
-            tally.transfers as f64 / tally.commits as f64,
-            tally.writer_cpu(),
-        ));
+        tally.submitters_summary(&tasks_id, "tokio tasks");
     }
 
     if selected(&threads_id) {
         println!(
             "[{threads_id}] {SUBMITTERS} OS threads with execute_blocking, {PER_SUBMITTER} transfers each"
         );
-        let mut tally = Tally::default();
         let mut seed = 1_000_000u64;
-        group.bench_function(format!("{SUBMITTERS}_threads"), |b| {
-            b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let before = engine.stats().commits;
-                    let cpu_before = writer_cpu();
-                    let start = Instant::now();
-                    std::thread::scope(|scope| {
-                        for _ in 0..SUBMITTERS {
-                            seed += 1;
-                            let engine = &engine;
-                            let mut rng = SmallRng::seed_from_u64(seed);
-                            scope.spawn(move || {
-                                for _ in 0..PER_SUBMITTER {
-                                    let (debit, credit) = uniform_pair(&mut rng, ACCOUNTS);
-                                    let command = transfer(debit, credit, small_amount(&mut rng));
-                                    engine.execute_blocking(command).expect("transfer applied");
-                                }
-                            });
+        let tally = bench_transfers(&mut group, format!("{SUBMITTERS}_threads"), &engine, || {
+            std::thread::scope(|scope| {
+                for _ in 0..SUBMITTERS {
+                    seed += 1;
+                    let engine = &engine;
+                    let mut rng = SmallRng::seed_from_u64(seed);
+                    scope.spawn(move || {
+                        for _ in 0..PER_SUBMITTER {
+                            engine.execute_blocking(uniform_transfer(&mut rng)).expect("transfer applied");
                         }
                     });
-                    let elapsed = start.elapsed();
-                    total += elapsed;
-                    tally.add(
-                        per_iteration,
-                        engine.stats().commits - before,
-                        elapsed,
-                        writer_cpu() - cpu_before,
-                    );
                 }
-                total
-            })
+            });
+            per_iteration
         });
-        summary(format!(
-            "SUMMARY {threads_id}: {:.0} transfers/s (OS threads; median iteration {:.0}/s; {:.1} commands per \
-             commit; {})",
-            tally.rate(),
-            tally.median_rate(),
-            tally.transfers as f64 / tally.commits as f64,
-            tally.writer_cpu(),
-        ));
+        tally.submitters_summary(&threads_id, "OS threads");
     }
     group.finish();
     engine.shutdown();
 }
 
-#[expect(clippy::too_many_lines)]
 fn single_submitter(c: &mut Criterion) {
     let id = "single_submitter/latency";
     if !selected(id) {
@@ -315,20 +301,13 @@ fn single_submitter(c: &mut Criterion) {
     let (dir, engine) = funded_engine(id);
     let mut rng = SmallRng::seed_from_u64(11);
     let one = |rng: &mut SmallRng| {
-        let (debit, credit) = uniform_pair(rng, ACCOUNTS);
-        let command = transfer(debit, credit, small_amount(rng));
+        let command = uniform_transfer(rng);
         let start = Instant::now();
         engine.execute_blocking(command).expect("transfer applied");
         start.elapsed()
     };
 
-    let mut group = c.benchmark_group("single_submitter");
-    group
-        .sample_size(10)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(5))
-        .throughput(Throughput::Elements(1));
+    let mut group = flat_group(c, "single_submitter", 5, 1);
     group.bench_function("latency", |b| b.iter_custom(|iters| (0..iters).map(|_| one(&mut rng)).sum()));
     group.finish();
 

@@ -119,14 +119,15 @@ pub fn small_amount(rng: &mut SmallRng) -> i128 {
     rng.random_range(1..=100)
 }
 
+/// A small transfer between two accounts drawn uniformly.
+pub fn uniform_transfer(rng: &mut SmallRng) -> Command {
+    let (debit, credit) = uniform_pair(rng, ACCOUNTS);
+    transfer(debit, credit, small_amount(rng))
+}
+
 /// `count` uniform org→org transfers.
 pub fn uniform_transfers(rng: &mut SmallRng, count: usize) -> Vec<Command> {
-    (0..count)
-        .map(|_| {
-            let (debit, credit) = uniform_pair(rng, ACCOUNTS);
-            transfer(debit, credit, small_amount(rng))
-        })
-        .collect()
+    (0..count).map(|_| uniform_transfer(rng)).collect()
 }
 
 /// `count` transfers from uniform accounts into the hot account `hot`.

@@ -439,6 +439,34 @@ impl Tally {
         }
     }
 
+    /// Counts an answer to `label`: its status, and, when that is `expected`
+    /// for a request started inside the measured `window`, one operation and
+    /// its latency. Returns whether it counted as an operation.
+    fn answer(
+        &mut self,
+        label: &'static str,
+        answer: Result<Response, String>,
+        expected: u16,
+        started: Instant,
+        window: &Window,
+    ) -> bool {
+        match answer {
+            Ok(r) => {
+                self.status(label, r.status);
+                let counted = r.status == expected && window.measured(started);
+                if counted {
+                    self.ops += 1;
+                    self.latencies.push(started.elapsed().as_micros() as u32);
+                }
+                counted
+            }
+            Err(e) => {
+                self.error(label, e);
+                false
+            }
+        }
+    }
+
     fn merge(&mut self, other: Tally) {
         self.ops += other.ops;
         self.latencies.extend(other.latencies);
@@ -668,16 +696,7 @@ async fn accounts(ctx: &Ctx) {
         while window.running(done) {
             done += 1;
             let started = Instant::now();
-            match conn.get("/v1/accounts").await {
-                Ok(r) => {
-                    tally.status("GET /v1/accounts", r.status);
-                    if r.status == 200 && window.measured(started) {
-                        tally.ops += 1;
-                        tally.latencies.push(started.elapsed().as_micros() as u32);
-                    }
-                }
-                Err(e) => tally.error("GET /v1/accounts", e),
-            }
+            tally.answer("GET /v1/accounts", conn.get("/v1/accounts").await, 200, started, &window);
         }
         (tally, conn)
     })
@@ -732,16 +751,14 @@ async fn conversions(ctx: &Ctx) {
                 };
                 let quoted = Instant::now();
                 let body = format!(r#"{{"quoteId":"{quote}"}}"#);
-                match conn.post("/v1/conversions", body).await {
-                    Ok(r) => {
-                        tally.status("POST /v1/conversions", r.status);
-                        if r.status == 201 && window.measured(started) {
-                            tally.ops += 1;
-                            tally.latencies.push(started.elapsed().as_micros() as u32);
-                            tally.extra.push(quoted.elapsed().as_micros() as u32);
-                        }
-                    }
-                    Err(e) => tally.error("POST /v1/conversions", e),
+                if tally.answer(
+                    "POST /v1/conversions",
+                    conn.post("/v1/conversions", body).await,
+                    201,
+                    started,
+                    &window,
+                ) {
+                    tally.extra.push(quoted.elapsed().as_micros() as u32);
                 }
             }
             (tally, conn)
@@ -777,16 +794,7 @@ async fn payouts(ctx: &Ctx) {
                 r#"{{"from":{{"currency":"GHS","amount":"10.00"}},"to":{{"code":"mtn_gh","accountNumber":"+233241234567"}},"externalReference":"load-{task}-{done}"}}"#
             );
             let started = Instant::now();
-            match conn.post("/v1/payouts", body).await {
-                Ok(r) => {
-                    tally.status("POST /v1/payouts", r.status);
-                    if r.status == 201 && window.measured(started) {
-                        tally.ops += 1;
-                        tally.latencies.push(started.elapsed().as_micros() as u32);
-                    }
-                }
-                Err(e) => tally.error("POST /v1/payouts", e),
-            }
+            tally.answer("POST /v1/payouts", conn.post("/v1/payouts", body).await, 201, started, &window);
         }
         (tally, conn)
     })
@@ -887,16 +895,13 @@ async fn webhooks(ctx: &Ctx) {
             while window.running(done) {
                 done += 1;
                 let started = Instant::now();
-                match conn.post("/v1/simulations/deposits", body.clone()).await {
-                    Ok(r) => {
-                        tally.status("POST /v1/simulations/deposits", r.status);
-                        if r.status == 201 && window.measured(started) {
-                            tally.ops += 1;
-                            tally.latencies.push(started.elapsed().as_micros() as u32);
-                        }
-                    }
-                    Err(e) => tally.error("POST /v1/simulations/deposits", e),
-                }
+                tally.answer(
+                    "POST /v1/simulations/deposits",
+                    conn.post("/v1/simulations/deposits", body.clone()).await,
+                    201,
+                    started,
+                    &window,
+                );
             }
             (tally, conn)
         }

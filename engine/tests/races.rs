@@ -8,7 +8,7 @@ use std::thread;
 
 use sika_engine::{
     AccountRef, Applied, Command, Engine, EngineConfig, EngineError, Outcome, PendingState, QuoteAmount,
-    TransferSpec,
+    QuoteRecord, TransferSpec,
 };
 use tempfile::TempDir;
 
@@ -18,6 +18,23 @@ fn open() -> (TempDir, Engine) {
     let dir = tempfile::tempdir().expect("tempdir");
     let engine = Engine::open(EngineConfig::new(Some(dir.path().join("ledger.redb")))).expect("open");
     (dir, engine)
+}
+
+/// The outcome of the one result that was applied fresh (not replayed),
+/// as `fresh` reads it; fails unless exactly one was.
+fn the_one_fresh<T: std::fmt::Debug>(
+    results: &[Result<Applied, EngineError>],
+    fresh: impl Fn(&Outcome) -> Option<T>,
+) -> T {
+    let mut winners: Vec<T> = results
+        .iter()
+        .filter_map(|r| match r {
+            Ok(Applied { outcome, replayed: false }) => fresh(outcome),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(winners.len(), 1, "exactly one fresh outcome: {winners:?}");
+    winners.remove(0)
 }
 
 /// Starts `THREADS` threads that wait on one barrier, then each submits
@@ -74,28 +91,38 @@ fn posted(from: &str, to: &str, amount: i128) -> TransferSpec {
     }
 }
 
+/// A quote for org_q from `amount` minor units of USD to `to_currency`.
+fn quote(engine: &Engine, to_currency: &str, amount: i128) -> QuoteRecord {
+    let quoted = engine
+        .execute_blocking(Command::CreateQuote {
+            organization: "org_q".into(),
+            from_currency: "USD".into(),
+            to_currency: to_currency.into(),
+            amount: QuoteAmount::From(amount),
+        })
+        .expect("quote");
+    match quoted.outcome {
+        Outcome::Quote(q) => q,
+        other => panic!("{other:?}"),
+    }
+}
+
 fn assert_consistent(engine: &Engine) {
     let report = sika_engine::verify::verify(&*engine.database().expect("the database")).expect("verify");
     assert!(report.is_consistent(), "{:?}", report.problems);
+}
+
+/// The ledger checks out after the race; then the engine stops.
+fn assert_consistent_and_shut_down(engine: Engine) {
+    assert_consistent(&engine);
+    engine.shutdown();
 }
 
 #[test]
 fn concurrent_executes_of_one_quote_convert_once() {
     let (_dir, engine) = open();
     deposit(&engine, "org_q", "USD", 1_000_000);
-    let quote = match engine
-        .execute_blocking(Command::CreateQuote {
-            organization: "org_q".into(),
-            from_currency: "USD".into(),
-            to_currency: "GHS".into(),
-            amount: QuoteAmount::From(25_000),
-        })
-        .expect("quote")
-        .outcome
-    {
-        Outcome::Quote(q) => q,
-        other => panic!("{other:?}"),
-    };
+    let quote = quote(&engine, "GHS", 25_000);
 
     // The threads race into the queue while the writer is held before its
     // next batch, so every execute provably arrives before the executing
@@ -157,8 +184,7 @@ fn concurrent_executes_of_one_quote_convert_once() {
         external_reference: None,
     });
     assert!(matches!(again, Err(EngineError::QuoteExecuted(_))), "{again:?}");
-    assert_consistent(&engine);
-    engine.shutdown();
+    assert_consistent_and_shut_down(engine);
 }
 
 #[test]
@@ -190,8 +216,7 @@ fn concurrent_identical_deposits_apply_once() {
     assert_eq!(snapshot.list("org_d", "deposits", None, 100).unwrap().len(), 1);
     assert_eq!(snapshot.journal_length().unwrap(), 1);
     drop(snapshot);
-    assert_consistent(&engine);
-    engine.shutdown();
+    assert_consistent_and_shut_down(engine);
 }
 
 #[test]
@@ -205,15 +230,10 @@ fn concurrent_deposits_with_one_reference_and_different_bodies_apply_once() {
         external_reference: Some("dep-2".into()),
     });
 
-    let winners: Vec<_> = results
-        .iter()
-        .filter_map(|r| match r {
-            Ok(Applied { outcome: Outcome::Deposit(d), replayed: false }) => Some(d.clone()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(winners.len(), 1, "exactly one fresh deposit: {winners:?}");
-    let winner = &winners[0];
+    let winner = &the_one_fresh(&results, |outcome| match outcome {
+        Outcome::Deposit(d) => Some(d.clone()),
+        _ => None,
+    });
     for (i, result) in results.iter().enumerate() {
         if amount(i) == winner.amount {
             match result {
@@ -229,8 +249,7 @@ fn concurrent_deposits_with_one_reference_and_different_bodies_apply_once() {
     }
     assert_eq!(available(&engine, "org_d", "USD"), winner.amount, "credited once");
     assert_eq!(engine.read().unwrap().list("org_d", "deposits", None, 100).unwrap().len(), 1);
-    assert_consistent(&engine);
-    engine.shutdown();
+    assert_consistent_and_shut_down(engine);
 }
 
 #[test]
@@ -243,15 +262,10 @@ fn concurrent_transfers_with_one_reference_apply_once() {
         external_reference: Some("tr-1".into()),
     });
 
-    let winners: Vec<_> = results
-        .iter()
-        .filter_map(|r| match r {
-            Ok(Applied { outcome: Outcome::Transfers(t), replayed: false }) => Some(t.clone()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(winners.len(), 1, "exactly one fresh transfer: {winners:?}");
-    let winner = &winners[0];
+    let winner = &the_one_fresh(&results, |outcome| match outcome {
+        Outcome::Transfers(t) => Some(t.clone()),
+        _ => None,
+    });
     assert_eq!(winner.len(), 1);
     let (winner_id, winner_amount) = (winner[0].id, winner[0].amount);
     for (i, result) in results.iter().enumerate() {
@@ -268,8 +282,7 @@ fn concurrent_transfers_with_one_reference_apply_once() {
     assert_eq!(available(&engine, "org_a", "USD"), 1_000_000 - winner_amount);
     assert_eq!(available(&engine, "org_b", "USD"), winner_amount);
     assert_eq!(engine.read().unwrap().journal_length().unwrap(), 2, "the deposit and one transfer");
-    assert_consistent(&engine);
-    engine.shutdown();
+    assert_consistent_and_shut_down(engine);
 }
 
 #[test]
@@ -285,8 +298,7 @@ fn concurrent_transfers_never_overdraw() {
     assert_eq!((ok, refused), (10, THREADS - 10), "{results:?}");
     assert_eq!(available(&engine, "org_a", "USD"), 0);
     assert_eq!(available(&engine, "org_b", "USD"), 1_000);
-    assert_consistent(&engine);
-    engine.shutdown();
+    assert_consistent_and_shut_down(engine);
 }
 
 #[test]
@@ -329,8 +341,7 @@ fn concurrent_settlements_of_one_hold_settle_it_once() {
     assert_eq!(state, Some(expected));
     assert_eq!(available(&engine, "org_a", "USD"), if posted { 300 } else { 1_000 });
     assert_eq!(available(&engine, "org_b", "USD"), if posted { 700 } else { 0 });
-    assert_consistent(&engine);
-    engine.shutdown();
+    assert_consistent_and_shut_down(engine);
 }
 
 /// An execute that raced with the executing one got the conversion back;
@@ -348,19 +359,7 @@ fn a_concurrent_execute_can_be_retried_with_its_reference() {
     // received before the first one's commit is acknowledged); try a few
     // quotes until they do.
     for attempt in 0..20 {
-        let quote = match engine
-            .execute_blocking(Command::CreateQuote {
-                organization: "org_q".into(),
-                from_currency: "USD".into(),
-                to_currency: "XOF".into(),
-                amount: QuoteAmount::From(1_000),
-            })
-            .expect("quote")
-            .outcome
-        {
-            Outcome::Quote(q) => q,
-            other => panic!("{other:?}"),
-        };
+        let quote = quote(&engine, "XOF", 1_000);
         let (first, second) =
             (execute(&quote.id, &format!("a-{attempt}")), execute(&quote.id, &format!("b-{attempt}")));
         let pending_first = engine.enqueue_blocking(first).expect("enqueue");

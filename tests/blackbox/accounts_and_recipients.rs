@@ -22,10 +22,7 @@ async fn recipients_single_bulk_and_as_payout_destinations() {
 
     // One at a time.
     let r = api.post(&url, &key, recipient("Ama Mensah", "mtn_gh", PHONE)).await;
-    r.expect(201);
-    let ama = r.body["recipient"].clone();
-    let ama_id = ama["id"].as_str().unwrap().to_string();
-    assert!(ama_id.starts_with("rcp_"), "{ama}");
+    let (ama, ama_id) = r.created("recipient", "rcp_");
     assert_eq!(ama["name"], "Ama Mensah");
     assert_eq!(ama["code"], "mtn_gh");
     assert_eq!(ama["currency"], "GHS", "the method's currency");
@@ -196,10 +193,7 @@ async fn virtual_accounts_and_the_representative() {
     // Sandbox: no representative yet; a GHS account fills the default.
     api.get(&rep_url, &key).await.expect_error(404, "not_found");
     let r = api.post(&va_url, &key, json!({ "currency": "GHS", "customerReference": "cust-1" })).await;
-    r.expect(201);
-    let va = r.body["virtualAccount"].clone();
-    let va_id = va["id"].as_str().unwrap().to_string();
-    assert!(va_id.starts_with("va_"), "{va}");
+    let (va, va_id) = r.created("virtualAccount", "va_");
     assert_eq!(va["currency"], "GHS");
     assert_eq!(va["customerReference"], "cust-1");
     assert_eq!(va["status"], "active");
@@ -244,11 +238,7 @@ async fn virtual_accounts_and_the_representative() {
     again.expect(200);
     assert_eq!(again.body["deposit"]["id"], r.body["deposit"]["id"], "a replayed deposit is the same one");
     assert_eq!(balances_minor(&api, &node.sandbox, &key, "GHS", 2).await, (10_000, 0), "credited once");
-    let credited: Vec<Value> = all_events(&api, &node.sandbox, &key)
-        .await
-        .into_iter()
-        .filter(|e| e["event"] == "account.credited")
-        .collect();
+    let credited = events_named(&api, &node.sandbox, &key, "account.credited").await;
     assert_eq!(credited.len(), 2, "{credited:?}");
     assert_eq!(credited[0]["data"]["currency"], "GHS");
     assert_eq!(credited[0]["data"]["availableBalance"], "75.00");
@@ -331,9 +321,7 @@ async fn virtual_accounts_and_the_representative() {
 /// by eight requests racing, answers the same account, and only one opens.
 #[tokio::test]
 async fn a_ghs_customer_has_one_virtual_account() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let (node, api, key) = unthrottled_node();
     let url = node.sandbox_url("/v1/virtual-accounts");
     let body = json!({ "currency": "GHS", "customerReference": "cust-17" });
     let tasks: Vec<_> = (0..8)

@@ -99,6 +99,13 @@ async fn scopes_limit_what_a_key_may_do() {
     );
     api.get(&node.sandbox_url("/v1/conversions"), &rates).await.expect_error(403, "forbidden");
     api.get(&node.sandbox_url("/v1/capabilities/GH"), &rates).await.expect_error(403, "forbidden");
+    // A HEAD runs the GET's handler, so it needs the GET's scope.
+    let head = |key: String| {
+        let url = node.sandbox_url("/v1/conversions");
+        async move { reqwest::Client::new().head(url).bearer_auth(key).send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(head(rates.clone()).await, 403);
+    assert_eq!(head(node.creds.sandbox_key.clone()).await, 200);
 
     let (_, reader) =
         create_key(&api, &node.sandbox, session, json!({ "name": "reader", "scopes": ["conversions:read"] }))
@@ -147,27 +154,9 @@ async fn the_ip_allow_list_without_a_trusted_proxy() {
     let api = Api::new();
     let session = &node.creds.owner_session;
     let url = node.sandbox_url("/v1/accounts");
-    let (_, elsewhere) = create_key(
-        &api,
-        &node.sandbox,
-        session,
-        json!({ "name": "elsewhere", "scopes": ["*"], "allowedIps": ["10.9.9.9"] }),
-    )
-    .await;
-    let (_, loopback) = create_key(
-        &api,
-        &node.sandbox,
-        session,
-        json!({ "name": "here", "scopes": ["*"], "allowedIps": ["127.0.0.1"] }),
-    )
-    .await;
-    let (_, block) = create_key(
-        &api,
-        &node.sandbox,
-        session,
-        json!({ "name": "block", "scopes": ["*"], "allowedIps": ["127.0.0.0/8"] }),
-    )
-    .await;
+    let elsewhere = key_allowing(&api, &node.sandbox, session, "elsewhere", "10.9.9.9").await;
+    let loopback = key_allowing(&api, &node.sandbox, session, "here", "127.0.0.1").await;
+    let block = key_allowing(&api, &node.sandbox, session, "block", "127.0.0.0/8").await;
     api.get(&url, &elsewhere).await.expect_error(403, "forbidden");
     api.get(&url, &loopback).await.expect(200);
     api.get(&url, &block).await.expect(200);
@@ -190,20 +179,8 @@ async fn the_ip_allow_list_behind_a_trusted_proxy() {
     let api = Api::new();
     let session = &node.creds.owner_session;
     let url = node.sandbox_url("/v1/accounts");
-    let (_, remote) = create_key(
-        &api,
-        &node.sandbox,
-        session,
-        json!({ "name": "remote", "scopes": ["*"], "allowedIps": ["203.0.113.7"] }),
-    )
-    .await;
-    let (_, loopback) = create_key(
-        &api,
-        &node.sandbox,
-        session,
-        json!({ "name": "here", "scopes": ["*"], "allowedIps": ["127.0.0.1"] }),
-    )
-    .await;
+    let remote = key_allowing(&api, &node.sandbox, session, "remote", "203.0.113.7").await;
+    let loopback = key_allowing(&api, &node.sandbox, session, "here", "127.0.0.1").await;
     let get = |key: &str, hop: Option<&str>| {
         let (api, url, key, hop) = (api.clone(), url.clone(), key.to_string(), hop.map(str::to_string));
         async move {
@@ -231,6 +208,13 @@ async fn the_ip_allow_list_behind_a_trusted_proxy() {
     get(&loopback, None).await.expect(200);
     // An unparseable header falls back to the peer.
     get(&loopback, Some("not-an-address")).await.expect(200);
+}
+
+/// A sandbox key of every scope that only callers from `allowed` (an
+/// address or a block) may use.
+async fn key_allowing(api: &Api, sandbox: &str, session: &str, name: &str, allowed: &str) -> String {
+    let body = json!({ "name": name, "scopes": ["*"], "allowedIps": [allowed] });
+    create_key(api, sandbox, session, body).await.1
 }
 
 /// RFC 7235: the authentication scheme is case-insensitive, on both stacks

@@ -208,10 +208,10 @@ async fn a_quote_for_a_fixed_to_amount_and_the_rate_it_locks() {
     // The bought currency is an inflow: account.credited fires for it, as
     // for a deposit, carrying the credited account (issue 15.4).
     let xof = conversion["to"]["accountNumber"].as_str().unwrap();
-    let credited: Vec<Value> = all_events(&api, &node.sandbox, &key)
+    let credited: Vec<Value> = events_named(&api, &node.sandbox, &key, "account.credited")
         .await
         .into_iter()
-        .filter(|e| e["event"] == "account.credited" && e["data"]["id"] == xof)
+        .filter(|e| e["data"]["id"] == xof)
         .collect();
     assert_eq!(credited.len(), 1, "one account.credited for the conversion's credit: {credited:?}");
     assert_eq!(credited[0]["data"]["availableBalance"], "6000");

@@ -42,6 +42,13 @@ async fn pay(api: &Api, node: &Node, target: &str, amount: &str) -> Resp {
     api.call("POST", &node.sandbox_url(&format!("/pay/{target}/sessions")), None, Some(body)).await
 }
 
+/// A payer's attempt that names no amount (it pays what remains, where the
+/// target knows that); returns the answer.
+async fn pay_no_amount(api: &Api, node: &Node, target: &str) -> Resp {
+    let body = json!({ "method": "mobile_money", "network": "mtn_gh", "phone": PHONE });
+    api.call("POST", &node.sandbox_url(&format!("/pay/{target}/sessions")), None, Some(body)).await
+}
+
 /// Pays and waits until the session settles; returns (link id, session).
 async fn pay_settled(api: &Api, node: &Node, target: &str, amount: &str) -> (String, Value) {
     let r = pay(api, node, target, amount).await;
@@ -162,14 +169,7 @@ async fn an_open_amount_page_paid_by_three_payers_spawns_three_child_links() {
     let page_id = p["id"].as_str().unwrap().to_string();
 
     // An open amount needs the payer's amount.
-    let r = api
-        .call(
-            "POST",
-            &node.sandbox_url(&format!("/pay/{page_id}/sessions")),
-            None,
-            Some(json!({ "method": "mobile_money", "network": "mtn_gh", "phone": PHONE })),
-        )
-        .await;
+    let r = pay_no_amount(&api, &node, &page_id).await;
     r.expect_field(400, "validation_error", "amount");
 
     let mut links = Vec::new();
@@ -255,14 +255,7 @@ async fn a_link_paid_in_two_partial_payments() {
     assert!(page_html.contains("remaining 60.00 GHS"), "the hosted page shows what is left");
 
     // Without an amount the payer pays what remains.
-    let r = api
-        .call(
-            "POST",
-            &node.sandbox_url(&format!("/pay/{id}/sessions")),
-            None,
-            Some(json!({ "method": "mobile_money", "network": "mtn_gh", "phone": PHONE })),
-        )
-        .await;
+    let r = pay_no_amount(&api, node, &id).await;
     r.expect(201);
     assert_eq!(r.body["session"]["destinationAmount"], "60.00");
     let l = poll_until(

@@ -44,11 +44,8 @@ async fn collect(api: &Api, node: &Node, amount: &str, reference: &str, outcome:
 }
 
 async fn credited_count(api: &Api, node: &Node, currency: &str) -> usize {
-    all_events(api, &node.sandbox, &node.creds.sandbox_key)
-        .await
-        .iter()
-        .filter(|e| e["event"] == "account.credited" && e["data"]["currency"] == currency)
-        .count()
+    let credited = events_named(api, &node.sandbox, &node.creds.sandbox_key, "account.credited").await;
+    credited.iter().filter(|e| e["data"]["currency"] == currency).count()
 }
 
 #[tokio::test]
@@ -232,11 +229,7 @@ async fn live_collections_wait_for_the_operator() {
         wait_for_events(&api, &live, &key, &declined, &["collection.failed"]).await,
         vec!["collection.pending", "collection.failed"]
     );
-    let credited: Vec<Value> = all_events(&api, &live, &key)
-        .await
-        .into_iter()
-        .filter(|e| e["event"] == "account.credited")
-        .collect();
+    let credited = events_named(&api, &live, &key, "account.credited").await;
     assert_eq!(credited.len(), 1, "{credited:?}");
     assert_eq!(credited[0]["data"]["availableBalance"], "40.00");
     // The sandbox knows nothing of live collections.

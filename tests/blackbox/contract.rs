@@ -75,26 +75,16 @@ async fn the_payment_link_email_filter_ignores_case() {
 /// Walks a list with `limit=1`, following `nextCursor`; returns the ids (or
 /// codes) in order.
 async fn walk(api: &Api, url: &str, key: &str, id: &str) -> Vec<Value> {
-    let separator = if url.contains('?') { '&' } else { '?' };
     let mut seen = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let page_url = match &cursor {
-            Some(c) => format!("{url}{separator}limit=1&cursor={c}"),
-            None => format!("{url}{separator}limit=1"),
-        };
-        let r = api.get(&page_url, key).await;
-        r.expect(200);
+    walk_pages(api, url, key, 1, |r| {
         let data = r.body["data"].as_array().unwrap();
         assert!(data.len() <= 1, "limit=1 gave {}", r.body);
         seen.extend(data.iter().map(|item| item[id].clone()));
-        if r.body["hasMore"] == false {
-            assert_eq!(r.body["nextCursor"], Value::Null);
-            return seen;
-        }
-        cursor = Some(r.body["nextCursor"].as_str().unwrap().to_string());
+        assert_eq!(r.body["hasMore"].as_bool(), Some(r.body["nextCursor"].is_string()), "{}", r.body);
         assert!(seen.len() < 200, "the walk never ends");
-    }
+    })
+    .await;
+    seen
 }
 
 /// Keys, a country's methods and the simulations index page like every

@@ -68,25 +68,6 @@ async fn convert(api: Api, base: String, key: String, prefix: String, acked: Arc
     }
 }
 
-/// Every item of a list, walking `nextCursor`.
-async fn every_item(api: &Api, url: &str, key: &str) -> Vec<Value> {
-    let mut items = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let page_url = match &cursor {
-            Some(c) => format!("{url}?limit=100&cursor={c}"),
-            None => format!("{url}?limit=100"),
-        };
-        let r = api.get(&page_url, key).await;
-        r.expect(200);
-        items.extend(r.body["data"].as_array().unwrap().iter().cloned());
-        match r.body["nextCursor"].as_str() {
-            Some(next) => cursor = Some(next.to_string()),
-            None => return items,
-        }
-    }
-}
-
 /// Every acknowledged payout and conversion is there exactly once (the
 /// lists hold each acknowledged id once, and no reference twice), and a
 /// retry of the last payouts before the kill returns them (200, same id)

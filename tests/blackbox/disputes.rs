@@ -122,10 +122,7 @@ async fn a_dispute_from_opening_to_resolution() {
         json!({ "collectionId": paid, "amount": "10.00", "reason": "product_not_received" }),
     )
     .await;
-    r.expect(201);
-    let opened = r.body["dispute"].clone();
-    let id = opened["id"].as_str().unwrap().to_string();
-    assert!(id.starts_with("dsp_"), "{id}");
+    let (opened, id) = r.created("dispute", "dsp_");
     assert_eq!(opened["status"], "open");
     assert_eq!(opened["amount"], "10.00");
     assert_eq!(opened["currency"], "GHS");

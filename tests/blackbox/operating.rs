@@ -48,9 +48,7 @@ async fn readiness_turns_503_with_a_reason_when_the_data_directory_cannot_be_wri
 /// rate feed's age is there when a feed is configured.
 #[tokio::test]
 async fn metrics_are_scraped_from_the_admin_listener() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let (node, api, key) = unthrottled_node();
     deposit(&api, &node, &key, "GHS", "100.00").await;
     let payout = serde_json::json!({
         "from": { "currency": "GHS", "amount": "10.00" },
@@ -217,9 +215,7 @@ fn serve_from(dir: &std::path::Path) -> Node {
 /// backed up too; a destination that holds something is refused.
 #[tokio::test]
 async fn a_backup_taken_under_writes_verifies_and_serves_what_was_acknowledged_before_it() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let (node, api, key) = unthrottled_node();
     let depositors = Depositors::start(&api, &node, &key);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let scratch = tempfile::tempdir().unwrap();

@@ -59,10 +59,7 @@ async fn sandbox_payout_triggers_settle_with_events_balances_and_timelines() {
 
     // Default cents: completed, balance down by amount + fee.
     let r = api.post(&node.sandbox_url("/v1/payouts"), &key, payout_body("100.00", "po-default")).await;
-    r.expect(201);
-    let created = r.body["payout"].clone();
-    let id = created["id"].as_str().unwrap().to_string();
-    assert!(id.starts_with("pay_ghs_"), "{id}");
+    let (created, id) = r.created("payout", "pay_ghs_");
     assert_eq!(created["status"], "pending");
     assert_eq!(created["from"]["amount"], "100.00");
     assert_eq!(created["from"]["currency"], "GHS");
@@ -586,9 +583,7 @@ async fn idempotency_on_every_money_moving_endpoint() {
 /// account number by the country's rule, a wallet address by its chain.
 #[tokio::test]
 async fn payout_destinations_are_validated_by_method() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let (node, api, key) = unthrottled_node();
     deposit(&api, &node, &key, "GHS", "1000.00").await;
     deposit(&api, &node, &key, "NGN", "10000.00").await;
     deposit(&api, &node, &key, "USDC", "1000.00").await;
@@ -672,9 +667,7 @@ async fn sandbox_spend_caps_are_enforced_too() {
 /// 500, and a webhook URL of at most 2048 characters.
 #[tokio::test]
 async fn free_text_and_metadata_have_limits() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let (node, api, key) = unthrottled_node();
     deposit(&api, &node, &key, "GHS", "1000.00").await;
     let url = node.sandbox_url("/v1/payouts");
     let mut body = payout_body("10.00", "lim-1");
@@ -702,9 +695,7 @@ async fn free_text_and_metadata_have_limits() {
 /// with an exponent means what it says (issue 15.10).
 #[tokio::test]
 async fn exponent_notation_in_amount_strings_is_refused() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let (node, api, key) = unthrottled_node();
     deposit(&api, &node, &key, "GHS", "1000.00").await;
     let url = node.sandbox_url("/v1/payouts");
     let mut body = payout_body("10.00", "exp-1");
@@ -723,9 +714,7 @@ async fn exponent_notation_in_amount_strings_is_refused() {
 /// and refuses a status payouts never have.
 #[tokio::test]
 async fn the_payouts_list_filters_by_status_and_reference() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
+    let (node, api, key) = unthrottled_node();
     let base = node.sandbox.clone();
     deposit(&api, &node, &key, "GHS", "1000.00").await;
     let url = node.sandbox_url("/v1/payouts");

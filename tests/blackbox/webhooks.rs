@@ -203,23 +203,26 @@ async fn get_endpoint(api: &Api, base: &str, key: &str, id: &str) -> Value {
     r.body["webhookEndpoint"].clone()
 }
 
+/// The shared node, for the tests here that start from it with a client
+/// and the sandbox's key and base URL.
+struct OnSandbox {
+    node: Arc<Node>,
+}
+
+impl OnSandbox {
+    fn new() -> OnSandbox {
+        OnSandbox { node: SHARED.get() }
+    }
+
+    /// The node, a new client, the sandbox key and the sandbox's base URL.
+    fn parts(&self) -> (&Arc<Node>, Api, &str, &str) {
+        (&self.node, Api::new(), &self.node.creds.sandbox_key, &self.node.sandbox)
+    }
+}
+
 /// Every delivery matching the query (`endpointId=…&status=…`), newest first.
 async fn deliveries(api: &Api, base: &str, key: &str, query: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let url = match &cursor {
-            None => format!("{base}/v1/webhooks/deliveries?limit=100&{query}"),
-            Some(c) => format!("{base}/v1/webhooks/deliveries?limit=100&{query}&cursor={c}"),
-        };
-        let r = api.get(&url, key).await;
-        r.expect(200);
-        out.extend(r.body["data"].as_array().unwrap().iter().cloned());
-        match r.body["nextCursor"].as_str() {
-            Some(next) => cursor = Some(next.to_string()),
-            None => return out,
-        }
-    }
+    every_item(api, &format!("{base}/v1/webhooks/deliveries?{query}"), key).await
 }
 
 async fn delivery(api: &Api, base: &str, key: &str, id: &str) -> Value {
@@ -269,10 +272,8 @@ fn assert_recent_timestamp(hit: &Hit) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[expect(clippy::too_many_lines)]
 async fn endpoints_are_created_read_updated_and_deleted() {
-    let node = &SHARED.get();
-    let api = Api::new();
-    let key = node.creds.sandbox_key.as_str();
-    let base = node.sandbox.as_str();
+    let sandbox = OnSandbox::new();
+    let (node, api, key, base) = sandbox.parts();
     let receiver = Receiver::start(Policy::Always(200)).await;
     let list_url = format!("{base}/v1/webhooks/endpoints");
 
@@ -373,23 +374,13 @@ async fn endpoints_are_created_read_updated_and_deleted() {
     }
     delete_endpoint(&api, base, key, &made[2]).await;
     let mut walked = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let url = match &cursor {
-            None => format!("{list_url}?limit=2"),
-            Some(c) => format!("{list_url}?limit=2&cursor={c}"),
-        };
-        let r = api.get(&url, key).await;
-        r.expect(200);
+    walk_pages(&api, &list_url, key, 2, |r| {
         let page = r.body["data"].as_array().unwrap();
         assert!(page.len() <= 2, "limit=2: {}", r.text);
         assert_eq!(r.body["hasMore"].as_bool(), Some(r.body["nextCursor"].is_string()), "{}", r.text);
         walked.extend(page.iter().map(id_of));
-        match r.body["nextCursor"].as_str() {
-            Some(next) => cursor = Some(next.to_string()),
-            None => break,
-        }
-    }
+    })
+    .await;
     let ours: Vec<&String> = walked.iter().filter(|id| made.contains(id)).collect();
     let expected: Vec<&String> = made.iter().rev().filter(|id| **id != made[2]).collect();
     assert_eq!(ours, expected, "newest first, each once, the deleted one left out");
@@ -441,10 +432,8 @@ fn raw_flat_object<'a>(text: &'a str, id: &str) -> &'a str {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[expect(clippy::too_many_lines)]
 async fn events_are_delivered_signed_once_per_subscription() {
-    let node = &SHARED.get();
-    let api = Api::new();
-    let key = node.creds.sandbox_key.as_str();
-    let base = node.sandbox.as_str();
+    let sandbox = OnSandbox::new();
+    let (node, api, key, base) = sandbox.parts();
     let receiver = Receiver::start(Policy::Always(200)).await;
     let a = create_endpoint(&api, base, key, &receiver.url("/a"), json!(["*"])).await;
     let b = create_endpoint(&api, base, key, &receiver.url("/b"), json!(["*"])).await;
@@ -533,10 +522,8 @@ async fn events_are_delivered_signed_once_per_subscription() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_endpoint_gets_only_the_events_it_subscribed_to() {
-    let node = &SHARED.get();
-    let api = Api::new();
-    let key = node.creds.sandbox_key.as_str();
-    let base = node.sandbox.as_str();
+    let sandbox = OnSandbox::new();
+    let (node, api, key, base) = sandbox.parts();
     let receiver = Receiver::start(Policy::Always(200)).await;
     let only =
         create_endpoint(&api, base, key, &receiver.url("/conv"), json!(["conversion.completed"])).await;
@@ -582,10 +569,8 @@ async fn an_endpoint_gets_only_the_events_it_subscribed_to() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_attempts_are_retried_on_the_scaled_ladder() {
-    let node = &SHARED.get();
-    let api = Api::new();
-    let key = node.creds.sandbox_key.as_str();
-    let base = node.sandbox.as_str();
+    let sandbox = OnSandbox::new();
+    let (_, api, key, base) = sandbox.parts();
     let receiver = Receiver::start(Policy::FailFirst(3)).await;
     let endpoint = create_endpoint(&api, base, key, &receiver.url("/ladder"), json!(["webhook.test"])).await;
     let endpoint_id = id_of(&endpoint);
@@ -650,10 +635,8 @@ async fn failed_attempts_are_retried_on_the_scaled_ladder() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[expect(clippy::too_many_lines)]
 async fn ten_consecutive_failures_disable_an_endpoint_until_it_is_reenabled() {
-    let node = &SHARED.get();
-    let api = Api::new();
-    let key = node.creds.sandbox_key.as_str();
-    let base = node.sandbox.as_str();
+    let sandbox = OnSandbox::new();
+    let (_, api, key, base) = sandbox.parts();
     let receiver = Receiver::start(Policy::Always(500)).await;
     let endpoint = create_endpoint(&api, base, key, &receiver.url("/down"), json!(["webhook.test"])).await;
     let endpoint_id = id_of(&endpoint);
@@ -751,10 +734,8 @@ async fn ten_consecutive_failures_disable_an_endpoint_until_it_is_reenabled() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_can_be_retried_by_hand() {
-    let node = &SHARED.get();
-    let api = Api::new();
-    let key = node.creds.sandbox_key.as_str();
-    let base = node.sandbox.as_str();
+    let sandbox = OnSandbox::new();
+    let (_, api, key, base) = sandbox.parts();
     let receiver = Receiver::start(Policy::Always(500)).await;
     let endpoint = create_endpoint(&api, base, key, &receiver.url("/manual"), json!(["webhook.test"])).await;
     let endpoint_id = id_of(&endpoint);
@@ -911,10 +892,8 @@ async fn a_delivery_fails_after_the_whole_ladder_and_can_still_be_resent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_an_endpoint_ends_its_pending_deliveries() {
-    let node = &SHARED.get();
-    let api = Api::new();
-    let key = node.creds.sandbox_key.as_str();
-    let base = node.sandbox.as_str();
+    let sandbox = OnSandbox::new();
+    let (_, api, key, base) = sandbox.parts();
     let receiver = Receiver::start(Policy::Always(500)).await;
     let endpoint = create_endpoint(&api, base, key, &receiver.url("/deleted"), json!(["webhook.test"])).await;
     let endpoint_id = id_of(&endpoint);
@@ -949,10 +928,8 @@ async fn deleting_an_endpoint_ends_its_pending_deliveries() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_test_operation_reaches_that_endpoint_only() {
-    let node = &SHARED.get();
-    let api = Api::new();
-    let key = node.creds.sandbox_key.as_str();
-    let base = node.sandbox.as_str();
+    let sandbox = OnSandbox::new();
+    let (_, api, key, base) = sandbox.parts();
     let receiver = Receiver::start(Policy::Always(200)).await;
     let a = create_endpoint(&api, base, key, &receiver.url("/a"), json!(["conversion.completed"])).await;
     let b = create_endpoint(&api, base, key, &receiver.url("/b"), json!(["*"])).await;
@@ -1282,10 +1259,8 @@ fn signatures_match_the_standard_webhooks_reference() {
 /// the caller's command, so one delivery takes at most three a second.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn manual_retries_are_limited_per_delivery() {
-    let node = &SHARED.get();
-    let api = Api::new();
-    let key = node.creds.sandbox_key.as_str();
-    let base = node.sandbox.as_str();
+    let sandbox = OnSandbox::new();
+    let (_, api, key, base) = sandbox.parts();
     let receiver = Receiver::start(Policy::Always(200)).await;
     let endpoint = create_endpoint(&api, base, key, &receiver.url("/limited"), json!(["webhook.test"])).await;
     let endpoint_id = id_of(&endpoint);

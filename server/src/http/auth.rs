@@ -1,6 +1,7 @@
 //! Who is calling: an API key of this stack or a team member's session.
-//! The middleware resolves the caller once per request; handlers ask the
-//! resulting `Principal` for scopes.
+//! The middleware resolves the caller once per request and checks the
+//! scopes the operation's documented `security` names; handlers read the
+//! resulting `Principal` for the caller's organization.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -9,7 +10,7 @@ use std::time::Instant;
 
 use axum::extract::{ConnectInfo, FromRequestParts, MatchedPath, Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
@@ -28,6 +29,22 @@ impl<S: Send + Sync> FromRequestParts<S> for Principal {
             .get::<Principal>()
             .cloned()
             .ok_or_else(|| ApiError::unauthorized("missing Authorization header"))
+    }
+}
+
+/// One authenticated call: the stack it reached and who made it, the
+/// caller the authentication layer resolved (and whose scopes it checked).
+pub(crate) struct Call {
+    pub(crate) stack: Arc<Stack>,
+    pub(crate) principal: Principal,
+}
+
+impl FromRequestParts<Arc<Stack>> for Call {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, stack: &Arc<Stack>) -> Result<Self, Self::Rejection> {
+        let principal = Principal::from_request_parts(parts, stack).await?;
+        Ok(Call { stack: stack.clone(), principal })
     }
 }
 
@@ -214,7 +231,8 @@ pub(crate) async fn authenticate_layer(
 /// generated OpenAPI document: the document is the one statement of who
 /// may call what, and checking it here, before the handler runs, answers a
 /// caller without the scope or role `403 forbidden` before its body is read
-/// or validated. Handlers still check their own scopes.
+/// or validated. It is the only check of an operation's scopes: a handler
+/// states its scopes once, in its `security`, and does not check them again.
 static REQUIREMENTS: OnceLock<Requirements> = OnceLock::new();
 
 /// Path template, then method (upper case), to the scope sets that admit a
@@ -256,10 +274,12 @@ pub(crate) fn learn_requirements(document: &utoipa::openapi::OpenApi) {
 /// handler's to check.
 fn permitted(principal: &Principal, request: &Request) -> Result<(), ApiError> {
     let Some(template) = request.extensions().get::<MatchedPath>() else { return Ok(()) };
+    // A HEAD runs the GET handler, so it needs what the GET needs.
+    let method = if request.method() == Method::HEAD { Method::GET } else { request.method().clone() };
     let alternatives = REQUIREMENTS
         .get()
         .and_then(|r| r.get(template.as_str()))
-        .and_then(|methods| methods.get(request.method().as_str()));
+        .and_then(|methods| methods.get(method.as_str()));
     let Some(alternatives) = alternatives else { return Ok(()) };
     if alternatives.is_empty() || alternatives.iter().any(|scopes| scopes.iter().all(|s| holds(principal, s)))
     {

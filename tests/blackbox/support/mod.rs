@@ -9,7 +9,7 @@ pub mod browser;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, Once, OnceLock, Weak};
+use std::sync::{Arc, Mutex, Once, OnceLock, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
@@ -327,21 +327,7 @@ impl Node {
 
 impl Drop for Node {
     fn drop(&mut self) {
-        if let Some(mut child) = self.child.lock().ok().and_then(|mut c| c.take()) {
-            // SAFETY: plain syscall on our own child.
-            unsafe {
-                libc::kill(self.pid as libc::pid_t, libc::SIGTERM);
-            }
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.halt(libc::SIGTERM);
         unregister(self.pid);
     }
 }
@@ -424,6 +410,16 @@ impl Resp {
     }
 
     #[track_caller]
+    /// The resource a `201` answer created (under `key`) and its id, which
+    /// must start with `prefix`.
+    pub fn created(&self, key: &str, prefix: &str) -> (Value, String) {
+        self.expect(201);
+        let resource = self.body[key].clone();
+        let id = resource["id"].as_str().unwrap().to_string();
+        assert!(id.starts_with(prefix), "{resource}");
+        (resource, id)
+    }
+
     pub fn expect_error(&self, status: u16, code: &str) -> &Self {
         assert_eq!((self.status, self.error()), (status, code), "unexpected error; body: {}", self.text);
         self
@@ -546,6 +542,14 @@ pub async fn create_key(api: &Api, base: &str, session: &str, body: Value) -> (S
     r.expect(201);
     let key = &r.body["apiKey"];
     (key["id"].as_str().unwrap().to_string(), key["secret"].as_str().unwrap().to_string())
+}
+
+/// A node of the test's own, not rate-limited, with a client and its
+/// sandbox key.
+pub fn unthrottled_node() -> (Node, Api, String) {
+    let node = Node::start(Options::unthrottled());
+    let key = node.creds.sandbox_key.clone();
+    (node, Api::new(), key)
 }
 
 /// Credits a sandbox balance.
@@ -696,25 +700,45 @@ pub async fn balances_minor(api: &Api, base: &str, key: &str, currency: &str, sc
     }
 }
 
-/// Every event of the organization on a stack, oldest first (walks all pages).
-pub async fn all_events(api: &Api, base: &str, key: &str) -> Vec<Value> {
-    let mut events = Vec::new();
+/// Walks the list at `url` (which may carry a query already) `limit` items
+/// a page, following `nextCursor`, and hands each page's answer to `page`.
+pub async fn walk_pages(api: &Api, url: &str, key: &str, limit: usize, mut page: impl FnMut(&Resp)) {
+    let separator = if url.contains('?') { '&' } else { '?' };
     let mut cursor: Option<String> = None;
     loop {
-        let url = match &cursor {
-            None => format!("{base}/v1/webhooks/events?limit=100"),
-            Some(c) => format!("{base}/v1/webhooks/events?limit=100&cursor={c}"),
+        let page_url = match &cursor {
+            Some(c) => format!("{url}{separator}limit={limit}&cursor={c}"),
+            None => format!("{url}{separator}limit={limit}"),
         };
-        let r = api.get(&url, key).await;
+        let r = api.get(&page_url, key).await;
         r.expect(200);
-        events.extend(r.body["data"].as_array().unwrap().iter().cloned());
+        page(&r);
         match r.body["nextCursor"].as_str() {
             Some(next) => cursor = Some(next.to_string()),
-            None => break,
+            None => return,
         }
     }
+}
+
+/// Every item of the list at `url` (which may carry a query already), in
+/// the list's order, walking `nextCursor` 100 items at a time.
+pub async fn every_item(api: &Api, url: &str, key: &str) -> Vec<Value> {
+    let mut items = Vec::new();
+    walk_pages(api, url, key, 100, |r| items.extend(r.body["data"].as_array().unwrap().iter().cloned()))
+        .await;
+    items
+}
+
+/// Every event of the organization on a stack, oldest first (walks all pages).
+pub async fn all_events(api: &Api, base: &str, key: &str) -> Vec<Value> {
+    let mut events = every_item(api, &format!("{base}/v1/webhooks/events"), key).await;
     events.reverse();
     events
+}
+
+/// The organization's events named `name` on a stack, oldest first.
+pub async fn events_named(api: &Api, base: &str, key: &str, name: &str) -> Vec<Value> {
+    all_events(api, base, key).await.into_iter().filter(|e| e["event"] == name).collect()
 }
 
 /// The names of the events whose `data.id` is `id`, oldest first.
@@ -830,8 +854,13 @@ impl Node {
         self.halt(libc::SIGTERM);
     }
 
+    /// Sends `signal`, waits up to 10 s for the process to end, then kills
+    /// and reaps it. A poisoned lock still gives up the child: this runs
+    /// from `drop` too, which must not panic.
     fn halt(&self, signal: libc::c_int) {
-        let Some(mut child) = self.child.lock().unwrap().take() else { return };
+        let Some(mut child) = self.child.lock().unwrap_or_else(PoisonError::into_inner).take() else {
+            return;
+        };
         // SAFETY: plain syscall on our own child.
         unsafe {
             libc::kill(self.pid as libc::pid_t, signal);

@@ -379,11 +379,30 @@ fn already_final(what: &str, status: &str) -> ApiError {
     ApiError::new(sika_api::ErrorCode::InvalidState, format!("the {what} is already {status}"))
 }
 
-fn settle_body(body: axum::body::Bytes) -> ApiResult<Settlement> {
+fn settle_body(body: &[u8]) -> ApiResult<Settlement> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Settlement::default());
     }
-    crate::http::extract::parse_json(&body)
+    crate::http::extract::parse_json(body)
+}
+
+/// Settles a manual-rail movement on the stack named `stack` as the
+/// operator's `action` (`complete` or `fail`) says: the body's provider
+/// reference and note go on its timeline first, then the movement
+/// `advance` names takes the step. Returns the settled movement and what
+/// the audit log adds.
+async fn settle_movement(
+    state: &AdminState,
+    stack: &str,
+    action: &str,
+    body: &[u8],
+    advance: impl Fn(Step) -> Command,
+) -> ApiResult<(Outcome, Option<String>)> {
+    let settlement = settle_body(body)?;
+    let step = settle_step(action, settlement.message.clone())?;
+    let stack = state.stack(stack)?;
+    let detail = operator_note(stack, &settlement, &advance).await?;
+    Ok((settle(stack, advance(step)).await?, detail))
 }
 
 /// Complete or fail a pending payout (the manual-settlement rail)
@@ -411,13 +430,8 @@ async fn settle_payout(
     Path((stack, id, action)): Path<(String, String, String)>,
     body: axum::body::Bytes,
 ) -> ApiResult<Response> {
-    let settlement = settle_body(body)?;
-    let step = settle_step(&action, settlement.message.clone())?;
-    let stack = state.stack(&stack)?;
-    let detail =
-        operator_note(stack, &settlement, |step| Command::AdvancePayout { payout_id: id.clone(), step })
-            .await?;
-    let outcome = settle(stack, Command::AdvancePayout { payout_id: id, step }).await?;
+    let advance = |step| Command::AdvancePayout { payout_id: id.clone(), step };
+    let (outcome, detail) = settle_movement(&state, &stack, &action, &body, advance).await?;
     let Outcome::Payout(p) = outcome else { return Err(ApiError::internal()) };
     Ok(with_detail(Json(PayoutEnvelope { payout: render::payout(&p, &[]) }), detail))
 }
@@ -447,15 +461,8 @@ async fn settle_collection(
     Path((stack, id, action)): Path<(String, String, String)>,
     body: axum::body::Bytes,
 ) -> ApiResult<Response> {
-    let settlement = settle_body(body)?;
-    let step = settle_step(&action, settlement.message.clone())?;
-    let stack = state.stack(&stack)?;
-    let detail = operator_note(stack, &settlement, |step| Command::AdvanceCollection {
-        collection_id: id.clone(),
-        step,
-    })
-    .await?;
-    let outcome = settle(stack, Command::AdvanceCollection { collection_id: id, step }).await?;
+    let advance = |step| Command::AdvanceCollection { collection_id: id.clone(), step };
+    let (outcome, detail) = settle_movement(&state, &stack, &action, &body, advance).await?;
     let Outcome::Collection(c) = outcome else { return Err(ApiError::internal()) };
     Ok(with_detail(Json(CollectionEnvelope { collection: render::collection(&c, &[]) }), detail))
 }

@@ -35,7 +35,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn list(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResult<Json<ListPage<Account>>> {
-    principal.require("accounts:read")?;
     let accounts = stack.engine.read()?.organization_accounts(principal.organization())?;
     let data = accounts
         .iter()

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::collections::{Collection, CollectionEnvelope, CreateCollection};
@@ -18,10 +18,10 @@ use utoipa_axum::routes;
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::instructions::{fingerprint, new_collection};
 use crate::domain::pagination::{Filter, page_of_views};
-use crate::domain::principal::Principal;
 use crate::domain::render;
 use crate::domain::stack::Stack;
 use crate::domain::views;
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -48,11 +48,9 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn create(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(raw): ApiJson<Value>,
 ) -> ApiResult<(StatusCode, Json<CollectionEnvelope>)> {
-    principal.require("collections:write")?;
     let print = fingerprint(&raw);
     let request: CreateCollection = from_value(raw)?;
     let new = new_collection(&stack, &principal, request, print)?;
@@ -86,11 +84,9 @@ async fn create(
     )
 )]
 async fn read(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<CollectionEnvelope>> {
-    principal.require("collections:read")?;
     let collection = views::find_collection(&stack.engine.read()?, principal.organization(), &id)?
         .ok_or_else(|| ApiError::not_found(format!("collection '{id}' not found")))?;
     Ok(Json(CollectionEnvelope { collection }))
@@ -109,11 +105,9 @@ async fn read(
     )
 )]
 async fn list(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Collection>>> {
-    principal.require("collections:read")?;
     let filter = Filter::new(filter, &["pending", "completed", "failed"])?;
     let organization = principal.organization();
     let page = page_of_views(&stack, organization, "collections", &query, |snapshot, id| {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::conversions::{Conversion, ConversionEnvelope, CreateConversion, CreateQuote, QuoteEnvelope};
 use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, VersionRefusals};
@@ -15,9 +15,9 @@ use utoipa_axum::routes;
 use crate::domain::error::{ApiError, ApiResult, money_error};
 use crate::domain::instructions::validate_reference;
 use crate::domain::pagination::page_of_views;
-use crate::domain::principal::Principal;
 use crate::domain::render;
 use crate::domain::stack::Stack;
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
 use crate::http::routes::rates::currency_param;
 
@@ -46,11 +46,9 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn create_quote(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateQuote>,
 ) -> ApiResult<(StatusCode, Json<QuoteEnvelope>)> {
-    principal.require("conversions:write")?;
     let from = currency_param("from.currency", &body.from.currency)?;
     let to = currency_param("to.currency", &body.to.currency)?;
     if from == to {
@@ -94,11 +92,9 @@ async fn create_quote(
     )
 )]
 async fn get_quote(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<QuoteEnvelope>> {
-    principal.require("conversions:read")?;
     let quote = stack
         .engine
         .read()?
@@ -130,11 +126,9 @@ async fn get_quote(
     )
 )]
 async fn execute(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateConversion>,
 ) -> ApiResult<(StatusCode, Json<ConversionEnvelope>)> {
-    principal.require("conversions:write")?;
     if body.quote_id.is_empty() {
         return Err(ApiError::validation("quoteId", "must not be empty"));
     }
@@ -168,11 +162,9 @@ async fn execute(
     )
 )]
 async fn get_conversion(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<ConversionEnvelope>> {
-    principal.require("conversions:read")?;
     let conversion = stack
         .engine
         .read()?
@@ -195,11 +187,9 @@ async fn get_conversion(
     )
 )]
 async fn list(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<Conversion>>> {
-    principal.require("conversions:read")?;
     let page = page_of_views(&stack, principal.organization(), "conversions", &query, |snapshot, id| {
         Ok(snapshot.conversion(id)?.map(|c| render::conversion(&c)))
     })?;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::disputes::{
     CreateDisputeMessage, Dispute, DisputeEnvelope, DisputeFilter, DisputeMessage, DisputeMessageEnvelope,
@@ -17,9 +17,9 @@ use utoipa_axum::routes;
 
 use crate::domain::disputes;
 use crate::domain::error::ApiResult;
-use crate::domain::principal::Principal;
 use crate::domain::simulator::sandbox_only;
 use crate::domain::stack::Stack;
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -45,11 +45,9 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn list(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, DisputeFilter>,
 ) -> ApiResult<Json<ListPage<Dispute>>> {
-    principal.require("disputes:read")?;
     Ok(Json(disputes::page(&stack, principal.organization(), &query, filter.status.as_deref())?))
 }
 
@@ -66,12 +64,7 @@ async fn list(
         VersionRefusals,
     )
 )]
-async fn read(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Json<DisputeEnvelope>> {
-    principal.require("disputes:read")?;
+async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<DisputeEnvelope>> {
     let snapshot = stack.engine.read()?;
     let (dispute, _) = disputes::load_for(&snapshot, Some(principal.organization()), &id)?;
     Ok(Json(DisputeEnvelope { dispute: disputes::render(&snapshot, &dispute)? }))
@@ -99,12 +92,10 @@ async fn read(
     )
 )]
 async fn post_message(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<CreateDisputeMessage>,
 ) -> ApiResult<(StatusCode, Json<DisputeMessageEnvelope>)> {
-    principal.require("disputes:write")?;
     let message = disputes::post_message(&stack, principal.organization(), &id, body).await?;
     Ok((StatusCode::CREATED, Json(DisputeMessageEnvelope { message })))
 }
@@ -123,12 +114,10 @@ async fn post_message(
     )
 )]
 async fn messages(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<DisputeMessage>>> {
-    principal.require("disputes:read")?;
     Ok(Json(disputes::message_page(&stack, principal.organization(), &id, &query)?))
 }
 
@@ -151,12 +140,10 @@ async fn messages(
     )
 )]
 async fn simulate(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<SimulateDispute>,
 ) -> ApiResult<(StatusCode, Json<DisputeEnvelope>)> {
     sandbox_only(&stack)?;
-    principal.require("disputes:write")?;
     let dispute = disputes::open(&stack, principal.organization(), body).await?;
     Ok((StatusCode::CREATED, Json(DisputeEnvelope { dispute })))
 }
@@ -181,13 +168,11 @@ async fn simulate(
     )
 )]
 async fn simulate_resolve(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<ResolveDispute>,
 ) -> ApiResult<Json<DisputeEnvelope>> {
     sandbox_only(&stack)?;
-    principal.require("disputes:write")?;
     let dispute = disputes::resolve(&stack, Some(principal.organization()), &id, &body.outcome).await?;
     Ok(Json(DisputeEnvelope { dispute }))
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use sika_api::files::{CreateFile, File, FileContents, FileEnvelope};
@@ -16,8 +16,8 @@ use utoipa_axum::routes;
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::files;
 use crate::domain::pagination::page_of_views;
-use crate::domain::principal::Principal;
 use crate::domain::stack::Stack;
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -41,11 +41,9 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn upload(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateFile>,
 ) -> ApiResult<(StatusCode, Json<FileEnvelope>)> {
-    principal.require("disputes:write")?;
     let (file, bytes) = files::build(body, principal.organization(), stack.now_ms())?;
     files::save(&stack, &file, bytes).await?;
     Ok((StatusCode::CREATED, Json(FileEnvelope { file: file.render() })))
@@ -68,12 +66,7 @@ fn not_found(id: &str) -> ApiError {
         VersionRefusals,
     )
 )]
-async fn read(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Json<FileEnvelope>> {
-    principal.require("disputes:read")?;
+async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<FileEnvelope>> {
     let file = files::load_for(&stack.engine.read()?, principal.organization(), &id)?
         .ok_or_else(|| not_found(&id))?;
     Ok(Json(FileEnvelope { file: file.render() }))
@@ -96,12 +89,7 @@ async fn read(
         VersionRefusals,
     )
 )]
-async fn contents(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    principal.require("disputes:read")?;
+async fn contents(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Response> {
     let snapshot = stack.engine.read()?;
     let file = files::load_for(&snapshot, principal.organization(), &id)?.ok_or_else(|| not_found(&id))?;
     let bytes = files::contents(&snapshot, &id)?.ok_or_else(ApiError::internal)?;
@@ -131,11 +119,9 @@ async fn contents(
     )
 )]
 async fn list(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<File>>> {
-    principal.require("disputes:read")?;
     let page = page_of_views(&stack, principal.organization(), files::COLLECTION, &query, |snapshot, id| {
         Ok(files::load(snapshot, id)?.map(|f| f.render()))
     })?;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::keys::{ApiKey, ApiKeyEnvelope, CreateApiKey, CreatedApiKey, CreatedApiKeyEnvelope};
 use sika_api::{
@@ -17,8 +17,8 @@ use utoipa_axum::routes;
 use crate::domain::credentials::{new_key, require_owner_or_admin};
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::pagination::page_of_items;
-use crate::domain::principal::Principal;
 use crate::domain::stack::Stack;
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -44,8 +44,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn create(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateApiKey>,
 ) -> ApiResult<(StatusCode, Json<CreatedApiKeyEnvelope>)> {
     require_owner_or_admin(principal.member())?;
@@ -72,8 +71,7 @@ async fn create(
     )
 )]
 async fn list(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<ApiKey>>> {
     require_owner_or_admin(principal.member())?;
@@ -98,11 +96,7 @@ async fn list(
         VersionRefusals<SessionRefusals>,
     )
 )]
-async fn revoke(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Json<ApiKeyEnvelope>> {
+async fn revoke(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<ApiKeyEnvelope>> {
     require_owner_or_admin(principal.member())?;
     let mut key = stack
         .keys_of(principal.organization())

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::members::{CreateMember, InvitedMember, MemberEnvelope, UpdateMember};
 use sika_api::{
@@ -16,8 +16,8 @@ use utoipa_axum::routes;
 use crate::domain::error::ApiResult;
 use crate::domain::members;
 use crate::domain::pagination::page_of_items;
-use crate::domain::principal::Principal;
 use crate::domain::stack::Stack;
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -40,8 +40,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn list(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<sika_api::members::Member>>> {
     let data = members::list_members(&stack.identity, principal.member())?;
@@ -68,8 +67,7 @@ async fn list(
     )
 )]
 async fn create(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateMember>,
 ) -> ApiResult<(StatusCode, Json<InvitedMember>)> {
     let invited = members::add_member(&stack.identity, principal.member(), &body, stack.now_ms())?;
@@ -96,8 +94,7 @@ async fn create(
     )
 )]
 async fn update(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<UpdateMember>,
 ) -> ApiResult<Json<MemberEnvelope>> {
@@ -123,11 +120,7 @@ async fn update(
         VersionRefusals<SessionRefusals>,
     )
 )]
-async fn remove(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Json<MemberEnvelope>> {
+async fn remove(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<MemberEnvelope>> {
     let member = members::remove_member(&stack.identity, principal.member(), &id)?;
     Ok(Json(MemberEnvelope { member }))
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::orders::{CreateOrder, Order, OrderEnvelope};
@@ -18,10 +18,10 @@ use utoipa_axum::routes;
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::instructions::{fingerprint, new_order};
 use crate::domain::pagination::{Filter, page_of_views};
-use crate::domain::principal::Principal;
 use crate::domain::render;
 use crate::domain::stack::Stack;
 use crate::domain::views;
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -48,11 +48,9 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn create(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(raw): ApiJson<Value>,
 ) -> ApiResult<(StatusCode, Json<OrderEnvelope>)> {
-    principal.require("orders:write")?;
     let print = fingerprint(&raw);
     let request: CreateOrder = from_value(raw)?;
     let new = new_order(&stack, &principal, request, print).await?;
@@ -83,12 +81,7 @@ async fn create(
         VersionRefusals,
     )
 )]
-async fn read(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Json<OrderEnvelope>> {
-    principal.require("orders:read")?;
+async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<OrderEnvelope>> {
     let order = views::find_order(&stack.engine.read()?, principal.organization(), &id)?
         .ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
     Ok(Json(OrderEnvelope { order }))
@@ -107,11 +100,9 @@ async fn read(
     )
 )]
 async fn list(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Order>>> {
-    principal.require("orders:read")?;
     let filter = Filter::new(
         filter,
         &[

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::checkout::CheckoutRequest;
 use sika_api::payment_links::{
@@ -18,9 +18,9 @@ use crate::domain::checkout::requests::new_link;
 use crate::domain::checkout::{self, LINKS, PAGE_LINKS, link_state, load_link, load_page, render_link};
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::pagination::page_of_views;
-use crate::domain::principal::Principal;
 use crate::domain::render::wire_enum;
 use crate::domain::stack::Stack;
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -44,11 +44,9 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn create(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CheckoutRequest>,
 ) -> ApiResult<(StatusCode, Json<PaymentLinkEnvelope>)> {
-    principal.require("payment-pages:write")?;
     let link = new_link(body, principal.organization(), stack.now_ms())?;
     checkout::store_new(&stack, LINKS, &link.id, &link.organization, &link).await?;
     let snapshot = stack.engine.read()?;
@@ -71,11 +69,9 @@ async fn create(
     )
 )]
 async fn read(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<PaymentLinkEnvelope>> {
-    principal.require("payment-pages:read")?;
     let snapshot = stack.engine.read()?;
     let link = load_link(&snapshot, &id)?
         .filter(|l| l.organization == principal.organization())
@@ -102,13 +98,11 @@ async fn read(
     )
 )]
 async fn close(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<PaymentLinkEnvelope>> {
-    principal.require("payment-pages:write")?;
     checkout::close(&stack, LINKS, principal.organization(), &id).await?;
-    read(State(stack), principal, Path(id)).await
+    read(Call { stack, principal }, Path(id)).await
 }
 
 /// Payment links, newest first, including those spawned by pages
@@ -128,11 +122,9 @@ async fn close(
     )
 )]
 async fn list(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, PaymentLinkFilter>,
 ) -> ApiResult<Json<ListPage<PaymentLink>>> {
-    principal.require("payment-pages:read")?;
     let status = filter
         .status
         .as_deref()

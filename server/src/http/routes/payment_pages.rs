@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::checkout::CheckoutRequest;
 use sika_api::payment_pages::{PaymentPage, PaymentPageEnvelope, PaymentPageFilter, PaymentPageStatus};
@@ -16,9 +16,9 @@ use crate::domain::checkout::requests::new_page;
 use crate::domain::checkout::{self, PAGES, load_page, page_status, render_page};
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::pagination::page_of_views;
-use crate::domain::principal::Principal;
 use crate::domain::render::wire_enum;
 use crate::domain::stack::Stack;
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -44,11 +44,9 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn create(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CheckoutRequest>,
 ) -> ApiResult<(StatusCode, Json<PaymentPageEnvelope>)> {
-    principal.require("payment-pages:write")?;
     let page = new_page(body, principal.organization(), stack.now_ms())?;
     checkout::store_new(&stack, PAGES, &page.id, &page.organization, &page).await?;
     let snapshot = stack.engine.read()?;
@@ -70,11 +68,9 @@ async fn create(
     )
 )]
 async fn read(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<PaymentPageEnvelope>> {
-    principal.require("payment-pages:read")?;
     let snapshot = stack.engine.read()?;
     let page = load_page(&snapshot, &id)?
         .filter(|p| p.organization == principal.organization())
@@ -101,13 +97,11 @@ async fn read(
     )
 )]
 async fn close(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<PaymentPageEnvelope>> {
-    principal.require("payment-pages:write")?;
     checkout::close(&stack, PAGES, principal.organization(), &id).await?;
-    read(State(stack), principal, Path(id)).await
+    read(Call { stack, principal }, Path(id)).await
 }
 
 /// Payment pages, newest first
@@ -124,11 +118,9 @@ async fn close(
     )
 )]
 async fn list(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, PaymentPageFilter>,
 ) -> ApiResult<Json<ListPage<PaymentPage>>> {
-    principal.require("payment-pages:read")?;
     let status = filter
         .status
         .as_deref()

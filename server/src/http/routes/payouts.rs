@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::payouts::{CreatePayout, Payout, PayoutEnvelope};
@@ -18,10 +18,10 @@ use utoipa_axum::routes;
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::instructions::{fingerprint, new_payout};
 use crate::domain::pagination::{Filter, page_of_views};
-use crate::domain::principal::Principal;
 use crate::domain::render;
 use crate::domain::stack::Stack;
 use crate::domain::views;
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -48,11 +48,9 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn create(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(raw): ApiJson<Value>,
 ) -> ApiResult<(StatusCode, Json<PayoutEnvelope>)> {
-    principal.require("payouts:write")?;
     let print = fingerprint(&raw);
     let request: CreatePayout = from_value(raw)?;
     let new = new_payout(&stack, &principal, request, print)?;
@@ -80,12 +78,7 @@ async fn create(
         VersionRefusals,
     )
 )]
-async fn read(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Json<PayoutEnvelope>> {
-    principal.require("payouts:read")?;
+async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<PayoutEnvelope>> {
     let snapshot = stack.engine.read()?;
     let payout = views::find_payout(&snapshot, principal.organization(), &id)?
         .ok_or_else(|| ApiError::not_found(format!("payout '{id}' not found")))?;
@@ -105,11 +98,9 @@ async fn read(
     )
 )]
 async fn list(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Payout>>> {
-    principal.require("payouts:read")?;
     let filter = Filter::new(filter, &["pending", "completed", "failed"])?;
     let organization = principal.organization();
     let page = page_of_views(&stack, organization, "payouts", &query, |snapshot, id| {

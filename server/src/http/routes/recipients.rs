@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::recipients::{
@@ -16,9 +16,9 @@ use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::pagination::page_of_views;
-use crate::domain::principal::Principal;
 use crate::domain::recipients::{self, BULK_ITEMS_MAX};
 use crate::domain::stack::Stack;
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery, from_value};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -39,11 +39,9 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn create(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateRecipient>,
 ) -> ApiResult<(StatusCode, Json<RecipientEnvelope>)> {
-    principal.require("recipients:write")?;
     let recipient = recipients::build(body, principal.organization(), stack.now_ms(), "")?;
     recipients::save_all(&stack, std::slice::from_ref(&recipient)).await?;
     Ok((StatusCode::CREATED, Json(RecipientEnvelope { recipient: recipient.render() })))
@@ -66,11 +64,9 @@ async fn create(
     )
 )]
 async fn bulk(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateRecipients>,
 ) -> ApiResult<Json<RecipientResults>> {
-    principal.require("recipients:write")?;
     if body.items.is_empty() || body.items.len() > BULK_ITEMS_MAX {
         return Err(ApiError::validation("items", format!("must hold 1 to {BULK_ITEMS_MAX} items")));
     }
@@ -114,12 +110,7 @@ fn build_item(item: Value, index: usize, organization: &str, now: i64) -> ApiRes
         VersionRefusals,
     )
 )]
-async fn read(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Json<RecipientEnvelope>> {
-    principal.require("recipients:read")?;
+async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<RecipientEnvelope>> {
     let recipient = recipients::load(&stack.engine.read()?, &id)?
         .filter(|r| r.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("recipient '{id}' not found")))?;
@@ -139,11 +130,9 @@ async fn read(
     )
 )]
 async fn list(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<Recipient>>> {
-    principal.require("recipients:read")?;
     let page =
         page_of_views(&stack, principal.organization(), recipients::COLLECTION, &query, |snapshot, id| {
             Ok(recipients::load(snapshot, id)?.map(|r| r.render()))

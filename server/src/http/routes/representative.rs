@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::State;
 use sika_api::representative::{RepresentativeEnvelope, SetRepresentative};
 use sika_api::{BodyRefusals, ErrorBody, SessionRefusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
@@ -13,9 +12,9 @@ use utoipa_axum::routes;
 
 use crate::domain::credentials::require_owner_or_admin;
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::principal::Principal;
 use crate::domain::representative;
 use crate::domain::stack::Stack;
+use crate::http::auth::Call;
 use crate::http::extract::ApiJson;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -37,11 +36,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
         VersionRefusals,
     )
 )]
-async fn read(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
-) -> ApiResult<Json<RepresentativeEnvelope>> {
-    principal.require("collections:read")?;
+async fn read(Call { stack, principal }: Call) -> ApiResult<Json<RepresentativeEnvelope>> {
     let record = representative::load(&stack, principal.organization())?
         .ok_or_else(|| ApiError::not_found("this organization has no representative yet"))?;
     Ok(Json(RepresentativeEnvelope { representative: record.render() }))
@@ -65,8 +60,7 @@ async fn read(
     )
 )]
 async fn replace(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<SetRepresentative>,
 ) -> ApiResult<Json<RepresentativeEnvelope>> {
     require_owner_or_admin(principal.member())?;

@@ -4,15 +4,15 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use sika_api::requests::LoggedRequestEnvelope;
 use sika_api::{ErrorBody, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::principal::Principal;
 use crate::domain::stack::Stack;
+use crate::http::auth::Call;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(find))
@@ -36,11 +36,9 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn find(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<LoggedRequestEnvelope>> {
-    principal.require("requests:read")?;
     let entry = stack
         .request_log
         .find(&id)

@@ -16,9 +16,9 @@ use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::members;
-use crate::domain::principal::{CurrentSession, Principal};
+use crate::domain::principal::CurrentSession;
 use crate::domain::stack::Stack;
-use crate::http::auth::caller_ip;
+use crate::http::auth::{Call, caller_ip};
 use crate::http::extract::ApiJson;
 
 /// The routes that need no credentials.
@@ -104,8 +104,7 @@ async fn create(
     )
 )]
 async fn end(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     current: Option<Extension<CurrentSession>>,
 ) -> ApiResult<Json<EndedSessionEnvelope>> {
     let (Some(Extension(CurrentSession(session))), Some(member)) = (current, principal.member()) else {

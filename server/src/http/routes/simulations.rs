@@ -23,6 +23,7 @@ use crate::domain::principal::Principal;
 use crate::domain::render;
 use crate::domain::simulator::{self, sandbox_only};
 use crate::domain::stack::Stack;
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -81,12 +82,10 @@ async fn index(
     )
 )]
 async fn deposit(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<SimulateDeposit>,
 ) -> ApiResult<(StatusCode, Json<DepositEnvelope>)> {
     sandbox_only(&stack)?;
-    principal.require("accounts:write")?;
     let currency = Currency::find(&body.currency.to_ascii_uppercase())
         .map_err(|e| ApiError::validation("currency", e.to_string()))?;
     let (status, deposit) =
@@ -114,13 +113,11 @@ async fn deposit(
     )
 )]
 async fn virtual_account_deposit(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<SimulateVirtualAccountDeposit>,
 ) -> ApiResult<(StatusCode, Json<DepositEnvelope>)> {
     sandbox_only(&stack)?;
-    principal.require("virtual-accounts:write")?;
     let account = crate::domain::virtual_accounts::load(&stack.engine.read()?, &id)?
         .filter(|a| a.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("virtual account '{id}' not found")))?;
@@ -180,13 +177,11 @@ async fn credit(
     )
 )]
 async fn order_funds(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<SimulateOrderFunds>,
 ) -> ApiResult<Json<OrderEnvelope>> {
     sandbox_only(&stack)?;
-    principal.require("orders:write")?;
     let order = stack
         .engine
         .read()?

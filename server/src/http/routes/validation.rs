@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::State;
 use sika_api::validation::{DestinationResult, DestinationResults, ValidateDestinations, ValidationDepth};
 use sika_api::{BodyRefusals, ErrorBody};
 use utoipa_axum::router::OpenApiRouter;
@@ -12,8 +11,8 @@ use utoipa_axum::routes;
 
 use crate::domain::catalog;
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::principal::Principal;
 use crate::domain::stack::{Stack, StackKind};
+use crate::http::auth::Call;
 use crate::http::extract::ApiJson;
 
 /// The most destinations one call validates.
@@ -46,8 +45,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn bulk(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<ValidateDestinations>,
 ) -> ApiResult<Json<DestinationResults>> {
     if principal.require("validation:write").is_err() {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::virtual_accounts::{CreateVirtualAccount, VirtualAccount, VirtualAccountEnvelope};
 use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, VersionRefusals};
@@ -13,9 +13,9 @@ use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::pagination::page_of_views;
-use crate::domain::principal::Principal;
 use crate::domain::stack::Stack;
 use crate::domain::virtual_accounts;
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -43,11 +43,9 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn create(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateVirtualAccount>,
 ) -> ApiResult<(StatusCode, Json<VirtualAccountEnvelope>)> {
-    principal.require("virtual-accounts:write")?;
     let (account, opened) = virtual_accounts::create(&stack, principal.organization(), body).await?;
     let status = if opened { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(VirtualAccountEnvelope { virtual_account: account.render() })))
@@ -67,11 +65,9 @@ async fn create(
     )
 )]
 async fn read(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<VirtualAccountEnvelope>> {
-    principal.require("virtual-accounts:read")?;
     let account = virtual_accounts::load(&stack.engine.read()?, &id)?
         .filter(|a| a.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("virtual account '{id}' not found")))?;
@@ -91,11 +87,9 @@ async fn read(
     )
 )]
 async fn list(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<VirtualAccount>>> {
-    principal.require("virtual-accounts:read")?;
     let organization = principal.organization();
     let page = page_of_views(&stack, organization, virtual_accounts::COLLECTION, &query, |snapshot, id| {
         Ok(virtual_accounts::load(snapshot, id)?.map(|a| a.render()))

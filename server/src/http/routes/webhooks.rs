@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::webhooks::{
     CreateWebhookEndpoint, CreatedWebhookEndpoint, CreatedWebhookEndpointEnvelope, DeletedWebhookEndpoint,
@@ -25,6 +25,7 @@ use crate::domain::stack::Stack;
 use crate::domain::webhooks::{
     self, Endpoint, check_events, check_url, load_delivery, load_endpoint, render_endpoint,
 };
+use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, ApiQuery};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -57,11 +58,9 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     )
 )]
 async fn create(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateWebhookEndpoint>,
 ) -> ApiResult<(StatusCode, Json<CreatedWebhookEndpointEnvelope>)> {
-    principal.require("webhooks:write")?;
     check_url(&body.url, &webhooks::address::Guard::of(&stack))?;
     check_events(&body.events)?;
     let now = stack.now_ms();
@@ -103,11 +102,9 @@ fn own_endpoint(stack: &Stack, principal: &Principal, id: &str) -> ApiResult<(En
     )
 )]
 async fn get_endpoint(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<WebhookEndpointEnvelope>> {
-    principal.require("webhooks:read")?;
     let (endpoint, health) = own_endpoint(&stack, &principal, &id)?;
     Ok(Json(WebhookEndpointEnvelope { webhook_endpoint: render_endpoint(&endpoint, &health) }))
 }
@@ -125,11 +122,9 @@ async fn get_endpoint(
     )
 )]
 async fn list_endpoints(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<WebhookEndpoint>>> {
-    principal.require("webhooks:read")?;
     // Deleted endpoints stay in the index; loading one finds nothing.
     let page =
         page_of_views(&stack, principal.organization(), webhooks::ENDPOINTS, &query, |snapshot, id| {
@@ -158,12 +153,10 @@ async fn list_endpoints(
     )
 )]
 async fn update(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<UpdateWebhookEndpoint>,
 ) -> ApiResult<Json<WebhookEndpointEnvelope>> {
-    principal.require("webhooks:write")?;
     let (mut endpoint, mut health) = own_endpoint(&stack, &principal, &id)?;
     let enable = match body.status.as_deref() {
         None => None,
@@ -206,11 +199,9 @@ async fn update(
     )
 )]
 async fn remove(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<DeletedWebhookEndpointEnvelope>> {
-    principal.require("webhooks:write")?;
     let (endpoint, _) = own_endpoint(&stack, &principal, &id)?;
     stack
         .engine
@@ -239,11 +230,9 @@ async fn remove(
     )
 )]
 async fn signing_secret(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<SigningSecret>> {
-    principal.require("webhooks:read")?;
     let (endpoint, _) = own_endpoint(&stack, &principal, &id)?;
     Ok(Json(SigningSecret { secret: endpoint.secret }))
 }
@@ -267,11 +256,9 @@ async fn signing_secret(
     )
 )]
 async fn test(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<(StatusCode, Json<WebhookTestSent>)> {
-    principal.require("webhooks:write")?;
     let (endpoint, health) = own_endpoint(&stack, &principal, &id)?;
     if health.disabled {
         // A test that could never be delivered would only look like a failure.
@@ -311,11 +298,9 @@ async fn test(
     )
 )]
 async fn get_event(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<WebhookEventEnvelope>> {
-    principal.require("webhooks:read")?;
     let event = stack
         .engine
         .read()?
@@ -338,11 +323,9 @@ async fn get_event(
     )
 )]
 async fn list_events(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<WebhookEvent>>> {
-    principal.require("webhooks:read")?;
     let page = page_of_views(&stack, principal.organization(), "events", &query, |snapshot, id| {
         snapshot.event(id)?.map(|event| webhooks::event_body(&stack, &event)).transpose()
     })?;
@@ -365,11 +348,9 @@ async fn list_events(
     )
 )]
 async fn list_deliveries(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, DeliveryFilter>,
 ) -> ApiResult<Json<ListPage<WebhookDelivery>>> {
-    principal.require("webhooks:read")?;
     if let Some(status) = &filter.status
         && !["pending", "succeeded", "failed"].contains(&status.as_str())
     {
@@ -416,11 +397,9 @@ fn matches(filter: &DeliveryFilter, delivery: &webhooks::Delivery) -> bool {
     )
 )]
 async fn get_delivery(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<WebhookDeliveryEnvelope>> {
-    principal.require("webhooks:read")?;
     let delivery = load_delivery(&stack.engine.read()?, &id)?
         .filter(|d| d.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("delivery '{id}' not found")))?;
@@ -447,11 +426,9 @@ async fn get_delivery(
     )
 )]
 async fn retry(
-    State(stack): State<Arc<Stack>>,
-    principal: Principal,
+    Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<WebhookDeliveryEnvelope>> {
-    principal.require("webhooks:write")?;
     if let Err(retry_after) = stack.retry_limiter.check(&id, std::time::Instant::now()) {
         return Err(ApiError::new(
             sika_api::ErrorCode::RateLimited,
