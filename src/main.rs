@@ -149,9 +149,12 @@ struct NodeArgs {
     /// Let live webhook endpoints point at loopback and private addresses.
     #[arg(long, env = "SIKA_ALLOW_PRIVATE_WEBHOOKS")]
     allow_private_webhooks: bool,
-    /// Request log entries kept per stack [100000].
+    /// Request log entries kept per organization on each stack [100000].
     #[arg(long, env = "SIKA_REQUEST_LOG_RETENTION")]
     request_log_retention: Option<u64>,
+    /// How long request log entries are kept, such as 30d or 12h [30d].
+    #[arg(long, env = "SIKA_REQUEST_LOG_MAX_AGE")]
+    request_log_max_age: Option<String>,
     /// Payment attempts one payment link takes in all [1000].
     #[arg(long, env = "SIKA_CHECKOUT_ATTEMPTS_PER_LINK")]
     checkout_attempts_per_link: Option<u32>,
@@ -221,6 +224,7 @@ impl NodeArgs {
             trusted_proxies: (!self.trusted_proxies.is_empty()).then(|| self.trusted_proxies.clone()),
             allow_private_webhooks: self.allow_private_webhooks.then_some(true),
             request_log_retention: self.request_log_retention,
+            request_log_max_age: self.request_log_max_age.clone(),
             checkout_attempts_per_link: self.checkout_attempts_per_link,
             live_public_url: self.live_public_url.clone(),
             sandbox_public_url: self.sandbox_public_url.clone(),

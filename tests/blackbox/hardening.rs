@@ -613,3 +613,70 @@ async fn a_full_disk_answers_503_and_writing_resumes_once_space_returns() {
     );
     verify_dir(&data);
 }
+
+/// The request ids of `n` authenticated reads by `key`.
+async fn logged_reads(api: &Api, node: &Node, key: &str, n: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    for _ in 0..n {
+        let r = api.get(&node.sandbox_url("/v1/accounts"), key).await;
+        r.expect(200);
+        ids.push(r.request_id());
+    }
+    ids
+}
+
+/// Whether the operator finds request `id` in the log.
+async fn in_log(api: &Api, node: &Node, id: &str) -> bool {
+    let r = api.get(&node.admin_url(&format!("/admin/v1/requests/{id}")), &node.creds.admin_token).await;
+    assert!(r.status == 200 || r.status == 404, "{}", r.text);
+    r.status == 200
+}
+
+/// Issue 16.10: the request log keeps a count per organization and an age.
+/// With 5 entries kept per organization, A's 40 requests leave B's three in
+/// the log and keep A's newest five; and past the maximum age, entries go
+/// whoever made them.
+#[tokio::test]
+async fn request_log_retention_is_per_organization_by_count_and_age() {
+    let node = Node::start_with_env(
+        Options::unthrottled(),
+        &[("SIKA_REQUEST_LOG_RETENTION", "5"), ("SIKA_REQUEST_LOG_MAX_AGE", "4s")],
+    );
+    let api = Api::new();
+    let body = json!({ "name": "Organization B", "owner": { "email": "b@example.com", "name": "B" } });
+    let created = api.post(&node.admin_url("/admin/v1/organizations"), &node.creds.admin_token, body).await;
+    created.expect(201);
+    let accept =
+        json!({ "invitation": created.body["invitation"]["token"], "password": "organization b password" });
+    let session = api.call("POST", &node.sandbox_url("/v1/sessions"), None, Some(accept)).await;
+    session.expect(201);
+    let session = session.body["session"]["token"].as_str().unwrap().to_string();
+    let (_, b_key) = create_key(&api, &node.sandbox, &session, json!({ "name": "b", "scopes": ["*"] })).await;
+
+    let b_reads = logged_reads(&api, &node, &b_key, 3).await;
+    let a_reads = logged_reads(&api, &node, &node.creds.sandbox_key, 40).await;
+    let newest = a_reads.last().unwrap().clone();
+    eventually("A's newest read written and A trimmed", Duration::from_secs(10), || async {
+        (in_log(&api, &node, &newest).await && !in_log(&api, &node, &a_reads[0]).await).then_some(())
+    })
+    .await;
+    for id in &b_reads {
+        assert!(in_log(&api, &node, id).await, "B's {id} was pushed out by A's traffic");
+    }
+    let mut kept = Vec::new();
+    for id in &a_reads {
+        kept.push(in_log(&api, &node, id).await);
+    }
+    assert_eq!(kept.iter().filter(|k| **k).count(), 5, "{kept:?}");
+    assert!(kept[35..].iter().all(|k| *k), "A's newest five stay: {kept:?}");
+
+    // Past the maximum age every entry goes, with the next write.
+    tokio::time::sleep(Duration::from_millis(4_500)).await;
+    let fresh = logged_reads(&api, &node, &b_key, 1).await.remove(0);
+    eventually("the old entries aged out", Duration::from_secs(10), || async {
+        (in_log(&api, &node, &fresh).await && !in_log(&api, &node, &b_reads[0]).await).then_some(())
+    })
+    .await;
+    assert!(!in_log(&api, &node, &newest).await, "A's entries aged out too");
+    node.stop_and_verify();
+}

@@ -43,7 +43,10 @@ pub struct NodeTable {
     pub rate_limit: Option<u32>,
     pub trusted_proxies: Option<Vec<IpAddr>>,
     pub allow_private_webhooks: Option<bool>,
+    /// Request log entries kept per organization on each stack.
     pub request_log_retention: Option<u64>,
+    /// How long request log entries are kept, a duration like `30d`.
+    pub request_log_max_age: Option<String>,
     /// Payment attempts one payment link takes in all.
     pub checkout_attempts_per_link: Option<u32>,
     pub live_public_url: Option<String>,
@@ -190,6 +193,7 @@ impl NodeTable {
             trusted_proxies: over.trusted_proxies.or(self.trusted_proxies),
             allow_private_webhooks: over.allow_private_webhooks.or(self.allow_private_webhooks),
             request_log_retention: over.request_log_retention.or(self.request_log_retention),
+            request_log_max_age: over.request_log_max_age.or(self.request_log_max_age),
             checkout_attempts_per_link: over.checkout_attempts_per_link.or(self.checkout_attempts_per_link),
             live_public_url: over.live_public_url.or(self.live_public_url),
             sandbox_public_url: over.sandbox_public_url.or(self.sandbox_public_url),

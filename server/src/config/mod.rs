@@ -25,8 +25,12 @@ pub struct NodeConfig {
     pub rate_limit: u32,
     /// Peers whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<IpAddr>,
-    /// Request log entries kept per stack; older ones are deleted.
+    /// Request log entries kept per organization on each stack; older
+    /// ones are deleted, so one organization's traffic never pushes out
+    /// another's.
     pub request_log_retention: u64,
+    /// Request log entries older than this are deleted.
+    pub request_log_max_age: Duration,
     /// Payment attempts one payment link takes in all; more are refused.
     pub checkout_attempts_per_link: u32,
     /// The FX margin in basis points.
@@ -89,6 +93,7 @@ impl NodeConfig {
             rate_limit: 100,
             trusted_proxies: Vec::new(),
             request_log_retention: 100_000,
+            request_log_max_age: Duration::from_secs(30 * 86_400),
             checkout_attempts_per_link: 1_000,
             spread_bps: 100,
             allow_private_webhooks: false,
@@ -145,6 +150,15 @@ impl NodeConfig {
         config.allow_private_webhooks = node.allow_private_webhooks.unwrap_or(false);
         config.request_log_retention =
             node.request_log_retention.unwrap_or(config.request_log_retention).max(1);
+        if let Some(age) = &node.request_log_max_age {
+            match parse_duration(age) {
+                Ok(age) if !age.is_zero() => config.request_log_max_age = age,
+                Ok(_) => problems.push(
+                    "node.request_log_max_age (--request-log-max-age): must be longer than 0s".to_string(),
+                ),
+                Err(e) => problems.push(format!("node.request_log_max_age (--request-log-max-age): {e}")),
+            }
+        }
         match node.checkout_attempts_per_link {
             Some(0) => problems.push(
                 "node.checkout_attempts_per_link (--checkout-attempts-per-link): must be at least 1"
@@ -217,7 +231,8 @@ pub fn parse_duration(input: &str) -> Result<Duration, String> {
         "s" => value,
         "m" => value * 60.0,
         "h" => value * 3600.0,
-        _ => return Err(format!("'{input}' has an unknown unit; use ms, s, m or h")),
+        "d" => value * 86_400.0,
+        _ => return Err(format!("'{input}' has an unknown unit; use ms, s, m, h or d")),
     };
     if !seconds.is_finite() || seconds < 0.0 {
         return Err(format!("'{input}' is not a valid duration"));
@@ -235,6 +250,7 @@ mod tests {
         assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert_eq!(parse_duration("5").unwrap(), Duration::from_secs(5));
+        assert_eq!(parse_duration("30d").unwrap(), Duration::from_secs(30 * 86_400));
         assert!(parse_duration("5 parsecs").is_err());
     }
 }

@@ -15,7 +15,7 @@ use crate::domain::rates::RateBook;
 use crate::domain::settings::{self, FeedSettings};
 use crate::domain::stack::{Stack, StackKind};
 use crate::http::admin::{self, AdminState};
-use crate::store::request_log::RequestLog;
+use crate::store::request_log::{RequestLog, Retention};
 
 fn engine_config(config: &NodeConfig, kind: StackKind, rates: &Arc<RateBook>) -> EngineConfig {
     let mut engine = EngineConfig::new(Some(config.data_dir.join(kind.database_file())));
@@ -192,7 +192,7 @@ impl Node {
             let rates = Arc::new(RateBook::new(&settings.rates, kind == StackKind::Sandbox, clock));
             let engine = open_engine(&config, kind, &rates)?;
             let log_path = config.data_dir.join(format!("{}-requests.redb", kind.name()));
-            let log = RequestLog::open(&log_path, config.request_log_retention)?;
+            let log = RequestLog::open(&log_path, Retention::of(&config))?;
             let stack_settings = match kind {
                 StackKind::Live => &settings.live,
                 StackKind::Sandbox => &settings.sandbox,

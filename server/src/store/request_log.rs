@@ -1,9 +1,10 @@
 //! The per-stack request log. Entries go to a background thread that
 //! writes them in batches to their own database file, so logging never adds
 //! an fsync to a request. Until its batch is written an entry is served
-//! from memory. Only the newest `retention` entries are kept.
+//! from memory. Retention is per organization, by count and by age, so
+//! one tenant's flood never pushes another's entries out.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
@@ -28,6 +29,51 @@ const DURABLE_EVERY: u64 = 10;
 /// At most one log line per this interval while writes keep failing.
 const FAILURE_REPORT_INTERVAL: Duration = Duration::from_secs(10);
 static DURABLE_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How much of the log is kept: per organization, the newest `count`
+/// entries, and no entry older than `max_age_ms`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Retention {
+    pub count: u64,
+    pub max_age_ms: i64,
+}
+
+impl Retention {
+    pub(crate) fn of(config: &crate::config::NodeConfig) -> Retention {
+        let max_age_ms = i64::try_from(config.request_log_max_age.as_millis()).unwrap_or(i64::MAX);
+        Retention { count: config.request_log_retention, max_age_ms }
+    }
+}
+
+/// The writer's index of what the file holds: each organization's entries
+/// by sequence number, oldest first, so trimming one organization never
+/// scans the others'. Built from the file when the writer starts, and again
+/// after a failed commit (which leaves the file as it was).
+#[derive(Default)]
+struct Kept {
+    by_organization: HashMap<String, VecDeque<u64>>,
+}
+
+impl Kept {
+    fn read(db: &Database) -> Result<Kept, redb::Error> {
+        let mut kept = Kept::default();
+        let txn = db.begin_read()?;
+        let (Ok(order), Ok(entries)) = (txn.open_table(ORDER), txn.open_table(ENTRIES)) else {
+            return Ok(kept);
+        };
+        for item in order.iter()? {
+            let (seq, id) = item?;
+            let organization = match entries.get(id.value())? {
+                Some(bytes) => postcard::from_bytes::<RequestLogEntry>(bytes.value())
+                    .map(|e| e.organization)
+                    .unwrap_or_default(),
+                None => String::new(),
+            };
+            kept.by_organization.entry(organization).or_default().push_back(seq.value());
+        }
+        Ok(kept)
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct RequestLogEntry {
@@ -58,7 +104,7 @@ impl RequestLog {
         &self.db
     }
 
-    pub(crate) fn open(path: &Path, retention: u64) -> Result<RequestLog, String> {
+    pub(crate) fn open(path: &Path, retention: Retention) -> Result<RequestLog, String> {
         let db = Database::builder()
             .set_cache_size(16 * 1024 * 1024)
             .create(path)
@@ -114,7 +160,7 @@ impl RequestLog {
     }
 }
 
-fn write_loop(db: &Database, receiver: &Receiver<RequestLogEntry>, pending: &Pending, retention: u64) {
+fn write_loop(db: &Database, receiver: &Receiver<RequestLogEntry>, pending: &Pending, retention: Retention) {
     // The log is background work: let the request threads preempt it.
     sika_engine::lower_thread_priority();
     if let Ok(txn) = db.begin_write() {
@@ -125,6 +171,7 @@ fn write_loop(db: &Database, receiver: &Receiver<RequestLogEntry>, pending: &Pen
     // Failed batches since the last report: one line per interval, not one
     // per batch, however long the disk stays full.
     let (mut failed, mut reported) = (0u64, None::<std::time::Instant>);
+    let mut kept = Kept::read(db).unwrap_or_default();
     loop {
         let first = match receiver.recv_timeout(FLUSH_INTERVAL) {
             Ok(entry) => entry,
@@ -147,7 +194,8 @@ fn write_loop(db: &Database, receiver: &Receiver<RequestLogEntry>, pending: &Pen
                 Err(_) => break,
             }
         }
-        if let Err(e) = write_batch(db, &batch, retention) {
+        if let Err(e) = write_batch(db, &batch, retention, &mut kept) {
+            kept = Kept::read(db).unwrap_or_default();
             failed += 1;
             if reported.is_none_or(|at| at.elapsed() >= FAILURE_REPORT_INTERVAL) {
                 tracing::error!(error = %e, failed_batches = failed, "request log writes failed");
@@ -162,7 +210,12 @@ fn write_loop(db: &Database, receiver: &Receiver<RequestLogEntry>, pending: &Pen
     }
 }
 
-fn write_batch(db: &Database, batch: &[RequestLogEntry], retention: u64) -> Result<(), redb::Error> {
+fn write_batch(
+    db: &Database,
+    batch: &[RequestLogEntry],
+    retention: Retention,
+    kept: &mut Kept,
+) -> Result<(), redb::Error> {
     let mut txn = db.begin_write()?;
     // The log is best effort: most batches skip the fsync, and one in
     // `DURABLE_EVERY` (or the last before shutdown) makes all of them durable.
@@ -173,23 +226,50 @@ fn write_batch(db: &Database, batch: &[RequestLogEntry], retention: u64) -> Resu
         let mut entries = txn.open_table(ENTRIES)?;
         let mut order = txn.open_table(ORDER)?;
         let mut next = order.last()?.map(|(k, _)| k.value() + 1).unwrap_or(1);
+        let mut touched = Vec::new();
         for entry in batch {
             let bytes = postcard::to_stdvec(entry).unwrap_or_default();
             entries.insert(entry.id.as_str(), bytes.as_slice())?;
             order.insert(next, entry.id.as_str())?;
+            let seqs = kept.by_organization.entry(entry.organization.clone()).or_default();
+            debug_assert!(seqs.back().is_none_or(|last| *last < next), "sequence numbers only increase");
+            seqs.push_back(next);
+            touched.push(entry.organization.as_str());
             next += 1;
         }
-        // Retention: forget the oldest entries beyond the bound.
-        let keep_from = next.saturating_sub(retention);
+        // By count: each organization that grew keeps its newest entries.
+        touched.sort_unstable();
+        touched.dedup();
+        for organization in touched {
+            let Some(seqs) = kept.by_organization.get_mut(organization) else { continue };
+            while seqs.len() as u64 > retention.count {
+                let Some(seq) = seqs.pop_front() else { break };
+                if let Some(id) = order.remove(seq)? {
+                    entries.remove(id.value())?;
+                }
+            }
+        }
+        // By age: the oldest entries of all, while they are too old.
+        let now = chrono::Utc::now().timestamp_millis();
         loop {
             let Some((seq, id)) = order.first()?.map(|(k, v)| (k.value(), v.value().to_string())) else {
                 break;
             };
-            if seq >= keep_from {
-                break;
-            }
+            let entry = entries
+                .get(id.as_str())?
+                .and_then(|b| postcard::from_bytes::<RequestLogEntry>(b.value()).ok());
+            // An entry that does not decode is filed under no organization.
+            let organization = match &entry {
+                Some(e) if now.saturating_sub(e.created_at) <= retention.max_age_ms => break,
+                Some(e) => e.organization.clone(),
+                None => String::new(),
+            };
             order.remove(seq)?;
             entries.remove(id.as_str())?;
+            if let Some(seqs) = kept.by_organization.get_mut(&organization) {
+                debug_assert_eq!(seqs.front(), Some(&seq), "the oldest entry is its organization's oldest");
+                seqs.pop_front();
+            }
         }
     }
     txn.commit()?;
