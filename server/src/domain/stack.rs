@@ -82,6 +82,8 @@ pub(crate) struct Stack {
     pub rates: Arc<RateBook>,
     /// Counters for `/metrics`.
     pub metrics: crate::domain::metrics::Metrics,
+    /// Provider connectors (live only), their breaker and open movements.
+    pub rails: crate::domain::rails::Rails,
     keys: RwLock<HashMap<[u8; 32], ApiKeyRecord>>,
     webhooks: OnceLock<DispatcherHandle>,
     last_verify: Mutex<Option<sika_api::admin::VerifyResult>>,
@@ -97,6 +99,12 @@ impl Stack {
         settings: &StackSettings,
         rates: Arc<RateBook>,
     ) -> Result<Stack, String> {
+        let connector = match (&settings.flutterwave, kind) {
+            (Some(flutterwave), StackKind::Live) => {
+                Some(crate::domain::rails::flutterwave::Flutterwave::new(flutterwave)?)
+            }
+            _ => None,
+        };
         let stack = Stack {
             kind,
             engine,
@@ -109,6 +117,7 @@ impl Stack {
             receiving: settings.receiving.clone(),
             rates,
             metrics: crate::domain::metrics::Metrics::default(),
+            rails: crate::domain::rails::Rails::new(connector),
             keys: RwLock::new(HashMap::new()),
             webhooks: OnceLock::new(),
             last_verify: Mutex::new(None),
@@ -191,6 +200,15 @@ impl Stack {
         if let Ok(mut last) = self.last_verify.lock() {
             *last = Some(result);
         }
+    }
+
+    /// A method's status now: the configured one, or the breaker's while
+    /// the provider it is routed through keeps failing.
+    pub(crate) fn method_status(
+        &self,
+        method: &crate::domain::catalog::Method,
+    ) -> sika_api::capabilities::MethodStatus {
+        self.rails.status(&method.code, method.status)
     }
 
     pub(crate) fn now_ms(&self) -> i64 {

@@ -4,4 +4,5 @@
 pub(crate) mod feed;
 pub(crate) mod listen;
 pub(crate) mod node;
+pub(crate) mod rails;
 pub(crate) mod scheduler;
