@@ -513,4 +513,35 @@ mod tests {
         ));
         assert!(settings.live.receiving.crypto("USDT", "tron").is_none());
     }
+
+    #[test]
+    fn a_flutterwave_table_is_checked() {
+        let found = problems(
+            r#"
+            [rails.flutterwave]
+            secret_key = ""
+            base_url = "ftp://x"
+            methods = ["bank_gh", "nope", "mtn_gh"]
+            "#,
+        );
+        let expect = [
+            "rails.flutterwave.secret_key: is required",
+            "rails.flutterwave.webhook_hash: is required",
+            "rails.flutterwave.base_url:",
+            "rails.flutterwave.methods: 'bank_gh' cannot go through the connector",
+            "rails.flutterwave.methods: 'nope' is not a method code",
+        ];
+        for want in expect {
+            assert!(found.iter().any(|p| p.starts_with(want)), "{want} not in {found:?}");
+        }
+        assert_eq!(found.len(), expect.len(), "{found:?}");
+        let file = ConfigFile::parse(
+            "[rails.flutterwave]\nsecret_key = \"k\"\nwebhook_hash = \"h\"\nmethods = [\"mtn_gh\"]\n",
+        )
+        .unwrap();
+        let settings = resolve(&file).unwrap();
+        let flutterwave = settings.live.flutterwave.unwrap();
+        assert_eq!(flutterwave.base_url, "https://api.flutterwave.com");
+        assert!(settings.sandbox.flutterwave.is_none(), "a connector is the live stack's");
+    }
 }

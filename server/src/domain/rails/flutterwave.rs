@@ -110,7 +110,8 @@ impl Flutterwave {
         if status.is_server_error() || status.as_u16() == 429 || status.as_u16() == 408 {
             return Err(RailError::Transient(format!("Flutterwave answered {status}: {message}")));
         }
-        if message.to_ascii_lowercase().contains("duplicate") {
+        let lower = message.to_ascii_lowercase();
+        if lower.contains("duplicate") || lower.contains("already exist") {
             return Err(RailError::Duplicate);
         }
         if status.as_u16() == 401 || status.as_u16() == 403 {
