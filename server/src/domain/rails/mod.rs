@@ -322,6 +322,12 @@ fn open_movement(stack: &Stack, kind: Kind, id: &str, sent: &str) -> ApiResult<O
     }
 }
 
+/// A wallet number as providers write it: digits only, the country code
+/// first with no `+`.
+fn wallet_number(number: &str) -> String {
+    number.chars().filter(char::is_ascii_digit).collect()
+}
+
 fn major(currency: &str, minor: i128) -> ApiResult<Decimal> {
     Currency::find(currency).and_then(|c| c.to_decimal(minor)).map_err(|_| ApiError::internal())
 }
@@ -336,7 +342,7 @@ pub(crate) fn payout_movement(payout: &PayoutRecord) -> ApiResult<Option<Movemen
     if payout.status != MovementStatus::Pending || payout.rail != RAIL_FLUTTERWAVE {
         return Ok(None);
     }
-    let account_number = payout.to.account_number.clone().unwrap_or_default();
+    let account_number = wallet_number(payout.to.account_number.as_deref().unwrap_or_default());
     Ok(Some(Movement {
         kind: Kind::Payout,
         id: payout.id.clone(),
@@ -364,7 +370,7 @@ pub(crate) fn collection_movement(collection: &CollectionRecord) -> ApiResult<Op
         code: collection.code.clone(),
         currency: collection.currency.clone(),
         amount: major(&collection.currency, collection.amount)?,
-        account_number: collection.account_number.clone(),
+        account_number: wallet_number(&collection.account_number),
         name: metadata(&collection.metadata, "payerName")
             .unwrap_or_else(|| collection.account_number.clone()),
         narration: format!("Collection {}", collection.id),
