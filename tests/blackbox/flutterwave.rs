@@ -278,3 +278,25 @@ async fn a_sigkill_after_flutterwave_accepted_a_transfer_settles_it_once_after_r
     assert!(available < 30_000 - 4_000, "the payout and its fee left the balance once: {available}");
     live.node.stop_and_verify();
 }
+
+#[tokio::test]
+async fn a_request_that_times_out_is_retried_under_the_same_reference() {
+    let fake = FakeFlutterwave::start();
+    let live = Live::start(&fake);
+    live.fund(&fake, "300.00").await;
+
+    // The next exchange (the payout's first look-up) never answers in time.
+    fake.with(|s| s.stall_next = 1);
+    let r = live.payout("30.00", "p-timeout").await;
+    r.expect(201);
+    let id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    let transfer = eventually("a transfer after the timeout", Duration::from_secs(30), || async {
+        fake.transfers_for(&id).pop()
+    })
+    .await;
+    assert_eq!(transfer["amount"], 30);
+    fake.settle_transfer(&id, "SUCCESSFUL", "Transaction was successful");
+    live.status_of("payouts", &id, "completed").await;
+    assert_eq!(fake.transfers_for(&id).len(), 1);
+    assert_eq!(fake.with(|s| s.transfer_posts), 1);
+}

@@ -34,6 +34,8 @@ pub struct FakeState {
     pub fail_next: u32,
     /// Answer every request with a 5xx.
     pub down: bool,
+    /// Hold the next N answers for [`STALL`] (longer than Sika waits).
+    pub stall_next: u32,
     /// Record a transfer, then hold its answer while this is set.
     pub hold: bool,
     next_id: u64,
@@ -52,8 +54,24 @@ fn error(status: StatusCode, message: &str) -> Answer {
     (status, Json(json!({ "status": "error", "message": message, "data": null })))
 }
 
+/// How long a stalled answer takes: past the node's 10 s request timeout.
+pub const STALL: Duration = Duration::from_secs(12);
+
 /// The checks every request passes first: the secret, then the script.
-fn gate(state: &Shared, headers: &HeaderMap) -> Result<(), Answer> {
+async fn gate(state: &Shared, headers: &HeaderMap) -> Result<(), Answer> {
+    let stall = {
+        let mut s = state.lock().unwrap();
+        let stall = s.stall_next > 0;
+        s.stall_next = s.stall_next.saturating_sub(1);
+        stall
+    };
+    if stall {
+        tokio::time::sleep(STALL).await;
+    }
+    gate_now(state, headers)
+}
+
+fn gate_now(state: &Shared, headers: &HeaderMap) -> Result<(), Answer> {
     let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
     if auth != format!("Bearer {SECRET_KEY}") {
         return Err(error(StatusCode::UNAUTHORIZED, "Invalid authorization key"));
@@ -84,7 +102,7 @@ fn refuse(state: &Shared, why: String) -> Answer {
 }
 
 async fn create_transfer(State(state): State<Shared>, headers: HeaderMap, Json(body): Json<Value>) -> Answer {
-    if let Err(answer) = gate(&state, &headers) {
+    if let Err(answer) = gate(&state, &headers).await {
         return answer;
     }
     state.lock().unwrap().transfer_posts += 1;
@@ -140,7 +158,7 @@ async fn list_transfers(
     headers: HeaderMap,
     Query(query): Query<std::collections::HashMap<String, String>>,
 ) -> Answer {
-    if let Err(answer) = gate(&state, &headers) {
+    if let Err(answer) = gate(&state, &headers).await {
         return answer;
     }
     let s = state.lock().unwrap();
@@ -162,7 +180,7 @@ async fn create_charge(
     Query(query): Query<std::collections::HashMap<String, String>>,
     Json(body): Json<Value>,
 ) -> Answer {
-    if let Err(answer) = gate(&state, &headers) {
+    if let Err(answer) = gate(&state, &headers).await {
         return answer;
     }
     let kind = query.get("type").cloned().unwrap_or_default();
@@ -213,7 +231,7 @@ async fn verify_by_reference(
     headers: HeaderMap,
     Query(query): Query<std::collections::HashMap<String, String>>,
 ) -> Answer {
-    if let Err(answer) = gate(&state, &headers) {
+    if let Err(answer) = gate(&state, &headers).await {
         return answer;
     }
     let s = state.lock().unwrap();
@@ -230,7 +248,7 @@ async fn verify_by_reference(
 }
 
 async fn balances(State(state): State<Shared>, headers: HeaderMap) -> Answer {
-    if let Err(answer) = gate(&state, &headers) {
+    if let Err(answer) = gate(&state, &headers).await {
         return answer;
     }
     (StatusCode::OK, Json(json!({ "status": "success", "message": "Wallet balances fetched", "data": [] })))
