@@ -81,12 +81,11 @@ async fn run(stack: Arc<Stack>) {
                 }
             }
         }
+        // A writer that refuses commands (a full disk) fails each step,
+        // which is retried with backoff; the task ends with the process.
         tokio::select! {
             () = stack.rails.wake.notified() => {}
             () = tokio::time::sleep(poll) => {}
-        }
-        if stack.engine.unavailable_reason().is_some() {
-            return;
         }
     }
 }
