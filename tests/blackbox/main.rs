@@ -18,6 +18,7 @@ mod collections;
 mod contract;
 mod crash;
 mod disputes;
+mod flutterwave;
 mod format_upgrade;
 mod hardening;
 mod identity;

@@ -25,6 +25,52 @@ pub struct ConfigFile {
     pub live: LiveTable,
     #[serde(default)]
     pub sandbox: SandboxTable,
+    /// `[rails.<provider>]`: provider connectors for the live stack.
+    #[serde(default)]
+    pub rails: RailsTable,
+}
+
+/// `[rails]`: one table per provider connector.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RailsTable {
+    pub flutterwave: Option<FlutterwaveTable>,
+}
+
+/// `[rails.flutterwave]`. The two secrets may come from the environment
+/// instead (`SIKA_FLUTTERWAVE_SECRET_KEY`, `SIKA_FLUTTERWAVE_WEBHOOK_HASH`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlutterwaveTable {
+    pub secret_key: Option<Secret>,
+    pub webhook_hash: Option<Secret>,
+    /// Default: the provider's production API.
+    pub base_url: Option<String>,
+    /// Method codes routed through Flutterwave on live.
+    #[serde(default)]
+    pub methods: Vec<String>,
+}
+
+/// A secret read from the file: its `Debug` never shows it, so no log line
+/// or error that prints a configuration can leak it.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: String) -> Secret {
+        Secret(value)
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
 }
 
 /// `[node]`: the same settings as the command line's flags, which win.
@@ -304,5 +350,15 @@ mod tests {
         assert_eq!(file.live.receiving.bank[0].account_number, "1234567890");
         assert_eq!(file.live.receiving.crypto[0].addresses.as_ref().unwrap().len(), 1);
         assert_eq!(file.rates.feed.unwrap().max_age.as_deref(), Some("10m"));
+    }
+
+    #[test]
+    fn a_connector_s_secrets_never_print() {
+        let text = "[rails.flutterwave]\nsecret_key = \"FLWSECK-abc\"\nwebhook_hash = \"h1\"\nmethods = [\"mtn_gh\"]\n";
+        let file = ConfigFile::parse(text).unwrap();
+        let table = file.rails.flutterwave.clone().unwrap();
+        assert_eq!(table.secret_key.as_ref().unwrap().expose(), "FLWSECK-abc");
+        let shown = format!("{file:?}");
+        assert!(!shown.contains("FLWSECK-abc") && !shown.contains("\"h1\""), "{shown}");
     }
 }

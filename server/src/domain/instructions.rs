@@ -74,7 +74,7 @@ fn method_for<'s>(stack: &'s Stack, field: &str, code: &str) -> ApiResult<&'s Me
         .catalog
         .find_method(code)
         .ok_or_else(|| ApiError::validation(field, format!("unknown payment method '{code}'")))?;
-    if method.status == catalog::STATUS_DOWN {
+    if stack.method_status(method) == catalog::STATUS_DOWN {
         return Err(ApiError::new(
             sika_api::ErrorCode::MethodUnavailable,
             format!("{code} is down at the moment; check GET /v1/capabilities"),
@@ -285,6 +285,9 @@ pub(crate) fn new_payout(
                 simulator::payout_steps(outcome, stack.config.time_scale),
             )
         }
+        StackKind::Live if stack.rails.routes(&method.code) => {
+            (crate::domain::rails::RAIL_FLUTTERWAVE, "Routed to Flutterwave".to_string(), Vec::new())
+        }
         StackKind::Live => (RAIL_MANUAL, "Waiting for the operator to settle it".to_string(), Vec::new()),
     };
     Ok(NewPayout {
@@ -314,6 +317,7 @@ pub(crate) fn new_payout(
 /// confirms the payment. Returns (rail, note for the timeline, schedule).
 pub(crate) fn collection_rail(
     stack: &Stack,
+    code: &str,
     amount: i128,
     scale: u32,
     payer: &str,
@@ -330,6 +334,11 @@ pub(crate) fn collection_rail(
                 simulator::collection_steps(outcome, stack.config.time_scale),
             )
         }
+        StackKind::Live if stack.rails.routes(code) => (
+            crate::domain::rails::RAIL_FLUTTERWAVE,
+            format!("Routed to Flutterwave; it will prompt {payer}"),
+            Vec::new(),
+        ),
         StackKind::Live => {
             (RAIL_MANUAL, "Waiting for the operator to confirm the payment".to_string(), Vec::new())
         }
@@ -368,7 +377,8 @@ pub(crate) fn new_collection(
             ),
         ));
     }
-    let (rail, rail_note, schedule) = collection_rail(stack, amount, currency.scale, &request.account_number);
+    let (rail, rail_note, schedule) =
+        collection_rail(stack, &method.code, amount, currency.scale, &request.account_number);
     Ok(NewCollection {
         organization: principal.organization().to_string(),
         currency: currency.code.to_string(),

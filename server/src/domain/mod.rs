@@ -18,6 +18,7 @@ pub(crate) mod members;
 pub(crate) mod metrics;
 pub(crate) mod pagination;
 pub(crate) mod principal;
+pub(crate) mod rails;
 pub(crate) mod ratelimit;
 pub(crate) mod rates;
 pub(crate) mod receiving;

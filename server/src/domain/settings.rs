@@ -10,7 +10,9 @@ use rust_decimal::Decimal;
 use sika_api::capabilities::MethodStatus;
 use sika_engine::Currency;
 
-use crate::config::file::{Amount, BankTable, ConfigFile, CryptoTable, MethodTable, MobileMoneyTable};
+use crate::config::file::{
+    Amount, BankTable, ConfigFile, CryptoTable, MethodTable, MobileMoneyTable, Secret,
+};
 use crate::config::parse_duration;
 use crate::domain::catalog::{self, Catalog};
 use crate::domain::receiving::hd::{self, ExtendedPublicKey};
@@ -49,6 +51,64 @@ pub(crate) struct StackSettings {
     /// The shipped catalog with this stack's `methods` overrides applied.
     pub catalog: Option<Catalog>,
     pub receiving: Receiving,
+    /// `[rails.flutterwave]`, checked (live only).
+    pub flutterwave: Option<FlutterwaveSettings>,
+}
+
+/// A Flutterwave account the live stack routes methods through.
+#[derive(Debug, Clone)]
+pub(crate) struct FlutterwaveSettings {
+    pub secret_key: Secret,
+    pub webhook_hash: Secret,
+    pub base_url: String,
+    pub methods: Vec<String>,
+}
+
+pub(crate) const FLUTTERWAVE_SECRET_ENV: &str = "SIKA_FLUTTERWAVE_SECRET_KEY";
+pub(crate) const FLUTTERWAVE_HASH_ENV: &str = "SIKA_FLUTTERWAVE_WEBHOOK_HASH";
+const FLUTTERWAVE_API: &str = "https://api.flutterwave.com";
+
+/// `[rails.flutterwave]`: both secrets (from the file or the environment),
+/// an http(s) base URL, and methods the connector can carry both ways.
+fn flutterwave(file: &ConfigFile, problems: &mut Vec<String>) -> Option<FlutterwaveSettings> {
+    let table = file.rails.flutterwave.as_ref()?;
+    let secret = |value: &Option<Secret>, env: &str, key: &str, problems: &mut Vec<String>| {
+        let found = std::env::var(env)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| Secret::new(v.trim().to_string()))
+            .or_else(|| value.clone().filter(|v| !v.expose().trim().is_empty()));
+        if found.is_none() {
+            problems.push(format!("rails.flutterwave.{key}: is required (or set {env})"));
+        }
+        found
+    };
+    let secret_key = secret(&table.secret_key, FLUTTERWAVE_SECRET_ENV, "secret_key", problems);
+    let webhook_hash = secret(&table.webhook_hash, FLUTTERWAVE_HASH_ENV, "webhook_hash", problems);
+    let base_url = table.base_url.clone().unwrap_or_else(|| FLUTTERWAVE_API.to_string());
+    let base_url = base_url.trim().trim_end_matches('/').to_string();
+    if !(base_url.starts_with("https://") || base_url.starts_with("http://")) || base_url.contains(' ') {
+        problems.push(format!("rails.flutterwave.base_url: '{base_url}' is not an http(s) URL"));
+    }
+    if table.methods.is_empty() {
+        problems.push("rails.flutterwave.methods: name at least one method code to route".to_string());
+    }
+    for code in &table.methods {
+        if catalog::shipped().find_method(code).is_none() {
+            problems.push(format!("rails.flutterwave.methods: '{code}' is not a method code"));
+        } else if crate::domain::rails::flutterwave::route(code).is_none() {
+            problems.push(format!(
+                "rails.flutterwave.methods: '{code}' cannot go through the connector (mobile money methods \
+                 Flutterwave both pays out to and collects from only; settle the others by hand)"
+            ));
+        }
+    }
+    Some(FlutterwaveSettings {
+        secret_key: secret_key?,
+        webhook_hash: webhook_hash?,
+        base_url,
+        methods: table.methods.clone(),
+    })
 }
 
 /// What live payers are told to pay into; empty on the sandbox, which
@@ -107,10 +167,12 @@ pub(crate) fn resolve(file: &ConfigFile) -> Result<Settings, Vec<String>> {
     let live = StackSettings {
         catalog: overridden(&file.live.methods, "live", &mut problems),
         receiving: receiving(file, &mut problems),
+        flutterwave: flutterwave(file, &mut problems),
     };
     let sandbox = StackSettings {
         catalog: overridden(&file.sandbox.methods, "sandbox", &mut problems),
         receiving: Receiving::default(),
+        flutterwave: None,
     };
     if problems.is_empty() { Ok(Settings { rates, live, sandbox }) } else { Err(problems) }
 }
@@ -450,5 +512,36 @@ mod tests {
             AddressSource::Pool(_)
         ));
         assert!(settings.live.receiving.crypto("USDT", "tron").is_none());
+    }
+
+    #[test]
+    fn a_flutterwave_table_is_checked() {
+        let found = problems(
+            r#"
+            [rails.flutterwave]
+            secret_key = ""
+            base_url = "ftp://x"
+            methods = ["bank_gh", "nope", "mtn_gh"]
+            "#,
+        );
+        let expect = [
+            "rails.flutterwave.secret_key: is required",
+            "rails.flutterwave.webhook_hash: is required",
+            "rails.flutterwave.base_url:",
+            "rails.flutterwave.methods: 'bank_gh' cannot go through the connector",
+            "rails.flutterwave.methods: 'nope' is not a method code",
+        ];
+        for want in expect {
+            assert!(found.iter().any(|p| p.starts_with(want)), "{want} not in {found:?}");
+        }
+        assert_eq!(found.len(), expect.len(), "{found:?}");
+        let file = ConfigFile::parse(
+            "[rails.flutterwave]\nsecret_key = \"k\"\nwebhook_hash = \"h\"\nmethods = [\"mtn_gh\"]\n",
+        )
+        .unwrap();
+        let settings = resolve(&file).unwrap();
+        let flutterwave = settings.live.flutterwave.unwrap();
+        assert_eq!(flutterwave.base_url, "https://api.flutterwave.com");
+        assert!(settings.sandbox.flutterwave.is_none(), "a connector is the live stack's");
     }
 }

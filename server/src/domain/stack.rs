@@ -88,6 +88,8 @@ pub(crate) struct Stack {
     pub rates: Arc<RateBook>,
     /// Counters for `/metrics`.
     pub metrics: crate::domain::metrics::Metrics,
+    /// Provider connectors (live only), their breaker and open movements.
+    pub rails: crate::domain::rails::Rails,
     keys: RwLock<HashMap<[u8; 32], ApiKeyRecord>>,
     /// Held from counting an organization's active keys to storing a new
     /// one, so concurrent creations cannot pass the cap together.
@@ -106,6 +108,12 @@ impl Stack {
         settings: &StackSettings,
         rates: Arc<RateBook>,
     ) -> Result<Stack, String> {
+        let connector = match (&settings.flutterwave, kind) {
+            (Some(flutterwave), StackKind::Live) => {
+                Some(crate::domain::rails::flutterwave::Flutterwave::new(flutterwave)?)
+            }
+            _ => None,
+        };
         let stack = Stack {
             kind,
             engine,
@@ -118,6 +126,7 @@ impl Stack {
             receiving: settings.receiving.clone(),
             rates,
             metrics: crate::domain::metrics::Metrics::default(),
+            rails: crate::domain::rails::Rails::new(connector),
             keys: RwLock::new(HashMap::new()),
             key_creation: tokio::sync::Mutex::new(()),
             webhooks: OnceLock::new(),
@@ -216,6 +225,15 @@ impl Stack {
         if let Ok(mut last) = self.last_verify.lock() {
             *last = Some(result);
         }
+    }
+
+    /// A method's status now: the configured one, or the breaker's while
+    /// the provider it is routed through keeps failing.
+    pub(crate) fn method_status(
+        &self,
+        method: &crate::domain::catalog::Method,
+    ) -> sika_api::capabilities::MethodStatus {
+        self.rails.status(&method.code, method.status)
     }
 
     pub(crate) fn now_ms(&self) -> i64 {

@@ -14,4 +14,5 @@ pub(crate) mod health;
 pub(crate) mod metrics;
 pub mod openapi;
 pub(crate) mod pages;
+pub(crate) mod rails;
 pub(crate) mod routes;

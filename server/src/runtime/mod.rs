@@ -4,5 +4,6 @@
 pub(crate) mod feed;
 pub(crate) mod listen;
 pub(crate) mod node;
+pub(crate) mod rails;
 pub(crate) mod scheduler;
 pub(crate) mod storage_watch;

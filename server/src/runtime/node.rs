@@ -221,6 +221,7 @@ impl Node {
             crate::runtime::scheduler::spawn(stack.clone());
         }
         crate::runtime::storage_watch::spawn(vec![self.live.clone(), self.sandbox.clone()]);
+        crate::runtime::rails::spawn(self.live.clone());
         if let Some(feed) = &self.feed {
             crate::runtime::feed::spawn(
                 feed.clone(),
@@ -296,7 +297,11 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
         tokio::spawn(crate::runtime::listen::serve(listener, app, limits.clone(), stop.clone()))
     };
     let servers = [
-        serve_one(live_listener, crate::http::routes::app(node.live.clone(), health.clone())),
+        serve_one(
+            live_listener,
+            crate::http::routes::app(node.live.clone(), health.clone())
+                .merge(crate::http::rails::router(node.live.clone())),
+        ),
         serve_one(sandbox_listener, crate::http::routes::app(node.sandbox.clone(), health.clone())),
         serve_one(admin_listener, admin::app(admin_state, health.clone())),
     ];

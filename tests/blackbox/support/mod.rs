@@ -5,6 +5,7 @@
 //! error object), so a drifting response fails whichever test saw it.
 
 pub mod browser;
+pub mod flutterwave;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;

@@ -182,8 +182,10 @@ pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> A
     }
     documents.push(document(SESSIONS, &session.id, &session, Some((&link.id, LINK_SESSIONS))));
     let currency = Currency::find(&session.destination_currency).map_err(|_| ApiError::internal())?;
+    // Hosted checkout is not routed to a provider (its attempts expire on
+    // Sika's clock): an empty code keeps it on the operator's rail.
     let (rail, rail_note, mut schedule) =
-        collection_rail(stack, session.destination_amount, currency.scale, &session.payer);
+        collection_rail(stack, "", session.destination_amount, currency.scale, &session.payer);
     // An attempt the payer never finishes expires: its collection fails.
     schedule.push(ScheduledStep {
         after_ms: session.expires_at - now,

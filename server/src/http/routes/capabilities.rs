@@ -45,7 +45,7 @@ async fn country(
     let methods = stack.catalog.methods_for(&country).ok_or_else(|| {
         ApiError::not_found(format!("no payment methods are known for country '{country}'"))
     })?;
-    let data = methods.into_iter().map(|m| m.render()).collect();
+    let data = methods.into_iter().map(|m| rendered(&stack, m)).collect();
     let scope = format!("{}/capabilities/{}", stack.kind.name(), country.to_ascii_uppercase());
     Ok(Json(page_of_items(data, &query, &stack.identity.secret(), &scope)?))
 }
@@ -79,5 +79,12 @@ async fn method(
         .catalog
         .method(&country, &code)
         .ok_or_else(|| ApiError::not_found(format!("method '{code}' is not available in '{country}'")))?;
-    Ok(Json(MethodEnvelope { method: method.render() }))
+    Ok(Json(MethodEnvelope { method: rendered(&stack, method) }))
+}
+
+/// A method as shown, with its status now (a provider's breaker included).
+fn rendered(stack: &Stack, method: &crate::domain::catalog::Method) -> Method {
+    let mut shown = method.render();
+    shown.status = stack.method_status(method);
+    shown
 }

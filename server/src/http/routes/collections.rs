@@ -56,6 +56,9 @@ async fn create(
     let new = new_collection(&stack, &principal, request, print)?;
     let applied = stack.engine.execute(Command::CreateCollection(new)).await?;
     let Outcome::Collection(collection) = applied.outcome else { return Err(ApiError::internal()) };
+    if collection.rail == crate::domain::rails::RAIL_FLUTTERWAVE {
+        stack.rails.due_now(crate::domain::rails::Kind::Collection, &collection.id);
+    }
     if let Ok(webhooks) = stack.webhooks() {
         webhooks.wake();
     }

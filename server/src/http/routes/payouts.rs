@@ -56,6 +56,9 @@ async fn create(
     let new = new_payout(&stack, &principal, request, print)?;
     let applied = stack.engine.execute(Command::CreatePayout(new)).await?;
     let Outcome::Payout(payout) = applied.outcome else { return Err(ApiError::internal()) };
+    if payout.rail == crate::domain::rails::RAIL_FLUTTERWAVE {
+        stack.rails.due_now(crate::domain::rails::Kind::Payout, &payout.id);
+    }
     if applied.replayed {
         // A replay shows the payout as its GET does now.
         let payout = views::find_payout(&stack.engine.read()?, principal.organization(), &payout.id)?

@@ -1,0 +1,317 @@
+//! The Flutterwave connector (API v3): payouts as transfers, mobile-money
+//! collections as charges, each carrying Sika's id as the provider's
+//! reference (`reference` for a transfer, `tx_ref` for a charge), so a
+//! retry finds the first attempt instead of paying twice; Flutterwave
+//! itself refuses a second transfer with a reference it has seen.
+//!
+//! Endpoints (developer.flutterwave.com, v3):
+//! - `POST /v3/transfers` (account_bank, account_number, amount, currency,
+//!   narration, reference, beneficiary_name);
+//! - `GET /v3/transfers?reference=` (the transfer a reference names);
+//! - `POST /v3/charges?type=mobile_money_ghana|mobile_money_uganda|
+//!   mobile_money_rwanda|mobile_money_franco|mpesa` (tx_ref, amount,
+//!   currency, email, phone_number, network, country);
+//! - `GET /v3/transactions/verify_by_reference?tx_ref=` (the charge);
+//! - `GET /v3/balances` (the health probe);
+//! - notifications carry the `verif-hash` header set in the dashboard.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::config::file::Secret;
+use crate::domain::rails::{AsyncRail, Kind, Movement, RailError, Seen, Status};
+use crate::domain::settings::FlutterwaveSettings;
+
+/// How long one request to the provider may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How a method code is named at Flutterwave: the transfer's `account_bank`
+/// and the charge's type, network and country.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Route {
+    pub account_bank: &'static str,
+    pub charge_type: &'static str,
+    pub network: Option<&'static str>,
+    pub country: Option<&'static str>,
+}
+
+/// The methods the connector carries both ways (mobile money it can both
+/// pay out to and collect from); bank methods need a bank code a payout
+/// does not carry, so they stay with the operator.
+pub(crate) fn route(code: &str) -> Option<Route> {
+    let r =
+        |account_bank, charge_type, network, country| Route { account_bank, charge_type, network, country };
+    Some(match code {
+        "mtn_gh" => r("MTN", "mobile_money_ghana", Some("MTN"), None),
+        "telecel_gh" => r("VODAFONE", "mobile_money_ghana", Some("VODAFONE"), None),
+        "airteltigo_gh" => r("AIRTELTIGO", "mobile_money_ghana", Some("TIGO"), None),
+        "mpesa_ke" => r("MPS", "mpesa", None, None),
+        "mtn_ug" => r("MTN", "mobile_money_uganda", Some("MTN"), None),
+        "airtel_ug" => r("AIRTEL", "mobile_money_uganda", Some("AIRTEL"), None),
+        "mtn_rw" => r("MTN", "mobile_money_rwanda", Some("MTN"), None),
+        "orange_ci" => r("ORANGE", "mobile_money_franco", None, Some("CI")),
+        "mtn_ci" => r("MTN", "mobile_money_franco", None, Some("CI")),
+        "wave_ci" => r("WAVE", "mobile_money_franco", None, Some("CI")),
+        "orange_sn" => r("ORANGEMONEY", "mobile_money_franco", None, Some("SN")),
+        "wave_sn" => r("WAVE", "mobile_money_franco", None, Some("SN")),
+        _ => return None,
+    })
+}
+
+pub(crate) struct Flutterwave {
+    client: reqwest::Client,
+    base_url: String,
+    secret_key: Secret,
+    /// SHA-256 of the webhook hash, compared in constant time.
+    hash_digest: [u8; 32],
+    methods: Vec<String>,
+}
+
+impl Flutterwave {
+    pub(crate) fn new(settings: &FlutterwaveSettings) -> Result<Flutterwave, String> {
+        let client = reqwest::Client::builder()
+            .timeout(REQUEST_TIMEOUT)
+            .connect_timeout(CONNECT_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| format!("cannot build the Flutterwave client: {e}"))?;
+        Ok(Flutterwave {
+            client,
+            base_url: settings.base_url.clone(),
+            secret_key: settings.secret_key.clone(),
+            hash_digest: Sha256::digest(settings.webhook_hash.expose().as_bytes()).into(),
+            methods: settings.methods.clone(),
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+
+    /// Sends a request and reads its JSON answer. A timeout, a refused
+    /// connection, a 429 or a 5xx is transient; another 4xx is the
+    /// provider's refusal with its message. No error names the secret.
+    async fn call(&self, request: reqwest::RequestBuilder) -> Result<Value, RailError> {
+        let response = request
+            .bearer_auth(self.secret_key.expose())
+            .send()
+            .await
+            .map_err(|e| RailError::Transient(transport(&e)))?;
+        let status = response.status();
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        let message = body["message"].as_str().unwrap_or("").chars().take(300).collect::<String>();
+        if status.is_success() {
+            return Ok(body);
+        }
+        if status.is_server_error() || status.as_u16() == 429 || status.as_u16() == 408 {
+            return Err(RailError::Transient(format!("Flutterwave answered {status}: {message}")));
+        }
+        let lower = message.to_ascii_lowercase();
+        if lower.contains("duplicate") || lower.contains("already exist") {
+            return Err(RailError::Duplicate);
+        }
+        if status.as_u16() == 401 || status.as_u16() == 403 {
+            // The key is wrong or lacks a permission: nothing Sika sends will
+            // pass until the operator fixes it, so it counts as an outage.
+            return Err(RailError::Transient(format!("Flutterwave refused the credentials ({status})")));
+        }
+        Err(RailError::Refused(if message.is_empty() {
+            format!("Flutterwave answered {status}")
+        } else {
+            message
+        }))
+    }
+}
+
+/// A transport error's kind, without its URL.
+fn transport(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        "Flutterwave did not answer in time".to_string()
+    } else if error.is_connect() {
+        "cannot connect to Flutterwave".to_string()
+    } else {
+        "the exchange with Flutterwave broke off".to_string()
+    }
+}
+
+/// A transfer or charge as the provider shows it.
+fn seen(data: &Value, kind: Kind) -> Option<Seen> {
+    let provider_id = match &data["id"] {
+        Value::Number(n) => n.to_string(),
+        Value::String(s) if !s.is_empty() => s.clone(),
+        _ => return None,
+    };
+    let status = match data["status"].as_str().unwrap_or("").to_ascii_uppercase().as_str() {
+        "SUCCESSFUL" | "SUCCESS" | "SUCCEEDED" => Status::Succeeded,
+        "FAILED" | "CANCELLED" | "ERROR" => Status::Failed,
+        _ => Status::Pending,
+    };
+    let message = match kind {
+        Kind::Payout => data["complete_message"].as_str(),
+        Kind::Collection => data["processor_response"].as_str(),
+    }
+    .unwrap_or("")
+    .chars()
+    .filter(|c| !c.is_control())
+    .take(300)
+    .collect();
+    Some(Seen { provider_id, status, message })
+}
+
+impl AsyncRail for Flutterwave {
+    fn name(&self) -> &'static str {
+        "Flutterwave"
+    }
+
+    fn carries(&self, code: &str) -> bool {
+        self.methods.iter().any(|m| m == code)
+    }
+
+    async fn start(&self, movement: &Movement) -> Result<Seen, RailError> {
+        let route = route(&movement.code)
+            .ok_or_else(|| RailError::Refused(format!("{} is not routable", movement.code)))?;
+        let amount = movement.amount.normalize().to_string();
+        let amount: Value = serde_json::from_str(&amount).unwrap_or(Value::String(amount));
+        let body = match movement.kind {
+            Kind::Payout => {
+                let request = json!({
+                    "account_bank": route.account_bank,
+                    "account_number": movement.account_number,
+                    "amount": amount,
+                    "currency": movement.currency,
+                    "narration": movement.narration,
+                    "reference": movement.id,
+                    "beneficiary_name": movement.name,
+                });
+                self.call(self.client.post(self.url("/v3/transfers")).json(&request)).await?
+            }
+            Kind::Collection => {
+                let mut request = json!({
+                    "tx_ref": movement.id,
+                    "amount": amount,
+                    "currency": movement.currency,
+                    "email": movement.email,
+                    "phone_number": movement.account_number,
+                    "fullname": movement.name,
+                });
+                if let Some(network) = route.network {
+                    request["network"] = network.into();
+                }
+                if let Some(country) = route.country {
+                    request["country"] = country.into();
+                }
+                let url = self.url("/v3/charges");
+                self.call(self.client.post(url).query(&[("type", route.charge_type)]).json(&request)).await?
+            }
+        };
+        let data = &body["data"];
+        // A charge's answer may not show the transaction yet (it waits for
+        // the payer); the reconciler reads it by reference.
+        Ok(seen(data, movement.kind).unwrap_or(Seen {
+            provider_id: String::new(),
+            status: Status::Pending,
+            message: String::new(),
+        }))
+    }
+
+    async fn find(&self, kind: Kind, reference: &str) -> Result<Option<Seen>, RailError> {
+        match kind {
+            Kind::Payout => {
+                let request = self.client.get(self.url("/v3/transfers")).query(&[("reference", reference)]);
+                let body = self.call(request).await?;
+                let found = match &body["data"] {
+                    Value::Array(items) => items.iter().find(|t| t["reference"] == reference).cloned(),
+                    data @ Value::Object(_) if data["reference"] == reference => Some(data.clone()),
+                    _ => None,
+                };
+                Ok(found.as_ref().and_then(|t| seen(t, kind)))
+            }
+            Kind::Collection => {
+                let request = self
+                    .client
+                    .get(self.url("/v3/transactions/verify_by_reference"))
+                    .query(&[("tx_ref", reference)]);
+                match self.call(request).await {
+                    Ok(body) if body["data"]["tx_ref"] == reference => Ok(seen(&body["data"], kind)),
+                    Ok(_) => Ok(None),
+                    // "No transaction was found for this id".
+                    Err(RailError::Refused(_)) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            }
+        }
+    }
+
+    fn notification(&self, hash: Option<&str>, body: &[u8]) -> Option<(Kind, String)> {
+        let given: [u8; 32] = Sha256::digest(hash?.as_bytes()).into();
+        if !bool::from(given.ct_eq(&self.hash_digest)) {
+            return None;
+        }
+        let body: Value = serde_json::from_slice(body).ok()?;
+        let event = body["event"].as_str().or_else(|| body["event.type"].as_str()).unwrap_or("");
+        let event = event.to_ascii_lowercase();
+        let data = if body["data"].is_object() { &body["data"] } else { &body["transfer"] };
+        if event.starts_with("transfer") {
+            Some((Kind::Payout, data["reference"].as_str()?.to_string()))
+        } else if event.starts_with("charge") {
+            Some((Kind::Collection, data["tx_ref"].as_str()?.to_string()))
+        } else {
+            None
+        }
+    }
+
+    async fn probe(&self) -> Result<(), RailError> {
+        self.call(self.client.get(self.url("/v3/balances"))).await.map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn connector() -> Flutterwave {
+        Flutterwave::new(&FlutterwaveSettings {
+            secret_key: Secret::new("FLWSECK_TEST-x".into()),
+            webhook_hash: Secret::new("the-hash".into()),
+            base_url: "http://127.0.0.1:9".into(),
+            methods: vec!["mtn_gh".into()],
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_notification_needs_the_hash_and_names_sika_s_id() {
+        let fw = connector();
+        let transfer =
+            br#"{"event":"transfer.completed","data":{"id":7,"reference":"pay_1","status":"SUCCESSFUL"}}"#;
+        assert_eq!(fw.notification(Some("the-hash"), transfer), Some((Kind::Payout, "pay_1".into())));
+        assert_eq!(fw.notification(Some("the-hasH"), transfer), None);
+        assert_eq!(fw.notification(None, transfer), None);
+        let charge =
+            br#"{"event":"charge.completed","data":{"id":9,"tx_ref":"col_1","status":"successful"}}"#;
+        assert_eq!(fw.notification(Some("the-hash"), charge), Some((Kind::Collection, "col_1".into())));
+        assert_eq!(fw.notification(Some("the-hash"), b"{\"event\":\"other\"}"), None);
+    }
+
+    #[test]
+    fn provider_statuses_map_to_three_states() {
+        let s = |status: &str| seen(&json!({"id": 1, "status": status}), Kind::Payout).unwrap().status;
+        assert_eq!(s("SUCCESSFUL"), Status::Succeeded);
+        assert_eq!(s("successful"), Status::Succeeded);
+        assert_eq!(s("FAILED"), Status::Failed);
+        assert_eq!(s("NEW"), Status::Pending);
+        assert_eq!(s("PENDING"), Status::Pending);
+        assert!(seen(&json!({"status": "NEW"}), Kind::Payout).is_none(), "no id, nothing seen");
+    }
+
+    #[test]
+    fn only_mobile_money_methods_route() {
+        assert_eq!(route("mtn_gh").unwrap().account_bank, "MTN");
+        assert_eq!(route("mpesa_ke").unwrap().charge_type, "mpesa");
+        assert!(route("bank_gh").is_none());
+    }
+}

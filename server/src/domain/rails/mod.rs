@@ -1,0 +1,401 @@
+//! The rail boundary for asynchronous providers. A payout or collection on
+//! a method the operator routes through a provider is stored first (rail
+//! `flutterwave`, pending: the intent, durable before any request leaves
+//! the node), then handed to the provider under Sika's own id as its
+//! reference. What the provider says is re-read from it, never taken from a
+//! notification, and applied with the same engine commands an operator's
+//! settlement uses (`AdvancePayout` / `AdvanceCollection` with a note or a
+//! settlement), so the writer never waits for the network.
+//!
+//! [`reconcile`] is the one step for a movement: find it at the provider by
+//! reference; hand it over if the provider has never seen it; record "Sent
+//! to <provider>"; settle once the provider's state is final. The
+//! reconciler (`runtime::rails`) runs it for every open movement with
+//! backoff, and a notification only makes a movement due at once.
+
+pub(crate) mod flutterwave;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use rust_decimal::Decimal;
+use sika_api::capabilities::MethodStatus;
+use sika_engine::movements::{CollectionRecord, MovementStatus, PayoutRecord, Step};
+use sika_engine::{Command, Currency};
+
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::stack::Stack;
+
+pub(crate) const RAIL_FLUTTERWAVE: &str = "flutterwave";
+
+/// Consecutive failed exchanges after which routed methods show `degraded`,
+/// and then `down` (new payouts and collections refused) until one succeeds.
+const DEGRADED_AFTER: u32 = 3;
+const DOWN_AFTER: u32 = 6;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Kind {
+    Payout,
+    Collection,
+}
+
+/// What Sika asks a provider to move, read from the stored movement.
+#[derive(Debug, Clone)]
+pub(crate) struct Movement {
+    pub kind: Kind,
+    /// Sika's id: the provider's reference.
+    pub id: String,
+    pub code: String,
+    pub currency: String,
+    /// In major units of `currency`.
+    pub amount: Decimal,
+    /// The wallet's phone number (mobile money) or account number.
+    pub account_number: String,
+    pub name: String,
+    pub narration: String,
+    pub email: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    Pending,
+    Succeeded,
+    Failed,
+}
+
+/// A movement as the provider shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Seen {
+    pub provider_id: String,
+    pub status: Status,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RailError {
+    /// A timeout, a broken connection, a 5xx: try again, same reference.
+    Transient(String),
+    /// The provider refused the request; the movement fails with this.
+    Refused(String),
+    /// The provider already holds this reference.
+    Duplicate,
+}
+
+/// An asynchronous provider, as the reconciler drives it.
+pub(crate) trait AsyncRail: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// Whether the operator routes `code` through it.
+    fn carries(&self, code: &str) -> bool;
+    /// Hands a movement over (a transfer or a charge) under its id.
+    fn start(&self, movement: &Movement) -> impl Future<Output = Result<Seen, RailError>> + Send;
+    /// Re-reads a movement by Sika's id; `None` if the provider never saw it.
+    fn find(
+        &self,
+        kind: Kind,
+        reference: &str,
+    ) -> impl Future<Output = Result<Option<Seen>, RailError>> + Send;
+    /// An authenticated notification's movement, or `None` (a wrong hash,
+    /// an event Sika does not act on).
+    fn notification(&self, hash: Option<&str>, body: &[u8]) -> Option<(Kind, String)>;
+    /// A cheap authenticated request, to see a provider recover.
+    fn probe(&self) -> impl Future<Output = Result<(), RailError>> + Send;
+}
+
+/// The breaker: consecutive failed exchanges with the provider.
+#[derive(Debug, Default)]
+pub(crate) struct Health {
+    failures: AtomicU32,
+}
+
+impl Health {
+    pub(crate) fn failed(&self) {
+        let _ = self.failures.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_add(1));
+    }
+
+    pub(crate) fn answered(&self) {
+        self.failures.store(0, Ordering::SeqCst);
+    }
+
+    /// What the routed methods show while the provider keeps failing.
+    pub(crate) fn status(&self) -> MethodStatus {
+        match self.failures.load(Ordering::SeqCst) {
+            n if n >= DOWN_AFTER => MethodStatus::Down,
+            n if n >= DEGRADED_AFTER => MethodStatus::Degraded,
+            _ => MethodStatus::Operational,
+        }
+    }
+}
+
+/// The live stack's connector, its breaker and the movements it owes
+/// an answer for (with when each is next due).
+#[derive(Default)]
+pub(crate) struct Rails {
+    pub flutterwave: Option<flutterwave::Flutterwave>,
+    pub health: Health,
+    due: Mutex<HashMap<(Kind, String), (Instant, u32)>>,
+    pub wake: tokio::sync::Notify,
+}
+
+impl Rails {
+    pub(crate) fn new(flutterwave: Option<flutterwave::Flutterwave>) -> Rails {
+        Rails { flutterwave, ..Rails::default() }
+    }
+
+    /// Whether new movements on `code` go to a provider.
+    pub(crate) fn routes(&self, code: &str) -> bool {
+        self.flutterwave.as_ref().is_some_and(|f| f.carries(code))
+    }
+
+    /// `code`'s status with the breaker's laid over the configured one.
+    pub(crate) fn status(&self, code: &str, configured: MethodStatus) -> MethodStatus {
+        if !self.routes(code) {
+            return configured;
+        }
+        let rank = |s: MethodStatus| match s {
+            MethodStatus::Operational => 0,
+            MethodStatus::Degraded => 1,
+            MethodStatus::Down => 2,
+        };
+        let breaker = self.health.status();
+        if rank(breaker) > rank(configured) { breaker } else { configured }
+    }
+
+    /// Makes a movement due now and wakes the reconciler.
+    pub(crate) fn due_now(&self, kind: Kind, id: &str) {
+        if let Ok(mut due) = self.due.lock() {
+            let attempts = due.get(&(kind, id.to_string())).map_or(0, |d| d.1);
+            due.insert((kind, id.to_string()), (Instant::now(), attempts));
+        }
+        self.wake.notify_one();
+    }
+
+    /// Tracks a movement found in the ledger, due now unless already tracked.
+    pub(crate) fn track(&self, kind: Kind, id: String) {
+        if let Ok(mut due) = self.due.lock() {
+            due.entry((kind, id)).or_insert((Instant::now(), 0));
+        }
+    }
+
+    /// The movements due by `now`.
+    pub(crate) fn take_due(&self, now: Instant) -> Vec<(Kind, String, u32)> {
+        let Ok(due) = self.due.lock() else { return Vec::new() };
+        due.iter().filter(|(_, (at, _))| *at <= now).map(|((k, id), (_, n))| (*k, id.clone(), *n)).collect()
+    }
+
+    /// Reschedules a movement after `attempts` unanswered looks.
+    pub(crate) fn later(&self, kind: Kind, id: &str, attempts: u32, backoff: Duration) {
+        if let Ok(mut due) = self.due.lock() {
+            due.insert((kind, id.to_string()), (Instant::now() + backoff, attempts));
+        }
+    }
+
+    pub(crate) fn done(&self, kind: Kind, id: &str) {
+        if let Ok(mut due) = self.due.lock() {
+            due.remove(&(kind, id.to_string()));
+        }
+    }
+}
+
+/// What to do with a movement after a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Final (or not the provider's): forget it.
+    Done,
+    /// Look again after the backoff.
+    Later,
+    /// Look again at once (a duplicate reference: read it back).
+    Now,
+}
+
+fn sent_title(rail: &impl AsyncRail) -> String {
+    format!("Sent to {}", rail.name())
+}
+
+/// One look at a movement: see the module's documentation.
+pub(crate) async fn reconcile<R: AsyncRail>(
+    stack: &Stack,
+    rail: &R,
+    kind: Kind,
+    id: &str,
+) -> ApiResult<Next> {
+    let Some((movement, sent)) = open_movement(stack, kind, id, &sent_title(rail))? else {
+        return Ok(Next::Done);
+    };
+    let seen = match rail.find(kind, id).await {
+        Ok(Some(seen)) => seen,
+        Ok(None) if sent => {
+            // Sent, but not shown yet: the provider's read lags its write.
+            stack.rails.health.answered();
+            return Ok(Next::Later);
+        }
+        Ok(None) => match rail.start(&movement).await {
+            Ok(seen) => seen,
+            Err(RailError::Duplicate) => return Ok(Next::Now),
+            Err(RailError::Refused(message)) => {
+                stack.rails.health.answered();
+                let message = format!("{} refused it: {message}", rail.name());
+                advance(stack, kind, id, Step::Settle { success: false, message }).await?;
+                return Ok(Next::Done);
+            }
+            Err(RailError::Transient(error)) => {
+                stack.rails.health.failed();
+                tracing::warn!(movement = id, error, "the provider did not take the movement; retrying");
+                return Ok(Next::Later);
+            }
+        },
+        Err(RailError::Transient(error) | RailError::Refused(error)) => {
+            stack.rails.health.failed();
+            tracing::warn!(movement = id, error, "cannot read the movement at the provider; retrying");
+            return Ok(Next::Later);
+        }
+        Err(RailError::Duplicate) => return Ok(Next::Later),
+    };
+    stack.rails.health.answered();
+    if !sent {
+        let detail = if seen.provider_id.is_empty() {
+            format!("reference {id}")
+        } else {
+            format!("{} id {}; reference {id}", rail.name(), seen.provider_id)
+        };
+        let step = Step::Note { kind: "provider".into(), title: sent_title(rail), detail };
+        advance(stack, kind, id, step).await?;
+    }
+    settle(stack, rail, kind, id, &seen).await
+}
+
+/// Applies a final state the provider showed.
+async fn settle<R: AsyncRail>(stack: &Stack, rail: &R, kind: Kind, id: &str, seen: &Seen) -> ApiResult<Next> {
+    let with_message = |text: String| {
+        if seen.message.is_empty() { text } else { format!("{text}: {}", seen.message) }
+    };
+    match seen.status {
+        Status::Pending => Ok(Next::Later),
+        Status::Succeeded => {
+            let title = match kind {
+                Kind::Payout => format!("{} confirmed delivery", rail.name()),
+                Kind::Collection => format!("{} confirmed the payment", rail.name()),
+            };
+            let detail = format!("{} id {}", rail.name(), seen.provider_id);
+            advance(stack, kind, id, Step::Note { kind: "provider".into(), title, detail }).await?;
+            let message = with_message(format!("{} id {}", rail.name(), seen.provider_id));
+            advance(stack, kind, id, Step::Settle { success: true, message }).await?;
+            Ok(Next::Done)
+        }
+        Status::Failed => {
+            let message = with_message(format!("{} id {} failed", rail.name(), seen.provider_id));
+            advance(stack, kind, id, Step::Settle { success: false, message }).await?;
+            Ok(Next::Done)
+        }
+    }
+}
+
+async fn advance(stack: &Stack, kind: Kind, id: &str, step: Step) -> ApiResult<()> {
+    let settles = matches!(step, Step::Settle { .. });
+    let command = match kind {
+        Kind::Payout => Command::AdvancePayout { payout_id: id.to_string(), step },
+        Kind::Collection => Command::AdvanceCollection { collection_id: id.to_string(), step },
+    };
+    stack.engine.execute(command).await?;
+    if settles && let Ok(webhooks) = stack.webhooks() {
+        webhooks.wake();
+    }
+    Ok(())
+}
+
+/// The movement if it is pending on a provider's rail, and whether it was
+/// recorded as sent.
+fn open_movement(stack: &Stack, kind: Kind, id: &str, sent: &str) -> ApiResult<Option<(Movement, bool)>> {
+    let snapshot = stack.engine.read()?;
+    match kind {
+        Kind::Payout => {
+            let Some(payout) = snapshot.payout(id)? else { return Ok(None) };
+            Ok(payout_movement(&payout)?.map(|m| (m, payout.timeline.iter().any(|t| t.title == sent))))
+        }
+        Kind::Collection => {
+            let Some(collection) = snapshot.collection(id)? else { return Ok(None) };
+            Ok(collection_movement(&collection)?
+                .map(|m| (m, collection.timeline.iter().any(|t| t.title == sent))))
+        }
+    }
+}
+
+/// A wallet number as providers write it: digits only, the country code
+/// first with no `+`.
+fn wallet_number(number: &str) -> String {
+    number.chars().filter(char::is_ascii_digit).collect()
+}
+
+fn major(currency: &str, minor: i128) -> ApiResult<Decimal> {
+    Currency::find(currency).and_then(|c| c.to_decimal(minor)).map_err(|_| ApiError::internal())
+}
+
+/// A string from the movement's metadata (the caller's JSON object).
+fn metadata(text: &str, key: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    value[key].as_str().map(str::to_string).filter(|s| !s.trim().is_empty())
+}
+
+pub(crate) fn payout_movement(payout: &PayoutRecord) -> ApiResult<Option<Movement>> {
+    if payout.status != MovementStatus::Pending || payout.rail != RAIL_FLUTTERWAVE {
+        return Ok(None);
+    }
+    let account_number = wallet_number(payout.to.account_number.as_deref().unwrap_or_default());
+    Ok(Some(Movement {
+        kind: Kind::Payout,
+        id: payout.id.clone(),
+        code: payout.to.code.clone(),
+        currency: payout.to_currency.clone(),
+        amount: major(&payout.to_currency, payout.to_amount)?,
+        name: metadata(&payout.metadata, "beneficiaryName").unwrap_or_else(|| account_number.clone()),
+        account_number,
+        narration: if payout.narration.is_empty() {
+            format!("Payout {}", payout.id)
+        } else {
+            payout.narration.clone()
+        },
+        email: String::new(),
+    }))
+}
+
+pub(crate) fn collection_movement(collection: &CollectionRecord) -> ApiResult<Option<Movement>> {
+    if collection.status != MovementStatus::Pending || collection.rail != RAIL_FLUTTERWAVE {
+        return Ok(None);
+    }
+    Ok(Some(Movement {
+        kind: Kind::Collection,
+        id: collection.id.clone(),
+        code: collection.code.clone(),
+        currency: collection.currency.clone(),
+        amount: major(&collection.currency, collection.amount)?,
+        account_number: wallet_number(&collection.account_number),
+        name: metadata(&collection.metadata, "payerName")
+            .unwrap_or_else(|| collection.account_number.clone()),
+        narration: format!("Collection {}", collection.id),
+        email: metadata(&collection.metadata, "email")
+            .unwrap_or_else(|| format!("{}@payers.invalid", collection.id)),
+    }))
+}
+
+/// Every movement waiting on a provider, from the ledger (at start, and now
+/// and then for those created where no handler woke the reconciler, such as
+/// an order's payout).
+pub(crate) fn open_movements(stack: &Stack) -> ApiResult<Vec<(Kind, String)>> {
+    let snapshot = stack.engine.read()?;
+    let mut open = Vec::new();
+    for (id, bytes) in snapshot.documents("payouts")? {
+        let payout: PayoutRecord = crate::store::documents::decode(&bytes)?;
+        if payout.status == MovementStatus::Pending && payout.rail == RAIL_FLUTTERWAVE {
+            open.push((Kind::Payout, id));
+        }
+    }
+    for (id, bytes) in snapshot.documents("collections")? {
+        let collection: CollectionRecord = crate::store::documents::decode(&bytes)?;
+        if collection.status == MovementStatus::Pending && collection.rail == RAIL_FLUTTERWAVE {
+            open.push((Kind::Collection, id));
+        }
+    }
+    Ok(open)
+}

@@ -1,0 +1,358 @@
+//! A strict fake of Flutterwave's v3 API on loopback, written from the
+//! public reference (developer.flutterwave.com): it refuses what the
+//! provider would refuse (no or a wrong `Authorization: Bearer` secret, a
+//! missing required field, a reference or `tx_ref` it has already seen) and
+//! can be scripted: transfers and charges settle when a test says so, the
+//! next N answers (or every answer) are 5xx, and a transfer's answer can be
+//! held after the transfer is recorded (a node killed meanwhile never hears
+//! it). Tests post notifications to the node themselves, as the provider
+//! would, with [`FakeFlutterwave::notify`].
+
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+
+pub const SECRET_KEY: &str = "FLWSECK_TEST-5a1c0ffee0000000000000000000000-X";
+pub const WEBHOOK_HASH: &str = "a-webhook-hash-only-flutterwave-and-sika-know";
+
+#[derive(Default)]
+pub struct FakeState {
+    pub transfers: Vec<Value>,
+    pub charges: Vec<Value>,
+    /// Every `POST /v3/transfers` that reached validation, accepted or not.
+    pub transfer_posts: u32,
+    /// Requests refused as malformed, with why.
+    pub refused: Vec<String>,
+    /// Answer the next N requests with a 5xx.
+    pub fail_next: u32,
+    /// Answer every request with a 5xx.
+    pub down: bool,
+    /// Hold the next N answers for [`STALL`] (longer than Sika waits).
+    pub stall_next: u32,
+    /// Record a transfer, then hold its answer while this is set.
+    pub hold: bool,
+    next_id: u64,
+}
+
+pub struct FakeFlutterwave {
+    pub url: String,
+    state: Arc<Mutex<FakeState>>,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+type Shared = Arc<Mutex<FakeState>>;
+type Answer = (StatusCode, Json<Value>);
+
+fn error(status: StatusCode, message: &str) -> Answer {
+    (status, Json(json!({ "status": "error", "message": message, "data": null })))
+}
+
+/// How long a stalled answer takes: past the node's 10 s request timeout.
+pub const STALL: Duration = Duration::from_secs(12);
+
+/// The checks every request passes first: the secret, then the script.
+async fn gate(state: &Shared, headers: &HeaderMap) -> Result<(), Answer> {
+    let stall = {
+        let mut s = state.lock().unwrap();
+        let stall = s.stall_next > 0;
+        s.stall_next = s.stall_next.saturating_sub(1);
+        stall
+    };
+    if stall {
+        tokio::time::sleep(STALL).await;
+    }
+    gate_now(state, headers)
+}
+
+fn gate_now(state: &Shared, headers: &HeaderMap) -> Result<(), Answer> {
+    let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
+    if auth != format!("Bearer {SECRET_KEY}") {
+        return Err(error(StatusCode::UNAUTHORIZED, "Invalid authorization key"));
+    }
+    let mut s = state.lock().unwrap();
+    if s.down {
+        return Err(error(StatusCode::SERVICE_UNAVAILABLE, "Service unavailable"));
+    }
+    if s.fail_next > 0 {
+        s.fail_next -= 1;
+        return Err(error(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error"));
+    }
+    Ok(())
+}
+
+fn text(body: &Value, field: &str) -> Option<String> {
+    body[field].as_str().map(str::to_string).filter(|s| !s.trim().is_empty())
+}
+
+/// The reference says `amount` is a number.
+fn positive_number(body: &Value) -> bool {
+    body["amount"].as_f64().is_some_and(|a| a > 0.0)
+}
+
+fn refuse(state: &Shared, why: String) -> Answer {
+    state.lock().unwrap().refused.push(why.clone());
+    error(StatusCode::BAD_REQUEST, &why)
+}
+
+async fn create_transfer(State(state): State<Shared>, headers: HeaderMap, Json(body): Json<Value>) -> Answer {
+    if let Err(answer) = gate(&state, &headers).await {
+        return answer;
+    }
+    state.lock().unwrap().transfer_posts += 1;
+    for field in ["account_bank", "account_number", "currency", "reference", "beneficiary_name"] {
+        if text(&body, field).is_none() {
+            return refuse(&state, format!("{field} is required"));
+        }
+    }
+    if !positive_number(&body) {
+        return refuse(&state, "amount must be a number above 0".into());
+    }
+    let reference = text(&body, "reference").unwrap();
+    let transfer = {
+        let mut s = state.lock().unwrap();
+        if s.transfers.iter().any(|t| t["reference"] == reference.as_str()) {
+            drop(s);
+            return error(
+                StatusCode::BAD_REQUEST,
+                "Duplicate reference: a transfer with this reference already exists",
+            );
+        }
+        s.next_id += 1;
+        let transfer = json!({
+            "id": 400_000 + s.next_id,
+            "account_number": body["account_number"],
+            "bank_code": body["account_bank"],
+            "full_name": body["beneficiary_name"],
+            "currency": body["currency"],
+            "amount": body["amount"],
+            "narration": body["narration"],
+            "reference": reference,
+            "status": "NEW",
+            "complete_message": "",
+            "requires_approval": 0,
+            "is_approved": 1,
+        });
+        s.transfers.push(transfer.clone());
+        transfer
+    };
+    // Held: the transfer exists here, but the caller does not hear so.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while state.lock().unwrap().hold && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    (
+        StatusCode::OK,
+        Json(json!({ "status": "success", "message": "Transfer Queued Successfully", "data": transfer })),
+    )
+}
+
+async fn list_transfers(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    Query(query): Query<std::collections::HashMap<String, String>>,
+) -> Answer {
+    if let Err(answer) = gate(&state, &headers).await {
+        return answer;
+    }
+    let s = state.lock().unwrap();
+    let data: Vec<Value> = s
+        .transfers
+        .iter()
+        .filter(|t| query.get("reference").is_none_or(|r| t["reference"] == r.as_str()))
+        .cloned()
+        .collect();
+    (StatusCode::OK, Json(json!({ "status": "success", "message": "Transfers fetched", "data": data })))
+}
+
+const CHARGE_TYPES: &[&str] =
+    &["mobile_money_ghana", "mobile_money_uganda", "mobile_money_rwanda", "mobile_money_franco", "mpesa"];
+
+async fn create_charge(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    Query(query): Query<std::collections::HashMap<String, String>>,
+    Json(body): Json<Value>,
+) -> Answer {
+    if let Err(answer) = gate(&state, &headers).await {
+        return answer;
+    }
+    let kind = query.get("type").cloned().unwrap_or_default();
+    if !CHARGE_TYPES.contains(&kind.as_str()) {
+        return refuse(&state, format!("unknown charge type '{kind}'"));
+    }
+    for field in ["tx_ref", "currency", "email", "phone_number"] {
+        if text(&body, field).is_none() {
+            return refuse(&state, format!("{field} is required"));
+        }
+    }
+    if matches!(kind.as_str(), "mobile_money_ghana" | "mobile_money_uganda")
+        && text(&body, "network").is_none()
+    {
+        return refuse(&state, "network is required".into());
+    }
+    if kind == "mobile_money_franco" && text(&body, "country").is_none() {
+        return refuse(&state, "country is required".into());
+    }
+    if !positive_number(&body) {
+        return refuse(&state, "amount must be a number above 0".into());
+    }
+    let tx_ref = text(&body, "tx_ref").unwrap();
+    let mut s = state.lock().unwrap();
+    if s.charges.iter().any(|c| c["tx_ref"] == tx_ref.as_str()) {
+        return error(StatusCode::BAD_REQUEST, "Duplicate transaction reference");
+    }
+    s.next_id += 1;
+    let charge = json!({
+        "id": 700_000 + s.next_id,
+        "tx_ref": tx_ref,
+        "flw_ref": format!("FLW-MOCK-{}", s.next_id),
+        "amount": body["amount"],
+        "currency": body["currency"],
+        "network": body["network"],
+        "phone_number": body["phone_number"],
+        "email": body["email"],
+        "charge_type": kind,
+        "status": "pending",
+        "processor_response": "Transaction in progress",
+    });
+    s.charges.push(charge.clone());
+    (StatusCode::OK, Json(json!({ "status": "success", "message": "Charge initiated", "data": charge })))
+}
+
+async fn verify_by_reference(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    Query(query): Query<std::collections::HashMap<String, String>>,
+) -> Answer {
+    if let Err(answer) = gate(&state, &headers).await {
+        return answer;
+    }
+    let s = state.lock().unwrap();
+    let tx_ref = query.get("tx_ref").cloned().unwrap_or_default();
+    match s.charges.iter().find(|c| c["tx_ref"] == tx_ref.as_str()) {
+        Some(charge) => (
+            StatusCode::OK,
+            Json(
+                json!({ "status": "success", "message": "Transaction fetched successfully", "data": charge }),
+            ),
+        ),
+        None => error(StatusCode::BAD_REQUEST, "No transaction was found for this id"),
+    }
+}
+
+async fn balances(State(state): State<Shared>, headers: HeaderMap) -> Answer {
+    if let Err(answer) = gate(&state, &headers).await {
+        return answer;
+    }
+    (StatusCode::OK, Json(json!({ "status": "success", "message": "Wallet balances fetched", "data": [] })))
+}
+
+impl FakeFlutterwave {
+    pub fn start() -> FakeFlutterwave {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake Flutterwave");
+        listener.set_nonblocking(true).expect("a non-blocking listener");
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let state: Shared = Arc::default();
+        let app = Router::new()
+            .route("/v3/transfers", post(create_transfer).get(list_transfers))
+            .route("/v3/charges", post(create_charge))
+            .route("/v3/transactions/verify_by_reference", get(verify_by_reference))
+            .route("/v3/balances", get(balances))
+            .with_state(state.clone());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = stopped.await;
+                    })
+                    .await;
+            });
+        });
+        FakeFlutterwave { url, state, _stop: stop }
+    }
+
+    /// The `[rails.flutterwave]` table pointing at this fake.
+    pub fn config(&self, methods: &[&str]) -> String {
+        let methods: Vec<String> = methods.iter().map(|m| format!("\"{m}\"")).collect();
+        format!(
+            "\n[rails.flutterwave]\nsecret_key = \"{SECRET_KEY}\"\nwebhook_hash = \"{WEBHOOK_HASH}\"\n\
+             base_url = \"{}\"\nmethods = [{}]\n",
+            self.url,
+            methods.join(", ")
+        )
+    }
+
+    pub fn with<T>(&self, f: impl FnOnce(&mut FakeState) -> T) -> T {
+        f(&mut self.state.lock().unwrap())
+    }
+
+    pub fn transfers_for(&self, reference: &str) -> Vec<Value> {
+        self.with(|s| s.transfers.iter().filter(|t| t["reference"] == reference).cloned().collect())
+    }
+
+    pub fn charge_for(&self, tx_ref: &str) -> Option<Value> {
+        self.with(|s| s.charges.iter().find(|c| c["tx_ref"] == tx_ref).cloned())
+    }
+
+    /// Settles a transfer at the provider (`SUCCESSFUL` or `FAILED`).
+    pub fn settle_transfer(&self, reference: &str, status: &str, message: &str) {
+        self.with(|s| {
+            let t = s.transfers.iter_mut().find(|t| t["reference"] == reference).expect("the transfer");
+            t["status"] = status.into();
+            t["complete_message"] = message.into();
+        });
+    }
+
+    /// Settles a charge at the provider (`successful` or `failed`).
+    pub fn settle_charge(&self, tx_ref: &str, status: &str) {
+        self.with(|s| {
+            let c = s.charges.iter_mut().find(|c| c["tx_ref"] == tx_ref).expect("the charge");
+            c["status"] = status.into();
+            c["processor_response"] =
+                if status == "successful" { "Approved" } else { "Declined by the payer" }.into();
+        });
+    }
+
+    /// The notification Flutterwave would send for a movement, as it is now
+    /// at the fake (`status` overrides what it claims).
+    pub fn event(&self, reference: &str, claimed_status: Option<&str>) -> Value {
+        if let Some(mut t) = self.transfers_for(reference).pop() {
+            if let Some(status) = claimed_status {
+                t["status"] = status.into();
+            }
+            return json!({ "event": "transfer.completed", "event.type": "Transfer", "data": t });
+        }
+        let mut c = self.charge_for(reference).expect("a transfer or charge with this reference");
+        if let Some(status) = claimed_status {
+            c["status"] = status.into();
+        }
+        json!({ "event": "charge.completed", "data": c })
+    }
+
+    /// Posts a notification to the node as Flutterwave would; returns the status.
+    pub async fn notify(live_base: &str, hash: &str, body: &Value) -> u16 {
+        reqwest::Client::new()
+            .post(format!("{live_base}/rails/flutterwave/webhook"))
+            .header("verif-hash", hash)
+            .json(body)
+            .send()
+            .await
+            .expect("the node answers the notification")
+            .status()
+            .as_u16()
+    }
+}
