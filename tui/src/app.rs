@@ -7,12 +7,17 @@ use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 mod apply;
+mod form;
 mod keys;
+mod organizations;
+
+pub use form::{FIELD_LENGTH_MAX, Form, FormField, FormKind};
+pub use organizations::{AUDIT_PAGE_LIMIT, Notice};
 
 use crate::api::{
-    Account, Client, ClientError, CurrencyTotal, Dispute, EndpointAttempt, EndpointHealth, Movement,
-    MovementKind, MovementQuery, NodeStatus, Owned, RequestLookup, StackAccounts, StackName, StackRate,
-    StackRates, WebhookDelivery, thread,
+    Account, AuditEntry, Client, ClientError, CurrencyTotal, Dispute, EndpointAttempt, EndpointHealth,
+    ListPage, Member, Movement, MovementKind, MovementQuery, NodeStatus, Organization, Owned, RequestLookup,
+    StackAccounts, StackName, StackRate, StackRates, WebhookDelivery, thread,
 };
 use crate::fetch::{self, Request};
 
@@ -40,10 +45,12 @@ pub enum Tab {
     Disputes,
     Webhooks,
     Requests,
+    Organizations,
+    Audit,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 7] = [
+    pub const ALL: [Tab; 9] = [
         Tab::Overview,
         Tab::Accounts,
         Tab::Rates,
@@ -51,6 +58,8 @@ impl Tab {
         Tab::Disputes,
         Tab::Webhooks,
         Tab::Requests,
+        Tab::Organizations,
+        Tab::Audit,
     ];
 
     pub fn title(self) -> &'static str {
@@ -62,6 +71,18 @@ impl Tab {
             Tab::Disputes => "Disputes",
             Tab::Webhooks => "Webhooks",
             Tab::Requests => "Requests",
+            Tab::Organizations => "Orgs",
+            Tab::Audit => "Audit",
+        }
+    }
+
+    /// The title where the tab bar is short of room (80 columns).
+    pub fn short_title(self) -> &'static str {
+        match self {
+            Tab::Overview => "Home",
+            Tab::Webhooks => "Hooks",
+            Tab::Requests => "Reqs",
+            other => other.title(),
         }
     }
 
@@ -225,6 +246,12 @@ pub enum Detail {
         attempts: Remote<Vec<EndpointAttempt>>,
         selected: usize,
     },
+    /// An organization and its members; `selected` is a member.
+    Organization {
+        organization: Organization,
+        members: Remote<Vec<Member>>,
+        selected: usize,
+    },
 }
 
 impl Detail {
@@ -237,6 +264,7 @@ impl Detail {
             Detail::Endpoint { stack, health, .. } => {
                 Request::Attempts { stack: *stack, endpoint_id: health.endpoint.id.clone() }
             }
+            Detail::Organization { organization, .. } => Request::Members(organization.id.clone()),
         }
     }
 
@@ -245,6 +273,7 @@ impl Detail {
             Detail::Movement { data, .. } => data.data.as_ref().map_or(0, |m| m.timeline().len()),
             Detail::Dispute { data, .. } => data.data.as_ref().map_or(0, |d| thread(&d.item).len()),
             Detail::Endpoint { attempts, .. } => attempts.data.as_ref().map_or(0, Vec::len),
+            Detail::Organization { members, .. } => members.data.as_ref().map_or(0, Vec::len),
         }
     }
 
@@ -252,7 +281,8 @@ impl Detail {
         match self {
             Detail::Movement { selected, .. }
             | Detail::Dispute { selected, .. }
-            | Detail::Endpoint { selected, .. } => selected,
+            | Detail::Endpoint { selected, .. }
+            | Detail::Organization { selected, .. } => selected,
         }
     }
 }
@@ -309,6 +339,18 @@ pub struct App {
     pub confirm: Option<Confirm>,
     pub help: bool,
     pub flash: Option<Flash>,
+    /// Every organization, for the Organizations tab and for the names the
+    /// other tabs show.
+    pub organizations: Remote<Vec<Organization>>,
+    pub organizations_selected: usize,
+    /// The audit log's page on screen, from `audit_cursor`.
+    pub audit: Remote<ListPage<AuditEntry>>,
+    pub audit_cursor: Option<String>,
+    /// The cursors of the newer pages, to go back with `p`.
+    pub audit_previous: Vec<Option<String>>,
+    pub audit_selected: usize,
+    pub form: Option<Form>,
+    pub notice: Option<Notice>,
     in_flight: HashSet<Request>,
     status_due: Option<Instant>,
     tab_due: Option<Instant>,
@@ -362,6 +404,14 @@ impl App {
             confirm: None,
             help: false,
             flash: None,
+            organizations: Remote::default(),
+            organizations_selected: 0,
+            audit: Remote::default(),
+            audit_cursor: None,
+            audit_previous: Vec::new(),
+            audit_selected: 0,
+            form: None,
+            notice: None,
             in_flight: HashSet::new(),
             status_due: None,
             tab_due: None,
@@ -415,7 +465,10 @@ impl App {
 
     /// Lines of the request lookup's text, for scrolling.
     pub fn lookup_line_count(&self) -> usize {
-        self.lookup.data.as_ref().map_or(0, |l| crate::view::requests::lines(l).len())
+        self.lookup
+            .data
+            .as_ref()
+            .map_or(0, |l| crate::view::requests::lines(l, self.organization_name(&l.organization_id)).len())
     }
 
     fn movement_query(&self, kind: MovementKind) -> MovementQuery {
@@ -453,6 +506,8 @@ impl App {
                 Request::Deliveries { stack, status: "pending" },
             ],
             Tab::Requests => self.lookup_id.iter().map(|id| Request::Lookup(id.clone())).collect(),
+            Tab::Organizations => vec![Request::Organizations],
+            Tab::Audit => vec![Request::Audit { cursor: self.audit_cursor.clone() }, Request::Organizations],
         };
         requests.extend(self.detail.as_ref().map(Detail::request));
         requests
@@ -470,6 +525,10 @@ impl App {
         let reachable = matches!(self.connection, Connection::Connected | Connection::Connecting);
         if reachable && self.tab_due.is_none_or(|due| now >= due) {
             requests.extend(self.tab_requests().into_iter().filter(|r| *r != Request::Status));
+            // Every tab names organizations.
+            if !requests.contains(&Request::Organizations) {
+                requests.push(Request::Organizations);
+            }
             self.tab_due = Some(now + TAB_REFRESH_INTERVAL);
         }
         requests
@@ -495,6 +554,8 @@ impl App {
             Request::Disputes(_) => self.disputes.loading = true,
             Request::Endpoints(_) => self.endpoints.loading = true,
             Request::Lookup(_) => self.lookup.loading = true,
+            Request::Organizations => self.organizations.loading = true,
+            Request::Audit { .. } => self.audit.loading = true,
             _ => {}
         }
     }

@@ -5,19 +5,20 @@ use std::time::Duration;
 
 use reqwest::blocking::{Client as Http, RequestBuilder};
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Value, json};
 use sika_api::ListPage;
 use sika_api::admin::{
-    NodeStatusEnvelope, OwnedCollectionEnvelope, OwnedDisputeEnvelope, OwnedOrderEnvelope,
-    OwnedPayoutEnvelope, StackRatesEnvelope, VerifyEnvelope,
+    CreateOrganization, NewOwner, NodeStatusEnvelope, OrganizationEnvelope, OwnedCollectionEnvelope,
+    OwnedDisputeEnvelope, OwnedOrderEnvelope, OwnedPayoutEnvelope, StackRatesEnvelope, VerifyEnvelope,
 };
 use sika_api::collections::CollectionEnvelope;
 use sika_api::payouts::PayoutEnvelope;
 use sika_api::webhooks::{WebhookDeliveryEnvelope, WebhookEndpointEnvelope};
 
 use crate::api::{
-    Client, ClientError, Dispute, EndpointAttempt, EndpointHealth, Movement, MovementKind, MovementQuery,
-    NodeStatus, Owned, RequestLookup, Settled, Settlement, StackAccounts, StackName, StackRates,
+    AuditEntry, Client, ClientError, CreatedOrganization, Dispute, EndpointAttempt, EndpointHealth, Member,
+    Movement, MovementKind, MovementQuery, NewOrganization, NodeStatus, Organization, Owned,
+    ReissuedInvitation, RequestLookup, Settled, Settlement, StackAccounts, StackName, StackRates,
     VerifyResult, WebhookDelivery, WebhookEndpoint,
 };
 
@@ -216,6 +217,57 @@ impl Client for HttpClient {
     fn request(&self, request_id: &str) -> Result<RequestLookup, ClientError> {
         self.get(&format!("requests/{}", encode(request_id)), &[])
     }
+
+    fn organizations(&self) -> Result<Vec<Organization>, ClientError> {
+        Ok(self.get::<ListPage<Organization>>("organizations", &[])?.data)
+    }
+
+    fn create_organization(&self, new: &NewOrganization) -> Result<CreatedOrganization, ClientError> {
+        let body = CreateOrganization {
+            name: new.name.clone(),
+            owner: NewOwner { email: new.owner_email.clone(), name: new.owner_name.clone() },
+        };
+        self.post("organizations", Some(to_body(&body)?))
+    }
+
+    fn rename_organization(&self, id: &str, name: &str) -> Result<Organization, ClientError> {
+        let request = self
+            .http
+            .patch(self.url(&format!("organizations/{}", encode(id))))
+            .json(&json!({ "name": name }));
+        Ok(self.send::<OrganizationEnvelope>(request)?.organization)
+    }
+
+    fn set_suspended(&self, id: &str, suspended: bool) -> Result<Organization, ClientError> {
+        let verb = if suspended { "suspend" } else { "reinstate" };
+        let path = format!("organizations/{}/{verb}", encode(id));
+        Ok(self.post::<OrganizationEnvelope>(&path, None)?.organization)
+    }
+
+    fn members(&self, organization_id: &str) -> Result<Vec<Member>, ClientError> {
+        let path = format!("organizations/{}/members", encode(organization_id));
+        Ok(self.get::<ListPage<Member>>(&path, &[])?.data)
+    }
+
+    fn reissue_invitation(
+        &self,
+        organization_id: &str,
+        member_id: &str,
+    ) -> Result<ReissuedInvitation, ClientError> {
+        let path =
+            format!("organizations/{}/members/{}/invitations", encode(organization_id), encode(member_id));
+        self.post(&path, None)
+    }
+
+    fn audit(&self, cursor: Option<&str>, limit: usize) -> Result<ListPage<AuditEntry>, ClientError> {
+        let mut params = vec![("limit", limit.to_string())];
+        params.extend(cursor.map(|c| ("cursor", c.to_string())));
+        self.get("audit", &params)
+    }
+}
+
+fn to_body<T: serde::Serialize>(body: &T) -> Result<Value, ClientError> {
+    serde_json::to_value(body).map_err(|e| ClientError::Decode(e.to_string()))
 }
 
 /// Percent-encodes a path segment typed by the operator, so `/` or `?` in

@@ -45,6 +45,9 @@ impl App {
     }
 
     fn apply_error(&mut self, request: Request, error: &ClientError) -> Vec<Request> {
+        if self.apply_organizations_error(&request, error) {
+            return Vec::new();
+        }
         match &request {
             Request::Status => {}
             Request::Accounts(stack) => self.accounts[stack_index(*stack)].fail(error),
@@ -58,9 +61,10 @@ impl App {
                 self.deliveries_mut(status).fail(error)
             }
             Request::Lookup(id) if Some(id) == self.lookup_id.as_ref() => self.lookup.fail(error),
-            Request::Movement { .. } | Request::Dispute { .. } | Request::Attempts { .. } => {
-                self.detail_error(&request, error)
-            }
+            Request::Movement { .. }
+            | Request::Dispute { .. }
+            | Request::Attempts { .. }
+            | Request::Members(_) => self.detail_error(&request, error),
             _ => {}
         }
         if request.is_action() {
@@ -80,6 +84,7 @@ impl App {
             Detail::Movement { data, .. } => data.fail(error),
             Detail::Dispute { data, .. } => data.fail(error),
             Detail::Endpoint { attempts, .. } => attempts.fail(error),
+            Detail::Organization { members, .. } => members.fail(error),
         }
     }
 
@@ -92,6 +97,10 @@ impl App {
     }
 
     fn apply_payload(&mut self, request: Request, payload: Payload, now: Instant) -> Vec<Request> {
+        let payload = match self.apply_organizations(&request, payload) {
+            Ok(follow_up) => return follow_up,
+            Err(payload) => payload,
+        };
         match (request, payload) {
             (Request::Status, Payload::Status(status)) => {
                 self.status_due = Some(now + STATUS_INTERVAL);
@@ -131,7 +140,10 @@ impl App {
                 self.lookup.finish(found);
             }
             (
-                request @ (Request::Movement { .. } | Request::Dispute { .. } | Request::Attempts { .. }),
+                request @ (Request::Movement { .. }
+                | Request::Dispute { .. }
+                | Request::Attempts { .. }
+                | Request::Members(_)),
                 payload,
             ) => {
                 self.apply_detail(&request, payload);
@@ -151,6 +163,7 @@ impl App {
             (Detail::Movement { data, .. }, Payload::Movement(movement)) => data.finish(movement),
             (Detail::Dispute { data, .. }, Payload::Dispute(dispute)) => data.finish(dispute),
             (Detail::Endpoint { attempts, .. }, Payload::Attempts(rows)) => attempts.finish(rows),
+            (Detail::Organization { members, .. }, Payload::Members(rows)) => members.finish(rows),
             _ => {}
         }
         let len = detail.len();
@@ -211,6 +224,11 @@ fn action_name(request: &Request) -> String {
         }
         Request::RetryDelivery { delivery_id, .. } => format!("retry delivery {delivery_id}"),
         Request::EnableEndpoint { endpoint_id, .. } => format!("enable endpoint {endpoint_id}"),
+        Request::SetSuspended { id, suspended: true } => format!("suspend {id}"),
+        Request::SetSuspended { id, suspended: false } => format!("reinstate {id}"),
+        Request::ReissueInvitation { member_id, .. } => format!("invite {member_id}"),
+        Request::CreateOrganization(new) => format!("create {}", new.name),
+        Request::RenameOrganization { id, .. } => format!("rename {id}"),
         other => format!("{other:?}"),
     }
 }

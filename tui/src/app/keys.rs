@@ -24,6 +24,15 @@ impl App {
         if self.confirm.is_some() {
             return self.handle_confirm_key(key);
         }
+        if self.notice.is_some() {
+            if matches!(key.code, KeyCode::Enter | KeyCode::Esc) {
+                self.notice = None;
+            }
+            return Action::None;
+        }
+        if self.form.is_some() {
+            return self.handle_form_key(key);
+        }
         if self.search.is_some() {
             return self.handle_search_key(key);
         }
@@ -84,12 +93,15 @@ impl App {
     }
 
     fn handle_normal_key(&mut self, key: KeyEvent) -> Action {
+        if let Some(action) = self.handle_tab_key(key) {
+            return action;
+        }
         match key.code {
             KeyCode::Char('q') => return Action::Quit,
             KeyCode::Char('?') => self.help = true,
             KeyCode::Tab => return self.set_tab(self.tab.next()),
             KeyCode::BackTab => return self.set_tab(self.tab.previous()),
-            KeyCode::Char(c @ '1'..='7') => return self.set_tab(Tab::ALL[(c as usize) - ('1' as usize)]),
+            KeyCode::Char(c @ '1'..='9') => return self.set_tab(Tab::ALL[(c as usize) - ('1' as usize)]),
             KeyCode::Char('r') => {
                 let mut requests = vec![Request::Status];
                 requests.extend(self.tab_requests());
@@ -204,6 +216,8 @@ impl App {
                 WebhookPane::Deliveries => self.failing_deliveries().len(),
             },
             Tab::Requests => self.lookup_line_count(),
+            Tab::Organizations => self.organization_rows().len(),
+            Tab::Audit => self.audit_rows().len(),
         }
     }
 
@@ -218,6 +232,8 @@ impl App {
                 WebhookPane::Deliveries => &mut self.deliveries_selected,
             },
             Tab::Requests => &mut self.lookup_scroll,
+            Tab::Organizations => &mut self.organizations_selected,
+            Tab::Audit => &mut self.audit_selected,
         }
     }
 

@@ -106,7 +106,7 @@ fn render_accounts(app: &App, frame: &mut Frame, area: Rect, remote: &Remote<Sta
     let table_rows = rows.iter().map(|Owned { organization_id, item: a }| {
         let mut cells = Vec::new();
         if wide {
-            cells.push(Cell::from(organization_id.clone()));
+            cells.push(Cell::from(app.organization_name(organization_id).to_string()));
         }
         cells.push(Cell::from(a.id.clone()));
         cells.push(Cell::from(a.currency.clone()));

@@ -22,7 +22,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let table_rows = rows.iter().map(|Owned { organization_id, item: d }| {
         let mut cells = vec![Cell::from(d.id.clone())];
         if wide {
-            cells.push(Cell::from(organization_id.clone()));
+            cells.push(Cell::from(app.organization_name(organization_id).to_string()));
         }
         cells.push(widgets::status_cell(&wire_name(&d.status)));
         cells.push(widgets::figure(format::money(&d.amount, &d.currency)));

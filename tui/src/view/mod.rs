@@ -3,10 +3,13 @@
 
 pub mod accounts;
 pub mod activity;
+pub mod audit;
 mod chrome;
 pub mod detail;
 pub mod disputes;
+pub mod form;
 pub mod format;
+pub mod organizations;
 pub mod overview;
 pub mod rates;
 pub mod requests;

@@ -10,7 +10,11 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
+use sika_api::ListPage;
 use sika_api::accounts::Account;
+use sika_api::admin::{
+    AuditEntry, AuditOutcome, CreatedOrganization, Organization, OrganizationStatus, ReissuedInvitation,
+};
 use sika_api::admin::{
     CurrencyTotal, EndpointAttempt, EndpointHealth, LedgerFigures, NodeStatus, Owned, RateFeedStatus,
     RateSourceName, RequestLookup, StackAccounts, StackName, StackRate, StackRates, StackStatus,
@@ -18,6 +22,7 @@ use sika_api::admin::{
 };
 use sika_api::collections::{Collection, CollectionStatus};
 use sika_api::disputes::{Dispute, DisputeAuthorType, DisputeMessage, DisputeReason, DisputeStatus};
+use sika_api::members::{Invitation, Member, MemberStatus, Role};
 use sika_api::orders::{Order, OrderDestination, OrderSource, OrderStatus};
 use sika_api::payouts::{Payout, PayoutDestination, PayoutSource, PayoutStatus};
 use sika_api::requests::LoggedRequest;
@@ -26,7 +31,8 @@ use sika_api::webhooks::{
 };
 use sika_api::{Metadata, Money, TimelineEntry};
 use sika_tui::{
-    Action, App, Client, ClientError, Movement, MovementKind, MovementQuery, Settled, Settlement, render,
+    Action, App, Client, ClientError, Movement, MovementKind, MovementQuery, NewOrganization, Settled,
+    Settlement, render,
 };
 
 pub const ADMIN_URL: &str = "http://127.0.0.1:8082";
@@ -60,6 +66,7 @@ pub struct FakeClient {
     pub calls: Mutex<Vec<String>>,
     status_calls: Mutex<usize>,
     settled: Mutex<Vec<(String, Settlement)>>,
+    organizations: Mutex<Vec<Organization>>,
 }
 
 impl Default for FakeClient {
@@ -69,6 +76,7 @@ impl Default for FakeClient {
             calls: Mutex::new(Vec::new()),
             status_calls: Mutex::new(0),
             settled: Mutex::new(Vec::new()),
+            organizations: Mutex::new(organizations()),
         }
     }
 }
@@ -286,6 +294,168 @@ impl Client for FakeClient {
         }
         Ok(request_lookup())
     }
+
+    fn organizations(&self) -> Result<Vec<Organization>, ClientError> {
+        self.check()?;
+        Ok(self.organizations.lock().unwrap().clone())
+    }
+
+    fn create_organization(&self, new: &NewOrganization) -> Result<CreatedOrganization, ClientError> {
+        self.check()?;
+        self.log(format!("create {} {} {}", new.name, new.owner_email, new.owner_name));
+        if !new.owner_email.contains('@') {
+            return Err(ClientError::Api {
+                status: 400,
+                code: "validation_error".into(),
+                message: "owner.email must be an email address".into(),
+            });
+        }
+        let organization = organization(NEW_ORG, &new.name, OrganizationStatus::Active);
+        self.organizations.lock().unwrap().push(organization.clone());
+        Ok(CreatedOrganization { organization, invitation: invitation() })
+    }
+
+    fn rename_organization(&self, id: &str, name: &str) -> Result<Organization, ClientError> {
+        self.check()?;
+        self.log(format!("rename {id} {name}"));
+        let mut orgs = self.organizations.lock().unwrap();
+        let org = orgs.iter_mut().find(|o| o.id == id).ok_or_else(|| not_found("organization", id))?;
+        org.name = name.to_string();
+        Ok(org.clone())
+    }
+
+    fn set_suspended(&self, id: &str, suspended: bool) -> Result<Organization, ClientError> {
+        self.check()?;
+        self.log(format!("{} {id}", if suspended { "suspend" } else { "reinstate" }));
+        let mut orgs = self.organizations.lock().unwrap();
+        let org = orgs.iter_mut().find(|o| o.id == id).ok_or_else(|| not_found("organization", id))?;
+        org.status = if suspended { OrganizationStatus::Suspended } else { OrganizationStatus::Active };
+        Ok(org.clone())
+    }
+
+    fn members(&self, organization_id: &str) -> Result<Vec<Member>, ClientError> {
+        self.check()?;
+        Ok(members(organization_id))
+    }
+
+    fn reissue_invitation(
+        &self,
+        organization_id: &str,
+        member_id: &str,
+    ) -> Result<ReissuedInvitation, ClientError> {
+        self.check()?;
+        self.log(format!("invite {organization_id} {member_id}"));
+        let member = members(organization_id)
+            .into_iter()
+            .find(|m| m.id == member_id)
+            .ok_or_else(|| not_found("member", member_id))?;
+        Ok(ReissuedInvitation { member, invitation: invitation() })
+    }
+
+    fn audit(&self, cursor: Option<&str>, limit: usize) -> Result<ListPage<AuditEntry>, ClientError> {
+        self.check()?;
+        let entries = audit_entries();
+        let start = match cursor {
+            None => 0,
+            Some(cursor) => {
+                entries.iter().position(|e| e.id == cursor).ok_or_else(|| not_found("cursor", cursor))? + 1
+            }
+        };
+        // Pages of two, whatever the console asks, so paging shows.
+        let take = limit.min(AUDIT_FAKE_PAGE);
+        let data: Vec<AuditEntry> = entries.iter().skip(start).take(take).cloned().collect();
+        let has_more = start + data.len() < entries.len();
+        let next_cursor = if has_more { data.last().map(|e| e.id.clone()) } else { None };
+        Ok(ListPage { data, has_more, next_cursor })
+    }
+}
+
+pub const NEW_ORG: &str = "org_7Lm2Nb5Vc8Xz1Qw4Er7Ty0Ui";
+pub const OWNER: &str = "mem_4Rt7Yu0Io3Pa6Sd9Fg2Hj5Kl";
+pub const INVITATION: &str = "inv_9Zx2Cv5Bn8Mq1We4Rt7Yu0IoP";
+const AUDIT_FAKE_PAGE: usize = 2;
+
+pub fn organization(id: &str, name: &str, status: OrganizationStatus) -> Organization {
+    Organization {
+        id: id.into(),
+        name: name.into(),
+        status,
+        created_at: "2025-01-05T11:58:00.000Z".into(),
+        balances: None,
+    }
+}
+
+fn organizations() -> Vec<Organization> {
+    vec![
+        organization(ORG_A, "Accra Market Co", OrganizationStatus::Active),
+        organization(ORG_B, "Lagos Freight Ltd", OrganizationStatus::Suspended),
+    ]
+}
+
+fn invitation() -> Invitation {
+    Invitation { token: INVITATION.into(), expires_at: "2025-03-21T10:21:00.000Z".into() }
+}
+
+fn members(organization_id: &str) -> Vec<Member> {
+    let member = |id: &str, email: &str, name: &str, role: Role, status: MemberStatus| Member {
+        id: id.into(),
+        email: email.into(),
+        name: name.into(),
+        role,
+        organization_id: organization_id.into(),
+        status,
+        created_at: "2025-01-05T11:58:00.000Z".into(),
+    };
+    vec![
+        member(OWNER, "efua@accra-market.example", "Efua Mensah", Role::Owner, MemberStatus::Active),
+        member(
+            "mem_8Uj1Ik4Ol7Pz0Xs3Dc6Fv9Gb",
+            "kwame@accra-market.example",
+            "Kwame Boateng",
+            Role::Developer,
+            MemberStatus::Invited,
+        ),
+    ]
+}
+
+/// Newest first, as the node answers.
+fn audit_entries() -> Vec<AuditEntry> {
+    use AuditOutcome::{Failed, Succeeded};
+    let live = Some(StackName::Live);
+    let rows = [
+        ("aud_5", "organization.suspend", ORG_B, None, Succeeded, None, "2025-03-14T10:20:00.000Z"),
+        (
+            "aud_4",
+            "payout.fail",
+            COMPLETED_PAYOUT,
+            live,
+            Failed,
+            Some("the payout is already completed"),
+            "2025-03-13T17:52:00.000Z",
+        ),
+        (
+            "aud_3",
+            "payout.complete",
+            COMPLETED_PAYOUT,
+            live,
+            Succeeded,
+            Some("provider reference: MP-99812"),
+            "2025-03-13T17:50:00.000Z",
+        ),
+        ("aud_2", "rates.replace", "live", live, Succeeded, None, "2025-03-12T09:00:00.000Z"),
+        ("aud_1", "organization.create", ORG_A, None, Succeeded, None, "2025-01-05T11:58:00.000Z"),
+    ];
+    rows.into_iter()
+        .map(|(id, action, target, stack, outcome, detail, at)| AuditEntry {
+            id: id.into(),
+            action: action.into(),
+            target: target.into(),
+            stack,
+            outcome,
+            detail: detail.map(str::to_string),
+            created_at: at.into(),
+        })
+        .collect()
 }
 
 fn not_found(what: &str, id: &str) -> ClientError {
