@@ -7,6 +7,7 @@ mod support;
 
 mod accounts_and_recipients;
 mod admin;
+mod admin_ledger;
 mod api_auth;
 mod api_conversions;
 mod api_errors;
@@ -15,6 +16,7 @@ mod api_ratelimit;
 mod checkout;
 mod checkout_browser;
 mod collections;
+mod console;
 mod contract;
 mod crash;
 mod disputes;

@@ -19,9 +19,10 @@ pub use sika_api::ListPage;
 pub use sika_api::TimelineEntry;
 pub use sika_api::accounts::Account;
 pub use sika_api::admin::{
-    AuditEntry, AuditOutcome, CreatedOrganization, CurrencyTotal, EndpointAttempt, EndpointHealth,
-    NodeStatus, Organization, OrganizationStatus, Owned, RateFeedStatus, RateSourceName, ReissuedInvitation,
-    RequestLookup, StackAccounts, StackName, StackRate, StackRates, StackStatus, VerifyResult,
+    AuditEntry, AuditOutcome, CreatedOrganization, CurrencyTotal, EndpointAttempt, EndpointHealth, EntrySide,
+    LedgerAccount, LedgerEntries, LedgerEntry, LedgerEntryKind, NodeStatus, Organization, OrganizationStatus,
+    Owned, RateFeedStatus, RateSourceName, ReissuedInvitation, RequestLookup, StackAccounts, StackName,
+    StackRate, StackRates, StackStatus, SystemAccount, SystemAccountKind, VerifyResult,
 };
 pub use sika_api::collections::Collection;
 use sika_api::collections::CollectionStatus;
@@ -193,6 +194,16 @@ pub trait Client: Send + Sync {
     ) -> Result<ReissuedInvitation, ClientError>;
     /// One page of the operator's audit log, newest first.
     fn audit(&self, cursor: Option<&str>, limit: usize) -> Result<ListPage<AuditEntry>, ClientError>;
+    /// The node's own accounts on a stack.
+    fn system_accounts(&self, stack: StackName) -> Result<Vec<SystemAccount>, ClientError>;
+    /// A page of an account's journal entries, newest first.
+    fn ledger_entries(
+        &self,
+        stack: StackName,
+        id: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<LedgerEntries, ClientError>;
 }
 
 /// What the operator typed to create an organization.

@@ -9,15 +9,17 @@ use std::time::{Duration, Instant};
 mod apply;
 mod form;
 mod keys;
+mod ledger;
 mod organizations;
 
 pub use form::{FIELD_LENGTH_MAX, Form, FormField, FormKind};
+pub use ledger::{LEDGER_PAGE_LIMIT, Pages};
 pub use organizations::{AUDIT_PAGE_LIMIT, Notice};
 
 use crate::api::{
     Account, AuditEntry, Client, ClientError, CurrencyTotal, Dispute, EndpointAttempt, EndpointHealth,
-    ListPage, Member, Movement, MovementKind, MovementQuery, NodeStatus, Organization, Owned, RequestLookup,
-    StackAccounts, StackName, StackRate, StackRates, WebhookDelivery, thread,
+    LedgerEntries, ListPage, Member, Movement, MovementKind, MovementQuery, NodeStatus, Organization, Owned,
+    RequestLookup, StackAccounts, StackName, StackRate, StackRates, SystemAccount, WebhookDelivery, thread,
 };
 use crate::fetch::{self, Request};
 
@@ -246,6 +248,14 @@ pub enum Detail {
         attempts: Remote<Vec<EndpointAttempt>>,
         selected: usize,
     },
+    /// A ledger account's journal entries, a page at a time.
+    LedgerAccount {
+        stack: StackName,
+        id: String,
+        pages: Pages,
+        entries: Remote<LedgerEntries>,
+        selected: usize,
+    },
     /// An organization and its members; `selected` is a member.
     Organization {
         organization: Organization,
@@ -265,6 +275,9 @@ impl Detail {
                 Request::Attempts { stack: *stack, endpoint_id: health.endpoint.id.clone() }
             }
             Detail::Organization { organization, .. } => Request::Members(organization.id.clone()),
+            Detail::LedgerAccount { stack, id, pages, .. } => {
+                Request::LedgerEntries { stack: *stack, id: id.clone(), cursor: pages.cursor.clone() }
+            }
         }
     }
 
@@ -274,6 +287,7 @@ impl Detail {
             Detail::Dispute { data, .. } => data.data.as_ref().map_or(0, |d| thread(&d.item).len()),
             Detail::Endpoint { attempts, .. } => attempts.data.as_ref().map_or(0, Vec::len),
             Detail::Organization { members, .. } => members.data.as_ref().map_or(0, Vec::len),
+            Detail::LedgerAccount { entries, .. } => ledger::entry_count(entries),
         }
     }
 
@@ -282,7 +296,8 @@ impl Detail {
             Detail::Movement { selected, .. }
             | Detail::Dispute { selected, .. }
             | Detail::Endpoint { selected, .. }
-            | Detail::Organization { selected, .. } => selected,
+            | Detail::Organization { selected, .. }
+            | Detail::LedgerAccount { selected, .. } => selected,
         }
     }
 }
@@ -351,6 +366,10 @@ pub struct App {
     pub audit_selected: usize,
     pub form: Option<Form>,
     pub notice: Option<Notice>,
+    /// The Accounts tab shows the node's own accounts instead (`o`).
+    pub show_system_accounts: bool,
+    /// The selected stack's system accounts.
+    pub system_accounts: Remote<Vec<SystemAccount>>,
     in_flight: HashSet<Request>,
     status_due: Option<Instant>,
     tab_due: Option<Instant>,
@@ -412,6 +431,8 @@ impl App {
             audit_selected: 0,
             form: None,
             notice: None,
+            show_system_accounts: false,
+            system_accounts: Remote::default(),
             in_flight: HashSet::new(),
             status_due: None,
             tab_due: None,
@@ -493,6 +514,9 @@ impl App {
                     Request::Accounts(StackName::Sandbox),
                 ]
             }
+            Tab::Accounts if self.show_system_accounts => {
+                vec![Request::Accounts(stack), Request::SystemAccounts(stack)]
+            }
             Tab::Accounts => vec![Request::Accounts(stack)],
             Tab::Rates => vec![Request::Rates(stack)],
             Tab::Activity => MovementKind::ALL
@@ -556,6 +580,7 @@ impl App {
             Request::Lookup(_) => self.lookup.loading = true,
             Request::Organizations => self.organizations.loading = true,
             Request::Audit { .. } => self.audit.loading = true,
+            Request::SystemAccounts(_) => self.system_accounts.loading = true,
             _ => {}
         }
     }

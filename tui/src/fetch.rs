@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use crate::api::{
-    AuditEntry, Client, ClientError, CreatedOrganization, Dispute, EndpointAttempt, EndpointHealth, ListPage,
-    Member, Movement, MovementKind, MovementQuery, NewOrganization, NodeStatus, Organization, Owned,
-    ReissuedInvitation, RequestLookup, Settled, Settlement, StackAccounts, StackName, StackRates,
-    VerifyResult, WebhookDelivery, WebhookEndpoint,
+    AuditEntry, Client, ClientError, CreatedOrganization, Dispute, EndpointAttempt, EndpointHealth,
+    LedgerEntries, ListPage, Member, Movement, MovementKind, MovementQuery, NewOrganization, NodeStatus,
+    Organization, Owned, ReissuedInvitation, RequestLookup, Settled, Settlement, StackAccounts, StackName,
+    StackRates, SystemAccount, VerifyResult, WebhookDelivery, WebhookEndpoint,
 };
 
 /// Enough for a slow `verify` not to hold up the status heartbeat and the
@@ -82,6 +82,13 @@ pub enum Request {
     Audit {
         cursor: Option<String>,
     },
+    SystemAccounts(StackName),
+    /// A page of an account's journal entries from `cursor`.
+    LedgerEntries {
+        stack: StackName,
+        id: String,
+        cursor: Option<String>,
+    },
 }
 
 impl Request {
@@ -125,6 +132,8 @@ pub enum Payload {
     Members(Vec<Member>),
     Invitation(ReissuedInvitation),
     Audit(ListPage<AuditEntry>),
+    SystemAccounts(Vec<SystemAccount>),
+    LedgerEntries(LedgerEntries),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -174,6 +183,10 @@ pub fn execute(client: &dyn Client, request: Request) -> Response {
         Request::Audit { cursor } => {
             client.audit(cursor.as_deref(), crate::app::AUDIT_PAGE_LIMIT).map(Payload::Audit)
         }
+        Request::SystemAccounts(stack) => client.system_accounts(*stack).map(Payload::SystemAccounts),
+        Request::LedgerEntries { stack, id, cursor } => client
+            .ledger_entries(*stack, id, cursor.as_deref(), crate::app::LEDGER_PAGE_LIMIT)
+            .map(Payload::LedgerEntries),
     };
     Response { request, outcome }
 }

@@ -16,10 +16,10 @@ use sika_api::payouts::PayoutEnvelope;
 use sika_api::webhooks::{WebhookDeliveryEnvelope, WebhookEndpointEnvelope};
 
 use crate::api::{
-    AuditEntry, Client, ClientError, CreatedOrganization, Dispute, EndpointAttempt, EndpointHealth, Member,
-    Movement, MovementKind, MovementQuery, NewOrganization, NodeStatus, Organization, Owned,
-    ReissuedInvitation, RequestLookup, Settled, Settlement, StackAccounts, StackName, StackRates,
-    VerifyResult, WebhookDelivery, WebhookEndpoint,
+    AuditEntry, Client, ClientError, CreatedOrganization, Dispute, EndpointAttempt, EndpointHealth,
+    LedgerEntries, Member, Movement, MovementKind, MovementQuery, NewOrganization, NodeStatus, Organization,
+    Owned, ReissuedInvitation, RequestLookup, Settled, Settlement, StackAccounts, StackName, StackRates,
+    SystemAccount, VerifyResult, WebhookDelivery, WebhookEndpoint,
 };
 
 /// A dead node must not hold the fetch thread for long: the banner and the
@@ -100,6 +100,12 @@ pub fn error_from_body(status: u16, body: &[u8]) -> ClientError {
         return ClientError::Unauthorized(message);
     }
     let code = field("error").unwrap_or_else(|| "http_error".to_string());
+    // A refusal names the field it is about; say which, beside the message.
+    let named = parsed.as_ref().and_then(|v| v["details"]["field"].as_str());
+    let message = match named {
+        Some(name) if !message.contains(name) => format!("{name}: {message}"),
+        _ => message,
+    };
     ClientError::Api { status, code, message }
 }
 
@@ -260,10 +266,30 @@ impl Client for HttpClient {
     }
 
     fn audit(&self, cursor: Option<&str>, limit: usize) -> Result<ListPage<AuditEntry>, ClientError> {
-        let mut params = vec![("limit", limit.to_string())];
-        params.extend(cursor.map(|c| ("cursor", c.to_string())));
-        self.get("audit", &params)
+        self.get("audit", &page_params(cursor, limit))
     }
+
+    fn system_accounts(&self, stack: StackName) -> Result<Vec<SystemAccount>, ClientError> {
+        let path = format!("{}/ledger/system-accounts", stack.as_str());
+        Ok(self.get::<ListPage<SystemAccount>>(&path, &[])?.data)
+    }
+
+    fn ledger_entries(
+        &self,
+        stack: StackName,
+        id: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<LedgerEntries, ClientError> {
+        let path = format!("{}/ledger/accounts/{}/entries", stack.as_str(), encode(id));
+        self.get(&path, &page_params(cursor, limit))
+    }
+}
+
+fn page_params(cursor: Option<&str>, limit: usize) -> Vec<(&'static str, String)> {
+    let mut params = vec![("limit", limit.to_string())];
+    params.extend(cursor.map(|c| ("cursor", c.to_string())));
+    params
 }
 
 fn to_body<T: serde::Serialize>(body: &T) -> Result<Value, ClientError> {

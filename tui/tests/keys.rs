@@ -580,3 +580,41 @@ fn the_audit_log_pages_forward_and_back() {
     harness.advance(Duration::from_secs(6));
     assert_eq!(ids(&harness), ["aud_3", "aud_2"]);
 }
+
+#[test]
+fn o_shows_the_nodes_own_accounts_and_enter_their_entries_a_page_at_a_time() {
+    let mut harness = on_tab(Tab::Accounts);
+    let action = harness.press(char_key('o'));
+    assert_eq!(
+        action,
+        Action::Fetch(vec![Request::Accounts(StackName::Live), Request::SystemAccounts(StackName::Live)])
+    );
+    assert_eq!(harness.app.system_account_rows().len(), 4);
+    for _ in 0..10 {
+        harness.press(char_key('j'));
+    }
+    assert_eq!(harness.app.accounts_selected, 3, "the selection stays inside the system accounts");
+    harness.press(char_key('g'));
+    harness.press(key(KeyCode::Enter));
+    let entries = |h: &common::Harness| match &h.app.detail {
+        Some(Detail::LedgerAccount { entries, .. }) => entries
+            .data
+            .as_ref()
+            .map(|p| p.data.iter().map(|e| e.seq).collect::<Vec<_>>())
+            .unwrap_or_default(),
+        other => panic!("expected the entries, got {other:?}"),
+    };
+    assert_eq!(entries(&harness), [41, 33, 20]);
+    harness.press(char_key('n'));
+    assert_eq!(entries(&harness), [7]);
+    harness.press(char_key('n'));
+    assert_eq!(entries(&harness), [7], "nothing older");
+    harness.press(char_key('p'));
+    assert_eq!(entries(&harness), [41, 33, 20]);
+    harness.press(key(KeyCode::Esc));
+    harness.press(char_key('o'));
+    assert!(!harness.app.show_system_accounts, "o goes back to the organizations' accounts");
+    // Enter on an organization's account opens its entries too.
+    harness.press(key(KeyCode::Enter));
+    assert!(matches!(harness.app.detail, Some(Detail::LedgerAccount { .. })));
+}

@@ -288,3 +288,18 @@ fn audit_log_second_page() {
     harness.press(char_key('n'));
     snapshot_both("audit_page_2", &harness);
 }
+
+#[test]
+fn system_accounts() {
+    let mut harness = on_tab(Tab::Accounts);
+    harness.press(char_key('o'));
+    snapshot_both("system_accounts", &harness);
+}
+
+#[test]
+fn system_account_entries() {
+    let mut harness = on_tab(Tab::Accounts);
+    harness.press(char_key('o'));
+    harness.press(key(KeyCode::Enter));
+    snapshot_both("detail_ledger_account", &harness);
+}

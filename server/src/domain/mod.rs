@@ -27,6 +27,7 @@ pub(crate) mod representative;
 pub(crate) mod settings;
 pub(crate) mod simulator;
 pub(crate) mod stack;
+pub(crate) mod system_ledger;
 pub(crate) mod views;
 pub(crate) mod virtual_accounts;
 pub(crate) mod webhooks;

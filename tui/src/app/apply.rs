@@ -45,7 +45,7 @@ impl App {
     }
 
     fn apply_error(&mut self, request: Request, error: &ClientError) -> Vec<Request> {
-        if self.apply_organizations_error(&request, error) {
+        if self.apply_organizations_error(&request, error) || self.apply_ledger_error(&request, error) {
             return Vec::new();
         }
         match &request {
@@ -64,7 +64,8 @@ impl App {
             Request::Movement { .. }
             | Request::Dispute { .. }
             | Request::Attempts { .. }
-            | Request::Members(_) => self.detail_error(&request, error),
+            | Request::Members(_)
+            | Request::LedgerEntries { .. } => self.detail_error(&request, error),
             _ => {}
         }
         if request.is_action() {
@@ -85,6 +86,7 @@ impl App {
             Detail::Dispute { data, .. } => data.fail(error),
             Detail::Endpoint { attempts, .. } => attempts.fail(error),
             Detail::Organization { members, .. } => members.fail(error),
+            Detail::LedgerAccount { entries, .. } => entries.fail(error),
         }
     }
 
@@ -99,6 +101,10 @@ impl App {
     fn apply_payload(&mut self, request: Request, payload: Payload, now: Instant) -> Vec<Request> {
         let payload = match self.apply_organizations(&request, payload) {
             Ok(follow_up) => return follow_up,
+            Err(payload) => payload,
+        };
+        let payload = match self.apply_ledger(&request, payload) {
+            Ok(()) => return Vec::new(),
             Err(payload) => payload,
         };
         match (request, payload) {
@@ -143,7 +149,8 @@ impl App {
                 request @ (Request::Movement { .. }
                 | Request::Dispute { .. }
                 | Request::Attempts { .. }
-                | Request::Members(_)),
+                | Request::Members(_)
+                | Request::LedgerEntries { .. }),
                 payload,
             ) => {
                 self.apply_detail(&request, payload);
@@ -164,6 +171,7 @@ impl App {
             (Detail::Dispute { data, .. }, Payload::Dispute(dispute)) => data.finish(dispute),
             (Detail::Endpoint { attempts, .. }, Payload::Attempts(rows)) => attempts.finish(rows),
             (Detail::Organization { members, .. }, Payload::Members(rows)) => members.finish(rows),
+            (Detail::LedgerAccount { entries, .. }, Payload::LedgerEntries(page)) => entries.finish(page),
             _ => {}
         }
         let len = detail.len();

@@ -156,6 +156,7 @@ impl App {
         self.rates = Remote::default();
         self.movements = Default::default();
         self.disputes = Remote::default();
+        self.system_accounts = Remote::default();
         self.endpoints = Remote::default();
         self.failed_deliveries = Remote::default();
         self.pending_deliveries = Remote::default();
@@ -207,6 +208,7 @@ impl App {
     fn list_len(&self) -> usize {
         match self.tab {
             Tab::Overview => 0,
+            Tab::Accounts if self.show_system_accounts => self.system_account_rows().len(),
             Tab::Accounts => self.account_rows().len(),
             Tab::Rates => self.rate_rows().len(),
             Tab::Activity => self.activity_rows().len(),

@@ -49,6 +49,9 @@ impl App {
     /// Keys only the Organizations and Audit tabs know; `None` leaves the
     /// key to the common handling.
     pub(super) fn handle_tab_key(&mut self, key: KeyEvent) -> Option<Action> {
+        if self.tab == Tab::Accounts {
+            return self.handle_ledger_key(key);
+        }
         match (self.tab, &self.detail, key.code) {
             (Tab::Organizations, None, KeyCode::Enter) => Some(self.open_organization()),
             (Tab::Organizations, None, KeyCode::Char('n')) => {

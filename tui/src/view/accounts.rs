@@ -23,7 +23,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             .areas(area);
     render_ledger(app, frame, ledger);
     render_totals(app, totals, frame, totals_area);
-    render_accounts(app, frame, accounts, remote);
+    if app.show_system_accounts {
+        crate::view::ledger::render_system_accounts(app, frame, accounts);
+    } else {
+        render_accounts(app, frame, accounts, remote);
+    }
 }
 
 fn render_ledger(app: &App, frame: &mut Frame, area: Rect) {

@@ -18,7 +18,7 @@ use crate::view::{
 const BANNER_LINES_MAX: usize = 3;
 
 /// Every key, as the help overlay lists them.
-pub const KEYS: [(&str, &str); 20] = [
+pub const KEYS: [(&str, &str); 21] = [
     ("Tab  Shift-Tab", "next / previous tab"),
     ("1 … 9", "jump to a tab"),
     ("↑ ↓  j k", "move the selection (PgUp PgDn by 10)"),
@@ -34,6 +34,7 @@ pub const KEYS: [(&str, &str); 20] = [
     ("t", "Webhooks: retry the selected failing delivery"),
     ("e", "Webhooks: re-enable the selected endpoint"),
     ("v", "Accounts: run verify on the ledger"),
+    ("o  Enter", "Accounts: the node's own accounts; an account's entries"),
     ("n e x a  i", "Orgs: new, rename, suspend, reinstate; members: invite"),
     ("n  p", "Audit: next (older) / previous page"),
     ("y  n", "confirm / cancel an action"),
@@ -181,9 +182,13 @@ fn hints(app: &App) -> &'static str {
         }
         (Some(Detail::Dispute { .. }), _) => "j/k messages · r refresh · Esc back · ? help · q quit",
         (Some(Detail::Endpoint { .. }), _) => "j/k attempts · t retry · e enable · Esc back · ? help",
+        (Some(Detail::LedgerAccount { .. }), _) => "j/k move · n older · p newer · Esc back · ? help",
         (Some(Detail::Organization { .. }), _) => "j/k members · i new invitation · Esc back · ? help",
         (None, Tab::Overview) => "Tab next tab · s stack · r refresh · ? help · q quit",
-        (None, Tab::Accounts) => "j/k move · v verify · s stack · r refresh · ? help · q quit",
+        (None, Tab::Accounts) if app.show_system_accounts => {
+            "Enter entries · o organizations' accounts · v verify · s stack · ? help"
+        }
+        (None, Tab::Accounts) => "Enter entries · o node's own accounts · v verify · s stack · ? help",
         (None, Tab::Rates) => "j/k move · s stack · r refresh · ? help · q quit",
         (None, Tab::Activity) => "Enter timeline · / search · F status · s stack · ? help · q quit",
         (None, Tab::Disputes) => "Enter thread · s stack · r refresh · ? help · q quit",

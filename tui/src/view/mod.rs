@@ -9,6 +9,7 @@ pub mod detail;
 pub mod disputes;
 pub mod form;
 pub mod format;
+pub mod ledger;
 pub mod organizations;
 pub mod overview;
 pub mod rates;

@@ -13,7 +13,8 @@ use serde_json::json;
 use sika_api::ListPage;
 use sika_api::accounts::Account;
 use sika_api::admin::{
-    AuditEntry, AuditOutcome, CreatedOrganization, Organization, OrganizationStatus, ReissuedInvitation,
+    AuditEntry, AuditOutcome, CreatedOrganization, EntrySide, LedgerAccount, LedgerEntries, LedgerEntry,
+    LedgerEntryKind, Organization, OrganizationStatus, ReissuedInvitation, SystemAccount, SystemAccountKind,
 };
 use sika_api::admin::{
     CurrencyTotal, EndpointAttempt, EndpointHealth, LedgerFigures, NodeStatus, Owned, RateFeedStatus,
@@ -367,6 +368,114 @@ impl Client for FakeClient {
         let has_more = start + data.len() < entries.len();
         let next_cursor = if has_more { data.last().map(|e| e.id.clone()) } else { None };
         Ok(ListPage { data, has_more, next_cursor })
+    }
+
+    fn system_accounts(&self, stack: StackName) -> Result<Vec<SystemAccount>, ClientError> {
+        self.check()?;
+        Ok(fake_system_accounts(stack))
+    }
+
+    fn ledger_entries(
+        &self,
+        _stack: StackName,
+        id: &str,
+        cursor: Option<&str>,
+        _limit: usize,
+    ) -> Result<LedgerEntries, ClientError> {
+        self.check()?;
+        if id != FEE_REVENUE {
+            let mut page = fee_entries(Some("page-2"));
+            page.data.clear();
+            page.account = LedgerAccount { id: id.into(), currency: id[..3].into(), kind: None };
+            return Ok(page);
+        }
+        Ok(fee_entries(cursor))
+    }
+}
+
+fn fake_system_accounts(stack: StackName) -> Vec<SystemAccount> {
+    if stack == StackName::Sandbox {
+        return Vec::new();
+    }
+    vec![
+        system_account(
+            SystemAccountKind::FeeRevenue,
+            "NGN",
+            "2250.00",
+            ["0.00", "2250.00", "0.00", "750.00"],
+        ),
+        system_account(SystemAccountKind::FxDesk, "USD", "12.40", ["987.60", "1000.00", "0.00", "0.00"]),
+        system_account(
+            SystemAccountKind::RailClearing,
+            "NGN",
+            "0.00",
+            ["300000.00", "300000.00", "0.00", "150000.00"],
+        ),
+        system_account(
+            SystemAccountKind::World,
+            "NGN",
+            "-450000.00",
+            ["750000.00", "300000.00", "0.00", "0.00"],
+        ),
+    ]
+}
+
+/// `[debits, credits, debits pending, credits pending]`.
+pub fn system_account(
+    kind: SystemAccountKind,
+    currency: &str,
+    balance: &str,
+    sums: [&str; 4],
+) -> SystemAccount {
+    let name = sika_tui::wire_name(&kind);
+    SystemAccount {
+        id: format!("sys_{name}_{currency}"),
+        kind,
+        currency: currency.into(),
+        balance: balance.into(),
+        debits_posted: sums[0].into(),
+        credits_posted: sums[1].into(),
+        debits_pending: sums[2].into(),
+        credits_pending: sums[3].into(),
+        created_at: "2025-01-05T12:00:00.000Z".into(),
+    }
+}
+
+pub const FEE_REVENUE: &str = "sys_fee_revenue_NGN";
+
+/// The fee account's entries, newest first, three to a page.
+fn fee_entries(cursor: Option<&str>) -> LedgerEntries {
+    let entry = |seq: u64, amount: &str, memo: &str, at: &str| LedgerEntry {
+        seq,
+        transfer_id: seq,
+        kind: LedgerEntryKind::Posted,
+        side: EntrySide::Credit,
+        counterparty: "NGN4820193375".into(),
+        amount: amount.into(),
+        currency: "NGN".into(),
+        memo: memo.into(),
+        created_at: at.into(),
+    };
+    let all = vec![
+        entry(41, "750.00", "payout fee pay_ngn_4fQ9xK2mTz8LwP3bN7cR1dYe", "2025-03-14T09:15:02.010Z"),
+        entry(33, "750.00", "payout fee pay_ngn_1aB2cD3eF4gH5iJ6kL7mN8oP", "2025-03-12T14:02:11.000Z"),
+        entry(20, "500.00", "payout fee pay_ngn_9zY8xW7vU6tS5rQ4pO3nM2lK", "2025-03-10T08:30:00.000Z"),
+        entry(7, "250.00", "payout fee pay_ngn_2bC3dE4fG5hI6jK7lM8nO9pQ", "2025-03-01T16:45:00.000Z"),
+    ];
+    let start = if cursor == Some("page-2") { 3 } else { 0 };
+    let data: Vec<LedgerEntry> = all.into_iter().skip(start).take(3).collect();
+    let has_more = start == 0;
+    LedgerEntries {
+        account: LedgerAccount {
+            id: FEE_REVENUE.into(),
+            currency: "NGN".into(),
+            kind: Some(SystemAccountKind::FeeRevenue),
+        },
+        data,
+        has_more,
+        next_cursor: has_more.then(|| "page-2".to_string()),
+        scanned: if has_more { 10_000 } else { 7 },
+        scan_limit_reached: has_more,
     }
 }
 

@@ -75,7 +75,11 @@ pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
         .routes(routes!(organizations::reissue_invitation))
         .routes(routes!(keys::list))
         .routes(routes!(keys::revoke));
-    let ledger = OpenApiRouter::new().routes(routes!(accounts)).routes(routes!(ledger::verify));
+    let ledger = OpenApiRouter::new()
+        .routes(routes!(accounts))
+        .routes(routes!(ledger::verify))
+        .routes(routes!(ledger::system_accounts))
+        .routes(routes!(ledger::entries));
     let rates = OpenApiRouter::new().routes(routes!(rates::read, rates::replace));
     let activity = OpenApiRouter::new()
         .routes(routes!(activity::payouts))
