@@ -555,3 +555,59 @@ pub struct LedgerAccount {
     pub currency: String,
     pub kind: Option<SystemAccountKind>,
 }
+
+/// Query of `GET /admin/v1/search`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SearchQuery {
+    /// Any part of an id, reference, phone number, email or amount: 2 to
+    /// 128 characters, matched without regard to case.
+    #[param(min_length = 2, max_length = 128)]
+    pub q: Option<String>,
+    /// `live` or `sandbox`; both when left out.
+    pub stack: Option<String>,
+}
+
+/// What kind of record a search hit is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchKind {
+    Payout,
+    Collection,
+    Order,
+    PaymentPage,
+    PaymentLink,
+}
+
+/// One record that matched, and where.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    pub kind: SearchKind,
+    pub id: String,
+    pub stack: StackName,
+    pub organization_id: String,
+    /// The first field that holds the text, as a path (`to.accountNumber`,
+    /// `externalReference`, `email`).
+    pub field: String,
+    /// That field's value.
+    pub value: String,
+    pub created_at: String,
+}
+
+/// `GET /admin/v1/search`: matches in payouts, collections, orders, payment
+/// pages and payment links, each kind newest first. The search reads a
+/// bounded number of records and stops there, saying so.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResults {
+    pub q: String,
+    pub data: Vec<SearchHit>,
+    /// Records read.
+    pub scanned: u64,
+    /// It stopped at the bound on records read: older records were not
+    /// searched.
+    pub scan_limit_reached: bool,
+    /// It stopped at the bound on hits: `data` is not every match.
+    pub hits_limit_reached: bool,
+}

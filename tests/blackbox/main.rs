@@ -8,6 +8,7 @@ mod support;
 mod accounts_and_recipients;
 mod admin;
 mod admin_ledger;
+mod admin_search;
 mod api_auth;
 mod api_conversions;
 mod api_errors;

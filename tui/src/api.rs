@@ -10,6 +10,7 @@
 //! ([`Movement`], [`Settled`]), what the operator decides ([`Settlement`])
 //! and what the Activity tab asks for ([`MovementQuery`]).
 
+pub use sika_api::admin::{SearchHit, SearchKind, SearchResults};
 use std::fmt;
 
 use serde::Serialize;
@@ -194,6 +195,10 @@ pub trait Client: Send + Sync {
     ) -> Result<ReissuedInvitation, ClientError>;
     /// One page of the operator's audit log, newest first.
     fn audit(&self, cursor: Option<&str>, limit: usize) -> Result<ListPage<AuditEntry>, ClientError>;
+    /// Payouts, collections, orders, payment pages and links on both
+    /// stacks holding `query` anywhere in an id, reference, phone number,
+    /// email or amount.
+    fn search(&self, query: &str) -> Result<SearchResults, ClientError>;
     /// The node's own accounts on a stack.
     fn system_accounts(&self, stack: StackName) -> Result<Vec<SystemAccount>, ClientError>;
     /// A page of an account's journal entries, newest first.

@@ -3,6 +3,7 @@
 //! [`App::apply`], timers through [`App::tick`]; none of them does I/O. What
 //! they want fetched comes back as [`Request`]s for the caller to run.
 
+use crate::api::SearchResults;
 use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -11,6 +12,7 @@ mod form;
 mod keys;
 mod ledger;
 mod organizations;
+mod search;
 
 pub use form::{FIELD_LENGTH_MAX, Form, FormField, FormKind};
 pub use ledger::{LEDGER_PAGE_LIMIT, Pages};
@@ -248,6 +250,12 @@ pub enum Detail {
         attempts: Remote<Vec<EndpointAttempt>>,
         selected: usize,
     },
+    /// What a search across the node found; `selected` is a hit.
+    Search {
+        query: String,
+        results: Remote<SearchResults>,
+        selected: usize,
+    },
     /// A ledger account's journal entries, a page at a time.
     LedgerAccount {
         stack: StackName,
@@ -275,6 +283,7 @@ impl Detail {
                 Request::Attempts { stack: *stack, endpoint_id: health.endpoint.id.clone() }
             }
             Detail::Organization { organization, .. } => Request::Members(organization.id.clone()),
+            Detail::Search { query, .. } => Request::Search(query.clone()),
             Detail::LedgerAccount { stack, id, pages, .. } => {
                 Request::LedgerEntries { stack: *stack, id: id.clone(), cursor: pages.cursor.clone() }
             }
@@ -288,6 +297,7 @@ impl Detail {
             Detail::Endpoint { attempts, .. } => attempts.data.as_ref().map_or(0, Vec::len),
             Detail::Organization { members, .. } => members.data.as_ref().map_or(0, Vec::len),
             Detail::LedgerAccount { entries, .. } => ledger::entry_count(entries),
+            Detail::Search { results, .. } => search::hit_count(results),
         }
     }
 
@@ -297,7 +307,8 @@ impl Detail {
             | Detail::Dispute { selected, .. }
             | Detail::Endpoint { selected, .. }
             | Detail::Organization { selected, .. }
-            | Detail::LedgerAccount { selected, .. } => selected,
+            | Detail::LedgerAccount { selected, .. }
+            | Detail::Search { selected, .. } => selected,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! [`Response`]s come back over a channel that the event loop drains between
 //! frames. A slow or dead node therefore never freezes input.
 
+use crate::api::SearchResults;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -83,6 +84,8 @@ pub enum Request {
         cursor: Option<String>,
     },
     SystemAccounts(StackName),
+    /// A search across both stacks.
+    Search(String),
     /// A page of an account's journal entries from `cursor`.
     LedgerEntries {
         stack: StackName,
@@ -134,6 +137,7 @@ pub enum Payload {
     Audit(ListPage<AuditEntry>),
     SystemAccounts(Vec<SystemAccount>),
     LedgerEntries(LedgerEntries),
+    Search(SearchResults),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -184,6 +188,7 @@ pub fn execute(client: &dyn Client, request: Request) -> Response {
             client.audit(cursor.as_deref(), crate::app::AUDIT_PAGE_LIMIT).map(Payload::Audit)
         }
         Request::SystemAccounts(stack) => client.system_accounts(*stack).map(Payload::SystemAccounts),
+        Request::Search(query) => client.search(query).map(Payload::Search),
         Request::LedgerEntries { stack, id, cursor } => client
             .ledger_entries(*stack, id, cursor.as_deref(), crate::app::LEDGER_PAGE_LIMIT)
             .map(Payload::LedgerEntries),

@@ -1,6 +1,7 @@
 //! [`HttpClient`]: the [`Client`] over HTTP, with the operator token as a
 //! bearer token on every call.
 
+use crate::api::SearchResults;
 use std::time::Duration;
 
 use reqwest::blocking::{Client as Http, RequestBuilder};
@@ -267,6 +268,10 @@ impl Client for HttpClient {
 
     fn audit(&self, cursor: Option<&str>, limit: usize) -> Result<ListPage<AuditEntry>, ClientError> {
         self.get("audit", &page_params(cursor, limit))
+    }
+
+    fn search(&self, query: &str) -> Result<SearchResults, ClientError> {
+        self.get("search", &[("q", query.to_string())])
     }
 
     fn system_accounts(&self, stack: StackName) -> Result<Vec<SystemAccount>, ClientError> {

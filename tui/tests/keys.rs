@@ -618,3 +618,31 @@ fn o_shows_the_nodes_own_accounts_and_enter_their_entries_a_page_at_a_time() {
     harness.press(key(KeyCode::Enter));
     assert!(matches!(harness.app.detail, Some(Detail::LedgerAccount { .. })));
 }
+
+#[test]
+fn slash_outside_activity_searches_the_node_and_enter_opens_a_payout() {
+    let mut harness = on_tab(Tab::Overview);
+    harness.press(char_key('/'));
+    assert!(harness.app.search.is_some(), "the prompt opens on the Overview");
+    harness.type_text("0123");
+    let action = harness.press(key(KeyCode::Enter));
+    assert_eq!(action, Action::Fetch(vec![Request::Search("0123".into())]));
+    let Some(Detail::Search { results, .. }) = &harness.app.detail else { panic!("results open") };
+    let hits = &results.data.as_ref().expect("answered").data;
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].field, "to.accountNumber");
+    harness.press(key(KeyCode::Enter));
+    assert!(
+        matches!(&harness.app.detail, Some(Detail::Movement { id, kind: MovementKind::Payout, .. }) if id == common::PENDING_PAYOUT),
+        "{:?}",
+        harness.app.detail
+    );
+    // A link has no timeline: Enter says so and stays.
+    harness.press(key(KeyCode::Esc));
+    harness.press(char_key('/'));
+    harness.type_text("buyer@");
+    harness.press(key(KeyCode::Enter));
+    harness.press(key(KeyCode::Enter));
+    assert!(matches!(harness.app.detail, Some(Detail::Search { .. })));
+    assert!(harness.app.flash.as_ref().is_some_and(|f| f.text.contains("no timeline")));
+}

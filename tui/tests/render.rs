@@ -303,3 +303,12 @@ fn system_account_entries() {
     harness.press(key(KeyCode::Enter));
     snapshot_both("detail_ledger_account", &harness);
 }
+
+#[test]
+fn search_results() {
+    let mut harness = Harness::new();
+    harness.press(char_key('/'));
+    harness.type_text("0");
+    harness.press(key(KeyCode::Enter));
+    snapshot_both("search_results", &harness);
+}

@@ -24,6 +24,7 @@ pub(crate) mod receiving;
 pub(crate) mod recipients;
 pub(crate) mod render;
 pub(crate) mod representative;
+pub(crate) mod search;
 pub(crate) mod settings;
 pub(crate) mod simulator;
 pub(crate) mod stack;

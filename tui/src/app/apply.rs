@@ -65,7 +65,8 @@ impl App {
             | Request::Dispute { .. }
             | Request::Attempts { .. }
             | Request::Members(_)
-            | Request::LedgerEntries { .. } => self.detail_error(&request, error),
+            | Request::LedgerEntries { .. }
+            | Request::Search(_) => self.detail_error(&request, error),
             _ => {}
         }
         if request.is_action() {
@@ -87,6 +88,7 @@ impl App {
             Detail::Endpoint { attempts, .. } => attempts.fail(error),
             Detail::Organization { members, .. } => members.fail(error),
             Detail::LedgerAccount { entries, .. } => entries.fail(error),
+            Detail::Search { results, .. } => results.fail(error),
         }
     }
 
@@ -150,7 +152,8 @@ impl App {
                 | Request::Dispute { .. }
                 | Request::Attempts { .. }
                 | Request::Members(_)
-                | Request::LedgerEntries { .. }),
+                | Request::LedgerEntries { .. }
+                | Request::Search(_)),
                 payload,
             ) => {
                 self.apply_detail(&request, payload);
@@ -172,6 +175,7 @@ impl App {
             (Detail::Endpoint { attempts, .. }, Payload::Attempts(rows)) => attempts.finish(rows),
             (Detail::Organization { members, .. }, Payload::Members(rows)) => members.finish(rows),
             (Detail::LedgerAccount { entries, .. }, Payload::LedgerEntries(page)) => entries.finish(page),
+            (Detail::Search { results, .. }, Payload::Search(found)) => results.finish(found),
             _ => {}
         }
         let len = detail.len();

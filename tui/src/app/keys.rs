@@ -87,7 +87,7 @@ impl App {
                 self.lookup = Remote::default();
                 self.lookup_scroll = 0;
             }
-            _ => return Action::None,
+            _ => return self.search_node(query),
         }
         Action::Fetch(self.tab_requests())
     }
@@ -177,8 +177,8 @@ impl App {
             }
             Tab::Requests => self.search = Some(String::new()),
             _ => {
-                self.flash =
-                    Some(Flash { text: "/ searches on the Activity and Requests tabs".into(), error: false })
+                self.detail = None;
+                self.search = Some(String::new());
             }
         }
     }
@@ -254,6 +254,9 @@ impl App {
     }
 
     fn open_detail(&mut self) -> Action {
+        if matches!(self.detail, Some(Detail::Search { .. })) {
+            return self.open_search_hit();
+        }
         if self.detail.is_some() {
             return Action::None;
         }

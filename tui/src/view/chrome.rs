@@ -25,7 +25,7 @@ pub const KEYS: [(&str, &str); 21] = [
     ("Home End  g G", "first / last row"),
     ("Enter", "open the selected row's detail"),
     ("Esc", "back: close the detail, clear the search"),
-    ("/", "search Activity by id or reference; look up a request id"),
+    ("/", "search the node (Activity: its list; Requests: a request id)"),
     ("F", "Activity: cycle the status filter"),
     ("s", "switch stack: live / sandbox"),
     ("r", "refresh now"),
@@ -154,7 +154,11 @@ fn banner(app: &App) -> Option<(String, Style)> {
 
 fn render_footer(app: &App, frame: &mut Frame, area: Rect) {
     let line = if let Some(buffer) = &app.search {
-        let label = if app.tab == Tab::Requests { "request id" } else { "search id or externalReference" };
+        let label = match app.tab {
+            Tab::Requests => "request id",
+            Tab::Activity => "search id or externalReference",
+            _ => "search ids, references, phones, emails, amounts",
+        };
         Line::from(vec![
             Span::styled(format!("/ {label}: "), Style::default().fg(Color::Cyan)),
             Span::raw(buffer.clone()),
@@ -182,6 +186,7 @@ fn hints(app: &App) -> &'static str {
         }
         (Some(Detail::Dispute { .. }), _) => "j/k messages · r refresh · Esc back · ? help · q quit",
         (Some(Detail::Endpoint { .. }), _) => "j/k attempts · t retry · e enable · Esc back · ? help",
+        (Some(Detail::Search { .. }), _) => "j/k move · Enter timeline · / search again · Esc back · ? help",
         (Some(Detail::LedgerAccount { .. }), _) => "j/k move · n older · p newer · Esc back · ? help",
         (Some(Detail::Organization { .. }), _) => "j/k members · i new invitation · Esc back · ? help",
         (None, Tab::Overview) => "Tab next tab · s stack · r refresh · ? help · q quit",

@@ -31,6 +31,9 @@ pub fn render(app: &App, detail: &Detail, frame: &mut Frame, area: Rect) {
         Detail::Endpoint { stack, health, attempts, selected } => {
             render_endpoint(*stack, health, attempts, *selected, frame, area)
         }
+        Detail::Search { query, results, selected } => {
+            crate::view::search::render(app, query, results, *selected, frame, area)
+        }
         Detail::LedgerAccount { stack, id, pages, entries, selected } => {
             crate::view::ledger::render_entries(*stack, id, pages, entries, *selected, frame, area)
         }

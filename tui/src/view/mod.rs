@@ -14,6 +14,7 @@ pub mod organizations;
 pub mod overview;
 pub mod rates;
 pub mod requests;
+pub mod search;
 pub mod webhooks;
 mod widgets;
 

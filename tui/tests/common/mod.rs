@@ -21,6 +21,7 @@ use sika_api::admin::{
     RateSourceName, RequestLookup, StackAccounts, StackName, StackRate, StackRates, StackStatus,
     VerifyResult,
 };
+use sika_api::admin::{SearchHit, SearchKind, SearchResults};
 use sika_api::collections::{Collection, CollectionStatus};
 use sika_api::disputes::{Dispute, DisputeAuthorType, DisputeMessage, DisputeReason, DisputeStatus};
 use sika_api::members::{Invitation, Member, MemberStatus, Role};
@@ -368,6 +369,43 @@ impl Client for FakeClient {
         let has_more = start + data.len() < entries.len();
         let next_cursor = if has_more { data.last().map(|e| e.id.clone()) } else { None };
         Ok(ListPage { data, has_more, next_cursor })
+    }
+
+    fn search(&self, query: &str) -> Result<SearchResults, ClientError> {
+        self.check()?;
+        self.log(format!("search {query}"));
+        let hit =
+            |kind: SearchKind, id: &str, organization: &str, field: &str, value: &str, at: &str| SearchHit {
+                kind,
+                id: id.into(),
+                stack: StackName::Live,
+                organization_id: organization.into(),
+                field: field.into(),
+                value: value.into(),
+                created_at: at.into(),
+            };
+        let all = vec![
+            hit(
+                SearchKind::Payout,
+                PENDING_PAYOUT,
+                ORG_A,
+                "to.accountNumber",
+                "0123456789",
+                "2025-03-14T09:15:02.000Z",
+            ),
+            hit(
+                SearchKind::PaymentLink,
+                "plink_3Fg6Hj9Kl2Zx5Cv8Bn1Mq4We",
+                ORG_B,
+                "email",
+                "buyer@example.com",
+                "2025-03-12T11:00:00.000Z",
+            ),
+        ];
+        let q = query.to_lowercase();
+        let data =
+            all.into_iter().filter(|h| h.value.to_lowercase().contains(&q) || h.id.contains(&q)).collect();
+        Ok(SearchResults { q, data, scanned: 20_000, scan_limit_reached: true, hits_limit_reached: false })
     }
 
     fn system_accounts(&self, stack: StackName) -> Result<Vec<SystemAccount>, ClientError> {

@@ -40,6 +40,7 @@ mod keys;
 mod ledger;
 mod organizations;
 mod rates;
+mod search;
 mod webhooks;
 
 pub(crate) struct AdminState {
@@ -109,6 +110,7 @@ pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
         .merge(tagged("webhooks", webhooks))
         .merge(tagged("requests", OpenApiRouter::new().routes(routes!(request))))
         .merge(tagged("audit", OpenApiRouter::new().routes(routes!(audit::list))))
+        .merge(tagged("search", OpenApiRouter::new().routes(routes!(search::search))))
 }
 
 /// The admin API's OpenAPI document.
