@@ -558,7 +558,7 @@ impl Snapshot {
                 break;
             }
             let entry: JournalEntry = decode(&entry?.1)?;
-            found.scanned += 1;
+            found.scanned = found.scanned.saturating_add(1);
             found.last_seq = Some(entry.seq);
             let transfer = entry.transfer;
             if transfer.debit_account == account || transfer.credit_account == account {

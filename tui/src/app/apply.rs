@@ -101,14 +101,14 @@ impl App {
     }
 
     fn apply_payload(&mut self, request: Request, payload: Payload, now: Instant) -> Vec<Request> {
-        let payload = match self.apply_organizations(&request, payload) {
-            Ok(follow_up) => return follow_up,
-            Err(payload) => payload,
-        };
-        let payload = match self.apply_ledger(&request, payload) {
-            Ok(()) => return Vec::new(),
-            Err(payload) => payload,
-        };
+        // The newer tabs take their answers first; what they leave is the
+        // older tabs'.
+        let mut payload = Some(payload);
+        if let Some(follow_up) = self.apply_organizations(&request, &mut payload) {
+            return follow_up;
+        }
+        self.apply_ledger(&request, &mut payload);
+        let Some(payload) = payload else { return Vec::new() };
         match (request, payload) {
             (Request::Status, Payload::Status(status)) => {
                 self.status_due = Some(now + STATUS_INTERVAL);

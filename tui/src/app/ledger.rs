@@ -84,9 +84,10 @@ impl App {
         Action::Fetch(request.into_iter().collect())
     }
 
-    /// Takes in the system accounts; an answer that is not theirs comes back.
-    pub(super) fn apply_ledger(&mut self, request: &Request, payload: Payload) -> Result<(), Payload> {
-        match (request, payload) {
+    /// Takes the system accounts out of `payload`, leaving any other answer.
+    pub(super) fn apply_ledger(&mut self, request: &Request, payload: &mut Option<Payload>) {
+        let Some(taken) = payload.take() else { return };
+        match (request, taken) {
             (Request::SystemAccounts(stack), Payload::SystemAccounts(rows)) => {
                 if *stack == self.stack {
                     self.system_accounts.finish(rows);
@@ -95,9 +96,8 @@ impl App {
                             clamp(self.accounts_selected, self.system_account_rows().len());
                     }
                 }
-                Ok(())
             }
-            (_, payload) => Err(payload),
+            (_, other) => *payload = Some(other),
         }
     }
 

@@ -154,14 +154,15 @@ impl App {
         Action::Fetch(self.tab_requests())
     }
 
-    /// Takes in an answer of the Organizations or Audit tab, returning
-    /// what to fetch next; an answer that is none of theirs comes back.
+    /// Takes an answer of the Organizations or Audit tab out of `payload`,
+    /// returning what to fetch next; any other answer is left there.
     pub(super) fn apply_organizations(
         &mut self,
         request: &Request,
-        payload: Payload,
-    ) -> Result<Vec<Request>, Payload> {
-        match (request, payload) {
+        payload: &mut Option<Payload>,
+    ) -> Option<Vec<Request>> {
+        let taken = payload.take()?;
+        match (request, taken) {
             (Request::Organizations, Payload::Organizations(rows)) => {
                 self.organizations.finish(rows);
                 self.organizations_selected =
@@ -175,7 +176,7 @@ impl App {
             (Request::CreateOrganization(_), Payload::Created(created)) => {
                 self.form = None;
                 self.notice = Some(created_notice(&created));
-                return Ok(self.tab_requests());
+                return Some(self.tab_requests());
             }
             (
                 Request::RenameOrganization { .. } | Request::SetSuspended { .. },
@@ -186,15 +187,18 @@ impl App {
                     text: format!("{} ({}) is now {}", org.name, org.id, crate::api::wire_name(&org.status)),
                     error: false,
                 });
-                return Ok(self.tab_requests());
+                return Some(self.tab_requests());
             }
             (Request::ReissueInvitation { .. }, Payload::Invitation(reissued)) => {
                 self.notice = Some(reissued_notice(&reissued));
-                return Ok(self.tab_requests());
+                return Some(self.tab_requests());
             }
-            (_, payload) => return Err(payload),
+            (_, other) => {
+                *payload = Some(other);
+                return None;
+            }
         }
-        Ok(Vec::new())
+        Some(Vec::new())
     }
 
     /// Takes in a failure of the Organizations or Audit tab's requests;
