@@ -27,7 +27,7 @@ pub use sika_api::admin::{
 };
 pub use sika_api::collections::Collection;
 use sika_api::collections::CollectionStatus;
-pub use sika_api::disputes::{Dispute, DisputeMessage};
+pub use sika_api::disputes::{Dispute, DisputeAttachment, DisputeMessage, DisputeOutcome, DisputeStatus};
 pub use sika_api::members::{Invitation, Member, MemberStatus, Role};
 pub use sika_api::orders::Order;
 pub use sika_api::payouts::Payout;
@@ -199,6 +199,13 @@ pub trait Client: Send + Sync {
     /// stacks holding `query` anywhere in an id, reference, phone number,
     /// email or amount.
     fn search(&self, query: &str) -> Result<SearchResults, ClientError>;
+    /// Accepts or declines an open dispute.
+    fn resolve_dispute(
+        &self,
+        stack: StackName,
+        id: &str,
+        outcome: DisputeOutcome,
+    ) -> Result<Owned<Dispute>, ClientError>;
     /// The node's own accounts on a stack.
     fn system_accounts(&self, stack: StackName) -> Result<Vec<SystemAccount>, ClientError>;
     /// A page of an account's journal entries, newest first.

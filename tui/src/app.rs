@@ -8,6 +8,7 @@ use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 mod apply;
+mod disputes;
 mod form;
 mod keys;
 mod ledger;

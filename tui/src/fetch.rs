@@ -3,6 +3,7 @@
 //! [`Response`]s come back over a channel that the event loop drains between
 //! frames. A slow or dead node therefore never freezes input.
 
+use crate::api::DisputeOutcome;
 use crate::api::SearchResults;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -84,6 +85,11 @@ pub enum Request {
         cursor: Option<String>,
     },
     SystemAccounts(StackName),
+    ResolveDispute {
+        stack: StackName,
+        id: String,
+        outcome: DisputeOutcome,
+    },
     /// A search across both stacks.
     Search(String),
     /// A page of an account's journal entries from `cursor`.
@@ -107,6 +113,7 @@ impl Request {
                 | Request::RenameOrganization { .. }
                 | Request::SetSuspended { .. }
                 | Request::ReissueInvitation { .. }
+                | Request::ResolveDispute { .. }
         )
     }
 }
@@ -138,6 +145,8 @@ pub enum Payload {
     SystemAccounts(Vec<SystemAccount>),
     LedgerEntries(LedgerEntries),
     Search(SearchResults),
+    /// A dispute the operator resolved.
+    Resolved(Owned<Dispute>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -189,6 +198,9 @@ pub fn execute(client: &dyn Client, request: Request) -> Response {
         }
         Request::SystemAccounts(stack) => client.system_accounts(*stack).map(Payload::SystemAccounts),
         Request::Search(query) => client.search(query).map(Payload::Search),
+        Request::ResolveDispute { stack, id, outcome } => {
+            client.resolve_dispute(*stack, id, *outcome).map(Payload::Resolved)
+        }
         Request::LedgerEntries { stack, id, cursor } => client
             .ledger_entries(*stack, id, cursor.as_deref(), crate::app::LEDGER_PAGE_LIMIT)
             .map(Payload::LedgerEntries),

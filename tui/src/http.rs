@@ -1,6 +1,7 @@
 //! [`HttpClient`]: the [`Client`] over HTTP, with the operator token as a
 //! bearer token on every call.
 
+use crate::api::DisputeOutcome;
 use crate::api::SearchResults;
 use std::time::Duration;
 
@@ -268,6 +269,17 @@ impl Client for HttpClient {
 
     fn audit(&self, cursor: Option<&str>, limit: usize) -> Result<ListPage<AuditEntry>, ClientError> {
         self.get("audit", &page_params(cursor, limit))
+    }
+
+    fn resolve_dispute(
+        &self,
+        stack: StackName,
+        id: &str,
+        outcome: DisputeOutcome,
+    ) -> Result<Owned<Dispute>, ClientError> {
+        let path = format!("{}/disputes/{}/resolve", stack.as_str(), encode(id));
+        let body = json!({ "outcome": crate::api::wire_name(&outcome) });
+        Ok(self.post::<OwnedDisputeEnvelope>(&path, Some(body))?.dispute)
     }
 
     fn search(&self, query: &str) -> Result<SearchResults, ClientError> {

@@ -646,3 +646,25 @@ fn slash_outside_activity_searches_the_node_and_enter_opens_a_payout() {
     assert!(matches!(harness.app.detail, Some(Detail::Search { .. })));
     assert!(harness.app.flash.as_ref().is_some_and(|f| f.text.contains("no timeline")));
 }
+
+#[test]
+fn an_open_dispute_is_accepted_or_declined_after_a_confirmation() {
+    let mut harness = on_tab(Tab::Disputes);
+    harness.press(key(KeyCode::Enter));
+    harness.press(char_key('d'));
+    let confirm = harness.app.confirm.clone().expect("asks first");
+    assert!(
+        confirm.prompt.contains("Decline dispute") && confirm.prompt.contains("100.00 USDT"),
+        "{}",
+        confirm.prompt
+    );
+    harness.press(char_key('n'));
+    assert!(harness.client.calls.lock().unwrap().is_empty(), "n sends nothing");
+    harness.press(char_key('d'));
+    harness.press(char_key('y'));
+    assert_eq!(*harness.client.calls.lock().unwrap(), [format!("resolve {} declined", common::DISPUTE)]);
+    let Some(Detail::Dispute { data, .. }) = &harness.app.detail else { panic!("the dispute stays open") };
+    let status = data.data.as_ref().map(|d| d.item.status);
+    assert_eq!(status, Some(sika_api::disputes::DisputeStatus::Declined));
+    assert!(harness.app.flash.as_ref().is_some_and(|f| f.text.contains("declined")));
+}

@@ -107,6 +107,9 @@ impl App {
         if let Some(follow_up) = self.apply_organizations(&request, &mut payload) {
             return follow_up;
         }
+        if let Some(follow_up) = self.apply_resolution(&request, &mut payload) {
+            return follow_up;
+        }
         self.apply_ledger(&request, &mut payload);
         let Some(payload) = payload else { return Vec::new() };
         match (request, payload) {
@@ -239,6 +242,9 @@ fn action_name(request: &Request) -> String {
         Request::SetSuspended { id, suspended: true } => format!("suspend {id}"),
         Request::SetSuspended { id, suspended: false } => format!("reinstate {id}"),
         Request::ReissueInvitation { member_id, .. } => format!("invite {member_id}"),
+        Request::ResolveDispute { id, outcome, .. } => {
+            format!("resolve dispute {id} as {}", wire_name(outcome))
+        }
         Request::CreateOrganization(new) => format!("create {}", new.name),
         Request::RenameOrganization { id, .. } => format!("rename {id}"),
         other => format!("{other:?}"),

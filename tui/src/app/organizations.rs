@@ -52,6 +52,9 @@ impl App {
         if self.tab == Tab::Accounts {
             return self.handle_ledger_key(key);
         }
+        if matches!(self.detail, Some(Detail::Dispute { .. })) {
+            return self.handle_dispute_key(key);
+        }
         match (self.tab, &self.detail, key.code) {
             (Tab::Organizations, None, KeyCode::Enter) => Some(self.open_organization()),
             (Tab::Organizations, None, KeyCode::Char('n')) => {

@@ -18,7 +18,7 @@ use crate::view::{
 const BANNER_LINES_MAX: usize = 3;
 
 /// Every key, as the help overlay lists them.
-pub const KEYS: [(&str, &str); 21] = [
+pub const KEYS: [(&str, &str); 22] = [
     ("Tab  Shift-Tab", "next / previous tab"),
     ("1 … 9", "jump to a tab"),
     ("↑ ↓  j k", "move the selection (PgUp PgDn by 10)"),
@@ -35,6 +35,7 @@ pub const KEYS: [(&str, &str); 21] = [
     ("e", "Webhooks: re-enable the selected endpoint"),
     ("v", "Accounts: run verify on the ledger"),
     ("o  Enter", "Accounts: the node's own accounts; an account's entries"),
+    ("a  d", "Dispute detail: accept / decline an open dispute"),
     ("n e x a  i", "Orgs: new, rename, suspend, reinstate; members: invite"),
     ("n  p", "Audit: next (older) / previous page"),
     ("y  n", "confirm / cancel an action"),
@@ -184,7 +185,7 @@ fn hints(app: &App) -> &'static str {
                 "j/k entries · r refresh · Esc back · ? help · q quit"
             }
         }
-        (Some(Detail::Dispute { .. }), _) => "j/k messages · r refresh · Esc back · ? help · q quit",
+        (Some(Detail::Dispute { .. }), _) => "a accept · d decline · j/k messages · Esc back · ? help",
         (Some(Detail::Endpoint { .. }), _) => "j/k attempts · t retry · e enable · Esc back · ? help",
         (Some(Detail::Search { .. }), _) => "j/k move · Enter timeline · / search again · Esc back · ? help",
         (Some(Detail::LedgerAccount { .. }), _) => "j/k move · n older · p newer · Esc back · ? help",

@@ -208,6 +208,11 @@ fn render_dispute(
             ("organization", format::dash(app.organization_name(organization_id)).to_string()),
             ("opened", format::time(&dispute.created_at)),
         ]),
+        widgets::fields(&[
+            ("evidence due", format::time(&dispute.evidence_due_by)),
+            ("payment", dispute.collection_id.clone()),
+        ]),
+        Line::from(format::dash(&dispute.status_message).to_string()),
     ];
     let [summary_area, table_area, entry_area] = sections(area, summary.len());
     let block = status_block(title, &wire_name(&dispute.status));
@@ -219,15 +224,20 @@ fn render_dispute(
         Row::new(vec![
             Cell::from(format::time(&m.created_at)),
             Cell::from(wire_name(&m.author_type)),
+            widgets::figure(m.attachments.len().to_string()),
             Cell::from(m.body.lines().next().unwrap_or_default().to_string()),
         ])
     });
-    let columns = vec![fixed("Time", 19), fixed("From", 10), fill("Message")];
+    let columns = vec![fixed("Time", 19), fixed("From", 10), fixed("Files", 5), fill("Message")];
     render_entries(block, "No messages yet.", columns, rows.collect(), selected, frame, table_area);
     let message = messages.get(selected).map(|m| {
         let author = wire_name(&m.author_type);
         let mut lines = vec![Line::styled(format!("{author} wrote:"), format::title_style())];
         lines.extend(m.body.lines().map(|l| Line::from(l.to_string())));
+        for attachment in &m.attachments {
+            let text = format!("attachment {} ({}) {}", attachment.name, attachment.file_id, attachment.url);
+            lines.push(Line::styled(text, format::label_style()));
+        }
         lines
     });
     render_entry(message.unwrap_or_default(), frame, entry_area);

@@ -23,7 +23,10 @@ use sika_api::admin::{
 };
 use sika_api::admin::{SearchHit, SearchKind, SearchResults};
 use sika_api::collections::{Collection, CollectionStatus};
-use sika_api::disputes::{Dispute, DisputeAuthorType, DisputeMessage, DisputeReason, DisputeStatus};
+use sika_api::disputes::{
+    Dispute, DisputeAttachment, DisputeAuthorType, DisputeMessage, DisputeOutcome, DisputeReason,
+    DisputeStatus,
+};
 use sika_api::members::{Invitation, Member, MemberStatus, Role};
 use sika_api::orders::{Order, OrderDestination, OrderSource, OrderStatus};
 use sika_api::payouts::{Payout, PayoutDestination, PayoutSource, PayoutStatus};
@@ -69,6 +72,7 @@ pub struct FakeClient {
     status_calls: Mutex<usize>,
     settled: Mutex<Vec<(String, Settlement)>>,
     organizations: Mutex<Vec<Organization>>,
+    resolved: Mutex<Option<DisputeStatus>>,
 }
 
 impl Default for FakeClient {
@@ -79,6 +83,7 @@ impl Default for FakeClient {
             status_calls: Mutex::new(0),
             settled: Mutex::new(Vec::new()),
             organizations: Mutex::new(organizations()),
+            resolved: Mutex::new(None),
         }
     }
 }
@@ -230,7 +235,14 @@ impl Client for FakeClient {
     fn dispute(&self, stack: StackName, id: &str) -> Result<Owned<Dispute>, ClientError> {
         self.check()?;
         match stack {
-            StackName::Live if id == DISPUTE => Ok(dispute(true)),
+            StackName::Live if id == DISPUTE => {
+                let mut found = dispute(true);
+                if let Some(status) = *self.resolved.lock().unwrap() {
+                    found.item.status = status;
+                    found.item.status_message = "Resolved by the operator".into();
+                }
+                Ok(found)
+            }
             _ => Err(not_found("dispute", id)),
         }
     }
@@ -369,6 +381,22 @@ impl Client for FakeClient {
         let has_more = start + data.len() < entries.len();
         let next_cursor = if has_more { data.last().map(|e| e.id.clone()) } else { None };
         Ok(ListPage { data, has_more, next_cursor })
+    }
+
+    fn resolve_dispute(
+        &self,
+        stack: StackName,
+        id: &str,
+        outcome: DisputeOutcome,
+    ) -> Result<Owned<Dispute>, ClientError> {
+        self.check()?;
+        self.log(format!("resolve {id} {}", sika_tui::wire_name(&outcome)));
+        self.dispute(stack, id)?;
+        *self.resolved.lock().unwrap() = Some(match outcome {
+            DisputeOutcome::Accepted => DisputeStatus::Accepted,
+            DisputeOutcome::Declined => DisputeStatus::Declined,
+        });
+        self.dispute(stack, id)
     }
 
     fn search(&self, query: &str) -> Result<SearchResults, ClientError> {
@@ -986,7 +1014,7 @@ pub fn dispute(with_messages: bool) -> Owned<Dispute> {
         id: id.into(),
     };
     let messages = with_messages.then(|| {
-        vec![
+        let mut thread = vec![
             message(
                 "dsm_1",
                 "2025-03-13T10:00:00.000Z",
@@ -994,7 +1022,13 @@ pub fn dispute(with_messages: bool) -> Owned<Dispute> {
             ),
             message("dsm_2", "2025-03-13T15:30:00.000Z", "We see one charge only; attaching the receipt."),
             message("dsm_3", "2025-03-14T09:00:00.000Z", "Reviewing both statements."),
-        ]
+        ];
+        thread[1].attachments.push(DisputeAttachment {
+            file_id: "file_7Hq2Lm5Np8Rs1Tv4Wx".into(),
+            name: "receipt-0309.pdf".into(),
+            url: "/v1/files/file_7Hq2Lm5Np8Rs1Tv4Wx/contents".into(),
+        });
+        thread
     });
     let dispute = Dispute {
         amount: "100.00".into(),
