@@ -454,3 +454,160 @@ pub enum BadSearch {
 
 /// The refusals of a search across a stack's organizations.
 pub type SearchRefusals = With<BadSearch, StackRefusals>;
+
+/// Which of the node's own books a system account is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SystemAccountKind {
+    /// Fees the node earned.
+    FeeRevenue,
+    /// The other side of every conversion: the spread the node keeps.
+    FxDesk,
+    /// Money sent to a rail and not yet confirmed as moved.
+    RailClearing,
+    /// The outside world: deposits come from it, completed payouts go to it.
+    World,
+}
+
+/// One of the node's own accounts on a stack, in one currency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SystemAccount {
+    /// `sys_{kind}_{currency}`.
+    pub id: String,
+    pub kind: SystemAccountKind,
+    pub currency: String,
+    /// Credits less debits, settled only; decimal with the currency's
+    /// fraction digits (the world's is negative: what came in from it).
+    pub balance: String,
+    pub debits_posted: String,
+    pub credits_posted: String,
+    /// Holds not yet settled or released.
+    pub debits_pending: String,
+    pub credits_pending: String,
+    pub created_at: String,
+}
+
+/// How a ledger entry moved money.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LedgerEntryKind {
+    /// Settled at once.
+    Posted,
+    /// A hold, settled or released later.
+    Pending,
+    /// Settles an earlier hold.
+    PostPending,
+    /// Releases an earlier hold.
+    VoidPending,
+}
+
+/// Which side of the entry the account is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EntrySide {
+    Debit,
+    Credit,
+}
+
+/// One journal entry that debits or credits an account.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerEntry {
+    /// The entry's number in the stack's journal.
+    pub seq: u64,
+    pub transfer_id: u64,
+    pub kind: LedgerEntryKind,
+    /// The account's side.
+    pub side: EntrySide,
+    /// The account on the other side.
+    pub counterparty: String,
+    pub amount: String,
+    pub currency: String,
+    /// What it was for, e.g. `payout pay_…`.
+    pub memo: String,
+    pub created_at: String,
+}
+
+/// `GET /admin/v1/{stack}/ledger/accounts/{id}/entries`: a page of an
+/// account's entries, newest first. The journal has no index by account,
+/// so a page stops after a bounded number of journal entries read even if
+/// it found fewer than `limit`; `hasMore` and `nextCursor` continue it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerEntries {
+    pub account: LedgerAccount,
+    pub data: Vec<LedgerEntry>,
+    pub has_more: bool,
+    pub next_cursor: Option<String>,
+    /// Journal entries read for this page.
+    pub scanned: u64,
+    /// The page stopped at the bound on entries read, not at `limit`.
+    pub scan_limit_reached: bool,
+}
+
+/// The account whose entries a page lists: its id and currency, and its
+/// kind when it is one of the node's own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerAccount {
+    pub id: String,
+    pub currency: String,
+    pub kind: Option<SystemAccountKind>,
+}
+
+/// Query of `GET /admin/v1/search`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SearchQuery {
+    /// Any part of an id, reference, phone number, email or amount: 2 to
+    /// 128 characters, matched without regard to case.
+    #[param(min_length = 2, max_length = 128)]
+    pub q: Option<String>,
+    /// `live` or `sandbox`; both when left out.
+    pub stack: Option<String>,
+}
+
+/// What kind of record a search hit is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchKind {
+    Payout,
+    Collection,
+    Order,
+    PaymentPage,
+    PaymentLink,
+}
+
+/// One record that matched, and where.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    pub kind: SearchKind,
+    pub id: String,
+    pub stack: StackName,
+    pub organization_id: String,
+    /// The first field that holds the text, as a path (`to.accountNumber`,
+    /// `externalReference`, `email`).
+    pub field: String,
+    /// That field's value.
+    pub value: String,
+    pub created_at: String,
+}
+
+/// `GET /admin/v1/search`: matches in payouts, collections, orders, payment
+/// pages and payment links, each kind newest first. The search reads a
+/// bounded number of records and stops there, saying so.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResults {
+    pub q: String,
+    pub data: Vec<SearchHit>,
+    /// Records read.
+    pub scanned: u64,
+    /// It stopped at the bound on records read: older records were not
+    /// searched.
+    pub scan_limit_reached: bool,
+    /// It stopped at the bound on hits: `data` is not every match.
+    pub hits_limit_reached: bool,
+}

@@ -32,7 +32,7 @@ pub enum DisputeReason {
 }
 
 /// How a dispute is resolved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Hash, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DisputeOutcome {
     Accepted,

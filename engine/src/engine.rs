@@ -698,10 +698,73 @@ impl Snapshot {
         self.get(&keys::document("orders", id))
     }
 
+    /// The node's own accounts (the outside world, rail clearing, fee
+    /// revenue, the FX desk), each currency's, in id order.
+    pub fn system_accounts(&self) -> Result<Vec<AccountRecord>, EngineError> {
+        let mut prefix = keys::account(SYSTEM_ACCOUNT_PREFIX);
+        // Without the id's terminator: every id that starts with the prefix.
+        prefix.pop();
+        let end = prefix_end(&prefix);
+        let mut accounts = Vec::new();
+        for entry in self.range(&prefix, &end, false)? {
+            accounts.push(decode(&entry?.1)?);
+        }
+        Ok(accounts)
+    }
+
+    /// The journal entries that debit or credit `account`, newest first,
+    /// from before the entry `before`. The journal has no index by account,
+    /// so this reads it backwards and stops after `limit` matches or
+    /// `scanned_max` entries read, whichever comes first, and says which.
+    pub fn account_entries(
+        &self,
+        account: &str,
+        before: Option<u64>,
+        limit: usize,
+        scanned_max: usize,
+    ) -> Result<AccountEntries, EngineError> {
+        let start = keys::journal(0);
+        let end = match before {
+            Some(seq) => keys::journal(seq),
+            None => prefix_end(&keys::space(crate::storage::Space::Journal)),
+        };
+        let mut found = AccountEntries::default();
+        for entry in self.range(&start, &end, true)? {
+            if found.entries.len() == limit || found.scanned == scanned_max {
+                found.stopped = true;
+                break;
+            }
+            let entry: JournalEntry = decode(&entry?.1)?;
+            found.scanned = found.scanned.saturating_add(1);
+            found.last_seq = Some(entry.seq);
+            let transfer = entry.transfer;
+            if transfer.debit_account == account || transfer.credit_account == account {
+                found.entries.push(transfer);
+            }
+        }
+        Ok(found)
+    }
+
     /// The number of journal entries.
     pub fn journal_length(&self) -> Result<u64, EngineError> {
         Ok(self.get::<u64>(&keys::meta("journal_seq"))?.unwrap_or(0))
     }
+}
+
+/// Every system account's id starts with this (`ledger::system_account_id`).
+const SYSTEM_ACCOUNT_PREFIX: &str = "sys_";
+
+/// What [`Snapshot::account_entries`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AccountEntries {
+    /// The account's transfers, newest first.
+    pub entries: Vec<TransferRecord>,
+    /// Journal entries read.
+    pub scanned: usize,
+    /// The oldest entry read: where the next page starts (before it).
+    pub last_seq: Option<u64>,
+    /// Whether it stopped at a bound with journal entries left unread.
+    pub stopped: bool,
 }
 
 /// Records read from the file, owned.

@@ -51,7 +51,9 @@ pub mod wal;
 mod writer;
 
 pub use commands::{Applied, Command, Document, Expected, NewEvent, Outcome, QuoteAmount};
-pub use engine::{CheckpointHold, Engine, EngineConfig, EngineStats, Pending, Snapshot, WriterHold};
+pub use engine::{
+    AccountEntries, CheckpointHold, Engine, EngineConfig, EngineStats, Pending, Snapshot, WriterHold,
+};
 pub use error::EngineError;
 pub use ledger::TransferSpec;
 pub use money::{Currency, MoneyError};

@@ -641,3 +641,60 @@ async fn pending_payments_cannot_be_disputed() {
     );
     node.stop_and_verify();
 }
+
+/// The console against the real node: a dispute's evidence due date and
+/// attachments are on screen, and `d` then `y` declines it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_shows_a_disputes_evidence_and_resolves_it() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let paid = collection(&api, &node, "12.00", "dsp-console", "completed").await;
+    let r = open_dispute(&api, &node, json!({ "collectionId": paid, "reason": "duplicate" })).await;
+    r.expect(201);
+    let id = r.body["dispute"]["id"].as_str().unwrap().to_string();
+    let due = r.body["dispute"]["evidenceDueBy"].as_str().unwrap().to_string();
+    let file = upload(&api, &node, "receipt.pdf", "application/pdf", RECEIPT_BASE64).await;
+    let body = json!({ "body": "Our receipt.", "attachments": [{ "fileId": file["id"] }] });
+    post_message(&api, &node, &id, body).await.expect(201);
+
+    let (url, token, dispute) = (node.admin.clone(), node.creds.admin_token.clone(), id.clone());
+    let screen = tokio::task::spawn_blocking(move || console_resolve(&url, &token, &dispute)).await.unwrap();
+    // Times are shown without the `T` and milliseconds.
+    let due_shown = due.replace('T', " ");
+    assert!(screen.contains(&due_shown[..19]), "the evidence due date {due}:\n{screen}");
+    assert!(screen.contains("attachment receipt.pdf"), "{screen}");
+    let admin = node.creds.admin_token.clone();
+    let r = api.get(&node.admin_url(&format!("/admin/v1/sandbox/disputes/{id}")), &admin).await;
+    r.expect(200);
+    assert_eq!(r.body["dispute"]["status"], "declined");
+    let audit = api.get(&node.admin_url("/admin/v1/audit?limit=1"), &admin).await;
+    assert_eq!(audit.body["data"][0]["action"], "dispute.resolve");
+    assert_eq!(audit.body["data"][0]["target"], id.as_str());
+}
+
+/// Opens the dispute on the console's Disputes tab (sandbox), selects the
+/// message with the attachment, draws it, then declines the dispute.
+fn console_resolve(url: &str, token: &str, id: &str) -> String {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use sika_tui::{Action, App, Detail, HttpClient};
+    let client = HttpClient::new(url, token).expect("client");
+    let mut app = App::new(url);
+    let press = |app: &mut App, code: KeyCode| {
+        if let Action::Fetch(requests) = app.handle_key(KeyEvent::new(code, KeyModifiers::NONE)) {
+            app.fetch_now(&client, requests, std::time::Instant::now());
+        }
+    };
+    press(&mut app, KeyCode::Char('5'));
+    press(&mut app, KeyCode::Char('s'));
+    assert_eq!(app.dispute_rows().first().map(|d| d.item.id.as_str()), Some(id), "{:?}", app.disputes);
+    press(&mut app, KeyCode::Enter);
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(160, 48)).expect("terminal");
+    terminal.draw(|frame| sika_tui::render(&app, frame)).expect("draw");
+    let screen: String = terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect();
+    press(&mut app, KeyCode::Char('d'));
+    assert!(app.confirm.is_some(), "asks before declining");
+    press(&mut app, KeyCode::Char('y'));
+    let Some(Detail::Dispute { data, .. }) = &app.detail else { panic!("the dispute stays open") };
+    assert_eq!(data.data.as_ref().map(|d| sika_tui::wire_name(&d.item.status)).as_deref(), Some("declined"));
+    screen
+}

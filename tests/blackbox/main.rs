@@ -7,6 +7,8 @@ mod support;
 
 mod accounts_and_recipients;
 mod admin;
+mod admin_ledger;
+mod admin_search;
 mod api_auth;
 mod api_conversions;
 mod api_errors;
@@ -15,6 +17,7 @@ mod api_ratelimit;
 mod checkout;
 mod checkout_browser;
 mod collections;
+mod console;
 mod contract;
 mod crash;
 mod disputes;

@@ -1,7 +1,8 @@
 //! Drives the real `sika tui` in a real terminal (tmux) against a running
 //! node: opens, switches tabs (the Rates tab decoding the node's answer),
-//! opens a payout's timeline, quits, and checks the terminal was restored
-//! (canonical mode back on).
+//! opens a payout's timeline, creates an organization through the
+//! Organizations tab's form and sees it in the audit log, quits, and checks
+//! the terminal was restored (canonical mode back on).
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -47,6 +48,28 @@ impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = Command::new("tmux").arg("-L").arg(&self.socket).arg("kill-server").output();
     }
+}
+
+/// The Organizations tab: creates one through the form; the invitation is
+/// shown until Enter, the new organization is listed by name, and the
+/// Audit tab shows the action.
+fn create_an_organization(tmux: &Tmux) {
+    tmux.keys(&["8"]);
+    tmux.wait_for("n new");
+    tmux.keys(&["n"]);
+    tmux.wait_for("New organization");
+    for field in ["Tmux Traders", "owner@tmux-traders.example", "Tmux Owner"] {
+        tmux.keys(&["-l", field]);
+        tmux.keys(&["Enter"]);
+    }
+    tmux.wait_for("Organization created");
+    let screen = tmux.wait_for("Invitation token: inv_");
+    assert!(screen.contains("Tmux Traders"), "{screen}");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("n new");
+    assert!(screen.contains("Tmux Traders") && screen.contains("active"), "{screen}");
+    tmux.keys(&["9"]);
+    tmux.wait_for("organization.create");
 }
 
 fn tmux_available() -> bool {
@@ -108,6 +131,7 @@ async fn the_console_opens_switches_tabs_shows_a_timeline_and_restores_the_termi
     // An Escape followed at once by `q` reads as Alt-q: let it land first.
     std::thread::sleep(Duration::from_millis(300));
     tmux.wait_for("Enter timeline");
+    create_an_organization(&tmux);
     tmux.keys(&["q"]);
     tmux.wait_for("EXITED:");
     // stty prints `icanon` (restored) or `-icanon` (left raw) on its own line.

@@ -10,20 +10,25 @@
 //! ([`Movement`], [`Settled`]), what the operator decides ([`Settlement`])
 //! and what the Activity tab asks for ([`MovementQuery`]).
 
+pub use sika_api::admin::{SearchHit, SearchKind, SearchResults};
 use std::fmt;
 
 use serde::Serialize;
 use serde_json::Value;
 
+pub use sika_api::ListPage;
 pub use sika_api::TimelineEntry;
 pub use sika_api::accounts::Account;
 pub use sika_api::admin::{
-    CurrencyTotal, EndpointAttempt, EndpointHealth, NodeStatus, Owned, RateFeedStatus, RateSourceName,
-    RequestLookup, StackAccounts, StackName, StackRate, StackRates, StackStatus, VerifyResult,
+    AuditEntry, AuditOutcome, CreatedOrganization, CurrencyTotal, EndpointAttempt, EndpointHealth, EntrySide,
+    LedgerAccount, LedgerEntries, LedgerEntry, LedgerEntryKind, NodeStatus, Organization, OrganizationStatus,
+    Owned, RateFeedStatus, RateSourceName, ReissuedInvitation, RequestLookup, StackAccounts, StackName,
+    StackRate, StackRates, StackStatus, SystemAccount, SystemAccountKind, VerifyResult,
 };
 pub use sika_api::collections::Collection;
 use sika_api::collections::CollectionStatus;
-pub use sika_api::disputes::{Dispute, DisputeMessage};
+pub use sika_api::disputes::{Dispute, DisputeAttachment, DisputeMessage, DisputeOutcome, DisputeStatus};
+pub use sika_api::members::{Invitation, Member, MemberStatus, Role};
 pub use sika_api::orders::Order;
 pub use sika_api::payouts::Payout;
 use sika_api::payouts::PayoutStatus;
@@ -174,6 +179,51 @@ pub trait Client: Send + Sync {
     fn retry_delivery(&self, stack: StackName, delivery_id: &str) -> Result<WebhookDelivery, ClientError>;
     fn enable_endpoint(&self, stack: StackName, endpoint_id: &str) -> Result<WebhookEndpoint, ClientError>;
     fn request(&self, request_id: &str) -> Result<RequestLookup, ClientError>;
+    /// Every organization on the node.
+    fn organizations(&self) -> Result<Vec<Organization>, ClientError>;
+    /// Creates an organization and invites its first owner.
+    fn create_organization(&self, new: &NewOrganization) -> Result<CreatedOrganization, ClientError>;
+    fn rename_organization(&self, id: &str, name: &str) -> Result<Organization, ClientError>;
+    /// Suspends (`true`) or reinstates (`false`) an organization.
+    fn set_suspended(&self, id: &str, suspended: bool) -> Result<Organization, ClientError>;
+    fn members(&self, organization_id: &str) -> Result<Vec<Member>, ClientError>;
+    /// A fresh invitation for a member; earlier ones stop working.
+    fn reissue_invitation(
+        &self,
+        organization_id: &str,
+        member_id: &str,
+    ) -> Result<ReissuedInvitation, ClientError>;
+    /// One page of the operator's audit log, newest first.
+    fn audit(&self, cursor: Option<&str>, limit: usize) -> Result<ListPage<AuditEntry>, ClientError>;
+    /// Payouts, collections, orders, payment pages and links on both
+    /// stacks holding `query` anywhere in an id, reference, phone number,
+    /// email or amount.
+    fn search(&self, query: &str) -> Result<SearchResults, ClientError>;
+    /// Accepts or declines an open dispute.
+    fn resolve_dispute(
+        &self,
+        stack: StackName,
+        id: &str,
+        outcome: DisputeOutcome,
+    ) -> Result<Owned<Dispute>, ClientError>;
+    /// The node's own accounts on a stack.
+    fn system_accounts(&self, stack: StackName) -> Result<Vec<SystemAccount>, ClientError>;
+    /// A page of an account's journal entries, newest first.
+    fn ledger_entries(
+        &self,
+        stack: StackName,
+        id: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<LedgerEntries, ClientError>;
+}
+
+/// What the operator typed to create an organization.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NewOrganization {
+    pub name: String,
+    pub owner_email: String,
+    pub owner_name: String,
 }
 
 /// What the Activity tab asks for.

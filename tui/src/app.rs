@@ -3,16 +3,26 @@
 //! [`App::apply`], timers through [`App::tick`]; none of them does I/O. What
 //! they want fetched comes back as [`Request`]s for the caller to run.
 
+use crate::api::SearchResults;
 use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 mod apply;
+mod disputes;
+mod form;
 mod keys;
+mod ledger;
+mod organizations;
+mod search;
+
+pub use form::{FIELD_LENGTH_MAX, Form, FormField, FormKind};
+pub use ledger::{LEDGER_PAGE_LIMIT, Pages};
+pub use organizations::{AUDIT_PAGE_LIMIT, Notice};
 
 use crate::api::{
-    Account, Client, ClientError, CurrencyTotal, Dispute, EndpointAttempt, EndpointHealth, Movement,
-    MovementKind, MovementQuery, NodeStatus, Owned, RequestLookup, StackAccounts, StackName, StackRate,
-    StackRates, WebhookDelivery, thread,
+    Account, AuditEntry, Client, ClientError, CurrencyTotal, Dispute, EndpointAttempt, EndpointHealth,
+    LedgerEntries, ListPage, Member, Movement, MovementKind, MovementQuery, NodeStatus, Organization, Owned,
+    RequestLookup, StackAccounts, StackName, StackRate, StackRates, SystemAccount, WebhookDelivery, thread,
 };
 use crate::fetch::{self, Request};
 
@@ -40,10 +50,12 @@ pub enum Tab {
     Disputes,
     Webhooks,
     Requests,
+    Organizations,
+    Audit,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 7] = [
+    pub const ALL: [Tab; 9] = [
         Tab::Overview,
         Tab::Accounts,
         Tab::Rates,
@@ -51,6 +63,8 @@ impl Tab {
         Tab::Disputes,
         Tab::Webhooks,
         Tab::Requests,
+        Tab::Organizations,
+        Tab::Audit,
     ];
 
     pub fn title(self) -> &'static str {
@@ -62,6 +76,18 @@ impl Tab {
             Tab::Disputes => "Disputes",
             Tab::Webhooks => "Webhooks",
             Tab::Requests => "Requests",
+            Tab::Organizations => "Orgs",
+            Tab::Audit => "Audit",
+        }
+    }
+
+    /// The title where the tab bar is short of room (80 columns).
+    pub fn short_title(self) -> &'static str {
+        match self {
+            Tab::Overview => "Home",
+            Tab::Webhooks => "Hooks",
+            Tab::Requests => "Reqs",
+            other => other.title(),
         }
     }
 
@@ -225,6 +251,26 @@ pub enum Detail {
         attempts: Remote<Vec<EndpointAttempt>>,
         selected: usize,
     },
+    /// What a search across the node found; `selected` is a hit.
+    Search {
+        query: String,
+        results: Remote<SearchResults>,
+        selected: usize,
+    },
+    /// A ledger account's journal entries, a page at a time.
+    LedgerAccount {
+        stack: StackName,
+        id: String,
+        pages: Pages,
+        entries: Remote<LedgerEntries>,
+        selected: usize,
+    },
+    /// An organization and its members; `selected` is a member.
+    Organization {
+        organization: Organization,
+        members: Remote<Vec<Member>>,
+        selected: usize,
+    },
 }
 
 impl Detail {
@@ -237,6 +283,11 @@ impl Detail {
             Detail::Endpoint { stack, health, .. } => {
                 Request::Attempts { stack: *stack, endpoint_id: health.endpoint.id.clone() }
             }
+            Detail::Organization { organization, .. } => Request::Members(organization.id.clone()),
+            Detail::Search { query, .. } => Request::Search(query.clone()),
+            Detail::LedgerAccount { stack, id, pages, .. } => {
+                Request::LedgerEntries { stack: *stack, id: id.clone(), cursor: pages.cursor.clone() }
+            }
         }
     }
 
@@ -245,6 +296,9 @@ impl Detail {
             Detail::Movement { data, .. } => data.data.as_ref().map_or(0, |m| m.timeline().len()),
             Detail::Dispute { data, .. } => data.data.as_ref().map_or(0, |d| thread(&d.item).len()),
             Detail::Endpoint { attempts, .. } => attempts.data.as_ref().map_or(0, Vec::len),
+            Detail::Organization { members, .. } => members.data.as_ref().map_or(0, Vec::len),
+            Detail::LedgerAccount { entries, .. } => ledger::entry_count(entries),
+            Detail::Search { results, .. } => search::hit_count(results),
         }
     }
 
@@ -252,7 +306,10 @@ impl Detail {
         match self {
             Detail::Movement { selected, .. }
             | Detail::Dispute { selected, .. }
-            | Detail::Endpoint { selected, .. } => selected,
+            | Detail::Endpoint { selected, .. }
+            | Detail::Organization { selected, .. }
+            | Detail::LedgerAccount { selected, .. }
+            | Detail::Search { selected, .. } => selected,
         }
     }
 }
@@ -309,6 +366,22 @@ pub struct App {
     pub confirm: Option<Confirm>,
     pub help: bool,
     pub flash: Option<Flash>,
+    /// Every organization, for the Organizations tab and for the names the
+    /// other tabs show.
+    pub organizations: Remote<Vec<Organization>>,
+    pub organizations_selected: usize,
+    /// The audit log's page on screen, from `audit_cursor`.
+    pub audit: Remote<ListPage<AuditEntry>>,
+    pub audit_cursor: Option<String>,
+    /// The cursors of the newer pages, to go back with `p`.
+    pub audit_previous: Vec<Option<String>>,
+    pub audit_selected: usize,
+    pub form: Option<Form>,
+    pub notice: Option<Notice>,
+    /// The Accounts tab shows the node's own accounts instead (`o`).
+    pub show_system_accounts: bool,
+    /// The selected stack's system accounts.
+    pub system_accounts: Remote<Vec<SystemAccount>>,
     in_flight: HashSet<Request>,
     status_due: Option<Instant>,
     tab_due: Option<Instant>,
@@ -362,6 +435,16 @@ impl App {
             confirm: None,
             help: false,
             flash: None,
+            organizations: Remote::default(),
+            organizations_selected: 0,
+            audit: Remote::default(),
+            audit_cursor: None,
+            audit_previous: Vec::new(),
+            audit_selected: 0,
+            form: None,
+            notice: None,
+            show_system_accounts: false,
+            system_accounts: Remote::default(),
             in_flight: HashSet::new(),
             status_due: None,
             tab_due: None,
@@ -415,7 +498,10 @@ impl App {
 
     /// Lines of the request lookup's text, for scrolling.
     pub fn lookup_line_count(&self) -> usize {
-        self.lookup.data.as_ref().map_or(0, |l| crate::view::requests::lines(l).len())
+        self.lookup
+            .data
+            .as_ref()
+            .map_or(0, |l| crate::view::requests::lines(l, self.organization_name(&l.organization_id)).len())
     }
 
     fn movement_query(&self, kind: MovementKind) -> MovementQuery {
@@ -440,6 +526,9 @@ impl App {
                     Request::Accounts(StackName::Sandbox),
                 ]
             }
+            Tab::Accounts if self.show_system_accounts => {
+                vec![Request::Accounts(stack), Request::SystemAccounts(stack)]
+            }
             Tab::Accounts => vec![Request::Accounts(stack)],
             Tab::Rates => vec![Request::Rates(stack)],
             Tab::Activity => MovementKind::ALL
@@ -453,6 +542,8 @@ impl App {
                 Request::Deliveries { stack, status: "pending" },
             ],
             Tab::Requests => self.lookup_id.iter().map(|id| Request::Lookup(id.clone())).collect(),
+            Tab::Organizations => vec![Request::Organizations],
+            Tab::Audit => vec![Request::Audit { cursor: self.audit_cursor.clone() }, Request::Organizations],
         };
         requests.extend(self.detail.as_ref().map(Detail::request));
         requests
@@ -470,6 +561,10 @@ impl App {
         let reachable = matches!(self.connection, Connection::Connected | Connection::Connecting);
         if reachable && self.tab_due.is_none_or(|due| now >= due) {
             requests.extend(self.tab_requests().into_iter().filter(|r| *r != Request::Status));
+            // Every tab names organizations.
+            if !requests.contains(&Request::Organizations) {
+                requests.push(Request::Organizations);
+            }
             self.tab_due = Some(now + TAB_REFRESH_INTERVAL);
         }
         requests
@@ -495,6 +590,9 @@ impl App {
             Request::Disputes(_) => self.disputes.loading = true,
             Request::Endpoints(_) => self.endpoints.loading = true,
             Request::Lookup(_) => self.lookup.loading = true,
+            Request::Organizations => self.organizations.loading = true,
+            Request::Audit { .. } => self.audit.loading = true,
+            Request::SystemAccounts(_) => self.system_accounts.loading = true,
             _ => {}
         }
     }

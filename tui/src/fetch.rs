@@ -3,14 +3,17 @@
 //! [`Response`]s come back over a channel that the event loop drains between
 //! frames. A slow or dead node therefore never freezes input.
 
+use crate::api::DisputeOutcome;
+use crate::api::SearchResults;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
 use crate::api::{
-    Client, ClientError, Dispute, EndpointAttempt, EndpointHealth, Movement, MovementKind, MovementQuery,
-    NodeStatus, Owned, RequestLookup, Settled, Settlement, StackAccounts, StackName, StackRates,
-    VerifyResult, WebhookDelivery, WebhookEndpoint,
+    AuditEntry, Client, ClientError, CreatedOrganization, Dispute, EndpointAttempt, EndpointHealth,
+    LedgerEntries, ListPage, Member, Movement, MovementKind, MovementQuery, NewOrganization, NodeStatus,
+    Organization, Owned, ReissuedInvitation, RequestLookup, Settled, Settlement, StackAccounts, StackName,
+    StackRates, SystemAccount, VerifyResult, WebhookDelivery, WebhookEndpoint,
 };
 
 /// Enough for a slow `verify` not to hold up the status heartbeat and the
@@ -24,17 +27,77 @@ pub enum Request {
     Accounts(StackName),
     Rates(StackName),
     Verify(StackName),
-    Movements { stack: StackName, query: MovementQuery },
-    Movement { stack: StackName, kind: MovementKind, id: String },
-    Settle { stack: StackName, kind: MovementKind, id: String, settlement: Settlement },
+    Movements {
+        stack: StackName,
+        query: MovementQuery,
+    },
+    Movement {
+        stack: StackName,
+        kind: MovementKind,
+        id: String,
+    },
+    Settle {
+        stack: StackName,
+        kind: MovementKind,
+        id: String,
+        settlement: Settlement,
+    },
     Disputes(StackName),
-    Dispute { stack: StackName, id: String },
+    Dispute {
+        stack: StackName,
+        id: String,
+    },
     Endpoints(StackName),
-    Deliveries { stack: StackName, status: &'static str },
-    Attempts { stack: StackName, endpoint_id: String },
-    RetryDelivery { stack: StackName, delivery_id: String },
-    EnableEndpoint { stack: StackName, endpoint_id: String },
+    Deliveries {
+        stack: StackName,
+        status: &'static str,
+    },
+    Attempts {
+        stack: StackName,
+        endpoint_id: String,
+    },
+    RetryDelivery {
+        stack: StackName,
+        delivery_id: String,
+    },
+    EnableEndpoint {
+        stack: StackName,
+        endpoint_id: String,
+    },
     Lookup(String),
+    Organizations,
+    CreateOrganization(NewOrganization),
+    RenameOrganization {
+        id: String,
+        name: String,
+    },
+    SetSuspended {
+        id: String,
+        suspended: bool,
+    },
+    Members(String),
+    ReissueInvitation {
+        organization_id: String,
+        member_id: String,
+    },
+    /// A page of the audit log from `cursor` (the first page without one).
+    Audit {
+        cursor: Option<String>,
+    },
+    SystemAccounts(StackName),
+    ResolveDispute {
+        stack: StackName,
+        id: String,
+        outcome: DisputeOutcome,
+    },
+    /// A search across both stacks.
+    Search(String),
+    /// A page of an account's journal entries from `cursor`.
+    LedgerEntries {
+        stack: StackName,
+        id: String,
+        cursor: Option<String>,
+    },
 }
 
 impl Request {
@@ -46,6 +109,11 @@ impl Request {
                 | Request::Settle { .. }
                 | Request::RetryDelivery { .. }
                 | Request::EnableEndpoint { .. }
+                | Request::CreateOrganization(_)
+                | Request::RenameOrganization { .. }
+                | Request::SetSuspended { .. }
+                | Request::ReissueInvitation { .. }
+                | Request::ResolveDispute { .. }
         )
     }
 }
@@ -68,6 +136,17 @@ pub enum Payload {
     Delivery(WebhookDelivery),
     Endpoint(WebhookEndpoint),
     Lookup(RequestLookup),
+    Organizations(Vec<Organization>),
+    Created(CreatedOrganization),
+    Organization(Organization),
+    Members(Vec<Member>),
+    Invitation(ReissuedInvitation),
+    Audit(ListPage<AuditEntry>),
+    SystemAccounts(Vec<SystemAccount>),
+    LedgerEntries(LedgerEntries),
+    Search(SearchResults),
+    /// A dispute the operator resolved.
+    Resolved(Owned<Dispute>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -102,6 +181,29 @@ pub fn execute(client: &dyn Client, request: Request) -> Response {
             client.enable_endpoint(*stack, endpoint_id).map(Payload::Endpoint)
         }
         Request::Lookup(id) => client.request(id).map(Payload::Lookup),
+        Request::Organizations => client.organizations().map(Payload::Organizations),
+        Request::CreateOrganization(new) => client.create_organization(new).map(Payload::Created),
+        Request::RenameOrganization { id, name } => {
+            client.rename_organization(id, name).map(Payload::Organization)
+        }
+        Request::SetSuspended { id, suspended } => {
+            client.set_suspended(id, *suspended).map(Payload::Organization)
+        }
+        Request::Members(id) => client.members(id).map(Payload::Members),
+        Request::ReissueInvitation { organization_id, member_id } => {
+            client.reissue_invitation(organization_id, member_id).map(Payload::Invitation)
+        }
+        Request::Audit { cursor } => {
+            client.audit(cursor.as_deref(), crate::app::AUDIT_PAGE_LIMIT).map(Payload::Audit)
+        }
+        Request::SystemAccounts(stack) => client.system_accounts(*stack).map(Payload::SystemAccounts),
+        Request::Search(query) => client.search(query).map(Payload::Search),
+        Request::ResolveDispute { stack, id, outcome } => {
+            client.resolve_dispute(*stack, id, *outcome).map(Payload::Resolved)
+        }
+        Request::LedgerEntries { stack, id, cursor } => client
+            .ledger_entries(*stack, id, cursor.as_deref(), crate::app::LEDGER_PAGE_LIMIT)
+            .map(Payload::LedgerEntries),
     };
     Response { request, outcome }
 }

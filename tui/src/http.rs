@@ -1,24 +1,27 @@
 //! [`HttpClient`]: the [`Client`] over HTTP, with the operator token as a
 //! bearer token on every call.
 
+use crate::api::DisputeOutcome;
+use crate::api::SearchResults;
 use std::time::Duration;
 
 use reqwest::blocking::{Client as Http, RequestBuilder};
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Value, json};
 use sika_api::ListPage;
 use sika_api::admin::{
-    NodeStatusEnvelope, OwnedCollectionEnvelope, OwnedDisputeEnvelope, OwnedOrderEnvelope,
-    OwnedPayoutEnvelope, StackRatesEnvelope, VerifyEnvelope,
+    CreateOrganization, NewOwner, NodeStatusEnvelope, OrganizationEnvelope, OwnedCollectionEnvelope,
+    OwnedDisputeEnvelope, OwnedOrderEnvelope, OwnedPayoutEnvelope, StackRatesEnvelope, VerifyEnvelope,
 };
 use sika_api::collections::CollectionEnvelope;
 use sika_api::payouts::PayoutEnvelope;
 use sika_api::webhooks::{WebhookDeliveryEnvelope, WebhookEndpointEnvelope};
 
 use crate::api::{
-    Client, ClientError, Dispute, EndpointAttempt, EndpointHealth, Movement, MovementKind, MovementQuery,
-    NodeStatus, Owned, RequestLookup, Settled, Settlement, StackAccounts, StackName, StackRates,
-    VerifyResult, WebhookDelivery, WebhookEndpoint,
+    AuditEntry, Client, ClientError, CreatedOrganization, Dispute, EndpointAttempt, EndpointHealth,
+    LedgerEntries, Member, Movement, MovementKind, MovementQuery, NewOrganization, NodeStatus, Organization,
+    Owned, ReissuedInvitation, RequestLookup, Settled, Settlement, StackAccounts, StackName, StackRates,
+    SystemAccount, VerifyResult, WebhookDelivery, WebhookEndpoint,
 };
 
 /// A dead node must not hold the fetch thread for long: the banner and the
@@ -99,6 +102,12 @@ pub fn error_from_body(status: u16, body: &[u8]) -> ClientError {
         return ClientError::Unauthorized(message);
     }
     let code = field("error").unwrap_or_else(|| "http_error".to_string());
+    // A refusal names the field it is about; say which, beside the message.
+    let named = parsed.as_ref().and_then(|v| v["details"]["field"].as_str());
+    let message = match named {
+        Some(name) if !message.contains(name) => format!("{name}: {message}"),
+        _ => message,
+    };
     ClientError::Api { status, code, message }
 }
 
@@ -216,6 +225,92 @@ impl Client for HttpClient {
     fn request(&self, request_id: &str) -> Result<RequestLookup, ClientError> {
         self.get(&format!("requests/{}", encode(request_id)), &[])
     }
+
+    fn organizations(&self) -> Result<Vec<Organization>, ClientError> {
+        Ok(self.get::<ListPage<Organization>>("organizations", &[])?.data)
+    }
+
+    fn create_organization(&self, new: &NewOrganization) -> Result<CreatedOrganization, ClientError> {
+        let body = CreateOrganization {
+            name: new.name.clone(),
+            owner: NewOwner { email: new.owner_email.clone(), name: new.owner_name.clone() },
+        };
+        self.post("organizations", Some(to_body(&body)?))
+    }
+
+    fn rename_organization(&self, id: &str, name: &str) -> Result<Organization, ClientError> {
+        let request = self
+            .http
+            .patch(self.url(&format!("organizations/{}", encode(id))))
+            .json(&json!({ "name": name }));
+        Ok(self.send::<OrganizationEnvelope>(request)?.organization)
+    }
+
+    fn set_suspended(&self, id: &str, suspended: bool) -> Result<Organization, ClientError> {
+        let verb = if suspended { "suspend" } else { "reinstate" };
+        let path = format!("organizations/{}/{verb}", encode(id));
+        Ok(self.post::<OrganizationEnvelope>(&path, None)?.organization)
+    }
+
+    fn members(&self, organization_id: &str) -> Result<Vec<Member>, ClientError> {
+        let path = format!("organizations/{}/members", encode(organization_id));
+        Ok(self.get::<ListPage<Member>>(&path, &[])?.data)
+    }
+
+    fn reissue_invitation(
+        &self,
+        organization_id: &str,
+        member_id: &str,
+    ) -> Result<ReissuedInvitation, ClientError> {
+        let path =
+            format!("organizations/{}/members/{}/invitations", encode(organization_id), encode(member_id));
+        self.post(&path, None)
+    }
+
+    fn audit(&self, cursor: Option<&str>, limit: usize) -> Result<ListPage<AuditEntry>, ClientError> {
+        self.get("audit", &page_params(cursor, limit))
+    }
+
+    fn resolve_dispute(
+        &self,
+        stack: StackName,
+        id: &str,
+        outcome: DisputeOutcome,
+    ) -> Result<Owned<Dispute>, ClientError> {
+        let path = format!("{}/disputes/{}/resolve", stack.as_str(), encode(id));
+        let body = json!({ "outcome": crate::api::wire_name(&outcome) });
+        Ok(self.post::<OwnedDisputeEnvelope>(&path, Some(body))?.dispute)
+    }
+
+    fn search(&self, query: &str) -> Result<SearchResults, ClientError> {
+        self.get("search", &[("q", query.to_string())])
+    }
+
+    fn system_accounts(&self, stack: StackName) -> Result<Vec<SystemAccount>, ClientError> {
+        let path = format!("{}/ledger/system-accounts", stack.as_str());
+        Ok(self.get::<ListPage<SystemAccount>>(&path, &[])?.data)
+    }
+
+    fn ledger_entries(
+        &self,
+        stack: StackName,
+        id: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<LedgerEntries, ClientError> {
+        let path = format!("{}/ledger/accounts/{}/entries", stack.as_str(), encode(id));
+        self.get(&path, &page_params(cursor, limit))
+    }
+}
+
+fn page_params(cursor: Option<&str>, limit: usize) -> Vec<(&'static str, String)> {
+    let mut params = vec![("limit", limit.to_string())];
+    params.extend(cursor.map(|c| ("cursor", c.to_string())));
+    params
+}
+
+fn to_body<T: serde::Serialize>(body: &T) -> Result<Value, ClientError> {
+    serde_json::to_value(body).map_err(|e| ClientError::Decode(e.to_string()))
 }
 
 /// Percent-encodes a path segment typed by the operator, so `/` or `?` in

@@ -29,7 +29,7 @@ fn tab_and_shift_tab_cycle_through_every_tab() {
     assert_eq!(&seen[..Tab::ALL.len()], &Tab::ALL);
     assert_eq!(harness.app.tab, Tab::Overview, "wraps around");
     harness.press(key(KeyCode::BackTab));
-    assert_eq!(harness.app.tab, Tab::Requests, "Shift-Tab wraps backwards");
+    assert_eq!(harness.app.tab, Tab::Audit, "Shift-Tab wraps backwards");
     harness.press(char_key('4'));
     assert_eq!(harness.app.tab, Tab::Activity);
 }
@@ -444,4 +444,227 @@ fn overview_sparkline_has_one_rate_per_status_sample() {
     let live = &harness.app.throughput[0];
     assert_eq!(live.per_second.len(), 15, "16 samples make 15 rates");
     assert_eq!(live.latest(), Some(13), "the fake's 15th step");
+}
+
+#[test]
+fn organizations_are_named_on_every_tab() {
+    let harness = on_tab(Tab::Disputes);
+    assert_eq!(harness.app.organization_name(common::ORG_A), "Accra Market Co");
+    assert_eq!(harness.app.organization_name("org_unknown"), "org_unknown", "an unknown id stays an id");
+    let screen = harness.screen(160, 48);
+    assert!(screen.contains("Lagos Freight Ltd"), "{screen}");
+    assert!(!screen.contains(common::ORG_B), "the id gives way to the name:\n{screen}");
+}
+
+#[test]
+fn creating_an_organization_sends_the_form_and_shows_the_invitation_once() {
+    let mut harness = on_tab(Tab::Organizations);
+    harness.press(char_key('n'));
+    assert!(harness.app.form.is_some());
+    // Keys go to the form, not to the tabs.
+    harness.type_text("Kumasi 2");
+    assert_eq!(harness.app.tab, Tab::Organizations);
+    harness.press(key(KeyCode::Tab));
+    harness.type_text("yaw@kumasi.example");
+    harness.press(key(KeyCode::Enter));
+    harness.type_text("Yaw");
+    let action = harness.press(key(KeyCode::Enter));
+    let Action::Fetch(requests) = action else { panic!("expected a fetch") };
+    assert_eq!(
+        requests,
+        vec![Request::CreateOrganization(sika_tui::NewOrganization {
+            name: "Kumasi 2".into(),
+            owner_email: "yaw@kumasi.example".into(),
+            owner_name: "Yaw".into(),
+        })]
+    );
+    assert!(harness.app.form.is_none(), "the form closes once the node accepts it");
+    let notice = harness.app.notice.clone().expect("the invitation is shown");
+    assert!(notice.lines.iter().any(|l| l.contains(common::INVITATION)), "{notice:?}");
+    assert!(harness.app.organization_rows().iter().any(|o| o.name == "Kumasi 2"), "the list reloads");
+    // Other keys leave the notice up; Enter closes it.
+    harness.press(char_key('q'));
+    assert!(harness.app.notice.is_some(), "q does not close the token before it is read");
+    harness.press(key(KeyCode::Enter));
+    assert!(harness.app.notice.is_none());
+}
+
+#[test]
+fn a_refused_form_stays_open_with_the_reason() {
+    let mut harness = on_tab(Tab::Organizations);
+    harness.press(char_key('n'));
+    harness.type_text("Kumasi");
+    harness.press(key(KeyCode::Enter));
+    harness.type_text("nope");
+    harness.press(key(KeyCode::Enter));
+    harness.type_text("Yaw");
+    harness.press(key(KeyCode::Enter));
+    let form = harness.app.form.clone().expect("still open");
+    assert!(form.error.as_deref().unwrap_or_default().contains("email"), "{form:?}");
+    assert_eq!(form.fields[1].value, "nope");
+    harness.press(key(KeyCode::Esc));
+    assert!(harness.app.form.is_none());
+    assert!(!harness.client.calls.lock().unwrap().iter().any(|c| c.contains("create Kumasi Kumasi")));
+}
+
+#[test]
+fn rename_suspend_and_reinstate_ask_first() {
+    let mut harness = on_tab(Tab::Organizations);
+    harness.press(char_key('e'));
+    let form = harness.app.form.clone().expect("rename form");
+    assert_eq!(form.fields[0].value, "Accra Market Co", "starts from the current name");
+    for _ in 0.."Accra Market Co".len() {
+        harness.press(key(KeyCode::Backspace));
+    }
+    harness.type_text("Accra Market");
+    harness.press(key(KeyCode::Enter));
+    assert_eq!(harness.app.organization_rows()[0].name, "Accra Market");
+
+    // Suspending an active organization asks, then suspends.
+    harness.press(char_key('x'));
+    let confirm = harness.app.confirm.clone().expect("asks before suspending");
+    assert!(confirm.prompt.contains("Suspend Accra Market"), "{}", confirm.prompt);
+    harness.press(char_key('y'));
+    assert_eq!(harness.app.organization_rows()[0].status, sika_tui::OrganizationStatus::Suspended);
+    // Suspending it again is refused on the spot.
+    harness.press(char_key('x'));
+    assert!(harness.app.confirm.is_none());
+    assert!(harness.app.flash.as_ref().is_some_and(|f| f.text.contains("already suspended")));
+    harness.press(char_key('a'));
+    harness.press(char_key('y'));
+    assert_eq!(harness.app.organization_rows()[0].status, sika_tui::OrganizationStatus::Active);
+    let calls = harness.client.calls.lock().unwrap().clone();
+    assert_eq!(
+        calls,
+        vec![
+            format!("rename {} Accra Market", common::ORG_A),
+            format!("suspend {}", common::ORG_A),
+            format!("reinstate {}", common::ORG_A),
+        ]
+    );
+}
+
+#[test]
+fn a_member_gets_a_new_invitation_from_the_organization_detail() {
+    let mut harness = on_tab(Tab::Organizations);
+    harness.press(key(KeyCode::Enter));
+    assert!(matches!(harness.app.detail, Some(Detail::Organization { .. })));
+    harness.press(char_key('j'));
+    harness.press(char_key('i'));
+    assert!(harness.app.confirm.as_ref().is_some_and(|c| c.prompt.contains("Kwame Boateng")));
+    harness.press(char_key('y'));
+    let notice = harness.app.notice.clone().expect("the new invitation is shown");
+    assert!(notice.lines.iter().any(|l| l.contains(common::INVITATION)));
+    assert!(harness.client.calls.lock().unwrap().iter().any(|c| c.ends_with("mem_8Uj1Ik4Ol7Pz0Xs3Dc6Fv9Gb")));
+}
+
+#[test]
+fn the_audit_log_pages_forward_and_back() {
+    let mut harness = on_tab(Tab::Audit);
+    let ids = |h: &common::Harness| h.app.audit_rows().iter().map(|e| e.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&harness), ["aud_5", "aud_4"], "newest first");
+    harness.press(char_key('n'));
+    assert_eq!(ids(&harness), ["aud_3", "aud_2"]);
+    assert_eq!(harness.app.audit_page_number(), 2);
+    harness.press(char_key('n'));
+    assert_eq!(ids(&harness), ["aud_1"]);
+    harness.press(char_key('n'));
+    assert_eq!(ids(&harness), ["aud_1"], "no page after the oldest");
+    harness.press(char_key('p'));
+    harness.press(char_key('p'));
+    assert_eq!(ids(&harness), ["aud_5", "aud_4"]);
+    harness.press(char_key('p'));
+    assert_eq!(harness.app.audit_page_number(), 1);
+    // The periodic refresh reloads the page on screen, not the first.
+    harness.press(char_key('n'));
+    harness.advance(Duration::from_secs(6));
+    assert_eq!(ids(&harness), ["aud_3", "aud_2"]);
+}
+
+#[test]
+fn o_shows_the_nodes_own_accounts_and_enter_their_entries_a_page_at_a_time() {
+    let mut harness = on_tab(Tab::Accounts);
+    let action = harness.press(char_key('o'));
+    assert_eq!(
+        action,
+        Action::Fetch(vec![Request::Accounts(StackName::Live), Request::SystemAccounts(StackName::Live)])
+    );
+    assert_eq!(harness.app.system_account_rows().len(), 4);
+    for _ in 0..10 {
+        harness.press(char_key('j'));
+    }
+    assert_eq!(harness.app.accounts_selected, 3, "the selection stays inside the system accounts");
+    harness.press(char_key('g'));
+    harness.press(key(KeyCode::Enter));
+    let entries = |h: &common::Harness| match &h.app.detail {
+        Some(Detail::LedgerAccount { entries, .. }) => entries
+            .data
+            .as_ref()
+            .map(|p| p.data.iter().map(|e| e.seq).collect::<Vec<_>>())
+            .unwrap_or_default(),
+        other => panic!("expected the entries, got {other:?}"),
+    };
+    assert_eq!(entries(&harness), [41, 33, 20]);
+    harness.press(char_key('n'));
+    assert_eq!(entries(&harness), [7]);
+    harness.press(char_key('n'));
+    assert_eq!(entries(&harness), [7], "nothing older");
+    harness.press(char_key('p'));
+    assert_eq!(entries(&harness), [41, 33, 20]);
+    harness.press(key(KeyCode::Esc));
+    harness.press(char_key('o'));
+    assert!(!harness.app.show_system_accounts, "o goes back to the organizations' accounts");
+    // Enter on an organization's account opens its entries too.
+    harness.press(key(KeyCode::Enter));
+    assert!(matches!(harness.app.detail, Some(Detail::LedgerAccount { .. })));
+}
+
+#[test]
+fn slash_outside_activity_searches_the_node_and_enter_opens_a_payout() {
+    let mut harness = on_tab(Tab::Overview);
+    harness.press(char_key('/'));
+    assert!(harness.app.search.is_some(), "the prompt opens on the Overview");
+    harness.type_text("0123");
+    let action = harness.press(key(KeyCode::Enter));
+    assert_eq!(action, Action::Fetch(vec![Request::Search("0123".into())]));
+    let Some(Detail::Search { results, .. }) = &harness.app.detail else { panic!("results open") };
+    let hits = &results.data.as_ref().expect("answered").data;
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].field, "to.accountNumber");
+    harness.press(key(KeyCode::Enter));
+    assert!(
+        matches!(&harness.app.detail, Some(Detail::Movement { id, kind: MovementKind::Payout, .. }) if id == common::PENDING_PAYOUT),
+        "{:?}",
+        harness.app.detail
+    );
+    // A link has no timeline: Enter says so and stays.
+    harness.press(key(KeyCode::Esc));
+    harness.press(char_key('/'));
+    harness.type_text("buyer@");
+    harness.press(key(KeyCode::Enter));
+    harness.press(key(KeyCode::Enter));
+    assert!(matches!(harness.app.detail, Some(Detail::Search { .. })));
+    assert!(harness.app.flash.as_ref().is_some_and(|f| f.text.contains("no timeline")));
+}
+
+#[test]
+fn an_open_dispute_is_accepted_or_declined_after_a_confirmation() {
+    let mut harness = on_tab(Tab::Disputes);
+    harness.press(key(KeyCode::Enter));
+    harness.press(char_key('d'));
+    let confirm = harness.app.confirm.clone().expect("asks first");
+    assert!(
+        confirm.prompt.contains("Decline dispute") && confirm.prompt.contains("100.00 USDT"),
+        "{}",
+        confirm.prompt
+    );
+    harness.press(char_key('n'));
+    assert!(harness.client.calls.lock().unwrap().is_empty(), "n sends nothing");
+    harness.press(char_key('d'));
+    harness.press(char_key('y'));
+    assert_eq!(*harness.client.calls.lock().unwrap(), [format!("resolve {} declined", common::DISPUTE)]);
+    let Some(Detail::Dispute { data, .. }) = &harness.app.detail else { panic!("the dispute stays open") };
+    let status = data.data.as_ref().map(|d| d.item.status);
+    assert_eq!(status, Some(sika_api::disputes::DisputeStatus::Declined));
+    assert!(harness.app.flash.as_ref().is_some_and(|f| f.text.contains("declined")));
 }

@@ -207,6 +207,10 @@ fn tiny_and_empty_sizes_never_panic() {
         (Tab::Webhooks, vec![char_key('j'), key(KeyCode::Enter)]),
         (Tab::Requests, vec![char_key('/')]),
         (Tab::Overview, vec![char_key('?')]),
+        (Tab::Organizations, vec![key(KeyCode::Enter)]),
+        (Tab::Organizations, vec![char_key('n')]),
+        (Tab::Organizations, vec![char_key('x')]),
+        (Tab::Audit, vec![char_key('n')]),
     ] {
         let mut harness = on_tab(tab);
         for k in keys {
@@ -231,4 +235,80 @@ fn tiny_and_empty_sizes_never_panic() {
             let _ = scene.screen(width, height);
         }
     }
+}
+
+#[test]
+fn organizations() {
+    snapshot_both("organizations", &on_tab(Tab::Organizations));
+}
+
+#[test]
+fn organization_members() {
+    let mut harness = on_tab(Tab::Organizations);
+    harness.press(key(KeyCode::Enter));
+    harness.press(char_key('j'));
+    snapshot_both("detail_organization", &harness);
+}
+
+#[test]
+fn new_organization_form() {
+    let mut harness = on_tab(Tab::Organizations);
+    harness.press(char_key('n'));
+    harness.type_text("Kumasi Traders");
+    harness.press(key(KeyCode::Enter));
+    harness.type_text("not-an-email");
+    harness.press(key(KeyCode::Enter));
+    harness.type_text("Yaw Asante");
+    harness.press(key(KeyCode::Enter));
+    // The node refused it: the form stays with what was typed and why.
+    snapshot_both("organization_form_refused", &harness);
+}
+
+#[test]
+fn created_organization_shows_its_invitation() {
+    let mut harness = on_tab(Tab::Organizations);
+    harness.press(char_key('n'));
+    for (text, next) in [("Kumasi Traders", true), ("yaw@kumasi.example", true), ("Yaw Asante", true)] {
+        harness.type_text(text);
+        if next {
+            harness.press(key(KeyCode::Enter));
+        }
+    }
+    snapshot_both("organization_created", &harness);
+}
+
+#[test]
+fn audit_log() {
+    snapshot_both("audit", &on_tab(Tab::Audit));
+}
+
+#[test]
+fn audit_log_second_page() {
+    let mut harness = on_tab(Tab::Audit);
+    harness.press(char_key('n'));
+    snapshot_both("audit_page_2", &harness);
+}
+
+#[test]
+fn system_accounts() {
+    let mut harness = on_tab(Tab::Accounts);
+    harness.press(char_key('o'));
+    snapshot_both("system_accounts", &harness);
+}
+
+#[test]
+fn system_account_entries() {
+    let mut harness = on_tab(Tab::Accounts);
+    harness.press(char_key('o'));
+    harness.press(key(KeyCode::Enter));
+    snapshot_both("detail_ledger_account", &harness);
+}
+
+#[test]
+fn search_results() {
+    let mut harness = Harness::new();
+    harness.press(char_key('/'));
+    harness.type_text("0");
+    harness.press(key(KeyCode::Enter));
+    snapshot_both("search_results", &harness);
 }

@@ -45,6 +45,9 @@ impl App {
     }
 
     fn apply_error(&mut self, request: Request, error: &ClientError) -> Vec<Request> {
+        if self.apply_organizations_error(&request, error) || self.apply_ledger_error(&request, error) {
+            return Vec::new();
+        }
         match &request {
             Request::Status => {}
             Request::Accounts(stack) => self.accounts[stack_index(*stack)].fail(error),
@@ -58,9 +61,12 @@ impl App {
                 self.deliveries_mut(status).fail(error)
             }
             Request::Lookup(id) if Some(id) == self.lookup_id.as_ref() => self.lookup.fail(error),
-            Request::Movement { .. } | Request::Dispute { .. } | Request::Attempts { .. } => {
-                self.detail_error(&request, error)
-            }
+            Request::Movement { .. }
+            | Request::Dispute { .. }
+            | Request::Attempts { .. }
+            | Request::Members(_)
+            | Request::LedgerEntries { .. }
+            | Request::Search(_) => self.detail_error(&request, error),
             _ => {}
         }
         if request.is_action() {
@@ -80,6 +86,9 @@ impl App {
             Detail::Movement { data, .. } => data.fail(error),
             Detail::Dispute { data, .. } => data.fail(error),
             Detail::Endpoint { attempts, .. } => attempts.fail(error),
+            Detail::Organization { members, .. } => members.fail(error),
+            Detail::LedgerAccount { entries, .. } => entries.fail(error),
+            Detail::Search { results, .. } => results.fail(error),
         }
     }
 
@@ -92,6 +101,17 @@ impl App {
     }
 
     fn apply_payload(&mut self, request: Request, payload: Payload, now: Instant) -> Vec<Request> {
+        // The newer tabs take their answers first; what they leave is the
+        // older tabs'.
+        let mut payload = Some(payload);
+        if let Some(follow_up) = self.apply_organizations(&request, &mut payload) {
+            return follow_up;
+        }
+        if let Some(follow_up) = self.apply_resolution(&request, &mut payload) {
+            return follow_up;
+        }
+        self.apply_ledger(&request, &mut payload);
+        let Some(payload) = payload else { return Vec::new() };
         match (request, payload) {
             (Request::Status, Payload::Status(status)) => {
                 self.status_due = Some(now + STATUS_INTERVAL);
@@ -131,7 +151,12 @@ impl App {
                 self.lookup.finish(found);
             }
             (
-                request @ (Request::Movement { .. } | Request::Dispute { .. } | Request::Attempts { .. }),
+                request @ (Request::Movement { .. }
+                | Request::Dispute { .. }
+                | Request::Attempts { .. }
+                | Request::Members(_)
+                | Request::LedgerEntries { .. }
+                | Request::Search(_)),
                 payload,
             ) => {
                 self.apply_detail(&request, payload);
@@ -151,6 +176,9 @@ impl App {
             (Detail::Movement { data, .. }, Payload::Movement(movement)) => data.finish(movement),
             (Detail::Dispute { data, .. }, Payload::Dispute(dispute)) => data.finish(dispute),
             (Detail::Endpoint { attempts, .. }, Payload::Attempts(rows)) => attempts.finish(rows),
+            (Detail::Organization { members, .. }, Payload::Members(rows)) => members.finish(rows),
+            (Detail::LedgerAccount { entries, .. }, Payload::LedgerEntries(page)) => entries.finish(page),
+            (Detail::Search { results, .. }, Payload::Search(found)) => results.finish(found),
             _ => {}
         }
         let len = detail.len();
@@ -211,6 +239,14 @@ fn action_name(request: &Request) -> String {
         }
         Request::RetryDelivery { delivery_id, .. } => format!("retry delivery {delivery_id}"),
         Request::EnableEndpoint { endpoint_id, .. } => format!("enable endpoint {endpoint_id}"),
+        Request::SetSuspended { id, suspended: true } => format!("suspend {id}"),
+        Request::SetSuspended { id, suspended: false } => format!("reinstate {id}"),
+        Request::ReissueInvitation { member_id, .. } => format!("invite {member_id}"),
+        Request::ResolveDispute { id, outcome, .. } => {
+            format!("resolve dispute {id} as {}", wire_name(outcome))
+        }
+        Request::CreateOrganization(new) => format!("create {}", new.name),
+        Request::RenameOrganization { id, .. } => format!("rename {id}"),
         other => format!("{other:?}"),
     }
 }

@@ -24,6 +24,15 @@ impl App {
         if self.confirm.is_some() {
             return self.handle_confirm_key(key);
         }
+        if self.notice.is_some() {
+            if matches!(key.code, KeyCode::Enter | KeyCode::Esc) {
+                self.notice = None;
+            }
+            return Action::None;
+        }
+        if self.form.is_some() {
+            return self.handle_form_key(key);
+        }
         if self.search.is_some() {
             return self.handle_search_key(key);
         }
@@ -78,18 +87,21 @@ impl App {
                 self.lookup = Remote::default();
                 self.lookup_scroll = 0;
             }
-            _ => return Action::None,
+            _ => return self.search_node(query),
         }
         Action::Fetch(self.tab_requests())
     }
 
     fn handle_normal_key(&mut self, key: KeyEvent) -> Action {
+        if let Some(action) = self.handle_tab_key(key) {
+            return action;
+        }
         match key.code {
             KeyCode::Char('q') => return Action::Quit,
             KeyCode::Char('?') => self.help = true,
             KeyCode::Tab => return self.set_tab(self.tab.next()),
             KeyCode::BackTab => return self.set_tab(self.tab.previous()),
-            KeyCode::Char(c @ '1'..='7') => return self.set_tab(Tab::ALL[(c as usize) - ('1' as usize)]),
+            KeyCode::Char(c @ '1'..='9') => return self.set_tab(Tab::ALL[(c as usize) - ('1' as usize)]),
             KeyCode::Char('r') => {
                 let mut requests = vec![Request::Status];
                 requests.extend(self.tab_requests());
@@ -144,6 +156,7 @@ impl App {
         self.rates = Remote::default();
         self.movements = Default::default();
         self.disputes = Remote::default();
+        self.system_accounts = Remote::default();
         self.endpoints = Remote::default();
         self.failed_deliveries = Remote::default();
         self.pending_deliveries = Remote::default();
@@ -164,8 +177,8 @@ impl App {
             }
             Tab::Requests => self.search = Some(String::new()),
             _ => {
-                self.flash =
-                    Some(Flash { text: "/ searches on the Activity and Requests tabs".into(), error: false })
+                self.detail = None;
+                self.search = Some(String::new());
             }
         }
     }
@@ -195,6 +208,7 @@ impl App {
     fn list_len(&self) -> usize {
         match self.tab {
             Tab::Overview => 0,
+            Tab::Accounts if self.show_system_accounts => self.system_account_rows().len(),
             Tab::Accounts => self.account_rows().len(),
             Tab::Rates => self.rate_rows().len(),
             Tab::Activity => self.activity_rows().len(),
@@ -204,6 +218,8 @@ impl App {
                 WebhookPane::Deliveries => self.failing_deliveries().len(),
             },
             Tab::Requests => self.lookup_line_count(),
+            Tab::Organizations => self.organization_rows().len(),
+            Tab::Audit => self.audit_rows().len(),
         }
     }
 
@@ -218,6 +234,8 @@ impl App {
                 WebhookPane::Deliveries => &mut self.deliveries_selected,
             },
             Tab::Requests => &mut self.lookup_scroll,
+            Tab::Organizations => &mut self.organizations_selected,
+            Tab::Audit => &mut self.audit_selected,
         }
     }
 
@@ -236,6 +254,9 @@ impl App {
     }
 
     fn open_detail(&mut self) -> Action {
+        if matches!(self.detail, Some(Detail::Search { .. })) {
+            return self.open_search_hit();
+        }
         if self.detail.is_some() {
             return Action::None;
         }

@@ -23,7 +23,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             .areas(area);
     render_ledger(app, frame, ledger);
     render_totals(app, totals, frame, totals_area);
-    render_accounts(app, frame, accounts, remote);
+    if app.show_system_accounts {
+        crate::view::ledger::render_system_accounts(app, frame, accounts);
+    } else {
+        render_accounts(app, frame, accounts, remote);
+    }
 }
 
 fn render_ledger(app: &App, frame: &mut Frame, area: Rect) {
@@ -106,7 +110,7 @@ fn render_accounts(app: &App, frame: &mut Frame, area: Rect, remote: &Remote<Sta
     let table_rows = rows.iter().map(|Owned { organization_id, item: a }| {
         let mut cells = Vec::new();
         if wide {
-            cells.push(Cell::from(organization_id.clone()));
+            cells.push(Cell::from(app.organization_name(organization_id).to_string()));
         }
         cells.push(Cell::from(a.id.clone()));
         cells.push(Cell::from(a.currency.clone()));

@@ -44,7 +44,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         } else {
             vec![fill("Id"), fixed("Status", 9), fixed("Amount", 16), fixed("Created", 11)]
         },
-        rows: rows.iter().map(|m| row(m, wide)).collect(),
+        rows: rows.iter().map(|m| row(app, m, wide)).collect(),
         selected: Some(app.activity_selected),
         focused: true,
     }
@@ -58,7 +58,7 @@ fn render_filter(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-fn row(movement: &Movement, wide: bool) -> Row<'static> {
+fn row(app: &App, movement: &Movement, wide: bool) -> Row<'static> {
     let (amount, currency) = movement.amount();
     // Narrow tables leave the kind out: the id's prefix says it.
     let mut cells = Vec::new();
@@ -67,7 +67,7 @@ fn row(movement: &Movement, wide: bool) -> Row<'static> {
     }
     cells.push(Cell::from(movement.id().to_string()));
     if wide {
-        cells.push(Cell::from(movement.organization_id().to_string()));
+        cells.push(Cell::from(app.organization_name(movement.organization_id()).to_string()));
     }
     cells.push(widgets::status_cell(&movement.status()));
     cells.push(widgets::figure(format::money(amount, currency)));

@@ -10,21 +10,22 @@ use ratatui::widgets::{Paragraph, Tabs, Wrap};
 use crate::api::StackName;
 use crate::app::{App, Connection, Detail, Tab, WebhookPane};
 use crate::view::{
-    accounts, activity, detail, disputes, format, overview, rates, requests, webhooks, widgets,
+    accounts, activity, audit, detail, disputes, form, format, organizations, overview, rates, requests,
+    webhooks, widgets,
 };
 
 /// The banner wraps onto at most this many lines on narrow terminals.
 const BANNER_LINES_MAX: usize = 3;
 
 /// Every key, as the help overlay lists them.
-pub const KEYS: [(&str, &str); 18] = [
+pub const KEYS: [(&str, &str); 22] = [
     ("Tab  Shift-Tab", "next / previous tab"),
-    ("1 … 7", "jump to a tab"),
+    ("1 … 9", "jump to a tab"),
     ("↑ ↓  j k", "move the selection (PgUp PgDn by 10)"),
     ("Home End  g G", "first / last row"),
     ("Enter", "open the selected row's detail"),
     ("Esc", "back: close the detail, clear the search"),
-    ("/", "search Activity by id or reference; look up a request id"),
+    ("/", "search the node (Activity: its list; Requests: a request id)"),
     ("F", "Activity: cycle the status filter"),
     ("s", "switch stack: live / sandbox"),
     ("r", "refresh now"),
@@ -33,6 +34,10 @@ pub const KEYS: [(&str, &str); 18] = [
     ("t", "Webhooks: retry the selected failing delivery"),
     ("e", "Webhooks: re-enable the selected endpoint"),
     ("v", "Accounts: run verify on the ledger"),
+    ("o  Enter", "Accounts: the node's own accounts; an account's entries"),
+    ("a  d", "Dispute detail: accept / decline an open dispute"),
+    ("n e x a  i", "Orgs: new, rename, suspend, reinstate; members: invite"),
+    ("n  p", "Audit: next (older) / previous page"),
     ("y  n", "confirm / cancel an action"),
     ("?", "this help (any key closes it)"),
     ("q  Ctrl-C", "quit"),
@@ -62,6 +67,12 @@ pub fn render(app: &App, frame: &mut Frame) {
     }
     render_body(app, frame, body);
     render_footer(app, frame, footer);
+    if let Some(open) = &app.form {
+        form::render_form(open, frame, body);
+    }
+    if let Some(notice) = &app.notice {
+        form::render_notice(notice, frame, body);
+    }
     if let Some(confirm) = &app.confirm {
         render_confirm(&confirm.prompt, frame, body);
     }
@@ -85,6 +96,8 @@ fn render_body(app: &App, frame: &mut Frame, area: Rect) {
         Tab::Disputes => disputes::render(app, frame, area),
         Tab::Webhooks => webhooks::render(app, frame, area),
         Tab::Requests => requests::render(app, frame, area),
+        Tab::Organizations => organizations::render(app, frame, area),
+        Tab::Audit => audit::render(app, frame, area),
     }
 }
 
@@ -97,10 +110,12 @@ fn render_header(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Span::styled("Sika ", format::title_style().fg(Color::Cyan)), brand);
     let titles: Vec<&str> = Tab::ALL.iter().map(|t| t.title()).collect();
     // A space either side of each title and a divider between them; on a
-    // terminal too narrow for that (80 columns), no spaces, so that every
-    // title stays whole.
+    // terminal too narrow for that (80 columns), no spaces and the short
+    // titles, so that every title stays whole.
     let spaced_width = titles.iter().map(|t| t.chars().count() + 3).sum::<usize>() - 1;
-    let padding = if spaced_width <= usize::from(tabs.width) { " " } else { "" };
+    let fits = spaced_width <= usize::from(tabs.width);
+    let padding = if fits { " " } else { "" };
+    let titles: Vec<&str> = if fits { titles } else { Tab::ALL.iter().map(|t| t.short_title()).collect() };
     let tabs_widget = Tabs::new(titles)
         .padding(padding, padding)
         .select(app.tab.index())
@@ -140,7 +155,11 @@ fn banner(app: &App) -> Option<(String, Style)> {
 
 fn render_footer(app: &App, frame: &mut Frame, area: Rect) {
     let line = if let Some(buffer) = &app.search {
-        let label = if app.tab == Tab::Requests { "request id" } else { "search id or externalReference" };
+        let label = match app.tab {
+            Tab::Requests => "request id",
+            Tab::Activity => "search id or externalReference",
+            _ => "search ids, references, phones, emails, amounts",
+        };
         Line::from(vec![
             Span::styled(format!("/ {label}: "), Style::default().fg(Color::Cyan)),
             Span::raw(buffer.clone()),
@@ -166,10 +185,16 @@ fn hints(app: &App) -> &'static str {
                 "j/k entries · r refresh · Esc back · ? help · q quit"
             }
         }
-        (Some(Detail::Dispute { .. }), _) => "j/k messages · r refresh · Esc back · ? help · q quit",
+        (Some(Detail::Dispute { .. }), _) => "a accept · d decline · j/k messages · Esc back · ? help",
         (Some(Detail::Endpoint { .. }), _) => "j/k attempts · t retry · e enable · Esc back · ? help",
+        (Some(Detail::Search { .. }), _) => "j/k move · Enter timeline · / search again · Esc back · ? help",
+        (Some(Detail::LedgerAccount { .. }), _) => "j/k move · n older · p newer · Esc back · ? help",
+        (Some(Detail::Organization { .. }), _) => "j/k members · i new invitation · Esc back · ? help",
         (None, Tab::Overview) => "Tab next tab · s stack · r refresh · ? help · q quit",
-        (None, Tab::Accounts) => "j/k move · v verify · s stack · r refresh · ? help · q quit",
+        (None, Tab::Accounts) if app.show_system_accounts => {
+            "Enter entries · o organizations' accounts · v verify · s stack · ? help"
+        }
+        (None, Tab::Accounts) => "Enter entries · o node's own accounts · v verify · s stack · ? help",
         (None, Tab::Rates) => "j/k move · s stack · r refresh · ? help · q quit",
         (None, Tab::Activity) => "Enter timeline · / search · F status · s stack · ? help · q quit",
         (None, Tab::Disputes) => "Enter thread · s stack · r refresh · ? help · q quit",
@@ -178,6 +203,8 @@ fn hints(app: &App) -> &'static str {
         }
         (None, Tab::Webhooks) => "Enter attempts · e enable · → deliveries · s stack · ? help · q quit",
         (None, Tab::Requests) => "/ look up a request id · j/k scroll · ? help · q quit",
+        (None, Tab::Organizations) => "n new · e rename · x suspend · a reinstate · Enter members · ? help",
+        (None, Tab::Audit) => "n older page · p newer page · j/k move · r refresh · ? help · q quit",
     }
 }
 

@@ -19,17 +19,26 @@ fn entry_height(area: Rect) -> u16 {
     if area.height >= 40 { 8 } else { 4 }
 }
 
-pub fn render(_app: &App, detail: &Detail, frame: &mut Frame, area: Rect) {
+pub fn render(app: &App, detail: &Detail, frame: &mut Frame, area: Rect) {
     match detail {
         Detail::Movement { stack, kind, id, data, selected } => {
             let title = format!("{} {id} · {}", capitalize(kind.singular()), stack.as_str());
-            render_movement(&title, data, *selected, frame, area);
+            render_movement(app, &title, data, *selected, frame, area);
         }
         Detail::Dispute { stack, id, data, selected } => {
-            render_dispute(*stack, id, data, *selected, frame, area)
+            render_dispute(app, *stack, id, data, *selected, frame, area)
         }
         Detail::Endpoint { stack, health, attempts, selected } => {
             render_endpoint(*stack, health, attempts, *selected, frame, area)
+        }
+        Detail::Search { query, results, selected } => {
+            crate::view::search::render(app, query, results, *selected, frame, area)
+        }
+        Detail::LedgerAccount { stack, id, pages, entries, selected } => {
+            crate::view::ledger::render_entries(*stack, id, pages, entries, *selected, frame, area)
+        }
+        Detail::Organization { organization, members, selected } => {
+            crate::view::organizations::render_detail(organization, members, *selected, frame, area)
         }
     }
 }
@@ -57,12 +66,19 @@ fn sections(area: Rect, summary_lines: usize) -> [Rect; 3] {
     .areas(area)
 }
 
-fn render_movement(title: &str, remote: &Remote<Movement>, selected: usize, frame: &mut Frame, area: Rect) {
+fn render_movement(
+    app: &App,
+    title: &str,
+    remote: &Remote<Movement>,
+    selected: usize,
+    frame: &mut Frame,
+    area: Rect,
+) {
     let Some(movement) = &remote.data else {
         let text = widgets::placeholder(remote, true, "").unwrap_or_default();
         return widgets::message(frame, area, widgets::block(title, true), text);
     };
-    let summary = movement_summary(movement);
+    let summary = movement_summary(movement, app.organization_name(movement.organization_id()));
     let [summary_area, table_area, entry_area] = sections(area, summary.len());
     let summary_block = widgets::with_error(status_block(title, &movement.status()), remote);
     frame.render_widget(Paragraph::new(summary).block(summary_block), summary_area);
@@ -84,8 +100,8 @@ fn render_movement(title: &str, remote: &Remote<Movement>, selected: usize, fram
     render_entry(entry.unwrap_or_default(), frame, entry_area);
 }
 
-fn movement_summary(movement: &Movement) -> Vec<Line<'static>> {
-    let org = format::dash(movement.organization_id()).to_string();
+fn movement_summary(movement: &Movement, organization: &str) -> Vec<Line<'static>> {
+    let org = format::dash(organization).to_string();
     let created = format::time(movement.created_at());
     let reference = format::dash(movement.external_reference()).to_string();
     let mut lines = match movement {
@@ -170,6 +186,7 @@ fn render_entry(lines: Vec<Line<'static>>, frame: &mut Frame, area: Rect) {
 }
 
 fn render_dispute(
+    app: &App,
     stack: StackName,
     id: &str,
     remote: &Remote<Owned<Dispute>>,
@@ -188,9 +205,14 @@ fn render_dispute(
             ("reason", wire_name(&dispute.reason)),
         ]),
         widgets::fields(&[
-            ("organization", format::dash(organization_id).to_string()),
+            ("organization", format::dash(app.organization_name(organization_id)).to_string()),
             ("opened", format::time(&dispute.created_at)),
         ]),
+        widgets::fields(&[
+            ("evidence due", format::time(&dispute.evidence_due_by)),
+            ("payment", dispute.collection_id.clone()),
+        ]),
+        Line::from(format::dash(&dispute.status_message).to_string()),
     ];
     let [summary_area, table_area, entry_area] = sections(area, summary.len());
     let block = status_block(title, &wire_name(&dispute.status));
@@ -202,15 +224,20 @@ fn render_dispute(
         Row::new(vec![
             Cell::from(format::time(&m.created_at)),
             Cell::from(wire_name(&m.author_type)),
+            widgets::figure(m.attachments.len().to_string()),
             Cell::from(m.body.lines().next().unwrap_or_default().to_string()),
         ])
     });
-    let columns = vec![fixed("Time", 19), fixed("From", 10), fill("Message")];
+    let columns = vec![fixed("Time", 19), fixed("From", 10), fixed("Files", 5), fill("Message")];
     render_entries(block, "No messages yet.", columns, rows.collect(), selected, frame, table_area);
     let message = messages.get(selected).map(|m| {
         let author = wire_name(&m.author_type);
         let mut lines = vec![Line::styled(format!("{author} wrote:"), format::title_style())];
         lines.extend(m.body.lines().map(|l| Line::from(l.to_string())));
+        for attachment in &m.attachments {
+            let text = format!("attachment {} ({}) {}", attachment.name, attachment.file_id, attachment.url);
+            lines.push(Line::styled(text, format::label_style()));
+        }
         lines
     });
     render_entry(message.unwrap_or_default(), frame, entry_area);

@@ -4,7 +4,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::widgets::{Cell, Row};
 
-use crate::api::{Owned, wire_name};
+use crate::api::{DisputeStatus, Owned, wire_name};
 use crate::app::App;
 use crate::view::format;
 use crate::view::widgets::{self, SelectTable, WIDE_WIDTH_MIN, fill, fixed};
@@ -22,13 +22,18 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let table_rows = rows.iter().map(|Owned { organization_id, item: d }| {
         let mut cells = vec![Cell::from(d.id.clone())];
         if wide {
-            cells.push(Cell::from(organization_id.clone()));
+            cells.push(Cell::from(app.organization_name(organization_id).to_string()));
         }
         cells.push(widgets::status_cell(&wire_name(&d.status)));
         cells.push(widgets::figure(format::money(&d.amount, &d.currency)));
         cells.push(Cell::from(wire_name(&d.reason)));
+        // Only an open dispute still waits for evidence.
+        let due = if d.status == DisputeStatus::Open { d.evidence_due_by.as_str() } else { "" };
         if wide {
+            cells.push(Cell::from(format::time(due)));
             cells.push(Cell::from(format::time(&d.created_at)));
+        } else {
+            cells.push(Cell::from(format::time_compact(due)));
         }
         Row::new(cells)
     });
@@ -39,10 +44,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             fixed("Status", 14),
             fixed("Amount", 18),
             fill("Reason"),
+            fixed("Evidence due", 19),
             fixed("Created", 19),
         ]
     } else {
-        vec![fixed("Id", 28), fixed("Status", 12), fixed("Amount", 16), fill("Reason")]
+        vec![fixed("Id", 28), fixed("Status", 9), fixed("Amount", 14), fill("Reason"), fixed("Evidence", 11)]
     };
     SelectTable {
         block,

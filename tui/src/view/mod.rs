@@ -3,13 +3,18 @@
 
 pub mod accounts;
 pub mod activity;
+pub mod audit;
 mod chrome;
 pub mod detail;
 pub mod disputes;
+pub mod form;
 pub mod format;
+pub mod ledger;
+pub mod organizations;
 pub mod overview;
 pub mod rates;
 pub mod requests;
+pub mod search;
 pub mod webhooks;
 mod widgets;
 

@@ -33,7 +33,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         let text = widgets::placeholder(&app.lookup, true, "").unwrap_or_default();
         return widgets::message(frame, body, block, text);
     };
-    let lines = lines(lookup);
+    let lines = lines(lookup, app.organization_name(&lookup.organization_id));
     let visible = usize::from(body.height.saturating_sub(2));
     let scroll = app.lookup_scroll.min(lines.len().saturating_sub(visible));
     let scroll = u16::try_from(scroll).unwrap_or(u16::MAX);
@@ -41,7 +41,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 }
 
 /// The entry as lines of text, bodies pretty-printed.
-pub fn lines(lookup: &RequestLookup) -> Vec<Line<'static>> {
+/// The lookup's text; `organization` is the name to show for its
+/// organization.
+pub fn lines(lookup: &RequestLookup, organization: &str) -> Vec<Line<'static>> {
     let request = &lookup.request;
     let status_style = match request.status {
         200..=299 => Style::default().fg(Color::Green),
@@ -59,7 +61,7 @@ pub fn lines(lookup: &RequestLookup) -> Vec<Line<'static>> {
         ]),
         widgets::fields(&[
             ("stack", lookup.stack.as_str().to_string()),
-            ("organization", format::dash(&lookup.organization_id).to_string()),
+            ("organization", format::dash(organization).to_string()),
         ]),
         widgets::fields(&[
             ("api key", format::dash(request.api_key_id.as_deref().unwrap_or_default()).to_string()),

@@ -54,20 +54,20 @@ fn render_endpoints(app: &App, frame: &mut Frame, area: Rect) {
     SelectTable {
         block,
         columns,
-        rows: rows.iter().map(|e| endpoint_row(e, wide)).collect(),
+        rows: rows.iter().map(|e| endpoint_row(app, e, wide)).collect(),
         selected: Some(app.endpoints_selected),
         focused,
     }
     .render(frame, area);
 }
 
-fn endpoint_row(health: &EndpointHealth, wide: bool) -> Row<'static> {
+fn endpoint_row(app: &App, health: &EndpointHealth, wide: bool) -> Row<'static> {
     let endpoint = &health.endpoint;
     let failing =
         if endpoint.consecutive_failures > 0 { Style::default().fg(Color::Red) } else { Style::default() };
     let mut cells = vec![Cell::from(endpoint.url.clone())];
     if wide {
-        cells.push(Cell::from(health.organization_id.clone()));
+        cells.push(Cell::from(app.organization_name(&health.organization_id).to_string()));
     }
     cells.push(widgets::status_cell(&wire_name(&endpoint.status)));
     cells.push(widgets::figure(format::percent(health.success_rate)));

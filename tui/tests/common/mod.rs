@@ -10,14 +10,24 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
+use sika_api::ListPage;
 use sika_api::accounts::Account;
+use sika_api::admin::{
+    AuditEntry, AuditOutcome, CreatedOrganization, EntrySide, LedgerAccount, LedgerEntries, LedgerEntry,
+    LedgerEntryKind, Organization, OrganizationStatus, ReissuedInvitation, SystemAccount, SystemAccountKind,
+};
 use sika_api::admin::{
     CurrencyTotal, EndpointAttempt, EndpointHealth, LedgerFigures, NodeStatus, Owned, RateFeedStatus,
     RateSourceName, RequestLookup, StackAccounts, StackName, StackRate, StackRates, StackStatus,
     VerifyResult,
 };
+use sika_api::admin::{SearchHit, SearchKind, SearchResults};
 use sika_api::collections::{Collection, CollectionStatus};
-use sika_api::disputes::{Dispute, DisputeAuthorType, DisputeMessage, DisputeReason, DisputeStatus};
+use sika_api::disputes::{
+    Dispute, DisputeAttachment, DisputeAuthorType, DisputeMessage, DisputeOutcome, DisputeReason,
+    DisputeStatus,
+};
+use sika_api::members::{Invitation, Member, MemberStatus, Role};
 use sika_api::orders::{Order, OrderDestination, OrderSource, OrderStatus};
 use sika_api::payouts::{Payout, PayoutDestination, PayoutSource, PayoutStatus};
 use sika_api::requests::LoggedRequest;
@@ -26,7 +36,8 @@ use sika_api::webhooks::{
 };
 use sika_api::{Metadata, Money, TimelineEntry};
 use sika_tui::{
-    Action, App, Client, ClientError, Movement, MovementKind, MovementQuery, Settled, Settlement, render,
+    Action, App, Client, ClientError, Movement, MovementKind, MovementQuery, NewOrganization, Settled,
+    Settlement, render,
 };
 
 pub const ADMIN_URL: &str = "http://127.0.0.1:8082";
@@ -60,6 +71,8 @@ pub struct FakeClient {
     pub calls: Mutex<Vec<String>>,
     status_calls: Mutex<usize>,
     settled: Mutex<Vec<(String, Settlement)>>,
+    organizations: Mutex<Vec<Organization>>,
+    resolved: Mutex<Option<DisputeStatus>>,
 }
 
 impl Default for FakeClient {
@@ -69,6 +82,8 @@ impl Default for FakeClient {
             calls: Mutex::new(Vec::new()),
             status_calls: Mutex::new(0),
             settled: Mutex::new(Vec::new()),
+            organizations: Mutex::new(organizations()),
+            resolved: Mutex::new(None),
         }
     }
 }
@@ -220,7 +235,14 @@ impl Client for FakeClient {
     fn dispute(&self, stack: StackName, id: &str) -> Result<Owned<Dispute>, ClientError> {
         self.check()?;
         match stack {
-            StackName::Live if id == DISPUTE => Ok(dispute(true)),
+            StackName::Live if id == DISPUTE => {
+                let mut found = dispute(true);
+                if let Some(status) = *self.resolved.lock().unwrap() {
+                    found.item.status = status;
+                    found.item.status_message = "Resolved by the operator".into();
+                }
+                Ok(found)
+            }
             _ => Err(not_found("dispute", id)),
         }
     }
@@ -286,6 +308,329 @@ impl Client for FakeClient {
         }
         Ok(request_lookup())
     }
+
+    fn organizations(&self) -> Result<Vec<Organization>, ClientError> {
+        self.check()?;
+        Ok(self.organizations.lock().unwrap().clone())
+    }
+
+    fn create_organization(&self, new: &NewOrganization) -> Result<CreatedOrganization, ClientError> {
+        self.check()?;
+        self.log(format!("create {} {} {}", new.name, new.owner_email, new.owner_name));
+        if !new.owner_email.contains('@') {
+            return Err(ClientError::Api {
+                status: 400,
+                code: "validation_error".into(),
+                message: "owner.email must be an email address".into(),
+            });
+        }
+        let organization = organization(NEW_ORG, &new.name, OrganizationStatus::Active);
+        self.organizations.lock().unwrap().push(organization.clone());
+        Ok(CreatedOrganization { organization, invitation: invitation() })
+    }
+
+    fn rename_organization(&self, id: &str, name: &str) -> Result<Organization, ClientError> {
+        self.check()?;
+        self.log(format!("rename {id} {name}"));
+        let mut orgs = self.organizations.lock().unwrap();
+        let org = orgs.iter_mut().find(|o| o.id == id).ok_or_else(|| not_found("organization", id))?;
+        org.name = name.to_string();
+        Ok(org.clone())
+    }
+
+    fn set_suspended(&self, id: &str, suspended: bool) -> Result<Organization, ClientError> {
+        self.check()?;
+        self.log(format!("{} {id}", if suspended { "suspend" } else { "reinstate" }));
+        let mut orgs = self.organizations.lock().unwrap();
+        let org = orgs.iter_mut().find(|o| o.id == id).ok_or_else(|| not_found("organization", id))?;
+        org.status = if suspended { OrganizationStatus::Suspended } else { OrganizationStatus::Active };
+        Ok(org.clone())
+    }
+
+    fn members(&self, organization_id: &str) -> Result<Vec<Member>, ClientError> {
+        self.check()?;
+        Ok(members(organization_id))
+    }
+
+    fn reissue_invitation(
+        &self,
+        organization_id: &str,
+        member_id: &str,
+    ) -> Result<ReissuedInvitation, ClientError> {
+        self.check()?;
+        self.log(format!("invite {organization_id} {member_id}"));
+        let member = members(organization_id)
+            .into_iter()
+            .find(|m| m.id == member_id)
+            .ok_or_else(|| not_found("member", member_id))?;
+        Ok(ReissuedInvitation { member, invitation: invitation() })
+    }
+
+    fn audit(&self, cursor: Option<&str>, limit: usize) -> Result<ListPage<AuditEntry>, ClientError> {
+        self.check()?;
+        let entries = audit_entries();
+        let start = match cursor {
+            None => 0,
+            Some(cursor) => {
+                entries.iter().position(|e| e.id == cursor).ok_or_else(|| not_found("cursor", cursor))? + 1
+            }
+        };
+        // Pages of two, whatever the console asks, so paging shows.
+        let take = limit.min(AUDIT_FAKE_PAGE);
+        let data: Vec<AuditEntry> = entries.iter().skip(start).take(take).cloned().collect();
+        let has_more = start + data.len() < entries.len();
+        let next_cursor = if has_more { data.last().map(|e| e.id.clone()) } else { None };
+        Ok(ListPage { data, has_more, next_cursor })
+    }
+
+    fn resolve_dispute(
+        &self,
+        stack: StackName,
+        id: &str,
+        outcome: DisputeOutcome,
+    ) -> Result<Owned<Dispute>, ClientError> {
+        self.check()?;
+        self.log(format!("resolve {id} {}", sika_tui::wire_name(&outcome)));
+        self.dispute(stack, id)?;
+        *self.resolved.lock().unwrap() = Some(match outcome {
+            DisputeOutcome::Accepted => DisputeStatus::Accepted,
+            DisputeOutcome::Declined => DisputeStatus::Declined,
+        });
+        self.dispute(stack, id)
+    }
+
+    fn search(&self, query: &str) -> Result<SearchResults, ClientError> {
+        self.check()?;
+        self.log(format!("search {query}"));
+        let hit =
+            |kind: SearchKind, id: &str, organization: &str, field: &str, value: &str, at: &str| SearchHit {
+                kind,
+                id: id.into(),
+                stack: StackName::Live,
+                organization_id: organization.into(),
+                field: field.into(),
+                value: value.into(),
+                created_at: at.into(),
+            };
+        let all = vec![
+            hit(
+                SearchKind::Payout,
+                PENDING_PAYOUT,
+                ORG_A,
+                "to.accountNumber",
+                "0123456789",
+                "2025-03-14T09:15:02.000Z",
+            ),
+            hit(
+                SearchKind::PaymentLink,
+                "plink_3Fg6Hj9Kl2Zx5Cv8Bn1Mq4We",
+                ORG_B,
+                "email",
+                "buyer@example.com",
+                "2025-03-12T11:00:00.000Z",
+            ),
+        ];
+        let q = query.to_lowercase();
+        let data =
+            all.into_iter().filter(|h| h.value.to_lowercase().contains(&q) || h.id.contains(&q)).collect();
+        Ok(SearchResults { q, data, scanned: 20_000, scan_limit_reached: true, hits_limit_reached: false })
+    }
+
+    fn system_accounts(&self, stack: StackName) -> Result<Vec<SystemAccount>, ClientError> {
+        self.check()?;
+        Ok(fake_system_accounts(stack))
+    }
+
+    fn ledger_entries(
+        &self,
+        _stack: StackName,
+        id: &str,
+        cursor: Option<&str>,
+        _limit: usize,
+    ) -> Result<LedgerEntries, ClientError> {
+        self.check()?;
+        if id != FEE_REVENUE {
+            let mut page = fee_entries(Some("page-2"));
+            page.data.clear();
+            page.account = LedgerAccount { id: id.into(), currency: id[..3].into(), kind: None };
+            return Ok(page);
+        }
+        Ok(fee_entries(cursor))
+    }
+}
+
+fn fake_system_accounts(stack: StackName) -> Vec<SystemAccount> {
+    if stack == StackName::Sandbox {
+        return Vec::new();
+    }
+    vec![
+        system_account(
+            SystemAccountKind::FeeRevenue,
+            "NGN",
+            "2250.00",
+            ["0.00", "2250.00", "0.00", "750.00"],
+        ),
+        system_account(SystemAccountKind::FxDesk, "USD", "12.40", ["987.60", "1000.00", "0.00", "0.00"]),
+        system_account(
+            SystemAccountKind::RailClearing,
+            "NGN",
+            "0.00",
+            ["300000.00", "300000.00", "0.00", "150000.00"],
+        ),
+        system_account(
+            SystemAccountKind::World,
+            "NGN",
+            "-450000.00",
+            ["750000.00", "300000.00", "0.00", "0.00"],
+        ),
+    ]
+}
+
+/// `[debits, credits, debits pending, credits pending]`.
+pub fn system_account(
+    kind: SystemAccountKind,
+    currency: &str,
+    balance: &str,
+    sums: [&str; 4],
+) -> SystemAccount {
+    let name = sika_tui::wire_name(&kind);
+    SystemAccount {
+        id: format!("sys_{name}_{currency}"),
+        kind,
+        currency: currency.into(),
+        balance: balance.into(),
+        debits_posted: sums[0].into(),
+        credits_posted: sums[1].into(),
+        debits_pending: sums[2].into(),
+        credits_pending: sums[3].into(),
+        created_at: "2025-01-05T12:00:00.000Z".into(),
+    }
+}
+
+pub const FEE_REVENUE: &str = "sys_fee_revenue_NGN";
+
+/// The fee account's entries, newest first, three to a page.
+fn fee_entries(cursor: Option<&str>) -> LedgerEntries {
+    let entry = |seq: u64, amount: &str, memo: &str, at: &str| LedgerEntry {
+        seq,
+        transfer_id: seq,
+        kind: LedgerEntryKind::Posted,
+        side: EntrySide::Credit,
+        counterparty: "NGN4820193375".into(),
+        amount: amount.into(),
+        currency: "NGN".into(),
+        memo: memo.into(),
+        created_at: at.into(),
+    };
+    let all = vec![
+        entry(41, "750.00", "payout fee pay_ngn_4fQ9xK2mTz8LwP3bN7cR1dYe", "2025-03-14T09:15:02.010Z"),
+        entry(33, "750.00", "payout fee pay_ngn_1aB2cD3eF4gH5iJ6kL7mN8oP", "2025-03-12T14:02:11.000Z"),
+        entry(20, "500.00", "payout fee pay_ngn_9zY8xW7vU6tS5rQ4pO3nM2lK", "2025-03-10T08:30:00.000Z"),
+        entry(7, "250.00", "payout fee pay_ngn_2bC3dE4fG5hI6jK7lM8nO9pQ", "2025-03-01T16:45:00.000Z"),
+    ];
+    let start = if cursor == Some("page-2") { 3 } else { 0 };
+    let data: Vec<LedgerEntry> = all.into_iter().skip(start).take(3).collect();
+    let has_more = start == 0;
+    LedgerEntries {
+        account: LedgerAccount {
+            id: FEE_REVENUE.into(),
+            currency: "NGN".into(),
+            kind: Some(SystemAccountKind::FeeRevenue),
+        },
+        data,
+        has_more,
+        next_cursor: has_more.then(|| "page-2".to_string()),
+        scanned: if has_more { 10_000 } else { 7 },
+        scan_limit_reached: has_more,
+    }
+}
+
+pub const NEW_ORG: &str = "org_7Lm2Nb5Vc8Xz1Qw4Er7Ty0Ui";
+pub const OWNER: &str = "mem_4Rt7Yu0Io3Pa6Sd9Fg2Hj5Kl";
+pub const INVITATION: &str = "inv_9Zx2Cv5Bn8Mq1We4Rt7Yu0IoP";
+const AUDIT_FAKE_PAGE: usize = 2;
+
+pub fn organization(id: &str, name: &str, status: OrganizationStatus) -> Organization {
+    Organization {
+        id: id.into(),
+        name: name.into(),
+        status,
+        created_at: "2025-01-05T11:58:00.000Z".into(),
+        balances: None,
+    }
+}
+
+fn organizations() -> Vec<Organization> {
+    vec![
+        organization(ORG_A, "Accra Market Co", OrganizationStatus::Active),
+        organization(ORG_B, "Lagos Freight Ltd", OrganizationStatus::Suspended),
+    ]
+}
+
+fn invitation() -> Invitation {
+    Invitation { token: INVITATION.into(), expires_at: "2025-03-21T10:21:00.000Z".into() }
+}
+
+fn members(organization_id: &str) -> Vec<Member> {
+    let member = |id: &str, email: &str, name: &str, role: Role, status: MemberStatus| Member {
+        id: id.into(),
+        email: email.into(),
+        name: name.into(),
+        role,
+        organization_id: organization_id.into(),
+        status,
+        created_at: "2025-01-05T11:58:00.000Z".into(),
+    };
+    vec![
+        member(OWNER, "efua@accra-market.example", "Efua Mensah", Role::Owner, MemberStatus::Active),
+        member(
+            "mem_8Uj1Ik4Ol7Pz0Xs3Dc6Fv9Gb",
+            "kwame@accra-market.example",
+            "Kwame Boateng",
+            Role::Developer,
+            MemberStatus::Invited,
+        ),
+    ]
+}
+
+/// Newest first, as the node answers.
+fn audit_entries() -> Vec<AuditEntry> {
+    use AuditOutcome::{Failed, Succeeded};
+    let live = Some(StackName::Live);
+    let rows = [
+        ("aud_5", "organization.suspend", ORG_B, None, Succeeded, None, "2025-03-14T10:20:00.000Z"),
+        (
+            "aud_4",
+            "payout.fail",
+            COMPLETED_PAYOUT,
+            live,
+            Failed,
+            Some("the payout is already completed"),
+            "2025-03-13T17:52:00.000Z",
+        ),
+        (
+            "aud_3",
+            "payout.complete",
+            COMPLETED_PAYOUT,
+            live,
+            Succeeded,
+            Some("provider reference: MP-99812"),
+            "2025-03-13T17:50:00.000Z",
+        ),
+        ("aud_2", "rates.replace", "live", live, Succeeded, None, "2025-03-12T09:00:00.000Z"),
+        ("aud_1", "organization.create", ORG_A, None, Succeeded, None, "2025-01-05T11:58:00.000Z"),
+    ];
+    rows.into_iter()
+        .map(|(id, action, target, stack, outcome, detail, at)| AuditEntry {
+            id: id.into(),
+            action: action.into(),
+            target: target.into(),
+            stack,
+            outcome,
+            detail: detail.map(str::to_string),
+            created_at: at.into(),
+        })
+        .collect()
 }
 
 fn not_found(what: &str, id: &str) -> ClientError {
@@ -669,7 +1014,7 @@ pub fn dispute(with_messages: bool) -> Owned<Dispute> {
         id: id.into(),
     };
     let messages = with_messages.then(|| {
-        vec![
+        let mut thread = vec![
             message(
                 "dsm_1",
                 "2025-03-13T10:00:00.000Z",
@@ -677,7 +1022,13 @@ pub fn dispute(with_messages: bool) -> Owned<Dispute> {
             ),
             message("dsm_2", "2025-03-13T15:30:00.000Z", "We see one charge only; attaching the receipt."),
             message("dsm_3", "2025-03-14T09:00:00.000Z", "Reviewing both statements."),
-        ]
+        ];
+        thread[1].attachments.push(DisputeAttachment {
+            file_id: "file_7Hq2Lm5Np8Rs1Tv4Wx".into(),
+            name: "receipt-0309.pdf".into(),
+            url: "/v1/files/file_7Hq2Lm5Np8Rs1Tv4Wx/contents".into(),
+        });
+        thread
     });
     let dispute = Dispute {
         amount: "100.00".into(),

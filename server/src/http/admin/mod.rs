@@ -40,6 +40,7 @@ mod keys;
 mod ledger;
 mod organizations;
 mod rates;
+mod search;
 mod webhooks;
 
 pub(crate) struct AdminState {
@@ -75,7 +76,11 @@ pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
         .routes(routes!(organizations::reissue_invitation))
         .routes(routes!(keys::list))
         .routes(routes!(keys::revoke));
-    let ledger = OpenApiRouter::new().routes(routes!(accounts)).routes(routes!(ledger::verify));
+    let ledger = OpenApiRouter::new()
+        .routes(routes!(accounts))
+        .routes(routes!(ledger::verify))
+        .routes(routes!(ledger::system_accounts))
+        .routes(routes!(ledger::entries));
     let rates = OpenApiRouter::new().routes(routes!(rates::read, rates::replace));
     let activity = OpenApiRouter::new()
         .routes(routes!(activity::payouts))
@@ -105,6 +110,7 @@ pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
         .merge(tagged("webhooks", webhooks))
         .merge(tagged("requests", OpenApiRouter::new().routes(routes!(request))))
         .merge(tagged("audit", OpenApiRouter::new().routes(routes!(audit::list))))
+        .merge(tagged("search", OpenApiRouter::new().routes(routes!(search::search))))
 }
 
 /// The admin API's OpenAPI document.
