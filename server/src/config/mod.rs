@@ -131,34 +131,25 @@ impl NodeConfig {
                 Err(e) => problems.push(format!("node.quote_ttl (--quote-ttl): {e}")),
             }
         }
-        if let Some(ttl) = &node.session_ttl {
-            match parse_duration(ttl) {
-                Ok(ttl) if !ttl.is_zero() => config.session_ttl = ttl,
-                Ok(_) => {
-                    problems.push("node.session_ttl (--session-ttl): must be longer than 0s".to_string())
-                }
-                Err(e) => problems.push(format!("node.session_ttl (--session-ttl): {e}")),
-            }
-        }
+        let session_ttl = node.session_ttl.as_deref();
+        positive_duration(
+            "node.session_ttl (--session-ttl)",
+            session_ttl,
+            &mut config.session_ttl,
+            &mut problems,
+        );
         match node.rate_limit {
             Some(0) => problems.push("node.rate_limit (--rate-limit): must be at least 1".to_string()),
             Some(limit) => config.rate_limit = limit,
             None => {}
         }
         config.connections = connections;
-        config.trusted_proxies = node.trusted_proxies.unwrap_or_default();
-        config.allow_private_webhooks = node.allow_private_webhooks.unwrap_or(false);
         config.request_log_retention =
             node.request_log_retention.unwrap_or(config.request_log_retention).max(1);
-        if let Some(age) = &node.request_log_max_age {
-            match parse_duration(age) {
-                Ok(age) if !age.is_zero() => config.request_log_max_age = age,
-                Ok(_) => problems.push(
-                    "node.request_log_max_age (--request-log-max-age): must be longer than 0s".to_string(),
-                ),
-                Err(e) => problems.push(format!("node.request_log_max_age (--request-log-max-age): {e}")),
-            }
-        }
+        let (max_age, slot) = (node.request_log_max_age.as_deref(), &mut config.request_log_max_age);
+        positive_duration("node.request_log_max_age (--request-log-max-age)", max_age, slot, &mut problems);
+        config.trusted_proxies = node.trusted_proxies.unwrap_or_default();
+        config.allow_private_webhooks = node.allow_private_webhooks.unwrap_or(false);
         match node.checkout_attempts_per_link {
             Some(0) => problems.push(
                 "node.checkout_attempts_per_link (--checkout-attempts-per-link): must be at least 1"
@@ -219,6 +210,17 @@ fn resolve_connections(node: &NodeTable, settings: &mut ConnectionSettings, prob
 }
 
 /// Parses `30s`, `500ms`, `2m`, `1h` or a bare number of seconds.
+/// A duration setting that must be longer than zero: set, or its problem
+/// named by `key`.
+fn positive_duration(key: &str, value: Option<&str>, slot: &mut Duration, problems: &mut Vec<String>) {
+    let Some(value) = value else { return };
+    match parse_duration(value) {
+        Ok(duration) if !duration.is_zero() => *slot = duration,
+        Ok(_) => problems.push(format!("{key}: must be longer than 0s")),
+        Err(e) => problems.push(format!("{key}: {e}")),
+    }
+}
+
 pub fn parse_duration(input: &str) -> Result<Duration, String> {
     let input = input.trim();
     let (number, unit) = match input.find(|c: char| !c.is_ascii_digit() && c != '.') {

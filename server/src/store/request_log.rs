@@ -225,9 +225,9 @@ fn write_batch(
     {
         let mut entries = txn.open_table(ENTRIES)?;
         let mut order = txn.open_table(ORDER)?;
-        let mut next = order.last()?.map(|(k, _)| k.value() + 1).unwrap_or(1);
+        let first = order.last()?.map(|(k, _)| k.value() + 1).unwrap_or(1);
         let mut touched = Vec::new();
-        for entry in batch {
+        for (next, entry) in (first..).zip(batch) {
             let bytes = postcard::to_stdvec(entry).unwrap_or_default();
             entries.insert(entry.id.as_str(), bytes.as_slice())?;
             order.insert(next, entry.id.as_str())?;
@@ -235,7 +235,6 @@ fn write_batch(
             debug_assert!(seqs.back().is_none_or(|last| *last < next), "sequence numbers only increase");
             seqs.push_back(next);
             touched.push(entry.organization.as_str());
-            next += 1;
         }
         // By count: each organization that grew keeps its newest entries.
         touched.sort_unstable();
