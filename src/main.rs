@@ -158,6 +158,10 @@ struct NodeArgs {
     /// Payment attempts one payment link takes in all [1000].
     #[arg(long, env = "SIKA_CHECKOUT_ATTEMPTS_PER_LINK")]
     checkout_attempts_per_link: Option<u32>,
+    /// Payment attempts one payer address makes on one page or link in an
+    /// hour [50].
+    #[arg(long, env = "SIKA_CHECKOUT_ATTEMPTS_PER_ADDRESS")]
+    checkout_attempts_per_address: Option<u32>,
     /// The address payers reach the live stack at (for hosted checkout
     /// URLs), such as https://pay.example.com [http://<live-addr>].
     #[arg(long, env = "SIKA_LIVE_PUBLIC_URL")]
@@ -226,6 +230,7 @@ impl NodeArgs {
             request_log_retention: self.request_log_retention,
             request_log_max_age: self.request_log_max_age.clone(),
             checkout_attempts_per_link: self.checkout_attempts_per_link,
+            checkout_attempts_per_address: self.checkout_attempts_per_address,
             live_public_url: self.live_public_url.clone(),
             sandbox_public_url: self.sandbox_public_url.clone(),
             connections_max: self.connections_max,

@@ -674,6 +674,37 @@ async fn a_link_takes_a_bounded_number_of_attempts() {
     assert_eq!(link(&api, &node, &id).await["sessions"].as_array().unwrap().len(), 3);
 }
 
+/// One payer address makes a bounded number of attempts on one link
+/// (`checkout_attempts_per_address` an hour): the next gets `429
+/// rate_limited` with the limit and when to come back, while another
+/// address still pays, and other links are not affected.
+#[tokio::test]
+async fn a_payer_address_makes_a_bounded_number_of_attempts_on_a_link() {
+    let node = Node::start_with_env(Options::unthrottled(), &[("SIKA_CHECKOUT_ATTEMPTS_PER_ADDRESS", "3")]);
+    let api = Api::new();
+    let id = |l: Value| l["id"].as_str().unwrap().to_string();
+    let first = id(create(&api, &node, "/v1/payment-links", page_body("GHS", Some("500.00"))).await);
+    let second = id(create(&api, &node, "/v1/payment-links", page_body("GHS", Some("500.00"))).await);
+    for _ in 0..3 {
+        pay(&api, &node, &first, "1.00").await.expect(201);
+    }
+    let r = pay(&api, &node, &first, "1.00").await;
+    r.expect_error(429, "rate_limited");
+    assert_eq!(r.body["details"]["limit"], 3, "{}", r.text);
+    let retry_after = r.body["details"]["retryAfter"].as_u64().unwrap();
+    assert!((3_500..=3_600).contains(&retry_after), "{}", r.text);
+    pay(&api, &node, &second, "1.00").await.expect(201);
+    let elsewhere = Api {
+        client: reqwest::Client::builder()
+            .local_address(std::net::IpAddr::from([127, 0, 0, 2]))
+            .no_proxy()
+            .build()
+            .unwrap(),
+    };
+    pay(&elsewhere, &node, &first, "1.00").await.expect(201);
+    assert_eq!(link(&api, &node, &first).await["sessions"].as_array().unwrap().len(), 4);
+}
+
 /// Behind a proxy or a domain, the operator names the address payers use.
 #[tokio::test]
 async fn hosted_urls_use_the_public_address_when_set() {

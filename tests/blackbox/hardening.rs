@@ -599,7 +599,14 @@ async fn a_full_disk_answers_503_and_writing_resumes_once_space_returns() {
     })
     .await;
     let resumed_after = refused_at.elapsed();
-    api.post(&deposits, &key, json!({ "currency": "GHS", "amount": "1.00" })).await.expect(201);
+    let after = api.post(&deposits, &key, json!({ "currency": "GHS", "amount": "1.00" })).await;
+    after.expect(201);
+    // The request log writes again too.
+    let logged = node.admin_url(&format!("/admin/v1/requests/{}", after.request_id()));
+    eventually("the request log writing again", Duration::from_secs(15), || async {
+        (api.get(&logged, &node.creds.admin_token).await.status == 200).then_some(())
+    })
+    .await;
     let expected = format!("{}.00", acknowledged + 1);
     assert_eq!(balance(&api, &node.sandbox, &key, "GHS").await, expected);
 

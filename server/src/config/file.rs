@@ -95,6 +95,8 @@ pub struct NodeTable {
     pub request_log_max_age: Option<String>,
     /// Payment attempts one payment link takes in all.
     pub checkout_attempts_per_link: Option<u32>,
+    /// Payment attempts one payer address makes on one page or link in an hour.
+    pub checkout_attempts_per_address: Option<u32>,
     pub live_public_url: Option<String>,
     pub sandbox_public_url: Option<String>,
     /// Open connections per listener (default: a quarter of the file
@@ -241,6 +243,9 @@ impl NodeTable {
             request_log_retention: over.request_log_retention.or(self.request_log_retention),
             request_log_max_age: over.request_log_max_age.or(self.request_log_max_age),
             checkout_attempts_per_link: over.checkout_attempts_per_link.or(self.checkout_attempts_per_link),
+            checkout_attempts_per_address: over
+                .checkout_attempts_per_address
+                .or(self.checkout_attempts_per_address),
             live_public_url: over.live_public_url.or(self.live_public_url),
             sandbox_public_url: over.sandbox_public_url.or(self.sandbox_public_url),
             connections_max: over.connections_max.or(self.connections_max),

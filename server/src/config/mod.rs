@@ -33,6 +33,9 @@ pub struct NodeConfig {
     pub request_log_max_age: Duration,
     /// Payment attempts one payment link takes in all; more are refused.
     pub checkout_attempts_per_link: u32,
+    /// Payment attempts one payer address makes on one page or link in an
+    /// hour; more are refused until the hour is over.
+    pub checkout_attempts_per_address: u32,
     /// The FX margin in basis points.
     pub spread_bps: u32,
     /// Lets live webhook endpoints point at loopback and private addresses.
@@ -95,6 +98,7 @@ impl NodeConfig {
             request_log_retention: 100_000,
             request_log_max_age: Duration::from_secs(30 * 86_400),
             checkout_attempts_per_link: 1_000,
+            checkout_attempts_per_address: 50,
             spread_bps: 100,
             allow_private_webhooks: false,
             live_public_url: None,
@@ -138,11 +142,7 @@ impl NodeConfig {
             &mut config.session_ttl,
             &mut problems,
         );
-        match node.rate_limit {
-            Some(0) => problems.push("node.rate_limit (--rate-limit): must be at least 1".to_string()),
-            Some(limit) => config.rate_limit = limit,
-            None => {}
-        }
+        at_least_one("node.rate_limit (--rate-limit)", (node.rate_limit, &mut config.rate_limit), &mut problems);
         config.connections = connections;
         config.request_log_retention =
             node.request_log_retention.unwrap_or(config.request_log_retention).max(1);
@@ -150,14 +150,10 @@ impl NodeConfig {
         positive_duration("node.request_log_max_age (--request-log-max-age)", max_age, slot, &mut problems);
         config.trusted_proxies = node.trusted_proxies.unwrap_or_default();
         config.allow_private_webhooks = node.allow_private_webhooks.unwrap_or(false);
-        match node.checkout_attempts_per_link {
-            Some(0) => problems.push(
-                "node.checkout_attempts_per_link (--checkout-attempts-per-link): must be at least 1"
-                    .to_string(),
-            ),
-            Some(limit) => config.checkout_attempts_per_link = limit,
-            None => {}
-        }
+        let per_link = (node.checkout_attempts_per_link, &mut config.checkout_attempts_per_link);
+        at_least_one("node.checkout_attempts_per_link (--checkout-attempts-per-link)", per_link, &mut problems);
+        let per_address = (node.checkout_attempts_per_address, &mut config.checkout_attempts_per_address);
+        at_least_one("node.checkout_attempts_per_address (--checkout-attempts-per-address)", per_address, &mut problems);
         for (key, url, slot) in [
             ("node.live_public_url (--live-public-url)", node.live_public_url, &mut config.live_public_url),
             (
@@ -210,6 +206,16 @@ fn resolve_connections(node: &NodeTable, settings: &mut ConnectionSettings, prob
 }
 
 /// Parses `30s`, `500ms`, `2m`, `1h` or a bare number of seconds.
+/// A count setting that must be at least 1: set, or its problem named by
+/// `key`.
+fn at_least_one(key: &str, (value, slot): (Option<u32>, &mut u32), problems: &mut Vec<String>) {
+    match value {
+        Some(0) => problems.push(format!("{key}: must be at least 1")),
+        Some(value) => *slot = value,
+        None => {}
+    }
+}
+
 /// A duration setting that must be longer than zero: set, or its problem
 /// named by `key`.
 fn positive_duration(key: &str, value: Option<&str>, slot: &mut Duration, problems: &mut Vec<String>) {

@@ -105,8 +105,9 @@ fn copy_online(
     }
     files.push(copy(identity.database(), dest, "node.redb")?);
     for stack in stacks {
+        let requests = stack.request_log.database().ok_or("the request log is being reopened; try again")?;
         files.push(copy(
-            stack.request_log.database(),
+            &*requests,
             dest,
             &format!("{}-requests.redb", stack.kind.name()),
         )?);

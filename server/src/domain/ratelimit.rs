@@ -48,6 +48,39 @@ impl RateLimiter {
     }
 }
 
+/// At most `limit` events per key in a window that starts with the key's
+/// first event (payment attempts per payer address on one link). Keys
+/// whose window has ended are forgotten first when the map is full.
+pub(crate) struct WindowedCounter {
+    limit: u32,
+    window: Duration,
+    counts: Mutex<HashMap<String, (Instant, u32)>>,
+}
+
+impl WindowedCounter {
+    pub(crate) fn new(limit: u32, window: Duration) -> Self {
+        WindowedCounter { limit, window, counts: Mutex::new(HashMap::new()) }
+    }
+
+    /// Counts one event for `key`, or `Err(seconds until its window ends)`
+    /// once the key has had `limit` in its window.
+    pub(crate) fn take(&self, key: &str, now: Instant) -> Result<(), u64> {
+        let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if counts.len() >= THROTTLE_ENTRIES_MAX && !counts.contains_key(key) {
+            counts.retain(|_, (start, _)| now.duration_since(*start) < self.window);
+        }
+        let entry = counts.entry(key.to_string()).or_insert((now, 0));
+        if now.duration_since(entry.0) >= self.window {
+            *entry = (now, 0);
+        }
+        if entry.1 >= self.limit {
+            return Err(self.window.saturating_sub(now.duration_since(entry.0)).as_secs().max(1));
+        }
+        entry.1 = entry.1.saturating_add(1);
+        Ok(())
+    }
+}
+
 /// Failed log-ins allowed per caller address, and per email, in one window.
 const LOGIN_FAILURES_MAX: u32 = 10;
 const LOGIN_WINDOW: Duration = Duration::from_secs(15 * 60);
@@ -113,6 +146,18 @@ impl LoginThrottle {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn a_windowed_counter_allows_its_limit_per_key_per_window() {
+        let counter = WindowedCounter::new(3, Duration::from_secs(60));
+        let start = Instant::now();
+        for _ in 0..3 {
+            assert!(counter.take("a", start).is_ok());
+        }
+        assert_eq!(counter.take("a", start + Duration::from_secs(15)), Err(45));
+        assert!(counter.take("b", start).is_ok(), "other keys are unaffected");
+        assert!(counter.take("a", start + Duration::from_secs(60)).is_ok(), "a new window");
+    }
 
     #[test]
     fn allows_the_limit_then_refuses() {

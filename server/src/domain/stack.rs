@@ -79,6 +79,8 @@ pub(crate) struct Stack {
     pub rate_limiter: RateLimiter,
     /// Manual webhook retries, per delivery: `RETRIES_PER_SECOND_MAX`.
     pub retry_limiter: RateLimiter,
+    /// Payment attempts per payer address on one page or link, per hour.
+    pub checkout_attempts: crate::domain::ratelimit::WindowedCounter,
     pub request_log: RequestLog,
     /// The shipped catalog with the operator's method overrides.
     pub catalog: Catalog,
@@ -120,6 +122,10 @@ impl Stack {
             identity,
             rate_limiter: RateLimiter::new(config.rate_limit),
             retry_limiter: RateLimiter::new(crate::domain::webhooks::RETRIES_PER_SECOND_MAX),
+            checkout_attempts: crate::domain::ratelimit::WindowedCounter::new(
+                config.checkout_attempts_per_address,
+                std::time::Duration::from_secs(3_600),
+            ),
             config,
             request_log,
             catalog: settings.catalog.clone().unwrap_or_else(|| crate::domain::catalog::shipped().clone()),

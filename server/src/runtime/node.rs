@@ -17,6 +17,12 @@ use crate::domain::stack::{Stack, StackKind};
 use crate::http::admin::{self, AdminState};
 use crate::store::request_log::{RequestLog, Retention};
 
+/// The request log's retention, from the node's settings.
+fn request_log_retention(config: &NodeConfig) -> Retention {
+    let max_age_ms = i64::try_from(config.request_log_max_age.as_millis()).unwrap_or(i64::MAX);
+    Retention { count: config.request_log_retention, max_age_ms }
+}
+
 fn engine_config(config: &NodeConfig, kind: StackKind, rates: &Arc<RateBook>) -> EngineConfig {
     let mut engine = EngineConfig::new(Some(config.data_dir.join(kind.database_file())));
     engine.quote_ttl_ms = config.quote_ttl.as_millis() as i64;
@@ -192,7 +198,7 @@ impl Node {
             let rates = Arc::new(RateBook::new(&settings.rates, kind == StackKind::Sandbox, clock));
             let engine = open_engine(&config, kind, &rates)?;
             let log_path = config.data_dir.join(format!("{}-requests.redb", kind.name()));
-            let log = RequestLog::open(&log_path, Retention::of(&config))?;
+            let log = RequestLog::open(&log_path, request_log_retention(&config))?;
             let stack_settings = match kind {
                 StackKind::Live => &settings.live,
                 StackKind::Sandbox => &settings.sandbox,

@@ -7,7 +7,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -36,13 +36,6 @@ static DURABLE_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::Atomic
 pub(crate) struct Retention {
     pub count: u64,
     pub max_age_ms: i64,
-}
-
-impl Retention {
-    pub(crate) fn of(config: &crate::config::NodeConfig) -> Retention {
-        let max_age_ms = i64::try_from(config.request_log_max_age.as_millis()).unwrap_or(i64::MAX);
-        Retention { count: config.request_log_retention, max_age_ms }
-    }
 }
 
 /// The writer's index of what the file holds: each organization's entries
@@ -92,33 +85,41 @@ pub(crate) struct RequestLogEntry {
 type Pending = Arc<Mutex<HashMap<String, RequestLogEntry>>>;
 
 pub(crate) struct RequestLog {
-    db: Arc<Database>,
+    db: Slot,
     sender: Mutex<Option<SyncSender<RequestLogEntry>>>,
     pending: Pending,
     writer: Mutex<Option<JoinHandle<()>>>,
 }
 
+/// The open database; `None` while the writer reopens it after a failed
+/// write (redb refuses every later one on that opening).
+type Slot = Arc<RwLock<Option<Arc<Database>>>>;
+
+fn open_database(path: &Path) -> Result<Database, String> {
+    let db = Database::builder()
+        .set_cache_size(16 * 1024 * 1024)
+        .create(path)
+        .map_err(|e| crate::store::describe_open_error(path, e))?;
+    sika_engine::format::open(&db, path, &sika_engine::format::REQUEST_LOG_STEPS).map_err(|e| e.to_string())?;
+    Ok(db)
+}
+
 impl RequestLog {
-    /// The database, for a backup's read transaction.
-    pub(crate) fn database(&self) -> &Database {
-        &self.db
+    /// The database, for a backup's read transaction; `None` while it is
+    /// being reopened.
+    pub(crate) fn database(&self) -> Option<Arc<Database>> {
+        self.db.read().ok()?.clone()
     }
 
     pub(crate) fn open(path: &Path, retention: Retention) -> Result<RequestLog, String> {
-        let db = Database::builder()
-            .set_cache_size(16 * 1024 * 1024)
-            .create(path)
-            .map_err(|e| crate::store::describe_open_error(path, e))?;
-        sika_engine::format::open(&db, path, &sika_engine::format::REQUEST_LOG_STEPS)
-            .map_err(|e| e.to_string())?;
-        let db = Arc::new(db);
+        let db: Slot = Arc::new(RwLock::new(Some(Arc::new(open_database(path)?))));
         let (sender, receiver) = sync_channel(QUEUE_CAPACITY);
         let pending: Pending = Arc::default();
         let writer = {
-            let (db, pending) = (db.clone(), pending.clone());
+            let (db, pending, path) = (db.clone(), pending.clone(), path.to_path_buf());
             std::thread::Builder::new()
                 .name("sika-request-log".into())
-                .spawn(move || write_loop(&db, &receiver, &pending, retention))
+                .spawn(move || write_loop(&db, &path, &receiver, &pending, retention))
                 .map_err(|e| e.to_string())?
         };
         Ok(RequestLog { db, sender: Mutex::new(Some(sender)), pending, writer: Mutex::new(Some(writer)) })
@@ -143,7 +144,7 @@ impl RequestLog {
         if let Some(entry) = self.pending.lock().ok()?.get(id) {
             return Some(entry.clone());
         }
-        let txn = self.db.begin_read().ok()?;
+        let txn = self.database()?.begin_read().ok()?;
         let table = txn.open_table(ENTRIES).ok()?;
         let bytes = table.get(id).ok()??;
         postcard::from_bytes(bytes.value()).ok()
@@ -160,10 +161,19 @@ impl RequestLog {
     }
 }
 
-fn write_loop(db: &Database, receiver: &Receiver<RequestLogEntry>, pending: &Pending, retention: Retention) {
+fn write_loop(
+    slot: &Slot,
+    path: &Path,
+    receiver: &Receiver<RequestLogEntry>,
+    pending: &Pending,
+    retention: Retention,
+) {
     // The log is background work: let the request threads preempt it.
     sika_engine::lower_thread_priority();
-    if let Ok(txn) = db.begin_write() {
+    let mut db = slot.read().ok().and_then(|db| db.clone());
+    if let Some(db) = &db
+        && let Ok(txn) = db.begin_write()
+    {
         let _ = txn.open_table(ENTRIES).map(drop);
         let _ = txn.open_table(ORDER).map(drop);
         let _ = txn.commit();
@@ -171,14 +181,16 @@ fn write_loop(db: &Database, receiver: &Receiver<RequestLogEntry>, pending: &Pen
     // Failed batches since the last report: one line per interval, not one
     // per batch, however long the disk stays full.
     let (mut failed, mut reported) = (0u64, None::<std::time::Instant>);
-    let mut kept = Kept::read(db).unwrap_or_default();
+    let mut kept = db.as_deref().and_then(|db| Kept::read(db).ok()).unwrap_or_default();
     loop {
         let first = match receiver.recv_timeout(FLUSH_INTERVAL) {
             Ok(entry) => entry,
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => {
                 // Make every earlier non-durable batch durable before stopping.
-                if let Ok(mut txn) = db.begin_write() {
+                if let Some(db) = &db
+                    && let Ok(mut txn) = db.begin_write()
+                {
                     let _ = txn.set_durability(Durability::Immediate);
                     let _ = txn.commit();
                 }
@@ -194,8 +206,29 @@ fn write_loop(db: &Database, receiver: &Receiver<RequestLogEntry>, pending: &Pen
                 Err(_) => break,
             }
         }
-        if let Err(e) = write_batch(db, &batch, retention, &mut kept) {
-            kept = Kept::read(db).unwrap_or_default();
+        if db.is_none() {
+            // Reopening replays nothing (the log is best effort); it works
+            // once the disk takes writes and no reader holds the old file.
+            if let Ok(reopened) = open_database(path).map(Arc::new) {
+                kept = Kept::read(&reopened).unwrap_or_default();
+                if let Ok(mut current) = slot.write() {
+                    *current = Some(reopened.clone());
+                }
+                db = Some(reopened);
+            }
+        }
+        let written = match &db {
+            Some(db) => write_batch(db, &batch, retention, &mut kept).map_err(|e| e.to_string()),
+            None => Err("the request log is being reopened after a failed write".to_string()),
+        };
+        if let Err(e) = written {
+            // redb refuses every write after a failed one on this opening:
+            // let it go, so the next batch opens the file again.
+            if db.take().is_some()
+                && let Ok(mut current) = slot.write()
+            {
+                current.take();
+            }
             failed += 1;
             if reported.is_none_or(|at| at.elapsed() >= FAILURE_REPORT_INTERVAL) {
                 tracing::error!(error = %e, failed_batches = failed, "request log writes failed");

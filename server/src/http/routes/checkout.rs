@@ -77,6 +77,17 @@ async fn start(
         )
         .with_detail("retryAfter", retry_after));
     }
+    // And a payer address makes a bounded number of attempts on one page or
+    // link (`checkout_attempts_per_address` an hour).
+    if let Err(retry_after) = stack.checkout_attempts.take(&format!("{id}:{ip}"), Instant::now()) {
+        let limit = stack.config.checkout_attempts_per_address;
+        return Err(ApiError::new(
+            sika_api::ErrorCode::RateLimited,
+            format!("this address has made {limit} payment attempts here in the last hour; try again later"),
+        )
+        .with_detail("limit", limit)
+        .with_detail("retryAfter", retry_after));
+    }
     let (link_id, session_id) = pay::start(&stack, &id, body).await?;
     let Json(body) = view(&stack, &link_id, &session_id)?;
     Ok((StatusCode::CREATED, Json(body)))
