@@ -118,7 +118,8 @@ impl NodeConfig {
         let mut connections = ConnectionSettings::default();
         resolve_connections(&node, &mut connections, &mut problems);
         let mut config =
-            NodeConfig::for_data_dir(node.data_dir.unwrap_or_else(|| PathBuf::from("./sika-data")));
+            NodeConfig::for_data_dir(node.data_dir.clone().unwrap_or_else(|| PathBuf::from("./sika-data")));
+        resolve_limits(&node, &mut config, &mut problems);
         config.live_addr = node.live_addr.unwrap_or(config.live_addr);
         config.sandbox_addr = node.sandbox_addr.unwrap_or(config.sandbox_addr);
         config.admin_addr = node.admin_addr.unwrap_or(config.admin_addr);
@@ -142,18 +143,9 @@ impl NodeConfig {
             &mut config.session_ttl,
             &mut problems,
         );
-        at_least_one("node.rate_limit (--rate-limit)", (node.rate_limit, &mut config.rate_limit), &mut problems);
         config.connections = connections;
-        config.request_log_retention =
-            node.request_log_retention.unwrap_or(config.request_log_retention).max(1);
-        let (max_age, slot) = (node.request_log_max_age.as_deref(), &mut config.request_log_max_age);
-        positive_duration("node.request_log_max_age (--request-log-max-age)", max_age, slot, &mut problems);
         config.trusted_proxies = node.trusted_proxies.unwrap_or_default();
         config.allow_private_webhooks = node.allow_private_webhooks.unwrap_or(false);
-        let per_link = (node.checkout_attempts_per_link, &mut config.checkout_attempts_per_link);
-        at_least_one("node.checkout_attempts_per_link (--checkout-attempts-per-link)", per_link, &mut problems);
-        let per_address = (node.checkout_attempts_per_address, &mut config.checkout_attempts_per_address);
-        at_least_one("node.checkout_attempts_per_address (--checkout-attempts-per-address)", per_address, &mut problems);
         for (key, url, slot) in [
             ("node.live_public_url (--live-public-url)", node.live_public_url, &mut config.live_public_url),
             (
@@ -206,6 +198,23 @@ fn resolve_connections(node: &NodeTable, settings: &mut ConnectionSettings, prob
 }
 
 /// Parses `30s`, `500ms`, `2m`, `1h` or a bare number of seconds.
+/// The limits: the API keys' rate, the request log's retention and the
+/// payment attempts a link and a payer address take.
+fn resolve_limits(node: &NodeTable, config: &mut NodeConfig, problems: &mut Vec<String>) {
+    at_least_one("node.rate_limit (--rate-limit)", (node.rate_limit, &mut config.rate_limit), problems);
+    config.request_log_retention = node.request_log_retention.unwrap_or(config.request_log_retention).max(1);
+    let (max_age, slot) = (node.request_log_max_age.as_deref(), &mut config.request_log_max_age);
+    positive_duration("node.request_log_max_age (--request-log-max-age)", max_age, slot, problems);
+    let per_link = (node.checkout_attempts_per_link, &mut config.checkout_attempts_per_link);
+    at_least_one("node.checkout_attempts_per_link (--checkout-attempts-per-link)", per_link, problems);
+    let per_address = (node.checkout_attempts_per_address, &mut config.checkout_attempts_per_address);
+    at_least_one(
+        "node.checkout_attempts_per_address (--checkout-attempts-per-address)",
+        per_address,
+        problems,
+    );
+}
+
 /// A count setting that must be at least 1: set, or its problem named by
 /// `key`.
 fn at_least_one(key: &str, (value, slot): (Option<u32>, &mut u32), problems: &mut Vec<String>) {

@@ -106,11 +106,7 @@ fn copy_online(
     files.push(copy(identity.database(), dest, "node.redb")?);
     for stack in stacks {
         let requests = stack.request_log.database().ok_or("the request log is being reopened; try again")?;
-        files.push(copy(
-            &*requests,
-            dest,
-            &format!("{}-requests.redb", stack.kind.name()),
-        )?);
+        files.push(copy(&*requests, dest, &format!("{}-requests.redb", stack.kind.name()))?);
     }
     copy_token(data_dir, dest)?;
     Ok(finish(dest, true, files, started))

@@ -100,7 +100,8 @@ fn open_database(path: &Path) -> Result<Database, String> {
         .set_cache_size(16 * 1024 * 1024)
         .create(path)
         .map_err(|e| crate::store::describe_open_error(path, e))?;
-    sika_engine::format::open(&db, path, &sika_engine::format::REQUEST_LOG_STEPS).map_err(|e| e.to_string())?;
+    sika_engine::format::open(&db, path, &sika_engine::format::REQUEST_LOG_STEPS)
+        .map_err(|e| e.to_string())?;
     Ok(db)
 }
 
