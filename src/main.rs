@@ -108,6 +108,23 @@ enum Commands {
         #[command(flatten)]
         admin: AdminArgs,
     },
+    /// Measure the ledger on this machine: transfers between random
+    /// accounts on a fresh database, a batch in flight at a time; prints
+    /// the throughput and batch latency percentiles.
+    Bench {
+        /// Transfers to make.
+        #[arg(long, default_value_t = 100_000)]
+        transfers: usize,
+        /// Accounts they move between.
+        #[arg(long, default_value_t = 10_000)]
+        accounts: usize,
+        /// Transfers in flight at once.
+        #[arg(long, default_value_t = 1_000)]
+        batch: usize,
+        /// A directory for the throwaway database [the system's temporary directory].
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
 }
 
 /// The node's flags. Each one unset (flag and environment variable both)
@@ -295,7 +312,21 @@ fn main() -> ExitCode {
             ))
         }
         Commands::Tui { admin } => finish(sika_tui::run(&admin.data_dir, &admin.url(), admin.token.clone())),
+        Commands::Bench { transfers, accounts, batch, dir } => {
+            let options = sika_engine::bench::BenchOptions { transfers, accounts, batch, seed: 1 };
+            finish(bench(dir, options).map(|summary| println!("{summary}")))
+        }
     }
+}
+
+/// `sika bench` on a new database in its own directory, removed afterwards.
+fn bench(dir: Option<PathBuf>, options: sika_engine::bench::BenchOptions) -> Result<String, String> {
+    let parent = dir.unwrap_or_else(std::env::temp_dir);
+    let scratch = parent.join(format!("sika-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
+    let report = sika_engine::bench::run(&scratch.join("bench.redb"), options).map_err(|e| e.to_string());
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(report?.summary(&options))
 }
 
 /// `sika config check`: exit 0 and one line on success, otherwise one line

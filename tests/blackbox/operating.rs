@@ -265,3 +265,32 @@ async fn a_backup_taken_under_writes_verifies_and_serves_what_was_acknowledged_b
     let (available, _) = balances_minor(&api, &restored.sandbox, &key, "GHS", 2).await;
     assert_eq!(available, i128::from(total) * 100, "a stopped node's backup holds every deposit");
 }
+
+/// `sika bench` measures the ledger on this machine: it reports the
+/// transfers it made, their throughput and the batch latency percentiles,
+/// leaves nothing behind, and refuses a run it cannot make.
+#[test]
+fn sika_bench_reports_throughput_and_batch_latencies() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sika"))
+        .args(["bench", "--transfers", "3000", "--accounts", "50", "--batch", "200", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{printed}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(printed.contains("3000 transfers over 50 accounts, 200 in flight"), "{printed}");
+    let rate: f64 =
+        printed.split(" transfers/s").next().unwrap().rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(rate > 0.0, "{printed}");
+    assert!(printed.contains("batch latency p50") && printed.contains(" p99 "), "{printed}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the scratch database is removed");
+
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_sika"))
+        .args(["bench", "--accounts", "1", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("at least 2 accounts"));
+}
