@@ -650,15 +650,7 @@ async fn request_log_retention_is_per_organization_by_count_and_age() {
         &[("SIKA_REQUEST_LOG_RETENTION", "5"), ("SIKA_REQUEST_LOG_MAX_AGE", "4s")],
     );
     let api = Api::new();
-    let body = json!({ "name": "Organization B", "owner": { "email": "b@example.com", "name": "B" } });
-    let created = api.post(&node.admin_url("/admin/v1/organizations"), &node.creds.admin_token, body).await;
-    created.expect(201);
-    let accept =
-        json!({ "invitation": created.body["invitation"]["token"], "password": "organization b password" });
-    let session = api.call("POST", &node.sandbox_url("/v1/sessions"), None, Some(accept)).await;
-    session.expect(201);
-    let session = session.body["session"]["token"].as_str().unwrap().to_string();
-    let (_, b_key) = create_key(&api, &node.sandbox, &session, json!({ "name": "b", "scopes": ["*"] })).await;
+    let (_, b_key) = organization_b(&api, &node).await;
 
     let b_reads = logged_reads(&api, &node, &b_key, 3).await;
     let a_reads = logged_reads(&api, &node, &node.creds.sandbox_key, 40).await;

@@ -3,7 +3,7 @@
 //! disputes, hosted pages, members and keys) shows one anything of the
 //! other's, and none lets one act on the other's resources.
 
-use crate::support::{Api, Node, Options, create_key, deposit, poll_until};
+use crate::support::{Api, Node, Options, create_key, deposit, organization_b, poll_until};
 use serde_json::{Value, json};
 
 const PHONE: &str = "+233241234567";
@@ -147,21 +147,6 @@ async fn organization_a_makes_everything(api: &Api, node: &Node) -> Made {
         ("member", member),
     ]);
     Made { ids, request_id, link_title }
-}
-
-/// Organization B: a new organization whose owner makes a sandbox key;
-/// returns (session, key).
-async fn organization_b(api: &Api, node: &Node) -> (String, String) {
-    let body = json!({ "name": "Organization B", "owner": { "email": "b@example.com", "name": "B" } });
-    let created = api.post(&node.admin_url("/admin/v1/organizations"), &node.creds.admin_token, body).await;
-    created.expect(201);
-    let accept =
-        json!({ "invitation": created.body["invitation"]["token"], "password": "organization b password" });
-    let session = api.call("POST", &node.sandbox_url("/v1/sessions"), None, Some(accept)).await;
-    session.expect(201);
-    let session = session.body["session"]["token"].as_str().unwrap().to_string();
-    let (_, key) = create_key(api, &node.sandbox, &session, json!({ "name": "b", "scopes": ["*"] })).await;
-    (session, key)
 }
 
 /// Every one of A's resources by id, for the by-id checks.

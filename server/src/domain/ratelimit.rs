@@ -49,51 +49,87 @@ impl RateLimiter {
 }
 
 /// At most `limit` events per key in a window that starts with the key's
-/// first event (payment attempts per payer address on one link). Keys
-/// whose window has ended are forgotten first when the map is full.
+/// first event (payment attempts per payer address on one link, failed
+/// log-ins per address and per email). It remembers at most
+/// `THROTTLE_ENTRIES_MAX` keys: when full it forgets keys whose window has
+/// ended, and past that an event of a new key is not counted, so memory
+/// stays bounded under a flood of addresses.
 pub(crate) struct WindowedCounter {
     limit: u32,
     window: Duration,
     counts: Mutex<HashMap<String, (Instant, u32)>>,
 }
 
+/// Keys a `WindowedCounter` remembers at most.
+const THROTTLE_ENTRIES_MAX: usize = 100_000;
+
 impl WindowedCounter {
     pub(crate) fn new(limit: u32, window: Duration) -> Self {
         WindowedCounter { limit, window, counts: Mutex::new(HashMap::new()) }
     }
 
-    /// Counts one event for `key`, or `Err(seconds until its window ends)`
-    /// once the key has had `limit` in its window.
+    fn counts(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, u32)>> {
+        self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Seconds until the window of `entry` ends, when it is full.
+    fn wait(&self, entry: Option<&(Instant, u32)>, now: Instant) -> Option<u64> {
+        let (start, count) = entry?;
+        let elapsed = now.duration_since(*start);
+        (*count >= self.limit && elapsed < self.window)
+            .then(|| self.window.saturating_sub(elapsed).as_secs().max(1))
+    }
+
+    /// `Err(seconds until its window ends)` when `key` has had `limit`
+    /// events in its window; counts nothing.
+    pub(crate) fn check(&self, key: &str, now: Instant) -> Result<(), u64> {
+        self.wait(self.counts().get(key), now).map_or(Ok(()), Err)
+    }
+
+    /// Counts one event for `key`.
+    pub(crate) fn count(&self, key: &str, now: Instant) {
+        Self::add(&mut self.counts(), self.window, key, now);
+    }
+
+    /// `check`, then `count` when allowed, under one lock.
     pub(crate) fn take(&self, key: &str, now: Instant) -> Result<(), u64> {
-        let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut counts = self.counts();
+        if let Some(wait) = self.wait(counts.get(key), now) {
+            return Err(wait);
+        }
+        Self::add(&mut counts, self.window, key, now);
+        Ok(())
+    }
+
+    fn add(counts: &mut HashMap<String, (Instant, u32)>, window: Duration, key: &str, now: Instant) {
         if counts.len() >= THROTTLE_ENTRIES_MAX && !counts.contains_key(key) {
-            counts.retain(|_, (start, _)| now.duration_since(*start) < self.window);
+            counts.retain(|_, (start, _)| now.duration_since(*start) < window);
+            if counts.len() >= THROTTLE_ENTRIES_MAX {
+                return;
+            }
         }
         let entry = counts.entry(key.to_string()).or_insert((now, 0));
-        if now.duration_since(entry.0) >= self.window {
+        if now.duration_since(entry.0) >= window {
             *entry = (now, 0);
         }
-        if entry.1 >= self.limit {
-            return Err(self.window.saturating_sub(now.duration_since(entry.0)).as_secs().max(1));
-        }
         entry.1 = entry.1.saturating_add(1);
-        Ok(())
     }
 }
 
 /// Failed log-ins allowed per caller address, and per email, in one window.
 const LOGIN_FAILURES_MAX: u32 = 10;
 const LOGIN_WINDOW: Duration = Duration::from_secs(15 * 60);
-/// Addresses and emails the throttle remembers at most; past it, windows
-/// that have ended are forgotten first.
-const THROTTLE_ENTRIES_MAX: usize = 100_000;
 
-/// Remembers failed log-ins per caller address and per email, and refuses
-/// more attempts from either once it has seen `LOGIN_FAILURES_MAX` of
-/// them in a window.
-#[derive(Default)]
+/// Refuses more log-ins from an address, or for an email, once it has seen
+/// `LOGIN_FAILURES_MAX` failed ones in a window.
 pub(crate) struct LoginThrottle {
-    failures: Mutex<HashMap<String, (Instant, u32)>>,
+    failures: WindowedCounter,
+}
+
+impl Default for LoginThrottle {
+    fn default() -> Self {
+        LoginThrottle { failures: WindowedCounter::new(LOGIN_FAILURES_MAX, LOGIN_WINDOW) }
+    }
 }
 
 impl LoginThrottle {
@@ -110,34 +146,13 @@ impl LoginThrottle {
 
     /// `Err(seconds to wait)` when any of the caller's keys is at its limit.
     pub(crate) fn check(&self, ip: Option<IpAddr>, email: Option<&str>, now: Instant) -> Result<(), u64> {
-        let failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut wait = None;
-        for key in Self::keys(ip, email) {
-            if let Some((start, count)) = failures.get(&key)
-                && *count >= LOGIN_FAILURES_MAX
-                && now.duration_since(*start) < LOGIN_WINDOW
-            {
-                let left = LOGIN_WINDOW.saturating_sub(now.duration_since(*start)).as_secs().max(1);
-                wait = Some(wait.map_or(left, |w: u64| w.max(left)));
-            }
-        }
-        wait.map_or(Ok(()), Err)
+        let waits = Self::keys(ip, email).into_iter().filter_map(|key| self.failures.check(&key, now).err());
+        waits.max().map_or(Ok(()), Err)
     }
 
     pub(crate) fn failed(&self, ip: Option<IpAddr>, email: Option<&str>, now: Instant) {
-        let mut failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if failures.len() >= THROTTLE_ENTRIES_MAX {
-            failures.retain(|_, (start, _)| now.duration_since(*start) < LOGIN_WINDOW);
-        }
-        if failures.len() >= THROTTLE_ENTRIES_MAX {
-            return;
-        }
         for key in Self::keys(ip, email) {
-            let entry = failures.entry(key).or_insert((now, 0));
-            if now.duration_since(entry.0) >= LOGIN_WINDOW {
-                *entry = (now, 0);
-            }
-            entry.1 = entry.1.saturating_add(1);
+            self.failures.count(&key, now);
         }
     }
 }

@@ -8,7 +8,6 @@
 //! it). Tests post notifications to the node themselves, as the provider
 //! would, with [`FakeFlutterwave::notify`].
 
-use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -256,9 +255,6 @@ async fn balances(State(state): State<Shared>, headers: HeaderMap) -> Answer {
 
 impl FakeFlutterwave {
     pub fn start() -> FakeFlutterwave {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake Flutterwave");
-        listener.set_nonblocking(true).expect("a non-blocking listener");
-        let url = format!("http://{}", listener.local_addr().unwrap());
         let state: Shared = Arc::default();
         let app = Router::new()
             .route("/v3/transfers", post(create_transfer).get(list_transfers))
@@ -266,22 +262,7 @@ impl FakeFlutterwave {
             .route("/v3/transactions/verify_by_reference", get(verify_by_reference))
             .route("/v3/balances", get(balances))
             .with_state(state.clone());
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .expect("runtime");
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
-                let _ = axum::serve(listener, app)
-                    .with_graceful_shutdown(async move {
-                        let _ = stopped.await;
-                    })
-                    .await;
-            });
-        });
+        let (url, stop) = super::serve_in_background(app, "the fake Flutterwave");
         FakeFlutterwave { url, state, _stop: stop }
     }
 

@@ -537,6 +537,21 @@ pub fn check(method: &str, url: &str, resp: &Resp) {
     }
 }
 
+/// Organization B: a new organization whose owner makes a sandbox key;
+/// returns (session, key).
+pub async fn organization_b(api: &Api, node: &Node) -> (String, String) {
+    let body = json!({ "name": "Organization B", "owner": { "email": "b@example.com", "name": "B" } });
+    let created = api.post(&node.admin_url("/admin/v1/organizations"), &node.creds.admin_token, body).await;
+    created.expect(201);
+    let accept =
+        json!({ "invitation": created.body["invitation"]["token"], "password": "organization b password" });
+    let session = api.call("POST", &node.sandbox_url("/v1/sessions"), None, Some(accept)).await;
+    session.expect(201);
+    let session = session.body["session"]["token"].as_str().unwrap().to_string();
+    let (_, key) = create_key(api, &node.sandbox, &session, json!({ "name": "b", "scopes": ["*"] })).await;
+    (session, key)
+}
+
 /// Creates an API key with the owner's session; returns (id, secret).
 pub async fn create_key(api: &Api, base: &str, session: &str, body: Value) -> (String, String) {
     let r = api.post(&format!("{base}/v1/keys"), session, body).await;
@@ -761,6 +776,33 @@ pub async fn wait_for_events(api: &Api, base: &str, key: &str, id: &str, wanted:
     .await
 }
 
+/// Serves `app` on a free loopback port from a thread and runtime of its
+/// own, so it answers even while the test blocks (stopping a node, or a
+/// handler holding its answer). Returns `http://host:port` and the sender
+/// whose drop stops it.
+pub fn serve_in_background(app: axum::Router, what: &str) -> (String, tokio::sync::oneshot::Sender<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("bind {what}: {e}"));
+    listener.set_nonblocking(true).expect("a non-blocking listener for tokio");
+    let address = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+    });
+    (address, stop)
+}
+
 /// A loopback HTTP server (axum) that answers 200 to every request and keeps
 /// the JSON bodies (webhook deliveries) it received. It stops when dropped.
 pub struct WebhookSink {
@@ -771,27 +813,10 @@ pub struct WebhookSink {
 
 impl WebhookSink {
     pub fn start() -> WebhookSink {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the webhook sink");
-        listener.set_nonblocking(true).expect("a non-blocking listener for tokio");
-        let url = format!("http://{}/hooks", listener.local_addr().unwrap());
         let received = Arc::new(Mutex::new(Vec::new()));
         let app = axum::Router::new().fallback(keep_delivery).with_state(received.clone());
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        // A thread and runtime of its own, so the sink answers even while the
-        // test blocks (stopping a node, say).
-        std::thread::spawn(move || {
-            let runtime =
-                tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
-                let _ = axum::serve(listener, app)
-                    .with_graceful_shutdown(async move {
-                        let _ = stopped.await;
-                    })
-                    .await;
-            });
-        });
-        WebhookSink { url, received, _stop: stop }
+        let (address, stop) = serve_in_background(app, "the webhook sink");
+        WebhookSink { url: format!("{address}/hooks"), received, _stop: stop }
     }
 
     /// A sink registered for every event on a stack.
