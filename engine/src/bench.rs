@@ -160,7 +160,7 @@ mod tests {
         assert!(report.percentile(0.5) <= report.percentile(1.0));
         let summary = report.summary(&options);
         assert!(summary.contains("500 transfers over 10 accounts"), "{summary}");
-        let verified = crate::verify::verify_path(&path).unwrap();
+        let verified = crate::verify::verify_path(&path, &crate::format::LEDGER_STEPS).unwrap();
         assert!(verified.is_consistent(), "{:?}", verified.problems);
     }
 

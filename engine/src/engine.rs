@@ -15,6 +15,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::commands::{Applied, Command};
 use crate::error::EngineError;
 use crate::faults::Faults;
+use crate::format::Steps;
 use crate::rates::{Pricing, RateSource, RateTable};
 use crate::records::*;
 use crate::storage::{Batch, RECORDS, decode, find_in, keys, prefix_end, read};
@@ -37,6 +38,10 @@ pub struct EngineConfig {
     pub rates: Box<dyn RateSource>,
     /// Makes writes fail on a countdown (tests of a full disk).
     pub faults: Option<Arc<Faults>>,
+    /// How an older format of the file is upgraded. A step may need records
+    /// the engine does not know (the node's checkout sessions name the
+    /// groups of their collections), so whoever owns them gives the steps.
+    pub ledger_steps: Steps,
 }
 
 impl EngineConfig {
@@ -50,6 +55,7 @@ impl EngineConfig {
             clock: Arc::new(SystemClock),
             rates: Box::new(RateTable::default()),
             faults: None,
+            ledger_steps: crate::format::LEDGER_STEPS,
         }
     }
 }
@@ -93,6 +99,7 @@ struct Shared {
     queue_capacity: usize,
     quote_ttl_ms: i64,
     faults: Option<Arc<Faults>>,
+    ledger_steps: Steps,
     /// Commands refused because the ledger could not write.
     refused: AtomicU64,
     /// Set by `shutdown`: the healer stops and nothing is reopened.
@@ -142,6 +149,7 @@ impl Engine {
             queue_capacity: config.queue_capacity,
             quote_ttl_ms: config.quote_ttl_ms,
             faults: config.faults,
+            ledger_steps: config.ledger_steps,
             refused: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
             healer: Mutex::new(None),
@@ -387,7 +395,7 @@ fn open_inner(shared: &Shared, healing: bool) -> Result<Inner, EngineError> {
     if let Some(path) = &shared.path {
         crate::wal::replay(&db, path, healing.then_some(acknowledged))?;
     }
-    crate::format::upgrade(&db, &label, found, &crate::format::LEDGER_STEPS)?;
+    crate::format::upgrade(&db, &label, found, &shared.ledger_steps)?;
     let wal = match &shared.path {
         Some(path) => Some(crate::wal::Wal::open(path, shared.faults.clone()).map_err(|e| {
             EngineError::Storage(format!("cannot open the write-ahead log of {}: {e}", path.display()))
@@ -692,6 +700,17 @@ impl Snapshot {
 
     pub fn collection(&self, id: &str) -> Result<Option<crate::movements::CollectionRecord>, EngineError> {
         self.get(&keys::document("collections", id))
+    }
+
+    /// The group collection `id` counts in, if it was given one.
+    pub fn collection_group(&self, id: &str) -> Result<Option<CollectionGroup>, EngineError> {
+        self.get(&keys::collection_group(id))
+    }
+
+    /// What the completed collections of `group` add up to; `None` until
+    /// one of them completes.
+    pub fn collection_tally(&self, group: &str) -> Result<Option<TallyRecord>, EngineError> {
+        self.get(&keys::collection_tally(group))
     }
 
     pub fn order(&self, id: &str) -> Result<Option<crate::orders::OrderRecord>, EngineError> {

@@ -13,10 +13,15 @@
 //! (`jobs_hold_kinds`). Format 3 gives the node's team members a password
 //! and its sessions an expiry; that step lives with those records, in the
 //! server (`IDENTITY_STEPS` there), and is a stamp alone for the ledgers
-//! and request logs. Every later change to a stored record adds a version here, its
+//! and request logs. Format 4 gives collections a group and each group a
+//! tally (`collections_join_groups`); which collection is in which group
+//! only the node's checkout records say, so its ledger step is the
+//! server's (`EngineConfig::ledger_steps`), and the engine's own is a stamp
+//! alone. Every later change to a stored record adds a version here, its
 //! step in each `Steps` list that the change touches (a no-op for the
 //! others), and a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use redb::{ReadableDatabase, ReadableTable, TableDefinition};
@@ -24,11 +29,13 @@ use serde::Deserialize;
 
 use crate::commands::Command;
 use crate::error::EngineError;
-use crate::records::{Job, JobKind, TimestampMs};
+use crate::records::{
+    Arrival, CollectionGroup, CollectionRecord, Job, JobKind, MovementStatus, TallyRecord, TimestampMs,
+};
 use crate::storage::{RECORDS, Space, decode, encode, keys, prefix_end};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -87,10 +94,56 @@ pub fn jobs_hold_kinds(txn: &redb::WriteTransaction) -> Result<(), EngineError> 
     Ok(())
 }
 
-/// The upgrade path of a ledger database (`live.redb`, `sandbox.redb`).
-pub const LEDGER_STEPS: Steps = [stamp_only, jobs_hold_kinds, stamp_only];
+/// Format 3 to 4 of a ledger, given each grouped collection's group (as
+/// (collection id, group) pairs, which the caller reads from its own
+/// records): stores each collection's group, and each group's tally of its
+/// completed collections, counted in the order they completed, so an
+/// upgraded ledger reads the same totals it derived before. No record
+/// changes shape; a collection that is not stored is skipped (nothing
+/// could have counted it).
+pub fn collections_join_groups(
+    txn: &redb::WriteTransaction,
+    members: &[(String, CollectionGroup)],
+) -> Result<(), EngineError> {
+    let mut table = txn.open_table(RECORDS)?;
+    let mut completed: BTreeMap<String, (TallyRecord, Vec<CollectionRecord>)> = BTreeMap::new();
+    for (collection_id, group) in members {
+        let stored = table.get(keys::document("collections", collection_id).as_slice())?;
+        let Some(collection) = stored.map(|v| decode::<CollectionRecord>(v.value())).transpose()? else {
+            continue;
+        };
+        table.insert(keys::collection_group(collection_id).as_slice(), encode(group).as_slice())?;
+        if collection.status == MovementStatus::Completed {
+            let empty =
+                || (TallyRecord::empty(group, &collection.organization, &collection.currency), Vec::new());
+            completed.entry(group.id.clone()).or_insert_with(empty).1.push(collection);
+        }
+    }
+    for (group, (mut tally, mut collections)) in completed {
+        collections.sort_by(|a, b| {
+            (a.completed_at, a.created_at, &a.id).cmp(&(b.completed_at, b.created_at, &b.id))
+        });
+        for collection in collections {
+            let completed_at = collection.completed_at.ok_or_else(|| {
+                EngineError::Corrupt(format!(
+                    "collection {} is completed with no completion time",
+                    collection.id
+                ))
+            })?;
+            let arrival =
+                Arrival { collection_id: collection.id, amount_minor: collection.amount, completed_at };
+            tally = tally.counted(arrival)?;
+        }
+        table.insert(keys::collection_tally(&group).as_slice(), encode(&tally).as_slice())?;
+    }
+    Ok(())
+}
+
+/// The upgrade path of a ledger database (`live.redb`, `sandbox.redb`)
+/// whose collections have no groups (a ledger outside a node).
+pub const LEDGER_STEPS: Steps = [stamp_only, jobs_hold_kinds, stamp_only, stamp_only];
 /// The upgrade path of a request log (`<stack>-requests.redb`).
-pub const REQUEST_LOG_STEPS: Steps = [stamp_only, stamp_only, stamp_only];
+pub const REQUEST_LOG_STEPS: Steps = [stamp_only, stamp_only, stamp_only, stamp_only];
 
 /// What a file's stamp says before any upgrade.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -360,6 +413,7 @@ mod tests {
             request_fingerprint: [2; 32],
             id: None,
             attach: Vec::new(),
+            group: None,
         };
         let order = NewOrder {
             organization: "org_1".into(),
@@ -447,5 +501,92 @@ mod tests {
         drop(engine);
         let db = redb::Database::open(&path).unwrap();
         assert_eq!(check(&db, &path).unwrap(), Found::Version(FORMAT_VERSION));
+    }
+
+    /// Format 4 counts the groups a format 3 ledger's collections were in
+    /// exactly as the live path would have: a ledger whose collections
+    /// settled with their groups, stripped of the groups and tallies format
+    /// 3 did not have, is given back the same tallies.
+    #[test]
+    fn format_4_tallies_the_completed_collections_of_each_group_as_they_completed() {
+        use crate::movements::{NewCollection, ScheduledStep};
+        use crate::{Engine, EngineConfig, Outcome};
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sandbox.redb");
+        let engine = Engine::open(EngineConfig::new(Some(path.clone()))).unwrap();
+        let fixed = CollectionGroup { id: "pl_fixed".into(), target_minor: Some(1_000) };
+        let open = CollectionGroup { id: "pl_open".into(), target_minor: None };
+        let plan = [
+            (&fixed, 600, true),
+            (&fixed, 300, false),
+            (&fixed, 500, true),
+            (&fixed, 200, true),
+            (&open, 700, true),
+        ];
+        let mut members = Vec::new();
+        for (n, (group, amount, success)) in plan.into_iter().enumerate() {
+            let new = NewCollection {
+                organization: "org_1".into(),
+                currency: "GHS".into(),
+                amount,
+                code: "test".into(),
+                account_number: "1".into(),
+                metadata: "{}".into(),
+                external_reference: format!("c{n}"),
+                rail: "test".into(),
+                rail_note: String::new(),
+                schedule: vec![ScheduledStep {
+                    after_ms: 0,
+                    step: crate::records::Step::Settle { success, message: String::new() },
+                }],
+                request_fingerprint: [u8::try_from(n).unwrap(); 32],
+                id: None,
+                attach: Vec::new(),
+                group: Some(group.clone()),
+            };
+            let Outcome::Collection(c) =
+                engine.execute_blocking(Command::CreateCollection(new)).unwrap().outcome
+            else {
+                panic!("a collection");
+            };
+            members.push((c.id, group.clone()));
+            for key in engine.read().unwrap().due_jobs(i64::MAX, 10).unwrap() {
+                engine.execute_blocking(Command::RunJob { key }).unwrap();
+            }
+        }
+        let live = |engine: &Engine| {
+            let snapshot = engine.read().unwrap();
+            [snapshot.collection_tally("pl_fixed").unwrap(), snapshot.collection_tally("pl_open").unwrap()]
+        };
+        let counted = live(&engine);
+        let fixed_tally = counted[0].clone().expect("counted");
+        assert_eq!((fixed_tally.received_minor, fixed_tally.completed_count), (1_300, 3));
+        assert_eq!(
+            fixed_tally.covering.map(|a| a.amount_minor),
+            Some(500),
+            "the second payment covered 1,000"
+        );
+        engine.shutdown();
+        drop(engine);
+
+        let db = redb::Database::open(&path).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut table = txn.open_table(RECORDS).unwrap();
+            for (collection, group) in &members {
+                table.remove(keys::collection_group(collection).as_slice()).unwrap();
+                table.remove(keys::collection_tally(&group.id).as_slice()).unwrap();
+            }
+        }
+        collections_join_groups(&txn, &members).unwrap();
+        txn.commit().unwrap();
+        drop(db);
+        let engine = Engine::open(EngineConfig::new(Some(path))).unwrap();
+        assert_eq!(live(&engine), counted);
+        let snapshot = engine.read().unwrap();
+        assert_eq!(snapshot.collection_group(&members[1].0).unwrap().as_ref(), Some(&fixed));
+        drop(snapshot);
+        engine.shutdown();
     }
 }

@@ -84,6 +84,8 @@ pub struct NewCollection {
     /// Documents stored in the same transaction (a checkout session that
     /// names this collection), so neither exists without the other.
     pub attach: Vec<Document>,
+    /// The group whose tally counts this collection once it completes.
+    pub group: Option<CollectionGroup>,
 }
 
 fn entry(at: TimestampMs, kind: &str, title: &str, detail: impl Into<String>) -> TimelineEntry {
@@ -304,23 +306,33 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
     Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
 }
 
-pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Result<Applied, EngineError> {
-    // A caller-chosen id must be new; a generated one is, without a read.
-    let id = match &new.id {
-        None => books.new_id("col"),
+/// The id a new collection gets, after checking what the caller chose: a
+/// caller-chosen id must be new (a generated one is, without a read), and
+/// a group's target positive.
+fn new_collection_id(books: &Books, new: &NewCollection) -> Result<String, EngineError> {
+    if let Some(group) = new.group.as_ref().filter(|g| g.target_minor.is_some_and(|target| target <= 0)) {
+        return Err(EngineError::Invalid {
+            field: "group".into(),
+            message: format!("group '{}' has a target that is not positive", group.id),
+        });
+    }
+    match &new.id {
+        None => Ok(books.new_id("col")),
         Some(id)
             if id.starts_with("col_")
                 && books.store.get_raw(&keys::document("collections", id))?.is_none() =>
         {
-            id.clone()
+            Ok(id.clone())
         }
-        Some(id) => {
-            return Err(EngineError::Invalid {
-                field: "id".into(),
-                message: format!("'{id}' is not a new collection id"),
-            });
-        }
-    };
+        Some(id) => Err(EngineError::Invalid {
+            field: "id".into(),
+            message: format!("'{id}' is not a new collection id"),
+        }),
+    }
+}
+
+pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Result<Applied, EngineError> {
+    let id = new_collection_id(books, new)?;
     let hold = books.transfer(&TransferSpec::Pending {
         debit: AccountRef::System(SystemAccount::World),
         credit: AccountRef::Organization(new.organization.clone()),
@@ -365,6 +377,9 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
     };
     books.store.put(keys::document("collections", &id), &collection);
     books.index(&new.organization, "collections", &id)?;
+    if let Some(group) = &new.group {
+        books.store.put(keys::collection_group(&id), group);
+    }
     for d in &new.attach {
         books.put_document(&d.collection, &d.id, &d.body, &d.list)?;
     }
@@ -418,6 +433,7 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
                     "Collection completed",
                     "Status completed".to_string(),
                 ));
+                count_in_group(books, &collection)?;
                 books.emit(
                     &organization,
                     "collection.completed",
@@ -458,4 +474,29 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
     }
     books.store.put(key, &collection);
     Ok(Applied { outcome: Outcome::Collection(collection), replayed: false })
+}
+
+/// Counts a collection that has just completed in its group's tally, in
+/// the command that completes it, so the tally never lags the ledger.
+fn count_in_group(books: &mut Books, collection: &CollectionRecord) -> Result<(), EngineError> {
+    assert_eq!(collection.status, MovementStatus::Completed, "only a completed collection counts");
+    let Some(group) = books.store.get::<CollectionGroup>(&keys::collection_group(&collection.id))? else {
+        return Ok(());
+    };
+    let key = keys::collection_tally(&group.id);
+    let tally = match books.store.get::<TallyRecord>(&key)? {
+        Some(tally) => tally,
+        None => TallyRecord::empty(&group, &collection.organization, &collection.currency),
+    };
+    assert_eq!(
+        (tally.organization.as_str(), tally.currency.as_str(), tally.target_minor),
+        (collection.organization.as_str(), collection.currency.as_str(), group.target_minor),
+        "the collections of group {} share its organization, currency and target",
+        group.id
+    );
+    let completed_at = collection.completed_at.expect("a completed collection has its time");
+    let arrival =
+        Arrival { collection_id: collection.id.clone(), amount_minor: collection.amount, completed_at };
+    books.store.put(key, &tally.counted(arrival)?);
+    Ok(())
 }

@@ -375,6 +375,87 @@ pub struct CollectionRecord {
     pub completed_at: Option<TimestampMs>,
 }
 
+/// The group a collection counts in, named by whoever creates it (a
+/// checkout's payment link): opaque to the engine, which keeps one
+/// [`TallyRecord`] per group. Stored beside the collection, by its id
+/// (`keys::collection_group`), so `CollectionRecord` and the events that
+/// carry one keep their shape.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CollectionGroup {
+    pub id: String,
+    /// What the group's collections pay toward, in minor units of their
+    /// currency; `None`: the first to complete covers it (an amount the
+    /// payer chose).
+    pub target_minor: Option<i128>,
+}
+
+/// One completed collection, as a tally remembers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Arrival {
+    pub collection_id: String,
+    pub amount_minor: i128,
+    pub completed_at: TimestampMs,
+}
+
+/// What the completed collections of one group add up to, changed in the
+/// command that completes each of them, so a reader of the group never
+/// loads its collections. `sika verify` recomputes it from them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TallyRecord {
+    pub group: String,
+    pub organization: String,
+    pub currency: String,
+    pub target_minor: Option<i128>,
+    pub received_minor: i128,
+    pub completed_count: u64,
+    /// The completion that brought `received_minor` to the target (with no
+    /// target, the first completion).
+    pub covering: Option<Arrival>,
+    /// The completion with the latest `completed_at` (of equal ones, the
+    /// last counted).
+    pub latest: Option<Arrival>,
+}
+
+impl TallyRecord {
+    /// A group's tally before any of its collections completed.
+    pub fn empty(group: &CollectionGroup, organization: &str, currency: &str) -> TallyRecord {
+        TallyRecord {
+            group: group.id.clone(),
+            organization: organization.to_string(),
+            currency: currency.to_string(),
+            target_minor: group.target_minor,
+            received_minor: 0,
+            completed_count: 0,
+            covering: None,
+            latest: None,
+        }
+    }
+
+    /// The tally with one more completed collection. A collection counts
+    /// once: only its move from pending to completed counts it, and it
+    /// makes that move once.
+    pub fn counted(mut self, arrival: Arrival) -> Result<TallyRecord, EngineError> {
+        assert!(arrival.amount_minor > 0, "collection {} brings no money", arrival.collection_id);
+        assert!(
+            self.latest.as_ref().is_none_or(|latest| latest.collection_id != arrival.collection_id),
+            "collection {} counted twice in group {}",
+            arrival.collection_id,
+            self.group
+        );
+        let overflow = || EngineError::Overflow("collection tally");
+        self.received_minor = self.received_minor.checked_add(arrival.amount_minor).ok_or_else(overflow)?;
+        self.completed_count = self.completed_count.checked_add(1).ok_or_else(overflow)?;
+        assert!(self.received_minor > 0, "the tally of group {} is not positive", self.group);
+        if self.covering.is_none() && self.target_minor.is_none_or(|target| self.received_minor >= target) {
+            self.covering = Some(arrival.clone());
+        }
+        if self.latest.as_ref().is_none_or(|latest| arrival.completed_at >= latest.completed_at) {
+            self.latest = Some(arrival);
+        }
+        Ok(self)
+    }
+}
+
 /// What a rail reports about a payout or collection.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Step {

@@ -111,6 +111,17 @@ pub mod keys {
     pub fn documents_prefix(collection: &str) -> Vec<u8> {
         Key::new(Space::Document).str(collection).bytes()
     }
+    /// Where a collection's group is kept (`CollectionGroup`), by the
+    /// collection's id.
+    pub const COLLECTION_GROUPS: &str = "collection_groups";
+    /// Where each group's `TallyRecord` is kept, by the group's id.
+    pub const COLLECTION_TALLIES: &str = "collection_tallies";
+    pub fn collection_group(collection_id: &str) -> Vec<u8> {
+        document(COLLECTION_GROUPS, collection_id)
+    }
+    pub fn collection_tally(group: &str) -> Vec<u8> {
+        document(COLLECTION_TALLIES, group)
+    }
     /// A scheduled job, ordered by when it is due.
     pub fn job(due_at: i64, id: &str) -> Vec<u8> {
         Key::new(Space::Job).u64(due_at.max(0) as u64).str(id).bytes()

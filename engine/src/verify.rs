@@ -2,7 +2,7 @@
 //! stored as a total: it replays the journal, walks the hash chain, and
 //! compares what it finds with the accounts, transfers and idempotency index.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use redb::ReadableDatabase;
@@ -18,6 +18,8 @@ pub struct Report {
     pub journal_entries: u64,
     pub accounts: u64,
     pub idempotency_entries: u64,
+    /// Groups of collections whose stored tally was recomputed.
+    pub collection_tallies: u64,
     /// One sentence per inconsistency; empty when the ledger is consistent.
     pub problems: Vec<String>,
 }
@@ -30,8 +32,8 @@ impl Report {
     pub fn summary(&self) -> String {
         if self.is_consistent() {
             format!(
-                "consistent: {} journal entries, {} accounts, {} idempotency entries; debits equal credits in every currency",
-                self.journal_entries, self.accounts, self.idempotency_entries
+                "consistent: {} journal entries, {} accounts, {} idempotency entries, {} collection tallies; debits equal credits in every currency",
+                self.journal_entries, self.accounts, self.idempotency_entries, self.collection_tallies
             )
         } else {
             format!("INCONSISTENT: {} problem(s) found", self.problems.len())
@@ -40,9 +42,10 @@ impl Report {
 }
 
 /// Audits the database file at `path`, opened read-only, after replaying
-/// its write-ahead log into it (what the node does when it opens).
-pub fn verify_path(path: &Path) -> Result<Report, EngineError> {
-    crate::wal::replay_file(path)?;
+/// its write-ahead log into it and upgrading an older format with `steps`
+/// (what the node does when it opens).
+pub fn verify_path(path: &Path, steps: &crate::format::Steps) -> Result<Report, EngineError> {
+    crate::wal::replay_file(path, steps)?;
     let db = redb::Database::builder().open_read_only(path)?;
     verify(&db)
 }
@@ -69,6 +72,7 @@ pub fn verify(db: &impl ReadableDatabase) -> Result<Report, EngineError> {
     let totals = replay_journal(&table, &mut report)?;
     check_accounts(&table, &totals, &mut report)?;
     check_idempotency(&table, &mut report)?;
+    check_tallies(&table, &mut report)?;
     Ok(report)
 }
 
@@ -283,6 +287,137 @@ fn check_idempotency(table: &Table, report: &mut Report) -> Result<(), EngineErr
         }
     }
     Ok(())
+}
+
+/// What a group's completed collections give, recomputed from them.
+#[derive(Default)]
+struct Recount {
+    /// (organization, currency, target) of each membership, all equal in a
+    /// consistent ledger.
+    shared: BTreeSet<(String, String, Option<i128>)>,
+    received_minor: i128,
+    completed: Vec<Arrival>,
+}
+
+/// Each group's tally against the group's completed collections: what
+/// they received and how many, and that the covering and the latest
+/// completion it names are among them. Problems name the group.
+fn check_tallies(table: &Table, report: &mut Report) -> Result<(), EngineError> {
+    let mut groups = recount_groups(table, report)?;
+    for (key, value) in scan_documents(table, keys::COLLECTION_TALLIES)? {
+        let tally: TallyRecord = decode(&value)?;
+        report.collection_tallies = report.collection_tallies.saturating_add(1);
+        if key != tally.group {
+            report.problems.push(format!("collection tally {key} is stored as group {}'s", tally.group));
+        }
+        let recount = groups.remove(&tally.group).unwrap_or_default();
+        compare_tally(&tally, &recount, report);
+    }
+    for (group, recount) in groups.into_iter().filter(|(_, r)| !r.completed.is_empty()) {
+        report.problems.push(format!(
+            "group {group} has {} completed collection(s) but no collection tally",
+            recount.completed.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Every group with a collection, and what its completed collections give.
+fn recount_groups(table: &Table, report: &mut Report) -> Result<BTreeMap<String, Recount>, EngineError> {
+    let mut groups: BTreeMap<String, Recount> = BTreeMap::new();
+    for (collection_id, value) in scan_documents(table, keys::COLLECTION_GROUPS)? {
+        let group: CollectionGroup = decode(&value)?;
+        let Some(collection) =
+            read::<CollectionRecord>(table, &keys::document("collections", &collection_id))?
+        else {
+            report.problems.push(format!("collection {collection_id} of group {} is missing", group.id));
+            continue;
+        };
+        let recount = groups.entry(group.id.clone()).or_default();
+        recount.shared.insert((
+            collection.organization.clone(),
+            collection.currency.clone(),
+            group.target_minor,
+        ));
+        if collection.status != MovementStatus::Completed {
+            continue;
+        }
+        let Some(sum) = recount.received_minor.checked_add(collection.amount) else {
+            report.problems.push(format!("the completed collections of group {} overflow", group.id));
+            continue;
+        };
+        recount.received_minor = sum;
+        recount.completed.push(Arrival {
+            collection_id,
+            amount_minor: collection.amount,
+            completed_at: collection.completed_at.unwrap_or(collection.updated_at),
+        });
+    }
+    Ok(groups)
+}
+
+fn compare_tally(tally: &TallyRecord, recount: &Recount, report: &mut Report) {
+    let group = &tally.group;
+    let count = recount.completed.len() as u64;
+    if (tally.received_minor, tally.completed_count) != (recount.received_minor, count) {
+        report.problems.push(format!(
+            "collection tally {group} counts {} received in {} completed collection(s), but its completed collections give {} in {count}",
+            tally.received_minor, tally.completed_count, recount.received_minor
+        ));
+    }
+    let shared = (tally.organization.clone(), tally.currency.clone(), tally.target_minor);
+    if recount.shared.iter().any(|s| *s != shared) {
+        report.problems.push(format!(
+            "collection tally {group} is for {} {} with target {:?}, but its collections are not all",
+            tally.organization, tally.currency, tally.target_minor
+        ));
+    }
+    let covered = tally.target_minor.map_or(count > 0, |target| recount.received_minor >= target);
+    check_arrival(group, "covering", tally.covering.as_ref(), covered, recount, report);
+    check_arrival(group, "latest", tally.latest.as_ref(), count > 0, recount, report);
+    let last_at = recount.completed.iter().map(|a| a.completed_at).max();
+    if tally.latest.as_ref().map(|a| a.completed_at) != last_at {
+        report.problems.push(format!("collection tally {group}'s latest completion is not its latest"));
+    }
+}
+
+/// A completion a tally names: there exactly when `expected`, and one of
+/// the group's completed collections as it is stored.
+fn check_arrival(
+    group: &str,
+    name: &str,
+    arrival: Option<&Arrival>,
+    expected: bool,
+    recount: &Recount,
+    report: &mut Report,
+) {
+    match arrival {
+        Some(arrival) if !recount.completed.contains(arrival) => report.problems.push(format!(
+            "collection tally {group} names {} as its {name} completion, which is not one of its completed collections",
+            arrival.collection_id
+        )),
+        Some(_) if !expected => {
+            report.problems.push(format!("collection tally {group} has a {name} completion it has not reached"));
+        }
+        None if expected => {
+            report.problems.push(format!("collection tally {group} names no {name} completion"));
+        }
+        _ => {}
+    }
+}
+
+/// (id, value) pairs of one collection of documents, in id order.
+fn scan_documents(table: &Table, collection: &str) -> Result<Vec<(String, Vec<u8>)>, EngineError> {
+    let start = keys::documents_prefix(collection);
+    let end = prefix_end(&start);
+    let mut out = Vec::new();
+    for entry in table.range(start.as_slice()..end.as_slice())? {
+        let (key, value) = entry?;
+        let id = key.value().get(start.len()..).unwrap_or(&[]);
+        let id = String::from_utf8_lossy(id.strip_suffix(&[0]).unwrap_or(id)).into_owned();
+        out.push((id, value.value().to_vec()));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -259,14 +259,14 @@ pub fn replay(db: &redb::Database, database: &Path, until: Option<u64>) -> Resul
 /// replayed, an older format upgraded (`sika verify` runs this first, so it
 /// never reports what starting the node would repair). Returns how many log
 /// records were replayed. A missing file is left missing.
-pub fn replay_file(database: &Path) -> Result<usize, EngineError> {
+pub fn replay_file(database: &Path, steps: &crate::format::Steps) -> Result<usize, EngineError> {
     if !database.exists() {
         return Ok(0);
     }
     let db = redb::Database::create(database)?;
     let found = crate::format::check(&db, database)?;
     let replayed = if found == crate::format::Found::New { 0 } else { replay(&db, database, None)? };
-    crate::format::upgrade(&db, database, found, &crate::format::LEDGER_STEPS)?;
+    crate::format::upgrade(&db, database, found, steps)?;
     Ok(replayed)
 }
 

@@ -268,6 +268,7 @@ fn new_collection(
         request_fingerprint: rng.random(),
         id: None,
         attach: Vec::new(),
+        group: None,
     }
 }
 

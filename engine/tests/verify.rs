@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 
 use redb::ReadableTable;
 use sika_engine::ledger::chain_hash;
+use sika_engine::movements::NewCollection;
 use sika_engine::storage::{RECORDS, decode, encode, keys};
 use sika_engine::verify::{Report, verify, verify_path};
 use sika_engine::{
-    AccountRecord, AccountRef, Applied, Command, Engine, EngineConfig, JournalEntry, Outcome, QuoteAmount,
-    TransferRecord, TransferSpec,
+    AccountRecord, AccountRef, Applied, CollectionGroup, Command, Engine, EngineConfig, JournalEntry,
+    Outcome, QuoteAmount, Step, TallyRecord, TransferRecord, TransferSpec,
 };
 
 type Table<'txn> = redb::Table<'txn, &'static [u8], &'static [u8]>;
@@ -129,9 +130,9 @@ fn build(dir: &Path) -> Ledger {
 }
 
 /// Copies the ledger, changes the copy with plain redb, and audits it.
-fn tamper(ledger: &Ledger, name: &str, change: impl FnOnce(&mut Table)) -> Report {
-    let copy = ledger.path.with_file_name(format!("{name}.redb"));
-    std::fs::copy(&ledger.path, &copy).expect("copy the database");
+fn tamper(path: &Path, name: &str, change: impl FnOnce(&mut Table)) -> Report {
+    let copy = path.with_file_name(format!("{name}.redb"));
+    std::fs::copy(path, &copy).expect("copy the database");
     let db = redb::Database::create(&copy).expect("open the copy with redb");
     let txn = db.begin_write().unwrap();
     {
@@ -165,14 +166,15 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
     let dir = tempfile::tempdir().unwrap();
     let ledger = build(dir.path());
 
-    let report = verify_path(&ledger.path).expect("verify the closed file");
+    let report =
+        verify_path(&ledger.path, &sika_engine::format::LEDGER_STEPS).expect("verify the closed file");
     assert!(report.is_consistent(), "{:?}", report.problems);
     assert_eq!(report.journal_entries, ledger.journal_length);
     assert_eq!(report.idempotency_entries, 2);
     assert!(report.summary().starts_with("consistent"), "{}", report.summary());
 
     // (a) An account's stored total no longer matches the journal.
-    let report = tamper(&ledger, "account", |table| {
+    let report = tamper(&ledger.path, "account", |table| {
         let key = keys::account(&ledger.account_id);
         let mut account: AccountRecord = get(table, &key);
         account.credits_posted += 1;
@@ -183,7 +185,7 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
 
     // (b) A journal entry's amount is changed: its hash no longer matches.
     let seq = ledger.transfer.journal_seq;
-    let report = tamper(&ledger, "journal-amount", |table| {
+    let report = tamper(&ledger.path, "journal-amount", |table| {
         let mut entry: JournalEntry = get(table, &keys::journal(seq));
         entry.transfer.amount += 1;
         put(table, &keys::journal(seq), &entry);
@@ -196,7 +198,7 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
 
     // (b') The same, with the entry's hash and the stored transfer rewritten
     // to match: the next entry no longer chains to it.
-    let report = tamper(&ledger, "journal-rehashed", |table| {
+    let report = tamper(&ledger.path, "journal-rehashed", |table| {
         let mut entry: JournalEntry = get(table, &keys::journal(seq));
         entry.transfer.amount += 1;
         entry.hash = chain_hash(&entry.prev_hash, &entry.transfer);
@@ -206,14 +208,14 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
     assert_reports(&report, &format!("journal entry {} does not chain to the entry before it", seq + 1));
 
     // (c) The conversion an idempotency entry points at is gone.
-    let report = tamper(&ledger, "conversion", |table| {
+    let report = tamper(&ledger.path, "conversion", |table| {
         assert!(table.remove(keys::conversion(&ledger.conversion_id).as_slice()).unwrap().is_some());
     });
     assert_reports(&report, "idempotency entry org_a/conversion/conv-1/");
     assert_reports(&report, &ledger.conversion_id);
 
     // (d) A journal entry is deleted: the sequence has a gap and the chain breaks.
-    let report = tamper(&ledger, "journal-gap", |table| {
+    let report = tamper(&ledger.path, "journal-gap", |table| {
         assert!(table.remove(keys::journal(seq).as_slice()).unwrap().is_some());
     });
     assert_reports(&report, &format!("journal entry {} found where {seq} was expected", seq + 1));
@@ -221,7 +223,7 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
 
     // (d') The last entry is deleted: the head and the counter disagree.
     let last = ledger.journal_length;
-    let report = tamper(&ledger, "journal-tail", |table| {
+    let report = tamper(&ledger.path, "journal-tail", |table| {
         assert!(table.remove(keys::journal(last).as_slice()).unwrap().is_some());
     });
     assert_reports(&report, "the journal head hash does not match the last entry");
@@ -246,4 +248,98 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
     let report = verify(&*engine.database().expect("the database")).expect("verify");
     assert!(report.is_consistent(), "{:?}", report.problems);
     engine.shutdown();
+}
+
+/// A collection of `org_a` in `group` (toward `target`), made and, when
+/// `success` is given, settled that way; returns its id.
+fn grouped_collection(
+    engine: &Engine,
+    n: u32,
+    amount: i128,
+    group: &CollectionGroup,
+    success: Option<bool>,
+) -> String {
+    let new = NewCollection {
+        organization: "org_a".into(),
+        currency: "GHS".into(),
+        amount,
+        code: "mtn_gh".into(),
+        account_number: "+233241234567".into(),
+        metadata: "{}".into(),
+        external_reference: format!("grouped-{n}"),
+        rail: "test".into(),
+        rail_note: String::new(),
+        schedule: Vec::new(),
+        request_fingerprint: [n as u8; 32],
+        id: None,
+        attach: Vec::new(),
+        group: Some(group.clone()),
+    };
+    let id = match run(engine, Command::CreateCollection(new)).outcome {
+        Outcome::Collection(c) => c.id,
+        other => panic!("{other:?}"),
+    };
+    if let Some(success) = success {
+        let step = Step::Settle { success, message: "settled".into() };
+        run(engine, Command::AdvanceCollection { collection_id: id.clone(), step });
+    }
+    id
+}
+
+/// Each group's tally follows its collections as they settle (a failed or
+/// pending one counts nothing), `verify` recomputes it from them, and a
+/// tally that no longer agrees is reported by its group's name.
+#[test]
+fn verify_recomputes_each_groups_tally_and_names_one_that_was_tampered_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.redb");
+    let engine = Engine::open(EngineConfig::new(Some(path.clone()))).expect("open");
+    let link = CollectionGroup { id: "pl_partial".into(), target_minor: Some(10_000) };
+    let first = grouped_collection(&engine, 1, 4_000, &link, Some(true));
+    grouped_collection(&engine, 2, 9_000, &link, Some(false));
+    grouped_collection(&engine, 3, 1_000, &link, None);
+    let tally = engine.read().unwrap().collection_tally("pl_partial").unwrap().expect("a tally");
+    assert_eq!((tally.received_minor, tally.completed_count, tally.covering.is_none()), (4_000, 1, true));
+    let second = grouped_collection(&engine, 4, 6_000, &link, Some(true));
+    let open = CollectionGroup { id: "pl_open".into(), target_minor: None };
+    let chosen = grouped_collection(&engine, 5, 2_500, &open, Some(true));
+    let snapshot = engine.read().unwrap();
+    let tally = snapshot.collection_tally("pl_partial").unwrap().expect("a tally");
+    assert_eq!((tally.received_minor, tally.completed_count), (10_000, 2));
+    assert_eq!(tally.covering.as_ref().map(|a| a.collection_id.as_str()), Some(second.as_str()));
+    assert_eq!(tally.latest.as_ref().map(|a| a.collection_id.as_str()), Some(second.as_str()));
+    let tally = snapshot.collection_tally("pl_open").unwrap().expect("a tally");
+    assert_eq!(
+        tally.covering.as_ref().map(|a| (a.collection_id.as_str(), a.amount_minor)),
+        Some((chosen.as_str(), 2_500))
+    );
+    drop(snapshot);
+    let report = verify(&*engine.database().expect("the database")).expect("verify");
+    assert!(report.is_consistent(), "{:?}", report.problems);
+    assert_eq!(report.collection_tallies, 2);
+    engine.shutdown();
+    drop(engine);
+
+    // (a) The tally counts money its collections did not bring.
+    let report = tamper(&path, "tally-received", |table| {
+        let mut tally: TallyRecord = get(table, &keys::collection_tally("pl_partial"));
+        tally.received_minor += 100;
+        put(table, &keys::collection_tally("pl_partial"), &tally);
+    });
+    assert_reports(
+        &report,
+        "collection tally pl_partial counts 10100 received in 2 completed collection(s), but its completed collections give 10000 in 2",
+    );
+    // (b) The tally is gone while its group has completed collections.
+    let report = tamper(&path, "tally-missing", |table| {
+        assert!(table.remove(keys::collection_tally("pl_open").as_slice()).unwrap().is_some());
+    });
+    assert_reports(&report, "group pl_open has 1 completed collection(s) but no collection tally");
+    // (c) The tally names a completion that did not bring it to its target.
+    let report = tamper(&path, "tally-covering", |table| {
+        let mut tally: TallyRecord = get(table, &keys::collection_tally("pl_partial"));
+        tally.covering.as_mut().expect("covered").collection_id = first.clone();
+        put(table, &keys::collection_tally("pl_partial"), &tally);
+    });
+    assert_reports(&report, &format!("collection tally pl_partial names {first} as its covering completion"));
 }

@@ -100,7 +100,9 @@ fn acknowledged_batches_in_the_log_are_replayed_on_open_and_by_verify() {
     // `sika verify` on a closed file replays the log first, too.
     let verified = dir.path().join("verified");
     crash_copy(&engine, &live, &verified);
-    let report = sika_engine::verify::verify_path(&verified.join("ledger.redb")).unwrap();
+    let report =
+        sika_engine::verify::verify_path(&verified.join("ledger.redb"), &sika_engine::format::LEDGER_STEPS)
+            .unwrap();
     assert!(report.is_consistent(), "{:?}", report.problems);
     assert_eq!(report.journal_entries as i128, 1 + DEPOSITS, "one journal entry per deposit");
 

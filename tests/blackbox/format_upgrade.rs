@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 3;
+const FORMAT_VERSION: u32 = 4;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 const STAMP: redb::TableDefinition<&str, u32> = redb::TableDefinition::new("sika_format");
 const DATABASES: [&str; 5] =

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use sha2::Digest;
 use sika_engine::movements::{CapCheck, MovementStatus, NewCollection, NewPayout, ScheduledStep};
 use sika_engine::orders::{NewOrder, OrderFunds, OrderStatus};
-use sika_engine::{Destination, Snapshot, Step};
+use sika_engine::{CollectionGroup, Destination, Snapshot, Step};
 
 use super::*;
 
@@ -35,6 +35,21 @@ struct PayoutState {
 struct CollectionState {
     hold: u64,
     status: MovementStatus,
+    amount: i128,
+    group: Option<CollectionGroup>,
+}
+
+/// What a group pays toward when it has a target, in minor units: a few
+/// of the usual amounts cover it.
+const GROUP_TARGET: i128 = 6_000;
+
+/// A group's tally as the model counts it: by the order completions run.
+#[derive(Clone, Debug, Default)]
+struct TallyState {
+    received: i128,
+    count: u64,
+    covering: Option<String>,
+    latest: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -52,6 +67,8 @@ pub(super) struct Movements {
     payout_ids: Vec<String>,
     collections: BTreeMap<String, CollectionState>,
     collection_ids: Vec<String>,
+    /// Every group a collection was created in, and its tally.
+    tallies: BTreeMap<String, TallyState>,
     orders: BTreeMap<String, OrderState>,
     order_ids: Vec<String>,
     /// Scheduled jobs by due time (each due time is given to one job only,
@@ -228,6 +245,18 @@ fn new_collection(
         request_fingerprint: fingerprint(&format!("{org}/{cur}/{amount}")),
         id: None,
         attach: Vec::new(),
+        group: Some(group_of(org, cur, reference)),
+    }
+}
+
+/// The group a model collection counts in: references 0 and 1 of an
+/// organization and currency share one with a target; reference 2 has an
+/// open amount of its own.
+fn group_of(org: usize, cur: usize, reference: u8) -> CollectionGroup {
+    if reference < 2 {
+        CollectionGroup { id: format!("grp-{org}-{cur}"), target_minor: Some(GROUP_TARGET) }
+    } else {
+        CollectionGroup { id: format!("grp-open-{org}-{cur}"), target_minor: None }
     }
 }
 
@@ -546,7 +575,15 @@ impl Model {
             collection_id: id.clone(),
             step,
         })?;
-        let state = CollectionState { hold: collection.hold_id, status: MovementStatus::Pending };
+        let state = CollectionState {
+            hold: collection.hold_id,
+            status: MovementStatus::Pending,
+            amount: new.amount,
+            group: new.group.clone(),
+        };
+        if let Some(group) = &new.group {
+            self.movements.tallies.entry(group.id.clone()).or_default();
+        }
         self.movements.collections.insert(id.clone(), state);
         self.movements.collection_ids.push(id.clone());
         self.movements.listed[org][1] += 1;
@@ -581,6 +618,15 @@ impl Model {
         let status = if *success { MovementStatus::Completed } else { MovementStatus::Failed };
         prop_assert_eq!(collection.status, status);
         self.movements.collections.get_mut(id).expect("the collection").status = status;
+        if let Some(group) = state.group.as_ref().filter(|_| *success) {
+            let tally = self.movements.tallies.get_mut(&group.id).expect("the group's tally");
+            tally.received += state.amount;
+            tally.count += 1;
+            if tally.covering.is_none() && group.target_minor.is_none_or(|t| tally.received >= t) {
+                tally.covering = Some(id.to_string());
+            }
+            tally.latest = Some(id.to_string());
+        }
         Ok(())
     }
 
@@ -735,6 +781,15 @@ pub(super) fn compare_movements(snapshot: &Snapshot, model: &Model) -> Result<()
             snapshot.order(id).expect("read").ok_or_else(|| fail(format!("order {id} is missing")))?;
         prop_assert_eq!(order.status, state.status, "status of order {}", id);
         prop_assert_eq!(&order.payout_id, &state.payout);
+    }
+    for (group, expected) in &m.tallies {
+        let tally = snapshot.collection_tally(group).expect("read");
+        let arrival_id = |a: &Option<sika_engine::Arrival>| a.as_ref().map(|a| a.collection_id.clone());
+        let actual = tally
+            .map(|t| (t.received_minor, t.completed_count, arrival_id(&t.covering), arrival_id(&t.latest)));
+        let model = (expected.count > 0)
+            .then(|| (expected.received, expected.count, expected.covering.clone(), expected.latest.clone()));
+        prop_assert_eq!(actual, model, "tally of group {}", group);
     }
     // The current windows too, so usage the model does not expect is caught.
     let mut windows: BTreeSet<String> = m.cap_usage.keys().cloned().collect();

@@ -134,7 +134,8 @@ pub fn offline(data_dir: &Path, dest: &Path) -> Result<Backup, String> {
     let mut names: Vec<String> = Vec::new();
     for ledger in LEDGERS {
         let path = data_dir.join(format!("{ledger}.redb"));
-        sika_engine::wal::replay_file(&path).map_err(|e| format!("cannot replay {}: {e}", path.display()))?;
+        sika_engine::wal::replay_file(&path, &sika_engine::format::LEDGER_STEPS)
+            .map_err(|e| format!("cannot replay {}: {e}", path.display()))?;
         names.push(format!("{ledger}.redb"));
     }
     names.push("node.redb".into());

@@ -393,6 +393,7 @@ pub(crate) fn new_collection(
         request_fingerprint: fingerprint,
         id: None,
         attach: Vec::new(),
+        group: None,
     })
 }
 

@@ -209,6 +209,7 @@ pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> A
         request_fingerprint: sika_engine::commands::digest(session.id.as_bytes()),
         id: Some(session.collection.clone()),
         attach: documents,
+        group: None,
     };
     stack.engine.execute(Command::CreateCollection(new)).await?;
     if let Ok(webhooks) = stack.webhooks() {
