@@ -382,7 +382,7 @@ fn verify(data_dir: &std::path::Path) -> ExitCode {
             continue;
         }
         found += 1;
-        match sika_engine::verify::verify_path(&path, &sika_engine::format::LEDGER_STEPS) {
+        match sika_engine::verify::verify_path(&path, &sika_server::LEDGER_STEPS) {
             Ok(report) => {
                 println!("{name}: {}", report.summary());
                 for problem in &report.problems {

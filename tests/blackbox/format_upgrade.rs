@@ -7,7 +7,11 @@
 //! format 1 stored (whole commands) is upgraded to format 2 (job kinds) and
 //! its jobs still run; and an identity database whose members have no
 //! password and whose sessions no expiry (format 2) is upgraded to format 3,
-//! its sessions still work and its members recover their accounts.
+//! its sessions still work and its members recover their accounts; and a
+//! data directory written by format 3 (committed fixture, made with that
+//! release's binary and `--checkout`) is upgraded to format 4, where each
+//! payment link's totals are a tally on the ledger, and its links show the
+//! totals they showed.
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +23,8 @@ use sika_engine::{Command, Job};
 
 const FORMAT_VERSION: u32 = 4;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
+/// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
+const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
 const STAMP: redb::TableDefinition<&str, u32> = redb::TableDefinition::new("sika_format");
 const DATABASES: [&str; 5] =
     ["live.redb", "sandbox.redb", "node.redb", "live-requests.redb", "sandbox-requests.redb"];
@@ -333,4 +339,107 @@ async fn a_format_2_identity_database_is_upgraded_and_its_owner_recovers_the_acc
     api.get(&node.live_url("/v1/keys"), session.body["session"]["token"].as_str().unwrap()).await.expect(200);
     node.stop_and_verify();
     assert_eq!(stamp(&path), Some(FORMAT_VERSION));
+}
+
+/// A payer's attempt on `link` through the hosted page's call.
+async fn pay(api: &Api, node: &Node, link: &str, amount: &str) -> Value {
+    let body =
+        json!({ "amount": amount, "method": "mobile_money", "network": "mtn_gh", "phone": "+233241234567" });
+    let r = api.call("POST", &node.sandbox_url(&format!("/pay/{link}/sessions")), None, Some(body)).await;
+    r.expect(201);
+    r.body
+}
+
+/// Format 4 keeps each payment link's totals as a tally on the ledger,
+/// where format 3 derived them from every attempt on each read. A directory
+/// format 3 wrote (left by a SIGKILL with one attempt still waiting for the
+/// payer's approval) is upgraded: its links show the totals they showed on
+/// every read, the attempt that was waiting counts once it settles, and the
+/// link takes its last payment.
+#[tokio::test]
+async fn a_format_3_directory_is_upgraded_and_its_links_keep_their_totals() {
+    let fixture = PathBuf::from(FIXTURE_3);
+    let copies = tempfile::tempdir().unwrap();
+    copy_dir(&fixture, copies.path());
+    for name in DATABASES {
+        assert_eq!(stamp(&copies.path().join(name)), Some(3), "the fixture's {name} is format 3");
+    }
+    let (mut node, expected) = node_on(&fixture);
+    node.restart(&Options::unthrottled(), &[]);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    let checkout = &expected["checkout"];
+    let text = |name: &str| checkout[name].as_str().unwrap().to_string();
+    let link_id = text("linkId");
+
+    // The attempt waiting at the kill was due long ago: it settles at once,
+    // and counts in the link's tally like the payment before the upgrade.
+    let url = node.sandbox_url(&format!("/v1/payment-links/{link_id}"));
+    let link =
+        poll_until(&api, &url, &key, |b| b["paymentLink"]["totalReceived"] == checkout["linkTotalReceived"])
+            .await["paymentLink"]
+            .clone();
+    assert_eq!(link["remaining"], checkout["linkRemaining"]);
+    assert_eq!(link["status"], "active");
+    let statuses: Vec<&Value> = link["sessions"].as_array().unwrap().iter().map(|s| &s["status"]).collect();
+    assert_eq!(json!(statuses), checkout["sessionStatuses"]);
+    assert_eq!(link["sessions"][0]["id"], checkout["pendingSessionId"]);
+    // The payer's page and the merchant's list show the same.
+    let page =
+        reqwest::get(node.sandbox_url(&format!("/pay/{link_id}"))).await.unwrap().text().await.unwrap();
+    assert!(page.contains("Already paid 70.50 GHS; remaining 29.50 GHS"), "{page}");
+    let listed =
+        api.get(&node.sandbox_url("/v1/payment-links?customerReference=fixture-partial"), &key).await;
+    listed.expect(200);
+    assert_eq!(listed.body["data"][0]["totalReceived"], checkout["linkTotalReceived"], "{}", listed.text);
+    assert_eq!(listed.body["data"][0]["remaining"], checkout["linkRemaining"]);
+    // The payer of the open-amount page paid before the upgrade: their link
+    // is still paid, for what they chose, and the page still counts it.
+    let child = api.get(&node.sandbox_url(&format!("/v1/payment-links/{}", text("childLinkId"))), &key).await;
+    child.expect(200);
+    let child = &child.body["paymentLink"];
+    assert_eq!((&child["status"], &child["amount"]), (&json!("paid"), &checkout["childAmount"]), "{child}");
+    assert_eq!(child["sessions"][0]["status"], "complete");
+    let page = api.get(&node.sandbox_url(&format!("/v1/payment-pages/{}", text("pageId"))), &key).await;
+    page.expect(200);
+    assert_eq!(page.body["paymentPage"]["paymentCount"], 1);
+    assert_eq!(page.body["paymentPage"]["totalCollected"], checkout["childAmount"]);
+    // The money behind the tally: the waiting 30.50 reached the balance.
+    let ghs = minor(expected["balances"]["GHS"].as_str().unwrap(), 2) + 3_050;
+    assert_eq!(minor(&balance(&api, &node.sandbox, &key, "GHS").await, 2), ghs);
+
+    // The link takes what remains, and that payment completes it.
+    let last = pay(&api, &node, &link_id, "29.50").await;
+    let link =
+        poll_until(&api, &url, &key, |b| b["paymentLink"]["status"] == "paid").await["paymentLink"].clone();
+    assert_eq!((&link["totalReceived"], &link["remaining"]), (&json!("100.00"), &json!("0.00")));
+    assert_eq!(link["sessions"][0]["id"], last["session"]["id"]);
+    let statuses: Vec<&Value> = link["sessions"].as_array().unwrap().iter().map(|s| &s["status"]).collect();
+    assert_eq!(json!(statuses), json!(["complete", "partial", "failed", "partial"]));
+
+    node.stop_and_verify();
+    let data = node.data_dir();
+    for name in DATABASES {
+        assert_eq!(stamp(&data.join(name)), Some(FORMAT_VERSION), "{name} is stamped after the upgrade");
+    }
+}
+
+/// `sika verify` upgrades a format 3 directory as opening it does, and
+/// recounts the tallies the upgrade made from the links' attempts.
+#[test]
+fn verify_upgrades_a_format_3_directory_and_recounts_its_links() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    copy_dir(Path::new(FIXTURE_3), &data);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sika"))
+        .args(["verify", "--data-dir"])
+        .arg(&data)
+        .env_remove("SIKA_DATA_DIR")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    // The link's payment before the kill and the page's payer's: two tallies.
+    assert!(said.contains("2 collection tallies"), "{said}");
+    assert_eq!(stamp(&data.join("sandbox.redb")), Some(FORMAT_VERSION));
 }

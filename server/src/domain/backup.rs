@@ -134,7 +134,7 @@ pub fn offline(data_dir: &Path, dest: &Path) -> Result<Backup, String> {
     let mut names: Vec<String> = Vec::new();
     for ledger in LEDGERS {
         let path = data_dir.join(format!("{ledger}.redb"));
-        sika_engine::wal::replay_file(&path, &sika_engine::format::LEDGER_STEPS)
+        sika_engine::wal::replay_file(&path, &crate::domain::checkout_format::LEDGER_STEPS)
             .map_err(|e| format!("cannot replay {}: {e}", path.display()))?;
         names.push(format!("{ledger}.redb"));
     }

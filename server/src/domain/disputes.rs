@@ -295,9 +295,9 @@ fn disputed_payment(
             Ok((collection, link))
         }
         (None, Some(link)) => {
-            let payments = crate::domain::checkout::link_payments(snapshot, organization, link)?
+            let latest = crate::domain::checkout::latest_link_payment(snapshot, organization, link)?
                 .ok_or_else(|| ApiError::not_found(format!("payment link '{link}' not found")))?;
-            let newest = payments.into_iter().next_back().ok_or_else(|| {
+            let newest = latest.ok_or_else(|| {
                 ApiError::bad_request(format!(
                     "payment link '{link}' is not paid; only a completed payment can be disputed"
                 ))

@@ -6,6 +6,7 @@ pub(crate) mod audit;
 pub(crate) mod backup;
 pub(crate) mod catalog;
 pub(crate) mod checkout;
+pub(crate) mod checkout_format;
 pub(crate) mod credentials;
 pub(crate) mod disputes;
 pub(crate) mod error;

@@ -8,7 +8,7 @@
 //! on every sandbox page so nobody mistakes a test for a payment.
 
 use serde_json::{Value, json};
-use sika_api::payment_links::{CheckoutSessionStatus, PaymentLinkStatus};
+use sika_api::payment_links::PaymentLinkStatus;
 use sika_api::payment_pages::PaymentPageStatus;
 use sika_engine::Currency;
 
@@ -165,7 +165,7 @@ fn link_body(
     let ended = match state.status {
         PaymentLinkStatus::Paid => {
             let mut body = header(&link.settings, None);
-            body.push_str(&receipt(&link.settings, &state));
+            body.push_str(&receipt(snapshot, &link.settings, &state)?);
             return Ok(body);
         }
         PaymentLinkStatus::Closed => {
@@ -223,12 +223,17 @@ fn refusal(settings: &Settings) -> String {
 
 /// The receipt a paid link shows: what was paid, to whom, when, and the
 /// reference of the payment that completed it.
-fn receipt(settings: &Settings, state: &LinkState) -> String {
+fn receipt(snapshot: &sika_engine::Snapshot, settings: &Settings, state: &LinkState) -> ApiResult<String> {
     let currency = &settings.currency;
-    let completing = state.sessions.iter().find(|s| s.status == CheckoutSessionStatus::Complete);
+    let completing = state.covering.as_ref();
+    // The payment's reference is its session's id, which the checkout gives
+    // its collection as the external reference.
+    let reference = match completing {
+        Some(arrival) => snapshot.collection(&arrival.collection_id)?.map(|c| c.external_reference),
+        None => None,
+    };
     let paid_at = completing
-        .and_then(|s| s.collection.as_ref())
-        .and_then(|c| c.completed_at)
+        .map(|arrival| arrival.completed_at)
         .and_then(chrono::DateTime::from_timestamp_millis)
         .map(|at| at.format("%-d %b %Y, %H:%M UTC").to_string());
     let merchant = if settings.branding.business_name.is_empty() {
@@ -236,7 +241,7 @@ fn receipt(settings: &Settings, state: &LinkState) -> String {
     } else {
         &settings.branding.business_name
     };
-    let payments = state.payments();
+    let payments = state.payments;
     let mut rows = vec![("Amount paid", "receipt-amount", money(currency, state.total_received))];
     if payments > 1 {
         rows.push(("Payments", "receipt-payments", payments.to_string()));
@@ -245,8 +250,8 @@ fn receipt(settings: &Settings, state: &LinkState) -> String {
     if let Some(at) = paid_at {
         rows.push(("Date", "receipt-date", at));
     }
-    if let Some(session) = completing {
-        rows.push(("Reference", "receipt-reference", session.session.id.clone()));
+    if let Some(reference) = reference {
+        rows.push(("Reference", "receipt-reference", reference));
     }
     let mut out = String::from(
         "<section class=\"notice receipt\" id=\"receipt\"><p class=\"tick\" aria-hidden=\"true\">&#10003;</p>\
@@ -256,7 +261,7 @@ fn receipt(settings: &Settings, state: &LinkState) -> String {
         out.push_str(&format!("<div><dt>{term}</dt><dd id=\"{id}\">{}</dd></div>\n", escape(&value)));
     }
     out.push_str("</dl></section>\n");
-    out
+    Ok(out)
 }
 
 /// A rendered page: its status, its HTML and the Content-Security-Policy

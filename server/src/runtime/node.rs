@@ -28,6 +28,7 @@ fn engine_config(config: &NodeConfig, kind: StackKind, rates: &Arc<RateBook>) ->
     engine.quote_ttl_ms = config.quote_ttl.as_millis() as i64;
     engine.spread_bps = config.spread_bps;
     engine.rates = rates.source();
+    engine.ledger_steps = crate::domain::checkout_format::LEDGER_STEPS;
     engine
 }
 

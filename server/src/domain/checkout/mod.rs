@@ -3,17 +3,19 @@
 //! A page is a reusable checkout; each payer who starts paying on it gets a
 //! child link. A link is one customer's charge; every attempt to pay it is a
 //! checkout session, and every session is a collection on the ledger (the
-//! same path and events as `POST /v1/collections`). A link's totals and
-//! state are derived from its sessions' collections when read, so they can
-//! never drift from the ledger.
+//! same path and events as `POST /v1/collections`). Each attempt's
+//! collection is in the link's group on the ledger, whose tally the engine
+//! changes in the same command that completes a collection: a link's
+//! totals and state are derived from that tally when read, so they never
+//! drift from the ledger and never need the link's sessions.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sika_api::checkout::{self as wire, CryptoAsset, PaymentMethodKind};
 use sika_api::payment_links::{self as links, CheckoutSessionStatus, PaymentLinkStatus};
 use sika_api::payment_pages::PaymentPageStatus;
-use sika_engine::Snapshot;
 use sika_engine::movements::{CollectionRecord, MovementStatus};
+use sika_engine::{Arrival, CollectionGroup, Snapshot};
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::render::{amount, timestamp, wire_enum};
@@ -127,22 +129,16 @@ pub(crate) struct Session {
 /// finish in time; such a session reads as `expired`.
 pub(crate) const SESSION_EXPIRED: &str = "The checkout session expired before the payer paid";
 
-/// A session with its collection, as of one read.
+/// A session with its collection's state, as of one read.
 pub(crate) struct SessionView {
     pub session: Session,
-    pub collection: Option<CollectionRecord>,
     pub status: CheckoutSessionStatus,
     pub status_message: String,
 }
 
-impl SessionView {
-    /// Whether this attempt's money arrived (`complete` or `partial`).
-    pub(crate) fn received(&self) -> bool {
-        self.collection.as_ref().is_some_and(|c| c.status == MovementStatus::Completed)
-    }
-}
-
-/// A link's derived state.
+/// A link's state: its money from its tally on the ledger, which the
+/// engine keeps current as each attempt settles, so reading a link costs
+/// the same however many attempts it took.
 pub(crate) struct LinkState {
     pub status: PaymentLinkStatus,
     pub status_message: String,
@@ -154,15 +150,11 @@ pub(crate) struct LinkState {
     /// `updated_at`, or later the money that arrived or the expiry that
     /// passed. A derived status moves `updatedAt` as a stored one does.
     pub updated_at: i64,
-    /// Newest first.
-    pub sessions: Vec<SessionView>,
-}
-
-impl LinkState {
-    /// Payments received: sessions whose money arrived.
-    pub(crate) fn payments(&self) -> usize {
-        self.sessions.iter().filter(|s| s.received()).count()
-    }
+    /// Attempts whose money arrived.
+    pub payments: u64,
+    /// The attempt whose money paid the link (its collection), once paid:
+    /// the one session that reads `complete`.
+    pub covering: Option<Arrival>,
 }
 
 pub(crate) fn load_page(snapshot: &Snapshot, id: &str) -> ApiResult<Option<PaymentPage>> {
@@ -171,6 +163,12 @@ pub(crate) fn load_page(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Payme
 
 pub(crate) fn load_link(snapshot: &Snapshot, id: &str) -> ApiResult<Option<PaymentLink>> {
     Ok(load(snapshot, LINKS, id)?)
+}
+
+/// The group a link's attempts count in on the ledger: the link's id,
+/// toward its amount (none: the first payment sets it).
+pub(crate) fn link_group(link: &PaymentLink) -> CollectionGroup {
+    CollectionGroup { id: link.id.clone(), target_minor: link.amount }
 }
 
 /// Every id listed under `owner` as `kind`, newest first.
@@ -187,91 +185,91 @@ fn all_listed(snapshot: &Snapshot, owner: &str, kind: &str) -> ApiResult<Vec<Str
     }
 }
 
-pub(crate) fn sessions_of(snapshot: &Snapshot, link_id: &str) -> ApiResult<Vec<SessionView>> {
+/// A session as of `snapshot`: its collection's state, and `complete` for
+/// the one payment that paid the link, `partial` for any other that arrived.
+fn session_view(snapshot: &Snapshot, session: Session, state: &LinkState) -> ApiResult<SessionView> {
+    let collection = snapshot.collection(&session.collection)?;
+    let covering = state.covering.as_ref().map(|a| a.collection_id.as_str());
+    let (status, message) = match &collection {
+        Some(c) if c.status == MovementStatus::Completed && covering == Some(c.id.as_str()) => {
+            (CheckoutSessionStatus::Complete, c.status_message.clone())
+        }
+        Some(c) if c.status == MovementStatus::Completed => {
+            (CheckoutSessionStatus::Partial, c.status_message.clone())
+        }
+        Some(c) if c.status == MovementStatus::Failed && c.status_message == SESSION_EXPIRED => {
+            (CheckoutSessionStatus::Expired, c.status_message.clone())
+        }
+        Some(c) if c.status == MovementStatus::Failed => {
+            (CheckoutSessionStatus::Failed, c.status_message.clone())
+        }
+        Some(c) => (CheckoutSessionStatus::Pending, c.status_message.clone()),
+        None => (CheckoutSessionStatus::Failed, "The attempt was not recorded".to_string()),
+    };
+    Ok(SessionView { session, status, status_message: message })
+}
+
+/// Every session of a link, newest first (at most
+/// `checkout_attempts_per_link`): only the merchant's single read lists them.
+pub(crate) fn link_sessions(
+    snapshot: &Snapshot,
+    link_id: &str,
+    state: &LinkState,
+) -> ApiResult<Vec<SessionView>> {
     let mut out = Vec::new();
     for id in all_listed(snapshot, link_id, LINK_SESSIONS)? {
         let Some(session) = load::<Session>(snapshot, SESSIONS, &id)? else { continue };
-        let collection = snapshot.collection(&session.collection)?;
-        let (status, message) = match &collection {
-            Some(c) if c.status == MovementStatus::Completed => {
-                (CheckoutSessionStatus::Complete, c.status_message.clone())
-            }
-            Some(c) if c.status == MovementStatus::Failed && c.status_message == SESSION_EXPIRED => {
-                (CheckoutSessionStatus::Expired, c.status_message.clone())
-            }
-            Some(c) if c.status == MovementStatus::Failed => {
-                (CheckoutSessionStatus::Failed, c.status_message.clone())
-            }
-            Some(c) => (CheckoutSessionStatus::Pending, c.status_message.clone()),
-            None => (CheckoutSessionStatus::Failed, "The attempt was not recorded".to_string()),
-        };
-        out.push(SessionView { session, collection, status, status_message: message });
+        out.push(session_view(snapshot, session, state)?);
     }
     Ok(out)
 }
 
-pub(crate) fn link_state(snapshot: &Snapshot, link: &PaymentLink, now: i64) -> ApiResult<LinkState> {
-    let mut sessions = sessions_of(snapshot, &link.id)?;
-    // Money that arrived, in the order it arrived.
-    let mut arrivals: Vec<(i64, i64, usize)> = sessions
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.received())
-        .map(|(i, s)| {
-            let at = s.collection.as_ref().and_then(|c| c.completed_at).unwrap_or(s.session.created_at);
-            (at, s.session.created_at, i)
-        })
-        .collect();
-    arrivals.sort();
-    let total_received: i128 = arrivals.iter().map(|(_, _, i)| sessions[*i].session.destination_amount).sum();
-    // An open amount is the payer's: their first payment, or else what they last tried.
-    let amount = link
-        .amount
-        .or_else(|| arrivals.first().map(|(_, _, i)| sessions[*i].session.destination_amount))
-        .or_else(|| sessions.first().map(|s| s.session.destination_amount));
-    // Exactly one session completes a paid link: the one whose money
-    // brought `remaining` to zero. Other payments are `partial`.
-    let mut running = 0;
-    let mut completer = None;
-    for (_, _, i) in &arrivals {
-        running += sessions[*i].session.destination_amount;
-        if completer.is_none() && amount.is_some_and(|a| running >= a) {
-            completer = Some(*i);
-        }
-    }
-    for (_, _, i) in &arrivals {
-        if Some(*i) != completer {
-            sessions[*i].status = CheckoutSessionStatus::Partial;
-        }
-    }
-    let remaining = amount.map(|a| (a - total_received).max(0));
-    let overpayment = amount.filter(|a| total_received > *a).map(|a| total_received - a);
-    let currency = &link.settings.currency;
-    let (status, status_message) = if total_received > 0 && remaining == Some(0) {
-        (
-            PaymentLinkStatus::Paid,
-            format!("Paid: {} {currency} received", crate::domain::render::amount(currency, total_received)),
-        )
-    } else if link.closed_at.is_some() {
-        (PaymentLinkStatus::Closed, "Closed by the merchant".to_string())
-    } else if link.settings.expires_at.is_some_and(|at| now > at) {
-        (PaymentLinkStatus::Expired, "The payment window has ended".to_string())
-    } else if total_received > 0 {
-        (
-            PaymentLinkStatus::Active,
-            format!(
-                "Partially paid: {} of {} {currency} received",
-                crate::domain::render::amount(currency, total_received),
-                crate::domain::render::amount(currency, amount.unwrap_or(0)),
-            ),
-        )
-    } else {
-        (PaymentLinkStatus::Active, "Awaiting payment".to_string())
+/// One session of link `link_id`, as the payer's page follows it.
+pub(crate) fn link_session(
+    snapshot: &Snapshot,
+    link_id: &str,
+    session_id: &str,
+    state: &LinkState,
+) -> ApiResult<Option<SessionView>> {
+    let Some(session) = load::<Session>(snapshot, SESSIONS, session_id)?.filter(|s| s.link == link_id) else {
+        return Ok(None);
     };
-    let last_arrival = arrivals.last().map(|(at, _, _)| *at);
+    Ok(Some(session_view(snapshot, session, state)?))
+}
+
+/// What the payer of an open amount last tried to pay, before any money
+/// arrived: the newest session's amount (one list entry, one read).
+fn last_tried(snapshot: &Snapshot, link_id: &str) -> ApiResult<Option<i128>> {
+    let Some((_, id)) = snapshot.list(link_id, LINK_SESSIONS, None, 1)?.into_iter().next() else {
+        return Ok(None);
+    };
+    Ok(load::<Session>(snapshot, SESSIONS, &id)?.map(|s| s.destination_amount))
+}
+
+/// A link's state as of `now`, from the link and its tally: a read or two
+/// whatever the number of its attempts.
+pub(crate) fn link_state(snapshot: &Snapshot, link: &PaymentLink, now: i64) -> ApiResult<LinkState> {
+    let tally = snapshot.collection_tally(&link.id)?;
+    let total_received = tally.as_ref().map_or(0, |t| t.received_minor);
+    let payments = tally.as_ref().map_or(0, |t| t.completed_count);
+    let covering = tally.as_ref().and_then(|t| t.covering.clone());
+    let last_arrival = tally.and_then(|t| t.latest).map(|a| a.completed_at);
+    // An open amount is the payer's: their first payment (which is what
+    // covers a link with no amount), or else what they last tried.
+    let amount = match (link.amount, &covering) {
+        (Some(amount), _) => Some(amount),
+        (None, Some(first)) => Some(first.amount_minor),
+        (None, None) => last_tried(snapshot, &link.id)?,
+    };
+    let remaining = amount.map(|a| a.saturating_sub(total_received).max(0));
+    let overpayment = amount.filter(|a| total_received > *a).map(|a| total_received.saturating_sub(a));
+    let (status, status_message) = status_of(link, now, total_received, amount, remaining);
     let expired_at = link.settings.expires_at.filter(|_| status == PaymentLinkStatus::Expired);
-    let updated_at =
-        [Some(link.updated_at), last_arrival, expired_at].into_iter().flatten().max().unwrap_or(0);
+    let updated_at = [Some(link.updated_at), last_arrival, expired_at]
+        .into_iter()
+        .flatten()
+        .max()
+        .unwrap_or(link.updated_at);
     Ok(LinkState {
         status,
         status_message,
@@ -280,8 +278,33 @@ pub(crate) fn link_state(snapshot: &Snapshot, link: &PaymentLink, now: i64) -> A
         remaining,
         overpayment,
         updated_at,
-        sessions,
+        payments,
+        covering,
     })
+}
+
+/// A link's status and its message, from what it received.
+fn status_of(
+    link: &PaymentLink,
+    now: i64,
+    total_received: i128,
+    due: Option<i128>,
+    remaining: Option<i128>,
+) -> (PaymentLinkStatus, String) {
+    let currency = &link.settings.currency;
+    if total_received > 0 && remaining == Some(0) {
+        (PaymentLinkStatus::Paid, format!("Paid: {} {currency} received", amount(currency, total_received)))
+    } else if link.closed_at.is_some() {
+        (PaymentLinkStatus::Closed, "Closed by the merchant".to_string())
+    } else if link.settings.expires_at.is_some_and(|at| now > at) {
+        (PaymentLinkStatus::Expired, "The payment window has ended".to_string())
+    } else if total_received > 0 {
+        let due = amount(currency, due.unwrap_or(0));
+        let received = amount(currency, total_received);
+        (PaymentLinkStatus::Active, format!("Partially paid: {received} of {due} {currency} received"))
+    } else {
+        (PaymentLinkStatus::Active, "Awaiting payment".to_string())
+    }
 }
 
 /// A page's state: (status, paymentCount, totalCollected).
@@ -289,14 +312,14 @@ pub(crate) fn page_state(
     snapshot: &Snapshot,
     page: &PaymentPage,
     now: i64,
-) -> ApiResult<(PaymentPageStatus, usize, i128)> {
-    let mut count = 0;
-    let mut total = 0;
+) -> ApiResult<(PaymentPageStatus, u64, i128)> {
+    let mut count: u64 = 0;
+    let mut total: i128 = 0;
     for id in all_listed(snapshot, &page.id, PAGE_LINKS)? {
         if let Some(link) = load_link(snapshot, &id)? {
             let state = link_state(snapshot, &link, now)?;
-            count += state.payments();
-            total += state.total_received;
+            count = count.saturating_add(state.payments);
+            total = total.checked_add(state.total_received).ok_or_else(ApiError::internal)?;
         }
     }
     Ok((page_status(page, now), count, total))
@@ -311,23 +334,21 @@ pub(crate) fn page_status(page: &PaymentPage, now: i64) -> PaymentPageStatus {
     }
 }
 
-/// The completed collections paid through payment link `link_id` of
-/// `organization`, oldest first; `None` when the organization has no such link.
-pub(crate) fn link_payments(
+/// The latest payment that arrived through payment link `link_id` of
+/// `organization` (`Some(None)`: none yet); `None` when the organization
+/// has no such link.
+pub(crate) fn latest_link_payment(
     snapshot: &Snapshot,
     organization: &str,
     link_id: &str,
-) -> ApiResult<Option<Vec<CollectionRecord>>> {
+) -> ApiResult<Option<Option<CollectionRecord>>> {
     let Some(link) = load_link(snapshot, link_id)?.filter(|l| l.organization == organization) else {
         return Ok(None);
     };
-    let mut paid: Vec<CollectionRecord> = sessions_of(snapshot, &link.id)?
-        .into_iter()
-        .filter(|s| s.received())
-        .filter_map(|s| s.collection)
-        .collect();
-    paid.sort_by_key(|c| (c.completed_at, c.created_at));
-    Ok(Some(paid))
+    let Some(latest) = snapshot.collection_tally(&link.id)?.and_then(|t| t.latest) else {
+        return Ok(Some(None));
+    };
+    Ok(Some(snapshot.collection(&latest.collection_id)?))
 }
 
 /// The hosted checkout address of a page or link on this stack's listener.
@@ -417,7 +438,7 @@ pub(crate) fn render_page(
         redirect_url: s.redirect_url,
         metadata: s.metadata,
         expires_at: s.expires_at,
-        payment_count: count as u64,
+        payment_count: count,
         total_collected: amount(currency, total),
         closed_at: page.closed_at.map(timestamp),
         created_at: timestamp(page.created_at),
@@ -466,17 +487,17 @@ pub(crate) fn render_session(view: &SessionView) -> ApiResult<links::CheckoutSes
     })
 }
 
-/// A link as every response shows it; `with_sessions` adds its sessions,
-/// as a single link's answer does (list items go without).
+/// A link as every response shows it; `sessions` are given to a single
+/// link's answer (list items go without).
 pub(crate) fn render_link(
     stack: &Stack,
     link: &PaymentLink,
     state: &LinkState,
-    with_sessions: bool,
+    sessions: Option<&[SessionView]>,
 ) -> ApiResult<links::PaymentLink> {
     let currency = &link.settings.currency;
     let s = settings_view(&link.settings)?;
-    let sessions = with_sessions.then(|| state.sessions.iter().map(render_session).collect()).transpose()?;
+    let sessions = sessions.map(|all| all.iter().map(render_session).collect()).transpose()?;
     Ok(links::PaymentLink {
         id: link.id.clone(),
         url: hosted_url(stack, &link.id),

@@ -209,7 +209,8 @@ pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> A
         request_fingerprint: sika_engine::commands::digest(session.id.as_bytes()),
         id: Some(session.collection.clone()),
         attach: documents,
-        group: None,
+        // The link's tally counts this attempt once its money arrives.
+        group: Some(super::link_group(&link)),
     };
     stack.engine.execute(Command::CreateCollection(new)).await?;
     if let Ok(webhooks) = stack.webhooks() {

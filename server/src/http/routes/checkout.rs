@@ -15,7 +15,9 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use crate::domain::checkout::pay::{self, PayRequest};
-use crate::domain::checkout::{link_state, load_link, load_page, render_public_link, render_session};
+use crate::domain::checkout::{
+    link_session, link_state, load_link, load_page, render_public_link, render_session,
+};
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::render::to_json;
 use crate::domain::stack::Stack;
@@ -106,7 +108,7 @@ fn view(stack: &Stack, link_id: &str, session_id: &str) -> ApiResult<Json<Value>
     let link = load_link(&snapshot, link_id)?.ok_or_else(missing)?;
     let now = stack.now_ms();
     let state = link_state(&snapshot, &link, now)?;
-    let session = state.sessions.iter().find(|s| s.session.id == session_id).ok_or_else(missing)?;
-    let session = to_json(&render_session(session)?);
+    let session = link_session(&snapshot, link_id, session_id, &state)?.ok_or_else(missing)?;
+    let session = to_json(&render_session(&session)?);
     Ok(Json(json!({ "session": session, "paymentLink": render_public_link(&link, &state) })))
 }

@@ -15,7 +15,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::domain::checkout::requests::new_link;
-use crate::domain::checkout::{self, LINKS, PAGE_LINKS, link_state, load_link, load_page, render_link};
+use crate::domain::checkout::{
+    self, LINKS, PAGE_LINKS, link_sessions, link_state, load_link, load_page, render_link,
+};
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::pagination::page_of_views;
 use crate::domain::render::wire_enum;
@@ -51,7 +53,7 @@ async fn create(
     checkout::store_new(&stack, LINKS, &link.id, &link.organization, &link).await?;
     let snapshot = stack.engine.read()?;
     let state = link_state(&snapshot, &link, stack.now_ms())?;
-    let payment_link = render_link(&stack, &link, &state, true)?;
+    let payment_link = render_link(&stack, &link, &state, Some(&[]))?;
     Ok((StatusCode::CREATED, Json(PaymentLinkEnvelope { payment_link })))
 }
 
@@ -76,8 +78,11 @@ async fn read(
     let link = load_link(&snapshot, &id)?
         .filter(|l| l.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("payment link '{id}' not found")))?;
+    // Its totals come from the link's tally; the spec lists every session
+    // here (at most `checkout_attempts_per_link` of them).
     let state = link_state(&snapshot, &link, stack.now_ms())?;
-    Ok(Json(PaymentLinkEnvelope { payment_link: render_link(&stack, &link, &state, true)? }))
+    let sessions = link_sessions(&snapshot, &link.id, &state)?;
+    Ok(Json(PaymentLinkEnvelope { payment_link: render_link(&stack, &link, &state, Some(&sessions))? }))
 }
 
 /// Close a link: it takes no more payments
@@ -162,13 +167,13 @@ async fn list(
         if status.is_some_and(|s| s != state.status) {
             return Ok(None);
         }
-        Ok(Some(render_link(&stack, &link, &state, false)?))
+        Ok(Some(render_link(&stack, &link, &state, None)?))
     })?;
     Ok(Json(page))
 }
 
 /// Whether `link` passes the filters its stored record answers (the status
-/// filter needs the link's state, which costs its sessions' reads).
+/// filter needs the link's state, which costs a read of its tally).
 fn matches(filter: &PaymentLinkFilter, link: &checkout::PaymentLink) -> bool {
     (filter.parent_type.is_none() || link.page.is_some())
         && filter

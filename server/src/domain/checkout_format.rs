@@ -1,0 +1,44 @@
+//! The ledgers' steps in the storage format's upgrade path
+//! (`sika_engine::format`) that need the node's checkout records: which
+//! collection is an attempt on which payment link only the checkout
+//! sessions say, so the step that groups collections by link lives here.
+
+use redb::{ReadableTable, WriteTransaction};
+use sika_engine::EngineError;
+use sika_engine::format::{Steps, collections_join_groups, jobs_hold_kinds, stamp_only};
+use sika_engine::storage::{RECORDS, keys, prefix_end};
+
+use crate::domain::checkout::{LINKS, PaymentLink, SESSIONS, Session, link_group};
+use crate::store::documents::decode;
+
+/// The upgrade path of a node's ledgers (`live.redb`, `sandbox.redb`): the
+/// engine's, with format 4's groups read from the checkout sessions.
+pub const LEDGER_STEPS: Steps = [stamp_only, jobs_hold_kinds, stamp_only, links_tally_their_attempts];
+
+/// Format 3 to 4 of a ledger: each checkout session's collection joins its
+/// link's group (toward the link's amount), and each link's tally counts
+/// the attempts that completed before the upgrade, so an upgraded node
+/// shows the totals it derived from the sessions before.
+pub(crate) fn links_tally_their_attempts(txn: &WriteTransaction) -> Result<(), EngineError> {
+    let members = {
+        let table = txn.open_table(RECORDS)?;
+        let start = keys::documents_prefix(SESSIONS);
+        let mut members = Vec::new();
+        for entry in table.range(start.as_slice()..prefix_end(&start).as_slice())? {
+            let session: Session = decode(entry?.1.value())?;
+            let link = table.get(keys::document(LINKS, &session.link).as_slice())?;
+            let link: PaymentLink = match link {
+                Some(bytes) => decode(bytes.value())?,
+                None => {
+                    return Err(EngineError::Corrupt(format!(
+                        "checkout session {} is on payment link {}, which is not stored",
+                        session.id, session.link
+                    )));
+                }
+            };
+            members.push((session.collection, link_group(&link)));
+        }
+        members
+    };
+    collections_join_groups(txn, &members)
+}
