@@ -117,6 +117,9 @@ pub struct OrderDestination {
     pub account_number: Option<String>,
     pub address: Option<String>,
     pub tag: Option<String>,
+    /// The destination bank's code, shown only when the order names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bank_code: Option<String>,
 }
 
 /// The payout leg in brief; `GET /v1/payouts/{id}` shows all of it.

@@ -63,6 +63,12 @@ pub struct PayoutTarget {
     pub currency: Option<String>,
     #[schema(max_length = 64)]
     pub recipient_id: Option<String>,
+    /// The destination's bank, for bank methods: one of the `bankCode`
+    /// options `GET /v1/capabilities/{country}/{method}` lists. Required on
+    /// live when the operator routes the method through a provider that
+    /// needs it (Flutterwave); also taken with a `recipientId`.
+    #[schema(max_length = 64, example = "044")]
+    pub bank_code: Option<String>,
 }
 
 /// A payout as every response and webhook shows it.
@@ -114,6 +120,9 @@ pub struct PayoutDestination {
     pub address: Option<String>,
     pub tag: Option<String>,
     pub recipient_id: Option<String>,
+    /// The destination bank's code, shown only when the payout names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bank_code: Option<String>,
     #[schema(value_type = Object)]
     pub kyc: serde_json::Map<String, serde_json::Value>,
 }

@@ -1,7 +1,10 @@
 //! Destination validation: check payout destinations before paying out to
 //! them. The sandbox decides by the account number's last six digits (see
-//! `GET /v1/simulations`); the live stack checks their shape only, never
-//! applies the sandbox's suffixes, and says so in each result's `checked`.
+//! `GET /v1/simulations`). The live stack never applies the sandbox's
+//! suffixes: it looks a bank account up at the provider the operator
+//! routes its method through, where that provider offers a lookup
+//! (Flutterwave's account resolve), and otherwise checks the shape only;
+//! each result's `checked` says which.
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -29,8 +32,10 @@ pub struct DestinationItem {
     /// address when this is absent).
     #[schema(max_length = 128)]
     pub address: Option<String>,
-    /// Accepted for the bank methods that use one; not checked.
-    #[schema(max_length = 64)]
+    /// The bank's code, for bank methods: one of the method's `bankCode`
+    /// options. On live, a bank method routed through a provider with an
+    /// account lookup needs it.
+    #[schema(max_length = 64, example = "044")]
     pub routing_number: Option<String>,
 }
 
@@ -51,6 +56,13 @@ pub enum ValidationReason {
     AccountClosed,
     /// The provider did not answer in time; try again.
     Timeout,
+    /// A bank method whose lookup needs the bank's code, and the item has
+    /// no `routingNumber`.
+    MissingBankCode,
+    /// A `routingNumber` that is not one of the method's `bankCode` options.
+    InvalidBankCode,
+    /// The provider that looks the account up failed or is down; try again.
+    ProviderUnavailable,
 }
 
 /// What checking one destination found.
@@ -58,17 +70,19 @@ pub enum ValidationReason {
 #[serde(rename_all = "camelCase")]
 pub struct DestinationCheck {
     pub valid: bool,
-    /// The account holder's name, when the provider tells it: null for an
-    /// invalid destination, a crypto address and on the live stack.
+    /// The account holder's name, when a rail tells it: null for an
+    /// invalid destination, a crypto address, and on live where only the
+    /// format was checked.
     pub account_name: Option<String>,
     /// Why the destination is not valid; null when it is.
     // Text, as the sandbox's scenario table writes it.
     #[schema(value_type = Option<ValidationReason>)]
     pub reason: Option<String>,
     /// How far the check went: `rail` when a rail answered for the account
-    /// (on the sandbox, its simulated rail by the suffix rules), `format`
-    /// when only its shape was checked (the live stack, which has no
-    /// account lookup): a `valid` destination there may still not exist.
+    /// (on the sandbox, its simulated rail by the suffix rules; on live, the
+    /// provider's account lookup), `format` when only its shape was checked
+    /// (live methods with no lookup): a `valid` destination there may still
+    /// not exist.
     pub checked: ValidationDepth,
 }
 

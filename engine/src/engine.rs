@@ -694,6 +694,17 @@ impl Snapshot {
         Ok(out)
     }
 
+    /// What an earlier request with this `externalReference` produced, if
+    /// any: a create that would only replay it need not be checked again.
+    pub fn idempotency(
+        &self,
+        organization: &str,
+        operation: &str,
+        reference: &str,
+    ) -> Result<Option<crate::records::IdempotencyRecord>, EngineError> {
+        self.get(&keys::idempotency(organization, operation, reference))
+    }
+
     pub fn payout(&self, id: &str) -> Result<Option<crate::movements::PayoutRecord>, EngineError> {
         self.get(&keys::document("payouts", id))
     }

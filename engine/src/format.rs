@@ -17,7 +17,9 @@
 //! tally (`collections_join_groups`); which collection is in which group
 //! only the node's checkout records say, so its ledger step is the
 //! server's (`EngineConfig::ledger_steps`), and the engine's own is a stamp
-//! alone. Every later change to a stored record adds a version here, its
+//! alone. Format 5 gives a payout's and an order's destination a bank code
+//! (`destinations_hold_bank_codes`). Every later change to a stored record
+//! adds a version here, its
 //! step in each `Steps` list that the change touches (a no-op for the
 //! others), and a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
 
@@ -35,7 +37,7 @@ use crate::records::{
 use crate::storage::{RECORDS, Space, decode, encode, keys, prefix_end};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -139,11 +141,158 @@ pub fn collections_join_groups(
     Ok(())
 }
 
+
+/// How many records one pass of a rewriting step holds in memory before it
+/// writes them back (all in the step's one transaction).
+const REWRITE_BATCH_MAX: usize = 10_000;
+
+/// Rewrites every record in `start..end` that `rewrite` changes, reading
+/// at most `REWRITE_BATCH_MAX` records between writes.
+fn rewrite_range(
+    txn: &redb::WriteTransaction,
+    start: &[u8],
+    end: &[u8],
+    rewrite: impl Fn(&[u8]) -> Result<Option<Vec<u8>>, EngineError>,
+) -> Result<(), EngineError> {
+    use std::ops::Bound;
+    let mut table = txn.open_table(RECORDS)?;
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let from = after.as_deref().map_or(Bound::Included(start), Bound::Excluded);
+        let mut batch = Vec::new();
+        let mut last = None;
+        for entry in table.range::<&[u8]>((from, Bound::Excluded(end)))?.take(REWRITE_BATCH_MAX) {
+            let (key, value) = entry?;
+            let key = key.value().to_vec();
+            if let Some(new) = rewrite(value.value())? {
+                batch.push((key.clone(), new));
+            }
+            last = Some(key);
+        }
+        let Some(last) = last else { return Ok(()) };
+        for (key, value) in batch {
+            table.insert(key.as_slice(), value.as_slice())?;
+        }
+        after = Some(last);
+    }
+}
+
+/// Format 4 to 5 of a ledger: a payout's and an order's destination gained
+/// a bank code (`Destination::bank_code`, its last field). Postcard writes a
+/// struct as its fields one after another and `None` as the one byte 0, so
+/// a format 4 record becomes a format 5 one by inserting that byte where its
+/// destination ends, and nothing else changes. Each payout and order
+/// document, and each event that carries them (a payout, an order, an order
+/// with its payout), is read in the shape formats 3 and 4 wrote (`v3`, which only this step
+/// uses) as far as it must be to find where its destinations end.
+pub fn destinations_hold_bank_codes(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    for (collection, splice) in [("payouts", v3::payout as v3::Splice), ("orders", v3::order)] {
+        let start = keys::documents_prefix(collection);
+        rewrite_range(txn, &start, &prefix_end(&start), |bytes| splice(bytes).map(Some))?;
+    }
+    let start = keys::space(Space::Event);
+    rewrite_range(txn, &start, &prefix_end(&start), v3::event)
+}
+
+/// Records as formats 3 and 4 wrote them, as tuples: postcard encodes a struct and
+/// a tuple of the same fields alike, and a unit enum as its index (a u32).
+mod v3 {
+    use serde::de::DeserializeOwned;
+
+    use crate::error::EngineError;
+
+    pub(super) type Splice = fn(&[u8]) -> Result<Vec<u8>, EngineError>;
+
+    /// code, account number, address, tag, recipient id.
+    type Destination = (String, Option<String>, Option<String>, Option<String>, Option<String>);
+    /// A payout up to its destination: id, organization, status, source
+    /// account, source currency and amount, destination.
+    type PayoutHead = (String, String, u32, String, String, i128, Destination);
+    /// An order up to its destination: id, organization, status, method,
+    /// currency, amount, chain, destination.
+    type OrderHead = (String, String, u32, String, String, i128, Option<String>, Destination);
+    /// at, kind, title, detail.
+    type TimelineEntry = (i64, String, String, String);
+    /// The rest of an order: destination currency, deposit instructions,
+    /// required confirmations, received amount, payout id, external
+    /// reference, metadata, status message, timeline, expiry, creation,
+    /// update.
+    type OrderTail = (
+        String,
+        String,
+        u32,
+        i128,
+        Option<String>,
+        String,
+        String,
+        String,
+        Vec<TimelineEntry>,
+        i64,
+        i64,
+        i64,
+    );
+    /// An event up to its payload's variant: sequence, id, organization, kind.
+    type EventHead = (u64, String, String, String, u32);
+    const EVENT_PAYOUT: u32 = 3;
+    const EVENT_ORDER: u32 = 5;
+    const EVENT_ORDER_WITH_PAYOUT: u32 = 6;
+
+    /// How many bytes at the start of `bytes` a `T` takes.
+    fn length<T: DeserializeOwned>(bytes: &[u8], what: &str) -> Result<usize, EngineError> {
+        let (_, rest) = postcard::take_from_bytes::<T>(bytes)
+            .map_err(|e| EngineError::Corrupt(format!("{what} does not decode as format 3 wrote it: {e}")))?;
+        Ok(bytes.len().saturating_sub(rest.len()))
+    }
+
+    /// `bytes` with a 0 (a `None`) inserted at each of the ascending `offsets`.
+    fn insert_none(bytes: &[u8], offsets: &[usize]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(bytes.len().saturating_add(offsets.len()));
+        let mut from = 0;
+        for &at in offsets {
+            out.extend_from_slice(&bytes[from..at]);
+            out.push(0);
+            from = at;
+        }
+        out.extend_from_slice(&bytes[from..]);
+        out
+    }
+
+    pub(super) fn payout(bytes: &[u8]) -> Result<Vec<u8>, EngineError> {
+        Ok(insert_none(bytes, &[length::<PayoutHead>(bytes, "a payout")?]))
+    }
+
+    pub(super) fn order(bytes: &[u8]) -> Result<Vec<u8>, EngineError> {
+        Ok(insert_none(bytes, &[length::<OrderHead>(bytes, "an order")?]))
+    }
+
+    /// The event rewritten, or `None` when it carries no destination.
+    pub(super) fn event(bytes: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
+        let payload = length::<EventHead>(bytes, "an event")?;
+        let (_, _, _, _, variant) = postcard::from_bytes::<EventHead>(&bytes[..payload])
+            .map_err(|e| EngineError::Corrupt(format!("an event does not decode: {e}")))?;
+        let rest = &bytes[payload..];
+        let offsets = match variant {
+            EVENT_PAYOUT => vec![payload.saturating_add(length::<PayoutHead>(rest, "an event's payout")?)],
+            EVENT_ORDER => vec![payload.saturating_add(length::<OrderHead>(rest, "an event's order")?)],
+            EVENT_ORDER_WITH_PAYOUT => {
+                let order = length::<(OrderHead, OrderTail)>(rest, "an event's order")?;
+                let payout = length::<PayoutHead>(&rest[order..], "an event's payout")?;
+                let head = length::<OrderHead>(rest, "an event's order")?;
+                vec![payload.saturating_add(head), payload.saturating_add(order).saturating_add(payout)]
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(insert_none(bytes, &offsets)))
+    }
+}
+
+/// The upgrade path of a ledger database (`live.redb`, `sandbox.redb`).
 /// The upgrade path of a ledger database (`live.redb`, `sandbox.redb`)
 /// whose collections have no groups (a ledger outside a node).
-pub const LEDGER_STEPS: Steps = [stamp_only, jobs_hold_kinds, stamp_only, stamp_only];
+pub const LEDGER_STEPS: Steps =
+    [stamp_only, jobs_hold_kinds, stamp_only, stamp_only, destinations_hold_bank_codes];
 /// The upgrade path of a request log (`<stack>-requests.redb`).
-pub const REQUEST_LOG_STEPS: Steps = [stamp_only, stamp_only, stamp_only, stamp_only];
+pub const REQUEST_LOG_STEPS: Steps = [stamp_only, stamp_only, stamp_only, stamp_only, stamp_only];
 
 /// What a file's stamp says before any upgrade.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -451,9 +600,251 @@ mod tests {
             for (key, job) in jobs {
                 table.insert(key.as_slice(), format_1(&job).as_slice()).unwrap();
             }
+            assert!(bank_codes::store_as_format_3(&mut table) >= 3, "a payout, an order and their events");
         }
         txn.open_table(FORMAT).unwrap().insert(STAMP_KEY, 1).unwrap();
         txn.commit().unwrap();
+    }
+
+    mod bank_codes {
+        use super::super::*;
+        use crate::records::{
+            Destination, EventPayload, EventRecord, MovementStatus, OrderRecord, OrderStatus, PayoutRecord,
+            TimelineEntry,
+        };
+
+        fn timeline() -> Vec<TimelineEntry> {
+            let entry = |title: &str| TimelineEntry {
+                at: 1_700_000_000_000,
+                kind: "state".into(),
+                title: title.into(),
+                detail: format!("{title}, in detail"),
+            };
+            vec![entry("Created"), entry("Funds held")]
+        }
+
+        fn destination() -> Destination {
+            Destination {
+                code: "bank_ng".into(),
+                account_number: Some("0123456789".into()),
+                address: None,
+                tag: Some("memo".into()),
+                recipient_id: Some("rcp_1".into()),
+                bank_code: None,
+            }
+        }
+
+        fn payout(id: &str) -> PayoutRecord {
+            PayoutRecord {
+                id: id.into(),
+                organization: "org_1".into(),
+                status: MovementStatus::Failed,
+                from_account: "NGN0001".into(),
+                from_currency: "NGN".into(),
+                from_amount: -1_234_567_890_123,
+                to: destination(),
+                to_currency: "NGN".into(),
+                to_amount: 1_000,
+                fee_amount: 25,
+                rate: "1".into(),
+                narration: "rent".into(),
+                external_reference: "p1".into(),
+                metadata: "{}".into(),
+                status_message: "refused".into(),
+                hold_ids: vec![7, 8],
+                timeline: timeline(),
+                rail: "flutterwave".into(),
+                api_key_id: Some("key_1".into()),
+                order_id: None,
+                created_at: 1,
+                updated_at: 2,
+                completed_at: Some(3),
+            }
+        }
+
+        fn order() -> OrderRecord {
+            OrderRecord {
+                id: "ord_1".into(),
+                organization: "org_1".into(),
+                status: OrderStatus::ProcessingPayout,
+                from_method: "crypto".into(),
+                from_currency: "USDC".into(),
+                from_amount: 20_000_000,
+                from_chain: Some("base".into()),
+                to: destination(),
+                to_currency: "NGN".into(),
+                deposit_instructions: "{}".into(),
+                required_confirmations: 3,
+                received_amount: 20_000_000,
+                payout_id: Some("pay_ngn_1".into()),
+                external_reference: "o1".into(),
+                metadata: "{}".into(),
+                status_message: "paying out".into(),
+                timeline: timeline(),
+                expires_at: 9,
+                created_at: 1,
+                updated_at: 2,
+            }
+        }
+
+        /// A destination as format 3 wrote it: five fields, no bank code.
+        fn old_destination(d: &Destination) -> Vec<u8> {
+            encode(&(&d.code, &d.account_number, &d.address, &d.tag, &d.recipient_id))
+        }
+
+        /// A payout as format 3 wrote it, written out field by field
+        /// (independently of the step's own shapes).
+        fn format_3_payout(p: &PayoutRecord) -> Vec<u8> {
+            let head = (&p.id, &p.organization, p.status, &p.from_account, &p.from_currency, p.from_amount);
+            let tail = (
+                (&p.to_currency, p.to_amount, p.fee_amount, &p.rate, &p.narration, &p.external_reference),
+                (&p.metadata, &p.status_message, &p.hold_ids, &p.timeline, &p.rail, &p.api_key_id),
+                (&p.order_id, p.created_at, p.updated_at, p.completed_at),
+            );
+            [encode(&head), old_destination(&p.to), encode(&tail)].concat()
+        }
+
+        fn format_3_order(o: &OrderRecord) -> Vec<u8> {
+            let head = (
+                &o.id,
+                &o.organization,
+                o.status,
+                &o.from_method,
+                &o.from_currency,
+                o.from_amount,
+                &o.from_chain,
+            );
+            let tail = (
+                (&o.to_currency, &o.deposit_instructions, o.required_confirmations, o.received_amount),
+                (&o.payout_id, &o.external_reference, &o.metadata, &o.status_message, &o.timeline),
+                (o.expires_at, o.created_at, o.updated_at),
+            );
+            [encode(&head), old_destination(&o.to), encode(&tail)].concat()
+        }
+
+        fn event(seq: u64, payload: EventPayload) -> EventRecord {
+            EventRecord {
+                seq,
+                id: format!("evt_{seq}"),
+                organization: "org_1".into(),
+                kind: "payout.failed".into(),
+                payload,
+                created_at: 1_700_000_000_123,
+            }
+        }
+
+        /// An event as format 3 wrote it, its payload's variant given.
+        fn format_3_event(e: &EventRecord, variant: u32, payload: &[Vec<u8>]) -> Vec<u8> {
+            let head = encode(&(e.seq, &e.id, &e.organization, &e.kind, variant));
+            [vec![head], payload.to_vec(), vec![encode(&e.created_at)]].concat().concat()
+        }
+
+        #[test]
+        fn each_record_gains_exactly_a_none_where_its_destination_ends() {
+            let (p, o) = (payout("pay_ngn_1"), order());
+            assert!(decode::<PayoutRecord>(&format_3_payout(&p)).is_err(), "format 4 cannot read format 3");
+            assert_eq!(v3::payout(&format_3_payout(&p)).unwrap(), encode(&p));
+            assert_eq!(v3::order(&format_3_order(&o)).unwrap(), encode(&o));
+
+            let cases = [
+                (event(1, EventPayload::Payout(p.clone())), 3, vec![format_3_payout(&p)]),
+                (event(2, EventPayload::Order(o.clone())), 5, vec![format_3_order(&o)]),
+                (
+                    event(3, EventPayload::OrderWithPayout(o.clone(), p.clone())),
+                    6,
+                    vec![format_3_order(&o), format_3_payout(&p)],
+                ),
+            ];
+            for (record, variant, payload) in cases {
+                let old = format_3_event(&record, variant, &payload);
+                assert_eq!(v3::event(&old).unwrap(), Some(encode(&record)), "{record:?}");
+            }
+            let test = event(4, EventPayload::WebhookTest { endpoint_id: "we_1".into() });
+            assert_eq!(v3::event(&encode(&test)).unwrap(), None, "an event with no destination is left");
+            let error = v3::payout(&[1, 2, 3]).unwrap_err().to_string();
+            assert!(error.contains("does not decode as format 3 wrote it"), "{error}");
+        }
+
+        /// Any event as format 3 wrote it.
+        fn format_3_event_of(e: &EventRecord) -> Vec<u8> {
+            match &e.payload {
+                EventPayload::Payout(p) => format_3_event(e, 3, &[format_3_payout(p)]),
+                EventPayload::Order(o) => format_3_event(e, 5, &[format_3_order(o)]),
+                EventPayload::OrderWithPayout(o, p) => {
+                    format_3_event(e, 6, &[format_3_order(o), format_3_payout(p)])
+                }
+                _ => encode(e),
+            }
+        }
+
+        /// Writes every payout, order and event in `table` as format 3 did;
+        /// returns how many records it rewrote.
+        pub(in super::super) fn store_as_format_3(table: &mut redb::Table<&[u8], &[u8]>) -> usize {
+            let mut rewritten = Vec::new();
+            for space in [
+                keys::documents_prefix("payouts"),
+                keys::documents_prefix("orders"),
+                keys::space(Space::Event),
+            ] {
+                for entry in table.range(space.as_slice()..prefix_end(&space).as_slice()).unwrap() {
+                    let (key, value) = entry.unwrap();
+                    let key = key.value().to_vec();
+                    let old = if key.starts_with(&keys::documents_prefix("payouts")) {
+                        format_3_payout(&decode(value.value()).unwrap())
+                    } else if key.starts_with(&keys::documents_prefix("orders")) {
+                        format_3_order(&decode(value.value()).unwrap())
+                    } else {
+                        format_3_event_of(&decode(value.value()).unwrap())
+                    };
+                    rewritten.push((key, old));
+                }
+            }
+            for (key, value) in &rewritten {
+                table.insert(key.as_slice(), value.as_slice()).unwrap();
+            }
+            rewritten.len()
+        }
+
+        #[test]
+        fn the_step_rewrites_every_payout_order_and_event_and_nothing_else() {
+            let db = redb::Database::builder()
+                .create_with_backend(redb::backends::InMemoryBackend::new())
+                .unwrap();
+            // More payouts than one batch holds, so the step walks on.
+            let count = REWRITE_BATCH_MAX + 7;
+            let txn = db.begin_write().unwrap();
+            {
+                let mut table = txn.open_table(RECORDS).unwrap();
+                for n in 0..count {
+                    let p = payout(&format!("pay_ngn_{n:06}"));
+                    table
+                        .insert(keys::document("payouts", &p.id).as_slice(), format_3_payout(&p).as_slice())
+                        .unwrap();
+                }
+                table
+                    .insert(keys::document("orders", "ord_1").as_slice(), format_3_order(&order()).as_slice())
+                    .unwrap();
+                let e = event(1, EventPayload::OrderWithPayout(order(), payout("pay_ngn_1")));
+                let old =
+                    format_3_event(&e, 6, &[format_3_order(&order()), format_3_payout(&payout("pay_ngn_1"))]);
+                table.insert(keys::event(1).as_slice(), old.as_slice()).unwrap();
+                table.insert(keys::document("recipients", "rcp_1").as_slice(), [9u8, 9].as_slice()).unwrap();
+            }
+            destinations_hold_bank_codes(&txn).unwrap();
+            let table = txn.open_table(RECORDS).unwrap();
+            for n in 0..count {
+                let id = format!("pay_ngn_{n:06}");
+                let stored = table.get(keys::document("payouts", &id).as_slice()).unwrap().unwrap();
+                assert_eq!(decode::<PayoutRecord>(stored.value()).unwrap(), payout(&id));
+            }
+            let stored = table.get(keys::document("orders", "ord_1").as_slice()).unwrap().unwrap();
+            assert_eq!(decode::<OrderRecord>(stored.value()).unwrap(), order());
+            let stored = table.get(keys::event(1).as_slice()).unwrap().unwrap();
+            let read: EventRecord = decode(stored.value()).unwrap();
+            assert_eq!(read.payload, EventPayload::OrderWithPayout(order(), payout("pay_ngn_1")));
+            let other = table.get(keys::document("recipients", "rcp_1").as_slice()).unwrap().unwrap();
+            assert_eq!(other.value(), [9u8, 9].as_slice(), "another collection is untouched");
+        }
     }
 
     /// A ledger file written by format 1 with a payout, a collection and an

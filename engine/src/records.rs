@@ -323,6 +323,9 @@ pub struct Destination {
     pub address: Option<String>,
     pub tag: Option<String>,
     pub recipient_id: Option<String>,
+    /// The destination bank's code, one of the bank method's `bankCode`
+    /// options; last, since format 4 (`format::destinations_hold_bank_codes`).
+    pub bank_code: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

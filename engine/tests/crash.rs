@@ -188,6 +188,7 @@ fn destination() -> Destination {
         address: None,
         tag: None,
         recipient_id: None,
+        bank_code: None,
     }
 }
 

@@ -1,17 +1,23 @@
 //! The Flutterwave connector, driven on the live stack against the strict
 //! fake in `support::flutterwave`: collections as charges and payouts as
-//! transfers under Sika's ids, notifications that only make Sika re-read the
-//! provider, refunds on failure, the breaker in capabilities, and a SIGKILL
-//! between the provider's acceptance and Sika's record of it.
+//! transfers under Sika's ids (to wallets, to Nigerian bank accounts with
+//! their bank code, to M-Pesa with the sender), bank accounts looked up
+//! before money moves and in destination validation, notifications that only
+//! make Sika re-read the provider, refunds on failure, the breaker in
+//! capabilities, and a SIGKILL between the provider's acceptance and Sika's
+//! record of it.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::flutterwave::{FakeFlutterwave, WEBHOOK_HASH};
+use crate::support::flutterwave::{FakeFlutterwave, SENDER_NAME, WEBHOOK_HASH};
 use crate::support::*;
 
-const ROUTED: &[&str] = &["mtn_gh", "mpesa_ke"];
+const ROUTED: &[&str] = &["mtn_gh", "mpesa_ke", "bank_ng"];
+/// Access Bank, and an account the fake knows there.
+const ACCESS: &str = "044";
+const ADA: &str = "0690000031";
 
 fn options(fake: &FakeFlutterwave) -> Options {
     Options { config: Some(fake.config(ROUTED)), ..Options::unthrottled() }
@@ -35,11 +41,58 @@ impl Live {
     }
 
     async fn collection(&self, amount: &str, reference: &str) -> String {
-        let body = json!({ "amount": amount, "currency": "GHS", "code": "mtn_gh",
-                           "accountNumber": "+233241234567", "externalReference": reference });
+        self.collection_on("mtn_gh", "GHS", "+233241234567", amount, reference).await
+    }
+
+    async fn collection_on(
+        &self,
+        code: &str,
+        currency: &str,
+        number: &str,
+        amount: &str,
+        reference: &str,
+    ) -> String {
+        let body = json!({ "amount": amount, "currency": currency, "code": code,
+                           "accountNumber": number, "externalReference": reference });
         let r = self.api.post(&self.url("/v1/collections"), &self.key, body).await;
         r.expect(201);
         r.body["collection"]["id"].as_str().unwrap().to_string()
+    }
+
+    /// Funds live NGN through a bank collection the operator confirms (bank
+    /// collections stay with the operator, even with bank_ng routed).
+    async fn fund_ngn(&self, amount: &str) {
+        let id =
+            self.collection_on("bank_ng", "NGN", "0123456789", amount, &format!("fund-ngn-{amount}")).await;
+        let url = self.node.admin_url(&format!("/admin/v1/live/collections/{id}/complete"));
+        self.api.call("POST", &url, Some(&self.node.creds.admin_token), None).await.expect(200);
+    }
+
+    /// NGN (available, pending) in kobo.
+    async fn ngn(&self) -> (i128, i128) {
+        balances_minor(&self.api, &self.node.live, &self.key, "NGN", 2).await
+    }
+
+    async fn bank_payout(
+        &self,
+        amount: &str,
+        number: &str,
+        bank_code: Option<&str>,
+        reference: &str,
+    ) -> Resp {
+        let mut to = json!({ "code": "bank_ng", "accountNumber": number });
+        if let Some(code) = bank_code {
+            to["bankCode"] = code.into();
+        }
+        let body = json!({ "from": { "currency": "NGN", "amount": amount }, "to": to,
+                           "externalReference": reference, "metadata": { "beneficiaryName": "Ada Obi" } });
+        self.api.post(&self.url("/v1/payouts"), &self.key, body).await
+    }
+
+    async fn validate(&self, items: Value) -> Vec<Value> {
+        let r = self.api.post(&self.url("/v1/validate/bulk"), &self.key, json!({ "items": items })).await;
+        r.expect(200);
+        r.body["results"].as_array().unwrap().iter().map(|item| item["result"].clone()).collect()
     }
 
     async fn payout(&self, amount: &str, reference: &str) -> Resp {
@@ -299,4 +352,199 @@ async fn a_request_that_times_out_is_retried_under_the_same_reference() {
     live.status_of("payouts", &id, "completed").await;
     assert_eq!(fake.transfers_for(&id).len(), 1);
     assert_eq!(fake.with(|s| s.transfer_posts), 1);
+}
+
+#[tokio::test]
+async fn a_bank_payout_goes_out_under_its_bank_code_and_completes_and_another_fails_with_a_refund() {
+    let fake = FakeFlutterwave::start();
+    let live = Live::start(&fake);
+    fake.open_account(ACCESS, ADA, "ADA OBI");
+    fake.open_account("058", "0123456780", "KOLA ADE");
+    live.fund_ngn("100000.00").await;
+    let funded = live.ngn().await;
+    assert_eq!(funded, (10_000_000, 0));
+
+    // The account is looked up before money moves, and the payout shows
+    // the bank it names.
+    let r = live.bank_payout("5000.00", ADA, Some(ACCESS), "bp-ok").await;
+    r.expect(201);
+    let id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    let fee = minor(r.body["payout"]["fee"]["amount"].as_str().unwrap(), 2);
+    assert_eq!(r.body["payout"]["to"]["bankCode"], ACCESS, "{}", r.body);
+    assert!(detail_of(&r.body["payout"], "Sent to rail").contains("ADA OBI"), "{}", r.body);
+    let transfer = wait_for_transfer(&fake, &id).await;
+    assert_eq!(transfer["bank_code"], ACCESS, "account_bank is the payout's bank code");
+    assert_eq!(transfer["account_number"], ADA);
+    assert_eq!(transfer["reference"], id.as_str(), "Sika's id is the reference");
+    assert_eq!(transfer["amount"], 5000);
+    fake.settle_transfer(&id, "SUCCESSFUL", "Transaction was successful");
+    assert_eq!(FakeFlutterwave::notify(&live.node.live, WEBHOOK_HASH, &fake.event(&id, None)).await, 200);
+    let payout = live.status_of("payouts", &id, "completed").await;
+    assert_eq!(payout["to"]["bankCode"], ACCESS);
+    assert!(titles(&payout).contains(&"Flutterwave confirmed delivery".to_string()));
+    wait_for_events(&live.api, &live.node.live, &live.key, &id, &["payout.completed"]).await;
+    let paid = (funded.0 - 500_000 - fee, 0);
+    assert_eq!(live.ngn().await, paid);
+
+    // A transfer the bank refuses fails the payout and refunds amount and fee.
+    let r = live.bank_payout("2000.00", "0123456780", Some("058"), "bp-fail").await;
+    r.expect(201);
+    let id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    wait_for_transfer(&fake, &id).await;
+    assert!(live.ngn().await.0 < paid.0, "held while the bank decides");
+    fake.settle_transfer(&id, "FAILED", "DISBURSE FAILED: Beneficiary account is dormant");
+    assert_eq!(FakeFlutterwave::notify(&live.node.live, WEBHOOK_HASH, &fake.event(&id, None)).await, 200);
+    let payout = live.status_of("payouts", &id, "failed").await;
+    assert!(payout["statusMessage"].as_str().unwrap().contains("dormant"), "{payout}");
+    assert!(titles(&payout).contains(&"Balance refunded".to_string()), "{payout}");
+    wait_for_events(&live.api, &live.node.live, &live.key, &id, &["payout.failed"]).await;
+    assert_eq!(live.ngn().await, paid, "amount and fee back on the balance");
+    assert_eq!(fake.with(|s| s.resolve_posts), 2, "each bank payout was looked up once");
+    assert!(fake.with(|s| s.refused.clone()).is_empty(), "the fake refused a request");
+}
+
+#[tokio::test]
+async fn a_bank_payout_without_its_bank_code_or_to_an_unknown_account_is_refused_before_money_moves() {
+    let fake = FakeFlutterwave::start();
+    let live = Live::start(&fake);
+    fake.open_account(ACCESS, ADA, "ADA OBI");
+    live.fund_ngn("10000.00").await;
+    let funded = live.ngn().await;
+
+    live.bank_payout("500.00", ADA, None, "no-bank").await.expect_field(
+        400,
+        "validation_error",
+        "to.bankCode",
+    );
+    let r = live.bank_payout("500.00", ADA, Some("999"), "bad-bank").await;
+    r.expect_field(400, "validation_error", "to.bankCode");
+    assert!(r.text.contains("044"), "the message lists the options: {}", r.text);
+    let r = live.bank_payout("500.00", "0690000099", Some(ACCESS), "unknown-account").await;
+    r.expect_field(400, "validation_error", "to.accountNumber");
+    let wallet = json!({ "from": { "currency": "GHS", "amount": "5.00" },
+                         "to": { "code": "mtn_gh", "accountNumber": "+233241234567", "bankCode": ACCESS },
+                         "externalReference": "wallet-with-bank" });
+    let r = live.api.post(&live.url("/v1/payouts"), &live.key, wallet).await;
+    r.expect_field(400, "validation_error", "to.bankCode");
+
+    assert_eq!(live.ngn().await, funded, "nothing was held");
+    assert_eq!(fake.with(|s| s.transfer_posts), 0, "nothing reached Flutterwave's transfers");
+    let r = live.api.get(&live.url("/v1/payouts"), &live.key).await;
+    assert_eq!(r.body["data"].as_array().unwrap().len(), 0, "no payout was stored: {}", r.text);
+}
+
+#[tokio::test]
+async fn validate_bulk_on_live_looks_bank_accounts_up_at_flutterwave() {
+    let fake = FakeFlutterwave::start();
+    let live = Live::start(&fake);
+    fake.open_account(ACCESS, ADA, "ADA OBI");
+    let bank = |number: &str, routing: Option<&str>| {
+        let mut item = json!({ "code": "bank_ng", "accountNumber": number });
+        if let Some(r) = routing {
+            item["routingNumber"] = r.into();
+        }
+        item
+    };
+    let results = live
+        .validate(json!([
+            bank(ADA, Some(ACCESS)),
+            bank("0690000099", Some(ACCESS)),
+            bank(ADA, None),
+            bank(ADA, Some("999")),
+            { "code": "mtn_gh", "accountNumber": "+233241234567" },
+            { "code": "bank_gh", "accountNumber": "1234567890", "routingNumber": "040100" },
+            bank(ADA, Some(ACCESS)),
+        ]))
+        .await;
+    let found = json!({ "valid": true, "accountName": "ADA OBI", "reason": null, "checked": "rail" });
+    assert_eq!(results[0], found);
+    assert_eq!(results[6], found, "the same account, answered alike");
+    assert_eq!(
+        results[1],
+        json!({ "valid": false, "accountName": null, "reason": "account_not_found", "checked": "rail" })
+    );
+    assert_eq!(
+        (&results[2]["reason"], &results[2]["checked"]),
+        (&json!("missing_bank_code"), &json!("format"))
+    );
+    assert_eq!(results[3]["reason"], "invalid_bank_code");
+    for (n, result) in results.iter().enumerate().skip(4).take(2) {
+        assert_eq!((&result["valid"], &result["checked"]), (&json!(true), &json!("format")), "item {n}");
+    }
+    assert_eq!(fake.with(|s| s.resolve_posts), 2, "two distinct accounts, two lookups");
+
+    // The provider failing is an answer, not an error.
+    fake.with(|s| s.down = true);
+    let results = live.validate(json!([bank(ADA, Some(ACCESS))])).await;
+    assert_eq!(
+        results[0],
+        json!({ "valid": false, "accountName": null, "reason": "provider_unavailable", "checked": "format" })
+    );
+    assert!(fake.with(|s| s.refused.clone()).is_empty(), "the fake refused a request");
+}
+
+#[tokio::test]
+async fn an_m_pesa_payout_carries_the_sender_flutterwave_needs() {
+    let fake = FakeFlutterwave::start();
+    let live = Live::start(&fake);
+    let wallet = "+254712345678";
+    let id = live.collection_on("mpesa_ke", "KES", wallet, "1000.00", "fund-kes").await;
+    let charge = wait_for_charge(&fake, &id).await;
+    assert_eq!(charge["charge_type"], "mpesa");
+    fake.settle_charge(&id, "successful");
+    live.status_of("collections", &id, "completed").await;
+    wait_for_events(&live.api, &live.node.live, &live.key, &id, &["collection.completed"]).await;
+
+    let body = json!({ "from": { "currency": "KES", "amount": "100.00" },
+                       "to": { "code": "mpesa_ke", "accountNumber": wallet },
+                       "externalReference": "kes-1", "metadata": { "beneficiaryName": "Akinyi Kimwei" } });
+    let r = live.api.post(&live.url("/v1/payouts"), &live.key, body).await;
+    r.expect(201);
+    assert!(r.body["payout"]["to"].get("bankCode").is_none(), "no bank code, no field: {}", r.body);
+    let id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    let transfer = wait_for_transfer(&fake, &id).await;
+    assert_eq!(transfer["bank_code"], "MPS");
+    assert_eq!(transfer["account_number"], "254712345678");
+    assert_eq!(
+        transfer["meta"],
+        json!({ "sender": SENDER_NAME, "sender_country": "KE", "mobile_number": "254700000001" })
+    );
+    fake.settle_transfer(&id, "SUCCESSFUL", "Transaction was successful");
+    live.status_of("payouts", &id, "completed").await;
+    assert!(fake.with(|s| s.refused.clone()).is_empty(), "the fake refused a request");
+}
+
+#[tokio::test]
+async fn a_transfer_flutterwave_holds_but_does_not_list_yet_is_read_back_not_sent_again() {
+    let fake = FakeFlutterwave::start();
+    let mut live = Live::start(&fake);
+    live.fund(&fake, "300.00").await;
+
+    // Accepted at the provider, unheard by Sika, and then missing from the
+    // provider's list for a while after the restart.
+    fake.with(|s| s.hold = true);
+    let r = live.payout("25.00", "p-lag").await;
+    r.expect(201);
+    let id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    wait_for_transfer(&fake, &id).await;
+    live.node.kill9();
+    fake.with(|s| {
+        s.hold = false;
+        s.list_lags = true;
+    });
+    live.node.restart(&options(&fake), &[]);
+    live.api = Api::new();
+    eventually("a second attempt refused as a duplicate", Duration::from_secs(20), || async {
+        (fake.with(|s| s.transfer_posts) >= 2).then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let posts = fake.with(|s| s.transfer_posts);
+    assert!(posts <= 8, "a refused duplicate is read back after a backoff, not resent at once: {posts}");
+
+    fake.with(|s| s.list_lags = false);
+    fake.settle_transfer(&id, "SUCCESSFUL", "Transaction was successful");
+    live.status_of("payouts", &id, "completed").await;
+    assert_eq!(fake.transfers_for(&id).len(), 1, "exactly one transfer at the provider");
+    live.node.stop_and_verify();
 }

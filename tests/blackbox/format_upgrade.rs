@@ -11,17 +11,21 @@
 //! data directory written by format 3 (committed fixture, made with that
 //! release's binary and `--checkout`) is upgraded to format 4, where each
 //! payment link's totals are a tally on the ledger, and its links show the
-//! totals they showed.
+//! totals they showed; and a
+//! ledger whose payouts, orders and events have destinations with no bank
+//! code (formats 3 and 4) is upgraded to format 5 and serves them as before.
 
 use std::path::{Path, PathBuf};
 
 use crate::support::*;
 use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
+use sika_engine::movements::{Destination, PayoutRecord};
+use sika_engine::orders::OrderRecord;
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end};
-use sika_engine::{Command, Job};
+use sika_engine::{Command, EventPayload, EventRecord, Job};
 
-const FORMAT_VERSION: u32 = 4;
+const FORMAT_VERSION: u32 = 5;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -114,6 +118,18 @@ async fn a_data_directory_from_the_release_before_format_versions_is_upgraded_an
     payout.expect(200);
     assert_eq!(payout.body["payout"]["status"], expected["payoutStatus"]);
     assert_eq!(payout.body["payout"]["externalReference"], "fixture-payout-1");
+    // Its destination reads whole after the format 4 step, with no bank code.
+    assert_eq!(payout.body["payout"]["to"]["code"], "mtn_gh", "{}", payout.text);
+    assert!(payout.body["payout"]["to"]["accountNumber"].is_string(), "{}", payout.text);
+    assert!(payout.body["payout"]["to"].get("bankCode").is_none(), "{}", payout.text);
+    // And so do the events that carry it.
+    let events = api.get(&node.sandbox_url("/v1/webhooks/events?limit=100"), &key).await;
+    events.expect(200);
+    let payout_events = events.body["data"].as_array().unwrap().iter();
+    let payout_events = payout_events
+        .filter(|e| e["data"]["id"] == expected["payoutId"] && e["data"]["to"]["code"] == "mtn_gh")
+        .count();
+    assert!(payout_events >= 1, "{}", events.text);
     let conversion = api
         .get(
             &node.sandbox_url(&format!("/v1/conversions/{}", expected["conversionId"].as_str().unwrap())),
@@ -201,6 +217,71 @@ async fn a_database_from_a_newer_format_is_refused_naming_both_versions() {
     assert!(said.contains(&format!("format version {}", FORMAT_VERSION + 1)), "{said}");
 }
 
+/// A destination as formats up to 3 stored it: no bank code.
+fn old_destination(
+    d: &Destination,
+) -> (&str, &Option<String>, &Option<String>, &Option<String>, &Option<String>) {
+    assert!(d.bank_code.is_none(), "format 3 had no bank code to keep");
+    (&d.code, &d.account_number, &d.address, &d.tag, &d.recipient_id)
+}
+
+/// A record as format 3 wrote it: the fields before its destination, the
+/// destination without a bank code, then the rest of today's bytes (a
+/// struct is written as its fields one after another).
+fn format_3(now: &[u8], new: Vec<u8>, old: Vec<u8>) -> Vec<u8> {
+    assert!(now.starts_with(&new));
+    [old.as_slice(), &now[new.len()..]].concat()
+}
+
+fn format_3_payout(p: &PayoutRecord) -> Vec<u8> {
+    let head = (&p.id, &p.organization, p.status, &p.from_account, &p.from_currency, p.from_amount);
+    format_3(&encode(p), encode(&(head, &p.to)), encode(&(head, old_destination(&p.to))))
+}
+
+fn format_3_order(o: &OrderRecord) -> Vec<u8> {
+    let head =
+        (&o.id, &o.organization, o.status, &o.from_method, &o.from_currency, o.from_amount, &o.from_chain);
+    format_3(&encode(o), encode(&(head, &o.to)), encode(&(head, old_destination(&o.to))))
+}
+
+fn format_3_event(e: &EventRecord) -> Option<Vec<u8>> {
+    let (variant, payload): (u32, Vec<u8>) = match &e.payload {
+        EventPayload::Payout(p) => (3, format_3_payout(p)),
+        EventPayload::Order(o) => (5, format_3_order(o)),
+        EventPayload::OrderWithPayout(o, p) => (6, [format_3_order(o), format_3_payout(p)].concat()),
+        _ => return None,
+    };
+    let head = encode(&(e.seq, &e.id, &e.organization, &e.kind, variant));
+    Some([head, payload, encode(&e.created_at)].concat())
+}
+
+/// Rewrites every payout, order and event of an open ledger table as
+/// format 3 stored them; returns how many of each it rewrote.
+fn store_destinations_as_format_3(table: &mut redb::Table<&[u8], &[u8]>) -> [usize; 3] {
+    let mut rewritten = Vec::new();
+    let mut counts = [0; 3];
+    let spaces =
+        [keys::documents_prefix("payouts"), keys::documents_prefix("orders"), keys::space(Space::Event)];
+    for (n, start) in spaces.iter().enumerate() {
+        for entry in table.range(start.as_slice()..prefix_end(start).as_slice()).unwrap() {
+            let (key, value) = entry.unwrap();
+            let old = match n {
+                0 => Some(format_3_payout(&decode(value.value()).unwrap())),
+                1 => Some(format_3_order(&decode(value.value()).unwrap())),
+                _ => format_3_event(&decode(value.value()).unwrap()),
+            };
+            if let Some(old) = old {
+                counts[n] += 1;
+                rewritten.push((key.value().to_vec(), old));
+            }
+        }
+    }
+    for (key, value) in &rewritten {
+        table.insert(key.as_slice(), value.as_slice()).unwrap();
+    }
+    counts
+}
+
 /// Rewrites every job of a stopped node's ledger as format 1 stored it (the
 /// whole command it runs, where format 2 stores its kind) and stamps the
 /// file format 1; returns how many jobs it rewrote.
@@ -221,6 +302,8 @@ fn store_jobs_as_format_1(path: &Path) -> usize {
             let format_1 = encode(&(job.id.clone(), job.due_at, Command::from(job.kind.clone())));
             table.insert(key.as_slice(), format_1.as_slice()).unwrap();
         }
+        // Format 1 wrote destinations as format 3 still did.
+        store_destinations_as_format_3(&mut table);
         jobs.len()
     };
     txn.open_table(STAMP).unwrap().insert("format_version", 1).unwrap();
@@ -442,4 +525,81 @@ fn verify_upgrades_a_format_3_directory_and_recounts_its_links() {
     // The link's payment before the kill and the page's payer's: two tallies.
     assert!(said.contains("2 collection tallies"), "{said}");
     assert_eq!(stamp(&data.join("sandbox.redb")), Some(FORMAT_VERSION));
+}
+
+/// A ledger written by format 3 (destinations with no bank code) with a
+/// payout, an order paid out, and their events opens upgraded to format 5:
+/// each reads and renders exactly as before, the books verify, and a bank
+/// payout naming its bank code is taken after it.
+#[tokio::test]
+async fn a_format_3_ledgers_payouts_orders_and_events_read_the_same_after_the_upgrade() {
+    let mut node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    deposit(&api, &node, &key, "GHS", "100.00").await;
+    let body = json!({
+        "from": { "currency": "GHS", "amount": "20.00" },
+        "to": { "code": "mtn_gh", "accountNumber": "+233241234567" },
+        "externalReference": "format-3-payout",
+    });
+    let payout = api.post(&node.sandbox_url("/v1/payouts"), &key, body).await;
+    payout.expect(201);
+    let order = json!({
+        "from": { "method": "mobile_money", "currency": "GHS", "amount": "30.00" },
+        "to": { "code": "mtn_gh", "accountNumber": "+233241234567", "currency": "GHS" },
+        "externalReference": "format-3-order",
+    });
+    let order = api.post(&node.sandbox_url("/v1/orders"), &key, order).await;
+    order.expect(201);
+    let order_id = order.body["order"]["id"].as_str().unwrap().to_string();
+    let funds = node.sandbox_url(&format!("/v1/simulations/orders/{order_id}/funds"));
+    api.post(&funds, &key, json!({ "amount": "30.00" })).await.expect(200);
+    let urls = [
+        node.sandbox_url(&format!("/v1/payouts/{}", payout.body["payout"]["id"].as_str().unwrap())),
+        node.sandbox_url(&format!("/v1/orders/{order_id}")),
+        node.sandbox_url("/v1/webhooks/events?limit=100"),
+    ];
+    // Once the order's payout and the first payout have settled, nothing moves any more.
+    eventually("both payouts to settle", std::time::Duration::from_secs(20), || async {
+        let order = api.get(&urls[1], &key).await;
+        let payout = api.get(&urls[0], &key).await;
+        (order.body["order"]["status"] == "completed" && payout.body["payout"]["status"] == "completed")
+            .then_some(())
+    })
+    .await;
+    let mut before = Vec::new();
+    for url in &urls {
+        let r = api.get(url, &key).await;
+        r.expect(200);
+        before.push(r.body);
+    }
+    assert!(before[0]["payout"]["to"].get("bankCode").is_none());
+    node.stop();
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    {
+        let db = redb::Database::open(&sandbox).unwrap();
+        let txn = db.begin_write().unwrap();
+        let counts = store_destinations_as_format_3(&mut txn.open_table(RECORDS).unwrap());
+        assert!(counts[0] >= 2 && counts[1] == 1 && counts[2] >= 4, "payouts, orders, events: {counts:?}");
+        txn.open_table(STAMP).unwrap().insert("format_version", 3).unwrap();
+        txn.commit().unwrap();
+    }
+    node.restart(&Options::unthrottled(), &[]);
+    let api = Api::new();
+    for (url, was) in urls.iter().zip(&before) {
+        let r = api.get(url, &key).await;
+        r.expect(200);
+        assert_eq!(&r.body, was, "{url} after the upgrade");
+    }
+    let bank = json!({
+        "from": { "currency": "GHS", "amount": "10.00" },
+        "to": { "code": "bank_gh", "accountNumber": "1234567890", "bankCode": "040100" },
+        "externalReference": "format-4-bank",
+    });
+    let r = api.post(&node.sandbox_url("/v1/payouts"), &key, bank).await;
+    r.expect(201);
+    assert_eq!(r.body["payout"]["to"]["bankCode"], "040100");
+    node.stop_and_verify();
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
 }

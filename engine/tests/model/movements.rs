@@ -166,6 +166,7 @@ fn destination() -> Destination {
         address: None,
         tag: None,
         recipient_id: None,
+        bank_code: None,
     }
 }
 

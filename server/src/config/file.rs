@@ -49,6 +49,20 @@ pub struct FlutterwaveTable {
     /// Method codes routed through Flutterwave on live.
     #[serde(default)]
     pub methods: Vec<String>,
+    /// `[rails.flutterwave.sender]`: who transfers come from, which
+    /// Flutterwave needs on M-Pesa transfers.
+    pub sender: Option<FlutterwaveSenderTable>,
+}
+
+/// `[rails.flutterwave.sender]`: the business that sends the transfers.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlutterwaveSenderTable {
+    pub name: Option<String>,
+    /// ISO 3166-1 alpha-2.
+    pub country: Option<String>,
+    /// In international form (`+254…`).
+    pub mobile_number: Option<String>,
 }
 
 /// A secret read from the file: its `Debug` never shows it, so no log line

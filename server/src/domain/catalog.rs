@@ -21,6 +21,9 @@ use serde::Deserialize;
 use sika_api::capabilities::{self as wire, MethodKind, MethodStatus};
 use sika_api::validation::DestinationCheck;
 
+/// The input field that names a destination's bank.
+pub(crate) const BANK_CODE: &str = "bankCode";
+
 /// Method `type` values.
 pub(crate) const KIND_MOBILE_MONEY: MethodKind = MethodKind::MobileMoney;
 pub(crate) const KIND_BANK_TRANSFER: MethodKind = MethodKind::BankTransfer;
@@ -330,6 +333,26 @@ impl Method {
         self.fields.iter().find(|f| f.key == key)
     }
 
+    /// Whether a destination of this method names its bank (a `bankCode`
+    /// field: the bank methods).
+    pub(crate) fn takes_bank_code(&self) -> bool {
+        self.field(BANK_CODE).is_some()
+    }
+
+    /// The `bankCode` option `value` names (letters in either case), as the
+    /// catalog writes it; `None` if it names none.
+    pub(crate) fn bank_code(&self, value: &str) -> Option<&str> {
+        let value = value.trim();
+        let field = self.field(BANK_CODE)?;
+        field.options.iter().map(|o| o.value.as_str()).find(|o| o.eq_ignore_ascii_case(value))
+    }
+
+    /// The `bankCode` options, for a message: `044, 058, …`.
+    pub(crate) fn bank_codes(&self) -> String {
+        let options = self.field(BANK_CODE).map(|f| f.options.as_slice()).unwrap_or_default();
+        options.iter().map(|o| o.value.as_str()).collect::<Vec<_>>().join(", ")
+    }
+
     /// The method as the capabilities lookup shows it.
     pub(crate) fn render(&self) -> wire::Method {
         wire::Method {
@@ -575,7 +598,7 @@ pub(crate) fn sandbox_validate(
 }
 
 impl ValidationResult {
-    fn invalid(reason: &str) -> Self {
+    pub(crate) fn invalid(reason: &str) -> Self {
         ValidationResult { valid: false, account_name: None, reason: Some(reason.to_string()) }
     }
 

@@ -105,6 +105,7 @@ fn destination(
                 address: recipient.address,
                 tag: recipient.tag,
                 recipient_id: Some(recipient.id),
+                bank_code: None,
             }
         }
         None => Destination {
@@ -113,9 +114,12 @@ fn destination(
             address: to.address.clone(),
             tag: to.tag.clone(),
             recipient_id: None,
+            bank_code: None,
         },
     };
     let method = method_for(stack, "to.code", &destination.code)?;
+    // A saved recipient keeps no bank code, so the request names it either way.
+    destination.bank_code = bank_code(stack, method, to.bank_code.as_deref())?;
     let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
     if method.is_crypto() {
         if blank(&destination.address) {
@@ -150,6 +154,43 @@ fn destination(
     }
     destination.code = method.code.clone();
     Ok(destination)
+}
+
+/// The destination's bank code as the catalog writes it: one of the
+/// method's `bankCode` options, and required on live when the provider the
+/// method is routed through needs it to pay out.
+fn bank_code(stack: &Stack, method: &Method, given: Option<&str>) -> ApiResult<Option<String>> {
+    let given = given.map(str::trim).filter(|s| !s.is_empty());
+    let country = stack.catalog.country_of_method(&method.code).map_or("", |c| c.code.as_str());
+    let options = || {
+        format!(
+            "one of {}'s bank codes: {} (GET /v1/capabilities/{country}/{})",
+            method.code,
+            method.bank_codes(),
+            method.code
+        )
+    };
+    match given {
+        Some(_) if !method.takes_bank_code() => Err(ApiError::validation(
+            "to.bankCode",
+            format!("{} is not a bank method and takes no bank code", method.code),
+        )),
+        Some(code) => match method.bank_code(code) {
+            Some(known) => Ok(Some(known.to_string())),
+            None => Err(ApiError::validation("to.bankCode", format!("'{code}' is not {}", options()))),
+        },
+        None if stack.kind == StackKind::Live && stack.rails.needs_bank_code(&method.code) => {
+            Err(ApiError::validation(
+                "to.bankCode",
+                format!(
+                    "is required: {} payouts go through Flutterwave, which needs the bank's code, {}",
+                    method.code,
+                    options()
+                ),
+            ))
+        }
+        None => Ok(None),
+    }
 }
 
 /// US cents for a spend-cap check, at the mid rate, rounded up.
@@ -334,7 +375,7 @@ pub(crate) fn collection_rail(
                 simulator::collection_steps(outcome, stack.config.time_scale),
             )
         }
-        StackKind::Live if stack.rails.routes(code) => (
+        StackKind::Live if stack.rails.collects(code) => (
             crate::domain::rails::RAIL_FLUTTERWAVE,
             format!("Routed to Flutterwave; it will prompt {payer}"),
             Vec::new(),
@@ -569,6 +610,8 @@ pub(crate) async fn new_order(
     }
     let snapshot = stack.engine.read()?;
     let to = destination(stack, &snapshot, principal.organization(), &request.to)?;
+    // No read is held over the provider's lookup below.
+    drop(snapshot);
     let payout_method = method_for(stack, "to.code", &to.code)?;
     let to_currency =
         currency("to.currency", request.to.currency.as_deref().unwrap_or(payout_method.currency()))?;
@@ -581,6 +624,9 @@ pub(crate) async fn new_order(
     if to_currency != from {
         stack.engine.rate(from.code, to_currency.code)?;
     }
+    // Before a deposit address is claimed for it.
+    let (organization, reference) = (principal.organization(), &request.external_reference);
+    crate::domain::rails::lookup::confirm_destination(stack, organization, "order", reference, &to).await?;
     let now = stack.now_ms();
     let deadline = ((ORDER_DEADLINE_MS as f64) * stack.config.time_scale).round() as i64;
     let hint = sika_engine::ids::new_id("ref");
@@ -646,6 +692,7 @@ fn payout_request(order: &sika_engine::orders::OrderRecord, from: Currency, amou
             tag: order.to.tag.clone(),
             currency: Some(order.to_currency.clone()),
             recipient_id: None,
+            bank_code: order.to.bank_code.clone(),
         },
         external_reference: format!("order:{}", order.id),
         narration: format!("Order {}", order.id),

@@ -16,6 +16,7 @@ pub(crate) const TEXT_CHARS_MAX: &[(&str, usize)] = &[
     ("accountName", 255),
     ("accountNumber", 64),
     ("address", 128),
+    ("bankCode", 64),
     ("base", 10),
     ("body", 5000),
     ("businessName", 255),

@@ -8,6 +8,7 @@ pub(crate) mod catalog;
 pub(crate) mod checkout;
 pub(crate) mod checkout_format;
 pub(crate) mod credentials;
+pub(crate) mod destinations;
 pub(crate) mod disputes;
 pub(crate) mod error;
 pub(crate) mod files;

@@ -182,6 +182,7 @@ pub(crate) fn payout(
             address: record.to.address.clone(),
             tag: record.to.tag.clone(),
             recipient_id: record.to.recipient_id.clone(),
+            bank_code: record.to.bank_code.clone(),
             kyc: Default::default(),
         },
         fee: Money {
@@ -280,6 +281,7 @@ pub(crate) fn order(
             account_number: record.to.account_number.clone(),
             address: record.to.address.clone(),
             tag: record.to.tag.clone(),
+            bank_code: record.to.bank_code.clone(),
         },
         deposit_instructions: metadata_map(&record.deposit_instructions),
         required_confirmations: record.required_confirmations,

@@ -62,6 +62,72 @@ pub(crate) struct FlutterwaveSettings {
     pub webhook_hash: Secret,
     pub base_url: String,
     pub methods: Vec<String>,
+    /// Who the transfers come from; required when a routed method's
+    /// transfers need it (M-Pesa).
+    pub sender: Option<FlutterwaveSender>,
+}
+
+/// The sender Flutterwave needs on some transfers (`meta.sender`,
+/// `sender_country`, `mobile_number`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FlutterwaveSender {
+    pub name: String,
+    /// ISO 3166-1 alpha-2, upper case.
+    pub country: String,
+    /// Digits, the country code first.
+    pub mobile_number: String,
+}
+
+/// The longest sender name Sika sends.
+const SENDER_NAME_CHARS_MAX: usize = 100;
+
+/// `[rails.flutterwave.sender]`, checked; a problem for each key missing
+/// or malformed when `needed` names the methods that need it.
+fn flutterwave_sender(
+    table: Option<&crate::config::file::FlutterwaveSenderTable>,
+    needed: &[&str],
+    problems: &mut Vec<String>,
+) -> Option<FlutterwaveSender> {
+    if table.is_none() && needed.is_empty() {
+        return None;
+    }
+    let table = table.cloned().unwrap_or_default();
+    let key = "rails.flutterwave.sender";
+    let why = if needed.is_empty() {
+        String::new()
+    } else {
+        format!(" to route {} (Flutterwave needs the sender on those transfers)", needed.join(", "))
+    };
+    let mut text = |name: &str, value: Option<String>, fits: &dyn Fn(&str) -> bool, shape: &str| {
+        match value.map(|v| v.trim().to_string()).filter(|v| !v.is_empty()) {
+            None => problems.push(format!("{key}.{name}: is required{why}")),
+            Some(v) if !fits(&v) => problems.push(format!("{key}.{name}: '{v}' is not {shape}")),
+            Some(v) => return Some(v),
+        }
+        None
+    };
+    let name =
+        text("name", table.name, &|v| v.chars().count() <= SENDER_NAME_CHARS_MAX, "1 to 100 characters");
+    let country = text(
+        "country",
+        table.country,
+        &|v| v.len() == 2 && v.bytes().all(|b| b.is_ascii_alphabetic()),
+        "an ISO 3166-1 alpha-2 country code",
+    );
+    let mobile = text(
+        "mobile_number",
+        table.mobile_number,
+        &|v| {
+            let digits = v.strip_prefix('+').unwrap_or(v);
+            (7..=15).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit())
+        },
+        "a mobile number in international form, like +254700000001",
+    );
+    Some(FlutterwaveSender {
+        name: name?,
+        country: country?.to_ascii_uppercase(),
+        mobile_number: mobile?.trim_start_matches('+').to_string(),
+    })
 }
 
 pub(crate) const FLUTTERWAVE_SECRET_ENV: &str = "SIKA_FLUTTERWAVE_SECRET_KEY";
@@ -93,21 +159,26 @@ fn flutterwave(file: &ConfigFile, problems: &mut Vec<String>) -> Option<Flutterw
     if table.methods.is_empty() {
         problems.push("rails.flutterwave.methods: name at least one method code to route".to_string());
     }
+    let mut needs_sender = Vec::new();
     for code in &table.methods {
+        let route = crate::domain::rails::flutterwave::route(code);
         if catalog::shipped().find_method(code).is_none() {
             problems.push(format!("rails.flutterwave.methods: '{code}' is not a method code"));
-        } else if crate::domain::rails::flutterwave::route(code).is_none() {
-            problems.push(format!(
-                "rails.flutterwave.methods: '{code}' cannot go through the connector (mobile money methods \
-                 Flutterwave both pays out to and collects from only; settle the others by hand)"
-            ));
+        } else if route.is_none() {
+            let why = crate::domain::rails::flutterwave::unroutable(code);
+            problems
+                .push(format!("rails.flutterwave.methods: '{code}' cannot go through the connector: {why}"));
+        } else if route.is_some_and(|r| r.needs_sender) {
+            needs_sender.push(code.as_str());
         }
     }
+    let sender = flutterwave_sender(table.sender.as_ref(), &needs_sender, problems);
     Some(FlutterwaveSettings {
         secret_key: secret_key?,
         webhook_hash: webhook_hash?,
         base_url,
         methods: table.methods.clone(),
+        sender,
     })
 }
 
@@ -515,6 +586,27 @@ mod tests {
     }
 
     #[test]
+    fn m_pesa_through_flutterwave_needs_the_sender() {
+        let table = "[rails.flutterwave]\nsecret_key = \"k\"\nwebhook_hash = \"h\"\nmethods = [\"mpesa_ke\", \"bank_ng\"]\n";
+        let found = problems(table);
+        for key in ["name", "country", "mobile_number"] {
+            let want = format!("rails.flutterwave.sender.{key}: is required to route mpesa_ke");
+            assert!(found.iter().any(|p| p.starts_with(&want)), "{want} not in {found:?}");
+        }
+        let bad = format!(
+            "{table}[rails.flutterwave.sender]\nname = \"Sika Ltd\"\ncountry = \"KEN\"\nmobile_number = \"07\"\n"
+        );
+        let found = problems(&bad);
+        assert_eq!(found.len(), 2, "{found:?}");
+        let good = format!(
+            "{table}[rails.flutterwave.sender]\nname = \"Sika Ltd\"\ncountry = \"ke\"\nmobile_number = \"+254700000001\"\n"
+        );
+        let settings = resolve(&ConfigFile::parse(&good).unwrap()).unwrap();
+        let sender = settings.live.flutterwave.unwrap().sender.unwrap();
+        assert_eq!((sender.country.as_str(), sender.mobile_number.as_str()), ("KE", "254700000001"));
+    }
+
+    #[test]
     fn a_flutterwave_table_is_checked() {
         let found = problems(
             r#"
@@ -528,7 +620,7 @@ mod tests {
             "rails.flutterwave.secret_key: is required",
             "rails.flutterwave.webhook_hash: is required",
             "rails.flutterwave.base_url:",
-            "rails.flutterwave.methods: 'bank_gh' cannot go through the connector",
+            "rails.flutterwave.methods: 'bank_gh' cannot go through the connector: Flutterwave's bank transfers there need the branch's code",
             "rails.flutterwave.methods: 'nope' is not a method code",
         ];
         for want in expect {

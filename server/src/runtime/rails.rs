@@ -71,7 +71,6 @@ async fn run(stack: Arc<Stack>) {
         for (kind, id, attempts) in stack.rails.take_due(Instant::now()) {
             match rails::reconcile(&stack, rail, kind, &id).await {
                 Ok(Next::Done) => stack.rails.done(kind, &id),
-                Ok(Next::Now) => stack.rails.later(kind, &id, attempts, Duration::ZERO),
                 Ok(Next::Later) => {
                     stack.rails.later(kind, &id, attempts.saturating_add(1), backoff(attempts, scale));
                 }

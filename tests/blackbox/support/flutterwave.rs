@@ -1,8 +1,11 @@
 //! A strict fake of Flutterwave's v3 API on loopback, written from the
 //! public reference (developer.flutterwave.com): it refuses what the
 //! provider would refuse (no or a wrong `Authorization: Bearer` secret, a
-//! missing required field, a reference or `tx_ref` it has already seen) and
-//! can be scripted: transfers and charges settle when a test says so, the
+//! missing required field, a reference or `tx_ref` it has already seen, an
+//! M-Pesa transfer without the sender in `meta`, a bank transfer to a bank
+//! code it does not list or, where the reference asks for one, without a
+//! branch code, an account resolve of an account it does not hold) and can
+//! be scripted: transfers and charges settle when a test says so, the
 //! next N answers (or every answer) are 5xx, and a transfer's answer can be
 //! held after the transfer is recorded (a node killed meanwhile never hears
 //! it). Tests post notifications to the node themselves, as the provider
@@ -20,6 +23,7 @@ use serde_json::{Value, json};
 
 pub const SECRET_KEY: &str = "FLWSECK_TEST-5a1c0ffee0000000000000000000000-X";
 pub const WEBHOOK_HASH: &str = "a-webhook-hash-only-flutterwave-and-sika-know";
+pub const SENDER_NAME: &str = "Sika Test Ltd";
 
 #[derive(Default)]
 pub struct FakeState {
@@ -27,6 +31,11 @@ pub struct FakeState {
     pub charges: Vec<Value>,
     /// Every `POST /v3/transfers` that reached validation, accepted or not.
     pub transfer_posts: u32,
+    /// Bank accounts `POST /v3/accounts/resolve` knows: (bank code,
+    /// account number, holder's name).
+    pub accounts: Vec<(String, String, String)>,
+    /// Every `POST /v3/accounts/resolve` that passed the gate.
+    pub resolve_posts: u32,
     /// Requests refused as malformed, with why.
     pub refused: Vec<String>,
     /// Answer the next N requests with a 5xx.
@@ -37,6 +46,9 @@ pub struct FakeState {
     pub stall_next: u32,
     /// Record a transfer, then hold its answer while this is set.
     pub hold: bool,
+    /// The transfer list lags its writes: `GET /v3/transfers` shows none
+    /// while this is set (a duplicate reference is still refused).
+    pub list_lags: bool,
     next_id: u64,
 }
 
@@ -100,18 +112,93 @@ fn refuse(state: &Shared, why: String) -> Answer {
     error(StatusCode::BAD_REQUEST, &why)
 }
 
+/// The mobile-money operators' `account_bank` codes (the mobile money
+/// transfer guide's table).
+const WALLETS: &[&str] = &[
+    "MPS",
+    "MPX",
+    "MTN",
+    "VODAFONE",
+    "TELECEL",
+    "AIRTELTIGO",
+    "TIGO",
+    "AIRTEL",
+    "ORANGE",
+    "ORANGEMONEY",
+    "WAVE",
+    "MOOV",
+    "FMM",
+    "EMONEY",
+    "FREEMONEY",
+];
+
+/// Nigerian banks as `GET /v3/banks/NG` lists them (a few).
+const NG_BANKS: &[&str] = &["044", "058", "057", "011", "033", "232", "035", "050", "070", "214"];
+
+/// Currencies whose bank transfers need `destination_branch_code`.
+const BRANCH_CODE_CURRENCIES: &[&str] = &["GHS", "UGX", "TZS", "RWF", "XOF", "XAF", "SLL", "MWK"];
+
+/// `meta` as one object (the reference shows it both bare and in an array).
+fn meta(body: &Value) -> Value {
+    match &body["meta"] {
+        Value::Array(items) => items.first().cloned().unwrap_or(Value::Null),
+        other => other.clone(),
+    }
+}
+
+/// What the reference requires of a transfer beyond the common fields, or
+/// why it would refuse it.
+fn transfer_problem(body: &Value) -> Option<String> {
+    let bank = text(body, "account_bank").unwrap_or_default();
+    let currency = text(body, "currency").unwrap_or_default();
+    let number = text(body, "account_number").unwrap_or_default();
+    if WALLETS.contains(&bank.as_str()) {
+        if text(body, "beneficiary_name").is_none() {
+            return Some("beneficiary_name is required".into());
+        }
+        if bank == "MPS" && currency == "KES" {
+            let meta = meta(body);
+            for field in ["sender", "sender_country", "mobile_number"] {
+                if text(&meta, field).is_none() {
+                    return Some(format!("meta.{field} is required for M-Pesa transfers"));
+                }
+            }
+        }
+        return None;
+    }
+    match currency.as_str() {
+        "NGN" if !NG_BANKS.contains(&bank.as_str()) => Some(format!("Invalid bank code {bank}")),
+        "NGN" if number.len() != 10 || !number.bytes().all(|b| b.is_ascii_digit()) => {
+            Some("account_number must be a 10-digit NUBAN".into())
+        }
+        c if BRANCH_CODE_CURRENCIES.contains(&c) && text(body, "destination_branch_code").is_none() => {
+            Some("destination_branch_code is required".into())
+        }
+        "ZAR" => ["first_name", "last_name", "email", "mobile_number", "recipient_address"]
+            .into_iter()
+            .find(|f| text(&meta(body), f).is_none())
+            .map(|f| format!("meta.{f} is required for ZAR transfers")),
+        _ => None,
+    }
+}
+
 async fn create_transfer(State(state): State<Shared>, headers: HeaderMap, Json(body): Json<Value>) -> Answer {
     if let Err(answer) = gate(&state, &headers).await {
         return answer;
     }
     state.lock().unwrap().transfer_posts += 1;
-    for field in ["account_bank", "account_number", "currency", "reference", "beneficiary_name"] {
+    // The provider makes up a reference when none is given; Sika must
+    // always give its own, or a retry could not find the first attempt.
+    for field in ["account_bank", "account_number", "currency", "reference"] {
         if text(&body, field).is_none() {
             return refuse(&state, format!("{field} is required"));
         }
     }
     if !positive_number(&body) {
         return refuse(&state, "amount must be a number above 0".into());
+    }
+    if let Some(why) = transfer_problem(&body) {
+        return refuse(&state, why);
     }
     let reference = text(&body, "reference").unwrap();
     let transfer = {
@@ -133,6 +220,7 @@ async fn create_transfer(State(state): State<Shared>, headers: HeaderMap, Json(b
             "amount": body["amount"],
             "narration": body["narration"],
             "reference": reference,
+            "meta": body["meta"],
             "status": "NEW",
             "complete_message": "",
             "requires_approval": 0,
@@ -164,10 +252,54 @@ async fn list_transfers(
     let data: Vec<Value> = s
         .transfers
         .iter()
+        .filter(|_| !s.list_lags)
         .filter(|t| query.get("reference").is_none_or(|r| t["reference"] == r.as_str()))
         .cloned()
         .collect();
-    (StatusCode::OK, Json(json!({ "status": "success", "message": "Transfers fetched", "data": data })))
+    let page_info = json!({ "total": data.len(), "current_page": 1, "total_pages": 1 });
+    let body = json!({ "status": "success", "message": "Transfers fetched", "meta": { "page_info": page_info }, "data": data });
+    (StatusCode::OK, Json(body))
+}
+
+/// `POST /v3/accounts/resolve`: Nigerian bank accounts (and M-Pesa numbers
+/// with `type` and `country`); an account it does not hold is the
+/// reference's "invalid" answer.
+async fn resolve_account(State(state): State<Shared>, headers: HeaderMap, Json(body): Json<Value>) -> Answer {
+    if let Err(answer) = gate(&state, &headers).await {
+        return answer;
+    }
+    state.lock().unwrap().resolve_posts += 1;
+    for field in ["account_number", "account_bank"] {
+        if text(&body, field).is_none() {
+            return refuse(&state, format!("{field} is required"));
+        }
+    }
+    let (bank, number) = (text(&body, "account_bank").unwrap(), text(&body, "account_number").unwrap());
+    if bank == "MPS"
+        && (text(&body, "type").as_deref() != Some("MOBILEMONEY") || text(&body, "country").is_none())
+    {
+        return refuse(
+            &state,
+            "type MOBILEMONEY and country are required to resolve an M-Pesa number".into(),
+        );
+    }
+    if bank != "MPS" && !NG_BANKS.contains(&bank.as_str()) {
+        return refuse(&state, format!("Account resolve is not available for bank code {bank}"));
+    }
+    let s = state.lock().unwrap();
+    match s.accounts.iter().find(|(b, n, _)| *b == bank && *n == number) {
+        Some((_, _, name)) => {
+            let data = json!({ "account_number": number, "account_name": name });
+            (
+                StatusCode::OK,
+                Json(json!({ "status": "success", "message": "Account details fetched", "data": data })),
+            )
+        }
+        None => error(
+            StatusCode::BAD_REQUEST,
+            "Sorry, that account number is invalid, please check and try again",
+        ),
+    }
 }
 
 const CHARGE_TYPES: &[&str] =
@@ -261,20 +393,28 @@ impl FakeFlutterwave {
             .route("/v3/charges", post(create_charge))
             .route("/v3/transactions/verify_by_reference", get(verify_by_reference))
             .route("/v3/balances", get(balances))
+            .route("/v3/accounts/resolve", post(resolve_account))
             .with_state(state.clone());
         let (url, stop) = super::serve_in_background(app, "the fake Flutterwave");
         FakeFlutterwave { url, state, _stop: stop }
     }
 
-    /// The `[rails.flutterwave]` table pointing at this fake.
+    /// The `[rails.flutterwave]` table pointing at this fake, with the
+    /// sender M-Pesa transfers need.
     pub fn config(&self, methods: &[&str]) -> String {
         let methods: Vec<String> = methods.iter().map(|m| format!("\"{m}\"")).collect();
         format!(
             "\n[rails.flutterwave]\nsecret_key = \"{SECRET_KEY}\"\nwebhook_hash = \"{WEBHOOK_HASH}\"\n\
-             base_url = \"{}\"\nmethods = [{}]\n",
+             base_url = \"{}\"\nmethods = [{}]\n\n[rails.flutterwave.sender]\nname = \"{SENDER_NAME}\"\n\
+             country = \"KE\"\nmobile_number = \"+254700000001\"\n",
             self.url,
             methods.join(", ")
         )
+    }
+
+    /// Makes `POST /v3/accounts/resolve` know an account.
+    pub fn open_account(&self, bank: &str, number: &str, name: &str) {
+        self.with(|s| s.accounts.push((bank.into(), number.into(), name.into())));
     }
 
     pub fn with<T>(&self, f: impl FnOnce(&mut FakeState) -> T) -> T {

@@ -1,17 +1,21 @@
-//! The Flutterwave connector (API v3): payouts as transfers, mobile-money
-//! collections as charges, each carrying Sika's id as the provider's
-//! reference (`reference` for a transfer, `tx_ref` for a charge), so a
-//! retry finds the first attempt instead of paying twice; Flutterwave
-//! itself refuses a second transfer with a reference it has seen.
+//! The Flutterwave connector (API v3): payouts as transfers (to mobile-money
+//! wallets and Nigerian bank accounts), mobile-money collections as charges,
+//! each carrying Sika's id as the provider's reference (`reference` for a
+//! transfer, `tx_ref` for a charge), so a retry finds the first attempt
+//! instead of paying twice; Flutterwave itself refuses a second transfer
+//! with a reference it has seen.
 //!
 //! Endpoints (developer.flutterwave.com, v3):
 //! - `POST /v3/transfers` (account_bank, account_number, amount, currency,
-//!   narration, reference, beneficiary_name);
+//!   narration, reference, beneficiary_name; `meta` with the sender for
+//!   M-Pesa);
 //! - `GET /v3/transfers?reference=` (the transfer a reference names);
 //! - `POST /v3/charges?type=mobile_money_ghana|mobile_money_uganda|
 //!   mobile_money_rwanda|mobile_money_franco|mpesa` (tx_ref, amount,
 //!   currency, email, phone_number, network, country);
 //! - `GET /v3/transactions/verify_by_reference?tx_ref=` (the charge);
+//! - `POST /v3/accounts/resolve` (account_number, account_bank: a bank
+//!   account's holder, for Nigerian banks);
 //! - `GET /v3/balances` (the health probe);
 //! - notifications carry the `verif-hash` header set in the dashboard.
 
@@ -23,43 +27,93 @@ use subtle::ConstantTimeEq;
 
 use crate::config::file::Secret;
 use crate::domain::rails::{AsyncRail, Kind, Movement, RailError, Seen, Status};
-use crate::domain::settings::FlutterwaveSettings;
+use crate::domain::settings::{FlutterwaveSender, FlutterwaveSettings};
 
 /// How long one request to the provider may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest account holder's name Sika keeps from a lookup.
+const ACCOUNT_NAME_CHARS_MAX: usize = 255;
 
-/// How a method code is named at Flutterwave: the transfer's `account_bank`
-/// and the charge's type, network and country.
+/// Who a transfer pays, as Flutterwave's `account_bank` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Route {
-    pub account_bank: &'static str,
+pub(crate) enum Payee {
+    /// A mobile-money wallet: `account_bank` is its network's code.
+    Wallet(&'static str),
+    /// A bank account: `account_bank` is the bank's code, which the payout
+    /// carries (`to.bankCode`).
+    Bank,
+}
+
+/// How a collection on a method is charged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Charge {
     pub charge_type: &'static str,
     pub network: Option<&'static str>,
     pub country: Option<&'static str>,
 }
 
-/// The methods the connector carries both ways (mobile money it can both
-/// pay out to and collect from); bank methods need a bank code a payout
-/// does not carry, so they stay with the operator.
+/// How a method code goes through Flutterwave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Route {
+    pub payee: Payee,
+    /// `None`: payouts only (collections stay with the operator).
+    pub charge: Option<Charge>,
+    /// Flutterwave wants the sender (`meta.sender`, `sender_country`,
+    /// `mobile_number`) on transfers to it: M-Pesa.
+    pub needs_sender: bool,
+    /// Flutterwave's account resolve looks its destinations up.
+    pub resolves: bool,
+}
+
+/// The methods the connector carries: mobile money it both pays out to and
+/// collects from, and Nigerian bank accounts (payouts), the one bank rail
+/// whose transfers need nothing a payout does not carry.
 pub(crate) fn route(code: &str) -> Option<Route> {
-    let r =
-        |account_bank, charge_type, network, country| Route { account_bank, charge_type, network, country };
+    let wallet = |account_bank, charge_type, network, country| Route {
+        payee: Payee::Wallet(account_bank),
+        charge: Some(Charge { charge_type, network, country }),
+        needs_sender: false,
+        resolves: false,
+    };
     Some(match code {
-        "mtn_gh" => r("MTN", "mobile_money_ghana", Some("MTN"), None),
-        "telecel_gh" => r("VODAFONE", "mobile_money_ghana", Some("VODAFONE"), None),
-        "airteltigo_gh" => r("AIRTELTIGO", "mobile_money_ghana", Some("TIGO"), None),
-        "mpesa_ke" => r("MPS", "mpesa", None, None),
-        "mtn_ug" => r("MTN", "mobile_money_uganda", Some("MTN"), None),
-        "airtel_ug" => r("AIRTEL", "mobile_money_uganda", Some("AIRTEL"), None),
-        "mtn_rw" => r("MTN", "mobile_money_rwanda", Some("MTN"), None),
-        "orange_ci" => r("ORANGE", "mobile_money_franco", None, Some("CI")),
-        "mtn_ci" => r("MTN", "mobile_money_franco", None, Some("CI")),
-        "wave_ci" => r("WAVE", "mobile_money_franco", None, Some("CI")),
-        "orange_sn" => r("ORANGEMONEY", "mobile_money_franco", None, Some("SN")),
-        "wave_sn" => r("WAVE", "mobile_money_franco", None, Some("SN")),
+        "mtn_gh" => wallet("MTN", "mobile_money_ghana", Some("MTN"), None),
+        "telecel_gh" => wallet("VODAFONE", "mobile_money_ghana", Some("VODAFONE"), None),
+        "airteltigo_gh" => wallet("AIRTELTIGO", "mobile_money_ghana", Some("TIGO"), None),
+        "mpesa_ke" => Route { needs_sender: true, ..wallet("MPS", "mpesa", None, None) },
+        "mtn_ug" => wallet("MTN", "mobile_money_uganda", Some("MTN"), None),
+        "airtel_ug" => wallet("AIRTEL", "mobile_money_uganda", Some("AIRTEL"), None),
+        "mtn_rw" => wallet("MTN", "mobile_money_rwanda", Some("MTN"), None),
+        "orange_ci" => wallet("ORANGE", "mobile_money_franco", None, Some("CI")),
+        "mtn_ci" => wallet("MTN", "mobile_money_franco", None, Some("CI")),
+        "wave_ci" => wallet("WAVE", "mobile_money_franco", None, Some("CI")),
+        "orange_sn" => wallet("ORANGEMONEY", "mobile_money_franco", None, Some("SN")),
+        "wave_sn" => wallet("WAVE", "mobile_money_franco", None, Some("SN")),
+        "bank_ng" => Route { payee: Payee::Bank, charge: None, needs_sender: false, resolves: true },
         _ => return None,
     })
+}
+
+/// Why `code` cannot go through the connector (for `sika config check`).
+pub(crate) fn unroutable(code: &str) -> &'static str {
+    match code {
+        "bank_gh" | "bank_ug" | "bank_tz" | "bank_rw" | "bank_ci" | "bank_sn" => {
+            "Flutterwave's bank transfers there need the branch's code (destination_branch_code), \
+             which a payout does not carry; settle them by hand"
+        }
+        "bank_ke" => {
+            "Flutterwave's Kenyan bank transfers need the sender's identity document and the \
+             beneficiary's mobile number, which a payout does not carry; settle them by hand"
+        }
+        "bank_za" => {
+            "Flutterwave's South African bank transfers need the recipient's names, email, mobile \
+             number and address, which a payout does not carry; settle them by hand"
+        }
+        _ => {
+            "the connector carries the mobile money Flutterwave both pays out to and collects \
+             from, and Nigerian bank accounts; settle the others by hand"
+        }
+    }
 }
 
 pub(crate) struct Flutterwave {
@@ -69,6 +123,8 @@ pub(crate) struct Flutterwave {
     /// SHA-256 of the webhook hash, compared in constant time.
     hash_digest: [u8; 32],
     methods: Vec<String>,
+    /// Who the M-Pesa transfers come from (`[rails.flutterwave.sender]`).
+    sender: Option<FlutterwaveSender>,
 }
 
 impl Flutterwave {
@@ -85,6 +141,7 @@ impl Flutterwave {
             secret_key: settings.secret_key.clone(),
             hash_digest: Sha256::digest(settings.webhook_hash.expose().as_bytes()).into(),
             methods: settings.methods.clone(),
+            sender: settings.sender.clone(),
         })
     }
 
@@ -162,6 +219,68 @@ fn seen(data: &Value, kind: Kind) -> Option<Seen> {
     Some(Seen { provider_id, status, message })
 }
 
+/// An amount as a JSON number, as the reference writes it.
+fn amount_number(movement: &Movement) -> Value {
+    let amount = movement.amount.normalize().to_string();
+    serde_json::from_str(&amount).unwrap_or(Value::String(amount))
+}
+
+/// The body of `POST /v3/transfers` for a payout.
+fn transfer_request(
+    route: &Route,
+    movement: &Movement,
+    sender: Option<&FlutterwaveSender>,
+) -> Result<Value, RailError> {
+    let account_bank = match route.payee {
+        Payee::Wallet(network) => network.to_string(),
+        Payee::Bank => movement
+            .bank_code
+            .clone()
+            .ok_or_else(|| RailError::Refused("the payout names no bank code (to.bankCode)".into()))?,
+    };
+    let mut request = json!({
+        "account_bank": account_bank,
+        "account_number": movement.account_number,
+        "amount": amount_number(movement),
+        "currency": movement.currency,
+        "narration": movement.narration,
+        "reference": movement.id,
+        "beneficiary_name": movement.name,
+    });
+    if route.needs_sender {
+        let sender = sender.ok_or_else(|| {
+            RailError::Refused(
+                "Flutterwave needs the sender on this transfer: set [rails.flutterwave.sender]".into(),
+            )
+        })?;
+        request["meta"] = json!({
+            "sender": sender.name,
+            "sender_country": sender.country,
+            "mobile_number": sender.mobile_number,
+        });
+    }
+    Ok(request)
+}
+
+/// The body of `POST /v3/charges?type=` for a mobile-money collection.
+fn charge_request(charge: &Charge, movement: &Movement) -> Value {
+    let mut request = json!({
+        "tx_ref": movement.id,
+        "amount": amount_number(movement),
+        "currency": movement.currency,
+        "email": movement.email,
+        "phone_number": movement.account_number,
+        "fullname": movement.name,
+    });
+    if let Some(network) = charge.network {
+        request["network"] = network.into();
+    }
+    if let Some(country) = charge.country {
+        request["country"] = country.into();
+    }
+    request
+}
+
 impl AsyncRail for Flutterwave {
     fn name(&self) -> &'static str {
         "Flutterwave"
@@ -174,38 +293,18 @@ impl AsyncRail for Flutterwave {
     async fn start(&self, movement: &Movement) -> Result<Seen, RailError> {
         let route = route(&movement.code)
             .ok_or_else(|| RailError::Refused(format!("{} is not routable", movement.code)))?;
-        let amount = movement.amount.normalize().to_string();
-        let amount: Value = serde_json::from_str(&amount).unwrap_or(Value::String(amount));
-        let body = match movement.kind {
-            Kind::Payout => {
-                let request = json!({
-                    "account_bank": route.account_bank,
-                    "account_number": movement.account_number,
-                    "amount": amount,
-                    "currency": movement.currency,
-                    "narration": movement.narration,
-                    "reference": movement.id,
-                    "beneficiary_name": movement.name,
-                });
+        let body = match (movement.kind, route.charge) {
+            (Kind::Payout, _) => {
+                let request = transfer_request(&route, movement, self.sender.as_ref())?;
                 self.call(self.client.post(self.url("/v3/transfers")).json(&request)).await?
             }
-            Kind::Collection => {
-                let mut request = json!({
-                    "tx_ref": movement.id,
-                    "amount": amount,
-                    "currency": movement.currency,
-                    "email": movement.email,
-                    "phone_number": movement.account_number,
-                    "fullname": movement.name,
-                });
-                if let Some(network) = route.network {
-                    request["network"] = network.into();
-                }
-                if let Some(country) = route.country {
-                    request["country"] = country.into();
-                }
+            (Kind::Collection, Some(charge)) => {
+                let request = charge_request(&charge, movement);
                 let url = self.url("/v3/charges");
-                self.call(self.client.post(url).query(&[("type", route.charge_type)]).json(&request)).await?
+                self.call(self.client.post(url).query(&[("type", charge.charge_type)]).json(&request)).await?
+            }
+            (Kind::Collection, None) => {
+                return Err(RailError::Refused(format!("{} takes no collections here", movement.code)));
             }
         };
         let data = &body["data"];
@@ -216,6 +315,32 @@ impl AsyncRail for Flutterwave {
             status: Status::Pending,
             message: String::new(),
         }))
+    }
+
+    fn resolves(&self, code: &str) -> bool {
+        self.carries(code) && route(code).is_some_and(|r| r.resolves)
+    }
+
+    async fn resolve(&self, bank_code: &str, account_number: &str) -> Result<Option<String>, RailError> {
+        let request = json!({ "account_number": account_number, "account_bank": bank_code });
+        match self.call(self.client.post(self.url("/v3/accounts/resolve")).json(&request)).await {
+            Ok(body) => Ok(Some(
+                body["data"]["account_name"]
+                    .as_str()
+                    .unwrap_or("")
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(ACCOUNT_NAME_CHARS_MAX)
+                    .collect::<String>()
+                    .trim()
+                    .to_string(),
+            )),
+            // "Sorry, that account number is invalid, please check and try
+            // again": the bank code is one Sika checked, so the account is
+            // what Flutterwave does not know.
+            Err(RailError::Refused(_) | RailError::Duplicate) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     async fn find(&self, kind: Kind, reference: &str) -> Result<Option<Seen>, RailError> {
@@ -278,7 +403,8 @@ mod tests {
             secret_key: Secret::new("FLWSECK_TEST-x".into()),
             webhook_hash: Secret::new("the-hash".into()),
             base_url: "http://127.0.0.1:9".into(),
-            methods: vec!["mtn_gh".into()],
+            methods: vec!["mtn_gh".into(), "bank_ng".into()],
+            sender: None,
         })
         .unwrap()
     }
@@ -309,9 +435,56 @@ mod tests {
     }
 
     #[test]
-    fn only_mobile_money_methods_route() {
-        assert_eq!(route("mtn_gh").unwrap().account_bank, "MTN");
-        assert_eq!(route("mpesa_ke").unwrap().charge_type, "mpesa");
+    fn mobile_money_and_nigerian_banks_route() {
+        assert_eq!(route("mtn_gh").unwrap().payee, Payee::Wallet("MTN"));
+        assert_eq!(route("mpesa_ke").unwrap().charge.unwrap().charge_type, "mpesa");
+        assert!(route("mpesa_ke").unwrap().needs_sender);
+        let bank = route("bank_ng").unwrap();
+        assert_eq!((bank.payee, bank.charge, bank.resolves), (Payee::Bank, None, true));
         assert!(route("bank_gh").is_none());
+        assert!(unroutable("bank_gh").contains("destination_branch_code"));
+        let fw = connector();
+        assert!(fw.resolves("bank_ng") && !fw.resolves("mtn_gh"));
+    }
+
+    fn movement(code: &str, bank_code: Option<&str>) -> Movement {
+        Movement {
+            kind: Kind::Payout,
+            id: "pay_ngn_1".into(),
+            code: code.into(),
+            currency: "NGN".into(),
+            amount: "1500.50".parse().unwrap(),
+            account_number: "0123456789".into(),
+            bank_code: bank_code.map(str::to_string),
+            name: "Ada Obi".into(),
+            narration: "rent".into(),
+            email: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_bank_transfer_names_the_bank_and_an_m_pesa_one_the_sender() {
+        let bank = route("bank_ng").unwrap();
+        let request = transfer_request(&bank, &movement("bank_ng", Some("044")), None).unwrap();
+        assert_eq!(request["account_bank"], "044");
+        assert_eq!(request["reference"], "pay_ngn_1");
+        assert_eq!(request["amount"], json!(1500.5));
+        assert!(request.get("meta").is_none());
+        let missing = transfer_request(&bank, &movement("bank_ng", None), None).unwrap_err();
+        assert!(matches!(missing, RailError::Refused(m) if m.contains("to.bankCode")));
+
+        let mpesa = route("mpesa_ke").unwrap();
+        assert!(transfer_request(&mpesa, &movement("mpesa_ke", None), None).is_err(), "no sender");
+        let sender = FlutterwaveSender {
+            name: "Sika Ltd".into(),
+            country: "KE".into(),
+            mobile_number: "254700000001".into(),
+        };
+        let request = transfer_request(&mpesa, &movement("mpesa_ke", None), Some(&sender)).unwrap();
+        assert_eq!(request["account_bank"], "MPS");
+        assert_eq!(
+            request["meta"],
+            json!({"sender": "Sika Ltd", "sender_country": "KE", "mobile_number": "254700000001"})
+        );
     }
 }

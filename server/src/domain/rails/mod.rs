@@ -12,8 +12,12 @@
 //! to <provider>"; settle once the provider's state is final. The
 //! reconciler (`runtime::rails`) runs it for every open movement with
 //! backoff, and a notification only makes a movement due at once.
+//!
+//! [`lookup`] asks the provider whether a bank account exists before any
+//! money moves (destination validation, payout and order creation).
 
 pub(crate) mod flutterwave;
+pub(crate) mod lookup;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -54,6 +58,8 @@ pub(crate) struct Movement {
     pub amount: Decimal,
     /// The wallet's phone number (mobile money) or account number.
     pub account_number: String,
+    /// The bank's code, for a bank account.
+    pub bank_code: Option<String>,
     pub name: String,
     pub narration: String,
     pub email: String,
@@ -102,6 +108,16 @@ pub(crate) trait AsyncRail: Send + Sync {
     fn notification(&self, hash: Option<&str>, body: &[u8]) -> Option<(Kind, String)>;
     /// A cheap authenticated request, to see a provider recover.
     fn probe(&self) -> impl Future<Output = Result<(), RailError>> + Send;
+    /// Whether the provider looks up the accounts of `code`, a method it
+    /// carries.
+    fn resolves(&self, code: &str) -> bool;
+    /// The holder's name of a bank account (empty if the provider gives
+    /// none), or `None` when the provider says there is no such account.
+    fn resolve(
+        &self,
+        bank_code: &str,
+        account_number: &str,
+    ) -> impl Future<Output = Result<Option<String>, RailError>> + Send;
 }
 
 /// The breaker: consecutive failed exchanges with the provider.
@@ -147,6 +163,22 @@ impl Rails {
     /// Whether new movements on `code` go to a provider.
     pub(crate) fn routes(&self, code: &str) -> bool {
         self.flutterwave.as_ref().is_some_and(|f| f.carries(code))
+    }
+
+    /// Whether the provider `code` is routed through looks its accounts up.
+    pub(crate) fn resolves(&self, code: &str) -> bool {
+        self.flutterwave.as_ref().is_some_and(|f| f.resolves(code))
+    }
+
+    /// Whether new collections on `code` go to a provider (as charges).
+    pub(crate) fn collects(&self, code: &str) -> bool {
+        self.routes(code) && flutterwave::route(code).is_some_and(|r| r.charge.is_some())
+    }
+
+    /// Whether a payout on `code` must name its bank (`to.bankCode`): the
+    /// provider that pays it out needs the code.
+    pub(crate) fn needs_bank_code(&self, code: &str) -> bool {
+        self.routes(code) && flutterwave::route(code).is_some_and(|r| r.payee == flutterwave::Payee::Bank)
     }
 
     /// `code`'s status with the breaker's laid over the configured one.
@@ -206,8 +238,6 @@ pub(crate) enum Next {
     Done,
     /// Look again after the backoff.
     Later,
-    /// Look again at once (a duplicate reference: read it back).
-    Now,
 }
 
 fn sent_title(rail: &impl AsyncRail) -> String {
@@ -233,7 +263,13 @@ pub(crate) async fn reconcile<R: AsyncRail>(
         }
         Ok(None) => match rail.start(&movement).await {
             Ok(seen) => seen,
-            Err(RailError::Duplicate) => return Ok(Next::Now),
+            // The provider holds the reference but its look-up did not show
+            // it (its read lags its write): read it again after the backoff,
+            // never send again at once.
+            Err(RailError::Duplicate) => {
+                stack.rails.health.answered();
+                return Ok(Next::Later);
+            }
             Err(RailError::Refused(message)) => {
                 stack.rails.health.answered();
                 let message = format!("{} refused it: {message}", rail.name());
@@ -324,7 +360,7 @@ fn open_movement(stack: &Stack, kind: Kind, id: &str, sent: &str) -> ApiResult<O
 
 /// A wallet number as providers write it: digits only, the country code
 /// first with no `+`.
-fn wallet_number(number: &str) -> String {
+pub(crate) fn wallet_number(number: &str) -> String {
     number.chars().filter(char::is_ascii_digit).collect()
 }
 
@@ -349,6 +385,7 @@ pub(crate) fn payout_movement(payout: &PayoutRecord) -> ApiResult<Option<Movemen
         code: payout.to.code.clone(),
         currency: payout.to_currency.clone(),
         amount: major(&payout.to_currency, payout.to_amount)?,
+        bank_code: payout.to.bank_code.clone(),
         name: metadata(&payout.metadata, "beneficiaryName").unwrap_or_else(|| account_number.clone()),
         account_number,
         narration: if payout.narration.is_empty() {
@@ -371,6 +408,7 @@ pub(crate) fn collection_movement(collection: &CollectionRecord) -> ApiResult<Op
         currency: collection.currency.clone(),
         amount: major(&collection.currency, collection.amount)?,
         account_number: wallet_number(&collection.account_number),
+        bank_code: None,
         name: metadata(&collection.metadata, "payerName")
             .unwrap_or_else(|| collection.account_number.clone()),
         narration: format!("Collection {}", collection.id),

@@ -18,6 +18,7 @@ use utoipa_axum::routes;
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::instructions::{fingerprint, new_payout};
 use crate::domain::pagination::{Filter, page_of_views};
+use crate::domain::rails::lookup::{self, Lookup};
 use crate::domain::render;
 use crate::domain::stack::Stack;
 use crate::domain::views;
@@ -32,7 +33,10 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
 ///
 /// Holds `from.amount` plus the fee and hands the payout to the rail. The
 /// same `externalReference` with the same body answers the original payout
-/// (200) instead of paying twice.
+/// (200) instead of paying twice. On live, a bank payout routed through a
+/// provider with an account lookup (Flutterwave, Nigerian banks) is looked
+/// up first: an account the provider says does not exist is refused before
+/// any money is held.
 #[utoipa::path(
     post,
     path = "/v1/payouts",
@@ -41,7 +45,7 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     security(("bearer" = ["payouts:write"])),
     responses(
         (status = 201, description = "The payout, pending on its rail", body = PayoutEnvelope),
-        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
+        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`: `to.bankCode` missing where the provider needs it or not one of the method's options; `to.accountNumber` for an account the provider says does not exist)", body = ErrorBody),
         (status = 422, description = "`insufficient_funds` or `spend_cap_exceeded`", body = ErrorBody),
         Replays<PayoutEnvelope>,
         BodyRefusals,
@@ -53,7 +57,19 @@ async fn create(
 ) -> ApiResult<(StatusCode, Json<PayoutEnvelope>)> {
     let print = fingerprint(&raw);
     let request: CreatePayout = from_value(raw)?;
-    let new = new_payout(&stack, &principal, request, print)?;
+    let mut new = new_payout(&stack, &principal, request, print)?;
+    let organization = principal.organization();
+    match lookup::confirm_destination(&stack, organization, "payout", &new.external_reference, &new.to)
+        .await?
+    {
+        Some(Lookup::Found(Some(name))) => {
+            new.rail_note = format!("{}; the account holder is {name}", new.rail_note)
+        }
+        Some(Lookup::Unavailable) => {
+            new.rail_note = format!("{}; the account could not be looked up yet", new.rail_note);
+        }
+        _ => {}
+    }
     let applied = stack.engine.execute(Command::CreatePayout(new)).await?;
     let Outcome::Payout(payout) = applied.outcome else { return Err(ApiError::internal()) };
     if payout.rail == crate::domain::rails::RAIL_FLUTTERWAVE {

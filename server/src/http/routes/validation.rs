@@ -4,19 +4,16 @@
 use std::sync::Arc;
 
 use axum::Json;
-use sika_api::validation::{DestinationResult, DestinationResults, ValidateDestinations, ValidationDepth};
+use sika_api::validation::{DestinationResults, ValidateDestinations};
 use sika_api::{BodyRefusals, ErrorBody};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::catalog;
-use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::stack::{Stack, StackKind};
+use crate::domain::destinations;
+use crate::domain::error::ApiResult;
+use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::ApiJson;
-
-/// The most destinations one call validates.
-pub(super) const BULK_ITEMS_MAX: usize = 100;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(bulk))
@@ -28,10 +25,17 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// account number's last six digits: `000000` not found, `000001` closed,
 /// `000002` timeout, anything else valid with a deterministic account name
 /// (`checked: rail`). The live stack never applies those suffixes: it
-/// checks the format only, as a payout would (a mobile number for the
-/// method's country, the method's account-number shape, an address of the
-/// chain's form), names no account holder and answers `checked: format`.
-/// Either `validation:write` or `validation:read` will do.
+/// checks the format as a payout would (a mobile number for the method's
+/// country, the method's account-number shape, an address of the chain's
+/// form) and answers `checked: format`, except for a bank method the
+/// operator routes through a provider with an account lookup (Flutterwave,
+/// for Nigerian banks): there the account is looked up with the bank's
+/// code in `routingNumber` (`missing_bank_code` without one) and the answer
+/// is `checked: rail` with the holder's name, or `account_not_found`; a
+/// provider that fails or is down answers `provider_unavailable`. A
+/// `routingNumber` on a bank method must be one of its `bankCode` options
+/// (`invalid_bank_code`). Either `validation:write` or `validation:read`
+/// will do.
 #[utoipa::path(
     post,
     path = "/v1/validate/bulk",
@@ -51,26 +55,6 @@ async fn bulk(
     if principal.require("validation:write").is_err() {
         principal.require("validation:read")?;
     }
-    if body.items.is_empty() || body.items.len() > BULK_ITEMS_MAX {
-        return Err(ApiError::validation("items", format!("must hold 1 to {BULK_ITEMS_MAX} items")));
-    }
-    let mut results = Vec::with_capacity(body.items.len());
-    for (index, item) in body.items.into_iter().enumerate() {
-        if item.code.trim().is_empty() {
-            return Err(ApiError::validation(&format!("items[{index}].code"), "must not be empty"));
-        }
-        let (account_number, address) = (item.account_number.as_deref(), item.address.as_deref());
-        let (result, checked) = match stack.kind {
-            StackKind::Sandbox => {
-                (catalog::sandbox_validate(&item.code, account_number, address), ValidationDepth::Rail)
-            }
-            // No provider lookup on live: the format only, and the answer says so.
-            StackKind::Live => (
-                catalog::live_validate(&stack.catalog, &item.code, account_number, address),
-                ValidationDepth::Format,
-            ),
-        };
-        results.push(DestinationResult { code: item.code, result: result.render(checked) });
-    }
+    let results = destinations::validate(&stack, body.items).await?;
     Ok(Json(DestinationResults { results }))
 }
