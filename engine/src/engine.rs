@@ -13,12 +13,15 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::clock::{Clock, SystemClock};
 use crate::commands::{Applied, Command};
+use crate::durable::Durable;
 use crate::error::EngineError;
 use crate::faults::Faults;
+use crate::postgres::{LeaseKeeper, PostgresConfig};
 use crate::rates::{Pricing, RateSource, RateTable};
 use crate::records::*;
 use crate::storage::{Batch, RECORDS, decode, find_in, keys, prefix_end, read};
 use crate::view::View;
+use crate::wal::Wal;
 use crate::writer::{Envelope, Writer, WriterStats};
 
 /// Where the engine keeps its data and how it behaves.
@@ -37,6 +40,9 @@ pub struct EngineConfig {
     pub rates: Box<dyn RateSource>,
     /// Makes writes fail on a countdown (tests of a full disk).
     pub faults: Option<Arc<Faults>>,
+    /// Keep the state in PostgreSQL instead of the write-ahead log; `path`
+    /// is then the node's local cache of it.
+    pub postgres: Option<PostgresConfig>,
 }
 
 impl EngineConfig {
@@ -50,6 +56,7 @@ impl EngineConfig {
             clock: Arc::new(SystemClock),
             rates: Box::new(RateTable::default()),
             faults: None,
+            postgres: None,
         }
     }
 }
@@ -62,6 +69,8 @@ struct Inner {
     view: Arc<View>,
     queue: RwLock<Option<mpsc::Sender<Envelope>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
+    /// Renews the writer lease (PostgreSQL backend).
+    keeper: Mutex<Option<LeaseKeeper>>,
 }
 
 impl Inner {
@@ -74,6 +83,12 @@ impl Inner {
         let handle = self.writer.lock().ok().and_then(|mut h| h.take());
         if let Some(handle) = handle {
             let _ = handle.join();
+        }
+        // Every batch is answered: let the lease go, so a standby takes
+        // over without waiting for it to expire.
+        let keeper = self.keeper.lock().ok().and_then(|mut k| k.take());
+        if let Some(mut keeper) = keeper {
+            keeper.stop(true);
         }
     }
 }
@@ -93,6 +108,7 @@ struct Shared {
     queue_capacity: usize,
     quote_ttl_ms: i64,
     faults: Option<Arc<Faults>>,
+    postgres: Option<PostgresConfig>,
     /// Commands refused because the ledger could not write.
     refused: AtomicU64,
     /// Set by `shutdown`: the healer stops and nothing is reopened.
@@ -142,6 +158,7 @@ impl Engine {
             queue_capacity: config.queue_capacity,
             quote_ttl_ms: config.quote_ttl_ms,
             faults: config.faults,
+            postgres: config.postgres,
             refused: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
             healer: Mutex::new(None),
@@ -352,47 +369,33 @@ impl Engine {
     }
 }
 
-/// Opens the database (replaying its log) and starts a writer on it.
-/// `healing`: this process answered every batch so far, so the log is
-/// replayed only up to the last acknowledged one.
+/// Opens the database (replaying its log, or bringing its cache up to
+/// date from Postgres) and starts a writer on it. `healing`: this process
+/// answered every batch so far, so the log is replayed only up to the last
+/// acknowledged one.
 fn open_inner(shared: &Shared, healing: bool) -> Result<Inner, EngineError> {
     let acknowledged = shared.epoch.load(Ordering::Acquire);
-    let mut builder = Database::builder();
-    builder.set_cache_size(shared.cache_size_bytes);
-    let db = match (&shared.path, &shared.faults) {
-        (Some(path), None) => builder.create(path)?,
-        (Some(path), Some(faults)) => {
-            let file = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(path)
-                .map_err(|e| EngineError::Storage(format!("cannot open {}: {e}", path.display())))?;
-            builder.create_with_backend(crate::faults::FaultyBackend::new(file, faults.clone())?)?
+    let (db, durable, keeper) = match (&shared.postgres, &shared.path) {
+        (Some(config), Some(path)) => {
+            let opened = crate::postgres::open(config, path, || open_redb(shared))?;
+            let (db, opened) = opened.map_err(|held| {
+                EngineError::Standby(format!(
+                    "node '{}' holds the writer lease of stack '{}' (it expires in {:.1} s unless renewed)",
+                    held.holder,
+                    config.stack,
+                    held.expires_in.as_secs_f64()
+                ))
+            })?;
+            (Arc::new(db), Some(Durable::Postgres(Box::new(opened.log))), Some(opened.keeper))
         }
-        (None, _) => builder.create_with_backend(redb::backends::InMemoryBackend::new())?,
-    };
-    let db = Arc::new(db);
-    let label = shared.path.clone().unwrap_or_else(|| PathBuf::from("(in memory)"));
-    // A newer format is refused before anything is written or replayed;
-    // an older one is upgraded once its log is replayed, since the log
-    // holds records in the format that wrote them.
-    let found = crate::format::check(&*db, &label)?;
-    {
-        let txn = db.begin_write()?;
-        txn.open_table(RECORDS)?;
-        txn.commit()?;
-    }
-    if let Some(path) = &shared.path {
-        crate::wal::replay(&db, path, healing.then_some(acknowledged))?;
-    }
-    crate::format::upgrade(&db, &label, found, &crate::format::LEDGER_STEPS)?;
-    let wal = match &shared.path {
-        Some(path) => Some(crate::wal::Wal::open(path, shared.faults.clone()).map_err(|e| {
-            EngineError::Storage(format!("cannot open the write-ahead log of {}: {e}", path.display()))
-        })?),
-        None => None,
+        (Some(_), None) => {
+            return Err(EngineError::Storage("the PostgreSQL backend needs a path for its local cache".into()));
+        }
+        (None, _) => {
+            let db = Arc::new(open_redb(shared)?);
+            let wal = open_embedded(shared, &db, healing.then_some(acknowledged))?;
+            (db, wal.map(Durable::Wal), None)
+        }
     };
     let epoch = {
         let txn = db.begin_read()?;
@@ -400,10 +403,12 @@ fn open_inner(shared: &Shared, healing: bool) -> Result<Inner, EngineError> {
         read::<u64>(&table, &keys::meta("commit_epoch"))?.unwrap_or(0)
     };
     // Opening replays every acknowledged batch, so the epoch never goes
-    // back; healing replays nothing beyond them either.
+    // back; healing replays nothing beyond them either (on Postgres,
+    // another node may have written meanwhile, and a batch whose COMMIT
+    // went unanswered may have taken effect).
     assert!(epoch >= acknowledged, "opened at epoch {epoch}, behind the acknowledged {acknowledged}");
     assert!(
-        !healing || epoch == acknowledged,
+        !healing || shared.postgres.is_some() || epoch == acknowledged,
         "healed at epoch {epoch}, not the acknowledged {acknowledged}"
     );
     shared.epoch.store(epoch, Ordering::Release);
@@ -416,14 +421,70 @@ fn open_inner(shared: &Shared, healing: bool) -> Result<Inner, EngineError> {
         clock: shared.clock.clone(),
         pricing: shared.pricing.clone(),
         quote_ttl_ms: shared.quote_ttl_ms,
-        wal,
+        durable,
         epoch: shared.epoch.clone(),
         stats: shared.stats.clone(),
         account_ids: Default::default(),
     };
+    let mut keeper = keeper;
+    if let Some(keeper) = &mut keeper {
+        keeper
+            .start(view.clone())
+            .map_err(|e| EngineError::Storage(format!("cannot start the lease keeper: {e}")))?;
+    }
     let handle =
         writer.spawn(receiver).map_err(|e| EngineError::Storage(format!("cannot start the writer: {e}")))?;
-    Ok(Inner { db, view, queue: RwLock::new(Some(sender)), writer: Mutex::new(Some(handle)) })
+    Ok(Inner {
+        db,
+        view,
+        queue: RwLock::new(Some(sender)),
+        writer: Mutex::new(Some(handle)),
+        keeper: Mutex::new(keeper),
+    })
+}
+
+/// Opens (or creates) the redb file, or an in-memory database.
+fn open_redb(shared: &Shared) -> Result<Database, EngineError> {
+    let mut builder = Database::builder();
+    builder.set_cache_size(shared.cache_size_bytes);
+    Ok(match (&shared.path, &shared.faults) {
+        (Some(path), None) => builder.create(path)?,
+        (Some(path), Some(faults)) => {
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path)
+                .map_err(|e| EngineError::Storage(format!("cannot open {}: {e}", path.display())))?;
+            builder.create_with_backend(crate::faults::FaultyBackend::new(file, faults.clone())?)?
+        }
+        (None, _) => builder.create_with_backend(redb::backends::InMemoryBackend::new())?,
+    })
+}
+
+/// The embedded store: checks the file's format, replays its write-ahead
+/// log (up to `until`), upgrades an older format, and opens the log for
+/// the writer (`None` in memory).
+fn open_embedded(shared: &Shared, db: &Database, until: Option<u64>) -> Result<Option<Wal>, EngineError> {
+    let label = shared.path.clone().unwrap_or_else(|| PathBuf::from("(in memory)"));
+    // A newer format is refused before anything is written or replayed;
+    // an older one is upgraded once its log is replayed, since the log
+    // holds records in the format that wrote them.
+    let found = crate::format::check(db, &label)?;
+    {
+        let txn = db.begin_write()?;
+        txn.open_table(RECORDS)?;
+        txn.commit()?;
+    }
+    if let Some(path) = &shared.path {
+        crate::wal::replay(db, path, until)?;
+    }
+    crate::format::upgrade(db, &label, found, &crate::format::LEDGER_STEPS)?;
+    let Some(path) = &shared.path else { return Ok(None) };
+    Wal::open(path, shared.faults.clone()).map(Some).map_err(|e| {
+        EngineError::Storage(format!("cannot open the write-ahead log of {}: {e}", path.display()))
+    })
 }
 
 /// The healer (`sika-heal`): after a storage error (a full disk, most
