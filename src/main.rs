@@ -124,6 +124,10 @@ enum Commands {
         /// A directory for the throwaway database [the system's temporary directory].
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// Measure on PostgreSQL (`postgres://…`): a stack of the bench's
+        /// own in that database, removed afterwards [the embedded store].
+        #[arg(long, env = "SIKA_STORE")]
+        store: Option<String>,
     },
 }
 
@@ -312,19 +316,30 @@ fn main() -> ExitCode {
             ))
         }
         Commands::Tui { admin } => finish(sika_tui::run(&admin.data_dir, &admin.url(), admin.token.clone())),
-        Commands::Bench { transfers, accounts, batch, dir } => {
+        Commands::Bench { transfers, accounts, batch, dir, store } => {
             let options = sika_engine::bench::BenchOptions { transfers, accounts, batch, seed: 1 };
-            finish(bench(dir, options).map(|summary| println!("{summary}")))
+            finish(bench(dir, options, store).map(|summary| println!("{summary}")))
         }
     }
 }
 
 /// `sika bench` on a new database in its own directory, removed afterwards.
-fn bench(dir: Option<PathBuf>, options: sika_engine::bench::BenchOptions) -> Result<String, String> {
+fn bench(
+    dir: Option<PathBuf>,
+    options: sika_engine::bench::BenchOptions,
+    store: Option<String>,
+) -> Result<String, String> {
     let parent = dir.unwrap_or_else(std::env::temp_dir);
     let scratch = parent.join(format!("sika-bench-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
-    let report = sika_engine::bench::run(&scratch.join("bench.redb"), options).map_err(|e| e.to_string());
+    let postgres = store.map(|url| sika_engine::PostgresConfig {
+        url,
+        stack: format!("bench-{}", std::process::id()),
+        holder: format!("bench-{}", std::process::id()),
+        lease_ttl: std::time::Duration::from_secs(10),
+    });
+    let report =
+        sika_engine::bench::run(&scratch.join("bench.redb"), options, postgres).map_err(|e| e.to_string());
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(report?.summary(&options))
 }

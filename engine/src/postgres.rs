@@ -428,6 +428,19 @@ impl Drop for LeaseKeeper {
     }
 }
 
+/// Deletes every row of a stack (`sika bench`'s own stack, once measured).
+pub fn remove_stack(config: &PostgresConfig) -> Result<(), EngineError> {
+    off_runtime(|| {
+        let mut client = connect(&config.url)?;
+        let mut txn = client.transaction().map_err(storage("cannot remove a stack"))?;
+        for table in ["sika_records", "sika_leases", "sika_stacks"] {
+            txn.execute(&format!("DELETE FROM {table} WHERE stack = $1"), &[&config.stack])
+                .map_err(storage("cannot remove a stack"))?;
+        }
+        txn.commit().map_err(storage("cannot remove a stack"))
+    })
+}
+
 fn renew(client: &mut Client, config: &PostgresConfig, term: i64) -> Result<bool, postgres::Error> {
     let renewed = client.execute(
         "UPDATE sika_leases SET expires_at = greatest(expires_at, now() + $4::float8 * interval '1 second') \

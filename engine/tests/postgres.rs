@@ -206,3 +206,15 @@ fn a_writer_killed_without_letting_go_is_replaced_within_the_lease() {
     assert_eq!(available(&taken, "org_a"), 43, "the killed writer's acknowledged deposit is there");
     taken.shutdown();
 }
+
+#[test]
+fn the_bench_runs_on_postgres_and_removes_its_stack() {
+    let Some(cluster) = Cluster::start() else { return };
+    let url = cluster.database("bench");
+    let dir = tempfile::tempdir().unwrap();
+    let options = sika_engine::bench::BenchOptions { transfers: 300, accounts: 10, batch: 50, seed: 3 };
+    let postgres = PostgresConfig { url: url.clone(), stack: "bench-1".into(), holder: "bench".into(), lease_ttl: TTL };
+    let report = sika_engine::bench::run(&dir.path().join("bench.redb"), options, Some(postgres)).unwrap();
+    assert_eq!((report.transfers, report.batch_latencies.len()), (300, 6));
+    assert_eq!(sql(&url, "SELECT 1 FROM sika_records WHERE stack = 'bench-1'"), 0, "its rows are removed");
+}
