@@ -113,6 +113,9 @@ struct Shared {
     refused: AtomicU64,
     /// Set by `shutdown`: the healer stops and nothing is reopened.
     stopping: AtomicBool,
+    /// On Postgres, while another node holds the writer lease: why this
+    /// node is a standby. The healer keeps trying to take the lease.
+    standby: Mutex<Option<String>>,
     healer: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -134,8 +137,20 @@ pub struct EngineStats {
     pub storage_refused: u64,
 }
 
+impl Shared {
+    fn standby_reason(&self) -> Option<String> {
+        self.standby.lock().ok().and_then(|s| s.clone())
+    }
+
+    fn set_standby(&self, reason: Option<String>) {
+        if let Ok(mut standby) = self.standby.lock() {
+            *standby = reason;
+        }
+    }
+}
+
 /// How often the healer looks at a failed ledger and, once the disk takes
-/// writes again, reopens it.
+/// writes again, reopens it; and how often a standby tries the lease.
 const HEAL_INTERVAL: Duration = Duration::from_millis(250);
 
 /// What a new opening needs free on the disk before the healer tries it:
@@ -161,10 +176,16 @@ impl Engine {
             postgres: config.postgres,
             refused: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
+            standby: Mutex::new(None),
             healer: Mutex::new(None),
         });
-        let inner = open_inner(&shared, false)?;
-        *shared.current.write().map_err(|_| EngineError::Unavailable)? = Some(Arc::new(inner));
+        // On Postgres a node that cannot take the lease opens as a standby:
+        // it refuses commands and reads until the healer takes the lease.
+        match open_inner(&shared, false) {
+            Ok(inner) => *shared.current.write().map_err(|_| EngineError::Unavailable)? = Some(Arc::new(inner)),
+            Err(EngineError::Standby(reason)) => shared.set_standby(Some(reason)),
+            Err(error) => return Err(error),
+        }
         if shared.path.is_some() {
             let weak = Arc::downgrade(&shared);
             let healer = std::thread::Builder::new()
@@ -179,9 +200,19 @@ impl Engine {
     /// The current opening, or the storage error while there is none.
     fn inner(&self) -> Result<Arc<Inner>, EngineError> {
         let current = self.shared.current.read().map_err(|_| EngineError::Unavailable)?;
-        current.clone().ok_or_else(|| {
-            EngineError::Storage("the ledger is reopening after a storage error; retry shortly".into())
+        if let Some(inner) = current.clone() {
+            return Ok(inner);
+        }
+        Err(match self.shared.standby_reason() {
+            Some(reason) => EngineError::Standby(reason),
+            None => EngineError::Storage("the ledger is reopening after a storage error; retry shortly".into()),
         })
+    }
+
+    /// Whether this node waits for another to let the stack's writer lease
+    /// go (PostgreSQL backend) instead of writing.
+    pub fn is_standby(&self) -> bool {
+        self.shared.standby_reason().is_some()
     }
 
     fn sender(&self) -> Result<mpsc::Sender<Envelope>, EngineError> {
@@ -501,7 +532,12 @@ fn heal(shared: &std::sync::Weak<Shared>) {
         if shared.stopping.load(Ordering::SeqCst) {
             return;
         }
-        let Some(inner) = shared.current.read().ok().and_then(|c| c.clone()) else { continue };
+        let Some(inner) = shared.current.read().ok().and_then(|c| c.clone()) else {
+            if shared.standby_reason().is_some() {
+                take_over(&shared);
+            }
+            continue;
+        };
         if !inner.view.failure().is_some_and(|e| matches!(e, EngineError::Storage(_))) {
             continue;
         }
@@ -516,6 +552,7 @@ fn heal(shared: &std::sync::Weak<Shared>) {
         drop(inner);
         // Readers still holding the old opening keep its file open for a
         // moment (`DatabaseAlreadyOpen`); a reopen that fails is retried.
+        // On Postgres a node whose lease went to another becomes a standby.
         while !shared.stopping.load(Ordering::SeqCst) {
             match open_inner(&shared, true) {
                 Ok(reopened) => {
@@ -524,9 +561,29 @@ fn heal(shared: &std::sync::Weak<Shared>) {
                     }
                     break;
                 }
+                Err(EngineError::Standby(reason)) => {
+                    shared.set_standby(Some(reason));
+                    break;
+                }
                 Err(_) => std::thread::sleep(HEAL_INTERVAL),
             }
         }
+    }
+}
+
+/// A standby's try at the lease: once the writer lets it go or stops
+/// renewing it, this node opens the stack (its cache brought up to date)
+/// and writes from then on.
+fn take_over(shared: &Shared) {
+    match open_inner(shared, false) {
+        Ok(opened) => {
+            if let Ok(mut current) = shared.current.write() {
+                *current = Some(Arc::new(opened));
+            }
+            shared.set_standby(None);
+        }
+        Err(EngineError::Standby(reason)) => shared.set_standby(Some(reason)),
+        Err(error) => shared.set_standby(Some(format!("cannot take over: {error}"))),
     }
 }
 

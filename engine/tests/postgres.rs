@@ -61,6 +61,16 @@ fn sql(url: &str, statement: &str) -> u64 {
 
 const TTL: Duration = Duration::from_secs(60);
 
+/// Waits until a standby has taken the lease; how long that took.
+fn until_writer(engine: &Engine, within: Duration) -> Duration {
+    let started = std::time::Instant::now();
+    while engine.is_standby() {
+        assert!(started.elapsed() < within, "still a standby after {within:?}: {:?}", engine.unavailable_reason());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    started.elapsed()
+}
+
 #[test]
 fn the_state_lives_in_postgres_and_a_lost_cache_is_rebuilt_from_it() {
     let Some(cluster) = Cluster::start() else { return };
@@ -101,20 +111,21 @@ fn a_second_node_is_a_standby_until_the_writer_lets_the_lease_go() {
     let writer = Engine::open(config(&url, &dir.path().join("a.redb"), "node-a", TTL)).unwrap();
     deposit(&writer, "org_a", 700).unwrap();
 
-    let standby = Engine::open(config(&url, &dir.path().join("b.redb"), "node-b", TTL));
-    match standby {
-        Err(EngineError::Standby(message)) => assert!(message.contains("node-a"), "{message}"),
-        other => panic!("expected a standby, got {:?}", other.map(|_| ())),
-    }
+    let standby = Engine::open(config(&url, &dir.path().join("b.redb"), "node-b", TTL)).unwrap();
+    assert!(standby.is_standby());
+    let refused = deposit(&standby, "org_a", 5);
+    assert!(matches!(&refused, Err(EngineError::Standby(m)) if m.contains("node-a")), "{refused:?}");
+    assert!(standby.unavailable_reason().is_some_and(|r| r.contains("node-a")));
 
-    // A clean stop lets the lease go at once: the standby takes over and
-    // sees every acknowledged write.
+    // A clean stop lets the lease go at once: the standby takes over by
+    // itself and sees every acknowledged write.
     writer.shutdown();
-    let taken = Engine::open(config(&url, &dir.path().join("b.redb"), "node-b", TTL)).unwrap();
-    assert_eq!(available(&taken, "org_a"), 700);
-    deposit(&taken, "org_a", 1).unwrap();
-    assert_eq!(available(&taken, "org_a"), 701);
-    taken.shutdown();
+    let took = until_writer(&standby, Duration::from_secs(5));
+    assert!(took < Duration::from_secs(2), "took over {took:?} after the writer let go");
+    assert_eq!(available(&standby, "org_a"), 700);
+    deposit(&standby, "org_a", 1).unwrap();
+    assert_eq!(available(&standby, "org_a"), 701);
+    standby.shutdown();
 }
 
 #[test]
@@ -183,25 +194,13 @@ fn a_writer_killed_without_letting_go_is_replaced_within_the_lease() {
     assert!(lines.any(|line| line.unwrap().contains("READY")), "the writer child did not start");
     // Renewing keeps the lease past its first term.
     std::thread::sleep(ttl * 2);
-    assert!(matches!(
-        Engine::open(config(&url, &dir.path().join("b.redb"), "node-b", ttl)),
-        Err(EngineError::Standby(_))
-    ));
+    let taken = Engine::open(config(&url, &dir.path().join("b.redb"), "node-b", ttl)).unwrap();
+    assert!(taken.is_standby());
     // SIGKILL: the writer's renewals stop without it letting go. The
-    // standby gets the lease once it expires, within the lease's time.
+    // standby takes the lease once it expires, within the lease's time.
     child.kill().unwrap();
     child.wait().unwrap();
-    let killed = std::time::Instant::now();
-    let taken = loop {
-        match Engine::open(config(&url, &dir.path().join("b.redb"), "node-b", ttl)) {
-            Ok(engine) => break engine,
-            Err(EngineError::Standby(_)) if killed.elapsed() < ttl * 2 => {
-                std::thread::sleep(Duration::from_millis(100))
-            }
-            Err(other) => panic!("no takeover {:?} after the kill: {other}", killed.elapsed()),
-        }
-    };
-    let took = killed.elapsed();
+    let took = until_writer(&taken, ttl * 3);
     assert!(took <= ttl + Duration::from_secs(1), "took over {took:?} after the kill, lease {ttl:?}");
     assert_eq!(available(&taken, "org_a"), 43, "the killed writer's acknowledged deposit is there");
     taken.shutdown();
