@@ -183,6 +183,15 @@ struct NodeArgs {
     /// hour [50].
     #[arg(long, env = "SIKA_CHECKOUT_ATTEMPTS_PER_ADDRESS")]
     checkout_attempts_per_address: Option<u32>,
+    /// Keep both stacks' ledgers and documents in PostgreSQL
+    /// (`postgres://user@host/db`) instead of the data directory; several
+    /// nodes may point at one database, one writing and the rest standing by.
+    #[arg(long, env = "SIKA_STORE")]
+    store: Option<String>,
+    /// How long a stack's writer lease lasts unless renewed, which bounds
+    /// how soon a standby takes over from a writer that died [10s].
+    #[arg(long, env = "SIKA_LEASE_TTL")]
+    lease_ttl: Option<String>,
     /// The address payers reach the live stack at (for hosted checkout
     /// URLs), such as https://pay.example.com [http://<live-addr>].
     #[arg(long, env = "SIKA_LIVE_PUBLIC_URL")]
@@ -252,6 +261,8 @@ impl NodeArgs {
             request_log_max_age: self.request_log_max_age.clone(),
             checkout_attempts_per_link: self.checkout_attempts_per_link,
             checkout_attempts_per_address: self.checkout_attempts_per_address,
+            store: self.store.clone(),
+            lease_ttl: self.lease_ttl.clone(),
             live_public_url: self.live_public_url.clone(),
             sandbox_public_url: self.sandbox_public_url.clone(),
             connections_max: self.connections_max,

@@ -428,6 +428,26 @@ impl Drop for LeaseKeeper {
     }
 }
 
+/// Who holds a stack's writer lease now; `None` when nobody does (no
+/// lease yet, or it expired). A node waiting as a standby asks this.
+pub fn lease_holder(url: &str, stack: &str) -> Result<Option<LeaseHeld>, EngineError> {
+    off_runtime(|| {
+        let mut client = connect(url)?;
+        migrate(&mut client)?;
+        let row = client
+            .query_opt(
+                "SELECT holder, extract(epoch FROM expires_at - now())::float8 FROM sika_leases \
+                 WHERE stack = $1 AND expires_at > now()",
+                &[&stack],
+            )
+            .map_err(storage("cannot read the writer lease"))?;
+        Ok(row.map(|row| {
+            let seconds: f64 = row.get(1);
+            LeaseHeld { holder: row.get(0), expires_in: Duration::from_secs_f64(seconds.max(0.0)) }
+        }))
+    })
+}
+
 /// Deletes every row of a stack (`sika bench`'s own stack, once measured).
 pub fn remove_stack(config: &PostgresConfig) -> Result<(), EngineError> {
     off_runtime(|| {

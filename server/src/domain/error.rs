@@ -134,7 +134,8 @@ impl From<EngineError> for ApiError {
             .with_detail("attemptedUsd", attempted_usd),
             EngineError::InvalidState(message) => ApiError::new(ErrorCode::InvalidState, message),
             e @ EngineError::Conflict(_) => ApiError::new(ErrorCode::Conflict, e.to_string()),
-            EngineError::Unavailable | EngineError::Standby(_) => ApiError::unavailable(),
+            EngineError::Unavailable => ApiError::unavailable(),
+            EngineError::Standby(reason) => ApiError::unavailable_because(format!("this node is a standby: {reason}")),
             // Counted by the engine and logged once per interval by the
             // node (`runtime::node`), not once per refused request.
             EngineError::Storage(message) => ApiError::new(ErrorCode::StorageUnavailable, message),

@@ -28,12 +28,40 @@ fn engine_config(config: &NodeConfig, kind: StackKind, rates: &Arc<RateBook>) ->
     engine.quote_ttl_ms = config.quote_ttl.as_millis() as i64;
     engine.spread_bps = config.spread_bps;
     engine.rates = rates.source();
+    engine.postgres = config.store.as_ref().map(|url| sika_engine::PostgresConfig {
+        url: url.clone(),
+        stack: kind.name().to_string(),
+        holder: lease_holder().to_string(),
+        lease_ttl: config.lease_ttl,
+    });
     engine
 }
 
+/// This process's name in the writer leases: host, process id and a
+/// random part, so a restarted node is a new holder.
+fn lease_holder() -> &'static str {
+    static HOLDER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HOLDER.get_or_init(|| {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        let host = if host.trim().is_empty() { "sika" } else { host.trim() };
+        format!("{host}-{}-{:08x}", std::process::id(), rand::random::<u32>())
+    })
+}
+
+/// The start of the error `Node::open` gives when another node took a
+/// stack's writer lease first (PostgreSQL backend).
+const STANDBY: &str = "standby: ";
+
 fn open_engine(config: &NodeConfig, kind: StackKind, rates: &Arc<RateBook>) -> Result<Engine, String> {
     let path = config.data_dir.join(kind.database_file());
-    Engine::open(engine_config(config, kind, rates)).map_err(|e| {
+    let engine = Engine::open(engine_config(config, kind, rates));
+    if let Ok(engine) = &engine
+        && let Some(reason) = engine.is_standby().then(|| engine.unavailable_reason()).flatten()
+    {
+        engine.shutdown();
+        return Err(format!("{STANDBY}{reason}"));
+    }
+    engine.map_err(|e| {
         if e.to_string().contains("already open") || e.to_string().contains("DatabaseAlreadyOpen") {
             format!(
                 "the database {} is locked: another sika process is using this data directory",
@@ -255,8 +283,75 @@ impl Node {
     }
 }
 
-async fn bind(addr: SocketAddr, what: &str) -> Result<TcpListener, String> {
-    TcpListener::bind(addr).await.map_err(|e| format!("cannot listen for the {what} on {addr}: {e}"))
+async fn bind(addr: SocketAddr, what: &str) -> Result<std::net::TcpListener, String> {
+    let listener =
+        TcpListener::bind(addr).await.map_err(|e| format!("cannot listen for the {what} on {addr}: {e}"))?;
+    listener.into_std().map_err(|e| format!("cannot listen for the {what} on {addr}: {e}"))
+}
+
+/// A listener for one phase of serving: a handle on the same socket, so
+/// the socket stays open (and connections queue) from one phase to the next.
+fn phase(listener: &std::net::TcpListener) -> Result<TcpListener, String> {
+    listener.try_clone().and_then(TcpListener::from_std).map_err(|e| format!("cannot listen: {e}"))
+}
+
+/// With the PostgreSQL backend: while another node holds a stack's writer
+/// lease, serve as a standby (`/readyz` says so, everything else is 503)
+/// and wait until the leases are free. `false` when the node was told to
+/// stop meanwhile.
+async fn stand_by(
+    url: &str,
+    listeners: &[&std::net::TcpListener; 3],
+    shutdown: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
+) -> Result<bool, String> {
+    let held = || {
+        let url = url.to_string();
+        tokio::task::spawn_blocking(move || {
+            let mut reasons = Vec::new();
+            for kind in [StackKind::Live, StackKind::Sandbox] {
+                match sika_engine::postgres::lease_holder(&url, kind.name()) {
+                    Ok(None) => {}
+                    Ok(Some(held)) => reasons.push(format!(
+                        "{} writer: node '{}' holds the writer lease (expires in {:.1} s unless renewed)",
+                        kind.name(),
+                        held.holder,
+                        held.expires_in.as_secs_f64()
+                    )),
+                    Err(e) => reasons.push(format!("{} writer: {e}", kind.name())),
+                }
+            }
+            reasons
+        })
+    };
+    let mut reasons = held().await.map_err(|e| e.to_string())?;
+    if reasons.is_empty() {
+        return Ok(true);
+    }
+    tracing::info!(reasons = ?reasons, "standby: waiting for the writer leases");
+    let shared = Arc::new(std::sync::Mutex::new(reasons.clone()));
+    let app = crate::http::health::standby_router(shared.clone());
+    let mut servers = Vec::new();
+    for listener in listeners {
+        let listener = phase(listener)?;
+        servers.push(tokio::spawn(axum::serve(listener, app.clone()).into_future()));
+    }
+    let stopped = loop {
+        tokio::select! {
+            () = &mut *shutdown => break true,
+            () = tokio::time::sleep(std::time::Duration::from_millis(250)) => {}
+        }
+        reasons = held().await.map_err(|e| e.to_string())?;
+        if reasons.is_empty() {
+            break false;
+        }
+        if let Ok(mut shared) = shared.lock() {
+            *shared = reasons.clone();
+        }
+    };
+    for server in servers {
+        server.abort();
+    }
+    Ok(!stopped)
 }
 
 /// Runs the node until SIGTERM or Ctrl-C, then drains in-flight requests.
@@ -272,11 +367,31 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
     // The signal handlers go in before any listener answers, so a SIGTERM
     // that arrives as soon as the node is reachable still drains it.
     let shutdown = shutdown_signal()?;
-    let node = Node::open(config.clone())?;
+    tokio::pin!(shutdown);
+    let listeners = [
+        bind(config.live_addr, "live API").await?,
+        bind(config.sandbox_addr, "sandbox API").await?,
+        bind(config.admin_addr, "admin API").await?,
+    ];
+    let node = loop {
+        if let Some(url) = &config.store
+            && !stand_by(url, &[&listeners[0], &listeners[1], &listeners[2]], &mut shutdown).await?
+        {
+            return Ok(());
+        }
+        match Node::open(config.clone()) {
+            Ok(node) => break node,
+            // Another standby took a lease first: wait again.
+            Err(e) if e.starts_with(STANDBY) => continue,
+            Err(e) => return Err(e),
+        }
+    };
     node.start_background()?;
-    let live_listener = bind(config.live_addr, "live API").await?;
-    let sandbox_listener = bind(config.sandbox_addr, "sandbox API").await?;
-    let admin_listener = bind(config.admin_addr, "admin API").await?;
+    let [live_listener, sandbox_listener, admin_listener] = [
+        phase(&listeners[0])?,
+        phase(&listeners[1])?,
+        phase(&listeners[2])?,
+    ];
     let admin_state = Arc::new(AdminState {
         identity: node.identity.clone(),
         live: node.live.clone(),
@@ -312,7 +427,10 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
         serve_one(admin_listener, admin::app(admin_state, health.clone())),
     ];
     tracing::info!(live = %config.live_addr, sandbox = %config.sandbox_addr, admin = %config.admin_addr, "sika is serving");
-    shutdown.await;
+    let lost = tokio::select! {
+        () = &mut shutdown => None,
+        reason = lease_lost(&node) => Some(reason),
+    };
     tracing::info!("stopping: draining in-flight requests");
     health.start_draining();
     let _ = stop_sender.send(true);
@@ -323,7 +441,26 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
     }
     node.stop_background().await;
     node.close();
-    Ok(())
+    match lost {
+        // Its caches (keys, settings) may now lag the database: the node
+        // exits, and its supervisor starts it again as a standby.
+        Some(reason) => Err(format!("stopped writing: {reason}")),
+        None => Ok(()),
+    }
+}
+
+/// Resolves once a stack's writer lease has passed to another node
+/// (PostgreSQL backend); never on the embedded store.
+async fn lease_lost(node: &Node) -> String {
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        for stack in [&node.live, &node.sandbox] {
+            if stack.engine.is_standby() {
+                let reason = stack.engine.unavailable_reason().unwrap_or_default();
+                return format!("the {} writer lease passed to another node: {reason}", stack.kind.name());
+            }
+        }
+    }
 }
 
 /// Resolves on SIGTERM or Ctrl-C; the handlers are installed when this is

@@ -44,6 +44,8 @@ pub struct Options {
     /// The soft limit on open files `serve` starts with (a default install's
     /// 1,024, say); `None` inherits this process's.
     pub descriptors_soft: Option<u64>,
+    /// `SIKA_STORE` for `init` and `serve`: the stacks on PostgreSQL.
+    pub store: Option<String>,
 }
 
 /// Starts `command` with a soft open-file limit of `soft` (the hard limit
@@ -226,6 +228,9 @@ impl Node {
         }
         if let Some(p) = &options.trusted_proxies {
             env.push(("SIKA_TRUSTED_PROXIES", p.clone()));
+        }
+        if let Some(store) = &options.store {
+            env.push(("SIKA_STORE", store.clone()));
         }
         let config = options.config.as_deref().unwrap_or(EXAMPLE_CONFIG);
         if !config.is_empty() {
@@ -870,6 +875,34 @@ impl Node {
         node
     }
 
+    /// A second node on the same PostgreSQL database as `writer` (its
+    /// `options.store`), with a data directory of its own holding a copy of
+    /// the writer's identity, as an operator sets up a standby; it serves
+    /// once its listeners are up, as a standby while the writer holds the
+    /// leases.
+    pub fn standby_of(writer: &Node, options: &Options, extra: &[(&str, &str)]) -> Node {
+        let temp = tempfile::Builder::new().prefix("sika-test-").tempdir().unwrap();
+        let data = temp.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        for file in ["node.redb", "admin-token"] {
+            std::fs::copy(writer.data_dir().join(file), data.join(file)).unwrap();
+        }
+        let ports = free_ports(3);
+        let url = |p: u16| format!("http://127.0.0.1:{p}");
+        let mut node = Node {
+            child: Mutex::new(None),
+            pid: 0,
+            dir: temp.path().to_path_buf(),
+            _temp: temp,
+            creds: writer.creds.clone(),
+            live: url(ports[0]),
+            sandbox: url(ports[1]),
+            admin: url(ports[2]),
+        };
+        node.restart(options, extra);
+        node
+    }
+
     /// Kills the process with SIGKILL (no shutdown at all) and reaps it.
     pub fn kill9(&self) {
         self.halt(libc::SIGKILL);
@@ -924,6 +957,9 @@ impl Node {
         }
         if let Some(p) = &options.trusted_proxies {
             env.push(("SIKA_TRUSTED_PROXIES".into(), p.clone()));
+        }
+        if let Some(store) = &options.store {
+            env.push(("SIKA_STORE".into(), store.clone()));
         }
         let config = options.config.as_deref().unwrap_or(EXAMPLE_CONFIG);
         if !config.is_empty() {
