@@ -73,3 +73,53 @@ async fn a_standby_takes_over_from_a_killed_writer_with_every_acknowledged_payou
     println!("{} payouts acknowledged before the kill; the standby took over {took:?} after it", acked.payouts.lock().unwrap().len());
     standby.stop();
 }
+
+/// Sends `signal` to a node's process.
+fn signal(node: &Node, signal: libc::c_int) {
+    // SAFETY: plain syscall on a process this test started.
+    unsafe {
+        libc::kill(node.pid() as libc::pid_t, signal);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_writer_paused_past_its_lease_commits_nothing_once_it_resumes() {
+    let Some(cluster) = pg_cluster::Cluster::start() else { return };
+    let options = Options { store: Some(cluster.database("fencing")), ..Options::unthrottled() };
+    let extra = [("SIKA_LEASE_TTL", LEASE)];
+    let writer = Node::start_with_env(options.clone(), &extra);
+    let api = Api::new();
+    let key = writer.creds.sandbox_key.clone();
+    deposit(&api, &writer, &key, "GHS", "1000.00").await;
+    let standby = Node::standby_of(&writer, &options, &extra);
+
+    // The writer is paused (as a stalled VM or a long GC pause would) past
+    // its lease; the standby takes over and writes.
+    signal(&writer, libc::SIGSTOP);
+    eventually("the standby takes over", Duration::from_secs(15), || async {
+        (readyz(&api, &standby.sandbox).await.0 == 200).then_some(())
+    })
+    .await;
+    let url = standby.sandbox_url("/v1/payouts");
+    let created = api.post(&url, &key, crate::crash::payout_body("pg-new-writer")).await;
+    created.expect(201);
+    let fee = minor(created.body["payout"]["fee"]["amount"].as_str().unwrap_or("0"), 2);
+
+    // The old writer resumes believing it still writes: whatever it is
+    // sent, nothing of it reaches the database.
+    signal(&writer, libc::SIGCONT);
+    for n in 0..5 {
+        let body = crate::crash::payout_body(&format!("pg-fenced-{n}"));
+        let sent = api.client.post(writer.sandbox_url("/v1/payouts")).bearer_auth(&key).json(&body).send().await;
+        if let Ok(r) = sent {
+            assert_ne!(r.status().as_u16(), 201, "the old writer acknowledged a payout after losing its lease");
+        }
+    }
+    let listed = every_item(&api, &url, &key).await;
+    let references: Vec<&str> = listed.iter().filter_map(|p| p["externalReference"].as_str()).collect();
+    assert_eq!(references, ["pg-new-writer"], "only the lease holder's payout exists");
+    let available = minor(&balance(&api, &standby.sandbox, &key, "GHS").await, 2);
+    assert_eq!(available, 100_000 - 100 - fee, "the deposit less the new writer's payout only");
+    writer.kill9();
+    standby.stop();
+}
