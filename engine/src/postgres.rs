@@ -52,7 +52,10 @@ pub struct PostgresConfig {
 
 /// The schema's migrations, in order: version and SQL. Applied on open,
 /// each once, in its own transaction.
-const MIGRATIONS: &[(i32, &str)] = &[(1, include_str!("../migrations/0001_ledger.sql"))];
+const MIGRATIONS: &[(i32, &str)] = &[
+    (1, include_str!("../migrations/0001_ledger.sql")),
+    (2, include_str!("../migrations/0002_identity.sql")),
+];
 
 /// The local cache's record of which database and stack filled it.
 const CACHE_ORIGIN: TableDefinition<&str, &str> = TableDefinition::new("sika_cache_origin");
@@ -72,7 +75,7 @@ fn seconds(duration: Duration) -> f64 {
 
 /// Runs `f` on a thread of its own: the `postgres` client drives its own
 /// runtime, which cannot start inside the caller's async runtime.
-pub(crate) fn off_runtime<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+pub fn off_runtime<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     std::thread::scope(|scope| match scope.spawn(f).join() {
         Ok(result) => result,
         Err(panic) => std::panic::resume_unwind(panic),
@@ -81,6 +84,15 @@ pub(crate) fn off_runtime<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 
 pub(crate) fn connect(url: &str) -> Result<Client, EngineError> {
     Client::connect(url, NoTls).map_err(storage("cannot connect"))
+}
+
+/// A connection with the schema brought up to this binary's version, for
+/// the node's other stores on the same database (call it off the async
+/// runtime, see `off_runtime`).
+pub fn connect_migrated(url: &str) -> Result<Client, EngineError> {
+    let mut client = connect(url)?;
+    migrate(&mut client)?;
+    Ok(client)
 }
 
 /// Applies the migrations this binary has and the database lacks. Two

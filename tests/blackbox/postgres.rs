@@ -2,7 +2,8 @@
 //! the second node stands by (`/readyz` 503 with `"role":"standby"`, the
 //! API 503), and when the writer is killed with SIGKILL under concurrent
 //! payouts the standby takes the leases within the lease's time and
-//! serves every acknowledged payout exactly once.
+//! serves every acknowledged payout exactly once, to the same keys and
+//! operator token (the identity is the database's too).
 
 #[path = "../../engine/tests/support/pg_cluster.rs"]
 mod pg_cluster;
@@ -68,6 +69,11 @@ async fn a_standby_takes_over_from_a_killed_writer_with_every_acknowledged_payou
     let took = killed.elapsed();
     assert!(took < Duration::from_secs(6), "took over {took:?} after the kill, lease {LEASE}");
     check_exactly_once(&api, &standby, &key, &acked).await;
+    // The standby started from an empty data directory: the operator token
+    // and the organizations it knows are the database's.
+    let organizations = api.get(&standby.admin_url("/admin/v1/organizations"), &writer.creds.admin_token).await;
+    organizations.expect(200);
+    assert_eq!(organizations.body["data"][0]["id"], writer.creds.organization_id.as_str());
     let created = api.post(&standby.sandbox_url("/v1/payouts"), &key, crate::crash::payout_body("pg-after")).await;
     created.expect(201);
     println!("{} payouts acknowledged before the kill; the standby took over {took:?} after it", acked.payouts.lock().unwrap().len());

@@ -144,7 +144,13 @@ pub fn init(config: &NodeConfig) -> Result<BootstrapCredentials, String> {
     if Identity::path(dir).exists() {
         return Err(format!("{} is already initialised", dir.display()));
     }
-    let identity = Identity::open(dir)?;
+    if joins_database(config)? {
+        return Err(
+            "the database given by --store already holds a node's identity: start `sika serve` with it to join"
+                .to_string(),
+        );
+    }
+    let identity = Identity::open(dir, config.store.as_deref())?;
     let now = chrono::Utc::now().timestamp_millis();
     let (organization, owner_session_token, admin_token) =
         identity.bootstrap(now, config.session_ttl.as_millis().try_into().unwrap_or(i64::MAX))?;
@@ -218,7 +224,7 @@ impl Node {
     pub(crate) fn open(config: NodeConfig) -> Result<Node, String> {
         let config = Arc::new(config);
         make_private(&config.data_dir)?;
-        let identity = Arc::new(Identity::open(&config.data_dir)?);
+        let identity = Arc::new(Identity::open(&config.data_dir, config.store.as_deref())?);
         let settings = settings::resolve(&config.file).map_err(|problems| problems.join("; "))?;
         let open_stack = |kind: StackKind| -> Result<Arc<Stack>, String> {
             let clock: Arc<dyn Fn() -> i64 + Send + Sync> =
@@ -354,11 +360,23 @@ async fn stand_by(
     Ok(!stopped)
 }
 
+/// Whether `--store` names a database that already holds a node's
+/// identity: a node started on it with an empty data directory joins that
+/// identity (loaded when the node opens) instead of initialising its own.
+fn joins_database(config: &NodeConfig) -> Result<bool, String> {
+    match &config.store {
+        Some(url) => crate::store::postgres::PgIdentity::open(url)?.exists(),
+        None => Ok(false),
+    }
+}
+
 /// Runs the node until SIGTERM or Ctrl-C, then drains in-flight requests.
 /// On an empty data directory it initialises first and prints the
 /// bootstrap credentials once.
 pub async fn serve(config: NodeConfig) -> Result<(), String> {
-    if !Identity::path(&config.data_dir).exists() {
+    let join_config = config.clone();
+    let joins = tokio::task::spawn_blocking(move || joins_database(&join_config)).await.map_err(|e| e.to_string())??;
+    if !Identity::path(&config.data_dir).exists() && !joins {
         let init_config = config.clone();
         let credentials =
             tokio::task::spawn_blocking(move || init(&init_config)).await.map_err(|e| e.to_string())??;

@@ -876,15 +876,17 @@ impl Node {
     }
 
     /// A second node on the same PostgreSQL database as `writer` (its
-    /// `options.store`), with a data directory of its own holding a copy of
-    /// the writer's identity, as an operator sets up a standby; it serves
+    /// `options.store`), with an empty data directory of its own (it joins
+    /// the identity in the database), as an operator sets up a standby; it serves
     /// once its listeners are up, as a standby while the writer holds the
     /// leases.
     pub fn standby_of(writer: &Node, options: &Options, extra: &[(&str, &str)]) -> Node {
         let temp = tempfile::Builder::new().prefix("sika-test-").tempdir().unwrap();
         let data = temp.path().join("data");
         std::fs::create_dir_all(&data).unwrap();
-        for file in ["node.redb", "admin-token"] {
+        // The identity comes from the database; the token file is the
+        // operator's copy for the command-line tools.
+        for file in ["admin-token"] {
             std::fs::copy(writer.data_dir().join(file), data.join(file)).unwrap();
         }
         let ports = free_ports(3);
