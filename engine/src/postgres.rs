@@ -219,7 +219,7 @@ pub(crate) fn open(
         let db = fresh_cache(cache, &origin, &open_cache)?;
         restore(&db, &mut client, &config.stack)?;
         let keeper_client = connect(&config.url)?;
-        let log = PgLog { client, config: config.clone(), term, last_epoch: 0 };
+        let log = PgLog::new(client, config.clone(), term)?;
         let keeper = LeaseKeeper::idle(keeper_client, config.clone(), term);
         Ok(Ok((db, Opened { log, keeper })))
     })
@@ -300,10 +300,31 @@ fn restore(db: &redb::Database, client: &mut Client, stack: &str) -> Result<usiz
     Ok(rows.len())
 }
 
-/// Makes batches durable in Postgres: one transaction each, fenced by the
-/// lease, answered after COMMIT.
+/// A batch's whole transaction as one statement (one round trip, prepared
+/// once): renew the lease where this node's term still holds it, raise the
+/// stack's epoch where the batch is newer, and only if both matched write
+/// every changed key (a tombstone for a deleted one). The lease row's
+/// update locks it, so a takeover committed first leaves this statement
+/// nothing to match, and one that comes after waits for this commit and
+/// finds the lease renewed.
+const BATCH: &str = "\
+WITH lease AS (\
+    UPDATE sika_leases SET expires_at = greatest(expires_at, now() + $4::float8 * interval '1 second') \
+    WHERE stack = $1 AND holder = $2 AND term = $3 AND expires_at > now() RETURNING 1), \
+raised AS (\
+    UPDATE sika_stacks SET epoch = $5 WHERE stack = $1 AND epoch < $5 AND EXISTS (SELECT 1 FROM lease) \
+    RETURNING 1), \
+written AS (\
+    INSERT INTO sika_records (stack, key, value, epoch) \
+    SELECT $1, k, v, $5 FROM unnest($6::bytea[], $7::bytea[]) AS t(k, v) WHERE EXISTS (SELECT 1 FROM raised) \
+    ON CONFLICT (stack, key) DO UPDATE SET value = EXCLUDED.value, epoch = EXCLUDED.epoch RETURNING 1) \
+SELECT (SELECT count(*) FROM lease), (SELECT count(*) FROM raised), (SELECT count(*) FROM written)";
+
+/// Makes batches durable in Postgres: one fenced transaction each (a
+/// single statement, `BATCH`), answered after it commits.
 pub(crate) struct PgLog {
     client: Client,
+    batch: postgres::Statement,
     config: PostgresConfig,
     term: i64,
     /// The epoch of the last batch committed (0: none yet).
@@ -311,6 +332,11 @@ pub(crate) struct PgLog {
 }
 
 impl PgLog {
+    fn new(mut client: Client, config: PostgresConfig, term: i64) -> Result<PgLog, EngineError> {
+        let batch = client.prepare(BATCH).map_err(storage("cannot prepare the batch statement"))?;
+        Ok(PgLog { client, batch, config, term, last_epoch: 0 })
+    }
+
     /// Commits one batch's changes, or nothing if this node's lease is
     /// gone. The stack's epoch only goes up: a batch not newer than the
     /// database's newest is refused by the database too.
@@ -321,33 +347,25 @@ impl PgLog {
         let ttl = seconds(self.config.lease_ttl);
         let keys: Vec<&[u8]> = changes.iter().map(|(key, _)| *key).collect();
         let values: Vec<Option<&[u8]>> = changes.iter().map(|(_, value)| *value).collect();
-        let mut txn = self.client.transaction().map_err(storage("cannot begin a batch"))?;
-        let held = txn
-            .execute(
-                "UPDATE sika_leases SET expires_at = greatest(expires_at, now() + $4::float8 * interval '1 second') \
-                 WHERE stack = $1 AND holder = $2 AND term = $3 AND expires_at > now()",
-                &[&stack, &self.config.holder, &self.term, &ttl],
-            )
-            .map_err(storage("cannot check the writer lease"))?;
+        let row = self
+            .client
+            .query_one(&self.batch, &[&stack, &self.config.holder, &self.term, &ttl, &at, &keys, &values])
+            .map_err(storage("cannot commit a batch"))?;
+        let (held, raised, written): (i64, i64, i64) = (row.get(0), row.get(1), row.get(2));
         if held != 1 {
             return Err(lost_lease(stack));
         }
-        let raised = txn
-            .execute("UPDATE sika_stacks SET epoch = $2 WHERE stack = $1 AND epoch < $2", &[&stack, &at])
-            .map_err(storage("cannot raise the stack's epoch"))?;
         if raised != 1 {
             return Err(EngineError::Corrupt(format!(
                 "batch {epoch} of stack '{stack}' is not newer than the database's newest"
             )));
         }
-        txn.execute(
-            "INSERT INTO sika_records (stack, key, value, epoch) \
-             SELECT $1, k, v, $2 FROM unnest($3::bytea[], $4::bytea[]) AS t(k, v) \
-             ON CONFLICT (stack, key) DO UPDATE SET value = EXCLUDED.value, epoch = EXCLUDED.epoch",
-            &[&stack, &at, &keys, &values],
-        )
-        .map_err(storage("cannot write a batch"))?;
-        txn.commit().map_err(storage("cannot commit a batch"))?;
+        assert_eq!(
+            usize::try_from(written).ok(),
+            Some(changes.len()),
+            "batch {epoch} wrote {written} of its {} keys",
+            changes.len()
+        );
         self.last_epoch = epoch;
         Ok(())
     }
