@@ -5,9 +5,6 @@
 //! serves every acknowledged payout exactly once, to the same keys and
 //! operator token (the identity is the database's too).
 
-#[path = "../../engine/tests/support/pg_cluster.rs"]
-mod pg_cluster;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,7 +24,7 @@ async fn readyz(api: &Api, base: &str) -> (u16, Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_standby_takes_over_from_a_killed_writer_with_every_acknowledged_payout() {
-    let Some(cluster) = pg_cluster::Cluster::start() else { return };
+    let Some(cluster) = crate::support::pg_cluster::Cluster::start() else { return };
     let options = Options { store: Some(cluster.database("failover")), ..Options::unthrottled() };
     let extra = [("SIKA_LEASE_TTL", LEASE)];
     let writer = Node::start_with_env(options.clone(), &extra);
@@ -74,6 +71,13 @@ async fn a_standby_takes_over_from_a_killed_writer_with_every_acknowledged_payou
     let organizations = api.get(&standby.admin_url("/admin/v1/organizations"), &writer.creds.admin_token).await;
     organizations.expect(200);
     assert_eq!(organizations.body["data"][0]["id"], writer.creds.organization_id.as_str());
+    // A backup is the database's own tools' job: the node says so.
+    let to = standby.data_dir().with_extension("backup");
+    let backup = api
+        .post(&standby.admin_url("/admin/v1/backup"), &writer.creds.admin_token, serde_json::json!({ "to": to }))
+        .await;
+    backup.expect_error(409, "invalid_state");
+    assert!(backup.body["message"].as_str().unwrap().contains("pg_dump"), "{}", backup.body);
     let created = api.post(&standby.sandbox_url("/v1/payouts"), &key, crate::crash::payout_body("pg-after")).await;
     created.expect(201);
     println!("{} payouts acknowledged before the kill; the standby took over {took:?} after it", acked.payouts.lock().unwrap().len());
@@ -90,7 +94,7 @@ fn signal(node: &Node, signal: libc::c_int) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_writer_paused_past_its_lease_commits_nothing_once_it_resumes() {
-    let Some(cluster) = pg_cluster::Cluster::start() else { return };
+    let Some(cluster) = crate::support::pg_cluster::Cluster::start() else { return };
     let options = Options { store: Some(cluster.database("fencing")), ..Options::unthrottled() };
     let extra = [("SIKA_LEASE_TTL", LEASE)];
     let writer = Node::start_with_env(options.clone(), &extra);

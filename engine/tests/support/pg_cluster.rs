@@ -150,6 +150,13 @@ impl Cluster {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl Cluster {
+    /// Stops the server at once and removes its files.
+    pub fn stop(&self) {
         let data = self.data();
         let program = self.bin.join("pg_ctl");
         let mut command = if is_root() {

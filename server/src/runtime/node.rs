@@ -31,21 +31,31 @@ fn engine_config(config: &NodeConfig, kind: StackKind, rates: &Arc<RateBook>) ->
     engine.postgres = config.store.as_ref().map(|url| sika_engine::PostgresConfig {
         url: url.clone(),
         stack: kind.name().to_string(),
-        holder: lease_holder().to_string(),
+        holder: lease_holder(&config.data_dir),
         lease_ttl: config.lease_ttl,
     });
     engine
 }
 
-/// This process's name in the writer leases: host, process id and a
-/// random part, so a restarted node is a new holder.
-fn lease_holder() -> &'static str {
-    static HOLDER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    HOLDER.get_or_init(|| {
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-        let host = if host.trim().is_empty() { "sika" } else { host.trim() };
-        format!("{host}-{}-{:08x}", std::process::id(), rand::random::<u32>())
-    })
+/// This node's name in the writer leases: the host and an id kept in
+/// the data directory (`node-id`), so a node restarted on its data
+/// directory (after a crash, say) takes its leases back at once, with a
+/// new term that fences off its previous run. Two processes never share a
+/// data directory (its files are locked), so two live nodes never share a
+/// name.
+fn lease_holder(data_dir: &Path) -> String {
+    let path = data_dir.join("node-id");
+    let id = std::fs::read_to_string(&path).ok().map(|id| id.trim().to_string()).filter(|id| !id.is_empty());
+    let id = id.unwrap_or_else(|| {
+        let id = format!("{:016x}", rand::random::<u64>());
+        if let Err(e) = std::fs::write(&path, &id) {
+            tracing::warn!(error = %e, "cannot keep the node's id in the data directory");
+        }
+        id
+    });
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let host = if host.trim().is_empty() { "sika" } else { host.trim() };
+    format!("{host}-{id}")
 }
 
 /// The start of the error `Node::open` gives when another node took a
@@ -301,22 +311,34 @@ fn phase(listener: &std::net::TcpListener) -> Result<TcpListener, String> {
     listener.try_clone().and_then(TcpListener::from_std).map_err(|e| format!("cannot listen: {e}"))
 }
 
+async fn bind_all(config: &NodeConfig) -> Result<[std::net::TcpListener; 3], String> {
+    Ok([
+        bind(config.live_addr, "live API").await?,
+        bind(config.sandbox_addr, "sandbox API").await?,
+        bind(config.admin_addr, "admin API").await?,
+    ])
+}
+
 /// With the PostgreSQL backend: while another node holds a stack's writer
 /// lease, serve as a standby (`/readyz` says so, everything else is 503)
 /// and wait until the leases are free. `false` when the node was told to
 /// stop meanwhile.
 async fn stand_by(
     url: &str,
-    listeners: &[&std::net::TcpListener; 3],
+    holder: &str,
+    config: &NodeConfig,
+    listeners: &mut Option<[std::net::TcpListener; 3]>,
     shutdown: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
 ) -> Result<bool, String> {
     let held = || {
-        let url = url.to_string();
+        let (url, holder) = (url.to_string(), holder.to_string());
         tokio::task::spawn_blocking(move || {
             let mut reasons = Vec::new();
             for kind in [StackKind::Live, StackKind::Sandbox] {
                 match sika_engine::postgres::lease_holder(&url, kind.name()) {
                     Ok(None) => {}
+                    // This node's own, from before a restart: it takes it back.
+                    Ok(Some(held)) if held.holder == holder => {}
                     Ok(Some(held)) => reasons.push(format!(
                         "{} writer: node '{}' holds the writer lease (expires in {:.1} s unless renewed)",
                         kind.name(),
@@ -337,7 +359,10 @@ async fn stand_by(
     let shared = Arc::new(std::sync::Mutex::new(reasons.clone()));
     let app = crate::http::health::standby_router(shared.clone());
     let mut servers = Vec::new();
-    for listener in listeners {
+    if listeners.is_none() {
+        *listeners = Some(bind_all(config).await?);
+    }
+    for listener in listeners.iter().flatten() {
         let listener = phase(listener)?;
         servers.push(tokio::spawn(axum::serve(listener, app.clone()).into_future()));
     }
@@ -386,14 +411,12 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
     // that arrives as soon as the node is reachable still drains it.
     let shutdown = shutdown_signal()?;
     tokio::pin!(shutdown);
-    let listeners = [
-        bind(config.live_addr, "live API").await?,
-        bind(config.sandbox_addr, "sandbox API").await?,
-        bind(config.admin_addr, "admin API").await?,
-    ];
+    // Bound once the node opens, so a client that connects is served, or
+    // earlier by a standby, which answers while it waits.
+    let mut listeners = None;
     let node = loop {
         if let Some(url) = &config.store
-            && !stand_by(url, &[&listeners[0], &listeners[1], &listeners[2]], &mut shutdown).await?
+            && !stand_by(url, &lease_holder(&config.data_dir), &config, &mut listeners, &mut shutdown).await?
         {
             return Ok(());
         }
@@ -405,6 +428,10 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
         }
     };
     node.start_background()?;
+    let listeners = match listeners {
+        Some(listeners) => listeners,
+        None => bind_all(&config).await?,
+    };
     let [live_listener, sandbox_listener, admin_listener] = [
         phase(&listeners[0])?,
         phase(&listeners[1])?,

@@ -32,6 +32,14 @@ fn failed(context: &str) -> impl Fn(postgres::Error) -> String + '_ {
     move |e| format!("postgres: {context}: {e}")
 }
 
+impl Drop for PgIdentity {
+    fn drop(&mut self) {
+        // The client's own runtime cannot be dropped inside the node's.
+        let client = self.client.get_mut().ok().and_then(Option::take);
+        off_runtime(move || drop(client));
+    }
+}
+
 impl PgIdentity {
     pub(crate) fn open(url: &str) -> Result<PgIdentity, String> {
         let identity = PgIdentity { url: url.to_string(), client: Mutex::new(None) };

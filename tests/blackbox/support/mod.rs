@@ -6,6 +6,8 @@
 
 pub mod browser;
 pub mod flutterwave;
+#[path = "../../../engine/tests/support/pg_cluster.rs"]
+pub mod pg_cluster;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -30,6 +32,39 @@ pub struct Credentials {
     pub live_key: String,
     pub owner_session: String,
     pub admin_token: String,
+}
+
+/// Whether this run puts every node's stacks on PostgreSQL
+/// (`SIKA_TEST_STORE=postgres`): the same black-box suite on the other
+/// backend. A test of the embedded store's own files skips then.
+pub fn on_postgres() -> bool {
+    std::env::var("SIKA_TEST_STORE").is_ok_and(|v| v == "postgres")
+}
+
+/// With `SIKA_TEST_STORE=postgres`, a new database for one node on the
+/// test process's own throwaway cluster (started on first use, stopped
+/// when the process exits).
+fn suite_store() -> Option<String> {
+    static CLUSTER: OnceLock<pg_cluster::Cluster> = OnceLock::new();
+    static NODES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    extern "C" fn stop_cluster() {
+        if let Some(cluster) = CLUSTER.get() {
+            cluster.stop();
+        }
+    }
+    if !on_postgres() {
+        return None;
+    }
+    let cluster = CLUSTER.get_or_init(|| {
+        let cluster = pg_cluster::Cluster::start().expect("SIKA_TEST_STORE=postgres needs PostgreSQL installed");
+        // SAFETY: registering a plain extern "C" function.
+        unsafe {
+            libc::atexit(stop_cluster);
+        }
+        cluster
+    });
+    let n = NODES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    Some(cluster.database(&format!("node_{n}")))
 }
 
 /// Per-node settings; `None` leaves the node's default.
@@ -116,6 +151,9 @@ pub struct Node {
     pid: u32,
     dir: PathBuf,
     _temp: tempfile::TempDir,
+    /// `SIKA_STORE`: the database its stacks live in (`None`: its data
+    /// directory), kept across restarts.
+    store: Option<String>,
     pub creds: Credentials,
     pub live: String,
     pub sandbox: String,
@@ -229,7 +267,8 @@ impl Node {
         if let Some(p) = &options.trusted_proxies {
             env.push(("SIKA_TRUSTED_PROXIES", p.clone()));
         }
-        if let Some(store) = &options.store {
+        let store = options.store.clone().or_else(suite_store);
+        if let Some(store) = &store {
             env.push(("SIKA_STORE", store.clone()));
         }
         let config = options.config.as_deref().unwrap_or(EXAMPLE_CONFIG);
@@ -280,6 +319,7 @@ impl Node {
             pid,
             dir: temp.path().to_path_buf(),
             _temp: temp,
+            store,
             creds,
             live: format!("http://{}", addr(ports[0])),
             sandbox: format!("http://{}", addr(ports[1])),
@@ -896,6 +936,7 @@ impl Node {
             pid: 0,
             dir: temp.path().to_path_buf(),
             _temp: temp,
+            store: writer.store.clone(),
             creds: writer.creds.clone(),
             live: url(ports[0]),
             sandbox: url(ports[1]),
@@ -960,7 +1001,7 @@ impl Node {
         if let Some(p) = &options.trusted_proxies {
             env.push(("SIKA_TRUSTED_PROXIES".into(), p.clone()));
         }
-        if let Some(store) = &options.store {
+        if let Some(store) = options.store.as_ref().or(self.store.as_ref()) {
             env.push(("SIKA_STORE".into(), store.clone()));
         }
         let config = options.config.as_deref().unwrap_or(EXAMPLE_CONFIG);
