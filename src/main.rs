@@ -124,6 +124,10 @@ enum Commands {
         /// A directory for the throwaway database [the system's temporary directory].
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// Measure on PostgreSQL (`postgres://…`): a stack of the bench's
+        /// own in that database, removed afterwards [the embedded store].
+        #[arg(long, env = "SIKA_STORE")]
+        store: Option<String>,
     },
 }
 
@@ -179,6 +183,15 @@ struct NodeArgs {
     /// hour [50].
     #[arg(long, env = "SIKA_CHECKOUT_ATTEMPTS_PER_ADDRESS")]
     checkout_attempts_per_address: Option<u32>,
+    /// Keep both stacks' ledgers and documents in PostgreSQL
+    /// (`postgres://user@host/db`) instead of the data directory; several
+    /// nodes may point at one database, one writing and the rest standing by.
+    #[arg(long, env = "SIKA_STORE")]
+    store: Option<String>,
+    /// How long a stack's writer lease lasts unless renewed, which bounds
+    /// how soon a standby takes over from a writer that died [10s].
+    #[arg(long, env = "SIKA_LEASE_TTL")]
+    lease_ttl: Option<String>,
     /// The address payers reach the live stack at (for hosted checkout
     /// URLs), such as https://pay.example.com [http://<live-addr>].
     #[arg(long, env = "SIKA_LIVE_PUBLIC_URL")]
@@ -248,6 +261,8 @@ impl NodeArgs {
             request_log_max_age: self.request_log_max_age.clone(),
             checkout_attempts_per_link: self.checkout_attempts_per_link,
             checkout_attempts_per_address: self.checkout_attempts_per_address,
+            store: self.store.clone(),
+            lease_ttl: self.lease_ttl.clone(),
             live_public_url: self.live_public_url.clone(),
             sandbox_public_url: self.sandbox_public_url.clone(),
             connections_max: self.connections_max,
@@ -312,19 +327,30 @@ fn main() -> ExitCode {
             ))
         }
         Commands::Tui { admin } => finish(sika_tui::run(&admin.data_dir, &admin.url(), admin.token.clone())),
-        Commands::Bench { transfers, accounts, batch, dir } => {
+        Commands::Bench { transfers, accounts, batch, dir, store } => {
             let options = sika_engine::bench::BenchOptions { transfers, accounts, batch, seed: 1 };
-            finish(bench(dir, options).map(|summary| println!("{summary}")))
+            finish(bench(dir, options, store).map(|summary| println!("{summary}")))
         }
     }
 }
 
 /// `sika bench` on a new database in its own directory, removed afterwards.
-fn bench(dir: Option<PathBuf>, options: sika_engine::bench::BenchOptions) -> Result<String, String> {
+fn bench(
+    dir: Option<PathBuf>,
+    options: sika_engine::bench::BenchOptions,
+    store: Option<String>,
+) -> Result<String, String> {
     let parent = dir.unwrap_or_else(std::env::temp_dir);
     let scratch = parent.join(format!("sika-bench-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
-    let report = sika_engine::bench::run(&scratch.join("bench.redb"), options).map_err(|e| e.to_string());
+    let postgres = store.map(|url| sika_engine::PostgresConfig {
+        url,
+        stack: format!("bench-{}", std::process::id()),
+        holder: format!("bench-{}", std::process::id()),
+        lease_ttl: std::time::Duration::from_secs(10),
+    });
+    let report =
+        sika_engine::bench::run(&scratch.join("bench.redb"), options, postgres).map_err(|e| e.to_string());
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(report?.summary(&options))
 }

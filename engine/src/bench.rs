@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::{AccountRef, Command, Engine, EngineConfig, EngineError, Outcome, Pending, TransferSpec};
+use crate::{
+    AccountRef, Command, Engine, EngineConfig, EngineError, Outcome, Pending, PostgresConfig, TransferSpec,
+};
 
 const CURRENCY: &str = "USD";
 
@@ -79,15 +81,32 @@ fn wait_all(pending: Vec<Pending>) -> Result<(), EngineError> {
     Ok(())
 }
 
-/// Runs the benchmark on a new database at `path` (which must not exist).
-pub fn run(path: &Path, options: BenchOptions) -> Result<BenchReport, EngineError> {
+/// Runs the benchmark on a new database at `path` (which must not exist),
+/// or with `postgres` on a stack of its own in that database (`path` is
+/// then its local cache), removed afterwards.
+pub fn run(
+    path: &Path,
+    options: BenchOptions,
+    postgres: Option<PostgresConfig>,
+) -> Result<BenchReport, EngineError> {
     if options.accounts < 2 || options.transfers == 0 || options.batch == 0 {
         return Err(EngineError::Invalid {
             field: "accounts".into(),
             message: "needs at least 2 accounts, 1 transfer and a batch of 1".into(),
         });
     }
-    let engine = Engine::open(EngineConfig::new(Some(path.to_path_buf())))?;
+    let mut config = EngineConfig::new(Some(path.to_path_buf()));
+    config.postgres = postgres.clone();
+    let engine = Engine::open(config)?;
+    let report = measure(&engine, options);
+    engine.shutdown();
+    if let Some(postgres) = &postgres {
+        crate::postgres::remove_stack(postgres)?;
+    }
+    report
+}
+
+fn measure(engine: &Engine, options: BenchOptions) -> Result<BenchReport, EngineError> {
     // Funds every account with enough for every transfer to come.
     let funding = i128::try_from(options.transfers).map_err(|_| EngineError::Overflow("bench funding"))?;
     let funding = funding.checked_mul(100).ok_or(EngineError::Overflow("bench funding"))?;
@@ -139,7 +158,6 @@ pub fn run(path: &Path, options: BenchOptions) -> Result<BenchReport, EngineErro
     }
     let elapsed = started.elapsed();
     let commits = engine.stats().commits.saturating_sub(commits_before);
-    engine.shutdown();
     latencies.sort();
     Ok(BenchReport { transfers: options.transfers, elapsed, batch_latencies: latencies, commits })
 }
@@ -153,7 +171,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bench.redb");
         let options = BenchOptions { transfers: 500, accounts: 10, batch: 64, seed: 7 };
-        let report = run(&path, options).unwrap();
+        let report = run(&path, options, None).unwrap();
         assert_eq!(report.transfers, 500);
         assert_eq!(report.batch_latencies.len(), 8, "500 in batches of 64");
         assert!(report.commits >= 8 && report.commits <= 500, "{}", report.commits);
@@ -168,6 +186,6 @@ mod tests {
     fn too_few_accounts_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let options = BenchOptions { transfers: 1, accounts: 1, batch: 1, seed: 0 };
-        assert!(run(&dir.path().join("x.redb"), options).is_err());
+        assert!(run(&dir.path().join("x.redb"), options, None).is_err());
     }
 }

@@ -13,13 +13,16 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::clock::{Clock, SystemClock};
 use crate::commands::{Applied, Command};
+use crate::durable::Durable;
 use crate::error::EngineError;
 use crate::faults::Faults;
 use crate::format::Steps;
+use crate::postgres::{LeaseKeeper, PostgresConfig};
 use crate::rates::{Pricing, RateSource, RateTable};
 use crate::records::*;
 use crate::storage::{Batch, RECORDS, decode, find_in, keys, prefix_end, read};
 use crate::view::View;
+use crate::wal::Wal;
 use crate::writer::{Envelope, Writer, WriterStats};
 
 /// Where the engine keeps its data and how it behaves.
@@ -42,6 +45,9 @@ pub struct EngineConfig {
     /// the engine does not know (the node's checkout sessions name the
     /// groups of their collections), so whoever owns them gives the steps.
     pub ledger_steps: Steps,
+    /// Keep the state in PostgreSQL instead of the write-ahead log; `path`
+    /// is then the node's local cache of it.
+    pub postgres: Option<PostgresConfig>,
 }
 
 impl EngineConfig {
@@ -56,6 +62,7 @@ impl EngineConfig {
             rates: Box::new(RateTable::default()),
             faults: None,
             ledger_steps: crate::format::LEDGER_STEPS,
+            postgres: None,
         }
     }
 }
@@ -68,6 +75,8 @@ struct Inner {
     view: Arc<View>,
     queue: RwLock<Option<mpsc::Sender<Envelope>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
+    /// Renews the writer lease (PostgreSQL backend).
+    keeper: Mutex<Option<LeaseKeeper>>,
 }
 
 impl Inner {
@@ -80,6 +89,12 @@ impl Inner {
         let handle = self.writer.lock().ok().and_then(|mut h| h.take());
         if let Some(handle) = handle {
             let _ = handle.join();
+        }
+        // Every batch is answered: let the lease go, so a standby takes
+        // over without waiting for it to expire.
+        let keeper = self.keeper.lock().ok().and_then(|mut k| k.take());
+        if let Some(mut keeper) = keeper {
+            keeper.stop(true);
         }
     }
 }
@@ -100,10 +115,14 @@ struct Shared {
     quote_ttl_ms: i64,
     faults: Option<Arc<Faults>>,
     ledger_steps: Steps,
+    postgres: Option<PostgresConfig>,
     /// Commands refused because the ledger could not write.
     refused: AtomicU64,
     /// Set by `shutdown`: the healer stops and nothing is reopened.
     stopping: AtomicBool,
+    /// On Postgres, while another node holds the writer lease: why this
+    /// node is a standby. The healer keeps trying to take the lease.
+    standby: Mutex<Option<String>>,
     healer: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -125,8 +144,20 @@ pub struct EngineStats {
     pub storage_refused: u64,
 }
 
+impl Shared {
+    fn standby_reason(&self) -> Option<String> {
+        self.standby.lock().ok().and_then(|s| s.clone())
+    }
+
+    fn set_standby(&self, reason: Option<String>) {
+        if let Ok(mut standby) = self.standby.lock() {
+            *standby = reason;
+        }
+    }
+}
+
 /// How often the healer looks at a failed ledger and, once the disk takes
-/// writes again, reopens it.
+/// writes again, reopens it; and how often a standby tries the lease.
 const HEAL_INTERVAL: Duration = Duration::from_millis(250);
 
 /// What a new opening needs free on the disk before the healer tries it:
@@ -150,12 +181,21 @@ impl Engine {
             quote_ttl_ms: config.quote_ttl_ms,
             faults: config.faults,
             ledger_steps: config.ledger_steps,
+            postgres: config.postgres,
             refused: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
+            standby: Mutex::new(None),
             healer: Mutex::new(None),
         });
-        let inner = open_inner(&shared, false)?;
-        *shared.current.write().map_err(|_| EngineError::Unavailable)? = Some(Arc::new(inner));
+        // On Postgres a node that cannot take the lease opens as a standby:
+        // it refuses commands and reads until the healer takes the lease.
+        match open_inner(&shared, false) {
+            Ok(inner) => {
+                *shared.current.write().map_err(|_| EngineError::Unavailable)? = Some(Arc::new(inner))
+            }
+            Err(EngineError::Standby(reason)) => shared.set_standby(Some(reason)),
+            Err(error) => return Err(error),
+        }
         if shared.path.is_some() {
             let weak = Arc::downgrade(&shared);
             let healer = std::thread::Builder::new()
@@ -170,9 +210,21 @@ impl Engine {
     /// The current opening, or the storage error while there is none.
     fn inner(&self) -> Result<Arc<Inner>, EngineError> {
         let current = self.shared.current.read().map_err(|_| EngineError::Unavailable)?;
-        current.clone().ok_or_else(|| {
-            EngineError::Storage("the ledger is reopening after a storage error; retry shortly".into())
+        if let Some(inner) = current.clone() {
+            return Ok(inner);
+        }
+        Err(match self.shared.standby_reason() {
+            Some(reason) => EngineError::Standby(reason),
+            None => {
+                EngineError::Storage("the ledger is reopening after a storage error; retry shortly".into())
+            }
         })
+    }
+
+    /// Whether this node waits for another to let the stack's writer lease
+    /// go (PostgreSQL backend) instead of writing.
+    pub fn is_standby(&self) -> bool {
+        self.shared.standby_reason().is_some()
     }
 
     fn sender(&self) -> Result<mpsc::Sender<Envelope>, EngineError> {
@@ -360,47 +412,35 @@ impl Engine {
     }
 }
 
-/// Opens the database (replaying its log) and starts a writer on it.
-/// `healing`: this process answered every batch so far, so the log is
-/// replayed only up to the last acknowledged one.
+/// Opens the database (replaying its log, or bringing its cache up to
+/// date from Postgres) and starts a writer on it. `healing`: this process
+/// answered every batch so far, so the log is replayed only up to the last
+/// acknowledged one.
 fn open_inner(shared: &Shared, healing: bool) -> Result<Inner, EngineError> {
     let acknowledged = shared.epoch.load(Ordering::Acquire);
-    let mut builder = Database::builder();
-    builder.set_cache_size(shared.cache_size_bytes);
-    let db = match (&shared.path, &shared.faults) {
-        (Some(path), None) => builder.create(path)?,
-        (Some(path), Some(faults)) => {
-            let file = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(path)
-                .map_err(|e| EngineError::Storage(format!("cannot open {}: {e}", path.display())))?;
-            builder.create_with_backend(crate::faults::FaultyBackend::new(file, faults.clone())?)?
+    let (db, durable, keeper) = match (&shared.postgres, &shared.path) {
+        (Some(config), Some(path)) => {
+            let opened = crate::postgres::open(config, path, || open_redb(shared))?;
+            let (db, opened) = opened.map_err(|held| {
+                EngineError::Standby(format!(
+                    "node '{}' holds the writer lease of stack '{}' (it expires in {:.1} s unless renewed)",
+                    held.holder,
+                    config.stack,
+                    held.expires_in.as_secs_f64()
+                ))
+            })?;
+            (Arc::new(db), Some(Durable::Postgres(Box::new(opened.log))), Some(opened.keeper))
         }
-        (None, _) => builder.create_with_backend(redb::backends::InMemoryBackend::new())?,
-    };
-    let db = Arc::new(db);
-    let label = shared.path.clone().unwrap_or_else(|| PathBuf::from("(in memory)"));
-    // A newer format is refused before anything is written or replayed;
-    // an older one is upgraded once its log is replayed, since the log
-    // holds records in the format that wrote them.
-    let found = crate::format::check(&*db, &label)?;
-    {
-        let txn = db.begin_write()?;
-        txn.open_table(RECORDS)?;
-        txn.commit()?;
-    }
-    if let Some(path) = &shared.path {
-        crate::wal::replay(&db, path, healing.then_some(acknowledged))?;
-    }
-    crate::format::upgrade(&db, &label, found, &shared.ledger_steps)?;
-    let wal = match &shared.path {
-        Some(path) => Some(crate::wal::Wal::open(path, shared.faults.clone()).map_err(|e| {
-            EngineError::Storage(format!("cannot open the write-ahead log of {}: {e}", path.display()))
-        })?),
-        None => None,
+        (Some(_), None) => {
+            return Err(EngineError::Storage(
+                "the PostgreSQL backend needs a path for its local cache".into(),
+            ));
+        }
+        (None, _) => {
+            let db = Arc::new(open_redb(shared)?);
+            let wal = open_embedded(shared, &db, healing.then_some(acknowledged))?;
+            (db, wal.map(Durable::Wal), None)
+        }
     };
     let epoch = {
         let txn = db.begin_read()?;
@@ -408,10 +448,12 @@ fn open_inner(shared: &Shared, healing: bool) -> Result<Inner, EngineError> {
         read::<u64>(&table, &keys::meta("commit_epoch"))?.unwrap_or(0)
     };
     // Opening replays every acknowledged batch, so the epoch never goes
-    // back; healing replays nothing beyond them either.
+    // back; healing replays nothing beyond them either (on Postgres,
+    // another node may have written meanwhile, and a batch whose COMMIT
+    // went unanswered may have taken effect).
     assert!(epoch >= acknowledged, "opened at epoch {epoch}, behind the acknowledged {acknowledged}");
     assert!(
-        !healing || epoch == acknowledged,
+        !healing || shared.postgres.is_some() || epoch == acknowledged,
         "healed at epoch {epoch}, not the acknowledged {acknowledged}"
     );
     shared.epoch.store(epoch, Ordering::Release);
@@ -424,14 +466,70 @@ fn open_inner(shared: &Shared, healing: bool) -> Result<Inner, EngineError> {
         clock: shared.clock.clone(),
         pricing: shared.pricing.clone(),
         quote_ttl_ms: shared.quote_ttl_ms,
-        wal,
+        durable,
         epoch: shared.epoch.clone(),
         stats: shared.stats.clone(),
         account_ids: Default::default(),
     };
+    let mut keeper = keeper;
+    if let Some(keeper) = &mut keeper {
+        keeper
+            .start(view.clone())
+            .map_err(|e| EngineError::Storage(format!("cannot start the lease keeper: {e}")))?;
+    }
     let handle =
         writer.spawn(receiver).map_err(|e| EngineError::Storage(format!("cannot start the writer: {e}")))?;
-    Ok(Inner { db, view, queue: RwLock::new(Some(sender)), writer: Mutex::new(Some(handle)) })
+    Ok(Inner {
+        db,
+        view,
+        queue: RwLock::new(Some(sender)),
+        writer: Mutex::new(Some(handle)),
+        keeper: Mutex::new(keeper),
+    })
+}
+
+/// Opens (or creates) the redb file, or an in-memory database.
+fn open_redb(shared: &Shared) -> Result<Database, EngineError> {
+    let mut builder = Database::builder();
+    builder.set_cache_size(shared.cache_size_bytes);
+    Ok(match (&shared.path, &shared.faults) {
+        (Some(path), None) => builder.create(path)?,
+        (Some(path), Some(faults)) => {
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path)
+                .map_err(|e| EngineError::Storage(format!("cannot open {}: {e}", path.display())))?;
+            builder.create_with_backend(crate::faults::FaultyBackend::new(file, faults.clone())?)?
+        }
+        (None, _) => builder.create_with_backend(redb::backends::InMemoryBackend::new())?,
+    })
+}
+
+/// The embedded store: checks the file's format, replays its write-ahead
+/// log (up to `until`), upgrades an older format, and opens the log for
+/// the writer (`None` in memory).
+fn open_embedded(shared: &Shared, db: &Database, until: Option<u64>) -> Result<Option<Wal>, EngineError> {
+    let label = shared.path.clone().unwrap_or_else(|| PathBuf::from("(in memory)"));
+    // A newer format is refused before anything is written or replayed;
+    // an older one is upgraded once its log is replayed, since the log
+    // holds records in the format that wrote them.
+    let found = crate::format::check(db, &label)?;
+    {
+        let txn = db.begin_write()?;
+        txn.open_table(RECORDS)?;
+        txn.commit()?;
+    }
+    if let Some(path) = &shared.path {
+        crate::wal::replay(db, path, until)?;
+    }
+    crate::format::upgrade(db, &label, found, &shared.ledger_steps)?;
+    let Some(path) = &shared.path else { return Ok(None) };
+    Wal::open(path, shared.faults.clone()).map(Some).map_err(|e| {
+        EngineError::Storage(format!("cannot open the write-ahead log of {}: {e}", path.display()))
+    })
 }
 
 /// The healer (`sika-heal`): after a storage error (a full disk, most
@@ -448,7 +546,12 @@ fn heal(shared: &std::sync::Weak<Shared>) {
         if shared.stopping.load(Ordering::SeqCst) {
             return;
         }
-        let Some(inner) = shared.current.read().ok().and_then(|c| c.clone()) else { continue };
+        let Some(inner) = shared.current.read().ok().and_then(|c| c.clone()) else {
+            if shared.standby_reason().is_some() {
+                take_over(&shared);
+            }
+            continue;
+        };
         if !inner.view.failure().is_some_and(|e| matches!(e, EngineError::Storage(_))) {
             continue;
         }
@@ -463,6 +566,7 @@ fn heal(shared: &std::sync::Weak<Shared>) {
         drop(inner);
         // Readers still holding the old opening keep its file open for a
         // moment (`DatabaseAlreadyOpen`); a reopen that fails is retried.
+        // On Postgres a node whose lease went to another becomes a standby.
         while !shared.stopping.load(Ordering::SeqCst) {
             match open_inner(&shared, true) {
                 Ok(reopened) => {
@@ -471,9 +575,29 @@ fn heal(shared: &std::sync::Weak<Shared>) {
                     }
                     break;
                 }
+                Err(EngineError::Standby(reason)) => {
+                    shared.set_standby(Some(reason));
+                    break;
+                }
                 Err(_) => std::thread::sleep(HEAL_INTERVAL),
             }
         }
+    }
+}
+
+/// A standby's try at the lease: once the writer lets it go or stops
+/// renewing it, this node opens the stack (its cache brought up to date)
+/// and writes from then on.
+fn take_over(shared: &Shared) {
+    match open_inner(shared, false) {
+        Ok(opened) => {
+            if let Ok(mut current) = shared.current.write() {
+                *current = Some(Arc::new(opened));
+            }
+            shared.set_standby(None);
+        }
+        Err(EngineError::Standby(reason)) => shared.set_standby(Some(reason)),
+        Err(error) => shared.set_standby(Some(format!("cannot take over: {error}"))),
     }
 }
 

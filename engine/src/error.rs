@@ -61,6 +61,11 @@ pub enum EngineError {
     #[error("the ledger writer is not running")]
     Unavailable,
 
+    /// Another node holds the stack's writer lease (PostgreSQL backend):
+    /// this node is a standby; the text names the holder.
+    #[error("standby: {0}")]
+    Standby(String),
+
     /// A total or counter the ledger keeps would leave its type's range;
     /// the text names it. A request's own amounts are bounded before they
     /// are summed (an amount too large is `Money(MoneyError::Overflow)`),

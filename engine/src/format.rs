@@ -141,7 +141,6 @@ pub fn collections_join_groups(
     Ok(())
 }
 
-
 /// How many records one pass of a rewriting step holds in memory before it
 /// writes them back (all in the step's one transaction).
 const REWRITE_BATCH_MAX: usize = 10_000;
@@ -899,6 +898,7 @@ mod tests {
     /// settled with their groups, stripped of the groups and tallies format
     /// 3 did not have, is given back the same tallies.
     #[test]
+    #[expect(clippy::too_many_lines)]
     fn format_4_tallies_the_completed_collections_of_each_group_as_they_completed() {
         use crate::movements::{NewCollection, ScheduledStep};
         use crate::{Engine, EngineConfig, Outcome};

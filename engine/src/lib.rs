@@ -33,6 +33,7 @@ pub mod backup;
 pub mod bench;
 pub mod clock;
 pub mod commands;
+mod durable;
 mod engine;
 pub mod error;
 pub mod faults;
@@ -43,6 +44,7 @@ pub mod money;
 pub mod movements;
 pub mod orders;
 pub mod outcome;
+pub mod postgres;
 pub mod rates;
 pub mod records;
 pub mod storage;
@@ -58,6 +60,7 @@ pub use engine::{
 pub use error::EngineError;
 pub use ledger::TransferSpec;
 pub use money::{Currency, MoneyError};
+pub use postgres::PostgresConfig;
 pub use records::*;
 
 /// The most commands the writer applies in one commit.

@@ -32,12 +32,12 @@ use tokio::sync::{mpsc, oneshot};
 use crate::BATCH_COMMANDS_MAX;
 use crate::clock::Clock;
 use crate::commands::{Applied, BatchContext, Command, apply};
+use crate::durable::Durable;
 use crate::error::EngineError;
 use crate::ledger::Books;
 use crate::rates::Pricing;
 use crate::storage::{AccountIds, Batch, Changes, Layer, Overlay, RECORDS, keys, sorted, write_changes};
 use crate::view::View;
-use crate::wal::Wal;
 
 pub(crate) type Reply = oneshot::Sender<Result<Applied, EngineError>>;
 
@@ -91,8 +91,9 @@ pub(crate) struct Writer {
     pub clock: Arc<dyn Clock>,
     pub pricing: Arc<Pricing>,
     pub quote_ttl_ms: i64,
-    /// The write-ahead log, handed to the logger (`None` in memory).
-    pub wal: Option<Wal>,
+    /// Where batches are made durable, handed to the logger (`None` in
+    /// memory).
+    pub durable: Option<Durable>,
     /// The last acknowledged batch.
     pub epoch: Arc<AtomicU64>,
     pub stats: Arc<WriterStats>,
@@ -115,7 +116,7 @@ impl Writer {
     pub fn spawn(mut self, queue: mpsc::Receiver<Envelope>) -> std::io::Result<std::thread::JoinHandle<()>> {
         let (stage, staged) = std_mpsc::sync_channel::<Staged>(1);
         let logger = Logger {
-            wal: self.wal.take(),
+            durable: self.durable.take(),
             view: self.view.clone(),
             epoch: self.epoch.clone(),
             stats: self.stats.clone(),
@@ -233,7 +234,7 @@ fn refuse(envelopes: Vec<Envelope>, error: EngineError) {
 /// and answers its callers.
 struct Logger {
     /// `None` for an in-memory database.
-    wal: Option<Wal>,
+    durable: Option<Durable>,
     view: Arc<View>,
     epoch: Arc<AtomicU64>,
     stats: Arc<WriterStats>,
@@ -282,9 +283,9 @@ impl Logger {
     fn log(&mut self, batch: &Batch) -> Result<(), EngineError> {
         let changes = sorted(&batch.changes);
         let _ = batch.order.set(changes.iter().map(|(key, _)| key.to_vec()).collect());
-        let Some(wal) = &mut self.wal else { return Ok(()) };
+        let Some(durable) = &mut self.durable else { return Ok(()) };
         let view = &self.view;
-        wal.append(batch.epoch, &changes, |epoch| view.wait_checkpointed(epoch))
+        durable.append(batch.epoch, &changes, |epoch| view.wait_checkpointed(epoch))
     }
 }
 
@@ -410,7 +411,7 @@ mod tests {
             let path = dir.path().join("x.redb");
             let view = Arc::new(View::new(database(), 0));
             let logger = Logger {
-                wal: with_log.then(|| Wal::open(&path, None).unwrap()),
+                durable: with_log.then(|| Durable::Wal(crate::wal::Wal::open(&path, None).unwrap())),
                 view: view.clone(),
                 epoch: Arc::new(AtomicU64::new(0)),
                 stats: Default::default(),

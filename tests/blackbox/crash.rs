@@ -13,9 +13,9 @@ use crate::support::*;
 
 /// The payouts and conversions the node acknowledged before a kill.
 #[derive(Default)]
-struct Acknowledged {
+pub(crate) struct Acknowledged {
     /// (externalReference, id, body) of each payout answered 201.
-    payouts: Mutex<Vec<(String, String, Value)>>,
+    pub(crate) payouts: Mutex<Vec<(String, String, Value)>>,
     /// (externalReference, id) of each conversion answered 201.
     conversions: Mutex<Vec<(String, String)>>,
 }
@@ -24,7 +24,7 @@ fn cycles() -> usize {
     std::env::var("SIKA_HTTP_CRASH_CYCLES").ok().and_then(|v| v.parse().ok()).unwrap_or(3)
 }
 
-fn payout_body(reference: &str) -> Value {
+pub(crate) fn payout_body(reference: &str) -> Value {
     json!({
         "from": { "currency": "GHS", "amount": "1.00" },
         "to": { "code": "mtn_gh", "accountNumber": "+233241234567" },
@@ -32,7 +32,7 @@ fn payout_body(reference: &str) -> Value {
     })
 }
 
-async fn pay_out(api: Api, url: String, key: String, prefix: String, acked: Arc<Acknowledged>) {
+pub(crate) async fn pay_out(api: Api, url: String, key: String, prefix: String, acked: Arc<Acknowledged>) {
     for n in 0.. {
         let reference = format!("{prefix}-{n}");
         let body = payout_body(&reference);
@@ -72,7 +72,7 @@ async fn convert(api: Api, base: String, key: String, prefix: String, acked: Arc
 /// lists hold each acknowledged id once, and no reference twice), and a
 /// retry of the last payouts before the kill returns them (200, same id)
 /// and creates nothing.
-async fn check_exactly_once(api: &Api, node: &Node, key: &str, acked: &Acknowledged) {
+pub(crate) async fn check_exactly_once(api: &Api, node: &Node, key: &str, acked: &Acknowledged) {
     let listed = every_item(api, &node.sandbox_url("/v1/payouts"), key).await;
     let mut by_reference = std::collections::HashMap::new();
     for payout in &listed {

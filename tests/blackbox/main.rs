@@ -30,5 +30,6 @@ mod live_money;
 mod operating;
 mod orders;
 mod payouts;
+mod postgres;
 mod tui_pty;
 mod webhooks;

@@ -111,6 +111,11 @@ pub struct NodeTable {
     pub checkout_attempts_per_link: Option<u32>,
     /// Payment attempts one payer address makes on one page or link in an hour.
     pub checkout_attempts_per_address: Option<u32>,
+    /// `postgres://…`: keep the stacks' state in PostgreSQL.
+    pub store: Option<String>,
+    /// How long a stack's writer lease lasts unless renewed, a duration
+    /// like `10s` (PostgreSQL only).
+    pub lease_ttl: Option<String>,
     pub live_public_url: Option<String>,
     pub sandbox_public_url: Option<String>,
     /// Open connections per listener (default: a quarter of the file
@@ -260,6 +265,8 @@ impl NodeTable {
             checkout_attempts_per_address: over
                 .checkout_attempts_per_address
                 .or(self.checkout_attempts_per_address),
+            store: over.store.or(self.store),
+            lease_ttl: over.lease_ttl.or(self.lease_ttl),
             live_public_url: over.live_public_url.or(self.live_public_url),
             sandbox_public_url: over.sandbox_public_url.or(self.sandbox_public_url),
             connections_max: over.connections_max.or(self.connections_max),

@@ -36,6 +36,11 @@ pub struct NodeConfig {
     /// Payment attempts one payer address makes on one page or link in an
     /// hour; more are refused until the hour is over.
     pub checkout_attempts_per_address: u32,
+    /// `postgres://…`: the stacks' state lives in PostgreSQL; `None` keeps
+    /// it in the data directory.
+    pub store: Option<String>,
+    /// How long a stack's writer lease lasts unless renewed (PostgreSQL).
+    pub lease_ttl: Duration,
     /// The FX margin in basis points.
     pub spread_bps: u32,
     /// Lets live webhook endpoints point at loopback and private addresses.
@@ -99,6 +104,8 @@ impl NodeConfig {
             request_log_max_age: Duration::from_secs(30 * 86_400),
             checkout_attempts_per_link: 1_000,
             checkout_attempts_per_address: 50,
+            store: None,
+            lease_ttl: Duration::from_secs(10),
             spread_bps: 100,
             allow_private_webhooks: false,
             live_public_url: None,
@@ -120,6 +127,7 @@ impl NodeConfig {
         let mut config =
             NodeConfig::for_data_dir(node.data_dir.clone().unwrap_or_else(|| PathBuf::from("./sika-data")));
         resolve_limits(&node, &mut config, &mut problems);
+        resolve_store(&node, &mut config, &mut problems);
         config.live_addr = node.live_addr.unwrap_or(config.live_addr);
         config.sandbox_addr = node.sandbox_addr.unwrap_or(config.sandbox_addr);
         config.admin_addr = node.admin_addr.unwrap_or(config.admin_addr);
@@ -167,6 +175,19 @@ impl NodeConfig {
         config.file = file;
         if problems.is_empty() { Ok(config) } else { Err(problems) }
     }
+}
+
+/// Where the stacks' state lives: a `postgres://` (or `postgresql://`)
+/// connection string, and the writer lease's time.
+fn resolve_store(node: &NodeTable, config: &mut NodeConfig, problems: &mut Vec<String>) {
+    match &node.store {
+        Some(url) if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) => {
+            problems.push("node.store (--store): must be a postgres:// connection string".to_string());
+        }
+        store => config.store = store.clone(),
+    }
+    let lease_ttl = node.lease_ttl.as_deref();
+    positive_duration("node.lease_ttl (--lease-ttl)", lease_ttl, &mut config.lease_ttl, problems);
 }
 
 fn resolve_connections(node: &NodeTable, settings: &mut ConnectionSettings, problems: &mut Vec<String>) {

@@ -75,6 +75,10 @@ fn finish(dest: &Path, online: bool, files: Vec<BackupFile>, started: Instant) -
     }
 }
 
+/// Why a node on PostgreSQL is not backed up here: its data directory
+/// holds only caches of the database.
+const ON_POSTGRES: &str = "this node keeps its state in PostgreSQL (--store): back up the database with its own tools (pg_dump, or the provider's snapshots and point-in-time recovery); the data directory holds only caches";
+
 /// Backs up a running node's databases (blocking: call it off the async
 /// threads). Writers go on meanwhile.
 pub(crate) fn online(
@@ -83,6 +87,9 @@ pub(crate) fn online(
     data_dir: &Path,
     dest: &Path,
 ) -> Result<Backup, ApiError> {
+    if stacks[0].config.store.is_some() {
+        return Err(ApiError::new(sika_api::ErrorCode::InvalidState, ON_POSTGRES));
+    }
     prepare(dest).map_err(|message| ApiError::validation("to", message))?;
     copy_online(stacks, identity, data_dir, dest).map_err(|message| {
         tracing::error!(%message, to = %dest.display(), "the backup failed");
@@ -129,6 +136,10 @@ pub fn in_use(data_dir: &Path) -> Result<bool, String> {
 /// ledger's log is replayed into its file first (as opening it does), then
 /// every database copied. A running node's lock fails it.
 pub fn offline(data_dir: &Path, dest: &Path) -> Result<Backup, String> {
+    // Only a node on PostgreSQL keeps a lease name in its data directory.
+    if data_dir.join("node-id").exists() {
+        return Err(ON_POSTGRES.to_string());
+    }
     let started = Instant::now();
     prepare(dest)?;
     let mut names: Vec<String> = Vec::new();

@@ -135,6 +135,9 @@ impl From<EngineError> for ApiError {
             EngineError::InvalidState(message) => ApiError::new(ErrorCode::InvalidState, message),
             e @ EngineError::Conflict(_) => ApiError::new(ErrorCode::Conflict, e.to_string()),
             EngineError::Unavailable => ApiError::unavailable(),
+            EngineError::Standby(reason) => {
+                ApiError::unavailable_because(format!("this node is a standby: {reason}"))
+            }
             // Counted by the engine and logged once per interval by the
             // node (`runtime::node`), not once per refused request.
             EngineError::Storage(message) => ApiError::new(ErrorCode::StorageUnavailable, message),

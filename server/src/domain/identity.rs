@@ -11,11 +11,13 @@ use std::path::Path;
 use std::sync::{Mutex, RwLock};
 
 use base64::Engine as _;
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use sika_engine::format::{Steps, stamp_only};
 use subtle::ConstantTimeEq;
+
+use crate::store::postgres::{IdentityChange, Loaded, PgIdentity};
 
 pub(crate) const IDENTITY: TableDefinition<&str, &[u8]> = TableDefinition::new("identity");
 /// The operator's audit log, keyed by a sequence number (newest last).
@@ -145,6 +147,9 @@ pub(crate) enum Change {
 /// The node-wide records, loaded once and kept in step with the file.
 pub(crate) struct Identity {
     db: Database,
+    /// With `--store`: the identity lives in PostgreSQL, written there
+    /// first; `db` is this node's cache of it.
+    postgres: Option<PgIdentity>,
     cache: RwLock<Cache>,
     /// Held over a check of the cache and the write that depends on it (the
     /// last owner, a unique email), so two such changes never interleave.
@@ -184,16 +189,30 @@ impl Identity {
         &self.db
     }
 
-    /// Opens the identity store of an initialised data directory.
-    pub(crate) fn open(data_dir: &Path) -> Result<Identity, String> {
+    /// Opens the identity store of an initialised data directory; with
+    /// `store` (a `postgres://` URL) the identity is the database's, loaded
+    /// into the local file.
+    pub(crate) fn open(data_dir: &Path, store: Option<&str>) -> Result<Identity, String> {
         let path = Identity::path(data_dir);
         let db = Database::builder()
             .set_cache_size(8 * 1024 * 1024)
             .create(&path)
             .map_err(|e| crate::store::describe_open_error(&path, e))?;
         sika_engine::format::open(&db, &path, &IDENTITY_STEPS).map_err(|e| e.to_string())?;
+        let postgres = store.map(PgIdentity::open).transpose()?;
+        if let Some(postgres) = &postgres {
+            let loaded = postgres.load()?;
+            if loaded.identity.is_empty() && !is_empty(&db).map_err(|e| e.to_string())? {
+                return Err(format!(
+                    "{} holds an identity but the database given by --store has none: moving a data directory's node into PostgreSQL is not supported; start from an empty data directory",
+                    path.display()
+                ));
+            }
+            refill(&db, loaded).map_err(|e| format!("cannot fill {}: {e}", path.display()))?;
+        }
         let identity = Identity {
             db,
+            postgres,
             cache: RwLock::new(Cache::default()),
             changing: Mutex::new(()),
             logins: Default::default(),
@@ -214,16 +233,17 @@ impl Identity {
         let (session_token, session) = Session::issue(&member.id, now, session_ttl_ms);
         let admin_token = secret_token("adm_");
         let secret: [u8; 32] = rand::random();
-        self.apply(vec![
+        let mut changes: Vec<IdentityChange> = [
             Change::PutOrganization(organization.clone()),
             Change::PutMember(member),
             Change::PutSession(session),
-        ])?;
-        self.write(|table| {
-            table.insert("admin_token_hash", hash_secret(&admin_token).as_slice())?;
-            table.insert("secret", secret.as_slice())?;
-            Ok(())
-        })?;
+        ]
+        .into_iter()
+        .map(Change::entry)
+        .collect();
+        changes.push(("admin_token_hash".into(), Some(hash_secret(&admin_token).to_vec())));
+        changes.push(("secret".into(), Some(secret.to_vec())));
+        self.write(changes)?;
         Ok((organization, session_token, admin_token))
     }
 
@@ -244,44 +264,25 @@ impl Identity {
         if changes.is_empty() {
             return Ok(());
         }
-        self.write(|table| {
-            for change in changes {
-                match change {
-                    Change::PutOrganization(o) => {
-                        table.insert(format!("org/{}", o.id).as_str(), encode(&o).as_slice())?;
-                    }
-                    Change::PutMember(m) => {
-                        table.insert(format!("member/{}", m.id).as_str(), encode(&m).as_slice())?;
-                    }
-                    Change::DeleteMember(id) => {
-                        table.remove(format!("member/{id}").as_str())?;
-                    }
-                    Change::PutSession(s) => {
-                        table.insert(session_key(&s.token_hash).as_str(), encode(&s).as_slice())?;
-                    }
-                    Change::DeleteSession(hash) => {
-                        table.remove(session_key(&hash).as_str())?;
-                    }
-                    Change::PutInvitation(i) => {
-                        table.insert(invitation_key(&i.token_hash).as_str(), encode(&i).as_slice())?;
-                    }
-                    Change::DeleteInvitation(hash) => {
-                        table.remove(invitation_key(&hash).as_str())?;
-                    }
-                }
-            }
-            Ok(())
-        })
+        self.write(changes.into_iter().map(Change::entry).collect())
     }
 
-    fn write(
-        &self,
-        f: impl FnOnce(&mut redb::Table<&str, &[u8]>) -> Result<(), redb::StorageError>,
-    ) -> Result<(), String> {
+    /// Writes the changes to PostgreSQL (with `--store`), then to the
+    /// local file, then reloads the cache.
+    fn write(&self, changes: Vec<IdentityChange>) -> Result<(), String> {
+        if let Some(postgres) = &self.postgres {
+            postgres.write(&changes)?;
+        }
         let txn = self.db.begin_write().map_err(|e| e.to_string())?;
         {
             let mut table = txn.open_table(IDENTITY).map_err(|e| e.to_string())?;
-            f(&mut table).map_err(|e| e.to_string())?;
+            for (key, value) in changes {
+                match value {
+                    Some(value) => table.insert(key.as_str(), value.as_slice()).map(|_| ()),
+                    None => table.remove(key.as_str()).map(|_| ()),
+                }
+                .map_err(|e| e.to_string())?;
+            }
         }
         txn.commit().map_err(|e| e.to_string())?;
         self.reload().map_err(|e| e.to_string())
@@ -414,11 +415,16 @@ impl Identity {
 
     /// Appends an operator action to the audit log and returns its position.
     pub(crate) fn append_audit(&self, record: &AuditRecord) -> Result<u64, String> {
+        let shared = match &self.postgres {
+            Some(postgres) => Some(postgres.append_audit(&encode(record))?),
+            None => None,
+        };
         let txn = self.db.begin_write().map_err(|e| e.to_string())?;
         let position = {
             let mut table = txn.open_table(AUDIT).map_err(|e| e.to_string())?;
             let last = table.last().map_err(|e| e.to_string())?.map(|(k, _)| k.value());
-            let position = last.map_or(Some(1), |p| p.checked_add(1)).ok_or("the audit log is full")?;
+            let next = last.map_or(Some(1), |p| p.checked_add(1)).ok_or("the audit log is full")?;
+            let position = shared.unwrap_or(next);
             table.insert(position, encode(record).as_slice()).map_err(|e| e.to_string())?;
             position
         };
@@ -448,6 +454,51 @@ impl Identity {
         }
         Ok(found)
     }
+}
+
+impl Change {
+    /// The identity table's key and value this change writes (`None`
+    /// deletes the key).
+    fn entry(self) -> IdentityChange {
+        match self {
+            Change::PutOrganization(o) => (format!("org/{}", o.id), Some(encode(&o))),
+            Change::PutMember(m) => (format!("member/{}", m.id), Some(encode(&m))),
+            Change::DeleteMember(id) => (format!("member/{id}"), None),
+            Change::PutSession(s) => (session_key(&s.token_hash), Some(encode(&s))),
+            Change::DeleteSession(hash) => (session_key(&hash), None),
+            Change::PutInvitation(i) => (invitation_key(&i.token_hash), Some(encode(&i))),
+            Change::DeleteInvitation(hash) => (invitation_key(&hash), None),
+        }
+    }
+}
+
+/// Whether the local file holds no identity yet.
+fn is_empty(db: &Database) -> Result<bool, redb::Error> {
+    let txn = db.begin_read()?;
+    match txn.open_table(IDENTITY) {
+        Ok(table) => Ok(table.len()? == 0),
+        Err(redb::TableError::TableDoesNotExist(_)) => Ok(true),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Replaces the local file's identity and audit log with the database's.
+fn refill(db: &Database, loaded: Loaded) -> Result<(), redb::Error> {
+    let txn = db.begin_write()?;
+    txn.delete_table(IDENTITY)?;
+    txn.delete_table(AUDIT)?;
+    {
+        let mut identity = txn.open_table(IDENTITY)?;
+        for (key, value) in &loaded.identity {
+            identity.insert(key.as_str(), value.as_slice())?;
+        }
+        let mut audit = txn.open_table(AUDIT)?;
+        for (position, record) in &loaded.audit {
+            audit.insert(*position, record.as_slice())?;
+        }
+    }
+    txn.commit()?;
+    Ok(())
 }
 
 impl Cache {

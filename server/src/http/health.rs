@@ -28,6 +28,10 @@ pub(crate) struct Health {
 #[derive(Serialize)]
 struct Ready {
     status: &'static str,
+    /// `standby` while another node holds a stack's writer lease
+    /// (PostgreSQL backend), so a load balancer sends traffic elsewhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    role: Option<&'static str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     reasons: Vec<String>,
 }
@@ -86,8 +90,31 @@ async fn readyz(State(health): State<Arc<Health>>) -> (StatusCode, Json<Ready>) 
         .await
         .unwrap_or_else(|e| vec![format!("readiness check failed: {e}")]);
     if reasons.is_empty() {
-        (StatusCode::OK, Json(Ready { status: "ready", reasons }))
+        (StatusCode::OK, Json(Ready { status: "ready", role: None, reasons }))
     } else {
-        (StatusCode::SERVICE_UNAVAILABLE, Json(Ready { status: "unavailable", reasons }))
+        (StatusCode::SERVICE_UNAVAILABLE, Json(Ready { status: "unavailable", role: None, reasons }))
     }
+}
+
+/// What a standby node serves on every listener until it holds the
+/// writer leases: `/healthz`, `/readyz` answering 503 with
+/// `"role":"standby"` and why, and 503 `unavailable` for anything else.
+pub(crate) fn standby_router(reasons: Arc<std::sync::Mutex<Vec<String>>>) -> Router {
+    let ready = move || {
+        let reasons = reasons.lock().map(|r| r.clone()).unwrap_or_default();
+        async move {
+            let body = Ready { status: "unavailable", role: Some("standby"), reasons };
+            (StatusCode::SERVICE_UNAVAILABLE, Json(body))
+        }
+    };
+    let envelope: crate::http::envelope::EnvelopeState = None;
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(ready))
+        .fallback(|| async {
+            crate::domain::error::ApiError::unavailable_because(
+                "this node is a standby: another node holds the writer lease; send requests to the writer",
+            )
+        })
+        .layer(axum::middleware::from_fn_with_state(envelope, crate::http::envelope::envelope))
 }

@@ -29,12 +29,50 @@ fn engine_config(config: &NodeConfig, kind: StackKind, rates: &Arc<RateBook>) ->
     engine.spread_bps = config.spread_bps;
     engine.rates = rates.source();
     engine.ledger_steps = crate::domain::checkout_format::LEDGER_STEPS;
+    engine.postgres = config.store.as_ref().map(|url| sika_engine::PostgresConfig {
+        url: url.clone(),
+        stack: kind.name().to_string(),
+        holder: lease_holder(&config.data_dir),
+        lease_ttl: config.lease_ttl,
+    });
     engine
 }
 
+/// This node's name in the writer leases: the host and an id kept in
+/// the data directory (`node-id`), so a node restarted on its data
+/// directory (after a crash, say) takes its leases back at once, with a
+/// new term that fences off its previous run. Two processes never share a
+/// data directory (its files are locked), so two live nodes never share a
+/// name.
+fn lease_holder(data_dir: &Path) -> String {
+    let path = data_dir.join("node-id");
+    let id = std::fs::read_to_string(&path).ok().map(|id| id.trim().to_string()).filter(|id| !id.is_empty());
+    let id = id.unwrap_or_else(|| {
+        let id = format!("{:016x}", rand::random::<u64>());
+        if let Err(e) = std::fs::write(&path, &id) {
+            tracing::warn!(error = %e, "cannot keep the node's id in the data directory");
+        }
+        id
+    });
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let host = if host.trim().is_empty() { "sika" } else { host.trim() };
+    format!("{host}-{id}")
+}
+
+/// The start of the error `Node::open` gives when another node took a
+/// stack's writer lease first (PostgreSQL backend).
+const STANDBY: &str = "standby: ";
+
 fn open_engine(config: &NodeConfig, kind: StackKind, rates: &Arc<RateBook>) -> Result<Engine, String> {
     let path = config.data_dir.join(kind.database_file());
-    Engine::open(engine_config(config, kind, rates)).map_err(|e| {
+    let engine = Engine::open(engine_config(config, kind, rates));
+    if let Ok(engine) = &engine
+        && let Some(reason) = engine.is_standby().then(|| engine.unavailable_reason()).flatten()
+    {
+        engine.shutdown();
+        return Err(format!("{STANDBY}{reason}"));
+    }
+    engine.map_err(|e| {
         if e.to_string().contains("already open") || e.to_string().contains("DatabaseAlreadyOpen") {
             format!(
                 "the database {} is locked: another sika process is using this data directory",
@@ -117,7 +155,13 @@ pub fn init(config: &NodeConfig) -> Result<BootstrapCredentials, String> {
     if Identity::path(dir).exists() {
         return Err(format!("{} is already initialised", dir.display()));
     }
-    let identity = Identity::open(dir)?;
+    if joins_database(config)? {
+        return Err(
+            "the database given by --store already holds a node's identity: start `sika serve` with it to join"
+                .to_string(),
+        );
+    }
+    let identity = Identity::open(dir, config.store.as_deref())?;
     let now = chrono::Utc::now().timestamp_millis();
     let (organization, owner_session_token, admin_token) =
         identity.bootstrap(now, config.session_ttl.as_millis().try_into().unwrap_or(i64::MAX))?;
@@ -191,7 +235,7 @@ impl Node {
     pub(crate) fn open(config: NodeConfig) -> Result<Node, String> {
         let config = Arc::new(config);
         make_private(&config.data_dir)?;
-        let identity = Arc::new(Identity::open(&config.data_dir)?);
+        let identity = Arc::new(Identity::open(&config.data_dir, config.store.as_deref())?);
         let settings = settings::resolve(&config.file).map_err(|problems| problems.join("; "))?;
         let open_stack = |kind: StackKind| -> Result<Arc<Stack>, String> {
             let clock: Arc<dyn Fn() -> i64 + Send + Sync> =
@@ -256,28 +300,161 @@ impl Node {
     }
 }
 
-async fn bind(addr: SocketAddr, what: &str) -> Result<TcpListener, String> {
-    TcpListener::bind(addr).await.map_err(|e| format!("cannot listen for the {what} on {addr}: {e}"))
+async fn bind(addr: SocketAddr, what: &str) -> Result<std::net::TcpListener, String> {
+    let listener =
+        TcpListener::bind(addr).await.map_err(|e| format!("cannot listen for the {what} on {addr}: {e}"))?;
+    listener.into_std().map_err(|e| format!("cannot listen for the {what} on {addr}: {e}"))
+}
+
+/// A listener for one phase of serving: a handle on the same socket, so
+/// the socket stays open (and connections queue) from one phase to the next.
+fn phase(listener: &std::net::TcpListener) -> Result<TcpListener, String> {
+    listener.try_clone().and_then(TcpListener::from_std).map_err(|e| format!("cannot listen: {e}"))
+}
+
+async fn bind_all(config: &NodeConfig) -> Result<[std::net::TcpListener; 3], String> {
+    Ok([
+        bind(config.live_addr, "live API").await?,
+        bind(config.sandbox_addr, "sandbox API").await?,
+        bind(config.admin_addr, "admin API").await?,
+    ])
+}
+
+/// With the PostgreSQL backend: while another node holds a stack's writer
+/// lease, serve as a standby (`/readyz` says so, everything else is 503)
+/// and wait until the leases are free. `false` when the node was told to
+/// stop meanwhile.
+async fn stand_by(
+    url: &str,
+    holder: &str,
+    config: &NodeConfig,
+    listeners: &mut Option<[std::net::TcpListener; 3]>,
+    shutdown: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
+) -> Result<bool, String> {
+    let held = || {
+        let (url, holder) = (url.to_string(), holder.to_string());
+        tokio::task::spawn_blocking(move || {
+            let mut reasons = Vec::new();
+            for kind in [StackKind::Live, StackKind::Sandbox] {
+                match sika_engine::postgres::lease_holder(&url, kind.name()) {
+                    Ok(None) => {}
+                    // This node's own, from before a restart: it takes it back.
+                    Ok(Some(held)) if held.holder == holder => {}
+                    Ok(Some(held)) => reasons.push(format!(
+                        "{} writer: node '{}' holds the writer lease (expires in {:.1} s unless renewed)",
+                        kind.name(),
+                        held.holder,
+                        held.expires_in.as_secs_f64()
+                    )),
+                    Err(e) => reasons.push(format!("{} writer: {e}", kind.name())),
+                }
+            }
+            reasons
+        })
+    };
+    let mut reasons = held().await.map_err(|e| e.to_string())?;
+    if reasons.is_empty() {
+        return Ok(true);
+    }
+    tracing::info!(reasons = ?reasons, "standby: waiting for the writer leases");
+    let shared = Arc::new(std::sync::Mutex::new(reasons.clone()));
+    let app = crate::http::health::standby_router(shared.clone());
+    let mut servers = Vec::new();
+    if listeners.is_none() {
+        *listeners = Some(bind_all(config).await?);
+    }
+    for listener in listeners.iter().flatten() {
+        let listener = phase(listener)?;
+        servers.push(tokio::spawn(axum::serve(listener, app.clone()).into_future()));
+    }
+    let stopped = loop {
+        tokio::select! {
+            () = &mut *shutdown => break true,
+            () = tokio::time::sleep(std::time::Duration::from_millis(250)) => {}
+        }
+        reasons = held().await.map_err(|e| e.to_string())?;
+        if reasons.is_empty() {
+            break false;
+        }
+        if let Ok(mut shared) = shared.lock() {
+            *shared = reasons.clone();
+        }
+    };
+    for server in servers {
+        server.abort();
+    }
+    Ok(!stopped)
+}
+
+/// Whether `--store` names a database that already holds a node's
+/// identity: a node started on it with an empty data directory joins that
+/// identity (loaded when the node opens) instead of initialising its own.
+fn joins_database(config: &NodeConfig) -> Result<bool, String> {
+    match &config.store {
+        Some(url) => crate::store::postgres::PgIdentity::open(url)?.exists(),
+        None => Ok(false),
+    }
+}
+
+/// Opens the node; on PostgreSQL, first waits as a standby until no other
+/// node holds the writer leases. `None` when told to stop meanwhile.
+async fn open_as_writer(
+    config: &NodeConfig,
+    listeners: &mut Option<[std::net::TcpListener; 3]>,
+    shutdown: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
+) -> Result<Option<Node>, String> {
+    loop {
+        if let Some(url) = &config.store
+            && !stand_by(url, &lease_holder(&config.data_dir), config, listeners, shutdown).await?
+        {
+            return Ok(None);
+        }
+        match Node::open(config.clone()) {
+            Ok(node) => return Ok(Some(node)),
+            // Another standby took a lease first: wait again.
+            Err(e) if e.starts_with(STANDBY) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// On an empty data directory, initialises the node and prints the
+/// bootstrap credentials once, unless `--store` names a database that holds
+/// a node's identity already (the node joins it).
+async fn initialise_if_new(config: &NodeConfig) -> Result<(), String> {
+    let join_config = config.clone();
+    let joins = tokio::task::spawn_blocking(move || joins_database(&join_config))
+        .await
+        .map_err(|e| e.to_string())??;
+    if !Identity::path(&config.data_dir).exists() && !joins {
+        let init_config = config.clone();
+        let credentials =
+            tokio::task::spawn_blocking(move || init(&init_config)).await.map_err(|e| e.to_string())??;
+        println!("{}", serde_json::to_string(&credentials).map_err(|e| e.to_string())?);
+    }
+    Ok(())
 }
 
 /// Runs the node until SIGTERM or Ctrl-C, then drains in-flight requests.
 /// On an empty data directory it initialises first and prints the
 /// bootstrap credentials once.
 pub async fn serve(config: NodeConfig) -> Result<(), String> {
-    if !Identity::path(&config.data_dir).exists() {
-        let init_config = config.clone();
-        let credentials =
-            tokio::task::spawn_blocking(move || init(&init_config)).await.map_err(|e| e.to_string())??;
-        println!("{}", serde_json::to_string(&credentials).map_err(|e| e.to_string())?);
-    }
+    initialise_if_new(&config).await?;
     // The signal handlers go in before any listener answers, so a SIGTERM
     // that arrives as soon as the node is reachable still drains it.
     let shutdown = shutdown_signal()?;
-    let node = Node::open(config.clone())?;
+    tokio::pin!(shutdown);
+    // Bound once the node opens, so a client that connects is served, or
+    // earlier by a standby, which answers while it waits.
+    let mut listeners = None;
+    let Some(node) = open_as_writer(&config, &mut listeners, &mut shutdown).await? else { return Ok(()) };
     node.start_background()?;
-    let live_listener = bind(config.live_addr, "live API").await?;
-    let sandbox_listener = bind(config.sandbox_addr, "sandbox API").await?;
-    let admin_listener = bind(config.admin_addr, "admin API").await?;
+    let listeners = match listeners {
+        Some(listeners) => listeners,
+        None => bind_all(&config).await?,
+    };
+    let [live_listener, sandbox_listener, admin_listener] =
+        [phase(&listeners[0])?, phase(&listeners[1])?, phase(&listeners[2])?];
     let admin_state = Arc::new(AdminState {
         identity: node.identity.clone(),
         live: node.live.clone(),
@@ -313,7 +490,10 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
         serve_one(admin_listener, admin::app(admin_state, health.clone())),
     ];
     tracing::info!(live = %config.live_addr, sandbox = %config.sandbox_addr, admin = %config.admin_addr, "sika is serving");
-    shutdown.await;
+    let lost = tokio::select! {
+        () = &mut shutdown => None,
+        reason = lease_lost(&node) => Some(reason),
+    };
     tracing::info!("stopping: draining in-flight requests");
     health.start_draining();
     let _ = stop_sender.send(true);
@@ -324,7 +504,26 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
     }
     node.stop_background().await;
     node.close();
-    Ok(())
+    match lost {
+        // Its caches (keys, settings) may now lag the database: the node
+        // exits, and its supervisor starts it again as a standby.
+        Some(reason) => Err(format!("stopped writing: {reason}")),
+        None => Ok(()),
+    }
+}
+
+/// Resolves once a stack's writer lease has passed to another node
+/// (PostgreSQL backend); never on the embedded store.
+async fn lease_lost(node: &Node) -> String {
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        for stack in [&node.live, &node.sandbox] {
+            if stack.engine.is_standby() {
+                let reason = stack.engine.unavailable_reason().unwrap_or_default();
+                return format!("the {} writer lease passed to another node: {reason}", stack.kind.name());
+            }
+        }
+    }
 }
 
 /// Resolves on SIGTERM or Ctrl-C; the handlers are installed when this is

@@ -2,6 +2,7 @@
 //! over the engine's document store and the request log's own database.
 
 pub(crate) mod documents;
+pub(crate) mod postgres;
 pub(crate) mod request_log;
 
 use std::path::Path;

@@ -6,6 +6,8 @@
 
 pub mod browser;
 pub mod flutterwave;
+#[path = "../../../engine/tests/support/pg_cluster.rs"]
+pub mod pg_cluster;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -32,6 +34,47 @@ pub struct Credentials {
     pub admin_token: String,
 }
 
+/// Whether this run puts every node's stacks on PostgreSQL
+/// (`SIKA_TEST_STORE=postgres`): the same black-box suite on the other
+/// backend. A test of the embedded store's own files skips then.
+pub fn on_postgres() -> bool {
+    std::env::var("SIKA_TEST_STORE").is_ok_and(|v| v == "postgres")
+}
+
+/// `Some` unless this run is on PostgreSQL: a test of the embedded store's
+/// own files (its fixtures, its backups) skips there, where the database's
+/// tools do that work.
+pub fn embedded_store() -> Option<()> {
+    (!on_postgres()).then_some(())
+}
+
+/// With `SIKA_TEST_STORE=postgres`, a new database for one node on the
+/// test process's own throwaway cluster (started on first use, stopped
+/// when the process exits).
+fn suite_store() -> Option<String> {
+    static CLUSTER: OnceLock<pg_cluster::Cluster> = OnceLock::new();
+    static NODES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    extern "C" fn stop_cluster() {
+        if let Some(cluster) = CLUSTER.get() {
+            cluster.stop();
+        }
+    }
+    if !on_postgres() {
+        return None;
+    }
+    let cluster = CLUSTER.get_or_init(|| {
+        let cluster =
+            pg_cluster::Cluster::start().expect("SIKA_TEST_STORE=postgres needs PostgreSQL installed");
+        // SAFETY: registering a plain extern "C" function.
+        unsafe {
+            libc::atexit(stop_cluster);
+        }
+        cluster
+    });
+    let n = NODES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    Some(cluster.database(&format!("node_{n}")))
+}
+
 /// Per-node settings; `None` leaves the node's default.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -44,6 +87,8 @@ pub struct Options {
     /// The soft limit on open files `serve` starts with (a default install's
     /// 1,024, say); `None` inherits this process's.
     pub descriptors_soft: Option<u64>,
+    /// `SIKA_STORE` for `init` and `serve`: the stacks on PostgreSQL.
+    pub store: Option<String>,
 }
 
 /// Starts `command` with a soft open-file limit of `soft` (the hard limit
@@ -114,6 +159,9 @@ pub struct Node {
     pid: u32,
     dir: PathBuf,
     _temp: tempfile::TempDir,
+    /// `SIKA_STORE`: the database its stacks live in (`None`: its data
+    /// directory), kept across restarts.
+    store: Option<String>,
     pub creds: Credentials,
     pub live: String,
     pub sandbox: String,
@@ -227,6 +275,10 @@ impl Node {
         if let Some(p) = &options.trusted_proxies {
             env.push(("SIKA_TRUSTED_PROXIES", p.clone()));
         }
+        let store = options.store.clone().or_else(suite_store);
+        if let Some(store) = &store {
+            env.push(("SIKA_STORE", store.clone()));
+        }
         let config = options.config.as_deref().unwrap_or(EXAMPLE_CONFIG);
         if !config.is_empty() {
             let path = temp.path().join("sika.toml");
@@ -275,6 +327,7 @@ impl Node {
             pid,
             dir: temp.path().to_path_buf(),
             _temp: temp,
+            store,
             creds,
             live: format!("http://{}", addr(ports[0])),
             sandbox: format!("http://{}", addr(ports[1])),
@@ -870,6 +923,35 @@ impl Node {
         node
     }
 
+    /// A second node on the same PostgreSQL database as `writer` (its
+    /// `options.store`), with an empty data directory of its own (it joins
+    /// the identity in the database), as an operator sets up a standby; it serves
+    /// once its listeners are up, as a standby while the writer holds the
+    /// leases.
+    pub fn standby_of(writer: &Node, options: &Options, extra: &[(&str, &str)]) -> Node {
+        let temp = tempfile::Builder::new().prefix("sika-test-").tempdir().unwrap();
+        let data = temp.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        // The identity comes from the database; the token file is the
+        // operator's copy for the command-line tools.
+        std::fs::copy(writer.data_dir().join("admin-token"), data.join("admin-token")).unwrap();
+        let ports = free_ports(3);
+        let url = |p: u16| format!("http://127.0.0.1:{p}");
+        let mut node = Node {
+            child: Mutex::new(None),
+            pid: 0,
+            dir: temp.path().to_path_buf(),
+            _temp: temp,
+            store: writer.store.clone(),
+            creds: writer.creds.clone(),
+            live: url(ports[0]),
+            sandbox: url(ports[1]),
+            admin: url(ports[2]),
+        };
+        node.restart(options, extra);
+        node
+    }
+
     /// Kills the process with SIGKILL (no shutdown at all) and reaps it.
     pub fn kill9(&self) {
         self.halt(libc::SIGKILL);
@@ -924,6 +1006,9 @@ impl Node {
         }
         if let Some(p) = &options.trusted_proxies {
             env.push(("SIKA_TRUSTED_PROXIES".into(), p.clone()));
+        }
+        if let Some(store) = options.store.as_ref().or(self.store.as_ref()) {
+            env.push(("SIKA_STORE".into(), store.clone()));
         }
         let config = options.config.as_deref().unwrap_or(EXAMPLE_CONFIG);
         if !config.is_empty() {

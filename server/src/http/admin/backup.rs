@@ -31,6 +31,7 @@ use crate::http::extract::ApiJson;
     responses(
         (status = 201, description = "The backup, written and synced", body = BackupEnvelope),
         (status = 400, description = "`to` is not absolute, or not a new or empty directory (`validation_error`, `details.field` = `to`)", body = ErrorBody),
+        (status = 409, description = "The node keeps its state in PostgreSQL: back up the database with its own tools (`invalid_state`)", body = ErrorBody),
         (status = 500, description = "Writing the copy failed (the node's log says why)", body = ErrorBody),
         AdminRefusals,
     )

@@ -1,0 +1,229 @@
+//! The PostgreSQL backend on a real PostgreSQL (a throwaway cluster, see
+//! `support/pg_cluster.rs`): the state lives in the database, a node's
+//! local cache can be lost, a second node is a standby while the lease is
+//! held and takes over when it is let go, and a node whose lease passed to
+//! another commits nothing more, even before it notices.
+
+#[path = "support/pg_cluster.rs"]
+mod pg_cluster;
+
+use std::path::Path;
+use std::time::Duration;
+
+use pg_cluster::Cluster;
+use sika_engine::{AccountRef, Command, Engine, EngineConfig, EngineError, PostgresConfig, TransferSpec};
+
+fn config(url: &str, cache: &Path, holder: &str, lease_ttl: Duration) -> EngineConfig {
+    let mut config = EngineConfig::new(Some(cache.to_path_buf()));
+    config.postgres =
+        Some(PostgresConfig { url: url.to_string(), stack: "live".into(), holder: holder.into(), lease_ttl });
+    config
+}
+
+fn deposit(engine: &Engine, organization: &str, amount: i128) -> Result<(), EngineError> {
+    engine
+        .execute_blocking(Command::Deposit {
+            organization: organization.into(),
+            currency: "USD".into(),
+            amount,
+            external_reference: None,
+        })
+        .map(|_| ())
+}
+
+fn pay(engine: &Engine, from: &str, to: &str, amount: i128) {
+    let org = |o: &str| AccountRef::Organization(o.to_string());
+    let transfer = TransferSpec::Posted {
+        debit: org(from),
+        credit: org(to),
+        currency: "USD".into(),
+        amount,
+        memo: "t".into(),
+    };
+    engine
+        .execute_blocking(Command::Transfers { transfers: vec![transfer], external_reference: None })
+        .unwrap();
+}
+
+fn available(engine: &Engine, organization: &str) -> i128 {
+    let account = engine.read().unwrap().organization_account(organization, "USD").unwrap();
+    account.map_or(0, |a| a.balances().unwrap().available)
+}
+
+/// Runs SQL against the test database, away from any async runtime.
+fn sql(url: &str, statement: &str) -> u64 {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+            client.execute(statement, &[]).unwrap()
+        })
+        .join()
+        .unwrap()
+    })
+}
+
+const TTL: Duration = Duration::from_secs(60);
+
+/// Waits until a standby has taken the lease; how long that took.
+fn until_writer(engine: &Engine, within: Duration) -> Duration {
+    let started = std::time::Instant::now();
+    while engine.is_standby() {
+        assert!(
+            started.elapsed() < within,
+            "still a standby after {within:?}: {:?}",
+            engine.unavailable_reason()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    started.elapsed()
+}
+
+#[test]
+fn the_state_lives_in_postgres_and_a_lost_cache_is_rebuilt_from_it() {
+    let Some(cluster) = Cluster::start() else { return };
+    let url = cluster.database("state");
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("live.redb");
+    let engine = Engine::open(config(&url, &cache, "node-a", TTL)).unwrap();
+    deposit(&engine, "org_a", 10_000).unwrap();
+    for _ in 0..50 {
+        pay(&engine, "org_a", "org_b", 100);
+    }
+    let journal = engine.read().unwrap().journal_length().unwrap();
+    engine.shutdown();
+    drop(engine);
+
+    // Incremental: the same cache again holds everything already.
+    let engine = Engine::open(config(&url, &cache, "node-a", TTL)).unwrap();
+    assert_eq!((available(&engine, "org_a"), available(&engine, "org_b")), (5_000, 5_000));
+    engine.shutdown();
+    drop(engine);
+
+    // The cache is gone (a new machine): everything comes back from Postgres.
+    std::fs::remove_file(&cache).unwrap();
+    let engine = Engine::open(config(&url, &cache, "node-b", TTL)).unwrap();
+    assert_eq!((available(&engine, "org_a"), available(&engine, "org_b")), (5_000, 5_000));
+    assert_eq!(engine.read().unwrap().journal_length().unwrap(), journal);
+    pay(&engine, "org_b", "org_a", 1_000);
+    let report = sika_engine::verify::verify(&*engine.database().unwrap()).unwrap();
+    assert!(report.is_consistent(), "{}", report.summary());
+    engine.shutdown();
+}
+
+#[test]
+fn a_second_node_is_a_standby_until_the_writer_lets_the_lease_go() {
+    let Some(cluster) = Cluster::start() else { return };
+    let url = cluster.database("standby");
+    let dir = tempfile::tempdir().unwrap();
+    let writer = Engine::open(config(&url, &dir.path().join("a.redb"), "node-a", TTL)).unwrap();
+    deposit(&writer, "org_a", 700).unwrap();
+
+    let standby = Engine::open(config(&url, &dir.path().join("b.redb"), "node-b", TTL)).unwrap();
+    assert!(standby.is_standby());
+    let refused = deposit(&standby, "org_a", 5);
+    assert!(matches!(&refused, Err(EngineError::Standby(m)) if m.contains("node-a")), "{refused:?}");
+    assert!(standby.unavailable_reason().is_some_and(|r| r.contains("node-a")));
+
+    // A clean stop lets the lease go at once: the standby takes over by
+    // itself and sees every acknowledged write.
+    writer.shutdown();
+    let took = until_writer(&standby, Duration::from_secs(5));
+    assert!(took < Duration::from_secs(2), "took over {took:?} after the writer let go");
+    assert_eq!(available(&standby, "org_a"), 700);
+    deposit(&standby, "org_a", 1).unwrap();
+    assert_eq!(available(&standby, "org_a"), 701);
+    standby.shutdown();
+}
+
+#[test]
+fn a_node_whose_lease_passed_to_another_commits_nothing_more() {
+    let Some(cluster) = Cluster::start() else { return };
+    let url = cluster.database("fencing");
+    let dir = tempfile::tempdir().unwrap();
+    // A long lease: the old writer's keeper does not notice in time, so the
+    // fence in each batch's own transaction is what stops it.
+    let old = Engine::open(config(&url, &dir.path().join("a.redb"), "node-a", TTL)).unwrap();
+    deposit(&old, "org_a", 500).unwrap();
+
+    // The old writer is paused past its lease (as by SIGSTOP): it expires
+    // and another node takes over and writes.
+    assert_eq!(sql(&url, "UPDATE sika_leases SET expires_at = now() - interval '1 second'"), 1);
+    let new = Engine::open(config(&url, &dir.path().join("b.redb"), "node-b", TTL)).unwrap();
+    deposit(&new, "org_a", 20).unwrap();
+
+    // The old writer resumes and tries to commit: refused, and nothing of
+    // it reaches the database.
+    let refused = deposit(&old, "org_a", 9_999);
+    assert!(
+        matches!(&refused, Err(EngineError::Storage(m)) if m.contains("no longer holds the writer lease")),
+        "{refused:?}"
+    );
+    assert!(deposit(&old, "org_a", 1).is_err(), "and every later batch is refused too");
+    assert_eq!(available(&new, "org_a"), 520);
+    new.shutdown();
+    drop(new);
+    old.shutdown();
+    let reopened = Engine::open(config(&url, &dir.path().join("c.redb"), "node-c", TTL)).unwrap();
+    assert_eq!(available(&reopened, "org_a"), 520, "the database holds only the lease holder's writes");
+    reopened.shutdown();
+}
+
+const CHILD_URL: &str = "SIKA_PG_CHILD_URL";
+const CHILD_CACHE: &str = "SIKA_PG_CHILD_CACHE";
+
+/// Not a test on its own: the writer process that
+/// `a_writer_killed_without_letting_go_is_replaced_within_the_lease` kills.
+#[test]
+fn lease_child() {
+    let (Some(url), Some(cache)) = (std::env::var_os(CHILD_URL), std::env::var_os(CHILD_CACHE)) else {
+        return;
+    };
+    let url = url.to_string_lossy().to_string();
+    let engine = Engine::open(config(&url, Path::new(&cache), "node-a", Duration::from_secs(2))).unwrap();
+    deposit(&engine, "org_a", 43).unwrap();
+    println!("READY");
+    std::thread::sleep(Duration::from_secs(60));
+}
+
+#[test]
+fn a_writer_killed_without_letting_go_is_replaced_within_the_lease() {
+    use std::io::BufRead;
+    let Some(cluster) = Cluster::start() else { return };
+    let url = cluster.database("expiry");
+    let dir = tempfile::tempdir().unwrap();
+    let ttl = Duration::from_secs(2);
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "lease_child", "--nocapture", "--test-threads=1"])
+        .env(CHILD_URL, &url)
+        .env(CHILD_CACHE, dir.path().join("a.redb"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(lines.any(|line| line.unwrap().contains("READY")), "the writer child did not start");
+    // Renewing keeps the lease past its first term.
+    std::thread::sleep(ttl * 2);
+    let taken = Engine::open(config(&url, &dir.path().join("b.redb"), "node-b", ttl)).unwrap();
+    assert!(taken.is_standby());
+    // SIGKILL: the writer's renewals stop without it letting go. The
+    // standby takes the lease once it expires, within the lease's time.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let took = until_writer(&taken, ttl * 3);
+    assert!(took <= ttl + Duration::from_secs(1), "took over {took:?} after the kill, lease {ttl:?}");
+    assert_eq!(available(&taken, "org_a"), 43, "the killed writer's acknowledged deposit is there");
+    taken.shutdown();
+}
+
+#[test]
+fn the_bench_runs_on_postgres_and_removes_its_stack() {
+    let Some(cluster) = Cluster::start() else { return };
+    let url = cluster.database("bench");
+    let dir = tempfile::tempdir().unwrap();
+    let options = sika_engine::bench::BenchOptions { transfers: 300, accounts: 10, batch: 50, seed: 3 };
+    let postgres =
+        PostgresConfig { url: url.clone(), stack: "bench-1".into(), holder: "bench".into(), lease_ttl: TTL };
+    let report = sika_engine::bench::run(&dir.path().join("bench.redb"), options, Some(postgres)).unwrap();
+    assert_eq!((report.transfers, report.batch_latencies.len()), (300, 6));
+    assert_eq!(sql(&url, "SELECT 1 FROM sika_records WHERE stack = 'bench-1'"), 0, "its rows are removed");
+}
