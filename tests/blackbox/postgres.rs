@@ -3,7 +3,8 @@
 //! API 503), and when the writer is killed with SIGKILL under concurrent
 //! payouts the standby takes the leases within the lease's time and
 //! serves every acknowledged payout exactly once, to the same keys and
-//! operator token (the identity is the database's too).
+//! operator token (the identity is the database's too), and every payout's
+//! webhook is delivered.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,6 +33,7 @@ async fn a_standby_takes_over_from_a_killed_writer_with_every_acknowledged_payou
     let key = writer.creds.sandbox_key.clone();
     assert_eq!(readyz(&api, &writer.sandbox).await.0, 200, "{}", writer.log());
     deposit(&api, &writer, &key, "GHS", "100000.00").await;
+    let sink = WebhookSink::registered(&api, &writer.sandbox, &key).await;
 
     let standby = Node::standby_of(&writer, &options, &extra);
     let (status, body) = readyz(&api, &standby.sandbox).await;
@@ -66,6 +68,19 @@ async fn a_standby_takes_over_from_a_killed_writer_with_every_acknowledged_payou
     let took = killed.elapsed();
     assert!(took < Duration::from_secs(6), "took over {took:?} after the kill, lease {LEASE}");
     check_exactly_once(&api, &standby, &key, &acked).await;
+    // Webhooks resume without loss: every acknowledged payout's outcome is
+    // delivered, by the writer before the kill or by the standby after.
+    let ids: Vec<String> = acked.payouts.lock().unwrap().iter().map(|(_, id, _)| id.clone()).collect();
+    eventually("every payout's outcome delivered", Duration::from_secs(30), || async {
+        let received = sink.received();
+        let delivered = |id: &str| {
+            received.iter().any(|b| {
+                b["data"]["id"] == id && (b["event"] == "payout.completed" || b["event"] == "payout.failed")
+            })
+        };
+        ids.iter().all(|id| delivered(id)).then_some(())
+    })
+    .await;
     // The standby started from an empty data directory: the operator token
     // and the organizations it knows are the database's.
     let organizations =
