@@ -945,6 +945,10 @@ mod tests {
             for key in engine.read().unwrap().due_jobs(i64::MAX, 10).unwrap() {
                 engine.execute_blocking(Command::RunJob { key }).unwrap();
             }
+            // Completions in one millisecond have no order an upgrade could
+            // recover (ids are not ordered within a millisecond): keep them
+            // apart, as payments by separate payers are.
+            std::thread::sleep(std::time::Duration::from_millis(2));
         }
         let live = |engine: &Engine| {
             let snapshot = engine.read().unwrap();
