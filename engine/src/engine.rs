@@ -421,14 +421,8 @@ fn open_inner(shared: &Shared, healing: bool) -> Result<Inner, EngineError> {
     let (db, durable, keeper) = match (&shared.postgres, &shared.path) {
         (Some(config), Some(path)) => {
             let opened = crate::postgres::open(config, path, || open_redb(shared))?;
-            let (db, opened) = opened.map_err(|held| {
-                EngineError::Standby(format!(
-                    "node '{}' holds the writer lease of stack '{}' (it expires in {:.1} s unless renewed)",
-                    held.holder,
-                    config.stack,
-                    held.expires_in.as_secs_f64()
-                ))
-            })?;
+            let (db, opened) =
+                opened.map_err(|held| EngineError::Standby(format!("stack '{}': {held}", config.stack)))?;
             (Arc::new(db), Some(Durable::Postgres(Box::new(opened.log))), Some(opened.keeper))
         }
         (Some(_), None) => {

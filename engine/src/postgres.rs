@@ -160,6 +160,17 @@ pub struct LeaseHeld {
     pub expires_in: Duration,
 }
 
+impl std::fmt::Display for LeaseHeld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "node '{}' holds the writer lease (it expires in {:.1} s unless renewed)",
+            self.holder,
+            self.expires_in.as_secs_f64()
+        )
+    }
+}
+
 /// Takes the stack's lease if nobody holds it, it has expired, or this
 /// node held it: the term goes up either way, so whatever this node did
 /// under an earlier term is fenced off. Returns the new term, or who
@@ -241,13 +252,8 @@ fn fresh_cache(
             Err(e) => return Err(e.into()),
         }
     };
-    let reusable = match found {
-        Ok(crate::format::Found::New) => true,
-        Ok(crate::format::Found::Version(v)) => {
-            v == FORMAT_VERSION && stored_origin.as_deref() == Some(origin)
-        }
-        Err(_) => false,
-    };
+    let reusable = matches!(found, Ok(crate::format::Found::Version(v)) if v == FORMAT_VERSION)
+        && stored_origin.as_deref() == Some(origin);
     let db = if reusable {
         db
     } else {
@@ -255,12 +261,11 @@ fn fresh_cache(
         std::fs::remove_file(cache).map_err(|e| {
             EngineError::Storage(format!("cannot start over the cache {}: {e}", cache.display()))
         })?;
-        open_cache()?
+        let db = open_cache()?;
+        // A new file: stamped with the format it will hold.
+        crate::format::upgrade(&db, cache, crate::format::Found::New, &crate::format::LEDGER_STEPS)?;
+        db
     };
-    if !reusable || matches!(found, Ok(crate::format::Found::New)) {
-        let found = crate::format::check(&db, cache)?;
-        crate::format::upgrade(&db, cache, found, &crate::format::LEDGER_STEPS)?;
-    }
     let txn = db.begin_write()?;
     txn.open_table(CACHE_ORIGIN)?.insert("origin", origin)?;
     txn.open_table(RECORDS)?;

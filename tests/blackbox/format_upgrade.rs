@@ -162,17 +162,24 @@ async fn a_data_directory_from_the_release_before_format_versions_is_upgraded_an
     }
 }
 
-#[test]
-fn verify_upgrades_a_directory_from_the_release_before_format_versions_as_opening_does() {
+/// `sika verify` on a copy of a committed fixture: the copy (kept while
+/// the returned directory lives), and what the command answered.
+fn verify_copy_of(fixture: &str) -> (tempfile::TempDir, PathBuf, std::process::Output) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    copy_dir(Path::new(FIXTURE), &data);
+    copy_dir(Path::new(fixture), &data);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_sika"))
         .args(["verify", "--data-dir"])
         .arg(&data)
         .env_remove("SIKA_DATA_DIR")
         .output()
         .unwrap();
+    (dir, data, out)
+}
+
+#[test]
+fn verify_upgrades_a_directory_from_the_release_before_format_versions_as_opening_does() {
+    let (_dir, data, out) = verify_copy_of(FIXTURE);
     assert!(
         out.status.success(),
         "{}{}",
@@ -516,15 +523,7 @@ async fn a_format_3_directory_is_upgraded_and_its_links_keep_their_totals() {
 /// recounts the tallies the upgrade made from the links' attempts.
 #[test]
 fn verify_upgrades_a_format_3_directory_and_recounts_its_links() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    copy_dir(Path::new(FIXTURE_3), &data);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sika"))
-        .args(["verify", "--data-dir"])
-        .arg(&data)
-        .env_remove("SIKA_DATA_DIR")
-        .output()
-        .unwrap();
+    let (_dir, data, out) = verify_copy_of(FIXTURE_3);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
     // The link's payment before the kill and the page's payer's: two tallies.

@@ -97,17 +97,21 @@ impl Cluster {
         )
     }
 
-    /// Runs one of the server's binaries, as the server's user when root.
-    fn run(&self, binary: &str, args: &[&str]) {
+    /// One of the server's binaries, run as the server's user when root.
+    fn command(&self, binary: &str) -> Command {
         let program = self.bin.join(binary);
-        let mut command = if is_root() {
+        if is_root() {
             let mut c = Command::new("runuser");
             c.args(["-u", server_user(), "--"]).arg(&program);
             c
         } else {
             Command::new(&program)
-        };
-        let output = command.args(args).stdin(Stdio::null()).output().unwrap();
+        }
+    }
+
+    /// Runs one of the server's binaries, which must succeed.
+    fn run(&self, binary: &str, args: &[&str]) {
+        let output = self.command(binary).args(args).stdin(Stdio::null()).output().unwrap();
         assert!(
             output.status.success(),
             "{binary} failed: {}{}\nserver log: {}",
@@ -159,15 +163,7 @@ impl Cluster {
     /// Stops the server at once and removes its files.
     pub fn stop(&self) {
         let data = self.data();
-        let program = self.bin.join("pg_ctl");
-        let mut command = if is_root() {
-            let mut c = Command::new("runuser");
-            c.args(["-u", server_user(), "--"]).arg(&program);
-            c
-        } else {
-            Command::new(&program)
-        };
-        let _ = command.args(["-D", &data, "-m", "immediate", "-w", "stop"]).output();
+        let _ = self.command("pg_ctl").args(["-D", &data, "-m", "immediate", "-w", "stop"]).output();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

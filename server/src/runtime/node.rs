@@ -32,7 +32,7 @@ fn engine_config(config: &NodeConfig, kind: StackKind, rates: &Arc<RateBook>) ->
     engine.postgres = config.store.as_ref().map(|url| sika_engine::PostgresConfig {
         url: url.clone(),
         stack: kind.name().to_string(),
-        holder: lease_holder(&config.data_dir),
+        holder: lease_name(&config.data_dir),
         lease_ttl: config.lease_ttl,
     });
     engine
@@ -44,7 +44,7 @@ fn engine_config(config: &NodeConfig, kind: StackKind, rates: &Arc<RateBook>) ->
 /// new term that fences off its previous run. Two processes never share a
 /// data directory (its files are locked), so two live nodes never share a
 /// name.
-fn lease_holder(data_dir: &Path) -> String {
+fn lease_name(data_dir: &Path) -> String {
     let path = data_dir.join("node-id");
     let id = std::fs::read_to_string(&path).ok().map(|id| id.trim().to_string()).filter(|id| !id.is_empty());
     let id = id.unwrap_or_else(|| {
@@ -340,12 +340,7 @@ async fn stand_by(
                     Ok(None) => {}
                     // This node's own, from before a restart: it takes it back.
                     Ok(Some(held)) if held.holder == holder => {}
-                    Ok(Some(held)) => reasons.push(format!(
-                        "{} writer: node '{}' holds the writer lease (expires in {:.1} s unless renewed)",
-                        kind.name(),
-                        held.holder,
-                        held.expires_in.as_secs_f64()
-                    )),
+                    Ok(Some(held)) => reasons.push(format!("{} writer: {held}", kind.name())),
                     Err(e) => reasons.push(format!("{} writer: {e}", kind.name())),
                 }
             }
@@ -403,9 +398,15 @@ async fn open_as_writer(
     listeners: &mut Option<[std::net::TcpListener; 3]>,
     shutdown: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
 ) -> Result<Option<Node>, String> {
+    // Only a node on PostgreSQL has a lease name, kept in `node-id` (a
+    // node joining a database may start with no data directory yet).
+    if config.store.is_some() {
+        make_private(&config.data_dir)?;
+    }
+    let name = config.store.as_ref().map(|_| lease_name(&config.data_dir));
     loop {
-        if let Some(url) = &config.store
-            && !stand_by(url, &lease_holder(&config.data_dir), config, listeners, shutdown).await?
+        if let (Some(url), Some(name)) = (&config.store, &name)
+            && !stand_by(url, name, config, listeners, shutdown).await?
         {
             return Ok(None);
         }
