@@ -78,10 +78,16 @@ enum Commands {
         #[arg(long)]
         json: bool,
     },
-    /// Check a data directory offline: balances, double entry, hash chain, idempotency index.
+    /// Check a data directory offline (or, with --store, the PostgreSQL
+    /// database itself): balances, double entry, hash chain, idempotency index.
     Verify {
         #[arg(long, env = "SIKA_DATA_DIR", default_value = "./sika-data")]
         data_dir: PathBuf,
+        /// Audit the stacks kept in this PostgreSQL database
+        /// (`postgres://…`), read in one consistent snapshot each, instead
+        /// of the data directory's files; a node may be writing meanwhile.
+        #[arg(long, env = "SIKA_STORE")]
+        store: Option<String>,
     },
     /// Copy a consistent snapshot of every database, the node running or not.
     Backup {
@@ -310,7 +316,7 @@ fn main() -> ExitCode {
                 });
             finish(result)
         }
-        Commands::Verify { data_dir } => verify(&data_dir),
+        Commands::Verify { data_dir, store } => verify(&data_dir, store.as_deref()),
         Commands::Backup { admin, to } => finish(backup(&admin, &to).map(|line| println!("{line}"))),
         Commands::Config { action: ConfigAction::Check(args) } => check_config(&args),
         Commands::Org { action: OrgAction::Create { admin, name, owner_email, owner_name } } => {
@@ -398,18 +404,28 @@ fn finish(result: Result<(), String>) -> ExitCode {
     }
 }
 
-/// Audits both stacks' ledgers; exit 0 only when both are consistent.
-fn verify(data_dir: &std::path::Path) -> ExitCode {
+/// Audits both stacks' ledgers, in the data directory's files or in the
+/// PostgreSQL database `store`; exit 0 only when both are consistent.
+fn verify(data_dir: &std::path::Path, store: Option<&str>) -> ExitCode {
     let mut consistent = true;
     let mut found = 0;
     for name in ["live", "sandbox"] {
-        let path = data_dir.join(format!("{name}.redb"));
-        if !path.exists() {
-            continue;
-        }
-        found += 1;
-        match sika_engine::verify::verify_path(&path, &sika_server::LEDGER_STEPS) {
-            Ok(report) => {
+        let (place, audited) = match store {
+            Some(url) => {
+                (format!("stack '{name}' in the database"), sika_engine::verify::verify_postgres(url, name))
+            }
+            None => {
+                let path = data_dir.join(format!("{name}.redb"));
+                let audited = match path.exists() {
+                    true => sika_engine::verify::verify_path(&path, &sika_server::LEDGER_STEPS).map(Some),
+                    false => Ok(None),
+                };
+                (path.display().to_string(), audited)
+            }
+        };
+        match audited {
+            Ok(None) => continue,
+            Ok(Some(report)) => {
                 println!("{name}: {}", report.summary());
                 for problem in &report.problems {
                     println!("  - {problem}");
@@ -417,13 +433,17 @@ fn verify(data_dir: &std::path::Path) -> ExitCode {
                 consistent &= report.is_consistent();
             }
             Err(e) => {
-                println!("{name}: cannot audit {}: {e}", path.display());
+                println!("{name}: cannot audit {place}: {e}");
                 consistent = false;
             }
         }
+        found += 1;
     }
     if found == 0 {
-        eprintln!("sika: no ledger found in {}", data_dir.display());
+        match store {
+            Some(_) => eprintln!("sika: no ledger found in the database given by --store"),
+            None => eprintln!("sika: no ledger found in {}", data_dir.display()),
+        }
         return ExitCode::from(2);
     }
     if consistent { ExitCode::SUCCESS } else { ExitCode::FAILURE }

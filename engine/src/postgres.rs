@@ -55,6 +55,7 @@ pub struct PostgresConfig {
 const MIGRATIONS: &[(i32, &str)] = &[
     (1, include_str!("../migrations/0001_ledger.sql")),
     (2, include_str!("../migrations/0002_identity.sql")),
+    (3, include_str!("../migrations/0003_requests.sql")),
 ];
 
 /// The local cache's record of which database and stack filled it.
@@ -481,6 +482,54 @@ pub fn lease_holder(url: &str, stack: &str) -> Result<Option<LeaseHeld>, EngineE
             let seconds: f64 = row.get(1);
             LeaseHeld { holder: row.get(0), expires_in: Duration::from_secs_f64(seconds.max(0.0)) }
         }))
+    })
+}
+
+/// A stack's records as the database holds them now, copied into an
+/// in-memory store for `sika verify`: one consistent read (a single
+/// statement), reading only, so it runs beside a live writer. `None` when
+/// the database holds no such stack. Refuses a stack another format wrote.
+pub fn stack_snapshot(url: &str, stack: &str) -> Result<Option<redb::Database>, EngineError> {
+    off_runtime(|| {
+        let mut client = connect(url)?;
+        let mut txn = client
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(storage("cannot read the stack"))?;
+        let tables = txn
+            .query_one("SELECT to_regclass('sika_stacks') IS NOT NULL", &[])
+            .map_err(storage("cannot read the schema"))?;
+        if !tables.get::<_, bool>(0) {
+            return Ok(None);
+        }
+        let Some(row) = txn
+            .query_opt("SELECT format FROM sika_stacks WHERE stack = $1", &[&stack])
+            .map_err(storage("cannot read the stack's row"))?
+        else {
+            return Ok(None);
+        };
+        let stored: i32 = row.get(0);
+        if u32::try_from(stored).ok() != Some(FORMAT_VERSION) {
+            return Err(EngineError::Storage(format!(
+                "stack '{stack}' in Postgres was written by Sika storage format version {stored}, but this binary reads version {FORMAT_VERSION}"
+            )));
+        }
+        let rows = txn
+            .query("SELECT key, value FROM sika_records WHERE stack = $1 AND value IS NOT NULL", &[&stack])
+            .map_err(storage("cannot read the stack's records"))?;
+        let db = redb::Database::builder().create_with_backend(redb::backends::InMemoryBackend::new())?;
+        let write = db.begin_write()?;
+        {
+            let mut table = write.open_table(RECORDS)?;
+            for row in &rows {
+                table.insert(row.get::<_, &[u8]>(0), row.get::<_, &[u8]>(1))?;
+            }
+        }
+        write.commit()?;
+        txn.commit().map_err(storage("cannot read the stack"))?;
+        Ok(Some(db))
     })
 }
 

@@ -50,6 +50,13 @@ pub fn verify_path(path: &Path, steps: &crate::format::Steps) -> Result<Report, 
     verify(&db)
 }
 
+/// Audits one stack's records in the PostgreSQL database at `url` (the
+/// database itself, not a node's cache of it); `None` when the database
+/// holds no such stack.
+pub fn verify_postgres(url: &str, stack: &str) -> Result<Option<Report>, EngineError> {
+    crate::postgres::stack_snapshot(url, stack)?.map(|db| verify(&db)).transpose()
+}
+
 #[derive(Default, Clone, Copy)]
 struct Totals {
     debits_posted: i128,

@@ -1,12 +1,13 @@
 //! Two nodes on one PostgreSQL database (issue 19): the writer serves,
 //! the second node stands by (`/readyz` 503 with `"role":"standby"`, the
 //! API 503), and when the writer is killed with SIGKILL under concurrent
-//! payouts the standby takes the leases within the lease's time and
-//! serves every acknowledged payout exactly once, to the same keys and
-//! operator token (the identity is the database's too), and every payout's
-//! webhook is delivered.
+//! payouts and deposits the standby takes the leases within the lease's
+//! time and serves every acknowledged operation exactly once, to the same
+//! keys and operator token (the identity is the database's too), with the
+//! writer's request log, every payout's webhook delivered, and books that
+//! pass `sika verify --store`.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -24,7 +25,7 @@ async fn readyz(api: &Api, base: &str) -> (u16, Value) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_standby_takes_over_from_a_killed_writer_with_every_acknowledged_payout() {
+async fn a_standby_takes_over_from_a_killed_writer_with_every_acknowledged_operation() {
     let Some(cluster) = crate::support::pg_cluster::Cluster::start() else { return };
     let options = Options { store: Some(cluster.database("failover")), ..Options::unthrottled() };
     let extra = [("SIKA_LEASE_TTL", LEASE)];
@@ -34,6 +35,10 @@ async fn a_standby_takes_over_from_a_killed_writer_with_every_acknowledged_payou
     assert_eq!(readyz(&api, &writer.sandbox).await.0, 200, "{}", writer.log());
     deposit(&api, &writer, &key, "GHS", "100000.00").await;
     let sink = WebhookSink::registered(&api, &writer.sandbox, &key).await;
+    // A request the writer logged, to be found on the standby later.
+    let logged = api.get(&writer.sandbox_url("/v1/accounts"), &key).await;
+    logged.expect(200);
+    let request_id = logged.header("x-request-id").expect("a request id").to_string();
 
     let standby = Node::standby_of(&writer, &options, &extra);
     let (status, body) = readyz(&api, &standby.sandbox).await;
@@ -42,13 +47,8 @@ async fn a_standby_takes_over_from_a_killed_writer_with_every_acknowledged_payou
     let refused = api.get(&standby.sandbox_url("/v1/payouts"), &key).await;
     refused.expect_error(503, "unavailable");
 
-    // Payouts pour into the writer; it is killed part-way.
-    let acked = Arc::new(Acknowledged::default());
-    let mut workers = Vec::new();
-    for worker in 0..3 {
-        let (url, prefix) = (writer.sandbox_url("/v1/payouts"), format!("pg-po-{worker}"));
-        workers.push(tokio::spawn(pay_out(api.clone(), url, key.clone(), prefix, acked.clone())));
-    }
+    // Payouts and deposits pour into the writer; it is killed part-way.
+    let (acked, deposits, workers) = pour_in(&api, &writer, &key);
     eventually("payouts acknowledged", Duration::from_secs(20), || async {
         (acked.payouts.lock().unwrap().len() >= 30).then_some(())
     })
@@ -68,6 +68,8 @@ async fn a_standby_takes_over_from_a_killed_writer_with_every_acknowledged_payou
     let took = killed.elapsed();
     assert!(took < Duration::from_secs(6), "took over {took:?} after the kill, lease {LEASE}");
     check_exactly_once(&api, &standby, &key, &acked).await;
+    let deposits = deposits.lock().unwrap().clone();
+    check_deposits_once(&api, &standby, &key, &deposits).await;
     // Webhooks resume without loss: every acknowledged payout's outcome is
     // delivered, by the writer before the kill or by the standby after.
     let ids: Vec<String> = acked.payouts.lock().unwrap().iter().map(|(_, id, _)| id.clone()).collect();
@@ -81,23 +83,7 @@ async fn a_standby_takes_over_from_a_killed_writer_with_every_acknowledged_payou
         ids.iter().all(|id| delivered(id)).then_some(())
     })
     .await;
-    // The standby started from an empty data directory: the operator token
-    // and the organizations it knows are the database's.
-    let organizations =
-        api.get(&standby.admin_url("/admin/v1/organizations"), &writer.creds.admin_token).await;
-    organizations.expect(200);
-    assert_eq!(organizations.body["data"][0]["id"], writer.creds.organization_id.as_str());
-    // A backup is the database's own tools' job: the node says so.
-    let to = standby.data_dir().with_extension("backup");
-    let backup = api
-        .post(
-            &standby.admin_url("/admin/v1/backup"),
-            &writer.creds.admin_token,
-            serde_json::json!({ "to": to }),
-        )
-        .await;
-    backup.expect_error(409, "invalid_state");
-    assert!(backup.body["message"].as_str().unwrap().contains("pg_dump"), "{}", backup.body);
+    check_the_database_is_shared(&api, &writer, &standby, &request_id).await;
     let created =
         api.post(&standby.sandbox_url("/v1/payouts"), &key, crate::crash::payout_body("pg-after")).await;
     created.expect(201);
@@ -106,6 +92,90 @@ async fn a_standby_takes_over_from_a_killed_writer_with_every_acknowledged_payou
         acked.payouts.lock().unwrap().len()
     );
     standby.stop();
+}
+
+type Deposits = Arc<Mutex<Vec<(String, String)>>>;
+
+/// Starts three payout workers and `DEPOSITORS` deposit workers on the
+/// writer, each going until a request is not acknowledged.
+fn pour_in(
+    api: &Api,
+    writer: &Node,
+    key: &str,
+) -> (Arc<Acknowledged>, Deposits, Vec<tokio::task::JoinHandle<()>>) {
+    let acked = Arc::new(Acknowledged::default());
+    let deposits = Deposits::default();
+    let mut workers = Vec::new();
+    for worker in 0..3 {
+        let (url, prefix) = (writer.sandbox_url("/v1/payouts"), format!("pg-po-{worker}"));
+        workers.push(tokio::spawn(pay_out(api.clone(), url, key.to_string(), prefix, acked.clone())));
+    }
+    for worker in 0..DEPOSITORS {
+        let (url, prefix) = (writer.sandbox_url("/v1/simulations/deposits"), format!("pg-dep-{worker}"));
+        let (api, key, deposits) = (api.clone(), key.to_string(), deposits.clone());
+        workers.push(tokio::spawn(deposit_until_refused(api, url, key, prefix, deposits)));
+    }
+    (acked, deposits, workers)
+}
+
+/// What the standby knows from the database rather than its own (empty)
+/// data directory: the operator token and organizations, the request log
+/// the writer kept, and books that pass the audit; and it leaves backups
+/// to the database's own tools.
+async fn check_the_database_is_shared(api: &Api, writer: &Node, standby: &Node, request_id: &str) {
+    let token = &writer.creds.admin_token;
+    let organizations = api.get(&standby.admin_url("/admin/v1/organizations"), token).await;
+    organizations.expect(200);
+    assert_eq!(organizations.body["data"][0]["id"], writer.creds.organization_id.as_str());
+    let found = api.get(&standby.admin_url(&format!("/admin/v1/requests/{request_id}")), token).await;
+    found.expect(200);
+    assert_eq!(found.body["request"]["path"], "/v1/accounts", "{}", found.body);
+    // The database itself is audited (`--store`), the standby writing.
+    let report = standby.verify();
+    assert!(report.contains("sandbox: consistent"), "{report}");
+    let to = standby.data_dir().with_extension("backup");
+    let backup =
+        api.post(&standby.admin_url("/admin/v1/backup"), token, serde_json::json!({ "to": to })).await;
+    backup.expect_error(409, "invalid_state");
+    assert!(backup.body["message"].as_str().unwrap().contains("pg_dump"), "{}", backup.body);
+}
+
+/// Deposit workers in the failover test, and what each deposits (USD,
+/// which the payouts do not touch).
+const DEPOSITORS: usize = 2;
+const DEPOSIT: &str = "1.00";
+
+/// Simulated deposits with references `{prefix}-{n}` until one is not
+/// acknowledged; records (reference, id) of each answered 201.
+async fn deposit_until_refused(api: Api, url: String, key: String, prefix: String, acked: Deposits) {
+    for n in 0.. {
+        let reference = format!("{prefix}-{n}");
+        let body =
+            serde_json::json!({ "currency": "USD", "amount": DEPOSIT, "externalReference": reference });
+        let Ok(r) = api.client.post(&url).bearer_auth(&key).json(&body).send().await else { return };
+        if r.status() != 201 {
+            return;
+        }
+        let Ok(v) = r.json::<Value>().await else { return };
+        acked.lock().unwrap().push((reference, v["deposit"]["id"].as_str().unwrap().to_string()));
+    }
+}
+
+/// Every acknowledged deposit is there exactly once: sent again it is a
+/// replay of the same deposit (200, same id), and the USD balance holds
+/// each acknowledged one, plus at most one unanswered in flight per worker.
+async fn check_deposits_once(api: &Api, node: &Node, key: &str, acked: &[(String, String)]) {
+    assert!(!acked.is_empty(), "no deposit was acknowledged before the kill");
+    for (reference, id) in acked {
+        let body =
+            serde_json::json!({ "currency": "USD", "amount": DEPOSIT, "externalReference": reference });
+        let again = api.post(&node.sandbox_url("/v1/simulations/deposits"), key, body).await;
+        again.expect(200);
+        assert_eq!(again.body["deposit"]["id"], id.as_str(), "deposit {reference} after the takeover");
+    }
+    let held: f64 = balance(api, &node.sandbox, key, "USD").await.parse().unwrap();
+    let (least, most) = (acked.len() as f64, (acked.len() + DEPOSITORS) as f64);
+    assert!((least..=most).contains(&held), "USD {held}: {} deposits of 1.00 acknowledged", acked.len());
 }
 
 /// Sends `signal` to a node's process.

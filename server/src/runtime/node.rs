@@ -242,8 +242,14 @@ impl Node {
                 Arc::new(|| chrono::Utc::now().timestamp_millis());
             let rates = Arc::new(RateBook::new(&settings.rates, kind == StackKind::Sandbox, clock));
             let engine = open_engine(&config, kind, &rates)?;
-            let log_path = config.data_dir.join(format!("{}-requests.redb", kind.name()));
-            let log = RequestLog::open(&log_path, request_log_retention(&config))?;
+            let retention = request_log_retention(&config);
+            let log = match &config.store {
+                Some(url) => RequestLog::open_postgres(url, kind.name(), retention)?,
+                None => RequestLog::open(
+                    &config.data_dir.join(format!("{}-requests.redb", kind.name())),
+                    retention,
+                )?,
+            };
             let stack_settings = match kind {
                 StackKind::Live => &settings.live,
                 StackKind::Sandbox => &settings.sandbox,

@@ -1,9 +1,11 @@
-//! The node's identity on PostgreSQL (`--store`): organizations, members,
-//! sessions, invitations, the operator token's hash and the node's secret
-//! in `sika_identity`, the operator's audit log in `sika_audit`. Every node
-//! on the database loads them when it opens, so a standby that takes over
-//! knows the same people and tokens. `domain::identity` keeps its local
-//! file as a cache and writes here first.
+//! The node's own stores on PostgreSQL (`--store`), beside the ledger's:
+//! the identity (organizations, members, sessions, invitations, the
+//! operator token's hash and the node's secret) in `sika_identity`, the
+//! operator's audit log in `sika_audit`, and each stack's request log in
+//! `sika_requests`. Every node on the database loads the identity when it
+//! opens and reads the request logs there, so a standby that takes over
+//! knows the same people and tokens and serves the same log.
+//! `domain::identity` keeps its local file as a cache and writes here first.
 //!
 //! The `postgres` client drives its own runtime, so each call runs on a
 //! thread of its own (`off_runtime`), away from the node's.
@@ -12,6 +14,8 @@ use std::sync::Mutex;
 
 use postgres::Client;
 use sika_engine::postgres::{connect_migrated, off_runtime};
+
+use crate::store::request_log::{RequestLogEntry, Retention};
 
 /// One key's new value, or `None` to delete it.
 pub(crate) type IdentityChange = (String, Option<Vec<u8>>);
@@ -22,9 +26,10 @@ pub(crate) struct Loaded {
     pub audit: Vec<(u64, Vec<u8>)>,
 }
 
-pub(crate) struct PgIdentity {
+/// One connection to the database, made on first use and made again on
+/// the call after a failure.
+pub(crate) struct PgConnection {
     url: String,
-    /// Reconnected on the next call after a failure.
     client: Mutex<Option<Client>>,
 }
 
@@ -32,7 +37,7 @@ fn failed(context: &str) -> impl Fn(postgres::Error) -> String + '_ {
     move |e| format!("postgres: {context}: {e}")
 }
 
-impl Drop for PgIdentity {
+impl Drop for PgConnection {
     fn drop(&mut self) {
         // The client's own runtime cannot be dropped inside the node's.
         let client = self.client.get_mut().ok().and_then(Option::take);
@@ -40,14 +45,12 @@ impl Drop for PgIdentity {
     }
 }
 
-impl PgIdentity {
-    pub(crate) fn open(url: &str) -> Result<PgIdentity, String> {
-        let identity = PgIdentity { url: url.to_string(), client: Mutex::new(None) };
-        identity.with(|_| Ok(()))?;
-        Ok(identity)
+impl PgConnection {
+    fn new(url: &str) -> PgConnection {
+        PgConnection { url: url.to_string(), client: Mutex::new(None) }
     }
 
-    /// Runs `f` with a connection, off the async runtime; a failed call
+    /// Runs `f` with the connection, off the async runtime; a failed call
     /// drops the connection so the next one reconnects.
     fn with<R: Send>(&self, f: impl FnOnce(&mut Client) -> Result<R, String> + Send) -> Result<R, String> {
         let mut slot = self.client.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -66,6 +69,22 @@ impl PgIdentity {
         });
         *slot = client;
         result
+    }
+}
+
+pub(crate) struct PgIdentity {
+    connection: PgConnection,
+}
+
+impl PgIdentity {
+    pub(crate) fn open(url: &str) -> Result<PgIdentity, String> {
+        let identity = PgIdentity { connection: PgConnection::new(url) };
+        identity.with(|_| Ok(()))?;
+        Ok(identity)
+    }
+
+    fn with<R: Send>(&self, f: impl FnOnce(&mut Client) -> Result<R, String> + Send) -> Result<R, String> {
+        self.connection.with(f)
     }
 
     /// Whether a node's identity is there already (a node joining the
@@ -132,6 +151,112 @@ impl PgIdentity {
                 )
                 .map_err(failed("cannot append to the audit log"))?;
             u64::try_from(row.get::<_, i64>(0)).map_err(|_| "a negative audit position".to_string())
+        })
+    }
+}
+
+/// One stack's request log in `sika_requests`: the node's log writer
+/// appends batches here, and any node on the database finds entries.
+pub(crate) struct PgRequests {
+    connection: PgConnection,
+    stack: String,
+}
+
+const REQUEST_COLUMNS: &str = "id, organization, api_key_id, method, path, status, duration_us, request_body, response_body, created_at";
+
+impl PgRequests {
+    pub(crate) fn open(url: &str, stack: &str) -> Result<PgRequests, String> {
+        let requests = PgRequests { connection: PgConnection::new(url), stack: stack.to_string() };
+        requests.connection.with(|_| Ok(()))?;
+        Ok(requests)
+    }
+
+    /// Writes a batch in one transaction, in its order, then trims each
+    /// organization that grew to its newest `retention.count` entries and the whole
+    /// stack to entries younger than `retention.max_age_ms`. An entry
+    /// written already (a batch retried) is kept as it was.
+    pub(crate) fn write(&self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), String> {
+        let stack = self.stack.as_str();
+        self.connection.with(|client| {
+            let mut txn = client.transaction().map_err(failed("cannot write the request log"))?;
+            let column = |f: fn(&RequestLogEntry) -> Option<&str>| batch.iter().map(f).collect::<Vec<_>>();
+            let ids = column(|e| Some(&e.id));
+            let organizations = column(|e| Some(&e.organization));
+            let keys = column(|e| e.api_key_id.as_deref());
+            let methods = column(|e| Some(&e.method));
+            let paths = column(|e| Some(&e.path));
+            let requests = column(|e| e.request_body.as_deref());
+            let responses = column(|e| e.response_body.as_deref());
+            let statuses: Vec<i32> = batch.iter().map(|e| i32::from(e.status)).collect();
+            let durations: Vec<i64> =
+                batch.iter().map(|e| i64::try_from(e.duration_us).unwrap_or(i64::MAX)).collect();
+            let created: Vec<i64> = batch.iter().map(|e| e.created_at).collect();
+            txn.execute(
+                &format!(
+                    "INSERT INTO sika_requests (stack, {REQUEST_COLUMNS}) \
+                     SELECT $1, {REQUEST_COLUMNS} FROM unnest($2::text[], $3::text[], $4::text[], \
+                     $5::text[], $6::text[], $7::int4[], $8::int8[], $9::text[], $10::text[], $11::int8[]) \
+                     WITH ORDINALITY AS t({REQUEST_COLUMNS}, n) ORDER BY n \
+                     ON CONFLICT (stack, id) DO NOTHING"
+                ),
+                &[
+                    &stack,
+                    &ids,
+                    &organizations,
+                    &keys,
+                    &methods,
+                    &paths,
+                    &statuses,
+                    &durations,
+                    &requests,
+                    &responses,
+                    &created,
+                ],
+            )
+            .map_err(failed("cannot write the request log"))?;
+            let count = i64::try_from(retention.count).unwrap_or(i64::MAX);
+            let mut grew: Vec<&str> = organizations.iter().flatten().copied().collect();
+            grew.sort_unstable();
+            grew.dedup();
+            for organization in grew {
+                txn.execute(
+                    "DELETE FROM sika_requests WHERE stack = $1 AND organization = $2 \
+                     AND seq <= (SELECT seq FROM sika_requests WHERE stack = $1 AND organization = $2 \
+                     ORDER BY seq DESC OFFSET $3 LIMIT 1)",
+                    &[&stack, &organization, &count],
+                )
+                .map_err(failed("cannot trim the request log"))?;
+            }
+            let oldest = chrono::Utc::now().timestamp_millis().saturating_sub(retention.max_age_ms);
+            txn.execute("DELETE FROM sika_requests WHERE stack = $1 AND created_at < $2", &[&stack, &oldest])
+                .map_err(failed("cannot trim the request log"))?;
+            txn.commit().map_err(failed("cannot write the request log"))
+        })
+    }
+
+    /// The entry with this request id, if the log keeps it.
+    pub(crate) fn find(&self, id: &str) -> Result<Option<RequestLogEntry>, String> {
+        let stack = self.stack.as_str();
+        self.connection.with(|client| {
+            let row = client
+                .query_opt(
+                    &format!("SELECT {REQUEST_COLUMNS} FROM sika_requests WHERE stack = $1 AND id = $2"),
+                    &[&stack, &id],
+                )
+                .map_err(failed("cannot read the request log"))?;
+            let Some(row) = row else { return Ok(None) };
+            Ok(Some(RequestLogEntry {
+                id: row.get(0),
+                organization: row.get(1),
+                api_key_id: row.get(2),
+                method: row.get(3),
+                path: row.get(4),
+                status: u16::try_from(row.get::<_, i32>(5)).map_err(|_| "a logged status out of range")?,
+                duration_us: u64::try_from(row.get::<_, i64>(6)).map_err(|_| "a negative logged duration")?,
+                request_body: row.get(7),
+                response_body: row.get(8),
+                created_at: row.get(9),
+            }))
         })
     }
 }

@@ -1,6 +1,7 @@
 //! The per-stack request log. Entries go to a background thread that
-//! writes them in batches to their own database file, so logging never adds
-//! an fsync to a request. Until its batch is written an entry is served
+//! writes them in batches to their own database file (or, on PostgreSQL,
+//! the database's `sika_requests` table), so logging never adds an fsync
+//! to a request. Until its batch is written an entry is served
 //! from memory. Retention is per organization, by count and by age, so
 //! one tenant's flood never pushes another's entries out.
 
@@ -14,6 +15,8 @@ use std::time::Duration;
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::store::postgres::PgRequests;
 
 const ENTRIES: TableDefinition<&str, &[u8]> = TableDefinition::new("requests");
 const ORDER: TableDefinition<u64, &str> = TableDefinition::new("order");
@@ -85,10 +88,17 @@ pub(crate) struct RequestLogEntry {
 type Pending = Arc<Mutex<HashMap<String, RequestLogEntry>>>;
 
 pub(crate) struct RequestLog {
-    db: Slot,
+    store: Store,
     sender: Mutex<Option<SyncSender<RequestLogEntry>>>,
     pending: Pending,
     writer: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// Where the entries are kept: the stack's own file in the data directory,
+/// or the `sika_requests` table of the node's PostgreSQL database.
+enum Store {
+    File(Slot),
+    Postgres(Arc<PgRequests>),
 }
 
 /// The open database; `None` while the writer reopens it after a failed
@@ -107,23 +117,38 @@ fn open_database(path: &Path) -> Result<Database, String> {
 
 impl RequestLog {
     /// The database, for a backup's read transaction; `None` while it is
-    /// being reopened.
+    /// being reopened, and on PostgreSQL (whose backups are its own tools').
     pub(crate) fn database(&self) -> Option<Arc<Database>> {
-        self.db.read().ok()?.clone()
+        match &self.store {
+            Store::File(slot) => slot.read().ok()?.clone(),
+            Store::Postgres(_) => None,
+        }
     }
 
+    /// The log in its own file at `path`.
     pub(crate) fn open(path: &Path, retention: Retention) -> Result<RequestLog, String> {
-        let db: Slot = Arc::new(RwLock::new(Some(Arc::new(open_database(path)?))));
+        let slot: Slot = Arc::new(RwLock::new(Some(Arc::new(open_database(path)?))));
+        let sink = FileSink::new(slot.clone(), path);
+        RequestLog::start(Store::File(slot), Box::new(sink), retention)
+    }
+
+    /// The log of stack `stack` in the PostgreSQL database at `url`.
+    pub(crate) fn open_postgres(url: &str, stack: &str, retention: Retention) -> Result<RequestLog, String> {
+        let requests = Arc::new(PgRequests::open(url, stack)?);
+        RequestLog::start(Store::Postgres(requests.clone()), Box::new(requests), retention)
+    }
+
+    fn start(store: Store, sink: Box<dyn Sink>, retention: Retention) -> Result<RequestLog, String> {
         let (sender, receiver) = sync_channel(QUEUE_CAPACITY);
         let pending: Pending = Arc::default();
         let writer = {
-            let (db, pending, path) = (db.clone(), pending.clone(), path.to_path_buf());
+            let pending = pending.clone();
             std::thread::Builder::new()
                 .name("sika-request-log".into())
-                .spawn(move || write_loop(&db, &path, &receiver, &pending, retention))
+                .spawn(move || write_loop(sink, &receiver, &pending, retention))
                 .map_err(|e| e.to_string())?
         };
-        Ok(RequestLog { db, sender: Mutex::new(Some(sender)), pending, writer: Mutex::new(Some(writer)) })
+        Ok(RequestLog { store, sender: Mutex::new(Some(sender)), pending, writer: Mutex::new(Some(writer)) })
     }
 
     /// Queues an entry; never blocks. A full queue drops the entry.
@@ -145,10 +170,18 @@ impl RequestLog {
         if let Some(entry) = self.pending.lock().ok()?.get(id) {
             return Some(entry.clone());
         }
-        let txn = self.database()?.begin_read().ok()?;
-        let table = txn.open_table(ENTRIES).ok()?;
-        let bytes = table.get(id).ok()??;
-        postcard::from_bytes(bytes.value()).ok()
+        match &self.store {
+            Store::File(_) => {
+                let txn = self.database()?.begin_read().ok()?;
+                let table = txn.open_table(ENTRIES).ok()?;
+                let bytes = table.get(id).ok()??;
+                postcard::from_bytes(bytes.value()).ok()
+            }
+            Store::Postgres(requests) => requests.find(id).unwrap_or_else(|e| {
+                tracing::warn!(error = %e, request = %id, "cannot read the request log");
+                None
+            }),
+        }
     }
 
     /// Writes what is queued and stops the writer.
@@ -162,39 +195,101 @@ impl RequestLog {
     }
 }
 
+/// Where the log writer puts its batches.
+trait Sink: Send {
+    /// Writes one batch with the retention applied. A failed write leaves
+    /// the store as it was; the next one may reconnect or reopen.
+    fn write(&mut self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), String>;
+    /// Makes every batch written so far durable, before the writer stops.
+    fn finish(&mut self) {}
+}
+
+/// Each batch is one PostgreSQL transaction: durable when it commits.
+impl Sink for Arc<PgRequests> {
+    fn write(&mut self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), String> {
+        PgRequests::write(self, batch, retention)
+    }
+}
+
+/// The stack's own redb file, with the writer's index of what it holds.
+struct FileSink {
+    slot: Slot,
+    path: std::path::PathBuf,
+    db: Option<Arc<Database>>,
+    kept: Kept,
+}
+
+impl FileSink {
+    fn new(slot: Slot, path: &Path) -> FileSink {
+        let db = slot.read().ok().and_then(|db| db.clone());
+        if let Some(db) = &db
+            && let Ok(txn) = db.begin_write()
+        {
+            let _ = txn.open_table(ENTRIES).map(drop);
+            let _ = txn.open_table(ORDER).map(drop);
+            let _ = txn.commit();
+        }
+        let kept = db.as_deref().and_then(|db| Kept::read(db).ok()).unwrap_or_default();
+        FileSink { slot, path: path.to_path_buf(), db, kept }
+    }
+}
+
+impl Sink for FileSink {
+    fn write(&mut self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), String> {
+        if self.db.is_none() {
+            // Reopening replays nothing (the log is best effort); it works
+            // once the disk takes writes and no reader holds the old file.
+            if let Ok(reopened) = open_database(&self.path).map(Arc::new) {
+                self.kept = Kept::read(&reopened).unwrap_or_default();
+                if let Ok(mut current) = self.slot.write() {
+                    *current = Some(reopened.clone());
+                }
+                self.db = Some(reopened);
+            }
+        }
+        let written = match &self.db {
+            Some(db) => write_batch(db, batch, retention, &mut self.kept).map_err(|e| e.to_string()),
+            None => Err("the request log is being reopened after a failed write".to_string()),
+        };
+        // redb refuses every write after a failed one on this opening: let
+        // it go, so the next batch opens the file again.
+        if written.is_err()
+            && self.db.take().is_some()
+            && let Ok(mut current) = self.slot.write()
+        {
+            current.take();
+        }
+        written
+    }
+
+    fn finish(&mut self) {
+        // Make every earlier non-durable batch durable before stopping.
+        if let Some(db) = &self.db
+            && let Ok(mut txn) = db.begin_write()
+        {
+            let _ = txn.set_durability(Durability::Immediate);
+            let _ = txn.commit();
+        }
+    }
+}
+
 fn write_loop(
-    slot: &Slot,
-    path: &Path,
+    mut sink: Box<dyn Sink>,
     receiver: &Receiver<RequestLogEntry>,
     pending: &Pending,
     retention: Retention,
 ) {
     // The log is background work: let the request threads preempt it.
     sika_engine::lower_thread_priority();
-    let mut db = slot.read().ok().and_then(|db| db.clone());
-    if let Some(db) = &db
-        && let Ok(txn) = db.begin_write()
-    {
-        let _ = txn.open_table(ENTRIES).map(drop);
-        let _ = txn.open_table(ORDER).map(drop);
-        let _ = txn.commit();
-    }
     // Failed batches since the last report: one line per interval, not one
     // per batch, however long the disk stays full.
     let (mut failed, mut reported) = (0u64, None::<std::time::Instant>);
-    let mut kept = db.as_deref().and_then(|db| Kept::read(db).ok()).unwrap_or_default();
     loop {
         let first = match receiver.recv_timeout(FLUSH_INTERVAL) {
             Ok(entry) => entry,
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => {
-                // Make every earlier non-durable batch durable before stopping.
-                if let Some(db) = &db
-                    && let Ok(mut txn) = db.begin_write()
-                {
-                    let _ = txn.set_durability(Durability::Immediate);
-                    let _ = txn.commit();
-                }
+                sink.finish();
                 return;
             }
         };
@@ -207,29 +302,7 @@ fn write_loop(
                 Err(_) => break,
             }
         }
-        if db.is_none() {
-            // Reopening replays nothing (the log is best effort); it works
-            // once the disk takes writes and no reader holds the old file.
-            if let Ok(reopened) = open_database(path).map(Arc::new) {
-                kept = Kept::read(&reopened).unwrap_or_default();
-                if let Ok(mut current) = slot.write() {
-                    *current = Some(reopened.clone());
-                }
-                db = Some(reopened);
-            }
-        }
-        let written = match &db {
-            Some(db) => write_batch(db, &batch, retention, &mut kept).map_err(|e| e.to_string()),
-            None => Err("the request log is being reopened after a failed write".to_string()),
-        };
-        if let Err(e) = written {
-            // redb refuses every write after a failed one on this opening:
-            // let it go, so the next batch opens the file again.
-            if db.take().is_some()
-                && let Ok(mut current) = slot.write()
-            {
-                current.take();
-            }
+        if let Err(e) = sink.write(&batch, retention) {
             failed += 1;
             if reported.is_none_or(|at| at.elapsed() >= FAILURE_REPORT_INTERVAL) {
                 tracing::error!(error = %e, failed_batches = failed, "request log writes failed");

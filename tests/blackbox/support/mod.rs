@@ -684,7 +684,8 @@ impl Node {
     }
 
     /// Stops the node with SIGTERM (asserting a clean exit), then runs
-    /// `sika verify --data-dir` on its data directory and asserts exit 0.
+    /// `sika verify` on its books and asserts exit 0: its data directory's
+    /// files, or on PostgreSQL the database itself (`--store`).
     #[track_caller]
     pub fn stop_and_verify(&self) {
         let child = self.child.lock().unwrap().take();
@@ -709,19 +710,31 @@ impl Node {
             unregister(self.pid);
             assert!(status.success(), "the node exited with {status} after SIGTERM; log: {}", self.log());
         }
+        self.verify();
+    }
+
+    /// Runs `sika verify` on the node's books (its data directory, or on
+    /// PostgreSQL the database itself), asserts exit 0, and returns the
+    /// report. The node may be running.
+    #[track_caller]
+    pub fn verify(&self) -> String {
         let mut verify = Command::new(env!("CARGO_BIN_EXE_sika"));
         for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("SIKA_")) {
             verify.env_remove(k);
         }
-        let out =
-            verify.arg("verify").arg("--data-dir").arg(self.data_dir()).output().expect("run sika verify");
+        verify.arg("verify").arg("--data-dir").arg(self.data_dir());
+        if let Some(store) = &self.store {
+            verify.arg("--store").arg(store);
+        }
+        let out = verify.output().expect("run sika verify");
+        let report = String::from_utf8_lossy(&out.stdout).to_string();
         assert!(
             out.status.success(),
-            "sika verify exited with {}:\n{}\n{}",
+            "sika verify exited with {}:\n{report}\n{}",
             out.status,
-            String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+        report
     }
 }
 
