@@ -145,3 +145,8 @@ pub struct OrderPayout {
 pub struct OrderEnvelope {
     pub order: Order,
 }
+
+impl crate::Resource for OrderEnvelope {
+    const NAME: &'static str = "order";
+    const ID_PREFIX: &'static str = "ord_";
+}

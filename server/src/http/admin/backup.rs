@@ -23,11 +23,8 @@ use crate::http::extract::ApiJson;
 /// acknowledged write from before the call. `sika verify --data-dir <to>`
 /// passes on it and `sika serve --data-dir <to>` serves from it.
 #[utoipa::path(
-    post,
-    path = "/admin/v1/backup",
-    operation_id = "backUp",
-    security(("operator" = [])),
-    request_body = BackupRequest,
+    post, path = "/admin/v1/backup", operation_id = "backUp",
+    security(("operator" = [])), request_body = BackupRequest,
     responses(
         (status = 201, description = "The backup, written and synced", body = BackupEnvelope),
         (status = 400, description = "`to` is not absolute, or not a new or empty directory (`validation_error`, `details.field` = `to`)", body = ErrorBody),

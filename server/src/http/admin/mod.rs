@@ -17,6 +17,7 @@ use sika_api::admin::{
     OrganizationStatus, Owned, RequestLookup, Settlement, StackAccounts, StackPath, StackRefusals,
     StackStatus,
 };
+use sika_api::admin::{OrganizationPath, OrganizationRefusals, StackId};
 use sika_api::collections::CollectionEnvelope;
 use sika_api::payouts::PayoutEnvelope;
 use sika_api::{ErrorBody, ListPage};
@@ -169,11 +170,12 @@ pub(super) fn render_organization(org: &Organization) -> admin::Organization {
 
 /// Every organization on the node
 #[utoipa::path(
-    get,
-    path = "/admin/v1/organizations",
-    operation_id = "listOrganizations",
+    get, path = "/admin/v1/organizations", operation_id = "listOrganizations",
     security(("operator" = [])),
-    responses((status = 200, description = "Every organization, in one page", body = ListPage<admin::Organization>), AdminRefusals)
+    responses(
+        (status = 200, description = "Every organization, in one page", body = ListPage<admin::Organization>),
+        AdminRefusals,
+    )
 )]
 async fn organizations(State(state): State<Arc<AdminState>>) -> Json<ListPage<admin::Organization>> {
     let data = state.identity.organizations().iter().map(render_organization).collect();
@@ -188,15 +190,11 @@ fn balances(stack: &Stack, organization: &str) -> ApiResult<Vec<Account>> {
 
 /// One organization with its balances on both stacks
 #[utoipa::path(
-    get,
-    path = "/admin/v1/organizations/{id}",
-    operation_id = "getOrganization",
-    security(("operator" = [])),
-    params(("id" = String, Path, description = "The organization's id")),
+    get, path = "/admin/v1/organizations/{id}", operation_id = "getOrganization",
+    security(("operator" = [])), params(OrganizationPath),
     responses(
         (status = 200, description = "The organization and its balances", body = OrganizationEnvelope),
-        (status = 404, description = "No such organization", body = ErrorBody),
-        AdminRefusals,
+        OrganizationRefusals,
     )
 )]
 async fn organization(
@@ -231,15 +229,11 @@ async fn set_suspended(
 
 /// Suspend an organization: its API keys are refused until it is reinstated
 #[utoipa::path(
-    post,
-    path = "/admin/v1/organizations/{id}/suspend",
-    operation_id = "suspendOrganization",
-    security(("operator" = [])),
-    params(("id" = String, Path, description = "The organization's id")),
+    post, path = "/admin/v1/organizations/{id}/suspend", operation_id = "suspendOrganization",
+    security(("operator" = [])), params(OrganizationPath),
     responses(
         (status = 200, description = "The organization, suspended", body = OrganizationEnvelope),
-        (status = 404, description = "No such organization", body = ErrorBody),
-        AdminRefusals,
+        OrganizationRefusals,
     )
 )]
 async fn suspend(
@@ -251,15 +245,11 @@ async fn suspend(
 
 /// Reinstate a suspended organization
 #[utoipa::path(
-    post,
-    path = "/admin/v1/organizations/{id}/reinstate",
-    operation_id = "reinstateOrganization",
-    security(("operator" = [])),
-    params(("id" = String, Path, description = "The organization's id")),
+    post, path = "/admin/v1/organizations/{id}/reinstate", operation_id = "reinstateOrganization",
+    security(("operator" = [])), params(OrganizationPath),
     responses(
         (status = 200, description = "The organization, active", body = OrganizationEnvelope),
-        (status = 404, description = "No such organization", body = ErrorBody),
-        AdminRefusals,
+        OrganizationRefusals,
     )
 )]
 async fn reinstate(
@@ -273,11 +263,8 @@ async fn reinstate(
 ///
 /// Also the totals per currency and the ledger's own figures. Not paginated.
 #[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/accounts",
-    operation_id = "listStackAccounts",
-    security(("operator" = [])),
-    params(StackPath),
+    get, path = "/admin/v1/{stack}/accounts", operation_id = "listStackAccounts",
+    security(("operator" = [])), params(StackPath),
     responses(
         (status = 200, description = "The accounts, totals and ledger figures", body = StackAccounts),
         StackRefusals,
@@ -307,9 +294,7 @@ async fn accounts(
 
 /// A logged request, whichever stack served it
 #[utoipa::path(
-    get,
-    path = "/admin/v1/requests/{id}",
-    operation_id = "getLoggedRequest",
+    get, path = "/admin/v1/requests/{id}", operation_id = "getLoggedRequest",
     security(("operator" = [])),
     params(("id" = String, Path, description = "The request's id (`requestId` of its answer)")),
     responses(
@@ -336,9 +321,7 @@ async fn request(
 
 /// The node's version, uptime and each stack's writer figures
 #[utoipa::path(
-    get,
-    path = "/admin/v1/status",
-    operation_id = "getStatus",
+    get, path = "/admin/v1/status", operation_id = "getStatus",
     security(("operator" = [])),
     responses((status = 200, description = "The node's status", body = NodeStatusEnvelope), AdminRefusals)
 )]
@@ -413,15 +396,9 @@ async fn settle_movement(
 
 /// Complete or fail a pending payout (the manual-settlement rail)
 #[utoipa::path(
-    post,
-    path = "/admin/v1/{stack}/payouts/{id}/{action}",
-    operation_id = "settlePayout",
+    post, path = "/admin/v1/{stack}/payouts/{id}/{action}", operation_id = "settlePayout",
     security(("operator" = [])),
-    params(
-        StackPath,
-        ("id" = String, Path, description = "The payout's id"),
-        ("action" = String, Path, description = "`complete` or `fail`"),
-    ),
+    params(StackId<PayoutEnvelope>, ("action" = String, Path, description = "`complete` or `fail`")),
     request_body(content = Option<Settlement>, description = "Optional; an empty body takes the default message. A provider reference and note go on the timeline and into the audit log"),
     responses(
         (status = 200, description = "The payout, settled", body = PayoutEnvelope),
@@ -444,15 +421,9 @@ async fn settle_payout(
 
 /// Complete or fail a pending collection (the manual-settlement rail)
 #[utoipa::path(
-    post,
-    path = "/admin/v1/{stack}/collections/{id}/{action}",
-    operation_id = "settleCollection",
+    post, path = "/admin/v1/{stack}/collections/{id}/{action}", operation_id = "settleCollection",
     security(("operator" = [])),
-    params(
-        StackPath,
-        ("id" = String, Path, description = "The collection's id"),
-        ("action" = String, Path, description = "`complete` or `fail`"),
-    ),
+    params(StackId<CollectionEnvelope>, ("action" = String, Path, description = "`complete` or `fail`")),
     request_body(content = Option<Settlement>, description = "Optional; an empty body takes the default message. A provider reference and note go on the timeline and into the audit log"),
     responses(
         (status = 200, description = "The collection, settled", body = CollectionEnvelope),

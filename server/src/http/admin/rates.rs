@@ -21,15 +21,9 @@ use crate::http::extract::ApiJson;
 /// only source is a stale feed shows `rate: null`: it is refused with
 /// `503 rates_unavailable` until the feed recovers.
 #[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/rates",
-    operation_id = "getStackRates",
-    security(("operator" = [])),
-    params(StackPath),
-    responses(
-        (status = 200, description = "The stack's rates", body = StackRatesEnvelope),
-        StackRefusals,
-    )
+    get, path = "/admin/v1/{stack}/rates", operation_id = "getStackRates",
+    security(("operator" = [])), params(StackPath),
+    responses((status = 200, description = "The stack's rates", body = StackRatesEnvelope), StackRefusals)
 )]
 pub(super) async fn read(
     State(state): State<Arc<AdminState>>,
@@ -45,12 +39,8 @@ pub(super) async fn read(
 /// `[rates.usd]` (also after a restart). Its rates win over the feed's for
 /// the currencies it lists; the others keep coming from the feed.
 #[utoipa::path(
-    put,
-    path = "/admin/v1/{stack}/rates",
-    operation_id = "replaceStackRates",
-    security(("operator" = [])),
-    params(StackPath),
-    request_body = ReplaceRates,
+    put, path = "/admin/v1/{stack}/rates", operation_id = "replaceStackRates",
+    security(("operator" = [])), params(StackPath), request_body = ReplaceRates,
     responses(
         (status = 200, description = "The stack's rates after the change", body = StackRatesEnvelope),
         (status = 400, description = "`base` is not USD, or a currency or rate is invalid (`validation_error`, `details.field`)", body = ErrorBody),

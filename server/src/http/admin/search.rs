@@ -21,11 +21,8 @@ use crate::http::extract::ApiQuery;
 /// first; the search stops after 20,000 records read
 /// (`scanLimitReached`) or 100 hits (`hitsLimitReached`).
 #[utoipa::path(
-    get,
-    path = "/admin/v1/search",
-    operation_id = "search",
-    security(("operator" = [])),
-    params(SearchQuery),
+    get, path = "/admin/v1/search", operation_id = "search",
+    security(("operator" = [])), params(SearchQuery),
     responses(
         (status = 200, description = "The matches, with the field each matched in", body = SearchResults),
         (status = 400, description = "A missing or bad `q` or `stack`, or a query parameter it does not take (`validation_error` naming it)", body = ErrorBody),

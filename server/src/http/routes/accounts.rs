@@ -25,9 +25,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// organization. The list is not paginated: it holds every account, and
 /// `hasMore` is always false.
 #[utoipa::path(
-    get,
-    path = "/v1/accounts",
-    operation_id = "listAccounts",
+    get, path = "/v1/accounts", operation_id = "listAccounts",
     security(("bearer" = ["accounts:read"])),
     responses(
         (status = 200, description = "Every balance account of the organization", body = ListPage<Account>),

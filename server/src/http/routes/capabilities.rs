@@ -25,9 +25,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// Its local methods, then the stablecoin networks every country offers,
 /// paged by `limit` and `cursor`.
 #[utoipa::path(
-    get,
-    path = "/v1/capabilities/{country}",
-    operation_id = "listCountryMethods",
+    get, path = "/v1/capabilities/{country}", operation_id = "listCountryMethods",
     params(("country" = String, Path, description = "ISO 3166-1 alpha-2, case-insensitive", example = "GH"), ListQuery),
     security(("bearer" = ["capabilities:read"])),
     responses(
@@ -56,13 +54,8 @@ async fn country(
 /// needs: look it up before creating a recipient or payout to catch a limit
 /// or an outage first.
 #[utoipa::path(
-    get,
-    path = "/v1/capabilities/{country}/{method}",
-    operation_id = "getMethod",
-    params(
-        ("country" = String, Path, description = "ISO 3166-1 alpha-2, case-insensitive", example = "GH"),
-        ("method" = String, Path, description = "The method's code", example = "mtn_gh"),
-    ),
+    get, path = "/v1/capabilities/{country}/{method}", operation_id = "getMethod",
+    params(("country" = String, Path, description = "ISO 3166-1 alpha-2, case-insensitive", example = "GH"), ("method" = String, Path, description = "The method's code", example = "mtn_gh")),
     security(("bearer" = ["capabilities:read"])),
     responses(
         (status = 200, description = "The method", body = MethodEnvelope),

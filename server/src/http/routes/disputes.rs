@@ -11,7 +11,9 @@ use sika_api::disputes::{
     CreateDisputeMessage, Dispute, DisputeEnvelope, DisputeFilter, DisputeMessage, DisputeMessageEnvelope,
     ResolveDispute, SimulateDispute,
 };
-use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, Refusals, VersionRefusals};
+use sika_api::{
+    BodyRefusals, ErrorBody, Id, ListPage, ListQuery, NoSuch, PageRefusals, ReadRefusals, Refusals,
+};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -33,11 +35,8 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 
 /// Disputes, newest first, without their threads
 #[utoipa::path(
-    get,
-    path = "/v1/disputes",
-    operation_id = "listDisputes",
-    params(ListQuery, DisputeFilter),
-    security(("bearer" = ["disputes:read"])),
+    get, path = "/v1/disputes", operation_id = "listDisputes",
+    params(ListQuery, DisputeFilter), security(("bearer" = ["disputes:read"])),
     responses(
         (status = 200, description = "One page of disputes", body = ListPage<Dispute>),
         (status = 400, description = "A bad `limit`, `cursor` or `status`, or a query parameter the operation does not take (`validation_error` naming it)", body = ErrorBody),
@@ -53,15 +52,11 @@ async fn list(
 
 /// One dispute with its message thread, oldest first
 #[utoipa::path(
-    get,
-    path = "/v1/disputes/{id}",
-    operation_id = "getDispute",
-    params(("id" = String, Path, description = "The dispute's id (`dsp_…`)")),
-    security(("bearer" = ["disputes:read"])),
+    get, path = "/v1/disputes/{id}", operation_id = "getDispute",
+    params(Id<DisputeEnvelope>), security(("bearer" = ["disputes:read"])),
     responses(
         (status = 200, description = "The dispute", body = DisputeEnvelope),
-        (status = 404, description = "No such dispute in this organization", body = ErrorBody),
-        VersionRefusals,
+        ReadRefusals<DisputeEnvelope>,
     )
 )]
 async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<DisputeEnvelope>> {
@@ -77,18 +72,14 @@ async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiRes
 /// takes no more messages, also when the resolution commits while the
 /// message is in flight.
 #[utoipa::path(
-    post,
-    path = "/v1/disputes/{id}/messages",
-    operation_id = "createDisputeMessage",
-    params(("id" = String, Path, description = "The dispute's id (`dsp_…`)")),
-    request_body = CreateDisputeMessage,
+    post, path = "/v1/disputes/{id}/messages", operation_id = "createDisputeMessage",
+    params(Id<DisputeEnvelope>), request_body = CreateDisputeMessage,
     security(("bearer" = ["disputes:write"])),
     responses(
         (status = 201, description = "The message, in the thread", body = DisputeMessageEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`), or the dispute is resolved or its thread full (`bad_request`)", body = ErrorBody),
-        (status = 404, description = "No such dispute in this organization", body = ErrorBody),
         (status = 409, description = "The dispute kept changing under concurrent requests (`conflict`); retry", body = ErrorBody),
-        BodyRefusals,
+        NoSuch<DisputeEnvelope>, BodyRefusals,
     )
 )]
 async fn post_message(
@@ -102,15 +93,11 @@ async fn post_message(
 
 /// A dispute's messages, newest first
 #[utoipa::path(
-    get,
-    path = "/v1/disputes/{id}/messages",
-    operation_id = "listDisputeMessages",
-    params(("id" = String, Path, description = "The dispute's id (`dsp_…`)"), ListQuery),
-    security(("bearer" = ["disputes:read"])),
+    get, path = "/v1/disputes/{id}/messages", operation_id = "listDisputeMessages",
+    params(Id<DisputeEnvelope>, ListQuery), security(("bearer" = ["disputes:read"])),
     responses(
         (status = 200, description = "One page of messages", body = ListPage<DisputeMessage>),
-        (status = 404, description = "No such dispute in this organization", body = ErrorBody),
-        PageRefusals,
+        NoSuch<DisputeEnvelope>, PageRefusals,
     )
 )]
 async fn messages(
@@ -127,11 +114,8 @@ async fn messages(
 /// payment, and fires `dispute.created`. A payment has at most one open
 /// dispute.
 #[utoipa::path(
-    post,
-    path = "/v1/simulations/disputes",
-    operation_id = "simulateDispute",
-    request_body = SimulateDispute,
-    security(("bearer" = ["disputes:write"])),
+    post, path = "/v1/simulations/disputes", operation_id = "simulateDispute",
+    request_body = SimulateDispute, security(("bearer" = ["disputes:write"])),
     responses(
         (status = 201, description = "The dispute, open, with its (empty) thread", body = DisputeEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`), or the payment is not completed or already has an open dispute (`bad_request`)", body = ErrorBody),
@@ -153,12 +137,8 @@ async fn simulate(
 /// Resolves it as `accepted` or `declined` with its thread as it stands,
 /// and fires `dispute.updated` then `dispute.closed`.
 #[utoipa::path(
-    post,
-    path = "/v1/simulations/disputes/{id}/resolve",
-    operation_id = "simulateDisputeResolution",
-    params(("id" = String, Path, description = "The dispute's id (`dsp_…`)")),
-    request_body = ResolveDispute,
-    security(("bearer" = ["disputes:write"])),
+    post, path = "/v1/simulations/disputes/{id}/resolve", operation_id = "simulateDisputeResolution",
+    params(Id<DisputeEnvelope>), request_body = ResolveDispute, security(("bearer" = ["disputes:write"])),
     responses(
         (status = 200, description = "The dispute, resolved, with its final thread", body = DisputeEnvelope),
         (status = 400, description = "A bad `outcome` (`validation_error`), or the dispute is already resolved (`bad_request`)", body = ErrorBody),

@@ -39,11 +39,8 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// attempts are refused with `429` until the window ends. The session
 /// works on both stacks until `expiresAt`.
 #[utoipa::path(
-    post,
-    path = "/v1/sessions",
-    operation_id = "createSession",
-    request_body = CreateSession,
-    security(()),
+    post, path = "/v1/sessions", operation_id = "createSession",
+    request_body = CreateSession, security(()),
     responses(
         (status = 201, description = "The session, with its token", body = SessionEnvelope),
         (status = 400, description = "A field is missing or invalid (`validation_error`, with `details.field`), or the `sika-version` header is unknown", body = ErrorBody),
@@ -94,9 +91,7 @@ async fn create(
 /// The session's token stops working at once, on both stacks. Needs a
 /// session (`sess_…`); an API key gets 403.
 #[utoipa::path(
-    delete,
-    path = "/v1/sessions/current",
-    operation_id = "deleteCurrentSession",
+    delete, path = "/v1/sessions/current", operation_id = "deleteCurrentSession",
     security(("bearer" = ["session"])),
     responses(
         (status = 200, description = "The session, ended", body = EndedSessionEnvelope),

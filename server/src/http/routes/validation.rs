@@ -37,9 +37,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// (`invalid_bank_code`). Either `validation:write` or `validation:read`
 /// will do.
 #[utoipa::path(
-    post,
-    path = "/v1/validate/bulk",
-    operation_id = "validateBulk",
+    post, path = "/v1/validate/bulk", operation_id = "validateBulk",
     request_body = ValidateDestinations,
     security(("bearer" = ["validation:write"]), ("bearer" = ["validation:read"])),
     responses(
