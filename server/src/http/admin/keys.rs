@@ -17,14 +17,11 @@ use crate::domain::error::{ApiError, ApiResult};
 ///
 /// Every key, revoked ones included, newest first, in one page; never a
 /// key's secret.
-#[utoipa::path(
-    get, path = "/admin/v1/{stack}/organizations/{id}/keys", operation_id = "listOrganizationKeys",
+#[utoipa::path(get, path = "/admin/v1/{stack}/organizations/{id}/keys", operation_id = "listOrganizationKeys",
     security(("operator" = [])), params(StackId<OrganizationEnvelope>),
-    responses(
-        (status = 200, description = "The keys", body = ListPage<ApiKey>),
+    responses((status = 200, description = "The keys", body = ListPage<ApiKey>),
         (status = 404, description = "Unknown stack or organization", body = ErrorBody),
-        StackRefusals,
-    )
+        StackRefusals),
 )]
 pub(super) async fn list(
     State(state): State<Arc<AdminState>>,
@@ -47,11 +44,9 @@ pub(super) async fn list(
     operation_id = "revokeOrganizationKey",
     security(("operator" = [])),
     params(StackId<OrganizationEnvelope>, ("keyId" = String, Path, description = "The key's id (`key_…`)")),
-    responses(
-        (status = 200, description = "The revoked key", body = ApiKeyEnvelope),
+    responses((status = 200, description = "The revoked key", body = ApiKeyEnvelope),
         (status = 404, description = "Unknown stack, or no such key in this organization", body = ErrorBody),
-        StackRefusals,
-    )
+        StackRefusals),
 )]
 pub(super) async fn revoke(
     State(state): State<Arc<AdminState>>,

@@ -36,13 +36,10 @@ fn recent_deliveries(state: &AdminState, stack: &crate::domain::stack::Stack) ->
 }
 
 /// Every webhook endpoint on a stack, with its recent delivery health
-#[utoipa::path(
-    get, path = "/admin/v1/{stack}/webhooks/endpoints", operation_id = "listEndpointHealth",
+#[utoipa::path(get, path = "/admin/v1/{stack}/webhooks/endpoints", operation_id = "listEndpointHealth",
     security(("operator" = [])), params(StackPath),
-    responses(
-        (status = 200, description = "Every endpoint, in one page", body = ListPage<EndpointHealth>),
-        StackRefusals,
-    )
+    responses((status = 200, description = "Every endpoint, in one page", body = ListPage<EndpointHealth>),
+        StackRefusals),
 )]
 pub(super) async fn endpoints(
     State(state): State<Arc<AdminState>>,
@@ -84,10 +81,8 @@ pub(super) async fn endpoints(
 #[utoipa::path(
     get, path = "/admin/v1/{stack}/webhooks/endpoints/{id}/attempts", operation_id = "listEndpointAttempts",
     security(("operator" = [])), params(StackId<WebhookEndpointEnvelope>),
-    responses(
-        (status = 200, description = "The attempts, in one page", body = ListPage<EndpointAttempt>),
-        StackRefusals,
-    )
+    responses((status = 200, description = "The attempts, in one page", body = ListPage<EndpointAttempt>),
+        StackRefusals),
 )]
 pub(super) async fn attempts(
     State(state): State<Arc<AdminState>>,
@@ -117,14 +112,12 @@ pub(super) async fn attempts(
 }
 
 /// The last 100 deliveries on a stack, newest first
-#[utoipa::path(
-    get, path = "/admin/v1/{stack}/webhooks/deliveries", operation_id = "listStackDeliveries",
+#[utoipa::path(get, path = "/admin/v1/{stack}/webhooks/deliveries", operation_id = "listStackDeliveries",
     security(("operator" = [])), params(StackPath, DeliveryStatusQuery),
     responses(
         (status = 200, description = "The deliveries, in one page", body = ListPage<Owned<WebhookDelivery>>),
         (status = 400, description = "An unknown query parameter (`validation_error`)", body = ErrorBody),
-        StackRefusals,
-    )
+        StackRefusals),
 )]
 pub(super) async fn deliveries(
     State(state): State<Arc<AdminState>>,
@@ -149,8 +142,7 @@ pub(super) async fn deliveries(
     security(("operator" = [])), params(StackId<WebhookDeliveryEnvelope>),
     responses(
         (status = 200, description = "The delivery with the new attempt", body = WebhookDeliveryEnvelope),
-        StackItemRefusals<WebhookDeliveryEnvelope>,
-    )
+        StackItemRefusals<WebhookDeliveryEnvelope>),
 )]
 pub(super) async fn retry(
     State(state): State<Arc<AdminState>>,
@@ -167,10 +159,8 @@ pub(super) async fn retry(
 #[utoipa::path(
     post, path = "/admin/v1/{stack}/webhooks/endpoints/{id}/enable", operation_id = "enableStackEndpoint",
     security(("operator" = [])), params(StackId<WebhookEndpointEnvelope>),
-    responses(
-        (status = 200, description = "The endpoint, enabled", body = WebhookEndpointEnvelope),
-        StackItemRefusals<WebhookEndpointEnvelope>,
-    )
+    responses((status = 200, description = "The endpoint, enabled", body = WebhookEndpointEnvelope),
+        StackItemRefusals<WebhookEndpointEnvelope>),
 )]
 pub(super) async fn enable(
     State(state): State<Arc<AdminState>>,

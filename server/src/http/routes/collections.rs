@@ -32,13 +32,11 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// pending credit on the balance until they approve. The same
 /// `externalReference` with the same body answers the original collection
 /// (200) instead of charging twice.
-#[utoipa::path(
-    post, path = "/v1/collections", operation_id = "createCollection",
+#[utoipa::path(post, path = "/v1/collections", operation_id = "createCollection",
     request_body = CreateCollection, security(("bearer" = ["collections:write"])),
     responses(
         (status = 201, description = "The collection, pending until the payer answers", body = CollectionEnvelope),
-        Replays<CollectionEnvelope>, FieldRefusals,
-    )
+        Replays<CollectionEnvelope>, FieldRefusals),
 )]
 async fn create(
     Call { stack, principal }: Call,
@@ -67,13 +65,10 @@ async fn create(
 }
 
 /// One collection with its full timeline
-#[utoipa::path(
-    get, path = "/v1/collections/{id}", operation_id = "getCollection",
+#[utoipa::path(get, path = "/v1/collections/{id}", operation_id = "getCollection",
     params(Id<CollectionEnvelope>), security(("bearer" = ["collections:read"])),
-    responses(
-        (status = 200, description = "The collection", body = CollectionEnvelope),
-        ReadRefusals<CollectionEnvelope>,
-    )
+    responses((status = 200, description = "The collection", body = CollectionEnvelope),
+        ReadRefusals<CollectionEnvelope>),
 )]
 async fn read(
     Call { stack, principal }: Call,
@@ -85,13 +80,10 @@ async fn read(
 }
 
 /// Collections, newest first
-#[utoipa::path(
-    get, path = "/v1/collections", operation_id = "listCollections",
+#[utoipa::path(get, path = "/v1/collections", operation_id = "listCollections",
     params(ListQuery, MovementFilter), security(("bearer" = ["collections:read"])),
-    responses(
-        (status = 200, description = "One page of collections", body = ListPage<Collection>),
-        PageRefusals,
-    )
+    responses((status = 200, description = "One page of collections", body = ListPage<Collection>),
+        PageRefusals),
 )]
 async fn list(
     Call { stack, principal }: Call,

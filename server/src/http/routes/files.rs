@@ -28,14 +28,11 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 ///
 /// The contents travel base64-encoded in a JSON body, at most 512 KiB once
 /// decoded. A file never changes once stored.
-#[utoipa::path(
-    post, path = "/v1/files", operation_id = "createFile",
+#[utoipa::path(post, path = "/v1/files", operation_id = "createFile",
     request_body = CreateFile, security(("bearer" = ["disputes:write"])),
-    responses(
-        (status = 201, description = "The file's description", body = FileEnvelope),
+    responses((status = 201, description = "The file's description", body = FileEnvelope),
         (status = 400, description = "A field is missing or invalid, or the contents are empty, not base64 or larger than 512 KiB (`validation_error`, with `details.field`)", body = ErrorBody),
-        BodyRefusals,
-    )
+        BodyRefusals),
 )]
 async fn upload(
     Call { stack, principal }: Call,
@@ -51,13 +48,10 @@ fn not_found(id: &str) -> ApiError {
 }
 
 /// One file's description
-#[utoipa::path(
-    get, path = "/v1/files/{id}", operation_id = "getFile",
+#[utoipa::path(get, path = "/v1/files/{id}", operation_id = "getFile",
     params(Id<FileEnvelope>), security(("bearer" = ["disputes:read"])),
-    responses(
-        (status = 200, description = "The file's description", body = FileEnvelope),
-        ReadRefusals<FileEnvelope>,
-    )
+    responses((status = 200, description = "The file's description", body = FileEnvelope),
+        ReadRefusals<FileEnvelope>),
 )]
 async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<FileEnvelope>> {
     let file = files::load_for(&stack.engine.read()?, principal.organization(), &id)?
@@ -70,13 +64,11 @@ async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiRes
 /// Answered with the file's stored content type (shown here as
 /// `application/octet-stream`), as an attachment, exactly the bytes
 /// uploaded.
-#[utoipa::path(
-    get, path = "/v1/files/{id}/contents", operation_id = "getFileContents",
+#[utoipa::path(get, path = "/v1/files/{id}/contents", operation_id = "getFileContents",
     params(Id<FileEnvelope>), security(("bearer" = ["disputes:read"])),
     responses(
         (status = 200, description = "The file's bytes, with its content type", content_type = "application/octet-stream", body = FileContents),
-        ReadRefusals<FileEnvelope>,
-    )
+        ReadRefusals<FileEnvelope>),
 )]
 async fn contents(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Response> {
     let snapshot = stack.engine.read()?;
@@ -96,13 +88,10 @@ async fn contents(Call { stack, principal }: Call, Path(id): Path<String>) -> Ap
 }
 
 /// Uploaded files, newest first
-#[utoipa::path(
-    get, path = "/v1/files", operation_id = "listFiles",
+#[utoipa::path(get, path = "/v1/files", operation_id = "listFiles",
     params(ListQuery), security(("bearer" = ["disputes:read"])),
-    responses(
-        (status = 200, description = "One page of file descriptions", body = ListPage<File>),
-        PageRefusals,
-    )
+    responses((status = 200, description = "One page of file descriptions", body = ListPage<File>),
+        PageRefusals),
 )]
 async fn list(
     Call { stack, principal }: Call,

@@ -32,13 +32,10 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// arrive (and, for crypto, are confirmed) the node pays out what arrived
 /// less the fee. The same `externalReference` with the same body answers
 /// the original order (200), as it is now, instead of opening another.
-#[utoipa::path(
-    post, path = "/v1/orders", operation_id = "createOrder",
+#[utoipa::path(post, path = "/v1/orders", operation_id = "createOrder",
     request_body = CreateOrder, security(("bearer" = ["orders:write"])),
-    responses(
-        (status = 201, description = "The order, awaiting funds", body = OrderEnvelope),
-        Replays<OrderEnvelope>, FieldRefusals,
-    )
+    responses((status = 201, description = "The order, awaiting funds", body = OrderEnvelope),
+        Replays<OrderEnvelope>, FieldRefusals),
 )]
 async fn create(
     Call { stack, principal }: Call,
@@ -62,10 +59,9 @@ async fn create(
 }
 
 /// One order with its merged timeline
-#[utoipa::path(
-    get, path = "/v1/orders/{id}", operation_id = "getOrder",
+#[utoipa::path(get, path = "/v1/orders/{id}", operation_id = "getOrder",
     params(Id<OrderEnvelope>), security(("bearer" = ["orders:read"])),
-    responses((status = 200, description = "The order", body = OrderEnvelope), ReadRefusals<OrderEnvelope>)
+    responses((status = 200, description = "The order", body = OrderEnvelope), ReadRefusals<OrderEnvelope>),
 )]
 async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<OrderEnvelope>> {
     let order = views::find_order(&stack.engine.read()?, principal.organization(), &id)?
@@ -74,10 +70,9 @@ async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiRes
 }
 
 /// Orders, newest first
-#[utoipa::path(
-    get, path = "/v1/orders", operation_id = "listOrders",
+#[utoipa::path(get, path = "/v1/orders", operation_id = "listOrders",
     params(ListQuery, MovementFilter), security(("bearer" = ["orders:read"])),
-    responses((status = 200, description = "One page of orders", body = ListPage<Order>), PageRefusals)
+    responses((status = 200, description = "One page of orders", body = ListPage<Order>), PageRefusals),
 )]
 async fn list(
     Call { stack, principal }: Call,

@@ -33,13 +33,10 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 ///
 /// Omit `amount` to let the payer choose; a link takes partial payments
 /// until what it received covers the amount.
-#[utoipa::path(
-    post, path = "/v1/payment-links", operation_id = "createPaymentLink",
+#[utoipa::path(post, path = "/v1/payment-links", operation_id = "createPaymentLink",
     request_body = CheckoutRequest, security(("bearer" = ["payment-pages:write"])),
-    responses(
-        (status = 201, description = "The link, with its (empty) sessions", body = PaymentLinkEnvelope),
-        FieldRefusals,
-    )
+    responses((status = 201, description = "The link, with its (empty) sessions", body = PaymentLinkEnvelope),
+        FieldRefusals),
 )]
 async fn create(
     Call { stack, principal }: Call,
@@ -54,13 +51,10 @@ async fn create(
 }
 
 /// One payment link with its checkout sessions, newest first
-#[utoipa::path(
-    get, path = "/v1/payment-links/{id}", operation_id = "getPaymentLink",
+#[utoipa::path(get, path = "/v1/payment-links/{id}", operation_id = "getPaymentLink",
     params(Id<PaymentLinkEnvelope>), security(("bearer" = ["payment-pages:read"])),
-    responses(
-        (status = 200, description = "The link", body = PaymentLinkEnvelope),
-        ReadRefusals<PaymentLinkEnvelope>,
-    )
+    responses((status = 200, description = "The link", body = PaymentLinkEnvelope),
+        ReadRefusals<PaymentLinkEnvelope>),
 )]
 async fn read(
     Call { stack, principal }: Call,
@@ -80,15 +74,12 @@ async fn read(
 /// Close a link: it takes no more payments
 ///
 /// Closing a closed link answers it unchanged; a paid link cannot be closed.
-#[utoipa::path(
-    post, path = "/v1/payment-links/{id}/close", operation_id = "closePaymentLink",
+#[utoipa::path(post, path = "/v1/payment-links/{id}/close", operation_id = "closePaymentLink",
     params(Id<PaymentLinkEnvelope>), security(("bearer" = ["payment-pages:write"])),
-    responses(
-        (status = 200, description = "The link, closed", body = PaymentLinkEnvelope),
+    responses((status = 200, description = "The link, closed", body = PaymentLinkEnvelope),
         (status = 400, description = "The link is paid (`bad_request`), or the `sika-version` header is unknown", body = ErrorBody),
         (status = 409, description = "The link kept changing under concurrent requests (`conflict`); retry", body = ErrorBody),
-        NoSuch<PaymentLinkEnvelope>, Refusals,
-    )
+        NoSuch<PaymentLinkEnvelope>, Refusals),
 )]
 async fn close(
     Call { stack, principal }: Call,
@@ -102,14 +93,12 @@ async fn close(
 ///
 /// Every filter given must match. `parentId` lists one page's payers'
 /// links (none when the organization has no such page).
-#[utoipa::path(
-    get, path = "/v1/payment-links", operation_id = "listPaymentLinks",
+#[utoipa::path(get, path = "/v1/payment-links", operation_id = "listPaymentLinks",
     params(ListQuery, PaymentLinkFilter), security(("bearer" = ["payment-pages:read"])),
     responses(
         (status = 200, description = "One page of payment links, without their sessions", body = ListPage<PaymentLink>),
         (status = 400, description = "A bad `limit`, `cursor`, `status` or `parentType`, or a query parameter the operation does not take (`validation_error` naming it)", body = ErrorBody),
-        Refusals,
-    )
+        Refusals),
 )]
 async fn list(
     Call { stack, principal }: Call,

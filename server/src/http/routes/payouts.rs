@@ -37,15 +37,12 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// provider with an account lookup (Flutterwave, Nigerian banks) is looked
 /// up first: an account the provider says does not exist is refused before
 /// any money is held.
-#[utoipa::path(
-    post, path = "/v1/payouts", operation_id = "createPayout",
+#[utoipa::path(post, path = "/v1/payouts", operation_id = "createPayout",
     request_body = CreatePayout, security(("bearer" = ["payouts:write"])),
-    responses(
-        (status = 201, description = "The payout, pending on its rail", body = PayoutEnvelope),
+    responses((status = 201, description = "The payout, pending on its rail", body = PayoutEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`: `to.bankCode` missing where the provider needs it or not one of the method's options; `to.accountNumber` for an account the provider says does not exist)", body = ErrorBody),
         (status = 422, description = "`insufficient_funds` or `spend_cap_exceeded`", body = ErrorBody),
-        Replays<PayoutEnvelope>, BodyRefusals,
-    )
+        Replays<PayoutEnvelope>, BodyRefusals),
 )]
 async fn create(
     Call { stack, principal }: Call,
@@ -81,10 +78,10 @@ async fn create(
 }
 
 /// One payout with its full timeline
-#[utoipa::path(
-    get, path = "/v1/payouts/{id}", operation_id = "getPayout",
+#[utoipa::path(get, path = "/v1/payouts/{id}", operation_id = "getPayout",
     params(Id<PayoutEnvelope>), security(("bearer" = ["payouts:read"])),
-    responses((status = 200, description = "The payout", body = PayoutEnvelope), ReadRefusals<PayoutEnvelope>)
+    responses((status = 200, description = "The payout", body = PayoutEnvelope),
+        ReadRefusals<PayoutEnvelope>),
 )]
 async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<PayoutEnvelope>> {
     let snapshot = stack.engine.read()?;
@@ -94,10 +91,9 @@ async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiRes
 }
 
 /// Payouts, newest first
-#[utoipa::path(
-    get, path = "/v1/payouts", operation_id = "listPayouts",
+#[utoipa::path(get, path = "/v1/payouts", operation_id = "listPayouts",
     params(ListQuery, MovementFilter), security(("bearer" = ["payouts:read"])),
-    responses((status = 200, description = "One page of payouts", body = ListPage<Payout>), PageRefusals)
+    responses((status = 200, description = "One page of payouts", body = ListPage<Payout>), PageRefusals),
 )]
 async fn list(
     Call { stack, principal }: Call,

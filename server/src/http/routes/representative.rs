@@ -25,14 +25,11 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 ///
 /// On the sandbox, opening the first GHS virtual account without one fills
 /// a `sandbox_default` record from the owner's name.
-#[utoipa::path(
-    get, path = "/v1/organization/representative", operation_id = "getRepresentative",
+#[utoipa::path(get, path = "/v1/organization/representative", operation_id = "getRepresentative",
     security(("bearer" = ["collections:read"])),
-    responses(
-        (status = 200, description = "The representative", body = RepresentativeEnvelope),
+    responses((status = 200, description = "The representative", body = RepresentativeEnvelope),
         (status = 404, description = "This organization has no representative on this stack yet", body = ErrorBody),
-        VersionRefusals,
-    )
+        VersionRefusals),
 )]
 async fn read(Call { stack, principal }: Call) -> ApiResult<Json<RepresentativeEnvelope>> {
     let record = representative::load(&stack, principal.organization())?
@@ -45,14 +42,11 @@ async fn read(Call { stack, principal }: Call) -> ApiResult<Json<RepresentativeE
 /// Needs an owner's or admin's session (`sess_…`); an API key gets 403. The
 /// first GHS virtual account registers this person with the partner bank;
 /// changing `fullName` or `idNumber` later updates only the node's record.
-#[utoipa::path(
-    put, path = "/v1/organization/representative", operation_id = "putRepresentative",
+#[utoipa::path(put, path = "/v1/organization/representative", operation_id = "putRepresentative",
     request_body = SetRepresentative,
     security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
-    responses(
-        (status = 200, description = "The representative as set", body = RepresentativeEnvelope),
-        FieldRefusals<SessionRefusals>,
-    )
+    responses((status = 200, description = "The representative as set", body = RepresentativeEnvelope),
+        FieldRefusals<SessionRefusals>),
 )]
 async fn replace(
     Call { stack, principal }: Call,

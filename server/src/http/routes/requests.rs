@@ -23,14 +23,12 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// Any request id from an `x-request-id` header or an error body's
 /// `requestId`; another organization's requests are 404. Only the newest
 /// requests are kept.
-#[utoipa::path(
-    get, path = "/v1/requests/{id}", operation_id = "getRequest",
+#[utoipa::path(get, path = "/v1/requests/{id}", operation_id = "getRequest",
     params(Id<LoggedRequestEnvelope>), security(("bearer" = ["requests:read"])),
     responses(
         (status = 200, description = "The request with its redacted bodies", body = LoggedRequestEnvelope),
         (status = 404, description = "No such request in this organization's log on this stack", body = ErrorBody),
-        VersionRefusals,
-    )
+        VersionRefusals),
 )]
 async fn find(
     Call { stack, principal }: Call,

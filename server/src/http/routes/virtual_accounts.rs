@@ -28,15 +28,12 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// representative: on the live stack set it first; the sandbox fills a
 /// default from the owner's name. A GHS customer (`customerReference`) has
 /// one account: asking again answers it (200), never a second one.
-#[utoipa::path(
-    post, path = "/v1/virtual-accounts", operation_id = "createVirtualAccount",
+#[utoipa::path(post, path = "/v1/virtual-accounts", operation_id = "createVirtualAccount",
     request_body = CreateVirtualAccount, security(("bearer" = ["virtual-accounts:write"])),
-    responses(
-        (status = 201, description = "The virtual account", body = VirtualAccountEnvelope),
+    responses((status = 201, description = "The virtual account", body = VirtualAccountEnvelope),
         (status = 200, description = "The GHS account this customer already has", body = VirtualAccountEnvelope),
         (status = 422, description = "A live GHS account without the representative (`representative_required`)", body = ErrorBody),
-        FieldRefusals,
-    )
+        FieldRefusals),
 )]
 async fn create(
     Call { stack, principal }: Call,
@@ -48,13 +45,10 @@ async fn create(
 }
 
 /// One virtual account
-#[utoipa::path(
-    get, path = "/v1/virtual-accounts/{id}", operation_id = "getVirtualAccount",
+#[utoipa::path(get, path = "/v1/virtual-accounts/{id}", operation_id = "getVirtualAccount",
     params(Id<VirtualAccountEnvelope>), security(("bearer" = ["virtual-accounts:read"])),
-    responses(
-        (status = 200, description = "The virtual account", body = VirtualAccountEnvelope),
-        ReadRefusals<VirtualAccountEnvelope>,
-    )
+    responses((status = 200, description = "The virtual account", body = VirtualAccountEnvelope),
+        ReadRefusals<VirtualAccountEnvelope>),
 )]
 async fn read(
     Call { stack, principal }: Call,
@@ -67,13 +61,10 @@ async fn read(
 }
 
 /// Virtual accounts, newest first
-#[utoipa::path(
-    get, path = "/v1/virtual-accounts", operation_id = "listVirtualAccounts",
+#[utoipa::path(get, path = "/v1/virtual-accounts", operation_id = "listVirtualAccounts",
     params(ListQuery), security(("bearer" = ["virtual-accounts:read"])),
-    responses(
-        (status = 200, description = "One page of virtual accounts", body = ListPage<VirtualAccount>),
-        PageRefusals,
-    )
+    responses((status = 200, description = "One page of virtual accounts", body = ListPage<VirtualAccount>),
+        PageRefusals),
 )]
 async fn list(
     Call { stack, principal }: Call,

@@ -47,14 +47,12 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 ///
 /// The answer carries the endpoint's signing secret, shown this once; read
 /// it again with `GET /v1/webhooks/signing-secret/{id}`.
-#[utoipa::path(
-    post, path = "/v1/webhooks/endpoints", operation_id = "createWebhookEndpoint",
+#[utoipa::path(post, path = "/v1/webhooks/endpoints", operation_id = "createWebhookEndpoint",
     request_body = CreateWebhookEndpoint, security(("bearer" = ["webhooks:write"])),
     responses(
         (status = 201, description = "The endpoint with its signing secret", body = CreatedWebhookEndpointEnvelope),
         (status = 400, description = "A bad `url` or an unknown event (`validation_error`, with `details.field`)", body = ErrorBody),
-        BodyRefusals,
-    )
+        BodyRefusals),
 )]
 async fn create(
     Call { stack, principal }: Call,
@@ -88,13 +86,11 @@ fn own_endpoint(stack: &Stack, principal: &Principal, id: &str) -> ApiResult<(En
 }
 
 /// One webhook endpoint
-#[utoipa::path(
-    get, path = "/v1/webhooks/endpoints/{id}", operation_id = "getWebhookEndpoint",
+#[utoipa::path(get, path = "/v1/webhooks/endpoints/{id}", operation_id = "getWebhookEndpoint",
     params(Id<WebhookEndpointEnvelope>), security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "The endpoint, without its secret", body = WebhookEndpointEnvelope),
-        ReadRefusals<WebhookEndpointEnvelope>,
-    )
+        ReadRefusals<WebhookEndpointEnvelope>),
 )]
 async fn get_endpoint(
     Call { stack, principal }: Call,
@@ -105,13 +101,11 @@ async fn get_endpoint(
 }
 
 /// Webhook endpoints, newest first
-#[utoipa::path(
-    get, path = "/v1/webhooks/endpoints", operation_id = "listWebhookEndpoints",
+#[utoipa::path(get, path = "/v1/webhooks/endpoints", operation_id = "listWebhookEndpoints",
     params(ListQuery), security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "One page of endpoints, without their secrets", body = ListPage<WebhookEndpoint>),
-        PageRefusals,
-    )
+        PageRefusals),
 )]
 async fn list_endpoints(
     Call { stack, principal }: Call,
@@ -130,15 +124,12 @@ async fn list_endpoints(
 /// Only the fields sent change. `status: active` re-enables a disabled
 /// endpoint and resets its failure count; `status: disabled` stops
 /// deliveries to it.
-#[utoipa::path(
-    patch, path = "/v1/webhooks/endpoints/{id}", operation_id = "updateWebhookEndpoint",
+#[utoipa::path(patch, path = "/v1/webhooks/endpoints/{id}", operation_id = "updateWebhookEndpoint",
     params(Id<WebhookEndpointEnvelope>), request_body = UpdateWebhookEndpoint,
     security(("bearer" = ["webhooks:write"])),
-    responses(
-        (status = 200, description = "The endpoint as changed", body = WebhookEndpointEnvelope),
+    responses((status = 200, description = "The endpoint as changed", body = WebhookEndpointEnvelope),
         (status = 400, description = "A bad field (`validation_error`, with `details.field`)", body = ErrorBody),
-        NoSuch<WebhookEndpointEnvelope>, BodyRefusals,
-    )
+        NoSuch<WebhookEndpointEnvelope>, BodyRefusals),
 )]
 async fn update(
     Call { stack, principal }: Call,
@@ -174,13 +165,10 @@ async fn update(
 /// Delete a webhook endpoint
 ///
 /// Nothing more is sent to it; its pending deliveries fail.
-#[utoipa::path(
-    delete, path = "/v1/webhooks/endpoints/{id}", operation_id = "deleteWebhookEndpoint",
+#[utoipa::path(delete, path = "/v1/webhooks/endpoints/{id}", operation_id = "deleteWebhookEndpoint",
     params(Id<WebhookEndpointEnvelope>), security(("bearer" = ["webhooks:write"])),
-    responses(
-        (status = 200, description = "The endpoint is deleted", body = DeletedWebhookEndpointEnvelope),
-        ReadRefusals<WebhookEndpointEnvelope>,
-    )
+    responses((status = 200, description = "The endpoint is deleted", body = DeletedWebhookEndpointEnvelope),
+        ReadRefusals<WebhookEndpointEnvelope>),
 )]
 async fn remove(
     Call { stack, principal }: Call,
@@ -201,13 +189,11 @@ async fn remove(
 }
 
 /// A webhook endpoint's signing secret
-#[utoipa::path(
-    get, path = "/v1/webhooks/signing-secret/{id}", operation_id = "getSigningSecret",
+#[utoipa::path(get, path = "/v1/webhooks/signing-secret/{id}", operation_id = "getSigningSecret",
     params(Id<WebhookEndpointEnvelope>), security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "The secret deliveries to this endpoint are signed with", body = SigningSecret),
-        ReadRefusals<WebhookEndpointEnvelope>,
-    )
+        ReadRefusals<WebhookEndpointEnvelope>),
 )]
 async fn signing_secret(
     Call { stack, principal }: Call,
@@ -222,14 +208,11 @@ async fn signing_secret(
 /// Records a `webhook.test` event delivered to this endpoint only; follow
 /// it in the deliveries list. A disabled endpoint is refused (400): nothing
 /// is sent to it until it is re-enabled.
-#[utoipa::path(
-    post, path = "/v1/webhooks/endpoints/{id}/test", operation_id = "testWebhookEndpoint",
+#[utoipa::path(post, path = "/v1/webhooks/endpoints/{id}/test", operation_id = "testWebhookEndpoint",
     params(Id<WebhookEndpointEnvelope>), security(("bearer" = ["webhooks:write"])),
-    responses(
-        (status = 202, description = "The test event is on its way", body = WebhookTestSent),
+    responses((status = 202, description = "The test event is on its way", body = WebhookTestSent),
         (status = 400, description = "The endpoint is disabled (`bad_request`, `details.status` `disabled`): re-enable it first with `status: active`, or an unknown `sika-version`", body = ErrorBody),
-        NoSuch<WebhookEndpointEnvelope>, Refusals,
-    )
+        NoSuch<WebhookEndpointEnvelope>, Refusals),
 )]
 async fn test(
     Call { stack, principal }: Call,
@@ -261,13 +244,11 @@ async fn test(
 }
 
 /// One event
-#[utoipa::path(
-    get, path = "/v1/webhooks/events/{id}", operation_id = "getEvent",
+#[utoipa::path(get, path = "/v1/webhooks/events/{id}", operation_id = "getEvent",
     params(Id<WebhookEventEnvelope>), security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "The event, as its deliveries send it", body = WebhookEventEnvelope),
-        ReadRefusals<WebhookEventEnvelope>,
-    )
+        ReadRefusals<WebhookEventEnvelope>),
 )]
 async fn get_event(
     Call { stack, principal }: Call,
@@ -283,10 +264,10 @@ async fn get_event(
 }
 
 /// Events, newest first
-#[utoipa::path(
-    get, path = "/v1/webhooks/events", operation_id = "listEvents",
+#[utoipa::path(get, path = "/v1/webhooks/events", operation_id = "listEvents",
     params(ListQuery), security(("bearer" = ["webhooks:read"])),
-    responses((status = 200, description = "One page of events", body = ListPage<WebhookEvent>), PageRefusals)
+    responses((status = 200, description = "One page of events", body = ListPage<WebhookEvent>),
+        PageRefusals),
 )]
 async fn list_events(
     Call { stack, principal }: Call,
@@ -301,14 +282,11 @@ async fn list_events(
 /// Webhook deliveries, newest first
 ///
 /// Every filter given must match.
-#[utoipa::path(
-    get, path = "/v1/webhooks/deliveries", operation_id = "listDeliveries",
+#[utoipa::path(get, path = "/v1/webhooks/deliveries", operation_id = "listDeliveries",
     params(ListQuery, DeliveryFilter), security(("bearer" = ["webhooks:read"])),
-    responses(
-        (status = 200, description = "One page of deliveries", body = ListPage<WebhookDelivery>),
+    responses((status = 200, description = "One page of deliveries", body = ListPage<WebhookDelivery>),
         (status = 400, description = "A bad `limit`, `cursor` or `status`, or a query parameter the operation does not take (`validation_error` naming it)", body = ErrorBody),
-        Refusals,
-    )
+        Refusals),
 )]
 async fn list_deliveries(
     Call { stack, principal }: Call,
@@ -347,13 +325,10 @@ fn matches(filter: &DeliveryFilter, delivery: &webhooks::Delivery) -> bool {
 }
 
 /// One webhook delivery with its attempts
-#[utoipa::path(
-    get, path = "/v1/webhooks/deliveries/{id}", operation_id = "getDelivery",
+#[utoipa::path(get, path = "/v1/webhooks/deliveries/{id}", operation_id = "getDelivery",
     params(Id<WebhookDeliveryEnvelope>), security(("bearer" = ["webhooks:read"])),
-    responses(
-        (status = 200, description = "The delivery", body = WebhookDeliveryEnvelope),
-        ReadRefusals<WebhookDeliveryEnvelope>,
-    )
+    responses((status = 200, description = "The delivery", body = WebhookDeliveryEnvelope),
+        ReadRefusals<WebhookDeliveryEnvelope>),
 )]
 async fn get_delivery(
     Call { stack, principal }: Call,
@@ -371,14 +346,11 @@ async fn get_delivery(
 /// `manual: true`. A delivery whose endpoint was deleted cannot be retried.
 /// One delivery may be retried three times a second (`429 rate_limited`
 /// otherwise), and keeps its latest 20 manual attempts.
-#[utoipa::path(
-    post, path = "/v1/webhooks/deliveries/{id}/retry", operation_id = "retryDelivery",
+#[utoipa::path(post, path = "/v1/webhooks/deliveries/{id}/retry", operation_id = "retryDelivery",
     params(Id<WebhookDeliveryEnvelope>), security(("bearer" = ["webhooks:write"])),
-    responses(
-        (status = 200, description = "The delivery after the attempt", body = WebhookDeliveryEnvelope),
+    responses((status = 200, description = "The delivery after the attempt", body = WebhookDeliveryEnvelope),
         (status = 400, description = "The delivery's endpoint was deleted (`bad_request`)", body = ErrorBody),
-        NoSuch<WebhookDeliveryEnvelope>, Refusals,
-    )
+        NoSuch<WebhookDeliveryEnvelope>, Refusals),
 )]
 async fn retry(
     Call { stack, principal }: Call,
