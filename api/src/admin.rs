@@ -664,8 +664,3 @@ pub struct SearchResults {
     /// It stopped at the bound on hits: `data` is not every match.
     pub hits_limit_reached: bool,
 }
-
-impl Resource for OrganizationEnvelope {
-    const NAME: &'static str = "organization";
-    const ID_PREFIX: &'static str = "org_";
-}

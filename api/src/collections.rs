@@ -72,8 +72,3 @@ pub struct Collection {
 pub struct CollectionEnvelope {
     pub collection: Collection,
 }
-
-impl crate::Resource for CollectionEnvelope {
-    const NAME: &'static str = "collection";
-    const ID_PREFIX: &'static str = "col_";
-}

@@ -60,11 +60,6 @@ pub struct QuoteEnvelope {
     pub quote: Quote,
 }
 
-impl crate::Resource for QuoteEnvelope {
-    const NAME: &'static str = "quote";
-    const ID_PREFIX: &'static str = "qte_";
-}
-
 /// Where a conversion stands: it completes as it is executed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -126,11 +121,6 @@ pub struct ConversionLeg {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ConversionEnvelope {
     pub conversion: Conversion,
-}
-
-impl crate::Resource for ConversionEnvelope {
-    const NAME: &'static str = "conversion";
-    const ID_PREFIX: &'static str = "conv_";
 }
 
 #[cfg(test)]

@@ -114,11 +114,6 @@ pub struct DisputeEnvelope {
     pub dispute: Dispute,
 }
 
-impl crate::Resource for DisputeEnvelope {
-    const NAME: &'static str = "dispute";
-    const ID_PREFIX: &'static str = "dsp_";
-}
-
 /// `{message}`: what posting a message answers (201).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct DisputeMessageEnvelope {

@@ -263,8 +263,8 @@ pub type BodyRefusals<R = Refusals> = With<BadBody, R>;
 
 /// A resource an operation names by id: what the documents call it and
 /// how its ids begin. The envelope a read of the resource answers with
-/// implements it, so one type names the operation's body, its `{id}` and
-/// its 404.
+/// implements it (the table in `resources.rs`), so one type names the
+/// operation's body, its `{id}` and its 404.
 pub trait Resource {
     /// The resource in a sentence: "No such payout in this organization".
     const NAME: &'static str;

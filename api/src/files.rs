@@ -46,11 +46,6 @@ pub struct FileEnvelope {
     pub file: File,
 }
 
-impl crate::Resource for FileEnvelope {
-    const NAME: &'static str = "file";
-    const ID_PREFIX: &'static str = "file_";
-}
-
 /// A file's bytes as `GET /v1/files/{id}/contents` answers them: not JSON,
 /// but exactly the bytes uploaded, with the file's content type.
 pub struct FileContents;

@@ -87,11 +87,6 @@ pub struct ApiKeyEnvelope {
     pub api_key: ApiKey,
 }
 
-impl crate::Resource for ApiKeyEnvelope {
-    const NAME: &'static str = "key";
-    const ID_PREFIX: &'static str = "key_";
-}
-
 /// `{apiKey}`: what creating a key answers (201).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -42,6 +42,7 @@ pub mod rates;
 pub mod recipients;
 pub mod representative;
 pub mod requests;
+mod resources;
 pub mod simulations;
 pub mod validation;
 pub mod virtual_accounts;

@@ -118,11 +118,6 @@ pub struct MemberEnvelope {
     pub member: Member,
 }
 
-impl crate::Resource for MemberEnvelope {
-    const NAME: &'static str = "member";
-    const ID_PREFIX: &'static str = "mem_";
-}
-
 /// A new member and the invitation to pass on to them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct InvitedMember {

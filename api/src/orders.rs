@@ -145,8 +145,3 @@ pub struct OrderPayout {
 pub struct OrderEnvelope {
     pub order: Order,
 }
-
-impl crate::Resource for OrderEnvelope {
-    const NAME: &'static str = "order";
-    const ID_PREFIX: &'static str = "ord_";
-}

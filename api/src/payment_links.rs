@@ -165,11 +165,6 @@ pub struct PaymentLinkEnvelope {
     pub payment_link: PaymentLink,
 }
 
-impl crate::Resource for PaymentLinkEnvelope {
-    const NAME: &'static str = "link";
-    const ID_PREFIX: &'static str = "pl_";
-}
-
 /// The filters `GET /v1/payment-links` takes besides paging; each one given
 /// must match.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::IntoParams)]

@@ -58,11 +58,6 @@ pub struct PaymentPageEnvelope {
     pub payment_page: PaymentPage,
 }
 
-impl crate::Resource for PaymentPageEnvelope {
-    const NAME: &'static str = "page";
-    const ID_PREFIX: &'static str = "pp_";
-}
-
 /// The filter `GET /v1/payment-pages` takes besides paging.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]

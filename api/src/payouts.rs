@@ -132,8 +132,3 @@ pub struct PayoutDestination {
 pub struct PayoutEnvelope {
     pub payout: Payout,
 }
-
-impl crate::Resource for PayoutEnvelope {
-    const NAME: &'static str = "payout";
-    const ID_PREFIX: &'static str = "pay_";
-}

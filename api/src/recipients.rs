@@ -53,11 +53,6 @@ pub struct RecipientEnvelope {
     pub recipient: Recipient,
 }
 
-impl crate::Resource for RecipientEnvelope {
-    const NAME: &'static str = "recipient";
-    const ID_PREFIX: &'static str = "rcp_";
-}
-
 /// `POST /v1/recipients/bulk`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]

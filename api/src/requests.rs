@@ -37,8 +37,3 @@ pub struct LoggedRequest {
 pub struct LoggedRequestEnvelope {
     pub request: LoggedRequest,
 }
-
-impl crate::Resource for LoggedRequestEnvelope {
-    const NAME: &'static str = "request";
-    const ID_PREFIX: &'static str = "req_";
-}

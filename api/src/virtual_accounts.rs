@@ -79,8 +79,3 @@ pub struct VirtualAccount {
 pub struct VirtualAccountEnvelope {
     pub virtual_account: VirtualAccount,
 }
-
-impl crate::Resource for VirtualAccountEnvelope {
-    const NAME: &'static str = "virtual account";
-    const ID_PREFIX: &'static str = "va_";
-}

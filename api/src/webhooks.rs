@@ -92,11 +92,6 @@ pub struct WebhookEndpointEnvelope {
     pub webhook_endpoint: WebhookEndpoint,
 }
 
-impl crate::Resource for WebhookEndpointEnvelope {
-    const NAME: &'static str = "endpoint";
-    const ID_PREFIX: &'static str = "we_";
-}
-
 /// `{webhookEndpoint}`: what creating an endpoint answers (201).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -163,11 +158,6 @@ pub struct WebhookEventEnvelope {
     pub event: WebhookEvent,
 }
 
-impl crate::Resource for WebhookEventEnvelope {
-    const NAME: &'static str = "event";
-    const ID_PREFIX: &'static str = "evt_";
-}
-
 /// Where a delivery stands: `pending` while attempts remain, `succeeded`
 /// once an endpoint answered 2xx, `failed` when the retries ran out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -218,11 +208,6 @@ pub struct WebhookDelivery {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct WebhookDeliveryEnvelope {
     pub delivery: WebhookDelivery,
-}
-
-impl crate::Resource for WebhookDeliveryEnvelope {
-    const NAME: &'static str = "delivery";
-    const ID_PREFIX: &'static str = "whd_";
 }
 
 /// The filters `GET /v1/webhooks/deliveries` takes besides paging; each
