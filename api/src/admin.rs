@@ -5,17 +5,25 @@
 //! Resources the public API also serves keep its view and add the
 //! organization they belong to ([`Owned`]), so the console reads one shape.
 
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+
 use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::path::{Parameter, ParameterIn};
+use utoipa::openapi::response::Response;
+use utoipa::{IntoParams, IntoResponses, ToSchema};
 
 use crate::accounts::Account;
 use crate::collections::Collection;
+use crate::common::path_parameter;
 use crate::disputes::Dispute;
+use crate::error::refusal;
 use crate::orders::Order;
 use crate::payouts::Payout;
 use crate::requests::LoggedRequest;
 use crate::webhooks::WebhookEndpoint;
-use crate::{AmountInput, With};
+use crate::{AmountInput, Resource, With};
 
 /// One of the node's two stacks, each with its own ledger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
@@ -41,6 +49,26 @@ impl StackName {
 pub struct StackPath {
     /// `live` or `sandbox`
     pub stack: StackName,
+}
+
+/// The `{stack}` and `{id}` of an operation on one `T` of a stack
+/// (`/admin/v1/{stack}/payouts/{id}`): "The payout's id".
+pub struct StackId<T>(PhantomData<T>);
+
+impl<T: Resource> IntoParams for StackId<T> {
+    fn into_params(parameter_in: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        let mut params = StackPath::into_params(parameter_in);
+        params.push(path_parameter("id", format!("The {}'s id", T::NAME)));
+        params
+    }
+}
+
+/// The organization an admin path names (`/admin/v1/organizations/{id}`).
+#[derive(Debug, Clone, Deserialize, Serialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct OrganizationPath {
+    /// The organization's id
+    pub id: String,
 }
 
 /// A public view with the organization it belongs to.
@@ -442,6 +470,31 @@ pub enum UnknownStack {
 /// The refusals of an operation on one stack whose only 404 is an unknown
 /// `{stack}`.
 pub type StackRefusals = With<UnknownStack, AdminRefusals>;
+
+/// The 404 of an operation on one `T` of a stack: "Unknown stack or payout".
+pub struct UnknownStackOr<T>(PhantomData<T>);
+
+impl<T: Resource> IntoResponses for UnknownStackOr<T> {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        refusal("404", format!("Unknown stack or {}", T::NAME))
+    }
+}
+
+/// The refusals of an operation on one `T` of a stack whose only 404 is
+/// an unknown `{stack}` or `{id}`.
+pub type StackItemRefusals<T> = With<UnknownStackOr<T>, AdminRefusals>;
+
+/// The 404 of an operation on one organization.
+#[derive(utoipa::IntoResponses)]
+pub enum NoSuchOrganization {
+    /// No such organization
+    #[response(status = 404)]
+    NotFound(crate::ErrorBody),
+}
+
+/// The refusals of an operation on one organization whose only 404 is an
+/// unknown `{id}`.
+pub type OrganizationRefusals = With<NoSuchOrganization, AdminRefusals>;
 
 /// The 400 of a search across a stack's organizations.
 #[derive(utoipa::IntoResponses)]

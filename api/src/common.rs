@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
-use utoipa::ToSchema;
+use utoipa::openapi::Required;
+use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
+use utoipa::{PartialSchema, ToSchema};
 
 /// An amount and its currency, as responses write them: the amount is a
 /// decimal string with exactly the currency's fraction digits.
@@ -145,6 +147,29 @@ pub struct MovementFilter {
     pub status: Option<String>,
     /// Only the one created with this `externalReference`.
     pub external_reference: Option<String>,
+}
+
+/// The `{id}` path parameter of an operation on one `T`, described from
+/// its [`Resource`](crate::Resource): "The payout's id (`pay_…`)".
+pub struct Id<T>(std::marker::PhantomData<T>);
+
+impl<T: crate::Resource> utoipa::IntoParams for Id<T> {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        let description = format!("The {}'s id (`{}…`)", T::NAME, T::ID_PREFIX);
+        vec![path_parameter("id", description)]
+    }
+}
+
+/// A required text parameter of the path, as `("id" = String, Path,
+/// description = …)` in an operation's `params` writes it.
+pub(crate) fn path_parameter(name: &str, description: String) -> Parameter {
+    ParameterBuilder::new()
+        .name(name)
+        .parameter_in(ParameterIn::Path)
+        .required(Required::True)
+        .description(Some(description))
+        .schema(Some(String::schema()))
+        .build()
 }
 
 #[cfg(test)]

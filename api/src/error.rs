@@ -261,6 +261,54 @@ pub enum BadBody {
 /// for a field the body gets wrong is the operation's own.
 pub type BodyRefusals<R = Refusals> = With<BadBody, R>;
 
+/// A resource an operation names by id: what the documents call it and
+/// how its ids begin. The envelope a read of the resource answers with
+/// implements it (the table in `resources.rs`), so one type names the
+/// operation's body, its `{id}` and its 404.
+pub trait Resource {
+    /// The resource in a sentence: "No such payout in this organization".
+    const NAME: &'static str;
+    /// How its ids begin (`pl_`), for the `{id}` parameter's description.
+    const ID_PREFIX: &'static str;
+}
+
+/// The 404 of an operation on one `T` of the caller's organization.
+pub struct NoSuch<T>(PhantomData<T>);
+
+impl<T: Resource> IntoResponses for NoSuch<T> {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        refusal("404", format!("No such {} in this organization", T::NAME))
+    }
+}
+
+/// The refusals of an operation on one `T` whose only bad request is an
+/// unknown `sika-version` header: [`NoSuch`], then [`VersionRefusals`]
+/// with `R` ([`Refusals`] unless named).
+pub type ReadRefusals<T, R = Refusals> = With<NoSuch<T>, VersionRefusals<R>>;
+
+/// The 400 of an operation whose JSON body's fields are checked.
+#[derive(utoipa::IntoResponses)]
+pub enum BadField {
+    /// A field is missing or invalid (`validation_error`, with
+    /// `details.field`), or the `sika-version` header is unknown
+    #[response(status = 400)]
+    BadRequest(ErrorBody),
+}
+
+/// The refusals of an operation whose only bad request is a field of its
+/// JSON body or an unknown version: [`BadField`], then [`BodyRefusals`]
+/// with `R` ([`Refusals`] unless named).
+pub type FieldRefusals<R = Refusals> = With<BadField, BodyRefusals<R>>;
+
+/// One status answered with an [`ErrorBody`], as a derived
+/// `IntoResponses` writes it, for descriptions built from a [`Resource`].
+pub(crate) fn refusal(status: &str, description: String) -> BTreeMap<String, RefOr<Response>> {
+    let content =
+        ContentBuilder::new().schema(Some(RefOr::Ref(Ref::from_schema_name(ErrorBody::name())))).build();
+    let response = ResponseBuilder::new().description(description).content("application/json", content);
+    BTreeMap::from([(status.to_string(), RefOr::T(response.build()))])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

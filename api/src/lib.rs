@@ -42,13 +42,15 @@ pub mod rates;
 pub mod recipients;
 pub mod representative;
 pub mod requests;
+mod resources;
 pub mod simulations;
 pub mod validation;
 pub mod virtual_accounts;
 pub mod webhooks;
 
-pub use common::{AmountInput, ListPage, ListQuery, Metadata, Money, MovementFilter, TimelineEntry};
+pub use common::{AmountInput, Id, ListPage, ListQuery, Metadata, Money, MovementFilter, TimelineEntry};
 pub use error::{
-    BadBody, BadPage, BodyRefusals, Duplicate, ErrorBody, ErrorCode, ItemError, PageRefusals, Refusals,
-    Replays, SessionRefusals, UnknownVersion, VersionRefusals, With,
+    BadBody, BadField, BadPage, BodyRefusals, Duplicate, ErrorBody, ErrorCode, FieldRefusals, ItemError,
+    NoSuch, PageRefusals, ReadRefusals, Refusals, Replays, Resource, SessionRefusals, UnknownVersion,
+    VersionRefusals, With,
 };

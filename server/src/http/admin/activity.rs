@@ -8,13 +8,18 @@ use axum::extract::{Path, State};
 use serde::Serialize;
 use serde_json::Value;
 use sika_api::admin::{
-    ActivityQuery, AdminRefusals, OrderFunds, Owned, OwnedCollectionEnvelope, OwnedDisputeEnvelope,
-    OwnedOrderEnvelope, OwnedPayoutEnvelope, SearchRefusals, StackPath, StackRefusals,
+    ActivityQuery, OrderFunds, Owned, OwnedCollectionEnvelope, OwnedDisputeEnvelope, OwnedOrderEnvelope,
+    OwnedPayoutEnvelope, SearchRefusals, StackPath, StackRefusals,
 };
+use sika_api::admin::{StackId, StackItemRefusals};
 use sika_api::collections::Collection;
+use sika_api::collections::CollectionEnvelope;
+use sika_api::disputes::DisputeEnvelope;
 use sika_api::disputes::{Dispute, ResolveDispute};
 use sika_api::orders::Order;
+use sika_api::orders::OrderEnvelope;
 use sika_api::payouts::Payout;
+use sika_api::payouts::PayoutEnvelope;
 use sika_api::{ErrorBody, ListPage};
 use sika_engine::Snapshot;
 
@@ -71,16 +76,10 @@ fn search<T: Serialize>(
 }
 
 /// Search every organization's payouts on a stack
-#[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/payouts",
-    operation_id = "searchPayouts",
-    security(("operator" = [])),
-    params(StackPath, ActivityQuery),
-    responses(
-        (status = 200, description = "Matching payouts, newest first", body = ListPage<Owned<Payout>>),
-        SearchRefusals,
-    )
+#[utoipa::path(get, path = "/admin/v1/{stack}/payouts", operation_id = "searchPayouts",
+    security(("operator" = [])), params(StackPath, ActivityQuery),
+    responses((status = 200, description = "Matching payouts, newest first", body = ListPage<Owned<Payout>>),
+        SearchRefusals),
 )]
 pub(super) async fn payouts(
     State(state): State<Arc<AdminState>>,
@@ -94,17 +93,10 @@ pub(super) async fn payouts(
 }
 
 /// One payout, with its timeline's webhook entries
-#[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/payouts/{id}",
-    operation_id = "getStackPayout",
-    security(("operator" = [])),
-    params(StackPath, ("id" = String, Path, description = "The payout's id")),
-    responses(
-        (status = 200, description = "The payout and its organization", body = OwnedPayoutEnvelope),
-        (status = 404, description = "Unknown stack or payout", body = ErrorBody),
-        AdminRefusals,
-    )
+#[utoipa::path(get, path = "/admin/v1/{stack}/payouts/{id}", operation_id = "getStackPayout",
+    security(("operator" = [])), params(StackId<PayoutEnvelope>),
+    responses((status = 200, description = "The payout and its organization", body = OwnedPayoutEnvelope),
+        StackItemRefusals<PayoutEnvelope>),
 )]
 pub(super) async fn payout(
     State(state): State<Arc<AdminState>>,
@@ -119,16 +111,11 @@ pub(super) async fn payout(
 }
 
 /// Search every organization's collections on a stack
-#[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/collections",
-    operation_id = "searchCollections",
-    security(("operator" = [])),
-    params(StackPath, ActivityQuery),
+#[utoipa::path(get, path = "/admin/v1/{stack}/collections", operation_id = "searchCollections",
+    security(("operator" = [])), params(StackPath, ActivityQuery),
     responses(
         (status = 200, description = "Matching collections, newest first", body = ListPage<Owned<Collection>>),
-        SearchRefusals,
-    )
+        SearchRefusals),
 )]
 pub(super) async fn collections(
     State(state): State<Arc<AdminState>>,
@@ -142,17 +129,11 @@ pub(super) async fn collections(
 }
 
 /// One collection, with its timeline's webhook entries
-#[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/collections/{id}",
-    operation_id = "getStackCollection",
-    security(("operator" = [])),
-    params(StackPath, ("id" = String, Path, description = "The collection's id")),
+#[utoipa::path(get, path = "/admin/v1/{stack}/collections/{id}", operation_id = "getStackCollection",
+    security(("operator" = [])), params(StackId<CollectionEnvelope>),
     responses(
         (status = 200, description = "The collection and its organization", body = OwnedCollectionEnvelope),
-        (status = 404, description = "Unknown stack or collection", body = ErrorBody),
-        AdminRefusals,
-    )
+        StackItemRefusals<CollectionEnvelope>),
 )]
 pub(super) async fn collection(
     State(state): State<Arc<AdminState>>,
@@ -170,16 +151,10 @@ pub(super) async fn collection(
 }
 
 /// Search every organization's orders on a stack
-#[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/orders",
-    operation_id = "searchOrders",
-    security(("operator" = [])),
-    params(StackPath, ActivityQuery),
-    responses(
-        (status = 200, description = "Matching orders, newest first", body = ListPage<Owned<Order>>),
-        SearchRefusals,
-    )
+#[utoipa::path(get, path = "/admin/v1/{stack}/orders", operation_id = "searchOrders",
+    security(("operator" = [])), params(StackPath, ActivityQuery),
+    responses((status = 200, description = "Matching orders, newest first", body = ListPage<Owned<Order>>),
+        SearchRefusals),
 )]
 pub(super) async fn orders(
     State(state): State<Arc<AdminState>>,
@@ -200,17 +175,10 @@ fn owned_order(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<J
 }
 
 /// One order, with its payout
-#[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/orders/{id}",
-    operation_id = "getStackOrder",
-    security(("operator" = [])),
-    params(StackPath, ("id" = String, Path, description = "The order's id")),
-    responses(
-        (status = 200, description = "The order and its organization", body = OwnedOrderEnvelope),
-        (status = 404, description = "Unknown stack or order", body = ErrorBody),
-        AdminRefusals,
-    )
+#[utoipa::path(get, path = "/admin/v1/{stack}/orders/{id}", operation_id = "getStackOrder",
+    security(("operator" = [])), params(StackId<OrderEnvelope>),
+    responses((status = 200, description = "The order and its organization", body = OwnedOrderEnvelope),
+        StackItemRefusals<OrderEnvelope>),
 )]
 pub(super) async fn order(
     State(state): State<Arc<AdminState>>,
@@ -225,17 +193,12 @@ pub(super) async fn order(
 /// Every organization's disputes on one stack, each with its thread (the
 /// console shows them without another request); `status` filters like the
 /// public list (`resolved` matches accepted and declined).
-#[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/disputes",
-    operation_id = "searchDisputes",
-    security(("operator" = [])),
-    params(StackPath, ActivityQuery),
+#[utoipa::path(get, path = "/admin/v1/{stack}/disputes", operation_id = "searchDisputes",
+    security(("operator" = [])), params(StackPath, ActivityQuery),
     responses(
         (status = 200, description = "Matching disputes, newest first", body = ListPage<Owned<Dispute>>),
         (status = 400, description = "A bad `limit`, `cursor` or `status`, or a query parameter the operation does not take (`validation_error` naming it)", body = ErrorBody),
-        StackRefusals,
-    )
+        StackRefusals),
 )]
 pub(super) async fn disputes(
     State(state): State<Arc<AdminState>>,
@@ -261,17 +224,10 @@ fn admin_dispute(organization: &str, item: Dispute) -> Json<OwnedDisputeEnvelope
 }
 
 /// One dispute with its thread
-#[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/disputes/{id}",
-    operation_id = "getStackDispute",
-    security(("operator" = [])),
-    params(StackPath, ("id" = String, Path, description = "The dispute's id")),
-    responses(
-        (status = 200, description = "The dispute and its organization", body = OwnedDisputeEnvelope),
-        (status = 404, description = "Unknown stack or dispute", body = ErrorBody),
-        AdminRefusals,
-    )
+#[utoipa::path(get, path = "/admin/v1/{stack}/disputes/{id}", operation_id = "getStackDispute",
+    security(("operator" = [])), params(StackId<DisputeEnvelope>),
+    responses((status = 200, description = "The dispute and its organization", body = OwnedDisputeEnvelope),
+        StackItemRefusals<DisputeEnvelope>),
 )]
 pub(super) async fn dispute(
     State(state): State<Arc<AdminState>>,
@@ -284,20 +240,12 @@ pub(super) async fn dispute(
 }
 
 /// Resolve a dispute for the merchant or the payer
-#[utoipa::path(
-    post,
-    path = "/admin/v1/{stack}/disputes/{id}/resolve",
-    operation_id = "resolveStackDispute",
-    security(("operator" = [])),
-    params(StackPath, ("id" = String, Path, description = "The dispute's id")),
-    request_body = ResolveDispute,
-    responses(
-        (status = 200, description = "The dispute, resolved", body = OwnedDisputeEnvelope),
+#[utoipa::path(post, path = "/admin/v1/{stack}/disputes/{id}/resolve", operation_id = "resolveStackDispute",
+    security(("operator" = [])), params(StackId<DisputeEnvelope>), request_body = ResolveDispute,
+    responses((status = 200, description = "The dispute, resolved", body = OwnedDisputeEnvelope),
         (status = 400, description = "A bad `outcome` (`validation_error`)", body = ErrorBody),
-        (status = 404, description = "Unknown stack or dispute", body = ErrorBody),
         (status = 409, description = "The dispute is already resolved (`invalid_state`)", body = ErrorBody),
-        AdminRefusals,
-    )
+        StackItemRefusals<DisputeEnvelope>),
 )]
 pub(super) async fn resolve_dispute(
     State(state): State<Arc<AdminState>>,
@@ -320,20 +268,12 @@ pub(super) async fn resolve_dispute(
 ///
 /// On live there is no simulator: the operator records what arrived, and
 /// the order proceeds on the actual amount.
-#[utoipa::path(
-    post,
-    path = "/admin/v1/{stack}/orders/{id}/funds",
-    operation_id = "recordOrderFunds",
-    security(("operator" = [])),
-    params(StackPath, ("id" = String, Path, description = "The order's id")),
-    request_body = OrderFunds,
-    responses(
-        (status = 200, description = "The order after the funds", body = OwnedOrderEnvelope),
+#[utoipa::path(post, path = "/admin/v1/{stack}/orders/{id}/funds", operation_id = "recordOrderFunds",
+    security(("operator" = [])), params(StackId<OrderEnvelope>), request_body = OrderFunds,
+    responses((status = 200, description = "The order after the funds", body = OwnedOrderEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 404, description = "Unknown stack or order", body = ErrorBody),
         (status = 409, description = "The order no longer awaits funds (`invalid_state`)", body = ErrorBody),
-        AdminRefusals,
-    )
+        StackItemRefusals<OrderEnvelope>),
 )]
 pub(super) async fn order_funds(
     State(state): State<Arc<AdminState>>,

@@ -113,17 +113,11 @@ pub(crate) async fn record(State(state): State<Arc<AdminState>>, request: Reques
 /// revocations, rate changes, organizations and invitations, …) with its
 /// target, stack, time and outcome, newest first, paginated like the
 /// public API's lists.
-#[utoipa::path(
-    get,
-    path = "/admin/v1/audit",
-    operation_id = "listAudit",
-    security(("operator" = [])),
-    params(ListQuery),
-    responses(
-        (status = 200, description = "One page of the audit log", body = ListPage<AuditEntry>),
+#[utoipa::path(get, path = "/admin/v1/audit", operation_id = "listAudit",
+    security(("operator" = [])), params(ListQuery),
+    responses((status = 200, description = "One page of the audit log", body = ListPage<AuditEntry>),
         (status = 400, description = "A bad `limit` or `cursor` (`validation_error`)", body = ErrorBody),
-        AdminRefusals,
-    )
+        AdminRefusals),
 )]
 pub(super) async fn list(
     State(state): State<Arc<AdminState>>,

@@ -22,19 +22,13 @@ use crate::http::extract::ApiJson;
 /// acknowledged so far is in the ledgers' files: the copy holds every
 /// acknowledged write from before the call. `sika verify --data-dir <to>`
 /// passes on it and `sika serve --data-dir <to>` serves from it.
-#[utoipa::path(
-    post,
-    path = "/admin/v1/backup",
-    operation_id = "backUp",
-    security(("operator" = [])),
-    request_body = BackupRequest,
-    responses(
-        (status = 201, description = "The backup, written and synced", body = BackupEnvelope),
+#[utoipa::path(post, path = "/admin/v1/backup", operation_id = "backUp",
+    security(("operator" = [])), request_body = BackupRequest,
+    responses((status = 201, description = "The backup, written and synced", body = BackupEnvelope),
         (status = 400, description = "`to` is not absolute, or not a new or empty directory (`validation_error`, `details.field` = `to`)", body = ErrorBody),
         (status = 409, description = "The node keeps its state in PostgreSQL: back up the database with its own tools (`invalid_state`)", body = ErrorBody),
         (status = 500, description = "Writing the copy failed (the node's log says why)", body = ErrorBody),
-        AdminRefusals,
-    )
+        AdminRefusals),
 )]
 pub(super) async fn back_up(
     State(state): State<Arc<AdminState>>,

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use sika_api::admin::{StackPath, StackRefusals};
+use sika_api::admin::StackRefusals;
+use sika_api::admin::{OrganizationEnvelope, StackId};
 use sika_api::keys::{ApiKey, ApiKeyEnvelope};
 use sika_api::{ErrorBody, ListPage};
 
@@ -16,17 +17,11 @@ use crate::domain::error::{ApiError, ApiResult};
 ///
 /// Every key, revoked ones included, newest first, in one page; never a
 /// key's secret.
-#[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/organizations/{id}/keys",
-    operation_id = "listOrganizationKeys",
-    security(("operator" = [])),
-    params(StackPath, ("id" = String, Path, description = "The organization's id")),
-    responses(
-        (status = 200, description = "The keys", body = ListPage<ApiKey>),
+#[utoipa::path(get, path = "/admin/v1/{stack}/organizations/{id}/keys", operation_id = "listOrganizationKeys",
+    security(("operator" = [])), params(StackId<OrganizationEnvelope>),
+    responses((status = 200, description = "The keys", body = ListPage<ApiKey>),
         (status = 404, description = "Unknown stack or organization", body = ErrorBody),
-        StackRefusals,
-    )
+        StackRefusals),
 )]
 pub(super) async fn list(
     State(state): State<Arc<AdminState>>,
@@ -45,20 +40,13 @@ pub(super) async fn list(
 ///
 /// The key stops working at once; revoking it again changes nothing.
 #[utoipa::path(
-    delete,
-    path = "/admin/v1/{stack}/organizations/{id}/keys/{keyId}",
+    delete, path = "/admin/v1/{stack}/organizations/{id}/keys/{keyId}",
     operation_id = "revokeOrganizationKey",
     security(("operator" = [])),
-    params(
-        StackPath,
-        ("id" = String, Path, description = "The organization's id"),
-        ("keyId" = String, Path, description = "The key's id (`key_…`)"),
-    ),
-    responses(
-        (status = 200, description = "The revoked key", body = ApiKeyEnvelope),
+    params(StackId<OrganizationEnvelope>, ("keyId" = String, Path, description = "The key's id (`key_…`)")),
+    responses((status = 200, description = "The revoked key", body = ApiKeyEnvelope),
         (status = 404, description = "Unknown stack, or no such key in this organization", body = ErrorBody),
-        StackRefusals,
-    )
+        StackRefusals),
 )]
 pub(super) async fn revoke(
     State(state): State<Arc<AdminState>>,

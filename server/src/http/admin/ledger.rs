@@ -53,16 +53,9 @@ pub(super) fn totals(stack: &Stack, identity: &Identity) -> ApiResult<Vec<Curren
 ///
 /// The audit reads a snapshot (the writer keeps going meanwhile); the
 /// result is remembered as the stack's `lastVerify`.
-#[utoipa::path(
-    post,
-    path = "/admin/v1/{stack}/verify",
-    operation_id = "verifyStack",
-    security(("operator" = [])),
-    params(StackPath),
-    responses(
-        (status = 200, description = "The audit's result", body = VerifyEnvelope),
-        StackRefusals,
-    )
+#[utoipa::path(post, path = "/admin/v1/{stack}/verify", operation_id = "verifyStack",
+    security(("operator" = [])), params(StackPath),
+    responses((status = 200, description = "The audit's result", body = VerifyEnvelope), StackRefusals),
 )]
 pub(super) async fn verify(
     State(state): State<Arc<AdminState>>,
@@ -89,16 +82,11 @@ pub(super) async fn verify(
 ///
 /// Fee revenue, the FX desk, rail clearing and the outside world, in each
 /// currency they were touched in. Not paginated (four kinds per currency).
-#[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/ledger/system-accounts",
-    operation_id = "listSystemAccounts",
-    security(("operator" = [])),
-    params(StackPath),
+#[utoipa::path(get, path = "/admin/v1/{stack}/ledger/system-accounts", operation_id = "listSystemAccounts",
+    security(("operator" = [])), params(StackPath),
     responses(
         (status = 200, description = "Every system account of the stack", body = ListPage<SystemAccount>),
-        StackRefusals,
-    )
+        StackRefusals),
 )]
 pub(super) async fn system_accounts(
     State(state): State<Arc<AdminState>>,
@@ -115,17 +103,13 @@ pub(super) async fn system_accounts(
 /// entries read (`scanLimitReached`), so `data` can hold fewer than
 /// `limit` while `hasMore` is true: follow `nextCursor`.
 #[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/ledger/accounts/{id}/entries",
-    operation_id = "listLedgerEntries",
+    get, path = "/admin/v1/{stack}/ledger/accounts/{id}/entries", operation_id = "listLedgerEntries",
     security(("operator" = [])),
     params(StackPath, ("id" = String, Path, description = "The account's id (`sys_fee_revenue_USD`, `GHS1000000001`)"), ListQuery),
-    responses(
-        (status = 200, description = "A page of the account's entries", body = LedgerEntries),
+    responses((status = 200, description = "A page of the account's entries", body = LedgerEntries),
         (status = 400, description = "A bad `limit` or `cursor` (`validation_error`)", body = ErrorBody),
         (status = 404, description = "Unknown stack or account", body = ErrorBody),
-        AdminRefusals,
-    )
+        AdminRefusals),
 )]
 pub(super) async fn entries(
     State(state): State<Arc<AdminState>>,

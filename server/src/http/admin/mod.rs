@@ -17,6 +17,7 @@ use sika_api::admin::{
     OrganizationStatus, Owned, RequestLookup, Settlement, StackAccounts, StackPath, StackRefusals,
     StackStatus,
 };
+use sika_api::admin::{OrganizationPath, OrganizationRefusals, StackId};
 use sika_api::collections::CollectionEnvelope;
 use sika_api::payouts::PayoutEnvelope;
 use sika_api::{ErrorBody, ListPage};
@@ -168,12 +169,11 @@ pub(super) fn render_organization(org: &Organization) -> admin::Organization {
 }
 
 /// Every organization on the node
-#[utoipa::path(
-    get,
-    path = "/admin/v1/organizations",
-    operation_id = "listOrganizations",
+#[utoipa::path(get, path = "/admin/v1/organizations", operation_id = "listOrganizations",
     security(("operator" = [])),
-    responses((status = 200, description = "Every organization, in one page", body = ListPage<admin::Organization>), AdminRefusals)
+    responses(
+        (status = 200, description = "Every organization, in one page", body = ListPage<admin::Organization>),
+        AdminRefusals),
 )]
 async fn organizations(State(state): State<Arc<AdminState>>) -> Json<ListPage<admin::Organization>> {
     let data = state.identity.organizations().iter().map(render_organization).collect();
@@ -187,17 +187,10 @@ fn balances(stack: &Stack, organization: &str) -> ApiResult<Vec<Account>> {
 }
 
 /// One organization with its balances on both stacks
-#[utoipa::path(
-    get,
-    path = "/admin/v1/organizations/{id}",
-    operation_id = "getOrganization",
-    security(("operator" = [])),
-    params(("id" = String, Path, description = "The organization's id")),
-    responses(
-        (status = 200, description = "The organization and its balances", body = OrganizationEnvelope),
-        (status = 404, description = "No such organization", body = ErrorBody),
-        AdminRefusals,
-    )
+#[utoipa::path(get, path = "/admin/v1/organizations/{id}", operation_id = "getOrganization",
+    security(("operator" = [])), params(OrganizationPath),
+    responses((status = 200, description = "The organization and its balances", body = OrganizationEnvelope),
+        OrganizationRefusals),
 )]
 async fn organization(
     State(state): State<Arc<AdminState>>,
@@ -230,17 +223,10 @@ async fn set_suspended(
 }
 
 /// Suspend an organization: its API keys are refused until it is reinstated
-#[utoipa::path(
-    post,
-    path = "/admin/v1/organizations/{id}/suspend",
-    operation_id = "suspendOrganization",
-    security(("operator" = [])),
-    params(("id" = String, Path, description = "The organization's id")),
-    responses(
-        (status = 200, description = "The organization, suspended", body = OrganizationEnvelope),
-        (status = 404, description = "No such organization", body = ErrorBody),
-        AdminRefusals,
-    )
+#[utoipa::path(post, path = "/admin/v1/organizations/{id}/suspend", operation_id = "suspendOrganization",
+    security(("operator" = [])), params(OrganizationPath),
+    responses((status = 200, description = "The organization, suspended", body = OrganizationEnvelope),
+        OrganizationRefusals),
 )]
 async fn suspend(
     State(state): State<Arc<AdminState>>,
@@ -250,17 +236,10 @@ async fn suspend(
 }
 
 /// Reinstate a suspended organization
-#[utoipa::path(
-    post,
-    path = "/admin/v1/organizations/{id}/reinstate",
-    operation_id = "reinstateOrganization",
-    security(("operator" = [])),
-    params(("id" = String, Path, description = "The organization's id")),
-    responses(
-        (status = 200, description = "The organization, active", body = OrganizationEnvelope),
-        (status = 404, description = "No such organization", body = ErrorBody),
-        AdminRefusals,
-    )
+#[utoipa::path(post, path = "/admin/v1/organizations/{id}/reinstate", operation_id = "reinstateOrganization",
+    security(("operator" = [])), params(OrganizationPath),
+    responses((status = 200, description = "The organization, active", body = OrganizationEnvelope),
+        OrganizationRefusals),
 )]
 async fn reinstate(
     State(state): State<Arc<AdminState>>,
@@ -272,16 +251,10 @@ async fn reinstate(
 /// Every organization's balance accounts on one stack, with totals
 ///
 /// Also the totals per currency and the ledger's own figures. Not paginated.
-#[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/accounts",
-    operation_id = "listStackAccounts",
-    security(("operator" = [])),
-    params(StackPath),
-    responses(
-        (status = 200, description = "The accounts, totals and ledger figures", body = StackAccounts),
-        StackRefusals,
-    )
+#[utoipa::path(get, path = "/admin/v1/{stack}/accounts", operation_id = "listStackAccounts",
+    security(("operator" = [])), params(StackPath),
+    responses((status = 200, description = "The accounts, totals and ledger figures", body = StackAccounts),
+        StackRefusals),
 )]
 async fn accounts(
     State(state): State<Arc<AdminState>>,
@@ -306,17 +279,12 @@ async fn accounts(
 }
 
 /// A logged request, whichever stack served it
-#[utoipa::path(
-    get,
-    path = "/admin/v1/requests/{id}",
-    operation_id = "getLoggedRequest",
+#[utoipa::path(get, path = "/admin/v1/requests/{id}", operation_id = "getLoggedRequest",
     security(("operator" = [])),
     params(("id" = String, Path, description = "The request's id (`requestId` of its answer)")),
-    responses(
-        (status = 200, description = "The request, its stack and organization", body = RequestLookup),
+    responses((status = 200, description = "The request, its stack and organization", body = RequestLookup),
         (status = 404, description = "No such request in either stack's log", body = ErrorBody),
-        AdminRefusals,
-    )
+        AdminRefusals),
 )]
 async fn request(
     State(state): State<Arc<AdminState>>,
@@ -335,12 +303,9 @@ async fn request(
 }
 
 /// The node's version, uptime and each stack's writer figures
-#[utoipa::path(
-    get,
-    path = "/admin/v1/status",
-    operation_id = "getStatus",
+#[utoipa::path(get, path = "/admin/v1/status", operation_id = "getStatus",
     security(("operator" = [])),
-    responses((status = 200, description = "The node's status", body = NodeStatusEnvelope), AdminRefusals)
+    responses((status = 200, description = "The node's status", body = NodeStatusEnvelope), AdminRefusals),
 )]
 async fn status(State(state): State<Arc<AdminState>>) -> ApiResult<Json<NodeStatusEnvelope>> {
     let stack_status = |stack: &Stack| -> ApiResult<StackStatus> {
@@ -412,24 +377,15 @@ async fn settle_movement(
 }
 
 /// Complete or fail a pending payout (the manual-settlement rail)
-#[utoipa::path(
-    post,
-    path = "/admin/v1/{stack}/payouts/{id}/{action}",
-    operation_id = "settlePayout",
+#[utoipa::path(post, path = "/admin/v1/{stack}/payouts/{id}/{action}", operation_id = "settlePayout",
     security(("operator" = [])),
-    params(
-        StackPath,
-        ("id" = String, Path, description = "The payout's id"),
-        ("action" = String, Path, description = "`complete` or `fail`"),
-    ),
+    params(StackId<PayoutEnvelope>, ("action" = String, Path, description = "`complete` or `fail`")),
     request_body(content = Option<Settlement>, description = "Optional; an empty body takes the default message. A provider reference and note go on the timeline and into the audit log"),
-    responses(
-        (status = 200, description = "The payout, settled", body = PayoutEnvelope),
+    responses((status = 200, description = "The payout, settled", body = PayoutEnvelope),
         (status = 400, description = "The body is not a settlement, or a field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
         (status = 404, description = "Unknown stack, payout or action", body = ErrorBody),
         (status = 409, description = "The payout is already final (`invalid_state`)", body = ErrorBody),
-        AdminRefusals,
-    )
+        AdminRefusals),
 )]
 async fn settle_payout(
     State(state): State<Arc<AdminState>>,
@@ -443,24 +399,15 @@ async fn settle_payout(
 }
 
 /// Complete or fail a pending collection (the manual-settlement rail)
-#[utoipa::path(
-    post,
-    path = "/admin/v1/{stack}/collections/{id}/{action}",
-    operation_id = "settleCollection",
+#[utoipa::path(post, path = "/admin/v1/{stack}/collections/{id}/{action}", operation_id = "settleCollection",
     security(("operator" = [])),
-    params(
-        StackPath,
-        ("id" = String, Path, description = "The collection's id"),
-        ("action" = String, Path, description = "`complete` or `fail`"),
-    ),
+    params(StackId<CollectionEnvelope>, ("action" = String, Path, description = "`complete` or `fail`")),
     request_body(content = Option<Settlement>, description = "Optional; an empty body takes the default message. A provider reference and note go on the timeline and into the audit log"),
-    responses(
-        (status = 200, description = "The collection, settled", body = CollectionEnvelope),
+    responses((status = 200, description = "The collection, settled", body = CollectionEnvelope),
         (status = 400, description = "The body is not a settlement, or a field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
         (status = 404, description = "Unknown stack, collection or action", body = ErrorBody),
         (status = 409, description = "The collection is already final (`invalid_state`)", body = ErrorBody),
-        AdminRefusals,
-    )
+        AdminRefusals),
 )]
 async fn settle_collection(
     State(state): State<Arc<AdminState>>,

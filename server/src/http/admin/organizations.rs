@@ -12,6 +12,7 @@ use sika_api::admin::{
     AdminRefusals, CreateOrganization, CreatedOrganization, OrganizationEnvelope, ReissuedInvitation,
     RenameOrganization,
 };
+use sika_api::admin::{OrganizationPath, OrganizationRefusals};
 use sika_api::{ErrorBody, ListPage};
 
 use super::audit::AuditTarget;
@@ -24,17 +25,12 @@ use crate::domain::members;
 /// The organization exists on both stacks at once, under one id. The
 /// answer holds the owner's invitation token (`inv_…`, shown once); the
 /// owner sets a password with it at `POST /v1/sessions` on either stack.
-#[utoipa::path(
-    post,
-    path = "/admin/v1/organizations",
-    operation_id = "createOrganization",
-    security(("operator" = [])),
-    request_body = CreateOrganization,
+#[utoipa::path(post, path = "/admin/v1/organizations", operation_id = "createOrganization",
+    security(("operator" = [])), request_body = CreateOrganization,
     responses(
         (status = 201, description = "The organization and the owner's invitation", body = CreatedOrganization),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        AdminRefusals,
-    )
+        AdminRefusals),
 )]
 pub(super) async fn create(
     State(state): State<Arc<AdminState>>,
@@ -51,19 +47,11 @@ pub(super) async fn create(
 }
 
 /// Rename an organization
-#[utoipa::path(
-    patch,
-    path = "/admin/v1/organizations/{id}",
-    operation_id = "renameOrganization",
-    security(("operator" = [])),
-    params(("id" = String, Path, description = "The organization's id")),
-    request_body = RenameOrganization,
-    responses(
-        (status = 200, description = "The organization, renamed", body = OrganizationEnvelope),
+#[utoipa::path(patch, path = "/admin/v1/organizations/{id}", operation_id = "renameOrganization",
+    security(("operator" = [])), params(OrganizationPath), request_body = RenameOrganization,
+    responses((status = 200, description = "The organization, renamed", body = OrganizationEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 404, description = "No such organization", body = ErrorBody),
-        AdminRefusals,
-    )
+        OrganizationRefusals),
 )]
 pub(super) async fn rename(
     State(state): State<Arc<AdminState>>,
@@ -76,17 +64,11 @@ pub(super) async fn rename(
 }
 
 /// An organization's team members
-#[utoipa::path(
-    get,
-    path = "/admin/v1/organizations/{id}/members",
-    operation_id = "listOrganizationMembers",
-    security(("operator" = [])),
-    params(("id" = String, Path, description = "The organization's id")),
+#[utoipa::path(get, path = "/admin/v1/organizations/{id}/members", operation_id = "listOrganizationMembers",
+    security(("operator" = [])), params(OrganizationPath),
     responses(
         (status = 200, description = "Every member, oldest first, in one page", body = ListPage<sika_api::members::Member>),
-        (status = 404, description = "No such organization", body = ErrorBody),
-        AdminRefusals,
-    )
+        OrganizationRefusals),
 )]
 pub(super) async fn list_members(
     State(state): State<Arc<AdminState>>,
@@ -105,19 +87,13 @@ pub(super) async fn list_members(
 /// Earlier invitations of the member stop working. Accepting it sets a new
 /// password and ends the member's sessions.
 #[utoipa::path(
-    post,
-    path = "/admin/v1/organizations/{id}/members/{memberId}/invitations",
+    post, path = "/admin/v1/organizations/{id}/members/{memberId}/invitations",
     operation_id = "reissueInvitation",
     security(("operator" = [])),
-    params(
-        ("id" = String, Path, description = "The organization's id"),
-        ("memberId" = String, Path, description = "The member's id (`mem_…`)"),
-    ),
-    responses(
-        (status = 201, description = "The member and the new invitation", body = ReissuedInvitation),
+    params(OrganizationPath, ("memberId" = String, Path, description = "The member's id (`mem_…`)")),
+    responses((status = 201, description = "The member and the new invitation", body = ReissuedInvitation),
         (status = 404, description = "No such organization or member", body = ErrorBody),
-        AdminRefusals,
-    )
+        AdminRefusals),
 )]
 pub(super) async fn reissue_invitation(
     State(state): State<Arc<AdminState>>,

@@ -20,16 +20,9 @@ use crate::http::extract::ApiJson;
 /// and, when a feed is configured, how polling it goes. A currency whose
 /// only source is a stale feed shows `rate: null`: it is refused with
 /// `503 rates_unavailable` until the feed recovers.
-#[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/rates",
-    operation_id = "getStackRates",
-    security(("operator" = [])),
-    params(StackPath),
-    responses(
-        (status = 200, description = "The stack's rates", body = StackRatesEnvelope),
-        StackRefusals,
-    )
+#[utoipa::path(get, path = "/admin/v1/{stack}/rates", operation_id = "getStackRates",
+    security(("operator" = [])), params(StackPath),
+    responses((status = 200, description = "The stack's rates", body = StackRatesEnvelope), StackRefusals),
 )]
 pub(super) async fn read(
     State(state): State<Arc<AdminState>>,
@@ -44,18 +37,11 @@ pub(super) async fn read(
 /// The new table is stored durably and replaces the configuration file's
 /// `[rates.usd]` (also after a restart). Its rates win over the feed's for
 /// the currencies it lists; the others keep coming from the feed.
-#[utoipa::path(
-    put,
-    path = "/admin/v1/{stack}/rates",
-    operation_id = "replaceStackRates",
-    security(("operator" = [])),
-    params(StackPath),
-    request_body = ReplaceRates,
-    responses(
-        (status = 200, description = "The stack's rates after the change", body = StackRatesEnvelope),
+#[utoipa::path(put, path = "/admin/v1/{stack}/rates", operation_id = "replaceStackRates",
+    security(("operator" = [])), params(StackPath), request_body = ReplaceRates,
+    responses((status = 200, description = "The stack's rates after the change", body = StackRatesEnvelope),
         (status = 400, description = "`base` is not USD, or a currency or rate is invalid (`validation_error`, `details.field`)", body = ErrorBody),
-        BodyRefusals<StackRefusals>,
-    )
+        BodyRefusals<StackRefusals>),
 )]
 pub(super) async fn replace(
     State(state): State<Arc<AdminState>>,

@@ -20,17 +20,12 @@ use crate::http::extract::ApiQuery;
 /// every organization, on one stack or both. Each kind is read newest
 /// first; the search stops after 20,000 records read
 /// (`scanLimitReached`) or 100 hits (`hitsLimitReached`).
-#[utoipa::path(
-    get,
-    path = "/admin/v1/search",
-    operation_id = "search",
-    security(("operator" = [])),
-    params(SearchQuery),
+#[utoipa::path(get, path = "/admin/v1/search", operation_id = "search",
+    security(("operator" = [])), params(SearchQuery),
     responses(
         (status = 200, description = "The matches, with the field each matched in", body = SearchResults),
         (status = 400, description = "A missing or bad `q` or `stack`, or a query parameter it does not take (`validation_error` naming it)", body = ErrorBody),
-        AdminRefusals,
-    )
+        AdminRefusals),
 )]
 pub(super) async fn search(
     State(state): State<Arc<AdminState>>,

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use sika_api::admin::{
-    AdminRefusals, DeliveryStatusQuery, EndpointAttempt, EndpointHealth, Owned, StackPath, StackRefusals,
+    DeliveryStatusQuery, EndpointAttempt, EndpointHealth, Owned, StackPath, StackRefusals,
 };
+use sika_api::admin::{StackId, StackItemRefusals};
 use sika_api::webhooks::{WebhookDelivery, WebhookDeliveryEnvelope, WebhookEndpointEnvelope};
 use sika_api::{ErrorBody, ListPage};
 
@@ -35,16 +36,10 @@ fn recent_deliveries(state: &AdminState, stack: &crate::domain::stack::Stack) ->
 }
 
 /// Every webhook endpoint on a stack, with its recent delivery health
-#[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/webhooks/endpoints",
-    operation_id = "listEndpointHealth",
-    security(("operator" = [])),
-    params(StackPath),
-    responses(
-        (status = 200, description = "Every endpoint, in one page", body = ListPage<EndpointHealth>),
-        StackRefusals,
-    )
+#[utoipa::path(get, path = "/admin/v1/{stack}/webhooks/endpoints", operation_id = "listEndpointHealth",
+    security(("operator" = [])), params(StackPath),
+    responses((status = 200, description = "Every endpoint, in one page", body = ListPage<EndpointHealth>),
+        StackRefusals),
 )]
 pub(super) async fn endpoints(
     State(state): State<Arc<AdminState>>,
@@ -84,18 +79,10 @@ pub(super) async fn endpoints(
 
 /// The last 100 delivery attempts to one endpoint, newest first
 #[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/webhooks/endpoints/{id}/attempts",
-    operation_id = "listEndpointAttempts",
-    security(("operator" = [])),
-    params(
-        StackPath,
-        ("id" = String, Path, description = "The endpoint's id"),
-    ),
-    responses(
-        (status = 200, description = "The attempts, in one page", body = ListPage<EndpointAttempt>),
-        StackRefusals,
-    )
+    get, path = "/admin/v1/{stack}/webhooks/endpoints/{id}/attempts", operation_id = "listEndpointAttempts",
+    security(("operator" = [])), params(StackId<WebhookEndpointEnvelope>),
+    responses((status = 200, description = "The attempts, in one page", body = ListPage<EndpointAttempt>),
+        StackRefusals),
 )]
 pub(super) async fn attempts(
     State(state): State<Arc<AdminState>>,
@@ -125,17 +112,12 @@ pub(super) async fn attempts(
 }
 
 /// The last 100 deliveries on a stack, newest first
-#[utoipa::path(
-    get,
-    path = "/admin/v1/{stack}/webhooks/deliveries",
-    operation_id = "listStackDeliveries",
-    security(("operator" = [])),
-    params(StackPath, DeliveryStatusQuery),
+#[utoipa::path(get, path = "/admin/v1/{stack}/webhooks/deliveries", operation_id = "listStackDeliveries",
+    security(("operator" = [])), params(StackPath, DeliveryStatusQuery),
     responses(
         (status = 200, description = "The deliveries, in one page", body = ListPage<Owned<WebhookDelivery>>),
         (status = 400, description = "An unknown query parameter (`validation_error`)", body = ErrorBody),
-        StackRefusals,
-    )
+        StackRefusals),
 )]
 pub(super) async fn deliveries(
     State(state): State<Arc<AdminState>>,
@@ -156,19 +138,11 @@ pub(super) async fn deliveries(
 
 /// Retry a delivery now, outside its schedule
 #[utoipa::path(
-    post,
-    path = "/admin/v1/{stack}/webhooks/deliveries/{id}/retry",
-    operation_id = "retryStackDelivery",
-    security(("operator" = [])),
-    params(
-        StackPath,
-        ("id" = String, Path, description = "The delivery's id"),
-    ),
+    post, path = "/admin/v1/{stack}/webhooks/deliveries/{id}/retry", operation_id = "retryStackDelivery",
+    security(("operator" = [])), params(StackId<WebhookDeliveryEnvelope>),
     responses(
         (status = 200, description = "The delivery with the new attempt", body = WebhookDeliveryEnvelope),
-        (status = 404, description = "Unknown stack or delivery", body = ErrorBody),
-        AdminRefusals,
-    )
+        StackItemRefusals<WebhookDeliveryEnvelope>),
 )]
 pub(super) async fn retry(
     State(state): State<Arc<AdminState>>,
@@ -183,19 +157,10 @@ pub(super) async fn retry(
 
 /// Enable an endpoint that failures disabled
 #[utoipa::path(
-    post,
-    path = "/admin/v1/{stack}/webhooks/endpoints/{id}/enable",
-    operation_id = "enableStackEndpoint",
-    security(("operator" = [])),
-    params(
-        StackPath,
-        ("id" = String, Path, description = "The endpoint's id"),
-    ),
-    responses(
-        (status = 200, description = "The endpoint, enabled", body = WebhookEndpointEnvelope),
-        (status = 404, description = "Unknown stack or endpoint", body = ErrorBody),
-        AdminRefusals,
-    )
+    post, path = "/admin/v1/{stack}/webhooks/endpoints/{id}/enable", operation_id = "enableStackEndpoint",
+    security(("operator" = [])), params(StackId<WebhookEndpointEnvelope>),
+    responses((status = 200, description = "The endpoint, enabled", body = WebhookEndpointEnvelope),
+        StackItemRefusals<WebhookEndpointEnvelope>),
 )]
 pub(super) async fn enable(
     State(state): State<Arc<AdminState>>,

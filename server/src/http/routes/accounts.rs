@@ -24,15 +24,11 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// An account opens the first time money in its currency touches the
 /// organization. The list is not paginated: it holds every account, and
 /// `hasMore` is always false.
-#[utoipa::path(
-    get,
-    path = "/v1/accounts",
-    operation_id = "listAccounts",
+#[utoipa::path(get, path = "/v1/accounts", operation_id = "listAccounts",
     security(("bearer" = ["accounts:read"])),
     responses(
         (status = 200, description = "Every balance account of the organization", body = ListPage<Account>),
-        VersionRefusals,
-    )
+        VersionRefusals),
 )]
 async fn list(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResult<Json<ListPage<Account>>> {
     let accounts = stack.engine.read()?.organization_accounts(principal.organization())?;

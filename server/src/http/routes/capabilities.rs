@@ -24,18 +24,13 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 ///
 /// Its local methods, then the stablecoin networks every country offers,
 /// paged by `limit` and `cursor`.
-#[utoipa::path(
-    get,
-    path = "/v1/capabilities/{country}",
-    operation_id = "listCountryMethods",
+#[utoipa::path(get, path = "/v1/capabilities/{country}", operation_id = "listCountryMethods",
     params(("country" = String, Path, description = "ISO 3166-1 alpha-2, case-insensitive", example = "GH"), ListQuery),
     security(("bearer" = ["capabilities:read"])),
-    responses(
-        (status = 200, description = "One page of the country's methods", body = ListPage<Method>),
+    responses((status = 200, description = "One page of the country's methods", body = ListPage<Method>),
         (status = 400, description = "A bad `limit` or `cursor`, a query parameter the operation does not take (`validation_error` naming it), or an unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No payment methods are known for the country", body = ErrorBody),
-        Refusals,
-    )
+        Refusals),
 )]
 async fn country(
     State(stack): State<Arc<Stack>>,
@@ -55,21 +50,13 @@ async fn country(
 /// Its live status, limits, settlement estimate and the input fields it
 /// needs: look it up before creating a recipient or payout to catch a limit
 /// or an outage first.
-#[utoipa::path(
-    get,
-    path = "/v1/capabilities/{country}/{method}",
-    operation_id = "getMethod",
-    params(
-        ("country" = String, Path, description = "ISO 3166-1 alpha-2, case-insensitive", example = "GH"),
-        ("method" = String, Path, description = "The method's code", example = "mtn_gh"),
-    ),
+#[utoipa::path(get, path = "/v1/capabilities/{country}/{method}", operation_id = "getMethod",
+    params(("country" = String, Path, description = "ISO 3166-1 alpha-2, case-insensitive", example = "GH"), ("method" = String, Path, description = "The method's code", example = "mtn_gh")),
     security(("bearer" = ["capabilities:read"])),
-    responses(
-        (status = 200, description = "The method", body = MethodEnvelope),
+    responses((status = 200, description = "The method", body = MethodEnvelope),
         (status = 400, description = "An unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "The method is not available in the country, or the country is unknown", body = ErrorBody),
-        Refusals,
-    )
+        Refusals),
 )]
 async fn method(
     State(stack): State<Arc<Stack>>,

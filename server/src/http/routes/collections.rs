@@ -8,9 +8,7 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::collections::{Collection, CollectionEnvelope, CreateCollection};
-use sika_api::{
-    BodyRefusals, ErrorBody, ListPage, ListQuery, MovementFilter, PageRefusals, Replays, VersionRefusals,
-};
+use sika_api::{FieldRefusals, Id, ListPage, ListQuery, MovementFilter, PageRefusals, ReadRefusals, Replays};
 use sika_engine::{Command, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -34,18 +32,11 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// pending credit on the balance until they approve. The same
 /// `externalReference` with the same body answers the original collection
 /// (200) instead of charging twice.
-#[utoipa::path(
-    post,
-    path = "/v1/collections",
-    operation_id = "createCollection",
-    request_body = CreateCollection,
-    security(("bearer" = ["collections:write"])),
+#[utoipa::path(post, path = "/v1/collections", operation_id = "createCollection",
+    request_body = CreateCollection, security(("bearer" = ["collections:write"])),
     responses(
         (status = 201, description = "The collection, pending until the payer answers", body = CollectionEnvelope),
-        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`) or the `sika-version` header is unknown", body = ErrorBody),
-        Replays<CollectionEnvelope>,
-        BodyRefusals,
-    )
+        Replays<CollectionEnvelope>, FieldRefusals),
 )]
 async fn create(
     Call { stack, principal }: Call,
@@ -74,17 +65,10 @@ async fn create(
 }
 
 /// One collection with its full timeline
-#[utoipa::path(
-    get,
-    path = "/v1/collections/{id}",
-    operation_id = "getCollection",
-    params(("id" = String, Path, description = "The collection's id (`col_…`)")),
-    security(("bearer" = ["collections:read"])),
-    responses(
-        (status = 200, description = "The collection", body = CollectionEnvelope),
-        (status = 404, description = "No such collection in this organization", body = ErrorBody),
-        VersionRefusals,
-    )
+#[utoipa::path(get, path = "/v1/collections/{id}", operation_id = "getCollection",
+    params(Id<CollectionEnvelope>), security(("bearer" = ["collections:read"])),
+    responses((status = 200, description = "The collection", body = CollectionEnvelope),
+        ReadRefusals<CollectionEnvelope>),
 )]
 async fn read(
     Call { stack, principal }: Call,
@@ -96,16 +80,10 @@ async fn read(
 }
 
 /// Collections, newest first
-#[utoipa::path(
-    get,
-    path = "/v1/collections",
-    operation_id = "listCollections",
-    params(ListQuery, MovementFilter),
-    security(("bearer" = ["collections:read"])),
-    responses(
-        (status = 200, description = "One page of collections", body = ListPage<Collection>),
-        PageRefusals,
-    )
+#[utoipa::path(get, path = "/v1/collections", operation_id = "listCollections",
+    params(ListQuery, MovementFilter), security(("bearer" = ["collections:read"])),
+    responses((status = 200, description = "One page of collections", body = ListPage<Collection>),
+        PageRefusals),
 )]
 async fn list(
     Call { stack, principal }: Call,

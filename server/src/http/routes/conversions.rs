@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::conversions::{Conversion, ConversionEnvelope, CreateConversion, CreateQuote, QuoteEnvelope};
-use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, VersionRefusals};
+use sika_api::{BodyRefusals, ErrorBody, Id, ListPage, ListQuery, NoSuch, PageRefusals, ReadRefusals};
 use sika_engine::{Command, Outcome, QuoteAmount};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -33,17 +33,12 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
 ///
 /// Give exactly one of `from.amount` and `to.amount`; the quote computes
 /// the other at the all-in rate and holds it until `expiresAt`.
-#[utoipa::path(
-    post,
-    path = "/v1/conversions/quotes",
-    operation_id = "createQuote",
-    request_body = CreateQuote,
-    security(("bearer" = ["conversions:write"])),
+#[utoipa::path(post, path = "/v1/conversions/quotes", operation_id = "createQuote",
+    request_body = CreateQuote, security(("bearer" = ["conversions:write"])),
     responses(
         (status = 201, description = "The quote, pending until it is executed or expires", body = QuoteEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`), no rate between the currencies, or an unknown `sika-version` header", body = ErrorBody),
-        BodyRefusals,
-    )
+        BodyRefusals),
 )]
 async fn create_quote(
     Call { stack, principal }: Call,
@@ -79,17 +74,11 @@ async fn create_quote(
 }
 
 /// One quote
-#[utoipa::path(
-    get,
-    path = "/v1/conversions/quotes/{id}",
-    operation_id = "getQuote",
-    params(("id" = String, Path, description = "The quote's id (`qte_…`)")),
-    security(("bearer" = ["conversions:read"])),
+#[utoipa::path(get, path = "/v1/conversions/quotes/{id}", operation_id = "getQuote",
+    params(Id<QuoteEnvelope>), security(("bearer" = ["conversions:read"])),
     responses(
         (status = 200, description = "The quote; `status` is `expired` once `expiresAt` has passed unexecuted", body = QuoteEnvelope),
-        (status = 404, description = "No such quote in this organization", body = ErrorBody),
-        VersionRefusals,
-    )
+        ReadRefusals<QuoteEnvelope>),
 )]
 async fn get_quote(
     Call { stack, principal }: Call,
@@ -109,21 +98,14 @@ async fn get_quote(
 /// Debits `from.amount` and credits `to.amount` at the quoted rate, at
 /// once. A concurrent execute of the same quote answers 200 with the same
 /// conversion; so does a retry with the same `externalReference`.
-#[utoipa::path(
-    post,
-    path = "/v1/conversions",
-    operation_id = "executeQuote",
-    request_body = CreateConversion,
-    security(("bearer" = ["conversions:write"])),
-    responses(
-        (status = 201, description = "The conversion, completed", body = ConversionEnvelope),
+#[utoipa::path(post, path = "/v1/conversions", operation_id = "executeQuote",
+    request_body = CreateConversion, security(("bearer" = ["conversions:write"])),
+    responses((status = 201, description = "The conversion, completed", body = ConversionEnvelope),
         (status = 200, description = "The same conversion, for a concurrent execute or a retry with the same externalReference", body = ConversionEnvelope),
         (status = 400, description = "The quote expired or was already executed (`bad_request`), a field is invalid (`validation_error`), or the `sika-version` header is unknown", body = ErrorBody),
-        (status = 404, description = "No such quote in this organization", body = ErrorBody),
         (status = 409, description = "The externalReference was used with another quote (`duplicate`)", body = ErrorBody),
         (status = 422, description = "The `from.currency` balance cannot cover `from.amount` (`insufficient_funds`)", body = ErrorBody),
-        BodyRefusals,
-    )
+        NoSuch<QuoteEnvelope>, BodyRefusals),
 )]
 async fn execute(
     Call { stack, principal }: Call,
@@ -149,17 +131,10 @@ async fn execute(
 }
 
 /// One conversion
-#[utoipa::path(
-    get,
-    path = "/v1/conversions/{id}",
-    operation_id = "getConversion",
-    params(("id" = String, Path, description = "The conversion's id (`conv_…`)")),
-    security(("bearer" = ["conversions:read"])),
-    responses(
-        (status = 200, description = "The conversion", body = ConversionEnvelope),
-        (status = 404, description = "No such conversion in this organization", body = ErrorBody),
-        VersionRefusals,
-    )
+#[utoipa::path(get, path = "/v1/conversions/{id}", operation_id = "getConversion",
+    params(Id<ConversionEnvelope>), security(("bearer" = ["conversions:read"])),
+    responses((status = 200, description = "The conversion", body = ConversionEnvelope),
+        ReadRefusals<ConversionEnvelope>),
 )]
 async fn get_conversion(
     Call { stack, principal }: Call,
@@ -175,16 +150,10 @@ async fn get_conversion(
 }
 
 /// Conversions, newest first
-#[utoipa::path(
-    get,
-    path = "/v1/conversions",
-    operation_id = "listConversions",
-    params(ListQuery),
-    security(("bearer" = ["conversions:read"])),
-    responses(
-        (status = 200, description = "One page of conversions", body = ListPage<Conversion>),
-        PageRefusals,
-    )
+#[utoipa::path(get, path = "/v1/conversions", operation_id = "listConversions",
+    params(ListQuery), security(("bearer" = ["conversions:read"])),
+    responses((status = 200, description = "One page of conversions", body = ListPage<Conversion>),
+        PageRefusals),
 )]
 async fn list(
     Call { stack, principal }: Call,

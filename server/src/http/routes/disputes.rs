@@ -11,7 +11,9 @@ use sika_api::disputes::{
     CreateDisputeMessage, Dispute, DisputeEnvelope, DisputeFilter, DisputeMessage, DisputeMessageEnvelope,
     ResolveDispute, SimulateDispute,
 };
-use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, Refusals, VersionRefusals};
+use sika_api::{
+    BodyRefusals, ErrorBody, Id, ListPage, ListQuery, NoSuch, PageRefusals, ReadRefusals, Refusals,
+};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -32,17 +34,11 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 }
 
 /// Disputes, newest first, without their threads
-#[utoipa::path(
-    get,
-    path = "/v1/disputes",
-    operation_id = "listDisputes",
-    params(ListQuery, DisputeFilter),
-    security(("bearer" = ["disputes:read"])),
-    responses(
-        (status = 200, description = "One page of disputes", body = ListPage<Dispute>),
+#[utoipa::path(get, path = "/v1/disputes", operation_id = "listDisputes",
+    params(ListQuery, DisputeFilter), security(("bearer" = ["disputes:read"])),
+    responses((status = 200, description = "One page of disputes", body = ListPage<Dispute>),
         (status = 400, description = "A bad `limit`, `cursor` or `status`, or a query parameter the operation does not take (`validation_error` naming it)", body = ErrorBody),
-        Refusals,
-    )
+        Refusals),
 )]
 async fn list(
     Call { stack, principal }: Call,
@@ -52,17 +48,10 @@ async fn list(
 }
 
 /// One dispute with its message thread, oldest first
-#[utoipa::path(
-    get,
-    path = "/v1/disputes/{id}",
-    operation_id = "getDispute",
-    params(("id" = String, Path, description = "The dispute's id (`dsp_…`)")),
-    security(("bearer" = ["disputes:read"])),
-    responses(
-        (status = 200, description = "The dispute", body = DisputeEnvelope),
-        (status = 404, description = "No such dispute in this organization", body = ErrorBody),
-        VersionRefusals,
-    )
+#[utoipa::path(get, path = "/v1/disputes/{id}", operation_id = "getDispute",
+    params(Id<DisputeEnvelope>), security(("bearer" = ["disputes:read"])),
+    responses((status = 200, description = "The dispute", body = DisputeEnvelope),
+        ReadRefusals<DisputeEnvelope>),
 )]
 async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<DisputeEnvelope>> {
     let snapshot = stack.engine.read()?;
@@ -76,20 +65,13 @@ async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiRes
 /// `POST /v1/files` attached. An accepted or declined dispute's thread
 /// takes no more messages, also when the resolution commits while the
 /// message is in flight.
-#[utoipa::path(
-    post,
-    path = "/v1/disputes/{id}/messages",
-    operation_id = "createDisputeMessage",
-    params(("id" = String, Path, description = "The dispute's id (`dsp_…`)")),
-    request_body = CreateDisputeMessage,
+#[utoipa::path(post, path = "/v1/disputes/{id}/messages", operation_id = "createDisputeMessage",
+    params(Id<DisputeEnvelope>), request_body = CreateDisputeMessage,
     security(("bearer" = ["disputes:write"])),
-    responses(
-        (status = 201, description = "The message, in the thread", body = DisputeMessageEnvelope),
+    responses((status = 201, description = "The message, in the thread", body = DisputeMessageEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`), or the dispute is resolved or its thread full (`bad_request`)", body = ErrorBody),
-        (status = 404, description = "No such dispute in this organization", body = ErrorBody),
         (status = 409, description = "The dispute kept changing under concurrent requests (`conflict`); retry", body = ErrorBody),
-        BodyRefusals,
-    )
+        NoSuch<DisputeEnvelope>, BodyRefusals),
 )]
 async fn post_message(
     Call { stack, principal }: Call,
@@ -101,17 +83,10 @@ async fn post_message(
 }
 
 /// A dispute's messages, newest first
-#[utoipa::path(
-    get,
-    path = "/v1/disputes/{id}/messages",
-    operation_id = "listDisputeMessages",
-    params(("id" = String, Path, description = "The dispute's id (`dsp_…`)"), ListQuery),
-    security(("bearer" = ["disputes:read"])),
-    responses(
-        (status = 200, description = "One page of messages", body = ListPage<DisputeMessage>),
-        (status = 404, description = "No such dispute in this organization", body = ErrorBody),
-        PageRefusals,
-    )
+#[utoipa::path(get, path = "/v1/disputes/{id}/messages", operation_id = "listDisputeMessages",
+    params(Id<DisputeEnvelope>, ListQuery), security(("bearer" = ["disputes:read"])),
+    responses((status = 200, description = "One page of messages", body = ListPage<DisputeMessage>),
+        NoSuch<DisputeEnvelope>, PageRefusals),
 )]
 async fn messages(
     Call { stack, principal }: Call,
@@ -126,18 +101,13 @@ async fn messages(
 /// Opens a dispute on a completed collection, or on a payment link's newest
 /// payment, and fires `dispute.created`. A payment has at most one open
 /// dispute.
-#[utoipa::path(
-    post,
-    path = "/v1/simulations/disputes",
-    operation_id = "simulateDispute",
-    request_body = SimulateDispute,
-    security(("bearer" = ["disputes:write"])),
+#[utoipa::path(post, path = "/v1/simulations/disputes", operation_id = "simulateDispute",
+    request_body = SimulateDispute, security(("bearer" = ["disputes:write"])),
     responses(
         (status = 201, description = "The dispute, open, with its (empty) thread", body = DisputeEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`), or the payment is not completed or already has an open dispute (`bad_request`)", body = ErrorBody),
         (status = 404, description = "No such collection or payment link in this organization, or the live stack (simulations are the sandbox's)", body = ErrorBody),
-        BodyRefusals,
-    )
+        BodyRefusals),
 )]
 async fn simulate(
     Call { stack, principal }: Call,
@@ -153,19 +123,14 @@ async fn simulate(
 /// Resolves it as `accepted` or `declined` with its thread as it stands,
 /// and fires `dispute.updated` then `dispute.closed`.
 #[utoipa::path(
-    post,
-    path = "/v1/simulations/disputes/{id}/resolve",
-    operation_id = "simulateDisputeResolution",
-    params(("id" = String, Path, description = "The dispute's id (`dsp_…`)")),
-    request_body = ResolveDispute,
-    security(("bearer" = ["disputes:write"])),
+    post, path = "/v1/simulations/disputes/{id}/resolve", operation_id = "simulateDisputeResolution",
+    params(Id<DisputeEnvelope>), request_body = ResolveDispute, security(("bearer" = ["disputes:write"])),
     responses(
         (status = 200, description = "The dispute, resolved, with its final thread", body = DisputeEnvelope),
         (status = 400, description = "A bad `outcome` (`validation_error`), or the dispute is already resolved (`bad_request`)", body = ErrorBody),
         (status = 404, description = "No such dispute in this organization, or the live stack (simulations are the sandbox's)", body = ErrorBody),
         (status = 409, description = "The dispute kept changing under concurrent requests (`conflict`); retry", body = ErrorBody),
-        BodyRefusals,
-    )
+        BodyRefusals),
 )]
 async fn simulate_resolve(
     Call { stack, principal }: Call,

@@ -9,7 +9,7 @@ use axum::extract::Path;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use sika_api::files::{CreateFile, File, FileContents, FileEnvelope};
-use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, VersionRefusals};
+use sika_api::{BodyRefusals, ErrorBody, Id, ListPage, ListQuery, PageRefusals, ReadRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -28,17 +28,11 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 ///
 /// The contents travel base64-encoded in a JSON body, at most 512 KiB once
 /// decoded. A file never changes once stored.
-#[utoipa::path(
-    post,
-    path = "/v1/files",
-    operation_id = "createFile",
-    request_body = CreateFile,
-    security(("bearer" = ["disputes:write"])),
-    responses(
-        (status = 201, description = "The file's description", body = FileEnvelope),
+#[utoipa::path(post, path = "/v1/files", operation_id = "createFile",
+    request_body = CreateFile, security(("bearer" = ["disputes:write"])),
+    responses((status = 201, description = "The file's description", body = FileEnvelope),
         (status = 400, description = "A field is missing or invalid, or the contents are empty, not base64 or larger than 512 KiB (`validation_error`, with `details.field`)", body = ErrorBody),
-        BodyRefusals,
-    )
+        BodyRefusals),
 )]
 async fn upload(
     Call { stack, principal }: Call,
@@ -54,17 +48,10 @@ fn not_found(id: &str) -> ApiError {
 }
 
 /// One file's description
-#[utoipa::path(
-    get,
-    path = "/v1/files/{id}",
-    operation_id = "getFile",
-    params(("id" = String, Path, description = "The file's id (`file_…`)")),
-    security(("bearer" = ["disputes:read"])),
-    responses(
-        (status = 200, description = "The file's description", body = FileEnvelope),
-        (status = 404, description = "No such file in this organization", body = ErrorBody),
-        VersionRefusals,
-    )
+#[utoipa::path(get, path = "/v1/files/{id}", operation_id = "getFile",
+    params(Id<FileEnvelope>), security(("bearer" = ["disputes:read"])),
+    responses((status = 200, description = "The file's description", body = FileEnvelope),
+        ReadRefusals<FileEnvelope>),
 )]
 async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<FileEnvelope>> {
     let file = files::load_for(&stack.engine.read()?, principal.organization(), &id)?
@@ -77,17 +64,11 @@ async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiRes
 /// Answered with the file's stored content type (shown here as
 /// `application/octet-stream`), as an attachment, exactly the bytes
 /// uploaded.
-#[utoipa::path(
-    get,
-    path = "/v1/files/{id}/contents",
-    operation_id = "getFileContents",
-    params(("id" = String, Path, description = "The file's id (`file_…`)")),
-    security(("bearer" = ["disputes:read"])),
+#[utoipa::path(get, path = "/v1/files/{id}/contents", operation_id = "getFileContents",
+    params(Id<FileEnvelope>), security(("bearer" = ["disputes:read"])),
     responses(
         (status = 200, description = "The file's bytes, with its content type", content_type = "application/octet-stream", body = FileContents),
-        (status = 404, description = "No such file in this organization", body = ErrorBody),
-        VersionRefusals,
-    )
+        ReadRefusals<FileEnvelope>),
 )]
 async fn contents(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Response> {
     let snapshot = stack.engine.read()?;
@@ -107,16 +88,10 @@ async fn contents(Call { stack, principal }: Call, Path(id): Path<String>) -> Ap
 }
 
 /// Uploaded files, newest first
-#[utoipa::path(
-    get,
-    path = "/v1/files",
-    operation_id = "listFiles",
-    params(ListQuery),
-    security(("bearer" = ["disputes:read"])),
-    responses(
-        (status = 200, description = "One page of file descriptions", body = ListPage<File>),
-        PageRefusals,
-    )
+#[utoipa::path(get, path = "/v1/files", operation_id = "listFiles",
+    params(ListQuery), security(("bearer" = ["disputes:read"])),
+    responses((status = 200, description = "One page of file descriptions", body = ListPage<File>),
+        PageRefusals),
 )]
 async fn list(
     Call { stack, principal }: Call,

@@ -9,7 +9,7 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::keys::{ApiKey, ApiKeyEnvelope, CreateApiKey, CreatedApiKey, CreatedApiKeyEnvelope};
 use sika_api::{
-    BadPage, BodyRefusals, ErrorBody, ListPage, ListQuery, SessionRefusals, VersionRefusals, With,
+    BadPage, ErrorBody, FieldRefusals, Id, ListPage, ListQuery, ReadRefusals, SessionRefusals, With,
 };
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -30,18 +30,11 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// Needs an owner's or admin's session (`sess_…`); an API key gets 403. The
 /// full key is in `apiKey.secret`, shown this once. An organization holds
 /// at most 100 keys that are not revoked on each stack.
-#[utoipa::path(
-    post,
-    path = "/v1/keys",
-    operation_id = "createKey",
-    request_body = CreateApiKey,
-    security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
-    responses(
-        (status = 201, description = "The key, with its secret", body = CreatedApiKeyEnvelope),
-        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
+#[utoipa::path(post, path = "/v1/keys", operation_id = "createKey",
+    request_body = CreateApiKey, security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
+    responses((status = 201, description = "The key, with its secret", body = CreatedApiKeyEnvelope),
         (status = 409, description = "The organization already has 100 active keys (`invalid_state`, `details.limit`)", body = ErrorBody),
-        BodyRefusals<SessionRefusals>,
-    )
+        FieldRefusals<SessionRefusals>),
 )]
 async fn create(
     Call { stack, principal }: Call,
@@ -59,16 +52,11 @@ async fn create(
 /// Every key of the organization on this stack, revoked ones included,
 /// oldest first, paged by `limit` and `cursor`. Needs an owner's or admin's
 /// session.
-#[utoipa::path(
-    get,
-    path = "/v1/keys",
-    operation_id = "listKeys",
-    params(ListQuery),
-    security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
+#[utoipa::path(get, path = "/v1/keys", operation_id = "listKeys",
+    params(ListQuery), security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
     responses(
         (status = 200, description = "One page of keys, without their secrets", body = ListPage<ApiKey>),
-        With<BadPage, SessionRefusals>,
-    )
+        With<BadPage, SessionRefusals>),
 )]
 async fn list(
     Call { stack, principal }: Call,
@@ -84,17 +72,10 @@ async fn list(
 ///
 /// The key stops working at once; revoking it again changes nothing. Needs
 /// an owner's or admin's session.
-#[utoipa::path(
-    delete,
-    path = "/v1/keys/{id}",
-    operation_id = "revokeKey",
-    params(("id" = String, Path, description = "The key's id (`key_…`)")),
-    security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
-    responses(
-        (status = 200, description = "The revoked key", body = ApiKeyEnvelope),
-        (status = 404, description = "No such key in this organization", body = ErrorBody),
-        VersionRefusals<SessionRefusals>,
-    )
+#[utoipa::path(delete, path = "/v1/keys/{id}", operation_id = "revokeKey",
+    params(Id<ApiKeyEnvelope>), security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
+    responses((status = 200, description = "The revoked key", body = ApiKeyEnvelope),
+        ReadRefusals<ApiKeyEnvelope, SessionRefusals>),
 )]
 async fn revoke(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<ApiKeyEnvelope>> {
     require_owner_or_admin(principal.member())?;

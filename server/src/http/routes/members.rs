@@ -8,7 +8,7 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::members::{CreateMember, InvitedMember, MemberEnvelope, UpdateMember};
 use sika_api::{
-    BadPage, BodyRefusals, ErrorBody, ListPage, ListQuery, SessionRefusals, VersionRefusals, With,
+    BadPage, ErrorBody, FieldRefusals, Id, ListPage, ListQuery, NoSuch, ReadRefusals, SessionRefusals, With,
 };
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -28,16 +28,10 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 ///
 /// Every member of the organization, oldest first, paged by `limit` and
 /// `cursor`. Needs an owner's or admin's session.
-#[utoipa::path(
-    get,
-    path = "/v1/members",
-    operation_id = "listMembers",
-    params(ListQuery),
-    security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
-    responses(
-        (status = 200, description = "One page of members", body = ListPage<sika_api::members::Member>),
-        With<BadPage, SessionRefusals>,
-    )
+#[utoipa::path(get, path = "/v1/members", operation_id = "listMembers",
+    params(ListQuery), security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
+    responses((status = 200, description = "One page of members", body = ListPage<sika_api::members::Member>),
+        With<BadPage, SessionRefusals>),
 )]
 async fn list(
     Call { stack, principal }: Call,
@@ -53,18 +47,11 @@ async fn list(
 /// Needs an owner's or admin's session; only an owner invites an owner. The
 /// answer holds the invitation token (`inv_…`, shown once) the member
 /// accepts with `POST /v1/sessions`.
-#[utoipa::path(
-    post,
-    path = "/v1/members",
-    operation_id = "createMember",
-    request_body = CreateMember,
-    security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
-    responses(
-        (status = 201, description = "The member and their invitation", body = InvitedMember),
-        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
+#[utoipa::path(post, path = "/v1/members", operation_id = "createMember",
+    request_body = CreateMember, security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
+    responses((status = 201, description = "The member and their invitation", body = InvitedMember),
         (status = 409, description = "A member already has this email (`conflict`), or the team is full (`invalid_state`)", body = ErrorBody),
-        BodyRefusals<SessionRefusals>,
-    )
+        FieldRefusals<SessionRefusals>),
 )]
 async fn create(
     Call { stack, principal }: Call,
@@ -78,20 +65,12 @@ async fn create(
 ///
 /// Needs an owner's or admin's session; only an owner makes or changes an
 /// owner, and the last owner keeps the role (`409 invalid_state`).
-#[utoipa::path(
-    patch,
-    path = "/v1/members/{id}",
-    operation_id = "updateMember",
-    params(("id" = String, Path, description = "The member's id (`mem_…`)")),
-    request_body = UpdateMember,
+#[utoipa::path(patch, path = "/v1/members/{id}", operation_id = "updateMember",
+    params(Id<MemberEnvelope>), request_body = UpdateMember,
     security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
-    responses(
-        (status = 200, description = "The member", body = MemberEnvelope),
-        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 404, description = "No such member in this organization", body = ErrorBody),
+    responses((status = 200, description = "The member", body = MemberEnvelope),
         (status = 409, description = "The organization would have no owner (`invalid_state`)", body = ErrorBody),
-        BodyRefusals<SessionRefusals>,
-    )
+        NoSuch<MemberEnvelope>, FieldRefusals<SessionRefusals>),
 )]
 async fn update(
     Call { stack, principal }: Call,
@@ -107,18 +86,11 @@ async fn update(
 /// Their sessions and invitations end at once. Needs an owner's or admin's
 /// session; only an owner removes an owner, and the last owner stays
 /// (`409 invalid_state`).
-#[utoipa::path(
-    delete,
-    path = "/v1/members/{id}",
-    operation_id = "deleteMember",
-    params(("id" = String, Path, description = "The member's id (`mem_…`)")),
-    security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
-    responses(
-        (status = 200, description = "The member as they were", body = MemberEnvelope),
-        (status = 404, description = "No such member in this organization", body = ErrorBody),
+#[utoipa::path(delete, path = "/v1/members/{id}", operation_id = "deleteMember",
+    params(Id<MemberEnvelope>), security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
+    responses((status = 200, description = "The member as they were", body = MemberEnvelope),
         (status = 409, description = "The organization would have no owner (`invalid_state`)", body = ErrorBody),
-        VersionRefusals<SessionRefusals>,
-    )
+        ReadRefusals<MemberEnvelope, SessionRefusals>),
 )]
 async fn remove(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<MemberEnvelope>> {
     let member = members::remove_member(&stack.identity, principal.member(), &id)?;

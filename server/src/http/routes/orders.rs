@@ -8,9 +8,7 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::orders::{CreateOrder, Order, OrderEnvelope};
-use sika_api::{
-    BodyRefusals, ErrorBody, ListPage, ListQuery, MovementFilter, PageRefusals, Replays, VersionRefusals,
-};
+use sika_api::{FieldRefusals, Id, ListPage, ListQuery, MovementFilter, PageRefusals, ReadRefusals, Replays};
 use sika_engine::{Command, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -34,18 +32,10 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// arrive (and, for crypto, are confirmed) the node pays out what arrived
 /// less the fee. The same `externalReference` with the same body answers
 /// the original order (200), as it is now, instead of opening another.
-#[utoipa::path(
-    post,
-    path = "/v1/orders",
-    operation_id = "createOrder",
-    request_body = CreateOrder,
-    security(("bearer" = ["orders:write"])),
-    responses(
-        (status = 201, description = "The order, awaiting funds", body = OrderEnvelope),
-        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`) or the `sika-version` header is unknown", body = ErrorBody),
-        Replays<OrderEnvelope>,
-        BodyRefusals,
-    )
+#[utoipa::path(post, path = "/v1/orders", operation_id = "createOrder",
+    request_body = CreateOrder, security(("bearer" = ["orders:write"])),
+    responses((status = 201, description = "The order, awaiting funds", body = OrderEnvelope),
+        Replays<OrderEnvelope>, FieldRefusals),
 )]
 async fn create(
     Call { stack, principal }: Call,
@@ -69,17 +59,9 @@ async fn create(
 }
 
 /// One order with its merged timeline
-#[utoipa::path(
-    get,
-    path = "/v1/orders/{id}",
-    operation_id = "getOrder",
-    params(("id" = String, Path, description = "The order's id (`ord_…`)")),
-    security(("bearer" = ["orders:read"])),
-    responses(
-        (status = 200, description = "The order", body = OrderEnvelope),
-        (status = 404, description = "No such order in this organization", body = ErrorBody),
-        VersionRefusals,
-    )
+#[utoipa::path(get, path = "/v1/orders/{id}", operation_id = "getOrder",
+    params(Id<OrderEnvelope>), security(("bearer" = ["orders:read"])),
+    responses((status = 200, description = "The order", body = OrderEnvelope), ReadRefusals<OrderEnvelope>),
 )]
 async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<OrderEnvelope>> {
     let order = views::find_order(&stack.engine.read()?, principal.organization(), &id)?
@@ -88,16 +70,9 @@ async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiRes
 }
 
 /// Orders, newest first
-#[utoipa::path(
-    get,
-    path = "/v1/orders",
-    operation_id = "listOrders",
-    params(ListQuery, MovementFilter),
-    security(("bearer" = ["orders:read"])),
-    responses(
-        (status = 200, description = "One page of orders", body = ListPage<Order>),
-        PageRefusals,
-    )
+#[utoipa::path(get, path = "/v1/orders", operation_id = "listOrders",
+    params(ListQuery, MovementFilter), security(("bearer" = ["orders:read"])),
+    responses((status = 200, description = "One page of orders", body = ListPage<Order>), PageRefusals),
 )]
 async fn list(
     Call { stack, principal }: Call,

@@ -10,7 +10,7 @@ use sika_api::checkout::CheckoutRequest;
 use sika_api::payment_links::{
     PaymentLink, PaymentLinkEnvelope, PaymentLinkFilter, PaymentLinkParentType, PaymentLinkStatus,
 };
-use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, Refusals, VersionRefusals};
+use sika_api::{ErrorBody, FieldRefusals, Id, ListPage, ListQuery, NoSuch, ReadRefusals, Refusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -33,17 +33,10 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 ///
 /// Omit `amount` to let the payer choose; a link takes partial payments
 /// until what it received covers the amount.
-#[utoipa::path(
-    post,
-    path = "/v1/payment-links",
-    operation_id = "createPaymentLink",
-    request_body = CheckoutRequest,
-    security(("bearer" = ["payment-pages:write"])),
-    responses(
-        (status = 201, description = "The link, with its (empty) sessions", body = PaymentLinkEnvelope),
-        (status = 400, description = "A field is missing or invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        BodyRefusals,
-    )
+#[utoipa::path(post, path = "/v1/payment-links", operation_id = "createPaymentLink",
+    request_body = CheckoutRequest, security(("bearer" = ["payment-pages:write"])),
+    responses((status = 201, description = "The link, with its (empty) sessions", body = PaymentLinkEnvelope),
+        FieldRefusals),
 )]
 async fn create(
     Call { stack, principal }: Call,
@@ -58,17 +51,10 @@ async fn create(
 }
 
 /// One payment link with its checkout sessions, newest first
-#[utoipa::path(
-    get,
-    path = "/v1/payment-links/{id}",
-    operation_id = "getPaymentLink",
-    params(("id" = String, Path, description = "The link's id (`pl_…`)")),
-    security(("bearer" = ["payment-pages:read"])),
-    responses(
-        (status = 200, description = "The link", body = PaymentLinkEnvelope),
-        (status = 404, description = "No such link in this organization", body = ErrorBody),
-        VersionRefusals,
-    )
+#[utoipa::path(get, path = "/v1/payment-links/{id}", operation_id = "getPaymentLink",
+    params(Id<PaymentLinkEnvelope>), security(("bearer" = ["payment-pages:read"])),
+    responses((status = 200, description = "The link", body = PaymentLinkEnvelope),
+        ReadRefusals<PaymentLinkEnvelope>),
 )]
 async fn read(
     Call { stack, principal }: Call,
@@ -88,19 +74,12 @@ async fn read(
 /// Close a link: it takes no more payments
 ///
 /// Closing a closed link answers it unchanged; a paid link cannot be closed.
-#[utoipa::path(
-    post,
-    path = "/v1/payment-links/{id}/close",
-    operation_id = "closePaymentLink",
-    params(("id" = String, Path, description = "The link's id (`pl_…`)")),
-    security(("bearer" = ["payment-pages:write"])),
-    responses(
-        (status = 200, description = "The link, closed", body = PaymentLinkEnvelope),
+#[utoipa::path(post, path = "/v1/payment-links/{id}/close", operation_id = "closePaymentLink",
+    params(Id<PaymentLinkEnvelope>), security(("bearer" = ["payment-pages:write"])),
+    responses((status = 200, description = "The link, closed", body = PaymentLinkEnvelope),
         (status = 400, description = "The link is paid (`bad_request`), or the `sika-version` header is unknown", body = ErrorBody),
-        (status = 404, description = "No such link in this organization", body = ErrorBody),
         (status = 409, description = "The link kept changing under concurrent requests (`conflict`); retry", body = ErrorBody),
-        Refusals,
-    )
+        NoSuch<PaymentLinkEnvelope>, Refusals),
 )]
 async fn close(
     Call { stack, principal }: Call,
@@ -114,17 +93,12 @@ async fn close(
 ///
 /// Every filter given must match. `parentId` lists one page's payers'
 /// links (none when the organization has no such page).
-#[utoipa::path(
-    get,
-    path = "/v1/payment-links",
-    operation_id = "listPaymentLinks",
-    params(ListQuery, PaymentLinkFilter),
-    security(("bearer" = ["payment-pages:read"])),
+#[utoipa::path(get, path = "/v1/payment-links", operation_id = "listPaymentLinks",
+    params(ListQuery, PaymentLinkFilter), security(("bearer" = ["payment-pages:read"])),
     responses(
         (status = 200, description = "One page of payment links, without their sessions", body = ListPage<PaymentLink>),
         (status = 400, description = "A bad `limit`, `cursor`, `status` or `parentType`, or a query parameter the operation does not take (`validation_error` naming it)", body = ErrorBody),
-        Refusals,
-    )
+        Refusals),
 )]
 async fn list(
     Call { stack, principal }: Call,

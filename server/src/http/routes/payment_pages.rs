@@ -8,7 +8,7 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::checkout::CheckoutRequest;
 use sika_api::payment_pages::{PaymentPage, PaymentPageEnvelope, PaymentPageFilter, PaymentPageStatus};
-use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, Refusals, VersionRefusals};
+use sika_api::{ErrorBody, FieldRefusals, Id, ListPage, ListQuery, ReadRefusals, Refusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -31,17 +31,9 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// payment link of their own under the page. Omit `amount` to let each
 /// payer choose. `email` and `customerReference` are a payment link's
 /// fields: a page refuses them.
-#[utoipa::path(
-    post,
-    path = "/v1/payment-pages",
-    operation_id = "createPaymentPage",
-    request_body = CheckoutRequest,
-    security(("bearer" = ["payment-pages:write"])),
-    responses(
-        (status = 201, description = "The page", body = PaymentPageEnvelope),
-        (status = 400, description = "A field is missing or invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        BodyRefusals,
-    )
+#[utoipa::path(post, path = "/v1/payment-pages", operation_id = "createPaymentPage",
+    request_body = CheckoutRequest, security(("bearer" = ["payment-pages:write"])),
+    responses((status = 201, description = "The page", body = PaymentPageEnvelope), FieldRefusals),
 )]
 async fn create(
     Call { stack, principal }: Call,
@@ -55,17 +47,10 @@ async fn create(
 }
 
 /// One payment page with its payment count and total collected
-#[utoipa::path(
-    get,
-    path = "/v1/payment-pages/{id}",
-    operation_id = "getPaymentPage",
-    params(("id" = String, Path, description = "The page's id (`pp_…`)")),
-    security(("bearer" = ["payment-pages:read"])),
-    responses(
-        (status = 200, description = "The page", body = PaymentPageEnvelope),
-        (status = 404, description = "No such page in this organization", body = ErrorBody),
-        VersionRefusals,
-    )
+#[utoipa::path(get, path = "/v1/payment-pages/{id}", operation_id = "getPaymentPage",
+    params(Id<PaymentPageEnvelope>), security(("bearer" = ["payment-pages:read"])),
+    responses((status = 200, description = "The page", body = PaymentPageEnvelope),
+        ReadRefusals<PaymentPageEnvelope>),
 )]
 async fn read(
     Call { stack, principal }: Call,
@@ -83,18 +68,11 @@ async fn read(
 ///
 /// Closing a closed page answers it unchanged. Links its payers already
 /// started stay payable.
-#[utoipa::path(
-    post,
-    path = "/v1/payment-pages/{id}/close",
-    operation_id = "closePaymentPage",
-    params(("id" = String, Path, description = "The page's id (`pp_…`)")),
-    security(("bearer" = ["payment-pages:write"])),
-    responses(
-        (status = 200, description = "The page, closed", body = PaymentPageEnvelope),
-        (status = 404, description = "No such page in this organization", body = ErrorBody),
+#[utoipa::path(post, path = "/v1/payment-pages/{id}/close", operation_id = "closePaymentPage",
+    params(Id<PaymentPageEnvelope>), security(("bearer" = ["payment-pages:write"])),
+    responses((status = 200, description = "The page, closed", body = PaymentPageEnvelope),
         (status = 409, description = "The page kept changing under concurrent requests (`conflict`); retry", body = ErrorBody),
-        VersionRefusals,
-    )
+        ReadRefusals<PaymentPageEnvelope>),
 )]
 async fn close(
     Call { stack, principal }: Call,
@@ -105,17 +83,11 @@ async fn close(
 }
 
 /// Payment pages, newest first
-#[utoipa::path(
-    get,
-    path = "/v1/payment-pages",
-    operation_id = "listPaymentPages",
-    params(ListQuery, PaymentPageFilter),
-    security(("bearer" = ["payment-pages:read"])),
-    responses(
-        (status = 200, description = "One page of payment pages", body = ListPage<PaymentPage>),
+#[utoipa::path(get, path = "/v1/payment-pages", operation_id = "listPaymentPages",
+    params(ListQuery, PaymentPageFilter), security(("bearer" = ["payment-pages:read"])),
+    responses((status = 200, description = "One page of payment pages", body = ListPage<PaymentPage>),
         (status = 400, description = "A bad `limit`, `cursor` or `status`, or a query parameter the operation does not take (`validation_error` naming it)", body = ErrorBody),
-        Refusals,
-    )
+        Refusals),
 )]
 async fn list(
     Call { stack, principal }: Call,

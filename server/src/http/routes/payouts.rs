@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::payouts::{CreatePayout, Payout, PayoutEnvelope};
 use sika_api::{
-    BodyRefusals, ErrorBody, ListPage, ListQuery, MovementFilter, PageRefusals, Replays, VersionRefusals,
+    BodyRefusals, ErrorBody, Id, ListPage, ListQuery, MovementFilter, PageRefusals, ReadRefusals, Replays,
 };
 use sika_engine::{Command, Outcome};
 use utoipa_axum::router::OpenApiRouter;
@@ -37,19 +37,12 @@ pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// provider with an account lookup (Flutterwave, Nigerian banks) is looked
 /// up first: an account the provider says does not exist is refused before
 /// any money is held.
-#[utoipa::path(
-    post,
-    path = "/v1/payouts",
-    operation_id = "createPayout",
-    request_body = CreatePayout,
-    security(("bearer" = ["payouts:write"])),
-    responses(
-        (status = 201, description = "The payout, pending on its rail", body = PayoutEnvelope),
+#[utoipa::path(post, path = "/v1/payouts", operation_id = "createPayout",
+    request_body = CreatePayout, security(("bearer" = ["payouts:write"])),
+    responses((status = 201, description = "The payout, pending on its rail", body = PayoutEnvelope),
         (status = 400, description = "A field is invalid (`validation_error`, with `details.field`: `to.bankCode` missing where the provider needs it or not one of the method's options; `to.accountNumber` for an account the provider says does not exist)", body = ErrorBody),
         (status = 422, description = "`insufficient_funds` or `spend_cap_exceeded`", body = ErrorBody),
-        Replays<PayoutEnvelope>,
-        BodyRefusals,
-    )
+        Replays<PayoutEnvelope>, BodyRefusals),
 )]
 async fn create(
     Call { stack, principal }: Call,
@@ -85,17 +78,10 @@ async fn create(
 }
 
 /// One payout with its full timeline
-#[utoipa::path(
-    get,
-    path = "/v1/payouts/{id}",
-    operation_id = "getPayout",
-    params(("id" = String, Path, description = "The payout's id (`pay_…`)")),
-    security(("bearer" = ["payouts:read"])),
-    responses(
-        (status = 200, description = "The payout", body = PayoutEnvelope),
-        (status = 404, description = "No such payout in this organization", body = ErrorBody),
-        VersionRefusals,
-    )
+#[utoipa::path(get, path = "/v1/payouts/{id}", operation_id = "getPayout",
+    params(Id<PayoutEnvelope>), security(("bearer" = ["payouts:read"])),
+    responses((status = 200, description = "The payout", body = PayoutEnvelope),
+        ReadRefusals<PayoutEnvelope>),
 )]
 async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<PayoutEnvelope>> {
     let snapshot = stack.engine.read()?;
@@ -105,16 +91,9 @@ async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiRes
 }
 
 /// Payouts, newest first
-#[utoipa::path(
-    get,
-    path = "/v1/payouts",
-    operation_id = "listPayouts",
-    params(ListQuery, MovementFilter),
-    security(("bearer" = ["payouts:read"])),
-    responses(
-        (status = 200, description = "One page of payouts", body = ListPage<Payout>),
-        PageRefusals,
-    )
+#[utoipa::path(get, path = "/v1/payouts", operation_id = "listPayouts",
+    params(ListQuery, MovementFilter), security(("bearer" = ["payouts:read"])),
+    responses((status = 200, description = "One page of payouts", body = ListPage<Payout>), PageRefusals),
 )]
 async fn list(
     Call { stack, principal }: Call,

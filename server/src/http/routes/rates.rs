@@ -27,20 +27,12 @@ pub(super) fn currency_param(field: &str, code: &str) -> ApiResult<Currency> {
 ///
 /// Units of `destination` per unit of `origin`, the spread included: what a
 /// quote created now locks, and what a cross-currency payout is converted at.
-#[utoipa::path(
-    get,
-    path = "/v1/rates/{origin}/{destination}",
-    operation_id = "getRate",
-    params(
-        ("origin" = String, Path, description = "The currency converted from, case-insensitive", example = "USD"),
-        ("destination" = String, Path, description = "The currency converted to, case-insensitive", example = "GHS"),
-    ),
+#[utoipa::path(get, path = "/v1/rates/{origin}/{destination}", operation_id = "getRate",
+    params(("origin" = String, Path, description = "The currency converted from, case-insensitive", example = "USD"), ("destination" = String, Path, description = "The currency converted to, case-insensitive", example = "GHS")),
     security(("bearer" = ["rates:read"])),
-    responses(
-        (status = 200, description = "The rate", body = RateEnvelope),
+    responses((status = 200, description = "The rate", body = RateEnvelope),
         (status = 400, description = "An unknown currency or the same currency twice (`validation_error`), or an unknown `sika-version` header", body = ErrorBody),
-        Refusals,
-    )
+        Refusals),
 )]
 async fn rate(
     State(stack): State<Arc<Stack>>,

@@ -10,7 +10,7 @@ use serde_json::Value;
 use sika_api::recipients::{
     CreateRecipient, CreateRecipients, Recipient, RecipientEnvelope, RecipientResult, RecipientResults,
 };
-use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, VersionRefusals};
+use sika_api::{BodyRefusals, ErrorBody, FieldRefusals, Id, ListPage, ListQuery, PageRefusals, ReadRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -26,17 +26,9 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 }
 
 /// Save a payout destination
-#[utoipa::path(
-    post,
-    path = "/v1/recipients",
-    operation_id = "createRecipient",
-    request_body = CreateRecipient,
-    security(("bearer" = ["recipients:write"])),
-    responses(
-        (status = 201, description = "The recipient", body = RecipientEnvelope),
-        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
-        BodyRefusals,
-    )
+#[utoipa::path(post, path = "/v1/recipients", operation_id = "createRecipient",
+    request_body = CreateRecipient, security(("bearer" = ["recipients:write"])),
+    responses((status = 201, description = "The recipient", body = RecipientEnvelope), FieldRefusals),
 )]
 async fn create(
     Call { stack, principal }: Call,
@@ -51,17 +43,11 @@ async fn create(
 ///
 /// Each item gets its own result, in order: valid items are saved even when
 /// others fail. Only an empty or oversized `items` refuses the whole request.
-#[utoipa::path(
-    post,
-    path = "/v1/recipients/bulk",
-    operation_id = "createRecipients",
-    request_body = CreateRecipients,
-    security(("bearer" = ["recipients:write"])),
-    responses(
-        (status = 200, description = "A result per item", body = RecipientResults),
+#[utoipa::path(post, path = "/v1/recipients/bulk", operation_id = "createRecipients",
+    request_body = CreateRecipients, security(("bearer" = ["recipients:write"])),
+    responses((status = 200, description = "A result per item", body = RecipientResults),
         (status = 400, description = "`items` is empty or holds more than 100 (`validation_error`)", body = ErrorBody),
-        BodyRefusals,
-    )
+        BodyRefusals),
 )]
 async fn bulk(
     Call { stack, principal }: Call,
@@ -98,17 +84,10 @@ fn build_item(item: Value, index: usize, organization: &str, now: i64) -> ApiRes
 }
 
 /// One recipient
-#[utoipa::path(
-    get,
-    path = "/v1/recipients/{id}",
-    operation_id = "getRecipient",
-    params(("id" = String, Path, description = "The recipient's id (`rcp_…`)")),
-    security(("bearer" = ["recipients:read"])),
-    responses(
-        (status = 200, description = "The recipient", body = RecipientEnvelope),
-        (status = 404, description = "No such recipient in this organization", body = ErrorBody),
-        VersionRefusals,
-    )
+#[utoipa::path(get, path = "/v1/recipients/{id}", operation_id = "getRecipient",
+    params(Id<RecipientEnvelope>), security(("bearer" = ["recipients:read"])),
+    responses((status = 200, description = "The recipient", body = RecipientEnvelope),
+        ReadRefusals<RecipientEnvelope>),
 )]
 async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<RecipientEnvelope>> {
     let recipient = recipients::load(&stack.engine.read()?, &id)?
@@ -118,16 +97,10 @@ async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiRes
 }
 
 /// Recipients, newest first
-#[utoipa::path(
-    get,
-    path = "/v1/recipients",
-    operation_id = "listRecipients",
-    params(ListQuery),
-    security(("bearer" = ["recipients:read"])),
-    responses(
-        (status = 200, description = "One page of recipients", body = ListPage<Recipient>),
-        PageRefusals,
-    )
+#[utoipa::path(get, path = "/v1/recipients", operation_id = "listRecipients",
+    params(ListQuery), security(("bearer" = ["recipients:read"])),
+    responses((status = 200, description = "One page of recipients", body = ListPage<Recipient>),
+        PageRefusals),
 )]
 async fn list(
     Call { stack, principal }: Call,

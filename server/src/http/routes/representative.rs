@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use axum::Json;
 use sika_api::representative::{RepresentativeEnvelope, SetRepresentative};
-use sika_api::{BodyRefusals, ErrorBody, SessionRefusals, VersionRefusals};
+use sika_api::{ErrorBody, FieldRefusals, SessionRefusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -25,16 +25,11 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 ///
 /// On the sandbox, opening the first GHS virtual account without one fills
 /// a `sandbox_default` record from the owner's name.
-#[utoipa::path(
-    get,
-    path = "/v1/organization/representative",
-    operation_id = "getRepresentative",
+#[utoipa::path(get, path = "/v1/organization/representative", operation_id = "getRepresentative",
     security(("bearer" = ["collections:read"])),
-    responses(
-        (status = 200, description = "The representative", body = RepresentativeEnvelope),
+    responses((status = 200, description = "The representative", body = RepresentativeEnvelope),
         (status = 404, description = "This organization has no representative on this stack yet", body = ErrorBody),
-        VersionRefusals,
-    )
+        VersionRefusals),
 )]
 async fn read(Call { stack, principal }: Call) -> ApiResult<Json<RepresentativeEnvelope>> {
     let record = representative::load(&stack, principal.organization())?
@@ -47,17 +42,11 @@ async fn read(Call { stack, principal }: Call) -> ApiResult<Json<RepresentativeE
 /// Needs an owner's or admin's session (`sess_…`); an API key gets 403. The
 /// first GHS virtual account registers this person with the partner bank;
 /// changing `fullName` or `idNumber` later updates only the node's record.
-#[utoipa::path(
-    put,
-    path = "/v1/organization/representative",
-    operation_id = "putRepresentative",
+#[utoipa::path(put, path = "/v1/organization/representative", operation_id = "putRepresentative",
     request_body = SetRepresentative,
     security(("bearer" = ["session:owner"]), ("bearer" = ["session:admin"])),
-    responses(
-        (status = 200, description = "The representative as set", body = RepresentativeEnvelope),
-        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`) or the `sika-version` header is unknown", body = ErrorBody),
-        BodyRefusals<SessionRefusals>,
-    )
+    responses((status = 200, description = "The representative as set", body = RepresentativeEnvelope),
+        FieldRefusals<SessionRefusals>),
 )]
 async fn replace(
     Call { stack, principal }: Call,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::Path;
 use sika_api::requests::LoggedRequestEnvelope;
-use sika_api::{ErrorBody, VersionRefusals};
+use sika_api::{ErrorBody, Id, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -23,17 +23,12 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// Any request id from an `x-request-id` header or an error body's
 /// `requestId`; another organization's requests are 404. Only the newest
 /// requests are kept.
-#[utoipa::path(
-    get,
-    path = "/v1/requests/{id}",
-    operation_id = "getRequest",
-    params(("id" = String, Path, description = "The request's id (`req_…`)")),
-    security(("bearer" = ["requests:read"])),
+#[utoipa::path(get, path = "/v1/requests/{id}", operation_id = "getRequest",
+    params(Id<LoggedRequestEnvelope>), security(("bearer" = ["requests:read"])),
     responses(
         (status = 200, description = "The request with its redacted bodies", body = LoggedRequestEnvelope),
         (status = 404, description = "No such request in this organization's log on this stack", body = ErrorBody),
-        VersionRefusals,
-    )
+        VersionRefusals),
 )]
 async fn find(
     Call { stack, principal }: Call,

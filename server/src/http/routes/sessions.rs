@@ -38,19 +38,13 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// after 10 failures from one address or for one email in 15 minutes,
 /// attempts are refused with `429` until the window ends. The session
 /// works on both stacks until `expiresAt`.
-#[utoipa::path(
-    post,
-    path = "/v1/sessions",
-    operation_id = "createSession",
-    request_body = CreateSession,
-    security(()),
-    responses(
-        (status = 201, description = "The session, with its token", body = SessionEnvelope),
+#[utoipa::path(post, path = "/v1/sessions", operation_id = "createSession",
+    request_body = CreateSession, security(()),
+    responses((status = 201, description = "The session, with its token", body = SessionEnvelope),
         (status = 400, description = "A field is missing or invalid (`validation_error`, with `details.field`), or the `sika-version` header is unknown", body = ErrorBody),
         (status = 401, description = "Wrong email, password or invitation (`unauthorized`)", body = ErrorBody),
         (status = 429, description = "Too many failed attempts (`rate_limited`); retry after `Retry-After` seconds", body = ErrorBody),
-        BadBody,
-    )
+        BadBody),
 )]
 async fn create(
     State(stack): State<Arc<Stack>>,
@@ -93,15 +87,10 @@ async fn create(
 ///
 /// The session's token stops working at once, on both stacks. Needs a
 /// session (`sess_…`); an API key gets 403.
-#[utoipa::path(
-    delete,
-    path = "/v1/sessions/current",
-    operation_id = "deleteCurrentSession",
+#[utoipa::path(delete, path = "/v1/sessions/current", operation_id = "deleteCurrentSession",
     security(("bearer" = ["session"])),
-    responses(
-        (status = 200, description = "The session, ended", body = EndedSessionEnvelope),
-        VersionRefusals<SessionRefusals>,
-    )
+    responses((status = 200, description = "The session, ended", body = EndedSessionEnvelope),
+        VersionRefusals<SessionRefusals>),
 )]
 async fn end(
     Call { stack, principal }: Call,

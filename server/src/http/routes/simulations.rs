@@ -11,7 +11,8 @@ use sika_api::orders::OrderEnvelope;
 use sika_api::simulations::{
     Deposit, DepositEnvelope, SimulateDeposit, SimulateOrderFunds, SimulateVirtualAccountDeposit, Simulation,
 };
-use sika_api::{AmountInput, BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, Replays};
+use sika_api::virtual_accounts::VirtualAccountEnvelope;
+use sika_api::{AmountInput, BodyRefusals, ErrorBody, Id, ListPage, ListQuery, PageRefusals, Replays};
 use sika_engine::{Command, Currency, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -40,17 +41,12 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// cents of a collection's or payout's amount, an account number's suffix),
 /// each with the outcomes it can have, paged by `limit` and `cursor`.
 /// Any valid key or session may read it.
-#[utoipa::path(
-    get,
-    path = "/v1/simulations",
-    operation_id = "listSimulations",
-    params(ListQuery),
-    security(("bearer" = [])),
+#[utoipa::path(get, path = "/v1/simulations", operation_id = "listSimulations",
+    params(ListQuery), security(("bearer" = [])),
     responses(
         (status = 200, description = "One page of the sandbox's behaviours", body = ListPage<Simulation>),
         (status = 404, description = "On the live stack, which has no simulations", body = ErrorBody),
-        PageRefusals,
-    )
+        PageRefusals),
 )]
 async fn index(
     State(stack): State<Arc<Stack>>,
@@ -67,19 +63,12 @@ async fn index(
 ///
 /// The amount lands on the organization's balance in that currency at once,
 /// and `account.credited` fires.
-#[utoipa::path(
-    post,
-    path = "/v1/simulations/deposits",
-    operation_id = "simulateDeposit",
-    request_body = SimulateDeposit,
-    security(("bearer" = ["accounts:write"])),
-    responses(
-        (status = 201, description = "The deposit", body = DepositEnvelope),
+#[utoipa::path(post, path = "/v1/simulations/deposits", operation_id = "simulateDeposit",
+    request_body = SimulateDeposit, security(("bearer" = ["accounts:write"])),
+    responses((status = 201, description = "The deposit", body = DepositEnvelope),
         (status = 400, description = "An unknown currency, a bad amount or externalReference (`validation_error`, with `details.field`), or an unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "On the live stack, which has no simulations", body = ErrorBody),
-        Replays<DepositEnvelope>,
-        BodyRefusals,
-    )
+        Replays<DepositEnvelope>, BodyRefusals),
 )]
 async fn deposit(
     Call { stack, principal }: Call,
@@ -98,19 +87,14 @@ async fn deposit(
 /// The amount, in the account's currency, lands on the organization's
 /// balance and `account.credited` fires.
 #[utoipa::path(
-    post,
-    path = "/v1/simulations/virtual-accounts/{id}/deposits",
+    post, path = "/v1/simulations/virtual-accounts/{id}/deposits",
     operation_id = "simulateVirtualAccountDeposit",
-    params(("id" = String, Path, description = "The virtual account's id (`va_…`)")),
-    request_body = SimulateVirtualAccountDeposit,
+    params(Id<VirtualAccountEnvelope>), request_body = SimulateVirtualAccountDeposit,
     security(("bearer" = ["virtual-accounts:write"])),
-    responses(
-        (status = 201, description = "The deposit, naming the virtual account", body = DepositEnvelope),
+    responses((status = 201, description = "The deposit, naming the virtual account", body = DepositEnvelope),
         (status = 400, description = "A bad amount or externalReference (`validation_error`, with `details.field`), or an unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such virtual account in this organization, or the live stack, which has no simulations", body = ErrorBody),
-        Replays<DepositEnvelope>,
-        BodyRefusals,
-    )
+        Replays<DepositEnvelope>, BodyRefusals),
 )]
 async fn virtual_account_deposit(
     Call { stack, principal }: Call,
@@ -161,20 +145,13 @@ async fn credit(
 /// Exactly the amount, more or less, in the order's `from.currency`, and for
 /// crypto with a number of confirmations (default: enough). Once the funds
 /// are confirmed the node pays out what arrived less the fee.
-#[utoipa::path(
-    post,
-    path = "/v1/simulations/orders/{id}/funds",
-    operation_id = "simulateOrderFunds",
-    params(("id" = String, Path, description = "The order's id (`ord_…`)")),
-    request_body = SimulateOrderFunds,
-    security(("bearer" = ["orders:write"])),
-    responses(
-        (status = 200, description = "The order, as its GET shows it now", body = OrderEnvelope),
+#[utoipa::path(post, path = "/v1/simulations/orders/{id}/funds", operation_id = "simulateOrderFunds",
+    params(Id<OrderEnvelope>), request_body = SimulateOrderFunds, security(("bearer" = ["orders:write"])),
+    responses((status = 200, description = "The order, as its GET shows it now", body = OrderEnvelope),
         (status = 400, description = "A bad amount (`validation_error`, with `details.field`), or an unknown `sika-version`", body = ErrorBody),
         (status = 404, description = "No such order in this organization, or the live stack, which has no simulations", body = ErrorBody),
         (status = 409, description = "The order takes no more funds (`invalid_state`)", body = ErrorBody),
-        BodyRefusals,
-    )
+        BodyRefusals),
 )]
 async fn order_funds(
     Call { stack, principal }: Call,

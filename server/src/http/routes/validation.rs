@@ -36,17 +36,12 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// `routingNumber` on a bank method must be one of its `bankCode` options
 /// (`invalid_bank_code`). Either `validation:write` or `validation:read`
 /// will do.
-#[utoipa::path(
-    post,
-    path = "/v1/validate/bulk",
-    operation_id = "validateBulk",
+#[utoipa::path(post, path = "/v1/validate/bulk", operation_id = "validateBulk",
     request_body = ValidateDestinations,
     security(("bearer" = ["validation:write"]), ("bearer" = ["validation:read"])),
-    responses(
-        (status = 200, description = "A result per item", body = DestinationResults),
+    responses((status = 200, description = "A result per item", body = DestinationResults),
         (status = 400, description = "`items` is empty or holds more than 100, or an item's field is missing, empty or of the wrong type (`validation_error`, with `details.field` such as `items[3].code`), or the `sika-version` header is unknown", body = ErrorBody),
-        BodyRefusals,
-    )
+        BodyRefusals),
 )]
 async fn bulk(
     Call { stack, principal }: Call,

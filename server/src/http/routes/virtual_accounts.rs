@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::virtual_accounts::{CreateVirtualAccount, VirtualAccount, VirtualAccountEnvelope};
-use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, VersionRefusals};
+use sika_api::{ErrorBody, FieldRefusals, Id, ListPage, ListQuery, PageRefusals, ReadRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -28,19 +28,12 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 /// representative: on the live stack set it first; the sandbox fills a
 /// default from the owner's name. A GHS customer (`customerReference`) has
 /// one account: asking again answers it (200), never a second one.
-#[utoipa::path(
-    post,
-    path = "/v1/virtual-accounts",
-    operation_id = "createVirtualAccount",
-    request_body = CreateVirtualAccount,
-    security(("bearer" = ["virtual-accounts:write"])),
-    responses(
-        (status = 201, description = "The virtual account", body = VirtualAccountEnvelope),
+#[utoipa::path(post, path = "/v1/virtual-accounts", operation_id = "createVirtualAccount",
+    request_body = CreateVirtualAccount, security(("bearer" = ["virtual-accounts:write"])),
+    responses((status = 201, description = "The virtual account", body = VirtualAccountEnvelope),
         (status = 200, description = "The GHS account this customer already has", body = VirtualAccountEnvelope),
-        (status = 400, description = "A field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
         (status = 422, description = "A live GHS account without the representative (`representative_required`)", body = ErrorBody),
-        BodyRefusals,
-    )
+        FieldRefusals),
 )]
 async fn create(
     Call { stack, principal }: Call,
@@ -52,17 +45,10 @@ async fn create(
 }
 
 /// One virtual account
-#[utoipa::path(
-    get,
-    path = "/v1/virtual-accounts/{id}",
-    operation_id = "getVirtualAccount",
-    params(("id" = String, Path, description = "The virtual account's id (`va_…`)")),
-    security(("bearer" = ["virtual-accounts:read"])),
-    responses(
-        (status = 200, description = "The virtual account", body = VirtualAccountEnvelope),
-        (status = 404, description = "No such virtual account in this organization", body = ErrorBody),
-        VersionRefusals,
-    )
+#[utoipa::path(get, path = "/v1/virtual-accounts/{id}", operation_id = "getVirtualAccount",
+    params(Id<VirtualAccountEnvelope>), security(("bearer" = ["virtual-accounts:read"])),
+    responses((status = 200, description = "The virtual account", body = VirtualAccountEnvelope),
+        ReadRefusals<VirtualAccountEnvelope>),
 )]
 async fn read(
     Call { stack, principal }: Call,
@@ -75,16 +61,10 @@ async fn read(
 }
 
 /// Virtual accounts, newest first
-#[utoipa::path(
-    get,
-    path = "/v1/virtual-accounts",
-    operation_id = "listVirtualAccounts",
-    params(ListQuery),
-    security(("bearer" = ["virtual-accounts:read"])),
-    responses(
-        (status = 200, description = "One page of virtual accounts", body = ListPage<VirtualAccount>),
-        PageRefusals,
-    )
+#[utoipa::path(get, path = "/v1/virtual-accounts", operation_id = "listVirtualAccounts",
+    params(ListQuery), security(("bearer" = ["virtual-accounts:read"])),
+    responses((status = 200, description = "One page of virtual accounts", body = ListPage<VirtualAccount>),
+        PageRefusals),
 )]
 async fn list(
     Call { stack, principal }: Call,

@@ -13,7 +13,9 @@ use sika_api::webhooks::{
     WebhookDeliveryEnvelope, WebhookEndpoint, WebhookEndpointEnvelope, WebhookEndpointRef, WebhookEvent,
     WebhookEventEnvelope, WebhookTestSent,
 };
-use sika_api::{BodyRefusals, ErrorBody, ListPage, ListQuery, PageRefusals, Refusals, VersionRefusals};
+use sika_api::{
+    BodyRefusals, ErrorBody, Id, ListPage, ListQuery, NoSuch, PageRefusals, ReadRefusals, Refusals,
+};
 use sika_engine::{Command, EventPayload};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -45,17 +47,12 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 ///
 /// The answer carries the endpoint's signing secret, shown this once; read
 /// it again with `GET /v1/webhooks/signing-secret/{id}`.
-#[utoipa::path(
-    post,
-    path = "/v1/webhooks/endpoints",
-    operation_id = "createWebhookEndpoint",
-    request_body = CreateWebhookEndpoint,
-    security(("bearer" = ["webhooks:write"])),
+#[utoipa::path(post, path = "/v1/webhooks/endpoints", operation_id = "createWebhookEndpoint",
+    request_body = CreateWebhookEndpoint, security(("bearer" = ["webhooks:write"])),
     responses(
         (status = 201, description = "The endpoint with its signing secret", body = CreatedWebhookEndpointEnvelope),
         (status = 400, description = "A bad `url` or an unknown event (`validation_error`, with `details.field`)", body = ErrorBody),
-        BodyRefusals,
-    )
+        BodyRefusals),
 )]
 async fn create(
     Call { stack, principal }: Call,
@@ -89,17 +86,11 @@ fn own_endpoint(stack: &Stack, principal: &Principal, id: &str) -> ApiResult<(En
 }
 
 /// One webhook endpoint
-#[utoipa::path(
-    get,
-    path = "/v1/webhooks/endpoints/{id}",
-    operation_id = "getWebhookEndpoint",
-    params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
-    security(("bearer" = ["webhooks:read"])),
+#[utoipa::path(get, path = "/v1/webhooks/endpoints/{id}", operation_id = "getWebhookEndpoint",
+    params(Id<WebhookEndpointEnvelope>), security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "The endpoint, without its secret", body = WebhookEndpointEnvelope),
-        (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        VersionRefusals,
-    )
+        ReadRefusals<WebhookEndpointEnvelope>),
 )]
 async fn get_endpoint(
     Call { stack, principal }: Call,
@@ -110,16 +101,11 @@ async fn get_endpoint(
 }
 
 /// Webhook endpoints, newest first
-#[utoipa::path(
-    get,
-    path = "/v1/webhooks/endpoints",
-    operation_id = "listWebhookEndpoints",
-    params(ListQuery),
-    security(("bearer" = ["webhooks:read"])),
+#[utoipa::path(get, path = "/v1/webhooks/endpoints", operation_id = "listWebhookEndpoints",
+    params(ListQuery), security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "One page of endpoints, without their secrets", body = ListPage<WebhookEndpoint>),
-        PageRefusals,
-    )
+        PageRefusals),
 )]
 async fn list_endpoints(
     Call { stack, principal }: Call,
@@ -138,19 +124,12 @@ async fn list_endpoints(
 /// Only the fields sent change. `status: active` re-enables a disabled
 /// endpoint and resets its failure count; `status: disabled` stops
 /// deliveries to it.
-#[utoipa::path(
-    patch,
-    path = "/v1/webhooks/endpoints/{id}",
-    operation_id = "updateWebhookEndpoint",
-    params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
-    request_body = UpdateWebhookEndpoint,
+#[utoipa::path(patch, path = "/v1/webhooks/endpoints/{id}", operation_id = "updateWebhookEndpoint",
+    params(Id<WebhookEndpointEnvelope>), request_body = UpdateWebhookEndpoint,
     security(("bearer" = ["webhooks:write"])),
-    responses(
-        (status = 200, description = "The endpoint as changed", body = WebhookEndpointEnvelope),
+    responses((status = 200, description = "The endpoint as changed", body = WebhookEndpointEnvelope),
         (status = 400, description = "A bad field (`validation_error`, with `details.field`)", body = ErrorBody),
-        (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        BodyRefusals,
-    )
+        NoSuch<WebhookEndpointEnvelope>, BodyRefusals),
 )]
 async fn update(
     Call { stack, principal }: Call,
@@ -186,17 +165,10 @@ async fn update(
 /// Delete a webhook endpoint
 ///
 /// Nothing more is sent to it; its pending deliveries fail.
-#[utoipa::path(
-    delete,
-    path = "/v1/webhooks/endpoints/{id}",
-    operation_id = "deleteWebhookEndpoint",
-    params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
-    security(("bearer" = ["webhooks:write"])),
-    responses(
-        (status = 200, description = "The endpoint is deleted", body = DeletedWebhookEndpointEnvelope),
-        (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        VersionRefusals,
-    )
+#[utoipa::path(delete, path = "/v1/webhooks/endpoints/{id}", operation_id = "deleteWebhookEndpoint",
+    params(Id<WebhookEndpointEnvelope>), security(("bearer" = ["webhooks:write"])),
+    responses((status = 200, description = "The endpoint is deleted", body = DeletedWebhookEndpointEnvelope),
+        ReadRefusals<WebhookEndpointEnvelope>),
 )]
 async fn remove(
     Call { stack, principal }: Call,
@@ -217,17 +189,11 @@ async fn remove(
 }
 
 /// A webhook endpoint's signing secret
-#[utoipa::path(
-    get,
-    path = "/v1/webhooks/signing-secret/{id}",
-    operation_id = "getSigningSecret",
-    params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
-    security(("bearer" = ["webhooks:read"])),
+#[utoipa::path(get, path = "/v1/webhooks/signing-secret/{id}", operation_id = "getSigningSecret",
+    params(Id<WebhookEndpointEnvelope>), security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "The secret deliveries to this endpoint are signed with", body = SigningSecret),
-        (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        VersionRefusals,
-    )
+        ReadRefusals<WebhookEndpointEnvelope>),
 )]
 async fn signing_secret(
     Call { stack, principal }: Call,
@@ -242,18 +208,11 @@ async fn signing_secret(
 /// Records a `webhook.test` event delivered to this endpoint only; follow
 /// it in the deliveries list. A disabled endpoint is refused (400): nothing
 /// is sent to it until it is re-enabled.
-#[utoipa::path(
-    post,
-    path = "/v1/webhooks/endpoints/{id}/test",
-    operation_id = "testWebhookEndpoint",
-    params(("id" = String, Path, description = "The endpoint's id (`we_…`)")),
-    security(("bearer" = ["webhooks:write"])),
-    responses(
-        (status = 202, description = "The test event is on its way", body = WebhookTestSent),
+#[utoipa::path(post, path = "/v1/webhooks/endpoints/{id}/test", operation_id = "testWebhookEndpoint",
+    params(Id<WebhookEndpointEnvelope>), security(("bearer" = ["webhooks:write"])),
+    responses((status = 202, description = "The test event is on its way", body = WebhookTestSent),
         (status = 400, description = "The endpoint is disabled (`bad_request`, `details.status` `disabled`): re-enable it first with `status: active`, or an unknown `sika-version`", body = ErrorBody),
-        (status = 404, description = "No such endpoint in this organization", body = ErrorBody),
-        Refusals,
-    )
+        NoSuch<WebhookEndpointEnvelope>, Refusals),
 )]
 async fn test(
     Call { stack, principal }: Call,
@@ -285,17 +244,11 @@ async fn test(
 }
 
 /// One event
-#[utoipa::path(
-    get,
-    path = "/v1/webhooks/events/{id}",
-    operation_id = "getEvent",
-    params(("id" = String, Path, description = "The event's id (`evt_…`)")),
-    security(("bearer" = ["webhooks:read"])),
+#[utoipa::path(get, path = "/v1/webhooks/events/{id}", operation_id = "getEvent",
+    params(Id<WebhookEventEnvelope>), security(("bearer" = ["webhooks:read"])),
     responses(
         (status = 200, description = "The event, as its deliveries send it", body = WebhookEventEnvelope),
-        (status = 404, description = "No such event in this organization", body = ErrorBody),
-        VersionRefusals,
-    )
+        ReadRefusals<WebhookEventEnvelope>),
 )]
 async fn get_event(
     Call { stack, principal }: Call,
@@ -311,16 +264,10 @@ async fn get_event(
 }
 
 /// Events, newest first
-#[utoipa::path(
-    get,
-    path = "/v1/webhooks/events",
-    operation_id = "listEvents",
-    params(ListQuery),
-    security(("bearer" = ["webhooks:read"])),
-    responses(
-        (status = 200, description = "One page of events", body = ListPage<WebhookEvent>),
-        PageRefusals,
-    )
+#[utoipa::path(get, path = "/v1/webhooks/events", operation_id = "listEvents",
+    params(ListQuery), security(("bearer" = ["webhooks:read"])),
+    responses((status = 200, description = "One page of events", body = ListPage<WebhookEvent>),
+        PageRefusals),
 )]
 async fn list_events(
     Call { stack, principal }: Call,
@@ -335,17 +282,11 @@ async fn list_events(
 /// Webhook deliveries, newest first
 ///
 /// Every filter given must match.
-#[utoipa::path(
-    get,
-    path = "/v1/webhooks/deliveries",
-    operation_id = "listDeliveries",
-    params(ListQuery, DeliveryFilter),
-    security(("bearer" = ["webhooks:read"])),
-    responses(
-        (status = 200, description = "One page of deliveries", body = ListPage<WebhookDelivery>),
+#[utoipa::path(get, path = "/v1/webhooks/deliveries", operation_id = "listDeliveries",
+    params(ListQuery, DeliveryFilter), security(("bearer" = ["webhooks:read"])),
+    responses((status = 200, description = "One page of deliveries", body = ListPage<WebhookDelivery>),
         (status = 400, description = "A bad `limit`, `cursor` or `status`, or a query parameter the operation does not take (`validation_error` naming it)", body = ErrorBody),
-        Refusals,
-    )
+        Refusals),
 )]
 async fn list_deliveries(
     Call { stack, principal }: Call,
@@ -384,17 +325,10 @@ fn matches(filter: &DeliveryFilter, delivery: &webhooks::Delivery) -> bool {
 }
 
 /// One webhook delivery with its attempts
-#[utoipa::path(
-    get,
-    path = "/v1/webhooks/deliveries/{id}",
-    operation_id = "getDelivery",
-    params(("id" = String, Path, description = "The delivery's id (`whd_…`)")),
-    security(("bearer" = ["webhooks:read"])),
-    responses(
-        (status = 200, description = "The delivery", body = WebhookDeliveryEnvelope),
-        (status = 404, description = "No such delivery in this organization", body = ErrorBody),
-        VersionRefusals,
-    )
+#[utoipa::path(get, path = "/v1/webhooks/deliveries/{id}", operation_id = "getDelivery",
+    params(Id<WebhookDeliveryEnvelope>), security(("bearer" = ["webhooks:read"])),
+    responses((status = 200, description = "The delivery", body = WebhookDeliveryEnvelope),
+        ReadRefusals<WebhookDeliveryEnvelope>),
 )]
 async fn get_delivery(
     Call { stack, principal }: Call,
@@ -412,18 +346,11 @@ async fn get_delivery(
 /// `manual: true`. A delivery whose endpoint was deleted cannot be retried.
 /// One delivery may be retried three times a second (`429 rate_limited`
 /// otherwise), and keeps its latest 20 manual attempts.
-#[utoipa::path(
-    post,
-    path = "/v1/webhooks/deliveries/{id}/retry",
-    operation_id = "retryDelivery",
-    params(("id" = String, Path, description = "The delivery's id (`whd_…`)")),
-    security(("bearer" = ["webhooks:write"])),
-    responses(
-        (status = 200, description = "The delivery after the attempt", body = WebhookDeliveryEnvelope),
+#[utoipa::path(post, path = "/v1/webhooks/deliveries/{id}/retry", operation_id = "retryDelivery",
+    params(Id<WebhookDeliveryEnvelope>), security(("bearer" = ["webhooks:write"])),
+    responses((status = 200, description = "The delivery after the attempt", body = WebhookDeliveryEnvelope),
         (status = 400, description = "The delivery's endpoint was deleted (`bad_request`)", body = ErrorBody),
-        (status = 404, description = "No such delivery in this organization", body = ErrorBody),
-        Refusals,
-    )
+        NoSuch<WebhookDeliveryEnvelope>, Refusals),
 )]
 async fn retry(
     Call { stack, principal }: Call,
