@@ -8,8 +8,6 @@ use std::collections::HashSet;
 use crate::support::*;
 use serde_json::{Value, json};
 
-const PHONE: &str = "+233241234567";
-
 fn recipient(name: &str, code: &str, account_number: &str) -> Value {
     json!({ "name": name, "email": "ama@example.com", "code": code, "accountNumber": account_number })
 }
@@ -21,31 +19,21 @@ async fn recipients_single_bulk_and_as_payout_destinations() {
     let url = node.sandbox_url("/v1/recipients");
 
     // One at a time.
-    let r = api.post(&url, &key, recipient("Ama Mensah", "mtn_gh", PHONE)).await;
+    let r = api.post(&url, &key, recipient("Ama Mensah", "mtn_gh", MTN_PHONE)).await;
     let (ama, ama_id) = r.created("recipient", "rcp_");
     assert_eq!(ama["name"], "Ama Mensah");
     assert_eq!(ama["code"], "mtn_gh");
     assert_eq!(ama["currency"], "GHS", "the method's currency");
-    assert_eq!(ama["accountNumber"], PHONE);
+    assert_eq!(ama["accountNumber"], MTN_PHONE);
     let r = api.get(&format!("{url}/{ama_id}"), &key).await;
     r.expect(200);
     assert_eq!(r.body["recipient"], ama);
     api.get(&format!("{url}/rcp_missing"), &key).await.expect_error(404, "not_found");
-    api.post(&url, &key, recipient("Ama", "nope_gh", PHONE)).await.expect_field(
-        400,
-        "validation_error",
-        "code",
-    );
-    api.post(&url, &key, json!({ "name": "No Number", "code": "mtn_gh" })).await.expect_field(
-        400,
-        "validation_error",
-        "accountNumber",
-    );
-    api.post(&url, &key, json!({ "name": "No Wallet", "code": "usdc_base" })).await.expect_field(
-        400,
-        "validation_error",
-        "address",
-    );
+    api.post(&url, &key, recipient("Ama", "nope_gh", MTN_PHONE)).await.expect_invalid("code");
+    api.post(&url, &key, json!({ "name": "No Number", "code": "mtn_gh" }))
+        .await
+        .expect_invalid("accountNumber");
+    api.post(&url, &key, json!({ "name": "No Wallet", "code": "usdc_base" })).await.expect_invalid("address");
     // The other stack does not see it.
     api.get(&node.live_url(&format!("/v1/recipients/{ama_id}")), &node.creds.live_key)
         .await
@@ -54,11 +42,11 @@ async fn recipients_single_bulk_and_as_payout_destinations() {
     // In bulk: a result per item, in order; valid items are created, invalid ones are not.
     let items = json!([
         recipient("Kofi Boateng", "telecel_gh", "+233201234567"),
-        { "name": "", "code": "mtn_gh", "accountNumber": PHONE },
+        { "name": "", "code": "mtn_gh", "accountNumber": MTN_PHONE },
         recipient("Kwame Asante", "bank_gh", "0123456789"),
         { "name": "Wallet", "code": "usdc_base", "address": "0x742d35Cc6634C0532925a3b844Bc454e4438f44e", "tag": "7" },
         recipient("Nobody", "unknown_gh", "1"),
-        { "name": "Extra", "code": "mtn_gh", "accountNumber": PHONE, "colour": "red" },
+        { "name": "Extra", "code": "mtn_gh", "accountNumber": MTN_PHONE, "colour": "red" },
     ]);
     let r = api.post(&format!("{url}/bulk"), &key, json!({ "items": items })).await;
     r.expect(200);
@@ -84,18 +72,10 @@ async fn recipients_single_bulk_and_as_payout_destinations() {
     }
 
     // More than 100 items, or none, is refused as a whole.
-    let many: Vec<Value> = (0..101).map(|i| recipient(&format!("R{i}"), "mtn_gh", PHONE)).collect();
-    api.post(&format!("{url}/bulk"), &key, json!({ "items": many })).await.expect_field(
-        400,
-        "validation_error",
-        "items",
-    );
-    api.post(&format!("{url}/bulk"), &key, json!({ "items": [] })).await.expect_field(
-        400,
-        "validation_error",
-        "items",
-    );
-    let hundred: Vec<Value> = (0..100).map(|i| recipient(&format!("R{i}"), "mtn_gh", PHONE)).collect();
+    let many: Vec<Value> = (0..101).map(|i| recipient(&format!("R{i}"), "mtn_gh", MTN_PHONE)).collect();
+    api.post(&format!("{url}/bulk"), &key, json!({ "items": many })).await.expect_invalid("items");
+    api.post(&format!("{url}/bulk"), &key, json!({ "items": [] })).await.expect_invalid("items");
+    let hundred: Vec<Value> = (0..100).map(|i| recipient(&format!("R{i}"), "mtn_gh", MTN_PHONE)).collect();
     let r = api.post(&format!("{url}/bulk"), &key, json!({ "items": hundred })).await;
     r.expect(200);
     assert!(r.body["results"].as_array().unwrap().iter().all(|x| x["status"] == "created"));
@@ -125,14 +105,14 @@ async fn recipients_single_bulk_and_as_payout_destinations() {
     let to = &r.body["payout"]["to"];
     assert_eq!(to["recipientId"], ama_id.as_str());
     assert_eq!(to["code"], "mtn_gh");
-    assert_eq!(to["accountNumber"], PHONE);
+    assert_eq!(to["accountNumber"], MTN_PHONE);
     assert_eq!(to["currency"], "GHS");
     let id = r.body["payout"]["id"].as_str().unwrap();
     let done = poll_until(&api, &node.sandbox_url(&format!("/v1/payouts/{id}")), &key, |b| {
         b["payout"]["status"] == "completed"
     })
     .await;
-    assert_eq!(done["payout"]["to"]["accountNumber"], PHONE);
+    assert_eq!(done["payout"]["to"]["accountNumber"], MTN_PHONE);
     // A bank recipient: its own method, account and fee.
     let r = api.post(&payouts, &key, payout(created[1], "to-kwame")).await;
     r.expect(201);
@@ -140,36 +120,20 @@ async fn recipients_single_bulk_and_as_payout_destinations() {
     assert_eq!(r.body["payout"]["to"]["accountNumber"], "0123456789");
     assert_eq!(r.body["payout"]["fee"]["amount"], "2.10", "bank_gh: 2.00 + 0.5 %");
     // A USDC recipient cannot be paid from GHS at a GHS amount without naming the currency.
-    api.post(&payouts, &key, payout(created[2], "to-wallet")).await.expect_field(
-        400,
-        "validation_error",
-        "to.currency",
-    );
-    api.post(&payouts, &key, payout("rcp_missing", "to-nobody")).await.expect_field(
-        400,
-        "validation_error",
-        "to.recipientId",
-    );
+    api.post(&payouts, &key, payout(created[2], "to-wallet")).await.expect_invalid("to.currency");
+    api.post(&payouts, &key, payout("rcp_missing", "to-nobody")).await.expect_invalid("to.recipientId");
     // A live recipient id means nothing on the sandbox and the reverse.
     let live = api
-        .post(&node.live_url("/v1/recipients"), &node.creds.live_key, recipient("Live", "mtn_gh", PHONE))
+        .post(&node.live_url("/v1/recipients"), &node.creds.live_key, recipient("Live", "mtn_gh", MTN_PHONE))
         .await;
     live.expect(201);
     let live_id = live.body["recipient"]["id"].as_str().unwrap();
-    api.post(&payouts, &key, payout(live_id, "to-live")).await.expect_field(
-        400,
-        "validation_error",
-        "to.recipientId",
-    );
+    api.post(&payouts, &key, payout(live_id, "to-live")).await.expect_invalid("to.recipientId");
     // A recipient whose account the sandbox cannot find is refused at payout time.
     let r = api.post(&url, &key, recipient("Closed", "mtn_gh", "+233241000000")).await;
     r.expect(201);
     let closed = r.body["recipient"]["id"].as_str().unwrap();
-    api.post(&payouts, &key, payout(closed, "to-closed")).await.expect_field(
-        400,
-        "validation_error",
-        "to.accountNumber",
-    );
+    api.post(&payouts, &key, payout(closed, "to-closed")).await.expect_invalid("to.accountNumber");
     node.stop_and_verify();
 }
 
@@ -217,11 +181,7 @@ async fn virtual_accounts_and_the_representative() {
     list.expect(200);
     assert_eq!(list.body["data"].as_array().unwrap().len(), 2);
     api.get(&format!("{va_url}/va_missing"), &key).await.expect_error(404, "not_found");
-    api.post(&va_url, &key, json!({ "currency": "XYZ" })).await.expect_field(
-        400,
-        "validation_error",
-        "currency",
-    );
+    api.post(&va_url, &key, json!({ "currency": "XYZ" })).await.expect_invalid("currency");
 
     // A deposit into the virtual account lands on the balance and fires account.credited.
     let deposits = node.sandbox_url(&format!("/v1/simulations/virtual-accounts/{va_id}/deposits"));
@@ -243,11 +203,7 @@ async fn virtual_accounts_and_the_representative() {
     assert_eq!(credited[0]["data"]["currency"], "GHS");
     assert_eq!(credited[0]["data"]["availableBalance"], "75.00");
     assert_eq!(credited[1]["data"]["availableBalance"], "100.00");
-    api.post(&deposits, &key, json!({ "amount": "1.001" })).await.expect_field(
-        400,
-        "validation_error",
-        "amount",
-    );
+    api.post(&deposits, &key, json!({ "amount": "1.001" })).await.expect_invalid("amount");
     api.post(
         &node.sandbox_url("/v1/simulations/virtual-accounts/va_missing/deposits"),
         &key,
@@ -269,11 +225,7 @@ async fn virtual_accounts_and_the_representative() {
     {
         let mut bad = representative();
         bad[field] = json!(value);
-        api.call("PUT", &rep_url, Some(&session), Some(bad)).await.expect_field(
-            400,
-            "validation_error",
-            field,
-        );
+        api.call("PUT", &rep_url, Some(&session), Some(bad)).await.expect_invalid(field);
     }
     let r = api.call("PUT", &rep_url, Some(&session), Some(representative())).await;
     r.expect(200);
@@ -292,17 +244,12 @@ async fn virtual_accounts_and_the_representative() {
     api.call("PUT", &rep_url, Some(&key), Some(representative())).await.expect_error(403, "forbidden");
     let mut bad = representative();
     bad["idNumber"] = json!("GHA-1-0");
-    api.call("PUT", &rep_url, Some(&session), Some(bad)).await.expect_field(
-        400,
-        "validation_error",
-        "idNumber",
-    );
+    api.call("PUT", &rep_url, Some(&session), Some(bad)).await.expect_invalid("idNumber");
     let r = api.call("PUT", &rep_url, Some(&session), Some(representative())).await;
     r.expect(200);
     assert_eq!(r.body["representative"]["status"], "active");
     let r = api.post(&va_url, &key, json!({ "currency": "GHS" })).await;
-    r.expect(201);
-    let live_va = r.body["virtualAccount"]["id"].as_str().unwrap().to_string();
+    let (_, live_va) = r.created("virtualAccount", "va_");
     assert_eq!(api.get(&rep_url, &key).await.body["representative"]["status"], "active");
     // Live has no simulations.
     let r = api

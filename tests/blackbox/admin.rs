@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use crate::support::{Api, Node, Options, deposit, eventually};
-use serde_json::{Value, json};
+use crate::support::{Api, Node, Options, deposit, eventually, mtn_payout};
+use serde_json::json;
 
 fn admin_paths(node: &Node) -> Vec<String> {
     [
@@ -105,14 +105,6 @@ async fn organizations_accounts_and_suspension() {
     node.stop_and_verify();
 }
 
-fn payout_body(amount: &str, reference: &str) -> Value {
-    json!({
-        "from": { "currency": "GHS", "amount": amount },
-        "to": { "code": "mtn_gh", "accountNumber": "+233241234567" },
-        "externalReference": reference,
-    })
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[expect(clippy::too_many_lines)]
 async fn activity_search_detail_and_manual_settlement() {
@@ -129,8 +121,7 @@ async fn activity_search_detail_and_manual_settlement() {
             json!({ "amount": "500.00", "currency": "GHS", "code": "mtn_gh", "accountNumber": "+233241234567", "externalReference": "col-live-1" }),
         )
         .await;
-    collection.expect(201);
-    let collection_id = collection.body["collection"]["id"].as_str().unwrap().to_string();
+    let (_, collection_id) = collection.created("collection", "col_");
     let settle =
         |kind: &str, id: &str, action: &str| node.admin_url(&format!("/admin/v1/live/{kind}/{id}/{action}"));
     api.call("POST", &settle("collections", &collection_id, "complete"), None, None)
@@ -143,9 +134,9 @@ async fn activity_search_detail_and_manual_settlement() {
         .await
         .expect_error(409, "invalid_state");
 
-    let first = api.post(&node.live_url("/v1/payouts"), &live, payout_body("100.00", "live-pay-1")).await;
+    let first = api.post(&node.live_url("/v1/payouts"), &live, mtn_payout("100.00", "live-pay-1")).await;
     first.expect(201);
-    let second = api.post(&node.live_url("/v1/payouts"), &live, payout_body("50.00", "live-pay-2")).await;
+    let second = api.post(&node.live_url("/v1/payouts"), &live, mtn_payout("50.00", "live-pay-2")).await;
     second.expect(201);
     let first_id = first.body["payout"]["id"].as_str().unwrap().to_string();
     let second_id = second.body["payout"]["id"].as_str().unwrap().to_string();
@@ -286,11 +277,10 @@ async fn webhook_health_retry_enable_and_request_lookup() {
         .expect_error(404, "not_found");
 
     // Disable through the public API, re-enable as the operator.
-    api.call(
-        "PATCH",
+    api.patch(
         &node.sandbox_url(&format!("/v1/webhooks/endpoints/{endpoint_id}")),
-        Some(&key),
-        Some(json!({ "status": "disabled" })),
+        &key,
+        json!({ "status": "disabled" }),
     )
     .await
     .expect(200);
@@ -335,18 +325,11 @@ async fn live_orders_are_funded_and_paid_out_by_the_operator() {
             }),
         )
         .await;
-    order.expect(201);
-    let id = order.body["order"]["id"].as_str().unwrap().to_string();
+    let (_, id) = order.created("order", "ord_");
     assert_eq!(order.body["order"]["status"], "awaiting_funds");
     let funds_url = node.admin_url(&format!("/admin/v1/live/orders/{id}/funds"));
-    api.call("POST", &funds_url, None, Some(json!({ "amount": "200.00" })))
-        .await
-        .expect_error(401, "unauthorized");
-    api.post(&funds_url, &admin, json!({ "amount": "-1" })).await.expect_field(
-        400,
-        "validation_error",
-        "amount",
-    );
+    api.post_anonymous(&funds_url, json!({ "amount": "200.00" })).await.expect_error(401, "unauthorized");
+    api.post(&funds_url, &admin, json!({ "amount": "-1" })).await.expect_invalid("amount");
     let funded = api.post(&funds_url, &admin, json!({ "amount": "200.00" })).await;
     funded.expect(200);
     assert_eq!(funded.body["order"]["status"], "processing_payout", "{}", funded.text);

@@ -2,11 +2,12 @@
 //! accounts a deposit and a payout touch, an account's journal entries a
 //! page at a time, and the refusals of bad paging.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use serde_json::{Value, json};
-use sika_tui::{Action, App, Detail, HttpClient, Tab};
+use sika_tui::{Detail, Tab};
 
-use crate::support::{Sandbox, deposit};
+use crate::support::console::Console;
+use crate::support::{Sandbox, deposit, mtn_payout};
 
 fn account<'a>(accounts: &'a Value, id: &str) -> &'a Value {
     accounts["data"]
@@ -44,13 +45,7 @@ async fn system_accounts_and_their_entries() {
     assert_eq!(all.body["hasMore"], false);
 
     // A payout holds its fee for the node and its amount in rail clearing.
-    api.post(
-        &node.sandbox_url("/v1/payouts"),
-        &key,
-        json!({ "from": { "currency": "GHS", "amount": "25.00" }, "to": { "code": "mtn_gh", "accountNumber": "+233241234567" }, "externalReference": "books-1" }),
-    )
-    .await
-    .expect(201);
+    api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("25.00", "books-1")).await.expect(201);
     let accounts = api.get(&node.admin_url("/admin/v1/sandbox/ledger/system-accounts"), &admin).await;
     accounts.expect(200);
     let world = account(&accounts.body, "sys_world_GHS");
@@ -66,9 +61,9 @@ async fn system_accounts_and_their_entries() {
     assert_eq!(live.body["data"], json!([]), "nothing touched the live stack's books");
 
     // Bad paging and unknown accounts are refused with the spec's error.
-    api.get(&entries("?limit=0"), &admin).await.expect_field(400, "validation_error", "limit");
-    api.get(&entries("?cursor=forged"), &admin).await.expect_field(400, "validation_error", "cursor");
-    api.get(&entries("?colour=red"), &admin).await.expect_field(400, "validation_error", "colour");
+    api.get(&entries("?limit=0"), &admin).await.expect_invalid("limit");
+    api.get(&entries("?cursor=forged"), &admin).await.expect_invalid("cursor");
+    api.get(&entries("?colour=red"), &admin).await.expect_invalid("colour");
     let missing = node.admin_url("/admin/v1/sandbox/ledger/accounts/sys_world_XYZ/entries");
     api.get(&missing, &admin).await.expect_error(404, "not_found");
     api.get(&node.admin_url("/admin/v1/mars/ledger/system-accounts"), &admin)
@@ -85,28 +80,21 @@ async fn system_accounts_and_their_entries() {
 /// Opens the sandbox's system accounts and the world's entries in the
 /// console; returns the entries' screen.
 fn console_books(url: &str, token: &str) -> String {
-    let client = HttpClient::new(url, token).expect("client");
-    let mut app = App::new(url);
-    let press = |app: &mut App, code: KeyCode| {
-        if let Action::Fetch(requests) = app.handle_key(KeyEvent::new(code, KeyModifiers::NONE)) {
-            app.fetch_now(&client, requests, std::time::Instant::now());
-        }
-    };
-    press(&mut app, KeyCode::Char('2'));
-    press(&mut app, KeyCode::Char('s'));
-    press(&mut app, KeyCode::Char('o'));
-    assert_eq!(app.tab, Tab::Accounts);
-    let world = app.system_account_rows().iter().position(|a| a.id == "sys_world_GHS").expect("listed");
+    let mut console = Console::new(url, token);
+    console.press(KeyCode::Char('2'));
+    console.press(KeyCode::Char('s'));
+    console.press(KeyCode::Char('o'));
+    assert_eq!(console.app.tab, Tab::Accounts);
+    let world =
+        console.app.system_account_rows().iter().position(|a| a.id == "sys_world_GHS").expect("listed");
     for _ in 0..world {
-        press(&mut app, KeyCode::Down);
+        console.press(KeyCode::Down);
     }
-    press(&mut app, KeyCode::Enter);
-    let Some(Detail::LedgerAccount { entries, .. }) = &app.detail else { panic!("entries open") };
+    console.press(KeyCode::Enter);
+    let Some(Detail::LedgerAccount { entries, .. }) = &console.app.detail else { panic!("entries open") };
     // The two deposits, and the payout's delivery once the sandbox rail
     // has delivered it.
     let count = entries.data.as_ref().map_or(0, |p| p.data.len());
     assert!((2..=3).contains(&count), "{entries:?}");
-    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(160, 48)).expect("terminal");
-    terminal.draw(|frame| sika_tui::render(&app, frame)).expect("draw");
-    terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect()
+    console.screen()
 }

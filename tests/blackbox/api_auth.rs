@@ -48,8 +48,7 @@ async fn a_revoked_key_is_refused() {
     let session = &node.creds.owner_session;
     let (id, secret) =
         create_key(&api, &node.sandbox, session, json!({ "name": "to revoke", "scopes": ["*"] })).await;
-    let (_, other) =
-        create_key(&api, &node.sandbox, session, json!({ "name": "stays", "scopes": ["*"] })).await;
+    let other = scoped_key(&api, node, "stays", &["*"]).await;
     api.get(&node.sandbox_url("/v1/accounts"), &secret).await.expect(200);
     let r = api.call("DELETE", &node.sandbox_url(&format!("/v1/keys/{id}")), Some(session), None).await;
     r.expect(200);
@@ -87,9 +86,7 @@ async fn an_expired_key_is_refused() {
 async fn scopes_limit_what_a_key_may_do() {
     let node = &SHARED.get();
     let api = Api::new();
-    let session = &node.creds.owner_session;
-    let (_, rates) =
-        create_key(&api, &node.sandbox, session, json!({ "name": "rates", "scopes": ["rates:read"] })).await;
+    let rates = scoped_key(&api, node, "rates", &["rates:read"]).await;
     api.get(&node.sandbox_url("/v1/accounts"), &rates).await.expect_error(403, "forbidden");
     let r = api.get(&node.sandbox_url("/v1/rates/usd/ghs"), &rates).await;
     r.expect(200);
@@ -107,9 +104,7 @@ async fn scopes_limit_what_a_key_may_do() {
     assert_eq!(head(rates.clone()).await, 403);
     assert_eq!(head(node.creds.sandbox_key.clone()).await, 200);
 
-    let (_, reader) =
-        create_key(&api, &node.sandbox, session, json!({ "name": "reader", "scopes": ["conversions:read"] }))
-            .await;
+    let reader = scoped_key(&api, node, "reader", &["conversions:read"]).await;
     api.get(&node.sandbox_url("/v1/conversions"), &reader).await.expect(200);
     api.post(
         &node.sandbox_url("/v1/conversions/quotes"),
@@ -252,13 +247,7 @@ async fn credentials_are_refused_before_the_body_is_read() {
     let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
-    let (_, reader) = create_key(
-        &api,
-        &node.sandbox,
-        &node.creds.owner_session,
-        json!({ "name": "reader", "scopes": ["payouts:read"] }),
-    )
-    .await;
+    let reader = scoped_key(&api, node, "reader", &["payouts:read"]).await;
     let text = |url: String, key: String, method: &'static str| {
         let api = api.clone();
         async move {

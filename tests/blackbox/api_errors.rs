@@ -22,7 +22,7 @@ async fn row_400_validation_error_names_the_field() {
             json!({ "from": { "currency": "USD", "amount": "10.005" }, "to": { "currency": "GHS" } }),
         )
         .await;
-    r.expect_field(400, "validation_error", "from.amount");
+    r.expect_invalid("from.amount");
     assert!(r.body["message"].as_str().unwrap().contains("from.amount"), "{}", r.text);
 }
 
@@ -90,13 +90,7 @@ async fn row_401_unauthorized() {
 async fn row_403_forbidden_missing_scope() {
     let node = &SHARED.get();
     let api = Api::new();
-    let (_, rates_only) = create_key(
-        &api,
-        &node.sandbox,
-        &node.creds.owner_session,
-        json!({ "name": "rates", "scopes": ["rates:read"] }),
-    )
-    .await;
+    let rates_only = scoped_key(&api, node, "rates", &["rates:read"]).await;
     api.get(&node.sandbox_url("/v1/accounts"), &rates_only).await.expect_error(403, "forbidden");
     api.get(&node.sandbox_url("/v1/rates/USD/GHS"), &rates_only).await.expect(200);
 }
@@ -314,6 +308,10 @@ impl Case {
         self.headers.push((name, value.to_string()));
         self
     }
+    /// The common answer: `400 validation_error` naming `field`.
+    fn invalid(self, field: &str) -> Self {
+        self.expect(400, "validation_error", Some(field))
+    }
     fn expect(mut self, status: u16, code: &'static str, field: Option<&str>) -> Self {
         self.status = status;
         self.code = code;
@@ -415,176 +413,120 @@ async fn malformed_requests_get_structured_4xx_naming_the_field() {
                 .expect(400, "bad_request", Some("body")),
             case("nesting 300 deep", "POST", execute.clone(), &key)
                 .raw(Some("application/json"), deep)
-                .expect(400, "validation_error", Some("body")),
+                .invalid("body"),
             case("invalid UTF-8", "POST", execute.clone(), &key)
                 .raw(Some("application/json"), b"{\"quoteId\": \"\xff\xfe\"}".to_vec())
-                .expect(400, "validation_error", Some("quoteId")),
-            case("JSON array instead of object", "POST", execute.clone(), &key).json(json!([1, 2])).expect(
-                400,
-                "validation_error",
-                Some("body"),
-            ),
-            case("JSON null body", "POST", execute.clone(), &key).json(Value::Null).expect(
-                400,
-                "validation_error",
-                Some("body"),
-            ),
+                .invalid("quoteId"),
+            case("JSON array instead of object", "POST", execute.clone(), &key)
+                .json(json!([1, 2]))
+                .invalid("body"),
+            case("JSON null body", "POST", execute.clone(), &key).json(Value::Null).invalid("body"),
             case("body > 1 MiB", "POST", execute.clone(), &key).raw(Some("application/json"), huge).expect(
                 413,
                 "payload_too_large",
                 None,
             ),
             // Types, unknown and missing fields.
-            case("number for quoteId", "POST", execute.clone(), &key).json(json!({ "quoteId": 5 })).expect(
-                400,
-                "validation_error",
-                Some("quoteId"),
-            ),
-            case("empty quoteId", "POST", execute.clone(), &key).json(json!({ "quoteId": "" })).expect(
-                400,
-                "validation_error",
-                Some("quoteId"),
-            ),
-            case("missing quoteId", "POST", execute.clone(), &key).json(json!({})).expect(
-                400,
-                "validation_error",
-                Some("quoteId"),
-            ),
+            case("number for quoteId", "POST", execute.clone(), &key)
+                .json(json!({ "quoteId": 5 }))
+                .invalid("quoteId"),
+            case("empty quoteId", "POST", execute.clone(), &key)
+                .json(json!({ "quoteId": "" }))
+                .invalid("quoteId"),
+            case("missing quoteId", "POST", execute.clone(), &key).json(json!({})).invalid("quoteId"),
             case("object for currency", "POST", quotes.clone(), &key)
                 .json(q(json!({ "currency": { "code": "USD" }, "amount": "1.00" }), ghs.clone()))
-                .expect(400, "validation_error", Some("from.currency")),
-            case("string for items", "POST", bulk.clone(), &key).json(json!({ "items": "mtn_gh" })).expect(
-                400,
-                "validation_error",
-                Some("items"),
-            ),
+                .invalid("from.currency"),
+            case("string for items", "POST", bulk.clone(), &key)
+                .json(json!({ "items": "mtn_gh" }))
+                .invalid("items"),
             case("unknown top-level field", "POST", quotes.clone(), &key)
                 .json(json!({ "from": usd(json!("1.00")), "to": ghs.clone(), "rate": "99" }))
-                .expect(400, "validation_error", Some("rate")),
+                .invalid("rate"),
             case("unknown nested field", "POST", quotes.clone(), &key)
                 .json(q(json!({ "currency": "USD", "amount": "1.00", "account": "x" }), ghs.clone()))
-                .expect(400, "validation_error", Some("from.account")),
+                .invalid("from.account"),
             case("missing required field", "POST", quotes.clone(), &key)
                 .json(json!({ "from": usd(json!("1.00")) }))
-                .expect(400, "validation_error", Some("to")),
+                .invalid("to"),
             case("missing nested currency", "POST", quotes.clone(), &key)
                 .json(q(json!({ "amount": "1.00" }), ghs.clone()))
-                .expect(400, "validation_error", Some("from.currency")),
+                .invalid("from.currency"),
             // Amounts.
             case("amount with too many digits", "POST", quotes.clone(), &key)
                 .json(q(usd(json!("1.001")), ghs.clone()))
-                .expect(400, "validation_error", Some("from.amount")),
+                .invalid("from.amount"),
             case("negative amount", "POST", quotes.clone(), &key)
                 .json(q(usd(json!("-5.00")), ghs.clone()))
-                .expect(400, "validation_error", Some("from.amount")),
-            case("zero amount", "POST", quotes.clone(), &key).json(q(usd(json!(0)), ghs.clone())).expect(
-                400,
-                "validation_error",
-                Some("from.amount"),
-            ),
-            case("amount abc", "POST", quotes.clone(), &key).json(q(usd(json!("abc")), ghs.clone())).expect(
-                400,
-                "validation_error",
-                Some("from.amount"),
-            ),
+                .invalid("from.amount"),
+            case("zero amount", "POST", quotes.clone(), &key)
+                .json(q(usd(json!(0)), ghs.clone()))
+                .invalid("from.amount"),
+            case("amount abc", "POST", quotes.clone(), &key)
+                .json(q(usd(json!("abc")), ghs.clone()))
+                .invalid("from.amount"),
             case("amount 1e40 (number)", "POST", quotes.clone(), &key)
                 .raw(
                     Some("application/json"),
                     r#"{"from":{"currency":"USD","amount":1e40},"to":{"currency":"GHS"}}"#,
                 )
-                .expect(400, "validation_error", Some("from.amount")),
-            case("amount NaN", "POST", quotes.clone(), &key).json(q(usd(json!("NaN")), ghs.clone())).expect(
-                400,
-                "validation_error",
-                Some("from.amount"),
-            ),
+                .invalid("from.amount"),
+            case("amount NaN", "POST", quotes.clone(), &key)
+                .json(q(usd(json!("NaN")), ghs.clone()))
+                .invalid("from.amount"),
             case("amount with thousands separator", "POST", quotes.clone(), &key)
                 .json(q(usd(json!("1,000.00")), ghs.clone()))
-                .expect(400, "validation_error", Some("from.amount")),
+                .invalid("from.amount"),
             case("amount boolean", "POST", quotes.clone(), &key)
                 .json(q(usd(json!(true)), ghs.clone()))
-                .expect(400, "validation_error", Some("from.amount")),
+                .invalid("from.amount"),
             case("to.amount with too many digits", "POST", quotes.clone(), &key)
                 .json(q(json!({ "currency": "USD" }), json!({ "currency": "XOF", "amount": "10.5" })))
-                .expect(400, "validation_error", Some("to.amount")),
+                .invalid("to.amount"),
             case("deposit amount too many digits", "POST", deposits.clone(), &key)
                 .json(json!({ "currency": "USD", "amount": "1.234" }))
-                .expect(400, "validation_error", Some("amount")),
+                .invalid("amount"),
             // Currencies and quote shape.
             case("unknown currency", "POST", quotes.clone(), &key)
                 .json(q(json!({ "currency": "XYZ", "amount": "1.00" }), ghs.clone()))
-                .expect(400, "validation_error", Some("from.currency")),
+                .invalid("from.currency"),
             case("lowercase garbage currency", "POST", quotes.clone(), &key)
                 .json(q(usd(json!("1.00")), json!({ "currency": "zzq" })))
-                .expect(400, "validation_error", Some("to.currency")),
+                .invalid("to.currency"),
             case("deposit unknown currency", "POST", deposits.clone(), &key)
                 .json(json!({ "currency": "DOGE", "amount": "1.00" }))
-                .expect(400, "validation_error", Some("currency")),
+                .invalid("currency"),
             case("both amounts on a quote", "POST", quotes.clone(), &key)
                 .json(q(usd(json!("1.00")), json!({ "currency": "GHS", "amount": "15.00" })))
-                .expect(400, "validation_error", Some("from.amount")),
+                .invalid("from.amount"),
             case("neither amount on a quote", "POST", quotes.clone(), &key)
                 .json(q(json!({ "currency": "USD" }), ghs.clone()))
-                .expect(400, "validation_error", Some("from.amount")),
+                .invalid("from.amount"),
             case("same currency both sides", "POST", quotes.clone(), &key)
                 .json(q(usd(json!("1.00")), json!({ "currency": "USD" })))
-                .expect(400, "validation_error", Some("to.currency")),
-            case("rate of unknown currency", "GET", sb("/v1/rates/USD/XYZ"), &key).expect(
-                400,
-                "validation_error",
-                Some("destination"),
-            ),
-            case("rate of one currency to itself", "GET", sb("/v1/rates/USD/USD"), &key).expect(
-                400,
-                "validation_error",
-                Some("destination"),
-            ),
+                .invalid("to.currency"),
+            case("rate of unknown currency", "GET", sb("/v1/rates/USD/XYZ"), &key).invalid("destination"),
+            case("rate of one currency to itself", "GET", sb("/v1/rates/USD/USD"), &key)
+                .invalid("destination"),
             case("bad externalReference", "POST", deposits.clone(), &key)
                 .json(json!({ "currency": "USD", "amount": "1.00", "externalReference": "" }))
-                .expect(400, "validation_error", Some("externalReference")),
+                .invalid("externalReference"),
             // Pagination.
-            case("limit=0", "GET", sb("/v1/conversions?limit=0"), &key).expect(
-                400,
-                "validation_error",
-                Some("limit"),
-            ),
-            case("limit=101", "GET", sb("/v1/conversions?limit=101"), &key).expect(
-                400,
-                "validation_error",
-                Some("limit"),
-            ),
-            case("limit=abc", "GET", sb("/v1/conversions?limit=abc"), &key).expect(
-                400,
-                "validation_error",
-                Some("limit"),
-            ),
-            case("limit=-1", "GET", sb("/v1/conversions?limit=-1"), &key).expect(
-                400,
-                "validation_error",
-                Some("limit"),
-            ),
-            case("limit=1.5", "GET", sb("/v1/conversions?limit=1.5"), &key).expect(
-                400,
-                "validation_error",
-                Some("limit"),
-            ),
-            case("forged cursor", "GET", sb(&format!("/v1/conversions?cursor={forged}")), &key).expect(
-                400,
-                "validation_error",
-                Some("cursor"),
-            ),
-            case("garbage cursor", "GET", sb("/v1/conversions?cursor=%%%not-base64"), &key).expect(
-                400,
-                "validation_error",
-                Some("cursor"),
-            ),
+            case("limit=0", "GET", sb("/v1/conversions?limit=0"), &key).invalid("limit"),
+            case("limit=101", "GET", sb("/v1/conversions?limit=101"), &key).invalid("limit"),
+            case("limit=abc", "GET", sb("/v1/conversions?limit=abc"), &key).invalid("limit"),
+            case("limit=-1", "GET", sb("/v1/conversions?limit=-1"), &key).invalid("limit"),
+            case("limit=1.5", "GET", sb("/v1/conversions?limit=1.5"), &key).invalid("limit"),
+            case("forged cursor", "GET", sb(&format!("/v1/conversions?cursor={forged}")), &key)
+                .invalid("cursor"),
+            case("garbage cursor", "GET", sb("/v1/conversions?cursor=%%%not-base64"), &key).invalid("cursor"),
             case(
                 "cursor from another list (sandbox cursor on live)",
                 "GET",
                 node.live_url(&format!("/v1/conversions?cursor={cursor}")),
                 &node.creds.live_key,
             )
-            .expect(400, "validation_error", Some("cursor")),
+            .invalid("cursor"),
             // Routing, versions, credentials.
             case("unknown route", "GET", sb("/v1/nothing-here"), &key).expect(404, "not_found", None),
             case("unknown route without a key", "GET", sb("/v2/accounts"), &key).auth(None).expect(
@@ -600,7 +542,7 @@ async fn malformed_requests_get_structured_4xx_naming_the_field() {
             ),
             case("unknown sika-version", "GET", sb("/v1/accounts"), &key)
                 .header("sika-version", "2020-01-01")
-                .expect(400, "validation_error", Some("sika-version")),
+                .invalid("sika-version"),
             case("Authorization without Bearer", "GET", sb("/v1/accounts"), &key).auth(Some(&key)).expect(
                 401,
                 "unauthorized",
@@ -623,39 +565,33 @@ async fn malformed_requests_get_structured_4xx_naming_the_field() {
             // Representative rules.
             case("fullName too short", "PUT", rep.clone(), &session)
                 .json(rep_body("fullName", json!("A")))
-                .expect(400, "validation_error", Some("fullName")),
+                .invalid("fullName"),
             case("fullName too long", "PUT", rep.clone(), &session)
                 .json(rep_body("fullName", json!("A".repeat(121))))
-                .expect(400, "validation_error", Some("fullName")),
+                .invalid("fullName"),
             case("phone not E.164", "PUT", rep.clone(), &session)
                 .json(rep_body("phone", json!("0241234567")))
-                .expect(400, "validation_error", Some("phone")),
+                .invalid("phone"),
             case("idType not ghana_card", "PUT", rep.clone(), &session)
                 .json(rep_body("idType", json!("passport")))
-                .expect(400, "validation_error", Some("idType")),
+                .invalid("idType"),
             case("idNumber wrong shape", "PUT", rep.clone(), &session)
                 .json(rep_body("idNumber", json!("GHA-12345678-0")))
-                .expect(400, "validation_error", Some("idNumber")),
+                .invalid("idNumber"),
             case("country 3 letters", "PUT", rep.clone(), &session)
                 .json(rep_body("country", json!("GHA")))
-                .expect(400, "validation_error", Some("country")),
+                .invalid("country"),
             case("fullName a number", "PUT", rep.clone(), &session)
                 .json(rep_body("fullName", json!(42)))
-                .expect(400, "validation_error", Some("fullName")),
+                .invalid("fullName"),
             // Bulk validation.
-            case("validate/bulk with 0 items", "POST", bulk.clone(), &key).json(items(0)).expect(
-                400,
-                "validation_error",
-                Some("items"),
-            ),
-            case("validate/bulk with 101 items", "POST", bulk.clone(), &key).json(items(101)).expect(
-                400,
-                "validation_error",
-                Some("items"),
-            ),
+            case("validate/bulk with 0 items", "POST", bulk.clone(), &key).json(items(0)).invalid("items"),
+            case("validate/bulk with 101 items", "POST", bulk.clone(), &key)
+                .json(items(101))
+                .invalid("items"),
             case("validate/bulk item without code", "POST", bulk.clone(), &key)
                 .json(json!({ "items": [{ "accountNumber": "0241234567" }] }))
-                .expect(400, "validation_error", Some("items[0].code")),
+                .invalid("items[0].code"),
             // Capabilities.
             case("capabilities of an unknown country", "GET", sb("/v1/capabilities/ZZ"), &key).expect(
                 404,
@@ -672,22 +608,22 @@ async fn malformed_requests_get_structured_4xx_naming_the_field() {
             // Keys.
             case("key with an unknown scope", "POST", keys.clone(), &session)
                 .json(json!({ "name": "k", "scopes": ["payouts:delete"] }))
-                .expect(400, "validation_error", Some("scopes[0]")),
+                .invalid("scopes[0]"),
             case("key with no scopes", "POST", keys.clone(), &session)
                 .json(json!({ "name": "k", "scopes": [] }))
-                .expect(400, "validation_error", Some("scopes")),
+                .invalid("scopes"),
             case("key with a bad IP", "POST", keys.clone(), &session)
                 .json(json!({ "name": "k", "scopes": ["*"], "allowedIps": ["127.0.0.1", "10.0.0.300"] }))
-                .expect(400, "validation_error", Some("allowedIps[1]")),
+                .invalid("allowedIps[1]"),
             case("key expiring in the past", "POST", keys.clone(), &session)
                 .json(json!({ "name": "k", "scopes": ["*"], "expiresAt": "2001-01-01T00:00:00Z" }))
-                .expect(400, "validation_error", Some("expiresAt")),
+                .invalid("expiresAt"),
             case("key with a garbage expiry", "POST", keys.clone(), &session)
                 .json(json!({ "name": "k", "scopes": ["*"], "expiresAt": "tomorrow" }))
-                .expect(400, "validation_error", Some("expiresAt")),
+                .invalid("expiresAt"),
             case("key with an empty name", "POST", keys.clone(), &session)
                 .json(json!({ "name": "  ", "scopes": ["*"] }))
-                .expect(400, "validation_error", Some("name")),
+                .invalid("name"),
         ];
     let total = cases.len();
     let mut kinds = std::collections::HashSet::new();

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::*;
-use serde_json::json;
 use tokio::time::Instant;
 
 const LIMIT: f64 = 100.0;
@@ -49,12 +48,9 @@ async fn offer(api: Api, url: String, key: String, rate: u64, start: Instant) ->
 async fn a_key_is_held_to_the_limit_and_others_are_unaffected() {
     let node = Node::start(Options::default());
     let api = Api::new();
-    let session = &node.creds.owner_session;
     // Fresh keys, so each one's window starts with this measurement.
-    let (_, hot) =
-        create_key(&api, &node.sandbox, session, json!({ "name": "hot", "scopes": ["rates:read"] })).await;
-    let (_, calm) =
-        create_key(&api, &node.sandbox, session, json!({ "name": "calm", "scopes": ["rates:read"] })).await;
+    let hot = scoped_key(&api, &node, "hot", &["rates:read"]).await;
+    let calm = scoped_key(&api, &node, "calm", &["rates:read"]).await;
     let url = node.sandbox_url("/v1/rates/USD/GHS");
     // Open a few connections before the clock starts.
     for _ in 0..4 {
@@ -104,13 +100,7 @@ async fn a_key_is_held_to_the_limit_and_others_are_unaffected() {
 async fn a_key_that_waited_a_second_has_its_whole_limit_again() {
     let node = Node::start(Options::default());
     let api = Api::new();
-    let (_, key) = create_key(
-        &api,
-        &node.sandbox,
-        &node.creds.owner_session,
-        json!({ "name": "rolling", "scopes": ["rates:read"] }),
-    )
-    .await;
+    let key = scoped_key(&api, &node, "rolling", &["rates:read"]).await;
     let url = node.sandbox_url("/v1/rates/USD/GHS");
     let burst = |api: Api, url: String, key: String| async move {
         let sends = (0..100).map(|_| {

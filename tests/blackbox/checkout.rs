@@ -11,8 +11,6 @@ use serde_json::{Value, json};
 /// This module's node, for the tests that need no node of their own.
 static SHARED: SharedNode = SharedNode::new();
 
-const PHONE: &str = "+233241234567";
-
 fn page_body(currency: &str, amount: Option<&str>) -> Value {
     let mut body = json!({
         "currency": currency,
@@ -38,22 +36,21 @@ async fn create(api: &Api, node: &Node, path: &str, body: Value) -> Value {
 
 /// A payer's attempt through the hosted page's call; returns the answer.
 async fn pay(api: &Api, node: &Node, target: &str, amount: &str) -> Resp {
-    let body = json!({ "amount": amount, "method": "mobile_money", "network": "mtn_gh", "phone": PHONE });
-    api.call("POST", &node.sandbox_url(&format!("/pay/{target}/sessions")), None, Some(body)).await
+    let body = json!({ "amount": amount, "method": "mobile_money", "network": "mtn_gh", "phone": MTN_PHONE });
+    api.post_anonymous(&node.sandbox_url(&format!("/pay/{target}/sessions")), body).await
 }
 
 /// A payer's attempt that names no amount (it pays what remains, where the
 /// target knows that); returns the answer.
 async fn pay_no_amount(api: &Api, node: &Node, target: &str) -> Resp {
-    let body = json!({ "method": "mobile_money", "network": "mtn_gh", "phone": PHONE });
-    api.call("POST", &node.sandbox_url(&format!("/pay/{target}/sessions")), None, Some(body)).await
+    let body = json!({ "method": "mobile_money", "network": "mtn_gh", "phone": MTN_PHONE });
+    api.post_anonymous(&node.sandbox_url(&format!("/pay/{target}/sessions")), body).await
 }
 
 /// Pays and waits until the session settles; returns (link id, session).
 async fn pay_settled(api: &Api, node: &Node, target: &str, amount: &str) -> (String, Value) {
     let r = pay(api, node, target, amount).await;
-    r.expect(201);
-    let link = r.body["paymentLink"]["id"].as_str().unwrap().to_string();
+    let (_, link) = r.created("paymentLink", "pl_");
     let session = r.body["session"]["id"].as_str().unwrap().to_string();
     let url = node.sandbox_url(&format!("/pay/{link}/sessions/{session}"));
     let settled = eventually("the session to settle", Duration::from_secs(10), || async {
@@ -136,7 +133,7 @@ async fn page_creation_enforces_the_spec_constraints() {
         ),
     ];
     for (body, field) in cases {
-        api.post(&url, key, body.clone()).await.expect_field(400, "validation_error", field);
+        api.post(&url, key, body.clone()).await.expect_invalid(field);
     }
     // The boundaries themselves are accepted.
     let edge = json!({ "currency": "GHS", "title": "x".repeat(255), "allowedMethods": ["mobile_money"] });
@@ -170,7 +167,7 @@ async fn an_open_amount_page_paid_by_three_payers_spawns_three_child_links() {
 
     // An open amount needs the payer's amount.
     let r = pay_no_amount(&api, &node, &page_id).await;
-    r.expect_field(400, "validation_error", "amount");
+    r.expect_invalid("amount");
 
     let mut links = Vec::new();
     for amount in ["10.00", "20.00", "35.50"] {
@@ -308,16 +305,10 @@ async fn a_link_paid_in_two_partial_payments() {
         .get(&node.sandbox_url("/v1/payment-links?customerReference=inv-partial-1&status=active"), key)
         .await;
     assert_eq!(r.body["data"], json!([]));
-    api.get(&node.sandbox_url("/v1/payment-links?status=done"), key).await.expect_field(
-        400,
-        "validation_error",
-        "status",
-    );
-    api.get(&node.sandbox_url("/v1/payment-links?parentType=invoice"), key).await.expect_field(
-        400,
-        "validation_error",
-        "parentType",
-    );
+    api.get(&node.sandbox_url("/v1/payment-links?status=done"), key).await.expect_invalid("status");
+    api.get(&node.sandbox_url("/v1/payment-links?parentType=invoice"), key)
+        .await
+        .expect_invalid("parentType");
 }
 
 #[tokio::test]
@@ -351,7 +342,7 @@ async fn racing_payments_keep_the_link_consistent_with_the_ledger() {
     let mut attempts = tokio::task::JoinSet::new();
     for _ in 0..8 {
         let (api, url, body) = (api.clone(), url.clone(), body.clone());
-        attempts.spawn(async move { api.call("POST", &url, None, Some(body)).await });
+        attempts.spawn(async move { api.post_anonymous(&url, body).await });
     }
     let answers: Vec<Resp> = attempts.join_all().await;
     let started = answers.iter().filter(|r| r.status == 201).count();
@@ -390,11 +381,10 @@ async fn an_abandoned_attempt_expires() {
     let r = api
         .post(&node.live_url("/v1/payment-links"), &node.creds.live_key, page_body("GHS", Some("12.00")))
         .await;
-    r.expect(201);
-    let id = r.body["paymentLink"]["id"].as_str().unwrap().to_string();
+    let (_, id) = r.created("paymentLink", "pl_");
     assert!(r.body["paymentLink"]["url"].as_str().unwrap().starts_with(&node.live));
-    let body = json!({ "method": "mobile_money", "network": "mtn_gh", "phone": PHONE });
-    let r = api.call("POST", &node.live_url(&format!("/pay/{id}/sessions")), None, Some(body)).await;
+    let body = json!({ "method": "mobile_money", "network": "mtn_gh", "phone": MTN_PHONE });
+    let r = api.post_anonymous(&node.live_url(&format!("/pay/{id}/sessions")), body).await;
     r.expect(201);
     assert_eq!(r.body["session"]["status"], "pending");
     let url = node.live_url(&format!("/v1/payment-links/{id}"));
@@ -472,11 +462,7 @@ async fn expired_and_closed_links_and_pages_take_no_payment() {
     let listed = r.body["data"].as_array().unwrap();
     assert!(listed.iter().any(|p| p["id"] == page_id.as_str()));
     assert!(listed.iter().all(|p| p["status"] == "closed"));
-    api.get(&node.sandbox_url("/v1/payment-pages?status=open"), key).await.expect_field(
-        400,
-        "validation_error",
-        "status",
-    );
+    api.get(&node.sandbox_url("/v1/payment-pages?status=open"), key).await.expect_invalid("status");
     api.post(&node.sandbox_url("/v1/payment-pages/pp_nope/close"), key, json!({}))
         .await
         .expect_error(404, "not_found");
@@ -530,33 +516,29 @@ async fn the_hosted_page_shows_branding_fields_and_the_methods_the_currency_allo
     // The required custom field is enforced, and GHS refuses other methods.
     let url = node.sandbox_url(&format!("/pay/{id}/sessions"));
     let r = api
-        .call(
-            "POST",
+        .post_anonymous(
             &url,
-            None,
-            Some(json!({ "amount": "5.00", "method": "mobile_money", "network": "mtn_gh", "phone": PHONE })),
+            json!({ "amount": "5.00", "method": "mobile_money", "network": "mtn_gh", "phone": MTN_PHONE }),
         )
         .await;
-    r.expect_field(400, "validation_error", "customFields.size");
+    r.expect_invalid("customFields.size");
     let r = api
-        .call(
-            "POST",
+        .post_anonymous(
             &url,
-            None,
-            Some(json!({ "amount": "5.00", "method": "bank_transfer", "customFields": { "size": "M" } })),
+            json!({ "amount": "5.00", "method": "bank_transfer", "customFields": { "size": "M" } }),
         )
         .await;
-    r.expect_field(400, "validation_error", "method");
+    r.expect_invalid("method");
     let r = api
-        .call("POST", &url, None, Some(json!({ "amount": "5.00", "method": "mobile_money", "network": "mtn_gh", "phone": "0241234567", "customFields": { "size": "M" } })))
+        .post_anonymous(&url, json!({ "amount": "5.00", "method": "mobile_money", "network": "mtn_gh", "phone": "0241234567", "customFields": { "size": "M" } }))
         .await;
-    r.expect_field(400, "validation_error", "phone");
+    r.expect_invalid("phone");
     let r = api
-        .call("POST", &url, None, Some(json!({ "amount": "5.00", "method": "mobile_money", "network": "mpesa_ke", "phone": PHONE, "customFields": { "size": "M" } })))
+        .post_anonymous(&url, json!({ "amount": "5.00", "method": "mobile_money", "network": "mpesa_ke", "phone": MTN_PHONE, "customFields": { "size": "M" } }))
         .await;
-    r.expect_field(400, "validation_error", "network");
+    r.expect_invalid("network");
     let r = api
-        .call("POST", &url, None, Some(json!({ "amount": "5.00", "method": "mobile_money", "network": "mtn_gh", "phone": PHONE, "customFields": { "size": "M" } })))
+        .post_anonymous(&url, json!({ "amount": "5.00", "method": "mobile_money", "network": "mtn_gh", "phone": MTN_PHONE, "customFields": { "size": "M" } }))
         .await;
     r.expect(201);
     let child = link(&api, node, r.body["paymentLink"]["id"].as_str().unwrap()).await;
@@ -579,8 +561,7 @@ async fn bank_transfer_and_stablecoin_sessions_give_instructions() {
     assert!(!page_html.contains("USDT"), "only the allowed assets");
 
     let url = node.sandbox_url(&format!("/pay/{id}/sessions"));
-    let r =
-        api.call("POST", &url, None, Some(json!({ "amount": "1000.00", "method": "bank_transfer" }))).await;
+    let r = api.post_anonymous(&url, json!({ "amount": "1000.00", "method": "bank_transfer" })).await;
     r.expect(201);
     let s = &r.body["session"];
     assert_eq!(s["method"], "bank_transfer");
@@ -590,20 +571,16 @@ async fn bank_transfer_and_stablecoin_sessions_give_instructions() {
     assert_eq!(s["instructions"]["reference"], s["id"]);
 
     let r = api
-        .call(
-            "POST",
+        .post_anonymous(
             &url,
-            None,
-            Some(json!({ "amount": "1000.00", "method": "crypto", "asset": "USDT", "chain": "tron" })),
+            json!({ "amount": "1000.00", "method": "crypto", "asset": "USDT", "chain": "tron" }),
         )
         .await;
-    r.expect_field(400, "validation_error", "chain");
+    r.expect_invalid("chain");
     let r = api
-        .call(
-            "POST",
+        .post_anonymous(
             &url,
-            None,
-            Some(json!({ "amount": "1000.00", "method": "crypto", "asset": "USDC", "chain": "base" })),
+            json!({ "amount": "1000.00", "method": "crypto", "asset": "USDC", "chain": "base" }),
         )
         .await;
     r.expect(201);
@@ -784,10 +761,10 @@ async fn the_hosted_page_words_errors_for_the_payer() {
     }
     // What the script keys on: `details.reason` of the API's answers.
     let r = pay(&api, node, id, "12.345").await;
-    r.expect_field(400, "validation_error", "amount");
+    r.expect_invalid("amount");
     assert!(r.body["details"]["reason"].as_str().unwrap().contains("fraction digits"), "{}", r.text);
     let r = pay(&api, node, id, "20000.00").await;
-    r.expect_field(400, "validation_error", "amount");
+    r.expect_invalid("amount");
     let reason = r.body["details"]["reason"].as_str().unwrap();
     let (method, range) = reason.split_once(" accepts ").unwrap_or_else(|| panic!("{reason}"));
     assert!(
@@ -812,8 +789,7 @@ async fn a_page_with_no_method_for_its_currency_refuses_to_take_payment() {
     let mut body = page_body("XOF", Some("20000"));
     body["allowedMethods"] = json!(["bank_transfer"]);
     let r = api.post(&node.live_url("/v1/payment-pages"), &node.creds.live_key, body).await;
-    r.expect(201);
-    let id = r.body["paymentPage"]["id"].as_str().unwrap().to_string();
+    let (_, id) = r.created("paymentPage", "pp_");
     let page_html = reqwest::get(node.live_url(&format!("/pay/{id}"))).await.unwrap().text().await.unwrap();
     assert!(page_html.contains("id=\"no-methods\""), "{page_html}");
     assert!(page_html.contains("Ama&#39;s Shop cannot take payments in XOF right now"), "{page_html}");
@@ -855,23 +831,15 @@ async fn attempts_obey_the_methods_limits() {
     let l = create(&api, node, "/v1/payment-links", body).await;
     let url = node.sandbox_url(&format!("/pay/{}/sessions", l["id"].as_str().unwrap()));
     for amount in ["9999999999999999.99", "10000000.01", "99.99"] {
-        let r =
-            api.call("POST", &url, None, Some(json!({ "amount": amount, "method": "bank_transfer" }))).await;
-        r.expect_field(400, "validation_error", "amount");
+        let r = api.post_anonymous(&url, json!({ "amount": amount, "method": "bank_transfer" })).await;
+        r.expect_invalid("amount");
         assert!(r.text.contains("accepts"), "{}", r.text);
     }
     let r = api
-        .call(
-            "POST",
-            &url,
-            None,
-            Some(json!({ "amount": "9999999999999.99", "method": "crypto", "asset": "USDC" })),
-        )
+        .post_anonymous(&url, json!({ "amount": "9999999999999.99", "method": "crypto", "asset": "USDC" }))
         .await;
-    r.expect_field(400, "validation_error", "amount");
-    api.call("POST", &url, None, Some(json!({ "amount": "5000.00", "method": "bank_transfer" })))
-        .await
-        .expect(201);
+    r.expect_invalid("amount");
+    api.post_anonymous(&url, json!({ "amount": "5000.00", "method": "bank_transfer" })).await.expect(201);
 }
 
 /// Issue 16.6: hosted pages run only their own script and style (named by

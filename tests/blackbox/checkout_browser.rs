@@ -14,8 +14,6 @@ use serde_json::{Value, json};
 /// One Chromium at a time: the machines that run this are small.
 static BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-const PHONE: &str = "+233241234567";
-
 /// `html` as a `data:` URL (every byte outside [A-Za-z0-9] percent-encoded).
 fn data_url(html: &str) -> String {
     let mut out = String::from("data:text/html;charset=utf-8,");
@@ -101,7 +99,7 @@ async fn pay(b: &Browser, amount: &str) {
         method.click().await;
     }
     b.find("select#network").await.select_value("mtn_gh").await;
-    b.fill("#phone", PHONE).await;
+    b.fill("#phone", MTN_PHONE).await;
     b.wait_until("#pay to be enabled", Duration::from_secs(5), || async {
         let disabled = b.find("#pay").await.try_prop("disabled").await?;
         Ok((disabled.as_deref() != Some("true")).then_some(()))

@@ -7,40 +7,27 @@ use std::time::Duration;
 use crate::support::*;
 use serde_json::{Value, json};
 
-const PHONE: &str = "+233241234567";
-
 fn collection_body(amount: &str, reference: &str) -> Value {
-    json!({
-        "amount": amount,
-        "currency": "GHS",
-        "code": "mtn_gh",
-        "accountNumber": PHONE,
-        "externalReference": reference,
-        "metadata": { "invoice": reference },
-    })
+    let mut body = mtn_collection(amount, reference);
+    body["metadata"] = json!({ "invoice": reference });
+    body
 }
 
 /// Creates a sandbox collection, checks the answer, and waits for it to settle.
 async fn collect(api: &Api, node: &Node, amount: &str, reference: &str, outcome: &str) -> Value {
-    let key = &node.creds.sandbox_key;
-    let r = api.post(&node.sandbox_url("/v1/collections"), key, collection_body(amount, reference)).await;
-    r.expect(201);
-    let c = &r.body["collection"];
-    let id = c["id"].as_str().unwrap().to_string();
-    assert!(id.starts_with("col_"), "{id}");
+    let (c, settled) = collect_until(api, node, collection_body(amount, reference), outcome).await;
     assert_eq!(c["status"], "pending");
     assert_eq!(c["amount"], amount);
     assert_eq!(c["currency"], "GHS");
     assert_eq!(c["code"], "mtn_gh");
-    assert_eq!(c["accountNumber"], PHONE);
+    assert_eq!(c["accountNumber"], MTN_PHONE);
     assert_eq!(c["externalReference"], reference);
     assert_eq!(c["metadata"], json!({ "invoice": reference }));
-    let kinds: Vec<String> = timeline(c).into_iter().map(|(k, _, _)| k).collect();
+    let kinds: Vec<String> = timeline(&c).into_iter().map(|(k, _, _)| k).collect();
     for kind in ["state", "ledger", "provider"] {
         assert!(kinds.iter().any(|k| k == kind), "a new collection's timeline has {kind}: {c}");
     }
-    let url = node.sandbox_url(&format!("/v1/collections/{id}"));
-    poll_until(api, &url, key, |b| b["collection"]["status"] == outcome).await["collection"].clone()
+    settled
 }
 
 async fn credited_count(api: &Api, node: &Node, currency: &str) -> usize {
@@ -154,22 +141,14 @@ async fn collection_requests_are_checked() {
         body[field] = value;
         body
     };
-    api.post(&url, &key, with("currency", json!("KES"))).await.expect_field(
-        400,
-        "validation_error",
-        "currency",
-    );
-    api.post(&url, &key, with("code", json!("nope_gh"))).await.expect_field(400, "validation_error", "code");
-    api.post(&url, &key, with("amount", json!("0.50"))).await.expect_field(400, "validation_error", "amount");
+    api.post(&url, &key, with("currency", json!("KES"))).await.expect_invalid("currency");
+    api.post(&url, &key, with("code", json!("nope_gh"))).await.expect_invalid("code");
+    api.post(&url, &key, with("amount", json!("0.50"))).await.expect_invalid("amount");
     api.post(&url, &key, with("amount", json!("10.001"))).await.expect_error(400, "validation_error");
-    api.post(&url, &key, with("accountNumber", json!(" "))).await.expect_field(
-        400,
-        "validation_error",
-        "accountNumber",
-    );
+    api.post(&url, &key, with("accountNumber", json!(" "))).await.expect_invalid("accountNumber");
     let crypto = json!({ "amount": "10.00", "currency": "USDC", "code": "usdc_base",
                          "accountNumber": "x", "externalReference": "col-crypto" });
-    api.post(&url, &key, crypto).await.expect_field(400, "validation_error", "code");
+    api.post(&url, &key, crypto).await.expect_invalid("code");
     // Nothing was created by the refused requests.
     let list = api.get(&url, &key).await;
     list.expect(200);
@@ -184,11 +163,8 @@ async fn collection_requests_are_checked() {
 
 #[tokio::test]
 async fn live_collections_wait_for_the_operator() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.live_key.clone();
-    let live = node.live.clone();
-    let admin = node.creds.admin_token.clone();
+    let Sandbox { node, api, .. } = Sandbox::start();
+    let (key, live, admin) = (node.creds.live_key.clone(), node.live.clone(), node.creds.admin_token.clone());
     let create = |amount: &str, reference: &str| {
         let (api, url, key, body) =
             (api.clone(), node.live_url("/v1/collections"), key.clone(), collection_body(amount, reference));

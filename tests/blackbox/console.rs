@@ -2,60 +2,11 @@
 //! operator presses, fetching over HTTP from the admin API (the same code
 //! `sika tui` runs, without the terminal; `tui_pty` drives the terminal).
 
-use std::time::Instant;
+use crossterm::event::KeyCode;
+use sika_tui::{AuditOutcome, Client, Detail, OrganizationStatus, Tab};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use sika_tui::{Action, App, AuditOutcome, Client, Detail, HttpClient, OrganizationStatus, Tab};
-
+use crate::support::console::Console;
 use crate::support::{Node, Options};
-
-struct Console {
-    app: App,
-    client: HttpClient,
-}
-
-impl Console {
-    fn open(node: &Node) -> Console {
-        let client = HttpClient::new(&node.admin, &node.creds.admin_token).expect("client");
-        let mut console = Console { app: App::new(&node.admin), client };
-        let requests = console.app.tick(Instant::now());
-        console.app.fetch_now(&console.client, requests, Instant::now());
-        console
-    }
-
-    fn press(&mut self, code: KeyCode) {
-        if let Action::Fetch(requests) = self.app.handle_key(KeyEvent::new(code, KeyModifiers::NONE)) {
-            self.app.fetch_now(&self.client, requests, Instant::now());
-        }
-    }
-
-    fn type_text(&mut self, text: &str) {
-        for c in text.chars() {
-            self.press(KeyCode::Char(c));
-        }
-    }
-
-    fn screen(&self) -> String {
-        let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("terminal");
-        terminal.draw(|frame| sika_tui::render(&self.app, frame)).expect("draw");
-        terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect()
-    }
-
-    fn select_organization(&mut self, name: &str) {
-        let index = self.app.organization_rows().iter().position(|o| o.name == name);
-        let index = index.unwrap_or_else(|| panic!("no organization {name}: {:?}", self.app.organizations));
-        self.press(KeyCode::Home);
-        for _ in 0..index {
-            self.press(KeyCode::Down);
-        }
-    }
-
-    fn organization(&self, name: &str) -> sika_tui::Organization {
-        self.app.organization_rows().iter().find(|o| o.name == name).cloned().expect("listed")
-    }
-}
 
 #[test]
 fn the_console_onboards_an_organization_and_its_audit_log_shows_every_step() {

@@ -19,6 +19,13 @@ fn link_body(email: &str) -> Value {
     })
 }
 
+/// Creates a sandbox payment link from `body`; returns it as created.
+async fn create_link(api: &Api, node: &Node, body: Value) -> Value {
+    let r = api.post(&node.sandbox_url("/v1/payment-links"), &node.creds.sandbox_key, body).await;
+    r.expect(201);
+    r.body["paymentLink"].clone()
+}
+
 /// A typo in a filter never silently lists everything: an unknown query
 /// parameter is refused, naming it, on every operation that takes a query.
 #[tokio::test]
@@ -42,7 +49,7 @@ async fn unknown_query_parameters_are_refused_by_name() {
         ("/v1/webhooks/deliveries?state=failed", "state"),
     ] {
         let r = api.get(&node.sandbox_url(path), key).await;
-        r.expect_field(400, "validation_error", parameter);
+        r.expect_invalid(parameter);
         assert!(r.body["message"].as_str().unwrap().contains(parameter), "{path}: {}", r.body);
     }
     // The parameters an operation does take still work, together.
@@ -51,7 +58,7 @@ async fn unknown_query_parameters_are_refused_by_name() {
         .expect(200);
     let admin = &node.creds.admin_token;
     let r = api.get(&node.admin_url("/admin/v1/sandbox/payouts?limit=5&stauts=failed"), admin).await;
-    r.expect_field(400, "validation_error", "stauts");
+    r.expect_invalid("stauts");
 }
 
 /// The payment links' email filter matches an address whatever its case.
@@ -60,9 +67,7 @@ async fn the_payment_link_email_filter_ignores_case() {
     let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
-    let r = api.post(&node.sandbox_url("/v1/payment-links"), key, link_body("Efua.Owusu@Example.com")).await;
-    r.expect(201);
-    let id = r.body["paymentLink"]["id"].clone();
+    let id = create_link(&api, node, link_body("Efua.Owusu@Example.com")).await["id"].clone();
     for email in ["efua.owusu@example.com", "EFUA.OWUSU@EXAMPLE.COM", "Efua.Owusu@Example.com"] {
         let url = node.sandbox_url(&format!("/v1/payment-links?email={}", email.replace('@', "%40")));
         let r = api.get(&url, key).await;
@@ -117,18 +122,16 @@ async fn every_list_honours_limit_and_cursor() {
             "{url}: a walk by cursor sees each item once, in order"
         );
         for bad in ["limit=0", "limit=101", "limit=x"] {
-            api.get(&format!("{url}?{bad}"), key).await.expect_field(400, "validation_error", "limit");
+            api.get(&format!("{url}?{bad}"), key).await.expect_invalid("limit");
         }
-        api.get(&format!("{url}?cursor=forged"), key).await.expect_field(400, "validation_error", "cursor");
+        api.get(&format!("{url}?cursor=forged"), key).await.expect_invalid("cursor");
     }
     // A cursor belongs to its list.
     let keys = api.get(&format!("{}?limit=1", lists[0].0), session).await;
     let cursor = keys.body["nextCursor"].as_str().unwrap().to_string();
-    api.get(&format!("{}?cursor={cursor}", lists[3].0), &node.creds.sandbox_key).await.expect_field(
-        400,
-        "validation_error",
-        "cursor",
-    );
+    api.get(&format!("{}?cursor={cursor}", lists[3].0), &node.creds.sandbox_key)
+        .await
+        .expect_invalid("cursor");
 }
 
 /// A suffix no earlier run used, for emails on a shared node.
@@ -185,13 +188,11 @@ async fn a_payment_links_updated_at_follows_its_status() {
     let node = &SHARED.get();
     let api = Api::new();
     let key = &node.creds.sandbox_key;
-    let r = api.post(&node.sandbox_url("/v1/payment-links"), key, link_body("kofi@example.com")).await;
-    r.expect(201);
-    let created = r.body["paymentLink"].clone();
+    let created = create_link(&api, node, link_body("kofi@example.com")).await;
     let id = created["id"].as_str().unwrap().to_string();
     let body =
         json!({ "amount": "50.00", "method": "mobile_money", "network": "mtn_gh", "phone": "+233241234567" });
-    api.call("POST", &node.sandbox_url(&format!("/pay/{id}/sessions")), None, Some(body)).await.expect(201);
+    api.post_anonymous(&node.sandbox_url(&format!("/pay/{id}/sessions")), body).await.expect(201);
     let url = node.sandbox_url(&format!("/v1/payment-links/{id}"));
     let paid = poll_until(&api, &url, key, |b| b["paymentLink"]["status"] == "paid").await;
     let paid = &paid["paymentLink"];
@@ -199,9 +200,7 @@ async fn a_payment_links_updated_at_follows_its_status() {
 
     let mut body = link_body("kofi@example.com");
     body["expiresAt"] = json!(in_seconds(1));
-    let r = api.post(&node.sandbox_url("/v1/payment-links"), key, body).await;
-    r.expect(201);
-    let created = r.body["paymentLink"].clone();
+    let created = create_link(&api, node, body).await;
     let url = node.sandbox_url(&format!("/v1/payment-links/{}", created["id"].as_str().unwrap()));
     let expired = poll_until(&api, &url, key, |b| b["paymentLink"]["status"] == "expired").await;
     let expired = &expired["paymentLink"];
@@ -302,17 +301,9 @@ async fn a_stablecoin_virtual_account_is_a_deposit_address() {
     r.expect(201);
     let tron = r.body["virtualAccount"]["address"].as_str().unwrap().to_string();
     assert!(tron.starts_with('T') && tron.len() == 34, "{tron}");
-    api.post(&url, key, json!({ "currency": "USDC" })).await.expect_field(400, "validation_error", "chain");
-    api.post(&url, key, json!({ "currency": "USDC", "chain": "bitcoin" })).await.expect_field(
-        400,
-        "validation_error",
-        "chain",
-    );
-    api.post(&url, key, json!({ "currency": "NGN", "chain": "base" })).await.expect_field(
-        400,
-        "validation_error",
-        "chain",
-    );
+    api.post(&url, key, json!({ "currency": "USDC" })).await.expect_invalid("chain");
+    api.post(&url, key, json!({ "currency": "USDC", "chain": "bitcoin" })).await.expect_invalid("chain");
+    api.post(&url, key, json!({ "currency": "NGN", "chain": "base" })).await.expect_invalid("chain");
     let r = api.post(&url, key, json!({ "currency": "NGN" })).await;
     r.expect(201);
     assert_eq!(r.body["virtualAccount"]["type"], "bank_account");
@@ -332,11 +323,7 @@ async fn a_stablecoin_virtual_account_is_a_deposit_address() {
     assert!(addresses.iter().all(|a| is_evm(a)), "{addresses:?}");
     assert_ne!(addresses[0], addresses[1], "one address per account");
     // A chain the operator configured no route for is not offered.
-    api.post(&url, key, json!({ "currency": "USDC", "chain": "polygon" })).await.expect_field(
-        400,
-        "validation_error",
-        "chain",
-    );
+    api.post(&url, key, json!({ "currency": "USDC", "chain": "polygon" })).await.expect_invalid("chain");
 }
 
 /// What a slow receiver saw, in arrival order: (event, resource id).
@@ -392,8 +379,7 @@ async fn each_resources_webhooks_arrive_in_commit_order() {
             "externalReference": format!("arrival-order-{n}"),
         });
         let r = api.post(&node.sandbox_url("/v1/orders"), &key, order).await;
-        r.expect(201);
-        let id = r.body["order"]["id"].as_str().unwrap().to_string();
+        let (_, id) = r.created("order", "ord_");
         let funds = node.sandbox_url(&format!("/v1/simulations/orders/{id}/funds"));
         api.post(&funds, &key, json!({ "amount": amount })).await.expect(200);
         resources.push((id, 4));
@@ -402,15 +388,13 @@ async fn each_resources_webhooks_arrive_in_commit_order() {
         let collection = json!({ "amount": "25.00", "currency": "GHS", "code": "mtn_gh",
             "accountNumber": "+233241234567", "externalReference": format!("arrival-dispute-{n}") });
         let r = api.post(&node.sandbox_url("/v1/collections"), &key, collection).await;
-        r.expect(201);
-        let id = r.body["collection"]["id"].as_str().unwrap().to_string();
+        let (_, id) = r.created("collection", "col_");
         let url = node.sandbox_url(&format!("/v1/collections/{id}"));
         poll_until(&api, &url, &key, |b| b["collection"]["status"] == "completed").await;
         let r = api
             .post(&node.sandbox_url("/v1/simulations/disputes"), &key, json!({ "collectionId": id }))
             .await;
-        r.expect(201);
-        let dispute = r.body["dispute"]["id"].as_str().unwrap().to_string();
+        let (_, dispute) = r.created("dispute", "dsp_");
         let resolve = node.sandbox_url(&format!("/v1/simulations/disputes/{dispute}/resolve"));
         api.post(&resolve, &key, json!({ "outcome": "declined" })).await.expect(200);
         resources.push((dispute, 2));
@@ -444,8 +428,7 @@ async fn order_funds_received_carries_a_state_the_order_held() {
         "externalReference": "held-state-1",
     });
     let r = api.post(&node.sandbox_url("/v1/orders"), key, order).await;
-    r.expect(201);
-    let id = r.body["order"]["id"].as_str().unwrap().to_string();
+    let (_, id) = r.created("order", "ord_");
     let funds = node.sandbox_url(&format!("/v1/simulations/orders/{id}/funds"));
     let r = api.post(&funds, key, json!({ "amount": "40.00" })).await;
     r.expect(200);
@@ -483,29 +466,17 @@ async fn free_text_fields_have_stated_and_enforced_maxima() {
                 "to": { "code": "mtn_gh", "accountNumber": "+233241234567" }, "externalReference": reference })
     };
     let url = node.sandbox_url("/v1/payouts");
-    api.post(&url, key, payout(long(256))).await.expect_field(400, "validation_error", "externalReference");
+    api.post(&url, key, payout(long(256))).await.expect_invalid("externalReference");
     api.post(&url, key, payout(long(255))).await.expect(201);
     let recipient = json!({ "name": long(256), "code": "mtn_gh", "accountNumber": "+233241234567" });
-    api.post(&node.sandbox_url("/v1/recipients"), key, recipient).await.expect_field(
-        400,
-        "validation_error",
-        "name",
-    );
+    api.post(&node.sandbox_url("/v1/recipients"), key, recipient).await.expect_invalid("name");
     let endpoint = json!({ "url": "https://example.com/hooks", "events": ["*"], "description": long(2001) });
-    api.post(&node.sandbox_url("/v1/webhooks/endpoints"), key, endpoint).await.expect_field(
-        400,
-        "validation_error",
-        "description",
-    );
+    api.post(&node.sandbox_url("/v1/webhooks/endpoints"), key, endpoint).await.expect_invalid("description");
     let session = &node.creds.owner_session;
     api.post(&node.sandbox_url("/v1/keys"), session, json!({ "name": long(256), "scopes": ["*"] }))
         .await
-        .expect_field(400, "validation_error", "name");
+        .expect_invalid("name");
     let mut link = link_body("kofi@example.com");
     link["customFields"] = json!([{ "name": "size", "type": "text", "label": long(256) }]);
-    api.post(&node.sandbox_url("/v1/payment-links"), key, link).await.expect_field(
-        400,
-        "validation_error",
-        "customFields[0].label",
-    );
+    api.post(&node.sandbox_url("/v1/payment-links"), key, link).await.expect_invalid("customFields[0].label");
 }

@@ -24,12 +24,9 @@ fn cycles() -> usize {
     std::env::var("SIKA_HTTP_CRASH_CYCLES").ok().and_then(|v| v.parse().ok()).unwrap_or(3)
 }
 
+/// A payout of 1 GHS: the crash cycles make thousands of them.
 pub(crate) fn payout_body(reference: &str) -> Value {
-    json!({
-        "from": { "currency": "GHS", "amount": "1.00" },
-        "to": { "code": "mtn_gh", "accountNumber": "+233241234567" },
-        "externalReference": reference,
-    })
+    mtn_payout("1.00", reference)
 }
 
 pub(crate) async fn pay_out(api: Api, url: String, key: String, prefix: String, acked: Arc<Acknowledged>) {

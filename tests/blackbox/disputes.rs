@@ -10,7 +10,6 @@ use std::time::Duration;
 use crate::support::*;
 use serde_json::{Value, json};
 
-const PHONE: &str = "+233241234567";
 /// A small binary file, with its SHA-256 and base64 worked out by hand
 /// (`sha256sum`, `base64`).
 const RECEIPT: &[u8] = b"%PDF-1.4 sandbox receipt\n\x00\x01\x02\xff";
@@ -35,20 +34,8 @@ fn base64(bytes: &[u8]) -> String {
 
 /// A sandbox collection of `amount` GHS, polled until it reaches `outcome`; returns its id.
 async fn collection(api: &Api, node: &Node, amount: &str, reference: &str, outcome: &str) -> String {
-    let key = &node.creds.sandbox_key;
-    let body = json!({
-        "amount": amount,
-        "currency": "GHS",
-        "code": "mtn_gh",
-        "accountNumber": PHONE,
-        "externalReference": reference,
-    });
-    let r = api.post(&node.sandbox_url("/v1/collections"), key, body).await;
-    r.expect(201);
-    let id = r.body["collection"]["id"].as_str().unwrap().to_string();
-    let url = node.sandbox_url(&format!("/v1/collections/{id}"));
-    poll_until(api, &url, key, |b| b["collection"]["status"] == outcome).await;
-    id
+    let (_, settled) = collect_until(api, node, mtn_collection(amount, reference), outcome).await;
+    settled["id"].as_str().unwrap().to_string()
 }
 
 async fn upload(api: &Api, node: &Node, name: &str, content_type: &str, data: &str) -> Value {
@@ -106,14 +93,13 @@ async fn a_dispute_from_opening_to_resolution() {
         (json!({ "collectionId": paid, "colour": "red" }), "colour"),
     ];
     for (body, field) in checks {
-        open_dispute(&api, &node, body).await.expect_field(400, "validation_error", field);
+        open_dispute(&api, &node, body).await.expect_invalid(field);
     }
     open_dispute(&api, &node, json!({ "collectionId": "col_nope" })).await.expect_error(404, "not_found");
     open_dispute(&api, &node, json!({ "paymentLinkId": "pl_nope" })).await.expect_error(404, "not_found");
     let failed = collection(&api, &node, "5.51", "dsp-failed", "failed").await;
     let r = open_dispute(&api, &node, json!({ "collectionId": failed })).await;
-    r.expect_error(400, "bad_request");
-    assert!(r.body["message"].as_str().unwrap().contains("completed"), "{}", r.text);
+    r.expect_refusal(400, "bad_request", "completed");
 
     // Open it for part of the payment.
     let r = open_dispute(
@@ -164,7 +150,7 @@ async fn a_dispute_from_opening_to_resolution() {
         (json!({ "body": "hi", "attachments": [{ "fileId": file_id, "name": "" }] }), "attachments[0].name"),
     ];
     for (body, field) in refusals {
-        post_message(&api, &node, &id, body).await.expect_field(400, "validation_error", field);
+        post_message(&api, &node, &id, body).await.expect_invalid(field);
     }
     let r = post_message(
         &api,
@@ -223,11 +209,7 @@ async fn a_dispute_from_opening_to_resolution() {
     let r = api.get(&node.sandbox_url("/v1/disputes?status=resolved"), &key).await;
     r.expect(200);
     assert!(ids(&r.body).is_empty());
-    api.get(&node.sandbox_url("/v1/disputes?status=closed"), &key).await.expect_field(
-        400,
-        "validation_error",
-        "status",
-    );
+    api.get(&node.sandbox_url("/v1/disputes?status=closed"), &key).await.expect_invalid("status");
 
     // Unknown disputes.
     api.get(&node.sandbox_url("/v1/disputes/dsp_nope"), &key).await.expect_error(404, "not_found");
@@ -239,11 +221,7 @@ async fn a_dispute_from_opening_to_resolution() {
         .expect_error(404, "not_found");
 
     // Resolution.
-    api.post(&resolve_url(&id), &key, json!({ "outcome": "maybe" })).await.expect_field(
-        400,
-        "validation_error",
-        "outcome",
-    );
+    api.post(&resolve_url(&id), &key, json!({ "outcome": "maybe" })).await.expect_invalid("outcome");
     let r = api.post(&resolve_url(&id), &key, json!({ "outcome": "accepted" })).await;
     r.expect(200);
     let resolved = r.body["dispute"].clone();
@@ -271,8 +249,7 @@ async fn a_dispute_from_opening_to_resolution() {
     assert_eq!(ids(&r.body), [id.as_str()]);
     // Once resolved, the payment can be disputed again.
     let r = open_dispute(&api, &node, json!({ "collectionId": paid, "reason": "duplicate" })).await;
-    r.expect(201);
-    let again = r.body["dispute"]["id"].as_str().unwrap().to_string();
+    let (_, again) = r.created("dispute", "dsp_");
 
     // The operator: every dispute with its organization and thread, and resolution.
     let admin = &node.creds.admin_token;
@@ -295,11 +272,7 @@ async fn a_dispute_from_opening_to_resolution() {
         .await
         .expect_error(404, "not_found");
     let admin_resolve = node.admin_url(&format!("/admin/v1/sandbox/disputes/{other_id}/resolve"));
-    api.post(&admin_resolve, admin, json!({ "outcome": "lost" })).await.expect_field(
-        400,
-        "validation_error",
-        "outcome",
-    );
+    api.post(&admin_resolve, admin, json!({ "outcome": "lost" })).await.expect_invalid("outcome");
     let r = api.post(&admin_resolve, admin, json!({ "outcome": "declined" })).await;
     r.expect(200);
     assert_eq!(r.body["dispute"]["status"], "declined");
@@ -379,7 +352,6 @@ async fn a_dispute_from_opening_to_resolution() {
 }
 
 #[tokio::test]
-#[expect(clippy::too_many_lines)]
 async fn files_round_trip_byte_for_byte() {
     let Sandbox { node, api, key, .. } = Sandbox::start();
 
@@ -432,11 +404,7 @@ async fn files_round_trip_byte_for_byte() {
         (json!({ "data": RECEIPT_BASE64 }), "name"),
     ];
     for (body, field) in refusals {
-        api.post(&node.sandbox_url("/v1/files"), &key, body).await.expect_field(
-            400,
-            "validation_error",
-            field,
-        );
+        api.post(&node.sandbox_url("/v1/files"), &key, body).await.expect_invalid(field);
     }
 
     // Lists, unknown files, other stacks and scopes.
@@ -451,10 +419,7 @@ async fn files_round_trip_byte_for_byte() {
     api.get(&node.live_url(&format!("/v1/files/{id}")), live).await.expect_error(404, "not_found");
     let (status, _, _) = contents(&api, &node, "sk_test_wrong", id).await;
     assert_eq!(status, 401);
-    let session = &node.creds.owner_session;
-    let (_, reader) =
-        create_key(&api, &node.sandbox, session, json!({ "name": "reader", "scopes": ["disputes:read"] }))
-            .await;
+    let reader = scoped_key(&api, &node, "reader", &["disputes:read"]).await;
     api.get(&node.sandbox_url(&format!("/v1/files/{id}")), &reader).await.expect(200);
     let (status, _, bytes) = contents(&api, &node, &reader, id).await;
     assert_eq!((status, bytes.as_slice()), (200, RECEIPT));
@@ -478,8 +443,7 @@ async fn messages_racing_a_resolution_never_outlive_it() {
     let (mut before, mut refused) = (0, 0);
     for round in 0..ROUNDS {
         let r = open_dispute(&api, &node, json!({ "collectionId": paid })).await;
-        r.expect(201);
-        let id = r.body["dispute"]["id"].as_str().unwrap().to_string();
+        let (_, id) = r.created("dispute", "dsp_");
         let mut tasks = Vec::new();
         for n in 0..MESSAGES {
             let (task_api, url, task_key) =
@@ -551,8 +515,8 @@ async fn messages_racing_a_resolution_never_outlive_it() {
 /// A payer's attempt on a hosted payment link (the hosted page's own call),
 /// waited for until it settles; returns the session.
 async fn pay_link(api: &Api, node: &Node, link: &str, amount: &str) -> Value {
-    let body = json!({ "amount": amount, "method": "mobile_money", "network": "mtn_gh", "phone": PHONE });
-    let r = api.call("POST", &node.sandbox_url(&format!("/pay/{link}/sessions")), None, Some(body)).await;
+    let body = json!({ "amount": amount, "method": "mobile_money", "network": "mtn_gh", "phone": MTN_PHONE });
+    let r = api.post_anonymous(&node.sandbox_url(&format!("/pay/{link}/sessions")), body).await;
     r.expect(201);
     let session = r.body["session"]["id"].as_str().unwrap().to_string();
     let url = node.sandbox_url(&format!("/pay/{link}/sessions/{session}"));
@@ -570,11 +534,9 @@ async fn a_payment_link_payment_can_be_disputed() {
     let Sandbox { node, api, key, .. } = Sandbox::start();
     let body = json!({ "currency": "GHS", "title": "Invoice 17", "allowedMethods": ["mobile_money"], "amount": "100.00" });
     let r = api.post(&node.sandbox_url("/v1/payment-links"), &key, body).await;
-    r.expect(201);
-    let link = r.body["paymentLink"]["id"].as_str().unwrap().to_string();
+    let (_, link) = r.created("paymentLink", "pl_");
     let r = open_dispute(&api, &node, json!({ "paymentLinkId": link })).await;
-    r.expect_error(400, "bad_request");
-    assert!(r.body["message"].as_str().unwrap().contains("not paid"), "{}", r.text);
+    r.expect_refusal(400, "bad_request", "not paid");
 
     // Two partial payments; the dispute is on the newer one.
     let first = pay_link(&api, &node, &link, "40.00").await;
@@ -596,7 +558,7 @@ async fn a_payment_link_payment_can_be_disputed() {
         .await
         .expect_error(400, "bad_request");
     let r = open_dispute(&api, &node, json!({ "collectionId": first_collection, "amount": "40.01" })).await;
-    r.expect_field(400, "validation_error", "amount");
+    r.expect_invalid("amount");
     let r = open_dispute(&api, &node, json!({ "collectionId": first_collection })).await;
     r.expect(201);
     // Opened by its collection, a checkout payment still names its link.
@@ -614,19 +576,11 @@ async fn pending_payments_cannot_be_disputed() {
     let node = Node::start_with_env(Options::unthrottled(), &[("SIKA_TIME_SCALE", "1")]);
     let api = Api::new();
     let key = node.creds.sandbox_key.clone();
-    let body = json!({
-        "amount": "12.50",
-        "currency": "GHS",
-        "code": "mtn_gh",
-        "accountNumber": PHONE,
-        "externalReference": "dsp-pending",
-    });
+    let body = mtn_collection("12.50", "dsp-pending");
     let r = api.post(&node.sandbox_url("/v1/collections"), &key, body).await;
-    r.expect(201);
-    let id = r.body["collection"]["id"].as_str().unwrap().to_string();
+    let (_, id) = r.created("collection", "col_");
     let r = open_dispute(&api, &node, json!({ "collectionId": id })).await;
-    r.expect_error(400, "bad_request");
-    assert!(r.body["message"].as_str().unwrap().contains("pending"), "{}", r.text);
+    r.expect_refusal(400, "bad_request", "pending");
     let r = api.get(&node.sandbox_url(&format!("/v1/collections/{id}")), &key).await;
     r.expect(200);
     assert_eq!(r.body["collection"]["status"], "pending", "still in flight after the refusal");
@@ -650,8 +604,7 @@ async fn the_console_shows_a_disputes_evidence_and_resolves_it() {
     let api = Api::new();
     let paid = collection(&api, &node, "12.00", "dsp-console", "completed").await;
     let r = open_dispute(&api, &node, json!({ "collectionId": paid, "reason": "duplicate" })).await;
-    r.expect(201);
-    let id = r.body["dispute"]["id"].as_str().unwrap().to_string();
+    let (_, id) = r.created("dispute", "dsp_");
     let due = r.body["dispute"]["evidenceDueBy"].as_str().unwrap().to_string();
     let file = upload(&api, &node, "receipt.pdf", "application/pdf", RECEIPT_BASE64).await;
     let body = json!({ "body": "Our receipt.", "attachments": [{ "fileId": file["id"] }] });
@@ -675,26 +628,25 @@ async fn the_console_shows_a_disputes_evidence_and_resolves_it() {
 /// Opens the dispute on the console's Disputes tab (sandbox), selects the
 /// message with the attachment, draws it, then declines the dispute.
 fn console_resolve(url: &str, token: &str, id: &str) -> String {
-    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    use sika_tui::{Action, App, Detail, HttpClient};
-    let client = HttpClient::new(url, token).expect("client");
-    let mut app = App::new(url);
-    let press = |app: &mut App, code: KeyCode| {
-        if let Action::Fetch(requests) = app.handle_key(KeyEvent::new(code, KeyModifiers::NONE)) {
-            app.fetch_now(&client, requests, std::time::Instant::now());
-        }
-    };
-    press(&mut app, KeyCode::Char('5'));
-    press(&mut app, KeyCode::Char('s'));
-    assert_eq!(app.dispute_rows().first().map(|d| d.item.id.as_str()), Some(id), "{:?}", app.disputes);
-    press(&mut app, KeyCode::Enter);
-    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(160, 48)).expect("terminal");
-    terminal.draw(|frame| sika_tui::render(&app, frame)).expect("draw");
-    let screen: String = terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect();
-    press(&mut app, KeyCode::Char('d'));
-    assert!(app.confirm.is_some(), "asks before declining");
-    press(&mut app, KeyCode::Char('y'));
-    let Some(Detail::Dispute { data, .. }) = &app.detail else { panic!("the dispute stays open") };
+    use crossterm::event::KeyCode;
+    use sika_tui::Detail;
+
+    use crate::support::console::Console;
+    let mut console = Console::new(url, token);
+    console.press(KeyCode::Char('5'));
+    console.press(KeyCode::Char('s'));
+    assert_eq!(
+        console.app.dispute_rows().first().map(|d| d.item.id.as_str()),
+        Some(id),
+        "{:?}",
+        console.app.disputes
+    );
+    console.press(KeyCode::Enter);
+    let screen = console.screen();
+    console.press(KeyCode::Char('d'));
+    assert!(console.app.confirm.is_some(), "asks before declining");
+    console.press(KeyCode::Char('y'));
+    let Some(Detail::Dispute { data, .. }) = &console.app.detail else { panic!("the dispute stays open") };
     assert_eq!(data.data.as_ref().map(|d| sika_tui::wire_name(&d.item.status)).as_deref(), Some("declined"));
     screen
 }

@@ -176,8 +176,7 @@ async fn a_collection_and_a_payout_complete_through_flutterwave() {
     // way are retried with the same reference.
     fake.with(|s| s.fail_next = 2);
     let r = live.payout("100.00", "p1").await;
-    r.expect(201);
-    let payout_id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    let (_, payout_id) = r.created("payout", "pay_");
     let fee = minor(r.body["payout"]["fee"]["amount"].as_str().unwrap(), 2);
     let transfer = wait_for_transfer(&fake, &payout_id).await;
     assert_eq!(transfer["amount"], 100);
@@ -224,8 +223,7 @@ async fn a_failed_transfer_refunds_and_forged_or_early_notifications_move_nothin
     assert_eq!(funded, (30_000, 0));
 
     let r = live.payout("50.00", "p-fail").await;
-    r.expect(201);
-    let id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    let (_, id) = r.created("payout", "pay_");
     wait_for_transfer(&fake, &id).await;
     let held = live.ghs().await;
     assert!(held.0 < funded.0, "the payout holds its amount and fee: {held:?}");
@@ -271,8 +269,7 @@ async fn the_breaker_marks_routed_methods_degraded_then_down_and_back() {
 
     fake.with(|s| s.down = true);
     let r = live.payout("20.00", "p-outage").await;
-    r.expect(201);
-    let id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    let (_, id) = r.created("payout", "pay_");
     let mut seen: Vec<String> = Vec::new();
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while seen.last().map(String::as_str) != Some("down") {
@@ -309,8 +306,7 @@ async fn a_sigkill_after_flutterwave_accepted_a_transfer_settles_it_once_after_r
 
     fake.with(|s| s.hold = true);
     let r = live.payout("40.00", "p-crash").await;
-    r.expect(201);
-    let id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    let (_, id) = r.created("payout", "pay_");
     // Flutterwave has the transfer; Sika has not heard so when it dies.
     wait_for_transfer(&fake, &id).await;
     live.node.kill9();
@@ -341,8 +337,7 @@ async fn a_request_that_times_out_is_retried_under_the_same_reference() {
     // The next exchange (the payout's first look-up) never answers in time.
     fake.with(|s| s.stall_next = 1);
     let r = live.payout("30.00", "p-timeout").await;
-    r.expect(201);
-    let id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    let (_, id) = r.created("payout", "pay_");
     let transfer = eventually("a transfer after the timeout", Duration::from_secs(30), || async {
         fake.transfers_for(&id).pop()
     })
@@ -367,8 +362,7 @@ async fn a_bank_payout_goes_out_under_its_bank_code_and_completes_and_another_fa
     // The account is looked up before money moves, and the payout shows
     // the bank it names.
     let r = live.bank_payout("5000.00", ADA, Some(ACCESS), "bp-ok").await;
-    r.expect(201);
-    let id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    let (_, id) = r.created("payout", "pay_");
     let fee = minor(r.body["payout"]["fee"]["amount"].as_str().unwrap(), 2);
     assert_eq!(r.body["payout"]["to"]["bankCode"], ACCESS, "{}", r.body);
     assert!(detail_of(&r.body["payout"], "Sent to rail").contains("ADA OBI"), "{}", r.body);
@@ -388,8 +382,7 @@ async fn a_bank_payout_goes_out_under_its_bank_code_and_completes_and_another_fa
 
     // A transfer the bank refuses fails the payout and refunds amount and fee.
     let r = live.bank_payout("2000.00", "0123456780", Some("058"), "bp-fail").await;
-    r.expect(201);
-    let id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    let (_, id) = r.created("payout", "pay_");
     wait_for_transfer(&fake, &id).await;
     assert!(live.ngn().await.0 < paid.0, "held while the bank decides");
     fake.settle_transfer(&id, "FAILED", "DISBURSE FAILED: Beneficiary account is dormant");
@@ -411,21 +404,17 @@ async fn a_bank_payout_without_its_bank_code_or_to_an_unknown_account_is_refused
     live.fund_ngn("10000.00").await;
     let funded = live.ngn().await;
 
-    live.bank_payout("500.00", ADA, None, "no-bank").await.expect_field(
-        400,
-        "validation_error",
-        "to.bankCode",
-    );
+    live.bank_payout("500.00", ADA, None, "no-bank").await.expect_invalid("to.bankCode");
     let r = live.bank_payout("500.00", ADA, Some("999"), "bad-bank").await;
-    r.expect_field(400, "validation_error", "to.bankCode");
+    r.expect_invalid("to.bankCode");
     assert!(r.text.contains("044"), "the message lists the options: {}", r.text);
     let r = live.bank_payout("500.00", "0690000099", Some(ACCESS), "unknown-account").await;
-    r.expect_field(400, "validation_error", "to.accountNumber");
+    r.expect_invalid("to.accountNumber");
     let wallet = json!({ "from": { "currency": "GHS", "amount": "5.00" },
                          "to": { "code": "mtn_gh", "accountNumber": "+233241234567", "bankCode": ACCESS },
                          "externalReference": "wallet-with-bank" });
     let r = live.api.post(&live.url("/v1/payouts"), &live.key, wallet).await;
-    r.expect_field(400, "validation_error", "to.bankCode");
+    r.expect_invalid("to.bankCode");
 
     assert_eq!(live.ngn().await, funded, "nothing was held");
     assert_eq!(fake.with(|s| s.transfer_posts), 0, "nothing reached Flutterwave's transfers");
@@ -524,8 +513,7 @@ async fn a_transfer_flutterwave_holds_but_does_not_list_yet_is_read_back_not_sen
     // provider's list for a while after the restart.
     fake.with(|s| s.hold = true);
     let r = live.payout("25.00", "p-lag").await;
-    r.expect(201);
-    let id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    let (_, id) = r.created("payout", "pay_");
     wait_for_transfer(&fake, &id).await;
     live.node.kill9();
     fake.with(|s| {

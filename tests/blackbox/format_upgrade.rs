@@ -331,11 +331,7 @@ async fn a_format_1_ledger_with_waiting_jobs_is_upgraded_and_its_jobs_run() {
     let key = node.creds.sandbox_key.clone();
     deposit(&api, &node, &key, "GHS", "100.00").await;
     // Cents 03: the rail times out, notes it, and then reconciles.
-    let body = json!({
-        "from": { "currency": "GHS", "amount": "20.03" },
-        "to": { "code": "mtn_gh", "accountNumber": "+233241234567" },
-        "externalReference": "format-1-jobs",
-    });
+    let body = mtn_payout("20.03", "format-1-jobs");
     let created = api.post(&node.sandbox_url("/v1/payouts"), &key, body).await;
     created.expect(201);
     let url = node.sandbox_url(&format!("/v1/payouts/{}", created.body["payout"]["id"].as_str().unwrap()));
@@ -426,9 +422,9 @@ async fn a_format_2_identity_database_is_upgraded_and_its_owner_recovers_the_acc
     invitation.expect(201);
     let password = "a password of some length";
     let accept = json!({ "invitation": invitation.body["invitation"]["token"], "password": password });
-    api.call("POST", &node.sandbox_url("/v1/sessions"), None, Some(accept)).await.expect(201);
+    api.post_anonymous(&node.sandbox_url("/v1/sessions"), accept).await.expect(201);
     let login = json!({ "email": email, "password": password });
-    let session = api.call("POST", &node.live_url("/v1/sessions"), None, Some(login)).await;
+    let session = api.post_anonymous(&node.live_url("/v1/sessions"), login).await;
     session.expect(201);
     api.get(&node.live_url("/v1/keys"), session.body["session"]["token"].as_str().unwrap()).await.expect(200);
     node.stop_and_verify();
@@ -439,7 +435,7 @@ async fn a_format_2_identity_database_is_upgraded_and_its_owner_recovers_the_acc
 async fn pay(api: &Api, node: &Node, link: &str, amount: &str) -> Value {
     let body =
         json!({ "amount": amount, "method": "mobile_money", "network": "mtn_gh", "phone": "+233241234567" });
-    let r = api.call("POST", &node.sandbox_url(&format!("/pay/{link}/sessions")), None, Some(body)).await;
+    let r = api.post_anonymous(&node.sandbox_url(&format!("/pay/{link}/sessions")), body).await;
     r.expect(201);
     r.body
 }
@@ -542,11 +538,7 @@ async fn a_format_3_ledgers_payouts_orders_and_events_read_the_same_after_the_up
     let api = Api::new();
     let key = node.creds.sandbox_key.clone();
     deposit(&api, &node, &key, "GHS", "100.00").await;
-    let body = json!({
-        "from": { "currency": "GHS", "amount": "20.00" },
-        "to": { "code": "mtn_gh", "accountNumber": "+233241234567" },
-        "externalReference": "format-3-payout",
-    });
+    let body = mtn_payout("20.00", "format-3-payout");
     let payout = api.post(&node.sandbox_url("/v1/payouts"), &key, body).await;
     payout.expect(201);
     let order = json!({
@@ -555,8 +547,7 @@ async fn a_format_3_ledgers_payouts_orders_and_events_read_the_same_after_the_up
         "externalReference": "format-3-order",
     });
     let order = api.post(&node.sandbox_url("/v1/orders"), &key, order).await;
-    order.expect(201);
-    let order_id = order.body["order"]["id"].as_str().unwrap().to_string();
+    let (_, order_id) = order.created("order", "ord_");
     let funds = node.sandbox_url(&format!("/v1/simulations/orders/{order_id}/funds"));
     api.post(&funds, &key, json!({ "amount": "30.00" })).await.expect(200);
     let urls = [

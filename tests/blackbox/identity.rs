@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::support::{Api, Node, Options, Resp, create_key, deposit};
+use crate::support::{Api, Node, Options, Resp, create_key, deposit, mtn_payout};
 use serde_json::{Value, json};
 
 const PASSWORD: &str = "correct horse battery";
@@ -22,7 +22,7 @@ async fn create_org(api: &Api, node: &Node, name: &str, email: &str) -> (String,
 }
 
 async fn open_session(api: &Api, base: &str, body: Value) -> Resp {
-    api.call("POST", &format!("{base}/v1/sessions"), None, Some(body)).await
+    api.post_anonymous(&format!("{base}/v1/sessions"), body).await
 }
 
 /// Accepts an invitation on the sandbox; returns the session token.
@@ -57,12 +57,8 @@ async fn rename_and_recover(api: &Api, node: &Node, org: &str, session: &str) {
     let login = |email: &str, password: &str| json!({ "email": email, "password": password });
     // Rename, and re-issue the owner's invitation (account recovery).
     let one = node.admin_url(&format!("/admin/v1/organizations/{org}"));
-    api.call("PATCH", &one, Some(&admin), Some(json!({ "name": " " }))).await.expect_field(
-        400,
-        "validation_error",
-        "name",
-    );
-    let renamed = api.call("PATCH", &one, Some(&admin), Some(json!({ "name": "Kofi Foods Ltd" }))).await;
+    api.patch(&one, &admin, json!({ "name": " " })).await.expect_invalid("name");
+    let renamed = api.patch(&one, &admin, json!({ "name": "Kofi Foods Ltd" })).await;
     renamed.expect(200);
     assert_eq!(renamed.body["organization"]["name"], "Kofi Foods Ltd");
     let members = api.get(&node.admin_url(&format!("/admin/v1/organizations/{org}/members")), &admin).await;
@@ -106,7 +102,7 @@ async fn an_operator_onboards_an_organization_whose_owner_works_on_both_stacks()
         (json!({ "name": "Kofi Foods", "owner": { "email": "not-an-email", "name": "A" } }), "owner.email"),
         (json!({ "name": "Kofi Foods" }), "owner"),
     ] {
-        api.post(&organizations, &admin, body).await.expect_field(400, "validation_error", field);
+        api.post(&organizations, &admin, body).await.expect_invalid(field);
     }
     let (org, invitation) = create_org(&api, &node, "Kofi Foods", "Kofi@Example.com").await;
     assert!(invitation.starts_with("inv_"), "{invitation}");
@@ -123,7 +119,7 @@ async fn an_operator_onboards_an_organization_whose_owner_works_on_both_stacks()
     for password in ["short", &"x".repeat(129)] {
         open_session(&api, &node.sandbox, json!({ "invitation": invitation, "password": password }))
             .await
-            .expect_field(400, "validation_error", "password");
+            .expect_invalid("password");
     }
     let accepted =
         open_session(&api, &node.live, json!({ "invitation": invitation, "password": PASSWORD })).await;
@@ -194,11 +190,7 @@ async fn sessions_expire_after_the_session_ttl_and_end_on_logout() {
 async fn viewers_read_and_developers_manage_webhooks(api: &Api, node: &Node, developer: &str, viewer: &str) {
     let url = |path: &str| node.sandbox_url(path);
     let endpoint = json!({ "url": "https://example.com/hooks", "events": ["payout.completed"] });
-    let payout = json!({
-        "from": { "currency": "GHS", "amount": "1.00" },
-        "to": { "code": "mtn_gh", "accountNumber": "+233241234567" },
-        "externalReference": "roles-1",
-    });
+    let payout = mtn_payout("1.00", "roles-1");
 
     // A viewer reads only.
     api.get(&url("/v1/payouts"), viewer).await.expect(200);
@@ -226,10 +218,10 @@ async fn bad_members_name_the_field(api: &Api, node: &Node, admin: &str) {
     let url = |path: &str| node.sandbox_url(path);
     api.post(&url("/v1/members"), admin, json!({ "email": "nope", "name": "N", "role": "viewer" }))
         .await
-        .expect_field(400, "validation_error", "email");
+        .expect_invalid("email");
     api.post(&url("/v1/members"), admin, json!({ "email": "n@roles.example", "name": "N", "role": "boss" }))
         .await
-        .expect_field(400, "validation_error", "role");
+        .expect_invalid("role");
     api.post(
         &url("/v1/members"),
         admin,
@@ -266,36 +258,20 @@ async fn roles_are_enforced_and_an_organization_keeps_an_owner() {
     api.call("DELETE", &url(&format!("/v1/members/{owner_id}")), Some(&admin), None)
         .await
         .expect_error(403, "forbidden");
-    api.call(
-        "PATCH",
-        &url(&format!("/v1/members/{owner_id}")),
-        Some(&admin),
-        Some(json!({ "role": "viewer" })),
-    )
-    .await
-    .expect_error(403, "forbidden");
+    api.patch(&url(&format!("/v1/members/{owner_id}")), &admin, json!({ "role": "viewer" }))
+        .await
+        .expect_error(403, "forbidden");
     bad_members_name_the_field(&api, &node, &admin).await;
     // The last owner can be neither demoted nor removed.
-    api.call(
-        "PATCH",
-        &url(&format!("/v1/members/{owner_id}")),
-        Some(&owner),
-        Some(json!({ "role": "admin" })),
-    )
-    .await
-    .expect_error(409, "invalid_state");
+    api.patch(&url(&format!("/v1/members/{owner_id}")), &owner, json!({ "role": "admin" }))
+        .await
+        .expect_error(409, "invalid_state");
     api.call("DELETE", &url(&format!("/v1/members/{owner_id}")), Some(&owner), None)
         .await
         .expect_error(409, "invalid_state");
     // With a second owner, the first can go; their session ends with them.
-    let promoted = api
-        .call(
-            "PATCH",
-            &url(&format!("/v1/members/{admin_id}")),
-            Some(&owner),
-            Some(json!({ "role": "owner" })),
-        )
-        .await;
+    let promoted =
+        api.patch(&url(&format!("/v1/members/{admin_id}")), &owner, json!({ "role": "owner" })).await;
     promoted.expect(200);
     assert_eq!(promoted.body["member"]["role"], "owner");
     api.call("DELETE", &url(&format!("/v1/members/{owner_id}")), Some(&admin), None).await.expect(200);
@@ -371,14 +347,11 @@ async fn settle_with_a_reference_then_again(api: &Api, node: &Node) -> String {
             json!({ "amount": "50.00", "currency": "GHS", "code": "mtn_gh", "accountNumber": "+233241234567", "externalReference": "audit-col-1" }),
         )
         .await;
-    collection.expect(201);
-    let collection_id = collection.body["collection"]["id"].as_str().unwrap().to_string();
+    let (_, collection_id) = collection.created("collection", "col_");
     let settle = node.admin_url(&format!("/admin/v1/live/collections/{collection_id}/complete"));
-    api.post(&settle, &admin, json!({ "providerReference": "x".repeat(201) })).await.expect_field(
-        400,
-        "validation_error",
-        "providerReference",
-    );
+    api.post(&settle, &admin, json!({ "providerReference": "x".repeat(201) }))
+        .await
+        .expect_invalid("providerReference");
     let settled = api
         .post(&settle, &admin, json!({ "providerReference": "MTN-998877", "note": "seen on the statement" }))
         .await;

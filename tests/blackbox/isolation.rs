@@ -3,10 +3,8 @@
 //! disputes, hosted pages, members and keys) shows one anything of the
 //! other's, and none lets one act on the other's resources.
 
-use crate::support::{Api, Node, Options, create_key, deposit, organization_b, poll_until};
+use crate::support::{Api, MTN_PHONE, Node, Options, create_key, deposit, organization_b, poll_until};
 use serde_json::{Value, json};
-
-const PHONE: &str = "+233241234567";
 
 /// What organization A made on the sandbox, by name.
 struct Made {
@@ -34,7 +32,7 @@ async fn organization_a_moves_money(api: &Api, node: &Node) -> (Vec<(&'static st
             key,
             json!({
                 "from": { "currency": "GHS", "amount": "10.00" },
-                "to": { "code": "mtn_gh", "accountNumber": PHONE },
+                "to": { "code": "mtn_gh", "accountNumber": MTN_PHONE },
                 "externalReference": "iso-payout",
             }),
         )
@@ -45,7 +43,7 @@ async fn organization_a_moves_money(api: &Api, node: &Node) -> (Vec<(&'static st
         api,
         node,
         "/v1/collections",
-        json!({ "amount": "25.00", "currency": "GHS", "code": "mtn_gh", "accountNumber": PHONE, "externalReference": "iso-col" }),
+        json!({ "amount": "25.00", "currency": "GHS", "code": "mtn_gh", "accountNumber": MTN_PHONE, "externalReference": "iso-col" }),
         "collection",
     )
     .await;
@@ -59,7 +57,7 @@ async fn organization_a_moves_money(api: &Api, node: &Node) -> (Vec<(&'static st
         "/v1/orders",
         json!({
             "from": { "method": "mobile_money", "currency": "GHS", "amount": "30.00" },
-            "to": { "code": "mtn_gh", "accountNumber": PHONE, "currency": "GHS" },
+            "to": { "code": "mtn_gh", "accountNumber": MTN_PHONE, "currency": "GHS" },
             "externalReference": "iso-order",
         }),
         "order",
@@ -90,7 +88,7 @@ async fn organization_a_makes_everything(api: &Api, node: &Node) -> Made {
         api,
         node,
         "/v1/recipients",
-        json!({ "name": "Ama Mensah", "email": "ama@example.com", "code": "mtn_gh", "accountNumber": PHONE }),
+        json!({ "name": "Ama Mensah", "email": "ama@example.com", "code": "mtn_gh", "accountNumber": MTN_PHONE }),
         "recipient",
     )
     .await;
@@ -233,9 +231,7 @@ async fn b_cannot_act_on_a(api: &Api, node: &Node, made: &Made, session: &str, k
         .await
         .expect_error(404, "not_found");
     let member = url(&format!("/v1/members/{}", id("member")));
-    api.call("PATCH", &member, Some(session), Some(json!({ "role": "viewer" })))
-        .await
-        .expect_error(404, "not_found");
+    api.patch(&member, session, json!({ "role": "viewer" })).await.expect_error(404, "not_found");
     api.call("DELETE", &member, Some(session), None).await.expect_error(404, "not_found");
 }
 

@@ -132,17 +132,9 @@ async fn a_live_node_without_rates_or_routes_refuses_what_needs_them() {
         "to": { "code": "bank_ng", "accountNumber": "0123456789" },
         "externalReference": "no-route",
     });
-    api.post(&node.live_url("/v1/orders"), &key, order).await.expect_field(
-        400,
-        "validation_error",
-        "from.method",
-    );
+    api.post(&node.live_url("/v1/orders"), &key, order).await.expect_invalid("from.method");
     let va = json!({ "currency": "NGN" });
-    api.post(&node.live_url("/v1/virtual-accounts"), &key, va).await.expect_field(
-        400,
-        "validation_error",
-        "currency",
-    );
+    api.post(&node.live_url("/v1/virtual-accounts"), &key, va).await.expect_invalid("currency");
     // The sandbox keeps its reference rates.
     let r = api.get(&node.sandbox_url("/v1/rates/USD/GHS"), &node.creds.sandbox_key).await;
     r.expect(200);
@@ -200,7 +192,7 @@ async fn configured_rates_methods_and_fees_show_and_apply() {
     r.expect(201);
     assert_eq!(r.body["payout"]["fee"]["amount"], "2.25", "0.25 fixed + 2 % from the configuration");
     let r = api.post(&node.live_url("/v1/payouts"), &key, payout("mtn_gh", "901.00", "p2")).await;
-    r.expect_field(400, "validation_error", "from.amount");
+    r.expect_invalid("from.amount");
     let r = api.post(&node.live_url("/v1/payouts"), &key, payout("telecel_gh", "10.00", "p3")).await;
     r.expect_error(503, "method_unavailable");
 }
@@ -228,7 +220,7 @@ async fn live_receiving_details_come_only_from_the_configuration() {
         assert!(!page.contains(missing), "{missing} has no route on live, so it is not offered");
     }
     let sessions = node.live_url(&format!("/pay/{link}/sessions"));
-    let attempt = |body: Value| api.call("POST", &sessions, None, Some(body));
+    let attempt = |body: Value| api.post_anonymous(&sessions, body);
     let r = attempt(json!({ "amount": "1000.00", "method": "bank_transfer" })).await;
     r.expect(201);
     let s = seen.keep(&r)["session"].clone();
@@ -250,7 +242,7 @@ async fn live_receiving_details_come_only_from_the_configuration() {
     let r = attempt(coin("solana")).await;
     r.expect_error(503, "unavailable");
     assert!(r.text.contains("given out"), "{}", r.text);
-    attempt(coin("ethereum")).await.expect_field(400, "validation_error", "chain");
+    attempt(coin("ethereum")).await.expect_invalid("chain");
 
     // Orders: the next derived address, the same one on a replay.
     let order = json!({
@@ -299,11 +291,7 @@ async fn live_receiving_details_come_only_from_the_configuration() {
     assert_eq!(va["virtualAccount"]["accountNumber"], VA_NGN, "{va}");
     assert_eq!(va["virtualAccount"]["bankName"], "Test Bank Nigeria");
     api.post(&va_url, &key, json!({ "currency": "NGN" })).await.expect_error(503, "unavailable");
-    api.post(&va_url, &key, json!({ "currency": "KES" })).await.expect_field(
-        400,
-        "validation_error",
-        "currency",
-    );
+    api.post(&va_url, &key, json!({ "currency": "KES" })).await.expect_invalid("currency");
 
     // Every read of all of it, too.
     for path in ["/v1/virtual-accounts", "/v1/orders", &format!("/v1/payment-links/{link}")] {
@@ -339,9 +327,9 @@ async fn rates_set_through_the_admin_api_are_kept_across_a_restart() {
     let admin = node.creds.admin_token.clone();
     let url = node.admin_url("/admin/v1/live/rates");
     let bad = json!({ "base": "EUR", "rates": { "GHS": "17" } });
-    api.call("PUT", &url, Some(&admin), Some(bad)).await.expect_field(400, "validation_error", "base");
+    api.call("PUT", &url, Some(&admin), Some(bad)).await.expect_invalid("base");
     let bad = json!({ "base": "USD", "rates": { "GHS": "-1" } });
-    api.call("PUT", &url, Some(&admin), Some(bad)).await.expect_field(400, "validation_error", "rates.GHS");
+    api.call("PUT", &url, Some(&admin), Some(bad)).await.expect_invalid("rates.GHS");
     let r = api
         .call(
             "PUT",

@@ -50,14 +50,9 @@ async fn readiness_turns_503_with_a_reason_when_the_data_directory_cannot_be_wri
 async fn metrics_are_scraped_from_the_admin_listener() {
     let (node, api, key) = unthrottled_node();
     deposit(&api, &node, &key, "GHS", "100.00").await;
-    let payout = serde_json::json!({
-        "from": { "currency": "GHS", "amount": "10.00" },
-        "to": { "code": "mtn_gh", "accountNumber": "+233241234567" },
-        "externalReference": "metrics-1",
-    });
+    let payout = mtn_payout("10.00", "metrics-1");
     let r = api.post(&node.sandbox_url("/v1/payouts"), &key, payout).await;
-    r.expect(201);
-    let id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    let (_, id) = r.created("payout", "pay_");
     api.get(&node.sandbox_url(&format!("/v1/payouts/{id}")), &key).await.expect(200);
     let response = reqwest::get(node.admin_url("/metrics")).await.unwrap();
     assert_eq!(response.status(), 200, "no token needed");

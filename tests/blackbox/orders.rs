@@ -9,12 +9,10 @@ use std::time::Duration;
 use crate::support::*;
 use serde_json::{Value, json};
 
-const PHONE: &str = "+233241234567";
-
 fn ghs_order(amount: &str, reference: &str) -> Value {
     json!({
         "from": { "method": "mobile_money", "currency": "GHS", "amount": amount },
-        "to": { "code": "mtn_gh", "accountNumber": PHONE, "currency": "GHS" },
+        "to": { "code": "mtn_gh", "accountNumber": MTN_PHONE, "currency": "GHS" },
         "externalReference": reference,
         "metadata": { "cart": reference },
     })
@@ -120,7 +118,7 @@ async fn orders_paid_exactly_over_and_under_pay_out_on_actuals() {
         let received = minor(funds, 2);
         let paid = received - mtn_fee(received);
         assert_eq!(minor(payout["from"]["amount"].as_str().unwrap(), 2), paid, "{payout}");
-        assert_eq!(payout["to"]["accountNumber"], PHONE);
+        assert_eq!(payout["to"]["accountNumber"], MTN_PHONE);
         let fee = minor(payout["fee"]["amount"].as_str().unwrap(), 2);
         assert_eq!(fee, mtn_fee(paid));
         assert_eq!(done["payout"]["id"], payout_id);
@@ -228,7 +226,7 @@ async fn a_failed_payout_fails_the_order_and_leaves_the_funds() {
             &node.sandbox_url("/v1/payouts"),
             &node.creds.sandbox_key,
             json!({ "from": { "currency": "GHS", "amount": "100.00" },
-                    "to": { "code": "mtn_gh", "accountNumber": PHONE }, "externalReference": "after-fail" }),
+                    "to": { "code": "mtn_gh", "accountNumber": MTN_PHONE }, "externalReference": "after-fail" }),
         )
         .await;
     r.expect(201);
@@ -256,7 +254,7 @@ async fn a_crypto_order_waits_for_confirmations() {
     let Sandbox { node, api, key, .. } = Sandbox::start();
     let body = json!({
         "from": { "method": "crypto", "currency": "USDC", "amount": "20.00", "chain": "base" },
-        "to": { "code": "mtn_gh", "accountNumber": PHONE, "currency": "GHS" },
+        "to": { "code": "mtn_gh", "accountNumber": MTN_PHONE, "currency": "GHS" },
         "externalReference": "ord-crypto",
     });
     let order = create(&api, &node, body).await;
@@ -318,17 +316,17 @@ async fn a_crypto_order_waits_for_confirmations() {
     let url = node.sandbox_url("/v1/orders");
     let mut no_chain = json!({
         "from": { "method": "crypto", "currency": "USDC", "amount": "20.00" },
-        "to": { "code": "mtn_gh", "accountNumber": PHONE, "currency": "GHS" },
+        "to": { "code": "mtn_gh", "accountNumber": MTN_PHONE, "currency": "GHS" },
         "externalReference": "ord-bad",
     });
-    api.post(&url, &key, no_chain.clone()).await.expect_field(400, "validation_error", "from.chain");
+    api.post(&url, &key, no_chain.clone()).await.expect_invalid("from.chain");
     no_chain["from"]["chain"] = json!("dogechain");
-    api.post(&url, &key, no_chain.clone()).await.expect_field(400, "validation_error", "from.chain");
+    api.post(&url, &key, no_chain.clone()).await.expect_invalid("from.chain");
     no_chain["from"] = json!({ "method": "cheque", "currency": "GHS", "amount": "20.00" });
-    api.post(&url, &key, no_chain.clone()).await.expect_field(400, "validation_error", "from.method");
+    api.post(&url, &key, no_chain.clone()).await.expect_invalid("from.method");
     no_chain["from"] = json!({ "method": "mobile_money", "currency": "GHS", "amount": "20.00" });
     no_chain["to"]["currency"] = json!("KES");
-    api.post(&url, &key, no_chain).await.expect_field(400, "validation_error", "to.currency");
+    api.post(&url, &key, no_chain).await.expect_invalid("to.currency");
     api.get(&node.sandbox_url("/v1/orders/ord_missing"), &key).await.expect_error(404, "not_found");
     fund(&api, &node, "ord_missing", json!({ "amount": "1.00" })).await.expect_error(404, "not_found");
     // Orders exist on live too, but funds can only be simulated on the sandbox.
@@ -360,7 +358,7 @@ async fn an_order_without_funds_expires() {
         &node,
         json!({
             "from": { "method": "crypto", "currency": "USDT", "amount": "5.00", "chain": "tron" },
-            "to": { "code": "mtn_gh", "accountNumber": PHONE, "currency": "GHS" },
+            "to": { "code": "mtn_gh", "accountNumber": MTN_PHONE, "currency": "GHS" },
             "externalReference": "ord-expire-crypto",
         }),
     )

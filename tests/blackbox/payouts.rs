@@ -8,12 +8,10 @@ use std::collections::{BTreeSet, HashSet};
 use crate::support::*;
 use serde_json::{Value, json};
 
-const PHONE: &str = "+233241234567";
-
 fn payout_body(amount: &str, reference: &str) -> Value {
     json!({
         "from": { "currency": "GHS", "amount": amount },
-        "to": { "code": "mtn_gh", "accountNumber": PHONE },
+        "to": { "code": "mtn_gh", "accountNumber": MTN_PHONE },
         "externalReference": reference,
         "narration": "flow test",
     })
@@ -65,7 +63,7 @@ async fn sandbox_payout_triggers_settle_with_events_balances_and_timelines() {
     assert_eq!(created["from"]["currency"], "GHS");
     assert_eq!(created["to"]["amount"], "100.00");
     assert_eq!(created["to"]["code"], "mtn_gh");
-    assert_eq!(created["to"]["accountNumber"], PHONE);
+    assert_eq!(created["to"]["accountNumber"], MTN_PHONE);
     assert_eq!(created["fee"], json!({ "amount": "2.00", "currency": "GHS" }));
     assert_eq!(created["externalReference"], "po-default");
     assert!(created["completedAt"].is_null());
@@ -115,8 +113,7 @@ async fn sandbox_payout_triggers_settle_with_events_balances_and_timelines() {
     // Cents 03: a timeout note on the timeline, then completed by reconciliation.
     let before = balances_minor(&api, &base, &key, "GHS", 2).await;
     let r = api.post(&node.sandbox_url("/v1/payouts"), &key, payout_body("20.03", "po-timeout")).await;
-    r.expect(201);
-    let timeout_id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    let (_, timeout_id) = r.created("payout", "pay_");
     let done = wait_status(&api, &base, &key, &timeout_id, "completed").await;
     let created_at = millis(&done["createdAt"]);
     let entries = timeline(&done);
@@ -234,7 +231,7 @@ async fn live_spend_caps_refuse_payouts_before_money_moves() {
     let api = Api::new();
     let live = node.live.clone();
     let owner_key = node.creds.live_key.clone();
-    fund_live(&api, &node, "GHS", "mtn_gh", PHONE, "5000.00", "fund-ghs").await;
+    fund_live(&api, &node, "GHS", "mtn_gh", MTN_PHONE, "5000.00", "fund-ghs").await;
     fund_live(&api, &node, "KES", "mpesa_ke", "+254712345678", "10000.00", "fund-kes").await;
     // At the reference rates 155.00 GHS and 1295.00 KES are 10.00 USD, 170.50 GHS is 11.00 USD.
     let per_tx = live_key_with_caps(&api, &node, "per-tx", json!({ "perTransactionUsd": "10.00" })).await;
@@ -320,13 +317,9 @@ async fn live_spend_caps_refuse_payouts_before_money_moves() {
 }
 
 #[tokio::test]
-#[expect(clippy::too_many_lines)]
 async fn live_payouts_wait_for_the_operator() {
-    let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    let key = node.creds.live_key.clone();
-    let live = node.live.clone();
-    let admin = node.creds.admin_token.clone();
+    let Sandbox { node, api, .. } = Sandbox::start();
+    let (key, live, admin) = (node.creds.live_key.clone(), node.live.clone(), node.creds.admin_token.clone());
 
     // A live collection is pending until the operator confirms it.
     let r = api
@@ -334,11 +327,10 @@ async fn live_payouts_wait_for_the_operator() {
             &node.live_url("/v1/collections"),
             &key,
             json!({ "amount": "500.00", "currency": "GHS", "code": "mtn_gh",
-                    "accountNumber": PHONE, "externalReference": "live-col" }),
+                    "accountNumber": MTN_PHONE, "externalReference": "live-col" }),
         )
         .await;
-    r.expect(201);
-    let collection_id = r.body["collection"]["id"].as_str().unwrap().to_string();
+    let (_, collection_id) = r.created("collection", "col_");
     assert_eq!(balances_minor(&api, &live, &key, "GHS", 2).await, (0, 50_000), "pending until settled");
     let url = node.admin_url(&format!("/admin/v1/live/collections/{collection_id}/complete"));
     api.call("POST", &url, Some(&admin), None).await.expect(200);
@@ -348,8 +340,7 @@ async fn live_payouts_wait_for_the_operator() {
 
     // A live payout holds amount + fee and stays pending.
     let r = api.post(&node.live_url("/v1/payouts"), &key, payout_body("100.00", "live-po-1")).await;
-    r.expect(201);
-    let id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    let (_, id) = r.created("payout", "pay_");
     let held = (50_000 - 10_000 - mtn_fee(10_000), 0);
     assert_eq!(balances_minor(&api, &live, &key, "GHS", 2).await, held, "the hold shows on available");
     tokio::time::sleep(std::time::Duration::from_millis(150)).await;
@@ -380,8 +371,7 @@ async fn live_payouts_wait_for_the_operator() {
 
     // Failing a payout refunds it, with the operator's message.
     let r = api.post(&node.live_url("/v1/payouts"), &key, payout_body("40.00", "live-po-2")).await;
-    r.expect(201);
-    let failed_id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    let (_, failed_id) = r.created("payout", "pay_");
     assert_eq!(balances_minor(&api, &live, &key, "GHS", 2).await.0, held.0 - 4_000 - mtn_fee(4_000));
     let fail = node.admin_url(&format!("/admin/v1/live/payouts/{failed_id}/fail"));
     let r = api
@@ -442,6 +432,37 @@ fn exactly_one_created(results: &[(u16, String)], what: &str) -> String {
     results[0].1.clone()
 }
 
+/// Posts `body` twice: the first creates a `wrapper` (201), the second
+/// answers 200 with the same one. Returns both answers and the id.
+async fn create_twice(api: &Api, url: &str, key: &str, body: &Value, wrapper: &str) -> (Resp, Resp, String) {
+    let first = api.post(url, key, body.clone()).await;
+    first.expect(201);
+    let id = first.body[wrapper]["id"].as_str().unwrap().to_string();
+    let again = api.post(url, key, body.clone()).await;
+    again.expect(200);
+    assert_eq!(again.body[wrapper]["id"], id.as_str(), "the original {wrapper}");
+    (first, again, id)
+}
+
+/// 32 identical requests of `body`, a reference nothing used before,
+/// create exactly one `wrapper`, which the list at `url` then holds once
+/// beside the one created before it. Returns its id.
+async fn storm_creates_one(
+    api: &Api,
+    url: &str,
+    key: &str,
+    body: &Value,
+    wrapper: &str,
+    plural: &str,
+) -> String {
+    let results = storm(api, url, key, body, wrapper, 32).await;
+    let storm_id = exactly_one_created(&results, plural);
+    let ids = list_ids(api, url, key).await;
+    assert_eq!(ids.iter().filter(|i| **i == storm_id).count(), 1, "{ids:?}");
+    assert_eq!(ids.len(), 2, "two {plural} in all: {ids:?}");
+    storm_id
+}
+
 async fn list_ids(api: &Api, url: &str, key: &str) -> Vec<String> {
     let r = api.get(&format!("{url}?limit=100"), key).await;
     r.expect(200);
@@ -458,16 +479,11 @@ async fn idempotency_on_every_money_moving_endpoint() {
     // Payouts.
     let url = node.sandbox_url("/v1/payouts");
     let body = payout_body("25.00", "idem-po");
-    let first = api.post(&url, &key, body.clone()).await;
-    first.expect(201);
-    let id = first.body["payout"]["id"].as_str().unwrap().to_string();
-    let again = api.post(&url, &key, body.clone()).await;
-    again.expect(200);
-    assert_eq!(again.body["payout"]["id"], id.as_str(), "the original payout");
+    let (_, _, id) = create_twice(&api, &url, &key, &body, "payout").await;
     // The same body with its keys in another order and other spacing is the same request.
     let raw = format!(
         r#"{{ "narration": "flow test", "externalReference": "idem-po",
-             "to": {{ "accountNumber": "{PHONE}", "code": "mtn_gh" }},
+             "to": {{ "accountNumber": "{MTN_PHONE}", "code": "mtn_gh" }},
              "from": {{ "amount": "25.00", "currency": "GHS" }} }}"#
     );
     let reordered = api
@@ -486,11 +502,7 @@ async fn idempotency_on_every_money_moving_endpoint() {
     assert_eq!(replay.body["payout"]["id"], done["id"], "a replay after settlement still names it");
 
     let storm_body = payout_body("30.00", "idem-po-storm");
-    let results = storm(&api, &url, &key, &storm_body, "payout", 32).await;
-    let storm_id = exactly_one_created(&results, "payouts");
-    let ids = list_ids(&api, &url, &key).await;
-    assert_eq!(ids.iter().filter(|i| **i == storm_id).count(), 1);
-    assert_eq!(ids.len(), 2, "two payouts in all: {ids:?}");
+    let storm_id = storm_creates_one(&api, &url, &key, &storm_body, "payout", "payouts").await;
     wait_status(&api, &base, &key, &storm_id, "completed").await;
     assert_eq!(
         balances_minor(&api, &base, &key, "GHS", 2).await,
@@ -504,18 +516,10 @@ async fn idempotency_on_every_money_moving_endpoint() {
         json!({ "amount": amount, "currency": "NGN", "code": "opay_ng",
                 "accountNumber": "+2348012345678", "externalReference": reference })
     };
-    let first = api.post(&url, &key, collection("1000.00", "idem-col")).await;
-    first.expect(201);
-    let id = first.body["collection"]["id"].as_str().unwrap().to_string();
-    let again = api.post(&url, &key, collection("1000.00", "idem-col")).await;
-    again.expect(200);
-    assert_eq!(again.body["collection"]["id"], id.as_str());
+    let (_, _, id) = create_twice(&api, &url, &key, &collection("1000.00", "idem-col"), "collection").await;
     api.post(&url, &key, collection("1001.00", "idem-col")).await.expect_error(409, "duplicate");
-    let results = storm(&api, &url, &key, &collection("2000.00", "idem-col-storm"), "collection", 32).await;
-    let storm_id = exactly_one_created(&results, "collections");
-    let ids = list_ids(&api, &url, &key).await;
-    assert_eq!(ids.len(), 2, "two collections in all: {ids:?}");
-    assert!(ids.contains(&storm_id));
+    let storm_body = collection("2000.00", "idem-col-storm");
+    let storm_id = storm_creates_one(&api, &url, &key, &storm_body, "collection", "collections").await;
     for c in [&id, &storm_id] {
         poll_until(&api, &format!("{url}/{c}"), &key, |b| b["collection"]["status"] == "completed").await;
     }
@@ -525,45 +529,27 @@ async fn idempotency_on_every_money_moving_endpoint() {
     let url = node.sandbox_url("/v1/orders");
     let order = |amount: &str, reference: &str| {
         json!({ "from": { "method": "mobile_money", "currency": "GHS", "amount": amount },
-                "to": { "code": "mtn_gh", "accountNumber": PHONE, "currency": "GHS" },
+                "to": { "code": "mtn_gh", "accountNumber": MTN_PHONE, "currency": "GHS" },
                 "externalReference": reference })
     };
-    let first = api.post(&url, &key, order("50.00", "idem-ord")).await;
-    first.expect(201);
-    let id = first.body["order"]["id"].as_str().unwrap().to_string();
+    let (first, again, id) = create_twice(&api, &url, &key, &order("50.00", "idem-ord"), "order").await;
     assert!(id.starts_with("ord_"));
-    let again = api.post(&url, &key, order("50.00", "idem-ord")).await;
-    again.expect(200);
-    assert_eq!(again.body["order"]["id"], id.as_str());
     assert_eq!(again.body["order"]["depositInstructions"], first.body["order"]["depositInstructions"]);
     api.post(&url, &key, order("51.00", "idem-ord")).await.expect_error(409, "duplicate");
-    let results = storm(&api, &url, &key, &order("60.00", "idem-ord-storm"), "order", 32).await;
-    let storm_id = exactly_one_created(&results, "orders");
-    let ids = list_ids(&api, &url, &key).await;
-    assert_eq!(ids.len(), 2, "two orders in all: {ids:?}");
-    assert!(ids.contains(&storm_id));
+    storm_creates_one(&api, &url, &key, &order("60.00", "idem-ord-storm"), "order", "orders").await;
 
     // Conversions (USD → KES).
     let url = node.sandbox_url("/v1/conversions");
     let q1 = quote(&api, &base, &key, "USD", "10.00", "KES").await;
     let q2 = quote(&api, &base, &key, "USD", "10.00", "KES").await;
     let body = json!({ "quoteId": q1["id"], "externalReference": "idem-conv" });
-    let first = api.post(&url, &key, body.clone()).await;
-    first.expect(201);
-    let id = first.body["conversion"]["id"].as_str().unwrap().to_string();
-    let again = api.post(&url, &key, body).await;
-    again.expect(200);
-    assert_eq!(again.body["conversion"]["id"], id.as_str());
+    create_twice(&api, &url, &key, &body, "conversion").await;
     api.post(&url, &key, json!({ "quoteId": q2["id"], "externalReference": "idem-conv" }))
         .await
         .expect_error(409, "duplicate");
     let q3 = quote(&api, &base, &key, "USD", "20.00", "KES").await;
     let storm_body = json!({ "quoteId": q3["id"], "externalReference": "idem-conv-storm" });
-    let results = storm(&api, &url, &key, &storm_body, "conversion", 32).await;
-    let storm_id = exactly_one_created(&results, "conversions");
-    let ids = list_ids(&api, &url, &key).await;
-    assert_eq!(ids.len(), 2, "two conversions in all: {ids:?}");
-    assert!(ids.contains(&storm_id));
+    storm_creates_one(&api, &url, &key, &storm_body, "conversion", "conversions").await;
     assert_eq!(
         balances_minor(&api, &base, &key, "USD", 2).await,
         (7_000, 0),
@@ -611,16 +597,12 @@ async fn payout_destinations_are_validated_by_method() {
     ];
     for (i, (currency, to, field)) in refused.into_iter().enumerate() {
         let r = api.post(&url, &key, payout(currency, to.clone(), &format!("bad-{i}"))).await;
-        r.expect_field(400, "validation_error", field);
+        r.expect_invalid(field);
         assert!(!r.body["details"]["reason"].as_str().unwrap_or_default().is_empty(), "{to}: {}", r.text);
     }
     // A recipient meets the same rules.
     let recipient = json!({ "name": "Ama", "code": "mtn_gh", "accountNumber": "hello" });
-    api.post(&node.sandbox_url("/v1/recipients"), &key, recipient).await.expect_field(
-        400,
-        "validation_error",
-        "accountNumber",
-    );
+    api.post(&node.sandbox_url("/v1/recipients"), &key, recipient).await.expect_invalid("accountNumber");
     let accepted = [
         ("GHS", json!({ "code": "mtn_gh", "accountNumber": "+233241234567" })),
         ("NGN", json!({ "code": "bank_ng", "accountNumber": "0123456789" })),
@@ -672,23 +654,23 @@ async fn free_text_and_metadata_have_limits() {
     let url = node.sandbox_url("/v1/payouts");
     let mut body = payout_body("10.00", "lim-1");
     body["narration"] = json!("n".repeat(501));
-    api.post(&url, &key, body).await.expect_field(400, "validation_error", "narration");
+    api.post(&url, &key, body).await.expect_invalid("narration");
     let mut body = payout_body("10.00", "lim-2");
     body["metadata"] = json!({ "note": "v".repeat(501) });
-    api.post(&url, &key, body).await.expect_field(400, "validation_error", "metadata.note");
+    api.post(&url, &key, body).await.expect_invalid("metadata.note");
     let mut body = payout_body("10.00", "lim-3");
     body["metadata"] = Value::Object((0..51).map(|i| (format!("k{i}"), json!(i))).collect());
-    api.post(&url, &key, body).await.expect_field(400, "validation_error", "metadata");
+    api.post(&url, &key, body).await.expect_invalid("metadata");
     let mut body = payout_body("10.00", "lim-4");
     body["metadata"] = json!({ "k".repeat(41): "v" });
-    api.post(&url, &key, body).await.expect_field(400, "validation_error", "metadata");
+    api.post(&url, &key, body).await.expect_invalid("metadata");
     let mut body = payout_body("10.00", "lim-5");
     body["narration"] = json!("n".repeat(500));
     body["metadata"] = json!({ "k".repeat(40): "v".repeat(500), "n": 1, "b": true, "z": null });
     api.post(&url, &key, body).await.expect(201);
     let hook = json!({ "url": format!("https://example.com/{}", "a".repeat(2048)), "events": ["*"] });
     let r = api.post(&node.sandbox_url("/v1/webhooks/endpoints"), &key, hook).await;
-    r.expect_field(400, "validation_error", "url");
+    r.expect_invalid("url");
 }
 
 /// An amount string in exponent notation is refused; a JSON number written
@@ -701,7 +683,7 @@ async fn exponent_notation_in_amount_strings_is_refused() {
     let mut body = payout_body("10.00", "exp-1");
     body["from"]["amount"] = json!("1e3");
     let r = api.post(&url, &key, body).await;
-    r.expect_field(400, "validation_error", "from.amount");
+    r.expect_invalid("from.amount");
     assert!(r.text.contains("exponent"), "{}", r.text);
     let mut body = payout_body("10.00", "exp-2");
     body["from"]["amount"] = serde_json::from_str("1.5e1").unwrap();
@@ -735,5 +717,5 @@ async fn the_payouts_list_filters_by_status_and_reference() {
     assert_eq!(ids(&r), vec![ok]);
     let r = api.get(&format!("{url}?externalReference=nope"), &key).await;
     assert!(ids(&r).is_empty());
-    api.get(&format!("{url}?status=done"), &key).await.expect_field(400, "validation_error", "status");
+    api.get(&format!("{url}?status=done"), &key).await.expect_invalid("status");
 }

@@ -7,8 +7,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::support::{Sandbox, deposit};
-use serde_json::json;
+use crate::support::{Sandbox, deposit, mtn_payout};
 
 struct Tmux {
     socket: String,
@@ -85,13 +84,7 @@ async fn the_console_opens_switches_tabs_shows_a_timeline_and_restores_the_termi
     }
     let Sandbox { node, api, key, .. } = Sandbox::start();
     deposit(&api, &node, &key, "GHS", "300.00").await;
-    let payout = api
-        .post(
-            &node.sandbox_url("/v1/payouts"),
-            &key,
-            json!({ "from": { "currency": "GHS", "amount": "25.00" }, "to": { "code": "mtn_gh", "accountNumber": "+233241234567" }, "externalReference": "tui-1" }),
-        )
-        .await;
+    let payout = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("25.00", "tui-1")).await;
     payout.expect(201);
 
     let tmux = Tmux { socket: format!("sika-tui-test-{}", std::process::id()) };

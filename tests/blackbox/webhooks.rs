@@ -305,7 +305,7 @@ async fn endpoints_are_created_read_updated_and_deleted() {
         (json!({ "url": "not a url", "events": ["*"] }), "url"),
         (json!({ "events": ["*"] }), "url"),
     ] {
-        api.post(&list_url, key, body).await.expect_field(400, "validation_error", field);
+        api.post(&list_url, key, body).await.expect_invalid(field);
     }
 
     // Read: one, the list, the secret.
@@ -325,11 +325,10 @@ async fn endpoints_are_created_read_updated_and_deleted() {
     // Update url and events; bad values are refused and change nothing.
     let url = format!("{base}/v1/webhooks/endpoints/{id}");
     let r = api
-        .call(
-            "PATCH",
+        .patch(
             &url,
-            Some(key),
-            Some(json!({ "url": receiver.url("/two"), "events": ["account.credited", "payout.failed"] })),
+            key,
+            json!({ "url": receiver.url("/two"), "events": ["account.credited", "payout.failed"] }),
         )
         .await;
     r.expect(200);
@@ -341,7 +340,7 @@ async fn endpoints_are_created_read_updated_and_deleted() {
         (json!({ "url": "gopher://example.com" }), "url"),
         (json!({ "status": "paused" }), "status"),
     ] {
-        api.call("PATCH", &url, Some(key), Some(body)).await.expect_field(400, "validation_error", field);
+        api.patch(&url, key, body).await.expect_invalid(field);
     }
     let got = get_endpoint(&api, base, key, &id).await;
     assert_eq!(got["url"], receiver.url("/two"));
@@ -357,9 +356,7 @@ async fn endpoints_are_created_read_updated_and_deleted() {
     assert_eq!(r.body["webhookEndpoint"]["deleted"], true);
     api.get(&url, key).await.expect_error(404, "not_found");
     api.get(&format!("{base}/v1/webhooks/signing-secret/{id}"), key).await.expect_error(404, "not_found");
-    api.call("PATCH", &url, Some(key), Some(json!({ "status": "active" })))
-        .await
-        .expect_error(404, "not_found");
+    api.patch(&url, key, json!({ "status": "active" })).await.expect_error(404, "not_found");
     api.call("DELETE", &url, Some(key), None).await.expect_error(404, "not_found");
     let r = api.get(&list_url, key).await;
     assert!(!r.body["data"].as_array().unwrap().iter().any(|e| e["id"] == id.as_str()), "{}", r.text);
@@ -387,9 +384,9 @@ async fn endpoints_are_created_read_updated_and_deleted() {
     let unique: HashSet<&String> = walked.iter().collect();
     assert_eq!(unique.len(), walked.len(), "no endpoint twice: {walked:?}");
     for bad in ["limit=0", "limit=101", "limit=x"] {
-        api.get(&format!("{list_url}?{bad}"), key).await.expect_field(400, "validation_error", "limit");
+        api.get(&format!("{list_url}?{bad}"), key).await.expect_invalid("limit");
     }
-    api.get(&format!("{list_url}?cursor=forged"), key).await.expect_field(400, "validation_error", "cursor");
+    api.get(&format!("{list_url}?cursor=forged"), key).await.expect_invalid("cursor");
     for id in made.iter().filter(|id| **id != made[2]) {
         delete_endpoint(&api, base, key, id).await;
     }
@@ -682,8 +679,7 @@ async fn ten_consecutive_failures_disable_an_endpoint_until_it_is_reenabled() {
     let before: HashSet<String> =
         deliveries(&api, base, key, &format!("endpointId={endpoint_id}")).await.iter().map(id_of).collect();
     let r = api.post(&format!("{base}/v1/webhooks/endpoints/{endpoint_id}/test"), key, json!({})).await;
-    r.expect_error(400, "bad_request");
-    assert!(r.body["message"].as_str().unwrap().contains("disabled"), "{}", r.text);
+    r.expect_refusal(400, "bad_request", "disabled");
     assert_eq!(r.body["details"]["status"], "disabled");
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(receiver.hits().len(), sent, "a disabled endpoint gets nothing");
@@ -695,12 +691,7 @@ async fn ten_consecutive_failures_disable_an_endpoint_until_it_is_reenabled() {
     // Re-enable: the count resets, parked deliveries resume, new events arrive.
     receiver.set_policy(Policy::Always(200));
     let r = api
-        .call(
-            "PATCH",
-            &format!("{base}/v1/webhooks/endpoints/{endpoint_id}"),
-            Some(key),
-            Some(json!({ "status": "active" })),
-        )
+        .patch(&format!("{base}/v1/webhooks/endpoints/{endpoint_id}"), key, json!({ "status": "active" }))
         .await;
     r.expect(200);
     let enabled = &r.body["webhookEndpoint"];
@@ -723,12 +714,7 @@ async fn ten_consecutive_failures_disable_an_endpoint_until_it_is_reenabled() {
 
     // Disabling by hand works too, and says so.
     let r = api
-        .call(
-            "PATCH",
-            &format!("{base}/v1/webhooks/endpoints/{endpoint_id}"),
-            Some(key),
-            Some(json!({ "status": "disabled" })),
-        )
+        .patch(&format!("{base}/v1/webhooks/endpoints/{endpoint_id}"), key, json!({ "status": "disabled" }))
         .await;
     r.expect(200);
     assert_eq!(r.body["webhookEndpoint"]["status"], "disabled");
@@ -805,11 +791,7 @@ async fn a_delivery_can_be_retried_by_hand() {
             assert!(listed.iter().any(|d| d["id"] == id.as_str()));
         }
     }
-    api.get(&format!("{base}/v1/webhooks/deliveries?status=done"), key).await.expect_field(
-        400,
-        "validation_error",
-        "status",
-    );
+    api.get(&format!("{base}/v1/webhooks/deliveries?status=done"), key).await.expect_invalid("status");
 
     delete_endpoint(&api, base, key, &endpoint_id).await;
 }
@@ -873,14 +855,9 @@ async fn a_delivery_fails_after_the_whole_ladder_and_can_still_be_resent() {
 
     // Re-enabled, with a healthy receiver, a manual retry succeeds.
     receiver.set_policy(Policy::Always(200));
-    api.call(
-        "PATCH",
-        &format!("{base}/v1/webhooks/endpoints/{endpoint_id}"),
-        Some(key),
-        Some(json!({ "status": "active" })),
-    )
-    .await
-    .expect(200);
+    api.patch(&format!("{base}/v1/webhooks/endpoints/{endpoint_id}"), key, json!({ "status": "active" }))
+        .await
+        .expect(200);
     let r = api.post(&retry_url, key, json!({})).await;
     r.expect(200);
     assert_eq!(r.body["delivery"]["status"], "succeeded", "{}", r.text);
@@ -1059,25 +1036,20 @@ async fn the_live_stack_refuses_private_urls_unless_allowed() {
         "http://192.168.0.10/hooks".to_string(),
         "http://[::1]:9/hooks".to_string(),
     ] {
-        api.post(&live_list, live_key, json!({ "url": url, "events": ["*"] })).await.expect_field(
-            400,
-            "validation_error",
-            "url",
-        );
+        api.post(&live_list, live_key, json!({ "url": url, "events": ["*"] })).await.expect_invalid("url");
     }
     // A public address is fine, and a PATCH to a private one is refused.
     let public =
         create_endpoint(&api, &node.live, live_key, "https://example.com/hooks", json!(["webhook.test"]))
             .await;
     let public_id = id_of(&public);
-    api.call(
-        "PATCH",
+    api.patch(
         &node.live_url(&format!("/v1/webhooks/endpoints/{public_id}")),
-        Some(live_key),
-        Some(json!({ "url": receiver.url("/live") })),
+        live_key,
+        json!({ "url": receiver.url("/live") }),
     )
     .await
-    .expect_field(400, "validation_error", "url");
+    .expect_invalid("url");
     delete_endpoint(&api, &node.live, live_key, &public_id).await;
     // The sandbox accepts loopback.
     let sandbox = create_endpoint(
@@ -1152,11 +1124,7 @@ async fn live_deliveries_check_the_address_they_connect_to() {
         "http://localhost./hooks",
         "http://0.0.0.0:9/hooks",
     ] {
-        api.post(&live_list, key, json!({ "url": url, "events": ["*"] })).await.expect_field(
-            400,
-            "validation_error",
-            "url",
-        );
+        api.post(&live_list, key, json!({ "url": url, "events": ["*"] })).await.expect_invalid("url");
     }
     // A name is resolved when the attempt connects: the machine's own host
     // name reaches loopback, so the attempt is refused and says why.
@@ -1182,7 +1150,7 @@ async fn no_stack_delivers_to_the_nodes_own_listeners() {
         [node.sandbox_url("/v1/payouts"), node.live_url("/v1/payouts"), node.admin_url("/admin/v1/status")]
     {
         let r = api.post(&list, key, json!({ "url": url, "events": ["*"] })).await;
-        r.expect_field(400, "validation_error", "url");
+        r.expect_invalid("url");
         assert!(r.text.contains("own listeners"), "{}", r.text);
     }
     // By name, the check happens as the attempt connects.

@@ -109,6 +109,9 @@ impl Settlement {
     }
 }
 
+/// What a call to the admin API returns: its data, or why there is none.
+pub type ClientResult<T> = Result<T, ClientError>;
+
 /// Why a call to the admin API did not return data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClientError {
@@ -145,16 +148,16 @@ impl std::error::Error for ClientError {}
 /// The admin API's operations the console uses. Implementations block; the
 /// console calls them only from its fetch thread.
 pub trait Client: Send + Sync {
-    fn status(&self) -> Result<NodeStatus, ClientError>;
-    fn accounts(&self, stack: StackName) -> Result<StackAccounts, ClientError>;
+    fn status(&self) -> ClientResult<NodeStatus>;
+    fn accounts(&self, stack: StackName) -> ClientResult<StackAccounts>;
     /// The stack's rates per USD, each with its source and age, and how
     /// polling the feed goes.
-    fn rates(&self, stack: StackName) -> Result<StackRates, ClientError>;
-    fn verify(&self, stack: StackName) -> Result<VerifyResult, ClientError>;
+    fn rates(&self, stack: StackName) -> ClientResult<StackRates>;
+    fn verify(&self, stack: StackName) -> ClientResult<VerifyResult>;
     /// The first page of payouts, collections or orders; `query` is an id or
     /// an externalReference, `status` a movement status.
-    fn movements(&self, stack: StackName, query: &MovementQuery) -> Result<Vec<Movement>, ClientError>;
-    fn movement(&self, stack: StackName, kind: MovementKind, id: &str) -> Result<Movement, ClientError>;
+    fn movements(&self, stack: StackName, query: &MovementQuery) -> ClientResult<Vec<Movement>>;
+    fn movement(&self, stack: StackName, kind: MovementKind, id: &str) -> ClientResult<Movement>;
     /// Completes or fails a pending payout or collection (orders do not
     /// settle by hand).
     fn settle(
@@ -163,51 +166,43 @@ pub trait Client: Send + Sync {
         kind: MovementKind,
         id: &str,
         settlement: Settlement,
-    ) -> Result<Settled, ClientError>;
+    ) -> ClientResult<Settled>;
     /// The stack's disputes, each with its thread.
-    fn disputes(&self, stack: StackName) -> Result<Vec<Owned<Dispute>>, ClientError>;
-    fn dispute(&self, stack: StackName, id: &str) -> Result<Owned<Dispute>, ClientError>;
-    fn webhook_endpoints(&self, stack: StackName) -> Result<Vec<EndpointHealth>, ClientError>;
-    fn endpoint_attempts(
-        &self,
-        stack: StackName,
-        endpoint_id: &str,
-    ) -> Result<Vec<EndpointAttempt>, ClientError>;
+    fn disputes(&self, stack: StackName) -> ClientResult<Vec<Owned<Dispute>>>;
+    fn dispute(&self, stack: StackName, id: &str) -> ClientResult<Owned<Dispute>>;
+    fn webhook_endpoints(&self, stack: StackName) -> ClientResult<Vec<EndpointHealth>>;
+    fn endpoint_attempts(&self, stack: StackName, endpoint_id: &str) -> ClientResult<Vec<EndpointAttempt>>;
     /// The stack's recent deliveries in `status` (`pending`, `succeeded` or
     /// `failed`).
-    fn deliveries(&self, stack: StackName, status: &str) -> Result<Vec<Owned<WebhookDelivery>>, ClientError>;
-    fn retry_delivery(&self, stack: StackName, delivery_id: &str) -> Result<WebhookDelivery, ClientError>;
-    fn enable_endpoint(&self, stack: StackName, endpoint_id: &str) -> Result<WebhookEndpoint, ClientError>;
-    fn request(&self, request_id: &str) -> Result<RequestLookup, ClientError>;
+    fn deliveries(&self, stack: StackName, status: &str) -> ClientResult<Vec<Owned<WebhookDelivery>>>;
+    fn retry_delivery(&self, stack: StackName, delivery_id: &str) -> ClientResult<WebhookDelivery>;
+    fn enable_endpoint(&self, stack: StackName, endpoint_id: &str) -> ClientResult<WebhookEndpoint>;
+    fn request(&self, request_id: &str) -> ClientResult<RequestLookup>;
     /// Every organization on the node.
-    fn organizations(&self) -> Result<Vec<Organization>, ClientError>;
+    fn organizations(&self) -> ClientResult<Vec<Organization>>;
     /// Creates an organization and invites its first owner.
-    fn create_organization(&self, new: &NewOrganization) -> Result<CreatedOrganization, ClientError>;
-    fn rename_organization(&self, id: &str, name: &str) -> Result<Organization, ClientError>;
+    fn create_organization(&self, new: &NewOrganization) -> ClientResult<CreatedOrganization>;
+    fn rename_organization(&self, id: &str, name: &str) -> ClientResult<Organization>;
     /// Suspends (`true`) or reinstates (`false`) an organization.
-    fn set_suspended(&self, id: &str, suspended: bool) -> Result<Organization, ClientError>;
-    fn members(&self, organization_id: &str) -> Result<Vec<Member>, ClientError>;
+    fn set_suspended(&self, id: &str, suspended: bool) -> ClientResult<Organization>;
+    fn members(&self, organization_id: &str) -> ClientResult<Vec<Member>>;
     /// A fresh invitation for a member; earlier ones stop working.
-    fn reissue_invitation(
-        &self,
-        organization_id: &str,
-        member_id: &str,
-    ) -> Result<ReissuedInvitation, ClientError>;
+    fn reissue_invitation(&self, organization_id: &str, member_id: &str) -> ClientResult<ReissuedInvitation>;
     /// One page of the operator's audit log, newest first.
-    fn audit(&self, cursor: Option<&str>, limit: usize) -> Result<ListPage<AuditEntry>, ClientError>;
+    fn audit(&self, cursor: Option<&str>, limit: usize) -> ClientResult<ListPage<AuditEntry>>;
     /// Payouts, collections, orders, payment pages and links on both
     /// stacks holding `query` anywhere in an id, reference, phone number,
     /// email or amount.
-    fn search(&self, query: &str) -> Result<SearchResults, ClientError>;
+    fn search(&self, query: &str) -> ClientResult<SearchResults>;
     /// Accepts or declines an open dispute.
     fn resolve_dispute(
         &self,
         stack: StackName,
         id: &str,
         outcome: DisputeOutcome,
-    ) -> Result<Owned<Dispute>, ClientError>;
+    ) -> ClientResult<Owned<Dispute>>;
     /// The node's own accounts on a stack.
-    fn system_accounts(&self, stack: StackName) -> Result<Vec<SystemAccount>, ClientError>;
+    fn system_accounts(&self, stack: StackName) -> ClientResult<Vec<SystemAccount>>;
     /// A page of an account's journal entries, newest first.
     fn ledger_entries(
         &self,
@@ -215,7 +210,7 @@ pub trait Client: Send + Sync {
         id: &str,
         cursor: Option<&str>,
         limit: usize,
-    ) -> Result<LedgerEntries, ClientError>;
+    ) -> ClientResult<LedgerEntries>;
 }
 
 /// What the operator typed to create an organization.

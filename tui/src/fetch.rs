@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use crate::api::{
-    AuditEntry, Client, ClientError, CreatedOrganization, Dispute, EndpointAttempt, EndpointHealth,
+    AuditEntry, Client, ClientResult, CreatedOrganization, Dispute, EndpointAttempt, EndpointHealth,
     LedgerEntries, ListPage, Member, Movement, MovementKind, MovementQuery, NewOrganization, NodeStatus,
     Organization, Owned, ReissuedInvitation, RequestLookup, Settled, Settlement, StackAccounts, StackName,
     StackRates, SystemAccount, VerifyResult, WebhookDelivery, WebhookEndpoint,
@@ -152,7 +152,7 @@ pub enum Payload {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Response {
     pub request: Request,
-    pub outcome: Result<Payload, ClientError>,
+    pub outcome: ClientResult<Payload>,
 }
 
 /// Runs one request to completion; blocking.

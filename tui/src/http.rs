@@ -18,10 +18,10 @@ use sika_api::payouts::PayoutEnvelope;
 use sika_api::webhooks::{WebhookDeliveryEnvelope, WebhookEndpointEnvelope};
 
 use crate::api::{
-    AuditEntry, Client, ClientError, CreatedOrganization, Dispute, EndpointAttempt, EndpointHealth,
-    LedgerEntries, Member, Movement, MovementKind, MovementQuery, NewOrganization, NodeStatus, Organization,
-    Owned, ReissuedInvitation, RequestLookup, Settled, Settlement, StackAccounts, StackName, StackRates,
-    SystemAccount, VerifyResult, WebhookDelivery, WebhookEndpoint,
+    AuditEntry, Client, ClientError, ClientResult, CreatedOrganization, Dispute, EndpointAttempt,
+    EndpointHealth, LedgerEntries, Member, Movement, MovementKind, MovementQuery, NewOrganization,
+    NodeStatus, Organization, Owned, ReissuedInvitation, RequestLookup, Settled, Settlement, StackAccounts,
+    StackName, StackRates, SystemAccount, VerifyResult, WebhookDelivery, WebhookEndpoint,
 };
 
 /// A dead node must not hold the fetch thread for long: the banner and the
@@ -56,11 +56,11 @@ impl HttpClient {
         format!("{}/admin/v1/{}", self.base_url, path)
     }
 
-    fn get<T: DeserializeOwned>(&self, path: &str, query: &[(&str, String)]) -> Result<T, ClientError> {
+    fn get<T: DeserializeOwned>(&self, path: &str, query: &[(&str, String)]) -> ClientResult<T> {
         self.send(self.http.get(self.url(path)).query(query))
     }
 
-    fn post<T: DeserializeOwned>(&self, path: &str, body: Option<Value>) -> Result<T, ClientError> {
+    fn post<T: DeserializeOwned>(&self, path: &str, body: Option<Value>) -> ClientResult<T> {
         let request = self.http.post(self.url(path));
         let request = match body {
             Some(body) => request.json(&body),
@@ -69,7 +69,7 @@ impl HttpClient {
         self.send(request)
     }
 
-    fn send<T: DeserializeOwned>(&self, request: RequestBuilder) -> Result<T, ClientError> {
+    fn send<T: DeserializeOwned>(&self, request: RequestBuilder) -> ClientResult<T> {
         let response =
             request.bearer_auth(&self.token).send().map_err(|e| ClientError::Unreachable(describe(&e)))?;
         let status = response.status().as_u16();
@@ -117,23 +117,23 @@ fn rows<T>(page: ListPage<Owned<T>>, row: fn(Owned<T>) -> Movement) -> Vec<Movem
 }
 
 impl Client for HttpClient {
-    fn status(&self) -> Result<NodeStatus, ClientError> {
+    fn status(&self) -> ClientResult<NodeStatus> {
         Ok(self.get::<NodeStatusEnvelope>("status", &[])?.status)
     }
 
-    fn accounts(&self, stack: StackName) -> Result<StackAccounts, ClientError> {
+    fn accounts(&self, stack: StackName) -> ClientResult<StackAccounts> {
         self.get(&format!("{}/accounts", stack.as_str()), &[])
     }
 
-    fn rates(&self, stack: StackName) -> Result<StackRates, ClientError> {
+    fn rates(&self, stack: StackName) -> ClientResult<StackRates> {
         Ok(self.get::<StackRatesEnvelope>(&format!("{}/rates", stack.as_str()), &[])?.rates)
     }
 
-    fn verify(&self, stack: StackName) -> Result<VerifyResult, ClientError> {
+    fn verify(&self, stack: StackName) -> ClientResult<VerifyResult> {
         Ok(self.post::<VerifyEnvelope>(&format!("{}/verify", stack.as_str()), None)?.verify)
     }
 
-    fn movements(&self, stack: StackName, query: &MovementQuery) -> Result<Vec<Movement>, ClientError> {
+    fn movements(&self, stack: StackName, query: &MovementQuery) -> ClientResult<Vec<Movement>> {
         let mut params = vec![("limit", query.limit.to_string())];
         params.extend(query.q.clone().map(|q| ("q", q)));
         params.extend(query.status.clone().map(|s| ("status", s)));
@@ -145,7 +145,7 @@ impl Client for HttpClient {
         })
     }
 
-    fn movement(&self, stack: StackName, kind: MovementKind, id: &str) -> Result<Movement, ClientError> {
+    fn movement(&self, stack: StackName, kind: MovementKind, id: &str) -> ClientResult<Movement> {
         let path = format!("{}/{}/{}", stack.as_str(), kind.plural(), encode(id));
         Ok(match kind {
             MovementKind::Payout => Movement::Payout(self.get::<OwnedPayoutEnvelope>(&path, &[])?.payout),
@@ -162,7 +162,7 @@ impl Client for HttpClient {
         kind: MovementKind,
         id: &str,
         settlement: Settlement,
-    ) -> Result<Settled, ClientError> {
+    ) -> ClientResult<Settled> {
         let path = format!("{}/{}/{}/{}", stack.as_str(), kind.plural(), encode(id), settlement.as_str());
         Ok(match kind {
             MovementKind::Payout => Settled::Payout(self.post::<PayoutEnvelope>(&path, None)?.payout),
@@ -180,57 +180,53 @@ impl Client for HttpClient {
         })
     }
 
-    fn disputes(&self, stack: StackName) -> Result<Vec<Owned<Dispute>>, ClientError> {
+    fn disputes(&self, stack: StackName) -> ClientResult<Vec<Owned<Dispute>>> {
         let page: ListPage<Owned<Dispute>> = self.get(&format!("{}/disputes", stack.as_str()), &[])?;
         Ok(page.data)
     }
 
-    fn dispute(&self, stack: StackName, id: &str) -> Result<Owned<Dispute>, ClientError> {
+    fn dispute(&self, stack: StackName, id: &str) -> ClientResult<Owned<Dispute>> {
         let path = format!("{}/disputes/{}", stack.as_str(), encode(id));
         Ok(self.get::<OwnedDisputeEnvelope>(&path, &[])?.dispute)
     }
 
-    fn webhook_endpoints(&self, stack: StackName) -> Result<Vec<EndpointHealth>, ClientError> {
+    fn webhook_endpoints(&self, stack: StackName) -> ClientResult<Vec<EndpointHealth>> {
         let page: ListPage<EndpointHealth> =
             self.get(&format!("{}/webhooks/endpoints", stack.as_str()), &[])?;
         Ok(page.data)
     }
 
-    fn endpoint_attempts(
-        &self,
-        stack: StackName,
-        endpoint_id: &str,
-    ) -> Result<Vec<EndpointAttempt>, ClientError> {
+    fn endpoint_attempts(&self, stack: StackName, endpoint_id: &str) -> ClientResult<Vec<EndpointAttempt>> {
         let path = format!("{}/webhooks/endpoints/{}/attempts", stack.as_str(), encode(endpoint_id));
         let page: ListPage<EndpointAttempt> = self.get(&path, &[])?;
         Ok(page.data)
     }
 
-    fn deliveries(&self, stack: StackName, status: &str) -> Result<Vec<Owned<WebhookDelivery>>, ClientError> {
+    fn deliveries(&self, stack: StackName, status: &str) -> ClientResult<Vec<Owned<WebhookDelivery>>> {
         let path = format!("{}/webhooks/deliveries", stack.as_str());
         let page: ListPage<Owned<WebhookDelivery>> = self.get(&path, &[("status", status.to_string())])?;
         Ok(page.data)
     }
 
-    fn retry_delivery(&self, stack: StackName, delivery_id: &str) -> Result<WebhookDelivery, ClientError> {
+    fn retry_delivery(&self, stack: StackName, delivery_id: &str) -> ClientResult<WebhookDelivery> {
         let path = format!("{}/webhooks/deliveries/{}/retry", stack.as_str(), encode(delivery_id));
         Ok(self.post::<WebhookDeliveryEnvelope>(&path, None)?.delivery)
     }
 
-    fn enable_endpoint(&self, stack: StackName, endpoint_id: &str) -> Result<WebhookEndpoint, ClientError> {
+    fn enable_endpoint(&self, stack: StackName, endpoint_id: &str) -> ClientResult<WebhookEndpoint> {
         let path = format!("{}/webhooks/endpoints/{}/enable", stack.as_str(), encode(endpoint_id));
         Ok(self.post::<WebhookEndpointEnvelope>(&path, None)?.webhook_endpoint)
     }
 
-    fn request(&self, request_id: &str) -> Result<RequestLookup, ClientError> {
+    fn request(&self, request_id: &str) -> ClientResult<RequestLookup> {
         self.get(&format!("requests/{}", encode(request_id)), &[])
     }
 
-    fn organizations(&self) -> Result<Vec<Organization>, ClientError> {
+    fn organizations(&self) -> ClientResult<Vec<Organization>> {
         Ok(self.get::<ListPage<Organization>>("organizations", &[])?.data)
     }
 
-    fn create_organization(&self, new: &NewOrganization) -> Result<CreatedOrganization, ClientError> {
+    fn create_organization(&self, new: &NewOrganization) -> ClientResult<CreatedOrganization> {
         let body = CreateOrganization {
             name: new.name.clone(),
             owner: NewOwner { email: new.owner_email.clone(), name: new.owner_name.clone() },
@@ -238,7 +234,7 @@ impl Client for HttpClient {
         self.post("organizations", Some(to_body(&body)?))
     }
 
-    fn rename_organization(&self, id: &str, name: &str) -> Result<Organization, ClientError> {
+    fn rename_organization(&self, id: &str, name: &str) -> ClientResult<Organization> {
         let request = self
             .http
             .patch(self.url(&format!("organizations/{}", encode(id))))
@@ -246,28 +242,24 @@ impl Client for HttpClient {
         Ok(self.send::<OrganizationEnvelope>(request)?.organization)
     }
 
-    fn set_suspended(&self, id: &str, suspended: bool) -> Result<Organization, ClientError> {
+    fn set_suspended(&self, id: &str, suspended: bool) -> ClientResult<Organization> {
         let verb = if suspended { "suspend" } else { "reinstate" };
         let path = format!("organizations/{}/{verb}", encode(id));
         Ok(self.post::<OrganizationEnvelope>(&path, None)?.organization)
     }
 
-    fn members(&self, organization_id: &str) -> Result<Vec<Member>, ClientError> {
+    fn members(&self, organization_id: &str) -> ClientResult<Vec<Member>> {
         let path = format!("organizations/{}/members", encode(organization_id));
         Ok(self.get::<ListPage<Member>>(&path, &[])?.data)
     }
 
-    fn reissue_invitation(
-        &self,
-        organization_id: &str,
-        member_id: &str,
-    ) -> Result<ReissuedInvitation, ClientError> {
+    fn reissue_invitation(&self, organization_id: &str, member_id: &str) -> ClientResult<ReissuedInvitation> {
         let path =
             format!("organizations/{}/members/{}/invitations", encode(organization_id), encode(member_id));
         self.post(&path, None)
     }
 
-    fn audit(&self, cursor: Option<&str>, limit: usize) -> Result<ListPage<AuditEntry>, ClientError> {
+    fn audit(&self, cursor: Option<&str>, limit: usize) -> ClientResult<ListPage<AuditEntry>> {
         self.get("audit", &page_params(cursor, limit))
     }
 
@@ -276,17 +268,17 @@ impl Client for HttpClient {
         stack: StackName,
         id: &str,
         outcome: DisputeOutcome,
-    ) -> Result<Owned<Dispute>, ClientError> {
+    ) -> ClientResult<Owned<Dispute>> {
         let path = format!("{}/disputes/{}/resolve", stack.as_str(), encode(id));
         let body = json!({ "outcome": crate::api::wire_name(&outcome) });
         Ok(self.post::<OwnedDisputeEnvelope>(&path, Some(body))?.dispute)
     }
 
-    fn search(&self, query: &str) -> Result<SearchResults, ClientError> {
+    fn search(&self, query: &str) -> ClientResult<SearchResults> {
         self.get("search", &[("q", query.to_string())])
     }
 
-    fn system_accounts(&self, stack: StackName) -> Result<Vec<SystemAccount>, ClientError> {
+    fn system_accounts(&self, stack: StackName) -> ClientResult<Vec<SystemAccount>> {
         let path = format!("{}/ledger/system-accounts", stack.as_str());
         Ok(self.get::<ListPage<SystemAccount>>(&path, &[])?.data)
     }
@@ -297,7 +289,7 @@ impl Client for HttpClient {
         id: &str,
         cursor: Option<&str>,
         limit: usize,
-    ) -> Result<LedgerEntries, ClientError> {
+    ) -> ClientResult<LedgerEntries> {
         let path = format!("{}/ledger/accounts/{}/entries", stack.as_str(), encode(id));
         self.get(&path, &page_params(cursor, limit))
     }
@@ -309,7 +301,7 @@ fn page_params(cursor: Option<&str>, limit: usize) -> Vec<(&'static str, String)
     params
 }
 
-fn to_body<T: serde::Serialize>(body: &T) -> Result<Value, ClientError> {
+fn to_body<T: serde::Serialize>(body: &T) -> ClientResult<Value> {
     serde_json::to_value(body).map_err(|e| ClientError::Decode(e.to_string()))
 }
 

@@ -338,21 +338,17 @@ fn webhooks_retry_and_enable_ask_first() {
     // e acts on the selected endpoint.
     harness.press(char_key('j'));
     harness.press(char_key('e'));
-    let request = harness.app.confirm.as_ref().unwrap().request.clone();
-    assert_eq!(
-        request,
-        Request::EnableEndpoint { stack: StackName::Live, endpoint_id: common::FAILING_ENDPOINT.into() }
-    );
+    let enable =
+        Request::EnableEndpoint { stack: StackName::Live, endpoint_id: common::FAILING_ENDPOINT.into() };
+    assert_eq!(harness.confirming(), enable);
     harness.press(char_key('y'));
     // t acts on the selected failing delivery.
     harness.press(char_key('l'));
     assert_eq!(harness.app.webhook_pane, WebhookPane::Deliveries);
     harness.press(char_key('t'));
-    let request = harness.app.confirm.as_ref().unwrap().request.clone();
-    assert_eq!(
-        request,
-        Request::RetryDelivery { stack: StackName::Live, delivery_id: common::FAILED_DELIVERY.into() }
-    );
+    let retry =
+        Request::RetryDelivery { stack: StackName::Live, delivery_id: common::FAILED_DELIVERY.into() };
+    assert_eq!(harness.confirming(), retry);
     harness.press(char_key('n'));
     harness.press(char_key('t'));
     harness.press(char_key('y'));
@@ -386,7 +382,7 @@ fn enter_on_an_endpoint_shows_its_attempts() {
 fn v_runs_verify_after_confirmation() {
     let mut harness = on_tab(Tab::Accounts);
     harness.press(char_key('v'));
-    assert_eq!(harness.app.confirm.as_ref().unwrap().request, Request::Verify(StackName::Live));
+    assert_eq!(harness.confirming(), Request::Verify(StackName::Live));
     harness.press(char_key('y'));
     assert_eq!(*harness.client.calls.lock().unwrap(), vec!["verify live".to_string()]);
     assert!(harness.app.flash.as_ref().unwrap().text.contains("consistent"));
@@ -493,12 +489,7 @@ fn creating_an_organization_sends_the_form_and_shows_the_invitation_once() {
 fn a_refused_form_stays_open_with_the_reason() {
     let mut harness = on_tab(Tab::Organizations);
     harness.press(char_key('n'));
-    harness.type_text("Kumasi");
-    harness.press(key(KeyCode::Enter));
-    harness.type_text("nope");
-    harness.press(key(KeyCode::Enter));
-    harness.type_text("Yaw");
-    harness.press(key(KeyCode::Enter));
+    harness.fill_form(&["Kumasi", "nope", "Yaw"]);
     let form = harness.app.form.clone().expect("still open");
     assert!(form.error.as_deref().unwrap_or_default().contains("email"), "{form:?}");
     assert_eq!(form.fields[1].value, "nope");

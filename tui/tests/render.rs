@@ -254,12 +254,7 @@ fn organization_members() {
 fn new_organization_form() {
     let mut harness = on_tab(Tab::Organizations);
     harness.press(char_key('n'));
-    harness.type_text("Kumasi Traders");
-    harness.press(key(KeyCode::Enter));
-    harness.type_text("not-an-email");
-    harness.press(key(KeyCode::Enter));
-    harness.type_text("Yaw Asante");
-    harness.press(key(KeyCode::Enter));
+    harness.fill_form(&["Kumasi Traders", "not-an-email", "Yaw Asante"]);
     // The node refused it: the form stays with what was typed and why.
     snapshot_both("organization_form_refused", &harness);
 }
@@ -268,12 +263,7 @@ fn new_organization_form() {
 fn created_organization_shows_its_invitation() {
     let mut harness = on_tab(Tab::Organizations);
     harness.press(char_key('n'));
-    for (text, next) in [("Kumasi Traders", true), ("yaw@kumasi.example", true), ("Yaw Asante", true)] {
-        harness.type_text(text);
-        if next {
-            harness.press(key(KeyCode::Enter));
-        }
-    }
+    harness.fill_form(&["Kumasi Traders", "yaw@kumasi.example", "Yaw Asante"]);
     snapshot_both("organization_created", &harness);
 }
 

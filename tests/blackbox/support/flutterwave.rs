@@ -240,15 +240,23 @@ async fn create_transfer(State(state): State<Shared>, headers: HeaderMap, Json(b
     )
 }
 
-async fn list_transfers(
-    State(state): State<Shared>,
-    headers: HeaderMap,
-    Query(query): Query<std::collections::HashMap<String, String>>,
-) -> Answer {
-    if let Err(answer) = gate(&state, &headers).await {
+/// The query parameters of a `GET`, by name.
+type Params = Query<std::collections::HashMap<String, String>>;
+
+/// Answers a read once the gate lets it through, from the state as it is
+/// then.
+async fn read(state: &Shared, headers: &HeaderMap, answer: impl FnOnce(&FakeState) -> Answer) -> Answer {
+    if let Err(answer) = gate(state, headers).await {
         return answer;
     }
-    let s = state.lock().unwrap();
+    answer(&state.lock().unwrap())
+}
+
+async fn list_transfers(State(state): State<Shared>, headers: HeaderMap, Query(query): Params) -> Answer {
+    read(&state, &headers, |s| list_transfers_in(s, &query)).await
+}
+
+fn list_transfers_in(s: &FakeState, query: &std::collections::HashMap<String, String>) -> Answer {
     let data: Vec<Value> = s
         .transfers
         .iter()
@@ -360,14 +368,10 @@ async fn create_charge(
 async fn verify_by_reference(
     State(state): State<Shared>,
     headers: HeaderMap,
-    Query(query): Query<std::collections::HashMap<String, String>>,
+    Query(query): Params,
 ) -> Answer {
-    if let Err(answer) = gate(&state, &headers).await {
-        return answer;
-    }
-    let s = state.lock().unwrap();
     let tx_ref = query.get("tx_ref").cloned().unwrap_or_default();
-    match s.charges.iter().find(|c| c["tx_ref"] == tx_ref.as_str()) {
+    read(&state, &headers, |s| match s.charges.iter().find(|c| c["tx_ref"] == tx_ref.as_str()) {
         Some(charge) => (
             StatusCode::OK,
             Json(
@@ -375,14 +379,18 @@ async fn verify_by_reference(
             ),
         ),
         None => error(StatusCode::BAD_REQUEST, "No transaction was found for this id"),
-    }
+    })
+    .await
 }
 
 async fn balances(State(state): State<Shared>, headers: HeaderMap) -> Answer {
-    if let Err(answer) = gate(&state, &headers).await {
-        return answer;
-    }
-    (StatusCode::OK, Json(json!({ "status": "success", "message": "Wallet balances fetched", "data": [] })))
+    read(&state, &headers, |_| {
+        (
+            StatusCode::OK,
+            Json(json!({ "status": "success", "message": "Wallet balances fetched", "data": [] })),
+        )
+    })
+    .await
 }
 
 impl FakeFlutterwave {

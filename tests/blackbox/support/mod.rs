@@ -5,6 +5,7 @@
 //! error object), so a drifting response fails whichever test saw it.
 
 pub mod browser;
+pub mod console;
 pub mod flutterwave;
 #[path = "../../../engine/tests/support/pg_cluster.rs"]
 pub mod pg_cluster;
@@ -485,6 +486,21 @@ impl Resp {
         assert_eq!(self.field(), Some(field), "details.field; body: {}", self.text);
         self
     }
+
+    /// An error whose message says why, in words that include `saying`.
+    #[track_caller]
+    pub fn expect_refusal(&self, status: u16, code: &str, saying: &str) -> &Self {
+        self.expect_error(status, code);
+        assert!(self.body["message"].as_str().unwrap().contains(saying), "{}", self.text);
+        self
+    }
+
+    /// A `400 validation_error` naming `field`: the answer to a request
+    /// whose body the extractor refused, the most common error a test expects.
+    #[track_caller]
+    pub fn expect_invalid(&self, field: &str) -> &Self {
+        self.expect_field(400, "validation_error", field)
+    }
 }
 
 /// An HTTP client bound to the current test's runtime.
@@ -526,6 +542,15 @@ impl Api {
 
     pub async fn post(&self, url: &str, key: &str, body: Value) -> Resp {
         self.call("POST", url, Some(key), Some(body)).await
+    }
+
+    pub async fn patch(&self, url: &str, key: &str, body: Value) -> Resp {
+        self.call("PATCH", url, Some(key), Some(body)).await
+    }
+
+    /// A `POST` with no credentials: what a payer's browser or a hosted page sends.
+    pub async fn post_anonymous(&self, url: &str, body: Value) -> Resp {
+        self.call("POST", url, None, Some(body)).await
     }
 
     /// A request shaped by `build` (raw bodies, odd headers), checked like any other.
@@ -613,12 +638,58 @@ pub async fn create_key(api: &Api, base: &str, session: &str, body: Value) -> (S
     (key["id"].as_str().unwrap().to_string(), key["secret"].as_str().unwrap().to_string())
 }
 
+/// A sandbox key the owner makes with only `scopes`; returns its secret.
+pub async fn scoped_key(api: &Api, node: &Node, name: &str, scopes: &[&str]) -> String {
+    let body = json!({ "name": name, "scopes": scopes });
+    create_key(api, &node.sandbox, &node.creds.owner_session, body).await.1
+}
+
 /// A node of the test's own, not rate-limited, with a client and its
 /// sandbox key.
 pub fn unthrottled_node() -> (Node, Api, String) {
     let node = Node::start(Options::unthrottled());
     let key = node.creds.sandbox_key.clone();
     (node, Api::new(), key)
+}
+
+/// The MTN Ghana wallet most of the tests' payouts go to.
+pub const MTN_PHONE: &str = "+233241234567";
+
+/// A `POST /v1/payouts` body: `amount` GHS to the MTN Ghana wallet `phone`.
+pub fn mtn_payout_to(phone: &str, amount: &str, reference: &str) -> Value {
+    json!({
+        "from": { "currency": "GHS", "amount": amount },
+        "to": { "code": "mtn_gh", "accountNumber": phone },
+        "externalReference": reference,
+    })
+}
+
+/// A `POST /v1/payouts` body: `amount` GHS to [`MTN_PHONE`].
+pub fn mtn_payout(amount: &str, reference: &str) -> Value {
+    mtn_payout_to(MTN_PHONE, amount, reference)
+}
+
+/// A `POST /v1/collections` body: `amount` GHS from the MTN Ghana wallet
+/// [`MTN_PHONE`].
+pub fn mtn_collection(amount: &str, reference: &str) -> Value {
+    json!({
+        "amount": amount,
+        "currency": "GHS",
+        "code": "mtn_gh",
+        "accountNumber": MTN_PHONE,
+        "externalReference": reference,
+    })
+}
+
+/// Creates a sandbox collection from `body` and waits until its status is
+/// `outcome`; returns the collection as created and as it settled.
+pub async fn collect_until(api: &Api, node: &Node, body: Value, outcome: &str) -> (Value, Value) {
+    let key = &node.creds.sandbox_key;
+    let r = api.post(&node.sandbox_url("/v1/collections"), key, body).await;
+    let (created, id) = r.created("collection", "col_");
+    let url = node.sandbox_url(&format!("/v1/collections/{id}"));
+    let settled = poll_until(api, &url, key, |b| b["collection"]["status"] == outcome).await;
+    (created, settled["collection"].clone())
 }
 
 /// Credits a sandbox balance.

@@ -7,7 +7,7 @@ use std::time::Instant;
 use super::{
     App, Connection, Detail, Flash, RETRY_INTERVAL, STATUS_INTERVAL, clamp, kind_index, stack_index,
 };
-use crate::api::{ClientError, MovementQuery, Owned, StackName, WebhookDelivery, wire_name};
+use crate::api::{ClientError, ClientResult, MovementQuery, Owned, StackName, WebhookDelivery, wire_name};
 use crate::app::Remote;
 use crate::fetch::{Payload, Request, Response};
 
@@ -24,7 +24,7 @@ impl App {
         }
     }
 
-    fn note_connection(&mut self, outcome: &Result<Payload, ClientError>, now: Instant) {
+    fn note_connection(&mut self, outcome: &ClientResult<Payload>, now: Instant) {
         match outcome {
             Err(ClientError::Unreachable(cause)) => {
                 self.connection = Connection::Unreachable(cause.clone());

@@ -47,8 +47,7 @@ fn render_ledger(app: &App, frame: &mut Frame, area: Rect) {
         Some(verify) => {
             let verdict = if verify.consistent { "consistent" } else { "INCONSISTENT" };
             let mut spans = widgets::field("last verify", format::time(&verify.at));
-            spans.push(Span::raw("   "));
-            spans.push(Span::styled(verdict, format::status_style(verdict)));
+            widgets::after_gap(&mut spans, [Span::styled(verdict, format::status_style(verdict))]);
             lines.push(Line::from(spans));
             // The first problem says more than the summary when there is one.
             lines.push(match verify.problems.first() {

@@ -74,17 +74,14 @@ pub fn render_entries(
     let page = entries.data.as_ref();
     let mut spans = widgets::field("page", (pages.previous.len() + 1).to_string());
     if let Some(page) = page {
-        spans.push(Span::raw("   "));
-        spans.extend(widgets::field("journal entries read", format::count(page.scanned)));
+        widgets::after_gap(&mut spans, widgets::field("journal entries read", format::count(page.scanned)));
         if page.scan_limit_reached {
-            spans.push(Span::raw("   "));
-            spans.push(Span::styled(
-                "stopped at the read limit: n reads further back",
-                format::warning_style(),
-            ));
+            widgets::after_gap(
+                &mut spans,
+                widgets::warning("stopped at the read limit: n reads further back"),
+            );
         } else if page.has_more {
-            spans.push(Span::raw("   "));
-            spans.push(Span::styled("n older", format::label_style()));
+            widgets::after_gap(&mut spans, [Span::styled("n older", format::label_style())]);
         }
     }
     let kind = page.and_then(|p| p.account.kind).map(|k| wire_name(&k));

@@ -3,7 +3,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::{Cell, Paragraph, Row};
 
 use crate::api::{SearchResults, wire_name};
@@ -24,18 +24,15 @@ pub fn render(
     let found = results.data.as_ref();
     let mut spans = widgets::field("search", query.to_string());
     if let Some(found) = found {
-        spans.push(Span::raw("   "));
-        spans.extend(widgets::field("records read", format::count(found.scanned)));
+        widgets::after_gap(&mut spans, widgets::field("records read", format::count(found.scanned)));
         if found.scan_limit_reached {
-            spans.push(Span::raw("   "));
-            spans.push(Span::styled(
-                "stopped at the read limit: older records not searched",
-                format::warning_style(),
-            ));
+            widgets::after_gap(
+                &mut spans,
+                widgets::warning("stopped at the read limit: older records not searched"),
+            );
         }
         if found.hits_limit_reached {
-            spans.push(Span::raw("   "));
-            spans.push(Span::styled("more matches than shown: narrow the search", format::warning_style()));
+            widgets::after_gap(&mut spans, widgets::warning("more matches than shown: narrow the search"));
         }
     }
     let block = widgets::block("Search · payouts, collections, orders, pages, links · both stacks", false);

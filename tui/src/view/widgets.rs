@@ -117,14 +117,26 @@ pub fn field<'a>(label: &str, value: impl Into<String>) -> Vec<Span<'a>> {
     vec![Span::styled(format!("{label} "), format::label_style()), Span::raw(value.into())]
 }
 
+/// Adds `spans` to a line of fields, after the gap that separates them.
+pub fn after_gap<'a>(line: &mut Vec<Span<'a>>, spans: impl IntoIterator<Item = Span<'a>>) {
+    line.push(Span::raw("   "));
+    line.extend(spans);
+}
+
+/// A warning on a line of fields: what a limit left out.
+pub fn warning<'a>(text: &'a str) -> [Span<'a>; 1] {
+    [Span::styled(text, format::warning_style())]
+}
+
 /// Several fields on one line, separated by gaps.
 pub fn fields<'a>(pairs: &[(&str, String)]) -> Line<'a> {
     let mut spans = Vec::new();
     for (i, (label, value)) in pairs.iter().enumerate() {
-        if i > 0 {
-            spans.push(Span::raw("   "));
+        if i == 0 {
+            spans.extend(field(label, value.clone()));
+        } else {
+            after_gap(&mut spans, field(label, value.clone()));
         }
-        spans.extend(field(label, value.clone()));
     }
     Line::from(spans)
 }

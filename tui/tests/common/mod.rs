@@ -36,8 +36,8 @@ use sika_api::webhooks::{
 };
 use sika_api::{Metadata, Money, TimelineEntry};
 use sika_tui::{
-    Action, App, Client, ClientError, Movement, MovementKind, MovementQuery, NewOrganization, Settled,
-    Settlement, render,
+    Action, App, Client, ClientError, ClientResult, Movement, MovementKind, MovementQuery, NewOrganization,
+    Request, Settled, Settlement, render,
 };
 
 pub const ADMIN_URL: &str = "http://127.0.0.1:8082";
@@ -93,7 +93,7 @@ impl FakeClient {
         *self.mode.lock().unwrap() = mode;
     }
 
-    fn check(&self) -> Result<(), ClientError> {
+    fn check(&self) -> ClientResult<()> {
         match *self.mode.lock().unwrap() {
             Mode::Up => Ok(()),
             Mode::Down => Err(ClientError::Unreachable("Connection refused (os error 111)".into())),
@@ -139,7 +139,7 @@ impl FakeClient {
 }
 
 impl Client for FakeClient {
-    fn status(&self) -> Result<NodeStatus, ClientError> {
+    fn status(&self) -> ClientResult<NodeStatus> {
         self.check()?;
         let mut calls = self.status_calls.lock().unwrap();
         let step = *calls;
@@ -149,7 +149,7 @@ impl Client for FakeClient {
         Ok(node_status(live, sandbox))
     }
 
-    fn accounts(&self, stack: StackName) -> Result<StackAccounts, ClientError> {
+    fn accounts(&self, stack: StackName) -> ClientResult<StackAccounts> {
         self.check()?;
         Ok(match stack {
             StackName::Live => live_accounts(),
@@ -157,7 +157,7 @@ impl Client for FakeClient {
         })
     }
 
-    fn rates(&self, stack: StackName) -> Result<StackRates, ClientError> {
+    fn rates(&self, stack: StackName) -> ClientResult<StackRates> {
         self.check()?;
         Ok(match stack {
             StackName::Live => live_rates(),
@@ -165,13 +165,13 @@ impl Client for FakeClient {
         })
     }
 
-    fn verify(&self, stack: StackName) -> Result<VerifyResult, ClientError> {
+    fn verify(&self, stack: StackName) -> ClientResult<VerifyResult> {
         self.check()?;
         self.log(format!("verify {}", stack.as_str()));
         Ok(verify_result(true, VERIFY_SUMMARY, &[]))
     }
 
-    fn movements(&self, stack: StackName, query: &MovementQuery) -> Result<Vec<Movement>, ClientError> {
+    fn movements(&self, stack: StackName, query: &MovementQuery) -> ClientResult<Vec<Movement>> {
         self.check()?;
         let rows = self.all_movements(stack, query.kind);
         Ok(rows
@@ -182,7 +182,7 @@ impl Client for FakeClient {
             .collect())
     }
 
-    fn movement(&self, stack: StackName, kind: MovementKind, id: &str) -> Result<Movement, ClientError> {
+    fn movement(&self, stack: StackName, kind: MovementKind, id: &str) -> ClientResult<Movement> {
         self.check()?;
         let found = self.all_movements(stack, kind).into_iter().find(|m| m.id() == id);
         let mut movement = found.ok_or_else(|| not_found(kind.singular(), id))?;
@@ -204,7 +204,7 @@ impl Client for FakeClient {
         kind: MovementKind,
         id: &str,
         settlement: Settlement,
-    ) -> Result<Settled, ClientError> {
+    ) -> ClientResult<Settled> {
         self.check()?;
         self.log(format!("{} {} {} {id}", settlement.as_str(), stack.as_str(), kind.singular()));
         let movement = self.movement(stack, kind, id)?;
@@ -224,7 +224,7 @@ impl Client for FakeClient {
         }
     }
 
-    fn disputes(&self, stack: StackName) -> Result<Vec<Owned<Dispute>>, ClientError> {
+    fn disputes(&self, stack: StackName) -> ClientResult<Vec<Owned<Dispute>>> {
         self.check()?;
         Ok(match stack {
             StackName::Live => vec![dispute(false)],
@@ -232,7 +232,7 @@ impl Client for FakeClient {
         })
     }
 
-    fn dispute(&self, stack: StackName, id: &str) -> Result<Owned<Dispute>, ClientError> {
+    fn dispute(&self, stack: StackName, id: &str) -> ClientResult<Owned<Dispute>> {
         self.check()?;
         match stack {
             StackName::Live if id == DISPUTE => {
@@ -247,7 +247,7 @@ impl Client for FakeClient {
         }
     }
 
-    fn webhook_endpoints(&self, stack: StackName) -> Result<Vec<EndpointHealth>, ClientError> {
+    fn webhook_endpoints(&self, stack: StackName) -> ClientResult<Vec<EndpointHealth>> {
         self.check()?;
         Ok(match stack {
             StackName::Live => endpoints(),
@@ -255,11 +255,7 @@ impl Client for FakeClient {
         })
     }
 
-    fn endpoint_attempts(
-        &self,
-        _stack: StackName,
-        endpoint_id: &str,
-    ) -> Result<Vec<EndpointAttempt>, ClientError> {
+    fn endpoint_attempts(&self, _stack: StackName, endpoint_id: &str) -> ClientResult<Vec<EndpointAttempt>> {
         self.check()?;
         if endpoint_id != FAILING_ENDPOINT {
             return Ok(Vec::new());
@@ -267,7 +263,7 @@ impl Client for FakeClient {
         Ok(attempts())
     }
 
-    fn deliveries(&self, stack: StackName, status: &str) -> Result<Vec<Owned<WebhookDelivery>>, ClientError> {
+    fn deliveries(&self, stack: StackName, status: &str) -> ClientResult<Vec<Owned<WebhookDelivery>>> {
         self.check()?;
         if stack == StackName::Sandbox {
             return Ok(Vec::new());
@@ -275,7 +271,7 @@ impl Client for FakeClient {
         Ok(deliveries().into_iter().filter(|d| sika_tui::wire_name(&d.item.status) == status).collect())
     }
 
-    fn retry_delivery(&self, stack: StackName, delivery_id: &str) -> Result<WebhookDelivery, ClientError> {
+    fn retry_delivery(&self, stack: StackName, delivery_id: &str) -> ClientResult<WebhookDelivery> {
         self.check()?;
         self.log(format!("retry {} {delivery_id}", stack.as_str()));
         let mut delivery = deliveries()
@@ -287,7 +283,7 @@ impl Client for FakeClient {
         Ok(delivery)
     }
 
-    fn enable_endpoint(&self, stack: StackName, endpoint_id: &str) -> Result<WebhookEndpoint, ClientError> {
+    fn enable_endpoint(&self, stack: StackName, endpoint_id: &str) -> ClientResult<WebhookEndpoint> {
         self.check()?;
         self.log(format!("enable {} {endpoint_id}", stack.as_str()));
         let mut endpoint = endpoints()
@@ -301,7 +297,7 @@ impl Client for FakeClient {
         Ok(endpoint)
     }
 
-    fn request(&self, request_id: &str) -> Result<RequestLookup, ClientError> {
+    fn request(&self, request_id: &str) -> ClientResult<RequestLookup> {
         self.check()?;
         if request_id != REQUEST_ID {
             return Err(not_found("request", request_id));
@@ -309,12 +305,12 @@ impl Client for FakeClient {
         Ok(request_lookup())
     }
 
-    fn organizations(&self) -> Result<Vec<Organization>, ClientError> {
+    fn organizations(&self) -> ClientResult<Vec<Organization>> {
         self.check()?;
         Ok(self.organizations.lock().unwrap().clone())
     }
 
-    fn create_organization(&self, new: &NewOrganization) -> Result<CreatedOrganization, ClientError> {
+    fn create_organization(&self, new: &NewOrganization) -> ClientResult<CreatedOrganization> {
         self.check()?;
         self.log(format!("create {} {} {}", new.name, new.owner_email, new.owner_name));
         if !new.owner_email.contains('@') {
@@ -329,7 +325,7 @@ impl Client for FakeClient {
         Ok(CreatedOrganization { organization, invitation: invitation() })
     }
 
-    fn rename_organization(&self, id: &str, name: &str) -> Result<Organization, ClientError> {
+    fn rename_organization(&self, id: &str, name: &str) -> ClientResult<Organization> {
         self.check()?;
         self.log(format!("rename {id} {name}"));
         let mut orgs = self.organizations.lock().unwrap();
@@ -338,7 +334,7 @@ impl Client for FakeClient {
         Ok(org.clone())
     }
 
-    fn set_suspended(&self, id: &str, suspended: bool) -> Result<Organization, ClientError> {
+    fn set_suspended(&self, id: &str, suspended: bool) -> ClientResult<Organization> {
         self.check()?;
         self.log(format!("{} {id}", if suspended { "suspend" } else { "reinstate" }));
         let mut orgs = self.organizations.lock().unwrap();
@@ -347,16 +343,12 @@ impl Client for FakeClient {
         Ok(org.clone())
     }
 
-    fn members(&self, organization_id: &str) -> Result<Vec<Member>, ClientError> {
+    fn members(&self, organization_id: &str) -> ClientResult<Vec<Member>> {
         self.check()?;
         Ok(members(organization_id))
     }
 
-    fn reissue_invitation(
-        &self,
-        organization_id: &str,
-        member_id: &str,
-    ) -> Result<ReissuedInvitation, ClientError> {
+    fn reissue_invitation(&self, organization_id: &str, member_id: &str) -> ClientResult<ReissuedInvitation> {
         self.check()?;
         self.log(format!("invite {organization_id} {member_id}"));
         let member = members(organization_id)
@@ -366,7 +358,7 @@ impl Client for FakeClient {
         Ok(ReissuedInvitation { member, invitation: invitation() })
     }
 
-    fn audit(&self, cursor: Option<&str>, limit: usize) -> Result<ListPage<AuditEntry>, ClientError> {
+    fn audit(&self, cursor: Option<&str>, limit: usize) -> ClientResult<ListPage<AuditEntry>> {
         self.check()?;
         let entries = audit_entries();
         let start = match cursor {
@@ -388,7 +380,7 @@ impl Client for FakeClient {
         stack: StackName,
         id: &str,
         outcome: DisputeOutcome,
-    ) -> Result<Owned<Dispute>, ClientError> {
+    ) -> ClientResult<Owned<Dispute>> {
         self.check()?;
         self.log(format!("resolve {id} {}", sika_tui::wire_name(&outcome)));
         self.dispute(stack, id)?;
@@ -399,7 +391,7 @@ impl Client for FakeClient {
         self.dispute(stack, id)
     }
 
-    fn search(&self, query: &str) -> Result<SearchResults, ClientError> {
+    fn search(&self, query: &str) -> ClientResult<SearchResults> {
         self.check()?;
         self.log(format!("search {query}"));
         let hit =
@@ -436,7 +428,7 @@ impl Client for FakeClient {
         Ok(SearchResults { q, data, scanned: 20_000, scan_limit_reached: true, hits_limit_reached: false })
     }
 
-    fn system_accounts(&self, stack: StackName) -> Result<Vec<SystemAccount>, ClientError> {
+    fn system_accounts(&self, stack: StackName) -> ClientResult<Vec<SystemAccount>> {
         self.check()?;
         Ok(fake_system_accounts(stack))
     }
@@ -447,7 +439,7 @@ impl Client for FakeClient {
         id: &str,
         cursor: Option<&str>,
         _limit: usize,
-    ) -> Result<LedgerEntries, ClientError> {
+    ) -> ClientResult<LedgerEntries> {
         self.check()?;
         if id != FEE_REVENUE {
             let mut page = fee_entries(Some("page-2"));
@@ -1271,6 +1263,21 @@ impl Harness {
     pub fn type_text(&mut self, text: &str) {
         for c in text.chars() {
             self.press(char_key(c));
+        }
+    }
+
+    /// What the open confirmation would send on `y`.
+    #[track_caller]
+    pub fn confirming(&self) -> Request {
+        self.app.confirm.as_ref().expect("a confirmation is open").request.clone()
+    }
+
+    /// Types each of `fields` into the open form and presses Enter after
+    /// each: the new organization form's name, email and owner's name.
+    pub fn fill_form(&mut self, fields: &[&str]) {
+        for text in fields {
+            self.type_text(text);
+            self.press(key(KeyCode::Enter));
         }
     }
 
