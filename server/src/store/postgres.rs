@@ -10,6 +10,7 @@
 //! The `postgres` client drives its own runtime, so each call runs on a
 //! thread of its own (`off_runtime`), away from the node's.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use postgres::Client;
@@ -155,18 +156,44 @@ impl PgIdentity {
     }
 }
 
+/// Each organization's number of entries in a stack's request log.
+fn count_by_organization(
+    txn: &mut postgres::Transaction<'_>,
+    stack: &str,
+) -> Result<HashMap<String, u64>, String> {
+    let rows = txn
+        .query(
+            "SELECT organization, count(*) FROM sika_requests WHERE stack = $1 GROUP BY organization",
+            &[&stack],
+        )
+        .map_err(failed("cannot count the request log"))?;
+    Ok(rows
+        .iter()
+        .map(|row| (row.get::<_, String>(0), u64::try_from(row.get::<_, i64>(1)).unwrap_or(0)))
+        .collect())
+}
+
 /// One stack's request log in `sika_requests`: the node's log writer
 /// appends batches here, and any node on the database finds entries.
 pub(crate) struct PgRequests {
     connection: PgConnection,
     stack: String,
+    /// How many entries each organization has in the table, as the log
+    /// writer last counted them (`None`: count again), so trimming by count
+    /// runs only for an organization over its retention, not on every
+    /// batch (finding the newest N is a scan of N index entries).
+    counts: Mutex<Option<HashMap<String, u64>>>,
 }
 
 const REQUEST_COLUMNS: &str = "id, organization, api_key_id, method, path, status, duration_us, request_body, response_body, created_at";
 
 impl PgRequests {
     pub(crate) fn open(url: &str, stack: &str) -> Result<PgRequests, String> {
-        let requests = PgRequests { connection: PgConnection::new(url), stack: stack.to_string() };
+        let requests = PgRequests {
+            connection: PgConnection::new(url),
+            stack: stack.to_string(),
+            counts: Mutex::default(),
+        };
         requests.connection.with(|_| Ok(()))?;
         Ok(requests)
     }
@@ -177,7 +204,11 @@ impl PgRequests {
     /// written already (a batch retried) is kept as it was.
     pub(crate) fn write(&self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), String> {
         let stack = self.stack.as_str();
-        self.connection.with(|client| {
+        let mut counts_slot = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // A failed write leaves the counts unknown until the next one.
+        let counts = counts_slot.take();
+        let counts_slot = &mut *counts_slot;
+        self.connection.with(move |client| {
             let mut txn = client.transaction().map_err(failed("cannot write the request log"))?;
             let column = |f: fn(&RequestLogEntry) -> Option<&str>| batch.iter().map(f).collect::<Vec<_>>();
             let ids = column(|e| Some(&e.id));
@@ -214,23 +245,43 @@ impl PgRequests {
                 ],
             )
             .map_err(failed("cannot write the request log"))?;
-            let count = i64::try_from(retention.count).unwrap_or(i64::MAX);
-            let mut grew: Vec<&str> = organizations.iter().flatten().copied().collect();
-            grew.sort_unstable();
-            grew.dedup();
-            for organization in grew {
+            // Counted once (this batch included), then kept up to date.
+            let mut counts = match counts {
+                Some(mut counts) => {
+                    for organization in organizations.iter().flatten() {
+                        let count = counts.entry((*organization).to_string()).or_default();
+                        *count = count.saturating_add(1);
+                    }
+                    counts
+                }
+                None => count_by_organization(&mut txn, stack)?,
+            };
+            let keep = i64::try_from(retention.count).unwrap_or(i64::MAX);
+            for (organization, count) in counts.iter_mut().filter(|(_, count)| **count > retention.count) {
                 txn.execute(
                     "DELETE FROM sika_requests WHERE stack = $1 AND organization = $2 \
                      AND seq <= (SELECT seq FROM sika_requests WHERE stack = $1 AND organization = $2 \
                      ORDER BY seq DESC OFFSET $3 LIMIT 1)",
-                    &[&stack, &organization, &count],
+                    &[&stack, organization, &keep],
                 )
                 .map_err(failed("cannot trim the request log"))?;
+                *count = retention.count;
             }
             let oldest = chrono::Utc::now().timestamp_millis().saturating_sub(retention.max_age_ms);
-            txn.execute("DELETE FROM sika_requests WHERE stack = $1 AND created_at < $2", &[&stack, &oldest])
+            let aged = txn
+                .query(
+                    "DELETE FROM sika_requests WHERE stack = $1 AND created_at < $2 RETURNING organization",
+                    &[&stack, &oldest],
+                )
                 .map_err(failed("cannot trim the request log"))?;
-            txn.commit().map_err(failed("cannot write the request log"))
+            for row in &aged {
+                if let Some(count) = counts.get_mut(row.get::<_, &str>(0)) {
+                    *count = count.saturating_sub(1);
+                }
+            }
+            txn.commit().map_err(failed("cannot write the request log"))?;
+            *counts_slot = Some(counts);
+            Ok(())
         })
     }
 
