@@ -156,6 +156,86 @@ impl PgIdentity {
     }
 }
 
+/// Appends a batch of entries, in its order. An entry written already (a
+/// batch retried) is kept as it was.
+fn insert_entries(
+    txn: &mut postgres::Transaction<'_>,
+    stack: &str,
+    batch: &[RequestLogEntry],
+) -> Result<(), String> {
+    let column = |f: fn(&RequestLogEntry) -> Option<&str>| batch.iter().map(f).collect::<Vec<_>>();
+    let ids = column(|e| Some(&e.id));
+    let organizations = column(|e| Some(&e.organization));
+    let keys = column(|e| e.api_key_id.as_deref());
+    let methods = column(|e| Some(&e.method));
+    let paths = column(|e| Some(&e.path));
+    let requests = column(|e| e.request_body.as_deref());
+    let responses = column(|e| e.response_body.as_deref());
+    let statuses: Vec<i32> = batch.iter().map(|e| i32::from(e.status)).collect();
+    let durations: Vec<i64> =
+        batch.iter().map(|e| i64::try_from(e.duration_us).unwrap_or(i64::MAX)).collect();
+    let created: Vec<i64> = batch.iter().map(|e| e.created_at).collect();
+    txn.execute(
+        &format!(
+            "INSERT INTO sika_requests (stack, {REQUEST_COLUMNS}) \
+             SELECT $1, {REQUEST_COLUMNS} FROM unnest($2::text[], $3::text[], $4::text[], \
+             $5::text[], $6::text[], $7::int4[], $8::int8[], $9::text[], $10::text[], $11::int8[]) \
+             WITH ORDINALITY AS t({REQUEST_COLUMNS}, n) ORDER BY n \
+             ON CONFLICT (stack, id) DO NOTHING"
+        ),
+        &[
+            &stack,
+            &ids,
+            &organizations,
+            &keys,
+            &methods,
+            &paths,
+            &statuses,
+            &durations,
+            &requests,
+            &responses,
+            &created,
+        ],
+    )
+    .map_err(failed("cannot write the request log"))?;
+    Ok(())
+}
+
+/// Keeps each organization over its retention to its newest
+/// `retention.count` entries (by `seq`), and the stack to entries younger
+/// than `retention.max_age_ms`, keeping `counts` up to date.
+fn trim(
+    txn: &mut postgres::Transaction<'_>,
+    stack: &str,
+    counts: &mut HashMap<String, u64>,
+    retention: Retention,
+) -> Result<(), String> {
+    let keep = i64::try_from(retention.count).unwrap_or(i64::MAX);
+    for (organization, count) in counts.iter_mut().filter(|(_, count)| **count > retention.count) {
+        txn.execute(
+            "DELETE FROM sika_requests WHERE stack = $1 AND organization = $2 \
+             AND seq <= (SELECT seq FROM sika_requests WHERE stack = $1 AND organization = $2 \
+             ORDER BY seq DESC OFFSET $3 LIMIT 1)",
+            &[&stack, organization, &keep],
+        )
+        .map_err(failed("cannot trim the request log"))?;
+        *count = retention.count;
+    }
+    let oldest = chrono::Utc::now().timestamp_millis().saturating_sub(retention.max_age_ms);
+    let aged = txn
+        .query(
+            "DELETE FROM sika_requests WHERE stack = $1 AND created_at < $2 RETURNING organization",
+            &[&stack, &oldest],
+        )
+        .map_err(failed("cannot trim the request log"))?;
+    for row in &aged {
+        if let Some(count) = counts.get_mut(row.get::<_, &str>(0)) {
+            *count = count.saturating_sub(1);
+        }
+    }
+    Ok(())
+}
+
 /// Each organization's number of entries in a stack's request log.
 fn count_by_organization(
     txn: &mut postgres::Transaction<'_>,
@@ -198,10 +278,8 @@ impl PgRequests {
         Ok(requests)
     }
 
-    /// Writes a batch in one transaction, in its order, then trims each
-    /// organization that grew to its newest `retention.count` entries and the whole
-    /// stack to entries younger than `retention.max_age_ms`. An entry
-    /// written already (a batch retried) is kept as it was.
+    /// Writes a batch in one transaction and trims the log to its
+    /// retention (`trim`).
     pub(crate) fn write(&self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), String> {
         let stack = self.stack.as_str();
         let mut counts_slot = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -210,75 +288,19 @@ impl PgRequests {
         let counts_slot = &mut *counts_slot;
         self.connection.with(move |client| {
             let mut txn = client.transaction().map_err(failed("cannot write the request log"))?;
-            let column = |f: fn(&RequestLogEntry) -> Option<&str>| batch.iter().map(f).collect::<Vec<_>>();
-            let ids = column(|e| Some(&e.id));
-            let organizations = column(|e| Some(&e.organization));
-            let keys = column(|e| e.api_key_id.as_deref());
-            let methods = column(|e| Some(&e.method));
-            let paths = column(|e| Some(&e.path));
-            let requests = column(|e| e.request_body.as_deref());
-            let responses = column(|e| e.response_body.as_deref());
-            let statuses: Vec<i32> = batch.iter().map(|e| i32::from(e.status)).collect();
-            let durations: Vec<i64> =
-                batch.iter().map(|e| i64::try_from(e.duration_us).unwrap_or(i64::MAX)).collect();
-            let created: Vec<i64> = batch.iter().map(|e| e.created_at).collect();
-            txn.execute(
-                &format!(
-                    "INSERT INTO sika_requests (stack, {REQUEST_COLUMNS}) \
-                     SELECT $1, {REQUEST_COLUMNS} FROM unnest($2::text[], $3::text[], $4::text[], \
-                     $5::text[], $6::text[], $7::int4[], $8::int8[], $9::text[], $10::text[], $11::int8[]) \
-                     WITH ORDINALITY AS t({REQUEST_COLUMNS}, n) ORDER BY n \
-                     ON CONFLICT (stack, id) DO NOTHING"
-                ),
-                &[
-                    &stack,
-                    &ids,
-                    &organizations,
-                    &keys,
-                    &methods,
-                    &paths,
-                    &statuses,
-                    &durations,
-                    &requests,
-                    &responses,
-                    &created,
-                ],
-            )
-            .map_err(failed("cannot write the request log"))?;
+            insert_entries(&mut txn, stack, batch)?;
             // Counted once (this batch included), then kept up to date.
             let mut counts = match counts {
                 Some(mut counts) => {
-                    for organization in organizations.iter().flatten() {
-                        let count = counts.entry((*organization).to_string()).or_default();
+                    for entry in batch {
+                        let count = counts.entry(entry.organization.clone()).or_default();
                         *count = count.saturating_add(1);
                     }
                     counts
                 }
                 None => count_by_organization(&mut txn, stack)?,
             };
-            let keep = i64::try_from(retention.count).unwrap_or(i64::MAX);
-            for (organization, count) in counts.iter_mut().filter(|(_, count)| **count > retention.count) {
-                txn.execute(
-                    "DELETE FROM sika_requests WHERE stack = $1 AND organization = $2 \
-                     AND seq <= (SELECT seq FROM sika_requests WHERE stack = $1 AND organization = $2 \
-                     ORDER BY seq DESC OFFSET $3 LIMIT 1)",
-                    &[&stack, organization, &keep],
-                )
-                .map_err(failed("cannot trim the request log"))?;
-                *count = retention.count;
-            }
-            let oldest = chrono::Utc::now().timestamp_millis().saturating_sub(retention.max_age_ms);
-            let aged = txn
-                .query(
-                    "DELETE FROM sika_requests WHERE stack = $1 AND created_at < $2 RETURNING organization",
-                    &[&stack, &oldest],
-                )
-                .map_err(failed("cannot trim the request log"))?;
-            for row in &aged {
-                if let Some(count) = counts.get_mut(row.get::<_, &str>(0)) {
-                    *count = count.saturating_sub(1);
-                }
-            }
+            trim(&mut txn, stack, &mut counts, retention)?;
             txn.commit().map_err(failed("cannot write the request log"))?;
             *counts_slot = Some(counts);
             Ok(())
