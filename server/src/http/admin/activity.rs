@@ -30,6 +30,7 @@ use crate::domain::render;
 use crate::domain::stack::Stack;
 use crate::domain::views::{self, AsOf};
 use crate::http::extract::ApiQuery;
+use crate::http::found::found;
 
 /// Items scanned per organization when searching.
 const SCAN_PER_ORGANIZATION_MAX: usize = 5_000;
@@ -104,8 +105,7 @@ pub(super) async fn payout(
 ) -> ApiResult<Json<OwnedPayoutEnvelope>> {
     let stack = state.stack(&stack)?;
     let snapshot = stack.engine.read()?;
-    let payout =
-        snapshot.payout(&id)?.ok_or_else(|| ApiError::not_found(format!("payout '{id}' not found")))?;
+    let payout = found(snapshot.payout(&id)?, "payout", &id)?;
     let item = views::payout(&snapshot, &payout, AsOf::Now)?;
     Ok(Json(OwnedPayoutEnvelope { payout: Owned { organization_id: payout.organization.clone(), item } }))
 }
@@ -141,9 +141,7 @@ pub(super) async fn collection(
 ) -> ApiResult<Json<OwnedCollectionEnvelope>> {
     let stack = state.stack(&stack)?;
     let snapshot = stack.engine.read()?;
-    let collection = snapshot
-        .collection(&id)?
-        .ok_or_else(|| ApiError::not_found(format!("collection '{id}' not found")))?;
+    let collection = found(snapshot.collection(&id)?, "collection", &id)?;
     let item = views::collection(&snapshot, &collection, AsOf::Now)?;
     Ok(Json(OwnedCollectionEnvelope {
         collection: Owned { organization_id: collection.organization.clone(), item },
@@ -186,7 +184,7 @@ pub(super) async fn order(
 ) -> ApiResult<Json<OwnedOrderEnvelope>> {
     let stack = state.stack(&stack)?;
     let snapshot = stack.engine.read()?;
-    let order = snapshot.order(&id)?.ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
+    let order = found(snapshot.order(&id)?, "order", &id)?;
     owned_order(&snapshot, &order.organization, &id)
 }
 
@@ -282,11 +280,7 @@ pub(super) async fn order_funds(
 ) -> ApiResult<Json<OwnedOrderEnvelope>> {
     let request: OrderFunds = crate::http::extract::parse_json(&body)?;
     let stack = state.stack(&stack)?;
-    let order = stack
-        .engine
-        .read()?
-        .order(&id)?
-        .ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
+    let order = found(stack.engine.read()?.order(&id)?, "order", &id)?;
     let owner = state
         .identity
         .members_of(&order.organization)

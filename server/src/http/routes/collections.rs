@@ -21,6 +21,7 @@ use crate::domain::stack::Stack;
 use crate::domain::views;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
+use crate::http::found::found;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -74,8 +75,11 @@ async fn read(
     Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<CollectionEnvelope>> {
-    let collection = views::find_collection(&stack.engine.read()?, principal.organization(), &id)?
-        .ok_or_else(|| ApiError::not_found(format!("collection '{id}' not found")))?;
+    let collection = found(
+        views::find_collection(&stack.engine.read()?, principal.organization(), &id)?,
+        "collection",
+        &id,
+    )?;
     Ok(Json(CollectionEnvelope { collection }))
 }
 

@@ -21,6 +21,7 @@ use crate::domain::stack::Stack;
 use crate::domain::views;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
+use crate::http::found::found;
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -64,8 +65,8 @@ async fn create(
     responses((status = 200, description = "The order", body = OrderEnvelope), ReadRefusals<OrderEnvelope>),
 )]
 async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<OrderEnvelope>> {
-    let order = views::find_order(&stack.engine.read()?, principal.organization(), &id)?
-        .ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
+    let order =
+        found(views::find_order(&stack.engine.read()?, principal.organization(), &id)?, "order", &id)?;
     Ok(Json(OrderEnvelope { order }))
 }
 

@@ -24,6 +24,7 @@ use crate::domain::stack::Stack;
 use crate::domain::views;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
+use crate::http::found::found;
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -85,8 +86,7 @@ async fn create(
 )]
 async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<PayoutEnvelope>> {
     let snapshot = stack.engine.read()?;
-    let payout = views::find_payout(&snapshot, principal.organization(), &id)?
-        .ok_or_else(|| ApiError::not_found(format!("payout '{id}' not found")))?;
+    let payout = found(views::find_payout(&snapshot, principal.organization(), &id)?, "payout", &id)?;
     Ok(Json(PayoutEnvelope { payout }))
 }
 
