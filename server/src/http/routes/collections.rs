@@ -15,13 +15,13 @@ use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::instructions::{fingerprint, new_collection};
-use crate::domain::pagination::{Filter, page_of_views};
 use crate::domain::render;
 use crate::domain::stack::Stack;
 use crate::domain::views;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
 use crate::http::found::found;
+use crate::http::routes::movements;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -93,11 +93,13 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Collection>>> {
-    let filter = Filter::new(filter, &["pending", "completed", "failed"])?;
-    let organization = principal.organization();
-    let page = page_of_views(&stack, organization, "collections", &query, |snapshot, id| {
-        Ok(views::find_collection(snapshot, organization, id)?
-            .filter(|v| filter.keeps(&v.status, &v.external_reference)))
-    })?;
-    Ok(Json(page))
+    movements::page(
+        &stack,
+        &principal,
+        "collections",
+        &["pending", "completed", "failed"],
+        query,
+        filter,
+        views::find_collection,
+    )
 }

@@ -15,13 +15,13 @@ use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::instructions::{fingerprint, new_order};
-use crate::domain::pagination::{Filter, page_of_views};
 use crate::domain::render;
 use crate::domain::stack::Stack;
 use crate::domain::views;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
 use crate::http::found::found;
+use crate::http::routes::movements;
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -79,22 +79,16 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Order>>> {
-    let filter = Filter::new(
-        filter,
-        &[
-            "awaiting_funds",
-            "awaiting_confirmations",
-            "funds_received",
-            "processing_payout",
-            "completed",
-            "failed",
-            "expired",
-        ],
-    )?;
-    let organization = principal.organization();
-    let page = page_of_views(&stack, organization, "orders", &query, |snapshot, id| {
-        Ok(views::find_order(snapshot, organization, id)?
-            .filter(|v| filter.keeps(&v.status, &v.external_reference)))
-    })?;
-    Ok(Json(page))
+    movements::page(&stack, &principal, "orders", STATUSES, query, filter, views::find_order)
 }
+
+/// Every status an order has, in the order it moves through them.
+const STATUSES: &[&str] = &[
+    "awaiting_funds",
+    "awaiting_confirmations",
+    "funds_received",
+    "processing_payout",
+    "completed",
+    "failed",
+    "expired",
+];

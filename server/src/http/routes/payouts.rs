@@ -17,7 +17,6 @@ use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::instructions::{fingerprint, new_payout};
-use crate::domain::pagination::{Filter, page_of_views};
 use crate::domain::rails::lookup::{self, Lookup};
 use crate::domain::render;
 use crate::domain::stack::Stack;
@@ -25,6 +24,7 @@ use crate::domain::views;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
 use crate::http::found::found;
+use crate::http::routes::movements;
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -99,11 +99,13 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Payout>>> {
-    let filter = Filter::new(filter, &["pending", "completed", "failed"])?;
-    let organization = principal.organization();
-    let page = page_of_views(&stack, organization, "payouts", &query, |snapshot, id| {
-        Ok(views::find_payout(snapshot, organization, id)?
-            .filter(|v| filter.keeps(&v.status, &v.external_reference)))
-    })?;
-    Ok(Json(page))
+    movements::page(
+        &stack,
+        &principal,
+        "payouts",
+        &["pending", "completed", "failed"],
+        query,
+        filter,
+        views::find_payout,
+    )
 }
