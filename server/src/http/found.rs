@@ -3,7 +3,9 @@
 //! belongs to another organization, so that an id tells a caller nothing
 //! about organizations other than its own.
 
-use sika_engine::records::{ConversionRecord, EventRecord, OrderRecord, QuoteRecord};
+use sika_engine::records::{
+    CollectionRecord, ConversionRecord, EventRecord, OrderRecord, PayoutRecord, QuoteRecord,
+};
 
 use crate::domain::checkout::{PaymentLink, PaymentPage};
 use crate::domain::error::{ApiError, ApiResult};
@@ -20,7 +22,7 @@ pub(crate) fn found<T>(record: Option<T>, noun: &str, id: &str) -> ApiResult<T> 
 
 /// `record` if it belongs to the caller's organization; else the same 404
 /// as for an id never issued.
-pub(crate) fn owned<T: Owned>(
+pub(crate) fn owned<T: OwnedRecord>(
     record: Option<T>,
     principal: &Principal,
     noun: &str,
@@ -30,15 +32,15 @@ pub(crate) fn owned<T: Owned>(
 }
 
 /// A record that belongs to one organization.
-pub(crate) trait Owned {
+pub(crate) trait OwnedRecord {
     fn organization(&self) -> &str;
 }
 
-/// Implements [`Owned`] for records that keep their organization's id in
+/// Implements [`OwnedRecord`] for records that keep their organization's id in
 /// an `organization` field.
 macro_rules! owned_by_field {
     ($($record:ty),* $(,)?) => {
-        $(impl Owned for $record {
+        $(impl OwnedRecord for $record {
             fn organization(&self) -> &str {
                 &self.organization
             }
@@ -47,12 +49,14 @@ macro_rules! owned_by_field {
 }
 
 owned_by_field!(
+    CollectionRecord,
     ConversionRecord,
     Delivery,
     EventRecord,
     OrderRecord,
     PaymentLink,
     PaymentPage,
+    PayoutRecord,
     QuoteRecord,
     Recipient,
     RequestLogEntry,
@@ -60,7 +64,7 @@ owned_by_field!(
 );
 
 /// A webhook endpoint is loaded with its health; the endpoint says whose it is.
-impl Owned for (Endpoint, Health) {
+impl OwnedRecord for (Endpoint, Health) {
     fn organization(&self) -> &str {
         &self.0.organization
     }
