@@ -31,7 +31,7 @@ pub(super) async fn list(
     let stack = state.stack(&stack)?;
     found(state.identity.organization(&id), "organization", &id)?;
     let data = stack.keys_of(&id).iter().map(|k| k.render()).collect();
-    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+    Ok(Json(ListPage::whole(data)))
 }
 
 /// Revoke an organization's API key

@@ -178,7 +178,7 @@ pub(super) fn render_organization(org: &Organization) -> admin::Organization {
 )]
 async fn organizations(State(state): State<Arc<AdminState>>) -> Json<ListPage<admin::Organization>> {
     let data = state.identity.organizations().iter().map(render_organization).collect();
-    Json(ListPage { data, has_more: false, next_cursor: None })
+    Json(ListPage::whole(data))
 }
 
 fn balances(stack: &Stack, organization: &str) -> ApiResult<Vec<Account>> {

@@ -77,7 +77,7 @@ pub(super) async fn list_members(
 ) -> ApiResult<Json<ListPage<sika_api::members::Member>>> {
     found(state.identity.organization(&id), "organization", &id)?;
     let data = state.identity.members_of(&id).iter().map(members::render_member).collect();
-    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+    Ok(Json(ListPage::whole(data)))
 }
 
 /// Issue a member a fresh invitation (account recovery)

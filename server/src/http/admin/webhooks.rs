@@ -75,7 +75,7 @@ pub(super) async fn endpoints(
             });
         }
     }
-    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+    Ok(Json(ListPage::whole(data)))
 }
 
 /// The last 100 delivery attempts to one endpoint, newest first
@@ -109,7 +109,7 @@ pub(super) async fn attempts(
     }
     rows.sort_by_key(|row| std::cmp::Reverse(row.0));
     let data = rows.into_iter().take(100).map(|(_, v)| v).collect();
-    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+    Ok(Json(ListPage::whole(data)))
 }
 
 /// The last 100 deliveries on a stack, newest first
@@ -134,7 +134,7 @@ pub(super) async fn deliveries(
         .take(100)
         .map(|d| Owned { organization_id: d.organization.clone(), item: d.render() })
         .collect();
-    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+    Ok(Json(ListPage::whole(data)))
 }
 
 /// Retry a delivery now, outside its schedule

@@ -122,7 +122,7 @@ async fn list(
         Some(page_id) => {
             let snapshot = stack.engine.read()?;
             if load_page(&snapshot, page_id)?.is_none_or(|p| p.organization != organization) {
-                return Ok(Json(ListPage { data: Vec::new(), has_more: false, next_cursor: None }));
+                return Ok(Json(ListPage::whole(Vec::new())));
             }
             (page_id.as_str(), PAGE_LINKS)
         }
