@@ -21,7 +21,7 @@ use crate::domain::views;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
 use crate::http::found::found;
-use crate::http::routes::movements;
+use crate::http::routes::movements::{self, created_or_replayed};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -54,15 +54,16 @@ async fn create(
     if let Ok(webhooks) = stack.webhooks() {
         webhooks.wake();
     }
-    if applied.replayed {
-        // A replay shows the collection as its GET does now.
-        let collection =
-            views::find_collection(&stack.engine.read()?, principal.organization(), &collection.id)?
-                .ok_or_else(ApiError::internal)?;
-        return Ok((StatusCode::OK, Json(CollectionEnvelope { collection })));
-    }
-    let collection = render::collection(&collection, &[]);
-    Ok((StatusCode::CREATED, Json(CollectionEnvelope { collection })))
+    let created = render::collection(&collection, &[]);
+    let (status, collection) = created_or_replayed(
+        &stack,
+        &principal,
+        applied.replayed,
+        &collection.id,
+        created,
+        views::find_collection,
+    )?;
+    Ok((status, Json(CollectionEnvelope { collection })))
 }
 
 /// One collection with its full timeline

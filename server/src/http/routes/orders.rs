@@ -21,7 +21,7 @@ use crate::domain::views;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
 use crate::http::found::found;
-use crate::http::routes::movements;
+use crate::http::routes::movements::{self, created_or_replayed};
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -50,13 +50,11 @@ async fn create(
     if let Ok(webhooks) = stack.webhooks() {
         webhooks.wake();
     }
-    if applied.replayed {
-        // The order may have moved on since: show it with its payout leg, as GET does.
-        let order = views::find_order(&stack.engine.read()?, principal.organization(), &order.id)?
-            .ok_or_else(ApiError::internal)?;
-        return Ok((StatusCode::OK, Json(OrderEnvelope { order })));
-    }
-    Ok((StatusCode::CREATED, Json(OrderEnvelope { order: render::order(&order, None, &[]) })))
+    // A replayed order shows its payout leg, as GET does.
+    let created = render::order(&order, None, &[]);
+    let (status, order) =
+        created_or_replayed(&stack, &principal, applied.replayed, &order.id, created, views::find_order)?;
+    Ok((status, Json(OrderEnvelope { order })))
 }
 
 /// One order with its merged timeline

@@ -24,7 +24,7 @@ use crate::domain::views;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
 use crate::http::found::found;
-use crate::http::routes::movements;
+use crate::http::routes::movements::{self, created_or_replayed};
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -69,13 +69,10 @@ async fn create(
     if payout.rail == crate::domain::rails::RAIL_FLUTTERWAVE {
         stack.rails.due_now(crate::domain::rails::Kind::Payout, &payout.id);
     }
-    if applied.replayed {
-        // A replay shows the payout as its GET does now.
-        let payout = views::find_payout(&stack.engine.read()?, principal.organization(), &payout.id)?
-            .ok_or_else(ApiError::internal)?;
-        return Ok((StatusCode::OK, Json(PayoutEnvelope { payout })));
-    }
-    Ok((StatusCode::CREATED, Json(PayoutEnvelope { payout: render::payout(&payout, &[]) })))
+    let created = render::payout(&payout, &[]);
+    let (status, payout) =
+        created_or_replayed(&stack, &principal, applied.replayed, &payout.id, created, views::find_payout)?;
+    Ok((status, Json(PayoutEnvelope { payout })))
 }
 
 /// One payout with its full timeline
