@@ -41,6 +41,15 @@ pub struct ListPage<T> {
     pub next_cursor: Option<String>,
 }
 
+impl<T> ListPage<T> {
+    /// A list answered in one page: nothing more to fetch and no cursor
+    /// (an organization's keys or accounts, a stack's last 100 deliveries;
+    /// each is bounded where it is built).
+    pub fn whole(data: Vec<T>) -> ListPage<T> {
+        ListPage { data, has_more: false, next_cursor: None }
+    }
+}
+
 /// An amount as a request sends it: a decimal string or a JSON number,
 /// kept as its exact text (serde_json's `arbitrary_precision`), so that the
 /// node, not a float parser, decides what it means.

@@ -8,6 +8,7 @@ pub(crate) mod auth;
 pub(crate) mod envelope;
 pub(crate) mod error;
 pub(crate) mod extract;
+pub(crate) mod found;
 #[cfg(test)]
 mod fuzz;
 pub(crate) mod health;

@@ -28,8 +28,9 @@ use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::pagination::{PageQuery, Paging, list_page};
 use crate::domain::render;
 use crate::domain::stack::Stack;
-use crate::domain::views::{self, AsOf};
+use crate::domain::views;
 use crate::http::extract::ApiQuery;
+use crate::http::found::{OwnedRecord, found};
 
 /// Items scanned per organization when searching.
 const SCAN_PER_ORGANIZATION_MAX: usize = 5_000;
@@ -102,12 +103,9 @@ pub(super) async fn payout(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<OwnedPayoutEnvelope>> {
-    let stack = state.stack(&stack)?;
-    let snapshot = stack.engine.read()?;
-    let payout =
-        snapshot.payout(&id)?.ok_or_else(|| ApiError::not_found(format!("payout '{id}' not found")))?;
-    let item = views::payout(&snapshot, &payout, AsOf::Now)?;
-    Ok(Json(OwnedPayoutEnvelope { payout: Owned { organization_id: payout.organization.clone(), item } }))
+    let snapshot = state.stack(&stack)?.engine.read()?;
+    let payout = owned_view(&snapshot, snapshot.payout(&id)?, "payout", &id, views::find_payout)?;
+    Ok(Json(OwnedPayoutEnvelope { payout }))
 }
 
 /// Search every organization's collections on a stack
@@ -139,15 +137,10 @@ pub(super) async fn collection(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<OwnedCollectionEnvelope>> {
-    let stack = state.stack(&stack)?;
-    let snapshot = stack.engine.read()?;
-    let collection = snapshot
-        .collection(&id)?
-        .ok_or_else(|| ApiError::not_found(format!("collection '{id}' not found")))?;
-    let item = views::collection(&snapshot, &collection, AsOf::Now)?;
-    Ok(Json(OwnedCollectionEnvelope {
-        collection: Owned { organization_id: collection.organization.clone(), item },
-    }))
+    let snapshot = state.stack(&stack)?.engine.read()?;
+    let collection =
+        owned_view(&snapshot, snapshot.collection(&id)?, "collection", &id, views::find_collection)?;
+    Ok(Json(OwnedCollectionEnvelope { collection }))
 }
 
 /// Search every organization's orders on a stack
@@ -168,10 +161,18 @@ pub(super) async fn orders(
     })?))
 }
 
-fn owned_order(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Json<OwnedOrderEnvelope>> {
-    let item =
-        crate::domain::views::find_order(snapshot, organization, id)?.ok_or_else(ApiError::internal)?;
-    Ok(Json(OwnedOrderEnvelope { order: Owned { organization_id: organization.to_string(), item } }))
+/// The payout, collection or order `id` of a stack, whoever owns it, as its
+/// owner's GET shows it now (`find` is that GET's finder), with the owner.
+fn owned_view<R: OwnedRecord, V>(
+    snapshot: &Snapshot,
+    record: Option<R>,
+    noun: &str,
+    id: &str,
+    find: fn(&Snapshot, &str, &str) -> ApiResult<Option<V>>,
+) -> ApiResult<Owned<V>> {
+    let organization = found(record, noun, id)?.organization().to_string();
+    let item = find(snapshot, &organization, id)?.ok_or_else(ApiError::internal)?;
+    Ok(Owned { organization_id: organization, item })
 }
 
 /// One order, with its payout
@@ -184,10 +185,9 @@ pub(super) async fn order(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<OwnedOrderEnvelope>> {
-    let stack = state.stack(&stack)?;
-    let snapshot = stack.engine.read()?;
-    let order = snapshot.order(&id)?.ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
-    owned_order(&snapshot, &order.organization, &id)
+    let snapshot = state.stack(&stack)?.engine.read()?;
+    let order = owned_view(&snapshot, snapshot.order(&id)?, "order", &id, views::find_order)?;
+    Ok(Json(OwnedOrderEnvelope { order }))
 }
 
 /// Every organization's disputes on one stack, each with its thread (the
@@ -282,11 +282,7 @@ pub(super) async fn order_funds(
 ) -> ApiResult<Json<OwnedOrderEnvelope>> {
     let request: OrderFunds = crate::http::extract::parse_json(&body)?;
     let stack = state.stack(&stack)?;
-    let order = stack
-        .engine
-        .read()?
-        .order(&id)?
-        .ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
+    let order = found(stack.engine.read()?.order(&id)?, "order", &id)?;
     let owner = state
         .identity
         .members_of(&order.organization)
@@ -305,5 +301,6 @@ pub(super) async fn order_funds(
         webhooks.wake();
     }
     let snapshot = stack.engine.read()?;
-    owned_order(&snapshot, &order.organization, &id)
+    let order = owned_view(&snapshot, snapshot.order(&id)?, "order", &id, views::find_order)?;
+    Ok(Json(OwnedOrderEnvelope { order }))
 }

@@ -12,6 +12,7 @@ use sika_api::{ErrorBody, ListPage};
 
 use super::AdminState;
 use crate::domain::error::{ApiError, ApiResult};
+use crate::http::found::found;
 
 /// An organization's API keys on a stack
 ///
@@ -28,12 +29,9 @@ pub(super) async fn list(
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<ListPage<ApiKey>>> {
     let stack = state.stack(&stack)?;
-    state
-        .identity
-        .organization(&id)
-        .ok_or_else(|| ApiError::not_found(format!("organization '{id}' not found")))?;
+    found(state.identity.organization(&id), "organization", &id)?;
     let data = stack.keys_of(&id).iter().map(|k| k.render()).collect();
-    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+    Ok(Json(ListPage::whole(data)))
 }
 
 /// Revoke an organization's API key

@@ -93,7 +93,7 @@ pub(super) async fn system_accounts(
     Path(stack): Path<String>,
 ) -> ApiResult<Json<ListPage<SystemAccount>>> {
     let data = system_ledger::system_accounts(state.stack(&stack)?)?;
-    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+    Ok(Json(ListPage::whole(data)))
 }
 
 /// One ledger account's journal entries, newest first

@@ -30,6 +30,7 @@ use crate::domain::identity::{Identity, Organization};
 use crate::domain::render::{self, timestamp};
 use crate::domain::stack::{Stack, StackKind};
 use crate::http::envelope::{EnvelopeState, envelope};
+use crate::http::found::found;
 use crate::http::openapi::tagged;
 use sika_engine::movements::Step;
 use sika_engine::{Command, Outcome};
@@ -177,7 +178,7 @@ pub(super) fn render_organization(org: &Organization) -> admin::Organization {
 )]
 async fn organizations(State(state): State<Arc<AdminState>>) -> Json<ListPage<admin::Organization>> {
     let data = state.identity.organizations().iter().map(render_organization).collect();
-    Json(ListPage { data, has_more: false, next_cursor: None })
+    Json(ListPage::whole(data))
 }
 
 fn balances(stack: &Stack, organization: &str) -> ApiResult<Vec<Account>> {
@@ -196,10 +197,7 @@ async fn organization(
     State(state): State<Arc<AdminState>>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<OrganizationEnvelope>> {
-    let org = state
-        .identity
-        .organization(&id)
-        .ok_or_else(|| ApiError::not_found(format!("organization '{id}' not found")))?;
+    let org = found(state.identity.organization(&id), "organization", &id)?;
     let mut organization = render_organization(&org);
     organization.balances =
         Some(Balances { live: balances(&state.live, &id)?, sandbox: balances(&state.sandbox, &id)? });
@@ -211,14 +209,11 @@ async fn set_suspended(
     id: &str,
     suspended: bool,
 ) -> ApiResult<Json<OrganizationEnvelope>> {
-    let org = state
-        .identity
-        .set_suspended(id, suspended)
-        .map_err(|e| {
-            tracing::error!(error = %e, "cannot update organization");
-            ApiError::internal()
-        })?
-        .ok_or_else(|| ApiError::not_found(format!("organization '{id}' not found")))?;
+    let org = state.identity.set_suspended(id, suspended).map_err(|e| {
+        tracing::error!(error = %e, "cannot update organization");
+        ApiError::internal()
+    })?;
+    let org = found(org, "organization", id)?;
     Ok(Json(OrganizationEnvelope { organization: render_organization(&org) }))
 }
 

@@ -17,8 +17,9 @@ use sika_api::{ErrorBody, ListPage};
 
 use super::audit::AuditTarget;
 use super::{AdminState, render_organization};
-use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::error::ApiResult;
 use crate::domain::members;
+use crate::http::found::found;
 
 /// Create an organization and invite its first owner
 ///
@@ -74,12 +75,9 @@ pub(super) async fn list_members(
     State(state): State<Arc<AdminState>>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<ListPage<sika_api::members::Member>>> {
-    state
-        .identity
-        .organization(&id)
-        .ok_or_else(|| ApiError::not_found(format!("organization '{id}' not found")))?;
+    found(state.identity.organization(&id), "organization", &id)?;
     let data = state.identity.members_of(&id).iter().map(members::render_member).collect();
-    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+    Ok(Json(ListPage::whole(data)))
 }
 
 /// Issue a member a fresh invitation (account recovery)

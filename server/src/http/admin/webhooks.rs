@@ -14,10 +14,11 @@ use sika_api::webhooks::{WebhookDelivery, WebhookDeliveryEnvelope, WebhookEndpoi
 use sika_api::{ErrorBody, ListPage};
 
 use super::AdminState;
-use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::error::ApiResult;
 use crate::domain::render::timestamp;
 use crate::domain::webhooks::{Delivery, DeliveryStatus, load_delivery, load_endpoint, render_endpoint};
 use crate::http::extract::ApiQuery;
+use crate::http::found::found;
 
 /// Recent deliveries looked at per organization.
 const RECENT_DELIVERIES_MAX: usize = 1_000;
@@ -74,7 +75,7 @@ pub(super) async fn endpoints(
             });
         }
     }
-    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+    Ok(Json(ListPage::whole(data)))
 }
 
 /// The last 100 delivery attempts to one endpoint, newest first
@@ -108,7 +109,7 @@ pub(super) async fn attempts(
     }
     rows.sort_by_key(|row| std::cmp::Reverse(row.0));
     let data = rows.into_iter().take(100).map(|(_, v)| v).collect();
-    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+    Ok(Json(ListPage::whole(data)))
 }
 
 /// The last 100 deliveries on a stack, newest first
@@ -133,7 +134,7 @@ pub(super) async fn deliveries(
         .take(100)
         .map(|d| Owned { organization_id: d.organization.clone(), item: d.render() })
         .collect();
-    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+    Ok(Json(ListPage::whole(data)))
 }
 
 /// Retry a delivery now, outside its schedule
@@ -149,8 +150,7 @@ pub(super) async fn retry(
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<WebhookDeliveryEnvelope>> {
     let stack = state.stack(&stack)?;
-    let delivery = load_delivery(&stack.engine.read()?, &id)?
-        .ok_or_else(|| ApiError::not_found(format!("delivery '{id}' not found")))?;
+    let delivery = found(load_delivery(&stack.engine.read()?, &id)?, "delivery", &id)?;
     let delivery = stack.webhooks()?.retry_now(&delivery.organization, &id).await?;
     Ok(Json(WebhookDeliveryEnvelope { delivery: delivery.render() }))
 }
@@ -167,8 +167,7 @@ pub(super) async fn enable(
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<WebhookEndpointEnvelope>> {
     let stack = state.stack(&stack)?;
-    let (endpoint, _) = load_endpoint(&stack.engine.read()?, &id)?
-        .ok_or_else(|| ApiError::not_found(format!("webhook endpoint '{id}' not found")))?;
+    let (endpoint, _) = found(load_endpoint(&stack.engine.read()?, &id)?, "webhook endpoint", &id)?;
     let health = stack.webhooks()?.set_enabled(&id, true).await?;
     Ok(Json(WebhookEndpointEnvelope { webhook_endpoint: render_endpoint(&endpoint, &health) }))
 }

@@ -36,5 +36,5 @@ async fn list(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResul
         .iter()
         .map(|a| render::account(a, stack.engine.mid_rate(&a.currency, "USD")))
         .collect::<ApiResult<_>>()?;
-    Ok(Json(ListPage { data, has_more: false, next_cursor: None }))
+    Ok(Json(ListPage::whole(data)))
 }

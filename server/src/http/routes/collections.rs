@@ -15,12 +15,13 @@ use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::instructions::{fingerprint, new_collection};
-use crate::domain::pagination::{Filter, page_of_views};
 use crate::domain::render;
 use crate::domain::stack::Stack;
 use crate::domain::views;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
+use crate::http::found::found;
+use crate::http::routes::movements::{self, created_or_replayed};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -53,15 +54,16 @@ async fn create(
     if let Ok(webhooks) = stack.webhooks() {
         webhooks.wake();
     }
-    if applied.replayed {
-        // A replay shows the collection as its GET does now.
-        let collection =
-            views::find_collection(&stack.engine.read()?, principal.organization(), &collection.id)?
-                .ok_or_else(ApiError::internal)?;
-        return Ok((StatusCode::OK, Json(CollectionEnvelope { collection })));
-    }
-    let collection = render::collection(&collection, &[]);
-    Ok((StatusCode::CREATED, Json(CollectionEnvelope { collection })))
+    let created = render::collection(&collection, &[]);
+    let (status, collection) = created_or_replayed(
+        &stack,
+        &principal,
+        applied.replayed,
+        &collection.id,
+        created,
+        views::find_collection,
+    )?;
+    Ok((status, Json(CollectionEnvelope { collection })))
 }
 
 /// One collection with its full timeline
@@ -74,8 +76,11 @@ async fn read(
     Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<CollectionEnvelope>> {
-    let collection = views::find_collection(&stack.engine.read()?, principal.organization(), &id)?
-        .ok_or_else(|| ApiError::not_found(format!("collection '{id}' not found")))?;
+    let collection = found(
+        views::find_collection(&stack.engine.read()?, principal.organization(), &id)?,
+        "collection",
+        &id,
+    )?;
     Ok(Json(CollectionEnvelope { collection }))
 }
 
@@ -89,11 +94,13 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Collection>>> {
-    let filter = Filter::new(filter, &["pending", "completed", "failed"])?;
-    let organization = principal.organization();
-    let page = page_of_views(&stack, organization, "collections", &query, |snapshot, id| {
-        Ok(views::find_collection(snapshot, organization, id)?
-            .filter(|v| filter.keeps(&v.status, &v.external_reference)))
-    })?;
-    Ok(Json(page))
+    movements::page(
+        &stack,
+        &principal,
+        "collections",
+        &["pending", "completed", "failed"],
+        query,
+        filter,
+        views::find_collection,
+    )
 }

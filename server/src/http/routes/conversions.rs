@@ -19,6 +19,7 @@ use crate::domain::render;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
+use crate::http::found::owned;
 use crate::http::routes::rates::currency_param;
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -84,12 +85,7 @@ async fn get_quote(
     Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<QuoteEnvelope>> {
-    let quote = stack
-        .engine
-        .read()?
-        .quote(&id)?
-        .filter(|q| q.organization == principal.organization())
-        .ok_or_else(|| ApiError::not_found(format!("quote '{id}' not found")))?;
+    let quote = owned(stack.engine.read()?.quote(&id)?, &principal, "quote", &id)?;
     Ok(Json(QuoteEnvelope { quote: render::quote(&quote, stack.now_ms()) }))
 }
 
@@ -140,12 +136,7 @@ async fn get_conversion(
     Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<ConversionEnvelope>> {
-    let conversion = stack
-        .engine
-        .read()?
-        .conversion(&id)?
-        .filter(|c| c.organization == principal.organization())
-        .ok_or_else(|| ApiError::not_found(format!("conversion '{id}' not found")))?;
+    let conversion = owned(stack.engine.read()?.conversion(&id)?, &principal, "conversion", &id)?;
     Ok(Json(ConversionEnvelope { conversion: render::conversion(&conversion) }))
 }
 

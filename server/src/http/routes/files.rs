@@ -19,6 +19,7 @@ use crate::domain::pagination::page_of_views;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
+use crate::http::found::found;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(upload, list)).routes(routes!(read)).routes(routes!(contents))
@@ -43,10 +44,6 @@ async fn upload(
     Ok((StatusCode::CREATED, Json(FileEnvelope { file: file.render() })))
 }
 
-fn not_found(id: &str) -> ApiError {
-    ApiError::not_found(format!("file '{id}' not found"))
-}
-
 /// One file's description
 #[utoipa::path(get, path = "/v1/files/{id}", operation_id = "getFile",
     params(Id<FileEnvelope>), security(("bearer" = ["disputes:read"])),
@@ -54,8 +51,7 @@ fn not_found(id: &str) -> ApiError {
         ReadRefusals<FileEnvelope>),
 )]
 async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<FileEnvelope>> {
-    let file = files::load_for(&stack.engine.read()?, principal.organization(), &id)?
-        .ok_or_else(|| not_found(&id))?;
+    let file = found(files::load_for(&stack.engine.read()?, principal.organization(), &id)?, "file", &id)?;
     Ok(Json(FileEnvelope { file: file.render() }))
 }
 
@@ -72,7 +68,7 @@ async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiRes
 )]
 async fn contents(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Response> {
     let snapshot = stack.engine.read()?;
-    let file = files::load_for(&snapshot, principal.organization(), &id)?.ok_or_else(|| not_found(&id))?;
+    let file = found(files::load_for(&snapshot, principal.organization(), &id)?, "file", &id)?;
     let bytes = files::contents(&snapshot, &id)?.ok_or_else(ApiError::internal)?;
     let content_type = HeaderValue::from_str(&file.content_type)
         .unwrap_or_else(|_| HeaderValue::from_static(files::DEFAULT_CONTENT_TYPE));

@@ -15,11 +15,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::domain::credentials::{new_key, require_owner_or_admin};
-use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::error::ApiResult;
 use crate::domain::pagination::page_of_items;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
+use crate::http::found::found;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(revoke))
@@ -79,11 +80,8 @@ async fn list(
 )]
 async fn revoke(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<ApiKeyEnvelope>> {
     require_owner_or_admin(principal.member())?;
-    let mut key = stack
-        .keys_of(principal.organization())
-        .into_iter()
-        .find(|k| k.id == id)
-        .ok_or_else(|| ApiError::not_found(format!("API key '{id}' not found")))?;
+    let key = stack.keys_of(principal.organization()).into_iter().find(|k| k.id == id);
+    let mut key = found(key, "API key", &id)?;
     if key.revoked_at.is_none() {
         key.revoked_at = Some(stack.now_ms());
         stack.save_key(key.clone()).await?;

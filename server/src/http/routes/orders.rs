@@ -15,12 +15,13 @@ use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::instructions::{fingerprint, new_order};
-use crate::domain::pagination::{Filter, page_of_views};
 use crate::domain::render;
 use crate::domain::stack::Stack;
 use crate::domain::views;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
+use crate::http::found::found;
+use crate::http::routes::movements::{self, created_or_replayed};
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -49,13 +50,11 @@ async fn create(
     if let Ok(webhooks) = stack.webhooks() {
         webhooks.wake();
     }
-    if applied.replayed {
-        // The order may have moved on since: show it with its payout leg, as GET does.
-        let order = views::find_order(&stack.engine.read()?, principal.organization(), &order.id)?
-            .ok_or_else(ApiError::internal)?;
-        return Ok((StatusCode::OK, Json(OrderEnvelope { order })));
-    }
-    Ok((StatusCode::CREATED, Json(OrderEnvelope { order: render::order(&order, None, &[]) })))
+    // A replayed order shows its payout leg, as GET does.
+    let created = render::order(&order, None, &[]);
+    let (status, order) =
+        created_or_replayed(&stack, &principal, applied.replayed, &order.id, created, views::find_order)?;
+    Ok((status, Json(OrderEnvelope { order })))
 }
 
 /// One order with its merged timeline
@@ -64,8 +63,8 @@ async fn create(
     responses((status = 200, description = "The order", body = OrderEnvelope), ReadRefusals<OrderEnvelope>),
 )]
 async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<OrderEnvelope>> {
-    let order = views::find_order(&stack.engine.read()?, principal.organization(), &id)?
-        .ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
+    let order =
+        found(views::find_order(&stack.engine.read()?, principal.organization(), &id)?, "order", &id)?;
     Ok(Json(OrderEnvelope { order }))
 }
 
@@ -78,22 +77,16 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Order>>> {
-    let filter = Filter::new(
-        filter,
-        &[
-            "awaiting_funds",
-            "awaiting_confirmations",
-            "funds_received",
-            "processing_payout",
-            "completed",
-            "failed",
-            "expired",
-        ],
-    )?;
-    let organization = principal.organization();
-    let page = page_of_views(&stack, organization, "orders", &query, |snapshot, id| {
-        Ok(views::find_order(snapshot, organization, id)?
-            .filter(|v| filter.keeps(&v.status, &v.external_reference)))
-    })?;
-    Ok(Json(page))
+    movements::page(&stack, &principal, "orders", STATUSES, query, filter, views::find_order)
 }
+
+/// Every status an order has, in the order it moves through them.
+const STATUSES: &[&str] = &[
+    "awaiting_funds",
+    "awaiting_confirmations",
+    "funds_received",
+    "processing_payout",
+    "completed",
+    "failed",
+    "expired",
+];

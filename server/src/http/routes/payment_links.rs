@@ -24,6 +24,7 @@ use crate::domain::render::wire_enum;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries};
+use crate::http::found::owned;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read)).routes(routes!(close))
@@ -61,9 +62,7 @@ async fn read(
     Path(id): Path<String>,
 ) -> ApiResult<Json<PaymentLinkEnvelope>> {
     let snapshot = stack.engine.read()?;
-    let link = load_link(&snapshot, &id)?
-        .filter(|l| l.organization == principal.organization())
-        .ok_or_else(|| ApiError::not_found(format!("payment link '{id}' not found")))?;
+    let link = owned(load_link(&snapshot, &id)?, &principal, "payment link", &id)?;
     // Its totals come from the link's tally; the spec lists every session
     // here (at most `checkout_attempts_per_link` of them).
     let state = link_state(&snapshot, &link, stack.now_ms())?;
@@ -123,7 +122,7 @@ async fn list(
         Some(page_id) => {
             let snapshot = stack.engine.read()?;
             if load_page(&snapshot, page_id)?.is_none_or(|p| p.organization != organization) {
-                return Ok(Json(ListPage { data: Vec::new(), has_more: false, next_cursor: None }));
+                return Ok(Json(ListPage::whole(Vec::new())));
             }
             (page_id.as_str(), PAGE_LINKS)
         }

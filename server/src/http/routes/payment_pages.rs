@@ -20,6 +20,7 @@ use crate::domain::render::wire_enum;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries};
+use crate::http::found::owned;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read)).routes(routes!(close))
@@ -57,9 +58,7 @@ async fn read(
     Path(id): Path<String>,
 ) -> ApiResult<Json<PaymentPageEnvelope>> {
     let snapshot = stack.engine.read()?;
-    let page = load_page(&snapshot, &id)?
-        .filter(|p| p.organization == principal.organization())
-        .ok_or_else(|| ApiError::not_found(format!("payment page '{id}' not found")))?;
+    let page = owned(load_page(&snapshot, &id)?, &principal, "payment page", &id)?;
     let payment_page = render_page(&stack, &snapshot, &page, stack.now_ms())?;
     Ok(Json(PaymentPageEnvelope { payment_page }))
 }

@@ -17,13 +17,14 @@ use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::instructions::{fingerprint, new_payout};
-use crate::domain::pagination::{Filter, page_of_views};
 use crate::domain::rails::lookup::{self, Lookup};
 use crate::domain::render;
 use crate::domain::stack::Stack;
 use crate::domain::views;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
+use crate::http::found::found;
+use crate::http::routes::movements::{self, created_or_replayed};
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -68,13 +69,10 @@ async fn create(
     if payout.rail == crate::domain::rails::RAIL_FLUTTERWAVE {
         stack.rails.due_now(crate::domain::rails::Kind::Payout, &payout.id);
     }
-    if applied.replayed {
-        // A replay shows the payout as its GET does now.
-        let payout = views::find_payout(&stack.engine.read()?, principal.organization(), &payout.id)?
-            .ok_or_else(ApiError::internal)?;
-        return Ok((StatusCode::OK, Json(PayoutEnvelope { payout })));
-    }
-    Ok((StatusCode::CREATED, Json(PayoutEnvelope { payout: render::payout(&payout, &[]) })))
+    let created = render::payout(&payout, &[]);
+    let (status, payout) =
+        created_or_replayed(&stack, &principal, applied.replayed, &payout.id, created, views::find_payout)?;
+    Ok((status, Json(PayoutEnvelope { payout })))
 }
 
 /// One payout with its full timeline
@@ -85,8 +83,7 @@ async fn create(
 )]
 async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<PayoutEnvelope>> {
     let snapshot = stack.engine.read()?;
-    let payout = views::find_payout(&snapshot, principal.organization(), &id)?
-        .ok_or_else(|| ApiError::not_found(format!("payout '{id}' not found")))?;
+    let payout = found(views::find_payout(&snapshot, principal.organization(), &id)?, "payout", &id)?;
     Ok(Json(PayoutEnvelope { payout }))
 }
 
@@ -99,11 +96,13 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Payout>>> {
-    let filter = Filter::new(filter, &["pending", "completed", "failed"])?;
-    let organization = principal.organization();
-    let page = page_of_views(&stack, organization, "payouts", &query, |snapshot, id| {
-        Ok(views::find_payout(snapshot, organization, id)?
-            .filter(|v| filter.keeps(&v.status, &v.external_reference)))
-    })?;
-    Ok(Json(page))
+    movements::page(
+        &stack,
+        &principal,
+        "payouts",
+        &["pending", "completed", "failed"],
+        query,
+        filter,
+        views::find_payout,
+    )
 }

@@ -20,6 +20,7 @@ use crate::domain::recipients::{self, BULK_ITEMS_MAX};
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery, from_value};
+use crate::http::found::owned;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(bulk)).routes(routes!(read))
@@ -90,9 +91,7 @@ fn build_item(item: Value, index: usize, organization: &str, now: i64) -> ApiRes
         ReadRefusals<RecipientEnvelope>),
 )]
 async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<RecipientEnvelope>> {
-    let recipient = recipients::load(&stack.engine.read()?, &id)?
-        .filter(|r| r.organization == principal.organization())
-        .ok_or_else(|| ApiError::not_found(format!("recipient '{id}' not found")))?;
+    let recipient = owned(recipients::load(&stack.engine.read()?, &id)?, &principal, "recipient", &id)?;
     Ok(Json(RecipientEnvelope { recipient: recipient.render() }))
 }
 

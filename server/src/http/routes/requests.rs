@@ -10,9 +10,10 @@ use sika_api::{ErrorBody, Id, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::error::ApiResult;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
+use crate::http::found::owned;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(find))
@@ -34,10 +35,6 @@ async fn find(
     Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<LoggedRequestEnvelope>> {
-    let entry = stack
-        .request_log
-        .find(&id)
-        .filter(|e| e.organization == principal.organization())
-        .ok_or_else(|| ApiError::not_found(format!("request '{id}' not found")))?;
+    let entry = owned(stack.request_log.find(&id), &principal, "request", &id)?;
     Ok(Json(LoggedRequestEnvelope { request: crate::domain::render::logged_request(&entry) }))
 }

@@ -26,6 +26,7 @@ use crate::domain::simulator::{self, sandbox_only};
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
+use crate::http::found::owned;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
@@ -102,9 +103,12 @@ async fn virtual_account_deposit(
     ApiJson(body): ApiJson<SimulateVirtualAccountDeposit>,
 ) -> ApiResult<(StatusCode, Json<DepositEnvelope>)> {
     sandbox_only(&stack)?;
-    let account = crate::domain::virtual_accounts::load(&stack.engine.read()?, &id)?
-        .filter(|a| a.organization == principal.organization())
-        .ok_or_else(|| ApiError::not_found(format!("virtual account '{id}' not found")))?;
+    let account = owned(
+        crate::domain::virtual_accounts::load(&stack.engine.read()?, &id)?,
+        &principal,
+        "virtual account",
+        &id,
+    )?;
     let currency = Currency::find(&account.currency).map_err(|_| ApiError::internal())?;
     let (status, deposit) =
         credit(&stack, principal.organization(), currency, &body.amount, body.external_reference).await?;
@@ -159,12 +163,7 @@ async fn order_funds(
     ApiJson(body): ApiJson<SimulateOrderFunds>,
 ) -> ApiResult<Json<OrderEnvelope>> {
     sandbox_only(&stack)?;
-    let order = stack
-        .engine
-        .read()?
-        .order(&id)?
-        .filter(|o| o.organization == principal.organization())
-        .ok_or_else(|| ApiError::not_found(format!("order '{id}' not found")))?;
+    let order = owned(stack.engine.read()?.order(&id)?, &principal, "order", &id)?;
     let currency = Currency::find(&order.from_currency).map_err(|_| ApiError::internal())?;
     let amount = currency.parse(body.amount.as_str(), false).map_err(|e| money_error("amount", e))?;
     let confirmations = body.confirmations.unwrap_or(order.required_confirmations);

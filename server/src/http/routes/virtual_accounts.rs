@@ -11,12 +11,13 @@ use sika_api::{ErrorBody, FieldRefusals, Id, ListPage, ListQuery, PageRefusals, 
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::error::ApiResult;
 use crate::domain::pagination::page_of_views;
 use crate::domain::stack::Stack;
 use crate::domain::virtual_accounts;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
+use crate::http::found::owned;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -54,9 +55,8 @@ async fn read(
     Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<VirtualAccountEnvelope>> {
-    let account = virtual_accounts::load(&stack.engine.read()?, &id)?
-        .filter(|a| a.organization == principal.organization())
-        .ok_or_else(|| ApiError::not_found(format!("virtual account '{id}' not found")))?;
+    let account =
+        owned(virtual_accounts::load(&stack.engine.read()?, &id)?, &principal, "virtual account", &id)?;
     Ok(Json(VirtualAccountEnvelope { virtual_account: account.render() }))
 }
 

@@ -29,6 +29,7 @@ use crate::domain::webhooks::{
 };
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, ApiQuery};
+use crate::http::found::owned;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
@@ -80,9 +81,7 @@ async fn create(
 }
 
 fn own_endpoint(stack: &Stack, principal: &Principal, id: &str) -> ApiResult<(Endpoint, webhooks::Health)> {
-    load_endpoint(&stack.engine.read()?, id)?
-        .filter(|(e, _)| e.organization == principal.organization())
-        .ok_or_else(|| ApiError::not_found(format!("webhook endpoint '{id}' not found")))
+    owned(load_endpoint(&stack.engine.read()?, id)?, principal, "webhook endpoint", id)
 }
 
 /// One webhook endpoint
@@ -254,12 +253,7 @@ async fn get_event(
     Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<WebhookEventEnvelope>> {
-    let event = stack
-        .engine
-        .read()?
-        .event(&id)?
-        .filter(|e| e.organization == principal.organization())
-        .ok_or_else(|| ApiError::not_found(format!("event '{id}' not found")))?;
+    let event = owned(stack.engine.read()?.event(&id)?, &principal, "event", &id)?;
     Ok(Json(WebhookEventEnvelope { event: webhooks::event_body(&stack, &event)? }))
 }
 
@@ -334,9 +328,7 @@ async fn get_delivery(
     Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<WebhookDeliveryEnvelope>> {
-    let delivery = load_delivery(&stack.engine.read()?, &id)?
-        .filter(|d| d.organization == principal.organization())
-        .ok_or_else(|| ApiError::not_found(format!("delivery '{id}' not found")))?;
+    let delivery = owned(load_delivery(&stack.engine.read()?, &id)?, &principal, "delivery", &id)?;
     Ok(Json(WebhookDeliveryEnvelope { delivery: delivery.render() }))
 }
 
