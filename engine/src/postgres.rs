@@ -486,25 +486,20 @@ pub fn lease_holder(url: &str, stack: &str) -> Result<Option<LeaseHeld>, EngineE
 }
 
 /// A stack's records as the database holds them now, copied into an
-/// in-memory store for `sika verify`: one consistent read (a single
-/// statement), reading only, so it runs beside a live writer. `None` when
-/// the database holds no such stack. Refuses a stack another format wrote.
+/// in-memory store for `sika verify` by `restore` (one statement, so one
+/// consistent read), reading only, so it runs beside a live writer. `None`
+/// when the database holds no such stack. Refuses a stack another format
+/// wrote.
 pub fn stack_snapshot(url: &str, stack: &str) -> Result<Option<redb::Database>, EngineError> {
     off_runtime(|| {
         let mut client = connect(url)?;
-        let mut txn = client
-            .build_transaction()
-            .isolation_level(postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(storage("cannot read the stack"))?;
-        let tables = txn
+        let tables = client
             .query_one("SELECT to_regclass('sika_stacks') IS NOT NULL", &[])
             .map_err(storage("cannot read the schema"))?;
         if !tables.get::<_, bool>(0) {
             return Ok(None);
         }
-        let Some(row) = txn
+        let Some(row) = client
             .query_opt("SELECT format FROM sika_stacks WHERE stack = $1", &[&stack])
             .map_err(storage("cannot read the stack's row"))?
         else {
@@ -516,19 +511,11 @@ pub fn stack_snapshot(url: &str, stack: &str) -> Result<Option<redb::Database>, 
                 "stack '{stack}' in Postgres was written by Sika storage format version {stored}, but this binary reads version {FORMAT_VERSION}"
             )));
         }
-        let rows = txn
-            .query("SELECT key, value FROM sika_records WHERE stack = $1 AND value IS NOT NULL", &[&stack])
-            .map_err(storage("cannot read the stack's records"))?;
         let db = redb::Database::builder().create_with_backend(redb::backends::InMemoryBackend::new())?;
-        let write = db.begin_write()?;
-        {
-            let mut table = write.open_table(RECORDS)?;
-            for row in &rows {
-                table.insert(row.get::<_, &[u8]>(0), row.get::<_, &[u8]>(1))?;
-            }
-        }
-        write.commit()?;
-        txn.commit().map_err(storage("cannot read the stack"))?;
+        let txn = db.begin_write()?;
+        txn.open_table(RECORDS)?;
+        txn.commit()?;
+        restore(&db, &mut client, stack)?;
         Ok(Some(db))
     })
 }

@@ -324,7 +324,7 @@ pub struct Destination {
     pub tag: Option<String>,
     pub recipient_id: Option<String>,
     /// The destination bank's code, one of the bank method's `bankCode`
-    /// options; last, since format 4 (`format::destinations_hold_bank_codes`).
+    /// options; last, since format 5 (`format::destinations_hold_bank_codes`).
     pub bank_code: Option<String>,
 }
 

@@ -7,7 +7,7 @@
 //! writer's request log, every payout's webhook delivered, and books that
 //! pass `sika verify --store`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -55,7 +55,8 @@ async fn a_standby_takes_over_from_a_killed_writer_with_every_acknowledged_opera
     refused.expect_error(503, "unavailable");
 
     // Payouts and deposits pour into the writer; it is killed part-way.
-    let (acked, deposits, workers) = pour_in(&api, &writer, &key);
+    let (acked, workers) = pay_out_until_refused(&api, &writer, &key);
+    let depositors = Depositors::start_in(&api, &writer, &key, "USD");
     eventually("payouts acknowledged", Duration::from_secs(20), || async {
         (acked.payouts.lock().unwrap().len() >= 30).then_some(())
     })
@@ -65,6 +66,9 @@ async fn a_standby_takes_over_from_a_killed_writer_with_every_acknowledged_opera
     for worker in workers {
         let _ = worker.await;
     }
+    let deposits = depositors.deposits();
+    let (_, refused) = depositors.stop().await;
+    assert!(refused, "the deposits stop when the writer is killed");
 
     // The standby takes over within the lease (and its polling), then
     // serves every acknowledged payout once.
@@ -75,7 +79,6 @@ async fn a_standby_takes_over_from_a_killed_writer_with_every_acknowledged_opera
     let took = killed.elapsed();
     assert!(took < Duration::from_secs(6), "took over {took:?} after the kill, lease {LEASE}");
     check_exactly_once(&api, &standby, &key, &acked).await;
-    let deposits = deposits.lock().unwrap().clone();
     check_deposits_once(&api, &standby, &key, &deposits).await;
     // Webhooks resume without loss: every acknowledged payout's outcome is
     // delivered, by the writer before the kill or by the standby after.
@@ -101,28 +104,21 @@ async fn a_standby_takes_over_from_a_killed_writer_with_every_acknowledged_opera
     standby.stop();
 }
 
-type Deposits = Arc<Mutex<Vec<(String, String)>>>;
-
-/// Starts three payout workers and `DEPOSITORS` deposit workers on the
-/// writer, each going until a request is not acknowledged.
-fn pour_in(
+/// Starts three payout workers on the writer, each going until a payout
+/// is not acknowledged.
+fn pay_out_until_refused(
     api: &Api,
     writer: &Node,
     key: &str,
-) -> (Arc<Acknowledged>, Deposits, Vec<tokio::task::JoinHandle<()>>) {
+) -> (Arc<Acknowledged>, Vec<tokio::task::JoinHandle<()>>) {
     let acked = Arc::new(Acknowledged::default());
-    let deposits = Deposits::default();
-    let mut workers = Vec::new();
-    for worker in 0..3 {
-        let (url, prefix) = (writer.sandbox_url("/v1/payouts"), format!("pg-po-{worker}"));
-        workers.push(tokio::spawn(pay_out(api.clone(), url, key.to_string(), prefix, acked.clone())));
-    }
-    for worker in 0..DEPOSITORS {
-        let (url, prefix) = (writer.sandbox_url("/v1/simulations/deposits"), format!("pg-dep-{worker}"));
-        let (api, key, deposits) = (api.clone(), key.to_string(), deposits.clone());
-        workers.push(tokio::spawn(deposit_until_refused(api, url, key, prefix, deposits)));
-    }
-    (acked, deposits, workers)
+    let workers = (0..3)
+        .map(|worker| {
+            let (url, prefix) = (writer.sandbox_url("/v1/payouts"), format!("pg-po-{worker}"));
+            tokio::spawn(pay_out(api.clone(), url, key.to_string(), prefix, acked.clone()))
+        })
+        .collect();
+    (acked, workers)
 }
 
 /// What the standby knows from the database rather than its own (empty)
@@ -146,42 +142,26 @@ async fn check_the_database_is_shared(api: &Api, writer: &Node, standby: &Node, 
     backup.expect_refusal(409, "invalid_state", "pg_dump");
 }
 
-/// Deposit workers in the failover test, and what each deposits (USD,
-/// which the payouts do not touch).
-const DEPOSITORS: usize = 2;
-const DEPOSIT: &str = "1.00";
-
-/// Simulated deposits with references `{prefix}-{n}` until one is not
-/// acknowledged; records (reference, id) of each answered 201.
-async fn deposit_until_refused(api: Api, url: String, key: String, prefix: String, acked: Deposits) {
-    for n in 0.. {
-        let reference = format!("{prefix}-{n}");
-        let body =
-            serde_json::json!({ "currency": "USD", "amount": DEPOSIT, "externalReference": reference });
-        let Ok(r) = api.client.post(&url).bearer_auth(&key).json(&body).send().await else { return };
-        if r.status() != 201 {
-            return;
-        }
-        let Ok(v) = r.json::<Value>().await else { return };
-        acked.lock().unwrap().push((reference, v["deposit"]["id"].as_str().unwrap().to_string()));
-    }
-}
-
-/// Every acknowledged deposit is there exactly once: sent again it is a
-/// replay of the same deposit (200, same id), and the USD balance holds
-/// each acknowledged one, plus at most one unanswered in flight per worker.
+/// Every acknowledged deposit (USD, which the payouts do not touch) is
+/// there exactly once: sent again it is a replay of the same deposit (200,
+/// same id), and the USD balance holds each acknowledged one, plus at most
+/// one unanswered in flight per depositor.
 async fn check_deposits_once(api: &Api, node: &Node, key: &str, acked: &[(String, String)]) {
     assert!(!acked.is_empty(), "no deposit was acknowledged before the kill");
     for (reference, id) in acked {
-        let body =
-            serde_json::json!({ "currency": "USD", "amount": DEPOSIT, "externalReference": reference });
-        let again = api.post(&node.sandbox_url("/v1/simulations/deposits"), key, body).await;
+        let again = api
+            .post(&node.sandbox_url("/v1/simulations/deposits"), key, deposit_body("USD", reference))
+            .await;
         again.expect(200);
         assert_eq!(again.body["deposit"]["id"], id.as_str(), "deposit {reference} after the takeover");
     }
     let held: f64 = balance(api, &node.sandbox, key, "USD").await.parse().unwrap();
-    let (least, most) = (acked.len() as f64, (acked.len() + DEPOSITORS) as f64);
-    assert!((least..=most).contains(&held), "USD {held}: {} deposits of 1.00 acknowledged", acked.len());
+    let (least, most) = (acked.len() as f64, (acked.len() + DEPOSITOR_TASKS) as f64);
+    assert!(
+        (least..=most).contains(&held),
+        "USD {held}: {} deposits of {DEPOSITED} acknowledged",
+        acked.len()
+    );
 }
 
 /// Sends `signal` to a node's process.

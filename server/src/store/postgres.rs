@@ -253,44 +253,45 @@ fn count_by_organization(
         .collect())
 }
 
-/// One stack's request log in `sika_requests`: the node's log writer
-/// appends batches here, and any node on the database finds entries.
+/// One stack's request log in `sika_requests`, on a connection of its own:
+/// the node's log writer appends batches through one, and readers find
+/// entries through another, so a lookup never waits behind a batch.
 pub(crate) struct PgRequests {
     connection: PgConnection,
     stack: String,
-    /// How many entries each organization has in the table, as the log
-    /// writer last counted them (`None`: count again), so trimming by count
-    /// runs only for an organization over its retention, not on every
-    /// batch (finding the newest N is a scan of N index entries).
-    counts: Mutex<Option<HashMap<String, u64>>>,
 }
+
+/// How many entries each organization has in a stack's request log, as
+/// the log writer last counted them (`None`: count again), so trimming by
+/// count runs only for an organization over its retention, not on every
+/// batch (finding the newest N is a scan of N index entries).
+pub(crate) type Counts = Option<HashMap<String, u64>>;
 
 const REQUEST_COLUMNS: &str = "id, organization, api_key_id, method, path, status, duration_us, request_body, response_body, created_at";
 
 impl PgRequests {
     pub(crate) fn open(url: &str, stack: &str) -> Result<PgRequests, String> {
-        let requests = PgRequests {
-            connection: PgConnection::new(url),
-            stack: stack.to_string(),
-            counts: Mutex::default(),
-        };
+        let requests = PgRequests { connection: PgConnection::new(url), stack: stack.to_string() };
         requests.connection.with(|_| Ok(()))?;
         Ok(requests)
     }
 
     /// Writes a batch in one transaction and trims the log to its
-    /// retention (`trim`).
-    pub(crate) fn write(&self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), String> {
+    /// retention (`trim`), keeping `counts` up to date; a failed write
+    /// leaves them unknown until the next one.
+    pub(crate) fn write(
+        &self,
+        batch: &[RequestLogEntry],
+        retention: Retention,
+        counts: &mut Counts,
+    ) -> Result<(), String> {
         let stack = self.stack.as_str();
-        let mut counts_slot = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        // A failed write leaves the counts unknown until the next one.
-        let counts = counts_slot.take();
-        let counts_slot = &mut *counts_slot;
-        self.connection.with(move |client| {
+        let known = counts.take();
+        let written = self.connection.with(move |client| {
             let mut txn = client.transaction().map_err(failed("cannot write the request log"))?;
             insert_entries(&mut txn, stack, batch)?;
             // Counted once (this batch included), then kept up to date.
-            let mut counts = match counts {
+            let mut counts = match known {
                 Some(mut counts) => {
                     for entry in batch {
                         let count = counts.entry(entry.organization.clone()).or_default();
@@ -302,9 +303,10 @@ impl PgRequests {
             };
             trim(&mut txn, stack, &mut counts, retention)?;
             txn.commit().map_err(failed("cannot write the request log"))?;
-            *counts_slot = Some(counts);
-            Ok(())
-        })
+            Ok(counts)
+        })?;
+        *counts = Some(written);
+        Ok(())
     }
 
     /// The entry with this request id, if the log keeps it.

@@ -16,7 +16,7 @@ use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinitio
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::store::postgres::PgRequests;
+use crate::store::postgres::{Counts, PgRequests};
 
 const ENTRIES: TableDefinition<&str, &[u8]> = TableDefinition::new("requests");
 const ORDER: TableDefinition<u64, &str> = TableDefinition::new("order");
@@ -98,7 +98,7 @@ pub(crate) struct RequestLog {
 /// or the `sika_requests` table of the node's PostgreSQL database.
 enum Store {
     File(Slot),
-    Postgres(Arc<PgRequests>),
+    Postgres(Box<PgRequests>),
 }
 
 /// The open database; `None` while the writer reopens it after a failed
@@ -134,8 +134,8 @@ impl RequestLog {
 
     /// The log of stack `stack` in the PostgreSQL database at `url`.
     pub(crate) fn open_postgres(url: &str, stack: &str, retention: Retention) -> Result<RequestLog, String> {
-        let requests = Arc::new(PgRequests::open(url, stack)?);
-        RequestLog::start(Store::Postgres(requests.clone()), Box::new(requests), retention)
+        let sink = PgSink { requests: PgRequests::open(url, stack)?, counts: None };
+        RequestLog::start(Store::Postgres(Box::new(PgRequests::open(url, stack)?)), Box::new(sink), retention)
     }
 
     fn start(store: Store, sink: Box<dyn Sink>, retention: Retention) -> Result<RequestLog, String> {
@@ -204,10 +204,16 @@ trait Sink: Send {
     fn finish(&mut self) {}
 }
 
-/// Each batch is one PostgreSQL transaction: durable when it commits.
-impl Sink for Arc<PgRequests> {
+/// The stack's rows in PostgreSQL, on the writer's own connection: each
+/// batch is one transaction, durable when it commits.
+struct PgSink {
+    requests: PgRequests,
+    counts: Counts,
+}
+
+impl Sink for PgSink {
     fn write(&mut self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), String> {
-        PgRequests::write(self, batch, retention)
+        self.requests.write(batch, retention, &mut self.counts)
     }
 }
 

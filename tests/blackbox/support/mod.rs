@@ -789,23 +789,7 @@ impl Node {
     /// report. The node may be running.
     #[track_caller]
     pub fn verify(&self) -> String {
-        let mut verify = Command::new(env!("CARGO_BIN_EXE_sika"));
-        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("SIKA_")) {
-            verify.env_remove(k);
-        }
-        verify.arg("verify").arg("--data-dir").arg(self.data_dir());
-        if let Some(store) = &self.store {
-            verify.arg("--store").arg(store);
-        }
-        let out = verify.output().expect("run sika verify");
-        let report = String::from_utf8_lossy(&out.stdout).to_string();
-        assert!(
-            out.status.success(),
-            "sika verify exited with {}:\n{report}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        report
+        verify_books(&self.data_dir(), self.store.as_deref())
     }
 }
 
@@ -1206,56 +1190,101 @@ pub fn timeline(resource: &Value) -> Vec<(String, String, i64)> {
 
 /// Runs `sika verify --data-dir DIR`, asserts it passes, and returns its report.
 pub fn verify_dir(dir: &std::path::Path) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sika"))
-        .args(["verify", "--data-dir"])
-        .arg(dir)
-        .env_remove("SIKA_DATA_DIR")
-        .output()
-        .unwrap();
+    verify_books(dir, None)
+}
+
+/// Runs `sika verify` on the files in `dir`, or with `store` on that
+/// database (`--store`), with no other `SIKA_*` setting; asserts it passes
+/// and returns its report.
+#[track_caller]
+fn verify_books(dir: &std::path::Path, store: Option<&str>) -> String {
+    let mut verify = Command::new(env!("CARGO_BIN_EXE_sika"));
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("SIKA_")) {
+        verify.env_remove(k);
+    }
+    verify.arg("verify").arg("--data-dir").arg(dir);
+    if let Some(store) = store {
+        verify.arg("--store").arg(store);
+    }
+    let out = verify.output().expect("run sika verify");
     let report = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(
         out.status.success(),
-        "verify of {}: {report}{}",
+        "sika verify of {} exited with {}:\n{report}\n{}",
         dir.display(),
+        out.status,
         String::from_utf8_lossy(&out.stderr)
     );
     report
 }
 
-/// Four tasks that deposit GHS 1.00 on a node's sandbox, one after another
-/// each, until stopped or until a deposit is not acknowledged (the node
-/// was killed): writes pouring in while something else happens.
+/// Four tasks that deposit 1.00 (GHS unless named) on a node's sandbox,
+/// one after another each, until stopped or until a deposit is not
+/// acknowledged (the node was killed): writes pouring in while something
+/// else happens. Each deposit has an `externalReference` of its own, so a
+/// test can send it again and find it exactly once.
 pub struct Depositors {
     acknowledged: Arc<std::sync::atomic::AtomicU64>,
+    /// (externalReference, id) of each deposit answered 201.
+    deposits: Arc<Mutex<Vec<(String, String)>>>,
     running: Arc<std::sync::atomic::AtomicBool>,
     /// Each task answers whether a deposit went unacknowledged.
     tasks: Vec<tokio::task::JoinHandle<bool>>,
 }
 
+/// How many tasks `Depositors` runs, and what each deposit is.
+pub const DEPOSITOR_TASKS: usize = 4;
+pub const DEPOSITED: &str = "1.00";
+
+/// A simulated deposit's body.
+pub fn deposit_body(currency: &str, reference: &str) -> Value {
+    json!({ "currency": currency, "amount": DEPOSITED, "externalReference": reference })
+}
+
 impl Depositors {
     pub fn start(api: &Api, node: &Node, key: &str) -> Depositors {
+        Depositors::start_in(api, node, key, "GHS")
+    }
+
+    pub fn start_in(api: &Api, node: &Node, key: &str, currency: &str) -> Depositors {
         let acknowledged = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let deposits = Arc::new(Mutex::new(Vec::new()));
         let running = Arc::new(std::sync::atomic::AtomicBool::new(true));
         let url = node.sandbox_url("/v1/simulations/deposits");
-        let tasks = (0..4)
-            .map(|_| {
-                let (api, key, url) = (api.clone(), key.to_string(), url.clone());
-                let (acknowledged, running) = (acknowledged.clone(), running.clone());
+        let run = format!("dep-{:x}", rand::random::<u32>());
+        let tasks = (0..DEPOSITOR_TASKS)
+            .map(|task| {
+                let (api, key, url, currency) =
+                    (api.clone(), key.to_string(), url.clone(), currency.to_string());
+                let (acknowledged, deposits, running) =
+                    (acknowledged.clone(), deposits.clone(), running.clone());
+                let prefix = format!("{run}-{task}");
                 tokio::spawn(async move {
-                    while running.load(std::sync::atomic::Ordering::SeqCst) {
-                        let body = json!({ "currency": "GHS", "amount": "1.00" });
-                        match api.client.post(&url).bearer_auth(&key).json(&body).send().await {
-                            Ok(r) if r.status() == 201 => {
-                                acknowledged.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                            }
-                            _ => return true,
+                    for n in 0.. {
+                        if !running.load(std::sync::atomic::Ordering::SeqCst) {
+                            break;
                         }
+                        let reference = format!("{prefix}-{n}");
+                        let body = deposit_body(&currency, &reference);
+                        let answer = match api.client.post(&url).bearer_auth(&key).json(&body).send().await {
+                            Ok(r) if r.status() == 201 => r.json::<Value>().await.ok(),
+                            _ => None,
+                        };
+                        let Some(answer) = answer else { return true };
+                        let id = answer["deposit"]["id"].as_str().unwrap_or_default().to_string();
+                        deposits.lock().unwrap().push((reference, id));
+                        acknowledged.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     }
                     false
                 })
             })
             .collect();
-        Depositors { acknowledged, running, tasks }
+        Depositors { acknowledged, deposits, running, tasks }
+    }
+
+    /// (externalReference, id) of each deposit acknowledged so far.
+    pub fn deposits(&self) -> Vec<(String, String)> {
+        self.deposits.lock().unwrap().clone()
     }
 
     /// Deposits acknowledged so far.
