@@ -701,10 +701,16 @@ async fn accounts(ctx: &Ctx) {
         (tally, conn)
     })
     .await;
-    let rate = summarize(name, "requests", &result);
-    let p99 = pct_of(&result.tally.latencies, 0.99);
-    verdict(name, "throughput", rate >= 15_000.0, "≥15,000 req/s");
-    verdict(name, "p99", p99 <= 10_000, "p99 ≤10 ms");
+    judge(name, "requests", &result, (15_000.0, "≥15,000 req/s"), (10_000, "p99 ≤10 ms"));
+}
+
+/// Summarizes a run of `what` and says whether it met its throughput
+/// target (per second) and its p99 target (microseconds), each with the
+/// target's wording.
+fn judge(name: &str, what: &str, result: &RunResult, rate: (f64, &str), p99: (u32, &str)) {
+    let measured = summarize(name, what, result);
+    verdict(name, "throughput", measured >= rate.0, rate.1);
+    verdict(name, "p99", pct_of(&result.tally.latencies, 0.99) <= p99.0, p99.1);
 }
 
 fn pct_of(latencies: &[u32], p: f64) -> u32 {
@@ -799,10 +805,7 @@ async fn payouts(ctx: &Ctx) {
         (tally, conn)
     })
     .await;
-    let rate = summarize(name, "payouts", &result);
-    let p99 = pct_of(&result.tally.latencies, 0.99);
-    verdict(name, "throughput", rate >= 5_000.0, "≥5,000 payouts/s");
-    verdict(name, "p99", p99 <= 25_000, "p99 ≤25 ms");
+    judge(name, "payouts", &result, (5_000.0, "≥5,000 payouts/s"), (25_000, "p99 ≤25 ms"));
     let created_201 = result.tally.count("POST /v1/payouts", 201);
     let counting = Instant::now();
     let listed = setup.list_all("/v1/payouts").await;

@@ -4,14 +4,18 @@ use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
 use serde::{Deserialize, Serialize};
+use strum::{IntoStaticStr, VariantArray};
 use utoipa::openapi::response::{Response, ResponseBuilder};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr};
 use utoipa::{IntoResponses, ToSchema};
 
 /// A failure's stable, machine-readable code. Clients branch on this, never
 /// on `message`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema, IntoStaticStr, VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 #[non_exhaustive]
 pub enum ErrorCode {
     /// A field is missing or invalid; `details.field` names it.
@@ -58,29 +62,7 @@ pub enum ErrorCode {
 impl ErrorCode {
     /// The code as it is written on the wire.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::ValidationError => "validation_error",
-            ErrorCode::BadRequest => "bad_request",
-            ErrorCode::Unauthorized => "unauthorized",
-            ErrorCode::Forbidden => "forbidden",
-            ErrorCode::NotFound => "not_found",
-            ErrorCode::MethodNotAllowed => "method_not_allowed",
-            ErrorCode::Conflict => "conflict",
-            ErrorCode::Duplicate => "duplicate",
-            ErrorCode::InvalidState => "invalid_state",
-            ErrorCode::InsufficientFunds => "insufficient_funds",
-            ErrorCode::SpendCapExceeded => "spend_cap_exceeded",
-            ErrorCode::RepresentativeRequired => "representative_required",
-            ErrorCode::OrganizationSuspended => "organization_suspended",
-            ErrorCode::MethodUnavailable => "method_unavailable",
-            ErrorCode::RatesUnavailable => "rates_unavailable",
-            ErrorCode::PayloadTooLarge => "payload_too_large",
-            ErrorCode::UnsupportedMediaType => "unsupported_media_type",
-            ErrorCode::RateLimited => "rate_limited",
-            ErrorCode::InternalError => "internal_error",
-            ErrorCode::Unavailable => "unavailable",
-            ErrorCode::StorageUnavailable => "storage_unavailable",
-        }
+        self.into()
     }
 }
 
@@ -315,30 +297,7 @@ mod tests {
 
     #[test]
     fn every_code_is_written_and_read_as_serde_does() {
-        use ErrorCode::*;
-        for code in [
-            ValidationError,
-            BadRequest,
-            Unauthorized,
-            Forbidden,
-            NotFound,
-            MethodNotAllowed,
-            Conflict,
-            Duplicate,
-            InvalidState,
-            InsufficientFunds,
-            SpendCapExceeded,
-            RepresentativeRequired,
-            OrganizationSuspended,
-            MethodUnavailable,
-            RatesUnavailable,
-            PayloadTooLarge,
-            UnsupportedMediaType,
-            RateLimited,
-            InternalError,
-            Unavailable,
-            StorageUnavailable,
-        ] {
+        for &code in ErrorCode::VARIANTS {
             assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
             assert_eq!(code.as_str().parse::<ErrorCode>(), Ok(code));
         }

@@ -30,7 +30,7 @@ use crate::domain::render;
 use crate::domain::stack::Stack;
 use crate::domain::views;
 use crate::http::extract::ApiQuery;
-use crate::http::found::{OwnedRecord, found};
+use crate::http::found::found;
 
 /// Items scanned per organization when searching.
 const SCAN_PER_ORGANIZATION_MAX: usize = 5_000;
@@ -104,7 +104,13 @@ pub(super) async fn payout(
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<OwnedPayoutEnvelope>> {
     let snapshot = state.stack(&stack)?.engine.read()?;
-    let payout = owned_view(&snapshot, snapshot.payout(&id)?, "payout", &id, views::find_payout)?;
+    let payout = owned_view(
+        &snapshot,
+        snapshot.payout(&id)?.map(|r| r.organization),
+        "payout",
+        &id,
+        views::find_payout,
+    )?;
     Ok(Json(OwnedPayoutEnvelope { payout }))
 }
 
@@ -138,8 +144,13 @@ pub(super) async fn collection(
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<OwnedCollectionEnvelope>> {
     let snapshot = state.stack(&stack)?.engine.read()?;
-    let collection =
-        owned_view(&snapshot, snapshot.collection(&id)?, "collection", &id, views::find_collection)?;
+    let collection = owned_view(
+        &snapshot,
+        snapshot.collection(&id)?.map(|r| r.organization),
+        "collection",
+        &id,
+        views::find_collection,
+    )?;
     Ok(Json(OwnedCollectionEnvelope { collection }))
 }
 
@@ -163,14 +174,14 @@ pub(super) async fn orders(
 
 /// The payout, collection or order `id` of a stack, whoever owns it, as its
 /// owner's GET shows it now (`find` is that GET's finder), with the owner.
-fn owned_view<R: OwnedRecord, V>(
+fn owned_view<V>(
     snapshot: &Snapshot,
-    record: Option<R>,
+    owner: Option<String>,
     noun: &str,
     id: &str,
     find: fn(&Snapshot, &str, &str) -> ApiResult<Option<V>>,
 ) -> ApiResult<Owned<V>> {
-    let organization = found(record, noun, id)?.organization().to_string();
+    let organization = found(owner, noun, id)?;
     let item = find(snapshot, &organization, id)?.ok_or_else(ApiError::internal)?;
     Ok(Owned { organization_id: organization, item })
 }
@@ -186,7 +197,8 @@ pub(super) async fn order(
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<OwnedOrderEnvelope>> {
     let snapshot = state.stack(&stack)?.engine.read()?;
-    let order = owned_view(&snapshot, snapshot.order(&id)?, "order", &id, views::find_order)?;
+    let order =
+        owned_view(&snapshot, snapshot.order(&id)?.map(|r| r.organization), "order", &id, views::find_order)?;
     Ok(Json(OwnedOrderEnvelope { order }))
 }
 
@@ -301,6 +313,7 @@ pub(super) async fn order_funds(
         webhooks.wake();
     }
     let snapshot = stack.engine.read()?;
-    let order = owned_view(&snapshot, snapshot.order(&id)?, "order", &id, views::find_order)?;
+    let order =
+        owned_view(&snapshot, snapshot.order(&id)?.map(|r| r.organization), "order", &id, views::find_order)?;
     Ok(Json(OwnedOrderEnvelope { order }))
 }

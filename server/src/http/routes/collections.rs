@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::Path;
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::collections::{Collection, CollectionEnvelope, CreateCollection};
@@ -17,10 +16,9 @@ use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::instructions::{fingerprint, new_collection};
 use crate::domain::render;
 use crate::domain::stack::Stack;
-use crate::domain::views;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
-use crate::http::found::found;
+use crate::http::found::Loaded;
 use crate::http::routes::movements::{self, created_or_replayed};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -55,14 +53,8 @@ async fn create(
         webhooks.wake();
     }
     let created = render::collection(&collection, &[]);
-    let (status, collection) = created_or_replayed(
-        &stack,
-        &principal,
-        applied.replayed,
-        &collection.id,
-        created,
-        views::find_collection,
-    )?;
+    let (status, collection) =
+        created_or_replayed(&stack, &principal, applied.replayed, &collection.id, created)?;
     Ok((status, Json(CollectionEnvelope { collection })))
 }
 
@@ -72,15 +64,7 @@ async fn create(
     responses((status = 200, description = "The collection", body = CollectionEnvelope),
         ReadRefusals<CollectionEnvelope>),
 )]
-async fn read(
-    Call { stack, principal }: Call,
-    Path(id): Path<String>,
-) -> ApiResult<Json<CollectionEnvelope>> {
-    let collection = found(
-        views::find_collection(&stack.engine.read()?, principal.organization(), &id)?,
-        "collection",
-        &id,
-    )?;
+async fn read(Loaded { record: collection, .. }: Loaded<Collection>) -> ApiResult<Json<CollectionEnvelope>> {
     Ok(Json(CollectionEnvelope { collection }))
 }
 
@@ -94,13 +78,5 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Collection>>> {
-    movements::page(
-        &stack,
-        &principal,
-        "collections",
-        &["pending", "completed", "failed"],
-        query,
-        filter,
-        views::find_collection,
-    )
+    movements::page(&stack, &principal, query, filter)
 }

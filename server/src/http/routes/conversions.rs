@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::conversions::{Conversion, ConversionEnvelope, CreateConversion, CreateQuote, QuoteEnvelope};
 use sika_api::{BodyRefusals, ErrorBody, Id, ListPage, ListQuery, NoSuch, PageRefusals, ReadRefusals};
@@ -19,8 +18,9 @@ use crate::domain::render;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
-use crate::http::found::owned;
+use crate::http::found::Loaded;
 use crate::http::routes::rates::currency_param;
+use sika_engine::records::{ConversionRecord, QuoteRecord};
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
@@ -81,12 +81,8 @@ async fn create_quote(
         (status = 200, description = "The quote; `status` is `expired` once `expiresAt` has passed unexecuted", body = QuoteEnvelope),
         ReadRefusals<QuoteEnvelope>),
 )]
-async fn get_quote(
-    Call { stack, principal }: Call,
-    Path(id): Path<String>,
-) -> ApiResult<Json<QuoteEnvelope>> {
-    let quote = owned(stack.engine.read()?.quote(&id)?, &principal, "quote", &id)?;
-    Ok(Json(QuoteEnvelope { quote: render::quote(&quote, stack.now_ms()) }))
+async fn get_quote(Loaded { record, stack, .. }: Loaded<QuoteRecord>) -> ApiResult<Json<QuoteEnvelope>> {
+    Ok(Json(QuoteEnvelope { quote: render::quote(&record, stack.now_ms()) }))
 }
 
 /// Execute a pending quote
@@ -133,11 +129,9 @@ async fn execute(
         ReadRefusals<ConversionEnvelope>),
 )]
 async fn get_conversion(
-    Call { stack, principal }: Call,
-    Path(id): Path<String>,
+    Loaded { record, .. }: Loaded<ConversionRecord>,
 ) -> ApiResult<Json<ConversionEnvelope>> {
-    let conversion = owned(stack.engine.read()?.conversion(&id)?, &principal, "conversion", &id)?;
-    Ok(Json(ConversionEnvelope { conversion: render::conversion(&conversion) }))
+    Ok(Json(ConversionEnvelope { conversion: render::conversion(&record) }))
 }
 
 /// Conversions, newest first

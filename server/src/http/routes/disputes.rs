@@ -23,6 +23,7 @@ use crate::domain::simulator::sandbox_only;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, ApiQuery};
+use crate::http::found::Loaded;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
@@ -53,10 +54,10 @@ async fn list(
     responses((status = 200, description = "The dispute", body = DisputeEnvelope),
         ReadRefusals<DisputeEnvelope>),
 )]
-async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<DisputeEnvelope>> {
-    let snapshot = stack.engine.read()?;
-    let (dispute, _) = disputes::load_for(&snapshot, Some(principal.organization()), &id)?;
-    Ok(Json(DisputeEnvelope { dispute: disputes::render(&snapshot, &dispute)? }))
+async fn read(
+    Loaded { record, snapshot, .. }: Loaded<disputes::Dispute>,
+) -> ApiResult<Json<DisputeEnvelope>> {
+    Ok(Json(DisputeEnvelope { dispute: disputes::render(&snapshot, &record)? }))
 }
 
 /// Post to a dispute's thread

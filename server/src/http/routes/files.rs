@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::Path;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use sika_api::files::{CreateFile, File, FileContents, FileEnvelope};
@@ -15,11 +14,12 @@ use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::files;
+use crate::domain::files::StoredFile;
 use crate::domain::pagination::page_of_views;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
-use crate::http::found::found;
+use crate::http::found::Loaded;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(upload, list)).routes(routes!(read)).routes(routes!(contents))
@@ -50,9 +50,8 @@ async fn upload(
     responses((status = 200, description = "The file's description", body = FileEnvelope),
         ReadRefusals<FileEnvelope>),
 )]
-async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<FileEnvelope>> {
-    let file = found(files::load_for(&stack.engine.read()?, principal.organization(), &id)?, "file", &id)?;
-    Ok(Json(FileEnvelope { file: file.render() }))
+async fn read(Loaded { record, .. }: Loaded<StoredFile>) -> ApiResult<Json<FileEnvelope>> {
+    Ok(Json(FileEnvelope { file: record.render() }))
 }
 
 /// A file's bytes, as a download
@@ -66,10 +65,8 @@ async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiRes
         (status = 200, description = "The file's bytes, with its content type", content_type = "application/octet-stream", body = FileContents),
         ReadRefusals<FileEnvelope>),
 )]
-async fn contents(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Response> {
-    let snapshot = stack.engine.read()?;
-    let file = found(files::load_for(&snapshot, principal.organization(), &id)?, "file", &id)?;
-    let bytes = files::contents(&snapshot, &id)?.ok_or_else(ApiError::internal)?;
+async fn contents(Loaded { record: file, snapshot, .. }: Loaded<StoredFile>) -> ApiResult<Response> {
+    let bytes = files::contents(&snapshot, &file.id)?.ok_or_else(ApiError::internal)?;
     let content_type = HeaderValue::from_str(&file.content_type)
         .unwrap_or_else(|_| HeaderValue::from_static(files::DEFAULT_CONTENT_TYPE));
     let disposition = HeaderValue::from_str(&files::content_disposition(&file.name))

@@ -8,15 +8,22 @@ use sika_api::collections::Collection;
 use sika_api::orders::Order;
 use sika_api::payouts::Payout;
 use sika_api::{ListPage, ListQuery, MovementFilter};
-use sika_engine::Snapshot;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::pagination::{Filter, page_of_views};
 use crate::domain::principal::Principal;
 use crate::domain::stack::Stack;
+use crate::http::found::ById;
 
-/// A movement's view, as its list filters it.
-pub(super) trait Movement {
+/// A movement's view: the list it is indexed under, the statuses its
+/// `status` filter takes, and how the filters keep it. Its GET finds it
+/// through [`ById`].
+pub(super) trait Movement: ById {
+    /// The stored list of the organization's movements of this kind.
+    const LIST: &'static str;
+    /// Every status it has, in the order it moves through them.
+    const STATUSES: &'static [&'static str];
+
     /// Whether `filter` keeps this view.
     fn kept_by(&self, filter: &Filter) -> bool;
 }
@@ -24,8 +31,11 @@ pub(super) trait Movement {
 /// Implements [`Movement`] for views with a `status` and an
 /// `external_reference`.
 macro_rules! movements {
-    ($($view:ty),* $(,)?) => {
+    ($($view:ty => $list:literal, [$($status:literal),* $(,)?];)*) => {
         $(impl Movement for $view {
+            const LIST: &'static str = $list;
+            const STATUSES: &'static [&'static str] = &[$($status),*];
+
             fn kept_by(&self, filter: &Filter) -> bool {
                 filter.keeps(&self.status, &self.external_reference)
             }
@@ -33,44 +43,50 @@ macro_rules! movements {
     };
 }
 
-movements!(Collection, Order, Payout);
-
-/// A movement's view as its `find` (the finder its GET uses) shows it.
-pub(super) type Finder<V> = fn(&Snapshot, &str, &str) -> ApiResult<Option<V>>;
+movements! {
+    Collection => "collections", ["pending", "completed", "failed"];
+    Order => "orders", [
+        "awaiting_funds",
+        "awaiting_confirmations",
+        "funds_received",
+        "processing_payout",
+        "completed",
+        "failed",
+        "expired",
+    ];
+    Payout => "payouts", ["pending", "completed", "failed"];
+}
 
 /// What a create answers: 201 with `created`, the new movement's view; or,
-/// when the engine replayed an earlier create of `id`, 200 with the view
-/// its GET shows now, since the movement may have moved on since.
-pub(super) fn created_or_replayed<V>(
+/// when the engine replayed an earlier create, 200 with the view its GET
+/// shows now, since the movement may have moved on since.
+pub(super) fn created_or_replayed<V: Movement>(
     stack: &Stack,
     principal: &Principal,
     replayed: bool,
     id: &str,
     created: V,
-    find: Finder<V>,
 ) -> ApiResult<(StatusCode, V)> {
     if !replayed {
         return Ok((StatusCode::CREATED, created));
     }
-    let now = find(&stack.engine.read()?, principal.organization(), id)?.ok_or_else(ApiError::internal)?;
+    let now = V::find(stack, &stack.engine.read()?, principal.organization(), id)?
+        .ok_or_else(ApiError::internal)?;
     Ok((StatusCode::OK, now))
 }
 
-/// One page of the caller's `kind` (its stored list's name), each found by
-/// `find`; a `status` filter outside `statuses` is refused.
+/// One page of the caller's movements of kind `V`; a `status` filter
+/// outside its statuses is refused.
 pub(super) fn page<V: Movement>(
     stack: &Stack,
     principal: &Principal,
-    kind: &str,
-    statuses: &[&str],
     query: ListQuery,
     filter: MovementFilter,
-    find: Finder<V>,
 ) -> ApiResult<Json<ListPage<V>>> {
-    let filter = Filter::new(filter, statuses)?;
+    let filter = Filter::new(filter, V::STATUSES)?;
     let organization = principal.organization();
-    let page = page_of_views(stack, organization, kind, &query, |snapshot, id| {
-        Ok(find(snapshot, organization, id)?.filter(|view| view.kept_by(&filter)))
+    let page = page_of_views(stack, organization, V::LIST, &query, |snapshot, id| {
+        Ok(V::find(stack, snapshot, organization, id)?.filter(|view| view.kept_by(&filter)))
     })?;
     Ok(Json(page))
 }

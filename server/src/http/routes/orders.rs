@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::Path;
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::orders::{CreateOrder, Order, OrderEnvelope};
@@ -17,10 +16,9 @@ use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::instructions::{fingerprint, new_order};
 use crate::domain::render;
 use crate::domain::stack::Stack;
-use crate::domain::views;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
-use crate::http::found::found;
+use crate::http::found::Loaded;
 use crate::http::routes::movements::{self, created_or_replayed};
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -52,8 +50,7 @@ async fn create(
     }
     // A replayed order shows its payout leg, as GET does.
     let created = render::order(&order, None, &[]);
-    let (status, order) =
-        created_or_replayed(&stack, &principal, applied.replayed, &order.id, created, views::find_order)?;
+    let (status, order) = created_or_replayed(&stack, &principal, applied.replayed, &order.id, created)?;
     Ok((status, Json(OrderEnvelope { order })))
 }
 
@@ -62,9 +59,7 @@ async fn create(
     params(Id<OrderEnvelope>), security(("bearer" = ["orders:read"])),
     responses((status = 200, description = "The order", body = OrderEnvelope), ReadRefusals<OrderEnvelope>),
 )]
-async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<OrderEnvelope>> {
-    let order =
-        found(views::find_order(&stack.engine.read()?, principal.organization(), &id)?, "order", &id)?;
+async fn read(Loaded { record: order, .. }: Loaded<Order>) -> ApiResult<Json<OrderEnvelope>> {
     Ok(Json(OrderEnvelope { order }))
 }
 
@@ -77,16 +72,5 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Order>>> {
-    movements::page(&stack, &principal, "orders", STATUSES, query, filter, views::find_order)
+    movements::page(&stack, &principal, query, filter)
 }
-
-/// Every status an order has, in the order it moves through them.
-const STATUSES: &[&str] = &[
-    "awaiting_funds",
-    "awaiting_confirmations",
-    "funds_received",
-    "processing_payout",
-    "completed",
-    "failed",
-    "expired",
-];

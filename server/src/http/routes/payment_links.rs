@@ -24,7 +24,7 @@ use crate::domain::render::wire_enum;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries};
-use crate::http::found::owned;
+use crate::http::found::Loaded;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read)).routes(routes!(close))
@@ -58,11 +58,8 @@ async fn create(
         ReadRefusals<PaymentLinkEnvelope>),
 )]
 async fn read(
-    Call { stack, principal }: Call,
-    Path(id): Path<String>,
+    Loaded { record: link, snapshot, stack, .. }: Loaded<checkout::PaymentLink>,
 ) -> ApiResult<Json<PaymentLinkEnvelope>> {
-    let snapshot = stack.engine.read()?;
-    let link = owned(load_link(&snapshot, &id)?, &principal, "payment link", &id)?;
     // Its totals come from the link's tally; the spec lists every session
     // here (at most `checkout_attempts_per_link` of them).
     let state = link_state(&snapshot, &link, stack.now_ms())?;
@@ -85,7 +82,7 @@ async fn close(
     Path(id): Path<String>,
 ) -> ApiResult<Json<PaymentLinkEnvelope>> {
     checkout::close(&stack, LINKS, principal.organization(), &id).await?;
-    read(Call { stack, principal }, Path(id)).await
+    read(Loaded::load(stack, &principal, &id)?).await
 }
 
 /// Payment links, newest first, including those spawned by pages

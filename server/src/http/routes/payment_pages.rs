@@ -20,7 +20,7 @@ use crate::domain::render::wire_enum;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries};
-use crate::http::found::owned;
+use crate::http::found::Loaded;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read)).routes(routes!(close))
@@ -54,11 +54,8 @@ async fn create(
         ReadRefusals<PaymentPageEnvelope>),
 )]
 async fn read(
-    Call { stack, principal }: Call,
-    Path(id): Path<String>,
+    Loaded { record: page, snapshot, stack, .. }: Loaded<checkout::PaymentPage>,
 ) -> ApiResult<Json<PaymentPageEnvelope>> {
-    let snapshot = stack.engine.read()?;
-    let page = owned(load_page(&snapshot, &id)?, &principal, "payment page", &id)?;
     let payment_page = render_page(&stack, &snapshot, &page, stack.now_ms())?;
     Ok(Json(PaymentPageEnvelope { payment_page }))
 }
@@ -78,7 +75,7 @@ async fn close(
     Path(id): Path<String>,
 ) -> ApiResult<Json<PaymentPageEnvelope>> {
     checkout::close(&stack, PAGES, principal.organization(), &id).await?;
-    read(Call { stack, principal }, Path(id)).await
+    read(Loaded::load(stack, &principal, &id)?).await
 }
 
 /// Payment pages, newest first

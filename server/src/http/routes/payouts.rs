@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::Path;
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::payouts::{CreatePayout, Payout, PayoutEnvelope};
@@ -20,10 +19,9 @@ use crate::domain::instructions::{fingerprint, new_payout};
 use crate::domain::rails::lookup::{self, Lookup};
 use crate::domain::render;
 use crate::domain::stack::Stack;
-use crate::domain::views;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
-use crate::http::found::found;
+use crate::http::found::Loaded;
 use crate::http::routes::movements::{self, created_or_replayed};
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -70,8 +68,7 @@ async fn create(
         stack.rails.due_now(crate::domain::rails::Kind::Payout, &payout.id);
     }
     let created = render::payout(&payout, &[]);
-    let (status, payout) =
-        created_or_replayed(&stack, &principal, applied.replayed, &payout.id, created, views::find_payout)?;
+    let (status, payout) = created_or_replayed(&stack, &principal, applied.replayed, &payout.id, created)?;
     Ok((status, Json(PayoutEnvelope { payout })))
 }
 
@@ -81,9 +78,7 @@ async fn create(
     responses((status = 200, description = "The payout", body = PayoutEnvelope),
         ReadRefusals<PayoutEnvelope>),
 )]
-async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<PayoutEnvelope>> {
-    let snapshot = stack.engine.read()?;
-    let payout = found(views::find_payout(&snapshot, principal.organization(), &id)?, "payout", &id)?;
+async fn read(Loaded { record: payout, .. }: Loaded<Payout>) -> ApiResult<Json<PayoutEnvelope>> {
     Ok(Json(PayoutEnvelope { payout }))
 }
 
@@ -96,13 +91,5 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Payout>>> {
-    movements::page(
-        &stack,
-        &principal,
-        "payouts",
-        &["pending", "completed", "failed"],
-        query,
-        filter,
-        views::find_payout,
-    )
+    movements::page(&stack, &principal, query, filter)
 }

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::Path;
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::recipients::{
@@ -16,11 +15,12 @@ use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::pagination::page_of_views;
+use crate::domain::recipients::Recipient as Stored;
 use crate::domain::recipients::{self, BULK_ITEMS_MAX};
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery, from_value};
-use crate::http::found::owned;
+use crate::http::found::Loaded;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(bulk)).routes(routes!(read))
@@ -90,9 +90,8 @@ fn build_item(item: Value, index: usize, organization: &str, now: i64) -> ApiRes
     responses((status = 200, description = "The recipient", body = RecipientEnvelope),
         ReadRefusals<RecipientEnvelope>),
 )]
-async fn read(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<RecipientEnvelope>> {
-    let recipient = owned(recipients::load(&stack.engine.read()?, &id)?, &principal, "recipient", &id)?;
-    Ok(Json(RecipientEnvelope { recipient: recipient.render() }))
+async fn read(Loaded { record, .. }: Loaded<Stored>) -> ApiResult<Json<RecipientEnvelope>> {
+    Ok(Json(RecipientEnvelope { recipient: record.render() }))
 }
 
 /// Recipients, newest first

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::Path;
 use sika_api::requests::LoggedRequestEnvelope;
 use sika_api::{ErrorBody, Id, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
@@ -12,8 +11,8 @@ use utoipa_axum::routes;
 
 use crate::domain::error::ApiResult;
 use crate::domain::stack::Stack;
-use crate::http::auth::Call;
-use crate::http::found::owned;
+use crate::http::found::Loaded;
+use crate::store::request_log::RequestLogEntry;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(find))
@@ -31,10 +30,6 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
         (status = 404, description = "No such request in this organization's log on this stack", body = ErrorBody),
         VersionRefusals),
 )]
-async fn find(
-    Call { stack, principal }: Call,
-    Path(id): Path<String>,
-) -> ApiResult<Json<LoggedRequestEnvelope>> {
-    let entry = owned(stack.request_log.find(&id), &principal, "request", &id)?;
-    Ok(Json(LoggedRequestEnvelope { request: crate::domain::render::logged_request(&entry) }))
+async fn find(Loaded { record, .. }: Loaded<RequestLogEntry>) -> ApiResult<Json<LoggedRequestEnvelope>> {
+    Ok(Json(LoggedRequestEnvelope { request: crate::domain::render::logged_request(&record) }))
 }

@@ -24,9 +24,11 @@ use crate::domain::principal::Principal;
 use crate::domain::render;
 use crate::domain::simulator::{self, sandbox_only};
 use crate::domain::stack::Stack;
+use crate::domain::virtual_accounts::VirtualAccount;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
 use crate::http::found::owned;
+use sika_engine::records::OrderRecord;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
@@ -103,12 +105,7 @@ async fn virtual_account_deposit(
     ApiJson(body): ApiJson<SimulateVirtualAccountDeposit>,
 ) -> ApiResult<(StatusCode, Json<DepositEnvelope>)> {
     sandbox_only(&stack)?;
-    let account = owned(
-        crate::domain::virtual_accounts::load(&stack.engine.read()?, &id)?,
-        &principal,
-        "virtual account",
-        &id,
-    )?;
+    let account: VirtualAccount = owned(&stack, &stack.engine.read()?, &principal, &id)?;
     let currency = Currency::find(&account.currency).map_err(|_| ApiError::internal())?;
     let (status, deposit) =
         credit(&stack, principal.organization(), currency, &body.amount, body.external_reference).await?;
@@ -163,7 +160,7 @@ async fn order_funds(
     ApiJson(body): ApiJson<SimulateOrderFunds>,
 ) -> ApiResult<Json<OrderEnvelope>> {
     sandbox_only(&stack)?;
-    let order = owned(stack.engine.read()?.order(&id)?, &principal, "order", &id)?;
+    let order: OrderRecord = owned(&stack, &stack.engine.read()?, &principal, &id)?;
     let currency = Currency::find(&order.from_currency).map_err(|_| ApiError::internal())?;
     let amount = currency.parse(body.amount.as_str(), false).map_err(|e| money_error("amount", e))?;
     let confirmations = body.confirmations.unwrap_or(order.required_confirmations);

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::virtual_accounts::{CreateVirtualAccount, VirtualAccount, VirtualAccountEnvelope};
 use sika_api::{ErrorBody, FieldRefusals, Id, ListPage, ListQuery, PageRefusals, ReadRefusals};
@@ -15,9 +14,10 @@ use crate::domain::error::ApiResult;
 use crate::domain::pagination::page_of_views;
 use crate::domain::stack::Stack;
 use crate::domain::virtual_accounts;
+use crate::domain::virtual_accounts::VirtualAccount as Account;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
-use crate::http::found::owned;
+use crate::http::found::Loaded;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -51,13 +51,8 @@ async fn create(
     responses((status = 200, description = "The virtual account", body = VirtualAccountEnvelope),
         ReadRefusals<VirtualAccountEnvelope>),
 )]
-async fn read(
-    Call { stack, principal }: Call,
-    Path(id): Path<String>,
-) -> ApiResult<Json<VirtualAccountEnvelope>> {
-    let account =
-        owned(virtual_accounts::load(&stack.engine.read()?, &id)?, &principal, "virtual account", &id)?;
-    Ok(Json(VirtualAccountEnvelope { virtual_account: account.render() }))
+async fn read(Loaded { record, .. }: Loaded<Account>) -> ApiResult<Json<VirtualAccountEnvelope>> {
+    Ok(Json(VirtualAccountEnvelope { virtual_account: record.render() }))
 }
 
 /// Virtual accounts, newest first

@@ -22,14 +22,14 @@ use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::pagination::page_of_views;
-use crate::domain::principal::Principal;
 use crate::domain::stack::Stack;
 use crate::domain::webhooks::{
     self, Endpoint, check_events, check_url, load_delivery, load_endpoint, render_endpoint,
 };
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, ApiQuery};
-use crate::http::found::owned;
+use crate::http::found::Loaded;
+use sika_engine::records::EventRecord;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
@@ -80,9 +80,8 @@ async fn create(
     Ok((StatusCode::CREATED, Json(CreatedWebhookEndpointEnvelope { webhook_endpoint: created })))
 }
 
-fn own_endpoint(stack: &Stack, principal: &Principal, id: &str) -> ApiResult<(Endpoint, webhooks::Health)> {
-    owned(load_endpoint(&stack.engine.read()?, id)?, principal, "webhook endpoint", id)
-}
+/// A call on one of the caller's webhook endpoints, loaded with its health.
+type OnEndpoint = Loaded<(Endpoint, webhooks::Health)>;
 
 /// One webhook endpoint
 #[utoipa::path(get, path = "/v1/webhooks/endpoints/{id}", operation_id = "getWebhookEndpoint",
@@ -92,10 +91,8 @@ fn own_endpoint(stack: &Stack, principal: &Principal, id: &str) -> ApiResult<(En
         ReadRefusals<WebhookEndpointEnvelope>),
 )]
 async fn get_endpoint(
-    Call { stack, principal }: Call,
-    Path(id): Path<String>,
+    Loaded { record: (endpoint, health), .. }: OnEndpoint,
 ) -> ApiResult<Json<WebhookEndpointEnvelope>> {
-    let (endpoint, health) = own_endpoint(&stack, &principal, &id)?;
     Ok(Json(WebhookEndpointEnvelope { webhook_endpoint: render_endpoint(&endpoint, &health) }))
 }
 
@@ -131,11 +128,9 @@ async fn list_endpoints(
         NoSuch<WebhookEndpointEnvelope>, BodyRefusals),
 )]
 async fn update(
-    Call { stack, principal }: Call,
-    Path(id): Path<String>,
+    Loaded { record: (mut endpoint, mut health), stack, .. }: OnEndpoint,
     ApiJson(body): ApiJson<UpdateWebhookEndpoint>,
 ) -> ApiResult<Json<WebhookEndpointEnvelope>> {
-    let (mut endpoint, mut health) = own_endpoint(&stack, &principal, &id)?;
     let enable = match body.status.as_deref() {
         None => None,
         Some("active") => Some(true),
@@ -170,10 +165,8 @@ async fn update(
         ReadRefusals<WebhookEndpointEnvelope>),
 )]
 async fn remove(
-    Call { stack, principal }: Call,
-    Path(id): Path<String>,
+    Loaded { record: (endpoint, _), stack, .. }: OnEndpoint,
 ) -> ApiResult<Json<DeletedWebhookEndpointEnvelope>> {
-    let (endpoint, _) = own_endpoint(&stack, &principal, &id)?;
     stack
         .engine
         .execute(Command::PutDocument {
@@ -194,11 +187,7 @@ async fn remove(
         (status = 200, description = "The secret deliveries to this endpoint are signed with", body = SigningSecret),
         ReadRefusals<WebhookEndpointEnvelope>),
 )]
-async fn signing_secret(
-    Call { stack, principal }: Call,
-    Path(id): Path<String>,
-) -> ApiResult<Json<SigningSecret>> {
-    let (endpoint, _) = own_endpoint(&stack, &principal, &id)?;
+async fn signing_secret(Loaded { record: (endpoint, _), .. }: OnEndpoint) -> ApiResult<Json<SigningSecret>> {
     Ok(Json(SigningSecret { secret: endpoint.secret }))
 }
 
@@ -214,11 +203,10 @@ async fn signing_secret(
         NoSuch<WebhookEndpointEnvelope>, Refusals),
 )]
 async fn test(
-    Call { stack, principal }: Call,
-    Path(id): Path<String>,
+    Loaded { record: (endpoint, health), stack, .. }: OnEndpoint,
 ) -> ApiResult<(StatusCode, Json<WebhookTestSent>)> {
-    let (endpoint, health) = own_endpoint(&stack, &principal, &id)?;
     if health.disabled {
+        let id = &endpoint.id;
         // A test that could never be delivered would only look like a failure.
         return Err(ApiError::bad_request(format!(
             "webhook endpoint '{id}' is disabled; re-enable it with PATCH /v1/webhooks/endpoints/{id} \
@@ -250,11 +238,9 @@ async fn test(
         ReadRefusals<WebhookEventEnvelope>),
 )]
 async fn get_event(
-    Call { stack, principal }: Call,
-    Path(id): Path<String>,
+    Loaded { record, stack, .. }: Loaded<EventRecord>,
 ) -> ApiResult<Json<WebhookEventEnvelope>> {
-    let event = owned(stack.engine.read()?.event(&id)?, &principal, "event", &id)?;
-    Ok(Json(WebhookEventEnvelope { event: webhooks::event_body(&stack, &event)? }))
+    Ok(Json(WebhookEventEnvelope { event: webhooks::event_body(&stack, &record)? }))
 }
 
 /// Events, newest first
@@ -325,11 +311,9 @@ fn matches(filter: &DeliveryFilter, delivery: &webhooks::Delivery) -> bool {
         ReadRefusals<WebhookDeliveryEnvelope>),
 )]
 async fn get_delivery(
-    Call { stack, principal }: Call,
-    Path(id): Path<String>,
+    Loaded { record, .. }: Loaded<webhooks::Delivery>,
 ) -> ApiResult<Json<WebhookDeliveryEnvelope>> {
-    let delivery = owned(load_delivery(&stack.engine.read()?, &id)?, &principal, "delivery", &id)?;
-    Ok(Json(WebhookDeliveryEnvelope { delivery: delivery.render() }))
+    Ok(Json(WebhookDeliveryEnvelope { delivery: record.render() }))
 }
 
 /// Re-send a webhook delivery now
