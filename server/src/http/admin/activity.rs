@@ -28,9 +28,9 @@ use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::pagination::{PageQuery, Paging, list_page};
 use crate::domain::render;
 use crate::domain::stack::Stack;
-use crate::domain::views;
 use crate::http::extract::ApiQuery;
 use crate::http::found::found;
+use crate::http::routes::movements::Movement;
 
 /// Items scanned per organization when searching.
 const SCAN_PER_ORGANIZATION_MAX: usize = 5_000;
@@ -103,14 +103,7 @@ pub(super) async fn payout(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<OwnedPayoutEnvelope>> {
-    let snapshot = state.stack(&stack)?.engine.read()?;
-    let payout = owned_view(
-        &snapshot,
-        snapshot.payout(&id)?.map(|r| r.organization),
-        "payout",
-        &id,
-        views::find_payout,
-    )?;
+    let payout = owned_view(state.stack(&stack)?, &id)?;
     Ok(Json(OwnedPayoutEnvelope { payout }))
 }
 
@@ -143,14 +136,7 @@ pub(super) async fn collection(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<OwnedCollectionEnvelope>> {
-    let snapshot = state.stack(&stack)?.engine.read()?;
-    let collection = owned_view(
-        &snapshot,
-        snapshot.collection(&id)?.map(|r| r.organization),
-        "collection",
-        &id,
-        views::find_collection,
-    )?;
+    let collection = owned_view(state.stack(&stack)?, &id)?;
     Ok(Json(OwnedCollectionEnvelope { collection }))
 }
 
@@ -172,17 +158,12 @@ pub(super) async fn orders(
     })?))
 }
 
-/// The payout, collection or order `id` of a stack, whoever owns it, as its
-/// owner's GET shows it now (`find` is that GET's finder), with the owner.
-fn owned_view<V>(
-    snapshot: &Snapshot,
-    owner: Option<String>,
-    noun: &str,
-    id: &str,
-    find: fn(&Snapshot, &str, &str) -> ApiResult<Option<V>>,
-) -> ApiResult<Owned<V>> {
-    let organization = found(owner, noun, id)?;
-    let item = find(snapshot, &organization, id)?.ok_or_else(ApiError::internal)?;
+/// The payout, collection or order `id` of `stack`, whoever owns it, as its
+/// owner's GET shows it now, with the owner.
+fn owned_view<V: Movement>(stack: &Stack, id: &str) -> ApiResult<Owned<V>> {
+    let snapshot = stack.engine.read()?;
+    let organization = found(V::owner(&snapshot, id)?, V::NOUN, id)?;
+    let item = V::find(stack, &snapshot, &organization, id)?.ok_or_else(ApiError::internal)?;
     Ok(Owned { organization_id: organization, item })
 }
 
@@ -196,9 +177,7 @@ pub(super) async fn order(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<OwnedOrderEnvelope>> {
-    let snapshot = state.stack(&stack)?.engine.read()?;
-    let order =
-        owned_view(&snapshot, snapshot.order(&id)?.map(|r| r.organization), "order", &id, views::find_order)?;
+    let order = owned_view(state.stack(&stack)?, &id)?;
     Ok(Json(OwnedOrderEnvelope { order }))
 }
 
@@ -312,8 +291,5 @@ pub(super) async fn order_funds(
     if let Ok(webhooks) = stack.webhooks() {
         webhooks.wake();
     }
-    let snapshot = stack.engine.read()?;
-    let order =
-        owned_view(&snapshot, snapshot.order(&id)?.map(|r| r.organization), "order", &id, views::find_order)?;
-    Ok(Json(OwnedOrderEnvelope { order }))
+    Ok(Json(OwnedOrderEnvelope { order: owned_view(stack, &id)? }))
 }

@@ -22,7 +22,7 @@ mod disputes;
 mod files;
 mod keys;
 mod members;
-mod movements;
+pub(crate) mod movements;
 pub(crate) mod openapi;
 pub(crate) mod orders;
 mod payment_links;

@@ -8,6 +8,7 @@ use sika_api::collections::Collection;
 use sika_api::orders::Order;
 use sika_api::payouts::Payout;
 use sika_api::{ListPage, ListQuery, MovementFilter};
+use sika_engine::Snapshot;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::pagination::{Filter, page_of_views};
@@ -18,7 +19,7 @@ use crate::http::found::ById;
 /// A movement's view: the list it is indexed under, the statuses its
 /// `status` filter takes, and how the filters keep it. Its GET finds it
 /// through [`ById`].
-pub(super) trait Movement: ById {
+pub(crate) trait Movement: ById {
     /// The stored list of the organization's movements of this kind.
     const LIST: &'static str;
     /// Every status it has, in the order it moves through them.
@@ -26,12 +27,16 @@ pub(super) trait Movement: ById {
 
     /// Whether `filter` keeps this view.
     fn kept_by(&self, filter: &Filter) -> bool;
+
+    /// The organization the movement `id` belongs to, whoever asks (the
+    /// operator's view across organizations).
+    fn owner(snapshot: &Snapshot, id: &str) -> ApiResult<Option<String>>;
 }
 
 /// Implements [`Movement`] for views with a `status` and an
 /// `external_reference`.
 macro_rules! movements {
-    ($($view:ty => $list:literal, [$($status:literal),* $(,)?];)*) => {
+    ($($view:ty => $list:literal, $record:ident, [$($status:literal),* $(,)?];)*) => {
         $(impl Movement for $view {
             const LIST: &'static str = $list;
             const STATUSES: &'static [&'static str] = &[$($status),*];
@@ -39,13 +44,17 @@ macro_rules! movements {
             fn kept_by(&self, filter: &Filter) -> bool {
                 filter.keeps(&self.status, &self.external_reference)
             }
+
+            fn owner(snapshot: &Snapshot, id: &str) -> ApiResult<Option<String>> {
+                Ok(snapshot.$record(id)?.map(|record| record.organization))
+            }
         })*
     };
 }
 
 movements! {
-    Collection => "collections", ["pending", "completed", "failed"];
-    Order => "orders", [
+    Collection => "collections", collection, ["pending", "completed", "failed"];
+    Order => "orders", order, [
         "awaiting_funds",
         "awaiting_confirmations",
         "funds_received",
@@ -54,7 +63,7 @@ movements! {
         "failed",
         "expired",
     ];
-    Payout => "payouts", ["pending", "completed", "failed"];
+    Payout => "payouts", payout, ["pending", "completed", "failed"];
 }
 
 /// What a create answers: 201 with `created`, the new movement's view; or,
