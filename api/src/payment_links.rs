@@ -43,8 +43,9 @@ pub enum CheckoutSessionStatus {
     Expired,
 }
 
-/// What the payer of a bank-transfer or crypto session pays into.
-/// Mobile-money sessions prompt the payer's phone and carry none.
+/// What the payer of a session pays into. Sandbox mobile-money sessions
+/// prompt the payer's phone (simulated) and carry none; on live, a
+/// mobile-money session names the operator's merchant number.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum PaymentInstructions {
@@ -55,6 +56,19 @@ pub enum PaymentInstructions {
         account_number: String,
         account_name: String,
         /// The session's id: what the transfer must quote.
+        reference: String,
+        amount: String,
+        currency: String,
+    },
+    /// A mobile-money payment to the operator's merchant number
+    /// (`[[live.receiving.mobile_money]]`), quoting `reference`.
+    #[serde(rename_all = "camelCase")]
+    MobileMoney {
+        /// The network's name, for people (`MTN Mobile Money`).
+        network: String,
+        merchant_number: String,
+        merchant_name: String,
+        /// The session's id: what the payment must quote.
         reference: String,
         amount: String,
         currency: String,

@@ -505,7 +505,8 @@ async fn the_hosted_page_shows_branding_fields_and_the_methods_the_currency_allo
     let id = p["id"].as_str().unwrap().to_string();
     let (status, page_html) = html(node, &id).await;
     assert_eq!(status, 200);
-    assert!(page_html.contains("Scarves &lt;b&gt;&amp; more&lt;/b&gt;"), "text is escaped");
+    assert!(page_html.contains("Scarves &#60;b&#62;&#38; more&#60;/b&#62;"), "text is escaped: {page_html}");
+    assert!(!page_html.contains("<b>"), "{page_html}");
     assert!(page_html.contains("Ama&#39;s Shop"));
     assert!(page_html.contains("--accent:#0a7d4f"));
     assert!(page_html.contains("Scarf size"));
@@ -529,10 +530,12 @@ async fn the_hosted_page_shows_branding_fields_and_the_methods_the_currency_allo
         )
         .await;
     r.expect_invalid("method");
+    // A Kenyan number on a Ghanaian network is refused, naming Ghana's form.
     let r = api
-        .post_anonymous(&url, json!({ "amount": "5.00", "method": "mobile_money", "network": "mtn_gh", "phone": "0241234567", "customFields": { "size": "M" } }))
+        .post_anonymous(&url, json!({ "amount": "5.00", "method": "mobile_money", "network": "mtn_gh", "phone": "+254712345678", "customFields": { "size": "M" } }))
         .await;
     r.expect_invalid("phone");
+    assert!(r.body["details"]["reason"].as_str().unwrap().contains("Ghana"), "{}", r.text);
     let r = api
         .post_anonymous(&url, json!({ "amount": "5.00", "method": "mobile_money", "network": "mpesa_ke", "phone": MTN_PHONE, "customFields": { "size": "M" } }))
         .await;
@@ -754,7 +757,7 @@ async fn the_hosted_page_words_errors_for_the_payer() {
     let (_, page_html) = html(node, id).await;
     let messages = checkout_data(&page_html)["messages"].clone();
     assert_eq!(messages["amountDecimals"], "Enter an amount with at most 2 decimals.");
-    assert_eq!(messages["phone"], "Enter your wallet number with its country code, like +233241234567.");
+    assert_eq!(messages["phone"], "Enter your {country} wallet number, like {example}.");
     for sentence in messages.as_object().unwrap().values() {
         let sentence = sentence.as_str().unwrap();
         assert!(sentence.ends_with('.') && !sentence.contains(':'), "a payer's sentence: {sentence:?}");
@@ -1026,4 +1029,345 @@ async fn sika_verify_names_a_link_whose_totals_disagree_with_its_payments() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success(), "{said}");
     assert!(said.contains(&format!("collection tally {id} counts 5000 received in 1")), "{said}");
+}
+
+/// A live page's HTML and a payer's attempt on it (`/pay/{id}/sessions`).
+async fn live_page(api: &Api, node: &Node, path: &str, body: Value) -> (String, String) {
+    let kind = if path.contains("pages") { "paymentPage" } else { "paymentLink" };
+    let prefix = if path.contains("pages") { "pp_" } else { "pl_" };
+    let r = api.post(&node.live_url(path), &node.creds.live_key, body).await;
+    let (_, id) = r.created(kind, prefix);
+    let html = reqwest::get(node.live_url(&format!("/pay/{id}"))).await.unwrap().text().await.unwrap();
+    (id, html)
+}
+
+/// Issue 30.1: a live node with no provider connector has nothing that
+/// prompts a payer's phone. Its mobile-money checkout offers only the
+/// networks the operator gave a merchant number
+/// (`[[live.receiving.mobile_money]]`; the example configuration has one,
+/// for MTN Ghana), names that number, its holder and the reference, and
+/// never says "approve the prompt"; the sandbox, which simulates the
+/// prompt, still does.
+#[tokio::test]
+async fn a_live_mobile_money_payer_is_given_the_merchant_number_not_a_prompt() {
+    let node = &SHARED.get();
+    let api = Api::new();
+    let (id, page_html) = live_page(&api, node, "/v1/payment-links", page_body("GHS", Some("25.00"))).await;
+    assert!(page_html.contains("<option value=\"mtn_gh\""), "{page_html}");
+    for unrouted in ["telecel_gh", "airteltigo_gh"] {
+        assert!(!page_html.contains(unrouted), "{unrouted} has no merchant number on live: {page_html}");
+    }
+    assert!(!page_html.to_lowercase().contains("prompt"), "no prompt is promised on live: {page_html}");
+    assert!(page_html.contains("You will get the merchant's number to pay to, with a reference."));
+
+    let url = node.live_url(&format!("/pay/{id}/sessions"));
+    let attempt = |network: &str| json!({ "amount": "25.00", "method": "mobile_money", "network": network, "phone": "024 123 4567" });
+    api.post_anonymous(&url, attempt("telecel_gh")).await.expect_invalid("network");
+    let r = api.post_anonymous(&url, attempt("mtn_gh")).await;
+    r.expect(201);
+    let session = &r.body["session"];
+    let instructions = &session["instructions"];
+    assert_eq!(instructions["type"], "mobile_money", "{session}");
+    assert_eq!(instructions["merchantNumber"], "024000111", "the configured number: {session}");
+    assert_eq!(instructions["merchantName"], "Example Merchant");
+    assert_eq!(instructions["network"], "MTN Mobile Money");
+    assert_eq!(instructions["reference"], session["id"]);
+    assert_eq!((&instructions["amount"], &instructions["currency"]), (&json!("25.00"), &json!("GHS")));
+    let waiting = r.body["payerMessage"].as_str().unwrap();
+    assert_eq!(waiting, "Waiting for your mobile money payment to arrive\u{2026}");
+    // The merchant sees the same instructions, and the payer's number in full.
+    let r = api.get(&node.live_url(&format!("/v1/payment-links/{id}")), &node.creds.live_key).await;
+    r.expect(200);
+    assert_eq!(r.body["paymentLink"]["sessions"][0]["instructions"], *instructions);
+    let collection = session["collectionId"].as_str().unwrap();
+    let r = api.get(&node.live_url(&format!("/v1/collections/{collection}")), &node.creds.live_key).await;
+    r.expect(200);
+    assert_eq!(
+        r.body["collection"]["accountNumber"], MTN_PHONE,
+        "024 123 4567 in Ghana's international form"
+    );
+
+    // NGN: OPay and PalmPay have no merchant number, so only the bank is offered.
+    let mut body = page_body("NGN", Some("5000.00"));
+    body["allowedMethods"] = json!(["mobile_money", "bank_transfer"]);
+    let (_, page_html) = live_page(&api, node, "/v1/payment-pages", body).await;
+    assert!(page_html.contains("value=\"bank_transfer\""), "{page_html}");
+    for unrouted in ["value=\"mobile_money\"", "opay_ng", "palmpay_ng"] {
+        assert!(!page_html.contains(unrouted), "{unrouted} is not offered on live: {page_html}");
+    }
+
+    // The sandbox simulates the prompt, and says so.
+    let sandbox = create(&api, node, "/v1/payment-links", page_body("GHS", Some("25.00"))).await;
+    let (_, sandbox_html) = html(node, sandbox["id"].as_str().unwrap()).await;
+    assert!(sandbox_html.contains("You will get a prompt on your phone to approve."), "{sandbox_html}");
+    let r = pay(&api, node, sandbox["id"].as_str().unwrap(), "25.00").await;
+    r.expect(201);
+    assert_eq!(r.body["session"]["instructions"], Value::Null);
+    assert!(r.body["payerMessage"].as_str().unwrap().starts_with("Approve the prompt on your phone"));
+}
+
+/// `sika config check` reads `[[live.receiving.mobile_money]]` as a
+/// receiving route and names each bad key.
+#[test]
+fn sika_config_check_names_a_bad_merchant_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sika.toml");
+    let check = |config: &str| {
+        std::fs::write(&path, config).unwrap();
+        std::process::Command::new(env!("CARGO_BIN_EXE_sika"))
+            .args(["config", "check", "--config"])
+            .arg(&path)
+            .env_remove("SIKA_CONFIG")
+            .output()
+            .unwrap()
+    };
+    let good = "[[live.receiving.mobile_money]]\nmethod = \"mpesa_ke\"\nmerchant_number = \"174379\"\nmerchant_name = \"Acme KE\"\n";
+    let out = check(good);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let bad = "[[live.receiving.mobile_money]]\nmethod = \"bank_ng\"\nmerchant_number = \"1\"\nmerchant_name = \"A\"\n\
+               [[live.receiving.mobile_money]]\nmethod = \"mpesa_ke\"\nmerchant_number = \" \"\nmerchant_name = \"A\"\n";
+    let out = check(bad);
+    let problems = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{problems}");
+    assert!(
+        problems.contains("live.receiving.mobile_money[0].method: not a mobile-money method code"),
+        "{problems}"
+    );
+    assert!(problems.contains("live.receiving.mobile_money[1]: merchant_number"), "{problems}");
+}
+
+/// Issue 30.2: the sandbox gave `0x…` for USDT on Tron. Each chain's
+/// address is of its own form: base58check `T…` on Tron, base58 on Solana,
+/// EIP-55 on EVM chains, in checkout sessions and in orders alike.
+#[tokio::test]
+async fn sandbox_deposit_addresses_take_each_chains_own_form() {
+    let node = &SHARED.get();
+    let api = Api::new();
+    let mut body = page_body("NGN", Some("5000.00"));
+    body["allowedMethods"] = json!(["crypto"]);
+    let l = create(&api, node, "/v1/payment-links", body).await;
+    let url = node.sandbox_url(&format!("/pay/{}/sessions", l["id"].as_str().unwrap()));
+    let address = |asset: &str, chain: &str| {
+        let body = json!({ "amount": "1000.00", "method": "crypto", "asset": asset, "chain": chain });
+        let (api, url) = (&api, &url);
+        async move {
+            let r = api.post_anonymous(url, body).await;
+            r.expect(201);
+            r.body["session"]["instructions"]["address"].as_str().unwrap().to_string()
+        }
+    };
+    assert_tron(&address("USDT", "tron").await);
+    assert_solana(&address("USDC", "solana").await);
+    assert_eip55(&address("USDC", "base").await);
+    assert_eip55(&address("USDT", "ethereum").await);
+
+    // Orders name the chain by its testnet on the sandbox: same forms.
+    for (asset, chain, check) in [
+        ("USDT", "nile", assert_tron as fn(&str)),
+        ("USDT", "tron", assert_tron),
+        ("USDC", "solana-devnet", assert_solana),
+        ("USDC", "base", assert_eip55),
+    ] {
+        let order = json!({
+            "from": { "method": "crypto", "currency": asset, "amount": "20.00", "chain": chain },
+            "to": { "code": "mtn_gh", "accountNumber": MTN_PHONE, "currency": "GHS" },
+            "externalReference": format!("chain-form-{asset}-{chain}"),
+        });
+        let r = api.post(&node.sandbox_url("/v1/orders"), &node.creds.sandbox_key, order).await;
+        r.expect(201);
+        check(r.body["order"]["depositInstructions"]["address"].as_str().unwrap());
+    }
+}
+
+fn assert_tron(address: &str) {
+    let payload = bs58::decode(address).with_check(None).into_vec();
+    let payload = payload.unwrap_or_else(|e| panic!("{address} is not base58check: {e}"));
+    assert!(address.starts_with('T') && address.len() == 34, "{address}");
+    assert_eq!((payload.len(), payload[0]), (21, 0x41), "Tron's mainnet prefix: {address}");
+}
+
+fn assert_solana(address: &str) {
+    let key = bs58::decode(address).into_vec().unwrap_or_else(|e| panic!("{address} is not base58: {e}"));
+    assert_eq!(key.len(), 32, "an ed25519 public key: {address}");
+}
+
+/// EIP-55: each hex letter is upper case where the Keccak-256 of the
+/// lower-case address has a nibble of 8 or more.
+fn assert_eip55(address: &str) {
+    use sha3::Digest as _;
+    let hex = address.strip_prefix("0x").unwrap_or_else(|| panic!("{address} starts with 0x"));
+    assert_eq!(hex.len(), 40, "{address}");
+    let lower = hex.to_ascii_lowercase();
+    let hash = sha3::Keccak256::digest(lower.as_bytes());
+    let expected: String = lower
+        .chars()
+        .enumerate()
+        .map(|(i, c)| {
+            let nibble = (hash[i / 2] >> (if i % 2 == 0 { 4 } else { 0 })) & 0xf;
+            if nibble >= 8 { c.to_ascii_uppercase() } else { c }
+        })
+        .collect();
+    assert_eq!(hex, expected, "EIP-55 checksum of {address}");
+}
+
+/// Issue 30.4: the payer types their number as their country writes it,
+/// and an amount as the page writes amounts. The page's help follows the
+/// network's country (Kenya's, not always Ghana's), a local `0712345678`
+/// becomes `+254712345678`, a number of another country is refused naming
+/// the expected form, and `1,500` pays 1500.
+#[tokio::test]
+async fn the_payers_number_and_amount_are_read_as_they_type_them() {
+    let node = &SHARED.get();
+    let api = Api::new();
+    let l = create(&api, node, "/v1/payment-pages", page_body("KES", None)).await;
+    let id = l["id"].as_str().unwrap();
+    let (_, page_html) = html(node, id).await;
+    assert!(
+        page_html.contains("data-local=\"0712345678\" data-international=\"+254712345678\""),
+        "{page_html}"
+    );
+    assert!(page_html.contains("placeholder=\"0712345678\""), "{page_html}");
+    assert!(page_html.contains("<span id=\"phone-country\">Kenya</span>"), "{page_html}");
+    assert!(!page_html.contains("+233"), "no Ghanaian example on a Kenyan page: {page_html}");
+
+    let url = node.sandbox_url(&format!("/pay/{id}/sessions"));
+    let attempt = |amount: &str, phone: &str| json!({ "amount": amount, "method": "mobile_money", "network": "mpesa_ke", "phone": phone });
+    let r = api.post_anonymous(&url, attempt("1,500", "0712 345 678")).await;
+    r.expect(201);
+    assert_eq!(r.body["session"]["destinationAmount"], "1500.00", "{}", r.text);
+    let collection = r.body["session"]["collectionId"].as_str().unwrap();
+    let r =
+        api.get(&node.sandbox_url(&format!("/v1/collections/{collection}")), &node.creds.sandbox_key).await;
+    r.expect(200);
+    assert_eq!(r.body["collection"]["accountNumber"], "+254712345678");
+    assert_eq!(r.body["collection"]["amount"], "1500.00");
+    let r = api.post_anonymous(&url, attempt("1,500.50", "+254712345678")).await;
+    r.expect(201);
+    assert_eq!(r.body["session"]["destinationAmount"], "1500.50");
+
+    let r = api.post_anonymous(&url, attempt("25.00", MTN_PHONE)).await;
+    r.expect_invalid("phone");
+    assert_eq!(
+        r.body["details"]["reason"], "enter a Kenya wallet number, like 0712345678 or +254712345678",
+        "{}",
+        r.text
+    );
+    for malformed in ["071234567", "07123456789", "0712-abc-678"] {
+        api.post_anonymous(&url, attempt("25.00", malformed)).await.expect_invalid("phone");
+    }
+    for amount in ["1,50", "15,00", "1.500,00"] {
+        api.post_anonymous(&url, attempt(amount, "0712345678")).await.expect_invalid("amount");
+    }
+
+    // XOF is paid in two countries: each network names its own, with its example.
+    let xof = create(&api, node, "/v1/payment-pages", page_body("XOF", None)).await;
+    let (_, xof_html) = html(node, xof["id"].as_str().unwrap()).await;
+    assert!(xof_html.contains(">Orange Money (Senegal)</option>"), "{xof_html}");
+    assert!(xof_html.contains("data-country=\"Senegal\" data-local=\"771234567\""), "{xof_html}");
+    assert!(
+        xof_html.contains("data-local=\"0701234567\" data-international=\"+2250701234567\""),
+        "{xof_html}"
+    );
+}
+
+/// Issue 30.5 and 30.7 over HTTP: with no business name the payer is told
+/// the organization's name; a merchant's `#ffff00` gets dark text on its
+/// Pay button; required custom fields say so to the browser and to
+/// assistive technology; the email field promises no receipt (no email is
+/// configured on this node); and a failure is told to the payer as theirs.
+#[tokio::test]
+async fn the_page_names_the_payee_and_speaks_to_the_payer() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let r = api.get(&node.admin_url("/admin/v1/organizations"), &node.creds.admin_token).await;
+    r.expect(200);
+    let organization = r.body["data"][0]["name"].as_str().unwrap().to_string();
+    assert!(!organization.is_empty(), "{}", r.text);
+
+    let mut body = page_body("GHS", Some("25.51"));
+    body["branding"] = json!({ "accentColor": "#ffff00" });
+    body["customFields"] = json!([
+        { "name": "order", "type": "text", "required": true, "label": "Order number" },
+        { "name": "note", "type": "text", "required": false, "label": "Note" },
+    ]);
+    let l = create(&api, &node, "/v1/payment-links", body).await;
+    let id = l["id"].as_str().unwrap();
+    let (_, page_html) = html(&node, id).await;
+    let shown = format!("<p class=\"business\" id=\"payee\">{}</p>", organization.replace('\'', "&#39;"));
+    assert!(page_html.contains(&shown), "the organization is the payee: {page_html}");
+    assert!(page_html.contains("--accent:#ffff00;--on-accent:#1a1f36"), "dark text on yellow: {page_html}");
+    assert!(
+        page_html.contains("name=\"custom:order\" type=\"text\" required aria-required=\"true\">"),
+        "{page_html}"
+    );
+    assert!(page_html.contains("name=\"custom:note\" type=\"text\">"), "{page_html}");
+    assert!(page_html.contains("<label for=\"email\">Email (optional)</label>"), "{page_html}");
+    assert!(!page_html.contains("for your receipt"), "no email receipt is promised: {page_html}");
+
+    // x.51 is declined in the sandbox: the merchant reads "The payer
+    // declined the charge"; the payer reads it about themselves.
+    let body = json!({ "method": "mobile_money", "network": "mtn_gh", "phone": "0241234567",
+                       "customFields": { "order": "A-17" } });
+    let r = api.post_anonymous(&node.sandbox_url(&format!("/pay/{id}/sessions")), body).await;
+    r.expect(201);
+    let session = r.body["session"]["id"].as_str().unwrap().to_string();
+    let url = node.sandbox_url(&format!("/pay/{id}/sessions/{session}"));
+    let failed = eventually("the attempt to fail", Duration::from_secs(10), || async {
+        let r = api.call("GET", &url, None, None).await;
+        (r.body["session"]["status"] == "failed").then_some(r.body)
+    })
+    .await;
+    assert_eq!(failed["session"]["statusMessage"], "The payer declined the charge", "the merchant's words");
+    assert_eq!(failed["payerMessage"], "You declined the charge on your phone.", "the payer's words");
+
+    // A paid link's receipt names the organization too.
+    let mut body = page_body("GHS", Some("10.00"));
+    body["branding"] = json!({});
+    let l = create(&api, &node, "/v1/payment-links", body).await;
+    let paid = l["id"].as_str().unwrap();
+    pay_settled(&api, &node, paid, "10.00").await;
+    let (_, receipt) = html(&node, paid).await;
+    let merchant = format!("<dd id=\"receipt-merchant\">{}</dd>", organization.replace('\'', "&#39;"));
+    assert!(receipt.contains(&merchant), "{receipt}");
+}
+
+/// Issue 30.6 over HTTP: a crypto session's QR code is an SVG image from
+/// the page's own origin (which the page's policy lets it load), for that
+/// session only.
+#[tokio::test]
+async fn a_crypto_session_has_a_qr_code_of_its_address() {
+    let node = &SHARED.get();
+    let api = Api::new();
+    let mut body = page_body("NGN", Some("5000.00"));
+    body["allowedMethods"] = json!(["crypto", "bank_transfer"]);
+    let l = create(&api, node, "/v1/payment-links", body).await;
+    let id = l["id"].as_str().unwrap();
+    let url = node.sandbox_url(&format!("/pay/{id}/sessions"));
+    let r = api
+        .post_anonymous(
+            &url,
+            json!({ "amount": "1000.00", "method": "crypto", "asset": "USDT", "chain": "tron" }),
+        )
+        .await;
+    r.expect(201);
+    let session = r.body["session"]["id"].as_str().unwrap();
+    let qr = reqwest::get(node.sandbox_url(&format!("/pay/{id}/sessions/{session}/qr.svg"))).await.unwrap();
+    assert_eq!(qr.status(), 200);
+    assert_eq!(qr.headers()["content-type"], "image/svg+xml");
+    assert_eq!(qr.headers()["content-security-policy"], "default-src 'none'");
+    let svg = qr.text().await.unwrap();
+    assert!(svg.contains("<svg") && svg.contains("<path"), "{svg}");
+    let policy = reqwest::get(node.sandbox_url(&format!("/pay/{id}"))).await.unwrap();
+    let policy = policy.headers()["content-security-policy"].to_str().unwrap().to_string();
+    assert!(policy.contains("img-src 'self'"), "{policy}");
+    // A bank transfer has no address, and another link's session is not this one's.
+    let r = api.post_anonymous(&url, json!({ "amount": "1000.00", "method": "bank_transfer" })).await;
+    r.expect(201);
+    let bank = r.body["session"]["id"].as_str().unwrap();
+    for path in
+        [format!("/pay/{id}/sessions/{bank}/qr.svg"), format!("/pay/pl_other/sessions/{session}/qr.svg")]
+    {
+        let r = reqwest::get(node.sandbox_url(&path)).await.unwrap();
+        assert_eq!(r.status(), 404, "{path}");
+    }
 }

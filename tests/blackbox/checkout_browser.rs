@@ -494,3 +494,250 @@ async fn the_payer_page_fits_phone_and_desktop() {
     }
     node.stop_and_verify();
 }
+
+/// A laptop's window, where the failure message fell below the fold.
+const LAPTOP: Viewport = Viewport { width: 1366, height: 900, mobile: false };
+
+/// WCAG 2's contrast ratio of two computed CSS colours (`rgb(…)`), in the page.
+const CONTRAST_JS: &str = "
+    function luminance(colour) {
+      var c = colour.match(/[0-9.]+/g).slice(0, 3).map(function (v) {
+        v = Number(v) / 255;
+        return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+      });
+      return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+    }
+    function ratio(a, b) {
+      var x = luminance(a), y = luminance(b);
+      return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+    }";
+
+/// The contrast of `text`'s colour on `background`'s background colour.
+async fn contrast(b: &Browser, text: &str, background: &str) -> f64 {
+    let script = format!(
+        "{CONTRAST_JS}
+         var fg = getComputedStyle(document.querySelector(arguments[0])).color;
+         var bg = getComputedStyle(document.querySelector(arguments[1])).backgroundColor;
+         return ratio(fg, bg);"
+    );
+    let value = b.execute(&script, vec![json!(text), json!(background)]).await;
+    value.as_f64().unwrap_or_else(|| panic!("a contrast ratio: {value}"))
+}
+
+/// `[top, bottom, window height]` of the element matching `css`.
+async fn position(b: &Browser, css: &str) -> [f64; 3] {
+    let value = b
+        .execute(
+            "var r = document.querySelector(arguments[0]).getBoundingClientRect();
+             return [r.top, r.bottom, window.innerHeight];",
+            vec![json!(css)],
+        )
+        .await;
+    [0, 1, 2].map(|i| value[i].as_f64().unwrap_or(f64::NAN))
+}
+
+/// Whether all of the element matching `css` is in the window (to the
+/// pixel: layout positions are fractional).
+async fn wholly_in_view(b: &Browser, css: &str) -> bool {
+    let [top, bottom, height] = position(b, css).await;
+    top >= -1.0 && bottom <= height + 1.0
+}
+
+/// A checkout long enough that, on a phone and on a laptop, the Pay
+/// button is the last thing on screen once the payer gets to it.
+fn long_checkout(currency: &str, amount: Option<&str>, methods: Value) -> Value {
+    let mut body = checkout_body(currency, amount, methods);
+    body["description"] = json!("Hand woven in Bonwire from cotton and silk. ".repeat(12));
+    let mut fields =
+        vec![json!({ "name": "order", "type": "text", "required": true, "label": "Order number" })];
+    for (name, label) in
+        [("size", "Size"), ("colour", "Colour"), ("gift", "Gift message"), ("notes", "Notes")]
+    {
+        fields.push(json!({ "name": name, "type": "text", "required": false, "label": label }));
+    }
+    body["customFields"] = json!(fields);
+    body
+}
+
+/// Puts the Pay button at the bottom edge of the window, where a payer
+/// who has just filled the form in sees it, and presses it.
+async fn press_pay_at_the_bottom(b: &Browser) {
+    b.execute("document.getElementById('pay').scrollIntoView({ block: 'end' });", vec![]).await;
+    let [top, bottom, height] = position(b, "#status").await;
+    assert!(top >= height - 1.0, "the status starts below the fold before Pay: {top} {bottom} {height}");
+    b.click("#pay").await;
+}
+
+/// The organization's name, as the operator's API has it.
+async fn organization_name(api: &Api, node: &Node) -> String {
+    let r = api.get(&node.admin_url("/admin/v1/organizations"), &node.creds.admin_token).await;
+    r.expect(200);
+    r.body["data"][0]["name"].as_str().unwrap_or_else(|| panic!("a name: {}", r.text)).to_string()
+}
+
+/// Issue 30.3, 30.5, 30.6 and 30.7 on a phone (390×844): after Pay the
+/// status and the instructions come into view; the crypto instructions
+/// carry the address with a copy button and a QR code (loaded under the
+/// page's policy), the countdown to the session's expiry, the rate and
+/// the amount, and a warning to send only on the named network. A yellow
+/// accent gets dark text, the footer reads at AA, the payee is the
+/// organization when the page names no business, and the required field
+/// says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[expect(clippy::too_many_lines)]
+async fn after_pay_a_phone_shows_the_status_and_the_crypto_instructions() {
+    if !browser_available("after_pay_a_phone_shows_the_status_and_the_crypto_instructions") {
+        return;
+    }
+    let _one = BROWSER.lock().await;
+    // Real time: the sandbox's x.50 completes after a minute, so the
+    // instructions stay up for the test to read.
+    let node = Node::start_with_env(Options::unthrottled(), &[("SIKA_TIME_SCALE", "1")]);
+    let api = Api::new();
+    let organization = organization_name(&api, &node).await;
+    let mut body = long_checkout("NGN", Some("5000.50"), json!(["crypto"]));
+    body["allowedCryptoAssets"] = json!(["USDT"]);
+    body["branding"] = json!({ "accentColor": "#ffff00" });
+    let (_, url) = create(&api, &node, "sandbox", "/v1/payment-links", body).await;
+
+    let mut b = Browser::start().await;
+    b.show_on_failure(&["#status", "#error", "#instructions"]);
+    b.goto(&url).await;
+    assert_eq!(b.text("#payee").await, organization, "with no business name, the organization is the payee");
+    let on_accent = contrast(&b, "#pay", "#pay").await;
+    assert!(on_accent >= 4.5, "the Pay button's text on #ffff00 reads at AA: {on_accent:.2}");
+    let footer = contrast(&b, ".footer", "body").await;
+    assert!(footer >= 4.5, "the footer reads at AA: {footer:.2}");
+    assert_eq!(b.attr("#custom-order", "required").await.as_deref(), Some("true"));
+    assert_eq!(b.attr("#custom-order", "aria-required").await.as_deref(), Some("true"));
+    assert_eq!(b.attr("#custom-size", "required").await, None);
+    assert_eq!(b.text("label[for=email]").await, "Email (optional)");
+    snap(&b, "phone-yellow").await;
+
+    // The required field first: its sentence, beside it.
+    press_pay_at_the_bottom(&b).await;
+    assert_eq!(error_text(&b).await, "Fill in Order number.");
+    b.fill("#custom-order", "A-17").await;
+    b.find("select#coin").await.select_value("USDT|tron").await;
+    press_pay_at_the_bottom(&b).await;
+    b.wait_until("#instructions to show", Duration::from_secs(10), || async {
+        let hidden = b.find("#instructions").await.try_prop("hidden").await?;
+        Ok((hidden.as_deref() == Some("false")).then_some(()))
+    })
+    .await;
+    assert!(
+        wholly_in_view(&b, "#status").await,
+        "the status is in view after Pay: {:?}",
+        position(&b, "#status").await
+    );
+    let [top, _, height] = position(&b, "#instructions").await;
+    assert!(top >= 0.0 && top < height / 2.0, "the instructions start in view: {top} of {height}");
+    assert_eq!(b.text("#status").await, "Waiting for your coins to arrive\u{2026}");
+
+    let address = b.text("#address").await;
+    assert!(address.starts_with('T') && address.len() == 34, "a Tron address: {address}");
+    let warning = b.text("#network-warning").await;
+    assert!(warning.starts_with("Send only USDT on the Tron network."), "{warning}");
+    let text = b.text("#instructions").await;
+    assert!(text.contains("Rate\n1 USDT = NGN 1,534.5"), "the rate: {text:?}");
+    assert!(text.contains("Amount due\nNGN 5,000.50"), "{text:?}");
+    let origin = "3.258717"; // 5000.50 / 1534.5, rounded up to USDT's 6 digits
+    assert!(text.contains(&format!("Send USDT {origin} on Tron to")), "{text:?}");
+    let countdown = b.text("#countdown").await;
+    let left = countdown.strip_prefix("Send within ").and_then(|rest| rest.split(';').next()).unwrap_or("");
+    assert!(
+        ["29:5", "30:00"].iter().any(|start| left.starts_with(start)) && left.len() == 5,
+        "thirty minutes, counting down: {countdown:?}"
+    );
+    // Loaded, so the page's policy let it load: an image of its own origin.
+    let qr = b
+        .wait_until("the QR code to load", Duration::from_secs(10), || async {
+            let img = "var img = document.getElementById('address-qr');
+                       return img.complete ? img.naturalWidth : 0;";
+            let width = b.execute(img, vec![]).await.as_u64().unwrap_or(0);
+            Ok((width > 0).then_some(width))
+        })
+        .await;
+    assert!(qr >= 184, "an SVG QR code of at least 184 px: {qr}");
+    snap(&b, "phone-crypto-instructions").await;
+
+    b.click("#copy-address").await;
+    let copied = b
+        .wait_until("the copy button to answer", Duration::from_secs(5), || async {
+            let text = b.find("#copy-address").await.try_text().await?;
+            Ok((text != "Copy address").then_some(text))
+        })
+        .await;
+    if copied != "Copied" {
+        // No clipboard in this browser: the address is selected to copy by hand.
+        let selected = b.execute("return String(window.getSelection());", vec![]).await;
+        assert_eq!(selected, json!(address), "{copied}");
+    }
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    assert_ne!(b.text("#countdown").await, countdown, "the countdown moves");
+    b.quit().await;
+    node.stop_and_verify();
+}
+
+/// Issue 30.3 and 30.4 on a laptop (1366×900): the payer types `1,500.51`
+/// as the page writes amounts and a local wallet number; the phone's help
+/// follows the network's country; the failure comes into view, in the
+/// payer's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failure_comes_into_view_on_a_laptop_in_the_payers_words() {
+    if !browser_available("a_failure_comes_into_view_on_a_laptop_in_the_payers_words") {
+        return;
+    }
+    let _one = BROWSER.lock().await;
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let (_, url) = create(
+        &api,
+        &node,
+        "sandbox",
+        "/v1/payment-pages",
+        long_checkout("GHS", None, json!(["mobile_money"])),
+    )
+    .await;
+    let (_, xof) = create(
+        &api,
+        &node,
+        "sandbox",
+        "/v1/payment-pages",
+        checkout_body("XOF", None, json!(["mobile_money"])),
+    )
+    .await;
+
+    let mut b = Browser::start_with(LAPTOP).await;
+    b.show_on_failure(&["#status", "#error", "#phone-hint"]);
+    // The phone's help is the chosen network's country's.
+    b.goto(&xof).await;
+    b.find("select#network").await.select_value("orange_sn").await;
+    assert_eq!(b.text("#phone-hint").await, "A Senegal number, like 771234567 or +221771234567.");
+    assert_eq!(b.attr("#phone", "placeholder").await.as_deref(), Some("771234567"));
+    b.find("select#network").await.select_value("orange_ci").await;
+    assert_eq!(b.text("#phone-hint").await, "A Côte d'Ivoire number, like 0701234567 or +2250701234567.");
+
+    b.goto(&url).await;
+    assert_eq!(b.text("#phone-hint").await, "A Ghana number, like 0241234567 or +233241234567.");
+    b.fill("#amount", "1,500.51").await;
+    assert_eq!(b.text("#pay").await, "Pay GHS 1,500.51", "the button reads the grouped amount");
+    b.fill("#custom-order", "A-17").await;
+    b.find("select#network").await.select_value("mtn_gh").await;
+    b.fill("#phone", "024 123 4567").await;
+    press_pay_at_the_bottom(&b).await;
+    b.wait_until("#status data-state=failed", Duration::from_secs(20), || state_is(&b, "failed")).await;
+    let text = b.text("#status").await;
+    assert_eq!(
+        text,
+        "The payment failed. You declined the charge on your phone. You can try again or choose another method."
+    );
+    assert!(
+        wholly_in_view(&b, "#status").await,
+        "the failure is in view: {:?}",
+        position(&b, "#status").await
+    );
+    snap(&b, "laptop-failed").await;
+    b.quit().await;
+    node.stop_and_verify();
+}

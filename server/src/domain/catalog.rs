@@ -468,7 +468,7 @@ fn decimal_to_minor(d: Decimal, scale: u32, rounding: Rounding) -> Option<i128> 
 }
 
 /// The international dialling code of a country Sika serves.
-fn dialling_code(country: &str) -> Option<&'static str> {
+pub(crate) fn dialling_code(country: &str) -> Option<&'static str> {
     Some(match country {
         "GH" => "233",
         "NG" => "234",

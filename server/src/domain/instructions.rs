@@ -457,7 +457,21 @@ async fn deposit_instructions(
     if stack.kind == StackKind::Live {
         return live_deposit_instructions(stack, method, currency, chain, order_id_hint, owner).await;
     }
-    Ok(sandbox_deposit_instructions(method, currency, chain, order_id_hint))
+    // A sandbox order may name the testnet (`nile`); its address takes the
+    // form of the mainnet chain it stands for (`T…` on Tron).
+    let address_chain = chain.map(|chain| {
+        stack
+            .catalog
+            .stablecoins()
+            .iter()
+            .find(|m| {
+                m.currency() == currency.code
+                    && (m.chain.as_deref() == Some(chain) || m.chain_for(true) == Some(chain))
+            })
+            .and_then(|m| m.chain.as_deref())
+            .unwrap_or(chain)
+    });
+    Ok(sandbox_deposit_instructions(method, currency, chain, address_chain, order_id_hint))
 }
 
 async fn live_deposit_instructions(
@@ -540,6 +554,7 @@ fn sandbox_deposit_instructions(
     method: &str,
     currency: Currency,
     chain: Option<&str>,
+    address_chain: Option<&str>,
     order_id_hint: &str,
 ) -> Value {
     let digits: u64 = rand::random::<u64>() % 10_000_000_000;
@@ -552,13 +567,12 @@ fn sandbox_deposit_instructions(
             "reference": order_id_hint,
         }),
         "crypto" => {
-            let bytes: [u8; 20] = rand::random();
-            let address: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            let address = crate::domain::receiving::sandbox_address(address_chain.unwrap_or_default());
             serde_json::json!({
                 "type": "crypto",
                 "asset": currency.code,
                 "chain": chain,
-                "address": format!("0x{address}"),
+                "address": address,
                 "network": "testnet",
                 "confirmationsRequired": CRYPTO_CONFIRMATIONS_REQUIRED,
             })

@@ -223,15 +223,20 @@ pub(crate) fn payout_steps(outcome: &str, time_scale: f64) -> Vec<ScheduledStep>
     }
 }
 
+/// Why a simulated collection failed, as the merchant reads it; the
+/// payer's page words each for the payer (`SessionView::payer_message`).
+pub(crate) const COLLECTION_DECLINED: &str = "The payer declined the charge";
+pub(crate) const COLLECTION_NOT_APPROVED: &str = "The payer did not approve in time";
+
 /// What the simulated rail will report for a collection.
 pub(crate) fn collection_steps(outcome: &str, time_scale: f64) -> Vec<ScheduledStep> {
     match outcome {
         "delayed_completion" => {
             vec![after(60_000, time_scale, settle(true, "The payer approved after a delay"))]
         }
-        "failed" => vec![after(2_000, time_scale, settle(false, "The payer declined the charge"))],
+        "failed" => vec![after(2_000, time_scale, settle(false, COLLECTION_DECLINED))],
         "customer_timeout" => {
-            vec![after(60_000, time_scale, settle(false, "The payer did not approve in time"))]
+            vec![after(60_000, time_scale, settle(false, COLLECTION_NOT_APPROVED))]
         }
         "transient_error_then_reconciled" => vec![
             after(

@@ -19,10 +19,12 @@ use sika_engine::{Arrival, CollectionGroup, Snapshot};
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::render::{amount, timestamp, wire_enum};
+use crate::domain::simulator;
 use crate::domain::stack::Stack;
 use crate::store::documents::{decode, encode, load};
 
 pub(crate) mod pay;
+pub(crate) mod phone;
 pub(crate) mod requests;
 
 /// Document collections and list kinds.
@@ -165,6 +167,15 @@ pub(crate) fn load_link(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Payme
     Ok(load(snapshot, LINKS, id)?)
 }
 
+/// Whom the payer pays, by the name they should recognise: the page's
+/// business name, else the organization's own name (never nothing).
+pub(crate) fn payee(stack: &Stack, settings: &Settings, organization: &str) -> String {
+    if !settings.branding.business_name.is_empty() {
+        return settings.branding.business_name.clone();
+    }
+    stack.identity.organization(organization).map_or_else(|| settings.title.clone(), |o| o.name)
+}
+
 /// The group a link's attempts count in on the ledger: the link's id,
 /// toward its amount (none: the first payment sets it).
 pub(crate) fn link_group(link: &PaymentLink) -> CollectionGroup {
@@ -209,6 +220,33 @@ fn session_view(snapshot: &Snapshot, session: Session, state: &LinkState) -> Api
     Ok(SessionView { session, status, status_message: message })
 }
 
+impl SessionView {
+    /// What the payer reads about their own attempt. `status_message` is
+    /// the merchant's ("The payer declined the charge"); the payer's page
+    /// says it to the payer, and promises a prompt only where one comes:
+    /// the sandbox simulates it, a live session gives the merchant number.
+    pub(crate) fn payer_message(&self) -> &'static str {
+        let session = &self.session;
+        match self.status {
+            CheckoutSessionStatus::Pending => match session.method.as_str() {
+                "mobile_money" if session.instructions.is_none() => {
+                    "Approve the prompt on your phone. Waiting for confirmation\u{2026}"
+                }
+                "mobile_money" => "Waiting for your mobile money payment to arrive\u{2026}",
+                "bank_transfer" => "Waiting for your transfer to arrive\u{2026}",
+                _ => "Waiting for your coins to arrive\u{2026}",
+            },
+            CheckoutSessionStatus::Complete | CheckoutSessionStatus::Partial => "Payment received.",
+            CheckoutSessionStatus::Expired => "The time to pay ran out before your payment arrived.",
+            CheckoutSessionStatus::Failed => match self.status_message.as_str() {
+                simulator::COLLECTION_DECLINED => "You declined the charge on your phone.",
+                simulator::COLLECTION_NOT_APPROVED => "The charge was not approved on your phone in time.",
+                _ => "Your payment did not go through.",
+            },
+        }
+    }
+}
+
 /// Every session of a link, newest first (at most
 /// `checkout_attempts_per_link`): only the merchant's single read lists them.
 pub(crate) fn link_sessions(
@@ -222,6 +260,18 @@ pub(crate) fn link_sessions(
         out.push(session_view(snapshot, session, state)?);
     }
     Ok(out)
+}
+
+/// The address a crypto session of link `link_id` gives its payer (what
+/// the page's QR code holds); `404` for any other session.
+pub(crate) fn deposit_address(snapshot: &Snapshot, link_id: &str, session_id: &str) -> ApiResult<String> {
+    let session = load::<Session>(snapshot, SESSIONS, session_id)?.filter(|s| s.link == link_id);
+    session
+        .and_then(|s| s.instructions)
+        .filter(|i| i.kind == "crypto")
+        .and_then(|i| i.fields.into_iter().find(|(key, _)| key == "address").map(|(_, address)| address))
+        .filter(|address| !address.is_empty())
+        .ok_or_else(|| ApiError::not_found(format!("checkout session '{session_id}' has no deposit address")))
 }
 
 /// One session of link `link_id`, as the payer's page follows it.

@@ -11,6 +11,7 @@ use sika_engine::{Command, Currency, Document, Snapshot};
 
 use crate::store::documents::document;
 
+use super::phone::PhoneFormat;
 use super::requests::{CRYPTO_ASSETS, email};
 use super::{
     Instructions, LINK_SESSIONS, LINKS, PAGE_LINKS, PaymentLink, SESSIONS, Session, link_state, load_link,
@@ -56,7 +57,11 @@ pub(crate) fn offered_methods(stack: &Stack, settings: &super::Settings) -> Vec<
 }
 
 /// The stack's methods of `kind` collecting `currency` that are not down;
-/// on live, bank transfer only where the operator configured an account.
+/// on live, only those the operator configured a receiving route for: bank
+/// transfer where there is an account in the currency, a mobile-money
+/// network where there is a merchant number for it. Hosted checkout never
+/// goes through a provider connector, so nothing else would tell the payer
+/// where to pay.
 pub(crate) fn methods_of_kind<'s>(stack: &'s Stack, currency: &str, kind: &str) -> Vec<&'s Method> {
     let live = stack.kind == StackKind::Live;
     if live && kind == "bank_transfer" && stack.receiving.bank(currency).is_none() {
@@ -69,6 +74,7 @@ pub(crate) fn methods_of_kind<'s>(stack: &'s Stack, currency: &str, kind: &str) 
         .filter(|c| c.currency == currency)
         .flat_map(|c| c.methods.iter())
         .filter(|m| m.kind.as_str() == kind && m.status != catalog::STATUS_DOWN)
+        .filter(|m| !live || kind != "mobile_money" || stack.receiving.mobile_money(&m.code).is_some())
         .collect()
 }
 
@@ -103,21 +109,42 @@ fn within_limits(rail: &Method, amount_minor: i128, scale: u32) -> ApiResult<()>
     ))
 }
 
-fn is_e164(phone: &str) -> bool {
-    let digits = phone.strip_prefix('+').unwrap_or("");
-    (8..=15).contains(&digits.len()) && digits.chars().all(|c| c.is_ascii_digit()) && !digits.starts_with('0')
+/// The payer's wallet number in international form, normalised for the
+/// country of `rail` (a local `0712345678` on M-Pesa Kenya is
+/// `+254712345678`); refused naming `phone` with that country's example.
+fn wallet_number(catalog: &catalog::Catalog, rail: &Method, typed: &str) -> ApiResult<String> {
+    let format = PhoneFormat::of_method(catalog, &rail.code).ok_or_else(ApiError::internal)?;
+    format.normalise(typed).ok_or_else(|| ApiError::validation("phone", format.problem()))
+}
+
+/// The amount as the payer may type it, thousands separators and all:
+/// `1,500.00` reads `1500.00`, as the page itself writes amounts. Only
+/// well-formed groups of three are taken apart; anything else is left for
+/// the currency's parser to refuse.
+fn ungrouped(typed: &str) -> String {
+    let typed = typed.trim();
+    let (whole, fraction) = typed.split_once('.').map_or((typed, None), |(w, f)| (w, Some(f)));
+    let mut groups = whole.split(',');
+    let first = groups.next().unwrap_or("");
+    let grouped = whole.contains(',')
+        && (1..=3).contains(&first.len())
+        && first.chars().all(|c| c.is_ascii_digit())
+        && groups.all(|g| g.len() == 3 && g.chars().all(|c| c.is_ascii_digit()));
+    if !grouped {
+        return typed.to_string();
+    }
+    let whole = whole.replace(',', "");
+    match fraction {
+        Some(fraction) => format!("{whole}.{fraction}"),
+        None => whole,
+    }
 }
 
 /// A stable pseudo-random number from a session id, for sandbox account
-/// numbers and addresses.
+/// numbers.
 fn digits_from(id: &str, n: usize) -> String {
     let hash = sika_engine::commands::digest(id.as_bytes());
     hash.iter().map(|b| char::from(b'0' + b % 10)).take(n).collect()
-}
-
-fn hex_from(id: &str, n: usize) -> String {
-    let hash = sika_engine::commands::digest(id.as_bytes());
-    hash.iter().map(|b| format!("{b:02x}")).collect::<String>()[..n].to_string()
 }
 
 /// Starts a session on page or link `target` for an anonymous payer.
@@ -276,7 +303,7 @@ fn build_session(
     let currency = Currency::find(&settings.currency).map_err(|_| ApiError::internal())?;
     let amount = match (&request.amount, link.amount) {
         (Some(input), _) if !input.as_str().trim().is_empty() => currency
-            .parse(input.as_str(), false)
+            .parse(&ungrouped(input.as_str()), false)
             .map_err(|e| ApiError::validation("amount", e.to_string()))?,
         (_, Some(_)) => state.remaining.unwrap_or(0),
         (_, None) => return Err(ApiError::validation("amount", "enter the amount to pay")),
@@ -339,11 +366,7 @@ fn build_session(
         expires_at: now + ((SESSION_TTL_MS as f64) * stack.config.time_scale).round().max(1_000.0) as i64,
         created_at: now,
     };
-    let business = if settings.branding.business_name.is_empty() {
-        settings.title.clone()
-    } else {
-        settings.branding.business_name.clone()
-    };
+    let business = super::payee(stack, &link.settings, &link.organization);
     let sandbox = stack.kind == crate::domain::stack::StackKind::Sandbox;
     match method {
         "mobile_money" => {
@@ -353,16 +376,26 @@ fn build_session(
                 .iter()
                 .find(|m| m.code == network)
                 .ok_or_else(|| ApiError::validation("network", "choose your mobile money network"))?;
-            let phone = request.phone.as_deref().unwrap_or("").replace([' ', '-'], "");
-            if !is_e164(&phone) {
-                return Err(ApiError::validation(
-                    "phone",
-                    "enter the wallet number with its country code, like +233241234567",
-                ));
-            }
+            let phone = wallet_number(&stack.catalog, rail, request.phone.as_deref().unwrap_or(""))?;
             within_limits(rail, amount, currency.scale)?;
             session.code = rail.code.clone();
             session.payer = phone;
+            // Live: the operator's merchant number, told apart by the
+            // reference (no rail prompts the payer's phone). The sandbox
+            // simulates the prompt.
+            if let Some(merchant) = stack.receiving.mobile_money(&rail.code).filter(|_| !sandbox) {
+                session.instructions = Some(Instructions {
+                    kind: "mobile_money".into(),
+                    fields: vec![
+                        ("network".into(), rail.name.clone()),
+                        ("merchantNumber".into(), merchant.merchant_number.clone()),
+                        ("merchantName".into(), merchant.merchant_name.clone()),
+                        ("reference".into(), id.clone()),
+                        ("amount".into(), currency.format(amount)),
+                        ("currency".into(), currency.code.to_string()),
+                    ],
+                });
+            }
         }
         "bank_transfer" => {
             let rail = methods_of_kind(stack, currency.code, "bank_transfer").into_iter().next().ok_or_else(
@@ -429,8 +462,13 @@ fn build_session(
                 ));
             }
             let network = rail.chain_for(sandbox).unwrap_or("").to_string();
-            // Live: claimed from the operator's route once the session is built.
-            let address = if sandbox { format!("0x{}", hex_from(&id, 40)) } else { String::new() };
+            // Live: claimed from the operator's route once the session is
+            // built. Sandbox: one of the chain's own form (`T…` on Tron).
+            let address = if sandbox {
+                crate::domain::receiving::sandbox_address(rail.chain.as_deref().unwrap_or(""))
+            } else {
+                String::new()
+            };
             session.code = rail.code.clone();
             session.chain = rail.chain.clone();
             session.payer = address.clone();
@@ -451,4 +489,20 @@ fn build_session(
         _ => return Err(ApiError::validation("method", "choose how to pay")),
     }
     Ok((session, custom_values))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ungrouped;
+
+    #[test]
+    fn thousands_separators_are_read_only_in_groups_of_three() {
+        assert_eq!(ungrouped("1,500"), "1500");
+        assert_eq!(ungrouped(" 1,500.00 "), "1500.00");
+        assert_eq!(ungrouped("12,345,678.9"), "12345678.9");
+        assert_eq!(ungrouped("1500"), "1500");
+        for left in ["1,50", "1,5000", ",500", "1,,500", "1.500,00", "1,500,", "a,500"] {
+            assert_eq!(ungrouped(left), left, "left for the parser to refuse");
+        }
+    }
 }

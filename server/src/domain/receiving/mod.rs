@@ -179,3 +179,37 @@ async fn claim(
         Err(e) => Err(e.into()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 30.2: the sandbox gave `0x…` for USDT on Tron. Each chain's
+    /// sandbox address is of that chain's own form, and passes the same
+    /// check a payout to it meets.
+    #[test]
+    fn sandbox_addresses_take_each_chains_own_form() {
+        for _ in 0..50 {
+            let tron = sandbox_address("tron");
+            let payload = bs58::decode(&tron).with_check(None).into_vec().expect("base58check");
+            assert!(tron.starts_with('T') && tron.len() == 34 && payload.len() == 21, "{tron}");
+            assert_eq!(payload[0], 0x41, "Tron's mainnet prefix: {tron}");
+            assert_eq!(address_problem("tron", &tron), None);
+
+            for chain in ["ethereum", "base", "polygon"] {
+                let evm = sandbox_address(chain);
+                let hex = evm.strip_prefix("0x").expect("0x");
+                let mut bytes = [0u8; 20];
+                for (byte, pair) in bytes.iter_mut().zip(hex.as_bytes().chunks(2)) {
+                    *byte = u8::from_str_radix(std::str::from_utf8(pair).unwrap(), 16).unwrap();
+                }
+                assert_eq!(hd::eip55(&bytes), evm, "EIP-55 checksummed");
+                assert_eq!(address_problem(chain, &evm), None);
+            }
+
+            let solana = sandbox_address("solana");
+            assert_eq!(bs58::decode(&solana).into_vec().expect("base58").len(), 32, "{solana}");
+            assert_eq!(address_problem("solana", &solana), None);
+        }
+    }
+}

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::domain::checkout::pay::{self, PayRequest};
 use crate::domain::checkout::{
-    link_session, link_state, load_link, load_page, render_public_link, render_session,
+    deposit_address, link_session, link_state, load_link, load_page, render_public_link, render_session,
 };
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::render::to_json;
@@ -29,6 +29,7 @@ pub(super) fn router() -> Router<Arc<Stack>> {
         .route("/pay/{id}", get(page))
         .route("/pay/{id}/sessions", post(start))
         .route("/pay/{id}/sessions/{session}", get(follow))
+        .route("/pay/{id}/sessions/{session}/qr.svg", get(qr_code))
 }
 
 async fn page(State(stack): State<Arc<Stack>>, Path(id): Path<String>) -> ApiResult<Response> {
@@ -102,6 +103,28 @@ async fn follow(
     view(&stack, &id, &session)
 }
 
+/// The QR code of a crypto session's deposit address, as an SVG image the
+/// page loads from its own origin.
+async fn qr_code(
+    State(stack): State<Arc<Stack>>,
+    Path((id, session)): Path<(String, String)>,
+) -> ApiResult<Response> {
+    let address = deposit_address(&stack.engine.read()?, &id, &session)?;
+    let svg = html::qr_svg(&address).ok_or_else(ApiError::internal)?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, header::HeaderValue::from_static("image/svg+xml")),
+            (header::CACHE_CONTROL, header::HeaderValue::from_static("no-store")),
+            (header::X_CONTENT_TYPE_OPTIONS, header::HeaderValue::from_static("nosniff")),
+            // Opened on its own, the image runs and loads nothing.
+            (header::CONTENT_SECURITY_POLICY, header::HeaderValue::from_static("default-src 'none'")),
+            (header::REFERRER_POLICY, header::HeaderValue::from_static("no-referrer")),
+        ],
+        svg,
+    )
+        .into_response())
+}
+
 fn view(stack: &Stack, link_id: &str, session_id: &str) -> ApiResult<Json<Value>> {
     let snapshot = stack.engine.read()?;
     let missing = || ApiError::not_found(format!("checkout session '{session_id}' not found"));
@@ -109,6 +132,11 @@ fn view(stack: &Stack, link_id: &str, session_id: &str) -> ApiResult<Json<Value>
     let now = stack.now_ms();
     let state = link_state(&snapshot, &link, now)?;
     let session = link_session(&snapshot, link_id, session_id, &state)?.ok_or_else(missing)?;
+    let payer_message = session.payer_message();
     let session = to_json(&render_session(&session)?);
-    Ok(Json(json!({ "session": session, "paymentLink": render_public_link(&link, &state) })))
+    Ok(Json(json!({
+        "session": session,
+        "paymentLink": render_public_link(&link, &state),
+        "payerMessage": payer_message,
+    })))
 }
