@@ -4,30 +4,12 @@
 use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
-use sika_api::keys::CreateApiKey;
+use sika_api::keys::{CreateApiKey, READ_ONLY_SCOPES, SCOPED_RESOURCES, scope_names};
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::identity::{Member, Role};
 use crate::domain::render::timestamp;
 use crate::domain::stack::StackKind;
-
-/// Resources that have `:read` and `:write` scopes.
-pub(crate) const SCOPED_RESOURCES: &[&str] = &[
-    "payouts",
-    "collections",
-    "orders",
-    "conversions",
-    "accounts",
-    "recipients",
-    "virtual-accounts",
-    "payment-pages",
-    "disputes",
-    "webhooks",
-    "validation",
-];
-
-/// Scopes that exist only as `:read`.
-pub(crate) const READ_ONLY_SCOPES: &[&str] = &["rates:read", "capabilities:read", "requests:read"];
 
 pub(crate) fn is_known_scope(scope: &str) -> bool {
     if scope == "*" || READ_ONLY_SCOPES.contains(&scope) {
@@ -157,10 +139,12 @@ pub(crate) fn new_key(
     }
     for (index, scope) in request.scopes.iter().enumerate() {
         if !is_known_scope(scope) {
+            let known = scope_names();
             return Err(ApiError::validation(
                 &format!("scopes[{index}]"),
-                format!("unknown scope '{scope}'"),
-            ));
+                format!("unknown scope '{scope}'; the scopes are {}", known.join(", ")),
+            )
+            .with_detail("allowed", known));
         }
     }
     let mut allowed_ips = Vec::new();
