@@ -49,6 +49,14 @@ impl Actor {
             Actor::Operator => entry(at, "operator", operator, detail),
         }
     }
+
+    /// A payout's settlement, in the words of who settled it.
+    fn payout_settled(self, at: TimestampMs, success: bool, message: &str) -> TimelineEntry {
+        match success {
+            true => self.entry(at, "Provider confirmed delivery", "Settled by the operator", message),
+            false => self.entry(at, "Provider reported a failure", "Failed by the operator", message),
+        }
+    }
 }
 
 /// A spend cap check for a live key, in US cents; the writer checks and
@@ -321,12 +329,7 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
                 payout.status = MovementStatus::Completed;
                 payout.completed_at = Some(now);
                 payout.status_message = message.clone();
-                payout.timeline.push(actor.entry(
-                    now,
-                    "Provider confirmed delivery",
-                    "Settled by the operator",
-                    message,
-                ));
+                payout.timeline.push(actor.payout_settled(now, true, message));
                 payout.timeline.push(entry(
                     now,
                     "ledger",
@@ -337,12 +340,7 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
             } else {
                 payout.status = MovementStatus::Failed;
                 payout.status_message = message.clone();
-                payout.timeline.push(actor.entry(
-                    now,
-                    "Provider reported a failure",
-                    "Failed by the operator",
-                    message,
-                ));
+                payout.timeline.push(actor.payout_settled(now, false, message));
                 payout.timeline.push(entry(
                     now,
                     "ledger",

@@ -141,10 +141,9 @@ async fn a_live_bank_payout_without_a_bank_code_is_refused_naming_it() {
 }
 
 /// Item 14: what the operator settles by hand reads as the operator's, not
-/// a provider's; a checkout's crypto collection does not read as coming
-/// from the node's own deposit address.
+/// a provider's.
 #[tokio::test]
-async fn timelines_say_the_operator_settled_and_never_name_our_address_as_the_payer() {
+async fn timelines_say_the_operator_settled_what_the_operator_settled() {
     let node = Node::start(Options::unthrottled());
     let api = Api::new();
     let key = node.creds.live_key.clone();
@@ -188,9 +187,15 @@ async fn timelines_say_the_operator_settled_and_never_name_our_address_as_the_pa
         let r = api.get(&node.live_url(&format!("/v1/payouts/{id}")), &key).await;
         assert_eq!(r.body["payout"]["timeline"], payout["timeline"], "the GET shows the same");
     }
+}
 
-    // A sandbox checkout paid in USDC on Base: the session's address is
-    // the node's; the collection's timeline names no address as the payer.
+/// Item 14: a sandbox checkout paid in USDC on Base: the session's address
+/// is the node's, and the collection's timeline names no address as the
+/// payer's and promises no prompt.
+#[tokio::test]
+async fn a_checkout_crypto_collection_does_not_read_as_coming_from_our_address() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
     let sandbox = node.creds.sandbox_key.clone();
     let page = json!({ "currency": "NGN", "title": "Crypto", "allowedMethods": ["crypto"],
                        "allowedCryptoAssets": ["USDC"] });

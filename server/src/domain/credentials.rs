@@ -21,6 +21,25 @@ pub(crate) fn is_known_scope(scope: &str) -> bool {
     }
 }
 
+/// At least one scope, each a known one; an unknown one is refused naming
+/// it and listing the scopes there are.
+fn check_scopes(scopes: &[String]) -> ApiResult<()> {
+    if scopes.is_empty() {
+        return Err(ApiError::validation("scopes", "at least one scope is required"));
+    }
+    for (index, scope) in scopes.iter().enumerate() {
+        if !is_known_scope(scope) {
+            let known = scope_names();
+            return Err(ApiError::validation(
+                &format!("scopes[{index}]"),
+                format!("unknown scope '{scope}'; the scopes are {}", known.join(", ")),
+            )
+            .with_detail("allowed", known));
+        }
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct SpendCaps {
     /// Each cap in US cents.
@@ -134,19 +153,7 @@ pub(crate) fn new_key(
     if name.is_empty() || name.chars().count() > 100 {
         return Err(ApiError::validation("name", "must be 1 to 100 characters"));
     }
-    if request.scopes.is_empty() {
-        return Err(ApiError::validation("scopes", "at least one scope is required"));
-    }
-    for (index, scope) in request.scopes.iter().enumerate() {
-        if !is_known_scope(scope) {
-            let known = scope_names();
-            return Err(ApiError::validation(
-                &format!("scopes[{index}]"),
-                format!("unknown scope '{scope}'; the scopes are {}", known.join(", ")),
-            )
-            .with_detail("allowed", known));
-        }
-    }
+    check_scopes(&request.scopes)?;
     let mut allowed_ips = Vec::new();
     for (index, ip) in request.allowed_ips.iter().enumerate() {
         let net = IpNet::parse(ip).ok_or_else(|| {

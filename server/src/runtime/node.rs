@@ -224,7 +224,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
         .create(true)
         .truncate(true)
         .mode(0o600)
-        .open(&path)
+        .open(path)
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     file.write_all(bytes).and_then(|_| file.sync_all()).map_err(|e| e.to_string())
 }
