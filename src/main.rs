@@ -45,12 +45,21 @@ enum OrgAction {
 }
 
 /// Where the admin API is and the operator token, as `sika tui` takes them.
+/// Each of the data directory and the address unset (flag and environment
+/// variable both) is read from the configuration file's `[node]` table,
+/// then falls back to its default, as `serve` reads them.
 #[derive(Args, Clone)]
 struct AdminArgs {
-    #[arg(long, env = "SIKA_DATA_DIR", default_value = "./sika-data")]
-    data_dir: PathBuf,
-    #[arg(long, env = "SIKA_ADMIN_ADDR", default_value = "127.0.0.1:8082")]
-    admin_addr: SocketAddr,
+    /// The node's configuration file (TOML); its [node] data_dir and
+    /// admin_addr are used when the flags are not given.
+    #[arg(long, env = "SIKA_CONFIG")]
+    config: Option<PathBuf>,
+    /// [./sika-data]
+    #[arg(long, env = "SIKA_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// [127.0.0.1:8082]
+    #[arg(long, env = "SIKA_ADMIN_ADDR")]
+    admin_addr: Option<SocketAddr>,
     /// The admin API's base URL; overrides --admin-addr.
     #[arg(long)]
     admin_url: Option<String>,
@@ -59,11 +68,40 @@ struct AdminArgs {
     token: Option<String>,
 }
 
+/// A node's admin API as a command reaches it: its data directory, base
+/// URL and the operator token if one was given.
+struct Admin {
+    data_dir: PathBuf,
+    url: String,
+    token: Option<String>,
+}
+
 impl AdminArgs {
-    /// The admin API's base URL.
-    fn url(&self) -> String {
-        self.admin_url.clone().unwrap_or_else(|| format!("http://{}", self.admin_addr))
+    fn resolve(&self) -> Result<Admin, String> {
+        let node = file_node(self.config.as_deref())?.overlay(NodeTable {
+            data_dir: self.data_dir.clone(),
+            admin_addr: self.admin_addr,
+            ..NodeTable::default()
+        });
+        let admin_addr = node.admin_addr.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8082)));
+        Ok(Admin {
+            data_dir: node.data_dir.unwrap_or_else(|| PathBuf::from(DATA_DIR_DEFAULT)),
+            url: self.admin_url.clone().unwrap_or_else(|| format!("http://{admin_addr}")),
+            token: self.token.clone(),
+        })
     }
+}
+
+/// `--data-dir`'s default, for every command.
+const DATA_DIR_DEFAULT: &str = "./sika-data";
+
+/// The `[node]` table of the configuration file at `path` (empty without
+/// one); a file that cannot be read is an error naming its problems.
+fn file_node(path: Option<&std::path::Path>) -> Result<NodeTable, String> {
+    let Some(path) = path else { return Ok(NodeTable::default()) };
+    ConfigFile::load(path).map(|file| file.node).map_err(|problems| {
+        format!("the configuration in {} has problems:\n  {}", path.display(), problems.join("\n  "))
+    })
 }
 
 #[derive(Subcommand)]
@@ -81,8 +119,13 @@ enum Commands {
     /// Check a data directory offline (or, with --store, the PostgreSQL
     /// database itself): balances, double entry, hash chain, idempotency index.
     Verify {
-        #[arg(long, env = "SIKA_DATA_DIR", default_value = "./sika-data")]
-        data_dir: PathBuf,
+        /// The node's configuration file (TOML); its [node] data_dir and
+        /// store are used when the flags are not given.
+        #[arg(long, env = "SIKA_CONFIG")]
+        config: Option<PathBuf>,
+        /// [./sika-data]
+        #[arg(long, env = "SIKA_DATA_DIR")]
+        data_dir: Option<PathBuf>,
         /// Audit the stacks kept in this PostgreSQL database
         /// (`postgres://…`), read in one consistent snapshot each, instead
         /// of the data directory's files; a node may be writing meanwhile.
@@ -316,23 +359,35 @@ fn main() -> ExitCode {
                 });
             finish(result)
         }
-        Commands::Verify { data_dir, store } => verify(&data_dir, store.as_deref()),
-        Commands::Backup { admin, to } => finish(backup(&admin, &to).map(|line| println!("{line}"))),
+        Commands::Verify { config, data_dir, store } => {
+            let node = file_node(config.as_deref())
+                .map(|file| file.overlay(NodeTable { data_dir, store, ..NodeTable::default() }));
+            match node {
+                Ok(node) => verify(
+                    &node.data_dir.unwrap_or_else(|| PathBuf::from(DATA_DIR_DEFAULT)),
+                    node.store.as_deref(),
+                ),
+                Err(message) => finish(Err(message)),
+            }
+        }
+        Commands::Backup { admin, to } => {
+            finish(admin.resolve().and_then(|admin| backup(&admin, &to)).map(|line| println!("{line}")))
+        }
         Commands::Config { action: ConfigAction::Check(args) } => check_config(&args),
         Commands::Org { action: OrgAction::Create { admin, name, owner_email, owner_name } } => {
-            let url = admin.url();
             let new = sika_tui::cli::NewOrganization {
                 name: &name,
                 owner_email: &owner_email,
                 owner_name: owner_name.as_deref(),
             };
-            finish(sika_tui::cli::create_organization(&admin.data_dir, &url, admin.token, &new).map(
-                |answer| {
-                    println!("{answer}");
-                },
-            ))
+            let created = admin.resolve().and_then(|admin| {
+                sika_tui::cli::create_organization(&admin.data_dir, &admin.url, admin.token, &new)
+            });
+            finish(created.map(|answer| println!("{answer}")))
         }
-        Commands::Tui { admin } => finish(sika_tui::run(&admin.data_dir, &admin.url(), admin.token.clone())),
+        Commands::Tui { admin } => {
+            finish(admin.resolve().and_then(|admin| sika_tui::run(&admin.data_dir, &admin.url, admin.token)))
+        }
         Commands::Bench { transfers, accounts, batch, dir, store } => {
             let options = sika_engine::bench::BenchOptions { transfers, accounts, batch, seed: 1 };
             finish(bench(dir, options, store).map(|summary| println!("{summary}")))
@@ -384,10 +439,10 @@ fn check_config(args: &NodeArgs) -> ExitCode {
 
 /// `sika backup`: asked of the running node when one holds the data
 /// directory (its lock says so), made here otherwise; the summary line.
-fn backup(admin: &AdminArgs, to: &std::path::Path) -> Result<String, String> {
+fn backup(admin: &Admin, to: &std::path::Path) -> Result<String, String> {
     let to = std::path::absolute(to).map_err(|e| format!("cannot resolve {}: {e}", to.display()))?;
     let backup = if sika_server::node_running(&admin.data_dir)? {
-        sika_tui::cli::backup(&admin.data_dir, &admin.url(), admin.token.clone(), &to)?
+        sika_tui::cli::backup(&admin.data_dir, &admin.url, admin.token.clone(), &to)?
     } else {
         sika_server::backup_offline(&admin.data_dir, &to)?
     };

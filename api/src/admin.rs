@@ -243,6 +243,7 @@ pub struct OwnedOrderEnvelope {
 /// The operator's settlement of a payout or collection on the manual rail.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(examples(json!({"providerReference": "MTN-7781234", "note": "Paid from the merchant wallet"})))]
 pub struct Settlement {
     /// Shown as the movement's `statusMessage`; a default names the operator.
     #[schema(max_length = 500)]
@@ -258,6 +259,7 @@ pub struct Settlement {
 /// `POST /admin/v1/organizations`: the organization and its first owner.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(examples(json!({"name": "Ama's Shop", "owner": {"email": "ama@shop.example", "name": "Ama Mensah"}})))]
 pub struct CreateOrganization {
     /// 1 to 100 characters.
     pub name: String,
@@ -277,6 +279,7 @@ pub struct NewOwner {
 /// `PATCH /admin/v1/organizations/{id}`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(examples(json!({"name": "Ama's Shop Ltd"})))]
 pub struct RenameOrganization {
     /// 1 to 100 characters.
     pub name: String,
@@ -327,6 +330,7 @@ pub struct AuditEntry {
 /// The operator records the funds that arrived for an order (the manual rail).
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(examples(json!({"amount": "200.00", "confirmations": 12})))]
 pub struct OrderFunds {
     pub amount: AmountInput,
     /// Confirmations seen; defaults to the order's `requiredConfirmations`.
@@ -451,6 +455,7 @@ pub struct StackRatesEnvelope {
 /// A new manual table, replacing the current one durably.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(examples(json!({"base": "USD", "rates": {"GHS": "15.60", "NGN": "1550"}})))]
 pub struct ReplaceRates {
     /// Must be `USD`.
     #[schema(max_length = 10)]

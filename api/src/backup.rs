@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 /// Where to write the copy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(examples(json!({"to": "/var/backups/sika/2026-11-24"})))]
 pub struct BackupRequest {
     /// An absolute path on the node's machine: a directory that does not
     /// exist yet (it is created, mode 0700) or is empty.

@@ -53,8 +53,12 @@ pub struct Method {
     /// How long settlement usually takes, as free text.
     #[schema(example = "instant to 5 minutes")]
     pub estimated_settlement: String,
-    /// The input fields a destination on this method needs.
+    /// The input fields a destination on this method needs. Each `key` is
+    /// taken under the same name in a payout's `to` (`to.accountName`).
     pub fields: Vec<MethodField>,
+    /// The fee a payout by this method pays, so the cost can be shown
+    /// before paying. Collections are free.
+    pub fees: MethodFees,
     /// The network of a crypto method (`ethereum`, `solana`, …); absent for
     /// other methods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -71,6 +75,22 @@ pub struct MethodLimits {
     /// In `currency`, as a JSON number.
     #[schema(value_type = f64, example = 10000)]
     pub max: serde_json::Number,
+    #[schema(example = "GHS")]
+    pub currency: String,
+}
+
+/// A method's payout fee: `fixed` plus `percent` of the amount the
+/// recipient gets, in `currency`, the sum rounded half up to the currency's
+/// digits (1.00 + 1.00 % of 3.33 GHS is 1.03 GHS). A payout from another
+/// currency pays the same fee converted into its own at the payout's rate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct MethodFees {
+    /// In `currency`, with its digits.
+    #[schema(example = "1.00")]
+    pub fixed: String,
+    /// A percentage of the amount, with two decimals (`"1.50"` is 1.5 %).
+    #[schema(example = "1.00")]
+    pub percent: String,
     #[schema(example = "GHS")]
     pub currency: String,
 }

@@ -43,6 +43,7 @@ pub enum CustomFieldType {
 /// or bad one gets its own message naming the field.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(examples(json!({"currency": "GHS", "title": "Kente scarves", "amount": "150.00", "allowedMethods": ["mobile_money", "bank_transfer"], "description": "Hand woven in Bonwire", "redirectUrl": "https://shop.example/thanks", "branding": {"businessName": "Ama's Shop", "accentColor": "#0a7d4f"}, "metadata": {"campaign": "harmattan"}})))]
 pub struct CheckoutRequest {
     /// 1 to 10 characters: a currency the node knows.
     #[schema(value_type = String, required = true, min_length = 1, max_length = 10, example = "GHS")]

@@ -20,6 +20,7 @@ pub enum CollectionStatus {
 /// `POST /v1/collections`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(examples(json!({"amount": "50.00", "currency": "GHS", "code": "mtn_gh", "accountNumber": "+233241234567", "externalReference": "order-1001", "metadata": {"orderId": "1001"}})))]
 pub struct CreateCollection {
     pub amount: AmountInput,
     #[schema(max_length = 10, example = "GHS")]

@@ -20,6 +20,7 @@ pub enum QuoteStatus {
 /// you spend) and `to.amount` (what you receive).
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(examples(json!({"from": {"currency": "USD", "amount": "100.00"}, "to": {"currency": "GHS"}})))]
 pub struct CreateQuote {
     pub from: QuoteSide,
     pub to: QuoteSide,
@@ -70,6 +71,7 @@ pub enum ConversionStatus {
 /// `POST /v1/conversions`: executes a pending quote.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(examples(json!({"quoteId": "qte_0VbowfAbCdEf", "externalReference": "fx-2026-11-24"})))]
 pub struct CreateConversion {
     #[schema(max_length = 64, min_length = 1, example = "qte_0VbowfAbCdEf")]
     pub quote_id: String,

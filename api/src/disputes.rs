@@ -123,6 +123,7 @@ pub struct DisputeMessageEnvelope {
 /// `POST /v1/disputes/{id}/messages`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(examples(json!({"body": "The customer collected the goods in store; the signed receipt is attached.", "attachments": [{"fileId": "file_0VbowfAbCdEf", "name": "receipt.pdf"}]})))]
 pub struct CreateDisputeMessage {
     /// 1 to 5,000 characters once trimmed.
     #[schema(min_length = 1, max_length = 5000)]
@@ -153,6 +154,7 @@ pub struct DisputeAttachmentInput {
 /// `paymentLinkId` (the link's newest payment).
 #[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(examples(json!({"collectionId": "col_0VbowfAbCdEf", "amount": "20.00", "reason": "product_not_received"})))]
 pub struct SimulateDispute {
     #[schema(max_length = 64)]
     pub collection_id: Option<String>,
@@ -170,6 +172,7 @@ pub struct SimulateDispute {
 /// operator's resolution.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(examples(json!({"outcome": "declined"})))]
 pub struct ResolveDispute {
     // Text, so that a bad value gets the node's own message naming the field.
     #[schema(value_type = DisputeOutcome)]

@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 /// `POST /v1/files`: the contents travel base64-encoded in JSON.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(examples(json!({"name": "receipt.pdf", "contentType": "application/pdf", "data": "JVBERi0xLjQK"})))]
 pub struct CreateFile {
     /// 1 to 255 characters once trimmed, no control characters.
     #[schema(min_length = 1, max_length = 255, example = "receipt.pdf")]

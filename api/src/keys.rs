@@ -10,13 +10,13 @@ use crate::AmountInput;
 /// `POST /v1/keys`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(examples(json!({"name": "checkout server", "scopes": ["payouts:write", "payouts:read", "accounts:read"], "allowedIps": ["203.0.113.7"], "caps": {"dailyUsd": "500.00"}})))]
 pub struct CreateApiKey {
     /// 1 to 100 characters.
     #[schema(max_length = 255, example = "checkout server")]
     pub name: String,
-    /// `<resource>:read` or `<resource>:write`, `rates:read`,
-    /// `capabilities:read`, `requests:read`, or `*` for every scope.
-    #[schema(example = json!(["payouts:write", "payouts:read"]))]
+    /// At least one of the scopes the document lists ([`scope_names`]).
+    #[schema(schema_with = scope_list)]
     pub scopes: Vec<String>,
     /// Addresses or CIDR blocks the key may be used from; empty means any.
     #[serde(default)]
@@ -28,6 +28,51 @@ pub struct CreateApiKey {
     #[serde(default)]
     #[schema(max_length = 64)]
     pub expires_at: Option<String>,
+}
+
+/// Resources with a `:read` and a `:write` scope (`payment-pages` covers
+/// pages and links).
+pub const SCOPED_RESOURCES: &[&str] = &[
+    "payouts",
+    "collections",
+    "orders",
+    "conversions",
+    "accounts",
+    "recipients",
+    "virtual-accounts",
+    "payment-pages",
+    "disputes",
+    "webhooks",
+    "validation",
+];
+
+/// Scopes that exist only as `:read`.
+pub const READ_ONLY_SCOPES: &[&str] = &["rates:read", "capabilities:read", "requests:read"];
+
+/// Every scope a key can hold: `*` (every scope), then each resource's
+/// `:read` and `:write`, then the read-only ones. The document lists them
+/// as the `scopes` items' `enum`, and an unknown one is refused naming them.
+pub fn scope_names() -> Vec<String> {
+    let pairs = SCOPED_RESOURCES.iter().flat_map(|r| [format!("{r}:read"), format!("{r}:write")]);
+    std::iter::once("*".to_string())
+        .chain(pairs)
+        .chain(READ_ONLY_SCOPES.iter().map(|s| s.to_string()))
+        .collect()
+}
+
+/// The `scopes` field's schema: an array of the known scope names.
+fn scope_list() -> utoipa::openapi::schema::Array {
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
+    ArrayBuilder::new()
+        .items(ObjectBuilder::new().schema_type(Type::String).enum_values(Some(scope_names())))
+        .min_items(Some(1))
+        .description(Some(
+            "What the key may do: `<resource>:read` and `<resource>:write` for each resource, \
+             `rates:read`, `capabilities:read`, `requests:read`, or `*` for every scope. Each \
+             operation names the scope it needs as its `bearer` security requirement.",
+        ))
+        .examples([serde_json::json!(["payouts:write", "payouts:read"])])
+        .build()
 }
 
 /// Spend caps in US dollars on the key's payouts, across currencies at

@@ -55,6 +55,7 @@ pub struct Invitation {
 /// organizationId?}` (log in).
 #[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(examples(json!({"email": "owner@shop.example", "password": "correct horse battery staple"})))]
 pub struct CreateSession {
     /// An invitation token (`inv_…`).
     #[schema(max_length = 128)]
@@ -97,6 +98,7 @@ pub struct SessionEnvelope {
 /// `POST /v1/members`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(examples(json!({"email": "kofi@shop.example", "name": "Kofi Boateng", "role": "developer"})))]
 pub struct CreateMember {
     #[schema(max_length = 254)]
     pub email: String,
@@ -109,6 +111,7 @@ pub struct CreateMember {
 /// `PATCH /v1/members/{id}`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(examples(json!({"role": "admin"})))]
 pub struct UpdateMember {
     pub role: Role,
 }

@@ -35,6 +35,7 @@ pub enum OrderMethod {
 /// `POST /v1/orders`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(examples(json!({"from": {"method": "mobile_money", "currency": "GHS", "amount": "200.00"}, "to": {"code": "bank_ng", "accountNumber": "0123456789", "bankCode": "058", "currency": "NGN"}, "externalReference": "order-2001"})))]
 pub struct CreateOrder {
     pub from: OrderFunding,
     /// The payout leg. `to.currency` defaults to the method's currency.

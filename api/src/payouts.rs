@@ -19,6 +19,7 @@ pub enum PayoutStatus {
 /// `POST /v1/payouts`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(examples(json!({"from": {"currency": "GHS", "amount": "25.00"}, "to": {"code": "mtn_gh", "accountNumber": "+233241234567", "accountName": "Ama Mensah"}, "externalReference": "invoice-1001", "narration": "November payout"})))]
 pub struct CreatePayout {
     pub from: PayoutAmount,
     pub to: PayoutTarget,
@@ -69,6 +70,12 @@ pub struct PayoutTarget {
     /// needs it (Flutterwave); also taken with a `recipientId`.
     #[schema(max_length = 64, example = "044")]
     pub bank_code: Option<String>,
+    /// The account holder's name as you know it, the `accountName` field
+    /// the method's capabilities list; optional. It is not matched against
+    /// the name the rail holds (`POST /v1/validate/bulk` shows that one)
+    /// and the payout does not keep it.
+    #[schema(max_length = 255, example = "Ama Mensah")]
+    pub account_name: Option<String>,
 }
 
 /// A payout as every response and webhook shows it.

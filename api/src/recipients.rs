@@ -10,6 +10,7 @@ use crate::ItemError;
 /// `POST /v1/recipients`, and each item of `POST /v1/recipients/bulk`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(examples(json!({"name": "Ama Mensah", "email": "ama@shop.example", "code": "mtn_gh", "accountNumber": "+233241234567"})))]
 pub struct CreateRecipient {
     /// 1 to 200 characters.
     #[schema(max_length = 255, example = "Ama Mensah")]
@@ -56,6 +57,7 @@ pub struct RecipientEnvelope {
 /// `POST /v1/recipients/bulk`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(examples(json!({"items": [{"name": "Ama Mensah", "code": "mtn_gh", "accountNumber": "+233241234567"}, {"name": "Kwame Asante", "code": "usdc_base", "address": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94"}]})))]
 pub struct CreateRecipients {
     /// 1 to 100 recipients.
     // Each item is read on its own, so that a bad one gets its own result

@@ -29,6 +29,7 @@ pub enum RepresentativeStatus {
 /// `PUT /v1/organization/representative`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(examples(json!({"fullName": "Ama Mensah", "phone": "+233241234567", "idType": "ghana_card", "idNumber": "GHA-123456789-0", "country": "GH"})))]
 pub struct SetRepresentative {
     /// 2 to 120 characters.
     #[schema(min_length = 2, max_length = 120, example = "Ama Mensah")]

@@ -52,6 +52,7 @@ pub struct Simulation {
 /// `POST /v1/simulations/deposits`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(examples(json!({"currency": "GHS", "amount": "100.00"})))]
 pub struct SimulateDeposit {
     /// The balance credited, case-insensitive.
     #[schema(max_length = 10, example = "GHS")]
@@ -67,6 +68,7 @@ pub struct SimulateDeposit {
 /// paid, in the virtual account's currency.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(examples(json!({"amount": "5000.00"})))]
 pub struct SimulateVirtualAccountDeposit {
     pub amount: AmountInput,
     /// As for a deposit: the same reference with the same body replays it.
@@ -78,6 +80,7 @@ pub struct SimulateVirtualAccountDeposit {
 /// in its `from.currency`: exactly the amount, more or less.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(examples(json!({"amount": "200.00", "confirmations": 12})))]
 pub struct SimulateOrderFunds {
     pub amount: AmountInput,
     /// For a crypto order, how many confirmations the funds have; fewer

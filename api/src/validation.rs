@@ -12,6 +12,7 @@ use utoipa::ToSchema;
 /// `POST /v1/validate/bulk`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(examples(json!({"items": [{"code": "mtn_gh", "accountNumber": "+233241234567"}, {"code": "bank_ng", "accountNumber": "0123456789", "routingNumber": "058"}]})))]
 pub struct ValidateDestinations {
     /// 1 to 100 destinations, answered in the same order.
     #[schema(min_items = 1, max_items = 100)]

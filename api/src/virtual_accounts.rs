@@ -15,6 +15,7 @@ pub enum VirtualAccountStatus {
 /// `POST /v1/virtual-accounts`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(examples(json!({"currency": "NGN", "customerReference": "customer-42", "accountName": "Ama Mensah"})))]
 pub struct CreateVirtualAccount {
     /// The currency paid in. A GHS account needs the organization
     /// representative on the live stack. `USDC` or `USDT` opens a crypto

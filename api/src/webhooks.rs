@@ -25,6 +25,7 @@ pub enum WebhookDisabledReason {
 /// `POST /v1/webhooks/endpoints`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(examples(json!({"url": "https://example.com/hooks/sika", "events": ["payout.completed", "payout.failed"], "description": "Order fulfilment"})))]
 pub struct CreateWebhookEndpoint {
     /// Where events are POSTed: http or https, at most 2048 characters; on
     /// the live stack not a loopback or private address.
@@ -43,6 +44,7 @@ pub struct CreateWebhookEndpoint {
 /// count.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(examples(json!({"events": ["*"], "status": "active"})))]
 pub struct UpdateWebhookEndpoint {
     #[schema(max_length = 2048)]
     pub url: Option<String>,

@@ -557,6 +557,7 @@ mod tests {
             external_reference: "c1".into(),
             rail: "test".into(),
             rail_note: String::new(),
+            payer: None,
             schedule,
             request_fingerprint: [2; 32],
             id: None,
@@ -927,6 +928,7 @@ mod tests {
                 external_reference: format!("c{n}"),
                 rail: "test".into(),
                 rail_note: String::new(),
+                payer: None,
                 schedule: vec![ScheduledStep {
                     after_ms: 0,
                     step: crate::records::Step::Settle { success, message: String::new() },

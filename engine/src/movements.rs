@@ -20,6 +20,45 @@ use crate::records::*;
 pub use crate::records::{CollectionRecord, Destination, MovementStatus, PayoutRecord, Step, TimelineEntry};
 use crate::storage::keys;
 
+/// The rail of a live movement no provider connector takes: the operator
+/// pays it (or sees the payment arrive) and settles it by hand.
+pub const RAIL_MANUAL: &str = "manual_settlement";
+
+/// Who took a movement's step, for its timeline's wording: a payout the
+/// operator settled by hand must not read as a provider's report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Actor {
+    /// A rail: the sandbox's simulator, a provider, or the clock.
+    Rail,
+    Operator,
+}
+
+impl Actor {
+    fn of(step: &Step) -> Actor {
+        match step {
+            Step::Operator { .. } => Actor::Operator,
+            Step::Note { .. } | Step::Settle { .. } => Actor::Rail,
+        }
+    }
+
+    /// The timeline entry's kind and title for a settlement: `rail` and
+    /// `operator` are the titles of each actor's own report.
+    fn entry(self, at: TimestampMs, rail: &str, operator: &str, detail: &str) -> TimelineEntry {
+        match self {
+            Actor::Rail => entry(at, "provider", rail, detail),
+            Actor::Operator => entry(at, "operator", operator, detail),
+        }
+    }
+
+    /// A payout's settlement, in the words of who settled it.
+    fn payout_settled(self, at: TimestampMs, success: bool, message: &str) -> TimelineEntry {
+        match success {
+            true => self.entry(at, "Provider confirmed delivery", "Settled by the operator", message),
+            false => self.entry(at, "Provider reported a failure", "Failed by the operator", message),
+        }
+    }
+}
+
 /// A spend cap check for a live key, in US cents; the writer checks and
 /// counts it in the same transaction as the payout.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,6 +116,11 @@ pub struct NewCollection {
     pub external_reference: String,
     pub rail: String,
     pub rail_note: String,
+    /// Who pays, as the timeline names them (`from …`): the payer's phone
+    /// or account; `None` when the request does not say (a checkout's bank
+    /// transfer or crypto, whose `account_number` is where the payer sends
+    /// to, never from).
+    pub payer: Option<String>,
     pub schedule: Vec<ScheduledStep>,
     pub request_fingerprint: [u8; 32],
     /// The id to give the collection; a new one when `None`.
@@ -99,6 +143,9 @@ fn format(currency: &str, amount: i128) -> String {
 /// Stores a job to run at `due_at`, in the same transaction as the change
 /// that scheduled it.
 pub(crate) fn schedule(books: &mut Books, due_at: TimestampMs, kind: JobKind) {
+    if let JobKind::AdvancePayout { step, .. } | JobKind::AdvanceCollection { step, .. } = &kind {
+        assert!(!matches!(step, Step::Operator { .. }), "only the operator settles as the operator");
+    }
     let job = Job { id: books.new_id("job"), due_at, kind };
     books.store.put(keys::job(due_at, &job.id), &job);
 }
@@ -197,7 +244,10 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
             format!("{amount_text} {} held on {}", new.from_currency, account.id),
         ),
         entry(now, "fee", "Fee held", format!("{fee_text} {} fee", new.from_currency)),
-        entry(now, "provider", "Sent to rail", new.rail_note.clone()),
+        match new.rail.as_str() {
+            RAIL_MANUAL => entry(now, "operator", "Waiting for the operator", new.rail_note.clone()),
+            _ => entry(now, "provider", "Sent to rail", new.rail_note.clone()),
+        },
     ];
     let payout = PayoutRecord {
         id: id.clone(),
@@ -250,9 +300,10 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
     }
     let now = books.now;
     payout.updated_at = now;
+    let actor = Actor::of(step);
     match step {
         Step::Note { kind, title, detail } => payout.timeline.push(entry(now, kind, title, detail.clone())),
-        Step::Settle { success, message } => {
+        Step::Settle { success, message } | Step::Operator { success, message } => {
             for hold in payout.hold_ids.clone() {
                 let spec = if *success {
                     TransferSpec::PostPending { pending_id: hold }
@@ -278,7 +329,7 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
                 payout.status = MovementStatus::Completed;
                 payout.completed_at = Some(now);
                 payout.status_message = message.clone();
-                payout.timeline.push(entry(now, "provider", "Provider confirmed delivery", message.clone()));
+                payout.timeline.push(actor.payout_settled(now, true, message));
                 payout.timeline.push(entry(
                     now,
                     "ledger",
@@ -289,7 +340,7 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
             } else {
                 payout.status = MovementStatus::Failed;
                 payout.status_message = message.clone();
-                payout.timeline.push(entry(now, "provider", "Provider reported a failure", message.clone()));
+                payout.timeline.push(actor.payout_settled(now, false, message));
                 payout.timeline.push(entry(
                     now,
                     "ledger",
@@ -342,6 +393,12 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
     })?;
     let now = books.now;
     let amount = format(&new.currency, new.amount);
+    let payer = new.payer.as_ref().map(|payer| format!(" from {payer}")).unwrap_or_default();
+    let handed_to = match (new.rail.as_str(), &new.payer) {
+        (RAIL_MANUAL, _) => entry(now, "operator", "Waiting for the operator", new.rail_note.clone()),
+        (_, Some(_)) => entry(now, "provider", "Prompt sent", new.rail_note.clone()),
+        (_, None) => entry(now, "provider", "Waiting for the payment", new.rail_note.clone()),
+    };
     let collection = CollectionRecord {
         id: id.clone(),
         organization: new.organization.clone(),
@@ -360,7 +417,7 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
                 now,
                 "state",
                 "Collection created",
-                format!("Status pending; {amount} {} from {}", new.currency, new.account_number),
+                format!("Status pending; {amount} {}{payer}", new.currency),
             ),
             entry(
                 now,
@@ -368,7 +425,7 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
                 "Pending credit",
                 format!("{amount} {} pending on {}", new.currency, hold.credit_account),
             ),
-            entry(now, "provider", "Prompt sent", new.rail_note.clone()),
+            handed_to,
         ],
         rail: new.rail.clone(),
         created_at: now,
@@ -403,11 +460,12 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
     }
     let now = books.now;
     collection.updated_at = now;
+    let actor = Actor::of(step);
     match step {
         Step::Note { kind, title, detail } => {
             collection.timeline.push(entry(now, kind, title, detail.clone()))
         }
-        Step::Settle { success, message } => {
+        Step::Settle { success, message } | Step::Operator { success, message } => {
             let spec = if *success {
                 TransferSpec::PostPending { pending_id: collection.hold_id }
             } else {
@@ -420,7 +478,12 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
             if *success {
                 collection.status = MovementStatus::Completed;
                 collection.completed_at = Some(now);
-                collection.timeline.push(entry(now, "provider", "Payer approved", message.clone()));
+                collection.timeline.push(actor.entry(
+                    now,
+                    "Payer approved",
+                    "Payment confirmed by the operator",
+                    message,
+                ));
                 collection.timeline.push(entry(
                     now,
                     "ledger",
@@ -451,7 +514,12 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
                 )?;
             } else {
                 collection.status = MovementStatus::Failed;
-                collection.timeline.push(entry(now, "provider", "Collection failed", message.clone()));
+                collection.timeline.push(actor.entry(
+                    now,
+                    "Collection failed",
+                    "Failed by the operator",
+                    message,
+                ));
                 collection.timeline.push(entry(
                     now,
                     "ledger",

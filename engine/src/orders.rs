@@ -268,11 +268,11 @@ pub(crate) fn advance_payout(
     step: &Step,
 ) -> Result<Applied, EngineError> {
     let applied = crate::movements::advance_payout(books, payout_id, step)?;
-    if let (false, Outcome::Payout(payout), Step::Settle { success, message }) =
-        (applied.replayed, &applied.outcome, step)
+    if let (false, Outcome::Payout(payout), Some((success, message))) =
+        (applied.replayed, &applied.outcome, step.outcome())
         && let Some(order_id) = &payout.order_id
     {
-        payout_settled(books, order_id, *success, message)?;
+        payout_settled(books, order_id, success, message)?;
     }
     Ok(applied)
 }

@@ -464,8 +464,26 @@ impl TallyRecord {
 pub enum Step {
     /// A note on the timeline (a provider attempt, a transient error).
     Note { kind: String, title: String, detail: String },
-    /// The final outcome.
+    /// The final outcome, as a rail reports it (the sandbox's simulator, a
+    /// provider, or the clock ending a checkout attempt).
     Settle { success: bool, message: String },
+    /// The final outcome, as the operator settles a movement by hand: the
+    /// timeline says the operator did it. Last, and never scheduled (a job
+    /// holds only the steps above, which `movements::schedule` asserts),
+    /// so no stored record carries it and the stored shapes are format 5's.
+    Operator { success: bool, message: String },
+}
+
+impl Step {
+    /// Whether a settling step succeeds, and its message; `None` for a note.
+    pub fn outcome(&self) -> Option<(bool, &str)> {
+        match self {
+            Step::Note { .. } => None,
+            Step::Settle { success, message } | Step::Operator { success, message } => {
+                Some((*success, message))
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

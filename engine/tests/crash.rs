@@ -265,6 +265,7 @@ fn new_collection(
         external_reference: format!("col-{}-{worker}-{n}", std::process::id()),
         rail: "crash".into(),
         rail_note: "prompt".into(),
+        payer: None,
         schedule: rail_steps(rng),
         request_fingerprint: rng.random(),
         id: None,

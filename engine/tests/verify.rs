@@ -269,6 +269,7 @@ fn grouped_collection(
         external_reference: format!("grouped-{n}"),
         rail: "test".into(),
         rail_note: String::new(),
+        payer: None,
         schedule: Vec::new(),
         request_fingerprint: [n as u8; 32],
         id: None,

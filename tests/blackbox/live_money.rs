@@ -122,14 +122,14 @@ async fn a_live_node_without_rates_or_routes_refuses_what_needs_them() {
     r.expect_error(503, "rates_unavailable");
     let order = json!({
         "from": { "method": "mobile_money", "currency": "GHS", "amount": "100.00" },
-        "to": { "code": "bank_ng", "accountNumber": "0123456789", "currency": "NGN" },
+        "to": { "code": "bank_ng", "accountNumber": "0123456789", "currency": "NGN", "bankCode": "058" },
         "externalReference": "no-rate",
     });
     api.post(&node.live_url("/v1/orders"), &key, order).await.expect_error(503, "rates_unavailable");
     // Nothing is invented either: no route, no order, no virtual account.
     let order = json!({
         "from": { "method": "bank_transfer", "currency": "NGN", "amount": "1000.00" },
-        "to": { "code": "bank_ng", "accountNumber": "0123456789" },
+        "to": { "code": "bank_ng", "accountNumber": "0123456789", "bankCode": "058" },
         "externalReference": "no-route",
     });
     api.post(&node.live_url("/v1/orders"), &key, order).await.expect_invalid("from.method");
@@ -272,7 +272,7 @@ async fn live_receiving_details_come_only_from_the_configuration() {
     assert_eq!(seen.keep(&r)["order"]["depositInstructions"]["merchantNumber"], MERCHANT_GH);
     let bank = json!({
         "from": { "method": "bank_transfer", "currency": "NGN", "amount": "1000.00" },
-        "to": { "code": "bank_ng", "accountNumber": "0123456789" },
+        "to": { "code": "bank_ng", "accountNumber": "0123456789", "bankCode": "058" },
         "externalReference": "live-bank-order",
     });
     let r = api.post(&node.live_url("/v1/orders"), &key, bank).await;

@@ -27,6 +27,7 @@ mod hardening;
 mod identity;
 mod isolation;
 mod live_money;
+mod newcomer;
 mod operating;
 mod orders;
 mod payouts;

@@ -189,17 +189,17 @@ async fn a_failed_payout_fails_the_order_and_leaves_the_funds() {
     let node = Node::start(Options::unthrottled());
     let api = Api::new();
     let before = ghs(&api, &node).await;
-    // 102.04 less its 2.03 fee pays out 100.01: the sandbox rejects cents 01.
-    let order = create(&api, &node, ghs_order("102.04", "ord-fail")).await;
+    // 102.03 less its 2.02 fee pays out 100.01: the sandbox rejects cents 01.
+    let order = create(&api, &node, ghs_order("102.03", "ord-fail")).await;
     let id = order["id"].as_str().unwrap();
-    fund(&api, &node, id, json!({ "amount": "102.04" })).await.expect(200);
+    fund(&api, &node, id, json!({ "amount": "102.03" })).await.expect(200);
     let failed = wait_order(&api, &node, id, "failed").await;
     let payout_id = failed["payoutId"].as_str().unwrap();
     let payout = get_payout(&api, &node, payout_id).await;
     assert_eq!(payout["from"]["amount"], "100.01");
     assert_eq!(payout["status"], "failed");
     assert_eq!(failed["payout"]["status"], "failed");
-    assert_eq!(ghs(&api, &node).await, (before.0 + 10_204, 0), "the whole inflow stays on the balance");
+    assert_eq!(ghs(&api, &node).await, (before.0 + 10_203, 0), "the whole inflow stays on the balance");
     assert_eq!(
         order_events(&api, &node, id, "order.failed").await,
         vec!["order.awaiting_funds", "order.funds_received", "order.processing_payout", "order.failed"]

@@ -95,7 +95,7 @@ async fn sandbox_payout_triggers_settle_with_events_balances_and_timelines() {
     let before = balances_minor(&api, &base, &key, "GHS", 2).await;
     let r = api.post(&node.sandbox_url("/v1/payouts"), &key, payout_body("50.01", "po-rejected")).await;
     r.expect(201);
-    assert_eq!(r.body["payout"]["fee"]["amount"], "1.51");
+    assert_eq!(r.body["payout"]["fee"]["amount"], "1.50", "1.00 + 1 % of 50.01, rounded half up");
     let rejected_id = r.body["payout"]["id"].as_str().unwrap().to_string();
     let failed = wait_status(&api, &base, &key, &rejected_id, "failed").await;
     assert!(failed["completedAt"].is_null());
@@ -346,7 +346,9 @@ async fn live_payouts_wait_for_the_operator() {
     tokio::time::sleep(std::time::Duration::from_millis(150)).await;
     let still = get_payout(&api, &live, &key, &id).await;
     assert_eq!(still["status"], "pending", "no rail settles a live payout by itself");
-    assert!(still["timeline"].as_array().unwrap().iter().any(|e| e["title"] == "Sent to rail"));
+    let waiting =
+        still["timeline"].as_array().unwrap().iter().find(|e| e["title"] == "Waiting for the operator");
+    assert_eq!(waiting.map(|e| &e["kind"]), Some(&json!("operator")), "no rail was sent it: {still}");
 
     // Without (or with a wrong) operator token the admin API refuses.
     let complete = node.admin_url(&format!("/admin/v1/live/payouts/{id}/complete"));

@@ -242,6 +242,7 @@ fn new_collection(
         external_reference: format!("col-{reference}"),
         rail: "model".into(),
         rail_note: "prompt sent".into(),
+        payer: None,
         schedule: schedule(model, steps),
         request_fingerprint: fingerprint(&format!("{org}/{cur}/{amount}")),
         id: None,

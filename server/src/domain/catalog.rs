@@ -4,8 +4,9 @@
 //! binary. It lists, per country, the local payment methods (mobile money and bank
 //! transfer), plus the stablecoin networks that every country offers. A
 //! [`Method`] shows on the wire as [`Method::render`] makes it, the spec's `method`
-//! object (plus `chain` for crypto); the payout fee schedule, the testnet chain and
-//! the per-field `required` flag are internal and never shown.
+//! object (plus `chain` for crypto, and `fees`, the payout fee schedule as
+//! decimal strings); the testnet chain and the per-field `required` flag are
+//! internal and never shown.
 //!
 //! All money arithmetic here is integer or `rust_decimal`; no floating point.
 
@@ -69,7 +70,7 @@ pub(crate) struct Method {
     pub limits: Limits,
     pub estimated_settlement: String,
     pub fields: Vec<Field>,
-    /// Payout fee schedule; internal, never shown.
+    /// Payout fee schedule; shown as `fees` ([`Fee::render`]).
     pub fee: Fee,
     /// Network name for crypto methods (`ethereum`, `solana`, ...).
     pub chain: Option<String>,
@@ -367,6 +368,7 @@ impl Method {
             },
             estimated_settlement: self.estimated_settlement.clone(),
             fields: self.fields.iter().map(Field::render).collect(),
+            fees: self.fee.render(&self.limits.currency),
             chain: self.chain.clone(),
         }
     }
@@ -391,27 +393,39 @@ impl Field {
 }
 
 impl Fee {
-    /// The fixed part in minor units at `scale` (rounded up if it has more
-    /// fraction digits); `None` if `fixed` is not a decimal.
+    /// The fixed part in minor units at `scale` (rounded half up if it has
+    /// more fraction digits); `None` if `fixed` is not a decimal.
     pub(crate) fn fixed_minor(&self, scale: u32) -> Option<i128> {
         let d = Decimal::from_str(self.fixed.trim()).ok()?;
-        decimal_to_minor(d, scale, Rounding::Up)
+        decimal_to_minor(d, scale, Rounding::HalfUp)
     }
 
     /// Fee in minor units for an amount in minor units of the same currency:
-    /// the fixed part plus `amount * percentBps / 10000`, rounded up to the
-    /// minor unit. Integer arithmetic only. A negative amount counts as zero, an
-    /// unparsable `fixed` (impossible for the checked shipped catalog) as zero,
-    /// and the result saturates instead of overflowing.
-    pub(crate) fn amount_minor(&self, amount_minor: i128, scale: u32) -> i128 {
-        let fixed = self.fixed_minor(scale).unwrap_or(0);
+    /// the fixed part plus `amount * percentBps / 10000`, rounded half up to
+    /// the minor unit (1.00 + 1 % of 3.33 GHS is 1.03). Integer arithmetic
+    /// only, checked: `None` when it overflows or `fixed` is not a decimal
+    /// (impossible for the checked catalog). A negative amount counts as zero.
+    pub(crate) fn amount_minor(&self, amount_minor: i128, scale: u32) -> Option<i128> {
+        let fixed = self.fixed_minor(scale)?;
         let amount = amount_minor.max(0);
         let bps = i128::from(self.percent_bps);
         // amount = q * 10000 + r, so amount * bps / 10000 = q * bps + r * bps / 10000
-        // without the intermediate product overflowing.
+        // without the intermediate product overflowing (r * bps < 10^8).
         let (q, r) = (amount / 10_000, amount % 10_000);
-        let percent = q.saturating_mul(bps).saturating_add((r * bps + 9_999) / 10_000);
-        fixed.saturating_add(percent)
+        let percent = q.checked_mul(bps)?.checked_add((r * bps + 5_000) / 10_000)?;
+        fixed.checked_add(percent)
+    }
+
+    /// The schedule as capabilities show it: the fixed part at the
+    /// currency's digits and the percentage with two, as decimal strings.
+    pub(crate) fn render(&self, currency: &str) -> wire::MethodFees {
+        let scale = sika_engine::money::Currency::find(currency).map_or(2, |c| c.scale);
+        let fixed = self.fixed_minor(scale).unwrap_or(0);
+        wire::MethodFees {
+            fixed: sika_engine::money::format_minor(fixed, scale),
+            percent: sika_engine::money::format_minor(i128::from(self.percent_bps), 2),
+            currency: currency.to_string(),
+        }
     }
 }
 
@@ -439,6 +453,8 @@ impl Limits {
 enum Rounding {
     Up,
     Down,
+    /// To the nearest, a half away from zero (fees are never negative).
+    HalfUp,
 }
 
 /// Parses a JSON number through its text form (exact with or without serde_json's
@@ -448,8 +464,9 @@ fn number_to_decimal(n: &serde_json::Number) -> Option<Decimal> {
     Decimal::from_str(&s).or_else(|_| Decimal::from_scientific(&s)).ok()
 }
 
-/// `d * 10^scale` as an integer, rounding toward +inf (`Up`) or -inf (`Down`) when
-/// `d` has more fraction digits than `scale`; `None` on overflow.
+/// `d * 10^scale` as an integer, rounding toward +inf (`Up`), -inf (`Down`)
+/// or the nearest (`HalfUp`) when `d` has more fraction digits than `scale`;
+/// `None` on overflow.
 fn decimal_to_minor(d: Decimal, scale: u32, rounding: Rounding) -> Option<i128> {
     let mantissa = d.mantissa();
     let dscale = d.scale();
@@ -459,9 +476,10 @@ fn decimal_to_minor(d: Decimal, scale: u32, rounding: Rounding) -> Option<i128> 
         // dscale <= 28, so the divisor fits.
         let divisor = 10i128.pow(dscale - scale);
         let floor = mantissa.div_euclid(divisor);
-        let exact = mantissa.rem_euclid(divisor) == 0;
+        let remainder = mantissa.rem_euclid(divisor);
         Some(match rounding {
-            Rounding::Up if !exact => floor + 1,
+            Rounding::Up if remainder != 0 => floor + 1,
+            Rounding::HalfUp if remainder >= divisor / 2 => floor + 1,
             _ => floor,
         })
     }
@@ -828,34 +846,54 @@ mod tests {
     fn fee_arithmetic() {
         let fee = Fee { fixed: "1.00".into(), percent_bps: 100 };
         // 1.00 + 1% of 250.00 GHS = 3.50.
-        assert_eq!(fee.amount_minor(25_000, 2), 350);
-        // 1% of 0.01 rounds up to 0.01.
-        assert_eq!(fee.amount_minor(1, 2), 101);
+        assert_eq!(fee.amount_minor(25_000, 2), Some(350));
+        // 1% of 3.33 = 0.0333 -> 0.03, half up: the fee a merchant works
+        // out from the schedule capabilities show.
+        assert_eq!(fee.amount_minor(333, 2), Some(103));
+        // 1% of 0.50 = 0.005 -> 0.01 (a half goes up); 1% of 0.49 -> 0.00.
+        assert_eq!(fee.amount_minor(50, 2), Some(101));
+        assert_eq!(fee.amount_minor(49, 2), Some(100));
         // Exactly 1% of 1.00 is 0.01, no rounding.
-        assert_eq!(fee.amount_minor(100, 2), 101);
-        // 1% of 1.01 = 0.0101 -> 0.02.
-        assert_eq!(fee.amount_minor(101, 2), 102);
-        assert_eq!(fee.amount_minor(0, 2), 100);
-        assert_eq!(fee.amount_minor(-500, 2), 100);
+        assert_eq!(fee.amount_minor(100, 2), Some(101));
+        assert_eq!(fee.amount_minor(0, 2), Some(100));
+        assert_eq!(fee.amount_minor(-500, 2), Some(100));
         // Six-digit currency: fixed 1.00 USDC = 1_000_000 minor.
-        assert_eq!(fee.amount_minor(0, 6), 1_000_000);
+        assert_eq!(fee.amount_minor(0, 6), Some(1_000_000));
         assert_eq!(fee.fixed_minor(0), Some(1));
 
         let xof = Fee { fixed: "0".into(), percent_bps: 150 };
-        // 1.5% of 1001 XOF = 15.015 -> 16.
-        assert_eq!(xof.amount_minor(1001, 0), 16);
-        // Fixed with more digits than the scale rounds up.
+        // 1.5% of 1001 XOF = 15.015 -> 15; of 1034 = 15.51 -> 16.
+        assert_eq!(xof.amount_minor(1001, 0), Some(15));
+        assert_eq!(xof.amount_minor(1034, 0), Some(16));
+        // Fixed with more digits than the scale rounds half up.
         let odd = Fee { fixed: "0.105".into(), percent_bps: 0 };
-        assert_eq!(odd.amount_minor(1000, 2), 11);
-        // Huge amounts saturate instead of overflowing.
+        assert_eq!(odd.amount_minor(1000, 2), Some(11));
+        let odd = Fee { fixed: "0.104".into(), percent_bps: 0 };
+        assert_eq!(odd.amount_minor(1000, 2), Some(10));
+        // Huge amounts are refused instead of overflowing.
         let big = Fee { fixed: "1".into(), percent_bps: 10_000 };
-        assert_eq!(big.amount_minor(i128::MAX, 2), i128::MAX);
+        assert_eq!(big.amount_minor(i128::MAX, 2), None);
         // The shipped mtn_gh fee.
         let mtn = &shipped().find_method("mtn_gh").unwrap().fee;
         assert!(mtn.fixed_minor(2).is_some());
         for m in shipped().countries().iter().flat_map(|c| c.methods.iter()).chain(shipped().stablecoins()) {
             assert!(m.fee.fixed_minor(6).is_some(), "{}", m.code);
         }
+    }
+
+    #[test]
+    fn fees_render_as_decimal_strings_in_the_method_currency() {
+        let mtn = shipped().find_method("mtn_gh").unwrap().render().fees;
+        assert_eq!(
+            (mtn.fixed.as_str(), mtn.percent.as_str(), mtn.currency.as_str()),
+            ("1.00", "1.00", "GHS")
+        );
+        let bank_za = shipped().find_method("bank_za").unwrap().render().fees;
+        assert_eq!((bank_za.fixed.as_str(), bank_za.percent.as_str()), ("5.00", "0.30"));
+        let xof = shipped().find_method("orange_ci").unwrap().render().fees;
+        assert_eq!((xof.fixed.as_str(), xof.percent.as_str(), xof.currency.as_str()), ("0", "1.00", "XOF"));
+        let usdc = shipped().find_method("usdc_base").unwrap().render().fees;
+        assert_eq!((usdc.fixed.as_str(), usdc.percent.as_str()), ("0.100000", "0.00"));
     }
 
     #[test]
@@ -892,7 +930,10 @@ mod tests {
         let obj = v.as_object().unwrap();
         let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
         keys.sort_unstable();
-        assert_eq!(keys, ["code", "estimatedSettlement", "fields", "limits", "name", "status", "type"]);
+        assert_eq!(
+            keys,
+            ["code", "estimatedSettlement", "fees", "fields", "limits", "name", "status", "type"]
+        );
         assert_eq!(v["type"], "mobile_money");
         assert_eq!(v["status"], "operational");
         assert!(v["limits"]["min"].is_number());
@@ -903,6 +944,7 @@ mod tests {
         let mut fkeys: Vec<&str> = field.keys().map(String::as_str).collect();
         fkeys.sort_unstable();
         assert_eq!(fkeys, ["description", "group", "key", "label", "options", "placeholder", "type"]);
+        assert_eq!(v["fees"], serde_json::json!({"fixed": "1.00", "percent": "1.00", "currency": "GHS"}));
         let text = serde_json::to_string(&m).unwrap();
         assert!(!text.contains("\"fee\""));
         assert!(!text.contains("percentBps"));

@@ -4,30 +4,12 @@
 use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
-use sika_api::keys::CreateApiKey;
+use sika_api::keys::{CreateApiKey, READ_ONLY_SCOPES, SCOPED_RESOURCES, scope_names};
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::identity::{Member, Role};
 use crate::domain::render::timestamp;
 use crate::domain::stack::StackKind;
-
-/// Resources that have `:read` and `:write` scopes.
-pub(crate) const SCOPED_RESOURCES: &[&str] = &[
-    "payouts",
-    "collections",
-    "orders",
-    "conversions",
-    "accounts",
-    "recipients",
-    "virtual-accounts",
-    "payment-pages",
-    "disputes",
-    "webhooks",
-    "validation",
-];
-
-/// Scopes that exist only as `:read`.
-pub(crate) const READ_ONLY_SCOPES: &[&str] = &["rates:read", "capabilities:read", "requests:read"];
 
 pub(crate) fn is_known_scope(scope: &str) -> bool {
     if scope == "*" || READ_ONLY_SCOPES.contains(&scope) {
@@ -37,6 +19,25 @@ pub(crate) fn is_known_scope(scope: &str) -> bool {
         Some((resource, "read" | "write")) => SCOPED_RESOURCES.contains(&resource),
         _ => false,
     }
+}
+
+/// At least one scope, each a known one; an unknown one is refused naming
+/// it and listing the scopes there are.
+fn check_scopes(scopes: &[String]) -> ApiResult<()> {
+    if scopes.is_empty() {
+        return Err(ApiError::validation("scopes", "at least one scope is required"));
+    }
+    for (index, scope) in scopes.iter().enumerate() {
+        if !is_known_scope(scope) {
+            let known = scope_names();
+            return Err(ApiError::validation(
+                &format!("scopes[{index}]"),
+                format!("unknown scope '{scope}'; the scopes are {}", known.join(", ")),
+            )
+            .with_detail("allowed", known));
+        }
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -152,17 +153,7 @@ pub(crate) fn new_key(
     if name.is_empty() || name.chars().count() > 100 {
         return Err(ApiError::validation("name", "must be 1 to 100 characters"));
     }
-    if request.scopes.is_empty() {
-        return Err(ApiError::validation("scopes", "at least one scope is required"));
-    }
-    for (index, scope) in request.scopes.iter().enumerate() {
-        if !is_known_scope(scope) {
-            return Err(ApiError::validation(
-                &format!("scopes[{index}]"),
-                format!("unknown scope '{scope}'"),
-            ));
-        }
-    }
+    check_scopes(&request.scopes)?;
     let mut allowed_ips = Vec::new();
     for (index, ip) in request.allowed_ips.iter().enumerate() {
         let net = IpNet::parse(ip).ok_or_else(|| {

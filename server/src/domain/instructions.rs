@@ -20,7 +20,7 @@ use crate::domain::simulator;
 use crate::domain::stack::{Stack, StackKind};
 
 pub(crate) const RAIL_SIMULATOR: &str = "sandbox_simulator";
-pub(crate) const RAIL_MANUAL: &str = "manual_settlement";
+pub(crate) const RAIL_MANUAL: &str = sika_engine::movements::RAIL_MANUAL;
 
 /// SHA-256 of the request body in canonical form, so the same request is
 /// recognised whatever its key order or spacing and however its values are
@@ -157,8 +157,9 @@ fn destination(
 }
 
 /// The destination's bank code as the catalog writes it: one of the
-/// method's `bankCode` options, and required on live when the provider the
-/// method is routed through needs it to pay out.
+/// method's `bankCode` options, and required on live for every bank method
+/// (a provider needs it to pay out, and so does an operator settling by
+/// hand).
 fn bank_code(stack: &Stack, method: &Method, given: Option<&str>) -> ApiResult<Option<String>> {
     let given = given.map(str::trim).filter(|s| !s.is_empty());
     let country = stack.catalog.country_of_method(&method.code).map_or("", |c| c.code.as_str());
@@ -189,6 +190,12 @@ fn bank_code(stack: &Stack, method: &Method, given: Option<&str>) -> ApiResult<O
                 ),
             ))
         }
+        // With no connector the operator pays the account by hand, and an
+        // account number names no bank: the payout must say which.
+        None if stack.kind == StackKind::Live && method.takes_bank_code() => Err(ApiError::validation(
+            "to.bankCode",
+            format!("is required: a live {} payout names the bank to pay into, {}", method.code, options()),
+        )),
         None => Ok(None),
     }
 }
@@ -282,7 +289,10 @@ pub(crate) fn new_payout(
             ),
         ));
     }
-    let fee_in_method_currency = method.fee.amount_minor(to_amount, to_currency.scale);
+    let fee_in_method_currency = method
+        .fee
+        .amount_minor(to_amount, to_currency.scale)
+        .ok_or_else(|| ApiError::validation("from.amount", "is too large"))?;
     let fee_amount = if to_currency == from {
         fee_in_method_currency
     } else {
@@ -329,7 +339,11 @@ pub(crate) fn new_payout(
         StackKind::Live if stack.rails.routes(&method.code) => {
             (crate::domain::rails::RAIL_FLUTTERWAVE, "Routed to Flutterwave".to_string(), Vec::new())
         }
-        StackKind::Live => (RAIL_MANUAL, "Waiting for the operator to settle it".to_string(), Vec::new()),
+        StackKind::Live => (
+            RAIL_MANUAL,
+            format!("No provider connector sends {}: the operator pays it and settles it", method.code),
+            Vec::new(),
+        ),
     };
     Ok(NewPayout {
         organization: organization.to_string(),
@@ -361,7 +375,7 @@ pub(crate) fn collection_rail(
     code: &str,
     amount: i128,
     scale: u32,
-    payer: &str,
+    payer: Option<&str>,
 ) -> (&'static str, String, Vec<sika_engine::movements::ScheduledStep>) {
     match stack.kind {
         StackKind::Sandbox => {
@@ -369,15 +383,16 @@ pub(crate) fn collection_rail(
                 simulator::COLLECTION_SCENARIOS,
                 &simulator::trigger_digits(amount, scale),
             );
+            let prompted = payer.map(|payer| format!(" prompted {payer}")).unwrap_or_default();
             (
                 RAIL_SIMULATOR,
-                format!("Sandbox simulator prompted {payer}; expected outcome: {outcome}"),
+                format!("Sandbox simulator{prompted}; expected outcome: {outcome}"),
                 simulator::collection_steps(outcome, stack.config.time_scale),
             )
         }
         StackKind::Live if stack.rails.collects(code) => (
             crate::domain::rails::RAIL_FLUTTERWAVE,
-            format!("Routed to Flutterwave; it will prompt {payer}"),
+            format!("Routed to Flutterwave; it will prompt {}", payer.unwrap_or("the payer")),
             Vec::new(),
         ),
         StackKind::Live => {
@@ -419,17 +434,18 @@ pub(crate) fn new_collection(
         ));
     }
     let (rail, rail_note, schedule) =
-        collection_rail(stack, &method.code, amount, currency.scale, &request.account_number);
+        collection_rail(stack, &method.code, amount, currency.scale, Some(&request.account_number));
     Ok(NewCollection {
         organization: principal.organization().to_string(),
         currency: currency.code.to_string(),
         amount,
         code: method.code.clone(),
-        account_number: request.account_number,
+        account_number: request.account_number.clone(),
         metadata: Value::Object(request.metadata.unwrap_or_default()).to_string(),
         external_reference: request.external_reference,
         rail: rail.to_string(),
         rail_note,
+        payer: Some(request.account_number),
         schedule,
         request_fingerprint: fingerprint,
         id: None,
@@ -707,6 +723,7 @@ fn payout_request(order: &sika_engine::orders::OrderRecord, from: Currency, amou
             currency: Some(order.to_currency.clone()),
             recipient_id: None,
             bank_code: order.to.bank_code.clone(),
+            account_name: None,
         },
         external_reference: format!("order:{}", order.id),
         narration: format!("Order {}", order.id),

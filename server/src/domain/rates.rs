@@ -1,14 +1,17 @@
 //! A stack's one source of mid rates: the operator's manual table (from
 //! the configuration file, or replaced at runtime through the admin API
-//! and kept durably), a polled feed, and on the sandbox alone, when nothing
-//! is configured, the built-in reference table. Quotes, conversions,
+//! and kept durably), a polled feed, and on the sandbox alone the built-in
+//! reference table for every currency neither of those sets. Quotes, conversions,
 //! cross-currency payouts, orders, checkout and spend caps all read it
 //! through the engine's `RateSource`, so they can never disagree.
 //!
 //! A currency's rate comes from the manual table if it lists it, else from
-//! the feed while the feed's `asOf` is younger than `max_age`. The live
-//! stack has no built-in rates: a currency neither lists is unavailable,
-//! and anything that needs it answers `503 rates_unavailable`.
+//! the feed while the feed's `asOf` is younger than `max_age` (a currency
+//! the feed lists but whose rate went stale is unavailable, on the sandbox
+//! too, so a stale feed is never hidden), else on the sandbox from the
+//! reference table: setting one rate does not take away the others. The
+//! live stack has no built-in rates: a currency neither lists is
+//! unavailable, and anything that needs it answers `503 rates_unavailable`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -103,8 +106,8 @@ pub(crate) struct RateBook {
 }
 
 impl RateBook {
-    /// The book a stack starts with: the file's table and feed, and the
-    /// built-in table only for a sandbox the operator gave no rates.
+    /// The book a stack starts with: the file's table and feed, and on the
+    /// sandbox the built-in table under them.
     pub(crate) fn new(
         settings: &RateSettings,
         sandbox: bool,
@@ -123,7 +126,7 @@ impl RateBook {
             feed: RwLock::new(FeedState::default()),
             feed_settings: settings.feed.clone(),
             feed_max_age_ms,
-            builtin: (sandbox && !settings.is_configured()).then(RateTable::default),
+            builtin: sandbox.then(RateTable::default),
             clock,
         }
     }
@@ -141,10 +144,9 @@ impl RateBook {
         }
         if let Some(max_age) = self.feed_max_age_ms {
             let feed = self.feed.read().ok()?;
-            if let (Some(as_of), Some(rate)) = (feed.as_of, feed.rates.get(currency))
-                && now.saturating_sub(as_of) <= max_age
-            {
-                return Some(Rate { per_usd: *rate, source: Source::Feed, as_of });
+            if let (Some(as_of), Some(rate)) = (feed.as_of, feed.rates.get(currency)) {
+                let fresh = now.saturating_sub(as_of) <= max_age;
+                return fresh.then_some(Rate { per_usd: *rate, source: Source::Feed, as_of });
             }
         }
         let builtin = self.builtin.as_ref()?;
@@ -384,8 +386,8 @@ mod tests {
                 max_age: Duration::from_secs(600),
             }),
         };
-        let book = Arc::new(RateBook::new(&settings, true, clock(&now)));
-        assert!(book.per_usd("NGN").is_none(), "a configured sandbox has no built-in rates either");
+        let book = Arc::new(RateBook::new(&settings, false, clock(&now)));
+        assert!(book.per_usd("NGN").is_none(), "live has no built-in rates");
         book.record_fetch(Ok((
             BTreeMap::from([("GHS".into(), d("15")), ("NGN".into(), d("1500"))]),
             1_000_000,
@@ -404,6 +406,32 @@ mod tests {
         assert!(book.per_usd("NGN").is_none(), "a failed poll does not revive stale rates");
         assert_eq!(book.feed().last_error.as_deref(), Some("connection refused"));
         assert!(book.table()["NGN"].is_none(), "the table lists the stale currency as unavailable");
+    }
+
+    /// Setting one rate on the sandbox keeps the reference rates of the
+    /// currencies the file does not set; a currency the feed lists is the
+    /// feed's, stale or not.
+    #[test]
+    fn the_sandbox_keeps_reference_rates_the_file_does_not_set() {
+        let now = Arc::new(AtomicI64::new(1_000_000));
+        let settings = RateSettings {
+            manual: BTreeMap::from([("GHS".to_string(), d("16"))]),
+            feed: Some(FeedSettings {
+                url: "http://x".into(),
+                interval: Duration::from_secs(60),
+                max_age: Duration::from_secs(600),
+            }),
+        };
+        let book = Arc::new(RateBook::new(&settings, true, clock(&now)));
+        assert_eq!(book.per_usd("GHS").unwrap().source, Source::Config);
+        let ugx = book.per_usd("UGX").unwrap();
+        assert_eq!(ugx.source, Source::Builtin);
+        assert_eq!(Some(ugx.per_usd), RateTable::default().mid_rate("USD", "UGX"));
+        book.record_fetch(Ok((BTreeMap::from([("NGN".into(), d("1500"))]), 1_000_000)));
+        assert_eq!(book.per_usd("NGN").unwrap().source, Source::Feed);
+        now.store(1_000_000 + 600_001, Ordering::SeqCst);
+        assert!(book.per_usd("NGN").is_none(), "a stale feed is not hidden by the reference table");
+        assert_eq!(book.per_usd("UGX").unwrap().source, Source::Builtin);
     }
 
     #[test]

@@ -32,13 +32,6 @@ pub(crate) struct RateSettings {
     pub feed: Option<FeedSettings>,
 }
 
-impl RateSettings {
-    /// Whether the operator configured any rate at all.
-    pub(crate) fn is_configured(&self) -> bool {
-        !self.manual.is_empty() || self.feed.is_some()
-    }
-}
-
 #[derive(Debug, Clone)]
 pub(crate) struct FeedSettings {
     pub url: String,

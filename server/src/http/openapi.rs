@@ -277,6 +277,75 @@ mod tests {
         seen
     }
 
+    /// The schema an operation's JSON request body names, followed through
+    /// `$ref` and an optional body's `oneOf` with `null`.
+    fn request_body_schema<'a>(document: &'a Value, operation: &'a Value) -> Option<(String, &'a Value)> {
+        let mut schema = &operation["requestBody"]["content"]["application/json"]["schema"];
+        if let Some(options) = schema["oneOf"].as_array() {
+            schema = options.iter().find(|option| option["$ref"].is_string())?;
+        }
+        let name = schema["$ref"].as_str()?.trim_start_matches("#/components/schemas/").to_string();
+        let resolved = &document["components"]["schemas"][&name];
+        Some((name, resolved))
+    }
+
+    /// Every request body of both documents carries an example (from the
+    /// request type in `sika-api`), and each example fits its own schema,
+    /// so a generated client's docs show a request that would be read.
+    #[test]
+    fn every_request_body_has_an_example_that_fits_its_schema() {
+        let mut bodies = 0;
+        for document in [document(), crate::http::admin::document()] {
+            for (path, item) in document["paths"].as_object().unwrap() {
+                for (method, operation) in item.as_object().unwrap() {
+                    if operation.get("requestBody").is_none() {
+                        continue;
+                    }
+                    let name = format!("{} {path}", method.to_uppercase());
+                    let (schema_name, schema) = request_body_schema(&document, operation)
+                        .unwrap_or_else(|| panic!("{name}: the body names no schema"));
+                    let examples = schema["examples"].as_array().filter(|e| !e.is_empty());
+                    let examples = examples.unwrap_or_else(|| panic!("{name}: {schema_name} has no example"));
+                    for example in examples {
+                        let at = format!("{name} example");
+                        let schema_ref = json!({ "$ref": format!("#/components/schemas/{schema_name}") });
+                        validate(&document, &schema_ref, example, &at).unwrap_or_else(|e| panic!("{e}"));
+                    }
+                    bodies += 1;
+                }
+            }
+        }
+        assert!(bodies >= 30, "only {bodies} request bodies");
+    }
+
+    /// The scopes a key may hold are listed where a key is created, and
+    /// every scope an operation needs is one of them.
+    #[test]
+    fn the_document_lists_the_scopes_and_every_operation_needs_a_listed_one() {
+        let document = document();
+        let scopes = &document["components"]["schemas"]["CreateApiKey"]["properties"]["scopes"];
+        let listed: Vec<String> = serde_json::from_value(scopes["items"]["enum"].clone()).unwrap();
+        assert_eq!(listed, sika_api::keys::scope_names());
+        assert!(listed.contains(&"*".to_string()) && listed.contains(&"payouts:write".to_string()));
+        for (path, item) in document["paths"].as_object().unwrap() {
+            for (method, operation) in item.as_object().unwrap() {
+                for requirement in operation["security"].as_array().into_iter().flatten() {
+                    for scope in requirement["bearer"].as_array().into_iter().flatten() {
+                        let scope = scope.as_str().unwrap();
+                        if scope == "session" || scope.starts_with("session:") {
+                            continue;
+                        }
+                        assert!(listed.iter().any(|s| s == scope), "{method} {path} needs unlisted {scope}");
+                        assert!(crate::domain::credentials::is_known_scope(scope), "{scope}");
+                    }
+                }
+            }
+        }
+        for scope in &listed {
+            assert!(crate::domain::credentials::is_known_scope(scope), "{scope}");
+        }
+    }
+
     /// Each free-text request field states the maximum the node enforces
     /// (`domain::limits`), so the document and the check cannot disagree.
     #[test]

@@ -209,17 +209,24 @@ pub fn init(config: &NodeConfig) -> Result<BootstrapCredentials, String> {
 }
 
 fn write_admin_token(dir: &Path, token: &str) -> Result<(), String> {
+    write_private(&dir.join("admin-token"), token.as_bytes())
+}
+
+/// Where a first start off a terminal leaves the bootstrap credentials.
+pub(crate) const BOOTSTRAP_FILE: &str = "bootstrap.json";
+
+/// Writes `bytes` to `path`, mode 0600, synced.
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let path = dir.join("admin-token");
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .mode(0o600)
-        .open(&path)
+        .open(path)
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    file.write_all(token.as_bytes()).and_then(|_| file.sync_all()).map_err(|e| e.to_string())
+    file.write_all(bytes).and_then(|_| file.sync_all()).map_err(|e| e.to_string())
 }
 
 /// A running node's stacks, for tests and the serve loop.
@@ -425,9 +432,12 @@ async fn open_as_writer(
     }
 }
 
-/// On an empty data directory, initialises the node and prints the
+/// On an empty data directory, initialises the node and shows the
 /// bootstrap credentials once, unless `--store` names a database that holds
-/// a node's identity already (the node joins it).
+/// a node's identity already (the node joins it). They go to standard
+/// output only on a terminal: under a service manager standard output is
+/// the journal, which must never hold a secret, so there they are written
+/// to `<data-dir>/bootstrap.json` (0600) and only its path is logged.
 async fn initialise_if_new(config: &NodeConfig) -> Result<(), String> {
     let join_config = config.clone();
     let joins = tokio::task::spawn_blocking(move || joins_database(&join_config))
@@ -437,14 +447,25 @@ async fn initialise_if_new(config: &NodeConfig) -> Result<(), String> {
         let init_config = config.clone();
         let credentials =
             tokio::task::spawn_blocking(move || init(&init_config)).await.map_err(|e| e.to_string())??;
-        println!("{}", serde_json::to_string(&credentials).map_err(|e| e.to_string())?);
+        let json = serde_json::to_string(&credentials).map_err(|e| e.to_string())?;
+        if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+            println!("{json}");
+        } else {
+            let path = config.data_dir.join(BOOTSTRAP_FILE);
+            write_private(&path, format!("{json}\n").as_bytes())?;
+            tracing::info!(
+                path = %path.display(),
+                "the node was initialised; its bootstrap credentials (the live key and the operator token) are in {}, readable by this user only: store them somewhere safe and delete the file",
+                path.display()
+            );
+        }
     }
     Ok(())
 }
 
 /// Runs the node until SIGTERM or Ctrl-C, then drains in-flight requests.
-/// On an empty data directory it initialises first and prints the
-/// bootstrap credentials once.
+/// On an empty data directory it initialises first and shows the
+/// bootstrap credentials once (`initialise_if_new`).
 pub async fn serve(config: NodeConfig) -> Result<(), String> {
     initialise_if_new(&config).await?;
     // The signal handlers go in before any listener answers, so a SIGTERM

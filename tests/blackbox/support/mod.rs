@@ -1127,9 +1127,9 @@ impl Node {
     }
 }
 
-/// The mtn_gh fee in pesewas: 1.00 GHS plus 1 %, rounded up.
+/// The mtn_gh fee in pesewas: 1.00 GHS plus 1 %, rounded half up.
 pub fn mtn_fee(amount_minor: i128) -> i128 {
-    100 + (amount_minor + 99) / 100
+    100 + (amount_minor + 50) / 100
 }
 
 /// An RFC 3339 timestamp in milliseconds since the epoch.

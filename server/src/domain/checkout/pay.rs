@@ -211,8 +211,11 @@ pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> A
     let currency = Currency::find(&session.destination_currency).map_err(|_| ApiError::internal())?;
     // Hosted checkout is not routed to a provider (its attempts expire on
     // Sika's clock): an empty code keeps it on the operator's rail.
+    // Only a mobile-money payer is known: a transfer's or crypto session's
+    // `payer` is where the payer sends to (the node's own account).
+    let payer = (session.method == "mobile_money").then(|| session.payer.clone());
     let (rail, rail_note, mut schedule) =
-        collection_rail(stack, "", session.destination_amount, currency.scale, &session.payer);
+        collection_rail(stack, "", session.destination_amount, currency.scale, payer.as_deref());
     // An attempt the payer never finishes expires: its collection fails.
     schedule.push(ScheduledStep {
         after_ms: session.expires_at - now,
@@ -232,6 +235,7 @@ pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> A
         external_reference: session.id.clone(),
         rail: rail.to_string(),
         rail_note,
+        payer,
         schedule,
         request_fingerprint: sika_engine::commands::digest(session.id.as_bytes()),
         id: Some(session.collection.clone()),

@@ -338,7 +338,7 @@ fn settle_step(action: &str, message: Option<String>) -> ApiResult<Step> {
     let message = message.unwrap_or_else(|| {
         if success { "Confirmed by the operator".to_string() } else { "Failed by the operator".to_string() }
     });
-    Ok(Step::Settle { success, message })
+    Ok(Step::Operator { success, message })
 }
 
 fn already_final(what: &str, status: &str) -> ApiError {
