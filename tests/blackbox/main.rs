@@ -28,6 +28,7 @@ mod identity;
 mod isolation;
 mod live_money;
 mod operating;
+mod operator_watch;
 mod orders;
 mod payouts;
 mod postgres;

@@ -16,7 +16,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes, to_bytes};
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -47,6 +47,7 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
     let version = known_version(requested_version.as_deref());
     let (parts, body) = request.into_parts();
     let (method, path) = (parts.method.to_string(), parts.uri.path().to_string());
+    let client = client_address(stack.as_deref(), &parts);
     let body_timeout = stack.as_ref().map_or(BODY_TIMEOUT_ADMIN, |s| s.config.connections.body_timeout);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let response = match version {
@@ -61,9 +62,11 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
         chunks.concat()
     };
     let (mut parts, body) = response.into_parts();
+    let mut error_code = None;
     let body_bytes = match parts.extensions.remove::<ApiError>() {
         Some(error) => {
             parts.status = crate::http::error::status(error.code);
+            error_code = Some(error.code);
             error_bytes(&mut parts, &error, &request_id)
         }
         // The hosted checkout's HTML error pages (an unknown link) stay HTML.
@@ -74,6 +77,7 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
             if error.code != sika_api::ErrorCode::BadRequest {
                 parts.status = crate::http::error::status(error.code);
             }
+            error_code = Some(error.code);
             error_bytes(&mut parts, &error, &request_id)
         }
         None => to_bytes(body, usize::MAX).await.unwrap_or_default(),
@@ -91,10 +95,24 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
         method: &method,
         response: &parts,
         duration: started.elapsed(),
+        client,
+        error: error_code,
     });
     // A refused flood (429) is counted by the metrics, not stored: one
     // tenant's flood must not push everyone's entries out of the log.
     let refused = parts.status == StatusCode::TOO_MANY_REQUESTS;
+    if let (Some(stack), true, false) = (&stack, parts.status.as_u16() >= 400, refused) {
+        stack.attention.remember_failure(sika_api::admin::FailedRequest {
+            id: request_id.clone(),
+            method: method.clone(),
+            route: crate::http::access_log::route(&parts).to_string(),
+            status: parts.status.as_u16(),
+            error: error_code.map(|code| code.as_str().to_string()),
+            organization_id: parts.extensions.get::<Caller>().map(|c| c.organization.clone()),
+            client_address: client.map(|ip| ip.to_string()),
+            created_at: crate::domain::render::timestamp(stack.now_ms()),
+        });
+    }
     if let (Some(stack), Some(caller), false) = (stack, parts.extensions.get::<Caller>(), refused) {
         let logged_response =
             (body_bytes.len() <= LOGGED_RESPONSE_BYTES_MAX).then(|| redact_body(&body_bytes));
@@ -112,6 +130,17 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
         });
     }
     Response::from_parts(parts, Body::from(body_bytes))
+}
+
+/// The caller's address: on a stack's listener as its authentication sees
+/// it (the socket peer, or the forwarded address a trusted proxy names), on
+/// the admin listener the socket peer.
+fn client_address(stack: Option<&Stack>, parts: &axum::http::request::Parts) -> Option<std::net::IpAddr> {
+    let peer = parts.extensions.get::<ConnectInfo<std::net::SocketAddr>>().map(|c| c.0);
+    match stack {
+        Some(stack) => crate::http::auth::caller_ip(stack, peer, &parts.headers),
+        None => peer.map(|p| p.ip()),
+    }
 }
 
 /// The version a request asked for, if the node answers it.

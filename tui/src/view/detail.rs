@@ -40,6 +40,9 @@ pub fn render(app: &App, detail: &Detail, frame: &mut Frame, area: Rect) {
         Detail::Organization { organization, members, selected } => {
             crate::view::organizations::render_detail(organization, members, *selected, frame, area)
         }
+        Detail::Keys { stack, organization, keys, selected } => {
+            crate::view::organizations::render_keys(*stack, organization, keys, *selected, frame, area)
+        }
     }
 }
 
@@ -269,6 +272,7 @@ fn render_endpoint(
     if let Some(reason) = &endpoint.disabled_reason {
         summary.push(Line::styled(format!("disabled: {}", wire_name(reason)), format::error_style()));
     }
+    summary.push(crate::view::webhooks::last_error_line(health));
     let [summary_area, table_area, entry_area] = sections(area, summary.len());
     let status = &wire_name(&endpoint.status);
     let block = widgets::block(title, false).title_top(
