@@ -150,7 +150,8 @@ fn the_console_settles_with_a_reference_and_revokes_a_key() {
     let settled = console.client.movement(StackName::Live, MovementKind::Collection, &collection_id).unwrap();
     assert_eq!(settled.status(), "completed");
     let noted = settled.timeline().iter().any(|e| {
-        e.detail.contains("provider reference: MTN-7781") && e.detail.contains("confirmed on the merchant's phone")
+        e.detail.contains("provider reference: MTN-7781")
+            && e.detail.contains("confirmed on the merchant's phone")
     });
     assert!(noted, "the timeline keeps what was recorded: {:?}", settled.timeline());
 
@@ -169,7 +170,11 @@ fn the_console_settles_with_a_reference_and_revokes_a_key() {
     assert!(live.starts_with(&keys[0].hint), "{:?}", keys[0]);
     console.press(KeyCode::Char('x'));
     console.press(KeyCode::Char('y'));
-    assert!(console.app.flash.as_ref().is_some_and(|f| !f.error && f.text.contains("revoked")), "{:?}", console.app.flash);
+    assert!(
+        console.app.flash.as_ref().is_some_and(|f| !f.error && f.text.contains("revoked")),
+        "{:?}",
+        console.app.flash
+    );
     let refused = runtime.block_on(api.get(&node.live_url("/v1/accounts"), &live));
     refused.expect(401);
 }

@@ -201,9 +201,10 @@ async fn the_operator_reads_a_disputes_evidence() {
     let opened =
         api.post(&node.sandbox_url("/v1/simulations/disputes"), &key, json!({ "collectionId": paid })).await;
     let (_, dispute_id) = opened.created("dispute", "dsp_");
+    let files_url = node.sandbox_url("/v1/files");
     let upload = |name: &str, data: &str| {
         let body = json!({ "name": name, "contentType": "application/pdf", "data": data });
-        api.post(&node.sandbox_url("/v1/files"), &key, body)
+        api.post(&files_url, &key, body)
     };
     // "%PDF-1.4 receipt\n\0\xff" and an unrelated file.
     let receipt = upload("receipt.pdf", "JVBERi0xLjQgcmVjZWlwdAoA/w==").await;

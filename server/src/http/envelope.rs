@@ -102,16 +102,7 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
     // tenant's flood must not push everyone's entries out of the log.
     let refused = parts.status == StatusCode::TOO_MANY_REQUESTS;
     if let (Some(stack), true, false) = (&stack, parts.status.as_u16() >= 400, refused) {
-        stack.attention.remember_failure(sika_api::admin::FailedRequest {
-            id: request_id.clone(),
-            method: method.clone(),
-            route: crate::http::access_log::route(&parts).to_string(),
-            status: parts.status.as_u16(),
-            error: error_code.map(|code| code.as_str().to_string()),
-            organization_id: parts.extensions.get::<Caller>().map(|c| c.organization.clone()),
-            client_address: client.map(|ip| ip.to_string()),
-            created_at: crate::domain::render::timestamp(stack.now_ms()),
-        });
+        remember_failure(stack, &parts, &request_id, &method, client, error_code);
     }
     if let (Some(stack), Some(caller), false) = (stack, parts.extensions.get::<Caller>(), refused) {
         let logged_response =
@@ -130,6 +121,28 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
         });
     }
     Response::from_parts(parts, Body::from(body_bytes))
+}
+
+/// Keeps a request the stack answered with an error for the operator's
+/// list of recent failures.
+fn remember_failure(
+    stack: &Stack,
+    parts: &axum::http::response::Parts,
+    request_id: &str,
+    method: &str,
+    client: Option<std::net::IpAddr>,
+    error: Option<sika_api::ErrorCode>,
+) {
+    stack.attention.remember_failure(sika_api::admin::FailedRequest {
+        id: request_id.to_string(),
+        method: method.to_string(),
+        route: crate::http::access_log::route(parts).to_string(),
+        status: parts.status.as_u16(),
+        error: error.map(|code| code.as_str().to_string()),
+        organization_id: parts.extensions.get::<Caller>().map(|c| c.organization.clone()),
+        client_address: client.map(|ip| ip.to_string()),
+        created_at: crate::domain::render::timestamp(stack.now_ms()),
+    });
 }
 
 /// The caller's address: on a stack's listener as its authentication sees
