@@ -62,26 +62,7 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
         chunks.concat()
     };
     let (mut parts, body) = response.into_parts();
-    let mut error_code = None;
-    let body_bytes = match parts.extensions.remove::<ApiError>() {
-        Some(error) => {
-            parts.status = crate::http::error::status(error.code);
-            error_code = Some(error.code);
-            error_bytes(&mut parts, &error, &request_id)
-        }
-        // The hosted checkout's HTML error pages (an unknown link) stay HTML.
-        None if parts.status.as_u16() >= 400 && !is_json(&parts) && !is_html(&parts) => {
-            // The framework's own status stands (a 408 stays a 408); the
-            // body says what it means.
-            let error = generic_error(parts.status, &method, &path);
-            if error.code != sika_api::ErrorCode::BadRequest {
-                parts.status = crate::http::error::status(error.code);
-            }
-            error_code = Some(error.code);
-            error_bytes(&mut parts, &error, &request_id)
-        }
-        None => to_bytes(body, usize::MAX).await.unwrap_or_default(),
-    };
+    let (body_bytes, error_code) = answer_body(&mut parts, body, &method, &path, &request_id).await;
     let headers = &mut parts.headers;
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         headers.insert("x-request-id", value);
@@ -121,6 +102,34 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
         });
     }
     Response::from_parts(parts, Body::from(body_bytes))
+}
+
+/// The answer's body: for an error, the spec's error object with the
+/// request's id (and the status its code answers with), and the code.
+async fn answer_body(
+    parts: &mut axum::http::response::Parts,
+    body: Body,
+    method: &str,
+    path: &str,
+    request_id: &str,
+) -> (Bytes, Option<sika_api::ErrorCode>) {
+    match parts.extensions.remove::<ApiError>() {
+        Some(error) => {
+            parts.status = crate::http::error::status(error.code);
+            (error_bytes(parts, &error, request_id), Some(error.code))
+        }
+        // The hosted checkout's HTML error pages (an unknown link) stay HTML.
+        None if parts.status.as_u16() >= 400 && !is_json(parts) && !is_html(parts) => {
+            // The framework's own status stands (a 408 stays a 408); the
+            // body says what it means.
+            let error = generic_error(parts.status, method, path);
+            if error.code != sika_api::ErrorCode::BadRequest {
+                parts.status = crate::http::error::status(error.code);
+            }
+            (error_bytes(parts, &error, request_id), Some(error.code))
+        }
+        None => (to_bytes(body, usize::MAX).await.unwrap_or_default(), None),
+    }
 }
 
 /// Keeps a request the stack answered with an error for the operator's

@@ -237,8 +237,16 @@ fn render_dispute(
         let author = wire_name(&m.author_type);
         let mut lines = vec![Line::styled(format!("{author} wrote:"), format::title_style())];
         lines.extend(m.body.lines().map(|l| Line::from(l.to_string())));
+        // Where the operator reads the file: the admin API serves a
+        // dispute's evidence (the merchant's `url` needs their key).
         for attachment in &m.attachments {
-            let text = format!("attachment {} ({}) {}", attachment.name, attachment.file_id, attachment.url);
+            let text = format!(
+                "attachment {} ({}): GET /admin/v1/{}/disputes/{id}/files/{}",
+                attachment.name,
+                attachment.file_id,
+                stack.as_str(),
+                attachment.file_id
+            );
             lines.push(Line::styled(text, format::label_style()));
         }
         lines
