@@ -121,6 +121,53 @@ pub struct StackStatus {
     pub writer_queue_depth: u64,
     /// The size of the stack's database file.
     pub database_bytes: u64,
+    /// What waits for the operator on this stack.
+    pub attention: Attention,
+}
+
+/// What waits for the operator on one stack, counted at `countedAt` (the
+/// node counts at most every 10 seconds).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Attention {
+    /// Payouts and collections on the manual-settlement rail (live, with
+    /// no provider connector) still pending: the operator completes or
+    /// fails each.
+    pub awaiting_settlement: u64,
+    /// When the oldest of them was created; null when none waits.
+    pub oldest_awaiting_since: Option<String>,
+    /// Its age in seconds now; null when none waits.
+    pub oldest_awaiting_age_seconds: Option<u64>,
+    /// Disputes still open.
+    pub open_disputes: u64,
+    /// Webhook endpoints whose latest attempt failed, or that failures
+    /// disabled.
+    pub failing_endpoints: u64,
+    /// Requests answered with an error that the node still remembers
+    /// (`GET /admin/v1/{stack}/requests/failed` lists them).
+    pub recent_failed_requests: u64,
+    pub counted_at: Option<String>,
+}
+
+/// A request the stack answered with an error, as the node remembers it
+/// (in memory, the newest 200 per stack, since the node started).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FailedRequest {
+    /// The request's id (`requestId` of its answer); its bodies are at
+    /// `GET /admin/v1/requests/{id}` when the caller was authenticated.
+    pub id: String,
+    pub method: String,
+    /// The matched route template (`/v1/payouts/{id}`), or `unmatched`.
+    pub route: String,
+    pub status: u16,
+    /// The error object's `error` code, when the answer had one.
+    pub error: Option<String>,
+    /// The organization, when the caller was authenticated.
+    pub organization_id: Option<String>,
+    /// The caller's address, when known.
+    pub client_address: Option<String>,
+    pub created_at: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -214,7 +261,8 @@ pub struct ActivityQuery {
     pub limit: Option<String>,
     /// `nextCursor` of the previous page.
     pub cursor: Option<String>,
-    /// An id or an `externalReference`.
+    /// Any part of any field (an id, a reference, a phone number, an email,
+    /// an amount), in any case, as `GET /admin/v1/search` matches.
     pub q: Option<String>,
     /// Only items in this status.
     pub status: Option<String>,
@@ -350,6 +398,11 @@ pub struct EndpointHealth {
     pub pending_deliveries: u64,
     pub failed_deliveries: u64,
     pub last_attempt_at: Option<String>,
+    /// What went wrong on the newest failed attempt among the recent
+    /// deliveries (`the receiver answered 500`, a connection error); null
+    /// when none failed.
+    pub last_error: Option<String>,
+    pub last_error_at: Option<String>,
 }
 
 /// One delivery attempt to an endpoint.

@@ -3,10 +3,11 @@
 //! `sika tui` runs, without the terminal; `tui_pty` drives the terminal).
 
 use crossterm::event::KeyCode;
-use sika_tui::{AuditOutcome, Client, Detail, OrganizationStatus, Tab};
+use serde_json::json;
+use sika_tui::{AuditOutcome, Client, Detail, MovementKind, OrganizationStatus, StackName, Tab};
 
 use crate::support::console::Console;
-use crate::support::{Node, Options};
+use crate::support::{Api, MTN_PHONE, Node, Options};
 
 #[test]
 fn the_console_onboards_an_organization_and_its_audit_log_shows_every_step() {
@@ -109,4 +110,71 @@ fn the_audit_log_pages_through_older_actions() {
     console.press(KeyCode::Char('p'));
     let again: Vec<String> = console.app.audit_rows().iter().map(|e| e.id.clone()).collect();
     assert_eq!(again, first);
+}
+
+/// What waits shows on the Overview; `/` on Activity finds a movement by
+/// part of its reference; the settle form records the provider's reference
+/// and a note on the timeline; the Overview's count drops at once; and the
+/// keys view revokes the live key, which the live API then refuses.
+#[test]
+fn the_console_settles_with_a_reference_and_revokes_a_key() {
+    let node = Node::start(Options::unthrottled());
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let api = Api::new();
+    let live = node.creds.live_key.clone();
+    let created = runtime.block_on(api.post(
+        &node.live_url("/v1/collections"),
+        &live,
+        json!({ "amount": "75.00", "currency": "GHS", "code": "mtn_gh", "accountNumber": MTN_PHONE, "externalReference": "Console-Shop-4471" }),
+    ));
+    let (_, collection_id) = created.created("collection", "col_");
+
+    let mut console = Console::open(&node);
+    let waiting = &console.app.status.as_ref().expect("the status").live.attention;
+    assert_eq!(waiting.awaiting_settlement, 1, "{waiting:?}");
+    assert!(console.screen().contains("awaiting operator 1"), "{}", console.screen());
+
+    console.press(KeyCode::Char('4'));
+    console.press(KeyCode::Char('/'));
+    console.type_text("shop-44");
+    console.press(KeyCode::Enter);
+    let ids: Vec<String> = console.app.activity_rows().iter().map(|m| m.id().to_string()).collect();
+    assert_eq!(ids, vec![collection_id.clone()], "part of the reference, in another case");
+    console.press(KeyCode::Enter);
+    console.press(KeyCode::Char('c'));
+    console.type_text("MTN-7781");
+    console.press(KeyCode::Tab);
+    console.type_text("confirmed on the merchant's phone");
+    console.press(KeyCode::Enter);
+    assert!(console.app.form.is_none(), "settled: {:?}", console.app.form);
+    let settled = console.client.movement(StackName::Live, MovementKind::Collection, &collection_id).unwrap();
+    assert_eq!(settled.status(), "completed");
+    let noted = settled.timeline().iter().any(|e| {
+        e.detail.contains("provider reference: MTN-7781")
+            && e.detail.contains("confirmed on the merchant's phone")
+    });
+    assert!(noted, "the timeline keeps what was recorded: {:?}", settled.timeline());
+
+    console.press(KeyCode::Esc);
+    console.press(KeyCode::Char('1'));
+    console.press(KeyCode::Char('r'));
+    assert_eq!(console.app.status.as_ref().unwrap().live.attention.awaiting_settlement, 0);
+
+    console.press(KeyCode::Char('8'));
+    let name = console.app.organization_name(&node.creds.organization_id).to_string();
+    console.select_organization(&name);
+    console.press(KeyCode::Char('K'));
+    let Some(Detail::Keys { keys, .. }) = &console.app.detail else { panic!("the keys view") };
+    let keys = keys.data.clone().expect("the live keys");
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    assert!(live.starts_with(&keys[0].hint), "{:?}", keys[0]);
+    console.press(KeyCode::Char('x'));
+    console.press(KeyCode::Char('y'));
+    assert!(
+        console.app.flash.as_ref().is_some_and(|f| !f.error && f.text.contains("revoked")),
+        "{:?}",
+        console.app.flash
+    );
+    let refused = runtime.block_on(api.get(&node.live_url("/v1/accounts"), &live));
+    refused.expect(401);
 }

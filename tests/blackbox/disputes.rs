@@ -616,6 +616,12 @@ async fn the_console_shows_a_disputes_evidence_and_resolves_it() {
     let due_shown = due.replace('T', " ");
     assert!(screen.contains(&due_shown[..19]), "the evidence due date {due}:\n{screen}");
     assert!(screen.contains("attachment receipt.pdf"), "{screen}");
+    let download = format!("GET /admin/v1/sandbox/disputes/{id}/files/file_");
+    assert!(
+        screen.contains(&download),
+        "where the operator reads it:
+{screen}"
+    );
     let admin = node.creds.admin_token.clone();
     let r = api.get(&node.admin_url(&format!("/admin/v1/sandbox/disputes/{id}")), &admin).await;
     r.expect(200);

@@ -29,6 +29,7 @@ mod isolation;
 mod live_money;
 mod newcomer;
 mod operating;
+mod operator_watch;
 mod orders;
 mod payouts;
 mod postgres;

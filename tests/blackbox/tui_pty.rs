@@ -97,8 +97,9 @@ async fn the_console_opens_switches_tabs_shows_a_timeline_and_restores_the_termi
     );
     tmux.keys(&[&command, "Enter"]);
 
-    // Overview first, with both stacks' status.
+    // Overview first, with what waits for the operator and both stacks' status.
     tmux.wait_for("Tab next tab");
+    tmux.wait_for("awaiting operator");
     // Tab to Accounts, then Rates (read from the real node), then Activity.
     tmux.keys(&["Tab"]);
     tmux.wait_for("v verify");

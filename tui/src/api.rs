@@ -20,14 +20,16 @@ pub use sika_api::ListPage;
 pub use sika_api::TimelineEntry;
 pub use sika_api::accounts::Account;
 pub use sika_api::admin::{
-    AuditEntry, AuditOutcome, CreatedOrganization, CurrencyTotal, EndpointAttempt, EndpointHealth, EntrySide,
-    LedgerAccount, LedgerEntries, LedgerEntry, LedgerEntryKind, NodeStatus, Organization, OrganizationStatus,
-    Owned, RateFeedStatus, RateSourceName, ReissuedInvitation, RequestLookup, StackAccounts, StackName,
-    StackRate, StackRates, StackStatus, SystemAccount, SystemAccountKind, VerifyResult,
+    Attention, AuditEntry, AuditOutcome, CreatedOrganization, CurrencyTotal, EndpointAttempt, EndpointHealth,
+    EntrySide, FailedRequest, LedgerAccount, LedgerEntries, LedgerEntry, LedgerEntryKind, NodeStatus,
+    Organization, OrganizationStatus, Owned, RateFeedStatus, RateSourceName, ReissuedInvitation,
+    RequestLookup, StackAccounts, StackName, StackRate, StackRates, StackStatus, SystemAccount,
+    SystemAccountKind, VerifyResult,
 };
 pub use sika_api::collections::Collection;
 use sika_api::collections::CollectionStatus;
 pub use sika_api::disputes::{Dispute, DisputeAttachment, DisputeMessage, DisputeOutcome, DisputeStatus};
+pub use sika_api::keys::ApiKey;
 pub use sika_api::members::{Invitation, Member, MemberStatus, Role};
 pub use sika_api::orders::Order;
 pub use sika_api::payouts::Payout;
@@ -109,6 +111,15 @@ impl Settlement {
     }
 }
 
+/// What the operator records with a settlement: the provider's reference
+/// for the money that moved and a note, each kept on the timeline and in
+/// the audit log. Empty means not given.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct SettlementRecord {
+    pub provider_reference: Option<String>,
+    pub note: Option<String>,
+}
+
 /// What a call to the admin API returns: its data, or why there is none.
 pub type ClientResult<T> = Result<T, ClientError>;
 
@@ -154,18 +165,20 @@ pub trait Client: Send + Sync {
     /// polling the feed goes.
     fn rates(&self, stack: StackName) -> ClientResult<StackRates>;
     fn verify(&self, stack: StackName) -> ClientResult<VerifyResult>;
-    /// The first page of payouts, collections or orders; `query` is an id or
-    /// an externalReference, `status` a movement status.
+    /// The first page of payouts, collections or orders; `query` is any
+    /// part of any field (as the node-wide search matches), `status` a
+    /// movement status.
     fn movements(&self, stack: StackName, query: &MovementQuery) -> ClientResult<Vec<Movement>>;
     fn movement(&self, stack: StackName, kind: MovementKind, id: &str) -> ClientResult<Movement>;
     /// Completes or fails a pending payout or collection (orders do not
-    /// settle by hand).
+    /// settle by hand), with what the operator records about it.
     fn settle(
         &self,
         stack: StackName,
         kind: MovementKind,
         id: &str,
         settlement: Settlement,
+        record: &SettlementRecord,
     ) -> ClientResult<Settled>;
     /// The stack's disputes, each with its thread.
     fn disputes(&self, stack: StackName) -> ClientResult<Vec<Owned<Dispute>>>;
@@ -203,6 +216,12 @@ pub trait Client: Send + Sync {
     ) -> ClientResult<Owned<Dispute>>;
     /// The node's own accounts on a stack.
     fn system_accounts(&self, stack: StackName) -> ClientResult<Vec<SystemAccount>>;
+    /// The requests a stack recently answered with an error, newest first.
+    fn failed_requests(&self, stack: StackName) -> ClientResult<Vec<FailedRequest>>;
+    /// An organization's API keys on a stack, revoked ones included.
+    fn keys(&self, stack: StackName, organization_id: &str) -> ClientResult<Vec<ApiKey>>;
+    /// Revokes an organization's API key: it stops working at once.
+    fn revoke_key(&self, stack: StackName, organization_id: &str, key_id: &str) -> ClientResult<ApiKey>;
     /// A page of an account's journal entries, newest first.
     fn ledger_entries(
         &self,

@@ -7,8 +7,10 @@ use crate::api::SearchResults;
 use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
+mod api_keys;
 mod apply;
 mod disputes;
+mod failed;
 mod form;
 mod keys;
 mod ledger;
@@ -20,9 +22,10 @@ pub use ledger::{LEDGER_PAGE_LIMIT, Pages};
 pub use organizations::{AUDIT_PAGE_LIMIT, Notice};
 
 use crate::api::{
-    Account, AuditEntry, Client, ClientError, CurrencyTotal, Dispute, EndpointAttempt, EndpointHealth,
-    LedgerEntries, ListPage, Member, Movement, MovementKind, MovementQuery, NodeStatus, Organization, Owned,
-    RequestLookup, StackAccounts, StackName, StackRate, StackRates, SystemAccount, WebhookDelivery, thread,
+    Account, ApiKey, AuditEntry, Client, ClientError, CurrencyTotal, Dispute, EndpointAttempt,
+    EndpointHealth, FailedRequest, LedgerEntries, ListPage, Member, Movement, MovementKind, MovementQuery,
+    NodeStatus, Organization, Owned, RequestLookup, StackAccounts, StackName, StackRate, StackRates,
+    SystemAccount, WebhookDelivery, thread,
 };
 use crate::fetch::{self, Request};
 
@@ -271,6 +274,13 @@ pub enum Detail {
         members: Remote<Vec<Member>>,
         selected: usize,
     },
+    /// An organization's API keys on a stack; `selected` is a key.
+    Keys {
+        stack: StackName,
+        organization: Organization,
+        keys: Remote<Vec<ApiKey>>,
+        selected: usize,
+    },
 }
 
 impl Detail {
@@ -284,6 +294,9 @@ impl Detail {
                 Request::Attempts { stack: *stack, endpoint_id: health.endpoint.id.clone() }
             }
             Detail::Organization { organization, .. } => Request::Members(organization.id.clone()),
+            Detail::Keys { stack, organization, .. } => {
+                Request::Keys { stack: *stack, organization_id: organization.id.clone() }
+            }
             Detail::Search { query, .. } => Request::Search(query.clone()),
             Detail::LedgerAccount { stack, id, pages, .. } => {
                 Request::LedgerEntries { stack: *stack, id: id.clone(), cursor: pages.cursor.clone() }
@@ -297,6 +310,7 @@ impl Detail {
             Detail::Dispute { data, .. } => data.data.as_ref().map_or(0, |d| thread(&d.item).len()),
             Detail::Endpoint { attempts, .. } => attempts.data.as_ref().map_or(0, Vec::len),
             Detail::Organization { members, .. } => members.data.as_ref().map_or(0, Vec::len),
+            Detail::Keys { keys, .. } => keys.data.as_ref().map_or(0, Vec::len),
             Detail::LedgerAccount { entries, .. } => ledger::entry_count(entries),
             Detail::Search { results, .. } => search::hit_count(results),
         }
@@ -308,6 +322,7 @@ impl Detail {
             | Detail::Dispute { selected, .. }
             | Detail::Endpoint { selected, .. }
             | Detail::Organization { selected, .. }
+            | Detail::Keys { selected, .. }
             | Detail::LedgerAccount { selected, .. }
             | Detail::Search { selected, .. } => selected,
         }
@@ -360,6 +375,11 @@ pub struct App {
     pub lookup_id: Option<String>,
     pub lookup: Remote<RequestLookup>,
     pub lookup_scroll: usize,
+    /// The selected stack's recent failed requests (the Requests tab).
+    pub failed_requests: Remote<Vec<FailedRequest>>,
+    /// The Requests tab's search: failed requests holding it are listed.
+    pub requests_query: Option<String>,
+    pub failed_requests_selected: usize,
     pub detail: Option<Detail>,
     /// The search prompt's text while it is open.
     pub search: Option<String>,
@@ -430,6 +450,9 @@ impl App {
             lookup_id: None,
             lookup: Remote::default(),
             lookup_scroll: 0,
+            failed_requests: Remote::default(),
+            requests_query: None,
+            failed_requests_selected: 0,
             detail: None,
             search: None,
             confirm: None,
@@ -541,7 +564,11 @@ impl App {
                 Request::Deliveries { stack, status: "failed" },
                 Request::Deliveries { stack, status: "pending" },
             ],
-            Tab::Requests => self.lookup_id.iter().map(|id| Request::Lookup(id.clone())).collect(),
+            Tab::Requests => {
+                let mut requests = vec![Request::FailedRequests(stack)];
+                requests.extend(self.lookup_id.iter().map(|id| Request::Lookup(id.clone())));
+                requests
+            }
             Tab::Organizations => vec![Request::Organizations],
             Tab::Audit => vec![Request::Audit { cursor: self.audit_cursor.clone() }, Request::Organizations],
         };
@@ -593,6 +620,7 @@ impl App {
             Request::Organizations => self.organizations.loading = true,
             Request::Audit { .. } => self.audit.loading = true,
             Request::SystemAccounts(_) => self.system_accounts.loading = true,
+            Request::FailedRequests(_) => self.failed_requests.loading = true,
             _ => {}
         }
     }

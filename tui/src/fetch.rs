@@ -10,10 +10,11 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use crate::api::{
-    AuditEntry, Client, ClientResult, CreatedOrganization, Dispute, EndpointAttempt, EndpointHealth,
-    LedgerEntries, ListPage, Member, Movement, MovementKind, MovementQuery, NewOrganization, NodeStatus,
-    Organization, Owned, ReissuedInvitation, RequestLookup, Settled, Settlement, StackAccounts, StackName,
-    StackRates, SystemAccount, VerifyResult, WebhookDelivery, WebhookEndpoint,
+    ApiKey, AuditEntry, Client, ClientResult, CreatedOrganization, Dispute, EndpointAttempt, EndpointHealth,
+    FailedRequest, LedgerEntries, ListPage, Member, Movement, MovementKind, MovementQuery, NewOrganization,
+    NodeStatus, Organization, Owned, ReissuedInvitation, RequestLookup, Settled, Settlement,
+    SettlementRecord, StackAccounts, StackName, StackRates, SystemAccount, VerifyResult, WebhookDelivery,
+    WebhookEndpoint,
 };
 
 /// Enough for a slow `verify` not to hold up the status heartbeat and the
@@ -41,6 +42,7 @@ pub enum Request {
         kind: MovementKind,
         id: String,
         settlement: Settlement,
+        record: SettlementRecord,
     },
     Disputes(StackName),
     Dispute {
@@ -92,6 +94,18 @@ pub enum Request {
     },
     /// A search across both stacks.
     Search(String),
+    /// The stack's recent failed requests.
+    FailedRequests(StackName),
+    /// An organization's API keys on a stack.
+    Keys {
+        stack: StackName,
+        organization_id: String,
+    },
+    RevokeKey {
+        stack: StackName,
+        organization_id: String,
+        key_id: String,
+    },
     /// A page of an account's journal entries from `cursor`.
     LedgerEntries {
         stack: StackName,
@@ -114,6 +128,7 @@ impl Request {
                 | Request::SetSuspended { .. }
                 | Request::ReissueInvitation { .. }
                 | Request::ResolveDispute { .. }
+                | Request::RevokeKey { .. }
         )
     }
 }
@@ -147,6 +162,10 @@ pub enum Payload {
     Search(SearchResults),
     /// A dispute the operator resolved.
     Resolved(Owned<Dispute>),
+    FailedRequests(Vec<FailedRequest>),
+    Keys(Vec<ApiKey>),
+    /// A key the operator revoked.
+    Revoked(ApiKey),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -164,8 +183,13 @@ pub fn execute(client: &dyn Client, request: Request) -> Response {
         Request::Verify(stack) => client.verify(*stack).map(Payload::Verify),
         Request::Movements { stack, query } => client.movements(*stack, query).map(Payload::Movements),
         Request::Movement { stack, kind, id } => client.movement(*stack, *kind, id).map(Payload::Movement),
-        Request::Settle { stack, kind, id, settlement } => {
-            client.settle(*stack, *kind, id, *settlement).map(Payload::Settled)
+        Request::Settle { stack, kind, id, settlement, record } => {
+            client.settle(*stack, *kind, id, *settlement, record).map(Payload::Settled)
+        }
+        Request::FailedRequests(stack) => client.failed_requests(*stack).map(Payload::FailedRequests),
+        Request::Keys { stack, organization_id } => client.keys(*stack, organization_id).map(Payload::Keys),
+        Request::RevokeKey { stack, organization_id, key_id } => {
+            client.revoke_key(*stack, organization_id, key_id).map(Payload::Revoked)
         }
         Request::Disputes(stack) => client.disputes(*stack).map(Payload::Disputes),
         Request::Dispute { stack, id } => client.dispute(*stack, id).map(Payload::Dispute),

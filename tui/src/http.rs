@@ -17,11 +17,14 @@ use sika_api::collections::CollectionEnvelope;
 use sika_api::payouts::PayoutEnvelope;
 use sika_api::webhooks::{WebhookDeliveryEnvelope, WebhookEndpointEnvelope};
 
+use sika_api::keys::ApiKeyEnvelope;
+
 use crate::api::{
-    AuditEntry, Client, ClientError, ClientResult, CreatedOrganization, Dispute, EndpointAttempt,
-    EndpointHealth, LedgerEntries, Member, Movement, MovementKind, MovementQuery, NewOrganization,
-    NodeStatus, Organization, Owned, ReissuedInvitation, RequestLookup, Settled, Settlement, StackAccounts,
-    StackName, StackRates, SystemAccount, VerifyResult, WebhookDelivery, WebhookEndpoint,
+    ApiKey, AuditEntry, Client, ClientError, ClientResult, CreatedOrganization, Dispute, EndpointAttempt,
+    EndpointHealth, FailedRequest, LedgerEntries, Member, Movement, MovementKind, MovementQuery,
+    NewOrganization, NodeStatus, Organization, Owned, ReissuedInvitation, RequestLookup, Settled, Settlement,
+    SettlementRecord, StackAccounts, StackName, StackRates, SystemAccount, VerifyResult, WebhookDelivery,
+    WebhookEndpoint,
 };
 
 /// A dead node must not hold the fetch thread for long: the banner and the
@@ -162,12 +165,19 @@ impl Client for HttpClient {
         kind: MovementKind,
         id: &str,
         settlement: Settlement,
+        record: &SettlementRecord,
     ) -> ClientResult<Settled> {
         let path = format!("{}/{}/{}/{}", stack.as_str(), kind.plural(), encode(id), settlement.as_str());
+        let body = sika_api::admin::Settlement {
+            message: None,
+            provider_reference: record.provider_reference.clone(),
+            note: record.note.clone(),
+        };
+        let body = Some(to_body(&body)?);
         Ok(match kind {
-            MovementKind::Payout => Settled::Payout(self.post::<PayoutEnvelope>(&path, None)?.payout),
+            MovementKind::Payout => Settled::Payout(self.post::<PayoutEnvelope>(&path, body)?.payout),
             MovementKind::Collection => {
-                Settled::Collection(self.post::<CollectionEnvelope>(&path, None)?.collection)
+                Settled::Collection(self.post::<CollectionEnvelope>(&path, body)?.collection)
             }
             // The admin API has no such operation; this is its answer.
             MovementKind::Order => {
@@ -281,6 +291,22 @@ impl Client for HttpClient {
     fn system_accounts(&self, stack: StackName) -> ClientResult<Vec<SystemAccount>> {
         let path = format!("{}/ledger/system-accounts", stack.as_str());
         Ok(self.get::<ListPage<SystemAccount>>(&path, &[])?.data)
+    }
+
+    fn failed_requests(&self, stack: StackName) -> ClientResult<Vec<FailedRequest>> {
+        let path = format!("{}/failed-requests", stack.as_str());
+        Ok(self.get::<ListPage<FailedRequest>>(&path, &[])?.data)
+    }
+
+    fn keys(&self, stack: StackName, organization_id: &str) -> ClientResult<Vec<ApiKey>> {
+        let path = format!("{}/organizations/{}/keys", stack.as_str(), encode(organization_id));
+        Ok(self.get::<ListPage<ApiKey>>(&path, &[])?.data)
+    }
+
+    fn revoke_key(&self, stack: StackName, organization_id: &str, key_id: &str) -> ClientResult<ApiKey> {
+        let path =
+            format!("{}/organizations/{}/keys/{}", stack.as_str(), encode(organization_id), encode(key_id));
+        Ok(self.send::<ApiKeyEnvelope>(self.http.delete(self.url(&path)))?.api_key)
     }
 
     fn ledger_entries(

@@ -30,7 +30,7 @@ use sika_api::webhooks::{
 use sika_api::{ErrorBody, ErrorCode, ListPage};
 use sika_tui::{
     Client, ClientError, EndpointHealth, HttpClient, Movement, MovementKind, MovementQuery, Settled,
-    Settlement, StackName, StackRates,
+    Settlement, SettlementRecord, StackName, StackRates,
 };
 
 const TOKEN: &str = "adm_test_token";
@@ -238,11 +238,21 @@ fn settle_posts_the_action_and_maps_409() {
         ),
     ]);
     let client = client(&admin);
-    let done = client.settle(StackName::Live, MovementKind::Payout, "pay_1", Settlement::Complete).unwrap();
+    let record = SettlementRecord {
+        provider_reference: Some("MP-99812".into()),
+        note: Some("paid at the branch".into()),
+    };
+    let done =
+        client.settle(StackName::Live, MovementKind::Payout, "pay_1", Settlement::Complete, &record).unwrap();
     assert_eq!(done, Settled::Payout(completed));
     assert_eq!(done.status(), "completed");
-    assert_eq!(last(&admin).method, "POST");
-    let refused = client.settle(StackName::Live, MovementKind::Payout, "pay_2", Settlement::Fail);
+    let seen = last(&admin);
+    assert_eq!(seen.method, "POST");
+    let body: serde_json::Value = serde_json::from_str(&seen.body).unwrap();
+    assert_eq!(body["providerReference"], "MP-99812", "{body}");
+    assert_eq!(body["note"], "paid at the branch", "{body}");
+    let nothing = SettlementRecord::default();
+    let refused = client.settle(StackName::Live, MovementKind::Payout, "pay_2", Settlement::Fail, &nothing);
     assert_eq!(
         refused.unwrap_err(),
         ClientError::Api {
@@ -252,7 +262,7 @@ fn settle_posts_the_action_and_maps_409() {
         }
     );
     let seen = admin.seen.lock().unwrap().len();
-    let order = client.settle(StackName::Live, MovementKind::Order, "ord_1", Settlement::Complete);
+    let order = client.settle(StackName::Live, MovementKind::Order, "ord_1", Settlement::Complete, &nothing);
     assert!(matches!(order, Err(ClientError::Api { status: 404, .. })), "{order:?}");
     assert_eq!(admin.seen.lock().unwrap().len(), seen, "orders have no settle operation to call");
 }
@@ -308,6 +318,8 @@ fn webhook_health_attempts_and_actions() {
         pending_deliveries: 0,
         failed_deliveries: 3,
         last_attempt_at: None,
+        last_error: Some("timed out".into()),
+        last_error_at: Some("2025-01-01T00:00:00.000Z".into()),
     };
     let timed_out =
         attempt(("whd_1", "payout.completed", "2025-01-01T00:00:00.000Z", None, 15000, Some("timed out")));
@@ -385,4 +397,43 @@ fn disputes_and_request_lookup() {
     assert_eq!(client.dispute(StackName::Live, &dispute.item.id).unwrap(), dispute);
     assert_eq!(client.request("req_9").unwrap(), lookup);
     assert_eq!(client.request("req_missing").unwrap_err().to_string(), "404 not_found: no such route");
+}
+
+#[test]
+fn keys_revocation_and_failed_requests_use_their_admin_paths() {
+    let key = sika_api::keys::ApiKey {
+        id: "key_1".into(),
+        name: "ci".into(),
+        hint: "sk_live_Ab".into(),
+        scopes: vec!["*".into()],
+        allowed_ips: Vec::new(),
+        caps: Default::default(),
+        expires_at: None,
+        revoked_at: Some("2025-01-01T00:00:00.000Z".into()),
+        created_at: "2024-12-01T00:00:00.000Z".into(),
+    };
+    let failed = sika_api::admin::FailedRequest {
+        id: "req_1".into(),
+        method: "GET".into(),
+        route: "/v1/accounts".into(),
+        status: 401,
+        error: Some("unauthorized".into()),
+        organization_id: None,
+        client_address: Some("192.0.2.1".into()),
+        created_at: "2025-01-01T00:00:00.000Z".into(),
+    };
+    let admin = serve(vec![
+        route("GET /admin/v1/live/organizations/org_1/keys", 200, page(vec![key.clone()])),
+        route(
+            "DELETE /admin/v1/live/organizations/org_1/keys/key_1",
+            200,
+            sika_api::keys::ApiKeyEnvelope { api_key: key.clone() },
+        ),
+        route("GET /admin/v1/sandbox/failed-requests", 200, page(vec![failed.clone()])),
+    ]);
+    let client = client(&admin);
+    assert_eq!(client.keys(StackName::Live, "org_1").unwrap(), vec![key.clone()]);
+    assert_eq!(client.revoke_key(StackName::Live, "org_1", "key_1").unwrap(), key);
+    assert_eq!(last(&admin).method, "DELETE");
+    assert_eq!(client.failed_requests(StackName::Sandbox).unwrap(), vec![failed]);
 }

@@ -8,7 +8,9 @@ use std::time::Duration;
 use common::{Harness, Mode, char_key, key};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use sika_tui::app::{RETRY_INTERVAL, STATUS_INTERVAL, WebhookPane};
-use sika_tui::{Action, Connection, Detail, MovementKind, Request, Settlement, StackName, Tab};
+use sika_tui::{
+    Action, Connection, Detail, MovementKind, Request, Settlement, SettlementRecord, StackName, Tab,
+};
 
 fn on_tab(tab: Tab) -> Harness {
     let mut harness = Harness::new();
@@ -142,37 +144,51 @@ fn enter_opens_a_payout_timeline_in_time_order_and_esc_goes_back() {
 }
 
 #[test]
-fn complete_asks_first_and_n_cancels() {
+fn complete_opens_the_settle_form_and_esc_cancels() {
     let mut harness = on_tab(Tab::Activity);
     harness.press(key(KeyCode::Enter));
     assert_eq!(harness.press(char_key('c')), Action::None);
-    let confirm = harness.app.confirm.clone().expect("a confirmation dialog");
-    assert!(confirm.prompt.contains(common::PENDING_PAYOUT), "{}", confirm.prompt);
-    // Other keys wait for an answer.
-    assert_eq!(harness.press(char_key('j')), Action::None);
-    assert!(harness.app.confirm.is_some());
-    assert_eq!(harness.press(char_key('n')), Action::None);
-    assert!(harness.app.confirm.is_none());
+    let form = harness.app.form.clone().expect("the settle form");
+    let intro = form.intro.clone().unwrap_or_default();
+    assert!(intro.contains(common::PENDING_PAYOUT) && intro.starts_with("Complete payout"), "{intro}");
+    let labels: Vec<&str> = form.fields.iter().map(|f| f.label).collect();
+    assert_eq!(labels, vec!["Provider reference", "Note"]);
+    // Keys are typed into the form, not acted on.
+    harness.press(char_key('j'));
+    assert_eq!(harness.app.form.as_ref().unwrap().fields[0].value, "j");
+    assert_eq!(harness.press(key(KeyCode::Esc)), Action::None);
+    assert!(harness.app.form.is_none());
     assert!(harness.client.calls.lock().unwrap().is_empty(), "nothing was sent");
 }
 
 #[test]
-fn complete_then_y_settles_the_payout() {
+fn the_settle_form_records_the_provider_reference_and_note() {
     let mut harness = on_tab(Tab::Activity);
     harness.press(key(KeyCode::Enter));
     harness.press(char_key('c'));
-    let action = harness.press(char_key('y'));
+    harness.type_text("MP-99812");
+    harness.press(key(KeyCode::Tab));
+    harness.type_text("paid at the branch");
+    let action = harness.press(key(KeyCode::Enter));
     let expected = Request::Settle {
         stack: StackName::Live,
         kind: MovementKind::Payout,
         id: common::PENDING_PAYOUT.into(),
         settlement: Settlement::Complete,
+        record: SettlementRecord {
+            provider_reference: Some("MP-99812".into()),
+            note: Some("paid at the branch".into()),
+        },
     };
     assert_eq!(action, Action::Fetch(vec![expected]));
     assert_eq!(
         *harness.client.calls.lock().unwrap(),
-        vec![format!("complete live payout {}", common::PENDING_PAYOUT)]
+        vec![format!(
+            "complete live payout {} reference=MP-99812 note=paid at the branch",
+            common::PENDING_PAYOUT
+        )]
     );
+    assert!(harness.app.form.is_none(), "the form closes once the node answers");
     let Some(Detail::Movement { data, .. }) = &harness.app.detail else { panic!("no detail") };
     assert_eq!(data.data.as_ref().unwrap().status(), "completed");
     let flash = harness.app.flash.clone().expect("a message");
@@ -183,13 +199,16 @@ fn complete_then_y_settles_the_payout() {
 }
 
 #[test]
-fn fail_on_a_pending_collection() {
+fn fail_on_a_pending_collection_with_nothing_recorded() {
     let mut harness = on_tab(Tab::Activity);
     harness.press(char_key('j'));
     harness.press(key(KeyCode::Enter));
     harness.press(char_key('f'));
-    assert!(harness.app.confirm.as_ref().unwrap().prompt.starts_with("Fail collection"));
-    harness.press(char_key('y'));
+    let form = harness.app.form.clone().expect("the settle form");
+    assert!(form.intro.unwrap().starts_with("Fail collection"));
+    // Both fields are optional: Enter twice settles.
+    harness.press(key(KeyCode::Enter));
+    harness.press(key(KeyCode::Enter));
     assert_eq!(
         *harness.client.calls.lock().unwrap(),
         vec![format!("fail live collection {}", common::PENDING_COLLECTION)]
@@ -205,21 +224,32 @@ fn settling_a_final_payout_is_refused_without_asking() {
     let Some(Detail::Movement { id, .. }) = &harness.app.detail else { panic!("no detail") };
     assert_eq!(id, common::COMPLETED_PAYOUT);
     harness.press(char_key('c'));
-    assert!(harness.app.confirm.is_none());
+    assert!(harness.app.form.is_none());
     assert!(harness.app.flash.as_ref().unwrap().error);
 }
 
 #[test]
-fn a_409_from_the_node_shows_as_an_error() {
+fn a_409_from_the_node_shows_in_the_settle_form() {
     let mut harness = on_tab(Tab::Activity);
     harness.press(key(KeyCode::Enter));
     harness.press(char_key('c'));
-    let Some(confirm) = harness.app.confirm.take() else { panic!("no dialog") };
-    // Someone else completed it meanwhile.
-    harness.app.fetch_now(&harness.client, vec![confirm.request.clone()], harness.now);
-    harness.app.fetch_now(&harness.client, vec![confirm.request], harness.now);
-    let flash = harness.app.flash.clone().unwrap();
-    assert!(flash.error && flash.text.contains("409 invalid_state"), "{flash:?}");
+    assert!(harness.app.form.is_some());
+    // Someone else completes it while the form is open.
+    let record = SettlementRecord::default();
+    sika_tui::Client::settle(
+        &harness.client,
+        StackName::Live,
+        MovementKind::Payout,
+        common::PENDING_PAYOUT,
+        Settlement::Complete,
+        &record,
+    )
+    .unwrap();
+    harness.press(key(KeyCode::Enter));
+    harness.press(key(KeyCode::Enter));
+    let form = harness.app.form.clone().expect("the form stays open");
+    let error = form.error.unwrap_or_default();
+    assert!(error.contains("409 invalid_state") && !form.submitting, "{error}");
 }
 
 #[test]
@@ -280,7 +310,8 @@ fn slash_looks_up_a_request_id() {
     harness.press(char_key('/'));
     harness.type_text(common::REQUEST_ID);
     let action = harness.press(key(KeyCode::Enter));
-    assert_eq!(action, Action::Fetch(vec![Request::Lookup(common::REQUEST_ID.into())]));
+    let Action::Fetch(requests) = action else { panic!("expected a fetch") };
+    assert!(requests.contains(&Request::Lookup(common::REQUEST_ID.into())), "{requests:?}");
     let lookup = harness.app.lookup.data.clone().expect("found");
     assert_eq!(lookup.request.path.as_str(), "/v1/payouts");
     // An unknown id is a 404 on the tab, not a banner.
@@ -658,4 +689,70 @@ fn an_open_dispute_is_accepted_or_declined_after_a_confirmation() {
     let status = data.data.as_ref().map(|d| d.item.status);
     assert_eq!(status, Some(sika_api::disputes::DisputeStatus::Declined));
     assert!(harness.app.flash.as_ref().is_some_and(|f| f.text.contains("declined")));
+}
+
+#[test]
+fn slash_on_activity_matches_any_part_of_a_reference_in_any_case() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.press(char_key('/'));
+    harness.type_text("INV-20");
+    harness.press(key(KeyCode::Enter));
+    let ids: Vec<&str> = harness.app.activity_rows().iter().map(|m| m.id()).collect();
+    assert_eq!(ids, vec![common::PENDING_PAYOUT]);
+}
+
+#[test]
+fn the_requests_tab_lists_failed_requests_and_searches_them_by_substring() {
+    let mut harness = on_tab(Tab::Requests);
+    assert_eq!(harness.app.failed_request_rows().len(), 3);
+    // Any part of the route, error code, address or organization name.
+    for (text, count) in [("payouts", 2), ("INSUFFICIENT", 1), ("198.51", 1), ("nobody", 0)] {
+        harness.press(char_key('/'));
+        for _ in 0..40 {
+            harness.press(key(KeyCode::Backspace));
+        }
+        harness.type_text(text);
+        harness.press(key(KeyCode::Enter));
+        assert_eq!(harness.app.failed_request_rows().len(), count, "{text}");
+        assert!(harness.app.lookup_id.is_none(), "a search that is not a request id looks nothing up");
+    }
+    // Esc clears the search; Enter opens the selected request's log entry.
+    harness.press(key(KeyCode::Esc));
+    assert_eq!(harness.app.failed_request_rows().len(), 3);
+    let action = harness.press(key(KeyCode::Enter));
+    assert_eq!(action, Action::Fetch(vec![Request::Lookup(common::FAILED_REQUEST.into())]));
+    assert_eq!(harness.app.lookup_id.as_deref(), Some(common::FAILED_REQUEST));
+    harness.press(key(KeyCode::Esc));
+    assert!(harness.app.lookup_id.is_none(), "Esc goes back to the list");
+}
+
+#[test]
+fn keys_of_an_organization_are_listed_and_x_revokes_after_y() {
+    let mut harness = on_tab(Tab::Organizations);
+    let Action::Fetch(requests) = harness.press(char_key('K')) else { panic!("expected a fetch") };
+    let organization_id = harness.app.organization_rows()[0].id.clone();
+    assert_eq!(
+        requests,
+        vec![Request::Keys { stack: StackName::Live, organization_id: organization_id.clone() }]
+    );
+    let Some(Detail::Keys { keys, .. }) = &harness.app.detail else { panic!("no keys view") };
+    assert_eq!(keys.data.as_ref().map(Vec::len), Some(2));
+    harness.press(char_key('x'));
+    let confirm = harness.app.confirm.clone().expect("a question first");
+    assert!(confirm.prompt.contains(common::CI_KEY), "{}", confirm.prompt);
+    assert!(harness.client.calls.lock().unwrap().is_empty(), "nothing sent before y");
+    harness.press(char_key('y'));
+    assert_eq!(
+        *harness.client.calls.lock().unwrap(),
+        vec![format!("revoke live {organization_id} {}", common::CI_KEY)]
+    );
+    let flash = harness.app.flash.clone().expect("a message");
+    assert!(flash.text.contains("revoked") && !flash.error, "{flash:?}");
+    let Some(Detail::Keys { keys, .. }) = &harness.app.detail else { panic!("no keys view") };
+    let revoked = keys.data.as_ref().unwrap().iter().find(|k| k.id == common::CI_KEY).unwrap();
+    assert!(revoked.revoked_at.is_some(), "the list was reloaded");
+    // A revoked key is refused without asking.
+    harness.press(char_key('x'));
+    assert!(harness.app.confirm.is_none());
+    assert!(harness.app.flash.as_ref().unwrap().error);
 }

@@ -93,8 +93,10 @@ fn webhooks() {
 }
 
 #[test]
-fn requests_before_a_lookup() {
-    snapshot_both("requests_empty", &on_tab(Tab::Requests));
+fn requests_on_the_sandbox_with_no_failures() {
+    let mut harness = on_tab(Tab::Requests);
+    harness.press(char_key('s'));
+    snapshot_both("requests_empty", &harness);
 }
 
 #[test]
@@ -154,11 +156,34 @@ fn help_overlay() {
 }
 
 #[test]
-fn confirm_dialog() {
+fn settle_form() {
     let mut harness = on_tab(Tab::Activity);
     harness.press(key(KeyCode::Enter));
     harness.press(char_key('c'));
-    snapshot_both("confirm_complete", &harness);
+    harness.type_text("MP-99812");
+    harness.press(key(KeyCode::Tab));
+    harness.type_text("paid at the branch");
+    snapshot_both("settle_form", &harness);
+}
+
+#[test]
+fn confirm_dialog() {
+    let mut harness = on_tab(Tab::Organizations);
+    harness.press(char_key('K'));
+    harness.press(char_key('x'));
+    snapshot_both("confirm_revoke_key", &harness);
+}
+
+#[test]
+fn organization_keys() {
+    let mut harness = on_tab(Tab::Organizations);
+    harness.press(char_key('K'));
+    snapshot_both("detail_keys", &harness);
+}
+
+#[test]
+fn failed_requests() {
+    snapshot_both("requests_failed", &on_tab(Tab::Requests));
 }
 
 #[test]
@@ -210,6 +235,9 @@ fn tiny_and_empty_sizes_never_panic() {
         (Tab::Organizations, vec![key(KeyCode::Enter)]),
         (Tab::Organizations, vec![char_key('n')]),
         (Tab::Organizations, vec![char_key('x')]),
+        (Tab::Organizations, vec![char_key('K')]),
+        (Tab::Organizations, vec![char_key('K'), char_key('x')]),
+        (Tab::Activity, vec![key(KeyCode::Enter), char_key('f'), char_key('z')]),
         (Tab::Audit, vec![char_key('n')]),
     ] {
         let mut harness = on_tab(tab);

@@ -145,6 +145,22 @@ pub(crate) fn thread_list(dispute_id: &str) -> String {
     format!("{MESSAGES}:{dispute_id}")
 }
 
+/// The file `file_id` when a message of `dispute`'s thread attaches it:
+/// the operator reads a dispute's evidence, not any file of the
+/// organization. `None` for any other file.
+pub(crate) fn attached_file(
+    snapshot: &Snapshot,
+    dispute: &Dispute,
+    file_id: &str,
+) -> ApiResult<Option<crate::domain::files::StoredFile>> {
+    let attached =
+        messages(snapshot, dispute)?.iter().any(|m| m.attachments.iter().any(|a| a.file_id == file_id));
+    if !attached {
+        return Ok(None);
+    }
+    crate::domain::files::load_for(snapshot, &dispute.organization, file_id)
+}
+
 /// A dispute and its stored bytes (what `Expected::unchanged` compares).
 pub(crate) fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<(Dispute, Vec<u8>)>> {
     match snapshot.document(COLLECTION, id)? {

@@ -2,6 +2,7 @@
 //! disputes, files, keys, recipients, virtual accounts, webhooks, and the
 //! views responses show. Never imports axum or `http`.
 
+pub(crate) mod attention;
 pub(crate) mod audit;
 pub(crate) mod backup;
 pub(crate) mod catalog;

@@ -121,6 +121,13 @@ fn stored(mut json: Value, minor: Option<i128>, currency: &str, created_at: i64)
     json
 }
 
+/// Whether any text or number under `value` (but its timeline) contains
+/// `needle` (in lower case): the one substring match the search and the
+/// admin lists share.
+pub(crate) fn contains(value: &Value, needle: &str) -> bool {
+    find(value, needle, "").is_some()
+}
+
 /// The first text or number under `value` containing `needle` (in lower
 /// case), with its path. A timeline repeats the fields it describes, so it
 /// is not searched.

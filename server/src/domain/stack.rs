@@ -92,6 +92,9 @@ pub(crate) struct Stack {
     pub metrics: crate::domain::metrics::Metrics,
     /// Provider connectors (live only), their breaker and open movements.
     pub rails: crate::domain::rails::Rails,
+    /// What waits for the operator: counted now and then, and the recent
+    /// failed requests.
+    pub attention: crate::domain::attention::Watch,
     keys: RwLock<HashMap<[u8; 32], ApiKeyRecord>>,
     /// Held from counting an organization's active keys to storing a new
     /// one, so concurrent creations cannot pass the cap together.
@@ -133,6 +136,7 @@ impl Stack {
             rates,
             metrics: crate::domain::metrics::Metrics::default(),
             rails: crate::domain::rails::Rails::new(connector),
+            attention: crate::domain::attention::Watch::default(),
             keys: RwLock::new(HashMap::new()),
             key_creation: tokio::sync::Mutex::new(()),
             webhooks: OnceLock::new(),

@@ -1,7 +1,8 @@
 //! One log line per API request, as CONTRACT.md pins it ("Logs"): the
 //! request id, the stack, the method, the matched route template (never a
 //! raw path, which may carry ids or a payer's link), the status, the
-//! duration, and the organization once the caller is known. No body and no
+//! duration, the caller's address, the error code of an error answer, and
+//! the organization once the caller is known. No body and no
 //! header is logged, so no secret can reach a log line.
 
 use axum::extract::{MatchedPath, Request};
@@ -28,11 +29,22 @@ pub(crate) struct Line<'a> {
     pub method: &'a str,
     pub response: &'a axum::http::response::Parts,
     pub duration: std::time::Duration,
+    /// The caller's address, when known.
+    pub client: Option<std::net::IpAddr>,
+    /// The error object's code, on an error answer.
+    pub error: Option<sika_api::ErrorCode>,
+}
+
+/// The matched route template of an answered request, or `unmatched`.
+pub(crate) fn route(response: &axum::http::response::Parts) -> &str {
+    response.extensions.get::<MatchedPath>().map_or("unmatched", MatchedPath::as_str)
 }
 
 pub(crate) fn log(line: &Line<'_>) {
-    let route = line.response.extensions.get::<MatchedPath>().map_or("unmatched", MatchedPath::as_str);
+    let route = route(line.response);
     let organization = line.response.extensions.get::<Caller>().map(|c| c.organization.as_str());
+    let client = line.client.map(tracing::field::display);
+    let error = line.error.map(sika_api::ErrorCode::as_str);
     let duration_ms = line.duration.as_secs_f64() * 1000.0;
     let status = line.response.status.as_u16();
     // An absent organization leaves the field out of the line.
@@ -44,6 +56,8 @@ pub(crate) fn log(line: &Line<'_>) {
         status,
         durationMs = duration_ms,
         organizationId = organization,
+        clientAddress = client,
+        error,
         "request"
     );
 }

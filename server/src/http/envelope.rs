@@ -16,7 +16,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes, to_bytes};
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -47,6 +47,7 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
     let version = known_version(requested_version.as_deref());
     let (parts, body) = request.into_parts();
     let (method, path) = (parts.method.to_string(), parts.uri.path().to_string());
+    let client = client_address(stack.as_deref(), &parts);
     let body_timeout = stack.as_ref().map_or(BODY_TIMEOUT_ADMIN, |s| s.config.connections.body_timeout);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let response = match version {
@@ -61,23 +62,7 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
         chunks.concat()
     };
     let (mut parts, body) = response.into_parts();
-    let body_bytes = match parts.extensions.remove::<ApiError>() {
-        Some(error) => {
-            parts.status = crate::http::error::status(error.code);
-            error_bytes(&mut parts, &error, &request_id)
-        }
-        // The hosted checkout's HTML error pages (an unknown link) stay HTML.
-        None if parts.status.as_u16() >= 400 && !is_json(&parts) && !is_html(&parts) => {
-            // The framework's own status stands (a 408 stays a 408); the
-            // body says what it means.
-            let error = generic_error(parts.status, &method, &path);
-            if error.code != sika_api::ErrorCode::BadRequest {
-                parts.status = crate::http::error::status(error.code);
-            }
-            error_bytes(&mut parts, &error, &request_id)
-        }
-        None => to_bytes(body, usize::MAX).await.unwrap_or_default(),
-    };
+    let (body_bytes, error_code) = answer_body(&mut parts, body, &method, &path, &request_id).await;
     let headers = &mut parts.headers;
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         headers.insert("x-request-id", value);
@@ -91,10 +76,15 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
         method: &method,
         response: &parts,
         duration: started.elapsed(),
+        client,
+        error: error_code,
     });
     // A refused flood (429) is counted by the metrics, not stored: one
     // tenant's flood must not push everyone's entries out of the log.
     let refused = parts.status == StatusCode::TOO_MANY_REQUESTS;
+    if let (Some(stack), true, false) = (&stack, parts.status.as_u16() >= 400, refused) {
+        remember_failure(stack, &parts, &request_id, &method, client, error_code);
+    }
     if let (Some(stack), Some(caller), false) = (stack, parts.extensions.get::<Caller>(), refused) {
         let logged_response =
             (body_bytes.len() <= LOGGED_RESPONSE_BYTES_MAX).then(|| redact_body(&body_bytes));
@@ -112,6 +102,67 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
         });
     }
     Response::from_parts(parts, Body::from(body_bytes))
+}
+
+/// The answer's body: for an error, the spec's error object with the
+/// request's id (and the status its code answers with), and the code.
+async fn answer_body(
+    parts: &mut axum::http::response::Parts,
+    body: Body,
+    method: &str,
+    path: &str,
+    request_id: &str,
+) -> (Bytes, Option<sika_api::ErrorCode>) {
+    match parts.extensions.remove::<ApiError>() {
+        Some(error) => {
+            parts.status = crate::http::error::status(error.code);
+            (error_bytes(parts, &error, request_id), Some(error.code))
+        }
+        // The hosted checkout's HTML error pages (an unknown link) stay HTML.
+        None if parts.status.as_u16() >= 400 && !is_json(parts) && !is_html(parts) => {
+            // The framework's own status stands (a 408 stays a 408); the
+            // body says what it means.
+            let error = generic_error(parts.status, method, path);
+            if error.code != sika_api::ErrorCode::BadRequest {
+                parts.status = crate::http::error::status(error.code);
+            }
+            (error_bytes(parts, &error, request_id), Some(error.code))
+        }
+        None => (to_bytes(body, usize::MAX).await.unwrap_or_default(), None),
+    }
+}
+
+/// Keeps a request the stack answered with an error for the operator's
+/// list of recent failures.
+fn remember_failure(
+    stack: &Stack,
+    parts: &axum::http::response::Parts,
+    request_id: &str,
+    method: &str,
+    client: Option<std::net::IpAddr>,
+    error: Option<sika_api::ErrorCode>,
+) {
+    stack.attention.remember_failure(sika_api::admin::FailedRequest {
+        id: request_id.to_string(),
+        method: method.to_string(),
+        route: crate::http::access_log::route(parts).to_string(),
+        status: parts.status.as_u16(),
+        error: error.map(|code| code.as_str().to_string()),
+        organization_id: parts.extensions.get::<Caller>().map(|c| c.organization.clone()),
+        client_address: client.map(|ip| ip.to_string()),
+        created_at: crate::domain::render::timestamp(stack.now_ms()),
+    });
+}
+
+/// The caller's address: on a stack's listener as its authentication sees
+/// it (the socket peer, or the forwarded address a trusted proxy names), on
+/// the admin listener the socket peer.
+fn client_address(stack: Option<&Stack>, parts: &axum::http::request::Parts) -> Option<std::net::IpAddr> {
+    let peer = parts.extensions.get::<ConnectInfo<std::net::SocketAddr>>().map(|c| c.0);
+    match stack {
+        Some(stack) => crate::http::auth::caller_ip(stack, peer, &parts.headers),
+        None => peer.map(|p| p.ip()),
+    }
 }
 
 /// The version a request asked for, if the node answers it.

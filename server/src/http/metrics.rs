@@ -11,6 +11,7 @@ use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use crate::domain::attention::{Counts, age_seconds, counts};
 use crate::domain::metrics::BUCKETS;
 use crate::domain::stack::Stack;
 
@@ -129,8 +130,49 @@ fn webhooks_and_rates(o: &mut String, stacks: &[&Stack]) {
     }
 }
 
+/// The work waiting for the operator: movements awaiting manual
+/// settlement, with the oldest one's age. A stack whose count failed is
+/// left out (its reason is logged).
+fn settlement(o: &mut String, counted: &[(&Stack, Counts)]) {
+    family(
+        o,
+        "sika_manual_settlement_pending",
+        "gauge",
+        "Payouts and collections awaiting the operator's manual settlement (counted at most every 10 s).",
+    );
+    for (stack, counts) in counted {
+        let _ = writeln!(
+            o,
+            "sika_manual_settlement_pending{{stack=\"{}\"}} {}",
+            stack.kind.name(),
+            counts.awaiting_settlement
+        );
+    }
+    family(
+        o,
+        "sika_manual_settlement_oldest_age_seconds",
+        "gauge",
+        "Age of the oldest movement awaiting manual settlement; 0 when none waits.",
+    );
+    for (stack, counts) in counted {
+        let age = counts.oldest_awaiting_at.map_or(0, |at| age_seconds(stack.now_ms(), at));
+        let _ =
+            writeln!(o, "sika_manual_settlement_oldest_age_seconds{{stack=\"{}\"}} {age}", stack.kind.name());
+    }
+}
+
 /// The handler: both stacks' figures.
 pub(crate) async fn scrape(State(state): State<Arc<crate::http::admin::AdminState>>) -> Response {
-    let body = render(&[&state.live, &state.sandbox]);
+    let mut body = render(&[&state.live, &state.sandbox]);
+    let mut counted = Vec::new();
+    for stack in [&state.live, &state.sandbox] {
+        match counts(stack).await {
+            Ok(counts) => counted.push((stack.as_ref(), counts)),
+            Err(e) => {
+                tracing::error!(stack = stack.kind.name(), error = %e.message, "cannot count the work awaiting the operator")
+            }
+        }
+    }
+    settlement(&mut body, &counted);
     ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], body).into_response()
 }

@@ -61,7 +61,9 @@ impl App {
                 self.deliveries_mut(status).fail(error)
             }
             Request::Lookup(id) if Some(id) == self.lookup_id.as_ref() => self.lookup.fail(error),
-            Request::Movement { .. }
+            Request::FailedRequests(stack) if *stack == self.stack => self.failed_requests.fail(error),
+            Request::Keys { .. }
+            | Request::Movement { .. }
             | Request::Dispute { .. }
             | Request::Attempts { .. }
             | Request::Members(_)
@@ -87,6 +89,7 @@ impl App {
             Detail::Dispute { data, .. } => data.fail(error),
             Detail::Endpoint { attempts, .. } => attempts.fail(error),
             Detail::Organization { members, .. } => members.fail(error),
+            Detail::Keys { keys, .. } => keys.fail(error),
             Detail::LedgerAccount { entries, .. } => entries.fail(error),
             Detail::Search { results, .. } => results.fail(error),
         }
@@ -150,8 +153,12 @@ impl App {
             (Request::Lookup(id), Payload::Lookup(found)) if Some(&id) == self.lookup_id.as_ref() => {
                 self.lookup.finish(found);
             }
+            (Request::FailedRequests(stack), Payload::FailedRequests(rows)) if stack == self.stack => {
+                self.finish_failed_requests(rows);
+            }
             (
                 request @ (Request::Movement { .. }
+                | Request::Keys { .. }
                 | Request::Dispute { .. }
                 | Request::Attempts { .. }
                 | Request::Members(_)
@@ -177,6 +184,7 @@ impl App {
             (Detail::Dispute { data, .. }, Payload::Dispute(dispute)) => data.finish(dispute),
             (Detail::Endpoint { attempts, .. }, Payload::Attempts(rows)) => attempts.finish(rows),
             (Detail::Organization { members, .. }, Payload::Members(rows)) => members.finish(rows),
+            (Detail::Keys { keys, .. }, Payload::Keys(rows)) => keys.finish(rows),
             (Detail::LedgerAccount { entries, .. }, Payload::LedgerEntries(page)) => entries.finish(page),
             (Detail::Search { results, .. }, Payload::Search(found)) => results.finish(found),
             _ => {}
@@ -198,6 +206,7 @@ impl App {
                 return self.tab_requests();
             }
             (Request::Settle { kind, .. }, Payload::Settled(settled)) => {
+                self.form = None;
                 let text = format!("{} {} is now {}", kind.singular(), settled.id(), settled.status());
                 if let Some(Detail::Movement { data: Remote { data: Some(movement), .. }, .. }) =
                     &mut self.detail
@@ -212,6 +221,9 @@ impl App {
             }
             (Request::EnableEndpoint { .. }, Payload::Endpoint(endpoint)) => {
                 format!("endpoint {} is now {}", endpoint.url, wire_name(&endpoint.status))
+            }
+            (Request::RevokeKey { stack, .. }, Payload::Revoked(key)) => {
+                format!("{} key \"{}\" ({}) is revoked", stack.as_str(), key.name, key.id)
             }
             _ => return Vec::new(),
         };
@@ -246,6 +258,7 @@ fn action_name(request: &Request) -> String {
             format!("resolve dispute {id} as {}", wire_name(outcome))
         }
         Request::CreateOrganization(new) => format!("create {}", new.name),
+        Request::RevokeKey { key_id, .. } => format!("revoke key {key_id}"),
         Request::RenameOrganization { id, .. } => format!("rename {id}"),
         other => format!("{other:?}"),
     }

@@ -5,17 +5,30 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::{Action, App, Flash};
-use crate::api::NewOrganization;
+use crate::api::{MovementKind, NewOrganization, Settlement, SettlementRecord, StackName};
 use crate::fetch::Request;
 
 /// Characters accepted in one field; the node's own maxima are lower.
 pub const FIELD_LENGTH_MAX: usize = 255;
 
+pub const PROVIDER_REFERENCE_LABEL: &str = "Provider reference";
+pub const NOTE_LABEL: &str = "Note";
+
 /// What a form creates or changes when it is submitted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FormKind {
     CreateOrganization,
-    RenameOrganization { id: String },
+    RenameOrganization {
+        id: String,
+    },
+    /// Completes or fails a pending payout or collection, with the
+    /// provider's reference and a note (both optional).
+    Settle {
+        stack: StackName,
+        kind: MovementKind,
+        id: String,
+        settlement: Settlement,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +40,8 @@ pub struct FormField {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Form {
     pub title: String,
+    /// What submitting does, shown above the fields.
+    pub intro: Option<String>,
     pub kind: FormKind,
     pub fields: Vec<FormField>,
     /// The field being typed in.
@@ -54,14 +69,39 @@ impl Form {
         )
     }
 
+    /// The settle form of a pending payout or collection: `intro` says
+    /// what settling does; the provider reference and the note may stay
+    /// empty, so Enter twice settles with nothing recorded.
+    pub fn settle(
+        stack: StackName,
+        kind: MovementKind,
+        id: &str,
+        settlement: Settlement,
+        intro: String,
+    ) -> Form {
+        let verb = if settlement == Settlement::Complete { "Complete" } else { "Fail" };
+        let mut form = Form::new(
+            format!("{verb} {} {id}", kind.singular()),
+            FormKind::Settle { stack, kind, id: id.to_string(), settlement },
+            &[(PROVIDER_REFERENCE_LABEL, ""), (NOTE_LABEL, "")],
+        );
+        form.intro = Some(intro);
+        form
+    }
+
     fn new(title: String, kind: FormKind, fields: &[(&'static str, &str)]) -> Form {
         let fields =
             fields.iter().map(|(label, value)| FormField { label, value: value.to_string() }).collect();
-        Form { title, kind, fields, focus: 0, submitting: false, error: None }
+        Form { title, intro: None, kind, fields, focus: 0, submitting: false, error: None }
     }
 
     fn value(&self, index: usize) -> String {
         self.fields.get(index).map(|f| f.value.trim().to_string()).unwrap_or_default()
+    }
+
+    /// A field's trimmed text, or `None` when it was left empty.
+    fn optional(&self, index: usize) -> Option<String> {
+        Some(self.value(index)).filter(|v| !v.is_empty())
     }
 
     /// The request the form's fields make.
@@ -75,6 +115,13 @@ impl Form {
             FormKind::RenameOrganization { id } => {
                 Request::RenameOrganization { id: id.clone(), name: self.value(0) }
             }
+            FormKind::Settle { stack, kind, id, settlement } => Request::Settle {
+                stack: *stack,
+                kind: *kind,
+                id: id.clone(),
+                settlement: *settlement,
+                record: SettlementRecord { provider_reference: self.optional(0), note: self.optional(1) },
+            },
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::{Action, App, Confirm, Detail, Flash, Remote, SEARCH_LENGTH_MAX, Tab, WebhookPane, clamp};
+use super::{Action, App, Confirm, Detail, Flash, Form, Remote, SEARCH_LENGTH_MAX, Tab, WebhookPane, clamp};
 use crate::api::{EndpointHealth, MovementKind, Settlement, other_stack};
 use crate::fetch::Request;
 
@@ -82,11 +82,7 @@ impl App {
                 self.activity_selected = 0;
                 self.movements = Default::default();
             }
-            Tab::Requests => {
-                self.lookup_id = query;
-                self.lookup = Remote::default();
-                self.lookup_scroll = 0;
-            }
+            Tab::Requests => self.search_requests(query),
             _ => return self.search_node(query),
         }
         Action::Fetch(self.tab_requests())
@@ -160,6 +156,8 @@ impl App {
         self.endpoints = Remote::default();
         self.failed_deliveries = Remote::default();
         self.pending_deliveries = Remote::default();
+        self.failed_requests = Remote::default();
+        self.failed_requests_selected = 0;
         self.accounts_selected = 0;
         self.rates_selected = 0;
         self.activity_selected = 0;
@@ -175,7 +173,7 @@ impl App {
                 self.detail = None;
                 self.search = Some(self.activity_query.clone().unwrap_or_default());
             }
-            Tab::Requests => self.search = Some(String::new()),
+            Tab::Requests => self.search = Some(self.requests_query.clone().unwrap_or_default()),
             _ => {
                 self.detail = None;
                 self.search = Some(String::new());
@@ -186,6 +184,10 @@ impl App {
     /// Closes the detail; on the Activity list, clears the search.
     fn back(&mut self) -> Action {
         if self.detail.take().is_some() {
+            return Action::None;
+        }
+        if self.tab == Tab::Requests {
+            self.back_from_requests();
             return Action::None;
         }
         if self.tab != Tab::Activity || self.activity_query.is_none() {
@@ -217,7 +219,8 @@ impl App {
                 WebhookPane::Endpoints => self.endpoint_rows().len(),
                 WebhookPane::Deliveries => self.failing_deliveries().len(),
             },
-            Tab::Requests => self.lookup_line_count(),
+            Tab::Requests if self.lookup_id.is_some() => self.lookup_line_count(),
+            Tab::Requests => self.failed_request_rows().len(),
             Tab::Organizations => self.organization_rows().len(),
             Tab::Audit => self.audit_rows().len(),
         }
@@ -233,7 +236,8 @@ impl App {
                 WebhookPane::Endpoints => &mut self.endpoints_selected,
                 WebhookPane::Deliveries => &mut self.deliveries_selected,
             },
-            Tab::Requests => &mut self.lookup_scroll,
+            Tab::Requests if self.lookup_id.is_some() => &mut self.lookup_scroll,
+            Tab::Requests => &mut self.failed_requests_selected,
             Tab::Organizations => &mut self.organizations_selected,
             Tab::Audit => &mut self.audit_selected,
         }
@@ -259,6 +263,9 @@ impl App {
         }
         if self.detail.is_some() {
             return Action::None;
+        }
+        if self.tab == Tab::Requests && self.lookup_id.is_none() {
+            return self.open_failed_request();
         }
         let stack = self.stack;
         let detail = match self.tab {
@@ -320,15 +327,14 @@ impl App {
             _ => (Settlement::Fail, "No money is credited"),
         };
         let (amount, currency) = movement.amount();
-        self.confirm = Some(Confirm {
-            prompt: format!(
-                "{} {} {id} ({amount} {currency}) on {}? {consequence}.",
-                if settlement == Settlement::Complete { "Complete" } else { "Fail" },
-                kind.singular(),
-                stack.as_str(),
-            ),
-            request: Request::Settle { stack: *stack, kind: *kind, id: id.clone(), settlement },
-        });
+        let intro = format!(
+            "{} {} {id} ({amount} {currency}) on {}? {consequence}. The provider's reference and a note \
+             (optional) go on its timeline and into the audit log.",
+            if settlement == Settlement::Complete { "Complete" } else { "Fail" },
+            kind.singular(),
+            stack.as_str(),
+        );
+        self.form = Some(Form::settle(*stack, *kind, id, settlement, intro));
     }
 
     fn ask_retry(&mut self) {

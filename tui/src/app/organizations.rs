@@ -71,6 +71,13 @@ impl App {
                 self.ask_suspend(c == 'x');
                 Some(Action::None)
             }
+            (Tab::Organizations, None | Some(Detail::Organization { .. }), KeyCode::Char('K')) => {
+                Some(self.open_keys())
+            }
+            (Tab::Organizations, Some(Detail::Keys { .. }), KeyCode::Char('x')) => {
+                self.ask_revoke();
+                Some(Action::None)
+            }
             (Tab::Organizations, Some(Detail::Organization { .. }), KeyCode::Char('i')) => {
                 self.ask_invitation();
                 Some(Action::None)

@@ -25,18 +25,18 @@ pub const KEYS: [(&str, &str); 22] = [
     ("Home End  g G", "first / last row"),
     ("Enter", "open the selected row's detail"),
     ("Esc", "back: close the detail, clear the search"),
-    ("/", "search the node (Activity: its list; Requests: a request id)"),
+    ("/", "search any part of an id, reference, phone, email or amount"),
     ("F", "Activity: cycle the status filter"),
     ("s", "switch stack: live / sandbox"),
     ("r", "refresh now"),
     ("← →  h l", "Webhooks: endpoints / failing deliveries"),
-    ("c  f", "Activity detail: complete / fail a pending movement"),
+    ("c  f", "Activity detail: complete / fail, with reference and note"),
     ("t", "Webhooks: retry the selected failing delivery"),
     ("e", "Webhooks: re-enable the selected endpoint"),
     ("v", "Accounts: run verify on the ledger"),
     ("o  Enter", "Accounts: the node's own accounts; an account's entries"),
     ("a  d", "Dispute detail: accept / decline an open dispute"),
-    ("n e x a  i", "Orgs: new, rename, suspend, reinstate; members: invite"),
+    ("n e x a i K", "Orgs: new, rename, suspend, reinstate, invite, API keys"),
     ("n  p", "Audit: next (older) / previous page"),
     ("y  n", "confirm / cancel an action"),
     ("?", "this help (any key closes it)"),
@@ -189,7 +189,10 @@ fn hints(app: &App) -> &'static str {
         (Some(Detail::Endpoint { .. }), _) => "j/k attempts · t retry · e enable · Esc back · ? help",
         (Some(Detail::Search { .. }), _) => "j/k move · Enter timeline · / search again · Esc back · ? help",
         (Some(Detail::LedgerAccount { .. }), _) => "j/k move · n older · p newer · Esc back · ? help",
-        (Some(Detail::Organization { .. }), _) => "j/k members · i new invitation · Esc back · ? help",
+        (Some(Detail::Organization { .. }), _) => {
+            "j/k members · i new invitation · K API keys · Esc back · ? help"
+        }
+        (Some(Detail::Keys { .. }), _) => "j/k keys · x revoke · Esc back · ? help · q quit",
         (None, Tab::Overview) => "Tab next tab · s stack · r refresh · ? help · q quit",
         (None, Tab::Accounts) if app.show_system_accounts => {
             "Enter entries · o organizations' accounts · v verify · s stack · ? help"
@@ -202,8 +205,11 @@ fn hints(app: &App) -> &'static str {
             "t retry · Enter endpoint · ← endpoints · s stack · ? help · q quit"
         }
         (None, Tab::Webhooks) => "Enter attempts · e enable · → deliveries · s stack · ? help · q quit",
-        (None, Tab::Requests) => "/ look up a request id · j/k scroll · ? help · q quit",
-        (None, Tab::Organizations) => "n new · e rename · x suspend · a reinstate · Enter members · ? help",
+        (None, Tab::Requests) if app.lookup_id.is_some() => {
+            "j/k scroll · Esc failed requests · ? help · q quit"
+        }
+        (None, Tab::Requests) => "Enter request log · / search · s stack · ? help · q quit",
+        (None, Tab::Organizations) => "n new · e rename · x suspend · a reinstate · Enter members · K keys",
         (None, Tab::Audit) => "n older page · p newer page · j/k move · r refresh · ? help · q quit",
     }
 }

@@ -40,6 +40,9 @@ pub fn render(app: &App, detail: &Detail, frame: &mut Frame, area: Rect) {
         Detail::Organization { organization, members, selected } => {
             crate::view::organizations::render_detail(organization, members, *selected, frame, area)
         }
+        Detail::Keys { stack, organization, keys, selected } => {
+            crate::view::organizations::render_keys(*stack, organization, keys, *selected, frame, area)
+        }
     }
 }
 
@@ -234,8 +237,16 @@ fn render_dispute(
         let author = wire_name(&m.author_type);
         let mut lines = vec![Line::styled(format!("{author} wrote:"), format::title_style())];
         lines.extend(m.body.lines().map(|l| Line::from(l.to_string())));
+        // Where the operator reads the file: the admin API serves a
+        // dispute's evidence (the merchant's `url` needs their key).
         for attachment in &m.attachments {
-            let text = format!("attachment {} ({}) {}", attachment.name, attachment.file_id, attachment.url);
+            let text = format!(
+                "attachment {} ({}): GET /admin/v1/{}/disputes/{id}/files/{}",
+                attachment.name,
+                attachment.file_id,
+                stack.as_str(),
+                attachment.file_id
+            );
             lines.push(Line::styled(text, format::label_style()));
         }
         lines
@@ -269,6 +280,7 @@ fn render_endpoint(
     if let Some(reason) = &endpoint.disabled_reason {
         summary.push(Line::styled(format!("disabled: {}", wire_name(reason)), format::error_style()));
     }
+    summary.push(crate::view::webhooks::last_error_line(health));
     let [summary_area, table_area, entry_area] = sections(area, summary.len());
     let status = &wire_name(&endpoint.status);
     let block = widgets::block(title, false).title_top(

@@ -110,7 +110,7 @@ pub fn status_style(status: &str) -> Style {
         "pending" | "processing" | "retrying" | "open" | "needs_response" | "under_review" | "stale" => {
             Color::Yellow
         }
-        "failed" | "disabled" | "suspended" | "lost" | "expired" | "INCONSISTENT" => Color::Red,
+        "failed" | "disabled" | "suspended" | "lost" | "expired" | "revoked" | "INCONSISTENT" => Color::Red,
         _ => return Style::default(),
     };
     Style::default().fg(color)

@@ -1,12 +1,13 @@
-//! The Organizations tab: every organization on the node by name, and one
-//! organization's members (where an invitation is re-issued).
+//! The Organizations tab: every organization on the node by name, one
+//! organization's members (where an invitation is re-issued) and its API
+//! keys on a stack (where one is revoked).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row};
 
-use crate::api::{Member, Organization, wire_name};
+use crate::api::{ApiKey, Member, Organization, StackName, wire_name};
 use crate::app::{App, Remote};
 use crate::view::format;
 use crate::view::widgets::{self, SelectTable, WIDE_WIDTH_MIN, fill, fixed};
@@ -93,4 +94,49 @@ pub fn render_detail(
         focused: true,
     }
     .render(frame, table_area);
+}
+
+/// An organization's API keys on one stack (where `x` revokes one).
+pub fn render_keys(
+    stack: StackName,
+    organization: &Organization,
+    keys: &Remote<Vec<ApiKey>>,
+    selected: usize,
+    frame: &mut Frame,
+    area: Rect,
+) {
+    let rows = keys.data.as_deref().unwrap_or_default();
+    let title = format!("API keys of {} · {} ({})", organization.name, stack.as_str(), rows.len());
+    let block = widgets::block(title, true);
+    if let Some(text) = widgets::placeholder(keys, rows.is_empty(), "No API keys on this stack.") {
+        return widgets::message(frame, area, block, text);
+    }
+    let wide = area.width >= WIDE_WIDTH_MIN;
+    let table_rows = rows.iter().map(|key| {
+        let status = if key.revoked_at.is_some() { "revoked" } else { "active" };
+        let mut cells = vec![
+            Cell::from(key.name.clone()),
+            Cell::from(format!("{}…", key.hint)),
+            widgets::status_cell(status),
+            Cell::from(key.scopes.join(" ")),
+        ];
+        if wide {
+            cells.push(Cell::from(key.id.clone()));
+            cells.push(Cell::from(format::time(&key.created_at)));
+        }
+        Row::new(cells)
+    });
+    let mut columns = vec![fill("Name"), fixed("Key", 18), fixed("Status", 8), fill("Scopes")];
+    if wide {
+        columns.push(fixed("Id", 30));
+        columns.push(fixed("Created", 19));
+    }
+    SelectTable {
+        block: widgets::with_error(block, keys),
+        columns,
+        rows: table_rows.collect(),
+        selected: Some(selected),
+        focused: true,
+    }
+    .render(frame, area);
 }

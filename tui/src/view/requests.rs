@@ -1,34 +1,33 @@
-//! Requests: one request log entry, found by its `x-request-id` on either
-//! stack, with both bodies.
+//! Requests: the stack's recent failed requests, and one request log
+//! entry (a failed request's, or found by its `x-request-id` on either
+//! stack) with both bodies.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
-use ratatui::text::{Line, Span, Text};
-use ratatui::widgets::Paragraph;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row};
 use serde_json::Value;
 
 use crate::api::RequestLookup;
 use crate::app::App;
 use crate::view::format;
-use crate::view::widgets;
+use crate::view::widgets::{self, SelectTable, WIDE_WIDTH_MIN, fill, fixed};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let [prompt, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
-    let hint =
-        if app.lookup_id.is_some() { "   press / to look up another" } else { "   press / to look one up" };
-    let id = app.lookup_id.clone().unwrap_or_else(|| "—".into());
-    let mut spans = widgets::field("request id", id);
+    let (spans, hint) = match (&app.lookup_id, &app.requests_query) {
+        (Some(id), _) => (widgets::field("request id", id.clone()), "   Esc back to the failed requests"),
+        (None, Some(query)) => (widgets::field("search", query.clone()), "   Esc clears"),
+        (None, None) => (widgets::field("search", "—"), "   / any part of an id, route, error or address"),
+    };
+    let mut spans = spans;
     spans.push(Span::styled(hint, format::label_style()));
     frame.render_widget(Paragraph::new(Line::from(spans)), prompt);
-    let block = widgets::block("Request log", true);
     if app.lookup_id.is_none() {
-        let text = Text::from(vec![
-            Line::from("Press / and type a request id (the x-request-id header of any answer)."),
-            Line::styled("Both stacks' request logs are searched.", format::label_style()),
-        ]);
-        return widgets::message(frame, body, block, text);
+        return render_failed(app, frame, body);
     }
+    let block = widgets::block("Request log", true);
     let Some(lookup) = &app.lookup.data else {
         let text = widgets::placeholder(&app.lookup, true, "").unwrap_or_default();
         return widgets::message(frame, body, block, text);
@@ -38,6 +37,62 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let scroll = app.lookup_scroll.min(lines.len().saturating_sub(visible));
     let scroll = u16::try_from(scroll).unwrap_or(u16::MAX);
     frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), body);
+}
+
+/// The stack's recent failed requests, newest first; Enter opens one.
+fn render_failed(app: &App, frame: &mut Frame, area: Rect) {
+    let rows = app.failed_request_rows();
+    let title = format!("Recent failed requests · {} ({})", app.stack.as_str(), rows.len());
+    let block = widgets::block(title, true);
+    let empty = if app.requests_query.is_some() {
+        "No failed request holds this. A full request id (req_…) is looked up in the request log."
+    } else {
+        "No failed requests since the node started. Press / and type a request id to look one up."
+    };
+    if let Some(text) = widgets::placeholder(&app.failed_requests, rows.is_empty(), empty) {
+        return widgets::message(frame, area, block, text);
+    }
+    let wide = area.width >= WIDE_WIDTH_MIN;
+    let table_rows = rows.iter().map(|r| {
+        let status_style = if r.status >= 500 {
+            Style::default().fg(Color::Red)
+        } else {
+            Style::default().fg(Color::Yellow)
+        };
+        let error = format::dash(r.error.as_deref().unwrap_or_default()).to_string();
+        let mut cells = vec![
+            Cell::from(if wide { format::time(&r.created_at) } else { format::time_compact(&r.created_at) }),
+            Cell::from(Span::styled(r.status.to_string(), status_style)),
+            Cell::from(r.method.clone()),
+            Cell::from(r.route.clone()),
+            Cell::from(error),
+        ];
+        if wide {
+            let organization = r.organization_id.as_deref().map_or("—", |id| app.organization_name(id));
+            cells.push(Cell::from(organization.to_string()));
+            cells.push(Cell::from(format::dash(r.client_address.as_deref().unwrap_or_default()).to_string()));
+            cells.push(Cell::from(r.id.clone()));
+        }
+        Row::new(cells)
+    });
+    let mut columns = vec![
+        fixed("Time", if wide { 19 } else { 11 }),
+        fixed("HTTP", 4),
+        fixed("Method", 6),
+        fill("Route"),
+        fixed("Error", 20),
+    ];
+    if wide {
+        columns.extend([fixed("Organization", 20), fixed("Client", 15), fixed("Request", 30)]);
+    }
+    SelectTable {
+        block: widgets::with_error(block, &app.failed_requests),
+        columns,
+        rows: table_rows.collect(),
+        selected: Some(app.failed_requests_selected),
+        focused: true,
+    }
+    .render(frame, area);
 }
 
 /// The entry as lines of text, bodies pretty-printed.

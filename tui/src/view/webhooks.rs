@@ -4,7 +4,8 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
-use ratatui::widgets::{Cell, Row};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row};
 
 use crate::api::{EndpointHealth, Owned, WebhookDelivery, wire_name};
 use crate::app::{App, Remote, WebhookPane};
@@ -28,6 +29,15 @@ fn render_endpoints(app: &App, frame: &mut Frame, area: Rect) {
     }
     let block = widgets::with_error(block, &app.endpoints);
     let wide = area.width >= WIDE_WIDTH_MIN;
+    // The selected endpoint's last error on the line below the table.
+    let [area, last_error] = if area.height > 4 {
+        Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(area)
+    } else {
+        [area, Rect::default()]
+    };
+    if let Some(health) = rows.get(app.endpoints_selected) {
+        frame.render_widget(Paragraph::new(last_error_line(health)), last_error);
+    }
     let columns = if wide {
         vec![
             fill("URL"),
@@ -59,6 +69,23 @@ fn render_endpoints(app: &App, frame: &mut Frame, area: Rect) {
         focused,
     }
     .render(frame, area);
+}
+
+/// `last error <time> <url>: <what>`, or that none failed lately.
+pub fn last_error_line(health: &EndpointHealth) -> Line<'static> {
+    let url = health.endpoint.url.clone();
+    match (&health.last_error, &health.last_error_at) {
+        (Some(error), at) => Line::from(vec![
+            Span::styled(" last error ", format::label_style()),
+            Span::raw(format::time(at.as_deref().unwrap_or_default())),
+            Span::raw(format!(" {url}: ")),
+            Span::styled(error.clone(), format::error_style()),
+        ]),
+        (None, _) => Line::from(vec![
+            Span::styled(" last error ", format::label_style()),
+            Span::raw(format!("none lately ({url})")),
+        ]),
+    }
 }
 
 fn endpoint_row(app: &App, health: &EndpointHealth, wide: bool) -> Row<'static> {
@@ -95,7 +122,11 @@ fn render_deliveries(app: &App, frame: &mut Frame, area: Rect) {
         let next_attempt = d.next_attempt_at.as_deref().unwrap_or_default();
         let mut cells = vec![Cell::from(d.id.clone())];
         if wide {
-            cells.push(Cell::from(d.endpoint_id.clone()));
+            // The URL the operator knows the receiver by; its id until the
+            // endpoints are loaded.
+            let endpoint = app.endpoint_rows().iter().find(|e| e.endpoint.id == d.endpoint_id);
+            cells
+                .push(Cell::from(endpoint.map_or_else(|| d.endpoint_id.clone(), |e| e.endpoint.url.clone())));
         }
         cells.push(Cell::from(d.event.clone()));
         cells.push(widgets::status_cell(&wire_name(&d.status)));

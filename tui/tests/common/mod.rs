@@ -13,13 +13,13 @@ use serde_json::json;
 use sika_api::ListPage;
 use sika_api::accounts::Account;
 use sika_api::admin::{
-    AuditEntry, AuditOutcome, CreatedOrganization, EntrySide, LedgerAccount, LedgerEntries, LedgerEntry,
-    LedgerEntryKind, Organization, OrganizationStatus, ReissuedInvitation, SystemAccount, SystemAccountKind,
+    Attention, CurrencyTotal, EndpointAttempt, EndpointHealth, FailedRequest, LedgerFigures, NodeStatus,
+    Owned, RateFeedStatus, RateSourceName, RequestLookup, StackAccounts, StackName, StackRate, StackRates,
+    StackStatus, VerifyResult,
 };
 use sika_api::admin::{
-    CurrencyTotal, EndpointAttempt, EndpointHealth, LedgerFigures, NodeStatus, Owned, RateFeedStatus,
-    RateSourceName, RequestLookup, StackAccounts, StackName, StackRate, StackRates, StackStatus,
-    VerifyResult,
+    AuditEntry, AuditOutcome, CreatedOrganization, EntrySide, LedgerAccount, LedgerEntries, LedgerEntry,
+    LedgerEntryKind, Organization, OrganizationStatus, ReissuedInvitation, SystemAccount, SystemAccountKind,
 };
 use sika_api::admin::{SearchHit, SearchKind, SearchResults};
 use sika_api::collections::{Collection, CollectionStatus};
@@ -27,6 +27,7 @@ use sika_api::disputes::{
     Dispute, DisputeAttachment, DisputeAuthorType, DisputeMessage, DisputeOutcome, DisputeReason,
     DisputeStatus,
 };
+use sika_api::keys::ApiKey;
 use sika_api::members::{Invitation, Member, MemberStatus, Role};
 use sika_api::orders::{Order, OrderDestination, OrderSource, OrderStatus};
 use sika_api::payouts::{Payout, PayoutDestination, PayoutSource, PayoutStatus};
@@ -37,7 +38,7 @@ use sika_api::webhooks::{
 use sika_api::{Metadata, Money, TimelineEntry};
 use sika_tui::{
     Action, App, Client, ClientError, ClientResult, Movement, MovementKind, MovementQuery, NewOrganization,
-    Request, Settled, Settlement, render,
+    Request, Settled, Settlement, SettlementRecord, render,
 };
 
 pub const ADMIN_URL: &str = "http://127.0.0.1:8082";
@@ -73,6 +74,7 @@ pub struct FakeClient {
     settled: Mutex<Vec<(String, Settlement)>>,
     organizations: Mutex<Vec<Organization>>,
     resolved: Mutex<Option<DisputeStatus>>,
+    revoked: Mutex<Vec<String>>,
 }
 
 impl Default for FakeClient {
@@ -84,6 +86,7 @@ impl Default for FakeClient {
             settled: Mutex::new(Vec::new()),
             organizations: Mutex::new(organizations()),
             resolved: Mutex::new(None),
+            revoked: Mutex::new(Vec::new()),
         }
     }
 }
@@ -176,7 +179,12 @@ impl Client for FakeClient {
         let rows = self.all_movements(stack, query.kind);
         Ok(rows
             .into_iter()
-            .filter(|m| query.q.as_deref().is_none_or(|q| m.id() == q || m.external_reference() == q))
+            // Like the node: any part of the id or reference, in any case.
+            .filter(|m| {
+                query.q.as_deref().map(str::to_lowercase).is_none_or(|q| {
+                    m.id().to_lowercase().contains(&q) || m.external_reference().to_lowercase().contains(&q)
+                })
+            })
             .filter(|m| query.status.as_deref().is_none_or(|s| m.status() == s))
             .take(query.limit)
             .collect())
@@ -204,9 +212,17 @@ impl Client for FakeClient {
         kind: MovementKind,
         id: &str,
         settlement: Settlement,
+        record: &SettlementRecord,
     ) -> ClientResult<Settled> {
         self.check()?;
-        self.log(format!("{} {} {} {id}", settlement.as_str(), stack.as_str(), kind.singular()));
+        let mut call = format!("{} {} {} {id}", settlement.as_str(), stack.as_str(), kind.singular());
+        if let Some(reference) = &record.provider_reference {
+            call.push_str(&format!(" reference={reference}"));
+        }
+        if let Some(note) = &record.note {
+            call.push_str(&format!(" note={note}"));
+        }
+        self.log(call);
         let movement = self.movement(stack, kind, id)?;
         if !movement.awaits_settlement() {
             return Err(ClientError::Api {
@@ -433,6 +449,38 @@ impl Client for FakeClient {
         Ok(fake_system_accounts(stack))
     }
 
+    fn failed_requests(&self, stack: StackName) -> ClientResult<Vec<FailedRequest>> {
+        self.check()?;
+        Ok(if stack == StackName::Live { failed_requests() } else { Vec::new() })
+    }
+
+    fn keys(&self, stack: StackName, organization_id: &str) -> ClientResult<Vec<ApiKey>> {
+        self.check()?;
+        if stack != StackName::Live || organization_id != ORG_A {
+            return Ok(Vec::new());
+        }
+        let revoked = self.revoked.lock().unwrap().clone();
+        Ok(api_keys()
+            .into_iter()
+            .map(|mut key| {
+                if revoked.contains(&key.id) {
+                    key.revoked_at = Some("2025-03-14T09:20:00.000Z".into());
+                }
+                key
+            })
+            .collect())
+    }
+
+    fn revoke_key(&self, stack: StackName, organization_id: &str, key_id: &str) -> ClientResult<ApiKey> {
+        self.check()?;
+        self.log(format!("revoke {} {organization_id} {key_id}", stack.as_str()));
+        self.revoked.lock().unwrap().push(key_id.to_string());
+        self.keys(stack, organization_id)?
+            .into_iter()
+            .find(|k| k.id == key_id)
+            .ok_or_else(|| not_found("API key", key_id))
+    }
+
     fn ledger_entries(
         &self,
         _stack: StackName,
@@ -625,6 +673,89 @@ fn audit_entries() -> Vec<AuditEntry> {
         .collect()
 }
 
+pub const LIVE_KEY: &str = "key_7Hn2Jk5Lm8Np1Qr4St6Uv9Wx";
+pub const CI_KEY: &str = "key_2Bc5Df8Gh1Jk4Lm7Np0Qr3St";
+
+fn api_keys() -> Vec<ApiKey> {
+    let key = |id: &str, name: &str, hint: &str, scopes: &[&str], at: &str| ApiKey {
+        id: id.into(),
+        name: name.into(),
+        hint: hint.into(),
+        scopes: scopes.iter().map(|s| s.to_string()).collect(),
+        allowed_ips: Vec::new(),
+        caps: Default::default(),
+        expires_at: None,
+        revoked_at: None,
+        created_at: at.into(),
+    };
+    vec![
+        key(
+            CI_KEY,
+            "ci deploys",
+            "sk_live_Zq3T",
+            &["payouts:write", "payouts:read"],
+            "2025-03-01T08:00:00.000Z",
+        ),
+        key(LIVE_KEY, "Default live key", "sk_live_Ab7K", &["*"], "2025-01-05T12:00:00.000Z"),
+    ]
+}
+
+pub const FAILED_REQUEST: &str = "req_4Gh7Jk0Lm3Np6Qr9St2Uv5Wx";
+
+fn failed_requests() -> Vec<FailedRequest> {
+    let failed = |id: &str,
+                  method: &str,
+                  route: &str,
+                  status: u16,
+                  error: &str,
+                  org: Option<&str>,
+                  client: &str,
+                  at: &str| {
+        FailedRequest {
+            id: id.into(),
+            method: method.into(),
+            route: route.into(),
+            status,
+            error: Some(error.into()),
+            organization_id: org.map(str::to_string),
+            client_address: Some(client.into()),
+            created_at: at.into(),
+        }
+    };
+    vec![
+        failed(
+            FAILED_REQUEST,
+            "POST",
+            "/v1/payouts",
+            422,
+            "insufficient_funds",
+            Some(ORG_A),
+            "203.0.113.7",
+            "2025-03-14T09:16:40.000Z",
+        ),
+        failed(
+            "req_1Ab4Cd7Ef0Gh3Jk6Lm9Np2Qr",
+            "GET",
+            "/v1/payouts/{id}",
+            404,
+            "not_found",
+            Some(ORG_B),
+            "198.51.100.23",
+            "2025-03-14T09:12:05.000Z",
+        ),
+        failed(
+            "req_9Zy6Xw3Vu0Ts7Rq4Po1Nm8Lk",
+            "GET",
+            "/v1/accounts",
+            401,
+            "unauthorized",
+            None,
+            "192.0.2.99",
+            "2025-03-14T08:59:59.000Z",
+        ),
+    ]
+}
+
 fn not_found(what: &str, id: &str) -> ClientError {
     ClientError::Api { status: 404, code: "not_found".into(), message: format!("{what} '{id}' not found") }
 }
@@ -649,6 +780,15 @@ pub fn node_status(live_commands: u64, sandbox_commands: u64) -> NodeStatus {
             transfers: 789,
             writer_queue_depth: 0,
             database_bytes: 5_242_880,
+            attention: Attention {
+                awaiting_settlement: 2,
+                oldest_awaiting_since: Some("2025-03-14T07:10:00.000Z".into()),
+                oldest_awaiting_age_seconds: Some(7_620),
+                open_disputes: 1,
+                failing_endpoints: 1,
+                recent_failed_requests: 3,
+                counted_at: Some("2025-03-14T09:17:00.000Z".into()),
+            },
         },
         sandbox: StackStatus {
             journal_length: 98_765,
@@ -658,6 +798,7 @@ pub fn node_status(live_commands: u64, sandbox_commands: u64) -> NodeStatus {
             transfers: 40_321,
             writer_queue_depth: 2,
             database_bytes: 73_400_320,
+            attention: Attention::default(),
         },
     }
 }
@@ -1083,6 +1224,8 @@ fn endpoints() -> Vec<EndpointHealth> {
             pending_deliveries: 1,
             failed_deliveries: 0,
             last_attempt_at: Some("2025-03-14T09:15:03.120Z".into()),
+            last_error: None,
+            last_error_at: None,
         },
         EndpointHealth {
             organization_id: ORG_B.into(),
@@ -1092,6 +1235,8 @@ fn endpoints() -> Vec<EndpointHealth> {
             pending_deliveries: 0,
             failed_deliveries: 2,
             last_attempt_at: Some("2025-03-13T22:00:00.000Z".into()),
+            last_error: Some("the receiver answered 503".into()),
+            last_error_at: Some("2025-03-13T22:00:00.000Z".into()),
         },
     ]
 }

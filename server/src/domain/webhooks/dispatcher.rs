@@ -111,6 +111,24 @@ fn keep_attempt(attempts: &mut Vec<Attempt>, attempt: Attempt) {
 
 /// Drops the oldest manual attempts past `MANUAL_ATTEMPTS_KEPT`. The
 /// ladder's attempts are kept: their count decides the next retry.
+/// One warn line per failed attempt, so the operator sees a receiver
+/// failing without opening the console: the endpoint, the delivery, the
+/// status the receiver answered (none when it could not be reached), which
+/// attempt it was, and why.
+fn log_failure(delivery: &Delivery, attempt: &Attempt) {
+    let number = if attempt.manual { delivery.attempts.len() + 1 } else { delivery.scheduled_attempts() + 1 };
+    tracing::warn!(
+        endpointId = %delivery.endpoint_id,
+        deliveryId = %delivery.id,
+        event = %delivery.event_kind,
+        status = attempt.status_code,
+        attempt = number,
+        manual = attempt.manual,
+        error = attempt.error.as_deref().unwrap_or_default(),
+        "webhook delivery failed"
+    );
+}
+
 fn forget_old_manual_attempts(attempts: &mut Vec<Attempt>) {
     let manual = attempts.iter().filter(|a| a.manual).count();
     let mut excess = manual.saturating_sub(super::MANUAL_ATTEMPTS_KEPT);
@@ -877,6 +895,9 @@ impl Dispatcher {
             self.record_health(endpoint_id, succeeded, now);
             let open = self.open.get_mut(&delivery_id).expect("checked above");
             let delivery = &mut open.delivery;
+            if !succeeded {
+                log_failure(delivery, &attempt);
+            }
             keep_attempt(&mut delivery.attempts, attempt);
             delivery.updated_at = now;
             if succeeded {

@@ -1,5 +1,6 @@
-//! Payouts, collections, orders and disputes across organizations, searchable by id,
-//! externalReference and status.
+//! Payouts, collections, orders and disputes across organizations,
+//! filtered by status and by any part of any field (`q`, matched as the
+//! node-wide search matches: case-insensitive, anywhere but the timeline).
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use sika_api::collections::Collection;
 use sika_api::collections::CollectionEnvelope;
 use sika_api::disputes::DisputeEnvelope;
 use sika_api::disputes::{Dispute, ResolveDispute};
+use sika_api::files::FileContents;
 use sika_api::orders::Order;
 use sika_api::orders::OrderEnvelope;
 use sika_api::payouts::Payout;
@@ -40,7 +42,9 @@ fn matches(item: &Value, query: &ActivityQuery) -> bool {
     let matches_q = query
         .q
         .as_deref()
-        .is_none_or(|q| item["id"].as_str() == Some(q) || item["externalReference"].as_str() == Some(q));
+        .map(str::trim)
+        .filter(|q| !q.is_empty())
+        .is_none_or(|q| crate::domain::search::contains(item, &q.to_lowercase()));
     matches_q && query.status.as_deref().is_none_or(|s| item["status"].as_str() == Some(s))
 }
 
@@ -230,6 +234,33 @@ pub(super) async fn dispute(
     Ok(admin_dispute(&dispute.organization, crate::domain::disputes::render(&snapshot, &dispute)?))
 }
 
+/// A file attached to a dispute's thread, as a download
+///
+/// The evidence a message of this dispute attaches (`attachments[].fileId`
+/// in its thread), answered with the file's stored content type (shown
+/// here as `application/octet-stream`), as an attachment, exactly the
+/// bytes uploaded. Any other file is `404`.
+#[utoipa::path(get, path = "/admin/v1/{stack}/disputes/{id}/files/{fileId}", operation_id = "getStackDisputeFile",
+    security(("operator" = [])),
+    params(StackId<DisputeEnvelope>, ("fileId" = String, Path, description = "The file's id (`file_…`), as the thread's attachments name it")),
+    responses(
+        (status = 200, description = "The file's bytes, with its content type", content_type = "application/octet-stream", body = FileContents),
+        StackItemRefusals<DisputeEnvelope>),
+)]
+pub(super) async fn dispute_file(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id, file_id)): Path<(String, String, String)>,
+) -> ApiResult<axum::response::Response> {
+    let stack = state.stack(&stack)?;
+    let snapshot = stack.engine.read()?;
+    let (dispute, _) = crate::domain::disputes::load_for(&snapshot, None, &id)?;
+    let file = crate::domain::disputes::attached_file(&snapshot, &dispute, &file_id)?.ok_or_else(|| {
+        ApiError::not_found(format!("no message of dispute '{id}' attaches a file '{file_id}'"))
+    })?;
+    let bytes = crate::domain::files::contents(&snapshot, &file.id)?.ok_or_else(ApiError::internal)?;
+    Ok(crate::http::routes::files::download(&file, bytes))
+}
+
 /// Resolve a dispute for the merchant or the payer
 #[utoipa::path(post, path = "/admin/v1/{stack}/disputes/{id}/resolve", operation_id = "resolveStackDispute",
     security(("operator" = [])), params(StackId<DisputeEnvelope>), request_body = ResolveDispute,
@@ -247,6 +278,7 @@ pub(super) async fn resolve_dispute(
     let request: ResolveDispute = crate::http::extract::parse_json(&body)?;
     let stack = state.stack(&stack)?;
     let resolved = crate::domain::disputes::resolve(stack, None, &id, &request.outcome).await?;
+    stack.attention.invalidate().await;
     let snapshot = stack.engine.read()?;
     let (dispute, _) = crate::domain::disputes::load_for(&snapshot, None, &id)?;
     let mut response = admin_dispute(&dispute.organization, resolved).into_response();

@@ -95,6 +95,7 @@ pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
         .routes(routes!(activity::disputes))
         .routes(routes!(activity::dispute))
         .routes(routes!(activity::resolve_dispute))
+        .routes(routes!(activity::dispute_file))
         .routes(routes!(settle_payout))
         .routes(routes!(settle_collection));
     let webhooks = OpenApiRouter::new()
@@ -110,7 +111,10 @@ pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
         .merge(tagged("rates", rates))
         .merge(tagged("activity", activity))
         .merge(tagged("webhooks", webhooks))
-        .merge(tagged("requests", OpenApiRouter::new().routes(routes!(request))))
+        .merge(tagged(
+            "requests",
+            OpenApiRouter::new().routes(routes!(request)).routes(routes!(failed_requests)),
+        ))
         .merge(tagged("audit", OpenApiRouter::new().routes(routes!(audit::list))))
         .merge(tagged("search", OpenApiRouter::new().routes(routes!(search::search))))
 }
@@ -297,13 +301,34 @@ async fn request(
     Err(ApiError::not_found(format!("request '{id}' not found")))
 }
 
+/// Requests a stack recently answered with an error, newest first
+///
+/// Kept in memory since the node started, the newest 200 per stack (a
+/// `429` is counted by the metrics instead): each with its route
+/// template, status, error code, organization and the caller's address.
+#[utoipa::path(get, path = "/admin/v1/{stack}/failed-requests", operation_id = "listFailedRequests",
+    security(("operator" = [])), params(StackPath),
+    responses(
+        (status = 200, description = "The failed requests, in one page", body = ListPage<admin::FailedRequest>),
+        StackRefusals),
+)]
+async fn failed_requests(
+    State(state): State<Arc<AdminState>>,
+    Path(stack): Path<String>,
+) -> ApiResult<Json<ListPage<admin::FailedRequest>>> {
+    let stack = state.stack(&stack)?;
+    Ok(Json(ListPage::whole(stack.attention.failures())))
+}
+
 /// The node's version, uptime and each stack's writer figures
 #[utoipa::path(get, path = "/admin/v1/status", operation_id = "getStatus",
     security(("operator" = [])),
     responses((status = 200, description = "The node's status", body = NodeStatusEnvelope), AdminRefusals),
 )]
 async fn status(State(state): State<Arc<AdminState>>) -> ApiResult<Json<NodeStatusEnvelope>> {
-    let stack_status = |stack: &Stack| -> ApiResult<StackStatus> {
+    let live_attention = crate::domain::attention::attention(&state.live).await?;
+    let sandbox_attention = crate::domain::attention::attention(&state.sandbox).await?;
+    let stack_status = |stack: &Stack, attention| -> ApiResult<StackStatus> {
         let stats = stack.engine.stats();
         Ok(StackStatus {
             journal_length: stack.engine.read()?.journal_length()?,
@@ -313,14 +338,15 @@ async fn status(State(state): State<Arc<AdminState>>) -> ApiResult<Json<NodeStat
             transfers: stats.transfers,
             writer_queue_depth: stats.queue_depth as u64,
             database_bytes: state_file_size(stack),
+            attention,
         })
     };
     Ok(Json(NodeStatusEnvelope {
         status: NodeStatus {
             version: env!("CARGO_PKG_VERSION").to_string(),
             uptime_seconds: state.started.elapsed().as_secs(),
-            live: stack_status(&state.live)?,
-            sandbox: stack_status(&state.sandbox)?,
+            live: stack_status(&state.live, live_attention)?,
+            sandbox: stack_status(&state.sandbox, sandbox_attention)?,
         },
     }))
 }
@@ -482,6 +508,7 @@ async fn settle(stack: &Stack, command: Command) -> ApiResult<Outcome> {
     if applied.replayed {
         return Err(already_final(key, status.name()));
     }
+    stack.attention.invalidate().await;
     if let Ok(webhooks) = stack.webhooks() {
         webhooks.wake();
     }

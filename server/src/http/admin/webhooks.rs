@@ -64,6 +64,7 @@ pub(super) async fn endpoints(
             let latency = (!attempts.is_empty())
                 .then(|| attempts.iter().map(|a| a.duration_ms).sum::<u64>() as f64 / attempts.len() as f64);
             let count = |status| mine.iter().filter(|d| d.status == status).count() as u64;
+            let last_failure = attempts.iter().filter(|a| !a.succeeded).max_by_key(|a| a.at);
             data.push(EndpointHealth {
                 organization_id: org.id.clone(),
                 endpoint: render_endpoint(&endpoint, &health),
@@ -72,6 +73,8 @@ pub(super) async fn endpoints(
                 pending_deliveries: count(DeliveryStatus::Pending),
                 failed_deliveries: count(DeliveryStatus::Failed),
                 last_attempt_at: health.last_attempt_at.map(timestamp),
+                last_error: last_failure.map(|a| a.error.clone().unwrap_or_else(|| "failed".into())),
+                last_error_at: last_failure.map(|a| timestamp(a.at)),
             });
         }
     }

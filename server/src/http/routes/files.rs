@@ -67,6 +67,13 @@ async fn read(Loaded { record, .. }: Loaded<StoredFile>) -> ApiResult<Json<FileE
 )]
 async fn contents(Loaded { record: file, snapshot, .. }: Loaded<StoredFile>) -> ApiResult<Response> {
     let bytes = files::contents(&snapshot, &file.id)?.ok_or_else(ApiError::internal)?;
+    Ok(download(&file, bytes))
+}
+
+/// A file's bytes as a download: its stored content type, as an
+/// attachment under its name, never sniffed or cached (the merchant's read
+/// and the operator's of a dispute's evidence).
+pub(crate) fn download(file: &StoredFile, bytes: Vec<u8>) -> Response {
     let content_type = HeaderValue::from_str(&file.content_type)
         .unwrap_or_else(|_| HeaderValue::from_static(files::DEFAULT_CONTENT_TYPE));
     let disposition = HeaderValue::from_str(&files::content_disposition(&file.name))
@@ -77,7 +84,7 @@ async fn contents(Loaded { record: file, snapshot, .. }: Loaded<StoredFile>) -> 
         (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
         (header::CACHE_CONTROL, HeaderValue::from_static("private, no-store")),
     ];
-    Ok((headers, bytes).into_response())
+    (headers, bytes).into_response()
 }
 
 /// Uploaded files, newest first

@@ -19,7 +19,7 @@ mod checkout;
 mod collections;
 pub(crate) mod conversions;
 mod disputes;
-mod files;
+pub(crate) mod files;
 mod keys;
 mod members;
 pub(crate) mod movements;
