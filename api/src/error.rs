@@ -16,7 +16,8 @@ use utoipa::{IntoResponses, ToSchema};
 )]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
-#[non_exhaustive]
+// Not `non_exhaustive`: the server's mapping from code to status is a
+// match the compiler checks names every code.
 pub enum ErrorCode {
     /// A field is missing or invalid; `details.field` names it.
     ValidationError,
@@ -63,6 +64,11 @@ impl ErrorCode {
     /// The code as it is written on the wire.
     pub fn as_str(self) -> &'static str {
         self.into()
+    }
+
+    /// Every code, in declaration order.
+    pub fn all() -> &'static [ErrorCode] {
+        Self::VARIANTS
     }
 }
 

@@ -27,15 +27,68 @@ fn admin_paths(node: &Node) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_admin_path_needs_the_operator_token() {
     let node = Node::start(Options::unthrottled());
-    let api = Api::new();
-    for url in admin_paths(&node) {
+    // Wrong tokens are limited per address (20 in 15 minutes): each path
+    // is asked from an address of its own.
+    for (n, url) in (10..).zip(admin_paths(&node)) {
+        let api = Api::from_address([127, 0, 0, n]);
         api.call("GET", &url, None, None).await.expect_error(401, "unauthorized");
         api.call("GET", &url, Some("adm_wrong"), None).await.expect_error(401, "unauthorized");
         // An API key is not an operator token.
         api.call("GET", &url, Some(&node.creds.sandbox_key), None).await.expect_error(401, "unauthorized");
     }
     let post = node.admin_url(&format!("/admin/v1/organizations/{}/suspend", node.creds.organization_id));
-    api.call("POST", &post, None, None).await.expect_error(401, "unauthorized");
+    Api::new().call("POST", &post, None, None).await.expect_error(401, "unauthorized");
+}
+
+/// Issue 29.4: wrong operator tokens were never throttled. Sixty sent at
+/// once from one address are checked at most twenty times (the rest are
+/// `429` with the spec's error body and `Retry-After`); one at a time
+/// afterwards, exactly twenty are ever refused as wrong. From then on that
+/// address waits even with the right token (else the answer would tell a
+/// guess right), while another address and a request with no token are
+/// unaffected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn wrong_operator_tokens_are_throttled_per_address() {
+    let node = Node::start(Options::unthrottled());
+    let url = node.admin_url("/admin/v1/organizations");
+    let guesser = Api::from_address([127, 0, 0, 40]);
+    let guesses: Vec<_> = (0..60)
+        .map(|i| {
+            let (guesser, url) = (guesser.clone(), url.clone());
+            tokio::spawn(async move { guesser.call("GET", &url, Some(&format!("adm_guess{i}")), None).await })
+        })
+        .collect();
+    let mut wrong = 0;
+    for guess in guesses {
+        let r = guess.await.unwrap();
+        if r.status == 401 {
+            r.expect_error(401, "unauthorized");
+            wrong += 1;
+            continue;
+        }
+        r.expect_error(429, "rate_limited");
+        let retry_after = r.body["details"]["retryAfter"].as_u64().unwrap();
+        assert!((1..=900).contains(&retry_after), "{}", r.text);
+        assert_eq!(r.header("retry-after"), Some(retry_after.to_string().as_str()));
+        assert_eq!(r.body["requestId"], r.header("x-request-id").unwrap(), "{}", r.text);
+        assert!(r.body["message"].as_str().is_some_and(|m| !m.is_empty()), "{}", r.text);
+    }
+    assert!(wrong <= 20, "{wrong} wrong tokens were checked");
+    for _ in 0..30 {
+        let r = guesser.call("GET", &url, Some("adm_one_more_guess"), None).await;
+        match r.status {
+            401 => wrong += 1,
+            _ => {
+                r.expect_error(429, "rate_limited");
+            }
+        }
+    }
+    assert_eq!(wrong, 20, "wrong tokens checked from one address");
+    let admin = node.creds.admin_token.as_str();
+    guesser.get(&url, admin).await.expect_error(429, "rate_limited");
+    guesser.call("GET", &url, None, None).await.expect_error(401, "unauthorized");
+    Api::from_address([127, 0, 0, 41]).get(&url, admin).await.expect(200);
+    Api::new().get(&url, admin).await.expect(200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

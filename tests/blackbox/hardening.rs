@@ -557,8 +557,10 @@ fn fill(dir: &std::path::Path) -> std::path::PathBuf {
 #[tokio::test]
 async fn a_full_disk_answers_503_and_writing_resumes_once_space_returns() {
     let Some(small) = SmallFilesystem::mount(96) else {
-        eprintln!("skipped: this machine does not let the test mount a tmpfs");
-        return;
+        return cannot_run(
+            "a_full_disk_answers_503_and_writing_resumes_once_space_returns",
+            "this machine does not let the test mount a tmpfs (it needs root)",
+        );
     };
     let options = Options::unthrottled();
     let mut node = Node::start(options.clone());

@@ -1080,12 +1080,19 @@ fn loopback_hostname() -> Option<String> {
     let mut buf = [0u8; 256];
     // SAFETY: the buffer is valid for its whole length.
     let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return None;
-    }
-    let name = std::ffi::CStr::from_bytes_until_nul(&buf).ok()?.to_str().ok()?.to_string();
-    let addrs: Vec<_> = std::net::ToSocketAddrs::to_socket_addrs(&(name.as_str(), 80)).ok()?.collect();
-    (!addrs.is_empty() && addrs.iter().all(|a| a.ip().is_loopback())).then_some(name)
+    let own = (rc == 0)
+        .then(|| std::ffi::CStr::from_bytes_until_nul(&buf).ok()?.to_str().ok().map(str::to_string))
+        .flatten();
+    // The machine's own name, else the names Debian's and Docker's
+    // /etc/hosts give loopback (none of them is refused by its spelling).
+    let candidates =
+        own.into_iter().chain(["ip6-localhost", "ip6-loopback", "localhost.localdomain"].map(String::from));
+    candidates.into_iter().find(|name| {
+        let addrs: Vec<_> = std::net::ToSocketAddrs::to_socket_addrs(&(name.as_str(), 80))
+            .map(Iterator::collect)
+            .unwrap_or_default();
+        !addrs.is_empty() && addrs.iter().all(|a| a.ip().is_loopback())
+    })
 }
 
 /// Sends a test event to a new endpoint at `url` and returns its first
@@ -1129,8 +1136,10 @@ async fn live_deliveries_check_the_address_they_connect_to() {
     // A name is resolved when the attempt connects: the machine's own host
     // name reaches loopback, so the attempt is refused and says why.
     let Some(host) = loopback_hostname() else {
-        eprintln!("the host name does not resolve to loopback here; the connect-time check is not exercised");
-        return;
+        return cannot_run(
+            "live_deliveries_check_the_address_they_connect_to",
+            "no name here resolves to loopback only (the host name, ip6-localhost, localhost.localdomain), so the connect-time check cannot be exercised",
+        );
     };
     let receiver = Receiver::start(Policy::Always(200)).await;
     let url = receiver.url("/own-host").replace("127.0.0.1", &host);

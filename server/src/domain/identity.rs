@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use base64::Engine as _;
 use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
@@ -155,7 +155,9 @@ pub(crate) struct Identity {
     /// last owner, a unique email), so two such changes never interleave.
     changing: Mutex<()>,
     /// Failed log-ins, shared by both stacks' listeners.
-    pub logins: crate::domain::ratelimit::LoginThrottle,
+    pub logins: crate::domain::ratelimit::FailureThrottle,
+    /// The node's password checks (argon2id), bounded in number and memory.
+    pub passwords: Arc<crate::domain::passwords::Passwords>,
 }
 
 /// The secrets `sika init` prints once.
@@ -215,7 +217,8 @@ impl Identity {
             postgres,
             cache: RwLock::new(Cache::default()),
             changing: Mutex::new(()),
-            logins: Default::default(),
+            logins: crate::domain::ratelimit::FailureThrottle::log_ins(),
+            passwords: Arc::default(),
         };
         identity.reload().map_err(|e| format!("cannot read {}: {e}", Identity::path(data_dir).display()))?;
         Ok(identity)

@@ -3,18 +3,19 @@
 //! every wrong credential, brute-force throttling, and the rule that an
 //! organization always keeps an owner. Stored by `domain::identity`.
 
-use std::sync::OnceLock;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Instant;
 
-use argon2::Argon2;
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use sika_api::admin::{CreateOrganization, RenameOrganization};
 use sika_api::members::{self as wire, CreateMember, CreateSession, MemberStatus};
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::identity::{
     Change, INVITATION_TTL_MS, Identity, Invitation, Member, Organization, Role, Session, new_organization,
-    secret_token,
 };
+use crate::domain::passwords::{Permit, decoy_hash};
+use crate::domain::ratelimit::FailureThrottle;
 use crate::domain::render::timestamp;
 
 pub(crate) const PASSWORD_CHARS_MIN: usize = 12;
@@ -123,28 +124,6 @@ fn check_password(password: &str) -> ApiResult<()> {
     }
 }
 
-/// An argon2id hash (the crate's defaults: 19 MiB, 2 passes) in PHC form.
-fn hash_password(password: &str) -> ApiResult<String> {
-    let salt_bytes: [u8; 16] = rand::random();
-    let salt = SaltString::encode_b64(&salt_bytes).map_err(|e| internal(e.to_string()))?;
-    Argon2::default()
-        .hash_password(password.as_bytes(), &salt)
-        .map(|hash| hash.to_string())
-        .map_err(|e| internal(e.to_string()))
-}
-
-fn verify_password(hash: &str, password: &str) -> bool {
-    PasswordHash::new(hash)
-        .is_ok_and(|parsed| Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
-}
-
-/// A hash nobody's password matches, checked when no member has the email
-/// so that an unknown email costs as long as a wrong password.
-fn decoy_hash() -> &'static str {
-    static DECOY: OnceLock<String> = OnceLock::new();
-    DECOY.get_or_init(|| hash_password(&secret_token("decoy_")).unwrap_or_default())
-}
-
 /// A fresh invitation for `member`; earlier ones are deleted.
 fn invite(identity: &Identity, member: &Member, now: i64) -> (Vec<Change>, String, Invitation) {
     let (token, invitation) = Invitation::issue(&member.id, now, INVITATION_TTL_MS);
@@ -249,31 +228,70 @@ fn credentials(body: CreateSession) -> ApiResult<Credentials> {
 }
 
 /// The email a session request names, for the throttle.
-pub(crate) fn attempted_email(body: &CreateSession) -> Option<String> {
+fn attempted_email(body: &CreateSession) -> Option<String> {
     body.email.as_ref().map(|e| e.trim().to_lowercase())
 }
 
-/// `POST /v1/sessions`: accepts an invitation or checks a password, and
-/// opens a session. Any wrong credential is the same `401`. Slow on
-/// purpose (argon2id): run it off the async workers.
-pub(crate) fn create_session(
+/// `POST /v1/sessions` from the address `ip`: accepts an invitation or
+/// checks a password, and opens a session. Any wrong credential is the same
+/// `401`. The attempt is counted against the address and the email before
+/// any password is hashed (`429` with `retryAfter` once either has had its
+/// failures), and the hashing waits for nothing: when the node's password
+/// checks are all busy, the attempt is `429` at once and does not count.
+/// The hashing (argon2id, slow on purpose) runs off the async workers, and
+/// runs to its end even if the caller goes away, so its outcome is counted.
+pub(crate) async fn create_session(
+    identity: Arc<Identity>,
+    ip: Option<IpAddr>,
+    body: CreateSession,
+    now: i64,
+    ttl_ms: i64,
+) -> ApiResult<wire::Session> {
+    let keys = FailureThrottle::login_keys(ip, attempted_email(&body).as_deref());
+    let attempt = identity.logins.begin(keys, Instant::now()).map_err(|wait| {
+        ApiError::new(sika_api::ErrorCode::RateLimited, "too many failed attempts; wait before trying again")
+            .with_detail("retryAfter", wait)
+    })?;
+    let Some(mut permit) = identity.passwords.try_permit() else {
+        identity.logins.forgive(attempt);
+        return Err(ApiError::new(
+            sika_api::ErrorCode::RateLimited,
+            "the node is checking as many passwords as it can at once; retry in a moment",
+        )
+        .with_detail("retryAfter", 1));
+    };
+    let checking = identity.clone();
+    let checked = tokio::task::spawn_blocking(move || {
+        let result = check_and_open(&checking, &mut permit, body, now, ttl_ms);
+        if !matches!(&result, Err(e) if e.code == sika_api::ErrorCode::Unauthorized) {
+            checking.logins.forgive(attempt);
+        }
+        result
+    });
+    checked.await.unwrap_or_else(|_| Err(ApiError::internal()))
+}
+
+/// Accepts an invitation or checks a password, with `permit`'s memory.
+fn check_and_open(
     identity: &Identity,
+    permit: &mut Permit,
     body: CreateSession,
     now: i64,
     ttl_ms: i64,
 ) -> ApiResult<wire::Session> {
     match credentials(body)? {
         Credentials::Invitation { token, password } => {
-            accept_invitation(identity, &token, &password, now, ttl_ms)
+            accept_invitation(identity, permit, &token, &password, now, ttl_ms)
         }
         Credentials::Password { email, password, organization } => {
-            log_in(identity, &email, &password, organization.as_deref(), now, ttl_ms)
+            log_in(identity, permit, &email, &password, organization.as_deref(), now, ttl_ms)
         }
     }
 }
 
 fn accept_invitation(
     identity: &Identity,
+    permit: &mut Permit,
     token: &str,
     password: &str,
     now: i64,
@@ -283,7 +301,7 @@ fn accept_invitation(
     if !token.starts_with("inv_") {
         return Err(wrong());
     }
-    let hash = hash_password(password)?;
+    let hash = permit.hash(password)?;
     identity.change(|identity| {
         let invitation = identity.invitation(token, now).ok_or_else(wrong)?;
         let mut member = identity.member(&invitation.member_id).ok_or_else(wrong)?;
@@ -297,37 +315,39 @@ fn accept_invitation(
     })
 }
 
+/// Checks `password` exactly once, whatever the email, so the time a wrong
+/// password takes says nothing of the email: against the member of
+/// `organization` with this email; without `organization`, against the
+/// email's first membership that has a password (each membership keeps its
+/// own password, and an email in several organizations must name the one
+/// it logs in to); and against a decoy when there is no such member.
 fn log_in(
     identity: &Identity,
+    permit: &mut Permit,
     email: &str,
     password: &str,
     organization: Option<&str>,
     now: i64,
     ttl_ms: i64,
 ) -> ApiResult<wire::Session> {
-    let candidates: Vec<Member> = identity
+    let memberships: Vec<Member> = identity
         .members_by_email(email)
         .into_iter()
         .filter(|m| organization.is_none_or(|o| m.organization == o) && m.password_hash.is_some())
         .collect();
-    if candidates.is_empty() {
-        verify_password(decoy_hash(), password);
+    // Oldest first: the first membership is the one checked.
+    let candidate = memberships.first();
+    let hash = candidate.and_then(|m| m.password_hash.as_deref()).unwrap_or(decoy_hash());
+    let matched = permit.verify(hash, password);
+    let Some(member) = candidate.filter(|_| matched) else {
         return Err(ApiError::unauthorized(WRONG_CREDENTIALS));
-    }
-    let matched: Vec<Member> = candidates
-        .into_iter()
-        .filter(|m| m.password_hash.as_deref().is_some_and(|h| verify_password(h, password)))
-        .collect();
-    let member = match matched.as_slice() {
-        [] => return Err(ApiError::unauthorized(WRONG_CREDENTIALS)),
-        [one] => one.clone(),
-        _ => {
-            return Err(ApiError::validation(
-                "organizationId",
-                "this email is a member of several organizations; name the one to log in to",
-            ));
-        }
     };
+    if memberships.len() > 1 {
+        return Err(ApiError::validation(
+            "organizationId",
+            "this email is a member of several organizations; name the one to log in to",
+        ));
+    }
     identity.change(|identity| {
         // The member may have been removed while the password was checked.
         let member = identity.member(&member.id).ok_or_else(|| ApiError::unauthorized(WRONG_CREDENTIALS))?;
@@ -475,4 +495,169 @@ pub(crate) fn remove_member(
         changes.push(Change::DeleteMember(member.id.clone()));
         Ok((changes, render_member(&member)))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sika_api::admin::NewOwner;
+
+    const PASSWORD: &str = "correct horse battery";
+    const NOW: i64 = 1_700_000_000_000;
+    const TTL_MS: i64 = 3_600_000;
+
+    fn identity() -> (tempfile::TempDir, Identity) {
+        let dir = tempfile::tempdir().unwrap();
+        let identity = Identity::open(dir.path(), None).unwrap();
+        (dir, identity)
+    }
+
+    /// A new organization whose owner, `email`, sets `password`; its id.
+    fn organization(identity: &Identity, email: &str, password: &str) -> String {
+        let body = CreateOrganization {
+            name: format!("Org of {email}"),
+            owner: NewOwner { email: email.to_string(), name: "Ama".to_string() },
+        };
+        let (organization, invitation) = create_organization(identity, &body, NOW).unwrap();
+        let mut permit = identity.passwords.try_permit().unwrap();
+        let accept = CreateSession {
+            invitation: Some(invitation.token),
+            password: Some(password.to_string()),
+            ..CreateSession::default()
+        };
+        check_and_open(identity, &mut permit, accept, NOW, TTL_MS).unwrap();
+        organization.id
+    }
+
+    fn log_in_as(
+        identity: &Identity,
+        email: &str,
+        password: &str,
+        org: Option<&str>,
+    ) -> ApiResult<wire::Session> {
+        let body = CreateSession {
+            email: Some(email.to_string()),
+            password: Some(password.to_string()),
+            organization_id: org.map(str::to_string),
+            ..CreateSession::default()
+        };
+        check_and_open(identity, &mut identity.passwords.try_permit().unwrap(), body, NOW, TTL_MS)
+    }
+
+    /// Issue 29.3: a wrong password took one argon2 check for an unknown
+    /// email or one membership and one per membership for an email in
+    /// several organizations, so its time told which. Now every attempt
+    /// computes exactly one hash, whatever the email.
+    #[test]
+    fn a_wrong_password_costs_one_check_whatever_the_email() {
+        let (_dir, identity) = identity();
+        organization(&identity, "one@example.com", PASSWORD);
+        let orgs: Vec<String> = ["first pass phrase", PASSWORD, "third pass phrase"]
+            .iter()
+            .map(|password| organization(&identity, "many@example.com", password))
+            .collect();
+        // Invited, never accepted: no password yet.
+        let body = CreateOrganization {
+            name: "Invited".into(),
+            owner: NewOwner { email: "invited@example.com".into(), name: "Ama".into() },
+        };
+        create_organization(&identity, &body, NOW).unwrap();
+        let cases = [
+            ("nobody@example.com", None),
+            ("invited@example.com", None),
+            ("one@example.com", None),
+            ("many@example.com", None),
+            ("many@example.com", Some(orgs[1].as_str())),
+            ("many@example.com", Some("org_unknown")),
+        ];
+        for (email, org) in cases {
+            let before = identity.passwords.computed();
+            let refused = log_in_as(&identity, email, "wrong password", org).unwrap_err();
+            assert_eq!(refused.code, sika_api::ErrorCode::Unauthorized, "{email} {org:?}");
+            assert_eq!(refused.message, WRONG_CREDENTIALS);
+            assert_eq!(identity.passwords.computed() - before, 1, "hashes computed for {email} in {org:?}");
+        }
+        // The right passwords still work, each with one check.
+        let before = identity.passwords.computed();
+        let session = log_in_as(&identity, "many@example.com", PASSWORD, Some(&orgs[1])).unwrap();
+        assert_eq!(session.member.organization_id, orgs[1]);
+        assert!(log_in_as(&identity, "one@example.com", PASSWORD, None).is_ok());
+        // Without organizationId, an email in several organizations is
+        // asked to name one once its first membership's password is given.
+        let ambiguous = log_in_as(&identity, "many@example.com", "first pass phrase", None).unwrap_err();
+        assert_eq!(ambiguous.details.unwrap()["field"], "organizationId");
+        assert_eq!(identity.passwords.computed() - before, 3);
+    }
+
+    /// Issue 29.1: attempts are counted before the check, and the checks
+    /// running at once are bounded: racing log-ins for one email from one
+    /// address get at most the throttle's 10 `401`s, every other answer is
+    /// `429`, and the right password still works from elsewhere afterwards.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn racing_wrong_passwords_are_checked_at_most_ten_times() {
+        let (_dir, identity) = identity();
+        organization(&identity, "target@example.com", PASSWORD);
+        organization(&identity, "other@example.com", PASSWORD);
+        let identity = Arc::new(identity);
+        let address: IpAddr = [10, 0, 0, 1].into();
+        let before = identity.passwords.computed();
+        let attempts = (0..100).map(|i| {
+            let body = CreateSession {
+                email: Some("target@example.com".into()),
+                password: Some(format!("wrong password {i}")),
+                ..CreateSession::default()
+            };
+            tokio::spawn(create_session(identity.clone(), Some(address), body, NOW, TTL_MS))
+        });
+        let mut unauthorized = 0;
+        for attempt in attempts.collect::<Vec<_>>() {
+            let refused = attempt.await.unwrap().unwrap_err();
+            match refused.code {
+                sika_api::ErrorCode::Unauthorized => unauthorized += 1,
+                sika_api::ErrorCode::RateLimited => {
+                    assert!(refused.details.unwrap()["retryAfter"].as_u64() > Some(0))
+                }
+                other => panic!("{other}: {}", refused.message),
+            }
+        }
+        assert!((1..=10).contains(&unauthorized), "{unauthorized} wrong passwords were checked");
+        // One at a time (never beyond the bound), the rest up to ten are
+        // checked, and then nothing is.
+        let wrong = || CreateSession {
+            email: Some("target@example.com".into()),
+            password: Some("wrong, one at a time".into()),
+            ..CreateSession::default()
+        };
+        for _ in 0..20 {
+            match create_session(identity.clone(), Some(address), wrong(), NOW, TTL_MS).await {
+                Err(e) if e.code == sika_api::ErrorCode::Unauthorized => unauthorized += 1,
+                Err(e) => assert!(e.message.contains("too many failed attempts"), "{}", e.message),
+                Ok(_) => panic!("a wrong password opened a session"),
+            }
+        }
+        assert_eq!(unauthorized, 10);
+        assert_eq!(identity.passwords.computed() - before, 10);
+        let right = |email: &str, ip: IpAddr| {
+            let body = CreateSession {
+                email: Some(email.into()),
+                password: Some(PASSWORD.into()),
+                ..CreateSession::default()
+            };
+            create_session(identity.clone(), Some(ip), body, NOW, TTL_MS)
+        };
+        let elsewhere: IpAddr = [10, 0, 0, 2].into();
+        assert_eq!(
+            right("target@example.com", elsewhere).await.unwrap_err().code,
+            sika_api::ErrorCode::RateLimited
+        );
+        assert_eq!(
+            right("other@example.com", address).await.unwrap_err().code,
+            sika_api::ErrorCode::RateLimited
+        );
+        assert!(right("other@example.com", elsewhere).await.is_ok());
+        // A right password gives its count back: it never throttles.
+        for _ in 0..15 {
+            assert!(right("other@example.com", elsewhere).await.is_ok());
+        }
+    }
 }

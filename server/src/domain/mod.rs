@@ -20,6 +20,7 @@ pub(crate) mod limits;
 pub(crate) mod members;
 pub(crate) mod metrics;
 pub(crate) mod pagination;
+pub(crate) mod passwords;
 pub(crate) mod principal;
 pub(crate) mod rails;
 pub(crate) mod ratelimit;

@@ -80,18 +80,9 @@ impl WindowedCounter {
             .then(|| self.window.saturating_sub(elapsed).as_secs().max(1))
     }
 
-    /// `Err(seconds until its window ends)` when `key` has had `limit`
-    /// events in its window; counts nothing.
-    pub(crate) fn check(&self, key: &str, now: Instant) -> Result<(), u64> {
-        self.wait(self.counts().get(key), now).map_or(Ok(()), Err)
-    }
-
-    /// Counts one event for `key`.
-    pub(crate) fn count(&self, key: &str, now: Instant) {
-        Self::add(&mut self.counts(), self.window, key, now);
-    }
-
-    /// `check`, then `count` when allowed, under one lock.
+    /// Counts one event for `key`, or `Err(seconds until its window
+    /// ends)` without counting it when `key` has had `limit` events in its
+    /// window.
     pub(crate) fn take(&self, key: &str, now: Instant) -> Result<(), u64> {
         let mut counts = self.counts();
         if let Some(wait) = self.wait(counts.get(key), now) {
@@ -99,6 +90,32 @@ impl WindowedCounter {
         }
         Self::add(&mut counts, self.window, key, now);
         Ok(())
+    }
+
+    /// `take` for every key at once, under one lock: all are counted, or
+    /// none when any is at its limit (the longest wait is returned).
+    pub(crate) fn take_all(&self, keys: &[String], now: Instant) -> Result<(), u64> {
+        let mut counts = self.counts();
+        if let Some(wait) = keys.iter().filter_map(|key| self.wait(counts.get(key), now)).max() {
+            return Err(wait);
+        }
+        for key in keys {
+            Self::add(&mut counts, self.window, key, now);
+        }
+        Ok(())
+    }
+
+    /// Takes back events counted at `at` for `keys`, unless a key's
+    /// window has started again since (the event is no longer counted).
+    pub(crate) fn give_back(&self, keys: &[String], at: Instant) {
+        let mut counts = self.counts();
+        for key in keys {
+            if let Some((start, count)) = counts.get_mut(key)
+                && *start <= at
+            {
+                *count = count.saturating_sub(1);
+            }
+        }
     }
 
     fn add(counts: &mut HashMap<String, (Instant, u32)>, window: Duration, key: &str, now: Instant) {
@@ -118,22 +135,42 @@ impl WindowedCounter {
 
 /// Failed log-ins allowed per caller address, and per email, in one window.
 const LOGIN_FAILURES_MAX: u32 = 10;
-const LOGIN_WINDOW: Duration = Duration::from_secs(15 * 60);
+/// Wrong operator tokens allowed per caller address in one window.
+const OPERATOR_TOKEN_FAILURES_MAX: u32 = 20;
+const FAILURE_WINDOW: Duration = Duration::from_secs(15 * 60);
 
-/// Refuses more log-ins from an address, or for an email, once it has seen
-/// `LOGIN_FAILURES_MAX` failed ones in a window.
-pub(crate) struct LoginThrottle {
+/// Refuses more attempts (log-ins, operator tokens) for a key once it has
+/// seen its limit of failed ones in a window. An attempt is counted when it
+/// begins, before the credential is checked, and given back once it proves
+/// right: attempts still being checked hold their place, so however many
+/// arrive at once, no more than the limit are ever checked and found wrong.
+pub(crate) struct FailureThrottle {
     failures: WindowedCounter,
 }
 
-impl Default for LoginThrottle {
-    fn default() -> Self {
-        LoginThrottle { failures: WindowedCounter::new(LOGIN_FAILURES_MAX, LOGIN_WINDOW) }
-    }
+/// One attempt, counted against its keys until it is forgiven. Dropping it
+/// leaves it counted (a failure), so an attempt whose outcome is lost
+/// errs on the side of the throttle.
+#[must_use = "an attempt stays counted as a failure unless it is forgiven"]
+#[derive(Debug)]
+pub(crate) struct Attempt {
+    keys: Vec<String>,
+    at: Instant,
 }
 
-impl LoginThrottle {
-    fn keys(ip: Option<IpAddr>, email: Option<&str>) -> Vec<String> {
+impl FailureThrottle {
+    /// Log-ins: `LOGIN_FAILURES_MAX` per caller address and per email.
+    pub(crate) fn log_ins() -> Self {
+        FailureThrottle { failures: WindowedCounter::new(LOGIN_FAILURES_MAX, FAILURE_WINDOW) }
+    }
+
+    /// The operator token: `OPERATOR_TOKEN_FAILURES_MAX` per caller address.
+    pub(crate) fn operator_tokens() -> Self {
+        FailureThrottle { failures: WindowedCounter::new(OPERATOR_TOKEN_FAILURES_MAX, FAILURE_WINDOW) }
+    }
+
+    /// The keys a log-in counts against: its address and its email.
+    pub(crate) fn login_keys(ip: Option<IpAddr>, email: Option<&str>) -> Vec<String> {
         let mut keys = Vec::with_capacity(2);
         if let Some(ip) = ip {
             keys.push(format!("ip:{ip}"));
@@ -144,16 +181,22 @@ impl LoginThrottle {
         keys
     }
 
-    /// `Err(seconds to wait)` when any of the caller's keys is at its limit.
-    pub(crate) fn check(&self, ip: Option<IpAddr>, email: Option<&str>, now: Instant) -> Result<(), u64> {
-        let waits = Self::keys(ip, email).into_iter().filter_map(|key| self.failures.check(&key, now).err());
-        waits.max().map_or(Ok(()), Err)
+    /// The key of an address (an unknown one is one address of its own).
+    pub(crate) fn address_key(ip: Option<IpAddr>) -> Vec<String> {
+        vec![ip.map_or_else(|| "ip:unknown".to_string(), |ip| format!("ip:{ip}"))]
     }
 
-    pub(crate) fn failed(&self, ip: Option<IpAddr>, email: Option<&str>, now: Instant) {
-        for key in Self::keys(ip, email) {
-            self.failures.count(&key, now);
-        }
+    /// Counts an attempt against every key, or `Err(seconds to wait)`
+    /// without counting anything when any key is at its limit.
+    pub(crate) fn begin(&self, keys: Vec<String>, now: Instant) -> Result<Attempt, u64> {
+        self.failures.take_all(&keys, now)?;
+        Ok(Attempt { keys, at: now })
+    }
+
+    /// The attempt was not a failure (the credential was right, or the
+    /// request was refused before any check): it no longer counts.
+    pub(crate) fn forgive(&self, attempt: Attempt) {
+        self.failures.give_back(&attempt.keys, attempt.at);
     }
 }
 
@@ -172,6 +215,53 @@ mod tests {
         assert_eq!(counter.take("a", start + Duration::from_secs(15)), Err(45));
         assert!(counter.take("b", start).is_ok(), "other keys are unaffected");
         assert!(counter.take("a", start + Duration::from_secs(60)).is_ok(), "a new window");
+    }
+
+    /// Issue 29.1: attempts are counted when they begin, so however many
+    /// race, no more than the limit are let through to be checked; a right
+    /// credential gives its place back.
+    #[test]
+    fn racing_attempts_never_pass_the_limit_and_a_forgiven_one_frees_its_place() {
+        let throttle = std::sync::Arc::new(FailureThrottle::log_ins());
+        let keys = || FailureThrottle::login_keys(Some([10, 0, 0, 1].into()), Some("a@example.com"));
+        let now = Instant::now();
+        let racers: Vec<_> = (0..64)
+            .map(|_| {
+                let throttle = throttle.clone();
+                std::thread::spawn(move || throttle.begin(keys(), now))
+            })
+            .collect();
+        let mut admitted: Vec<Attempt> = racers.into_iter().filter_map(|r| r.join().unwrap().ok()).collect();
+        assert_eq!(admitted.len(), LOGIN_FAILURES_MAX as usize);
+        assert_eq!(throttle.begin(keys(), now).unwrap_err(), 900);
+        // The email alone is full too, from any address.
+        let elsewhere = FailureThrottle::login_keys(Some([10, 0, 0, 2].into()), Some("A@example.com "));
+        assert!(throttle.begin(elsewhere, now).is_err());
+        throttle.forgive(admitted.pop().unwrap());
+        let again = throttle.begin(keys(), now).expect("a forgiven attempt's place");
+        assert!(throttle.begin(keys(), now).is_err());
+        // An attempt forgiven after its window has started again takes
+        // nothing from the new window.
+        let later = now + FAILURE_WINDOW;
+        let fresh = throttle.begin(keys(), later).unwrap();
+        throttle.forgive(again);
+        for _ in 1..LOGIN_FAILURES_MAX {
+            let _failed = throttle.begin(keys(), later).unwrap();
+        }
+        assert!(throttle.begin(keys(), later).is_err());
+        drop(fresh);
+    }
+
+    #[test]
+    fn operator_tokens_are_limited_per_address() {
+        let throttle = FailureThrottle::operator_tokens();
+        let now = Instant::now();
+        let address = |last: u8| FailureThrottle::address_key(Some([10, 0, 0, last].into()));
+        for _ in 0..OPERATOR_TOKEN_FAILURES_MAX {
+            let _failed = throttle.begin(address(1), now).unwrap();
+        }
+        assert!(throttle.begin(address(1), now).is_err());
+        assert!(throttle.begin(address(2), now).is_ok());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::{ConnectInfo, FromRequestParts, MatchedPath, Request, State};
@@ -53,8 +53,16 @@ impl FromRequestParts<Arc<Stack>> for Call {
 /// not itself a trusted proxy. Hops to its left were written by the client
 /// and prove nothing: the left-most one is whatever the caller chose.
 pub(crate) fn caller_ip(stack: &Stack, peer: Option<SocketAddr>, headers: &HeaderMap) -> Option<IpAddr> {
+    caller_address(&stack.config.trusted_proxies, peer, headers)
+}
+
+/// `caller_ip` with the node's trusted proxies given.
+pub(crate) fn caller_address(
+    trusted: &[IpAddr],
+    peer: Option<SocketAddr>,
+    headers: &HeaderMap,
+) -> Option<IpAddr> {
     let peer = peer?.ip();
-    let trusted = &stack.config.trusted_proxies;
     if !trusted.contains(&peer) {
         return Some(peer);
     }
@@ -175,9 +183,10 @@ fn authenticate(
     }
 }
 
-/// Resolves the caller, then applies the per-credential rate limit.
+/// Resolves the caller, applies the per-credential rate limit, then checks
+/// the operation's requirement.
 pub(crate) async fn authenticate_layer(
-    State(stack): State<Arc<Stack>>,
+    State(Guard { stack, requirements }): State<Guard>,
     mut request: Request,
     next: Next,
 ) -> Response {
@@ -201,7 +210,7 @@ pub(crate) async fn authenticate_layer(
         Principal::Session(m) => m.id.clone(),
     };
     let mut response = match stack.rate_limiter.check(&limit_key, Instant::now()) {
-        Ok(()) => match permitted(&principal, &request) {
+        Ok(()) => match permitted(&requirements, &principal, &request) {
             Ok(()) => {
                 request.extensions_mut().insert(principal);
                 if let Some(current) = current {
@@ -226,63 +235,109 @@ pub(crate) async fn authenticate_layer(
     response
 }
 
-/// Each documented operation's `security` alternatives (scope sets, any one
-/// of which admits the caller), by method and path template, read from the
-/// generated OpenAPI document: the document is the one statement of who
-/// may call what, and checking it here, before the handler runs, answers a
-/// caller without the scope or role `403 forbidden` before its body is read
-/// or validated. It is the only check of an operation's scopes: a handler
-/// states its scopes once, in its `security`, and does not check them again.
-static REQUIREMENTS: OnceLock<Requirements> = OnceLock::new();
+/// Who may call each operation behind the authentication layer: its
+/// `security` alternatives (scope sets, any one of which admits the
+/// caller), by path template and method, read from the generated OpenAPI
+/// document. The document is the one statement of who may call what, and
+/// checking it here, before the handler runs, answers a caller without the
+/// scope or role `403 forbidden` before its body is read or validated. It
+/// is the only check of an operation's scopes: a handler states its scopes
+/// once, in its `security`, and does not check them again. It is the
+/// router's own (the layer's state), so no router can run with another's
+/// table or with none, and an operation it does not list is refused.
+#[derive(Debug)]
+pub(crate) struct Requirements {
+    /// Path template, then method (upper case), to the scope sets that
+    /// admit a caller: looked up by `&str`, with no key built per request.
+    operations: HashMap<String, HashMap<String, Vec<Vec<String>>>>,
+}
 
-/// Path template, then method (upper case), to the scope sets that admit a
-/// caller: looked up by `&str`, with no key built per request.
-type Requirements = HashMap<String, HashMap<String, Vec<Vec<String>>>>;
+impl Requirements {
+    /// Reads every operation's requirement from `document`. An operation
+    /// that states none (no `security`, an empty list, or an alternative
+    /// `{}` needing no credential) is an error naming it: behind the authentication layer, saying nothing would
+    /// leave the handler to check, and one that forgets would be open.
+    pub(crate) fn from_document(document: &utoipa::openapi::OpenApi) -> Result<Requirements, String> {
+        Requirements::from_json(&serde_json::to_value(document).map_err(|e| e.to_string())?)
+    }
 
-/// Records the operations' requirements from the public document.
-pub(crate) fn learn_requirements(document: &utoipa::openapi::OpenApi) {
-    REQUIREMENTS.get_or_init(|| {
-        let document = serde_json::to_value(document).unwrap_or_default();
-        let mut requirements = HashMap::new();
+    /// `from_document` over the document as JSON.
+    fn from_json(document: &serde_json::Value) -> Result<Requirements, String> {
+        let mut operations: HashMap<String, HashMap<String, Vec<Vec<String>>>> = HashMap::new();
+        let mut unstated = Vec::new();
         for (path, item) in document["paths"].as_object().into_iter().flatten() {
             for (method, operation) in item.as_object().into_iter().flatten() {
-                let Some(alternatives) = operation["security"].as_array() else { continue };
-                let alternatives = alternatives
-                    .iter()
-                    .map(|alternative| {
-                        alternative
-                            .as_object()
-                            .into_iter()
-                            .flatten()
-                            .flat_map(|(_, scopes)| scopes.as_array().cloned().unwrap_or_default())
-                            .filter_map(|scope| scope.as_str().map(str::to_string))
-                            .collect()
-                    })
-                    .collect();
-                requirements
-                    .entry(path.clone())
-                    .or_insert_with(HashMap::new)
-                    .insert(method.to_ascii_uppercase(), alternatives);
+                // A path item also holds what is not an operation (its
+                // `parameters`, a `summary`).
+                if !OPERATION_METHODS.contains(&method.as_str()) {
+                    continue;
+                }
+                match alternatives(&operation["security"]) {
+                    Some(alternatives) => {
+                        operations
+                            .entry(path.clone())
+                            .or_default()
+                            .insert(method.to_ascii_uppercase(), alternatives);
+                    }
+                    None => unstated.push(format!("{} {path}", method.to_ascii_uppercase())),
+                }
             }
         }
-        requirements
-    });
+        if !unstated.is_empty() {
+            unstated.sort();
+            return Err(format!(
+                "these operations behind authentication state no security requirement: {}",
+                unstated.join(", ")
+            ));
+        }
+        Ok(Requirements { operations })
+    }
+
+    /// The alternatives of the operation at `template` for `method`.
+    fn of(&self, template: &str, method: &Method) -> Option<&[Vec<String>]> {
+        self.operations.get(template)?.get(method.as_str()).map(Vec::as_slice)
+    }
+}
+
+/// The keys of an OpenAPI path item that are operations.
+const OPERATION_METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+/// An operation's `security` as scope sets, or `None` when it states no
+/// requirement: no list, an empty one, or an alternative `{}` (no
+/// credential needed), which no operation behind the authentication
+/// layer can mean.
+fn alternatives(security: &serde_json::Value) -> Option<Vec<Vec<String>>> {
+    let stated = security.as_array().filter(|stated| !stated.is_empty())?;
+    stated
+        .iter()
+        .map(|alternative| {
+            let schemes = alternative.as_object().filter(|schemes| !schemes.is_empty())?;
+            let scopes = schemes.values().flat_map(|scopes| scopes.as_array().cloned().unwrap_or_default());
+            Some(scopes.filter_map(|scope| scope.as_str().map(str::to_string)).collect())
+        })
+        .collect()
+}
+
+/// The authentication layer's state: the stack, and who may call each of
+/// the router's operations.
+#[derive(Clone)]
+pub(crate) struct Guard {
+    pub(crate) stack: Arc<Stack>,
+    pub(crate) requirements: Arc<Requirements>,
 }
 
 /// `403 forbidden` unless the caller meets one of the operation's
-/// alternatives; an operation the document does not describe is the
-/// handler's to check.
-fn permitted(principal: &Principal, request: &Request) -> Result<(), ApiError> {
-    let Some(template) = request.extensions().get::<MatchedPath>() else { return Ok(()) };
+/// alternatives. An operation the table does not list is refused: a route
+/// that states no requirement never opens.
+fn permitted(requirements: &Requirements, principal: &Principal, request: &Request) -> Result<(), ApiError> {
     // A HEAD runs the GET handler, so it needs what the GET needs.
     let method = if request.method() == Method::HEAD { Method::GET } else { request.method().clone() };
-    let alternatives = REQUIREMENTS
-        .get()
-        .and_then(|r| r.get(template.as_str()))
-        .and_then(|methods| methods.get(method.as_str()));
-    let Some(alternatives) = alternatives else { return Ok(()) };
-    if alternatives.is_empty() || alternatives.iter().any(|scopes| scopes.iter().all(|s| holds(principal, s)))
-    {
+    let template = request.extensions().get::<MatchedPath>().map(MatchedPath::as_str);
+    let Some(alternatives) = template.and_then(|template| requirements.of(template, &method)) else {
+        tracing::error!(?template, %method, "an operation with no stated requirement was refused");
+        return Err(ApiError::forbidden("this operation states no requirement, so nobody may call it"));
+    };
+    if alternatives.iter().any(|scopes| scopes.iter().all(|s| holds(principal, s))) {
         return Ok(());
     }
     let roles_only = alternatives.iter().flatten().all(|scope| scope.starts_with("session:"));
@@ -310,7 +365,12 @@ fn holds(principal: &Principal, scope: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::bearer_token;
+    use super::*;
+    use axum::Router;
+    use axum::body::Body;
+    use axum::routing::get;
+    use serde_json::json;
+    use tower_service::Service;
 
     #[test]
     fn the_bearer_scheme_is_case_insensitive() {
@@ -320,5 +380,84 @@ mod tests {
         for value in ["Basic sk_test_x", "Bearer", "Bearer ", "Bearersk_test_x", "sk_test_x"] {
             assert_eq!(bearer_token(value), None, "{value}");
         }
+    }
+
+    /// Issue 29.7: an operation behind authentication that states no
+    /// requirement is an error when the router is built, naming it.
+    #[test]
+    fn an_operation_that_states_no_requirement_is_an_error() {
+        let operation = |security: Option<serde_json::Value>| match security {
+            Some(security) => json!({ "operationId": "x", "security": security }),
+            None => json!({ "operationId": "x" }),
+        };
+        let stated = json!({ "paths": { "/v1/things": {
+            "get": operation(Some(json!([{ "bearer": ["things:read"] }]))),
+            "post": operation(Some(json!([{ "bearer": [] }]))),
+            "parameters": [],
+        } } });
+        assert!(Requirements::from_json(&stated).is_ok());
+        for security in [None, Some(json!([])), Some(json!([{}])), Some(json!([{ "bearer": ["a"] }, {}]))] {
+            let document = json!({ "paths": {
+                "/v1/things": { "get": operation(Some(json!([{ "bearer": ["things:read"] }]))) },
+                "/v1/things/{id}": { "delete": operation(security.clone()) },
+            } });
+            let refused = Requirements::from_json(&document).unwrap_err();
+            assert!(refused.contains("DELETE /v1/things/{id}"), "{security:?}: {refused}");
+            assert!(!refused.contains("GET"), "{refused}");
+        }
+    }
+
+    /// Every operation the stacks serve behind authentication states its
+    /// requirement, so the node starts.
+    #[test]
+    fn every_authenticated_operation_of_the_stacks_states_a_requirement() {
+        let (_, document) = crate::http::routes::authenticated().split_for_parts();
+        let requirements = Requirements::from_document(&document).unwrap();
+        assert!(requirements.of("/v1/payouts", &Method::POST).is_some());
+    }
+
+    fn session(role: Role) -> Principal {
+        Principal::Session(crate::domain::identity::Member {
+            id: "mem_1".into(),
+            organization: "org_1".into(),
+            name: "Ama".into(),
+            email: "ama@example.com".into(),
+            role,
+            created_at: 0,
+            password_hash: None,
+        })
+    }
+
+    /// Issue 29.7: a route the requirements do not list is refused, even
+    /// to an owner; one they list admits whom it names.
+    #[tokio::test]
+    async fn a_route_the_requirements_do_not_list_is_refused() {
+        let document = json!({ "paths": {
+            "/v1/listed": { "get": { "security": [{ "bearer": ["session:owner"] }] } },
+        } });
+        let requirements = Arc::new(Requirements::from_json(&document).unwrap());
+        let app = |principal: Principal| {
+            let requirements = requirements.clone();
+            Router::new()
+                .route("/v1/listed", get(|| async { "ok" }))
+                .route("/v1/unlisted", get(|| async { "ok" }))
+                .route_layer(axum::middleware::from_fn(move |request: Request, next: Next| {
+                    let (requirements, principal) = (requirements.clone(), principal.clone());
+                    async move {
+                        match permitted(&requirements, &principal, &request) {
+                            Ok(()) => next.run(request).await,
+                            Err(e) => e.into_response(),
+                        }
+                    }
+                }))
+        };
+        let status = |principal: Principal, path: &'static str| {
+            let request = axum::http::Request::get(path).body(Body::empty()).unwrap();
+            // A `Router` is always ready: no `poll_ready` needed first.
+            async move { app(principal).call(request).await.unwrap().status().as_u16() }
+        };
+        assert_eq!(status(session(Role::Owner), "/v1/listed").await, 200);
+        assert_eq!(status(session(Role::Viewer), "/v1/listed").await, 403);
+        assert_eq!(status(session(Role::Owner), "/v1/unlisted").await, 403);
     }
 }

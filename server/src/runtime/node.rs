@@ -489,6 +489,7 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
         sandbox: node.sandbox.clone(),
         started: Instant::now(),
         data_dir: config.data_dir.clone(),
+        operator_tokens: crate::domain::ratelimit::FailureThrottle::operator_tokens(),
     });
     let health =
         crate::http::health::Health::new(node.live.clone(), node.sandbox.clone(), config.data_dir.clone());
@@ -508,13 +509,11 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
     let serve_one = |listener: TcpListener, app: axum::Router| {
         tokio::spawn(crate::runtime::listen::serve(listener, app, limits.clone(), stop.clone()))
     };
+    let live_app = crate::http::routes::app(node.live.clone(), health.clone())?;
+    let sandbox_app = crate::http::routes::app(node.sandbox.clone(), health.clone())?;
     let servers = [
-        serve_one(
-            live_listener,
-            crate::http::routes::app(node.live.clone(), health.clone())
-                .merge(crate::http::rails::router(node.live.clone())),
-        ),
-        serve_one(sandbox_listener, crate::http::routes::app(node.sandbox.clone(), health.clone())),
+        serve_one(live_listener, live_app.merge(crate::http::rails::router(node.live.clone()))),
+        serve_one(sandbox_listener, sandbox_app),
         serve_one(admin_listener, admin::app(admin_state, health.clone())),
     ];
     tracing::info!(live = %config.live_addr, sandbox = %config.sandbox_addr, admin = %config.admin_addr, "sika is serving");

@@ -76,6 +76,16 @@ fn suite_store() -> Option<String> {
     Some(cluster.database(&format!("node_{n}")))
 }
 
+/// A test that cannot run on this machine (a tool or a privilege is
+/// missing) calls this and returns: under `CI`, where `.ci/run` provides
+/// everything, it fails the test naming what is missing; elsewhere it
+/// prints that the test was skipped and why, so a skip is never mistaken
+/// for a pass in CI.
+pub fn cannot_run(test: &str, why: &str) {
+    assert!(std::env::var_os("CI").is_none(), "{test} cannot run, and CI is set: {why}");
+    eprintln!("SKIPPED {test}: {why}; set CI=1 to make this fail");
+}
+
 /// Per-node settings; `None` leaves the node's default.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -375,6 +385,21 @@ impl Node {
         self.pid
     }
 
+    /// The `serve` process's resident memory now and at its peak
+    /// (`VmRSS`, `VmHWM` of /proc/<pid>/status), in KiB.
+    pub fn memory_kib(&self) -> (u64, u64) {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", self.pid)).expect("the node's status");
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix(name))
+                .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+                .unwrap_or_else(|| panic!("no {name} in /proc/{}/status", self.pid))
+        };
+        (field("VmRSS:"), field("VmHWM:"))
+    }
+
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("serve.log")).unwrap_or_default()
     }
@@ -519,6 +544,19 @@ impl Api {
     pub fn new() -> Api {
         let client =
             reqwest::Client::builder().timeout(Duration::from_secs(30)).no_proxy().build().expect("client");
+        Api { client }
+    }
+
+    /// A client whose requests come from `address`, a loopback address
+    /// other than 127.0.0.1 (Linux answers on all of 127.0.0.0/8): another
+    /// caller address, for the limits kept per address.
+    pub fn from_address(address: [u8; 4]) -> Api {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .local_address(std::net::IpAddr::from(address))
+            .no_proxy()
+            .build()
+            .expect("client");
         Api { client }
     }
 

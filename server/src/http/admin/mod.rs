@@ -1,10 +1,11 @@
 //! The operator's admin API on its own listener: `/admin/v1`, every path
 //! behind the operator token.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::extract::{Path, Request, State};
+use axum::extract::{ConnectInfo, Path, Request, State};
 use axum::http::header;
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
@@ -27,8 +28,10 @@ use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::identity::{Identity, Organization};
+use crate::domain::ratelimit::FailureThrottle;
 use crate::domain::render::{self, timestamp};
 use crate::domain::stack::{Stack, StackKind};
+use crate::http::auth::caller_address;
 use crate::http::envelope::{EnvelopeState, envelope};
 use crate::http::found::found;
 use crate::http::openapi::tagged;
@@ -52,6 +55,8 @@ pub(crate) struct AdminState {
     pub started: Instant,
     /// Where the node's files are (for a backup).
     pub data_dir: std::path::PathBuf,
+    /// Wrong operator tokens, per caller address.
+    pub operator_tokens: FailureThrottle,
 }
 
 impl AdminState {
@@ -146,21 +151,39 @@ pub(crate) fn app(state: Arc<AdminState>, health: Arc<crate::http::health::Healt
         .layer(from_fn_with_state(EnvelopeState::None, envelope))
 }
 
+/// Admits a request with the operator token. A request that presents a
+/// token is counted against its address before the token is compared, and
+/// given back when the token is right, so no address has more than its
+/// limit of wrong tokens checked in a window, however many it sends at
+/// once; past it, `429` until the window ends.
 async fn require_operator(State(state): State<Arc<AdminState>>, request: Request, next: Next) -> Response {
     let token = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(crate::http::auth::bearer_token);
-    match token {
-        Some(token) if token.starts_with("adm_") && state.identity.is_admin_token(token) => {
-            next.run(request).await
+    let Some(token) = token else {
+        return ApiError::unauthorized("missing operator token; send Authorization: Bearer adm_…")
+            .into_response();
+    };
+    let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
+    let ip = caller_address(&state.live.config.trusted_proxies, peer, request.headers());
+    let attempt = match state.operator_tokens.begin(FailureThrottle::address_key(ip), Instant::now()) {
+        Ok(attempt) => attempt,
+        Err(wait) => {
+            return ApiError::new(
+                sika_api::ErrorCode::RateLimited,
+                "too many wrong operator tokens from this address; wait before trying again",
+            )
+            .with_detail("retryAfter", wait)
+            .into_response();
         }
-        Some(_) => ApiError::unauthorized("invalid operator token").into_response(),
-        None => {
-            ApiError::unauthorized("missing operator token; send Authorization: Bearer adm_…").into_response()
-        }
+    };
+    if token.starts_with("adm_") && state.identity.is_admin_token(token) {
+        state.operator_tokens.forgive(attempt);
+        return next.run(request).await;
     }
+    ApiError::unauthorized("invalid operator token").into_response()
 }
 
 pub(super) fn render_organization(org: &Organization) -> admin::Organization {

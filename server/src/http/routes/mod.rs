@@ -9,7 +9,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::domain::stack::Stack;
-use crate::http::auth::authenticate_layer;
+use crate::http::auth::{Guard, Requirements, authenticate_layer};
 use crate::http::envelope::envelope;
 use crate::http::openapi::tagged;
 
@@ -54,7 +54,7 @@ fn open() -> OpenApiRouter<Arc<Stack>> {
 }
 
 /// The routes behind the authentication layer.
-fn authenticated() -> OpenApiRouter<Arc<Stack>> {
+pub(crate) fn authenticated() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
         .merge(tagged("payouts", payouts::router()))
         .merge(tagged("collections", collections::router()))
@@ -79,13 +79,16 @@ fn authenticated() -> OpenApiRouter<Arc<Stack>> {
         .merge(tagged("members", members::router()))
 }
 
-pub(crate) fn app(stack: Arc<Stack>, health: Arc<crate::http::health::Health>) -> Router {
+/// The stack's router. An operation behind authentication that states no
+/// requirement is an error here, so the node does not start with it.
+pub(crate) fn app(stack: Arc<Stack>, health: Arc<crate::http::health::Health>) -> Result<Router, String> {
     let (documented, document) = authenticated().split_for_parts();
-    crate::http::auth::learn_requirements(&document);
+    let guard =
+        Guard { stack: stack.clone(), requirements: Arc::new(Requirements::from_document(&document)?) };
     let (open, _) = open().split_for_parts();
     let authenticated =
-        Router::new().merge(documented).route_layer(from_fn_with_state(stack.clone(), authenticate_layer));
-    Router::new()
+        Router::new().merge(documented).route_layer(from_fn_with_state(guard, authenticate_layer));
+    Ok(Router::new()
         .merge(authenticated)
         .merge(open)
         .merge(openapi::router())
@@ -99,7 +102,7 @@ pub(crate) fn app(stack: Arc<Stack>, health: Arc<crate::http::health::Health>) -
         .route_layer(from_fn_with_state(stack.clone(), crate::http::metrics::count))
         .merge(crate::http::health::router(health))
         .layer(CatchPanicLayer::new())
-        .layer(from_fn_with_state(Some(stack), envelope))
+        .layer(from_fn_with_state(Some(stack), envelope)))
 }
 
 #[cfg(test)]

@@ -3,11 +3,9 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::extract::{ConnectInfo, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, StatusCode};
 use axum::{Extension, Json};
 use sika_api::members::{CreateSession, EndedSessionEnvelope, SessionEnvelope};
 use sika_api::{BadBody, ErrorBody, SessionRefusals, VersionRefusals};
@@ -34,16 +32,20 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 ///
 /// `{invitation, password}` accepts an invitation and sets the member's
 /// password (12 to 128 characters); `{email, password, organizationId?}`
-/// logs in. No credentials needed. Any wrong credential is the same `401`;
-/// after 10 failures from one address or for one email in 15 minutes,
-/// attempts are refused with `429` until the window ends. The session
-/// works on both stacks until `expiresAt`.
+/// logs in (an email in several organizations names the one with
+/// `organizationId`). No credentials needed. Any wrong credential is the
+/// same `401`. Attempts are counted before the password is checked: after
+/// 10 failures from one address or for one email in 15 minutes, however
+/// many arrive at once, attempts are refused with `429` until the window
+/// ends. A node checks a few passwords at once; an attempt beyond them is
+/// `429` at once (`retryAfter` 1) and does not count. The session works on
+/// both stacks until `expiresAt`.
 #[utoipa::path(post, path = "/v1/sessions", operation_id = "createSession",
     request_body = CreateSession, security(()),
     responses((status = 201, description = "The session, with its token", body = SessionEnvelope),
         (status = 400, description = "A field is missing or invalid (`validation_error`, with `details.field`), or the `sika-version` header is unknown", body = ErrorBody),
         (status = 401, description = "Wrong email, password or invitation (`unauthorized`)", body = ErrorBody),
-        (status = 429, description = "Too many failed attempts (`rate_limited`); retry after `Retry-After` seconds", body = ErrorBody),
+        (status = 429, description = "Too many failed attempts, or the node is checking as many passwords as it can at once (`rate_limited`); retry after `Retry-After` seconds", body = ErrorBody),
         BadBody),
 )]
 async fn create(
@@ -51,36 +53,11 @@ async fn create(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<CreateSession>,
-) -> Response {
+) -> ApiResult<(StatusCode, Json<SessionEnvelope>)> {
     let ip = caller_ip(&stack, Some(peer), &headers);
-    let email = members::attempted_email(&body);
-    let throttle = &stack.identity.logins;
-    if let Err(wait) = throttle.check(ip, email.as_deref(), Instant::now()) {
-        let mut response = ApiError::new(
-            sika_api::ErrorCode::RateLimited,
-            "too many failed attempts; wait before trying again",
-        )
-        .with_detail("retryAfter", wait)
-        .into_response();
-        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(wait));
-        return response;
-    }
-    let now = stack.now_ms();
     let ttl_ms = i64::try_from(stack.config.session_ttl.as_millis()).unwrap_or(i64::MAX);
-    let identity = stack.clone();
-    let result =
-        tokio::task::spawn_blocking(move || members::create_session(&identity.identity, body, now, ttl_ms))
-            .await
-            .unwrap_or_else(|_| Err(ApiError::internal()));
-    match result {
-        Ok(session) => (StatusCode::CREATED, Json(SessionEnvelope { session })).into_response(),
-        Err(e) => {
-            if e.code == sika_api::ErrorCode::Unauthorized {
-                throttle.failed(ip, email.as_deref(), Instant::now());
-            }
-            e.into_response()
-        }
-    }
+    let session = members::create_session(stack.identity.clone(), ip, body, stack.now_ms(), ttl_ms).await?;
+    Ok((StatusCode::CREATED, Json(SessionEnvelope { session })))
 }
 
 /// End the caller's session
