@@ -92,10 +92,17 @@ pub(crate) struct Stack {
     pub metrics: crate::domain::metrics::Metrics,
     /// Provider connectors (live only), their breaker and open movements.
     pub rails: crate::domain::rails::Rails,
+    /// The sandbox's: below it the stack refuses writes (its engine asks
+    /// it before each command) and readiness names it. `None` on live.
+    pub disk_reserve: Option<Arc<crate::store::disk_reserve::DiskReserve>>,
     keys: RwLock<HashMap<[u8; 32], ApiKeyRecord>>,
     /// Held from counting an organization's active keys to storing a new
     /// one, so concurrent creations cannot pass the cap together.
     key_creation: tokio::sync::Mutex<()>,
+    /// Held by a file upload or delete from reading the organization's
+    /// usage to storing the new one (`domain::files`), so they queue
+    /// rather than conflict.
+    pub file_writes: tokio::sync::Mutex<()>,
     webhooks: OnceLock<DispatcherHandle>,
     last_verify: Mutex<Option<sika_api::admin::VerifyResult>>,
 }
@@ -133,8 +140,10 @@ impl Stack {
             rates,
             metrics: crate::domain::metrics::Metrics::default(),
             rails: crate::domain::rails::Rails::new(connector),
+            disk_reserve: None,
             keys: RwLock::new(HashMap::new()),
             key_creation: tokio::sync::Mutex::new(()),
+            file_writes: tokio::sync::Mutex::new(()),
             webhooks: OnceLock::new(),
             last_verify: Mutex::new(None),
         };

@@ -63,7 +63,7 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
     let (mut parts, body) = response.into_parts();
     let body_bytes = match parts.extensions.remove::<ApiError>() {
         Some(error) => {
-            parts.status = crate::http::error::status(error.code);
+            parts.status = crate::http::error::status_of(&error);
             error_bytes(&mut parts, &error, &request_id)
         }
         // The hosted checkout's HTML error pages (an unknown link) stay HTML.

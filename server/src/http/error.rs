@@ -32,11 +32,18 @@ pub(crate) fn status(code: ErrorCode) -> StatusCode {
     }
 }
 
+/// The status an error answers with: its code's, except that a quota
+/// refusal keeps its `validation_error` code and answers 413 (CONTRACT.md,
+/// "413 validation_error with details.limit and details.used").
+pub(crate) fn status_of(error: &ApiError) -> StatusCode {
+    if error.over_quota { StatusCode::PAYLOAD_TOO_LARGE } else { status(error.code) }
+}
+
 impl IntoResponse for ApiError {
     /// The body is written by the envelope middleware, which knows the
     /// request id; this only carries the error there.
     fn into_response(self) -> Response {
-        let mut response = status(self.code).into_response();
+        let mut response = status_of(&self).into_response();
         response.extensions_mut().insert(self);
         response
     }
