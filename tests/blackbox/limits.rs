@@ -49,7 +49,6 @@ fn over_quota(r: &Resp, limit: u64, used: u64) {
 }
 
 #[tokio::test]
-#[expect(clippy::too_many_lines)]
 async fn the_file_quota_refuses_past_its_limit_and_deleting_a_file_gives_room_back() {
     let node = Node::start_with_env(Options::unthrottled(), &[("SIKA_FILES_BYTES_MAX", "2MiB")]);
     let (api, key, base) = (Api::new(), node.creds.sandbox_key.clone(), node.sandbox.clone());
