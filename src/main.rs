@@ -270,6 +270,14 @@ struct NodeArgs {
     /// sent either way [60s].
     #[arg(long, env = "SIKA_IDLE_TIMEOUT")]
     idle_timeout: Option<String>,
+    /// The most bytes of files one organization keeps on each stack, such
+    /// as 64MiB or a byte count [100MiB].
+    #[arg(long, env = "SIKA_FILES_BYTES_MAX")]
+    files_bytes_max: Option<String>,
+    /// Free space under the data directory below which the sandbox refuses
+    /// writes (503) while the live stack goes on, such as 1GiB [1GiB].
+    #[arg(long, env = "SIKA_DISK_RESERVE")]
+    disk_reserve: Option<String>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -319,6 +327,8 @@ impl NodeArgs {
             header_timeout: self.header_timeout.clone(),
             body_timeout: self.body_timeout.clone(),
             idle_timeout: self.idle_timeout.clone(),
+            files_bytes_max: self.files_bytes_max.clone().map(sika_server::config::Size::Text),
+            disk_reserve: self.disk_reserve.clone().map(sika_server::config::Size::Text),
         }
     }
 

@@ -137,8 +137,9 @@ pub enum Refusals {
     /// Too many requests (`rate_limited`); retry after `Retry-After` seconds
     #[response(status = 429)]
     RateLimited(ErrorBody),
-    /// The node cannot serve this now: it is draining or cannot write
-    /// (`unavailable`), it has no current rate for a pair the operation
+    /// The node cannot serve this now: it is draining (`unavailable`) or
+    /// cannot write (`storage_unavailable`: a storage error, or on the
+    /// sandbox free disk below the operator's reserve), it has no current rate for a pair the operation
     /// needs (`rates_unavailable`, `details.pair`), the payment method is
     /// down (`method_unavailable`), or a pool of receiving details the
     /// operator configured is used up (`unavailable`). Retry later.

@@ -1,5 +1,5 @@
 //! Files: uploads to attach to dispute messages. A file never changes once
-//! stored.
+//! stored; one no dispute message attaches can be deleted.
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -17,7 +17,8 @@ pub struct CreateFile {
     #[schema(max_length = 255, example = "application/pdf")]
     pub content_type: Option<String>,
     /// The contents in standard base64 (RFC 4648, with padding): 1 byte to
-    /// 512 KiB once decoded.
+    /// 512 KiB once decoded, within the organization's file quota on the
+    /// stack (`files_bytes_max`, 100 MiB unless the operator set another).
     #[schema(content_encoding = "base64")]
     pub data: String,
 }
@@ -45,6 +46,21 @@ pub struct File {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct FileEnvelope {
     pub file: File,
+}
+
+/// A file that was deleted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct DeletedFile {
+    #[schema(example = "file_0VbowfAbCdEf", pattern = "^file_")]
+    pub id: String,
+    /// Always `true`.
+    pub deleted: bool,
+}
+
+/// `{file}`: what deleting a file answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct DeletedFileEnvelope {
+    pub file: DeletedFile,
 }
 
 /// A file's bytes as `GET /v1/files/{id}/contents` answers them: not JSON,

@@ -218,13 +218,18 @@ pub struct WebhookDeliveryEnvelope {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct DeliveryFilter {
-    /// `pending`: attempts remain (none made yet, or retrying);
-    /// `succeeded`: an attempt got a 2xx; `failed`: the latest attempt
-    /// failed, whether retries remain (the delivery's `status` is still
-    /// `pending`) or ran out (`failed`).
+    /// The delivery's own `status`: `pending` (attempts remain, none made
+    /// yet or retrying), `succeeded` (an attempt got a 2xx) or `failed`
+    /// (every attempt of the ladder failed). A delivery still retrying is
+    /// `pending`, whatever its latest attempt did; `lastAttemptFailed`
+    /// finds those.
     // Text, so that a bad value gets the node's own message naming the field.
     #[param(value_type = Option<WebhookDeliveryStatus>)]
     pub status: Option<String>,
+    /// `true`: the deliveries that need attention, those whose latest
+    /// attempt failed, still retrying (`pending`) or given up (`failed`);
+    /// `false`: those not attempted yet or whose latest attempt succeeded.
+    pub last_attempt_failed: Option<bool>,
     pub endpoint_id: Option<String>,
     pub event_id: Option<String>,
     /// An event name, such as `payout.completed`.

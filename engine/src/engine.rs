@@ -48,7 +48,14 @@ pub struct EngineConfig {
     /// Keep the state in PostgreSQL instead of the write-ahead log; `path`
     /// is then the node's local cache of it.
     pub postgres: Option<PostgresConfig>,
+    /// Asked before each command is queued; `Err(why)` refuses the command
+    /// with `EngineError::Storage(why)` before it reaches the writer (the
+    /// sandbox's disk reserve, so it never takes the live stack's space).
+    pub admission: Option<Admission>,
 }
+
+/// See `EngineConfig::admission`.
+pub type Admission = Arc<dyn Fn() -> Result<(), String> + Send + Sync>;
 
 impl EngineConfig {
     pub fn new(path: Option<PathBuf>) -> Self {
@@ -63,6 +70,7 @@ impl EngineConfig {
             faults: None,
             ledger_steps: crate::format::LEDGER_STEPS,
             postgres: None,
+            admission: None,
         }
     }
 }
@@ -124,6 +132,7 @@ struct Shared {
     /// node is a standby. The healer keeps trying to take the lease.
     standby: Mutex<Option<String>>,
     healer: Mutex<Option<JoinHandle<()>>>,
+    admission: Option<Admission>,
 }
 
 /// A handle to one ledger; cheap to clone, shared by every request.
@@ -186,6 +195,7 @@ impl Engine {
             stopping: AtomicBool::new(false),
             standby: Mutex::new(None),
             healer: Mutex::new(None),
+            admission: config.admission,
         });
         // On Postgres a node that cannot take the lease opens as a standby:
         // it refuses commands and reads until the healer takes the lease.
@@ -228,6 +238,9 @@ impl Engine {
     }
 
     fn sender(&self) -> Result<mpsc::Sender<Envelope>, EngineError> {
+        if let Some(admit) = &self.shared.admission {
+            admit().map_err(EngineError::Storage)?;
+        }
         let inner = self.inner()?;
         let guard = inner.queue.read().map_err(|_| EngineError::Unavailable)?;
         guard.clone().ok_or(EngineError::Unavailable)

@@ -55,7 +55,8 @@ mod writer;
 
 pub use commands::{Applied, Command, Document, Expected, NewEvent, Outcome, QuoteAmount};
 pub use engine::{
-    AccountEntries, CheckpointHold, Engine, EngineConfig, EngineStats, Pending, Snapshot, WriterHold,
+    AccountEntries, Admission, CheckpointHold, Engine, EngineConfig, EngineStats, Pending, Snapshot,
+    WriterHold,
 };
 pub use error::EngineError;
 pub use ledger::TransferSpec;

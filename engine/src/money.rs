@@ -77,14 +77,21 @@ impl Currency {
     }
 
     /// Parses `input` as an amount of this currency in minor units.
-    /// Zero is refused unless `allow_zero`.
+    /// Zero is refused unless `allow_zero`. More fraction digits written
+    /// than the currency has are refused even when they are zeros
+    /// (`"1.000"` GHS): the contract refuses them, and a client that
+    /// writes three digits for a two-digit currency has the wrong
+    /// currency or the wrong amount in mind.
     pub fn parse(&self, input: &str, allow_zero: bool) -> Result<i128, MoneyError> {
+        let too_many = |digits| MoneyError::TooManyDigits { currency: self.code, scale: self.scale, digits };
         let decimal = parse_decimal(input).map_err(|e| match e {
-            MoneyError::TooManyDigits { digits, .. } => {
-                MoneyError::TooManyDigits { currency: self.code, scale: self.scale, digits }
-            }
+            MoneyError::TooManyDigits { digits, .. } => too_many(digits),
             other => other,
         })?;
+        // The scale as written: `parse_decimal` keeps trailing zeros.
+        if decimal.scale() > self.scale {
+            return Err(too_many(decimal.scale()));
+        }
         self.from_decimal(decimal, allow_zero)
     }
 
@@ -186,10 +193,10 @@ fn parse_decimal(input: &str) -> Result<Decimal, MoneyError> {
         if whole.trim_start_matches('0').len() > 27 {
             return Err(MoneyError::Overflow);
         }
-        // Trailing zeros add no precision, and a decimal holds at most 28
-        // fraction digits: "10.5" followed by 30 zeros is 10.50, not an
-        // overflow (the fuzzer found it refused as one).
-        let fraction = fraction.trim_end_matches('0');
+        // Written digits count, trailing zeros too (`Currency::parse`
+        // refuses more than the currency has); a decimal holds at most 28,
+        // so more are too many digits rather than an overflow (the fuzzer
+        // found "10.5" and 30 zeros refused as one).
         if fraction.len() > 28 {
             let digits = u32::try_from(fraction.len()).unwrap_or(u32::MAX);
             return Err(MoneyError::TooManyDigits { currency: "", scale: 0, digits });
@@ -258,7 +265,15 @@ mod tests {
         assert_eq!(usd().parse("10.5", false), Ok(1050));
         assert_eq!(usd().parse("7", false), Ok(700));
         assert_eq!(usd().parse("0.01", false), Ok(1));
-        assert_eq!(usd().parse("10.500", false), Ok(1050), "trailing zeros are not extra precision");
+        assert_eq!(
+            usd().parse("10.500", false),
+            Err(MoneyError::TooManyDigits { currency: "USD", scale: 2, digits: 3 }),
+            "issue 29.4: digits written past the currency's are refused, zeros too"
+        );
+        assert_eq!(usd().parse("1.000", false), usd().parse("10.500", false));
+        assert_eq!(usd().parse("1.000e0", false), usd().parse("10.500", false), "written in a JSON number");
+        assert_eq!(usd().parse("1.000e1", false), Ok(1000), "10.00: two digits after the exponent");
+        assert!(Currency::find("XOF").unwrap().parse("1500.0", false).is_err());
         assert_eq!(Currency::find("XOF").unwrap().parse("1500", false), Ok(1500));
         assert_eq!(Currency::find("USDC").unwrap().parse("1.000001", false), Ok(1_000_001));
     }
@@ -293,11 +308,17 @@ mod tests {
     }
 
     /// Found by `tests/fuzz.rs`: trailing zeros past a decimal's 28 digits
-    /// were refused as an overflow.
+    /// were refused as an overflow; they are too many digits.
     #[test]
-    fn trailing_zeros_are_not_precision_however_many() {
-        assert_eq!(usd().parse(&format!("10.5{}", "0".repeat(30)), false), Ok(1050));
-        assert_eq!(usd().parse(&format!("-0.{}", "0".repeat(40)), true), Ok(0));
+    fn trailing_zeros_past_a_decimals_digits_are_too_many_digits() {
+        assert_eq!(
+            usd().parse(&format!("10.5{}", "0".repeat(30)), false),
+            Err(MoneyError::TooManyDigits { currency: "USD", scale: 2, digits: 31 })
+        );
+        assert!(matches!(
+            usd().parse(&format!("-0.{}", "0".repeat(40)), true),
+            Err(MoneyError::TooManyDigits { currency: "USD", digits: 40, .. })
+        ));
         assert!(matches!(
             usd().parse(&format!("0.{}1", "0".repeat(30)), false),
             Err(MoneyError::TooManyDigits { currency: "USD", digits: 31, .. })

@@ -2,7 +2,8 @@
 //! funds (and on-chain confirmations for crypto), credits what actually
 //! arrived to the balance, then pays out on actuals through a payout. If the
 //! payout fails the funds stay on the balance; if nothing arrives before the
-//! deadline the order expires.
+//! deadline the order expires (an inflow seen before it, still confirming,
+//! keeps the order waiting past it).
 
 use serde::{Deserialize, Serialize};
 
@@ -308,10 +309,13 @@ fn payout_settled(
     save_and_emit(books, &order, &[kind])
 }
 
-/// The deadline passed: an order still waiting for funds expires.
+/// The deadline passed: an order still waiting for funds expires. One
+/// whose inflow was seen before it (crypto awaiting confirmations) does not:
+/// the payer has paid, and the order completes when the inflow settles
+/// (the spec's `order.expired` is "no inflow before the deadline").
 pub(crate) fn expire(books: &mut Books, order_id: &str) -> Result<Applied, EngineError> {
     let mut order = load(books, order_id)?;
-    if !order.status.is_waiting() {
+    if order.status != OrderStatus::AwaitingFunds {
         return Ok(Applied { outcome: Outcome::Order(order), replayed: true });
     }
     let now = books.now;

@@ -39,12 +39,14 @@ fn plain_amount(input: &str, currency: Currency, allow_zero: bool) -> Option<Res
         return None;
     }
     let whole = whole.trim_start_matches('0');
+    // Every digit written counts, trailing zeros too ("1.000" GHS is refused).
+    let written = fraction.len();
     let fraction = fraction.trim_end_matches('0');
     let zero = whole.is_empty() && fraction.is_empty();
     if (input.starts_with('-') && !zero) || (zero && !allow_zero) {
         return Some(Err(()));
     }
-    if fraction.len() > currency.scale as usize || whole.len() > 19 {
+    if written > currency.scale as usize || whole.len() > 19 {
         return Some(Err(()));
     }
     let scaled = format!("{whole}{fraction:0<width$}", width = currency.scale as usize);

@@ -67,6 +67,36 @@ fn cap(amount_usd_cents: i128) -> CapCheck {
     }
 }
 
+/// Issue 29.2: a stack opened with an admission check (the sandbox's disk
+/// reserve) refuses every command while it says no, before the command is
+/// queued, as a storage error; nothing is applied, and commands go through
+/// again once it says yes.
+#[test]
+fn a_refusing_admission_check_stops_every_command_until_it_admits_again() {
+    let full = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let engine = engine(|config| {
+        let full = full.clone();
+        config.admission = Some(Arc::new(move || {
+            if full.load(std::sync::atomic::Ordering::SeqCst) {
+                Err("below the reserve".into())
+            } else {
+                Ok(())
+            }
+        }));
+    });
+    engine.execute_blocking(deposit("org_1", 100)).unwrap();
+    full.store(true, std::sync::atomic::Ordering::SeqCst);
+    let refused = engine.execute_blocking(deposit("org_1", 100));
+    assert_eq!(refused, Err(EngineError::Storage("below the reserve".into())));
+    assert_eq!(engine.stats().storage_refused, 1);
+    let balance = || engine.read().unwrap().organization_account("org_1", "USD").unwrap().unwrap();
+    assert_eq!(balance().balances().unwrap().available, 100, "the refused deposit was not applied");
+    full.store(false, std::sync::atomic::Ordering::SeqCst);
+    engine.execute_blocking(deposit("org_1", 100)).unwrap();
+    assert_eq!(balance().balances().unwrap().available, 200);
+    engine.shutdown();
+}
+
 #[test]
 fn a_payout_whose_amount_and_fee_overflow_is_the_callers_error() {
     let engine = engine(|_| {});

@@ -352,20 +352,6 @@ async fn an_order_without_funds_expires() {
     let order = create(&api, &node, ghs_order("50.00", "ord-expire")).await;
     let id = order["id"].as_str().unwrap();
     let deadline = millis(&order["expiresAt"]);
-    // A crypto order seen on-chain but never confirmed expires as well.
-    let crypto = create(
-        &api,
-        &node,
-        json!({
-            "from": { "method": "crypto", "currency": "USDT", "amount": "5.00", "chain": "tron" },
-            "to": { "code": "mtn_gh", "accountNumber": MTN_PHONE, "currency": "GHS" },
-            "externalReference": "ord-expire-crypto",
-        }),
-    )
-    .await;
-    let crypto_id = crypto["id"].as_str().unwrap();
-    fund(&api, &node, crypto_id, json!({ "amount": "5.00", "confirmations": 0 })).await.expect(200);
-
     let url = node.sandbox_url(&format!("/v1/orders/{id}"));
     let expired = eventually("the order to expire", Duration::from_secs(15), || async {
         let r = api.get(&url, &key).await;
@@ -380,11 +366,65 @@ async fn an_order_without_funds_expires() {
         vec!["order.awaiting_funds", "order.expired"]
     );
     assert_eq!(sink.wait_for("order.expired", id).await["data"]["status"], "expired");
-    let crypto = wait_order(&api, &node, crypto_id, "expired").await;
-    has_titles(&crypto, &["Funds seen on-chain", "Order expired"]);
     // Late funds are refused and nothing is credited.
     fund(&api, &node, id, json!({ "amount": "50.00" })).await.expect_error(409, "invalid_state");
     assert_eq!(ghs(&api, &node).await, (0, 0));
-    assert_eq!(balances_minor(&api, &node.sandbox, &key, "USDT", 6).await, (0, 0));
+    node.stop_and_verify();
+}
+
+/// Issue 29.6: a crypto order whose funds were seen on-chain before its
+/// deadline does not expire while they confirm (the spec's `order.expired`
+/// is "no inflow before the deadline"): it completes when the
+/// confirmations arrive, after the deadline, and the coins reach the
+/// balance. At a time scale of 0.0001 the 30-minute deadline is 180 ms.
+#[tokio::test]
+async fn a_crypto_order_seen_on_chain_before_its_deadline_completes_after_it() {
+    let node = Node::start_with_env(Options::unthrottled(), &[("SIKA_TIME_SCALE", "0.0001")]);
+    let (api, key) = (Api::new(), node.creds.sandbox_key.clone());
+    let sink = WebhookSink::registered(&api, &node.sandbox, &key).await;
+    let crypto = |reference: &str| {
+        json!({
+            "from": { "method": "crypto", "currency": "USDT", "amount": "20.00", "chain": "tron" },
+            "to": { "code": "mtn_gh", "accountNumber": MTN_PHONE, "currency": "GHS" },
+            "externalReference": reference,
+        })
+    };
+    let seen = create(&api, &node, crypto("ord-seen")).await;
+    let seen_id = seen["id"].as_str().unwrap();
+    let unseen = create(&api, &node, crypto("ord-unseen")).await;
+    let unseen_id = unseen["id"].as_str().unwrap();
+    let r = fund(&api, &node, seen_id, json!({ "amount": "20.00", "confirmations": 0 })).await;
+    r.expect(200);
+    assert_eq!(r.body["order"]["status"], "awaiting_confirmations", "{}", r.text);
+
+    // The order with no inflow expires at its deadline; by then the
+    // deadline of the one seen on-chain (created first) has passed too.
+    let expired = wait_order(&api, &node, unseen_id, "expired").await;
+    assert!(millis(&expired["updatedAt"]) >= millis(&seen["expiresAt"]), "{expired}");
+    // The scheduler has had every chance to expire the seen order.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let url = node.sandbox_url(&format!("/v1/orders/{seen_id}"));
+    let waiting = api.get(&url, &key).await;
+    waiting.expect(200);
+    assert_eq!(waiting.body["order"]["status"], "awaiting_confirmations", "{}", waiting.text);
+    assert!(!titles(&waiting.body["order"]).iter().any(|t| t == "Order expired"), "{}", waiting.text);
+
+    let r = fund(&api, &node, seen_id, json!({ "amount": "20.00", "confirmations": 1 })).await;
+    r.expect(200);
+    assert_eq!(r.body["order"]["status"], "awaiting_confirmations", "still one confirmation short");
+    let required = seen["requiredConfirmations"].clone();
+    let r = fund(&api, &node, seen_id, json!({ "amount": "20.00", "confirmations": required })).await;
+    r.expect(200);
+    let done = wait_order(&api, &node, seen_id, "completed").await;
+    has_titles(&done, &["Funds seen on-chain", "Funds received", "Order completed"]);
+    assert!(!titles(&done).iter().any(|t| t == "Order expired"), "{done}");
+    let events = order_events(&api, &node, seen_id, "order.completed").await;
+    assert!(!events.iter().any(|e| e == "order.expired"), "{events:?}");
+    assert_eq!(sink.wait_for("order.completed", seen_id).await["data"]["status"], "completed");
+    // The coins reached the balance: what the payout and its fee left.
+    let payout = get_payout(&api, &node, done["payoutId"].as_str().unwrap()).await;
+    let spent = minor(payout["from"]["amount"].as_str().unwrap(), 6)
+        + minor(payout["fee"]["amount"].as_str().unwrap(), 6);
+    assert_eq!(balances_minor(&api, &node.sandbox, &key, "USDT", 6).await, (20_000_000 - spent, 0));
     node.stop_and_verify();
 }

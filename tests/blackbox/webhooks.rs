@@ -652,19 +652,32 @@ async fn ten_consecutive_failures_disable_an_endpoint_until_it_is_reenabled() {
         millis(&disabled["updatedAt"]) > millis(&endpoint["updatedAt"]),
         "the status change moved updatedAt: {endpoint} then {disabled}"
     );
-    // `status=failed` lists every delivery whose latest attempt failed,
-    // those still retrying (their own status `pending`) included. The ten
-    // failures may include retries (30 ms apart here) that came before the
-    // last events' first attempts; an event never attempted is not listed.
-    let failed = deliveries(&api, base, key, &format!("status=failed&endpointId={endpoint_id}")).await;
+    // `lastAttemptFailed=true` lists what needs attention: every delivery
+    // whose latest attempt failed, those still retrying (their own status
+    // `pending`) included. The ten failures may include retries (30 ms
+    // apart here) that came before the last events' first attempts; an
+    // event never attempted is not listed.
+    let query = format!("lastAttemptFailed=true&endpointId={endpoint_id}");
+    let failing = deliveries(&api, base, key, &query).await;
     let all = deliveries(&api, base, key, &format!("endpointId={endpoint_id}")).await;
     let attempted: HashSet<String> =
         all.iter().filter(|d| !d["attempts"].as_array().unwrap().is_empty()).map(id_of).collect();
-    assert_eq!(failed.iter().map(id_of).collect::<HashSet<_>>(), attempted, "{failed:?}");
-    let attempts: usize = failed.iter().map(|d| d["attempts"].as_array().unwrap().len()).sum();
-    assert!(attempts >= 10 && failed.len() <= 10, "10 failed attempts before disabling: {failed:?}");
-    assert!(failed.iter().any(|d| d["status"] == "pending"), "retrying ones are failed too: {failed:?}");
-    assert!(failed.iter().all(|d| d["attempts"].as_array().unwrap().last().unwrap()["succeeded"] == false));
+    assert_eq!(failing.iter().map(id_of).collect::<HashSet<_>>(), attempted, "{failing:?}");
+    let attempts: usize = failing.iter().map(|d| d["attempts"].as_array().unwrap().len()).sum();
+    assert!(attempts >= 10 && failing.len() <= 10, "10 failed attempts before disabling: {failing:?}");
+    assert!(failing.iter().any(|d| d["status"] == "pending"), "retrying ones need attention: {failing:?}");
+    assert!(failing.iter().all(|d| d["attempts"].as_array().unwrap().last().unwrap()["succeeded"] == false));
+    // Issue 29.5: `status=failed` matches the delivery's own `status`, so
+    // none of those still retrying is listed (CONTRACT.md, a filter
+    // matches the field it names).
+    let failed = deliveries(&api, base, key, &format!("status=failed&endpointId={endpoint_id}")).await;
+    assert!(failed.iter().all(|d| d["status"] == "failed"), "?status=failed lists a pending one: {failed:?}");
+    let pending = deliveries(&api, base, key, &format!("status=pending&endpointId={endpoint_id}")).await;
+    let retrying: HashSet<String> = failing.iter().filter(|d| d["status"] == "pending").map(id_of).collect();
+    assert!(
+        retrying.iter().all(|id| pending.iter().any(|d| id_of(d) == *id)),
+        "?status=pending lists those retrying: {pending:?}"
+    );
     let hits_at_disable = receiver.hits().len();
     assert!(hits_at_disable >= 10, "10 failed attempts before disabling, saw {hits_at_disable}");
     assert!(receiver.hits().iter().all(|h| h.status == 500));
@@ -813,13 +826,20 @@ async fn a_delivery_fails_after_the_whole_ladder_and_can_still_be_resent() {
     let secret = endpoint["secret"].as_str().unwrap();
 
     send_test(&api, base, key, &endpoint_id).await;
-    // `status=failed` lists it from its first failed attempt; its own
-    // status turns `failed` when the ladder runs out.
-    let failed = eventually("the delivery failed", TIMEOUT, || async {
-        deliveries(&api, base, key, "status=failed").await.into_iter().find(|d| d["status"] == "failed")
+    // `lastAttemptFailed=true` lists it from its first failed attempt,
+    // while `status=failed` lists it only once its own status turns
+    // `failed`, when the ladder runs out.
+    let failing = eventually("the first attempt failed", TIMEOUT, || async {
+        deliveries(&api, base, key, "lastAttemptFailed=true").await.into_iter().next()
     })
     .await;
-    let id = id_of(&failed);
+    let id = id_of(&failing);
+    let failed = eventually("the delivery failed", TIMEOUT, || async {
+        let listed = deliveries(&api, base, key, "status=failed").await;
+        assert!(listed.iter().all(|d| d["status"] == "failed"), "?status=failed lists {listed:?}");
+        listed.into_iter().find(|d| d["id"] == id.as_str())
+    })
+    .await;
     assert_eq!(failed["attemptCount"], 9, "the first attempt and the 8 rungs of the ladder: {failed}");
     let attempts = failed["attempts"].as_array().unwrap();
     assert!(
@@ -866,8 +886,13 @@ async fn a_delivery_fails_after_the_whole_ladder_and_can_still_be_resent() {
     assert_eq!(hits.len(), 11);
     assert!(hits.iter().all(|h| h.body == hits[0].body));
     hits[10].verify(secret);
-    let listed = deliveries(&api, base, key, "status=failed").await;
-    assert!(!listed.iter().any(|d| d["id"] == id.as_str()));
+    for query in ["status=failed", "lastAttemptFailed=true"] {
+        let listed = deliveries(&api, base, key, query).await;
+        assert!(!listed.iter().any(|d| d["id"] == id.as_str()), "?{query} lists a delivery now succeeded");
+    }
+    assert!(
+        deliveries(&api, base, key, "lastAttemptFailed=false").await.iter().any(|d| d["id"] == id.as_str())
+    );
     assert_eq!(get_endpoint(&api, base, key, &endpoint_id).await["consecutiveFailures"], 0);
 }
 

@@ -131,6 +131,12 @@ pub struct NodeTable {
     /// How long a connection may stay open with no request and nothing sent
     /// either way (a kept-alive connection between requests).
     pub idle_timeout: Option<String>,
+    /// The most bytes of files one organization keeps on one stack:
+    /// `"100MiB"` or a byte count.
+    pub files_bytes_max: Option<super::Size>,
+    /// Free space under the data directory below which the sandbox refuses
+    /// writes: `"1GiB"` or a byte count.
+    pub disk_reserve: Option<super::Size>,
 }
 
 /// `[pricing]`.
@@ -276,6 +282,8 @@ impl NodeTable {
             header_timeout: over.header_timeout.or(self.header_timeout),
             body_timeout: over.body_timeout.or(self.body_timeout),
             idle_timeout: over.idle_timeout.or(self.idle_timeout),
+            files_bytes_max: over.files_bytes_max.or(self.files_bytes_max),
+            disk_reserve: over.disk_reserve.or(self.disk_reserve),
         }
     }
 }

@@ -49,6 +49,11 @@ pub struct NodeConfig {
     /// `http://<listen address>`.
     pub live_public_url: Option<String>,
     pub sandbox_public_url: Option<String>,
+    /// The most bytes of files one organization keeps on one stack.
+    pub files_bytes_max: u64,
+    /// Free space under the data directory below which the sandbox refuses
+    /// writes, so it never takes the live stack's last bytes.
+    pub disk_reserve: u64,
     /// Connection limits and timeouts of every listener.
     pub connections: ConnectionSettings,
     /// The configuration file's operator settings (rates, methods,
@@ -88,6 +93,11 @@ impl Default for ConnectionSettings {
     }
 }
 
+/// `files_bytes_max` unless set: 100 MiB per organization per stack.
+pub const FILES_BYTES_MAX_DEFAULT: u64 = 100 << 20;
+/// `disk_reserve` unless set: 1 GiB.
+pub const DISK_RESERVE_DEFAULT: u64 = 1 << 30;
+
 impl NodeConfig {
     pub fn for_data_dir(data_dir: PathBuf) -> Self {
         NodeConfig {
@@ -110,6 +120,8 @@ impl NodeConfig {
             allow_private_webhooks: false,
             live_public_url: None,
             sandbox_public_url: None,
+            files_bytes_max: FILES_BYTES_MAX_DEFAULT,
+            disk_reserve: DISK_RESERVE_DEFAULT,
             connections: ConnectionSettings::default(),
             file: file::ConfigFile::default(),
         }
@@ -234,6 +246,58 @@ fn resolve_limits(node: &NodeTable, config: &mut NodeConfig, problems: &mut Vec<
         per_address,
         problems,
     );
+    let sizes = [
+        ("node.files_bytes_max (--files-bytes-max)", &node.files_bytes_max, &mut config.files_bytes_max, 1),
+        ("node.disk_reserve (--disk-reserve)", &node.disk_reserve, &mut config.disk_reserve, 0),
+    ];
+    for (key, value, slot, least) in sizes {
+        match value.as_ref().map(Size::bytes) {
+            Some(Ok(bytes)) if bytes < least => {
+                problems.push(format!("{key}: must be at least {least} byte"))
+            }
+            Some(Ok(bytes)) => *slot = bytes,
+            Some(Err(e)) => problems.push(format!("{key}: {e}")),
+            None => {}
+        }
+    }
+}
+
+/// A size as the file or a flag writes it: `"64MiB"`, `"1GiB"`, or a
+/// byte count (a TOML integer or a string of digits).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(untagged)]
+pub enum Size {
+    Bytes(u64),
+    Text(String),
+}
+
+impl Size {
+    pub fn bytes(&self) -> Result<u64, String> {
+        match self {
+            Size::Bytes(bytes) => Ok(*bytes),
+            Size::Text(text) => parse_size(text),
+        }
+    }
+}
+
+/// Parses `64MiB`, `1GiB`, `512KiB`, `10B` or a bare byte count; the
+/// units are binary (KiB = 1024 bytes), and decimal ones (`MB`) are
+/// refused rather than guessed at.
+pub fn parse_size(input: &str) -> Result<u64, String> {
+    let input = input.trim();
+    let split = input.find(|c: char| !c.is_ascii_digit()).unwrap_or(input.len());
+    let (number, unit) = input.split_at(split);
+    let shift = match unit.trim() {
+        "" | "B" => 0,
+        "KiB" => 10,
+        "MiB" => 20,
+        "GiB" => 30,
+        "TiB" => 40,
+        _ => return Err(format!("'{input}' is not a size like 64MiB, 1GiB or a byte count")),
+    };
+    let number: u64 =
+        number.parse().map_err(|_| format!("'{input}' is not a size like 64MiB, 1GiB or a byte count"))?;
+    number.checked_mul(1u64 << shift).ok_or_else(|| format!("'{input}' is too large"))
 }
 
 /// A count setting that must be at least 1: set, or its problem named by
@@ -281,6 +345,19 @@ pub fn parse_duration(input: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_size("512 KiB"), Ok(512 << 10));
+        assert_eq!(parse_size("1048576"), Ok(1 << 20));
+        assert_eq!(parse_size("0"), Ok(0));
+        for bad in ["", "MiB", "1.5GiB", "64MB", "64mib", "-1", "99999999999TiB"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+        assert_eq!(Size::Bytes(5).bytes(), Ok(5));
+    }
 
     #[test]
     fn durations() {

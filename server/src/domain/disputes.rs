@@ -534,13 +534,13 @@ fn attachments(
             None => file.url(),
             Some(url) => {
                 let url = url.trim();
-                if url.is_empty() || url.chars().count() > URL_CHARS_MAX || url.chars().any(char::is_control)
-                {
+                if url.is_empty() || url.chars().count() > URL_CHARS_MAX {
                     return Err(ApiError::validation(
                         &field("url"),
                         format!("must be 1 to {URL_CHARS_MAX} characters"),
                     ));
                 }
+                crate::domain::limits::check_visible(&field("url"), url)?;
                 url.to_string()
             }
         };
@@ -592,14 +592,22 @@ pub(crate) async fn post_message(
                 "dispute '{dispute_id}' already holds {THREAD_MESSAGES_MAX} messages"
             )));
         }
-        let saved = stack
-            .engine
-            .execute(Command::Save {
-                expect: vec![Expected::unchanged(COLLECTION, dispute_id, &bytes)],
-                documents: vec![message_document.clone()],
-                events: Vec::new(),
-            })
-            .await;
+        let mut expect = vec![Expected::unchanged(COLLECTION, dispute_id, &bytes)];
+        let mut documents = vec![message_document.clone()];
+        // Each attached file as it is now, and its marker: a delete racing
+        // this message either commits first (the file is gone) or is refused.
+        for (index, attachment) in message.attachments.iter().enumerate() {
+            let (file, marker) =
+                files::attach(&snapshot, &attachment.file_id, &message.id)?.ok_or_else(|| {
+                    ApiError::validation(
+                        &format!("attachments[{index}].fileId"),
+                        format!("no file '{}'; it was deleted", attachment.file_id),
+                    )
+                })?;
+            expect.push(file);
+            documents.push(marker);
+        }
+        let saved = stack.engine.execute(Command::Save { expect, documents, events: Vec::new() }).await;
         match saved {
             Ok(_) => return Ok(rendered),
             // The dispute changed (it was resolved): read it again.
@@ -608,6 +616,45 @@ pub(crate) async fn post_message(
         }
     }
     Err(busy(dispute_id))
+}
+
+/// `DELETE /v1/files/{id}`: deletes a file no dispute message attaches,
+/// `409 invalid_state` naming the message when one does. A message
+/// posted since files carried markers is found by its marker, atomically
+/// with the delete (`files::delete`); one from before them is found here,
+/// by reading the organization's threads (such messages never change, so
+/// reading them before the delete is enough).
+pub(crate) async fn delete_file(stack: &Stack, file: &files::StoredFile) -> ApiResult<()> {
+    let snapshot = stack.engine.read()?;
+    if files::attached_by(&snapshot, &file.id)?.is_none()
+        && let Some(message) = attaching_message(&snapshot, &file.organization, &file.id)?
+    {
+        return Err(files::attached(&file.id, &message));
+    }
+    files::delete(stack, file).await
+}
+
+/// The first of an organization's dispute messages that attaches `file_id`.
+fn attaching_message(snapshot: &Snapshot, organization: &str, file_id: &str) -> ApiResult<Option<String>> {
+    const CHUNK: usize = 100;
+    let mut before = None;
+    loop {
+        let disputes = snapshot.list(organization, COLLECTION, before, CHUNK)?;
+        for (_, id) in &disputes {
+            let Some((dispute, _)) = load(snapshot, id)? else { continue };
+            for message_id in message_ids(snapshot, &dispute)? {
+                let attaches = load_message(snapshot, &message_id)?
+                    .is_some_and(|m| m.attachments.iter().any(|a| a.file_id == file_id));
+                if attaches {
+                    return Ok(Some(message_id));
+                }
+            }
+        }
+        match disputes.last() {
+            Some((position, _)) if disputes.len() == CHUNK => before = Some(*position),
+            _ => return Ok(None),
+        }
+    }
 }
 
 /// One page of a dispute's messages, newest first like every list.

@@ -12,11 +12,26 @@ pub(crate) struct ApiError {
     pub code: ErrorCode,
     pub message: String,
     pub details: Option<Map<String, Value>>,
+    /// A `validation_error` for what the organization already keeps rather
+    /// than the request's own shape: a quota the request would pass. The
+    /// code stays `validation_error` (CONTRACT.md pins it) and the answer
+    /// is 413, which `http::error` reads from here.
+    pub over_quota: bool,
 }
 
 impl ApiError {
     pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ApiError { code, message: message.into(), details: None }
+        ApiError { code, message: message.into(), details: None, over_quota: false }
+    }
+
+    /// `413 validation_error`: storing this would pass a quota of `limit`
+    /// bytes, of which `used` are taken; `details.field` names what was
+    /// sent.
+    pub(crate) fn over_quota(field: &str, message: impl Into<String>, limit: u64, used: u64) -> Self {
+        let mut error =
+            ApiError::validation(field, message).with_detail("limit", limit).with_detail("used", used);
+        error.over_quota = true;
+        error
     }
 
     pub(crate) fn with_detail(mut self, key: &str, value: impl Into<Value>) -> Self {

@@ -3,19 +3,43 @@
 //! A file is two documents: its description (`files`, listed under the
 //! organization) and its bytes (`file_contents`), so lists never load
 //! contents. Files are immutable once stored.
+//!
+//! **Quota.** What an organization's files take on a stack is one
+//! document (`file_usage`, keyed by organization), changed in the same
+//! `Command::Save` as the file it counts and expected unchanged by it, so
+//! racing uploads cannot pass `files_bytes_max` together (a stack's
+//! uploads and deletes also queue on `Stack::file_writes`, so they do not
+//! keep conflicting). An organization with files from before the quota
+//! has no such document until its next upload or delete, which counts its
+//! files once.
+//!
+//! **Deleting.** A dispute message that attaches a file writes a marker
+//! (`file_attached`, keyed by file) in its own save, which also expects the
+//! file unchanged; a delete expects the marker absent. So a delete racing
+//! a message either commits first (the message then finds no file) or is
+//! refused `409 invalid_state`. Messages from before the markers are found
+//! by `disputes::delete_file`, which is where a delete starts.
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use sika_api::ErrorCode;
 use sika_api::files::CreateFile;
-use sika_engine::{Command, Document, Snapshot};
+use sika_engine::{Command, Document, EngineError, Expected, Snapshot};
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::render::timestamp;
 use crate::domain::stack::Stack;
+use crate::store::documents::{decode, encode};
 
 pub(crate) const COLLECTION: &str = "files";
 pub(crate) const CONTENTS: &str = "file_contents";
+/// Organization → the bytes its files take on the stack (a `u64`).
+const USAGE: &str = "file_usage";
+/// File id → the id of the first dispute message that attached it.
+const ATTACHED: &str = "file_attached";
+/// Attempts of one upload or delete that keeps meeting concurrent changes.
+const SAVE_ATTEMPTS_MAX: usize = 10;
 /// The largest file, decoded (the request body limit is 1 MiB, and base64
 /// makes 512 KiB into about 683 KiB).
 pub(crate) const SIZE_MAX: usize = 512 * 1024;
@@ -114,14 +138,169 @@ pub(crate) fn build(request: CreateFile, organization: &str, now: i64) -> ApiRes
     Ok((file, bytes))
 }
 
-/// Stores the description and the contents in one transaction.
+/// Stores the description and the contents in one transaction, with the
+/// organization's usage grown by the file's size: `413 validation_error`
+/// (`details.limit`, `details.used`) when that would pass the stack's
+/// `files_bytes_max`, and then nothing is stored.
 pub(crate) async fn save(stack: &Stack, file: &StoredFile, contents: Vec<u8>) -> ApiResult<()> {
-    let documents = vec![
-        crate::store::documents::document(COLLECTION, &file.id, file, Some((&file.organization, COLLECTION))),
-        Document { collection: CONTENTS.into(), id: file.id.clone(), body: contents, list: None },
-    ];
-    stack.engine.execute(Command::PutDocuments { documents }).await?;
-    Ok(())
+    let limit = stack.config.files_bytes_max;
+    let description =
+        crate::store::documents::document(COLLECTION, &file.id, file, Some((&file.organization, COLLECTION)));
+    let contents = Document { collection: CONTENTS.into(), id: file.id.clone(), body: contents, list: None };
+    let _queued = stack.file_writes.lock().await;
+    for _ in 0..SAVE_ATTEMPTS_MAX {
+        let snapshot = stack.engine.read()?;
+        let usage = Usage::read(&snapshot, &file.organization)?;
+        let Some(total) = usage.bytes.checked_add(file.size).filter(|total| *total <= limit) else {
+            return Err(ApiError::over_quota(
+                "data",
+                format!(
+                    "this organization's files would take more than {limit} bytes on this stack ({} in use); \
+                     delete files it no longer needs with DELETE /v1/files/{{id}}",
+                    usage.bytes
+                ),
+                limit,
+                usage.bytes,
+            ));
+        };
+        let documents =
+            vec![description.clone(), contents.clone(), Usage::document(&file.organization, total)];
+        let command =
+            Command::Save { expect: vec![usage.expected(&file.organization)], documents, events: Vec::new() };
+        match stack.engine.execute(command).await {
+            Ok(_) => return Ok(()),
+            Err(EngineError::Conflict(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(busy(&file.organization))
+}
+
+/// Deletes a file with its contents and gives its bytes back to the
+/// organization's quota: `409 invalid_state` when a dispute message
+/// attached it since the markers were written (older messages are
+/// `disputes::delete_file`'s to find), `404` when it is already gone.
+pub(crate) async fn delete(stack: &Stack, file: &StoredFile) -> ApiResult<()> {
+    let _queued = stack.file_writes.lock().await;
+    for _ in 0..SAVE_ATTEMPTS_MAX {
+        let snapshot = stack.engine.read()?;
+        let Some(description) = snapshot.document(COLLECTION, &file.id)? else {
+            return Err(ApiError::not_found(format!("no file '{}' in this organization", file.id)));
+        };
+        if let Some(message) = attached_by(&snapshot, &file.id)? {
+            return Err(attached(&file.id, &message));
+        }
+        let usage = Usage::read(&snapshot, &file.organization)?;
+        // Every stored file was counted: by its upload, or by the count of
+        // an organization's files that first made its usage document.
+        let remaining = usage.bytes.checked_sub(file.size).ok_or_else(|| {
+            tracing::error!(file = %file.id, used = usage.bytes, size = file.size, "a file's usage is less than its size");
+            ApiError::internal()
+        })?;
+        let expect = vec![
+            Expected::unchanged(COLLECTION, &file.id, &description),
+            Expected { collection: ATTACHED.into(), id: file.id.clone(), digest: None },
+            usage.expected(&file.organization),
+        ];
+        let deleted = |collection: &str| Document {
+            collection: collection.into(),
+            id: file.id.clone(),
+            body: Vec::new(),
+            list: None,
+        };
+        let documents =
+            vec![deleted(COLLECTION), deleted(CONTENTS), Usage::document(&file.organization, remaining)];
+        match stack.engine.execute(Command::Save { expect, documents, events: Vec::new() }).await {
+            Ok(_) => return Ok(()),
+            Err(EngineError::Conflict(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(busy(&file.organization))
+}
+
+/// `409 invalid_state`: a dispute message attaches the file.
+pub(crate) fn attached(file_id: &str, message_id: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::InvalidState,
+        format!("file '{file_id}' is attached to dispute message '{message_id}' and is kept with it"),
+    )
+    .with_detail("field", "id")
+    .with_detail("messageId", message_id)
+}
+
+/// The first dispute message that attached the file, by its marker.
+pub(crate) fn attached_by(snapshot: &Snapshot, file_id: &str) -> ApiResult<Option<String>> {
+    Ok(snapshot.document(ATTACHED, file_id)?.map(|body| decode(&body)).transpose()?)
+}
+
+/// What a dispute message's save carries for each file it attaches: the
+/// file expected as it is (a delete committed first makes the save
+/// conflict), and the marker that refuses later deletes. `None` when the
+/// file is gone.
+pub(crate) fn attach(
+    snapshot: &Snapshot,
+    file_id: &str,
+    message_id: &str,
+) -> ApiResult<Option<(Expected, Document)>> {
+    let Some(description) = snapshot.document(COLLECTION, file_id)? else { return Ok(None) };
+    let marker = match attached_by(snapshot, file_id)? {
+        // The first message's marker stays; rewriting it would change nothing.
+        Some(first) => crate::store::documents::document(ATTACHED, file_id, &first, None),
+        None => crate::store::documents::document(ATTACHED, file_id, &message_id.to_string(), None),
+    };
+    Ok(Some((Expected::unchanged(COLLECTION, file_id, &description), marker)))
+}
+
+fn busy(organization: &str) -> ApiError {
+    ApiError::from(EngineError::Conflict(format!(
+        "organization '{organization}''s files kept changing; retry the request"
+    )))
+}
+
+/// An organization's usage as read, with the document's body (absent for
+/// an organization whose files predate the quota, or that has none).
+struct Usage {
+    bytes: u64,
+    body: Option<Vec<u8>>,
+}
+
+impl Usage {
+    fn read(snapshot: &Snapshot, organization: &str) -> ApiResult<Usage> {
+        match snapshot.document(USAGE, organization)? {
+            Some(body) => Ok(Usage { bytes: decode(&body)?, body: Some(body) }),
+            None => Ok(Usage { bytes: count(snapshot, organization)?, body: None }),
+        }
+    }
+
+    /// The usage document expected unchanged (or still absent).
+    fn expected(&self, organization: &str) -> Expected {
+        let digest = self.body.as_deref().map(sika_engine::commands::digest);
+        Expected { collection: USAGE.into(), id: organization.into(), digest }
+    }
+
+    fn document(organization: &str, bytes: u64) -> Document {
+        Document { collection: USAGE.into(), id: organization.into(), body: encode(&bytes), list: None }
+    }
+}
+
+/// The bytes an organization's stored files take, counted from its list
+/// (once: the usage document holds the total from then on).
+fn count(snapshot: &Snapshot, organization: &str) -> ApiResult<u64> {
+    const CHUNK: usize = 1_000;
+    let (mut total, mut before) = (0u64, None);
+    loop {
+        let entries = snapshot.list(organization, COLLECTION, before, CHUNK)?;
+        for (_, id) in &entries {
+            if let Some(file) = load(snapshot, id)? {
+                total = total.saturating_add(file.size);
+            }
+        }
+        match entries.last() {
+            Some((position, _)) if entries.len() == CHUNK => before = Some(*position),
+            _ => return Ok(total),
+        }
+    }
 }
 
 pub(crate) fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<StoredFile>> {

@@ -731,12 +731,13 @@ fn payout_request(order: &sika_engine::orders::OrderRecord, from: Currency, amou
     }
 }
 
-/// An externalReference: 1 to 255 printable characters.
+/// An externalReference: 1 to 255 characters, none of them hidden
+/// (`limits::check_visible`).
 pub(crate) fn validate_reference(reference: &str) -> ApiResult<()> {
-    if reference.is_empty() || reference.chars().count() > 255 || reference.chars().any(char::is_control) {
+    if reference.is_empty() || reference.chars().count() > 255 {
         return Err(ApiError::validation("externalReference", "must be 1 to 255 printable characters"));
     }
-    Ok(())
+    crate::domain::limits::check_visible("externalReference", reference)
 }
 
 #[cfg(test)]

@@ -95,10 +95,17 @@ pub(crate) struct Stack {
     /// What waits for the operator: counted now and then, and the recent
     /// failed requests.
     pub attention: crate::domain::attention::Watch,
+    /// The sandbox's: below it the stack refuses writes (its engine asks
+    /// it before each command) and readiness names it. `None` on live.
+    pub disk_reserve: Option<Arc<crate::store::disk_reserve::DiskReserve>>,
     keys: RwLock<HashMap<[u8; 32], ApiKeyRecord>>,
     /// Held from counting an organization's active keys to storing a new
     /// one, so concurrent creations cannot pass the cap together.
     key_creation: tokio::sync::Mutex<()>,
+    /// Held by a file upload or delete from reading the organization's
+    /// usage to storing the new one (`domain::files`), so they queue
+    /// rather than conflict.
+    pub file_writes: tokio::sync::Mutex<()>,
     webhooks: OnceLock<DispatcherHandle>,
     last_verify: Mutex<Option<sika_api::admin::VerifyResult>>,
 }
@@ -137,8 +144,10 @@ impl Stack {
             metrics: crate::domain::metrics::Metrics::default(),
             rails: crate::domain::rails::Rails::new(connector),
             attention: crate::domain::attention::Watch::default(),
+            disk_reserve: None,
             keys: RwLock::new(HashMap::new()),
             key_creation: tokio::sync::Mutex::new(()),
+            file_writes: tokio::sync::Mutex::new(()),
             webhooks: OnceLock::new(),
             last_verify: Mutex::new(None),
         };

@@ -156,6 +156,9 @@ pub(crate) async fn create(
 ) -> ApiResult<(VirtualAccount, bool)> {
     let currency = Currency::find(&request.currency.to_ascii_uppercase())
         .map_err(|e| ApiError::validation("currency", e.to_string()))?;
+    if let Some(reference) = &request.customer_reference {
+        crate::domain::limits::check_visible("customerReference", reference)?;
+    }
     if is_crypto(currency.code) {
         return create_crypto(stack, organization, request, currency.code).await;
     }

@@ -115,7 +115,7 @@ async fn answer_body(
 ) -> (Bytes, Option<sika_api::ErrorCode>) {
     match parts.extensions.remove::<ApiError>() {
         Some(error) => {
-            parts.status = crate::http::error::status(error.code);
+            parts.status = crate::http::error::status_of(&error);
             (error_bytes(parts, &error, request_id), Some(error.code))
         }
         // The hosted checkout's HTML error pages (an unknown link) stay HTML.

@@ -33,13 +33,20 @@ pub(crate) fn status(code: ErrorCode) -> StatusCode {
     }
 }
 
+/// The status an error answers with: its code's, except that a quota
+/// refusal keeps its `validation_error` code and answers 413 (CONTRACT.md,
+/// "413 validation_error with details.limit and details.used").
+pub(crate) fn status_of(error: &ApiError) -> StatusCode {
+    if error.over_quota { StatusCode::PAYLOAD_TOO_LARGE } else { status(error.code) }
+}
+
 impl IntoResponse for ApiError {
     /// The body is written by the envelope middleware, which knows the
     /// request id; this only carries the error there.
     /// A `rate_limited` error's `details.retryAfter` is also its
     /// `Retry-After` header.
     fn into_response(self) -> Response {
-        let mut response = status(self.code).into_response();
+        let mut response = status_of(&self).into_response();
         let retry_after = self.details.as_ref().and_then(|d| d.get("retryAfter")).and_then(|v| v.as_u64());
         if let (ErrorCode::RateLimited, Some(seconds)) = (self.code, retry_after) {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));

@@ -68,8 +68,26 @@ pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiErro
         return Err(ApiError::bad_request("the request body is empty; a JSON object is required")
             .with_detail("field", "body"));
     }
-    // Syntax first, so "not JSON" and "JSON of the wrong shape" are told apart.
-    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+    // Syntax first, so "not JSON" and "JSON of the wrong shape" are told
+    // apart; the same pass refuses a key an object names twice, which
+    // serde would otherwise read as the last one given.
+    let mut duplicate = None;
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let walked = serde::de::DeserializeSeed::deserialize(
+        UniqueKeys { path: &mut String::new(), duplicate: &mut duplicate },
+        &mut deserializer,
+    )
+    .and_then(|()| deserializer.end());
+    if let Some(path) = duplicate {
+        return Err(ApiError::validation(&path, "is given more than once; each key may appear once"));
+    }
+    // The walk reads every string and nests as deep as the body does, so
+    // it also stops at what the typed read below names better (invalid
+    // UTF-8 in a field, nesting past serde_json's limit); only what
+    // `IgnoredAny` refuses too is not JSON at all.
+    if walked.is_err()
+        && let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(bytes)
+    {
         return Err(ApiError::bad_request(format!("the request body is not valid JSON: {e}"))
             .with_detail("field", "body")
             .with_detail("line", e.line())
@@ -92,6 +110,112 @@ pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiErro
         let field = field_name(&path, &message);
         ApiError::validation(&field, message)
     })
+}
+
+/// A pass over a JSON document, as serde_json reads it, that keeps nothing
+/// but each object's keys while that object is read, and stops at the
+/// first key an object names twice, with its path (`to.amount`,
+/// `items[2].name`) in `duplicate`. It replaces the syntax check's
+/// `IgnoredAny` pass, so a body is still read once before its fields.
+struct UniqueKeys<'a> {
+    path: &'a mut String,
+    duplicate: &'a mut Option<String>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for UniqueKeys<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeys<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
+        let depth = self.path.len();
+        let mut index = 0usize;
+        loop {
+            use std::fmt::Write as _;
+            let _ = write!(self.path, "[{index}]");
+            let item = UniqueKeys { path: &mut *self.path, duplicate: &mut *self.duplicate };
+            let more = items.next_element_seed(item)?;
+            self.path.truncate(depth);
+            if more.is_none() {
+                return Ok(());
+            }
+            index += 1;
+        }
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut fields: A) -> Result<(), A::Error> {
+        let depth = self.path.len();
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = fields.next_key_seed(Key)? {
+            if depth > 0 {
+                self.path.push('.');
+            }
+            self.path.push_str(&key);
+            if !seen.insert(key) {
+                *self.duplicate = Some(self.path.clone());
+                return Err(serde::de::Error::custom("a key is given more than once"));
+            }
+            fields.next_value_seed(UniqueKeys { path: &mut *self.path, duplicate: &mut *self.duplicate })?;
+            self.path.truncate(depth);
+        }
+        Ok(())
+    }
+}
+
+/// An object's key, borrowed from the body when it has no escapes.
+struct Key;
+
+impl<'de> serde::de::DeserializeSeed<'de> for Key {
+    type Value = std::borrow::Cow<'de, str>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Key {
+    type Value = std::borrow::Cow<'de, str>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Self::Value, E> {
+        Ok(std::borrow::Cow::Borrowed(key))
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(std::borrow::Cow::Owned(key.to_string()))
+    }
 }
 
 /// Reads a typed request out of an already-parsed JSON value, naming the
@@ -257,6 +381,30 @@ mod tests {
         assert_eq!(field(r#"{"quoteId": "#), "body");
         assert_eq!(field(r#"[1]"#), "body");
         assert_eq!(field(r#"["q", null]"#), "body");
+    }
+
+    /// Issue 29.4: `"amount":"1.00","amount":"900.00"` paid 900.00. A key
+    /// given twice is refused wherever it is, naming its path.
+    #[test]
+    fn a_key_given_twice_is_refused_naming_it() {
+        let refused = |body: &str| {
+            let error = parse_json::<serde_json::Value>(body.as_bytes()).unwrap_err();
+            assert_eq!(error.code, sika_api::ErrorCode::ValidationError, "{body}: {}", error.message);
+            error.details.unwrap()["field"].as_str().unwrap().to_string()
+        };
+        assert_eq!(refused(r#"{"amount":"1.00","amount":"900.00"}"#), "amount");
+        assert_eq!(refused(r#"{"from":{"currency":"GHS","amount":1,"amount":9}}"#), "from.amount");
+        assert_eq!(refused(r#"{"items":[{"a":1},{"code":"x","code":"y"}]}"#), "items[1].code");
+        assert_eq!(refused(r#"{"metadata":{"k":{"deep":[[{"z":1,"z":1}]]}}}"#), "metadata.k.deep[0][0].z");
+        assert_eq!(refused(r#"{"a":1,"a":2}"#), "a", "an escaped spelling is the same key");
+        // The same key in sibling objects, and numbers of any precision, are fine.
+        let fine = r#"{"a":{"x":1},"b":{"x":1.000000000000000000001},"c":[{"x":1},{"x":2}]}"#;
+        assert!(parse_json::<serde_json::Value>(fine.as_bytes()).is_ok());
+        // Bad syntax is still `bad_request`, trailing text included.
+        for body in [r#"{"a":1,"b""#, r#"{"a":1} x"#] {
+            let error = parse_json::<serde_json::Value>(body.as_bytes()).unwrap_err();
+            assert_eq!(error.code, sika_api::ErrorCode::BadRequest, "{body}");
+        }
     }
 
     #[test]

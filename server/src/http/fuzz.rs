@@ -47,18 +47,18 @@ fn text() -> impl Strategy<Value = String> {
 /// `CURRENCIES[currency]` it stands for.
 fn amount() -> impl Strategy<Value = (Value, usize, i128)> {
     let minor = prop_oneof![4 => 1i128..=1_000_000, 1 => 1i128..=AMOUNT_MINOR_MAX];
-    (0..CURRENCIES.len(), minor, 0u8..3, 0u32..4).prop_map(|(currency, minor, form, shift)| {
+    (0..CURRENCIES.len(), minor, 0u8..3).prop_map(|(currency, minor, form)| {
         let c = CURRENCIES[currency];
         let text = c.format(minor);
         let value = match form {
             0 => Value::String(text),
             1 => Value::Number(text.parse().expect("a JSON number")),
-            // The same number as digits times a power of ten: 1050 at scale 2
-            // is 105000e-4 with shift 2.
+            // The same number as digits times a power of ten: 1050 at scale
+            // 2 is 1050e-2. Not 105000e-4: digits written past the
+            // currency's are refused, zeros too (issue 29.4).
             _ => {
-                let digits = format!("{minor}{}", "0".repeat(shift as usize));
-                let exponent = -((c.scale + shift) as i64);
-                Value::Number(format!("{digits}e{exponent}").parse().expect("a JSON number"))
+                let exponent = -i64::from(c.scale);
+                Value::Number(format!("{minor}e{exponent}").parse().expect("a JSON number"))
             }
         };
         (value, currency, minor)

@@ -1,8 +1,9 @@
 //! `/healthz` and `/readyz` on every listener, no credentials (pinned in
 //! CONTRACT.md, "Operating a node"): liveness says the process serves;
-//! readiness says both stacks' writers take commands, the data directory
-//! takes writes, and the node is not draining, so a load balancer stops
-//! sending traffic to a node that could only refuse it.
+//! readiness says both stacks' writers take commands (the sandbox's
+//! refuse them below the disk reserve: `sandbox: disk reserve`), the data
+//! directory takes writes, and the node is not draining, so a load
+//! balancer stops sending traffic to a node that could only refuse it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -55,6 +56,9 @@ impl Health {
         for stack in [&self.live, &self.sandbox] {
             if let Some(reason) = stack.engine.unavailable_reason() {
                 reasons.push(format!("{} writer: {reason}", stack.kind.name()));
+            }
+            if let Some(reason) = stack.disk_reserve.as_ref().and_then(|r| r.shortfall()) {
+                reasons.push(format!("{}: disk reserve: {reason}", stack.kind.name()));
             }
         }
         if let Err(e) = probe_writable(&self.data_dir) {

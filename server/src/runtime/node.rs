@@ -15,6 +15,7 @@ use crate::domain::rates::RateBook;
 use crate::domain::settings::{self, FeedSettings};
 use crate::domain::stack::{Stack, StackKind};
 use crate::http::admin::{self, AdminState};
+use crate::store::disk_reserve::DiskReserve;
 use crate::store::request_log::{RequestLog, Retention};
 
 /// The request log's retention, from the node's settings.
@@ -23,7 +24,12 @@ fn request_log_retention(config: &NodeConfig) -> Retention {
     Retention { count: config.request_log_retention, max_age_ms }
 }
 
-fn engine_config(config: &NodeConfig, kind: StackKind, rates: &Arc<RateBook>) -> EngineConfig {
+fn engine_config(
+    config: &NodeConfig,
+    kind: StackKind,
+    rates: &Arc<RateBook>,
+    reserve: Option<&Arc<DiskReserve>>,
+) -> EngineConfig {
     let mut engine = EngineConfig::new(Some(config.data_dir.join(kind.database_file())));
     engine.quote_ttl_ms = config.quote_ttl.as_millis() as i64;
     engine.spread_bps = config.spread_bps;
@@ -35,6 +41,7 @@ fn engine_config(config: &NodeConfig, kind: StackKind, rates: &Arc<RateBook>) ->
         holder: lease_name(&config.data_dir),
         lease_ttl: config.lease_ttl,
     });
+    engine.admission = reserve.map(DiskReserve::admission);
     engine
 }
 
@@ -63,9 +70,14 @@ fn lease_name(data_dir: &Path) -> String {
 /// stack's writer lease first (PostgreSQL backend).
 const STANDBY: &str = "standby: ";
 
-fn open_engine(config: &NodeConfig, kind: StackKind, rates: &Arc<RateBook>) -> Result<Engine, String> {
+fn open_engine(
+    config: &NodeConfig,
+    kind: StackKind,
+    rates: &Arc<RateBook>,
+    reserve: Option<&Arc<DiskReserve>>,
+) -> Result<Engine, String> {
     let path = config.data_dir.join(kind.database_file());
-    let engine = Engine::open(engine_config(config, kind, rates));
+    let engine = Engine::open(engine_config(config, kind, rates, reserve));
     if let Ok(engine) = &engine
         && let Some(reason) = engine.is_standby().then(|| engine.unavailable_reason()).flatten()
     {
@@ -183,7 +195,7 @@ pub fn init(config: &NodeConfig) -> Result<BootstrapCredentials, String> {
         };
         // Initialising converts nothing: the book is the sandbox default.
         let rates = Arc::new(RateBook::new(&settings::RateSettings::default(), true, Arc::new(|| 0)));
-        let engine = open_engine(config, kind, &rates)?;
+        let engine = open_engine(config, kind, &rates, None)?;
         let body = crate::store::documents::encode(&record);
         engine
             .execute_blocking(sika_engine::Command::PutDocument {
@@ -244,32 +256,32 @@ impl Node {
         make_private(&config.data_dir)?;
         let identity = Arc::new(Identity::open(&config.data_dir, config.store.as_deref())?);
         let settings = settings::resolve(&config.file).map_err(|problems| problems.join("; "))?;
+        // Only the sandbox yields to the reserve: the live stack writes
+        // until the disk itself is full.
+        let reserve = Arc::new(DiskReserve::new(config.data_dir.clone(), config.disk_reserve));
         let open_stack = |kind: StackKind| -> Result<Arc<Stack>, String> {
             let clock: Arc<dyn Fn() -> i64 + Send + Sync> =
                 Arc::new(|| chrono::Utc::now().timestamp_millis());
             let rates = Arc::new(RateBook::new(&settings.rates, kind == StackKind::Sandbox, clock));
-            let engine = open_engine(&config, kind, &rates)?;
+            let reserve = (kind == StackKind::Sandbox).then_some(&reserve);
+            let engine = open_engine(&config, kind, &rates, reserve)?;
             let retention = request_log_retention(&config);
             let log = match &config.store {
                 Some(url) => RequestLog::open_postgres(url, kind.name(), retention)?,
                 None => RequestLog::open(
                     &config.data_dir.join(format!("{}-requests.redb", kind.name())),
                     retention,
+                    reserve.map(DiskReserve::admission),
                 )?,
             };
             let stack_settings = match kind {
                 StackKind::Live => &settings.live,
                 StackKind::Sandbox => &settings.sandbox,
             };
-            Ok(Arc::new(Stack::new(
-                kind,
-                engine,
-                identity.clone(),
-                config.clone(),
-                log,
-                stack_settings,
-                rates,
-            )?))
+            let mut stack =
+                Stack::new(kind, engine, identity.clone(), config.clone(), log, stack_settings, rates)?;
+            stack.disk_reserve = reserve.cloned();
+            Ok(Arc::new(stack))
         };
         let live = open_stack(StackKind::Live)?;
         let sandbox = open_stack(StackKind::Sandbox)?;

@@ -1,6 +1,7 @@
 //! Stored documents and the request log, under the domain: typed handles
 //! over the engine's document store and the request log's own database.
 
+pub(crate) mod disk_reserve;
 pub(crate) mod documents;
 pub(crate) mod postgres;
 pub(crate) mod request_log;

@@ -125,10 +125,17 @@ impl RequestLog {
         }
     }
 
-    /// The log in its own file at `path`.
-    pub(crate) fn open(path: &Path, retention: Retention) -> Result<RequestLog, String> {
+    /// The log in its own file at `path`. `admission` (the sandbox's disk
+    /// reserve) is asked before each batch: a refused batch is dropped, as
+    /// one a full disk refuses is.
+    pub(crate) fn open(
+        path: &Path,
+        retention: Retention,
+        admission: Option<sika_engine::Admission>,
+    ) -> Result<RequestLog, String> {
         let slot: Slot = Arc::new(RwLock::new(Some(Arc::new(open_database(path)?))));
-        let sink = FileSink::new(slot.clone(), path);
+        let mut sink = FileSink::new(slot.clone(), path);
+        sink.admission = admission;
         RequestLog::start(Store::File(slot), Box::new(sink), retention)
     }
 
@@ -223,6 +230,7 @@ struct FileSink {
     path: std::path::PathBuf,
     db: Option<Arc<Database>>,
     kept: Kept,
+    admission: Option<sika_engine::Admission>,
 }
 
 impl FileSink {
@@ -236,12 +244,15 @@ impl FileSink {
             let _ = txn.commit();
         }
         let kept = db.as_deref().and_then(|db| Kept::read(db).ok()).unwrap_or_default();
-        FileSink { slot, path: path.to_path_buf(), db, kept }
+        FileSink { slot, path: path.to_path_buf(), db, kept, admission: None }
     }
 }
 
 impl Sink for FileSink {
     fn write(&mut self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), String> {
+        if let Some(admit) = &self.admission {
+            admit()?;
+        }
         if self.db.is_none() {
             // Reopening replays nothing (the log is best effort); it works
             // once the disk takes writes and no reader holds the old file.

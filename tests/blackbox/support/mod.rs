@@ -276,6 +276,10 @@ impl Node {
             ("SIKA_SANDBOX_ADDR", addr(ports[1])),
             ("SIKA_ADMIN_ADDR", addr(ports[2])),
             ("SIKA_TIME_SCALE", "0.001".into()),
+            // The default reserve (1 GiB) would make every sandbox write of
+            // the suite depend on the test machine's free disk; the tests of
+            // the reserve itself set their own.
+            ("SIKA_DISK_RESERVE", "64MiB".into()),
         ];
         if let Some(r) = options.rate_limit {
             env.push(("SIKA_RATE_LIMIT", r.to_string()));
@@ -1103,6 +1107,7 @@ impl Node {
             ("SIKA_SANDBOX_ADDR".into(), addrs[1].clone()),
             ("SIKA_ADMIN_ADDR".into(), addrs[2].clone()),
             ("SIKA_TIME_SCALE".into(), "0.001".into()),
+            ("SIKA_DISK_RESERVE".into(), "64MiB".into()),
         ];
         if let Some(r) = options.rate_limit {
             env.push(("SIKA_RATE_LIMIT".into(), r.to_string()));

@@ -23,11 +23,12 @@ fn length(field: &str, value: &str, min: usize, max: usize) -> ApiResult<()> {
     Ok(())
 }
 
+/// A URL a page shows or sends the payer to, as written (it is shown to
+/// the payer as the merchant gave it): every URL field's rules
+/// (`limits::web_url`), and nothing that would end an HTML attribute.
 fn web_url(field: &str, value: &str) -> ApiResult<()> {
-    let ok = (value.starts_with("https://") || value.starts_with("http://"))
-        && value.len() <= 2048
-        && !value.chars().any(|c| c.is_whitespace() || c == '"' || c == '<' || c == '>');
-    if !ok {
+    crate::domain::limits::web_url(field, value)?;
+    if value.chars().any(|c| c.is_whitespace() || c == '"' || c == '<' || c == '>') {
         return Err(ApiError::validation(field, "must be an http or https URL"));
     }
     Ok(())
@@ -234,6 +235,7 @@ pub(crate) fn new_link(request: CheckoutRequest, organization: &str, now: i64) -
     let email = request.email.as_deref().map(|e| email("email", e)).transpose()?;
     if let Some(reference) = &request.customer_reference {
         length("customerReference", reference, 1, 255)?;
+        crate::domain::limits::check_visible("customerReference", reference)?;
     }
     Ok(PaymentLink {
         id: sika_engine::ids::new_id("pl"),

@@ -308,17 +308,7 @@ pub(crate) fn load_delivery(snapshot: &Snapshot, id: &str) -> ApiResult<Option<D
 /// it, and never one of the node's own listeners. Host names are checked
 /// when each attempt connects.
 pub(crate) fn check_url(url: &str, guard: &address::Guard) -> ApiResult<()> {
-    if url.len() > 2048 {
-        return Err(ApiError::validation("url", "must be at most 2048 characters"));
-    }
-    let parsed =
-        reqwest::Url::parse(url).map_err(|_| ApiError::validation("url", "must be an absolute URL"))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(ApiError::validation("url", "must use http or https"));
-    }
-    if parsed.host_str().is_none() {
-        return Err(ApiError::validation("url", "must name a host"));
-    }
+    let parsed = crate::domain::limits::web_url("url", url)?;
     guard.check_url(&parsed).map_err(|e| ApiError::validation("url", e.0))
 }
 

@@ -7,32 +7,35 @@ use std::sync::Arc;
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use sika_api::files::{CreateFile, File, FileContents, FileEnvelope};
+use sika_api::files::{CreateFile, DeletedFile, DeletedFileEnvelope, File, FileContents, FileEnvelope};
 use sika_api::{BodyRefusals, ErrorBody, Id, ListPage, ListQuery, PageRefusals, ReadRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::files;
 use crate::domain::files::StoredFile;
 use crate::domain::pagination::page_of_views;
 use crate::domain::stack::Stack;
+use crate::domain::{disputes, files};
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
 use crate::http::found::Loaded;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
-    OpenApiRouter::new().routes(routes!(upload, list)).routes(routes!(read)).routes(routes!(contents))
+    OpenApiRouter::new().routes(routes!(upload, list)).routes(routes!(read, remove)).routes(routes!(contents))
 }
 
 /// Upload a file to attach to dispute messages
 ///
 /// The contents travel base64-encoded in a JSON body, at most 512 KiB once
-/// decoded. A file never changes once stored.
+/// decoded. A file never changes once stored. An organization's files
+/// take at most `files_bytes_max` bytes on each stack (100 MiB unless the
+/// operator set another); `DELETE /v1/files/{id}` frees what a file took.
 #[utoipa::path(post, path = "/v1/files", operation_id = "createFile",
     request_body = CreateFile, security(("bearer" = ["disputes:write"])),
     responses((status = 201, description = "The file's description", body = FileEnvelope),
         (status = 400, description = "A field is missing or invalid, or the contents are empty, not base64 or larger than 512 KiB (`validation_error`, with `details.field`)", body = ErrorBody),
+        (status = 413, description = "The body is larger than 1 MiB (`payload_too_large`), or the file would take the organization's files past their quota on this stack (`validation_error`, with `details.limit` and `details.used` in bytes)", body = ErrorBody),
         BodyRefusals),
 )]
 async fn upload(
@@ -52,6 +55,22 @@ async fn upload(
 )]
 async fn read(Loaded { record, .. }: Loaded<StoredFile>) -> ApiResult<Json<FileEnvelope>> {
     Ok(Json(FileEnvelope { file: record.render() }))
+}
+
+/// Delete a file no dispute message attaches
+///
+/// Its description and bytes are removed and what it took is given back to
+/// the organization's file quota on this stack. A file a dispute message
+/// attaches is kept with the message.
+#[utoipa::path(delete, path = "/v1/files/{id}", operation_id = "deleteFile",
+    params(Id<FileEnvelope>), security(("bearer" = ["disputes:write"])),
+    responses((status = 200, description = "The file is deleted", body = DeletedFileEnvelope),
+        (status = 409, description = "A dispute message attaches the file (`invalid_state`, with `details.messageId`)", body = ErrorBody),
+        ReadRefusals<FileEnvelope>),
+)]
+async fn remove(Loaded { record, stack, .. }: Loaded<StoredFile>) -> ApiResult<Json<DeletedFileEnvelope>> {
+    disputes::delete_file(&stack, &record).await?;
+    Ok(Json(DeletedFileEnvelope { file: DeletedFile { id: record.id, deleted: true } }))
 }
 
 /// A file's bytes, as a download

@@ -265,7 +265,7 @@ async fn list_events(
 #[utoipa::path(get, path = "/v1/webhooks/deliveries", operation_id = "listDeliveries",
     params(ListQuery, DeliveryFilter), security(("bearer" = ["webhooks:read"])),
     responses((status = 200, description = "One page of deliveries", body = ListPage<WebhookDelivery>),
-        (status = 400, description = "A bad `limit`, `cursor` or `status`, or a query parameter the operation does not take (`validation_error` naming it)", body = ErrorBody),
+        (status = 400, description = "A bad `limit`, `cursor`, `status` or `lastAttemptFailed`, or a query parameter the operation does not take (`validation_error` naming it)", body = ErrorBody),
         Refusals),
 )]
 async fn list_deliveries(
@@ -284,20 +284,14 @@ async fn list_deliveries(
     Ok(Json(page))
 }
 
-/// The `status` filter: `failed` is every delivery whose latest attempt
-/// failed, still retrying (`pending`) or given up (`failed`), so one query
-/// finds what needs attention; `pending` and `succeeded` are the delivery's
-/// own status.
-fn status_matches(status: &str, delivery: &webhooks::Delivery) -> bool {
-    match status {
-        "failed" => delivery.attempts.last().is_some_and(|a| !a.succeeded),
-        _ => status == delivery.status.name(),
-    }
-}
-
-/// Whether `delivery` passes every filter given.
+/// Whether `delivery` passes every filter given. `status` is the
+/// delivery's own (CONTRACT.md: a filter matches the field it names);
+/// what needs attention, a latest attempt that failed while retries
+/// remain too, is `lastAttemptFailed`.
 fn matches(filter: &DeliveryFilter, delivery: &webhooks::Delivery) -> bool {
-    filter.status.as_deref().is_none_or(|s| status_matches(s, delivery))
+    let last_failed = delivery.attempts.last().is_some_and(|a| !a.succeeded);
+    filter.status.as_deref().is_none_or(|s| s == delivery.status.name())
+        && filter.last_attempt_failed.is_none_or(|wanted| wanted == last_failed)
         && filter.endpoint_id.as_deref().is_none_or(|e| e == delivery.endpoint_id)
         && filter.event_id.as_deref().is_none_or(|e| e == delivery.event_id)
         && filter.event.as_deref().is_none_or(|e| e == delivery.event_kind)
