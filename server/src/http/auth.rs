@@ -294,6 +294,11 @@ impl Requirements {
     }
 
     /// The alternatives of the operation at `template` for `method`.
+    /// Whether the document has any operation on this path template.
+    fn lists_path(&self, template: &str) -> bool {
+        self.operations.contains_key(template)
+    }
+
     fn of(&self, template: &str, method: &Method) -> Option<&[Vec<String>]> {
         self.operations.get(template)?.get(method.as_str()).map(Vec::as_slice)
     }
@@ -333,6 +338,16 @@ fn permitted(requirements: &Requirements, principal: &Principal, request: &Reque
     // A HEAD runs the GET handler, so it needs what the GET needs.
     let method = if request.method() == Method::HEAD { Method::GET } else { request.method().clone() };
     let template = request.extensions().get::<MatchedPath>().map(MatchedPath::as_str);
+    // A path the table lists, asked with a method it does not list, has no
+    // handler for that method: the answer is 405, as the router's own.
+    if let Some(template) =
+        template.filter(|t| requirements.lists_path(t) && requirements.of(t, &method).is_none())
+    {
+        return Err(ApiError::new(
+            sika_api::ErrorCode::MethodNotAllowed,
+            format!("{method} is not allowed on {template}"),
+        ));
+    }
     let Some(alternatives) = template.and_then(|template| requirements.of(template, &method)) else {
         tracing::error!(?template, %method, "an operation with no stated requirement was refused");
         return Err(ApiError::forbidden("this operation states no requirement, so nobody may call it"));
@@ -459,5 +474,9 @@ mod tests {
         assert_eq!(status(session(Role::Owner), "/v1/listed").await, 200);
         assert_eq!(status(session(Role::Viewer), "/v1/listed").await, 403);
         assert_eq!(status(session(Role::Owner), "/v1/unlisted").await, 403);
+        // A listed path asked with a method it has no operation for is a
+        // 405, still without running any handler.
+        let delete = axum::http::Request::delete("/v1/listed").body(Body::empty()).unwrap();
+        assert_eq!(app(session(Role::Owner)).call(delete).await.unwrap().status().as_u16(), 405);
     }
 }
