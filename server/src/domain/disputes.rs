@@ -338,7 +338,7 @@ pub(crate) async fn open(
     };
     let snapshot = stack.engine.read()?;
     let (collection, payment_link_id) = disputed_payment(&snapshot, organization, &request)?;
-    let currency = Currency::find(&collection.currency).map_err(|_| ApiError::internal())?;
+    let currency = Currency::find(&collection.currency).map_err(|e| ApiError::internal_from(e))?;
     let amount = match &request.amount {
         None => collection.amount,
         Some(text) => currency.parse(text.as_str(), false).map_err(|e| money_error("amount", e))?,
