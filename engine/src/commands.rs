@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::EngineError;
+use crate::events::EventKind;
 use crate::ledger::{Books, TransferSpec};
 use crate::money::Currency;
 use crate::movements::*;
@@ -102,7 +103,7 @@ pub enum Command {
     /// Records an event that has no ledger change of its own (`webhook.test`).
     RecordEvent {
         organization: String,
-        kind: String,
+        kind: EventKind,
         payload: EventPayload,
     },
 }
@@ -111,7 +112,7 @@ pub enum Command {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NewEvent {
     pub organization: String,
-    pub kind: String,
+    pub kind: EventKind,
     pub payload: EventPayload,
 }
 
@@ -236,7 +237,7 @@ pub(crate) fn apply(
                 books.put_document(&d.collection, &d.id, &d.body, &d.list)?;
             }
             for e in events {
-                books.emit(&e.organization, &e.kind, e.payload.clone())?;
+                books.emit(&e.organization, e.kind, e.payload.clone())?;
             }
             Applied {
                 outcome: Outcome::Document { collection: "save".into(), id: String::new() },
@@ -244,9 +245,9 @@ pub(crate) fn apply(
             }
         }
         Command::RecordEvent { organization, kind, payload } => {
-            books.emit(organization, kind, payload.clone())?;
+            books.emit(organization, *kind, payload.clone())?;
             Applied {
-                outcome: Outcome::Document { collection: "events".into(), id: kind.clone() },
+                outcome: Outcome::Document { collection: "events".into(), id: kind.name().to_string() },
                 replayed: false,
             }
         }
@@ -350,7 +351,7 @@ fn deposit(
     books.index(organization, "deposits", &record.id)?;
     books.emit(
         organization,
-        "account.credited",
+        EventKind::AccountCredited,
         EventPayload::AccountCredited { account, amount, source: record.id.clone() },
     )?;
     Ok(Applied { outcome: Outcome::Deposit(record), replayed: false })
@@ -485,12 +486,12 @@ fn execute_quote(
     books.store.put(keys::quote(&quote.id), &quote);
     books.store.put(keys::conversion(&id), &conversion);
     books.index(organization, "conversions", &id)?;
-    books.emit(organization, "conversion.completed", EventPayload::Conversion(conversion.clone()))?;
+    books.emit(organization, EventKind::ConversionCompleted, EventPayload::Conversion(conversion.clone()))?;
     // The bought currency is an inflow to its account, like a deposit.
     let account = books.account(&conversion.to_account)?;
     books.emit(
         organization,
-        "account.credited",
+        EventKind::AccountCredited,
         EventPayload::AccountCredited { account, amount: conversion.to_amount, source: id },
     )?;
     Ok(Applied { outcome: Outcome::Conversion(conversion), replayed: false })

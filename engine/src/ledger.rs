@@ -6,6 +6,7 @@
 use sha2::{Digest, Sha256};
 
 use crate::error::EngineError;
+use crate::events::EventKind;
 use crate::money::Currency;
 use crate::records::*;
 use crate::storage::{Counter, Overlay, debug_assert_decodes_to, encode, keys};
@@ -292,13 +293,18 @@ impl Books<'_, '_> {
     }
 
     /// Records an event in the outbox, in the same transaction as its change.
-    pub fn emit(&mut self, organization: &str, kind: &str, payload: EventPayload) -> Result<(), EngineError> {
+    pub fn emit(
+        &mut self,
+        organization: &str,
+        kind: EventKind,
+        payload: EventPayload,
+    ) -> Result<(), EngineError> {
         let seq = self.counter_next(Counter::EventSeq, 1)?;
         let event = EventRecord {
             seq,
             id: self.new_id("evt"),
             organization: organization.to_string(),
-            kind: kind.to_string(),
+            kind: kind.name().to_string(),
             payload,
             created_at: self.now,
         };

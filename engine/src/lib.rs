@@ -36,6 +36,7 @@ pub mod commands;
 mod durable;
 mod engine;
 pub mod error;
+pub mod events;
 pub mod faults;
 pub mod format;
 pub mod ids;
@@ -59,6 +60,7 @@ pub use engine::{
     WriterHold,
 };
 pub use error::EngineError;
+pub use events::EventKind;
 pub use ledger::TransferSpec;
 pub use money::{Currency, MoneyError};
 pub use postgres::PostgresConfig;

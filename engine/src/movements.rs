@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
+use crate::events::EventKind;
 use crate::ledger::{Books, TransferSpec};
 use crate::money::{Currency, MoneyError};
 use crate::outcome::{Applied, Outcome};
@@ -349,7 +350,7 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
                 ));
                 payout.timeline.push(entry(now, "state", "Payout failed", "Status failed".to_string()));
             }
-            let kind = if *success { "payout.completed" } else { "payout.failed" };
+            let kind = if *success { EventKind::PayoutCompleted } else { EventKind::PayoutFailed };
             books.emit(&payout.organization.clone(), kind, EventPayload::Payout(payout.clone()))?;
         }
     }
@@ -440,7 +441,11 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
     for d in &new.attach {
         books.put_document(&d.collection, &d.id, &d.body, &d.list)?;
     }
-    books.emit(&new.organization, "collection.pending", EventPayload::Collection(collection.clone()))?;
+    books.emit(
+        &new.organization,
+        EventKind::CollectionPending,
+        EventPayload::Collection(collection.clone()),
+    )?;
     for step in &new.schedule {
         let kind = JobKind::AdvanceCollection { collection_id: id.clone(), step: step.step.clone() };
         schedule(books, due_after(now, step.after_ms)?, kind);
@@ -499,13 +504,13 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
                 count_in_group(books, &collection)?;
                 books.emit(
                     &organization,
-                    "collection.completed",
+                    EventKind::CollectionCompleted,
                     EventPayload::Collection(collection.clone()),
                 )?;
                 let account = books.account(&collection.account)?;
                 books.emit(
                     &organization,
-                    "account.credited",
+                    EventKind::AccountCredited,
                     EventPayload::AccountCredited {
                         account,
                         amount: collection.amount,
@@ -534,7 +539,7 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
                 ));
                 books.emit(
                     &organization,
-                    "collection.failed",
+                    EventKind::CollectionFailed,
                     EventPayload::Collection(collection.clone()),
                 )?;
             }

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
+use crate::events::EventKind;
 use crate::ledger::{Books, TransferSpec};
 use crate::money::Currency;
 use crate::movements::{NewPayout, create_payout, schedule};
@@ -62,7 +63,7 @@ pub(crate) fn load(books: &Books, id: &str) -> Result<OrderRecord, EngineError> 
     books.store.get(&key(id))?.ok_or_else(|| EngineError::NotFound { resource: "order", id: id.to_string() })
 }
 
-fn save_and_emit(books: &mut Books, order: &OrderRecord, kinds: &[&str]) -> Result<(), EngineError> {
+fn save_and_emit(books: &mut Books, order: &OrderRecord, kinds: &[EventKind]) -> Result<(), EngineError> {
     books.store.put(key(&order.id), order);
     let payout = match &order.payout_id {
         Some(id) => Some(crate::movements::load_payout(books, id)?),
@@ -73,7 +74,7 @@ fn save_and_emit(books: &mut Books, order: &OrderRecord, kinds: &[&str]) -> Resu
             Some(p) => EventPayload::OrderWithPayout(order.clone(), p.clone()),
             None => EventPayload::Order(order.clone()),
         };
-        books.emit(&order.organization, kind, payload)?;
+        books.emit(&order.organization, *kind, payload)?;
     }
     Ok(())
 }
@@ -112,7 +113,7 @@ pub(crate) fn create(books: &mut Books, new: &NewOrder) -> Result<Applied, Engin
         created_at: now,
         updated_at: now,
     };
-    save_and_emit(books, &order, &["order.awaiting_funds"])?;
+    save_and_emit(books, &order, &[EventKind::OrderAwaitingFunds])?;
     books.index(&new.organization, "orders", &id)?;
     schedule(books, new.expires_at, JobKind::ExpireOrder { order_id: id });
     Ok(Applied { outcome: Outcome::Order(order), replayed: false })
@@ -142,7 +143,7 @@ pub(crate) fn funds(books: &mut Books, funds: &OrderFunds) -> Result<Applied, En
             "Funds seen on-chain",
             format!("{amount_text} {} with {}", order.from_currency, order.status_message),
         ));
-        let kinds: &[&str] = if first_sighting { &["order.awaiting_confirmations"] } else { &[] };
+        let kinds: &[EventKind] = if first_sighting { &[EventKind::OrderAwaitingConfirmations] } else { &[] };
         save_and_emit(books, &order, kinds)?;
         return Ok(Applied { outcome: Outcome::Order(order), replayed: false });
     }
@@ -161,10 +162,10 @@ pub(crate) fn funds(books: &mut Books, funds: &OrderFunds) -> Result<Applied, En
         "Funds received",
         format!("{amount_text} {} credited to {}", order.from_currency, transfer.credit_account),
     ));
-    let mut kinds = vec!["order.funds_received"];
+    let mut kinds = vec![EventKind::OrderFundsReceived];
     let mismatch = match funds.amount.cmp(&order.from_amount) {
-        std::cmp::Ordering::Greater => Some(("order.overpaid", "Overpaid")),
-        std::cmp::Ordering::Less => Some(("order.underpaid", "Underpaid")),
+        std::cmp::Ordering::Greater => Some((EventKind::OrderOverpaid, "Overpaid")),
+        std::cmp::Ordering::Less => Some((EventKind::OrderUnderpaid, "Underpaid")),
         std::cmp::Ordering::Equal => None,
     };
     if let Some((kind, title)) = mismatch {
@@ -180,7 +181,7 @@ pub(crate) fn funds(books: &mut Books, funds: &OrderFunds) -> Result<Applied, En
     let account = books.account(&transfer.credit_account)?;
     books.emit(
         &order.organization,
-        "account.credited",
+        EventKind::AccountCredited,
         EventPayload::AccountCredited { account, amount: funds.amount, source: order.id.clone() },
     )?;
     // The payout starts in this same command, so no read ever sees the
@@ -195,9 +196,9 @@ fn start_payout(
     books: &mut Books,
     mut order: OrderRecord,
     funds: &OrderFunds,
-    earlier: &[&str],
+    earlier: &[EventKind],
 ) -> Result<Applied, EngineError> {
-    let with = |last: &'static str| -> Vec<&str> { earlier.iter().copied().chain([last]).collect() };
+    let with = |last: EventKind| -> Vec<EventKind> { earlier.iter().copied().chain([last]).collect() };
     let now = books.now;
     let refused = |order: &mut OrderRecord, reason: String| {
         order.status = OrderStatus::Failed;
@@ -247,7 +248,7 @@ fn start_payout(
                             payout.to_currency
                         ),
                     ));
-                    save_and_emit(books, &order, &with("order.processing_payout"))?;
+                    save_and_emit(books, &order, &with(EventKind::OrderProcessingPayout))?;
                     return Ok(Applied { outcome: Outcome::Order(order), replayed: false });
                 }
                 Err(EngineError::InsufficientFunds { .. }) => {
@@ -257,7 +258,7 @@ fn start_payout(
             }
         }
     }
-    save_and_emit(books, &order, &with("order.failed"))?;
+    save_and_emit(books, &order, &with(EventKind::OrderFailed))?;
     Ok(Applied { outcome: Outcome::Order(order), replayed: false })
 }
 
@@ -295,7 +296,7 @@ fn payout_settled(
     let kind = if success {
         order.status = OrderStatus::Completed;
         order.timeline.push(entry(now, "state", "Order completed", "The payout was delivered"));
-        "order.completed"
+        EventKind::OrderCompleted
     } else {
         order.status = OrderStatus::Failed;
         order.timeline.push(entry(
@@ -304,7 +305,7 @@ fn payout_settled(
             "Order failed",
             "The payout failed; the funds remain on the balance",
         ));
-        "order.failed"
+        EventKind::OrderFailed
     };
     save_and_emit(books, &order, &[kind])
 }
@@ -323,6 +324,6 @@ pub(crate) fn expire(books: &mut Books, order_id: &str) -> Result<Applied, Engin
     order.updated_at = now;
     order.status_message = "No funds arrived before the deadline".into();
     order.timeline.push(entry(now, "state", "Order expired", "No funds arrived before the deadline"));
-    save_and_emit(books, &order, &["order.expired"])?;
+    save_and_emit(books, &order, &[EventKind::OrderExpired])?;
     Ok(Applied { outcome: Outcome::Order(order), replayed: false })
 }

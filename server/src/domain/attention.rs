@@ -124,7 +124,7 @@ pub(crate) async fn counts(stack: &Arc<Stack>) -> ApiResult<Counts> {
     let scanned = stack.clone();
     let counts = tokio::task::spawn_blocking(move || count(&scanned)).await.map_err(|e| {
         tracing::error!(error = %e, "the attention count panicked");
-        ApiError::internal()
+        ApiError::internal_from(e)
     })??;
     *counted = Some((Instant::now(), counts));
     Ok(counts)

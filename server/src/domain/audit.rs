@@ -65,7 +65,7 @@ pub(crate) fn page(identity: &Identity, query: &PageQuery) -> ApiResult<ListPage
     let page = query.page(&secret, SCOPE)?;
     let mut found = identity.audit_page(page.before, page.limit.saturating_add(1)).map_err(|e| {
         tracing::error!(error = %e, "cannot read the audit log");
-        ApiError::internal()
+        ApiError::internal_from(e)
     })?;
     let has_more = found.len() > page.limit;
     found.truncate(page.limit);

@@ -93,7 +93,7 @@ pub(crate) fn online(
     prepare(dest).map_err(|message| ApiError::validation("to", message))?;
     copy_online(stacks, identity, data_dir, dest).map_err(|message| {
         tracing::error!(%message, to = %dest.display(), "the backup failed");
-        ApiError::internal()
+        ApiError::internal_from(message)
     })
 }
 

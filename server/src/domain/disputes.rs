@@ -26,7 +26,9 @@ use serde_json::Value;
 use sika_api::ListPage;
 use sika_api::disputes::{self as wire, CreateDisputeMessage, DisputeAttachmentInput, SimulateDispute};
 use sika_engine::movements::{CollectionRecord, MovementStatus};
-use sika_engine::{Command, Currency, Document, EngineError, EventPayload, Expected, NewEvent, Snapshot};
+use sika_engine::{
+    Command, Currency, Document, EngineError, EventKind, EventPayload, Expected, NewEvent, Snapshot,
+};
 
 use crate::domain::error::{ApiError, ApiResult, money_error};
 use crate::domain::files;
@@ -252,10 +254,10 @@ fn dispute_document(dispute: &Dispute) -> Document {
 
 /// A dispute event: its `data` is the view the dispute's GET answers with,
 /// as it stood when the event happened.
-fn event(dispute: &Dispute, kind: &str, rendered: &wire::Dispute) -> NewEvent {
+fn event(dispute: &Dispute, kind: EventKind, rendered: &wire::Dispute) -> NewEvent {
     NewEvent {
         organization: dispute.organization.clone(),
-        kind: kind.into(),
+        kind,
         payload: EventPayload::Rendered {
             id: dispute.id.clone(),
             json: render::to_json(rendered).to_string(),
@@ -336,7 +338,7 @@ pub(crate) async fn open(
     };
     let snapshot = stack.engine.read()?;
     let (collection, payment_link_id) = disputed_payment(&snapshot, organization, &request)?;
-    let currency = Currency::find(&collection.currency).map_err(|_| ApiError::internal())?;
+    let currency = Currency::find(&collection.currency).map_err(|e| ApiError::internal_from(e))?;
     let amount = match &request.amount {
         None => collection.amount,
         Some(text) => currency.parse(text.as_str(), false).map_err(|e| money_error("amount", e))?,
@@ -398,7 +400,7 @@ pub(crate) async fn open(
                     list: None,
                 },
             ],
-            events: vec![event(&dispute, "dispute.created", &rendered)],
+            events: vec![event(&dispute, EventKind::DisputeCreated, &rendered)],
         })
         .await;
     match saved {
@@ -481,8 +483,8 @@ pub(crate) async fn resolve(
                 expect: vec![Expected::unchanged(COLLECTION, id, &bytes)],
                 documents,
                 events: vec![
-                    event(&dispute, "dispute.updated", &rendered),
-                    event(&dispute, "dispute.closed", &rendered),
+                    event(&dispute, EventKind::DisputeUpdated, &rendered),
+                    event(&dispute, EventKind::DisputeClosed, &rendered),
                 ],
             })
             .await;

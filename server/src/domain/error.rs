@@ -3,6 +3,9 @@
 //! nothing of HTTP: `crate::http::error` maps each code to its one status,
 //! and the envelope middleware writes the body with its `requestId`.
 
+use std::panic::Location;
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 use sika_api::ErrorCode;
 use sika_engine::{EngineError, MoneyError};
@@ -17,11 +20,34 @@ pub(crate) struct ApiError {
     /// code stays `validation_error` (CONTRACT.md pins it) and the answer
     /// is 413, which `http::error` reads from here.
     pub over_quota: bool,
+    /// Why an `internal_error` happened and where: written on the
+    /// request's log line by the envelope, never into the body.
+    pub cause: Option<Cause>,
+}
+
+/// The source of an internal error and the line that turned it into one.
+#[derive(Debug, Clone)]
+pub(crate) struct Cause {
+    pub source: Arc<dyn std::error::Error + Send + Sync>,
+    pub at: &'static Location<'static>,
+}
+
+impl std::fmt::Display for Cause {
+    /// The source and each of its own sources, outermost first.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.source)?;
+        let mut next = self.source.source();
+        while let Some(inner) = next {
+            write!(f, ": {inner}")?;
+            next = inner.source();
+        }
+        Ok(())
+    }
 }
 
 impl ApiError {
     pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ApiError { code, message: message.into(), details: None, over_quota: false }
+        ApiError { code, message: message.into(), details: None, over_quota: false, cause: None }
     }
 
     /// `413 validation_error`: storing this would pass a quota of `limit`
@@ -63,8 +89,15 @@ impl ApiError {
         ApiError::new(ErrorCode::NotFound, message)
     }
 
-    pub(crate) fn internal() -> Self {
-        ApiError::new(ErrorCode::InternalError, "the node could not complete the request")
+    /// `500 internal_error` because of `cause`: the body says only that the
+    /// node failed; the cause and the caller's line go to the request's
+    /// log line. A plain message (`&str`, `String`) is a cause too, for a
+    /// failure that has no error value (an outcome of the wrong kind).
+    #[track_caller]
+    pub(crate) fn internal_from(cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        let mut error = ApiError::new(ErrorCode::InternalError, "the node could not complete the request");
+        error.cause = Some(Cause { source: Arc::from(cause.into()), at: Location::caller() });
+        error
     }
 
     pub(crate) fn unavailable() -> Self {
@@ -106,12 +139,35 @@ impl ApiError {
     }
 }
 
+/// `500 internal_error` for an engine answer of another kind than the
+/// command it answers makes.
+#[track_caller]
+pub(crate) fn unexpected(outcome: &sika_engine::Outcome) -> ApiError {
+    use sika_engine::Outcome;
+    // The kind only: a record's fields may name a beneficiary, and no
+    // log line carries those.
+    let kind = match outcome {
+        Outcome::Transfers(_) => "transfers",
+        Outcome::Deposit(_) => "a deposit",
+        Outcome::Quote(_) => "a quote",
+        Outcome::Conversion(_) => "a conversion",
+        Outcome::Document { .. } => "a document",
+        Outcome::Payout(_) => "a payout",
+        Outcome::Collection(_) => "a collection",
+        Outcome::Order(_) => "an order",
+    };
+    ApiError::internal_from(format!("the engine answered the command with {kind}"))
+}
+
 /// Maps a money error on `field` to a validation error naming it.
 pub(crate) fn money_error(field: &str, error: MoneyError) -> ApiError {
     ApiError::validation(field, error.to_string())
 }
 
 impl From<EngineError> for ApiError {
+    /// An engine failure of the node's own is an `internal_error` caused by
+    /// it, located where `?` converted it.
+    #[track_caller]
     fn from(error: EngineError) -> Self {
         match error {
             EngineError::Money(e) => ApiError::validation("amount", e.to_string()),
@@ -160,11 +216,11 @@ impl From<EngineError> for ApiError {
             // (a request's own amount too large arrives as `Money` above).
             e @ EngineError::Overflow(_) => {
                 tracing::error!(error = %e, "ledger arithmetic overflow");
-                ApiError::internal()
+                ApiError::internal_from(e)
             }
             other => {
                 tracing::error!(error = %other, "engine failure");
-                ApiError::internal()
+                ApiError::internal_from(other)
             }
         }
     }
@@ -182,5 +238,28 @@ mod tests {
         assert_eq!(request.code, ErrorCode::ValidationError);
         let ledger = ApiError::from(EngineError::Overflow("credits posted"));
         assert_eq!(ledger.code, ErrorCode::InternalError);
+    }
+
+    #[test]
+    fn an_internal_error_keeps_its_cause_and_line_out_of_its_body() {
+        let io = std::io::Error::other("disk on fire");
+        let line = line!() + 1;
+        let error = ApiError::internal_from(io);
+        let cause = error.cause.as_ref().expect("the cause is kept");
+        assert_eq!(cause.to_string(), "disk on fire");
+        assert_eq!((cause.at.file(), cause.at.line()), (file!(), line));
+        let body = error.body("req_1").to_string();
+        assert!(!body.contains("disk on fire") && !body.contains(file!()), "{body}");
+
+        // `?` on an engine failure locates the `?`.
+        fn fails() -> ApiResult<()> {
+            Err(EngineError::Overflow("credits posted"))?;
+            Ok(())
+        }
+        let line = line!() - 3;
+        let error = fails().unwrap_err();
+        let cause = error.cause.expect("the cause is kept");
+        assert_eq!((cause.at.file(), cause.at.line()), (file!(), line));
+        assert!(cause.to_string().contains("credits posted"), "{cause}");
     }
 }

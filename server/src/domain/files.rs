@@ -194,8 +194,10 @@ pub(crate) async fn delete(stack: &Stack, file: &StoredFile) -> ApiResult<()> {
         // Every stored file was counted: by its upload, or by the count of
         // an organization's files that first made its usage document.
         let remaining = usage.bytes.checked_sub(file.size).ok_or_else(|| {
-            tracing::error!(file = %file.id, used = usage.bytes, size = file.size, "a file's usage is less than its size");
-            ApiError::internal()
+            ApiError::internal_from(format!(
+                "file '{}' of {} bytes is more than its organization's usage of {} bytes",
+                file.id, file.size, usage.bytes
+            ))
         })?;
         let expect = vec![
             Expected::unchanged(COLLECTION, &file.id, &description),

@@ -29,14 +29,12 @@ pub(crate) const MEMBERS_PER_ORGANIZATION_MAX: usize = 1000;
 /// which part was wrong.
 const WRONG_CREDENTIALS: &str = "wrong email, password or invitation";
 
-fn internal(e: String) -> ApiError {
-    tracing::error!(error = %e, "cannot write the identity database");
-    ApiError::internal()
-}
-
 impl From<String> for ApiError {
+    /// A failure of the identity database, located where `?` met it.
+    #[track_caller]
     fn from(e: String) -> ApiError {
-        internal(e)
+        tracing::error!(error = %e, "cannot write the identity database");
+        ApiError::internal_from(e)
     }
 }
 
@@ -268,7 +266,7 @@ pub(crate) async fn create_session(
         }
         result
     });
-    checked.await.unwrap_or_else(|_| Err(ApiError::internal()))
+    checked.await.unwrap_or_else(|e| Err(ApiError::internal_from(e)))
 }
 
 /// Accepts an invitation or checks a password, with `permit`'s memory.

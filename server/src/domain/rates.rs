@@ -68,7 +68,7 @@ impl Manual {
     pub(crate) fn from_stored(stored: &StoredTable) -> Result<Manual, crate::domain::error::ApiError> {
         let mut rates = BTreeMap::new();
         for (code, text) in &stored.rates {
-            let rate = text.parse().map_err(|_| crate::domain::error::ApiError::internal())?;
+            let rate = text.parse().map_err(|e| crate::domain::error::ApiError::internal_from(e))?;
             rates.insert(code.clone(), rate);
         }
         Ok(Manual { rates, source: Source::Admin, as_of: stored.as_of })

@@ -52,7 +52,7 @@ pub(crate) use sika_api::AmountInput;
 /// one the enum does not know is an internal error, not the caller's.
 pub(crate) fn wire_enum<T: serde::de::DeserializeOwned>(name: &str) -> ApiResult<T> {
     serde_json::from_value(Value::String(name.to_string()))
-        .map_err(|_| crate::domain::error::ApiError::internal())
+        .map_err(|e| crate::domain::error::ApiError::internal_from(e))
 }
 
 /// A view as JSON, for the places that still assemble JSON by hand (events,

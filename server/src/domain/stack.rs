@@ -163,7 +163,7 @@ impl Stack {
             let record: ApiKeyRecord = crate::store::documents::decode(&body)?;
             keys.insert(record.hash, record);
         }
-        *self.keys.write().map_err(|_| ApiError::internal())? = keys;
+        *self.keys.write().map_err(|e| ApiError::internal_from(e.to_string()))? = keys;
         Ok(())
     }
 
@@ -220,7 +220,7 @@ impl Stack {
                 list: Some((record.organization.clone(), "api_keys".to_string())),
             })
             .await?;
-        self.keys.write().map_err(|_| ApiError::internal())?.insert(record.hash, record);
+        self.keys.write().map_err(|e| ApiError::internal_from(e.to_string()))?.insert(record.hash, record);
         Ok(())
     }
 

@@ -244,8 +244,9 @@ async fn save(
     {
         Ok(_) => Ok((account, true)),
         Err(sika_engine::EngineError::Conflict(_)) => {
-            let existing =
-                customer_account(stack, organization, &reference)?.ok_or_else(ApiError::internal)?;
+            let existing = customer_account(stack, organization, &reference)?.ok_or_else(|| {
+                ApiError::internal_from(format!("the account for '{reference}' conflicted but is not there"))
+            })?;
             Ok((existing, false))
         }
         Err(e) => Err(e.into()),

@@ -2,7 +2,9 @@
 //! request id, the stack, the method, the matched route template (never a
 //! raw path, which may carry ids or a payer's link), the status, the
 //! duration, the caller's address, the error code of an error answer, and
-//! the organization once the caller is known. No body and no
+//! the organization once the caller is known; an internal error's line
+//! (at error level) adds its `cause` and `causeAt`, the source line that
+//! raised it. No body and no
 //! header is logged, so no secret can reach a log line.
 
 use axum::extract::{MatchedPath, Request};
@@ -33,6 +35,9 @@ pub(crate) struct Line<'a> {
     pub client: Option<std::net::IpAddr>,
     /// The error object's code, on an error answer.
     pub error: Option<sika_api::ErrorCode>,
+    /// An internal error's cause and the line that raised it, which the
+    /// body never carries.
+    pub cause: Option<&'a crate::domain::error::Cause>,
 }
 
 /// The matched route template of an answered request, or `unmatched`.
@@ -47,6 +52,24 @@ pub(crate) fn log(line: &Line<'_>) {
     let error = line.error.map(sika_api::ErrorCode::as_str);
     let duration_ms = line.duration.as_secs_f64() * 1000.0;
     let status = line.response.status.as_u16();
+    if let Some(cause) = line.cause {
+        // The same line, at error level, with why and where.
+        tracing::error!(
+            requestId = line.request_id,
+            stack = line.stack,
+            method = line.method,
+            route,
+            status,
+            durationMs = duration_ms,
+            organizationId = organization,
+            clientAddress = client,
+            error,
+            cause = %cause,
+            causeAt = %cause.at,
+            "request"
+        );
+        return;
+    }
     // An absent organization leaves the field out of the line.
     tracing::info!(
         requestId = line.request_id,

@@ -62,7 +62,8 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
         chunks.concat()
     };
     let (mut parts, body) = response.into_parts();
-    let (body_bytes, error_code) = answer_body(&mut parts, body, &method, &path, &request_id).await;
+    let (body_bytes, error) = answer_body(&mut parts, body, &method, &path, &request_id).await;
+    let error_code = error.as_ref().map(|e| e.code);
     let headers = &mut parts.headers;
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         headers.insert("x-request-id", value);
@@ -78,6 +79,7 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
         duration: started.elapsed(),
         client,
         error: error_code,
+        cause: error.as_ref().and_then(|e| e.cause.as_ref()),
     });
     // A refused flood (429) is counted by the metrics, not stored: one
     // tenant's flood must not push everyone's entries out of the log.
@@ -105,18 +107,18 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
 }
 
 /// The answer's body: for an error, the spec's error object with the
-/// request's id (and the status its code answers with), and the code.
+/// request's id (and the status its code answers with), and the error.
 async fn answer_body(
     parts: &mut axum::http::response::Parts,
     body: Body,
     method: &str,
     path: &str,
     request_id: &str,
-) -> (Bytes, Option<sika_api::ErrorCode>) {
+) -> (Bytes, Option<ApiError>) {
     match parts.extensions.remove::<ApiError>() {
         Some(error) => {
             parts.status = crate::http::error::status_of(&error);
-            (error_bytes(parts, &error, request_id), Some(error.code))
+            (error_bytes(parts, &error, request_id), Some(error))
         }
         // The hosted checkout's HTML error pages (an unknown link) stay HTML.
         None if parts.status.as_u16() >= 400 && !is_json(parts) && !is_html(parts) => {
@@ -126,7 +128,7 @@ async fn answer_body(
             if error.code != sika_api::ErrorCode::BadRequest {
                 parts.status = crate::http::error::status(error.code);
             }
-            (error_bytes(parts, &error, request_id), Some(error.code))
+            (error_bytes(parts, &error, request_id), Some(error))
         }
         None => (to_bytes(body, usize::MAX).await.unwrap_or_default(), None),
     }
@@ -350,13 +352,129 @@ fn generic_error(status: StatusCode, method: &str, path: &str) -> ApiError {
             sika_api::ErrorCode::UnsupportedMediaType,
             "the body must be JSON with Content-Type: application/json",
         ),
-        s if s.is_server_error() => {
-            tracing::error!(%method, %path, status = s.as_u16(), "request failed inside the node");
-            ApiError::internal()
-        }
+        s if s.is_server_error() => ApiError::internal_from(format!(
+            "{method} {path} answered {} without an error object",
+            s.as_u16()
+        )),
         s => ApiError::new(
             sika_api::ErrorCode::BadRequest,
             format!("the request could not be handled ({})", s.as_u16()),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    use axum::Router;
+    use axum::body::{Body, to_bytes};
+    use axum::extract::Request;
+    use axum::routing::get;
+    use serde_json::Value;
+    use tower_service::Service;
+
+    use super::{EnvelopeState, envelope};
+    use crate::domain::error::{ApiError, ApiResult};
+
+    /// Everything the subscriber writes, one JSON object per line.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+        type Writer = Captured;
+
+        fn make_writer(&'a self) -> Captured {
+            self.clone()
+        }
+    }
+
+    /// The line of `reads_a_missing_file` that raised its error.
+    static RAISED_AT: AtomicU32 = AtomicU32::new(0);
+
+    /// A handler whose storage fails under it, as a real one's would.
+    async fn reads_a_missing_file() -> ApiResult<&'static str> {
+        let (error, line) = match std::fs::read("/nonexistent/sika/ledger.redb") {
+            Ok(_) => return Ok("read"),
+            Err(e) => (ApiError::internal_from(e), line!()),
+        };
+        RAISED_AT.store(line, Ordering::Relaxed);
+        Err(error)
+    }
+
+    #[tokio::test]
+    async fn an_internal_errors_cause_is_on_its_log_line_and_never_in_its_body() {
+        let logs = Captured::default();
+        let subscriber = tracing_subscriber::fmt().json().with_writer(logs.clone()).finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let state: EnvelopeState = None;
+        let mut app = Router::new()
+            .route("/v1/things/{id}", get(reads_a_missing_file))
+            .route_layer(axum::middleware::from_fn(crate::http::access_log::remember_route))
+            .layer(axum::middleware::from_fn_with_state(state, envelope));
+
+        let request = Request::get("/v1/things/thing_1").body(Body::empty()).unwrap();
+        let response = app.call(request).await.unwrap();
+        assert_eq!(response.status(), 500);
+        let request_id = response.headers()["x-request-id"].to_str().unwrap().to_string();
+        let body = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"], "internal_error");
+        assert_eq!(body["message"], "the node could not complete the request");
+        assert_eq!(body["requestId"], request_id.as_str());
+        let text = body.to_string();
+        for secret in ["ledger.redb", "No such file", "envelope.rs"] {
+            assert!(!text.contains(secret), "the body says '{secret}': {text}");
+        }
+
+        let written = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<Value> = written.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let fields = |line: &Value| line.get("fields").cloned().unwrap_or_else(|| line.clone());
+        let ours: Vec<&Value> =
+            lines.iter().filter(|l| fields(l)["requestId"] == request_id.as_str()).collect();
+        assert_eq!(ours.len(), 1, "one line per request: {written}");
+        let line = fields(ours[0]);
+        assert_eq!(ours[0]["level"], "ERROR", "{written}");
+        assert_eq!(line["message"], "request");
+        assert_eq!(line["status"], 500);
+        assert_eq!(line["error"], "internal_error");
+        assert_eq!(line["route"], "/v1/things/{id}");
+        let cause = line["cause"].as_str().unwrap();
+        assert!(cause.contains("No such file or directory"), "{cause}");
+        let at = line["causeAt"].as_str().unwrap();
+        let raised = format!("{}:{}:", file!(), RAISED_AT.load(Ordering::Relaxed));
+        assert!(at.starts_with(&raised), "raised at {at}, expected {raised}");
+    }
+
+    #[tokio::test]
+    async fn a_refusal_logs_no_cause() {
+        let logs = Captured::default();
+        let subscriber = tracing_subscriber::fmt().json().with_writer(logs.clone()).finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let state: EnvelopeState = None;
+        let mut app = Router::new()
+            .route("/v1/things", get(|| async { ApiResult::<()>::Err(ApiError::not_found("no thing")) }))
+            .layer(axum::middleware::from_fn_with_state(state, envelope));
+        let response = app.call(Request::get("/v1/things").body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(response.status(), 404);
+        let written = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+        let line: Value = serde_json::from_str(written.lines().last().unwrap()).unwrap();
+        assert_eq!(line["level"], "INFO", "{written}");
+        let fields = line.get("fields").unwrap_or(&line);
+        assert_eq!(fields["error"], "not_found");
+        assert!(fields.get("cause").is_none() && fields.get("causeAt").is_none(), "{written}");
     }
 }

@@ -369,7 +369,9 @@ pub(crate) fn page_state(
         if let Some(link) = load_link(snapshot, &id)? {
             let state = link_state(snapshot, &link, now)?;
             count = count.saturating_add(state.payments);
-            total = total.checked_add(state.total_received).ok_or_else(ApiError::internal)?;
+            total = total
+                .checked_add(state.total_received)
+                .ok_or_else(|| ApiError::internal_from("the total received overflowed"))?;
         }
     }
     Ok((page_status(page, now), count, total))
@@ -514,7 +516,7 @@ pub(crate) fn render_session(view: &SessionView) -> ApiResult<links::CheckoutSes
             for (k, v) in &i.fields {
                 map.insert(k.clone(), json!(v));
             }
-            serde_json::from_value(Value::Object(map)).map_err(|_| ApiError::internal())
+            serde_json::from_value(Value::Object(map)).map_err(|e| ApiError::internal_from(e))
         })
         .transpose()?;
     Ok(links::CheckoutSession {

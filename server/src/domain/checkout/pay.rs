@@ -113,7 +113,8 @@ fn within_limits(rail: &Method, amount_minor: i128, scale: u32) -> ApiResult<()>
 /// country of `rail` (a local `0712345678` on M-Pesa Kenya is
 /// `+254712345678`); refused naming `phone` with that country's example.
 fn wallet_number(catalog: &catalog::Catalog, rail: &Method, typed: &str) -> ApiResult<String> {
-    let format = PhoneFormat::of_method(catalog, &rail.code).ok_or_else(ApiError::internal)?;
+    let format = PhoneFormat::of_method(catalog, &rail.code)
+        .ok_or_else(|| ApiError::internal_from(format!("method '{}' has no phone format", rail.code)))?;
     format.normalise(typed).ok_or_else(|| ApiError::validation("phone", format.problem()))
 }
 
@@ -208,7 +209,7 @@ pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> A
         documents.push(document(LINKS, &link.id, &link, Some((&link.organization, LINKS))));
     }
     documents.push(document(SESSIONS, &session.id, &session, Some((&link.id, LINK_SESSIONS))));
-    let currency = Currency::find(&session.destination_currency).map_err(|_| ApiError::internal())?;
+    let currency = Currency::find(&session.destination_currency).map_err(|e| ApiError::internal_from(e))?;
     // Hosted checkout is not routed to a provider (its attempts expire on
     // Sika's clock): an empty code keeps it on the operator's rail.
     // Only a mobile-money payer is known: a transfer's or crypto session's
@@ -304,7 +305,7 @@ fn build_session(
         PaymentLinkStatus::Active => {}
     }
     let settings = &link.settings;
-    let currency = Currency::find(&settings.currency).map_err(|_| ApiError::internal())?;
+    let currency = Currency::find(&settings.currency).map_err(|e| ApiError::internal_from(e))?;
     let amount = match (&request.amount, link.amount) {
         (Some(input), _) if !input.as_str().trim().is_empty() => currency
             .parse(&ungrouped(input.as_str()), false)
@@ -443,7 +444,7 @@ fn build_session(
                 .ok_or_else(|| {
                     ApiError::validation("chain", format!("{asset} on '{chain}' is not accepted here"))
                 })?;
-            let asset_currency = Currency::find(&asset).map_err(|_| ApiError::internal())?;
+            let asset_currency = Currency::find(&asset).map_err(|e| ApiError::internal_from(e))?;
             // The payer sends the asset; the link's currency is credited.
             // Priced as a quote for a fixed `to` amount: the payer's asset
             // is sold at the node's all-in rate, and the asset amount is

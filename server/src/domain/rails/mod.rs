@@ -365,7 +365,7 @@ pub(crate) fn wallet_number(number: &str) -> String {
 }
 
 fn major(currency: &str, minor: i128) -> ApiResult<Decimal> {
-    Currency::find(currency).and_then(|c| c.to_decimal(minor)).map_err(|_| ApiError::internal())
+    Currency::find(currency).and_then(|c| c.to_decimal(minor)).map_err(|e| ApiError::internal_from(e))
 }
 
 /// A string from the movement's metadata (the caller's JSON object).

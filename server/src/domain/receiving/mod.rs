@@ -97,7 +97,9 @@ pub(crate) async fn crypto_address(
                     ))
                 })?;
                 let claimed = vec![format!("index:{counter}:{index}"), format!("address:{address}")];
-                index = index.checked_add(1).ok_or_else(ApiError::internal)?;
+                index = index
+                    .checked_add(1)
+                    .ok_or_else(|| ApiError::internal_from("the address index overflowed"))?;
                 let hint = crate::store::documents::document(NEXT_INDEX, &counter, &index, None);
                 (address, claimed, vec![hint])
             }

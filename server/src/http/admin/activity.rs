@@ -167,7 +167,8 @@ pub(super) async fn orders(
 fn owned_view<V: Movement>(stack: &Stack, id: &str) -> ApiResult<Owned<V>> {
     let snapshot = stack.engine.read()?;
     let organization = found(V::owner(&snapshot, id)?, V::NOUN, id)?;
-    let item = V::find(stack, &snapshot, &organization, id)?.ok_or_else(ApiError::internal)?;
+    let item = V::find(stack, &snapshot, &organization, id)?
+        .ok_or_else(|| ApiError::internal_from(format!("{} '{id}' has an owner but no view", V::NOUN)))?;
     Ok(Owned { organization_id: organization, item })
 }
 
@@ -257,7 +258,8 @@ pub(super) async fn dispute_file(
     let file = crate::domain::disputes::attached_file(&snapshot, &dispute, &file_id)?.ok_or_else(|| {
         ApiError::not_found(format!("no message of dispute '{id}' attaches a file '{file_id}'"))
     })?;
-    let bytes = crate::domain::files::contents(&snapshot, &file.id)?.ok_or_else(ApiError::internal)?;
+    let bytes = crate::domain::files::contents(&snapshot, &file.id)?
+        .ok_or_else(|| ApiError::internal_from(format!("file '{}' has no contents", file.id)))?;
     Ok(crate::http::routes::files::download(&file, bytes))
 }
 
@@ -311,8 +313,11 @@ pub(super) async fn order_funds(
         .members_of(&order.organization)
         .into_iter()
         .find(|m| m.role == crate::domain::identity::Role::Owner)
-        .ok_or_else(ApiError::internal)?;
-    let currency = sika_engine::Currency::find(&order.from_currency).map_err(|_| ApiError::internal())?;
+        .ok_or_else(|| {
+            ApiError::internal_from(format!("organization '{}' has no owner", order.organization))
+        })?;
+    let currency =
+        sika_engine::Currency::find(&order.from_currency).map_err(|e| ApiError::internal_from(e))?;
     let amount = currency
         .parse(request.amount.as_str(), false)
         .map_err(|e| crate::domain::error::money_error("amount", e))?;

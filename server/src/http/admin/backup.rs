@@ -39,7 +39,7 @@ pub(super) async fn back_up(
         backup::online([&state.live, &state.sandbox], &state.identity, &state.data_dir, &dest)
     })
     .await
-    .map_err(|_| ApiError::internal())??;
+    .map_err(|e| ApiError::internal_from(e))??;
     tracing::info!(to = %backup.to, durationMs = backup.duration_ms, "backup written");
     Ok((StatusCode::CREATED, Json(BackupEnvelope { backup })))
 }

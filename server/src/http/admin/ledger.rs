@@ -67,7 +67,7 @@ pub(super) async fn verify(
         engine.database().and_then(|db| sika_engine::verify::verify(&*db))
     })
     .await
-    .map_err(|_| crate::domain::error::ApiError::internal())??;
+    .map_err(|e| crate::domain::error::ApiError::internal_from(e))??;
     let verify = VerifyResult {
         at: timestamp(stack.now_ms()),
         consistent: report.is_consistent(),

@@ -26,7 +26,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::error::{ApiError, ApiResult, unexpected};
 use crate::domain::identity::{Identity, Organization};
 use crate::domain::ratelimit::FailureThrottle;
 use crate::domain::render::{self, timestamp};
@@ -238,7 +238,7 @@ async fn set_suspended(
 ) -> ApiResult<Json<OrganizationEnvelope>> {
     let org = state.identity.set_suspended(id, suspended).map_err(|e| {
         tracing::error!(error = %e, "cannot update organization");
-        ApiError::internal()
+        ApiError::internal_from(e)
     })?;
     let org = found(org, "organization", id)?;
     Ok(Json(OrganizationEnvelope { organization: render_organization(&org) }))
@@ -438,7 +438,7 @@ async fn settle_payout(
 ) -> ApiResult<Response> {
     let advance = |step| Command::AdvancePayout { payout_id: id.clone(), step };
     let (outcome, detail) = settle_movement(&state, &stack, &action, &body, advance).await?;
-    let Outcome::Payout(p) = outcome else { return Err(ApiError::internal()) };
+    let Outcome::Payout(p) = outcome else { return Err(unexpected(&outcome)) };
     Ok(with_detail(Json(PayoutEnvelope { payout: render::payout(&p, &[]) }), detail))
 }
 
@@ -460,7 +460,7 @@ async fn settle_collection(
 ) -> ApiResult<Response> {
     let advance = |step| Command::AdvanceCollection { collection_id: id.clone(), step };
     let (outcome, detail) = settle_movement(&state, &stack, &action, &body, advance).await?;
-    let Outcome::Collection(c) = outcome else { return Err(ApiError::internal()) };
+    let Outcome::Collection(c) = outcome else { return Err(unexpected(&outcome)) };
     Ok(with_detail(Json(CollectionEnvelope { collection: render::collection(&c, &[]) }), detail))
 }
 
@@ -513,7 +513,7 @@ async fn operator_note(
         let (what, status) = match &applied.outcome {
             Outcome::Payout(p) => ("payout", p.status.name()),
             Outcome::Collection(c) => ("collection", c.status.name()),
-            _ => return Err(ApiError::internal()),
+            other => return Err(unexpected(other)),
         };
         return Err(already_final(what, status));
     }
@@ -526,7 +526,7 @@ async fn settle(stack: &Stack, command: Command) -> ApiResult<Outcome> {
     let (key, status) = match &applied.outcome {
         Outcome::Payout(p) => ("payout", p.status),
         Outcome::Collection(c) => ("collection", c.status),
-        _ => return Err(ApiError::internal()),
+        other => return Err(unexpected(other)),
     };
     if applied.replayed {
         return Err(already_final(key, status.name()));

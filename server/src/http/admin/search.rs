@@ -50,6 +50,6 @@ pub(super) async fn search(
         search::search(&stacks, &organizations, &needle)
     })
     .await
-    .map_err(|_| ApiError::internal())?
+    .map_err(|e| ApiError::internal_from(e))?
     .map(Json)
 }

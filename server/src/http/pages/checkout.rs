@@ -194,7 +194,7 @@ fn page(
     let shell = Shell::new(title, stack.kind == StackKind::Sandbox, style);
     let html = CheckoutPage { shell, header, content }.render().map_err(|e| {
         tracing::error!(error = %e, "cannot render the checkout page");
-        ApiError::internal()
+        ApiError::internal_from(e)
     })?;
     Ok(Rendered { status, html, content_security_policy })
 }

@@ -43,8 +43,8 @@ async fn page(State(stack): State<Arc<Stack>>, Path(id): Path<String>) -> ApiRes
     };
     let rendered = html::render(&stack, &snapshot, target)?;
     let status = StatusCode::from_u16(rendered.status).unwrap_or(StatusCode::OK);
-    let policy =
-        header::HeaderValue::from_str(&rendered.content_security_policy).map_err(|_| ApiError::internal())?;
+    let policy = header::HeaderValue::from_str(&rendered.content_security_policy)
+        .map_err(|e| ApiError::internal_from(e))?;
     Ok((
         status,
         [
@@ -110,7 +110,8 @@ async fn qr_code(
     Path((id, session)): Path<(String, String)>,
 ) -> ApiResult<Response> {
     let address = deposit_address(&stack.engine.read()?, &id, &session)?;
-    let svg = html::qr_svg(&address).ok_or_else(ApiError::internal)?;
+    let svg = html::qr_svg(&address)
+        .ok_or_else(|| ApiError::internal_from("the address does not fit a QR code"))?;
     Ok((
         [
             (header::CONTENT_TYPE, header::HeaderValue::from_static("image/svg+xml")),

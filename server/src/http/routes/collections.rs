@@ -12,7 +12,7 @@ use sika_engine::{Command, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::error::{ApiResult, unexpected};
 use crate::domain::instructions::{fingerprint, new_collection};
 use crate::domain::render;
 use crate::domain::stack::Stack;
@@ -45,7 +45,7 @@ async fn create(
     let request: CreateCollection = from_value(raw)?;
     let new = new_collection(&stack, &principal, request, print)?;
     let applied = stack.engine.execute(Command::CreateCollection(new)).await?;
-    let Outcome::Collection(collection) = applied.outcome else { return Err(ApiError::internal()) };
+    let Outcome::Collection(collection) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
     if collection.rail == crate::domain::rails::RAIL_FLUTTERWAVE {
         stack.rails.due_now(crate::domain::rails::Kind::Collection, &collection.id);
     }

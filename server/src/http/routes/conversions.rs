@@ -11,7 +11,7 @@ use sika_engine::{Command, Outcome, QuoteAmount};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::error::{ApiError, ApiResult, money_error};
+use crate::domain::error::{ApiError, ApiResult, money_error, unexpected};
 use crate::domain::instructions::validate_reference;
 use crate::domain::pagination::page_of_views;
 use crate::domain::render;
@@ -70,7 +70,7 @@ async fn create_quote(
             amount,
         })
         .await?;
-    let Outcome::Quote(quote) = applied.outcome else { return Err(ApiError::internal()) };
+    let Outcome::Quote(quote) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
     Ok((StatusCode::CREATED, Json(QuoteEnvelope { quote: render::quote(&quote, stack.now_ms()) })))
 }
 
@@ -117,7 +117,7 @@ async fn execute(
             external_reference: body.external_reference,
         })
         .await?;
-    let Outcome::Conversion(conversion) = applied.outcome else { return Err(ApiError::internal()) };
+    let Outcome::Conversion(conversion) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
     let status = if applied.replayed { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, Json(ConversionEnvelope { conversion: render::conversion(&conversion) })))
 }

@@ -85,7 +85,8 @@ async fn remove(Loaded { record, stack, .. }: Loaded<StoredFile>) -> ApiResult<J
         ReadRefusals<FileEnvelope>),
 )]
 async fn contents(Loaded { record: file, snapshot, .. }: Loaded<StoredFile>) -> ApiResult<Response> {
-    let bytes = files::contents(&snapshot, &file.id)?.ok_or_else(ApiError::internal)?;
+    let bytes = files::contents(&snapshot, &file.id)?
+        .ok_or_else(|| ApiError::internal_from(format!("file '{}' has no contents", file.id)))?;
     Ok(download(&file, bytes))
 }
 

@@ -79,8 +79,9 @@ pub(super) fn created_or_replayed<V: Movement>(
     if !replayed {
         return Ok((StatusCode::CREATED, created));
     }
-    let now = V::find(stack, &stack.engine.read()?, principal.organization(), id)?
-        .ok_or_else(ApiError::internal)?;
+    let now = V::find(stack, &stack.engine.read()?, principal.organization(), id)?.ok_or_else(|| {
+        ApiError::internal_from(format!("{} '{id}' vanished after it was created", V::NOUN))
+    })?;
     Ok((StatusCode::OK, now))
 }
 

@@ -12,7 +12,7 @@ use sika_engine::{Command, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::error::{ApiResult, unexpected};
 use crate::domain::instructions::{fingerprint, new_order};
 use crate::domain::render;
 use crate::domain::stack::Stack;
@@ -44,7 +44,7 @@ async fn create(
     let request: CreateOrder = from_value(raw)?;
     let new = new_order(&stack, &principal, request, print).await?;
     let applied = stack.engine.execute(Command::CreateOrder(new)).await?;
-    let Outcome::Order(order) = applied.outcome else { return Err(ApiError::internal()) };
+    let Outcome::Order(order) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
     if let Ok(webhooks) = stack.webhooks() {
         webhooks.wake();
     }

@@ -14,7 +14,7 @@ use sika_engine::{Command, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::error::{ApiResult, unexpected};
 use crate::domain::instructions::{fingerprint, new_payout};
 use crate::domain::rails::lookup::{self, Lookup};
 use crate::domain::render;
@@ -63,7 +63,7 @@ async fn create(
         _ => {}
     }
     let applied = stack.engine.execute(Command::CreatePayout(new)).await?;
-    let Outcome::Payout(payout) = applied.outcome else { return Err(ApiError::internal()) };
+    let Outcome::Payout(payout) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
     if payout.rail == crate::domain::rails::RAIL_FLUTTERWAVE {
         stack.rails.due_now(crate::domain::rails::Kind::Payout, &payout.id);
     }

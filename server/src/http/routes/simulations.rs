@@ -17,7 +17,7 @@ use sika_engine::{Command, Currency, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::error::{ApiError, ApiResult, money_error};
+use crate::domain::error::{ApiError, ApiResult, money_error, unexpected};
 use crate::domain::instructions::validate_reference;
 use crate::domain::pagination::page_of_items;
 use crate::domain::principal::Principal;
@@ -106,7 +106,7 @@ async fn virtual_account_deposit(
 ) -> ApiResult<(StatusCode, Json<DepositEnvelope>)> {
     sandbox_only(&stack)?;
     let account: VirtualAccount = owned(&stack, &stack.engine.read()?, &principal, &id)?;
-    let currency = Currency::find(&account.currency).map_err(|_| ApiError::internal())?;
+    let currency = Currency::find(&account.currency).map_err(|e| ApiError::internal_from(e))?;
     let (status, deposit) =
         credit(&stack, principal.organization(), currency, &body.amount, body.external_reference).await?;
     let deposit = Deposit { virtual_account_id: Some(account.id), ..deposit };
@@ -136,7 +136,7 @@ async fn credit(
             external_reference,
         })
         .await?;
-    let Outcome::Deposit(deposit) = applied.outcome else { return Err(ApiError::internal()) };
+    let Outcome::Deposit(deposit) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
     let status = if applied.replayed { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, render::deposit(&deposit)))
 }
@@ -161,7 +161,7 @@ async fn order_funds(
 ) -> ApiResult<Json<OrderEnvelope>> {
     sandbox_only(&stack)?;
     let order: OrderRecord = owned(&stack, &stack.engine.read()?, &principal, &id)?;
-    let currency = Currency::find(&order.from_currency).map_err(|_| ApiError::internal())?;
+    let currency = Currency::find(&order.from_currency).map_err(|e| ApiError::internal_from(e))?;
     let amount = currency.parse(body.amount.as_str(), false).map_err(|e| money_error("amount", e))?;
     let confirmations = body.confirmations.unwrap_or(order.required_confirmations);
     let funds = crate::domain::instructions::order_funds(&stack, &principal, &order, amount, confirmations)?;
@@ -170,6 +170,6 @@ async fn order_funds(
         webhooks.wake();
     }
     let order = crate::domain::views::find_order(&stack.engine.read()?, principal.organization(), &id)?
-        .ok_or_else(ApiError::internal)?;
+        .ok_or_else(|| ApiError::internal_from(format!("order '{id}' vanished after its funds")))?;
     Ok(Json(OrderEnvelope { order }))
 }

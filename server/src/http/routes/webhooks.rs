@@ -16,7 +16,7 @@ use sika_api::webhooks::{
 use sika_api::{
     BodyRefusals, ErrorBody, Id, ListPage, ListQuery, NoSuch, PageRefusals, ReadRefusals, Refusals,
 };
-use sika_engine::{Command, EventPayload};
+use sika_engine::{Command, EventKind, EventPayload};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -218,14 +218,14 @@ async fn test(
         .engine
         .execute(Command::RecordEvent {
             organization: endpoint.organization.clone(),
-            kind: "webhook.test".into(),
+            kind: EventKind::WebhookTest,
             payload: EventPayload::WebhookTest { endpoint_id: endpoint.id.clone() },
         })
         .await?;
     stack.webhooks()?.wake();
     let sent = WebhookTestSent {
         webhook_endpoint: WebhookEndpointRef { id: endpoint.id },
-        event: "webhook.test".into(),
+        event: EventKind::WebhookTest.name().into(),
     };
     Ok((StatusCode::ACCEPTED, Json(sent)))
 }
