@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
+use crate::support::disk::SmallFilesystem;
 use crate::support::*;
 
 /// The address the flooding client uses; the clients that must still be
@@ -507,34 +508,6 @@ async fn active_keys_per_organization_are_capped_under_racing_creation() {
     sandbox.api.post(&keys_url, &session, key("room for one")).await.expect(201);
     sandbox.api.post(&keys_url, &session, key("no more")).await.expect_error(409, "invalid_state");
     sandbox.node.stop_and_verify();
-}
-
-/// A tmpfs mounted at a new directory, unmounted when dropped.
-struct SmallFilesystem(tempfile::TempDir);
-
-impl SmallFilesystem {
-    /// `mib` MiB, or `None` where this machine does not let the test mount
-    /// one (no privilege).
-    fn mount(mib: u32) -> Option<SmallFilesystem> {
-        let dir = tempfile::Builder::new().prefix("sika-small-fs-").tempdir().ok()?;
-        let mounted = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={mib}m,mode=0700"), "tmpfs"])
-            .arg(dir.path())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        mounted.then_some(SmallFilesystem(dir))
-    }
-
-    fn path(&self) -> &std::path::Path {
-        self.0.path()
-    }
-}
-
-impl Drop for SmallFilesystem {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg("-l").arg(self.0.path()).status();
-    }
 }
 
 /// Fills the filesystem holding `dir` with one file, to its last byte.

@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use crate::support::disk::SmallFilesystem;
 use crate::support::*;
 use serde_json::{Value, json};
 
@@ -161,37 +162,6 @@ fn config_check_reads_the_sizes() {
     assert_eq!(problems.lines().count(), 2, "one line per problem: {problems}");
 }
 
-/// A tmpfs of `mib` MiB at a new directory, unmounted when dropped. Where
-/// the machine does not let the test mount one (no privilege) it is `None`
-/// and the test does not run, except under `CI`, where that fails it.
-struct Tmpfs(tempfile::TempDir);
-
-impl Tmpfs {
-    fn mount(mib: u32) -> Option<Tmpfs> {
-        let dir = tempfile::Builder::new().prefix("sika-reserve-").tempdir().unwrap();
-        let mounted = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={mib}m,mode=0700"), "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !mounted {
-            assert!(std::env::var_os("CI").is_none(), "CI is set and this machine cannot mount a tmpfs");
-            eprintln!("not run: this machine does not let the test mount a tmpfs (it runs under CI)");
-        }
-        mounted.then_some(Tmpfs(dir))
-    }
-
-    fn path(&self) -> &std::path::Path {
-        self.0.path()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg("-l").arg(self.0.path()).status();
-    }
-}
-
 /// Free bytes on the filesystem holding `dir`, as the node counts them.
 fn free_bytes(dir: &std::path::Path) -> u64 {
     use std::os::unix::ffi::OsStrExt;
@@ -213,7 +183,12 @@ fn free_bytes(dir: &std::path::Path) -> u64 {
 #[tokio::test]
 #[expect(clippy::too_many_lines)]
 async fn a_sandbox_filling_the_disk_stops_at_the_reserve_and_the_live_stack_goes_on() {
-    let Some(disk) = Tmpfs::mount(80) else { return };
+    let Some(disk) = SmallFilesystem::mount(80) else {
+        return cannot_run(
+            "a_sandbox_filling_the_disk_stops_at_the_reserve_and_the_live_stack_goes_on",
+            "this machine does not let the test mount a tmpfs (it needs root)",
+        );
+    };
     let options = Options::unthrottled();
     let mut node = Node::start(options.clone());
     node.stop();

@@ -375,17 +375,23 @@ mod tests {
         assert_eq!(sandbox.per_usd("GHS").unwrap().source, Source::Builtin);
     }
 
-    #[test]
-    fn manual_rates_win_and_a_stale_feed_gives_nothing() {
-        let now = Arc::new(AtomicI64::new(1_000_000));
-        let settings = RateSettings {
+    /// GHS set by hand, and a feed polled every minute that is stale after
+    /// ten.
+    fn ghs_by_hand_and_a_feed() -> RateSettings {
+        RateSettings {
             manual: BTreeMap::from([("GHS".to_string(), d("16"))]),
             feed: Some(FeedSettings {
                 url: "http://x".into(),
                 interval: Duration::from_secs(60),
                 max_age: Duration::from_secs(600),
             }),
-        };
+        }
+    }
+
+    #[test]
+    fn manual_rates_win_and_a_stale_feed_gives_nothing() {
+        let now = Arc::new(AtomicI64::new(1_000_000));
+        let settings = ghs_by_hand_and_a_feed();
         let book = Arc::new(RateBook::new(&settings, false, clock(&now)));
         assert!(book.per_usd("NGN").is_none(), "live has no built-in rates");
         book.record_fetch(Ok((
@@ -414,14 +420,7 @@ mod tests {
     #[test]
     fn the_sandbox_keeps_reference_rates_the_file_does_not_set() {
         let now = Arc::new(AtomicI64::new(1_000_000));
-        let settings = RateSettings {
-            manual: BTreeMap::from([("GHS".to_string(), d("16"))]),
-            feed: Some(FeedSettings {
-                url: "http://x".into(),
-                interval: Duration::from_secs(60),
-                max_age: Duration::from_secs(600),
-            }),
-        };
+        let settings = ghs_by_hand_and_a_feed();
         let book = Arc::new(RateBook::new(&settings, true, clock(&now)));
         assert_eq!(book.per_usd("GHS").unwrap().source, Source::Config);
         let ugx = book.per_usd("UGX").unwrap();
