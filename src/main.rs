@@ -77,7 +77,7 @@ struct Admin {
 }
 
 impl AdminArgs {
-    fn resolve(&self) -> Result<Admin, String> {
+    fn resolve(&self) -> Result<Admin, Failure> {
         let node = file_node(self.config.as_deref())?.overlay(NodeTable {
             data_dir: self.data_dir.clone(),
             admin_addr: self.admin_addr,
@@ -97,10 +97,10 @@ const DATA_DIR_DEFAULT: &str = "./sika-data";
 
 /// The `[node]` table of the configuration file at `path` (empty without
 /// one); a file that cannot be read is an error naming its problems.
-fn file_node(path: Option<&std::path::Path>) -> Result<NodeTable, String> {
+fn file_node(path: Option<&std::path::Path>) -> Result<NodeTable, Failure> {
     let Some(path) = path else { return Ok(NodeTable::default()) };
     ConfigFile::load(path).map(|file| file.node).map_err(|problems| {
-        format!("the configuration in {} has problems:\n  {}", path.display(), problems.join("\n  "))
+        format!("the configuration in {} has problems:\n  {}", path.display(), problems.join("\n  ")).into()
     })
 }
 
@@ -342,10 +342,10 @@ impl NodeArgs {
         sika_server::configure(node, file)
     }
 
-    fn config(&self) -> Result<NodeConfig, String> {
+    fn config(&self) -> Result<NodeConfig, Failure> {
         self.resolve().map_err(|problems| {
             let file = self.config.as_ref().map(|p| format!(" in {}", p.display())).unwrap_or_default();
-            format!("the configuration{file} has problems:\n  {}", problems.join("\n  "))
+            format!("the configuration{file} has problems:\n  {}", problems.join("\n  ")).into()
         })
     }
 }
@@ -356,15 +356,15 @@ fn main() -> ExitCode {
         Commands::Serve(args) => {
             init_logging(args.log_format);
             let result = args.config().and_then(|config| {
-                let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-                runtime.block_on(sika_server::serve(config))
+                let runtime = tokio::runtime::Runtime::new()?;
+                Ok(runtime.block_on(sika_server::serve(config))?)
             });
             finish(result)
         }
         Commands::Init { node, json: _ } => {
             let result =
-                node.config().and_then(|config| sika_server::init(&config)).and_then(|credentials| {
-                    println!("{}", serde_json::to_string(&credentials).map_err(|e| e.to_string())?);
+                node.config().and_then(|config| Ok(sika_server::init(&config)?)).and_then(|credentials| {
+                    println!("{}", serde_json::to_string(&credentials)?);
                     Ok(())
                 });
             finish(result)
@@ -391,13 +391,13 @@ fn main() -> ExitCode {
                 owner_name: owner_name.as_deref(),
             };
             let created = admin.resolve().and_then(|admin| {
-                sika_tui::cli::create_organization(&admin.data_dir, &admin.url, admin.token, &new)
+                Ok(sika_tui::cli::create_organization(&admin.data_dir, &admin.url, admin.token, &new)?)
             });
             finish(created.map(|answer| println!("{answer}")))
         }
-        Commands::Tui { admin } => {
-            finish(admin.resolve().and_then(|admin| sika_tui::run(&admin.data_dir, &admin.url, admin.token)))
-        }
+        Commands::Tui { admin } => finish(
+            admin.resolve().and_then(|admin| Ok(sika_tui::run(&admin.data_dir, &admin.url, admin.token)?)),
+        ),
         Commands::Bench { transfers, accounts, batch, dir, store } => {
             let options = sika_engine::bench::BenchOptions { transfers, accounts, batch, seed: 1 };
             finish(bench(dir, options, store).map(|summary| println!("{summary}")))
@@ -410,7 +410,7 @@ fn bench(
     dir: Option<PathBuf>,
     options: sika_engine::bench::BenchOptions,
     store: Option<String>,
-) -> Result<String, String> {
+) -> Result<String, Failure> {
     let parent = dir.unwrap_or_else(std::env::temp_dir);
     let scratch = parent.join(format!("sika-bench-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
@@ -449,7 +449,7 @@ fn check_config(args: &NodeArgs) -> ExitCode {
 
 /// `sika backup`: asked of the running node when one holds the data
 /// directory (its lock says so), made here otherwise; the summary line.
-fn backup(admin: &Admin, to: &std::path::Path) -> Result<String, String> {
+fn backup(admin: &Admin, to: &std::path::Path) -> Result<String, Failure> {
     let to = std::path::absolute(to).map_err(|e| format!("cannot resolve {}: {e}", to.display()))?;
     let backup = if sika_server::node_running(&admin.data_dir)? {
         sika_tui::cli::backup(&admin.data_dir, &admin.url, admin.token.clone(), &to)?
@@ -459,7 +459,11 @@ fn backup(admin: &Admin, to: &std::path::Path) -> Result<String, String> {
     Ok(backup.summary(&admin.data_dir.display().to_string()))
 }
 
-fn finish(result: Result<(), String>) -> ExitCode {
+/// Why a command failed, said on one line to the operator: whatever error
+/// it came from (the node's, the store's, a file's) with its causes.
+type Failure = Box<dyn std::error::Error + Send + Sync>;
+
+fn finish(result: Result<(), Failure>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

@@ -22,4 +22,5 @@ pub use domain::backup::{in_use as node_running, offline as backup_offline};
 pub use domain::checkout_format::LEDGER_STEPS;
 pub use domain::webhooks::signing;
 pub use http::openapi;
+pub use runtime::error::NodeError;
 pub use runtime::node::{configure, init, serve};

@@ -2,6 +2,7 @@
 //! create`, and `sika backup` while the node runs. They take the operator
 //! token the way the console does.
 
+use crate::error::ConsoleError;
 use std::path::Path;
 use std::time::Duration;
 
@@ -24,24 +25,28 @@ pub fn create_organization(
     admin_url: &str,
     token: Option<String>,
     new: &NewOrganization<'_>,
-) -> Result<String, String> {
+) -> Result<String, ConsoleError> {
     let owner_name = new
         .owner_name
         .map(str::to_string)
         .unwrap_or_else(|| new.owner_email.split('@').next().unwrap_or(new.owner_email).to_string());
     let body = json!({"name": new.name, "owner": {"email": new.owner_email, "name": owner_name}});
     let answer = post(data_dir, admin_url, token, "organizations", &body, Duration::from_secs(30))?;
-    serde_json::to_string_pretty(&answer).map_err(|e| e.to_string())
+    Ok(serde_json::to_string_pretty(&answer)?)
 }
 
 /// `POST /admin/v1/backup` on the node at `admin_url`: the running node
 /// copies its databases into `to` (an absolute path on its machine).
-pub fn backup(data_dir: &Path, admin_url: &str, token: Option<String>, to: &Path) -> Result<Backup, String> {
-    let body =
-        serde_json::to_value(BackupRequest { to: to.display().to_string() }).map_err(|e| e.to_string())?;
+pub fn backup(
+    data_dir: &Path,
+    admin_url: &str,
+    token: Option<String>,
+    to: &Path,
+) -> Result<Backup, ConsoleError> {
+    let body = serde_json::to_value(BackupRequest { to: to.display().to_string() })?;
     // A large ledger takes a while to copy.
     let answer = post(data_dir, admin_url, token, "backup", &body, Duration::from_secs(3600))?;
-    serde_json::from_value::<BackupEnvelope>(answer).map(|a| a.backup).map_err(|e| e.to_string())
+    Ok(serde_json::from_value::<BackupEnvelope>(answer)?.backup)
 }
 
 /// `POST /admin/v1/<path>` with `body`; the answer, or the node's error
@@ -53,22 +58,23 @@ fn post(
     path: &str,
     body: &Value,
     timeout: Duration,
-) -> Result<Value, String> {
+) -> Result<Value, ConsoleError> {
     let token = crate::operator_token(data_dir, token)?;
-    let client = reqwest::blocking::Client::builder().timeout(timeout).build().map_err(|e| e.to_string())?;
+    let client =
+        reqwest::blocking::Client::builder().timeout(timeout).build().map_err(ConsoleError::Client)?;
     let url = format!("{}/admin/v1/{path}", admin_url.trim_end_matches('/'));
     let response = client
         .post(&url)
         .bearer_auth(token)
         .json(body)
         .send()
-        .map_err(|e| format!("cannot reach the admin API at {admin_url}: {e}; is the node running?"))?;
+        .map_err(|source| ConsoleError::Unreachable { url: admin_url.to_string(), source })?;
     let status = response.status();
-    let answer: Value = response.json().map_err(|e| format!("the admin API answered {status}: {e}"))?;
+    let answer: Value = response.json().map_err(|source| ConsoleError::Unreadable { status, source })?;
     if !status.is_success() {
-        let message = answer["message"].as_str().unwrap_or("no message");
-        let field = answer["details"]["field"].as_str().map(|f| format!(" ({f})")).unwrap_or_default();
-        return Err(format!("the admin API refused: {status}: {message}{field}"));
+        let message = answer["message"].as_str().unwrap_or("no message").to_string();
+        let field = answer["details"]["field"].as_str().map(str::to_string);
+        return Err(ConsoleError::Refused { status, message, field });
     }
     Ok(answer)
 }

@@ -41,13 +41,13 @@ pub struct HttpClient {
 
 impl HttpClient {
     /// `base_url` is the admin listener, e.g. `http://127.0.0.1:8082`.
-    pub fn new(base_url: &str, token: &str) -> Result<HttpClient, String> {
+    pub fn new(base_url: &str, token: &str) -> Result<HttpClient, crate::error::ConsoleError> {
         let http = Http::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .timeout(REQUEST_TIMEOUT)
             .user_agent(concat!("sika-tui/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            .map_err(crate::error::ConsoleError::Client)?;
         Ok(HttpClient {
             http,
             base_url: base_url.trim_end_matches('/').to_string(),

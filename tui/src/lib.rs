@@ -34,6 +34,7 @@
 pub mod api;
 pub mod app;
 pub mod cli;
+pub mod error;
 pub mod fetch;
 mod http;
 pub mod view;
@@ -47,6 +48,7 @@ use ratatui::DefaultTerminal;
 
 pub use api::*;
 pub use app::{Action, App, Connection, Detail, Tab};
+pub use error::ConsoleError;
 pub use fetch::{Payload, Request, Response};
 pub use http::HttpClient;
 pub use view::render;
@@ -59,7 +61,7 @@ const RESPONSES_PER_FRAME_MAX: usize = 64;
 
 /// Runs the console against the admin API at `admin_url` until the operator
 /// quits. The token is `token`, or else `<data_dir>/admin-token`.
-pub fn run(data_dir: &Path, admin_url: &str, token: Option<String>) -> Result<(), String> {
+pub fn run(data_dir: &Path, admin_url: &str, token: Option<String>) -> Result<(), ConsoleError> {
     let token = operator_token(data_dir, token)?;
     let client = HttpClient::new(admin_url, &token)?;
     let fetcher = fetch::Fetcher::spawn(Arc::new(client));
@@ -69,28 +71,32 @@ pub fn run(data_dir: &Path, admin_url: &str, token: Option<String>) -> Result<()
     let mut terminal = ratatui::try_init().map_err(|e| {
         // It can fail after raw mode is already on.
         ratatui::restore();
-        format!("cannot open the terminal: {e}")
+        ConsoleError::Terminal { doing: "open", source: e }
     })?;
     let result = event_loop(&mut terminal, &mut app, &fetcher);
     ratatui::restore();
     result
 }
 
-pub(crate) fn operator_token(data_dir: &Path, token: Option<String>) -> Result<String, String> {
+pub(crate) fn operator_token(data_dir: &Path, token: Option<String>) -> Result<String, ConsoleError> {
     let token_path = data_dir.join("admin-token");
     let token = match token {
         Some(token) => token,
         None => std::fs::read_to_string(&token_path)
-            .map_err(|e| format!("no --token given and cannot read {}: {e}", token_path.display()))?,
+            .map_err(|source| ConsoleError::TokenUnreadable { path: token_path.clone(), source })?,
     };
     let token = token.trim().to_string();
     if token.is_empty() {
-        return Err(format!("the operator token is empty (from --token or {})", token_path.display()));
+        return Err(ConsoleError::TokenEmpty(token_path));
     }
     Ok(token)
 }
 
-fn event_loop(terminal: &mut DefaultTerminal, app: &mut App, fetcher: &fetch::Fetcher) -> Result<(), String> {
+fn event_loop(
+    terminal: &mut DefaultTerminal,
+    app: &mut App,
+    fetcher: &fetch::Fetcher,
+) -> Result<(), ConsoleError> {
     loop {
         let now = Instant::now();
         let mut requests = app.tick(now);
@@ -101,12 +107,16 @@ fn event_loop(terminal: &mut DefaultTerminal, app: &mut App, fetcher: &fetch::Fe
         for request in app.start(requests) {
             fetcher.send(request);
         }
-        terminal.draw(|frame| render(app, frame)).map_err(|e| format!("cannot draw: {e}"))?;
-        if !event::poll(POLL_INTERVAL).map_err(|e| format!("cannot read the terminal: {e}"))? {
+        terminal
+            .draw(|frame| render(app, frame))
+            .map_err(|source| ConsoleError::Terminal { doing: "draw on", source })?;
+        if !event::poll(POLL_INTERVAL).map_err(|source| ConsoleError::Terminal { doing: "read", source })? {
             continue;
         }
         // Resize needs nothing: the next draw fits the new size.
-        if let Event::Key(key) = event::read().map_err(|e| format!("cannot read the terminal: {e}"))? {
+        if let Event::Key(key) =
+            event::read().map_err(|source| ConsoleError::Terminal { doing: "read", source })?
+        {
             match app.handle_key(key) {
                 Action::Quit => return Ok(()),
                 Action::Fetch(requests) => {
@@ -129,11 +139,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("sika-tui-token-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         assert_eq!(operator_token(&dir, Some(" adm_flag \n".into())).unwrap(), "adm_flag");
-        assert!(operator_token(&dir, None).unwrap_err().contains("admin-token"));
+        assert!(operator_token(&dir, None).unwrap_err().to_string().contains("admin-token"));
         std::fs::write(dir.join("admin-token"), "adm_file\n").unwrap();
         assert_eq!(operator_token(&dir, None).unwrap(), "adm_file");
         std::fs::write(dir.join("admin-token"), "  \n").unwrap();
-        assert!(operator_token(&dir, None).unwrap_err().contains("empty"));
+        assert!(operator_token(&dir, None).unwrap_err().to_string().contains("empty"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -300,13 +300,13 @@ pub enum Amount {
 
 impl Amount {
     /// The decimal, or why it is not one.
-    pub fn decimal(&self) -> Result<rust_decimal::Decimal, String> {
+    pub fn decimal(&self) -> Result<rust_decimal::Decimal, super::ValueError> {
         match self {
             Amount::Text(text) => {
-                text.trim().parse().map_err(|_| format!("'{text}' is not a decimal number"))
+                text.trim().parse().map_err(|_| super::ValueError::NotADecimal(text.clone()))
             }
             Amount::Integer(n) => Ok((*n).into()),
-            Amount::Float(f) => Err(format!("write {f} as a string (\"{f}\") so it is exact")),
+            Amount::Float(f) => Err(super::ValueError::InexactNumber(*f)),
         }
     }
 }
@@ -354,7 +354,7 @@ mod tests {
         let problems = ConfigFile::parse("[pricing]\nspread = 100\n").unwrap_err();
         assert!(problems[0].contains("spread"), "{problems:?}");
         let file = ConfigFile::parse("[rates.usd]\nGHS = 15.1\nNGN = \"1550\"\nKES = 130\n").unwrap();
-        assert!(file.rates.usd["GHS"].decimal().unwrap_err().contains("as a string"));
+        assert!(file.rates.usd["GHS"].decimal().unwrap_err().to_string().contains("as a string"));
         assert_eq!(file.rates.usd["NGN"].decimal().unwrap(), rust_decimal::Decimal::from(1550));
         assert_eq!(file.rates.usd["KES"].decimal().unwrap(), rust_decimal::Decimal::from(130));
     }

@@ -262,6 +262,26 @@ fn resolve_limits(node: &NodeTable, config: &mut NodeConfig, problems: &mut Vec<
     }
 }
 
+/// Why a value written in the file or given as a flag is not what its
+/// setting takes; the setting's key is added where the problem is listed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    #[error("'{0}' is not a size like 64MiB, 1GiB or a byte count")]
+    NotASize(String),
+    #[error("'{0}' is too large")]
+    TooLarge(String),
+    #[error("'{0}' is not a duration like 30s or 500ms")]
+    NotADuration(String),
+    #[error("'{0}' has an unknown unit; use ms, s, m, h or d")]
+    UnknownUnit(String),
+    #[error("'{0}' is not a valid duration")]
+    InvalidDuration(String),
+    #[error("'{0}' is not a decimal number")]
+    NotADecimal(String),
+    #[error("write {0} as a string (\"{0}\") so it is exact")]
+    InexactNumber(f64),
+}
+
 /// A size as the file or a flag writes it: `"64MiB"`, `"1GiB"`, or a
 /// byte count (a TOML integer or a string of digits).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -272,7 +292,7 @@ pub enum Size {
 }
 
 impl Size {
-    pub fn bytes(&self) -> Result<u64, String> {
+    pub fn bytes(&self) -> Result<u64, ValueError> {
         match self {
             Size::Bytes(bytes) => Ok(*bytes),
             Size::Text(text) => parse_size(text),
@@ -283,7 +303,7 @@ impl Size {
 /// Parses `64MiB`, `1GiB`, `512KiB`, `10B` or a bare byte count; the
 /// units are binary (KiB = 1024 bytes), and decimal ones (`MB`) are
 /// refused rather than guessed at.
-pub fn parse_size(input: &str) -> Result<u64, String> {
+pub fn parse_size(input: &str) -> Result<u64, ValueError> {
     let input = input.trim();
     let split = input.find(|c: char| !c.is_ascii_digit()).unwrap_or(input.len());
     let (number, unit) = input.split_at(split);
@@ -293,11 +313,10 @@ pub fn parse_size(input: &str) -> Result<u64, String> {
         "MiB" => 20,
         "GiB" => 30,
         "TiB" => 40,
-        _ => return Err(format!("'{input}' is not a size like 64MiB, 1GiB or a byte count")),
+        _ => return Err(ValueError::NotASize(input.to_string())),
     };
-    let number: u64 =
-        number.parse().map_err(|_| format!("'{input}' is not a size like 64MiB, 1GiB or a byte count"))?;
-    number.checked_mul(1u64 << shift).ok_or_else(|| format!("'{input}' is too large"))
+    let number: u64 = number.parse().map_err(|_| ValueError::NotASize(input.to_string()))?;
+    number.checked_mul(1u64 << shift).ok_or_else(|| ValueError::TooLarge(input.to_string()))
 }
 
 /// A count setting that must be at least 1: set, or its problem named by
@@ -321,23 +340,23 @@ fn positive_duration(key: &str, value: Option<&str>, slot: &mut Duration, proble
     }
 }
 
-pub fn parse_duration(input: &str) -> Result<Duration, String> {
+pub fn parse_duration(input: &str) -> Result<Duration, ValueError> {
     let input = input.trim();
     let (number, unit) = match input.find(|c: char| !c.is_ascii_digit() && c != '.') {
         Some(index) => input.split_at(index),
         None => (input, "s"),
     };
-    let value: f64 = number.parse().map_err(|_| format!("'{input}' is not a duration like 30s or 500ms"))?;
+    let value: f64 = number.parse().map_err(|_| ValueError::NotADuration(input.to_string()))?;
     let seconds = match unit {
         "ms" => value / 1000.0,
         "s" => value,
         "m" => value * 60.0,
         "h" => value * 3600.0,
         "d" => value * 86_400.0,
-        _ => return Err(format!("'{input}' has an unknown unit; use ms, s, m, h or d")),
+        _ => return Err(ValueError::UnknownUnit(input.to_string())),
     };
     if !seconds.is_finite() || seconds < 0.0 {
-        return Err(format!("'{input}' is not a valid duration"));
+        return Err(ValueError::InvalidDuration(input.to_string()));
     }
     Ok(Duration::from_secs_f64(seconds))
 }

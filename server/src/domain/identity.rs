@@ -201,9 +201,9 @@ impl Identity {
             .create(&path)
             .map_err(|e| crate::store::describe_open_error(&path, e))?;
         sika_engine::format::open(&db, &path, &IDENTITY_STEPS).map_err(|e| e.to_string())?;
-        let postgres = store.map(PgIdentity::open).transpose()?;
+        let postgres = store.map(PgIdentity::open).transpose().map_err(|e| e.to_string())?;
         if let Some(postgres) = &postgres {
-            let loaded = postgres.load()?;
+            let loaded = postgres.load().map_err(|e| e.to_string())?;
             if loaded.identity.is_empty() && !is_empty(&db).map_err(|e| e.to_string())? {
                 return Err(format!(
                     "{} holds an identity but the database given by --store has none: moving a data directory's node into PostgreSQL is not supported; start from an empty data directory",
@@ -274,7 +274,7 @@ impl Identity {
     /// local file, then reloads the cache.
     fn write(&self, changes: Vec<IdentityChange>) -> Result<(), String> {
         if let Some(postgres) = &self.postgres {
-            postgres.write(&changes)?;
+            postgres.write(&changes).map_err(|e| e.to_string())?;
         }
         let txn = self.db.begin_write().map_err(|e| e.to_string())?;
         {
@@ -419,7 +419,7 @@ impl Identity {
     /// Appends an operator action to the audit log and returns its position.
     pub(crate) fn append_audit(&self, record: &AuditRecord) -> Result<u64, String> {
         let shared = match &self.postgres {
-            Some(postgres) => Some(postgres.append_audit(&encode(record))?),
+            Some(postgres) => Some(postgres.append_audit(&encode(record)).map_err(|e| e.to_string())?),
             None => None,
         };
         let txn = self.db.begin_write().map_err(|e| e.to_string())?;

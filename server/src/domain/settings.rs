@@ -276,7 +276,7 @@ fn duration(text: Option<&str>, default: &str, key: &str, problems: &mut Vec<Str
 }
 
 fn positive(amount: &Amount) -> Result<Decimal, String> {
-    let value = amount.decimal()?;
+    let value = amount.decimal().map_err(|e| e.to_string())?;
     if value <= Decimal::ZERO { Err("must be more than zero".into()) } else { Ok(value) }
 }
 
@@ -306,7 +306,7 @@ fn overridden(
         }
         let mut amount = |name: &str, value: &Option<Amount>, allow_zero: bool| -> Option<Decimal> {
             let value = value.as_ref()?;
-            let checked = value.decimal().and_then(|d| {
+            let checked = value.decimal().map_err(|e| e.to_string()).and_then(|d| {
                 if d.is_sign_negative() || (!allow_zero && d.is_zero()) {
                     Err(format!("must be {}", if allow_zero { "zero or more" } else { "more than zero" }))
                 } else if d.normalize().scale() > scale {
@@ -333,7 +333,7 @@ fn overridden(
 
 /// `"1.5"` (per cent) as 150 basis points; at most two decimals, at most 100.
 fn percent_bps(amount: &Amount) -> Result<u32, String> {
-    let percent = amount.decimal()?;
+    let percent = amount.decimal().map_err(|e| e.to_string())?;
     let bps = percent.checked_mul(Decimal::ONE_HUNDRED).ok_or("is too large")?;
     if percent.is_sign_negative() || percent > Decimal::ONE_HUNDRED {
         return Err("must be from 0 to 100".into());

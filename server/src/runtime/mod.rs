@@ -1,6 +1,7 @@
 //! The wiring: opening the node, its listeners and stacks, the scheduler
 //! that drives jobs, the storage watch, and shutdown.
 
+pub(crate) mod error;
 pub(crate) mod feed;
 pub(crate) mod listen;
 pub(crate) mod node;

@@ -15,6 +15,7 @@ use crate::domain::rates::RateBook;
 use crate::domain::settings::{self, FeedSettings};
 use crate::domain::stack::{Stack, StackKind};
 use crate::http::admin::{self, AdminState};
+use crate::runtime::error::NodeError;
 use crate::store::disk_reserve::DiskReserve;
 use crate::store::request_log::{RequestLog, Retention};
 
@@ -66,32 +67,25 @@ fn lease_name(data_dir: &Path) -> String {
     format!("{host}-{id}")
 }
 
-/// The start of the error `Node::open` gives when another node took a
-/// stack's writer lease first (PostgreSQL backend).
-const STANDBY: &str = "standby: ";
-
 fn open_engine(
     config: &NodeConfig,
     kind: StackKind,
     rates: &Arc<RateBook>,
     reserve: Option<&Arc<DiskReserve>>,
-) -> Result<Engine, String> {
+) -> Result<Engine, NodeError> {
     let path = config.data_dir.join(kind.database_file());
     let engine = Engine::open(engine_config(config, kind, rates, reserve));
     if let Ok(engine) = &engine
         && let Some(reason) = engine.is_standby().then(|| engine.unavailable_reason()).flatten()
     {
         engine.shutdown();
-        return Err(format!("{STANDBY}{reason}"));
+        return Err(NodeError::Standby(reason));
     }
-    engine.map_err(|e| {
-        if e.to_string().contains("already open") || e.to_string().contains("DatabaseAlreadyOpen") {
-            format!(
-                "the database {} is locked: another sika process is using this data directory",
-                path.display()
-            )
+    engine.map_err(|source| {
+        if source.to_string().contains("already open") || source.to_string().contains("DatabaseAlreadyOpen") {
+            NodeError::Locked(path)
         } else {
-            format!("cannot open {}: {e}", path.display())
+            NodeError::Ledger { path, source }
         }
     })
 }
@@ -119,17 +113,17 @@ pub fn configure(
 /// already there (a directory from an older release, a file someone
 /// loosened) is set so now. The databases hold webhook signing secrets and
 /// representatives' ID numbers; `nobody` could read them.
-pub(crate) fn make_private(dir: &Path) -> Result<(), String> {
+pub(crate) fn make_private(dir: &Path) -> Result<(), NodeError> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     // SAFETY: umask only sets the process's file mode creation mask.
     unsafe {
         libc::umask(0o077);
     }
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(|source| NodeError::File {
+        doing: "create",
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let mut pending = vec![dir.to_path_buf()];
     // A bound on the walk: the data directory holds a few dozen files.
     let mut visited = 0usize;
@@ -138,13 +132,15 @@ pub(crate) fn make_private(dir: &Path) -> Result<(), String> {
         if visited > 100_000 {
             break;
         }
-        let metadata =
-            std::fs::symlink_metadata(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let metadata = std::fs::symlink_metadata(&path).map_err(|source| NodeError::File {
+            doing: "read",
+            path: path.clone(),
+            source,
+        })?;
         let mode = if metadata.is_dir() {
-            for entry in
-                std::fs::read_dir(&path).map_err(|e| format!("cannot list {}: {e}", path.display()))?
-            {
-                pending.push(entry.map_err(|e| e.to_string())?.path());
+            let list = |source| NodeError::File { doing: "list", path: path.clone(), source };
+            for entry in std::fs::read_dir(&path).map_err(list)? {
+                pending.push(entry.map_err(list)?.path());
             }
             0o700
         } else if metadata.is_file() {
@@ -154,29 +150,30 @@ pub(crate) fn make_private(dir: &Path) -> Result<(), String> {
         };
         if metadata.permissions().mode() & 0o7777 != mode {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
-                .map_err(|e| format!("cannot make {} private: {e}", path.display()))?;
+                .map_err(|source| NodeError::File { doing: "make private", path: path.clone(), source })?;
         }
     }
     Ok(())
 }
 
 /// Initialises an empty data directory. Fails if it is already initialised.
-pub fn init(config: &NodeConfig) -> Result<BootstrapCredentials, String> {
+pub fn init(config: &NodeConfig) -> Result<BootstrapCredentials, NodeError> {
     let dir = &config.data_dir;
     make_private(dir)?;
     if Identity::path(dir).exists() {
-        return Err(format!("{} is already initialised", dir.display()));
+        return Err(NodeError::Refused(format!("{} is already initialised", dir.display())));
     }
     if joins_database(config)? {
-        return Err(
+        return Err(NodeError::Refused(
             "the database given by --store already holds a node's identity: start `sika serve` with it to join"
                 .to_string(),
-        );
+        ));
     }
-    let identity = Identity::open(dir, config.store.as_deref())?;
+    let identity = Identity::open(dir, config.store.as_deref()).map_err(NodeError::Refused)?;
     let now = chrono::Utc::now().timestamp_millis();
-    let (organization, owner_session_token, admin_token) =
-        identity.bootstrap(now, config.session_ttl.as_millis().try_into().unwrap_or(i64::MAX))?;
+    let (organization, owner_session_token, admin_token) = identity
+        .bootstrap(now, config.session_ttl.as_millis().try_into().unwrap_or(i64::MAX))
+        .map_err(NodeError::Refused)?;
     let mut keys = Vec::new();
     for kind in [StackKind::Sandbox, StackKind::Live] {
         let secret = secret_token(kind.key_prefix());
@@ -197,14 +194,12 @@ pub fn init(config: &NodeConfig) -> Result<BootstrapCredentials, String> {
         let rates = Arc::new(RateBook::new(&settings::RateSettings::default(), true, Arc::new(|| 0)));
         let engine = open_engine(config, kind, &rates, None)?;
         let body = crate::store::documents::encode(&record);
-        engine
-            .execute_blocking(sika_engine::Command::PutDocument {
-                collection: crate::domain::stack::KEYS.to_string(),
-                id: record.id.clone(),
-                body,
-                list: Some((organization.id.clone(), "api_keys".into())),
-            })
-            .map_err(|e| e.to_string())?;
+        engine.execute_blocking(sika_engine::Command::PutDocument {
+            collection: crate::domain::stack::KEYS.to_string(),
+            id: record.id.clone(),
+            body,
+            list: Some((organization.id.clone(), "api_keys".into())),
+        })?;
         engine.shutdown();
         keys.push(secret);
     }
@@ -220,7 +215,7 @@ pub fn init(config: &NodeConfig) -> Result<BootstrapCredentials, String> {
     })
 }
 
-fn write_admin_token(dir: &Path, token: &str) -> Result<(), String> {
+fn write_admin_token(dir: &Path, token: &str) -> Result<(), NodeError> {
     write_private(&dir.join("admin-token"), token.as_bytes())
 }
 
@@ -228,17 +223,17 @@ fn write_admin_token(dir: &Path, token: &str) -> Result<(), String> {
 pub(crate) const BOOTSTRAP_FILE: &str = "bootstrap.json";
 
 /// Writes `bytes` to `path`, mode 0600, synced.
-fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), NodeError> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .mode(0o600)
         .open(path)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    file.write_all(bytes).and_then(|_| file.sync_all()).map_err(|e| e.to_string())
+        .and_then(|mut file| file.write_all(bytes).and_then(|_| file.sync_all()))
+        .map_err(|source| NodeError::File { doing: "write", path: path.to_path_buf(), source })
 }
 
 /// A running node's stacks, for tests and the serve loop.
@@ -251,15 +246,17 @@ pub(crate) struct Node {
 }
 
 impl Node {
-    pub(crate) fn open(config: NodeConfig) -> Result<Node, String> {
+    pub(crate) fn open(config: NodeConfig) -> Result<Node, NodeError> {
         let config = Arc::new(config);
         make_private(&config.data_dir)?;
-        let identity = Arc::new(Identity::open(&config.data_dir, config.store.as_deref())?);
-        let settings = settings::resolve(&config.file).map_err(|problems| problems.join("; "))?;
+        let identity =
+            Arc::new(Identity::open(&config.data_dir, config.store.as_deref()).map_err(NodeError::Refused)?);
+        let settings =
+            settings::resolve(&config.file).map_err(|problems| NodeError::Refused(problems.join("; ")))?;
         // Only the sandbox yields to the reserve: the live stack writes
         // until the disk itself is full.
         let reserve = Arc::new(DiskReserve::new(config.data_dir.clone(), config.disk_reserve));
-        let open_stack = |kind: StackKind| -> Result<Arc<Stack>, String> {
+        let open_stack = |kind: StackKind| -> Result<Arc<Stack>, NodeError> {
             let clock: Arc<dyn Fn() -> i64 + Send + Sync> =
                 Arc::new(|| chrono::Utc::now().timestamp_millis());
             let rates = Arc::new(RateBook::new(&settings.rates, kind == StackKind::Sandbox, clock));
@@ -279,7 +276,8 @@ impl Node {
                 StackKind::Sandbox => &settings.sandbox,
             };
             let mut stack =
-                Stack::new(kind, engine, identity.clone(), config.clone(), log, stack_settings, rates)?;
+                Stack::new(kind, engine, identity.clone(), config.clone(), log, stack_settings, rates)
+                    .map_err(NodeError::Refused)?;
             stack.disk_reserve = reserve.cloned();
             Ok(Arc::new(stack))
         };
@@ -291,9 +289,9 @@ impl Node {
     }
 
     /// Starts the webhook dispatchers (inside a Tokio runtime).
-    pub(crate) fn start_background(&self) -> Result<(), String> {
+    pub(crate) fn start_background(&self) -> Result<(), NodeError> {
         for stack in [&self.live, &self.sandbox] {
-            stack.start_webhooks()?;
+            stack.start_webhooks().map_err(NodeError::Refused)?;
             crate::runtime::scheduler::spawn(stack.clone());
         }
         crate::runtime::storage_watch::spawn(vec![self.live.clone(), self.sandbox.clone()]);
@@ -325,19 +323,21 @@ impl Node {
     }
 }
 
-async fn bind(addr: SocketAddr, what: &str) -> Result<std::net::TcpListener, String> {
-    let listener =
-        TcpListener::bind(addr).await.map_err(|e| format!("cannot listen for the {what} on {addr}: {e}"))?;
-    listener.into_std().map_err(|e| format!("cannot listen for the {what} on {addr}: {e}"))
+async fn bind(addr: SocketAddr, what: &str) -> Result<std::net::TcpListener, NodeError> {
+    let failed = |source| NodeError::Listen { what: format!(" for the {what} on {addr}"), source };
+    TcpListener::bind(addr).await.map_err(failed)?.into_std().map_err(failed)
 }
 
 /// A listener for one phase of serving: a handle on the same socket, so
 /// the socket stays open (and connections queue) from one phase to the next.
-fn phase(listener: &std::net::TcpListener) -> Result<TcpListener, String> {
-    listener.try_clone().and_then(TcpListener::from_std).map_err(|e| format!("cannot listen: {e}"))
+fn phase(listener: &std::net::TcpListener) -> Result<TcpListener, NodeError> {
+    listener
+        .try_clone()
+        .and_then(TcpListener::from_std)
+        .map_err(|source| NodeError::Listen { what: String::new(), source })
 }
 
-async fn bind_all(config: &NodeConfig) -> Result<[std::net::TcpListener; 3], String> {
+async fn bind_all(config: &NodeConfig) -> Result<[std::net::TcpListener; 3], NodeError> {
     Ok([
         bind(config.live_addr, "live API").await?,
         bind(config.sandbox_addr, "sandbox API").await?,
@@ -355,7 +355,7 @@ async fn stand_by(
     config: &NodeConfig,
     listeners: &mut Option<[std::net::TcpListener; 3]>,
     shutdown: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
-) -> Result<bool, String> {
+) -> Result<bool, NodeError> {
     let held = || {
         let (url, holder) = (url.to_string(), holder.to_string());
         tokio::task::spawn_blocking(move || {
@@ -372,7 +372,7 @@ async fn stand_by(
             reasons
         })
     };
-    let mut reasons = held().await.map_err(|e| e.to_string())?;
+    let mut reasons = held().await?;
     if reasons.is_empty() {
         return Ok(true);
     }
@@ -392,7 +392,7 @@ async fn stand_by(
             () = &mut *shutdown => break true,
             () = tokio::time::sleep(std::time::Duration::from_millis(250)) => {}
         }
-        reasons = held().await.map_err(|e| e.to_string())?;
+        reasons = held().await?;
         if reasons.is_empty() {
             break false;
         }
@@ -409,9 +409,9 @@ async fn stand_by(
 /// Whether `--store` names a database that already holds a node's
 /// identity: a node started on it with an empty data directory joins that
 /// identity (loaded when the node opens) instead of initialising its own.
-fn joins_database(config: &NodeConfig) -> Result<bool, String> {
+fn joins_database(config: &NodeConfig) -> Result<bool, NodeError> {
     match &config.store {
-        Some(url) => crate::store::postgres::PgIdentity::open(url)?.exists(),
+        Some(url) => Ok(crate::store::postgres::PgIdentity::open(url)?.exists()?),
         None => Ok(false),
     }
 }
@@ -422,7 +422,7 @@ async fn open_as_writer(
     config: &NodeConfig,
     listeners: &mut Option<[std::net::TcpListener; 3]>,
     shutdown: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
-) -> Result<Option<Node>, String> {
+) -> Result<Option<Node>, NodeError> {
     // Only a node on PostgreSQL has a lease name, kept in `node-id` (a
     // node joining a database may start with no data directory yet).
     if config.store.is_some() {
@@ -438,7 +438,7 @@ async fn open_as_writer(
         match Node::open(config.clone()) {
             Ok(node) => return Ok(Some(node)),
             // Another standby took a lease first: wait again.
-            Err(e) if e.starts_with(STANDBY) => continue,
+            Err(NodeError::Standby(_)) => continue,
             Err(e) => return Err(e),
         }
     }
@@ -450,16 +450,14 @@ async fn open_as_writer(
 /// output only on a terminal: under a service manager standard output is
 /// the journal, which must never hold a secret, so there they are written
 /// to `<data-dir>/bootstrap.json` (0600) and only its path is logged.
-async fn initialise_if_new(config: &NodeConfig) -> Result<(), String> {
+async fn initialise_if_new(config: &NodeConfig) -> Result<(), NodeError> {
     let join_config = config.clone();
-    let joins = tokio::task::spawn_blocking(move || joins_database(&join_config))
-        .await
-        .map_err(|e| e.to_string())??;
+    let joins = tokio::task::spawn_blocking(move || joins_database(&join_config)).await??;
     if !Identity::path(&config.data_dir).exists() && !joins {
         let init_config = config.clone();
-        let credentials =
-            tokio::task::spawn_blocking(move || init(&init_config)).await.map_err(|e| e.to_string())??;
-        let json = serde_json::to_string(&credentials).map_err(|e| e.to_string())?;
+        let credentials = tokio::task::spawn_blocking(move || init(&init_config)).await??;
+        let json = serde_json::to_string(&credentials)
+            .map_err(|e| NodeError::Refused(format!("cannot show the bootstrap credentials: {e}")))?;
         if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
             println!("{json}");
         } else {
@@ -478,7 +476,7 @@ async fn initialise_if_new(config: &NodeConfig) -> Result<(), String> {
 /// Runs the node until SIGTERM or Ctrl-C, then drains in-flight requests.
 /// On an empty data directory it initialises first and shows the
 /// bootstrap credentials once (`initialise_if_new`).
-pub async fn serve(config: NodeConfig) -> Result<(), String> {
+pub async fn serve(config: NodeConfig) -> Result<(), NodeError> {
     initialise_if_new(&config).await?;
     // The signal handlers go in before any listener answers, so a SIGTERM
     // that arrives as soon as the node is reachable still drains it.
@@ -521,8 +519,9 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
     let serve_one = |listener: TcpListener, app: axum::Router| {
         tokio::spawn(crate::runtime::listen::serve(listener, app, limits.clone(), stop.clone()))
     };
-    let live_app = crate::http::routes::app(node.live.clone(), health.clone())?;
-    let sandbox_app = crate::http::routes::app(node.sandbox.clone(), health.clone())?;
+    let live_app = crate::http::routes::app(node.live.clone(), health.clone()).map_err(NodeError::Refused)?;
+    let sandbox_app =
+        crate::http::routes::app(node.sandbox.clone(), health.clone()).map_err(NodeError::Refused)?;
     let servers = [
         serve_one(live_listener, live_app.merge(crate::http::rails::router(node.live.clone()))),
         serve_one(sandbox_listener, sandbox_app),
@@ -546,7 +545,7 @@ pub async fn serve(config: NodeConfig) -> Result<(), String> {
     match lost {
         // Its caches (keys, settings) may now lag the database: the node
         // exits, and its supervisor starts it again as a standby.
-        Some(reason) => Err(format!("stopped writing: {reason}")),
+        Some(reason) => Err(NodeError::Refused(format!("stopped writing: {reason}"))),
         None => Ok(()),
     }
 }
@@ -567,10 +566,12 @@ async fn lease_lost(node: &Node) -> String {
 
 /// Resolves on SIGTERM or Ctrl-C; the handlers are installed when this is
 /// called, not when it is first polled.
-fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>, String> {
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>, NodeError> {
     use tokio::signal::unix::{SignalKind, signal};
-    let mut terminate = signal(SignalKind::terminate()).map_err(|e| format!("cannot handle SIGTERM: {e}"))?;
-    let mut interrupt = signal(SignalKind::interrupt()).map_err(|e| format!("cannot handle SIGINT: {e}"))?;
+    let mut terminate =
+        signal(SignalKind::terminate()).map_err(|source| NodeError::Signal { signal: "SIGTERM", source })?;
+    let mut interrupt =
+        signal(SignalKind::interrupt()).map_err(|source| NodeError::Signal { signal: "SIGINT", source })?;
     Ok(async move {
         tokio::select! {
             _ = terminate.recv() => {}

@@ -3,6 +3,7 @@
 
 pub(crate) mod disk_reserve;
 pub(crate) mod documents;
+pub(crate) mod error;
 pub(crate) mod postgres;
 pub(crate) mod request_log;
 
@@ -10,11 +11,5 @@ use std::path::Path;
 
 /// A readable reason a database could not be opened.
 pub(crate) fn describe_open_error(path: &Path, error: redb::DatabaseError) -> String {
-    match error {
-        redb::DatabaseError::DatabaseAlreadyOpen => format!(
-            "the database {} is locked: another sika process is using this data directory",
-            path.display()
-        ),
-        other => format!("cannot open {}: {other}", path.display()),
-    }
+    error::StoreError::Open { path: path.to_path_buf(), source: error }.to_string()
 }

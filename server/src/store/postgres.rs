@@ -16,6 +16,7 @@ use std::sync::Mutex;
 use postgres::Client;
 use sika_engine::postgres::{connect_migrated, off_runtime};
 
+use crate::store::error::{StoreError, postgres as failed};
 use crate::store::request_log::{RequestLogEntry, Retention};
 
 /// One key's new value, or `None` to delete it.
@@ -34,10 +35,6 @@ pub(crate) struct PgConnection {
     client: Mutex<Option<Client>>,
 }
 
-fn failed(context: &str) -> impl Fn(postgres::Error) -> String + '_ {
-    move |e| format!("postgres: {context}: {e}")
-}
-
 impl Drop for PgConnection {
     fn drop(&mut self) {
         // The client's own runtime cannot be dropped inside the node's.
@@ -53,7 +50,10 @@ impl PgConnection {
 
     /// Runs `f` with the connection, off the async runtime; a failed call
     /// drops the connection so the next one reconnects.
-    fn with<R: Send>(&self, f: impl FnOnce(&mut Client) -> Result<R, String> + Send) -> Result<R, String> {
+    fn with<R: Send>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<R, StoreError> + Send,
+    ) -> Result<R, StoreError> {
         let mut slot = self.client.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let url = &self.url;
         let current = slot.take();
@@ -62,7 +62,7 @@ impl PgConnection {
                 Some(client) => client,
                 None => match connect_migrated(url) {
                     Ok(client) => client,
-                    Err(e) => return (None, Err(e.to_string())),
+                    Err(e) => return (None, Err(StoreError::from(e))),
                 },
             };
             let result = f(&mut client);
@@ -78,19 +78,22 @@ pub(crate) struct PgIdentity {
 }
 
 impl PgIdentity {
-    pub(crate) fn open(url: &str) -> Result<PgIdentity, String> {
+    pub(crate) fn open(url: &str) -> Result<PgIdentity, StoreError> {
         let identity = PgIdentity { connection: PgConnection::new(url) };
         identity.with(|_| Ok(()))?;
         Ok(identity)
     }
 
-    fn with<R: Send>(&self, f: impl FnOnce(&mut Client) -> Result<R, String> + Send) -> Result<R, String> {
+    fn with<R: Send>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<R, StoreError> + Send,
+    ) -> Result<R, StoreError> {
         self.connection.with(f)
     }
 
     /// Whether a node's identity is there already (a node joining the
     /// database loads it instead of initialising a new one).
-    pub(crate) fn exists(&self) -> Result<bool, String> {
+    pub(crate) fn exists(&self) -> Result<bool, StoreError> {
         self.with(|client| {
             let row = client
                 .query_opt("SELECT 1 FROM sika_identity WHERE key = 'admin_token_hash'", &[])
@@ -99,7 +102,7 @@ impl PgIdentity {
         })
     }
 
-    pub(crate) fn load(&self) -> Result<Loaded, String> {
+    pub(crate) fn load(&self) -> Result<Loaded, StoreError> {
         self.with(|client| {
             let mut txn = client.transaction().map_err(failed("cannot read the identity"))?;
             let identity = txn
@@ -113,8 +116,8 @@ impl PgIdentity {
                 .query("SELECT position, record FROM sika_audit ORDER BY position", &[])
                 .map_err(failed("cannot read the audit log"))?
             {
-                let position =
-                    u64::try_from(row.get::<_, i64>(0)).map_err(|_| "a negative audit position")?;
+                let position = u64::try_from(row.get::<_, i64>(0))
+                    .map_err(|_| StoreError::OutOfRange("a negative audit position"))?;
                 audit.push((position, row.get::<_, Vec<u8>>(1)));
             }
             txn.commit().map_err(failed("cannot read the identity"))?;
@@ -123,7 +126,7 @@ impl PgIdentity {
     }
 
     /// Writes the changes in one transaction.
-    pub(crate) fn write(&self, changes: &[IdentityChange]) -> Result<(), String> {
+    pub(crate) fn write(&self, changes: &[IdentityChange]) -> Result<(), StoreError> {
         self.with(|client| {
             let mut txn = client.transaction().map_err(failed("cannot write the identity"))?;
             for (key, value) in changes {
@@ -142,7 +145,7 @@ impl PgIdentity {
     }
 
     /// Appends an audit record after the newest; returns its position.
-    pub(crate) fn append_audit(&self, record: &[u8]) -> Result<u64, String> {
+    pub(crate) fn append_audit(&self, record: &[u8]) -> Result<u64, StoreError> {
         self.with(|client| {
             let row = client
                 .query_one(
@@ -151,7 +154,8 @@ impl PgIdentity {
                     &[&record],
                 )
                 .map_err(failed("cannot append to the audit log"))?;
-            u64::try_from(row.get::<_, i64>(0)).map_err(|_| "a negative audit position".to_string())
+            u64::try_from(row.get::<_, i64>(0))
+                .map_err(|_| StoreError::OutOfRange("a negative audit position"))
         })
     }
 }
@@ -162,7 +166,7 @@ fn insert_entries(
     txn: &mut postgres::Transaction<'_>,
     stack: &str,
     batch: &[RequestLogEntry],
-) -> Result<(), String> {
+) -> Result<(), StoreError> {
     let column = |f: fn(&RequestLogEntry) -> Option<&str>| batch.iter().map(f).collect::<Vec<_>>();
     let ids = column(|e| Some(&e.id));
     let organizations = column(|e| Some(&e.organization));
@@ -209,7 +213,7 @@ fn trim(
     stack: &str,
     counts: &mut HashMap<String, u64>,
     retention: Retention,
-) -> Result<(), String> {
+) -> Result<(), StoreError> {
     let keep = i64::try_from(retention.count).unwrap_or(i64::MAX);
     for (organization, count) in counts.iter_mut().filter(|(_, count)| **count > retention.count) {
         txn.execute(
@@ -240,7 +244,7 @@ fn trim(
 fn count_by_organization(
     txn: &mut postgres::Transaction<'_>,
     stack: &str,
-) -> Result<HashMap<String, u64>, String> {
+) -> Result<HashMap<String, u64>, StoreError> {
     let rows = txn
         .query(
             "SELECT organization, count(*) FROM sika_requests WHERE stack = $1 GROUP BY organization",
@@ -270,7 +274,7 @@ pub(crate) type Counts = Option<HashMap<String, u64>>;
 const REQUEST_COLUMNS: &str = "id, organization, api_key_id, method, path, status, duration_us, request_body, response_body, created_at";
 
 impl PgRequests {
-    pub(crate) fn open(url: &str, stack: &str) -> Result<PgRequests, String> {
+    pub(crate) fn open(url: &str, stack: &str) -> Result<PgRequests, StoreError> {
         let requests = PgRequests { connection: PgConnection::new(url), stack: stack.to_string() };
         requests.connection.with(|_| Ok(()))?;
         Ok(requests)
@@ -284,7 +288,7 @@ impl PgRequests {
         batch: &[RequestLogEntry],
         retention: Retention,
         counts: &mut Counts,
-    ) -> Result<(), String> {
+    ) -> Result<(), StoreError> {
         let stack = self.stack.as_str();
         let known = counts.take();
         let written = self.connection.with(move |client| {
@@ -310,7 +314,7 @@ impl PgRequests {
     }
 
     /// The entry with this request id, if the log keeps it.
-    pub(crate) fn find(&self, id: &str) -> Result<Option<RequestLogEntry>, String> {
+    pub(crate) fn find(&self, id: &str) -> Result<Option<RequestLogEntry>, StoreError> {
         let stack = self.stack.as_str();
         self.connection.with(|client| {
             let row = client
@@ -326,8 +330,10 @@ impl PgRequests {
                 api_key_id: row.get(2),
                 method: row.get(3),
                 path: row.get(4),
-                status: u16::try_from(row.get::<_, i32>(5)).map_err(|_| "a logged status out of range")?,
-                duration_us: u64::try_from(row.get::<_, i64>(6)).map_err(|_| "a negative logged duration")?,
+                status: u16::try_from(row.get::<_, i32>(5))
+                    .map_err(|_| StoreError::OutOfRange("a logged status"))?,
+                duration_us: u64::try_from(row.get::<_, i64>(6))
+                    .map_err(|_| StoreError::OutOfRange("a negative logged duration"))?,
                 request_body: row.get(7),
                 response_body: row.get(8),
                 created_at: row.get(9),

@@ -16,6 +16,7 @@ use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinitio
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::store::error::StoreError;
 use crate::store::postgres::{Counts, PgRequests};
 
 const ENTRIES: TableDefinition<&str, &[u8]> = TableDefinition::new("requests");
@@ -105,13 +106,12 @@ enum Store {
 /// write (redb refuses every later one on that opening).
 type Slot = Arc<RwLock<Option<Arc<Database>>>>;
 
-fn open_database(path: &Path) -> Result<Database, String> {
+fn open_database(path: &Path) -> Result<Database, StoreError> {
     let db = Database::builder()
         .set_cache_size(16 * 1024 * 1024)
         .create(path)
-        .map_err(|e| crate::store::describe_open_error(path, e))?;
-    sika_engine::format::open(&db, path, &sika_engine::format::REQUEST_LOG_STEPS)
-        .map_err(|e| e.to_string())?;
+        .map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
+    sika_engine::format::open(&db, path, &sika_engine::format::REQUEST_LOG_STEPS)?;
     Ok(db)
 }
 
@@ -132,7 +132,7 @@ impl RequestLog {
         path: &Path,
         retention: Retention,
         admission: Option<sika_engine::Admission>,
-    ) -> Result<RequestLog, String> {
+    ) -> Result<RequestLog, StoreError> {
         let slot: Slot = Arc::new(RwLock::new(Some(Arc::new(open_database(path)?))));
         let mut sink = FileSink::new(slot.clone(), path);
         sink.admission = admission;
@@ -140,12 +140,16 @@ impl RequestLog {
     }
 
     /// The log of stack `stack` in the PostgreSQL database at `url`.
-    pub(crate) fn open_postgres(url: &str, stack: &str, retention: Retention) -> Result<RequestLog, String> {
+    pub(crate) fn open_postgres(
+        url: &str,
+        stack: &str,
+        retention: Retention,
+    ) -> Result<RequestLog, StoreError> {
         let sink = PgSink { requests: PgRequests::open(url, stack)?, counts: None };
         RequestLog::start(Store::Postgres(Box::new(PgRequests::open(url, stack)?)), Box::new(sink), retention)
     }
 
-    fn start(store: Store, sink: Box<dyn Sink>, retention: Retention) -> Result<RequestLog, String> {
+    fn start(store: Store, sink: Box<dyn Sink>, retention: Retention) -> Result<RequestLog, StoreError> {
         let (sender, receiver) = sync_channel(QUEUE_CAPACITY);
         let pending: Pending = Arc::default();
         let writer = {
@@ -153,7 +157,7 @@ impl RequestLog {
             std::thread::Builder::new()
                 .name("sika-request-log".into())
                 .spawn(move || write_loop(sink, &receiver, &pending, retention))
-                .map_err(|e| e.to_string())?
+                .map_err(|source| StoreError::Io { doing: "cannot start the request log's writer", source })?
         };
         Ok(RequestLog { store, sender: Mutex::new(Some(sender)), pending, writer: Mutex::new(Some(writer)) })
     }
@@ -206,7 +210,7 @@ impl RequestLog {
 trait Sink: Send {
     /// Writes one batch with the retention applied. A failed write leaves
     /// the store as it was; the next one may reconnect or reopen.
-    fn write(&mut self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), String>;
+    fn write(&mut self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), StoreError>;
     /// Makes every batch written so far durable, before the writer stops.
     fn finish(&mut self) {}
 }
@@ -219,7 +223,7 @@ struct PgSink {
 }
 
 impl Sink for PgSink {
-    fn write(&mut self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), String> {
+    fn write(&mut self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), StoreError> {
         self.requests.write(batch, retention, &mut self.counts)
     }
 }
@@ -249,9 +253,9 @@ impl FileSink {
 }
 
 impl Sink for FileSink {
-    fn write(&mut self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), String> {
+    fn write(&mut self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), StoreError> {
         if let Some(admit) = &self.admission {
-            admit()?;
+            admit().map_err(StoreError::Refused)?;
         }
         if self.db.is_none() {
             // Reopening replays nothing (the log is best effort); it works
@@ -265,8 +269,11 @@ impl Sink for FileSink {
             }
         }
         let written = match &self.db {
-            Some(db) => write_batch(db, batch, retention, &mut self.kept).map_err(|e| e.to_string()),
-            None => Err("the request log is being reopened after a failed write".to_string()),
+            Some(db) => write_batch(db, batch, retention, &mut self.kept)
+                .map_err(|source| StoreError::Redb { doing: "cannot write the request log", source }),
+            None => {
+                Err(StoreError::Refused("the request log is being reopened after a failed write".to_string()))
+            }
         };
         // redb refuses every write after a failed one on this opening: let
         // it go, so the next batch opens the file again.
