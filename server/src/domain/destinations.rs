@@ -12,10 +12,11 @@ use std::sync::Arc;
 
 use sika_api::validation::{DestinationCheck, DestinationItem, DestinationResult, ValidationDepth};
 
-use crate::domain::catalog::{self, ValidationResult};
+use crate::domain::catalog::{self, Catalog, ValidationResult};
 use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::rails::Rails;
 use crate::domain::rails::lookup::{Lookup, lookup};
-use crate::domain::stack::{Stack, StackKind};
+use crate::domain::stack_kind::StackKind;
 
 /// The most destinations one call validates.
 pub(crate) const BULK_ITEMS_MAX: usize = 100;
@@ -31,9 +32,12 @@ enum Plan {
     Lookup(Key),
 }
 
-/// A result per item, in the items' order.
+/// A result per item, in the items' order, checked by the rules of the
+/// stack `stack` with its catalog, looked up through its `rails`.
 pub(crate) async fn validate(
-    stack: &Arc<Stack>,
+    stack: StackKind,
+    catalog: &Catalog,
+    rails: &Arc<Rails>,
     items: Vec<DestinationItem>,
 ) -> ApiResult<Vec<DestinationResult>> {
     if items.is_empty() || items.len() > BULK_ITEMS_MAX {
@@ -44,7 +48,7 @@ pub(crate) async fn validate(
         if item.code.trim().is_empty() {
             return Err(ApiError::validation(&format!("items[{index}].code"), "must not be empty"));
         }
-        plans.push(plan(stack, item));
+        plans.push(plan(stack, catalog, rails, item));
     }
     let mut keys: Vec<Key> = plans
         .iter()
@@ -55,7 +59,7 @@ pub(crate) async fn validate(
         .collect();
     keys.sort();
     keys.dedup();
-    let found = lookups(stack, keys).await;
+    let found = lookups(rails, keys).await;
     Ok(items
         .into_iter()
         .zip(plans)
@@ -73,19 +77,18 @@ fn blank_to_none(value: Option<&str>) -> Option<&str> {
     value.map(str::trim).filter(|s| !s.is_empty())
 }
 
-fn plan(stack: &Stack, item: &DestinationItem) -> Plan {
+fn plan(stack: StackKind, catalog: &Catalog, rails: &Rails, item: &DestinationItem) -> Plan {
     let account_number = blank_to_none(item.account_number.as_deref());
     let address = item.address.as_deref();
-    let (result, checked) = match stack.kind {
+    let (result, checked) = match stack {
         StackKind::Sandbox => {
             (catalog::sandbox_validate(&item.code, account_number, address), ValidationDepth::Rail)
         }
-        StackKind::Live => (
-            catalog::live_validate(&stack.catalog, &item.code, account_number, address),
-            ValidationDepth::Format,
-        ),
+        StackKind::Live => {
+            (catalog::live_validate(catalog, &item.code, account_number, address), ValidationDepth::Format)
+        }
     };
-    let method = stack.catalog.find_method(&item.code);
+    let method = catalog.find_method(&item.code);
     let (Some(method), Some(number), true) = (method, account_number, result.valid) else {
         return Plan::Done(result.render(checked));
     };
@@ -95,7 +98,7 @@ fn plan(stack: &Stack, item: &DestinationItem) -> Plan {
         Some(Some(code)) => Some(code),
         None => None,
     };
-    if stack.kind == StackKind::Live && stack.rails.resolves(&method.code) {
+    if stack == StackKind::Live && rails.resolves(&method.code) {
         return match bank_code {
             Some(bank) => Plan::Lookup((method.code.clone(), bank.to_string(), number.to_string())),
             None => Plan::Done(ValidationResult::invalid("missing_bank_code").render(checked)),
@@ -105,17 +108,17 @@ fn plan(stack: &Stack, item: &DestinationItem) -> Plan {
 }
 
 /// Runs the lookups, at most `LOOKUPS_IN_FLIGHT_MAX` at a time.
-async fn lookups(stack: &Arc<Stack>, keys: Vec<Key>) -> HashMap<Key, Lookup> {
+async fn lookups(rails: &Arc<Rails>, keys: Vec<Key>) -> HashMap<Key, Lookup> {
     let mut found = HashMap::with_capacity(keys.len());
     let mut waiting = keys.into_iter();
     let mut running = tokio::task::JoinSet::new();
     loop {
         while running.len() < LOOKUPS_IN_FLIGHT_MAX {
             let Some(key) = waiting.next() else { break };
-            let stack = stack.clone();
+            let rails = rails.clone();
             running.spawn(async move {
                 let (code, bank, number) = &key;
-                let answer = lookup(&stack, code, bank, number).await.unwrap_or(Lookup::Unavailable);
+                let answer = lookup(&rails, code, bank, number).await.unwrap_or(Lookup::Unavailable);
                 (key, answer)
             });
         }

@@ -10,16 +10,36 @@ use sika_api::collections::CreateCollection;
 use sika_api::orders::CreateOrder;
 use sika_engine::movements::{CapCheck, Destination, NewCollection, NewPayout};
 use sika_engine::rates::{convert_down, convert_up};
-use sika_engine::{Currency, Snapshot};
+use sika_engine::{Currency, Engine, Snapshot};
 
-use crate::domain::catalog::{self, Method};
+use crate::domain::catalog::{self, Catalog, Method};
 use crate::domain::error::{ApiError, ApiResult, money_error};
 use crate::domain::principal::Principal;
+use crate::domain::rails::Rails;
 use crate::domain::render::AmountInput;
+use crate::domain::settings::Receiving;
 use crate::domain::simulator;
-use crate::domain::stack::{Stack, StackKind};
+use crate::domain::stack_kind::StackKind;
+use crate::domain::webhooks::dispatcher::DispatcherHandle;
 
 pub(crate) const RAIL_SIMULATOR: &str = "sandbox_simulator";
+
+/// What the money movements (payouts, collections, orders, deposits) are
+/// checked against and made with: the stack's kind (the sandbox simulates,
+/// live routes to a provider or the operator), its ledger, the catalog of
+/// methods, the provider rails, what live payers are told to pay into and
+/// the clock's scale. The handler fills it from its stack.
+pub(crate) struct Deps<'a> {
+    pub stack: StackKind,
+    pub ledger: &'a Engine,
+    pub catalog: &'a Catalog,
+    pub rails: &'a Rails,
+    pub receiving: &'a Receiving,
+    pub time_scale: f64,
+    /// Woken after a commit that makes deliveries; `None` while the
+    /// dispatcher is not running.
+    pub webhooks: Option<&'a DispatcherHandle>,
+}
 pub(crate) const RAIL_MANUAL: &str = sika_engine::movements::RAIL_MANUAL;
 
 /// SHA-256 of the request body in canonical form, so the same request is
@@ -65,16 +85,17 @@ pub(crate) use sika_api::payouts::{
     CreatePayout as PayoutRequest, PayoutAmount as Amount, PayoutTarget as PayoutTo,
 };
 
-fn currency(field: &str, code: &str) -> ApiResult<Currency> {
+/// The currency `code` (any case), or `400` naming `field`.
+pub(crate) fn currency(field: &str, code: &str) -> ApiResult<Currency> {
     Currency::find(&code.to_ascii_uppercase()).map_err(|e| ApiError::validation(field, e.to_string()))
 }
 
-fn method_for<'s>(stack: &'s Stack, field: &str, code: &str) -> ApiResult<&'s Method> {
-    let method = stack
+fn method_for<'s>(deps: &Deps<'s>, field: &str, code: &str) -> ApiResult<&'s Method> {
+    let method = deps
         .catalog
         .find_method(code)
         .ok_or_else(|| ApiError::validation(field, format!("unknown payment method '{code}'")))?;
-    if stack.method_status(method) == catalog::STATUS_DOWN {
+    if deps.rails.status(&method.code, method.status) == catalog::STATUS_DOWN {
         return Err(ApiError::new(
             sika_api::ErrorCode::MethodUnavailable,
             format!("{code} is down at the moment; check GET /v1/capabilities"),
@@ -87,7 +108,7 @@ fn method_for<'s>(stack: &'s Stack, field: &str, code: &str) -> ApiResult<&'s Me
 /// Fills the destination from a saved recipient or the inline fields, and
 /// checks what the method needs.
 fn destination(
-    stack: &Stack,
+    deps: &Deps<'_>,
     snapshot: &Snapshot,
     organization: &str,
     to: &PayoutTo,
@@ -117,9 +138,9 @@ fn destination(
             bank_code: None,
         },
     };
-    let method = method_for(stack, "to.code", &destination.code)?;
+    let method = method_for(deps, "to.code", &destination.code)?;
     // A saved recipient keeps no bank code, so the request names it either way.
-    destination.bank_code = bank_code(stack, method, to.bank_code.as_deref())?;
+    destination.bank_code = bank_code(deps, method, to.bank_code.as_deref())?;
     let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
     if method.is_crypto() {
         if blank(&destination.address) {
@@ -139,11 +160,11 @@ fn destination(
             format!("{} needs an account number", destination.code),
         ));
     } else if let Some(problem) =
-        stack.catalog.account_problem(&method.code, destination.account_number.as_deref().unwrap_or_default())
+        deps.catalog.account_problem(&method.code, destination.account_number.as_deref().unwrap_or_default())
     {
         return Err(ApiError::validation("to.accountNumber", problem));
     }
-    if stack.kind == StackKind::Sandbox
+    if deps.stack == StackKind::Sandbox
         && let Some(number) = &destination.account_number
         && let Some(reason) = simulator::validation_reason(number)
     {
@@ -160,9 +181,9 @@ fn destination(
 /// method's `bankCode` options, and required on live for every bank method
 /// (a provider needs it to pay out, and so does an operator settling by
 /// hand).
-fn bank_code(stack: &Stack, method: &Method, given: Option<&str>) -> ApiResult<Option<String>> {
+fn bank_code(deps: &Deps<'_>, method: &Method, given: Option<&str>) -> ApiResult<Option<String>> {
     let given = given.map(str::trim).filter(|s| !s.is_empty());
-    let country = stack.catalog.country_of_method(&method.code).map_or("", |c| c.code.as_str());
+    let country = deps.catalog.country_of_method(&method.code).map_or("", |c| c.code.as_str());
     let options = || {
         format!(
             "one of {}'s bank codes: {} (GET /v1/capabilities/{country}/{})",
@@ -180,7 +201,7 @@ fn bank_code(stack: &Stack, method: &Method, given: Option<&str>) -> ApiResult<O
             Some(known) => Ok(Some(known.to_string())),
             None => Err(ApiError::validation("to.bankCode", format!("'{code}' is not {}", options()))),
         },
-        None if stack.kind == StackKind::Live && stack.rails.needs_bank_code(&method.code) => {
+        None if deps.stack == StackKind::Live && deps.rails.needs_bank_code(&method.code) => {
             Err(ApiError::validation(
                 "to.bankCode",
                 format!(
@@ -192,7 +213,7 @@ fn bank_code(stack: &Stack, method: &Method, given: Option<&str>) -> ApiResult<O
         }
         // With no connector the operator pays the account by hand, and an
         // account number names no bank: the payout must say which.
-        None if stack.kind == StackKind::Live && method.takes_bank_code() => Err(ApiError::validation(
+        None if deps.stack == StackKind::Live && method.takes_bank_code() => Err(ApiError::validation(
             "to.bankCode",
             format!("is required: a live {} payout names the bank to pay into, {}", method.code, options()),
         )),
@@ -201,9 +222,8 @@ fn bank_code(stack: &Stack, method: &Method, given: Option<&str>) -> ApiResult<O
 }
 
 /// US cents for a spend-cap check, at the mid rate, rounded up.
-fn usd_cents(stack: &Stack, currency: Currency, amount: i128) -> ApiResult<i128> {
-    let rate = stack
-        .engine
+fn usd_cents(ledger: &Engine, currency: Currency, amount: i128) -> ApiResult<i128> {
+    let rate = ledger
         .mid_rate(currency.code, "USD")
         .ok_or_else(|| ApiError::rates_unavailable(currency.code, "USD"))?;
     let amount = currency.to_decimal(amount).map_err(|e| money_error("from.amount", e))?;
@@ -243,7 +263,7 @@ pub(crate) fn check_metadata(metadata: Option<&serde_json::Map<String, Value>>) 
 
 #[expect(clippy::too_many_lines)]
 pub(crate) fn new_payout(
-    stack: &Stack,
+    deps: &Deps<'_>,
     principal: &Principal,
     request: PayoutRequest,
     fingerprint: [u8; 32],
@@ -257,9 +277,9 @@ pub(crate) fn new_payout(
     let from = currency("from.currency", &request.from.currency)?;
     let from_amount =
         from.parse(request.from.amount.as_str(), false).map_err(|e| money_error("from.amount", e))?;
-    let snapshot = stack.engine.read()?;
-    let to = destination(stack, &snapshot, organization, &request.to)?;
-    let method = method_for(stack, "to.code", &to.code)?;
+    let snapshot = deps.ledger.read()?;
+    let to = destination(deps, &snapshot, organization, &request.to)?;
+    let method = method_for(deps, "to.code", &to.code)?;
     let to_currency = currency("to.currency", request.to.currency.as_deref().unwrap_or(from.code))?;
     if to_currency.code != method.currency() {
         return Err(ApiError::validation(
@@ -270,7 +290,7 @@ pub(crate) fn new_payout(
     let (to_amount, rate) = if to_currency == from {
         (from_amount, Decimal::ONE)
     } else {
-        let rate = stack.engine.rate(from.code, to_currency.code)?;
+        let rate = deps.ledger.rate(from.code, to_currency.code)?;
         let from_major = from.to_decimal(from_amount).map_err(|e| money_error("from.amount", e))?;
         let major = convert_down(from_major, rate, to_currency.scale).unwrap_or_default();
         (to_currency.from_decimal(major, true).map_err(|e| money_error("from.amount", e))?, rate)
@@ -308,10 +328,10 @@ pub(crate) fn new_payout(
             let any =
                 caps.daily_usd_cents.or(caps.per_transaction_usd_cents).or(caps.monthly_usd_cents).is_some();
             if any {
-                let now = chrono::DateTime::from_timestamp_millis(stack.now_ms()).unwrap_or_default();
+                let now = chrono::DateTime::from_timestamp_millis(deps.ledger.now_ms()).unwrap_or_default();
                 Some(CapCheck {
                     key_id: key.id.clone(),
-                    amount_usd_cents: usd_cents(stack, from, from_amount)?,
+                    amount_usd_cents: usd_cents(deps.ledger, from, from_amount)?,
                     per_transaction_usd_cents: caps.per_transaction_usd_cents,
                     daily_usd_cents: caps.daily_usd_cents,
                     monthly_usd_cents: caps.monthly_usd_cents,
@@ -324,7 +344,7 @@ pub(crate) fn new_payout(
         }
         _ => None,
     };
-    let (rail, rail_note, schedule) = match stack.kind {
+    let (rail, rail_note, schedule) = match deps.stack {
         StackKind::Sandbox => {
             let outcome = simulator::outcome(
                 simulator::PAYOUT_SCENARIOS,
@@ -333,10 +353,10 @@ pub(crate) fn new_payout(
             (
                 RAIL_SIMULATOR,
                 format!("Sandbox simulator; expected outcome: {outcome}"),
-                simulator::payout_steps(outcome, stack.config.time_scale),
+                simulator::payout_steps(outcome, deps.time_scale),
             )
         }
-        StackKind::Live if stack.rails.routes(&method.code) => {
+        StackKind::Live if deps.rails.routes(&method.code) => {
             (crate::domain::rails::RAIL_FLUTTERWAVE, "Routed to Flutterwave".to_string(), Vec::new())
         }
         StackKind::Live => (
@@ -367,17 +387,21 @@ pub(crate) fn new_payout(
     })
 }
 
-/// How a collection reaches its payer: on the sandbox the simulator, whose
-/// outcome the amount's trigger digits choose; on live the operator, who
-/// confirms the payment. Returns (rail, note for the timeline, schedule).
+/// How a collection reaches its payer on the stack `stack`: on the sandbox
+/// the simulator, whose outcome the amount's trigger digits choose (its
+/// steps scaled by `time_scale`); on live a provider of `rails`, or the
+/// operator, who confirms the payment. Returns (rail, note for the
+/// timeline, schedule).
 pub(crate) fn collection_rail(
-    stack: &Stack,
+    stack: StackKind,
+    rails: &Rails,
+    time_scale: f64,
     code: &str,
     amount: i128,
     scale: u32,
     payer: Option<&str>,
 ) -> (&'static str, String, Vec<sika_engine::movements::ScheduledStep>) {
-    match stack.kind {
+    match stack {
         StackKind::Sandbox => {
             let outcome = simulator::outcome(
                 simulator::COLLECTION_SCENARIOS,
@@ -387,10 +411,10 @@ pub(crate) fn collection_rail(
             (
                 RAIL_SIMULATOR,
                 format!("Sandbox simulator{prompted}; expected outcome: {outcome}"),
-                simulator::collection_steps(outcome, stack.config.time_scale),
+                simulator::collection_steps(outcome, time_scale),
             )
         }
-        StackKind::Live if stack.rails.collects(code) => (
+        StackKind::Live if rails.collects(code) => (
             crate::domain::rails::RAIL_FLUTTERWAVE,
             format!("Routed to Flutterwave; it will prompt {}", payer.unwrap_or("the payer")),
             Vec::new(),
@@ -402,7 +426,7 @@ pub(crate) fn collection_rail(
 }
 
 pub(crate) fn new_collection(
-    stack: &Stack,
+    deps: &Deps<'_>,
     principal: &Principal,
     request: CreateCollection,
     fingerprint: [u8; 32],
@@ -411,7 +435,7 @@ pub(crate) fn new_collection(
     check_metadata(request.metadata.as_ref())?;
     let currency = currency("currency", &request.currency)?;
     let amount = currency.parse(request.amount.as_str(), false).map_err(|e| money_error("amount", e))?;
-    let method = method_for(stack, "code", &request.code)?;
+    let method = method_for(deps, "code", &request.code)?;
     if method.currency() != currency.code {
         return Err(ApiError::validation(
             "currency",
@@ -433,8 +457,9 @@ pub(crate) fn new_collection(
             ),
         ));
     }
+    let payer = Some(request.account_number.as_str());
     let (rail, rail_note, schedule) =
-        collection_rail(stack, &method.code, amount, currency.scale, Some(&request.account_number));
+        collection_rail(deps.stack, deps.rails, deps.time_scale, &method.code, amount, currency.scale, payer);
     Ok(NewCollection {
         organization: principal.organization().to_string(),
         currency: currency.code.to_string(),
@@ -463,21 +488,20 @@ pub(crate) const ORDER_DEADLINE_MS: i64 = 30 * 60 * 1000;
 /// operator configured (a method with no route is refused, naming the
 /// field); the sandbox invents plausible details.
 async fn deposit_instructions(
-    stack: &Stack,
+    deps: &Deps<'_>,
     method: &str,
     currency: Currency,
     chain: Option<&str>,
     order_id_hint: &str,
     owner: &str,
 ) -> ApiResult<Value> {
-    if stack.kind == StackKind::Live {
-        return live_deposit_instructions(stack, method, currency, chain, order_id_hint, owner).await;
+    if deps.stack == StackKind::Live {
+        return live_deposit_instructions(deps, method, currency, chain, order_id_hint, owner).await;
     }
     // A sandbox order may name the testnet (`nile`); its address takes the
     // form of the mainnet chain it stands for (`T…` on Tron).
     let address_chain = chain.map(|chain| {
-        stack
-            .catalog
+        deps.catalog
             .stablecoins()
             .iter()
             .find(|m| {
@@ -491,7 +515,7 @@ async fn deposit_instructions(
 }
 
 async fn live_deposit_instructions(
-    stack: &Stack,
+    deps: &Deps<'_>,
     method: &str,
     currency: Currency,
     chain: Option<&str>,
@@ -506,7 +530,7 @@ async fn live_deposit_instructions(
     };
     match method {
         "bank_transfer" => {
-            let bank = stack
+            let bank = deps
                 .receiving
                 .bank(currency.code)
                 .ok_or_else(|| not_offered(format!("bank transfer in {}", currency.code)))?;
@@ -527,7 +551,7 @@ async fn live_deposit_instructions(
         }
         "crypto" => {
             let chain = chain.unwrap_or_default();
-            let address = crate::domain::receiving::crypto_address(stack, currency.code, chain, owner)
+            let address = crate::domain::receiving::crypto_address(deps.ledger, deps.receiving, currency.code, chain, owner)
                 .await?
                 .ok_or_else(|| {
                     ApiError::validation(
@@ -545,13 +569,12 @@ async fn live_deposit_instructions(
             }))
         }
         _ => {
-            let merchant = stack
+            let merchant = deps
                 .receiving
                 .mobile_money
                 .iter()
                 .find(|m| {
-                    stack
-                        .catalog
+                    deps.catalog
                         .find_method(&m.method)
                         .is_some_and(|method| method.currency() == currency.code)
                 })
@@ -602,25 +625,18 @@ fn sandbox_deposit_instructions(
     }
 }
 
-pub(crate) async fn new_order(
-    stack: &Stack,
-    principal: &Principal,
-    request: CreateOrder,
-    fingerprint: [u8; 32],
-) -> ApiResult<sika_engine::orders::NewOrder> {
-    validate_reference(&request.external_reference)?;
-    check_metadata(request.metadata.as_ref())?;
-    let method = request.from.method.as_str();
-    if !["mobile_money", "bank_transfer", "crypto"].contains(&method) {
-        return Err(ApiError::validation("from.method", "must be mobile_money, bank_transfer or crypto"));
-    }
-    let from = currency("from.currency", &request.from.currency)?;
-    let from_amount =
-        from.parse(request.from.amount.as_str(), false).map_err(|e| money_error("from.amount", e))?;
-    let chain = match (method, &request.from.chain) {
+/// The chain a crypto order collects on: required for crypto, one the
+/// catalog offers `from` on, and refused for any other method.
+fn order_chain(
+    catalog: &Catalog,
+    method: &str,
+    from: Currency,
+    chain: Option<&String>,
+) -> ApiResult<Option<String>> {
+    Ok(match (method, chain) {
         ("crypto", None) => return Err(ApiError::validation("from.chain", "is required for crypto")),
         ("crypto", Some(chain)) => {
-            let known = stack.catalog.stablecoins().iter().any(|m| {
+            let known = catalog.stablecoins().iter().any(|m| {
                 m.currency() == from.code
                     && (m.chain.as_deref() == Some(chain) || m.chain_for(true) == Some(chain.as_str()))
             });
@@ -634,15 +650,33 @@ pub(crate) async fn new_order(
         }
         (_, Some(_)) => return Err(ApiError::validation("from.chain", "applies to crypto only")),
         (_, None) => None,
-    };
+    })
+}
+
+pub(crate) async fn new_order(
+    deps: &Deps<'_>,
+    principal: &Principal,
+    request: CreateOrder,
+    fingerprint: [u8; 32],
+) -> ApiResult<sika_engine::orders::NewOrder> {
+    validate_reference(&request.external_reference)?;
+    check_metadata(request.metadata.as_ref())?;
+    let method = request.from.method.as_str();
+    if !["mobile_money", "bank_transfer", "crypto"].contains(&method) {
+        return Err(ApiError::validation("from.method", "must be mobile_money, bank_transfer or crypto"));
+    }
+    let from = currency("from.currency", &request.from.currency)?;
+    let from_amount =
+        from.parse(request.from.amount.as_str(), false).map_err(|e| money_error("from.amount", e))?;
+    let chain = order_chain(deps.catalog, method, from, request.from.chain.as_ref())?;
     if method == "crypto" && !from.code.starts_with("USD") {
         return Err(ApiError::validation("from.currency", "crypto orders collect USDC or USDT"));
     }
-    let snapshot = stack.engine.read()?;
-    let to = destination(stack, &snapshot, principal.organization(), &request.to)?;
+    let snapshot = deps.ledger.read()?;
+    let to = destination(deps, &snapshot, principal.organization(), &request.to)?;
     // No read is held over the provider's lookup below.
     drop(snapshot);
-    let payout_method = method_for(stack, "to.code", &to.code)?;
+    let payout_method = method_for(deps, "to.code", &to.code)?;
     let to_currency =
         currency("to.currency", request.to.currency.as_deref().unwrap_or(payout_method.currency()))?;
     if to_currency.code != payout_method.currency() {
@@ -652,13 +686,21 @@ pub(crate) async fn new_order(
         ));
     }
     if to_currency != from {
-        stack.engine.rate(from.code, to_currency.code)?;
+        deps.ledger.rate(from.code, to_currency.code)?;
     }
     // Before a deposit address is claimed for it.
     let (organization, reference) = (principal.organization(), &request.external_reference);
-    crate::domain::rails::lookup::confirm_destination(stack, organization, "order", reference, &to).await?;
-    let now = stack.now_ms();
-    let deadline = ((ORDER_DEADLINE_MS as f64) * stack.config.time_scale).round() as i64;
+    crate::domain::rails::lookup::confirm_destination(
+        deps.ledger,
+        deps.rails,
+        organization,
+        "order",
+        reference,
+        &to,
+    )
+    .await?;
+    let now = deps.ledger.now_ms();
+    let deadline = ((ORDER_DEADLINE_MS as f64) * deps.time_scale).round() as i64;
     let hint = sika_engine::ids::new_id("ref");
     // A replayed request is given the same address, not another one.
     let owner = format!("order/{}/{}", principal.organization(), request.external_reference);
@@ -670,7 +712,7 @@ pub(crate) async fn new_order(
         from_chain: chain.clone(),
         to,
         to_currency: to_currency.code.to_string(),
-        deposit_instructions: deposit_instructions(stack, method, from, chain.as_deref(), &hint, &owner)
+        deposit_instructions: deposit_instructions(deps, method, from, chain.as_deref(), &hint, &owner)
             .await?
             .to_string(),
         required_confirmations: if method == "crypto" { CRYPTO_CONFIRMATIONS_REQUIRED } else { 0 },
@@ -684,7 +726,7 @@ pub(crate) async fn new_order(
 /// Funds for an order: the payout on actuals is built now, at the current
 /// rate and fee; if it cannot be, the order fails and the funds stay.
 pub(crate) fn order_funds(
-    stack: &Stack,
+    deps: &Deps<'_>,
     principal: &Principal,
     order: &sika_engine::orders::OrderRecord,
     amount: i128,
@@ -692,10 +734,10 @@ pub(crate) fn order_funds(
 ) -> ApiResult<sika_engine::orders::OrderFunds> {
     let from = currency("from.currency", &order.from_currency)?;
     // The fee comes out of what arrived: pay out the rest.
-    let first = new_payout(stack, principal, payout_request(order, from, amount), [0; 32]);
+    let first = new_payout(deps, principal, payout_request(order, from, amount), [0; 32]);
     let (payout, payout_refusal) = match first {
         Ok(p) if p.from_amount + p.fee_amount > amount => {
-            match new_payout(stack, principal, payout_request(order, from, amount - p.fee_amount), [0; 32]) {
+            match new_payout(deps, principal, payout_request(order, from, amount - p.fee_amount), [0; 32]) {
                 Ok(payout) => (Some(payout), None),
                 Err(e) => (None, Some(e.message)),
             }

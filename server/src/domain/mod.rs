@@ -2,12 +2,15 @@
 //! disputes, files, keys, recipients, virtual accounts, webhooks, and the
 //! views responses show. Never imports axum or `http`.
 
+pub(crate) mod accounts;
 pub(crate) mod attention;
 pub(crate) mod audit;
 pub(crate) mod backup;
 pub(crate) mod catalog;
 pub(crate) mod checkout;
 pub(crate) mod checkout_format;
+pub(crate) mod collections;
+pub(crate) mod conversions;
 pub(crate) mod credentials;
 pub(crate) mod destinations;
 pub(crate) mod disputes;
@@ -19,8 +22,11 @@ pub(crate) mod instructions;
 pub(crate) mod limits;
 pub(crate) mod members;
 pub(crate) mod metrics;
+pub(crate) mod movements;
+pub(crate) mod orders;
 pub(crate) mod pagination;
 pub(crate) mod passwords;
+pub(crate) mod payouts;
 pub(crate) mod principal;
 pub(crate) mod rails;
 pub(crate) mod ratelimit;
@@ -31,8 +37,11 @@ pub(crate) mod render;
 pub(crate) mod representative;
 pub(crate) mod search;
 pub(crate) mod settings;
+pub(crate) mod settlements;
+pub(crate) mod simulations;
 pub(crate) mod simulator;
 pub(crate) mod stack;
+pub(crate) mod stack_kind;
 pub(crate) mod system_ledger;
 pub(crate) mod views;
 pub(crate) mod virtual_accounts;

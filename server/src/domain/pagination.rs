@@ -8,6 +8,7 @@ use sika_api::ListPage;
 use subtle::ConstantTimeEq;
 
 use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::stack_kind::StackKind;
 
 pub(crate) const PAGE_SIZE_DEFAULT: usize = 20;
 pub(crate) const PAGE_SIZE_MAX: usize = 100;
@@ -133,22 +134,30 @@ impl Filter {
 /// one request; the client pages on as it would anyway.
 pub(crate) const SCAN_MAX: usize = 1_000;
 
+/// What a stored list is paged with: the stack's ledger, the stack's kind
+/// (part of every cursor's scope, so a sandbox cursor is refused on live)
+/// and the node's cursor secret. A `&Stack` turns into one (`domain::stack`).
+pub(crate) struct Lists<'a> {
+    pub ledger: &'a sika_engine::Engine,
+    pub stack: StackKind,
+    pub secret: Vec<u8>,
+}
+
 /// One page of an organization's `kind` list, newest first: each id is
 /// loaded and rendered by `render`, which may filter it out by returning
 /// `None`. Filtered pages hold `limit` items when that many match within
 /// `SCAN_MAX` items: the walk goes on past skipped ones up to that bound.
-pub(crate) fn page_of_views<T>(
-    stack: &crate::domain::stack::Stack,
+pub(crate) fn page_of_views<'a, T>(
+    lists: impl Into<Lists<'a>>,
     organization: &str,
     kind: &str,
     query: &PageQuery,
     mut render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<T>>,
 ) -> ApiResult<ListPage<T>> {
-    // The stack is part of the scope: a sandbox cursor is refused on live.
-    let scope = format!("{}/{organization}/{kind}", stack.kind.name());
-    let secret = stack.identity.secret();
+    let Lists { ledger, stack, secret } = lists.into();
+    let scope = format!("{}/{organization}/{kind}", stack.name());
     let page = query.page(&secret, &scope)?;
-    let snapshot = stack.engine.read()?;
+    let snapshot = ledger.read()?;
     let mut found: Vec<(u64, T)> = Vec::with_capacity(page.limit + 1);
     let mut before = page.before;
     let mut scanned = 0;

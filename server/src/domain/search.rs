@@ -6,12 +6,12 @@
 
 use serde_json::Value;
 use sika_api::admin::{SearchHit, SearchKind, SearchResults};
-use sika_engine::Snapshot;
+use sika_engine::{Engine, Snapshot};
 
 use crate::domain::checkout::{self, LINKS, PAGES};
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::render::{self, amount, timestamp};
-use crate::domain::stack::Stack;
+use crate::domain::stack_kind::StackKind;
 
 /// Records one search reads, over every kind, organization and stack.
 pub(crate) const SEARCH_SCANNED_MAX: usize = 20_000;
@@ -43,8 +43,13 @@ pub(crate) fn needle(q: Option<&str>) -> ApiResult<String> {
     Ok(q.to_lowercase())
 }
 
-/// The search across `stacks`, for the organizations `organizations`.
-pub(crate) fn search(stacks: &[&Stack], organizations: &[String], needle: &str) -> ApiResult<SearchResults> {
+/// The search across `stacks` (each stack's kind and ledger), for the
+/// organizations `organizations`.
+pub(crate) fn search(
+    stacks: &[(StackKind, &Engine)],
+    organizations: &[String],
+    needle: &str,
+) -> ApiResult<SearchResults> {
     let mut results = SearchResults {
         q: needle.to_string(),
         data: Vec::new(),
@@ -52,8 +57,8 @@ pub(crate) fn search(stacks: &[&Stack], organizations: &[String], needle: &str) 
         scan_limit_reached: false,
         hits_limit_reached: false,
     };
-    'all: for stack in stacks {
-        let snapshot = stack.engine.read()?;
+    'all: for (stack, ledger) in stacks {
+        let snapshot = ledger.read()?;
         for (kind, list) in KINDS {
             for organization in organizations {
                 let mut before = None;
@@ -74,7 +79,7 @@ pub(crate) fn search(stacks: &[&Stack], organizations: &[String], needle: &str) 
                         results.data.push(SearchHit {
                             kind,
                             id: id.clone(),
-                            stack: stack.kind.wire_name(),
+                            stack: stack.wire_name(),
                             organization_id: organization.clone(),
                             field,
                             value,

@@ -10,7 +10,12 @@ use crate::domain::stack::{Stack, StackKind};
 /// Simulations exist only on the sandbox stack: the live stack answers them
 /// `404`, as if they were not there.
 pub(crate) fn sandbox_only(stack: &Stack) -> ApiResult<()> {
-    match stack.kind {
+    sandbox_only_on(stack.kind)
+}
+
+/// [`sandbox_only`] for a stack known by its kind.
+pub(crate) fn sandbox_only_on(stack: StackKind) -> ApiResult<()> {
+    match stack {
         StackKind::Sandbox => Ok(()),
         StackKind::Live => Err(ApiError::not_found("simulations exist only on the sandbox stack")),
     }

@@ -18,50 +18,9 @@ use crate::domain::settings::{Receiving, StackSettings};
 use crate::domain::webhooks::dispatcher::{self, DispatcherHandle};
 use crate::store::request_log::RequestLog;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum StackKind {
-    Live,
-    Sandbox,
-}
-
-impl StackKind {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            StackKind::Live => "live",
-            StackKind::Sandbox => "sandbox",
-        }
-    }
-
-    pub(crate) fn key_prefix(self) -> &'static str {
-        match self {
-            StackKind::Live => "sk_live_",
-            StackKind::Sandbox => "sk_test_",
-        }
-    }
-
-    pub(crate) fn parse(name: &str) -> Option<StackKind> {
-        match name {
-            "live" => Some(StackKind::Live),
-            "sandbox" => Some(StackKind::Sandbox),
-            _ => None,
-        }
-    }
-
-    /// The stack's name in the wire types.
-    pub(crate) fn wire_name(self) -> sika_api::admin::StackName {
-        match self {
-            StackKind::Live => sika_api::admin::StackName::Live,
-            StackKind::Sandbox => sika_api::admin::StackName::Sandbox,
-        }
-    }
-
-    pub(crate) fn database_file(self) -> &'static str {
-        match self {
-            StackKind::Live => "live.redb",
-            StackKind::Sandbox => "sandbox.redb",
-        }
-    }
-}
+/// Where the stack's kind lives now (a leaf module, so that the domain's
+/// modules can name it without importing the stack).
+pub(crate) use crate::domain::stack_kind::StackKind;
 
 /// The collection API keys are stored in.
 pub(crate) const KEYS: &str = "api_keys";
@@ -91,7 +50,7 @@ pub(crate) struct Stack {
     /// Counters for `/metrics`.
     pub metrics: crate::domain::metrics::Metrics,
     /// Provider connectors (live only), their breaker and open movements.
-    pub rails: crate::domain::rails::Rails,
+    pub rails: Arc<crate::domain::rails::Rails>,
     /// What waits for the operator: counted now and then, and the recent
     /// failed requests.
     pub attention: crate::domain::attention::Watch,
@@ -142,7 +101,7 @@ impl Stack {
             receiving: settings.receiving.clone(),
             rates,
             metrics: crate::domain::metrics::Metrics::default(),
-            rails: crate::domain::rails::Rails::new(connector),
+            rails: Arc::new(crate::domain::rails::Rails::new(connector)),
             attention: crate::domain::attention::Watch::default(),
             disk_reserve: None,
             keys: RwLock::new(HashMap::new()),
@@ -257,5 +216,23 @@ impl Stack {
 
     pub(crate) fn now_ms(&self) -> i64 {
         self.engine.now_ms()
+    }
+}
+
+/// The stored lists of a stack as the pages of `domain::pagination` read
+/// them: its ledger, its kind and the node's cursor secret.
+impl<'a> From<&'a Stack> for crate::domain::pagination::Lists<'a> {
+    fn from(stack: &'a Stack) -> Self {
+        crate::domain::pagination::Lists {
+            ledger: &stack.engine,
+            stack: stack.kind,
+            secret: stack.identity.secret(),
+        }
+    }
+}
+
+impl<'a> From<&'a Arc<Stack>> for crate::domain::pagination::Lists<'a> {
+    fn from(stack: &'a Arc<Stack>) -> Self {
+        crate::domain::pagination::Lists::from(stack.as_ref())
     }
 }

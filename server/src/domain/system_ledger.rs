@@ -5,12 +5,12 @@
 use sika_api::admin::{
     EntrySide, LedgerAccount, LedgerEntries, LedgerEntry, LedgerEntryKind, SystemAccount, SystemAccountKind,
 };
-use sika_engine::{AccountOwner, AccountRecord, TransferKind, TransferRecord};
+use sika_engine::{AccountOwner, AccountRecord, Engine, TransferKind, TransferRecord};
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::pagination::{PageQuery, Paging, encode_cursor};
 use crate::domain::render::{amount, timestamp};
-use crate::domain::stack::Stack;
+use crate::domain::stack_kind::StackKind;
 
 /// Journal entries one page may read. The journal is not indexed by
 /// account, so a page of a quiet account in a busy journal stops here
@@ -43,8 +43,8 @@ fn render_system_account(account: &AccountRecord) -> Option<SystemAccount> {
 }
 
 /// Every system account of the stack, by kind and then currency.
-pub(crate) fn system_accounts(stack: &Stack) -> ApiResult<Vec<SystemAccount>> {
-    let accounts = stack.engine.read()?.system_accounts()?;
+pub(crate) fn system_accounts(ledger: &Engine) -> ApiResult<Vec<SystemAccount>> {
+    let accounts = ledger.read()?.system_accounts()?;
     let mut rendered: Vec<SystemAccount> = accounts.iter().filter_map(render_system_account).collect();
     rendered.sort_by(|a, b| (a.kind as u8, &a.currency).cmp(&(b.kind as u8, &b.currency)));
     Ok(rendered)
@@ -75,12 +75,18 @@ fn render_entry(account: &str, seq: u64, transfer: &TransferRecord) -> LedgerEnt
     }
 }
 
-/// A page of the entries of the account `id` (any account of the stack),
-/// newest first.
-pub(crate) fn entries(stack: &Stack, secret: &[u8], id: &str, query: &PageQuery) -> ApiResult<LedgerEntries> {
-    let scope = format!("admin/ledger/{}/{id}", stack.kind.wire_name().as_str());
+/// A page of the entries of the account `id` (any account of the stack
+/// `stack`, whose ledger is `ledger`), newest first.
+pub(crate) fn entries(
+    ledger: &Engine,
+    stack: StackKind,
+    secret: &[u8],
+    id: &str,
+    query: &PageQuery,
+) -> ApiResult<LedgerEntries> {
+    let scope = format!("admin/ledger/{}/{id}", stack.wire_name().as_str());
     let page = query.page(secret, &scope)?;
-    let snapshot = stack.engine.read()?;
+    let snapshot = ledger.read()?;
     let account = snapshot
         .account(id)?
         .ok_or_else(|| ApiError::not_found(format!("ledger account '{id}' not found")))?;

@@ -88,7 +88,7 @@ async fn create_crypto(
     let address = if sandbox {
         crate::domain::receiving::sandbox_address(&mainnet)
     } else {
-        crate::domain::receiving::crypto_address(stack, currency, chain, &id).await?.ok_or_else(|| {
+        crate::domain::receiving::crypto_address(&stack.engine, &stack.receiving, currency, chain, &id).await?.ok_or_else(|| {
             ApiError::validation(
                 "chain",
                 format!("{currency} on '{chain}' is not offered on live: the operator has configured no address for it"),

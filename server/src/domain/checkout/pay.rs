@@ -215,8 +215,15 @@ pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> A
     // Only a mobile-money payer is known: a transfer's or crypto session's
     // `payer` is where the payer sends to (the node's own account).
     let payer = (session.method == "mobile_money").then(|| session.payer.clone());
-    let (rail, rail_note, mut schedule) =
-        collection_rail(stack, "", session.destination_amount, currency.scale, payer.as_deref());
+    let (rail, rail_note, mut schedule) = collection_rail(
+        stack.kind,
+        &stack.rails,
+        stack.config.time_scale,
+        "",
+        session.destination_amount,
+        currency.scale,
+        payer.as_deref(),
+    );
     // An attempt the payer never finishes expires: its collection fails.
     schedule.push(ScheduledStep {
         after_ms: session.expires_at - now,
@@ -267,15 +274,20 @@ fn check_attempt_limit(stack: &Stack, snapshot: &Snapshot, link_id: &str) -> Api
 /// Gives a live crypto session its own address from the operator's route.
 async fn claim_live_address(stack: &Stack, session: &mut Session) -> ApiResult<()> {
     let chain = session.chain.clone().unwrap_or_default();
-    let address =
-        crate::domain::receiving::crypto_address(stack, &session.origin_currency, &chain, &session.id)
-            .await?
-            .ok_or_else(|| {
-                ApiError::validation(
-                    "chain",
-                    format!("{} on '{chain}' is not accepted here", session.origin_currency),
-                )
-            })?;
+    let address = crate::domain::receiving::crypto_address(
+        &stack.engine,
+        &stack.receiving,
+        &session.origin_currency,
+        &chain,
+        &session.id,
+    )
+    .await?
+    .ok_or_else(|| {
+        ApiError::validation(
+            "chain",
+            format!("{} on '{chain}' is not accepted here", session.origin_currency),
+        )
+    })?;
     session.payer = address.clone();
     if let Some(instructions) = &mut session.instructions {
         for (key, value) in &mut instructions.fields {

@@ -11,8 +11,7 @@ use sika_api::capabilities::MethodStatus;
 use sika_engine::movements::Destination;
 
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::rails::{AsyncRail, wallet_number};
-use crate::domain::stack::Stack;
+use crate::domain::rails::{AsyncRail, Rails, wallet_number};
 
 /// What the provider said about an account.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,26 +27,26 @@ pub(crate) enum Lookup {
 /// Looks an account up at the provider `code` is routed through; `None`
 /// when no provider looks up `code`'s accounts.
 pub(crate) async fn lookup(
-    stack: &Stack,
+    rails: &Rails,
     code: &str,
     bank_code: &str,
     account_number: &str,
 ) -> Option<Lookup> {
-    let rail = stack.rails.flutterwave.as_ref().filter(|rail| rail.resolves(code))?;
-    if stack.rails.health.status() == MethodStatus::Down {
+    let rail = rails.flutterwave.as_ref().filter(|rail| rail.resolves(code))?;
+    if rails.health.status() == MethodStatus::Down {
         return Some(Lookup::Unavailable);
     }
     Some(match rail.resolve(bank_code, &wallet_number(account_number)).await {
         Ok(Some(name)) => {
-            stack.rails.health.answered();
+            rails.health.answered();
             Lookup::Found(Some(name).filter(|n| !n.is_empty()))
         }
         Ok(None) => {
-            stack.rails.health.answered();
+            rails.health.answered();
             Lookup::NotFound
         }
         Err(error) => {
-            stack.rails.health.failed();
+            rails.health.failed();
             tracing::warn!(error = ?error, "cannot look the account up at the provider");
             Lookup::Unavailable
         }
@@ -60,7 +59,8 @@ pub(crate) async fn lookup(
 /// lookup for the method, or `operation` under `reference` was already
 /// created, so the request only replays it).
 pub(crate) async fn confirm_destination(
-    stack: &Stack,
+    ledger: &sika_engine::Engine,
+    rails: &Rails,
     organization: &str,
     operation: &str,
     reference: &str,
@@ -69,13 +69,13 @@ pub(crate) async fn confirm_destination(
     let (Some(bank_code), Some(number)) = (&destination.bank_code, &destination.account_number) else {
         return Ok(None);
     };
-    if !stack.rails.resolves(&destination.code) {
+    if !rails.resolves(&destination.code) {
         return Ok(None);
     }
-    if stack.engine.read()?.idempotency(organization, operation, reference)?.is_some() {
+    if ledger.read()?.idempotency(organization, operation, reference)?.is_some() {
         return Ok(None);
     }
-    let found = lookup(stack, &destination.code, bank_code, number).await;
+    let found = lookup(rails, &destination.code, bank_code, number).await;
     if found == Some(Lookup::NotFound) {
         return Err(ApiError::validation(
             "to.accountNumber",

@@ -9,10 +9,10 @@
 
 pub(crate) mod hd;
 
-use sika_engine::{Command, Document, EngineError, Expected};
+use sika_engine::{Command, Document, Engine, EngineError, Expected};
 
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::settings::{AddressSource, BankAccount};
+use crate::domain::settings::{AddressSource, BankAccount, Receiving};
 use crate::domain::stack::Stack;
 
 /// Claims: `index:<asset>:<chain>:<n>`, `address:<address>` and
@@ -68,24 +68,25 @@ pub(crate) fn sandbox_address(chain: &str) -> String {
     }
 }
 
-/// A deposit address on `chain` for the payment `owner`, or `None` when
-/// the operator configured no route for the asset on that chain.
+/// A deposit address on `chain` for the payment `owner`, claimed in
+/// `ledger`, or `None` when the operator configured no route for the asset
+/// on that chain in `receiving`.
 pub(crate) async fn crypto_address(
-    stack: &Stack,
+    ledger: &Engine,
+    receiving: &Receiving,
     asset: &str,
     chain: &str,
     owner: &str,
 ) -> ApiResult<Option<String>> {
-    let Some(route) = stack.receiving.crypto(asset, chain) else { return Ok(None) };
+    let Some(route) = receiving.crypto(asset, chain) else { return Ok(None) };
     let counter = format!("{asset}:{chain}");
-    let mut index: u32 =
-        crate::store::documents::load(&stack.engine.read()?, NEXT_INDEX, &counter)?.unwrap_or(0);
+    let mut index: u32 = crate::store::documents::load(&ledger.read()?, NEXT_INDEX, &counter)?.unwrap_or(0);
     let mut pool = match &route.addresses {
         AddressSource::Pool(pool) => pool.iter(),
         AddressSource::Xpub(_) => [].iter(),
     };
     loop {
-        if let Some(given) = given_to(stack, owner)? {
+        if let Some(given) = given_to(ledger, owner)? {
             return Ok(Some(given));
         }
         let (address, claimed, hint) = match &route.addresses {
@@ -112,15 +113,15 @@ pub(crate) async fn crypto_address(
                 (address.clone(), vec![format!("address:{address}")], Vec::new())
             }
         };
-        if claim(stack, &claimed, owner, &address, hint).await? {
+        if claim(ledger, &claimed, owner, &address, hint).await? {
             return Ok(Some(address));
         }
     }
 }
 
 /// What the payment `owner` was given already, if anything.
-fn given_to(stack: &Stack, owner: &str) -> ApiResult<Option<String>> {
-    let given = stack.engine.read()?.document(CLAIMS, &format!("owner:{owner}"))?;
+fn given_to(ledger: &Engine, owner: &str) -> ApiResult<Option<String>> {
+    let given = ledger.read()?.document(CLAIMS, &format!("owner:{owner}"))?;
     Ok(given.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
 }
 
@@ -130,7 +131,7 @@ pub(crate) async fn virtual_account(stack: &Stack, currency: &str, owner: &str) 
     let pool = stack.receiving.virtual_accounts.iter().filter(|a| a.currency == currency);
     for account in pool {
         let claimed = [format!("account:{}", account.account_number)];
-        if claim(stack, &claimed, owner, &account.account_number, Vec::new()).await? {
+        if claim(&stack.engine, &claimed, owner, &account.account_number, Vec::new()).await? {
             return Ok(account.clone());
         }
     }
@@ -142,7 +143,7 @@ pub(crate) async fn virtual_account(stack: &Stack, currency: &str, owner: &str) 
 /// Claims every id for `owner`, and records `given` as what `owner` got,
 /// in one write; or nothing when any of them is taken.
 async fn claim(
-    stack: &Stack,
+    ledger: &Engine,
     ids: &[String],
     owner: &str,
     given: &str,
@@ -151,7 +152,7 @@ async fn claim(
     let owner_id = format!("owner:{owner}");
     // Read first: a claim already taken costs a lookup, not a write through
     // the ledger's writer. The write's expectation still settles races.
-    let snapshot = stack.engine.read()?;
+    let snapshot = ledger.read()?;
     for id in ids.iter().chain([&owner_id]) {
         if snapshot.document(CLAIMS, id)?.is_some() {
             return Ok(false);
@@ -175,7 +176,7 @@ async fn claim(
         body: given.as_bytes().to_vec(),
         list: None,
     });
-    match stack.engine.execute(Command::Save { expect, documents, events: Vec::new() }).await {
+    match ledger.execute(Command::Save { expect, documents, events: Vec::new() }).await {
         Ok(_) => Ok(true),
         Err(EngineError::Conflict(_)) => Ok(false),
         Err(e) => Err(e.into()),

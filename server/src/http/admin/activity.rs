@@ -27,12 +27,12 @@ use sika_engine::Snapshot;
 
 use super::AdminState;
 use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::movements::owned_view;
 use crate::domain::pagination::{PageQuery, Paging, list_page};
 use crate::domain::render;
 use crate::domain::stack::Stack;
 use crate::http::extract::ApiQuery;
-use crate::http::found::found;
-use crate::http::routes::movements::Movement;
+use crate::http::routes::movements::deps;
 
 /// Items scanned per organization when searching.
 const SCAN_PER_ORGANIZATION_MAX: usize = 5_000;
@@ -107,7 +107,7 @@ pub(super) async fn payout(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<OwnedPayoutEnvelope>> {
-    let payout = owned_view(state.stack(&stack)?, &id)?;
+    let payout = owned_view(&state.stack(&stack)?.engine, &id)?;
     Ok(Json(OwnedPayoutEnvelope { payout }))
 }
 
@@ -140,7 +140,7 @@ pub(super) async fn collection(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<OwnedCollectionEnvelope>> {
-    let collection = owned_view(state.stack(&stack)?, &id)?;
+    let collection = owned_view(&state.stack(&stack)?.engine, &id)?;
     Ok(Json(OwnedCollectionEnvelope { collection }))
 }
 
@@ -162,16 +162,6 @@ pub(super) async fn orders(
     })?))
 }
 
-/// The payout, collection or order `id` of `stack`, whoever owns it, as its
-/// owner's GET shows it now, with the owner.
-fn owned_view<V: Movement>(stack: &Stack, id: &str) -> ApiResult<Owned<V>> {
-    let snapshot = stack.engine.read()?;
-    let organization = found(V::owner(&snapshot, id)?, V::NOUN, id)?;
-    let item = V::find(stack, &snapshot, &organization, id)?
-        .ok_or_else(|| ApiError::internal_from(format!("{} '{id}' has an owner but no view", V::NOUN)))?;
-    Ok(Owned { organization_id: organization, item })
-}
-
 /// One order, with its payout
 #[utoipa::path(get, path = "/admin/v1/{stack}/orders/{id}", operation_id = "getStackOrder",
     security(("operator" = [])), params(StackId<OrderEnvelope>),
@@ -182,7 +172,7 @@ pub(super) async fn order(
     State(state): State<Arc<AdminState>>,
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<OwnedOrderEnvelope>> {
-    let order = owned_view(state.stack(&stack)?, &id)?;
+    let order = owned_view(&state.stack(&stack)?.engine, &id)?;
     Ok(Json(OwnedOrderEnvelope { order }))
 }
 
@@ -307,26 +297,6 @@ pub(super) async fn order_funds(
 ) -> ApiResult<Json<OwnedOrderEnvelope>> {
     let request: OrderFunds = crate::http::extract::parse_json(&body)?;
     let stack = state.stack(&stack)?;
-    let order = found(stack.engine.read()?.order(&id)?, "order", &id)?;
-    let owner = state
-        .identity
-        .members_of(&order.organization)
-        .into_iter()
-        .find(|m| m.role == crate::domain::identity::Role::Owner)
-        .ok_or_else(|| {
-            ApiError::internal_from(format!("organization '{}' has no owner", order.organization))
-        })?;
-    let currency =
-        sika_engine::Currency::find(&order.from_currency).map_err(|e| ApiError::internal_from(e))?;
-    let amount = currency
-        .parse(request.amount.as_str(), false)
-        .map_err(|e| crate::domain::error::money_error("amount", e))?;
-    let confirmations = request.confirmations.unwrap_or(order.required_confirmations);
-    let principal = crate::domain::principal::Principal::Session(owner);
-    let funds = crate::domain::instructions::order_funds(stack, &principal, &order, amount, confirmations)?;
-    stack.engine.execute(sika_engine::Command::OrderFunds(funds)).await?;
-    if let Ok(webhooks) = stack.webhooks() {
-        webhooks.wake();
-    }
-    Ok(Json(OwnedOrderEnvelope { order: owned_view(stack, &id)? }))
+    let order = crate::domain::orders::record_funds(&deps(stack), &state.identity, &id, request).await?;
+    Ok(Json(OwnedOrderEnvelope { order }))
 }

@@ -92,7 +92,7 @@ pub(super) async fn system_accounts(
     State(state): State<Arc<AdminState>>,
     Path(stack): Path<String>,
 ) -> ApiResult<Json<ListPage<SystemAccount>>> {
-    let data = system_ledger::system_accounts(state.stack(&stack)?)?;
+    let data = system_ledger::system_accounts(&state.stack(&stack)?.engine)?;
     Ok(Json(ListPage::whole(data)))
 }
 
@@ -117,5 +117,5 @@ pub(super) async fn entries(
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<LedgerEntries>> {
     let stack = state.stack(&stack)?;
-    Ok(Json(system_ledger::entries(stack, &state.identity.secret(), &id, &query)?))
+    Ok(Json(system_ledger::entries(&stack.engine, stack.kind, &state.identity.secret(), &id, &query)?))
 }

@@ -26,17 +26,16 @@ use tower_http::catch_panic::CatchPanicLayer;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::error::{ApiError, ApiResult, unexpected};
+use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::identity::{Identity, Organization};
 use crate::domain::ratelimit::FailureThrottle;
-use crate::domain::render::{self, timestamp};
+use crate::domain::render::timestamp;
+use crate::domain::settlements;
 use crate::domain::stack::{Stack, StackKind};
 use crate::http::auth::caller_address;
 use crate::http::envelope::{EnvelopeState, envelope};
 use crate::http::found::found;
 use crate::http::openapi::tagged;
-use sika_engine::movements::Step;
-use sika_engine::{Command, Outcome};
 
 mod activity;
 pub(crate) mod audit;
@@ -209,9 +208,7 @@ async fn organizations(State(state): State<Arc<AdminState>>) -> Json<ListPage<ad
 }
 
 fn balances(stack: &Stack, organization: &str) -> ApiResult<Vec<Account>> {
-    let accounts = stack.engine.read()?.organization_accounts(organization)?;
-    let usd_per_unit = |currency: &str| stack.engine.mid_rate(currency, "USD");
-    accounts.iter().map(|a| render::account(a, usd_per_unit(&a.currency))).collect()
+    crate::domain::accounts::list(&stack.engine, organization)
 }
 
 /// One organization with its balances on both stacks
@@ -378,22 +375,7 @@ fn state_file_size(stack: &Stack) -> u64 {
     std::fs::metadata(stack.config.data_dir.join(stack.kind.database_file())).map(|m| m.len()).unwrap_or(0)
 }
 
-fn settle_step(action: &str, message: Option<String>) -> ApiResult<Step> {
-    let success = match action {
-        "complete" => true,
-        "fail" => false,
-        other => return Err(ApiError::not_found(format!("unknown action '{other}'; use complete or fail"))),
-    };
-    let message = message.unwrap_or_else(|| {
-        if success { "Confirmed by the operator".to_string() } else { "Failed by the operator".to_string() }
-    });
-    Ok(Step::Operator { success, message })
-}
-
-fn already_final(what: &str, status: &str) -> ApiError {
-    ApiError::new(sika_api::ErrorCode::InvalidState, format!("the {what} is already {status}"))
-}
-
+/// The operator's settlement in `body`; an empty body is the default one.
 fn settle_body(body: &[u8]) -> ApiResult<Settlement> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Settlement::default());
@@ -401,23 +383,9 @@ fn settle_body(body: &[u8]) -> ApiResult<Settlement> {
     crate::http::extract::parse_json(body)
 }
 
-/// Settles a manual-rail movement on the stack named `stack` as the
-/// operator's `action` (`complete` or `fail`) says: the body's provider
-/// reference and note go on its timeline first, then the movement
-/// `advance` names takes the step. Returns the settled movement and what
-/// the audit log adds.
-async fn settle_movement(
-    state: &AdminState,
-    stack: &str,
-    action: &str,
-    body: &[u8],
-    advance: impl Fn(Step) -> Command,
-) -> ApiResult<(Outcome, Option<String>)> {
-    let settlement = settle_body(body)?;
-    let step = settle_step(action, settlement.message.clone())?;
-    let stack = state.stack(stack)?;
-    let detail = operator_note(stack, &settlement, &advance).await?;
-    Ok((settle(stack, advance(step)).await?, detail))
+/// What a settlement of the stack `stack` changes.
+fn settlement_deps(stack: &Stack) -> settlements::Deps<'_> {
+    settlements::Deps { ledger: &stack.engine, attention: &stack.attention, webhooks: stack.webhooks().ok() }
 }
 
 /// Complete or fail a pending payout (the manual-settlement rail)
@@ -436,10 +404,10 @@ async fn settle_payout(
     Path((stack, id, action)): Path<(String, String, String)>,
     body: axum::body::Bytes,
 ) -> ApiResult<Response> {
-    let advance = |step| Command::AdvancePayout { payout_id: id.clone(), step };
-    let (outcome, detail) = settle_movement(&state, &stack, &action, &body, advance).await?;
-    let Outcome::Payout(p) = outcome else { return Err(unexpected(&outcome)) };
-    Ok(with_detail(Json(PayoutEnvelope { payout: render::payout(&p, &[]) }), detail))
+    let settlement = settle_body(&body)?;
+    let stack = state.stack(&stack)?;
+    let settled = settlements::settle_payout(&settlement_deps(stack), &id, &action, settlement).await?;
+    Ok(with_detail(Json(PayoutEnvelope { payout: settled.view }), settled.audit))
 }
 
 /// Complete or fail a pending collection (the manual-settlement rail)
@@ -458,10 +426,10 @@ async fn settle_collection(
     Path((stack, id, action)): Path<(String, String, String)>,
     body: axum::body::Bytes,
 ) -> ApiResult<Response> {
-    let advance = |step| Command::AdvanceCollection { collection_id: id.clone(), step };
-    let (outcome, detail) = settle_movement(&state, &stack, &action, &body, advance).await?;
-    let Outcome::Collection(c) = outcome else { return Err(unexpected(&outcome)) };
-    Ok(with_detail(Json(CollectionEnvelope { collection: render::collection(&c, &[]) }), detail))
+    let settlement = settle_body(&body)?;
+    let stack = state.stack(&stack)?;
+    let settled = settlements::settle_collection(&settlement_deps(stack), &id, &action, settlement).await?;
+    Ok(with_detail(Json(CollectionEnvelope { collection: settled.view }), settled.audit))
 }
 
 /// A response carrying what the audit log adds to the action.
@@ -471,69 +439,4 @@ fn with_detail(body: impl IntoResponse, detail: Option<String>) -> Response {
         response.extensions_mut().insert(audit::AuditDetail(detail));
     }
     response
-}
-
-const PROVIDER_REFERENCE_CHARS_MAX: usize = 200;
-const NOTE_CHARS_MAX: usize = 500;
-
-/// The settlement's provider reference and note, checked, as one line.
-fn settlement_detail(settlement: &Settlement) -> ApiResult<Option<String>> {
-    let mut parts = Vec::new();
-    for (field, value, max, label) in [
-        (
-            "providerReference",
-            &settlement.provider_reference,
-            PROVIDER_REFERENCE_CHARS_MAX,
-            "provider reference",
-        ),
-        ("note", &settlement.note, NOTE_CHARS_MAX, "note"),
-    ] {
-        let Some(value) = value.as_deref().map(str::trim) else { continue };
-        if value.is_empty() || value.chars().count() > max || value.chars().any(char::is_control) {
-            return Err(ApiError::validation(field, format!("must be 1 to {max} characters, on one line")));
-        }
-        parts.push(format!("{label}: {value}"));
-    }
-    Ok((!parts.is_empty()).then(|| parts.join("; ")))
-}
-
-/// Puts the settlement's provider reference and note on the movement's
-/// timeline (before the settlement, which refuses a final movement anyway)
-/// and returns them for the audit log.
-async fn operator_note(
-    stack: &Stack,
-    settlement: &Settlement,
-    command: impl FnOnce(Step) -> Command,
-) -> ApiResult<Option<String>> {
-    let Some(detail) = settlement_detail(settlement)? else { return Ok(None) };
-    let step =
-        Step::Note { kind: "operator".into(), title: "Operator settlement".into(), detail: detail.clone() };
-    let applied = stack.engine.execute(command(step)).await?;
-    if applied.replayed {
-        let (what, status) = match &applied.outcome {
-            Outcome::Payout(p) => ("payout", p.status.name()),
-            Outcome::Collection(c) => ("collection", c.status.name()),
-            other => return Err(unexpected(other)),
-        };
-        return Err(already_final(what, status));
-    }
-    Ok(Some(detail))
-}
-
-/// Applies a settlement; a movement that was already final is `409 invalid_state`.
-async fn settle(stack: &Stack, command: Command) -> ApiResult<Outcome> {
-    let applied = stack.engine.execute(command).await?;
-    let (key, status) = match &applied.outcome {
-        Outcome::Payout(p) => ("payout", p.status),
-        Outcome::Collection(c) => ("collection", c.status),
-        other => return Err(unexpected(other)),
-    };
-    if applied.replayed {
-        return Err(already_final(key, status.name()));
-    }
-    stack.attention.invalidate().await;
-    if let Ok(webhooks) = stack.webhooks() {
-        webhooks.wake();
-    }
-    Ok(applied.outcome)
 }

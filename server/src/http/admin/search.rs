@@ -11,7 +11,7 @@ use sika_api::admin::{AdminRefusals, SearchQuery, SearchResults};
 use super::AdminState;
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::search;
-use crate::domain::stack::{Stack, StackKind};
+use crate::domain::stack::StackKind;
 use crate::http::extract::ApiQuery;
 
 /// Search payouts, collections, orders, payment pages and payment links
@@ -40,11 +40,11 @@ pub(super) async fn search(
     let organizations: Vec<String> = state.identity.organizations().iter().map(|o| o.id.clone()).collect();
     // Reading up to the bound is CPU and disk work: off the async workers.
     tokio::task::spawn_blocking(move || {
-        let stacks: Vec<&Stack> = kinds
+        let stacks: Vec<(StackKind, &sika_engine::Engine)> = kinds
             .iter()
             .map(|kind| match kind {
-                StackKind::Live => state.live.as_ref(),
-                StackKind::Sandbox => state.sandbox.as_ref(),
+                StackKind::Live => (*kind, &state.live.engine),
+                StackKind::Sandbox => (*kind, &state.sandbox.engine),
             })
             .collect();
         search::search(&stacks, &organizations, &needle)

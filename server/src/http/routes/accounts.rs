@@ -10,9 +10,9 @@ use sika_api::{ListPage, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::domain::accounts;
 use crate::domain::error::ApiResult;
 use crate::domain::principal::Principal;
-use crate::domain::render;
 use crate::domain::stack::Stack;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -31,10 +31,5 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
         VersionRefusals),
 )]
 async fn list(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResult<Json<ListPage<Account>>> {
-    let accounts = stack.engine.read()?.organization_accounts(principal.organization())?;
-    let data = accounts
-        .iter()
-        .map(|a| render::account(a, stack.engine.mid_rate(&a.currency, "USD")))
-        .collect::<ApiResult<_>>()?;
-    Ok(Json(ListPage::whole(data)))
+    Ok(Json(ListPage::whole(accounts::list(&stack.engine, principal.organization())?)))
 }

@@ -8,18 +8,17 @@ use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::collections::{Collection, CollectionEnvelope, CreateCollection};
 use sika_api::{FieldRefusals, Id, ListPage, ListQuery, MovementFilter, PageRefusals, ReadRefusals, Replays};
-use sika_engine::{Command, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::error::{ApiResult, unexpected};
-use crate::domain::instructions::{fingerprint, new_collection};
-use crate::domain::render;
+use crate::domain::collections;
+use crate::domain::error::ApiResult;
+use crate::domain::instructions::fingerprint;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
 use crate::http::found::Loaded;
-use crate::http::routes::movements::{self, created_or_replayed};
+use crate::http::routes::movements::{deps, status};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -43,19 +42,8 @@ async fn create(
 ) -> ApiResult<(StatusCode, Json<CollectionEnvelope>)> {
     let print = fingerprint(&raw);
     let request: CreateCollection = from_value(raw)?;
-    let new = new_collection(&stack, &principal, request, print)?;
-    let applied = stack.engine.execute(Command::CreateCollection(new)).await?;
-    let Outcome::Collection(collection) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
-    if collection.rail == crate::domain::rails::RAIL_FLUTTERWAVE {
-        stack.rails.due_now(crate::domain::rails::Kind::Collection, &collection.id);
-    }
-    if let Ok(webhooks) = stack.webhooks() {
-        webhooks.wake();
-    }
-    let created = render::collection(&collection, &[]);
-    let (status, collection) =
-        created_or_replayed(&stack, &principal, applied.replayed, &collection.id, created)?;
-    Ok((status, Json(CollectionEnvelope { collection })))
+    let created = collections::create(&deps(&stack), &principal, request, print).await?;
+    Ok((status(&created), Json(CollectionEnvelope { collection: created.view })))
 }
 
 /// One collection with its full timeline
@@ -78,5 +66,5 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Collection>>> {
-    movements::page(&stack, &principal, query, filter)
+    Ok(Json(collections::list((&stack).into(), &principal, query, filter)?))
 }

@@ -7,20 +7,18 @@ use axum::Json;
 use axum::http::StatusCode;
 use sika_api::conversions::{Conversion, ConversionEnvelope, CreateConversion, CreateQuote, QuoteEnvelope};
 use sika_api::{BodyRefusals, ErrorBody, Id, ListPage, ListQuery, NoSuch, PageRefusals, ReadRefusals};
-use sika_engine::{Command, Outcome, QuoteAmount};
+use sika_engine::records::{ConversionRecord, QuoteRecord};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::error::{ApiError, ApiResult, money_error, unexpected};
-use crate::domain::instructions::validate_reference;
-use crate::domain::pagination::page_of_views;
+use crate::domain::conversions;
+use crate::domain::error::ApiResult;
 use crate::domain::render;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
 use crate::http::found::Loaded;
-use crate::http::routes::rates::currency_param;
-use sika_engine::records::{ConversionRecord, QuoteRecord};
+use crate::http::routes::movements::status;
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
@@ -45,33 +43,8 @@ async fn create_quote(
     Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateQuote>,
 ) -> ApiResult<(StatusCode, Json<QuoteEnvelope>)> {
-    let from = currency_param("from.currency", &body.from.currency)?;
-    let to = currency_param("to.currency", &body.to.currency)?;
-    if from == to {
-        return Err(ApiError::validation("to.currency", "must differ from from.currency"));
-    }
-    let amount = match (&body.from.amount, &body.to.amount) {
-        (Some(a), None) => {
-            QuoteAmount::From(from.parse(a.as_str(), false).map_err(|e| money_error("from.amount", e))?)
-        }
-        (None, Some(a)) => {
-            QuoteAmount::To(to.parse(a.as_str(), false).map_err(|e| money_error("to.amount", e))?)
-        }
-        _ => {
-            return Err(ApiError::validation("from.amount", "give exactly one of from.amount and to.amount"));
-        }
-    };
-    let applied = stack
-        .engine
-        .execute(Command::CreateQuote {
-            organization: principal.organization().to_string(),
-            from_currency: from.code.to_string(),
-            to_currency: to.code.to_string(),
-            amount,
-        })
-        .await?;
-    let Outcome::Quote(quote) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
-    Ok((StatusCode::CREATED, Json(QuoteEnvelope { quote: render::quote(&quote, stack.now_ms()) })))
+    let quote = conversions::create_quote(&stack.engine, &principal, body).await?;
+    Ok((StatusCode::CREATED, Json(QuoteEnvelope { quote })))
 }
 
 /// One quote
@@ -103,23 +76,8 @@ async fn execute(
     Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateConversion>,
 ) -> ApiResult<(StatusCode, Json<ConversionEnvelope>)> {
-    if body.quote_id.is_empty() {
-        return Err(ApiError::validation("quoteId", "must not be empty"));
-    }
-    if let Some(reference) = &body.external_reference {
-        validate_reference(reference)?;
-    }
-    let applied = stack
-        .engine
-        .execute(Command::ExecuteQuote {
-            organization: principal.organization().to_string(),
-            quote_id: body.quote_id,
-            external_reference: body.external_reference,
-        })
-        .await?;
-    let Outcome::Conversion(conversion) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
-    let status = if applied.replayed { StatusCode::OK } else { StatusCode::CREATED };
-    Ok((status, Json(ConversionEnvelope { conversion: render::conversion(&conversion) })))
+    let created = conversions::execute(&stack.engine, &principal, body).await?;
+    Ok((status(&created), Json(ConversionEnvelope { conversion: created.view })))
 }
 
 /// One conversion
@@ -144,8 +102,5 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<Conversion>>> {
-    let page = page_of_views(&stack, principal.organization(), "conversions", &query, |snapshot, id| {
-        Ok(snapshot.conversion(id)?.map(|c| render::conversion(&c)))
-    })?;
-    Ok(Json(page))
+    Ok(Json(conversions::list((&stack).into(), &principal, &query)?))
 }

@@ -8,18 +8,17 @@ use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::orders::{CreateOrder, Order, OrderEnvelope};
 use sika_api::{FieldRefusals, Id, ListPage, ListQuery, MovementFilter, PageRefusals, ReadRefusals, Replays};
-use sika_engine::{Command, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::error::{ApiResult, unexpected};
-use crate::domain::instructions::{fingerprint, new_order};
-use crate::domain::render;
+use crate::domain::error::ApiResult;
+use crate::domain::instructions::fingerprint;
+use crate::domain::orders;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
 use crate::http::found::Loaded;
-use crate::http::routes::movements::{self, created_or_replayed};
+use crate::http::routes::movements::{deps, status};
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -42,16 +41,8 @@ async fn create(
 ) -> ApiResult<(StatusCode, Json<OrderEnvelope>)> {
     let print = fingerprint(&raw);
     let request: CreateOrder = from_value(raw)?;
-    let new = new_order(&stack, &principal, request, print).await?;
-    let applied = stack.engine.execute(Command::CreateOrder(new)).await?;
-    let Outcome::Order(order) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
-    if let Ok(webhooks) = stack.webhooks() {
-        webhooks.wake();
-    }
-    // A replayed order shows its payout leg, as GET does.
-    let created = render::order(&order, None, &[]);
-    let (status, order) = created_or_replayed(&stack, &principal, applied.replayed, &order.id, created)?;
-    Ok((status, Json(OrderEnvelope { order })))
+    let created = orders::create(&deps(&stack), &principal, request, print).await?;
+    Ok((status(&created), Json(OrderEnvelope { order: created.view })))
 }
 
 /// One order with its merged timeline
@@ -72,5 +63,5 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Order>>> {
-    movements::page(&stack, &principal, query, filter)
+    Ok(Json(orders::list((&stack).into(), &principal, query, filter)?))
 }

@@ -10,19 +10,17 @@ use sika_api::payouts::{CreatePayout, Payout, PayoutEnvelope};
 use sika_api::{
     BodyRefusals, ErrorBody, Id, ListPage, ListQuery, MovementFilter, PageRefusals, ReadRefusals, Replays,
 };
-use sika_engine::{Command, Outcome};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::error::{ApiResult, unexpected};
-use crate::domain::instructions::{fingerprint, new_payout};
-use crate::domain::rails::lookup::{self, Lookup};
-use crate::domain::render;
+use crate::domain::error::ApiResult;
+use crate::domain::instructions::fingerprint;
+use crate::domain::payouts;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, from_value};
 use crate::http::found::Loaded;
-use crate::http::routes::movements::{self, created_or_replayed};
+use crate::http::routes::movements::{deps, status};
 
 pub(crate) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read))
@@ -49,27 +47,8 @@ async fn create(
 ) -> ApiResult<(StatusCode, Json<PayoutEnvelope>)> {
     let print = fingerprint(&raw);
     let request: CreatePayout = from_value(raw)?;
-    let mut new = new_payout(&stack, &principal, request, print)?;
-    let organization = principal.organization();
-    match lookup::confirm_destination(&stack, organization, "payout", &new.external_reference, &new.to)
-        .await?
-    {
-        Some(Lookup::Found(Some(name))) => {
-            new.rail_note = format!("{}; the account holder is {name}", new.rail_note)
-        }
-        Some(Lookup::Unavailable) => {
-            new.rail_note = format!("{}; the account could not be looked up yet", new.rail_note);
-        }
-        _ => {}
-    }
-    let applied = stack.engine.execute(Command::CreatePayout(new)).await?;
-    let Outcome::Payout(payout) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
-    if payout.rail == crate::domain::rails::RAIL_FLUTTERWAVE {
-        stack.rails.due_now(crate::domain::rails::Kind::Payout, &payout.id);
-    }
-    let created = render::payout(&payout, &[]);
-    let (status, payout) = created_or_replayed(&stack, &principal, applied.replayed, &payout.id, created)?;
-    Ok((status, Json(PayoutEnvelope { payout })))
+    let created = payouts::create(&deps(&stack), &principal, request, print).await?;
+    Ok((status(&created), Json(PayoutEnvelope { payout: created.view })))
 }
 
 /// One payout with its full timeline
@@ -91,5 +70,5 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, MovementFilter>,
 ) -> ApiResult<Json<ListPage<Payout>>> {
-    movements::page(&stack, &principal, query, filter)
+    Ok(Json(payouts::list((&stack).into(), &principal, query, filter)?))
 }

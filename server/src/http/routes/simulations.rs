@@ -9,26 +9,20 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use sika_api::orders::OrderEnvelope;
 use sika_api::simulations::{
-    Deposit, DepositEnvelope, SimulateDeposit, SimulateOrderFunds, SimulateVirtualAccountDeposit, Simulation,
+    DepositEnvelope, SimulateDeposit, SimulateOrderFunds, SimulateVirtualAccountDeposit, Simulation,
 };
 use sika_api::virtual_accounts::VirtualAccountEnvelope;
-use sika_api::{AmountInput, BodyRefusals, ErrorBody, Id, ListPage, ListQuery, PageRefusals, Replays};
-use sika_engine::{Command, Currency, Outcome};
+use sika_api::{BodyRefusals, ErrorBody, Id, ListPage, ListQuery, PageRefusals, Replays};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::error::{ApiError, ApiResult, money_error, unexpected};
-use crate::domain::instructions::validate_reference;
-use crate::domain::pagination::page_of_items;
+use crate::domain::error::ApiResult;
 use crate::domain::principal::Principal;
-use crate::domain::render;
-use crate::domain::simulator::{self, sandbox_only};
+use crate::domain::simulations;
 use crate::domain::stack::Stack;
-use crate::domain::virtual_accounts::VirtualAccount;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
-use crate::http::found::owned;
-use sika_engine::records::OrderRecord;
+use crate::http::routes::movements::{deps, status};
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
@@ -56,10 +50,7 @@ async fn index(
     _principal: Principal,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<Simulation>>> {
-    sandbox_only(&stack)?;
-    let data = simulator::SIMULATIONS.iter().map(simulator::render).collect();
-    let scope = format!("{}/simulations", stack.kind.name());
-    Ok(Json(page_of_items(data, &query, &stack.identity.secret(), &scope)?))
+    Ok(Json(simulations::list(stack.kind, &stack.identity.secret(), &query)?))
 }
 
 /// Credit a sandbox balance
@@ -77,12 +68,8 @@ async fn deposit(
     Call { stack, principal }: Call,
     ApiJson(body): ApiJson<SimulateDeposit>,
 ) -> ApiResult<(StatusCode, Json<DepositEnvelope>)> {
-    sandbox_only(&stack)?;
-    let currency = Currency::find(&body.currency.to_ascii_uppercase())
-        .map_err(|e| ApiError::validation("currency", e.to_string()))?;
-    let (status, deposit) =
-        credit(&stack, principal.organization(), currency, &body.amount, body.external_reference).await?;
-    Ok((status, Json(DepositEnvelope { deposit })))
+    let created = simulations::deposit(&deps(&stack), &principal, body).await?;
+    Ok((status(&created), Json(DepositEnvelope { deposit: created.view })))
 }
 
 /// A customer pays into a virtual account
@@ -104,41 +91,8 @@ async fn virtual_account_deposit(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<SimulateVirtualAccountDeposit>,
 ) -> ApiResult<(StatusCode, Json<DepositEnvelope>)> {
-    sandbox_only(&stack)?;
-    let account: VirtualAccount = owned(&stack, &stack.engine.read()?, &principal, &id)?;
-    let currency = Currency::find(&account.currency).map_err(|e| ApiError::internal_from(e))?;
-    let (status, deposit) =
-        credit(&stack, principal.organization(), currency, &body.amount, body.external_reference).await?;
-    let deposit = Deposit { virtual_account_id: Some(account.id), ..deposit };
-    Ok((status, Json(DepositEnvelope { deposit })))
-}
-
-/// Credits `amount` of `currency` to the organization's balance: 201 with
-/// the new deposit, or 200 with the one an earlier request made under the
-/// same `external_reference`.
-async fn credit(
-    stack: &Stack,
-    organization: &str,
-    currency: Currency,
-    amount: &AmountInput,
-    external_reference: Option<String>,
-) -> ApiResult<(StatusCode, Deposit)> {
-    let amount = currency.parse(amount.as_str(), false).map_err(|e| money_error("amount", e))?;
-    if let Some(reference) = &external_reference {
-        validate_reference(reference)?;
-    }
-    let applied = stack
-        .engine
-        .execute(Command::Deposit {
-            organization: organization.to_string(),
-            currency: currency.code.to_string(),
-            amount,
-            external_reference,
-        })
-        .await?;
-    let Outcome::Deposit(deposit) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
-    let status = if applied.replayed { StatusCode::OK } else { StatusCode::CREATED };
-    Ok((status, render::deposit(&deposit)))
+    let created = simulations::virtual_account_deposit(&deps(&stack), &principal, &id, body).await?;
+    Ok((status(&created), Json(DepositEnvelope { deposit: created.view })))
 }
 
 /// Funds arrive for an order
@@ -159,17 +113,6 @@ async fn order_funds(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<SimulateOrderFunds>,
 ) -> ApiResult<Json<OrderEnvelope>> {
-    sandbox_only(&stack)?;
-    let order: OrderRecord = owned(&stack, &stack.engine.read()?, &principal, &id)?;
-    let currency = Currency::find(&order.from_currency).map_err(|e| ApiError::internal_from(e))?;
-    let amount = currency.parse(body.amount.as_str(), false).map_err(|e| money_error("amount", e))?;
-    let confirmations = body.confirmations.unwrap_or(order.required_confirmations);
-    let funds = crate::domain::instructions::order_funds(&stack, &principal, &order, amount, confirmations)?;
-    stack.engine.execute(Command::OrderFunds(funds)).await?;
-    if let Ok(webhooks) = stack.webhooks() {
-        webhooks.wake();
-    }
-    let order = crate::domain::views::find_order(&stack.engine.read()?, principal.organization(), &id)?
-        .ok_or_else(|| ApiError::internal_from(format!("order '{id}' vanished after its funds")))?;
+    let order = simulations::order_funds(&deps(&stack), &principal, &id, body).await?;
     Ok(Json(OrderEnvelope { order }))
 }

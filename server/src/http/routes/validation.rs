@@ -50,6 +50,6 @@ async fn bulk(
     if principal.require("validation:write").is_err() {
         principal.require("validation:read")?;
     }
-    let results = destinations::validate(&stack, body.items).await?;
+    let results = destinations::validate(stack.kind, &stack.catalog, &stack.rails, body.items).await?;
     Ok(Json(DestinationResults { results }))
 }

@@ -1,0 +1,132 @@
+//! What the three money movements (payouts, collections and orders) share:
+//! their lists, each a page of the organization's views, newest first,
+//! that the `status` and `externalReference` filters narrow alike; the
+//! answer to a create the engine replayed; and the operator's view of one
+//! movement, whoever owns it.
+
+use sika_api::admin::Owned;
+use sika_api::collections::Collection;
+use sika_api::orders::Order;
+use sika_api::payouts::Payout;
+use sika_api::{ListPage, ListQuery, MovementFilter};
+use sika_engine::{Engine, Snapshot};
+
+use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::pagination::{Filter, Lists, page_of_views};
+use crate::domain::principal::Principal;
+use crate::domain::views;
+
+/// A movement's view: what its 404 calls it, the list it is indexed
+/// under, the statuses its `status` filter takes, and how it is found and
+/// filtered.
+pub(crate) trait Movement: Sized {
+    /// What a 404 calls it.
+    const NOUN: &'static str;
+    /// The stored list of the organization's movements of this kind.
+    const LIST: &'static str;
+    /// Every status it has, in the order it moves through them.
+    const STATUSES: &'static [&'static str];
+
+    /// Whether `filter` keeps this view.
+    fn kept_by(&self, filter: &Filter) -> bool;
+
+    /// The organization the movement `id` belongs to, whoever asks (the
+    /// operator's view across organizations).
+    fn owner(snapshot: &Snapshot, id: &str) -> ApiResult<Option<String>>;
+
+    /// The movement `id` of `organization` as its GET shows it now.
+    fn find(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<Self>>;
+}
+
+/// Implements [`Movement`] for views with a `status` and an
+/// `external_reference`.
+macro_rules! movements {
+    ($($view:ty => $noun:literal, $list:literal, $record:ident, $find:path, [$($status:literal),* $(,)?];)*) => {
+        $(impl Movement for $view {
+            const NOUN: &'static str = $noun;
+            const LIST: &'static str = $list;
+            const STATUSES: &'static [&'static str] = &[$($status),*];
+
+            fn kept_by(&self, filter: &Filter) -> bool {
+                filter.keeps(&self.status, &self.external_reference)
+            }
+
+            fn owner(snapshot: &Snapshot, id: &str) -> ApiResult<Option<String>> {
+                Ok(snapshot.$record(id)?.map(|record| record.organization))
+            }
+
+            fn find(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<Self>> {
+                $find(snapshot, organization, id)
+            }
+        })*
+    };
+}
+
+movements! {
+    Collection => "collection", "collections", collection, views::find_collection,
+        ["pending", "completed", "failed"];
+    Order => "order", "orders", order, views::find_order, [
+        "awaiting_funds",
+        "awaiting_confirmations",
+        "funds_received",
+        "processing_payout",
+        "completed",
+        "failed",
+        "expired",
+    ];
+    Payout => "payout", "payouts", payout, views::find_payout, ["pending", "completed", "failed"];
+}
+
+/// What a create made: the view, and whether the engine replayed an
+/// earlier create of the same request instead of making a new one.
+#[derive(Debug)]
+pub(crate) struct Created<V> {
+    pub view: V,
+    pub replayed: bool,
+}
+
+/// What a create answers with: `created`, the new movement's view; or,
+/// when the engine replayed an earlier create, the view its GET shows now,
+/// since the movement may have moved on since.
+pub(crate) fn created_or_replayed<V: Movement>(
+    ledger: &Engine,
+    organization: &str,
+    replayed: bool,
+    id: &str,
+    created: V,
+) -> ApiResult<Created<V>> {
+    if !replayed {
+        return Ok(Created { view: created, replayed });
+    }
+    let now = V::find(&ledger.read()?, organization, id)?.ok_or_else(|| {
+        ApiError::internal_from(format!("{} '{id}' vanished after it was created", V::NOUN))
+    })?;
+    Ok(Created { view: now, replayed })
+}
+
+/// One page of the caller's movements of kind `V`; a `status` filter
+/// outside its statuses is refused.
+pub(crate) fn page<V: Movement>(
+    lists: Lists<'_>,
+    principal: &Principal,
+    query: ListQuery,
+    filter: MovementFilter,
+) -> ApiResult<ListPage<V>> {
+    let filter = Filter::new(filter, V::STATUSES)?;
+    let organization = principal.organization();
+    page_of_views(lists, organization, V::LIST, &query, |snapshot, id| {
+        Ok(V::find(snapshot, organization, id)?.filter(|view| view.kept_by(&filter)))
+    })
+}
+
+/// The payout, collection or order `id`, whoever owns it, as its owner's
+/// GET shows it now, with the owner (the operator's view); the 404 names
+/// it as the public API does.
+pub(crate) fn owned_view<V: Movement>(ledger: &Engine, id: &str) -> ApiResult<Owned<V>> {
+    let snapshot = ledger.read()?;
+    let organization = V::owner(&snapshot, id)?
+        .ok_or_else(|| ApiError::not_found(format!("{} '{id}' not found", V::NOUN)))?;
+    let item = V::find(&snapshot, &organization, id)?
+        .ok_or_else(|| ApiError::internal_from(format!("{} '{id}' has an owner but no view", V::NOUN)))?;
+    Ok(Owned { organization_id: organization, item })
+}

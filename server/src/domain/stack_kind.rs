@@ -1,0 +1,48 @@
+//! Which of the node's two stacks a request reached: the live one or the
+//! sandbox. A leaf module, so that any part of the domain can name it
+//! without importing the stack itself.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum StackKind {
+    Live,
+    Sandbox,
+}
+
+impl StackKind {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            StackKind::Live => "live",
+            StackKind::Sandbox => "sandbox",
+        }
+    }
+
+    pub(crate) fn key_prefix(self) -> &'static str {
+        match self {
+            StackKind::Live => "sk_live_",
+            StackKind::Sandbox => "sk_test_",
+        }
+    }
+
+    pub(crate) fn parse(name: &str) -> Option<StackKind> {
+        match name {
+            "live" => Some(StackKind::Live),
+            "sandbox" => Some(StackKind::Sandbox),
+            _ => None,
+        }
+    }
+
+    /// The stack's name in the wire types.
+    pub(crate) fn wire_name(self) -> sika_api::admin::StackName {
+        match self {
+            StackKind::Live => sika_api::admin::StackName::Live,
+            StackKind::Sandbox => sika_api::admin::StackName::Sandbox,
+        }
+    }
+
+    pub(crate) fn database_file(self) -> &'static str {
+        match self {
+            StackKind::Live => "live.redb",
+            StackKind::Sandbox => "sandbox.redb",
+        }
+    }
+}
