@@ -142,13 +142,46 @@ pub(crate) fn page_of_views<T>(
     organization: &str,
     kind: &str,
     query: &PageQuery,
+    render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<T>>,
+) -> ApiResult<ListPage<T>> {
+    let lists = Lists { engine: &stack.engine, stack: stack.kind, secret: stack.identity.secret() };
+    lists.page(organization, kind, query, render)
+}
+
+/// What a page of one stack's stored lists needs: the ledger they are read
+/// from, and the stack and secret their cursors are signed for (a sandbox
+/// cursor is refused on live).
+pub(crate) struct Lists<'a> {
+    pub engine: &'a sika_engine::Engine,
+    pub stack: crate::domain::stack_kind::StackKind,
+    pub secret: Vec<u8>,
+}
+
+impl Lists<'_> {
+    /// One page of an organization's `kind` list, as `page_of_views`.
+    pub(crate) fn page<T>(
+        &self,
+        organization: &str,
+        kind: &str,
+        query: &PageQuery,
+        render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<T>>,
+    ) -> ApiResult<ListPage<T>> {
+        let scope = format!("{}/{organization}/{kind}", self.stack.name());
+        walk(self.engine, &self.secret, &scope, organization, kind, query, render)
+    }
+}
+
+fn walk<T>(
+    engine: &sika_engine::Engine,
+    secret: &[u8],
+    scope: &str,
+    organization: &str,
+    kind: &str,
+    query: &PageQuery,
     mut render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<T>>,
 ) -> ApiResult<ListPage<T>> {
-    // The stack is part of the scope: a sandbox cursor is refused on live.
-    let scope = format!("{}/{organization}/{kind}", stack.kind.name());
-    let secret = stack.identity.secret();
-    let page = query.page(&secret, &scope)?;
-    let snapshot = stack.engine.read()?;
+    let page = query.page(secret, scope)?;
+    let snapshot = engine.read()?;
     let mut found: Vec<(u64, T)> = Vec::with_capacity(page.limit + 1);
     let mut before = page.before;
     let mut scanned = 0;
@@ -182,7 +215,7 @@ pub(crate) fn page_of_views<T>(
         (stopped_at.is_some(), stopped_at)
     };
     let data = found.into_iter().map(|(_, item)| item).collect();
-    Ok(list_page(data, last, has_more, &secret, &scope))
+    Ok(list_page(data, last, has_more, secret, scope))
 }
 
 /// One page of a list held whole in memory (keys, a country's methods, the

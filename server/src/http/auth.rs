@@ -155,7 +155,8 @@ fn authenticate(
         }
         let hash = hash_secret(token);
         let key = stack
-            .key_by_hash(&hash)
+            .keys()
+            .by_hash(&hash)
             .filter(|k| bool::from(k.hash.ct_eq(&hash)))
             .ok_or_else(|| ApiError::unauthorized("invalid API key"))?;
         if key.revoked_at.is_some() {
