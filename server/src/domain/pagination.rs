@@ -138,14 +138,24 @@ pub(crate) const SCAN_MAX: usize = 1_000;
 /// `None`. Filtered pages hold `limit` items when that many match within
 /// `SCAN_MAX` items: the walk goes on past skipped ones up to that bound.
 pub(crate) fn page_of_views<T>(
-    stack: &crate::domain::stack::Stack,
+    stack: &impl HasLists,
     organization: &str,
     kind: &str,
     query: &PageQuery,
     render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<T>>,
 ) -> ApiResult<ListPage<T>> {
-    let lists = Lists { engine: &stack.engine, stack: stack.kind, secret: stack.identity.secret() };
-    lists.page(organization, kind, query, render)
+    stack.lists().page(organization, kind, query, render)
+}
+
+/// What holds a stack's stored lists (the `Stack`).
+pub(crate) trait HasLists {
+    fn lists(&self) -> Lists<'_>;
+}
+
+impl<S: HasLists> HasLists for std::sync::Arc<S> {
+    fn lists(&self) -> Lists<'_> {
+        S::lists(self)
+    }
 }
 
 /// What a page of one stack's stored lists needs: the ledger they are read

@@ -166,6 +166,17 @@ impl Stack {
         }
     }
 
+    /// What opening a virtual account on this stack needs.
+    pub(crate) fn virtual_account_deps(&self) -> crate::domain::virtual_accounts::Deps<'_> {
+        crate::domain::virtual_accounts::Deps {
+            engine: &self.engine,
+            stack: self.kind,
+            identity: &self.identity,
+            catalog: &self.catalog,
+            receiving: &self.receiving,
+        }
+    }
+
     pub(crate) fn webhooks(&self) -> ApiResult<&DispatcherHandle> {
         self.webhooks.get().ok_or_else(ApiError::unavailable)
     }
@@ -201,5 +212,11 @@ impl Stack {
 
     pub(crate) fn now_ms(&self) -> i64 {
         self.engine.now_ms()
+    }
+}
+
+impl crate::domain::pagination::HasLists for Stack {
+    fn lists(&self) -> crate::domain::pagination::Lists<'_> {
+        Stack::lists(self)
     }
 }

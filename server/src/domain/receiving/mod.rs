@@ -76,16 +76,26 @@ pub(crate) async fn crypto_address(
     chain: &str,
     owner: &str,
 ) -> ApiResult<Option<String>> {
-    let Some(route) = stack.receiving.crypto(asset, chain) else { return Ok(None) };
+    crypto_address_from(&stack.engine, &stack.receiving, asset, chain, owner).await
+}
+
+/// `crypto_address` from the ledger and routes it needs.
+pub(crate) async fn crypto_address_from(
+    engine: &sika_engine::Engine,
+    receiving: &crate::domain::settings::Receiving,
+    asset: &str,
+    chain: &str,
+    owner: &str,
+) -> ApiResult<Option<String>> {
+    let Some(route) = receiving.crypto(asset, chain) else { return Ok(None) };
     let counter = format!("{asset}:{chain}");
-    let mut index: u32 =
-        crate::store::documents::load(&stack.engine.read()?, NEXT_INDEX, &counter)?.unwrap_or(0);
+    let mut index: u32 = crate::store::documents::load(&engine.read()?, NEXT_INDEX, &counter)?.unwrap_or(0);
     let mut pool = match &route.addresses {
         AddressSource::Pool(pool) => pool.iter(),
         AddressSource::Xpub(_) => [].iter(),
     };
     loop {
-        if let Some(given) = given_to(stack, owner)? {
+        if let Some(given) = given_to(engine, owner)? {
             return Ok(Some(given));
         }
         let (address, claimed, hint) = match &route.addresses {
@@ -112,25 +122,30 @@ pub(crate) async fn crypto_address(
                 (address.clone(), vec![format!("address:{address}")], Vec::new())
             }
         };
-        if claim(stack, &claimed, owner, &address, hint).await? {
+        if claim(engine, &claimed, owner, &address, hint).await? {
             return Ok(Some(address));
         }
     }
 }
 
 /// What the payment `owner` was given already, if anything.
-fn given_to(stack: &Stack, owner: &str) -> ApiResult<Option<String>> {
-    let given = stack.engine.read()?.document(CLAIMS, &format!("owner:{owner}"))?;
+fn given_to(engine: &sika_engine::Engine, owner: &str) -> ApiResult<Option<String>> {
+    let given = engine.read()?.document(CLAIMS, &format!("owner:{owner}"))?;
     Ok(given.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 /// A real account from the operator's pool for the virtual account
 /// `owner`; `503` when every one in `currency` is taken.
-pub(crate) async fn virtual_account(stack: &Stack, currency: &str, owner: &str) -> ApiResult<BankAccount> {
-    let pool = stack.receiving.virtual_accounts.iter().filter(|a| a.currency == currency);
+pub(crate) async fn virtual_account(
+    engine: &sika_engine::Engine,
+    receiving: &crate::domain::settings::Receiving,
+    currency: &str,
+    owner: &str,
+) -> ApiResult<BankAccount> {
+    let pool = receiving.virtual_accounts.iter().filter(|a| a.currency == currency);
     for account in pool {
         let claimed = [format!("account:{}", account.account_number)];
-        if claim(stack, &claimed, owner, &account.account_number, Vec::new()).await? {
+        if claim(engine, &claimed, owner, &account.account_number, Vec::new()).await? {
             return Ok(account.clone());
         }
     }
@@ -142,7 +157,7 @@ pub(crate) async fn virtual_account(stack: &Stack, currency: &str, owner: &str) 
 /// Claims every id for `owner`, and records `given` as what `owner` got,
 /// in one write; or nothing when any of them is taken.
 async fn claim(
-    stack: &Stack,
+    engine: &sika_engine::Engine,
     ids: &[String],
     owner: &str,
     given: &str,
@@ -151,7 +166,7 @@ async fn claim(
     let owner_id = format!("owner:{owner}");
     // Read first: a claim already taken costs a lookup, not a write through
     // the ledger's writer. The write's expectation still settles races.
-    let snapshot = stack.engine.read()?;
+    let snapshot = engine.read()?;
     for id in ids.iter().chain([&owner_id]) {
         if snapshot.document(CLAIMS, id)?.is_some() {
             return Ok(false);
@@ -175,7 +190,7 @@ async fn claim(
         body: given.as_bytes().to_vec(),
         list: None,
     });
-    match stack.engine.execute(Command::Save { expect, documents, events: Vec::new() }).await {
+    match engine.execute(Command::Save { expect, documents, events: Vec::new() }).await {
         Ok(_) => Ok(true),
         Err(EngineError::Conflict(_)) => Ok(false),
         Err(e) => Err(e.into()),
