@@ -177,6 +177,11 @@ impl Stack {
         }
     }
 
+    /// This stack's databases, for an online backup.
+    pub(crate) fn backup_source(&self) -> crate::domain::backup::Source<'_> {
+        crate::domain::backup::Source { stack: self.kind, engine: &self.engine, requests: &self.request_log }
+    }
+
     pub(crate) fn webhooks(&self) -> ApiResult<&DispatcherHandle> {
         self.webhooks.get().ok_or_else(ApiError::unavailable)
     }
