@@ -174,9 +174,9 @@ pub(crate) enum IdentityError {
     #[error("{} holds an identity but the database given by --store has none: moving a data directory's node into PostgreSQL is not supported; start from an empty data directory", .0.display())]
     NotInPostgres(std::path::PathBuf),
     #[error("cannot {action} {}: {source}", .path.display())]
-    File { action: &'static str, path: std::path::PathBuf, source: redb::Error },
+    File { action: &'static str, path: std::path::PathBuf, source: Box<redb::Error> },
     #[error(transparent)]
-    Store(#[from] redb::Error),
+    Store(Box<redb::Error>),
     #[error("{0}")]
     Postgres(String),
     #[error("the audit log is full")]
@@ -200,7 +200,13 @@ impl From<IdentityError> for crate::domain::error::ApiError {
 
 /// redb's many error types, as the one `redb::Error`.
 fn store<E: Into<redb::Error>>(error: E) -> IdentityError {
-    IdentityError::Store(error.into())
+    IdentityError::Store(Box::new(error.into()))
+}
+
+impl From<redb::Error> for IdentityError {
+    fn from(error: redb::Error) -> Self {
+        store(error)
+    }
 }
 
 /// The secrets `sika init` prints once.
@@ -253,7 +259,7 @@ impl Identity {
             refill(&db, loaded).map_err(|source| IdentityError::File {
                 action: "fill",
                 path: path.clone(),
-                source,
+                source: Box::new(source),
             })?;
         }
         let identity = Identity {
@@ -264,7 +270,11 @@ impl Identity {
             logins: crate::domain::ratelimit::FailureThrottle::log_ins(),
             passwords: Arc::default(),
         };
-        identity.reload().map_err(|source| IdentityError::File { action: "read", path, source })?;
+        identity.reload().map_err(|source| IdentityError::File {
+            action: "read",
+            path,
+            source: Box::new(source),
+        })?;
         Ok(identity)
     }
 
