@@ -70,7 +70,9 @@ pub(crate) fn members_and_sessions(txn: &redb::WriteTransaction) -> Result<(), E
         member_id: String,
         created_at: i64,
     }
-    let corrupt = |key: &str| EngineError::Corrupt(format!("node.redb: record {key} cannot be read"));
+    let corrupt = |key: &str, e: postcard::Error| {
+        EngineError::Corrupt(format!("node.redb: record {key} cannot be read: {e}"))
+    };
     let now = chrono::Utc::now().timestamp_millis();
     let mut table = match txn.open_table(IDENTITY) {
         Ok(table) => table,
@@ -82,7 +84,7 @@ pub(crate) fn members_and_sessions(txn: &redb::WriteTransaction) -> Result<(), E
         let (key, value) = entry?;
         let key = key.value().to_string();
         if key.starts_with("member/") {
-            let old: MemberV2 = postcard::from_bytes(value.value()).map_err(|_| corrupt(&key))?;
+            let old: MemberV2 = postcard::from_bytes(value.value()).map_err(|e| corrupt(&key, e))?;
             let member = Member {
                 id: old.id,
                 organization: old.organization,
@@ -94,7 +96,7 @@ pub(crate) fn members_and_sessions(txn: &redb::WriteTransaction) -> Result<(), E
             };
             rewritten.push((key, encode(&member)));
         } else if key.starts_with("session/") {
-            let old: SessionV2 = postcard::from_bytes(value.value()).map_err(|_| corrupt(&key))?;
+            let old: SessionV2 = postcard::from_bytes(value.value()).map_err(|e| corrupt(&key, e))?;
             let session = Session {
                 token_hash: old.token_hash,
                 member_id: old.member_id,

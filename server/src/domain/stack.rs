@@ -46,7 +46,7 @@ pub(crate) struct Stack {
     pub config: Arc<NodeConfig>,
     pub rate_limiter: RateLimiter,
     /// Manual webhook retries, per delivery: `RETRIES_PER_SECOND_MAX`.
-    pub retry_limiter: RateLimiter,
+    retry_limiter: RateLimiter,
     /// Payment attempts per payer address on one page or link, per hour.
     pub checkout_attempts: crate::domain::ratelimit::WindowedCounter,
     pub request_log: RequestLog,
@@ -180,6 +180,16 @@ impl Stack {
     /// This stack's databases, for an online backup.
     pub(crate) fn backup_source(&self) -> crate::domain::backup::Source<'_> {
         crate::domain::backup::Source { stack: self.kind, engine: &self.engine, requests: &self.request_log }
+    }
+
+    /// What answering for this stack's payment methods needs.
+    pub(crate) fn capability_deps(&self) -> crate::domain::capabilities::Deps<'_> {
+        crate::domain::capabilities::Deps {
+            catalog: &self.catalog,
+            rails: &self.rails,
+            stack: self.kind,
+            secret: self.identity.secret(),
+        }
     }
 
     pub(crate) fn webhooks(&self) -> ApiResult<&DispatcherHandle> {
