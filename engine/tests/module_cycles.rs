@@ -4,8 +4,8 @@
 //!
 //! `import_cycles` is generic over a source folder and the module path it
 //! holds (`src/` is `crate`, `src/routes/` is `crate::routes`), so the same
-//! check can later run over the server's folders; only the engine is free
-//! of cycles today, so only the engine runs it.
+//! check runs over the engine, the server's layers, and the modules of the
+//! server's domain, folder by folder.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -282,6 +282,115 @@ fn the_servers_layers_import_no_cycle_and_only_downwards() {
     }
     // The check did read the server: handlers call the domain.
     assert!(graph["http"].contains_key("domain"));
+}
+
+/// The server's domain is modules each of which can be read knowing only
+/// what it uses: no two use each other, however indirectly, at any depth
+/// (`domain/`, and inside each of its folders, such as `domain/rails/`).
+#[test]
+fn the_servers_domain_modules_import_no_cycle() {
+    let domain = engine_dir().join("../server/src/domain");
+    let mut folders = vec![(domain.clone(), "crate::domain".to_string())];
+    let mut checked = 0;
+    while let Some((folder, base)) = folders.pop() {
+        let cycles = import_cycles(&folder, &base);
+        assert!(cycles.is_empty(), "import cycles among the modules of {base}:\n{}", cycles.join("\n"));
+        checked += modules(&folder).len();
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                folders.push((path, format!("{base}::{name}")));
+            }
+        }
+    }
+    // A folder's own `mod.rs` and the modules it holds: the children may
+    // use what it declares (`super::Kind`), and it may use them, but not both.
+    for folder in std::fs::read_dir(&domain).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
+        let parent = folder.join("mod.rs");
+        let parent_source = std::fs::read_to_string(&parent).unwrap_or_default();
+        let base = format!("crate::domain::{}", folder.file_name().unwrap().to_string_lossy());
+        for (child, files) in modules(&folder) {
+            let parent_uses_child = uses_child(&parent_source, &base, &child);
+            let child_uses_parent = files.iter().find_map(|file| {
+                let source = std::fs::read_to_string(file).unwrap();
+                uses_parent(&source, &base, &modules(&folder)).then(|| file.clone())
+            });
+            if let (true, Some(file)) = (parent_uses_child, child_uses_parent) {
+                panic!("{base} uses its module {child}, which uses it back ({})", file.display());
+            }
+        }
+    }
+    // The check did read the domain: it has more than twenty modules, and
+    // its stack uses the catalog.
+    assert!(checked > 20, "read {checked} modules");
+    assert!(import_graph(&domain, "crate::domain")["stack"].contains_key("catalog"));
+}
+
+/// Whether a folder's `mod.rs` (module `base`) names its module `child`
+/// by its path from the crate (`crate::domain::rails::lookup`). Its own
+/// short uses (`lookup::f`) declare and re-export its children, as a
+/// crate root does, and are not counted.
+fn uses_child(parent_source: &str, base: &str, child: &str) -> bool {
+    named_after_all(&without_tests(parent_source), &format!("{base}::")).iter().any(|n| n == child)
+}
+
+/// Whether a module under a folder names something of the folder's own
+/// `mod.rs` (not a sibling module): `super::X` or `base::X`.
+fn uses_parent(source: &str, base: &str, siblings: &BTreeMap<String, Vec<PathBuf>>) -> bool {
+    let code = without_tests(source);
+    ["super::".to_string(), format!("{base}::")].iter().any(|prefix| {
+        named_after_all(&code, prefix)
+            .iter()
+            .any(|n| !n.is_empty() && !siblings.contains_key(n) && n != "super")
+    })
+}
+
+/// The code of a file without its comments and its `#[cfg(test)] mod`
+/// blocks (where `super::` names the file itself).
+fn without_tests(source: &str) -> String {
+    let code: String =
+        source.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
+    let mut out = String::new();
+    let mut rest = code.as_str();
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at..];
+        let Some(open) = after.find('{').filter(|&o| after[..o].contains("mod ")) else {
+            out.push_str("#[cfg(test)]");
+            rest = &after["#[cfg(test)]".len()..];
+            continue;
+        };
+        let mut depth = 0;
+        let mut end = after.len();
+        for (i, c) in after[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Every identifier named right after `prefix` anywhere in `code`.
+fn named_after_all(code: &str, prefix: &str) -> Vec<String> {
+    code.match_indices(prefix)
+        .filter(|(at, _)| {
+            !code[..*at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$')
+                || prefix == "super::"
+        })
+        .flat_map(|(at, _)| named_after(&code[at + prefix.len()..]).into_iter().map(str::to_string))
+        .collect()
 }
 
 /// The domain and the store know nothing of HTTP: no axum, no `http`.

@@ -1,15 +1,28 @@
 //! API keys: what a key may do (scopes, caller IPs, spend caps, expiry),
-//! how it is stored (only a hash), and who may manage keys.
+//! how it is stored (only a hash), who may manage keys, and the use cases
+//! that create, list and revoke them for a member or the operator.
 
+use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::RwLock;
 
 use serde::{Deserialize, Serialize};
-use sika_api::keys::{CreateApiKey, READ_ONLY_SCOPES, SCOPED_RESOURCES, scope_names};
+use sika_api::keys::{ApiKey, CreateApiKey, CreatedApiKey, READ_ONLY_SCOPES, SCOPED_RESOURCES, scope_names};
+use sika_api::{ErrorCode, ListPage, ListQuery};
+use sika_engine::{Command, Engine};
 
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::identity::{Member, Role};
+use crate::domain::identity::{Identity, Member, Role};
 use crate::domain::render::timestamp;
-use crate::domain::stack::StackKind;
+use crate::domain::stack_kind::StackKind;
+
+/// The collection API keys are stored in.
+pub(crate) const KEYS: &str = "api_keys";
+
+/// Keys an organization may hold on one stack at once, revoked ones not
+/// counted: every key is checked on every request from memory, so their
+/// number is bounded.
+pub(crate) const ACTIVE_KEYS_MAX: usize = 100;
 
 pub(crate) fn is_known_scope(scope: &str) -> bool {
     if scope == "*" || READ_ONLY_SCOPES.contains(&scope) {
@@ -208,6 +221,162 @@ pub(crate) fn new_key(
         created_at: now,
     };
     Ok((record, secret))
+}
+
+/// One stack's keys in memory, by the SHA-256 of the secret: every request's
+/// key is checked here, so a key is usable once it is in this cache and no
+/// longer once the revoked record replaces it. The stored records are the
+/// truth; the cache is loaded from them on start and written after them.
+#[derive(Default)]
+pub(crate) struct KeyCache {
+    keys: RwLock<HashMap<[u8; 32], ApiKeyRecord>>,
+    /// Held from counting an organization's active keys to storing a new
+    /// one, so concurrent creations cannot pass the cap together.
+    creation: tokio::sync::Mutex<()>,
+}
+
+impl KeyCache {
+    /// The cache of every key `engine` holds.
+    pub(crate) fn load(engine: &Engine) -> ApiResult<KeyCache> {
+        let snapshot = engine.read()?;
+        let mut keys = HashMap::new();
+        for (_, body) in snapshot.documents(KEYS)? {
+            let record: ApiKeyRecord = crate::store::documents::decode(&body)?;
+            keys.insert(record.hash, record);
+        }
+        Ok(KeyCache { keys: RwLock::new(keys), creation: tokio::sync::Mutex::new(()) })
+    }
+
+    /// The key whose SHA-256 is `hash`.
+    pub(crate) fn by_hash(&self, hash: &[u8; 32]) -> Option<ApiKeyRecord> {
+        self.keys.read().ok()?.get(hash).cloned()
+    }
+
+    /// An organization's keys, revoked ones included, newest first.
+    pub(crate) fn of(&self, organization: &str) -> Vec<ApiKeyRecord> {
+        let mut keys: Vec<_> = self
+            .keys
+            .read()
+            .map(|k| k.values().filter(|k| k.organization == organization).cloned().collect())
+            .unwrap_or_default();
+        keys.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+        keys
+    }
+
+    fn find(&self, organization: &str, id: &str) -> Option<ApiKeyRecord> {
+        self.of(organization).into_iter().find(|k| k.id == id)
+    }
+
+    fn insert(&self, record: ApiKeyRecord) -> ApiResult<()> {
+        self.keys.write().map_err(|e| ApiError::internal_from(e.to_string()))?.insert(record.hash, record);
+        Ok(())
+    }
+}
+
+/// Stores a key durably, then makes it usable (or, revoked, unusable).
+async fn save(engine: &Engine, cache: &KeyCache, record: ApiKeyRecord) -> ApiResult<()> {
+    let body = crate::store::documents::encode(&record);
+    engine
+        .execute(Command::PutDocument {
+            collection: KEYS.to_string(),
+            id: record.id.clone(),
+            body,
+            list: Some((record.organization.clone(), KEYS.to_string())),
+        })
+        .await?;
+    cache.insert(record)
+}
+
+/// `POST /v1/keys`: an owner or admin creates a key for their organization
+/// on `stack`, refused when the organization already has `ACTIVE_KEYS_MAX`
+/// keys that are not revoked. The secret is in the answer only.
+pub(crate) async fn create(
+    engine: &Engine,
+    cache: &KeyCache,
+    stack: StackKind,
+    member: Option<&Member>,
+    request: CreateApiKey,
+) -> ApiResult<CreatedApiKey> {
+    let member = require_owner_or_admin(member)?;
+    let (record, secret) = new_key(request, &member.organization, stack, engine.now_ms())?;
+    let _one_at_a_time = cache.creation.lock().await;
+    let active = cache.of(&record.organization).iter().filter(|k| k.revoked_at.is_none()).count();
+    if active >= ACTIVE_KEYS_MAX {
+        return Err(ApiError::new(
+            ErrorCode::InvalidState,
+            format!("this organization already has {ACTIVE_KEYS_MAX} active keys; revoke one first"),
+        )
+        .with_detail("limit", ACTIVE_KEYS_MAX));
+    }
+    let key = record.render();
+    save(engine, cache, record).await?;
+    Ok(CreatedApiKey { key, secret })
+}
+
+/// `GET /v1/keys`: one page of the organization's keys on `stack`, for an
+/// owner or admin.
+pub(crate) fn list(
+    cache: &KeyCache,
+    identity: &Identity,
+    stack: StackKind,
+    member: Option<&Member>,
+    query: &ListQuery,
+) -> ApiResult<ListPage<ApiKey>> {
+    let member = require_owner_or_admin(member)?;
+    let data = cache.of(&member.organization).iter().map(ApiKeyRecord::render).collect();
+    let scope = format!("{}/{}/keys", stack.name(), member.organization);
+    crate::domain::pagination::page_of_items(data, query, &identity.secret(), &scope)
+}
+
+/// `DELETE /v1/keys/{id}`: an owner or admin revokes one of the
+/// organization's keys; revoking it again changes nothing.
+pub(crate) async fn revoke(
+    engine: &Engine,
+    cache: &KeyCache,
+    member: Option<&Member>,
+    id: &str,
+) -> ApiResult<ApiKey> {
+    let member = require_owner_or_admin(member)?;
+    let key = cache.find(&member.organization, id).ok_or_else(|| not_found(id))?;
+    revoked(engine, cache, key).await
+}
+
+/// The operator's list of any organization's keys.
+pub(crate) fn list_of_organization(
+    cache: &KeyCache,
+    identity: &Identity,
+    organization: &str,
+) -> ApiResult<Vec<ApiKey>> {
+    if identity.organization(organization).is_none() {
+        return Err(ApiError::not_found(format!("organization '{organization}' not found")));
+    }
+    Ok(cache.of(organization).iter().map(ApiKeyRecord::render).collect())
+}
+
+/// The operator revokes a key of any organization (a leaked key is stopped
+/// without the merchant).
+pub(crate) async fn revoke_of_organization(
+    engine: &Engine,
+    cache: &KeyCache,
+    organization: &str,
+    id: &str,
+) -> ApiResult<ApiKey> {
+    let key = cache.find(organization, id).ok_or_else(|| {
+        ApiError::not_found(format!("API key '{id}' not found in organization '{organization}'"))
+    })?;
+    revoked(engine, cache, key).await
+}
+
+async fn revoked(engine: &Engine, cache: &KeyCache, mut key: ApiKeyRecord) -> ApiResult<ApiKey> {
+    if key.revoked_at.is_none() {
+        key.revoked_at = Some(engine.now_ms());
+        save(engine, cache, key.clone()).await?;
+    }
+    Ok(key.render())
+}
+
+fn not_found(id: &str) -> ApiError {
+    ApiError::not_found(format!("API key '{id}' not found"))
 }
 
 /// Owner- and admin-only actions accept only such a member's session.

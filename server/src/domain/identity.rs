@@ -160,6 +160,55 @@ pub(crate) struct Identity {
     pub passwords: Arc<crate::domain::passwords::Passwords>,
 }
 
+/// Why the identity store could not be opened, read or written. redb's
+/// errors stay typed sources; PostgreSQL's arrive as text from
+/// `store::postgres`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum IdentityError {
+    /// The file cannot be opened (the sentence says why and what to do).
+    #[error("{0}")]
+    Open(String),
+    #[error(transparent)]
+    Format(#[from] sika_engine::EngineError),
+    #[error("{} holds an identity but the database given by --store has none: moving a data directory's node into PostgreSQL is not supported; start from an empty data directory", .0.display())]
+    NotInPostgres(std::path::PathBuf),
+    #[error("cannot {action} {}: {source}", .path.display())]
+    File { action: &'static str, path: std::path::PathBuf, source: Box<redb::Error> },
+    #[error(transparent)]
+    Store(Box<redb::Error>),
+    #[error("{0}")]
+    Postgres(String),
+    #[error("the audit log is full")]
+    AuditFull,
+}
+
+/// For the start-up code, which reports failures as text.
+impl From<IdentityError> for String {
+    fn from(error: IdentityError) -> String {
+        error.to_string()
+    }
+}
+
+/// A failed identity write inside a request is the node's fault: a 500
+/// that keeps the cause for the request's log line.
+impl From<IdentityError> for crate::domain::error::ApiError {
+    fn from(error: IdentityError) -> Self {
+        crate::domain::error::ApiError::internal_from(error)
+    }
+}
+
+/// redb's many error types, as the one `redb::Error`.
+fn store<E: Into<redb::Error>>(error: E) -> IdentityError {
+    IdentityError::Store(Box::new(error.into()))
+}
+
+impl From<redb::Error> for IdentityError {
+    fn from(error: redb::Error) -> Self {
+        store(error)
+    }
+}
+
 /// The secrets `sika init` prints once.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -194,23 +243,24 @@ impl Identity {
     /// Opens the identity store of an initialised data directory; with
     /// `store` (a `postgres://` URL) the identity is the database's, loaded
     /// into the local file.
-    pub(crate) fn open(data_dir: &Path, store: Option<&str>) -> Result<Identity, String> {
+    pub(crate) fn open(data_dir: &Path, store: Option<&str>) -> Result<Identity, IdentityError> {
         let path = Identity::path(data_dir);
         let db = Database::builder()
             .set_cache_size(8 * 1024 * 1024)
             .create(&path)
-            .map_err(|e| crate::store::describe_open_error(&path, e))?;
-        sika_engine::format::open(&db, &path, &IDENTITY_STEPS).map_err(|e| e.to_string())?;
-        let postgres = store.map(PgIdentity::open).transpose().map_err(|e| e.to_string())?;
+            .map_err(|e| IdentityError::Open(crate::store::describe_open_error(&path, e)))?;
+        sika_engine::format::open(&db, &path, &IDENTITY_STEPS)?;
+        let postgres = store.map(PgIdentity::open).transpose().map_err(IdentityError::Postgres)?;
         if let Some(postgres) = &postgres {
-            let loaded = postgres.load().map_err(|e| e.to_string())?;
-            if loaded.identity.is_empty() && !is_empty(&db).map_err(|e| e.to_string())? {
-                return Err(format!(
-                    "{} holds an identity but the database given by --store has none: moving a data directory's node into PostgreSQL is not supported; start from an empty data directory",
-                    path.display()
-                ));
+            let loaded = postgres.load().map_err(IdentityError::Postgres)?;
+            if loaded.identity.is_empty() && !is_empty(&db)? {
+                return Err(IdentityError::NotInPostgres(path));
             }
-            refill(&db, loaded).map_err(|e| format!("cannot fill {}: {e}", path.display()))?;
+            refill(&db, loaded).map_err(|source| IdentityError::File {
+                action: "fill",
+                path: path.clone(),
+                source: Box::new(source),
+            })?;
         }
         let identity = Identity {
             db,
@@ -220,7 +270,11 @@ impl Identity {
             logins: crate::domain::ratelimit::FailureThrottle::log_ins(),
             passwords: Arc::default(),
         };
-        identity.reload().map_err(|e| format!("cannot read {}: {e}", Identity::path(data_dir).display()))?;
+        identity.reload().map_err(|source| IdentityError::File {
+            action: "read",
+            path,
+            source: Box::new(source),
+        })?;
         Ok(identity)
     }
 
@@ -231,7 +285,7 @@ impl Identity {
         &self,
         now: i64,
         session_ttl_ms: i64,
-    ) -> Result<(Organization, String, String), String> {
+    ) -> Result<(Organization, String, String), IdentityError> {
         let (organization, member) = new_organization("My organization", "Owner", "owner@localhost", now);
         let (session_token, session) = Session::issue(&member.id, now, session_ttl_ms);
         let admin_token = secret_token("adm_");
@@ -253,7 +307,7 @@ impl Identity {
     /// Runs `f` with the change lock held: `f` reads the cache, decides and
     /// returns the changes to write (or an error), which are written before
     /// the lock is let go.
-    pub(crate) fn change<T, E: From<String>>(
+    pub(crate) fn change<T, E: From<IdentityError>>(
         &self,
         f: impl FnOnce(&Identity) -> Result<(Vec<Change>, T), E>,
     ) -> Result<T, E> {
@@ -263,7 +317,7 @@ impl Identity {
         Ok(value)
     }
 
-    fn apply(&self, changes: Vec<Change>) -> Result<(), String> {
+    fn apply(&self, changes: Vec<Change>) -> Result<(), IdentityError> {
         if changes.is_empty() {
             return Ok(());
         }
@@ -272,23 +326,23 @@ impl Identity {
 
     /// Writes the changes to PostgreSQL (with `--store`), then to the
     /// local file, then reloads the cache.
-    fn write(&self, changes: Vec<IdentityChange>) -> Result<(), String> {
+    fn write(&self, changes: Vec<IdentityChange>) -> Result<(), IdentityError> {
         if let Some(postgres) = &self.postgres {
-            postgres.write(&changes).map_err(|e| e.to_string())?;
+            postgres.write(&changes).map_err(IdentityError::Postgres)?;
         }
-        let txn = self.db.begin_write().map_err(|e| e.to_string())?;
+        let txn = self.db.begin_write().map_err(store)?;
         {
-            let mut table = txn.open_table(IDENTITY).map_err(|e| e.to_string())?;
+            let mut table = txn.open_table(IDENTITY).map_err(store)?;
             for (key, value) in changes {
                 match value {
                     Some(value) => table.insert(key.as_str(), value.as_slice()).map(|_| ()),
                     None => table.remove(key.as_str()).map(|_| ()),
                 }
-                .map_err(|e| e.to_string())?;
+                .map_err(store)?;
             }
         }
-        txn.commit().map_err(|e| e.to_string())?;
-        self.reload().map_err(|e| e.to_string())
+        txn.commit().map_err(store)?;
+        Ok(self.reload()?)
     }
 
     fn reload(&self) -> Result<(), redb::Error> {
@@ -408,7 +462,7 @@ impl Identity {
         &self,
         organization_id: &str,
         suspended: bool,
-    ) -> Result<Option<Organization>, String> {
+    ) -> Result<Option<Organization>, IdentityError> {
         self.change(|identity| {
             let Some(mut org) = identity.organization(organization_id) else { return Ok((vec![], None)) };
             org.suspended = suspended;
@@ -417,21 +471,21 @@ impl Identity {
     }
 
     /// Appends an operator action to the audit log and returns its position.
-    pub(crate) fn append_audit(&self, record: &AuditRecord) -> Result<u64, String> {
+    pub(crate) fn append_audit(&self, record: &AuditRecord) -> Result<u64, IdentityError> {
         let shared = match &self.postgres {
-            Some(postgres) => Some(postgres.append_audit(&encode(record)).map_err(|e| e.to_string())?),
+            Some(postgres) => Some(postgres.append_audit(&encode(record)).map_err(IdentityError::Postgres)?),
             None => None,
         };
-        let txn = self.db.begin_write().map_err(|e| e.to_string())?;
+        let txn = self.db.begin_write().map_err(store)?;
         let position = {
-            let mut table = txn.open_table(AUDIT).map_err(|e| e.to_string())?;
-            let last = table.last().map_err(|e| e.to_string())?.map(|(k, _)| k.value());
-            let next = last.map_or(Some(1), |p| p.checked_add(1)).ok_or("the audit log is full")?;
+            let mut table = txn.open_table(AUDIT).map_err(store)?;
+            let last = table.last().map_err(store)?.map(|(k, _)| k.value());
+            let next = last.map_or(Some(1), |p| p.checked_add(1)).ok_or(IdentityError::AuditFull)?;
             let position = shared.unwrap_or(next);
-            table.insert(position, encode(record).as_slice()).map_err(|e| e.to_string())?;
+            table.insert(position, encode(record).as_slice()).map_err(store)?;
             position
         };
-        txn.commit().map_err(|e| e.to_string())?;
+        txn.commit().map_err(store)?;
         Ok(position)
     }
 
@@ -440,17 +494,17 @@ impl Identity {
         &self,
         before: Option<u64>,
         limit: usize,
-    ) -> Result<Vec<(u64, AuditRecord)>, String> {
-        let txn = self.db.begin_read().map_err(|e| e.to_string())?;
+    ) -> Result<Vec<(u64, AuditRecord)>, IdentityError> {
+        let txn = self.db.begin_read().map_err(store)?;
         let table = match txn.open_table(AUDIT) {
             Ok(table) => table,
             Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(store(e)),
         };
-        let range = table.range(..before.unwrap_or(u64::MAX)).map_err(|e| e.to_string())?;
+        let range = table.range(..before.unwrap_or(u64::MAX)).map_err(store)?;
         let mut found = Vec::with_capacity(limit);
         for entry in range.rev().take(limit) {
-            let (key, value) = entry.map_err(|e| e.to_string())?;
+            let (key, value) = entry.map_err(store)?;
             if let Some(record) = decode::<AuditRecord>(value.value()) {
                 found.push((key.value(), record));
             }

@@ -394,9 +394,26 @@ fn keep_an_owner() -> ApiError {
     ApiError::new(sika_api::ErrorCode::InvalidState, "an organization keeps at least one owner")
 }
 
-pub(crate) fn list_members(identity: &Identity, actor: Option<&Member>) -> ApiResult<Vec<wire::Member>> {
+pub(crate) fn list_members(
+    identity: &Identity,
+    actor: Option<&Member>,
+    query: &sika_api::ListQuery,
+) -> ApiResult<sika_api::ListPage<wire::Member>> {
     let actor = manager(actor)?;
-    Ok(identity.members_of(&actor.organization).iter().map(render_member).collect())
+    let data = identity.members_of(&actor.organization).iter().map(render_member).collect();
+    let scope = format!("{}/members", actor.organization);
+    crate::domain::pagination::page_of_items(data, query, &identity.secret(), &scope)
+}
+
+/// The operator's list of any organization's members.
+pub(crate) fn members_of_organization(
+    identity: &Identity,
+    organization: &str,
+) -> ApiResult<Vec<wire::Member>> {
+    if identity.organization(organization).is_none() {
+        return Err(ApiError::not_found(format!("organization '{organization}' not found")));
+    }
+    Ok(identity.members_of(organization).iter().map(render_member).collect())
 }
 
 /// `POST /v1/members`: the member and their invitation.

@@ -152,12 +152,23 @@ pub(crate) fn page_of_views<'a, T>(
     organization: &str,
     kind: &str,
     query: &PageQuery,
+    render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<T>>,
+) -> ApiResult<ListPage<T>> {
+    lists.into().page(organization, kind, query, render)
+}
+
+impl Lists<'_> {
+    /// One page of an organization's `kind` list, as `page_of_views`.
+    pub(crate) fn page<T>(
+        &self,
+    organization: &str,
+    kind: &str,
+    query: &PageQuery,
     mut render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<T>>,
 ) -> ApiResult<ListPage<T>> {
-    let Lists { ledger, stack, secret } = lists.into();
-    let scope = format!("{}/{organization}/{kind}", stack.name());
-    let page = query.page(&secret, &scope)?;
-    let snapshot = ledger.read()?;
+    let scope = format!("{}/{organization}/{kind}", self.stack.name());
+    let page = query.page(&self.secret, &scope)?;
+    let snapshot = self.ledger.read()?;
     let mut found: Vec<(u64, T)> = Vec::with_capacity(page.limit + 1);
     let mut before = page.before;
     let mut scanned = 0;
@@ -191,7 +202,8 @@ pub(crate) fn page_of_views<'a, T>(
         (stopped_at.is_some(), stopped_at)
     };
     let data = found.into_iter().map(|(_, item)| item).collect();
-    Ok(list_page(data, last, has_more, &secret, &scope))
+    Ok(list_page(data, last, has_more, &self.secret, &scope))
+    }
 }
 
 /// One page of a list held whole in memory (keys, a country's methods, the

@@ -67,19 +67,31 @@ impl Drop for Permit {
     }
 }
 
+/// A password could not be hashed (argon2's parameters or output refused):
+/// the node's fault, never the caller's.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot hash a password: {0}")]
+pub(crate) struct HashError(argon2::password_hash::Error);
+
+impl From<HashError> for crate::domain::error::ApiError {
+    fn from(error: HashError) -> Self {
+        crate::domain::error::ApiError::internal_from(error)
+    }
+}
+
 impl Permit {
     /// A new argon2id hash of `password` (default parameters, a random
     /// salt) in PHC form.
-    pub(crate) fn hash(&mut self, password: &str) -> Result<String, String> {
+    pub(crate) fn hash(&mut self, password: &str) -> Result<String, HashError> {
         let params = Params::default();
         let salt_bytes: [u8; 16] = rand::random();
-        let salt = SaltString::encode_b64(&salt_bytes).map_err(|e| e.to_string())?;
+        let salt = SaltString::encode_b64(&salt_bytes).map_err(HashError)?;
         let length = params.output_len().unwrap_or(Params::DEFAULT_OUTPUT_LEN);
         let output = Output::init_with(length, |out| {
             self.compute(&params, password, &salt_bytes, out)
                 .map_err(|_| argon2::password_hash::Error::Crypto)
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(HashError)?;
         phc(&params, salt, output)
     }
 
@@ -125,11 +137,11 @@ impl Permit {
     }
 }
 
-fn phc(params: &Params, salt: SaltString, output: Output) -> Result<String, String> {
+fn phc(params: &Params, salt: SaltString, output: Output) -> Result<String, HashError> {
     let hash = PasswordHash {
         algorithm: Algorithm::Argon2id.ident(),
         version: Some(Version::V0x13.into()),
-        params: ParamsString::try_from(params).map_err(|e| e.to_string())?,
+        params: ParamsString::try_from(params).map_err(HashError)?,
         salt: Some(salt.as_salt()),
         hash: Some(output),
     };
@@ -146,8 +158,8 @@ pub(crate) fn decoy_hash() -> &'static str {
         let params = Params::default();
         let salt_bytes: [u8; 16] = rand::random();
         let output_bytes: [u8; Params::DEFAULT_OUTPUT_LEN] = rand::random();
-        let made = SaltString::encode_b64(&salt_bytes).map_err(|e| e.to_string()).and_then(|salt| {
-            let output = Output::new(&output_bytes).map_err(|e| e.to_string())?;
+        let made = SaltString::encode_b64(&salt_bytes).map_err(HashError).and_then(|salt| {
+            let output = Output::new(&output_bytes).map_err(HashError)?;
             phc(&params, salt, output)
         });
         made.expect("the default parameters, a 16-byte salt and a 32-byte output make a PHC string")

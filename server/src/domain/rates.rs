@@ -214,11 +214,14 @@ impl RateBook {
 }
 
 /// A stack's rates as the admin API and the console show them.
-pub(crate) fn view(stack: &crate::domain::stack::Stack) -> sika_api::admin::StackRates {
+pub(crate) fn view(
+    engine: &sika_engine::Engine,
+    book: &RateBook,
+    stack: crate::domain::stack_kind::StackKind,
+) -> sika_api::admin::StackRates {
     use crate::domain::render::timestamp;
     use sika_api::admin::{RateFeedStatus, StackRate, StackRates};
-    let now = stack.now_ms();
-    let book = &stack.rates;
+    let now = engine.now_ms();
     let age = |at: i64| now.saturating_sub(at) / 1000;
     let rates = book
         .table()
@@ -251,19 +254,52 @@ pub(crate) fn view(stack: &crate::domain::stack::Stack) -> sika_api::admin::Stac
             last_error: state.last_error,
         }
     });
-    StackRates {
-        stack: stack.kind.wire_name(),
-        base: "USD".into(),
-        spread_bps: stack.engine.spread_bps(),
-        rates,
-        feed,
+    StackRates { stack: stack.wire_name(), base: "USD".into(), spread_bps: engine.spread_bps(), rates, feed }
+}
+
+/// `PUT /admin/v1/{stack}/rates`: replaces the stack's manual table and
+/// answers the rates now in effect.
+pub(crate) async fn replace(
+    engine: &sika_engine::Engine,
+    book: &RateBook,
+    stack: crate::domain::stack_kind::StackKind,
+    request: sika_api::admin::ReplaceRates,
+) -> crate::domain::error::ApiResult<sika_api::admin::StackRates> {
+    replace_manual(engine, book, request).await?;
+    Ok(view(engine, book, stack))
+}
+
+/// `GET /v1/rates/{origin}/{destination}`: the rate a conversion between
+/// two different currencies is quoted at now, with the mid rate under it.
+pub(crate) fn rate(
+    engine: &sika_engine::Engine,
+    from: sika_engine::Currency,
+    to: sika_engine::Currency,
+    quote_ttl_seconds: u64,
+) -> crate::domain::error::ApiResult<sika_api::rates::Rate> {
+    use crate::domain::error::ApiError;
+    if from == to {
+        return Err(ApiError::validation("destination", "must differ from origin"));
     }
+    let rate = engine.rate(from.code, to.code)?;
+    let mid =
+        engine.mid_rate(from.code, to.code).ok_or_else(|| ApiError::rates_unavailable(from.code, to.code))?;
+    Ok(sika_api::rates::Rate {
+        origin: from.code.to_string(),
+        destination: to.code.to_string(),
+        rate: rate.normalize().to_string(),
+        mid_rate: mid.normalize().to_string(),
+        spread_bps: engine.spread_bps(),
+        quote_ttl_seconds,
+        timestamp: crate::domain::render::timestamp(engine.now_ms()),
+    })
 }
 
 /// Replaces the stack's manual table: stored first (so it survives a
 /// restart and replaces the configuration file's), then put in effect.
-pub(crate) async fn replace_manual(
-    stack: &crate::domain::stack::Stack,
+async fn replace_manual(
+    engine: &sika_engine::Engine,
+    book: &RateBook,
     request: sika_api::admin::ReplaceRates,
 ) -> crate::domain::error::ApiResult<()> {
     use crate::domain::error::ApiError;
@@ -289,13 +325,13 @@ pub(crate) async fn replace_manual(
         }
         rates.insert(code.clone(), rate);
     }
-    let as_of = stack.now_ms();
+    let as_of = engine.now_ms();
     let stored =
         StoredTable { rates: rates.iter().map(|(c, r)| (c.clone(), r.to_string())).collect(), as_of };
     let (collection, id) = STORED;
     let document = crate::store::documents::document(collection, id, &stored, None);
-    stack.engine.execute(sika_engine::Command::PutDocuments { documents: vec![document] }).await?;
-    stack.rates.set_manual(Manual { rates, source: Source::Admin, as_of });
+    engine.execute(sika_engine::Command::PutDocuments { documents: vec![document] }).await?;
+    book.set_manual(Manual { rates, source: Source::Admin, as_of });
     Ok(())
 }
 

@@ -2,13 +2,14 @@
 //! inline destination fields.
 
 use serde::{Deserialize, Serialize};
-use sika_api::recipients::CreateRecipient;
-use sika_engine::{Command, Snapshot};
+use sika_api::recipients::{CreateRecipient, RecipientResult, RecipientResults};
+use sika_api::{ListPage, ListQuery};
+use sika_engine::{Command, Engine, Snapshot};
 
 use crate::domain::catalog;
 use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::pagination::Lists;
 use crate::domain::render::timestamp;
-use crate::domain::stack::Stack;
 
 pub(crate) const COLLECTION: &str = "recipients";
 /// The most recipients one bulk call creates.
@@ -102,7 +103,55 @@ pub(crate) fn build(
     })
 }
 
-pub(crate) async fn save_all(stack: &Stack, recipients: &[Recipient]) -> ApiResult<()> {
+/// `POST /v1/recipients`: one saved destination.
+pub(crate) async fn create(
+    engine: &Engine,
+    organization: &str,
+    request: CreateRecipient,
+) -> ApiResult<sika_api::recipients::Recipient> {
+    let recipient = build(request, organization, engine.now_ms(), "")?;
+    save_all(engine, std::slice::from_ref(&recipient)).await?;
+    Ok(recipient.render())
+}
+
+/// `POST /v1/recipients/bulk`: each item parsed by the caller (or refused
+/// there, its error reported at its index) is checked and saved on its own;
+/// those that pass are stored together.
+pub(crate) async fn create_many(
+    engine: &Engine,
+    organization: &str,
+    items: Vec<ApiResult<CreateRecipient>>,
+) -> ApiResult<RecipientResults> {
+    if items.is_empty() || items.len() > BULK_ITEMS_MAX {
+        return Err(ApiError::validation("items", format!("must hold 1 to {BULK_ITEMS_MAX} items")));
+    }
+    let now = engine.now_ms();
+    let mut created = Vec::new();
+    let mut results = Vec::new();
+    for (index, item) in items.into_iter().enumerate() {
+        let prefix = format!("items[{index}].");
+        match item.and_then(|request| build(request, organization, now, &prefix)) {
+            Ok(recipient) => {
+                results.push(RecipientResult::Created { index, recipient: recipient.render() });
+                created.push(recipient);
+            }
+            Err(error) => results.push(RecipientResult::Failed { index, error: error.item_error() }),
+        }
+    }
+    save_all(engine, &created).await?;
+    Ok(RecipientResults { results })
+}
+
+/// `GET /v1/recipients`: one page of the organization's, newest first.
+pub(crate) fn list(
+    lists: &Lists,
+    organization: &str,
+    query: &ListQuery,
+) -> ApiResult<ListPage<sika_api::recipients::Recipient>> {
+    lists.page(organization, COLLECTION, query, |snapshot, id| Ok(load(snapshot, id)?.map(|r| r.render())))
+}
+
+async fn save_all(engine: &Engine, recipients: &[Recipient]) -> ApiResult<()> {
     if recipients.is_empty() {
         return Ok(());
     }
@@ -110,7 +159,7 @@ pub(crate) async fn save_all(stack: &Stack, recipients: &[Recipient]) -> ApiResu
         .iter()
         .map(|r| crate::store::documents::document(COLLECTION, &r.id, r, Some((&r.organization, COLLECTION))))
         .collect();
-    stack.engine.execute(Command::PutDocuments { documents }).await?;
+    engine.execute(Command::PutDocuments { documents }).await?;
     Ok(())
 }
 

@@ -11,8 +11,9 @@ use sika_api::representative::{self as wire, SetRepresentative};
 use sika_engine::Command;
 
 use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::identity::Member;
 use crate::domain::render::timestamp;
-use crate::domain::stack::Stack;
+use sika_engine::Engine;
 
 const COLLECTION: &str = "representative";
 static PHONE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\+\d{8,15}$").expect("valid regex"));
@@ -89,14 +90,13 @@ pub(crate) fn validate(request: &SetRepresentative) -> ApiResult<()> {
     Ok(())
 }
 
-pub(crate) fn load(stack: &Stack, organization: &str) -> ApiResult<Option<Representative>> {
-    Ok(crate::store::documents::load(&stack.engine.read()?, COLLECTION, organization)?)
+pub(crate) fn load(engine: &Engine, organization: &str) -> ApiResult<Option<Representative>> {
+    Ok(crate::store::documents::load(&engine.read()?, COLLECTION, organization)?)
 }
 
-async fn save(stack: &Stack, organization: &str, record: &Representative) -> ApiResult<()> {
+async fn save(engine: &Engine, organization: &str, record: &Representative) -> ApiResult<()> {
     let body = crate::store::documents::encode(record);
-    stack
-        .engine
+    engine
         .execute(Command::PutDocument {
             collection: COLLECTION.to_string(),
             id: organization.to_string(),
@@ -107,15 +107,37 @@ async fn save(stack: &Stack, organization: &str, record: &Representative) -> Api
     Ok(())
 }
 
+/// `GET /v1/organization/representative`: the organization's, or 404.
+pub(crate) fn get(
+    engine: &Engine,
+    organization: &str,
+) -> ApiResult<sika_api::representative::Representative> {
+    let record = load(engine, organization)?
+        .ok_or_else(|| ApiError::not_found("this organization has no representative yet"))?;
+    Ok(record.render())
+}
+
+/// `PUT /v1/organization/representative`: an owner or admin creates or
+/// replaces it (a `sandbox_default` included).
+pub(crate) async fn set(
+    engine: &Engine,
+    member: Option<&Member>,
+    organization: &str,
+    request: SetRepresentative,
+) -> ApiResult<sika_api::representative::Representative> {
+    crate::domain::credentials::require_owner_or_admin(member)?;
+    Ok(replace(engine, organization, request).await?.render())
+}
+
 /// Creates or replaces the representative (a `sandbox_default` included).
-pub(crate) async fn replace(
-    stack: &Stack,
+async fn replace(
+    engine: &Engine,
     organization: &str,
     request: SetRepresentative,
 ) -> ApiResult<Representative> {
     validate(&request)?;
-    let now = stack.now_ms();
-    let existing = load(stack, organization)?;
+    let now = engine.now_ms();
+    let existing = load(engine, organization)?;
     let record = Representative {
         id: existing.as_ref().map(|r| r.id.clone()).unwrap_or_else(|| sika_engine::ids::new_id("rep")),
         full_name: request.full_name,
@@ -128,17 +150,17 @@ pub(crate) async fn replace(
         created_at: existing.as_ref().map(|r| r.created_at).unwrap_or(now),
         updated_at: now,
     };
-    save(stack, organization, &record).await?;
+    save(engine, organization, &record).await?;
     Ok(record)
 }
 
 /// The sandbox's placeholder representative, filled from the owner's name.
 pub(crate) async fn put_default(
-    stack: &Stack,
+    engine: &Engine,
     organization: &str,
     owner_name: &str,
 ) -> ApiResult<Representative> {
-    let now = stack.now_ms();
+    let now = engine.now_ms();
     let record = Representative {
         id: sika_engine::ids::new_id("rep"),
         full_name: owner_name.to_string(),
@@ -151,7 +173,7 @@ pub(crate) async fn put_default(
         created_at: now,
         updated_at: now,
     };
-    save(stack, organization, &record).await?;
+    save(engine, organization, &record).await?;
     Ok(record)
 }
 

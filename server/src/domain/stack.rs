@@ -1,15 +1,13 @@
 //! A stack: the live or the sandbox instance, each with its own database,
 //! writer, keys, rate limiter and request log.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use sika_api::ErrorCode;
-use sika_engine::{Command, Engine};
+use sika_engine::Engine;
 
 use crate::config::NodeConfig;
 use crate::domain::catalog::Catalog;
-use crate::domain::credentials::ApiKeyRecord;
+use crate::domain::credentials::KeyCache;
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::identity::Identity;
 use crate::domain::ratelimit::RateLimiter;
@@ -18,17 +16,28 @@ use crate::domain::settings::{Receiving, StackSettings};
 use crate::domain::webhooks::dispatcher::{self, DispatcherHandle};
 use crate::store::request_log::RequestLog;
 
-/// Where the stack's kind lives now (a leaf module, so that the domain's
-/// modules can name it without importing the stack).
 pub(crate) use crate::domain::stack_kind::StackKind;
 
-/// The collection API keys are stored in.
-pub(crate) const KEYS: &str = "api_keys";
+/// Kept here for the code that stores bootstrap keys.
+pub(crate) use crate::domain::credentials::KEYS;
 
-/// Keys an organization may hold on one stack at once, revoked ones not
-/// counted: every key is checked on every request from memory, so their
-/// number is bounded.
-pub(crate) const ACTIVE_KEYS_MAX: usize = 100;
+/// Why a stack cannot start.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StackError {
+    #[error("cannot set up the {stack} provider connector: {reason}")]
+    Connector { stack: &'static str, reason: String },
+    #[error("cannot load the {stack} {what}: {}", .cause.message)]
+    Load { stack: &'static str, what: &'static str, cause: ApiError },
+    #[error("cannot start the {stack} webhook dispatcher: {reason}")]
+    Webhooks { stack: &'static str, reason: String },
+}
+
+/// For callers that still report startup failures as text.
+impl From<StackError> for String {
+    fn from(error: StackError) -> String {
+        error.to_string()
+    }
+}
 
 pub(crate) struct Stack {
     pub kind: StackKind,
@@ -37,7 +46,7 @@ pub(crate) struct Stack {
     pub config: Arc<NodeConfig>,
     pub rate_limiter: RateLimiter,
     /// Manual webhook retries, per delivery: `RETRIES_PER_SECOND_MAX`.
-    pub retry_limiter: RateLimiter,
+    retry_limiter: RateLimiter,
     /// Payment attempts per payer address on one page or link, per hour.
     pub checkout_attempts: crate::domain::ratelimit::WindowedCounter,
     pub request_log: RequestLog,
@@ -57,10 +66,8 @@ pub(crate) struct Stack {
     /// The sandbox's: below it the stack refuses writes (its engine asks
     /// it before each command) and readiness names it. `None` on live.
     pub disk_reserve: Option<Arc<crate::store::disk_reserve::DiskReserve>>,
-    keys: RwLock<HashMap<[u8; 32], ApiKeyRecord>>,
-    /// Held from counting an organization's active keys to storing a new
-    /// one, so concurrent creations cannot pass the cap together.
-    key_creation: tokio::sync::Mutex<()>,
+    /// Every key of this stack, checked on each request.
+    keys: KeyCache,
     /// Held by a file upload or delete from reading the organization's
     /// usage to storing the new one (`domain::files`), so they queue
     /// rather than conflict.
@@ -78,13 +85,19 @@ impl Stack {
         request_log: RequestLog,
         settings: &StackSettings,
         rates: Arc<RateBook>,
-    ) -> Result<Stack, String> {
+    ) -> Result<Stack, StackError> {
         let connector = match (&settings.flutterwave, kind) {
-            (Some(flutterwave), StackKind::Live) => {
-                Some(crate::domain::rails::flutterwave::Flutterwave::new(flutterwave)?)
-            }
+            (Some(flutterwave), StackKind::Live) => Some(
+                crate::domain::rails::flutterwave::Flutterwave::new(flutterwave)
+                    .map_err(|reason| StackError::Connector { stack: kind.name(), reason })?,
+            ),
             _ => None,
         };
+        let keys = KeyCache::load(&engine).map_err(|cause| StackError::Load {
+            stack: kind.name(),
+            what: "keys",
+            cause,
+        })?;
         let stack = Stack {
             kind,
             engine,
@@ -104,26 +117,13 @@ impl Stack {
             rails: Arc::new(crate::domain::rails::Rails::new(connector)),
             attention: crate::domain::attention::Watch::default(),
             disk_reserve: None,
-            keys: RwLock::new(HashMap::new()),
-            key_creation: tokio::sync::Mutex::new(()),
+            keys,
             file_writes: tokio::sync::Mutex::new(()),
             webhooks: OnceLock::new(),
             last_verify: Mutex::new(None),
         };
-        stack.load_keys().map_err(|e| format!("cannot load the {} keys: {}", kind.name(), e.message))?;
-        stack.load_rates().map_err(|e| format!("cannot load the {} rates: {}", kind.name(), e.message))?;
+        stack.load_rates().map_err(|cause| StackError::Load { stack: kind.name(), what: "rates", cause })?;
         Ok(stack)
-    }
-
-    fn load_keys(&self) -> ApiResult<()> {
-        let snapshot = self.engine.read()?;
-        let mut keys = HashMap::new();
-        for (_, body) in snapshot.documents(KEYS)? {
-            let record: ApiKeyRecord = crate::store::documents::decode(&body)?;
-            keys.insert(record.hash, record);
-        }
-        *self.keys.write().map_err(|e| ApiError::internal_from(e.to_string()))? = keys;
-        Ok(())
     }
 
     /// The manual table an operator set through the admin API, which
@@ -138,56 +138,58 @@ impl Stack {
         Ok(())
     }
 
-    /// The key whose SHA-256 is `hash`.
-    pub(crate) fn key_by_hash(&self, hash: &[u8; 32]) -> Option<ApiKeyRecord> {
-        self.keys.read().ok()?.get(hash).cloned()
-    }
-
-    pub(crate) fn keys_of(&self, organization: &str) -> Vec<ApiKeyRecord> {
-        let mut keys: Vec<_> = self
-            .keys
-            .read()
-            .map(|k| k.values().filter(|k| k.organization == organization).cloned().collect())
-            .unwrap_or_default();
-        keys.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
-        keys
-    }
-
-    /// Stores a new key, refusing it when the organization already has
-    /// `ACTIVE_KEYS_MAX` keys that are not revoked.
-    pub(crate) async fn create_key(&self, record: ApiKeyRecord) -> ApiResult<()> {
-        let _one_at_a_time = self.key_creation.lock().await;
-        let active = self.keys_of(&record.organization).iter().filter(|k| k.revoked_at.is_none()).count();
-        if active >= ACTIVE_KEYS_MAX {
-            return Err(ApiError::new(
-                ErrorCode::InvalidState,
-                format!("this organization already has {ACTIVE_KEYS_MAX} active keys; revoke one first"),
-            )
-            .with_detail("limit", ACTIVE_KEYS_MAX));
-        }
-        self.save_key(record).await
-    }
-
-    /// Stores a key durably, then makes it usable.
-    pub(crate) async fn save_key(&self, record: ApiKeyRecord) -> ApiResult<()> {
-        let body = crate::store::documents::encode(&record);
-        self.engine
-            .execute(Command::PutDocument {
-                collection: KEYS.to_string(),
-                id: record.id.clone(),
-                body,
-                list: Some((record.organization.clone(), "api_keys".to_string())),
-            })
-            .await?;
-        self.keys.write().map_err(|e| ApiError::internal_from(e.to_string()))?.insert(record.hash, record);
-        Ok(())
+    /// This stack's API keys in memory (`domain::credentials` stores them).
+    pub(crate) fn keys(&self) -> &KeyCache {
+        &self.keys
     }
 
     /// Starts this stack's webhook dispatcher (inside a Tokio runtime).
-    pub(crate) fn start_webhooks(self: &Arc<Self>) -> Result<(), String> {
-        let handle = dispatcher::spawn(self.clone())?;
+    pub(crate) fn start_webhooks(self: &Arc<Self>) -> Result<(), StackError> {
+        let handle = dispatcher::spawn(self.clone())
+            .map_err(|reason| StackError::Webhooks { stack: self.kind.name(), reason })?;
         let _ = self.webhooks.set(handle);
         Ok(())
+    }
+
+    /// Where this stack's webhooks may be delivered.
+    pub(crate) fn webhook_guard(&self) -> crate::domain::webhooks::address::Guard {
+        crate::domain::webhooks::address::Guard::new(self.kind, &self.config)
+    }
+
+    /// What managing this stack's webhook endpoints and deliveries needs.
+    pub(crate) fn webhook_deps(&self) -> crate::domain::webhooks::endpoints::Deps<'_> {
+        crate::domain::webhooks::endpoints::Deps {
+            engine: &self.engine,
+            guard: self.webhook_guard(),
+            dispatcher: self.webhooks.get(),
+            retries: &self.retry_limiter,
+        }
+    }
+
+    /// What opening a virtual account on this stack needs.
+    pub(crate) fn virtual_account_deps(&self) -> crate::domain::virtual_accounts::Deps<'_> {
+        crate::domain::virtual_accounts::Deps {
+            engine: &self.engine,
+            stack: self.kind,
+            identity: &self.identity,
+            catalog: &self.catalog,
+            receiving: &self.receiving,
+        }
+    }
+
+    /// This stack's databases, for an online backup.
+    pub(crate) fn backup_source(&self) -> crate::domain::backup::Source<'_> {
+        crate::domain::backup::Source { stack: self.kind, engine: &self.engine, requests: &self.request_log }
+    }
+
+    /// What answering for this stack's payment methods needs.
+    pub(crate) fn capability_deps(&self) -> crate::domain::capabilities::Deps<'_> {
+        crate::domain::capabilities::Deps {
+            catalog: &self.catalog,
+            rails: &self.rails,
+            stack: self.kind,
+            secret: self.identity.secret(),
+        }
     }
 
     pub(crate) fn webhooks(&self) -> ApiResult<&DispatcherHandle> {
@@ -212,6 +214,11 @@ impl Stack {
         method: &crate::domain::catalog::Method,
     ) -> sika_api::capabilities::MethodStatus {
         self.rails.status(&method.code, method.status)
+    }
+
+    /// Pages of this stack's stored lists.
+    pub(crate) fn lists(&self) -> crate::domain::pagination::Lists<'_> {
+        crate::domain::pagination::Lists::from(self)
     }
 
     pub(crate) fn now_ms(&self) -> i64 {

@@ -18,13 +18,7 @@ use crate::domain::error::ApiResult;
 use crate::domain::render;
 use crate::domain::webhooks::timeline_entries;
 
-/// Which delivery entries a view shows: all of them, or those recorded
-/// before a moment (milliseconds since the epoch).
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum AsOf {
-    Now,
-    At(i64),
-}
+pub(crate) use crate::domain::webhooks::AsOf;
 
 pub(crate) fn payout(snapshot: &Snapshot, record: &PayoutRecord, as_of: AsOf) -> ApiResult<Payout> {
     let deliveries = timeline_entries(snapshot, &record.organization, &record.id, as_of)?;

@@ -6,12 +6,28 @@
 
 use serde::{Deserialize, Serialize};
 use sika_api::virtual_accounts::CreateVirtualAccount;
-use sika_engine::{Command, Currency, Snapshot};
+use sika_api::{ListPage, ListQuery};
+use sika_engine::{Command, Currency, Engine, Snapshot};
 
+use crate::domain::catalog::Catalog;
 use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::identity::Identity;
+use crate::domain::pagination::Lists;
 use crate::domain::render::timestamp;
 use crate::domain::representative::{self, Representative, RepresentativeStatus};
-use crate::domain::stack::{Stack, StackKind};
+use crate::domain::settings::Receiving;
+use crate::domain::stack_kind::StackKind;
+
+/// What opening a virtual account needs.
+pub(crate) struct Deps<'a> {
+    pub engine: &'a Engine,
+    pub stack: StackKind,
+    pub identity: &'a Identity,
+    /// The stablecoin methods and their chains.
+    pub catalog: &'a Catalog,
+    /// The operator's account pools and address routes (live).
+    pub receiving: &'a Receiving,
+}
 
 pub(crate) const COLLECTION: &str = "virtual_accounts";
 
@@ -64,7 +80,7 @@ fn is_crypto(currency: &str) -> bool {
 /// derivation or a pooled address, given to this account only), generated
 /// on the sandbox.
 async fn create_crypto(
-    stack: &Stack,
+    deps: &Deps<'_>,
     organization: &str,
     request: CreateVirtualAccount,
     currency: &str,
@@ -75,8 +91,8 @@ async fn create_crypto(
             format!("is required for a {currency} account: the network payers send on"),
         )
     })?;
-    let sandbox = stack.kind == StackKind::Sandbox;
-    let mainnet = stack
+    let sandbox = deps.stack == StackKind::Sandbox;
+    let mainnet = deps
         .catalog
         .stablecoins()
         .iter()
@@ -88,7 +104,7 @@ async fn create_crypto(
     let address = if sandbox {
         crate::domain::receiving::sandbox_address(&mainnet)
     } else {
-        crate::domain::receiving::crypto_address(&stack.engine, &stack.receiving, currency, chain, &id).await?.ok_or_else(|| {
+        crate::domain::receiving::crypto_address(deps.engine, deps.receiving, currency, chain, &id).await?.ok_or_else(|| {
             ApiError::validation(
                 "chain",
                 format!("{currency} on '{chain}' is not offered on live: the operator has configured no address for it"),
@@ -103,9 +119,9 @@ async fn create_crypto(
         bank_name: chain.to_string(),
         account_name: String::new(),
         customer_reference: request.customer_reference,
-        created_at: stack.now_ms(),
+        created_at: deps.engine.now_ms(),
     };
-    save(stack, organization, account, None).await
+    save(deps, organization, account, None).await
 }
 
 fn account_number() -> String {
@@ -115,32 +131,36 @@ fn account_number() -> String {
 
 /// The representative a GHS account needs: live requires one; the sandbox
 /// fills a default from the owner's name.
-async fn ensure_representative(stack: &Stack, organization: &str) -> ApiResult<Representative> {
-    if let Some(existing) = representative::load(stack, organization)? {
+async fn ensure_representative(deps: &Deps<'_>, organization: &str) -> ApiResult<Representative> {
+    if let Some(existing) = representative::load(deps.engine, organization)? {
         return Ok(existing);
     }
-    if stack.kind == StackKind::Live {
+    if deps.stack == StackKind::Live {
         return Err(ApiError::new(
             sika_api::ErrorCode::RepresentativeRequired,
             "a GHS virtual account needs the organization representative; set it with PUT /v1/organization/representative",
         ));
     }
-    let owner = stack
+    let owner = deps
         .identity
         .organization(organization)
-        .and_then(|o| stack.identity.member(&o.owner_member_id))
+        .and_then(|o| deps.identity.member(&o.owner_member_id))
         .map(|m| m.name)
         .unwrap_or_else(|| "Sandbox Owner".into());
     let name = if owner.chars().count() >= 2 { owner } else { "Sandbox Owner".into() };
-    representative::put_default(stack, organization, &name).await
+    representative::put_default(deps.engine, organization, &name).await
 }
 
 /// Where a GHS customer's one account is found: `{org}/{reference}`.
 const BY_CUSTOMER: &str = "virtual_accounts_by_customer";
 
 /// The GHS account already opened for `reference`, if any.
-fn customer_account(stack: &Stack, organization: &str, reference: &str) -> ApiResult<Option<VirtualAccount>> {
-    let snapshot = stack.engine.read()?;
+fn customer_account(
+    engine: &Engine,
+    organization: &str,
+    reference: &str,
+) -> ApiResult<Option<VirtualAccount>> {
+    let snapshot = engine.read()?;
     match snapshot.document(BY_CUSTOMER, &format!("{organization}/{reference}"))? {
         Some(id) => load(&snapshot, &String::from_utf8_lossy(&id)),
         None => Ok(None),
@@ -150,7 +170,7 @@ fn customer_account(stack: &Stack, organization: &str, reference: &str) -> ApiRe
 /// Opens a virtual account; `false` with the account when a GHS customer
 /// already has one (one per customer: the request answers it, 200).
 pub(crate) async fn create(
-    stack: &Stack,
+    deps: &Deps<'_>,
     organization: &str,
     request: CreateVirtualAccount,
 ) -> ApiResult<(VirtualAccount, bool)> {
@@ -160,20 +180,20 @@ pub(crate) async fn create(
         crate::domain::limits::check_visible("customerReference", reference)?;
     }
     if is_crypto(currency.code) {
-        return create_crypto(stack, organization, request, currency.code).await;
+        return create_crypto(deps, organization, request, currency.code).await;
     }
     if request.chain.is_some() {
         return Err(ApiError::validation("chain", "applies to USDC and USDT accounts only"));
     }
     let customer = request.customer_reference.clone().filter(|_| currency.code == "GHS");
     if let Some(reference) = &customer
-        && let Some(existing) = customer_account(stack, organization, reference)?
+        && let Some(existing) = customer_account(deps.engine, organization, reference)?
     {
         return Ok((existing, false));
     }
-    let org_name = stack.identity.organization(organization).map(|o| o.name).unwrap_or_default();
+    let org_name = deps.identity.organization(organization).map(|o| o.name).unwrap_or_default();
     let bank_name = if currency.code == "GHS" {
-        let representative = ensure_representative(stack, organization).await?;
+        let representative = ensure_representative(deps, organization).await?;
         debug_assert!(matches!(
             representative.status,
             RepresentativeStatus::Active | RepresentativeStatus::SandboxDefault
@@ -183,8 +203,8 @@ pub(crate) async fn create(
         "Sika Virtual Accounts".to_string()
     };
     let id = sika_engine::ids::new_id("va");
-    let (account_number, bank_name, account_name) = if stack.kind == StackKind::Live {
-        if !stack.receiving.virtual_accounts.iter().any(|a| a.currency == currency.code) {
+    let (account_number, bank_name, account_name) = if deps.stack == StackKind::Live {
+        if !deps.receiving.virtual_accounts.iter().any(|a| a.currency == currency.code) {
             return Err(ApiError::validation(
                 "currency",
                 format!(
@@ -193,7 +213,8 @@ pub(crate) async fn create(
                 ),
             ));
         }
-        let real = crate::domain::receiving::virtual_account(stack, currency.code, &id).await?;
+        let real = crate::domain::receiving::virtual_account(deps.engine, deps.receiving, currency.code, &id)
+            .await?;
         (real.account_number, real.bank_name, real.account_name)
     } else {
         (account_number(), bank_name, request.account_name.unwrap_or(org_name))
@@ -206,15 +227,15 @@ pub(crate) async fn create(
         bank_name,
         account_name,
         customer_reference: request.customer_reference,
-        created_at: stack.now_ms(),
+        created_at: deps.engine.now_ms(),
     };
-    save(stack, organization, account, customer).await
+    save(deps, organization, account, customer).await
 }
 
 /// Stores a new account, and for a GHS customer its index entry, written
 /// only if absent so two racing requests open one account between them.
 async fn save(
-    stack: &Stack,
+    deps: &Deps<'_>,
     organization: &str,
     account: VirtualAccount,
     customer: Option<String>,
@@ -226,7 +247,7 @@ async fn save(
         list: Some((organization.to_string(), COLLECTION.into())),
     };
     let Some(reference) = customer else {
-        stack.engine.execute(Command::PutDocuments { documents: vec![document] }).await?;
+        deps.engine.execute(Command::PutDocuments { documents: vec![document] }).await?;
         return Ok((account, true));
     };
     let key = format!("{organization}/{reference}");
@@ -237,20 +258,29 @@ async fn save(
         list: None,
     };
     let expect = vec![sika_engine::Expected { collection: BY_CUSTOMER.into(), id: key, digest: None }];
-    match stack
+    match deps
         .engine
         .execute(Command::Save { expect, documents: vec![document, index], events: Vec::new() })
         .await
     {
         Ok(_) => Ok((account, true)),
         Err(sika_engine::EngineError::Conflict(_)) => {
-            let existing = customer_account(stack, organization, &reference)?.ok_or_else(|| {
+            let existing = customer_account(deps.engine, organization, &reference)?.ok_or_else(|| {
                 ApiError::internal_from(format!("the account for '{reference}' conflicted but is not there"))
             })?;
             Ok((existing, false))
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// `GET /v1/virtual-accounts`: one page of the organization's, newest first.
+pub(crate) fn list(
+    lists: &Lists,
+    organization: &str,
+    query: &ListQuery,
+) -> ApiResult<ListPage<sika_api::virtual_accounts::VirtualAccount>> {
+    lists.page(organization, COLLECTION, query, |snapshot, id| Ok(load(snapshot, id)?.map(|a| a.render())))
 }
 
 pub(crate) fn load(snapshot: &Snapshot, id: &str) -> ApiResult<Option<VirtualAccount>> {

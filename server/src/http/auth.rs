@@ -155,7 +155,8 @@ fn authenticate(
         }
         let hash = hash_secret(token);
         let key = stack
-            .key_by_hash(&hash)
+            .keys()
+            .by_hash(&hash)
             .filter(|k| bool::from(k.hash.ct_eq(&hash)))
             .ok_or_else(|| ApiError::unauthorized("invalid API key"))?;
         if key.revoked_at.is_some() {
@@ -252,17 +253,37 @@ pub(crate) struct Requirements {
     operations: HashMap<String, HashMap<String, Vec<Vec<String>>>>,
 }
 
+/// Why the API's security requirements could not be read from its document.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum RequirementsError {
+    #[error("the OpenAPI document cannot be read as JSON: {0}")]
+    Document(#[from] serde_json::Error),
+    /// Each `METHOD /path` behind authentication that states no requirement.
+    #[error("these operations behind authentication state no security requirement: {}", .0.join(", "))]
+    Unstated(Vec<String>),
+}
+
+/// For the start-up code, which reports failures as text.
+impl From<RequirementsError> for String {
+    fn from(error: RequirementsError) -> String {
+        error.to_string()
+    }
+}
+
 impl Requirements {
     /// Reads every operation's requirement from `document`. An operation
     /// that states none (no `security`, an empty list, or an alternative
     /// `{}` needing no credential) is an error naming it: behind the authentication layer, saying nothing would
     /// leave the handler to check, and one that forgets would be open.
-    pub(crate) fn from_document(document: &utoipa::openapi::OpenApi) -> Result<Requirements, String> {
-        Requirements::from_json(&serde_json::to_value(document).map_err(|e| e.to_string())?)
+    pub(crate) fn from_document(
+        document: &utoipa::openapi::OpenApi,
+    ) -> Result<Requirements, RequirementsError> {
+        Requirements::from_json(&serde_json::to_value(document)?)
     }
 
     /// `from_document` over the document as JSON.
-    fn from_json(document: &serde_json::Value) -> Result<Requirements, String> {
+    fn from_json(document: &serde_json::Value) -> Result<Requirements, RequirementsError> {
         let mut operations: HashMap<String, HashMap<String, Vec<Vec<String>>>> = HashMap::new();
         let mut unstated = Vec::new();
         for (path, item) in document["paths"].as_object().into_iter().flatten() {
@@ -285,10 +306,7 @@ impl Requirements {
         }
         if !unstated.is_empty() {
             unstated.sort();
-            return Err(format!(
-                "these operations behind authentication state no security requirement: {}",
-                unstated.join(", ")
-            ));
+            return Err(RequirementsError::Unstated(unstated));
         }
         Ok(Requirements { operations })
     }
@@ -416,7 +434,7 @@ mod tests {
                 "/v1/things": { "get": operation(Some(json!([{ "bearer": ["things:read"] }]))) },
                 "/v1/things/{id}": { "delete": operation(security.clone()) },
             } });
-            let refused = Requirements::from_json(&document).unwrap_err();
+            let refused = Requirements::from_json(&document).unwrap_err().to_string();
             assert!(refused.contains("DELETE /v1/things/{id}"), "{security:?}: {refused}");
             assert!(!refused.contains("GET"), "{refused}");
         }

@@ -68,9 +68,18 @@ fn path_matches(template: &str, path: &str) -> bool {
     t.len() == p.len() && t.iter().zip(&p).all(|(t, p)| t.starts_with('{') || t == p)
 }
 
+/// Where a value departs from its schema, and how (`body.items[0].id: …`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Mismatch(pub String);
+
+fn joined(mismatches: &[Mismatch]) -> String {
+    mismatches.iter().map(|m| m.0.as_str()).collect::<Vec<_>>().join("; ")
+}
+
 /// Checks `value` against `schema` (the subset of JSON Schema the document
 /// uses). Returns the first mismatch as a path and a reason.
-pub fn validate(document: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+pub fn validate(document: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), Mismatch> {
     if let Some(name) = schema["$ref"].as_str() {
         let name = name.rsplit('/').next().unwrap_or("");
         return validate(document, &document["components"]["schemas"][name], value, at);
@@ -82,17 +91,17 @@ pub fn validate(document: &Value, schema: &Value, value: &Value, at: &str) -> Re
     }
     for keyword in ["oneOf", "anyOf"] {
         if let Some(options) = schema[keyword].as_array() {
-            let errors: Vec<String> =
-                options.iter().filter_map(|option| validate(document, option, value, at).err()).collect();
+            let errors: Vec<_> =
+                options.iter().filter_map(|o| validate(document, o, value, at).err()).collect();
             if errors.len() == options.len() {
-                return Err(format!("{at}: matches none of {keyword}: {}", errors.join("; ")));
+                return Err(Mismatch(format!("{at}: matches none of {keyword}: {}", joined(&errors))));
             }
         }
     }
     if let Some(options) = schema["enum"].as_array()
         && !options.contains(value)
     {
-        return Err(format!("{at}: {value} is not one of {options:?}"));
+        return Err(Mismatch(format!("{at}: {value} is not one of {options:?}")));
     }
     if let Some(types) = schema.get("type") {
         let allowed: Vec<&str> = match types {
@@ -111,19 +120,19 @@ pub fn validate(document: &Value, schema: &Value, value: &Value, at: &str) -> Re
         };
         let ok = allowed.contains(&actual) || (actual == "integer" && allowed.contains(&"number"));
         if !ok {
-            return Err(format!("{at}: expected {allowed:?}, found {actual}"));
+            return Err(Mismatch(format!("{at}: expected {allowed:?}, found {actual}")));
         }
     }
     if let (Some(pattern), Some(text)) = (schema["pattern"].as_str(), value.as_str()) {
-        let re = regex_lite::Regex::new(pattern).map_err(|e| e.to_string())?;
+        let re = regex_lite::Regex::new(pattern).map_err(|e| Mismatch(format!("{at}: {pattern}: {e}")))?;
         if !re.is_match(text) {
-            return Err(format!("{at}: '{text}' does not match {pattern}"));
+            return Err(Mismatch(format!("{at}: '{text}' does not match {pattern}")));
         }
     }
     if let Some(object) = value.as_object() {
         for name in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
             if !object.contains_key(name) {
-                return Err(format!("{at}: missing required field '{name}'"));
+                return Err(Mismatch(format!("{at}: missing required field '{name}'")));
             }
         }
         if let Some(properties) = schema["properties"].as_object() {

@@ -127,11 +127,16 @@ fn given_to(ledger: &Engine, owner: &str) -> ApiResult<Option<String>> {
 
 /// A real account from the operator's pool for the virtual account
 /// `owner`; `503` when every one in `currency` is taken.
-pub(crate) async fn virtual_account(stack: &Stack, currency: &str, owner: &str) -> ApiResult<BankAccount> {
-    let pool = stack.receiving.virtual_accounts.iter().filter(|a| a.currency == currency);
+pub(crate) async fn virtual_account(
+    engine: &sika_engine::Engine,
+    receiving: &crate::domain::settings::Receiving,
+    currency: &str,
+    owner: &str,
+) -> ApiResult<BankAccount> {
+    let pool = receiving.virtual_accounts.iter().filter(|a| a.currency == currency);
     for account in pool {
         let claimed = [format!("account:{}", account.account_number)];
-        if claim(&stack.engine, &claimed, owner, &account.account_number, Vec::new()).await? {
+        if claim(engine, &claimed, owner, &account.account_number, Vec::new()).await? {
             return Ok(account.clone());
         }
     }

@@ -12,7 +12,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-use crate::domain::stack::{Stack, StackKind};
+use crate::config::NodeConfig;
+use crate::domain::stack_kind::StackKind;
 
 /// The address rules of one stack.
 #[derive(Debug, Clone, Default)]
@@ -39,10 +40,10 @@ impl Error for Refused {}
 const PRIVATE_HINT: &str = "the operator can allow it with --allow-private-webhooks";
 
 impl Guard {
-    pub(crate) fn of(stack: &Stack) -> Guard {
-        let config = &stack.config;
+    /// The rules of the `stack` instance of a node configured by `config`.
+    pub(crate) fn new(stack: StackKind, config: &NodeConfig) -> Guard {
         Guard {
-            allow_private: stack.kind == StackKind::Sandbox || config.allow_private_webhooks,
+            allow_private: stack == StackKind::Sandbox || config.allow_private_webhooks,
             own: vec![config.live_addr, config.sandbox_addr, config.admin_addr],
         }
     }

@@ -28,6 +28,7 @@ use sika_engine::{Command, Document, EventPayload, Snapshot};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+use super::events::event_body;
 use super::order::FirstAttempts;
 use super::*;
 use crate::domain::error::{ApiError, ApiResult};
@@ -259,7 +260,7 @@ struct Dispatcher {
 pub(crate) fn spawn(stack: Arc<Stack>) -> Result<DispatcherHandle, String> {
     let (sender, requests) = mpsc::unbounded_channel();
     let (results_sender, results) = mpsc::unbounded_channel();
-    let guard = Arc::new(address::Guard::of(&stack));
+    let guard = Arc::new(stack.webhook_guard());
     let client = reqwest::Client::builder()
         .timeout(ATTEMPT_TIMEOUT)
         .no_proxy()
@@ -587,7 +588,7 @@ impl Dispatcher {
                     .get_or_insert_with(|| {
                         // An event that cannot be rendered is sent empty,
                         // as one that cannot be serialized always was.
-                        let text = match event_body(&self.stack, event) {
+                        let text = match event_body(&self.stack.engine, event) {
                             Ok(body) => serde_json::to_string(&body).unwrap_or_default(),
                             Err(e) => {
                                 tracing::error!(event = %event.id, error = %e.message, "cannot render an event");

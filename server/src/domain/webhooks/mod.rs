@@ -1,20 +1,30 @@
 //! Signed webhooks: endpoints, deliveries and their attempts. The
 //! dispatcher (`dispatcher.rs`) turns outbox events into deliveries and
-//! sends them; this module holds the records and the management rules.
+//! sends them; this module holds the records and the management rules,
+//! `endpoints.rs` the use cases that manage endpoints and deliveries, and
+//! `events.rs` those that read events, rendered through `domain::views`.
 
 pub(crate) mod address;
 pub(crate) mod dispatcher;
+pub(crate) mod endpoints;
+pub(crate) mod events;
 mod order;
 pub mod signing;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 use sika_engine::{Command, EventKind, EventPayload, EventRecord, Snapshot};
 
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::render::{self, timestamp};
-use crate::domain::stack::Stack;
+use crate::domain::render::timestamp;
 pub(crate) use crate::store::documents::{decode, document, encode};
+
+/// Which delivery entries a view shows: all of them, or those recorded
+/// before a moment (milliseconds since the epoch).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum AsOf {
+    Now,
+    At(i64),
+}
 
 pub(crate) const ENDPOINTS: &str = "webhook_endpoints";
 pub(crate) const HEALTH: &str = "webhook_health";
@@ -36,7 +46,7 @@ pub(crate) fn timeline_entries(
     snapshot: &Snapshot,
     organization: &str,
     resource_id: &str,
-    as_of: crate::domain::views::AsOf,
+    as_of: AsOf,
 ) -> ApiResult<Vec<sika_engine::movements::TimelineEntry>> {
     let mut entries = Vec::new();
     for (_, key) in snapshot.list(organization, &resource_list(resource_id), None, 100)? {
@@ -67,7 +77,7 @@ pub(crate) fn timeline_entries(
             });
         }
     }
-    if let crate::domain::views::AsOf::At(moment) = as_of {
+    if let AsOf::At(moment) = as_of {
         entries.retain(|entry| entry.at < moment);
     }
     Ok(entries)
@@ -226,29 +236,6 @@ pub(crate) fn render_endpoint(endpoint: &Endpoint, health: &Health) -> sika_api:
     }
 }
 
-/// The resource an event carries, rendered exactly as its GET rendered it
-/// when the event was committed (see `views`).
-pub(crate) fn event_data(stack: &Stack, event: &EventRecord) -> ApiResult<Value> {
-    use crate::domain::views;
-    let at = views::AsOf::At(event.created_at);
-    Ok(match &event.payload {
-        EventPayload::Conversion(c) => render::to_json(&render::conversion(c)),
-        EventPayload::AccountCredited { account, .. } => {
-            render::to_json(&render::account(account, stack.engine.mid_rate(&account.currency, "USD"))?)
-        }
-        EventPayload::WebhookTest { endpoint_id } => {
-            json!({ "endpointId": endpoint_id, "message": "webhook.test" })
-        }
-        EventPayload::Payout(p) => render::to_json(&views::payout(&stack.engine.read()?, p, at)?),
-        EventPayload::Collection(c) => render::to_json(&views::collection(&stack.engine.read()?, c, at)?),
-        EventPayload::Order(o) => render::to_json(&views::order(&stack.engine.read()?, o, None, at)?),
-        EventPayload::OrderWithPayout(o, p) => {
-            render::to_json(&views::order(&stack.engine.read()?, o, Some(p), at)?)
-        }
-        EventPayload::Rendered { json, .. } => serde_json::from_str(json).unwrap_or(Value::Null),
-    })
-}
-
 pub(crate) fn event_resource_id(event: &EventRecord) -> Option<String> {
     match &event.payload {
         EventPayload::Conversion(c) => Some(c.id.clone()),
@@ -259,16 +246,6 @@ pub(crate) fn event_resource_id(event: &EventRecord) -> Option<String> {
         EventPayload::Order(o) | EventPayload::OrderWithPayout(o, _) => Some(o.id.clone()),
         EventPayload::Rendered { id, .. } => Some(id.clone()),
     }
-}
-
-/// The webhook body: `{id, event, data, createdAt}`.
-pub(crate) fn event_body(stack: &Stack, event: &EventRecord) -> ApiResult<sika_api::webhooks::WebhookEvent> {
-    Ok(sika_api::webhooks::WebhookEvent {
-        id: event.id.clone(),
-        event: event.kind.clone(),
-        data: event_data(stack, event)?,
-        created_at: timestamp(event.created_at),
-    })
 }
 
 pub(crate) fn load_endpoint(snapshot: &Snapshot, id: &str) -> ApiResult<Option<(Endpoint, Health)>> {
@@ -310,10 +287,13 @@ pub(crate) fn check_events(events: &[String]) -> ApiResult<()> {
 }
 
 /// Stores an endpoint's configuration.
-pub(crate) async fn save_endpoint(stack: &Stack, endpoint: &Endpoint, is_new: bool) -> ApiResult<()> {
-    let list = is_new.then_some((endpoint.organization.as_str(), "webhook_endpoints"));
-    stack
-        .engine
+pub(crate) async fn save_endpoint(
+    engine: &sika_engine::Engine,
+    endpoint: &Endpoint,
+    is_new: bool,
+) -> ApiResult<()> {
+    let list = is_new.then_some((endpoint.organization.as_str(), ENDPOINTS));
+    engine
         .execute(Command::PutDocuments { documents: vec![document(ENDPOINTS, &endpoint.id, endpoint, list)] })
         .await?;
     Ok(())

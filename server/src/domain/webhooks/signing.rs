@@ -16,11 +16,28 @@ pub fn new_secret() -> String {
     format!("{SECRET_PREFIX}{}", STANDARD.encode(bytes))
 }
 
+/// Why a message could not be signed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SignError {
+    #[error("the signing secret is not base64: {0}")]
+    NotBase64(#[from] base64::DecodeError),
+    #[error(transparent)]
+    Key(#[from] hmac::digest::InvalidLength),
+}
+
+/// An attempt records why it failed as text.
+impl From<SignError> for String {
+    fn from(error: SignError) -> String {
+        error.to_string()
+    }
+}
+
 /// The `webhook-signature` header value for one attempt.
-pub fn sign(secret: &str, message_id: &str, timestamp: i64, body: &[u8]) -> Result<String, String> {
+pub fn sign(secret: &str, message_id: &str, timestamp: i64, body: &[u8]) -> Result<String, SignError> {
     let encoded = secret.strip_prefix(SECRET_PREFIX).unwrap_or(secret);
-    let key = STANDARD.decode(encoded).map_err(|e| format!("the signing secret is not base64: {e}"))?;
-    let mut mac = Hmac::<Sha256>::new_from_slice(&key).map_err(|e| e.to_string())?;
+    let key = STANDARD.decode(encoded)?;
+    let mut mac = Hmac::<Sha256>::new_from_slice(&key)?;
     mac.update(message_id.as_bytes());
     mac.update(b".");
     mac.update(timestamp.to_string().as_bytes());

@@ -36,7 +36,13 @@ pub(super) async fn back_up(
 ) -> ApiResult<(StatusCode, Json<BackupEnvelope>)> {
     let dest = std::path::PathBuf::from(&request.to);
     let backup = tokio::task::spawn_blocking(move || {
-        backup::online([&state.live, &state.sandbox], &state.identity, &state.data_dir, &dest)
+        let node = backup::Node {
+            stacks: [state.live.backup_source(), state.sandbox.backup_source()],
+            identity: &state.identity,
+            data_dir: &state.data_dir,
+            on_postgres: state.live.config.store.is_some(),
+        };
+        backup::online(&node, &dest)
     })
     .await
     .map_err(|e| ApiError::internal_from(e))??;

@@ -11,8 +11,8 @@ use sika_api::keys::{ApiKey, ApiKeyEnvelope};
 use sika_api::{ErrorBody, ListPage};
 
 use super::AdminState;
-use crate::domain::error::{ApiError, ApiResult};
-use crate::http::found::found;
+use crate::domain::credentials;
+use crate::domain::error::ApiResult;
 
 /// An organization's API keys on a stack
 ///
@@ -29,9 +29,7 @@ pub(super) async fn list(
     Path((stack, id)): Path<(String, String)>,
 ) -> ApiResult<Json<ListPage<ApiKey>>> {
     let stack = state.stack(&stack)?;
-    found(state.identity.organization(&id), "organization", &id)?;
-    let data = stack.keys_of(&id).iter().map(|k| k.render()).collect();
-    Ok(Json(ListPage::whole(data)))
+    Ok(Json(ListPage::whole(credentials::list_of_organization(stack.keys(), &state.identity, &id)?)))
 }
 
 /// Revoke an organization's API key
@@ -51,13 +49,6 @@ pub(super) async fn revoke(
     Path((stack, id, key_id)): Path<(String, String, String)>,
 ) -> ApiResult<Json<ApiKeyEnvelope>> {
     let stack = state.stack(&stack)?;
-    let mut key =
-        stack.keys_of(&id).into_iter().find(|k| k.id == key_id).ok_or_else(|| {
-            ApiError::not_found(format!("API key '{key_id}' not found in organization '{id}'"))
-        })?;
-    if key.revoked_at.is_none() {
-        key.revoked_at = Some(stack.now_ms());
-        stack.save_key(key.clone()).await?;
-    }
-    Ok(Json(ApiKeyEnvelope { api_key: key.render() }))
+    let api_key = credentials::revoke_of_organization(&stack.engine, stack.keys(), &id, &key_id).await?;
+    Ok(Json(ApiKeyEnvelope { api_key }))
 }

@@ -19,7 +19,6 @@ use super::audit::AuditTarget;
 use super::{AdminState, render_organization};
 use crate::domain::error::ApiResult;
 use crate::domain::members;
-use crate::http::found::found;
 
 /// Create an organization and invite its first owner
 ///
@@ -75,9 +74,7 @@ pub(super) async fn list_members(
     State(state): State<Arc<AdminState>>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<ListPage<sika_api::members::Member>>> {
-    found(state.identity.organization(&id), "organization", &id)?;
-    let data = state.identity.members_of(&id).iter().map(members::render_member).collect();
-    Ok(Json(ListPage::whole(data)))
+    Ok(Json(ListPage::whole(members::members_of_organization(&state.identity, &id)?)))
 }
 
 /// Issue a member a fresh invitation (account recovery)

@@ -29,7 +29,7 @@ pub(super) async fn read(
     Path(stack): Path<String>,
 ) -> ApiResult<Json<StackRatesEnvelope>> {
     let stack = state.stack(&stack)?;
-    Ok(Json(StackRatesEnvelope { rates: rates::view(stack) }))
+    Ok(Json(StackRatesEnvelope { rates: rates::view(&stack.engine, &stack.rates, stack.kind) }))
 }
 
 /// Replace a stack's manual rate table
@@ -49,6 +49,6 @@ pub(super) async fn replace(
     ApiJson(request): ApiJson<ReplaceRates>,
 ) -> ApiResult<Json<StackRatesEnvelope>> {
     let stack = state.stack(&stack)?;
-    rates::replace_manual(stack, request).await?;
-    Ok(Json(StackRatesEnvelope { rates: rates::view(stack) }))
+    let rates = rates::replace(&stack.engine, &stack.rates, stack.kind, request).await?;
+    Ok(Json(StackRatesEnvelope { rates }))
 }

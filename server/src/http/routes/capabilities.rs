@@ -11,8 +11,8 @@ use sika_api::{ErrorBody, ListPage, ListQuery, Refusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::pagination::page_of_items;
+use crate::domain::capabilities;
+use crate::domain::error::ApiResult;
 use crate::domain::stack::Stack;
 use crate::http::extract::ApiQuery;
 
@@ -37,12 +37,7 @@ async fn country(
     Path(country): Path<String>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<Method>>> {
-    let methods = stack.catalog.methods_for(&country).ok_or_else(|| {
-        ApiError::not_found(format!("no payment methods are known for country '{country}'"))
-    })?;
-    let data = methods.into_iter().map(|m| rendered(&stack, m)).collect();
-    let scope = format!("{}/capabilities/{}", stack.kind.name(), country.to_ascii_uppercase());
-    Ok(Json(page_of_items(data, &query, &stack.identity.secret(), &scope)?))
+    Ok(Json(capabilities::country(&stack.capability_deps(), &country, &query)?))
 }
 
 /// One payment method of a country
@@ -62,16 +57,5 @@ async fn method(
     State(stack): State<Arc<Stack>>,
     Path((country, code)): Path<(String, String)>,
 ) -> ApiResult<Json<MethodEnvelope>> {
-    let method = stack
-        .catalog
-        .method(&country, &code)
-        .ok_or_else(|| ApiError::not_found(format!("method '{code}' is not available in '{country}'")))?;
-    Ok(Json(MethodEnvelope { method: rendered(&stack, method) }))
-}
-
-/// A method as shown, with its status now (a provider's breaker included).
-fn rendered(stack: &Stack, method: &crate::domain::catalog::Method) -> Method {
-    let mut shown = method.render();
-    shown.status = stack.method_status(method);
-    shown
+    Ok(Json(MethodEnvelope { method: capabilities::method(&stack.capability_deps(), &country, &code)? }))
 }

@@ -7,20 +7,18 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
-use sika_api::keys::{ApiKey, ApiKeyEnvelope, CreateApiKey, CreatedApiKey, CreatedApiKeyEnvelope};
+use sika_api::keys::{ApiKey, ApiKeyEnvelope, CreateApiKey, CreatedApiKeyEnvelope};
 use sika_api::{
     BadPage, ErrorBody, FieldRefusals, Id, ListPage, ListQuery, ReadRefusals, SessionRefusals, With,
 };
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::credentials::{new_key, require_owner_or_admin};
+use crate::domain::credentials;
 use crate::domain::error::ApiResult;
-use crate::domain::pagination::page_of_items;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
-use crate::http::found::found;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(revoke))
@@ -41,10 +39,8 @@ async fn create(
     Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateApiKey>,
 ) -> ApiResult<(StatusCode, Json<CreatedApiKeyEnvelope>)> {
-    require_owner_or_admin(principal.member())?;
-    let (record, secret) = new_key(body, principal.organization(), stack.kind, stack.now_ms())?;
-    stack.create_key(record.clone()).await?;
-    let created = CreatedApiKey { key: record.render(), secret };
+    let created =
+        credentials::create(&stack.engine, stack.keys(), stack.kind, principal.member(), body).await?;
     Ok((StatusCode::CREATED, Json(CreatedApiKeyEnvelope { api_key: created })))
 }
 
@@ -63,10 +59,7 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<ApiKey>>> {
-    require_owner_or_admin(principal.member())?;
-    let data = stack.keys_of(principal.organization()).iter().map(|k| k.render()).collect();
-    let scope = format!("{}/{}/keys", stack.kind.name(), principal.organization());
-    Ok(Json(page_of_items(data, &query, &stack.identity.secret(), &scope)?))
+    Ok(Json(credentials::list(stack.keys(), &stack.identity, stack.kind, principal.member(), &query)?))
 }
 
 /// Revoke an API key
@@ -79,12 +72,6 @@ async fn list(
         ReadRefusals<ApiKeyEnvelope, SessionRefusals>),
 )]
 async fn revoke(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<ApiKeyEnvelope>> {
-    require_owner_or_admin(principal.member())?;
-    let key = stack.keys_of(principal.organization()).into_iter().find(|k| k.id == id);
-    let mut key = found(key, "API key", &id)?;
-    if key.revoked_at.is_none() {
-        key.revoked_at = Some(stack.now_ms());
-        stack.save_key(key.clone()).await?;
-    }
-    Ok(Json(ApiKeyEnvelope { api_key: key.render() }))
+    let api_key = credentials::revoke(&stack.engine, stack.keys(), principal.member(), &id).await?;
+    Ok(Json(ApiKeyEnvelope { api_key }))
 }

@@ -15,7 +15,6 @@ use utoipa_axum::routes;
 
 use crate::domain::error::ApiResult;
 use crate::domain::members;
-use crate::domain::pagination::page_of_items;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
@@ -37,9 +36,7 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<sika_api::members::Member>>> {
-    let data = members::list_members(&stack.identity, principal.member())?;
-    let scope = format!("{}/members", principal.organization());
-    Ok(Json(page_of_items(data, &query, &stack.identity.secret(), &scope)?))
+    Ok(Json(members::list_members(&stack.identity, principal.member(), &query)?))
 }
 
 /// Invite a member

@@ -81,7 +81,10 @@ pub(crate) fn authenticated() -> OpenApiRouter<Arc<Stack>> {
 
 /// The stack's router. An operation behind authentication that states no
 /// requirement is an error here, so the node does not start with it.
-pub(crate) fn app(stack: Arc<Stack>, health: Arc<crate::http::health::Health>) -> Result<Router, String> {
+pub(crate) fn app(
+    stack: Arc<Stack>,
+    health: Arc<crate::http::health::Health>,
+) -> Result<Router, crate::http::auth::RequirementsError> {
     let (documented, document) = authenticated().split_for_parts();
     let guard =
         Guard { stack: stack.clone(), requirements: Arc::new(Requirements::from_document(&document)?) };

@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use sika_api::rates::{Rate, RateEnvelope};
+use sika_api::rates::RateEnvelope;
 use sika_api::{ErrorBody, Refusals};
 use sika_engine::Currency;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::render::timestamp;
+use crate::domain::rates;
 use crate::domain::stack::Stack;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -40,23 +40,6 @@ async fn rate(
 ) -> ApiResult<Json<RateEnvelope>> {
     let from = currency_param("origin", &origin)?;
     let to = currency_param("destination", &destination)?;
-    if from == to {
-        return Err(ApiError::validation("destination", "must differ from origin"));
-    }
-    let rate = stack.engine.rate(from.code, to.code)?;
-    let mid = stack
-        .engine
-        .mid_rate(from.code, to.code)
-        .ok_or_else(|| ApiError::rates_unavailable(from.code, to.code))?;
-    Ok(Json(RateEnvelope {
-        rate: Rate {
-            origin: from.code.to_string(),
-            destination: to.code.to_string(),
-            rate: rate.normalize().to_string(),
-            mid_rate: mid.normalize().to_string(),
-            spread_bps: stack.engine.spread_bps(),
-            quote_ttl_seconds: stack.config.quote_ttl.as_secs(),
-            timestamp: timestamp(stack.now_ms()),
-        },
-    }))
+    let rate = rates::rate(&stack.engine, from, to, stack.config.quote_ttl.as_secs())?;
+    Ok(Json(RateEnvelope { rate }))
 }

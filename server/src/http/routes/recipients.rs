@@ -7,16 +7,15 @@ use axum::Json;
 use axum::http::StatusCode;
 use serde_json::Value;
 use sika_api::recipients::{
-    CreateRecipient, CreateRecipients, Recipient, RecipientEnvelope, RecipientResult, RecipientResults,
+    CreateRecipient, CreateRecipients, Recipient, RecipientEnvelope, RecipientResults,
 };
 use sika_api::{BodyRefusals, ErrorBody, FieldRefusals, Id, ListPage, ListQuery, PageRefusals, ReadRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::pagination::page_of_views;
+use crate::domain::recipients;
 use crate::domain::recipients::Recipient as Stored;
-use crate::domain::recipients::{self, BULK_ITEMS_MAX};
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery, from_value};
@@ -35,9 +34,8 @@ async fn create(
     Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateRecipient>,
 ) -> ApiResult<(StatusCode, Json<RecipientEnvelope>)> {
-    let recipient = recipients::build(body, principal.organization(), stack.now_ms(), "")?;
-    recipients::save_all(&stack, std::slice::from_ref(&recipient)).await?;
-    Ok((StatusCode::CREATED, Json(RecipientEnvelope { recipient: recipient.render() })))
+    let recipient = recipients::create(&stack.engine, principal.organization(), body).await?;
+    Ok((StatusCode::CREATED, Json(RecipientEnvelope { recipient })))
 }
 
 /// Save up to 100 payout destinations
@@ -54,34 +52,18 @@ async fn bulk(
     Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateRecipients>,
 ) -> ApiResult<Json<RecipientResults>> {
-    if body.items.is_empty() || body.items.len() > BULK_ITEMS_MAX {
-        return Err(ApiError::validation("items", format!("must hold 1 to {BULK_ITEMS_MAX} items")));
-    }
-    let now = stack.now_ms();
-    let mut created = Vec::new();
-    let mut results = Vec::new();
-    for (index, item) in body.items.into_iter().enumerate() {
-        match build_item(item, index, principal.organization(), now) {
-            Ok(recipient) => {
-                results.push(RecipientResult::Created { index, recipient: recipient.render() });
-                created.push(recipient);
-            }
-            Err(error) => results.push(RecipientResult::Failed { index, error: error.item_error() }),
-        }
-    }
-    recipients::save_all(&stack, &created).await?;
-    Ok(Json(RecipientResults { results }))
+    let items = body.items.into_iter().enumerate().map(|(index, item)| parse_item(item, index)).collect();
+    Ok(Json(recipients::create_many(&stack.engine, principal.organization(), items).await?))
 }
 
 /// Reads and checks one bulk item; errors name the field with the item's
 /// place (`items[3].name`).
-fn build_item(item: Value, index: usize, organization: &str, now: i64) -> ApiResult<recipients::Recipient> {
-    let prefix = format!("items[{index}].");
-    let request = from_value::<CreateRecipient>(item).map_err(|e| {
+/// One bulk item as a request, or its refusal naming the item's field.
+fn parse_item(item: Value, index: usize) -> ApiResult<CreateRecipient> {
+    from_value::<CreateRecipient>(item).map_err(|e| {
         let field = e.details.as_ref().and_then(|d| d["field"].as_str()).unwrap_or("item").to_string();
-        ApiError::validation(&format!("{prefix}{field}"), e.message.clone())
-    })?;
-    recipients::build(request, organization, now, &prefix)
+        ApiError::validation(&format!("items[{index}].{field}"), e.message.clone())
+    })
 }
 
 /// One recipient
@@ -104,9 +86,5 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<Recipient>>> {
-    let page =
-        page_of_views(&stack, principal.organization(), recipients::COLLECTION, &query, |snapshot, id| {
-            Ok(recipients::load(snapshot, id)?.map(|r| r.render()))
-        })?;
-    Ok(Json(page))
+    Ok(Json(recipients::list(&stack.lists(), principal.organization(), &query)?))
 }

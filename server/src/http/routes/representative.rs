@@ -10,8 +10,7 @@ use sika_api::{ErrorBody, FieldRefusals, SessionRefusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::credentials::require_owner_or_admin;
-use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::error::ApiResult;
 use crate::domain::representative;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
@@ -32,9 +31,8 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
         VersionRefusals),
 )]
 async fn read(Call { stack, principal }: Call) -> ApiResult<Json<RepresentativeEnvelope>> {
-    let record = representative::load(&stack, principal.organization())?
-        .ok_or_else(|| ApiError::not_found("this organization has no representative yet"))?;
-    Ok(Json(RepresentativeEnvelope { representative: record.render() }))
+    let representative = representative::get(&stack.engine, principal.organization())?;
+    Ok(Json(RepresentativeEnvelope { representative }))
 }
 
 /// Create or replace the representative
@@ -52,7 +50,7 @@ async fn replace(
     Call { stack, principal }: Call,
     ApiJson(body): ApiJson<SetRepresentative>,
 ) -> ApiResult<Json<RepresentativeEnvelope>> {
-    require_owner_or_admin(principal.member())?;
-    let record = representative::replace(&stack, principal.organization(), body).await?;
-    Ok(Json(RepresentativeEnvelope { representative: record.render() }))
+    let representative =
+        representative::set(&stack.engine, principal.member(), principal.organization(), body).await?;
+    Ok(Json(RepresentativeEnvelope { representative }))
 }

@@ -11,7 +11,6 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::domain::error::ApiResult;
-use crate::domain::pagination::page_of_views;
 use crate::domain::stack::Stack;
 use crate::domain::virtual_accounts;
 use crate::domain::virtual_accounts::VirtualAccount as Account;
@@ -40,7 +39,8 @@ async fn create(
     Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateVirtualAccount>,
 ) -> ApiResult<(StatusCode, Json<VirtualAccountEnvelope>)> {
-    let (account, opened) = virtual_accounts::create(&stack, principal.organization(), body).await?;
+    let (account, opened) =
+        virtual_accounts::create(&stack.virtual_account_deps(), principal.organization(), body).await?;
     let status = if opened { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(VirtualAccountEnvelope { virtual_account: account.render() })))
 }
@@ -65,9 +65,5 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<VirtualAccount>>> {
-    let organization = principal.organization();
-    let page = page_of_views(&stack, organization, virtual_accounts::COLLECTION, &query, |snapshot, id| {
-        Ok(virtual_accounts::load(snapshot, id)?.map(|a| a.render()))
-    })?;
-    Ok(Json(page))
+    Ok(Json(virtual_accounts::list(&stack.lists(), principal.organization(), &query)?))
 }

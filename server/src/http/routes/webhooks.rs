@@ -8,24 +8,19 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::webhooks::{
-    CreateWebhookEndpoint, CreatedWebhookEndpoint, CreatedWebhookEndpointEnvelope, DeletedWebhookEndpoint,
-    DeletedWebhookEndpointEnvelope, DeliveryFilter, SigningSecret, UpdateWebhookEndpoint, WebhookDelivery,
-    WebhookDeliveryEnvelope, WebhookEndpoint, WebhookEndpointEnvelope, WebhookEndpointRef, WebhookEvent,
-    WebhookEventEnvelope, WebhookTestSent,
+    CreateWebhookEndpoint, CreatedWebhookEndpointEnvelope, DeletedWebhookEndpointEnvelope, DeliveryFilter,
+    SigningSecret, UpdateWebhookEndpoint, WebhookDelivery, WebhookDeliveryEnvelope, WebhookEndpoint,
+    WebhookEndpointEnvelope, WebhookEvent, WebhookEventEnvelope, WebhookTestSent,
 };
 use sika_api::{
     BodyRefusals, ErrorBody, Id, ListPage, ListQuery, NoSuch, PageRefusals, ReadRefusals, Refusals,
 };
-use sika_engine::{Command, EventKind, EventPayload};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::pagination::page_of_views;
+use crate::domain::error::ApiResult;
 use crate::domain::stack::Stack;
-use crate::domain::webhooks::{
-    self, Endpoint, check_events, check_url, load_delivery, load_endpoint, render_endpoint,
-};
+use crate::domain::webhooks::{self, Endpoint, endpoints, events, render_endpoint};
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, ApiQuery};
 use crate::http::found::Loaded;
@@ -59,24 +54,7 @@ async fn create(
     Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateWebhookEndpoint>,
 ) -> ApiResult<(StatusCode, Json<CreatedWebhookEndpointEnvelope>)> {
-    check_url(&body.url, &webhooks::address::Guard::of(&stack))?;
-    check_events(&body.events)?;
-    let now = stack.now_ms();
-    let endpoint = Endpoint {
-        id: sika_engine::ids::new_id("we"),
-        organization: principal.organization().to_string(),
-        url: body.url,
-        events: body.events,
-        description: body.description,
-        secret: webhooks::signing::new_secret(),
-        created_at: now,
-        updated_at: now,
-    };
-    webhooks::save_endpoint(&stack, &endpoint, true).await?;
-    let created = CreatedWebhookEndpoint {
-        endpoint: render_endpoint(&endpoint, &Default::default()),
-        secret: endpoint.secret,
-    };
+    let created = endpoints::create(&stack.webhook_deps(), principal.organization(), body).await?;
     Ok((StatusCode::CREATED, Json(CreatedWebhookEndpointEnvelope { webhook_endpoint: created })))
 }
 
@@ -107,12 +85,7 @@ async fn list_endpoints(
     Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<WebhookEndpoint>>> {
-    // Deleted endpoints stay in the index; loading one finds nothing.
-    let page =
-        page_of_views(&stack, principal.organization(), webhooks::ENDPOINTS, &query, |snapshot, id| {
-            Ok(load_endpoint(snapshot, id)?.map(|(endpoint, health)| render_endpoint(&endpoint, &health)))
-        })?;
-    Ok(Json(page))
+    Ok(Json(endpoints::list(&stack.lists(), principal.organization(), &query)?))
 }
 
 /// Change a webhook endpoint
@@ -128,32 +101,11 @@ async fn list_endpoints(
         NoSuch<WebhookEndpointEnvelope>, BodyRefusals),
 )]
 async fn update(
-    Loaded { record: (mut endpoint, mut health), stack, .. }: OnEndpoint,
+    Loaded { record, stack, .. }: OnEndpoint,
     ApiJson(body): ApiJson<UpdateWebhookEndpoint>,
 ) -> ApiResult<Json<WebhookEndpointEnvelope>> {
-    let enable = match body.status.as_deref() {
-        None => None,
-        Some("active") => Some(true),
-        Some("disabled") => Some(false),
-        Some(_) => return Err(ApiError::validation("status", "must be 'active' or 'disabled'")),
-    };
-    if let Some(url) = body.url {
-        check_url(&url, &webhooks::address::Guard::of(&stack))?;
-        endpoint.url = url;
-    }
-    if let Some(events) = body.events {
-        check_events(&events)?;
-        endpoint.events = events;
-    }
-    if let Some(description) = body.description {
-        endpoint.description = description;
-    }
-    endpoint.updated_at = stack.now_ms();
-    webhooks::save_endpoint(&stack, &endpoint, false).await?;
-    if let Some(enabled) = enable {
-        health = stack.webhooks()?.set_enabled(&endpoint.id, enabled).await?;
-    }
-    Ok(Json(WebhookEndpointEnvelope { webhook_endpoint: render_endpoint(&endpoint, &health) }))
+    let webhook_endpoint = endpoints::update(&stack.webhook_deps(), record, body).await?;
+    Ok(Json(WebhookEndpointEnvelope { webhook_endpoint }))
 }
 
 /// Delete a webhook endpoint
@@ -167,16 +119,7 @@ async fn update(
 async fn remove(
     Loaded { record: (endpoint, _), stack, .. }: OnEndpoint,
 ) -> ApiResult<Json<DeletedWebhookEndpointEnvelope>> {
-    stack
-        .engine
-        .execute(Command::PutDocument {
-            collection: webhooks::ENDPOINTS.into(),
-            id: endpoint.id.clone(),
-            body: Vec::new(),
-            list: None,
-        })
-        .await?;
-    let deleted = DeletedWebhookEndpoint { id: endpoint.id, deleted: true };
+    let deleted = endpoints::delete(&stack.engine, endpoint).await?;
     Ok(Json(DeletedWebhookEndpointEnvelope { webhook_endpoint: deleted }))
 }
 
@@ -202,32 +145,8 @@ async fn signing_secret(Loaded { record: (endpoint, _), .. }: OnEndpoint) -> Api
         (status = 400, description = "The endpoint is disabled (`bad_request`, `details.status` `disabled`): re-enable it first with `status: active`, or an unknown `sika-version`", body = ErrorBody),
         NoSuch<WebhookEndpointEnvelope>, Refusals),
 )]
-async fn test(
-    Loaded { record: (endpoint, health), stack, .. }: OnEndpoint,
-) -> ApiResult<(StatusCode, Json<WebhookTestSent>)> {
-    if health.disabled {
-        let id = &endpoint.id;
-        // A test that could never be delivered would only look like a failure.
-        return Err(ApiError::bad_request(format!(
-            "webhook endpoint '{id}' is disabled; re-enable it with PATCH /v1/webhooks/endpoints/{id} \
-             {{\"status\": \"active\"}} before testing it"
-        ))
-        .with_detail("status", "disabled"));
-    }
-    stack
-        .engine
-        .execute(Command::RecordEvent {
-            organization: endpoint.organization.clone(),
-            kind: EventKind::WebhookTest,
-            payload: EventPayload::WebhookTest { endpoint_id: endpoint.id.clone() },
-        })
-        .await?;
-    stack.webhooks()?.wake();
-    let sent = WebhookTestSent {
-        webhook_endpoint: WebhookEndpointRef { id: endpoint.id },
-        event: EventKind::WebhookTest.name().into(),
-    };
-    Ok((StatusCode::ACCEPTED, Json(sent)))
+async fn test(Loaded { record, stack, .. }: OnEndpoint) -> ApiResult<(StatusCode, Json<WebhookTestSent>)> {
+    Ok((StatusCode::ACCEPTED, Json(endpoints::send_test(&stack.webhook_deps(), record).await?)))
 }
 
 /// One event
@@ -240,7 +159,7 @@ async fn test(
 async fn get_event(
     Loaded { record, stack, .. }: Loaded<EventRecord>,
 ) -> ApiResult<Json<WebhookEventEnvelope>> {
-    Ok(Json(WebhookEventEnvelope { event: webhooks::event_body(&stack, &record)? }))
+    Ok(Json(WebhookEventEnvelope { event: events::event_body(&stack.engine, &record)? }))
 }
 
 /// Events, newest first
@@ -253,10 +172,7 @@ async fn list_events(
     Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<WebhookEvent>>> {
-    let page = page_of_views(&stack, principal.organization(), "events", &query, |snapshot, id| {
-        snapshot.event(id)?.map(|event| webhooks::event_body(&stack, &event)).transpose()
-    })?;
-    Ok(Json(page))
+    Ok(Json(events::list(&stack.lists(), principal.organization(), &query)?))
 }
 
 /// Webhook deliveries, newest first
@@ -272,30 +188,7 @@ async fn list_deliveries(
     Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, DeliveryFilter>,
 ) -> ApiResult<Json<ListPage<WebhookDelivery>>> {
-    if let Some(status) = &filter.status
-        && !["pending", "succeeded", "failed"].contains(&status.as_str())
-    {
-        return Err(ApiError::validation("status", "must be pending, succeeded or failed"));
-    }
-    let page =
-        page_of_views(&stack, principal.organization(), webhooks::DELIVERIES, &query, |snapshot, id| {
-            Ok(load_delivery(snapshot, id)?.filter(|d| matches(&filter, d)).map(|d| d.render()))
-        })?;
-    Ok(Json(page))
-}
-
-/// Whether `delivery` passes every filter given. `status` is the
-/// delivery's own (CONTRACT.md: a filter matches the field it names);
-/// what needs attention, a latest attempt that failed while retries
-/// remain too, is `lastAttemptFailed`.
-fn matches(filter: &DeliveryFilter, delivery: &webhooks::Delivery) -> bool {
-    let last_failed = delivery.attempts.last().is_some_and(|a| !a.succeeded);
-    filter.status.as_deref().is_none_or(|s| s == delivery.status.name())
-        && filter.last_attempt_failed.is_none_or(|wanted| wanted == last_failed)
-        && filter.endpoint_id.as_deref().is_none_or(|e| e == delivery.endpoint_id)
-        && filter.event_id.as_deref().is_none_or(|e| e == delivery.event_id)
-        && filter.event.as_deref().is_none_or(|e| e == delivery.event_kind)
-        && filter.resource_id.as_deref().is_none_or(|r| Some(r) == delivery.resource_id.as_deref())
+    Ok(Json(endpoints::list_deliveries(&stack.lists(), principal.organization(), &query, &filter)?))
 }
 
 /// One webhook delivery with its attempts
@@ -326,13 +219,6 @@ async fn retry(
     Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<WebhookDeliveryEnvelope>> {
-    if let Err(retry_after) = stack.retry_limiter.check(&id, std::time::Instant::now()) {
-        return Err(ApiError::new(
-            sika_api::ErrorCode::RateLimited,
-            "this delivery was retried three times in the last second; wait a moment",
-        )
-        .with_detail("retryAfter", retry_after));
-    }
-    let delivery = stack.webhooks()?.retry_now(principal.organization(), &id).await?;
-    Ok(Json(WebhookDeliveryEnvelope { delivery: delivery.render() }))
+    let delivery = endpoints::retry(&stack.webhook_deps(), principal.organization(), &id).await?;
+    Ok(Json(WebhookDeliveryEnvelope { delivery }))
 }
