@@ -19,7 +19,7 @@ use crate::domain::render::AmountInput;
 use crate::domain::simulator;
 use crate::domain::stack::{Stack, StackKind};
 
-pub(crate) const RAIL_SIMULATOR: &str = "sandbox_simulator";
+pub(crate) const RAIL_SIMULATOR: &str = simulator::RAIL;
 pub(crate) const RAIL_MANUAL: &str = sika_engine::movements::RAIL_MANUAL;
 
 /// SHA-256 of the request body in canonical form, so the same request is
@@ -378,18 +378,7 @@ pub(crate) fn collection_rail(
     payer: Option<&str>,
 ) -> (&'static str, String, Vec<sika_engine::movements::ScheduledStep>) {
     match stack.kind {
-        StackKind::Sandbox => {
-            let outcome = simulator::outcome(
-                simulator::COLLECTION_SCENARIOS,
-                &simulator::trigger_digits(amount, scale),
-            );
-            let prompted = payer.map(|payer| format!(" prompted {payer}")).unwrap_or_default();
-            (
-                RAIL_SIMULATOR,
-                format!("Sandbox simulator{prompted}; expected outcome: {outcome}"),
-                simulator::collection_steps(outcome, stack.config.time_scale),
-            )
-        }
+        StackKind::Sandbox => simulator::collection_rail(amount, scale, payer, stack.config.time_scale),
         StackKind::Live if stack.rails.collects(code) => (
             crate::domain::rails::RAIL_FLUTTERWAVE,
             format!("Routed to Flutterwave; it will prompt {}", payer.unwrap_or("the payer")),
@@ -527,7 +516,7 @@ async fn live_deposit_instructions(
         }
         "crypto" => {
             let chain = chain.unwrap_or_default();
-            let address = crate::domain::receiving::crypto_address(stack, currency.code, chain, owner)
+            let address = crate::domain::receiving::crypto_address(&stack.engine, &stack.receiving, currency.code, chain, owner)
                 .await?
                 .ok_or_else(|| {
                     ApiError::validation(

@@ -33,6 +33,7 @@ pub(crate) mod search;
 pub(crate) mod settings;
 pub(crate) mod simulator;
 pub(crate) mod stack;
+pub(crate) mod stack_kind;
 pub(crate) mod system_ledger;
 pub(crate) mod views;
 pub(crate) mod virtual_accounts;

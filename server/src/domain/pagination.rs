@@ -138,17 +138,60 @@ pub(crate) const SCAN_MAX: usize = 1_000;
 /// `None`. Filtered pages hold `limit` items when that many match within
 /// `SCAN_MAX` items: the walk goes on past skipped ones up to that bound.
 pub(crate) fn page_of_views<T>(
-    stack: &crate::domain::stack::Stack,
+    stack: &impl Listed,
+    organization: &str,
+    kind: &str,
+    query: &PageQuery,
+    render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<T>>,
+) -> ApiResult<ListPage<T>> {
+    stack.lists().page_of_views(organization, kind, query, render)
+}
+
+/// What holds stored lists (a stack): its [`Lists`].
+pub(crate) trait Listed {
+    fn lists(&self) -> Lists<'_>;
+}
+
+impl<L: Listed + ?Sized> Listed for std::sync::Arc<L> {
+    fn lists(&self) -> Lists<'_> {
+        (**self).lists()
+    }
+}
+
+/// What a stored list reads: the stack's ledger, and what its cursors are
+/// signed with and for. A use case holds this, not the stack.
+#[derive(Clone, Copy)]
+pub(crate) struct Lists<'a> {
+    pub engine: &'a sika_engine::Engine,
+    pub stack: crate::domain::stack_kind::StackKind,
+    pub identity: &'a crate::domain::identity::Identity,
+}
+
+impl Lists<'_> {
+    /// [`page_of_views`], for a use case.
+    pub(crate) fn page_of_views<T>(
+        &self,
+        organization: &str,
+        kind: &str,
+        query: &PageQuery,
+        render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<T>>,
+    ) -> ApiResult<ListPage<T>> {
+        walk_views(*self, organization, kind, query, render)
+    }
+}
+
+fn walk_views<T>(
+    lists: Lists<'_>,
     organization: &str,
     kind: &str,
     query: &PageQuery,
     mut render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<T>>,
 ) -> ApiResult<ListPage<T>> {
     // The stack is part of the scope: a sandbox cursor is refused on live.
-    let scope = format!("{}/{organization}/{kind}", stack.kind.name());
-    let secret = stack.identity.secret();
+    let scope = format!("{}/{organization}/{kind}", lists.stack.name());
+    let secret = lists.identity.secret();
     let page = query.page(&secret, &scope)?;
-    let snapshot = stack.engine.read()?;
+    let snapshot = lists.engine.read()?;
     let mut found: Vec<(u64, T)> = Vec::with_capacity(page.limit + 1);
     let mut before = page.before;
     let mut scanned = 0;

@@ -18,50 +18,7 @@ use crate::domain::settings::{Receiving, StackSettings};
 use crate::domain::webhooks::dispatcher::{self, DispatcherHandle};
 use crate::store::request_log::RequestLog;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum StackKind {
-    Live,
-    Sandbox,
-}
-
-impl StackKind {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            StackKind::Live => "live",
-            StackKind::Sandbox => "sandbox",
-        }
-    }
-
-    pub(crate) fn key_prefix(self) -> &'static str {
-        match self {
-            StackKind::Live => "sk_live_",
-            StackKind::Sandbox => "sk_test_",
-        }
-    }
-
-    pub(crate) fn parse(name: &str) -> Option<StackKind> {
-        match name {
-            "live" => Some(StackKind::Live),
-            "sandbox" => Some(StackKind::Sandbox),
-            _ => None,
-        }
-    }
-
-    /// The stack's name in the wire types.
-    pub(crate) fn wire_name(self) -> sika_api::admin::StackName {
-        match self {
-            StackKind::Live => sika_api::admin::StackName::Live,
-            StackKind::Sandbox => sika_api::admin::StackName::Sandbox,
-        }
-    }
-
-    pub(crate) fn database_file(self) -> &'static str {
-        match self {
-            StackKind::Live => "live.redb",
-            StackKind::Sandbox => "sandbox.redb",
-        }
-    }
-}
+pub(crate) use crate::domain::stack_kind::StackKind;
 
 /// The collection API keys are stored in.
 pub(crate) const KEYS: &str = "api_keys";
@@ -122,7 +79,9 @@ impl Stack {
     ) -> Result<Stack, String> {
         let connector = match (&settings.flutterwave, kind) {
             (Some(flutterwave), StackKind::Live) => {
-                Some(crate::domain::rails::flutterwave::Flutterwave::new(flutterwave)?)
+                let connector =
+                    crate::adapters::flutterwave::Flutterwave::new(flutterwave).map_err(|e| e.to_string())?;
+                Some(Box::new(connector) as Box<dyn crate::domain::rails::AsyncRail>)
             }
             _ => None,
         };
@@ -226,7 +185,9 @@ impl Stack {
 
     /// Starts this stack's webhook dispatcher (inside a Tokio runtime).
     pub(crate) fn start_webhooks(self: &Arc<Self>) -> Result<(), String> {
-        let handle = dispatcher::spawn(self.clone())?;
+        let guard = crate::domain::webhooks::address::Guard::of(self);
+        let sender = crate::adapters::webhook_sender::WebhookSender::new(guard).map_err(|e| e.to_string())?;
+        let handle = dispatcher::spawn(self.clone(), Arc::new(sender)).map_err(|e| e.to_string())?;
         let _ = self.webhooks.set(handle);
         Ok(())
     }
@@ -257,5 +218,34 @@ impl Stack {
 
     pub(crate) fn now_ms(&self) -> i64 {
         self.engine.now_ms()
+    }
+}
+
+/// What the webhook dispatcher reads of its stack while it runs.
+impl dispatcher::Host for Stack {
+    fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    fn metrics(&self) -> &crate::domain::metrics::Metrics {
+        &self.metrics
+    }
+
+    fn time_scale(&self) -> f64 {
+        self.config.time_scale
+    }
+
+    fn event_body(
+        &self,
+        event: &sika_engine::records::EventRecord,
+    ) -> ApiResult<sika_api::webhooks::WebhookEvent> {
+        crate::domain::webhooks::event_body(self, event)
+    }
+}
+
+/// The stack's stored lists, for `pagination::page_of_views`.
+impl crate::domain::pagination::Listed for Stack {
+    fn lists(&self) -> crate::domain::pagination::Lists<'_> {
+        crate::domain::pagination::Lists { engine: &self.engine, stack: self.kind, identity: &self.identity }
     }
 }

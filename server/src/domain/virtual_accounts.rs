@@ -88,7 +88,7 @@ async fn create_crypto(
     let address = if sandbox {
         crate::domain::receiving::sandbox_address(&mainnet)
     } else {
-        crate::domain::receiving::crypto_address(stack, currency, chain, &id).await?.ok_or_else(|| {
+        crate::domain::receiving::crypto_address(&stack.engine, &stack.receiving, currency, chain, &id).await?.ok_or_else(|| {
             ApiError::validation(
                 "chain",
                 format!("{currency} on '{chain}' is not offered on live: the operator has configured no address for it"),
@@ -193,7 +193,9 @@ pub(crate) async fn create(
                 ),
             ));
         }
-        let real = crate::domain::receiving::virtual_account(stack, currency.code, &id).await?;
+        let real =
+            crate::domain::receiving::virtual_account(&stack.engine, &stack.receiving, currency.code, &id)
+                .await?;
         (real.account_number, real.bank_name, real.account_name)
     } else {
         (account_number(), bank_name, request.account_name.unwrap_or(org_name))

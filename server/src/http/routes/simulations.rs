@@ -56,7 +56,7 @@ async fn index(
     _principal: Principal,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<Simulation>>> {
-    sandbox_only(&stack)?;
+    sandbox_only(stack.kind)?;
     let data = simulator::SIMULATIONS.iter().map(simulator::render).collect();
     let scope = format!("{}/simulations", stack.kind.name());
     Ok(Json(page_of_items(data, &query, &stack.identity.secret(), &scope)?))
@@ -77,7 +77,7 @@ async fn deposit(
     Call { stack, principal }: Call,
     ApiJson(body): ApiJson<SimulateDeposit>,
 ) -> ApiResult<(StatusCode, Json<DepositEnvelope>)> {
-    sandbox_only(&stack)?;
+    sandbox_only(stack.kind)?;
     let currency = Currency::find(&body.currency.to_ascii_uppercase())
         .map_err(|e| ApiError::validation("currency", e.to_string()))?;
     let (status, deposit) =
@@ -104,7 +104,7 @@ async fn virtual_account_deposit(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<SimulateVirtualAccountDeposit>,
 ) -> ApiResult<(StatusCode, Json<DepositEnvelope>)> {
-    sandbox_only(&stack)?;
+    sandbox_only(stack.kind)?;
     let account: VirtualAccount = owned(&stack, &stack.engine.read()?, &principal, &id)?;
     let currency = Currency::find(&account.currency).map_err(|e| ApiError::internal_from(e))?;
     let (status, deposit) =
@@ -159,7 +159,7 @@ async fn order_funds(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<SimulateOrderFunds>,
 ) -> ApiResult<Json<OrderEnvelope>> {
-    sandbox_only(&stack)?;
+    sandbox_only(stack.kind)?;
     let order: OrderRecord = owned(&stack, &stack.engine.read()?, &principal, &id)?;
     let currency = Currency::find(&order.from_currency).map_err(|e| ApiError::internal_from(e))?;
     let amount = currency.parse(body.amount.as_str(), false).map_err(|e| money_error("amount", e))?;
