@@ -11,6 +11,7 @@
 //! signing (tests verify signatures with it).
 #![warn(unreachable_pub)]
 
+pub(crate) mod adapters;
 pub mod config;
 pub(crate) mod domain;
 pub(crate) mod http;

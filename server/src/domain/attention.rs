@@ -12,16 +12,16 @@
 //! callers' requests, and the operator wants the refused ones too.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use sika_api::admin::{Attention, FailedRequest};
-use sika_engine::movements::{CollectionRecord, MovementStatus, PayoutRecord};
+use sika_engine::Engine;
+use sika_engine::movements::{CollectionRecord, MovementStatus, PayoutRecord, RAIL_MANUAL};
 
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::instructions::RAIL_MANUAL;
 use crate::domain::render::timestamp;
-use crate::domain::stack::{Stack, StackKind};
+use crate::domain::stack_kind::StackKind;
 use crate::store::documents::decode;
 
 /// How long a count is served before the records are read again.
@@ -76,17 +76,18 @@ impl Watch {
     }
 }
 
-/// Counts what waits on `stack` by reading its records.
-pub(crate) fn count(stack: &Stack) -> ApiResult<Counts> {
-    let snapshot = stack.engine.read()?;
-    let mut counts = Counts { counted_at: stack.now_ms(), ..Counts::default() };
+/// Counts what waits on the `kind` stack whose ledger is `engine` by
+/// reading its records.
+pub(crate) fn count(engine: &Engine, kind: StackKind) -> ApiResult<Counts> {
+    let snapshot = engine.read()?;
+    let mut counts = Counts { counted_at: engine.now_ms(), ..Counts::default() };
     let mut waiting = |created_at: i64| {
         counts.awaiting_settlement += 1;
         counts.oldest_awaiting_at = Some(counts.oldest_awaiting_at.map_or(created_at, |t| t.min(created_at)));
     };
     // Only live movements go to the operator (the sandbox's simulator
     // settles every one), so the sandbox's, however many, are not read.
-    if stack.kind == StackKind::Live {
+    if kind == StackKind::Live {
         for (_, bytes) in snapshot.documents("payouts")? {
             let payout: PayoutRecord = decode(&bytes)?;
             if payout.status == MovementStatus::Pending && payout.rail == RAIL_MANUAL {
@@ -111,18 +112,19 @@ pub(crate) fn count(stack: &Stack) -> ApiResult<Counts> {
     Ok(counts)
 }
 
-/// The stack's counts, read again when the cached ones are older than
-/// `COUNT_TTL` (on a blocking thread: the scan reads every movement).
-pub(crate) async fn counts(stack: &Arc<Stack>) -> ApiResult<Counts> {
+/// The stack's counts (`watch` is its cache), read again when the cached
+/// ones are older than `COUNT_TTL` (on a blocking thread: the scan reads
+/// every movement).
+pub(crate) async fn counts(engine: &Engine, kind: StackKind, watch: &Watch) -> ApiResult<Counts> {
     // One scan at a time: a caller that waited finds the fresh count.
-    let mut counted = stack.attention.counted.lock().await;
+    let mut counted = watch.counted.lock().await;
     if let Some((at, counts)) = *counted
         && at.elapsed() < COUNT_TTL
     {
         return Ok(counts);
     }
-    let scanned = stack.clone();
-    let counts = tokio::task::spawn_blocking(move || count(&scanned)).await.map_err(|e| {
+    let scanned = engine.clone();
+    let counts = tokio::task::spawn_blocking(move || count(&scanned, kind)).await.map_err(|e| {
         tracing::error!(error = %e, "the attention count panicked");
         ApiError::internal_from(e)
     })??;
@@ -130,17 +132,17 @@ pub(crate) async fn counts(stack: &Arc<Stack>) -> ApiResult<Counts> {
     Ok(counts)
 }
 
-/// What waits on `stack`, as the admin API shows it.
-pub(crate) async fn attention(stack: &Arc<Stack>) -> ApiResult<Attention> {
-    let counts = counts(stack).await?;
-    let now = stack.now_ms();
+/// What waits on a stack, as the admin API shows it.
+pub(crate) async fn attention(engine: &Engine, kind: StackKind, watch: &Watch) -> ApiResult<Attention> {
+    let counts = counts(engine, kind, watch).await?;
+    let now = engine.now_ms();
     Ok(Attention {
         awaiting_settlement: counts.awaiting_settlement,
         oldest_awaiting_since: counts.oldest_awaiting_at.map(timestamp),
         oldest_awaiting_age_seconds: counts.oldest_awaiting_at.map(|at| age_seconds(now, at)),
         open_disputes: counts.open_disputes,
         failing_endpoints: counts.failing_endpoints,
-        recent_failed_requests: stack.attention.failure_count(),
+        recent_failed_requests: watch.failure_count(),
         counted_at: Some(timestamp(counts.counted_at)),
     })
 }

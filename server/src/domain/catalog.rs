@@ -141,10 +141,39 @@ pub(crate) fn shipped() -> &'static Catalog {
     })
 }
 
+/// Why a catalog document was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum CatalogError {
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// The document parses but breaks a rule (`Catalog::check`).
+    #[error("{0}")]
+    Inconsistent(String),
+    #[error("method {code} fee.fixed is not a decimal")]
+    FeeFixed {
+        code: String,
+        #[source]
+        source: rust_decimal::Error,
+    },
+}
+
+/// Why the operator's limits or fees cannot apply to a method.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum OverrideError {
+    #[error("the catalog's {0} is not a decimal")]
+    NotDecimal(&'static str),
+    #[error("min {min} is above max {max}")]
+    MinAboveMax { min: Decimal, max: Decimal },
+    #[error(transparent)]
+    Number(#[from] serde_json::Error),
+}
+
 impl Catalog {
     /// Parses and checks a catalog document (the shape of `capabilities.json`).
-    pub(crate) fn parse(json: &str) -> Result<Catalog, String> {
-        let catalog: Catalog = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    pub(crate) fn parse(json: &str) -> Result<Catalog, CatalogError> {
+        let catalog: Catalog = serde_json::from_str(json)?;
         catalog.check()?;
         Ok(catalog)
     }
@@ -204,69 +233,105 @@ impl Catalog {
 
     /// Consistency checks run on every parse (serde has refused an unknown
     /// method type or status already).
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), CatalogError> {
         let mut seen = std::collections::HashSet::new();
+        self.check_countries(&mut seen)?;
+        self.check_methods(&mut seen)
+    }
+
+    /// Each country's code, and that its methods are local ones in its currency.
+    fn check_countries(&self, seen: &mut std::collections::HashSet<String>) -> Result<(), CatalogError> {
         for country in &self.countries {
             let cc = &country.code;
             if cc.len() != 2 || !cc.bytes().all(|b| b.is_ascii_uppercase()) {
-                return Err(format!("country code {cc:?} is not ISO alpha-2 upper case"));
+                return Err(CatalogError::Inconsistent(format!(
+                    "country code {cc:?} is not ISO alpha-2 upper case"
+                )));
             }
             if !seen.insert(format!("country:{cc}")) {
-                return Err(format!("duplicate country {cc}"));
+                return Err(CatalogError::Inconsistent(format!("duplicate country {cc}")));
             }
             let suffix = format!("_{}", cc.to_ascii_lowercase());
             for m in &country.methods {
                 if !m.code.ends_with(&suffix) {
-                    return Err(format!("method {} does not end with {suffix}", m.code));
+                    return Err(CatalogError::Inconsistent(format!(
+                        "method {} does not end with {suffix}",
+                        m.code
+                    )));
                 }
                 if m.kind == KIND_CRYPTO {
-                    return Err(format!("crypto method {} belongs in stablecoins", m.code));
+                    return Err(CatalogError::Inconsistent(format!(
+                        "crypto method {} belongs in stablecoins",
+                        m.code
+                    )));
                 }
                 if m.limits.currency != country.currency {
-                    return Err(format!(
+                    return Err(CatalogError::Inconsistent(format!(
                         "method {} limits currency {} differs from {}",
                         m.code, m.limits.currency, country.currency
-                    ));
+                    )));
                 }
             }
         }
         for m in &self.stablecoins {
             if m.kind != KIND_CRYPTO {
-                return Err(format!("stablecoin {} must have type crypto", m.code));
+                return Err(CatalogError::Inconsistent(format!(
+                    "stablecoin {} must have type crypto",
+                    m.code
+                )));
             }
             if m.chain.as_deref().is_none_or(str::is_empty)
                 || m.testnet_chain.as_deref().is_none_or(str::is_empty)
             {
-                return Err(format!("stablecoin {} needs chain and testnetChain", m.code));
+                return Err(CatalogError::Inconsistent(format!(
+                    "stablecoin {} needs chain and testnetChain",
+                    m.code
+                )));
             }
         }
+        Ok(())
+    }
+
+    /// Every method's code, limits, fee and fields.
+    fn check_methods(&self, seen: &mut std::collections::HashSet<String>) -> Result<(), CatalogError> {
         let all = self.countries.iter().flat_map(|c| c.methods.iter()).chain(self.stablecoins.iter());
         for m in all {
             if !seen.insert(format!("method:{}", m.code)) {
-                return Err(format!("duplicate method code {}", m.code));
+                return Err(CatalogError::Inconsistent(format!("duplicate method code {}", m.code)));
             }
             if m.code.is_empty()
                 || !m.code.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
             {
-                return Err(format!("method code {:?} is not lower-case snake", m.code));
+                return Err(CatalogError::Inconsistent(format!(
+                    "method code {:?} is not lower-case snake",
+                    m.code
+                )));
             }
-            let min = number_to_decimal(&m.limits.min)
-                .ok_or_else(|| format!("method {} limits.min is not a decimal", m.code))?;
-            let max = number_to_decimal(&m.limits.max)
-                .ok_or_else(|| format!("method {} limits.max is not a decimal", m.code))?;
+            let min = number_to_decimal(&m.limits.min).ok_or_else(|| {
+                CatalogError::Inconsistent(format!("method {} limits.min is not a decimal", m.code))
+            })?;
+            let max = number_to_decimal(&m.limits.max).ok_or_else(|| {
+                CatalogError::Inconsistent(format!("method {} limits.max is not a decimal", m.code))
+            })?;
             if min.is_sign_negative() || min > max {
-                return Err(format!("method {} limits are not 0 <= min <= max", m.code));
+                return Err(CatalogError::Inconsistent(format!(
+                    "method {} limits are not 0 <= min <= max",
+                    m.code
+                )));
             }
             let fixed = Decimal::from_str(m.fee.fixed.trim())
-                .map_err(|_| format!("method {} fee.fixed is not a decimal", m.code))?;
+                .map_err(|source| CatalogError::FeeFixed { code: m.code.clone(), source })?;
             if fixed.is_sign_negative() {
-                return Err(format!("method {} fee.fixed is negative", m.code));
+                return Err(CatalogError::Inconsistent(format!("method {} fee.fixed is negative", m.code)));
             }
             if m.fee.percent_bps > 10_000 {
-                return Err(format!("method {} fee.percentBps exceeds 100%", m.code));
+                return Err(CatalogError::Inconsistent(format!(
+                    "method {} fee.percentBps exceeds 100%",
+                    m.code
+                )));
             }
             if !m.fields.iter().any(|f| f.required) {
-                return Err(format!("method {} has no required field", m.code));
+                return Err(CatalogError::Inconsistent(format!("method {} has no required field", m.code)));
             }
         }
         Ok(())
@@ -303,17 +368,13 @@ impl Method {
         max: Option<Decimal>,
         fee_fixed: Option<Decimal>,
         fee_percent_bps: Option<u32>,
-    ) -> Result<(), String> {
-        let number =
-            |d: Decimal| serde_json::Number::from_str(&d.normalize().to_string()).map_err(|e| e.to_string());
-        let current_min = number_to_decimal(&self.limits.min).ok_or("the catalog's min is not a decimal")?;
-        let current_max = number_to_decimal(&self.limits.max).ok_or("the catalog's max is not a decimal")?;
-        if min.unwrap_or(current_min) > max.unwrap_or(current_max) {
-            return Err(format!(
-                "min {} is above max {}",
-                min.unwrap_or(current_min),
-                max.unwrap_or(current_max)
-            ));
+    ) -> Result<(), OverrideError> {
+        let number = |d: Decimal| serde_json::Number::from_str(&d.normalize().to_string());
+        let current_min = number_to_decimal(&self.limits.min).ok_or(OverrideError::NotDecimal("min"))?;
+        let current_max = number_to_decimal(&self.limits.max).ok_or(OverrideError::NotDecimal("max"))?;
+        let (min_now, max_now) = (min.unwrap_or(current_min), max.unwrap_or(current_max));
+        if min_now > max_now {
+            return Err(OverrideError::MinAboveMax { min: min_now, max: max_now });
         }
         if let Some(min) = min {
             self.limits.min = number(min)?;
@@ -553,7 +614,7 @@ pub(crate) fn live_validate(
             return ValidationResult::invalid("missing_account");
         };
         let chain = method.chain.as_deref().unwrap_or_default();
-        crate::domain::receiving::address_problem(chain, address).map(|_| "invalid_address")
+        crate::domain::receiving::address::address_problem(chain, address).map(|_| "invalid_address")
     } else {
         let Some(number) = account_number else { return ValidationResult::invalid("missing_account") };
         catalog.account_problem(code, number).map(|_| "invalid_account_number")

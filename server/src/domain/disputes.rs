@@ -27,15 +27,40 @@ use sika_api::ListPage;
 use sika_api::disputes::{self as wire, CreateDisputeMessage, DisputeAttachmentInput, SimulateDispute};
 use sika_engine::movements::{CollectionRecord, MovementStatus};
 use sika_engine::{
-    Command, Currency, Document, EngineError, EventKind, EventPayload, Expected, NewEvent, Snapshot,
+    Command, Currency, Document, Engine, EngineError, EventKind, EventPayload, Expected, NewEvent, Snapshot,
 };
 
 use crate::domain::error::{ApiError, ApiResult, money_error};
 use crate::domain::files;
-use crate::domain::pagination::{PageQuery, page_of_views};
+use crate::domain::identity::Identity;
+use crate::domain::pagination::{Lists, PageQuery};
 use crate::domain::render::{self, timestamp, wire_enum};
-use crate::domain::stack::Stack;
+use crate::domain::stack_kind::StackKind;
+use crate::domain::webhooks::dispatcher::DispatcherHandle;
 use crate::store::documents::{decode, document};
+
+/// What disputes read and change: the stack's ledger, its files, what its
+/// lists' cursors are signed with, and the webhook dispatcher a change
+/// wakes. A handler fills it from its stack.
+#[derive(Clone, Copy)]
+pub(crate) struct Deps<'a> {
+    pub engine: &'a Engine,
+    pub kind: StackKind,
+    pub identity: &'a Identity,
+    pub files: files::Store<'a>,
+    /// `None` before the dispatcher started (never while serving).
+    pub webhooks: Option<&'a DispatcherHandle>,
+}
+
+impl Deps<'_> {
+    fn now_ms(&self) -> i64 {
+        self.engine.now_ms()
+    }
+
+    fn lists(&self) -> Lists<'_> {
+        Lists { ledger: self.engine, stack: self.kind, secret: self.identity.secret() }
+    }
+}
 
 pub(crate) const COLLECTION: &str = "disputes";
 pub(crate) const MESSAGES: &str = "dispute_messages";
@@ -265,8 +290,8 @@ fn event(dispute: &Dispute, kind: EventKind, rendered: &wire::Dispute) -> NewEve
     }
 }
 
-fn wake(stack: &Stack) {
-    if let Ok(webhooks) = stack.webhooks() {
+fn wake(deps: &Deps<'_>) {
+    if let Some(webhooks) = deps.webhooks {
         webhooks.wake();
     }
 }
@@ -328,7 +353,7 @@ fn disputed_payment(
 /// Opens a dispute on a completed payment; fires `dispute.created`.
 #[expect(clippy::too_many_lines)]
 pub(crate) async fn open(
-    stack: &Stack,
+    deps: &Deps<'_>,
     organization: &str,
     request: SimulateDispute,
 ) -> ApiResult<wire::Dispute> {
@@ -336,7 +361,7 @@ pub(crate) async fn open(
         None => "general".to_string(),
         Some(r) => one_of("reason", r, REASONS)?,
     };
-    let snapshot = stack.engine.read()?;
+    let snapshot = deps.engine.read()?;
     let (collection, payment_link_id) = disputed_payment(&snapshot, organization, &request)?;
     let currency = Currency::find(&collection.currency).map_err(|e| ApiError::internal_from(e))?;
     let amount = match &request.amount {
@@ -364,7 +389,7 @@ pub(crate) async fn open(
     if snapshot.document(OPEN_BY_COLLECTION, &collection.id)?.is_some() {
         return Err(open_dispute(&snapshot)?);
     }
-    let now = stack.now_ms();
+    let now = deps.now_ms();
     let dispute = Dispute {
         id: sika_engine::ids::new_id("dsp"),
         organization: organization.to_string(),
@@ -383,7 +408,7 @@ pub(crate) async fn open(
     };
     // A new dispute has no thread yet.
     let rendered = render(&snapshot, &dispute)?;
-    let saved = stack
+    let saved = deps
         .engine
         .execute(Command::Save {
             expect: vec![Expected {
@@ -406,10 +431,10 @@ pub(crate) async fn open(
     match saved {
         Ok(_) => {}
         // Another dispute on this payment was opened meanwhile.
-        Err(EngineError::Conflict(_)) => return Err(open_dispute(&stack.engine.read()?)?),
+        Err(EngineError::Conflict(_)) => return Err(open_dispute(&deps.engine.read()?)?),
         Err(e) => return Err(e.into()),
     }
-    wake(stack);
+    wake(deps);
     Ok(rendered)
 }
 
@@ -421,7 +446,7 @@ pub(crate) async fn open(
 /// `organization` `None` is the operator.
 #[expect(clippy::too_many_lines)]
 pub(crate) async fn resolve(
-    stack: &Stack,
+    deps: &Deps<'_>,
     organization: Option<&str>,
     id: &str,
     outcome: &str,
@@ -431,7 +456,7 @@ pub(crate) async fn resolve(
         _ => Status::Declined,
     };
     for _ in 0..SAVE_ATTEMPTS_MAX {
-        let snapshot = stack.engine.read()?;
+        let snapshot = deps.engine.read()?;
         let (mut dispute, bytes) = load_for(&snapshot, organization, id)?;
         if !dispute.status.is_open() {
             return Err(ApiError::bad_request(format!(
@@ -442,7 +467,7 @@ pub(crate) async fn resolve(
         if !dispute.closing {
             // First save: freeze the thread, then read it again.
             dispute.closing = true;
-            let saved = stack
+            let saved = deps
                 .engine
                 .execute(Command::Save {
                     expect: vec![Expected::unchanged(COLLECTION, id, &bytes)],
@@ -456,7 +481,7 @@ pub(crate) async fn resolve(
             }
         }
         // Second save: the thread is final; resolve with it.
-        let now = stack.now_ms();
+        let now = deps.now_ms();
         dispute.closing = false;
         dispute.status = status;
         dispute.resolved_at = Some(now);
@@ -477,7 +502,7 @@ pub(crate) async fn resolve(
                 list: None,
             });
         }
-        let saved = stack
+        let saved = deps
             .engine
             .execute(Command::Save {
                 expect: vec![Expected::unchanged(COLLECTION, id, &bytes)],
@@ -490,7 +515,7 @@ pub(crate) async fn resolve(
             .await;
         match saved {
             Ok(_) => {
-                wake(stack);
+                wake(deps);
                 return Ok(rendered);
             }
             // Another resolution won; the next read says so.
@@ -555,12 +580,12 @@ fn attachments(
 /// bad_request` once the dispute is resolved, also when the resolution
 /// commits while this request is in flight.
 pub(crate) async fn post_message(
-    stack: &Stack,
+    deps: &Deps<'_>,
     organization: &str,
     dispute_id: &str,
     request: CreateDisputeMessage,
 ) -> ApiResult<wire::DisputeMessage> {
-    let snapshot = stack.engine.read()?;
+    let snapshot = deps.engine.read()?;
     load_for(&snapshot, Some(organization), dispute_id)?;
     let body = request.body.trim();
     if body.is_empty() || body.chars().count() > BODY_CHARS_MAX {
@@ -574,7 +599,7 @@ pub(crate) async fn post_message(
         author_type: "merchant".into(),
         body: body.to_string(),
         attachments,
-        created_at: stack.now_ms(),
+        created_at: deps.now_ms(),
     };
     // Rendered before it is saved, so an answer cannot fail after the write.
     let rendered = message.render()?;
@@ -609,11 +634,11 @@ pub(crate) async fn post_message(
             expect.push(file);
             documents.push(marker);
         }
-        let saved = stack.engine.execute(Command::Save { expect, documents, events: Vec::new() }).await;
+        let saved = deps.engine.execute(Command::Save { expect, documents, events: Vec::new() }).await;
         match saved {
             Ok(_) => return Ok(rendered),
             // The dispute changed (it was resolved): read it again.
-            Err(EngineError::Conflict(_)) => snapshot = stack.engine.read()?,
+            Err(EngineError::Conflict(_)) => snapshot = deps.engine.read()?,
             Err(e) => return Err(e.into()),
         }
     }
@@ -626,14 +651,14 @@ pub(crate) async fn post_message(
 /// with the delete (`files::delete`); one from before them is found here,
 /// by reading the organization's threads (such messages never change, so
 /// reading them before the delete is enough).
-pub(crate) async fn delete_file(stack: &Stack, file: &files::StoredFile) -> ApiResult<()> {
-    let snapshot = stack.engine.read()?;
+pub(crate) async fn delete_file(deps: &Deps<'_>, file: &files::StoredFile) -> ApiResult<()> {
+    let snapshot = deps.engine.read()?;
     if files::attached_by(&snapshot, &file.id)?.is_none()
         && let Some(message) = attaching_message(&snapshot, &file.organization, &file.id)?
     {
         return Err(files::attached(&file.id, &message));
     }
-    files::delete(stack, file).await
+    files::delete(deps.files, file).await
 }
 
 /// The first of an organization's dispute messages that attaches `file_id`.
@@ -661,13 +686,13 @@ fn attaching_message(snapshot: &Snapshot, organization: &str, file_id: &str) -> 
 
 /// One page of a dispute's messages, newest first like every list.
 pub(crate) fn message_page(
-    stack: &Stack,
+    deps: &Deps<'_>,
     organization: &str,
     dispute_id: &str,
     query: &PageQuery,
 ) -> ApiResult<ListPage<wire::DisputeMessage>> {
-    load_for(&stack.engine.read()?, Some(organization), dispute_id)?;
-    page_of_views(stack, organization, &thread_list(dispute_id), query, |snapshot, id| {
+    load_for(&deps.engine.read()?, Some(organization), dispute_id)?;
+    deps.lists().page_of_views(organization, &thread_list(dispute_id), query, |snapshot, id| {
         load_message(snapshot, id)?.map(|m| m.render()).transpose()
     })
 }
@@ -695,13 +720,13 @@ pub(crate) fn check_status_filter(status: Option<&str>) -> ApiResult<()> {
 
 /// One page of an organization's disputes, newest first.
 pub(crate) fn page(
-    stack: &Stack,
+    deps: &Deps<'_>,
     organization: &str,
     query: &PageQuery,
     status: Option<&str>,
 ) -> ApiResult<ListPage<wire::Dispute>> {
     check_status_filter(status)?;
-    page_of_views(stack, organization, COLLECTION, query, |snapshot, id| {
+    deps.lists().page_of_views(organization, COLLECTION, query, |snapshot, id| {
         load(snapshot, id)?
             .filter(|(d, _)| status_matches(d, status))
             .map(|(d, _)| view(&d, None))

@@ -24,13 +24,26 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use sika_api::ErrorCode;
+use sika_api::ListPage;
 use sika_api::files::CreateFile;
-use sika_engine::{Command, Document, EngineError, Expected, Snapshot};
+use sika_engine::{Command, Document, Engine, EngineError, Expected, Snapshot};
 
 use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::pagination::{Lists, PageQuery};
 use crate::domain::render::timestamp;
-use crate::domain::stack::Stack;
 use crate::store::documents::{decode, encode};
+
+/// Where a stack keeps its files: its ledger, the lock its uploads and
+/// deletes queue on, and the quota of each organization's files.
+#[derive(Clone, Copy)]
+pub(crate) struct Store<'a> {
+    pub engine: &'a Engine,
+    /// Held by an upload or delete from reading the organization's usage
+    /// to storing the new one, so they queue rather than conflict.
+    pub writes: &'a tokio::sync::Mutex<()>,
+    /// `files_bytes_max`: what one organization's files may take.
+    pub bytes_max: u64,
+}
 
 pub(crate) const COLLECTION: &str = "files";
 pub(crate) const CONTENTS: &str = "file_contents";
@@ -142,14 +155,14 @@ pub(crate) fn build(request: CreateFile, organization: &str, now: i64) -> ApiRes
 /// organization's usage grown by the file's size: `413 validation_error`
 /// (`details.limit`, `details.used`) when that would pass the stack's
 /// `files_bytes_max`, and then nothing is stored.
-pub(crate) async fn save(stack: &Stack, file: &StoredFile, contents: Vec<u8>) -> ApiResult<()> {
-    let limit = stack.config.files_bytes_max;
+pub(crate) async fn save(store: Store<'_>, file: &StoredFile, contents: Vec<u8>) -> ApiResult<()> {
+    let limit = store.bytes_max;
     let description =
         crate::store::documents::document(COLLECTION, &file.id, file, Some((&file.organization, COLLECTION)));
     let contents = Document { collection: CONTENTS.into(), id: file.id.clone(), body: contents, list: None };
-    let _queued = stack.file_writes.lock().await;
+    let _queued = store.writes.lock().await;
     for _ in 0..SAVE_ATTEMPTS_MAX {
-        let snapshot = stack.engine.read()?;
+        let snapshot = store.engine.read()?;
         let usage = Usage::read(&snapshot, &file.organization)?;
         let Some(total) = usage.bytes.checked_add(file.size).filter(|total| *total <= limit) else {
             return Err(ApiError::over_quota(
@@ -167,7 +180,7 @@ pub(crate) async fn save(stack: &Stack, file: &StoredFile, contents: Vec<u8>) ->
             vec![description.clone(), contents.clone(), Usage::document(&file.organization, total)];
         let command =
             Command::Save { expect: vec![usage.expected(&file.organization)], documents, events: Vec::new() };
-        match stack.engine.execute(command).await {
+        match store.engine.execute(command).await {
             Ok(_) => return Ok(()),
             Err(EngineError::Conflict(_)) => {}
             Err(e) => return Err(e.into()),
@@ -180,10 +193,10 @@ pub(crate) async fn save(stack: &Stack, file: &StoredFile, contents: Vec<u8>) ->
 /// organization's quota: `409 invalid_state` when a dispute message
 /// attached it since the markers were written (older messages are
 /// `disputes::delete_file`'s to find), `404` when it is already gone.
-pub(crate) async fn delete(stack: &Stack, file: &StoredFile) -> ApiResult<()> {
-    let _queued = stack.file_writes.lock().await;
+pub(crate) async fn delete(store: Store<'_>, file: &StoredFile) -> ApiResult<()> {
+    let _queued = store.writes.lock().await;
     for _ in 0..SAVE_ATTEMPTS_MAX {
-        let snapshot = stack.engine.read()?;
+        let snapshot = store.engine.read()?;
         let Some(description) = snapshot.document(COLLECTION, &file.id)? else {
             return Err(ApiError::not_found(format!("no file '{}' in this organization", file.id)));
         };
@@ -212,13 +225,42 @@ pub(crate) async fn delete(stack: &Stack, file: &StoredFile) -> ApiResult<()> {
         };
         let documents =
             vec![deleted(COLLECTION), deleted(CONTENTS), Usage::document(&file.organization, remaining)];
-        match stack.engine.execute(Command::Save { expect, documents, events: Vec::new() }).await {
+        match store.engine.execute(Command::Save { expect, documents, events: Vec::new() }).await {
             Ok(_) => return Ok(()),
             Err(EngineError::Conflict(_)) => {}
             Err(e) => return Err(e.into()),
         }
     }
     Err(busy(&file.organization))
+}
+
+/// Uploads a file for `organization`: its description.
+pub(crate) async fn upload(
+    store: Store<'_>,
+    organization: &str,
+    request: CreateFile,
+) -> ApiResult<sika_api::files::File> {
+    let (file, bytes) = build(request, organization, store.engine.now_ms())?;
+    save(store, &file, bytes).await?;
+    Ok(file.render())
+}
+
+/// One page of `organization`'s files, newest first.
+pub(crate) fn list(
+    lists: Lists<'_>,
+    organization: &str,
+    query: &PageQuery,
+) -> ApiResult<ListPage<sika_api::files::File>> {
+    lists.page_of_views(organization, COLLECTION, query, |snapshot, id| {
+        Ok(load(snapshot, id)?.map(|f| f.render()))
+    })
+}
+
+/// A file's bytes: `None` for a description stored without them, which
+/// the node never writes.
+pub(crate) fn download(snapshot: &Snapshot, file: &StoredFile) -> ApiResult<Vec<u8>> {
+    contents(snapshot, &file.id)?
+        .ok_or_else(|| ApiError::internal_from(format!("file '{}' has no contents", file.id)))
 }
 
 /// `409 invalid_state`: a dispute message attaches the file.

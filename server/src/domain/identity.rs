@@ -178,7 +178,7 @@ pub(crate) enum IdentityError {
     #[error(transparent)]
     Store(Box<redb::Error>),
     #[error("{0}")]
-    Postgres(String),
+    Postgres(#[source] crate::store::error::StoreError),
     #[error("the audit log is full")]
     AuditFull,
 }

@@ -22,7 +22,7 @@ use crate::domain::simulator;
 use crate::domain::stack_kind::StackKind;
 use crate::domain::webhooks::dispatcher::DispatcherHandle;
 
-pub(crate) const RAIL_SIMULATOR: &str = "sandbox_simulator";
+pub(crate) const RAIL_SIMULATOR: &str = simulator::RAIL;
 
 /// What the money movements (payouts, collections, orders, deposits) are
 /// checked against and made with: the stack's kind (the sandbox simulates,
@@ -402,18 +402,7 @@ pub(crate) fn collection_rail(
     payer: Option<&str>,
 ) -> (&'static str, String, Vec<sika_engine::movements::ScheduledStep>) {
     match stack {
-        StackKind::Sandbox => {
-            let outcome = simulator::outcome(
-                simulator::COLLECTION_SCENARIOS,
-                &simulator::trigger_digits(amount, scale),
-            );
-            let prompted = payer.map(|payer| format!(" prompted {payer}")).unwrap_or_default();
-            (
-                RAIL_SIMULATOR,
-                format!("Sandbox simulator{prompted}; expected outcome: {outcome}"),
-                simulator::collection_steps(outcome, time_scale),
-            )
-        }
+        StackKind::Sandbox => simulator::collection_rail(amount, scale, payer, time_scale),
         StackKind::Live if rails.collects(code) => (
             crate::domain::rails::RAIL_FLUTTERWAVE,
             format!("Routed to Flutterwave; it will prompt {}", payer.unwrap_or("the payer")),

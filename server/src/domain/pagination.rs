@@ -158,6 +158,17 @@ pub(crate) fn page_of_views<'a, T>(
 }
 
 impl Lists<'_> {
+    /// One page of an organization's `kind` list, as [`page_of_views`].
+    pub(crate) fn page_of_views<T>(
+        &self,
+        organization: &str,
+        kind: &str,
+        query: &PageQuery,
+        render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<T>>,
+    ) -> ApiResult<ListPage<T>> {
+        self.page(organization, kind, query, render)
+    }
+
     /// One page of an organization's `kind` list, as `page_of_views`.
     pub(crate) fn page<T>(
         &self,

@@ -275,9 +275,30 @@ fn duration(text: Option<&str>, default: &str, key: &str, problems: &mut Vec<Str
     parse_duration(text.unwrap_or(default)).map_err(|e| problems.push(format!("{key}: {e}"))).ok()
 }
 
-fn positive(amount: &Amount) -> Result<Decimal, String> {
-    let value = amount.decimal().map_err(|e| e.to_string())?;
-    if value <= Decimal::ZERO { Err("must be more than zero".into()) } else { Ok(value) }
+/// Why an amount in the configuration file was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+enum AmountProblem {
+    /// Not a decimal, as the file's reader says.
+    #[error("{0}")]
+    Unreadable(String),
+    #[error("must be more than zero")]
+    NotPositive,
+    #[error("must be from 0 to 100")]
+    NotAPercentage,
+    #[error("has more than two decimals (the fee is kept in basis points)")]
+    TooPrecise,
+    #[error("is too large")]
+    TooLarge,
+}
+
+fn decimal(amount: &Amount) -> Result<Decimal, AmountProblem> {
+    amount.decimal().map_err(|e| AmountProblem::Unreadable(e.to_string()))
+}
+
+fn positive(amount: &Amount) -> Result<Decimal, AmountProblem> {
+    let value = decimal(amount)?;
+    if value <= Decimal::ZERO { Err(AmountProblem::NotPositive) } else { Ok(value) }
 }
 
 /// The shipped catalog with `[<stack>.methods.<code>]` applied, or `None`
@@ -332,16 +353,16 @@ fn overridden(
 }
 
 /// `"1.5"` (per cent) as 150 basis points; at most two decimals, at most 100.
-fn percent_bps(amount: &Amount) -> Result<u32, String> {
-    let percent = amount.decimal().map_err(|e| e.to_string())?;
-    let bps = percent.checked_mul(Decimal::ONE_HUNDRED).ok_or("is too large")?;
+fn percent_bps(amount: &Amount) -> Result<u32, AmountProblem> {
+    let percent = decimal(amount)?;
+    let bps = percent.checked_mul(Decimal::ONE_HUNDRED).ok_or(AmountProblem::TooLarge)?;
     if percent.is_sign_negative() || percent > Decimal::ONE_HUNDRED {
-        return Err("must be from 0 to 100".into());
+        return Err(AmountProblem::NotAPercentage);
     }
     if bps.normalize().scale() > 0 {
-        return Err("has more than two decimals (the fee is kept in basis points)".into());
+        return Err(AmountProblem::TooPrecise);
     }
-    u32::try_from(bps.mantissa() / 10_i128.pow(bps.scale())).map_err(|_| "is too large".to_string())
+    u32::try_from(bps.mantissa() / 10_i128.pow(bps.scale())).map_err(|_| AmountProblem::TooLarge)
 }
 
 fn receiving(file: &ConfigFile, problems: &mut Vec<String>) -> Receiving {
@@ -459,7 +480,7 @@ fn crypto_route(table: &CryptoTable, key: &str, problems: &mut Vec<String>) -> O
             let mut seen = std::collections::HashSet::new();
             let before = problems.len();
             for (j, address) in pool.iter().enumerate() {
-                let checked = crate::domain::receiving::address_problem(&table.chain, address);
+                let checked = crate::domain::receiving::address::address_problem(&table.chain, address);
                 if let Some(reason) = checked {
                     problems.push(format!("{key}.addresses[{j}]: {reason}"));
                 } else if !seen.insert(address.to_ascii_lowercase()) {

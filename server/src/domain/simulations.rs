@@ -18,13 +18,13 @@ use crate::domain::orders;
 use crate::domain::pagination::page_of_items;
 use crate::domain::principal::Principal;
 use crate::domain::render;
-use crate::domain::simulator::{self, sandbox_only_on};
+use crate::domain::simulator::{self, sandbox_only};
 use crate::domain::stack_kind::StackKind;
 use crate::domain::virtual_accounts::{self, VirtualAccount};
 
 /// One page of the sandbox's behaviours, its cursors signed with `secret`.
 pub(crate) fn list(stack: StackKind, secret: &[u8], query: &ListQuery) -> ApiResult<ListPage<Simulation>> {
-    sandbox_only_on(stack)?;
+    sandbox_only(stack)?;
     let data = simulator::SIMULATIONS.iter().map(simulator::render).collect();
     let scope = format!("{}/simulations", stack.name());
     page_of_items(data, query, secret, &scope)
@@ -38,7 +38,7 @@ pub(crate) async fn deposit(
     principal: &Principal,
     request: SimulateDeposit,
 ) -> ApiResult<Created<Deposit>> {
-    sandbox_only_on(deps.stack)?;
+    sandbox_only(deps.stack)?;
     let currency = Currency::find(&request.currency.to_ascii_uppercase())
         .map_err(|e| ApiError::validation("currency", e.to_string()))?;
     credit(deps.ledger, principal.organization(), currency, &request.amount, request.external_reference).await
@@ -53,7 +53,7 @@ pub(crate) async fn virtual_account_deposit(
     id: &str,
     request: SimulateVirtualAccountDeposit,
 ) -> ApiResult<Created<Deposit>> {
-    sandbox_only_on(deps.stack)?;
+    sandbox_only(deps.stack)?;
     let account: VirtualAccount = virtual_accounts::load(&deps.ledger.read()?, id)?
         .filter(|account| account.organization == principal.organization())
         .ok_or_else(|| ApiError::not_found(format!("virtual account '{id}' not found")))?;
@@ -99,7 +99,7 @@ pub(crate) async fn order_funds(
     id: &str,
     request: SimulateOrderFunds,
 ) -> ApiResult<Order> {
-    sandbox_only_on(deps.stack)?;
+    sandbox_only(deps.stack)?;
     let organization = principal.organization();
     let order = deps
         .ledger

@@ -5,20 +5,36 @@
 use sika_engine::movements::{ScheduledStep, Step};
 
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::stack::{Stack, StackKind};
+use crate::domain::stack_kind::StackKind;
 
 /// Simulations exist only on the sandbox stack: the live stack answers them
 /// `404`, as if they were not there.
-pub(crate) fn sandbox_only(stack: &Stack) -> ApiResult<()> {
-    sandbox_only_on(stack.kind)
-}
-
-/// [`sandbox_only`] for a stack known by its kind.
-pub(crate) fn sandbox_only_on(stack: StackKind) -> ApiResult<()> {
-    match stack {
+pub(crate) fn sandbox_only(kind: StackKind) -> ApiResult<()> {
+    match kind {
         StackKind::Sandbox => Ok(()),
         StackKind::Live => Err(ApiError::not_found("simulations exist only on the sandbox stack")),
     }
+}
+
+/// The rail of the sandbox's movements.
+pub(crate) const RAIL: &str = "sandbox_simulator";
+
+/// A sandbox collection of `amount` (minor units at `scale`): its rail, the
+/// note its timeline opens with, and the steps that settle it as the
+/// amount's trigger digits say (delays multiplied by `time_scale`).
+pub(crate) fn collection_rail(
+    amount: i128,
+    scale: u32,
+    payer: Option<&str>,
+    time_scale: f64,
+) -> (&'static str, String, Vec<ScheduledStep>) {
+    let outcome = outcome(COLLECTION_SCENARIOS, &trigger_digits(amount, scale));
+    let prompted = payer.map(|payer| format!(" prompted {payer}")).unwrap_or_default();
+    (
+        RAIL,
+        format!("Sandbox simulator{prompted}; expected outcome: {outcome}"),
+        collection_steps(outcome, time_scale),
+    )
 }
 
 pub(crate) struct Trigger {

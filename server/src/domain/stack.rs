@@ -87,10 +87,11 @@ impl Stack {
         rates: Arc<RateBook>,
     ) -> Result<Stack, StackError> {
         let connector = match (&settings.flutterwave, kind) {
-            (Some(flutterwave), StackKind::Live) => Some(
-                crate::domain::rails::flutterwave::Flutterwave::new(flutterwave)
-                    .map_err(|reason| StackError::Connector { stack: kind.name(), reason })?,
-            ),
+            (Some(flutterwave), StackKind::Live) => {
+                let connector = crate::adapters::flutterwave::Flutterwave::new(flutterwave)
+                    .map_err(|e| StackError::Connector { stack: kind.name(), reason: e.to_string() })?;
+                Some(Box::new(connector) as Box<dyn crate::domain::rails::AsyncRail>)
+            }
             _ => None,
         };
         let keys = KeyCache::load(&engine).map_err(|cause| StackError::Load {
@@ -145,8 +146,10 @@ impl Stack {
 
     /// Starts this stack's webhook dispatcher (inside a Tokio runtime).
     pub(crate) fn start_webhooks(self: &Arc<Self>) -> Result<(), StackError> {
-        let handle = dispatcher::spawn(self.clone())
-            .map_err(|reason| StackError::Webhooks { stack: self.kind.name(), reason })?;
+        let failed = |reason: String| StackError::Webhooks { stack: self.kind.name(), reason };
+        let guard = self.webhook_guard();
+        let sender = crate::adapters::webhook_sender::WebhookSender::new(guard).map_err(|e| failed(e.to_string()))?;
+        let handle = dispatcher::spawn(self.clone(), Arc::new(sender)).map_err(|e| failed(e.to_string()))?;
         let _ = self.webhooks.set(handle);
         Ok(())
     }
@@ -207,15 +210,6 @@ impl Stack {
         }
     }
 
-    /// A method's status now: the configured one, or the breaker's while
-    /// the provider it is routed through keeps failing.
-    pub(crate) fn method_status(
-        &self,
-        method: &crate::domain::catalog::Method,
-    ) -> sika_api::capabilities::MethodStatus {
-        self.rails.status(&method.code, method.status)
-    }
-
     /// Pages of this stack's stored lists.
     pub(crate) fn lists(&self) -> crate::domain::pagination::Lists<'_> {
         crate::domain::pagination::Lists::from(self)
@@ -243,3 +237,26 @@ impl<'a> From<&'a Arc<Stack>> for crate::domain::pagination::Lists<'a> {
         crate::domain::pagination::Lists::from(stack.as_ref())
     }
 }
+
+/// What the webhook dispatcher reads of its stack while it runs.
+impl dispatcher::Host for Stack {
+    fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    fn metrics(&self) -> &crate::domain::metrics::Metrics {
+        &self.metrics
+    }
+
+    fn time_scale(&self) -> f64 {
+        self.config.time_scale
+    }
+
+    fn event_body(
+        &self,
+        event: &sika_engine::records::EventRecord,
+    ) -> ApiResult<sika_api::webhooks::WebhookEvent> {
+        crate::domain::webhooks::events::event_body(&self.engine, event)
+    }
+}
+

@@ -166,7 +166,7 @@ pub(crate) async fn scrape(State(state): State<Arc<crate::http::admin::AdminStat
     let mut body = render(&[&state.live, &state.sandbox]);
     let mut counted = Vec::new();
     for stack in [&state.live, &state.sandbox] {
-        match counts(stack).await {
+        match counts(&stack.engine, stack.kind, &stack.attention).await {
             Ok(counts) => counted.push((stack.as_ref(), counts)),
             Err(e) => {
                 tracing::error!(stack = stack.kind.name(), error = %e.message, "cannot count the work awaiting the operator")

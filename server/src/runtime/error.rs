@@ -46,6 +46,10 @@ pub enum NodeError {
     /// PostgreSQL) failed.
     #[error(transparent)]
     Store(Box<dyn std::error::Error + Send + Sync>),
+    /// A part of the node could not start: the identity store, a stack,
+    /// its routes.
+    #[error(transparent)]
+    Part(Box<dyn std::error::Error + Send + Sync>),
     /// A background task stopped before it answered.
     #[error("a background task failed: {0}")]
     Task(#[from] tokio::task::JoinError),
@@ -64,5 +68,12 @@ impl From<sika_engine::EngineError> for NodeError {
 impl From<crate::store::error::StoreError> for NodeError {
     fn from(source: crate::store::error::StoreError) -> NodeError {
         NodeError::Store(Box::new(source))
+    }
+}
+
+impl NodeError {
+    /// A part of the node that could not start, with its own error.
+    pub(crate) fn part(error: impl std::error::Error + Send + Sync + 'static) -> NodeError {
+        NodeError::Part(Box::new(error))
     }
 }

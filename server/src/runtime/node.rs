@@ -169,11 +169,11 @@ pub fn init(config: &NodeConfig) -> Result<BootstrapCredentials, NodeError> {
                 .to_string(),
         ));
     }
-    let identity = Identity::open(dir, config.store.as_deref()).map_err(NodeError::Refused)?;
+    let identity = Identity::open(dir, config.store.as_deref()).map_err(NodeError::part)?;
     let now = chrono::Utc::now().timestamp_millis();
     let (organization, owner_session_token, admin_token) = identity
         .bootstrap(now, config.session_ttl.as_millis().try_into().unwrap_or(i64::MAX))
-        .map_err(NodeError::Refused)?;
+        .map_err(NodeError::part)?;
     let mut keys = Vec::new();
     for kind in [StackKind::Sandbox, StackKind::Live] {
         let secret = secret_token(kind.key_prefix());
@@ -250,7 +250,7 @@ impl Node {
         let config = Arc::new(config);
         make_private(&config.data_dir)?;
         let identity =
-            Arc::new(Identity::open(&config.data_dir, config.store.as_deref()).map_err(NodeError::Refused)?);
+            Arc::new(Identity::open(&config.data_dir, config.store.as_deref()).map_err(NodeError::part)?);
         let settings =
             settings::resolve(&config.file).map_err(|problems| NodeError::Refused(problems.join("; ")))?;
         // Only the sandbox yields to the reserve: the live stack writes
@@ -277,7 +277,7 @@ impl Node {
             };
             let mut stack =
                 Stack::new(kind, engine, identity.clone(), config.clone(), log, stack_settings, rates)
-                    .map_err(NodeError::Refused)?;
+                    .map_err(NodeError::part)?;
             stack.disk_reserve = reserve.cloned();
             Ok(Arc::new(stack))
         };
@@ -291,7 +291,7 @@ impl Node {
     /// Starts the webhook dispatchers (inside a Tokio runtime).
     pub(crate) fn start_background(&self) -> Result<(), NodeError> {
         for stack in [&self.live, &self.sandbox] {
-            stack.start_webhooks().map_err(NodeError::Refused)?;
+            stack.start_webhooks().map_err(NodeError::part)?;
             crate::runtime::scheduler::spawn(stack.clone());
         }
         crate::runtime::storage_watch::spawn(vec![self.live.clone(), self.sandbox.clone()]);
@@ -519,9 +519,9 @@ pub async fn serve(config: NodeConfig) -> Result<(), NodeError> {
     let serve_one = |listener: TcpListener, app: axum::Router| {
         tokio::spawn(crate::runtime::listen::serve(listener, app, limits.clone(), stop.clone()))
     };
-    let live_app = crate::http::routes::app(node.live.clone(), health.clone()).map_err(NodeError::Refused)?;
+    let live_app = crate::http::routes::app(node.live.clone(), health.clone()).map_err(NodeError::part)?;
     let sandbox_app =
-        crate::http::routes::app(node.sandbox.clone(), health.clone()).map_err(NodeError::Refused)?;
+        crate::http::routes::app(node.sandbox.clone(), health.clone()).map_err(NodeError::part)?;
     let servers = [
         serve_one(live_listener, live_app.merge(crate::http::rails::router(node.live.clone()))),
         serve_one(sandbox_listener, sandbox_app),

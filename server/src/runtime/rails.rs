@@ -53,7 +53,7 @@ async fn run(stack: Arc<Stack>) {
     let mut probed = Instant::now();
     loop {
         if scanned.is_none_or(|at| at.elapsed() >= scan_every) {
-            match rails::open_movements(&stack) {
+            match rails::open_movements(&stack.engine) {
                 Ok(open) => open.into_iter().for_each(|(kind, id)| stack.rails.track(kind, id)),
                 Err(e) => {
                     tracing::error!(error = %e.message, "cannot list the movements open at the provider")
@@ -68,8 +68,10 @@ async fn run(stack: Arc<Stack>) {
                 Err(_) => stack.rails.health.failed(),
             }
         }
+        let reconciling =
+            rails::Deps { engine: &stack.engine, rails: &stack.rails, webhooks: stack.webhooks().ok() };
         for (kind, id, attempts) in stack.rails.take_due(Instant::now()) {
-            match rails::reconcile(&stack, rail, kind, &id).await {
+            match rails::reconcile(reconciling, rail, kind, &id).await {
                 Ok(Next::Done) => stack.rails.done(kind, &id),
                 Ok(Next::Later) => {
                     stack.rails.later(kind, &id, attempts.saturating_add(1), backoff(attempts, scale));

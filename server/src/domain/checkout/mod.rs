@@ -12,20 +12,55 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sika_api::checkout::{self as wire, CryptoAsset, PaymentMethodKind};
-use sika_api::payment_links::{self as links, CheckoutSessionStatus, PaymentLinkStatus};
+use sika_api::payment_links::{self as wire_links, CheckoutSessionStatus, PaymentLinkStatus};
 use sika_api::payment_pages::PaymentPageStatus;
 use sika_engine::movements::{CollectionRecord, MovementStatus};
-use sika_engine::{Arrival, CollectionGroup, Snapshot};
+use sika_engine::{Arrival, CollectionGroup, Engine, Snapshot};
 
+use crate::config::NodeConfig;
+use crate::domain::catalog::Catalog;
 use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::identity::Identity;
 use crate::domain::render::{amount, timestamp, wire_enum};
+use crate::domain::settings::Receiving;
 use crate::domain::simulator;
-use crate::domain::stack::Stack;
+use crate::domain::stack_kind::StackKind;
+use crate::domain::webhooks::dispatcher::DispatcherHandle;
 use crate::store::documents::{decode, encode, load};
 
+pub(crate) mod links;
+pub(crate) mod pages;
 pub(crate) mod pay;
 pub(crate) mod phone;
 pub(crate) mod requests;
+pub(crate) mod sessions;
+
+/// What checkout reads and changes: the stack's ledger, its catalog and
+/// receiving routes, the organizations (names, suspensions), the node's
+/// addresses and limits, and the webhook dispatcher an attempt wakes. A
+/// handler fills it from its stack; nothing here sees the whole stack.
+#[derive(Clone, Copy)]
+pub(crate) struct Deps<'a> {
+    pub engine: &'a Engine,
+    pub kind: StackKind,
+    pub identity: &'a Identity,
+    pub config: &'a NodeConfig,
+    pub catalog: &'a Catalog,
+    pub receiving: &'a Receiving,
+    /// `None` before the dispatcher started (never while serving).
+    pub webhooks: Option<&'a DispatcherHandle>,
+}
+
+impl Deps<'_> {
+    pub(crate) fn now_ms(&self) -> i64 {
+        self.engine.now_ms()
+    }
+
+    /// The stored lists this stack pages through.
+    pub(crate) fn lists(&self) -> crate::domain::pagination::Lists<'_> {
+        crate::domain::pagination::Lists { ledger: self.engine, stack: self.kind, secret: self.identity.secret() }
+    }
+}
 
 /// Document collections and list kinds.
 pub(crate) const PAGES: &str = "payment_pages";
@@ -169,11 +204,11 @@ pub(crate) fn load_link(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Payme
 
 /// Whom the payer pays, by the name they should recognise: the page's
 /// business name, else the organization's own name (never nothing).
-pub(crate) fn payee(stack: &Stack, settings: &Settings, organization: &str) -> String {
+pub(crate) fn payee(deps: &Deps<'_>, settings: &Settings, organization: &str) -> String {
     if !settings.branding.business_name.is_empty() {
         return settings.branding.business_name.clone();
     }
-    stack.identity.organization(organization).map_or_else(|| settings.title.clone(), |o| o.name)
+    deps.identity.organization(organization).map_or_else(|| settings.title.clone(), |o| o.name)
 }
 
 /// The group a link's attempts count in on the ledger: the link's id,
@@ -404,11 +439,11 @@ pub(crate) fn latest_link_payment(
 }
 
 /// The hosted checkout address of a page or link on this stack's listener.
-pub(crate) fn hosted_url(stack: &Stack, id: &str) -> String {
-    let config = &stack.config;
-    let (public, addr) = match stack.kind {
-        crate::domain::stack::StackKind::Live => (&config.live_public_url, config.live_addr),
-        crate::domain::stack::StackKind::Sandbox => (&config.sandbox_public_url, config.sandbox_addr),
+pub(crate) fn hosted_url(deps: &Deps<'_>, id: &str) -> String {
+    let config = &deps.config;
+    let (public, addr) = match deps.kind {
+        StackKind::Live => (&config.live_public_url, config.live_addr),
+        StackKind::Sandbox => (&config.sandbox_public_url, config.sandbox_addr),
     };
     match public {
         Some(base) => format!("{base}/pay/{id}"),
@@ -467,7 +502,7 @@ fn settings_view(s: &Settings) -> ApiResult<SettingsView> {
 
 /// A page as every response shows it, with its payments so far.
 pub(crate) fn render_page(
-    stack: &Stack,
+    deps: &Deps<'_>,
     snapshot: &Snapshot,
     page: &PaymentPage,
     now: i64,
@@ -477,7 +512,7 @@ pub(crate) fn render_page(
     let s = settings_view(&page.settings)?;
     Ok(sika_api::payment_pages::PaymentPage {
         id: page.id.clone(),
-        url: hosted_url(stack, &page.id),
+        url: hosted_url(deps, &page.id),
         amount: page.amount.map(|a| amount(currency, a)),
         currency: s.currency,
         title: s.title,
@@ -505,7 +540,7 @@ pub(crate) fn render_page(
 }
 
 /// A session as a link's `sessions` and the hosted page's script show it.
-pub(crate) fn render_session(view: &SessionView) -> ApiResult<links::CheckoutSession> {
+pub(crate) fn render_session(view: &SessionView) -> ApiResult<wire_links::CheckoutSession> {
     let s = &view.session;
     let instructions = s
         .instructions
@@ -519,7 +554,7 @@ pub(crate) fn render_session(view: &SessionView) -> ApiResult<links::CheckoutSes
             serde_json::from_value(Value::Object(map)).map_err(|e| ApiError::internal_from(e))
         })
         .transpose()?;
-    Ok(links::CheckoutSession {
+    Ok(wire_links::CheckoutSession {
         id: s.id.clone(),
         payment_link_id: s.link.clone(),
         status: view.status,
@@ -542,18 +577,18 @@ pub(crate) fn render_session(view: &SessionView) -> ApiResult<links::CheckoutSes
 /// A link as every response shows it; `sessions` are given to a single
 /// link's answer (list items go without).
 pub(crate) fn render_link(
-    stack: &Stack,
+    deps: &Deps<'_>,
     link: &PaymentLink,
     state: &LinkState,
     sessions: Option<&[SessionView]>,
-) -> ApiResult<links::PaymentLink> {
+) -> ApiResult<wire_links::PaymentLink> {
     let currency = &link.settings.currency;
     let s = settings_view(&link.settings)?;
     let sessions = sessions.map(|all| all.iter().map(render_session).collect()).transpose()?;
-    Ok(links::PaymentLink {
+    Ok(wire_links::PaymentLink {
         id: link.id.clone(),
-        url: hosted_url(stack, &link.id),
-        parent_type: link.page.as_ref().map(|_| links::PaymentLinkParentType::PaymentPage),
+        url: hosted_url(deps, &link.id),
+        parent_type: link.page.as_ref().map(|_| wire_links::PaymentLinkParentType::PaymentPage),
         parent_id: link.page.clone(),
         email: link.email.clone(),
         amount: state.amount.map(|a| amount(currency, a)),
@@ -598,7 +633,7 @@ pub(crate) fn render_public_link(link: &PaymentLink, state: &LinkState) -> Value
 
 /// Stores a new page or link, listed under its organization.
 pub(crate) async fn store_new<T: Serialize>(
-    stack: &Stack,
+    deps: &Deps<'_>,
     collection: &str,
     id: &str,
     organization: &str,
@@ -606,19 +641,19 @@ pub(crate) async fn store_new<T: Serialize>(
 ) -> ApiResult<()> {
     let documents =
         vec![crate::store::documents::document(collection, id, value, Some((organization, collection)))];
-    stack.engine.execute(sika_engine::Command::PutDocuments { documents }).await?;
+    deps.engine.execute(sika_engine::Command::PutDocuments { documents }).await?;
     Ok(())
 }
 
 /// Closes a page (`collection` `PAGES`) or a link (`LINKS`), idempotently.
 /// A paid link cannot be closed. An id of the other kind is not found: the
 /// pages path never closes a link, nor the links path a page.
-pub(crate) async fn close(stack: &Stack, collection: &str, organization: &str, id: &str) -> ApiResult<()> {
+pub(crate) async fn close(deps: &Deps<'_>, collection: &str, organization: &str, id: &str) -> ApiResult<()> {
     let what = if collection == PAGES { "payment page" } else { "payment link" };
     let missing = || ApiError::not_found(format!("{what} '{id}' not found"));
     for _ in 0..5 {
-        let snapshot = stack.engine.read()?;
-        let now = stack.now_ms();
+        let snapshot = deps.engine.read()?;
+        let now = deps.now_ms();
         let Some(bytes) = snapshot.document(collection, id)? else { return Err(missing()) };
         let body = if collection == PAGES {
             let mut page: PaymentPage = decode(&bytes)?;
@@ -658,7 +693,7 @@ pub(crate) async fn close(stack: &Stack, collection: &str, organization: &str, i
             }],
             events: Vec::new(),
         };
-        match stack.engine.execute(command).await {
+        match deps.engine.execute(command).await {
             Ok(_) => return Ok(()),
             Err(sika_engine::EngineError::Conflict(_)) => continue,
             Err(e) => return Err(e.into()),

@@ -14,14 +14,14 @@ use crate::store::documents::document;
 use super::phone::PhoneFormat;
 use super::requests::{CRYPTO_ASSETS, email};
 use super::{
-    Instructions, LINK_SESSIONS, LINKS, PAGE_LINKS, PaymentLink, SESSIONS, Session, link_state, load_link,
-    load_page, page_status,
+    Deps, Instructions, LINK_SESSIONS, LINKS, PAGE_LINKS, PaymentLink, SESSIONS, Session, link_state,
+    load_link, load_page, page_status,
 };
 use crate::domain::catalog::{self, Method};
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::instructions::collection_rail;
 use crate::domain::render::AmountInput;
-use crate::domain::stack::{Stack, StackKind};
+use crate::domain::simulator;
+use crate::domain::stack_kind::StackKind;
 
 /// How long a session waits for the payer (scaled by `--time-scale`, like
 /// every other deadline).
@@ -44,14 +44,14 @@ pub(crate) struct PayRequest {
 /// The methods the hosted page offers for a link's settings: GHS stays on
 /// mobile money; each method needs a rail for the currency and, on live, a
 /// receiving route the operator configured.
-pub(crate) fn offered_methods(stack: &Stack, settings: &super::Settings) -> Vec<&'static str> {
+pub(crate) fn offered_methods(deps: &Deps<'_>, settings: &super::Settings) -> Vec<&'static str> {
     super::METHODS
         .into_iter()
         .filter(|m| settings.allowed_methods.iter().any(|a| a == m))
         .filter(|m| settings.currency != "GHS" || *m == "mobile_money")
         .filter(|m| match *m {
-            "crypto" => !crypto_rails(stack, settings).is_empty(),
-            kind => !methods_of_kind(stack, &settings.currency, kind).is_empty(),
+            "crypto" => !crypto_rails(deps, settings).is_empty(),
+            kind => !methods_of_kind(deps, &settings.currency, kind).is_empty(),
         })
         .collect()
 }
@@ -62,33 +62,31 @@ pub(crate) fn offered_methods(stack: &Stack, settings: &super::Settings) -> Vec<
 /// network where there is a merchant number for it. Hosted checkout never
 /// goes through a provider connector, so nothing else would tell the payer
 /// where to pay.
-pub(crate) fn methods_of_kind<'s>(stack: &'s Stack, currency: &str, kind: &str) -> Vec<&'s Method> {
-    let live = stack.kind == StackKind::Live;
-    if live && kind == "bank_transfer" && stack.receiving.bank(currency).is_none() {
+pub(crate) fn methods_of_kind<'s>(deps: &Deps<'s>, currency: &str, kind: &str) -> Vec<&'s Method> {
+    let live = deps.kind == StackKind::Live;
+    if live && kind == "bank_transfer" && deps.receiving.bank(currency).is_none() {
         return Vec::new();
     }
-    stack
-        .catalog
+    deps.catalog
         .countries()
         .iter()
         .filter(|c| c.currency == currency)
         .flat_map(|c| c.methods.iter())
         .filter(|m| m.kind.as_str() == kind && m.status != catalog::STATUS_DOWN)
-        .filter(|m| !live || kind != "mobile_money" || stack.receiving.mobile_money(&m.code).is_some())
+        .filter(|m| !live || kind != "mobile_money" || deps.receiving.mobile_money(&m.code).is_some())
         .collect()
 }
 
 /// The stablecoin rails a link accepts; on live, only those the operator
 /// configured a receiving route for.
-pub(crate) fn crypto_rails<'s>(stack: &'s Stack, settings: &super::Settings) -> Vec<&'s Method> {
-    let live = stack.kind == StackKind::Live;
-    stack
-        .catalog
+pub(crate) fn crypto_rails<'s>(deps: &Deps<'s>, settings: &super::Settings) -> Vec<&'s Method> {
+    let live = deps.kind == StackKind::Live;
+    deps.catalog
         .stablecoins()
         .iter()
         .filter(|m| {
             let asset = m.currency();
-            let routed = !live || stack.receiving.crypto(asset, m.chain.as_deref().unwrap_or("")).is_some();
+            let routed = !live || deps.receiving.crypto(asset, m.chain.as_deref().unwrap_or("")).is_some();
             routed
                 && m.status != catalog::STATUS_DOWN
                 && CRYPTO_ASSETS.contains(&asset)
@@ -151,9 +149,9 @@ fn digits_from(id: &str, n: usize) -> String {
 /// Starts a session on page or link `target` for an anonymous payer.
 /// Returns (link id, session id).
 #[expect(clippy::too_many_lines)]
-pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> ApiResult<(String, String)> {
-    let snapshot = stack.engine.read()?;
-    let now = stack.now_ms();
+pub(crate) async fn start(deps: &Deps<'_>, target: &str, request: PayRequest) -> ApiResult<(String, String)> {
+    let snapshot = deps.engine.read()?;
+    let now = deps.now_ms();
     let mut documents = Vec::new();
     let link = if target.starts_with("pp_") {
         let page = load_page(&snapshot, target)?
@@ -189,19 +187,19 @@ pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> A
     } else {
         let link = load_link(&snapshot, target)?
             .ok_or_else(|| ApiError::not_found(format!("payment link '{target}' not found")))?;
-        check_attempt_limit(stack, &snapshot, &link.id)?;
+        check_attempt_limit(deps, &snapshot, &link.id)?;
         link
     };
-    if stack.identity.organization(&link.organization).is_some_and(|o| o.suspended) {
+    if deps.identity.organization(&link.organization).is_some_and(|o| o.suspended) {
         return Err(ApiError::new(
             sika_api::ErrorCode::OrganizationSuspended,
             "This merchant is not taking payments right now",
         ));
     }
     let is_new_link = documents.len() == 1;
-    let (mut session, custom_values) = build_session(stack, &snapshot, &link, &request, now)?;
+    let (mut session, custom_values) = build_session(deps, &snapshot, &link, &request, now)?;
     if session.method == "crypto" && session.payer.is_empty() {
-        claim_live_address(stack, &mut session).await?;
+        claim_live_address(deps, &mut session).await?;
     }
     if is_new_link {
         let mut link = link.clone();
@@ -215,15 +213,8 @@ pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> A
     // Only a mobile-money payer is known: a transfer's or crypto session's
     // `payer` is where the payer sends to (the node's own account).
     let payer = (session.method == "mobile_money").then(|| session.payer.clone());
-    let (rail, rail_note, mut schedule) = collection_rail(
-        stack.kind,
-        &stack.rails,
-        stack.config.time_scale,
-        "",
-        session.destination_amount,
-        currency.scale,
-        payer.as_deref(),
-    );
+    let (rail, rail_note, mut schedule) =
+        hosted_rail(deps, session.destination_amount, currency.scale, payer.as_deref());
     // An attempt the payer never finishes expires: its collection fails.
     schedule.push(ScheduledStep {
         after_ms: session.expires_at - now,
@@ -251,17 +242,36 @@ pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> A
         // The link's tally counts this attempt once its money arrives.
         group: Some(super::link_group(&link)),
     };
-    stack.engine.execute(Command::CreateCollection(new)).await?;
-    if let Ok(webhooks) = stack.webhooks() {
+    deps.engine.execute(Command::CreateCollection(new)).await?;
+    if let Some(webhooks) = deps.webhooks {
         webhooks.wake();
     }
     Ok((link.id, session.id))
 }
 
+/// The rail an attempt's collection goes on: the sandbox's simulator, or on
+/// live the operator, who confirms the payment (hosted checkout is not
+/// routed to a provider: its attempts expire on Sika's clock).
+fn hosted_rail(
+    deps: &Deps<'_>,
+    amount: i128,
+    scale: u32,
+    payer: Option<&str>,
+) -> (&'static str, String, Vec<ScheduledStep>) {
+    match deps.kind {
+        StackKind::Sandbox => simulator::collection_rail(amount, scale, payer, deps.config.time_scale),
+        StackKind::Live => (
+            sika_engine::movements::RAIL_MANUAL,
+            "Waiting for the operator to confirm the payment".to_string(),
+            Vec::new(),
+        ),
+    }
+}
+
 /// Refuses an attempt past the link's limit (`checkout_attempts_per_link`),
 /// counting at most that many of its listed attempts.
-fn check_attempt_limit(stack: &Stack, snapshot: &Snapshot, link_id: &str) -> ApiResult<()> {
-    let limit = stack.config.checkout_attempts_per_link as usize;
+fn check_attempt_limit(deps: &Deps<'_>, snapshot: &Snapshot, link_id: &str) -> ApiResult<()> {
+    let limit = deps.config.checkout_attempts_per_link as usize;
     if snapshot.list(link_id, LINK_SESSIONS, None, limit)?.len() >= limit {
         return Err(ApiError::bad_request(format!(
             "This payment link has taken its {limit} payment attempts; ask the merchant for a new link"
@@ -272,11 +282,11 @@ fn check_attempt_limit(stack: &Stack, snapshot: &Snapshot, link_id: &str) -> Api
 }
 
 /// Gives a live crypto session its own address from the operator's route.
-async fn claim_live_address(stack: &Stack, session: &mut Session) -> ApiResult<()> {
+async fn claim_live_address(deps: &Deps<'_>, session: &mut Session) -> ApiResult<()> {
     let chain = session.chain.clone().unwrap_or_default();
     let address = crate::domain::receiving::crypto_address(
-        &stack.engine,
-        &stack.receiving,
+        deps.engine,
+        deps.receiving,
         &session.origin_currency,
         &chain,
         &session.id,
@@ -301,7 +311,7 @@ async fn claim_live_address(stack: &Stack, session: &mut Session) -> ApiResult<(
 
 #[expect(clippy::too_many_lines)]
 fn build_session(
-    stack: &Stack,
+    deps: &Deps<'_>,
     snapshot: &Snapshot,
     link: &PaymentLink,
     request: &PayRequest,
@@ -355,7 +365,7 @@ fn build_session(
             custom_values.push((field.name.clone(), value));
         }
     }
-    let offered = offered_methods(stack, settings);
+    let offered = offered_methods(deps, settings);
     let method =
         request.method.as_deref().ok_or_else(|| ApiError::validation("method", "choose how to pay"))?;
     if !offered.contains(&method) {
@@ -380,27 +390,27 @@ fn build_session(
         rate: "1".into(),
         collection: sika_engine::ids::new_id("col"),
         instructions: None,
-        expires_at: now + ((SESSION_TTL_MS as f64) * stack.config.time_scale).round().max(1_000.0) as i64,
+        expires_at: now + ((SESSION_TTL_MS as f64) * deps.config.time_scale).round().max(1_000.0) as i64,
         created_at: now,
     };
-    let business = super::payee(stack, &link.settings, &link.organization);
-    let sandbox = stack.kind == crate::domain::stack::StackKind::Sandbox;
+    let business = super::payee(deps, &link.settings, &link.organization);
+    let sandbox = deps.kind == StackKind::Sandbox;
     match method {
         "mobile_money" => {
-            let networks = methods_of_kind(stack, currency.code, "mobile_money");
+            let networks = methods_of_kind(deps, currency.code, "mobile_money");
             let network = request.network.as_deref().unwrap_or("");
             let rail = networks
                 .iter()
                 .find(|m| m.code == network)
                 .ok_or_else(|| ApiError::validation("network", "choose your mobile money network"))?;
-            let phone = wallet_number(&stack.catalog, rail, request.phone.as_deref().unwrap_or(""))?;
+            let phone = wallet_number(deps.catalog, rail, request.phone.as_deref().unwrap_or(""))?;
             within_limits(rail, amount, currency.scale)?;
             session.code = rail.code.clone();
             session.payer = phone;
             // Live: the operator's merchant number, told apart by the
             // reference (no rail prompts the payer's phone). The sandbox
             // simulates the prompt.
-            if let Some(merchant) = stack.receiving.mobile_money(&rail.code).filter(|_| !sandbox) {
+            if let Some(merchant) = deps.receiving.mobile_money(&rail.code).filter(|_| !sandbox) {
                 session.instructions = Some(Instructions {
                     kind: "mobile_money".into(),
                     fields: vec![
@@ -415,11 +425,11 @@ fn build_session(
             }
         }
         "bank_transfer" => {
-            let rail = methods_of_kind(stack, currency.code, "bank_transfer").into_iter().next().ok_or_else(
+            let rail = methods_of_kind(deps, currency.code, "bank_transfer").into_iter().next().ok_or_else(
                 || ApiError::validation("method", "bank transfer is not available for this currency"),
             )?;
             // Live: the operator's account, told apart by the reference.
-            let (bank_name, account_number, account_name) = match stack.receiving.bank(currency.code) {
+            let (bank_name, account_number, account_name) = match deps.receiving.bank(currency.code) {
                 _ if sandbox => ("Sika Sandbox Bank".to_string(), digits_from(&id, 10), business),
                 Some(bank) => {
                     (bank.bank_name.clone(), bank.account_number.clone(), bank.account_name.clone())
@@ -447,7 +457,7 @@ fn build_session(
             });
         }
         "crypto" => {
-            let rails = crypto_rails(stack, settings);
+            let rails = crypto_rails(deps, settings);
             let asset = request.asset.as_deref().unwrap_or("USDC").to_ascii_uppercase();
             let chain = request.chain.as_deref().unwrap_or("");
             let rail = rails
@@ -461,7 +471,7 @@ fn build_session(
             // Priced as a quote for a fixed `to` amount: the payer's asset
             // is sold at the node's all-in rate, and the asset amount is
             // rounded up, so every rounding favours the node.
-            let rate: Decimal = stack.engine.rate(&asset, currency.code)?;
+            let rate: Decimal = deps.engine.rate(&asset, currency.code)?;
             let amount =
                 currency.to_decimal(amount).map_err(|e| ApiError::validation("amount", e.to_string()))?;
             let origin = sika_engine::rates::convert_up(amount, rate, asset_currency.scale)

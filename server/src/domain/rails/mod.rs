@@ -21,6 +21,7 @@ pub(crate) mod lookup;
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -28,10 +29,10 @@ use std::time::{Duration, Instant};
 use rust_decimal::Decimal;
 use sika_api::capabilities::MethodStatus;
 use sika_engine::movements::{CollectionRecord, MovementStatus, PayoutRecord, Step};
-use sika_engine::{Command, Currency};
+use sika_engine::{Command, Currency, Engine};
 
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::stack::Stack;
+use crate::domain::webhooks::dispatcher::DispatcherHandle;
 
 pub(crate) const RAIL_FLUTTERWAVE: &str = "flutterwave";
 
@@ -90,34 +91,66 @@ pub(crate) enum RailError {
     Duplicate,
 }
 
+/// A provider's answer to one exchange. Boxed, so the connector sits behind
+/// `dyn AsyncRail`: the domain decides, and never names the HTTP client
+/// (`crate::adapters`) that speaks to the provider.
+pub(crate) type RailFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, RailError>> + Send + 'a>>;
+
 /// An asynchronous provider, as the reconciler drives it.
 pub(crate) trait AsyncRail: Send + Sync {
     fn name(&self) -> &'static str;
     /// Whether the operator routes `code` through it.
     fn carries(&self, code: &str) -> bool;
     /// Hands a movement over (a transfer or a charge) under its id.
-    fn start(&self, movement: &Movement) -> impl Future<Output = Result<Seen, RailError>> + Send;
+    fn start<'a>(&'a self, movement: &'a Movement) -> RailFuture<'a, Seen>;
     /// Re-reads a movement by Sika's id; `None` if the provider never saw it.
-    fn find(
-        &self,
-        kind: Kind,
-        reference: &str,
-    ) -> impl Future<Output = Result<Option<Seen>, RailError>> + Send;
+    fn find<'a>(&'a self, kind: Kind, reference: &'a str) -> RailFuture<'a, Option<Seen>>;
     /// An authenticated notification's movement, or `None` (a wrong hash,
     /// an event Sika does not act on).
     fn notification(&self, hash: Option<&str>, body: &[u8]) -> Option<(Kind, String)>;
     /// A cheap authenticated request, to see a provider recover.
-    fn probe(&self) -> impl Future<Output = Result<(), RailError>> + Send;
+    fn probe(&self) -> RailFuture<'_, ()>;
     /// Whether the provider looks up the accounts of `code`, a method it
     /// carries.
     fn resolves(&self, code: &str) -> bool;
     /// The holder's name of a bank account (empty if the provider gives
     /// none), or `None` when the provider says there is no such account.
-    fn resolve(
-        &self,
-        bank_code: &str,
-        account_number: &str,
-    ) -> impl Future<Output = Result<Option<String>, RailError>> + Send;
+    fn resolve<'a>(&'a self, bank_code: &'a str, account_number: &'a str) -> RailFuture<'a, Option<String>>;
+}
+
+/// The connector as the stack holds it, behind the trait.
+impl<R: AsyncRail + ?Sized> AsyncRail for Box<R> {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+
+    fn carries(&self, code: &str) -> bool {
+        (**self).carries(code)
+    }
+
+    fn start<'a>(&'a self, movement: &'a Movement) -> RailFuture<'a, Seen> {
+        (**self).start(movement)
+    }
+
+    fn find<'a>(&'a self, kind: Kind, reference: &'a str) -> RailFuture<'a, Option<Seen>> {
+        (**self).find(kind, reference)
+    }
+
+    fn notification(&self, hash: Option<&str>, body: &[u8]) -> Option<(Kind, String)> {
+        (**self).notification(hash, body)
+    }
+
+    fn probe(&self) -> RailFuture<'_, ()> {
+        (**self).probe()
+    }
+
+    fn resolves(&self, code: &str) -> bool {
+        (**self).resolves(code)
+    }
+
+    fn resolve<'a>(&'a self, bank_code: &'a str, account_number: &'a str) -> RailFuture<'a, Option<String>> {
+        (**self).resolve(bank_code, account_number)
+    }
 }
 
 /// The breaker: consecutive failed exchanges with the provider.
@@ -149,14 +182,16 @@ impl Health {
 /// an answer for (with when each is next due).
 #[derive(Default)]
 pub(crate) struct Rails {
-    pub flutterwave: Option<flutterwave::Flutterwave>,
+    /// The Flutterwave connector (`crate::adapters::flutterwave`), when
+    /// the operator configured one on the live stack.
+    pub flutterwave: Option<Box<dyn AsyncRail>>,
     pub health: Health,
     due: Mutex<HashMap<(Kind, String), (Instant, u32)>>,
     pub wake: tokio::sync::Notify,
 }
 
 impl Rails {
-    pub(crate) fn new(flutterwave: Option<flutterwave::Flutterwave>) -> Rails {
+    pub(crate) fn new(flutterwave: Option<Box<dyn AsyncRail>>) -> Rails {
         Rails { flutterwave, ..Rails::default() }
     }
 
@@ -240,25 +275,34 @@ pub(crate) enum Next {
     Later,
 }
 
-fn sent_title(rail: &impl AsyncRail) -> String {
+fn sent_title<R: AsyncRail + ?Sized>(rail: &R) -> String {
     format!("Sent to {}", rail.name())
 }
 
+/// What a step at the provider changes: the ledger, the connector's breaker,
+/// and the webhook dispatcher woken when a movement settles.
+#[derive(Clone, Copy)]
+pub(crate) struct Deps<'a> {
+    pub engine: &'a Engine,
+    pub rails: &'a Rails,
+    pub webhooks: Option<&'a DispatcherHandle>,
+}
+
 /// One look at a movement: see the module's documentation.
-pub(crate) async fn reconcile<R: AsyncRail>(
-    stack: &Stack,
+pub(crate) async fn reconcile<R: AsyncRail + ?Sized>(
+    deps: Deps<'_>,
     rail: &R,
     kind: Kind,
     id: &str,
 ) -> ApiResult<Next> {
-    let Some((movement, sent)) = open_movement(stack, kind, id, &sent_title(rail))? else {
+    let Some((movement, sent)) = open_movement(deps.engine, kind, id, &sent_title(rail))? else {
         return Ok(Next::Done);
     };
     let seen = match rail.find(kind, id).await {
         Ok(Some(seen)) => seen,
         Ok(None) if sent => {
             // Sent, but not shown yet: the provider's read lags its write.
-            stack.rails.health.answered();
+            deps.rails.health.answered();
             return Ok(Next::Later);
         }
         Ok(None) => match rail.start(&movement).await {
@@ -267,29 +311,29 @@ pub(crate) async fn reconcile<R: AsyncRail>(
             // it (its read lags its write): read it again after the backoff,
             // never send again at once.
             Err(RailError::Duplicate) => {
-                stack.rails.health.answered();
+                deps.rails.health.answered();
                 return Ok(Next::Later);
             }
             Err(RailError::Refused(message)) => {
-                stack.rails.health.answered();
+                deps.rails.health.answered();
                 let message = format!("{} refused it: {message}", rail.name());
-                advance(stack, kind, id, Step::Settle { success: false, message }).await?;
+                advance(deps, kind, id, Step::Settle { success: false, message }).await?;
                 return Ok(Next::Done);
             }
             Err(RailError::Transient(error)) => {
-                stack.rails.health.failed();
+                deps.rails.health.failed();
                 tracing::warn!(movement = id, error, "the provider did not take the movement; retrying");
                 return Ok(Next::Later);
             }
         },
         Err(RailError::Transient(error) | RailError::Refused(error)) => {
-            stack.rails.health.failed();
+            deps.rails.health.failed();
             tracing::warn!(movement = id, error, "cannot read the movement at the provider; retrying");
             return Ok(Next::Later);
         }
         Err(RailError::Duplicate) => return Ok(Next::Later),
     };
-    stack.rails.health.answered();
+    deps.rails.health.answered();
     if !sent {
         let detail = if seen.provider_id.is_empty() {
             format!("reference {id}")
@@ -297,13 +341,19 @@ pub(crate) async fn reconcile<R: AsyncRail>(
             format!("{} id {}; reference {id}", rail.name(), seen.provider_id)
         };
         let step = Step::Note { kind: "provider".into(), title: sent_title(rail), detail };
-        advance(stack, kind, id, step).await?;
+        advance(deps, kind, id, step).await?;
     }
-    settle(stack, rail, kind, id, &seen).await
+    settle(deps, rail, kind, id, &seen).await
 }
 
 /// Applies a final state the provider showed.
-async fn settle<R: AsyncRail>(stack: &Stack, rail: &R, kind: Kind, id: &str, seen: &Seen) -> ApiResult<Next> {
+async fn settle<R: AsyncRail + ?Sized>(
+    deps: Deps<'_>,
+    rail: &R,
+    kind: Kind,
+    id: &str,
+    seen: &Seen,
+) -> ApiResult<Next> {
     let with_message = |text: String| {
         if seen.message.is_empty() { text } else { format!("{text}: {}", seen.message) }
     };
@@ -315,27 +365,27 @@ async fn settle<R: AsyncRail>(stack: &Stack, rail: &R, kind: Kind, id: &str, see
                 Kind::Collection => format!("{} confirmed the payment", rail.name()),
             };
             let detail = format!("{} id {}", rail.name(), seen.provider_id);
-            advance(stack, kind, id, Step::Note { kind: "provider".into(), title, detail }).await?;
+            advance(deps, kind, id, Step::Note { kind: "provider".into(), title, detail }).await?;
             let message = with_message(format!("{} id {}", rail.name(), seen.provider_id));
-            advance(stack, kind, id, Step::Settle { success: true, message }).await?;
+            advance(deps, kind, id, Step::Settle { success: true, message }).await?;
             Ok(Next::Done)
         }
         Status::Failed => {
             let message = with_message(format!("{} id {} failed", rail.name(), seen.provider_id));
-            advance(stack, kind, id, Step::Settle { success: false, message }).await?;
+            advance(deps, kind, id, Step::Settle { success: false, message }).await?;
             Ok(Next::Done)
         }
     }
 }
 
-async fn advance(stack: &Stack, kind: Kind, id: &str, step: Step) -> ApiResult<()> {
+async fn advance(deps: Deps<'_>, kind: Kind, id: &str, step: Step) -> ApiResult<()> {
     let settles = step.outcome().is_some();
     let command = match kind {
         Kind::Payout => Command::AdvancePayout { payout_id: id.to_string(), step },
         Kind::Collection => Command::AdvanceCollection { collection_id: id.to_string(), step },
     };
-    stack.engine.execute(command).await?;
-    if settles && let Ok(webhooks) = stack.webhooks() {
+    deps.engine.execute(command).await?;
+    if settles && let Some(webhooks) = deps.webhooks {
         webhooks.wake();
     }
     Ok(())
@@ -343,8 +393,8 @@ async fn advance(stack: &Stack, kind: Kind, id: &str, step: Step) -> ApiResult<(
 
 /// The movement if it is pending on a provider's rail, and whether it was
 /// recorded as sent.
-fn open_movement(stack: &Stack, kind: Kind, id: &str, sent: &str) -> ApiResult<Option<(Movement, bool)>> {
-    let snapshot = stack.engine.read()?;
+fn open_movement(engine: &Engine, kind: Kind, id: &str, sent: &str) -> ApiResult<Option<(Movement, bool)>> {
+    let snapshot = engine.read()?;
     match kind {
         Kind::Payout => {
             let Some(payout) = snapshot.payout(id)? else { return Ok(None) };
@@ -420,8 +470,8 @@ pub(crate) fn collection_movement(collection: &CollectionRecord) -> ApiResult<Op
 /// Every movement waiting on a provider, from the ledger (at start, and now
 /// and then for those created where no handler woke the reconciler, such as
 /// an order's payout).
-pub(crate) fn open_movements(stack: &Stack) -> ApiResult<Vec<(Kind, String)>> {
-    let snapshot = stack.engine.read()?;
+pub(crate) fn open_movements(engine: &Engine) -> ApiResult<Vec<(Kind, String)>> {
+    let snapshot = engine.read()?;
     let mut open = Vec::new();
     for (id, bytes) in snapshot.documents("payouts")? {
         let payout: PayoutRecord = crate::store::documents::decode(&bytes)?;

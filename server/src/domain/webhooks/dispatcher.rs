@@ -19,27 +19,29 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use serde::ser::{SerializeStruct, Serializer};
-use sika_engine::{Command, Document, EventPayload, Snapshot};
+use sika_engine::records::EventRecord;
+use sika_engine::{Command, Document, Engine, EventPayload, Snapshot};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use super::events::event_body;
 use super::order::FirstAttempts;
 use super::*;
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::stack::Stack;
+use crate::domain::metrics::Metrics;
 
 /// Attempts in flight at once, over all endpoints.
 const IN_FLIGHT_MAX: usize = 256;
 /// Attempts in flight at once to one endpoint.
-const IN_FLIGHT_PER_ENDPOINT_MAX: usize = 32;
+pub(crate) const IN_FLIGHT_PER_ENDPOINT_MAX: usize = 32;
 /// A receiver has this long to answer.
-const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(15);
+pub(crate) const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(15);
 /// How often the outbox is checked for new events.
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
 /// Events turned into deliveries per step.
@@ -50,6 +52,67 @@ const RESULTS_PER_PASS_MAX: usize = 4096;
 const REQUESTS_PER_PASS_MAX: usize = 1024;
 /// How long an endpoint that could not be read holds its due deliveries.
 const LOOKUP_RETRY_MS: i64 = 1000;
+
+/// What the dispatcher needs of its stack, for as long as it runs: the
+/// ledger, the counters, the clock's scale and the event bodies. The stack
+/// implements it; the dispatcher never sees the rest of the stack.
+pub(crate) trait Host: Send + Sync + 'static {
+    fn engine(&self) -> &Engine;
+    fn metrics(&self) -> &Metrics;
+    /// `--time-scale`: the retry ladder's delays are multiplied by it.
+    fn time_scale(&self) -> f64;
+    /// The body a delivery of `event` carries.
+    fn event_body(&self, event: &EventRecord) -> ApiResult<sika_api::webhooks::WebhookEvent>;
+}
+
+/// One signed attempt, ready to leave the node.
+pub(crate) struct Outgoing {
+    /// The endpoint's URL as the merchant gave it.
+    pub url: String,
+    pub delivery_id: String,
+    /// Seconds, as the `webhook-timestamp` header carries them.
+    pub timestamp: i64,
+    /// The `webhook-signature` header.
+    pub signature: String,
+    pub body: Bytes,
+}
+
+/// Why an attempt got no status from the receiver; its text is the
+/// attempt's `error`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum SendError {
+    /// The address rules refused the receiver's address.
+    #[error("{0}")]
+    Refused(String),
+    #[error("the receiver did not answer within 15 seconds")]
+    Timeout,
+    #[error("could not connect to the receiver")]
+    Connect,
+    #[error("the request failed: {0}")]
+    Failed(String),
+    /// The endpoint's secret cannot sign.
+    #[error("{0}")]
+    Signing(String),
+}
+
+/// An attempt's answer: the receiver's status code.
+pub(crate) type Sending<'a> = Pin<Box<dyn Future<Output = Result<u16, SendError>> + Send + 'a>>;
+
+/// What carries attempts to receivers: the HTTP client
+/// (`crate::adapters::webhook_sender`), which also applies the address rules
+/// at connect time. The dispatcher decides what is sent and when.
+pub(crate) trait Transport: Send + Sync + 'static {
+    fn post(&self, outgoing: Outgoing) -> Sending<'_>;
+}
+
+/// Why a dispatcher did not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum StartError {
+    #[error("cannot load webhook deliveries: {}", .0.message)]
+    Load(ApiError),
+}
 
 pub(crate) enum Request {
     /// Send one delivery now, outside the ladder; answers with the delivery
@@ -226,10 +289,8 @@ struct Staged {
 type Commit = JoinHandle<(ApiResult<()>, Vec<Done>)>;
 
 struct Dispatcher {
-    stack: Arc<Stack>,
-    client: reqwest::Client,
-    /// Where attempts may connect; also the client's resolver.
-    guard: Arc<address::Guard>,
+    host: Arc<dyn Host>,
+    transport: Arc<dyn Transport>,
     /// Every event up to here has its deliveries committed.
     cursor: u64,
     /// An ingest step is staged or committing; the next starts after it.
@@ -256,23 +317,16 @@ struct Dispatcher {
     first: FirstAttempts,
 }
 
-/// Starts the dispatcher of `stack`.
-pub(crate) fn spawn(stack: Arc<Stack>) -> Result<DispatcherHandle, String> {
+/// Starts the dispatcher of the stack `host`, sending through `transport`.
+pub(crate) fn spawn(
+    host: Arc<dyn Host>,
+    transport: Arc<dyn Transport>,
+) -> Result<DispatcherHandle, StartError> {
     let (sender, requests) = mpsc::unbounded_channel();
     let (results_sender, results) = mpsc::unbounded_channel();
-    let guard = Arc::new(stack.webhook_guard());
-    let client = reqwest::Client::builder()
-        .timeout(ATTEMPT_TIMEOUT)
-        .no_proxy()
-        .dns_resolver(guard.clone())
-        .redirect(reqwest::redirect::Policy::none())
-        .pool_max_idle_per_host(IN_FLIGHT_PER_ENDPOINT_MAX)
-        .build()
-        .map_err(|e| e.to_string())?;
     let mut dispatcher = Dispatcher {
-        stack,
-        client,
-        guard,
+        host,
+        transport,
         cursor: 0,
         ingesting: false,
         health: HashMap::new(),
@@ -289,7 +343,7 @@ pub(crate) fn spawn(stack: Arc<Stack>) -> Result<DispatcherHandle, String> {
         commit: None,
         batch: 0,
     };
-    dispatcher.load().map_err(|e| format!("cannot load webhook deliveries: {}", e.message))?;
+    dispatcher.load().map_err(StartError::Load)?;
     tokio::spawn(dispatcher.run(requests, results));
     Ok(DispatcherHandle { sender })
 }
@@ -304,11 +358,11 @@ async fn joined(commit: &mut Option<Commit>) -> Result<(ApiResult<()>, Vec<Done>
 impl Dispatcher {
     /// Reloads the outbox cursor and every open delivery.
     fn load(&mut self) -> ApiResult<()> {
-        let snapshot = self.stack.engine.read()?;
+        let snapshot = self.host.engine().read()?;
         if let Some(bytes) = snapshot.document(STATE, "cursor")? {
             self.cursor = decode(&bytes)?;
         }
-        let now = self.stack.now_ms();
+        let now = self.host.engine().now_ms();
         let mut unattempted = Vec::new();
         for (id, _) in snapshot.documents(OPEN_DELIVERIES)? {
             if let Some(delivery) = load_delivery(&snapshot, &id)?
@@ -431,7 +485,7 @@ impl Dispatcher {
     }
 
     fn next_wait(&self) -> Duration {
-        let now = self.stack.now_ms();
+        let now = self.host.engine().now_ms();
         match self.timers.peek() {
             Some(Reverse((due, _))) if *due <= now => Duration::ZERO,
             Some(Reverse((due, _))) => Duration::from_millis((*due - now) as u64).min(POLL_INTERVAL),
@@ -473,7 +527,7 @@ impl Dispatcher {
 
     fn health_of(&mut self, endpoint_id: &str) -> ApiResult<&mut Health> {
         if !self.health.contains_key(endpoint_id) {
-            let snapshot = self.stack.engine.read()?;
+            let snapshot = self.host.engine().read()?;
             let health = match snapshot.document(HEALTH, endpoint_id)? {
                 Some(bytes) => decode(&bytes)?,
                 None => Health::default(),
@@ -491,7 +545,7 @@ impl Dispatcher {
     /// too many failures): its `updatedAt` moves with the health record, in
     /// the same commit.
     fn stage_status_change(&mut self, endpoint_id: &str, now: i64) {
-        let endpoint = self.stack.engine.read().map_err(ApiError::from).and_then(|snapshot| {
+        let endpoint = self.host.engine().read().map_err(ApiError::from).and_then(|snapshot| {
             load_endpoint(&snapshot, endpoint_id).map(|found| found.map(|(endpoint, _)| endpoint))
         });
         if let Ok(Some(mut endpoint)) = endpoint {
@@ -530,7 +584,7 @@ impl Dispatcher {
     /// Starts a manual attempt, unless one is already in flight.
     fn retry_now(&mut self, organization: &str, delivery_id: &str) -> ApiResult<()> {
         let not_found = || ApiError::not_found(format!("delivery '{delivery_id}' not found"));
-        let snapshot = self.stack.engine.read()?;
+        let snapshot = self.host.engine().read()?;
         let loaded = match self.open.get(delivery_id) {
             Some(open) if open.delivery.organization != organization => return Err(not_found()),
             Some(open) if open.slot == Slot::Sending => return Ok(()),
@@ -562,10 +616,10 @@ impl Dispatcher {
         if self.ingesting {
             return Ok(());
         }
-        let snapshot = self.stack.engine.read()?;
+        let snapshot = self.host.engine().read()?;
         let events = snapshot.events_after(self.cursor, EVENTS_PER_STEP_MAX)?;
         let Some(last) = events.last().map(|e| e.seq) else { return Ok(()) };
-        let now = self.stack.now_ms();
+        let now = self.host.engine().now_ms();
         let mut endpoints_of: HashMap<String, Vec<Endpoint>> = HashMap::new();
         let mut documents: Vec<Document> = Vec::new();
         let mut created = Vec::new();
@@ -588,7 +642,7 @@ impl Dispatcher {
                     .get_or_insert_with(|| {
                         // An event that cannot be rendered is sent empty,
                         // as one that cannot be serialized always was.
-                        let text = match event_body(&self.stack.engine, event) {
+                        let text = match self.host.event_body(event) {
                             Ok(body) => serde_json::to_string(&body).unwrap_or_default(),
                             Err(e) => {
                                 tracing::error!(event = %event.id, error = %e.message, "cannot render an event");
@@ -631,7 +685,7 @@ impl Dispatcher {
         }
         documents.push(document(STATE, "cursor", &last, None));
         self.staged.documents.extend(documents);
-        self.stack.metrics.set_webhook_backlog(self.open.len() + created.len());
+        self.host.metrics().set_webhook_backlog(self.open.len() + created.len());
         self.staged.done.push(Done::Ingested { cursor: last, created });
         self.ingesting = true;
         Ok(())
@@ -675,7 +729,7 @@ impl Dispatcher {
 
     /// Starts every due attempt the concurrency bounds allow.
     fn dispatch_due(&mut self) {
-        let now = self.stack.now_ms();
+        let now = self.host.engine().now_ms();
         while let Some(Reverse((due, _))) = self.timers.peek() {
             if *due > now {
                 break;
@@ -694,7 +748,7 @@ impl Dispatcher {
         if self.in_flight >= IN_FLIGHT_MAX || self.runnable.is_empty() {
             return;
         }
-        let Ok(snapshot) = self.stack.engine.read() else { return };
+        let Ok(snapshot) = self.host.engine().read() else { return };
         while self.in_flight < IN_FLIGHT_MAX {
             let Some(endpoint_id) = self.runnable.pop_front() else { break };
             let Some(lane) = self.lanes.get_mut(&endpoint_id) else { continue };
@@ -811,16 +865,15 @@ impl Dispatcher {
             }
         }
         let target = target.clone();
-        let client = self.client.clone();
-        let guard = self.guard.clone();
+        let transport = self.transport.clone();
         let results = self.results_sender.clone();
-        let clock = self.stack.engine.clone();
+        let clock = self.host.engine().clone();
         tokio::spawn(async move {
             let at = clock.now_ms();
             let started = Instant::now();
             let timestamp = at / 1000;
             let endpoint = &target.endpoint;
-            let outcome = attempt(&client, &guard, &target, &delivery_id, timestamp, body).await;
+            let outcome = attempt(transport.as_ref(), &target, &delivery_id, timestamp, body).await;
             let duration_ms = started.elapsed().as_millis() as u64;
             let attempt = match outcome {
                 Ok(code) => Attempt {
@@ -835,7 +888,7 @@ impl Dispatcher {
                     at,
                     status_code: None,
                     duration_ms,
-                    error: Some(error),
+                    error: Some(error.to_string()),
                     succeeded: false,
                     manual,
                 },
@@ -850,10 +903,10 @@ impl Dispatcher {
     /// manual retries, which are answered once their attempt is durable.
     fn on_results(&mut self, batch: Vec<AttemptResult>) {
         for result in &batch {
-            self.stack.metrics.record_webhook_attempt(result.attempt.succeeded);
+            self.host.metrics().record_webhook_attempt(result.attempt.succeeded);
         }
         self.apply_results(batch);
-        self.stack.metrics.set_webhook_backlog(self.open.len());
+        self.host.metrics().set_webhook_backlog(self.open.len());
     }
 
     /// Counts an attempt on its endpoint's health; the tenth failure in a
@@ -878,8 +931,8 @@ impl Dispatcher {
     }
 
     fn apply_results(&mut self, batch: Vec<AttemptResult>) {
-        let now = self.stack.now_ms();
-        let time_scale = self.stack.config.time_scale;
+        let now = self.host.engine().now_ms();
+        let time_scale = self.host.time_scale();
         for AttemptResult { delivery_id, endpoint_id, attempt } in batch {
             self.in_flight = self.in_flight.saturating_sub(1);
             if let Some(lane) = self.lanes.get_mut(&endpoint_id) {
@@ -956,7 +1009,7 @@ impl Dispatcher {
             return;
         }
         self.batch += 1;
-        let engine = self.stack.engine.clone();
+        let engine = self.host.engine().clone();
         self.commit = Some(tokio::spawn(async move {
             let result = if documents.is_empty() {
                 Ok(())
@@ -973,7 +1026,7 @@ impl Dispatcher {
         {
             tracing::error!(error = %e.message, "cannot record webhook attempts");
         }
-        let now = self.stack.now_ms();
+        let now = self.host.engine().now_ms();
         for item in done {
             match item {
                 Done::Ingested { cursor, created } => {
@@ -1012,18 +1065,14 @@ fn scaled(ms: i64, time_scale: f64) -> i64 {
     ((ms as f64) * time_scale).round().max(0.0) as i64
 }
 
-/// Where attempts of one pass go: the endpoint and its URL, parsed once.
+/// Where attempts of one pass go: the endpoint as last read.
 struct Target {
     endpoint: Endpoint,
-    /// `None` when the URL does not parse; the attempt then fails as the
-    /// HTTP client reports it.
-    url: Option<reqwest::Url>,
 }
 
 impl Target {
     fn new(endpoint: Endpoint) -> Target {
-        let url = reqwest::Url::parse(&endpoint.url).ok();
-        Target { endpoint, url }
+        Target { endpoint }
     }
 }
 
@@ -1091,48 +1140,26 @@ impl serde::Serialize for Stored<'_> {
     }
 }
 
-/// One attempt: the address checks, then the signed POST; the receiver's
-/// status, or why there was none.
+/// One attempt: signed here, then posted by the transport (which checks
+/// the address); the receiver's status, or why there was none.
 async fn attempt(
-    client: &reqwest::Client,
-    guard: &address::Guard,
+    transport: &dyn Transport,
     target: &Target,
     delivery_id: &str,
     timestamp: i64,
     body: Bytes,
-) -> Result<u16, String> {
+) -> Result<u16, SendError> {
     let endpoint = &target.endpoint;
-    let request = match &target.url {
-        Some(url) => {
-            guard.check_attempt(url).await.map_err(|e| e.0)?;
-            client.post(url.clone())
-        }
-        None => client.post(&endpoint.url),
+    let signature =
+        signing::sign(&endpoint.secret, delivery_id, timestamp, &body).map_err(|e| SendError::Signing(e.to_string()))?;
+    let outgoing = Outgoing {
+        url: endpoint.url.clone(),
+        delivery_id: delivery_id.to_string(),
+        timestamp,
+        signature,
+        body,
     };
-    let signature = signing::sign(&endpoint.secret, delivery_id, timestamp, &body)?;
-    request
-        .header("content-type", "application/json")
-        .header("user-agent", "Sika-Webhooks/1")
-        .header("webhook-id", delivery_id)
-        .header("webhook-timestamp", timestamp.to_string())
-        .header("webhook-signature", signature)
-        .body(body)
-        .send()
-        .await
-        .map(|r| r.status().as_u16())
-        .map_err(describe_send_error)
-}
-
-fn describe_send_error(error: reqwest::Error) -> String {
-    if let Some(reason) = address::refusal(&error) {
-        reason
-    } else if error.is_timeout() {
-        "the receiver did not answer within 15 seconds".to_string()
-    } else if error.is_connect() {
-        "could not connect to the receiver".to_string()
-    } else {
-        format!("the request failed: {error}")
-    }
+    transport.post(outgoing).await
 }
 
 #[cfg(test)]

@@ -58,6 +58,6 @@ pub(crate) fn list(
     query: &ListQuery,
 ) -> ApiResult<ListPage<WebhookEvent>> {
     lists.page(organization, EVENTS, query, |snapshot, id| {
-        snapshot.event(id)?.map(|event| event_body(lists.engine, &event)).transpose()
+        snapshot.event(id)?.map(|event| event_body(lists.ledger, &event)).transpose()
     })
 }

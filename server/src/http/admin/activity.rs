@@ -269,7 +269,13 @@ pub(super) async fn resolve_dispute(
     use axum::response::IntoResponse;
     let request: ResolveDispute = crate::http::extract::parse_json(&body)?;
     let stack = state.stack(&stack)?;
-    let resolved = crate::domain::disputes::resolve(stack, None, &id, &request.outcome).await?;
+    let resolved = crate::domain::disputes::resolve(
+        &crate::http::routes::disputes::deps(stack),
+        None,
+        &id,
+        &request.outcome,
+    )
+    .await?;
     stack.attention.invalidate().await;
     let snapshot = stack.engine.read()?;
     let (dispute, _) = crate::domain::disputes::load_for(&snapshot, None, &id)?;

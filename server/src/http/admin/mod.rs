@@ -346,8 +346,15 @@ async fn failed_requests(
     responses((status = 200, description = "The node's status", body = NodeStatusEnvelope), AdminRefusals),
 )]
 async fn status(State(state): State<Arc<AdminState>>) -> ApiResult<Json<NodeStatusEnvelope>> {
-    let live_attention = crate::domain::attention::attention(&state.live).await?;
-    let sandbox_attention = crate::domain::attention::attention(&state.sandbox).await?;
+    let live_attention =
+        crate::domain::attention::attention(&state.live.engine, state.live.kind, &state.live.attention)
+            .await?;
+    let sandbox_attention = crate::domain::attention::attention(
+        &state.sandbox.engine,
+        state.sandbox.kind,
+        &state.sandbox.attention,
+    )
+    .await?;
     let stack_status = |stack: &Stack, attention| -> ApiResult<StackStatus> {
         let stats = stack.engine.stats();
         Ok(StackStatus {

@@ -19,11 +19,11 @@ use super::text::{grouped, money, scale_of};
 use crate::domain::checkout::pay::{crypto_rails, methods_of_kind, offered_methods};
 use crate::domain::checkout::phone::PhoneFormat;
 use crate::domain::checkout::{
-    LinkState, PaymentLink, PaymentPage, Settings, link_state, page_status, payee,
+    Deps, LinkState, PaymentLink, PaymentPage, Settings, link_state, page_status, payee,
 };
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::render::amount;
-use crate::domain::stack::{Stack, StackKind};
+use crate::domain::stack_kind::StackKind;
 
 /// The checkout's stylesheet and script, compiled in; the page's
 /// Content-Security-Policy names each by its hash.
@@ -158,31 +158,31 @@ pub(crate) struct Rendered {
 
 /// Renders the page for `target`.
 pub(crate) fn render(
-    stack: &Stack,
+    deps: &Deps<'_>,
     snapshot: &sika_engine::Snapshot,
     target: Target<'_>,
 ) -> ApiResult<Rendered> {
-    let now = stack.now_ms();
+    let now = deps.now_ms();
     let (settings, header, content) = match target {
         Target::Missing => {
             let content = Content::Notice(Notice {
                 title: "This checkout link does not exist",
                 text: "Check the address you were given, or ask the merchant for a new link.",
             });
-            return page(stack, "Not found", ACCENT_DEFAULT, None, content, 404);
+            return page(deps, "Not found", ACCENT_DEFAULT, None, content, 404);
         }
         Target::Page(page) => {
-            let header = header(stack, &page.settings, &page.organization, page.amount);
-            (&page.settings, header, page_content(stack, page, now))
+            let header = header(deps, &page.settings, &page.organization, page.amount);
+            (&page.settings, header, page_content(deps, page, now))
         }
-        Target::Link(link) => link_content(stack, snapshot, link, now)?,
+        Target::Link(link) => link_content(deps, snapshot, link, now)?,
     };
     let accent = settings.branding.accent_color.as_str();
-    page(stack, &settings.title, accent, Some(header), content, 200)
+    page(deps, &settings.title, accent, Some(header), content, 200)
 }
 
 fn page(
-    stack: &Stack,
+    deps: &Deps<'_>,
     title: &str,
     accent: &str,
     header: Option<Header>,
@@ -191,7 +191,7 @@ fn page(
 ) -> ApiResult<Rendered> {
     let style = InlineStyle::new(STYLESHEET, accent);
     let content_security_policy = content_security_policy(SCRIPT, &style);
-    let shell = Shell::new(title, stack.kind == StackKind::Sandbox, style);
+    let shell = Shell::new(title, deps.kind == StackKind::Sandbox, style);
     let html = CheckoutPage { shell, header, content }.render().map_err(|e| {
         tracing::error!(error = %e, "cannot render the checkout page");
         ApiError::internal_from(e)
@@ -200,8 +200,8 @@ fn page(
 }
 
 /// Whether the operator suspended the organization a page belongs to.
-fn suspended(stack: &Stack, organization: &str) -> bool {
-    stack.identity.organization(organization).is_some_and(|o| o.suspended)
+fn suspended(deps: &Deps<'_>, organization: &str) -> bool {
+    deps.identity.organization(organization).is_some_and(|o| o.suspended)
 }
 
 /// A suspended merchant's page: no form, and a reason a payer understands.
@@ -210,10 +210,10 @@ const SUSPENDED: Notice = Notice {
     text: "No payment can be made here at the moment. Contact the merchant for another way to pay.",
 };
 
-fn header(stack: &Stack, settings: &Settings, organization: &str, due: Option<i128>) -> Header {
+fn header(deps: &Deps<'_>, settings: &Settings, organization: &str, due: Option<i128>) -> Header {
     Header {
         logo_url: settings.branding.logo_url.clone(),
-        payee: payee(stack, settings, organization),
+        payee: payee(deps, settings, organization),
         title: settings.title.clone(),
         currency: settings.currency.clone(),
         due: due.map(|total| grouped(&settings.currency, total)),
@@ -235,8 +235,8 @@ struct Checkout<'a> {
     received: i128,
 }
 
-fn page_content(stack: &Stack, page: &PaymentPage, now: i64) -> Content {
-    if suspended(stack, &page.organization) {
+fn page_content(deps: &Deps<'_>, page: &PaymentPage, now: i64) -> Content {
+    if suspended(deps, &page.organization) {
         return Content::Notice(SUSPENDED);
     }
     if page_status(page, now) != PaymentPageStatus::Active {
@@ -246,7 +246,7 @@ fn page_content(stack: &Stack, page: &PaymentPage, now: i64) -> Content {
         });
     }
     checkout_or_refusal(
-        stack,
+        deps,
         &Checkout {
             id: &page.id,
             organization: &page.organization,
@@ -260,21 +260,21 @@ fn page_content(stack: &Stack, page: &PaymentPage, now: i64) -> Content {
 }
 
 fn link_content<'a>(
-    stack: &Stack,
+    deps: &Deps<'_>,
     snapshot: &sika_engine::Snapshot,
     link: &'a PaymentLink,
     now: i64,
 ) -> ApiResult<(&'a Settings, Header, Content)> {
     let settings = &link.settings;
-    if suspended(stack, &link.organization) {
-        return Ok((settings, header(stack, settings, &link.organization, None), Content::Notice(SUSPENDED)));
+    if suspended(deps, &link.organization) {
+        return Ok((settings, header(deps, settings, &link.organization, None), Content::Notice(SUSPENDED)));
     }
     let state = link_state(snapshot, link, now)?;
     let due = link.amount.or(state.amount.filter(|_| state.total_received > 0));
     let ended = match state.status {
         PaymentLinkStatus::Paid => {
-            let receipt = receipt(stack, snapshot, link, &state)?;
-            return Ok((settings, header(stack, settings, &link.organization, None), receipt));
+            let receipt = receipt(deps, snapshot, link, &state)?;
+            return Ok((settings, header(deps, settings, &link.organization, None), receipt));
         }
         PaymentLinkStatus::Closed => Some(Notice {
             title: "This payment link is closed",
@@ -286,7 +286,7 @@ fn link_content<'a>(
         }),
         PaymentLinkStatus::Active => None,
     };
-    let header = header(stack, settings, &link.organization, due);
+    let header = header(deps, settings, &link.organization, due);
     if let Some(notice) = ended {
         return Ok((settings, header, Content::Notice(notice)));
     }
@@ -299,26 +299,26 @@ fn link_content<'a>(
         remaining: state.remaining,
         received: state.total_received,
     };
-    Ok((settings, header, checkout_or_refusal(stack, &checkout)))
+    Ok((settings, header, checkout_or_refusal(deps, &checkout)))
 }
 
 /// The form, or, when no method can take this currency here, a message
 /// saying so and no Pay button at all.
-fn checkout_or_refusal(stack: &Stack, checkout: &Checkout<'_>) -> Content {
-    let offered = offered_methods(stack, checkout.settings);
+fn checkout_or_refusal(deps: &Deps<'_>, checkout: &Checkout<'_>) -> Content {
+    let offered = offered_methods(deps, checkout.settings);
     if offered.is_empty() {
         return Content::Refusal(Refusal {
-            payee: payee(stack, checkout.settings, checkout.organization),
+            payee: payee(deps, checkout.settings, checkout.organization),
             currency: checkout.settings.currency.clone(),
         });
     }
-    Content::Form(Box::new(form(stack, checkout, &offered)))
+    Content::Form(Box::new(form(deps, checkout, &offered)))
 }
 
 /// The receipt a paid link shows: what was paid, to whom, when, and the
 /// reference of the payment that completed it.
 fn receipt(
-    stack: &Stack,
+    deps: &Deps<'_>,
     snapshot: &sika_engine::Snapshot,
     link: &PaymentLink,
     state: &LinkState,
@@ -340,7 +340,7 @@ fn receipt(
     if state.payments > 1 {
         rows.push(row("Payments", "receipt-payments", state.payments.to_string()));
     }
-    rows.push(row("Paid to", "receipt-merchant", payee(stack, &link.settings, &link.organization)));
+    rows.push(row("Paid to", "receipt-merchant", payee(deps, &link.settings, &link.organization)));
     if let Some(at) = paid_at {
         rows.push(row("Date", "receipt-date", at));
     }
@@ -350,7 +350,7 @@ fn receipt(
     Ok(Content::Receipt(Receipt { rows }))
 }
 
-fn form(stack: &Stack, checkout: &Checkout<'_>, offered: &[&'static str]) -> Form {
+fn form(deps: &Deps<'_>, checkout: &Checkout<'_>, offered: &[&'static str]) -> Form {
     let settings = checkout.settings;
     let currency = &settings.currency;
     let (amount_label, start) = match checkout.due {
@@ -374,11 +374,11 @@ fn form(stack: &Stack, checkout: &Checkout<'_>, offered: &[&'static str]) -> For
         })
         .collect();
     let mobile_money = offered.contains(&"mobile_money").then(|| MobileMoney {
-        networks: networks(stack, currency),
-        prompted: stack.kind == StackKind::Sandbox,
+        networks: networks(deps, currency),
+        prompted: deps.kind == StackKind::Sandbox,
     });
     let coins = if offered.contains(&"crypto") {
-        crypto_rails(stack, settings)
+        crypto_rails(deps, settings)
             .into_iter()
             .map(|m| Choice {
                 value: format!("{}|{}", m.currency(), m.chain.as_deref().unwrap_or("")),
@@ -435,14 +435,14 @@ fn custom_fields(settings: &Settings) -> Vec<CustomInput> {
 /// The mobile-money networks of `currency` offered here, each with its
 /// country's example number. A currency of several countries (XOF) names
 /// the country beside each network, whose names repeat.
-fn networks(stack: &Stack, currency: &str) -> Vec<Network> {
-    let methods = methods_of_kind(stack, currency, "mobile_money");
+fn networks(deps: &Deps<'_>, currency: &str) -> Vec<Network> {
+    let methods = methods_of_kind(deps, currency, "mobile_money");
     let countries: std::collections::BTreeSet<_> =
-        methods.iter().filter_map(|m| stack.catalog.country_of_method(&m.code)).map(|c| &c.code).collect();
+        methods.iter().filter_map(|m| deps.catalog.country_of_method(&m.code)).map(|c| &c.code).collect();
     methods
         .into_iter()
         .filter_map(|m| {
-            let format = PhoneFormat::of_method(&stack.catalog, &m.code)?;
+            let format = PhoneFormat::of_method(deps.catalog, &m.code)?;
             let label = if countries.len() > 1 {
                 format!("{} ({})", m.name, format.country_name)
             } else {

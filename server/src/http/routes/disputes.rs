@@ -25,6 +25,17 @@ use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries, ApiQuery};
 use crate::http::found::Loaded;
 
+/// What the disputes' use cases take of `stack`.
+pub(crate) fn deps(stack: &Stack) -> disputes::Deps<'_> {
+    disputes::Deps {
+        engine: &stack.engine,
+        kind: stack.kind,
+        identity: &stack.identity,
+        files: crate::http::routes::files::store(stack),
+        webhooks: stack.webhooks().ok(),
+    }
+}
+
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new()
         .routes(routes!(list))
@@ -45,7 +56,7 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, DisputeFilter>,
 ) -> ApiResult<Json<ListPage<Dispute>>> {
-    Ok(Json(disputes::page(&stack, principal.organization(), &query, filter.status.as_deref())?))
+    Ok(Json(disputes::page(&deps(&stack), principal.organization(), &query, filter.status.as_deref())?))
 }
 
 /// One dispute with its message thread, oldest first
@@ -79,7 +90,7 @@ async fn post_message(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<CreateDisputeMessage>,
 ) -> ApiResult<(StatusCode, Json<DisputeMessageEnvelope>)> {
-    let message = disputes::post_message(&stack, principal.organization(), &id, body).await?;
+    let message = disputes::post_message(&deps(&stack), principal.organization(), &id, body).await?;
     Ok((StatusCode::CREATED, Json(DisputeMessageEnvelope { message })))
 }
 
@@ -94,7 +105,7 @@ async fn messages(
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<DisputeMessage>>> {
-    Ok(Json(disputes::message_page(&stack, principal.organization(), &id, &query)?))
+    Ok(Json(disputes::message_page(&deps(&stack), principal.organization(), &id, &query)?))
 }
 
 /// Sandbox: the payer disputes a completed payment
@@ -114,8 +125,8 @@ async fn simulate(
     Call { stack, principal }: Call,
     ApiJson(body): ApiJson<SimulateDispute>,
 ) -> ApiResult<(StatusCode, Json<DisputeEnvelope>)> {
-    sandbox_only(&stack)?;
-    let dispute = disputes::open(&stack, principal.organization(), body).await?;
+    sandbox_only(stack.kind)?;
+    let dispute = disputes::open(&deps(&stack), principal.organization(), body).await?;
     Ok((StatusCode::CREATED, Json(DisputeEnvelope { dispute })))
 }
 
@@ -138,7 +149,8 @@ async fn simulate_resolve(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<ResolveDispute>,
 ) -> ApiResult<Json<DisputeEnvelope>> {
-    sandbox_only(&stack)?;
-    let dispute = disputes::resolve(&stack, Some(principal.organization()), &id, &body.outcome).await?;
+    sandbox_only(stack.kind)?;
+    let dispute =
+        disputes::resolve(&deps(&stack), Some(principal.organization()), &id, &body.outcome).await?;
     Ok(Json(DisputeEnvelope { dispute }))
 }

@@ -12,14 +12,23 @@ use sika_api::{BodyRefusals, ErrorBody, Id, ListPage, ListQuery, PageRefusals, R
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::error::ApiResult;
 use crate::domain::files::StoredFile;
-use crate::domain::pagination::page_of_views;
+use crate::domain::pagination::Lists;
 use crate::domain::stack::Stack;
 use crate::domain::{disputes, files};
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQuery};
 use crate::http::found::Loaded;
+
+/// Where `stack` keeps its files.
+pub(crate) fn store(stack: &Stack) -> files::Store<'_> {
+    files::Store {
+        engine: &stack.engine,
+        writes: &stack.file_writes,
+        bytes_max: stack.config.files_bytes_max,
+    }
+}
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(upload, list)).routes(routes!(read, remove)).routes(routes!(contents))
@@ -42,9 +51,8 @@ async fn upload(
     Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateFile>,
 ) -> ApiResult<(StatusCode, Json<FileEnvelope>)> {
-    let (file, bytes) = files::build(body, principal.organization(), stack.now_ms())?;
-    files::save(&stack, &file, bytes).await?;
-    Ok((StatusCode::CREATED, Json(FileEnvelope { file: file.render() })))
+    let file = files::upload(store(&stack), principal.organization(), body).await?;
+    Ok((StatusCode::CREATED, Json(FileEnvelope { file })))
 }
 
 /// One file's description
@@ -69,7 +77,7 @@ async fn read(Loaded { record, .. }: Loaded<StoredFile>) -> ApiResult<Json<FileE
         ReadRefusals<FileEnvelope>),
 )]
 async fn remove(Loaded { record, stack, .. }: Loaded<StoredFile>) -> ApiResult<Json<DeletedFileEnvelope>> {
-    disputes::delete_file(&stack, &record).await?;
+    disputes::delete_file(&crate::http::routes::disputes::deps(&stack), &record).await?;
     Ok(Json(DeletedFileEnvelope { file: DeletedFile { id: record.id, deleted: true } }))
 }
 
@@ -85,9 +93,7 @@ async fn remove(Loaded { record, stack, .. }: Loaded<StoredFile>) -> ApiResult<J
         ReadRefusals<FileEnvelope>),
 )]
 async fn contents(Loaded { record: file, snapshot, .. }: Loaded<StoredFile>) -> ApiResult<Response> {
-    let bytes = files::contents(&snapshot, &file.id)?
-        .ok_or_else(|| ApiError::internal_from(format!("file '{}' has no contents", file.id)))?;
-    Ok(download(&file, bytes))
+    Ok(download(&file, files::download(&snapshot, &file)?))
 }
 
 /// A file's bytes as a download: its stored content type, as an
@@ -117,8 +123,6 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ListPage<File>>> {
-    let page = page_of_views(&stack, principal.organization(), files::COLLECTION, &query, |snapshot, id| {
-        Ok(files::load(snapshot, id)?.map(|f| f.render()))
-    })?;
-    Ok(Json(page))
+    let lists = Lists::from(&stack);
+    Ok(Json(files::list(lists, principal.organization(), &query)?))
 }

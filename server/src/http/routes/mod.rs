@@ -18,7 +18,7 @@ mod capabilities;
 mod checkout;
 mod collections;
 pub(crate) mod conversions;
-mod disputes;
+pub(crate) mod disputes;
 pub(crate) mod files;
 mod keys;
 mod members;

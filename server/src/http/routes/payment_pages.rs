@@ -7,20 +7,18 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use sika_api::checkout::CheckoutRequest;
-use sika_api::payment_pages::{PaymentPage, PaymentPageEnvelope, PaymentPageFilter, PaymentPageStatus};
+use sika_api::payment_pages::{PaymentPage, PaymentPageEnvelope, PaymentPageFilter};
 use sika_api::{ErrorBody, FieldRefusals, Id, ListPage, ListQuery, ReadRefusals, Refusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::domain::checkout::requests::new_page;
-use crate::domain::checkout::{self, PAGES, load_page, page_status, render_page};
-use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::pagination::page_of_views;
-use crate::domain::render::wire_enum;
+use crate::domain::checkout::{self, pages};
+use crate::domain::error::ApiResult;
 use crate::domain::stack::Stack;
 use crate::http::auth::Call;
 use crate::http::extract::{ApiJson, ApiQueries};
 use crate::http::found::Loaded;
+use crate::http::routes::checkout::deps;
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read)).routes(routes!(close))
@@ -40,10 +38,7 @@ async fn create(
     Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CheckoutRequest>,
 ) -> ApiResult<(StatusCode, Json<PaymentPageEnvelope>)> {
-    let page = new_page(body, principal.organization(), stack.now_ms())?;
-    checkout::store_new(&stack, PAGES, &page.id, &page.organization, &page).await?;
-    let snapshot = stack.engine.read()?;
-    let payment_page = render_page(&stack, &snapshot, &page, stack.now_ms())?;
+    let payment_page = pages::create(&deps(&stack), principal.organization(), body).await?;
     Ok((StatusCode::CREATED, Json(PaymentPageEnvelope { payment_page })))
 }
 
@@ -56,7 +51,7 @@ async fn create(
 async fn read(
     Loaded { record: page, snapshot, stack, .. }: Loaded<checkout::PaymentPage>,
 ) -> ApiResult<Json<PaymentPageEnvelope>> {
-    let payment_page = render_page(&stack, &snapshot, &page, stack.now_ms())?;
+    let payment_page = pages::get(&deps(&stack), &snapshot, &page)?;
     Ok(Json(PaymentPageEnvelope { payment_page }))
 }
 
@@ -74,8 +69,8 @@ async fn close(
     Call { stack, principal }: Call,
     Path(id): Path<String>,
 ) -> ApiResult<Json<PaymentPageEnvelope>> {
-    checkout::close(&stack, PAGES, principal.organization(), &id).await?;
-    read(Loaded::load(stack, &principal, &id)?).await
+    let payment_page = pages::close(&deps(&stack), principal.organization(), &id).await?;
+    Ok(Json(PaymentPageEnvelope { payment_page }))
 }
 
 /// Payment pages, newest first
@@ -89,21 +84,5 @@ async fn list(
     Call { stack, principal }: Call,
     ApiQueries(query, filter): ApiQueries<ListQuery, PaymentPageFilter>,
 ) -> ApiResult<Json<ListPage<PaymentPage>>> {
-    let status = filter
-        .status
-        .as_deref()
-        .map(|s| {
-            wire_enum::<PaymentPageStatus>(s)
-                .map_err(|_| ApiError::validation("status", "must be active or closed"))
-        })
-        .transpose()?;
-    let now = stack.now_ms();
-    let page = page_of_views(&stack, principal.organization(), PAGES, &query, |snapshot, id| {
-        let Some(p) = load_page(snapshot, id)? else { return Ok(None) };
-        if status.is_some_and(|s| s != page_status(&p, now)) {
-            return Ok(None);
-        }
-        Ok(Some(render_page(&stack, snapshot, &p, now)?))
-    })?;
-    Ok(Json(page))
+    Ok(Json(pages::list(&deps(&stack), principal.organization(), &query, &filter)?))
 }
