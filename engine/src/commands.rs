@@ -228,6 +228,9 @@ pub(crate) fn apply(
         Command::ExpireOrder { order_id } => crate::orders::expire(books, order_id)?,
         Command::Save { expect, documents, events } => {
             for e in expect {
+                if crate::storage::is_engine_owned(&e.collection) {
+                    return Err(EngineError::EngineOwned { collection: e.collection.clone() });
+                }
                 let current = books.store.get_raw(&keys::document(&e.collection, &e.id))?;
                 if current.as_deref().map(digest) != e.digest {
                     return Err(EngineError::Conflict(format!("{} '{}'", e.collection, e.id)));
@@ -288,14 +291,14 @@ fn load(books: &Books, resource: &ResourceRef) -> Result<Outcome, EngineError> {
         ResourceRef::Deposit(id) => {
             Outcome::Deposit(books.store.get(&keys::deposit(id))?.ok_or_else(|| missing("deposit"))?)
         }
-        ResourceRef::Payout(id) => Outcome::Payout(
-            books.store.get(&keys::document("payouts", id))?.ok_or_else(|| missing("payout"))?,
-        ),
-        ResourceRef::Collection(id) => Outcome::Collection(
-            books.store.get(&keys::document("collections", id))?.ok_or_else(|| missing("collection"))?,
-        ),
+        ResourceRef::Payout(id) => {
+            Outcome::Payout(books.store.get(&keys::payout(id))?.ok_or_else(|| missing("payout"))?)
+        }
+        ResourceRef::Collection(id) => {
+            Outcome::Collection(books.store.get(&keys::collection(id))?.ok_or_else(|| missing("collection"))?)
+        }
         ResourceRef::Order(id) => {
-            Outcome::Order(books.store.get(&keys::document("orders", id))?.ok_or_else(|| missing("order"))?)
+            Outcome::Order(books.store.get(&keys::order(id))?.ok_or_else(|| missing("order"))?)
         }
         ResourceRef::Transfers(ids) => {
             let mut transfers = Vec::with_capacity(ids.len());

@@ -20,6 +20,7 @@ use crate::format::Steps;
 use crate::postgres::{LeaseKeeper, PostgresConfig};
 use crate::rates::{Pricing, RateSource, RateTable};
 use crate::records::*;
+pub use crate::storage::MovementKind;
 use crate::storage::{Batch, RECORDS, decode, find_in, keys, prefix_end, read};
 use crate::view::View;
 use crate::wal::Wal;
@@ -433,7 +434,7 @@ fn open_inner(shared: &Shared, healing: bool) -> Result<Inner, EngineError> {
     let acknowledged = shared.epoch.load(Ordering::Acquire);
     let (db, durable, keeper) = match (&shared.postgres, &shared.path) {
         (Some(config), Some(path)) => {
-            let opened = crate::postgres::open(config, path, || open_redb(shared))?;
+            let opened = crate::postgres::open(config, path, &shared.ledger_steps, || open_redb(shared))?;
             let (db, opened) =
                 opened.map_err(|held| EngineError::Standby(format!("stack '{}': {held}", config.stack)))?;
             (Arc::new(db), Some(Durable::Postgres(Box::new(opened.log))), Some(opened.keeper))
@@ -787,13 +788,17 @@ impl Snapshot {
         Ok(out)
     }
 
-    /// A record the API layer stored with `Command::PutDocument`.
+    /// A record the API layer stored with `Command::PutDocument`. The
+    /// engine's own records are not documents (`EngineOwned`): read them
+    /// with `payout`, `collection`, `order`, ….
     pub fn document(&self, collection: &str, id: &str) -> Result<Option<Vec<u8>>, EngineError> {
+        refuse_engine_owned(collection)?;
         self.with_raw(&keys::document(collection, id), |bytes| bytes.map(<[u8]>::to_vec))
     }
 
     /// Every record of a collection, in id order.
     pub fn documents(&self, collection: &str) -> Result<Vec<(String, Vec<u8>)>, EngineError> {
+        refuse_engine_owned(collection)?;
         let prefix = keys::documents_prefix(collection);
         let end = prefix_end(&prefix);
         let mut out = Vec::new();
@@ -808,7 +813,7 @@ impl Snapshot {
 
     /// One outbox event by its id.
     pub fn event(&self, id: &str) -> Result<Option<EventRecord>, EngineError> {
-        match self.get::<u64>(&keys::document("event_seq", id))? {
+        match self.get::<u64>(&keys::event_id(id))? {
             Some(seq) => self.get(&keys::event(seq)),
             None => Ok(None),
         }
@@ -837,11 +842,11 @@ impl Snapshot {
     }
 
     pub fn payout(&self, id: &str) -> Result<Option<crate::movements::PayoutRecord>, EngineError> {
-        self.get(&keys::document("payouts", id))
+        self.get(&keys::payout(id))
     }
 
     pub fn collection(&self, id: &str) -> Result<Option<crate::movements::CollectionRecord>, EngineError> {
-        self.get(&keys::document("collections", id))
+        self.get(&keys::collection(id))
     }
 
     /// The group collection `id` counts in, if it was given one.
@@ -856,7 +861,36 @@ impl Snapshot {
     }
 
     pub fn order(&self, id: &str) -> Result<Option<crate::orders::OrderRecord>, EngineError> {
-        self.get(&keys::document("orders", id))
+        self.get(&keys::order(id))
+    }
+
+    /// What a live key spent in one window (`<key id>/<window>`), in US
+    /// cents; `None` before its first capped payout there.
+    pub fn cap_usage(&self, key_window: &str) -> Result<Option<i128>, EngineError> {
+        self.get(&keys::cap_usage(key_window))
+    }
+
+    /// The payouts and collections pending on `rail`, read from the index
+    /// the engine keeps in the commands that create and settle them (no
+    /// movement is decoded): by kind, then id.
+    pub fn open_movements(&self, rail: &str) -> Result<Vec<OpenMovement>, EngineError> {
+        let prefix = keys::open_movements_prefix(rail);
+        let end = prefix_end(&prefix);
+        let mut out = Vec::new();
+        for entry in self.range(&prefix, &end, false)? {
+            let (key, value) = entry?;
+            let corrupt = || EngineError::Corrupt("an open-movement entry's key is malformed".into());
+            let (&kind, id) = key.get(prefix.len()..).and_then(<[u8]>::split_first).ok_or_else(corrupt)?;
+            let kind = match kind {
+                k if k == MovementKind::Payout as u8 => MovementKind::Payout,
+                k if k == MovementKind::Collection as u8 => MovementKind::Collection,
+                _ => return Err(corrupt()),
+            };
+            let id =
+                std::str::from_utf8(id.strip_suffix(&[0]).ok_or_else(corrupt)?).map_err(|_| corrupt())?;
+            out.push(OpenMovement { kind, id: id.to_string(), created_at: decode(&value)? });
+        }
+        Ok(out)
     }
 
     /// The node's own accounts (the outside world, rail clearing, fee
@@ -914,6 +948,22 @@ impl Snapshot {
 
 /// Every system account's id starts with this (`ledger::system_account_id`).
 const SYSTEM_ACCOUNT_PREFIX: &str = "sys_";
+
+/// A payout or collection still pending on a rail (`Snapshot::open_movements`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OpenMovement {
+    pub kind: MovementKind,
+    pub id: String,
+    pub created_at: TimestampMs,
+}
+
+/// A document read naming a collection of the engine's own records.
+fn refuse_engine_owned(collection: &str) -> Result<(), EngineError> {
+    match crate::storage::is_engine_owned(collection) {
+        true => Err(EngineError::EngineOwned { collection: collection.to_string() }),
+        false => Ok(()),
+    }
+}
 
 /// What [`Snapshot::account_entries`] found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -49,6 +49,11 @@ pub enum EngineError {
     #[error("{0} changed concurrently; read it again")]
     Conflict(String),
 
+    /// A document write named a collection of the engine's own records
+    /// (payouts, collections, orders…), which only the engine writes.
+    #[error("'{collection}' holds the engine's own records; a document cannot be written there")]
+    EngineOwned { collection: String },
+
     /// The database could not be read or written.
     #[error("storage error: {0}")]
     Storage(String),

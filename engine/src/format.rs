@@ -18,7 +18,11 @@
 //! only the node's checkout records say, so its ledger step is the
 //! server's (`EngineConfig::ledger_steps`), and the engine's own is a stamp
 //! alone. Format 5 gives a payout's and an order's destination a bank code
-//! (`destinations_hold_bank_codes`). Every later change to a stored record
+//! (`destinations_hold_bank_codes`). Format 6 moves the records only the
+//! engine writes (payouts, collections, orders, groups, tallies, spend-cap
+//! usage, event ids) out of the documents into spaces of their own, and
+//! adds the index of movements open at a rail (`records_leave_documents`).
+//! Every later change to a stored record
 //! adds a version here, its
 //! step in each `Steps` list that the change touches (a no-op for the
 //! others), and a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -34,10 +38,10 @@ use crate::error::EngineError;
 use crate::records::{
     Arrival, CollectionGroup, CollectionRecord, Job, JobKind, MovementStatus, TallyRecord, TimestampMs,
 };
-use crate::storage::{RECORDS, Space, decode, encode, keys, prefix_end};
+use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -110,11 +114,14 @@ pub fn collections_join_groups(
     let mut table = txn.open_table(RECORDS)?;
     let mut completed: BTreeMap<String, (TallyRecord, Vec<CollectionRecord>)> = BTreeMap::new();
     for (collection_id, group) in members {
-        let stored = table.get(keys::document("collections", collection_id).as_slice())?;
+        let stored = table.get(format5::document("collections", collection_id).as_slice())?;
         let Some(collection) = stored.map(|v| decode::<CollectionRecord>(v.value())).transpose()? else {
             continue;
         };
-        table.insert(keys::collection_group(collection_id).as_slice(), encode(group).as_slice())?;
+        table.insert(
+            format5::document("collection_groups", collection_id).as_slice(),
+            encode(group).as_slice(),
+        )?;
         if collection.status == MovementStatus::Completed {
             let empty =
                 || (TallyRecord::empty(group, &collection.organization, &collection.currency), Vec::new());
@@ -136,7 +143,8 @@ pub fn collections_join_groups(
                 Arrival { collection_id: collection.id, amount_minor: collection.amount, completed_at };
             tally = tally.counted(arrival)?;
         }
-        table.insert(keys::collection_tally(&group).as_slice(), encode(&tally).as_slice())?;
+        table
+            .insert(format5::document("collection_tallies", &group).as_slice(), encode(&tally).as_slice())?;
     }
     Ok(())
 }
@@ -186,11 +194,108 @@ fn rewrite_range(
 /// uses) as far as it must be to find where its destinations end.
 pub fn destinations_hold_bank_codes(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
     for (collection, splice) in [("payouts", v3::payout as v3::Splice), ("orders", v3::order)] {
-        let start = keys::documents_prefix(collection);
+        let start = format5::documents_prefix(collection);
         rewrite_range(txn, &start, &prefix_end(&start), |bytes| splice(bytes).map(Some))?;
     }
     let start = keys::space(Space::Event);
     rewrite_range(txn, &start, &prefix_end(&start), v3::event)
+}
+
+/// Format 5 to 6 of a ledger: the records only the engine writes were
+/// documents (`Space::Document`, under the collection names
+/// `ENGINE_OWNED` lists), where the server's document writes could reach
+/// them; each moves, bytes unchanged, to its own space under the same id.
+/// Then the index of open movements is built from the pending payouts and
+/// collections, as the commands that create and settle them keep it.
+pub fn records_leave_documents(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    let mut table = txn.open_table(RECORDS)?;
+    for (collection, space) in ENGINE_OWNED {
+        let start = format5::documents_prefix(collection);
+        let end = prefix_end(&start);
+        loop {
+            let mut batch = Vec::new();
+            for entry in table.range(start.as_slice()..end.as_slice())?.take(REWRITE_BATCH_MAX) {
+                let (key, value) = entry?;
+                batch.push((key.value().to_vec(), value.value().to_vec()));
+            }
+            if batch.is_empty() {
+                break;
+            }
+            for (old, value) in batch {
+                // The prefix byte, then the id and its terminator as they were.
+                let new: Vec<u8> =
+                    [space as u8].into_iter().chain(old[start.len()..].iter().copied()).collect();
+                table.insert(new.as_slice(), value.as_slice())?;
+                table.remove(old.as_slice())?;
+            }
+        }
+    }
+    let mut open = Vec::new();
+    for entry in table
+        .range(keys::space(Space::Payout).as_slice()..prefix_end(&keys::space(Space::Payout)).as_slice())?
+    {
+        let payout: crate::records::PayoutRecord = decode(entry?.1.value())?;
+        if payout.status == MovementStatus::Pending {
+            open.push((
+                keys::open_movement(&payout.rail, MovementKind::Payout, &payout.id),
+                payout.created_at,
+            ));
+        }
+    }
+    let collections = keys::space(Space::Collection);
+    for entry in table.range(collections.as_slice()..prefix_end(&collections).as_slice())? {
+        let collection: CollectionRecord = decode(entry?.1.value())?;
+        if collection.status == MovementStatus::Pending {
+            open.push((
+                keys::open_movement(&collection.rail, MovementKind::Collection, &collection.id),
+                collection.created_at,
+            ));
+        }
+    }
+    for (key, created_at) in open {
+        table.insert(key.as_slice(), encode(&created_at).as_slice())?;
+    }
+    Ok(())
+}
+
+/// Keys as format 5 and earlier built them, for the steps before format 6
+/// (which moved the engine's records out of the documents).
+pub mod format5 {
+    use redb::ReadableTable;
+
+    use crate::storage::{ENGINE_OWNED, Key, Space, keys, prefix_end};
+
+    /// A document's key, whatever its collection.
+    pub fn document(collection: &str, id: &str) -> Vec<u8> {
+        Key::new(Space::Document).str(collection).str(id).bytes()
+    }
+    pub fn documents_prefix(collection: &str) -> Vec<u8> {
+        Key::new(Space::Document).str(collection).bytes()
+    }
+
+    /// Lays a format 6 ledger's records out as format 5 did (the engine's
+    /// records back among the documents, no index of open movements), for
+    /// tests of the upgrade path, which make an older ledger out of a
+    /// current one. Returns how many records it moved.
+    pub fn store_as_format_5(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, redb::Error> {
+        let mut moved: usize = 0;
+        for (collection, space) in ENGINE_OWNED {
+            let start = keys::space(space);
+            let records: Vec<(Vec<u8>, Vec<u8>)> = table
+                .range(start.as_slice()..prefix_end(&start).as_slice())?
+                .map(|entry| entry.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())))
+                .collect::<Result<_, _>>()?;
+            for (key, value) in records {
+                let old = [documents_prefix(collection).as_slice(), &key[1..]].concat();
+                table.insert(old.as_slice(), value.as_slice())?;
+                table.remove(key.as_slice())?;
+                moved = moved.saturating_add(1);
+            }
+        }
+        let start = keys::space(Space::OpenMovement);
+        table.retain_in(start.as_slice()..prefix_end(&start).as_slice(), |_, _| false)?;
+        Ok(moved)
+    }
 }
 
 /// Records as formats 3 and 4 wrote them, as tuples: postcard encodes a struct and
@@ -288,10 +393,16 @@ mod v3 {
 /// The upgrade path of a ledger database (`live.redb`, `sandbox.redb`).
 /// The upgrade path of a ledger database (`live.redb`, `sandbox.redb`)
 /// whose collections have no groups (a ledger outside a node).
-pub const LEDGER_STEPS: Steps =
-    [stamp_only, jobs_hold_kinds, stamp_only, stamp_only, destinations_hold_bank_codes];
+pub const LEDGER_STEPS: Steps = [
+    stamp_only,
+    jobs_hold_kinds,
+    stamp_only,
+    stamp_only,
+    destinations_hold_bank_codes,
+    records_leave_documents,
+];
 /// The upgrade path of a request log (`<stack>-requests.redb`).
-pub const REQUEST_LOG_STEPS: Steps = [stamp_only, stamp_only, stamp_only, stamp_only, stamp_only];
+pub const REQUEST_LOG_STEPS: Steps = [stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only];
 
 /// What a file's stamp says before any upgrade.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -600,6 +711,10 @@ mod tests {
             for (key, job) in jobs {
                 table.insert(key.as_slice(), format_1(&job).as_slice()).unwrap();
             }
+            assert!(
+                format5::store_as_format_5(&mut table).unwrap() >= 3,
+                "a payout, a collection and an order"
+            );
             assert!(bank_codes::store_as_format_3(&mut table) >= 3, "a payout, an order and their events");
         }
         txn.open_table(FORMAT).unwrap().insert(STAMP_KEY, 1).unwrap();
@@ -782,16 +897,16 @@ mod tests {
         pub(in super::super) fn store_as_format_3(table: &mut redb::Table<&[u8], &[u8]>) -> usize {
             let mut rewritten = Vec::new();
             for space in [
-                keys::documents_prefix("payouts"),
-                keys::documents_prefix("orders"),
+                format5::documents_prefix("payouts"),
+                format5::documents_prefix("orders"),
                 keys::space(Space::Event),
             ] {
                 for entry in table.range(space.as_slice()..prefix_end(&space).as_slice()).unwrap() {
                     let (key, value) = entry.unwrap();
                     let key = key.value().to_vec();
-                    let old = if key.starts_with(&keys::documents_prefix("payouts")) {
+                    let old = if key.starts_with(&format5::documents_prefix("payouts")) {
                         format_3_payout(&decode(value.value()).unwrap())
-                    } else if key.starts_with(&keys::documents_prefix("orders")) {
+                    } else if key.starts_with(&format5::documents_prefix("orders")) {
                         format_3_order(&decode(value.value()).unwrap())
                     } else {
                         format_3_event_of(&decode(value.value()).unwrap())
@@ -818,31 +933,39 @@ mod tests {
                 for n in 0..count {
                     let p = payout(&format!("pay_ngn_{n:06}"));
                     table
-                        .insert(keys::document("payouts", &p.id).as_slice(), format_3_payout(&p).as_slice())
+                        .insert(
+                            format5::document("payouts", &p.id).as_slice(),
+                            format_3_payout(&p).as_slice(),
+                        )
                         .unwrap();
                 }
                 table
-                    .insert(keys::document("orders", "ord_1").as_slice(), format_3_order(&order()).as_slice())
+                    .insert(
+                        format5::document("orders", "ord_1").as_slice(),
+                        format_3_order(&order()).as_slice(),
+                    )
                     .unwrap();
                 let e = event(1, EventPayload::OrderWithPayout(order(), payout("pay_ngn_1")));
                 let old =
                     format_3_event(&e, 6, &[format_3_order(&order()), format_3_payout(&payout("pay_ngn_1"))]);
                 table.insert(keys::event(1).as_slice(), old.as_slice()).unwrap();
-                table.insert(keys::document("recipients", "rcp_1").as_slice(), [9u8, 9].as_slice()).unwrap();
+                table
+                    .insert(format5::document("recipients", "rcp_1").as_slice(), [9u8, 9].as_slice())
+                    .unwrap();
             }
             destinations_hold_bank_codes(&txn).unwrap();
             let table = txn.open_table(RECORDS).unwrap();
             for n in 0..count {
                 let id = format!("pay_ngn_{n:06}");
-                let stored = table.get(keys::document("payouts", &id).as_slice()).unwrap().unwrap();
+                let stored = table.get(format5::document("payouts", &id).as_slice()).unwrap().unwrap();
                 assert_eq!(decode::<PayoutRecord>(stored.value()).unwrap(), payout(&id));
             }
-            let stored = table.get(keys::document("orders", "ord_1").as_slice()).unwrap().unwrap();
+            let stored = table.get(format5::document("orders", "ord_1").as_slice()).unwrap().unwrap();
             assert_eq!(decode::<OrderRecord>(stored.value()).unwrap(), order());
             let stored = table.get(keys::event(1).as_slice()).unwrap().unwrap();
             let read: EventRecord = decode(stored.value()).unwrap();
             assert_eq!(read.payload, EventPayload::OrderWithPayout(order(), payout("pay_ngn_1")));
-            let other = table.get(keys::document("recipients", "rcp_1").as_slice()).unwrap().unwrap();
+            let other = table.get(format5::document("recipients", "rcp_1").as_slice()).unwrap().unwrap();
             assert_eq!(other.value(), [9u8, 9].as_slice(), "another collection is untouched");
         }
     }
@@ -975,8 +1098,10 @@ mod tests {
                 table.remove(keys::collection_group(collection).as_slice()).unwrap();
                 table.remove(keys::collection_tally(&group.id).as_slice()).unwrap();
             }
+            format5::store_as_format_5(&mut table).unwrap();
         }
         collections_join_groups(&txn, &members).unwrap();
+        records_leave_documents(&txn).unwrap();
         txn.commit().unwrap();
         drop(db);
         let engine = Engine::open(EngineConfig::new(Some(path))).unwrap();
@@ -985,5 +1110,126 @@ mod tests {
         assert_eq!(snapshot.collection_group(&members[1].0).unwrap().as_ref(), Some(&fixed));
         drop(snapshot);
         engine.shutdown();
+    }
+
+    /// Format 6 moves the engine's records out of the documents and builds
+    /// the index of open movements: a ledger laid out as format 5 (a
+    /// settled payout, a pending collection, an order, spend-cap usage,
+    /// events, a document of the API layer's) opens with each record read
+    /// as before, the API layer's document untouched, only the pending
+    /// collection in the index, and the books verifying.
+    #[test]
+    #[expect(clippy::too_many_lines)]
+    fn format_6_moves_the_engines_records_and_indexes_the_open_movements() {
+        use crate::movements::CapCheck;
+        use crate::{Engine, EngineConfig, Outcome, Step};
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sandbox.redb");
+        let engine = Engine::open(EngineConfig::new(Some(path.clone()))).unwrap();
+        let deposit = Command::Deposit {
+            organization: "org_1".into(),
+            currency: "USD".into(),
+            amount: 10_000,
+            external_reference: None,
+        };
+        engine.execute_blocking(deposit).unwrap();
+        let mut commands = commands_that_schedule_jobs();
+        if let Command::CreatePayout(new) = &mut commands[0] {
+            new.cap = Some(CapCheck {
+                key_id: "key_1".into(),
+                amount_usd_cents: 1_000,
+                per_transaction_usd_cents: None,
+                daily_usd_cents: Some(5_000),
+                monthly_usd_cents: None,
+                day: "2026-11-27".into(),
+                month: "2026-11".into(),
+            });
+        }
+        let ids: Vec<String> = commands
+            .into_iter()
+            .map(|command| match engine.execute_blocking(command).unwrap().outcome {
+                Outcome::Payout(p) => p.id,
+                Outcome::Collection(c) => c.id,
+                Outcome::Order(o) => o.id,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let settle = Step::Settle { success: true, message: "delivered".into() };
+        engine.execute_blocking(Command::AdvancePayout { payout_id: ids[0].clone(), step: settle }).unwrap();
+        let document = Command::PutDocument {
+            collection: "recipients".into(),
+            id: "rcp_1".into(),
+            body: vec![1, 2, 3],
+            list: None,
+        };
+        engine.execute_blocking(document).unwrap();
+        let read = |engine: &Engine| {
+            let snapshot = engine.read().unwrap();
+            let events = snapshot.events_after(0, 100).unwrap();
+            let by_id: Vec<_> = events.iter().map(|e| snapshot.event(&e.id).unwrap()).collect();
+            (
+                (
+                    snapshot.payout(&ids[0]).unwrap(),
+                    snapshot.collection(&ids[1]).unwrap(),
+                    snapshot.order(&ids[2]).unwrap(),
+                ),
+                (
+                    snapshot.cap_usage("key_1/2026-11-27").unwrap(),
+                    snapshot.document("recipients", "rcp_1").unwrap(),
+                ),
+                (events, by_id, snapshot.open_movements("test").unwrap()),
+            )
+        };
+        let before = read(&engine);
+        assert!(before.0.0.is_some() && before.0.1.is_some() && before.0.2.is_some());
+        assert_eq!(before.1.0, Some(1_000));
+        assert!(before.2.0.len() >= 3, "events: {:?}", before.2.0);
+        let open: Vec<_> = before.2.2.iter().map(|o| (o.kind, o.id.clone())).collect();
+        assert_eq!(
+            open,
+            vec![(MovementKind::Collection, ids[1].clone())],
+            "only the collection is still pending"
+        );
+        engine.shutdown();
+        drop(engine);
+
+        let db = redb::Database::open(&path).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut table = txn.open_table(RECORDS).unwrap();
+            assert!(
+                format5::store_as_format_5(&mut table).unwrap() >= 3 + 1 + 3,
+                "records, usage, event ids"
+            );
+            let stored = table.get(format5::document("payouts", &ids[0]).as_slice()).unwrap();
+            assert!(stored.is_some(), "format 5 kept payouts among the documents");
+        }
+        txn.open_table(FORMAT).unwrap().insert(STAMP_KEY, 5).unwrap();
+        txn.commit().unwrap();
+        drop(db);
+
+        let engine = Engine::open(EngineConfig::new(Some(path.clone()))).unwrap();
+        assert_eq!(read(&engine), before, "every record reads as before the upgrade");
+        engine.shutdown();
+        drop(engine);
+        let db = redb::Database::open(&path).unwrap();
+        assert_eq!(check(&db, &path).unwrap(), Found::Version(FORMAT_VERSION));
+        {
+            let txn = db.begin_read().unwrap();
+            let table = txn.open_table(RECORDS).unwrap();
+            let documents = keys::space(Space::Document);
+            for entry in table.range(documents.as_slice()..prefix_end(&documents).as_slice()).unwrap() {
+                let key = entry.unwrap().0.value().to_vec();
+                let collection = key[1..].split(|b| *b == 0).next().unwrap();
+                assert!(
+                    !crate::storage::is_engine_owned(std::str::from_utf8(collection).unwrap()),
+                    "{} is left among the documents",
+                    String::from_utf8_lossy(&key)
+                );
+            }
+        }
+        let report = crate::verify::verify(&db).unwrap();
+        assert!(report.is_consistent(), "{:?}", report.problems);
     }
 }

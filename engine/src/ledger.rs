@@ -308,7 +308,7 @@ impl Books<'_, '_> {
             payload,
             created_at: self.now,
         };
-        self.store.put(keys::document("event_seq", &event.id), &seq);
+        self.store.put(keys::event_id(&event.id), &seq);
         self.index(organization, "events", &event.id)?;
         self.store.put(keys::event(seq), &event);
         Ok(())
@@ -324,6 +324,9 @@ impl Books<'_, '_> {
         body: &[u8],
         list: &Option<(String, String)>,
     ) -> Result<(), EngineError> {
+        if crate::storage::is_engine_owned(collection) {
+            return Err(EngineError::EngineOwned { collection: collection.to_string() });
+        }
         let key = keys::document(collection, id);
         let is_new = self.store.get_raw(&key)?.is_none();
         if body.is_empty() {

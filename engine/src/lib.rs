@@ -56,8 +56,8 @@ mod writer;
 
 pub use commands::{Applied, Command, Document, Expected, NewEvent, Outcome, QuoteAmount};
 pub use engine::{
-    AccountEntries, Admission, CheckpointHold, Engine, EngineConfig, EngineStats, Pending, Snapshot,
-    WriterHold,
+    AccountEntries, Admission, CheckpointHold, Engine, EngineConfig, EngineStats, MovementKind, OpenMovement,
+    Pending, Snapshot, WriterHold,
 };
 pub use error::EngineError;
 pub use events::EventKind;

@@ -19,7 +19,7 @@ use crate::outcome::{Applied, Outcome};
 use crate::records::*;
 // Stored with the other records; named here too, where callers look.
 pub use crate::records::{CollectionRecord, Destination, MovementStatus, PayoutRecord, Step, TimelineEntry};
-use crate::storage::keys;
+use crate::storage::{MovementKind, keys};
 
 /// The rail of a live movement no provider connector takes: the operator
 /// pays it (or sees the payment arrive) and settles it by hand.
@@ -141,6 +141,19 @@ fn format(currency: &str, amount: i128) -> String {
     Currency::find(currency).map(|c| c.format(amount)).unwrap_or_else(|_| amount.to_string())
 }
 
+/// Enters a new (pending) movement in the index of open movements, in the
+/// command that creates it: readers of what is open at a rail read the
+/// index, never every movement.
+fn open(books: &mut Books, rail: &str, kind: MovementKind, id: &str, created_at: TimestampMs) {
+    books.store.put(keys::open_movement(rail, kind, id), &created_at);
+}
+
+/// Takes a movement out of the index of open movements, in the command
+/// that settles it (moves it out of pending).
+fn close(books: &mut Books, rail: &str, kind: MovementKind, id: &str) {
+    books.store.delete(keys::open_movement(rail, kind, id));
+}
+
 /// Stores a job to run at `due_at`, in the same transaction as the change
 /// that scheduled it.
 pub(crate) fn schedule(books: &mut Books, due_at: TimestampMs, kind: JobKind) {
@@ -176,7 +189,7 @@ fn check_cap(books: &mut Books, cap: &CapCheck) -> Result<(), EngineError> {
     let windows =
         [(&cap.day, cap.daily_usd_cents, "dailyUsd"), (&cap.month, cap.monthly_usd_cents, "monthlyUsd")];
     for (window, limit, name) in windows {
-        let key = keys::document("cap_usage", &format!("{}/{}", cap.key_id, window));
+        let key = keys::cap_usage(&format!("{}/{}", cap.key_id, window));
         let used = books.store.get::<i128>(&key)?.unwrap_or(0);
         let used = request_sum(used, cap.amount_usd_cents)?;
         if let Some(limit) = limit
@@ -275,7 +288,8 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
         updated_at: now,
         completed_at: None,
     };
-    books.store.put(keys::document("payouts", &id), &payout);
+    books.store.put(keys::payout(&id), &payout);
+    open(books, &payout.rail, MovementKind::Payout, &id, now);
     books.index(&new.organization, "payouts", &id)?;
     for step in &new.schedule {
         let kind = JobKind::AdvancePayout { payout_id: id.clone(), step: step.step.clone() };
@@ -287,7 +301,7 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
 pub(crate) fn load_payout(books: &Books, id: &str) -> Result<PayoutRecord, EngineError> {
     books
         .store
-        .get(&keys::document("payouts", id))?
+        .get(&keys::payout(id))?
         .ok_or_else(|| EngineError::NotFound { resource: "payout", id: id.to_string() })
 }
 
@@ -350,11 +364,12 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
                 ));
                 payout.timeline.push(entry(now, "state", "Payout failed", "Status failed".to_string()));
             }
+            close(books, &payout.rail, MovementKind::Payout, id);
             let kind = if *success { EventKind::PayoutCompleted } else { EventKind::PayoutFailed };
             books.emit(&payout.organization.clone(), kind, EventPayload::Payout(payout.clone()))?;
         }
     }
-    books.store.put(keys::document("payouts", id), &payout);
+    books.store.put(keys::payout(id), &payout);
     Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
 }
 
@@ -370,10 +385,7 @@ fn new_collection_id(books: &Books, new: &NewCollection) -> Result<String, Engin
     }
     match &new.id {
         None => Ok(books.new_id("col")),
-        Some(id)
-            if id.starts_with("col_")
-                && books.store.get_raw(&keys::document("collections", id))?.is_none() =>
-        {
+        Some(id) if id.starts_with("col_") && books.store.get_raw(&keys::collection(id))?.is_none() => {
             Ok(id.clone())
         }
         Some(id) => Err(EngineError::Invalid {
@@ -433,7 +445,8 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
         updated_at: now,
         completed_at: None,
     };
-    books.store.put(keys::document("collections", &id), &collection);
+    books.store.put(keys::collection(&id), &collection);
+    open(books, &collection.rail, MovementKind::Collection, &id, now);
     books.index(&new.organization, "collections", &id)?;
     if let Some(group) = &new.group {
         books.store.put(keys::collection_group(&id), group);
@@ -455,7 +468,7 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
 
 #[expect(clippy::too_many_lines)]
 pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Result<Applied, EngineError> {
-    let key = keys::document("collections", id);
+    let key = keys::collection(id);
     let mut collection: CollectionRecord = books
         .store
         .get(&key)?
@@ -477,6 +490,7 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
                 TransferSpec::VoidPending { pending_id: collection.hold_id }
             };
             books.transfer(&spec)?;
+            close(books, &collection.rail, MovementKind::Collection, id);
             collection.status_message = message.clone();
             let amount = format(&collection.currency, collection.amount);
             let organization = collection.organization.clone();

@@ -56,7 +56,7 @@ fn format(currency: &str, amount: i128) -> String {
 }
 
 fn key(id: &str) -> Vec<u8> {
-    keys::document("orders", id)
+    keys::order(id)
 }
 
 pub(crate) fn load(books: &Books, id: &str) -> Result<OrderRecord, EngineError> {

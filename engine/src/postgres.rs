@@ -128,9 +128,11 @@ fn migrate(client: &mut Client) -> Result<(), EngineError> {
     Ok(())
 }
 
-/// The stack's row, created on first use; refuses a format this binary
-/// does not write. Returns the stack's origin id.
-fn stack_origin(client: &mut Client, stack: &str) -> Result<String, EngineError> {
+/// The stack's row, created on first use; refuses a format newer than this
+/// binary's. Returns the stack's origin id and the format it was written
+/// by (an older one is upgraded by the node that takes the lease,
+/// `upgrade_stack`).
+fn stack_origin(client: &mut Client, stack: &str) -> Result<(String, u32), EngineError> {
     let origin = format!("{:032x}", rand::random::<u128>());
     let format = i32::try_from(FORMAT_VERSION).map_err(|_| EngineError::Overflow("format version"))?;
     client
@@ -143,14 +145,122 @@ fn stack_origin(client: &mut Client, stack: &str) -> Result<String, EngineError>
         .query_one("SELECT format, origin FROM sika_stacks WHERE stack = $1", &[&stack])
         .map_err(storage("cannot read the stack's row"))?;
     let stored: i32 = row.get(0);
-    if stored != format {
-        // No format step has run on Postgres yet: each later step adds its
-        // upgrade here, as `format::LEDGER_STEPS` does for redb files.
-        return Err(EngineError::Storage(format!(
+    match u32::try_from(stored) {
+        Ok(stored) if stored <= FORMAT_VERSION => Ok((row.get(1), stored)),
+        _ => Err(EngineError::Storage(format!(
             "stack '{stack}' in Postgres was written by Sika storage format version {stored}, but this binary writes version {format}"
-        )));
+        ))),
     }
-    Ok(row.get(1))
+}
+
+/// Brings a stack written by an older format (Postgres stacks exist since
+/// format 5) up to this binary's, by the node that has just taken its
+/// lease: the stack's records are copied into an in-memory store, the
+/// ledger's upgrade steps run there exactly as on an embedded ledger, and
+/// what they changed is written back in one transaction, which holds the
+/// stack's row and lease and moves the stack's format. The upgrade is a
+/// batch of its own: it takes the next epoch (the rows it rewrites, the
+/// stack's row and the `commit_epoch` record), so a cache catching up reads
+/// it like any batch, and the writer's next batch follows it.
+fn upgrade_stack(
+    client: &mut Client,
+    config: &PostgresConfig,
+    term: i64,
+    steps: &crate::format::Steps,
+) -> Result<(), EngineError> {
+    let stack = config.stack.as_str();
+    let mut txn = client.transaction().map_err(storage("cannot upgrade the stack"))?;
+    let row = txn
+        .query_one("SELECT format, epoch FROM sika_stacks WHERE stack = $1 FOR UPDATE", &[&stack])
+        .map_err(storage("cannot read the stack's row"))?;
+    let (stored, epoch): (i32, i64) = (row.get(0), row.get(1));
+    let stored = u32::try_from(stored)
+        .map_err(|_| EngineError::Corrupt(format!("stack '{stack}' has format {stored}")))?;
+    if stored >= FORMAT_VERSION {
+        // Another node upgraded it first (`stack_origin` refused a newer one).
+        return txn.commit().map_err(storage("cannot upgrade the stack"));
+    }
+    let held = txn
+        .execute(
+            "SELECT 1 FROM sika_leases WHERE stack = $1 AND holder = $2 AND term = $3 AND expires_at > now() FOR UPDATE",
+            &[&stack, &config.holder, &term],
+        )
+        .map_err(storage("cannot read the writer lease"))?;
+    if held != 1 {
+        return Err(lost_lease(stack));
+    }
+    let rows = txn
+        .query("SELECT key, value FROM sika_records WHERE stack = $1 AND value IS NOT NULL", &[&stack])
+        .map_err(storage("cannot read the stack's records"))?;
+    let before = rows.iter().map(|row| (row.get::<_, Vec<u8>>(0), row.get::<_, Vec<u8>>(1))).collect();
+    let epoch = epoch.checked_add(1).ok_or(EngineError::Overflow("commit epoch"))?;
+    let label = format!("stack '{stack}' in Postgres");
+    let (keys, values) = upgraded(&before, stored, steps, &label, epoch)?;
+    txn.execute(
+        "INSERT INTO sika_records (stack, key, value, epoch) \
+         SELECT $1, k, v, $2 FROM unnest($3::bytea[], $4::bytea[]) AS t(k, v) \
+         ON CONFLICT (stack, key) DO UPDATE SET value = EXCLUDED.value, epoch = EXCLUDED.epoch",
+        &[&stack, &epoch, &keys, &values],
+    )
+    .map_err(storage("cannot write the upgraded records"))?;
+    let format = i32::try_from(FORMAT_VERSION).map_err(|_| EngineError::Overflow("format version"))?;
+    txn.execute(
+        "UPDATE sika_stacks SET format = $2, epoch = $3 WHERE stack = $1",
+        &[&stack, &format, &epoch],
+    )
+    .map_err(storage("cannot move the stack's format"))?;
+    txn.commit().map_err(storage("cannot upgrade the stack"))
+}
+
+/// What upgrading `before` (a stack's records, written by format
+/// `stored`) with `steps` changes, as the keys and values (`None`: a
+/// tombstone) of one batch at `epoch`, its `commit_epoch` record included.
+type Upgraded = (Vec<Vec<u8>>, Vec<Option<Vec<u8>>>);
+fn upgraded(
+    before: &std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
+    stored: u32,
+    steps: &crate::format::Steps,
+    label: &str,
+    epoch: i64,
+) -> Result<Upgraded, EngineError> {
+    let db = redb::Database::builder().create_with_backend(redb::backends::InMemoryBackend::new())?;
+    {
+        let write = db.begin_write()?;
+        {
+            let mut table = write.open_table(RECORDS)?;
+            for (key, value) in before {
+                table.insert(key.as_slice(), value.as_slice())?;
+            }
+        }
+        write.commit()?;
+    }
+    crate::format::upgrade(&db, Path::new(label), crate::format::Found::Version(stored), steps)?;
+    let commit_epoch = keys::meta("commit_epoch");
+    let mut keys: Vec<Vec<u8>> = vec![commit_epoch.clone()];
+    let mut values: Vec<Option<Vec<u8>>> = vec![Some(crate::storage::encode(
+        &u64::try_from(epoch).map_err(|_| EngineError::Overflow("commit epoch"))?,
+    ))];
+    let mut after = std::collections::BTreeSet::from([commit_epoch.clone()]);
+    {
+        use redb::ReadableTable;
+        let read = db.begin_read()?;
+        let table = read.open_table(RECORDS)?;
+        for entry in table.iter()? {
+            let (key, value) = entry?;
+            let (key, value) = (key.value().to_vec(), value.value().to_vec());
+            if key != commit_epoch && before.get(&key) != Some(&value) {
+                keys.push(key.clone());
+                values.push(Some(value));
+            }
+            after.insert(key);
+        }
+    }
+    for key in before.keys().filter(|key| !after.contains(*key)) {
+        // A tombstone, as a batch leaves for a deleted key.
+        keys.push(key.clone());
+        values.push(None);
+    }
+    Ok((keys, values))
 }
 
 /// Who holds a stack's lease when this node could not take it.
@@ -210,22 +320,27 @@ pub(crate) struct Opened {
     pub keeper: LeaseKeeper,
 }
 
-/// Connects, migrates, checks the stack and takes its lease, then brings
-/// the local cache at `cache` up to date. `Ok(Err(held))` when another
+/// Connects, migrates, checks the stack and takes its lease, upgrades a
+/// stack an older format wrote (with `steps`, the ledger's upgrade path),
+/// then brings the local cache at `cache` up to date. `Ok(Err(held))` when another
 /// node holds the lease: this node is a standby.
 pub(crate) fn open(
     config: &PostgresConfig,
     cache: &Path,
+    steps: &crate::format::Steps,
     open_cache: impl Fn() -> Result<redb::Database, EngineError> + Send + Sync,
 ) -> Result<Result<(redb::Database, Opened), LeaseHeld>, EngineError> {
     off_runtime(|| {
         let mut client = connect(&config.url)?;
         migrate(&mut client)?;
-        let origin = stack_origin(&mut client, &config.stack)?;
+        let (origin, stored) = stack_origin(&mut client, &config.stack)?;
         let term = match acquire(&mut client, config)? {
             Ok(term) => term,
             Err(held) => return Ok(Err(held)),
         };
+        if stored < FORMAT_VERSION {
+            upgrade_stack(&mut client, config, term, steps)?;
+        }
         let db = fresh_cache(cache, &origin, &open_cache)?;
         restore(&db, &mut client, &config.stack)?;
         let keeper_client = connect(&config.url)?;

@@ -36,6 +36,48 @@ pub enum Space {
     Deposit = 10,
     Document = 11,
     Job = 12,
+    /// The records only the engine writes, each in a space of its own
+    /// (since format 6; they were documents before): the server's document
+    /// writes cannot reach them.
+    Payout = 13,
+    Collection = 14,
+    Order = 15,
+    CollectionGroup = 16,
+    CollectionTally = 17,
+    /// A live key's spend so far in one window (`i128` US cents).
+    CapUsage = 18,
+    /// An event's sequence number, by the event's id.
+    EventId = 19,
+    /// The payouts and collections still pending, by rail: kept in the
+    /// command that creates or settles each (`keys::open_movement`).
+    OpenMovement = 20,
+}
+
+/// The document collections each engine-owned space replaced (format 5
+/// kept these records as documents under these names). A document write
+/// naming one is refused (`EngineError::EngineOwned`), and no document key
+/// is ever built for one (`keys::document` asserts it).
+pub const ENGINE_OWNED: [(&str, Space); 7] = [
+    ("payouts", Space::Payout),
+    ("collections", Space::Collection),
+    ("orders", Space::Order),
+    ("collection_groups", Space::CollectionGroup),
+    ("collection_tallies", Space::CollectionTally),
+    ("cap_usage", Space::CapUsage),
+    ("event_seq", Space::EventId),
+];
+
+/// Whether documents of `collection` would be records the engine owns.
+pub fn is_engine_owned(collection: &str) -> bool {
+    ENGINE_OWNED.iter().any(|(name, _)| *name == collection)
+}
+
+/// Which kind of movement an open-movement entry names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum MovementKind {
+    Payout = 0,
+    Collection = 1,
 }
 
 /// Builds keys: a prefix byte then parts.
@@ -62,7 +104,7 @@ impl Key {
 }
 
 pub mod keys {
-    use super::{Key, Space};
+    use super::{Key, MovementKind, Space};
 
     pub fn meta(name: &str) -> Vec<u8> {
         Key::new(Space::Meta).str(name).bytes()
@@ -104,23 +146,54 @@ pub mod keys {
     pub fn list_prefix(organization: &str, kind: &str) -> Vec<u8> {
         Key::new(Space::ListIndex).str(organization).str(kind).bytes()
     }
-    /// A record the API layer owns (keys, representatives…), by collection and id.
+    /// A record the API layer owns (keys, representatives…), by collection
+    /// and id. Never one of the engine's own records (`ENGINE_OWNED`),
+    /// which live in spaces of their own.
     pub fn document(collection: &str, id: &str) -> Vec<u8> {
-        Key::new(Space::Document).str(collection).str(id).bytes()
+        documents_prefix(collection).into_iter().chain(id.bytes()).chain([0]).collect()
     }
     pub fn documents_prefix(collection: &str) -> Vec<u8> {
+        assert!(
+            !super::is_engine_owned(collection),
+            "'{collection}' is the engine's, not a document collection"
+        );
         Key::new(Space::Document).str(collection).bytes()
     }
-    /// Where a collection's group is kept (`CollectionGroup`), by the
-    /// collection's id.
-    pub const COLLECTION_GROUPS: &str = "collection_groups";
-    /// Where each group's `TallyRecord` is kept, by the group's id.
-    pub const COLLECTION_TALLIES: &str = "collection_tallies";
-    pub fn collection_group(collection_id: &str) -> Vec<u8> {
-        document(COLLECTION_GROUPS, collection_id)
+    pub fn payout(id: &str) -> Vec<u8> {
+        Key::new(Space::Payout).str(id).bytes()
     }
+    pub fn collection(id: &str) -> Vec<u8> {
+        Key::new(Space::Collection).str(id).bytes()
+    }
+    pub fn order(id: &str) -> Vec<u8> {
+        Key::new(Space::Order).str(id).bytes()
+    }
+    /// A collection's group (`CollectionGroup`), by the collection's id.
+    pub fn collection_group(collection_id: &str) -> Vec<u8> {
+        Key::new(Space::CollectionGroup).str(collection_id).bytes()
+    }
+    /// A group's `TallyRecord`, by the group's id.
     pub fn collection_tally(group: &str) -> Vec<u8> {
-        document(COLLECTION_TALLIES, group)
+        Key::new(Space::CollectionTally).str(group).bytes()
+    }
+    /// A live key's spend in one window, by `<key id>/<window>`.
+    pub fn cap_usage(key_window: &str) -> Vec<u8> {
+        Key::new(Space::CapUsage).str(key_window).bytes()
+    }
+    /// An event's sequence number, by the event's id.
+    pub fn event_id(id: &str) -> Vec<u8> {
+        Key::new(Space::EventId).str(id).bytes()
+    }
+    /// A pending movement on `rail` (its value: when it was created).
+    pub fn open_movement(rail: &str, kind: MovementKind, id: &str) -> Vec<u8> {
+        let mut key = open_movements_prefix(rail);
+        key.push(kind as u8);
+        key.extend_from_slice(id.as_bytes());
+        key.push(0);
+        key
+    }
+    pub fn open_movements_prefix(rail: &str) -> Vec<u8> {
+        Key::new(Space::OpenMovement).str(rail).bytes()
     }
     /// A scheduled job, ordered by when it is due.
     pub fn job(due_at: i64, id: &str) -> Vec<u8> {

@@ -10,7 +10,7 @@ use redb::ReadableDatabase;
 use crate::error::EngineError;
 use crate::ledger::chain_hash;
 use crate::records::*;
-use crate::storage::{RECORDS, Space, decode, keys, prefix_end, read};
+use crate::storage::{MovementKind, RECORDS, Space, decode, keys, prefix_end, read};
 
 /// What an audit found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -80,7 +80,49 @@ pub fn verify(db: &impl ReadableDatabase) -> Result<Report, EngineError> {
     check_accounts(&table, &totals, &mut report)?;
     check_idempotency(&table, &mut report)?;
     check_tallies(&table, &mut report)?;
+    check_open_movements(&table, &mut report)?;
     Ok(report)
+}
+
+/// The index of open movements against the payouts and collections
+/// themselves: each pending one is in it under its rail, with its creation
+/// time, and nothing else is.
+fn check_open_movements(table: &Table, report: &mut Report) -> Result<(), EngineError> {
+    let mut expected: BTreeMap<Vec<u8>, (String, TimestampMs)> = BTreeMap::new();
+    for (_, value) in scan(table, Space::Payout)? {
+        let payout: PayoutRecord = decode(&value)?;
+        if payout.status == MovementStatus::Pending {
+            let key = keys::open_movement(&payout.rail, MovementKind::Payout, &payout.id);
+            expected.insert(key, (format!("payout {}", payout.id), payout.created_at));
+        }
+    }
+    for (_, value) in scan(table, Space::Collection)? {
+        let collection: CollectionRecord = decode(&value)?;
+        if collection.status == MovementStatus::Pending {
+            let key = keys::open_movement(&collection.rail, MovementKind::Collection, &collection.id);
+            expected.insert(key, (format!("collection {}", collection.id), collection.created_at));
+        }
+    }
+    for (key, value) in scan(table, Space::OpenMovement)? {
+        match expected.remove(&key) {
+            Some((what, created_at)) if decode::<TimestampMs>(&value)? != created_at => {
+                report
+                    .problems
+                    .push(format!("{what} is in the index of open movements with another creation time"));
+            }
+            Some(_) => {}
+            None => {
+                let readable = String::from_utf8_lossy(&key[1..]).replace('\0', "/");
+                report
+                    .problems
+                    .push(format!("the index of open movements names {readable}, which is not pending"));
+            }
+        }
+    }
+    for (what, _) in expected.into_values() {
+        report.problems.push(format!("{what} is pending but not in the index of open movements"));
+    }
+    Ok(())
 }
 
 /// (key, value) pairs of one space, in key order.
@@ -275,9 +317,9 @@ fn check_idempotency(table: &Table, report: &mut Report) -> Result<(), EngineErr
         let exists = match &entry.resource {
             ResourceRef::Conversion(id) => table.get(keys::conversion(id).as_slice())?.is_some(),
             ResourceRef::Deposit(id) => table.get(keys::deposit(id).as_slice())?.is_some(),
-            ResourceRef::Payout(id) => table.get(keys::document("payouts", id).as_slice())?.is_some(),
-            ResourceRef::Collection(id) => table.get(keys::document("collections", id).as_slice())?.is_some(),
-            ResourceRef::Order(id) => table.get(keys::document("orders", id).as_slice())?.is_some(),
+            ResourceRef::Payout(id) => table.get(keys::payout(id).as_slice())?.is_some(),
+            ResourceRef::Collection(id) => table.get(keys::collection(id).as_slice())?.is_some(),
+            ResourceRef::Order(id) => table.get(keys::order(id).as_slice())?.is_some(),
             ResourceRef::Transfers(ids) => {
                 let mut all = true;
                 for id in ids {
@@ -311,7 +353,7 @@ struct Recount {
 /// completion it names are among them. Problems name the group.
 fn check_tallies(table: &Table, report: &mut Report) -> Result<(), EngineError> {
     let mut groups = recount_groups(table, report)?;
-    for (key, value) in scan_documents(table, keys::COLLECTION_TALLIES)? {
+    for (key, value) in scan_ids(table, Space::CollectionTally)? {
         let tally: TallyRecord = decode(&value)?;
         report.collection_tallies = report.collection_tallies.saturating_add(1);
         if key != tally.group {
@@ -332,11 +374,9 @@ fn check_tallies(table: &Table, report: &mut Report) -> Result<(), EngineError> 
 /// Every group with a collection, and what its completed collections give.
 fn recount_groups(table: &Table, report: &mut Report) -> Result<BTreeMap<String, Recount>, EngineError> {
     let mut groups: BTreeMap<String, Recount> = BTreeMap::new();
-    for (collection_id, value) in scan_documents(table, keys::COLLECTION_GROUPS)? {
+    for (collection_id, value) in scan_ids(table, Space::CollectionGroup)? {
         let group: CollectionGroup = decode(&value)?;
-        let Some(collection) =
-            read::<CollectionRecord>(table, &keys::document("collections", &collection_id))?
-        else {
+        let Some(collection) = read::<CollectionRecord>(table, &keys::collection(&collection_id))? else {
             report.problems.push(format!("collection {collection_id} of group {} is missing", group.id));
             continue;
         };
@@ -413,9 +453,9 @@ fn check_arrival(
     }
 }
 
-/// (id, value) pairs of one collection of documents, in id order.
-fn scan_documents(table: &Table, collection: &str) -> Result<Vec<(String, Vec<u8>)>, EngineError> {
-    let start = keys::documents_prefix(collection);
+/// (id, value) pairs of one space of records keyed by id, in id order.
+fn scan_ids(table: &Table, space: Space) -> Result<Vec<(String, Vec<u8>)>, EngineError> {
+    let start = keys::space(space);
     let end = prefix_end(&start);
     let mut out = Vec::new();
     for entry in table.range(start.as_slice()..end.as_slice())? {

@@ -644,8 +644,7 @@ fn check_holds(snapshot: &Snapshot) {
         }
     }
     for window in CAP_WINDOWS {
-        let usage = snapshot.document("cap_usage", &format!("{CAP_KEY}/{window}")).expect("read");
-        let usage = usage.map_or(0, |b| sika_engine::storage::decode::<i128>(&b).expect("cap usage"));
+        let usage = snapshot.cap_usage(&format!("{CAP_KEY}/{window}")).expect("read").unwrap_or(0);
         assert_eq!(usage, cap_sum, "cap usage in {window} is the sum of the capped payouts");
     }
 }

@@ -223,3 +223,66 @@ fn ids_and_times_come_from_the_engines_clock() {
     assert_eq!(time_part(&later.id), time_part(&sika_engine::ids::new_id_at("dep", START + 86_400_000)));
     engine.shutdown();
 }
+
+/// The engine's own records are not documents: a document write naming
+/// their collection (alone, in a batch, in a conditional save, attached to
+/// a collection) is refused and changes nothing, so the API layer can
+/// never overwrite a payout past the ledger's checks; a document read
+/// naming it is refused too.
+#[test]
+fn a_document_write_into_the_engines_records_is_refused() {
+    use sika_engine::{Document, Expected};
+    let engine = engine(|_| {});
+    engine.execute_blocking(deposit("org_1", 10_000)).unwrap();
+    let Outcome::Payout(stored) = engine.execute_blocking(payout("p1", 1_000, 0, None)).unwrap().outcome
+    else {
+        panic!("a payout");
+    };
+    let forged = b"a forged payout".to_vec();
+    let document = |collection: &str| Document {
+        collection: collection.into(),
+        id: stored.id.clone(),
+        body: forged.clone(),
+        list: None,
+    };
+    let owned = [
+        "payouts",
+        "collections",
+        "orders",
+        "collection_groups",
+        "collection_tallies",
+        "cap_usage",
+        "event_seq",
+    ];
+    for collection in owned {
+        let refused = EngineError::EngineOwned { collection: collection.into() };
+        let commands = [
+            Command::PutDocument {
+                collection: collection.into(),
+                id: stored.id.clone(),
+                body: forged.clone(),
+                list: None,
+            },
+            Command::PutDocuments { documents: vec![document("recipients"), document(collection)] },
+            Command::Save { expect: Vec::new(), documents: vec![document(collection)], events: Vec::new() },
+            Command::Save {
+                expect: vec![Expected { collection: collection.into(), id: stored.id.clone(), digest: None }],
+                documents: vec![document("recipients")],
+                events: Vec::new(),
+            },
+        ];
+        for command in commands {
+            assert_eq!(engine.execute_blocking(command.clone()).unwrap_err(), refused, "{command:?}");
+        }
+        let snapshot = engine.read().unwrap();
+        assert_eq!(snapshot.document(collection, &stored.id).unwrap_err(), refused);
+        assert_eq!(snapshot.documents(collection).unwrap_err(), refused);
+    }
+    let snapshot = engine.read().unwrap();
+    assert_eq!(
+        snapshot.payout(&stored.id).unwrap().as_ref(),
+        Some(&stored),
+        "the payout is as the engine wrote it"
+    );
+    assert_eq!(snapshot.document("recipients", &stored.id).unwrap(), None, "a refused batch writes nothing");
+}

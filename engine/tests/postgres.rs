@@ -261,3 +261,96 @@ fn the_audit_reads_the_database_not_the_writers_cache() {
     assert_eq!(report.journal_entries, journal - 1);
     engine.shutdown();
 }
+
+/// A stack format 5 wrote (the engine's records among the documents, no
+/// index of open movements) is upgraded by the node that takes its lease,
+/// with the same step as an embedded ledger: its payouts read as before,
+/// the index names the pending one, the next batch follows the upgrade,
+/// and the audit of the database itself is consistent.
+#[test]
+#[expect(clippy::too_many_lines)]
+fn a_format_5_stack_is_upgraded_by_the_node_that_takes_its_lease() {
+    use sika_engine::movements::NewPayout;
+    use sika_engine::storage::ENGINE_OWNED;
+    use sika_engine::{MovementKind, Outcome, Step};
+
+    let Some(cluster) = Cluster::start() else { return };
+    let url = cluster.database("format5");
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(config(&url, &dir.path().join("live.redb"), "node-a", TTL)).unwrap();
+    deposit(&engine, "org_a", 10_000).unwrap();
+    let ids: Vec<String> = (0..2u8)
+        .map(|n| {
+            let new = NewPayout {
+                organization: "org_a".into(),
+                from_currency: "USD".into(),
+                from_amount: 1_000,
+                to: Default::default(),
+                to_currency: "USD".into(),
+                to_amount: 1_000,
+                fee_amount: 10,
+                rate: "1".into(),
+                narration: String::new(),
+                metadata: "{}".into(),
+                external_reference: format!("p{n}"),
+                api_key_id: None,
+                cap: None,
+                rail: "test".into(),
+                rail_note: String::new(),
+                schedule: Vec::new(),
+                request_fingerprint: [n; 32],
+                order_id: None,
+            };
+            match engine.execute_blocking(Command::CreatePayout(new)).unwrap().outcome {
+                Outcome::Payout(p) => p.id,
+                other => panic!("{other:?}"),
+            }
+        })
+        .collect();
+    let settle = Step::Settle { success: true, message: "delivered".into() };
+    engine.execute_blocking(Command::AdvancePayout { payout_id: ids[0].clone(), step: settle }).unwrap();
+    let read = |engine: &Engine| {
+        let snapshot = engine.read().unwrap();
+        (
+            snapshot.payout(&ids[0]).unwrap(),
+            snapshot.payout(&ids[1]).unwrap(),
+            snapshot.open_movements("test").unwrap(),
+        )
+    };
+    let before = read(&engine);
+    let open: Vec<_> = before.2.iter().map(|o| (o.kind, o.id.clone())).collect();
+    assert_eq!(open, vec![(MovementKind::Payout, ids[1].clone())]);
+    engine.shutdown();
+    drop(engine);
+
+    // As format 5 laid the stack out.
+    for (collection, space) in ENGINE_OWNED {
+        let moved = format!(
+            "UPDATE sika_records SET key = decode('0b', 'hex') || convert_to('{collection}', 'UTF8') || \
+             decode('00', 'hex') || substring(key from 2) WHERE stack = 'live' AND get_byte(key, 0) = {}",
+            space as u8
+        );
+        sql(&url, &moved);
+    }
+    let index = sql(&url, "DELETE FROM sika_records WHERE stack = 'live' AND get_byte(key, 0) = 20");
+    assert_eq!(index, 2, "the open payout's entry and the settled one's tombstone");
+    sql(&url, "UPDATE sika_stacks SET format = 5 WHERE stack = 'live'");
+    let refused = sika_engine::verify::verify_postgres(&url, "live").unwrap_err().to_string();
+    assert!(refused.contains("format version 5"), "{refused}");
+
+    // Another node, with a cache of its own, takes the lease and upgrades.
+    let other = tempfile::tempdir().unwrap();
+    let engine = Engine::open(config(&url, &other.path().join("live.redb"), "node-b", TTL)).unwrap();
+    assert_eq!(read(&engine), before, "the payouts and the index read as before");
+    pay(&engine, "org_a", "org_b", 100);
+    engine.shutdown();
+    drop(engine);
+    let report = sika_engine::verify::verify_postgres(&url, "live").unwrap().expect("the stack is there");
+    assert!(report.is_consistent(), "{:?}", report.problems);
+
+    // The first node's cache (filled before the upgrade) catches up too.
+    let engine = Engine::open(config(&url, &dir.path().join("live.redb"), "node-a", TTL)).unwrap();
+    assert_eq!(read(&engine), before);
+    assert_eq!(available(&engine, "org_a"), 10_000 - 1_010 - 1_010 - 100);
+    engine.shutdown();
+}

@@ -13,19 +13,23 @@
 //! payment link's totals are a tally on the ledger, and its links show the
 //! totals they showed; and a
 //! ledger whose payouts, orders and events have destinations with no bank
-//! code (formats 3 and 4) is upgraded to format 5 and serves them as before.
+//! code (formats 3 and 4) is upgraded to format 5 and serves them as before;
+//! and a ledger whose payouts, collections and orders are documents
+//! (format 5) is upgraded to format 6, serves them as before, and its
+//! pending movements (in the index of open movements it gains) settle.
 
 use std::path::{Path, PathBuf};
 
 use crate::support::*;
 use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
+use sika_engine::format::format5;
 use sika_engine::movements::{Destination, PayoutRecord};
 use sika_engine::orders::OrderRecord;
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end};
 use sika_engine::{Command, EventPayload, EventRecord, Job};
 
-const FORMAT_VERSION: u32 = 5;
+const FORMAT_VERSION: u32 = 6;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -264,13 +268,18 @@ fn format_3_event(e: &EventRecord) -> Option<Vec<u8>> {
     Some([head, payload, encode(&e.created_at)].concat())
 }
 
-/// Rewrites every payout, order and event of an open ledger table as
-/// format 3 stored them; returns how many of each it rewrote.
+/// Lays an open ledger table out as format 5 did (`store_as_format_5`),
+/// then rewrites every payout, order and event as format 3 stored them;
+/// returns how many of each it rewrote.
 fn store_destinations_as_format_3(table: &mut redb::Table<&[u8], &[u8]>) -> [usize; 3] {
+    format5::store_as_format_5(table).unwrap();
     let mut rewritten = Vec::new();
     let mut counts = [0; 3];
-    let spaces =
-        [keys::documents_prefix("payouts"), keys::documents_prefix("orders"), keys::space(Space::Event)];
+    let spaces = [
+        format5::documents_prefix("payouts"),
+        format5::documents_prefix("orders"),
+        keys::space(Space::Event),
+    ];
     for (n, start) in spaces.iter().enumerate() {
         for entry in table.range(start.as_slice()..prefix_end(start).as_slice()).unwrap() {
             let (key, value) = entry.unwrap();
@@ -596,6 +605,83 @@ async fn a_format_3_ledgers_payouts_orders_and_events_read_the_same_after_the_up
     let r = api.post(&node.sandbox_url("/v1/payouts"), &key, bank).await;
     r.expect(201);
     assert_eq!(r.body["payout"]["to"]["bankCode"], "040100");
+    node.stop_and_verify();
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+}
+
+/// A ledger laid out as format 5 (payouts, collections and orders among the
+/// documents, no index of open movements) with a settled payout, an order
+/// paid out, their events and a payout still waiting on the rail opens
+/// upgraded to format 6: each reads and renders exactly as before, the
+/// waiting payout (found through the index the upgrade built) completes,
+/// and the books and the index verify.
+#[tokio::test]
+async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade() {
+    let Some(()) = embedded_store() else { return };
+    // Slow enough that the second payout's two steps (cents 03: a note at
+    // 3 s, the outcome at 6 s) still wait at the stop.
+    let slow = [("SIKA_TIME_SCALE", "0.1")];
+    let mut node = Node::start_with_env(Options::unthrottled(), &slow);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    deposit(&api, &node, &key, "GHS", "100.00").await;
+    let settled =
+        api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("20.00", "format-5-settled")).await;
+    settled.expect(201);
+    let settled_url =
+        node.sandbox_url(&format!("/v1/payouts/{}", settled.body["payout"]["id"].as_str().unwrap()));
+    eventually("the first payout to settle", std::time::Duration::from_secs(60), || async {
+        let r = api.get(&settled_url, &key).await;
+        (r.body["payout"]["status"] == "completed").then_some(())
+    })
+    .await;
+    let waiting =
+        api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("10.03", "format-5-waiting")).await;
+    waiting.expect(201);
+    let waiting_url =
+        node.sandbox_url(&format!("/v1/payouts/{}", waiting.body["payout"]["id"].as_str().unwrap()));
+    let urls = [settled_url, waiting_url.clone(), node.sandbox_url("/v1/webhooks/events?limit=100")];
+    let mut before = Vec::new();
+    for url in &urls {
+        let r = api.get(url, &key).await;
+        r.expect(200);
+        before.push(r.body);
+    }
+    assert_eq!(before[1]["payout"]["status"], "pending", "the second payout waits on the rail");
+    node.stop();
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    {
+        let db = redb::Database::open(&sandbox).unwrap();
+        let txn = db.begin_write().unwrap();
+        let moved = format5::store_as_format_5(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+        assert!(moved >= 2 + 2, "two payouts and their events' ids at least: {moved}");
+        txn.open_table(STAMP).unwrap().insert("format_version", 5).unwrap();
+        txn.commit().unwrap();
+    }
+    node.restart(&Options::unthrottled(), &slow);
+    let api = Api::new();
+    let settled = api.get(&urls[0], &key).await;
+    settled.expect(200);
+    assert_eq!(settled.body, before[0], "the settled payout after the upgrade");
+    let events = api.get(&urls[2], &key).await;
+    let was: Vec<&Value> = before[2]["data"].as_array().unwrap().iter().collect();
+    let now = events.body["data"].as_array().unwrap();
+    for event in &was {
+        assert!(now.contains(event), "event {} reads as before the upgrade", event["id"]);
+    }
+    let completed =
+        eventually("the waiting payout to complete", std::time::Duration::from_secs(60), || async {
+            let r = api.get(&waiting_url, &key).await;
+            (r.body["payout"]["status"] == "completed").then_some(r.body)
+        })
+        .await;
+    let (was, now) = (&before[1]["payout"], &completed["payout"]);
+    for field in ["id", "amount", "to", "fee", "createdAt", "externalReference"] {
+        assert_eq!(was[field], now[field], "the waiting payout's {field}");
+    }
+    let was = was["timeline"].as_array().unwrap();
+    assert_eq!(&now["timeline"].as_array().unwrap()[..was.len()], was.as_slice(), "its timeline goes on");
     node.stop_and_verify();
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
 }

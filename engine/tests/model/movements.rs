@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use sha2::Digest;
 use sika_engine::movements::{CapCheck, MovementStatus, NewCollection, NewPayout, ScheduledStep};
 use sika_engine::orders::{NewOrder, OrderFunds, OrderStatus};
-use sika_engine::{CollectionGroup, Destination, Snapshot, Step};
+use sika_engine::{CollectionGroup, Destination, MovementKind, Snapshot, Step};
 
 use super::*;
 
@@ -806,14 +806,33 @@ pub(super) fn compare_movements(snapshot: &Snapshot, model: &Model) -> Result<()
         prop_assert_eq!(cap_usage(snapshot, window), used, "cap usage of {}", window);
     }
     prop_assert_eq!(snapshot.due_jobs(i64::MAX, 10_000).expect("jobs").len(), m.jobs.len(), "scheduled jobs");
+    // The index of open movements, which the engine keeps as it creates and
+    // settles them, names exactly the pending ones: what a scan of every
+    // payout and collection would select.
+    let pending = |status: &MovementStatus| *status == MovementStatus::Pending;
+    let mut scanned: Vec<(MovementKind, String)> = m
+        .payouts
+        .iter()
+        .filter(|(_, s)| pending(&s.status))
+        .map(|(id, _)| (MovementKind::Payout, id.clone()))
+        .chain(
+            m.collections
+                .iter()
+                .filter(|(_, s)| pending(&s.status))
+                .map(|(id, _)| (MovementKind::Collection, id.clone())),
+        )
+        .collect();
+    scanned.sort();
+    let indexed: Vec<(MovementKind, String)> =
+        snapshot.open_movements("model").expect("read").into_iter().map(|o| (o.kind, o.id)).collect();
+    prop_assert_eq!(indexed, scanned, "the index of open movements");
     check_caps(snapshot)?;
     check_settlements(snapshot)
 }
 
 /// The cap usage stored for `CAP_KEY` in `window`.
 fn cap_usage(snapshot: &Snapshot, window: &str) -> i128 {
-    let stored = snapshot.document("cap_usage", &format!("{CAP_KEY}/{window}")).expect("read");
-    stored.map_or(0, |bytes| sika_engine::storage::decode::<i128>(&bytes).expect("cap usage"))
+    snapshot.cap_usage(&format!("{CAP_KEY}/{window}")).expect("read").unwrap_or(0)
 }
 
 /// The engine's own state agrees with itself: each window's cap usage is

@@ -3,8 +3,9 @@
 //! them), open disputes, webhook endpoints whose deliveries fail, and the
 //! requests the stack recently answered with an error.
 //!
-//! Nothing is indexed by status, so the first three are counted by reading
-//! the stack's records (as the reconciler's scan does). A count is kept
+//! The pending movements are read from the ledger's index of open
+//! movements; disputes and endpoints are not indexed by status, so they are
+//! counted by reading the stack's records. A count is kept
 //! for `COUNT_TTL`, so `/metrics` scrapes and the console's once-a-second
 //! status together cost at most one scan per 10 seconds whatever polls
 //! them. Failed requests are kept in memory, the newest
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use sika_api::admin::{Attention, FailedRequest};
 use sika_engine::Engine;
-use sika_engine::movements::{CollectionRecord, MovementStatus, PayoutRecord, RAIL_MANUAL};
+use sika_engine::movements::RAIL_MANUAL;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::render::timestamp;
@@ -88,17 +89,8 @@ pub(crate) fn count(engine: &Engine, kind: StackKind) -> ApiResult<Counts> {
     // Only live movements go to the operator (the sandbox's simulator
     // settles every one), so the sandbox's, however many, are not read.
     if kind == StackKind::Live {
-        for (_, bytes) in snapshot.documents("payouts")? {
-            let payout: PayoutRecord = decode(&bytes)?;
-            if payout.status == MovementStatus::Pending && payout.rail == RAIL_MANUAL {
-                waiting(payout.created_at);
-            }
-        }
-        for (_, bytes) in snapshot.documents("collections")? {
-            let collection: CollectionRecord = decode(&bytes)?;
-            if collection.status == MovementStatus::Pending && collection.rail == RAIL_MANUAL {
-                waiting(collection.created_at);
-            }
+        for movement in snapshot.open_movements(RAIL_MANUAL)? {
+            waiting(movement.created_at);
         }
     }
     for (_, bytes) in snapshot.documents(crate::domain::disputes::COLLECTION)? {

@@ -6,7 +6,8 @@
 use redb::{ReadableTable, WriteTransaction};
 use sika_engine::EngineError;
 use sika_engine::format::{
-    Steps, collections_join_groups, destinations_hold_bank_codes, jobs_hold_kinds, stamp_only,
+    Steps, collections_join_groups, destinations_hold_bank_codes, jobs_hold_kinds, records_leave_documents,
+    stamp_only,
 };
 use sika_engine::storage::{RECORDS, keys, prefix_end};
 
@@ -15,8 +16,14 @@ use crate::store::documents::decode;
 
 /// The upgrade path of a node's ledgers (`live.redb`, `sandbox.redb`): the
 /// engine's, with format 4's groups read from the checkout sessions.
-pub const LEDGER_STEPS: Steps =
-    [stamp_only, jobs_hold_kinds, stamp_only, links_tally_their_attempts, destinations_hold_bank_codes];
+pub const LEDGER_STEPS: Steps = [
+    stamp_only,
+    jobs_hold_kinds,
+    stamp_only,
+    links_tally_their_attempts,
+    destinations_hold_bank_codes,
+    records_leave_documents,
+];
 
 /// Format 3 to 4 of a ledger: each checkout session's collection joins its
 /// link's group (toward the link's amount), and each link's tally counts

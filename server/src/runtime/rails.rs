@@ -1,9 +1,9 @@
 //! The reconciler: one task on the live stack while a provider is
 //! configured. It runs `domain::rails::reconcile` for every movement the
 //! provider has not settled: those a handler or a notification made due,
-//! and those found in the ledger at start (a crash between storing a
-//! payout and hearing the provider's answer leaves one) and every scan
-//! after. A movement the provider has not finished is looked at again
+//! and those in the ledger's index of open movements at start (a crash
+//! between storing a payout and hearing the provider's answer leaves one)
+//! and every reading of it after. A movement the provider has not finished is looked at again
 //! after a backoff that doubles up to a ceiling; while the breaker is open
 //! the provider is probed so routed methods come back when it recovers.
 
@@ -20,7 +20,7 @@ const POLL: Duration = Duration::from_secs(5);
 /// The first backoff and its ceiling (unscaled).
 const BACKOFF_FIRST: Duration = Duration::from_secs(2);
 const BACKOFF_MAX: Duration = Duration::from_secs(600);
-/// How often the ledger is scanned for open movements (unscaled).
+/// How often the ledger's index of open movements is read (unscaled).
 const SCAN_EVERY: Duration = Duration::from_secs(60);
 /// How often an open breaker probes the provider (unscaled).
 const PROBE_EVERY: Duration = Duration::from_secs(10);

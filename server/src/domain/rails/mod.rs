@@ -467,23 +467,21 @@ pub(crate) fn collection_movement(collection: &CollectionRecord) -> ApiResult<Op
     }))
 }
 
-/// Every movement waiting on a provider, from the ledger (at start, and now
-/// and then for those created where no handler woke the reconciler, such as
-/// an order's payout).
-pub(crate) fn open_movements(engine: &Engine) -> ApiResult<Vec<(Kind, String)>> {
-    let snapshot = engine.read()?;
-    let mut open = Vec::new();
-    for (id, bytes) in snapshot.documents("payouts")? {
-        let payout: PayoutRecord = crate::store::documents::decode(&bytes)?;
-        if payout.status == MovementStatus::Pending && payout.rail == RAIL_FLUTTERWAVE {
-            open.push((Kind::Payout, id));
-        }
-    }
-    for (id, bytes) in snapshot.documents("collections")? {
-        let collection: CollectionRecord = crate::store::documents::decode(&bytes)?;
-        if collection.status == MovementStatus::Pending && collection.rail == RAIL_FLUTTERWAVE {
-            open.push((Kind::Collection, id));
-        }
-    }
-    Ok(open)
+/// Every movement waiting on a provider, from the ledger's index of open
+/// movements (at start, and now and then for those created where no
+/// handler woke the reconciler, such as an order's payout): the engine
+/// keeps it in the commands that create and settle each movement, so no
+/// payout or collection is decoded here.
+pub(crate) fn open_movements(ledger: &sika_engine::Engine) -> ApiResult<Vec<(Kind, String)>> {
+    let open = ledger.read()?.open_movements(RAIL_FLUTTERWAVE)?;
+    Ok(open
+        .into_iter()
+        .map(|movement| {
+            let kind = match movement.kind {
+                sika_engine::MovementKind::Payout => Kind::Payout,
+                sika_engine::MovementKind::Collection => Kind::Collection,
+            };
+            (kind, movement.id)
+        })
+        .collect())
 }
