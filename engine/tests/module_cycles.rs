@@ -92,7 +92,8 @@ fn named_after(text: &str) -> Vec<&str> {
 /// The import graph among the modules `folder` holds, as module `base`.
 /// A module uses another where its code names `base::other` (in a `use` or
 /// inline), or `super::other` in a file directly below the folder. Line
-/// comments are skipped; a `use` group split over lines is read whole.
+/// comments and `#[cfg(test)]` modules are skipped; a `use` group split
+/// over lines is read whole.
 fn import_graph(folder: &Path, base: &str) -> Graph {
     let modules = modules(folder);
     let mut graph: Graph = modules.keys().map(|name| (name.clone(), BTreeMap::new())).collect();
@@ -105,9 +106,9 @@ fn import_graph(folder: &Path, base: &str) -> Graph {
             if parent_is_base {
                 prefixes.push("super::".to_string());
             }
-            let source = std::fs::read_to_string(file).unwrap();
-            let code: Vec<&str> = source.lines().map(|line| line.split("//").next().unwrap_or("")).collect();
-            let joined = code.join("\n");
+            // A test module may use what its module does not (`super::*`
+            // names the module itself there): only the module's own code counts.
+            let joined = without_tests(&std::fs::read_to_string(file).unwrap());
             for prefix in &prefixes {
                 for (at, _) in joined.match_indices(prefix.as_str()) {
                     let before = joined[..at].chars().next_back();
@@ -135,7 +136,11 @@ fn import_graph(folder: &Path, base: &str) -> Graph {
 /// than one module, each as a path `a -> b -> … -> a` with where each
 /// module uses the next.
 fn import_cycles(folder: &Path, base: &str) -> Vec<String> {
-    let graph = import_graph(folder, base);
+    cycles_of(&import_graph(folder, base))
+}
+
+/// Every cycle of `graph`, as `import_cycles` names them.
+fn cycles_of(graph: &Graph) -> Vec<String> {
     let reaches = |from: &str, to: &str| {
         let mut seen = BTreeSet::new();
         let mut stack = vec![from.to_string()];
@@ -251,7 +256,9 @@ fn a_cycle_is_found_and_named_with_where_each_module_uses_the_next() {
 /// The server's layers, as its folders show them: `http` (handlers,
 /// extractors, middleware, hosted pages, documents) over `domain` (the
 /// business rules) over `store` (stored documents, the request log), with
-/// `runtime` (node, scheduler) wiring them and `config` a leaf. A layer uses
+/// `adapters` (the clients of providers and webhook endpoints, behind the
+/// domain's traits) beside `http`, `runtime` (node, scheduler) wiring them
+/// and `config` a leaf. A layer uses
 /// only the layers below it, so no cycle can form between them.
 #[test]
 fn the_servers_layers_import_no_cycle_and_only_downwards() {
@@ -260,8 +267,9 @@ fn the_servers_layers_import_no_cycle_and_only_downwards() {
     assert!(cycles.is_empty(), "import cycles among the server's layers:\n{}", cycles.join("\n"));
     let graph = import_graph(&src, "crate");
     let below: BTreeMap<&str, &[&str]> = BTreeMap::from([
-        ("runtime", &["http", "domain", "store", "config"][..]),
+        ("runtime", &["http", "adapters", "domain", "store", "config"][..]),
         ("http", &["domain", "store", "config"][..]),
+        ("adapters", &["domain", "store", "config"][..]),
         ("domain", &["store", "config"][..]),
         ("store", &[][..]),
         ("config", &[][..]),
@@ -284,66 +292,106 @@ fn the_servers_layers_import_no_cycle_and_only_downwards() {
     assert!(graph["http"].contains_key("domain"));
 }
 
-/// The server's domain is modules each of which can be read knowing only
-/// what it uses: no two use each other, however indirectly, at any depth
-/// (`domain/`, and inside each of its folders, such as `domain/rails/`).
+/// The server's domain is files each of which can be read knowing only
+/// what it uses: no two use each other, however indirectly. Each file is
+/// a module here (`domain/rails/mod.rs` is `rails`, `domain/rails/lookup.rs`
+/// is `rails::lookup`), so a folder's files are held to it too; a use is a
+/// path from the crate (`crate::domain::rails::Kind` uses `rails`, the
+/// longest module the path names) or `super::x` (a sibling's file).
 #[test]
-fn the_servers_domain_modules_import_no_cycle() {
+fn the_servers_domain_files_import_no_cycle() {
     let domain = engine_dir().join("../server/src/domain");
-    let mut folders = vec![(domain.clone(), "crate::domain".to_string())];
-    let mut checked = 0;
-    while let Some((folder, base)) = folders.pop() {
-        let cycles = import_cycles(&folder, &base);
-        assert!(cycles.is_empty(), "import cycles among the modules of {base}:\n{}", cycles.join("\n"));
-        checked += modules(&folder).len();
-        for entry in std::fs::read_dir(&folder).unwrap() {
+    let graph = file_graph(&domain);
+    let cycles = cycles_of(&graph);
+    assert!(
+        cycles.is_empty(),
+        "import cycles among the files of the server's domain:\n{}",
+        cycles.join("\n")
+    );
+    // The check did read the domain: more than twenty files, and the stack
+    // uses the catalog, and a file in a folder uses its folder's module.
+    assert!(graph.len() > 20, "read {} files", graph.len());
+    assert!(graph["stack"].contains_key("catalog"), "{:?}", graph["stack"]);
+    assert!(graph.iter().any(|(file, uses)| file.contains("::") && uses.keys().any(|u| !u.contains("::"))));
+}
+
+/// The import graph among the files under `domain` (module `crate::domain`),
+/// each named by its module path below it.
+fn file_graph(domain: &Path) -> Graph {
+    fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
-                let name = path.file_name().unwrap().to_string_lossy().into_owned();
-                folders.push((path, format!("{base}::{name}")));
+                files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
             }
         }
     }
-    // A folder's own `mod.rs` and the modules it holds: the children may
-    // use what it declares (`super::Kind`), and it may use them, but not both.
-    for folder in std::fs::read_dir(&domain).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
-        let parent = folder.join("mod.rs");
-        let parent_source = std::fs::read_to_string(&parent).unwrap_or_default();
-        let base = format!("crate::domain::{}", folder.file_name().unwrap().to_string_lossy());
-        for (child, files) in modules(&folder) {
-            let parent_uses_child = uses_child(&parent_source, &base, &child);
-            let child_uses_parent = files.iter().find_map(|file| {
-                let source = std::fs::read_to_string(file).unwrap();
-                uses_parent(&source, &base, &modules(&folder)).then(|| file.clone())
-            });
-            if let (true, Some(file)) = (parent_uses_child, child_uses_parent) {
-                panic!("{base} uses its module {child}, which uses it back ({})", file.display());
+    let mut all = Vec::new();
+    files(domain, &mut all);
+    let name_of = |file: &Path| -> Option<String> {
+        let relative = file.strip_prefix(domain).ok()?.with_extension("");
+        let mut parts: Vec<String> = relative.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        if parts.last().is_some_and(|p| p == "mod") {
+            parts.pop();
+        }
+        (!parts.is_empty()).then(|| parts.join("::"))
+    };
+    let modules: BTreeMap<String, PathBuf> =
+        all.iter().filter_map(|f| Some((name_of(f)?, f.clone()))).collect();
+    let mut graph: Graph = modules.keys().map(|m| (m.clone(), BTreeMap::new())).collect();
+    for (name, file) in &modules {
+        let code = without_tests(&std::fs::read_to_string(file).unwrap());
+        // What `super::x` names: `x` beside this module (`a/b.rs` is
+        // `a::b`, its `super::x` is `a::x`; `a/mod.rs` is `a`, its `super::x`
+        // is `x`).
+        let mut parent: Vec<&str> = name.split("::").collect();
+        parent.pop();
+        let mut uses = |target: String, at: usize| {
+            if &target != name && modules.contains_key(&target) {
+                let line = code[..at].matches('\n').count() + 1;
+                graph
+                    .get_mut(name)
+                    .unwrap()
+                    .entry(target)
+                    .or_insert_with(|| Use { file: file.clone(), line });
+            }
+        };
+        for (at, _) in code.match_indices("crate::domain::") {
+            let rest = &code[at + "crate::domain::".len()..];
+            let path: String =
+                rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':').collect();
+            let parts: Vec<&str> = path.split("::").filter(|p| !p.is_empty()).collect();
+            // The longest prefix that is a module file; a `{a, b}` group names each.
+            let longest =
+                (1..=parts.len()).rev().map(|k| parts[..k].join("::")).find(|m| modules.contains_key(m));
+            match longest {
+                Some(target) => uses(target, at),
+                None if rest[path.len()..].starts_with('{') || path.ends_with("::") => {
+                    let base = parts.join("::");
+                    let group_at = at + "crate::domain::".len() + path.len();
+                    for named in named_after(&code[group_at..]) {
+                        let target =
+                            if base.is_empty() { named.to_string() } else { format!("{base}::{named}") };
+                        uses(target, at);
+                    }
+                }
+                None => {}
+            }
+        }
+        for (at, _) in code.match_indices("super::") {
+            if code[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            for named in named_after(&code[at + "super::".len()..]) {
+                let mut target = parent.clone();
+                target.push(named);
+                uses(target.join("::"), at);
             }
         }
     }
-    // The check did read the domain: it has more than twenty modules, and
-    // its stack uses the catalog.
-    assert!(checked > 20, "read {checked} modules");
-    assert!(import_graph(&domain, "crate::domain")["stack"].contains_key("catalog"));
-}
-
-/// Whether a folder's `mod.rs` (module `base`) names its module `child`
-/// by its path from the crate (`crate::domain::rails::lookup`). Its own
-/// short uses (`lookup::f`) declare and re-export its children, as a
-/// crate root does, and are not counted.
-fn uses_child(parent_source: &str, base: &str, child: &str) -> bool {
-    named_after_all(&without_tests(parent_source), &format!("{base}::")).iter().any(|n| n == child)
-}
-
-/// Whether a module under a folder names something of the folder's own
-/// `mod.rs` (not a sibling module): `super::X` or `base::X`.
-fn uses_parent(source: &str, base: &str, siblings: &BTreeMap<String, Vec<PathBuf>>) -> bool {
-    let code = without_tests(source);
-    ["super::".to_string(), format!("{base}::")].iter().any(|prefix| {
-        named_after_all(&code, prefix)
-            .iter()
-            .any(|n| !n.is_empty() && !siblings.contains_key(n) && n != "super")
-    })
+    graph
 }
 
 /// The code of a file without its comments and its `#[cfg(test)] mod`
@@ -376,21 +424,12 @@ fn without_tests(source: &str) -> String {
                 _ => {}
             }
         }
+        // Lines kept, so a use found later is named at its own line.
+        out.push_str(&"\n".repeat(after[..end].matches('\n').count()));
         rest = &after[end..];
     }
     out.push_str(rest);
     out
-}
-
-/// Every identifier named right after `prefix` anywhere in `code`.
-fn named_after_all(code: &str, prefix: &str) -> Vec<String> {
-    code.match_indices(prefix)
-        .filter(|(at, _)| {
-            !code[..*at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$')
-                || prefix == "super::"
-        })
-        .flat_map(|(at, _)| named_after(&code[at + prefix.len()..]).into_iter().map(str::to_string))
-        .collect()
 }
 
 /// The domain and the store know nothing of HTTP: no axum, no `http`.

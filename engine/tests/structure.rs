@@ -269,7 +269,8 @@ fn the_architecture_names_files_that_exist() {
         }
         // A route (`/v1/...`) starts with a slash; a file has an extension
         // or names a folder (`domain/checkout/`).
-        if !(path.ends_with(".rs") || path.ends_with('/') || path.ends_with(".md") || path.ends_with(".toml")) {
+        if !(path.ends_with(".rs") || path.ends_with('/') || path.ends_with(".md") || path.ends_with(".toml"))
+        {
             continue;
         }
         named += 1;

@@ -172,48 +172,48 @@ impl Lists<'_> {
     /// One page of an organization's `kind` list, as `page_of_views`.
     pub(crate) fn page<T>(
         &self,
-    organization: &str,
-    kind: &str,
-    query: &PageQuery,
-    mut render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<T>>,
-) -> ApiResult<ListPage<T>> {
-    let scope = format!("{}/{organization}/{kind}", self.stack.name());
-    let page = query.page(&self.secret, &scope)?;
-    let snapshot = self.ledger.read()?;
-    let mut found: Vec<(u64, T)> = Vec::with_capacity(page.limit + 1);
-    let mut before = page.before;
-    let mut scanned = 0;
-    // Where the walk stopped at the bound, with the page not yet full.
-    let mut stopped_at = None;
-    'walk: loop {
-        let chunk = (page.limit + 1).min(SCAN_MAX - scanned);
-        let entries = snapshot.list(organization, kind, before, chunk)?;
-        for (position, id) in &entries {
-            scanned += 1;
-            if let Some(item) = render(&snapshot, id)? {
-                found.push((*position, item));
-                if found.len() > page.limit {
+        organization: &str,
+        kind: &str,
+        query: &PageQuery,
+        mut render: impl FnMut(&sika_engine::Snapshot, &str) -> ApiResult<Option<T>>,
+    ) -> ApiResult<ListPage<T>> {
+        let scope = format!("{}/{organization}/{kind}", self.stack.name());
+        let page = query.page(&self.secret, &scope)?;
+        let snapshot = self.ledger.read()?;
+        let mut found: Vec<(u64, T)> = Vec::with_capacity(page.limit + 1);
+        let mut before = page.before;
+        let mut scanned = 0;
+        // Where the walk stopped at the bound, with the page not yet full.
+        let mut stopped_at = None;
+        'walk: loop {
+            let chunk = (page.limit + 1).min(SCAN_MAX - scanned);
+            let entries = snapshot.list(organization, kind, before, chunk)?;
+            for (position, id) in &entries {
+                scanned += 1;
+                if let Some(item) = render(&snapshot, id)? {
+                    found.push((*position, item));
+                    if found.len() > page.limit {
+                        break 'walk;
+                    }
+                }
+                if scanned == SCAN_MAX {
+                    stopped_at = Some(*position);
                     break 'walk;
                 }
             }
-            if scanned == SCAN_MAX {
-                stopped_at = Some(*position);
-                break 'walk;
+            match entries.last() {
+                Some((position, _)) if entries.len() == chunk => before = Some(*position),
+                _ => break,
             }
         }
-        match entries.last() {
-            Some((position, _)) if entries.len() == chunk => before = Some(*position),
-            _ => break,
-        }
-    }
-    let (has_more, last) = if found.len() > page.limit {
-        found.truncate(page.limit);
-        (true, found.last().map(|(position, _)| *position))
-    } else {
-        (stopped_at.is_some(), stopped_at)
-    };
-    let data = found.into_iter().map(|(_, item)| item).collect();
-    Ok(list_page(data, last, has_more, &self.secret, &scope))
+        let (has_more, last) = if found.len() > page.limit {
+            found.truncate(page.limit);
+            (true, found.last().map(|(position, _)| *position))
+        } else {
+            (stopped_at.is_some(), stopped_at)
+        };
+        let data = found.into_iter().map(|(_, item)| item).collect();
+        Ok(list_page(data, last, has_more, &self.secret, &scope))
     }
 }
 

@@ -24,8 +24,6 @@ pub(crate) use crate::domain::credentials::KEYS;
 /// Why a stack cannot start.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum StackError {
-    #[error("cannot set up the {stack} provider connector: {reason}")]
-    Connector { stack: &'static str, reason: String },
     #[error("cannot load the {stack} {what}: {}", .cause.message)]
     Load { stack: &'static str, what: &'static str, cause: ApiError },
     #[error("cannot start the {stack} webhook dispatcher: {reason}")]
@@ -85,15 +83,8 @@ impl Stack {
         request_log: RequestLog,
         settings: &StackSettings,
         rates: Arc<RateBook>,
+        connector: Option<Box<dyn crate::domain::rails::AsyncRail>>,
     ) -> Result<Stack, StackError> {
-        let connector = match (&settings.flutterwave, kind) {
-            (Some(flutterwave), StackKind::Live) => {
-                let connector = crate::adapters::flutterwave::Flutterwave::new(flutterwave)
-                    .map_err(|e| StackError::Connector { stack: kind.name(), reason: e.to_string() })?;
-                Some(Box::new(connector) as Box<dyn crate::domain::rails::AsyncRail>)
-            }
-            _ => None,
-        };
         let keys = KeyCache::load(&engine).map_err(|cause| StackError::Load {
             stack: kind.name(),
             what: "keys",
@@ -144,12 +135,14 @@ impl Stack {
         &self.keys
     }
 
-    /// Starts this stack's webhook dispatcher (inside a Tokio runtime).
-    pub(crate) fn start_webhooks(self: &Arc<Self>) -> Result<(), StackError> {
-        let failed = |reason: String| StackError::Webhooks { stack: self.kind.name(), reason };
-        let guard = self.webhook_guard();
-        let sender = crate::adapters::webhook_sender::WebhookSender::new(guard).map_err(|e| failed(e.to_string()))?;
-        let handle = dispatcher::spawn(self.clone(), Arc::new(sender)).map_err(|e| failed(e.to_string()))?;
+    /// Starts this stack's webhook dispatcher (inside a Tokio runtime),
+    /// delivering through `transport` (`crate::adapters::webhook_sender`).
+    pub(crate) fn start_webhooks(
+        self: &Arc<Self>,
+        transport: Arc<dyn dispatcher::Transport>,
+    ) -> Result<(), StackError> {
+        let handle = dispatcher::spawn(self.clone(), transport)
+            .map_err(|e| StackError::Webhooks { stack: self.kind.name(), reason: e.to_string() })?;
         let _ = self.webhooks.set(handle);
         Ok(())
     }
@@ -259,4 +252,3 @@ impl dispatcher::Host for Stack {
         crate::domain::webhooks::events::event_body(&self.engine, event)
     }
 }
-

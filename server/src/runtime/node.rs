@@ -275,9 +275,25 @@ impl Node {
                 StackKind::Live => &settings.live,
                 StackKind::Sandbox => &settings.sandbox,
             };
-            let mut stack =
-                Stack::new(kind, engine, identity.clone(), config.clone(), log, stack_settings, rates)
-                    .map_err(NodeError::part)?;
+            // The provider's client, an adapter the domain knows only as a rail.
+            let connector = match (&stack_settings.flutterwave, kind) {
+                (Some(flutterwave), StackKind::Live) => Some(Box::new(
+                    crate::adapters::flutterwave::Flutterwave::new(flutterwave).map_err(NodeError::part)?,
+                )
+                    as Box<dyn crate::domain::rails::AsyncRail>),
+                _ => None,
+            };
+            let mut stack = Stack::new(
+                kind,
+                engine,
+                identity.clone(),
+                config.clone(),
+                log,
+                stack_settings,
+                rates,
+                connector,
+            )
+            .map_err(NodeError::part)?;
             stack.disk_reserve = reserve.cloned();
             Ok(Arc::new(stack))
         };
@@ -291,7 +307,9 @@ impl Node {
     /// Starts the webhook dispatchers (inside a Tokio runtime).
     pub(crate) fn start_background(&self) -> Result<(), NodeError> {
         for stack in [&self.live, &self.sandbox] {
-            stack.start_webhooks().map_err(NodeError::part)?;
+            let sender = crate::adapters::webhook_sender::WebhookSender::new(stack.webhook_guard())
+                .map_err(NodeError::part)?;
+            stack.start_webhooks(Arc::new(sender)).map_err(NodeError::part)?;
             crate::runtime::scheduler::spawn(stack.clone());
         }
         crate::runtime::storage_watch::spawn(vec![self.live.clone(), self.sandbox.clone()]);

@@ -58,7 +58,11 @@ impl Deps<'_> {
 
     /// The stored lists this stack pages through.
     pub(crate) fn lists(&self) -> crate::domain::pagination::Lists<'_> {
-        crate::domain::pagination::Lists { ledger: self.engine, stack: self.kind, secret: self.identity.secret() }
+        crate::domain::pagination::Lists {
+            ledger: self.engine,
+            stack: self.kind,
+            secret: self.identity.secret(),
+        }
     }
 }
 

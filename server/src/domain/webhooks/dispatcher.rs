@@ -1150,8 +1150,8 @@ async fn attempt(
     body: Bytes,
 ) -> Result<u16, SendError> {
     let endpoint = &target.endpoint;
-    let signature =
-        signing::sign(&endpoint.secret, delivery_id, timestamp, &body).map_err(|e| SendError::Signing(e.to_string()))?;
+    let signature = signing::sign(&endpoint.secret, delivery_id, timestamp, &body)
+        .map_err(|e| SendError::Signing(e.to_string()))?;
     let outgoing = Outgoing {
         url: endpoint.url.clone(),
         delivery_id: delivery_id.to_string(),
