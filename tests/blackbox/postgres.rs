@@ -27,8 +27,10 @@ fn leased_writer(cluster: &crate::support::pg_cluster::Cluster, name: &str) -> (
     (Node::start_with_env(options.clone(), &LEASE_ENV), options)
 }
 
+/// `/readyz` as a load balancer sees it; a connection the node closed as
+/// it changed roles is status 0 (a balancer asks again).
 async fn readyz(api: &Api, base: &str) -> (u16, Value) {
-    let r = api.client.get(format!("{base}/readyz")).send().await.unwrap();
+    let Ok(r) = api.client.get(format!("{base}/readyz")).send().await else { return (0, Value::Null) };
     let status = r.status().as_u16();
     (status, r.json().await.unwrap_or(Value::Null))
 }

@@ -401,9 +401,16 @@ async fn stand_by(
     if listeners.is_none() {
         *listeners = Some(bind_all(config).await?);
     }
+    // Ended when the standby stops waiting: a request in flight then (a
+    // load balancer's `/readyz`) is answered, not cut off.
+    let (end, ended) = tokio::sync::watch::channel(false);
     for listener in listeners.iter().flatten() {
         let listener = phase(listener)?;
-        servers.push(tokio::spawn(axum::serve(listener, app.clone()).into_future()));
+        let mut ended = ended.clone();
+        let server = axum::serve(listener, app.clone()).with_graceful_shutdown(async move {
+            let _ = ended.wait_for(|ended| *ended).await;
+        });
+        servers.push(tokio::spawn(server.into_future()));
     }
     let stopped = loop {
         tokio::select! {
@@ -418,8 +425,13 @@ async fn stand_by(
             *shared = reasons.clone();
         }
     };
+    let _ = end.send(true);
     for server in servers {
-        server.abort();
+        // A connection that keeps a request open longer is cut.
+        let abort = server.abort_handle();
+        if tokio::time::timeout(std::time::Duration::from_secs(1), server).await.is_err() {
+            abort.abort();
+        }
     }
     Ok(!stopped)
 }
