@@ -4,7 +4,7 @@
 //! answer to a create the engine replayed; and the operator's view of one
 //! movement, whoever owns it.
 
-use sika_api::admin::Owned;
+use sika_api::admin::{ActivityQuery, Owned};
 use sika_api::collections::Collection;
 use sika_api::orders::Order;
 use sika_api::payouts::Payout;
@@ -12,9 +12,10 @@ use sika_api::{ListPage, ListQuery, MovementFilter};
 use sika_engine::{Engine, Snapshot};
 
 use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::identity::Identity;
 use crate::domain::pagination::{Filter, Lists, page_of_views};
 use crate::domain::principal::Principal;
-use crate::domain::views;
+use crate::domain::{render, search, views};
 
 /// A movement's view: what its 404 calls it, the list it is indexed
 /// under, the statuses its `status` filter takes, and how it is found and
@@ -36,12 +37,17 @@ pub(crate) trait Movement: Sized {
 
     /// The movement `id` of `organization` as its GET shows it now.
     fn find(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<Self>>;
+
+    /// The movement `id`, whoever owns it, as the operator's activity list
+    /// shows it.
+    fn listed(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Self>>;
 }
 
 /// Implements [`Movement`] for views with a `status` and an
 /// `external_reference`.
 macro_rules! movements {
-    ($($view:ty => $noun:literal, $list:literal, $record:ident, $find:path, [$($status:literal),* $(,)?];)*) => {
+    ($($view:ty => $noun:literal, $list:literal, $record:ident, $find:path, $listed:path,
+        [$($status:literal),* $(,)?];)*) => {
         $(impl Movement for $view {
             const NOUN: &'static str = $noun;
             const LIST: &'static str = $list;
@@ -58,14 +64,18 @@ macro_rules! movements {
             fn find(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<Self>> {
                 $find(snapshot, organization, id)
             }
+
+            fn listed(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Self>> {
+                $listed(snapshot, id)
+            }
         })*
     };
 }
 
 movements! {
-    Collection => "collection", "collections", collection, views::find_collection,
+    Collection => "collection", "collections", collection, views::find_collection, listed_collection,
         ["pending", "completed", "failed"];
-    Order => "order", "orders", order, views::find_order, [
+    Order => "order", "orders", order, views::find_order, listed_order, [
         "awaiting_funds",
         "awaiting_confirmations",
         "funds_received",
@@ -74,7 +84,24 @@ movements! {
         "failed",
         "expired",
     ];
-    Payout => "payout", "payouts", payout, views::find_payout, ["pending", "completed", "failed"];
+    Payout => "payout", "payouts", payout, views::find_payout, listed_payout,
+        ["pending", "completed", "failed"];
+}
+
+/// A payout in the operator's list: its own timeline, without deliveries.
+fn listed_payout(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Payout>> {
+    Ok(snapshot.payout(id)?.map(|payout| render::payout(&payout, &[])))
+}
+
+/// A collection in the operator's list: its own timeline, without deliveries.
+fn listed_collection(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Collection>> {
+    Ok(snapshot.collection(id)?.map(|collection| render::collection(&collection, &[])))
+}
+
+/// An order in the operator's list, as its owner's GET shows it.
+fn listed_order(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Order>> {
+    let Some(order) = snapshot.order(id)? else { return Ok(None) };
+    views::find_order(snapshot, &order.organization, id)
 }
 
 /// What a create made: the view, and whether the engine replayed an
@@ -129,4 +156,14 @@ pub(crate) fn owned_view<V: Movement>(ledger: &Engine, id: &str) -> ApiResult<Ow
     let item = V::find(&snapshot, &organization, id)?
         .ok_or_else(|| ApiError::internal_from(format!("{} '{id}' has an owner but no view", V::NOUN)))?;
     Ok(Owned { organization_id: organization, item })
+}
+
+/// One page of every organization's movements of kind `V` on a stack,
+/// those `query` matches, newest first (the operator's activity list).
+pub(crate) fn activity<V: Movement + serde::Serialize>(
+    lists: Lists<'_>,
+    identity: &Identity,
+    query: &ActivityQuery,
+) -> ApiResult<ListPage<Owned<V>>> {
+    search::activity(lists, identity, V::LIST, query, V::listed)
 }

@@ -2,14 +2,20 @@
 //! or amount, across every organization's payouts, collections, orders,
 //! payment pages and payment links on a stack. Nothing is indexed by
 //! substring, so the search reads records (each kind newest first) and
-//! stops after a bounded number of them, saying so.
+//! stops after a bounded number of them, saying so. The console's activity
+//! lists (one kind on one stack, filtered by `q` and `status`) match the
+//! same way.
 
+use serde::Serialize;
 use serde_json::Value;
-use sika_api::admin::{SearchHit, SearchKind, SearchResults};
+use sika_api::ListPage;
+use sika_api::admin::{ActivityQuery, Owned, SearchHit, SearchKind, SearchResults};
 use sika_engine::{Engine, Snapshot};
 
 use crate::domain::checkout::{self, LINKS, PAGES};
 use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::identity::Identity;
+use crate::domain::pagination::{Lists, PageQuery, Paging, list_page};
 use crate::domain::render::{self, amount, timestamp};
 use crate::domain::stack_kind::StackKind;
 
@@ -95,6 +101,56 @@ pub(crate) fn search(
         }
     }
     Ok(results)
+}
+
+/// Items of one kind read per organization by the operator's activity
+/// lists.
+const ACTIVITY_SCANNED_PER_ORGANIZATION_MAX: usize = 5_000;
+
+/// Whether a rendered item matches an activity list's `q` and `status`.
+fn activity_matches(item: &Value, query: &ActivityQuery) -> bool {
+    let matches_q = query
+        .q
+        .as_deref()
+        .map(str::trim)
+        .filter(|q| !q.is_empty())
+        .is_none_or(|q| contains(item, &q.to_lowercase()));
+    matches_q && query.status.as_deref().is_none_or(|s| item["status"].as_str() == Some(s))
+}
+
+/// One page of the operator's activity list of `kind` on a stack: every
+/// organization's items (each rendered by `render`, which may skip one),
+/// those `query` matches, newest first, each with its owner.
+pub(crate) fn activity<T: Serialize>(
+    lists: Lists<'_>,
+    identity: &Identity,
+    kind: &str,
+    query: &ActivityQuery,
+    render: impl Fn(&Snapshot, &str) -> ApiResult<Option<T>>,
+) -> ApiResult<ListPage<Owned<T>>> {
+    let Lists { ledger, stack, secret } = lists;
+    let scope = format!("admin/{}/{kind}", stack.name());
+    let page =
+        PageQuery { limit: query.limit.clone(), cursor: query.cursor.clone() }.page(&secret, &scope)?;
+    let snapshot = ledger.read()?;
+    let mut rows: Vec<(String, Owned<T>)> = Vec::new();
+    for org in identity.organizations() {
+        for (_, id) in snapshot.list(&org.id, kind, None, ACTIVITY_SCANNED_PER_ORGANIZATION_MAX)? {
+            let Some(item) = render(&snapshot, &id)? else { continue };
+            let json = render::to_json(&item);
+            if activity_matches(&json, query) {
+                let created_at = json["createdAt"].as_str().unwrap_or_default().to_string();
+                rows.push((created_at, Owned { organization_id: org.id.clone(), item }));
+            }
+        }
+    }
+    rows.sort_by(|a, b| b.0.cmp(&a.0));
+    // The cursor is the offset into this newest-first result.
+    let start = page.before.unwrap_or(0) as usize;
+    let end = (start + page.limit).min(rows.len());
+    let has_more = end < rows.len();
+    let data = rows.into_iter().skip(start).take(page.limit).map(|(_, v)| v).collect();
+    Ok(list_page(data, Some(end as u64), has_more, &secret, &scope))
 }
 
 /// A record as JSON: payouts, collections and orders as the API shows them

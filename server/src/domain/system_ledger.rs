@@ -1,13 +1,19 @@
 //! The node's own books for the operator: the system accounts of a stack
 //! (fee revenue, the FX desk, rail clearing, the outside world) and the
-//! journal entries of any one account, a bounded read at a time.
+//! journal entries of any one account, a bounded read at a time; every
+//! organization's accounts with their totals; and an audit of the running
+//! ledger.
+
+use std::collections::BTreeMap;
 
 use sika_api::admin::{
-    EntrySide, LedgerAccount, LedgerEntries, LedgerEntry, LedgerEntryKind, SystemAccount, SystemAccountKind,
+    CurrencyTotal, EntrySide, LedgerAccount, LedgerEntries, LedgerEntry, LedgerEntryKind, LedgerFigures,
+    Owned, StackAccounts, SystemAccount, SystemAccountKind, VerifyResult,
 };
-use sika_engine::{AccountOwner, AccountRecord, Engine, TransferKind, TransferRecord};
+use sika_engine::{AccountOwner, AccountRecord, Engine, EngineError, TransferKind, TransferRecord};
 
 use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::identity::Identity;
 use crate::domain::pagination::{PageQuery, Paging, encode_cursor};
 use crate::domain::render::{amount, timestamp};
 use crate::domain::stack_kind::StackKind;
@@ -108,5 +114,74 @@ pub(crate) fn entries(
         next_cursor,
         scanned: found.scanned as u64,
         scan_limit_reached: found.stopped && found.scanned == ENTRIES_SCANNED_MAX,
+    })
+}
+
+/// Every organization's balance accounts on the stack whose ledger is
+/// `ledger`, with the totals per currency and the ledger's own figures
+/// (`last_verify`: the stack's last audit).
+pub(crate) fn accounts(
+    ledger: &Engine,
+    identity: &Identity,
+    last_verify: Option<VerifyResult>,
+) -> ApiResult<StackAccounts> {
+    let mut data = Vec::new();
+    for org in identity.organizations() {
+        for item in crate::domain::accounts::list(ledger, &org.id)? {
+            data.push(Owned { organization_id: org.id.clone(), item });
+        }
+    }
+    let totals = totals(ledger, identity)?;
+    let journal_length = ledger.read()?.journal_length()?;
+    Ok(StackAccounts {
+        data,
+        has_more: false,
+        next_cursor: None,
+        totals,
+        ledger: LedgerFigures { journal_length, last_verify },
+    })
+}
+
+/// Sums of every organization's balances, per currency.
+fn totals(ledger: &Engine, identity: &Identity) -> ApiResult<Vec<CurrencyTotal>> {
+    let snapshot = ledger.read()?;
+    let mut sums: BTreeMap<String, (i128, i128, i128, usize)> = BTreeMap::new();
+    for org in identity.organizations() {
+        for account in snapshot.organization_accounts(&org.id)? {
+            let b = account.balances()?;
+            let entry = sums.entry(account.currency.clone()).or_default();
+            let overflow = || EngineError::Overflow("balance totals");
+            entry.0 = entry.0.checked_add(b.available).ok_or_else(overflow)?;
+            entry.1 = entry.1.checked_add(b.pending).ok_or_else(overflow)?;
+            entry.2 = entry.2.checked_add(b.total).ok_or_else(overflow)?;
+            entry.3 += 1;
+        }
+    }
+    Ok(sums
+        .into_iter()
+        .map(|(currency, (available, pending, total, accounts))| CurrencyTotal {
+            available_balance: amount(&currency, available),
+            pending_balance: amount(&currency, pending),
+            total_balance: amount(&currency, total),
+            accounts: accounts as u64,
+            currency,
+        })
+        .collect())
+}
+
+/// Audits the ledger `ledger` while it runs: the audit reads a snapshot
+/// on a blocking thread (the writer keeps going meanwhile).
+pub(crate) async fn verify(ledger: &Engine) -> ApiResult<VerifyResult> {
+    let engine = ledger.clone();
+    let report = tokio::task::spawn_blocking(move || {
+        engine.database().and_then(|db| sika_engine::verify::verify(&*db))
+    })
+    .await
+    .map_err(|e| ApiError::internal_from(e))??;
+    Ok(VerifyResult {
+        at: timestamp(ledger.now_ms()),
+        consistent: report.is_consistent(),
+        summary: report.summary(),
+        problems: report.problems,
     })
 }

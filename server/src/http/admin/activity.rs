@@ -6,8 +6,6 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use serde::Serialize;
-use serde_json::Value;
 use sika_api::admin::{
     ActivityQuery, OrderFunds, Owned, OwnedCollectionEnvelope, OwnedDisputeEnvelope, OwnedOrderEnvelope,
     OwnedPayoutEnvelope, SearchRefusals, StackPath, StackRefusals,
@@ -23,62 +21,13 @@ use sika_api::orders::OrderEnvelope;
 use sika_api::payouts::Payout;
 use sika_api::payouts::PayoutEnvelope;
 use sika_api::{ErrorBody, ListPage};
-use sika_engine::Snapshot;
 
 use super::AdminState;
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::movements::owned_view;
-use crate::domain::pagination::{PageQuery, Paging, list_page};
-use crate::domain::render;
-use crate::domain::stack::Stack;
+use crate::domain::movements::{self, owned_view};
+use crate::domain::search;
 use crate::http::extract::ApiQuery;
 use crate::http::routes::movements::deps;
-
-/// Items scanned per organization when searching.
-const SCAN_PER_ORGANIZATION_MAX: usize = 5_000;
-
-/// Whether a rendered item matches the search's `q` and `status`.
-fn matches(item: &Value, query: &ActivityQuery) -> bool {
-    let matches_q = query
-        .q
-        .as_deref()
-        .map(str::trim)
-        .filter(|q| !q.is_empty())
-        .is_none_or(|q| crate::domain::search::contains(item, &q.to_lowercase()));
-    matches_q && query.status.as_deref().is_none_or(|s| item["status"].as_str() == Some(s))
-}
-
-fn search<T: Serialize>(
-    state: &AdminState,
-    stack: &Stack,
-    kind: &str,
-    query: &ActivityQuery,
-    render: impl Fn(&Snapshot, &str) -> ApiResult<Option<T>>,
-) -> ApiResult<ListPage<Owned<T>>> {
-    let scope = format!("admin/{}/{kind}", stack.kind.name());
-    let secret = state.identity.secret();
-    let page =
-        PageQuery { limit: query.limit.clone(), cursor: query.cursor.clone() }.page(&secret, &scope)?;
-    let snapshot = stack.engine.read()?;
-    let mut rows: Vec<(String, Owned<T>)> = Vec::new();
-    for org in state.identity.organizations() {
-        for (_, id) in snapshot.list(&org.id, kind, None, SCAN_PER_ORGANIZATION_MAX)? {
-            let Some(item) = render(&snapshot, &id)? else { continue };
-            let json = render::to_json(&item);
-            if matches(&json, query) {
-                let created_at = json["createdAt"].as_str().unwrap_or_default().to_string();
-                rows.push((created_at, Owned { organization_id: org.id.clone(), item }));
-            }
-        }
-    }
-    rows.sort_by(|a, b| b.0.cmp(&a.0));
-    // The cursor is the offset into this newest-first result.
-    let start = page.before.unwrap_or(0) as usize;
-    let end = (start + page.limit).min(rows.len());
-    let has_more = end < rows.len();
-    let data = rows.into_iter().skip(start).take(page.limit).map(|(_, v)| v).collect();
-    Ok(list_page(data, Some(end as u64), has_more, &secret, &scope))
-}
 
 /// Search every organization's payouts on a stack
 #[utoipa::path(get, path = "/admin/v1/{stack}/payouts", operation_id = "searchPayouts",
@@ -92,9 +41,7 @@ pub(super) async fn payouts(
     ApiQuery(query): ApiQuery<ActivityQuery>,
 ) -> ApiResult<Json<ListPage<Owned<Payout>>>> {
     let stack = state.stack(&stack)?;
-    Ok(Json(search(&state, stack, "payouts", &query, |s, id| {
-        Ok(s.payout(id)?.map(|p| render::payout(&p, &[])))
-    })?))
+    Ok(Json(movements::activity(stack.into(), &state.identity, &query)?))
 }
 
 /// One payout, with its timeline's webhook entries
@@ -124,9 +71,7 @@ pub(super) async fn collections(
     ApiQuery(query): ApiQuery<ActivityQuery>,
 ) -> ApiResult<Json<ListPage<Owned<Collection>>>> {
     let stack = state.stack(&stack)?;
-    Ok(Json(search(&state, stack, "collections", &query, |s, id| {
-        Ok(s.collection(id)?.map(|c| render::collection(&c, &[])))
-    })?))
+    Ok(Json(movements::activity(stack.into(), &state.identity, &query)?))
 }
 
 /// One collection, with its timeline's webhook entries
@@ -156,10 +101,7 @@ pub(super) async fn orders(
     ApiQuery(query): ApiQuery<ActivityQuery>,
 ) -> ApiResult<Json<ListPage<Owned<Order>>>> {
     let stack = state.stack(&stack)?;
-    Ok(Json(search(&state, stack, "orders", &query, |s, id| {
-        let Some(order) = s.order(id)? else { return Ok(None) };
-        crate::domain::views::find_order(s, &order.organization, id)
-    })?))
+    Ok(Json(movements::activity(stack.into(), &state.identity, &query)?))
 }
 
 /// One order, with its payout
@@ -196,13 +138,20 @@ pub(super) async fn disputes(
     // The status filter is applied here (it knows `resolved`), not by `search`.
     let status = query.status.clone();
     let query = ActivityQuery { status: None, ..query };
-    Ok(Json(search(&state, stack, crate::domain::disputes::COLLECTION, &query, |s, id| {
-        let Some((dispute, _)) = crate::domain::disputes::load(s, id)? else { return Ok(None) };
-        if !crate::domain::disputes::status_matches(&dispute, status.as_deref()) {
-            return Ok(None);
-        }
-        crate::domain::disputes::render(s, &dispute).map(Some)
-    })?))
+    let lists = stack.into();
+    Ok(Json(search::activity(
+        lists,
+        &state.identity,
+        crate::domain::disputes::COLLECTION,
+        &query,
+        |s, id| {
+            let Some((dispute, _)) = crate::domain::disputes::load(s, id)? else { return Ok(None) };
+            if !crate::domain::disputes::status_matches(&dispute, status.as_deref()) {
+                return Ok(None);
+            }
+            crate::domain::disputes::render(s, &dispute).map(Some)
+        },
+    )?))
 }
 
 fn admin_dispute(organization: &str, item: Dispute) -> Json<OwnedDisputeEnvelope> {

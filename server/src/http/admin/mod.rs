@@ -14,9 +14,8 @@ use axum::{Json, Router};
 use serde_json::Value;
 use sika_api::accounts::Account;
 use sika_api::admin::{
-    self, AdminRefusals, Balances, LedgerFigures, NodeStatus, NodeStatusEnvelope, OrganizationEnvelope,
-    OrganizationStatus, Owned, RequestLookup, Settlement, StackAccounts, StackPath, StackRefusals,
-    StackStatus,
+    self, AdminRefusals, Balances, NodeStatus, NodeStatusEnvelope, OrganizationEnvelope, OrganizationStatus,
+    RequestLookup, Settlement, StackAccounts, StackPath, StackRefusals, StackStatus,
 };
 use sika_api::admin::{OrganizationPath, OrganizationRefusals, StackId};
 use sika_api::collections::CollectionEnvelope;
@@ -280,21 +279,9 @@ async fn accounts(
     Path(stack): Path<String>,
 ) -> ApiResult<Json<StackAccounts>> {
     let stack = state.stack(&stack)?;
-    let mut data = Vec::new();
-    for org in state.identity.organizations() {
-        for item in balances(stack, &org.id)? {
-            data.push(Owned { organization_id: org.id.clone(), item });
-        }
-    }
-    let totals = ledger::totals(stack, &state.identity)?;
-    let journal_length = stack.engine.read()?.journal_length()?;
-    Ok(Json(StackAccounts {
-        data,
-        has_more: false,
-        next_cursor: None,
-        totals,
-        ledger: LedgerFigures { journal_length, last_verify: stack.last_verify() },
-    }))
+    let accounts =
+        crate::domain::system_ledger::accounts(&stack.engine, &state.identity, stack.last_verify())?;
+    Ok(Json(accounts))
 }
 
 /// A logged request, whichever stack served it
