@@ -6,12 +6,38 @@
 use std::time::Instant;
 
 use serde_json::{Value, json};
+use sika_engine::Snapshot;
 
 use super::pay::{self, PayRequest};
-use super::{Deps, link_session, link_state, load_link, render_public_link, render_session};
+use super::{
+    Deps, PaymentLink, PaymentPage, link_session, link_state, load_link, load_page, render_public_link,
+    render_session,
+};
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::ratelimit::{RateLimiter, WindowedCounter};
 use crate::domain::render::to_json;
+
+/// What a hosted address (`/pay/{id}`) shows.
+pub(crate) enum Hosted {
+    Page(PaymentPage),
+    Link(PaymentLink),
+    /// No page or link has that id: the page says so.
+    Missing,
+}
+
+/// The page or link `id` names, as of the returned read (the hosted page
+/// renders the rest from the same read).
+pub(crate) fn hosted(deps: &Deps<'_>, id: &str) -> ApiResult<(Snapshot, Hosted)> {
+    let snapshot = deps.engine.read()?;
+    let page = if id.starts_with("pp_") { load_page(&snapshot, id)? } else { None };
+    let link = if id.starts_with("pl_") { load_link(&snapshot, id)? } else { None };
+    let hosted = match (page, link) {
+        (Some(page), _) => Hosted::Page(page),
+        (_, Some(link)) => Hosted::Link(link),
+        _ => Hosted::Missing,
+    };
+    Ok((snapshot, hosted))
+}
 
 /// The bounds on anonymous attempts: the API keys' per-second rate per
 /// caller address, and `checkout_attempts_per_address` an hour per address

@@ -18,6 +18,7 @@ use super::shell::{ACCENT_DEFAULT, InlineStyle, ScriptJson, Shell, content_secur
 use super::text::{grouped, money, scale_of};
 use crate::domain::checkout::pay::{crypto_rails, methods_of_kind, offered_methods};
 use crate::domain::checkout::phone::PhoneFormat;
+use crate::domain::checkout::sessions::Hosted;
 use crate::domain::checkout::{
     Deps, LinkState, PaymentLink, PaymentPage, Settings, link_state, page_status, payee,
 };
@@ -141,13 +142,6 @@ struct Network {
     international: String,
 }
 
-/// What a hosted address shows.
-pub(crate) enum Target<'a> {
-    Page(&'a PaymentPage),
-    Link(&'a PaymentLink),
-    Missing,
-}
-
 /// A rendered page: its status, its HTML and the Content-Security-Policy
 /// it is sent with.
 pub(crate) struct Rendered {
@@ -160,22 +154,22 @@ pub(crate) struct Rendered {
 pub(crate) fn render(
     deps: &Deps<'_>,
     snapshot: &sika_engine::Snapshot,
-    target: Target<'_>,
+    target: &Hosted,
 ) -> ApiResult<Rendered> {
     let now = deps.now_ms();
     let (settings, header, content) = match target {
-        Target::Missing => {
+        Hosted::Missing => {
             let content = Content::Notice(Notice {
                 title: "This checkout link does not exist",
                 text: "Check the address you were given, or ask the merchant for a new link.",
             });
             return page(deps, "Not found", ACCENT_DEFAULT, None, content, 404);
         }
-        Target::Page(page) => {
+        Hosted::Page(page) => {
             let header = header(deps, &page.settings, &page.organization, page.amount);
             (&page.settings, header, page_content(deps, page, now))
         }
-        Target::Link(link) => link_content(deps, snapshot, link, now)?,
+        Hosted::Link(link) => link_content(deps, snapshot, link, now)?,
     };
     let accent = settings.branding.accent_color.as_str();
     page(deps, &settings.title, accent, Some(header), content, 200)

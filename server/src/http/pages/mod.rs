@@ -9,7 +9,7 @@ mod qr;
 mod shell;
 mod text;
 
-pub(crate) use checkout::{Target, render};
+pub(crate) use checkout::render;
 pub(crate) use qr::qr_svg;
 
 #[cfg(test)]

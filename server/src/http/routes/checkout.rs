@@ -13,13 +13,13 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::Value;
 
+use crate::domain::checkout::Deps;
 use crate::domain::checkout::pay::PayRequest;
 use crate::domain::checkout::sessions::{self, Throttle};
-use crate::domain::checkout::{Deps, load_link, load_page};
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::stack::Stack;
 use crate::http::extract::ApiJson;
-use crate::http::pages::{self as html, Target};
+use crate::http::pages as html;
 
 pub(super) fn router() -> Router<Arc<Stack>> {
     Router::new()
@@ -43,15 +43,9 @@ pub(crate) fn deps(stack: &Stack) -> Deps<'_> {
 }
 
 async fn page(State(stack): State<Arc<Stack>>, Path(id): Path<String>) -> ApiResult<Response> {
-    let snapshot = stack.engine.read()?;
-    let page = if id.starts_with("pp_") { load_page(&snapshot, &id)? } else { None };
-    let link = if id.starts_with("pl_") { load_link(&snapshot, &id)? } else { None };
-    let target = match (&page, &link) {
-        (Some(p), _) => Target::Page(p),
-        (_, Some(l)) => Target::Link(l),
-        _ => Target::Missing,
-    };
-    let rendered = html::render(&deps(&stack), &snapshot, target)?;
+    let deps = deps(&stack);
+    let (snapshot, hosted) = sessions::hosted(&deps, &id)?;
+    let rendered = html::render(&deps, &snapshot, &hosted)?;
     let status = StatusCode::from_u16(rendered.status).unwrap_or(StatusCode::OK);
     let policy = header::HeaderValue::from_str(&rendered.content_security_policy)
         .map_err(|e| ApiError::internal_from(e))?;
