@@ -7,6 +7,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::committed::MovementKind;
 use crate::error::EngineError;
 use crate::events::EventKind;
 use crate::ledger::{Books, TransferSpec};
@@ -252,6 +253,17 @@ pub(crate) fn apply(
             }
         }
     };
+    if !applied.replayed {
+        match &applied.outcome {
+            Outcome::Payout(p) => {
+                books.touched(MovementKind::Payout, &p.id, &p.rail, p.status == MovementStatus::Pending)
+            }
+            Outcome::Collection(c) => {
+                books.touched(MovementKind::Collection, &c.id, &c.rail, c.status == MovementStatus::Pending)
+            }
+            _ => {}
+        }
+    }
     // Also when `applied.replayed`: an execute that raced with the one that
     // executed its quote got that conversion, and a retry under its own
     // reference must get it again rather than `QuoteExecuted`.

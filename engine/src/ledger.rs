@@ -5,6 +5,7 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::committed::{Effects, MovementKind, MovementTouched};
 use crate::error::EngineError;
 use crate::events::EventKind;
 use crate::money::Currency;
@@ -17,6 +18,9 @@ const ACCOUNT_NUMBER_FIRST: u64 = 1_000_000_001;
 pub(crate) struct Books<'o, 't> {
     pub store: &'o mut Overlay<'t>,
     pub now: TimestampMs,
+    /// What the command did that followers of the ledger act on once it
+    /// is committed (`crate::committed`).
+    pub effects: Effects,
 }
 
 /// What one transfer asks for, before the engine resolves accounts.
@@ -311,7 +315,19 @@ impl Books<'_, '_> {
         self.store.put(keys::document("event_seq", &event.id), &seq);
         self.index(organization, "events", &event.id)?;
         self.store.put(keys::event(seq), &event);
+        self.effects.events.push(kind);
         Ok(())
+    }
+
+    /// Notes a payout or collection created or advanced, for after-commit
+    /// effects.
+    pub fn touched(&mut self, kind: MovementKind, id: &str, rail: &str, open: bool) {
+        self.effects.movements.push(MovementTouched {
+            kind,
+            id: id.to_string(),
+            rail: rail.to_string(),
+            open,
+        });
     }
 
     /// Stores a document the API layer owns (an empty body deletes it) and,
@@ -398,7 +414,7 @@ mod tests {
         let txn = db.begin_write().unwrap();
         let table = txn.open_table(RECORDS).unwrap();
         let mut overlay = Overlay::new(&table, &[]);
-        f(&mut Books { store: &mut overlay, now: 1_700_000_000_000 })
+        f(&mut Books { store: &mut overlay, now: 1_700_000_000_000, effects: Effects::default() })
     }
 
     fn organization() -> AccountRef {
@@ -510,7 +526,7 @@ mod tests {
         let mut table = txn.open_table(RECORDS).unwrap();
         let layer = {
             let mut overlay = Overlay::new(&table, &[]);
-            let mut books = Books { store: &mut overlay, now: 1 };
+            let mut books = Books { store: &mut overlay, now: 1, effects: Effects::default() };
             books.transfer(&posted(world(), organization(), 10)).unwrap();
             books.transfer(&posted(world(), organization(), 10)).unwrap();
             overlay.keep_command();
@@ -519,7 +535,7 @@ mod tests {
         crate::storage::write_changes(&mut table, &crate::storage::sorted(&layer)).unwrap();
         tamper(&mut table);
         let mut overlay = Overlay::new(&table, &[]);
-        let mut books = Books { store: &mut overlay, now: 2 };
+        let mut books = Books { store: &mut overlay, now: 2, effects: Effects::default() };
         books.transfer(&posted(world(), organization(), 10)).unwrap()
     }
 

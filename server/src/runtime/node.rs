@@ -294,6 +294,7 @@ impl Node {
     pub(crate) fn start_background(&self) -> Result<(), String> {
         for stack in [&self.live, &self.sandbox] {
             stack.start_webhooks()?;
+            crate::runtime::effects::spawn(stack.clone());
             crate::runtime::scheduler::spawn(stack.clone());
         }
         crate::runtime::storage_watch::spawn(vec![self.live.clone(), self.sandbox.clone()]);
