@@ -6,7 +6,7 @@
 use sha2::{Digest, Sha256};
 
 use crate::committed::{Effects, MovementKind, MovementTouched};
-use crate::error::EngineError;
+use crate::error::{EngineError, Field, Problem};
 use crate::events::EventKind;
 use crate::money::Currency;
 use crate::records::*;
@@ -132,15 +132,12 @@ impl Books<'_, '_> {
         kind: TransferKind,
     ) -> Result<TransferRecord, EngineError> {
         if amount <= 0 || amount > crate::money::AMOUNT_MINOR_MAX {
-            return Err(EngineError::Invalid { field: "amount".into(), message: "must be positive".into() });
+            return Err(EngineError::invalid(Field::Amount, Problem::NotPositive));
         }
         let mut debit_account = self.resolve(debit, currency)?;
         let mut credit_account = self.resolve(credit, currency)?;
         if debit_account.id == credit_account.id {
-            return Err(EngineError::Invalid {
-                field: "account".into(),
-                message: "debit and credit accounts must differ".into(),
-            });
+            return Err(EngineError::invalid(Field::Account, Problem::SameAccount));
         }
         self.check_funds(&debit_account, amount)?;
         let pending = kind == TransferKind::Pending;
@@ -175,11 +172,10 @@ impl Books<'_, '_> {
         }
         let available = debit_account.balances()?.available;
         if available < amount {
-            let currency = Currency::find(&debit_account.currency)?;
             return Err(EngineError::InsufficientFunds {
-                available: currency.format(available),
-                required: currency.format(amount),
-                currency: currency.code.to_string(),
+                available,
+                required: amount,
+                currency: debit_account.currency.clone(),
             });
         }
         Ok(())

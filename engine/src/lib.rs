@@ -62,10 +62,10 @@ pub use engine::{
     AccountEntries, Admission, CheckpointHold, Engine, EngineConfig, EngineStats, Pending, Snapshot,
     WriterHold,
 };
-pub use error::EngineError;
+pub use error::{EngineError, Field, Problem, SpendCap};
 pub use events::EventKind;
 pub use ledger::TransferSpec;
-pub use money::{Currency, MoneyError};
+pub use money::{Currency, Money, MoneyError};
 pub use postgres::PostgresConfig;
 pub use rail::Rail;
 pub use records::*;
