@@ -90,10 +90,10 @@ pub fn run(
     postgres: Option<PostgresConfig>,
 ) -> Result<BenchReport, EngineError> {
     if options.accounts < 2 || options.transfers == 0 || options.batch == 0 {
-        return Err(EngineError::Invalid {
-            field: "accounts".into(),
-            message: "needs at least 2 accounts, 1 transfer and a batch of 1".into(),
-        });
+        return Err(EngineError::invalid(
+            crate::error::Field::BenchOptions,
+            crate::error::Problem::BenchTooSmall,
+        ));
     }
     let mut config = EngineConfig::new(Some(path.to_path_buf()));
     config.postgres = postgres.clone();

@@ -7,7 +7,8 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::error::EngineError;
+use crate::committed::MovementKind;
+use crate::error::{EngineError, Field, Problem};
 use crate::events::EventKind;
 use crate::ledger::{Books, TransferSpec};
 use crate::money::Currency;
@@ -211,8 +212,7 @@ pub(crate) fn apply(
             document_outcome(collection, id)
         }
         Command::PutDocuments { documents } => {
-            let last =
-                documents.last().ok_or_else(|| invalid("documents", "at least one document is required"))?;
+            let last = documents.last().ok_or(EngineError::invalid(Field::Documents, Problem::Empty))?;
             for d in documents {
                 books.put_document(&d.collection, &d.id, &d.body, &d.list)?;
             }
@@ -255,6 +255,17 @@ pub(crate) fn apply(
             }
         }
     };
+    if !applied.replayed {
+        match &applied.outcome {
+            Outcome::Payout(p) => {
+                books.touched(MovementKind::Payout, &p.id, &p.rail, p.status == MovementStatus::Pending)
+            }
+            Outcome::Collection(c) => {
+                books.touched(MovementKind::Collection, &c.id, &c.rail, c.status == MovementStatus::Pending)
+            }
+            _ => {}
+        }
+    }
     // Also when `applied.replayed`: an execute that raced with the one that
     // executed its quote got that conversion, and a retry under its own
     // reference must get it again rather than `QuoteExecuted`.
@@ -312,10 +323,10 @@ fn load(books: &Books, resource: &ResourceRef) -> Result<Outcome, EngineError> {
 
 fn apply_transfers(books: &mut Books, specs: &[TransferSpec]) -> Result<Applied, EngineError> {
     if specs.is_empty() || specs.len() > crate::TRANSFERS_PER_COMMAND_MAX {
-        return Err(EngineError::Invalid {
-            field: "transfers".into(),
-            message: format!("a linked group holds 1 to {} transfers", crate::TRANSFERS_PER_COMMAND_MAX),
-        });
+        return Err(EngineError::invalid(
+            Field::Transfers,
+            Problem::GroupSize { max: crate::TRANSFERS_PER_COMMAND_MAX },
+        ));
     }
     let mut records = Vec::with_capacity(specs.len());
     for spec in specs {
@@ -360,10 +371,6 @@ fn deposit(
     Ok(Applied { outcome: Outcome::Deposit(record), replayed: false })
 }
 
-fn invalid(field: &str, message: impl Into<String>) -> EngineError {
-    EngineError::Invalid { field: field.to_string(), message: message.into() }
-}
-
 fn create_quote(
     books: &mut Books,
     ctx: &BatchContext,
@@ -372,10 +379,12 @@ fn create_quote(
     to_currency: &str,
     amount: QuoteAmount,
 ) -> Result<Applied, EngineError> {
-    let from = Currency::find(from_currency).map_err(|e| invalid("from.currency", e.to_string()))?;
-    let to = Currency::find(to_currency).map_err(|e| invalid("to.currency", e.to_string()))?;
+    let from = Currency::find(from_currency)
+        .map_err(|e| EngineError::invalid(Field::FromCurrency, Problem::Money(e)))?;
+    let to = Currency::find(to_currency)
+        .map_err(|e| EngineError::invalid(Field::ToCurrency, Problem::Money(e)))?;
     if from == to {
-        return Err(invalid("to.currency", "must differ from from.currency"));
+        return Err(EngineError::invalid(Field::ToCurrency, Problem::SameCurrency));
     }
     let rate = ctx.pricing.all_in_rate(from.code, to.code)?;
     // The fixed side is not parsed by `Currency`, so bound it here: beyond
@@ -398,8 +407,8 @@ fn create_quote(
         }
     };
     if from_amount <= 0 || to_amount <= 0 {
-        let field = if matches!(amount, QuoteAmount::From(_)) { "from.amount" } else { "to.amount" };
-        return Err(invalid(field, "too small to convert at the current rate"));
+        let field = if matches!(amount, QuoteAmount::From(_)) { Field::FromAmount } else { Field::ToAmount };
+        return Err(EngineError::invalid(field, Problem::TooSmallToConvert));
     }
     let quote = QuoteRecord {
         id: books.new_id("qte"),

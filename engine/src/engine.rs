@@ -134,6 +134,8 @@ struct Shared {
     standby: Mutex<Option<String>>,
     healer: Mutex<Option<JoinHandle<()>>>,
     admission: Option<Admission>,
+    /// Each durable batch's effects, to every subscriber (across reopenings).
+    notices: tokio::sync::broadcast::Sender<Arc<crate::committed::Committed>>,
 }
 
 /// A handle to one ledger; cheap to clone, shared by every request.
@@ -197,6 +199,7 @@ impl Engine {
             standby: Mutex::new(None),
             healer: Mutex::new(None),
             admission: config.admission,
+            notices: tokio::sync::broadcast::channel(crate::committed::NOTICES_BUFFERED).0,
         });
         // On Postgres a node that cannot take the lease opens as a standby:
         // it refuses commands and reads until the healer takes the lease.
@@ -321,6 +324,14 @@ impl Engine {
     pub fn hold_writer(&self) -> WriterHold {
         self.shared.gate.set_closed(true);
         WriterHold(self.shared.gate.clone())
+    }
+
+    /// Follows what is committed: one [`Committed`](crate::Committed) per
+    /// durable batch whose commands recorded events or touched movements,
+    /// sent after the batch is readable. Notices sent before the call are
+    /// not seen.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<crate::committed::Committed>> {
+        self.shared.notices.subscribe()
     }
 
     /// How many batches have been committed and acknowledged.
@@ -478,6 +489,7 @@ fn open_inner(shared: &Shared, healing: bool) -> Result<Inner, EngineError> {
         epoch: shared.epoch.clone(),
         stats: shared.stats.clone(),
         account_ids: Default::default(),
+        notices: shared.notices.clone(),
     };
     let mut keeper = keeper;
     if let Some(keeper) = &mut keeper {

@@ -1,5 +1,8 @@
 //! The engine's errors. Each is a stable, matchable case; the API layer maps
-//! them to HTTP statuses and codes in one place.
+//! them to HTTP statuses and codes in one place, and words them: a refusal
+//! here names the command's field as a [`Field`], what is wrong with it as
+//! a [`Problem`], and amounts as integers in their currency's minor units,
+//! never as a wire path or formatted money.
 
 use crate::money::MoneyError;
 
@@ -9,13 +12,14 @@ pub enum EngineError {
     #[error(transparent)]
     Money(#[from] MoneyError),
 
-    /// A field of a command is invalid; `field` names it.
-    #[error("{field}: {message}")]
-    Invalid { field: String, message: String },
+    /// A field of a command is invalid.
+    #[error("invalid {field:?}: {problem:?}")]
+    Invalid { field: Field, problem: Problem },
 
-    /// An organization account would go negative.
-    #[error("insufficient funds: {available} {currency} available, {required} required")]
-    InsufficientFunds { available: String, required: String, currency: String },
+    /// An organization account would go negative: amounts in minor units
+    /// of `currency`.
+    #[error("insufficient funds: {available} {currency} available, {required} required (minor units)")]
+    InsufficientFunds { available: i128, required: i128, currency: String },
 
     /// The same externalReference was used with a different request.
     #[error("externalReference '{reference}' was already used with a different request")]
@@ -37,9 +41,11 @@ pub enum EngineError {
     #[error("no rate available from {from} to {to}")]
     NoRate { from: String, to: String },
 
-    /// A live key's spend cap would be exceeded; `cap` names it.
-    #[error("this payout of {attempted_usd} USD would exceed the key's {cap} cap of {limit_usd} USD")]
-    SpendCapExceeded { cap: String, limit_usd: String, attempted_usd: String },
+    /// A live key's spend cap would be exceeded: amounts in US cents.
+    #[error(
+        "a payout of {attempted_usd_cents} US cents would exceed the key's {cap:?} cap of {limit_usd_cents}"
+    )]
+    SpendCapExceeded { cap: SpendCap, limit_usd_cents: i128, attempted_usd_cents: i128 },
 
     /// The resource is not in a state that allows this.
     #[error("{0}")]
@@ -78,6 +84,73 @@ pub enum EngineError {
     /// written.
     #[error("arithmetic overflow: {0}")]
     Overflow(&'static str),
+}
+
+/// The field of a command a refusal is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Field {
+    /// A transfer's amount.
+    Amount,
+    /// A transfer's accounts.
+    Account,
+    /// The transfers of a linked group.
+    Transfers,
+    /// The documents of a `PutDocuments`.
+    Documents,
+    /// A quote's currency to sell.
+    FromCurrency,
+    /// A quote's currency to buy.
+    ToCurrency,
+    /// A quote's fixed amount to sell.
+    FromAmount,
+    /// A quote's fixed amount to buy.
+    ToAmount,
+    /// A collection's group.
+    Group,
+    /// A collection's chosen id.
+    Id,
+    /// A benchmark's options.
+    BenchOptions,
+}
+
+/// What is wrong with a [`Field`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// Zero, negative, or beyond the largest amount.
+    NotPositive,
+    /// A transfer's debit and credit accounts are the same.
+    SameAccount,
+    /// A linked group holds 1 to `max` transfers.
+    GroupSize { max: usize },
+    /// At least one is required.
+    Empty,
+    /// Not a currency the node knows.
+    Money(MoneyError),
+    /// A quote's two currencies are the same.
+    SameCurrency,
+    /// The amount converts to nothing at the current rate.
+    TooSmallToConvert,
+    /// The group (its id) has a target that is not positive.
+    GroupTarget { group: String },
+    /// A chosen collection id that is not new.
+    NotNew { id: String },
+    /// A benchmark needs at least 2 accounts, 1 transfer and a batch of 1.
+    BenchTooSmall,
+}
+
+/// A live key's spend-cap window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SpendCap {
+    PerTransaction,
+    Daily,
+    Monthly,
+}
+
+impl EngineError {
+    /// `Invalid` on `field` because of `problem`.
+    pub fn invalid(field: Field, problem: Problem) -> EngineError {
+        EngineError::Invalid { field, problem }
+    }
 }
 
 macro_rules! storage_from {

@@ -5,7 +5,8 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::error::EngineError;
+use crate::committed::{Effects, MovementKind, MovementTouched};
+use crate::error::{EngineError, Field, Problem};
 use crate::events::EventKind;
 use crate::money::Currency;
 use crate::records::*;
@@ -17,6 +18,9 @@ const ACCOUNT_NUMBER_FIRST: u64 = 1_000_000_001;
 pub(crate) struct Books<'o, 't> {
     pub store: &'o mut Overlay<'t>,
     pub now: TimestampMs,
+    /// What the command did that followers of the ledger act on once it
+    /// is committed (`crate::committed`).
+    pub effects: Effects,
 }
 
 /// What one transfer asks for, before the engine resolves accounts.
@@ -128,15 +132,12 @@ impl Books<'_, '_> {
         kind: TransferKind,
     ) -> Result<TransferRecord, EngineError> {
         if amount <= 0 || amount > crate::money::AMOUNT_MINOR_MAX {
-            return Err(EngineError::Invalid { field: "amount".into(), message: "must be positive".into() });
+            return Err(EngineError::invalid(Field::Amount, Problem::NotPositive));
         }
         let mut debit_account = self.resolve(debit, currency)?;
         let mut credit_account = self.resolve(credit, currency)?;
         if debit_account.id == credit_account.id {
-            return Err(EngineError::Invalid {
-                field: "account".into(),
-                message: "debit and credit accounts must differ".into(),
-            });
+            return Err(EngineError::invalid(Field::Account, Problem::SameAccount));
         }
         self.check_funds(&debit_account, amount)?;
         let pending = kind == TransferKind::Pending;
@@ -171,11 +172,10 @@ impl Books<'_, '_> {
         }
         let available = debit_account.balances()?.available;
         if available < amount {
-            let currency = Currency::find(&debit_account.currency)?;
             return Err(EngineError::InsufficientFunds {
-                available: currency.format(available),
-                required: currency.format(amount),
-                currency: currency.code.to_string(),
+                available,
+                required: amount,
+                currency: debit_account.currency.clone(),
             });
         }
         Ok(())
@@ -311,7 +311,19 @@ impl Books<'_, '_> {
         self.store.put(keys::event_id(&event.id), &seq);
         self.index(organization, "events", &event.id)?;
         self.store.put(keys::event(seq), &event);
+        self.effects.events.push(kind);
         Ok(())
+    }
+
+    /// Notes a payout or collection created or advanced, for after-commit
+    /// effects.
+    pub fn touched(&mut self, kind: MovementKind, id: &str, rail: &str, open: bool) {
+        self.effects.movements.push(MovementTouched {
+            kind,
+            id: id.to_string(),
+            rail: rail.to_string(),
+            open,
+        });
     }
 
     /// Stores a document the API layer owns (an empty body deletes it) and,
@@ -401,7 +413,7 @@ mod tests {
         let txn = db.begin_write().unwrap();
         let table = txn.open_table(RECORDS).unwrap();
         let mut overlay = Overlay::new(&table, &[]);
-        f(&mut Books { store: &mut overlay, now: 1_700_000_000_000 })
+        f(&mut Books { store: &mut overlay, now: 1_700_000_000_000, effects: Effects::default() })
     }
 
     fn organization() -> AccountRef {
@@ -513,7 +525,7 @@ mod tests {
         let mut table = txn.open_table(RECORDS).unwrap();
         let layer = {
             let mut overlay = Overlay::new(&table, &[]);
-            let mut books = Books { store: &mut overlay, now: 1 };
+            let mut books = Books { store: &mut overlay, now: 1, effects: Effects::default() };
             books.transfer(&posted(world(), organization(), 10)).unwrap();
             books.transfer(&posted(world(), organization(), 10)).unwrap();
             overlay.keep_command();
@@ -522,7 +534,7 @@ mod tests {
         crate::storage::write_changes(&mut table, &crate::storage::sorted(&layer)).unwrap();
         tamper(&mut table);
         let mut overlay = Overlay::new(&table, &[]);
-        let mut books = Books { store: &mut overlay, now: 2 };
+        let mut books = Books { store: &mut overlay, now: 2, effects: Effects::default() };
         books.transfer(&posted(world(), organization(), 10)).unwrap()
     }
 

@@ -33,6 +33,7 @@ pub mod backup;
 pub mod bench;
 pub mod clock;
 pub mod commands;
+pub mod committed;
 mod durable;
 mod engine;
 pub mod error;
@@ -46,6 +47,7 @@ pub mod movements;
 pub mod orders;
 pub mod outcome;
 pub mod postgres;
+pub mod rail;
 pub mod rates;
 pub mod records;
 pub mod storage;
@@ -55,15 +57,17 @@ pub mod wal;
 mod writer;
 
 pub use commands::{Applied, Command, Document, Expected, NewEvent, Outcome, QuoteAmount};
+pub use committed::{Committed, Effects, MovementTouched};
 pub use engine::{
     AccountEntries, Admission, CheckpointHold, Engine, EngineConfig, EngineStats, MovementKind, OpenMovement,
     Pending, Snapshot, WriterHold,
 };
-pub use error::EngineError;
+pub use error::{EngineError, Field, Problem, SpendCap};
 pub use events::EventKind;
 pub use ledger::TransferSpec;
-pub use money::{Currency, MoneyError};
+pub use money::{Currency, Money, MoneyError};
 pub use postgres::PostgresConfig;
+pub use rail::Rail;
 pub use records::*;
 
 /// The most commands the writer applies in one commit.

@@ -35,7 +35,7 @@ pub const CURRENCIES: &[Currency] = &[
     Currency { code: "EGP", scale: 2, name: "Egyptian pound" },
     Currency { code: "XOF", scale: 0, name: "West African CFA franc" },
     Currency { code: "XAF", scale: 0, name: "Central African CFA franc" },
-    Currency { code: "USD", scale: 2, name: "US dollar" },
+    Currency::USD,
     Currency { code: "EUR", scale: 2, name: "Euro" },
     Currency { code: "GBP", scale: 2, name: "Pound sterling" },
     Currency { code: "USDC", scale: 6, name: "USD Coin" },
@@ -62,6 +62,9 @@ pub enum MoneyError {
 }
 
 impl Currency {
+    /// The currency spend caps are kept in (in cents).
+    pub const USD: Currency = Currency { code: "USD", scale: 2, name: "US dollar" };
+
     /// Looks a currency up by its ISO code (upper case, exact).
     pub fn find(code: &str) -> Result<Currency, MoneyError> {
         CURRENCIES
@@ -237,6 +240,42 @@ fn truncate(input: &str) -> String {
     input.chars().take(40).collect()
 }
 
+/// An amount of a known currency, in its minor units. The one way an
+/// amount becomes text is [`Money::amount`] (its `Display`): exactly the
+/// currency's fraction digits, no grouping, no code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Money {
+    pub minor: i128,
+    pub currency: Currency,
+}
+
+impl Money {
+    pub fn new(minor: i128, currency: Currency) -> Money {
+        Money { minor, currency }
+    }
+
+    /// `minor` units of the currency `code` names. A code the node does
+    /// not know is an error, never a guessed scale.
+    pub fn of(code: &str, minor: i128) -> Result<Money, MoneyError> {
+        Ok(Money { minor, currency: Currency::find(code)? })
+    }
+
+    /// The amount as a decimal string: `Money::of("USD", 1050)` is `10.50`.
+    pub fn amount(&self) -> String {
+        format_minor(self.minor, self.currency.scale)
+    }
+
+    pub fn code(&self) -> &'static str {
+        self.currency.code
+    }
+}
+
+impl fmt::Display for Money {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.amount())
+    }
+}
+
 impl FromStr for Currency {
     type Err = MoneyError;
     fn from_str(code: &str) -> Result<Self, Self::Err> {
@@ -250,6 +289,16 @@ mod tests {
 
     fn usd() -> Currency {
         Currency::find("USD").unwrap()
+    }
+
+    #[test]
+    fn money_formats_at_its_currencys_digits_and_refuses_an_unknown_code() {
+        assert_eq!(Money::of("USD", 1050).unwrap().to_string(), "10.50");
+        assert_eq!(Money::of("XOF", 2500).unwrap().amount(), "2500");
+        assert_eq!(Money::of("USDC", 1).unwrap().amount(), "0.000001");
+        assert_eq!(Money::of("USD", -5).unwrap().amount(), "-0.05");
+        assert!(Money::of("ZZZ", 1).is_err());
+        assert_eq!(Money::new(7, usd()).code(), "USD");
     }
 
     #[test]

@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::EngineError;
+use crate::error::{EngineError, Field, Problem, SpendCap};
 use crate::events::EventKind;
 use crate::ledger::{Books, TransferSpec};
 use crate::money::{Currency, MoneyError};
@@ -176,18 +176,20 @@ fn request_sum(a: i128, b: i128) -> Result<i128, EngineError> {
 }
 
 fn check_cap(books: &mut Books, cap: &CapCheck) -> Result<(), EngineError> {
-    let refuse = |name: &str, limit: i128| EngineError::SpendCapExceeded {
-        cap: name.to_string(),
-        limit_usd: crate::money::format_minor(limit, 2),
-        attempted_usd: crate::money::format_minor(cap.amount_usd_cents, 2),
+    let refuse = |window: SpendCap, limit: i128| EngineError::SpendCapExceeded {
+        cap: window,
+        limit_usd_cents: limit,
+        attempted_usd_cents: cap.amount_usd_cents,
     };
     if let Some(limit) = cap.per_transaction_usd_cents
         && cap.amount_usd_cents > limit
     {
-        return Err(refuse("perTransactionUsd", limit));
+        return Err(refuse(SpendCap::PerTransaction, limit));
     }
-    let windows =
-        [(&cap.day, cap.daily_usd_cents, "dailyUsd"), (&cap.month, cap.monthly_usd_cents, "monthlyUsd")];
+    let windows = [
+        (&cap.day, cap.daily_usd_cents, SpendCap::Daily),
+        (&cap.month, cap.monthly_usd_cents, SpendCap::Monthly),
+    ];
     for (window, limit, name) in windows {
         let key = keys::cap_usage(&format!("{}/{}", cap.key_id, window));
         let used = books.store.get::<i128>(&key)?.unwrap_or(0);
@@ -210,8 +212,8 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
     let available = account.balances()?.available;
     if available < required {
         return Err(EngineError::InsufficientFunds {
-            available: format(&new.from_currency, available),
-            required: format(&new.from_currency, required),
+            available,
+            required,
             currency: new.from_currency.clone(),
         });
     }
@@ -378,20 +380,14 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
 /// a group's target positive.
 fn new_collection_id(books: &Books, new: &NewCollection) -> Result<String, EngineError> {
     if let Some(group) = new.group.as_ref().filter(|g| g.target_minor.is_some_and(|target| target <= 0)) {
-        return Err(EngineError::Invalid {
-            field: "group".into(),
-            message: format!("group '{}' has a target that is not positive", group.id),
-        });
+        return Err(EngineError::invalid(Field::Group, Problem::GroupTarget { group: group.id.clone() }));
     }
     match &new.id {
         None => Ok(books.new_id("col")),
         Some(id) if id.starts_with("col_") && books.store.get_raw(&keys::collection(id))?.is_none() => {
             Ok(id.clone())
         }
-        Some(id) => Err(EngineError::Invalid {
-            field: "id".into(),
-            message: format!("'{id}' is not a new collection id"),
-        }),
+        Some(id) => Err(EngineError::invalid(Field::Id, Problem::NotNew { id: id.clone() })),
     }
 }
 

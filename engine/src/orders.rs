@@ -219,6 +219,8 @@ fn start_payout(
                     let Outcome::Payout(payout) = applied.outcome else {
                         unreachable!("create_payout returns a payout")
                     };
+                    let open = payout.status == crate::movements::MovementStatus::Pending;
+                    books.touched(crate::committed::MovementKind::Payout, &payout.id, &payout.rail, open);
                     order.payout_id = Some(payout.id.clone());
                     order.status = OrderStatus::ProcessingPayout;
                     order.status_message = "Paying out".into();

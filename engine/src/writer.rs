@@ -27,11 +27,12 @@ use std::sync::mpsc as std_mpsc;
 
 use hashbrown::HashMap;
 use redb::Database;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot};
 
 use crate::BATCH_COMMANDS_MAX;
 use crate::clock::Clock;
 use crate::commands::{Applied, BatchContext, Command, apply};
+use crate::committed::{Committed, Effects};
 use crate::durable::Durable;
 use crate::error::EngineError;
 use crate::ledger::Books;
@@ -99,6 +100,8 @@ pub(crate) struct Writer {
     pub stats: Arc<WriterStats>,
     /// Organization accounts' ids, as committed (they never change).
     pub account_ids: AccountIds,
+    /// Where each durable batch's effects are told (`crate::committed`).
+    pub notices: broadcast::Sender<Arc<Committed>>,
 }
 
 /// A batch applied by the applier, on its way to the logger.
@@ -106,6 +109,8 @@ struct Staged {
     batch: Arc<Batch>,
     envelopes: Vec<Envelope>,
     results: Vec<Result<Applied, EngineError>>,
+    /// What its commands that succeeded did, told once it is durable.
+    effects: Effects,
 }
 
 impl Writer {
@@ -120,6 +125,7 @@ impl Writer {
             view: self.view.clone(),
             epoch: self.epoch.clone(),
             stats: self.stats.clone(),
+            notices: self.notices.clone(),
         };
         let checkpointer = Checkpointer { db: self.db.clone(), view: self.view.clone() };
         let checkpointer =
@@ -159,11 +165,11 @@ impl Writer {
             };
             next_epoch = epoch.checked_add(1);
             match self.apply_batch(&envelopes, epoch, &mut in_flight) {
-                Ok((changes, results)) => {
+                Ok((changes, results, effects)) => {
                     let batch = Arc::new(Batch::new(epoch, changes));
                     in_flight.push(batch.clone());
-                    if let Err(std_mpsc::SendError(staged)) = stage.send(Staged { batch, envelopes, results })
-                    {
+                    let staged = Staged { batch, envelopes, results, effects };
+                    if let Err(std_mpsc::SendError(staged)) = stage.send(staged) {
                         refuse(staged.envelopes, EngineError::Unavailable);
                     }
                 }
@@ -181,7 +187,7 @@ impl Writer {
         batch: &[Envelope],
         epoch: u64,
         in_flight: &mut Vec<Arc<Batch>>,
-    ) -> Result<(Layer, Vec<Result<Applied, EngineError>>), EngineError> {
+    ) -> Result<(Layer, Vec<Result<Applied, EngineError>>, Effects), EngineError> {
         let (txn, mut below, published) = self.view.snapshot()?;
         in_flight.retain(|batch| batch.epoch > published);
         below.extend(in_flight.iter().cloned());
@@ -189,17 +195,22 @@ impl Writer {
         let now = self.clock.now_ms();
         let context = BatchContext { epoch, pricing: &self.pricing, quote_ttl_ms: self.quote_ttl_ms };
         let mut results = Vec::with_capacity(batch.len());
+        let mut batch_effects = Effects::default();
         let mut overlay = Overlay::new(&table, &below).with_account_ids(&mut self.account_ids);
         for envelope in batch {
-            let result = {
-                let mut books = Books { store: &mut overlay, now };
-                catch_unwind(AssertUnwindSafe(|| {
+            let (result, effects) = {
+                let mut books = Books { store: &mut overlay, now, effects: Effects::default() };
+                let result = catch_unwind(AssertUnwindSafe(|| {
                     apply(&mut books, &context, &envelope.command, envelope.received_epoch)
                 }))
-                .unwrap_or_else(|panic| Err(panicked("a command", panic.as_ref())))
+                .unwrap_or_else(|panic| Err(panicked("a command", panic.as_ref())));
+                (result, books.effects)
             };
             match &result {
-                Ok(_) => overlay.keep_command(),
+                Ok(_) => {
+                    overlay.keep_command();
+                    batch_effects.extend(effects);
+                }
                 Err(_) => {
                     overlay.drop_command();
                     self.stats.commands_failed.fetch_add(1, Ordering::Relaxed);
@@ -209,7 +220,7 @@ impl Writer {
         }
         overlay.put(keys::meta("commit_epoch"), &epoch);
         overlay.keep_command();
-        Ok((overlay.into_layer(), results))
+        Ok((overlay.into_layer(), results, batch_effects))
     }
 }
 
@@ -238,11 +249,12 @@ struct Logger {
     view: Arc<View>,
     epoch: Arc<AtomicU64>,
     stats: Arc<WriterStats>,
+    notices: broadcast::Sender<Arc<Committed>>,
 }
 
 impl Logger {
     fn run(mut self, staged: std_mpsc::Receiver<Staged>) {
-        for Staged { batch, envelopes, results } in staged {
+        for Staged { batch, envelopes, results, effects } in staged {
             if let Some(error) = self.view.failure() {
                 refuse(envelopes, error);
                 continue;
@@ -273,6 +285,11 @@ impl Logger {
                     self.stats.transfers.fetch_add(t.len() as u64, Ordering::Relaxed);
                 }
                 let _ = envelope.reply.send(result);
+            }
+            // Durable and published: a follower that reads the ledger on
+            // this notice finds the batch. No follower is no error.
+            if !effects.is_empty() {
+                let _ = self.notices.send(Arc::new(Committed { epoch, effects }));
             }
         }
         self.view.close();
@@ -399,6 +416,7 @@ mod tests {
             batch: Arc::new(Batch::new(epoch, changes)),
             envelopes: vec![envelope],
             results: vec![Ok(applied)],
+            effects: Effects::default(),
         };
         (staged, answer)
     }
@@ -415,6 +433,7 @@ mod tests {
                 view: view.clone(),
                 epoch: Arc::new(AtomicU64::new(0)),
                 stats: Default::default(),
+                notices: broadcast::channel(1).0,
             };
             let (stage, batches) = std_mpsc::sync_channel(3);
             let mut answers = Vec::new();

@@ -170,17 +170,27 @@ fn refusal_of(error: &EngineError) -> Option<Refusal> {
     Some(match error {
         EngineError::Invalid { .. } => Refusal::Invalid,
         EngineError::Money(e) => Refusal::Money(e.clone()),
-        EngineError::InsufficientFunds { available, required, currency } => Refusal::Insufficient {
-            available: available.clone(),
-            required: required.clone(),
-            currency: currency.clone(),
-        },
+        EngineError::InsufficientFunds { available, required, currency } => {
+            let c = Currency::find(currency).expect("a known currency");
+            Refusal::Insufficient {
+                available: c.format(*available),
+                required: c.format(*required),
+                currency: c.code.to_string(),
+            }
+        }
         EngineError::Duplicate { .. } => Refusal::Duplicate,
         EngineError::NotFound { .. } => Refusal::NotFound,
         EngineError::NotPending(id) => Refusal::NotPending(*id),
         EngineError::QuoteExecuted(_) => Refusal::QuoteExecuted,
         EngineError::QuoteExpired(_) => Refusal::QuoteExpired,
-        EngineError::SpendCapExceeded { cap, .. } => Refusal::SpendCap(cap.clone()),
+        EngineError::SpendCapExceeded { cap, .. } => Refusal::SpendCap(
+            match cap {
+                sika_engine::SpendCap::PerTransaction => "perTransactionUsd",
+                sika_engine::SpendCap::Daily => "dailyUsd",
+                sika_engine::SpendCap::Monthly => "monthlyUsd",
+            }
+            .into(),
+        ),
         EngineError::InvalidState(_) => Refusal::InvalidState,
         _ => return None,
     })

@@ -536,3 +536,67 @@ async fn a_transfer_flutterwave_holds_but_does_not_list_yet_is_read_back_not_sen
     assert_eq!(fake.transfers_for(&id).len(), 1, "exactly one transfer at the provider");
     live.node.stop_and_verify();
 }
+
+/// Issue 31.2: an order's payout is made inside the ledger, by the command
+/// that records the order's funds (here the operator's), where no handler
+/// makes it due at the reconciler. The commit does (the after-commit
+/// follower), so the transfer reaches Flutterwave at once instead of at the
+/// reconciler's next scan of open movements a minute later; the order then
+/// completes with its webhook events like any other.
+#[tokio::test]
+async fn an_orders_payout_made_by_the_ledger_reaches_flutterwave_at_once() {
+    let fake = FakeFlutterwave::start();
+    // With the example's receiving details, so live orders take mobile money;
+    // on a clock where the reconciler scans for open movements every 6 s
+    // (a minute, scaled), so a transfer within 2 s is not the scan's doing.
+    let config = format!("{EXAMPLE_CONFIG}{}", fake.config(ROUTED));
+    let options = Options { config: Some(config), time_scale: Some(0.1), ..Options::unthrottled() };
+    let node = Node::start(options);
+    let live = Live { key: node.creds.live_key.clone(), node, api: Api::new() };
+    let admin = live.node.creds.admin_token.clone();
+    let order = live
+        .api
+        .post(
+            &live.url("/v1/orders"),
+            &live.key,
+            json!({
+                "from": { "method": "mobile_money", "currency": "GHS", "amount": "200.00" },
+                "to": { "code": "mtn_gh", "accountNumber": "+233241234567" },
+                "externalReference": "order-at-flutterwave",
+                "metadata": { "beneficiaryName": "Ama Mensah" },
+            }),
+        )
+        .await;
+    let (_, id) = order.created("order", "ord_");
+    // Past the reconciler's first scan, which would otherwise find it.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let funds_url = live.node.admin_url(&format!("/admin/v1/live/orders/{id}/funds"));
+    let funded = live.api.post(&funds_url, &admin, json!({ "amount": "200.00" })).await;
+    funded.expect(200);
+    let started = std::time::Instant::now();
+    assert_eq!(funded.body["order"]["status"], "processing_payout", "{}", funded.text);
+    let payout_id = funded.body["order"]["payoutId"].as_str().unwrap().to_string();
+    let transfer = eventually(&format!("a transfer for {payout_id}"), Duration::from_secs(2), || async {
+        fake.transfers_for(&payout_id).pop()
+    })
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(2), "the transfer took {:?}", started.elapsed());
+    assert_eq!(transfer["account_number"], "233241234567", "{transfer}");
+
+    fake.settle_transfer(&payout_id, "SUCCESSFUL", "Transaction was successful");
+    assert_eq!(
+        FakeFlutterwave::notify(&live.node.live, WEBHOOK_HASH, &fake.event(&payout_id, None)).await,
+        200
+    );
+    live.status_of("orders", &id, "completed").await;
+    wait_for_events(
+        &live.api,
+        &live.node.live,
+        &live.key,
+        &id,
+        &["order.processing_payout", "order.completed"],
+    )
+    .await;
+    assert_eq!(fake.transfers_for(&payout_id).len(), 1, "one transfer");
+}

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use sika_api::ErrorCode;
-use sika_engine::{EngineError, MoneyError};
+use sika_engine::{Currency, EngineError, Field, Money, MoneyError, Problem, SpendCap};
 
 #[derive(Debug, Clone)]
 pub(crate) struct ApiError {
@@ -171,16 +171,15 @@ impl From<EngineError> for ApiError {
     fn from(error: EngineError) -> Self {
         match error {
             EngineError::Money(e) => ApiError::validation("amount", e.to_string()),
-            EngineError::Invalid { field, message } => ApiError::validation(&field, message),
-            EngineError::InsufficientFunds { available, required, currency } => ApiError::new(
-                ErrorCode::InsufficientFunds,
-                format!(
-                    "insufficient funds: {available} {currency} available, {required} {currency} required"
-                ),
-            )
-            .with_detail("available", available)
-            .with_detail("required", required)
-            .with_detail("currency", currency),
+            EngineError::Invalid { field, problem } => {
+                ApiError::validation(field_path(field), reason(&problem))
+            }
+            EngineError::InsufficientFunds { available, required, currency } => {
+                match (Money::of(&currency, available), Money::of(&currency, required)) {
+                    (Ok(available), Ok(required)) => insufficient_funds(available, required),
+                    (Err(e), _) | (_, Err(e)) => ApiError::internal_from(e),
+                }
+            }
             EngineError::Duplicate { reference } => ApiError::new(
                 ErrorCode::Duplicate,
                 format!("externalReference '{reference}' was already used with a different request body"),
@@ -194,15 +193,9 @@ impl From<EngineError> for ApiError {
             }
             e @ EngineError::NotPending(_) => ApiError::bad_request(e.to_string()),
             EngineError::NoRate { from, to } => ApiError::rates_unavailable(&from, &to),
-            EngineError::SpendCapExceeded { cap, limit_usd, attempted_usd } => ApiError::new(
-                ErrorCode::SpendCapExceeded,
-                format!(
-                    "this payout of {attempted_usd} USD would exceed the key's {cap} cap of {limit_usd} USD"
-                ),
-            )
-            .with_detail("cap", cap)
-            .with_detail("limitUsd", limit_usd)
-            .with_detail("attemptedUsd", attempted_usd),
+            EngineError::SpendCapExceeded { cap, limit_usd_cents, attempted_usd_cents } => {
+                spend_cap_exceeded(cap, limit_usd_cents, attempted_usd_cents)
+            }
             EngineError::InvalidState(message) => ApiError::new(ErrorCode::InvalidState, message),
             e @ EngineError::Conflict(_) => ApiError::new(ErrorCode::Conflict, e.to_string()),
             EngineError::Unavailable => ApiError::unavailable(),
@@ -226,11 +219,112 @@ impl From<EngineError> for ApiError {
     }
 }
 
+/// The wire path (`details.field`) of an engine command's field.
+fn field_path(field: Field) -> &'static str {
+    match field {
+        Field::Amount => "amount",
+        Field::Account => "account",
+        Field::Transfers => "transfers",
+        Field::Documents => "documents",
+        Field::FromCurrency => "from.currency",
+        Field::ToCurrency => "to.currency",
+        Field::FromAmount => "from.amount",
+        Field::ToAmount => "to.amount",
+        Field::Group => "group",
+        Field::Id => "id",
+        Field::BenchOptions => "accounts",
+    }
+}
+
+/// What the caller reads about an engine refusal of a field.
+fn reason(problem: &Problem) -> String {
+    match problem {
+        Problem::NotPositive => "must be positive".into(),
+        Problem::SameAccount => "debit and credit accounts must differ".into(),
+        Problem::GroupSize { max } => format!("a linked group holds 1 to {max} transfers"),
+        Problem::Empty => "at least one document is required".into(),
+        Problem::Money(e) => e.to_string(),
+        Problem::SameCurrency => "must differ from from.currency".into(),
+        Problem::TooSmallToConvert => "too small to convert at the current rate".into(),
+        Problem::GroupTarget { group } => format!("group '{group}' has a target that is not positive"),
+        Problem::NotNew { id } => format!("'{id}' is not a new collection id"),
+        Problem::BenchTooSmall => "needs at least 2 accounts, 1 transfer and a batch of 1".into(),
+    }
+}
+
+/// `insufficient_funds`, with both amounts in the account's currency.
+fn insufficient_funds(available: Money, required: Money) -> ApiError {
+    let currency = available.code();
+    ApiError::new(
+        ErrorCode::InsufficientFunds,
+        format!("insufficient funds: {available} {currency} available, {required} {currency} required"),
+    )
+    .with_detail("available", available.amount())
+    .with_detail("required", required.amount())
+    .with_detail("currency", currency)
+}
+
+/// `spend_cap_exceeded`: amounts in US cents, shown in dollars.
+fn spend_cap_exceeded(cap: SpendCap, limit_usd_cents: i128, attempted_usd_cents: i128) -> ApiError {
+    let usd = |cents| Money::new(cents, Currency::USD).amount();
+    let (limit_usd, attempted_usd) = (usd(limit_usd_cents), usd(attempted_usd_cents));
+    let cap = match cap {
+        SpendCap::PerTransaction => "perTransactionUsd",
+        SpendCap::Daily => "dailyUsd",
+        SpendCap::Monthly => "monthlyUsd",
+    };
+    ApiError::new(
+        ErrorCode::SpendCapExceeded,
+        format!("this payout of {attempted_usd} USD would exceed the key's {cap} cap of {limit_usd} USD"),
+    )
+    .with_detail("cap", cap)
+    .with_detail("limitUsd", limit_usd)
+    .with_detail("attemptedUsd", attempted_usd)
+}
+
 pub(crate) type ApiResult<T> = Result<T, ApiError>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 31.3: the engine refuses with a typed field and integers; the
+    /// wire path, the reason and the formatted amounts are made here.
+    #[test]
+    fn engine_refusals_become_wire_paths_and_formatted_money_here() {
+        let refused = ApiError::from(EngineError::invalid(Field::ToAmount, Problem::TooSmallToConvert));
+        let details = refused.details.clone().unwrap();
+        assert_eq!(details["field"], "to.amount");
+        assert_eq!(refused.message, "to.amount: too small to convert at the current rate");
+
+        let poor = ApiError::from(EngineError::InsufficientFunds {
+            available: 1_050,
+            required: 250_000,
+            currency: "GHS".into(),
+        });
+        assert_eq!(poor.code, ErrorCode::InsufficientFunds);
+        assert_eq!(poor.message, "insufficient funds: 10.50 GHS available, 2500.00 GHS required");
+        let details = poor.details.unwrap();
+        assert_eq!((&details["available"], &details["required"]), (&json!("10.50"), &json!("2500.00")));
+
+        let capped = ApiError::from(EngineError::SpendCapExceeded {
+            cap: SpendCap::Daily,
+            limit_usd_cents: 10_000,
+            attempted_usd_cents: 12_345,
+        });
+        assert_eq!(
+            capped.message,
+            "this payout of 123.45 USD would exceed the key's dailyUsd cap of 100.00 USD"
+        );
+
+        // A currency the node does not know is its own failure, not a guess.
+        let unknown = ApiError::from(EngineError::InsufficientFunds {
+            available: 1,
+            required: 2,
+            currency: "ZZZ".into(),
+        });
+        assert_eq!(unknown.code, ErrorCode::InternalError);
+    }
 
     #[test]
     fn an_overflow_is_the_callers_only_when_their_amount_is_too_large() {

@@ -1,6 +1,8 @@
 //! The wiring: opening the node, its listeners and stacks, the scheduler
-//! that drives jobs, the storage watch, and shutdown.
+//! that drives jobs, the after-commit effects, the storage watch, and
+//! shutdown.
 
+pub(crate) mod effects;
 pub(crate) mod error;
 pub(crate) mod feed;
 pub(crate) mod listen;

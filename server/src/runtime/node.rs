@@ -310,6 +310,7 @@ impl Node {
             let sender = crate::adapters::webhook_sender::WebhookSender::new(stack.webhook_guard())
                 .map_err(NodeError::part)?;
             stack.start_webhooks(Arc::new(sender)).map_err(NodeError::part)?;
+            crate::runtime::effects::spawn(stack.clone());
             crate::runtime::scheduler::spawn(stack.clone());
         }
         crate::runtime::storage_watch::spawn(vec![self.live.clone(), self.sandbox.clone()]);

@@ -91,6 +91,8 @@ pub fn cannot_run(test: &str, why: &str) {
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub rate_limit: Option<u32>,
+    /// `SIKA_TIME_SCALE`; `None` is the suite's 0.001 (a minute in 60 ms).
+    pub time_scale: Option<f64>,
     pub quote_ttl: Option<String>,
     pub trusted_proxies: Option<String>,
     /// The configuration file; `None` is the repository's
@@ -276,7 +278,7 @@ impl Node {
             ("SIKA_LIVE_ADDR", addr(ports[0])),
             ("SIKA_SANDBOX_ADDR", addr(ports[1])),
             ("SIKA_ADMIN_ADDR", addr(ports[2])),
-            ("SIKA_TIME_SCALE", "0.001".into()),
+            ("SIKA_TIME_SCALE", options.time_scale.unwrap_or(0.001).to_string()),
             // The default reserve (1 GiB) would make every sandbox write of
             // the suite depend on the test machine's free disk; the tests of
             // the reserve itself set their own.

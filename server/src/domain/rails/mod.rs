@@ -246,6 +246,21 @@ impl Rails {
         }
     }
 
+    /// A movement the ledger just committed open on the provider's rail:
+    /// due now unless already tracked (a step of the reconciler's own keeps
+    /// its backoff), and the reconciler woken.
+    pub(crate) fn committed_open(&self, kind: Kind, id: &str) {
+        let new = self.due.lock().is_ok_and(|mut due| {
+            let key = (kind, id.to_string());
+            let new = !due.contains_key(&key);
+            due.entry(key).or_insert((Instant::now(), 0));
+            new
+        });
+        if new {
+            self.wake.notify_one();
+        }
+    }
+
     /// The movements due by `now`.
     pub(crate) fn take_due(&self, now: Instant) -> Vec<(Kind, String, u32)> {
         let Ok(due) = self.due.lock() else { return Vec::new() };

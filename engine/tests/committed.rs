@@ -1,0 +1,81 @@
+//! Issue 31.2: the engine tells its followers what each durable batch did
+//! (`Engine::subscribe`), so after-commit effects follow commits rather
+//! than each caller.
+
+use std::sync::Arc;
+
+use sika_engine::clock::ManualClock;
+use sika_engine::movements::{Destination, NewPayout};
+use sika_engine::{
+    Command, Engine, EngineConfig, EngineError, EventKind, MovementKind, MovementTouched, Rail,
+};
+use tokio::sync::broadcast::error::TryRecvError;
+
+fn engine() -> Engine {
+    let mut config = EngineConfig::new(None);
+    config.clock = Arc::new(ManualClock::new(1_700_000_000_000));
+    Engine::open(config).unwrap()
+}
+
+fn payout(reference: &str, amount: i128, rail: Rail) -> Command {
+    Command::CreatePayout(NewPayout {
+        organization: "org_1".into(),
+        from_currency: "USD".into(),
+        from_amount: amount,
+        to: Destination { code: "US_BANK".into(), ..Default::default() },
+        to_currency: "USD".into(),
+        to_amount: amount,
+        fee_amount: 0,
+        rate: "1".into(),
+        narration: String::new(),
+        metadata: "{}".into(),
+        external_reference: reference.into(),
+        api_key_id: None,
+        cap: None,
+        rail: rail.name().into(),
+        rail_note: String::new(),
+        schedule: Vec::new(),
+        request_fingerprint: [reference.len() as u8; 32],
+        order_id: None,
+    })
+}
+
+#[test]
+fn each_durable_batch_tells_its_events_and_movements_and_a_refused_command_tells_nothing() {
+    let engine = engine();
+    let mut notices = engine.subscribe();
+    engine
+        .execute_blocking(Command::Deposit {
+            organization: "org_1".into(),
+            currency: "USD".into(),
+            amount: 10_000,
+            external_reference: None,
+        })
+        .unwrap();
+    let notice = notices.try_recv().expect("the deposit's batch is told");
+    assert_eq!(notice.effects.events, vec![EventKind::AccountCredited]);
+    assert!(notice.effects.movements.is_empty());
+    // Told once readable: the epoch it names is published.
+    assert!(engine.commit_epoch() >= notice.epoch);
+
+    let applied = engine.execute_blocking(payout("p1", 2_500, Rail::Flutterwave)).unwrap();
+    let sika_engine::Outcome::Payout(created) = applied.outcome else { panic!("a payout") };
+    let notice = notices.try_recv().expect("the payout's batch is told");
+    assert_eq!(
+        notice.effects.movements,
+        vec![MovementTouched {
+            kind: MovementKind::Payout,
+            id: created.id.clone(),
+            rail: "flutterwave".into(),
+            open: true
+        }]
+    );
+    assert!(engine.read().unwrap().payout(&created.id).unwrap().is_some(), "readable when told");
+
+    // A replay changes nothing and a refusal commits nothing: neither is told.
+    engine.execute_blocking(payout("p1", 2_500, Rail::Flutterwave)).unwrap();
+    let refused = engine.execute_blocking(payout("p2", 1_000_000, Rail::Flutterwave));
+    assert!(matches!(refused, Err(EngineError::InsufficientFunds { .. })), "{refused:?}");
+    assert_eq!(notices.try_recv().unwrap_err(), TryRecvError::Empty);
+    engine.shutdown();
+}
