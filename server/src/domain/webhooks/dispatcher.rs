@@ -1166,6 +1166,61 @@ async fn attempt(
 mod tests {
     use super::*;
 
+    /// A transport that records what it was handed and answers `status`.
+    struct Recording {
+        sent: std::sync::Mutex<Vec<Outgoing>>,
+        status: Result<u16, SendError>,
+    }
+
+    impl Transport for Recording {
+        fn post(&self, outgoing: Outgoing) -> Sending<'_> {
+            self.sent.lock().unwrap().push(outgoing);
+            let status = self.status.clone();
+            Box::pin(async move { status })
+        }
+    }
+
+    fn endpoint(secret: &str) -> Target {
+        Target::new(Endpoint {
+            id: "we_1".into(),
+            organization: "org_1".into(),
+            url: "https://example.com/hooks".into(),
+            events: vec!["*".into()],
+            description: String::new(),
+            secret: secret.into(),
+            created_at: 0,
+            updated_at: 0,
+        })
+    }
+
+    /// The dispatcher signs each attempt with the endpoint's secret and
+    /// hands the transport exactly what the receiver must see; the
+    /// transport's refusal is the attempt's error, worded as before the
+    /// HTTP client moved to `adapters::webhook_sender`.
+    #[tokio::test]
+    async fn an_attempt_is_signed_here_and_sent_by_the_transport() {
+        let secret = signing::new_secret();
+        let transport = Recording { sent: Default::default(), status: Ok(204) };
+        let body = Bytes::from_static(b"{\"id\":\"evt_1\"}");
+        let status = attempt(&transport, &endpoint(&secret), "whd_1", 1_700_000_000, body.clone()).await;
+        assert_eq!(status, Ok(204));
+        {
+            let sent = transport.sent.lock().unwrap();
+            assert_eq!(sent.len(), 1);
+            assert_eq!(
+                (sent[0].url.as_str(), sent[0].delivery_id.as_str()),
+                ("https://example.com/hooks", "whd_1")
+            );
+            assert_eq!(sent[0].body, body);
+            let expected = signing::sign(&secret, "whd_1", 1_700_000_000, &body).unwrap();
+            assert_eq!(sent[0].signature, expected);
+        }
+
+        let refused = Recording { sent: Default::default(), status: Err(SendError::Timeout) };
+        let error = attempt(&refused, &endpoint(&secret), "whd_2", 1, body).await.unwrap_err();
+        assert_eq!(error.to_string(), "the receiver did not answer within 15 seconds");
+    }
+
     #[test]
     fn a_delivery_keeps_its_ladder_and_its_latest_manual_attempts() {
         let attempt = |at: i64, manual: bool| Attempt {
