@@ -74,16 +74,22 @@ pub(crate) struct Stack {
     last_verify: Mutex<Option<sika_api::admin::VerifyResult>>,
 }
 
+/// What the runtime opened for a stack: its stores and its adapters.
+pub(crate) struct Opened {
+    pub engine: Engine,
+    pub request_log: RequestLog,
+    pub rates: Arc<RateBook>,
+    /// The provider's client (`crate::adapters::flutterwave`), live only.
+    pub connector: Option<Box<dyn crate::domain::rails::AsyncRail>>,
+}
+
 impl Stack {
     pub(crate) fn new(
         kind: StackKind,
-        engine: Engine,
+        Opened { engine, request_log, rates, connector }: Opened,
         identity: Arc<Identity>,
         config: Arc<NodeConfig>,
-        request_log: RequestLog,
         settings: &StackSettings,
-        rates: Arc<RateBook>,
-        connector: Option<Box<dyn crate::domain::rails::AsyncRail>>,
     ) -> Result<Stack, StackError> {
         let keys = KeyCache::load(&engine).map_err(|cause| StackError::Load {
             stack: kind.name(),

@@ -283,17 +283,9 @@ impl Node {
                     as Box<dyn crate::domain::rails::AsyncRail>),
                 _ => None,
             };
-            let mut stack = Stack::new(
-                kind,
-                engine,
-                identity.clone(),
-                config.clone(),
-                log,
-                stack_settings,
-                rates,
-                connector,
-            )
-            .map_err(NodeError::part)?;
+            let opened = crate::domain::stack::Opened { engine, request_log: log, rates, connector };
+            let mut stack = Stack::new(kind, opened, identity.clone(), config.clone(), stack_settings)
+                .map_err(NodeError::part)?;
             stack.disk_reserve = reserve.cloned();
             Ok(Arc::new(stack))
         };

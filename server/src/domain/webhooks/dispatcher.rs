@@ -1204,15 +1204,17 @@ mod tests {
         let body = Bytes::from_static(b"{\"id\":\"evt_1\"}");
         let status = attempt(&transport, &endpoint(&secret), "whd_1", 1_700_000_000, body.clone()).await;
         assert_eq!(status, Ok(204));
-        let sent = transport.sent.lock().unwrap();
-        assert_eq!(sent.len(), 1);
-        assert_eq!(
-            (sent[0].url.as_str(), sent[0].delivery_id.as_str()),
-            ("https://example.com/hooks", "whd_1")
-        );
-        assert_eq!(sent[0].body, body);
-        let expected = signing::sign(&secret, "whd_1", 1_700_000_000, &body).unwrap();
-        assert_eq!(sent[0].signature, expected);
+        {
+            let sent = transport.sent.lock().unwrap();
+            assert_eq!(sent.len(), 1);
+            assert_eq!(
+                (sent[0].url.as_str(), sent[0].delivery_id.as_str()),
+                ("https://example.com/hooks", "whd_1")
+            );
+            assert_eq!(sent[0].body, body);
+            let expected = signing::sign(&secret, "whd_1", 1_700_000_000, &body).unwrap();
+            assert_eq!(sent[0].signature, expected);
+        }
 
         let refused = Recording { sent: Default::default(), status: Err(SendError::Timeout) };
         let error = attempt(&refused, &endpoint(&secret), "whd_2", 1, body).await.unwrap_err();
