@@ -420,10 +420,16 @@ fn bench(
         holder: format!("bench-{}", std::process::id()),
         lease_ttl: std::time::Duration::from_secs(10),
     });
-    let report =
-        sika_engine::bench::run(&scratch.join("bench.redb"), options, postgres).map_err(|e| e.to_string());
+    let report = sika_engine::bench::run(&scratch.join("bench.redb"), options, postgres);
     let _ = std::fs::remove_dir_all(&scratch);
-    Ok(report?.summary(&options))
+    match report {
+        Ok(report) => Ok(report.summary(&options)),
+        // The engine names the problem; the command line words it.
+        Err(sika_engine::EngineError::Invalid { problem: sika_engine::Problem::BenchTooSmall, .. }) => {
+            Err("the benchmark needs at least 2 accounts, 1 transfer and a batch of 1".into())
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// `sika config check`: exit 0 and one line on success, otherwise one line

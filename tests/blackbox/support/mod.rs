@@ -172,7 +172,7 @@ pub struct Node {
     child: Mutex<Option<Child>>,
     pid: u32,
     dir: PathBuf,
-    _temp: tempfile::TempDir,
+    _temp: std::sync::Arc<tempfile::TempDir>,
     /// `SIKA_STORE`: the database its stacks live in (`None`: its data
     /// directory), kept across restarts.
     store: Option<String>,
@@ -257,14 +257,10 @@ fn field(creds: &Value, name: &str) -> String {
 impl Node {
     /// Starts a node (blocking); retries on fresh ports if one was taken.
     pub fn start(options: Options) -> Node {
-        let mut last_error = String::new();
-        for _ in 0..3 {
-            match Node::try_start(&options) {
-                Ok(node) => return node,
-                Err(e) => last_error = e,
-            }
+        match Node::try_start(&options) {
+            Ok(node) => node,
+            Err(e) => panic!("the node did not start: {e}"),
         }
-        panic!("the node did not start: {last_error}");
     }
 
     #[expect(clippy::too_many_lines)]
@@ -328,8 +324,46 @@ impl Node {
             owner_session: field(&creds, "ownerSessionToken"),
             admin_token: field(&creds, "adminToken"),
         };
+        // Initialised once; `serve` is tried again on fresh ports when one
+        // was taken meanwhile (a retried `init` would find its own identity
+        // in a shared database and refuse).
+        let temp = std::sync::Arc::new(temp);
+        let mut failures = Vec::new();
+        for attempt in 0..3 {
+            let ports = if attempt == 0 { ports.clone() } else { free_ports(3) };
+            for (name, port) in ["SIKA_LIVE_ADDR", "SIKA_SANDBOX_ADDR", "SIKA_ADMIN_ADDR"].iter().zip(&ports)
+            {
+                if let Some(slot) = env.iter_mut().find(|(k, _)| k == name) {
+                    slot.1 = addr(*port);
+                }
+            }
+            match Node::serve_on(options, &env, &ports, &temp, &store, &creds) {
+                Ok(node) => return Ok(node),
+                Err(e) => failures.push(format!("attempt {}: {e}", attempt + 1)),
+            }
+        }
+        Err(failures.join("\n"))
+    }
+
+    /// Starts `serve` with `env` on `ports` and waits until every listener answers.
+    fn serve_on(
+        options: &Options,
+        env: &[(&str, String)],
+        ports: &[u16],
+        temp: &std::sync::Arc<tempfile::TempDir>,
+        store: &Option<String>,
+        creds: &Credentials,
+    ) -> Result<Node, String> {
+        let addr = |p: u16| format!("127.0.0.1:{p}");
+        let mut serve = Command::new(env!("CARGO_BIN_EXE_sika"));
+        serve.arg("serve");
+        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("SIKA_")) {
+            serve.env_remove(k);
+        }
+        for (k, v) in env {
+            serve.env(k, v);
+        }
         let log = std::fs::File::create(temp.path().join("serve.log")).map_err(|e| e.to_string())?;
-        let mut serve = command(&["serve"]);
         limit_descriptors(&mut serve, options.descriptors_soft);
         let mut child = serve
             .env("RUST_LOG", "warn")
@@ -344,9 +378,9 @@ impl Node {
             child: Mutex::new(None),
             pid,
             dir: temp.path().to_path_buf(),
-            _temp: temp,
-            store,
-            creds,
+            _temp: temp.clone(),
+            store: store.clone(),
+            creds: creds.clone(),
             live: format!("http://{}", addr(ports[0])),
             sandbox: format!("http://{}", addr(ports[1])),
             admin: format!("http://{}", addr(ports[2])),
@@ -1054,7 +1088,7 @@ impl Node {
             child: Mutex::new(None),
             pid: 0,
             dir: temp.path().to_path_buf(),
-            _temp: temp,
+            _temp: std::sync::Arc::new(temp),
             store: writer.store.clone(),
             creds: writer.creds.clone(),
             live: url(ports[0]),
