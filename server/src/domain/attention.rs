@@ -16,10 +16,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sika_api::admin::{Attention, FailedRequest};
+use sika_engine::Rail;
 use sika_engine::movements::{CollectionRecord, MovementStatus, PayoutRecord};
 
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::instructions::RAIL_MANUAL;
 use crate::domain::render::timestamp;
 use crate::domain::stack::{Stack, StackKind};
 use crate::store::documents::decode;
@@ -89,13 +89,17 @@ pub(crate) fn count(stack: &Stack) -> ApiResult<Counts> {
     if stack.kind == StackKind::Live {
         for (_, bytes) in snapshot.documents("payouts")? {
             let payout: PayoutRecord = decode(&bytes)?;
-            if payout.status == MovementStatus::Pending && payout.rail == RAIL_MANUAL {
+            if payout.status == MovementStatus::Pending
+                && Rail::from_name(&payout.rail) == Some(Rail::ManualSettlement)
+            {
                 waiting(payout.created_at);
             }
         }
         for (_, bytes) in snapshot.documents("collections")? {
             let collection: CollectionRecord = decode(&bytes)?;
-            if collection.status == MovementStatus::Pending && collection.rail == RAIL_MANUAL {
+            if collection.status == MovementStatus::Pending
+                && Rail::from_name(&collection.rail) == Some(Rail::ManualSettlement)
+            {
                 waiting(collection.created_at);
             }
         }

@@ -10,7 +10,7 @@ use sika_api::collections::CreateCollection;
 use sika_api::orders::CreateOrder;
 use sika_engine::movements::{CapCheck, Destination, NewCollection, NewPayout};
 use sika_engine::rates::{convert_down, convert_up};
-use sika_engine::{Currency, Snapshot};
+use sika_engine::{Currency, MoneyError, Rail, Snapshot};
 
 use crate::domain::catalog::{self, Method};
 use crate::domain::error::{ApiError, ApiResult, money_error};
@@ -18,9 +18,6 @@ use crate::domain::principal::Principal;
 use crate::domain::render::AmountInput;
 use crate::domain::simulator;
 use crate::domain::stack::{Stack, StackKind};
-
-pub(crate) const RAIL_SIMULATOR: &str = "sandbox_simulator";
-pub(crate) const RAIL_MANUAL: &str = sika_engine::movements::RAIL_MANUAL;
 
 /// SHA-256 of the request body in canonical form, so the same request is
 /// recognised whatever its key order or spacing and however its values are
@@ -272,7 +269,9 @@ pub(crate) fn new_payout(
     } else {
         let rate = stack.engine.rate(from.code, to_currency.code)?;
         let from_major = from.to_decimal(from_amount).map_err(|e| money_error("from.amount", e))?;
-        let major = convert_down(from_major, rate, to_currency.scale).unwrap_or_default();
+        // Beyond a decimal's range is an amount too large, never a payout of 0.
+        let major = convert_down(from_major, rate, to_currency.scale)
+            .ok_or_else(|| money_error("from.amount", MoneyError::Overflow))?;
         (to_currency.from_decimal(major, true).map_err(|e| money_error("from.amount", e))?, rate)
     };
     if !method.limits.contains_minor(to_amount, to_currency.scale) {
@@ -331,16 +330,16 @@ pub(crate) fn new_payout(
                 &simulator::trigger_digits(from_amount, from.scale),
             );
             (
-                RAIL_SIMULATOR,
+                Rail::SandboxSimulator,
                 format!("Sandbox simulator; expected outcome: {outcome}"),
                 simulator::payout_steps(outcome, stack.config.time_scale),
             )
         }
         StackKind::Live if stack.rails.routes(&method.code) => {
-            (crate::domain::rails::RAIL_FLUTTERWAVE, "Routed to Flutterwave".to_string(), Vec::new())
+            (Rail::Flutterwave, "Routed to Flutterwave".to_string(), Vec::new())
         }
         StackKind::Live => (
-            RAIL_MANUAL,
+            Rail::ManualSettlement,
             format!("No provider connector sends {}: the operator pays it and settles it", method.code),
             Vec::new(),
         ),
@@ -359,7 +358,7 @@ pub(crate) fn new_payout(
         external_reference: request.external_reference,
         api_key_id: principal.api_key_id().map(str::to_string),
         cap,
-        rail: rail.to_string(),
+        rail: rail.name().to_string(),
         rail_note,
         schedule,
         request_fingerprint: fingerprint,
@@ -376,7 +375,7 @@ pub(crate) fn collection_rail(
     amount: i128,
     scale: u32,
     payer: Option<&str>,
-) -> (&'static str, String, Vec<sika_engine::movements::ScheduledStep>) {
+) -> (Rail, String, Vec<sika_engine::movements::ScheduledStep>) {
     match stack.kind {
         StackKind::Sandbox => {
             let outcome = simulator::outcome(
@@ -385,19 +384,21 @@ pub(crate) fn collection_rail(
             );
             let prompted = payer.map(|payer| format!(" prompted {payer}")).unwrap_or_default();
             (
-                RAIL_SIMULATOR,
+                Rail::SandboxSimulator,
                 format!("Sandbox simulator{prompted}; expected outcome: {outcome}"),
                 simulator::collection_steps(outcome, stack.config.time_scale),
             )
         }
         StackKind::Live if stack.rails.collects(code) => (
-            crate::domain::rails::RAIL_FLUTTERWAVE,
+            Rail::Flutterwave,
             format!("Routed to Flutterwave; it will prompt {}", payer.unwrap_or("the payer")),
             Vec::new(),
         ),
-        StackKind::Live => {
-            (RAIL_MANUAL, "Waiting for the operator to confirm the payment".to_string(), Vec::new())
-        }
+        StackKind::Live => (
+            Rail::ManualSettlement,
+            "Waiting for the operator to confirm the payment".to_string(),
+            Vec::new(),
+        ),
     }
 }
 
@@ -443,7 +444,7 @@ pub(crate) fn new_collection(
         account_number: request.account_number.clone(),
         metadata: Value::Object(request.metadata.unwrap_or_default()).to_string(),
         external_reference: request.external_reference,
-        rail: rail.to_string(),
+        rail: rail.name().to_string(),
         rail_note,
         payer: Some(request.account_number),
         schedule,

@@ -28,12 +28,10 @@ use std::time::{Duration, Instant};
 use rust_decimal::Decimal;
 use sika_api::capabilities::MethodStatus;
 use sika_engine::movements::{CollectionRecord, MovementStatus, PayoutRecord, Step};
-use sika_engine::{Command, Currency};
+use sika_engine::{Command, Currency, Rail};
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::stack::Stack;
-
-pub(crate) const RAIL_FLUTTERWAVE: &str = "flutterwave";
 
 /// Consecutive failed exchanges after which routed methods show `degraded`,
 /// and then `down` (new payouts and collections refused) until one succeeds.
@@ -390,7 +388,7 @@ fn metadata(text: &str, key: &str) -> Option<String> {
 }
 
 pub(crate) fn payout_movement(payout: &PayoutRecord) -> ApiResult<Option<Movement>> {
-    if payout.status != MovementStatus::Pending || payout.rail != RAIL_FLUTTERWAVE {
+    if payout.status != MovementStatus::Pending || Rail::from_name(&payout.rail) != Some(Rail::Flutterwave) {
         return Ok(None);
     }
     let account_number = wallet_number(payout.to.account_number.as_deref().unwrap_or_default());
@@ -413,7 +411,9 @@ pub(crate) fn payout_movement(payout: &PayoutRecord) -> ApiResult<Option<Movemen
 }
 
 pub(crate) fn collection_movement(collection: &CollectionRecord) -> ApiResult<Option<Movement>> {
-    if collection.status != MovementStatus::Pending || collection.rail != RAIL_FLUTTERWAVE {
+    if collection.status != MovementStatus::Pending
+        || Rail::from_name(&collection.rail) != Some(Rail::Flutterwave)
+    {
         return Ok(None);
     }
     Ok(Some(Movement {
@@ -440,13 +440,17 @@ pub(crate) fn open_movements(stack: &Stack) -> ApiResult<Vec<(Kind, String)>> {
     let mut open = Vec::new();
     for (id, bytes) in snapshot.documents("payouts")? {
         let payout: PayoutRecord = crate::store::documents::decode(&bytes)?;
-        if payout.status == MovementStatus::Pending && payout.rail == RAIL_FLUTTERWAVE {
+        if payout.status == MovementStatus::Pending
+            && Rail::from_name(&payout.rail) == Some(Rail::Flutterwave)
+        {
             open.push((Kind::Payout, id));
         }
     }
     for (id, bytes) in snapshot.documents("collections")? {
         let collection: CollectionRecord = crate::store::documents::decode(&bytes)?;
-        if collection.status == MovementStatus::Pending && collection.rail == RAIL_FLUTTERWAVE {
+        if collection.status == MovementStatus::Pending
+            && Rail::from_name(&collection.rail) == Some(Rail::Flutterwave)
+        {
             open.push((Kind::Collection, id));
         }
     }

@@ -46,7 +46,7 @@ async fn create(
     let new = new_collection(&stack, &principal, request, print)?;
     let applied = stack.engine.execute(Command::CreateCollection(new)).await?;
     let Outcome::Collection(collection) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
-    if collection.rail == crate::domain::rails::RAIL_FLUTTERWAVE {
+    if sika_engine::Rail::from_name(&collection.rail) == Some(sika_engine::Rail::Flutterwave) {
         stack.rails.due_now(crate::domain::rails::Kind::Collection, &collection.id);
     }
     if let Ok(webhooks) = stack.webhooks() {

@@ -64,7 +64,7 @@ async fn create(
     }
     let applied = stack.engine.execute(Command::CreatePayout(new)).await?;
     let Outcome::Payout(payout) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
-    if payout.rail == crate::domain::rails::RAIL_FLUTTERWAVE {
+    if sika_engine::Rail::from_name(&payout.rail) == Some(sika_engine::Rail::Flutterwave) {
         stack.rails.due_now(crate::domain::rails::Kind::Payout, &payout.id);
     }
     let created = render::payout(&payout, &[]);
