@@ -265,12 +265,6 @@ fn event(dispute: &Dispute, kind: EventKind, rendered: &wire::Dispute) -> NewEve
     }
 }
 
-fn wake(stack: &Stack) {
-    if let Ok(webhooks) = stack.webhooks() {
-        webhooks.wake();
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Opening (the sandbox simulation)
 
@@ -409,7 +403,6 @@ pub(crate) async fn open(
         Err(EngineError::Conflict(_)) => return Err(open_dispute(&stack.engine.read()?)?),
         Err(e) => return Err(e.into()),
     }
-    wake(stack);
     Ok(rendered)
 }
 
@@ -489,10 +482,7 @@ pub(crate) async fn resolve(
             })
             .await;
         match saved {
-            Ok(_) => {
-                wake(stack);
-                return Ok(rendered);
-            }
+            Ok(_) => return Ok(rendered),
             // Another resolution won; the next read says so.
             Err(EngineError::Conflict(_)) => continue,
             Err(e) => return Err(e.into()),

@@ -1,9 +1,9 @@
 //! The reconciler: one task on the live stack while a provider is
 //! configured. It runs `domain::rails::reconcile` for every movement the
-//! provider has not settled: those a handler or a notification made due,
-//! and those found in the ledger at start (a crash between storing a
-//! payout and hearing the provider's answer leaves one) and every scan
-//! after. A movement the provider has not finished is looked at again
+//! provider has not settled: those the ledger committed open on its rail
+//! (told by `runtime::effects`) or a notification made due, and those
+//! found in the ledger at start (a crash between storing a payout and
+//! hearing the provider's answer leaves one) and every scan after. A movement the provider has not finished is looked at again
 //! after a backoff that doubles up to a ceiling; while the breaker is open
 //! the provider is probed so routed methods come back when it recovers.
 

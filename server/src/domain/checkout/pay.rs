@@ -245,9 +245,6 @@ pub(crate) async fn start(stack: &Stack, target: &str, request: PayRequest) -> A
         group: Some(super::link_group(&link)),
     };
     stack.engine.execute(Command::CreateCollection(new)).await?;
-    if let Ok(webhooks) = stack.webhooks() {
-        webhooks.wake();
-    }
     Ok((link.id, session.id))
 }
 

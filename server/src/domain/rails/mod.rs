@@ -342,15 +342,11 @@ async fn settle<R: AsyncRail>(stack: &Stack, rail: &R, kind: Kind, id: &str, see
 }
 
 async fn advance(stack: &Stack, kind: Kind, id: &str, step: Step) -> ApiResult<()> {
-    let settles = step.outcome().is_some();
     let command = match kind {
         Kind::Payout => Command::AdvancePayout { payout_id: id.to_string(), step },
         Kind::Collection => Command::AdvanceCollection { collection_id: id.to_string(), step },
     };
     stack.engine.execute(command).await?;
-    if settles && let Ok(webhooks) = stack.webhooks() {
-        webhooks.wake();
-    }
     Ok(())
 }
 

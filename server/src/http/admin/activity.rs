@@ -325,8 +325,5 @@ pub(super) async fn order_funds(
     let principal = crate::domain::principal::Principal::Session(owner);
     let funds = crate::domain::instructions::order_funds(stack, &principal, &order, amount, confirmations)?;
     stack.engine.execute(sika_engine::Command::OrderFunds(funds)).await?;
-    if let Ok(webhooks) = stack.webhooks() {
-        webhooks.wake();
-    }
     Ok(Json(OwnedOrderEnvelope { order: owned_view(stack, &id)? }))
 }

@@ -532,8 +532,5 @@ async fn settle(stack: &Stack, command: Command) -> ApiResult<Outcome> {
         return Err(already_final(key, status.name()));
     }
     stack.attention.invalidate().await;
-    if let Ok(webhooks) = stack.webhooks() {
-        webhooks.wake();
-    }
     Ok(applied.outcome)
 }

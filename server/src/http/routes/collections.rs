@@ -46,12 +46,6 @@ async fn create(
     let new = new_collection(&stack, &principal, request, print)?;
     let applied = stack.engine.execute(Command::CreateCollection(new)).await?;
     let Outcome::Collection(collection) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
-    if sika_engine::Rail::from_name(&collection.rail) == Some(sika_engine::Rail::Flutterwave) {
-        stack.rails.due_now(crate::domain::rails::Kind::Collection, &collection.id);
-    }
-    if let Ok(webhooks) = stack.webhooks() {
-        webhooks.wake();
-    }
     let created = render::collection(&collection, &[]);
     let (status, collection) =
         created_or_replayed(&stack, &principal, applied.replayed, &collection.id, created)?;

@@ -45,9 +45,6 @@ async fn create(
     let new = new_order(&stack, &principal, request, print).await?;
     let applied = stack.engine.execute(Command::CreateOrder(new)).await?;
     let Outcome::Order(order) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
-    if let Ok(webhooks) = stack.webhooks() {
-        webhooks.wake();
-    }
     // A replayed order shows its payout leg, as GET does.
     let created = render::order(&order, None, &[]);
     let (status, order) = created_or_replayed(&stack, &principal, applied.replayed, &order.id, created)?;

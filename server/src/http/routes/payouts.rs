@@ -64,9 +64,6 @@ async fn create(
     }
     let applied = stack.engine.execute(Command::CreatePayout(new)).await?;
     let Outcome::Payout(payout) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
-    if sika_engine::Rail::from_name(&payout.rail) == Some(sika_engine::Rail::Flutterwave) {
-        stack.rails.due_now(crate::domain::rails::Kind::Payout, &payout.id);
-    }
     let created = render::payout(&payout, &[]);
     let (status, payout) = created_or_replayed(&stack, &principal, applied.replayed, &payout.id, created)?;
     Ok((status, Json(PayoutEnvelope { payout })))

@@ -166,9 +166,6 @@ async fn order_funds(
     let confirmations = body.confirmations.unwrap_or(order.required_confirmations);
     let funds = crate::domain::instructions::order_funds(&stack, &principal, &order, amount, confirmations)?;
     stack.engine.execute(Command::OrderFunds(funds)).await?;
-    if let Ok(webhooks) = stack.webhooks() {
-        webhooks.wake();
-    }
     let order = crate::domain::views::find_order(&stack.engine.read()?, principal.organization(), &id)?
         .ok_or_else(|| ApiError::internal_from(format!("order '{id}' vanished after its funds")))?;
     Ok(Json(OrderEnvelope { order }))

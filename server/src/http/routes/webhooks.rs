@@ -222,7 +222,6 @@ async fn test(
             payload: EventPayload::WebhookTest { endpoint_id: endpoint.id.clone() },
         })
         .await?;
-    stack.webhooks()?.wake();
     let sent = WebhookTestSent {
         webhook_endpoint: WebhookEndpointRef { id: endpoint.id },
         event: EventKind::WebhookTest.name().into(),
