@@ -412,7 +412,6 @@ pub(crate) async fn open(
 /// Resolves an open dispute as `accepted` or `declined`; fires
 /// `dispute.updated` then `dispute.closed`, in the same transaction.
 /// `organization` `None` is the operator.
-#[expect(clippy::too_many_lines)]
 pub(crate) async fn resolve(
     stack: &Stack,
     organization: Option<&str>,
