@@ -23,7 +23,7 @@ use crate::storage::{MovementKind, keys};
 
 /// The rail of a live movement no provider connector takes: the operator
 /// pays it (or sees the payment arrive) and settles it by hand.
-pub const RAIL_MANUAL: &str = "manual_settlement";
+pub const RAIL_MANUAL: &str = crate::rail::Rail::ManualSettlement.name();
 
 /// Who took a movement's step, for its timeline's wording: a payout the
 /// operator settled by hand must not read as a provider's report.

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use sika_api::admin::{Attention, FailedRequest};
 use sika_engine::Engine;
-use sika_engine::movements::RAIL_MANUAL;
+use sika_engine::Rail;
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::render::timestamp;
@@ -89,7 +89,7 @@ pub(crate) fn count(engine: &Engine, kind: StackKind) -> ApiResult<Counts> {
     // Only live movements go to the operator (the sandbox's simulator
     // settles every one), so the sandbox's, however many, are not read.
     if kind == StackKind::Live {
-        for movement in snapshot.open_movements(RAIL_MANUAL)? {
+        for movement in snapshot.open_movements(Rail::ManualSettlement.name())? {
             waiting(movement.created_at);
         }
     }

@@ -11,7 +11,6 @@ use crate::domain::instructions::{self, Deps};
 use crate::domain::movements::{self, Created, created_or_replayed};
 use crate::domain::pagination::Lists;
 use crate::domain::principal::Principal;
-use crate::domain::rails::{self, Kind};
 use crate::domain::render;
 
 /// Charges the payer `request` names (its body's `fingerprint` tells a
@@ -26,12 +25,6 @@ pub(crate) async fn create(
     let new = instructions::new_collection(deps, principal, request, fingerprint)?;
     let applied = deps.ledger.execute(Command::CreateCollection(new)).await?;
     let Outcome::Collection(collection) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
-    if collection.rail == rails::RAIL_FLUTTERWAVE {
-        deps.rails.due_now(Kind::Collection, &collection.id);
-    }
-    if let Some(webhooks) = deps.webhooks {
-        webhooks.wake();
-    }
     let created = render::collection(&collection, &[]);
     let organization = principal.organization();
     created_or_replayed(deps.ledger, organization, applied.replayed, &collection.id, created)

@@ -36,20 +36,16 @@ use crate::domain::identity::Identity;
 use crate::domain::pagination::{Lists, PageQuery};
 use crate::domain::render::{self, timestamp, wire_enum};
 use crate::domain::stack_kind::StackKind;
-use crate::domain::webhooks::dispatcher::DispatcherHandle;
 use crate::store::documents::{decode, document};
 
 /// What disputes read and change: the stack's ledger, its files, what its
-/// lists' cursors are signed with, and the webhook dispatcher a change
-/// wakes. A handler fills it from its stack.
+/// lists' cursors are signed with. A handler fills it from its stack.
 #[derive(Clone, Copy)]
 pub(crate) struct Deps<'a> {
     pub engine: &'a Engine,
     pub kind: StackKind,
     pub identity: &'a Identity,
     pub files: files::Store<'a>,
-    /// `None` before the dispatcher started (never while serving).
-    pub webhooks: Option<&'a DispatcherHandle>,
 }
 
 impl Deps<'_> {
@@ -290,12 +286,6 @@ fn event(dispute: &Dispute, kind: EventKind, rendered: &wire::Dispute) -> NewEve
     }
 }
 
-fn wake(deps: &Deps<'_>) {
-    if let Some(webhooks) = deps.webhooks {
-        webhooks.wake();
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Opening (the sandbox simulation)
 
@@ -434,7 +424,6 @@ pub(crate) async fn open(
         Err(EngineError::Conflict(_)) => return Err(open_dispute(&deps.engine.read()?)?),
         Err(e) => return Err(e.into()),
     }
-    wake(deps);
     Ok(rendered)
 }
 
@@ -444,7 +433,6 @@ pub(crate) async fn open(
 /// Resolves an open dispute as `accepted` or `declined`; fires
 /// `dispute.updated` then `dispute.closed`, in the same transaction.
 /// `organization` `None` is the operator.
-#[expect(clippy::too_many_lines)]
 pub(crate) async fn resolve(
     deps: &Deps<'_>,
     organization: Option<&str>,
@@ -514,10 +502,7 @@ pub(crate) async fn resolve(
             })
             .await;
         match saved {
-            Ok(_) => {
-                wake(deps);
-                return Ok(rendered);
-            }
+            Ok(_) => return Ok(rendered),
             // Another resolution won; the next read says so.
             Err(EngineError::Conflict(_)) => continue,
             Err(e) => return Err(e.into()),

@@ -10,7 +10,7 @@ use sika_api::collections::CreateCollection;
 use sika_api::orders::CreateOrder;
 use sika_engine::movements::{CapCheck, Destination, NewCollection, NewPayout};
 use sika_engine::rates::{convert_down, convert_up};
-use sika_engine::{Currency, Engine, Snapshot};
+use sika_engine::{Currency, Engine, MoneyError, Rail, Snapshot};
 
 use crate::domain::catalog::{self, Catalog, Method};
 use crate::domain::error::{ApiError, ApiResult, money_error};
@@ -20,9 +20,6 @@ use crate::domain::render::AmountInput;
 use crate::domain::settings::Receiving;
 use crate::domain::simulator;
 use crate::domain::stack_kind::StackKind;
-use crate::domain::webhooks::dispatcher::DispatcherHandle;
-
-pub(crate) const RAIL_SIMULATOR: &str = simulator::RAIL;
 
 /// What the money movements (payouts, collections, orders, deposits) are
 /// checked against and made with: the stack's kind (the sandbox simulates,
@@ -36,11 +33,7 @@ pub(crate) struct Deps<'a> {
     pub rails: &'a Rails,
     pub receiving: &'a Receiving,
     pub time_scale: f64,
-    /// Woken after a commit that makes deliveries; `None` while the
-    /// dispatcher is not running.
-    pub webhooks: Option<&'a DispatcherHandle>,
 }
-pub(crate) const RAIL_MANUAL: &str = sika_engine::movements::RAIL_MANUAL;
 
 /// SHA-256 of the request body in canonical form, so the same request is
 /// recognised whatever its key order or spacing and however its values are
@@ -292,7 +285,9 @@ pub(crate) fn new_payout(
     } else {
         let rate = deps.ledger.rate(from.code, to_currency.code)?;
         let from_major = from.to_decimal(from_amount).map_err(|e| money_error("from.amount", e))?;
-        let major = convert_down(from_major, rate, to_currency.scale).unwrap_or_default();
+        // Beyond a decimal's range is an amount too large, never a payout of 0.
+        let major = convert_down(from_major, rate, to_currency.scale)
+            .ok_or_else(|| money_error("from.amount", MoneyError::Overflow))?;
         (to_currency.from_decimal(major, true).map_err(|e| money_error("from.amount", e))?, rate)
     };
     if !method.limits.contains_minor(to_amount, to_currency.scale) {
@@ -351,16 +346,16 @@ pub(crate) fn new_payout(
                 &simulator::trigger_digits(from_amount, from.scale),
             );
             (
-                RAIL_SIMULATOR,
+                Rail::SandboxSimulator,
                 format!("Sandbox simulator; expected outcome: {outcome}"),
                 simulator::payout_steps(outcome, deps.time_scale),
             )
         }
         StackKind::Live if deps.rails.routes(&method.code) => {
-            (crate::domain::rails::RAIL_FLUTTERWAVE, "Routed to Flutterwave".to_string(), Vec::new())
+            (Rail::Flutterwave, "Routed to Flutterwave".to_string(), Vec::new())
         }
         StackKind::Live => (
-            RAIL_MANUAL,
+            Rail::ManualSettlement,
             format!("No provider connector sends {}: the operator pays it and settles it", method.code),
             Vec::new(),
         ),
@@ -379,7 +374,7 @@ pub(crate) fn new_payout(
         external_reference: request.external_reference,
         api_key_id: principal.api_key_id().map(str::to_string),
         cap,
-        rail: rail.to_string(),
+        rail: rail.name().to_string(),
         rail_note,
         schedule,
         request_fingerprint: fingerprint,
@@ -400,17 +395,19 @@ pub(crate) fn collection_rail(
     amount: i128,
     scale: u32,
     payer: Option<&str>,
-) -> (&'static str, String, Vec<sika_engine::movements::ScheduledStep>) {
+) -> (Rail, String, Vec<sika_engine::movements::ScheduledStep>) {
     match stack {
         StackKind::Sandbox => simulator::collection_rail(amount, scale, payer, time_scale),
         StackKind::Live if rails.collects(code) => (
-            crate::domain::rails::RAIL_FLUTTERWAVE,
+            Rail::Flutterwave,
             format!("Routed to Flutterwave; it will prompt {}", payer.unwrap_or("the payer")),
             Vec::new(),
         ),
-        StackKind::Live => {
-            (RAIL_MANUAL, "Waiting for the operator to confirm the payment".to_string(), Vec::new())
-        }
+        StackKind::Live => (
+            Rail::ManualSettlement,
+            "Waiting for the operator to confirm the payment".to_string(),
+            Vec::new(),
+        ),
     }
 }
 
@@ -457,7 +454,7 @@ pub(crate) fn new_collection(
         account_number: request.account_number.clone(),
         metadata: Value::Object(request.metadata.unwrap_or_default()).to_string(),
         external_reference: request.external_reference,
-        rail: rail.to_string(),
+        rail: rail.name().to_string(),
         rail_note,
         payer: Some(request.account_number),
         schedule,

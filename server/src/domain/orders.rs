@@ -30,9 +30,6 @@ pub(crate) async fn create(
     let new = instructions::new_order(deps, principal, request, fingerprint).await?;
     let applied = deps.ledger.execute(Command::CreateOrder(new)).await?;
     let Outcome::Order(order) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
-    if let Some(webhooks) = deps.webhooks {
-        webhooks.wake();
-    }
     let created = render::order(&order, None, &[]);
     created_or_replayed(deps.ledger, principal.organization(), applied.replayed, &order.id, created)
 }
@@ -63,9 +60,6 @@ pub(crate) async fn receive_funds(
     let confirmations = confirmations.unwrap_or(order.required_confirmations);
     let funds = instructions::order_funds(deps, principal, order, amount, confirmations)?;
     deps.ledger.execute(Command::OrderFunds(funds)).await?;
-    if let Some(webhooks) = deps.webhooks {
-        webhooks.wake();
-    }
     Ok(())
 }
 

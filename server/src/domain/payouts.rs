@@ -12,7 +12,6 @@ use crate::domain::movements::{self, Created, created_or_replayed};
 use crate::domain::pagination::Lists;
 use crate::domain::principal::Principal;
 use crate::domain::rails::lookup::{self, Lookup};
-use crate::domain::rails::{self, Kind};
 use crate::domain::render;
 
 /// Creates the payout `request` asks for (its body's `fingerprint` tells a
@@ -49,9 +48,6 @@ pub(crate) async fn create(
     }
     let applied = deps.ledger.execute(Command::CreatePayout(new)).await?;
     let Outcome::Payout(payout) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
-    if payout.rail == rails::RAIL_FLUTTERWAVE {
-        deps.rails.due_now(Kind::Payout, &payout.id);
-    }
     let created = render::payout(&payout, &[]);
     created_or_replayed(deps.ledger, organization, applied.replayed, &payout.id, created)
 }

@@ -37,11 +37,18 @@ pub(crate) fn parse_timestamp(text: &str) -> Option<i64> {
     DateTime::parse_from_rfc3339(text).ok().map(|t| t.timestamp_millis())
 }
 
-/// Formats minor units of a currency the engine stored.
+/// Formats minor units of a currency the engine stored, as
+/// `sika_engine::Money` does every amount. The engine stores only
+/// currencies it knows, so an unknown code is a broken record: it is logged,
+/// and the number is shown as what it is (minor units), never at a guessed
+/// scale.
 pub(crate) fn amount(currency: &str, minor: i128) -> String {
-    match Currency::find(currency) {
-        Ok(c) => c.format(minor),
-        Err(_) => minor.to_string(),
+    match sika_engine::Money::of(currency, minor) {
+        Ok(money) => money.amount(),
+        Err(error) => {
+            tracing::error!(currency, %minor, %error, "a stored amount in a currency the node does not know");
+            format!("{minor} minor units of {currency}")
+        }
     }
 }
 

@@ -12,18 +12,16 @@ use sika_engine::{Command, Engine, Outcome};
 use crate::domain::attention::Watch;
 use crate::domain::error::{ApiError, ApiResult, unexpected};
 use crate::domain::render;
-use crate::domain::webhooks::dispatcher::DispatcherHandle;
 
 const PROVIDER_REFERENCE_CHARS_MAX: usize = 200;
 const NOTE_CHARS_MAX: usize = 500;
 
-/// What a settlement changes: the stack's ledger, the operator's count of
-/// what waits for them, and the webhook dispatcher to wake (`None` while
-/// it is not running).
+/// What a settlement changes: the stack's ledger and the operator's count
+/// of what waits for them (the webhooks follow the commit,
+/// `runtime::effects`).
 pub(crate) struct Deps<'a> {
     pub ledger: &'a Engine,
     pub attention: &'a Watch,
-    pub webhooks: Option<&'a DispatcherHandle>,
 }
 
 /// A settled movement's view and what the audit log adds to the action
@@ -147,8 +145,5 @@ async fn settle(deps: &Deps<'_>, command: Command) -> ApiResult<Outcome> {
         return Err(already_final(key, status.name()));
     }
     deps.attention.invalidate().await;
-    if let Some(webhooks) = deps.webhooks {
-        webhooks.wake();
-    }
     Ok(applied.outcome)
 }

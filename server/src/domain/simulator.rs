@@ -17,7 +17,7 @@ pub(crate) fn sandbox_only(kind: StackKind) -> ApiResult<()> {
 }
 
 /// The rail of the sandbox's movements.
-pub(crate) const RAIL: &str = "sandbox_simulator";
+pub(crate) const RAIL: sika_engine::Rail = sika_engine::Rail::SandboxSimulator;
 
 /// A sandbox collection of `amount` (minor units at `scale`): its rail, the
 /// note its timeline opens with, and the steps that settle it as the
@@ -27,7 +27,7 @@ pub(crate) fn collection_rail(
     scale: u32,
     payer: Option<&str>,
     time_scale: f64,
-) -> (&'static str, String, Vec<ScheduledStep>) {
+) -> (sika_engine::Rail, String, Vec<ScheduledStep>) {
     let outcome = outcome(COLLECTION_SCENARIOS, &trigger_digits(amount, scale));
     let prompted = payer.map(|payer| format!(" prompted {payer}")).unwrap_or_default();
     (

@@ -1,9 +1,10 @@
 //! The reconciler: one task on the live stack while a provider is
 //! configured. It runs `domain::rails::reconcile` for every movement the
-//! provider has not settled: those a handler or a notification made due,
-//! and those in the ledger's index of open movements at start (a crash
-//! between storing a payout and hearing the provider's answer leaves one)
-//! and every reading of it after. A movement the provider has not finished is looked at again
+//! provider has not settled: those the ledger committed open on its rail
+//! (told by `runtime::effects`) or a notification made due, and those in
+//! the ledger's index of open movements at start (a crash between storing
+//! a payout and hearing the provider's answer leaves one) and every reading
+//! of it after. A movement the provider has not finished is looked at again
 //! after a backoff that doubles up to a ceiling; while the breaker is open
 //! the provider is probed so routed methods come back when it recovers.
 
@@ -68,8 +69,7 @@ async fn run(stack: Arc<Stack>) {
                 Err(_) => stack.rails.health.failed(),
             }
         }
-        let reconciling =
-            rails::Deps { engine: &stack.engine, rails: &stack.rails, webhooks: stack.webhooks().ok() };
+        let reconciling = rails::Deps { engine: &stack.engine, rails: &stack.rails };
         for (kind, id, attempts) in stack.rails.take_due(Instant::now()) {
             match rails::reconcile(reconciling, rail, kind, &id).await {
                 Ok(Next::Done) => stack.rails.done(kind, &id),

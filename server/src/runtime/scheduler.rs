@@ -62,9 +62,6 @@ pub(crate) fn spawn(stack: Arc<Stack>) -> tokio::task::JoinHandle<()> {
                 behind = false;
                 continue;
             }
-            if let Ok(webhooks) = stack.webhooks() {
-                webhooks.wake();
-            }
         }
     })
 }

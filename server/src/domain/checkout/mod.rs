@@ -25,7 +25,6 @@ use crate::domain::render::{amount, timestamp, wire_enum};
 use crate::domain::settings::Receiving;
 use crate::domain::simulator;
 use crate::domain::stack_kind::StackKind;
-use crate::domain::webhooks::dispatcher::DispatcherHandle;
 use crate::store::documents::{decode, encode, load};
 
 pub(crate) mod links;
@@ -37,8 +36,8 @@ pub(crate) mod sessions;
 
 /// What checkout reads and changes: the stack's ledger, its catalog and
 /// receiving routes, the organizations (names, suspensions), the node's
-/// addresses and limits, and the webhook dispatcher an attempt wakes. A
-/// handler fills it from its stack; nothing here sees the whole stack.
+/// addresses and limits. A handler fills it from its stack; nothing here
+/// sees the whole stack.
 #[derive(Clone, Copy)]
 pub(crate) struct Deps<'a> {
     pub engine: &'a Engine,
@@ -47,8 +46,6 @@ pub(crate) struct Deps<'a> {
     pub config: &'a NodeConfig,
     pub catalog: &'a Catalog,
     pub receiving: &'a Receiving,
-    /// `None` before the dispatcher started (never while serving).
-    pub webhooks: Option<&'a DispatcherHandle>,
 }
 
 impl Deps<'_> {

@@ -243,9 +243,6 @@ pub(crate) async fn start(deps: &Deps<'_>, target: &str, request: PayRequest) ->
         group: Some(super::link_group(&link)),
     };
     deps.engine.execute(Command::CreateCollection(new)).await?;
-    if let Some(webhooks) = deps.webhooks {
-        webhooks.wake();
-    }
     Ok((link.id, session.id))
 }
 
@@ -257,11 +254,11 @@ fn hosted_rail(
     amount: i128,
     scale: u32,
     payer: Option<&str>,
-) -> (&'static str, String, Vec<ScheduledStep>) {
+) -> (sika_engine::Rail, String, Vec<ScheduledStep>) {
     match deps.kind {
         StackKind::Sandbox => simulator::collection_rail(amount, scale, payer, deps.config.time_scale),
         StackKind::Live => (
-            sika_engine::movements::RAIL_MANUAL,
+            sika_engine::Rail::ManualSettlement,
             "Waiting for the operator to confirm the payment".to_string(),
             Vec::new(),
         ),

@@ -29,12 +29,9 @@ use std::time::{Duration, Instant};
 use rust_decimal::Decimal;
 use sika_api::capabilities::MethodStatus;
 use sika_engine::movements::{CollectionRecord, MovementStatus, PayoutRecord, Step};
-use sika_engine::{Command, Currency, Engine};
+use sika_engine::{Command, Currency, Engine, Rail};
 
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::webhooks::dispatcher::DispatcherHandle;
-
-pub(crate) const RAIL_FLUTTERWAVE: &str = "flutterwave";
 
 /// Consecutive failed exchanges after which routed methods show `degraded`,
 /// and then `down` (new payouts and collections refused) until one succeeds.
@@ -300,7 +297,6 @@ fn sent_title<R: AsyncRail + ?Sized>(rail: &R) -> String {
 pub(crate) struct Deps<'a> {
     pub engine: &'a Engine,
     pub rails: &'a Rails,
-    pub webhooks: Option<&'a DispatcherHandle>,
 }
 
 /// One look at a movement: see the module's documentation.
@@ -394,15 +390,11 @@ async fn settle<R: AsyncRail + ?Sized>(
 }
 
 async fn advance(deps: Deps<'_>, kind: Kind, id: &str, step: Step) -> ApiResult<()> {
-    let settles = step.outcome().is_some();
     let command = match kind {
         Kind::Payout => Command::AdvancePayout { payout_id: id.to_string(), step },
         Kind::Collection => Command::AdvanceCollection { collection_id: id.to_string(), step },
     };
     deps.engine.execute(command).await?;
-    if settles && let Some(webhooks) = deps.webhooks {
-        webhooks.wake();
-    }
     Ok(())
 }
 
@@ -440,7 +432,7 @@ fn metadata(text: &str, key: &str) -> Option<String> {
 }
 
 pub(crate) fn payout_movement(payout: &PayoutRecord) -> ApiResult<Option<Movement>> {
-    if payout.status != MovementStatus::Pending || payout.rail != RAIL_FLUTTERWAVE {
+    if payout.status != MovementStatus::Pending || Rail::from_name(&payout.rail) != Some(Rail::Flutterwave) {
         return Ok(None);
     }
     let account_number = wallet_number(payout.to.account_number.as_deref().unwrap_or_default());
@@ -463,7 +455,9 @@ pub(crate) fn payout_movement(payout: &PayoutRecord) -> ApiResult<Option<Movemen
 }
 
 pub(crate) fn collection_movement(collection: &CollectionRecord) -> ApiResult<Option<Movement>> {
-    if collection.status != MovementStatus::Pending || collection.rail != RAIL_FLUTTERWAVE {
+    if collection.status != MovementStatus::Pending
+        || Rail::from_name(&collection.rail) != Some(Rail::Flutterwave)
+    {
         return Ok(None);
     }
     Ok(Some(Movement {
@@ -488,7 +482,7 @@ pub(crate) fn collection_movement(collection: &CollectionRecord) -> ApiResult<Op
 /// keeps it in the commands that create and settle each movement, so no
 /// payout or collection is decoded here.
 pub(crate) fn open_movements(ledger: &sika_engine::Engine) -> ApiResult<Vec<(Kind, String)>> {
-    let open = ledger.read()?.open_movements(RAIL_FLUTTERWAVE)?;
+    let open = ledger.read()?.open_movements(Rail::Flutterwave.name())?;
     Ok(open
         .into_iter()
         .map(|movement| {

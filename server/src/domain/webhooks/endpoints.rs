@@ -147,7 +147,6 @@ pub(crate) async fn send_test(
             payload: EventPayload::WebhookTest { endpoint_id: endpoint.id.clone() },
         })
         .await?;
-    deps.dispatcher()?.wake();
     Ok(WebhookTestSent {
         webhook_endpoint: WebhookEndpointRef { id: endpoint.id },
         event: EventKind::WebhookTest.name().into(),

@@ -379,7 +379,7 @@ fn settle_body(body: &[u8]) -> ApiResult<Settlement> {
 
 /// What a settlement of the stack `stack` changes.
 fn settlement_deps(stack: &Stack) -> settlements::Deps<'_> {
-    settlements::Deps { ledger: &stack.engine, attention: &stack.attention, webhooks: stack.webhooks().ok() }
+    settlements::Deps { ledger: &stack.engine, attention: &stack.attention }
 }
 
 /// Complete or fail a pending payout (the manual-settlement rail)

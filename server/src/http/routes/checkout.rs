@@ -38,7 +38,6 @@ pub(crate) fn deps(stack: &Stack) -> Deps<'_> {
         config: &stack.config,
         catalog: &stack.catalog,
         receiving: &stack.receiving,
-        webhooks: stack.webhooks().ok(),
     }
 }
 

@@ -32,7 +32,6 @@ pub(crate) fn deps(stack: &Stack) -> disputes::Deps<'_> {
         kind: stack.kind,
         identity: &stack.identity,
         files: crate::http::routes::files::store(stack),
-        webhooks: stack.webhooks().ok(),
     }
 }
 

@@ -17,7 +17,6 @@ pub(crate) fn deps(stack: &Stack) -> Deps<'_> {
         rails: &stack.rails,
         receiving: &stack.receiving,
         time_scale: stack.config.time_scale,
-        webhooks: stack.webhooks().ok(),
     }
 }
 
