@@ -21,7 +21,9 @@
 //! (`destinations_hold_bank_codes`). Format 6 moves the records only the
 //! engine writes (payouts, collections, orders, groups, tallies, spend-cap
 //! usage, event ids) out of the documents into spaces of their own, and
-//! adds the index of movements open at a rail (`records_leave_documents`).
+//! adds the index of movements open at a rail (`records_leave_documents`);
+//! its timelines hold typed facts instead of English, the English stored
+//! before kept as `Fact::Legacy` lines.
 //! Every later change to a stored record
 //! adds a version here, its
 //! step in each `Steps` list that the change touches (a no-op for the
@@ -506,10 +508,7 @@ mod v5 {
 
     /// The event with each record it carries rewritten by `each`, or `None`
     /// when it carries no payout, collection or order.
-    pub(super) fn event(
-        bytes: &[u8],
-        each: Each<'_>,
-    ) -> Result<Option<Vec<u8>>, EngineError> {
+    pub(super) fn event(bytes: &[u8], each: Each<'_>) -> Result<Option<Vec<u8>>, EngineError> {
         let head = length::<EventHead>(bytes, "an event")?;
         let (_, _, _, _, variant) = postcard::from_bytes::<EventHead>(&bytes[..head])
             .map_err(|e| EngineError::Corrupt(format!("an event does not decode: {e}")))?;
