@@ -325,21 +325,6 @@ pub mod format5 {
         table: &mut redb::Table<&[u8], &[u8]>,
         words: Words<'_>,
     ) -> Result<usize, EngineError> {
-        let english = |entry: TimelineEntry| -> super::v5::Line {
-            let [kind, title, detail] = words(&entry.fact);
-            (entry.at, kind, title, detail)
-        };
-        let events = keys::space(Space::Event);
-        let stored: Vec<(Vec<u8>, Vec<u8>)> = table
-            .range(events.as_slice()..prefix_end(&events).as_slice())?
-            .map(|entry| entry.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())))
-            .collect::<Result<_, _>>()?;
-        for (key, value) in stored {
-            let old = super::v5::event(&value, &|record, bytes| super::v5::retime(record, bytes, english))?;
-            if let Some(old) = old {
-                table.insert(key.as_slice(), old.as_slice())?;
-            }
-        }
         let mut moved: usize = 0;
         for (collection, space) in ENGINE_OWNED {
             let start = keys::space(space);
@@ -347,26 +332,52 @@ pub mod format5 {
                 .range(start.as_slice()..prefix_end(&start).as_slice())?
                 .map(|entry| entry.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())))
                 .collect::<Result<_, _>>()?;
-            let record = match space {
-                Space::Payout => Some(super::v5::Record::Payout),
-                Space::Collection => Some(super::v5::Record::Collection),
-                Space::Order => Some(super::v5::Record::Order),
-                _ => None,
-            };
             for (key, value) in records {
-                let value = match record {
-                    Some(record) => super::v5::whole(record, &value, english)?,
-                    None => value,
-                };
                 let old = [documents_prefix(collection).as_slice(), &key[1..]].concat();
+                let value = timeline_as_format_5(&old, &value, words)?.unwrap_or(value);
                 table.insert(old.as_slice(), value.as_slice())?;
                 table.remove(key.as_slice())?;
                 moved = moved.saturating_add(1);
             }
         }
+        let events = keys::space(Space::Event);
+        let stored: Vec<(Vec<u8>, Vec<u8>)> = table
+            .range(events.as_slice()..prefix_end(&events).as_slice())?
+            .map(|entry| entry.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())))
+            .collect::<Result<_, _>>()?;
+        for (key, value) in stored {
+            if let Some(old) = timeline_as_format_5(&key, &value, words)? {
+                table.insert(key.as_slice(), old.as_slice())?;
+            }
+        }
         let start = keys::space(Space::OpenMovement);
         table.retain_in(start.as_slice()..prefix_end(&start).as_slice(), |_, _| false)?;
         Ok(moved)
+    }
+
+    /// The record stored under `key` (a key as format 5 built it) with its
+    /// timelines, or those of the records it carries (an event), as format
+    /// 5 stored them: English lines, as `words` gives them. `None` for a
+    /// record with no timeline.
+    pub fn timeline_as_format_5(
+        key: &[u8],
+        value: &[u8],
+        words: Words<'_>,
+    ) -> Result<Option<Vec<u8>>, EngineError> {
+        use super::v5::{Line, Record, event, retime, whole};
+        let english = |entry: TimelineEntry| -> Line {
+            let [kind, title, detail] = words(&entry.fact);
+            (entry.at, kind, title, detail)
+        };
+        if key.starts_with(&keys::space(Space::Event)) {
+            return event(value, &|record, bytes| retime(record, bytes, english));
+        }
+        let records =
+            [("payouts", Record::Payout), ("collections", Record::Collection), ("orders", Record::Order)];
+        match records.into_iter().find(|(collection, _)| key.starts_with(&documents_prefix(collection))) {
+            Some((_, record)) => whole(record, value, english).map(Some),
+            None => Ok(None),
+        }
     }
 }
 
