@@ -339,19 +339,17 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
                 payout.status_message = message.clone();
                 payout.timeline.push(entry(now, settled));
                 payout.timeline.push(entry(now, Fact::FundsDebited { amount: payout.from_amount, currency }));
-                payout.timeline.push(entry(
-                    now,
-                    Fact::StatusChanged { movement: Movement::Payout, status: MovementStatus::Completed },
-                ));
+                payout
+                    .timeline
+                    .push(entry(now, Fact::StatusChanged { movement: Movement::Payout, completed: true }));
             } else {
                 payout.status = MovementStatus::Failed;
                 payout.status_message = message.clone();
                 payout.timeline.push(entry(now, settled));
                 payout.timeline.push(entry(now, Fact::BalanceRefunded { amount: total, currency }));
-                payout.timeline.push(entry(
-                    now,
-                    Fact::StatusChanged { movement: Movement::Payout, status: MovementStatus::Failed },
-                ));
+                payout
+                    .timeline
+                    .push(entry(now, Fact::StatusChanged { movement: Movement::Payout, completed: false }));
             }
             close(books, &payout.rail, MovementKind::Payout, id);
             let kind = if *success { EventKind::PayoutCompleted } else { EventKind::PayoutFailed };
@@ -495,7 +493,7 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
                 collection.timeline.push(entry(now, Fact::BalanceCredited { amount, currency, account }));
                 collection.timeline.push(entry(
                     now,
-                    Fact::StatusChanged { movement: Movement::Collection, status: MovementStatus::Completed },
+                    Fact::StatusChanged { movement: Movement::Collection, completed: true },
                 ));
                 count_in_group(books, &collection)?;
                 books.emit(
@@ -518,7 +516,7 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
                 collection.timeline.push(entry(now, Fact::PendingCreditReleased { amount, currency }));
                 collection.timeline.push(entry(
                     now,
-                    Fact::StatusChanged { movement: Movement::Collection, status: MovementStatus::Failed },
+                    Fact::StatusChanged { movement: Movement::Collection, completed: false },
                 ));
                 books.emit(
                     &organization,

@@ -6,17 +6,16 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::records::{MovementStatus, TimestampMs};
-
 /// One line of a payout's, collection's or order's timeline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TimelineEntry {
-    pub at: TimestampMs,
+    /// Milliseconds since the epoch (`records::TimestampMs`).
+    pub at: i64,
     pub fact: Fact,
 }
 
 impl TimelineEntry {
-    pub fn new(at: TimestampMs, fact: Fact) -> TimelineEntry {
+    pub fn new(at: i64, fact: Fact) -> TimelineEntry {
         TimelineEntry { at, fact }
     }
 }
@@ -134,9 +133,10 @@ pub enum Fact {
         amount: i128,
         currency: String,
     },
+    /// The movement left pending: it completed, or (`completed` false) failed.
     StatusChanged {
         movement: Movement,
-        status: MovementStatus,
+        completed: bool,
     },
     OrderCreated {
         amount: i128,

@@ -124,12 +124,12 @@ pub fn words(fact: &Fact) -> [String; 3] {
             "Pending credit released",
             format!("{} {currency} will not arrive", amount(*minor, currency)),
         ),
-        Fact::StatusChanged { movement, status } => {
+        Fact::StatusChanged { movement, completed } => {
             let subject = match movement {
                 Movement::Payout => "Payout",
                 Movement::Collection => "Collection",
             };
-            let status = status.name();
+            let status = if *completed { "completed" } else { "failed" };
             of("state", &format!("{subject} {status}"), format!("Status {status}"))
         }
         Fact::OrderCreated { amount: minor, currency, method } => of(
@@ -190,12 +190,11 @@ pub fn words(fact: &Fact) -> [String; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sika_engine::movements::MovementStatus;
     use sika_engine::storage::{decode, encode};
 
     #[test]
     fn a_reworded_title_needs_no_migration_of_what_is_stored() {
-        let fact = Fact::StatusChanged { movement: Movement::Payout, status: MovementStatus::Completed };
+        let fact = Fact::StatusChanged { movement: Movement::Payout, completed: true };
         let stored = encode(&TimelineEntry::new(1_700_000_000_000, fact));
         assert!(
             !stored.windows(b"completed".len()).any(|w| w.eq_ignore_ascii_case(b"completed")),
@@ -208,12 +207,12 @@ mod tests {
         );
         // Another wording of the same stored bytes: only the renderer changes.
         let reworded = |fact: &Fact| match fact {
-            Fact::StatusChanged { movement: Movement::Payout, status } => {
-                format!("Payout is now {}", status.name())
+            Fact::StatusChanged { movement: Movement::Payout, completed: true } => {
+                "Payout delivered".to_string()
             }
             other => words(other)[1].clone(),
         };
-        assert_eq!(reworded(&read.fact), "Payout is now completed");
+        assert_eq!(reworded(&read.fact), "Payout delivered");
     }
 
     #[test]
