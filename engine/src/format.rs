@@ -21,7 +21,9 @@
 //! (`destinations_hold_bank_codes`). Format 6 moves the records only the
 //! engine writes (payouts, collections, orders, groups, tallies, spend-cap
 //! usage, event ids) out of the documents into spaces of their own, and
-//! adds the index of movements open at a rail (`records_leave_documents`).
+//! adds the index of movements open at a rail (`records_leave_documents`);
+//! its timelines hold typed facts instead of English, the English stored
+//! before kept as `Fact::Legacy` lines.
 //! Every later change to a stored record
 //! adds a version here, its
 //! step in each `Steps` list that the change touches (a no-op for the
@@ -106,7 +108,8 @@ pub fn jobs_hold_kinds(txn: &redb::WriteTransaction) -> Result<(), EngineError> 
 /// completed collections, counted in the order they completed, so an
 /// upgraded ledger reads the same totals it derived before. No record
 /// changes shape; a collection that is not stored is skipped (nothing
-/// could have counted it).
+/// could have counted it). Collections are read in format 5's shape
+/// (`v5`), which is format 3's.
 pub fn collections_join_groups(
     txn: &redb::WriteTransaction,
     members: &[(String, CollectionGroup)],
@@ -115,7 +118,10 @@ pub fn collections_join_groups(
     let mut completed: BTreeMap<String, (TallyRecord, Vec<CollectionRecord>)> = BTreeMap::new();
     for (collection_id, group) in members {
         let stored = table.get(format5::document("collections", collection_id).as_slice())?;
-        let Some(collection) = stored.map(|v| decode::<CollectionRecord>(v.value())).transpose()? else {
+        // Read as formats 3 to 5 stored it: its timeline English lines.
+        let read =
+            |bytes: &[u8]| decode::<CollectionRecord>(&v5::whole(v5::Record::Collection, bytes, v5::legacy)?);
+        let Some(collection) = stored.map(|v| read(v.value())).transpose()? else {
             continue;
         };
         table.insert(
@@ -205,9 +211,34 @@ pub fn destinations_hold_bank_codes(txn: &redb::WriteTransaction) -> Result<(), 
 /// documents (`Space::Document`, under the collection names
 /// `ENGINE_OWNED` lists), where the server's document writes could reach
 /// them; each moves, bytes unchanged, to its own space under the same id.
-/// Then the index of open movements is built from the pending payouts and
-/// collections, as the commands that create and settle them keep it.
+/// Then each payout's, collection's and order's timeline, and those of the
+/// events that carry them, turns from the English format 5 stored into
+/// `Fact::Legacy` lines holding that same text (`v5`, which only this step
+/// uses, reads format 5's shapes): format 6 timelines store typed facts,
+/// worded by the server. Last, the index of open movements is built from
+/// the pending payouts and collections, as the commands that create and
+/// settle them keep it.
 pub fn records_leave_documents(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    move_engine_records(txn)?;
+    for (space, record) in [
+        (Space::Payout, v5::Record::Payout),
+        (Space::Collection, v5::Record::Collection),
+        (Space::Order, v5::Record::Order),
+    ] {
+        let start = keys::space(space);
+        rewrite_range(txn, &start, &prefix_end(&start), |bytes| {
+            v5::whole(record, bytes, v5::legacy).map(Some)
+        })?;
+    }
+    let start = keys::space(Space::Event);
+    rewrite_range(txn, &start, &prefix_end(&start), |bytes| {
+        v5::event(bytes, &|record, bytes| v5::retime(record, bytes, v5::legacy))
+    })?;
+    index_open_movements(txn)
+}
+
+/// Format 6's first part: the engine's records leave the documents.
+fn move_engine_records(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
     let mut table = txn.open_table(RECORDS)?;
     for (collection, space) in ENGINE_OWNED {
         let start = format5::documents_prefix(collection);
@@ -230,6 +261,12 @@ pub fn records_leave_documents(txn: &redb::WriteTransaction) -> Result<(), Engin
             }
         }
     }
+    Ok(())
+}
+
+/// Format 6's last part: the index of open movements.
+fn index_open_movements(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    let mut table = txn.open_table(RECORDS)?;
     let mut open = Vec::new();
     for entry in table
         .range(keys::space(Space::Payout).as_slice()..prefix_end(&keys::space(Space::Payout)).as_slice())?
@@ -263,7 +300,9 @@ pub fn records_leave_documents(txn: &redb::WriteTransaction) -> Result<(), Engin
 pub mod format5 {
     use redb::ReadableTable;
 
+    use crate::error::EngineError;
     use crate::storage::{ENGINE_OWNED, Key, Space, keys, prefix_end};
+    use crate::timeline::{Fact, TimelineEntry};
 
     /// A document's key, whatever its collection.
     pub fn document(collection: &str, id: &str) -> Vec<u8> {
@@ -273,11 +312,19 @@ pub mod format5 {
         Key::new(Space::Document).str(collection).bytes()
     }
 
+    /// How a test words a timeline's fact as format 5 stored it: kind,
+    /// title, detail (the server's wording, `sika_server::timeline_words`).
+    pub type Words<'a> = &'a dyn Fn(&Fact) -> [String; 3];
+
     /// Lays a format 6 ledger's records out as format 5 did (the engine's
-    /// records back among the documents, no index of open movements), for
-    /// tests of the upgrade path, which make an older ledger out of a
-    /// current one. Returns how many records it moved.
-    pub fn store_as_format_5(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, redb::Error> {
+    /// records back among the documents, each timeline as the English
+    /// `words` gives it, no index of open movements), for tests of the
+    /// upgrade path, which make an older ledger out of a current one.
+    /// Returns how many records it moved.
+    pub fn store_as_format_5(
+        table: &mut redb::Table<&[u8], &[u8]>,
+        words: Words<'_>,
+    ) -> Result<usize, EngineError> {
         let mut moved: usize = 0;
         for (collection, space) in ENGINE_OWNED {
             let start = keys::space(space);
@@ -287,14 +334,211 @@ pub mod format5 {
                 .collect::<Result<_, _>>()?;
             for (key, value) in records {
                 let old = [documents_prefix(collection).as_slice(), &key[1..]].concat();
+                let value = timeline_as_format_5(&old, &value, words)?.unwrap_or(value);
                 table.insert(old.as_slice(), value.as_slice())?;
                 table.remove(key.as_slice())?;
                 moved = moved.saturating_add(1);
             }
         }
+        let events = keys::space(Space::Event);
+        let stored: Vec<(Vec<u8>, Vec<u8>)> = table
+            .range(events.as_slice()..prefix_end(&events).as_slice())?
+            .map(|entry| entry.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())))
+            .collect::<Result<_, _>>()?;
+        for (key, value) in stored {
+            if let Some(old) = timeline_as_format_5(&key, &value, words)? {
+                table.insert(key.as_slice(), old.as_slice())?;
+            }
+        }
         let start = keys::space(Space::OpenMovement);
         table.retain_in(start.as_slice()..prefix_end(&start).as_slice(), |_, _| false)?;
         Ok(moved)
+    }
+
+    /// The record stored under `key` (a key as format 5 built it) with its
+    /// timelines, or those of the records it carries (an event), as format
+    /// 5 stored them: English lines, as `words` gives them. `None` for a
+    /// record with no timeline.
+    pub fn timeline_as_format_5(
+        key: &[u8],
+        value: &[u8],
+        words: Words<'_>,
+    ) -> Result<Option<Vec<u8>>, EngineError> {
+        use super::v5::{Line, Record, event, retime, whole};
+        let english = |entry: TimelineEntry| -> Line {
+            let [kind, title, detail] = words(&entry.fact);
+            (entry.at, kind, title, detail)
+        };
+        if key.starts_with(&keys::space(Space::Event)) {
+            return event(value, &|record, bytes| retime(record, bytes, english));
+        }
+        let records =
+            [("payouts", Record::Payout), ("collections", Record::Collection), ("orders", Record::Order)];
+        match records.into_iter().find(|(collection, _)| key.starts_with(&documents_prefix(collection))) {
+            Some((_, record)) => whole(record, value, english).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Payouts, collections, orders and the events that carry them as format 5
+/// wrote them, as tuples (see `v3`), as far as format 6 changed them: their
+/// timelines, which were English lines.
+mod v5 {
+    use serde::Serialize;
+    use serde::de::DeserializeOwned;
+
+    use crate::error::EngineError;
+    use crate::storage::encode;
+    use crate::timeline::{Fact, TimelineEntry};
+
+    /// code, account number, address, tag, recipient id, bank code.
+    type Destination =
+        (String, Option<String>, Option<String>, Option<String>, Option<String>, Option<String>);
+    /// A payout up to its timeline: id, organization, status, source
+    /// account, currency and amount, destination, its currency and amount,
+    /// fee, rate, narration, external reference, metadata, status message,
+    /// holds.
+    type PayoutHead = (
+        String,
+        String,
+        u32,
+        String,
+        String,
+        i128,
+        Destination,
+        String,
+        i128,
+        i128,
+        String,
+        String,
+        String,
+        String,
+        String,
+        Vec<u64>,
+    );
+    /// rail, API key, order, creation, update, completion.
+    type PayoutTail = (String, Option<String>, Option<String>, i64, i64, Option<i64>);
+    /// id, organization, status, account, currency, amount, code, account
+    /// number, external reference, metadata, status message, hold.
+    type CollectionHead =
+        (String, String, u32, String, String, i128, String, String, String, String, String, u64);
+    /// rail, creation, update, completion.
+    type CollectionTail = (String, i64, i64, Option<i64>);
+    /// id, organization, status, method, currency, amount, chain,
+    /// destination, its currency, deposit instructions, required
+    /// confirmations, received amount, payout, external reference,
+    /// metadata, status message.
+    type OrderHead = (
+        String,
+        String,
+        u32,
+        String,
+        String,
+        i128,
+        Option<String>,
+        Destination,
+        String,
+        String,
+        u32,
+        i128,
+        Option<String>,
+        String,
+        String,
+        String,
+    );
+    /// expiry, creation, update.
+    type OrderTail = (i64, i64, i64);
+    /// A timeline line: at, kind, title, detail.
+    pub(super) type Line = (i64, String, String, String);
+    /// An event up to its payload's variant: sequence, id, organization, kind.
+    type EventHead = (u64, String, String, String, u32);
+
+    /// Rewrites the record of a kind at the start of some bytes: the new
+    /// record and how many bytes the old one took (`retime`).
+    pub(super) type Each<'a> = &'a dyn Fn(Record, &[u8]) -> Result<(Vec<u8>, usize), EngineError>;
+
+    #[derive(Debug, Clone, Copy)]
+    pub(super) enum Record {
+        Payout,
+        Collection,
+        Order,
+    }
+
+    /// How many bytes at the start of `bytes` a `T` takes.
+    fn length<T: DeserializeOwned>(bytes: &[u8], what: &str) -> Result<usize, EngineError> {
+        let (_, rest) = postcard::take_from_bytes::<T>(bytes)
+            .map_err(|e| EngineError::Corrupt(format!("{what} does not decode as format 5 wrote it: {e}")))?;
+        Ok(bytes.len().saturating_sub(rest.len()))
+    }
+
+    /// A format 5 line as format 6 keeps it: the same words, as a legacy fact.
+    pub(super) fn legacy((at, kind, title, detail): Line) -> TimelineEntry {
+        TimelineEntry::new(at, Fact::Legacy { kind, title, detail })
+    }
+
+    /// The record at the start of `bytes` with each timeline line `convert`ed
+    /// (from a `F` to a `T`), and how many bytes the record took.
+    pub(super) fn retime<F: DeserializeOwned, T: Serialize>(
+        record: Record,
+        bytes: &[u8],
+        convert: impl Fn(F) -> T,
+    ) -> Result<(Vec<u8>, usize), EngineError> {
+        let head = match record {
+            Record::Payout => length::<PayoutHead>(bytes, "a payout")?,
+            Record::Collection => length::<CollectionHead>(bytes, "a collection")?,
+            Record::Order => length::<OrderHead>(bytes, "an order")?,
+        };
+        let (timeline, rest) = postcard::take_from_bytes::<Vec<F>>(&bytes[head..])
+            .map_err(|e| EngineError::Corrupt(format!("a {record:?}'s timeline does not decode: {e}")))?;
+        let tail = match record {
+            Record::Payout => length::<PayoutTail>(rest, "a payout")?,
+            Record::Collection => length::<CollectionTail>(rest, "a collection")?,
+            Record::Order => length::<OrderTail>(rest, "an order")?,
+        };
+        let timeline: Vec<T> = timeline.into_iter().map(convert).collect();
+        let used = bytes.len().saturating_sub(rest.len()).saturating_add(tail);
+        Ok(([&bytes[..head], encode(&timeline).as_slice(), &rest[..tail]].concat(), used))
+    }
+
+    /// `retime` of a record that is the whole of `bytes`.
+    pub(super) fn whole<F: DeserializeOwned, T: Serialize>(
+        record: Record,
+        bytes: &[u8],
+        convert: impl Fn(F) -> T,
+    ) -> Result<Vec<u8>, EngineError> {
+        let (new, used) = retime(record, bytes, convert)?;
+        if used != bytes.len() {
+            return Err(EngineError::Corrupt(format!(
+                "a {record:?} has {} bytes past its end",
+                bytes.len().saturating_sub(used)
+            )));
+        }
+        Ok(new)
+    }
+
+    /// The event with each record it carries rewritten by `each`, or `None`
+    /// when it carries no payout, collection or order.
+    pub(super) fn event(bytes: &[u8], each: Each<'_>) -> Result<Option<Vec<u8>>, EngineError> {
+        let head = length::<EventHead>(bytes, "an event")?;
+        let (_, _, _, _, variant) = postcard::from_bytes::<EventHead>(&bytes[..head])
+            .map_err(|e| EngineError::Corrupt(format!("an event does not decode: {e}")))?;
+        let records: &[Record] = match variant {
+            3 => &[Record::Payout],
+            4 => &[Record::Collection],
+            5 => &[Record::Order],
+            6 => &[Record::Order, Record::Payout],
+            _ => return Ok(None),
+        };
+        let mut out = bytes[..head].to_vec();
+        let mut at = head;
+        for record in records {
+            let (new, used) = each(*record, &bytes[at..])?;
+            out.extend_from_slice(&new);
+            at = at.saturating_add(used);
+        }
+        out.extend_from_slice(&bytes[at..]);
+        Ok(Some(out))
     }
 }
 
@@ -509,6 +753,42 @@ mod tests {
 
     const DATA: TableDefinition<&str, u32> = TableDefinition::new("data");
 
+    /// How these tests word a fact when they lay a ledger out as format 5
+    /// (the server's wording is `sika_server::timeline_words`): a line
+    /// format 5 stored keeps its words, any other names its fact.
+    fn test_words(fact: &crate::timeline::Fact) -> [String; 3] {
+        match fact {
+            crate::timeline::Fact::Legacy { kind, title, detail } => {
+                [kind.clone(), title.clone(), detail.clone()]
+            }
+            other => ["test".into(), format!("{other:?}"), "worded by the test".into()],
+        }
+    }
+
+    /// A timeline as format 6 keeps it after the upgrade: each line in the
+    /// words format 5 stored (`test_words`).
+    fn worded(timeline: &mut [crate::records::TimelineEntry]) {
+        for entry in timeline {
+            let [kind, title, detail] = test_words(&entry.fact);
+            entry.fact = crate::timeline::Fact::Legacy { kind, title, detail };
+        }
+    }
+
+    /// `worded` for the timelines an event carries.
+    fn worded_event(event: &mut crate::records::EventRecord) {
+        use crate::records::EventPayload;
+        match &mut event.payload {
+            EventPayload::Payout(p) => worded(&mut p.timeline),
+            EventPayload::Collection(c) => worded(&mut c.timeline),
+            EventPayload::Order(o) => worded(&mut o.timeline),
+            EventPayload::OrderWithPayout(o, p) => {
+                worded(&mut o.timeline);
+                worded(&mut p.timeline);
+            }
+            _ => {}
+        }
+    }
+
     #[test]
     fn a_new_file_is_stamped_with_this_version() {
         let db = memory();
@@ -712,7 +992,7 @@ mod tests {
                 table.insert(key.as_slice(), format_1(&job).as_slice()).unwrap();
             }
             assert!(
-                format5::store_as_format_5(&mut table).unwrap() >= 3,
+                format5::store_as_format_5(&mut table, &test_words).unwrap() >= 3,
                 "a payout, a collection and an order"
             );
             assert!(bank_codes::store_as_format_3(&mut table) >= 3, "a payout, an order and their events");
@@ -727,13 +1007,16 @@ mod tests {
             Destination, EventPayload, EventRecord, MovementStatus, OrderRecord, OrderStatus, PayoutRecord,
             TimelineEntry,
         };
+        use crate::timeline::Fact;
 
         fn timeline() -> Vec<TimelineEntry> {
-            let entry = |title: &str| TimelineEntry {
-                at: 1_700_000_000_000,
-                kind: "state".into(),
-                title: title.into(),
-                detail: format!("{title}, in detail"),
+            let entry = |title: &str| {
+                let fact = Fact::Legacy {
+                    kind: "state".into(),
+                    title: title.into(),
+                    detail: format!("{title}, in detail"),
+                };
+                TimelineEntry::new(1_700_000_000_000, fact)
             };
             vec![entry("Created"), entry("Funds held")]
         }
@@ -802,6 +1085,24 @@ mod tests {
             }
         }
 
+        /// A timeline as format 3 wrote it: English lines.
+        fn old_timeline(timeline: &[TimelineEntry]) -> Vec<(i64, &str, &str, &str)> {
+            fn line(e: &TimelineEntry) -> (i64, &str, &str, &str) {
+                match &e.fact {
+                    Fact::Legacy { kind, title, detail } => {
+                        (e.at, kind.as_str(), title.as_str(), detail.as_str())
+                    }
+                    other => panic!("format 3 stored words, not {other:?}"),
+                }
+            }
+            timeline.iter().map(line).collect()
+        }
+
+        /// A record as format 5 left it, as format 6 reads it.
+        fn as_format_6(record: super::super::v5::Record, bytes: &[u8]) -> Vec<u8> {
+            super::super::v5::whole(record, bytes, super::super::v5::legacy).unwrap()
+        }
+
         /// A destination as format 3 wrote it: five fields, no bank code.
         fn old_destination(d: &Destination) -> Vec<u8> {
             encode(&(&d.code, &d.account_number, &d.address, &d.tag, &d.recipient_id))
@@ -813,7 +1114,14 @@ mod tests {
             let head = (&p.id, &p.organization, p.status, &p.from_account, &p.from_currency, p.from_amount);
             let tail = (
                 (&p.to_currency, p.to_amount, p.fee_amount, &p.rate, &p.narration, &p.external_reference),
-                (&p.metadata, &p.status_message, &p.hold_ids, &p.timeline, &p.rail, &p.api_key_id),
+                (
+                    &p.metadata,
+                    &p.status_message,
+                    &p.hold_ids,
+                    old_timeline(&p.timeline),
+                    &p.rail,
+                    &p.api_key_id,
+                ),
                 (&p.order_id, p.created_at, p.updated_at, p.completed_at),
             );
             [encode(&head), old_destination(&p.to), encode(&tail)].concat()
@@ -831,7 +1139,13 @@ mod tests {
             );
             let tail = (
                 (&o.to_currency, &o.deposit_instructions, o.required_confirmations, o.received_amount),
-                (&o.payout_id, &o.external_reference, &o.metadata, &o.status_message, &o.timeline),
+                (
+                    &o.payout_id,
+                    &o.external_reference,
+                    &o.metadata,
+                    &o.status_message,
+                    old_timeline(&o.timeline),
+                ),
                 (o.expires_at, o.created_at, o.updated_at),
             );
             [encode(&head), old_destination(&o.to), encode(&tail)].concat()
@@ -858,8 +1172,10 @@ mod tests {
         fn each_record_gains_exactly_a_none_where_its_destination_ends() {
             let (p, o) = (payout("pay_ngn_1"), order());
             assert!(decode::<PayoutRecord>(&format_3_payout(&p)).is_err(), "format 4 cannot read format 3");
-            assert_eq!(v3::payout(&format_3_payout(&p)).unwrap(), encode(&p));
-            assert_eq!(v3::order(&format_3_order(&o)).unwrap(), encode(&o));
+            use super::super::v5::Record;
+            let payout5 = v3::payout(&format_3_payout(&p)).unwrap();
+            assert_eq!(as_format_6(Record::Payout, &payout5), encode(&p));
+            assert_eq!(as_format_6(Record::Order, &v3::order(&format_3_order(&o)).unwrap()), encode(&o));
 
             let cases = [
                 (event(1, EventPayload::Payout(p.clone())), 3, vec![format_3_payout(&p)]),
@@ -872,7 +1188,14 @@ mod tests {
             ];
             for (record, variant, payload) in cases {
                 let old = format_3_event(&record, variant, &payload);
-                assert_eq!(v3::event(&old).unwrap(), Some(encode(&record)), "{record:?}");
+                let format_5 = v3::event(&old).unwrap().unwrap();
+                let each =
+                    |record, bytes: &[u8]| super::super::v5::retime(record, bytes, super::super::v5::legacy);
+                assert_eq!(
+                    super::super::v5::event(&format_5, &each).unwrap(),
+                    Some(encode(&record)),
+                    "{record:?}"
+                );
             }
             let test = event(4, EventPayload::WebhookTest { endpoint_id: "we_1".into() });
             assert_eq!(v3::event(&encode(&test)).unwrap(), None, "an event with no destination is left");
@@ -880,16 +1203,53 @@ mod tests {
             assert!(error.contains("does not decode as format 3 wrote it"), "{error}");
         }
 
-        /// Any event as format 3 wrote it.
-        fn format_3_event_of(e: &EventRecord) -> Vec<u8> {
-            match &e.payload {
-                EventPayload::Payout(p) => format_3_event(e, 3, &[format_3_payout(p)]),
-                EventPayload::Order(o) => format_3_event(e, 5, &[format_3_order(o)]),
-                EventPayload::OrderWithPayout(o, p) => {
-                    format_3_event(e, 6, &[format_3_order(o), format_3_payout(p)])
+        /// code, account number, address, tag, recipient id, bank code.
+        type Destination5 =
+            (String, Option<String>, Option<String>, Option<String>, Option<String>, Option<String>);
+
+        /// The format 5 record at the start of `bytes` (and what follows it)
+        /// as format 3 wrote it: its destination, which ends where a `T`
+        /// does, without its bank code (a `None`, the one byte 0).
+        fn without_bank_code<T: serde::de::DeserializeOwned>(
+            bytes: &[u8],
+            bank_code: fn(&T) -> bool,
+        ) -> Vec<u8> {
+            let (head, rest) = postcard::take_from_bytes::<T>(bytes).unwrap();
+            assert!(!bank_code(&head), "format 3 had no bank code to keep");
+            let end = bytes.len() - rest.len();
+            assert_eq!(bytes[end - 1], 0);
+            [&bytes[..end - 1], &bytes[end..]].concat()
+        }
+
+        fn payout_bytes_as_format_3(bytes: &[u8]) -> Vec<u8> {
+            type Head = (String, String, u32, String, String, i128, Destination5);
+            without_bank_code::<Head>(bytes, |head| head.6.5.is_some())
+        }
+
+        fn order_bytes_as_format_3(bytes: &[u8]) -> Vec<u8> {
+            type Head = (String, String, u32, String, String, i128, Option<String>, Destination5);
+            without_bank_code::<Head>(bytes, |head| head.7.5.is_some())
+        }
+
+        /// A format 5 event as format 3 wrote it, if it carries a payout or
+        /// an order (its payload's variants 3, 5 and 6).
+        fn event_bytes_as_format_3(bytes: &[u8]) -> Option<Vec<u8>> {
+            let (head, rest) =
+                postcard::take_from_bytes::<(u64, String, String, String, u32)>(bytes).unwrap();
+            let payload = &bytes[bytes.len() - rest.len()..];
+            let old = match head.4 {
+                3 => payout_bytes_as_format_3(payload),
+                5 => order_bytes_as_format_3(payload),
+                6 => {
+                    let same = |line: super::super::v5::Line| line;
+                    let (_, order) =
+                        super::super::v5::retime(super::super::v5::Record::Order, payload, same).unwrap();
+                    [order_bytes_as_format_3(&payload[..order]), payout_bytes_as_format_3(&payload[order..])]
+                        .concat()
                 }
-                _ => encode(e),
-            }
+                _ => return None,
+            };
+            Some([&bytes[..bytes.len() - rest.len()], old.as_slice()].concat())
         }
 
         /// Writes every payout, order and event in `table` as format 3 did;
@@ -905,13 +1265,13 @@ mod tests {
                     let (key, value) = entry.unwrap();
                     let key = key.value().to_vec();
                     let old = if key.starts_with(&format5::documents_prefix("payouts")) {
-                        format_3_payout(&decode(value.value()).unwrap())
+                        Some(payout_bytes_as_format_3(value.value()))
                     } else if key.starts_with(&format5::documents_prefix("orders")) {
-                        format_3_order(&decode(value.value()).unwrap())
+                        Some(order_bytes_as_format_3(value.value()))
                     } else {
-                        format_3_event_of(&decode(value.value()).unwrap())
+                        event_bytes_as_format_3(value.value())
                     };
-                    rewritten.push((key, old));
+                    rewritten.extend(old.map(|old| (key, old)));
                 }
             }
             for (key, value) in &rewritten {
@@ -958,12 +1318,17 @@ mod tests {
             for n in 0..count {
                 let id = format!("pay_ngn_{n:06}");
                 let stored = table.get(format5::document("payouts", &id).as_slice()).unwrap().unwrap();
-                assert_eq!(decode::<PayoutRecord>(stored.value()).unwrap(), payout(&id));
+                let stored = as_format_6(super::super::v5::Record::Payout, stored.value());
+                assert_eq!(decode::<PayoutRecord>(&stored).unwrap(), payout(&id));
             }
             let stored = table.get(format5::document("orders", "ord_1").as_slice()).unwrap().unwrap();
-            assert_eq!(decode::<OrderRecord>(stored.value()).unwrap(), order());
+            let stored = as_format_6(super::super::v5::Record::Order, stored.value());
+            assert_eq!(decode::<OrderRecord>(&stored).unwrap(), order());
             let stored = table.get(keys::event(1).as_slice()).unwrap().unwrap();
-            let read: EventRecord = decode(stored.value()).unwrap();
+            let each =
+                |record, bytes: &[u8]| super::super::v5::retime(record, bytes, super::super::v5::legacy);
+            let stored = super::super::v5::event(stored.value(), &each).unwrap().unwrap();
+            let read: EventRecord = decode(&stored).unwrap();
             assert_eq!(read.payload, EventPayload::OrderWithPayout(order(), payout("pay_ngn_1")));
             let other = table.get(format5::document("recipients", "rcp_1").as_slice()).unwrap().unwrap();
             assert_eq!(other.value(), [9u8, 9].as_slice(), "another collection is untouched");
@@ -1098,7 +1463,7 @@ mod tests {
                 table.remove(keys::collection_group(collection).as_slice()).unwrap();
                 table.remove(keys::collection_tally(&group.id).as_slice()).unwrap();
             }
-            format5::store_as_format_5(&mut table).unwrap();
+            format5::store_as_format_5(&mut table, &test_words).unwrap();
         }
         collections_join_groups(&txn, &members).unwrap();
         records_leave_documents(&txn).unwrap();
@@ -1199,7 +1564,7 @@ mod tests {
         {
             let mut table = txn.open_table(RECORDS).unwrap();
             assert!(
-                format5::store_as_format_5(&mut table).unwrap() >= 3 + 1 + 3,
+                format5::store_as_format_5(&mut table, &test_words).unwrap() >= 3 + 1 + 3,
                 "records, usage, event ids"
             );
             let stored = table.get(format5::document("payouts", &ids[0]).as_slice()).unwrap();
@@ -1210,7 +1575,30 @@ mod tests {
         drop(db);
 
         let engine = Engine::open(EngineConfig::new(Some(path.clone()))).unwrap();
-        assert_eq!(read(&engine), before, "every record reads as before the upgrade");
+        let mut expected = before.clone();
+        let typed = |timeline: &[crate::records::TimelineEntry]| {
+            timeline.iter().all(|e| !matches!(e.fact, crate::timeline::Fact::Legacy { .. }))
+        };
+        let ((payout, collection, order), _, (events, by_id, _)) = &mut expected;
+        assert!(typed(&payout.as_ref().unwrap().timeline), "format 6 writes typed facts");
+        for timeline in [
+            &mut payout.as_mut().unwrap().timeline,
+            &mut collection.as_mut().unwrap().timeline,
+            &mut order.as_mut().unwrap().timeline,
+        ] {
+            worded(timeline);
+        }
+        events.iter_mut().chain(by_id.iter_mut().flatten()).for_each(worded_event);
+        let after = read(&engine);
+        assert_eq!(
+            after.0.0.as_ref().unwrap().timeline,
+            expected.0.0.as_ref().unwrap().timeline,
+            "a payout's format 5 lines are kept as legacy facts, word for word"
+        );
+        assert_eq!(
+            after, expected,
+            "every record reads as before the upgrade, its timeline as format 5 worded it"
+        );
         engine.shutdown();
         drop(engine);
         let db = redb::Database::open(&path).unwrap();

@@ -51,6 +51,7 @@ pub mod rail;
 pub mod rates;
 pub mod records;
 pub mod storage;
+pub mod timeline;
 pub mod verify;
 mod view;
 pub mod wal;

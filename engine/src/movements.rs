@@ -14,49 +14,37 @@ use serde::{Deserialize, Serialize};
 use crate::error::{EngineError, Field, Problem, SpendCap};
 use crate::events::EventKind;
 use crate::ledger::{Books, TransferSpec};
-use crate::money::{Currency, MoneyError};
+use crate::money::MoneyError;
 use crate::outcome::{Applied, Outcome};
 use crate::records::*;
 // Stored with the other records; named here too, where callers look.
 pub use crate::records::{CollectionRecord, Destination, MovementStatus, PayoutRecord, Step, TimelineEntry};
 use crate::storage::{MovementKind, keys};
+use crate::timeline::{Actor, Fact, Handover, Movement};
 
 /// The rail of a live movement no provider connector takes: the operator
 /// pays it (or sees the payment arrive) and settles it by hand.
 pub const RAIL_MANUAL: &str = crate::rail::Rail::ManualSettlement.name();
 
-/// Who took a movement's step, for its timeline's wording: a payout the
-/// operator settled by hand must not read as a provider's report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Actor {
-    /// A rail: the sandbox's simulator, a provider, or the clock.
-    Rail,
-    Operator,
+/// Who took a movement's step, for its timeline: a payout the operator
+/// settled by hand must not read as a provider's report.
+fn actor_of(step: &Step) -> Actor {
+    match step {
+        Step::Operator { .. } => Actor::Operator,
+        Step::Note { .. } | Step::Sent { .. } | Step::Settle { .. } => Actor::Rail,
+    }
 }
 
-impl Actor {
-    fn of(step: &Step) -> Actor {
-        match step {
-            Step::Operator { .. } => Actor::Operator,
-            Step::Note { .. } | Step::Settle { .. } => Actor::Rail,
+/// The timeline line a note or a hand-over to a provider adds.
+fn noted(step: &Step) -> Option<Fact> {
+    match step {
+        Step::Note { kind, title, detail } => {
+            Some(Fact::Note { kind: kind.clone(), title: title.clone(), detail: detail.clone() })
         }
-    }
-
-    /// The timeline entry's kind and title for a settlement: `rail` and
-    /// `operator` are the titles of each actor's own report.
-    fn entry(self, at: TimestampMs, rail: &str, operator: &str, detail: &str) -> TimelineEntry {
-        match self {
-            Actor::Rail => entry(at, "provider", rail, detail),
-            Actor::Operator => entry(at, "operator", operator, detail),
+        Step::Sent { provider, detail } => {
+            Some(Fact::Sent { provider: provider.clone(), detail: detail.clone() })
         }
-    }
-
-    /// A payout's settlement, in the words of who settled it.
-    fn payout_settled(self, at: TimestampMs, success: bool, message: &str) -> TimelineEntry {
-        match success {
-            true => self.entry(at, "Provider confirmed delivery", "Settled by the operator", message),
-            false => self.entry(at, "Provider reported a failure", "Failed by the operator", message),
-        }
+        Step::Settle { .. } | Step::Operator { .. } => None,
     }
 }
 
@@ -133,12 +121,8 @@ pub struct NewCollection {
     pub group: Option<CollectionGroup>,
 }
 
-fn entry(at: TimestampMs, kind: &str, title: &str, detail: impl Into<String>) -> TimelineEntry {
-    TimelineEntry { at, kind: kind.to_string(), title: title.to_string(), detail: detail.into() }
-}
-
-fn format(currency: &str, amount: i128) -> String {
-    Currency::find(currency).map(|c| c.format(amount)).unwrap_or_else(|_| amount.to_string())
+fn entry(at: TimestampMs, fact: Fact) -> TimelineEntry {
+    TimelineEntry::new(at, fact)
 }
 
 /// Enters a new (pending) movement in the index of open movements, in the
@@ -159,6 +143,7 @@ fn close(books: &mut Books, rail: &str, kind: MovementKind, id: &str) {
 pub(crate) fn schedule(books: &mut Books, due_at: TimestampMs, kind: JobKind) {
     if let JobKind::AdvancePayout { step, .. } | JobKind::AdvanceCollection { step, .. } = &kind {
         assert!(!matches!(step, Step::Operator { .. }), "only the operator settles as the operator");
+        assert!(!matches!(step, Step::Sent { .. }), "a hand-over to a provider is never scheduled");
     }
     let job = Job { id: books.new_id("job"), due_at, kind };
     books.store.put(keys::job(due_at, &job.id), &job);
@@ -244,26 +229,27 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
         hold_ids.push(fee.id);
     }
     let now = books.now;
-    let amount_text = format(&new.from_currency, new.from_amount);
-    let fee_text = format(&new.from_currency, new.fee_amount);
+    let currency = &new.from_currency;
+    let handover = if new.rail == RAIL_MANUAL { Handover::Operator } else { Handover::Rail };
     let timeline = vec![
         entry(
             now,
-            "state",
-            "Payout created",
-            format!("Status pending; {amount_text} {} to {}", new.from_currency, new.to.code),
+            Fact::PayoutCreated {
+                amount: new.from_amount,
+                currency: currency.clone(),
+                destination: new.to.code.clone(),
+            },
         ),
         entry(
             now,
-            "ledger",
-            "Funds held",
-            format!("{amount_text} {} held on {}", new.from_currency, account.id),
+            Fact::FundsHeld {
+                amount: new.from_amount,
+                currency: currency.clone(),
+                account: account.id.clone(),
+            },
         ),
-        entry(now, "fee", "Fee held", format!("{fee_text} {} fee", new.from_currency)),
-        match new.rail.as_str() {
-            RAIL_MANUAL => entry(now, "operator", "Waiting for the operator", new.rail_note.clone()),
-            _ => entry(now, "provider", "Sent to rail", new.rail_note.clone()),
-        },
+        entry(now, Fact::FeeHeld { amount: new.fee_amount, currency: currency.clone() }),
+        entry(now, Fact::HandedOver { handover, note: new.rail_note.clone() }),
     ];
     let payout = PayoutRecord {
         id: id.clone(),
@@ -317,9 +303,9 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
     }
     let now = books.now;
     payout.updated_at = now;
-    let actor = Actor::of(step);
+    let actor = actor_of(step);
     match step {
-        Step::Note { kind, title, detail } => payout.timeline.push(entry(now, kind, title, detail.clone())),
+        Step::Note { .. } | Step::Sent { .. } => payout.timeline.extend(noted(step).map(|f| entry(now, f))),
         Step::Settle { success, message } | Step::Operator { success, message } => {
             for hold in payout.hold_ids.clone() {
                 let spec = if *success {
@@ -329,12 +315,17 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
                 };
                 books.transfer(&spec)?;
             }
-            let amount = format(&payout.from_currency, payout.from_amount);
             let total = payout
                 .from_amount
                 .checked_add(payout.fee_amount)
                 .ok_or(EngineError::Overflow("payout total"))?;
-            let total = format(&payout.from_currency, total);
+            let currency = payout.from_currency.clone();
+            let settled = Fact::Settled {
+                movement: Movement::Payout,
+                actor,
+                success: *success,
+                message: message.clone(),
+            };
             if *success {
                 books.transfer(&TransferSpec::Posted {
                     debit: AccountRef::System(SystemAccount::RailClearing),
@@ -346,25 +337,19 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
                 payout.status = MovementStatus::Completed;
                 payout.completed_at = Some(now);
                 payout.status_message = message.clone();
-                payout.timeline.push(actor.payout_settled(now, true, message));
-                payout.timeline.push(entry(
-                    now,
-                    "ledger",
-                    "Funds debited",
-                    format!("{amount} {} debited and fee collected", payout.from_currency),
-                ));
-                payout.timeline.push(entry(now, "state", "Payout completed", "Status completed".to_string()));
+                payout.timeline.push(entry(now, settled));
+                payout.timeline.push(entry(now, Fact::FundsDebited { amount: payout.from_amount, currency }));
+                payout
+                    .timeline
+                    .push(entry(now, Fact::StatusChanged { movement: Movement::Payout, completed: true }));
             } else {
                 payout.status = MovementStatus::Failed;
                 payout.status_message = message.clone();
-                payout.timeline.push(actor.payout_settled(now, false, message));
-                payout.timeline.push(entry(
-                    now,
-                    "ledger",
-                    "Balance refunded",
-                    format!("{total} {} released to the balance", payout.from_currency),
-                ));
-                payout.timeline.push(entry(now, "state", "Payout failed", "Status failed".to_string()));
+                payout.timeline.push(entry(now, settled));
+                payout.timeline.push(entry(now, Fact::BalanceRefunded { amount: total, currency }));
+                payout
+                    .timeline
+                    .push(entry(now, Fact::StatusChanged { movement: Movement::Payout, completed: false }));
             }
             close(books, &payout.rail, MovementKind::Payout, id);
             let kind = if *success { EventKind::PayoutCompleted } else { EventKind::PayoutFailed };
@@ -401,12 +386,10 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
         memo: format!("collection {id}"),
     })?;
     let now = books.now;
-    let amount = format(&new.currency, new.amount);
-    let payer = new.payer.as_ref().map(|payer| format!(" from {payer}")).unwrap_or_default();
-    let handed_to = match (new.rail.as_str(), &new.payer) {
-        (RAIL_MANUAL, _) => entry(now, "operator", "Waiting for the operator", new.rail_note.clone()),
-        (_, Some(_)) => entry(now, "provider", "Prompt sent", new.rail_note.clone()),
-        (_, None) => entry(now, "provider", "Waiting for the payment", new.rail_note.clone()),
+    let handover = match (new.rail.as_str(), &new.payer) {
+        (RAIL_MANUAL, _) => Handover::Operator,
+        (_, Some(_)) => Handover::Prompt,
+        (_, None) => Handover::Payment,
     };
     let collection = CollectionRecord {
         id: id.clone(),
@@ -424,17 +407,21 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
         timeline: vec![
             entry(
                 now,
-                "state",
-                "Collection created",
-                format!("Status pending; {amount} {}{payer}", new.currency),
+                Fact::CollectionCreated {
+                    amount: new.amount,
+                    currency: new.currency.clone(),
+                    payer: new.payer.clone(),
+                },
             ),
             entry(
                 now,
-                "ledger",
-                "Pending credit",
-                format!("{amount} {} pending on {}", new.currency, hold.credit_account),
+                Fact::PendingCredit {
+                    amount: new.amount,
+                    currency: new.currency.clone(),
+                    account: hold.credit_account.clone(),
+                },
             ),
-            handed_to,
+            entry(now, Fact::HandedOver { handover, note: new.rail_note.clone() }),
         ],
         rail: new.rail.clone(),
         created_at: now,
@@ -474,10 +461,10 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
     }
     let now = books.now;
     collection.updated_at = now;
-    let actor = Actor::of(step);
+    let actor = actor_of(step);
     match step {
-        Step::Note { kind, title, detail } => {
-            collection.timeline.push(entry(now, kind, title, detail.clone()))
+        Step::Note { .. } | Step::Sent { .. } => {
+            collection.timeline.extend(noted(step).map(|f| entry(now, f)));
         }
         Step::Settle { success, message } | Step::Operator { success, message } => {
             let spec = if *success {
@@ -488,28 +475,25 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
             books.transfer(&spec)?;
             close(books, &collection.rail, MovementKind::Collection, id);
             collection.status_message = message.clone();
-            let amount = format(&collection.currency, collection.amount);
+            let (amount, currency) = (collection.amount, collection.currency.clone());
+            collection.timeline.push(entry(
+                now,
+                Fact::Settled {
+                    movement: Movement::Collection,
+                    actor,
+                    success: *success,
+                    message: message.clone(),
+                },
+            ));
             let organization = collection.organization.clone();
             if *success {
                 collection.status = MovementStatus::Completed;
                 collection.completed_at = Some(now);
-                collection.timeline.push(actor.entry(
-                    now,
-                    "Payer approved",
-                    "Payment confirmed by the operator",
-                    message,
-                ));
+                let account = collection.account.clone();
+                collection.timeline.push(entry(now, Fact::BalanceCredited { amount, currency, account }));
                 collection.timeline.push(entry(
                     now,
-                    "ledger",
-                    "Balance credited",
-                    format!("{amount} {} available on {}", collection.currency, collection.account),
-                ));
-                collection.timeline.push(entry(
-                    now,
-                    "state",
-                    "Collection completed",
-                    "Status completed".to_string(),
+                    Fact::StatusChanged { movement: Movement::Collection, completed: true },
                 ));
                 count_in_group(books, &collection)?;
                 books.emit(
@@ -529,23 +513,10 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
                 )?;
             } else {
                 collection.status = MovementStatus::Failed;
-                collection.timeline.push(actor.entry(
-                    now,
-                    "Collection failed",
-                    "Failed by the operator",
-                    message,
-                ));
+                collection.timeline.push(entry(now, Fact::PendingCreditReleased { amount, currency }));
                 collection.timeline.push(entry(
                     now,
-                    "ledger",
-                    "Pending credit released",
-                    format!("{amount} {} will not arrive", collection.currency),
-                ));
-                collection.timeline.push(entry(
-                    now,
-                    "state",
-                    "Collection failed",
-                    "Status failed".to_string(),
+                    Fact::StatusChanged { movement: Movement::Collection, completed: false },
                 ));
                 books.emit(
                     &organization,

@@ -10,10 +10,10 @@ use serde::{Deserialize, Serialize};
 use crate::error::EngineError;
 use crate::events::EventKind;
 use crate::ledger::{Books, TransferSpec};
-use crate::money::Currency;
 use crate::movements::{NewPayout, create_payout, schedule};
 use crate::outcome::{Applied, Outcome};
 use crate::records::*;
+use crate::timeline::{Fact, OrderFailure};
 // Stored with the other records; named here too, where callers look.
 pub use crate::records::{OrderRecord, OrderStatus};
 use crate::storage::keys;
@@ -47,12 +47,8 @@ pub struct OrderFunds {
     pub payout_refusal: Option<String>,
 }
 
-fn entry(at: TimestampMs, kind: &str, title: &str, detail: impl Into<String>) -> TimelineEntry {
-    TimelineEntry { at, kind: kind.to_string(), title: title.to_string(), detail: detail.into() }
-}
-
-fn format(currency: &str, amount: i128) -> String {
-    Currency::find(currency).map(|c| c.format(amount)).unwrap_or_else(|_| amount.to_string())
+fn entry(at: TimestampMs, fact: Fact) -> TimelineEntry {
+    TimelineEntry::new(at, fact)
 }
 
 fn key(id: &str) -> Vec<u8> {
@@ -82,7 +78,6 @@ fn save_and_emit(books: &mut Books, order: &OrderRecord, kinds: &[EventKind]) ->
 pub(crate) fn create(books: &mut Books, new: &NewOrder) -> Result<Applied, EngineError> {
     let now = books.now;
     let id = books.new_id("ord");
-    let amount = format(&new.from_currency, new.from_amount);
     let order = OrderRecord {
         id: id.clone(),
         organization: new.organization.clone(),
@@ -103,11 +98,13 @@ pub(crate) fn create(books: &mut Books, new: &NewOrder) -> Result<Applied, Engin
         timeline: vec![
             entry(
                 now,
-                "state",
-                "Order created",
-                format!("Awaiting {amount} {} by {}", new.from_currency, new.from_method),
+                Fact::OrderCreated {
+                    amount: new.from_amount,
+                    currency: new.from_currency.clone(),
+                    method: new.from_method.clone(),
+                },
             ),
-            entry(now, "collection", "Deposit instructions issued", "The payer can now send the funds"),
+            entry(now, Fact::DepositInstructionsIssued),
         ],
         expires_at: new.expires_at,
         created_at: now,
@@ -131,7 +128,6 @@ pub(crate) fn funds(books: &mut Books, funds: &OrderFunds) -> Result<Applied, En
     }
     let now = books.now;
     order.updated_at = now;
-    let amount_text = format(&order.from_currency, funds.amount);
     if funds.confirmations < order.required_confirmations {
         let first_sighting = order.status == OrderStatus::AwaitingFunds;
         order.status = OrderStatus::AwaitingConfirmations;
@@ -139,9 +135,12 @@ pub(crate) fn funds(books: &mut Books, funds: &OrderFunds) -> Result<Applied, En
             format!("{} of {} confirmations", funds.confirmations, order.required_confirmations);
         order.timeline.push(entry(
             now,
-            "collection",
-            "Funds seen on-chain",
-            format!("{amount_text} {} with {}", order.from_currency, order.status_message),
+            Fact::FundsSeen {
+                amount: funds.amount,
+                currency: order.from_currency.clone(),
+                confirmations: funds.confirmations,
+                required: order.required_confirmations,
+            },
         ));
         let kinds: &[EventKind] = if first_sighting { &[EventKind::OrderAwaitingConfirmations] } else { &[] };
         save_and_emit(books, &order, kinds)?;
@@ -158,25 +157,22 @@ pub(crate) fn funds(books: &mut Books, funds: &OrderFunds) -> Result<Applied, En
     order.status = OrderStatus::FundsReceived;
     order.timeline.push(entry(
         now,
-        "collection",
-        "Funds received",
-        format!("{amount_text} {} credited to {}", order.from_currency, transfer.credit_account),
+        Fact::FundsReceived {
+            amount: funds.amount,
+            currency: order.from_currency.clone(),
+            account: transfer.credit_account.clone(),
+        },
     ));
     let mut kinds = vec![EventKind::OrderFundsReceived];
     let mismatch = match funds.amount.cmp(&order.from_amount) {
-        std::cmp::Ordering::Greater => Some((EventKind::OrderOverpaid, "Overpaid")),
-        std::cmp::Ordering::Less => Some((EventKind::OrderUnderpaid, "Underpaid")),
+        std::cmp::Ordering::Greater => Some((EventKind::OrderOverpaid, true)),
+        std::cmp::Ordering::Less => Some((EventKind::OrderUnderpaid, false)),
         std::cmp::Ordering::Equal => None,
     };
-    if let Some((kind, title)) = mismatch {
+    if let Some((kind, over)) = mismatch {
         kinds.push(kind);
-        let expected = format(&order.from_currency, order.from_amount);
-        order.timeline.push(entry(
-            now,
-            "collection",
-            title,
-            format!("Expected {expected}; proceeding on actuals"),
-        ));
+        let (expected, currency) = (order.from_amount, order.from_currency.clone());
+        order.timeline.push(entry(now, Fact::AmountMismatch { over, expected, currency }));
     }
     let account = books.account(&transfer.credit_account)?;
     books.emit(
@@ -203,8 +199,8 @@ fn start_payout(
     let refused = |order: &mut OrderRecord, reason: String| {
         order.status = OrderStatus::Failed;
         order.status_message = reason.clone();
-        order.timeline.push(entry(now, "payout", "Payout not possible", reason));
-        order.timeline.push(entry(now, "state", "Order failed", "The funds remain on the balance"));
+        order.timeline.push(entry(now, Fact::PayoutNotPossible { reason }));
+        order.timeline.push(entry(now, Fact::OrderFailed { cause: OrderFailure::NoPayout }));
     };
     match &funds.payout {
         None => refused(
@@ -227,28 +223,22 @@ fn start_payout(
                     if payout.from_currency != payout.to_currency {
                         order.timeline.push(entry(
                             now,
-                            "conversion",
-                            "Funds converted",
-                            format!(
-                                "{} {} to {} {} at {}",
-                                format(&payout.from_currency, payout.from_amount),
-                                payout.from_currency,
-                                format(&payout.to_currency, payout.to_amount),
-                                payout.to_currency,
-                                payout.rate
-                            ),
+                            Fact::FundsConverted {
+                                from_amount: payout.from_amount,
+                                from_currency: payout.from_currency.clone(),
+                                to_amount: payout.to_amount,
+                                to_currency: payout.to_currency.clone(),
+                                rate: payout.rate.clone(),
+                            },
                         ));
                     }
                     order.timeline.push(entry(
                         now,
-                        "payout",
-                        "Payout started",
-                        format!(
-                            "Payout {} of {} {}",
-                            payout.id,
-                            format(&payout.to_currency, payout.to_amount),
-                            payout.to_currency
-                        ),
+                        Fact::PayoutStarted {
+                            payout_id: payout.id.clone(),
+                            amount: payout.to_amount,
+                            currency: payout.to_currency.clone(),
+                        },
                     ));
                     save_and_emit(books, &order, &with(EventKind::OrderProcessingPayout))?;
                     return Ok(Applied { outcome: Outcome::Order(order), replayed: false });
@@ -297,16 +287,11 @@ fn payout_settled(
     order.status_message = message.to_string();
     let kind = if success {
         order.status = OrderStatus::Completed;
-        order.timeline.push(entry(now, "state", "Order completed", "The payout was delivered"));
+        order.timeline.push(entry(now, Fact::OrderCompleted));
         EventKind::OrderCompleted
     } else {
         order.status = OrderStatus::Failed;
-        order.timeline.push(entry(
-            now,
-            "state",
-            "Order failed",
-            "The payout failed; the funds remain on the balance",
-        ));
+        order.timeline.push(entry(now, Fact::OrderFailed { cause: OrderFailure::PayoutFailed }));
         EventKind::OrderFailed
     };
     save_and_emit(books, &order, &[kind])
@@ -325,7 +310,7 @@ pub(crate) fn expire(books: &mut Books, order_id: &str) -> Result<Applied, Engin
     order.status = OrderStatus::Expired;
     order.updated_at = now;
     order.status_message = "No funds arrived before the deadline".into();
-    order.timeline.push(entry(now, "state", "Order expired", "No funds arrived before the deadline"));
+    order.timeline.push(entry(now, Fact::OrderExpired));
     save_and_emit(books, &order, &[EventKind::OrderExpired])?;
     Ok(Applied { outcome: Outcome::Order(order), replayed: false })
 }

@@ -289,14 +289,8 @@ pub struct IdempotencyRecord {
     pub created_at: TimestampMs,
 }
 
-/// One line of a payout's, collection's or order's timeline.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TimelineEntry {
-    pub at: TimestampMs,
-    pub kind: String,
-    pub title: String,
-    pub detail: String,
-}
+// One line of a timeline: a typed fact and when (format 6).
+pub use crate::timeline::TimelineEntry;
 
 /// A payout's or collection's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -472,13 +466,16 @@ pub enum Step {
     /// holds only the steps above, which `movements::schedule` asserts),
     /// so no stored record carries it and the stored shapes are format 5's.
     Operator { success: bool, message: String },
+    /// The movement was handed to `provider` (a connector's first look).
+    /// Last, and never scheduled, like `Operator`.
+    Sent { provider: String, detail: String },
 }
 
 impl Step {
     /// Whether a settling step succeeds, and its message; `None` for a note.
     pub fn outcome(&self) -> Option<(bool, &str)> {
         match self {
-            Step::Note { .. } => None,
+            Step::Note { .. } | Step::Sent { .. } => None,
             Step::Settle { success, message } | Step::Operator { success, message } => {
                 Some((*success, message))
             }

@@ -262,6 +262,45 @@ fn the_audit_reads_the_database_not_the_writers_cache() {
     engine.shutdown();
 }
 
+/// How the test words a fact as format 5 stored it.
+fn test_words(fact: &sika_engine::timeline::Fact) -> [String; 3] {
+    ["test".into(), format!("{fact:?}"), String::new()]
+}
+
+/// A timeline as format 6 keeps the lines format 5 stored (`test_words`).
+fn worded(timeline: &mut [sika_engine::movements::TimelineEntry]) {
+    for entry in timeline {
+        let [kind, title, detail] = test_words(&entry.fact);
+        entry.fact = sika_engine::timeline::Fact::Legacy { kind, title, detail };
+    }
+}
+
+/// Rewrites the stack's records (their keys already as format 5 built
+/// them) with their timelines as format 5 stored them.
+fn timelines_as_format_5(url: &str) {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+            let rows = client
+                .query("SELECT key, value FROM sika_records WHERE stack = 'live' AND value IS NOT NULL", &[])
+                .unwrap();
+            let mut rewritten = 0;
+            for row in rows {
+                let (key, value): (Vec<u8>, Vec<u8>) = (row.get(0), row.get(1));
+                let old =
+                    sika_engine::format::format5::timeline_as_format_5(&key, &value, &test_words).unwrap();
+                if let Some(old) = old {
+                    let statement = "UPDATE sika_records SET value = $1 WHERE stack = 'live' AND key = $2";
+                    rewritten += client.execute(statement, &[&old, &key]).unwrap();
+                }
+            }
+            assert!(rewritten >= 2, "two payouts and their events: {rewritten}");
+        })
+        .join()
+        .unwrap();
+    });
+}
+
 /// A stack format 5 wrote (the engine's records among the documents, no
 /// index of open movements) is upgraded by the node that takes its lease,
 /// with the same step as an embedded ledger: its payouts read as before,
@@ -332,6 +371,7 @@ fn a_format_5_stack_is_upgraded_by_the_node_that_takes_its_lease() {
         );
         sql(&url, &moved);
     }
+    timelines_as_format_5(&url);
     let index = sql(&url, "DELETE FROM sika_records WHERE stack = 'live' AND get_byte(key, 0) = 20");
     assert_eq!(index, 2, "the open payout's entry and the settled one's tombstone");
     sql(&url, "UPDATE sika_stacks SET format = 5 WHERE stack = 'live'");
@@ -341,7 +381,15 @@ fn a_format_5_stack_is_upgraded_by_the_node_that_takes_its_lease() {
     // Another node, with a cache of its own, takes the lease and upgrades.
     let other = tempfile::tempdir().unwrap();
     let engine = Engine::open(config(&url, &other.path().join("live.redb"), "node-b", TTL)).unwrap();
-    assert_eq!(read(&engine), before, "the payouts and the index read as before");
+    let mut before = before;
+    for payout in [&mut before.0, &mut before.1] {
+        worded(&mut payout.as_mut().unwrap().timeline);
+    }
+    assert_eq!(
+        read(&engine),
+        before,
+        "the payouts (their timelines as format 5 worded them) and the index read as before"
+    );
     pay(&engine, "org_a", "org_b", 100);
     engine.shutdown();
     drop(engine);

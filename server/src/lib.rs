@@ -21,6 +21,7 @@ pub(crate) mod store;
 pub use config::NodeConfig;
 pub use domain::backup::{in_use as node_running, offline as backup_offline};
 pub use domain::checkout_format::LEDGER_STEPS;
+pub use domain::timeline::words as timeline_words;
 pub use domain::webhooks::signing;
 pub use http::openapi;
 pub use runtime::error::NodeError;

@@ -24,10 +24,8 @@ use crate::support::*;
 use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
 use sika_engine::format::format5;
-use sika_engine::movements::{Destination, PayoutRecord};
-use sika_engine::orders::OrderRecord;
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end};
-use sika_engine::{Command, EventPayload, EventRecord, Job};
+use sika_engine::{Command, Job};
 
 const FORMAT_VERSION: u32 = 6;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
@@ -230,49 +228,84 @@ async fn a_database_from_a_newer_format_is_refused_naming_both_versions() {
     assert!(said.contains(&format!("format version {}", FORMAT_VERSION + 1)), "{said}");
 }
 
-/// A destination as formats up to 3 stored it: no bank code.
-fn old_destination(
-    d: &Destination,
-) -> (&str, &Option<String>, &Option<String>, &Option<String>, &Option<String>) {
-    assert!(d.bank_code.is_none(), "format 3 had no bank code to keep");
-    (&d.code, &d.account_number, &d.address, &d.tag, &d.recipient_id)
+/// A destination as format 5 stored it: code, account number, address,
+/// tag, recipient id, bank code.
+type Destination5 = (String, Option<String>, Option<String>, Option<String>, Option<String>, Option<String>);
+/// A payout as format 5 stored it, up to where its destination ends.
+type PayoutToDestination = (String, String, u32, String, String, i128, Destination5);
+/// An order as format 5 stored it, up to where its destination ends.
+type OrderToDestination = (String, String, u32, String, String, i128, Option<String>, Destination5);
+/// A whole order as format 5 stored it: its English timeline lines are
+/// (at, kind, title, detail).
+type Order5 = (
+    OrderToDestination,
+    (
+        String,
+        String,
+        u32,
+        i128,
+        Option<String>,
+        String,
+        String,
+        String,
+        Vec<(i64, String, String, String)>,
+        i64,
+        i64,
+        i64,
+    ),
+);
+
+/// The `T` at the start of `bytes`, and how many bytes it takes.
+macro_rules! take {
+    ($t:ty, $bytes:expr) => {{
+        let bytes: &[u8] = $bytes;
+        let (value, rest) = postcard::take_from_bytes::<$t>(bytes).unwrap();
+        (value, bytes.len() - rest.len())
+    }};
 }
 
-/// A record as format 3 wrote it: the fields before its destination, the
-/// destination without a bank code, then the rest of today's bytes (a
-/// struct is written as its fields one after another).
-fn format_3(now: &[u8], new: Vec<u8>, old: Vec<u8>) -> Vec<u8> {
-    assert!(now.starts_with(&new));
-    [old.as_slice(), &now[new.len()..]].concat()
+/// A format 5 record as format 3 wrote it: the destination that ends at
+/// `end` without its bank code (a `None`, the one byte 0), the rest as is.
+fn without_bank_code(bytes: &[u8], destination: &Destination5, end: usize) -> Vec<u8> {
+    assert!(destination.5.is_none(), "format 3 had no bank code to keep");
+    assert_eq!(bytes[end - 1], 0);
+    [&bytes[..end - 1], &bytes[end..]].concat()
 }
 
-fn format_3_payout(p: &PayoutRecord) -> Vec<u8> {
-    let head = (&p.id, &p.organization, p.status, &p.from_account, &p.from_currency, p.from_amount);
-    format_3(&encode(p), encode(&(head, &p.to)), encode(&(head, old_destination(&p.to))))
+/// The format 5 payout at the start of `bytes` (and what follows it) as
+/// format 3 wrote it.
+fn format_3_payout(bytes: &[u8]) -> Vec<u8> {
+    let (head, end) = take!(PayoutToDestination, bytes);
+    without_bank_code(bytes, &head.6, end)
 }
 
-fn format_3_order(o: &OrderRecord) -> Vec<u8> {
-    let head =
-        (&o.id, &o.organization, o.status, &o.from_method, &o.from_currency, o.from_amount, &o.from_chain);
-    format_3(&encode(o), encode(&(head, &o.to)), encode(&(head, old_destination(&o.to))))
+fn format_3_order(bytes: &[u8]) -> Vec<u8> {
+    let (head, end) = take!(OrderToDestination, bytes);
+    without_bank_code(bytes, &head.7, end)
 }
 
-fn format_3_event(e: &EventRecord) -> Option<Vec<u8>> {
-    let (variant, payload): (u32, Vec<u8>) = match &e.payload {
-        EventPayload::Payout(p) => (3, format_3_payout(p)),
-        EventPayload::Order(o) => (5, format_3_order(o)),
-        EventPayload::OrderWithPayout(o, p) => (6, [format_3_order(o), format_3_payout(p)].concat()),
+/// A format 5 event as format 3 wrote it, when it carries a payout or an
+/// order (the payload's variants 3, 5 and 6: a payout, an order, both).
+fn format_3_event(bytes: &[u8]) -> Option<Vec<u8>> {
+    let ((_, _, _, _, variant), head) = take!((u64, String, String, String, u32), bytes);
+    let payload = &bytes[head..];
+    let old = match variant {
+        3 => format_3_payout(payload),
+        5 => format_3_order(payload),
+        6 => {
+            let (_, order) = take!(Order5, payload);
+            [format_3_order(&payload[..order]), format_3_payout(&payload[order..])].concat()
+        }
         _ => return None,
     };
-    let head = encode(&(e.seq, &e.id, &e.organization, &e.kind, variant));
-    Some([head, payload, encode(&e.created_at)].concat())
+    Some([&bytes[..head], old.as_slice()].concat())
 }
 
 /// Lays an open ledger table out as format 5 did (`store_as_format_5`),
 /// then rewrites every payout, order and event as format 3 stored them;
 /// returns how many of each it rewrote.
 fn store_destinations_as_format_3(table: &mut redb::Table<&[u8], &[u8]>) -> [usize; 3] {
-    format5::store_as_format_5(table).unwrap();
+    format5::store_as_format_5(table, &sika_server::timeline_words).unwrap();
     let mut rewritten = Vec::new();
     let mut counts = [0; 3];
     let spaces = [
@@ -284,9 +317,9 @@ fn store_destinations_as_format_3(table: &mut redb::Table<&[u8], &[u8]>) -> [usi
         for entry in table.range(start.as_slice()..prefix_end(start).as_slice()).unwrap() {
             let (key, value) = entry.unwrap();
             let old = match n {
-                0 => Some(format_3_payout(&decode(value.value()).unwrap())),
-                1 => Some(format_3_order(&decode(value.value()).unwrap())),
-                _ => format_3_event(&decode(value.value()).unwrap()),
+                0 => Some(format_3_payout(value.value())),
+                1 => Some(format_3_order(value.value())),
+                _ => format_3_event(value.value()),
             };
             if let Some(old) = old {
                 counts[n] += 1;
@@ -654,7 +687,9 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
     {
         let db = redb::Database::open(&sandbox).unwrap();
         let txn = db.begin_write().unwrap();
-        let moved = format5::store_as_format_5(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+        let moved =
+            format5::store_as_format_5(&mut txn.open_table(RECORDS).unwrap(), &sika_server::timeline_words)
+                .unwrap();
         assert!(moved >= 2 + 2, "two payouts and their events' ids at least: {moved}");
         txn.open_table(STAMP).unwrap().insert("format_version", 5).unwrap();
         txn.commit().unwrap();

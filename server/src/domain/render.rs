@@ -2,6 +2,7 @@
 //! and event payload, so `data` in a webhook is exactly what a GET returns.
 
 use crate::domain::error::ApiResult;
+use crate::domain::timeline::{self, Line};
 use chrono::{DateTime, SecondsFormat};
 use serde_json::Value;
 use sika_api::Money;
@@ -157,9 +158,7 @@ pub(crate) fn deposit(record: &DepositRecord) -> sika_api::simulations::Deposit 
 }
 
 /// Timeline entries sorted by time; entries at the same instant keep their order.
-fn in_time_order(
-    mut entries: Vec<sika_engine::movements::TimelineEntry>,
-) -> Vec<sika_engine::movements::TimelineEntry> {
+fn in_time_order(mut entries: Vec<Line>) -> Vec<Line> {
     entries.sort_by_key(|e| e.at);
     entries
 }
@@ -168,10 +167,11 @@ fn in_time_order(
 /// to the timeline, which is kept in time order.
 pub(crate) fn payout(
     record: &sika_engine::movements::PayoutRecord,
-    extra: &[sika_engine::movements::TimelineEntry],
+    extra: &[Line],
 ) -> sika_api::payouts::Payout {
     use sika_api::payouts::{Payout, PayoutDestination, PayoutSource};
-    let entries = in_time_order(record.timeline.iter().chain(extra).cloned().collect());
+    let entries =
+        in_time_order(record.timeline.iter().map(timeline::line).chain(extra.iter().cloned()).collect());
     Payout {
         id: record.id.clone(),
         status: payout_status(record.status),
@@ -212,7 +212,7 @@ fn metadata_map(text: &str) -> sika_api::Metadata {
     serde_json::from_str(text).unwrap_or_default()
 }
 
-fn typed_timeline(entries: &[sika_engine::movements::TimelineEntry]) -> Vec<sika_api::TimelineEntry> {
+fn typed_timeline(entries: &[Line]) -> Vec<sika_api::TimelineEntry> {
     entries
         .iter()
         .map(|e| sika_api::TimelineEntry {
@@ -228,11 +228,12 @@ fn typed_timeline(entries: &[sika_engine::movements::TimelineEntry]) -> Vec<sika
 /// deliveries) to the timeline, which is kept in time order.
 pub(crate) fn collection(
     record: &sika_engine::movements::CollectionRecord,
-    extra: &[sika_engine::movements::TimelineEntry],
+    extra: &[Line],
 ) -> sika_api::collections::Collection {
     use sika_api::collections::{Collection, CollectionStatus};
     use sika_engine::movements::MovementStatus;
-    let entries = in_time_order(record.timeline.iter().chain(extra).cloned().collect());
+    let entries =
+        in_time_order(record.timeline.iter().map(timeline::line).chain(extra.iter().cloned()).collect());
     Collection {
         id: record.id.clone(),
         status: match record.status {
@@ -260,15 +261,17 @@ pub(crate) fn collection(
 pub(crate) fn order(
     record: &sika_engine::orders::OrderRecord,
     payout: Option<&sika_engine::movements::PayoutRecord>,
-    extra: &[sika_engine::movements::TimelineEntry],
+    extra: &[Line],
 ) -> sika_api::orders::Order {
     use sika_api::orders::{Order, OrderDestination, OrderSource};
-    let mut entries = record.timeline.clone();
+    let mut entries: Vec<Line> = record.timeline.iter().map(timeline::line).collect();
     if let Some(p) = payout {
-        entries.extend(p.timeline.iter().map(|e| sika_engine::movements::TimelineEntry {
-            title: format!("Payout: {}", e.title),
-            ..e.clone()
-        }));
+        entries.extend(
+            p.timeline
+                .iter()
+                .map(timeline::line)
+                .map(|line| Line { title: format!("Payout: {}", line.title), ..line }),
+        );
     }
     entries.extend_from_slice(extra);
     let entries = in_time_order(entries);

@@ -28,10 +28,11 @@ use std::time::{Duration, Instant};
 
 use rust_decimal::Decimal;
 use sika_api::capabilities::MethodStatus;
-use sika_engine::movements::{CollectionRecord, MovementStatus, PayoutRecord, Step};
+use sika_engine::movements::{CollectionRecord, MovementStatus, PayoutRecord, Step, TimelineEntry};
 use sika_engine::{Command, Currency, Engine, Rail};
 
 use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::timeline;
 
 /// Consecutive failed exchanges after which routed methods show `degraded`,
 /// and then `down` (new payouts and collections refused) until one succeeds.
@@ -287,10 +288,6 @@ pub(crate) enum Next {
     Later,
 }
 
-fn sent_title<R: AsyncRail + ?Sized>(rail: &R) -> String {
-    format!("Sent to {}", rail.name())
-}
-
 /// What a step at the provider changes: the ledger, the connector's breaker,
 /// and the webhook dispatcher woken when a movement settles.
 #[derive(Clone, Copy)]
@@ -306,7 +303,7 @@ pub(crate) async fn reconcile<R: AsyncRail + ?Sized>(
     kind: Kind,
     id: &str,
 ) -> ApiResult<Next> {
-    let Some((movement, sent)) = open_movement(deps.engine, kind, id, &sent_title(rail))? else {
+    let Some((movement, sent)) = open_movement(deps.engine, kind, id, rail.name())? else {
         return Ok(Next::Done);
     };
     let seen = match rail.find(kind, id).await {
@@ -351,7 +348,7 @@ pub(crate) async fn reconcile<R: AsyncRail + ?Sized>(
         } else {
             format!("{} id {}; reference {id}", rail.name(), seen.provider_id)
         };
-        let step = Step::Note { kind: "provider".into(), title: sent_title(rail), detail };
+        let step = Step::Sent { provider: rail.name().to_string(), detail };
         advance(deps, kind, id, step).await?;
     }
     settle(deps, rail, kind, id, &seen).await
@@ -399,18 +396,23 @@ async fn advance(deps: Deps<'_>, kind: Kind, id: &str, step: Step) -> ApiResult<
 }
 
 /// The movement if it is pending on a provider's rail, and whether it was
-/// recorded as sent.
-fn open_movement(engine: &Engine, kind: Kind, id: &str, sent: &str) -> ApiResult<Option<(Movement, bool)>> {
+/// recorded as sent to `provider`.
+fn open_movement(
+    engine: &Engine,
+    kind: Kind,
+    id: &str,
+    provider: &str,
+) -> ApiResult<Option<(Movement, bool)>> {
+    let sent = |timeline: &[TimelineEntry]| timeline.iter().any(|t| timeline::sent_to(&t.fact, provider));
     let snapshot = engine.read()?;
     match kind {
         Kind::Payout => {
             let Some(payout) = snapshot.payout(id)? else { return Ok(None) };
-            Ok(payout_movement(&payout)?.map(|m| (m, payout.timeline.iter().any(|t| t.title == sent))))
+            Ok(payout_movement(&payout)?.map(|m| (m, sent(&payout.timeline))))
         }
         Kind::Collection => {
             let Some(collection) = snapshot.collection(id)? else { return Ok(None) };
-            Ok(collection_movement(&collection)?
-                .map(|m| (m, collection.timeline.iter().any(|t| t.title == sent))))
+            Ok(collection_movement(&collection)?.map(|m| (m, sent(&collection.timeline))))
         }
     }
 }

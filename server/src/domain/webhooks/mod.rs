@@ -16,6 +16,7 @@ use sika_engine::{Command, EventKind, EventPayload, EventRecord, Snapshot};
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::render::timestamp;
+use crate::domain::timeline::Line;
 pub(crate) use crate::store::documents::{decode, document, encode};
 
 /// Which delivery entries a view shows: all of them, or those recorded
@@ -47,34 +48,34 @@ pub(crate) fn timeline_entries(
     organization: &str,
     resource_id: &str,
     as_of: AsOf,
-) -> ApiResult<Vec<sika_engine::movements::TimelineEntry>> {
+) -> ApiResult<Vec<Line>> {
     let mut entries = Vec::new();
     for (_, key) in snapshot.list(organization, &resource_list(resource_id), None, 100)? {
         // The index holds `{resource}/{delivery}`.
         let id = key.rsplit('/').next().unwrap_or_default();
         let Some(delivery) = load_delivery(snapshot, id)? else { continue };
-        entries.push(sika_engine::movements::TimelineEntry {
-            at: delivery.created_at,
-            kind: "webhook".into(),
-            title: format!("Webhook {} scheduled", delivery.event_kind),
-            detail: format!("Delivery {} to endpoint {}", delivery.id, delivery.endpoint_id),
-        });
+        entries.push(Line::new(
+            delivery.created_at,
+            "webhook",
+            format!("Webhook {} scheduled", delivery.event_kind),
+            format!("Delivery {} to endpoint {}", delivery.id, delivery.endpoint_id),
+        ));
         for attempt in &delivery.attempts {
             let outcome = match (attempt.succeeded, attempt.status_code) {
                 (true, Some(code)) => format!("delivered (HTTP {code})"),
                 (false, Some(code)) => format!("failed (HTTP {code})"),
                 _ => format!("failed ({})", attempt.error.as_deref().unwrap_or("no answer")),
             };
-            entries.push(sika_engine::movements::TimelineEntry {
-                at: attempt.at,
-                kind: "webhook".into(),
-                title: format!(
+            entries.push(Line::new(
+                attempt.at,
+                "webhook",
+                format!(
                     "Webhook {} {}",
                     delivery.event_kind,
                     if attempt.succeeded { "delivered" } else { "attempt failed" }
                 ),
-                detail: format!("Delivery {} {outcome} in {} ms", delivery.id, attempt.duration_ms),
-            });
+                format!("Delivery {} {outcome} in {} ms", delivery.id, attempt.duration_ms),
+            ));
         }
     }
     if let AsOf::At(moment) = as_of {
