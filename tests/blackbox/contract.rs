@@ -435,7 +435,18 @@ async fn order_funds_received_carries_a_state_the_order_held() {
     let received = sink.wait_for("order.funds_received", &id).await;
     let processing = sink.wait_for("order.processing_payout", &id).await;
     assert_ne!(received["data"]["status"], "funds_received", "no GET ever showed it: {received}");
-    assert_eq!(received["data"], processing["data"], "one commit, one state");
+    // The order's own state is one; the lines of earlier webhooks' attempts
+    // are records of later commits, in a body rendered after them.
+    let state = |event: &Value| {
+        let mut data = event["data"].clone();
+        if let Some(lines) = data["timeline"].as_array_mut() {
+            lines.retain(|line| {
+                line["kind"] != "webhook" || line["title"].as_str().is_some_and(|t| t.ends_with(" scheduled"))
+            });
+        }
+        data
+    };
+    assert_eq!(state(&received), state(&processing), "one commit, one state");
     assert_eq!(received["data"]["payout"]["id"], r.body["order"]["payout"]["id"]);
 }
 
