@@ -7,8 +7,13 @@
 //! check runs over the engine, the server's layers, and the modules of the
 //! server's domain, folder by folder.
 
+#[path = "support/source.rs"]
+mod source;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+use source::without_tests;
 
 /// One use of a module by another: where it is, for the message.
 #[derive(Debug, Clone)]
@@ -392,44 +397,6 @@ fn file_graph(domain: &Path) -> Graph {
         }
     }
     graph
-}
-
-/// The code of a file without its comments and its `#[cfg(test)] mod`
-/// blocks (where `super::` names the file itself).
-fn without_tests(source: &str) -> String {
-    let code: String =
-        source.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
-    let mut out = String::new();
-    let mut rest = code.as_str();
-    while let Some(at) = rest.find("#[cfg(test)]") {
-        out.push_str(&rest[..at]);
-        let after = &rest[at..];
-        let Some(open) = after.find('{').filter(|&o| after[..o].contains("mod ")) else {
-            out.push_str("#[cfg(test)]");
-            rest = &after["#[cfg(test)]".len()..];
-            continue;
-        };
-        let mut depth = 0;
-        let mut end = after.len();
-        for (i, c) in after[open..].char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = open + i + 1;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        // Lines kept, so a use found later is named at its own line.
-        out.push_str(&"\n".repeat(after[..end].matches('\n').count()));
-        rest = &after[end..];
-    }
-    out.push_str(rest);
-    out
 }
 
 /// The domain and the store know nothing of HTTP: no axum, no `http`.

@@ -11,6 +11,11 @@
 
 use std::path::{Path, PathBuf};
 
+#[path = "support/source.rs"]
+mod source;
+
+use source::without_tests;
+
 /// The workspace root of the checkout being tested.
 fn root() -> PathBuf {
     std::env::var_os("CARGO_MANIFEST_DIR")
@@ -36,44 +41,6 @@ fn sources(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out.sort();
-    out
-}
-
-/// A file's text without its `#[cfg(test)] mod … { … }` blocks.
-fn without_tests(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("#[cfg(test)]") {
-        let after = &rest[at..];
-        let open = after.find('{');
-        let is_module = open.is_some_and(|o| {
-            let head = after["#[cfg(test)]".len()..o].trim();
-            head.starts_with("mod ") && !head.contains(';')
-        });
-        out.push_str(&rest[..at]);
-        let Some(open) = open.filter(|_| is_module) else {
-            out.push_str("#[cfg(test)]");
-            rest = &after["#[cfg(test)]".len()..];
-            continue;
-        };
-        let mut depth = 0usize;
-        let mut end = after.len();
-        for (i, c) in after[open..].char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = open + i + 1;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        rest = &after[end..];
-    }
-    out.push_str(rest);
     out
 }
 

@@ -47,13 +47,6 @@ pub enum BackupError {
     Ledger { stack: &'static str, source: EngineError },
 }
 
-/// For the command line, which reports failures as text.
-impl From<BackupError> for String {
-    fn from(error: BackupError) -> String {
-        error.to_string()
-    }
-}
-
 fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> BackupError {
     let path = path.to_path_buf();
     move |source| BackupError::Io { action, path, source }

@@ -189,13 +189,6 @@ pub(crate) enum IdentityError {
     AuditFull,
 }
 
-/// For the start-up code, which reports failures as text.
-impl From<IdentityError> for String {
-    fn from(error: IdentityError) -> String {
-        error.to_string()
-    }
-}
-
 /// A failed identity write inside a request is the node's fault: a 500
 /// that keeps the cause for the request's log line.
 impl From<IdentityError> for crate::domain::error::ApiError {

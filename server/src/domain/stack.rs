@@ -30,13 +30,6 @@ pub(crate) enum StackError {
     Webhooks { stack: &'static str, reason: String },
 }
 
-/// For callers that still report startup failures as text.
-impl From<StackError> for String {
-    fn from(error: StackError) -> String {
-        error.to_string()
-    }
-}
-
 pub(crate) struct Stack {
     pub kind: StackKind,
     pub engine: Engine,

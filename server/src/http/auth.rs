@@ -264,13 +264,6 @@ pub(crate) enum RequirementsError {
     Unstated(Vec<String>),
 }
 
-/// For the start-up code, which reports failures as text.
-impl From<RequirementsError> for String {
-    fn from(error: RequirementsError) -> String {
-        error.to_string()
-    }
-}
-
 impl Requirements {
     /// Reads every operation's requirement from `document`. An operation
     /// that states none (no `security`, an empty list, or an alternative

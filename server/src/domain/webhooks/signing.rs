@@ -26,13 +26,6 @@ pub enum SignError {
     Key(#[from] hmac::digest::InvalidLength),
 }
 
-/// An attempt records why it failed as text.
-impl From<SignError> for String {
-    fn from(error: SignError) -> String {
-        error.to_string()
-    }
-}
-
 /// The `webhook-signature` header value for one attempt.
 pub fn sign(secret: &str, message_id: &str, timestamp: i64, body: &[u8]) -> Result<String, SignError> {
     let encoded = secret.strip_prefix(SECRET_PREFIX).unwrap_or(secret);
