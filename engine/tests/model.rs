@@ -3,8 +3,9 @@
 //! the ledger's documented rules. After every step the outcome (success,
 //! replay or the kind of refusal) and every account's totals must agree.
 //!
-//! Payouts, collections and orders (their holds, fee legs, spend caps,
-//! order legs and scheduled jobs) are modelled in `model/movements.rs`.
+//! Payouts, collections, orders and refunds (their holds, fee legs, spend
+//! caps, order legs, refund tallies and scheduled jobs) are modelled in
+//! `model/movements.rs`.
 //! `verify` runs after every step.
 //!
 //! `PROPTEST_CASES` sets the number of cases (default 10,000).
@@ -149,6 +150,7 @@ enum Resource {
     Payout(String),
     Collection(String),
     Order(String),
+    Refund(String),
 }
 
 /// The refusal a command should meet.
@@ -156,7 +158,11 @@ enum Resource {
 enum Refusal {
     Invalid,
     Money(MoneyError),
-    Insufficient { available: String, required: String, currency: String },
+    Insufficient {
+        available: String,
+        required: String,
+        currency: String,
+    },
     Duplicate,
     NotFound,
     NotPending(u64),
@@ -164,6 +170,12 @@ enum Refusal {
     QuoteExpired,
     SpendCap(String),
     InvalidState,
+    /// A refund beyond what its payment has left (`refundable`), or of a
+    /// payment that is not completed.
+    NotRefundable {
+        completed: bool,
+        refundable: i128,
+    },
 }
 
 fn refusal_of(error: &EngineError) -> Option<Refusal> {
@@ -192,6 +204,9 @@ fn refusal_of(error: &EngineError) -> Option<Refusal> {
             .into(),
         ),
         EngineError::InvalidState(_) => Refusal::InvalidState,
+        EngineError::NotRefundable { payment_completed, refundable, .. } => {
+            Refusal::NotRefundable { completed: *payment_completed, refundable: *refundable }
+        }
         _ => return None,
     })
 }
@@ -221,6 +236,7 @@ fn idempotency_key(command: &Command) -> Option<(String, &'static str, String)> 
             Some((c.organization.clone(), "collection", c.external_reference.clone()))
         }
         Command::CreateOrder(o) => Some((o.organization.clone(), "order", o.external_reference.clone())),
+        Command::CreateRefund(r) => Some((r.organization.clone(), "refund", r.external_reference.clone())),
         _ => None,
     }
 }
@@ -233,6 +249,7 @@ fn resource_of(outcome: &Outcome) -> Option<Resource> {
         Outcome::Payout(p) => Some(Resource::Payout(p.id.clone())),
         Outcome::Collection(c) => Some(Resource::Collection(c.id.clone())),
         Outcome::Order(o) => Some(Resource::Order(o.id.clone())),
+        Outcome::Refund(r) => Some(Resource::Refund(r.id.clone())),
         _ => None,
     }
 }
@@ -995,6 +1012,7 @@ fn model_scenarios() {
             q(false, 1),
         ],
         movement_scenario(),
+        refund_scenario(),
     ];
     for ops in scenarios {
         if let Err(e) = run_case(&ops) {
@@ -1061,5 +1079,40 @@ fn movement_scenario() -> Vec<Op> {
         mv(M::Funds { index: 2, amount: 300, confirmations: 0, payout: None, steps: vec![] }),
         Op::Resubmit { index: 1 },
         Op::Resubmit { index: 7 },
+    ]
+}
+
+/// Refunds of one payment: a partial one that fails by its job and gives its
+/// amount back, one beyond what is left, one of all that is left, a replay
+/// and a duplicate of a reference, one of a payment still pending, and one
+/// the balance cannot hold once a payout spent it.
+fn refund_scenario() -> Vec<Op> {
+    use movements::MoveOp as M;
+    let mv = Op::Movement;
+    let refund = |index, amount, reference, steps| mv(M::Refund { index, amount, reference, steps });
+    vec![
+        mv(M::Collection { org: 0, cur: 1, amount: 9_000, reference: 2, steps: vec![] }),
+        mv(M::Collection { org: 0, cur: 1, amount: 4_000, reference: 2, steps: vec![] }),
+        mv(M::SettleCollection { index: 0, step: 1 }),
+        refund(1, None, 0, vec![]),
+        refund(0, Some(3_000), 0, vec![(500, 0), (1_000, 2)]),
+        refund(0, Some(3_000), 0, vec![(500, 0), (1_000, 2)]),
+        refund(0, Some(3_001), 0, vec![]),
+        refund(0, Some(6_001), 1, vec![]),
+        Op::Advance { ms: 1_000 },
+        mv(M::RunJobs),
+        refund(0, Some(9_001), 1, vec![]),
+        refund(0, Some(0), 1, vec![]),
+        refund(0, None, 1, vec![(10, 1)]),
+        refund(0, Some(1), 2, vec![]),
+        mv(M::SettleRefund { index: 1, step: 1 }),
+        mv(M::SettleRefund { index: 1, step: 2 }),
+        Op::Advance { ms: 10 },
+        mv(M::RunJobs),
+        // The second payment, completed, then its balance spent on a payout.
+        mv(M::SettleCollection { index: 1, step: 1 }),
+        mv(M::Payout { org: 0, cur: 1, amount: 3_500, fee: 0, reference: 2, capped: false, steps: vec![] }),
+        refund(1, None, 2, vec![]),
+        refund(1, Some(500), 2, vec![]),
     ]
 }
