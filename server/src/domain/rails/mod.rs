@@ -43,6 +43,24 @@ const DOWN_AFTER: u32 = 6;
 pub(crate) enum Kind {
     Payout,
     Collection,
+    /// A refund of a collection the provider charged.
+    Refund,
+}
+
+/// A refund Sika asks a provider to make of a charge it made for a
+/// collection, read from the stored refund.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RefundOrder {
+    /// Sika's refund id. A provider whose refund takes no reference of
+    /// its own carries it in the refund's note, where Sika finds it again.
+    pub id: String,
+    /// Sika's id of the collection: the charge's reference.
+    pub collection_id: String,
+    pub currency: String,
+    /// In major units of `currency`.
+    pub amount: Decimal,
+    /// The provider's id of the refund, once Sika recorded the hand-over.
+    pub provider_id: Option<String>,
 }
 
 /// What Sika asks a provider to move, read from the stored movement.
@@ -103,8 +121,15 @@ pub(crate) trait AsyncRail: Send + Sync {
     fn start<'a>(&'a self, movement: &'a Movement) -> RailFuture<'a, Seen>;
     /// Re-reads a movement by Sika's id; `None` if the provider never saw it.
     fn find<'a>(&'a self, kind: Kind, reference: &'a str) -> RailFuture<'a, Option<Seen>>;
+    /// Refunds a charge it made (the charge Sika's collection names), for
+    /// the order's amount, carrying Sika's refund id.
+    fn refund<'a>(&'a self, order: &'a RefundOrder) -> RailFuture<'a, Seen>;
+    /// Re-reads a refund: by the provider's id once known, else among the
+    /// charge's refunds by Sika's id; `None` if the provider has none.
+    fn find_refund<'a>(&'a self, order: &'a RefundOrder) -> RailFuture<'a, Option<Seen>>;
     /// An authenticated notification's movement, or `None` (a wrong hash,
-    /// an event Sika does not act on).
+    /// an event Sika does not act on). A refund's notification that names
+    /// no Sika id comes back with an empty id.
     fn notification(&self, hash: Option<&str>, body: &[u8]) -> Option<(Kind, String)>;
     /// A cheap authenticated request, to see a provider recover.
     fn probe(&self) -> RailFuture<'_, ()>;
@@ -132,6 +157,14 @@ impl<R: AsyncRail + ?Sized> AsyncRail for Box<R> {
 
     fn find<'a>(&'a self, kind: Kind, reference: &'a str) -> RailFuture<'a, Option<Seen>> {
         (**self).find(kind, reference)
+    }
+
+    fn refund<'a>(&'a self, order: &'a RefundOrder) -> RailFuture<'a, Seen> {
+        (**self).refund(order)
+    }
+
+    fn find_refund<'a>(&'a self, order: &'a RefundOrder) -> RailFuture<'a, Option<Seen>> {
+        (**self).find_refund(order)
     }
 
     fn notification(&self, hash: Option<&str>, body: &[u8]) -> Option<(Kind, String)> {
@@ -303,6 +336,9 @@ pub(crate) async fn reconcile<R: AsyncRail + ?Sized>(
     kind: Kind,
     id: &str,
 ) -> ApiResult<Next> {
+    if kind == Kind::Refund {
+        return Ok(Next::Done);
+    }
     let Some((movement, sent)) = open_movement(deps.engine, kind, id, rail.name())? else {
         return Ok(Next::Done);
     };
@@ -371,6 +407,7 @@ async fn settle<R: AsyncRail + ?Sized>(
             let title = match kind {
                 Kind::Payout => format!("{} confirmed delivery", rail.name()),
                 Kind::Collection => format!("{} confirmed the payment", rail.name()),
+                Kind::Refund => format!("{} confirmed the refund", rail.name()),
             };
             let detail = format!("{} id {}", rail.name(), seen.provider_id);
             advance(deps, kind, id, Step::Note { kind: "provider".into(), title, detail }).await?;
@@ -390,6 +427,7 @@ async fn advance(deps: Deps<'_>, kind: Kind, id: &str, step: Step) -> ApiResult<
     let command = match kind {
         Kind::Payout => Command::AdvancePayout { payout_id: id.to_string(), step },
         Kind::Collection => Command::AdvanceCollection { collection_id: id.to_string(), step },
+        Kind::Refund => return Ok(()),
     };
     deps.engine.execute(command).await?;
     Ok(())
@@ -414,6 +452,7 @@ fn open_movement(
             let Some(collection) = snapshot.collection(id)? else { return Ok(None) };
             Ok(collection_movement(&collection)?.map(|m| (m, sent(&collection.timeline))))
         }
+        Kind::Refund => Ok(None),
     }
 }
 
