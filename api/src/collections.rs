@@ -49,6 +49,10 @@ pub struct Collection {
     pub status: CollectionStatus,
     #[schema(pattern = r"^-?[0-9]+(\.[0-9]+)?$", example = "25.00")]
     pub amount: String,
+    /// What refunds of this collection give back: those completed or
+    /// pending (`0.00` before any).
+    #[schema(pattern = r"^-?[0-9]+(\.[0-9]+)?$", example = "0.00")]
+    pub refunded_amount: String,
     pub currency: String,
     /// The payer's phone number or account number.
     pub account_number: String,

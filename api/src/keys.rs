@@ -44,6 +44,7 @@ pub const SCOPED_RESOURCES: &[&str] = &[
     "disputes",
     "webhooks",
     "validation",
+    "refunds",
 ];
 
 /// Scopes that exist only as `:read`.

@@ -107,6 +107,10 @@ pub struct CheckoutSession {
     #[schema(pattern = r"^[0-9]+(\.[0-9]+)?$")]
     pub destination_amount: String,
     pub destination_currency: String,
+    /// What refunds of the session's payment give back, in its
+    /// `destinationCurrency`: those completed or pending (`0.00` before any).
+    #[schema(pattern = r"^[0-9]+(\.[0-9]+)?$")]
+    pub refunded_amount: String,
     pub rate: String,
     /// The collection the attempt is on the ledger as.
     pub collection_id: String,

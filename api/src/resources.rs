@@ -28,6 +28,7 @@ resources! {
     crate::payment_pages::PaymentPageEnvelope => "page", "pp_";
     crate::payouts::PayoutEnvelope => "payout", "pay_";
     crate::recipients::RecipientEnvelope => "recipient", "rcp_";
+    crate::refunds::RefundEnvelope => "refund", "rf_";
     crate::requests::LoggedRequestEnvelope => "request", "req_";
     crate::virtual_accounts::VirtualAccountEnvelope => "virtual account", "va_";
     crate::webhooks::WebhookEndpointEnvelope => "endpoint", "we_";

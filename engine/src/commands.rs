@@ -107,6 +107,14 @@ pub enum Command {
         kind: EventKind,
         payload: EventPayload,
     },
+    /// Gives money back to the payer of a completed collection, holding it
+    /// on the balance first.
+    CreateRefund(crate::refunds::NewRefund),
+    /// A rail's or the operator's report about a refund.
+    AdvanceRefund {
+        refund_id: String,
+        step: Step,
+    },
 }
 
 /// An event for `Command::Save`.
@@ -162,6 +170,7 @@ impl Command {
             Command::CreatePayout(p) => Some((&p.organization, "payout", &p.external_reference)),
             Command::CreateCollection(c) => Some((&c.organization, "collection", &c.external_reference)),
             Command::CreateOrder(o) => Some((&o.organization, "order", &o.external_reference)),
+            Command::CreateRefund(r) => Some((&r.organization, "refund", &r.external_reference)),
             _ => None,
         }
     }
@@ -173,6 +182,7 @@ impl Command {
             Command::CreatePayout(p) => p.request_fingerprint,
             Command::CreateCollection(c) => c.request_fingerprint,
             Command::CreateOrder(o) => o.request_fingerprint,
+            Command::CreateRefund(r) => r.request_fingerprint,
             _ => Sha256::digest(encode(self)).into(),
         }
     }
@@ -254,6 +264,8 @@ pub(crate) fn apply(
                 replayed: false,
             }
         }
+        Command::CreateRefund(new) => crate::refunds::create_refund(books, new)?,
+        Command::AdvanceRefund { refund_id, step } => crate::refunds::advance_refund(books, refund_id, step)?,
     };
     if !applied.replayed {
         match &applied.outcome {
@@ -262,6 +274,9 @@ pub(crate) fn apply(
             }
             Outcome::Collection(c) => {
                 books.touched(MovementKind::Collection, &c.id, &c.rail, c.status == MovementStatus::Pending)
+            }
+            Outcome::Refund(r) => {
+                books.touched(MovementKind::Refund, &r.id, &r.rail, r.status == MovementStatus::Pending)
             }
             _ => {}
         }
@@ -290,6 +305,7 @@ fn resource_of(outcome: &Outcome) -> ResourceRef {
         Outcome::Payout(p) => ResourceRef::Payout(p.id.clone()),
         Outcome::Collection(c) => ResourceRef::Collection(c.id.clone()),
         Outcome::Order(o) => ResourceRef::Order(o.id.clone()),
+        Outcome::Refund(r) => ResourceRef::Refund(r.id.clone()),
     }
 }
 
@@ -310,6 +326,9 @@ fn load(books: &Books, resource: &ResourceRef) -> Result<Outcome, EngineError> {
         }
         ResourceRef::Order(id) => {
             Outcome::Order(books.store.get(&keys::order(id))?.ok_or_else(|| missing("order"))?)
+        }
+        ResourceRef::Refund(id) => {
+            Outcome::Refund(books.store.get(&keys::refund(id))?.ok_or_else(|| missing("refund"))?)
         }
         ResourceRef::Transfers(ids) => {
             let mut transfers = Vec::with_capacity(ids.len());
@@ -543,6 +562,7 @@ impl From<JobKind> for Command {
                 Command::AdvanceCollection { collection_id, step }
             }
             JobKind::ExpireOrder { order_id } => Command::ExpireOrder { order_id },
+            JobKind::AdvanceRefund { refund_id, step } => Command::AdvanceRefund { refund_id, step },
         }
     }
 }

@@ -872,6 +872,16 @@ impl Snapshot {
         self.get(&keys::collection_tally(group))
     }
 
+    pub fn refund(&self, id: &str) -> Result<Option<RefundRecord>, EngineError> {
+        self.get(&keys::refund(id))
+    }
+
+    /// What the refunds of the payment (collection) `collection_id` hold
+    /// back; `None` before its first refund.
+    pub fn refund_tally(&self, collection_id: &str) -> Result<Option<RefundTally>, EngineError> {
+        self.get(&keys::refund_tally(collection_id))
+    }
+
     pub fn order(&self, id: &str) -> Result<Option<crate::orders::OrderRecord>, EngineError> {
         self.get(&keys::order(id))
     }
@@ -896,6 +906,7 @@ impl Snapshot {
             let kind = match kind {
                 k if k == MovementKind::Payout as u8 => MovementKind::Payout,
                 k if k == MovementKind::Collection as u8 => MovementKind::Collection,
+                k if k == MovementKind::Refund as u8 => MovementKind::Refund,
                 _ => return Err(corrupt()),
             };
             let id =

@@ -47,6 +47,14 @@ pub enum EngineError {
     )]
     SpendCapExceeded { cap: SpendCap, limit_usd_cents: i128, attempted_usd_cents: i128 },
 
+    /// A refund asks for more than its payment has left to give back
+    /// (`refundable`, minor units of `currency`), or (`payment_completed`
+    /// false, `refundable` 0) its payment is not completed.
+    #[error(
+        "not refundable: {refundable} {currency} refundable (minor units); payment completed: {payment_completed}"
+    )]
+    NotRefundable { payment_completed: bool, refundable: i128, currency: String },
+
     /// The resource is not in a state that allows this.
     #[error("{0}")]
     InvalidState(String),

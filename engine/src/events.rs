@@ -40,6 +40,9 @@ pub enum EventKind {
     DisputeUpdated,
     DisputeClosed,
     WebhookTest,
+    RefundPending,
+    RefundCompleted,
+    RefundFailed,
 }
 
 impl EventKind {
@@ -118,6 +121,9 @@ mod tests {
             "dispute.updated",
             "dispute.closed",
             "webhook.test",
+            "refund.pending",
+            "refund.completed",
+            "refund.failed",
         ];
         let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
         assert_eq!(names, expected);

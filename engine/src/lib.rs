@@ -50,6 +50,7 @@ pub mod postgres;
 pub mod rail;
 pub mod rates;
 pub mod records;
+pub mod refunds;
 pub mod storage;
 pub mod timeline;
 pub mod verify;

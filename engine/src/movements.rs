@@ -28,7 +28,7 @@ pub const RAIL_MANUAL: &str = crate::rail::Rail::ManualSettlement.name();
 
 /// Who took a movement's step, for its timeline: a payout the operator
 /// settled by hand must not read as a provider's report.
-fn actor_of(step: &Step) -> Actor {
+pub(crate) fn actor_of(step: &Step) -> Actor {
     match step {
         Step::Operator { .. } => Actor::Operator,
         Step::Note { .. } | Step::Sent { .. } | Step::Settle { .. } => Actor::Rail,
@@ -36,7 +36,7 @@ fn actor_of(step: &Step) -> Actor {
 }
 
 /// The timeline line a note or a hand-over to a provider adds.
-fn noted(step: &Step) -> Option<Fact> {
+pub(crate) fn noted(step: &Step) -> Option<Fact> {
     match step {
         Step::Note { kind, title, detail } => {
             Some(Fact::Note { kind: kind.clone(), title: title.clone(), detail: detail.clone() })
@@ -121,27 +121,30 @@ pub struct NewCollection {
     pub group: Option<CollectionGroup>,
 }
 
-fn entry(at: TimestampMs, fact: Fact) -> TimelineEntry {
+pub(crate) fn entry(at: TimestampMs, fact: Fact) -> TimelineEntry {
     TimelineEntry::new(at, fact)
 }
 
 /// Enters a new (pending) movement in the index of open movements, in the
 /// command that creates it: readers of what is open at a rail read the
 /// index, never every movement.
-fn open(books: &mut Books, rail: &str, kind: MovementKind, id: &str, created_at: TimestampMs) {
+pub(crate) fn open(books: &mut Books, rail: &str, kind: MovementKind, id: &str, created_at: TimestampMs) {
     books.store.put(keys::open_movement(rail, kind, id), &created_at);
 }
 
 /// Takes a movement out of the index of open movements, in the command
 /// that settles it (moves it out of pending).
-fn close(books: &mut Books, rail: &str, kind: MovementKind, id: &str) {
+pub(crate) fn close(books: &mut Books, rail: &str, kind: MovementKind, id: &str) {
     books.store.delete(keys::open_movement(rail, kind, id));
 }
 
 /// Stores a job to run at `due_at`, in the same transaction as the change
 /// that scheduled it.
 pub(crate) fn schedule(books: &mut Books, due_at: TimestampMs, kind: JobKind) {
-    if let JobKind::AdvancePayout { step, .. } | JobKind::AdvanceCollection { step, .. } = &kind {
+    if let JobKind::AdvancePayout { step, .. }
+    | JobKind::AdvanceCollection { step, .. }
+    | JobKind::AdvanceRefund { step, .. } = &kind
+    {
         assert!(!matches!(step, Step::Operator { .. }), "only the operator settles as the operator");
         assert!(!matches!(step, Step::Sent { .. }), "a hand-over to a provider is never scheduled");
     }
@@ -150,7 +153,7 @@ pub(crate) fn schedule(books: &mut Books, due_at: TimestampMs, kind: JobKind) {
 }
 
 /// When a step `after_ms` from now is due.
-fn due_after(now: TimestampMs, after_ms: i64) -> Result<TimestampMs, EngineError> {
+pub(crate) fn due_after(now: TimestampMs, after_ms: i64) -> Result<TimestampMs, EngineError> {
     now.checked_add(after_ms).ok_or(EngineError::Overflow("job due time"))
 }
 

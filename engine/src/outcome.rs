@@ -15,6 +15,7 @@ pub enum Outcome {
     Payout(PayoutRecord),
     Collection(CollectionRecord),
     Order(OrderRecord),
+    Refund(RefundRecord),
 }
 
 /// A command's result. `replayed` is true when the result is an earlier

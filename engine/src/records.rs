@@ -256,6 +256,9 @@ pub enum EventPayload {
         id: String,
         json: String,
     },
+    /// A refund as it stood at the change. Last, so stored events keep
+    /// their encoding.
+    Refund(RefundRecord),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -278,6 +281,8 @@ pub enum ResourceRef {
     Payout(String),
     Collection(String),
     Order(String),
+    /// Last, so stored entries keep their encoding.
+    Refund(String),
 }
 
 /// (organization, operation, externalReference) → what the first request was
@@ -453,6 +458,109 @@ impl TallyRecord {
     }
 }
 
+/// Money given back to the payer of a completed collection (directly, or
+/// through a checkout session). The amount is held on the organization's
+/// balance of the payment's currency when the refund is created, as a
+/// payout's is, then posted (completed) or released (failed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefundRecord {
+    pub id: String,
+    pub organization: String,
+    pub status: MovementStatus,
+    /// The payment refunded.
+    pub collection_id: String,
+    /// The checkout session the payment came through, if any.
+    pub session_id: Option<String>,
+    /// The balance account the amount is held on.
+    pub account: String,
+    pub currency: String,
+    pub amount: i128,
+    pub reason: Option<String>,
+    pub external_reference: String,
+    /// The caller's metadata object as JSON text.
+    pub metadata: String,
+    pub status_message: String,
+    pub hold_id: TransferId,
+    pub timeline: Vec<TimelineEntry>,
+    pub rail: String,
+    pub created_at: TimestampMs,
+    pub updated_at: TimestampMs,
+    pub completed_at: Option<TimestampMs>,
+}
+
+/// What the refunds of one payment (a completed collection) hold back:
+/// the sum of every refund of it that has not failed, changed in the
+/// command that creates or fails each refund, so the refundable amount is
+/// one read and two refunds racing for the same money cannot both pass.
+/// Stored beside the collection (`keys::refund_tally`), so
+/// `CollectionRecord` keeps its shape. `sika verify` recounts it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefundTally {
+    pub collection_id: String,
+    pub organization: String,
+    pub currency: String,
+    /// The payment's amount: what can be refunded at most.
+    pub collected_minor: i128,
+    /// The refunds pending or completed.
+    pub refunded_minor: i128,
+    /// How many refunds were made of the payment (failed ones included).
+    pub refund_count: u64,
+}
+
+impl RefundTally {
+    /// A payment's tally before its first refund.
+    pub fn empty(collection: &CollectionRecord) -> RefundTally {
+        RefundTally {
+            collection_id: collection.id.clone(),
+            organization: collection.organization.clone(),
+            currency: collection.currency.clone(),
+            collected_minor: collection.amount,
+            refunded_minor: 0,
+            refund_count: 0,
+        }
+    }
+
+    /// What may still be refunded.
+    pub fn refundable_minor(&self) -> Result<i128, EngineError> {
+        self.collected_minor
+            .checked_sub(self.refunded_minor)
+            .ok_or(EngineError::Overflow("refundable amount"))
+    }
+
+    /// The tally with one more refund of `amount_minor`. The caller has
+    /// checked it against what is refundable; exceeding the payment here
+    /// is a bug, and the command that would write it fails.
+    pub fn refunded(mut self, amount_minor: i128) -> Result<RefundTally, EngineError> {
+        assert!(amount_minor > 0, "a refund of payment {} gives nothing back", self.collection_id);
+        let overflow = || EngineError::Overflow("refund tally");
+        self.refunded_minor = self.refunded_minor.checked_add(amount_minor).ok_or_else(overflow)?;
+        self.refund_count = self.refund_count.checked_add(1).ok_or_else(overflow)?;
+        self.assert_within_payment();
+        Ok(self)
+    }
+
+    /// The tally once a refund of `amount_minor` failed: its money counts
+    /// as refundable again.
+    pub fn released(mut self, amount_minor: i128) -> Result<RefundTally, EngineError> {
+        assert!(amount_minor > 0, "a failed refund of payment {} held nothing", self.collection_id);
+        self.refunded_minor =
+            self.refunded_minor.checked_sub(amount_minor).ok_or(EngineError::Overflow("refund tally"))?;
+        self.assert_within_payment();
+        Ok(self)
+    }
+
+    /// Refunds never exceed what was collected, and never go below zero.
+    fn assert_within_payment(&self) {
+        assert!(
+            self.refunded_minor >= 0 && self.refunded_minor <= self.collected_minor,
+            "the refunds of payment {} would come to {} of {} collected",
+            self.collection_id,
+            self.refunded_minor,
+            self.collected_minor
+        );
+    }
+}
+
 /// What a rail reports about a payout or collection.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Step {
@@ -557,6 +665,9 @@ pub enum JobKind {
     AdvanceCollection { collection_id: String, step: Step },
     /// An order's deadline.
     ExpireOrder { order_id: String },
+    /// A rail's report about a refund (the sandbox simulator's). Last, so
+    /// stored jobs keep their encoding.
+    AdvanceRefund { refund_id: String, step: Step },
 }
 
 /// Work kept for later, under `Space::Job` by due time: the scheduler

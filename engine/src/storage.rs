@@ -51,6 +51,12 @@ pub enum Space {
     /// The payouts and collections still pending, by rail: kept in the
     /// command that creates or settles each (`keys::open_movement`).
     OpenMovement = 20,
+    /// Refunds of completed collections (`RefundRecord`), by id.
+    Refund = 21,
+    /// What the refunds of one payment hold back (`RefundTally`), by the
+    /// collection's id: kept in the command that creates or settles each
+    /// refund, beside the collection rather than in it.
+    RefundTally = 22,
 }
 
 /// The document collections each engine-owned space replaced (format 5
@@ -78,6 +84,7 @@ pub fn is_engine_owned(collection: &str) -> bool {
 pub enum MovementKind {
     Payout = 0,
     Collection = 1,
+    Refund = 2,
 }
 
 /// Builds keys: a prefix byte then parts.
@@ -183,6 +190,13 @@ pub mod keys {
     /// An event's sequence number, by the event's id.
     pub fn event_id(id: &str) -> Vec<u8> {
         Key::new(Space::EventId).str(id).bytes()
+    }
+    pub fn refund(id: &str) -> Vec<u8> {
+        Key::new(Space::Refund).str(id).bytes()
+    }
+    /// A payment's `RefundTally`, by the collection's id.
+    pub fn refund_tally(collection_id: &str) -> Vec<u8> {
+        Key::new(Space::RefundTally).str(collection_id).bytes()
     }
     /// A pending movement on `rail` (its value: when it was created).
     pub fn open_movement(rail: &str, kind: MovementKind, id: &str) -> Vec<u8> {

@@ -25,6 +25,8 @@ impl TimelineEntry {
 pub enum Movement {
     Payout,
     Collection,
+    /// Last, so stored facts keep their encoding.
+    Refund,
 }
 
 /// Who settled a movement: a rail (the sandbox's simulator, a provider, the
@@ -181,4 +183,16 @@ pub enum Fact {
     },
     OrderCompleted,
     OrderExpired,
+    /// A refund of `collection_id` was made (its amount then held, as
+    /// `FundsHeld` says).
+    RefundCreated {
+        amount: i128,
+        currency: String,
+        collection_id: String,
+    },
+    /// A completed refund's amount left the balance for the payer.
+    RefundDebited {
+        amount: i128,
+        currency: String,
+    },
 }

@@ -20,6 +20,8 @@ pub struct Report {
     pub idempotency_entries: u64,
     /// Groups of collections whose stored tally was recomputed.
     pub collection_tallies: u64,
+    /// Payments whose refunds were recounted against their refund tally.
+    pub refund_tallies: u64,
     /// One sentence per inconsistency; empty when the ledger is consistent.
     pub problems: Vec<String>,
 }
@@ -80,6 +82,7 @@ pub fn verify(db: &impl ReadableDatabase) -> Result<Report, EngineError> {
     check_accounts(&table, &totals, &mut report)?;
     check_idempotency(&table, &mut report)?;
     check_tallies(&table, &mut report)?;
+    check_refunds(&table, &mut report)?;
     check_open_movements(&table, &mut report)?;
     Ok(report)
 }
@@ -101,6 +104,13 @@ fn check_open_movements(table: &Table, report: &mut Report) -> Result<(), Engine
         if collection.status == MovementStatus::Pending {
             let key = keys::open_movement(&collection.rail, MovementKind::Collection, &collection.id);
             expected.insert(key, (format!("collection {}", collection.id), collection.created_at));
+        }
+    }
+    for (_, value) in scan(table, Space::Refund)? {
+        let refund: RefundRecord = decode(&value)?;
+        if refund.status == MovementStatus::Pending {
+            let key = keys::open_movement(&refund.rail, MovementKind::Refund, &refund.id);
+            expected.insert(key, (format!("refund {}", refund.id), refund.created_at));
         }
     }
     for (key, value) in scan(table, Space::OpenMovement)? {
@@ -320,6 +330,7 @@ fn check_idempotency(table: &Table, report: &mut Report) -> Result<(), EngineErr
             ResourceRef::Payout(id) => table.get(keys::payout(id).as_slice())?.is_some(),
             ResourceRef::Collection(id) => table.get(keys::collection(id).as_slice())?.is_some(),
             ResourceRef::Order(id) => table.get(keys::order(id).as_slice())?.is_some(),
+            ResourceRef::Refund(id) => table.get(keys::refund(id).as_slice())?.is_some(),
             ResourceRef::Transfers(ids) => {
                 let mut all = true;
                 for id in ids {
@@ -451,6 +462,67 @@ fn check_arrival(
         }
         _ => {}
     }
+}
+
+/// What one payment's refunds give, recounted from them.
+#[derive(Default)]
+struct RefundRecount {
+    /// Pending or completed: what the tally must hold back.
+    refunded_minor: i128,
+    refunds: u64,
+}
+
+/// Each payment's refund tally against its refunds: the refunds not failed
+/// add up to what it holds back, they are as many as it counts, they never
+/// exceed the payment, and every refunded payment has a tally. Problems
+/// name the payment.
+fn check_refunds(table: &Table, report: &mut Report) -> Result<(), EngineError> {
+    let mut payments: BTreeMap<String, RefundRecount> = BTreeMap::new();
+    for (_, value) in scan(table, Space::Refund)? {
+        let refund: RefundRecord = decode(&value)?;
+        let recount = payments.entry(refund.collection_id.clone()).or_default();
+        recount.refunds = recount.refunds.saturating_add(1);
+        if refund.status == MovementStatus::Failed {
+            continue;
+        }
+        match recount.refunded_minor.checked_add(refund.amount) {
+            Some(sum) => recount.refunded_minor = sum,
+            None => report.problems.push(format!("the refunds of payment {} overflow", refund.collection_id)),
+        }
+    }
+    for (key, value) in scan_ids(table, Space::RefundTally)? {
+        let tally: RefundTally = decode(&value)?;
+        report.refund_tallies = report.refund_tallies.saturating_add(1);
+        let payment = &tally.collection_id;
+        if key != *payment {
+            report.problems.push(format!("refund tally {key} is stored as payment {payment}'s"));
+        }
+        let recount = payments.remove(payment).unwrap_or_default();
+        if (tally.refunded_minor, tally.refund_count) != (recount.refunded_minor, recount.refunds) {
+            report.problems.push(format!(
+                "payment {payment}'s refund tally holds back {} in {} refund(s), but its refunds not failed come to {} in {} refund(s)",
+                tally.refunded_minor, tally.refund_count, recount.refunded_minor, recount.refunds
+            ));
+        }
+        match read::<CollectionRecord>(table, &keys::collection(payment))? {
+            Some(c)
+                if (c.amount, &c.organization, &c.currency)
+                    == (tally.collected_minor, &tally.organization, &tally.currency) => {}
+            _ => report.problems.push(format!("payment {payment}'s refund tally does not match the payment")),
+        }
+        if recount.refunded_minor > tally.collected_minor || recount.refunded_minor < 0 {
+            report.problems.push(format!(
+                "payment {payment} has {} refunded of {} collected",
+                recount.refunded_minor, tally.collected_minor
+            ));
+        }
+    }
+    for (payment, recount) in payments {
+        report
+            .problems
+            .push(format!("payment {payment} has {} refund(s) but no refund tally", recount.refunds));
+    }
+    Ok(())
 }
 
 /// (id, value) pairs of one space of records keyed by id, in id order.

@@ -3,8 +3,9 @@
 //! the ledger's documented rules. After every step the outcome (success,
 //! replay or the kind of refusal) and every account's totals must agree.
 //!
-//! Payouts, collections and orders (their holds, fee legs, spend caps,
-//! order legs and scheduled jobs) are modelled in `model/movements.rs`.
+//! Payouts, collections, orders and refunds (their holds, fee legs, spend
+//! caps, order legs, refund tallies and scheduled jobs) are modelled in
+//! `model/movements.rs`.
 //! `verify` runs after every step.
 //!
 //! `PROPTEST_CASES` sets the number of cases (default 10,000).
@@ -149,6 +150,7 @@ enum Resource {
     Payout(String),
     Collection(String),
     Order(String),
+    Refund(String),
 }
 
 /// The refusal a command should meet.
@@ -156,7 +158,11 @@ enum Resource {
 enum Refusal {
     Invalid,
     Money(MoneyError),
-    Insufficient { available: String, required: String, currency: String },
+    Insufficient {
+        available: String,
+        required: String,
+        currency: String,
+    },
     Duplicate,
     NotFound,
     NotPending(u64),
@@ -164,6 +170,12 @@ enum Refusal {
     QuoteExpired,
     SpendCap(String),
     InvalidState,
+    /// A refund beyond what its payment has left (`refundable`), or of a
+    /// payment that is not completed.
+    NotRefundable {
+        completed: bool,
+        refundable: i128,
+    },
 }
 
 fn refusal_of(error: &EngineError) -> Option<Refusal> {
@@ -192,6 +204,9 @@ fn refusal_of(error: &EngineError) -> Option<Refusal> {
             .into(),
         ),
         EngineError::InvalidState(_) => Refusal::InvalidState,
+        EngineError::NotRefundable { payment_completed, refundable, .. } => {
+            Refusal::NotRefundable { completed: *payment_completed, refundable: *refundable }
+        }
         _ => return None,
     })
 }
@@ -221,6 +236,7 @@ fn idempotency_key(command: &Command) -> Option<(String, &'static str, String)> 
             Some((c.organization.clone(), "collection", c.external_reference.clone()))
         }
         Command::CreateOrder(o) => Some((o.organization.clone(), "order", o.external_reference.clone())),
+        Command::CreateRefund(r) => Some((r.organization.clone(), "refund", r.external_reference.clone())),
         _ => None,
     }
 }
@@ -233,6 +249,7 @@ fn resource_of(outcome: &Outcome) -> Option<Resource> {
         Outcome::Payout(p) => Some(Resource::Payout(p.id.clone())),
         Outcome::Collection(c) => Some(Resource::Collection(c.id.clone())),
         Outcome::Order(o) => Some(Resource::Order(o.id.clone())),
+        Outcome::Refund(r) => Some(Resource::Refund(r.id.clone())),
         _ => None,
     }
 }

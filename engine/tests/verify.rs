@@ -344,3 +344,91 @@ fn verify_recomputes_each_groups_tally_and_names_one_that_was_tampered_with() {
     });
     assert_reports(&report, &format!("collection tally pl_partial names {first} as its covering completion"));
 }
+
+fn new_refund(collection_id: &str, amount: Option<i128>, reference: &str) -> Command {
+    Command::CreateRefund(sika_engine::refunds::NewRefund {
+        organization: "org_a".into(),
+        collection_id: collection_id.into(),
+        session_id: None,
+        amount,
+        reason: None,
+        metadata: "{}".into(),
+        external_reference: reference.into(),
+        rail: "test".into(),
+        rail_note: String::new(),
+        schedule: Default::default(),
+        request_fingerprint: [reference.len() as u8; 32],
+    })
+}
+
+fn refund_id(applied: Applied) -> String {
+    match applied.outcome {
+        Outcome::Refund(r) => r.id,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Each payment's refund tally follows its refunds (a failed one stops
+/// counting), the engine refuses a refund beyond it, `verify` recounts it
+/// from the refunds, and a tally or refund that no longer agrees is
+/// reported naming the payment.
+#[test]
+fn verify_recounts_each_payments_refunds_and_names_one_that_disagrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.redb");
+    let engine = Engine::open(EngineConfig::new(Some(path.clone()))).expect("open");
+    let link = CollectionGroup { id: "pl_refunded".into(), target_minor: None };
+    let paid = grouped_collection(&engine, 1, 10_000, &link, Some(true));
+    let kept = refund_id(run(&engine, new_refund(&paid, Some(3_000), "rf-1")));
+    let failing = refund_id(run(&engine, new_refund(&paid, Some(2_000), "rf-2")));
+    let step = Step::Settle { success: false, message: "failed".into() };
+    run(&engine, Command::AdvanceRefund { refund_id: failing.clone(), step });
+    let step = Step::Settle { success: true, message: "done".into() };
+    run(&engine, Command::AdvanceRefund { refund_id: kept.clone(), step });
+    let over = engine.execute_blocking(new_refund(&paid, Some(7_001), "rf-3"));
+    assert!(
+        matches!(over, Err(sika_engine::EngineError::NotRefundable { refundable: 7_000, .. })),
+        "{over:?}"
+    );
+    let rest = engine.execute_blocking(new_refund(&paid, None, "rf-4")).unwrap();
+    let Outcome::Refund(rest) = rest.outcome else { panic!() };
+    assert_eq!(rest.amount, 7_000, "the default is what is left");
+    let tally = engine.read().unwrap().refund_tally(&paid).unwrap().expect("a tally");
+    assert_eq!((tally.refunded_minor, tally.refund_count, tally.collected_minor), (10_000, 3, 10_000));
+    let pending = grouped_collection(&engine, 2, 5_000, &link, None);
+    let refused = engine.execute_blocking(new_refund(&pending, None, "rf-5"));
+    assert!(
+        matches!(refused, Err(sika_engine::EngineError::NotRefundable { payment_completed: false, .. })),
+        "{refused:?}"
+    );
+    let report = verify(&*engine.database().expect("the database")).expect("verify");
+    assert!(report.is_consistent(), "{:?}", report.problems);
+    assert_eq!(report.refund_tallies, 1);
+    engine.shutdown();
+    drop(engine);
+
+    // (a) The tally holds back less than the refunds not failed.
+    let report = tamper(&path, "refund-tally", |table| {
+        let mut tally: sika_engine::RefundTally = get(table, &keys::refund_tally(&paid));
+        tally.refunded_minor -= 500;
+        put(table, &keys::refund_tally(&paid), &tally);
+    });
+    assert_reports(
+        &report,
+        &format!(
+            "payment {paid}'s refund tally holds back 9500 in 3 refund(s), but its refunds not failed come to 10000 in 3 refund(s)"
+        ),
+    );
+    // (b) A refund grew after it was counted.
+    let report = tamper(&path, "refund-grown", |table| {
+        let mut refund: sika_engine::RefundRecord = get(table, &keys::refund(&kept));
+        refund.amount += 1;
+        put(table, &keys::refund(&kept), &refund);
+    });
+    assert_reports(&report, &format!("payment {paid} has 10001 refunded of 10000 collected"));
+    // (c) The tally is gone.
+    let report = tamper(&path, "refund-tally-missing", |table| {
+        assert!(table.remove(keys::refund_tally(&paid).as_slice()).unwrap().is_some());
+    });
+    assert_reports(&report, &format!("payment {paid} has 3 refund(s) but no refund tally"));
+}

@@ -1,5 +1,5 @@
 //! SIGKILL through the HTTP API: the real node is killed while payouts,
-//! deposits and conversions pour in, restarted, and every operation it
+//! deposits, conversions and refunds pour in, restarted, and every operation it
 //! acknowledged must be there exactly once, with `sika verify` passing
 //! straight after each kill. `SIKA_HTTP_CRASH_CYCLES` sets how many kills
 //! (default 3; more locally).
@@ -18,6 +18,73 @@ pub(crate) struct Acknowledged {
     pub(crate) payouts: Mutex<Vec<(String, String, Value)>>,
     /// (externalReference, id) of each conversion answered 201.
     conversions: Mutex<Vec<(String, String)>>,
+    /// (externalReference, id, body) of each refund answered 201.
+    refunds: Mutex<Vec<(String, String, Value)>>,
+}
+
+/// Refunds of 0.50 GHS, round the `payments` (completed collections), until
+/// the node stops answering.
+async fn refund(
+    api: Api,
+    url: String,
+    key: String,
+    payments: Vec<String>,
+    prefix: String,
+    acked: Arc<Acknowledged>,
+) {
+    for n in 0.. {
+        let reference = format!("{prefix}-{n}");
+        let payment = &payments[n % payments.len()];
+        let body = json!({ "collectionId": payment, "amount": "0.50", "externalReference": reference });
+        let Ok(r) = api.client.post(&url).bearer_auth(&key).json(&body).send().await else { return };
+        if r.status() != 201 {
+            return;
+        }
+        let Ok(v) = r.json::<Value>().await else { return };
+        let id = v["refund"]["id"].as_str().unwrap().to_string();
+        acked.refunds.lock().unwrap().push((reference, id, body));
+    }
+}
+
+/// Every acknowledged refund is listed once, a retry returns it, and each
+/// payment's `refundedAmount` is the sum of its refunds listed (none failed
+/// at 0.50), never more than it brought.
+async fn check_refunds_exactly_once(
+    api: &Api,
+    node: &Node,
+    key: &str,
+    acked: &Acknowledged,
+    payments: &[String],
+) {
+    let listed = every_item(api, &node.sandbox_url("/v1/refunds"), key).await;
+    let mut by_reference = std::collections::HashMap::new();
+    let mut per_payment: std::collections::HashMap<String, i128> = std::collections::HashMap::new();
+    for refund in &listed {
+        let reference = refund["externalReference"].as_str().unwrap().to_string();
+        let id = refund["id"].as_str().unwrap().to_string();
+        assert!(by_reference.insert(reference.clone(), id).is_none(), "refund {reference} is listed twice");
+        *per_payment.entry(refund["collectionId"].as_str().unwrap().to_string()).or_default() +=
+            minor(refund["amount"].as_str().unwrap(), 2);
+    }
+    let refunds = acked.refunds.lock().unwrap().clone();
+    for (reference, id, _) in &refunds {
+        assert_eq!(
+            by_reference.get(reference),
+            Some(id),
+            "acknowledged refund {reference} ({id}) is not listed"
+        );
+    }
+    for (reference, id, body) in refunds.iter().rev().take(5) {
+        let again = api.post(&node.sandbox_url("/v1/refunds"), key, body.clone()).await;
+        again.expect(200);
+        assert_eq!(again.body["refund"]["id"], id.as_str(), "a retry of {reference} after the crash");
+    }
+    for payment in payments {
+        let r = api.get(&node.sandbox_url(&format!("/v1/collections/{payment}")), key).await;
+        let refunded = minor(r.body["collection"]["refundedAmount"].as_str().unwrap(), 2);
+        assert_eq!(refunded, per_payment.get(payment).copied().unwrap_or(0), "payment {payment}'s refunds");
+        assert!(refunded <= minor(r.body["collection"]["amount"].as_str().unwrap(), 2));
+    }
 }
 
 fn cycles() -> usize {
@@ -105,6 +172,12 @@ async fn every_acknowledged_operation_survives_sigkill_exactly_once() {
     let key = node.creds.sandbox_key.clone();
     deposit(&api, &node, &key, "GHS", "1000000.00").await;
     deposit(&api, &node, &key, "USD", "1000000.00").await;
+    let mut payments = Vec::new();
+    for n in 0..3 {
+        let body = mtn_collection("1000.00", &format!("crash-paid-{n}"));
+        let (_, paid) = collect_until(&api, &node, body, "completed").await;
+        payments.push(paid["id"].as_str().unwrap().to_string());
+    }
     let acked = Arc::new(Acknowledged::default());
     let mut deposits = 0;
     for cycle in 0..cycles() {
@@ -121,6 +194,14 @@ async fn every_acknowledged_operation_survives_sigkill_exactly_once() {
             prefix,
             acked.clone(),
         )));
+        workers.push(tokio::spawn(refund(
+            api.clone(),
+            node.sandbox_url("/v1/refunds"),
+            key.clone(),
+            payments.clone(),
+            format!("crash-rf-{cycle}"),
+            acked.clone(),
+        )));
         let depositors = Depositors::start(&api, &node, &key);
         // Kill at a different instant each cycle.
         tokio::time::sleep(Duration::from_millis(250 + 97 * (cycle as u64 % 5))).await;
@@ -133,15 +214,17 @@ async fn every_acknowledged_operation_survives_sigkill_exactly_once() {
         assert!(report.contains("sandbox: consistent"), "cycle {cycle}: {report}");
         node.restart(&Options::unthrottled(), &[]);
         check_exactly_once(&api, &node, &key, &acked).await;
+        check_refunds_exactly_once(&api, &node, &key, &acked, &payments).await;
     }
     let payouts = acked.payouts.lock().unwrap().len();
     let conversions = acked.conversions.lock().unwrap().len();
+    let refunds = acked.refunds.lock().unwrap().len();
     assert!(
-        payouts > 0 && conversions > 0 && deposits > 0,
-        "{payouts} payouts, {conversions} conversions, {deposits} deposits"
+        payouts > 0 && conversions > 0 && deposits > 0 && refunds > 0,
+        "{payouts} payouts, {conversions} conversions, {deposits} deposits, {refunds} refunds"
     );
     eprintln!(
-        "{} kills: {payouts} payouts, {conversions} conversions, {deposits} deposits acknowledged, each present once",
+        "{} kills: {payouts} payouts, {conversions} conversions, {deposits} deposits, {refunds} refunds acknowledged, each present once",
         cycles()
     );
     node.stop_and_verify();

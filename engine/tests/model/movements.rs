@@ -53,6 +53,15 @@ struct TallyState {
 }
 
 #[derive(Clone, Debug)]
+struct RefundState {
+    collection: String,
+    cur: usize,
+    amount: i128,
+    hold: u64,
+    status: MovementStatus,
+}
+
+#[derive(Clone, Debug)]
 struct OrderState {
     org: usize,
     cur: usize,
@@ -67,10 +76,19 @@ pub(super) struct Movements {
     payout_ids: Vec<String>,
     collections: BTreeMap<String, CollectionState>,
     collection_ids: Vec<String>,
+    /// Each collection's organization, for refunds of it.
+    collection_orgs: BTreeMap<String, usize>,
+    /// Each collection's currency, as an index.
+    collection_currencies: BTreeMap<String, usize>,
     /// Every group a collection was created in, and its tally.
     tallies: BTreeMap<String, TallyState>,
     orders: BTreeMap<String, OrderState>,
     order_ids: Vec<String>,
+    refunds: BTreeMap<String, RefundState>,
+    refund_ids: Vec<String>,
+    /// Per payment (collection): what its refunds not failed hold back,
+    /// and how many refunds were made of it.
+    refunded: BTreeMap<String, (i128, u64)>,
     /// Scheduled jobs by due time (each due time is given to one job only,
     /// so the order the engine runs them in is known), as the command each runs.
     jobs: BTreeMap<i64, Command>,
@@ -80,8 +98,8 @@ pub(super) struct Movements {
     jobs_run: BTreeSet<Vec<u8>>,
     /// Cap usage per window (`d<day>`, `m<month>`), in US cents.
     cap_usage: BTreeMap<String, i128>,
-    /// Per organization: payouts, collections and orders listed.
-    listed: [[usize; 3]; 2],
+    /// Per organization: payouts, collections, orders and refunds listed.
+    listed: [[usize; 4]; 2],
 }
 
 // ---------------------------------------------------------------------------
@@ -133,6 +151,18 @@ pub(super) enum MoveOp {
     Expire {
         index: usize,
     },
+    /// A refund of a collection picked by `index`: `amount` none (all that
+    /// is left) or in minor units.
+    Refund {
+        index: usize,
+        amount: Option<i128>,
+        reference: u8,
+        steps: Vec<(i64, u8)>,
+    },
+    SettleRefund {
+        index: usize,
+        step: u8,
+    },
     /// Runs every job due now, oldest first, as the scheduler does.
     RunJobs,
 }
@@ -155,6 +185,9 @@ pub(super) fn movement_op() -> impl Strategy<Value = MoveOp> {
         3 => (any::<usize>(), transfer_amount(), 0u32..4, prop_oneof![1 => Just(None), 3 => fee.prop_map(Some), 1 => Just(Some(-1))], steps())
             .prop_map(|(index, amount, confirmations, payout, steps)| MoveOp::Funds { index, amount, confirmations, payout, steps }),
         1 => any::<usize>().prop_map(|index| MoveOp::Expire { index }),
+        3 => (any::<usize>(), prop_oneof![1 => Just(None), 3 => (-1i128..=4_000).prop_map(Some)], 0u8..3, steps())
+            .prop_map(|(index, amount, reference, steps)| MoveOp::Refund { index, amount, reference, steps }),
+        2 => (any::<usize>(), 0u8..3).prop_map(|(index, step)| MoveOp::SettleRefund { index, step }),
         3 => Just(MoveOp::RunJobs),
     ]
 }
@@ -349,6 +382,30 @@ pub(super) fn resolve_movement(op: &MoveOp, model: &Model) -> Option<Command> {
             })
         }
         MoveOp::Expire { index } => Command::ExpireOrder { order_id: pick(&m.order_ids, *index)?.clone() },
+        MoveOp::Refund { index, amount, reference, steps } => {
+            let collection_id = pick(&m.collection_ids, *index)?.clone();
+            let org = m.collection_orgs.get(&collection_id).copied()?;
+            Command::CreateRefund(sika_engine::refunds::NewRefund {
+                organization: ORGS[org].into(),
+                request_fingerprint: fingerprint(&format!("{collection_id}/{amount:?}")),
+                collection_id,
+                session_id: None,
+                amount: *amount,
+                reason: None,
+                metadata: "{}".into(),
+                external_reference: format!("rf-{reference}"),
+                rail: "model".into(),
+                rail_note: "sent".into(),
+                schedule: sika_engine::refunds::RefundSchedule {
+                    minor_per_cent: 1,
+                    by_digits: Vec::new(),
+                    otherwise: schedule(model, steps),
+                },
+            })
+        }
+        MoveOp::SettleRefund { index, step } => {
+            Command::AdvanceRefund { refund_id: pick(&m.refund_ids, *index)?.clone(), step: step_of(*step) }
+        }
         MoveOp::RunJobs => return None,
     })
 }
@@ -357,8 +414,13 @@ pub(super) fn resolve_movement(op: &MoveOp, model: &Model) -> Option<Command> {
 /// order (a create that was refused the first time may now succeed, with
 /// due times given out long ago).
 pub(super) fn unsafe_to_resubmit(command: &Command, model: &Model) -> bool {
-    matches!(command, Command::CreatePayout(_) | Command::CreateCollection(_) | Command::CreateOrder(_))
-        && idempotency_key(command).is_none_or(|key| !model.idempotency.contains_key(&key))
+    matches!(
+        command,
+        Command::CreatePayout(_)
+            | Command::CreateCollection(_)
+            | Command::CreateOrder(_)
+            | Command::CreateRefund(_)
+    ) && idempotency_key(command).is_none_or(|key| !model.idempotency.contains_key(&key))
 }
 
 // ---------------------------------------------------------------------------
@@ -393,6 +455,10 @@ impl Model {
             Command::CreateOrder(new) => self.create_order(new, actual).map(Some),
             Command::OrderFunds(funds) => self.order_funds(funds, actual, engine).map(|()| None),
             Command::ExpireOrder { order_id } => self.expire_order(order_id, actual).map(|()| None),
+            Command::CreateRefund(new) => self.create_refund(new, actual),
+            Command::AdvanceRefund { refund_id, step } => {
+                self.advance_refund(refund_id, step, actual).map(|()| None)
+            }
             Command::RunJob { key } => {
                 prop_assert!(self.movements.jobs_run.contains(key), "the model runs new jobs in run_jobs");
                 let applied = actual.as_ref().map_err(|e| fail(format!("a job run again failed: {e:?}")))?;
@@ -588,6 +654,8 @@ impl Model {
         }
         self.movements.collections.insert(id.clone(), state);
         self.movements.collection_ids.push(id.clone());
+        self.movements.collection_orgs.insert(id.clone(), org);
+        self.movements.collection_currencies.insert(id.clone(), cur);
         self.movements.listed[org][1] += 1;
         Ok(Some(Resource::Collection(id)))
     }
@@ -743,6 +811,111 @@ impl Model {
     }
 }
 
+impl Model {
+    /// The refund rules on the model: only a completed collection of the
+    /// organization, at most what its refunds not failed leave (all of it
+    /// by default), held on the balance like a payout's amount.
+    fn create_refund(
+        &mut self,
+        new: &sika_engine::refunds::NewRefund,
+        actual: &Result<Applied, EngineError>,
+    ) -> Result<Option<Resource>, TestCaseError> {
+        let Some(payment) = self.movements.collections.get(&new.collection_id).cloned() else {
+            return expect_refusal(actual, Refusal::NotFound).map(|()| None);
+        };
+        let org = self.movements.collection_orgs[&new.collection_id];
+        if ORGS[org] != new.organization {
+            return expect_refusal(actual, Refusal::NotFound).map(|()| None);
+        }
+        if payment.status != MovementStatus::Completed {
+            let refusal = Refusal::NotRefundable { completed: false, refundable: 0 };
+            return expect_refusal(actual, refusal).map(|()| None);
+        }
+        let (refunded, count) = self.movements.refunded.get(&new.collection_id).copied().unwrap_or((0, 0));
+        let refundable = payment.amount - refunded;
+        let amount = new.amount.unwrap_or(refundable);
+        if amount <= 0 || amount > refundable {
+            let refusal = Refusal::NotRefundable { completed: true, refundable };
+            return expect_refusal(actual, refusal).map(|()| None);
+        }
+        let cur = self.movements.collection_currencies[&new.collection_id];
+        let mut next = self.clone();
+        if let Err(refusal) = next.move_funds((Who::Org(org), cur), (Who::RailClearing, cur), amount, true) {
+            return expect_refusal(actual, refusal).map(|()| None);
+        }
+        let applied = expect_fresh(actual)?;
+        let Outcome::Refund(refund) = &applied.outcome else {
+            return Err(fail(format!("a refund returned {applied:?}")));
+        };
+        prop_assert_eq!((refund.amount, refund.status), (amount, MovementStatus::Pending));
+        *self = next;
+        self.take_transfer_id(refund.hold_id)?;
+        let hold = Hold {
+            debit: (Who::Org(org), cur),
+            credit: (Who::RailClearing, cur),
+            amount,
+            state: PendingState::Pending,
+        };
+        self.holds.insert(refund.hold_id, hold);
+        let id = refund.id.clone();
+        self.schedule_jobs(&new.schedule.otherwise, |step| Command::AdvanceRefund {
+            refund_id: id.clone(),
+            step,
+        })?;
+        self.movements.refunded.insert(new.collection_id.clone(), (refunded + amount, count + 1));
+        let state = RefundState {
+            collection: new.collection_id.clone(),
+            cur,
+            amount,
+            hold: refund.hold_id,
+            status: MovementStatus::Pending,
+        };
+        self.movements.refunds.insert(id.clone(), state);
+        self.movements.refund_ids.push(id.clone());
+        self.movements.listed[org][3] += 1;
+        Ok(Some(Resource::Refund(id)))
+    }
+
+    fn advance_refund(
+        &mut self,
+        id: &str,
+        step: &Step,
+        actual: &Result<Applied, EngineError>,
+    ) -> Result<(), TestCaseError> {
+        let Some(state) = self.movements.refunds.get(id).cloned() else {
+            return expect_refusal(actual, Refusal::NotFound);
+        };
+        let applied = actual.as_ref().map_err(|e| fail(format!("advancing a refund failed: {e:?}")))?;
+        let Outcome::Refund(refund) = &applied.outcome else {
+            return Err(fail(format!("advancing a refund returned {applied:?}")));
+        };
+        if state.status != MovementStatus::Pending {
+            prop_assert!(applied.replayed, "a settled refund ignores later reports");
+            prop_assert_eq!(refund.status, state.status);
+            return Ok(());
+        }
+        prop_assert!(!applied.replayed);
+        let Step::Settle { success, .. } = step else {
+            prop_assert_eq!(refund.status, MovementStatus::Pending);
+            return Ok(());
+        };
+        self.settle(state.hold, *success).map_err(|r| fail(format!("the refund's hold: {r:?}")))?;
+        self.journal += 1;
+        if *success {
+            self.move_funds((Who::RailClearing, state.cur), (Who::World, state.cur), state.amount, false)
+                .map_err(|r| fail(format!("delivering the refund: {r:?}")))?;
+            self.journal += 1;
+        } else {
+            let tally = self.movements.refunded.get_mut(&state.collection).expect("the payment's tally");
+            tally.0 -= state.amount;
+        }
+        let status = if *success { MovementStatus::Completed } else { MovementStatus::Failed };
+        prop_assert_eq!(refund.status, status);
+        self.movements.refunds.get_mut(id).expect("the refund").status = status;
+        Ok(())
+    }
+}
+
 /// Runs every job due now through the engine (`RunJob`, as the scheduler
 /// does), oldest first, checking each against the command the model
 /// expects it to run. Returns the commands sent.
@@ -783,6 +956,20 @@ pub(super) fn compare_movements(snapshot: &Snapshot, model: &Model) -> Result<()
             .ok_or_else(|| fail(format!("collection {id} is missing")))?;
         prop_assert_eq!(collection.status, state.status, "status of collection {}", id);
     }
+    for (id, state) in &m.refunds {
+        let refund =
+            snapshot.refund(id).expect("read").ok_or_else(|| fail(format!("refund {id} is missing")))?;
+        prop_assert_eq!(refund.status, state.status, "status of refund {}", id);
+        prop_assert_eq!(refund.hold_id, state.hold);
+        prop_assert_eq!((&refund.collection_id, refund.amount), (&state.collection, state.amount));
+    }
+    for (collection, &(refunded, count)) in &m.refunded {
+        let tally = snapshot.refund_tally(collection).expect("read");
+        let actual = tally.map(|t| (t.refunded_minor, t.refund_count));
+        prop_assert_eq!(actual, Some((refunded, count)), "refund tally of payment {}", collection);
+        let collected = m.collections[collection].amount;
+        prop_assert!(refunded <= collected, "payment {} refunded {} of {}", collection, refunded, collected);
+    }
     for (id, state) in &m.orders {
         let order =
             snapshot.order(id).expect("read").ok_or_else(|| fail(format!("order {id} is missing")))?;
@@ -820,6 +1007,12 @@ pub(super) fn compare_movements(snapshot: &Snapshot, model: &Model) -> Result<()
                 .iter()
                 .filter(|(_, s)| pending(&s.status))
                 .map(|(id, _)| (MovementKind::Collection, id.clone())),
+        )
+        .chain(
+            m.refunds
+                .iter()
+                .filter(|(_, s)| pending(&s.status))
+                .map(|(id, _)| (MovementKind::Refund, id.clone())),
         )
         .collect();
     scanned.sort();
@@ -887,7 +1080,7 @@ pub(super) fn check_settlements(snapshot: &Snapshot) -> Result<(), TestCaseError
 /// The lists an organization's movements appear in.
 pub(super) fn check_lists(snapshot: &Snapshot, model: &Model) -> Result<(), TestCaseError> {
     for (o, org) in ORGS.iter().enumerate() {
-        for (k, kind) in ["payouts", "collections", "orders"].iter().enumerate() {
+        for (k, kind) in ["payouts", "collections", "orders", "refunds"].iter().enumerate() {
             let listed = snapshot.list(org, kind, None, 1_000).expect("list").len();
             prop_assert_eq!(listed, model.movements.listed[o][k], "{} listed for {}", kind, org);
         }

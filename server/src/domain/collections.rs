@@ -25,7 +25,7 @@ pub(crate) async fn create(
     let new = instructions::new_collection(deps, principal, request, fingerprint)?;
     let applied = deps.ledger.execute(Command::CreateCollection(new)).await?;
     let Outcome::Collection(collection) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
-    let created = render::collection(&collection, &[]);
+    let created = render::collection(&collection, &[], 0);
     let organization = principal.organization();
     created_or_replayed(deps.ledger, organization, applied.replayed, &collection.id, created)
 }

@@ -155,6 +155,7 @@ pub(crate) fn unexpected(outcome: &sika_engine::Outcome) -> ApiError {
         Outcome::Payout(_) => "a payout",
         Outcome::Collection(_) => "a collection",
         Outcome::Order(_) => "an order",
+        Outcome::Refund(_) => "a refund",
     };
     ApiError::internal_from(format!("the engine answered the command with {kind}"))
 }
@@ -195,6 +196,15 @@ impl From<EngineError> for ApiError {
             EngineError::NoRate { from, to } => ApiError::rates_unavailable(&from, &to),
             EngineError::SpendCapExceeded { cap, limit_usd_cents, attempted_usd_cents } => {
                 spend_cap_exceeded(cap, limit_usd_cents, attempted_usd_cents)
+            }
+            EngineError::NotRefundable { refundable, currency, .. } => {
+                match Money::of(&currency, refundable) {
+                    Ok(left) => {
+                        ApiError::validation("amount", format!("at most {left} {currency} can be refunded"))
+                            .with_detail("refundable", left.amount())
+                    }
+                    Err(e) => ApiError::internal_from(e),
+                }
             }
             EngineError::InvalidState(message) => ApiError::new(ErrorCode::InvalidState, message),
             e @ EngineError::Conflict(_) => ApiError::new(ErrorCode::Conflict, e.to_string()),

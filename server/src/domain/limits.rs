@@ -54,6 +54,7 @@ pub(crate) const TEXT_CHARS_MAX: &[(&str, usize)] = &[
     ("redirectUrl", 2048),
     ("role", 32),
     ("routingNumber", 64),
+    ("sessionId", 64),
     ("status", 32),
     ("tag", 64),
     ("title", 255),

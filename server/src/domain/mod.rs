@@ -34,6 +34,7 @@ pub(crate) mod ratelimit;
 pub(crate) mod rates;
 pub(crate) mod receiving;
 pub(crate) mod recipients;
+pub(crate) mod refunds;
 pub(crate) mod render;
 pub(crate) mod representative;
 pub(crate) mod search;

@@ -8,6 +8,7 @@ use sika_api::admin::{ActivityQuery, Owned};
 use sika_api::collections::Collection;
 use sika_api::orders::Order;
 use sika_api::payouts::Payout;
+use sika_api::refunds::Refund;
 use sika_api::{ListPage, ListQuery, MovementFilter};
 use sika_engine::{Engine, Snapshot};
 
@@ -86,6 +87,13 @@ movements! {
     ];
     Payout => "payout", "payouts", payout, views::find_payout, listed_payout,
         ["pending", "completed", "failed"];
+    Refund => "refund", "refunds", refund, views::find_refund, listed_refund,
+        ["pending", "completed", "failed"];
+}
+
+/// A refund in the operator's list: its own timeline, without deliveries.
+fn listed_refund(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Refund>> {
+    Ok(snapshot.refund(id)?.map(|refund| render::refund(&refund, &[])))
 }
 
 /// A payout in the operator's list: its own timeline, without deliveries.
@@ -95,7 +103,9 @@ fn listed_payout(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Payout>> {
 
 /// A collection in the operator's list: its own timeline, without deliveries.
 fn listed_collection(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Collection>> {
-    Ok(snapshot.collection(id)?.map(|collection| render::collection(&collection, &[])))
+    let Some(collection) = snapshot.collection(id)? else { return Ok(None) };
+    let refunded = views::refunded_minor(snapshot, &collection.id)?;
+    Ok(Some(render::collection(&collection, &[], refunded)))
 }
 
 /// An order in the operator's list, as its owner's GET shows it.

@@ -225,10 +225,12 @@ fn typed_timeline(entries: &[Line]) -> Vec<sika_api::TimelineEntry> {
 }
 
 /// A collection as its GET returns it; `extra` adds entries (webhook
-/// deliveries) to the timeline, which is kept in time order.
+/// deliveries) to the timeline, which is kept in time order, and
+/// `refunded_minor` is what its refunds completed or pending give back.
 pub(crate) fn collection(
     record: &sika_engine::movements::CollectionRecord,
     extra: &[Line],
+    refunded_minor: i128,
 ) -> sika_api::collections::Collection {
     use sika_api::collections::{Collection, CollectionStatus};
     use sika_engine::movements::MovementStatus;
@@ -242,6 +244,7 @@ pub(crate) fn collection(
             MovementStatus::Failed => CollectionStatus::Failed,
         },
         amount: amount(&record.currency, record.amount),
+        refunded_amount: amount(&record.currency, refunded_minor),
         currency: record.currency.clone(),
         account_number: record.account_number.clone(),
         code: record.code.clone(),
@@ -330,6 +333,35 @@ fn order_payout(payout: &sika_engine::movements::PayoutRecord) -> sika_api::orde
         currency: payout.to_currency.clone(),
         fee: amount(&payout.from_currency, payout.fee_amount),
         fee_currency: payout.from_currency.clone(),
+    }
+}
+
+/// A refund as its GET returns it; `extra` adds entries (webhook
+/// deliveries) to the timeline, which is kept in time order.
+pub(crate) fn refund(record: &sika_engine::RefundRecord, extra: &[Line]) -> sika_api::refunds::Refund {
+    use sika_api::refunds::{Refund, RefundStatus};
+    use sika_engine::movements::MovementStatus;
+    let entries =
+        in_time_order(record.timeline.iter().map(timeline::line).chain(extra.iter().cloned()).collect());
+    Refund {
+        id: record.id.clone(),
+        status: match record.status {
+            MovementStatus::Pending => RefundStatus::Pending,
+            MovementStatus::Completed => RefundStatus::Completed,
+            MovementStatus::Failed => RefundStatus::Failed,
+        },
+        collection_id: record.collection_id.clone(),
+        session_id: record.session_id.clone(),
+        amount: amount(&record.currency, record.amount),
+        currency: record.currency.clone(),
+        reason: record.reason.clone(),
+        external_reference: record.external_reference.clone(),
+        metadata: metadata_map(&record.metadata),
+        status_message: record.status_message.clone(),
+        timeline: typed_timeline(&entries),
+        created_at: timestamp(record.created_at),
+        updated_at: timestamp(record.updated_at),
+        completed_at: record.completed_at.map(timestamp),
     }
 }
 

@@ -159,9 +159,13 @@ pub(crate) fn activity<T: Serialize>(
 fn view_of(snapshot: &Snapshot, kind: SearchKind, organization: &str, id: &str) -> ApiResult<Option<Value>> {
     Ok(match kind {
         SearchKind::Payout => snapshot.payout(id)?.map(|p| render::to_json(&render::payout(&p, &[]))),
-        SearchKind::Collection => {
-            snapshot.collection(id)?.map(|c| render::to_json(&render::collection(&c, &[])))
-        }
+        SearchKind::Collection => match snapshot.collection(id)? {
+            Some(c) => {
+                let refunded = crate::domain::views::refunded_minor(snapshot, &c.id)?;
+                Some(render::to_json(&render::collection(&c, &[], refunded)))
+            }
+            None => None,
+        },
         SearchKind::Order => {
             crate::domain::views::find_order(snapshot, organization, id)?.map(|o| render::to_json(&o))
         }

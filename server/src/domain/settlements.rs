@@ -6,6 +6,7 @@
 use sika_api::admin::Settlement;
 use sika_api::collections::Collection;
 use sika_api::payouts::Payout;
+use sika_api::refunds::Refund;
 use sika_engine::movements::Step;
 use sika_engine::{Command, Engine, Outcome};
 
@@ -55,7 +56,21 @@ pub(crate) async fn settle_collection(
     let advance = |step| Command::AdvanceCollection { collection_id: id.to_string(), step };
     let (outcome, audit) = settle_movement(deps, action, settlement, advance).await?;
     let Outcome::Collection(collection) = outcome else { return Err(unexpected(&outcome)) };
-    Ok(Settled { view: render::collection(&collection, &[]), audit })
+    Ok(Settled { view: render::collection(&collection, &[], 0), audit })
+}
+
+/// Settles the refund `id` as `action` (`complete` or `fail`) says: the
+/// hold is taken (the money went back to the payer) or released.
+pub(crate) async fn settle_refund(
+    deps: &Deps<'_>,
+    id: &str,
+    action: &str,
+    settlement: Settlement,
+) -> ApiResult<Settled<Refund>> {
+    let advance = |step| Command::AdvanceRefund { refund_id: id.to_string(), step };
+    let (outcome, audit) = settle_movement(deps, action, settlement, advance).await?;
+    let Outcome::Refund(refund) = outcome else { return Err(unexpected(&outcome)) };
+    Ok(Settled { view: render::refund(&refund, &[]), audit })
 }
 
 /// Settles the movement `advance` names as the operator's `action` says:
@@ -126,6 +141,7 @@ async fn operator_note(
         let (what, status) = match &applied.outcome {
             Outcome::Payout(p) => ("payout", p.status.name()),
             Outcome::Collection(c) => ("collection", c.status.name()),
+            Outcome::Refund(r) => ("refund", r.status.name()),
             other => return Err(unexpected(other)),
         };
         return Err(already_final(what, status));
@@ -139,6 +155,7 @@ async fn settle(deps: &Deps<'_>, command: Command) -> ApiResult<Outcome> {
     let (key, status) = match &applied.outcome {
         Outcome::Payout(p) => ("payout", p.status),
         Outcome::Collection(c) => ("collection", c.status),
+        Outcome::Refund(r) => ("refund", r.status),
         other => return Err(unexpected(other)),
     };
     if applied.replayed {

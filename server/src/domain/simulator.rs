@@ -81,6 +81,10 @@ pub(crate) const COLLECTION_SCENARIOS: &[(&str, &str)] = &[
 pub(crate) const PAYOUT_SCENARIOS: &[(&str, &str)] =
     &[("01", "rejected"), ("03", "timeout_then_reconciled"), ("default", "completed")];
 
+/// Refund outcomes by the last two decimal digits of the refund's amount.
+pub(crate) const REFUND_SCENARIOS: &[(&str, &str)] =
+    &[("61", "failed"), ("63", "delayed_completion"), ("default", "completed")];
+
 pub(crate) const SIMULATIONS: &[Simulation] = &[
     Simulation {
         operation: "create_collection",
@@ -105,6 +109,15 @@ pub(crate) const SIMULATIONS: &[Simulation] = &[
         outcomes: &["completed", "rejected", "timeout_then_reconciled"],
         trigger: Trigger { field: "from.amount", rule: "last_two_decimal_digits" },
         scenarios: PAYOUT_SCENARIOS,
+    },
+    Simulation {
+        operation: "create_refund",
+        method: "POST",
+        path: "/v1/refunds",
+        description: "Sandbox refunds settle by the last two decimal digits of the refund's amount (given, or what is left to refund): 61 fails (the hold is released), 63 stays pending for one minute of the node's clock and then completes, any other completes.",
+        outcomes: &["completed", "failed", "delayed_completion"],
+        trigger: Trigger { field: "amount", rule: "last_two_decimal_digits" },
+        scenarios: REFUND_SCENARIOS,
     },
     Simulation {
         operation: "simulate_virtual_account_deposit",
@@ -244,6 +257,37 @@ pub(crate) fn payout_steps(outcome: &str, time_scale: f64) -> Vec<ScheduledStep>
     }
 }
 
+/// What the simulated rail will report for a refund with `outcome`
+/// (unscaled delays: 2 s to settle, one minute for a delayed completion).
+pub(crate) fn refund_steps(outcome: &str, time_scale: f64) -> Vec<ScheduledStep> {
+    match outcome {
+        "failed" => vec![after(
+            2_000,
+            time_scale,
+            settle(false, "The provider could not return the money to the payer (sandbox trigger 61)"),
+        )],
+        "delayed_completion" => {
+            vec![after(60_000, time_scale, settle(true, "Refunded to the payer after a delay"))]
+        }
+        _ => vec![after(2_000, time_scale, settle(true, "Refunded to the payer"))],
+    }
+}
+
+/// The simulated rail's steps for a refund in a currency of `scale`
+/// digits, by the amount the engine settles on (a refund of what is left
+/// learns its amount in the writer).
+pub(crate) fn refund_schedule(scale: u32, time_scale: f64) -> sika_engine::refunds::RefundSchedule {
+    let by_digits = REFUND_SCENARIOS
+        .iter()
+        .filter_map(|(digits, outcome)| Some((digits.parse::<u8>().ok()?, refund_steps(outcome, time_scale))))
+        .collect();
+    sika_engine::refunds::RefundSchedule {
+        minor_per_cent: if scale >= 2 { 10i128.pow(scale - 2) } else { 1 },
+        by_digits,
+        otherwise: refund_steps("completed", time_scale),
+    }
+}
+
 /// Why a simulated collection failed, as the merchant reads it; the
 /// payer's page words each for the payer (`SessionView::payer_message`).
 pub(crate) const COLLECTION_DECLINED: &str = "The payer declined the charge";
@@ -305,5 +349,11 @@ mod tests {
         assert_eq!(outcome(PAYOUT_SCENARIOS, "01"), "rejected");
         assert!(matches!(payout_steps("rejected", 1.0)[0].step, Step::Settle { success: false, .. }));
         assert_eq!(payout_steps("completed", 0.001)[0].after_ms, 2);
+        let refunds = refund_schedule(2, 1.0);
+        assert!(matches!(refunds.steps(1_061)[0].step, Step::Settle { success: false, .. }));
+        assert_eq!(refunds.steps(1_063)[0].after_ms, 60_000);
+        assert!(matches!(refunds.steps(1_000)[0].step, Step::Settle { success: true, .. }));
+        assert_eq!(refund_schedule(6, 1.0).steps(10_610_000)[0].after_ms, 2_000);
+        assert!(matches!(refund_schedule(0, 1.0).steps(1_561)[0].step, Step::Settle { success: false, .. }));
     }
 }

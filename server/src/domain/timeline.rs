@@ -83,6 +83,9 @@ pub fn words(fact: &Fact) -> [String; 3] {
                 (Movement::Collection, true, Actor::Rail) => "Payer approved",
                 (Movement::Collection, true, Actor::Operator) => "Payment confirmed by the operator",
                 (Movement::Collection, false, Actor::Rail) => "Collection failed",
+                (Movement::Refund, true, Actor::Rail) => "Provider confirmed the refund",
+                (Movement::Refund, false, Actor::Rail) => "Provider reported a failure",
+                (Movement::Refund, true, Actor::Operator) => "Refunded by the operator",
                 (_, false, Actor::Operator) => "Failed by the operator",
             };
             let kind = match actor {
@@ -128,10 +131,24 @@ pub fn words(fact: &Fact) -> [String; 3] {
             let subject = match movement {
                 Movement::Payout => "Payout",
                 Movement::Collection => "Collection",
+                Movement::Refund => "Refund",
             };
             let status = if *completed { "completed" } else { "failed" };
             of("state", &format!("{subject} {status}"), format!("Status {status}"))
         }
+        Fact::RefundCreated { amount: minor, currency, collection_id } => of(
+            "state",
+            "Refund created",
+            format!(
+                "Status pending; {} {currency} back to the payer of {collection_id}",
+                amount(*minor, currency)
+            ),
+        ),
+        Fact::RefundDebited { amount: minor, currency } => of(
+            "ledger",
+            "Funds debited",
+            format!("{} {currency} debited and returned to the payer", amount(*minor, currency)),
+        ),
         Fact::OrderCreated { amount: minor, currency, method } => of(
             "state",
             "Order created",

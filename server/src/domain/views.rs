@@ -9,10 +9,10 @@
 //! at the moment the event was committed returned; a delivery recorded in
 //! the same millisecond counts as after it, as the event's own always is.
 
-use sika_api::{collections::Collection, orders::Order, payouts::Payout};
-use sika_engine::Snapshot;
+use sika_api::{collections::Collection, orders::Order, payouts::Payout, refunds::Refund};
 use sika_engine::movements::{CollectionRecord, PayoutRecord};
 use sika_engine::orders::OrderRecord;
+use sika_engine::{RefundRecord, Snapshot};
 
 use crate::domain::error::ApiResult;
 use crate::domain::render;
@@ -31,7 +31,34 @@ pub(crate) fn collection(
     as_of: AsOf,
 ) -> ApiResult<Collection> {
     let deliveries = timeline_entries(snapshot, &record.organization, &record.id, as_of)?;
-    Ok(render::collection(record, &deliveries))
+    // A collection's events are all of its own changes, each before any
+    // refund of it (only a completed collection is refunded, and
+    // completing is its last change): as of an event nothing was refunded.
+    let refunded = match as_of {
+        AsOf::Now => refunded_minor(snapshot, &record.id)?,
+        AsOf::At(_) => 0,
+    };
+    Ok(render::collection(record, &deliveries, refunded))
+}
+
+/// What the refunds of the payment `collection_id` give back now: those
+/// completed or pending (its refund tally, one read).
+pub(crate) fn refunded_minor(snapshot: &Snapshot, collection_id: &str) -> ApiResult<i128> {
+    Ok(snapshot.refund_tally(collection_id)?.map_or(0, |tally| tally.refunded_minor))
+}
+
+/// A refund with its webhook deliveries on its timeline.
+pub(crate) fn refund(snapshot: &Snapshot, record: &RefundRecord, as_of: AsOf) -> ApiResult<Refund> {
+    let deliveries = timeline_entries(snapshot, &record.organization, &record.id, as_of)?;
+    Ok(render::refund(record, &deliveries))
+}
+
+/// The refund `id` of `organization` as its GET shows it now.
+pub(crate) fn find_refund(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<Refund>> {
+    match snapshot.refund(id)?.filter(|r| r.organization == organization) {
+        Some(record) => refund(snapshot, &record, AsOf::Now).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// An order with both legs' timelines and webhook deliveries merged.

@@ -143,4 +143,5 @@ view_by_id! {
     sika_api::collections::Collection => "collection", views::find_collection;
     sika_api::orders::Order => "order", views::find_order;
     sika_api::payouts::Payout => "payout", views::find_payout;
+    sika_api::refunds::Refund => "refund", views::find_refund;
 }

@@ -69,6 +69,9 @@ impl Round {
                 let kind = match movement.kind {
                     MovementKind::Payout => Kind::Payout,
                     MovementKind::Collection => Kind::Collection,
+                    // No connector refunds yet (`domain::refunds::connector_for`),
+                    // so no refund is open at a provider to wake it for.
+                    MovementKind::Refund => continue,
                 };
                 self.open_at_provider.push((kind, movement.id.clone()));
             }

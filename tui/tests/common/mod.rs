@@ -1053,6 +1053,7 @@ pub fn live_collections() -> Vec<Owned<Collection>> {
         id: PENDING_COLLECTION.into(),
         status: CollectionStatus::Pending,
         amount: "20000.00".into(),
+        refunded_amount: "0.00".into(),
         currency: "NGN".into(),
         account_number: "08031234567".into(),
         code: "ussd_ng".into(),

@@ -172,6 +172,9 @@ pub(crate) struct SessionView {
     pub session: Session,
     pub status: CheckoutSessionStatus,
     pub status_message: String,
+    /// What refunds of the session's payment give back (completed or
+    /// pending), in minor units of its destination currency.
+    pub refunded_minor: i128,
 }
 
 /// A link's state: its money from its tally on the ledger, which the
@@ -253,7 +256,8 @@ fn session_view(snapshot: &Snapshot, session: Session, state: &LinkState) -> Api
         Some(c) => (CheckoutSessionStatus::Pending, c.status_message.clone()),
         None => (CheckoutSessionStatus::Failed, "The attempt was not recorded".to_string()),
     };
-    Ok(SessionView { session, status, status_message: message })
+    let refunded_minor = snapshot.refund_tally(&session.collection)?.map_or(0, |t| t.refunded_minor);
+    Ok(SessionView { session, status, status_message: message, refunded_minor })
 }
 
 impl SessionView {
@@ -567,6 +571,7 @@ pub(crate) fn render_session(view: &SessionView) -> ApiResult<wire_links::Checko
         origin_currency: s.origin_currency.clone(),
         destination_amount: amount(&s.destination_currency, s.destination_amount),
         destination_currency: s.destination_currency.clone(),
+        refunded_amount: amount(&s.destination_currency, view.refunded_minor),
         rate: s.rate.clone(),
         collection_id: s.collection.clone(),
         instructions,
@@ -702,4 +707,42 @@ pub(crate) async fn close(deps: &Deps<'_>, collection: &str, organization: &str,
     }
     // Five writers in a row changed it under us.
     Err(sika_engine::EngineError::Conflict(format!("{what} '{id}'")).into())
+}
+
+/// The session `id` of `organization` and how it reads now (`complete`
+/// for the payment that paid its link), for a refund by session; `None`
+/// for an id it does not own.
+pub(crate) fn owned_session(
+    snapshot: &Snapshot,
+    organization: &str,
+    id: &str,
+    now: i64,
+) -> ApiResult<Option<(Session, CheckoutSessionStatus)>> {
+    let Some(session) = load::<Session>(snapshot, SESSIONS, id)?.filter(|s| s.organization == organization)
+    else {
+        return Ok(None);
+    };
+    let Some(link) = load_link(snapshot, &session.link)? else {
+        return Err(ApiError::internal_from(format!("session {id} names a missing link")));
+    };
+    let state = link_state(snapshot, &link, now)?;
+    let view = session_view(snapshot, session, &state)?;
+    Ok(Some((view.session, view.status)))
+}
+
+/// The checkout session a payment came through, if any: a session's
+/// collection quotes the session's id as its reference, and the session
+/// names the collection back (a merchant's own collection may quote
+/// anything, so both must agree).
+pub(crate) fn session_of_payment(
+    snapshot: &Snapshot,
+    collection: &CollectionRecord,
+) -> ApiResult<Option<String>> {
+    if !collection.external_reference.starts_with("cs_") {
+        return Ok(None);
+    }
+    let session = load::<Session>(snapshot, SESSIONS, &collection.external_reference)?;
+    Ok(session
+        .filter(|s| s.collection == collection.id && s.organization == collection.organization)
+        .map(|s| s.id))
 }

@@ -526,12 +526,14 @@ pub(crate) fn open_movements(ledger: &sika_engine::Engine) -> ApiResult<Vec<(Kin
     let open = ledger.read()?.open_movements(Rail::Flutterwave.name())?;
     Ok(open
         .into_iter()
-        .map(|movement| {
+        .filter_map(|movement| {
             let kind = match movement.kind {
                 sika_engine::MovementKind::Payout => Kind::Payout,
                 sika_engine::MovementKind::Collection => Kind::Collection,
+                // No connector refunds yet (`domain::refunds::connector_for`).
+                sika_engine::MovementKind::Refund => return None,
             };
-            (kind, movement.id)
+            Some((kind, movement.id))
         })
         .collect())
 }

@@ -34,6 +34,7 @@ pub(crate) fn event_data(engine: &Engine, event: &EventRecord) -> ApiResult<Valu
             render::to_json(&views::order(&engine.read()?, o, Some(p), at)?)
         }
         EventPayload::Rendered { json, .. } => serde_json::from_str(json).unwrap_or(Value::Null),
+        EventPayload::Refund(r) => render::to_json(&views::refund(&engine.read()?, r, at)?),
     })
 }
 

@@ -17,9 +17,10 @@ use sika_api::admin::{
     self, AdminRefusals, Balances, NodeStatus, NodeStatusEnvelope, OrganizationEnvelope, OrganizationStatus,
     RequestLookup, Settlement, StackAccounts, StackPath, StackRefusals, StackStatus,
 };
-use sika_api::admin::{OrganizationPath, OrganizationRefusals, StackId};
+use sika_api::admin::{OrganizationPath, OrganizationRefusals, Owned, StackId};
 use sika_api::collections::CollectionEnvelope;
 use sika_api::payouts::PayoutEnvelope;
+use sika_api::refunds::{Refund, RefundEnvelope};
 use sika_api::{ErrorBody, ListPage};
 use tower_http::catch_panic::CatchPanicLayer;
 use utoipa_axum::router::OpenApiRouter;
@@ -100,7 +101,9 @@ pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
         .routes(routes!(activity::resolve_dispute))
         .routes(routes!(activity::dispute_file))
         .routes(routes!(settle_payout))
-        .routes(routes!(settle_collection));
+        .routes(routes!(settle_collection))
+        .routes(routes!(settle_refund))
+        .routes(routes!(refunds_awaiting_operator));
     let webhooks = OpenApiRouter::new()
         .routes(routes!(webhooks::endpoints))
         .routes(routes!(webhooks::attempts))
@@ -424,6 +427,51 @@ async fn settle_collection(
     let stack = state.stack(&stack)?;
     let settled = settlements::settle_collection(&settlement_deps(stack), &id, &action, settlement).await?;
     Ok(with_detail(Json(CollectionEnvelope { collection: settled.view }), settled.audit))
+}
+
+/// Complete or fail a pending refund (the operator returns the money by hand)
+///
+/// For a live refund whose payment's rail has no connector that refunds:
+/// `complete` once the money went back to the payer (the hold is taken),
+/// `fail` when it could not (the hold is released).
+#[utoipa::path(post, path = "/admin/v1/{stack}/refunds/{id}/{action}", operation_id = "settleRefund",
+    security(("operator" = [])),
+    params(StackId<RefundEnvelope>, ("action" = String, Path, description = "`complete` or `fail`")),
+    request_body(content = Option<Settlement>, description = "Optional; an empty body takes the default message. A provider reference and note go on the timeline and into the audit log"),
+    responses((status = 200, description = "The refund, settled", body = RefundEnvelope),
+        (status = 400, description = "The body is not a settlement, or a field is invalid (`validation_error`, with `details.field`)", body = ErrorBody),
+        (status = 404, description = "Unknown stack, refund or action", body = ErrorBody),
+        (status = 409, description = "The refund is already final (`invalid_state`)", body = ErrorBody),
+        AdminRefusals),
+)]
+async fn settle_refund(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id, action)): Path<(String, String, String)>,
+    body: axum::body::Bytes,
+) -> ApiResult<Response> {
+    let settlement = settle_body(&body)?;
+    let stack = state.stack(&stack)?;
+    let settled = settlements::settle_refund(&settlement_deps(stack), &id, &action, settlement).await?;
+    Ok(with_detail(Json(RefundEnvelope { refund: settled.view }), settled.audit))
+}
+
+/// Refunds waiting for the operator, oldest first
+///
+/// Pending refunds whose payment's rail has no connector that refunds:
+/// the operator returns the money and completes (or fails) each. At most
+/// 1,000, `hasMore` when there are more.
+#[utoipa::path(get, path = "/admin/v1/{stack}/refunds/awaiting-operator", operation_id = "listRefundsAwaitingOperator",
+    security(("operator" = [])), params(StackPath),
+    responses(
+        (status = 200, description = "The refunds, each with its organization", body = ListPage<Owned<Refund>>),
+        StackRefusals),
+)]
+async fn refunds_awaiting_operator(
+    State(state): State<Arc<AdminState>>,
+    Path(stack): Path<String>,
+) -> ApiResult<Json<ListPage<Owned<Refund>>>> {
+    let stack = state.stack(&stack)?;
+    Ok(Json(crate::domain::refunds::awaiting_operator(&stack.engine)?))
 }
 
 /// A response carrying what the audit log adds to the action.

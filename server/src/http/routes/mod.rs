@@ -30,6 +30,7 @@ mod payment_pages;
 pub(crate) mod payouts;
 mod rates;
 mod recipients;
+mod refunds;
 mod representative;
 mod requests;
 mod sessions;
@@ -73,6 +74,7 @@ pub(crate) fn authenticated() -> OpenApiRouter<Arc<Stack>> {
         .merge(tagged("organization", representative::router()))
         .merge(tagged("capabilities", capabilities::router()))
         .merge(tagged("disputes", disputes::router()))
+        .merge(tagged("refunds", refunds::router()))
         .merge(tagged("validation", validation::router()))
         .merge(tagged("simulations", simulations::router()))
         .merge(tagged("sessions", sessions::router()))
