@@ -58,6 +58,12 @@ pub struct FakeState {
     pub refund_posts: u32,
     /// The status a new refund starts in (`pending` when unset).
     pub refund_status: Option<String>,
+    /// Record a refund, then hold its answer while this is set (past the
+    /// node's request timeout, or across a SIGKILL).
+    pub hold_refunds: bool,
+    /// Refuse every refund with this message, as the provider does when
+    /// the merchant's balance there cannot pay it.
+    pub refuse_refunds: Option<String>,
     /// The refund list lags its writes: `GET /v3/refunds` shows none while
     /// this is set (`GET /v3/refunds/{id}` still does).
     pub refunds_lag: bool,
@@ -450,14 +456,34 @@ async fn refund_transaction(
             return refuse(&state, format!("{field} must be a string"));
         }
     }
-    let mut s = state.lock().unwrap();
+    let recorded = record_refund(&mut state.lock().unwrap(), tx_id, amount, &body["comments"]);
+    let refund = match recorded {
+        Ok(refund) => refund,
+        Err(why) => return refuse(&state, why),
+    };
+    // Held: the refund exists here, but the caller does not hear so.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while state.lock().unwrap().hold_refunds && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let data = shown(&refund, INITIATED_FIELDS);
+    (
+        StatusCode::OK,
+        Json(json!({ "status": "success", "message": "Transaction refund initiated", "data": data })),
+    )
+}
+
+/// Records a refund of charge `tx_id` as the provider would, or says why
+/// it refuses it.
+fn record_refund(s: &mut FakeState, tx_id: u64, amount: Option<f64>, comments: &Value) -> Result<Value, String> {
+    if let Some(why) = s.refuse_refunds.clone() {
+        return Err(why);
+    }
     let Some(charge) = s.charges.iter().find(|c| c["id"] == tx_id).cloned() else {
-        drop(s);
-        return refuse(&state, "No transaction was found for this id".into());
+        return Err("No transaction was found for this id".into());
     };
     if charge["status"] != "successful" {
-        drop(s);
-        return refuse(&state, "Only a successful transaction can be refunded".into());
+        return Err("Only a successful transaction can be refunded".into());
     }
     let charged = charge["amount"].as_f64().unwrap_or(0.0);
     let refunded: i64 = s
@@ -469,8 +495,7 @@ async fn refund_transaction(
     let left = cents(charged) - refunded;
     let amount = amount.unwrap_or(left as f64 / 100.0);
     if cents(amount) > left || left <= 0 {
-        drop(s);
-        return refuse(&state, "Refund amount cannot be greater than the transaction amount left".into());
+        return Err("Refund amount cannot be greater than the transaction amount left".into());
     }
     s.next_id += 1;
     let n = s.next_id;
@@ -486,17 +511,13 @@ async fn refund_transaction(
         "currency": charge["currency"],
         "status": status,
         "destination": "payment_source",
-        "comment": body["comments"],
+        "comment": comments,
         "settlement_id": "NEW",
         "meta": { "source": "availablebalance" },
         "created_at": "2026-11-27T09:00:00.000Z",
     });
     s.refunds.push(refund.clone());
-    let data = shown(&refund, INITIATED_FIELDS);
-    (
-        StatusCode::OK,
-        Json(json!({ "status": "success", "message": "Transaction refund initiated", "data": data })),
-    )
+    Ok(refund)
 }
 
 /// The fields the initiate answer shows (the reference's example).

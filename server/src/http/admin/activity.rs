@@ -1,4 +1,4 @@
-//! Payouts, collections, orders and disputes across organizations,
+//! Payouts, collections, refunds, orders and disputes across organizations,
 //! filtered by status and by any part of any field (`q`, matched as the
 //! node-wide search matches: case-insensitive, anywhere but the timeline).
 
@@ -8,8 +8,9 @@ use axum::Json;
 use axum::extract::{Path, State};
 use sika_api::admin::{
     ActivityQuery, OrderFunds, Owned, OwnedCollectionEnvelope, OwnedDisputeEnvelope, OwnedOrderEnvelope,
-    OwnedPayoutEnvelope, SearchRefusals, StackPath, StackRefusals,
+    OwnedPayoutEnvelope, OwnedRefundEnvelope, SearchRefusals, StackPath, StackRefusals,
 };
+use sika_api::refunds::{Refund, RefundEnvelope};
 use sika_api::admin::{StackId, StackItemRefusals};
 use sika_api::collections::Collection;
 use sika_api::collections::CollectionEnvelope;
@@ -87,6 +88,35 @@ pub(super) async fn collection(
 ) -> ApiResult<Json<OwnedCollectionEnvelope>> {
     let collection = owned_view(&state.stack(&stack)?.engine, &id)?;
     Ok(Json(OwnedCollectionEnvelope { collection }))
+}
+
+/// Search every organization's refunds on a stack
+#[utoipa::path(get, path = "/admin/v1/{stack}/refunds", operation_id = "searchRefunds",
+    security(("operator" = [])), params(StackPath, ActivityQuery),
+    responses((status = 200, description = "Matching refunds, newest first", body = ListPage<Owned<Refund>>),
+        SearchRefusals),
+)]
+pub(super) async fn refunds(
+    State(state): State<Arc<AdminState>>,
+    Path(stack): Path<String>,
+    ApiQuery(query): ApiQuery<ActivityQuery>,
+) -> ApiResult<Json<ListPage<Owned<Refund>>>> {
+    let stack = state.stack(&stack)?;
+    Ok(Json(movements::activity(stack.into(), &state.identity, &query)?))
+}
+
+/// One refund, with its timeline's webhook entries
+#[utoipa::path(get, path = "/admin/v1/{stack}/refunds/{id}", operation_id = "getStackRefund",
+    security(("operator" = [])), params(StackId<RefundEnvelope>),
+    responses((status = 200, description = "The refund and its organization", body = OwnedRefundEnvelope),
+        StackItemRefusals<RefundEnvelope>),
+)]
+pub(super) async fn refund(
+    State(state): State<Arc<AdminState>>,
+    Path((stack, id)): Path<(String, String)>,
+) -> ApiResult<Json<OwnedRefundEnvelope>> {
+    let refund = owned_view(&state.stack(&stack)?.engine, &id)?;
+    Ok(Json(OwnedRefundEnvelope { refund }))
 }
 
 /// Search every organization's orders on a stack
