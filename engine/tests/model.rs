@@ -1012,6 +1012,7 @@ fn model_scenarios() {
             q(false, 1),
         ],
         movement_scenario(),
+        refund_scenario(),
     ];
     for ops in scenarios {
         if let Err(e) = run_case(&ops) {
@@ -1078,5 +1079,40 @@ fn movement_scenario() -> Vec<Op> {
         mv(M::Funds { index: 2, amount: 300, confirmations: 0, payout: None, steps: vec![] }),
         Op::Resubmit { index: 1 },
         Op::Resubmit { index: 7 },
+    ]
+}
+
+/// Refunds of one payment: a partial one that fails by its job and gives its
+/// amount back, one beyond what is left, one of all that is left, a replay
+/// and a duplicate of a reference, one of a payment still pending, and one
+/// the balance cannot hold once a payout spent it.
+fn refund_scenario() -> Vec<Op> {
+    use movements::MoveOp as M;
+    let mv = Op::Movement;
+    let refund = |index, amount, reference, steps| mv(M::Refund { index, amount, reference, steps });
+    vec![
+        mv(M::Collection { org: 0, cur: 1, amount: 9_000, reference: 2, steps: vec![] }),
+        mv(M::Collection { org: 0, cur: 1, amount: 4_000, reference: 2, steps: vec![] }),
+        mv(M::SettleCollection { index: 0, step: 1 }),
+        refund(1, None, 0, vec![]),
+        refund(0, Some(3_000), 0, vec![(500, 0), (1_000, 2)]),
+        refund(0, Some(3_000), 0, vec![(500, 0), (1_000, 2)]),
+        refund(0, Some(3_001), 0, vec![]),
+        refund(0, Some(6_001), 1, vec![]),
+        Op::Advance { ms: 1_000 },
+        mv(M::RunJobs),
+        refund(0, Some(9_001), 1, vec![]),
+        refund(0, Some(0), 1, vec![]),
+        refund(0, None, 1, vec![(10, 1)]),
+        refund(0, Some(1), 2, vec![]),
+        mv(M::SettleRefund { index: 1, step: 1 }),
+        mv(M::SettleRefund { index: 1, step: 2 }),
+        Op::Advance { ms: 10 },
+        mv(M::RunJobs),
+        // The second payment, completed, then its balance spent on a payout.
+        mv(M::SettleCollection { index: 1, step: 1 }),
+        mv(M::Payout { org: 0, cur: 1, amount: 3_500, fee: 0, reference: 2, capped: false, steps: vec![] }),
+        refund(1, None, 2, vec![]),
+        refund(1, Some(500), 2, vec![]),
     ]
 }

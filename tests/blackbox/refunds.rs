@@ -280,10 +280,11 @@ async fn a_checkout_payment_shares_one_refundable_amount_between_its_session_and
     let link = json!({ "currency": "GHS", "amount": "100.00", "title": "Scarf", "allowedMethods": ["mobile_money"] });
     let r = api.post(&format!("{base}/v1/payment-links"), &key, link).await;
     let (_, link_id) = r.created("paymentLink", "pl_");
+    let pay_url = node.sandbox_url(&format!("/pay/{link_id}/sessions"));
     let pay = |amount: &str| {
         let body =
             json!({ "amount": amount, "method": "mobile_money", "network": "mtn_gh", "phone": MTN_PHONE });
-        api.post_anonymous(&node.sandbox_url(&format!("/pay/{link_id}/sessions")), body)
+        api.post_anonymous(&pay_url, body)
     };
     let partial = pay("40.00").await;
     partial.expect(201);
