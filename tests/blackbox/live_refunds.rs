@@ -15,7 +15,7 @@ use crate::support::flutterwave::{FakeFlutterwave, WEBHOOK_HASH};
 use crate::support::*;
 
 fn options(fake: &FakeFlutterwave) -> Options {
-    Options { config: Some(fake.config(&["mtn_gh"])), ..Options::unthrottled() }
+    Options { config: Some(fake.config(&["mtn_gh", "bank_ng"])), ..Options::unthrottled() }
 }
 
 struct Live {
@@ -253,15 +253,16 @@ async fn a_live_payment_the_operator_settled_is_refunded_by_the_operator_not_the
     let fake = FakeFlutterwave::start();
     let live = Live::start(&fake);
     // Bank collections stay with the operator, even with a connector.
-    let body = json!({ "amount": "80.00", "currency": "NGN", "code": "bank_ng",
+    let body = json!({ "amount": "8000.00", "currency": "NGN", "code": "bank_ng",
                        "accountNumber": "0123456789", "externalReference": "lr-bank" });
     let r = live.api.post(&live.url("/v1/collections"), &live.key, body).await;
+    assert_eq!(r.status, 201, "{}", r.text);
     let (_, col) = r.created("collection", "col_");
     let admin = live.node.creds.admin_token.clone();
     let url = live.node.admin_url(&format!("/admin/v1/live/collections/{col}/complete"));
     live.api.call("POST", &url, Some(&admin), None).await.expect(200);
 
-    let (refund, id) = live.refund(&col, "20.00", "lr-by-hand").await;
+    let (refund, id) = live.refund(&col, "2000.00", "lr-by-hand").await;
     assert!(titles(&refund).contains(&"Waiting for the operator".to_string()), "{refund}");
     let r = live.api.get(&live.node.admin_url("/admin/v1/live/refunds/awaiting-operator"), &admin).await;
     r.expect(200);

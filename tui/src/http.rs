@@ -15,8 +15,8 @@ use sika_api::admin::{
     VerifyEnvelope,
 };
 use sika_api::collections::CollectionEnvelope;
-use sika_api::refunds::RefundEnvelope;
 use sika_api::payouts::PayoutEnvelope;
+use sika_api::refunds::RefundEnvelope;
 use sika_api::webhooks::{WebhookDeliveryEnvelope, WebhookEndpointEnvelope};
 
 use sika_api::keys::ApiKeyEnvelope;

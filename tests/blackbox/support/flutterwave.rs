@@ -475,7 +475,12 @@ async fn refund_transaction(
 
 /// Records a refund of charge `tx_id` as the provider would, or says why
 /// it refuses it.
-fn record_refund(s: &mut FakeState, tx_id: u64, amount: Option<f64>, comments: &Value) -> Result<Value, String> {
+fn record_refund(
+    s: &mut FakeState,
+    tx_id: u64,
+    amount: Option<f64>,
+    comments: &Value,
+) -> Result<Value, String> {
     if let Some(why) = s.refuse_refunds.clone() {
         return Err(why);
     }

@@ -10,7 +10,6 @@ use sika_api::admin::{
     ActivityQuery, OrderFunds, Owned, OwnedCollectionEnvelope, OwnedDisputeEnvelope, OwnedOrderEnvelope,
     OwnedPayoutEnvelope, OwnedRefundEnvelope, SearchRefusals, StackPath, StackRefusals,
 };
-use sika_api::refunds::{Refund, RefundEnvelope};
 use sika_api::admin::{StackId, StackItemRefusals};
 use sika_api::collections::Collection;
 use sika_api::collections::CollectionEnvelope;
@@ -21,6 +20,7 @@ use sika_api::orders::Order;
 use sika_api::orders::OrderEnvelope;
 use sika_api::payouts::Payout;
 use sika_api::payouts::PayoutEnvelope;
+use sika_api::refunds::{Refund, RefundEnvelope};
 use sika_api::{ErrorBody, ListPage};
 
 use super::AdminState;
