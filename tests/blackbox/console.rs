@@ -195,7 +195,8 @@ fn the_console_fails_a_refund_awaiting_the_operator() {
     let (_, collection_id) = created.created("collection", "col_");
     let url = node.admin_url(&format!("/admin/v1/live/collections/{collection_id}/complete"));
     runtime.block_on(api.call("POST", &url, Some(&admin), None)).expect(200);
-    let body = json!({ "collectionId": collection_id, "amount": "30.00", "externalReference": "console-refund" });
+    let body =
+        json!({ "collectionId": collection_id, "amount": "30.00", "externalReference": "console-refund" });
     let refund = runtime.block_on(api.post(&node.live_url("/v1/refunds"), &live, body));
     let (_, refund_id) = refund.created("refund", "rf_");
 

@@ -278,8 +278,16 @@ fn refunds_are_listed_read_and_settled_at_their_own_paths() {
     failed.status = RefundStatus::Failed;
     let admin = serve(vec![
         route("GET /admin/v1/live/refunds?limit=50&status=pending", 200, page(vec![refund.clone()])),
-        route(&format!("GET /admin/v1/live/refunds/{id}"), 200, OwnedRefundEnvelope { refund: refund.clone() }),
-        route(&format!("POST /admin/v1/live/refunds/{id}/fail"), 200, RefundEnvelope { refund: failed.clone() }),
+        route(
+            &format!("GET /admin/v1/live/refunds/{id}"),
+            200,
+            OwnedRefundEnvelope { refund: refund.clone() },
+        ),
+        route(
+            &format!("POST /admin/v1/live/refunds/{id}/fail"),
+            200,
+            RefundEnvelope { refund: failed.clone() },
+        ),
     ]);
     let client = client(&admin);
     let query =

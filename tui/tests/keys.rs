@@ -222,13 +222,19 @@ fn a_refund_awaiting_the_operator_is_completed_or_failed_from_activity() {
     let mut harness = on_tab(Tab::Activity);
     harness.press(key(KeyCode::End));
     let action = harness.press(key(KeyCode::Enter));
-    let expected =
-        Request::Movement { stack: StackName::Live, kind: MovementKind::Refund, id: common::PENDING_REFUND.into() };
+    let expected = Request::Movement {
+        stack: StackName::Live,
+        kind: MovementKind::Refund,
+        id: common::PENDING_REFUND.into(),
+    };
     assert_eq!(action, Action::Fetch(vec![expected]));
     harness.press(char_key('f'));
     let form = harness.app.form.clone().expect("the settle form");
     let intro = form.intro.clone().unwrap_or_default();
-    assert!(intro.starts_with(&format!("Fail refund {} (5000.00 NGN) on live?", common::PENDING_REFUND)), "{intro}");
+    assert!(
+        intro.starts_with(&format!("Fail refund {} (5000.00 NGN) on live?", common::PENDING_REFUND)),
+        "{intro}"
+    );
     assert!(intro.contains("The held funds return to the merchant"), "{intro}");
     harness.type_text("MTN-REV-7");
     harness.press(key(KeyCode::Enter));
