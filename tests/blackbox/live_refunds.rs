@@ -90,7 +90,6 @@ fn titles(resource: &Value) -> Vec<String> {
 }
 
 #[tokio::test]
-#[expect(clippy::too_many_lines)]
 async fn a_live_refund_goes_to_flutterwave_once_and_completes_only_when_the_provider_says_so() {
     let fake = FakeFlutterwave::start();
     let live = Live::start(&fake);

@@ -575,7 +575,7 @@ async fn list_refunds(State(state): State<Shared>, headers: HeaderMap, Query(que
             .refunds
             .iter()
             .filter(|_| !s.refunds_lag)
-            .filter(|r| query.get("id").is_none_or(|id| r["transaction_id"].to_string() == *id))
+            .filter(|r| query.get("id").is_none_or(|id| id.parse::<u64>().is_ok_and(|id| r["transaction_id"] == id)))
             .filter(|r| query.get("flw_ref").is_none_or(|f| r["flw_ref"] == f.as_str()))
             .filter(|r| query.get("status").is_none_or(|st| r["status"] == st.as_str()))
             .filter(|r| query.get("currency").is_none_or(|c| r["currency"] == c.as_str()))
@@ -590,7 +590,8 @@ async fn list_refunds(State(state): State<Shared>, headers: HeaderMap, Query(que
 
 /// `GET /v3/refunds/{id}`.
 async fn get_refund(State(state): State<Shared>, headers: HeaderMap, Path(id): Path<String>) -> Answer {
-    read(&state, &headers, |s| match s.refunds.iter().find(|r| r["id"].to_string() == id) {
+    let id = id.parse::<u64>().ok();
+    read(&state, &headers, |s| match s.refunds.iter().find(|r| id.is_some_and(|id| r["id"] == id)) {
         Some(refund) => (
             StatusCode::OK,
             Json(json!({ "status": "success", "message": "Refund fetched", "data": shown(refund, LISTED_FIELDS) })),
