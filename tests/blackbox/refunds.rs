@@ -39,7 +39,6 @@ fn assert_refused(r: &Resp, field: &str, refundable: &str) {
 }
 
 #[tokio::test]
-#[expect(clippy::too_many_lines)]
 async fn a_full_refund_by_default_completes_with_its_events_and_shows_on_the_collection() {
     let Sandbox { node, api, key, base } = Sandbox::start();
     let col = paid(&api, &node, "50.00", "full-pay").await;
@@ -274,7 +273,6 @@ async fn refunds_need_their_scopes() {
 /// A checkout payment is one refundable amount whether it is named by its
 /// session or its collection, and a refund by collection carries the session.
 #[tokio::test]
-#[expect(clippy::too_many_lines)]
 async fn a_checkout_payment_shares_one_refundable_amount_between_its_session_and_collection() {
     let Sandbox { node, api, key, base } = Sandbox::start();
     let link = json!({ "currency": "GHS", "amount": "100.00", "title": "Scarf", "allowedMethods": ["mobile_money"] });

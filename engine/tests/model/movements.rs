@@ -383,31 +383,41 @@ pub(super) fn resolve_movement(op: &MoveOp, model: &Model) -> Option<Command> {
         }
         MoveOp::Expire { index } => Command::ExpireOrder { order_id: pick(&m.order_ids, *index)?.clone() },
         MoveOp::Refund { index, amount, reference, steps } => {
-            let collection_id = pick(&m.collection_ids, *index)?.clone();
-            let org = m.collection_orgs.get(&collection_id).copied()?;
-            Command::CreateRefund(sika_engine::refunds::NewRefund {
-                organization: ORGS[org].into(),
-                request_fingerprint: fingerprint(&format!("{collection_id}/{amount:?}")),
-                collection_id,
-                session_id: None,
-                amount: *amount,
-                reason: None,
-                metadata: "{}".into(),
-                external_reference: format!("rf-{reference}"),
-                rail: "model".into(),
-                rail_note: "sent".into(),
-                schedule: sika_engine::refunds::RefundSchedule {
-                    minor_per_cent: 1,
-                    by_digits: Vec::new(),
-                    otherwise: schedule(model, steps),
-                },
-            })
+            new_refund(model, pick(&m.collection_ids, *index)?, *amount, *reference, steps)?
         }
         MoveOp::SettleRefund { index, step } => {
             Command::AdvanceRefund { refund_id: pick(&m.refund_ids, *index)?.clone(), step: step_of(*step) }
         }
         MoveOp::RunJobs => return None,
     })
+}
+
+/// A refund of `collection_id` as its organization asks for it.
+fn new_refund(
+    model: &Model,
+    collection_id: &str,
+    amount: Option<i128>,
+    reference: u8,
+    steps: &[(i64, u8)],
+) -> Option<Command> {
+    let org = model.movements.collection_orgs.get(collection_id).copied()?;
+    Some(Command::CreateRefund(sika_engine::refunds::NewRefund {
+        organization: ORGS[org].into(),
+        request_fingerprint: fingerprint(&format!("{collection_id}/{amount:?}")),
+        collection_id: collection_id.to_string(),
+        session_id: None,
+        amount,
+        reason: None,
+        metadata: "{}".into(),
+        external_reference: format!("rf-{reference}"),
+        rail: "model".into(),
+        rail_note: "sent".into(),
+        schedule: sika_engine::refunds::RefundSchedule {
+            minor_per_cent: 1,
+            by_digits: Vec::new(),
+            otherwise: schedule(model, steps),
+        },
+    }))
 }
 
 /// Whether sending `command` again could schedule jobs the model cannot
@@ -956,20 +966,7 @@ pub(super) fn compare_movements(snapshot: &Snapshot, model: &Model) -> Result<()
             .ok_or_else(|| fail(format!("collection {id} is missing")))?;
         prop_assert_eq!(collection.status, state.status, "status of collection {}", id);
     }
-    for (id, state) in &m.refunds {
-        let refund =
-            snapshot.refund(id).expect("read").ok_or_else(|| fail(format!("refund {id} is missing")))?;
-        prop_assert_eq!(refund.status, state.status, "status of refund {}", id);
-        prop_assert_eq!(refund.hold_id, state.hold);
-        prop_assert_eq!((&refund.collection_id, refund.amount), (&state.collection, state.amount));
-    }
-    for (collection, &(refunded, count)) in &m.refunded {
-        let tally = snapshot.refund_tally(collection).expect("read");
-        let actual = tally.map(|t| (t.refunded_minor, t.refund_count));
-        prop_assert_eq!(actual, Some((refunded, count)), "refund tally of payment {}", collection);
-        let collected = m.collections[collection].amount;
-        prop_assert!(refunded <= collected, "payment {} refunded {} of {}", collection, refunded, collected);
-    }
+    compare_refunds(snapshot, m)?;
     for (id, state) in &m.orders {
         let order =
             snapshot.order(id).expect("read").ok_or_else(|| fail(format!("order {id} is missing")))?;
@@ -1021,6 +1018,26 @@ pub(super) fn compare_movements(snapshot: &Snapshot, model: &Model) -> Result<()
     prop_assert_eq!(indexed, scanned, "the index of open movements");
     check_caps(snapshot)?;
     check_settlements(snapshot)
+}
+
+/// Each refund's status, hold and payment, and each payment's refund
+/// tally: what its refunds not failed hold back, never more than it brought.
+fn compare_refunds(snapshot: &Snapshot, m: &Movements) -> Result<(), TestCaseError> {
+    for (id, state) in &m.refunds {
+        let refund =
+            snapshot.refund(id).expect("read").ok_or_else(|| fail(format!("refund {id} is missing")))?;
+        prop_assert_eq!(refund.status, state.status, "status of refund {}", id);
+        prop_assert_eq!(refund.hold_id, state.hold);
+        prop_assert_eq!((&refund.collection_id, refund.amount), (&state.collection, state.amount));
+    }
+    for (collection, &(refunded, count)) in &m.refunded {
+        let tally = snapshot.refund_tally(collection).expect("read");
+        let actual = tally.map(|t| (t.refunded_minor, t.refund_count));
+        prop_assert_eq!(actual, Some((refunded, count)), "refund tally of payment {}", collection);
+        let collected = m.collections[collection].amount;
+        prop_assert!(refunded <= collected, "payment {} refunded {} of {}", collection, refunded, collected);
+    }
+    Ok(())
 }
 
 /// The cap usage stored for `CAP_KEY` in `window`.
