@@ -224,7 +224,7 @@ mod tests {
                 assert!(operation["operationId"].is_string(), "{name} has an operationId");
             }
         }
-        assert_eq!(operations, 42, "every admin route is documented");
+        assert_eq!(operations, 44, "every admin route is documented");
         let search = &document["paths"]["/admin/v1/{stack}/payouts"]["get"]["parameters"];
         for wanted in ["stack", "limit", "cursor", "q", "status"] {
             assert!(search.as_array().unwrap().iter().any(|p| p["name"] == wanted), "search takes {wanted}");
