@@ -279,6 +279,11 @@ pub struct OwnedCollectionEnvelope {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct OwnedRefundEnvelope {
+    pub refund: Owned<crate::refunds::Refund>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct OwnedDisputeEnvelope {
     pub dispute: Owned<Dispute>,
 }

@@ -178,3 +178,46 @@ fn the_console_settles_with_a_reference_and_revokes_a_key() {
     let refused = runtime.block_on(api.get(&node.live_url("/v1/accounts"), &live));
     refused.expect(401);
 }
+
+/// A live refund waiting for the operator is found in Activity (`F` to
+/// pending) and failed from the console: the admin API releases its hold.
+#[test]
+fn the_console_fails_a_refund_awaiting_the_operator() {
+    let node = Node::start(Options::unthrottled());
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let api = Api::new();
+    let (live, admin) = (node.creds.live_key.clone(), node.creds.admin_token.clone());
+    let created = runtime.block_on(api.post(
+        &node.live_url("/v1/collections"),
+        &live,
+        json!({ "amount": "90.00", "currency": "GHS", "code": "mtn_gh", "accountNumber": MTN_PHONE, "externalReference": "console-refund-pay" }),
+    ));
+    let (_, collection_id) = created.created("collection", "col_");
+    let url = node.admin_url(&format!("/admin/v1/live/collections/{collection_id}/complete"));
+    runtime.block_on(api.call("POST", &url, Some(&admin), None)).expect(200);
+    let body =
+        json!({ "collectionId": collection_id, "amount": "30.00", "externalReference": "console-refund" });
+    let refund = runtime.block_on(api.post(&node.live_url("/v1/refunds"), &live, body));
+    let (_, refund_id) = refund.created("refund", "rf_");
+
+    let mut console = Console::open(&node);
+    console.press(KeyCode::Char('4'));
+    console.press(KeyCode::Char('F'));
+    let pending: Vec<(MovementKind, String)> =
+        console.app.activity_rows().iter().map(|m| (m.kind(), m.id().to_string())).collect();
+    assert_eq!(pending, vec![(MovementKind::Refund, refund_id.clone())], "only the refund waits");
+    assert!(console.screen().contains(&refund_id), "{}", console.screen());
+    console.press(KeyCode::Enter);
+    console.press(KeyCode::Char('f'));
+    console.type_text("MTN-REV-0091");
+    console.press(KeyCode::Tab);
+    console.type_text("the payer's wallet is closed");
+    console.press(KeyCode::Enter);
+    assert!(console.app.form.is_none(), "settled: {:?}", console.app.form);
+    let settled = console.client.movement(StackName::Live, MovementKind::Refund, &refund_id).unwrap();
+    assert_eq!(settled.status(), "failed");
+    let noted = settled.timeline().iter().any(|e| e.detail.contains("provider reference: MTN-REV-0091"));
+    assert!(noted, "the timeline keeps what was recorded: {:?}", settled.timeline());
+    let balance = runtime.block_on(crate::support::balance(&api, &node.live, &live, "GHS"));
+    assert_eq!(balance, "90.00", "the hold went back to the merchant");
+}

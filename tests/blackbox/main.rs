@@ -28,6 +28,7 @@ mod identity;
 mod isolation;
 mod limits;
 mod live_money;
+mod live_refunds;
 mod loose_input;
 mod newcomer;
 mod operating;

@@ -34,6 +34,8 @@ pub use sika_api::members::{Invitation, Member, MemberStatus, Role};
 pub use sika_api::orders::Order;
 pub use sika_api::payouts::Payout;
 use sika_api::payouts::PayoutStatus;
+pub use sika_api::refunds::Refund;
+use sika_api::refunds::RefundStatus;
 pub use sika_api::webhooks::{WebhookDelivery, WebhookEndpoint};
 
 /// The stack that is not `stack`: what `s` switches to.
@@ -67,10 +69,13 @@ pub enum MovementKind {
     Payout,
     Collection,
     Order,
+    /// Money given back to the payer of a collection.
+    Refund,
 }
 
 impl MovementKind {
-    pub const ALL: [MovementKind; 3] = [MovementKind::Payout, MovementKind::Collection, MovementKind::Order];
+    pub const ALL: [MovementKind; 4] =
+        [MovementKind::Payout, MovementKind::Collection, MovementKind::Order, MovementKind::Refund];
 
     /// The path segment of its admin API collection.
     pub fn plural(self) -> &'static str {
@@ -78,6 +83,7 @@ impl MovementKind {
             MovementKind::Payout => "payouts",
             MovementKind::Collection => "collections",
             MovementKind::Order => "orders",
+            MovementKind::Refund => "refunds",
         }
     }
 
@@ -86,12 +92,13 @@ impl MovementKind {
             MovementKind::Payout => "payout",
             MovementKind::Collection => "collection",
             MovementKind::Order => "order",
+            MovementKind::Refund => "refund",
         }
     }
 
-    /// Only payouts and collections settle by hand.
+    /// Payouts, collections and refunds settle by hand; orders do not.
     pub fn settles_manually(self) -> bool {
-        matches!(self, MovementKind::Payout | MovementKind::Collection)
+        matches!(self, MovementKind::Payout | MovementKind::Collection | MovementKind::Refund)
     }
 }
 
@@ -170,8 +177,8 @@ pub trait Client: Send + Sync {
     /// movement status.
     fn movements(&self, stack: StackName, query: &MovementQuery) -> ClientResult<Vec<Movement>>;
     fn movement(&self, stack: StackName, kind: MovementKind, id: &str) -> ClientResult<Movement>;
-    /// Completes or fails a pending payout or collection (orders do not
-    /// settle by hand), with what the operator records about it.
+    /// Completes or fails a pending payout, collection or refund (orders
+    /// do not settle by hand), with what the operator records about it.
     fn settle(
         &self,
         stack: StackName,
@@ -249,13 +256,14 @@ pub struct MovementQuery {
     pub limit: usize,
 }
 
-/// A row of the Activity tab: one of the three kinds of money movement,
+/// A row of the Activity tab: one of the four kinds of money movement,
 /// each as the admin API shows it (the public view and its organization).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Movement {
     Payout(Owned<Payout>),
     Collection(Owned<Collection>),
     Order(Owned<Order>),
+    Refund(Owned<Refund>),
 }
 
 impl Movement {
@@ -264,6 +272,7 @@ impl Movement {
             Movement::Payout(_) => MovementKind::Payout,
             Movement::Collection(_) => MovementKind::Collection,
             Movement::Order(_) => MovementKind::Order,
+            Movement::Refund(_) => MovementKind::Refund,
         }
     }
 
@@ -272,6 +281,7 @@ impl Movement {
             Movement::Payout(p) => &p.item.id,
             Movement::Collection(c) => &c.item.id,
             Movement::Order(o) => &o.item.id,
+            Movement::Refund(r) => &r.item.id,
         }
     }
 
@@ -281,6 +291,7 @@ impl Movement {
             Movement::Payout(p) => wire_name(&p.item.status),
             Movement::Collection(c) => wire_name(&c.item.status),
             Movement::Order(o) => wire_name(&o.item.status),
+            Movement::Refund(r) => wire_name(&r.item.status),
         }
     }
 
@@ -289,6 +300,7 @@ impl Movement {
             Movement::Payout(p) => &p.item.created_at,
             Movement::Collection(c) => &c.item.created_at,
             Movement::Order(o) => &o.item.created_at,
+            Movement::Refund(r) => &r.item.created_at,
         }
     }
 
@@ -297,6 +309,7 @@ impl Movement {
             Movement::Payout(p) => &p.organization_id,
             Movement::Collection(c) => &c.organization_id,
             Movement::Order(o) => &o.organization_id,
+            Movement::Refund(r) => &r.organization_id,
         }
     }
 
@@ -305,6 +318,7 @@ impl Movement {
             Movement::Payout(p) => &p.item.external_reference,
             Movement::Collection(c) => &c.item.external_reference,
             Movement::Order(o) => &o.item.external_reference,
+            Movement::Refund(r) => &r.item.external_reference,
         }
     }
 
@@ -313,6 +327,7 @@ impl Movement {
             Movement::Payout(p) => &p.item.status_message,
             Movement::Collection(c) => &c.item.status_message,
             Movement::Order(o) => &o.item.status_message,
+            Movement::Refund(r) => &r.item.status_message,
         }
     }
 
@@ -322,6 +337,7 @@ impl Movement {
             Movement::Payout(p) => (&p.item.from.amount, &p.item.from.currency),
             Movement::Collection(c) => (&c.item.amount, &c.item.currency),
             Movement::Order(o) => (&o.item.from.amount, &o.item.from.currency),
+            Movement::Refund(r) => (&r.item.amount, &r.item.currency),
         }
     }
 
@@ -330,6 +346,7 @@ impl Movement {
             Movement::Payout(p) => &p.item.timeline,
             Movement::Collection(c) => &c.item.timeline,
             Movement::Order(o) => &o.item.timeline,
+            Movement::Refund(r) => &r.item.timeline,
         }
     }
 
@@ -338,6 +355,7 @@ impl Movement {
         match self {
             Movement::Payout(p) => p.item.status == PayoutStatus::Pending,
             Movement::Collection(c) => c.item.status == CollectionStatus::Pending,
+            Movement::Refund(r) => r.item.status == RefundStatus::Pending,
             Movement::Order(_) => false,
         }
     }
@@ -349,20 +367,22 @@ impl Movement {
         match (self, settled) {
             (Movement::Payout(p), Settled::Payout(new)) if p.item.id == new.id => p.item = new,
             (Movement::Collection(c), Settled::Collection(new)) if c.item.id == new.id => c.item = new,
+            (Movement::Refund(r), Settled::Refund(new)) if r.item.id == new.id => r.item = new,
             _ => return false,
         }
         true
     }
 }
 
-/// What settling a payout or collection answers: its public view, as the
-/// public API shows it (no `organizationId`).
+/// What settling a payout, collection or refund answers: its public view,
+/// as the public API shows it (no `organizationId`).
 // One answer at a time, taken in at once: its size costs nothing worth a box.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Settled {
     Payout(Payout),
     Collection(Collection),
+    Refund(Refund),
 }
 
 impl Settled {
@@ -370,6 +390,7 @@ impl Settled {
         match self {
             Settled::Payout(p) => &p.id,
             Settled::Collection(c) => &c.id,
+            Settled::Refund(r) => &r.id,
         }
     }
 
@@ -378,6 +399,7 @@ impl Settled {
         match self {
             Settled::Payout(p) => wire_name(&p.status),
             Settled::Collection(c) => wire_name(&c.status),
+            Settled::Refund(r) => wire_name(&r.status),
         }
     }
 }

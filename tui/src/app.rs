@@ -359,8 +359,9 @@ pub struct App {
     /// The selected stack's rates.
     pub rates: Remote<StackRates>,
     pub rates_selected: usize,
-    /// Indexed by [`MovementKind`] order: payouts, collections, orders.
-    pub movements: [Remote<Vec<Movement>>; 3],
+    /// Indexed by [`MovementKind`] order: payouts, collections, orders,
+    /// refunds.
+    pub movements: [Remote<Vec<Movement>>; 4],
     pub activity_query: Option<String>,
     pub activity_status: StatusFilter,
     pub activity_selected: usize,
@@ -419,6 +420,7 @@ fn kind_index(kind: MovementKind) -> usize {
         MovementKind::Payout => 0,
         MovementKind::Collection => 1,
         MovementKind::Order => 2,
+        MovementKind::Refund => 3,
     }
 }
 
@@ -496,7 +498,8 @@ impl App {
             .collect()
     }
 
-    /// Payouts, collections and orders of the selected stack, newest first.
+    /// Payouts, collections, orders and refunds of the selected stack,
+    /// newest first.
     pub fn activity_rows(&self) -> Vec<&Movement> {
         let mut rows: Vec<&Movement> =
             self.movements.iter().filter_map(|r| r.data.as_ref()).flat_map(|v| v.iter()).collect();

@@ -11,10 +11,12 @@ use serde_json::{Value, json};
 use sika_api::ListPage;
 use sika_api::admin::{
     CreateOrganization, NewOwner, NodeStatusEnvelope, OrganizationEnvelope, OwnedCollectionEnvelope,
-    OwnedDisputeEnvelope, OwnedOrderEnvelope, OwnedPayoutEnvelope, StackRatesEnvelope, VerifyEnvelope,
+    OwnedDisputeEnvelope, OwnedOrderEnvelope, OwnedPayoutEnvelope, OwnedRefundEnvelope, StackRatesEnvelope,
+    VerifyEnvelope,
 };
 use sika_api::collections::CollectionEnvelope;
 use sika_api::payouts::PayoutEnvelope;
+use sika_api::refunds::RefundEnvelope;
 use sika_api::webhooks::{WebhookDeliveryEnvelope, WebhookEndpointEnvelope};
 
 use sika_api::keys::ApiKeyEnvelope;
@@ -145,6 +147,7 @@ impl Client for HttpClient {
             MovementKind::Payout => rows(self.get(&path, &params)?, Movement::Payout),
             MovementKind::Collection => rows(self.get(&path, &params)?, Movement::Collection),
             MovementKind::Order => rows(self.get(&path, &params)?, Movement::Order),
+            MovementKind::Refund => rows(self.get(&path, &params)?, Movement::Refund),
         })
     }
 
@@ -156,6 +159,7 @@ impl Client for HttpClient {
                 Movement::Collection(self.get::<OwnedCollectionEnvelope>(&path, &[])?.collection)
             }
             MovementKind::Order => Movement::Order(self.get::<OwnedOrderEnvelope>(&path, &[])?.order),
+            MovementKind::Refund => Movement::Refund(self.get::<OwnedRefundEnvelope>(&path, &[])?.refund),
         })
     }
 
@@ -179,6 +183,7 @@ impl Client for HttpClient {
             MovementKind::Collection => {
                 Settled::Collection(self.post::<CollectionEnvelope>(&path, body)?.collection)
             }
+            MovementKind::Refund => Settled::Refund(self.post::<RefundEnvelope>(&path, body)?.refund),
             // The admin API has no such operation; this is its answer.
             MovementKind::Order => {
                 return Err(ClientError::Api {

@@ -18,10 +18,11 @@ use common::{account, attempt, delivery, endpoint, owned, payout, timeline, tota
 use serde::Serialize;
 use serde_json::json;
 use sika_api::admin::{
-    LedgerFigures, NodeStatusEnvelope, OwnedCollectionEnvelope, OwnedDisputeEnvelope, RequestLookup,
-    StackAccounts, StackRatesEnvelope, VerifyEnvelope,
+    LedgerFigures, NodeStatusEnvelope, OwnedCollectionEnvelope, OwnedDisputeEnvelope, OwnedRefundEnvelope,
+    RequestLookup, StackAccounts, StackRatesEnvelope, VerifyEnvelope,
 };
 use sika_api::payouts::{PayoutEnvelope, PayoutStatus};
+use sika_api::refunds::{RefundEnvelope, RefundStatus};
 use sika_api::requests::LoggedRequest;
 use sika_api::webhooks::{
     WebhookDeliveryEnvelope, WebhookDeliveryStatus, WebhookDisabledReason, WebhookEndpoint,
@@ -265,6 +266,43 @@ fn settle_posts_the_action_and_maps_409() {
     let order = client.settle(StackName::Live, MovementKind::Order, "ord_1", Settlement::Complete, &nothing);
     assert!(matches!(order, Err(ClientError::Api { status: 404, .. })), "{order:?}");
     assert_eq!(admin.seen.lock().unwrap().len(), seen, "orders have no settle operation to call");
+}
+
+/// Refunds list, read and settle at the admin API's refund paths, and a
+/// settled refund answers with the public view.
+#[test]
+fn refunds_are_listed_read_and_settled_at_their_own_paths() {
+    let refund = common::live_refunds().remove(0);
+    let id = refund.item.id.clone();
+    let mut failed = refund.item.clone();
+    failed.status = RefundStatus::Failed;
+    let admin = serve(vec![
+        route("GET /admin/v1/live/refunds?limit=50&status=pending", 200, page(vec![refund.clone()])),
+        route(
+            &format!("GET /admin/v1/live/refunds/{id}"),
+            200,
+            OwnedRefundEnvelope { refund: refund.clone() },
+        ),
+        route(
+            &format!("POST /admin/v1/live/refunds/{id}/fail"),
+            200,
+            RefundEnvelope { refund: failed.clone() },
+        ),
+    ]);
+    let client = client(&admin);
+    let query =
+        MovementQuery { kind: MovementKind::Refund, q: None, status: Some("pending".into()), limit: 50 };
+    let rows = client.movements(StackName::Live, &query).unwrap();
+    assert_eq!(rows, vec![Movement::Refund(refund.clone())]);
+    assert_eq!(rows[0].amount(), ("5000.00", "NGN"));
+    let found = client.movement(StackName::Live, MovementKind::Refund, &id).unwrap();
+    assert!(found.awaits_settlement(), "a pending refund awaits the operator");
+    let record = SettlementRecord { provider_reference: Some("MTN-REV-7".into()), note: None };
+    let done = client.settle(StackName::Live, MovementKind::Refund, &id, Settlement::Fail, &record).unwrap();
+    assert_eq!(done, Settled::Refund(failed));
+    assert_eq!(done.status(), "failed");
+    let body: serde_json::Value = serde_json::from_str(&last(&admin).body).unwrap();
+    assert_eq!(body["providerReference"], "MTN-REV-7", "{body}");
 }
 
 #[test]

@@ -45,14 +45,14 @@ fn switching_tabs_fetches_the_new_tab() {
     assert_eq!(action, Action::Fetch(vec![Request::Rates(StackName::Live)]));
     let action = harness.app.handle_key(key(KeyCode::Tab));
     let Action::Fetch(requests) = action else { panic!("expected a fetch") };
-    assert_eq!(requests.len(), 3, "payouts, collections and orders: {requests:?}");
+    assert_eq!(requests.len(), 4, "payouts, collections, orders and refunds: {requests:?}");
 }
 
 #[test]
 fn j_and_k_stay_inside_the_list() {
     let mut harness = on_tab(Tab::Activity);
     let rows = harness.app.activity_rows().len();
-    assert_eq!(rows, 4);
+    assert_eq!(rows, 5);
     harness.press(char_key('k'));
     assert_eq!(harness.app.activity_selected, 0, "k at the top stays");
     for _ in 0..10 {
@@ -215,6 +215,62 @@ fn fail_on_a_pending_collection_with_nothing_recorded() {
     );
 }
 
+/// A live refund waiting for the operator is in Activity (its oldest
+/// row); `f` fails it through the admin API and `c` on it then is refused.
+#[test]
+fn a_refund_awaiting_the_operator_is_completed_or_failed_from_activity() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.press(key(KeyCode::End));
+    let action = harness.press(key(KeyCode::Enter));
+    let expected = Request::Movement {
+        stack: StackName::Live,
+        kind: MovementKind::Refund,
+        id: common::PENDING_REFUND.into(),
+    };
+    assert_eq!(action, Action::Fetch(vec![expected]));
+    harness.press(char_key('f'));
+    let form = harness.app.form.clone().expect("the settle form");
+    let intro = form.intro.clone().unwrap_or_default();
+    assert!(
+        intro.starts_with(&format!("Fail refund {} (5000.00 NGN) on live?", common::PENDING_REFUND)),
+        "{intro}"
+    );
+    assert!(intro.contains("The held funds return to the merchant"), "{intro}");
+    harness.type_text("MTN-REV-7");
+    harness.press(key(KeyCode::Enter));
+    harness.press(key(KeyCode::Enter));
+    assert_eq!(
+        *harness.client.calls.lock().unwrap(),
+        vec![format!("fail live refund {} reference=MTN-REV-7", common::PENDING_REFUND)]
+    );
+    let Some(Detail::Movement { data, .. }) = &harness.app.detail else { panic!("no detail") };
+    assert_eq!(data.data.as_ref().unwrap().status(), "failed");
+    let flash = harness.app.flash.clone().expect("a message");
+    assert_eq!(flash.text, format!("refund {} is now failed", common::PENDING_REFUND));
+    let row = harness.app.activity_rows().into_iter().find(|m| m.id() == common::PENDING_REFUND).unwrap();
+    assert_eq!(row.status(), "failed");
+    // Final now: `c` is refused without a form.
+    harness.press(char_key('c'));
+    assert!(harness.app.form.is_none());
+    assert!(harness.app.flash.as_ref().unwrap().error);
+}
+
+#[test]
+fn completing_a_refund_says_the_money_went_back_to_the_payer() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.press(key(KeyCode::End));
+    harness.press(key(KeyCode::Enter));
+    harness.press(char_key('c'));
+    let intro = harness.app.form.clone().expect("the settle form").intro.unwrap_or_default();
+    assert!(intro.starts_with("Complete refund") && intro.contains("returned to the payer"), "{intro}");
+    harness.press(key(KeyCode::Enter));
+    harness.press(key(KeyCode::Enter));
+    assert_eq!(
+        *harness.client.calls.lock().unwrap(),
+        vec![format!("complete live refund {}", common::PENDING_REFUND)]
+    );
+}
+
 #[test]
 fn settling_a_final_payout_is_refused_without_asking() {
     let mut harness = on_tab(Tab::Activity);
@@ -274,7 +330,7 @@ fn search_filters_activity_through_q() {
     // Esc clears the search and shows everything again.
     harness.press(key(KeyCode::Esc));
     assert_eq!(harness.app.activity_query, None);
-    assert_eq!(harness.app.activity_rows().len(), 4);
+    assert_eq!(harness.app.activity_rows().len(), 5);
 }
 
 #[test]
@@ -297,7 +353,9 @@ fn status_filter_cycles() {
     harness.press(char_key('F'));
     assert_eq!(harness.app.activity_status.status(), Some("pending"));
     assert!(harness.app.activity_rows().iter().all(|m| m.status() == "pending"));
-    assert_eq!(harness.app.activity_rows().len(), 2);
+    // The pending payout and collection, and the refund awaiting the operator.
+    let kinds: Vec<MovementKind> = harness.app.activity_rows().iter().map(|m| m.kind()).collect();
+    assert_eq!(kinds, [MovementKind::Payout, MovementKind::Collection, MovementKind::Refund]);
     for _ in 0..3 {
         harness.press(char_key('F'));
     }

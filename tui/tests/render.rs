@@ -127,9 +127,20 @@ fn collection_timeline() {
 #[test]
 fn order_timeline() {
     let mut harness = on_tab(Tab::Activity);
+    // The order is the oldest row but one (the refund is the oldest).
     harness.press(char_key('G'));
+    harness.press(char_key('k'));
     harness.press(key(KeyCode::Enter));
     snapshot_both("detail_order", &harness);
+}
+
+/// A refund waiting for the operator: its amount, payment and reason.
+#[test]
+fn detail_refund() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.press(key(KeyCode::End));
+    harness.press(key(KeyCode::Enter));
+    snapshot_both("detail_refund", &harness);
 }
 
 #[test]

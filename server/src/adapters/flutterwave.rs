@@ -17,6 +17,18 @@
 //! - `GET /v3/transactions/verify_by_reference?tx_ref=` (the charge);
 //! - `POST /v3/accounts/resolve` (account_number, account_bank: a bank
 //!   account's holder, for Nigerian banks);
+//! - `POST /v3/transactions/{id}/refund` (the charge's numeric id; amount,
+//!   comments): a refund of a charge it made. The endpoint takes no
+//!   reference, so Sika's refund id rides in `comments`
+//!   ("Sika refund rf_…"), and before refunding Sika lists the charge's
+//!   refunds (`GET /v3/refunds?id=<charge id>`, which shows each one's
+//!   `comment`) so a retry finds the first attempt instead of refunding
+//!   twice; once the provider's refund id is recorded, `GET
+//!   /v3/refunds/{id}` re-reads it. Refund statuses: `pending` (and the
+//!   provider's other in-flight words), `completed` or `successful`,
+//!   `failed`. References: developer.flutterwave.com/v3.0.0/reference/
+//!   transaction-refund, /v3.0.0/reference/get-all-refunds,
+//!   /docs/collecting-payments/refunds;
 //! - `GET /v3/balances` (the health probe);
 //! - notifications carry the `verif-hash` header set in the dashboard.
 
@@ -28,7 +40,7 @@ use subtle::ConstantTimeEq;
 
 use crate::config::file::Secret;
 use crate::domain::rails::flutterwave::{Charge, Payee, Route, route};
-use crate::domain::rails::{AsyncRail, Kind, Movement, RailError, RailFuture, Seen, Status};
+use crate::domain::rails::{AsyncRail, Kind, Movement, RailError, RailFuture, RefundOrder, Seen, Status};
 use crate::domain::settings::{FlutterwaveSender, FlutterwaveSettings};
 
 /// How long one request to the provider may take.
@@ -139,6 +151,7 @@ fn seen(data: &Value, kind: Kind) -> Option<Seen> {
     let message = match kind {
         Kind::Payout => data["complete_message"].as_str(),
         Kind::Collection => data["processor_response"].as_str(),
+        Kind::Refund => data["flw_ref"].as_str(),
     }
     .unwrap_or("")
     .chars()
@@ -150,8 +163,58 @@ fn seen(data: &Value, kind: Kind) -> Option<Seen> {
 
 /// An amount as a JSON number, as the reference writes it.
 fn amount_number(movement: &Movement) -> Value {
-    let amount = movement.amount.normalize().to_string();
+    decimal_number(movement.amount)
+}
+
+fn decimal_number(amount: rust_decimal::Decimal) -> Value {
+    let amount = amount.normalize().to_string();
     serde_json::from_str(&amount).unwrap_or(Value::String(amount))
+}
+
+/// What a refund's `comments` say, carrying Sika's id (the refund endpoint
+/// takes no reference).
+fn refund_comment(order: &RefundOrder) -> String {
+    format!("Sika refund {} of collection {}", order.id, order.collection_id)
+}
+
+/// Whether a refund's note names Sika's refund `id` (a word of it).
+fn names_refund(comment: &Value, id: &str) -> bool {
+    comment.as_str().is_some_and(|c| c.split_whitespace().any(|word| word == id))
+}
+
+/// The body of `POST /v3/transactions/{id}/refund`.
+fn refund_request(order: &RefundOrder) -> Value {
+    json!({ "amount": decimal_number(order.amount), "comments": refund_comment(order) })
+}
+
+/// A refund as the provider shows it (the initiate answer, a list item or
+/// `GET /v3/refunds/{id}`).
+fn seen_refund(data: &Value) -> Option<Seen> {
+    let provider_id = match &data["id"] {
+        Value::Number(n) => n.to_string(),
+        Value::String(s) if !s.is_empty() => s.clone(),
+        _ => return None,
+    };
+    let status = data["status"].as_str().unwrap_or("").to_ascii_lowercase();
+    let status = if status == "failed" || status.starts_with("failed-") {
+        Status::Failed
+    } else if matches!(status.as_str(), "completed" | "successful" | "succeeded")
+        || status.starts_with("completed-")
+    {
+        Status::Succeeded
+    } else {
+        Status::Pending
+    };
+    let message = data["flw_ref"]
+        .as_str()
+        .map(|r| {
+            format!(
+                "refund reference {}",
+                r.chars().filter(|c| !c.is_control()).take(100).collect::<String>()
+            )
+        })
+        .unwrap_or_default();
+    Some(Seen { provider_id, status, message })
 }
 
 /// The body of `POST /v3/transfers` for a payout.
@@ -228,6 +291,8 @@ impl Flutterwave {
             (Kind::Collection, None) => {
                 return Err(RailError::Refused(format!("{} takes no collections here", movement.code)));
             }
+            // A refund names the charge it returns: `AsyncRail::refund`.
+            (Kind::Refund, _) => return Err(RailError::Refused("a refund is not a new movement".into())),
         };
         let data = &body["data"];
         // A charge's answer may not show the transaction yet (it waits for
@@ -290,7 +355,51 @@ impl Flutterwave {
                     Err(e) => Err(e),
                 }
             }
+            // A refund is read with its charge: `AsyncRail::find_refund`.
+            Kind::Refund => Err(RailError::Refused("a refund is read with its charge".into())),
         }
+    }
+
+    /// The provider's numeric id of the charge made for Sika's collection,
+    /// from `verify_by_reference`; a charge it does not hold, or one not
+    /// `successful`, cannot be refunded.
+    async fn refundable_charge(&self, collection_id: &str) -> Result<String, RailError> {
+        match self.find_movement(Kind::Collection, collection_id).await? {
+            Some(charge) if charge.status == Status::Succeeded => Ok(charge.provider_id),
+            Some(_) => Err(RailError::Refused(format!(
+                "Flutterwave does not show the charge for {collection_id} as successful"
+            ))),
+            None => Err(RailError::Refused(format!("Flutterwave holds no charge for {collection_id}"))),
+        }
+    }
+
+    async fn start_refund(&self, order: &RefundOrder) -> Result<Seen, RailError> {
+        let charge = self.refundable_charge(&order.collection_id).await?;
+        let url = self.url(&format!("/v3/transactions/{charge}/refund"));
+        let body = self.call(self.client.post(url).json(&refund_request(order))).await?;
+        seen_refund(&body["data"])
+            .ok_or_else(|| RailError::Transient("Flutterwave's refund answer names no refund".into()))
+    }
+
+    async fn read_refund(&self, order: &RefundOrder) -> Result<Option<Seen>, RailError> {
+        if let Some(provider_id) = order.provider_id.as_deref().filter(|id| !id.is_empty()) {
+            let url = self.url(&format!("/v3/refunds/{provider_id}"));
+            return match self.call(self.client.get(url)).await {
+                Ok(body) => Ok(seen_refund(&body["data"])),
+                Err(RailError::Refused(_)) => Ok(None),
+                Err(e) => Err(e),
+            };
+        }
+        let charge = match self.find_movement(Kind::Collection, &order.collection_id).await? {
+            Some(charge) => charge.provider_id,
+            None => return Ok(None),
+        };
+        let request = self.client.get(self.url("/v3/refunds")).query(&[("id", charge.as_str())]);
+        let body = self.call(request).await?;
+        let found = body["data"]
+            .as_array()
+            .and_then(|items| items.iter().find(|r| names_refund(&r["comment"], &order.id)));
+        Ok(found.and_then(seen_refund))
     }
 
     async fn probe_balances(&self) -> Result<(), RailError> {
@@ -314,6 +423,14 @@ impl AsyncRail for Flutterwave {
         Box::pin(self.find_movement(kind, reference))
     }
 
+    fn refund<'a>(&'a self, order: &'a RefundOrder) -> RailFuture<'a, Seen> {
+        Box::pin(self.start_refund(order))
+    }
+
+    fn find_refund<'a>(&'a self, order: &'a RefundOrder) -> RailFuture<'a, Option<Seen>> {
+        Box::pin(self.read_refund(order))
+    }
+
     fn notification(&self, hash: Option<&str>, body: &[u8]) -> Option<(Kind, String)> {
         let given: [u8; 32] = Sha256::digest(hash?.as_bytes()).into();
         if !bool::from(given.ct_eq(&self.hash_digest)) {
@@ -327,6 +444,13 @@ impl AsyncRail for Flutterwave {
             Some((Kind::Payout, data["reference"].as_str()?.to_string()))
         } else if event.starts_with("charge") {
             Some((Kind::Collection, data["tx_ref"].as_str()?.to_string()))
+        } else if event.starts_with("refund") {
+            // Sika's id, when the refund's note names one of its refunds.
+            let id = data["comment"]
+                .as_str()
+                .and_then(|c| c.split_whitespace().find(|w| w.starts_with("rf_")))
+                .unwrap_or("");
+            Some((Kind::Refund, id.to_string()))
         } else {
             None
         }
@@ -347,6 +471,12 @@ impl AsyncRail for Flutterwave {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+
+    use axum::Json;
+    use axum::http::StatusCode;
+
     use super::*;
 
     fn connector() -> Flutterwave {
@@ -372,6 +502,169 @@ mod tests {
             br#"{"event":"charge.completed","data":{"id":9,"tx_ref":"col_1","status":"successful"}}"#;
         assert_eq!(fw.notification(Some("the-hash"), charge), Some((Kind::Collection, "col_1".into())));
         assert_eq!(fw.notification(Some("the-hash"), b"{\"event\":\"other\"}"), None);
+    }
+
+    fn order(provider_id: Option<&str>) -> RefundOrder {
+        RefundOrder {
+            id: "rf_7".into(),
+            collection_id: "col_3".into(),
+            currency: "GHS".into(),
+            amount: "25.50".parse().unwrap(),
+            provider_id: provider_id.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_refund_asks_for_its_amount_and_carries_sika_s_id_in_its_comments() {
+        let request = refund_request(&order(None));
+        assert_eq!(request["amount"], json!(25.5));
+        assert_eq!(request["comments"], "Sika refund rf_7 of collection col_3");
+        assert_eq!(request.as_object().unwrap().len(), 2, "only the reference's fields: {request}");
+        assert!(names_refund(&request["comments"], "rf_7"));
+        assert!(!names_refund(&request["comments"], "rf_"), "a whole word, not a prefix");
+        assert!(!names_refund(&json!(null), "rf_7"));
+    }
+
+    #[test]
+    fn refund_answers_read_as_the_reference_shows_them() {
+        // The initiate answer (the reference's example, as the fake sends it).
+        let initiated = json!({"id": 75923, "account_id": 73362, "tx_id": 908790,
+            "flw_ref": "URF_1577867664541_3572735", "wallet_id": 74639, "amount_refunded": 6900,
+            "status": "completed", "destination": "payment_source",
+            "meta": {"source": "availablebalance"}, "created_at": "2021-01-24T09:18:37.366Z"});
+        let seen = seen_refund(&initiated).unwrap();
+        assert_eq!((seen.provider_id.as_str(), seen.status), ("75923", Status::Succeeded));
+        assert_eq!(seen.message, "refund reference URF_1577867664541_3572735");
+        // A list item / `GET /v3/refunds/{id}`.
+        let s = |status: &str| seen_refund(&json!({"id": 8612, "status": status})).unwrap().status;
+        assert_eq!(s("pending"), Status::Pending);
+        assert_eq!(s("processing"), Status::Pending);
+        assert_eq!(s("completed"), Status::Succeeded);
+        assert_eq!(s("completed-mpgs"), Status::Succeeded);
+        assert_eq!(s("successful"), Status::Succeeded);
+        assert_eq!(s("failed"), Status::Failed);
+        assert!(seen_refund(&json!({"status": "completed"})).is_none(), "no id, nothing seen");
+    }
+
+    #[test]
+    fn a_refund_notification_names_sika_s_refund_when_its_note_does() {
+        let fw = connector();
+        let named = br#"{"event":"refund.completed","data":{"id":900001,"status":"completed",
+            "comment":"Sika refund rf_7 of collection col_3","transaction_id":700001}}"#;
+        assert_eq!(fw.notification(Some("the-hash"), named), Some((Kind::Refund, "rf_7".into())));
+        let unnamed = br#"{"event":"refund.completed","data":{"id":900001,"status":"completed"}}"#;
+        assert_eq!(fw.notification(Some("the-hash"), unnamed), Some((Kind::Refund, String::new())));
+        assert_eq!(fw.notification(Some("wrong"), named), None);
+    }
+
+    #[tokio::test]
+    async fn a_provider_that_does_not_answer_a_refund_is_transient() {
+        // Nothing listens on port 9: the charge cannot be read, which is
+        // transient (never a refusal that would fail the refund).
+        let fw = connector();
+        assert!(matches!(fw.refund(&order(None)).await, Err(RailError::Transient(_))));
+        assert!(matches!(fw.find_refund(&order(Some("900001"))).await, Err(RailError::Transient(_))));
+    }
+
+    /// A provider on loopback answering refunds in the shapes of the
+    /// reference (as `tests/blackbox/support/flutterwave.rs` does), which
+    /// records what it was asked.
+    async fn provider(charge_status: &'static str, refuse: bool) -> (Flutterwave, Arc<Mutex<Vec<String>>>) {
+        use axum::extract::{Path, Query, State};
+        use axum::routing::{get, post};
+        type Seen = Arc<Mutex<Vec<String>>>;
+        let asked: Seen = Arc::default();
+        let refund = json!({"id": 900001, "amount_refunded": 25.5, "status": "pending", "flw_ref": "URF_1",
+            "comment": "Sika refund rf_7 of collection col_3", "settlement_id": "NEW",
+            "meta": {"source": "availablebalance"}, "created_at": "2026-11-27T09:00:00.000Z",
+            "account_id": 73362, "transaction_id": 700001});
+        let verify = move |State(asked): State<Seen>, Query(q): Query<HashMap<String, String>>| async move {
+            asked.lock().unwrap().push(format!("verify {}", q["tx_ref"]));
+            Json(
+                json!({"status": "success", "data": {"id": 700001, "tx_ref": q["tx_ref"], "status": charge_status}}),
+            )
+        };
+        let initiate = move |State(asked): State<Seen>, Path(id): Path<String>, Json(body): Json<Value>| async move {
+            asked.lock().unwrap().push(format!("refund {id} {body}"));
+            if refuse {
+                let answer = json!({"status": "error", "message": "Refund amount cannot be greater than the transaction amount left", "data": null});
+                return (StatusCode::BAD_REQUEST, Json(answer));
+            }
+            let data = json!({"id": 900001, "account_id": 73362, "tx_id": 700001, "flw_ref": "URF_1",
+                "wallet_id": 74639, "amount_refunded": 25.5, "status": "pending",
+                "destination": "payment_source", "meta": {"source": "availablebalance"},
+                "created_at": "2026-11-27T09:00:00.000Z"});
+            (
+                StatusCode::OK,
+                Json(json!({"status": "success", "message": "Transaction refund initiated", "data": data})),
+            )
+        };
+        let listed = refund.clone();
+        let list = move |State(asked): State<Seen>, Query(q): Query<HashMap<String, String>>| async move {
+            asked.lock().unwrap().push(format!("list id={}", q.get("id").cloned().unwrap_or_default()));
+            Json(json!({"status": "success", "meta": {"page_info": {"total": 1}}, "data": [listed]}))
+        };
+        let one = move |State(asked): State<Seen>, Path(id): Path<String>| async move {
+            asked.lock().unwrap().push(format!("get {id}"));
+            Json(json!({"status": "success", "data": refund}))
+        };
+        let app = axum::Router::new()
+            .route("/v3/transactions/verify_by_reference", get(verify))
+            .route("/v3/transactions/{id}/refund", post(initiate))
+            .route("/v3/refunds", get(list))
+            .route("/v3/refunds/{id}", get(one))
+            .with_state(asked.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base_url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let fw = Flutterwave::new(&FlutterwaveSettings {
+            secret_key: Secret::new("FLWSECK_TEST-x".into()),
+            webhook_hash: Secret::new("the-hash".into()),
+            base_url,
+            methods: vec!["mtn_gh".into()],
+            sender: None,
+        })
+        .unwrap();
+        (fw, asked)
+    }
+
+    #[tokio::test]
+    async fn a_refund_goes_to_the_charge_s_numeric_id_and_is_found_again_by_sika_s_id() {
+        let (fw, asked) = provider("successful", false).await;
+        let seen = fw.refund(&order(None)).await.unwrap();
+        assert_eq!((seen.provider_id.as_str(), seen.status), ("900001", Status::Pending));
+        // Found among the charge's refunds by the note, then by its own id.
+        let found = fw.find_refund(&order(None)).await.unwrap().unwrap();
+        assert_eq!(found.provider_id, "900001");
+        let again = fw.find_refund(&order(Some("900001"))).await.unwrap().unwrap();
+        assert_eq!(again.status, Status::Pending);
+        let other = RefundOrder { id: "rf_8".into(), ..order(None) };
+        assert_eq!(fw.find_refund(&other).await.unwrap(), None, "a refund the note does not name");
+        let asked = asked.lock().unwrap().clone();
+        assert_eq!(
+            asked,
+            [
+                "verify col_3",
+                r#"refund 700001 {"amount":25.5,"comments":"Sika refund rf_7 of collection col_3"}"#,
+                "verify col_3",
+                "list id=700001",
+                "get 900001",
+                "verify col_3",
+                "list id=700001",
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn the_provider_s_refusal_and_a_charge_not_successful_are_refusals() {
+        let (fw, _) = provider("successful", true).await;
+        let refused = fw.refund(&order(None)).await.unwrap_err();
+        assert!(matches!(&refused, RailError::Refused(m) if m.contains("cannot be greater")), "{refused:?}");
+        let (fw, asked) = provider("pending", false).await;
+        assert!(
+            matches!(fw.refund(&order(None)).await, Err(RailError::Refused(m)) if m.contains("successful"))
+        );
+        assert_eq!(asked.lock().unwrap().len(), 1, "nothing is refunded of a charge not successful");
     }
 
     #[test]

@@ -23,6 +23,7 @@ use crate::domain::instructions::{Deps, check_metadata, validate_reference};
 use crate::domain::movements::{Created, created_or_replayed};
 use crate::domain::pagination::{Lists, page_of_views};
 use crate::domain::principal::Principal;
+use crate::domain::rails::Rails;
 use crate::domain::render::{self, amount};
 use crate::domain::simulator;
 use crate::domain::stack_kind::StackKind;
@@ -65,11 +66,14 @@ pub(crate) struct RefundRail {
     pub schedule: RefundSchedule,
 }
 
-/// The provider connector that refunds payments taken on `rail`, if any.
-/// None does yet: a live refund goes to the operator. (The live-refunds
-/// work answers `Rail::Flutterwave` here for the charges it made.)
-pub(crate) fn connector_for(rail: Rail) -> Option<Rail> {
+/// The provider connector that refunds payments taken on `rail`, if the
+/// stack has it: Flutterwave refunds the charges it made (its refund
+/// endpoint for the charge, `domain::rails::reconcile`); a payment the
+/// operator settled, or a connector no longer configured, leaves the
+/// refund to the operator.
+pub(crate) fn connector_for(rail: Rail, rails: &Rails) -> Option<Rail> {
     match rail {
+        Rail::Flutterwave if rails.flutterwave.is_some() => Some(Rail::Flutterwave),
         Rail::Flutterwave | Rail::ManualSettlement | Rail::SandboxSimulator => None,
     }
 }
@@ -84,7 +88,7 @@ pub(crate) fn refund_rail(deps: &Deps<'_>, payment: &CollectionRecord, scale: u3
             note: "Sandbox simulator; the outcome follows the amount's last two decimal digits".into(),
             schedule: simulator::refund_schedule(scale, deps.time_scale),
         },
-        StackKind::Live => match Rail::from_name(&payment.rail).and_then(connector_for) {
+        StackKind::Live => match Rail::from_name(&payment.rail).and_then(|r| connector_for(r, deps.rails)) {
             Some(connector) => RefundRail {
                 rail: connector,
                 note: format!("Refund to be sent through {connector}"),

@@ -33,6 +33,12 @@ async fn flutterwave(State(stack): State<Arc<Stack>>, headers: HeaderMap, body: 
         return StatusCode::UNAUTHORIZED;
     }
     match rail.notification(hash, &body) {
+        // A refund's notification that names no refund of Sika's: every
+        // refund open at the provider is re-read (the provider's word).
+        Some((kind, id)) if id.is_empty() => {
+            stack.rails.all_due_now(kind);
+            StatusCode::OK
+        }
         Some((kind, id)) => {
             stack.rails.due_now(kind, &id);
             StatusCode::OK

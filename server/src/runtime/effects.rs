@@ -12,10 +12,10 @@
 
 use std::sync::Arc;
 
-use sika_engine::{Effects, MovementKind, Rail};
+use sika_engine::{Effects, Rail};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
-use crate::domain::rails::Kind;
+use crate::domain::rails::{self, Kind};
 use crate::domain::stack::Stack;
 
 /// Notices folded into one round of wakes at most.
@@ -66,14 +66,7 @@ impl Round {
         self.events |= !effects.events.is_empty();
         for movement in &effects.movements {
             if movement.open && Rail::from_name(&movement.rail).is_some_and(Rail::is_provider) {
-                let kind = match movement.kind {
-                    MovementKind::Payout => Kind::Payout,
-                    MovementKind::Collection => Kind::Collection,
-                    // No connector refunds yet (`domain::refunds::connector_for`),
-                    // so no refund is open at a provider to wake it for.
-                    MovementKind::Refund => continue,
-                };
-                self.open_at_provider.push((kind, movement.id.clone()));
+                self.open_at_provider.push((rails::kind_of(movement.kind), movement.id.clone()));
             }
         }
     }

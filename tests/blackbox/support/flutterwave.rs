@@ -10,13 +10,28 @@
 //! held after the transfer is recorded (a node killed meanwhile never hears
 //! it). Tests post notifications to the node themselves, as the provider
 //! would, with [`FakeFlutterwave::notify`].
+//!
+//! Refunds, from the v3 reference ("Refund a transaction", "Fetch multiple
+//! refunded transactions", "Get a refund", and the refunds guide:
+//! developer.flutterwave.com/v3.0.0/reference/transaction-refund,
+//! /v3.0.0/reference/get-all-refunds, /docs/collecting-payments/refunds):
+//! `POST /v3/transactions/{id}/refund` takes the charge's numeric `id` in the
+//! path and `amount` (a partial refund; the whole charge when absent),
+//! `comments` and `callback_url` in the body, and has no reference field of
+//! its own: it refuses a charge it does not hold or that is not
+//! `successful`, an amount that is not a positive number, and an amount over
+//! what is left of the charge. `GET /v3/refunds` filters by `from`, `to`,
+//! `status`, `currency`, `flw_ref` and `id` (the charge's id), and refuses
+//! any other parameter; `GET /v3/refunds/{id}` reads one refund. A refund
+//! starts `pending` (or as [`FakeState::refund_status`] says) and settles
+//! when a test says so (`completed` or `failed`).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Query, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
@@ -36,6 +51,22 @@ pub struct FakeState {
     pub accounts: Vec<(String, String, String)>,
     /// Every `POST /v3/accounts/resolve` that passed the gate.
     pub resolve_posts: u32,
+    /// Refunds, in the shape `GET /v3/refunds` lists them (plus `tx_id`,
+    /// `currency` and `destination` as the initiate answer shows them).
+    pub refunds: Vec<Value>,
+    /// Every `POST /v3/transactions/{id}/refund` that passed the gate.
+    pub refund_posts: u32,
+    /// The status a new refund starts in (`pending` when unset).
+    pub refund_status: Option<String>,
+    /// Record a refund, then hold its answer while this is set (past the
+    /// node's request timeout, or across a SIGKILL).
+    pub hold_refunds: bool,
+    /// Refuse every refund with this message, as the provider does when
+    /// the merchant's balance there cannot pay it.
+    pub refuse_refunds: Option<String>,
+    /// The refund list lags its writes: `GET /v3/refunds` shows none while
+    /// this is set (`GET /v3/refunds/{id}` still does).
+    pub refunds_lag: bool,
     /// Requests refused as malformed, with why.
     pub refused: Vec<String>,
     /// Answer the next N requests with a 5xx.
@@ -383,6 +414,193 @@ async fn verify_by_reference(
     .await
 }
 
+/// An amount as the reference takes it: a JSON number, or a string of one
+/// (the reference's own examples send both), above 0.
+fn refund_amount(value: &Value) -> Option<Result<f64, String>> {
+    let amount = match value {
+        Value::Null => return None,
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok().filter(|a| a.is_finite()),
+        _ => None,
+    };
+    Some(amount.filter(|a| *a > 0.0).ok_or_else(|| "amount must be a number above 0".to_string()))
+}
+
+/// Minor units (hundredths) of an amount, so sums compare exactly.
+fn cents(amount: f64) -> i64 {
+    (amount * 100.0).round() as i64
+}
+
+/// `POST /v3/transactions/{id}/refund`.
+async fn refund_transaction(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Json(body): Json<Value>,
+) -> Answer {
+    if let Err(answer) = gate(&state, &headers).await {
+        return answer;
+    }
+    state.lock().unwrap().refund_posts += 1;
+    // The path takes the charge's numeric `data.id`, never its `tx_ref`.
+    let Ok(tx_id) = id.parse::<u64>() else {
+        return refuse(&state, format!("Invalid transaction id {id}"));
+    };
+    let amount = match refund_amount(&body["amount"]) {
+        Some(Ok(amount)) => Some(amount),
+        Some(Err(why)) => return refuse(&state, why),
+        None => None,
+    };
+    for field in ["comments", "callback_url"] {
+        if !matches!(body[field], Value::Null | Value::String(_)) {
+            return refuse(&state, format!("{field} must be a string"));
+        }
+    }
+    let recorded = record_refund(&mut state.lock().unwrap(), tx_id, amount, &body["comments"]);
+    let refund = match recorded {
+        Ok(refund) => refund,
+        Err(why) => return refuse(&state, why),
+    };
+    // Held: the refund exists here, but the caller does not hear so.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while state.lock().unwrap().hold_refunds && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let data = shown(&refund, INITIATED_FIELDS);
+    (
+        StatusCode::OK,
+        Json(json!({ "status": "success", "message": "Transaction refund initiated", "data": data })),
+    )
+}
+
+/// Records a refund of charge `tx_id` as the provider would, or says why
+/// it refuses it.
+fn record_refund(
+    s: &mut FakeState,
+    tx_id: u64,
+    amount: Option<f64>,
+    comments: &Value,
+) -> Result<Value, String> {
+    if let Some(why) = s.refuse_refunds.clone() {
+        return Err(why);
+    }
+    let Some(charge) = s.charges.iter().find(|c| c["id"] == tx_id).cloned() else {
+        return Err("No transaction was found for this id".into());
+    };
+    if charge["status"] != "successful" {
+        return Err("Only a successful transaction can be refunded".into());
+    }
+    let charged = charge["amount"].as_f64().unwrap_or(0.0);
+    let refunded: i64 = s
+        .refunds
+        .iter()
+        .filter(|r| r["transaction_id"] == tx_id && r["status"] != "failed")
+        .map(|r| cents(r["amount_refunded"].as_f64().unwrap_or(0.0)))
+        .sum();
+    let left = cents(charged) - refunded;
+    let amount = amount.unwrap_or(left as f64 / 100.0);
+    if cents(amount) > left || left <= 0 {
+        return Err("Refund amount cannot be greater than the transaction amount left".into());
+    }
+    s.next_id += 1;
+    let n = s.next_id;
+    let status = s.refund_status.clone().unwrap_or_else(|| "pending".into());
+    let refund = json!({
+        "id": 900_000 + n,
+        "account_id": 73362,
+        "tx_id": tx_id,
+        "transaction_id": tx_id,
+        "flw_ref": format!("URF_MOCK_{n}"),
+        "wallet_id": 74639,
+        "amount_refunded": amount,
+        "currency": charge["currency"],
+        "status": status,
+        "destination": "payment_source",
+        "comment": comments,
+        "settlement_id": "NEW",
+        "meta": { "source": "availablebalance" },
+        "created_at": "2026-11-27T09:00:00.000Z",
+    });
+    s.refunds.push(refund.clone());
+    Ok(refund)
+}
+
+/// The fields the initiate answer shows (the reference's example).
+const INITIATED_FIELDS: &[&str] = &[
+    "id",
+    "account_id",
+    "tx_id",
+    "flw_ref",
+    "wallet_id",
+    "amount_refunded",
+    "status",
+    "destination",
+    "meta",
+    "created_at",
+];
+
+/// The fields `GET /v3/refunds` and `GET /v3/refunds/{id}` show.
+const LISTED_FIELDS: &[&str] = &[
+    "id",
+    "amount_refunded",
+    "status",
+    "flw_ref",
+    "comment",
+    "settlement_id",
+    "meta",
+    "created_at",
+    "account_id",
+    "transaction_id",
+];
+
+/// A refund as one endpoint shows it: only the fields its reference names.
+fn shown(refund: &Value, fields: &[&str]) -> Value {
+    Value::Object(fields.iter().map(|f| (f.to_string(), refund[*f].clone())).collect())
+}
+
+/// The query parameters `GET /v3/refunds` takes.
+const REFUND_FILTERS: &[&str] = &["from", "to", "status", "currency", "flw_ref", "id", "page"];
+
+/// `GET /v3/refunds`.
+async fn list_refunds(State(state): State<Shared>, headers: HeaderMap, Query(query): Params) -> Answer {
+    if let Some(unknown) = query.keys().find(|k| !REFUND_FILTERS.contains(&k.as_str())) {
+        let why = format!("unknown query parameter {unknown}");
+        if let Err(answer) = gate(&state, &headers).await {
+            return answer;
+        }
+        return refuse(&state, why);
+    }
+    read(&state, &headers, |s| {
+        let data: Vec<Value> = s
+            .refunds
+            .iter()
+            .filter(|_| !s.refunds_lag)
+            .filter(|r| query.get("id").is_none_or(|id| id.parse::<u64>().is_ok_and(|id| r["transaction_id"] == id)))
+            .filter(|r| query.get("flw_ref").is_none_or(|f| r["flw_ref"] == f.as_str()))
+            .filter(|r| query.get("status").is_none_or(|st| r["status"] == st.as_str()))
+            .filter(|r| query.get("currency").is_none_or(|c| r["currency"] == c.as_str()))
+            .map(|r| shown(r, LISTED_FIELDS))
+            .collect();
+        let page_info = json!({ "total": data.len(), "current_page": 1, "total_pages": 1, "page_size": 20 });
+        let body = json!({ "status": "success", "message": "Refunds fetched", "meta": { "page_info": page_info }, "data": data });
+        (StatusCode::OK, Json(body))
+    })
+    .await
+}
+
+/// `GET /v3/refunds/{id}`.
+async fn get_refund(State(state): State<Shared>, headers: HeaderMap, Path(id): Path<String>) -> Answer {
+    let id = id.parse::<u64>().ok();
+    read(&state, &headers, |s| match s.refunds.iter().find(|r| id.is_some_and(|id| r["id"] == id)) {
+        Some(refund) => (
+            StatusCode::OK,
+            Json(json!({ "status": "success", "message": "Refund fetched", "data": shown(refund, LISTED_FIELDS) })),
+        ),
+        None => error(StatusCode::NOT_FOUND, "Refund not found"),
+    })
+    .await
+}
+
 async fn balances(State(state): State<Shared>, headers: HeaderMap) -> Answer {
     read(&state, &headers, |_| {
         (
@@ -402,6 +620,9 @@ impl FakeFlutterwave {
             .route("/v3/transactions/verify_by_reference", get(verify_by_reference))
             .route("/v3/balances", get(balances))
             .route("/v3/accounts/resolve", post(resolve_account))
+            .route("/v3/transactions/{id}/refund", post(refund_transaction))
+            .route("/v3/refunds", get(list_refunds))
+            .route("/v3/refunds/{id}", get(get_refund))
             .with_state(state.clone());
         let (url, stop) = super::serve_in_background(app, "the fake Flutterwave");
         FakeFlutterwave { url, state, _stop: stop }
@@ -444,6 +665,32 @@ impl FakeFlutterwave {
             t["status"] = status.into();
             t["complete_message"] = message.into();
         });
+    }
+
+    /// The refunds of a charge made for Sika's `tx_ref`, oldest first.
+    pub fn refunds_for(&self, tx_ref: &str) -> Vec<Value> {
+        let Some(charge) = self.charge_for(tx_ref) else { return Vec::new() };
+        self.with(|s| s.refunds.iter().filter(|r| r["transaction_id"] == charge["id"]).cloned().collect())
+    }
+
+    /// Settles a refund at the provider (`completed` or `failed`), by the
+    /// provider's refund id.
+    pub fn settle_refund(&self, id: &Value, status: &str) {
+        self.with(|s| {
+            let r = s.refunds.iter_mut().find(|r| r["id"] == *id).expect("the refund");
+            r["status"] = status.into();
+        });
+    }
+
+    /// The notification Flutterwave would send for a refund (by its id), as
+    /// it is now at the fake (`claimed_status` overrides what it claims).
+    pub fn refund_event(&self, id: &Value, claimed_status: Option<&str>) -> Value {
+        let mut refund =
+            self.with(|s| s.refunds.iter().find(|r| r["id"] == *id).cloned()).expect("the refund");
+        if let Some(status) = claimed_status {
+            refund["status"] = status.into();
+        }
+        json!({ "event": "refund.completed", "data": shown(&refund, LISTED_FIELDS) })
     }
 
     /// Settles a charge at the provider (`successful` or `failed`).

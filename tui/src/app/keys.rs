@@ -314,7 +314,7 @@ impl App {
         if !movement.awaits_settlement() {
             self.flash = Some(Flash {
                 text: format!(
-                    "only a pending payout or collection can be settled; this is {}",
+                    "only a pending payout, collection or refund can be settled; this is {}",
                     movement.status()
                 ),
                 error: true,
@@ -322,8 +322,13 @@ impl App {
             return;
         }
         let (settlement, consequence) = match (key, kind) {
+            ('c', MovementKind::Refund) => {
+                (Settlement::Complete, "The money is confirmed as returned to the payer; the hold is taken")
+            }
             ('c', _) => (Settlement::Complete, "The money is confirmed as moved"),
-            (_, MovementKind::Payout) => (Settlement::Fail, "The held funds return to the merchant"),
+            (_, MovementKind::Payout | MovementKind::Refund) => {
+                (Settlement::Fail, "The held funds return to the merchant")
+            }
             _ => (Settlement::Fail, "No money is credited"),
         };
         let (amount, currency) = movement.amount();

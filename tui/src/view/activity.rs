@@ -1,5 +1,7 @@
-//! Activity: payouts, collections and orders of the selected stack in one
-//! table, newest first.
+//! Activity: payouts, collections, orders and refunds of the selected
+//! stack in one table, newest first. Refunds waiting for the operator are
+//! its pending refunds (`F` to pending), completed or failed with `c`/`f`
+//! from their detail, as payouts are.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -15,13 +17,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let [filter, table] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
     render_filter(app, frame, filter);
     let rows = app.activity_rows();
-    let title = format!("Payouts, collections, orders · {} ({})", app.stack.as_str(), rows.len());
+    let title = format!("Payouts, collections, orders, refunds · {} ({})", app.stack.as_str(), rows.len());
     let block = widgets::block(title, true);
     let remote = merged_state(&app.movements);
     let empty = if app.activity_query.is_some() || app.activity_status.status().is_some() {
         "Nothing matches this search (Esc clears it)."
     } else {
-        "No payouts, collections or orders on this stack yet."
+        "No payouts, collections, orders or refunds on this stack yet."
     };
     if let Some(text) = widgets::placeholder(&remote, rows.is_empty(), empty) {
         return widgets::message(frame, table, block, text);
@@ -81,8 +83,8 @@ fn row(app: &App, movement: &Movement, wide: bool) -> Row<'static> {
     Row::new(cells)
 }
 
-/// The three lists' states as one: loaded when any is, loading while any is.
-fn merged_state(lists: &[Remote<Vec<Movement>>; 3]) -> Remote<()> {
+/// The four lists' states as one: loaded when any is, loading while any is.
+fn merged_state(lists: &[Remote<Vec<Movement>>; 4]) -> Remote<()> {
     Remote {
         data: lists.iter().any(|r| r.data.is_some()).then_some(()),
         error: first_error(lists),
@@ -90,6 +92,6 @@ fn merged_state(lists: &[Remote<Vec<Movement>>; 3]) -> Remote<()> {
     }
 }
 
-fn first_error(lists: &[Remote<Vec<Movement>>; 3]) -> Option<String> {
+fn first_error(lists: &[Remote<Vec<Movement>>; 4]) -> Option<String> {
     lists.iter().find_map(|r| r.error.clone())
 }

@@ -128,6 +128,11 @@ fn movement_summary(movement: &Movement, organization: &str) -> Vec<Line<'static
             ("via", format::dash(&c.item.code).to_string()),
             ("account", format::dash(&c.item.account_number).to_string()),
         ])],
+        Movement::Refund(r) => vec![widgets::fields(&[
+            ("amount", format::money(&r.item.amount, &r.item.currency)),
+            ("of", r.item.collection_id.clone()),
+            ("reason", format::dash(r.item.reason.as_deref().unwrap_or_default()).to_string()),
+        ])],
         Movement::Order(o) => {
             let (from, to) = (&o.item.from, &o.item.to);
             vec![

@@ -31,6 +31,7 @@ use sika_api::keys::ApiKey;
 use sika_api::members::{Invitation, Member, MemberStatus, Role};
 use sika_api::orders::{Order, OrderDestination, OrderSource, OrderStatus};
 use sika_api::payouts::{Payout, PayoutDestination, PayoutSource, PayoutStatus};
+use sika_api::refunds::{Refund, RefundStatus};
 use sika_api::requests::LoggedRequest;
 use sika_api::webhooks::{
     WebhookDelivery, WebhookDeliveryStatus, WebhookDisabledReason, WebhookEndpoint, WebhookEndpointStatus,
@@ -48,6 +49,8 @@ pub const PENDING_PAYOUT: &str = "pay_ngn_4fQ9xK2mTz8LwP3bN7cR1dYe";
 pub const COMPLETED_PAYOUT: &str = "pay_kes_8HwT2pLq6Vx0ZcN4bM9sR3aF";
 pub const PENDING_COLLECTION: &str = "col_2KdP7sW9qXe4RtY1uI8oA5zL";
 pub const ORDER: &str = "ord_6MnB3vC8xZ1aS4dF7gH0jK2L";
+/// A live refund waiting for the operator (the oldest row of Activity).
+pub const PENDING_REFUND: &str = "rf_3QwE6rT9yU2iO5pA8sD1fG4h";
 pub const DISPUTE: &str = "dsp_5TgY8uH1jN4mK7lP0oI3uY6T";
 pub const HEALTHY_ENDPOINT: &str = "we_1AsD4fG7hJ0kL3zX6cV9bN2m";
 pub const FAILING_ENDPOINT: &str = "we_9QaZ2wS5xE8dC1rF4vT7gB0Y";
@@ -119,6 +122,9 @@ impl FakeClient {
             (StackName::Live, MovementKind::Order) => {
                 live_orders().into_iter().map(Movement::Order).collect()
             }
+            (StackName::Live, MovementKind::Refund) => {
+                live_refunds().into_iter().map(Movement::Refund).collect()
+            }
             (StackName::Sandbox, MovementKind::Payout) => {
                 sandbox_payouts().into_iter().map(Movement::Payout).collect()
             }
@@ -133,6 +139,9 @@ impl FakeClient {
                 Some(Movement::Collection(c)) => {
                     c.item.status =
                         if completed { CollectionStatus::Completed } else { CollectionStatus::Failed }
+                }
+                Some(Movement::Refund(r)) => {
+                    r.item.status = if completed { RefundStatus::Completed } else { RefundStatus::Failed }
                 }
                 _ => {}
             }
@@ -236,6 +245,7 @@ impl Client for FakeClient {
         match self.movement(stack, kind, id)? {
             Movement::Payout(p) => Ok(Settled::Payout(p.item)),
             Movement::Collection(c) => Ok(Settled::Collection(c.item)),
+            Movement::Refund(r) => Ok(Settled::Refund(r.item)),
             Movement::Order(_) => Err(not_found("order action", settlement.as_str())),
         }
     }
@@ -1080,6 +1090,35 @@ pub fn live_collections() -> Vec<Owned<Collection>> {
         ]),
     };
     vec![owned(ORG_A, collection)]
+}
+
+/// A live refund of a payment the operator settled: it waits for them.
+pub fn live_refunds() -> Vec<Owned<Refund>> {
+    let refund = Refund {
+        id: PENDING_REFUND.into(),
+        status: RefundStatus::Pending,
+        collection_id: "col_9LkJ2hG5fD8sA1qW4eR7tY0u".into(),
+        session_id: None,
+        amount: "5000.00".into(),
+        currency: "NGN".into(),
+        reason: Some("Order cancelled".into()),
+        external_reference: "refund-cart-41".into(),
+        metadata: Metadata::new(),
+        status_message: "Waiting for the operator".into(),
+        timeline: timeline(&[
+            ("2025-03-11T16:20:00.000Z", "state", "Refund created", "5000.00 NGN to the payer"),
+            (
+                "2025-03-11T16:20:00.000Z",
+                "provider",
+                "Waiting for the operator",
+                "Waiting for the operator to return the money to the payer",
+            ),
+        ]),
+        created_at: "2025-03-11T16:20:00.000Z".into(),
+        updated_at: "2025-03-11T16:20:00.000Z".into(),
+        completed_at: None,
+    };
+    vec![owned(ORG_A, refund)]
 }
 
 pub fn live_orders() -> Vec<Owned<Order>> {

@@ -43,6 +43,24 @@ const DOWN_AFTER: u32 = 6;
 pub(crate) enum Kind {
     Payout,
     Collection,
+    /// A refund of a collection the provider charged.
+    Refund,
+}
+
+/// A refund Sika asks a provider to make of a charge it made for a
+/// collection, read from the stored refund.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RefundOrder {
+    /// Sika's refund id. A provider whose refund takes no reference of
+    /// its own carries it in the refund's note, where Sika finds it again.
+    pub id: String,
+    /// Sika's id of the collection: the charge's reference.
+    pub collection_id: String,
+    pub currency: String,
+    /// In major units of `currency`.
+    pub amount: Decimal,
+    /// The provider's id of the refund, once Sika recorded the hand-over.
+    pub provider_id: Option<String>,
 }
 
 /// What Sika asks a provider to move, read from the stored movement.
@@ -103,8 +121,15 @@ pub(crate) trait AsyncRail: Send + Sync {
     fn start<'a>(&'a self, movement: &'a Movement) -> RailFuture<'a, Seen>;
     /// Re-reads a movement by Sika's id; `None` if the provider never saw it.
     fn find<'a>(&'a self, kind: Kind, reference: &'a str) -> RailFuture<'a, Option<Seen>>;
+    /// Refunds a charge it made (the charge Sika's collection names), for
+    /// the order's amount, carrying Sika's refund id.
+    fn refund<'a>(&'a self, order: &'a RefundOrder) -> RailFuture<'a, Seen>;
+    /// Re-reads a refund: by the provider's id once known, else among the
+    /// charge's refunds by Sika's id; `None` if the provider has none.
+    fn find_refund<'a>(&'a self, order: &'a RefundOrder) -> RailFuture<'a, Option<Seen>>;
     /// An authenticated notification's movement, or `None` (a wrong hash,
-    /// an event Sika does not act on).
+    /// an event Sika does not act on). A refund's notification that names
+    /// no Sika id comes back with an empty id.
     fn notification(&self, hash: Option<&str>, body: &[u8]) -> Option<(Kind, String)>;
     /// A cheap authenticated request, to see a provider recover.
     fn probe(&self) -> RailFuture<'_, ()>;
@@ -132,6 +157,14 @@ impl<R: AsyncRail + ?Sized> AsyncRail for Box<R> {
 
     fn find<'a>(&'a self, kind: Kind, reference: &'a str) -> RailFuture<'a, Option<Seen>> {
         (**self).find(kind, reference)
+    }
+
+    fn refund<'a>(&'a self, order: &'a RefundOrder) -> RailFuture<'a, Seen> {
+        (**self).refund(order)
+    }
+
+    fn find_refund<'a>(&'a self, order: &'a RefundOrder) -> RailFuture<'a, Option<Seen>> {
+        (**self).find_refund(order)
     }
 
     fn notification(&self, hash: Option<&str>, body: &[u8]) -> Option<(Kind, String)> {
@@ -272,6 +305,18 @@ impl Rails {
         }
     }
 
+    /// Makes every tracked movement of `kind` due now (a notification
+    /// that names none of Sika's ids, such as a refund's without Sika's
+    /// note) and wakes the reconciler: only movements open at the provider
+    /// are tracked, so this reads no other.
+    pub(crate) fn all_due_now(&self, kind: Kind) {
+        if let Ok(mut due) = self.due.lock() {
+            let now = Instant::now();
+            due.iter_mut().filter(|((k, _), _)| *k == kind).for_each(|(_, (at, _))| *at = now);
+        }
+        self.wake.notify_one();
+    }
+
     pub(crate) fn done(&self, kind: Kind, id: &str) {
         if let Ok(mut due) = self.due.lock() {
             due.remove(&(kind, id.to_string()));
@@ -303,6 +348,9 @@ pub(crate) async fn reconcile<R: AsyncRail + ?Sized>(
     kind: Kind,
     id: &str,
 ) -> ApiResult<Next> {
+    if kind == Kind::Refund {
+        return reconcile_refund(deps, rail, id).await;
+    }
     let Some((movement, sent)) = open_movement(deps.engine, kind, id, rail.name())? else {
         return Ok(Next::Done);
     };
@@ -354,6 +402,84 @@ pub(crate) async fn reconcile<R: AsyncRail + ?Sized>(
     settle(deps, rail, kind, id, &seen).await
 }
 
+/// One look at a refund the provider makes of a charge it made: re-read it
+/// (by the provider's id once recorded, else among the charge's refunds by
+/// Sika's id, which the refund carries in its note); ask for it only if the
+/// provider shows none, so a retry after a timeout or a crash finds the
+/// first request instead of refunding twice; record the hand-over with the
+/// provider's id; settle once the provider's state is final. A refusal
+/// fails the refund, which releases its hold.
+async fn reconcile_refund<R: AsyncRail + ?Sized>(deps: Deps<'_>, rail: &R, id: &str) -> ApiResult<Next> {
+    let Some((order, sent)) = open_refund(deps.engine, id, rail.name())? else { return Ok(Next::Done) };
+    let seen = match rail.find_refund(&order).await {
+        Ok(Some(seen)) => seen,
+        Ok(None) if sent => {
+            deps.rails.health.answered();
+            return Ok(Next::Later);
+        }
+        Ok(None) => match rail.refund(&order).await {
+            Ok(seen) => seen,
+            Err(RailError::Duplicate) => {
+                deps.rails.health.answered();
+                return Ok(Next::Later);
+            }
+            Err(RailError::Refused(message)) => {
+                deps.rails.health.answered();
+                let message = format!("{} refused it: {message}", rail.name());
+                advance(deps, Kind::Refund, id, Step::Settle { success: false, message }).await?;
+                return Ok(Next::Done);
+            }
+            Err(RailError::Transient(error)) => {
+                deps.rails.health.failed();
+                tracing::warn!(refund = id, error, "the provider did not take the refund; reading it again");
+                return Ok(Next::Later);
+            }
+        },
+        Err(RailError::Transient(error) | RailError::Refused(error)) => {
+            deps.rails.health.failed();
+            tracing::warn!(refund = id, error, "cannot read the refund at the provider; retrying");
+            return Ok(Next::Later);
+        }
+        Err(RailError::Duplicate) => return Ok(Next::Later),
+    };
+    deps.rails.health.answered();
+    if !sent {
+        let detail = format!("{} id {}; reference {id}", rail.name(), seen.provider_id);
+        advance(deps, Kind::Refund, id, Step::Sent { provider: rail.name().to_string(), detail }).await?;
+    }
+    settle(deps, rail, Kind::Refund, id, &seen).await
+}
+
+/// The refund if it is pending on a provider's rail, and the provider's id
+/// of it when the hand-over was recorded.
+fn open_refund(engine: &Engine, id: &str, provider: &str) -> ApiResult<Option<(RefundOrder, bool)>> {
+    let Some(refund) = engine.read()?.refund(id)? else { return Ok(None) };
+    if refund.status != MovementStatus::Pending || Rail::from_name(&refund.rail) != Some(Rail::Flutterwave) {
+        return Ok(None);
+    }
+    let sent = refund.timeline.iter().find(|t| timeline::sent_to(&t.fact, provider));
+    let provider_id = sent.and_then(|t| match &t.fact {
+        sika_engine::timeline::Fact::Sent { detail, .. } => provider_id_in(detail, provider),
+        _ => None,
+    });
+    let order = RefundOrder {
+        id: refund.id.clone(),
+        collection_id: refund.collection_id.clone(),
+        currency: refund.currency.clone(),
+        amount: major(&refund.currency, refund.amount)?,
+        provider_id,
+    };
+    Ok(Some((order, sent.is_some())))
+}
+
+/// The provider's id in a hand-over's detail (`"<provider> id <id>;
+/// reference <Sika's id>"`, as [`reconcile`] writes it).
+fn provider_id_in(detail: &str, provider: &str) -> Option<String> {
+    let rest = detail.strip_prefix(provider)?.strip_prefix(" id ")?;
+    let id = rest.split(';').next()?.trim();
+    (!id.is_empty()).then(|| id.to_string())
+}
+
 /// Applies a final state the provider showed.
 async fn settle<R: AsyncRail + ?Sized>(
     deps: Deps<'_>,
@@ -371,6 +497,7 @@ async fn settle<R: AsyncRail + ?Sized>(
             let title = match kind {
                 Kind::Payout => format!("{} confirmed delivery", rail.name()),
                 Kind::Collection => format!("{} confirmed the payment", rail.name()),
+                Kind::Refund => format!("{} confirmed the refund", rail.name()),
             };
             let detail = format!("{} id {}", rail.name(), seen.provider_id);
             advance(deps, kind, id, Step::Note { kind: "provider".into(), title, detail }).await?;
@@ -390,6 +517,7 @@ async fn advance(deps: Deps<'_>, kind: Kind, id: &str, step: Step) -> ApiResult<
     let command = match kind {
         Kind::Payout => Command::AdvancePayout { payout_id: id.to_string(), step },
         Kind::Collection => Command::AdvanceCollection { collection_id: id.to_string(), step },
+        Kind::Refund => Command::AdvanceRefund { refund_id: id.to_string(), step },
     };
     deps.engine.execute(command).await?;
     Ok(())
@@ -414,6 +542,8 @@ fn open_movement(
             let Some(collection) = snapshot.collection(id)? else { return Ok(None) };
             Ok(collection_movement(&collection)?.map(|m| (m, sent(&collection.timeline))))
         }
+        // A refund is read by `open_refund`, with the charge it returns.
+        Kind::Refund => Ok(None),
     }
 }
 
@@ -481,20 +611,18 @@ pub(crate) fn collection_movement(collection: &CollectionRecord) -> ApiResult<Op
 /// Every movement waiting on a provider, from the ledger's index of open
 /// movements (at start, and now and then for those created where no
 /// handler woke the reconciler, such as an order's payout): the engine
-/// keeps it in the commands that create and settle each movement, so no
-/// payout or collection is decoded here.
+/// keeps it in the commands that create and settle each movement (refunds
+/// included), so no payout, collection or refund is decoded here.
 pub(crate) fn open_movements(ledger: &sika_engine::Engine) -> ApiResult<Vec<(Kind, String)>> {
     let open = ledger.read()?.open_movements(Rail::Flutterwave.name())?;
-    Ok(open
-        .into_iter()
-        .filter_map(|movement| {
-            let kind = match movement.kind {
-                sika_engine::MovementKind::Payout => Kind::Payout,
-                sika_engine::MovementKind::Collection => Kind::Collection,
-                // No connector refunds yet (`domain::refunds::connector_for`).
-                sika_engine::MovementKind::Refund => return None,
-            };
-            Some((kind, movement.id))
-        })
-        .collect())
+    Ok(open.into_iter().map(|movement| (kind_of(movement.kind), movement.id)).collect())
+}
+
+/// The reconciler's kind of a movement the ledger indexes.
+pub(crate) fn kind_of(kind: sika_engine::MovementKind) -> Kind {
+    match kind {
+        sika_engine::MovementKind::Payout => Kind::Payout,
+        sika_engine::MovementKind::Collection => Kind::Collection,
+        sika_engine::MovementKind::Refund => Kind::Refund,
+    }
 }

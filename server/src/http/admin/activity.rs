@@ -1,4 +1,4 @@
-//! Payouts, collections, orders and disputes across organizations,
+//! Payouts, collections, refunds, orders and disputes across organizations,
 //! filtered by status and by any part of any field (`q`, matched as the
 //! node-wide search matches: case-insensitive, anywhere but the timeline).
 

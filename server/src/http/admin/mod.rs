@@ -93,6 +93,8 @@ pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
         .routes(routes!(activity::payout))
         .routes(routes!(activity::collections))
         .routes(routes!(activity::collection))
+        .routes(routes!(activity::refunds))
+        .routes(routes!(activity::refund))
         .routes(routes!(activity::orders))
         .routes(routes!(activity::order))
         .routes(routes!(activity::order_funds))
