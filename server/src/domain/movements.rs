@@ -85,7 +85,7 @@ movements! {
         "expired",
     ];
     Payout => "payout", "payouts", payout, views::find_payout, listed_payout,
-        ["pending", "completed", "failed"];
+        ["pending", "completed", "failed", "reversed"];
 }
 
 /// A payout in the operator's list: its own timeline, without deliveries.
