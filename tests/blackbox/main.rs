@@ -35,5 +35,6 @@ mod operator_watch;
 mod orders;
 mod payouts;
 mod postgres;
+mod reversals;
 mod tui_pty;
 mod webhooks;
