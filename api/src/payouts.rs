@@ -6,14 +6,17 @@ use utoipa::ToSchema;
 
 use crate::{AmountInput, Metadata, Money, TimelineEntry};
 
-/// Where a payout stands. `pending` until the rail answers; `completed` and
-/// `failed` are final (a failed payout's hold and fee are released).
+/// Where a payout stands. `pending` until the rail answers; `failed` is
+/// final (a failed payout's hold and fee are released); `completed` is final
+/// unless the rail later takes the payout back: then it is `reversed`, its
+/// amount back on the balance and its fee kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PayoutStatus {
     Pending,
     Completed,
     Failed,
+    Reversed,
 }
 
 /// `POST /v1/payouts`.

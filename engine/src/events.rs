@@ -22,6 +22,7 @@ use strum::{IntoStaticStr, VariantArray};
 pub enum EventKind {
     PayoutCompleted,
     PayoutFailed,
+    PayoutReversed,
     CollectionPending,
     CollectionCompleted,
     CollectionFailed,
@@ -103,6 +104,7 @@ mod tests {
         let expected = [
             "payout.completed",
             "payout.failed",
+            "payout.reversed",
             "collection.pending",
             "collection.completed",
             "collection.failed",

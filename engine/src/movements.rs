@@ -31,7 +31,7 @@ pub const RAIL_MANUAL: &str = crate::rail::Rail::ManualSettlement.name();
 pub(crate) fn actor_of(step: &Step) -> Actor {
     match step {
         Step::Operator { .. } => Actor::Operator,
-        Step::Note { .. } | Step::Sent { .. } | Step::Settle { .. } => Actor::Rail,
+        Step::Note { .. } | Step::Sent { .. } | Step::Settle { .. } | Step::Reverse { .. } => Actor::Rail,
     }
 }
 
@@ -44,7 +44,7 @@ pub(crate) fn noted(step: &Step) -> Option<Fact> {
         Step::Sent { provider, detail } => {
             Some(Fact::Sent { provider: provider.clone(), detail: detail.clone() })
         }
-        Step::Settle { .. } | Step::Operator { .. } => None,
+        Step::Settle { .. } | Step::Operator { .. } | Step::Reverse { .. } => None,
     }
 }
 
@@ -147,6 +147,9 @@ pub(crate) fn schedule(books: &mut Books, due_at: TimestampMs, kind: JobKind) {
     {
         assert!(!matches!(step, Step::Operator { .. }), "only the operator settles as the operator");
         assert!(!matches!(step, Step::Sent { .. }), "a hand-over to a provider is never scheduled");
+    }
+    if let JobKind::AdvanceCollection { step, .. } = &kind {
+        assert!(!matches!(step, Step::Reverse { .. }), "only a payout is reversed");
     }
     let job = Job { id: books.new_id("job"), due_at, kind };
     books.store.put(keys::job(due_at, &job.id), &job);
@@ -301,6 +304,9 @@ pub(crate) fn load_payout(books: &Books, id: &str) -> Result<PayoutRecord, Engin
 /// order a payout is a leg of moves on in `orders::advance_payout`.
 pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result<Applied, EngineError> {
     let mut payout = load_payout(books, id)?;
+    if let Step::Reverse { message } = step {
+        return reverse_payout(books, payout, message);
+    }
     if payout.status != MovementStatus::Pending {
         return Ok(Applied { outcome: Outcome::Payout(payout), replayed: true });
     }
@@ -309,6 +315,7 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
     let actor = actor_of(step);
     match step {
         Step::Note { .. } | Step::Sent { .. } => payout.timeline.extend(noted(step).map(|f| entry(now, f))),
+        Step::Reverse { .. } => unreachable!("a reversal is applied by reverse_payout"),
         Step::Settle { success, message } | Step::Operator { success, message } => {
             for hold in payout.hold_ids.clone() {
                 let spec = if *success {
@@ -361,6 +368,75 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
     }
     books.store.put(keys::payout(id), &payout);
     Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
+}
+
+/// The rail took a completed payout back: its amount comes back to the
+/// balance it left, in one posted transfer from the outside world, and its
+/// fee stays earned. A payout that is not completed has nothing to take
+/// back: a second report of the same reversal (two notifications, or a
+/// sandbox job after a live one) finds it `reversed` and changes nothing,
+/// and one that is pending or failed ignores it, as a settled payout
+/// ignores later steps, so a scheduled reversal never fails its job.
+fn reverse_payout(
+    books: &mut Books,
+    mut payout: PayoutRecord,
+    message: &str,
+) -> Result<Applied, EngineError> {
+    if payout.status != MovementStatus::Completed {
+        return Ok(Applied { outcome: Outcome::Payout(payout), replayed: true });
+    }
+    mark_reversed(&mut payout, books.now, message);
+    let credit = books.transfer(&TransferSpec::Posted {
+        debit: AccountRef::System(SystemAccount::World),
+        credit: AccountRef::Organization(payout.organization.clone()),
+        currency: payout.from_currency.clone(),
+        amount: payout.from_amount,
+        memo: format!("payout {} reversed", payout.id),
+    })?;
+    assert_eq!(
+        credit.credit_account, payout.from_account,
+        "payout {}'s reversal credits the account it was paid from",
+        payout.id
+    );
+    payout.timeline.push(entry(
+        books.now,
+        Fact::ReversalCredited {
+            amount: payout.from_amount,
+            fee: payout.fee_amount,
+            currency: payout.from_currency.clone(),
+            account: payout.from_account.clone(),
+        },
+    ));
+    payout.timeline.push(entry(books.now, Fact::PayoutReversed));
+    books.store.put(keys::payout(&payout.id), &payout);
+    books.emit(
+        &payout.organization.clone(),
+        EventKind::PayoutReversed,
+        EventPayload::Payout(payout.clone()),
+    )?;
+    Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
+}
+
+/// Moves a payout from `completed` to `reversed`, where that is written:
+/// only a completed payout is reversed, and only once (its timeline holds
+/// no earlier reversal). `completed_at` stays: the payout did complete.
+fn mark_reversed(payout: &mut PayoutRecord, now: TimestampMs, message: &str) {
+    assert_eq!(
+        payout.status,
+        MovementStatus::Completed,
+        "payout {} is reversed only once completed",
+        payout.id
+    );
+    assert!(payout.completed_at.is_some(), "completed payout {} has its completion time", payout.id);
+    assert!(
+        !payout.timeline.iter().any(|e| matches!(e.fact, Fact::PayoutReversed)),
+        "payout {} is reversed at most once",
+        payout.id
+    );
+    payout.status = MovementStatus::Reversed;
+    payout.status_message = message.to_string();
+    payout.updated_at = now;
+    payout.timeline.push(entry(now, Fact::Reversed { message: message.to_string() }));
 }
 
 /// The id a new collection gets, after checking what the caller chose: a
@@ -459,6 +535,11 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
         .store
         .get(&key)?
         .ok_or_else(|| EngineError::NotFound { resource: "collection", id: id.to_string() })?;
+    if let Step::Reverse { .. } = step {
+        return Err(EngineError::InvalidState(format!(
+            "collection {id} is not a payout and is never reversed"
+        )));
+    }
     if collection.status != MovementStatus::Pending {
         return Ok(Applied { outcome: Outcome::Collection(collection), replayed: true });
     }
@@ -469,6 +550,7 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
         Step::Note { .. } | Step::Sent { .. } => {
             collection.timeline.extend(noted(step).map(|f| entry(now, f)));
         }
+        Step::Reverse { .. } => unreachable!("refused above"),
         Step::Settle { success, message } | Step::Operator { success, message } => {
             let spec = if *success {
                 TransferSpec::PostPending { pending_id: collection.hold_id }

@@ -268,7 +268,31 @@ pub(crate) fn advance_payout(
     {
         payout_settled(books, order_id, success, message)?;
     }
+    if let (false, Outcome::Payout(payout), Step::Reverse { message }) =
+        (applied.replayed, &applied.outcome, step)
+        && let Some(order_id) = &payout.order_id
+    {
+        payout_reversed(books, order_id, message)?;
+    }
     Ok(applied)
+}
+
+/// The order's payout, delivered, was taken back by the rail. The order
+/// stays `completed` (its funds arrived and its payout completed; the
+/// order's states say nothing of later reversals), and its GET shows the
+/// leg `reversed` with the payout's timeline; its message says where the
+/// money is. No order event: `payout.reversed` carries the payout, which
+/// names the order.
+fn payout_reversed(books: &mut Books, order_id: &str, message: &str) -> Result<(), EngineError> {
+    let mut order = load(books, order_id)?;
+    if order.status != OrderStatus::Completed {
+        return Ok(());
+    }
+    order.updated_at = books.now;
+    order.status_message =
+        format!("The payout was reversed and its amount is back on the balance: {message}");
+    books.store.put(key(&order.id), &order);
+    Ok(())
 }
 
 /// The order's payout settled.

@@ -303,6 +303,11 @@ pub enum MovementStatus {
     Pending,
     Completed,
     Failed,
+    /// A completed payout the rail took back (a mobile-money reversal, a
+    /// bank return): its amount is back on the balance, its fee kept.
+    /// Last, so records stored before it decode unchanged; only a payout
+    /// reaches it (`movements::reverse_payout`).
+    Reversed,
 }
 
 impl MovementStatus {
@@ -311,6 +316,7 @@ impl MovementStatus {
             MovementStatus::Pending => "pending",
             MovementStatus::Completed => "completed",
             MovementStatus::Failed => "failed",
+            MovementStatus::Reversed => "reversed",
         }
     }
 }
@@ -575,15 +581,21 @@ pub enum Step {
     /// so no stored record carries it and the stored shapes are format 5's.
     Operator { success: bool, message: String },
     /// The movement was handed to `provider` (a connector's first look).
-    /// Last, and never scheduled, like `Operator`.
+    /// Never scheduled, like `Operator`.
     Sent { provider: String, detail: String },
+    /// The rail took a completed payout back, saying why. Last, so jobs
+    /// stored before it decode unchanged; the sandbox schedules it (trigger
+    /// `05`) after the payout's completion, and a provider's re-read
+    /// reports it. A payout that is not completed ignores it; a collection
+    /// is never reversed.
+    Reverse { message: String },
 }
 
 impl Step {
     /// Whether a settling step succeeds, and its message; `None` for a note.
     pub fn outcome(&self) -> Option<(bool, &str)> {
         match self {
-            Step::Note { .. } | Step::Sent { .. } => None,
+            Step::Note { .. } | Step::Sent { .. } | Step::Reverse { .. } => None,
             Step::Settle { success, message } | Step::Operator { success, message } => {
                 Some((*success, message))
             }

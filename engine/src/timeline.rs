@@ -195,4 +195,18 @@ pub enum Fact {
         amount: i128,
         currency: String,
     },
+    /// The rail took a completed payout back (`Step::Reverse`), saying why.
+    Reversed {
+        message: String,
+    },
+    /// A reversed payout's `amount` came back to `account`; its `fee` (same
+    /// currency) is kept.
+    ReversalCredited {
+        amount: i128,
+        fee: i128,
+        currency: String,
+        account: String,
+    },
+    /// The payout left `completed` for `reversed`.
+    PayoutReversed,
 }

@@ -83,6 +83,7 @@ pub fn verify(db: &impl ReadableDatabase) -> Result<Report, EngineError> {
     check_idempotency(&table, &mut report)?;
     check_tallies(&table, &mut report)?;
     check_refunds(&table, &mut report)?;
+    check_reversals(&table, &mut report)?;
     check_open_movements(&table, &mut report)?;
     Ok(report)
 }
@@ -131,6 +132,47 @@ fn check_open_movements(table: &Table, report: &mut Report) -> Result<(), Engine
     }
     for (what, _) in expected.into_values() {
         report.problems.push(format!("{what} is pending but not in the index of open movements"));
+    }
+    Ok(())
+}
+
+/// The memo of the transfer that gives a reversed payout's amount back
+/// (`movements::reverse_payout` writes it).
+fn reversed_payout(memo: &str) -> Option<&str> {
+    memo.strip_prefix("payout ")?.strip_suffix(" reversed")
+}
+
+/// Each reversed payout's amount came back exactly once, in its amount and
+/// currency, and no other payout's came back at all: recounted from the
+/// transfers, whatever the payouts say.
+fn check_reversals(table: &Table, report: &mut Report) -> Result<(), EngineError> {
+    let mut given_back: HashMap<String, Vec<(i128, String)>> = HashMap::new();
+    for (_, value) in scan(table, Space::Transfer)? {
+        let transfer: TransferRecord = decode(&value)?;
+        if let Some(id) = reversed_payout(&transfer.memo) {
+            given_back.entry(id.to_string()).or_default().push((transfer.amount, transfer.currency));
+        }
+    }
+    for (_, value) in scan(table, Space::Payout)? {
+        let payout: PayoutRecord = decode(&value)?;
+        let found = given_back.remove(&payout.id).unwrap_or_default();
+        let expected = match payout.status {
+            MovementStatus::Reversed => vec![(payout.from_amount, payout.from_currency.clone())],
+            MovementStatus::Pending | MovementStatus::Completed | MovementStatus::Failed => Vec::new(),
+        };
+        if found != expected {
+            report.problems.push(format!(
+                "payout {} is {} but {} transfer(s) gave its amount back ({found:?})",
+                payout.id,
+                payout.status.name(),
+                found.len()
+            ));
+        }
+    }
+    for id in given_back.keys() {
+        report
+            .problems
+            .push(format!("a transfer gives back the amount of payout {id}, which does not exist"));
     }
     Ok(())
 }

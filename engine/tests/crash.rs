@@ -9,7 +9,9 @@
 //! settle them directly or through their scheduled jobs, which a worker
 //! runs as the node's scheduler does. After every restart each hold is
 //! settled at most once and as its movement's status says, and the cap's
-//! usage is the sum of its payouts.
+//! usage is the sum of its payouts. Payouts are reversed too (a rail's
+//! `Step::Reverse`, sent directly or scheduled): a reversed payout's amount
+//! came back exactly once, whatever the kills interrupted.
 //!
 //! `SIKA_CRASH_CYCLES` sets the number of cycles (default 50).
 
@@ -203,6 +205,16 @@ fn rail_steps(rng: &mut impl Rng) -> Vec<ScheduledStep> {
         .collect()
 }
 
+/// A payout's rail reports, and sometimes a reversal after them.
+fn payout_steps(rng: &mut impl Rng) -> Vec<ScheduledStep> {
+    let mut steps = rail_steps(rng);
+    if rng.random_bool(0.3) {
+        let step = Step::Reverse { message: "rail reversal".into() };
+        steps.push(ScheduledStep { after_ms: rng.random_range(300..600), step });
+    }
+    steps
+}
+
 fn new_payout(
     rng: &mut impl Rng,
     organization: &str,
@@ -234,7 +246,7 @@ fn new_payout(
         }),
         rail: "crash".into(),
         rail_note: "sent".into(),
-        schedule: rail_steps(rng),
+        schedule: payout_steps(rng),
         request_fingerprint: rng.random(),
         order_id: None,
     }
@@ -245,6 +257,7 @@ fn status_name(status: MovementStatus) -> &'static str {
         MovementStatus::Pending => "pending",
         MovementStatus::Completed => "completed",
         MovementStatus::Failed => "failed",
+        MovementStatus::Reversed => "reversed",
     }
 }
 
@@ -335,6 +348,10 @@ fn movement(engine: &Engine, rng: &mut impl Rng, mine: &mut WorkerMovements, wor
             Command::CreatePayout(new_payout(rng, organization, currency, amount, capped))
         }
         2 => match mine.payouts.get(rng.random_range(0..mine.payouts.len().max(1))) {
+            Some(id) if rng.random_bool(0.3) => Command::AdvancePayout {
+                payout_id: id.clone(),
+                step: Step::Reverse { message: "reported reversal".into() },
+            },
             Some(id) => Command::AdvancePayout { payout_id: id.clone(), step: settle(rng) },
             None => return,
         },
@@ -573,11 +590,12 @@ fn check_movement_ack(snapshot: &Snapshot, ack: &Ack) {
     }
 }
 
-/// A movement acknowledged pending may have settled since; a settled one
-/// stays as it was acknowledged.
+/// A movement acknowledged pending may have settled since, and one
+/// acknowledged completed may have been reversed since; a failed or
+/// reversed one stays as it was acknowledged.
 fn check_movement_status(acknowledged: &str, now: &str, id: &str) {
     assert!(
-        acknowledged == now || acknowledged == "pending",
+        acknowledged == now || acknowledged == "pending" || (acknowledged, now) == ("completed", "reversed"),
         "{id} was acknowledged {acknowledged}, is {now}"
     );
 }
@@ -602,9 +620,15 @@ fn listed(snapshot: &Snapshot, organization: &str, kind: &str) -> Vec<String> {
 fn check_holds(snapshot: &Snapshot) {
     let journal = snapshot.journal_length().expect("journal");
     let mut settlements: std::collections::HashMap<u64, Vec<PendingState>> = std::collections::HashMap::new();
+    // Payout id -> how many transfers gave its amount back.
+    let mut reversals: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
     for id in 1..=journal {
         let transfer =
             snapshot.transfer(id).expect("read").unwrap_or_else(|| panic!("transfer {id} is missing"));
+        if let Some(payout) = transfer.memo.strip_prefix("payout ").and_then(|m| m.strip_suffix(" reversed"))
+        {
+            *reversals.entry(payout.to_string()).or_default() += 1;
+        }
         match transfer.kind {
             TransferKind::PostPending(hold) => {
                 settlements.entry(hold).or_default().push(PendingState::Posted)
@@ -622,8 +646,10 @@ fn check_holds(snapshot: &Snapshot) {
     }
     let expected = |status: MovementStatus| match status {
         MovementStatus::Pending => PendingState::Pending,
-        MovementStatus::Completed => PendingState::Posted,
         MovementStatus::Failed => PendingState::Voided,
+        // A reversal leaves the payout's holds posted: it credits the
+        // amount back with a transfer of its own.
+        MovementStatus::Completed | MovementStatus::Reversed => PendingState::Posted,
     };
     let mut cap_sum = 0;
     for organization in ORGS {
@@ -636,6 +662,13 @@ fn check_holds(snapshot: &Snapshot) {
             if payout.api_key_id.as_deref() == Some(CAP_KEY) {
                 cap_sum += payout.from_amount;
             }
+            let given_back = reversals.remove(&id).unwrap_or(0);
+            let expected_back = u32::from(payout.status == MovementStatus::Reversed);
+            assert_eq!(
+                given_back, expected_back,
+                "payout {id} is {:?}: its amount came back {given_back} times",
+                payout.status
+            );
         }
         for id in listed(snapshot, organization, "collections") {
             let collection = snapshot.collection(&id).expect("read").expect("a listed collection");
@@ -643,6 +676,7 @@ fn check_holds(snapshot: &Snapshot) {
             assert_eq!(state, Some(expected(collection.status)), "the hold of {id}");
         }
     }
+    assert!(reversals.is_empty(), "reversals of no listed payout: {reversals:?}");
     for window in CAP_WINDOWS {
         let usage = snapshot.cap_usage(&format!("{CAP_KEY}/{window}")).expect("read").unwrap_or(0);
         assert_eq!(usage, cap_sum, "cap usage in {window} is the sum of the capped payouts");

@@ -1079,6 +1079,27 @@ fn movement_scenario() -> Vec<Op> {
         mv(M::Funds { index: 2, amount: 300, confirmations: 0, payout: None, steps: vec![] }),
         Op::Resubmit { index: 1 },
         Op::Resubmit { index: 7 },
+        // Reversals: a completed payout's amount comes back once (the
+        // second report changes nothing), a failed payout takes none, an
+        // order's completed leg is reversed and the order stays completed,
+        // and a scheduled reversal runs as a job after the completion.
+        mv(M::SettlePayout { index: 0, step: 3 }),
+        mv(M::SettlePayout { index: 0, step: 3 }),
+        mv(M::SettlePayout { index: 1, step: 3 }),
+        mv(M::SettlePayout { index: 3, step: 3 }),
+        mv(M::Payout {
+            org: 1,
+            cur: 1,
+            amount: 1_000,
+            fee: 10,
+            reference: 5,
+            capped: false,
+            steps: vec![(3, 3), (100, 1), (60_000, 3)],
+        }),
+        Op::Advance { ms: 100 },
+        mv(M::RunJobs),
+        Op::Advance { ms: 60_000 },
+        mv(M::RunJobs),
     ]
 }
 

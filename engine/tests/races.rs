@@ -387,3 +387,74 @@ fn a_concurrent_execute_can_be_retried_with_its_reference() {
     }
     panic!("two queued executes never raced in 20 attempts");
 }
+
+#[test]
+fn concurrent_reversals_of_one_payout_give_its_amount_back_once() {
+    let (_dir, engine) = open();
+    deposit(&engine, "org_r", "GHS", 100_000);
+    let new = sika_engine::movements::NewPayout {
+        organization: "org_r".into(),
+        from_currency: "GHS".into(),
+        from_amount: 10_005,
+        to: sika_engine::Destination { code: "mtn_gh".into(), ..Default::default() },
+        to_currency: "GHS".into(),
+        to_amount: 10_005,
+        fee_amount: 200,
+        rate: "1".into(),
+        narration: String::new(),
+        metadata: "{}".into(),
+        external_reference: "race-reversal".into(),
+        api_key_id: None,
+        cap: None,
+        rail: "race".into(),
+        rail_note: "sent".into(),
+        schedule: Vec::new(),
+        request_fingerprint: [7; 32],
+        order_id: None,
+    };
+    let Outcome::Payout(payout) =
+        engine.execute_blocking(Command::CreatePayout(new)).expect("payout").outcome
+    else {
+        panic!("a payout")
+    };
+    let settle = sika_engine::Step::Settle { success: true, message: "delivered".into() };
+    engine
+        .execute_blocking(Command::AdvancePayout { payout_id: payout.id.clone(), step: settle })
+        .expect("settle");
+    let delivered = available(&engine, "org_r", "GHS");
+    assert_eq!(delivered, 100_000 - 10_005 - 200);
+
+    // Every reversal is queued while the writer is held, so they reach it
+    // together, in one batch or a few, none after the first is acknowledged.
+    let hold = engine.hold_writer();
+    let racing = {
+        let (engine, id) = (engine.clone(), payout.id.clone());
+        thread::spawn(move || {
+            race(&engine, |i| Command::AdvancePayout {
+                payout_id: id.clone(),
+                step: sika_engine::Step::Reverse { message: format!("returned ({i})") },
+            })
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while engine.stats().queue_depth < THREADS - 1 && std::time::Instant::now() < deadline {
+        thread::sleep(std::time::Duration::from_millis(1));
+    }
+    drop(hold);
+    let results = racing.join().expect("the racing threads");
+    let reversed = the_one_fresh(&results, |outcome| match outcome {
+        Outcome::Payout(p) => Some(p.status),
+        _ => None,
+    });
+    assert_eq!(reversed, sika_engine::MovementStatus::Reversed);
+    assert!(results.iter().all(Result::is_ok), "a repeated reversal is a no-op, never an error");
+    assert_eq!(
+        available(&engine, "org_r", "GHS"),
+        delivered + 10_005,
+        "the amount came back once, the fee kept"
+    );
+    let events = engine.read().expect("snapshot").events_after(0, 1_000).expect("events");
+    let reversals = events.iter().filter(|e| e.kind == "payout.reversed").count();
+    assert_eq!(reversals, 1, "one payout.reversed");
+    assert_consistent_and_shut_down(engine);
+}

@@ -431,4 +431,77 @@ fn verify_recounts_each_payments_refunds_and_names_one_that_disagrees() {
         assert!(table.remove(keys::refund_tally(&paid).as_slice()).unwrap().is_some());
     });
     assert_reports(&report, &format!("payment {paid} has 3 refund(s) but no refund tally"));
+/// A ledger with a payout completed then reversed, and one completed only.
+fn build_reversal(dir: &Path) -> (PathBuf, String, String) {
+    let path = dir.join("reversal.redb");
+    let engine = Engine::open(EngineConfig::new(Some(path.clone()))).expect("open");
+    run(&engine, deposit("org_a", "GHS", 100_000, None));
+    let payout = |reference: &str| {
+        Command::CreatePayout(sika_engine::movements::NewPayout {
+            organization: "org_a".into(),
+            from_currency: "GHS".into(),
+            from_amount: 10_005,
+            to: sika_engine::Destination { code: "mtn_gh".into(), ..Default::default() },
+            to_currency: "GHS".into(),
+            to_amount: 10_005,
+            fee_amount: 200,
+            rate: "1".into(),
+            narration: String::new(),
+            metadata: "{}".into(),
+            external_reference: reference.into(),
+            api_key_id: None,
+            cap: None,
+            rail: "test".into(),
+            rail_note: "sent".into(),
+            schedule: Vec::new(),
+            request_fingerprint: [reference.len() as u8; 32],
+            order_id: None,
+        })
+    };
+    let mut ids = Vec::new();
+    for reference in ["reversed", "kept"] {
+        let Outcome::Payout(p) = run(&engine, payout(reference)).outcome else { panic!("a payout") };
+        let settle = Step::Settle { success: true, message: "delivered".into() };
+        run(&engine, Command::AdvancePayout { payout_id: p.id.clone(), step: settle });
+        ids.push(p.id);
+    }
+    let reverse = || Step::Reverse { message: "returned".into() };
+    run(&engine, Command::AdvancePayout { payout_id: ids[0].clone(), step: reverse() });
+    let again = run(&engine, Command::AdvancePayout { payout_id: ids[0].clone(), step: reverse() });
+    assert!(again.replayed, "a second reversal changes nothing");
+    let report = verify(&*engine.database().expect("the database")).expect("verify");
+    assert!(report.is_consistent(), "{:?}", report.problems);
+    engine.shutdown();
+    drop(engine);
+    let kept = ids.pop().unwrap();
+    (path, ids.pop().unwrap(), kept)
+}
+
+#[test]
+fn verify_recounts_each_reversal_and_names_a_payout_whose_status_disagrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, reversed, kept) = build_reversal(dir.path());
+    let report = verify_path(&path, &sika_engine::format::LEDGER_STEPS).expect("verify the closed file");
+    assert!(report.is_consistent(), "{:?}", report.problems);
+
+    // A reversed payout rewritten as completed: its amount came back anyway.
+    let report = tamper(&path, "unreversed", |table| {
+        let key = keys::payout(&reversed);
+        let mut payout: sika_engine::PayoutRecord = get(table, &key);
+        payout.status = sika_engine::MovementStatus::Completed;
+        put(table, &key, &payout);
+    });
+    assert_reports(
+        &report,
+        &format!("payout {reversed} is completed but 1 transfer(s) gave its amount back"),
+    );
+
+    // A completed payout rewritten as reversed: nothing gave its amount back.
+    let report = tamper(&path, "unpaid-reversal", |table| {
+        let key = keys::payout(&kept);
+        let mut payout: sika_engine::PayoutRecord = get(table, &key);
+        payout.status = sika_engine::MovementStatus::Reversed;
+        put(table, &key, &payout);
+    });
+    assert_reports(&report, &format!("payout {kept} is reversed but 0 transfer(s) gave its amount back"));
 }

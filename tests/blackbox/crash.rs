@@ -1,8 +1,11 @@
 //! SIGKILL through the HTTP API: the real node is killed while payouts,
 //! deposits, conversions and refunds pour in, restarted, and every operation it
 //! acknowledged must be there exactly once, with `sika verify` passing
-//! straight after each kill. `SIKA_HTTP_CRASH_CYCLES` sets how many kills
-//! (default 3; more locally).
+//! straight after each kill. Some payouts are the sandbox's `05`, which the
+//! rail reverses after completing: each ends reversed, its amount given
+//! back once (one `payout.reversed`, one reversal on its timeline), whether
+//! the kill fell before its reversal job ran or after.
+//! `SIKA_HTTP_CRASH_CYCLES` sets how many kills (default 3; more locally).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,6 +23,9 @@ pub(crate) struct Acknowledged {
     conversions: Mutex<Vec<(String, String)>>,
     /// (externalReference, id, body) of each refund answered 201.
     refunds: Mutex<Vec<(String, String, Value)>>,
+    /// (externalReference, id) of each `05` payout answered 201: the
+    /// sandbox reverses each after it completes.
+    reversible: Mutex<Vec<(String, String)>>,
 }
 
 /// Refunds of 0.50 GHS, round the `payments` (completed collections), until
@@ -110,6 +116,58 @@ pub(crate) async fn pay_out(api: Api, url: String, key: String, prefix: String, 
     }
 }
 
+/// Payouts of 1.05 GHS, which the sandbox completes and then reverses.
+async fn pay_out_reversible(api: Api, url: String, key: String, prefix: String, acked: Arc<Acknowledged>) {
+    for n in 0.. {
+        let reference = format!("{prefix}-{n}");
+        let body = mtn_payout("1.05", &reference);
+        let Ok(r) = api.client.post(&url).bearer_auth(&key).json(&body).send().await else { return };
+        if r.status() != 201 {
+            return;
+        }
+        let Ok(v) = r.json::<Value>().await else { return };
+        let id = v["payout"]["id"].as_str().unwrap().to_string();
+        acked.reversible.lock().unwrap().push((reference, id));
+    }
+}
+
+/// Every acknowledged `05` payout ends reversed, exactly once: listed once,
+/// one `payout.reversed`, one reversal on its timeline.
+async fn check_reversed_once(api: &Api, node: &Node, key: &str, acked: &Acknowledged) {
+    let reversible = acked.reversible.lock().unwrap().clone();
+    let events = eventually("every 05 payout reversed", Duration::from_secs(30), || async {
+        let events = all_events(api, &node.sandbox, key).await;
+        let reversed =
+            |id: &str| events.iter().any(|e| e["event"] == "payout.reversed" && e["data"]["id"] == id);
+        reversible.iter().all(|(_, id)| reversed(id)).then_some(events)
+    })
+    .await;
+    for (reference, id) in &reversible {
+        let count = events
+            .iter()
+            .filter(|e| e["event"] == "payout.reversed" && e["data"]["id"] == id.as_str())
+            .count();
+        assert_eq!(count, 1, "{reference} ({id}) was reversed {count} times");
+    }
+    // The newest ones, those a kill most likely interrupted, in full.
+    for (reference, id) in reversible.iter().rev().take(20) {
+        let r = api.get(&node.sandbox_url(&format!("/v1/payouts/{id}")), key).await;
+        r.expect(200);
+        assert_eq!(r.body["payout"]["status"], "reversed", "{reference}: {}", r.body);
+        let titles = timeline(&r.body["payout"]);
+        let returned = titles.iter().filter(|(_, title, _)| title == "Amount returned").count();
+        assert_eq!(returned, 1, "{reference} ({id}): its amount came back {returned} times");
+    }
+    let listed: Vec<String> = every_item(api, &node.sandbox_url("/v1/payouts?status=reversed"), key)
+        .await
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_string())
+        .collect();
+    for (reference, id) in &reversible {
+        assert_eq!(listed.iter().filter(|l| *l == id).count(), 1, "{reference} ({id}) listed reversed once");
+    }
+}
+
 async fn convert(api: Api, base: String, key: String, prefix: String, acked: Arc<Acknowledged>) {
     for n in 0.. {
         let body = json!({ "from": { "currency": "USD", "amount": "1.00" }, "to": { "currency": "GHS" } });
@@ -186,6 +244,8 @@ async fn every_acknowledged_operation_survives_sigkill_exactly_once() {
             let (url, prefix) = (node.sandbox_url("/v1/payouts"), format!("crash-po-{cycle}-{worker}"));
             workers.push(tokio::spawn(pay_out(api.clone(), url, key.clone(), prefix, acked.clone())));
         }
+        let (url, prefix) = (node.sandbox_url("/v1/payouts"), format!("crash-rv-{cycle}"));
+        workers.push(tokio::spawn(pay_out_reversible(api.clone(), url, key.clone(), prefix, acked.clone())));
         let prefix = format!("crash-cv-{cycle}");
         workers.push(tokio::spawn(convert(
             api.clone(),
@@ -215,16 +275,19 @@ async fn every_acknowledged_operation_survives_sigkill_exactly_once() {
         node.restart(&Options::unthrottled(), &[]);
         check_exactly_once(&api, &node, &key, &acked).await;
         check_refunds_exactly_once(&api, &node, &key, &acked, &payments).await;
+        check_reversed_once(&api, &node, &key, &acked).await;
     }
     let payouts = acked.payouts.lock().unwrap().len();
     let conversions = acked.conversions.lock().unwrap().len();
     let refunds = acked.refunds.lock().unwrap().len();
+    let reversed = acked.reversible.lock().unwrap().len();
     assert!(
-        payouts > 0 && conversions > 0 && deposits > 0 && refunds > 0,
-        "{payouts} payouts, {conversions} conversions, {deposits} deposits, {refunds} refunds"
+        payouts > 0 && conversions > 0 && deposits > 0 && refunds > 0 && reversed > 0,
+        "{payouts} payouts, {conversions} conversions, {deposits} deposits, {refunds} refunds, {reversed} reversed payouts"
     );
     eprintln!(
-        "{} kills: {payouts} payouts, {conversions} conversions, {deposits} deposits, {refunds} refunds acknowledged, each present once",
+        "{} kills: {payouts} payouts, {conversions} conversions, {deposits} deposits, {refunds} refunds, \
+         {reversed} reversed payouts acknowledged, each present once",
         cycles()
     );
     node.stop_and_verify();

@@ -37,5 +37,6 @@ mod orders;
 mod payouts;
 mod postgres;
 mod refunds;
+mod reversals;
 mod tui_pty;
 mod webhooks;

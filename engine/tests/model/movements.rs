@@ -3,7 +3,10 @@
 //! and the jobs they schedule. Checked after every step: each hold is
 //! settled (posted or voided) at most once and only by its movement, cap
 //! usage equals the sum of the accepted payouts, and every movement's status
-//! agrees with the model.
+//! agrees with the model. A completed payout may be reversed (a rail's
+//! `Step::Reverse`, scheduled or sent at any time): its amount comes back to
+//! the organization once, its fee stays, and a reversal of a payout that is
+//! pending, failed or already reversed changes nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,6 +27,7 @@ const MONTH_MS: i64 = 30 * DAY_MS;
 
 #[derive(Clone, Debug)]
 struct PayoutState {
+    org: usize,
     cur: usize,
     amount: i128,
     holds: Vec<u64>,
@@ -107,7 +111,8 @@ pub(super) struct Movements {
 
 #[derive(Debug, Clone)]
 pub(super) enum MoveOp {
-    /// `steps`: (delay in ms, 0 a note, 1 success, 2 failure) the rail reports later.
+    /// `steps`: (delay in ms, 0 a note, 1 success, 2 failure, 3 a reversal)
+    /// the rail reports later.
     Payout {
         org: usize,
         cur: usize,
@@ -171,18 +176,23 @@ fn steps() -> impl Strategy<Value = Vec<(i64, u8)>> {
     prop::collection::vec((0i64..60_000, prop_oneof![1 => Just(0u8), 3 => 1u8..3]), 0..3)
 }
 
+/// A payout's later reports: a collection's, and reversals.
+fn payout_steps() -> impl Strategy<Value = Vec<(i64, u8)>> {
+    prop::collection::vec((0i64..60_000, prop_oneof![1 => Just(0u8), 3 => 1u8..3, 2 => Just(3u8)]), 0..4)
+}
+
 pub(super) fn movement_op() -> impl Strategy<Value = MoveOp> {
     let fee = prop_oneof![1 => Just(0i128), 2 => 1i128..=50];
     prop_oneof![
-        4 => (0..2usize, 0..3usize, transfer_amount(), fee.clone(), 0u8..3, prop::bool::weighted(0.6), steps())
+        4 => (0..2usize, 0..3usize, transfer_amount(), fee.clone(), 0u8..3, prop::bool::weighted(0.6), payout_steps())
             .prop_map(|(org, cur, amount, fee, reference, capped, steps)| MoveOp::Payout { org, cur, amount, fee, reference, capped, steps }),
-        2 => (any::<usize>(), 0u8..3).prop_map(|(index, step)| MoveOp::SettlePayout { index, step }),
+        3 => (any::<usize>(), 0u8..4).prop_map(|(index, step)| MoveOp::SettlePayout { index, step }),
         3 => (0..2usize, 0..3usize, transfer_amount(), 0u8..3, steps())
             .prop_map(|(org, cur, amount, reference, steps)| MoveOp::Collection { org, cur, amount, reference, steps }),
         2 => (any::<usize>(), 0u8..3).prop_map(|(index, step)| MoveOp::SettleCollection { index, step }),
         2 => (0..2usize, 0..3usize, 1i128..=100_000, 0u8..3, 0u32..3, 0i64..120_000)
             .prop_map(|(org, cur, amount, reference, confirmations, expires_in_ms)| MoveOp::Order { org, cur, amount, reference, confirmations, expires_in_ms }),
-        3 => (any::<usize>(), transfer_amount(), 0u32..4, prop_oneof![1 => Just(None), 3 => fee.prop_map(Some), 1 => Just(Some(-1))], steps())
+        3 => (any::<usize>(), transfer_amount(), 0u32..4, prop_oneof![1 => Just(None), 3 => fee.prop_map(Some), 1 => Just(Some(-1))], payout_steps())
             .prop_map(|(index, amount, confirmations, payout, steps)| MoveOp::Funds { index, amount, confirmations, payout, steps }),
         1 => any::<usize>().prop_map(|index| MoveOp::Expire { index }),
         3 => (any::<usize>(), prop_oneof![1 => Just(None), 3 => (-1i128..=4_000).prop_map(Some)], 0u8..3, steps())
@@ -211,7 +221,8 @@ fn step_of(code: u8) -> Step {
     match code {
         0 => Step::Note { kind: "provider".into(), title: "Attempt".into(), detail: "retrying".into() },
         1 => Step::Settle { success: true, message: "delivered".into() },
-        _ => Step::Settle { success: false, message: "rejected".into() },
+        2 => Step::Settle { success: false, message: "rejected".into() },
+        _ => Step::Reverse { message: "returned by the recipient's bank".into() },
     }
 }
 
@@ -537,6 +548,7 @@ impl Model {
             step,
         })?;
         let state = PayoutState {
+            org,
             cur,
             amount: new.from_amount,
             holds: payout.hold_ids.clone(),
@@ -594,6 +606,9 @@ impl Model {
         let Outcome::Payout(payout) = &applied.outcome else {
             return Err(fail(format!("advancing a payout returned {applied:?}")));
         };
+        if let Step::Reverse { .. } = step {
+            return self.reverse_payout(id, &state, applied, payout);
+        }
         if state.status != MovementStatus::Pending {
             prop_assert!(applied.replayed, "a settled payout ignores later reports");
             prop_assert_eq!(payout.status, state.status);
@@ -621,6 +636,31 @@ impl Model {
         {
             order.status = if *success { OrderStatus::Completed } else { OrderStatus::Failed };
         }
+        Ok(())
+    }
+
+    /// A reversal: only a completed payout takes it, once; its amount comes
+    /// back to the organization from the world, its fee stays earned, and
+    /// the order it is a leg of stays `completed`.
+    fn reverse_payout(
+        &mut self,
+        id: &str,
+        state: &PayoutState,
+        applied: &Applied,
+        payout: &sika_engine::PayoutRecord,
+    ) -> Result<(), TestCaseError> {
+        if state.status != MovementStatus::Completed {
+            prop_assert!(applied.replayed, "only a completed payout is reversed, and once");
+            prop_assert_eq!(payout.status, state.status);
+            return Ok(());
+        }
+        prop_assert!(!applied.replayed);
+        self.move_funds((Who::World, state.cur), (Who::Org(state.org), state.cur), state.amount, false)
+            .map_err(|r| fail(format!("reversing the payout: {r:?}")))?;
+        self.journal += 1;
+        prop_assert_eq!(payout.status, MovementStatus::Reversed);
+        prop_assert!(payout.completed_at.is_some(), "a reversed payout keeps its completion time");
+        self.movements.payouts.get_mut(id).expect("the payout").status = MovementStatus::Reversed;
         Ok(())
     }
 

@@ -30,7 +30,13 @@
 //!   transaction-refund, /v3.0.0/reference/get-all-refunds,
 //!   /docs/collecting-payments/refunds;
 //! - `GET /v3/balances` (the health probe);
-//! - notifications carry the `verif-hash` header set in the dashboard.
+//! - notifications carry the `verif-hash` header set in the dashboard;
+//!   a transfer the provider takes back after it succeeded comes as a
+//!   transfer notification (`transfer.completed`, or the newer API's
+//!   `transfer.reversal`) whose transfer carries `reversal`
+//!   (`initial_status` `SUCCESSFUL`, `reconciliation_status` `REVERSED`):
+//!   like every notification it only makes the payout due, and the
+//!   reconciler re-reads the transfer before reversing anything.
 
 use std::time::Duration;
 
@@ -144,6 +150,7 @@ fn seen(data: &Value, kind: Kind) -> Option<Seen> {
         _ => return None,
     };
     let status = match data["status"].as_str().unwrap_or("").to_ascii_uppercase().as_str() {
+        _ if kind == Kind::Payout && reversed(data) => Status::Reversed,
         "SUCCESSFUL" | "SUCCESS" | "SUCCEEDED" => Status::Succeeded,
         "FAILED" | "CANCELLED" | "ERROR" => Status::Failed,
         _ => Status::Pending,
@@ -159,6 +166,15 @@ fn seen(data: &Value, kind: Kind) -> Option<Seen> {
     .take(300)
     .collect();
     Some(Seen { provider_id, status, message })
+}
+
+/// Whether a transfer that succeeded came back: the reference's transfer
+/// reversal carries `reversal.reconciliation_status` `REVERSED` (with
+/// `initial_status` `SUCCESSFUL`) while its `status` reads `FAILED`; a
+/// `status` of `REVERSED` says the same.
+fn reversed(data: &Value) -> bool {
+    let is_reversed = |value: &Value| value.as_str().is_some_and(|s| s.eq_ignore_ascii_case("REVERSED"));
+    is_reversed(&data["status"]) || is_reversed(&data["reversal"]["reconciliation_status"])
 }
 
 /// An amount as a JSON number, as the reference writes it.
@@ -676,6 +692,15 @@ mod tests {
         assert_eq!(s("NEW"), Status::Pending);
         assert_eq!(s("PENDING"), Status::Pending);
         assert!(seen(&json!({"status": "NEW"}), Kind::Payout).is_none(), "no id, nothing seen");
+        let reversal = json!({
+            "id": 1,
+            "status": "FAILED",
+            "reversal": {"initial_status": "SUCCESSFUL", "reconciliation_status": "REVERSED"},
+        });
+        assert_eq!(seen(&reversal, Kind::Payout).unwrap().status, Status::Reversed);
+        assert_eq!(s("REVERSED"), Status::Reversed);
+        let charge = seen(&json!({"id": 1, "status": "REVERSED"}), Kind::Collection).unwrap();
+        assert_eq!(charge.status, Status::Pending, "only a transfer is reversed");
     }
 
     #[test]

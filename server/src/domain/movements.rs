@@ -86,7 +86,7 @@ movements! {
         "expired",
     ];
     Payout => "payout", "payouts", payout, views::find_payout, listed_payout,
-        ["pending", "completed", "failed"];
+        ["pending", "completed", "failed", "reversed"];
     Refund => "refund", "refunds", refund, views::find_refund, listed_refund,
         ["pending", "completed", "failed"];
 }

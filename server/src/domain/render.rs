@@ -240,7 +240,9 @@ pub(crate) fn collection(
         id: record.id.clone(),
         status: match record.status {
             MovementStatus::Pending => CollectionStatus::Pending,
-            MovementStatus::Completed => CollectionStatus::Completed,
+            // The engine reverses payouts only (`Step::Reverse` on a
+            // collection is refused), so no collection is `Reversed`.
+            MovementStatus::Completed | MovementStatus::Reversed => CollectionStatus::Completed,
             MovementStatus::Failed => CollectionStatus::Failed,
         },
         amount: amount(&record.currency, record.amount),
@@ -372,6 +374,7 @@ fn payout_status(status: sika_engine::movements::MovementStatus) -> sika_api::pa
         MovementStatus::Pending => PayoutStatus::Pending,
         MovementStatus::Completed => PayoutStatus::Completed,
         MovementStatus::Failed => PayoutStatus::Failed,
+        MovementStatus::Reversed => PayoutStatus::Reversed,
     }
 }
 

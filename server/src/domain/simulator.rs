@@ -78,8 +78,12 @@ pub(crate) const COLLECTION_SCENARIOS: &[(&str, &str)] = &[
 ];
 
 /// Payout outcomes by the first two fraction digits of `amount`.
-pub(crate) const PAYOUT_SCENARIOS: &[(&str, &str)] =
-    &[("01", "rejected"), ("03", "timeout_then_reconciled"), ("default", "completed")];
+pub(crate) const PAYOUT_SCENARIOS: &[(&str, &str)] = &[
+    ("01", "rejected"),
+    ("03", "timeout_then_reconciled"),
+    ("05", "completed_then_reversed"),
+    ("default", "completed"),
+];
 
 /// Refund outcomes by the last two decimal digits of the refund's amount.
 pub(crate) const REFUND_SCENARIOS: &[(&str, &str)] =
@@ -105,8 +109,8 @@ pub(crate) const SIMULATIONS: &[Simulation] = &[
         operation: "create_payout",
         method: "POST",
         path: "/v1/payouts",
-        description: "Sandbox payouts settle by the last two decimal digits of from.amount.",
-        outcomes: &["completed", "rejected", "timeout_then_reconciled"],
+        description: "Sandbox payouts settle by the last two decimal digits of from.amount. 05 completes, then the rail reverses it a minute later: the payout ends reversed, its amount back on the balance (the fee kept), and payout.reversed fires.",
+        outcomes: &["completed", "rejected", "timeout_then_reconciled", "completed_then_reversed"],
         trigger: Trigger { field: "from.amount", rule: "last_two_decimal_digits" },
         scenarios: PAYOUT_SCENARIOS,
     },
@@ -236,10 +240,26 @@ fn settle(success: bool, message: &str) -> Step {
     Step::Settle { success, message: message.into() }
 }
 
+/// How long after completing a sandbox `05` payout is reversed (unscaled),
+/// as long as the other triggers' delayed outcomes take.
+pub(crate) const PAYOUT_REVERSAL_AFTER_MS: i64 = 60_000;
+
 /// What the simulated rail will report for a payout (unscaled delays: 2 s
-/// to settle; a timeout is noticed at 30 s and reconciled at 60 s).
+/// to settle; a timeout is noticed at 30 s and reconciled at 60 s; a
+/// reversal comes [`PAYOUT_REVERSAL_AFTER_MS`] after the completion). Every
+/// step is a job stored with the payout, so a restart loses none.
 pub(crate) fn payout_steps(outcome: &str, time_scale: f64) -> Vec<ScheduledStep> {
     match outcome {
+        "completed_then_reversed" => vec![
+            after(2_000, time_scale, settle(true, "Delivered to the recipient")),
+            after(
+                2_000 + PAYOUT_REVERSAL_AFTER_MS,
+                time_scale,
+                Step::Reverse {
+                    message: "The recipient's provider returned the funds (sandbox trigger 05)".into(),
+                },
+            ),
+        ],
         "rejected" => vec![after(
             2_000,
             time_scale,
@@ -355,5 +375,10 @@ mod tests {
         assert!(matches!(refunds.steps(1_000)[0].step, Step::Settle { success: true, .. }));
         assert_eq!(refund_schedule(6, 1.0).steps(10_610_000)[0].after_ms, 2_000);
         assert!(matches!(refund_schedule(0, 1.0).steps(1_561)[0].step, Step::Settle { success: false, .. }));
+        assert_eq!(outcome(PAYOUT_SCENARIOS, "05"), "completed_then_reversed");
+        let reversed = payout_steps("completed_then_reversed", 1.0);
+        assert!(matches!(reversed[0].step, Step::Settle { success: true, .. }));
+        assert!(matches!(reversed[1].step, Step::Reverse { .. }));
+        assert_eq!(reversed[1].after_ms - reversed[0].after_ms, PAYOUT_REVERSAL_AFTER_MS);
     }
 }

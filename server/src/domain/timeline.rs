@@ -201,6 +201,17 @@ pub fn words(fact: &Fact) -> [String; 3] {
         ),
         Fact::OrderCompleted => of("state", "Order completed", "The payout was delivered".into()),
         Fact::OrderExpired => of("state", "Order expired", "No funds arrived before the deadline".into()),
+        Fact::Reversed { message } => of("provider", "Provider reversed the payout", message.clone()),
+        Fact::ReversalCredited { amount: minor, fee, currency, account } => of(
+            "ledger",
+            "Amount returned",
+            format!(
+                "{} {currency} back on {account}; the {} {currency} fee is kept",
+                amount(*minor, currency),
+                amount(*fee, currency)
+            ),
+        ),
+        Fact::PayoutReversed => of("state", "Payout reversed", "Status reversed".into()),
     }
 }
 
@@ -253,6 +264,16 @@ mod tests {
                 ["collection", "Underpaid", "Expected 2500; proceeding on actuals"],
             ),
             (Fact::FeeHeld { amount: 7, currency: "ZZZ".into() }, ["fee", "Fee held", "7 ZZZ fee"]),
+            (
+                Fact::ReversalCredited {
+                    amount: 2505,
+                    fee: 50,
+                    currency: "USD".into(),
+                    account: "acct_1".into(),
+                },
+                ["ledger", "Amount returned", "25.05 USD back on acct_1; the 0.50 USD fee is kept"],
+            ),
+            (Fact::PayoutReversed, ["state", "Payout reversed", "Status reversed"]),
             (
                 Fact::Legacy { kind: "state".into(), title: "Old words".into(), detail: "kept".into() },
                 ["state", "Old words", "kept"],

@@ -25,6 +25,13 @@
 //! any other parameter; `GET /v3/refunds/{id}` reads one refund. A refund
 //! starts `pending` (or as [`FakeState::refund_status`] says) and settles
 //! when a test says so (`completed` or `failed`).
+//!
+//! A transfer that succeeded can be
+//! reversed afterwards ([`FakeFlutterwave::reverse_transfer`]), as the
+//! reference's transfer reversal shows it: `status` `FAILED` and a
+//! `reversal` object (`reversal_datetime`, `initial_status` `SUCCESSFUL`,
+//! `reconciliation_status` `REVERSED`, `reconciliation_type`); only a
+//! successful transfer can be, and only once.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -691,6 +698,31 @@ impl FakeFlutterwave {
             refund["status"] = status.into();
         }
         json!({ "event": "refund.completed", "data": shown(&refund, LISTED_FIELDS) })
+    }
+
+    /// Reverses a transfer that succeeded (a mobile-money reversal, a bank
+    /// return): what `GET /v3/transfers` shows of it afterwards.
+    pub fn reverse_transfer(&self, reference: &str, message: &str) {
+        self.with(|s| {
+            let t = s.transfers.iter_mut().find(|t| t["reference"] == reference).expect("the transfer");
+            assert_eq!(t["status"], "SUCCESSFUL", "only a successful transfer is reversed: {t}");
+            assert!(t["reversal"].is_null(), "a transfer is reversed once: {t}");
+            t["status"] = "FAILED".into();
+            t["complete_message"] = message.into();
+            t["reversal"] = json!({
+                "reversal_datetime": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                "initial_status": "SUCCESSFUL",
+                "reconciliation_status": "REVERSED",
+                "reconciliation_type": "D",
+            });
+        });
+    }
+
+    /// The notification of a transfer's reversal as the newer API names it
+    /// (`transfer.reversal`), with the transfer as it is now at the fake.
+    pub fn reversal_event(&self, reference: &str) -> Value {
+        let t = self.transfers_for(reference).pop().expect("a transfer with this reference");
+        json!({ "event": "transfer.reversal", "data": t })
     }
 
     /// Settles a charge at the provider (`successful` or `failed`).

@@ -111,6 +111,8 @@ pub fn status_style(status: &str) -> Style {
             Color::Yellow
         }
         "failed" | "disabled" | "suspended" | "lost" | "expired" | "revoked" | "INCONSISTENT" => Color::Red,
+        // Money that came back after completing: neither a success nor a failure.
+        "reversed" => Color::Magenta,
         _ => return Style::default(),
     };
     Style::default().fg(color)

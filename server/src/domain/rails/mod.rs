@@ -11,7 +11,11 @@
 //! reference; hand it over if the provider has never seen it; record "Sent
 //! to <provider>"; settle once the provider's state is final. The
 //! reconciler (`runtime::rails`) runs it for every open movement with
-//! backoff, and a notification only makes a movement due at once.
+//! backoff, and a notification only makes a movement due at once. A
+//! notification about a payout already completed is how a reversal
+//! arrives (a mobile-money reversal, a bank return): the payout is re-read
+//! and reversed only when the provider shows it reversed; a completed
+//! payout is otherwise never looked at again, and a reversed one never.
 //!
 //! [`lookup`] asks the provider whether a bank account exists before any
 //! money moves (destination validation, payout and order creation).
@@ -87,6 +91,8 @@ pub(crate) enum Status {
     Pending,
     Succeeded,
     Failed,
+    /// A transfer that succeeded, then came back (payouts only).
+    Reversed,
 }
 
 /// A movement as the provider shows it.
@@ -352,7 +358,7 @@ pub(crate) async fn reconcile<R: AsyncRail + ?Sized>(
         return reconcile_refund(deps, rail, id).await;
     }
     let Some((movement, sent)) = open_movement(deps.engine, kind, id, rail.name())? else {
-        return Ok(Next::Done);
+        return reversal(deps, rail, kind, id).await;
     };
     let seen = match rail.find(kind, id).await {
         Ok(Some(seen)) => seen,
@@ -510,7 +516,63 @@ async fn settle<R: AsyncRail + ?Sized>(
             advance(deps, kind, id, Step::Settle { success: false, message }).await?;
             Ok(Next::Done)
         }
+        // Delivered, then taken back before Sika heard of either: it
+        // completes (the transfer did succeed, and its fee is earned) and
+        // is reversed at once.
+        Status::Reversed => {
+            let message = with_message(format!("{} id {}", rail.name(), seen.provider_id));
+            advance(deps, kind, id, Step::Settle { success: true, message }).await?;
+            advance(deps, kind, id, Step::Reverse { message: reversal_message(rail, seen) }).await?;
+            Ok(Next::Done)
+        }
     }
+}
+
+/// Why the provider took a payout back, as its timeline says.
+fn reversal_message<R: AsyncRail + ?Sized>(rail: &R, seen: &Seen) -> String {
+    let text = format!("{} reversed transfer {}", rail.name(), seen.provider_id);
+    if seen.message.is_empty() { text } else { format!("{text}: {}", seen.message) }
+}
+
+/// A notification about a movement that is no longer open: for a payout
+/// that completed on this provider, the provider is asked again, and the
+/// payout is reversed only when its answer shows the transfer reversed
+/// (what the notification claimed is never applied). Anything else is
+/// left alone; the engine ignores a second reversal, so two notifications
+/// about one reversal take the amount back once.
+async fn reversal<R: AsyncRail + ?Sized>(deps: Deps<'_>, rail: &R, kind: Kind, id: &str) -> ApiResult<Next> {
+    if kind != Kind::Payout || !delivered_payout(deps.engine, id)? {
+        return Ok(Next::Done);
+    }
+    match rail.find(kind, id).await {
+        Ok(Some(seen)) => {
+            deps.rails.health.answered();
+            if seen.status == Status::Reversed {
+                advance(deps, kind, id, Step::Reverse { message: reversal_message(rail, &seen) }).await?;
+            }
+            Ok(Next::Done)
+        }
+        Ok(None) => {
+            deps.rails.health.answered();
+            Ok(Next::Done)
+        }
+        Err(RailError::Transient(error) | RailError::Refused(error)) => {
+            deps.rails.health.failed();
+            tracing::warn!(
+                movement = id,
+                error,
+                "cannot re-read a completed payout at the provider; retrying"
+            );
+            Ok(Next::Later)
+        }
+        Err(RailError::Duplicate) => Ok(Next::Done),
+    }
+}
+
+/// Whether `id` is a payout completed on the provider's rail.
+fn delivered_payout(engine: &Engine, id: &str) -> ApiResult<bool> {
+    let Some(payout) = engine.read()?.payout(id)? else { return Ok(false) };
+    Ok(payout.status == MovementStatus::Completed && Rail::from_name(&payout.rail) == Some(Rail::Flutterwave))
 }
 
 async fn advance(deps: Deps<'_>, kind: Kind, id: &str, step: Step) -> ApiResult<()> {
