@@ -155,6 +155,7 @@ pub(crate) fn unexpected(outcome: &sika_engine::Outcome) -> ApiError {
         Outcome::Payout(_) => "a payout",
         Outcome::Collection(_) => "a collection",
         Outcome::Order(_) => "an order",
+        Outcome::Dispute(_) => "a dispute",
     };
     ApiError::internal_from(format!("the engine answered the command with {kind}"))
 }

@@ -34,6 +34,12 @@ pub(crate) fn event_data(engine: &Engine, event: &EventRecord) -> ApiResult<Valu
             render::to_json(&views::order(&engine.read()?, o, Some(p), at)?)
         }
         EventPayload::Rendered { json, .. } => serde_json::from_str(json).unwrap_or(Value::Null),
+        EventPayload::Dispute(money) => {
+            match crate::domain::disputes::event_view(&engine.read()?, money, event)? {
+                Some(view) => render::to_json(&view),
+                None => Value::Null,
+            }
+        }
     })
 }
 

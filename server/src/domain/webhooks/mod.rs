@@ -246,6 +246,7 @@ pub(crate) fn event_resource_id(event: &EventRecord) -> Option<String> {
         EventPayload::Collection(c) => Some(c.id.clone()),
         EventPayload::Order(o) | EventPayload::OrderWithPayout(o, _) => Some(o.id.clone()),
         EventPayload::Rendered { id, .. } => Some(id.clone()),
+        EventPayload::Dispute(d) => Some(d.id.clone()),
     }
 }
 
