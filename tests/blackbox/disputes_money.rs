@@ -141,8 +141,9 @@ async fn a_shortfall_is_held_from_the_next_inflows_each_its_own_entry() {
     // A payout the rail rejects: its hold comes back later, an inflow too.
     let r = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("2.01", "dm-rejected")).await;
     let (_, rejected) = r.created("payout", "pay_");
-    let rejected_total = minor(r.body["payout"]["amount"].as_str().unwrap_or("2.01"), GHS)
-        + minor(r.body["payout"]["fee"]["amount"].as_str().unwrap(), GHS);
+    let rejected_fee = minor(r.body["payout"]["fee"]["amount"].as_str().unwrap(), GHS);
+    assert!(rejected_fee > 0, "{}", r.body);
+    let rejected_total = 201 + rejected_fee;
     let (left, _) = ghs(&api, &node).await;
     assert!(left > 0 && left < 1_000, "less than the dispute is available: {left}");
 
@@ -153,7 +154,8 @@ async fn a_shortfall_is_held_from_the_next_inflows_each_its_own_entry() {
     assert_eq!(opened["amount"], "10.00");
     assert_eq!(ghs(&api, &node).await.0, 0, "never negative: the balance is just empty");
 
-    // The rejected payout's release is an inflow: held for the dispute first.
+    // The rejected payout's release is two inflows (its amount's hold, then
+    // its fee's): each held for the dispute first.
     let url = node.sandbox_url(&format!("/v1/payouts/{rejected}"));
     poll_until(&api, &url, &key, |b| b["payout"]["status"] == "failed").await;
     let after_release = left + rejected_total;
@@ -167,7 +169,9 @@ async fn a_shortfall_is_held_from_the_next_inflows_each_its_own_entry() {
     assert_eq!(held(&dispute), (after_release + 100).min(1_000));
     assert_eq!(ghs(&api, &node).await.0, 0);
     let updated = dispute_events(&api, &node, &id, "dispute.updated").await;
-    assert_eq!(updated.len(), 2, "one dispute.updated per inflow: {updated:?}");
+    assert_eq!(updated.len(), 3, "one dispute.updated per inflow: {updated:?}");
+    let helds: Vec<i128> = updated.iter().map(held).collect();
+    assert_eq!(helds, [left + 201, after_release, after_release + 100], "heldAmount as each inflow left it");
     assert_eq!(updated.last().unwrap(), &dispute, "the event carries the dispute as the GET shows it");
     assert_eq!(sink.wait_for("dispute.updated", &id).await["data"]["status"], "open");
 
@@ -179,18 +183,18 @@ async fn a_shortfall_is_held_from_the_next_inflows_each_its_own_entry() {
     let owed = 1_000 - (after_release + 100);
     assert_eq!(ghs(&api, &node).await.0, available_before + 1_000 - owed);
     let updated = dispute_events(&api, &node, &id, "dispute.updated").await;
-    assert_eq!(updated.len(), 3, "{updated:?}");
+    assert_eq!(updated.len(), 4, "{updated:?}");
     assert_eq!(updated.last().unwrap()["heldAmount"], "10.00");
 
     // Each inflow's hold is its own ledger entry, and nothing more is held.
     let account = ghs_account(&api, &node).await;
     let entries = dispute_entries(&api, &node, &account, &id).await;
     let amounts: Vec<i128> = entries.iter().map(|e| minor(e["amount"].as_str().unwrap(), GHS)).collect();
-    assert_eq!(amounts, [left, rejected_total, 100, owed], "{entries:?}");
+    assert_eq!(amounts, [left, 201, rejected_fee, 100, owed], "{entries:?}");
     assert!(entries.iter().all(|e| e["side"] == "debit"), "{entries:?}");
     deposit(&api, &node, &key, "GHS", "3.00").await;
     assert_eq!(get_dispute(&api, &node, &id).await["heldAmount"], "10.00");
-    assert_eq!(dispute_entries(&api, &node, &account, &id).await.len(), 4);
+    assert_eq!(dispute_entries(&api, &node, &account, &id).await.len(), 5);
     node.stop_and_verify();
 }
 
