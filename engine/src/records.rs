@@ -656,6 +656,49 @@ pub struct Job {
 mod tests {
     use super::*;
 
+    fn dispute(held: i128, taken: i128, state: DisputeState) -> DisputeRecord {
+        DisputeRecord {
+            id: "dsp_1".into(),
+            organization: "org".into(),
+            currency: "GHS".into(),
+            amount: 1_000,
+            state,
+            held,
+            taken,
+            transfer_ids: Vec::new(),
+            created_at: 0,
+            updated_at: 0,
+            resolved_at: None,
+        }
+    }
+
+    #[test]
+    fn a_dispute_owes_what_it_has_not_covered_until_it_is_won() {
+        assert_eq!(dispute(400, 0, DisputeState::Open).shortfall(), Ok(600));
+        assert_eq!(dispute(0, 700, DisputeState::Lost).shortfall(), Ok(300));
+        assert_eq!(dispute(0, 0, DisputeState::Won).shortfall(), Ok(0));
+        assert_eq!(dispute(0, 700, DisputeState::Lost).held_amount(), Ok(700));
+        dispute(1_000, 0, DisputeState::Open).assert_consistent();
+    }
+
+    #[test]
+    #[should_panic(expected = "holds more than its amount")]
+    fn a_dispute_never_holds_more_than_its_amount() {
+        dispute(1_001, 0, DisputeState::Open).assert_consistent();
+    }
+
+    #[test]
+    #[should_panic(expected = "still holds money")]
+    fn a_lost_dispute_holds_nothing() {
+        dispute(10, 990, DisputeState::Lost).assert_consistent();
+    }
+
+    #[test]
+    #[should_panic(expected = "still holds or took money")]
+    fn a_won_dispute_keeps_nothing() {
+        dispute(0, 10, DisputeState::Won).assert_consistent();
+    }
+
     #[test]
     fn balances_that_would_overflow_are_an_error() {
         let owner = AccountOwner::System(SystemAccount::World);
