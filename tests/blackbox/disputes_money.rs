@@ -320,3 +320,58 @@ async fn payouts_racing_a_dispute_opening_never_take_a_balance_below_zero() {
     assert!(ghs(&api, &node).await.0 >= 0);
     node.stop_and_verify();
 }
+
+/// A dispute opened before disputes moved money has no money of its own
+/// in the engine (made here by taking its record out of a stopped node's
+/// file): it shows `heldAmount` `0.00`, later inflows stay whole, and
+/// resolving it moves nothing while its events still carry `outcome`.
+#[tokio::test]
+async fn a_dispute_from_before_disputes_moved_money_resolves_without_moving_any() {
+    let Some(()) = embedded_store() else { return };
+    let mut node = Node::start(Options::unthrottled());
+    let (api, key) = (Api::new(), node.creds.sandbox_key.clone());
+    let collection = paid(&api, &node, "8.00", "dm-legacy").await;
+    // 6.93 and its fee (1.00 + 1 %, rounded half up: 1.07) spend all 8.00,
+    // so the dispute holds nothing and has no ledger entry.
+    let r = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("6.93", "dm-legacy-spend")).await;
+    r.expect(201);
+    assert_eq!(ghs(&api, &node).await.0, 0);
+    let (opened, id) = open_dispute(&api, &node, json!({ "collectionId": collection })).await;
+    assert_eq!(opened["heldAmount"], "0.00");
+    node.stop();
+    {
+        use sika_engine::storage::{RECORDS, keys};
+        let path = node.data_dir().join("sandbox.redb");
+        let db = redb::Database::open(&path).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut table = txn.open_table(RECORDS).unwrap();
+            assert!(table.remove(keys::dispute(&id).as_slice()).unwrap().is_some(), "its money record");
+            let organization = &node.creds.organization_id;
+            let owed = keys::dispute_shortfalls(organization, "GHS");
+            assert!(table.remove(owed.as_slice()).unwrap().is_some(), "the balance owed it");
+        }
+        txn.commit().unwrap();
+    }
+    node.restart(&Options::unthrottled(), &[]);
+    let api = Api::new();
+    let before = get_dispute(&api, &node, &id).await;
+    assert_eq!(
+        (&before["status"], &before["heldAmount"], &before["outcome"]),
+        (&json!("open"), &json!("0.00"), &Value::Null)
+    );
+    deposit(&api, &node, &key, "GHS", "3.00").await;
+    assert_eq!(ghs(&api, &node).await.0, 300, "nothing is held for it");
+    let r = api.post(&node.sandbox_url(&format!("/v1/disputes/{id}/accept")), &key, json!({})).await;
+    r.expect(200);
+    let accepted = r.body["dispute"].clone();
+    assert_eq!(
+        (&accepted["status"], &accepted["outcome"], &accepted["heldAmount"]),
+        (&json!("accepted"), &json!("lost"), &json!("0.00"))
+    );
+    assert_eq!(ghs(&api, &node).await.0, 300, "resolving it moves no money");
+    assert_eq!(get_dispute(&api, &node, &id).await, accepted);
+    let closed = dispute_events(&api, &node, &id, "dispute.closed").await;
+    assert_eq!(closed, [accepted]);
+    node.stop_and_verify();
+}

@@ -36,8 +36,8 @@ use sika_api::disputes::{self as wire, CreateDisputeMessage, DisputeAttachmentIn
 use sika_engine::disputes::NewDispute;
 use sika_engine::movements::{CollectionRecord, MovementStatus};
 use sika_engine::{
-    Command, Currency, DisputeRecord, DisputeState, Document, Engine, EngineError, EventRecord, Expected,
-    Outcome, Snapshot,
+    Command, Currency, DisputeRecord, DisputeState, Document, Engine, EngineError, EventKind, EventPayload,
+    EventRecord, Expected, NewEvent, Outcome, Snapshot,
 };
 
 use crate::domain::error::{ApiError, ApiResult, money_error};
@@ -545,12 +545,19 @@ pub(crate) async fn resolve(
                 list: None,
             });
         }
+        let expect = vec![Expected::unchanged(COLLECTION, id, &bytes)];
+        if snapshot.dispute(id)?.is_none() {
+            match resolve_without_money(deps, &dispute, &thread, expect, documents).await? {
+                Some(resolved) => return Ok(resolved),
+                None => continue,
+            }
+        }
         let saved = deps
             .engine
             .execute(Command::ResolveDispute {
                 dispute_id: dispute.id.clone(),
                 accepted: status == Status::Accepted,
-                expect: vec![Expected::unchanged(COLLECTION, id, &bytes)],
+                expect,
                 documents,
             })
             .await;
@@ -562,6 +569,31 @@ pub(crate) async fn resolve(
         }
     }
     Err(busy(id))
+}
+
+/// Resolves a dispute opened before disputes moved money: it holds
+/// nothing, so its resolution is its documents and events alone. `None`
+/// when the dispute changed meanwhile (read it again).
+async fn resolve_without_money(
+    deps: &Deps<'_>,
+    dispute: &Dispute,
+    thread: &[Message],
+    expect: Vec<Expected>,
+    documents: Vec<Document>,
+) -> ApiResult<Option<wire::Dispute>> {
+    let rendered = view(dispute, None, Some(thread))?;
+    let json = render::to_json(&rendered).to_string();
+    let event = |kind| NewEvent {
+        organization: dispute.organization.clone(),
+        kind,
+        payload: EventPayload::Rendered { id: dispute.id.clone(), json: json.clone() },
+    };
+    let events = vec![event(EventKind::DisputeUpdated), event(EventKind::DisputeClosed)];
+    match deps.engine.execute(Command::Save { expect, documents, events }).await {
+        Ok(_) => Ok(Some(rendered)),
+        Err(EngineError::Conflict(_)) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// `POST /v1/disputes/{id}/accept`: the merchant gives in; the dispute
