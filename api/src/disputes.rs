@@ -1,6 +1,7 @@
 //! Disputes: a payer contests a paid collection or payment-link payment,
 //! and the merchant answers in the dispute's message thread until it is
-//! resolved. Disputes move no money in this version.
+//! resolved. Opening one holds its amount on the merchant's balance;
+//! resolving it takes the hold (`accepted`) or releases it (`declined`).
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -39,6 +40,16 @@ pub enum DisputeOutcome {
     Declined,
 }
 
+/// What a resolved dispute meant for the merchant: `lost` when it was
+/// resolved `accepted` (the amount is taken), `won` when `declined` (the
+/// hold is released).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DisputeResult {
+    Won,
+    Lost,
+}
+
 /// Who wrote a message: the merchant, through the API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -66,6 +77,13 @@ pub struct Dispute {
     pub currency: String,
     /// When the merchant's answer is due: seven days after opening.
     pub evidence_due_by: String,
+    /// What the dispute has on the merchant's balance of its currency:
+    /// held while it is open (less than `amount` while the balance lacked
+    /// the rest, which the next inflows fill), taken once `accepted`
+    /// (growing to `amount` as inflows come), `0.00` once `declined` (the
+    /// hold is released).
+    #[schema(pattern = r"^-?[0-9]+(\.[0-9]+)?$", example = "10.00")]
+    pub held_amount: String,
     #[schema(example = "dsp_0VbowfAbCdEf", pattern = "^dsp_")]
     pub id: String,
     /// The thread, oldest first. A single dispute's answer (reading,
@@ -74,6 +92,8 @@ pub struct Dispute {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Vec<DisputeMessage>, required = false)]
     pub messages: Option<Vec<DisputeMessage>>,
+    /// `null` while open; `lost` once accepted, `won` once declined.
+    pub outcome: Option<DisputeResult>,
     /// The payment link the payment came through, if any.
     pub payment_link_id: Option<String>,
     pub reason: DisputeReason,
@@ -214,8 +234,10 @@ mod tests {
             created_at: "2026-02-20T10:00:00.000Z".into(),
             currency: "GHS".into(),
             evidence_due_by: "2026-02-27T10:00:00.000Z".into(),
+            held_amount: "4.00".into(),
             id: "dsp_1".into(),
             messages: Some(vec![message]),
+            outcome: None,
             payment_link_id: None,
             reason: DisputeReason::ProductNotReceived,
             resolved_at: None,

@@ -115,6 +115,23 @@ pub enum Command {
         refund_id: String,
         step: Step,
     },
+    /// Opens a dispute: its documents (as `Save` stores them, under the
+    /// same `expect`ations) and its hold on the balance, in one
+    /// transaction; fires `dispute.created`.
+    OpenDispute {
+        dispute: crate::disputes::NewDispute,
+        expect: Vec<Expected>,
+        documents: Vec<Document>,
+    },
+    /// Resolves an open dispute: its documents and the hold taken
+    /// (`accepted`) or released, in one transaction; fires
+    /// `dispute.updated` and `dispute.closed`.
+    ResolveDispute {
+        dispute_id: String,
+        accepted: bool,
+        expect: Vec<Expected>,
+        documents: Vec<Document>,
+    },
 }
 
 /// An event for `Command::Save`.
@@ -237,18 +254,7 @@ pub(crate) fn apply(
         Command::OrderFunds(funds) => crate::orders::funds(books, funds)?,
         Command::ExpireOrder { order_id } => crate::orders::expire(books, order_id)?,
         Command::Save { expect, documents, events } => {
-            for e in expect {
-                if crate::storage::is_engine_owned(&e.collection) {
-                    return Err(EngineError::EngineOwned { collection: e.collection.clone() });
-                }
-                let current = books.store.get_raw(&keys::document(&e.collection, &e.id))?;
-                if current.as_deref().map(digest) != e.digest {
-                    return Err(EngineError::Conflict(format!("{} '{}'", e.collection, e.id)));
-                }
-            }
-            for d in documents {
-                books.put_document(&d.collection, &d.id, &d.body, &d.list)?;
-            }
+            save_documents(books, expect, documents)?;
             for e in events {
                 books.emit(&e.organization, e.kind, e.payload.clone())?;
             }
@@ -266,6 +272,16 @@ pub(crate) fn apply(
         }
         Command::CreateRefund(new) => crate::refunds::create_refund(books, new)?,
         Command::AdvanceRefund { refund_id, step } => crate::refunds::advance_refund(books, refund_id, step)?,
+        Command::OpenDispute { dispute, expect, documents } => {
+            save_documents(books, expect, documents)?;
+            let record = crate::disputes::open(books, dispute)?;
+            Applied { outcome: Outcome::Dispute(record), replayed: false }
+        }
+        Command::ResolveDispute { dispute_id, accepted, expect, documents } => {
+            save_documents(books, expect, documents)?;
+            let record = crate::disputes::resolve(books, dispute_id, *accepted)?;
+            Applied { outcome: Outcome::Dispute(record), replayed: false }
+        }
     };
     if !applied.replayed {
         match &applied.outcome {
@@ -295,13 +311,33 @@ pub(crate) fn apply(
     Ok(applied)
 }
 
+/// Stores documents the API layer owns, but only when every `expect`ed
+/// document still holds what the caller read; otherwise `Conflict`.
+fn save_documents(books: &mut Books, expect: &[Expected], documents: &[Document]) -> Result<(), EngineError> {
+    for e in expect {
+        if crate::storage::is_engine_owned(&e.collection) {
+            return Err(EngineError::EngineOwned { collection: e.collection.clone() });
+        }
+        let current = books.store.get_raw(&keys::document(&e.collection, &e.id))?;
+        if current.as_deref().map(digest) != e.digest {
+            return Err(EngineError::Conflict(format!("{} '{}'", e.collection, e.id)));
+        }
+    }
+    for d in documents {
+        books.put_document(&d.collection, &d.id, &d.body, &d.list)?;
+    }
+    Ok(())
+}
+
 fn resource_of(outcome: &Outcome) -> ResourceRef {
     match outcome {
         Outcome::Transfers(t) => ResourceRef::Transfers(t.iter().map(|t| t.id).collect()),
         Outcome::Deposit(d) => ResourceRef::Deposit(d.id.clone()),
         Outcome::Conversion(c) => ResourceRef::Conversion(c.id.clone()),
         Outcome::Quote(q) => ResourceRef::Conversion(q.id.clone()),
-        Outcome::Document { id, .. } => ResourceRef::Conversion(id.clone()),
+        Outcome::Document { id, .. } | Outcome::Dispute(DisputeRecord { id, .. }) => {
+            ResourceRef::Conversion(id.clone())
+        }
         Outcome::Payout(p) => ResourceRef::Payout(p.id.clone()),
         Outcome::Collection(c) => ResourceRef::Collection(c.id.clone()),
         Outcome::Order(o) => ResourceRef::Order(o.id.clone()),

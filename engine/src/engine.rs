@@ -861,6 +861,18 @@ impl Snapshot {
         self.get(&keys::collection(id))
     }
 
+    /// A dispute's money, if the engine holds any for it (disputes opened
+    /// before disputes moved money have none).
+    pub fn dispute(&self, id: &str) -> Result<Option<DisputeRecord>, EngineError> {
+        self.get(&keys::dispute(id))
+    }
+
+    /// The disputes an organization's balance of `currency` still owes,
+    /// oldest first.
+    pub fn dispute_shortfalls(&self, organization: &str, currency: &str) -> Result<Vec<String>, EngineError> {
+        Ok(self.get(&keys::dispute_shortfalls(organization, currency))?.unwrap_or_default())
+    }
+
     /// The group collection `id` counts in, if it was given one.
     pub fn collection_group(&self, id: &str) -> Result<Option<CollectionGroup>, EngineError> {
         self.get(&keys::collection_group(id))

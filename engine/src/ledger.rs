@@ -109,7 +109,26 @@ impl Books<'_, '_> {
 
     /// Applies one transfer and journals it. Checks come first, so a refused
     /// transfer changes nothing (and the caller drops the command's layer anyway).
+    ///
+    /// A transfer that raises an organization's available balance (a
+    /// posted credit, a credit settling, a hold released) is an inflow:
+    /// the disputes that balance still owes are served from it first, each
+    /// by a ledger entry of its own in this same command
+    /// (`fill_dispute_shortfalls`).
     pub fn transfer(&mut self, spec: &TransferSpec) -> Result<TransferRecord, EngineError> {
+        let record = self.apply_transfer(spec)?;
+        let raised = match record.kind {
+            TransferKind::Posted | TransferKind::PostPending(_) => Some(&record.credit_account),
+            TransferKind::VoidPending(_) => Some(&record.debit_account),
+            TransferKind::Pending => None,
+        };
+        if let Some(account) = raised {
+            self.fill_dispute_shortfalls(account)?;
+        }
+        Ok(record)
+    }
+
+    fn apply_transfer(&mut self, spec: &TransferSpec) -> Result<TransferRecord, EngineError> {
         match spec {
             TransferSpec::Posted { debit, credit, currency, amount, memo } => {
                 self.new_transfer(debit, credit, currency, *amount, memo, TransferKind::Posted)
@@ -290,6 +309,83 @@ impl Books<'_, '_> {
         );
         assert!(prev_hash == last_hash, "journal entry {seq} does not chain to entry {last_seq}");
         Ok(())
+    }
+
+    /// Serves the disputes an organization's balance still owes (oldest
+    /// first) from what is available on `account_id` now: an open dispute
+    /// gets a pending hold, a lost one a posted debit, each its own ledger
+    /// entry, and each fires `dispute.updated` with the dispute's new
+    /// money. A balance never goes negative: no more than is available is
+    /// ever held or taken. A system account owes no dispute.
+    fn fill_dispute_shortfalls(&mut self, account_id: &str) -> Result<(), EngineError> {
+        let account = self.account(account_id)?;
+        let AccountOwner::Organization(organization) = &account.owner else { return Ok(()) };
+        let key = keys::dispute_shortfalls(organization, &account.currency);
+        let Some(mut waiting) = self.store.get::<Vec<String>>(&key)? else { return Ok(()) };
+        let mut available = account.balances()?.available;
+        while available > 0
+            && let Some(id) = waiting.first().cloned()
+        {
+            let mut dispute = self.dispute(&id)?;
+            let short = dispute.shortfall()?;
+            assert!(short > 0, "dispute {id} is listed as short but owes nothing");
+            assert!(
+                dispute.organization == *organization && dispute.currency == account.currency,
+                "dispute {id} is listed under another balance"
+            );
+            let amount = short.min(available);
+            let (debit, credit) =
+                (AccountRef::Organization(organization.clone()), AccountRef::System(SystemAccount::World));
+            let currency = account.currency.clone();
+            let transfer = match dispute.state {
+                DisputeState::Open => {
+                    let memo = format!("dispute {id} hold");
+                    let t =
+                        self.transfer(&TransferSpec::Pending { debit, credit, currency, amount, memo })?;
+                    dispute.held = add(dispute.held, amount, "dispute held")?;
+                    t
+                }
+                DisputeState::Lost => {
+                    let memo = format!("dispute {id} lost");
+                    let t = self.transfer(&TransferSpec::Posted { debit, credit, currency, amount, memo })?;
+                    dispute.taken = add(dispute.taken, amount, "dispute taken")?;
+                    t
+                }
+                DisputeState::Won => panic!("won dispute {id} is listed as short"),
+            };
+            dispute.transfer_ids.push(transfer.id);
+            dispute.updated_at = self.now;
+            available = subtract(available, amount, "available balance")?;
+            if dispute.shortfall()? == 0 {
+                waiting.remove(0);
+            }
+            self.save_dispute(&dispute);
+            self.emit(organization, EventKind::DisputeUpdated, EventPayload::Dispute(dispute))?;
+        }
+        self.save_shortfalls(key, &waiting);
+        Ok(())
+    }
+
+    /// A dispute's money record.
+    pub fn dispute(&self, id: &str) -> Result<DisputeRecord, EngineError> {
+        self.store
+            .get::<DisputeRecord>(&keys::dispute(id))?
+            .ok_or_else(|| EngineError::NotFound { resource: "dispute", id: id.to_string() })
+    }
+
+    /// Writes a dispute's money record, asserting its invariants first.
+    pub fn save_dispute(&mut self, dispute: &DisputeRecord) {
+        dispute.assert_consistent();
+        self.store.put(keys::dispute(&dispute.id), dispute);
+    }
+
+    /// Writes the list of disputes a balance owes (none: the key goes).
+    pub fn save_shortfalls(&mut self, key: Vec<u8>, waiting: &Vec<String>) {
+        if waiting.is_empty() {
+            self.store.delete(key);
+        } else {
+            self.store.put(key, waiting);
+        }
     }
 
     /// Records an event in the outbox, in the same transaction as its change.

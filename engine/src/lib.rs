@@ -34,6 +34,7 @@ pub mod bench;
 pub mod clock;
 pub mod commands;
 pub mod committed;
+pub mod disputes;
 mod durable;
 mod engine;
 pub mod error;

@@ -11,11 +11,16 @@ pub enum Outcome {
     Deposit(DepositRecord),
     Quote(QuoteRecord),
     Conversion(ConversionRecord),
-    Document { collection: String, id: String },
+    Document {
+        collection: String,
+        id: String,
+    },
     Payout(PayoutRecord),
     Collection(CollectionRecord),
     Order(OrderRecord),
     Refund(RefundRecord),
+    /// A dispute's money, as the command that opened or resolved it left it.
+    Dispute(DisputeRecord),
 }
 
 /// A command's result. `replayed` is true when the result is an earlier

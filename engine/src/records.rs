@@ -259,6 +259,10 @@ pub enum EventPayload {
     /// A refund as it stood at the change. Last, so stored events keep
     /// their encoding.
     Refund(RefundRecord),
+    /// A dispute's money as it stood at the change (opening, an inflow
+    /// filling its shortfall, resolution): the API renders the dispute's
+    /// document with it. Last, so stored events keep their shape.
+    Dispute(DisputeRecord),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -657,6 +661,86 @@ pub struct OrderRecord {
     pub updated_at: TimestampMs,
 }
 
+/// Where the money of a dispute stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DisputeState {
+    /// Its amount is held (or, in its shortfall, waits for inflows).
+    Open,
+    /// Resolved `accepted`: the payer's claim stands and the amount is
+    /// taken (what the balance lacked, from the next inflows).
+    Lost,
+    /// Resolved `declined`: the hold is released.
+    Won,
+}
+
+/// The money side of a dispute (the API layer's dispute document holds the
+/// rest), stored by the dispute's id in the engine's own space
+/// (`Space::Dispute`), out of the documents' reach. It is written only by
+/// the commands that open and resolve the dispute and by the inflows that
+/// fill its shortfall, each in the same transaction as the ledger entries
+/// it records.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DisputeRecord {
+    pub id: String,
+    pub organization: String,
+    pub currency: String,
+    /// What is disputed, in minor units.
+    pub amount: i128,
+    pub state: DisputeState,
+    /// Held now: the sum of its pending holds not yet taken or released.
+    pub held: i128,
+    /// Taken from the balance (only once `Lost`).
+    pub taken: i128,
+    /// Its ledger entries, oldest first: pending holds (at opening and from
+    /// inflows) and, once lost, the takings from inflows.
+    pub transfer_ids: Vec<TransferId>,
+    pub created_at: TimestampMs,
+    pub updated_at: TimestampMs,
+    pub resolved_at: Option<TimestampMs>,
+}
+
+impl DisputeRecord {
+    /// What the balance still owes it: held from (or, once lost, taken
+    /// from) the next inflows of its currency. Nothing once won.
+    pub fn shortfall(&self) -> Result<i128, EngineError> {
+        if self.state == DisputeState::Won {
+            return Ok(0);
+        }
+        self.amount
+            .checked_sub(self.held)
+            .and_then(|rest| rest.checked_sub(self.taken))
+            .ok_or(EngineError::Overflow("dispute shortfall"))
+    }
+
+    /// What the dispute has on the balance, as `heldAmount` shows it: held
+    /// while open, taken once lost, nothing once won (released).
+    pub fn held_amount(&self) -> Result<i128, EngineError> {
+        self.held.checked_add(self.taken).ok_or(EngineError::Overflow("dispute held amount"))
+    }
+
+    /// Asserts the record's invariants where it is written: nothing
+    /// negative, never more held and taken than the amount, nothing held
+    /// once resolved, nothing taken unless lost, nothing at all once won.
+    pub fn assert_consistent(&self) {
+        assert!(self.amount > 0, "dispute {} disputes no money", self.id);
+        assert!(self.held >= 0 && self.taken >= 0, "dispute {} has a negative hold: {self:?}", self.id);
+        assert!(
+            self.held.checked_add(self.taken).is_some_and(|covered| covered <= self.amount),
+            "dispute {} holds more than its amount: {self:?}",
+            self.id
+        );
+        match self.state {
+            DisputeState::Open => assert!(self.taken == 0, "open dispute {} has money taken", self.id),
+            DisputeState::Lost => assert!(self.held == 0, "lost dispute {} still holds money", self.id),
+            DisputeState::Won => assert!(
+                self.held == 0 && self.taken == 0,
+                "won dispute {} still holds or took money",
+                self.id
+            ),
+        }
+    }
+}
+
 /// One record for `Command::PutDocuments`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Document {
@@ -694,6 +778,49 @@ pub struct Job {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn dispute(held: i128, taken: i128, state: DisputeState) -> DisputeRecord {
+        DisputeRecord {
+            id: "dsp_1".into(),
+            organization: "org".into(),
+            currency: "GHS".into(),
+            amount: 1_000,
+            state,
+            held,
+            taken,
+            transfer_ids: Vec::new(),
+            created_at: 0,
+            updated_at: 0,
+            resolved_at: None,
+        }
+    }
+
+    #[test]
+    fn a_dispute_owes_what_it_has_not_covered_until_it_is_won() {
+        assert_eq!(dispute(400, 0, DisputeState::Open).shortfall(), Ok(600));
+        assert_eq!(dispute(0, 700, DisputeState::Lost).shortfall(), Ok(300));
+        assert_eq!(dispute(0, 0, DisputeState::Won).shortfall(), Ok(0));
+        assert_eq!(dispute(0, 700, DisputeState::Lost).held_amount(), Ok(700));
+        dispute(1_000, 0, DisputeState::Open).assert_consistent();
+    }
+
+    #[test]
+    #[should_panic(expected = "holds more than its amount")]
+    fn a_dispute_never_holds_more_than_its_amount() {
+        dispute(1_001, 0, DisputeState::Open).assert_consistent();
+    }
+
+    #[test]
+    #[should_panic(expected = "still holds money")]
+    fn a_lost_dispute_holds_nothing() {
+        dispute(10, 990, DisputeState::Lost).assert_consistent();
+    }
+
+    #[test]
+    #[should_panic(expected = "still holds or took money")]
+    fn a_won_dispute_keeps_nothing() {
+        dispute(0, 10, DisputeState::Won).assert_consistent();
+    }
 
     #[test]
     fn balances_that_would_overflow_are_an_error() {

@@ -57,6 +57,13 @@ pub enum Space {
     /// collection's id: kept in the command that creates or settles each
     /// refund, beside the collection rather than in it.
     RefundTally = 22,
+    /// The money side of each dispute (`DisputeRecord`), by its id.
+    /// Numbered apart from the spaces other changes add beside it.
+    Dispute = 40,
+    /// Per organization and currency, the disputes whose amount the
+    /// balance could not hold yet, oldest first (`Vec<String>`): every
+    /// command crediting that balance reads it.
+    DisputeShortfalls = 41,
 }
 
 /// The document collections each engine-owned space replaced (format 5
@@ -208,6 +215,14 @@ pub mod keys {
     }
     pub fn open_movements_prefix(rail: &str) -> Vec<u8> {
         Key::new(Space::OpenMovement).str(rail).bytes()
+    }
+    /// A dispute's money (`DisputeRecord`), by the dispute's id.
+    pub fn dispute(id: &str) -> Vec<u8> {
+        Key::new(Space::Dispute).str(id).bytes()
+    }
+    /// The disputes still short on an organization's balance of `currency`.
+    pub fn dispute_shortfalls(organization: &str, currency: &str) -> Vec<u8> {
+        Key::new(Space::DisputeShortfalls).str(organization).str(currency).bytes()
     }
     /// A scheduled job, ordered by when it is due.
     pub fn job(due_at: i64, id: &str) -> Vec<u8> {

@@ -85,6 +85,7 @@ pub fn verify(db: &impl ReadableDatabase) -> Result<Report, EngineError> {
     check_refunds(&table, &mut report)?;
     check_reversals(&table, &mut report)?;
     check_open_movements(&table, &mut report)?;
+    check_disputes(&table, &mut report)?;
     Ok(report)
 }
 
@@ -173,6 +174,98 @@ fn check_reversals(table: &Table, report: &mut Report) -> Result<(), EngineError
         report
             .problems
             .push(format!("a transfer gives back the amount of payout {id}, which does not exist"));
+    }
+    Ok(())
+}
+/// Each dispute's money against the ledger: what it says it holds and
+/// took is what its ledger entries (holds pending, holds posted, takings)
+/// add up to, each debiting its organization's balance of its currency;
+/// it never covers more than its amount, holds nothing once resolved and
+/// keeps nothing once won; and the lists of disputes a balance still owes
+/// name exactly the disputes short of their amount, once each.
+fn check_disputes(table: &Table, report: &mut Report) -> Result<(), EngineError> {
+    let mut short: BTreeSet<(String, String, String)> = BTreeSet::new();
+    for (id, value) in scan_ids(table, Space::Dispute)? {
+        let dispute: DisputeRecord = decode(&value)?;
+        if dispute.id != id {
+            report.problems.push(format!("dispute {id} is stored as dispute {}", dispute.id));
+        }
+        let account = read::<String>(table, &keys::org_account(&dispute.organization, &dispute.currency))?;
+        let (mut held, mut taken) = (0i128, 0i128);
+        for transfer_id in &dispute.transfer_ids {
+            let Some(t) = read::<TransferRecord>(table, &keys::transfer(*transfer_id))? else {
+                report.problems.push(format!("dispute {id} names a missing transfer {transfer_id}"));
+                continue;
+            };
+            if account.as_deref() != Some(t.debit_account.as_str()) || t.currency != dispute.currency {
+                report.problems.push(format!("dispute {id}'s transfer {transfer_id} is not on its balance"));
+            }
+            let sum = match (&t.kind, t.pending_state) {
+                (TransferKind::Pending, Some(PendingState::Pending)) => &mut held,
+                (TransferKind::Pending, Some(PendingState::Posted)) | (TransferKind::Posted, _) => &mut taken,
+                (TransferKind::Pending, Some(PendingState::Voided)) => continue,
+                _ => {
+                    report
+                        .problems
+                        .push(format!("dispute {id} names transfer {transfer_id}, which is no hold"));
+                    continue;
+                }
+            };
+            if !change_total(sum, t.amount, Sign::Add) {
+                report.problems.push(format!("dispute {id}'s transfers overflow"));
+            }
+        }
+        if (held, taken) != (dispute.held, dispute.taken) {
+            report.problems.push(format!(
+                "dispute {id} says it holds {} and took {}, but its ledger entries hold {held} and took {taken}",
+                dispute.held, dispute.taken
+            ));
+        }
+        let covered = dispute.held.checked_add(dispute.taken);
+        let broken = dispute.held < 0
+            || dispute.taken < 0
+            || covered.is_none_or(|c| c > dispute.amount)
+            || (dispute.state != DisputeState::Open && dispute.held != 0)
+            || (dispute.state != DisputeState::Lost && dispute.taken != 0);
+        if broken {
+            report.problems.push(format!("dispute {id} holds or took money its state does not allow"));
+        }
+        match dispute.shortfall() {
+            Ok(0) => {}
+            Ok(_) => {
+                short.insert((dispute.organization.clone(), dispute.currency.clone(), id.clone()));
+            }
+            Err(_) => report.problems.push(format!("dispute {id}'s shortfall overflows")),
+        }
+    }
+    check_shortfall_lists(table, short, report)
+}
+
+/// The lists of disputes each balance owes against `short`, the disputes
+/// short of their amount (organization, currency, id).
+fn check_shortfall_lists(
+    table: &Table,
+    mut short: BTreeSet<(String, String, String)>,
+    report: &mut Report,
+) -> Result<(), EngineError> {
+    for (key, value) in scan(table, Space::DisputeShortfalls)? {
+        let readable = String::from_utf8_lossy(&key[1..]).trim_end_matches('\0').replace('\0', " ");
+        let waiting: Vec<String> = decode(&value)?;
+        let mut parts = key[1..].split(|b| *b == 0).map(|p| String::from_utf8_lossy(p).into_owned());
+        let (organization, currency) = (parts.next().unwrap_or_default(), parts.next().unwrap_or_default());
+        let mut seen = BTreeSet::new();
+        for id in waiting {
+            if !seen.insert(id.clone()) {
+                report.problems.push(format!("the disputes owed by {readable} name dispute {id} twice"));
+            } else if !short.remove(&(organization.clone(), currency.clone(), id.clone())) {
+                report.problems.push(format!(
+                    "the disputes owed by {readable} name dispute {id}, which is owed nothing"
+                ));
+            }
+        }
+    }
+    for (organization, currency, id) in short {
+        report.problems.push(format!("dispute {id} is short but not owed by {organization} {currency}"));
     }
     Ok(())
 }

@@ -6,6 +6,9 @@
 //! Payouts, collections, orders and refunds (their holds, fee legs, spend
 //! caps, order legs, refund tallies and scheduled jobs) are modelled in
 //! `model/movements.rs`.
+//! Disputes hold money: opened with what is available, their shortfall
+//! filled by every later inflow to that balance (each its own transfer),
+//! taken on acceptance and released on decline (`Model::fill_disputes`).
 //! `verify` runs after every step.
 //!
 //! `PROPTEST_CASES` sets the number of cases (default 10,000).
@@ -176,6 +179,7 @@ enum Refusal {
         completed: bool,
         refundable: i128,
     },
+    Conflict,
 }
 
 fn refusal_of(error: &EngineError) -> Option<Refusal> {
@@ -207,6 +211,7 @@ fn refusal_of(error: &EngineError) -> Option<Refusal> {
         EngineError::NotRefundable { payment_completed, refundable, .. } => {
             Refusal::NotRefundable { completed: *payment_completed, refundable: *refundable }
         }
+        EngineError::Conflict(_) => Refusal::Conflict,
         _ => return None,
     })
 }
@@ -284,6 +289,29 @@ enum Planned {
     Settle { hold: u64, post: bool, amount: i128 },
 }
 
+/// A dispute's money, as the model keeps it.
+#[derive(Clone, Debug)]
+struct Dispute {
+    id: String,
+    org: usize,
+    cur: usize,
+    amount: i128,
+    /// Its pending holds' amounts, oldest first (each its own transfer).
+    holds: Vec<i128>,
+    taken: i128,
+    state: sika_engine::DisputeState,
+}
+
+impl Dispute {
+    fn held(&self) -> i128 {
+        self.holds.iter().sum()
+    }
+
+    fn shortfall(&self) -> i128 {
+        if self.state == sika_engine::DisputeState::Won { 0 } else { self.amount - self.held() - self.taken }
+    }
+}
+
 #[derive(Clone, Default)]
 struct Model {
     accounts: BTreeMap<Key, Totals>,
@@ -301,6 +329,8 @@ struct Model {
     deposits: [usize; 2],
     conversions: [usize; 2],
     movements: movements::Movements,
+    /// Every dispute opened, oldest first (the order shortfalls are filled in).
+    disputes: Vec<Dispute>,
 }
 
 impl Model {
@@ -331,6 +361,101 @@ impl Model {
             c.credits_pending += amount;
         } else {
             c.credits_posted += amount;
+            self.fill_disputes(credit);
+        }
+        Ok(())
+    }
+
+    /// An inflow to `key`: the disputes its balance still owes, oldest
+    /// first, get what is available, each a transfer of its own (a hold
+    /// while open, a posted debit once lost).
+    fn fill_disputes(&mut self, key: Key) {
+        let Who::Org(org) = key.0 else { return };
+        for i in 0..self.disputes.len() {
+            let available = self.available(key);
+            let d = &self.disputes[i];
+            if available <= 0 {
+                return;
+            }
+            if d.org != org || d.cur != key.1 || d.shortfall() <= 0 {
+                continue;
+            }
+            let amount = d.shortfall().min(available);
+            let lost = d.state == sika_engine::DisputeState::Lost;
+            let account = self.accounts.get_mut(&key).expect("the credited account");
+            if lost {
+                account.debits_posted += amount;
+            } else {
+                account.debits_pending += amount;
+            }
+            let world = self.accounts.entry((Who::World, key.1)).or_default();
+            if lost {
+                world.credits_posted += amount;
+                self.disputes[i].taken += amount;
+            } else {
+                world.credits_pending += amount;
+                self.disputes[i].holds.push(amount);
+            }
+            self.journal += 1;
+        }
+    }
+
+    /// Opens a dispute: holds what is available, up to its amount.
+    fn open_dispute(&mut self, id: &str, org: usize, cur: usize, amount: i128) -> Result<(), Refusal> {
+        if amount <= 0 || amount > AMOUNT_MINOR_MAX || self.disputes.iter().any(|d| d.id == id) {
+            return Err(Refusal::Invalid);
+        }
+        let key = (Who::Org(org), cur);
+        self.accounts.entry(key).or_default();
+        let held = amount.min(self.available(key).max(0));
+        let mut dispute = Dispute {
+            id: id.to_string(),
+            org,
+            cur,
+            amount,
+            holds: Vec::new(),
+            taken: 0,
+            state: sika_engine::DisputeState::Open,
+        };
+        if held > 0 {
+            self.move_funds(key, (Who::World, cur), held, true)?;
+            self.journal += 1;
+            dispute.holds.push(held);
+        }
+        self.disputes.push(dispute);
+        Ok(())
+    }
+
+    /// Resolves an open dispute: takes its holds, or releases them (each
+    /// release an inflow that serves the balance's other disputes).
+    fn resolve_dispute(&mut self, id: &str, accepted: bool) -> Result<(), Refusal> {
+        let i = self.disputes.iter().position(|d| d.id == id).ok_or(Refusal::NotFound)?;
+        if self.disputes[i].state != sika_engine::DisputeState::Open {
+            return Err(Refusal::Conflict);
+        }
+        let holds = std::mem::take(&mut self.disputes[i].holds);
+        let key = (Who::Org(self.disputes[i].org), self.disputes[i].cur);
+        let world = (Who::World, key.1);
+        if accepted {
+            self.disputes[i].state = sika_engine::DisputeState::Lost;
+            for amount in holds {
+                let account = self.accounts.get_mut(&key).expect("a dispute's account");
+                account.debits_pending -= amount;
+                account.debits_posted += amount;
+                let w = self.accounts.get_mut(&world).expect("the world's account");
+                w.credits_pending -= amount;
+                w.credits_posted += amount;
+                self.disputes[i].taken += amount;
+                self.journal += 1;
+            }
+        } else {
+            self.disputes[i].state = sika_engine::DisputeState::Won;
+            for amount in holds {
+                self.accounts.get_mut(&key).expect("a dispute's account").debits_pending -= amount;
+                self.accounts.get_mut(&world).expect("the world's account").credits_pending -= amount;
+                self.journal += 1;
+                self.fill_disputes(key);
+            }
         }
         Ok(())
     }
@@ -352,6 +477,8 @@ impl Model {
         if post {
             c.credits_posted += amount;
         }
+        // Settling a credit, or releasing a debit, is an inflow.
+        self.fill_disputes(if post { credit } else { debit });
         Ok(amount)
     }
 
@@ -601,6 +728,31 @@ impl Model {
                 self.conversions[org] += 1;
                 Resource::Conversion(c.id.clone())
             }
+            Command::OpenDispute { dispute, .. } => {
+                let (org, cur) = (org_index(&dispute.organization), cur_index(&dispute.currency));
+                let mut next = self.clone();
+                if let Err(refusal) = next.open_dispute(&dispute.id, org, cur, dispute.amount) {
+                    return expect_refusal(actual, refusal);
+                }
+                let applied = expect_fresh(actual)?;
+                let Outcome::Dispute(record) = &applied.outcome else {
+                    return Err(TestCaseError::fail(format!("a dispute's opening returned {applied:?}")));
+                };
+                let model = next.disputes.last().expect("the new dispute");
+                prop_assert_eq!(record.held, model.held(), "held at opening");
+                prop_assert_eq!(record.taken, 0);
+                *self = next;
+                return Ok(());
+            }
+            Command::ResolveDispute { dispute_id, accepted, .. } => {
+                let mut next = self.clone();
+                if let Err(refusal) = next.resolve_dispute(dispute_id, *accepted) {
+                    return expect_refusal(actual, refusal);
+                }
+                expect_fresh(actual)?;
+                *self = next;
+                return Ok(());
+            }
             other => match self.movement_step(other, actual, engine)? {
                 Some(resource) => resource,
                 None => return Ok(()),
@@ -672,6 +824,18 @@ enum Op {
         ms: i64,
     },
     Movement(movements::MoveOp),
+    /// A dispute of `amount` on `org`'s balance of `cur` (mostly one it
+    /// has money in).
+    OpenDispute {
+        org: usize,
+        cur: usize,
+        amount: i128,
+    },
+    /// Resolves the dispute `index` picks among those opened.
+    ResolveDispute {
+        index: usize,
+        accepted: bool,
+    },
 }
 
 fn reference() -> impl Strategy<Value = Option<u8>> {
@@ -728,6 +892,9 @@ fn op() -> impl Strategy<Value = Op> {
         2 => prop_oneof![0i64..=20_000, Just(QUOTE_TTL_MS - 1), Just(QUOTE_TTL_MS), Just(86_400_000)]
             .prop_map(|ms| Op::Advance { ms }),
         12 => movements::movement_op().prop_map(Op::Movement),
+        3 => (0..2usize, any::<usize>(), prop_oneof![8 => 1i128..=2_000_000, 1 => -1i128..=0])
+            .prop_map(|(org, cur, amount)| Op::OpenDispute { org, cur, amount }),
+        2 => (any::<usize>(), any::<bool>()).prop_map(|(index, accepted)| Op::ResolveDispute { index, accepted }),
     ]
 }
 
@@ -820,6 +987,25 @@ fn resolve(op: &Op, model: &Model, history: &[Command]) -> Option<Command> {
         }
         Op::Advance { .. } => return None,
         Op::Movement(op) => return movements::resolve_movement(op, model),
+        Op::OpenDispute { org, cur, amount } => Command::OpenDispute {
+            dispute: sika_engine::disputes::NewDispute {
+                id: format!("dsp_model{}", model.disputes.len()),
+                organization: ORGS[*org].to_string(),
+                currency: CURRENCIES[pick_currency(model, *org, *cur)].to_string(),
+                amount: *amount,
+            },
+            expect: Vec::new(),
+            documents: Vec::new(),
+        },
+        Op::ResolveDispute { index, accepted } => Command::ResolveDispute {
+            dispute_id: match index.checked_rem(model.disputes.len()) {
+                Some(i) => model.disputes[i].id.clone(),
+                None => "dsp_missing".to_string(),
+            },
+            accepted: *accepted,
+            expect: Vec::new(),
+            documents: Vec::new(),
+        },
     })
 }
 
@@ -898,6 +1084,24 @@ fn compare(engine: &Engine, model: &Model) -> Result<(), TestCaseError> {
         prop_assert_eq!(&stored.conversion_id, &quote.conversion);
     }
     prop_assert_eq!(snapshot.journal_length().expect("journal"), model.journal);
+    for d in &model.disputes {
+        let stored = snapshot.dispute(&d.id).expect("dispute").expect("the dispute exists");
+        prop_assert_eq!(stored.state, d.state, "state of {}", d.id);
+        prop_assert_eq!((stored.held, stored.taken), (d.held(), d.taken), "money of {}", d.id);
+        prop_assert!(stored.held + stored.taken <= stored.amount, "{} holds more than its amount", d.id);
+    }
+    for (o, org) in ORGS.iter().enumerate() {
+        for (c, currency) in CURRENCIES.iter().enumerate() {
+            let short: Vec<String> = model
+                .disputes
+                .iter()
+                .filter(|d| d.org == o && d.cur == c && d.shortfall() > 0)
+                .map(|d| d.id.clone())
+                .collect();
+            let owed = snapshot.dispute_shortfalls(org, currency).expect("shortfalls");
+            prop_assert_eq!(owed, short, "disputes owed by {} {}", org, currency);
+        }
+    }
     movements::compare_movements(&snapshot, model)?;
     drop(snapshot);
     let report = sika_engine::verify::verify(&*engine.database().expect("the database")).expect("verify");
@@ -1013,12 +1217,49 @@ fn model_scenarios() {
         ],
         movement_scenario(),
         refund_scenario(),
+        dispute_scenario(),
     ];
     for ops in scenarios {
         if let Err(e) = run_case(&ops) {
             panic!("{e}");
         }
     }
+}
+
+/// Disputes: one held in full, one short (filled by a deposit, a
+/// released hold and a settled transfer), one accepted while short (the
+/// rest taken from the next deposit), one declined (its release serving
+/// the others), and resolutions refused once resolved.
+fn dispute_scenario() -> Vec<Op> {
+    let open = |amount| Op::OpenDispute { org: 0, cur: 0, amount };
+    let resolve = |index, accepted| Op::ResolveDispute { index, accepted };
+    let deposit = |amount| Op::Deposit { org: 0, cur: 0, amount, reference: None };
+    vec![
+        resolve(0, true),
+        deposit(1_000),
+        open(400),
+        // A hold of 300 from org 0 to org 1, released later: an inflow.
+        Op::Transfer {
+            spec: Spec::Move { from: 0, same_org: false, cur: 0, amount: 300, pending: true },
+            reference: None,
+        },
+        open(500),
+        open(0),
+        deposit(100),
+        Op::Transfer { spec: Spec::Settle { hold: true, index: 0, post: false }, reference: None },
+        open(2_000),
+        resolve(2, true),
+        deposit(700),
+        deposit(5_000),
+        resolve(1, false),
+        resolve(1, false),
+        resolve(2, true),
+        resolve(0, true),
+        open(10_000),
+        resolve(0, false),
+        deposit(20_000),
+        Op::Resubmit { index: 2 },
+    ]
 }
 
 /// Payouts against the spend cap's per-transaction, daily and monthly

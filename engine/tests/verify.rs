@@ -431,6 +431,8 @@ fn verify_recounts_each_payments_refunds_and_names_one_that_disagrees() {
         assert!(table.remove(keys::refund_tally(&paid).as_slice()).unwrap().is_some());
     });
     assert_reports(&report, &format!("payment {paid} has 3 refund(s) but no refund tally"));
+}
+
 /// A ledger with a payout completed then reversed, and one completed only.
 fn build_reversal(dir: &Path) -> (PathBuf, String, String) {
     let path = dir.join("reversal.redb");
@@ -504,4 +506,94 @@ fn verify_recounts_each_reversal_and_names_a_payout_whose_status_disagrees() {
         put(table, &key, &payout);
     });
     assert_reports(&report, &format!("payout {kept} is reversed but 0 transfer(s) gave its amount back"));
+}
+
+fn open_dispute(engine: &Engine, id: &str, amount: i128) -> sika_engine::DisputeRecord {
+    let command = Command::OpenDispute {
+        dispute: sika_engine::disputes::NewDispute {
+            id: id.into(),
+            organization: "org_d".into(),
+            currency: "GHS".into(),
+            amount,
+        },
+        expect: Vec::new(),
+        documents: Vec::new(),
+    };
+    match run(engine, command).outcome {
+        Outcome::Dispute(d) => d,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A dispute short of its amount is filled by later inflows, each its own
+/// transfer; `verify` recounts every dispute's money from those transfers
+/// and the lists of disputes each balance owes, and names a dispute whose
+/// record or list was tampered with.
+#[test]
+fn verify_recounts_dispute_holds_and_names_one_that_disagrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.redb");
+    let engine = Engine::open(EngineConfig::new(Some(path.clone()))).expect("open");
+    run(&engine, deposit("org_d", "GHS", 3_000, None));
+    let held = open_dispute(&engine, "dsp_full", 1_000);
+    assert_eq!((held.held, held.transfer_ids.len()), (1_000, 1));
+    let short = open_dispute(&engine, "dsp_short", 5_000);
+    assert_eq!(short.held, 2_000, "what was available");
+    let journal = engine.read().unwrap().journal_length().unwrap();
+    run(&engine, deposit("org_d", "GHS", 1_000, None));
+    let snapshot = engine.read().unwrap();
+    let filled = snapshot.dispute("dsp_short").unwrap().expect("the dispute");
+    assert_eq!((filled.held, filled.transfer_ids.len()), (3_000, 2), "the deposit's hold is its own entry");
+    assert_eq!(snapshot.journal_length().unwrap(), journal + 2, "the deposit and its hold");
+    assert_eq!(snapshot.dispute_shortfalls("org_d", "GHS").unwrap(), ["dsp_short"]);
+    let account = snapshot.organization_account("org_d", "GHS").unwrap().unwrap();
+    assert_eq!(account.balances().unwrap().available, 0);
+    drop(snapshot);
+    // Accepted while short: what is held is taken, the rest from the next inflow.
+    let resolve = |id: &str, accepted| Command::ResolveDispute {
+        dispute_id: id.into(),
+        accepted,
+        expect: Vec::new(),
+        documents: Vec::new(),
+    };
+    run(&engine, resolve("dsp_short", true));
+    let again = engine.execute_blocking(resolve("dsp_short", false));
+    assert!(matches!(again, Err(sika_engine::EngineError::Conflict(_))), "{again:?}");
+    run(&engine, deposit("org_d", "GHS", 2_500, None));
+    let snapshot = engine.read().unwrap();
+    let lost = snapshot.dispute("dsp_short").unwrap().expect("the dispute");
+    assert_eq!((lost.held, lost.taken), (0, 5_000));
+    assert!(snapshot.dispute_shortfalls("org_d", "GHS").unwrap().is_empty());
+    let account = snapshot.organization_account("org_d", "GHS").unwrap().unwrap();
+    assert_eq!(account.balances().unwrap().available, 500);
+    drop(snapshot);
+    // Declined: released, and the balance has it back.
+    run(&engine, resolve("dsp_full", false));
+    let account = engine.read().unwrap().organization_account("org_d", "GHS").unwrap().unwrap();
+    assert_eq!(account.balances().unwrap().available, 1_500);
+    open_dispute(&engine, "dsp_open", 9_000);
+    let report = verify(&*engine.database().expect("the database")).expect("verify");
+    assert!(report.is_consistent(), "{:?}", report.problems);
+    engine.shutdown();
+    drop(engine);
+
+    // (a) A dispute says it took more than its ledger entries took.
+    let report = tamper(&path, "dispute-taken", |table| {
+        let mut d: sika_engine::DisputeRecord = get(table, &keys::dispute("dsp_short"));
+        d.taken -= 100;
+        put(table, &keys::dispute("dsp_short"), &d);
+    });
+    assert_reports(&report, "dispute dsp_short says it holds 0 and took 4900");
+    // (b) A short dispute missing from its balance's list.
+    let report = tamper(&path, "dispute-list", |table| {
+        table.remove(keys::dispute_shortfalls("org_d", "GHS").as_slice()).unwrap();
+    });
+    assert_reports(&report, "dispute dsp_open is short but not owed");
+    // (c) A won dispute that still keeps money.
+    let report = tamper(&path, "dispute-won", |table| {
+        let mut d: sika_engine::DisputeRecord = get(table, &keys::dispute("dsp_full"));
+        d.held = 1_000;
+        put(table, &keys::dispute("dsp_full"), &d);
+    });
+    assert_reports(&report, "dispute dsp_full holds or took money its state does not allow");
 }

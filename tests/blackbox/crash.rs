@@ -1,11 +1,13 @@
 //! SIGKILL through the HTTP API: the real node is killed while payouts,
-//! deposits, conversions and refunds pour in, restarted, and every operation it
-//! acknowledged must be there exactly once, with `sika verify` passing
-//! straight after each kill. Some payouts are the sandbox's `05`, which the
-//! rail reverses after completing: each ends reversed, its amount given
-//! back once (one `payout.reversed`, one reversal on its timeline), whether
-//! the kill fell before its reversal job ran or after.
-//! `SIKA_HTTP_CRASH_CYCLES` sets how many kills (default 3; more locally).
+//! deposits, conversions, refunds and disputes (opened with their holds,
+//! accepted or declined) pour in, restarted, and every operation it
+//! acknowledged must be there exactly once, with `sika verify` (which
+//! recounts every dispute's holds from the ledger) passing straight after
+//! each kill. Some payouts are the sandbox's `05`, which the rail reverses
+//! after completing: each ends reversed, its amount given back once (one
+//! `payout.reversed`, one reversal on its timeline), whether the kill fell
+//! before its reversal job ran or after. `SIKA_HTTP_CRASH_CYCLES` sets how
+//! many kills (default 3; more locally).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -26,6 +28,8 @@ pub(crate) struct Acknowledged {
     /// (externalReference, id) of each `05` payout answered 201: the
     /// sandbox reverses each after it completes.
     reversible: Mutex<Vec<(String, String)>>,
+    /// (id, status) of each dispute as its last acknowledged change left it.
+    disputes: Mutex<Vec<(String, String)>>,
 }
 
 /// Refunds of 0.50 GHS, round the `payments` (completed collections), until
@@ -190,6 +194,72 @@ async fn convert(api: Api, base: String, key: String, prefix: String, acked: Arc
     }
 }
 
+/// Opens disputes on completed 2.00 GHS collections and resolves each,
+/// accepted and declined in turn, recording every acknowledged change.
+async fn dispute(api: Api, base: String, key: String, prefix: String, acked: Arc<Acknowledged>) {
+    for n in 0.. {
+        let body = mtn_collection("2.00", &format!("{prefix}-{n}"));
+        let Ok(r) =
+            api.client.post(format!("{base}/v1/collections")).bearer_auth(&key).json(&body).send().await
+        else {
+            return;
+        };
+        let Ok(v) = r.json::<Value>().await else { return };
+        let Some(collection) = v["collection"]["id"].as_str().map(str::to_string) else { return };
+        loop {
+            let url = format!("{base}/v1/collections/{collection}");
+            let Ok(r) = api.client.get(&url).bearer_auth(&key).send().await else { return };
+            let Ok(v) = r.json::<Value>().await else { return };
+            match v["collection"]["status"].as_str() {
+                Some("completed") => break,
+                Some("pending") => tokio::time::sleep(Duration::from_millis(5)).await,
+                _ => return,
+            }
+        }
+        let url = format!("{base}/v1/simulations/disputes");
+        let body = json!({ "collectionId": collection });
+        let Ok(r) = api.client.post(&url).bearer_auth(&key).json(&body).send().await else { return };
+        if r.status() != 201 {
+            return;
+        }
+        let Ok(v) = r.json::<Value>().await else { return };
+        let id = v["dispute"]["id"].as_str().unwrap().to_string();
+        assert_eq!(v["dispute"]["heldAmount"], "2.00", "the balance holds it all: {v}");
+        acked.disputes.lock().unwrap().push((id.clone(), "open".into()));
+        let outcome = if n % 2 == 0 { "accepted" } else { "declined" };
+        let url = format!("{base}/v1/simulations/disputes/{id}/resolve");
+        let body = json!({ "outcome": outcome });
+        let Ok(r) = api.client.post(&url).bearer_auth(&key).json(&body).send().await else { return };
+        if r.status() != 200 {
+            return;
+        }
+        let mut disputes = acked.disputes.lock().unwrap();
+        disputes.last_mut().expect("the dispute just opened").1 = outcome.to_string();
+    }
+}
+
+/// Every acknowledged dispute is there once, at least as far as its last
+/// acknowledged change took it, with the money that state means: held
+/// while open, taken once accepted, released once declined.
+async fn check_disputes(api: &Api, node: &Node, key: &str, acked: &Acknowledged) {
+    let listed = every_item(api, &node.sandbox_url("/v1/disputes"), key).await;
+    let ids: std::collections::HashSet<&str> = listed.iter().map(|d| d["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), listed.len(), "a dispute is listed twice");
+    for (id, status) in acked.disputes.lock().unwrap().iter() {
+        let d = listed.iter().find(|d| d["id"] == id.as_str());
+        let d = d.unwrap_or_else(|| panic!("acknowledged dispute {id} is not listed"));
+        if status != "open" {
+            assert_eq!(d["status"], status.as_str(), "dispute {id}'s acknowledged resolution: {d}");
+        }
+        let expected = match d["status"].as_str().unwrap() {
+            "open" => ("2.00", Value::Null),
+            "accepted" => ("2.00", json!("lost")),
+            _ => ("0.00", json!("won")),
+        };
+        assert_eq!((d["heldAmount"].as_str().unwrap(), &d["outcome"]), (expected.0, &expected.1), "{d}");
+    }
+}
+
 /// Every acknowledged payout and conversion is there exactly once (the
 /// lists hold each acknowledged id once, and no reference twice), and a
 /// retry of the last payouts before the kill returns them (200, same id)
@@ -262,6 +332,14 @@ async fn every_acknowledged_operation_survives_sigkill_exactly_once() {
             format!("crash-rf-{cycle}"),
             acked.clone(),
         )));
+        let prefix = format!("crash-dsp-{cycle}");
+        workers.push(tokio::spawn(dispute(
+            api.clone(),
+            node.sandbox.clone(),
+            key.clone(),
+            prefix,
+            acked.clone(),
+        )));
         let depositors = Depositors::start(&api, &node, &key);
         // Kill at a different instant each cycle.
         tokio::time::sleep(Duration::from_millis(250 + 97 * (cycle as u64 % 5))).await;
@@ -276,18 +354,20 @@ async fn every_acknowledged_operation_survives_sigkill_exactly_once() {
         check_exactly_once(&api, &node, &key, &acked).await;
         check_refunds_exactly_once(&api, &node, &key, &acked, &payments).await;
         check_reversed_once(&api, &node, &key, &acked).await;
+        check_disputes(&api, &node, &key, &acked).await;
     }
     let payouts = acked.payouts.lock().unwrap().len();
     let conversions = acked.conversions.lock().unwrap().len();
     let refunds = acked.refunds.lock().unwrap().len();
     let reversed = acked.reversible.lock().unwrap().len();
+    let disputes = acked.disputes.lock().unwrap().len();
     assert!(
-        payouts > 0 && conversions > 0 && deposits > 0 && refunds > 0 && reversed > 0,
-        "{payouts} payouts, {conversions} conversions, {deposits} deposits, {refunds} refunds, {reversed} reversed payouts"
+        payouts > 0 && conversions > 0 && deposits > 0 && refunds > 0 && reversed > 0 && disputes > 0,
+        "{payouts} payouts, {conversions} conversions, {deposits} deposits, {refunds} refunds, {reversed} reversed payouts, {disputes} disputes"
     );
     eprintln!(
         "{} kills: {payouts} payouts, {conversions} conversions, {deposits} deposits, {refunds} refunds, \
-         {reversed} reversed payouts acknowledged, each present once",
+         {reversed} reversed payouts, {disputes} disputes acknowledged, each present once",
         cycles()
     );
     node.stop_and_verify();

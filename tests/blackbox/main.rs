@@ -21,6 +21,7 @@ mod console;
 mod contract;
 mod crash;
 mod disputes;
+mod disputes_money;
 mod flutterwave;
 mod format_upgrade;
 mod hardening;

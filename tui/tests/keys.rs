@@ -747,6 +747,27 @@ fn an_open_dispute_is_accepted_or_declined_after_a_confirmation() {
     let status = data.data.as_ref().map(|d| d.item.status);
     assert_eq!(status, Some(sika_api::disputes::DisputeStatus::Declined));
     assert!(harness.app.flash.as_ref().is_some_and(|f| f.text.contains("declined")));
+    // Declined: the hold is released and the merchant won.
+    let screen = harness.screen(160, 48);
+    assert!(screen.contains("held 0.00 USDT") && screen.contains("outcome won"), "{screen}");
+}
+
+#[test]
+fn a_dispute_shows_its_hold_and_once_accepted_what_was_taken_and_its_outcome() {
+    let mut harness = on_tab(Tab::Disputes);
+    let screen = harness.screen(160, 48);
+    assert!(
+        screen.contains("60.00 USDT") && screen.contains("Held") && screen.contains("Outcome"),
+        "{screen}"
+    );
+    harness.press(key(KeyCode::Enter));
+    let screen = harness.screen(160, 48);
+    assert!(screen.contains("held 60.00 USDT") && screen.contains("outcome —"), "{screen}");
+    harness.press(char_key('a'));
+    harness.press(char_key('y'));
+    assert_eq!(*harness.client.calls.lock().unwrap(), [format!("resolve {} accepted", common::DISPUTE)]);
+    let screen = harness.screen(160, 48);
+    assert!(screen.contains("held 100.00 USDT") && screen.contains("outcome lost"), "{screen}");
 }
 
 #[test]

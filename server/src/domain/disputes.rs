@@ -18,16 +18,26 @@
 //! cannot starve a resolution. A resolution interrupted between the two
 //! saves is finished by the next one.
 //!
-//! Disputes move no money in this version: opening or resolving one changes
-//! no balance.
+//! Disputes move money. The engine keeps each dispute's money
+//! (`sika_engine::DisputeRecord`: what it holds or took, and whether it is
+//! open, lost or won) beside the document, and opening and resolution are
+//! each one engine command (`OpenDispute`, `ResolveDispute`) carrying the
+//! document writes, so the document and the ledger move together. Opening
+//! holds the amount on the merchant's balance (what is available, when
+//! that is less; the next inflows fill the rest, each firing
+//! `dispute.updated`); `accepted` takes it, `declined` releases it. The
+//! events carry the dispute's money as it stood (`EventPayload::Dispute`),
+//! rendered with the document and the thread as of the event.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sika_api::ListPage;
 use sika_api::disputes::{self as wire, CreateDisputeMessage, DisputeAttachmentInput, SimulateDispute};
+use sika_engine::disputes::NewDispute;
 use sika_engine::movements::{CollectionRecord, MovementStatus};
 use sika_engine::{
-    Command, Currency, Document, Engine, EngineError, EventKind, EventPayload, Expected, NewEvent, Snapshot,
+    Command, Currency, DisputeRecord, DisputeState, Document, Engine, EngineError, EventKind, EventPayload,
+    EventRecord, Expected, NewEvent, Outcome, Snapshot,
 };
 
 use crate::domain::error::{ApiError, ApiResult, money_error};
@@ -238,51 +248,95 @@ pub(crate) fn messages(snapshot: &Snapshot, dispute: &Dispute) -> ApiResult<Vec<
     Ok(out)
 }
 
-/// The dispute as every response and dispute event shows it; `thread`
-/// (oldest first) is the single dispute's, and lists go without.
-pub(crate) fn view(dispute: &Dispute, thread: Option<&[Message]>) -> ApiResult<wire::Dispute> {
+/// The dispute as every response and dispute event shows it, with its
+/// money as `money` says (`None`: a dispute opened before disputes moved
+/// money, which holds nothing); `thread` (oldest first) is the single
+/// dispute's, and lists go without. Where the dispute stands (status,
+/// outcome, when resolved and last changed) is the money's, so an event
+/// shows the dispute as that change left it.
+pub(crate) fn view(
+    dispute: &Dispute,
+    money: Option<&DisputeRecord>,
+    thread: Option<&[Message]>,
+) -> ApiResult<wire::Dispute> {
+    let (status, resolved_at, updated_at, held) = match money {
+        None => (dispute.status, dispute.resolved_at, dispute.updated_at, 0),
+        Some(m) => {
+            let status = match m.state {
+                DisputeState::Open => Status::Open,
+                DisputeState::Lost => Status::Accepted,
+                DisputeState::Won => Status::Declined,
+            };
+            (status, m.resolved_at, m.updated_at, m.held_amount().map_err(ApiError::internal_from)?)
+        }
+    };
     Ok(wire::Dispute {
         amount: render::amount(&dispute.currency, dispute.amount),
         collection_id: dispute.collection_id.clone(),
         created_at: timestamp(dispute.created_at),
         currency: dispute.currency.clone(),
         evidence_due_by: timestamp(dispute.evidence_due_by),
+        held_amount: render::amount(&dispute.currency, held),
         id: dispute.id.clone(),
         messages: thread.map(|t| t.iter().map(Message::render).collect()).transpose()?,
+        outcome: match status {
+            Status::Open | Status::Resolved => None,
+            Status::Accepted => Some(wire::DisputeResult::Lost),
+            Status::Declined => Some(wire::DisputeResult::Won),
+        },
         payment_link_id: dispute.payment_link_id.clone(),
         reason: wire_enum(&dispute.reason)?,
-        resolved_at: dispute.resolved_at.map(timestamp),
-        status: match dispute.status {
+        resolved_at: resolved_at.map(timestamp),
+        status: match status {
             Status::Open => wire::DisputeStatus::Open,
             Status::Accepted => wire::DisputeStatus::Accepted,
             Status::Declined => wire::DisputeStatus::Declined,
             Status::Resolved => wire::DisputeStatus::Resolved,
         },
-        status_message: dispute.status_message.clone(),
-        updated_at: timestamp(dispute.updated_at),
+        status_message: status_message(status).to_string(),
+        updated_at: timestamp(updated_at),
     })
 }
 
-/// The dispute as `GET /v1/disputes/{id}` (and every dispute event) shows
-/// it: with its thread, oldest first.
+/// The sentence on where a dispute stands.
+fn status_message(status: Status) -> &'static str {
+    match status {
+        Status::Open => "The payer disputed this payment; answer in the thread before evidenceDueBy",
+        Status::Accepted => "Resolved: the dispute was accepted",
+        Status::Declined => "Resolved: the dispute was declined",
+        Status::Resolved => "Resolved",
+    }
+}
+
+/// The dispute as `GET /v1/disputes/{id}` shows it: with its money and
+/// its thread, oldest first.
 pub(crate) fn render(snapshot: &Snapshot, dispute: &Dispute) -> ApiResult<wire::Dispute> {
-    view(dispute, Some(&messages(snapshot, dispute)?))
+    let money = snapshot.dispute(&dispute.id)?;
+    view(dispute, money.as_ref(), Some(&messages(snapshot, dispute)?))
+}
+
+/// A dispute event's `data`: the dispute as the event's change left it,
+/// with the money the event carries and the thread as it stood then.
+pub(crate) fn event_view(
+    snapshot: &Snapshot,
+    money: &DisputeRecord,
+    event: &EventRecord,
+) -> ApiResult<Option<wire::Dispute>> {
+    let Some((dispute, _)) = load(snapshot, &money.id)? else { return Ok(None) };
+    let mut thread = messages(snapshot, &dispute)?;
+    thread.retain(|m| m.created_at <= event.created_at);
+    view(&dispute, Some(money), Some(&thread)).map(Some)
 }
 
 fn dispute_document(dispute: &Dispute) -> Document {
     document(COLLECTION, &dispute.id, dispute, Some((&dispute.organization, COLLECTION)))
 }
 
-/// A dispute event: its `data` is the view the dispute's GET answers with,
-/// as it stood when the event happened.
-fn event(dispute: &Dispute, kind: EventKind, rendered: &wire::Dispute) -> NewEvent {
-    NewEvent {
-        organization: dispute.organization.clone(),
-        kind,
-        payload: EventPayload::Rendered {
-            id: dispute.id.clone(),
-            json: render::to_json(rendered).to_string(),
-        },
+/// The money a dispute command returns.
+fn money_of(outcome: Outcome) -> ApiResult<DisputeRecord> {
+    match outcome {
+        Outcome::Dispute(money) => Ok(money),
+        other => Err(crate::domain::error::unexpected(&other)),
     }
 }
 
@@ -396,11 +450,15 @@ pub(crate) async fn open(
         updated_at: now,
         closing: false,
     };
-    // A new dispute has no thread yet.
-    let rendered = render(&snapshot, &dispute)?;
     let saved = deps
         .engine
-        .execute(Command::Save {
+        .execute(Command::OpenDispute {
+            dispute: NewDispute {
+                id: dispute.id.clone(),
+                organization: dispute.organization.clone(),
+                currency: dispute.currency.clone(),
+                amount,
+            },
             expect: vec![Expected {
                 collection: OPEN_BY_COLLECTION.into(),
                 id: collection.id.clone(),
@@ -415,16 +473,16 @@ pub(crate) async fn open(
                     list: None,
                 },
             ],
-            events: vec![event(&dispute, EventKind::DisputeCreated, &rendered)],
         })
         .await;
-    match saved {
-        Ok(_) => {}
+    let money = match saved {
+        Ok(applied) => money_of(applied.outcome)?,
         // Another dispute on this payment was opened meanwhile.
         Err(EngineError::Conflict(_)) => return Err(open_dispute(&deps.engine.read()?)?),
         Err(e) => return Err(e.into()),
-    }
-    Ok(rendered)
+    };
+    // A new dispute has no thread yet.
+    view(&dispute, Some(&money), Some(&[]))
 }
 
 // ---------------------------------------------------------------------------
@@ -447,10 +505,10 @@ pub(crate) async fn resolve(
         let snapshot = deps.engine.read()?;
         let (mut dispute, bytes) = load_for(&snapshot, organization, id)?;
         if !dispute.status.is_open() {
-            return Err(ApiError::bad_request(format!(
-                "dispute '{id}' is already resolved ({})",
-                dispute.status.name()
-            )));
+            return Err(ApiError::new(
+                sika_api::ErrorCode::InvalidState,
+                format!("dispute '{id}' is already resolved ({})", dispute.status.name()),
+            ));
         }
         if !dispute.closing {
             // First save: freeze the thread, then read it again.
@@ -474,11 +532,8 @@ pub(crate) async fn resolve(
         dispute.status = status;
         dispute.resolved_at = Some(now);
         dispute.updated_at = now;
-        dispute.status_message = match status {
-            Status::Accepted => "Resolved: the dispute was accepted".into(),
-            _ => "Resolved: the dispute was declined".into(),
-        };
-        let rendered = render(&snapshot, &dispute)?;
+        dispute.status_message = status_message(status).into();
+        let thread = messages(&snapshot, &dispute)?;
         let mut documents = vec![dispute_document(&dispute)];
         let marker = snapshot.document(OPEN_BY_COLLECTION, &dispute.collection_id)?;
         if marker.as_deref() == Some(dispute.id.as_bytes()) {
@@ -490,25 +545,61 @@ pub(crate) async fn resolve(
                 list: None,
             });
         }
+        let expect = vec![Expected::unchanged(COLLECTION, id, &bytes)];
+        if snapshot.dispute(id)?.is_none() {
+            match resolve_without_money(deps, &dispute, &thread, expect, documents).await? {
+                Some(resolved) => return Ok(resolved),
+                None => continue,
+            }
+        }
         let saved = deps
             .engine
-            .execute(Command::Save {
-                expect: vec![Expected::unchanged(COLLECTION, id, &bytes)],
+            .execute(Command::ResolveDispute {
+                dispute_id: dispute.id.clone(),
+                accepted: status == Status::Accepted,
+                expect,
                 documents,
-                events: vec![
-                    event(&dispute, EventKind::DisputeUpdated, &rendered),
-                    event(&dispute, EventKind::DisputeClosed, &rendered),
-                ],
             })
             .await;
         match saved {
-            Ok(_) => return Ok(rendered),
+            Ok(applied) => return view(&dispute, Some(&money_of(applied.outcome)?), Some(&thread)),
             // Another resolution won; the next read says so.
             Err(EngineError::Conflict(_)) => continue,
             Err(e) => return Err(e.into()),
         }
     }
     Err(busy(id))
+}
+
+/// Resolves a dispute opened before disputes moved money: it holds
+/// nothing, so its resolution is its documents and events alone. `None`
+/// when the dispute changed meanwhile (read it again).
+async fn resolve_without_money(
+    deps: &Deps<'_>,
+    dispute: &Dispute,
+    thread: &[Message],
+    expect: Vec<Expected>,
+    documents: Vec<Document>,
+) -> ApiResult<Option<wire::Dispute>> {
+    let rendered = view(dispute, None, Some(thread))?;
+    let json = render::to_json(&rendered).to_string();
+    let event = |kind| NewEvent {
+        organization: dispute.organization.clone(),
+        kind,
+        payload: EventPayload::Rendered { id: dispute.id.clone(), json: json.clone() },
+    };
+    let events = vec![event(EventKind::DisputeUpdated), event(EventKind::DisputeClosed)];
+    match deps.engine.execute(Command::Save { expect, documents, events }).await {
+        Ok(_) => Ok(Some(rendered)),
+        Err(EngineError::Conflict(_)) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `POST /v1/disputes/{id}/accept`: the merchant gives in; the dispute
+/// is resolved `accepted` as `resolve` does it.
+pub(crate) async fn accept(deps: &Deps<'_>, organization: &str, id: &str) -> ApiResult<wire::Dispute> {
+    resolve(deps, Some(organization), id, "accepted").await
 }
 
 fn busy(id: &str) -> ApiError {
@@ -714,7 +805,7 @@ pub(crate) fn page(
     deps.lists().page_of_views(organization, COLLECTION, query, |snapshot, id| {
         load(snapshot, id)?
             .filter(|(d, _)| status_matches(d, status))
-            .map(|(d, _)| view(&d, None))
+            .map(|(d, _)| view(&d, snapshot.dispute(&d.id)?.as_ref(), None))
             .transpose()
     })
 }
@@ -747,6 +838,8 @@ mod tests {
         assert!(!status_matches(&d, Some("accepted")) && status_matches(&d, None));
         assert!(check_status_filter(Some("nope")).is_err());
         assert!(check_status_filter(Some("resolved")).is_ok());
-        assert_eq!(view(&d, None).unwrap().amount, "1.00");
+        let shown = view(&d, None, None).unwrap();
+        assert_eq!((shown.amount.as_str(), shown.held_amount.as_str()), ("1.00", "0.00"));
+        assert_eq!(shown.outcome, Some(wire::DisputeResult::Won));
     }
 }

@@ -156,6 +156,7 @@ pub(crate) fn unexpected(outcome: &sika_engine::Outcome) -> ApiError {
         Outcome::Collection(_) => "a collection",
         Outcome::Order(_) => "an order",
         Outcome::Refund(_) => "a refund",
+        Outcome::Dispute(_) => "a dispute",
     };
     ApiError::internal_from(format!("the engine answered the command with {kind}"))
 }

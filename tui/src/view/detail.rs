@@ -210,6 +210,8 @@ fn render_dispute(
     let summary = vec![
         widgets::fields(&[
             ("amount", format::money(&dispute.amount, &dispute.currency)),
+            ("held", format::money(&dispute.held_amount, &dispute.currency)),
+            ("outcome", dispute.outcome.as_ref().map_or_else(|| "—".to_string(), wire_name)),
             ("reason", wire_name(&dispute.reason)),
         ]),
         widgets::fields(&[

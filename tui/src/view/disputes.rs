@@ -26,12 +26,17 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
         cells.push(widgets::status_cell(&wire_name(&d.status)));
         cells.push(widgets::figure(format::money(&d.amount, &d.currency)));
+        if wide {
+            // What the dispute holds (or, lost, took) on the balance, and
+            // how it ended.
+            cells.push(widgets::figure(format::money(&d.held_amount, &d.currency)));
+            cells.push(Cell::from(d.outcome.as_ref().map_or_else(|| "—".to_string(), wire_name)));
+        }
         cells.push(Cell::from(wire_name(&d.reason)));
         // Only an open dispute still waits for evidence.
         let due = if d.status == DisputeStatus::Open { d.evidence_due_by.as_str() } else { "" };
         if wide {
             cells.push(Cell::from(format::time(due)));
-            cells.push(Cell::from(format::time(&d.created_at)));
         } else {
             cells.push(Cell::from(format::time_compact(due)));
         }
@@ -40,12 +45,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let columns = if wide {
         vec![
             fixed("Id", 30),
-            fixed("Organization", 30),
-            fixed("Status", 14),
-            fixed("Amount", 18),
+            fixed("Organization", 24),
+            fixed("Status", 10),
+            fixed("Amount", 16),
+            fixed("Held", 16),
+            fixed("Outcome", 7),
             fill("Reason"),
             fixed("Evidence due", 19),
-            fixed("Created", 19),
         ]
     } else {
         vec![fixed("Id", 28), fixed("Status", 9), fixed("Amount", 14), fill("Reason"), fixed("Evidence", 11)]

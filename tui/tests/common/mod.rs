@@ -25,7 +25,7 @@ use sika_api::admin::{SearchHit, SearchKind, SearchResults};
 use sika_api::collections::{Collection, CollectionStatus};
 use sika_api::disputes::{
     Dispute, DisputeAttachment, DisputeAuthorType, DisputeMessage, DisputeOutcome, DisputeReason,
-    DisputeStatus,
+    DisputeResult, DisputeStatus,
 };
 use sika_api::keys::ApiKey;
 use sika_api::members::{Invitation, Member, MemberStatus, Role};
@@ -266,6 +266,13 @@ impl Client for FakeClient {
                 if let Some(status) = *self.resolved.lock().unwrap() {
                     found.item.status = status;
                     found.item.status_message = "Resolved by the operator".into();
+                    // Accepted takes the whole amount; declined releases the hold.
+                    let (held, outcome) = match status {
+                        DisputeStatus::Accepted => ("100.00", Some(DisputeResult::Lost)),
+                        _ => ("0.00", Some(DisputeResult::Won)),
+                    };
+                    found.item.held_amount = held.into();
+                    found.item.outcome = outcome;
                 }
                 Ok(found)
             }
@@ -1211,8 +1218,11 @@ pub fn dispute(with_messages: bool) -> Owned<Dispute> {
         created_at: "2025-03-13T10:00:00.000Z".into(),
         currency: "USDT".into(),
         evidence_due_by: "2025-03-20T10:00:00.000Z".into(),
+        // The balance held 60.00 at opening; the rest waits for inflows.
+        held_amount: "60.00".into(),
         id: DISPUTE.into(),
         messages,
+        outcome: None,
         payment_link_id: None,
         reason: DisputeReason::Duplicate,
         resolved_at: None,

@@ -35,6 +35,12 @@ pub(crate) fn event_data(engine: &Engine, event: &EventRecord) -> ApiResult<Valu
         }
         EventPayload::Rendered { json, .. } => serde_json::from_str(json).unwrap_or(Value::Null),
         EventPayload::Refund(r) => render::to_json(&views::refund(&engine.read()?, r, at)?),
+        EventPayload::Dispute(money) => {
+            match crate::domain::disputes::event_view(&engine.read()?, money, event)? {
+                Some(view) => render::to_json(&view),
+                None => Value::Null,
+            }
+        }
     })
 }
 

@@ -247,6 +247,7 @@ pub(crate) fn event_resource_id(event: &EventRecord) -> Option<String> {
         EventPayload::Order(o) | EventPayload::OrderWithPayout(o, _) => Some(o.id.clone()),
         EventPayload::Rendered { id, .. } => Some(id.clone()),
         EventPayload::Refund(r) => Some(r.id.clone()),
+        EventPayload::Dispute(d) => Some(d.id.clone()),
     }
 }
 

@@ -40,6 +40,7 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
         .routes(routes!(list))
         .routes(routes!(read))
         .routes(routes!(post_message, messages))
+        .routes(routes!(accept))
         .routes(routes!(simulate))
         .routes(routes!(simulate_resolve))
 }
@@ -107,11 +108,30 @@ async fn messages(
     Ok(Json(disputes::message_page(&deps(&stack), principal.organization(), &id, &query)?))
 }
 
+/// Accept a dispute: the payer's claim stands
+///
+/// Resolves an open dispute `accepted` (`outcome` `lost`): its hold is
+/// taken from the balance, and what the balance could not hold yet is
+/// taken from the next inflows. Fires `dispute.updated` then
+/// `dispute.closed`.
+#[utoipa::path(post, path = "/v1/disputes/{id}/accept", operation_id = "acceptDispute",
+    params(Id<DisputeEnvelope>), security(("bearer" = ["disputes:write"])),
+    responses((status = 200, description = "The dispute, resolved `accepted`, with its final thread", body = DisputeEnvelope),
+        (status = 409, description = "The dispute is already resolved (`invalid_state`), or kept changing under concurrent requests (`conflict`; retry)", body = ErrorBody),
+        ReadRefusals<DisputeEnvelope>),
+)]
+async fn accept(Call { stack, principal }: Call, Path(id): Path<String>) -> ApiResult<Json<DisputeEnvelope>> {
+    let dispute = disputes::accept(&deps(&stack), principal.organization(), &id).await?;
+    Ok(Json(DisputeEnvelope { dispute }))
+}
+
 /// Sandbox: the payer disputes a completed payment
 ///
 /// Opens a dispute on a completed collection, or on a payment link's newest
 /// payment, and fires `dispute.created`. A payment has at most one open
-/// dispute.
+/// dispute. Its amount is held on the balance of its currency; when less
+/// is available, what is available is held (`heldAmount`) and the next
+/// inflows hold the rest, each firing `dispute.updated`.
 #[utoipa::path(post, path = "/v1/simulations/disputes", operation_id = "simulateDispute",
     request_body = SimulateDispute, security(("bearer" = ["disputes:write"])),
     responses(
@@ -131,16 +151,17 @@ async fn simulate(
 
 /// Sandbox: resolve an open dispute
 ///
-/// Resolves it as `accepted` or `declined` with its thread as it stands,
-/// and fires `dispute.updated` then `dispute.closed`.
+/// Resolves it as `accepted` (the hold is taken, `outcome` `lost`) or
+/// `declined` (the hold is released, `outcome` `won`) with its thread as it
+/// stands, and fires `dispute.updated` then `dispute.closed`.
 #[utoipa::path(
     post, path = "/v1/simulations/disputes/{id}/resolve", operation_id = "simulateDisputeResolution",
     params(Id<DisputeEnvelope>), request_body = ResolveDispute, security(("bearer" = ["disputes:write"])),
     responses(
         (status = 200, description = "The dispute, resolved, with its final thread", body = DisputeEnvelope),
-        (status = 400, description = "A bad `outcome` (`validation_error`), or the dispute is already resolved (`bad_request`)", body = ErrorBody),
+        (status = 400, description = "A bad `outcome` (`validation_error`)", body = ErrorBody),
         (status = 404, description = "No such dispute in this organization, or the live stack (simulations are the sandbox's)", body = ErrorBody),
-        (status = 409, description = "The dispute kept changing under concurrent requests (`conflict`); retry", body = ErrorBody),
+        (status = 409, description = "The dispute is already resolved (`invalid_state`), or kept changing under concurrent requests (`conflict`; retry)", body = ErrorBody),
         BodyRefusals),
 )]
 async fn simulate_resolve(
