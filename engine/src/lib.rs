@@ -50,6 +50,7 @@ pub mod postgres;
 pub mod rail;
 pub mod rates;
 pub mod records;
+pub mod resource_id;
 pub mod storage;
 pub mod timeline;
 pub mod verify;
@@ -70,6 +71,7 @@ pub use money::{Currency, Money, MoneyError};
 pub use postgres::PostgresConfig;
 pub use rail::Rail;
 pub use records::*;
+pub use resource_id::{CollectionId, OrderId, OrganizationId, PayoutId};
 
 /// The most commands the writer applies in one commit.
 pub const BATCH_COMMANDS_MAX: usize = 8190;

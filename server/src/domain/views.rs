@@ -10,9 +10,9 @@
 //! the same millisecond counts as after it, as the event's own always is.
 
 use sika_api::{collections::Collection, orders::Order, payouts::Payout};
-use sika_engine::Snapshot;
 use sika_engine::movements::{CollectionRecord, PayoutRecord};
 use sika_engine::orders::OrderRecord;
+use sika_engine::{CollectionId, OrderId, PayoutId, Snapshot};
 
 use crate::domain::error::ApiResult;
 use crate::domain::render;
@@ -49,7 +49,11 @@ pub(crate) fn order(
 }
 
 /// The payout `id` of `organization` as its GET shows it now.
-pub(crate) fn find_payout(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<Payout>> {
+pub(crate) fn find_payout(
+    snapshot: &Snapshot,
+    organization: &str,
+    id: &PayoutId,
+) -> ApiResult<Option<Payout>> {
     match snapshot.payout(id)?.filter(|p| p.organization == organization) {
         Some(record) => payout(snapshot, &record, AsOf::Now).map(Some),
         None => Ok(None),
@@ -60,7 +64,7 @@ pub(crate) fn find_payout(snapshot: &Snapshot, organization: &str, id: &str) -> 
 pub(crate) fn find_collection(
     snapshot: &Snapshot,
     organization: &str,
-    id: &str,
+    id: &CollectionId,
 ) -> ApiResult<Option<Collection>> {
     match snapshot.collection(id)?.filter(|c| c.organization == organization) {
         Some(record) => collection(snapshot, &record, AsOf::Now).map(Some),
@@ -69,12 +73,12 @@ pub(crate) fn find_collection(
 }
 
 /// The order `id` of `organization` as its GET shows it now.
-pub(crate) fn find_order(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<Order>> {
+pub(crate) fn find_order(snapshot: &Snapshot, organization: &str, id: &OrderId) -> ApiResult<Option<Order>> {
     let Some(record) = snapshot.order(id)?.filter(|o| o.organization == organization) else {
         return Ok(None);
     };
     let payout = match &record.payout_id {
-        Some(payout_id) => snapshot.payout(payout_id)?,
+        Some(payout_id) => snapshot.payout(&sika_engine::PayoutId::named(payout_id))?,
         None => None,
     };
     order(snapshot, &record, payout.as_ref(), AsOf::Now).map(Some)
