@@ -18,6 +18,7 @@ pub use crate::outcome::{Applied, Outcome};
 use crate::rates::{Pricing, convert_down, convert_up};
 pub use crate::records::Document;
 use crate::records::*;
+use crate::resource_id::{CollectionId, OrderId, PayoutId};
 use crate::storage::{encode, keys};
 
 /// The organization scope used for idempotency of bare ledger transfers.
@@ -75,18 +76,18 @@ pub enum Command {
     },
     CreatePayout(NewPayout),
     AdvancePayout {
-        payout_id: String,
+        payout_id: PayoutId,
         step: Step,
     },
     CreateCollection(NewCollection),
     AdvanceCollection {
-        collection_id: String,
+        collection_id: CollectionId,
         step: Step,
     },
     CreateOrder(NewOrder),
     OrderFunds(OrderFunds),
     ExpireOrder {
-        order_id: String,
+        order_id: OrderId,
     },
     /// Runs a scheduled job (and removes it) in one transaction.
     RunJob {

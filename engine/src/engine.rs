@@ -853,12 +853,18 @@ impl Snapshot {
         self.get(&keys::idempotency(organization, operation, reference))
     }
 
-    pub fn payout(&self, id: &str) -> Result<Option<crate::movements::PayoutRecord>, EngineError> {
-        self.get(&keys::payout(id))
+    pub fn payout(
+        &self,
+        id: &crate::resource_id::PayoutId,
+    ) -> Result<Option<crate::movements::PayoutRecord>, EngineError> {
+        self.get(&keys::payout(id.as_str()))
     }
 
-    pub fn collection(&self, id: &str) -> Result<Option<crate::movements::CollectionRecord>, EngineError> {
-        self.get(&keys::collection(id))
+    pub fn collection(
+        &self,
+        id: &crate::resource_id::CollectionId,
+    ) -> Result<Option<crate::movements::CollectionRecord>, EngineError> {
+        self.get(&keys::collection(id.as_str()))
     }
 
     /// A dispute's money, if the engine holds any for it (disputes opened
@@ -894,8 +900,11 @@ impl Snapshot {
         self.get(&keys::refund_tally(collection_id))
     }
 
-    pub fn order(&self, id: &str) -> Result<Option<crate::orders::OrderRecord>, EngineError> {
-        self.get(&keys::order(id))
+    pub fn order(
+        &self,
+        id: &crate::resource_id::OrderId,
+    ) -> Result<Option<crate::orders::OrderRecord>, EngineError> {
+        self.get(&keys::order(id.as_str()))
     }
 
     /// What a live key spent in one window (`<key id>/<window>`), in US

@@ -1371,9 +1371,18 @@ mod tests {
             engine.execute_blocking(Command::RunJob { key }).unwrap();
         }
         let snapshot = engine.read().unwrap();
-        assert_eq!(snapshot.payout(&ids[0]).unwrap().unwrap().status, MovementStatus::Completed);
-        assert_eq!(snapshot.collection(&ids[1]).unwrap().unwrap().status, MovementStatus::Completed);
-        assert_eq!(snapshot.order(&ids[2]).unwrap().unwrap().status, OrderStatus::Expired);
+        assert_eq!(
+            snapshot.payout(&crate::resource_id::PayoutId::named(&ids[0])).unwrap().unwrap().status,
+            MovementStatus::Completed
+        );
+        assert_eq!(
+            snapshot.collection(&crate::resource_id::CollectionId::named(&ids[1])).unwrap().unwrap().status,
+            MovementStatus::Completed
+        );
+        assert_eq!(
+            snapshot.order(&crate::resource_id::OrderId::named(&ids[2])).unwrap().unwrap().status,
+            OrderStatus::Expired
+        );
         assert!(snapshot.due_jobs(i64::MAX, 10).unwrap().is_empty(), "each job ran once");
         drop(snapshot);
         engine.shutdown();
@@ -1521,7 +1530,12 @@ mod tests {
             })
             .collect();
         let settle = Step::Settle { success: true, message: "delivered".into() };
-        engine.execute_blocking(Command::AdvancePayout { payout_id: ids[0].clone(), step: settle }).unwrap();
+        engine
+            .execute_blocking(Command::AdvancePayout {
+                payout_id: crate::resource_id::PayoutId::from(ids[0].clone()),
+                step: settle,
+            })
+            .unwrap();
         let document = Command::PutDocument {
             collection: "recipients".into(),
             id: "rcp_1".into(),
@@ -1535,9 +1549,9 @@ mod tests {
             let by_id: Vec<_> = events.iter().map(|e| snapshot.event(&e.id).unwrap()).collect();
             (
                 (
-                    snapshot.payout(&ids[0]).unwrap(),
-                    snapshot.collection(&ids[1]).unwrap(),
-                    snapshot.order(&ids[2]).unwrap(),
+                    snapshot.payout(&crate::resource_id::PayoutId::named(&ids[0])).unwrap(),
+                    snapshot.collection(&crate::resource_id::CollectionId::named(&ids[1])).unwrap(),
+                    snapshot.order(&crate::resource_id::OrderId::named(&ids[2])).unwrap(),
                 ),
                 (
                     snapshot.cap_usage("key_1/2026-11-27").unwrap(),

@@ -52,6 +52,7 @@ pub mod rail;
 pub mod rates;
 pub mod records;
 pub mod refunds;
+pub mod resource_id;
 pub mod storage;
 pub mod timeline;
 pub mod verify;
@@ -72,6 +73,7 @@ pub use money::{Currency, Money, MoneyError};
 pub use postgres::PostgresConfig;
 pub use rail::Rail;
 pub use records::*;
+pub use resource_id::{CollectionId, OrderId, OrganizationId, PayoutId};
 
 /// The most commands the writer applies in one commit.
 pub const BATCH_COMMANDS_MAX: usize = 8190;

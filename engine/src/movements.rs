@@ -17,6 +17,7 @@ use crate::ledger::{Books, TransferSpec};
 use crate::money::MoneyError;
 use crate::outcome::{Applied, Outcome};
 use crate::records::*;
+use crate::resource_id::{CollectionId, PayoutId};
 // Stored with the other records; named here too, where callers look.
 pub use crate::records::{CollectionRecord, Destination, MovementStatus, PayoutRecord, Step, TimelineEntry};
 use crate::storage::{MovementKind, keys};
@@ -286,7 +287,7 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
     open(books, &payout.rail, MovementKind::Payout, &id, now);
     books.index(&new.organization, "payouts", &id)?;
     for step in &new.schedule {
-        let kind = JobKind::AdvancePayout { payout_id: id.clone(), step: step.step.clone() };
+        let kind = JobKind::AdvancePayout { payout_id: PayoutId::named(id.clone()), step: step.step.clone() };
         schedule(books, due_after(now, step.after_ms)?, kind);
     }
     Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
@@ -302,8 +303,8 @@ pub(crate) fn load_payout(books: &Books, id: &str) -> Result<PayoutRecord, Engin
 /// Applies a rail's report. A step for a payout that is already final is
 /// ignored (the rail reported twice), so scheduled jobs never fail. The
 /// order a payout is a leg of moves on in `orders::advance_payout`.
-pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result<Applied, EngineError> {
-    let mut payout = load_payout(books, id)?;
+pub(crate) fn advance_payout(books: &mut Books, id: &PayoutId, step: &Step) -> Result<Applied, EngineError> {
+    let mut payout = load_payout(books, id.as_str())?;
     if let Step::Reverse { message } = step {
         return reverse_payout(books, payout, message);
     }
@@ -361,12 +362,12 @@ pub(crate) fn advance_payout(books: &mut Books, id: &str, step: &Step) -> Result
                     .timeline
                     .push(entry(now, Fact::StatusChanged { movement: Movement::Payout, completed: false }));
             }
-            close(books, &payout.rail, MovementKind::Payout, id);
+            close(books, &payout.rail, MovementKind::Payout, id.as_str());
             let kind = if *success { EventKind::PayoutCompleted } else { EventKind::PayoutFailed };
             books.emit(&payout.organization.clone(), kind, EventPayload::Payout(payout.clone()))?;
         }
     }
-    books.store.put(keys::payout(id), &payout);
+    books.store.put(keys::payout(id.as_str()), &payout);
     Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
 }
 
@@ -522,15 +523,22 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
         EventPayload::Collection(collection.clone()),
     )?;
     for step in &new.schedule {
-        let kind = JobKind::AdvanceCollection { collection_id: id.clone(), step: step.step.clone() };
+        let kind = JobKind::AdvanceCollection {
+            collection_id: CollectionId::named(id.clone()),
+            step: step.step.clone(),
+        };
         schedule(books, due_after(now, step.after_ms)?, kind);
     }
     Ok(Applied { outcome: Outcome::Collection(collection), replayed: false })
 }
 
 #[expect(clippy::too_many_lines)]
-pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Result<Applied, EngineError> {
-    let key = keys::collection(id);
+pub(crate) fn advance_collection(
+    books: &mut Books,
+    id: &CollectionId,
+    step: &Step,
+) -> Result<Applied, EngineError> {
+    let key = keys::collection(id.as_str());
     let mut collection: CollectionRecord = books
         .store
         .get(&key)?
@@ -558,7 +566,7 @@ pub(crate) fn advance_collection(books: &mut Books, id: &str, step: &Step) -> Re
                 TransferSpec::VoidPending { pending_id: collection.hold_id }
             };
             books.transfer(&spec)?;
-            close(books, &collection.rail, MovementKind::Collection, id);
+            close(books, &collection.rail, MovementKind::Collection, id.as_str());
             collection.status_message = message.clone();
             let (amount, currency) = (collection.amount, collection.currency.clone());
             collection.timeline.push(entry(

@@ -13,6 +13,7 @@ use crate::ledger::{Books, TransferSpec};
 use crate::movements::{NewPayout, create_payout, schedule};
 use crate::outcome::{Applied, Outcome};
 use crate::records::*;
+use crate::resource_id::{OrderId, PayoutId};
 use crate::timeline::{Fact, OrderFailure};
 // Stored with the other records; named here too, where callers look.
 pub use crate::records::{OrderRecord, OrderStatus};
@@ -112,7 +113,7 @@ pub(crate) fn create(books: &mut Books, new: &NewOrder) -> Result<Applied, Engin
     };
     save_and_emit(books, &order, &[EventKind::OrderAwaitingFunds])?;
     books.index(&new.organization, "orders", &id)?;
-    schedule(books, new.expires_at, JobKind::ExpireOrder { order_id: id });
+    schedule(books, new.expires_at, JobKind::ExpireOrder { order_id: OrderId::named(id) });
     Ok(Applied { outcome: Outcome::Order(order), replayed: false })
 }
 
@@ -258,7 +259,7 @@ fn start_payout(
 /// payout is a leg of once it settles.
 pub(crate) fn advance_payout(
     books: &mut Books,
-    payout_id: &str,
+    payout_id: &PayoutId,
     step: &Step,
 ) -> Result<Applied, EngineError> {
     let applied = crate::movements::advance_payout(books, payout_id, step)?;
@@ -325,8 +326,8 @@ fn payout_settled(
 /// whose inflow was seen before it (crypto awaiting confirmations) does not:
 /// the payer has paid, and the order completes when the inflow settles
 /// (the spec's `order.expired` is "no inflow before the deadline").
-pub(crate) fn expire(books: &mut Books, order_id: &str) -> Result<Applied, EngineError> {
-    let mut order = load(books, order_id)?;
+pub(crate) fn expire(books: &mut Books, order_id: &OrderId) -> Result<Applied, EngineError> {
+    let mut order = load(books, order_id.as_str())?;
     if order.status != OrderStatus::AwaitingFunds {
         return Ok(Applied { outcome: Outcome::Order(order), replayed: true });
     }

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
+use crate::resource_id::{CollectionId, OrderId, PayoutId};
 
 /// Milliseconds since the Unix epoch (UTC).
 pub type TimestampMs = i64;
@@ -756,11 +757,11 @@ pub struct Document {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum JobKind {
     /// A rail's report about a payout (the sandbox simulator's).
-    AdvancePayout { payout_id: String, step: Step },
+    AdvancePayout { payout_id: PayoutId, step: Step },
     /// A rail's report about a collection.
-    AdvanceCollection { collection_id: String, step: Step },
+    AdvanceCollection { collection_id: CollectionId, step: Step },
     /// An order's deadline.
-    ExpireOrder { order_id: String },
+    ExpireOrder { order_id: OrderId },
     /// A rail's report about a refund (the sandbox simulator's). Last, so
     /// stored jobs keep their encoding.
     AdvanceRefund { refund_id: String, step: Step },

@@ -70,7 +70,10 @@ fn each_durable_batch_tells_its_events_and_movements_and_a_refused_command_tells
             open: true
         }]
     );
-    assert!(engine.read().unwrap().payout(&created.id).unwrap().is_some(), "readable when told");
+    assert!(
+        engine.read().unwrap().payout(&sika_engine::PayoutId::named(&created.id)).unwrap().is_some(),
+        "readable when told"
+    );
 
     // A replay changes nothing and a refusal commits nothing: neither is told.
     engine.execute_blocking(payout("p1", 2_500, Rail::Flutterwave)).unwrap();

@@ -349,21 +349,24 @@ fn movement(engine: &Engine, rng: &mut impl Rng, mine: &mut WorkerMovements, wor
         }
         2 => match mine.payouts.get(rng.random_range(0..mine.payouts.len().max(1))) {
             Some(id) if rng.random_bool(0.3) => Command::AdvancePayout {
-                payout_id: id.clone(),
+                payout_id: sika_engine::PayoutId::from(id.clone()),
                 step: Step::Reverse { message: "reported reversal".into() },
             },
-            Some(id) => Command::AdvancePayout { payout_id: id.clone(), step: settle(rng) },
+            Some(id) => Command::AdvancePayout { payout_id: sika_engine::PayoutId::from(id.clone()), step: settle(rng) },
             None => return,
         },
         3 => Command::CreateCollection(new_collection(rng, organization, currency, amount, (worker, n))),
         4 => match mine.collections.get(rng.random_range(0..mine.collections.len().max(1))) {
-            Some(id) => Command::AdvanceCollection { collection_id: id.clone(), step: settle(rng) },
+            Some(id) => Command::AdvanceCollection {
+                collection_id: sika_engine::CollectionId::from(id.clone()),
+                step: settle(rng),
+            },
             None => return,
         },
         5 => Command::CreateOrder(new_order(engine, rng, organization, currency, amount, (worker, n))),
         6 => match mine.orders.pop() {
             Some(order_id) => {
-                let order = engine.read().and_then(|s| s.order(&order_id));
+                let order = engine.read().and_then(|s| s.order(&sika_engine::OrderId::named(&order_id)));
                 let Ok(Some(order)) = order else { return };
                 let payout = new_payout(rng, &order.organization, &order.from_currency, amount, false);
                 Command::OrderFunds(OrderFunds {
@@ -560,18 +563,18 @@ fn resubmit_deposits(engine: &Engine, acks: &[Ack]) {
 fn check_movement_ack(snapshot: &Snapshot, ack: &Ack) {
     match ack.kind.as_str() {
         "payout" => {
-            let payout = snapshot.payout(&ack.id).expect("read");
+            let payout = snapshot.payout(&sika_engine::PayoutId::named(&ack.id)).expect("read");
             let payout = payout.unwrap_or_else(|| panic!("acknowledged payout {} is missing", ack.id));
             check_movement_status(&ack.rest[0], status_name(payout.status), &ack.id);
         }
         "collection" => {
-            let collection = snapshot.collection(&ack.id).expect("read");
+            let collection = snapshot.collection(&sika_engine::CollectionId::named(&ack.id)).expect("read");
             let collection =
                 collection.unwrap_or_else(|| panic!("acknowledged collection {} is missing", ack.id));
             check_movement_status(&ack.rest[0], status_name(collection.status), &ack.id);
         }
         "order" => {
-            let order = snapshot.order(&ack.id).expect("read");
+            let order = snapshot.order(&sika_engine::OrderId::named(&ack.id)).expect("read");
             let order = order.unwrap_or_else(|| panic!("acknowledged order {} is missing", ack.id));
             let acknowledged = ack.rest[0].as_str();
             let now = format!("{:?}", order.status);
@@ -654,7 +657,8 @@ fn check_holds(snapshot: &Snapshot) {
     let mut cap_sum = 0;
     for organization in ORGS {
         for id in listed(snapshot, organization, "payouts") {
-            let payout = snapshot.payout(&id).expect("read").expect("a listed payout");
+            let payout =
+                snapshot.payout(&sika_engine::PayoutId::named(&id)).expect("read").expect("a listed payout");
             for hold in &payout.hold_ids {
                 let state = snapshot.transfer(*hold).expect("read").and_then(|t| t.pending_state);
                 assert_eq!(state, Some(expected(payout.status)), "hold {hold} of {id}, {:?}", payout.status);
@@ -671,7 +675,10 @@ fn check_holds(snapshot: &Snapshot) {
             );
         }
         for id in listed(snapshot, organization, "collections") {
-            let collection = snapshot.collection(&id).expect("read").expect("a listed collection");
+            let collection = snapshot
+                .collection(&sika_engine::CollectionId::named(&id))
+                .expect("read")
+                .expect("a listed collection");
             let state = snapshot.transfer(collection.hold_id).expect("read").and_then(|t| t.pending_state);
             assert_eq!(state, Some(expected(collection.status)), "the hold of {id}");
         }

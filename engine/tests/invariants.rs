@@ -280,7 +280,7 @@ fn a_document_write_into_the_engines_records_is_refused() {
     }
     let snapshot = engine.read().unwrap();
     assert_eq!(
-        snapshot.payout(&stored.id).unwrap().as_ref(),
+        snapshot.payout(&sika_engine::PayoutId::named(&stored.id)).unwrap().as_ref(),
         Some(&stored),
         "the payout is as the engine wrote it"
     );

@@ -347,12 +347,17 @@ fn a_format_5_stack_is_upgraded_by_the_node_that_takes_its_lease() {
         })
         .collect();
     let settle = Step::Settle { success: true, message: "delivered".into() };
-    engine.execute_blocking(Command::AdvancePayout { payout_id: ids[0].clone(), step: settle }).unwrap();
+    engine
+        .execute_blocking(Command::AdvancePayout {
+            payout_id: sika_engine::PayoutId::from(ids[0].clone()),
+            step: settle,
+        })
+        .unwrap();
     let read = |engine: &Engine| {
         let snapshot = engine.read().unwrap();
         (
-            snapshot.payout(&ids[0]).unwrap(),
-            snapshot.payout(&ids[1]).unwrap(),
+            snapshot.payout(&sika_engine::PayoutId::named(&ids[0])).unwrap(),
+            snapshot.payout(&sika_engine::PayoutId::named(&ids[1])).unwrap(),
             snapshot.open_movements("test").unwrap(),
         )
     };

@@ -282,7 +282,10 @@ fn grouped_collection(
     };
     if let Some(success) = success {
         let step = Step::Settle { success, message: "settled".into() };
-        run(engine, Command::AdvanceCollection { collection_id: id.clone(), step });
+        run(
+            engine,
+            Command::AdvanceCollection { collection_id: sika_engine::CollectionId::from(id.clone()), step },
+        );
     }
     id
 }

@@ -358,14 +358,15 @@ pub(super) fn resolve_movement(op: &MoveOp, model: &Model) -> Option<Command> {
             }
             Command::CreatePayout(new)
         }
-        MoveOp::SettlePayout { index, step } => {
-            Command::AdvancePayout { payout_id: pick(&m.payout_ids, *index)?.clone(), step: step_of(*step) }
-        }
+        MoveOp::SettlePayout { index, step } => Command::AdvancePayout {
+            payout_id: sika_engine::PayoutId::from(pick(&m.payout_ids, *index)?.clone()),
+            step: step_of(*step),
+        },
         &MoveOp::Collection { org, cur, amount, reference, ref steps } => {
             Command::CreateCollection(new_collection(model, (org, cur), amount, reference, steps))
         }
         MoveOp::SettleCollection { index, step } => Command::AdvanceCollection {
-            collection_id: pick(&m.collection_ids, *index)?.clone(),
+            collection_id: sika_engine::CollectionId::from(pick(&m.collection_ids, *index)?.clone()),
             step: step_of(*step),
         },
         &MoveOp::Order { org, cur, amount, reference, confirmations, expires_in_ms } => Command::CreateOrder(
@@ -392,7 +393,8 @@ pub(super) fn resolve_movement(op: &MoveOp, model: &Model) -> Option<Command> {
                 payout_refusal,
             })
         }
-        MoveOp::Expire { index } => Command::ExpireOrder { order_id: pick(&m.order_ids, *index)?.clone() },
+        MoveOp::Expire { index } => {
+            Command::ExpireOrder { order_id: sika_engine::OrderId::from(pick(&m.order_ids, *index)?.clone()) }
         MoveOp::Refund { index, amount, reference, steps } => {
             new_refund(model, pick(&m.collection_ids, *index)?, *amount, *reference, steps)?
         }
@@ -467,15 +469,15 @@ impl Model {
         match command {
             Command::CreatePayout(new) => self.create_payout(new, actual),
             Command::AdvancePayout { payout_id, step } => {
-                self.advance_payout(payout_id, step, actual).map(|()| None)
+                self.advance_payout(payout_id.as_str(), step, actual).map(|()| None)
             }
             Command::CreateCollection(new) => self.create_collection(new, actual),
             Command::AdvanceCollection { collection_id, step } => {
-                self.advance_collection(collection_id, step, actual).map(|()| None)
+                self.advance_collection(collection_id.as_str(), step, actual).map(|()| None)
             }
             Command::CreateOrder(new) => self.create_order(new, actual).map(Some),
             Command::OrderFunds(funds) => self.order_funds(funds, actual, engine).map(|()| None),
-            Command::ExpireOrder { order_id } => self.expire_order(order_id, actual).map(|()| None),
+            Command::ExpireOrder { order_id } => self.expire_order(order_id.as_str(), actual).map(|()| None),
             Command::CreateRefund(new) => self.create_refund(new, actual),
             Command::AdvanceRefund { refund_id, step } => {
                 self.advance_refund(refund_id, step, actual).map(|()| None)
@@ -544,7 +546,7 @@ impl Model {
             self.holds.insert(id, hold);
         }
         self.schedule_jobs(&new.schedule, |step| Command::AdvancePayout {
-            payout_id: payout.id.clone(),
+            payout_id: sika_engine::PayoutId::from(payout.id.clone()),
             step,
         })?;
         let state = PayoutState {
@@ -690,7 +692,7 @@ impl Model {
         self.holds.insert(collection.hold_id, hold);
         let id = collection.id.clone();
         self.schedule_jobs(&new.schedule, |step| Command::AdvanceCollection {
-            collection_id: id.clone(),
+            collection_id: sika_engine::CollectionId::from(id.clone()),
             step,
         })?;
         let state = CollectionState {
@@ -763,7 +765,9 @@ impl Model {
         let (org, cur) = (org_index(&new.organization), cur_index(&new.from_currency));
         let step = ScheduledStep { after_ms: new.expires_at - self.now, step: step_of(0) };
         let id = order.id.clone();
-        self.schedule_jobs(&[step], |_| Command::ExpireOrder { order_id: id.clone() })?;
+        self.schedule_jobs(&[step], |_| Command::ExpireOrder {
+            order_id: sika_engine::OrderId::from(id.clone()),
+        })?;
         let state = OrderState {
             org,
             cur,
@@ -826,7 +830,11 @@ impl Model {
         *self = next;
         if status == OrderStatus::ProcessingPayout {
             let payout_id = record.payout_id.clone().ok_or_else(|| fail("no payout on the order".into()))?;
-            let payout = engine.read().expect("snapshot").payout(&payout_id).expect("read");
+            let payout = engine
+                .read()
+                .expect("snapshot")
+                .payout(&sika_engine::PayoutId::named(&payout_id))
+                .expect("read");
             let payout = payout.ok_or_else(|| fail(format!("the order's payout {payout_id} is missing")))?;
             prop_assert_eq!(payout.order_id.as_deref(), Some(record.id.as_str()));
             self.record_payout(funds.payout.as_ref().expect("a payout"), &payout)?;
@@ -994,22 +1002,26 @@ pub(super) fn run_jobs(engine: &Engine, model: &mut Model) -> Result<Vec<Command
 pub(super) fn compare_movements(snapshot: &Snapshot, model: &Model) -> Result<(), TestCaseError> {
     let m = &model.movements;
     for (id, state) in &m.payouts {
-        let payout =
-            snapshot.payout(id).expect("read").ok_or_else(|| fail(format!("payout {id} is missing")))?;
+        let payout = snapshot
+            .payout(&sika_engine::PayoutId::named(id))
+            .expect("read")
+            .ok_or_else(|| fail(format!("payout {id} is missing")))?;
         prop_assert_eq!(payout.status, state.status, "status of payout {}", id);
         prop_assert_eq!(&payout.hold_ids, &state.holds);
     }
     for (id, state) in &m.collections {
         let collection = snapshot
-            .collection(id)
+            .collection(&sika_engine::CollectionId::named(id))
             .expect("read")
             .ok_or_else(|| fail(format!("collection {id} is missing")))?;
         prop_assert_eq!(collection.status, state.status, "status of collection {}", id);
     }
     compare_refunds(snapshot, m)?;
     for (id, state) in &m.orders {
-        let order =
-            snapshot.order(id).expect("read").ok_or_else(|| fail(format!("order {id} is missing")))?;
+        let order = snapshot
+            .order(&sika_engine::OrderId::named(id))
+            .expect("read")
+            .ok_or_else(|| fail(format!("order {id} is missing")))?;
         prop_assert_eq!(order.status, state.status, "status of order {}", id);
         prop_assert_eq!(&order.payout_id, &state.payout);
     }
@@ -1092,7 +1104,8 @@ pub(super) fn check_caps(snapshot: &Snapshot) -> Result<(), TestCaseError> {
     let mut sums: BTreeMap<String, i128> = BTreeMap::new();
     for org in ORGS {
         for (_, id) in snapshot.list(org, "payouts", None, 1_000).expect("list") {
-            let payout = snapshot.payout(&id).expect("read").expect("a listed payout");
+            let payout =
+                snapshot.payout(&sika_engine::PayoutId::named(&id)).expect("read").expect("a listed payout");
             if payout.api_key_id.as_deref() == Some(CAP_KEY) {
                 *sums.entry(format!("d{}", payout.created_at / DAY_MS)).or_default() += payout.from_amount;
                 *sums.entry(format!("m{}", payout.created_at / MONTH_MS)).or_default() += payout.from_amount;

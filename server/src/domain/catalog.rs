@@ -17,10 +17,11 @@
 use std::str::FromStr;
 use std::sync::OnceLock;
 
-use rust_decimal::Decimal;
+use rust_decimal::{Decimal, RoundingStrategy};
 use serde::Deserialize;
 use sika_api::capabilities::{self as wire, MethodKind, MethodStatus};
 use sika_api::validation::DestinationCheck;
+use sika_engine::Currency;
 
 /// The input field that names a destination's bank.
 pub(crate) const BANK_CODE: &str = "bankCode";
@@ -84,7 +85,22 @@ pub(crate) struct Method {
 pub(crate) struct Limits {
     pub min: serde_json::Number,
     pub max: serde_json::Number,
-    pub currency: String,
+    /// Checked when the catalog is read: a method in a currency the node
+    /// does not know is no catalog at all.
+    #[serde(deserialize_with = "known_currency")]
+    pub currency: Currency,
+}
+
+/// A currency code the node knows, read from the catalog.
+fn known_currency<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Currency, D::Error> {
+    let code = String::deserialize(deserializer)?;
+    Currency::find(&code).map_err(serde::de::Error::custom)
+}
+
+/// A decimal written as a string (`"1.00"`), read from the catalog.
+fn decimal_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Decimal, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    Decimal::from_str(text.trim()).map_err(serde::de::Error::custom)
 }
 
 /// One input field a method needs.
@@ -115,8 +131,9 @@ pub(crate) struct FieldOption {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Fee {
-    /// Decimal string in the method currency, e.g. `"1.00"`.
-    pub fixed: String,
+    /// In the method currency, written `"1.00"`.
+    #[serde(deserialize_with = "decimal_text")]
+    pub fixed: Decimal,
     /// Percentage part, in basis points (100 = 1%).
     pub percent_bps: u32,
 }
@@ -150,12 +167,6 @@ pub(crate) enum CatalogError {
     /// The document parses but breaks a rule (`Catalog::check`).
     #[error("{0}")]
     Inconsistent(String),
-    #[error("method {code} fee.fixed is not a decimal")]
-    FeeFixed {
-        code: String,
-        #[source]
-        source: rust_decimal::Error,
-    },
 }
 
 /// Why the operator's limits or fees cannot apply to a method.
@@ -265,7 +276,7 @@ impl Catalog {
                         m.code
                     )));
                 }
-                if m.limits.currency != country.currency {
+                if m.limits.currency.code != country.currency {
                     return Err(CatalogError::Inconsistent(format!(
                         "method {} limits currency {} differs from {}",
                         m.code, m.limits.currency, country.currency
@@ -319,8 +330,7 @@ impl Catalog {
                     m.code
                 )));
             }
-            let fixed = Decimal::from_str(m.fee.fixed.trim())
-                .map_err(|source| CatalogError::FeeFixed { code: m.code.clone(), source })?;
+            let fixed = m.fee.fixed;
             if fixed.is_sign_negative() {
                 return Err(CatalogError::Inconsistent(format!("method {} fee.fixed is negative", m.code)));
             }
@@ -347,8 +357,8 @@ impl Country {
 
 impl Method {
     /// The currency the method pays out in (the limits' currency).
-    pub(crate) fn currency(&self) -> &str {
-        &self.limits.currency
+    pub(crate) fn currency(&self) -> Currency {
+        self.limits.currency
     }
 
     pub(crate) fn is_crypto(&self) -> bool {
@@ -383,7 +393,7 @@ impl Method {
             self.limits.max = number(max)?;
         }
         if let Some(fixed) = fee_fixed {
-            self.fee.fixed = fixed.to_string();
+            self.fee.fixed = fixed;
         }
         if let Some(bps) = fee_percent_bps {
             self.fee.percent_bps = bps;
@@ -425,11 +435,11 @@ impl Method {
             limits: wire::MethodLimits {
                 min: self.limits.min.clone(),
                 max: self.limits.max.clone(),
-                currency: self.limits.currency.clone(),
+                currency: self.limits.currency.code.to_string(),
             },
             estimated_settlement: self.estimated_settlement.clone(),
             fields: self.fields.iter().map(Field::render).collect(),
-            fees: self.fee.render(&self.limits.currency),
+            fees: self.fee.render(self.limits.currency),
             chain: self.chain.clone(),
         }
     }
@@ -457,8 +467,7 @@ impl Fee {
     /// The fixed part in minor units at `scale` (rounded half up if it has
     /// more fraction digits); `None` if `fixed` is not a decimal.
     pub(crate) fn fixed_minor(&self, scale: u32) -> Option<i128> {
-        let d = Decimal::from_str(self.fixed.trim()).ok()?;
-        decimal_to_minor(d, scale, Rounding::HalfUp)
+        decimal_to_minor(self.fixed, scale, Rounding::HalfUp)
     }
 
     /// Fee in minor units for an amount in minor units of the same currency:
@@ -479,13 +488,12 @@ impl Fee {
 
     /// The schedule as capabilities show it: the fixed part at the
     /// currency's digits and the percentage with two, as decimal strings.
-    pub(crate) fn render(&self, currency: &str) -> wire::MethodFees {
-        let scale = sika_engine::money::Currency::find(currency).map_or(2, |c| c.scale);
-        let fixed = self.fixed_minor(scale).unwrap_or(0);
+    pub(crate) fn render(&self, currency: Currency) -> wire::MethodFees {
+        let fixed = self.fixed.round_dp_with_strategy(currency.scale, RoundingStrategy::MidpointAwayFromZero);
         wire::MethodFees {
-            fixed: sika_engine::money::format_minor(fixed, scale),
+            fixed: format!("{fixed:.prec$}", prec = currency.scale as usize),
             percent: sika_engine::money::format_minor(i128::from(self.percent_bps), 2),
-            currency: currency.to_string(),
+            currency: currency.code.to_string(),
         }
     }
 }
@@ -780,7 +788,7 @@ mod tests {
     }
 
     fn limits(min: &str, max: &str) -> Limits {
-        Limits { min: num(min), max: num(max), currency: "GHS".into() }
+        Limits { min: num(min), max: num(max), currency: Currency::find("GHS").unwrap() }
     }
 
     #[test]
@@ -799,7 +807,7 @@ mod tests {
             assert_eq!(c.currency, currency, "{code}");
             assert!(!c.name.is_empty());
             for m in &c.methods {
-                assert_eq!(m.currency(), currency, "{}", m.code);
+                assert_eq!(m.currency().code, currency, "{}", m.code);
             }
             let bank = format!("bank_{}", code.to_ascii_lowercase());
             assert_eq!(c.method(&bank).unwrap().kind, KIND_BANK_TRANSFER);
@@ -849,7 +857,7 @@ mod tests {
         for (code, currency, chain, testnet) in STABLECOINS {
             let m = shipped().find_method(code).unwrap();
             assert_eq!(m.kind, KIND_CRYPTO);
-            assert_eq!(m.currency(), currency);
+            assert_eq!(m.currency().code, currency);
             assert_eq!(m.chain.as_deref(), Some(chain));
             assert_eq!(m.testnet_chain.as_deref(), Some(testnet));
             assert_eq!(m.chain_for(false), Some(chain));
@@ -905,7 +913,7 @@ mod tests {
 
     #[test]
     fn fee_arithmetic() {
-        let fee = Fee { fixed: "1.00".into(), percent_bps: 100 };
+        let fee = Fee { fixed: Decimal::from_str("1.00").unwrap(), percent_bps: 100 };
         // 1.00 + 1% of 250.00 GHS = 3.50.
         assert_eq!(fee.amount_minor(25_000, 2), Some(350));
         // 1% of 3.33 = 0.0333 -> 0.03, half up: the fee a merchant works
@@ -922,17 +930,17 @@ mod tests {
         assert_eq!(fee.amount_minor(0, 6), Some(1_000_000));
         assert_eq!(fee.fixed_minor(0), Some(1));
 
-        let xof = Fee { fixed: "0".into(), percent_bps: 150 };
+        let xof = Fee { fixed: Decimal::from_str("0").unwrap(), percent_bps: 150 };
         // 1.5% of 1001 XOF = 15.015 -> 15; of 1034 = 15.51 -> 16.
         assert_eq!(xof.amount_minor(1001, 0), Some(15));
         assert_eq!(xof.amount_minor(1034, 0), Some(16));
         // Fixed with more digits than the scale rounds half up.
-        let odd = Fee { fixed: "0.105".into(), percent_bps: 0 };
+        let odd = Fee { fixed: Decimal::from_str("0.105").unwrap(), percent_bps: 0 };
         assert_eq!(odd.amount_minor(1000, 2), Some(11));
-        let odd = Fee { fixed: "0.104".into(), percent_bps: 0 };
+        let odd = Fee { fixed: Decimal::from_str("0.104").unwrap(), percent_bps: 0 };
         assert_eq!(odd.amount_minor(1000, 2), Some(10));
         // Huge amounts are refused instead of overflowing.
-        let big = Fee { fixed: "1".into(), percent_bps: 10_000 };
+        let big = Fee { fixed: Decimal::from_str("1").unwrap(), percent_bps: 10_000 };
         assert_eq!(big.amount_minor(i128::MAX, 2), None);
         // The shipped mtn_gh fee.
         let mtn = &shipped().find_method("mtn_gh").unwrap().fee;

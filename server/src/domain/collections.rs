@@ -4,7 +4,7 @@
 
 use sika_api::collections::{Collection, CreateCollection};
 use sika_api::{ListPage, ListQuery, MovementFilter};
-use sika_engine::{Command, Outcome};
+use sika_engine::{CollectionId, Command, Outcome};
 
 use crate::domain::error::{ApiResult, unexpected};
 use crate::domain::instructions::{self, Deps};
@@ -27,7 +27,13 @@ pub(crate) async fn create(
     let Outcome::Collection(collection) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
     let created = render::collection(&collection, &[], 0);
     let organization = principal.organization();
-    created_or_replayed(deps.ledger, organization, applied.replayed, &collection.id, created)
+    created_or_replayed(
+        deps.ledger,
+        organization,
+        applied.replayed,
+        &CollectionId::named(&collection.id),
+        created,
+    )
 }
 
 /// One page of the caller's collections, newest first.

@@ -366,7 +366,7 @@ fn disputed_payment(
         }
         (Some(id), None) => {
             let collection = snapshot
-                .collection(id)?
+                .collection(&sika_engine::CollectionId::named(id))?
                 .filter(|c| c.organization == organization)
                 .ok_or_else(|| ApiError::not_found(format!("collection '{id}' not found")))?;
             if collection.status != MovementStatus::Completed {

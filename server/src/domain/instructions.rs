@@ -274,7 +274,7 @@ pub(crate) fn new_payout(
     let to = destination(deps, &snapshot, organization, &request.to)?;
     let method = method_for(deps, "to.code", &to.code)?;
     let to_currency = currency("to.currency", request.to.currency.as_deref().unwrap_or(from.code))?;
-    if to_currency.code != method.currency() {
+    if to_currency.code != method.currency().code {
         return Err(ApiError::validation(
             "to.currency",
             format!("{} pays out in {}, not {}", method.code, method.currency(), to_currency.code),
@@ -422,7 +422,7 @@ pub(crate) fn new_collection(
     let currency = currency("currency", &request.currency)?;
     let amount = currency.parse(request.amount.as_str(), false).map_err(|e| money_error("amount", e))?;
     let method = method_for(deps, "code", &request.code)?;
-    if method.currency() != currency.code {
+    if method.currency().code != currency.code {
         return Err(ApiError::validation(
             "currency",
             format!("{} collects {}", method.code, method.currency()),
@@ -491,7 +491,7 @@ async fn deposit_instructions(
             .stablecoins()
             .iter()
             .find(|m| {
-                m.currency() == currency.code
+                m.currency().code == currency.code
                     && (m.chain.as_deref() == Some(chain) || m.chain_for(true) == Some(chain))
             })
             .and_then(|m| m.chain.as_deref())
@@ -562,7 +562,7 @@ async fn live_deposit_instructions(
                 .find(|m| {
                     deps.catalog
                         .find_method(&m.method)
-                        .is_some_and(|method| method.currency() == currency.code)
+                        .is_some_and(|method| method.currency().code == currency.code)
                 })
                 .ok_or_else(|| not_offered(format!("mobile money in {}", currency.code)))?;
             Ok(serde_json::json!({
@@ -623,7 +623,7 @@ fn order_chain(
         ("crypto", None) => return Err(ApiError::validation("from.chain", "is required for crypto")),
         ("crypto", Some(chain)) => {
             let known = catalog.stablecoins().iter().any(|m| {
-                m.currency() == from.code
+                m.currency().code == from.code
                     && (m.chain.as_deref() == Some(chain) || m.chain_for(true) == Some(chain.as_str()))
             });
             if !known {
@@ -664,8 +664,8 @@ pub(crate) async fn new_order(
     drop(snapshot);
     let payout_method = method_for(deps, "to.code", &to.code)?;
     let to_currency =
-        currency("to.currency", request.to.currency.as_deref().unwrap_or(payout_method.currency()))?;
-    if to_currency.code != payout_method.currency() {
+        currency("to.currency", request.to.currency.as_deref().unwrap_or(payout_method.currency().code))?;
+    if to_currency.code != payout_method.currency().code {
         return Err(ApiError::validation(
             "to.currency",
             format!("{} pays out in {}", payout_method.code, payout_method.currency()),

@@ -7,7 +7,7 @@ use sika_api::admin::{OrderFunds, Owned};
 use sika_api::orders::{CreateOrder, Order};
 use sika_api::{AmountInput, ListPage, ListQuery, MovementFilter};
 use sika_engine::orders::OrderRecord;
-use sika_engine::{Command, Currency, Outcome};
+use sika_engine::{Command, Currency, OrderId, Outcome};
 
 use crate::domain::error::{ApiError, ApiResult, money_error, unexpected};
 use crate::domain::identity::{Identity, Role};
@@ -31,7 +31,13 @@ pub(crate) async fn create(
     let applied = deps.ledger.execute(Command::CreateOrder(new)).await?;
     let Outcome::Order(order) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
     let created = render::order(&order, None, &[]);
-    created_or_replayed(deps.ledger, principal.organization(), applied.replayed, &order.id, created)
+    created_or_replayed(
+        deps.ledger,
+        principal.organization(),
+        applied.replayed,
+        &OrderId::named(&order.id),
+        created,
+    )
 }
 
 /// One page of the caller's orders, newest first.
@@ -70,7 +76,7 @@ pub(crate) async fn receive_funds(
 pub(crate) async fn record_funds(
     deps: &Deps<'_>,
     identity: &Identity,
-    id: &str,
+    id: &OrderId,
     request: OrderFunds,
 ) -> ApiResult<Owned<Order>> {
     let order = deps

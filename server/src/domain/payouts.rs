@@ -4,7 +4,7 @@
 
 use sika_api::payouts::{CreatePayout, Payout};
 use sika_api::{ListPage, ListQuery, MovementFilter};
-use sika_engine::{Command, Outcome};
+use sika_engine::{Command, Outcome, PayoutId};
 
 use crate::domain::error::{ApiResult, unexpected};
 use crate::domain::instructions::{self, Deps};
@@ -49,7 +49,7 @@ pub(crate) async fn create(
     let applied = deps.ledger.execute(Command::CreatePayout(new)).await?;
     let Outcome::Payout(payout) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
     let created = render::payout(&payout, &[]);
-    created_or_replayed(deps.ledger, organization, applied.replayed, &payout.id, created)
+    created_or_replayed(deps.ledger, organization, applied.replayed, &PayoutId::named(&payout.id), created)
 }
 
 /// One page of the caller's payouts, newest first.

@@ -158,8 +158,8 @@ pub(crate) fn activity<T: Serialize>(
 /// decimal beside the minor units.
 fn view_of(snapshot: &Snapshot, kind: SearchKind, organization: &str, id: &str) -> ApiResult<Option<Value>> {
     Ok(match kind {
-        SearchKind::Payout => snapshot.payout(id)?.map(|p| render::to_json(&render::payout(&p, &[]))),
-        SearchKind::Collection => match snapshot.collection(id)? {
+        SearchKind::Payout => snapshot.payout(&sika_engine::PayoutId::named(id))?.map(|p| render::to_json(&render::payout(&p, &[]))),
+        SearchKind::Collection => match snapshot.collection(&sika_engine::CollectionId::named(id))? {
             Some(c) => {
                 let refunded = crate::domain::views::refunded_minor(snapshot, &c.id)?;
                 Some(render::to_json(&render::collection(&c, &[], refunded)))
@@ -167,7 +167,8 @@ fn view_of(snapshot: &Snapshot, kind: SearchKind, organization: &str, id: &str) 
             None => None,
         },
         SearchKind::Order => {
-            crate::domain::views::find_order(snapshot, organization, id)?.map(|o| render::to_json(&o))
+            crate::domain::views::find_order(snapshot, organization, &sika_engine::OrderId::named(id))?
+                .map(|o| render::to_json(&o))
         }
         SearchKind::PaymentPage => checkout::load_page(snapshot, id)?.map(|page| {
             stored(render::to_json(&page), page.amount, &page.settings.currency, page.created_at)

@@ -318,7 +318,7 @@ fn overridden(
             problems.push(format!("{key}: unknown method code"));
             continue;
         };
-        let scale = Currency::find(method.currency()).map(|c| c.scale).unwrap_or(0);
+        let scale = method.currency().scale;
         if let Some(status) = &table.status {
             match serde_json::from_value::<MethodStatus>(serde_json::Value::from(status.as_str())) {
                 Ok(status) => method.status = status,
@@ -454,7 +454,7 @@ fn crypto_route(table: &CryptoTable, key: &str, problems: &mut Vec<String>) -> O
     let offered = catalog::shipped()
         .stablecoins()
         .iter()
-        .any(|m| m.currency() == asset && m.chain.as_deref() == Some(table.chain.as_str()));
+        .any(|m| m.currency().code == asset && m.chain.as_deref() == Some(table.chain.as_str()));
     if !offered {
         problems.push(format!("{key}: {asset} on '{}' is not a stablecoin network Sika offers", table.chain));
         return None;

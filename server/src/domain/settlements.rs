@@ -8,6 +8,7 @@ use sika_api::collections::Collection;
 use sika_api::payouts::Payout;
 use sika_api::refunds::Refund;
 use sika_engine::movements::Step;
+use sika_engine::{CollectionId, PayoutId};
 use sika_engine::{Command, Engine, Outcome};
 
 use crate::domain::attention::Watch;
@@ -36,11 +37,11 @@ pub(crate) struct Settled<V> {
 /// Settles the payout `id` as `action` (`complete` or `fail`) says.
 pub(crate) async fn settle_payout(
     deps: &Deps<'_>,
-    id: &str,
+    id: &PayoutId,
     action: &str,
     settlement: Settlement,
 ) -> ApiResult<Settled<Payout>> {
-    let advance = |step| Command::AdvancePayout { payout_id: id.to_string(), step };
+    let advance = |step| Command::AdvancePayout { payout_id: id.clone(), step };
     let (outcome, audit) = settle_movement(deps, action, settlement, advance).await?;
     let Outcome::Payout(payout) = outcome else { return Err(unexpected(&outcome)) };
     Ok(Settled { view: render::payout(&payout, &[]), audit })
@@ -49,11 +50,11 @@ pub(crate) async fn settle_payout(
 /// Settles the collection `id` as `action` (`complete` or `fail`) says.
 pub(crate) async fn settle_collection(
     deps: &Deps<'_>,
-    id: &str,
+    id: &CollectionId,
     action: &str,
     settlement: Settlement,
 ) -> ApiResult<Settled<Collection>> {
-    let advance = |step| Command::AdvanceCollection { collection_id: id.to_string(), step };
+    let advance = |step| Command::AdvanceCollection { collection_id: id.clone(), step };
     let (outcome, audit) = settle_movement(deps, action, settlement, advance).await?;
     let Outcome::Collection(collection) = outcome else { return Err(unexpected(&outcome)) };
     Ok(Settled { view: render::collection(&collection, &[], 0), audit })

@@ -9,7 +9,7 @@ use sika_api::simulations::{
     Deposit, SimulateDeposit, SimulateOrderFunds, SimulateVirtualAccountDeposit, Simulation,
 };
 use sika_api::{AmountInput, ListPage, ListQuery};
-use sika_engine::{Command, Currency, Engine, Outcome};
+use sika_engine::{Command, Currency, Engine, OrderId, Outcome};
 
 use crate::domain::error::{ApiError, ApiResult, money_error, unexpected};
 use crate::domain::instructions::{Deps, validate_reference};
@@ -96,7 +96,7 @@ async fn credit(
 pub(crate) async fn order_funds(
     deps: &Deps<'_>,
     principal: &Principal,
-    id: &str,
+    id: &OrderId,
     request: SimulateOrderFunds,
 ) -> ApiResult<Order> {
     sandbox_only(deps.stack)?;

@@ -12,7 +12,7 @@
 use sika_api::{collections::Collection, orders::Order, payouts::Payout, refunds::Refund};
 use sika_engine::movements::{CollectionRecord, PayoutRecord};
 use sika_engine::orders::OrderRecord;
-use sika_engine::{RefundRecord, Snapshot};
+use sika_engine::{CollectionId, OrderId, PayoutId, RefundRecord, Snapshot};
 
 use crate::domain::error::ApiResult;
 use crate::domain::render;
@@ -76,7 +76,11 @@ pub(crate) fn order(
 }
 
 /// The payout `id` of `organization` as its GET shows it now.
-pub(crate) fn find_payout(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<Payout>> {
+pub(crate) fn find_payout(
+    snapshot: &Snapshot,
+    organization: &str,
+    id: &PayoutId,
+) -> ApiResult<Option<Payout>> {
     match snapshot.payout(id)?.filter(|p| p.organization == organization) {
         Some(record) => payout(snapshot, &record, AsOf::Now).map(Some),
         None => Ok(None),
@@ -87,7 +91,7 @@ pub(crate) fn find_payout(snapshot: &Snapshot, organization: &str, id: &str) -> 
 pub(crate) fn find_collection(
     snapshot: &Snapshot,
     organization: &str,
-    id: &str,
+    id: &CollectionId,
 ) -> ApiResult<Option<Collection>> {
     match snapshot.collection(id)?.filter(|c| c.organization == organization) {
         Some(record) => collection(snapshot, &record, AsOf::Now).map(Some),
@@ -96,12 +100,12 @@ pub(crate) fn find_collection(
 }
 
 /// The order `id` of `organization` as its GET shows it now.
-pub(crate) fn find_order(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<Order>> {
+pub(crate) fn find_order(snapshot: &Snapshot, organization: &str, id: &OrderId) -> ApiResult<Option<Order>> {
     let Some(record) = snapshot.order(id)?.filter(|o| o.organization == organization) else {
         return Ok(None);
     };
     let payout = match &record.payout_id {
-        Some(payout_id) => snapshot.payout(payout_id)?,
+        Some(payout_id) => snapshot.payout(&sika_engine::PayoutId::named(payout_id))?,
         None => None,
     };
     order(snapshot, &record, payout.as_ref(), AsOf::Now).map(Some)

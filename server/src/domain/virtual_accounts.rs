@@ -96,7 +96,7 @@ async fn create_crypto(
         .catalog
         .stablecoins()
         .iter()
-        .filter(|m| m.currency() == currency)
+        .filter(|m| m.currency().code == currency)
         .find(|m| m.chain.as_deref() == Some(chain) || (sandbox && m.chain_for(true) == Some(chain)))
         .and_then(|m| m.chain.clone())
         .ok_or_else(|| ApiError::validation("chain", format!("{currency} is not offered on '{chain}'")))?;

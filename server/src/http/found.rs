@@ -106,7 +106,7 @@ by_id! {
     Delivery => "delivery", |stack, snapshot, id| load_delivery(snapshot, id);
     Dispute => "dispute", |stack, snapshot, id| disputes::load(snapshot, id).map(|d| d.map(|(d, _)| d));
     EventRecord => "event", |stack, snapshot, id| snapshot.event(id);
-    OrderRecord => "order", |stack, snapshot, id| snapshot.order(id);
+    OrderRecord => "order", |stack, snapshot, id| snapshot.order(&sika_engine::OrderId::named(id));
     PaymentLink => "payment link", |stack, snapshot, id| load_link(snapshot, id);
     PaymentPage => "payment page", |stack, snapshot, id| load_page(snapshot, id);
     QuoteRecord => "quote", |stack, snapshot, id| snapshot.quote(id);
@@ -128,20 +128,20 @@ impl ById for (Endpoint, Health) {
 /// Implements [`ById`] for the views a movement's GET answers, found as
 /// their organization sees them now.
 macro_rules! view_by_id {
-    ($($view:ty => $noun:literal, $find:path;)*) => {
+    ($($view:ty => $id:ty, $noun:literal, $find:path;)*) => {
         $(impl ById for $view {
             const NOUN: &'static str = $noun;
 
             fn find(_: &Stack, snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<Self>> {
-                $find(snapshot, organization, id)
+                $find(snapshot, organization, &<$id>::from(id.to_string()))
             }
         })*
     };
 }
 
 view_by_id! {
-    sika_api::collections::Collection => "collection", views::find_collection;
-    sika_api::orders::Order => "order", views::find_order;
-    sika_api::payouts::Payout => "payout", views::find_payout;
-    sika_api::refunds::Refund => "refund", views::find_refund;
+    sika_api::collections::Collection => sika_engine::CollectionId, "collection", views::find_collection;
+    sika_api::orders::Order => sika_engine::OrderId, "order", views::find_order;
+    sika_api::payouts::Payout => sika_engine::PayoutId, "payout", views::find_payout;
+    sika_api::refunds::Refund => String, "refund", views::find_refund;
 }

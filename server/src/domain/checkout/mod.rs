@@ -238,7 +238,7 @@ fn all_listed(snapshot: &Snapshot, owner: &str, kind: &str) -> ApiResult<Vec<Str
 /// A session as of `snapshot`: its collection's state, and `complete` for
 /// the one payment that paid the link, `partial` for any other that arrived.
 fn session_view(snapshot: &Snapshot, session: Session, state: &LinkState) -> ApiResult<SessionView> {
-    let collection = snapshot.collection(&session.collection)?;
+    let collection = snapshot.collection(&sika_engine::CollectionId::named(&session.collection))?;
     let covering = state.covering.as_ref().map(|a| a.collection_id.as_str());
     let (status, message) = match &collection {
         Some(c) if c.status == MovementStatus::Completed && covering == Some(c.id.as_str()) => {
@@ -440,7 +440,7 @@ pub(crate) fn latest_link_payment(
     let Some(latest) = snapshot.collection_tally(&link.id)?.and_then(|t| t.latest) else {
         return Ok(Some(None));
     };
-    Ok(Some(snapshot.collection(&latest.collection_id)?))
+    Ok(Some(snapshot.collection(&sika_engine::CollectionId::named(&latest.collection_id))?))
 }
 
 /// The hosted checkout address of a page or link on this stack's listener.

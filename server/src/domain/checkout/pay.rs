@@ -85,7 +85,7 @@ pub(crate) fn crypto_rails<'s>(deps: &Deps<'s>, settings: &super::Settings) -> V
         .stablecoins()
         .iter()
         .filter(|m| {
-            let asset = m.currency();
+            let asset = m.currency().code;
             let routed = !live || deps.receiving.crypto(asset, m.chain.as_deref().unwrap_or("")).is_some();
             routed
                 && m.status != catalog::STATUS_DOWN
@@ -459,7 +459,9 @@ fn build_session(
             let chain = request.chain.as_deref().unwrap_or("");
             let rail = rails
                 .iter()
-                .find(|m| m.currency() == asset && (chain.is_empty() || m.chain.as_deref() == Some(chain)))
+                .find(|m| {
+                    m.currency().code == asset && (chain.is_empty() || m.chain.as_deref() == Some(chain))
+                })
                 .ok_or_else(|| {
                     ApiError::validation("chain", format!("{asset} on '{chain}' is not accepted here"))
                 })?;

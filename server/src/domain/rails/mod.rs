@@ -577,8 +577,13 @@ fn delivered_payout(engine: &Engine, id: &str) -> ApiResult<bool> {
 
 async fn advance(deps: Deps<'_>, kind: Kind, id: &str, step: Step) -> ApiResult<()> {
     let command = match kind {
-        Kind::Payout => Command::AdvancePayout { payout_id: id.to_string(), step },
-        Kind::Collection => Command::AdvanceCollection { collection_id: id.to_string(), step },
+        Kind::Payout => {
+            Command::AdvancePayout { payout_id: sika_engine::PayoutId::from(id.to_string()), step }
+        }
+        Kind::Collection => Command::AdvanceCollection {
+            collection_id: sika_engine::CollectionId::from(id.to_string()),
+            step,
+        },
         Kind::Refund => Command::AdvanceRefund { refund_id: id.to_string(), step },
     };
     deps.engine.execute(command).await?;
@@ -597,11 +602,13 @@ fn open_movement(
     let snapshot = engine.read()?;
     match kind {
         Kind::Payout => {
-            let Some(payout) = snapshot.payout(id)? else { return Ok(None) };
+            let Some(payout) = snapshot.payout(&sika_engine::PayoutId::named(id))? else { return Ok(None) };
             Ok(payout_movement(&payout)?.map(|m| (m, sent(&payout.timeline))))
         }
         Kind::Collection => {
-            let Some(collection) = snapshot.collection(id)? else { return Ok(None) };
+            let Some(collection) = snapshot.collection(&sika_engine::CollectionId::named(id))? else {
+                return Ok(None);
+            };
             Ok(collection_movement(&collection)?.map(|m| (m, sent(&collection.timeline))))
         }
         // A refund is read by `open_refund`, with the charge it returns.

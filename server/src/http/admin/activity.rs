@@ -2,6 +2,7 @@
 //! filtered by status and by any part of any field (`q`, matched as the
 //! node-wide search matches: case-insensitive, anywhere but the timeline).
 
+use sika_engine::{CollectionId, OrderId, PayoutId};
 use std::sync::Arc;
 
 use axum::Json;
@@ -53,7 +54,7 @@ pub(super) async fn payouts(
 )]
 pub(super) async fn payout(
     State(state): State<Arc<AdminState>>,
-    Path((stack, id)): Path<(String, String)>,
+    Path((stack, id)): Path<(String, PayoutId)>,
 ) -> ApiResult<Json<OwnedPayoutEnvelope>> {
     let payout = owned_view(&state.stack(&stack)?.engine, &id)?;
     Ok(Json(OwnedPayoutEnvelope { payout }))
@@ -84,7 +85,7 @@ pub(super) async fn collections(
 )]
 pub(super) async fn collection(
     State(state): State<Arc<AdminState>>,
-    Path((stack, id)): Path<(String, String)>,
+    Path((stack, id)): Path<(String, CollectionId)>,
 ) -> ApiResult<Json<OwnedCollectionEnvelope>> {
     let collection = owned_view(&state.stack(&stack)?.engine, &id)?;
     Ok(Json(OwnedCollectionEnvelope { collection }))
@@ -142,7 +143,7 @@ pub(super) async fn orders(
 )]
 pub(super) async fn order(
     State(state): State<Arc<AdminState>>,
-    Path((stack, id)): Path<(String, String)>,
+    Path((stack, id)): Path<(String, OrderId)>,
 ) -> ApiResult<Json<OwnedOrderEnvelope>> {
     let order = owned_view(&state.stack(&stack)?.engine, &id)?;
     Ok(Json(OwnedOrderEnvelope { order }))
@@ -277,7 +278,7 @@ pub(super) async fn resolve_dispute(
 )]
 pub(super) async fn order_funds(
     State(state): State<Arc<AdminState>>,
-    Path((stack, id)): Path<(String, String)>,
+    Path((stack, id)): Path<(String, OrderId)>,
     body: axum::body::Bytes,
 ) -> ApiResult<Json<OwnedOrderEnvelope>> {
     let request: OrderFunds = crate::http::extract::parse_json(&body)?;

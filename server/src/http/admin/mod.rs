@@ -402,7 +402,7 @@ fn settlement_deps(stack: &Stack) -> settlements::Deps<'_> {
 )]
 async fn settle_payout(
     State(state): State<Arc<AdminState>>,
-    Path((stack, id, action)): Path<(String, String, String)>,
+    Path((stack, id, action)): Path<(String, sika_engine::PayoutId, String)>,
     body: axum::body::Bytes,
 ) -> ApiResult<Response> {
     let settlement = settle_body(&body)?;
@@ -424,7 +424,7 @@ async fn settle_payout(
 )]
 async fn settle_collection(
     State(state): State<Arc<AdminState>>,
-    Path((stack, id, action)): Path<(String, String, String)>,
+    Path((stack, id, action)): Path<(String, sika_engine::CollectionId, String)>,
     body: axum::body::Bytes,
 ) -> ApiResult<Response> {
     let settlement = settle_body(&body)?;

@@ -15,7 +15,9 @@ use sika_api::payment_links::PaymentLinkStatus;
 use sika_api::payment_pages::PaymentPageStatus;
 
 use super::shell::{ACCENT_DEFAULT, InlineStyle, ScriptJson, Shell, content_security_policy};
-use super::text::{grouped, money, scale_of};
+use sika_engine::Currency;
+
+use super::text::{grouped, money};
 use crate::domain::checkout::pay::{crypto_rails, methods_of_kind, offered_methods};
 use crate::domain::checkout::phone::PhoneFormat;
 use crate::domain::checkout::sessions::Hosted;
@@ -204,6 +206,11 @@ const SUSPENDED: Notice = Notice {
     text: "No payment can be made here at the moment. Contact the merchant for another way to pay.",
 };
 
+const UNPRICED: Notice = Notice {
+    title: "This checkout cannot take payments",
+    text: "Its currency is not available here. Contact the merchant for another way to pay.",
+};
+
 fn header(deps: &Deps<'_>, settings: &Settings, organization: &str, due: Option<i128>) -> Header {
     Header {
         logo_url: settings.branding.logo_url.clone(),
@@ -306,7 +313,16 @@ fn checkout_or_refusal(deps: &Deps<'_>, checkout: &Checkout<'_>) -> Content {
             currency: checkout.settings.currency.clone(),
         });
     }
-    Content::Form(Box::new(form(deps, checkout, &offered)))
+    // The currency was checked when the page or link was made; one the
+    // node no longer knows cannot be priced, so nothing is offered.
+    let currency = match Currency::find(&checkout.settings.currency) {
+        Ok(currency) => currency,
+        Err(error) => {
+            tracing::error!(checkout = checkout.id, %error, "a checkout in a currency the node does not know");
+            return Content::Notice(UNPRICED);
+        }
+    };
+    Content::Form(Box::new(form(deps, checkout, currency, &offered)))
 }
 
 /// The receipt a paid link shows: what was paid, to whom, when, and the
@@ -322,7 +338,9 @@ fn receipt(
     // The payment's reference is its session's id, which the checkout gives
     // its collection as the external reference.
     let reference = match completing {
-        Some(arrival) => snapshot.collection(&arrival.collection_id)?.map(|c| c.external_reference),
+        Some(arrival) => snapshot
+            .collection(&sika_engine::CollectionId::named(&arrival.collection_id))?
+            .map(|c| c.external_reference),
         None => None,
     };
     let paid_at = completing
@@ -344,7 +362,7 @@ fn receipt(
     Ok(Content::Receipt(Receipt { rows }))
 }
 
-fn form(deps: &Deps<'_>, checkout: &Checkout<'_>, offered: &[&'static str]) -> Form {
+fn form(deps: &Deps<'_>, checkout: &Checkout<'_>, unit: Currency, offered: &[&'static str]) -> Form {
     let settings = checkout.settings;
     let currency = &settings.currency;
     let (amount_label, start) = match checkout.due {
@@ -391,7 +409,7 @@ fn form(deps: &Deps<'_>, checkout: &Checkout<'_>, offered: &[&'static str]) -> F
         amount_label,
         // The field holds plain digits (what the API takes); only the text around it is grouped.
         amount_value: start.map(|minor| amount(currency, minor)).unwrap_or_default(),
-        amount_placeholder: if scale_of(currency) == 0 { "0" } else { "0.00" },
+        amount_placeholder: if unit.scale == 0 { "0" } else { "0.00" },
         email: checkout.email.unwrap_or_default().to_string(),
         custom_fields: custom_fields(settings),
         methods,
@@ -402,7 +420,7 @@ fn form(deps: &Deps<'_>, checkout: &Checkout<'_>, offered: &[&'static str]) -> F
             Some(minor) => format!("Pay {}", money(currency, minor)),
             None => "Pay".to_string(),
         },
-        data: script_data(checkout),
+        data: script_data(checkout, unit),
         script: SCRIPT,
     }
 }
@@ -454,14 +472,14 @@ fn networks(deps: &Deps<'_>, currency: &str) -> Vec<Network> {
 }
 
 /// The data the script reads.
-fn script_data(checkout: &Checkout<'_>) -> ScriptJson {
+fn script_data(checkout: &Checkout<'_>, unit: Currency) -> ScriptJson {
     let currency = &checkout.settings.currency;
     ScriptJson::new(&json!({
         "id": checkout.id,
         "currency": currency,
-        "scale": scale_of(currency),
+        "scale": unit.scale,
         "redirectUrl": checkout.settings.redirect_url,
-        "messages": payer_messages(currency),
+        "messages": payer_messages(unit),
     }))
 }
 
@@ -470,8 +488,8 @@ fn script_data(checkout: &Checkout<'_>) -> ScriptJson {
 /// digits ...`). The script picks one by the error's `details.field` and
 /// `details.reason`; `{label}`, `{method}`, `{min}`, `{max}`, `{country}`
 /// and `{example}` are filled in there.
-fn payer_messages(currency: &str) -> Value {
-    let scale = scale_of(currency);
+fn payer_messages(currency: Currency) -> Value {
+    let scale = currency.scale;
     let decimals = match scale {
         0 => "Enter a whole amount, with no decimals.".to_string(),
         1 => "Enter an amount with at most 1 decimal.".to_string(),
@@ -507,8 +525,17 @@ mod tests {
 
     #[test]
     fn the_decimals_sentence_follows_the_currency() {
-        assert_eq!(payer_messages("GHS")["amountDecimals"], "Enter an amount with at most 2 decimals.");
-        assert_eq!(payer_messages("XOF")["amountDecimals"], "Enter a whole amount, with no decimals.");
-        assert_eq!(payer_messages("USDC")["amountDecimals"], "Enter an amount with at most 6 decimals.");
+        assert_eq!(
+            payer_messages(Currency::find("GHS").unwrap())["amountDecimals"],
+            "Enter an amount with at most 2 decimals."
+        );
+        assert_eq!(
+            payer_messages(Currency::find("XOF").unwrap())["amountDecimals"],
+            "Enter a whole amount, with no decimals."
+        );
+        assert_eq!(
+            payer_messages(Currency::find("USDC").unwrap())["amountDecimals"],
+            "Enter an amount with at most 6 decimals."
+        );
     }
 }

@@ -1,7 +1,5 @@
 //! Amounts as people read them on a page: `GHS 1,250.00`.
 
-use sika_engine::Currency;
-
 use crate::domain::render::amount;
 
 /// Inserts thousands separators into a decimal amount: `1250.00` reads
@@ -31,11 +29,6 @@ pub(crate) fn grouped(currency: &str, minor: i128) -> String {
 /// An amount as the payer reads it: `GHS 1,250.00` (XOF `XOF 2,500`).
 pub(crate) fn money(currency: &str, minor: i128) -> String {
     format!("{currency} {}", grouped(currency, minor))
-}
-
-/// The currency's fraction digits; 2 for a code the node does not know.
-pub(crate) fn scale_of(currency: &str) -> u32 {
-    Currency::find(currency).map_or(2, |c| c.scale)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! that play a counterparty's part, served through a utoipa-axum router
 //! (`sika_api::simulations`). The live stack answers 404 to every one.
 
+use sika_engine::OrderId;
 use std::sync::Arc;
 
 use axum::Json;
@@ -110,7 +111,7 @@ async fn virtual_account_deposit(
 )]
 async fn order_funds(
     Call { stack, principal }: Call,
-    Path(id): Path<String>,
+    Path(id): Path<OrderId>,
     ApiJson(body): ApiJson<SimulateOrderFunds>,
 ) -> ApiResult<Json<OrderEnvelope>> {
     let order = simulations::order_funds(&deps(&stack), &principal, &id, body).await?;
