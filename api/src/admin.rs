@@ -293,11 +293,6 @@ pub struct OwnedOrderEnvelope {
     pub order: Owned<Order>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct OwnedRefundEnvelope {
-    pub refund: Owned<crate::refunds::Refund>,
-}
-
 /// The operator's settlement of a payout or collection on the manual rail.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

@@ -352,7 +352,10 @@ fn movement(engine: &Engine, rng: &mut impl Rng, mine: &mut WorkerMovements, wor
                 payout_id: sika_engine::PayoutId::from(id.clone()),
                 step: Step::Reverse { message: "reported reversal".into() },
             },
-            Some(id) => Command::AdvancePayout { payout_id: sika_engine::PayoutId::from(id.clone()), step: settle(rng) },
+            Some(id) => Command::AdvancePayout {
+                payout_id: sika_engine::PayoutId::from(id.clone()),
+                step: settle(rng),
+            },
             None => return,
         },
         3 => Command::CreateCollection(new_collection(rng, organization, currency, amount, (worker, n))),

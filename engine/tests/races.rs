@@ -419,7 +419,10 @@ fn concurrent_reversals_of_one_payout_give_its_amount_back_once() {
     };
     let settle = sika_engine::Step::Settle { success: true, message: "delivered".into() };
     engine
-        .execute_blocking(Command::AdvancePayout { payout_id: payout.id.clone(), step: settle })
+        .execute_blocking(Command::AdvancePayout {
+            payout_id: sika_engine::PayoutId::from(payout.id.clone()),
+            step: settle,
+        })
         .expect("settle");
     let delivered = available(&engine, "org_r", "GHS");
     assert_eq!(delivered, 100_000 - 10_005 - 200);
@@ -431,7 +434,7 @@ fn concurrent_reversals_of_one_payout_give_its_amount_back_once() {
         let (engine, id) = (engine.clone(), payout.id.clone());
         thread::spawn(move || {
             race(&engine, |i| Command::AdvancePayout {
-                payout_id: id.clone(),
+                payout_id: sika_engine::PayoutId::from(id.clone()),
                 step: sika_engine::Step::Reverse { message: format!("returned ({i})") },
             })
         })

@@ -467,12 +467,21 @@ fn build_reversal(dir: &Path) -> (PathBuf, String, String) {
     for reference in ["reversed", "kept"] {
         let Outcome::Payout(p) = run(&engine, payout(reference)).outcome else { panic!("a payout") };
         let settle = Step::Settle { success: true, message: "delivered".into() };
-        run(&engine, Command::AdvancePayout { payout_id: p.id.clone(), step: settle });
+        run(
+            &engine,
+            Command::AdvancePayout { payout_id: sika_engine::PayoutId::from(p.id.clone()), step: settle },
+        );
         ids.push(p.id);
     }
     let reverse = || Step::Reverse { message: "returned".into() };
-    run(&engine, Command::AdvancePayout { payout_id: ids[0].clone(), step: reverse() });
-    let again = run(&engine, Command::AdvancePayout { payout_id: ids[0].clone(), step: reverse() });
+    run(
+        &engine,
+        Command::AdvancePayout { payout_id: sika_engine::PayoutId::from(ids[0].clone()), step: reverse() },
+    );
+    let again = run(
+        &engine,
+        Command::AdvancePayout { payout_id: sika_engine::PayoutId::from(ids[0].clone()), step: reverse() },
+    );
     assert!(again.replayed, "a second reversal changes nothing");
     let report = verify(&*engine.database().expect("the database")).expect("verify");
     assert!(report.is_consistent(), "{:?}", report.problems);

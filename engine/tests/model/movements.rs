@@ -395,6 +395,7 @@ pub(super) fn resolve_movement(op: &MoveOp, model: &Model) -> Option<Command> {
         }
         MoveOp::Expire { index } => {
             Command::ExpireOrder { order_id: sika_engine::OrderId::from(pick(&m.order_ids, *index)?.clone()) }
+        }
         MoveOp::Refund { index, amount, reference, steps } => {
             new_refund(model, pick(&m.collection_ids, *index)?, *amount, *reference, steps)?
         }

@@ -190,7 +190,7 @@ fn payment(snapshot: &Snapshot, organization: &str, request: &CreateRefund, now:
         (None, None) => Err(ApiError::validation("collectionId", "collectionId or sessionId is required")),
         (Some(id), None) => {
             let collection = snapshot
-                .collection(id)?
+                .collection(&sika_engine::CollectionId::named(id))?
                 .filter(|c| c.organization == organization)
                 .ok_or_else(|| ApiError::not_found(format!("collection '{id}' not found")))?;
             if collection.status != MovementStatus::Completed {
@@ -206,7 +206,7 @@ fn payment(snapshot: &Snapshot, organization: &str, request: &CreateRefund, now:
                 return Err(not_completed(NamedBy::Session));
             }
             let collection = snapshot
-                .collection(&session.collection)?
+                .collection(&sika_engine::CollectionId::named(&session.collection))?
                 .ok_or_else(|| ApiError::internal_from(format!("session {id} names a missing collection")))?;
             Ok(Payment { collection, session_id: Some(session.id), named_by: NamedBy::Session })
         }

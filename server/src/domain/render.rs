@@ -351,6 +351,9 @@ pub(crate) fn refund(record: &sika_engine::RefundRecord, extra: &[Line]) -> sika
             MovementStatus::Pending => RefundStatus::Pending,
             MovementStatus::Completed => RefundStatus::Completed,
             MovementStatus::Failed => RefundStatus::Failed,
+            // Only payouts are reversed: `refunds::advance_refund` moves a
+            // refund from pending to completed or failed and nowhere else.
+            MovementStatus::Reversed => unreachable!("refund {} is reversed", record.id),
         },
         collection_id: record.collection_id.clone(),
         session_id: record.session_id.clone(),

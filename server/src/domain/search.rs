@@ -158,7 +158,9 @@ pub(crate) fn activity<T: Serialize>(
 /// decimal beside the minor units.
 fn view_of(snapshot: &Snapshot, kind: SearchKind, organization: &str, id: &str) -> ApiResult<Option<Value>> {
     Ok(match kind {
-        SearchKind::Payout => snapshot.payout(&sika_engine::PayoutId::named(id))?.map(|p| render::to_json(&render::payout(&p, &[]))),
+        SearchKind::Payout => snapshot
+            .payout(&sika_engine::PayoutId::named(id))?
+            .map(|p| render::to_json(&render::payout(&p, &[]))),
         SearchKind::Collection => match snapshot.collection(&sika_engine::CollectionId::named(id))? {
             Some(c) => {
                 let refunded = crate::domain::views::refunded_minor(snapshot, &c.id)?;

@@ -571,7 +571,7 @@ async fn reversal<R: AsyncRail + ?Sized>(deps: Deps<'_>, rail: &R, kind: Kind, i
 
 /// Whether `id` is a payout completed on the provider's rail.
 fn delivered_payout(engine: &Engine, id: &str) -> ApiResult<bool> {
-    let Some(payout) = engine.read()?.payout(id)? else { return Ok(false) };
+    let Some(payout) = engine.read()?.payout(&sika_engine::PayoutId::named(id))? else { return Ok(false) };
     Ok(payout.status == MovementStatus::Completed && Rail::from_name(&payout.rail) == Some(Rail::Flutterwave))
 }
 
