@@ -272,7 +272,7 @@ async fn accepting_takes_the_hold_and_the_rest_from_the_next_inflows() {
 /// the writer takes them in, no balance goes below zero, the dispute holds
 /// exactly what the payouts left when it held less than its amount, and
 /// every minor unit is accounted for.
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn payouts_racing_a_dispute_opening_never_take_a_balance_below_zero() {
     let Sandbox { node, api, key, .. } = Sandbox::start();
     for round in 0..3 {

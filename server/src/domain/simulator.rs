@@ -145,7 +145,7 @@ pub(crate) const SIMULATIONS: &[Simulation] = &[
         operation: "simulate_dispute",
         method: "POST",
         path: "/v1/simulations/disputes",
-        description: "The payer disputes a completed collection (collectionId) or the newest completed payment of a payment link (paymentLinkId); the dispute opens and dispute.created fires. amount defaults to the paid amount. Disputes move no money.",
+        description: "The payer disputes a completed collection (collectionId) or the newest completed payment of a payment link (paymentLinkId); the dispute opens and dispute.created fires. amount defaults to the paid amount. Its amount is held on the balance of its currency (what is available when that is less; the next inflows hold the rest, each firing dispute.updated).",
         outcomes: &["open"],
         trigger: NO_TRIGGER,
         scenarios: &[("default", "open")],
@@ -154,7 +154,7 @@ pub(crate) const SIMULATIONS: &[Simulation] = &[
         operation: "simulate_dispute_resolution",
         method: "POST",
         path: "/v1/simulations/disputes/{id}/resolve",
-        description: "Resolves an open dispute with the given outcome; dispute.updated and dispute.closed fire, and its thread takes no more messages.",
+        description: "Resolves an open dispute with the given outcome: accepted takes the hold (outcome lost, the rest of the amount from the next inflows), declined releases it (outcome won); dispute.updated and dispute.closed fire, and its thread takes no more messages.",
         outcomes: &["accepted", "declined"],
         // The outcome is the request's own `outcome`: no scenario chooses it.
         trigger: Trigger { field: "outcome", rule: "value" },
