@@ -202,6 +202,17 @@ fn movements_pass_the_search_and_status_as_query_parameters() {
 }
 
 #[test]
+fn a_reversed_payout_reads_reversed_and_awaits_no_settlement() {
+    let row = owned("org_1", payout_of("pay_1", PayoutStatus::Reversed));
+    let admin = serve(vec![route("GET /admin/v1/live/payouts?limit=50", 200, page(vec![row.clone()]))]);
+    let query = MovementQuery { kind: MovementKind::Payout, q: None, status: None, limit: 50 };
+    let rows = client(&admin).movements(StackName::Live, &query).unwrap();
+    assert_eq!(rows, vec![Movement::Payout(row)]);
+    assert_eq!(rows[0].status(), "reversed");
+    assert!(!rows[0].awaits_settlement(), "the operator has nothing to settle on a reversed payout");
+}
+
+#[test]
 fn collections_and_orders_decode_from_their_own_paths() {
     let collection = common::live_collections().remove(0);
     let order = common::live_orders().remove(0);
