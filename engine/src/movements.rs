@@ -523,10 +523,7 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
         EventPayload::Collection(collection.clone()),
     )?;
     for step in &new.schedule {
-        let kind = JobKind::AdvanceCollection {
-            collection_id: CollectionId::named(id.clone()),
-            step: step.step.clone(),
-        };
+        let kind = JobKind::AdvanceCollection { collection_id: id.clone().into(), step: step.step.clone() };
         schedule(books, due_after(now, step.after_ms)?, kind);
     }
     Ok(Applied { outcome: Outcome::Collection(collection), replayed: false })

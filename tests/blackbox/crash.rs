@@ -293,6 +293,10 @@ pub(crate) async fn check_exactly_once(api: &Api, node: &Node, key: &str, acked:
     }
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "one workload of every kind per cycle, each started and checked in turn"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_acknowledged_operation_survives_sigkill_exactly_once() {
     let mut node = Node::start(Options::unthrottled());
