@@ -460,6 +460,14 @@ async fn a_live_refund_waits_for_the_operator_who_completes_or_fails_it() {
     assert_eq!(r.body["collection"]["refundedAmount"], "100.00");
     let r = api.get(&awaiting, &admin).await;
     assert_eq!(r.body["data"], json!([]), "nothing waits any more");
+    let r = api.get(&node.admin_url("/admin/v1/live/refunds?status=failed"), &admin).await;
+    r.expect(200);
+    assert_eq!(r.body["data"].as_array().unwrap().len(), 1, "{}", r.text);
+    assert_eq!(r.body["data"][0]["id"], second_id.as_str());
+    let r = api.get(&node.admin_url(&format!("/admin/v1/live/refunds/{first_id}")), &admin).await;
+    r.expect(200);
+    assert_eq!(r.body["refund"]["status"], "completed");
+    assert_eq!(r.body["refund"]["organizationId"], node.creds.organization_id.as_str());
     let names = wait_for_events(&api, &node.live, &key, &first_id, &["refund.completed"]).await;
     assert_eq!(names, ["refund.pending", "refund.completed"]);
     wait_for_events(&api, &node.live, &key, &second_id, &["refund.failed"]).await;
