@@ -104,8 +104,6 @@ pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
         .routes(routes!(activity::dispute_file))
         .routes(routes!(settle_payout))
         .routes(routes!(settle_collection))
-        .routes(routes!(activity::refunds))
-        .routes(routes!(activity::refund))
         .routes(routes!(settle_refund))
         .routes(routes!(refunds_awaiting_operator));
     let webhooks = OpenApiRouter::new()
