@@ -21,6 +21,7 @@ mod console;
 mod contract;
 mod crash;
 mod disputes;
+mod emails;
 mod flutterwave;
 mod format_upgrade;
 mod hardening;

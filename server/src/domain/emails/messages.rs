@@ -102,7 +102,7 @@ fn managers(identity: &Identity, organization: &str) -> Vec<Member> {
         .collect()
 }
 
-fn notice(identity: &Identity, organization: &str, kind: &'static str, body: &Body) -> Vec<Message> {
+fn notice_to(identity: &Identity, organization: &str, kind: &'static str, body: &Body) -> Vec<Message> {
     managers(identity, organization)
         .into_iter()
         .map(|member| Message {
@@ -178,6 +178,30 @@ fn dispute_body(base: &str, id: &str, json: &str, stack: StackKind) -> Body {
     }
 }
 
+/// A webhook endpoint the node stopped sending to.
+pub(crate) fn endpoint_disabled(
+    identity: &Identity,
+    base: &str,
+    stack: StackKind,
+    notice: &crate::domain::webhooks::DisabledNotice,
+) -> Vec<Message> {
+    let endpoint_id = &notice.endpoint_id;
+    let body = Body {
+        subject: format!("{}A webhook endpoint was disabled", test_mode(stack)),
+        title: "A webhook endpoint was disabled".into(),
+        paragraphs: vec![
+            "Deliveries to this endpoint failed too many times in a row, so the node stopped sending to it. Events are kept; re-enable the endpoint once it answers.".into(),
+        ],
+        rows: vec![("Endpoint".into(), endpoint_id.clone()), ("URL".into(), notice.url.clone())],
+        action: Some(Action {
+            label: "See the endpoint".into(),
+            url: format!("{base}/dashboard/webhooks/{endpoint_id}"),
+        }),
+        notes: Vec::new(),
+    };
+    notice_to(identity, &notice.organization, "webhook_endpoint_disabled", &body)
+}
+
 /// A receipt to the payer of a checkout payment who gave an email.
 fn receipt(
     identity: &Identity,
@@ -224,13 +248,13 @@ pub(crate) fn for_event(
     let organization = event.organization.as_str();
     Ok(match (event.kind.as_str(), &event.payload) {
         ("payout.failed", EventPayload::Payout(payout)) => {
-            notice(identity, organization, "payout_failed", &payout_body(base, payout, true, stack))
+            notice_to(identity, organization, "payout_failed", &payout_body(base, payout, true, stack))
         }
         ("payout.reversed", EventPayload::Payout(payout)) => {
-            notice(identity, organization, "payout_reversed", &payout_body(base, payout, false, stack))
+            notice_to(identity, organization, "payout_reversed", &payout_body(base, payout, false, stack))
         }
         ("dispute.created", EventPayload::Rendered { id, json }) => {
-            notice(identity, organization, "dispute_opened", &dispute_body(base, id, json, stack))
+            notice_to(identity, organization, "dispute_opened", &dispute_body(base, id, json, stack))
         }
         ("collection.completed", EventPayload::Collection(collection)) => {
             receipt(identity, snapshot, base, stack, collection)?

@@ -22,6 +22,7 @@ use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::identity::{Change, Identity, decode, encode};
 use crate::domain::rails::Rails;
 use crate::domain::stack_kind::StackKind;
+use crate::domain::webhooks::{DISABLED_NOTICES, DisabledNotice};
 
 /// How often the outbox and the events are looked at.
 const POLL: Duration = Duration::from_millis(100);
@@ -95,6 +96,9 @@ impl Sender {
                 if let Err(e) = self.derive(source) {
                     tracing::warn!(stack = source.kind.name(), error = %e.message, "cannot derive emails from events");
                 }
+                if let Err(e) = self.disabled_endpoints(source).await {
+                    tracing::warn!(stack = source.kind.name(), error = %e.message, "cannot queue disabled endpoints' notices");
+                }
             }
             if last_alert_check.is_none_or(|at| at.elapsed() >= ALERT_CHECK) {
                 last_alert_check = Some(tokio::time::Instant::now());
@@ -152,6 +156,48 @@ impl Sender {
             changes.push(Change::Mail(key.clone(), Some(encode(&last))));
             Ok((changes, ()))
         })
+    }
+
+    /// Queues the notices of endpoints the dispatcher disabled: each once,
+    /// marked in the same identity change (`mail-done/…`), then its
+    /// engine document is deleted.
+    async fn disabled_endpoints(&self, source: &Source) -> ApiResult<()> {
+        let snapshot = source.engine.read()?;
+        let pending = snapshot.documents(DISABLED_NOTICES)?;
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let base = messages::public_base(&self.config, source.kind);
+        let now = self.now();
+        let email = self.email();
+        let mut done = Vec::new();
+        for (id, bytes) in pending {
+            let Some(notice) = crate::store::documents::decode::<DisabledNotice>(&bytes).ok() else {
+                continue;
+            };
+            let marker = format!("mail-done/{}/{id}", source.kind.name());
+            let messages = messages::endpoint_disabled(&self.identity, &base, source.kind, &notice);
+            self.identity.change(|identity| {
+                if identity.mail(&marker)?.is_some() {
+                    return Ok::<_, ApiError>((Vec::new(), ()));
+                }
+                let mut queue = Queue::new(identity, email, now)?;
+                for message in messages {
+                    queue.push(message)?;
+                }
+                let mut changes = queue.into_changes();
+                changes.push(Change::Mail(marker.clone(), Some(Vec::new())));
+                Ok((changes, ()))
+            })?;
+            done.push(sika_engine::Document {
+                collection: DISABLED_NOTICES.into(),
+                id,
+                body: Vec::new(),
+                list: None,
+            });
+        }
+        source.engine.execute(sika_engine::Command::PutDocuments { documents: done }).await?;
+        Ok(())
     }
 
     /// Queues an alert for each condition that began since the last check.
