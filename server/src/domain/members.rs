@@ -676,7 +676,7 @@ mod tests {
             name: format!("Org of {email}"),
             owner: NewOwner { email: email.to_string(), name: "Ama".to_string() },
         };
-        let (organization, invitation) = create_organization(identity, &body, NOW).unwrap();
+        let (organization, invitation) = create_organization(identity, &body, NOW, None).unwrap();
         let mut permit = identity.passwords.try_permit().unwrap();
         let accept = CreateSession {
             invitation: Some(invitation.token),
@@ -719,7 +719,7 @@ mod tests {
             name: "Invited".into(),
             owner: NewOwner { email: "invited@example.com".into(), name: "Ama".into() },
         };
-        create_organization(&identity, &body, NOW).unwrap();
+        create_organization(&identity, &body, NOW, None).unwrap();
         let cases = [
             ("nobody@example.com", None),
             ("invited@example.com", None),
