@@ -349,3 +349,29 @@ fn config_check_names_email_problems() {
     let (ok, problems) = check("[email]\nfrom = \"noreply@example.com\"\n");
     assert!(!ok && problems.contains("email.smtp_url: is required"), "{problems}");
 }
+
+/// An endpoint the dispatcher disables after ten failures in a row is
+/// noticed once to the organization's owner.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disabled_webhook_endpoint_is_noticed_once() {
+    let Some(smtp) = SmtpServer::start("a_disabled_webhook_endpoint_is_noticed_once") else { return };
+    let node = Node::start(options(&smtp, ""));
+    let api = Api::new();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let body = json!({ "url": format!("http://127.0.0.1:{closed}/hook"), "events": ["webhook.test"] });
+    let r = api.post(&node.sandbox_url("/v1/webhooks/endpoints"), &node.creds.sandbox_key, body).await;
+    r.expect(201);
+    let endpoint_id = r.body["webhookEndpoint"]["id"].as_str().unwrap().to_string();
+    let test_url = node.sandbox_url(&format!("/v1/webhooks/endpoints/{endpoint_id}/test"));
+    for _ in 0..10 {
+        api.post(&test_url, &node.creds.sandbox_key, json!({})).await.expect(202);
+    }
+    let notice = smtp.wait_for("owner@localhost", 1).await.remove(0);
+    assert!(notice["subject"].as_str().unwrap().contains("webhook endpoint was disabled"), "{notice}");
+    assert!(notice["text"].as_str().unwrap().contains(&endpoint_id), "{notice}");
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(smtp.to("owner@localhost").len(), 1);
+    let kinds = emails(&api, &node, "?kind=webhook_endpoint_disabled").await;
+    assert_eq!(kinds.len(), 1, "{kinds:?}");
+    node.stop_and_verify();
+}
