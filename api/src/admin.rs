@@ -727,3 +727,59 @@ pub struct SearchResults {
     /// It stopped at the bound on hits: `data` is not every match.
     pub hits_limit_reached: bool,
 }
+
+/// Where an email of the outbox stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EmailStatus {
+    /// Waiting for its first attempt.
+    Queued,
+    /// The SMTP server accepted it.
+    Sent,
+    /// The server refused it or could not be reached; it is tried again
+    /// at `nextAttemptAt`.
+    Retrying,
+    /// Refused on every attempt; not tried again.
+    Failed,
+    /// Over its organization's hourly bound (`[email] max_per_org_per_hour`):
+    /// recorded, never sent.
+    Suppressed,
+}
+
+/// One email of the node's outbox. Its body is not shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EmailItem {
+    #[schema(pattern = "^eml_")]
+    pub id: String,
+    /// The `Message-ID` header, the same on every attempt.
+    pub message_id: String,
+    /// `invitation`, `password_reset`, `receipt`, `payout_failed`,
+    /// `payout_reversed`, `dispute_opened`, `webhook_endpoint_disabled` or
+    /// `operator_alert`.
+    pub kind: String,
+    /// The organization it was sent for; null for the operator's alerts.
+    pub organization_id: Option<String>,
+    pub to: String,
+    pub subject: String,
+    pub status: EmailStatus,
+    /// Attempts made so far.
+    pub attempts: u32,
+    /// The server's answer to the last refused attempt.
+    pub last_error: Option<String>,
+    pub next_attempt_at: Option<String>,
+    pub created_at: String,
+    pub sent_at: Option<String>,
+}
+
+/// The filters of `GET /admin/v1/emails` besides paging.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct EmailFilter {
+    /// `queued`, `sent`, `retrying`, `failed` or `suppressed`.
+    pub status: Option<String>,
+    /// The email's kind, such as `invitation` or `receipt`.
+    pub kind: Option<String>,
+    pub organization_id: Option<String>,
+}

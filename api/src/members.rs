@@ -67,6 +67,30 @@ pub struct CreateSession {
     pub password: Option<String>,
     /// Needed only when the email belongs to members of several organizations.
     pub organization_id: Option<String>,
+    /// A password reset token (`rst_…`, emailed by
+    /// `POST /v1/sessions/password-reset`): with `password`, sets the new
+    /// password and logs in.
+    #[schema(max_length = 128)]
+    pub reset: Option<String>,
+}
+
+/// `POST /v1/sessions/password-reset`: email a reset link to this member.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(examples(json!({"email": "owner@shop.example"})))]
+pub struct PasswordResetRequest {
+    #[schema(max_length = 254)]
+    pub email: String,
+}
+
+/// The same answer whether or not the email is a member's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PasswordResetAccepted {
+    /// Always `accepted`: when the email is a member's and the node sends
+    /// email, a link to set a new password is on its way (valid one hour,
+    /// once).
+    pub status: String,
 }
 
 /// The member a session acts for.

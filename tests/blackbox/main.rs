@@ -22,6 +22,7 @@ mod contract;
 mod crash;
 mod disputes;
 mod disputes_money;
+mod emails;
 mod flutterwave;
 mod format_upgrade;
 mod hardening;

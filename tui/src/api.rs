@@ -20,11 +20,11 @@ pub use sika_api::ListPage;
 pub use sika_api::TimelineEntry;
 pub use sika_api::accounts::Account;
 pub use sika_api::admin::{
-    Attention, AuditEntry, AuditOutcome, CreatedOrganization, CurrencyTotal, EndpointAttempt, EndpointHealth,
-    EntrySide, FailedRequest, LedgerAccount, LedgerEntries, LedgerEntry, LedgerEntryKind, NodeStatus,
-    Organization, OrganizationStatus, Owned, RateFeedStatus, RateSourceName, ReissuedInvitation,
-    RequestLookup, StackAccounts, StackName, StackRate, StackRates, StackStatus, SystemAccount,
-    SystemAccountKind, VerifyResult,
+    Attention, AuditEntry, AuditOutcome, CreatedOrganization, CurrencyTotal, EmailItem, EmailStatus,
+    EndpointAttempt, EndpointHealth, EntrySide, FailedRequest, LedgerAccount, LedgerEntries, LedgerEntry,
+    LedgerEntryKind, NodeStatus, Organization, OrganizationStatus, Owned, RateFeedStatus, RateSourceName,
+    ReissuedInvitation, RequestLookup, StackAccounts, StackName, StackRate, StackRates, StackStatus,
+    SystemAccount, SystemAccountKind, VerifyResult,
 };
 pub use sika_api::collections::Collection;
 use sika_api::collections::CollectionStatus;
@@ -210,6 +210,8 @@ pub trait Client: Send + Sync {
     fn reissue_invitation(&self, organization_id: &str, member_id: &str) -> ClientResult<ReissuedInvitation>;
     /// One page of the operator's audit log, newest first.
     fn audit(&self, cursor: Option<&str>, limit: usize) -> ClientResult<ListPage<AuditEntry>>;
+    /// The newest emails of the node's outbox, with their status.
+    fn emails(&self, limit: usize) -> ClientResult<ListPage<EmailItem>>;
     /// Payouts, collections, orders, payment pages and links on both
     /// stacks holding `query` anywhere in an id, reference, phone number,
     /// email or amount.

@@ -19,10 +19,10 @@ mod search;
 
 pub use form::{FIELD_LENGTH_MAX, Form, FormField, FormKind};
 pub use ledger::{LEDGER_PAGE_LIMIT, Pages};
-pub use organizations::{AUDIT_PAGE_LIMIT, Notice};
+pub use organizations::{AUDIT_PAGE_LIMIT, EMAILS_SHOWN, Notice};
 
 use crate::api::{
-    Account, ApiKey, AuditEntry, Client, ClientError, CurrencyTotal, Dispute, EndpointAttempt,
+    Account, ApiKey, AuditEntry, Client, ClientError, CurrencyTotal, Dispute, EmailItem, EndpointAttempt,
     EndpointHealth, FailedRequest, LedgerEntries, ListPage, Member, Movement, MovementKind, MovementQuery,
     NodeStatus, Organization, Owned, RequestLookup, StackAccounts, StackName, StackRate, StackRates,
     SystemAccount, WebhookDelivery, thread,
@@ -397,6 +397,8 @@ pub struct App {
     /// The cursors of the newer pages, to go back with `p`.
     pub audit_previous: Vec<Option<String>>,
     pub audit_selected: usize,
+    /// The newest emails of the node's outbox, under the audit log.
+    pub emails: Remote<ListPage<EmailItem>>,
     pub form: Option<Form>,
     pub notice: Option<Notice>,
     /// The Accounts tab shows the node's own accounts instead (`o`).
@@ -466,6 +468,7 @@ impl App {
             audit_cursor: None,
             audit_previous: Vec::new(),
             audit_selected: 0,
+            emails: Remote::default(),
             form: None,
             notice: None,
             show_system_accounts: false,
@@ -573,7 +576,11 @@ impl App {
                 requests
             }
             Tab::Organizations => vec![Request::Organizations],
-            Tab::Audit => vec![Request::Audit { cursor: self.audit_cursor.clone() }, Request::Organizations],
+            Tab::Audit => vec![
+                Request::Audit { cursor: self.audit_cursor.clone() },
+                Request::Emails,
+                Request::Organizations,
+            ],
         };
         requests.extend(self.detail.as_ref().map(Detail::request));
         requests
@@ -622,6 +629,7 @@ impl App {
             Request::Lookup(_) => self.lookup.loading = true,
             Request::Organizations => self.organizations.loading = true,
             Request::Audit { .. } => self.audit.loading = true,
+            Request::Emails => self.emails.loading = true,
             Request::SystemAccounts(_) => self.system_accounts.loading = true,
             Request::FailedRequests(_) => self.failed_requests.loading = true,
             _ => {}

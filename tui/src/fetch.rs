@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use crate::api::{
-    ApiKey, AuditEntry, Client, ClientResult, CreatedOrganization, Dispute, EndpointAttempt, EndpointHealth,
-    FailedRequest, LedgerEntries, ListPage, Member, Movement, MovementKind, MovementQuery, NewOrganization,
-    NodeStatus, Organization, Owned, ReissuedInvitation, RequestLookup, Settled, Settlement,
+    ApiKey, AuditEntry, Client, ClientResult, CreatedOrganization, Dispute, EmailItem, EndpointAttempt,
+    EndpointHealth, FailedRequest, LedgerEntries, ListPage, Member, Movement, MovementKind, MovementQuery,
+    NewOrganization, NodeStatus, Organization, Owned, ReissuedInvitation, RequestLookup, Settled, Settlement,
     SettlementRecord, StackAccounts, StackName, StackRates, SystemAccount, VerifyResult, WebhookDelivery,
     WebhookEndpoint,
 };
@@ -86,6 +86,8 @@ pub enum Request {
     Audit {
         cursor: Option<String>,
     },
+    /// The newest emails of the outbox.
+    Emails,
     SystemAccounts(StackName),
     ResolveDispute {
         stack: StackName,
@@ -157,6 +159,7 @@ pub enum Payload {
     Members(Vec<Member>),
     Invitation(ReissuedInvitation),
     Audit(ListPage<AuditEntry>),
+    Emails(ListPage<EmailItem>),
     SystemAccounts(Vec<SystemAccount>),
     LedgerEntries(LedgerEntries),
     Search(SearchResults),
@@ -220,6 +223,7 @@ pub fn execute(client: &dyn Client, request: Request) -> Response {
         Request::Audit { cursor } => {
             client.audit(cursor.as_deref(), crate::app::AUDIT_PAGE_LIMIT).map(Payload::Audit)
         }
+        Request::Emails => client.emails(crate::app::EMAILS_SHOWN).map(Payload::Emails),
         Request::SystemAccounts(stack) => client.system_accounts(*stack).map(Payload::SystemAccounts),
         Request::Search(query) => client.search(query).map(Payload::Search),
         Request::ResolveDispute { stack, id, outcome } => {

@@ -22,11 +22,11 @@ use sika_api::webhooks::{WebhookDeliveryEnvelope, WebhookEndpointEnvelope};
 use sika_api::keys::ApiKeyEnvelope;
 
 use crate::api::{
-    ApiKey, AuditEntry, Client, ClientError, ClientResult, CreatedOrganization, Dispute, EndpointAttempt,
-    EndpointHealth, FailedRequest, LedgerEntries, Member, Movement, MovementKind, MovementQuery,
-    NewOrganization, NodeStatus, Organization, Owned, ReissuedInvitation, RequestLookup, Settled, Settlement,
-    SettlementRecord, StackAccounts, StackName, StackRates, SystemAccount, VerifyResult, WebhookDelivery,
-    WebhookEndpoint,
+    ApiKey, AuditEntry, Client, ClientError, ClientResult, CreatedOrganization, Dispute, EmailItem,
+    EndpointAttempt, EndpointHealth, FailedRequest, LedgerEntries, Member, Movement, MovementKind,
+    MovementQuery, NewOrganization, NodeStatus, Organization, Owned, ReissuedInvitation, RequestLookup,
+    Settled, Settlement, SettlementRecord, StackAccounts, StackName, StackRates, SystemAccount, VerifyResult,
+    WebhookDelivery, WebhookEndpoint,
 };
 
 /// A dead node must not hold the fetch thread for long: the banner and the
@@ -276,6 +276,10 @@ impl Client for HttpClient {
 
     fn audit(&self, cursor: Option<&str>, limit: usize) -> ClientResult<ListPage<AuditEntry>> {
         self.get("audit", &page_params(cursor, limit))
+    }
+
+    fn emails(&self, limit: usize) -> ClientResult<ListPage<EmailItem>> {
+        self.get("emails", &page_params(None, limit))
     }
 
     fn resolve_dispute(

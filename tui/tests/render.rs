@@ -306,6 +306,18 @@ fn created_organization_shows_its_invitation() {
     snapshot_both("organization_created", &harness);
 }
 
+/// The Audit tab shows the newest emails of the outbox with their status
+/// and the server's last refusal.
+#[test]
+fn audit_tab_lists_the_email_outbox() {
+    let harness = on_tab(Tab::Audit);
+    let screen = harness.screen(160, 48);
+    for expected in ["Emails", "payout_failed", "ama@shop.example", "retrying", "451 try later", "suppressed"]
+    {
+        assert!(screen.contains(expected), "{expected} in\n{screen}");
+    }
+}
+
 #[test]
 fn audit_log() {
     snapshot_both("audit", &on_tab(Tab::Audit));

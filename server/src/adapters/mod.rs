@@ -4,4 +4,5 @@
 //! only turns a request into bytes on the wire and an answer back.
 
 pub(crate) mod flutterwave;
+pub(crate) mod smtp;
 pub(crate) mod webhook_sender;

@@ -28,6 +28,27 @@ pub struct ConfigFile {
     /// `[rails.<provider>]`: provider connectors for the live stack.
     #[serde(default)]
     pub rails: RailsTable,
+    /// `[email]`: the SMTP server notifications go through; without it no
+    /// email is sent.
+    pub email: Option<EmailTable>,
+}
+
+/// `[email]`: where and as whom the node sends its emails.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmailTable {
+    /// `smtp://[user:password@]host[:port]` (STARTTLS when the server
+    /// offers it) or `smtps://…` (TLS from the first byte). It may hold a
+    /// password, so it is a secret.
+    pub smtp_url: Option<Secret>,
+    /// The sender: `Sika <noreply@example.com>` or a bare address.
+    pub from: Option<String>,
+    /// The operator's address for alerts (storage, provider, movements
+    /// awaiting the operator).
+    pub operator: Option<String>,
+    /// At most this many emails per organization per hour (default 100);
+    /// the excess is recorded as `suppressed`, not sent.
+    pub max_per_org_per_hour: Option<u32>,
 }
 
 /// `[rails]`: one table per provider connector.

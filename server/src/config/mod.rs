@@ -1,8 +1,10 @@
 //! The node's settings, filled from the command line, the environment and
 //! the configuration file (`file`), in that order of precedence.
 
+pub mod email;
 pub mod file;
 
+pub use email::EmailConfig;
 pub use file::{ConfigFile, NodeTable};
 
 use std::net::{IpAddr, SocketAddr};
@@ -56,6 +58,8 @@ pub struct NodeConfig {
     pub disk_reserve: u64,
     /// Connection limits and timeouts of every listener.
     pub connections: ConnectionSettings,
+    /// `[email]`, checked; `None`: the node sends no email.
+    pub email: Option<EmailConfig>,
     /// The configuration file's operator settings (rates, methods,
     /// receiving routes); empty without `--config`.
     pub file: file::ConfigFile,
@@ -123,6 +127,7 @@ impl NodeConfig {
             files_bytes_max: FILES_BYTES_MAX_DEFAULT,
             disk_reserve: DISK_RESERVE_DEFAULT,
             connections: ConnectionSettings::default(),
+            email: None,
             file: file::ConfigFile::default(),
         }
     }
@@ -184,6 +189,7 @@ impl NodeConfig {
         if let Some(bps) = file.pricing.spread_bps {
             config.spread_bps = bps;
         }
+        config.email = email::resolve(file.email.as_ref(), &mut problems);
         config.file = file;
         if problems.is_empty() { Ok(config) } else { Err(problems) }
     }

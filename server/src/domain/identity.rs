@@ -20,6 +20,10 @@ use subtle::ConstantTimeEq;
 use crate::store::postgres::{IdentityChange, Loaded, PgIdentity};
 
 pub(crate) const IDENTITY: TableDefinition<&str, &[u8]> = TableDefinition::new("identity");
+/// The email outbox (`domain::emails`): every key starting `mail`. Kept
+/// out of `IDENTITY`, which is read whole into the cache after each write;
+/// with `--store` its rows live in PostgreSQL's identity table like the rest.
+pub(crate) const EMAILS: TableDefinition<&str, &[u8]> = TableDefinition::new("emails");
 /// The operator's audit log, keyed by a sequence number (newest last).
 const AUDIT: TableDefinition<u64, &[u8]> = TableDefinition::new("audit");
 
@@ -129,12 +133,22 @@ pub(crate) struct AuditRecord {
     pub created_at: i64,
 }
 
+/// A password reset (`rst_…`): only its hash is stored; used once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PasswordReset {
+    pub token_hash: [u8; 32],
+    pub member_id: String,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
 #[derive(Default)]
 struct Cache {
     organizations: HashMap<String, Organization>,
     members: HashMap<String, Member>,
     sessions: HashMap<[u8; 32], Session>,
     invitations: HashMap<[u8; 32], Invitation>,
+    resets: HashMap<[u8; 32], PasswordReset>,
     admin_token_hash: [u8; 32],
     secret: Vec<u8>,
 }
@@ -148,6 +162,11 @@ pub(crate) enum Change {
     DeleteSession([u8; 32]),
     PutInvitation(Invitation),
     DeleteInvitation([u8; 32]),
+    PutReset(PasswordReset),
+    DeleteReset([u8; 32]),
+    /// A key of the email outbox (`mail…`) and its new value (`None`
+    /// deletes it), written by `domain::emails`.
+    Mail(String, Option<Vec<u8>>),
 }
 
 /// The node-wide records, loaded once and kept in step with the file.
@@ -330,9 +349,17 @@ impl Identity {
             postgres.write(&changes).map_err(IdentityError::Postgres)?;
         }
         let txn = self.db.begin_write().map_err(store)?;
+        let mut identity_changed = false;
         {
             let mut table = txn.open_table(IDENTITY).map_err(store)?;
+            let mut mail = txn.open_table(EMAILS).map_err(store)?;
             for (key, value) in changes {
+                let table = if is_mail(&key) {
+                    &mut mail
+                } else {
+                    identity_changed = true;
+                    &mut table
+                };
                 match value {
                     Some(value) => table.insert(key.as_str(), value.as_slice()).map(|_| ()),
                     None => table.remove(key.as_str()).map(|_| ()),
@@ -341,13 +368,14 @@ impl Identity {
             }
         }
         txn.commit().map_err(store)?;
-        Ok(self.reload()?)
+        if identity_changed { Ok(self.reload()?) } else { Ok(()) }
     }
 
     fn reload(&self) -> Result<(), redb::Error> {
         {
             let txn = self.db.begin_write()?;
             txn.open_table(IDENTITY)?;
+            txn.open_table(EMAILS)?;
             txn.open_table(AUDIT)?;
             txn.commit()?;
         }
@@ -447,6 +475,81 @@ impl Identity {
             .unwrap_or_default()
     }
 
+    /// The password reset a token names, if it has not expired.
+    pub(crate) fn reset(&self, token: &str, now: i64) -> Option<PasswordReset> {
+        let hash = hash_secret(token);
+        let cache = self.cache.read().ok()?;
+        let reset = cache.resets.get(&hash)?;
+        (bool::from(reset.token_hash.ct_eq(&hash)) && reset.expires_at > now).then(|| reset.clone())
+    }
+
+    /// The password resets of a member, and those expired before `now`
+    /// (a new one or a new password replaces them).
+    pub(crate) fn resets_of(&self, member_id: &str, now: i64) -> Vec<[u8; 32]> {
+        self.cache
+            .read()
+            .map(|c| {
+                c.resets
+                    .values()
+                    .filter(|r| r.member_id == member_id || r.expires_at <= now)
+                    .map(|r| r.token_hash)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// One key of the email outbox.
+    pub(crate) fn mail(&self, key: &str) -> Result<Option<Vec<u8>>, IdentityError> {
+        let txn = self.db.begin_read().map_err(store)?;
+        let table = txn.open_table(EMAILS).map_err(store)?;
+        Ok(table.get(key).map_err(store)?.map(|v| v.value().to_vec()))
+    }
+
+    /// Up to `limit` outbox entries whose keys start with `prefix`, in key
+    /// order (`newest_first`: backwards), strictly past `from` when given.
+    pub(crate) fn mail_range(
+        &self,
+        prefix: &str,
+        from: Option<&str>,
+        newest_first: bool,
+        limit: usize,
+    ) -> Result<Vec<(String, Vec<u8>)>, IdentityError> {
+        let txn = self.db.begin_read().map_err(store)?;
+        let table = txn.open_table(EMAILS).map_err(store)?;
+        let end = format!("{prefix}\u{10ffff}");
+        let range = match (from, newest_first) {
+            (Some(from), true) => table.range(prefix..from),
+            (Some(from), false) => table.range(from..end.as_str()),
+            (None, _) => table.range(prefix..end.as_str()),
+        }
+        .map_err(store)?;
+        let mut out = Vec::new();
+        let mut push = |entry: Result<
+            (redb::AccessGuard<'_, &str>, redb::AccessGuard<'_, &[u8]>),
+            redb::StorageError,
+        >| {
+            let (key, value) = entry.map_err(store)?;
+            if Some(key.value()) != from {
+                out.push((key.value().to_string(), value.value().to_vec()));
+            }
+            Ok::<bool, IdentityError>(out.len() >= limit)
+        };
+        if newest_first {
+            for entry in range.rev() {
+                if push(entry)? {
+                    break;
+                }
+            }
+        } else {
+            for entry in range {
+                if push(entry)? {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
     pub(crate) fn is_admin_token(&self, token: &str) -> bool {
         let hash = hash_secret(token);
         self.cache.read().map(|c| c.admin_token_hash.ct_eq(&hash).into()).unwrap_or(false)
@@ -524,6 +627,12 @@ impl Change {
             Change::DeleteSession(hash) => (session_key(&hash), None),
             Change::PutInvitation(i) => (invitation_key(&i.token_hash), Some(encode(&i))),
             Change::DeleteInvitation(hash) => (invitation_key(&hash), None),
+            Change::PutReset(r) => (reset_key(&r.token_hash), Some(encode(&r))),
+            Change::DeleteReset(hash) => (reset_key(&hash), None),
+            Change::Mail(key, value) => {
+                debug_assert!(is_mail(&key));
+                (key, value)
+            }
         }
     }
 }
@@ -542,11 +651,14 @@ fn is_empty(db: &Database) -> Result<bool, redb::Error> {
 fn refill(db: &Database, loaded: Loaded) -> Result<(), redb::Error> {
     let txn = db.begin_write()?;
     txn.delete_table(IDENTITY)?;
+    txn.delete_table(EMAILS)?;
     txn.delete_table(AUDIT)?;
     {
         let mut identity = txn.open_table(IDENTITY)?;
+        let mut mail = txn.open_table(EMAILS)?;
         for (key, value) in &loaded.identity {
-            identity.insert(key.as_str(), value.as_slice())?;
+            let table = if is_mail(key) { &mut mail } else { &mut identity };
+            table.insert(key.as_str(), value.as_slice())?;
         }
         let mut audit = txn.open_table(AUDIT)?;
         for (position, record) in &loaded.audit {
@@ -574,6 +686,10 @@ impl Cache {
         } else if key.starts_with("invitation/") {
             if let Some(invitation) = decode::<Invitation>(value) {
                 self.invitations.insert(invitation.token_hash, invitation);
+            }
+        } else if key.starts_with("reset/") {
+            if let Some(reset) = decode::<PasswordReset>(value) {
+                self.resets.insert(reset.token_hash, reset);
             }
         } else if key == "admin_token_hash" {
             self.admin_token_hash.copy_from_slice(&value[..32.min(value.len())]);
@@ -612,6 +728,15 @@ pub(crate) fn new_organization(
 
 pub(crate) fn session_key(hash: &[u8; 32]) -> String {
     format!("session/{}", hex(hash))
+}
+
+fn reset_key(hash: &[u8; 32]) -> String {
+    format!("reset/{}", hex(hash))
+}
+
+/// Whether a key belongs to the email outbox (the `EMAILS` table).
+fn is_mail(key: &str) -> bool {
+    key.starts_with("mail")
 }
 
 fn invitation_key(hash: &[u8; 32]) -> String {

@@ -52,6 +52,7 @@ pub(crate) const TEXT_CHARS_MAX: &[(&str, usize)] = &[
     ("reason", 500),
     ("recipientId", 64),
     ("redirectUrl", 2048),
+    ("reset", 128),
     ("role", 32),
     ("routingNumber", 64),
     ("sessionId", 64),

@@ -8,11 +8,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use sika_api::admin::{CreateOrganization, RenameOrganization};
-use sika_api::members::{self as wire, CreateMember, CreateSession, MemberStatus};
+use sika_api::members::{
+    self as wire, CreateMember, CreateSession, MemberStatus, PasswordResetAccepted, PasswordResetRequest,
+};
 
+use crate::domain::emails::{self, Mailer, Queue};
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::identity::{
-    Change, INVITATION_TTL_MS, Identity, Invitation, Member, Organization, Role, Session, new_organization,
+    Change, INVITATION_TTL_MS, Identity, Invitation, Member, Organization, PasswordReset, Role, Session,
+    hash_secret, new_organization, secret_token,
 };
 use crate::domain::passwords::{Permit, decoy_hash};
 use crate::domain::ratelimit::FailureThrottle;
@@ -122,13 +126,31 @@ fn check_password(password: &str) -> ApiResult<()> {
     }
 }
 
-/// A fresh invitation for `member`; earlier ones are deleted.
-fn invite(identity: &Identity, member: &Member, now: i64) -> (Vec<Change>, String, Invitation) {
+/// A fresh invitation for `member`; earlier ones are deleted. With
+/// `mailer`, its email is queued in the same change as the token.
+fn invite(
+    identity: &Identity,
+    member: &Member,
+    organization_name: &str,
+    now: i64,
+    mailer: Option<&Mailer<'_>>,
+) -> ApiResult<(Vec<Change>, String, Invitation)> {
     let (token, invitation) = Invitation::issue(&member.id, now, INVITATION_TTL_MS);
     let mut changes: Vec<Change> =
         identity.invitations_of(&member.id).into_iter().map(Change::DeleteInvitation).collect();
     changes.push(Change::PutInvitation(invitation.clone()));
-    (changes, token, invitation)
+    if let Some(mailer) = mailer {
+        let mut queue = Queue::new(identity, mailer.config, now)?;
+        queue.push(emails::messages::invitation(
+            organization_name,
+            &mailer.base,
+            member,
+            &token,
+            invitation.expires_at,
+        ))?;
+        changes.extend(queue.into_changes());
+    }
+    Ok((changes, token, invitation))
 }
 
 /// A new session for `member`; sessions that have ended are deleted.
@@ -151,13 +173,14 @@ pub(crate) fn create_organization(
     identity: &Identity,
     body: &CreateOrganization,
     now: i64,
+    mailer: Option<&Mailer<'_>>,
 ) -> ApiResult<(Organization, wire::Invitation)> {
     let name = check_name("name", &body.name)?;
     let owner_name = check_name("owner.name", &body.owner.name)?;
     let owner_email = normalise_email("owner.email", &body.owner.email)?;
     identity.change(|identity| {
         let (organization, member) = new_organization(&name, &owner_name, &owner_email, now);
-        let (mut changes, token, invitation) = invite(identity, &member, now);
+        let (mut changes, token, invitation) = invite(identity, &member, &organization.name, now, mailer)?;
         changes.insert(0, Change::PutOrganization(organization.clone()));
         changes.insert(1, Change::PutMember(member));
         Ok((changes, (organization, render_invitation(token, &invitation))))
@@ -185,16 +208,17 @@ pub(crate) fn reissue_invitation(
     organization: &str,
     member_id: &str,
     now: i64,
+    mailer: Option<&Mailer<'_>>,
 ) -> ApiResult<(Member, wire::Invitation)> {
     identity.change(|identity| {
-        identity
+        let found = identity
             .organization(organization)
             .ok_or_else(|| ApiError::not_found(format!("organization '{organization}' not found")))?;
         let member = identity
             .member(member_id)
             .filter(|m| m.organization == organization)
             .ok_or_else(|| ApiError::not_found(format!("member '{member_id}' not found")))?;
-        let (changes, token, invitation) = invite(identity, &member, now);
+        let (changes, token, invitation) = invite(identity, &member, &found.name, now, mailer)?;
         Ok((changes, (member, render_invitation(token, &invitation))))
     })
 }
@@ -202,11 +226,19 @@ pub(crate) fn reissue_invitation(
 /// What `POST /v1/sessions` was asked to do.
 enum Credentials {
     Invitation { token: String, password: String },
+    Reset { token: String, password: String },
     Password { email: String, password: String, organization: Option<String> },
 }
 
 fn credentials(body: CreateSession) -> ApiResult<Credentials> {
     let password = body.password.ok_or_else(|| ApiError::validation("password", "is required"))?;
+    if let Some(token) = body.reset {
+        if body.invitation.is_some() || body.email.is_some() || body.organization_id.is_some() {
+            return Err(ApiError::validation("reset", "goes with password alone"));
+        }
+        check_password(&password)?;
+        return Ok(Credentials::Reset { token, password });
+    }
     match (body.invitation, body.email) {
         (Some(token), None) => {
             if body.organization_id.is_some() {
@@ -281,6 +313,7 @@ fn check_and_open(
         Credentials::Invitation { token, password } => {
             accept_invitation(identity, permit, &token, &password, now, ttl_ms)
         }
+        Credentials::Reset { token, password } => use_reset(identity, permit, &token, &password, now, ttl_ms),
         Credentials::Password { email, password, organization } => {
             log_in(identity, permit, &email, &password, organization.as_deref(), now, ttl_ms)
         }
@@ -311,6 +344,113 @@ fn accept_invitation(
         changes.push(Change::PutMember(member.clone()));
         Ok((changes, render_session(&member, token, &session)))
     })
+}
+
+/// Sets a new password with a reset token (`rst_…`), once: the token,
+/// the member's other resets, invitations and sessions all end.
+fn use_reset(
+    identity: &Identity,
+    permit: &mut Permit,
+    token: &str,
+    password: &str,
+    now: i64,
+    ttl_ms: i64,
+) -> ApiResult<wire::Session> {
+    let wrong = || ApiError::unauthorized(WRONG_CREDENTIALS);
+    if !token.starts_with("rst_") {
+        return Err(wrong());
+    }
+    let hash = permit.hash(password)?;
+    identity.change(|identity| {
+        let reset = identity.reset(token, now).ok_or_else(wrong)?;
+        let mut member = identity.member(&reset.member_id).ok_or_else(wrong)?;
+        member.password_hash = Some(hash);
+        let (mut changes, token, session) = open_session(identity, &member, now, ttl_ms);
+        changes.extend(identity.sessions_of(&member.id).into_iter().map(Change::DeleteSession));
+        changes.extend(identity.invitations_of(&member.id).into_iter().map(Change::DeleteInvitation));
+        changes.extend(identity.resets_of(&member.id, now).into_iter().map(Change::DeleteReset));
+        changes.push(Change::PutMember(member.clone()));
+        Ok((changes, render_session(&member, token, &session)))
+    })
+}
+
+/// How long a password reset works, before `--time-scale`.
+pub(crate) const RESET_TTL_MS: i64 = 3_600_000;
+
+/// A reset's lifetime on a node running at `time_scale`, like every
+/// deadline.
+pub(crate) fn reset_ttl_ms(time_scale: f64) -> i64 {
+    #[expect(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+    let scaled = (RESET_TTL_MS as f64 * time_scale).round() as i64;
+    scaled.max(1)
+}
+
+/// `POST /v1/sessions/password-reset`: the same answer, and the same
+/// work, whether or not the email is a member's. Each membership of a
+/// known email gets a reset token (`rst_…`, good for `ttl_ms`, once) by
+/// email, written with its email in one change; for an unknown email a
+/// reset that has already expired is written the same way, so both take
+/// one identity write and one rendering. Without `[email]` nothing is
+/// issued (no one could receive it).
+pub(crate) fn request_password_reset(
+    identity: &Identity,
+    mailer: Option<&Mailer<'_>>,
+    body: &PasswordResetRequest,
+    now: i64,
+    ttl_ms: i64,
+) -> ApiResult<PasswordResetAccepted> {
+    let email = normalise_email("email", &body.email)?;
+    let accepted = || PasswordResetAccepted { status: "accepted".into() };
+    let Some(mailer) = mailer else { return Ok(accepted()) };
+    identity.change(|identity| {
+        let members = identity.members_by_email(&email);
+        let mut changes: Vec<Change> = Vec::new();
+        let mut queue = Queue::new(identity, mailer.config, now)?;
+        let mut expired: Vec<[u8; 32]> = Vec::new();
+        if members.is_empty() {
+            let token = secret_token("rst_");
+            let decoy = Member { id: String::new(), email: email.clone(), ..decoy_member(now) };
+            // Rendered and dropped: the same work as a known email's.
+            let _ = emails::messages::password_reset(&mailer.base, &decoy, &token, now);
+            expired.extend(identity.resets_of("", now));
+            changes.push(Change::PutReset(PasswordReset {
+                token_hash: hash_secret(&token),
+                member_id: String::new(),
+                created_at: now,
+                expires_at: now,
+            }));
+        }
+        for member in members {
+            let token = secret_token("rst_");
+            let reset = PasswordReset {
+                token_hash: hash_secret(&token),
+                member_id: member.id.clone(),
+                created_at: now,
+                expires_at: now.saturating_add(ttl_ms),
+            };
+            expired.extend(identity.resets_of(&member.id, now));
+            queue.push(emails::messages::password_reset(&mailer.base, &member, &token, reset.expires_at))?;
+            changes.push(Change::PutReset(reset));
+        }
+        expired.sort_unstable();
+        expired.dedup();
+        let mut all: Vec<Change> = expired.into_iter().map(Change::DeleteReset).collect();
+        all.extend(changes);
+        all.extend(queue.into_changes());
+        Ok((all, accepted()))
+    })
+}
+
+fn decoy_member(now: i64) -> Member {
+    Member {
+        id: String::new(),
+        organization: String::new(),
+        name: "there".into(),
+        email: String::new(),
+        role: Role::Viewer,
+        created_at: now,
+        password_hash: None,
+    }
 }
 
 /// Checks `password` exactly once, whatever the email, so the time a wrong
@@ -422,6 +562,7 @@ pub(crate) fn add_member(
     actor: Option<&Member>,
     body: &CreateMember,
     now: i64,
+    mailer: Option<&Mailer<'_>>,
 ) -> ApiResult<wire::InvitedMember> {
     let actor = manager(actor)?;
     let email = normalise_email("email", &body.email)?;
@@ -454,7 +595,9 @@ pub(crate) fn add_member(
             created_at: now,
             password_hash: None,
         };
-        let (mut changes, token, invitation) = invite(identity, &member, now);
+        let organization_name =
+            identity.organization(&member.organization).map(|o| o.name).unwrap_or_default();
+        let (mut changes, token, invitation) = invite(identity, &member, &organization_name, now, mailer)?;
         changes.insert(0, Change::PutMember(member.clone()));
         let invited = wire::InvitedMember {
             member: render_member(&member),
@@ -533,7 +676,7 @@ mod tests {
             name: format!("Org of {email}"),
             owner: NewOwner { email: email.to_string(), name: "Ama".to_string() },
         };
-        let (organization, invitation) = create_organization(identity, &body, NOW).unwrap();
+        let (organization, invitation) = create_organization(identity, &body, NOW, None).unwrap();
         let mut permit = identity.passwords.try_permit().unwrap();
         let accept = CreateSession {
             invitation: Some(invitation.token),
@@ -576,7 +719,7 @@ mod tests {
             name: "Invited".into(),
             owner: NewOwner { email: "invited@example.com".into(), name: "Ama".into() },
         };
-        create_organization(&identity, &body, NOW).unwrap();
+        create_organization(&identity, &body, NOW, None).unwrap();
         let cases = [
             ("nobody@example.com", None),
             ("invited@example.com", None),

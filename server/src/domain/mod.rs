@@ -15,6 +15,7 @@ pub(crate) mod conversions;
 pub(crate) mod credentials;
 pub(crate) mod destinations;
 pub(crate) mod disputes;
+pub(crate) mod emails;
 pub(crate) mod error;
 pub(crate) mod files;
 pub(crate) mod identity;

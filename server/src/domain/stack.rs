@@ -77,6 +77,12 @@ pub(crate) struct Opened {
 }
 
 impl Stack {
+    /// What a use case needs to queue an email from this stack: `None`
+    /// without `[email]`.
+    pub(crate) fn mailer(&self) -> Option<crate::domain::emails::Mailer<'_>> {
+        crate::domain::emails::Mailer::of(&self.config, self.kind)
+    }
+
     pub(crate) fn new(
         kind: StackKind,
         Opened { engine, request_log, rates, connector }: Opened,

@@ -3,6 +3,7 @@
 //! shutdown.
 
 pub(crate) mod effects;
+pub(crate) mod emails;
 pub(crate) mod error;
 pub(crate) mod feed;
 pub(crate) mod listen;

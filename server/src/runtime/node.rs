@@ -307,6 +307,8 @@ impl Node {
         }
         crate::runtime::storage_watch::spawn(vec![self.live.clone(), self.sandbox.clone()]);
         crate::runtime::rails::spawn(self.live.clone());
+        crate::runtime::emails::spawn(self.identity.clone(), [&self.live, &self.sandbox])
+            .map_err(NodeError::Refused)?;
         if let Some(feed) = &self.feed {
             crate::runtime::feed::spawn(
                 feed.clone(),

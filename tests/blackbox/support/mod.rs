@@ -10,6 +10,7 @@ pub mod disk;
 pub mod flutterwave;
 #[path = "../../../engine/tests/support/pg_cluster.rs"]
 pub mod pg_cluster;
+pub mod smtp;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;

@@ -62,6 +62,7 @@ impl App {
             }
             Request::Lookup(id) if Some(id) == self.lookup_id.as_ref() => self.lookup.fail(error),
             Request::FailedRequests(stack) if *stack == self.stack => self.failed_requests.fail(error),
+            Request::Emails => self.emails.fail(error),
             Request::Keys { .. }
             | Request::Movement { .. }
             | Request::Dispute { .. }

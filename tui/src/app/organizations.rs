@@ -13,6 +13,8 @@ use crate::fetch::{Payload, Request};
 
 /// Rows fetched per page of the audit log.
 pub const AUDIT_PAGE_LIMIT: usize = 50;
+/// Emails of the outbox shown under the audit log.
+pub const EMAILS_SHOWN: usize = 20;
 
 /// Text the operator must read before it goes (an invitation token is
 /// shown once): only Enter or Esc closes it.
@@ -183,6 +185,7 @@ impl App {
                 self.audit_selected = clamp(self.audit_selected, self.audit_rows().len());
             }
             (Request::Audit { .. }, Payload::Audit(_)) => {}
+            (Request::Emails, Payload::Emails(page)) => self.emails.finish(page),
             (Request::CreateOrganization(_), Payload::Created(created)) => {
                 self.form = None;
                 self.notice = Some(created_notice(&created));

@@ -21,7 +21,7 @@ use sika_api::admin::{
     AuditEntry, AuditOutcome, CreatedOrganization, EntrySide, LedgerAccount, LedgerEntries, LedgerEntry,
     LedgerEntryKind, Organization, OrganizationStatus, ReissuedInvitation, SystemAccount, SystemAccountKind,
 };
-use sika_api::admin::{SearchHit, SearchKind, SearchResults};
+use sika_api::admin::{EmailItem, EmailStatus, SearchHit, SearchKind, SearchResults};
 use sika_api::collections::{Collection, CollectionStatus};
 use sika_api::disputes::{
     Dispute, DisputeAttachment, DisputeAuthorType, DisputeMessage, DisputeOutcome, DisputeReason,
@@ -389,6 +389,37 @@ impl Client for FakeClient {
             .find(|m| m.id == member_id)
             .ok_or_else(|| not_found("member", member_id))?;
         Ok(ReissuedInvitation { member, invitation: invitation() })
+    }
+
+    fn emails(&self, limit: usize) -> ClientResult<ListPage<EmailItem>> {
+        self.check()?;
+        let email = |id: &str, kind: &str, to: &str, status, attempts, error: Option<&str>| EmailItem {
+            id: id.into(),
+            message_id: format!("<{id}@sika.example>"),
+            kind: kind.into(),
+            organization_id: Some(ORG_B.into()),
+            to: to.into(),
+            subject: "subject".into(),
+            status,
+            attempts,
+            last_error: error.map(Into::into),
+            next_attempt_at: None,
+            created_at: "2025-03-14T10:21:00.000Z".into(),
+            sent_at: None,
+        };
+        let data = vec![
+            email(
+                "eml_3",
+                "payout_failed",
+                "ama@shop.example",
+                EmailStatus::Retrying,
+                2,
+                Some("451 try later"),
+            ),
+            email("eml_2", "invitation", "kofi@shop.example", EmailStatus::Sent, 1, None),
+            email("eml_1", "receipt", "payer@buyer.example", EmailStatus::Suppressed, 0, None),
+        ];
+        Ok(ListPage { data: data.into_iter().take(limit).collect(), has_more: false, next_cursor: None })
     }
 
     fn audit(&self, cursor: Option<&str>, limit: usize) -> ClientResult<ListPage<AuditEntry>> {

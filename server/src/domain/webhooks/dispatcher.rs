@@ -551,6 +551,13 @@ impl Dispatcher {
         if let Ok(Some(mut endpoint)) = endpoint {
             endpoint.updated_at = now;
             self.staged.documents.push(document(ENDPOINTS, endpoint_id, &endpoint, None));
+            let notice = DisabledNotice {
+                organization: endpoint.organization.clone(),
+                endpoint_id: endpoint_id.to_string(),
+                url: endpoint.url.clone(),
+            };
+            let key = format!("{endpoint_id}/{now}");
+            self.staged.documents.push(document(DISABLED_NOTICES, &key, &notice, None));
         }
     }
 

@@ -35,6 +35,18 @@ pub(crate) const OPEN_DELIVERIES: &str = "webhook_open";
 pub(crate) const STATE: &str = "webhook_state";
 /// Deliveries listed per resource, for timelines.
 pub(crate) const BY_RESOURCE: &str = "webhook_by_resource";
+/// Endpoints the dispatcher disabled, written in the same commit as the
+/// health that disabled them, until the email sender has queued the
+/// owners' notice (`domain::emails::sender`).
+pub(crate) const DISABLED_NOTICES: &str = "webhook_disabled_notices";
+
+/// An endpoint the dispatcher disabled, for the owners' and admins' email.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct DisabledNotice {
+    pub organization: String,
+    pub endpoint_id: String,
+    pub url: String,
+}
 
 /// The list a resource's deliveries are indexed under.
 pub(crate) fn resource_list(resource_id: &str) -> String {

@@ -40,6 +40,7 @@ use crate::http::openapi::tagged;
 mod activity;
 pub(crate) mod audit;
 mod backup;
+mod emails;
 mod keys;
 mod ledger;
 mod organizations;
@@ -124,6 +125,7 @@ pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
             OpenApiRouter::new().routes(routes!(request)).routes(routes!(failed_requests)),
         ))
         .merge(tagged("audit", OpenApiRouter::new().routes(routes!(audit::list))))
+        .merge(tagged("emails", OpenApiRouter::new().routes(routes!(emails::list))))
         .merge(tagged("search", OpenApiRouter::new().routes(routes!(search::search))))
 }
 

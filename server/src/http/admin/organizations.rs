@@ -37,8 +37,12 @@ pub(super) async fn create(
     body: axum::body::Bytes,
 ) -> ApiResult<Response> {
     let body: CreateOrganization = crate::http::extract::parse_json(&body)?;
-    let (organization, invitation) =
-        members::create_organization(&state.identity, &body, state.live.now_ms())?;
+    let (organization, invitation) = members::create_organization(
+        &state.identity,
+        &body,
+        state.live.now_ms(),
+        state.live.mailer().as_ref(),
+    )?;
     let target = AuditTarget(organization.id.clone());
     let created = CreatedOrganization { organization: render_organization(&organization), invitation };
     let mut response = (StatusCode::CREATED, Json(created)).into_response();
@@ -94,8 +98,13 @@ pub(super) async fn reissue_invitation(
     State(state): State<Arc<AdminState>>,
     Path((id, member_id)): Path<(String, String)>,
 ) -> ApiResult<(StatusCode, Json<ReissuedInvitation>)> {
-    let (member, invitation) =
-        members::reissue_invitation(&state.identity, &id, &member_id, state.live.now_ms())?;
+    let (member, invitation) = members::reissue_invitation(
+        &state.identity,
+        &id,
+        &member_id,
+        state.live.now_ms(),
+        state.live.mailer().as_ref(),
+    )?;
     Ok((
         StatusCode::CREATED,
         Json(ReissuedInvitation { member: members::render_member(&member), invitation }),

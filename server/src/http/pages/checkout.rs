@@ -93,6 +93,9 @@ struct Form {
     amount_value: String,
     amount_placeholder: &'static str,
     email: String,
+    /// The email field's label: a receipt is promised only when the node
+    /// sends email (`[email]`).
+    email_label: &'static str,
     custom_fields: Vec<CustomInput>,
     methods: Vec<MethodChoice>,
     mobile_money: Option<MobileMoney>,
@@ -402,6 +405,11 @@ fn form(deps: &Deps<'_>, checkout: &Checkout<'_>, unit: Currency, offered: &[&'s
     };
     let id = checkout.id;
     Form {
+        email_label: if deps.config.email.is_some() {
+            "Email for your receipt (optional)"
+        } else {
+            "Email (optional)"
+        },
         id: id.to_string(),
         link_id: if id.starts_with("pl_") { id.to_string() } else { String::new() },
         currency: currency.clone(),

@@ -1,35 +1,8 @@
 //! Amounts as people read them on a page: `GHS 1,250.00`.
 
-use crate::domain::render::amount;
-
-/// Inserts thousands separators into a decimal amount: `1250.00` reads
-/// `1,250.00`. The fraction is left as it is.
-pub(crate) fn group_thousands(plain: &str) -> String {
-    let (sign, unsigned) = plain.strip_prefix('-').map_or(("", plain), |rest| ("-", rest));
-    let (whole, fraction) = unsigned.split_once('.').map_or((unsigned, None), |(w, f)| (w, Some(f)));
-    let mut out = String::from(sign);
-    for (i, digit) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    if let Some(fraction) = fraction {
-        out.push('.');
-        out.push_str(fraction);
-    }
-    out
-}
-
-/// An amount in minor units, grouped: `1,250.00` (XOF `2,500`).
-pub(crate) fn grouped(currency: &str, minor: i128) -> String {
-    group_thousands(&amount(currency, minor))
-}
-
-/// An amount as the payer reads it: `GHS 1,250.00` (XOF `XOF 2,500`).
-pub(crate) fn money(currency: &str, minor: i128) -> String {
-    format!("{currency} {}", grouped(currency, minor))
-}
+#[cfg(test)]
+use crate::domain::render::group_thousands;
+pub(crate) use crate::domain::render::{grouped, money};
 
 #[cfg(test)]
 mod tests {

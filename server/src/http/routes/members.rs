@@ -54,7 +54,13 @@ async fn create(
     Call { stack, principal }: Call,
     ApiJson(body): ApiJson<CreateMember>,
 ) -> ApiResult<(StatusCode, Json<InvitedMember>)> {
-    let invited = members::add_member(&stack.identity, principal.member(), &body, stack.now_ms())?;
+    let invited = members::add_member(
+        &stack.identity,
+        principal.member(),
+        &body,
+        stack.now_ms(),
+        stack.mailer().as_ref(),
+    )?;
     Ok((StatusCode::CREATED, Json(invited)))
 }
 

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::{Extension, Json};
-use sika_api::members::{CreateSession, EndedSessionEnvelope, SessionEnvelope};
+use sika_api::members::{
+    CreateSession, EndedSessionEnvelope, PasswordResetAccepted, PasswordResetRequest, SessionEnvelope,
+};
 use sika_api::{BadBody, ErrorBody, SessionRefusals, VersionRefusals};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -21,7 +23,7 @@ use crate::http::extract::ApiJson;
 
 /// The routes that need no credentials.
 pub(super) fn open_router() -> OpenApiRouter<Arc<Stack>> {
-    OpenApiRouter::new().routes(routes!(create))
+    OpenApiRouter::new().routes(routes!(create)).routes(routes!(password_reset))
 }
 
 pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
@@ -58,6 +60,34 @@ async fn create(
     let ttl_ms = i64::try_from(stack.config.session_ttl.as_millis()).unwrap_or(i64::MAX);
     let session = members::create_session(stack.identity.clone(), ip, body, stack.now_ms(), ttl_ms).await?;
     Ok((StatusCode::CREATED, Json(SessionEnvelope { session })))
+}
+
+/// Email a link to set a new password
+///
+/// No credentials. Always answers `202`, in the same time, whether or not
+/// the email is a member's: when it is, and the node sends email, each of
+/// its memberships gets a link to `/dashboard/reset/{token}` with a reset
+/// token (`rst_…`) that works once, for one hour (`--time-scale` applies).
+/// `POST /v1/sessions` `{reset, password}` sets the new password with it.
+#[utoipa::path(post, path = "/v1/sessions/password-reset", operation_id = "requestPasswordReset",
+    request_body = PasswordResetRequest, security(()),
+    responses((status = 202, description = "Accepted, whatever the email", body = PasswordResetAccepted),
+        (status = 400, description = "`email` is not an email address (`validation_error`), or the `sika-version` header is unknown", body = ErrorBody),
+        BadBody),
+)]
+async fn password_reset(
+    State(stack): State<Arc<Stack>>,
+    ApiJson(body): ApiJson<PasswordResetRequest>,
+) -> ApiResult<(StatusCode, Json<PasswordResetAccepted>)> {
+    let ttl_ms = members::reset_ttl_ms(stack.config.time_scale);
+    let accepted = members::request_password_reset(
+        &stack.identity,
+        stack.mailer().as_ref(),
+        &body,
+        stack.now_ms(),
+        ttl_ms,
+    )?;
+    Ok((StatusCode::ACCEPTED, Json(accepted)))
 }
 
 /// End the caller's session
