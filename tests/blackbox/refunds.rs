@@ -412,6 +412,9 @@ async fn a_live_refund_waits_for_the_operator_who_completes_or_fails_it() {
     let titles: Vec<&str> =
         first["timeline"].as_array().unwrap().iter().map(|e| e["title"].as_str().unwrap()).collect();
     assert!(titles.contains(&"Waiting for the operator"), "{first}");
+    // Oldest first is by creation time in milliseconds: made in the same
+    // millisecond, two refunds are equally old.
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     let r = api
         .post(
             &refunds_url,
