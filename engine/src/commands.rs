@@ -18,7 +18,7 @@ pub use crate::outcome::{Applied, Outcome};
 use crate::rates::{Pricing, convert_down, convert_up};
 pub use crate::records::Document;
 use crate::records::*;
-use crate::resource_id::{CollectionId, OrderId, PayoutId};
+use crate::resource_id::{CollectionId, OrderId, PayoutId, RefundId};
 use crate::storage::{encode, keys};
 
 /// The organization scope used for idempotency of bare ledger transfers.
@@ -113,7 +113,7 @@ pub enum Command {
     CreateRefund(crate::refunds::NewRefund),
     /// A rail's or the operator's report about a refund.
     AdvanceRefund {
-        refund_id: String,
+        refund_id: RefundId,
         step: Step,
     },
     /// Opens a dispute: its documents (as `Save` stores them, under the
@@ -272,7 +272,9 @@ pub(crate) fn apply(
             }
         }
         Command::CreateRefund(new) => crate::refunds::create_refund(books, new)?,
-        Command::AdvanceRefund { refund_id, step } => crate::refunds::advance_refund(books, refund_id, step)?,
+        Command::AdvanceRefund { refund_id, step } => {
+            crate::refunds::advance_refund(books, refund_id.as_str(), step)?
+        }
         Command::OpenDispute { dispute, expect, documents } => {
             save_documents(books, expect, documents)?;
             let record = crate::disputes::open(books, dispute)?;

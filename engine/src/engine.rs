@@ -890,8 +890,8 @@ impl Snapshot {
         self.get(&keys::collection_tally(group))
     }
 
-    pub fn refund(&self, id: &str) -> Result<Option<RefundRecord>, EngineError> {
-        self.get(&keys::refund(id))
+    pub fn refund(&self, id: &crate::resource_id::RefundId) -> Result<Option<RefundRecord>, EngineError> {
+        self.get(&keys::refund(id.as_str()))
     }
 
     /// What the refunds of the payment (collection) `collection_id` hold

@@ -73,7 +73,7 @@ pub use money::{Currency, Money, MoneyError};
 pub use postgres::PostgresConfig;
 pub use rail::Rail;
 pub use records::*;
-pub use resource_id::{CollectionId, OrderId, OrganizationId, PayoutId};
+pub use resource_id::{CollectionId, OrderId, PayoutId, RefundId};
 
 /// The most commands the writer applies in one commit.
 pub const BATCH_COMMANDS_MAX: usize = 8190;

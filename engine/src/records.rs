@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
-use crate::resource_id::{CollectionId, OrderId, PayoutId};
+use crate::resource_id::{CollectionId, OrderId, PayoutId, RefundId};
 
 /// Milliseconds since the Unix epoch (UTC).
 pub type TimestampMs = i64;
@@ -764,7 +764,7 @@ pub enum JobKind {
     ExpireOrder { order_id: OrderId },
     /// A rail's report about a refund (the sandbox simulator's). Last, so
     /// stored jobs keep their encoding.
-    AdvanceRefund { refund_id: String, step: Step },
+    AdvanceRefund { refund_id: RefundId, step: Step },
 }
 
 /// Work kept for later, under `Space::Job` by due time: the scheduler

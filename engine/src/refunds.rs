@@ -171,7 +171,10 @@ pub(crate) fn create_refund(books: &mut Books, new: &NewRefund) -> Result<Applie
     books.index(&new.organization, "refunds", &id)?;
     books.emit(&new.organization, EventKind::RefundPending, EventPayload::Refund(refund.clone()))?;
     for step in new.schedule.steps(amount) {
-        let kind = JobKind::AdvanceRefund { refund_id: id.clone(), step: step.step.clone() };
+        let kind = JobKind::AdvanceRefund {
+            refund_id: crate::resource_id::RefundId::from(id.clone()),
+            step: step.step.clone(),
+        };
         schedule(books, due_after(now, step.after_ms)?, kind);
     }
     Ok(Applied { outcome: Outcome::Refund(refund), replayed: false })

@@ -76,6 +76,6 @@ typed_id!(
     OrderId
 );
 typed_id!(
-    /// An organization's id, `org_…`.
-    OrganizationId
+    /// A refund's id, `rf_…`.
+    RefundId
 );

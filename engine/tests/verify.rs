@@ -385,9 +385,9 @@ fn verify_recounts_each_payments_refunds_and_names_one_that_disagrees() {
     let kept = refund_id(run(&engine, new_refund(&paid, Some(3_000), "rf-1")));
     let failing = refund_id(run(&engine, new_refund(&paid, Some(2_000), "rf-2")));
     let step = Step::Settle { success: false, message: "failed".into() };
-    run(&engine, Command::AdvanceRefund { refund_id: failing.clone(), step });
+    run(&engine, Command::AdvanceRefund { refund_id: sika_engine::RefundId::from(failing.clone()), step });
     let step = Step::Settle { success: true, message: "done".into() };
-    run(&engine, Command::AdvanceRefund { refund_id: kept.clone(), step });
+    run(&engine, Command::AdvanceRefund { refund_id: sika_engine::RefundId::from(kept.clone()), step });
     let over = engine.execute_blocking(new_refund(&paid, Some(7_001), "rf-3"));
     assert!(
         matches!(over, Err(sika_engine::EngineError::NotRefundable { refundable: 7_000, .. })),

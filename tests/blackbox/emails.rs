@@ -10,7 +10,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::smtp::{SmtpServer, link};
-use crate::support::{Api, EXAMPLE_CONFIG, MTN_PHONE, Node, Options, deposit, eventually, mtn_payout};
+use crate::support::{
+    Api, EXAMPLE_CONFIG, MTN_PHONE, Node, Options, collect_until, deposit, eventually, mtn_collection,
+    mtn_payout,
+};
 
 const PASSWORD: &str = "correct horse battery";
 
@@ -373,5 +376,41 @@ async fn a_disabled_webhook_endpoint_is_noticed_once() {
     assert_eq!(smtp.to("owner@localhost").len(), 1);
     let kinds = emails(&api, &node, "?kind=webhook_endpoint_disabled").await;
     assert_eq!(kinds.len(), 1, "{kinds:?}");
+    node.stop_and_verify();
+}
+
+/// A payout the rail reverses (the sandbox's `05`) and a dispute opened on
+/// a payment each tell the organization's owner, once, with a link to it in
+/// the dashboard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reversed_payouts_and_opened_disputes_are_noticed() {
+    let Some(smtp) = SmtpServer::start("reversed_payouts_and_opened_disputes_are_noticed") else { return };
+    let node = Node::start(options(&smtp, ""));
+    let api = Api::new();
+    let key = &node.creds.sandbox_key;
+    deposit(&api, &node, key, "GHS", "100.00").await;
+    let r = api.post(&node.sandbox_url("/v1/payouts"), key, mtn_payout("10.05", "reversed-1")).await;
+    r.expect(201);
+    let payout_id = r.body["payout"]["id"].as_str().unwrap().to_string();
+    let notice = smtp.wait_for("owner@localhost", 1).await.remove(0);
+    assert!(notice["subject"].as_str().unwrap().contains("reversed"), "{notice}");
+    let text = notice["text"].as_str().unwrap();
+    assert!(text.contains(&payout_id) && text.contains("GHS 10.05"), "{text}");
+    assert!(text.contains(&format!("/dashboard/payouts/{payout_id}")), "{text}");
+
+    let (_, paid) = collect_until(&api, &node, mtn_collection("40.00", "disputed-1"), "completed").await;
+    let collection = paid["id"].as_str().unwrap();
+    let body = json!({ "collectionId": collection, "amount": "15.00" });
+    let r = api.post(&node.sandbox_url("/v1/simulations/disputes"), key, body).await;
+    let (_, dispute_id) = r.created("dispute", "dsp_");
+    let notices = smtp.wait_for("owner@localhost", 2).await;
+    let opened = &notices[1];
+    assert!(opened["subject"].as_str().unwrap().contains("A dispute was opened: GHS 15.00"), "{opened}");
+    let text = opened["text"].as_str().unwrap();
+    assert!(text.contains(&dispute_id) && text.contains(collection), "{text}");
+    assert!(text.contains(&format!("/dashboard/disputes/{dispute_id}")), "{text}");
+    let kinds: Vec<Value> = emails(&api, &node, "").await.into_iter().map(|e| e["kind"].clone()).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == json!("payout_reversed")).count(), 1, "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| **k == json!("dispute_opened")).count(), 1, "{kinds:?}");
     node.stop_and_verify();
 }

@@ -399,9 +399,10 @@ pub(super) fn resolve_movement(op: &MoveOp, model: &Model) -> Option<Command> {
         MoveOp::Refund { index, amount, reference, steps } => {
             new_refund(model, pick(&m.collection_ids, *index)?, *amount, *reference, steps)?
         }
-        MoveOp::SettleRefund { index, step } => {
-            Command::AdvanceRefund { refund_id: pick(&m.refund_ids, *index)?.clone(), step: step_of(*step) }
-        }
+        MoveOp::SettleRefund { index, step } => Command::AdvanceRefund {
+            refund_id: sika_engine::RefundId::from(pick(&m.refund_ids, *index)?.clone()),
+            step: step_of(*step),
+        },
         MoveOp::RunJobs => return None,
     })
 }
@@ -481,7 +482,7 @@ impl Model {
             Command::ExpireOrder { order_id } => self.expire_order(order_id.as_str(), actual).map(|()| None),
             Command::CreateRefund(new) => self.create_refund(new, actual),
             Command::AdvanceRefund { refund_id, step } => {
-                self.advance_refund(refund_id, step, actual).map(|()| None)
+                self.advance_refund(refund_id.as_str(), step, actual).map(|()| None)
             }
             Command::RunJob { key } => {
                 prop_assert!(self.movements.jobs_run.contains(key), "the model runs new jobs in run_jobs");
@@ -918,7 +919,7 @@ impl Model {
         self.holds.insert(refund.hold_id, hold);
         let id = refund.id.clone();
         self.schedule_jobs(&new.schedule.otherwise, |step| Command::AdvanceRefund {
-            refund_id: id.clone(),
+            refund_id: sika_engine::RefundId::from(id.clone()),
             step,
         })?;
         self.movements.refunded.insert(new.collection_id.clone(), (refunded + amount, count + 1));
@@ -1077,8 +1078,10 @@ pub(super) fn compare_movements(snapshot: &Snapshot, model: &Model) -> Result<()
 /// tally: what its refunds not failed hold back, never more than it brought.
 fn compare_refunds(snapshot: &Snapshot, m: &Movements) -> Result<(), TestCaseError> {
     for (id, state) in &m.refunds {
-        let refund =
-            snapshot.refund(id).expect("read").ok_or_else(|| fail(format!("refund {id} is missing")))?;
+        let refund = snapshot
+            .refund(&sika_engine::RefundId::named(id))
+            .expect("read")
+            .ok_or_else(|| fail(format!("refund {id} is missing")))?;
         prop_assert_eq!(refund.status, state.status, "status of refund {}", id);
         prop_assert_eq!(refund.hold_id, state.hold);
         prop_assert_eq!((&refund.collection_id, refund.amount), (&state.collection, state.amount));

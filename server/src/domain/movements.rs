@@ -10,7 +10,7 @@ use sika_api::orders::Order;
 use sika_api::payouts::Payout;
 use sika_api::refunds::Refund;
 use sika_api::{ListPage, ListQuery, MovementFilter};
-use sika_engine::{CollectionId, Engine, OrderId, PayoutId, Snapshot};
+use sika_engine::{CollectionId, Engine, OrderId, PayoutId, RefundId, Snapshot};
 
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::identity::Identity;
@@ -91,12 +91,12 @@ movements! {
     ];
     Payout => PayoutId, "payout", "payouts", payout, views::find_payout, listed_payout,
         ["pending", "completed", "failed", "reversed"];
-    Refund => String, "refund", "refunds", refund, views::find_refund, listed_refund,
+    Refund => RefundId, "refund", "refunds", refund, views::find_refund, listed_refund,
         ["pending", "completed", "failed"];
 }
 
 /// A refund in the operator's list: its own timeline, without deliveries.
-fn listed_refund(snapshot: &Snapshot, id: &str) -> ApiResult<Option<Refund>> {
+fn listed_refund(snapshot: &Snapshot, id: &RefundId) -> ApiResult<Option<Refund>> {
     Ok(snapshot.refund(id)?.map(|refund| render::refund(&refund, &[])))
 }
 

@@ -144,7 +144,13 @@ pub(crate) async fn create(
     let applied = deps.ledger.execute(Command::CreateRefund(new)).await.map_err(|e| refused(e, given))?;
     let Outcome::Refund(refund) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
     let created = render::refund(&refund, &[]);
-    created_or_replayed(deps.ledger, organization, applied.replayed, &refund.id, created)
+    created_or_replayed(
+        deps.ledger,
+        organization,
+        applied.replayed,
+        &sika_engine::RefundId::named(&refund.id),
+        created,
+    )
 }
 
 /// The engine's refusal as the caller reads it: what is refundable names
@@ -228,7 +234,9 @@ pub(crate) fn list(
     }
     let organization = principal.organization();
     page_of_views(lists, organization, "refunds", &query, |snapshot, id| {
-        let Some(record) = snapshot.refund(id)?.filter(|r| r.organization == organization) else {
+        let Some(record) =
+            snapshot.refund(&sika_engine::RefundId::named(id))?.filter(|r| r.organization == organization)
+        else {
             return Ok(None);
         };
         let kept = filter.status.as_deref().is_none_or(|s| s == record.status.name())
@@ -254,7 +262,7 @@ pub(crate) fn awaiting_operator(ledger: &sika_engine::Engine) -> ApiResult<ListP
     open.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
     let mut data = Vec::with_capacity(open.len().min(AWAITING_OPERATOR_MAX));
     for movement in open.iter().take(AWAITING_OPERATOR_MAX) {
-        let Some(record) = snapshot.refund(&movement.id)? else {
+        let Some(record) = snapshot.refund(&sika_engine::RefundId::named(&movement.id))? else {
             return Err(ApiError::internal_from(format!("open refund {} is missing", movement.id)));
         };
         let item = views::refund(&snapshot, &record, views::AsOf::Now)?;

@@ -64,11 +64,11 @@ pub(crate) async fn settle_collection(
 /// hold is taken (the money went back to the payer) or released.
 pub(crate) async fn settle_refund(
     deps: &Deps<'_>,
-    id: &str,
+    id: &sika_engine::RefundId,
     action: &str,
     settlement: Settlement,
 ) -> ApiResult<Settled<Refund>> {
-    let advance = |step| Command::AdvanceRefund { refund_id: id.to_string(), step };
+    let advance = |step| Command::AdvanceRefund { refund_id: id.clone(), step };
     let (outcome, audit) = settle_movement(deps, action, settlement, advance).await?;
     let Outcome::Refund(refund) = outcome else { return Err(unexpected(&outcome)) };
     Ok(Settled { view: render::refund(&refund, &[]), audit })

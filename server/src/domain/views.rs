@@ -12,7 +12,7 @@
 use sika_api::{collections::Collection, orders::Order, payouts::Payout, refunds::Refund};
 use sika_engine::movements::{CollectionRecord, PayoutRecord};
 use sika_engine::orders::OrderRecord;
-use sika_engine::{CollectionId, OrderId, PayoutId, RefundRecord, Snapshot};
+use sika_engine::{CollectionId, OrderId, PayoutId, RefundId, RefundRecord, Snapshot};
 
 use crate::domain::error::ApiResult;
 use crate::domain::render;
@@ -54,7 +54,11 @@ pub(crate) fn refund(snapshot: &Snapshot, record: &RefundRecord, as_of: AsOf) ->
 }
 
 /// The refund `id` of `organization` as its GET shows it now.
-pub(crate) fn find_refund(snapshot: &Snapshot, organization: &str, id: &str) -> ApiResult<Option<Refund>> {
+pub(crate) fn find_refund(
+    snapshot: &Snapshot,
+    organization: &str,
+    id: &RefundId,
+) -> ApiResult<Option<Refund>> {
     match snapshot.refund(id)?.filter(|r| r.organization == organization) {
         Some(record) => refund(snapshot, &record, AsOf::Now).map(Some),
         None => Ok(None),

@@ -143,5 +143,5 @@ view_by_id! {
     sika_api::collections::Collection => sika_engine::CollectionId, "collection", views::find_collection;
     sika_api::orders::Order => sika_engine::OrderId, "order", views::find_order;
     sika_api::payouts::Payout => sika_engine::PayoutId, "payout", views::find_payout;
-    sika_api::refunds::Refund => String, "refund", views::find_refund;
+    sika_api::refunds::Refund => sika_engine::RefundId, "refund", views::find_refund;
 }

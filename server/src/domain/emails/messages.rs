@@ -8,7 +8,7 @@ use sika_engine::records::{CollectionRecord, EventPayload, EventRecord, PayoutRe
 use super::{Action, Body, Message};
 use crate::config::NodeConfig;
 use crate::domain::checkout;
-use crate::domain::error::ApiResult;
+use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::identity::{Identity, Member, Role};
 use crate::domain::render::money;
 use crate::domain::stack_kind::StackKind;
@@ -255,6 +255,21 @@ pub(crate) fn for_event(
         }
         ("dispute.created", EventPayload::Rendered { id, json }) => {
             notice_to(identity, organization, "dispute_opened", &dispute_body(base, id, json, stack))
+        }
+        // A dispute that moves money carries its hold; its document says the rest.
+        ("dispute.created", EventPayload::Dispute(money)) => {
+            match crate::domain::disputes::event_view(snapshot, money, event)? {
+                Some(view) => {
+                    let json = serde_json::to_string(&view).map_err(ApiError::internal_from)?;
+                    notice_to(
+                        identity,
+                        organization,
+                        "dispute_opened",
+                        &dispute_body(base, &money.id, &json, stack),
+                    )
+                }
+                None => Vec::new(),
+            }
         }
         ("collection.completed", EventPayload::Collection(collection)) => {
             receipt(identity, snapshot, base, stack, collection)?

@@ -459,7 +459,7 @@ async fn reconcile_refund<R: AsyncRail + ?Sized>(deps: Deps<'_>, rail: &R, id: &
 /// The refund if it is pending on a provider's rail, and the provider's id
 /// of it when the hand-over was recorded.
 fn open_refund(engine: &Engine, id: &str, provider: &str) -> ApiResult<Option<(RefundOrder, bool)>> {
-    let Some(refund) = engine.read()?.refund(id)? else { return Ok(None) };
+    let Some(refund) = engine.read()?.refund(&sika_engine::RefundId::named(id))? else { return Ok(None) };
     if refund.status != MovementStatus::Pending || Rail::from_name(&refund.rail) != Some(Rail::Flutterwave) {
         return Ok(None);
     }
@@ -584,7 +584,9 @@ async fn advance(deps: Deps<'_>, kind: Kind, id: &str, step: Step) -> ApiResult<
             collection_id: sika_engine::CollectionId::from(id.to_string()),
             step,
         },
-        Kind::Refund => Command::AdvanceRefund { refund_id: id.to_string(), step },
+        Kind::Refund => {
+            Command::AdvanceRefund { refund_id: sika_engine::RefundId::from(id.to_string()), step }
+        }
     };
     deps.engine.execute(command).await?;
     Ok(())

@@ -114,7 +114,7 @@ pub(super) async fn refunds(
 )]
 pub(super) async fn refund(
     State(state): State<Arc<AdminState>>,
-    Path((stack, id)): Path<(String, String)>,
+    Path((stack, id)): Path<(String, sika_engine::RefundId)>,
 ) -> ApiResult<Json<OwnedRefundEnvelope>> {
     let refund = owned_view(&state.stack(&stack)?.engine, &id)?;
     Ok(Json(OwnedRefundEnvelope { refund }))

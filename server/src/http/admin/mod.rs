@@ -450,7 +450,7 @@ async fn settle_collection(
 )]
 async fn settle_refund(
     State(state): State<Arc<AdminState>>,
-    Path((stack, id, action)): Path<(String, String, String)>,
+    Path((stack, id, action)): Path<(String, sika_engine::RefundId, String)>,
     body: axum::body::Bytes,
 ) -> ApiResult<Response> {
     let settlement = settle_body(&body)?;
