@@ -372,21 +372,7 @@ pub(crate) async fn reconcile<R: AsyncRail + ?Sized>(
             // The provider holds the reference but its look-up did not show
             // it (its read lags its write): read it again after the backoff,
             // never send again at once.
-            Err(RailError::Duplicate) => {
-                deps.rails.health.answered();
-                return Ok(Next::Later);
-            }
-            Err(RailError::Refused(message)) => {
-                deps.rails.health.answered();
-                let message = format!("{} refused it: {message}", rail.name());
-                advance(deps, kind, id, Step::Settle { success: false, message }).await?;
-                return Ok(Next::Done);
-            }
-            Err(RailError::Transient(error)) => {
-                deps.rails.health.failed();
-                tracing::warn!(movement = id, error, "the provider did not take the movement; retrying");
-                return Ok(Next::Later);
-            }
+            Err(error) => return not_taken(deps, rail.name(), kind, id, error).await,
         },
         Err(RailError::Transient(error) | RailError::Refused(error)) => {
             deps.rails.health.failed();
@@ -408,6 +394,29 @@ pub(crate) async fn reconcile<R: AsyncRail + ?Sized>(
     settle(deps, rail, kind, id, &seen).await
 }
 
+/// A provider did not take a payout, collection or refund it was asked
+/// for: a refusal fails it (which releases its hold); a duplicate or a
+/// transient error waits for the next look, which reads it again first.
+async fn not_taken(deps: Deps<'_>, rail: &str, kind: Kind, id: &str, error: RailError) -> ApiResult<Next> {
+    match error {
+        RailError::Duplicate => {
+            deps.rails.health.answered();
+            Ok(Next::Later)
+        }
+        RailError::Refused(message) => {
+            deps.rails.health.answered();
+            let message = format!("{rail} refused it: {message}");
+            advance(deps, kind, id, Step::Settle { success: false, message }).await?;
+            Ok(Next::Done)
+        }
+        RailError::Transient(error) => {
+            deps.rails.health.failed();
+            tracing::warn!(movement = id, error, "the provider did not take the movement; reading it again");
+            Ok(Next::Later)
+        }
+    }
+}
+
 /// One look at a refund the provider makes of a charge it made: re-read it
 /// (by the provider's id once recorded, else among the charge's refunds by
 /// Sika's id, which the refund carries in its note); ask for it only if the
@@ -425,21 +434,7 @@ async fn reconcile_refund<R: AsyncRail + ?Sized>(deps: Deps<'_>, rail: &R, id: &
         }
         Ok(None) => match rail.refund(&order).await {
             Ok(seen) => seen,
-            Err(RailError::Duplicate) => {
-                deps.rails.health.answered();
-                return Ok(Next::Later);
-            }
-            Err(RailError::Refused(message)) => {
-                deps.rails.health.answered();
-                let message = format!("{} refused it: {message}", rail.name());
-                advance(deps, Kind::Refund, id, Step::Settle { success: false, message }).await?;
-                return Ok(Next::Done);
-            }
-            Err(RailError::Transient(error)) => {
-                deps.rails.health.failed();
-                tracing::warn!(refund = id, error, "the provider did not take the refund; reading it again");
-                return Ok(Next::Later);
-            }
+            Err(error) => return not_taken(deps, rail.name(), Kind::Refund, id, error).await,
         },
         Err(RailError::Transient(error) | RailError::Refused(error)) => {
             deps.rails.health.failed();
