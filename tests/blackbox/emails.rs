@@ -414,3 +414,98 @@ async fn reversed_payouts_and_opened_disputes_are_noticed() {
     assert_eq!(kinds.iter().filter(|k| **k == json!("dispute_opened")).count(), 1, "{kinds:?}");
     node.stop_and_verify();
 }
+
+const OPERATOR: &str = "ops@sika.example";
+
+/// The operator's alerts, from the subjects that reached their address.
+fn alerts(smtp: &SmtpServer) -> Vec<String> {
+    smtp.to(OPERATOR).iter().map(|m| m["subject"].as_str().unwrap().to_string()).collect()
+}
+
+/// A sandbox whose disk is below the reserve refuses writes; the operator
+/// hears of it once by email (not at every check), with the reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_is_alerted_once_when_storage_is_unavailable() {
+    let Some(smtp) = SmtpServer::start("the_operator_is_alerted_once_when_storage_is_unavailable") else {
+        return;
+    };
+    let operator = format!("operator = \"{OPERATOR}\"");
+    // A reserve no disk has: the sandbox is below it from the start.
+    let node =
+        Node::start_with_env(options(&smtp, &operator), &[("SIKA_DISK_RESERVE", "1000000000000000000")]);
+    let api = Api::new();
+    let r = api
+        .post(
+            &node.sandbox_url("/v1/simulations/deposits"),
+            &node.creds.sandbox_key,
+            json!({ "currency": "GHS", "amount": "1.00" }),
+        )
+        .await;
+    r.expect_error(503, "storage_unavailable");
+    let alert = smtp.wait_for(OPERATOR, 1).await.remove(0);
+    let subject = alert["subject"].as_str().unwrap();
+    assert_eq!(subject, "Sika alert: the sandbox stack's storage is unavailable", "{alert}");
+    assert!(alert["text"].as_str().unwrap().contains("disk reserve"), "{alert}");
+    // The condition lasts past the next checks (every 5 s): still one alert.
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    assert_eq!(alerts(&smtp), [subject], "one alert per condition");
+    let listed = emails(&api, &node, "?kind=operator_alert").await;
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["status"], "sent");
+    node.stop();
+}
+
+/// The live stack's provider keeps failing: once the breaker marks its
+/// methods down, the operator gets an alert.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_is_alerted_when_the_provider_is_down() {
+    let Some(smtp) = SmtpServer::start("the_operator_is_alerted_when_the_provider_is_down") else { return };
+    let fake = crate::support::flutterwave::FakeFlutterwave::start();
+    let config =
+        format!("{}\n{}", fake.config(&["mtn_gh"]), smtp.config(&format!("operator = \"{OPERATOR}\"")));
+    let node = Node::start(Options { config: Some(config), ..Options::unthrottled() });
+    let api = Api::new();
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert!(alerts(&smtp).is_empty(), "no alert while the provider answers: {:?}", alerts(&smtp));
+
+    fake.with(|s| s.down = true);
+    let r = api
+        .post(&node.live_url("/v1/collections"), &node.creds.live_key, mtn_collection("10.00", "outage-1"))
+        .await;
+    r.expect(201);
+    let alert = smtp.wait_for(OPERATOR, 1).await.remove(0);
+    assert_eq!(alert["subject"], "Sika alert: the payment provider is down", "{alert}");
+    assert!(alert["text"].as_str().unwrap().contains("Flutterwave"), "{alert}");
+    assert!(
+        !alert["text"].as_str().unwrap().contains(crate::support::flutterwave::SECRET_KEY),
+        "no secret in an alert"
+    );
+    node.stop();
+}
+
+/// A live collection nobody settles: once it has waited for the operator
+/// over an hour of node time (`--time-scale` applies), the operator is
+/// alerted, and not before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_is_alerted_when_live_movements_wait_over_an_hour() {
+    let Some(smtp) = SmtpServer::start("the_operator_is_alerted_when_live_movements_wait_over_an_hour")
+    else {
+        return;
+    };
+    let operator = format!("operator = \"{OPERATOR}\"");
+    // A node hour is 18 s here, so the first checks see a young movement.
+    let node = Node::start(Options { time_scale: Some(0.005), ..options(&smtp, &operator) });
+    let api = Api::new();
+    let r = api
+        .post(&node.live_url("/v1/collections"), &node.creds.live_key, mtn_collection("10.00", "waiting-1"))
+        .await;
+    r.expect(201);
+    let created = Instant::now();
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    assert!(alerts(&smtp).is_empty(), "alerted before an hour: {:?}", alerts(&smtp));
+    let alert = smtp.wait_for(OPERATOR, 1).await.remove(0);
+    assert!(created.elapsed() >= Duration::from_secs(18), "alerted after {:?}", created.elapsed());
+    assert_eq!(alert["subject"], "Sika alert: live movements await the operator", "{alert}");
+    assert!(alert["text"].as_str().unwrap().contains("1 live payout(s) or collection(s)"), "{alert}");
+    node.stop();
+}

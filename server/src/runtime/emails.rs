@@ -21,6 +21,7 @@ pub(crate) fn spawn(identity: Arc<Identity>, stacks: [&Arc<Stack>; 2]) -> Result
                 kind: stack.kind,
                 engine: stack.engine.clone(),
                 rails: stack.rails.clone(),
+                disk_reserve: stack.disk_reserve.clone(),
             })
             .collect(),
         transport: Arc::new(transport),

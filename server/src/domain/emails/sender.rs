@@ -23,6 +23,7 @@ use crate::domain::identity::{Change, Identity, decode, encode};
 use crate::domain::rails::Rails;
 use crate::domain::stack_kind::StackKind;
 use crate::domain::webhooks::{DISABLED_NOTICES, DisabledNotice};
+use crate::store::disk_reserve::DiskReserve;
 
 /// How often the outbox and the events are looked at.
 const POLL: Duration = Duration::from_millis(100);
@@ -34,7 +35,8 @@ const SENDS_PER_STEP_MAX: usize = 32;
 /// then the email is `failed`.
 pub(crate) const RETRY_LADDER_MS: [i64; 8] =
     [30_000, 60_000, 300_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000];
-/// A live movement waiting for the operator longer than this is alerted.
+/// A live movement waiting for the operator longer than this (before
+/// `--time-scale`, on the node's clock) is alerted.
 const AWAITING_ALERT_MS: i64 = 3_600_000;
 /// How often the operator's conditions are checked.
 const ALERT_CHECK: Duration = Duration::from_secs(5);
@@ -65,6 +67,8 @@ pub(crate) struct Source {
     pub kind: StackKind,
     pub engine: Engine,
     pub rails: Arc<Rails>,
+    /// The sandbox's disk reserve: below it the stack refuses writes.
+    pub disk_reserve: Option<Arc<DiskReserve>>,
 }
 
 pub(crate) struct Sender {
@@ -207,7 +211,11 @@ impl Sender {
         let mut current: Vec<(String, String, Vec<String>)> = Vec::new();
         for source in &self.sources {
             let stack = source.kind.name();
-            if let Some(reason) = source.engine.unavailable_reason() {
+            let unavailable = source
+                .engine
+                .unavailable_reason()
+                .or_else(|| source.disk_reserve.as_ref().and_then(|reserve| reserve.shortfall()));
+            if let Some(reason) = unavailable {
                 current.push((
                     format!("storage/{stack}"),
                     format!("the {stack} stack's storage is unavailable"),
@@ -229,7 +237,8 @@ impl Sender {
             if source.kind == StackKind::Live
                 && let Ok(counts) = crate::domain::attention::count(&source.engine, source.kind)
                 && let Some(oldest) = counts.oldest_awaiting_at
-                && now.saturating_sub(oldest) > AWAITING_ALERT_MS
+                && source.engine.now_ms().saturating_sub(oldest)
+                    > scaled(AWAITING_ALERT_MS, self.config.time_scale)
             {
                 current.push((
                     format!("awaiting/{stack}"),
