@@ -27,7 +27,7 @@ use sika_engine::format::format5;
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 6;
+const FORMAT_VERSION: u32 = 7;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
