@@ -213,6 +213,52 @@ pub fn classify(transfer: &TransferRecord) -> Posting {
     posting(ChangeType::Adjustment, "transfer", &transfer.id.to_string())
 }
 
+/// What one type of change added up to in a period.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TypeTotal {
+    pub count: u64,
+    pub available: i128,
+    pub total: i128,
+}
+
+/// An account's balances at the start and end of a period, and its
+/// changes in between by type: `opening` plus every total is `closing`
+/// (`Snapshot::statement` checks it as it adds them up).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Statement {
+    pub opening: BalanceAfter,
+    pub closing: BalanceAfter,
+    /// In `ChangeType` order; only the types present.
+    pub totals: std::collections::BTreeMap<ChangeType, TypeTotal>,
+    pub count: u64,
+}
+
+impl Statement {
+    /// Adds one change (of `change_type`) that left the balances at `after`,
+    /// checking that it follows the closing so far.
+    pub fn add(
+        &mut self,
+        change_type: ChangeType,
+        change: BalanceChange,
+        after: BalanceAfter,
+    ) -> Result<(), EngineError> {
+        let chained = change.applied_to(self.closing)?;
+        if chained != after {
+            return Err(EngineError::Corrupt(format!(
+                "a balance change leaves {after:?}, but the one before plus its change gives {chained:?}"
+            )));
+        }
+        let overflow = || EngineError::Overflow("statement totals");
+        let sum = self.totals.entry(change_type).or_default();
+        sum.count = sum.count.checked_add(1).ok_or_else(overflow)?;
+        sum.available = sum.available.checked_add(change.available).ok_or_else(overflow)?;
+        sum.total = sum.total.checked_add(change.total).ok_or_else(overflow)?;
+        self.count = self.count.checked_add(1).ok_or_else(overflow)?;
+        self.closing = after;
+        Ok(())
+    }
+}
+
 /// One entry of an account's balance changes as the index holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexedChange {

@@ -11,7 +11,7 @@ use redb::{Database, ReadableDatabase};
 use rust_decimal::Decimal;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::balance_changes::IndexedChange;
+use crate::balance_changes::{BalanceAfter, IndexedChange, Statement, account_number, change_of, classify};
 use crate::clock::{Clock, SystemClock};
 use crate::commands::{Applied, Command};
 use crate::durable::Durable;
@@ -1035,6 +1035,49 @@ impl Snapshot {
     pub fn balance_at(&self, number: u64, at: TimestampMs) -> Result<Option<IndexedChange>, EngineError> {
         let Some(to) = at.checked_add(1) else { return Err(EngineError::Overflow("instant")) };
         self.balance_changes(number, 0, to, None, false)?.next().transpose()
+    }
+
+    /// The statement of organization account `account` from `from`
+    /// (inclusive) to `to` (exclusive): its balances just before `from`,
+    /// then every change in the period, oldest first, each read back from
+    /// its journal entry, typed and added to its type's total, and checked
+    /// to follow the one before. Two range reads of the index and one read
+    /// of the journal per change in the period.
+    pub fn statement(
+        &self,
+        account: &AccountRecord,
+        from: TimestampMs,
+        to: TimestampMs,
+    ) -> Result<Statement, EngineError> {
+        let number = account_number(&account.id)
+            .ok_or_else(|| EngineError::Corrupt(format!("account {} has no number", account.id)))?;
+        let opening = match from.checked_sub(1) {
+            Some(before) if before >= 0 => {
+                self.balance_at(number, before)?.map(|c| c.after).unwrap_or_default()
+            }
+            _ => BalanceAfter::default(),
+        };
+        let mut statement = Statement { opening, closing: opening, ..Statement::default() };
+        for change in self.balance_changes(number, from.max(0), to, None, true)? {
+            let change = change?;
+            let transfer = self.balance_change_transfer(&change)?;
+            statement.add(
+                classify(&transfer).change_type,
+                change_of(&transfer, &account.id)?,
+                change.after,
+            )?;
+        }
+        Ok(statement)
+    }
+
+    /// The transfer of the journal entry a balance change names.
+    pub fn balance_change_transfer(&self, change: &IndexedChange) -> Result<TransferRecord, EngineError> {
+        self.journal_entry(change.journal_seq)?.map(|entry| entry.transfer).ok_or_else(|| {
+            EngineError::Corrupt(format!(
+                "a balance change names a missing journal entry {}",
+                change.journal_seq
+            ))
+        })
     }
 
     /// The number of journal entries.
