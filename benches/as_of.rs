@@ -20,7 +20,7 @@ use rand::{Rng, SeedableRng};
 use sika_benches::*;
 use sika_engine::balance_changes::account_number;
 use sika_engine::clock::Clock;
-use sika_engine::{BATCH_COMMANDS_MAX, Command, Engine, EngineConfig};
+use sika_engine::{BATCH_COMMANDS_MAX, Command, Engine, EngineConfig, Pending};
 
 const ORGANIZATION: &str = "org_as_of";
 const CURRENCIES: [&str; 3] = ["GHS", "USD", "KES"];
@@ -61,15 +61,21 @@ fn measure(changes: usize) {
     let mut made = 0;
     while made < changes {
         let batch = (changes - made).min(BATCH_COMMANDS_MAX);
-        let commands = (made..made + batch)
-            .map(|i| Command::Deposit {
-                organization: ORGANIZATION.into(),
-                currency: CURRENCIES[i % CURRENCIES.len()].into(),
-                amount: 100 + (i % 1_000) as i128,
-                external_reference: None,
+        let pending: Vec<Pending> = (made..made + batch)
+            .map(|i| {
+                let deposit = Command::Deposit {
+                    organization: ORGANIZATION.into(),
+                    currency: CURRENCIES[i % CURRENCIES.len()].into(),
+                    amount: 100 + (i % 1_000) as i128,
+                    external_reference: None,
+                };
+                engine.enqueue_blocking(deposit).expect("enqueue a deposit")
             })
             .collect();
-        made += apply_all(&engine, commands);
+        for deposit in pending {
+            deposit.wait().expect("a deposit applied");
+        }
+        made += batch;
     }
     let end_ms = engine.now_ms();
     println!(

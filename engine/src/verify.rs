@@ -98,39 +98,9 @@ pub fn verify(db: &impl ReadableDatabase) -> Result<Report, EngineError> {
 /// journal order. The index holds no amounts of its own, so this is all
 /// that could drift.
 fn check_balance_changes(table: &Table, report: &mut Report) -> Result<(), EngineError> {
-    use crate::balance_changes::{BalanceAfter, account_number, change_of, parse_key};
-    let mut accounts: BTreeMap<u64, AccountRecord> = BTreeMap::new();
-    for (_, value) in scan(table, Space::Account)? {
-        let account: AccountRecord = decode(&value)?;
-        if !account.is_organization() {
-            continue;
-        }
-        match account_number(&account.id) {
-            Some(number) => {
-                accounts.insert(number, account);
-            }
-            None => report.problems.push(format!("organization account {} has no number", account.id)),
-        }
-    }
-    let ids: HashMap<&str, u64> = accounts.iter().map(|(n, a)| (a.id.as_str(), *n)).collect();
-    // Which journal entries changed which account, from the journal.
-    // Entries written before the writer kept batch times from going back
-    // were indexed at the latest time so far (`format::balances_index_their_changes`).
-    let mut expected: BTreeSet<(u64, TimestampMs, u64)> = BTreeSet::new();
-    let mut floor: TimestampMs = 0;
-    let (start, end) = (keys::space(Space::Journal), prefix_end(&keys::space(Space::Journal)));
-    for entry in table.range(start.as_slice()..end.as_slice())? {
-        let entry: JournalEntry = decode(entry?.1.value())?;
-        let t = &entry.transfer;
-        floor = floor.max(t.created_at);
-        for side in [&t.debit_account, &t.credit_account] {
-            if let Some(number) = ids.get(side.as_str())
-                && !change_of(t, side)?.is_zero()
-            {
-                expected.insert((*number, floor, entry.seq));
-            }
-        }
-    }
+    use crate::balance_changes::{BalanceAfter, change_of, parse_key};
+    let mut accounts = organization_accounts_by_number(table, report)?;
+    let mut expected = changes_in_journal(table, &accounts)?;
     let mut last: Option<(u64, BalanceAfter, u64)> = None;
     for (key, value) in scan(table, Space::BalanceChange)? {
         let Some((number, at, seq)) = parse_key(&key) else {
@@ -186,6 +156,56 @@ fn check_balance_changes(table: &Table, report: &mut Report) -> Result<(), Engin
         }
     }
     Ok(())
+}
+
+/// The organization accounts, by their number.
+fn organization_accounts_by_number(
+    table: &Table,
+    report: &mut Report,
+) -> Result<BTreeMap<u64, AccountRecord>, EngineError> {
+    use crate::balance_changes::account_number;
+    let mut accounts: BTreeMap<u64, AccountRecord> = BTreeMap::new();
+    for (_, value) in scan(table, Space::Account)? {
+        let account: AccountRecord = decode(&value)?;
+        if !account.is_organization() {
+            continue;
+        }
+        match account_number(&account.id) {
+            Some(number) => {
+                accounts.insert(number, account);
+            }
+            None => report.problems.push(format!("organization account {} has no number", account.id)),
+        }
+    }
+    Ok(accounts)
+}
+
+/// Which journal entries changed which account's balances, as (number,
+/// time, journal number), from the journal alone.
+fn changes_in_journal(
+    table: &Table,
+    accounts: &BTreeMap<u64, AccountRecord>,
+) -> Result<BTreeSet<(u64, TimestampMs, u64)>, EngineError> {
+    use crate::balance_changes::change_of;
+    let ids: HashMap<&str, u64> = accounts.iter().map(|(n, a)| (a.id.as_str(), *n)).collect();
+    // Entries written before the writer kept batch times from going back
+    // were indexed at the latest time so far (`format::balances_index_their_changes`).
+    let mut expected: BTreeSet<(u64, TimestampMs, u64)> = BTreeSet::new();
+    let mut floor: TimestampMs = 0;
+    let (start, end) = (keys::space(Space::Journal), prefix_end(&keys::space(Space::Journal)));
+    for entry in table.range(start.as_slice()..end.as_slice())? {
+        let entry: JournalEntry = decode(entry?.1.value())?;
+        let t = &entry.transfer;
+        floor = floor.max(t.created_at);
+        for side in [&t.debit_account, &t.credit_account] {
+            if let Some(number) = ids.get(side.as_str())
+                && !change_of(t, side)?.is_zero()
+            {
+                expected.insert((*number, floor, entry.seq));
+            }
+        }
+    }
+    Ok(expected)
 }
 
 /// The newest balance change of an account (`last`: its number, the

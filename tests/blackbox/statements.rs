@@ -93,6 +93,31 @@ fn assert_adds_up(statement: &Value) {
     assert_eq!(count, statement["transactionCount"].as_u64().unwrap(), "{statement}");
 }
 
+/// A statement over all of `items` counts and sums each type as the list does.
+fn assert_totals_are_the_list(statement: &Value, items: &[Value]) {
+    assert_eq!(statement["transactionCount"].as_u64().unwrap() as usize, items.len());
+    for sum in statement["totals"].as_array().unwrap() {
+        let listed: Vec<&Value> = items.iter().filter(|i| i["type"] == sum["type"]).collect();
+        assert_eq!(sum["count"].as_u64().unwrap() as usize, listed.len(), "{sum}");
+        let change: i128 = listed.iter().map(|i| amount_of(i, "availableChange")).sum();
+        assert_eq!(minor(sum["availableChange"].as_str().unwrap(), 2), change, "{sum}");
+        let change: i128 = listed.iter().map(|i| amount_of(i, "totalChange")).sum();
+        assert_eq!(minor(sum["totalChange"].as_str().unwrap(), 2), change, "{sum}");
+    }
+}
+
+fn instant(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms).unwrap().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// The GHS account as `GET /v1/accounts?asOf=` shows it at `ms`.
+async fn ghs_as_of(api: &Api, node: &Node, ms: i64) -> Option<Value> {
+    let url = node.sandbox_url(&format!("/v1/accounts?asOf={}", instant(ms)));
+    let r = api.get(&url, &node.creds.sandbox_key).await;
+    r.expect(200);
+    r.body["data"].as_array().unwrap().iter().find(|a| a["currency"] == "GHS").cloned()
+}
+
 async fn wait_payout(api: &Api, node: &Node, id: &str, status: &str) -> Value {
     let url = node.sandbox_url(&format!("/v1/payouts/{id}"));
     poll_until(api, &url, &node.creds.sandbox_key, |b| b["payout"]["status"] == status).await["payout"]
@@ -265,13 +290,7 @@ async fn statements_add_up_whole_and_split_and_as_of_answers_the_balances_then()
     assert_eq!(whole["closing"]["available"], account["availableBalance"]);
     assert_eq!(whole["closing"]["total"], account["totalBalance"]);
     assert_eq!(whole["accountNumber"], account["id"]);
-    assert_eq!(whole["transactionCount"].as_u64().unwrap() as usize, items.len());
-    for sum in whole["totals"].as_array().unwrap() {
-        let listed: Vec<&Value> = items.iter().filter(|i| i["type"] == sum["type"]).collect();
-        assert_eq!(sum["count"].as_u64().unwrap() as usize, listed.len(), "{sum}");
-        let change: i128 = listed.iter().map(|i| amount_of(i, "availableChange")).sum();
-        assert_eq!(minor(sum["availableChange"].as_str().unwrap(), 2), change, "{sum}");
-    }
+    assert_totals_are_the_list(&whole, &items);
     // A date means 00:00 UTC; today to tomorrow holds it all too.
     let today = chrono::Utc::now().date_naive();
     let by_dates =
@@ -287,11 +306,6 @@ async fn statements_add_up_whole_and_split_and_as_of_answers_the_balances_then()
     // before the instant; at the instant, the last entry made then.
     let middle = &items[items.len() / 2];
     let at = millis(&middle["createdAt"]);
-    let instant = |ms: i64| {
-        chrono::DateTime::from_timestamp_millis(ms)
-            .unwrap()
-            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-    };
     let first = statement(&api, &node, &format!("currency=GHS&from={from}&to={}", instant(at))).await;
     let second = statement(&api, &node, &format!("currency=GHS&from={}&to={to}", instant(at))).await;
     assert_adds_up(&first);
@@ -301,16 +315,7 @@ async fn statements_add_up_whole_and_split_and_as_of_answers_the_balances_then()
         first["transactionCount"].as_u64().unwrap() + second["transactionCount"].as_u64().unwrap(),
         whole["transactionCount"].as_u64().unwrap()
     );
-    let as_of = |ms: i64| {
-        let url = node.sandbox_url(&format!("/v1/accounts?asOf={}", instant(ms)));
-        let api = &api;
-        let key = &key;
-        async move {
-            let r = api.get(&url, key).await;
-            r.expect(200);
-            r.body["data"].as_array().unwrap().iter().find(|a| a["currency"] == "GHS").cloned()
-        }
-    };
+    let as_of = |ms: i64| ghs_as_of(&api, &node, ms);
     let before = as_of(at - 1).await;
     let opened_then = before.map(|a| (a["availableBalance"].clone(), a["totalBalance"].clone()));
     let expected_before = (first["closing"]["available"].clone(), first["closing"]["total"].clone());
@@ -327,13 +332,14 @@ async fn statements_add_up_whole_and_split_and_as_of_answers_the_balances_then()
         Some(amount_of(newest_then, "totalAfter") - amount_of(newest_then, "availableAfter"))
     );
     let now = as_of(chrono::Utc::now().timestamp_millis() + 1_000).await.unwrap();
-    assert_eq!(now["availableBalance"], account["availableBalance"]);
+    assert_eq!(now, account, "asOf a moment from now is now");
 
     // A currency the organization never touched: zeros, no account.
     let empty = statement(&api, &node, &format!("currency=KES&from={from}&to={to}")).await;
-    assert_eq!(empty["accountNumber"], Value::Null);
-    assert_eq!(empty["totals"], json!([]));
-    assert_eq!(empty["closing"], json!({ "available": "0.00", "total": "0.00" }));
+    assert_eq!(
+        (&empty["accountNumber"], &empty["totals"], &empty["closing"]),
+        (&Value::Null, &json!([]), &json!({ "available": "0.00", "total": "0.00" }))
+    );
     node.stop_and_verify();
 }
 

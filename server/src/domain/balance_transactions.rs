@@ -332,9 +332,9 @@ mod tests {
 
     #[test]
     fn a_date_is_midnight_utc_and_a_date_time_its_instant() {
-        assert_eq!(instant("from", "1970-01-02"), Ok(86_400_000));
-        assert_eq!(instant("from", "1970-01-01T00:00:01.5Z"), Ok(1_500));
-        assert_eq!(instant("from", "1970-01-01T01:00:00+01:00"), Ok(0));
+        assert_eq!(instant("from", "1970-01-02").ok(), Some(86_400_000));
+        assert_eq!(instant("from", "1970-01-01T00:00:01.5Z").ok(), Some(1_500));
+        assert_eq!(instant("from", "1970-01-01T01:00:00+01:00").ok(), Some(0));
         for bad in ["2026-13-01", "yesterday", "1969-12-31", "2026-11-01T25:00:00Z", ""] {
             assert!(instant("from", bad).is_err(), "{bad}");
         }
