@@ -45,6 +45,7 @@ pub mod representative;
 pub mod requests;
 mod resources;
 pub mod simulations;
+pub mod statements;
 pub mod validation;
 pub mod virtual_accounts;
 pub mod webhooks;

@@ -11,6 +11,7 @@ use redb::{Database, ReadableDatabase};
 use rust_decimal::Decimal;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::balance_changes::{BalanceAfter, IndexedChange, Statement, account_number, change_of, classify};
 use crate::clock::{Clock, SystemClock};
 use crate::commands::{Applied, Command};
 use crate::durable::Durable;
@@ -466,6 +467,7 @@ fn open_inner(shared: &Shared, healing: bool) -> Result<Inner, EngineError> {
         let table = txn.open_table(RECORDS)?;
         read::<u64>(&table, &keys::meta("commit_epoch"))?.unwrap_or(0)
     };
+    let time_floor_ms = last_journal_time(&db)?;
     // Opening replays every acknowledged batch, so the epoch never goes
     // back; healing replays nothing beyond them either (on Postgres,
     // another node may have written meanwhile, and a batch whose COMMIT
@@ -490,6 +492,7 @@ fn open_inner(shared: &Shared, healing: bool) -> Result<Inner, EngineError> {
         stats: shared.stats.clone(),
         account_ids: Default::default(),
         notices: shared.notices.clone(),
+        time_floor_ms,
     };
     let mut keeper = keeper;
     if let Some(keeper) = &mut keeper {
@@ -633,6 +636,15 @@ fn probe_space(dir: &std::path::Path, faults: Option<&Faults>) -> std::io::Resul
     });
     let _ = std::fs::remove_file(&path);
     written
+}
+
+/// The time of the journal's last entry (0 for an empty journal): where a
+/// reopened writer's batch times start from.
+fn last_journal_time(db: &Database) -> Result<TimestampMs, EngineError> {
+    let txn = db.begin_read()?;
+    let table = txn.open_table(RECORDS)?;
+    let Some(seq) = read::<u64>(&table, &keys::meta("journal_seq"))? else { return Ok(0) };
+    Ok(read::<JournalEntry>(&table, &keys::journal(seq))?.map_or(0, |entry| entry.transfer.created_at))
 }
 
 /// Keeps checkpoints held; dropping it lets them go on.
@@ -982,6 +994,90 @@ impl Snapshot {
             }
         }
         Ok(found)
+    }
+
+    /// One journal entry by its number.
+    pub fn journal_entry(&self, seq: u64) -> Result<Option<JournalEntry>, EngineError> {
+        self.get(&keys::journal(seq))
+    }
+
+    /// The balance changes of the organization account numbered `number`
+    /// (`balance_changes::account_number`) made at `from` or later and
+    /// before `to`, and before the change `before` (its time and journal
+    /// number) when given: newest first, or oldest first when `oldest_first`.
+    /// One range read of the index; the iterator reads lazily.
+    pub fn balance_changes(
+        &self,
+        number: u64,
+        from: TimestampMs,
+        to: TimestampMs,
+        before: Option<(TimestampMs, u64)>,
+        oldest_first: bool,
+    ) -> Result<impl Iterator<Item = Result<IndexedChange, EngineError>> + '_, EngineError> {
+        let start = keys::balance_change(number, from, 0);
+        let end = match before {
+            Some((at, seq)) if at < to => keys::balance_change(number, at, seq),
+            _ => keys::balance_change(number, to, 0),
+        };
+        let range = self.range(&start, &end.max(start.clone()), !oldest_first)?;
+        Ok(range.map(|entry| {
+            let (key, value) = entry?;
+            let corrupt = || EngineError::Corrupt("a balance change's key is malformed".into());
+            let (account_number, at, journal_seq) =
+                crate::balance_changes::parse_key(&key).ok_or_else(corrupt)?;
+            Ok(IndexedChange { account_number, at, journal_seq, after: decode(&value)? })
+        }))
+    }
+
+    /// The last balance change of account `number` at or before `at`: its
+    /// balances then. `None` when it had not changed yet. One range read
+    /// from the end, whatever the account's history.
+    pub fn balance_at(&self, number: u64, at: TimestampMs) -> Result<Option<IndexedChange>, EngineError> {
+        let Some(to) = at.checked_add(1) else { return Err(EngineError::Overflow("instant")) };
+        self.balance_changes(number, 0, to, None, false)?.next().transpose()
+    }
+
+    /// The statement of organization account `account` from `from`
+    /// (inclusive) to `to` (exclusive): its balances just before `from`,
+    /// then every change in the period, oldest first, each read back from
+    /// its journal entry, typed and added to its type's total, and checked
+    /// to follow the one before. Two range reads of the index and one read
+    /// of the journal per change in the period.
+    pub fn statement(
+        &self,
+        account: &AccountRecord,
+        from: TimestampMs,
+        to: TimestampMs,
+    ) -> Result<Statement, EngineError> {
+        let number = account_number(&account.id)
+            .ok_or_else(|| EngineError::Corrupt(format!("account {} has no number", account.id)))?;
+        let opening = match from.checked_sub(1) {
+            Some(before) if before >= 0 => {
+                self.balance_at(number, before)?.map(|c| c.after).unwrap_or_default()
+            }
+            _ => BalanceAfter::default(),
+        };
+        let mut statement = Statement { opening, closing: opening, ..Statement::default() };
+        for change in self.balance_changes(number, from.max(0), to, None, true)? {
+            let change = change?;
+            let transfer = self.balance_change_transfer(&change)?;
+            statement.add(
+                classify(&transfer).change_type,
+                change_of(&transfer, &account.id)?,
+                change.after,
+            )?;
+        }
+        Ok(statement)
+    }
+
+    /// The transfer of the journal entry a balance change names.
+    pub fn balance_change_transfer(&self, change: &IndexedChange) -> Result<TransferRecord, EngineError> {
+        self.journal_entry(change.journal_seq)?.map(|entry| entry.transfer).ok_or_else(|| {
+            EngineError::Corrupt(format!(
+                "a balance change names a missing journal entry {}",
+                change.journal_seq
+            ))
+        })
     }
 
     /// The number of journal entries.

@@ -23,7 +23,9 @@
 //! usage, event ids) out of the documents into spaces of their own, and
 //! adds the index of movements open at a rail (`records_leave_documents`);
 //! its timelines hold typed facts instead of English, the English stored
-//! before kept as `Fact::Legacy` lines.
+//! before kept as `Fact::Legacy` lines. Format 7 adds the index of each
+//! organization account's balance changes (`balances_index_their_changes`),
+//! built from the journal; no record changes shape.
 //! Every later change to a stored record
 //! adds a version here, its
 //! step in each `Steps` list that the change touches (a no-op for the
@@ -43,7 +45,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -153,6 +155,68 @@ pub fn collections_join_groups(
             .insert(format5::document("collection_tallies", &group).as_slice(), encode(&tally).as_slice())?;
     }
     Ok(())
+}
+
+/// Format 6 to 7 of a ledger: each organization account's balance
+/// changes (`crate::balance_changes`) are indexed from the journal, in
+/// journal order, with the balances after each, exactly as the books index
+/// them since. Times are kept from going back (`Writer::time_floor_ms`
+/// does the same for new entries), so each account's changes are in the
+/// same order by time as by journal number. Holds one running balance per
+/// account, and writes the index entries a pass of `REWRITE_BATCH_MAX`
+/// journal entries at a time.
+pub fn balances_index_their_changes(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    use std::collections::HashMap;
+    use std::ops::Bound;
+
+    use crate::balance_changes::{BalanceAfter, account_number, change_of};
+    use crate::records::{AccountRecord, JournalEntry};
+    let mut table = txn.open_table(RECORDS)?;
+    let (start, end) = (keys::space(Space::Journal), prefix_end(&keys::space(Space::Journal)));
+    let mut numbers: HashMap<String, Option<u64>> = HashMap::new();
+    let mut balances: HashMap<u64, BalanceAfter> = HashMap::new();
+    let mut floor: TimestampMs = 0;
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let from = after.as_deref().map_or(Bound::Included(start.as_slice()), Bound::Excluded);
+        let mut batch = Vec::new();
+        let mut last = None;
+        for entry in table.range::<&[u8]>((from, Bound::Excluded(end.as_slice())))?.take(REWRITE_BATCH_MAX) {
+            let (key, value) = entry?;
+            last = Some(key.value().to_vec());
+            let entry: JournalEntry = decode(value.value())?;
+            let transfer = &entry.transfer;
+            floor = floor.max(transfer.created_at);
+            for side in [&transfer.debit_account, &transfer.credit_account] {
+                let number = match numbers.get(side) {
+                    Some(number) => *number,
+                    None => {
+                        let account = table.get(keys::account(side).as_slice())?;
+                        let account: Option<AccountRecord> =
+                            account.map(|a| decode(a.value())).transpose()?;
+                        let number = account
+                            .filter(AccountRecord::is_organization)
+                            .and_then(|a| account_number(&a.id));
+                        numbers.insert(side.clone(), number);
+                        number
+                    }
+                };
+                let Some(number) = number else { continue };
+                let change = change_of(transfer, side)?;
+                if change.is_zero() {
+                    continue;
+                }
+                let balance = balances.entry(number).or_default();
+                *balance = change.applied_to(*balance)?;
+                batch.push((keys::balance_change(number, floor, entry.seq), encode(&*balance)));
+            }
+        }
+        let Some(last) = last else { return Ok(()) };
+        for (key, value) in batch {
+            table.insert(key.as_slice(), value.as_slice())?;
+        }
+        after = Some(last);
+    }
 }
 
 /// How many records one pass of a rewriting step holds in memory before it
@@ -644,9 +708,11 @@ pub const LEDGER_STEPS: Steps = [
     stamp_only,
     destinations_hold_bank_codes,
     records_leave_documents,
+    balances_index_their_changes,
 ];
 /// The upgrade path of a request log (`<stack>-requests.redb`).
-pub const REQUEST_LOG_STEPS: Steps = [stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only];
+pub const REQUEST_LOG_STEPS: Steps =
+    [stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only];
 
 /// What a file's stamp says before any upgrade.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,6 +5,7 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::balance_changes::{BalanceAfter, account_number, change_of};
 use crate::committed::{Effects, MovementKind, MovementTouched};
 use crate::error::{EngineError, Field, Problem};
 use crate::events::EventKind;
@@ -173,8 +174,8 @@ impl Books<'_, '_> {
         let record = TransferRecord {
             id,
             kind,
-            debit_account: debit_account.id,
-            credit_account: credit_account.id,
+            debit_account: debit_account.id.clone(),
+            credit_account: credit_account.id.clone(),
             currency: currency.to_string(),
             amount,
             memo: memo.to_string(),
@@ -182,7 +183,9 @@ impl Books<'_, '_> {
             pending_state: pending.then_some(PendingState::Pending),
             journal_seq: 0,
         };
-        self.record(record)
+        let record = self.record(record)?;
+        self.index_balance_changes(&record, [&debit_account, &credit_account])?;
+        Ok(record)
     }
 
     fn check_funds(&self, debit_account: &AccountRecord, amount: i128) -> Result<(), EngineError> {
@@ -244,7 +247,32 @@ impl Books<'_, '_> {
             pending_state: None,
             journal_seq: 0,
         };
-        self.record(record)
+        let record = self.record(record)?;
+        self.index_balance_changes(&record, [&debit_account, &credit_account])?;
+        Ok(record)
+    }
+
+    /// Adds the transfer to the balance changes of each organization
+    /// account whose balances it changed (`balance_changes`): one
+    /// fixed-size key and the balances after it, nothing else, since the
+    /// rest is read back from the journal entry. `accounts` are the two
+    /// sides as just saved.
+    fn index_balance_changes(
+        &mut self,
+        transfer: &TransferRecord,
+        accounts: [&AccountRecord; 2],
+    ) -> Result<(), EngineError> {
+        for account in accounts {
+            if !account.is_organization() || change_of(transfer, &account.id)?.is_zero() {
+                continue;
+            }
+            let number = account_number(&account.id)
+                .unwrap_or_else(|| panic!("organization account {} has no number", account.id));
+            let balances = account.balances()?;
+            let after = BalanceAfter { available: balances.available, total: balances.total };
+            self.store.put(keys::balance_change(number, transfer.created_at, transfer.journal_seq), &after);
+        }
+        Ok(())
     }
 
     /// Appends the transfer to the journal and stores it by id.

@@ -30,6 +30,7 @@
 #![cfg_attr(not(test), warn(clippy::arithmetic_side_effects))]
 
 pub mod backup;
+pub mod balance_changes;
 pub mod bench;
 pub mod clock;
 pub mod commands;

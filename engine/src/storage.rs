@@ -64,6 +64,12 @@ pub enum Space {
     /// balance could not hold yet, oldest first (`Vec<String>`): every
     /// command crediting that balance reads it.
     DisputeShortfalls = 41,
+    /// Per organization account, one entry for each journal entry that
+    /// changed its balances: keyed by the account's number, the entry's
+    /// time and its journal number, valued with the balances after it
+    /// (`balance_changes::BalanceAfter`). Numbered apart from the spaces
+    /// other changes add.
+    BalanceChange = 50,
 }
 
 /// The document collections each engine-owned space replaced (format 5
@@ -223,6 +229,15 @@ pub mod keys {
     /// The disputes still short on an organization's balance of `currency`.
     pub fn dispute_shortfalls(organization: &str, currency: &str) -> Vec<u8> {
         Key::new(Space::DisputeShortfalls).str(organization).str(currency).bytes()
+    }
+    /// A balance change of the organization account numbered `number`
+    /// (`balance_changes`): fixed-size, in time then journal order.
+    pub fn balance_change(number: u64, at: i64, journal_seq: u64) -> Vec<u8> {
+        Key::new(Space::BalanceChange).u64(number).u64(at.max(0) as u64).u64(journal_seq).bytes()
+    }
+    /// Where the balance changes of account `number` start.
+    pub fn balance_changes_prefix(number: u64) -> Vec<u8> {
+        Key::new(Space::BalanceChange).u64(number).bytes()
     }
     /// A scheduled job, ordered by when it is due.
     pub fn job(due_at: i64, id: &str) -> Vec<u8> {

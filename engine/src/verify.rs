@@ -86,7 +86,149 @@ pub fn verify(db: &impl ReadableDatabase) -> Result<Report, EngineError> {
     check_reversals(&table, &mut report)?;
     check_open_movements(&table, &mut report)?;
     check_disputes(&table, &mut report)?;
+    check_balance_changes(&table, &mut report)?;
     Ok(report)
+}
+
+/// An organization account's balance changes (`balance_changes`) against
+/// the journal and the account: each change's balances after are the
+/// previous change's plus what its journal entry did to the account, the
+/// newest change's are the account's balances, and the changes are exactly
+/// the journal entries that changed the account's balances, in time and
+/// journal order. The index holds no amounts of its own, so this is all
+/// that could drift.
+fn check_balance_changes(table: &Table, report: &mut Report) -> Result<(), EngineError> {
+    use crate::balance_changes::{BalanceAfter, change_of, parse_key};
+    let mut accounts = organization_accounts_by_number(table, report)?;
+    let mut expected = changes_in_journal(table, &accounts)?;
+    let mut last: Option<(u64, BalanceAfter, u64)> = None;
+    for (key, value) in scan(table, Space::BalanceChange)? {
+        let Some((number, at, seq)) = parse_key(&key) else {
+            report.problems.push("a balance change's key is malformed".to_string());
+            continue;
+        };
+        if !expected.remove(&(number, at, seq)) {
+            report.problems.push(format!(
+                "a balance change of account number {number} names journal entry {seq} at {at}, which did not change it then"
+            ));
+        }
+        let after: BalanceAfter = decode(&value)?;
+        let before = match last {
+            Some((previous, before, previous_seq)) if previous == number => {
+                if previous_seq >= seq {
+                    report.problems.push(format!(
+                        "account number {number}'s balance changes go from journal entry {previous_seq} back to {seq}"
+                    ));
+                }
+                before
+            }
+            other => {
+                newest_is_held(&mut accounts, other, report);
+                BalanceAfter::default()
+            }
+        };
+        last = Some((number, after, seq));
+        let Some(account) = accounts.get(&number) else { continue };
+        let Some(entry) = read::<JournalEntry>(table, &keys::journal(seq))? else {
+            report
+                .problems
+                .push(format!("account {}'s balance change names a missing journal entry {seq}", account.id));
+            continue;
+        };
+        let chained = change_of(&entry.transfer, &account.id).and_then(|change| change.applied_to(before));
+        if chained.as_ref() != Ok(&after) {
+            report.problems.push(format!(
+                "account {}'s balance change at journal entry {seq} leaves {after:?}, but the one before plus its change gives {chained:?}",
+                account.id
+            ));
+        }
+    }
+    newest_is_held(&mut accounts, last, report);
+    for (number, at, seq) in expected {
+        report.problems.push(format!(
+            "journal entry {seq} at {at} changed account number {number}'s balances but is not among its balance changes"
+        ));
+    }
+    for account in accounts.values() {
+        let nothing = account.balances().is_ok_and(|b| b.available == 0 && b.total == 0);
+        if !nothing {
+            report.problems.push(format!("account {} holds money but has no balance change", account.id));
+        }
+    }
+    Ok(())
+}
+
+/// The organization accounts, by their number.
+fn organization_accounts_by_number(
+    table: &Table,
+    report: &mut Report,
+) -> Result<BTreeMap<u64, AccountRecord>, EngineError> {
+    use crate::balance_changes::account_number;
+    let mut accounts: BTreeMap<u64, AccountRecord> = BTreeMap::new();
+    for (_, value) in scan(table, Space::Account)? {
+        let account: AccountRecord = decode(&value)?;
+        if !account.is_organization() {
+            continue;
+        }
+        match account_number(&account.id) {
+            Some(number) => {
+                accounts.insert(number, account);
+            }
+            None => report.problems.push(format!("organization account {} has no number", account.id)),
+        }
+    }
+    Ok(accounts)
+}
+
+/// Which journal entries changed which account's balances, as (number,
+/// time, journal number), from the journal alone.
+fn changes_in_journal(
+    table: &Table,
+    accounts: &BTreeMap<u64, AccountRecord>,
+) -> Result<BTreeSet<(u64, TimestampMs, u64)>, EngineError> {
+    use crate::balance_changes::change_of;
+    let ids: HashMap<&str, u64> = accounts.iter().map(|(n, a)| (a.id.as_str(), *n)).collect();
+    // Entries written before the writer kept batch times from going back
+    // were indexed at the latest time so far (`format::balances_index_their_changes`).
+    let mut expected: BTreeSet<(u64, TimestampMs, u64)> = BTreeSet::new();
+    let mut floor: TimestampMs = 0;
+    let (start, end) = (keys::space(Space::Journal), prefix_end(&keys::space(Space::Journal)));
+    for entry in table.range(start.as_slice()..end.as_slice())? {
+        let entry: JournalEntry = decode(entry?.1.value())?;
+        let t = &entry.transfer;
+        floor = floor.max(t.created_at);
+        for side in [&t.debit_account, &t.credit_account] {
+            if let Some(number) = ids.get(side.as_str())
+                && !change_of(t, side)?.is_zero()
+            {
+                expected.insert((*number, floor, entry.seq));
+            }
+        }
+    }
+    Ok(expected)
+}
+
+/// The newest balance change of an account (`last`: its number, the
+/// balances after it, its journal number) against the account's balances;
+/// the account is then done with (taken out of `accounts`).
+fn newest_is_held(
+    accounts: &mut BTreeMap<u64, AccountRecord>,
+    last: Option<(u64, crate::balance_changes::BalanceAfter, u64)>,
+    report: &mut Report,
+) {
+    use crate::balance_changes::BalanceAfter;
+    let Some((number, after, _)) = last else { return };
+    let Some(account) = accounts.remove(&number) else {
+        report.problems.push(format!("balance changes name account number {number}, which does not exist"));
+        return;
+    };
+    let holds = account.balances().map(|b| BalanceAfter { available: b.available, total: b.total });
+    if holds.as_ref() != Ok(&after) {
+        report.problems.push(format!(
+            "account {}'s newest balance change leaves {after:?} but the account holds {holds:?}",
+            account.id
+        ));
+    }
 }
 
 /// The index of open movements against the payouts and collections

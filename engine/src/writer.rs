@@ -102,6 +102,12 @@ pub(crate) struct Writer {
     pub account_ids: AccountIds,
     /// Where each durable batch's effects are told (`crate::committed`).
     pub notices: broadcast::Sender<Arc<Committed>>,
+    /// The time of the last batch applied (at opening, of the last journal
+    /// entry): a batch's time never goes below it, even when the wall
+    /// clock steps back, so the journal's times never decrease and an
+    /// account's balance changes are in the same order by time as by
+    /// journal number (`balance_changes`).
+    pub time_floor_ms: crate::records::TimestampMs,
 }
 
 /// A batch applied by the applier, on its way to the logger.
@@ -192,7 +198,8 @@ impl Writer {
         in_flight.retain(|batch| batch.epoch > published);
         below.extend(in_flight.iter().cloned());
         let table = txn.open_table(RECORDS)?;
-        let now = self.clock.now_ms();
+        let now = self.clock.now_ms().max(self.time_floor_ms);
+        self.time_floor_ms = now;
         let context = BatchContext { epoch, pricing: &self.pricing, quote_ttl_ms: self.quote_ttl_ms };
         let mut results = Vec::with_capacity(batch.len());
         let mut batch_effects = Effects::default();

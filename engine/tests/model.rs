@@ -9,7 +9,10 @@
 //! Disputes hold money: opened with what is available, their shortfall
 //! filled by every later inflow to that balance (each its own transfer),
 //! taken on acceptance and released on decline (`Model::fill_disputes`).
-//! `verify` runs after every step.
+//! `verify` runs after every step, and with it the check that each
+//! account's balance changes chain to its balances; each account's
+//! statements are checked too (`check_statements`): opening plus the
+//! totals by type is the closing, for the whole history and split in two.
 //!
 //! `PROPTEST_CASES` sets the number of cases (default 10,000).
 
@@ -20,6 +23,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{FileFailurePersistence, TestCaseError};
 use rust_decimal::Decimal;
 
+use sika_engine::balance_changes::{BalanceAfter, account_number};
 use sika_engine::clock::ManualClock;
 use sika_engine::ledger::system_account_id;
 use sika_engine::money::AMOUNT_MINOR_MAX;
@@ -29,7 +33,7 @@ mod movements;
 
 use sika_engine::{
     AccountRecord, AccountRef, Applied, Command, Currency, Engine, EngineConfig, EngineError, MoneyError,
-    Outcome, PendingState, QuoteAmount, QuoteStatus, SystemAccount, TransferKind, TransferSpec,
+    Outcome, PendingState, QuoteAmount, QuoteStatus, Snapshot, SystemAccount, TransferKind, TransferSpec,
 };
 
 const ORGS: [&str; 2] = ["org_a", "org_b"];
@@ -1103,9 +1107,56 @@ fn compare(engine: &Engine, model: &Model) -> Result<(), TestCaseError> {
         }
     }
     movements::compare_movements(&snapshot, model)?;
+    check_every_statement(&snapshot, model.now)?;
     drop(snapshot);
     let report = sika_engine::verify::verify(&*engine.database().expect("the database")).expect("verify");
     prop_assert!(report.is_consistent(), "verify: {:?}", report.problems);
+    Ok(())
+}
+
+fn check_every_statement(snapshot: &Snapshot, now: i64) -> Result<(), TestCaseError> {
+    for org in ORGS {
+        for account in snapshot.organization_accounts(org).expect("accounts") {
+            check_statements(snapshot, &account, now)?;
+        }
+    }
+    Ok(())
+}
+
+/// An account's statements agree with its balances and with each other:
+/// over all time it opens at zero and closes at the balances; split at any
+/// instant, the first half closes where the second opens, the halves count
+/// the whole's changes, and in each, opening plus the totals by type is
+/// the closing. Its balances at `now` are its balances.
+fn check_statements(snapshot: &Snapshot, account: &AccountRecord, now: i64) -> Result<(), TestCaseError> {
+    let balances = account.balances().expect("balances");
+    let held = BalanceAfter { available: balances.available, total: balances.total };
+    let number = account_number(&account.id).expect("an organization account has a number");
+    let at_now = snapshot.balance_at(number, now).expect("balance at");
+    prop_assert_eq!(at_now.map(|c| c.after).unwrap_or_default(), held, "{} at now", account.id);
+    let whole = snapshot.statement(account, 0, now + 1).expect("statement");
+    prop_assert_eq!(whole.opening, BalanceAfter::default(), "{} opens at zero", account.id);
+    prop_assert_eq!(whole.closing, held, "{} closes at its balances", account.id);
+    for split in [START_MS, START_MS + (now - START_MS) / 2, now] {
+        let first = snapshot.statement(account, 0, split).expect("statement");
+        let second = snapshot.statement(account, split, now + 1).expect("statement");
+        prop_assert_eq!(first.closing, second.opening, "{} split at {}", account.id, split);
+        prop_assert_eq!(first.count + second.count, whole.count, "{} split at {}", account.id, split);
+        for statement in [&first, &second, &whole] {
+            let (mut available, mut total) = (statement.opening.available, statement.opening.total);
+            for sum in statement.totals.values() {
+                available += sum.available;
+                total += sum.total;
+            }
+            prop_assert_eq!(
+                BalanceAfter { available, total },
+                statement.closing,
+                "{} opening + totals",
+                account.id
+            );
+            prop_assert_eq!(statement.totals.values().map(|t| t.count).sum::<u64>(), statement.count);
+        }
+    }
     Ok(())
 }
 

@@ -27,7 +27,7 @@ use sika_engine::format::format5;
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 6;
+const FORMAT_VERSION: u32 = 7;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -115,6 +115,15 @@ async fn a_data_directory_from_the_release_before_format_versions_is_upgraded_an
         accounts.body["data"].as_array().unwrap().len(),
         expected["balances"].as_object().unwrap().len()
     );
+    // Format 7 indexed each balance's changes from the journal: the newest
+    // balance transaction of each account leaves its balances.
+    let items = every_item(&api, &node.sandbox_url("/v1/balance-transactions"), &key).await;
+    for account in accounts.body["data"].as_array().unwrap() {
+        let newest = items.iter().find(|i| i["accountNumber"] == account["id"]);
+        let newest = newest.unwrap_or_else(|| panic!("{account} has balance transactions: {items:?}"));
+        assert_eq!(newest["availableAfter"], account["availableBalance"], "{newest}");
+        assert_eq!(newest["totalAfter"], account["totalBalance"], "{newest}");
+    }
     let payout = api
         .get(&node.sandbox_url(&format!("/v1/payouts/{}", expected["payoutId"].as_str().unwrap())), &key)
         .await;

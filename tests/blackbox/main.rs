@@ -40,5 +40,6 @@ mod payouts;
 mod postgres;
 mod refunds;
 mod reversals;
+mod statements;
 mod tui_pty;
 mod webhooks;

@@ -6,8 +6,8 @@
 use redb::{ReadableTable, WriteTransaction};
 use sika_engine::EngineError;
 use sika_engine::format::{
-    Steps, collections_join_groups, destinations_hold_bank_codes, jobs_hold_kinds, records_leave_documents,
-    stamp_only,
+    Steps, balances_index_their_changes, collections_join_groups, destinations_hold_bank_codes,
+    jobs_hold_kinds, records_leave_documents, stamp_only,
 };
 use sika_engine::storage::{RECORDS, keys, prefix_end};
 
@@ -23,6 +23,7 @@ pub const LEDGER_STEPS: Steps = [
     links_tally_their_attempts,
     destinations_hold_bank_codes,
     records_leave_documents,
+    balances_index_their_changes,
 ];
 
 /// Format 3 to 4 of a ledger: each checkout session's collection joins its

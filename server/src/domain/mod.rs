@@ -6,6 +6,7 @@ pub(crate) mod accounts;
 pub(crate) mod attention;
 pub(crate) mod audit;
 pub(crate) mod backup;
+pub(crate) mod balance_transactions;
 pub(crate) mod capabilities;
 pub(crate) mod catalog;
 pub(crate) mod checkout;

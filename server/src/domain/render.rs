@@ -73,7 +73,15 @@ pub(crate) fn account(
     record: &AccountRecord,
     usd_per_unit: Option<rust_decimal::Decimal>,
 ) -> ApiResult<sika_api::accounts::Account> {
-    let balances = record.balances()?;
+    account_at(record, record.balances()?, usd_per_unit)
+}
+
+/// An account with the given balances (now's, or those at an instant).
+pub(crate) fn account_at(
+    record: &AccountRecord,
+    balances: sika_engine::Balances,
+    usd_per_unit: Option<rust_decimal::Decimal>,
+) -> ApiResult<sika_api::accounts::Account> {
     let estimated_usd = usd_per_unit
         .and_then(|rate| {
             let total = Currency::find(&record.currency).ok()?.to_decimal(balances.total).ok()?;

@@ -6,7 +6,10 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::State;
 use sika_api::accounts::Account;
-use sika_api::{ListPage, VersionRefusals};
+use sika_api::statements::AccountsQuery;
+use sika_api::{BadField, ListPage, Refusals, With};
+
+use crate::http::extract::ApiQuery;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -23,13 +26,20 @@ pub(super) fn router() -> OpenApiRouter<Arc<Stack>> {
 ///
 /// An account opens the first time money in its currency touches the
 /// organization. The list is not paginated: it holds every account, and
-/// `hasMore` is always false.
+/// `hasMore` is always false. With `asOf`, the balances are those the
+/// account held at that instant (its last balance change at or before it),
+/// and an account opened later is left out.
 #[utoipa::path(get, path = "/v1/accounts", operation_id = "listAccounts",
-    security(("bearer" = ["accounts:read"])),
+    params(AccountsQuery), security(("bearer" = ["accounts:read"])),
     responses(
         (status = 200, description = "Every balance account of the organization", body = ListPage<Account>),
-        VersionRefusals),
+        With<BadField, Refusals>),
 )]
-async fn list(State(stack): State<Arc<Stack>>, principal: Principal) -> ApiResult<Json<ListPage<Account>>> {
-    Ok(Json(ListPage::whole(accounts::list(&stack.engine, principal.organization())?)))
+async fn list(
+    State(stack): State<Arc<Stack>>,
+    principal: Principal,
+    ApiQuery(query): ApiQuery<AccountsQuery>,
+) -> ApiResult<Json<ListPage<Account>>> {
+    let accounts = accounts::read(&stack.engine, principal.organization(), query.as_of.as_deref())?;
+    Ok(Json(ListPage::whole(accounts)))
 }

@@ -35,6 +35,7 @@ mod representative;
 mod requests;
 mod sessions;
 mod simulations;
+mod statements;
 mod validation;
 mod virtual_accounts;
 mod webhooks;
@@ -75,6 +76,7 @@ pub(crate) fn authenticated() -> OpenApiRouter<Arc<Stack>> {
         .merge(tagged("capabilities", capabilities::router()))
         .merge(tagged("disputes", disputes::router()))
         .merge(tagged("refunds", refunds::router()))
+        .merge(tagged("statements", statements::router()))
         .merge(tagged("validation", validation::router()))
         .merge(tagged("simulations", simulations::router()))
         .merge(tagged("sessions", sessions::router()))
