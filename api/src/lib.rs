@@ -31,6 +31,7 @@ mod common;
 pub mod conversions;
 pub mod disputes;
 mod error;
+pub mod exports;
 pub mod files;
 pub mod keys;
 pub mod members;

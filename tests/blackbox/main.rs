@@ -23,6 +23,7 @@ mod crash;
 mod disputes;
 mod disputes_money;
 mod emails;
+mod exports;
 mod flutterwave;
 mod format_upgrade;
 mod hardening;

@@ -448,3 +448,75 @@ async fn bad_input_is_refused_naming_the_field_and_the_scope_is_accounts_read() 
     api.get(&node.sandbox_url("/v1/balance-transactions"), &readers).await.expect(200);
     node.stop_and_verify();
 }
+
+/// `GET /v1/exports/balance-transactions.csv`: the list's rows, newest
+/// first, as an RFC 4180 attachment streamed in chunks, one column per
+/// field of a list item, with the list's filters, the export's period of
+/// at most 366 days, and the list's scope.
+#[tokio::test]
+async fn the_balance_transactions_export_is_the_lists_rows_as_a_csv_file() {
+    let Sandbox { node, api, key, .. } = Sandbox::start();
+    every_movement(&api, &node).await;
+    let items = balance_transactions(&api, &node, "").await;
+    let url = |query: &str| node.sandbox_url(&format!("/v1/exports/balance-transactions.csv{query}"));
+    let read = |query: &'static str| {
+        let (api, url, key) = (api.clone(), url(query), key.clone());
+        async move {
+            let r = api.client.get(&url).bearer_auth(&key).send().await.unwrap();
+            assert_eq!(r.status(), 200, "{url}");
+            let headers = r.headers().clone();
+            (headers, r.text().await.unwrap())
+        }
+    };
+    let (headers, text) = read("").await;
+    assert_eq!(headers["content-type"], "text/csv; charset=utf-8");
+    assert!(
+        headers["content-disposition"]
+            .to_str()
+            .unwrap()
+            .starts_with("attachment; filename=\"balance-transactions_")
+    );
+    assert_eq!(headers.get("transfer-encoding").map(|v| v.to_str().unwrap()), Some("chunked"));
+    assert!(headers.get("content-length").is_none());
+    assert!(text.ends_with("\r\n") && !text.replace("\r\n", "").contains('\n'), "CRLF line ends");
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let columns: Vec<String> = reader.headers().unwrap().iter().map(str::to_string).collect();
+    for field in [
+        "id",
+        "accountNumber",
+        "currency",
+        "type",
+        "availableChange",
+        "totalChange",
+        "availableAfter",
+        "totalAfter",
+        "sourceType",
+        "sourceId",
+        "description",
+        "createdAt",
+    ] {
+        assert!(columns.iter().any(|c| c == field), "{field} in {columns:?}");
+    }
+    let rows: Vec<Vec<String>> =
+        reader.records().map(|r| r.unwrap().iter().map(str::to_string).collect()).collect();
+    assert_eq!(rows.len(), items.len(), "one row per balance transaction");
+    for (row, item) in rows.iter().zip(&items) {
+        for (column, cell) in columns.iter().zip(row) {
+            assert_eq!(item[column].as_str().unwrap_or_default(), cell, "{column} of {}", item["id"]);
+        }
+    }
+
+    // The list's filters, and its period.
+    let (_, fees) = read("?type=fee").await;
+    let fee_rows = csv::Reader::from_reader(fees.as_bytes()).records().count();
+    assert_eq!(fee_rows, items.iter().filter(|i| i["type"] == "fee").count());
+    assert!(fee_rows > 0);
+    let (_, none) = read("?createdTo=2020-01-01").await;
+    assert_eq!(csv::Reader::from_reader(none.as_bytes()).records().count(), 0);
+    api.get(&url("?createdFrom=2025-01-01&createdTo=2026-01-03"), &key).await.expect_invalid("createdTo");
+    api.get(&url("?type=gift"), &key).await.expect_invalid("type");
+    api.get(&url("?limit=10"), &key).await.expect_invalid("limit");
+    let writer = scoped_key(&api, &node, "payouts only", &["payouts:read", "payouts:write"]).await;
+    api.get(&url(""), &writer).await.expect_error(403, "forbidden");
+    node.stop_and_verify();
+}

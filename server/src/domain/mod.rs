@@ -18,6 +18,7 @@ pub(crate) mod destinations;
 pub(crate) mod disputes;
 pub(crate) mod emails;
 pub(crate) mod error;
+pub(crate) mod exports;
 pub(crate) mod files;
 pub(crate) mod identity;
 pub(crate) mod identity_format;

@@ -227,25 +227,42 @@ pub(crate) fn list(
     query: ListQuery,
     filter: RefundFilter,
 ) -> ApiResult<ListPage<Refund>> {
+    let filter = checked_filter(filter)?;
+    let organization = principal.organization();
+    page_of_views(lists, organization, "refunds", &query, |snapshot, id| {
+        listed(snapshot, organization, &filter, id)
+    })
+}
+
+/// The refunds list's filter, a `status` the refunds never have refused.
+pub(crate) fn checked_filter(filter: RefundFilter) -> ApiResult<RefundFilter> {
     if let Some(status) = filter.status.as_deref()
         && !STATUSES.contains(&status)
     {
         return Err(ApiError::validation("status", format!("must be one of {}", STATUSES.join(", "))));
     }
-    let organization = principal.organization();
-    page_of_views(lists, organization, "refunds", &query, |snapshot, id| {
-        let Some(record) =
-            snapshot.refund(&sika_engine::RefundId::named(id))?.filter(|r| r.organization == organization)
-        else {
-            return Ok(None);
-        };
-        let kept = filter.status.as_deref().is_none_or(|s| s == record.status.name())
-            && filter.collection_id.as_deref().is_none_or(|c| c == record.collection_id);
-        if !kept {
-            return Ok(None);
-        }
-        views::refund(snapshot, &record, views::AsOf::Now).map(Some)
-    })
+    Ok(filter)
+}
+
+/// The refund `id` of `organization` as its list shows it, when `filter`
+/// keeps it (the list's and the export's rows).
+pub(crate) fn listed(
+    snapshot: &sika_engine::Snapshot,
+    organization: &str,
+    filter: &RefundFilter,
+    id: &str,
+) -> ApiResult<Option<Refund>> {
+    let Some(record) =
+        snapshot.refund(&sika_engine::RefundId::named(id))?.filter(|r| r.organization == organization)
+    else {
+        return Ok(None);
+    };
+    let kept = filter.status.as_deref().is_none_or(|s| s == record.status.name())
+        && filter.collection_id.as_deref().is_none_or(|c| c == record.collection_id);
+    if !kept {
+        return Ok(None);
+    }
+    views::refund(snapshot, &record, views::AsOf::Now).map(Some)
 }
 
 /// The refunds on a stack that wait for the operator (pending on the

@@ -62,7 +62,15 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
         chunks.concat()
     };
     let (mut parts, body) = response.into_parts();
-    let (body_bytes, error) = answer_body(&mut parts, body, &method, &path, &request_id).await;
+    // A streamed answer (an export) is passed through unread: buffering it
+    // here would hold the whole file in memory.
+    let (body_bytes, error, streamed) = match parts.extensions.remove::<Streamed>() {
+        Some(Streamed) => (Bytes::new(), None, Some(body)),
+        None => {
+            let (bytes, error) = answer_body(&mut parts, body, &method, &path, &request_id).await;
+            (bytes, error, None)
+        }
+    };
     let error_code = error.as_ref().map(|e| e.code);
     let headers = &mut parts.headers;
     if let Ok(value) = HeaderValue::from_str(&request_id) {
@@ -103,8 +111,16 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
             created_at: stack.now_ms(),
         });
     }
-    Response::from_parts(parts, Body::from(body_bytes))
+    match streamed {
+        Some(body) => Response::from_parts(parts, body),
+        None => Response::from_parts(parts, Body::from(body_bytes)),
+    }
 }
+
+/// Marks a response whose body is streamed (an export): the envelope
+/// neither reads it nor keeps it for the request log.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Streamed;
 
 /// The answer's body: for an error, the spec's error object with the
 /// request's id (and the status its code answers with), and the error.

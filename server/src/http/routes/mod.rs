@@ -19,6 +19,7 @@ mod checkout;
 mod collections;
 pub(crate) mod conversions;
 pub(crate) mod disputes;
+mod exports;
 pub(crate) mod files;
 mod keys;
 mod members;
@@ -77,6 +78,7 @@ pub(crate) fn authenticated() -> OpenApiRouter<Arc<Stack>> {
         .merge(tagged("disputes", disputes::router()))
         .merge(tagged("refunds", refunds::router()))
         .merge(tagged("statements", statements::router()))
+        .merge(tagged("exports", exports::router()))
         .merge(tagged("validation", validation::router()))
         .merge(tagged("simulations", simulations::router()))
         .merge(tagged("sessions", sessions::router()))
