@@ -663,3 +663,42 @@ fn verify_checks_that_each_accounts_balance_changes_chain_to_its_balances() {
     });
     assert_reports(&report, "which did not change it then");
 }
+
+#[test]
+fn format_7_builds_the_index_of_balance_changes_the_books_would_have_written() {
+    use sika_engine::storage::{Space, prefix_end};
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = build(dir.path());
+    let db = redb::Database::create(&ledger.path).unwrap();
+    let space = keys::space(Space::BalanceChange);
+    let read_all = |db: &redb::Database| {
+        let txn = db.begin_write().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        let all: Vec<(Vec<u8>, Vec<u8>)> = table
+            .range(space.as_slice()..prefix_end(&space).as_slice())
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|(k, v)| (k.value().to_vec(), v.value().to_vec()))
+            .collect();
+        all
+    };
+    let written = read_all(&db);
+    assert!(written.len() >= 4, "the books indexed the deposits and the conversion: {written:?}");
+    // A format 6 ledger: the same records without the index.
+    let txn = db.begin_write().unwrap();
+    {
+        let mut table = txn.open_table(RECORDS).unwrap();
+        for (key, _) in &written {
+            table.remove(key.as_slice()).unwrap();
+        }
+    }
+    txn.commit().unwrap();
+    let report = verify(&db).unwrap();
+    assert_reports(&report, "but is not among its balance changes");
+    let txn = db.begin_write().unwrap();
+    sika_engine::format::balances_index_their_changes(&txn).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(read_all(&db), written, "the upgrade writes what the books wrote");
+    let report = verify(&db).unwrap();
+    assert!(report.is_consistent(), "{:?}", report.problems);
+}
