@@ -609,3 +609,96 @@ fn verify_recounts_dispute_holds_and_names_one_that_disagrees() {
     });
     assert_reports(&report, "dispute dsp_full holds or took money its state does not allow");
 }
+
+/// org_a's USD balance changes in the index, oldest first: (key, value).
+fn balance_changes(table: &Table, account_id: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let number = sika_engine::balance_changes::account_number(account_id).expect("a number");
+    let start = keys::balance_changes_prefix(number);
+    let end = sika_engine::storage::prefix_end(&start);
+    let entries = table.range(start.as_slice()..end.as_slice()).unwrap();
+    entries.map(|e| e.unwrap()).map(|(k, v)| (k.value().to_vec(), v.value().to_vec())).collect()
+}
+
+#[test]
+fn verify_checks_that_each_accounts_balance_changes_chain_to_its_balances() {
+    use sika_engine::balance_changes::BalanceAfter;
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = build(dir.path());
+    let account = ledger.account_id.clone();
+
+    // An entry's balances after no longer follow the one before.
+    let report = tamper(&ledger.path, "changes-after", |table| {
+        let (key, value) = balance_changes(table, &account).remove(0);
+        let mut after: BalanceAfter = decode(&value).unwrap();
+        after.available += 1;
+        put(table, &key, &after);
+    });
+    assert_reports(&report, &format!("account {account}'s balance change at journal entry"));
+    assert_reports(&report, "the one before plus its change gives");
+
+    // The newest entry no longer leaves the account's balances.
+    let report = tamper(&ledger.path, "changes-newest", |table| {
+        let (key, value) = balance_changes(table, &account).pop().expect("entries");
+        let mut after: BalanceAfter = decode(&value).unwrap();
+        after.total -= 1;
+        put(table, &key, &after);
+    });
+    assert_reports(&report, &format!("account {account}'s newest balance change leaves"));
+
+    // An entry is missing: the journal entry that changed the balance is named.
+    let report = tamper(&ledger.path, "changes-missing", |table| {
+        let (key, _) = balance_changes(table, &account).remove(0);
+        table.remove(key.as_slice()).unwrap();
+    });
+    assert_reports(&report, "but is not among its balance changes");
+
+    // An entry names a journal entry that did not change the account.
+    let report = tamper(&ledger.path, "changes-extra", |table| {
+        let number = sika_engine::balance_changes::account_number(&account).unwrap();
+        put(
+            table,
+            &keys::balance_change(number, i64::MAX / 2, ledger.journal_length),
+            &BalanceAfter::default(),
+        );
+    });
+    assert_reports(&report, "which did not change it then");
+}
+
+#[test]
+fn format_7_builds_the_index_of_balance_changes_the_books_would_have_written() {
+    use sika_engine::storage::{Space, prefix_end};
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = build(dir.path());
+    let db = redb::Database::create(&ledger.path).unwrap();
+    let space = keys::space(Space::BalanceChange);
+    let read_all = |db: &redb::Database| {
+        let txn = db.begin_write().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        let all: Vec<(Vec<u8>, Vec<u8>)> = table
+            .range(space.as_slice()..prefix_end(&space).as_slice())
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|(k, v)| (k.value().to_vec(), v.value().to_vec()))
+            .collect();
+        all
+    };
+    let written = read_all(&db);
+    assert!(written.len() >= 4, "the books indexed the deposits and the conversion: {written:?}");
+    // A format 6 ledger: the same records without the index.
+    let txn = db.begin_write().unwrap();
+    {
+        let mut table = txn.open_table(RECORDS).unwrap();
+        for (key, _) in &written {
+            table.remove(key.as_slice()).unwrap();
+        }
+    }
+    txn.commit().unwrap();
+    let report = verify(&db).unwrap();
+    assert_reports(&report, "but is not among its balance changes");
+    let txn = db.begin_write().unwrap();
+    sika_engine::format::balances_index_their_changes(&txn).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(read_all(&db), written, "the upgrade writes what the books wrote");
+    let report = verify(&db).unwrap();
+    assert!(report.is_consistent(), "{:?}", report.problems);
+}

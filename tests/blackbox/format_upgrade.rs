@@ -115,15 +115,7 @@ async fn a_data_directory_from_the_release_before_format_versions_is_upgraded_an
         accounts.body["data"].as_array().unwrap().len(),
         expected["balances"].as_object().unwrap().len()
     );
-    // Format 7 indexed each balance's changes from the journal: the newest
-    // balance transaction of each account leaves its balances.
-    let items = every_item(&api, &node.sandbox_url("/v1/balance-transactions"), &key).await;
-    for account in accounts.body["data"].as_array().unwrap() {
-        let newest = items.iter().find(|i| i["accountNumber"] == account["id"]);
-        let newest = newest.unwrap_or_else(|| panic!("{account} has balance transactions: {items:?}"));
-        assert_eq!(newest["availableAfter"], account["availableBalance"], "{newest}");
-        assert_eq!(newest["totalAfter"], account["totalBalance"], "{newest}");
-    }
+    newest_balance_transactions_leave_the_balances(&api, &node, &accounts.body["data"]).await;
     let payout = api
         .get(&node.sandbox_url(&format!("/v1/payouts/{}", expected["payoutId"].as_str().unwrap())), &key)
         .await;
@@ -170,6 +162,19 @@ async fn a_data_directory_from_the_release_before_format_versions_is_upgraded_an
     }
     for name in ["live.wal", "live.1.wal", "sandbox.wal", "sandbox.1.wal"] {
         assert_eq!(wal_format(&data.join(name)), Some(FORMAT_VERSION), "{name} names its format");
+    }
+}
+
+/// Format 7 indexed each balance's changes from the journal: the newest
+/// balance transaction of each account leaves its balances.
+async fn newest_balance_transactions_leave_the_balances(api: &Api, node: &Node, accounts: &Value) {
+    let url = node.sandbox_url("/v1/balance-transactions");
+    let items = every_item(api, &url, &node.creds.sandbox_key).await;
+    for account in accounts.as_array().unwrap() {
+        let newest = items.iter().find(|i| i["accountNumber"] == account["id"]);
+        let newest = newest.unwrap_or_else(|| panic!("{account} has balance transactions: {items:?}"));
+        assert_eq!(newest["availableAfter"], account["availableBalance"], "{newest}");
+        assert_eq!(newest["totalAfter"], account["totalBalance"], "{newest}");
     }
 }
 
