@@ -449,6 +449,41 @@ async fn bad_input_is_refused_naming_the_field_and_the_scope_is_accounts_read() 
     node.stop_and_verify();
 }
 
+#[tokio::test]
+async fn walking_the_list_while_deposits_land_neither_skips_nor_repeats_an_entry() {
+    let Sandbox { node, api, key, .. } = Sandbox::start();
+    for i in 0..30 {
+        deposit(&api, &node, &key, "GHS", &format!("2.{i:02}")).await;
+    }
+    let before = balance_transactions(&api, &node, "").await;
+    assert_eq!(before.len(), 30);
+    // Deposits keep landing (each a newer entry) while the list is walked
+    // three at a time: the walk sees every entry that existed when it began,
+    // once, in order, and none of the newer ones after its first page.
+    let depositors = Depositors::start(&api, &node, &key);
+    eventually("deposits racing the walk", std::time::Duration::from_secs(10), || async {
+        (depositors.acknowledged() >= 5).then_some(())
+    })
+    .await;
+    let mut walked = Vec::new();
+    let url = node.sandbox_url("/v1/balance-transactions");
+    walk_pages(&api, &url, &key, 3, |r| walked.extend(r.body["data"].as_array().unwrap().iter().cloned()))
+        .await;
+    let (landed, failed) = depositors.stop().await;
+    assert!(!failed && landed >= 5, "{landed} deposits landed during the walk");
+    let ids: Vec<&str> = walked.iter().map(|i| i["id"].as_str().unwrap()).collect();
+    let unique: BTreeSet<&str> = ids.iter().copied().collect();
+    assert_eq!(unique.len(), ids.len(), "no entry twice");
+    let older: Vec<&Value> = walked.iter().filter(|i| before.iter().any(|b| b["id"] == i["id"])).collect();
+    assert_eq!(older.len(), before.len(), "every entry from before the walk, once");
+    assert_eq!(older.into_iter().cloned().collect::<Vec<_>>(), before, "in the same order");
+    let times: Vec<i64> = walked.iter().map(|i| millis(&i["createdAt"])).collect();
+    assert!(times.windows(2).all(|w| w[0] >= w[1]), "newest first throughout");
+    let all = balance_transactions(&api, &node, "").await;
+    assert_chained(&api, &node, &all).await;
+    node.stop_and_verify();
+}
+
 /// `GET /v1/exports/balance-transactions.csv`: the list's rows, newest
 /// first, as an RFC 4180 attachment streamed in chunks, one column per
 /// field of a list item, with the list's filters, the export's period of
@@ -518,38 +553,5 @@ async fn the_balance_transactions_export_is_the_lists_rows_as_a_csv_file() {
     api.get(&url("?limit=10"), &key).await.expect_invalid("limit");
     let writer = scoped_key(&api, &node, "payouts only", &["payouts:read", "payouts:write"]).await;
     api.get(&url(""), &writer).await.expect_error(403, "forbidden");
-
-#[tokio::test]
-async fn walking_the_list_while_deposits_land_neither_skips_nor_repeats_an_entry() {
-    let Sandbox { node, api, key, .. } = Sandbox::start();
-    for i in 0..30 {
-        deposit(&api, &node, &key, "GHS", &format!("2.{i:02}")).await;
-    }
-    let before = balance_transactions(&api, &node, "").await;
-    assert_eq!(before.len(), 30);
-    // Deposits keep landing (each a newer entry) while the list is walked
-    // three at a time: the walk sees every entry that existed when it began,
-    // once, in order, and none of the newer ones after its first page.
-    let depositors = Depositors::start(&api, &node, &key);
-    eventually("deposits racing the walk", std::time::Duration::from_secs(10), || async {
-        (depositors.acknowledged() >= 5).then_some(())
-    })
-    .await;
-    let mut walked = Vec::new();
-    let url = node.sandbox_url("/v1/balance-transactions");
-    walk_pages(&api, &url, &key, 3, |r| walked.extend(r.body["data"].as_array().unwrap().iter().cloned()))
-        .await;
-    let (landed, failed) = depositors.stop().await;
-    assert!(!failed && landed >= 5, "{landed} deposits landed during the walk");
-    let ids: Vec<&str> = walked.iter().map(|i| i["id"].as_str().unwrap()).collect();
-    let unique: BTreeSet<&str> = ids.iter().copied().collect();
-    assert_eq!(unique.len(), ids.len(), "no entry twice");
-    let older: Vec<&Value> = walked.iter().filter(|i| before.iter().any(|b| b["id"] == i["id"])).collect();
-    assert_eq!(older.len(), before.len(), "every entry from before the walk, once");
-    assert_eq!(older.into_iter().cloned().collect::<Vec<_>>(), before, "in the same order");
-    let times: Vec<i64> = walked.iter().map(|i| millis(&i["createdAt"])).collect();
-    assert!(times.windows(2).all(|w| w[0] >= w[1]), "newest first throughout");
-    let all = balance_transactions(&api, &node, "").await;
-    assert_chained(&api, &node, &all).await;
     node.stop_and_verify();
 }
