@@ -38,6 +38,7 @@ mod operator_watch;
 mod orders;
 mod payouts;
 mod postgres;
+mod reconciliation;
 mod refunds;
 mod reversals;
 mod tui_pty;
