@@ -14,26 +14,26 @@ use crate::view::widgets::{self, SelectTable, WIDE_WIDTH_MIN, fill, fixed};
 
 pub fn render(data: &Remote<Reconciliation>, selected: usize, frame: &mut Frame, area: Rect) {
     let [summary_area, table_area] =
-        Layout::vertical([Constraint::Length(3), Constraint::Min(3)]).areas(area);
+        Layout::vertical([Constraint::Length(4), Constraint::Min(3)]).areas(area);
     let found = data.data.as_ref();
-    let mut spans = Vec::new();
+    let mut lines = Vec::new();
     if let Some(found) = found {
-        spans.extend(widgets::field("from", format::time(&found.from)));
-        widgets::after_gap(&mut spans, widgets::field("to", format::time(&found.to)));
-        widgets::after_gap(&mut spans, widgets::field("matched", found.matched.to_string()));
-        widgets::after_gap(
-            &mut spans,
-            widgets::field("missing at provider", found.missing_at_provider.len().to_string()),
-        );
-        widgets::after_gap(
-            &mut spans,
-            widgets::field("missing in Sika", found.missing_in_sika.len().to_string()),
-        );
-        widgets::after_gap(&mut spans, widgets::field("mismatched", found.mismatched.len().to_string()));
+        let mut counts = widgets::field("matched", found.matched.to_string());
+        let shown = [
+            ("missing at provider", found.missing_at_provider.len()),
+            ("missing in Sika", found.missing_in_sika.len()),
+            ("mismatched", found.mismatched.len()),
+        ];
+        for (label, count) in shown {
+            widgets::after_gap(&mut counts, widgets::field(label, count.to_string()));
+        }
+        let mut period = widgets::field("from", format::time(&found.from));
+        widgets::after_gap(&mut period, widgets::field("to", format::time(&found.to)));
+        lines = vec![Line::from(counts), Line::from(period)];
     }
     let block =
         widgets::block("Reconciliation · live · the provider's transfers and charges, last 24 h", false);
-    frame.render_widget(Paragraph::new(Line::from(spans)).block(block), summary_area);
+    frame.render_widget(Paragraph::new(lines).block(block), summary_area);
 
     let rows = found.map(findings).unwrap_or_default();
     let block = widgets::block(format!("Findings ({})", rows.len()), true);
