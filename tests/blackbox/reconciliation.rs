@@ -209,7 +209,7 @@ async fn discrepancies_on_either_side_are_listed_and_a_mismatched_pair_is_not_ma
     let answer = live.reconcile(&period).await;
     assert_eq!(answer["matched"], 1, "only the funding collection agrees: {answer}");
     let missing = &answer["missingAtProvider"];
-    assert_eq!(ids(missing), [vanished.clone()]);
+    assert_eq!(ids(missing), [vanished.as_str()]);
     assert_eq!(
         missing[0],
         json!({ "id": vanished, "kind": "payout", "amount": "30.00", "currency": "GHS",

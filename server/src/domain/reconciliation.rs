@@ -256,14 +256,12 @@ fn sika_side(
 fn sika_movement(snapshot: &Snapshot, id: &str, provider: &str) -> ApiResult<Option<Side>> {
     let sent = |timeline: &[TimelineEntry]| timeline.iter().any(|t| timeline::sent_to(&t.fact, provider));
     if let Some(payout) = snapshot.payout(&PayoutId::named(id))? {
-        return Ok(on_rail(&payout.rail)
-            .then(|| payout_side(&payout, sent(&payout.timeline)))
-            .transpose()?);
+        return on_rail(&payout.rail).then(|| payout_side(&payout, sent(&payout.timeline))).transpose();
     }
     if let Some(collection) = snapshot.collection(&CollectionId::named(id))? {
-        return Ok(on_rail(&collection.rail)
+        return on_rail(&collection.rail)
             .then(|| collection_side(&collection, sent(&collection.timeline)))
-            .transpose()?);
+            .transpose();
     }
     Ok(None)
 }

@@ -331,7 +331,7 @@ async fn list_transfers(State(state): State<Shared>, headers: HeaderMap, Query(q
         Err(why) => return refuse(&state, why),
     };
     let mut s = state.lock().unwrap();
-    if query.get("reference").is_none() {
+    if !query.contains_key("reference") {
         s.list_pages.push(format!("transfers page={page}"));
         if s.fail_list_page == Some(page) {
             return error(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error");
