@@ -161,7 +161,25 @@ async fn everything_flutterwave_shows_is_matched_and_sika_reconcile_prints_the_s
     assert!(pages.contains(&"transfers page=1".to_string()), "{pages:?}");
     assert!(pages.contains(&"transactions page=1".to_string()), "{pages:?}");
     assert!(fake.with(|s| s.refused.is_empty()), "{:?}", fake.with(|s| s.refused.clone()));
-    let _ = (funding, delivered, sent, charging);
+    let _ = (funding, sent, charging);
+
+    // A pair at the period's edge is one pair: the provider's clock puts
+    // the transfer inside a later period that Sika's payout is not in.
+    let later = {
+        let now = chrono::Utc::now();
+        let text = |at: chrono::DateTime<chrono::Utc>| at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        (text(now + chrono::Duration::minutes(10)), text(now + chrono::Duration::minutes(70)))
+    };
+    let inside = (chrono::Utc::now() + chrono::Duration::minutes(20))
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    fake.with(|s| {
+        let t = s.transfers.iter_mut().find(|t| t["reference"] == delivered.as_str()).unwrap();
+        t["created_at"] = inside.into();
+    });
+    let edge = live.reconcile(&later).await;
+    assert_eq!(edge["matched"], 1, "{edge}");
+    assert_eq!((&edge["missingInSika"], &edge["missingAtProvider"]), (&json!([]), &json!([])), "{edge}");
+    assert_eq!(live.reconcile(&period).await["matched"], 4, "and inside the first period too");
 
     // The command prints the API's answer.
     let out = sika_reconcile(&live.node, &["--from", &period.0, "--to", &period.1]);

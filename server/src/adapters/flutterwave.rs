@@ -782,6 +782,29 @@ mod tests {
     }
 
     #[test]
+    fn list_items_read_as_the_reference_shows_them() {
+        let at = |text: &str| chrono::DateTime::parse_from_rfc3339(text).unwrap().timestamp_millis();
+        let transfer = json!({"id": 400001, "reference": "pay_1", "amount": 1500.5, "currency": "ngn",
+            "status": "SUCCESSFUL", "created_at": "2026-11-27T09:00:00.000Z", "fee": 26.88});
+        let listed = listed_item(&transfer, Kind::Payout);
+        assert_eq!((listed.reference.as_str(), listed.provider_id.as_str()), ("pay_1", "400001"));
+        assert_eq!((listed.currency.as_str(), listed.status), ("NGN", Status::Succeeded));
+        assert_eq!(listed.amount, Some("1500.5".parse().unwrap()));
+        assert_eq!(listed.created_at, Some(at("2026-11-27T09:00:00Z")));
+        let charge = json!({"id": 700001, "tx_ref": "col_1", "reference": "not-this", "amount": "12.00",
+            "currency": "GHS", "status": "pending", "created_at": "yesterday"});
+        let listed = listed_item(&charge, Kind::Collection);
+        assert_eq!((listed.reference.as_str(), listed.status), ("col_1", Status::Pending));
+        assert_eq!((listed.amount, listed.created_at), (Some("12".parse().unwrap()), None));
+        let unreadable = listed_item(&json!({"id": 1, "amount": "ten"}), Kind::Payout);
+        assert_eq!((unreadable.amount, unreadable.reference.as_str()), (None, ""));
+        // The reference's `from` and `to` are days: the window reaches one
+        // past the period on each side.
+        assert_eq!(day(at("2026-11-27T23:30:00Z"), 1), "2026-11-28");
+        assert_eq!(day(at("2026-11-27T00:10:00Z"), -1), "2026-11-26");
+    }
+
+    #[test]
     fn provider_statuses_map_to_three_states() {
         let s = |status: &str| seen(&json!({"id": 1, "status": status}), Kind::Payout).unwrap().status;
         assert_eq!(s("SUCCESSFUL"), Status::Succeeded);

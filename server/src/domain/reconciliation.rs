@@ -225,12 +225,13 @@ fn sika_side(
                 for (position, id) in &batch {
                     before = Some(*position);
                     scanned += 1;
-                    let Some(side) = sika_movement(snapshot, id, provider)? else { continue };
-                    let created_at = side.created_at.unwrap_or(i64::MIN);
+                    let Some((created_at, side)) = movement(snapshot, id, provider)? else { continue };
+                    // Every rail's movements count here, so that a long
+                    // history of the operator's stops the read as soon.
                     if created_at < period.from_ms.saturating_sub(CLOCK_SLACK_MS) {
                         break 'list;
                     }
-                    if period.holds(created_at) {
+                    if let Some(side) = side.filter(|_| period.holds(created_at)) {
                         sides.insert(id.clone(), side);
                     }
                 }
@@ -254,14 +255,22 @@ fn sika_side(
 /// Sika's live payout or collection `id` on the provider's rail, in the
 /// terms it is compared in; `None` for any other id.
 fn sika_movement(snapshot: &Snapshot, id: &str, provider: &str) -> ApiResult<Option<Side>> {
+    Ok(movement(snapshot, id, provider)?.and_then(|(_, side)| side))
+}
+
+/// Payout or collection `id`: when it was created, and its side when it is
+/// on the provider's rail.
+fn movement(snapshot: &Snapshot, id: &str, provider: &str) -> ApiResult<Option<(i64, Option<Side>)>> {
     let sent = |timeline: &[TimelineEntry]| timeline.iter().any(|t| timeline::sent_to(&t.fact, provider));
     if let Some(payout) = snapshot.payout(&PayoutId::named(id))? {
-        return on_rail(&payout.rail).then(|| payout_side(&payout, sent(&payout.timeline))).transpose();
+        let side = on_rail(&payout.rail).then(|| payout_side(&payout, sent(&payout.timeline))).transpose()?;
+        return Ok(Some((payout.created_at, side)));
     }
     if let Some(collection) = snapshot.collection(&CollectionId::named(id))? {
-        return on_rail(&collection.rail)
+        let side = on_rail(&collection.rail)
             .then(|| collection_side(&collection, sent(&collection.timeline)))
-            .transpose();
+            .transpose()?;
+        return Ok(Some((collection.created_at, side)));
     }
     Ok(None)
 }
