@@ -186,6 +186,12 @@ async fn everything_flutterwave_shows_is_matched_and_sika_reconcile_prints_the_s
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(printed, live.reconcile(&period).await);
+    // Pretty-printed, its fields in the API's order.
+    let text = String::from_utf8_lossy(&out.stdout);
+    let keys =
+        ["\"from\"", "\"to\"", "\"matched\"", "\"missingAtProvider\"", "\"missingInSika\"", "\"mismatched\""];
+    let at: Vec<usize> = keys.iter().map(|k| text.find(k).unwrap_or(usize::MAX)).collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]) && text.lines().count() > 6, "{text}");
     // A refusal is the node's message naming the field, and exit 1.
     let out = sika_reconcile(&live.node, &["--from", &period.1, "--to", &period.0]);
     assert_eq!(out.status.code(), Some(1));

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use sika_api::backup::{Backup, BackupEnvelope, BackupRequest};
+use sika_api::reconciliation::Reconciliation;
 
 /// What `sika org create` asks for.
 pub struct NewOrganization<'a> {
@@ -36,7 +37,8 @@ pub fn create_organization(
 }
 
 /// `GET /admin/v1/live/reconciliation?from=&to=` on the node at
-/// `admin_url`: the answer as the API gives it, pretty-printed, or the
+/// `admin_url`: the answer as the API gives it (its fields in the API's
+/// order), pretty-printed, or the
 /// node's error message with the field it names. The node reads every page
 /// the provider lists, which takes a while on a busy account.
 pub fn reconcile(
@@ -48,7 +50,9 @@ pub fn reconcile(
 ) -> Result<String, ConsoleError> {
     let query = [("from", from), ("to", to)];
     let answer = get(data_dir, admin_url, token, "live/reconciliation", &query, Duration::from_secs(600))?;
-    Ok(serde_json::to_string_pretty(&answer)?)
+    // Through the wire type: its fields in the API's order, pretty-printed.
+    let reconciliation: Reconciliation = serde_json::from_value(answer)?;
+    Ok(serde_json::to_string_pretty(&reconciliation)?)
 }
 
 /// `POST /admin/v1/backup` on the node at `admin_url`: the running node
