@@ -152,6 +152,19 @@ enum Commands {
         #[command(subcommand)]
         action: OrgAction,
     },
+    /// Compare the live stack's movements with what the provider connector
+    /// reports for a period, through the admin API of the running node;
+    /// prints the API's JSON (matched, missing on either side, mismatched).
+    Reconcile {
+        #[command(flatten)]
+        admin: AdminArgs,
+        /// The period's start, an RFC 3339 date-time (2026-11-01T00:00:00Z).
+        #[arg(long)]
+        from: String,
+        /// The period's end (exclusive), at most 31 days after --from.
+        #[arg(long)]
+        to: String,
+    },
     /// The operator console, over the admin API of a running node.
     Tui {
         #[command(flatten)]
@@ -394,6 +407,12 @@ fn main() -> ExitCode {
                 Ok(sika_tui::cli::create_organization(&admin.data_dir, &admin.url, admin.token, &new)?)
             });
             finish(created.map(|answer| println!("{answer}")))
+        }
+        Commands::Reconcile { admin, from, to } => {
+            let answer = admin.resolve().and_then(|admin| {
+                Ok(sika_tui::cli::reconcile(&admin.data_dir, &admin.url, admin.token, &from, &to)?)
+            });
+            finish(answer.map(|answer| println!("{answer}")))
         }
         Commands::Tui { admin } => finish(
             admin.resolve().and_then(|admin| Ok(sika_tui::run(&admin.data_dir, &admin.url, admin.token)?)),

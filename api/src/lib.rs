@@ -41,6 +41,7 @@ pub mod payment_pages;
 pub mod payouts;
 pub mod rates;
 pub mod recipients;
+pub mod reconciliation;
 pub mod refunds;
 pub mod representative;
 pub mod requests;

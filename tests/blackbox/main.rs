@@ -39,6 +39,7 @@ mod operator_watch;
 mod orders;
 mod payouts;
 mod postgres;
+mod reconciliation;
 mod refunds;
 mod reversals;
 mod statements;

@@ -34,6 +34,9 @@ pub use sika_api::members::{Invitation, Member, MemberStatus, Role};
 pub use sika_api::orders::Order;
 pub use sika_api::payouts::Payout;
 use sika_api::payouts::PayoutStatus;
+pub use sika_api::reconciliation::{
+    Mismatch, ReconciledField, ReconciledKind, Reconciliation, ReconciliationItem,
+};
 pub use sika_api::refunds::Refund;
 use sika_api::refunds::RefundStatus;
 pub use sika_api::webhooks::{WebhookDelivery, WebhookEndpoint};
@@ -216,6 +219,9 @@ pub trait Client: Send + Sync {
     /// stacks holding `query` anywhere in an id, reference, phone number,
     /// email or amount.
     fn search(&self, query: &str) -> ClientResult<SearchResults>;
+    /// The live stack's movements on the provider's rail against what the
+    /// provider reports, `from` to `to` (RFC 3339 date-times).
+    fn reconciliation(&self, from: &str, to: &str) -> ClientResult<Reconciliation>;
     /// Accepts or declines an open dispute.
     fn resolve_dispute(
         &self,

@@ -15,6 +15,7 @@ mod form;
 mod keys;
 mod ledger;
 mod organizations;
+mod reconciliation;
 mod search;
 
 pub use form::{FIELD_LENGTH_MAX, Form, FormField, FormKind};
@@ -24,8 +25,8 @@ pub use organizations::{AUDIT_PAGE_LIMIT, EMAILS_SHOWN, Notice};
 use crate::api::{
     Account, ApiKey, AuditEntry, Client, ClientError, CurrencyTotal, Dispute, EmailItem, EndpointAttempt,
     EndpointHealth, FailedRequest, LedgerEntries, ListPage, Member, Movement, MovementKind, MovementQuery,
-    NodeStatus, Organization, Owned, RequestLookup, StackAccounts, StackName, StackRate, StackRates,
-    SystemAccount, WebhookDelivery, thread,
+    NodeStatus, Organization, Owned, Reconciliation, RequestLookup, StackAccounts, StackName, StackRate,
+    StackRates, SystemAccount, WebhookDelivery, thread,
 };
 use crate::fetch::{self, Request};
 
@@ -281,6 +282,12 @@ pub enum Detail {
         keys: Remote<Vec<ApiKey>>,
         selected: usize,
     },
+    /// The live stack against the provider over the last 24 hours;
+    /// `selected` is a finding.
+    Reconciliation {
+        data: Remote<Reconciliation>,
+        selected: usize,
+    },
 }
 
 impl Detail {
@@ -298,6 +305,7 @@ impl Detail {
                 Request::Keys { stack: *stack, organization_id: organization.id.clone() }
             }
             Detail::Search { query, .. } => Request::Search(query.clone()),
+            Detail::Reconciliation { .. } => Request::Reconciliation,
             Detail::LedgerAccount { stack, id, pages, .. } => {
                 Request::LedgerEntries { stack: *stack, id: id.clone(), cursor: pages.cursor.clone() }
             }
@@ -313,6 +321,7 @@ impl Detail {
             Detail::Keys { keys, .. } => keys.data.as_ref().map_or(0, Vec::len),
             Detail::LedgerAccount { entries, .. } => ledger::entry_count(entries),
             Detail::Search { results, .. } => search::hit_count(results),
+            Detail::Reconciliation { data, .. } => reconciliation::finding_count(data),
         }
     }
 
@@ -324,7 +333,8 @@ impl Detail {
             | Detail::Organization { selected, .. }
             | Detail::Keys { selected, .. }
             | Detail::LedgerAccount { selected, .. }
-            | Detail::Search { selected, .. } => selected,
+            | Detail::Search { selected, .. }
+            | Detail::Reconciliation { selected, .. } => selected,
         }
     }
 }
@@ -597,7 +607,13 @@ impl App {
         }
         let reachable = matches!(self.connection, Connection::Connected | Connection::Connecting);
         if reachable && self.tab_due.is_none_or(|due| now >= due) {
-            requests.extend(self.tab_requests().into_iter().filter(|r| *r != Request::Status));
+            // A reconciliation reads every page the provider lists: only
+            // when asked for (opening it, or `r`), never on the timer.
+            requests.extend(
+                self.tab_requests()
+                    .into_iter()
+                    .filter(|r| *r != Request::Status && *r != Request::Reconciliation),
+            );
             // Every tab names organizations.
             if !requests.contains(&Request::Organizations) {
                 requests.push(Request::Organizations);

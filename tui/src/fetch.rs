@@ -4,7 +4,7 @@
 //! frames. A slow or dead node therefore never freezes input.
 
 use crate::api::DisputeOutcome;
-use crate::api::SearchResults;
+use crate::api::{Reconciliation, SearchResults};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -96,6 +96,9 @@ pub enum Request {
     },
     /// A search across both stacks.
     Search(String),
+    /// The live stack against the provider over the last 24 hours (the
+    /// period is read from the clock when it runs).
+    Reconciliation,
     /// The stack's recent failed requests.
     FailedRequests(StackName),
     /// An organization's API keys on a stack.
@@ -163,6 +166,7 @@ pub enum Payload {
     SystemAccounts(Vec<SystemAccount>),
     LedgerEntries(LedgerEntries),
     Search(SearchResults),
+    Reconciliation(Reconciliation),
     /// A dispute the operator resolved.
     Resolved(Owned<Dispute>),
     FailedRequests(Vec<FailedRequest>),
@@ -226,6 +230,10 @@ pub fn execute(client: &dyn Client, request: Request) -> Response {
         Request::Emails => client.emails(crate::app::EMAILS_SHOWN).map(Payload::Emails),
         Request::SystemAccounts(stack) => client.system_accounts(*stack).map(Payload::SystemAccounts),
         Request::Search(query) => client.search(query).map(Payload::Search),
+        Request::Reconciliation => {
+            let (from, to) = last_day(chrono::Utc::now());
+            client.reconciliation(&from, &to).map(Payload::Reconciliation)
+        }
         Request::ResolveDispute { stack, id, outcome } => {
             client.resolve_dispute(*stack, id, *outcome).map(Payload::Resolved)
         }
@@ -234,6 +242,13 @@ pub fn execute(client: &dyn Client, request: Request) -> Response {
             .map(Payload::LedgerEntries),
     };
     Response { request, outcome }
+}
+
+/// The 24 hours up to `now`, as the admin API takes a period.
+pub fn last_day(now: chrono::DateTime<chrono::Utc>) -> (String, String) {
+    // To the millisecond: what was made in the last second is in it.
+    let text = |at: chrono::DateTime<chrono::Utc>| at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    (text(now - chrono::Duration::hours(24)), text(now))
 }
 
 /// The worker threads and both ends of their channels. Dropping it closes

@@ -2,7 +2,7 @@
 //! bearer token on every call.
 
 use crate::api::DisputeOutcome;
-use crate::api::SearchResults;
+use crate::api::{Reconciliation, SearchResults};
 use std::time::Duration;
 
 use reqwest::blocking::{Client as Http, RequestBuilder};
@@ -295,6 +295,10 @@ impl Client for HttpClient {
 
     fn search(&self, query: &str) -> ClientResult<SearchResults> {
         self.get("search", &[("q", query.to_string())])
+    }
+
+    fn reconciliation(&self, from: &str, to: &str) -> ClientResult<Reconciliation> {
+        self.get("live/reconciliation", &[("from", from.to_string()), ("to", to.to_string())])
     }
 
     fn system_accounts(&self, stack: StackName) -> ClientResult<Vec<SystemAccount>> {

@@ -835,3 +835,29 @@ fn keys_of_an_organization_are_listed_and_x_revokes_after_y() {
     assert!(harness.app.confirm.is_none());
     assert!(harness.app.flash.as_ref().unwrap().error);
 }
+
+#[test]
+fn r_on_activity_reconciles_once_and_only_again_when_asked() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.client.calls.lock().unwrap().clear();
+    harness.press(char_key('R'));
+    let Some(Detail::Reconciliation { data, .. }) = &harness.app.detail else { panic!("open") };
+    let found = data.data.as_ref().expect("answered");
+    assert_eq!((found.matched, found.missing_at_provider.len(), found.mismatched.len()), (41, 1, 1));
+    let asked = |harness: &Harness| {
+        harness.client.calls.lock().unwrap().iter().filter(|c| c.starts_with("reconciliation")).count()
+    };
+    assert_eq!(asked(&harness), 1);
+    // The tab's timer refreshes the lists, never the reconciliation: it
+    // reads every page the provider lists.
+    harness.advance(Duration::from_secs(30));
+    assert_eq!(asked(&harness), 1);
+    harness.press(char_key('r'));
+    assert_eq!(asked(&harness), 2, "r asks again");
+    harness.press(key(KeyCode::Esc));
+    assert!(harness.app.detail.is_none());
+    // Elsewhere R does nothing.
+    let mut harness = on_tab(Tab::Overview);
+    harness.press(char_key('R'));
+    assert!(harness.app.detail.is_none());
+}

@@ -346,6 +346,13 @@ fn system_account_entries() {
 }
 
 #[test]
+fn reconciliation() {
+    let mut harness = on_tab(Tab::Activity);
+    harness.press(char_key('R'));
+    snapshot_both("reconciliation", &harness);
+}
+
+#[test]
 fn search_results() {
     let mut harness = Harness::new();
     harness.press(char_key('/'));

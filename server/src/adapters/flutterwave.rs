@@ -30,6 +30,18 @@
 //!   transaction-refund, /v3.0.0/reference/get-all-refunds,
 //!   /docs/collecting-payments/refunds;
 //! - `GET /v3/balances` (the health probe);
+//! - for a reconciliation, every transfer and charge over a period, page
+//!   after page (`page`, `meta.page_info.total_pages`): `GET /v3/transfers`
+//!   ("Get all transfers" takes `page` and `status` and no dates, so every
+//!   page is read and the caller keeps the period by `created_at`) and `GET
+//!   /v3/transactions` ("Get multiple transactions": `from` and `to` as
+//!   `YYYY-MM-DD`, `page`, and filters Sika does not use); each item's
+//!   `reference` (transfers) or `tx_ref` (charges), `id`, `amount`,
+//!   `currency`, `status` and `created_at`. References:
+//!   developer.flutterwave.com/reference/endpoints/transfers,
+//!   developer.flutterwave.com/reference/endpoints/transactions,
+//!   flutterwaveinc.mintlify.app/api-reference/transactions/get-multiple-transactions
+//!   (the list's `meta.page_info` `{total, current_page, total_pages}`);
 //! - notifications carry the `verif-hash` header set in the dashboard;
 //!   a transfer the provider takes back after it succeeded comes as a
 //!   transfer notification (`transfer.completed`, or the newer API's
@@ -46,7 +58,9 @@ use subtle::ConstantTimeEq;
 
 use crate::config::file::Secret;
 use crate::domain::rails::flutterwave::{Charge, Payee, Route, route};
-use crate::domain::rails::{AsyncRail, Kind, Movement, RailError, RailFuture, RefundOrder, Seen, Status};
+use crate::domain::rails::{
+    AsyncRail, Kind, Listed, Movement, RailError, RailFuture, RefundOrder, Seen, Status,
+};
 use crate::domain::settings::{FlutterwaveSender, FlutterwaveSettings};
 
 /// How long one request to the provider may take.
@@ -54,6 +68,14 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest account holder's name Sika keeps from a lookup.
 const ACCOUNT_NAME_CHARS_MAX: usize = 255;
+/// The most pages one list of transfers or charges is read to: past it,
+/// the list is refused rather than cut (at the reference's page of 10,
+/// 100,000 transfers or charges).
+const LIST_PAGES_MAX: u32 = 10_000;
+/// The days a charge list's window reaches past the period on each side:
+/// the reference's `from` and `to` are dates, and a day boundary in
+/// another time zone must not drop a charge.
+const LIST_MARGIN_DAYS: i64 = 1;
 
 /// Why the connector cannot be built.
 #[derive(Debug, thiserror::Error)]
@@ -175,6 +197,46 @@ fn seen(data: &Value, kind: Kind) -> Option<Seen> {
 fn reversed(data: &Value) -> bool {
     let is_reversed = |value: &Value| value.as_str().is_some_and(|s| s.eq_ignore_ascii_case("REVERSED"));
     is_reversed(&data["status"]) || is_reversed(&data["reversal"]["reconciliation_status"])
+}
+
+/// The UTC date `days` away from the instant `ms`, as the reference's
+/// `from` and `to` take it (`YYYY-MM-DD`).
+fn day(ms: i64, days: i64) -> String {
+    let at = chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default();
+    (at + chrono::Duration::days(days)).format("%Y-%m-%d").to_string()
+}
+
+/// A transfer or a charge as a list shows it: its reference (`reference`
+/// or `tx_ref`), id, amount, currency, status (mapped as [`seen`] maps it)
+/// and creation time.
+fn listed_item(item: &Value, kind: Kind) -> Listed {
+    let text = |value: &Value| match value {
+        Value::String(s) => s.chars().filter(|c| !c.is_control()).take(200).collect(),
+        Value::Number(n) => n.to_string(),
+        _ => String::new(),
+    };
+    let reference = match kind {
+        Kind::Collection => text(&item["tx_ref"]),
+        _ => text(&item["reference"]),
+    };
+    let amount = match &item["amount"] {
+        Value::Number(n) => n.to_string().parse::<rust_decimal::Decimal>().ok(),
+        Value::String(s) => s.trim().parse::<rust_decimal::Decimal>().ok(),
+        _ => None,
+    };
+    let created_at = item["created_at"]
+        .as_str()
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| t.timestamp_millis());
+    Listed {
+        kind,
+        reference,
+        provider_id: text(&item["id"]),
+        currency: text(&item["currency"]).to_ascii_uppercase(),
+        amount,
+        status: seen(item, kind).map_or(Status::Pending, |s| s.status),
+        created_at,
+    }
 }
 
 /// An amount as a JSON number, as the reference writes it.
@@ -418,6 +480,38 @@ impl Flutterwave {
         Ok(found.and_then(seen_refund))
     }
 
+    /// Every transfer or charge over a window covering the period: all the
+    /// pages of `GET /v3/transfers` (it takes no dates), or of `GET
+    /// /v3/transactions` from the day before `from_ms` to the day after
+    /// `to_ms`.
+    async fn list_movements(&self, kind: Kind, from_ms: i64, to_ms: i64) -> Result<Vec<Listed>, RailError> {
+        let (path, dates) = match kind {
+            Kind::Payout => ("/v3/transfers", None),
+            Kind::Collection => {
+                ("/v3/transactions", Some((day(from_ms, -LIST_MARGIN_DAYS), day(to_ms, LIST_MARGIN_DAYS))))
+            }
+            Kind::Refund => return Err(RailError::Refused("refunds are not listed".into())),
+        };
+        let mut listed = Vec::new();
+        for page in 1..=LIST_PAGES_MAX {
+            let mut query = vec![("page", page.to_string())];
+            if let Some((from, to)) = &dates {
+                query.push(("from", from.clone()));
+                query.push(("to", to.clone()));
+            }
+            let body = self.call(self.client.get(self.url(path)).query(&query)).await?;
+            let Some(items) = body["data"].as_array() else {
+                return Err(RailError::Transient(format!("Flutterwave's {path} page {page} holds no list")));
+            };
+            listed.extend(items.iter().map(|item| listed_item(item, kind)));
+            let pages = body["meta"]["page_info"]["total_pages"].as_u64().unwrap_or(0);
+            if items.is_empty() || u64::from(page) >= pages {
+                return Ok(listed);
+            }
+        }
+        Err(RailError::Refused(format!("Flutterwave lists more than {LIST_PAGES_MAX} pages at {path}")))
+    }
+
     async fn probe_balances(&self) -> Result<(), RailError> {
         self.call(self.client.get(self.url("/v3/balances"))).await.map(|_| ())
     }
@@ -482,6 +576,10 @@ impl AsyncRail for Flutterwave {
 
     fn resolve<'a>(&'a self, bank_code: &'a str, account_number: &'a str) -> RailFuture<'a, Option<String>> {
         Box::pin(self.resolve_account(bank_code, account_number))
+    }
+
+    fn list(&self, kind: Kind, from_ms: i64, to_ms: i64) -> RailFuture<'_, Vec<Listed>> {
+        Box::pin(self.list_movements(kind, from_ms, to_ms))
     }
 }
 
@@ -681,6 +779,29 @@ mod tests {
             matches!(fw.refund(&order(None)).await, Err(RailError::Refused(m)) if m.contains("successful"))
         );
         assert_eq!(asked.lock().unwrap().len(), 1, "nothing is refunded of a charge not successful");
+    }
+
+    #[test]
+    fn list_items_read_as_the_reference_shows_them() {
+        let at = |text: &str| chrono::DateTime::parse_from_rfc3339(text).unwrap().timestamp_millis();
+        let transfer = json!({"id": 400001, "reference": "pay_1", "amount": 1500.5, "currency": "ngn",
+            "status": "SUCCESSFUL", "created_at": "2026-11-27T09:00:00.000Z", "fee": 26.88});
+        let listed = listed_item(&transfer, Kind::Payout);
+        assert_eq!((listed.reference.as_str(), listed.provider_id.as_str()), ("pay_1", "400001"));
+        assert_eq!((listed.currency.as_str(), listed.status), ("NGN", Status::Succeeded));
+        assert_eq!(listed.amount, Some("1500.5".parse().unwrap()));
+        assert_eq!(listed.created_at, Some(at("2026-11-27T09:00:00Z")));
+        let charge = json!({"id": 700001, "tx_ref": "col_1", "reference": "not-this", "amount": "12.00",
+            "currency": "GHS", "status": "pending", "created_at": "yesterday"});
+        let listed = listed_item(&charge, Kind::Collection);
+        assert_eq!((listed.reference.as_str(), listed.status), ("col_1", Status::Pending));
+        assert_eq!((listed.amount, listed.created_at), (Some("12".parse().unwrap()), None));
+        let unreadable = listed_item(&json!({"id": 1, "amount": "ten"}), Kind::Payout);
+        assert_eq!((unreadable.amount, unreadable.reference.as_str()), (None, ""));
+        // The reference's `from` and `to` are days: the window reaches one
+        // past the period on each side.
+        assert_eq!(day(at("2026-11-27T23:30:00Z"), 1), "2026-11-28");
+        assert_eq!(day(at("2026-11-27T00:10:00Z"), -1), "2026-11-26");
     }
 
     #[test]

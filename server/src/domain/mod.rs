@@ -37,6 +37,7 @@ pub(crate) mod ratelimit;
 pub(crate) mod rates;
 pub(crate) mod receiving;
 pub(crate) mod recipients;
+pub(crate) mod reconciliation;
 pub(crate) mod refunds;
 pub(crate) mod render;
 pub(crate) mod representative;

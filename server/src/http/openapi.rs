@@ -224,7 +224,15 @@ mod tests {
                 assert!(operation["operationId"].is_string(), "{name} has an operationId");
             }
         }
-        assert_eq!(operations, 45, "every admin route is documented");
+        assert_eq!(operations, 46, "every admin route is documented");
+        let reconcile = &document["paths"]["/admin/v1/live/reconciliation"]["get"];
+        for wanted in ["from", "to"] {
+            let parameters = reconcile["parameters"].as_array().unwrap();
+            assert!(parameters.iter().any(|p| p["name"] == wanted), "reconciliation takes {wanted}");
+        }
+        for status in ["200", "400", "409", "503"] {
+            assert!(reconcile["responses"][status].is_object(), "reconciliation documents {status}");
+        }
         let search = &document["paths"]["/admin/v1/{stack}/payouts"]["get"]["parameters"];
         for wanted in ["stack", "limit", "cursor", "q", "status"] {
             assert!(search.as_array().unwrap().iter().any(|p| p["name"] == wanted), "search takes {wanted}");

@@ -26,6 +26,23 @@
 //! starts `pending` (or as [`FakeState::refund_status`] says) and settles
 //! when a test says so (`completed` or `failed`).
 //!
+//! Lists, for reconciliation, from the v3 reference ("Get all transfers" in
+//! developer.flutterwave.com/reference/endpoints/transfers; "Get multiple
+//! transactions" in developer.flutterwave.com/reference/endpoints/transactions
+//! and flutterwaveinc.mintlify.app/api-reference/transactions/get-multiple-transactions):
+//! `GET /v3/transfers` takes `page` and `status` (and `reference`, which the
+//! connector finds one transfer by) and no dates; `GET /v3/transactions`
+//! takes `from` and `to` (`YYYY-MM-DD`, both days included), `page`,
+//! `customer_email`, `status`, `tx_ref`, `customer_fullname` and
+//! `currency`. Both answer pages of [`PAGE_SIZE`], newest first, with
+//! `meta.page_info` `{total, current_page, total_pages}`, and refuse any
+//! other parameter, a `page` that is not a whole number from 1, and a date
+//! not written `YYYY-MM-DD`. Each transfer and charge carries `created_at`.
+//! A test makes the provider disagree with Sika through the state, as the
+//! provider's own records would: [`FakeFlutterwave::add_transfer`] and
+//! [`FakeFlutterwave::add_charge`] (movements Sika never made),
+//! [`FakeFlutterwave::set_amount`] and [`FakeFlutterwave::forget`].
+//!
 //! A transfer that succeeded can be
 //! reversed afterwards ([`FakeFlutterwave::reverse_transfer`]), as the
 //! reference's transfer reversal shows it: `status` `FAILED` and a
@@ -87,6 +104,11 @@ pub struct FakeState {
     /// The transfer list lags its writes: `GET /v3/transfers` shows none
     /// while this is set (a duplicate reference is still refused).
     pub list_lags: bool,
+    /// Every page of the transfer and transaction lists asked for, as
+    /// `transfers page=N` or `transactions page=N`.
+    pub list_pages: Vec<String>,
+    /// Answer this page of either list with a 5xx (the others as usual).
+    pub fail_list_page: Option<usize>,
     next_id: u64,
 }
 
@@ -101,6 +123,15 @@ type Answer = (StatusCode, Json<Value>);
 
 fn error(status: StatusCode, message: &str) -> Answer {
     (status, Json(json!({ "status": "error", "message": message, "data": null })))
+}
+
+/// Items per page of `GET /v3/transfers` and `GET /v3/transactions` (the
+/// reference's example: 158 transactions in 16 pages).
+pub const PAGE_SIZE: usize = 10;
+
+/// Now, as the provider writes `created_at`.
+fn now_text() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// How long a stalled answer takes: past the node's 10 s request timeout.
@@ -263,6 +294,7 @@ async fn create_transfer(State(state): State<Shared>, headers: HeaderMap, Json(b
             "complete_message": "",
             "requires_approval": 0,
             "is_approved": 1,
+            "created_at": now_text(),
         });
         s.transfers.push(transfer.clone());
         transfer
@@ -291,20 +323,148 @@ async fn read(state: &Shared, headers: &HeaderMap, answer: impl FnOnce(&FakeStat
 }
 
 async fn list_transfers(State(state): State<Shared>, headers: HeaderMap, Query(query): Params) -> Answer {
-    read(&state, &headers, |s| list_transfers_in(s, &query)).await
-}
-
-fn list_transfers_in(s: &FakeState, query: &std::collections::HashMap<String, String>) -> Answer {
+    if let Err(answer) = gate(&state, &headers).await {
+        return answer;
+    }
+    let page = match list_page(&query, TRANSFER_FILTERS) {
+        Ok(page) => page,
+        Err(why) => return refuse(&state, why),
+    };
+    let mut s = state.lock().unwrap();
+    if !query.contains_key("reference") {
+        s.list_pages.push(format!("transfers page={page}"));
+        if s.fail_list_page == Some(page) {
+            return error(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error");
+        }
+    }
     let data: Vec<Value> = s
         .transfers
         .iter()
+        .rev()
         .filter(|_| !s.list_lags)
         .filter(|t| query.get("reference").is_none_or(|r| t["reference"] == r.as_str()))
+        .filter(|t| {
+            query
+                .get("status")
+                .is_none_or(|st| t["status"].as_str().is_some_and(|v| v.eq_ignore_ascii_case(st)))
+        })
         .cloned()
         .collect();
-    let page_info = json!({ "total": data.len(), "current_page": 1, "total_pages": 1 });
-    let body = json!({ "status": "success", "message": "Transfers fetched", "meta": { "page_info": page_info }, "data": data });
+    paged(data, page, "Transfers fetched")
+}
+
+/// The query parameters `GET /v3/transfers` takes: the reference's `page`
+/// and `status`, and `reference`.
+const TRANSFER_FILTERS: &[&str] = &["page", "status", "reference"];
+
+/// The query parameters `GET /v3/transactions` takes.
+const TRANSACTION_FILTERS: &[&str] =
+    &["from", "to", "page", "customer_email", "status", "tx_ref", "customer_fullname", "currency"];
+
+/// The page a list asks for (1 when unset), or why the provider refuses the
+/// query: a parameter it does not take, or a `page` that is not a whole
+/// number from 1.
+fn list_page(query: &std::collections::HashMap<String, String>, allowed: &[&str]) -> Result<usize, String> {
+    if let Some(unknown) = query.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(format!("unknown query parameter {unknown}"));
+    }
+    match query.get("page") {
+        None => Ok(1),
+        Some(page) => page
+            .parse::<usize>()
+            .ok()
+            .filter(|p| *p >= 1)
+            .ok_or_else(|| format!("page must be a whole number from 1, not '{page}'")),
+    }
+}
+
+/// One page of `items` (newest first) with `meta.page_info`.
+fn paged(items: Vec<Value>, page: usize, message: &str) -> Answer {
+    let total = items.len();
+    let total_pages = total.div_ceil(PAGE_SIZE).max(1);
+    let data: Vec<Value> = items.into_iter().skip((page - 1) * PAGE_SIZE).take(PAGE_SIZE).collect();
+    let page_info = json!({ "total": total, "current_page": page, "total_pages": total_pages });
+    let body =
+        json!({ "status": "success", "message": message, "meta": { "page_info": page_info }, "data": data });
     (StatusCode::OK, Json(body))
+}
+
+/// A `from` or `to` of `GET /v3/transactions`: `YYYY-MM-DD`.
+fn list_date(
+    query: &std::collections::HashMap<String, String>,
+    field: &str,
+) -> Result<Option<chrono::NaiveDate>, String> {
+    match query.get(field) {
+        None => Ok(None),
+        Some(text) => chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+            .map(Some)
+            .map_err(|_| format!("{field} must be a date written YYYY-MM-DD, not '{text}'")),
+    }
+}
+
+/// A charge as `GET /v3/transactions` lists it (the reference's fields).
+fn listed_charge(charge: &Value) -> Value {
+    json!({
+        "id": charge["id"],
+        "tx_ref": charge["tx_ref"],
+        "flw_ref": charge["flw_ref"],
+        "device_fingerprint": "N/A",
+        "amount": charge["amount"],
+        "currency": charge["currency"],
+        "charged_amount": charge["amount"],
+        "app_fee": 0,
+        "merchant_fee": 0,
+        "processor_response": charge["processor_response"],
+        "auth_model": "MOBILEMONEY",
+        "narration": "Sika Test Ltd",
+        "status": charge["status"],
+        "payment_type": "mobilemoneygh",
+        "created_at": charge["created_at"],
+        "account_id": 73362,
+        "customer": { "id": 252759, "email": charge["email"], "phone_number": charge["phone_number"],
+                      "name": "Anonymous customer", "created_at": charge["created_at"] },
+    })
+}
+
+/// `GET /v3/transactions`: the charges made between `from` and `to` (days,
+/// both included), filtered as the reference says, a page at a time.
+async fn list_transactions(State(state): State<Shared>, headers: HeaderMap, Query(query): Params) -> Answer {
+    if let Err(answer) = gate(&state, &headers).await {
+        return answer;
+    }
+    let page = match list_page(&query, TRANSACTION_FILTERS) {
+        Ok(page) => page,
+        Err(why) => return refuse(&state, why),
+    };
+    let (from, to) = match (list_date(&query, "from"), list_date(&query, "to")) {
+        (Ok(from), Ok(to)) => (from, to),
+        (Err(why), _) | (_, Err(why)) => return refuse(&state, why),
+    };
+    let mut s = state.lock().unwrap();
+    s.list_pages.push(format!("transactions page={page}"));
+    if s.fail_list_page == Some(page) {
+        return error(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error");
+    }
+    let day = |charge: &Value| {
+        charge["created_at"]
+            .as_str()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.date_naive())
+    };
+    let text_is = |charge: &Value, field: &str, key: &str| {
+        query.get(key).is_none_or(|want| charge[field].as_str().is_some_and(|v| v.eq_ignore_ascii_case(want)))
+    };
+    let data: Vec<Value> = s
+        .charges
+        .iter()
+        .rev()
+        .filter(|c| from.is_none_or(|from| day(c).is_some_and(|d| d >= from)))
+        .filter(|c| to.is_none_or(|to| day(c).is_some_and(|d| d <= to)))
+        .filter(|c| text_is(c, "status", "status") && text_is(c, "currency", "currency"))
+        .filter(|c| text_is(c, "tx_ref", "tx_ref") && text_is(c, "email", "customer_email"))
+        .map(listed_charge)
+        .collect();
+    paged(data, page, "Transactions fetched")
 }
 
 /// `POST /v3/accounts/resolve`: Nigerian bank accounts (and M-Pesa numbers
@@ -398,6 +558,7 @@ async fn create_charge(
         "charge_type": kind,
         "status": "pending",
         "processor_response": "Transaction in progress",
+        "created_at": now_text(),
     });
     s.charges.push(charge.clone());
     (StatusCode::OK, Json(json!({ "status": "success", "message": "Charge initiated", "data": charge })))
@@ -624,6 +785,7 @@ impl FakeFlutterwave {
         let app = Router::new()
             .route("/v3/transfers", post(create_transfer).get(list_transfers))
             .route("/v3/charges", post(create_charge))
+            .route("/v3/transactions", get(list_transactions))
             .route("/v3/transactions/verify_by_reference", get(verify_by_reference))
             .route("/v3/balances", get(balances))
             .route("/v3/accounts/resolve", post(resolve_account))
@@ -663,6 +825,60 @@ impl FakeFlutterwave {
 
     pub fn charge_for(&self, tx_ref: &str) -> Option<Value> {
         self.with(|s| s.charges.iter().find(|c| c["tx_ref"] == tx_ref).cloned())
+    }
+
+    /// Records a transfer Sika never asked for (made from the provider's
+    /// dashboard, say), created now.
+    pub fn add_transfer(&self, reference: &str, amount: f64, currency: &str, status: &str) -> Value {
+        self.with(|s| {
+            s.next_id += 1;
+            let transfer = json!({
+                "id": 400_000 + s.next_id, "account_number": "0241234567", "bank_code": "MTN",
+                "full_name": "Someone Else", "currency": currency, "amount": amount, "fee": 0,
+                "narration": "made elsewhere", "reference": reference, "meta": null, "status": status,
+                "complete_message": "", "requires_approval": 0, "is_approved": 1, "created_at": now_text(),
+            });
+            s.transfers.push(transfer.clone());
+            transfer
+        })
+    }
+
+    /// Records a charge Sika never asked for, created now.
+    pub fn add_charge(&self, tx_ref: &str, amount: f64, currency: &str, status: &str) -> Value {
+        self.with(|s| {
+            s.next_id += 1;
+            let charge = json!({
+                "id": 700_000 + s.next_id, "tx_ref": tx_ref, "flw_ref": format!("FLW-MOCK-{}", s.next_id),
+                "amount": amount, "currency": currency, "network": "MTN", "phone_number": "233240000000",
+                "email": "payer@example.com", "charge_type": "mobile_money_ghana", "status": status,
+                "processor_response": "Approved", "created_at": now_text(),
+            });
+            s.charges.push(charge.clone());
+            charge
+        })
+    }
+
+    /// Changes the amount the provider shows for the transfer or charge
+    /// carrying `reference`.
+    pub fn set_amount(&self, reference: &str, amount: f64) {
+        self.with(|s| {
+            let item = s
+                .transfers
+                .iter_mut()
+                .find(|t| t["reference"] == reference)
+                .or_else(|| s.charges.iter_mut().find(|c| c["tx_ref"] == reference))
+                .expect("a transfer or charge with this reference");
+            item["amount"] = amount.into();
+        });
+    }
+
+    /// Removes the transfer or charge carrying `reference`, as if the
+    /// provider never made it.
+    pub fn forget(&self, reference: &str) {
+        self.with(|s| {
+            s.transfers.retain(|t| t["reference"] != reference);
+            s.charges.retain(|c| c["tx_ref"] != reference);
+        });
     }
 
     /// Settles a transfer at the provider (`SUCCESSFUL` or `FAILED`).

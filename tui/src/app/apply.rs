@@ -69,7 +69,8 @@ impl App {
             | Request::Attempts { .. }
             | Request::Members(_)
             | Request::LedgerEntries { .. }
-            | Request::Search(_) => self.detail_error(&request, error),
+            | Request::Search(_)
+            | Request::Reconciliation => self.detail_error(&request, error),
             _ => {}
         }
         if request.is_action() {
@@ -93,6 +94,7 @@ impl App {
             Detail::Keys { keys, .. } => keys.fail(error),
             Detail::LedgerAccount { entries, .. } => entries.fail(error),
             Detail::Search { results, .. } => results.fail(error),
+            Detail::Reconciliation { data, .. } => data.fail(error),
         }
     }
 
@@ -164,7 +166,8 @@ impl App {
                 | Request::Attempts { .. }
                 | Request::Members(_)
                 | Request::LedgerEntries { .. }
-                | Request::Search(_)),
+                | Request::Search(_)
+                | Request::Reconciliation),
                 payload,
             ) => {
                 self.apply_detail(&request, payload);
@@ -188,6 +191,7 @@ impl App {
             (Detail::Keys { keys, .. }, Payload::Keys(rows)) => keys.finish(rows),
             (Detail::LedgerAccount { entries, .. }, Payload::LedgerEntries(page)) => entries.finish(page),
             (Detail::Search { results, .. }, Payload::Search(found)) => results.finish(found),
+            (Detail::Reconciliation { data, .. }, Payload::Reconciliation(found)) => data.finish(found),
             _ => {}
         }
         let len = detail.len();

@@ -116,6 +116,9 @@ impl App {
             KeyCode::End | KeyCode::Char('G') => self.move_selection(isize::MAX),
             KeyCode::Left | KeyCode::Char('h') => self.set_pane(WebhookPane::Endpoints),
             KeyCode::Right | KeyCode::Char('l') => self.set_pane(WebhookPane::Deliveries),
+            KeyCode::Char('R') if self.tab == Tab::Activity && self.detail.is_none() => {
+                return self.open_reconciliation();
+            }
             KeyCode::Char('F') if self.tab == Tab::Activity && self.detail.is_none() => {
                 self.activity_status = self.activity_status.next();
                 self.activity_selected = 0;

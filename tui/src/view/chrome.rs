@@ -26,7 +26,7 @@ pub const KEYS: [(&str, &str); 22] = [
     ("Enter", "open the selected row's detail"),
     ("Esc", "back: close the detail, clear the search"),
     ("/", "search any part of an id, reference, phone, email or amount"),
-    ("F", "Activity: cycle the status filter"),
+    ("F  R", "Activity: status filter / reconcile live, last 24 h"),
     ("s", "switch stack: live / sandbox"),
     ("r", "refresh now"),
     ("← →  h l", "Webhooks: endpoints / failing deliveries"),
@@ -193,6 +193,7 @@ fn hints(app: &App) -> &'static str {
             "j/k members · i new invitation · K API keys · Esc back · ? help"
         }
         (Some(Detail::Keys { .. }), _) => "j/k keys · x revoke · Esc back · ? help · q quit",
+        (Some(Detail::Reconciliation { .. }), _) => "j/k findings · r reconcile again · Esc back · ? help",
         (None, Tab::Overview) => "Tab next tab · s stack · r refresh · ? help · q quit",
         (None, Tab::Accounts) if app.show_system_accounts => {
             "Enter entries · o organizations' accounts · v verify · s stack · ? help"

@@ -43,6 +43,9 @@ pub fn render(app: &App, detail: &Detail, frame: &mut Frame, area: Rect) {
         Detail::Keys { stack, organization, keys, selected } => {
             crate::view::organizations::render_keys(*stack, organization, keys, *selected, frame, area)
         }
+        Detail::Reconciliation { data, selected } => {
+            crate::view::reconciliation::render(data, *selected, frame, area)
+        }
     }
 }
 

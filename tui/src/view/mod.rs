@@ -13,6 +13,7 @@ pub mod ledger;
 pub mod organizations;
 pub mod overview;
 pub mod rates;
+pub mod reconciliation;
 pub mod requests;
 pub mod search;
 pub mod webhooks;

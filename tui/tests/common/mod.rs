@@ -455,6 +455,35 @@ impl Client for FakeClient {
         self.dispute(stack, id)
     }
 
+    fn reconciliation(&self, from: &str, to: &str) -> ClientResult<sika_api::reconciliation::Reconciliation> {
+        use sika_api::reconciliation::{Mismatch, ReconciledField, ReconciledKind, ReconciliationItem};
+        self.check()?;
+        // The period comes from the wall clock; the answer's is fixed, so
+        // frames compare.
+        self.log(format!("reconciliation {}", u8::from(!from.is_empty() && !to.is_empty())));
+        Ok(sika_api::reconciliation::Reconciliation {
+            from: "2026-11-26T09:00:00.000Z".into(),
+            to: "2026-11-27T09:00:00.000Z".into(),
+            matched: 41,
+            missing_at_provider: vec![ReconciliationItem {
+                id: "pay_0VbowfAbCdEf".into(),
+                kind: ReconciledKind::Payout,
+                amount: "25.00".into(),
+                currency: "GHS".into(),
+                status: "completed".into(),
+                provider_id: None,
+                created_at: Some("2026-11-27T09:12:03.000Z".into()),
+            }],
+            missing_in_sika: vec![],
+            mismatched: vec![Mismatch {
+                id: "col_0VbowfGhIjKl".into(),
+                field: ReconciledField::Amount,
+                sika: "10.00".into(),
+                provider: "12.00".into(),
+            }],
+        })
+    }
+
     fn search(&self, query: &str) -> ClientResult<SearchResults> {
         self.check()?;
         self.log(format!("search {query}"));

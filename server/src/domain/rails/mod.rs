@@ -103,6 +103,24 @@ pub(crate) struct Seen {
     pub message: String,
 }
 
+/// A transfer or charge as the provider lists it, for a reconciliation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Listed {
+    /// `Kind::Payout` for a transfer, `Kind::Collection` for a charge.
+    pub kind: Kind,
+    /// The reference it carries (Sika's id for the ones Sika made); empty
+    /// when it shows none.
+    pub reference: String,
+    pub provider_id: String,
+    pub currency: String,
+    /// In major units; `None` when the provider's amount cannot be read.
+    pub amount: Option<Decimal>,
+    pub status: Status,
+    /// When the provider created it (ms); `None` when it gives no readable
+    /// time.
+    pub created_at: Option<i64>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum RailError {
     /// A timeout, a broken connection, a 5xx: try again, same reference.
@@ -145,6 +163,11 @@ pub(crate) trait AsyncRail: Send + Sync {
     /// The holder's name of a bank account (empty if the provider gives
     /// none), or `None` when the provider says there is no such account.
     fn resolve<'a>(&'a self, bank_code: &'a str, account_number: &'a str) -> RailFuture<'a, Option<String>>;
+    /// Every transfer (`Kind::Payout`) or charge (`Kind::Collection`) the
+    /// provider lists over a window that covers `from_ms`..`to_ms` (it may
+    /// list more: the caller keeps the period), page after page: an error
+    /// if any page cannot be read, never a part of the list.
+    fn list(&self, kind: Kind, from_ms: i64, to_ms: i64) -> RailFuture<'_, Vec<Listed>>;
 }
 
 /// The connector as the stack holds it, behind the trait.
@@ -187,6 +210,10 @@ impl<R: AsyncRail + ?Sized> AsyncRail for Box<R> {
 
     fn resolve<'a>(&'a self, bank_code: &'a str, account_number: &'a str) -> RailFuture<'a, Option<String>> {
         (**self).resolve(bank_code, account_number)
+    }
+
+    fn list(&self, kind: Kind, from_ms: i64, to_ms: i64) -> RailFuture<'_, Vec<Listed>> {
+        (**self).list(kind, from_ms, to_ms)
     }
 }
 

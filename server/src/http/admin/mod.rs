@@ -45,6 +45,7 @@ mod keys;
 mod ledger;
 mod organizations;
 mod rates;
+mod reconciliation;
 mod search;
 mod webhooks;
 
@@ -127,6 +128,7 @@ pub(crate) fn documented() -> OpenApiRouter<Arc<AdminState>> {
         .merge(tagged("audit", OpenApiRouter::new().routes(routes!(audit::list))))
         .merge(tagged("emails", OpenApiRouter::new().routes(routes!(emails::list))))
         .merge(tagged("search", OpenApiRouter::new().routes(routes!(search::search))))
+        .merge(tagged("reconciliation", OpenApiRouter::new().routes(routes!(reconciliation::reconcile))))
 }
 
 /// The admin API's OpenAPI document.
