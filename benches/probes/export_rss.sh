@@ -8,7 +8,7 @@
 # before and after, the largest VmRSS seen, the rows and the bytes.
 #
 # Usage: benches/probes/export_rss.sh TARGET_DIR [N] [RATE [SECONDS]]
-#   cargo build --release --bin sika --bin seed_collections
+#   cargo build --release --bin sika && cargo build --release -p sika-benches --bin seed_collections
 #   benches/probes/export_rss.sh target 1000000          # as fast as curl reads
 #   benches/probes/export_rss.sh target 1000000 2M 60    # a reader taking 2 MB/s, for 60 s
 set -euo pipefail
