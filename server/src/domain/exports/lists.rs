@@ -8,6 +8,7 @@ use sika_api::collections::Collection;
 use sika_api::exports::ExportRange;
 use sika_api::payouts::Payout;
 use sika_api::refunds::{Refund, RefundFilter};
+use sika_engine::Snapshot;
 use utoipa::ToSchema;
 
 use crate::domain::error::ApiResult;
@@ -63,10 +64,11 @@ pub(crate) fn refunds(
     let filter = refund_list::checked_filter(filter)?;
     let range = CreatedRange::new(range, lists.ledger.now_ms())?;
     let organization = principal.organization().to_string();
-    let pages =
-        stored_pages(lists.ledger.clone(), organization, "refunds", range, move |snapshot, owner, id| {
-            refund_list::listed(snapshot, owner, &filter, id)
-        });
+    let find = |snapshot: &Snapshot, owner: &str, id: &str| {
+        refund_list::listed(snapshot, owner, &RefundFilter::default(), id)
+    };
+    let keep = move |refund: &Refund| refund_list::keeps(&filter, refund);
+    let pages = stored_pages(lists.ledger.clone(), organization, "refunds", range, find, keep);
     Ok(csv("refunds", &range, pages))
 }
 
@@ -82,10 +84,9 @@ where
     let filter = Filter::new(filter, V::STATUSES)?;
     let range = CreatedRange::new(range, lists.ledger.now_ms())?;
     let organization = principal.organization().to_string();
-    let pages =
-        stored_pages(lists.ledger.clone(), organization, V::LIST, range, move |snapshot, owner, id| {
-            let id = V::Id::from(id.to_string());
-            Ok(V::find(snapshot, owner, &id)?.filter(|view| view.kept_by(&filter)))
-        });
+    let find =
+        |snapshot: &Snapshot, owner: &str, id: &str| V::find(snapshot, owner, &V::Id::from(id.to_string()));
+    let keep = move |view: &V| view.kept_by(&filter);
+    let pages = stored_pages(lists.ledger.clone(), organization, V::LIST, range, find, keep);
     Ok(csv(V::LIST, &range, pages))
 }
