@@ -7,12 +7,12 @@
 # given: a slow reader) while sampling the node's VmRSS; prints VmHWM
 # before and after, the largest VmRSS seen, the rows and the bytes.
 #
-# Usage: benches/probes/export_rss.sh TARGET_DIR [N] [RATE]
-#   cargo build --release --bin sika --bin seed_collections
+# Usage: benches/probes/export_rss.sh TARGET_DIR [N] [RATE [SECONDS]]
+#   cargo build --release --bin sika && cargo build --release -p sika-benches --bin seed_collections
 #   benches/probes/export_rss.sh target 1000000          # as fast as curl reads
-#   benches/probes/export_rss.sh target 1000000 2M       # a reader taking 2 MB/s
+#   benches/probes/export_rss.sh target 1000000 2M 60    # a reader taking 2 MB/s, for 60 s
 set -euo pipefail
-target=$1 count=${2:-1000000} rate=${3:-}
+target=$1 count=${2:-1000000} rate=${3:-} seconds_max=${4:-}
 dir=$(mktemp -d)
 trap 'kill "${node:-}" 2>/dev/null || true; rm -rf "$dir"' EXIT
 export SIKA_DATA_DIR=$dir/data SIKA_LIVE_ADDR=127.0.0.1:18480 SIKA_SANDBOX_ADDR=127.0.0.1:18481 \
@@ -27,7 +27,7 @@ kib() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$node/status"; }
 echo "cores $(nproc); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "before: VmRSS $(kib VmRSS) KiB, VmHWM $(kib VmHWM) KiB"
 started=$(date +%s.%N)
-curl -sS ${rate:+--limit-rate "$rate"} -D "$dir/headers" -o "$dir/export.csv" \
+curl -sS ${rate:+--limit-rate "$rate"} ${seconds_max:+--max-time "$seconds_max"} -D "$dir/headers" -o "$dir/export.csv" \
   -H "authorization: Bearer $(field sandboxKey)" http://127.0.0.1:18481/v1/exports/collections.csv &
 reader=$!
 peak=0
@@ -35,7 +35,7 @@ while kill -0 "$reader" 2>/dev/null; do
   rss=$(kib VmRSS); [ "$rss" -gt "$peak" ] && peak=$rss
   sleep 0.25
 done
-wait "$reader"
+wait "$reader" || echo "(the reader stopped after ${seconds_max:-?} s, as asked)"
 seconds=$(echo "$(date +%s.%N) - $started" | bc)
 echo "after: VmRSS $(kib VmRSS) KiB, VmHWM $(kib VmHWM) KiB; largest VmRSS sampled during the export $peak KiB"
 echo "rows $(($(wc -l <"$dir/export.csv") - 1)), bytes $(wc -c <"$dir/export.csv"), seconds $seconds; load average $(cut -d' ' -f1-3 /proc/loadavg)"

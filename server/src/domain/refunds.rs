@@ -244,6 +244,14 @@ pub(crate) fn checked_filter(filter: RefundFilter) -> ApiResult<RefundFilter> {
     Ok(filter)
 }
 
+/// Whether the refunds list's `filter` keeps `refund` (the export checks
+/// a refund [`listed`] found without a filter, and its period first).
+pub(crate) fn keeps(filter: &RefundFilter, refund: &Refund) -> bool {
+    let status = serde_json::to_value(refund.status).ok();
+    filter.status.as_deref().is_none_or(|s| status.as_ref().and_then(|v| v.as_str()) == Some(s))
+        && filter.collection_id.as_deref().is_none_or(|c| c == refund.collection_id)
+}
+
 /// The refund `id` of `organization` as its list shows it, when `filter`
 /// keeps it (the list's and the export's rows).
 pub(crate) fn listed(

@@ -62,15 +62,7 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
         chunks.concat()
     };
     let (mut parts, body) = response.into_parts();
-    // A streamed answer (an export) is passed through unread: buffering it
-    // here would hold the whole file in memory.
-    let (body_bytes, error, streamed) = match parts.extensions.remove::<Streamed>() {
-        Some(Streamed) => (Bytes::new(), None, Some(body)),
-        None => {
-            let (bytes, error) = answer_body(&mut parts, body, &method, &path, &request_id).await;
-            (bytes, error, None)
-        }
-    };
+    let (body_bytes, error, streamed) = answer_body(&mut parts, body, &method, &path, &request_id).await;
     let error_code = error.as_ref().map(|e| e.code);
     let headers = &mut parts.headers;
     if let Ok(value) = HeaderValue::from_str(&request_id) {
@@ -123,15 +115,20 @@ pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Reques
 pub(crate) struct Streamed;
 
 /// The answer's body: for an error, the spec's error object with the
-/// request's id (and the status its code answers with), and the error.
+/// request's id (and the status its code answers with), and the error; a
+/// streamed answer (an export) is handed back unread, as the third item:
+/// buffering it here would hold the whole file in memory.
 async fn answer_body(
     parts: &mut axum::http::response::Parts,
     body: Body,
     method: &str,
     path: &str,
     request_id: &str,
-) -> (Bytes, Option<ApiError>) {
-    match parts.extensions.remove::<ApiError>() {
+) -> (Bytes, Option<ApiError>, Option<Body>) {
+    if let Some(Streamed) = parts.extensions.remove::<Streamed>() {
+        return (Bytes::new(), None, Some(body));
+    }
+    let (bytes, error) = match parts.extensions.remove::<ApiError>() {
         Some(error) => {
             parts.status = crate::http::error::status_of(&error);
             (error_bytes(parts, &error, request_id), Some(error))
@@ -147,7 +144,8 @@ async fn answer_body(
             (error_bytes(parts, &error, request_id), Some(error))
         }
         None => (to_bytes(body, usize::MAX).await.unwrap_or_default(), None),
-    }
+    };
+    (bytes, error, None)
 }
 
 /// Keeps a request the stack answered with an error for the operator's

@@ -142,21 +142,25 @@ fn failed(error: csv::Error) -> ApiError {
 }
 
 /// The pages of a stored list (an organization's `list`, newest first, as
-/// the list endpoints walk it): each entry found by `find`, which also
-/// applies the list's filters (`None` skips the entry), and kept when
-/// created within `range`. Each page reads a fresh snapshot, so an export
+/// the list endpoints walk it): each entry found by `find` (`None` skips
+/// it), kept when created within `range` and when `keep` (the list's
+/// filters) says so. The period is checked on every row found, kept or
+/// not, so a filter that matches nothing still ends the walk at
+/// `createdFrom` rather than at the list's oldest row. Each page reads a fresh snapshot, so an export
 /// read slowly pins no old state of the store; a page starts after the
 /// last entry the one before read, so rows are never repeated or skipped.
-pub(crate) fn stored_pages<T, F>(
+pub(crate) fn stored_pages<T, F, K>(
     ledger: Engine,
     organization: String,
     list: &'static str,
     range: CreatedRange,
     mut find: F,
+    keep: K,
 ) -> impl FnMut(Option<u64>) -> ApiResult<ExportPage<T, u64>> + Send + 'static
 where
     T: Dated,
     F: FnMut(&Snapshot, &str, &str) -> ApiResult<Option<T>> + Send + 'static,
+    K: Fn(&T) -> bool + Send + 'static,
 {
     move |before| {
         let snapshot = ledger.read()?;
@@ -168,11 +172,11 @@ where
                 ApiError::internal_from(format!("{list} entry '{id}' has no readable createdAt"))
             })?;
             match range.place(created_ms) {
-                Place::Within => rows.push(item),
+                Place::Within if keep(&item) => rows.push(item),
                 Place::Earlier if created_ms < range.from_ms.saturating_sub(CLOCK_STEP_MS) => {
                     return Ok(ExportPage { rows, next: None });
                 }
-                Place::Later | Place::Earlier => {}
+                Place::Later | Place::Within | Place::Earlier => {}
             }
         }
         let next = match entries.last() {

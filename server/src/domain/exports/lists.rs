@@ -10,6 +10,7 @@ use sika_api::exports::ExportRange;
 use sika_api::payouts::Payout;
 use sika_api::refunds::{Refund, RefundFilter};
 use sika_api::statements::{BalanceTransaction, BalanceTransactionFilter};
+use sika_engine::Snapshot;
 use utoipa::ToSchema;
 
 use crate::domain::balance_transactions::{BalanceFilter, newest_first};
@@ -91,10 +92,11 @@ pub(crate) fn refunds(
     let filter = refund_list::checked_filter(filter)?;
     let range = CreatedRange::new(range, lists.ledger.now_ms())?;
     let organization = principal.organization().to_string();
-    let pages =
-        stored_pages(lists.ledger.clone(), organization, "refunds", range, move |snapshot, owner, id| {
-            refund_list::listed(snapshot, owner, &filter, id)
-        });
+    let find = |snapshot: &Snapshot, owner: &str, id: &str| {
+        refund_list::listed(snapshot, owner, &RefundFilter::default(), id)
+    };
+    let keep = move |refund: &Refund| refund_list::keeps(&filter, refund);
+    let pages = stored_pages(lists.ledger.clone(), organization, "refunds", range, find, keep);
     Ok(csv("refunds", &range, pages))
 }
 
@@ -110,10 +112,9 @@ where
     let filter = Filter::new(filter, V::STATUSES)?;
     let range = CreatedRange::new(range, lists.ledger.now_ms())?;
     let organization = principal.organization().to_string();
-    let pages =
-        stored_pages(lists.ledger.clone(), organization, V::LIST, range, move |snapshot, owner, id| {
-            let id = V::Id::from(id.to_string());
-            Ok(V::find(snapshot, owner, &id)?.filter(|view| view.kept_by(&filter)))
-        });
+    let find =
+        |snapshot: &Snapshot, owner: &str, id: &str| V::find(snapshot, owner, &V::Id::from(id.to_string()));
+    let keep = move |view: &V| view.kept_by(&filter);
+    let pages = stored_pages(lists.ledger.clone(), organization, V::LIST, range, find, keep);
     Ok(csv(V::LIST, &range, pages))
 }
