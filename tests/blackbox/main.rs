@@ -41,4 +41,5 @@ mod postgres;
 mod refunds;
 mod reversals;
 mod tui_pty;
+mod two_factor;
 mod webhooks;

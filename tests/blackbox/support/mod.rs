@@ -11,6 +11,7 @@ pub mod flutterwave;
 #[path = "../../../engine/tests/support/pg_cluster.rs"]
 pub mod pg_cluster;
 pub mod smtp;
+pub mod team;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;

@@ -35,6 +35,7 @@ mod representative;
 mod requests;
 mod sessions;
 mod simulations;
+mod totp;
 mod validation;
 mod virtual_accounts;
 mod webhooks;
@@ -79,6 +80,7 @@ pub(crate) fn authenticated() -> OpenApiRouter<Arc<Stack>> {
         .merge(tagged("simulations", simulations::router()))
         .merge(tagged("sessions", sessions::router()))
         .merge(tagged("members", members::router()))
+        .merge(tagged("members", totp::router()))
 }
 
 /// The stack's router. An operation behind authentication that states no
@@ -88,8 +90,8 @@ pub(crate) fn app(
     health: Arc<crate::http::health::Health>,
 ) -> Result<Router, crate::http::auth::RequirementsError> {
     let (documented, document) = authenticated().split_for_parts();
-    let guard =
-        Guard { stack: stack.clone(), requirements: Arc::new(Requirements::from_document(&document)?) };
+    let requirements = Arc::new(Requirements::from_document(&document)?);
+    let guard = Guard { stack: stack.clone(), requirements: requirements.clone() };
     let (open, _) = open().split_for_parts();
     let authenticated =
         Router::new().merge(documented).route_layer(from_fn_with_state(guard, authenticate_layer));
