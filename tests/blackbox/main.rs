@@ -20,6 +20,8 @@ mod collections;
 mod console;
 mod contract;
 mod crash;
+mod dashboard;
+mod dashboard_browser;
 mod disputes;
 mod disputes_money;
 mod emails;

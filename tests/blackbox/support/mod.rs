@@ -6,6 +6,7 @@
 
 pub mod browser;
 pub mod console;
+pub mod dashboard;
 pub mod disk;
 pub mod flutterwave;
 #[path = "../../../engine/tests/support/pg_cluster.rs"]

@@ -104,6 +104,11 @@ pub(crate) fn app(
             checkout::router()
                 .route_layer(from_fn_with_state(stack.clone(), crate::http::auth::limit_anonymous)),
         )
+        // The merchant dashboard: a session cookie, the same requirements.
+        .merge(
+            crate::http::dashboard::router(requirements)
+                .route_layer(from_fn_with_state(stack.clone(), crate::http::auth::limit_anonymous)),
+        )
         .with_state(stack.clone())
         // Liveness and readiness: no key.
         .route_layer(from_fn_with_state(stack.clone(), crate::http::metrics::count))
