@@ -7,7 +7,9 @@
 
 use crate::support::dashboard::Dashboard;
 use crate::support::team::{PASSWORD, enable_totp, member_with_role, owned_org, totp_code};
-use crate::support::{Api, Node, Options};
+use std::time::Duration;
+
+use crate::support::{Api, Node, Options, WebhookSink, create_key, eventually, mtn_collection, poll_until};
 
 /// The attributes every dashboard cookie carries.
 fn assert_cookie_rules(set_cookie: &str, secure: bool) {
@@ -161,7 +163,18 @@ async fn a_viewer_sees_no_write_control_and_an_owner_uses_each() {
     assert_eq!(team.body["data"].as_array().unwrap().len(), 2, "{}", team.text);
     assert_eq!(team.body["data"][0]["role"], "owner");
 
-    // The owner: each control, each through the API's rules.
+    owner_uses_each_control(&node, &api, &owner, &viewer, &viewer_id, &owner_id).await;
+}
+
+/// The owner: each control, each through the API's rules.
+async fn owner_uses_each_control(
+    node: &Node,
+    api: &Api,
+    owner: &str,
+    viewer: &Dashboard,
+    viewer_id: &str,
+    owner_id: &str,
+) {
     let dash = Dashboard::new(&node.sandbox);
     dash.log_in("owner@roles.example", PASSWORD).await;
     let made = dash
@@ -185,7 +198,7 @@ async fn a_viewer_sees_no_write_control_and_an_owner_uses_each() {
     );
     api.get(&node.sandbox_url("/v1/accounts"), &secret).await.expect(200);
     assert!(!dash.get("/dashboard/developers").await.text.contains(&secret), "shown once");
-    let id = api.get(&node.sandbox_url("/v1/keys"), &owner).await.body["data"][0]["id"]
+    let id = api.get(&node.sandbox_url("/v1/keys"), owner).await.body["data"][0]["id"]
         .as_str()
         .unwrap()
         .to_string();
@@ -199,6 +212,33 @@ async fn a_viewer_sees_no_write_control_and_an_owner_uses_each() {
     assert_eq!(bad.status, 400, "{}", bad.text);
     assert!(bad.element("notice").unwrap().contains("scopes"), "{}", bad.text);
 
+    owner_runs_the_team(node, &dash, viewer, viewer_id, owner_id).await;
+    let saved = dash
+        .submit(
+            "/dashboard/settings",
+            "/dashboard/settings/representative",
+            &[
+                ("fullName", "Ama Mensah"),
+                ("phone", "+233241234567"),
+                ("idNumber", "GHA-123456789-0"),
+                ("country", "GH"),
+            ],
+        )
+        .await;
+    assert!(saved.element("notice").unwrap().contains("Ama Mensah"), "{}", saved.text);
+    let representative = api.get(&node.sandbox_url("/v1/organization/representative"), owner).await;
+    assert_eq!(representative.body["representative"]["fullName"], "Ama Mensah", "{}", representative.text);
+}
+
+/// The owner invites, promotes (the promoted member's next page follows),
+/// cannot demote the last owner, and removes (ending that member's session).
+async fn owner_runs_the_team(
+    node: &Node,
+    dash: &Dashboard,
+    viewer: &Dashboard,
+    viewer_id: &str,
+    owner_id: &str,
+) {
     let invited = dash
         .submit(
             "/dashboard/team",
@@ -221,21 +261,6 @@ async fn a_viewer_sees_no_write_control_and_an_owner_uses_each() {
     let removed = dash.submit("/dashboard/team", &format!("/dashboard/team/{viewer_id}/remove"), &[]).await;
     assert!(removed.element("notice").unwrap().contains("was removed"), "{}", removed.text);
     assert_eq!(viewer.get("/dashboard").await.path, "/dashboard/login", "a removed member's session ends");
-    let saved = dash
-        .submit(
-            "/dashboard/settings",
-            "/dashboard/settings/representative",
-            &[
-                ("fullName", "Ama Mensah"),
-                ("phone", "+233241234567"),
-                ("idNumber", "GHA-123456789-0"),
-                ("country", "GH"),
-            ],
-        )
-        .await;
-    assert!(saved.element("notice").unwrap().contains("Ama Mensah"), "{}", saved.text);
-    let representative = api.get(&node.sandbox_url("/v1/organization/representative"), &owner).await;
-    assert_eq!(representative.body["representative"]["fullName"], "Ama Mensah", "{}", representative.text);
 }
 
 /// Log-in asks for the code once the member has two-factor sign-in on: the
@@ -281,4 +306,105 @@ async fn dashboard_log_in_asks_for_the_code_and_log_out_ends_the_session() {
     assert_eq!(out.path, "/dashboard/login", "{}", out.text);
     assert!(dash.cookie("sika_session").is_none());
     api.get(&node.sandbox_url("/v1/accounts"), &session).await.expect_error(401, "unauthorized");
+}
+
+/// Payments: the collections list with its reference and status filters,
+/// a collection's page with its timeline, and a refund made from it (the
+/// API's refund, with its rules); a viewer reads the same pages without
+/// the refund form, and their forged refund is refused.
+#[tokio::test]
+async fn payments_list_filter_and_refund_a_collection_from_its_page() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let (_, owner) = owned_org(&api, &node, "payments@shop.example").await;
+    let (_, key) =
+        create_key(&api, &node.sandbox, &owner, serde_json::json!({ "name": "k", "scopes": ["*"] })).await;
+    let mut ids = Vec::new();
+    for reference in ["order-1", "order-2"] {
+        let created =
+            api.post(&node.sandbox_url("/v1/collections"), &key, mtn_collection("100.00", reference)).await;
+        ids.push(created.created("collection", "col_").1);
+    }
+    let url = node.sandbox_url(&format!("/v1/collections/{}", ids[0]));
+    poll_until(&api, &url, &key, |b| b["collection"]["status"] == "completed").await;
+
+    let dash = Dashboard::new(&node.sandbox);
+    dash.log_in("payments@shop.example", PASSWORD).await;
+    let list = dash.get("/dashboard/payments?kind=collections").await;
+    assert_eq!(list.status, 200, "{}", list.text);
+    assert!(
+        list.text.contains(&ids[0]) && list.text.contains(&ids[1]) && list.text.contains("GHS 100.00"),
+        "{}",
+        list.text
+    );
+    let one = dash.get("/dashboard/payments?kind=collections&reference=order-1").await;
+    assert!(one.text.contains(&ids[0]) && !one.text.contains(&ids[1]), "{}", one.text);
+    assert!(dash.get("/dashboard/payments?kind=collections&status=failed").await.has("no-payments"));
+    let bad = dash.get("/dashboard/payments?kind=collections&status=lost").await;
+    assert_eq!(bad.status, 400, "the API's refusal: {}", bad.text);
+
+    let page = format!("/dashboard/payments/collections/{}", ids[0]);
+    let detail = dash.get(&page).await;
+    assert!(detail.has("timeline") && detail.has("refund-form"), "{}", detail.text);
+    let refund_path = format!("{page}/refund");
+    let fields = [("amount", "10.00"), ("reason", "Item returned"), ("externalReference", "rf-1")];
+    let refunded = dash.submit(&page, &refund_path, &fields).await;
+    let notice = refunded.element("notice").unwrap_or_default();
+    assert!(notice.contains("Refund rf_") && notice.contains("GHS 10.00"), "{}", refunded.text);
+    let too_much =
+        dash.submit(&page, &refund_path, &[("amount", "95.00"), ("externalReference", "rf-2")]).await;
+    assert_eq!(too_much.status, 400, "{}", too_much.text);
+    let refunds = api.get(&node.sandbox_url(&format!("/v1/refunds?collectionId={}", ids[0])), &key).await;
+    assert_eq!(refunds.body["data"].as_array().unwrap().len(), 1, "{}", refunds.text);
+
+    member_with_role(&api, &node, &owner, "viewer@payments.example", "viewer").await;
+    let viewer = Dashboard::new(&node.sandbox);
+    viewer.log_in("viewer@payments.example", PASSWORD).await;
+    let seen = viewer.get(&page).await;
+    assert!(seen.has("timeline") && !seen.has("refund-form"), "{}", seen.text);
+    let forged = viewer.submit(&page, &refund_path, &[("externalReference", "rf-forged")]).await;
+    assert_eq!(forged.status, 403, "{}", forged.text);
+    let refunds = api.get(&node.sandbox_url(&format!("/v1/refunds?collectionId={}", ids[0])), &key).await;
+    assert_eq!(refunds.body["data"].as_array().unwrap().len(), 1, "nothing more: {}", refunds.text);
+}
+
+/// Developers: a webhook endpoint gets a test event from its button, and a
+/// disabled one is re-enabled there (what needs attention on the home page
+/// until then); a viewer sees the endpoints without either button.
+#[tokio::test]
+async fn developers_send_a_test_event_and_re_enable_an_endpoint() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let (_, owner) = owned_org(&api, &node, "hooks@shop.example").await;
+    let (_, key) =
+        create_key(&api, &node.sandbox, &owner, serde_json::json!({ "name": "k", "scopes": ["*"] })).await;
+    let sink = WebhookSink::start();
+    let id = sink.register(&api, &node.sandbox, &key).await;
+    let dash = Dashboard::new(&node.sandbox);
+    dash.log_in("hooks@shop.example", PASSWORD).await;
+    let page = dash.get("/dashboard/developers").await;
+    assert!(page.has(&format!("endpoint-{id}")) && page.text.contains("Send test event"), "{}", page.text);
+    let sent =
+        dash.submit("/dashboard/developers", &format!("/dashboard/developers/webhooks/{id}/test"), &[]).await;
+    assert!(sent.element("notice").unwrap_or_default().contains("test event"), "{}", sent.text);
+    eventually("the test event", Duration::from_secs(10), || async {
+        sink.received().into_iter().find(|b| b["event"] == "webhook.test")
+    })
+    .await;
+
+    let one = node.sandbox_url(&format!("/v1/webhooks/endpoints/{id}"));
+    api.patch(&one, &key, serde_json::json!({ "status": "disabled" })).await.expect(200);
+    let home = dash.get("/dashboard").await;
+    assert!(home.element("attention").unwrap_or_default().contains("is disabled"), "{}", home.text);
+    let enabled = dash
+        .submit("/dashboard/developers", &format!("/dashboard/developers/webhooks/{id}/enable"), &[])
+        .await;
+    assert!(enabled.element("notice").unwrap_or_default().contains("is active again"), "{}", enabled.text);
+    assert_eq!(api.get(&one, &key).await.body["webhookEndpoint"]["status"], "active");
+
+    member_with_role(&api, &node, &owner, "viewer@hooks.example", "viewer").await;
+    let viewer = Dashboard::new(&node.sandbox);
+    viewer.log_in("viewer@hooks.example", PASSWORD).await;
+    let seen = viewer.get("/dashboard/developers").await;
+    assert!(seen.has(&format!("endpoint-{id}")) && !seen.text.contains("Send test event"), "{}", seen.text);
 }

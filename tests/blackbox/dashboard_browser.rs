@@ -97,14 +97,23 @@ async fn dashboard_sign_in_with_totp_and_an_emailed_invitation_in_a_browser() {
     assert!(b.text("#test-mode").await.contains("Test mode"));
     check_page(&b, &axe, "home (owner)").await;
 
-    // Two-factor sign-in: the QR code, the secret, a code, ten recovery codes once.
+    let (secret, recovery) = owner_enrols_invites_and_makes_a_key(&b, &axe, &node).await;
+    log_out_and_in_with_a_code(&b, &axe, &secret).await;
+    viewer_accepts_and_sees_no_write_control(&b, &axe, &smtp).await;
+    b.quit().await;
+    desktop_pass(&axe, &node, &recovery).await;
+}
+
+/// Two-factor sign-in (the QR code, the secret, a code, ten recovery codes
+/// once), a viewer invited, a key made; returns the secret and a recovery code.
+async fn owner_enrols_invites_and_makes_a_key(b: &Browser, axe: &str, node: &Node) -> (String, String) {
     b.click("#nav-settings").await;
-    check_page(&b, &axe, "settings (owner)").await;
+    check_page(b, axe, "settings (owner)").await;
     b.click("#totp-start").await;
     let qr = b.attr("#totp-qr", "src").await.unwrap_or_default();
     assert!(qr.starts_with("data:image/svg+xml;base64,"), "{qr}");
     let secret = b.text("#totp-secret").await;
-    check_page(&b, &axe, "two-factor enrolment").await;
+    check_page(b, axe, "two-factor enrolment").await;
     b.fill("#totp-code", &totp_code(&secret, 0)).await;
     b.click("#totp-confirm").await;
     b.find("#recovery-codes").await;
@@ -122,38 +131,44 @@ async fn dashboard_sign_in_with_totp_and_an_emailed_invitation_in_a_browser() {
     b.find("#invite-role").await.select_value("viewer").await;
     b.click("#invite").await;
     b.find("#invitation-link").await;
-    check_page(&b, &axe, "team (owner)").await;
+    check_page(b, axe, "team (owner)").await;
     b.click("#nav-developers").await;
     b.fill("#key-name", "Shop server").await;
     b.click("input[value='accounts:read']").await;
     b.click("#create-key").await;
     assert!(b.text("#new-secret").await.starts_with("sk_test_"));
-    check_page(&b, &axe, "developers (owner)").await;
+    check_page(b, axe, "developers (owner)").await;
 
-    // Out, and back in with a code.
+    (secret, recovery)
+}
+
+/// Out, and back in by keyboard with a code.
+async fn log_out_and_in_with_a_code(b: &Browser, axe: &str, secret: &str) {
     b.click("#log-out").await;
-    wait_for_path(&b, "/dashboard/login").await;
-    check_page(&b, &axe, "log-in").await;
+    wait_for_path(b, "/dashboard/login").await;
+    check_page(b, axe, "log-in").await;
     // By keyboard alone: Tab from the email to the password, Enter submits.
     b.find("#email").await.send_keys("ama@dash.example\u{E004}").await;
     let focused = b.execute("return document.activeElement.id;", vec![]).await;
     assert_eq!(focused, json!("password"), "Tab moves from the email to the password");
     b.find("#password").await.send_keys(&format!("{PASSWORD}\u{E007}")).await;
     b.find("#code").await;
-    check_page(&b, &axe, "two-factor code").await;
-    b.find("#code").await.send_keys(&format!("{}\u{E007}", totp_code(&secret, 1))).await;
+    check_page(b, axe, "two-factor code").await;
+    b.find("#code").await.send_keys(&format!("{}\u{E007}", totp_code(secret, 1))).await;
     b.find("#balances-title").await;
     b.click("#log-out").await;
-    wait_for_path(&b, "/dashboard/login").await;
+    wait_for_path(b, "/dashboard/login").await;
+}
 
-    // The viewer's emailed link; no write control anywhere.
+/// The viewer's emailed link; no write control anywhere.
+async fn viewer_accepts_and_sees_no_write_control(b: &Browser, axe: &str, smtp: &SmtpServer) {
     let mail = smtp.wait_for("kofi@dash.example", 1).await.remove(0);
     b.goto(&link(&mail, "http://")).await;
     b.fill("#password", PASSWORD).await;
     b.click("#set-password").await;
     b.find("#balances-title").await;
     assert_eq!(b.text("#role").await, "viewer");
-    check_page(&b, &axe, "home (viewer)").await;
+    check_page(b, axe, "home (viewer)").await;
     for (page, hidden, absent) in [
         ("team", "#team-hidden", "#invite-form"),
         ("developers", "#keys-hidden", "#key-form"),
@@ -162,25 +177,26 @@ async fn dashboard_sign_in_with_totp_and_an_emailed_invitation_in_a_browser() {
         b.click(&format!("#nav-{page}")).await;
         b.find(hidden).await;
         assert!(b.try_find(absent).await.unwrap().is_none(), "{page}: a viewer sees no {absent}");
-        check_page(&b, &axe, &format!("{page} (viewer)")).await;
+        check_page(b, axe, &format!("{page} (viewer)")).await;
     }
     b.click("#log-out").await;
-    wait_for_path(&b, "/dashboard/login").await;
-    b.quit().await;
+    wait_for_path(b, "/dashboard/login").await;
+}
 
-    // At desktop width too, with a recovery code this time.
+/// At desktop width too, logging in with a recovery code this time.
+async fn desktop_pass(axe: &str, node: &Node, recovery: &str) {
     let b = Browser::start_with(Viewport::DESKTOP).await;
     b.goto(&format!("{}/dashboard/login", node.sandbox)).await;
     b.fill("#email", "ama@dash.example").await;
     b.fill("#password", PASSWORD).await;
     b.click("#log-in").await;
-    b.fill("#code", &recovery).await;
+    b.fill("#code", recovery).await;
     b.click("#verify").await;
     b.find("#balances-title").await;
-    for page in ["home", "team", "developers", "settings"] {
+    for page in ["home", "payments", "team", "developers", "settings"] {
         b.click(&format!("#nav-{page}")).await;
         b.find("h1").await;
-        check_page(&b, &axe, &format!("{page} (owner, desktop)")).await;
+        check_page(&b, axe, &format!("{page} (owner, desktop)")).await;
     }
     let width: Value = b.execute("return window.innerWidth;", vec![]).await;
     assert!(width.as_u64() > Some(1000), "{width}");

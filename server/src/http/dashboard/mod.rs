@@ -20,6 +20,7 @@ use crate::domain::stack::Stack;
 use crate::http::auth::Requirements;
 
 mod pages;
+mod payments;
 mod session;
 mod sign_in;
 mod views;
@@ -36,6 +37,9 @@ pub(crate) fn router(requirements: Arc<Requirements>) -> Router<Arc<Stack>> {
             "/dashboard/invitations/{token}",
             get(sign_in::invitation_form).post(sign_in::accept_invitation),
         )
+        .route("/dashboard/payments", get(payments::list))
+        .route("/dashboard/payments/{kind}/{id}", get(payments::detail))
+        .route("/dashboard/payments/collections/{id}/refund", post(payments::refund))
         .route("/dashboard/team", get(pages::team).post(pages::invite))
         .route("/dashboard/team/{id}/role", post(pages::change_role))
         .route("/dashboard/team/{id}/remove", post(pages::remove))

@@ -419,42 +419,41 @@ fn key_row(key: sika_api::keys::ApiKey) -> KeyRow {
     }
 }
 
+/// The organization's keys, when the member may list them.
+fn key_rows(signed: &Signed) -> ApiResult<Option<Vec<KeyRow>>> {
+    if !signed.can(&Method::GET, "/v1/keys") {
+        return Ok(None);
+    }
+    let stack = &signed.stack;
+    let page =
+        credentials::list(stack.keys(), &stack.identity, stack.kind, Some(signed.member()), &first(100))?;
+    Ok(Some(page.data.into_iter().map(key_row).collect()))
+}
+
+/// The organization's webhook endpoints, when the member may list them.
+fn endpoint_rows(signed: &Signed) -> ApiResult<Option<Vec<EndpointRow>>> {
+    if !signed.can(&Method::GET, "/v1/webhooks/endpoints") {
+        return Ok(None);
+    }
+    let organization = &signed.member().organization;
+    let page = crate::domain::webhooks::endpoints::list(&signed.stack.lists(), organization, &first(100))?;
+    Ok(Some(
+        page.data
+            .into_iter()
+            .map(|e| EndpointRow {
+                id: e.id,
+                disabled: name(&e.status) == "disabled",
+                events: e.events.join(", "),
+                status: name(&e.status),
+                url: e.url,
+            })
+            .collect(),
+    ))
+}
+
 fn developers_page(signed: &Signed, notice: Option<Notice>, created: Option<CreatedKey>) -> Response {
     let stack = &signed.stack;
-    let organization = &signed.member().organization;
-    let read = || -> ApiResult<(Option<Vec<KeyRow>>, Option<Vec<EndpointRow>>)> {
-        let keys = if signed.can(&Method::GET, "/v1/keys") {
-            let page = credentials::list(
-                stack.keys(),
-                &stack.identity,
-                stack.kind,
-                Some(signed.member()),
-                &first(100),
-            )?;
-            Some(page.data.into_iter().map(key_row).collect())
-        } else {
-            None
-        };
-        let endpoints = if signed.can(&Method::GET, "/v1/webhooks/endpoints") {
-            let page = crate::domain::webhooks::endpoints::list(&stack.lists(), organization, &first(100))?;
-            Some(
-                page.data
-                    .into_iter()
-                    .map(|e| EndpointRow {
-                        id: e.id,
-                        disabled: name(&e.status) == "disabled",
-                        events: e.events.join(", "),
-                        status: name(&e.status),
-                        url: e.url,
-                    })
-                    .collect(),
-            )
-        } else {
-            None
-        };
-        Ok((keys, endpoints))
-    };
-    let (keys, endpoints) = match read() {
+    let (keys, endpoints) = match key_rows(signed).and_then(|keys| Ok((keys, endpoint_rows(signed)?))) {
         Ok(read) => read,
         Err(e) => return super::views::refusal_page(stack, &e),
     };

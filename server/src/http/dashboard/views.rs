@@ -72,8 +72,9 @@ impl Notice {
     }
 }
 
-const PAGES: [(&str, &str, &str); 4] = [
+const PAGES: [(&str, &str, &str); 5] = [
     ("home", "/dashboard", "Home"),
+    ("payments", "/dashboard/payments", "Payments"),
     ("team", "/dashboard/team", "Team"),
     ("developers", "/dashboard/developers", "Developers"),
     ("settings", "/dashboard/settings", "Settings"),
