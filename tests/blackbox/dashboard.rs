@@ -6,10 +6,13 @@
 //! is `dashboard_browser.rs`.
 
 use crate::support::dashboard::Dashboard;
+use crate::support::smtp::{SmtpServer, link};
 use crate::support::team::{PASSWORD, enable_totp, member_with_role, owned_org, totp_code};
 use std::time::Duration;
 
-use crate::support::{Api, Node, Options, WebhookSink, create_key, eventually, mtn_collection, poll_until};
+use crate::support::{
+    Api, EXAMPLE_CONFIG, Node, Options, WebhookSink, create_key, eventually, mtn_collection, poll_until,
+};
 
 /// The attributes every dashboard cookie carries.
 fn assert_cookie_rules(set_cookie: &str, secure: bool) {
@@ -407,4 +410,39 @@ async fn developers_send_a_test_event_and_re_enable_an_endpoint() {
     viewer.log_in("viewer@hooks.example", PASSWORD).await;
     let seen = viewer.get("/dashboard/developers").await;
     assert!(seen.has(&format!("endpoint-{id}")) && !seen.text.contains("Send test event"), "{}", seen.text);
+}
+
+/// "Forgot your password?": the log-in page's form emails a link to
+/// `/dashboard/reset/{token}` (the SMTP server on loopback); with
+/// two-factor sign-in on, the link alone does not get in (the code is
+/// asked), with the code it sets the new password and signs in, once.
+#[tokio::test]
+async fn a_password_reset_by_the_emailed_link_needs_the_code_too() {
+    let test = "a_password_reset_by_the_emailed_link_needs_the_code_too";
+    let Some(smtp) = SmtpServer::start(test) else { return };
+    let config = format!("{EXAMPLE_CONFIG}\n{}", smtp.config(""));
+    let node = Node::start(Options { config: Some(config), ..Options::unthrottled() });
+    let api = Api::new();
+    let (_, owner) = owned_org(&api, &node, "reset@shop.example").await;
+    let (secret, _) = enable_totp(&api, &node, &owner).await;
+    let dash = Dashboard::new(&node.sandbox);
+    let asked = dash.submit("/dashboard/login", "/dashboard/reset", &[("email", "reset@shop.example")]).await;
+    assert!(asked.element("notice").unwrap_or_default().contains("on its way"), "{}", asked.text);
+    let mails = smtp.wait_for("reset@shop.example", 2).await;
+    let url = link(mails.last().unwrap(), "http://");
+    let path = url.split_once("/dashboard/").map(|(_, rest)| format!("/dashboard/{rest}")).unwrap();
+    assert!(path.starts_with("/dashboard/reset/rst_"), "{url}");
+    let new_password = "a brand new pass phrase";
+    let without = dash.submit(&path, &path, &[("password", new_password)]).await;
+    assert_eq!(without.status, 401, "{}", without.text);
+    assert!(without.element("notice").unwrap_or_default().contains("two-factor"), "{}", without.text);
+    let done =
+        dash.submit(&path, &path, &[("password", new_password), ("code", &totp_code(&secret, 1))]).await;
+    assert_eq!(done.path, "/dashboard", "{}", done.text);
+    let again = dash.submit(&path, &path, &[("password", "yet another pass phrase")]).await;
+    assert_eq!(again.status, 401, "a reset works once: {}", again.text);
+    let body = serde_json::json!({ "email": "reset@shop.example", "password": PASSWORD });
+    let old = api.post_anonymous(&node.sandbox_url("/v1/sessions"), body).await;
+    old.expect_error(401, "unauthorized");
+    assert!(old.body["details"]["reason"].is_null(), "the old password is wrong now: {}", old.text);
 }

@@ -289,7 +289,7 @@ impl Requirements {
     }
 
     /// `from_document` over the document as JSON.
-    fn from_json(document: &serde_json::Value) -> Result<Requirements, RequirementsError> {
+    pub(crate) fn from_json(document: &serde_json::Value) -> Result<Requirements, RequirementsError> {
         let mut operations: HashMap<String, HashMap<String, Vec<Vec<String>>>> = HashMap::new();
         let mut unstated = Vec::new();
         for (path, item) in document["paths"].as_object().into_iter().flatten() {

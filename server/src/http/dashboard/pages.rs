@@ -740,7 +740,7 @@ mod tests {
         assert_eq!(TeamControls::of(&standard, &viewer), nothing);
 
         json["paths"]["/v1/members"]["post"]["security"] = json!([{ "bearer": ["session:owner"] }]);
-        let changed = Requirements::from_document(&serde_json::from_value(json).unwrap()).unwrap();
+        let changed = Requirements::from_json(&json).unwrap();
         let refused = changed.admits(&admin, &Method::POST, "/v1/members").unwrap_err();
         assert_eq!(refused.code, sika_api::ErrorCode::Forbidden);
         let controls = TeamControls::of(&changed, &admin);
