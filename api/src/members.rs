@@ -76,7 +76,7 @@ pub struct CreateSession {
     /// turned on two-factor sign-in (`POST /v1/members/me/totp`); without
     /// it (or `recoveryCode`) a right password is `401` with
     /// `details.reason` `totp_required`.
-    #[schema(max_length = 6, example = "492039")]
+    #[schema(max_length = 64, example = "492039")]
     pub code: Option<String>,
     /// One of the ten recovery codes shown when two-factor sign-in was
     /// turned on, instead of `code`; each works once.
@@ -195,7 +195,7 @@ pub struct TotpEnrolment {
 #[schema(examples(json!({"code": "492039"})))]
 pub struct TotpCode {
     /// 6 digits (a recovery code also turns two-factor sign-in off).
-    #[schema(max_length = 32)]
+    #[schema(max_length = 64)]
     pub code: String,
 }
 
