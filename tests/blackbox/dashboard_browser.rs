@@ -170,6 +170,7 @@ async fn viewer_accepts_and_sees_no_write_control(b: &Browser, axe: &str, smtp: 
     assert_eq!(b.text("#role").await, "viewer");
     check_page(b, axe, "home (viewer)").await;
     for (page, hidden, absent) in [
+        ("payments", "#filter-form", "#refund-form"),
         ("team", "#team-hidden", "#invite-form"),
         ("developers", "#keys-hidden", "#key-form"),
         ("settings", "#totp-start-form", "#representative-form"),
