@@ -72,6 +72,16 @@ pub struct CreateSession {
     /// password and logs in.
     #[schema(max_length = 128)]
     pub reset: Option<String>,
+    /// The 6-digit code of the member's authenticator app, once they have
+    /// turned on two-factor sign-in (`POST /v1/members/me/totp`); without
+    /// it (or `recoveryCode`) a right password is `401` with
+    /// `details.reason` `totp_required`.
+    #[schema(max_length = 64, example = "492039")]
+    pub code: Option<String>,
+    /// One of the ten recovery codes shown when two-factor sign-in was
+    /// turned on, instead of `code`; each works once.
+    #[schema(max_length = 32)]
+    pub recovery_code: Option<String>,
 }
 
 /// `POST /v1/sessions/password-reset`: email a reset link to this member.
@@ -163,4 +173,43 @@ pub struct EndedSession {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct EndedSessionEnvelope {
     pub session: EndedSession,
+}
+
+/// `POST /v1/members/me/totp`: a new authenticator secret, not yet in
+/// force. The member adds it to their app (`otpauthUrl` is what its QR
+/// code holds) and confirms a code with `POST /v1/members/me/totp/confirm`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TotpEnrolment {
+    /// The shared secret in base32 (RFC 4648, no padding), for typing in.
+    #[schema(example = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP")]
+    pub secret: String,
+    /// `otpauth://totp/…`: SHA-1, 6 digits, 30 seconds (RFC 6238).
+    pub otpauth_url: String,
+}
+
+/// `POST /v1/members/me/totp/confirm` and `DELETE /v1/members/me/totp`: a
+/// code from the authenticator app.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(examples(json!({"code": "492039"})))]
+pub struct TotpCode {
+    /// 6 digits (a recovery code also turns two-factor sign-in off).
+    #[schema(max_length = 64)]
+    pub code: String,
+}
+
+/// Two-factor sign-in is on: the recovery codes, shown this once (only
+/// their hashes are kept). Each logs in once in place of a code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TotpRecoveryCodes {
+    pub recovery_codes: Vec<String>,
+}
+
+/// Whether the member logs in with a second factor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TotpStatus {
+    pub enabled: bool,
 }

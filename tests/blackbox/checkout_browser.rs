@@ -11,8 +11,7 @@ use crate::support::browser::{Browser, Viewport, WdResult, browser_available};
 use crate::support::*;
 use serde_json::{Value, json};
 
-/// One Chromium at a time: the machines that run this are small.
-static BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+use crate::support::browser::BROWSER;
 
 /// `html` as a `data:` URL (every byte outside [A-Za-z0-9] percent-encoded).
 fn data_url(html: &str) -> String {

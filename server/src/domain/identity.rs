@@ -143,6 +143,24 @@ pub(crate) struct PasswordReset {
     pub expires_at: i64,
 }
 
+/// A member's two-factor sign-in (TOTP, RFC 6238), under `totp/{member}`:
+/// a record of its own, so no stored member changes shape. Pending until
+/// its first code is confirmed (`enabled_at`); only the recovery codes'
+/// hashes are kept, and `last_step` refuses a code seen before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Totp {
+    pub member_id: String,
+    /// The shared secret (20 bytes, RFC 4226's recommended 160 bits).
+    pub secret: Vec<u8>,
+    pub created_at: i64,
+    pub enabled_at: Option<i64>,
+    /// SHA-256 of each recovery code not yet used.
+    pub recovery_hashes: Vec<[u8; 32]>,
+    /// The 30-second step of the last code accepted; a code of that step
+    /// or an earlier one is refused (a code works once).
+    pub last_step: u64,
+}
+
 #[derive(Default)]
 struct Cache {
     organizations: HashMap<String, Organization>,
@@ -150,6 +168,7 @@ struct Cache {
     sessions: HashMap<[u8; 32], Session>,
     invitations: HashMap<[u8; 32], Invitation>,
     resets: HashMap<[u8; 32], PasswordReset>,
+    totps: HashMap<String, Totp>,
     admin_token_hash: [u8; 32],
     secret: Vec<u8>,
 }
@@ -165,6 +184,9 @@ pub(crate) enum Change {
     DeleteInvitation([u8; 32]),
     PutReset(PasswordReset),
     DeleteReset([u8; 32]),
+    PutTotp(Totp),
+    /// A member's two-factor sign-in goes (by member id).
+    DeleteTotp(String),
     /// A key of the email outbox (`mail…`) and its new value (`None`
     /// deletes it), written by `domain::emails`.
     Mail(String, Option<Vec<u8>>),
@@ -499,6 +521,11 @@ impl Identity {
             .unwrap_or_default()
     }
 
+    /// A member's two-factor sign-in, pending or enabled.
+    pub(crate) fn totp(&self, member_id: &str) -> Option<Totp> {
+        self.cache.read().ok()?.totps.get(member_id).cloned()
+    }
+
     /// One key of the email outbox.
     pub(crate) fn mail(&self, key: &str) -> Result<Option<Vec<u8>>, IdentityError> {
         let txn = self.db.begin_read().map_err(store)?;
@@ -630,6 +657,8 @@ impl Change {
             Change::DeleteInvitation(hash) => (invitation_key(&hash), None),
             Change::PutReset(r) => (reset_key(&r.token_hash), Some(encode(&r))),
             Change::DeleteReset(hash) => (reset_key(&hash), None),
+            Change::PutTotp(t) => (format!("totp/{}", t.member_id), Some(encode(&t))),
+            Change::DeleteTotp(member_id) => (format!("totp/{member_id}"), None),
             Change::Mail(key, value) => {
                 debug_assert!(is_mail(&key));
                 (key, value)
@@ -691,6 +720,10 @@ impl Cache {
         } else if key.starts_with("reset/") {
             if let Some(reset) = decode::<PasswordReset>(value) {
                 self.resets.insert(reset.token_hash, reset);
+            }
+        } else if let Some(member_id) = key.strip_prefix("totp/") {
+            if let Some(totp) = decode::<Totp>(value) {
+                self.totps.insert(member_id.to_string(), totp);
             }
         } else if key == "admin_token_hash" {
             self.admin_token_hash.copy_from_slice(&value[..32.min(value.len())]);

@@ -51,6 +51,7 @@ pub(crate) const TEXT_CHARS_MAX: &[(&str, usize)] = &[
     ("quoteId", 64),
     ("reason", 500),
     ("recipientId", 64),
+    ("recoveryCode", 32),
     ("redirectUrl", 2048),
     ("reset", 128),
     ("role", 32),

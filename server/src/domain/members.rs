@@ -226,23 +226,38 @@ pub(crate) fn reissue_invitation(
 /// What `POST /v1/sessions` was asked to do.
 enum Credentials {
     Invitation { token: String, password: String },
-    Reset { token: String, password: String },
-    Password { email: String, password: String, organization: Option<String> },
+    Reset { token: String, password: String, second: SecondFactor },
+    Password { email: String, password: String, organization: Option<String>, second: SecondFactor },
+}
+
+/// The code or recovery code a log-in or reset brings for two-factor
+/// sign-in (`domain::totp`).
+#[derive(Default)]
+struct SecondFactor {
+    code: Option<String>,
+    recovery_code: Option<String>,
 }
 
 fn credentials(body: CreateSession) -> ApiResult<Credentials> {
     let password = body.password.ok_or_else(|| ApiError::validation("password", "is required"))?;
+    let second = SecondFactor { code: body.code, recovery_code: body.recovery_code };
+    if second.code.is_some() && second.recovery_code.is_some() {
+        return Err(ApiError::validation("recoveryCode", "send either code or recoveryCode, not both"));
+    }
     if let Some(token) = body.reset {
         if body.invitation.is_some() || body.email.is_some() || body.organization_id.is_some() {
             return Err(ApiError::validation("reset", "goes with password alone"));
         }
         check_password(&password)?;
-        return Ok(Credentials::Reset { token, password });
+        return Ok(Credentials::Reset { token, password, second });
     }
     match (body.invitation, body.email) {
         (Some(token), None) => {
             if body.organization_id.is_some() {
                 return Err(ApiError::validation("organizationId", "goes with email, not invitation"));
+            }
+            if second.code.is_some() || second.recovery_code.is_some() {
+                return Err(ApiError::validation("code", "goes with email or reset, not invitation"));
             }
             check_password(&password)?;
             Ok(Credentials::Invitation { token, password })
@@ -251,6 +266,7 @@ fn credentials(body: CreateSession) -> ApiResult<Credentials> {
             email: email.trim().to_lowercase(),
             password,
             organization: body.organization_id,
+            second,
         }),
         (Some(_), Some(_)) => Err(ApiError::validation("email", "send either invitation or email, not both")),
         (None, None) => Err(ApiError::validation("email", "is required (or an invitation to accept)")),
@@ -293,7 +309,10 @@ pub(crate) async fn create_session(
     let checking = identity.clone();
     let checked = tokio::task::spawn_blocking(move || {
         let result = check_and_open(&checking, &mut permit, body, now, ttl_ms);
-        if !matches!(&result, Err(e) if e.code == sika_api::ErrorCode::Unauthorized) {
+        // A right password that still needs its code is not a failure.
+        let failed = matches!(&result, Err(e) if e.code == sika_api::ErrorCode::Unauthorized
+            && e.details.as_ref().is_none_or(|d| d["reason"] != crate::domain::totp::REASON_REQUIRED));
+        if !failed {
             checking.logins.forgive(attempt);
         }
         result
@@ -313,9 +332,12 @@ fn check_and_open(
         Credentials::Invitation { token, password } => {
             accept_invitation(identity, permit, &token, &password, now, ttl_ms)
         }
-        Credentials::Reset { token, password } => use_reset(identity, permit, &token, &password, now, ttl_ms),
-        Credentials::Password { email, password, organization } => {
-            log_in(identity, permit, &email, &password, organization.as_deref(), now, ttl_ms)
+        Credentials::Reset { token, password, second } => {
+            use_reset(identity, permit, &token, &password, &second, now, ttl_ms)
+        }
+        Credentials::Password { email, password, organization, second } => {
+            let found = LogIn { email: &email, password: &password, organization: organization.as_deref() };
+            log_in(identity, permit, found, &second, now, ttl_ms)
         }
     }
 }
@@ -341,6 +363,11 @@ fn accept_invitation(
         // Setting a password ends every session opened with the old one.
         changes.extend(identity.sessions_of(&member.id).into_iter().map(Change::DeleteSession));
         changes.extend(identity.invitations_of(&member.id).into_iter().map(Change::DeleteInvitation));
+        // An invitation to an existing member is the operator's account
+        // recovery: it also clears a lost authenticator.
+        if identity.totp(&member.id).is_some() {
+            changes.push(Change::DeleteTotp(member.id.clone()));
+        }
         changes.push(Change::PutMember(member.clone()));
         Ok((changes, render_session(&member, token, &session)))
     })
@@ -353,6 +380,7 @@ fn use_reset(
     permit: &mut Permit,
     token: &str,
     password: &str,
+    second: &SecondFactor,
     now: i64,
     ttl_ms: i64,
 ) -> ApiResult<wire::Session> {
@@ -364,8 +392,17 @@ fn use_reset(
     identity.change(|identity| {
         let reset = identity.reset(token, now).ok_or_else(wrong)?;
         let mut member = identity.member(&reset.member_id).ok_or_else(wrong)?;
+        // An emailed link alone does not get past two-factor sign-in.
+        let spent = crate::domain::totp::second_factor(
+            identity,
+            &member.id,
+            second.code.as_deref(),
+            second.recovery_code.as_deref(),
+            now,
+        )?;
         member.password_hash = Some(hash);
         let (mut changes, token, session) = open_session(identity, &member, now, ttl_ms);
+        changes.extend(spent);
         changes.extend(identity.sessions_of(&member.id).into_iter().map(Change::DeleteSession));
         changes.extend(identity.invitations_of(&member.id).into_iter().map(Change::DeleteInvitation));
         changes.extend(identity.resets_of(&member.id, now).into_iter().map(Change::DeleteReset));
@@ -459,12 +496,18 @@ fn decoy_member(now: i64) -> Member {
 /// email's first membership that has a password (each membership keeps its
 /// own password, and an email in several organizations must name the one
 /// it logs in to); and against a decoy when there is no such member.
+/// The password half of a log-in.
+struct LogIn<'a> {
+    email: &'a str,
+    password: &'a str,
+    organization: Option<&'a str>,
+}
+
 fn log_in(
     identity: &Identity,
     permit: &mut Permit,
-    email: &str,
-    password: &str,
-    organization: Option<&str>,
+    LogIn { email, password, organization }: LogIn<'_>,
+    second: &SecondFactor,
     now: i64,
     ttl_ms: i64,
 ) -> ApiResult<wire::Session> {
@@ -489,7 +532,15 @@ fn log_in(
     identity.change(|identity| {
         // The member may have been removed while the password was checked.
         let member = identity.member(&member.id).ok_or_else(|| ApiError::unauthorized(WRONG_CREDENTIALS))?;
-        let (changes, token, session) = open_session(identity, &member, now, ttl_ms);
+        let spent = crate::domain::totp::second_factor(
+            identity,
+            &member.id,
+            second.code.as_deref(),
+            second.recovery_code.as_deref(),
+            now,
+        )?;
+        let (mut changes, token, session) = open_session(identity, &member, now, ttl_ms);
+        changes.extend(spent);
         Ok((changes, render_session(&member, token, &session)))
     })
 }
@@ -650,6 +701,9 @@ pub(crate) fn remove_member(
         let mut changes: Vec<Change> =
             identity.sessions_of(&member.id).into_iter().map(Change::DeleteSession).collect();
         changes.extend(identity.invitations_of(&member.id).into_iter().map(Change::DeleteInvitation));
+        if identity.totp(&member.id).is_some() {
+            changes.push(Change::DeleteTotp(member.id.clone()));
+        }
         changes.push(Change::DeleteMember(member.id.clone()));
         Ok((changes, render_member(&member)))
     })

@@ -50,6 +50,7 @@ pub(crate) mod stack;
 pub(crate) mod stack_kind;
 pub(crate) mod system_ledger;
 pub(crate) mod timeline;
+pub(crate) mod totp;
 pub(crate) mod views;
 pub(crate) mod virtual_accounts;
 pub(crate) mod webhooks;

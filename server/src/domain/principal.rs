@@ -69,7 +69,7 @@ fn role_allows(role: Role, scope: &str) -> bool {
     }
 }
 
-fn role_name(role: Role) -> &'static str {
+pub(crate) fn role_name(role: Role) -> &'static str {
     match role {
         Role::Owner => "owner",
         Role::Admin => "admin",

@@ -137,14 +137,9 @@ fn authenticate(
         ApiError::unauthorized("malformed Authorization header; expected 'Bearer <API key>'")
     })?;
     let now = stack.now_ms();
-    let mut current = None;
     let principal = if token.starts_with("sess_") {
-        let (member, session) = stack
-            .identity
-            .session(token, now)
-            .ok_or_else(|| ApiError::unauthorized("invalid or expired session"))?;
-        current = Some(CurrentSession(session));
-        Principal::Session(member)
+        let (principal, current) = session_caller(stack, token)?;
+        return Ok((principal, Some(current)));
     } else if token.starts_with("sk_live_") || token.starts_with("sk_test_") {
         if !token.starts_with(stack.kind.key_prefix()) {
             return Err(ApiError::unauthorized(format!(
@@ -174,12 +169,30 @@ fn authenticate(
     } else {
         return Err(ApiError::unauthorized("malformed API key; keys start with sk_live_ or sk_test_"));
     };
+    organization_admits(stack, &principal)?;
+    Ok((principal, None))
+}
+
+/// The member a session token (`sess_…`) acts for, as the API and the
+/// dashboard's cookie both resolve it: the session must last and the
+/// member's organization must exist and not be suspended.
+pub(crate) fn session_caller(stack: &Stack, token: &str) -> Result<(Principal, CurrentSession), ApiError> {
+    let (member, session) = stack
+        .identity
+        .session(token, stack.now_ms())
+        .ok_or_else(|| ApiError::unauthorized("invalid or expired session"))?;
+    let principal = Principal::Session(member);
+    organization_admits(stack, &principal)?;
+    Ok((principal, CurrentSession(session)))
+}
+
+fn organization_admits(stack: &Stack, principal: &Principal) -> Result<(), ApiError> {
     match stack.identity.organization(principal.organization()) {
         Some(org) if org.suspended => Err(ApiError::new(
             sika_api::ErrorCode::OrganizationSuspended,
             "this organization is suspended; contact the node operator",
         )),
-        Some(_) => Ok((principal, current)),
+        Some(_) => Ok(()),
         None => Err(ApiError::unauthorized("the organization of this credential no longer exists")),
     }
 }
@@ -276,7 +289,7 @@ impl Requirements {
     }
 
     /// `from_document` over the document as JSON.
-    fn from_json(document: &serde_json::Value) -> Result<Requirements, RequirementsError> {
+    pub(crate) fn from_json(document: &serde_json::Value) -> Result<Requirements, RequirementsError> {
         let mut operations: HashMap<String, HashMap<String, Vec<Vec<String>>>> = HashMap::new();
         let mut unstated = Vec::new();
         for (path, item) in document["paths"].as_object().into_iter().flatten() {
@@ -312,6 +325,43 @@ impl Requirements {
 
     fn of(&self, template: &str, method: &Method) -> Option<&[Vec<String>]> {
         self.operations.get(template)?.get(method.as_str()).map(Vec::as_slice)
+    }
+
+    /// `403 forbidden` unless `principal` meets one of the alternatives of
+    /// the operation `method template`: the API's check (`permitted`), and
+    /// the dashboard's before it shows a control or runs a form, so both
+    /// follow the one statement of who may do what.
+    pub(crate) fn admits(
+        &self,
+        principal: &Principal,
+        method: &Method,
+        template: &str,
+    ) -> Result<(), ApiError> {
+        let Some(alternatives) = self.of(template, method) else {
+            tracing::error!(template, %method, "an operation with no stated requirement was refused");
+            return Err(ApiError::forbidden("this operation states no requirement, so nobody may call it"));
+        };
+        if alternatives.iter().any(|scopes| scopes.iter().all(|s| holds(principal, s))) {
+            return Ok(());
+        }
+        let roles_only = alternatives.iter().flatten().all(|scope| scope.starts_with("session:"));
+        Err(match (principal, roles_only) {
+            (Principal::Key(_), true) => {
+                ApiError::forbidden("this action needs an owner's or admin's session, not an API key")
+            }
+            (Principal::Session(_), true) => ApiError::forbidden("only an owner or admin may do this"),
+            (_, false) => {
+                let scope =
+                    alternatives.iter().flatten().find(|s| !holds(principal, s)).cloned().unwrap_or_default();
+                match principal {
+                    Principal::Session(member) => ApiError::forbidden(format!(
+                        "a member with the {} role cannot use '{scope}'",
+                        crate::domain::principal::role_name(member.role)
+                    )),
+                    Principal::Key(_) => ApiError::forbidden(format!("this key lacks the '{scope}' scope")),
+                }
+            }
+        })
     }
 }
 
@@ -359,28 +409,19 @@ fn permitted(requirements: &Requirements, principal: &Principal, request: &Reque
             format!("{method} is not allowed on {template}"),
         ));
     }
-    let Some(alternatives) = template.and_then(|template| requirements.of(template, &method)) else {
-        tracing::error!(?template, %method, "an operation with no stated requirement was refused");
+    let Some(template) = template else {
+        tracing::error!(%method, "a request with no matched route reached the requirements");
         return Err(ApiError::forbidden("this operation states no requirement, so nobody may call it"));
     };
-    if alternatives.iter().any(|scopes| scopes.iter().all(|s| holds(principal, s))) {
-        return Ok(());
-    }
-    let roles_only = alternatives.iter().flatten().all(|scope| scope.starts_with("session:"));
-    Err(match (principal, roles_only) {
-        (Principal::Key(_), true) => {
-            ApiError::forbidden("this action needs an owner's or admin's session, not an API key")
-        }
-        (Principal::Session(_), true) => ApiError::forbidden("only an owner or admin may do this"),
-        (_, false) => {
-            let scope =
-                alternatives.iter().flatten().find(|s| !holds(principal, s)).cloned().unwrap_or_default();
-            ApiError::forbidden(format!("this key lacks the '{scope}' scope"))
-        }
-    })
+    requirements.admits(principal, &method, template)
 }
 
 fn holds(principal: &Principal, scope: &str) -> bool {
+    // `session`: any member's own session, whatever the role (ending it,
+    // their two-factor sign-in).
+    if scope == "session" {
+        return principal.member().is_some();
+    }
     match (scope.strip_prefix("session:"), principal.member()) {
         (Some("owner"), Some(member)) => member.role == Role::Owner,
         (Some("admin"), Some(member)) => member.role == Role::Admin,

@@ -5,6 +5,7 @@
 pub(crate) mod access_log;
 pub(crate) mod admin;
 pub(crate) mod auth;
+pub(crate) mod dashboard;
 pub(crate) mod envelope;
 pub(crate) mod error;
 pub(crate) mod extract;

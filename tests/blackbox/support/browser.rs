@@ -19,6 +19,10 @@ use serde_json::{Value, json};
 pub const CHROMIUM: &str = "/usr/bin/chromium";
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
+/// One Chromium at a time, across every browser test of the binary: the
+/// machines that run them are small.
+pub static BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// A WebDriver step's outcome.
 pub type WdResult<T> = Result<T, CmdError>;
 

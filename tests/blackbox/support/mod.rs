@@ -6,11 +6,13 @@
 
 pub mod browser;
 pub mod console;
+pub mod dashboard;
 pub mod disk;
 pub mod flutterwave;
 #[path = "../../../engine/tests/support/pg_cluster.rs"]
 pub mod pg_cluster;
 pub mod smtp;
+pub mod team;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;

@@ -6,7 +6,7 @@
 
 mod checkout;
 mod qr;
-mod shell;
+pub(crate) mod shell;
 mod text;
 
 pub(crate) use checkout::render;

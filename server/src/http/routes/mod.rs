@@ -37,6 +37,7 @@ mod requests;
 mod sessions;
 mod simulations;
 mod statements;
+mod totp;
 mod validation;
 mod virtual_accounts;
 mod webhooks;
@@ -83,6 +84,7 @@ pub(crate) fn authenticated() -> OpenApiRouter<Arc<Stack>> {
         .merge(tagged("simulations", simulations::router()))
         .merge(tagged("sessions", sessions::router()))
         .merge(tagged("members", members::router()))
+        .merge(tagged("members", totp::router()))
 }
 
 /// The stack's router. An operation behind authentication that states no
@@ -92,8 +94,8 @@ pub(crate) fn app(
     health: Arc<crate::http::health::Health>,
 ) -> Result<Router, crate::http::auth::RequirementsError> {
     let (documented, document) = authenticated().split_for_parts();
-    let guard =
-        Guard { stack: stack.clone(), requirements: Arc::new(Requirements::from_document(&document)?) };
+    let requirements = Arc::new(Requirements::from_document(&document)?);
+    let guard = Guard { stack: stack.clone(), requirements: requirements.clone() };
     let (open, _) = open().split_for_parts();
     let authenticated =
         Router::new().merge(documented).route_layer(from_fn_with_state(guard, authenticate_layer));
@@ -104,6 +106,11 @@ pub(crate) fn app(
         // The hosted checkout pages: public, no key.
         .merge(
             checkout::router()
+                .route_layer(from_fn_with_state(stack.clone(), crate::http::auth::limit_anonymous)),
+        )
+        // The merchant dashboard: a session cookie, the same requirements.
+        .merge(
+            crate::http::dashboard::router(requirements)
                 .route_layer(from_fn_with_state(stack.clone(), crate::http::auth::limit_anonymous)),
         )
         .with_state(stack.clone())

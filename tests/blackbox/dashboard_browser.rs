@@ -1,0 +1,205 @@
+//! The merchant dashboard in a real browser (headless Chromium over
+//! WebDriver, `support::browser`): an owner accepts the emailed invitation
+//! (a real SMTP server on loopback), moves between the live dashboard and
+//! test mode, turns on two-factor sign-in with the QR code's secret and
+//! sees the ten recovery codes once, invites a viewer and makes a key, logs
+//! out and back in with a code; the viewer accepts their emailed link and
+//! sees no write control. Every page passes axe-core (from npm, injected
+//! into the page) with no serious or critical violation, and fits a
+//! 390 px phone without sideways scrolling.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::browser::{BROWSER, Browser, Viewport, browser_available};
+use crate::support::smtp::{SmtpServer, link};
+use crate::support::team::{PASSWORD, totp_code};
+use crate::support::{Api, EXAMPLE_CONFIG, Node, Options, cannot_run};
+
+/// axe-core's script: `SIKA_AXE_JS`, or where `.ci/run` installs it.
+fn axe_source(test: &str) -> Option<String> {
+    let path = std::env::var("SIKA_AXE_JS").unwrap_or_else(|_| {
+        format!(
+            "{}/.cache/sika-axe/node_modules/axe-core/axe.min.js",
+            std::env::var("HOME").unwrap_or_default()
+        )
+    });
+    match std::fs::read_to_string(&path) {
+        Ok(source) => Some(source),
+        Err(e) => {
+            cannot_run(test, &format!("axe-core is missing at {path} ({e}); .ci/run installs it from npm"));
+            None
+        }
+    }
+}
+
+/// Runs axe-core on the page: no serious or critical violation, and
+/// nothing wider than the window.
+async fn check_page(b: &Browser, axe: &str, what: &str) {
+    b.execute(axe, vec![]).await;
+    let script = "return axe.run(document, { resultTypes: ['violations'] }).then(function (r) {
+        return r.violations.filter(function (v) { return v.impact === 'serious' || v.impact === 'critical'; })
+          .map(function (v) { return { id: v.id, impact: v.impact, help: v.help,
+            nodes: v.nodes.slice(0, 5).map(function (n) { return n.target.join(' '); }) }; });
+      });";
+    let violations = b.execute(script, vec![]).await;
+    if violations.as_array().is_none_or(|v| !v.is_empty()) {
+        b.fail(&format!("{what}: serious or critical accessibility violations: {violations:#}")).await;
+    }
+    let fits = b.execute("return document.documentElement.scrollWidth <= window.innerWidth;", vec![]).await;
+    if fits != json!(true) {
+        b.fail(&format!("{what}: the page is wider than the window")).await;
+    }
+}
+
+async fn wait_for_path(b: &Browser, path: &str) {
+    b.wait_until(&format!("the page {path}"), Duration::from_secs(10), || async {
+        let url = b.try_current_url().await?;
+        Ok(url.split('?').next().is_some_and(|u| u.ends_with(path)).then_some(()))
+    })
+    .await;
+}
+
+/// The whole sign-in path and each page, as an owner and as a viewer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dashboard_sign_in_with_totp_and_an_emailed_invitation_in_a_browser() {
+    let test = "dashboard_sign_in_with_totp_and_an_emailed_invitation_in_a_browser";
+    if !browser_available(test) {
+        return;
+    }
+    let Some(axe) = axe_source(test) else { return };
+    let Some(smtp) = SmtpServer::start(test) else { return };
+    let _one = BROWSER.lock().await;
+    let node = Node::start(Options {
+        config: Some(format!("{EXAMPLE_CONFIG}\n{}", smtp.config(""))),
+        ..Options::unthrottled()
+    });
+    let api = Api::new();
+    let body = json!({ "name": "Ama's Shop", "owner": { "email": "ama@dash.example", "name": "Ama" } });
+    api.post(&node.admin_url("/admin/v1/organizations"), &node.creds.admin_token, body).await.expect(201);
+    let invitation = smtp.wait_for("ama@dash.example", 1).await.remove(0);
+    let url = link(&invitation, "http://");
+    assert!(url.contains("/dashboard/invitations/inv_"), "{url}");
+
+    let mut b = Browser::start_with(Viewport::PHONE).await;
+    b.show_on_failure(&["#notice", "h1"]);
+    // The emailed link: set a password, and in.
+    b.goto(&url).await;
+    check_page(&b, &axe, "invitation page").await;
+    b.fill("#password", PASSWORD).await;
+    b.click("#set-password").await;
+    b.find("#balances-title").await;
+    assert_eq!(b.text("#role").await, "owner");
+    // The same session on test mode, which says so on every page.
+    b.click("#other-stack").await;
+    b.find("#balances-title").await;
+    assert!(b.text("#test-mode").await.contains("Test mode"));
+    check_page(&b, &axe, "home (owner)").await;
+
+    let (secret, recovery) = owner_enrols_invites_and_makes_a_key(&b, &axe, &node).await;
+    log_out_and_in_with_a_code(&b, &axe, &secret).await;
+    viewer_accepts_and_sees_no_write_control(&b, &axe, &smtp).await;
+    b.quit().await;
+    desktop_pass(&axe, &node, &recovery).await;
+}
+
+/// Two-factor sign-in (the QR code, the secret, a code, ten recovery codes
+/// once), a viewer invited, a key made; returns the secret and a recovery code.
+async fn owner_enrols_invites_and_makes_a_key(b: &Browser, axe: &str, node: &Node) -> (String, String) {
+    b.click("#nav-settings").await;
+    check_page(b, axe, "settings (owner)").await;
+    b.click("#totp-start").await;
+    let qr = b.attr("#totp-qr", "src").await.unwrap_or_default();
+    assert!(qr.starts_with("data:image/svg+xml;base64,"), "{qr}");
+    let secret = b.text("#totp-secret").await;
+    check_page(b, axe, "two-factor enrolment").await;
+    b.fill("#totp-code", &totp_code(&secret, 0)).await;
+    b.click("#totp-confirm").await;
+    b.find("#recovery-codes").await;
+    let codes = b.find_all("#recovery-codes li").await;
+    assert_eq!(codes.len(), 10);
+    let recovery = codes[0].text().await;
+    b.goto(&format!("{}/dashboard/settings", node.sandbox)).await;
+    assert!(b.try_find("#recovery-codes").await.unwrap().is_none(), "shown once");
+    assert!(b.text("#totp-state").await.starts_with("On"));
+
+    // The team: invite a viewer (emailed); developers: a key, shown once.
+    b.click("#nav-team").await;
+    b.fill("#invite-name", "Kofi").await;
+    b.fill("#invite-email", "kofi@dash.example").await;
+    b.find("#invite-role").await.select_value("viewer").await;
+    b.click("#invite").await;
+    b.find("#invitation-link").await;
+    check_page(b, axe, "team (owner)").await;
+    b.click("#nav-developers").await;
+    b.fill("#key-name", "Shop server").await;
+    b.click("input[value='accounts:read']").await;
+    b.click("#create-key").await;
+    assert!(b.text("#new-secret").await.starts_with("sk_test_"));
+    check_page(b, axe, "developers (owner)").await;
+
+    (secret, recovery)
+}
+
+/// Out, and back in by keyboard with a code.
+async fn log_out_and_in_with_a_code(b: &Browser, axe: &str, secret: &str) {
+    b.click("#log-out").await;
+    wait_for_path(b, "/dashboard/login").await;
+    check_page(b, axe, "log-in").await;
+    // By keyboard alone: Tab from the email to the password, Enter submits.
+    b.find("#email").await.send_keys("ama@dash.example\u{E004}").await;
+    let focused = b.execute("return document.activeElement.id;", vec![]).await;
+    assert_eq!(focused, json!("password"), "Tab moves from the email to the password");
+    b.find("#password").await.send_keys(&format!("{PASSWORD}\u{E007}")).await;
+    b.find("#code").await;
+    check_page(b, axe, "two-factor code").await;
+    b.find("#code").await.send_keys(&format!("{}\u{E007}", totp_code(secret, 1))).await;
+    b.find("#balances-title").await;
+    b.click("#log-out").await;
+    wait_for_path(b, "/dashboard/login").await;
+}
+
+/// The viewer's emailed link; no write control anywhere.
+async fn viewer_accepts_and_sees_no_write_control(b: &Browser, axe: &str, smtp: &SmtpServer) {
+    let mail = smtp.wait_for("kofi@dash.example", 1).await.remove(0);
+    b.goto(&link(&mail, "http://")).await;
+    b.fill("#password", PASSWORD).await;
+    b.click("#set-password").await;
+    b.find("#balances-title").await;
+    assert_eq!(b.text("#role").await, "viewer");
+    check_page(b, axe, "home (viewer)").await;
+    for (page, hidden, absent) in [
+        ("payments", "#filter-form", "#refund-form"),
+        ("team", "#team-hidden", "#invite-form"),
+        ("developers", "#keys-hidden", "#key-form"),
+        ("settings", "#totp-start-form", "#representative-form"),
+    ] {
+        b.click(&format!("#nav-{page}")).await;
+        b.find(hidden).await;
+        assert!(b.try_find(absent).await.unwrap().is_none(), "{page}: a viewer sees no {absent}");
+        check_page(b, axe, &format!("{page} (viewer)")).await;
+    }
+    b.click("#log-out").await;
+    wait_for_path(b, "/dashboard/login").await;
+}
+
+/// At desktop width too, logging in with a recovery code this time.
+async fn desktop_pass(axe: &str, node: &Node, recovery: &str) {
+    let b = Browser::start_with(Viewport::DESKTOP).await;
+    b.goto(&format!("{}/dashboard/login", node.sandbox)).await;
+    b.fill("#email", "ama@dash.example").await;
+    b.fill("#password", PASSWORD).await;
+    b.click("#log-in").await;
+    b.fill("#code", recovery).await;
+    b.click("#verify").await;
+    b.find("#balances-title").await;
+    for page in ["home", "payments", "team", "developers", "settings"] {
+        b.click(&format!("#nav-{page}")).await;
+        b.find("h1").await;
+        check_page(&b, axe, &format!("{page} (owner, desktop)")).await;
+    }
+    let width: Value = b.execute("return window.innerWidth;", vec![]).await;
+    assert!(width.as_u64() > Some(1000), "{width}");
+    b.quit().await;
+}
