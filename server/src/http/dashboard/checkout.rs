@@ -299,11 +299,17 @@ struct DetailView {
     can_close: bool,
 }
 
+/// What one checkout's page shows: its address, its facts, its payments
+/// and whether it is still open.
+struct Detail {
+    url: String,
+    facts: Vec<(&'static str, String)>,
+    payments: Vec<Payment>,
+    open: bool,
+}
+
 /// A page's facts and its payers' links (the API's `parentId` list).
-fn page_detail(
-    signed: &Signed,
-    id: &str,
-) -> ApiResult<(String, Vec<(&'static str, String)>, Vec<Payment>, bool)> {
+fn page_detail(signed: &Signed, id: &str) -> ApiResult<Detail> {
     let deps = deps(&signed.stack);
     let snapshot = signed.stack.engine.read()?;
     let record: checkout::PaymentPage = owned(&signed.stack, &snapshot, &signed.principal, id)?;
@@ -331,14 +337,11 @@ fn page_detail(
             created: when(&l.created_at),
         }));
     }
-    Ok((p.url, facts, payments, row.status == "active"))
+    Ok(Detail { url: p.url, facts, payments, open: row.status == "active" })
 }
 
 /// A link's facts and its checkout sessions, newest first.
-fn link_detail(
-    signed: &Signed,
-    id: &str,
-) -> ApiResult<(String, Vec<(&'static str, String)>, Vec<Payment>, bool)> {
+fn link_detail(signed: &Signed, id: &str) -> ApiResult<Detail> {
     let deps = deps(&signed.stack);
     let snapshot = signed.stack.engine.read()?;
     let record: checkout::PaymentLink = owned(&signed.stack, &snapshot, &signed.principal, id)?;
@@ -375,7 +378,7 @@ fn link_detail(
             created: when(&s.created_at),
         })
         .collect();
-    Ok((l.url, facts, payments, row.status == "active"))
+    Ok(Detail { url: l.url, facts, payments, open: row.status == "active" })
 }
 
 fn detail_page(signed: &Signed, segment: &str, id: &str, notice: Option<Notice>) -> Response {
@@ -386,7 +389,7 @@ fn detail_page(signed: &Signed, segment: &str, id: &str, notice: Option<Notice>)
             Ok((kind, detail))
         },
     );
-    let (kind, (url, facts, payments, open)) = match found {
+    let (kind, Detail { url, facts, payments, open }) = match found {
         Ok(found) => found,
         Err(e) => return refusal_page(&signed.stack, &e),
     };
