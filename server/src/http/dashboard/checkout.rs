@@ -96,7 +96,12 @@ fn page_row(p: &PaymentPage) -> Row {
         title: p.title.clone(),
         amount: price(&p.currency, &p.amount),
         status: name(&p.status),
-        received: format!("{} from {} payments", money(&p.currency, &p.total_collected), p.payment_count),
+        received: format!(
+            "{} ({} {})",
+            money(&p.currency, &p.total_collected),
+            p.payment_count,
+            if p.payment_count == 1 { "payment" } else { "payments" }
+        ),
         created: when(&p.created_at),
     }
 }
