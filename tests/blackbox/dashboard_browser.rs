@@ -4,7 +4,8 @@
 //! test mode, turns on two-factor sign-in with the QR code's secret and
 //! sees the ten recovery codes once, invites a viewer and makes a key, logs
 //! out and back in with a code; the viewer accepts their emailed link and
-//! sees no write control. Every page passes axe-core (from npm, injected
+//! sees no write control; the balances, a statement and the checkout pages
+//! (a payment page made by keyboard, its address to copy). Every page passes axe-core (from npm, injected
 //! into the page) with no serious or critical violation, and fits a
 //! 390 px phone without sideways scrolling.
 
@@ -138,8 +139,37 @@ async fn owner_enrols_invites_and_makes_a_key(b: &Browser, axe: &str, node: &Nod
     b.click("#create-key").await;
     assert!(b.text("#new-secret").await.starts_with("sk_test_"));
     check_page(b, axe, "developers (owner)").await;
+    owner_walks_balances_and_checkout(b, axe).await;
 
     (secret, recovery)
+}
+
+/// Balances and a statement; a payment page made by keyboard (Enter in
+/// the form), its address shown to copy in a read-only field.
+async fn owner_walks_balances_and_checkout(b: &Browser, axe: &str) {
+    b.click("#nav-balances").await;
+    b.find("#transactions-title").await;
+    check_page(b, axe, "balances (owner)").await;
+    b.fill("#statement-currency", "GHS").await;
+    b.click("#show-statement").await;
+    b.find("#statement").await;
+    check_page(b, axe, "statement (owner)").await;
+    b.click("#nav-checkout").await;
+    b.fill("#checkout-title", "Kente scarves").await;
+    b.fill("#checkout-currency", "GHS").await;
+    b.click("#method-mobile_money").await;
+    b.find("#checkout-amount").await.send_keys("150.00\u{E007}").await;
+    b.find("#checkout-url").await;
+    let url = b.attr("#checkout-url", "value").await.unwrap_or_default();
+    assert!(url.contains("/pay/"), "{url}");
+    assert!(b.attr("#checkout-url", "readonly").await.is_some(), "read-only");
+    check_page(b, axe, "payment page (owner)").await;
+    b.click("#nav-checkout").await;
+    b.find("#checkouts").await;
+    check_page(b, axe, "payment pages (owner)").await;
+    b.click("#tab-links").await;
+    b.find("#create-form").await;
+    check_page(b, axe, "payment links (owner)").await;
 }
 
 /// Out, and back in by keyboard with a code.
@@ -171,6 +201,8 @@ async fn viewer_accepts_and_sees_no_write_control(b: &Browser, axe: &str, smtp: 
     check_page(b, axe, "home (viewer)").await;
     for (page, hidden, absent) in [
         ("payments", "#filter-form", "#refund-form"),
+        ("balances", "#transactions-title", "form[method='post']:not([action='/dashboard/logout'])"),
+        ("checkout", "#checkouts", "#create-form"),
         ("team", "#team-hidden", "#invite-form"),
         ("developers", "#keys-hidden", "#key-form"),
         ("settings", "#totp-start-form", "#representative-form"),
@@ -194,7 +226,7 @@ async fn desktop_pass(axe: &str, node: &Node, recovery: &str) {
     b.fill("#code", recovery).await;
     b.click("#verify").await;
     b.find("#balances-title").await;
-    for page in ["home", "payments", "team", "developers", "settings"] {
+    for page in ["home", "balances", "payments", "checkout", "team", "developers", "settings"] {
         b.click(&format!("#nav-{page}")).await;
         b.find("h1").await;
         check_page(&b, axe, &format!("{page} (owner, desktop)")).await;

@@ -22,6 +22,7 @@ mod contract;
 mod crash;
 mod dashboard;
 mod dashboard_browser;
+mod dashboard_money;
 mod disputes;
 mod disputes_money;
 mod emails;

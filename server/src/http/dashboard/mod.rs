@@ -8,7 +8,8 @@
 //! API's use cases, and what a member may see or do is asked of the API's
 //! requirements (the OpenAPI document's `security`) by the operation each
 //! part stands for. `session` holds the cookie, CSRF and sign-in rules,
-//! `sign_in` the sign-in pages, `pages` the signed-in ones, `views` what
+//! `sign_in` the sign-in pages, `pages` the signed-in ones (`payments`,
+//! `balances` and `checkout` theirs), `views` what
 //! every page shares.
 
 use std::sync::Arc;
@@ -19,6 +20,8 @@ use axum::{Extension, Router};
 use crate::domain::stack::Stack;
 use crate::http::auth::Requirements;
 
+mod balances;
+mod checkout;
 mod pages;
 mod payments;
 mod session;
@@ -37,6 +40,16 @@ pub(crate) fn router(requirements: Arc<Requirements>) -> Router<Arc<Stack>> {
             "/dashboard/invitations/{token}",
             get(sign_in::invitation_form).post(sign_in::accept_invitation),
         )
+        .route("/dashboard/balances", get(balances::page))
+        .route("/dashboard/balances/statement", get(balances::statement))
+        .route("/dashboard/exports/balance-transactions.csv", get(balances::export_balance_transactions))
+        .route("/dashboard/exports/payouts.csv", get(balances::export_payouts))
+        .route("/dashboard/exports/collections.csv", get(balances::export_collections))
+        .route("/dashboard/exports/refunds.csv", get(balances::export_refunds))
+        .route("/dashboard/checkout", get(checkout::list))
+        .route("/dashboard/checkout/{kind}", post(checkout::create))
+        .route("/dashboard/checkout/{kind}/{id}", get(checkout::detail))
+        .route("/dashboard/checkout/{kind}/{id}/close", post(checkout::close))
         .route("/dashboard/payments", get(payments::list))
         .route("/dashboard/payments/{kind}/{id}", get(payments::detail))
         .route("/dashboard/payments/collections/{id}/refund", post(payments::refund))

@@ -38,7 +38,7 @@ fn name(value: &impl Serialize) -> String {
 
 /// A form's fields as the API's request type: the same parsing and the
 /// same refusals as a JSON body.
-fn wire<T: DeserializeOwned>(value: Value) -> ApiResult<T> {
+pub(super) fn wire<T: DeserializeOwned>(value: Value) -> ApiResult<T> {
     serde_json::from_value(value).map_err(|e| ApiError::bad_request(e.to_string()))
 }
 
@@ -77,11 +77,11 @@ struct HomePage {
     activity: Vec<ActivityRow>,
 }
 
-struct BalanceRow {
-    currency: String,
-    available: String,
-    pending: String,
-    total: String,
+pub(super) struct BalanceRow {
+    pub(super) currency: String,
+    pub(super) available: String,
+    pub(super) pending: String,
+    pub(super) total: String,
 }
 
 struct ActivityRow {
@@ -92,7 +92,7 @@ struct ActivityRow {
     created: String,
 }
 
-fn balances(signed: &Signed) -> ApiResult<Option<Vec<BalanceRow>>> {
+pub(super) fn balances(signed: &Signed) -> ApiResult<Option<Vec<BalanceRow>>> {
     if !signed.can(&Method::GET, "/v1/accounts") {
         return Ok(None);
     }

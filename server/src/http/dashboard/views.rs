@@ -72,9 +72,11 @@ impl Notice {
     }
 }
 
-const PAGES: [(&str, &str, &str); 5] = [
+const PAGES: [(&str, &str, &str); 7] = [
     ("home", "/dashboard", "Home"),
+    ("balances", "/dashboard/balances", "Balances"),
     ("payments", "/dashboard/payments", "Payments"),
+    ("checkout", "/dashboard/checkout", "Checkout"),
     ("team", "/dashboard/team", "Team"),
     ("developers", "/dashboard/developers", "Developers"),
     ("settings", "/dashboard/settings", "Settings"),

@@ -15,11 +15,11 @@ use crate::http::openapi::tagged;
 
 mod accounts;
 mod capabilities;
-mod checkout;
+pub(crate) mod checkout;
 mod collections;
 pub(crate) mod conversions;
 pub(crate) mod disputes;
-mod exports;
+pub(crate) mod exports;
 pub(crate) mod files;
 mod keys;
 mod members;
