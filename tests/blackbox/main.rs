@@ -22,6 +22,8 @@ mod contract;
 mod crash;
 mod dashboard;
 mod dashboard_browser;
+mod dashboard_disputes;
+mod dashboard_gaps;
 mod disputes;
 mod disputes_money;
 mod emails;

@@ -72,9 +72,10 @@ impl Notice {
     }
 }
 
-const PAGES: [(&str, &str, &str); 5] = [
+const PAGES: [(&str, &str, &str); 6] = [
     ("home", "/dashboard", "Home"),
     ("payments", "/dashboard/payments", "Payments"),
+    ("disputes", "/dashboard/disputes", "Disputes"),
     ("team", "/dashboard/team", "Team"),
     ("developers", "/dashboard/developers", "Developers"),
     ("settings", "/dashboard/settings", "Settings"),
