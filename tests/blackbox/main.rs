@@ -22,6 +22,8 @@ mod contract;
 mod crash;
 mod dashboard;
 mod dashboard_browser;
+mod dashboard_disputes;
+mod dashboard_gaps;
 mod dashboard_money;
 mod disputes;
 mod disputes_money;

@@ -737,6 +737,54 @@ pub(crate) async fn delete_file(deps: &Deps<'_>, file: &files::StoredFile) -> Ap
     files::delete(deps.files, file).await
 }
 
+/// A message that brings its files along (the dashboard's reply form):
+/// each file is stored as `POST /v1/files` stores it, then the message is
+/// posted as `POST /v1/disputes/{id}/messages` posts it, with them
+/// attached. When a file or the message is refused, the files stored for
+/// it are deleted again, so a refused reply leaves nothing behind.
+pub(crate) async fn post_message_with_files(
+    deps: &Deps<'_>,
+    organization: &str,
+    dispute_id: &str,
+    body: String,
+    uploads: Vec<sika_api::files::CreateFile>,
+) -> ApiResult<wire::DisputeMessage> {
+    load_for(&deps.engine.read()?, Some(organization), dispute_id)?;
+    let mut stored = Vec::new();
+    let mut posted = Ok(());
+    for upload in uploads {
+        let saved = match files::build(upload, organization, deps.engine.now_ms()) {
+            Ok((file, bytes)) => files::save(deps.files, &file, bytes).await.map(|()| file),
+            Err(e) => Err(e),
+        };
+        match saved {
+            Ok(file) => stored.push(file),
+            Err(e) => {
+                posted = Err(e);
+                break;
+            }
+        }
+    }
+    let result = match posted {
+        Ok(()) => {
+            let attachments = stored
+                .iter()
+                .map(|f| DisputeAttachmentInput { file_id: f.id.clone(), name: None, url: None })
+                .collect();
+            post_message(deps, organization, dispute_id, CreateDisputeMessage { body, attachments }).await
+        }
+        Err(e) => Err(e),
+    };
+    if result.is_err() {
+        for file in &stored {
+            if let Err(e) = files::delete(deps.files, file).await {
+                tracing::warn!(file = %file.id, error = %e.message, "cannot delete a refused reply's file");
+            }
+        }
+    }
+    result
+}
+
 /// The first of an organization's dispute messages that attaches `file_id`.
 fn attaching_message(snapshot: &Snapshot, organization: &str, file_id: &str) -> ApiResult<Option<String>> {
     const CHUNK: usize = 100;

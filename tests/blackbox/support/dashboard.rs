@@ -81,7 +81,20 @@ impl Dashboard {
     }
 
     async fn send(&self, method: reqwest::Method, path: &str, form: Option<&[(&str, &str)]>) -> Page {
+        self.send_body(method, path, form, None).await
+    }
+
+    async fn send_body(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        form: Option<&[(&str, &str)]>,
+        raw: Option<(String, Vec<u8>)>,
+    ) -> Page {
         let mut request = self.client.request(method.clone(), format!("{}{path}", self.base));
+        if let Some((content_type, bytes)) = raw {
+            request = request.header("content-type", content_type).body(bytes);
+        }
         let cookies = self.cookie_header();
         if !cookies.is_empty() {
             request = request.header("cookie", cookies);
@@ -134,6 +147,42 @@ impl Dashboard {
         let mut all = vec![("csrf", csrf.as_str())];
         all.extend_from_slice(fields);
         self.post(form_path, &all).await
+    }
+
+    /// Posts `fields` and one file input (`file`: its name, type and
+    /// bytes, or an empty input) as `multipart/form-data`, as a browser
+    /// sends a form with a file, following a redirect.
+    pub async fn post_multipart(
+        &self,
+        path: &str,
+        fields: &[(&str, &str)],
+        file: (&str, &str, &str, &[u8]),
+    ) -> Page {
+        let boundary = "----sikaTestBoundary7MA4YWxkTrZu0gW";
+        let mut body = Vec::new();
+        for (name, value) in fields {
+            body.extend_from_slice(
+                format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n")
+                    .as_bytes(),
+            );
+        }
+        let (input, file_name, content_type, bytes) = file;
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{input}\"; filename=\"{file_name}\"\r\n\
+                 Content-Type: {content_type}\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+        let raw = (format!("multipart/form-data; boundary={boundary}"), body);
+        let page = self.send_body(reqwest::Method::POST, path, None, Some(raw)).await;
+        if (300..400).contains(&page.status) {
+            let to = page.header("location").unwrap().to_string();
+            return self.get(&to).await;
+        }
+        page
     }
 
     /// Logs in with a password (no second factor); returns the home page.

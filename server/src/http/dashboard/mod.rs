@@ -22,11 +22,13 @@ use crate::http::auth::Requirements;
 
 mod balances;
 mod checkout;
+mod disputes;
 mod pages;
 mod payments;
 mod session;
 mod sign_in;
 mod views;
+mod webhooks;
 
 /// The dashboard's routes; `requirements` is the API router's own table.
 pub(crate) fn router(requirements: Arc<Requirements>) -> Router<Arc<Stack>> {
@@ -51,8 +53,14 @@ pub(crate) fn router(requirements: Arc<Requirements>) -> Router<Arc<Stack>> {
         .route("/dashboard/checkout/{kind}/{id}", get(checkout::detail))
         .route("/dashboard/checkout/{kind}/{id}/close", post(checkout::close))
         .route("/dashboard/payments", get(payments::list))
+        .route("/dashboard/payments/search", get(payments::find))
         .route("/dashboard/payments/{kind}/{id}", get(payments::detail))
         .route("/dashboard/payments/collections/{id}/refund", post(payments::refund))
+        .route("/dashboard/disputes", get(disputes::list))
+        .route("/dashboard/disputes/{id}", get(disputes::detail))
+        .route("/dashboard/disputes/{id}/messages", post(disputes::reply))
+        .route("/dashboard/disputes/{id}/accept", get(disputes::confirm_accept).post(disputes::accept))
+        .route("/dashboard/files/{id}", get(disputes::file))
         .route("/dashboard/team", get(pages::team).post(pages::invite))
         .route("/dashboard/team/{id}/role", post(pages::change_role))
         .route("/dashboard/team/{id}/remove", post(pages::remove))
@@ -61,6 +69,10 @@ pub(crate) fn router(requirements: Arc<Requirements>) -> Router<Arc<Stack>> {
         .route("/dashboard/developers/keys/{id}/revoke", post(pages::revoke_key))
         .route("/dashboard/developers/webhooks/{id}/test", post(pages::test_endpoint))
         .route("/dashboard/developers/webhooks/{id}/enable", post(pages::enable_endpoint))
+        .route("/dashboard/developers/webhooks/{id}", get(webhooks::endpoint))
+        .route("/dashboard/developers/webhooks/{id}/secret", post(webhooks::secret))
+        .route("/dashboard/developers/deliveries/{id}/retry", post(webhooks::retry))
+        .route("/dashboard/developers/requests", get(webhooks::request))
         .route("/dashboard/settings", get(pages::settings))
         .route("/dashboard/settings/totp", post(pages::totp_start))
         .route("/dashboard/settings/totp/confirm", post(pages::totp_confirm))

@@ -371,6 +371,8 @@ struct DevelopersPage {
     can_revoke: bool,
     /// Test events and re-enabling (`webhooks:write`).
     can_manage_endpoints: bool,
+    /// The request log (`GET /v1/requests/{id}`).
+    can_look_up_requests: bool,
 }
 
 struct KeyRow {
@@ -469,6 +471,7 @@ fn developers_page(signed: &Signed, notice: Option<Notice>, created: Option<Crea
         can_create: signed.can(&Method::POST, "/v1/keys"),
         can_revoke: signed.can(&Method::DELETE, "/v1/keys/{id}"),
         can_manage_endpoints: signed.can(&Method::POST, "/v1/webhooks/endpoints/{id}/test"),
+        can_look_up_requests: signed.can(&Method::GET, "/v1/requests/{id}"),
     };
     send(status, &page, Vec::new())
 }

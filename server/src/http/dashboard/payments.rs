@@ -14,7 +14,7 @@ use sika_api::{ListPage, ListQuery, MovementFilter, TimelineEntry};
 use super::session::{Posted, Signed};
 use super::views::{Frame, Notice, frame, money, refusal_page, send, shell, when};
 use crate::domain::error::{ApiError, ApiResult};
-use crate::domain::{collections, payouts, refunds};
+use crate::domain::{collections, orders, payouts, refunds, search};
 use crate::http::pages::shell::Shell;
 
 /// Rows per page, as the API's default.
@@ -31,7 +31,7 @@ struct Kind {
     read: &'static str,
 }
 
-const KINDS: [Kind; 3] = [
+const KINDS: [Kind; 4] = [
     Kind {
         segment: "payouts",
         label: "Payouts",
@@ -49,6 +49,22 @@ const KINDS: [Kind; 3] = [
         read: "/v1/collections/{id}",
     },
     Kind {
+        segment: "orders",
+        label: "Orders",
+        noun: "Order",
+        statuses: &[
+            "awaiting_funds",
+            "awaiting_confirmations",
+            "funds_received",
+            "processing_payout",
+            "completed",
+            "failed",
+            "expired",
+        ],
+        list: "/v1/orders",
+        read: "/v1/orders/{id}",
+    },
+    Kind {
         segment: "refunds",
         label: "Refunds",
         noun: "Refund",
@@ -62,7 +78,7 @@ fn kind(segment: &str) -> ApiResult<&'static Kind> {
     KINDS
         .iter()
         .find(|k| k.segment == segment)
-        .ok_or_else(|| ApiError::validation("kind", "must be one of payouts, collections, refunds"))
+        .ok_or_else(|| ApiError::validation("kind", "must be one of payouts, collections, orders, refunds"))
 }
 
 #[derive(Template)]
@@ -128,6 +144,10 @@ fn rows_of(signed: &Signed, kind: &Kind, asked: &ListAsked) -> ApiResult<(Vec<Ro
         "collections" => {
             let page = collections::list((&**stack).into(), &signed.principal, query, movement)?;
             as_values(page.data.iter().map(|c| json!(c)).collect(), page.has_more, page.next_cursor)
+        }
+        "orders" => {
+            let page = orders::list((&**stack).into(), &signed.principal, query, movement)?;
+            as_values(page.data.iter().map(|o| json!(o)).collect(), page.has_more, page.next_cursor)
         }
         _ => {
             let filter = sika_api::refunds::RefundFilter { status, collection_id: None };
@@ -220,6 +240,9 @@ fn payment(signed: &Signed, kind: &Kind, id: &str) -> ApiResult<Value> {
                 stack, &snapshot, principal, id
             )?)
         }
+        "orders" => {
+            json!(crate::http::found::owned::<sika_api::orders::Order>(stack, &snapshot, principal, id)?)
+        }
         _ => json!(crate::http::found::owned::<sika_api::refunds::Refund>(stack, &snapshot, principal, id)?),
     })
 }
@@ -236,9 +259,12 @@ fn detail_page(signed: &Signed, segment: &str, id: &str, notice: Option<Notice>)
     let mut facts =
         vec![("Amount", summary.amount), ("Status", summary.status), ("Created", summary.created)];
     let text = |key: &str| item[key].as_str().unwrap_or_default().to_string();
-    for (label, key) in
-        [("Reference", "externalReference"), ("Message", "statusMessage"), ("Collection", "collectionId")]
-    {
+    for (label, key) in [
+        ("Reference", "externalReference"),
+        ("Message", "statusMessage"),
+        ("Collection", "collectionId"),
+        ("Payout", "payoutId"),
+    ] {
         if !text(key).is_empty() {
             facts.push((label, text(key)));
         }
@@ -294,4 +320,82 @@ pub(super) async fn refund(Path(id): Path<String>, Posted { signed, fields }: Po
         )
     });
     detail_page(&signed, "collections", &id, Some(notice))
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/payments_search.html")]
+struct SearchView {
+    shell: Shell,
+    frame: Frame,
+    q: String,
+    hits: Vec<Hit>,
+    /// The search stopped at its bound on records read or on hits.
+    partial: bool,
+}
+
+struct Hit {
+    kind: &'static str,
+    noun: &'static str,
+    id: String,
+    field: String,
+    value: String,
+    created: String,
+}
+
+#[derive(Deserialize, Default)]
+pub(super) struct SearchAsked {
+    q: Option<String>,
+}
+
+/// The kind of payment a search hit is, when the member may read that kind.
+fn hit_kind(signed: &Signed, kind: sika_api::admin::SearchKind) -> Option<&'static Kind> {
+    let segment = match kind {
+        sika_api::admin::SearchKind::Payout => "payouts",
+        sika_api::admin::SearchKind::Collection => "collections",
+        sika_api::admin::SearchKind::Order => "orders",
+        _ => return None,
+    };
+    KINDS.iter().find(|k| k.segment == segment).filter(|k| signed.can(&Method::GET, k.read))
+}
+
+/// The node's search (`domain::search`, the operator's, run on this
+/// stack for the member's organization only): any part of an id, a
+/// reference or a phone number, among the kinds the member may read.
+fn search_page(signed: &Signed, asked: &SearchAsked) -> ApiResult<SearchView> {
+    if !KINDS.iter().any(|k| k.segment != "refunds" && signed.can(&Method::GET, k.read)) {
+        signed.admit(&Method::GET, "/v1/payouts/{id}")?;
+    }
+    let needle = search::needle(asked.q.as_deref())?;
+    let stacks = [(signed.stack.kind, &signed.stack.engine)];
+    let found = search::search(&stacks, &[signed.member().organization.clone()], &needle)?;
+    let hits = found
+        .data
+        .into_iter()
+        .filter_map(|hit| {
+            let kind = hit_kind(signed, hit.kind)?;
+            Some(Hit {
+                kind: kind.segment,
+                noun: kind.noun,
+                id: hit.id,
+                field: hit.field,
+                value: hit.value,
+                created: when(&hit.created_at),
+            })
+        })
+        .collect();
+    Ok(SearchView {
+        shell: shell(&signed.stack, "Search payments"),
+        frame: frame(signed, "payments", None),
+        q: asked.q.clone().unwrap_or_default().trim().to_string(),
+        hits,
+        partial: found.scan_limit_reached || found.hits_limit_reached,
+    })
+}
+
+/// `GET /dashboard/payments/search?q=…`.
+pub(super) async fn find(signed: Signed, Query(asked): Query<SearchAsked>) -> Response {
+    match search_page(&signed, &asked) {
+        Ok(page) => send(StatusCode::OK, &page, Vec::new()),
+        Err(e) => refusal_page(&signed.stack, &e),
+    }
 }

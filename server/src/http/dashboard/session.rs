@@ -199,6 +199,62 @@ impl FromRequest<Arc<Stack>> for Posted {
     }
 }
 
+/// A file sent with a `multipart/form-data` form.
+pub(crate) struct UploadedFile {
+    pub name: String,
+    pub content_type: Option<String>,
+    pub bytes: Vec<u8>,
+}
+
+/// A signed-in member's `multipart/form-data` form (one that sends files),
+/// its CSRF token checked before any of it is used. A file input left
+/// empty is no file.
+pub(crate) struct Uploaded {
+    pub signed: Signed,
+    pub fields: Fields,
+    pub files: Vec<UploadedFile>,
+}
+
+async fn read_multipart(mut form: axum::extract::Multipart) -> Result<(Fields, Vec<UploadedFile>), ApiError> {
+    let unreadable = |e: axum::extract::multipart::MultipartError| {
+        ApiError::validation("form", format!("cannot be read: {}", e.body_text()))
+    };
+    let (mut fields, mut files) = (Vec::new(), Vec::new());
+    while let Some(part) = form.next_field().await.map_err(unreadable)? {
+        let name = part.name().unwrap_or_default().to_string();
+        match part.file_name().map(str::to_string) {
+            Some(file_name) => {
+                let content_type = part.content_type().map(str::to_string);
+                let bytes = part.bytes().await.map_err(unreadable)?.to_vec();
+                if !(file_name.is_empty() && bytes.is_empty()) {
+                    files.push(UploadedFile { name: file_name, content_type, bytes });
+                }
+            }
+            None => fields.push((name, part.text().await.map_err(unreadable)?)),
+        }
+    }
+    Ok((Fields(fields), files))
+}
+
+impl FromRequest<Arc<Stack>> for Uploaded {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, stack: &Arc<Stack>) -> Result<Self, Response> {
+        let (mut parts, body) = request.into_parts();
+        let signed = Signed::from_request_parts(&mut parts, stack).await?;
+        let request = Request::from_parts(parts, body);
+        let refused = |e: &ApiError| super::views::refusal_page(stack, e);
+        let form = axum::extract::Multipart::from_request(request, stack)
+            .await
+            .map_err(|e| refused(&ApiError::bad_request(e.body_text())))?;
+        let (fields, files) = read_multipart(form).await.map_err(|e| refused(&e))?;
+        if !csrf_holds(stack, &signed.token, fields.get("csrf")) {
+            return Err(refused(&refused_csrf()));
+        }
+        Ok(Uploaded { signed, fields, files })
+    }
+}
+
 /// A sign-in form (no session yet), its CSRF token checked against the
 /// browser cookie; `ip` is the caller's address for the log-in throttle.
 pub(crate) struct Anonymous {

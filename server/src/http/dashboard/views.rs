@@ -72,11 +72,12 @@ impl Notice {
     }
 }
 
-const PAGES: [(&str, &str, &str); 7] = [
+const PAGES: [(&str, &str, &str); 8] = [
     ("home", "/dashboard", "Home"),
     ("balances", "/dashboard/balances", "Balances"),
     ("payments", "/dashboard/payments", "Payments"),
     ("checkout", "/dashboard/checkout", "Checkout"),
+    ("disputes", "/dashboard/disputes", "Disputes"),
     ("team", "/dashboard/team", "Team"),
     ("developers", "/dashboard/developers", "Developers"),
     ("settings", "/dashboard/settings", "Settings"),
