@@ -5,7 +5,8 @@
 //! sees the ten recovery codes once, invites a viewer and makes a key, logs
 //! out and back in with a code; the viewer accepts their emailed link and
 //! sees no write control; the balances, a statement and the checkout pages
-//! (a payment page made by keyboard, its address to copy). Every page passes axe-core (from npm, injected
+//! (a payment page made by keyboard, its address to copy). The owner also answers a dispute (a reply in its
+//! thread, then accepting it behind its confirmation page). Every page passes axe-core (from npm, injected
 //! into the page) with no serious or critical violation, and fits a
 //! 390 px phone without sideways scrolling.
 
@@ -15,8 +16,10 @@ use serde_json::{Value, json};
 
 use crate::support::browser::{BROWSER, Browser, Viewport, browser_available};
 use crate::support::smtp::{SmtpServer, link};
-use crate::support::team::{PASSWORD, totp_code};
-use crate::support::{Api, EXAMPLE_CONFIG, Node, Options, cannot_run};
+use crate::support::team::{PASSWORD, open_session, totp_code};
+use crate::support::{
+    Api, EXAMPLE_CONFIG, Node, Options, cannot_run, create_key, mtn_collection, poll_until,
+};
 
 /// axe-core's script: `SIKA_AXE_JS`, or where `.ci/run` installs it.
 fn axe_source(test: &str) -> Option<String> {
@@ -97,12 +100,58 @@ async fn dashboard_sign_in_with_totp_and_an_emailed_invitation_in_a_browser() {
     b.find("#balances-title").await;
     assert!(b.text("#test-mode").await.contains("Test mode"));
     check_page(&b, &axe, "home (owner)").await;
+    let dispute = open_a_dispute(&api, &node).await;
+    owner_answers_the_dispute(&b, &axe, &dispute).await;
 
     let (secret, recovery) = owner_enrols_invites_and_makes_a_key(&b, &axe, &node).await;
     log_out_and_in_with_a_code(&b, &axe, &secret).await;
     viewer_accepts_and_sees_no_write_control(&b, &axe, &smtp).await;
     b.quit().await;
     desktop_pass(&axe, &node, &recovery).await;
+}
+
+/// Through the API as the owner (before two-factor sign-in is on): a
+/// completed sandbox collection, disputed; returns the dispute's id.
+async fn open_a_dispute(api: &Api, node: &Node) -> String {
+    let session = open_session(api, node, json!({ "email": "ama@dash.example", "password": PASSWORD })).await;
+    let token = session.body["session"]["token"].as_str().unwrap().to_string();
+    let (_, key) = create_key(api, &node.sandbox, &token, json!({ "name": "k", "scopes": ["*"] })).await;
+    let created =
+        api.post(&node.sandbox_url("/v1/collections"), &key, mtn_collection("80.00", "ord-b")).await;
+    let (_, collection) = created.created("collection", "col_");
+    let url = node.sandbox_url(&format!("/v1/collections/{collection}"));
+    poll_until(api, &url, &key, |b| b["collection"]["status"] == "completed").await;
+    let opened = api
+        .post(&node.sandbox_url("/v1/simulations/disputes"), &key, json!({ "collectionId": collection }))
+        .await;
+    opened.created("dispute", "dsp_").1
+}
+
+/// The disputes list, the dispute's thread, a reply, and accepting it
+/// behind its confirmation page, at 390 px.
+async fn owner_answers_the_dispute(b: &Browser, axe: &str, dispute: &str) {
+    b.click("#nav-disputes").await;
+    b.find("#disputes").await;
+    check_page(b, axe, "disputes (owner)").await;
+    b.click(&format!("a[href='/dashboard/disputes/{dispute}']")).await;
+    b.find("#reply-form").await;
+    check_page(b, axe, "a dispute (owner)").await;
+    b.fill("#reply-body", "The goods were delivered; the courier's receipt follows.").await;
+    // Emulating the phone, the layout viewport (912 px high) outruns the
+    // visual one (844 px), and WebDriver's pointer misses a button in the
+    // page's last few pixels, as the reply's Send is: it is activated as a
+    // tap activates it (`click()`, the form's validation included).
+    b.execute("document.getElementById('reply').click();", vec![]).await;
+    wait_for_path(b, "/messages").await;
+    assert!(b.text("#notice").await.contains("Your message is in the thread"));
+    b.find("#thread").await;
+    check_page(b, axe, "a dispute's thread (owner)").await;
+    b.click("#accept-link").await;
+    b.find("#accept-form").await;
+    check_page(b, axe, "accepting a dispute").await;
+    b.click("#accept").await;
+    assert!(b.text("#notice").await.contains("You accepted dispute"));
+    assert!(b.try_find("#reply-form").await.unwrap().is_none(), "resolved: no reply");
 }
 
 /// Two-factor sign-in (the QR code, the secret, a code, ten recovery codes
@@ -203,6 +252,7 @@ async fn viewer_accepts_and_sees_no_write_control(b: &Browser, axe: &str, smtp: 
         ("payments", "#filter-form", "#refund-form"),
         ("balances", "#transactions-title", "form[method='post']:not([action='/dashboard/logout'])"),
         ("checkout", "#checkouts", "#create-form"),
+        ("disputes", "#disputes", "#reply-form"),
         ("team", "#team-hidden", "#invite-form"),
         ("developers", "#keys-hidden", "#key-form"),
         ("settings", "#totp-start-form", "#representative-form"),
@@ -226,7 +276,7 @@ async fn desktop_pass(axe: &str, node: &Node, recovery: &str) {
     b.fill("#code", recovery).await;
     b.click("#verify").await;
     b.find("#balances-title").await;
-    for page in ["home", "balances", "payments", "checkout", "team", "developers", "settings"] {
+    for page in ["home", "balances", "payments", "checkout", "disputes", "team", "developers", "settings"] {
         b.click(&format!("#nav-{page}")).await;
         b.find("h1").await;
         check_page(&b, axe, &format!("{page} (owner, desktop)")).await;

@@ -144,3 +144,27 @@ async fn dashboard_endpoint_secret_deliveries_retry_and_a_request_by_its_id() {
     assert_eq!(forged.status, 403, "{}", forged.text);
     assert_eq!(api.get(&one, &key).await.body["delivery"]["attemptCount"], 2, "nothing more");
 }
+
+/// The keys table pages like `GET /v1/keys` (20 a page, newest first, the
+/// API's cursor in the next page's address).
+#[tokio::test]
+async fn dashboard_keys_page_like_the_api() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let (_, owner) = owned_org(&api, &node, "pages@shop.example").await;
+    for i in 0..21 {
+        create_key(&api, &node.sandbox, &owner, json!({ "name": format!("key-{i:02}"), "scopes": ["*"] }))
+            .await;
+    }
+    let dash = Dashboard::new(&node.sandbox);
+    dash.log_in("pages@shop.example", PASSWORD).await;
+    let first = dash.get("/dashboard/developers").await;
+    assert!(first.text.contains("key-20") && !first.text.contains("key-00"), "{}", first.text);
+    let next = first.text.split("id=\"keys-next\"").next().unwrap();
+    let href = next[next.rfind("href=\"").unwrap() + 6..].split('"').next().unwrap().replace("&amp;", "&");
+    let second = dash.get(&href).await;
+    assert_eq!(second.status, 200, "{}", second.text);
+    assert!(second.text.contains("key-00") && !second.text.contains("key-20"), "{}", second.text);
+    assert!(!second.has("keys-next"), "{}", second.text);
+    assert!(!dash.get("/dashboard/team").await.has("members-next"), "one member, one page");
+}

@@ -6,7 +6,7 @@
 //! refused with the API's `403` before anything runs.
 
 use askama::Template;
-use axum::extract::Path;
+use axum::extract::{Path, Query};
 use axum::http::{Method, StatusCode};
 use axum::response::Response;
 use serde::Serialize;
@@ -29,6 +29,31 @@ const ROLES: [&str; 4] = ["owner", "admin", "developer", "viewer"];
 
 fn first(limit: u32) -> ListQuery {
     ListQuery { limit: Some(limit.to_string()), cursor: None }
+}
+
+/// Rows per page of the team, keys and endpoints tables, as the API's
+/// default.
+const PAGE_ROWS: u32 = 20;
+
+/// Where each table of a page stands: the API's cursors.
+#[derive(serde::Deserialize, Default)]
+pub(super) struct Paging {
+    cursor: Option<String>,
+    keys: Option<String>,
+    endpoints: Option<String>,
+}
+
+fn at(cursor: Option<String>) -> ListQuery {
+    ListQuery { limit: Some(PAGE_ROWS.to_string()), cursor }
+}
+
+/// The address of a table's next page: `path?name=cursor`, when there is one.
+fn next_page<T>(page: &sika_api::ListPage<T>, path: &str, name: &str) -> Option<String> {
+    page.next_cursor.as_ref().filter(|_| page.has_more).map(|cursor| {
+        let query: String =
+            form_urlencoded::Serializer::new(String::new()).append_pair(name, cursor).finish();
+        format!("{path}?{query}")
+    })
 }
 
 /// An enum as the API writes it (`failed`, `active`).
@@ -216,6 +241,7 @@ struct TeamPage {
     frame: Frame,
     csrf: String,
     members: Option<Vec<MemberRow>>,
+    members_next: Option<String>,
     invitation: Option<InvitationShown>,
     roles: Vec<&'static str>,
     can_invite: bool,
@@ -262,15 +288,27 @@ struct InvitationShown {
 }
 
 fn team_page(signed: &Signed, notice: Option<Notice>, invitation: Option<InvitationShown>) -> Response {
+    team_page_at(signed, notice, invitation, None)
+}
+
+fn team_page_at(
+    signed: &Signed,
+    notice: Option<Notice>,
+    invitation: Option<InvitationShown>,
+    cursor: Option<String>,
+) -> Response {
     let identity = &signed.stack.identity;
     let controls = TeamControls::of(signed.access(), &signed.principal);
-    let members = if controls.list {
-        match members::list_members(identity, Some(signed.member()), &first(100)) {
-            Ok(page) => Some(page.data.iter().map(member_row).collect()),
+    let (members, members_next) = if controls.list {
+        match members::list_members(identity, Some(signed.member()), &at(cursor)) {
+            Ok(page) => (
+                Some(page.data.iter().map(member_row).collect()),
+                next_page(&page, "/dashboard/team", "cursor"),
+            ),
             Err(e) => return super::views::refusal_page(&signed.stack, &e),
         }
     } else {
-        None
+        (None, None)
     };
     let status = status_of(notice.as_ref());
     let page = TeamPage {
@@ -278,6 +316,7 @@ fn team_page(signed: &Signed, notice: Option<Notice>, invitation: Option<Invitat
         frame: frame(signed, "team", notice),
         csrf: signed.csrf(),
         members,
+        members_next,
         invitation,
         roles: ROLES.to_vec(),
         can_invite: controls.invite,
@@ -298,8 +337,8 @@ fn member_row(member: &sika_api::members::Member) -> MemberRow {
     }
 }
 
-pub(super) async fn team(signed: Signed) -> Response {
-    team_page(&signed, None, None)
+pub(super) async fn team(signed: Signed, Query(paging): Query<Paging>) -> Response {
+    team_page_at(&signed, None, None, paging.cursor)
 }
 
 fn invite_member(signed: &Signed, fields: &Fields) -> ApiResult<sika_api::members::InvitedMember> {
@@ -364,9 +403,11 @@ struct DevelopersPage {
     frame: Frame,
     csrf: String,
     keys: Option<Vec<KeyRow>>,
+    keys_next: Option<String>,
     created: Option<CreatedKey>,
     scopes: Vec<String>,
     endpoints: Option<Vec<EndpointRow>>,
+    endpoints_next: Option<String>,
     can_create: bool,
     can_revoke: bool,
     /// Test events and re-enabling (`webhooks:write`).
@@ -421,41 +462,62 @@ fn key_row(key: sika_api::keys::ApiKey) -> KeyRow {
     }
 }
 
-/// The organization's keys, when the member may list them.
-fn key_rows(signed: &Signed) -> ApiResult<Option<Vec<KeyRow>>> {
+/// A page of the organization's keys, when the member may list them, and
+/// the address of the next.
+fn key_rows(signed: &Signed, cursor: Option<String>) -> ApiResult<(Option<Vec<KeyRow>>, Option<String>)> {
     if !signed.can(&Method::GET, "/v1/keys") {
-        return Ok(None);
+        return Ok((None, None));
     }
     let stack = &signed.stack;
     let page =
-        credentials::list(stack.keys(), &stack.identity, stack.kind, Some(signed.member()), &first(100))?;
-    Ok(Some(page.data.into_iter().map(key_row).collect()))
+        credentials::list(stack.keys(), &stack.identity, stack.kind, Some(signed.member()), &at(cursor))?;
+    let next = next_page(&page, "/dashboard/developers", "keys");
+    Ok((Some(page.data.into_iter().map(key_row).collect()), next))
 }
 
-/// The organization's webhook endpoints, when the member may list them.
-fn endpoint_rows(signed: &Signed) -> ApiResult<Option<Vec<EndpointRow>>> {
+/// A page of the organization's webhook endpoints, when the member may
+/// list them, and the address of the next.
+fn endpoint_rows(
+    signed: &Signed,
+    cursor: Option<String>,
+) -> ApiResult<(Option<Vec<EndpointRow>>, Option<String>)> {
     if !signed.can(&Method::GET, "/v1/webhooks/endpoints") {
-        return Ok(None);
+        return Ok((None, None));
     }
     let organization = &signed.member().organization;
-    let page = crate::domain::webhooks::endpoints::list(&signed.stack.lists(), organization, &first(100))?;
-    Ok(Some(
-        page.data
-            .into_iter()
-            .map(|e| EndpointRow {
-                id: e.id,
-                disabled: name(&e.status) == "disabled",
-                events: e.events.join(", "),
-                status: name(&e.status),
-                url: e.url,
-            })
-            .collect(),
+    let page = crate::domain::webhooks::endpoints::list(&signed.stack.lists(), organization, &at(cursor))?;
+    let next = next_page(&page, "/dashboard/developers", "endpoints");
+    Ok((
+        Some(
+            page.data
+                .into_iter()
+                .map(|e| EndpointRow {
+                    id: e.id,
+                    disabled: name(&e.status) == "disabled",
+                    events: e.events.join(", "),
+                    status: name(&e.status),
+                    url: e.url,
+                })
+                .collect(),
+        ),
+        next,
     ))
 }
 
 fn developers_page(signed: &Signed, notice: Option<Notice>, created: Option<CreatedKey>) -> Response {
+    developers_page_at(signed, notice, created, Paging::default())
+}
+
+fn developers_page_at(
+    signed: &Signed,
+    notice: Option<Notice>,
+    created: Option<CreatedKey>,
+    paging: Paging,
+) -> Response {
     let stack = &signed.stack;
-    let (keys, endpoints) = match key_rows(signed).and_then(|keys| Ok((keys, endpoint_rows(signed)?))) {
+    let read =
+        key_rows(signed, paging.keys).and_then(|keys| Ok((keys, endpoint_rows(signed, paging.endpoints)?)));
+    let ((keys, keys_next), (endpoints, endpoints_next)) = match read {
         Ok(read) => read,
         Err(e) => return super::views::refusal_page(stack, &e),
     };
@@ -465,9 +527,11 @@ fn developers_page(signed: &Signed, notice: Option<Notice>, created: Option<Crea
         frame: frame(signed, "developers", notice),
         csrf: signed.csrf(),
         keys,
+        keys_next,
         created,
         scopes: sika_api::keys::scope_names(),
         endpoints,
+        endpoints_next,
         can_create: signed.can(&Method::POST, "/v1/keys"),
         can_revoke: signed.can(&Method::DELETE, "/v1/keys/{id}"),
         can_manage_endpoints: signed.can(&Method::POST, "/v1/webhooks/endpoints/{id}/test"),
@@ -476,8 +540,8 @@ fn developers_page(signed: &Signed, notice: Option<Notice>, created: Option<Crea
     send(status, &page, Vec::new())
 }
 
-pub(super) async fn developers(signed: Signed) -> Response {
-    developers_page(&signed, None, None)
+pub(super) async fn developers(signed: Signed, Query(paging): Query<Paging>) -> Response {
+    developers_page_at(&signed, None, None, paging)
 }
 
 /// The create-key form as the API's `CreateApiKey`.
