@@ -5,6 +5,7 @@
 //! Each reads and acts through the API's use cases
 //! (`domain::checkout::{pages, links}`), asked of its requirements first.
 
+use super::views::name;
 use askama::Template;
 use axum::extract::{Path, Query};
 use axum::http::{Method, StatusCode};
@@ -69,11 +70,6 @@ fn kind(segment: &str) -> ApiResult<&'static Kind> {
         .iter()
         .find(|k| k.segment == segment)
         .ok_or_else(|| ApiError::validation("kind", "must be one of pages, links"))
-}
-
-/// An enum as the API writes it.
-fn name(value: &impl serde::Serialize) -> String {
-    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
 struct Row {

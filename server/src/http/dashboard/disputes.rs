@@ -5,6 +5,7 @@
 //! accepting, behind a confirmation page of its own (no script). Each asks
 //! the API's requirements first, by the operation it stands for.
 
+use super::views::name;
 use askama::Template;
 use axum::extract::{Path, Query};
 use axum::http::{Method, StatusCode};
@@ -23,11 +24,6 @@ use crate::http::routes::disputes::deps;
 
 /// Rows per page, as the API's default.
 const PAGE_ROWS: u32 = 20;
-
-/// An enum as the API writes it (`open`, `product_not_received`).
-fn name(value: &impl serde::Serialize) -> String {
-    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
-}
 
 #[derive(Template)]
 #[template(path = "dashboard/disputes.html")]

@@ -5,11 +5,11 @@
 //! control the API would refuse is not shown, and a form posted anyway is
 //! refused with the API's `403` before anything runs.
 
+use super::views::name;
 use askama::Template;
 use axum::extract::{Path, Query};
 use axum::http::{Method, StatusCode};
 use axum::response::Response;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use sika_api::ListQuery;
@@ -54,11 +54,6 @@ fn next_page<T>(page: &sika_api::ListPage<T>, path: &str, name: &str) -> Option<
             form_urlencoded::Serializer::new(String::new()).append_pair(name, cursor).finish();
         format!("{path}?{query}")
     })
-}
-
-/// An enum as the API writes it (`failed`, `active`).
-fn name(value: &impl Serialize) -> String {
-    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
 /// A form's fields as the API's request type: the same parsing and the

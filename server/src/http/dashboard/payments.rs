@@ -3,6 +3,7 @@
 //! payment with its timeline, and a refund from a collection. Each reads
 //! and acts through the API's use cases, asked of its requirements first.
 
+use super::views::name;
 use askama::Template;
 use axum::extract::{Path, Query};
 use axum::http::{Method, StatusCode};
@@ -118,10 +119,6 @@ pub(super) struct ListAsked {
     status: Option<String>,
     reference: Option<String>,
     cursor: Option<String>,
-}
-
-fn status_text(value: &impl serde::Serialize) -> String {
-    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
 fn rows_of(signed: &Signed, kind: &Kind, asked: &ListAsked) -> ApiResult<(Vec<Row>, Option<String>)> {
@@ -316,7 +313,7 @@ pub(super) async fn refund(Path(id): Path<String>, Posted { signed, fields }: Po
             "Refund {} of {} is {}",
             c.view.id,
             money(&c.view.currency, &c.view.amount),
-            status_text(&c.view.status)
+            name(&c.view.status)
         )
     });
     detail_page(&signed, "collections", &id, Some(notice))

@@ -233,6 +233,11 @@ pub(crate) fn when(timestamp: &str) -> String {
         .unwrap_or_else(|_| timestamp.to_string())
 }
 
+/// An enum as the API writes it (`"pending"`), for a page to show.
+pub(super) fn name(value: &impl serde::Serialize) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,7 @@
 //! `GET /v1/requests/{id}` answers it. Each asks the API's requirements
 //! first and runs the API's use case.
 
+use super::views::name;
 use askama::Template;
 use axum::extract::{Path, Query};
 use axum::http::{Method, StatusCode};
@@ -23,11 +24,6 @@ use crate::store::request_log::RequestLogEntry;
 
 /// Rows per page, as the API's default.
 const PAGE_ROWS: u32 = 20;
-
-/// An enum as the API writes it (`succeeded`).
-fn name(value: &impl serde::Serialize) -> String {
-    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
-}
 
 #[derive(Template)]
 #[template(path = "dashboard/webhook.html")]
