@@ -258,7 +258,10 @@ async fn activity_search_detail_and_manual_settlement() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[expect(clippy::too_many_lines)]
 async fn webhook_health_retry_enable_and_request_lookup() {
-    let node = Node::start(Options::unthrottled());
+    // The node's own clock: its next scheduled attempt is 30 s away, so the
+    // manual retry below never finds one in flight (it would then answer
+    // with that attempt instead of making its own).
+    let node = Node::start(Options { time_scale: Some(1.0), ..Options::unthrottled() });
     let api = Api::new();
     let admin = node.creds.admin_token.clone();
     let key = node.creds.sandbox_key.clone();
