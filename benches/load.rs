@@ -13,7 +13,12 @@
 //!
 //! Scenarios: `accounts` (GET /v1/accounts), `conversions` (quote then
 //! execute), `payouts` (POST /v1/payouts), `webhooks` (dispatcher throughput
-//! as seen by a receiver in this process). Each prints `SUMMARY <name>:
+//! as seen by a receiver in this process), and, only when named,
+//! `payout_bytes` (the ledger files' growth per payout: `SIKA_LOAD_PAYOUTS`
+//! sandbox payouts, default 100,000, settled at once with
+//! `SIKA_TIME_SCALE=0.001`, then a SIGTERM, the sizes of `sandbox.redb` and
+//! its logs divided by the payouts acknowledged, and `sika footprint`'s
+//! records per space). Each prints `SUMMARY <name>:
 //! <figure>` lines, the node's CPU (total and per thread name) and this
 //! process's CPU over the measured window.
 //!
@@ -51,6 +56,8 @@ use sika_benches::{bench_dir, filesystem_of};
 use tempfile::TempDir;
 
 const SCENARIOS: [&str; 4] = ["accounts", "conversions", "payouts", "webhooks"];
+/// Scenarios run only when a filter names them whole.
+const OPT_IN: [&str; 1] = ["payout_bytes"];
 
 fn main() {
     let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
@@ -58,6 +65,7 @@ fn main() {
         .iter()
         .copied()
         .filter(|name| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
+        .chain(OPT_IN.iter().copied().filter(|name| filters.iter().any(|f| f == name)))
         .collect();
     if selected.is_empty() {
         eprintln!("no scenario matches {filters:?}; scenarios: {}", SCENARIOS.join(", "));
@@ -78,6 +86,7 @@ fn main() {
         // The node is spawned from the main thread: its parent-death signal
         // is tied to this thread, which lives until the end.
         let mut node = Node::start(&settings.bin, name);
+        let data_dir = node.dir.path().join("data");
         println!(
             "\n== {name}: node pid {} on {} (data dir {}, {}), loadavg {}",
             node.pid,
@@ -86,20 +95,25 @@ fn main() {
             filesystem_of(node.dir.path()),
             loadavg()
         );
-        runtime.block_on(async {
+        let acknowledged = runtime.block_on(async {
             let ctx = Ctx::new(&node, &settings);
             match name {
                 "accounts" => accounts(&ctx).await,
                 "conversions" => conversions(&ctx).await,
                 "payouts" => payouts(&ctx).await,
                 "webhooks" => webhooks(&ctx).await,
+                "payout_bytes" => return Some(payout_bytes(&ctx).await),
                 _ => unreachable!(),
             }
+            None
         });
         match node.stop() {
             Some(status) if status.success() => println!("{name}: node stopped cleanly on SIGTERM"),
             Some(status) => println!("{name}: node exited with {status} after SIGTERM"),
             None => println!("{name}: node did not stop on SIGTERM within 30 s; killed"),
+        }
+        if let Some(payouts) = acknowledged {
+            ledger_bytes_per_payout(&settings.bin, &data_dir, payouts);
         }
         println!("{name}: loadavg {}", loadavg());
     }
@@ -183,6 +197,10 @@ impl Node {
         let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("sika-load-{scenario}.log"));
         let log_file = std::fs::File::create(&log).expect("create the node log");
         let mut command = Process::new(bin);
+        if scenario == "payout_bytes" {
+            // Payouts settle 2 ms after they are made instead of 2 s.
+            command.env("SIKA_TIME_SCALE", "0.001");
+        }
         command
             .arg("serve")
             .env("SIKA_DATA_DIR", &data)
@@ -823,6 +841,114 @@ async fn payouts(ctx: &Ctx) {
         unique.len(),
         created_201
     );
+}
+
+/// Scenario `payout_bytes`: `SIKA_LOAD_PAYOUTS` payouts (default
+/// 100,000) over the connections, each with its own reference, then waits
+/// until none is pending. Returns the payouts acknowledged (201).
+async fn payout_bytes(ctx: &Ctx) -> u64 {
+    let name = "payout_bytes";
+    let total: u64 = env_parse("SIKA_LOAD_PAYOUTS", 100_000);
+    let mut setup = ctx.conn();
+    deposit(&mut setup, "GHS", "1000000000.00").await;
+    let next = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..ctx.settings.connections)
+        .map(|_| {
+            let (next, mut conn) = (next.clone(), ctx.conn());
+            tokio::spawn(async move {
+                let (mut created, mut other) = (0u64, Vec::new());
+                loop {
+                    let n = next.fetch_add(1, Ordering::Relaxed);
+                    if n >= total {
+                        return (created, other);
+                    }
+                    let body = format!(
+                        r#"{{"from":{{"currency":"GHS","amount":"10.00"}},"to":{{"code":"mtn_gh","accountNumber":"+233241234567"}},"externalReference":"bytes-{n}"}}"#
+                    );
+                    match conn.post("/v1/payouts", body).await {
+                        Ok(r) if r.status == 201 => created += 1,
+                        Ok(r) => other.push(format!("{}: {}", r.status, String::from_utf8_lossy(&r.body))),
+                        Err(e) => other.push(e),
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut created = 0;
+    for task in tasks {
+        let (count, other) = task.await.expect("a payout task panicked");
+        created += count;
+        for answer in other.iter().take(3) {
+            println!("{name}: not created: {answer}");
+        }
+    }
+    println!(
+        "{name}: {created} of {total} payouts acknowledged (201) in {:.1} s, loadavg {}",
+        started.elapsed().as_secs_f64(),
+        loadavg()
+    );
+    let waiting = Instant::now();
+    loop {
+        let page = setup.expect(Method::GET, "/v1/payouts?status=pending&limit=1", None, 200).await;
+        if page["data"].as_array().is_some_and(|items| items.is_empty()) {
+            break;
+        }
+        assert!(waiting.elapsed() < Duration::from_secs(600), "payouts still pending after 10 minutes");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    println!("{name}: none pending {:.1} s later", waiting.elapsed().as_secs_f64());
+    created
+}
+
+/// After `payout_bytes` and a clean stop: the sandbox ledger's files
+/// (`sandbox.redb` and its two logs) per payout acknowledged, and `sika
+/// footprint`'s table of records per space.
+fn ledger_bytes_per_payout(bin: &Path, data_dir: &Path, payouts: u64) {
+    let name = "payout_bytes";
+    let files = ["sandbox.redb", "sandbox.wal", "sandbox.1.wal"];
+    let mut total = 0u64;
+    for file in files {
+        let bytes = std::fs::metadata(data_dir.join(file)).map(|m| m.len()).unwrap_or(0);
+        println!("{name}: {file} {bytes} bytes");
+        total += bytes;
+    }
+    println!(
+        "SUMMARY {name}: ledger files {total} bytes ({:.1} MiB) for {payouts} payouts: {:.0} bytes per payout",
+        total as f64 / (1024.0 * 1024.0),
+        total as f64 / payouts.max(1) as f64
+    );
+    let output = Process::new(bin)
+        .arg("footprint")
+        .env("SIKA_DATA_DIR", data_dir)
+        .output()
+        .expect("run sika footprint");
+    for line in String::from_utf8_lossy(&output.stdout).lines().filter(|l| l.starts_with("sandbox:")) {
+        println!("{name}: {line}");
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if let ["sandbox:", "redb", "pages:", leaves, "leaf,", branches, "branch;", ..] = words.as_slice() {
+            // redb grows a file by doubling it (up to 4 GiB), so the file's
+            // size moves in steps; the pages in use do not.
+            let pages = leaves.parse::<u64>().unwrap_or(0) + branches.parse::<u64>().unwrap_or(0);
+            println!(
+                "SUMMARY {name}: redb pages in use {pages} ({:.1} MiB): {:.0} bytes per payout",
+                (pages * 4096) as f64 / (1024.0 * 1024.0),
+                (pages * 4096) as f64 / payouts.max(1) as f64
+            );
+        }
+        if let ["sandbox:", "total", records, keys, values] = words.as_slice() {
+            let per_payout = |text: &str| text.parse::<f64>().unwrap_or(0.0) / payouts.max(1) as f64;
+            println!(
+                "SUMMARY {name}: {:.1} records per payout, {:.0} key and {:.0} value bytes per payout",
+                per_payout(records),
+                per_payout(keys),
+                per_payout(values)
+            );
+        }
+    }
+    if !output.status.success() {
+        println!("{name}: sika footprint failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
 }
 
 /// The webhook receiver's view: deliveries counted by arrival.

@@ -132,6 +132,17 @@ enum Commands {
         #[arg(long, env = "SIKA_STORE")]
         store: Option<String>,
     },
+    /// Count a stopped node's ledger records by kind (storage space), with
+    /// their key and value bytes, redb's pages and each file's size.
+    Footprint {
+        /// The node's configuration file (TOML); its [node] data_dir is
+        /// used when --data-dir is not given.
+        #[arg(long, env = "SIKA_CONFIG")]
+        config: Option<PathBuf>,
+        /// [./sika-data]
+        #[arg(long, env = "SIKA_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+    },
     /// Copy a consistent snapshot of every database, the node running or not.
     Backup {
         /// The data directory, and the running node's admin API (asked for
@@ -393,6 +404,14 @@ fn main() -> ExitCode {
                 Err(message) => finish(Err(message)),
             }
         }
+        Commands::Footprint { config, data_dir } => {
+            match file_node(config.as_deref())
+                .map(|file| file.overlay(NodeTable { data_dir, ..NodeTable::default() }))
+            {
+                Ok(node) => footprint(&node.data_dir.unwrap_or_else(|| PathBuf::from(DATA_DIR_DEFAULT))),
+                Err(message) => finish(Err(message)),
+            }
+        }
         Commands::Backup { admin, to } => {
             finish(admin.resolve().and_then(|admin| backup(&admin, &to)).map(|line| println!("{line}")))
         }
@@ -496,6 +515,54 @@ fn finish(result: Result<(), Failure>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Prints each stack's ledger files and records by kind (`sika footprint`).
+fn footprint(data_dir: &std::path::Path) -> ExitCode {
+    let mut found = 0;
+    for name in ["live", "sandbox"] {
+        let path = data_dir.join(format!("{name}.redb"));
+        if !path.exists() {
+            continue;
+        }
+        found += 1;
+        let files: Vec<(String, u64)> =
+            [format!("{name}.redb"), format!("{name}.wal"), format!("{name}.1.wal")]
+                .into_iter()
+                .filter_map(|file| Some((file.clone(), std::fs::metadata(data_dir.join(&file)).ok()?.len())))
+                .collect();
+        let counted = sika_engine::footprint::footprint_path(&path, &sika_server::LEDGER_STEPS);
+        let footprint = match counted {
+            Ok(footprint) => footprint,
+            Err(e) => {
+                println!("{name}: cannot read {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        };
+        let sizes: Vec<String> = files.iter().map(|(file, bytes)| format!("{file} {bytes}")).collect();
+        println!("{name}: files (bytes, before the log was replayed) {}", sizes.join(", "));
+        println!(
+            "{name}: redb pages: {} leaf, {} branch; leaf bytes {} stored, {} redb metadata, {} free in pages",
+            footprint.leaf_pages,
+            footprint.branch_pages,
+            footprint.stored_leaf_bytes,
+            footprint.metadata_bytes,
+            footprint.fragmented_bytes
+        );
+        println!("{name}: {:<36} {:>10} {:>12} {:>13}", "space", "records", "key bytes", "value bytes");
+        let total = footprint.total();
+        for (space, used) in footprint.spaces.iter().chain([(&"total".to_string(), &total)]) {
+            println!(
+                "{name}: {space:<36} {:>10} {:>12} {:>13}",
+                used.records, used.key_bytes, used.value_bytes
+            );
+        }
+    }
+    if found == 0 {
+        eprintln!("sika: no ledger found in {}", data_dir.display());
+        return ExitCode::from(2);
+    }
+    ExitCode::SUCCESS
 }
 
 /// Audits both stacks' ledgers, in the data directory's files or in the

@@ -807,9 +807,15 @@ impl Snapshot {
         let end = prefix_end(&keys::space(crate::storage::Space::Event));
         let mut out = Vec::new();
         for entry in self.range(&start, &end, false)?.take(limit) {
-            out.push(decode(&entry?.1)?);
+            out.push(self.decode_event(&entry?.1)?);
         }
         Ok(out)
+    }
+
+    /// An event as stored, a payout's event with the payout as it stood
+    /// (`events::decode_event`).
+    fn decode_event(&self, bytes: &[u8]) -> Result<EventRecord, EngineError> {
+        crate::events::decode_event(bytes, |id| self.get(&keys::payout(id)))
     }
 
     /// A record the API layer stored with `Command::PutDocument`. The
@@ -838,7 +844,9 @@ impl Snapshot {
     /// One outbox event by its id.
     pub fn event(&self, id: &str) -> Result<Option<EventRecord>, EngineError> {
         match self.get::<u64>(&keys::event_id(id))? {
-            Some(seq) => self.get(&keys::event(seq)),
+            Some(seq) => {
+                self.with_raw(&keys::event(seq), |bytes| bytes.map(|b| self.decode_event(b)).transpose())?
+            }
             None => Ok(None),
         }
     }

@@ -15,6 +15,9 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use strum::{IntoStaticStr, VariantArray};
 
+use crate::error::EngineError;
+use crate::records::{EventPayload, EventRecord, MovementStatus, PayoutRecord, TimestampMs};
+
 /// One kind of event. Not `non_exhaustive`: code that maps kinds to
 /// behaviour matches on every one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, IntoStaticStr, VariantArray)]
@@ -93,6 +96,104 @@ impl<'de> Deserialize<'de> for EventKind {
     }
 }
 
+/// What a payout's event stores instead of the whole payout (since format
+/// 9): the payout's id and the fields that had changed by the event. A
+/// payout's other fields never change once it is created and its timeline
+/// only grows, so the payout as it stood at the event is the stored payout
+/// with these fields and the first `timeline_len` lines of its timeline:
+/// what readers get back ([`decode_event`]), so a webhook body rendered at
+/// delivery is the one the payout had when the event happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PayoutMark {
+    pub id: String,
+    pub status: MovementStatus,
+    pub status_message: String,
+    pub timeline_len: u32,
+    pub updated_at: TimestampMs,
+    pub completed_at: Option<TimestampMs>,
+}
+
+impl PayoutMark {
+    /// What `payout` will need to be told apart from its later states.
+    pub fn of(payout: &PayoutRecord) -> PayoutMark {
+        PayoutMark {
+            id: payout.id.clone(),
+            status: payout.status,
+            status_message: payout.status_message.clone(),
+            timeline_len: u32::try_from(payout.timeline.len()).expect("a timeline of fewer than 2^32 lines"),
+            updated_at: payout.updated_at,
+            completed_at: payout.completed_at,
+        }
+    }
+
+    /// `payout` (as stored now) as it stood at the mark; `Corrupt` when it
+    /// cannot be that payout's later state.
+    pub fn applied_to(&self, mut payout: PayoutRecord) -> Result<PayoutRecord, EngineError> {
+        let len = self.timeline_len as usize;
+        if payout.id != self.id || payout.timeline.len() < len {
+            return Err(EngineError::Corrupt(format!(
+                "an event of payout {} is later than the payout it names ({}, {} timeline lines)",
+                self.id,
+                payout.id,
+                payout.timeline.len()
+            )));
+        }
+        payout.timeline.truncate(len);
+        payout.status = self.status;
+        payout.status_message.clone_from(&self.status_message);
+        payout.updated_at = self.updated_at;
+        payout.completed_at = self.completed_at;
+        Ok(payout)
+    }
+}
+
+/// The payload tag of an event stored with a [`PayoutMark`]: far past
+/// `EventPayload`'s own variants (postcard writes a variant as its index),
+/// so a variant added to it later never reads as one.
+const PAYOUT_MARK: u32 = 1_000;
+
+/// The stored bytes of a payout's event: the event as `EventRecord` would
+/// encode, with the payload a [`PayoutMark`] of `payout` under the tag
+/// [`PAYOUT_MARK`] and the organization left empty (it is the payout's).
+/// The payout must be stored, in the state `payout` holds, by the command
+/// that records the event.
+pub fn encode_payout_event(
+    seq: u64,
+    id: &str,
+    kind: EventKind,
+    payout: &PayoutRecord,
+    created_at: TimestampMs,
+) -> Vec<u8> {
+    let fields = (seq, id, "", kind.name(), PAYOUT_MARK, PayoutMark::of(payout), created_at);
+    postcard::to_extend(&fields, Vec::with_capacity(128)).expect("postcard encodes an event")
+}
+
+fn take<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<(T, &[u8]), EngineError> {
+    postcard::take_from_bytes(bytes).map_err(|e| EngineError::Corrupt(format!("undecodable event: {e}")))
+}
+
+/// An event as stored, whole (`EventRecord`) or with a payout's mark, which
+/// `payout` (the stored payout by id) turns back into the payout as it was.
+pub fn decode_event(
+    bytes: &[u8],
+    payout: impl FnOnce(&str) -> Result<Option<PayoutRecord>, EngineError>,
+) -> Result<EventRecord, EngineError> {
+    let ((seq, id, mut organization, kind), rest) = take::<(u64, String, String, String)>(bytes)?;
+    let (tag, after_tag) = take::<u32>(rest)?;
+    let (payload, rest) = if tag == PAYOUT_MARK {
+        let (mark, rest) = take::<PayoutMark>(after_tag)?;
+        let stored = payout(&mark.id)?.ok_or_else(|| {
+            EngineError::Corrupt(format!("event {id} names payout {}, which is not stored", mark.id))
+        })?;
+        organization.clone_from(&stored.organization);
+        (EventPayload::Payout(mark.applied_to(stored)?), rest)
+    } else {
+        take::<EventPayload>(rest)?
+    };
+    let (created_at, _) = take::<TimestampMs>(rest)?;
+    Ok(EventRecord { seq, id, organization, kind, payload, created_at })
+}
+
 #[cfg(test)]
 mod tests {
     use super::EventKind;
@@ -148,5 +249,66 @@ mod tests {
         assert_eq!(postcard::from_bytes::<EventKind>(&as_kind).unwrap(), kind);
         let unknown = postcard::to_allocvec(&"order.vanished".to_string()).unwrap();
         assert!(postcard::from_bytes::<EventKind>(&unknown).is_err());
+    }
+
+    /// A whole event reads back as it was written; a payout's event, stored
+    /// as a mark, reads back as the payout stood at the event, however the
+    /// payout moved on since.
+    #[test]
+    fn a_payout_event_reads_back_as_the_payout_stood() {
+        use super::{decode_event, encode_payout_event};
+        use crate::records::*;
+        use crate::timeline::{Fact, TimelineEntry};
+        let line = |n: i64| TimelineEntry::new(n, Fact::PayoutReversed);
+        let completed = PayoutRecord {
+            id: "pay_ghs_1".into(),
+            organization: "org_1".into(),
+            status: MovementStatus::Completed,
+            from_account: "GHS1001".into(),
+            from_currency: "GHS".into(),
+            from_amount: 1_000,
+            to: Destination { code: "mtn_gh".into(), ..Destination::default() },
+            to_currency: "GHS".into(),
+            to_amount: 1_000,
+            fee_amount: 10,
+            rate: "1".into(),
+            narration: String::new(),
+            external_reference: "ref".into(),
+            metadata: "{}".into(),
+            status_message: "Delivered".into(),
+            hold_ids: vec![1, 2],
+            timeline: vec![line(1), line(2)],
+            rail: "simulator".into(),
+            api_key_id: None,
+            order_id: None,
+            created_at: 1,
+            updated_at: 2,
+            completed_at: Some(2),
+        };
+        let event = EventRecord {
+            seq: 7,
+            id: "evt_1".into(),
+            organization: "org_1".into(),
+            kind: "payout.completed".into(),
+            payload: EventPayload::Payout(completed.clone()),
+            created_at: 2,
+        };
+        let bytes = encode_payout_event(7, "evt_1", EventKind::PayoutCompleted, &completed, 2);
+        assert!(bytes.len() < crate::storage::encode(&event).len() / 2, "{} bytes", bytes.len());
+        let mut reversed = completed.clone();
+        reversed.status = MovementStatus::Reversed;
+        reversed.status_message = "Returned".into();
+        reversed.updated_at = 9;
+        reversed.timeline.push(line(9));
+        let read = decode_event(&bytes, |id| Ok((id == "pay_ghs_1").then(|| reversed.clone()))).unwrap();
+        assert_eq!(read, event);
+        let whole = crate::storage::encode(&event);
+        assert_eq!(decode_event(&whole, |_| panic!("a whole event reads no payout")).unwrap(), event);
+        let missing = decode_event(&bytes, |_| Ok(None));
+        assert!(matches!(missing, Err(crate::error::EngineError::Corrupt(_))), "{missing:?}");
+        let mut shorter = completed.clone();
+        shorter.timeline.pop();
+        let earlier = decode_event(&bytes, |_| Ok(Some(shorter.clone())));
+        assert!(matches!(earlier, Err(crate::error::EngineError::Corrupt(_))), "{earlier:?}");
     }
 }

@@ -25,7 +25,9 @@
 //! its timelines hold typed facts instead of English, the English stored
 //! before kept as `Fact::Legacy` lines. Format 7 adds the index of each
 //! organization account's balance changes (`balances_index_their_changes`),
-//! built from the journal; no record changes shape.
+//! built from the journal; no record changes shape. Format 8 is the
+//! ledger's (a stamp alone here). Format 9 stores a payout's event as a
+//! mark of the payout instead of a copy of it (`payout_events_hold_marks`).
 //! Every later change to a stored record
 //! adds a version here, its
 //! step in each `Steps` list that the change touches (a no-op for the
@@ -42,10 +44,10 @@ use crate::error::EngineError;
 use crate::records::{
     Arrival, CollectionGroup, CollectionRecord, Job, JobKind, MovementStatus, TallyRecord, TimestampMs,
 };
-use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end};
+use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 9;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -359,6 +361,89 @@ fn index_open_movements(txn: &redb::WriteTransaction) -> Result<(), EngineError>
     Ok(())
 }
 
+/// Format 8 to 9 of a ledger: a payout's event stored a copy of the whole
+/// payout as it stood; now it stores a mark of it (`events::PayoutMark`:
+/// its id and the fields that change after it is created), and readers
+/// get the stored payout back as it stood at the mark. Each payout event
+/// whose payout is stored and reads back from its mark exactly as the
+/// event holds it (and whose organization is the payout's) is rewritten
+/// so; any other event stays as it is (it
+/// reads as before: whole events are still read). Events are read in the
+/// shape formats 6 to 8 wrote them (`EventRecord`, whose payouts have not
+/// changed shape since format 6), `REWRITE_BATCH_MAX` at a time.
+pub fn payout_events_hold_marks(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    use std::ops::Bound;
+
+    use crate::events::{EventKind, PayoutMark, encode_payout_event};
+    use crate::records::{EventPayload, EventRecord, PayoutRecord};
+    /// An event's fields before its payload, and its payload's variant.
+    type Head = (u64, String, String, String, u32);
+    /// `EventPayload::Payout`'s index, as postcard writes the variant.
+    const PAYOUT: u32 = 3;
+    let mut table = txn.open_table(RECORDS)?;
+    let start = keys::space(Space::Event);
+    let end = prefix_end(&start);
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let from = after.as_deref().map_or(Bound::Included(start.as_slice()), Bound::Excluded);
+        let chunk: Vec<(Vec<u8>, Vec<u8>)> = table
+            .range::<&[u8]>((from, Bound::Excluded(end.as_slice())))?
+            .take(REWRITE_BATCH_MAX)
+            .map(|entry| entry.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())))
+            .collect::<Result<_, _>>()?;
+        let Some((last, _)) = chunk.last() else { return Ok(()) };
+        after = Some(last.clone());
+        for (key, bytes) in chunk {
+            let (head, _) = postcard::take_from_bytes::<Head>(&bytes).map_err(|e| {
+                EngineError::Corrupt(format!("an event does not decode as format 8 wrote it: {e}"))
+            })?;
+            if head.4 != PAYOUT {
+                continue;
+            }
+            let event: EventRecord = decode(&bytes)?;
+            let EventPayload::Payout(payout) = &event.payload else { continue };
+            let Some(kind) = EventKind::from_name(&event.kind) else { continue };
+            let Some(stored) = read::<PayoutRecord>(&table, &keys::payout(&payout.id))? else { continue };
+            let same = PayoutMark::of(payout).applied_to(stored).ok().as_ref() == Some(payout);
+            if !same || event.organization != payout.organization {
+                continue;
+            }
+            let marked = encode_payout_event(event.seq, &event.id, kind, payout, event.created_at);
+            table.insert(key.as_slice(), marked.as_slice())?;
+        }
+    }
+}
+
+/// Events as format 8 and earlier stored them, for tests of the steps
+/// before format 9 and of format 9's own.
+pub mod format8 {
+    use redb::ReadableTable;
+
+    use crate::error::EngineError;
+    use crate::storage::{Space, encode, keys, prefix_end, read};
+
+    /// Stores each payout event of a current ledger whole (a copy of the
+    /// payout as it stood), as format 8 and earlier did; returns how many
+    /// it rewrote.
+    pub fn store_payout_events_whole(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        let start = keys::space(Space::Event);
+        let stored: Vec<(Vec<u8>, Vec<u8>)> = table
+            .range(start.as_slice()..prefix_end(&start).as_slice())?
+            .map(|entry| entry.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())))
+            .collect::<Result<_, _>>()?;
+        let mut rewritten: usize = 0;
+        for (key, bytes) in stored {
+            let event = crate::events::decode_event(&bytes, |id| read(&*table, &keys::payout(id)))?;
+            let whole = encode(&event);
+            if whole != bytes {
+                table.insert(key.as_slice(), whole.as_slice())?;
+                rewritten = rewritten.saturating_add(1);
+            }
+        }
+        Ok(rewritten)
+    }
+}
+
 /// Keys as format 5 and earlier built them, for the steps before format 6
 /// (which moved the engine's records out of the documents).
 pub mod format5 {
@@ -389,6 +474,7 @@ pub mod format5 {
         table: &mut redb::Table<&[u8], &[u8]>,
         words: Words<'_>,
     ) -> Result<usize, EngineError> {
+        super::format8::store_payout_events_whole(table)?;
         let mut moved: usize = 0;
         for (collection, space) in ENGINE_OWNED {
             let start = keys::space(space);
@@ -709,10 +795,14 @@ pub const LEDGER_STEPS: Steps = [
     destinations_hold_bank_codes,
     records_leave_documents,
     balances_index_their_changes,
+    stamp_only,
+    payout_events_hold_marks,
 ];
 /// The upgrade path of a request log (`<stack>-requests.redb`).
-pub const REQUEST_LOG_STEPS: Steps =
-    [stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only];
+pub const REQUEST_LOG_STEPS: Steps = [
+    stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only,
+    stamp_only,
+];
 
 /// What a file's stamp says before any upgrade.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -423,20 +423,33 @@ impl Books<'_, '_> {
         kind: EventKind,
         payload: EventPayload,
     ) -> Result<(), EngineError> {
-        let seq = self.counter_next(Counter::EventSeq, 1)?;
+        let (seq, id) = self.new_event(organization, kind)?;
         let event = EventRecord {
             seq,
-            id: self.new_id("evt"),
+            id,
             organization: organization.to_string(),
             kind: kind.name().to_string(),
             payload,
             created_at: self.now,
         };
-        self.store.put(keys::event_id(&event.id), &seq);
-        self.index(organization, "events", &event.id)?;
         self.store.put(keys::event(seq), &event);
-        self.effects.events.push(kind);
         Ok(())
+    }
+
+    /// Numbers and names a new event of the organization's and indexes it
+    /// (by id, in its list, in the batch's effects); the caller stores it
+    /// under `keys::event(seq)`. Returns its sequence number and id.
+    pub(crate) fn new_event(
+        &mut self,
+        organization: &str,
+        kind: EventKind,
+    ) -> Result<(u64, String), EngineError> {
+        let seq = self.counter_next(Counter::EventSeq, 1)?;
+        let id = self.new_id("evt");
+        self.store.put(keys::event_id(&id), &seq);
+        self.index(organization, "events", &id)?;
+        self.effects.events.push(kind);
+        Ok((seq, id))
     }
 
     /// Notes a payout or collection created or advanced, for after-commit

@@ -41,6 +41,7 @@ mod engine;
 pub mod error;
 pub mod events;
 pub mod faults;
+pub mod footprint;
 pub mod format;
 pub mod ids;
 pub mod ledger;

@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{EngineError, Field, Problem, SpendCap};
-use crate::events::EventKind;
+use crate::events::{EventKind, encode_payout_event};
 use crate::ledger::{Books, TransferSpec};
 use crate::money::MoneyError;
 use crate::outcome::{Applied, Outcome};
@@ -363,12 +363,31 @@ pub(crate) fn advance_payout(books: &mut Books, id: &PayoutId, step: &Step) -> R
                     .push(entry(now, Fact::StatusChanged { movement: Movement::Payout, completed: false }));
             }
             close(books, &payout.rail, MovementKind::Payout, id.as_str());
+            books.store.put(keys::payout(id.as_str()), &payout);
             let kind = if *success { EventKind::PayoutCompleted } else { EventKind::PayoutFailed };
-            books.emit(&payout.organization.clone(), kind, EventPayload::Payout(payout.clone()))?;
+            emit_payout(books, kind, &payout)?;
+            return Ok(Applied { outcome: Outcome::Payout(payout), replayed: false });
         }
     }
     books.store.put(keys::payout(id.as_str()), &payout);
     Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
+}
+
+/// Records a payout's event, stored as a mark of the payout
+/// (`events::encode_payout_event`) rather than a copy of it: the payout,
+/// stored in `payout`'s state by the same command before this call, says
+/// the rest.
+fn emit_payout(books: &mut Books, kind: EventKind, payout: &PayoutRecord) -> Result<(), EngineError> {
+    debug_assert_eq!(
+        books.store.get::<PayoutRecord>(&keys::payout(&payout.id)).ok().flatten().as_ref(),
+        Some(payout),
+        "payout {}'s event is recorded after the payout is stored",
+        payout.id
+    );
+    let (seq, id) = books.new_event(&payout.organization, kind)?;
+    let bytes = encode_payout_event(seq, &id, kind, payout, books.now);
+    books.store.put_raw(keys::event(seq), bytes);
+    Ok(())
 }
 
 /// The rail took a completed payout back: its amount comes back to the
@@ -410,11 +429,7 @@ fn reverse_payout(
     ));
     payout.timeline.push(entry(books.now, Fact::PayoutReversed));
     books.store.put(keys::payout(&payout.id), &payout);
-    books.emit(
-        &payout.organization.clone(),
-        EventKind::PayoutReversed,
-        EventPayload::Payout(payout.clone()),
-    )?;
+    emit_payout(books, EventKind::PayoutReversed, &payout)?;
     Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
 }
 

@@ -72,6 +72,44 @@ pub enum Space {
     BalanceChange = 50,
 }
 
+impl Space {
+    /// Every space, in prefix order.
+    pub const ALL: [Space; 26] = [
+        Space::Meta,
+        Space::Account,
+        Space::OrgAccount,
+        Space::Transfer,
+        Space::Journal,
+        Space::Idempotency,
+        Space::Quote,
+        Space::Conversion,
+        Space::Event,
+        Space::ListIndex,
+        Space::Deposit,
+        Space::Document,
+        Space::Job,
+        Space::Payout,
+        Space::Collection,
+        Space::Order,
+        Space::CollectionGroup,
+        Space::CollectionTally,
+        Space::CapUsage,
+        Space::EventId,
+        Space::OpenMovement,
+        Space::Refund,
+        Space::RefundTally,
+        Space::Dispute,
+        Space::DisputeShortfalls,
+        Space::BalanceChange,
+    ];
+
+    /// The space a key's first byte names, if any.
+    pub fn of_key(key: &[u8]) -> Option<Space> {
+        let first = *key.first()?;
+        Space::ALL.iter().copied().find(|space| *space as u8 == first)
+    }
+}
+
 /// The document collections each engine-owned space replaced (format 5
 /// kept these records as documents under these names). A document write
 /// naming one is refused (`EngineError::EngineOwned`), and no document key
@@ -701,10 +739,29 @@ pub fn sorted(layer: &Layer) -> Changes<'_> {
     changes.into_iter().map(|(_, key, value)| (key, value)).collect()
 }
 
-/// Whether keys of this space are sequence numbers: new ones sort after
-/// every stored one, so a batch's new keys of the space form one run.
+/// Whether new keys of this space mostly sort after every stored one, so
+/// a batch's new keys of the space form runs: sequence numbers (transfers,
+/// journal, events), ids that start with their creation time (payouts,
+/// collections, refunds, orders, event ids), and keys whose last part is
+/// a sequence number or a time (list entries, balance changes). Writing
+/// them as runs fills leaves whole; inserted one by one, each full leaf
+/// splits in two halves and the left one is never filled again, which
+/// left these spaces' pages about half empty. A key that does not sort
+/// after the stored ones is inserted as any other.
 fn is_appended(key: &[u8]) -> bool {
-    matches!(key.first(), Some(&b) if b == Space::Transfer as u8 || b == Space::Journal as u8 || b == Space::Event as u8)
+    const APPENDED: [Space; 10] = [
+        Space::Transfer,
+        Space::Journal,
+        Space::Event,
+        Space::ListIndex,
+        Space::Payout,
+        Space::Collection,
+        Space::Order,
+        Space::EventId,
+        Space::Refund,
+        Space::BalanceChange,
+    ];
+    matches!(key.first(), Some(&b) if APPENDED.iter().any(|space| *space as u8 == b))
 }
 
 /// The first 16 bytes of `key` (zero-padded) as a big-endian number: if two

@@ -182,6 +182,21 @@ impl Wal {
         Ok(())
     }
 
+    /// Empties both files but for their headers, durably: only once the
+    /// database file holds every record they logged (a clean stop), when
+    /// they hold nothing a replay would need. A stopped node then keeps no
+    /// log on disk (16 MiB otherwise, zeros and replayed records).
+    pub fn empty(&mut self) -> std::io::Result<()> {
+        for segment in &mut self.segments {
+            segment.file.set_len(FILE_HEADER_LEN)?;
+            segment.file.sync_all()?;
+            segment.position = FILE_HEADER_LEN;
+            segment.allocated = FILE_HEADER_LEN;
+            segment.newest = 0;
+        }
+        Ok(())
+    }
+
     /// Encodes one record into `buffer`. Lengths are written as `u32`, so a
     /// key, value or record of 4 GiB or more is refused rather than
     /// written with a truncated length.

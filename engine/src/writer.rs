@@ -300,6 +300,15 @@ impl Logger {
             }
         }
         self.view.close();
+        // A clean stop: once the database file holds every batch (the
+        // checkpointer goes on after the close), the log holds nothing it
+        // lacks. After a failure the log is left for the replay; a log that
+        // could not be emptied is only replayed again at the next open.
+        if let Some(Durable::Wal(wal)) = &mut self.durable
+            && self.view.wait_all_checkpointed().is_ok()
+        {
+            let _ = wal.empty();
+        }
     }
 
     /// Appends the batch to the log (if there is one) and records its keys'

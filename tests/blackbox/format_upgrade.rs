@@ -16,18 +16,21 @@
 //! code (formats 3 and 4) is upgraded to format 5 and serves them as before;
 //! and a ledger whose payouts, collections and orders are documents
 //! (format 5) is upgraded to format 6, serves them as before, and its
-//! pending movements (in the index of open movements it gains) settle.
+//! pending movements (in the index of open movements it gains) settle; and
+//! a ledger whose payout events hold whole payouts (format 8 and earlier)
+//! is upgraded to format 9, where they hold marks of their payouts, and
+//! serves every event as before.
 
 use std::path::{Path, PathBuf};
 
 use crate::support::*;
 use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
-use sika_engine::format::format5;
+use sika_engine::format::{format5, format8};
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 7;
+const FORMAT_VERSION: u32 = 9;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -733,4 +736,130 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
     assert_eq!(&now["timeline"].as_array().unwrap()[..was.len()], was.as_slice(), "its timeline goes on");
     node.stop_and_verify();
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+}
+
+/// The stored events of a stopped node's sandbox ledger, each with its
+/// bytes and its bytes were it stored whole (a copy of its payout).
+fn stored_events(sandbox: &Path) -> Vec<(usize, usize, String)> {
+    let db = redb::Database::open(sandbox).unwrap();
+    let txn = db.begin_read().unwrap();
+    let table = txn.open_table(RECORDS).unwrap();
+    let start = keys::space(Space::Event);
+    let mut events = Vec::new();
+    for entry in table.range(start.as_slice()..prefix_end(&start).as_slice()).unwrap() {
+        let (_, value) = entry.unwrap();
+        let bytes = value.value();
+        let payout = |id: &str| {
+            Ok(table.get(keys::payout(id).as_slice()).unwrap().map(|v| decode(v.value()).unwrap()))
+        };
+        let event = sika_engine::events::decode_event(bytes, payout).unwrap();
+        events.push((bytes.len(), encode(&event).len(), event.kind));
+    }
+    events
+}
+
+/// A ledger whose payout events hold whole payouts, as format 8 and every
+/// format before stored them, with a payout completed, one failed and one
+/// completed then reversed (so an event's payout differs from the payout
+/// now), opens upgraded to format 9: its payout events now hold marks of
+/// their payouts, a fraction of their bytes, and every event reads and
+/// renders exactly as before; a payout made after the upgrade has its
+/// events too, and the books verify.
+#[tokio::test]
+#[expect(clippy::too_many_lines)]
+async fn a_format_8_ledgers_payout_events_read_the_same_after_they_hold_marks() {
+    let Some(()) = embedded_store() else { return };
+    let fast = [("SIKA_TIME_SCALE", "0.001")];
+    let mut node = Node::start_with_env(Options::unthrottled(), &fast);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    deposit(&api, &node, &key, "GHS", "100.00").await;
+    let mut urls = Vec::new();
+    for (amount, reference) in [("10.00", "f9-completed"), ("10.01", "f9-rejected"), ("10.05", "f9-reversed")]
+    {
+        let r = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout(amount, reference)).await;
+        r.expect(201);
+        urls.push(node.sandbox_url(&format!("/v1/payouts/{}", r.body["payout"]["id"].as_str().unwrap())));
+    }
+    let events_url = node.sandbox_url("/v1/webhooks/events?limit=100");
+    let settled = ["completed", "failed", "reversed"];
+    let events = eventually(
+        "the payouts to settle and one to be reversed",
+        std::time::Duration::from_secs(30),
+        || async {
+            for (url, status) in urls.iter().zip(settled) {
+                if api.get(url, &key).await.body["payout"]["status"] != status {
+                    return None;
+                }
+            }
+            let events = api.get(&events_url, &key).await;
+            events.expect(200);
+            let kinds: Vec<&str> =
+                events.body["data"].as_array().unwrap().iter().filter_map(|e| e["event"].as_str()).collect();
+            (kinds.iter().filter(|k| k.starts_with("payout.")).count() == 4).then_some(events.body.clone())
+        },
+    )
+    .await;
+    let completed_of_reversed = events["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["event"] == "payout.completed" && e["data"]["externalReference"] == "f9-reversed");
+    assert_eq!(
+        completed_of_reversed.unwrap()["data"]["status"],
+        "completed",
+        "an event shows its payout as it stood when it happened, not as it is now"
+    );
+    node.stop();
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let marked = stored_events(&sandbox);
+    let payout_events: Vec<_> = marked.iter().filter(|(_, _, kind)| kind.starts_with("payout.")).collect();
+    assert_eq!(payout_events.len(), 4, "{marked:?}");
+    for (stored, whole, kind) in &payout_events {
+        assert!(
+            stored * 2 < *whole,
+            "a {kind} event holds a mark ({stored} bytes) rather than its payout ({whole})"
+        );
+    }
+    {
+        let db = redb::Database::open(&sandbox).unwrap();
+        let txn = db.begin_write().unwrap();
+        let rewritten = format8::store_payout_events_whole(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+        assert_eq!(rewritten, 4, "the payout events, stored whole as format 8 did");
+        txn.open_table(STAMP).unwrap().insert("format_version", 8).unwrap();
+        txn.commit().unwrap();
+    }
+    let whole = stored_events(&sandbox);
+    assert!(whole.iter().all(|(stored, whole, _)| stored == whole), "{whole:?}");
+
+    node.restart(&Options::unthrottled(), &fast);
+    let api = Api::new();
+    let after = api.get(&events_url, &key).await;
+    after.expect(200);
+    assert_eq!(after.body, events, "every event reads as before the upgrade");
+    let r = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("10.00", "f9-after")).await;
+    r.expect(201);
+    let url = node.sandbox_url(&format!("/v1/payouts/{}", r.body["payout"]["id"].as_str().unwrap()));
+    let payout = eventually("the new payout to complete", std::time::Duration::from_secs(30), || async {
+        let r = api.get(&url, &key).await;
+        (r.body["payout"]["status"] == "completed").then_some(r.body["payout"].clone())
+    })
+    .await;
+    let event = eventually("its event", std::time::Duration::from_secs(30), || async {
+        let events = api.get(&events_url, &key).await;
+        events.body["data"].as_array().unwrap().iter().find(|e| e["data"]["id"] == payout["id"]).cloned()
+    })
+    .await;
+    assert_eq!(event["event"], "payout.completed");
+    assert_eq!(event["data"], payout, "the event's payout is the payout its GET shows");
+    node.stop_and_verify();
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    let upgraded = stored_events(&sandbox);
+    let payout_events: Vec<_> = upgraded.iter().filter(|(_, _, kind)| kind.starts_with("payout.")).collect();
+    assert_eq!(payout_events.len(), 5, "{upgraded:?}");
+    assert!(
+        payout_events.iter().all(|(stored, whole, _)| stored * 2 < *whole),
+        "marks after the upgrade: {upgraded:?}"
+    );
 }

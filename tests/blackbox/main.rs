@@ -30,6 +30,7 @@ mod disputes_money;
 mod emails;
 mod exports;
 mod flutterwave;
+mod footprint;
 mod format_upgrade;
 mod hardening;
 mod identity;

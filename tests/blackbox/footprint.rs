@@ -1,0 +1,66 @@
+//! `sika footprint` over the real binary: after a clean stop the ledger's
+//! log files are their headers alone, and the command counts the records
+//! a payout left, by kind, with the payout's event a mark of it (format 9)
+//! rather than a copy.
+
+use crate::support::*;
+
+/// The record count and value bytes `sika footprint` prints for `space`
+/// in the sandbox ledger.
+fn row(output: &str, space: &str) -> Option<(u64, u64)> {
+    output.lines().find_map(|line| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["sandbox:", name, records, _keys, values] if *name == space => {
+                Some((records.parse().ok()?, values.parse().ok()?))
+            }
+            _ => None,
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_stopped_node_keeps_no_log_and_footprint_counts_what_a_payout_left() {
+    let Some(()) = embedded_store() else { return };
+    let node = Node::start_with_env(Options::unthrottled(), &[("SIKA_TIME_SCALE", "0.001")]);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    deposit(&api, &node, &key, "GHS", "100.00").await;
+    let r = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("10.00", "footprint-1")).await;
+    r.expect(201);
+    let url = node.sandbox_url(&format!("/v1/payouts/{}", r.body["payout"]["id"].as_str().unwrap()));
+    eventually("the payout to complete", std::time::Duration::from_secs(30), || async {
+        (api.get(&url, &key).await.body["payout"]["status"] == "completed").then_some(())
+    })
+    .await;
+    node.stop();
+
+    let data = node.data_dir();
+    for name in ["sandbox.wal", "sandbox.1.wal", "live.wal", "live.1.wal"] {
+        let len = std::fs::metadata(data.join(name)).unwrap().len();
+        assert_eq!(len, 16, "{name} is its header alone after a clean stop");
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sika"))
+        .arg("footprint")
+        .arg("--data-dir")
+        .arg(&data)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("sandbox: files (bytes, before the log was replayed) sandbox.redb "), "{text}");
+    assert!(text.contains("sandbox: redb pages: "), "{text}");
+    let (payouts, payout_bytes) = row(&text, "Payout").unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(payouts, 1, "{text}");
+    assert_eq!(row(&text, "ListIndex/payouts").map(|(n, _)| n), Some(1), "{text}");
+    assert_eq!(
+        row(&text, "Transfer").map(|(n, _)| n),
+        Some(1 + 5),
+        "the deposit and the payout's five: {text}"
+    );
+    let (events, event_bytes) = row(&text, "Event").unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(events, 2, "account.credited and payout.completed: {text}");
+    assert!(event_bytes < payout_bytes, "the payout's event does not copy the payout: {text}");
+    // The books verify on what the stop left.
+    node.stop_and_verify();
+}
