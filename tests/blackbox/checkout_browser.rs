@@ -495,7 +495,7 @@ async fn the_payer_page_fits_phone_and_desktop() {
 }
 
 /// A laptop's window, where the failure message fell below the fold.
-const LAPTOP: Viewport = Viewport { width: 1366, height: 900, mobile: false };
+const LAPTOP: Viewport = Viewport { width: 1366, height: 900, mobile: false, pixel_ratio: 1.0 };
 
 /// WCAG 2's contrast ratio of two computed CSS colours (`rgb(…)`), in the page.
 const CONTRAST_JS: &str = "

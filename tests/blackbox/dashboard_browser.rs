@@ -8,8 +8,15 @@
 //! (a payment page made by keyboard, its address to copy). The owner also answers a dispute (a reply in its
 //! thread, then accepting it behind its confirmation page). Every page passes axe-core (from npm, injected
 //! into the page) with no serious or critical violation, and fits a
-//! 390 px phone without sideways scrolling.
+//! 390 px phone without sideways scrolling. The reply carries a file chosen
+//! in the file input, which then downloads byte for byte.
+//!
+//! The README's screenshots are taken here: with `SIKA_SCREENSHOTS` set
+//! (`SIKA_SCREENSHOTS=docs/screenshots`), each page of `SCREENSHOTS` is
+//! saved there as a PNG at a fixed window size; without it none is
+//! written, so a run leaves the tree as it was.
 
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -38,6 +45,34 @@ fn axe_source(test: &str) -> Option<String> {
     }
 }
 
+/// The README's screenshots (`docs/screenshots/{name}.png`): each page at
+/// desktop width (1280x800), and one dispute's thread on a 390 px phone.
+pub const SCREENSHOTS: [&str; 10] = [
+    "home",
+    "payments",
+    "payment",
+    "balances",
+    "checkout",
+    "disputes",
+    "team",
+    "developers",
+    "settings",
+    "dispute-phone",
+];
+
+/// Saves the window as `name`.png under `SIKA_SCREENSHOTS`, when it is set:
+/// nothing focused, scrolled to the top (or to the element `at`), so the
+/// picture shows the page as a visitor first sees it.
+async fn screenshot(b: &Browser, name: &str, at: Option<&str>) {
+    let Ok(dir) = std::env::var("SIKA_SCREENSHOTS") else { return };
+    assert!(SCREENSHOTS.contains(&name), "{name} is not one of SCREENSHOTS");
+    let script = "if (document.activeElement) { document.activeElement.blur(); }
+        var at = arguments[0] && document.querySelector(arguments[0]);
+        if (at) { at.scrollIntoView(); } else { window.scrollTo(0, 0); }";
+    b.execute(script, vec![json!(at)]).await;
+    b.screenshot(&Path::new(&dir).join(format!("{name}.png"))).await;
+}
+
 /// Runs axe-core on the page: no serious or critical violation, and
 /// nothing wider than the window.
 async fn check_page(b: &Browser, axe: &str, what: &str) {
@@ -51,9 +86,27 @@ async fn check_page(b: &Browser, axe: &str, what: &str) {
     if violations.as_array().is_none_or(|v| !v.is_empty()) {
         b.fail(&format!("{what}: serious or critical accessibility violations: {violations:#}")).await;
     }
-    let fits = b.execute("return document.documentElement.scrollWidth <= window.innerWidth;", vec![]).await;
+    // The layout viewport (`innerWidth`) of a phone grows to hold a page
+    // wider than the screen; the screen's width is the root's `clientWidth`.
+    let fits = b
+        .execute(
+            "return document.documentElement.scrollWidth <= document.documentElement.clientWidth;",
+            vec![],
+        )
+        .await;
     if fits != json!(true) {
-        b.fail(&format!("{what}: the page is wider than the window")).await;
+        let wide = b
+            .execute(
+                "var w = document.documentElement.clientWidth, out = [];
+                 document.querySelectorAll('body *').forEach(function (e) {
+                   var r = e.getBoundingClientRect();
+                   if (r.right > w + 1 && out.length < 10) { out.push(e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(r.right)); }
+                 });
+                 return out;",
+                vec![],
+            )
+            .await;
+        b.fail(&format!("{what}: the page is wider than the window: {wide}")).await;
     }
 }
 
@@ -86,7 +139,9 @@ async fn dashboard_sign_in_with_totp_and_an_emailed_invitation_in_a_browser() {
     let url = link(&invitation, "http://");
     assert!(url.contains("/dashboard/invitations/inv_"), "{url}");
 
-    let mut b = Browser::start_with(Viewport::PHONE).await;
+    // A 390 px phone at one device pixel per CSS pixel, so that its
+    // screenshot stays small.
+    let mut b = Browser::start_with(Viewport { pixel_ratio: 1.0, ..Viewport::PHONE }).await;
     b.show_on_failure(&["#notice", "h1"]);
     // The emailed link: set a password, and in.
     b.goto(&url).await;
@@ -100,10 +155,10 @@ async fn dashboard_sign_in_with_totp_and_an_emailed_invitation_in_a_browser() {
     b.find("#balances-title").await;
     assert!(b.text("#test-mode").await.contains("Test mode"));
     check_page(&b, &axe, "home (owner)").await;
-    let dispute = open_a_dispute(&api, &node).await;
-    owner_answers_the_dispute(&b, &axe, &dispute).await;
+    let (dispute, key) = open_a_dispute(&api, &node).await;
+    owner_answers_the_dispute(&b, &axe, &node, &dispute, &key).await;
 
-    let (secret, recovery) = owner_enrols_invites_and_makes_a_key(&b, &axe, &node).await;
+    let (secret, recovery) = owner_enrols_invites_and_makes_a_key(&b, &axe, &node, &key).await;
     log_out_and_in_with_a_code(&b, &axe, &secret).await;
     viewer_accepts_and_sees_no_write_control(&b, &axe, &smtp).await;
     b.quit().await;
@@ -111,8 +166,9 @@ async fn dashboard_sign_in_with_totp_and_an_emailed_invitation_in_a_browser() {
 }
 
 /// Through the API as the owner (before two-factor sign-in is on): a
-/// completed sandbox collection, disputed; returns the dispute's id.
-async fn open_a_dispute(api: &Api, node: &Node) -> String {
+/// completed sandbox collection, disputed; returns the dispute's id and
+/// the key.
+async fn open_a_dispute(api: &Api, node: &Node) -> (String, String) {
     let session = open_session(api, node, json!({ "email": "ama@dash.example", "password": PASSWORD })).await;
     let token = session.body["session"]["token"].as_str().unwrap().to_string();
     let (_, key) = create_key(api, &node.sandbox, &token, json!({ "name": "k", "scopes": ["*"] })).await;
@@ -124,28 +180,74 @@ async fn open_a_dispute(api: &Api, node: &Node) -> String {
     let opened = api
         .post(&node.sandbox_url("/v1/simulations/disputes"), &key, json!({ "collectionId": collection }))
         .await;
-    opened.created("dispute", "dsp_").1
+    (opened.created("dispute", "dsp_").1, key)
 }
 
-/// The disputes list, the dispute's thread, a reply, and accepting it
+/// A file of every byte value (a courier's receipt, say): what the
+/// browser uploads must come back byte for byte.
+fn receipt_bytes() -> Vec<u8> {
+    (0..3_000u32).map(|i| (i * 7 % 256) as u8).chain(*b"\r\n\0end").collect()
+}
+
+/// `GET url` with `headers`; the body's bytes.
+async fn download(url: &str, headers: &[(&str, &str)]) -> Vec<u8> {
+    let mut request = reqwest::Client::new().get(url);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap_or_else(|e| panic!("GET {url}: {e}"));
+    assert_eq!(response.status(), 200, "GET {url}");
+    response.bytes().await.unwrap().to_vec()
+}
+
+/// The disputes list, the dispute's thread, a reply with a file chosen in
+/// the file input (sent by a real tap on Send), the file downloaded byte for
+/// byte from the thread's link and from the API, and accepting the dispute
 /// behind its confirmation page, at 390 px.
-async fn owner_answers_the_dispute(b: &Browser, axe: &str, dispute: &str) {
+async fn owner_answers_the_dispute(b: &Browser, axe: &str, node: &Node, dispute: &str, key: &str) {
     b.click("#nav-disputes").await;
     b.find("#disputes").await;
     check_page(b, axe, "disputes (owner)").await;
     b.click(&format!("a[href='/dashboard/disputes/{dispute}']")).await;
     b.find("#reply-form").await;
     check_page(b, axe, "a dispute (owner)").await;
-    b.fill("#reply-body", "The goods were delivered; the courier's receipt follows.").await;
-    // Emulating the phone, the layout viewport (912 px high) outruns the
-    // visual one (844 px), and WebDriver's pointer misses a button in the
-    // page's last few pixels, as the reply's Send is: it is activated as a
-    // tap activates it (`click()`, the form's validation included).
-    b.execute("document.getElementById('reply').click();", vec![]).await;
+    b.fill("#reply-body", "The goods were delivered; the courier's receipt is attached.").await;
+    let dir = std::env::temp_dir().join(format!("sika-dash-upload-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("courier-receipt.bin");
+    std::fs::write(&file, receipt_bytes()).unwrap();
+    b.find("#reply-file").await.choose_file(&file).await;
+    // A real WebDriver tap on Send. (A summary wider than the phone once
+    // widened the layout viewport to 429x918 on an 390x844 screen, and the
+    // tap landed below the button; the page now fits, which `check_page`
+    // holds every page to.)
+    b.click("#reply").await;
     wait_for_path(b, "/messages").await;
-    assert!(b.text("#notice").await.contains("Your message is in the thread"));
+    let notice = b.text("#notice").await;
+    assert!(notice.contains("Your message and 1 file(s) are in the thread"), "{notice}");
     b.find("#thread").await;
+    let link = b.find("#thread a[id^='file-']").await;
+    assert_eq!(link.text().await, "courier-receipt.bin");
+    let href = link.attr("href").await.unwrap_or_default();
+    let file_id = href.rsplit('/').next().unwrap_or_default().to_string();
+    assert!(href.starts_with("/dashboard/files/file_"), "{href}");
+    let cookie = format!("sika_session={}", b.cookie("sika_session").await.expect("the session cookie"));
+    let from_link = download(&format!("{}{href}", node.sandbox), &[("cookie", &cookie)]).await;
+    assert!(
+        from_link == receipt_bytes(),
+        "the thread's link serves the bytes chosen ({} bytes)",
+        from_link.len()
+    );
+    let authorization = format!("Bearer {key}");
+    let from_api = download(
+        &node.sandbox_url(&format!("/v1/files/{file_id}/contents")),
+        &[("authorization", &authorization)],
+    )
+    .await;
+    assert!(from_api == receipt_bytes(), "GET /v1/files/{file_id}/contents ({} bytes)", from_api.len());
+    let _ = std::fs::remove_dir_all(&dir);
     check_page(b, axe, "a dispute's thread (owner)").await;
+    screenshot(b, "dispute-phone", Some("#thread-title")).await;
     b.click("#accept-link").await;
     b.find("#accept-form").await;
     check_page(b, axe, "accepting a dispute").await;
@@ -156,7 +258,12 @@ async fn owner_answers_the_dispute(b: &Browser, axe: &str, dispute: &str) {
 
 /// Two-factor sign-in (the QR code, the secret, a code, ten recovery codes
 /// once), a viewer invited, a key made; returns the secret and a recovery code.
-async fn owner_enrols_invites_and_makes_a_key(b: &Browser, axe: &str, node: &Node) -> (String, String) {
+async fn owner_enrols_invites_and_makes_a_key(
+    b: &Browser,
+    axe: &str,
+    node: &Node,
+    key: &str,
+) -> (String, String) {
     b.click("#nav-settings").await;
     check_page(b, axe, "settings (owner)").await;
     b.click("#totp-start").await;
@@ -188,14 +295,16 @@ async fn owner_enrols_invites_and_makes_a_key(b: &Browser, axe: &str, node: &Nod
     b.click("#create-key").await;
     assert!(b.text("#new-secret").await.starts_with("sk_test_"));
     check_page(b, axe, "developers (owner)").await;
-    owner_walks_balances_and_checkout(b, axe).await;
+    owner_walks_balances_and_checkout(b, axe, node, key).await;
 
     (secret, recovery)
 }
 
 /// Balances and a statement; a payment page made by keyboard (Enter in
-/// the form), its address shown to copy in a read-only field.
-async fn owner_walks_balances_and_checkout(b: &Browser, axe: &str) {
+/// the form) with its branding and a field the payer fills in: the API's
+/// refusal of a bad colour shown beside that field, then fixed; the page's
+/// address shown to copy in a read-only field, and the API reads it back.
+async fn owner_walks_balances_and_checkout(b: &Browser, axe: &str, node: &Node, key: &str) {
     b.click("#nav-balances").await;
     b.find("#transactions-title").await;
     check_page(b, axe, "balances (owner)").await;
@@ -207,11 +316,32 @@ async fn owner_walks_balances_and_checkout(b: &Browser, axe: &str) {
     b.fill("#checkout-title", "Kente scarves").await;
     b.fill("#checkout-currency", "GHS").await;
     b.click("#method-mobile_money").await;
+    b.click("#more-settings summary").await;
+    b.fill("#checkout-business", "Ama's Shop").await;
+    b.fill("#checkout-accent", "green").await;
+    b.click("#custom-fields summary").await;
+    b.fill("#cf-0-name", "size").await;
+    b.click("#cf-0-required").await;
     b.find("#checkout-amount").await.send_keys("150.00\u{E007}").await;
+    let beside = b.text("#checkout-accent-error").await;
+    assert!(beside.contains("hex colour"), "{beside}");
+    assert_eq!(b.attr("#checkout-accent", "aria-invalid").await.as_deref(), Some("true"));
+    assert_eq!(b.find("#checkout-title").await.prop("value").await.as_deref(), Some("Kente scarves"));
+    assert_eq!(b.find("#cf-0-name").await.prop("value").await.as_deref(), Some("size"));
+    check_page(b, axe, "a refused payment page (owner)").await;
+    b.fill("#checkout-accent", "#0a7d4f").await;
+    b.click("#create").await;
     b.find("#checkout-url").await;
     let url = b.attr("#checkout-url", "value").await.unwrap_or_default();
     assert!(url.contains("/pay/"), "{url}");
     assert!(b.attr("#checkout-url", "readonly").await.is_some(), "read-only");
+    let id = b.text("#checkout-id").await;
+    let made = Api::new().get(&node.sandbox_url(&format!("/v1/payment-pages/{id}")), key).await;
+    let page = &made.body["paymentPage"];
+    assert_eq!(page["branding"]["accentColor"], "#0a7d4f", "{}", made.text);
+    assert_eq!(page["branding"]["businessName"], "Ama's Shop", "{}", made.text);
+    assert_eq!(page["customFields"][0]["name"], "size", "{}", made.text);
+    assert_eq!(page["customFields"][0]["required"], true, "{}", made.text);
     check_page(b, axe, "payment page (owner)").await;
     b.click("#nav-checkout").await;
     b.find("#checkouts").await;
@@ -280,8 +410,51 @@ async fn desktop_pass(axe: &str, node: &Node, recovery: &str) {
         b.click(&format!("#nav-{page}")).await;
         b.find("h1").await;
         check_page(&b, axe, &format!("{page} (owner, desktop)")).await;
+        if page != "payments" {
+            screenshot(&b, page, None).await;
+        }
     }
+    // The collections (the payouts tab has none here), and a payment's
+    // page: the disputed collection, with its timeline.
+    b.click("#nav-payments").await;
+    b.click("#tab-collections").await;
+    b.find("#payments").await;
+    screenshot(&b, "payments", None).await;
+    b.click("#payments a[href^='/dashboard/payments/collections/']").await;
+    b.find("#timeline").await;
+    check_page(&b, axe, "a payment (owner, desktop)").await;
+    screenshot(&b, "payment", None).await;
     let width: Value = b.execute("return window.innerWidth;", vec![]).await;
     assert!(width.as_u64() > Some(1000), "{width}");
     b.quit().await;
+}
+
+/// The README's merchant tour shows the screenshots the browser test
+/// takes: every image it names under `docs/screenshots/` exists and is one
+/// of `SCREENSHOTS`, each of `SCREENSHOTS` is shown, and together they
+/// stay small (the repository carries them).
+#[test]
+fn dashboard_readme_shows_each_screenshot_and_each_file_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let shown: Vec<&str> = readme
+        .split("](docs/screenshots/")
+        .skip(1)
+        .map(|rest| &rest[..rest.find(')').expect("a closed image link")])
+        .collect();
+    let mut total = 0;
+    for file in &shown {
+        let path = root.join("docs/screenshots").join(file);
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("README shows {}: {e}", path.display()));
+        assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "{file} is a PNG");
+        assert!(
+            SCREENSHOTS.iter().any(|name| format!("{name}.png") == *file),
+            "{file} is not taken by the browser test"
+        );
+        total += bytes.len();
+    }
+    for name in SCREENSHOTS {
+        assert!(shown.contains(&format!("{name}.png").as_str()), "the README does not show {name}.png");
+    }
+    assert!(total <= 700 * 1024, "the screenshots weigh {total} bytes");
 }

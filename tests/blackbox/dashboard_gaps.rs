@@ -168,3 +168,44 @@ async fn dashboard_keys_page_like_the_api() {
     assert!(!second.has("keys-next"), "{}", second.text);
     assert!(!dash.get("/dashboard/team").await.has("members-next"), "one member, one page");
 }
+
+/// The ids of the rows of the members table, in order.
+fn member_rows(page: &crate::support::dashboard::Page) -> Vec<String> {
+    page.text
+        .split("<tr id=\"member-")
+        .skip(1)
+        .map(|row| row.split('"').next().unwrap().to_string())
+        .collect()
+}
+
+/// The team table pages like `GET /v1/members`: 22 members are 20 rows and
+/// a next page of 2, the same members in the same order as the API's two
+/// pages, and the last page has no next link.
+#[tokio::test]
+async fn dashboard_team_pages_like_the_api() {
+    let node = Node::start(Options::unthrottled());
+    let api = Api::new();
+    let (_, owner) = owned_org(&api, &node, "team-pages@shop.example").await;
+    for i in 0..21 {
+        let body = json!({ "email": format!("m{i:02}@shop.example"), "name": format!("M {i:02}"), "role": "viewer" });
+        api.post(&node.sandbox_url("/v1/members"), &owner, body).await.expect(201);
+    }
+    let first_api = api.get(&node.sandbox_url("/v1/members"), &owner).await;
+    let ids = |page: &Value| -> Vec<String> {
+        page["data"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap().to_string()).collect()
+    };
+    let cursor = first_api.body["nextCursor"].as_str().expect("a second page").to_string();
+    let second_api = api.get(&node.sandbox_url(&format!("/v1/members?cursor={cursor}")), &owner).await;
+    assert_eq!((ids(&first_api.body).len(), ids(&second_api.body).len()), (20, 2), "{}", first_api.text);
+
+    let dash = Dashboard::new(&node.sandbox);
+    dash.log_in("team-pages@shop.example", PASSWORD).await;
+    let first = dash.get("/dashboard/team").await;
+    assert_eq!(member_rows(&first), ids(&first_api.body), "{}", first.text);
+    let next = first.text.split("id=\"members-next\"").next().unwrap();
+    let href = next[next.rfind("href=\"").unwrap() + 6..].split('"').next().unwrap().replace("&amp;", "&");
+    let second = dash.get(&href).await;
+    assert_eq!(second.status, 200, "{}", second.text);
+    assert_eq!(member_rows(&second), ids(&second_api.body), "{}", second.text);
+    assert!(!second.has("members-next"), "the last page: {}", second.text);
+}

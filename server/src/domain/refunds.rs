@@ -20,7 +20,7 @@ use sika_engine::{Command, Currency, EngineError, MovementKind, Outcome, Rail, S
 use crate::domain::checkout;
 use crate::domain::error::{ApiError, ApiResult, money_error, unexpected};
 use crate::domain::instructions::{Deps, check_metadata, validate_reference};
-use crate::domain::movements::{Created, created_or_replayed};
+use crate::domain::movements::{Created, Movement, created_or_replayed};
 use crate::domain::pagination::{Lists, page_of_views};
 use crate::domain::principal::Principal;
 use crate::domain::rails::Rails;
@@ -29,8 +29,9 @@ use crate::domain::simulator;
 use crate::domain::stack_kind::StackKind;
 use crate::domain::views;
 
-/// Every status a refund has, in the order it moves through them.
-const STATUSES: &[&str] = &["pending", "completed", "failed"];
+/// Every status a refund has, in the order it moves through them (one
+/// list, `Movement::STATUSES`, which the dashboard's filter shows too).
+const STATUSES: &[&str] = <Refund as Movement>::STATUSES;
 
 /// The most refunds the operator's list of those awaiting them shows.
 const AWAITING_OPERATOR_MAX: usize = 1_000;

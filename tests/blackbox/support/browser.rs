@@ -88,18 +88,20 @@ fn free_port() -> u16 {
 pub struct Viewport {
     pub width: u32,
     pub height: u32,
-    /// A phone: touch, a device pixel ratio of 3 and a true narrow viewport.
+    /// A phone: touch and a true narrow viewport.
     pub mobile: bool,
+    /// A phone's device pixels per CSS pixel (a screenshot's scale).
+    pub pixel_ratio: f64,
 }
 
 impl Viewport {
-    pub const PHONE: Viewport = Viewport { width: 390, height: 844, mobile: true };
-    pub const DESKTOP: Viewport = Viewport { width: 1280, height: 800, mobile: false };
+    pub const PHONE: Viewport = Viewport { width: 390, height: 844, mobile: true, pixel_ratio: 3.0 };
+    pub const DESKTOP: Viewport = Viewport { width: 1280, height: 800, mobile: false, pixel_ratio: 1.0 };
 }
 
 /// What the session asks chromedriver for: headless Chromium at `viewport`.
 fn capabilities(viewport: Viewport) -> serde_json::Map<String, Value> {
-    let Viewport { width, height, mobile } = viewport;
+    let Viewport { width, height, mobile, pixel_ratio } = viewport;
     let mut options = json!({
         "binary": CHROMIUM,
         "args": [
@@ -114,7 +116,7 @@ fn capabilities(viewport: Viewport) -> serde_json::Map<String, Value> {
         // Desktop Chrome keeps windows at least 500 px wide; this gives
         // the page a true phone viewport.
         options["mobileEmulation"] = json!({
-            "deviceMetrics": { "width": width, "height": height, "pixelRatio": 3.0, "touch": true },
+            "deviceMetrics": { "width": width, "height": height, "pixelRatio": pixel_ratio, "touch": true },
         });
     }
     let capabilities = json!({ "browserName": "chrome", "goog:chromeOptions": options });
@@ -253,6 +255,13 @@ impl Browser {
         std::fs::write(path, png).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
     }
 
+    /// The value of the session's cookie `name` (HttpOnly ones too), if set.
+    pub async fn cookie(&self, name: &str) -> Option<String> {
+        let r = self.client.get_all_cookies().await;
+        let cookies = self.ok("cookies", r).await;
+        cookies.iter().find(|c| c.name() == name).map(|c| c.value().to_string())
+    }
+
     /// Runs `script` (a function body; `arguments` holds `args`) and returns its value.
     pub async fn execute(&self, script: &str, args: Vec<Value>) -> Value {
         let r = self.client.execute(script, args).await;
@@ -357,6 +366,13 @@ impl Element<'_> {
     pub async fn try_send_keys(&self, text: &str) -> WdResult<()> {
         self.inner.clear().await?;
         self.inner.send_keys(text).await
+    }
+
+    /// Chooses the file at `path` in this `<input type=file>`, as a person
+    /// picking it would (WebDriver types the path; nothing is cleared).
+    pub async fn choose_file(&self, path: &std::path::Path) {
+        let r = self.inner.send_keys(&path.display().to_string()).await;
+        self.browser.ok(&format!("choose file {}", path.display()), r).await
     }
 
     pub async fn send_keys(&self, text: &str) {

@@ -19,7 +19,7 @@ use sika_api::{ListPage, ListQuery};
 use super::pages::wire;
 use super::session::{Fields, Posted, Signed};
 use super::views::{Frame, Notice, frame, money, refusal_page, send, shell, when};
-use crate::domain::checkout::{self, links, pages};
+use crate::domain::checkout::{self, links, pages, requests};
 use crate::domain::error::{ApiError, ApiResult};
 use crate::http::found::owned;
 use crate::http::pages::shell::Shell;
@@ -128,10 +128,29 @@ struct ListView {
     next: Option<String>,
     can_create: bool,
     methods: &'static [(&'static str, &'static str)],
+    crypto_assets: &'static [&'static str],
+    custom_types: &'static [&'static str],
     form: FormShown,
 }
 
-/// The create form's values, kept when the API refuses them.
+/// One row of the form's fields the payer fills in (`customFields`).
+#[derive(Default)]
+struct CustomRow {
+    index: usize,
+    name: String,
+    kind: String,
+    required: bool,
+    label: String,
+}
+
+impl CustomRow {
+    fn filled(&self) -> bool {
+        !self.name.is_empty() || !self.label.is_empty()
+    }
+}
+
+/// The create form's values, kept when the API refuses them, and the
+/// refusal's field (as the form names it) to show its message beside.
 #[derive(Default)]
 struct FormShown {
     currency: String,
@@ -141,6 +160,17 @@ struct FormShown {
     email: String,
     customer_reference: String,
     methods: Vec<String>,
+    crypto_assets: Vec<String>,
+    custom: Vec<CustomRow>,
+    redirect_url: String,
+    logo_url: String,
+    accent_color: String,
+    business_name: String,
+    metadata: String,
+    expires_at: String,
+    /// The refused field (`customFields[2].name` naming the form's row)
+    /// and the API's message.
+    error: Option<(String, String)>,
 }
 
 impl FormShown {
@@ -153,12 +183,71 @@ impl FormShown {
             email: fields.text("email"),
             customer_reference: fields.text("customerReference"),
             methods: fields.all("allowedMethods"),
+            crypto_assets: fields.all("allowedCryptoAssets"),
+            custom: custom_rows(fields),
+            redirect_url: fields.text("redirectUrl"),
+            logo_url: fields.text("branding.logoUrl"),
+            accent_color: fields.text("branding.accentColor"),
+            business_name: fields.text("branding.businessName"),
+            metadata: fields.text("metadata"),
+            expires_at: fields.text("expiresAt"),
+            error: None,
         }
+    }
+
+    fn empty() -> FormShown {
+        FormShown { custom: custom_rows(&Fields::default()), ..FormShown::default() }
     }
 
     fn checked(&self, method: &str) -> bool {
         self.methods.iter().any(|m| m == method)
     }
+
+    fn asset_checked(&self, asset: &str) -> bool {
+        self.crypto_assets.iter().any(|a| a == asset)
+    }
+
+    /// The API's message when it refused `field` (or an item of it:
+    /// `allowedMethods` shows `allowedMethods[1]`'s).
+    fn error_for(&self, field: &str) -> Option<&str> {
+        let (refused, message) = self.error.as_ref()?;
+        let item = refused.strip_prefix(field).is_some_and(|rest| rest.is_empty() || rest.starts_with('['));
+        item.then_some(message.as_str())
+    }
+
+    /// The message for one row's field (`customFields[i].name`).
+    fn row_error(&self, index: &usize, field: &str) -> Option<&str> {
+        let (refused, message) = self.error.as_ref()?;
+        (*refused == format!("customFields[{index}].{field}")).then_some(message.as_str())
+    }
+
+    /// The message for the fields as a whole (`customFields` itself).
+    fn custom_error(&self) -> Option<&str> {
+        self.error.as_ref().filter(|(refused, _)| refused == "customFields").map(|(_, m)| m.as_str())
+    }
+
+    /// Whether the fields the payer fills in are shown open.
+    fn custom_open(&self) -> bool {
+        self.custom.iter().any(CustomRow::filled)
+            || self.error.as_ref().is_some_and(|(f, _)| f.starts_with("customFields"))
+    }
+}
+
+/// The form's rows of fields the payer fills in: as many as the API takes.
+fn custom_rows(fields: &Fields) -> Vec<CustomRow> {
+    (0..requests::CUSTOM_FIELDS_MAX)
+        .map(|index| {
+            let at = |name: &str| fields.text(&format!("customFields[{index}].{name}"));
+            let kind = at("type");
+            CustomRow {
+                index,
+                name: at("name"),
+                kind: if kind.is_empty() { "text".into() } else { kind },
+                required: !at("required").is_empty(),
+                label: at("label"),
+            }
+        })
+        .collect()
 }
 
 /// What the list's address says: the kind, the status and the cursor.
@@ -220,6 +309,8 @@ fn list_page(signed: &Signed, asked: &ListAsked, notice: Option<Notice>, form: F
         next,
         can_create: signed.can(&Method::POST, kind.list),
         methods: &METHODS,
+        crypto_assets: &requests::CRYPTO_ASSETS,
+        custom_types: &requests::CUSTOM_FIELD_TYPES,
         form,
     };
     send(status, &page, Vec::new())
@@ -227,34 +318,102 @@ fn list_page(signed: &Signed, asked: &ListAsked, notice: Option<Notice>, form: F
 
 /// `GET /dashboard/checkout?kind=pages|links&status=…&cursor=…`.
 pub(super) async fn list(signed: Signed, Query(asked): Query<ListAsked>) -> Response {
-    list_page(&signed, &asked, None, FormShown::default())
+    list_page(&signed, &asked, None, FormShown::empty())
+}
+
+/// A `datetime-local` value (`2026-12-01T10:00`, no zone) read as UTC,
+/// as the form's label says; anything else goes to the API as typed.
+fn utc_date_time(value: &str) -> String {
+    let local = value.len() == 16 && value.as_bytes().get(10) == Some(&b'T');
+    let with_seconds = value.len() == 19 && value.as_bytes().get(10) == Some(&b'T');
+    match (local, with_seconds) {
+        (true, _) => format!("{value}:00Z"),
+        (_, true) => format!("{value}Z"),
+        _ => value.to_string(),
+    }
 }
 
 /// The create form as the API's `CheckoutRequest`: empty fields are left
-/// out, as a JSON body would leave them.
-fn checkout_request(kind: &Kind, fields: &Fields) -> Value {
+/// out, as a JSON body would leave them. Also returns, for each custom
+/// field sent, the form row it came from (empty rows are not sent).
+fn checkout_request(kind: &Kind, fields: &Fields) -> (Value, Vec<usize>) {
     let mut body = json!({ "allowedMethods": fields.all("allowedMethods") });
-    let mut keys = vec!["currency", "title", "amount", "description"];
+    let mut keys = vec!["currency", "title", "amount", "description", "redirectUrl"];
     if kind.segment == "links" {
         keys.extend(["email", "customerReference"]);
     }
     for key in keys {
         let value = fields.text(key);
-        if !value.trim().is_empty() {
+        if !value.is_empty() {
             body[key] = Value::String(value);
         }
     }
-    body
+    let assets = fields.all("allowedCryptoAssets");
+    if !assets.is_empty() {
+        body["allowedCryptoAssets"] = json!(assets);
+    }
+    let mut branding = serde_json::Map::new();
+    for key in ["logoUrl", "accentColor", "businessName"] {
+        let value = fields.text(&format!("branding.{key}"));
+        if !value.is_empty() {
+            branding.insert(key.into(), Value::String(value));
+        }
+    }
+    if !branding.is_empty() {
+        body["branding"] = Value::Object(branding);
+    }
+    // Metadata is a JSON object; text that is not JSON goes as a string,
+    // which the API refuses naming `metadata`.
+    let metadata = fields.text("metadata");
+    if !metadata.is_empty() {
+        body["metadata"] = serde_json::from_str(&metadata).unwrap_or(Value::String(metadata));
+    }
+    let expires = fields.text("expiresAt");
+    if !expires.is_empty() {
+        body["expiresAt"] = Value::String(utc_date_time(&expires));
+    }
+    let rows: Vec<CustomRow> = custom_rows(fields).into_iter().filter(CustomRow::filled).collect();
+    if !rows.is_empty() {
+        let sent: Vec<Value> = rows
+            .iter()
+            .map(|row| {
+                let mut field = json!({ "type": row.kind, "required": row.required });
+                for (key, value) in [("name", &row.name), ("label", &row.label)] {
+                    if !value.is_empty() {
+                        field[key] = Value::String(value.clone());
+                    }
+                }
+                field
+            })
+            .collect();
+        body["customFields"] = Value::Array(sent);
+    }
+    (body, rows.iter().map(|row| row.index).collect())
+}
+
+/// The refused field as the form names it: the API's `customFields[i]`
+/// counts only the rows sent, the form's every row.
+fn form_field(error: &ApiError, rows: &[usize]) -> Option<String> {
+    let field = error.details.as_ref()?.get("field")?.as_str()?;
+    let Some(rest) = field.strip_prefix("customFields[") else { return Some(field.to_string()) };
+    let (sent, tail) = rest.split_once(']')?;
+    let row = sent.parse::<usize>().ok().and_then(|i| rows.get(i))?;
+    Some(format!("customFields[{row}]{tail}"))
 }
 
 /// `POST /v1/payment-pages` or `/v1/payment-links` from the create form:
-/// the new one's page, or the list with the API's refusal.
+/// the new one's page, or the list with the API's refusal beside its field.
 pub(super) async fn create(Path(segment): Path<String>, Posted { signed, fields }: Posted) -> Response {
     let deps = deps(&signed.stack);
     let organization = signed.principal.organization();
+    let mut rows = Vec::new();
     let made = kind(&segment)
         .and_then(|kind| signed.admit(&Method::POST, kind.list).map(|()| kind))
-        .and_then(|kind| Ok((kind, wire(checkout_request(kind, &fields))?)));
+        .and_then(|kind| {
+            let (body, sent) = checkout_request(kind, &fields);
+            rows = sent;
+            Ok((kind, wire(body)?))
+        });
     let created = match made {
         Ok((kind, request)) if kind.segment == "pages" => {
             pages::create(&deps, organization, request).await.map(|p| (kind, json!(p)))
@@ -269,7 +428,9 @@ pub(super) async fn create(Path(segment): Path<String>, Posted { signed, fields 
         }
         Err(e) => {
             let asked = ListAsked { kind: Some(segment), ..Default::default() };
-            list_page(&signed, &asked, Some(Notice::refused(&e)), FormShown::of(&fields))
+            let mut form = FormShown::of(&fields);
+            form.error = form_field(&e, &rows).map(|field| (field, e.message.clone()));
+            list_page(&signed, &asked, Some(Notice::refused(&e)), form)
         }
     }
 }

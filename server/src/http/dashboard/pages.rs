@@ -16,7 +16,7 @@ use sika_api::ListQuery;
 
 use super::session::{Fields, Posted, Signed};
 use super::views::{Frame, Notice, frame, money, send, shell, when};
-use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::error::ApiResult;
 use crate::domain::principal::Principal;
 use crate::domain::webhooks::Endpoint;
 use crate::domain::webhooks::Health;
@@ -57,9 +57,11 @@ fn next_page<T>(page: &sika_api::ListPage<T>, path: &str, name: &str) -> Option<
 }
 
 /// A form's fields as the API's request type: the same parsing and the
-/// same refusals as a JSON body.
+/// same refusals as a JSON body (each text field's maximum, then the typed
+/// read, `details.field` naming what failed).
 pub(super) fn wire<T: DeserializeOwned>(value: Value) -> ApiResult<T> {
-    serde_json::from_value(value).map_err(|e| ApiError::bad_request(e.to_string()))
+    crate::domain::limits::check_text(&value)?;
+    crate::http::extract::from_value(value)
 }
 
 fn status_of(notice: Option<&Notice>) -> StatusCode {

@@ -10,19 +10,25 @@ use axum::http::{Method, StatusCode};
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use sika_api::collections::Collection;
+use sika_api::orders::Order;
+use sika_api::payouts::Payout;
+use sika_api::refunds::Refund;
 use sika_api::{ListPage, ListQuery, MovementFilter, TimelineEntry};
 
 use super::session::{Posted, Signed};
 use super::views::{Frame, Notice, frame, money, refusal_page, send, shell, when};
 use crate::domain::error::{ApiError, ApiResult};
+use crate::domain::movements::Movement;
 use crate::domain::{collections, orders, payouts, refunds, search};
 use crate::http::pages::shell::Shell;
 
 /// Rows per page, as the API's default.
 const PAGE_ROWS: u32 = 20;
 
-/// A kind of payment: its path segment, its label, its statuses and the
-/// operation that lists it.
+/// A kind of payment: its path segment, its label, its statuses (the
+/// domain's own list, which its filter checks against) and the operation
+/// that lists it.
 struct Kind {
     segment: &'static str,
     label: &'static str,
@@ -37,7 +43,7 @@ const KINDS: [Kind; 4] = [
         segment: "payouts",
         label: "Payouts",
         noun: "Payout",
-        statuses: &["pending", "completed", "failed", "reversed"],
+        statuses: <Payout as Movement>::STATUSES,
         list: "/v1/payouts",
         read: "/v1/payouts/{id}",
     },
@@ -45,7 +51,7 @@ const KINDS: [Kind; 4] = [
         segment: "collections",
         label: "Collections",
         noun: "Collection",
-        statuses: &["pending", "completed", "failed"],
+        statuses: <Collection as Movement>::STATUSES,
         list: "/v1/collections",
         read: "/v1/collections/{id}",
     },
@@ -53,15 +59,7 @@ const KINDS: [Kind; 4] = [
         segment: "orders",
         label: "Orders",
         noun: "Order",
-        statuses: &[
-            "awaiting_funds",
-            "awaiting_confirmations",
-            "funds_received",
-            "processing_payout",
-            "completed",
-            "failed",
-            "expired",
-        ],
+        statuses: <Order as Movement>::STATUSES,
         list: "/v1/orders",
         read: "/v1/orders/{id}",
     },
@@ -69,7 +67,7 @@ const KINDS: [Kind; 4] = [
         segment: "refunds",
         label: "Refunds",
         noun: "Refund",
-        statuses: &["pending", "completed", "failed"],
+        statuses: <Refund as Movement>::STATUSES,
         list: "/v1/refunds",
         read: "/v1/refunds/{id}",
     },
@@ -230,17 +228,15 @@ fn payment(signed: &Signed, kind: &Kind, id: &str) -> ApiResult<Value> {
     let (stack, principal) = (&signed.stack, &signed.principal);
     Ok(match kind.segment {
         "payouts" => {
-            json!(crate::http::found::owned::<sika_api::payouts::Payout>(stack, &snapshot, principal, id)?)
+            json!(crate::http::found::owned::<Payout>(stack, &snapshot, principal, id)?)
         }
         "collections" => {
-            json!(crate::http::found::owned::<sika_api::collections::Collection>(
-                stack, &snapshot, principal, id
-            )?)
+            json!(crate::http::found::owned::<Collection>(stack, &snapshot, principal, id)?)
         }
         "orders" => {
             json!(crate::http::found::owned::<sika_api::orders::Order>(stack, &snapshot, principal, id)?)
         }
-        _ => json!(crate::http::found::owned::<sika_api::refunds::Refund>(stack, &snapshot, principal, id)?),
+        _ => json!(crate::http::found::owned::<Refund>(stack, &snapshot, principal, id)?),
     })
 }
 
@@ -394,5 +390,91 @@ pub(super) async fn find(signed: Signed, Query(asked): Query<SearchAsked>) -> Re
     match search_page(&signed, &asked) {
         Ok(page) => send(StatusCode::OK, &page, Vec::new()),
         Err(e) => refusal_page(&signed.stack, &e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sika_api::collections::CollectionStatus;
+    use sika_api::orders::OrderStatus;
+    use sika_api::payouts::PayoutStatus;
+    use sika_api::refunds::RefundStatus;
+
+    /// Every status of a wire enum. The `match` has no wildcard: a status
+    /// added to the enum stops this from compiling until it is listed here.
+    fn every_payout_status() -> Vec<PayoutStatus> {
+        use PayoutStatus::*;
+        let all = [Pending, Completed, Failed, Reversed];
+        all.iter().for_each(|s| match s {
+            Pending | Completed | Failed | Reversed => {}
+        });
+        all.to_vec()
+    }
+
+    fn every_collection_status() -> Vec<CollectionStatus> {
+        use CollectionStatus::*;
+        let all = [Pending, Completed, Failed];
+        all.iter().for_each(|s| match s {
+            Pending | Completed | Failed => {}
+        });
+        all.to_vec()
+    }
+
+    fn every_order_status() -> Vec<OrderStatus> {
+        use OrderStatus::*;
+        let all = [
+            AwaitingFunds,
+            AwaitingConfirmations,
+            FundsReceived,
+            ProcessingPayout,
+            Completed,
+            Failed,
+            Expired,
+        ];
+        all.iter().for_each(|s| match s {
+            AwaitingFunds
+            | AwaitingConfirmations
+            | FundsReceived
+            | ProcessingPayout
+            | Completed
+            | Failed
+            | Expired => {}
+        });
+        all.to_vec()
+    }
+
+    fn every_refund_status() -> Vec<RefundStatus> {
+        use RefundStatus::*;
+        let all = [Pending, Completed, Failed];
+        all.iter().for_each(|s| match s {
+            Pending | Completed | Failed => {}
+        });
+        all.to_vec()
+    }
+
+    fn names<T: serde::Serialize>(statuses: Vec<T>) -> Vec<String> {
+        statuses.iter().map(name).collect()
+    }
+
+    /// Each tab's status filter offers exactly the statuses its payments
+    /// have: the domain's list (`Movement::STATUSES`, which the API's
+    /// filter checks), which names every status the API writes. A status
+    /// added to the domain shows in the dashboard with no change here.
+    #[test]
+    fn each_status_filter_lists_every_status_of_the_domain() {
+        let wire = [
+            ("payouts", names(every_payout_status())),
+            ("collections", names(every_collection_status())),
+            ("orders", names(every_order_status())),
+            ("refunds", names(every_refund_status())),
+        ];
+        assert_eq!(KINDS.len(), wire.len());
+        for (segment, statuses) in wire {
+            let shown = kind(segment).unwrap().statuses;
+            assert_eq!(shown, statuses.iter().map(String::as_str).collect::<Vec<_>>(), "{segment}");
+        }
+        assert_eq!(kind("payouts").unwrap().statuses, <Payout as Movement>::STATUSES);
+        assert_eq!(kind("orders").unwrap().statuses, <Order as Movement>::STATUSES);
     }
 }

@@ -155,6 +155,7 @@ impl FromRequestParts<Arc<Stack>> for Signed {
 }
 
 /// A form's fields, in order (a checkbox list repeats its name).
+#[derive(Default)]
 pub(crate) struct Fields(Vec<(String, String)>);
 
 impl Fields {
