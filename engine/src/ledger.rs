@@ -66,7 +66,7 @@ impl Books<'_, '_> {
             }
             AccountRef::System(kind) => {
                 let id = system_account_id(*kind, currency);
-                if let Some(record) = self.store.get::<AccountRecord>(&keys::account(&id))? {
+                if let Some(record) = self.store.get_account(&keys::account(&id))? {
                     return Ok(record);
                 }
                 let record = AccountRecord::opened(id, AccountOwner::System(*kind), currency, self.now);
@@ -76,9 +76,9 @@ impl Books<'_, '_> {
         }
     }
 
-    pub fn account(&self, id: &str) -> Result<AccountRecord, EngineError> {
+    pub fn account(&mut self, id: &str) -> Result<AccountRecord, EngineError> {
         self.store
-            .get::<AccountRecord>(&keys::account(id))?
+            .get_account(&keys::account(id))?
             .ok_or_else(|| EngineError::Corrupt(format!("account {id} is indexed but missing")))
     }
 
@@ -105,7 +105,7 @@ impl Books<'_, '_> {
                 account.id
             );
         }
-        self.store.put(keys::account(&account.id), account);
+        self.store.put_account(keys::account(&account.id), account);
     }
 
     /// Applies one transfer and journals it. Checks come first, so a refused
