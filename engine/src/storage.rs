@@ -346,11 +346,18 @@ pub type Changes<'a> = Vec<(&'a [u8], Option<&'a [u8]>)>;
 /// or a write transaction's table.
 pub trait Lookup {
     fn lookup(&self, key: &[u8]) -> Result<Option<redb::AccessGuard<'_, &'static [u8]>>, redb::StorageError>;
+    /// Whether any key starts with `prefix`.
+    fn holds_prefix(&self, prefix: &[u8]) -> Result<bool, redb::StorageError>;
 }
 
 impl<T: ReadableTable<&'static [u8], &'static [u8]>> Lookup for T {
     fn lookup(&self, key: &[u8]) -> Result<Option<redb::AccessGuard<'_, &'static [u8]>>, redb::StorageError> {
         self.get(key)
+    }
+
+    fn holds_prefix(&self, prefix: &[u8]) -> Result<bool, redb::StorageError> {
+        let end = prefix_end(prefix);
+        Ok(self.range::<&[u8]>(prefix..end.as_slice())?.next().is_some())
     }
 }
 
@@ -514,6 +521,11 @@ pub struct Overlay<'t> {
     accounts: Option<&'t mut AccountCache>,
     /// What the current command changed in `accounts`, to undo if it is dropped.
     account_undo: Vec<AccountUndo>,
+    /// Whether any balance may owe disputes (`Space::DisputeShortfalls`)
+    /// in this batch's view: worked out on first asking, and set once a
+    /// command writes such a list. Never set back within the batch (a
+    /// dropped command's list, or one emptied, only costs lookups).
+    shortfalls: Option<bool>,
 }
 
 impl<'t> Overlay<'t> {
@@ -530,7 +542,25 @@ impl<'t> Overlay<'t> {
             account_ids: None,
             accounts: None,
             account_undo: Vec::new(),
+            shortfalls: None,
         }
+    }
+
+    /// Whether any list of disputes a balance owes may exist: false only
+    /// when no layer and not the table holds a key of
+    /// `Space::DisputeShortfalls`. Every inflow to a balance looks for its
+    /// list; this spares those lookups while no dispute is short anywhere.
+    pub fn may_hold_dispute_shortfalls(&mut self) -> Result<bool, EngineError> {
+        if let Some(known) = self.shortfalls {
+            return Ok(known);
+        }
+        let space = Space::DisputeShortfalls as u8;
+        let in_space = |key: &Vec<u8>| key.first() == Some(&space);
+        let found = self.changes.keys().any(in_space)
+            || self.below.iter().any(|batch| batch.changes.keys().any(in_space))
+            || self.table.holds_prefix(&keys::space(Space::DisputeShortfalls))?;
+        self.shortfalls = Some(found);
+        Ok(found)
     }
 
     /// Reads and writes accounts through `accounts` (`AccountCache`).
@@ -559,18 +589,18 @@ impl<'t> Overlay<'t> {
     }
 
     /// Writes an account at `key` (a `keys::account`), through the cache.
-    pub fn put_account(&mut self, key: Vec<u8>, record: &AccountRecord) {
-        let bytes = encode(record);
-        debug_assert_decodes_to(record, &bytes);
+    pub fn put_account(&mut self, key: Vec<u8>, record: AccountRecord) {
+        let bytes = encode(&record);
+        debug_assert_decodes_to(&record, &bytes);
         if let Some(accounts) = self.accounts.as_deref_mut() {
             let room = accounts.has_room();
             match accounts.records.get_mut(key.as_slice()) {
                 Some(cached) => {
-                    let previous = std::mem::replace(cached, record.clone());
+                    let previous = std::mem::replace(cached, record);
                     self.account_undo.push((key.clone(), Some(previous)));
                 }
                 None if room => {
-                    accounts.records.insert(key.clone(), record.clone());
+                    accounts.records.insert(key.clone(), record);
                     self.account_undo.push((key.clone(), None));
                 }
                 None => {}
@@ -638,6 +668,9 @@ impl<'t> Overlay<'t> {
                 MetaSlot::Counter(i) => self.counters.counters[i] = Cached::Unloaded,
                 MetaSlot::JournalHead => self.counters.journal_head = Cached::Unloaded,
             }
+        }
+        if key.first() == Some(&(Space::DisputeShortfalls as u8)) && self.shortfalls.is_some() {
+            self.shortfalls = Some(true);
         }
         if key.first() == Some(&(Space::Account as u8))
             && let Some(accounts) = self.accounts.as_deref_mut()
@@ -1057,10 +1090,10 @@ mod tests {
         let first = {
             let mut overlay = Overlay::new(&table, &[]).with_accounts(&mut cache);
             assert_eq!(overlay.get_account(&key).unwrap(), None);
-            overlay.put_account(key.clone(), &account("USD1", 5));
+            overlay.put_account(key.clone(), account("USD1", 5));
             overlay.keep_command();
             // A failed command's write, and its raw write, are both undone.
-            overlay.put_account(key.clone(), &account("USD1", 9));
+            overlay.put_account(key.clone(), account("USD1", 9));
             assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 9)));
             overlay.drop_command();
             assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 5)));
