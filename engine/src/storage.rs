@@ -609,6 +609,13 @@ impl<'t> Overlay<'t> {
         self.set_layered(key, Some(bytes));
     }
 
+    /// Makes room for `keys` changes at once, so a large batch's change map
+    /// is not grown (and rehashed) step by step.
+    pub fn with_room_for(mut self, keys: usize) -> Self {
+        self.changes.reserve(keys);
+        self
+    }
+
     /// Resolves organization accounts through `account_ids` (and adds to it
     /// what it reads from the table).
     pub fn with_account_ids(mut self, account_ids: &'t mut AccountIds) -> Self {

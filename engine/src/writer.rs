@@ -116,6 +116,11 @@ pub(crate) struct Writer {
     pub time_floor_ms: crate::records::TimestampMs,
 }
 
+/// The keys a typical command changes (a transfer: its two accounts, the
+/// transfer, its journal entry and two balance changes), to size a batch's
+/// change map up front.
+const KEYS_PER_COMMAND: usize = 6;
+
 /// A batch applied by the applier, on its way to the logger.
 struct Staged {
     batch: Arc<Batch>,
@@ -211,7 +216,8 @@ impl Writer {
         let mut batch_effects = Effects::default();
         let mut overlay = Overlay::new(&table, &below)
             .with_account_ids(&mut self.account_ids)
-            .with_accounts(&mut self.accounts);
+            .with_accounts(&mut self.accounts)
+            .with_room_for(batch.len().saturating_mul(KEYS_PER_COMMAND));
         for envelope in batch {
             let (result, effects) = {
                 let mut books = Books { store: &mut overlay, now, effects: Effects::default() };
