@@ -491,6 +491,7 @@ fn open_inner(shared: &Shared, healing: bool) -> Result<Inner, EngineError> {
         epoch: shared.epoch.clone(),
         stats: shared.stats.clone(),
         account_ids: Default::default(),
+        accounts: Default::default(),
         notices: shared.notices.clone(),
         time_floor_ms,
     };

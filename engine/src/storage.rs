@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::EngineError;
+use crate::records::AccountRecord;
 
 /// The single table every record lives in.
 pub const RECORDS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("records");
@@ -383,11 +384,18 @@ pub type Changes<'a> = Vec<(&'a [u8], Option<&'a [u8]>)>;
 /// or a write transaction's table.
 pub trait Lookup {
     fn lookup(&self, key: &[u8]) -> Result<Option<redb::AccessGuard<'_, &'static [u8]>>, redb::StorageError>;
+    /// Whether any key starts with `prefix`.
+    fn holds_prefix(&self, prefix: &[u8]) -> Result<bool, redb::StorageError>;
 }
 
 impl<T: ReadableTable<&'static [u8], &'static [u8]>> Lookup for T {
     fn lookup(&self, key: &[u8]) -> Result<Option<redb::AccessGuard<'_, &'static [u8]>>, redb::StorageError> {
         self.get(key)
+    }
+
+    fn holds_prefix(&self, prefix: &[u8]) -> Result<bool, redb::StorageError> {
+        let end = prefix_end(prefix);
+        Ok(self.range::<&[u8]>(prefix..end.as_slice())?.next().is_some())
     }
 }
 
@@ -491,6 +499,35 @@ impl AccountIds {
     }
 }
 
+/// The accounts the writer has read or written, decoded, by their
+/// `keys::account` key: kept across batches for the writer's lifetime, so
+/// a transfer finds and updates its two accounts without a table read or a
+/// decode. An entry always equals what the overlay's layers hold for its
+/// key: every account write goes through `Overlay::put_account` (which
+/// updates the entry) or the byte interface (which removes it), and a
+/// dropped command undoes its changes to the cache with the rest. Every
+/// batch the writer applies is either written or, after a failure, followed
+/// by no other batch of this writer; a reopening (the healer, a standby
+/// taking over, a restart) starts a new writer with an empty cache.
+#[derive(Debug, Default)]
+pub struct AccountCache {
+    records: HashMap<Vec<u8>, AccountRecord>,
+}
+
+impl AccountCache {
+    /// Past this many accounts no more are added (about 40 MiB): the cache
+    /// only saves reads.
+    const ENTRIES_MAX: usize = 1 << 18;
+
+    fn has_room(&self) -> bool {
+        self.records.len() < Self::ENTRIES_MAX
+    }
+}
+
+/// An account cache entry as it was before a command changed it (`None`:
+/// there was none).
+type AccountUndo = (Vec<u8>, Option<AccountRecord>);
+
 /// Layers over the committed table: the current command's changes, then
 /// the batch's kept-so-far changes, then the batches applied before it that
 /// the table does not hold yet (acknowledged or still being logged), then
@@ -519,6 +556,14 @@ pub struct Overlay<'t> {
     /// `counters` as the last kept command left them.
     kept_counters: Counters,
     account_ids: Option<&'t mut AccountIds>,
+    accounts: Option<&'t mut AccountCache>,
+    /// What the current command changed in `accounts`, to undo if it is dropped.
+    account_undo: Vec<AccountUndo>,
+    /// Whether any balance may owe disputes (`Space::DisputeShortfalls`)
+    /// in this batch's view: worked out on first asking, and set once a
+    /// command writes such a list. Never set back within the batch (a
+    /// dropped command's list, or one emptied, only costs lookups).
+    shortfalls: Option<bool>,
 }
 
 impl<'t> Overlay<'t> {
@@ -533,7 +578,80 @@ impl<'t> Overlay<'t> {
             counters: Counters::UNLOADED,
             kept_counters: Counters::UNLOADED,
             account_ids: None,
+            accounts: None,
+            account_undo: Vec::new(),
+            shortfalls: None,
         }
+    }
+
+    /// Whether any list of disputes a balance owes may exist: false only
+    /// when no layer and not the table holds a key of
+    /// `Space::DisputeShortfalls`. Every inflow to a balance looks for its
+    /// list; this spares those lookups while no dispute is short anywhere.
+    pub fn may_hold_dispute_shortfalls(&mut self) -> Result<bool, EngineError> {
+        if let Some(known) = self.shortfalls {
+            return Ok(known);
+        }
+        let space = Space::DisputeShortfalls as u8;
+        let in_space = |key: &Vec<u8>| key.first() == Some(&space);
+        let found = self.changes.keys().any(in_space)
+            || self.below.iter().any(|batch| batch.changes.keys().any(in_space))
+            || self.table.holds_prefix(&keys::space(Space::DisputeShortfalls))?;
+        self.shortfalls = Some(found);
+        Ok(found)
+    }
+
+    /// Reads and writes accounts through `accounts` (`AccountCache`).
+    pub fn with_accounts(mut self, accounts: &'t mut AccountCache) -> Self {
+        self.accounts = Some(accounts);
+        self
+    }
+
+    /// The account stored at `key` (a `keys::account`), from the account
+    /// cache when it holds it, else read through the layers (and cached).
+    pub fn get_account(&mut self, key: &[u8]) -> Result<Option<AccountRecord>, EngineError> {
+        if let Some(accounts) = self.accounts.as_deref()
+            && let Some(record) = accounts.records.get(key)
+        {
+            return Ok(Some(record.clone()));
+        }
+        let record = self.get::<AccountRecord>(key)?;
+        if let Some(record) = &record
+            && let Some(accounts) = self.accounts.as_deref_mut()
+            && accounts.has_room()
+        {
+            accounts.records.insert(key.to_vec(), record.clone());
+            self.account_undo.push((key.to_vec(), None));
+        }
+        Ok(record)
+    }
+
+    /// Writes an account at `key` (a `keys::account`), through the cache.
+    pub fn put_account(&mut self, key: Vec<u8>, record: AccountRecord) {
+        let bytes = encode(&record);
+        debug_assert_decodes_to(&record, &bytes);
+        if let Some(accounts) = self.accounts.as_deref_mut() {
+            let room = accounts.has_room();
+            match accounts.records.get_mut(key.as_slice()) {
+                Some(cached) => {
+                    let previous = std::mem::replace(cached, record);
+                    self.account_undo.push((key.clone(), Some(previous)));
+                }
+                None if room => {
+                    accounts.records.insert(key.clone(), record);
+                    self.account_undo.push((key.clone(), None));
+                }
+                None => {}
+            }
+        }
+        self.set_layered(key, Some(bytes));
+    }
+
+    /// Makes room for `keys` changes at once, so a large batch's change map
+    /// is not grown (and rehashed) step by step.
+    pub fn with_room_for(mut self, keys: usize) -> Self {
+        self.changes.reserve(keys);
+        self
     }
 
     /// Resolves organization accounts through `account_ids` (and adds to it
@@ -596,6 +714,21 @@ impl<'t> Overlay<'t> {
                 MetaSlot::JournalHead => self.counters.journal_head = Cached::Unloaded,
             }
         }
+        if key.first() == Some(&(Space::DisputeShortfalls as u8)) && self.shortfalls.is_some() {
+            self.shortfalls = Some(true);
+        }
+        if key.first() == Some(&(Space::Account as u8))
+            && let Some(accounts) = self.accounts.as_deref_mut()
+            && let Some(previous) = accounts.records.remove(key.as_slice())
+        {
+            // Written as bytes: the layered value is the truth again.
+            self.account_undo.push((key.clone(), Some(previous)));
+        }
+        self.set_layered(key, value);
+    }
+
+    /// Writes `key` in the command's layer, noting what it replaced.
+    fn set_layered(&mut self, key: Vec<u8>, value: Option<Vec<u8>>) {
         match self.changes.get_mut(key.as_slice()) {
             Some(slot) => {
                 let previous = std::mem::replace(slot, value);
@@ -669,16 +802,19 @@ impl<'t> Overlay<'t> {
 
     /// The account id the organization-account index entry `key` holds.
     pub fn org_account_id(&mut self, key: &[u8]) -> Result<Option<String>, EngineError> {
+        // An entry is written once, when its account is created, and never
+        // changed or removed: one the cache holds (read from the committed
+        // table) is what every layer above the table holds too.
+        if let Some(ids) = &self.account_ids
+            && let Some(id) = ids.ids.get(key)
+        {
+            return Ok(Some(id.clone()));
+        }
         if let Some(value) = self.changes.get(key) {
             return value.as_deref().map(decode).transpose();
         }
         if let Some(value) = find_in(self.below, key) {
             return value.map(decode).transpose();
-        }
-        if let Some(ids) = &self.account_ids
-            && let Some(id) = ids.ids.get(key)
-        {
-            return Ok(Some(id.clone()));
         }
         let id = match self.table.lookup(key)? {
             Some(guard) => decode::<String>(guard.value())?,
@@ -694,6 +830,7 @@ impl<'t> Overlay<'t> {
     /// Keeps the current command's changes as part of the batch.
     pub fn keep_command(&mut self) {
         self.undo.clear();
+        self.account_undo.clear();
         self.kept_counters = self.counters;
     }
 
@@ -710,6 +847,18 @@ impl<'t> Overlay<'t> {
             }
         }
         self.counters = self.kept_counters;
+        if let Some(accounts) = self.accounts.as_deref_mut() {
+            while let Some((key, previous)) = self.account_undo.pop() {
+                match previous {
+                    Some(record) => {
+                        accounts.records.insert(key, record);
+                    }
+                    None => {
+                        accounts.records.remove(key.as_slice());
+                    }
+                }
+            }
+        }
     }
 
     /// The batch's changes, once the last command is applied. A command not
@@ -982,6 +1131,57 @@ mod tests {
         assert_eq!(overlay.counter_next(Counter::JournalSeq, 1), Ok(u64::MAX));
         assert_eq!(overlay.counter_next(Counter::JournalSeq, 1), Err(EngineError::Overflow("journal_seq")));
         assert_eq!(overlay.get::<u64>(&keys::meta("journal_seq")).unwrap(), Some(u64::MAX), "left as it was");
+    }
+
+    fn account(id: &str, credits: i128) -> AccountRecord {
+        let mut record = AccountRecord::opened(
+            id.into(),
+            crate::records::AccountOwner::Organization("org_1".into()),
+            "USD",
+            1,
+        );
+        record.credits_posted = credits;
+        record
+    }
+
+    #[test]
+    fn the_account_cache_follows_kept_and_dropped_commands_across_batches() {
+        let db = database();
+        let txn = db.begin_write().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        let mut cache = AccountCache::default();
+        let key = keys::account("USD1");
+        let first = {
+            let mut overlay = Overlay::new(&table, &[]).with_accounts(&mut cache);
+            assert_eq!(overlay.get_account(&key).unwrap(), None);
+            overlay.put_account(key.clone(), account("USD1", 5));
+            overlay.keep_command();
+            // A failed command's write, and its raw write, are both undone.
+            overlay.put_account(key.clone(), account("USD1", 9));
+            assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 9)));
+            overlay.drop_command();
+            assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 5)));
+            overlay.put_raw(key.clone(), encode(&account("USD1", 7)));
+            assert_eq!(
+                overlay.get_account(&key).unwrap(),
+                Some(account("USD1", 7)),
+                "a raw write is read back"
+            );
+            overlay.drop_command();
+            assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 5)));
+            overlay.keep_command();
+            overlay.into_layer()
+        };
+        assert_eq!(decode::<AccountRecord>(first[&key].as_deref().unwrap()).unwrap(), account("USD1", 5));
+        // The next batch (nothing in its layers or the table) reads the
+        // account as the kept commands left it, from the cache.
+        let batch = [Arc::new(Batch::new(1, first))];
+        let mut overlay = Overlay::new(&table, &batch).with_accounts(&mut cache);
+        assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 5)));
+        overlay.delete(key.clone());
+        assert_eq!(overlay.get_account(&key).unwrap(), None, "a deletion goes through the cache");
+        overlay.drop_command();
+        assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 5)));
     }
 
     #[test]

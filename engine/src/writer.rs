@@ -20,6 +20,8 @@
 //! refuses every later batch: what the disk holds is no longer known, and
 //! reopening the database (which replays the log) is the way back.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,7 +39,9 @@ use crate::durable::Durable;
 use crate::error::EngineError;
 use crate::ledger::Books;
 use crate::rates::Pricing;
-use crate::storage::{AccountIds, Batch, Changes, Layer, Overlay, RECORDS, keys, sorted, write_changes};
+use crate::storage::{
+    AccountCache, AccountIds, Batch, Changes, Layer, Overlay, RECORDS, keys, sorted, write_changes,
+};
 use crate::view::View;
 
 pub(crate) type Reply = oneshot::Sender<Result<Applied, EngineError>>;
@@ -100,6 +104,8 @@ pub(crate) struct Writer {
     pub stats: Arc<WriterStats>,
     /// Organization accounts' ids, as committed (they never change).
     pub account_ids: AccountIds,
+    /// The accounts as the batches applied so far left them (`AccountCache`).
+    pub accounts: AccountCache,
     /// Where each durable batch's effects are told (`crate::committed`).
     pub notices: broadcast::Sender<Arc<Committed>>,
     /// The time of the last batch applied (at opening, of the last journal
@@ -109,6 +115,11 @@ pub(crate) struct Writer {
     /// journal number (`balance_changes`).
     pub time_floor_ms: crate::records::TimestampMs,
 }
+
+/// The keys a typical command changes (a transfer: its two accounts, the
+/// transfer, its journal entry and two balance changes), to size a batch's
+/// change map up front.
+const KEYS_PER_COMMAND: usize = 6;
 
 /// A batch applied by the applier, on its way to the logger.
 struct Staged {
@@ -203,7 +214,10 @@ impl Writer {
         let context = BatchContext { epoch, pricing: &self.pricing, quote_ttl_ms: self.quote_ttl_ms };
         let mut results = Vec::with_capacity(batch.len());
         let mut batch_effects = Effects::default();
-        let mut overlay = Overlay::new(&table, &below).with_account_ids(&mut self.account_ids);
+        let mut overlay = Overlay::new(&table, &below)
+            .with_account_ids(&mut self.account_ids)
+            .with_accounts(&mut self.accounts)
+            .with_room_for(batch.len().saturating_mul(KEYS_PER_COMMAND));
         for envelope in batch {
             let (result, effects) = {
                 let mut books = Books { store: &mut overlay, now, effects: Effects::default() };
@@ -390,8 +404,58 @@ impl Checkpointer {
 }
 
 /// The changes of several batches (oldest first) as one, in key order:
-/// each key once, as the newest batch that touched it left it.
+/// each key once, as the newest batch that touched it left it. The logger
+/// has put each batch's keys in order already (`Batch::order`), so the
+/// batches are merged rather than sorted again.
 fn merged(batches: &[Arc<Batch>]) -> Changes<'_> {
+    let orders: Option<Vec<&Vec<Vec<u8>>>> = batches.iter().map(|batch| batch.order.get()).collect();
+    match orders {
+        Some(orders) => merge_ordered(batches, &orders),
+        None => merge_unordered(batches),
+    }
+}
+
+/// `merged` of batches whose keys are in order (`orders[i]` is batch i's):
+/// a merge of the sorted lists through a heap of their next keys, each key
+/// valued as the newest batch holding it left it.
+fn merge_ordered<'b>(batches: &'b [Arc<Batch>], orders: &[&'b Vec<Vec<u8>>]) -> Changes<'b> {
+    // Each batch's keys not yet taken, and a heap of their first keys: the
+    // least key on top and, among equal keys, the newest batch's.
+    let mut rests: Vec<std::slice::Iter<'b, Vec<u8>>> = orders.iter().map(|order| order.iter()).collect();
+    let mut heads: BinaryHeap<Head<'b>> = BinaryHeap::with_capacity(rests.len());
+    for (i, rest) in rests.iter_mut().enumerate() {
+        if let Some(key) = rest.next() {
+            heads.push(Reverse((key.as_slice(), Reverse(i))));
+        }
+    }
+    let mut changes: Changes = Vec::with_capacity(orders.iter().map(|order| order.len()).sum());
+    while let Some(Reverse((key, Reverse(newest)))) = heads.pop() {
+        // A batch's keys are distinct, so the next one pushed is past `key`.
+        if let Some(next) = rests[newest].next() {
+            heads.push(Reverse((next.as_slice(), Reverse(newest))));
+        }
+        while let Some(&Reverse((older, Reverse(i)))) = heads.peek()
+            && older == key
+        {
+            heads.pop();
+            if let Some(next) = rests[i].next() {
+                heads.push(Reverse((next.as_slice(), Reverse(i))));
+            }
+        }
+        let value = batches[newest]
+            .changes
+            .get(key)
+            .unwrap_or_else(|| panic!("batch {} lists a key it does not change", batches[newest].epoch));
+        changes.push((key, value.as_deref()));
+    }
+    changes
+}
+
+/// A batch's next key in `merge_ordered`'s heap, with the batch's index.
+type Head<'b> = Reverse<(&'b [u8], Reverse<usize>)>;
+
+/// `merged` of batches whose keys are not in order yet.
+fn merge_unordered(batches: &[Arc<Batch>]) -> Changes<'_> {
     if let [batch] = batches {
         return sorted(&batch.changes);
     }
@@ -476,6 +540,41 @@ mod tests {
                     .collect();
                 assert_eq!(logged, vec![1], "nothing after the broken invariant reached the log");
             }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Merging the logger's key orders gives what sorting the batches'
+        /// changes afresh gives: each key once, as the newest batch left it.
+        #[test]
+        fn merging_ordered_batches_equals_sorting_them(
+            batches in proptest::collection::vec(
+                proptest::collection::vec(
+                    (proptest::collection::vec(0u8..4, 0..4), proptest::option::of(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..3))),
+                    0..40,
+                ),
+                1..6,
+            )
+        ) {
+            let batches: Vec<Arc<Batch>> = batches
+                .into_iter()
+                .enumerate()
+                .map(|(epoch, changes)| Arc::new(Batch::new(epoch as u64 + 1, changes.into_iter().collect())))
+                .collect();
+            let expected: Vec<(Vec<u8>, Option<Vec<u8>>)> = merge_unordered(&batches)
+                .into_iter()
+                .map(|(key, value)| (key.to_vec(), value.map(<[u8]>::to_vec)))
+                .collect();
+            for batch in &batches {
+                let _ = batch.order.set(sorted(&batch.changes).iter().map(|(key, _)| key.to_vec()).collect());
+            }
+            let found: Vec<(Vec<u8>, Option<Vec<u8>>)> = merged(&batches)
+                .into_iter()
+                .map(|(key, value)| (key.to_vec(), value.map(<[u8]>::to_vec)))
+                .collect();
+            proptest::prop_assert_eq!(found, expected);
         }
     }
 
