@@ -144,6 +144,12 @@ struct Escaped<'a>(&'a mut String);
 
 impl fmt::Write for Escaped<'_> {
     fn write_str(&mut self, text: &str) -> fmt::Result {
+        // Most text needs no escape: one pass without branches to find out.
+        let escapes = text.bytes().fold(false, |any, b| any | (b < 0x20) | (b == b'"') | (b == b'\\'));
+        if !escapes {
+            self.0.push_str(text);
+            return Ok(());
+        }
         let mut plain = 0;
         for (at, byte) in text.bytes().enumerate() {
             let escape = match byte {
