@@ -13,7 +13,7 @@ use std::fmt::{self, Write as _};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::fmt::format::{Format, Json, JsonFields, Writer};
-use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
+use tracing_subscriber::fmt::time::SystemTime;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent};
 use tracing_subscriber::registry::LookupSpan;
 
@@ -44,7 +44,7 @@ where
         }
         let mut line = String::with_capacity(320);
         line.push_str("{\"timestamp\":\"");
-        SystemTime.format_time(&mut Writer::new(&mut line))?;
+        timestamp(&mut line, std::time::SystemTime::now());
         line.push_str("\",\"level\":\"");
         line.push_str(event.metadata().level().as_str());
         line.push('"');
@@ -56,6 +56,41 @@ where
         line.push_str("}\n");
         writer.write_str(&line)
     }
+}
+
+/// Appends `at` as the stock formatter writes it (RFC 3339 in UTC with
+/// microseconds, `2026-11-27T15:30:36.157744Z`). The part up to the second
+/// is formatted once a second per thread: formatting the whole instant
+/// each time was ~2,300 instructions a line.
+fn timestamp(line: &mut String, at: std::time::SystemTime) {
+    thread_local! {
+        static SECOND: std::cell::RefCell<(i64, String)> = const { std::cell::RefCell::new((i64::MIN, String::new())) };
+    }
+    let since = at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let seconds = i64::try_from(since.as_secs()).unwrap_or(i64::MAX);
+    SECOND.with_borrow_mut(|(cached, text)| {
+        if *cached != seconds {
+            text.clear();
+            match chrono::DateTime::from_timestamp(seconds, 0) {
+                Some(at) => {
+                    let _ = write!(text, "{}", at.format("%Y-%m-%dT%H:%M:%S"));
+                }
+                None => text.push_str("1970-01-01T00:00:00"),
+            }
+            *cached = seconds;
+        }
+        line.push_str(text);
+    });
+    let micros = since.subsec_micros();
+    let mut digits = [b'0'; 6];
+    let mut rest = micros;
+    for digit in digits.iter_mut().rev() {
+        *digit = b'0' + (rest % 10) as u8;
+        rest /= 10;
+    }
+    line.push('.');
+    line.push_str(std::str::from_utf8(&digits).unwrap_or("000000"));
+    line.push('Z');
 }
 
 /// Appends `,"name":value` for each field.
@@ -212,6 +247,21 @@ mod tests {
             );
         }
         String::from_utf8(out.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn the_timestamp_is_rfc_3339_in_utc_with_microseconds() {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_micros(1_795_793_436_157_744);
+        let mut line = String::new();
+        timestamp(&mut line, at);
+        assert_eq!(line, "2026-11-27T15:30:36.157744Z");
+        // The same second again (from the cache), then the next one.
+        line.clear();
+        timestamp(&mut line, at + std::time::Duration::from_micros(5));
+        assert_eq!(line, "2026-11-27T15:30:36.157749Z");
+        line.clear();
+        timestamp(&mut line, at + std::time::Duration::from_secs(1));
+        assert_eq!(line, "2026-11-27T15:30:37.157744Z");
     }
 
     /// Every field type and escape the request line and the node's other
