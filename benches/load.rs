@@ -33,7 +33,11 @@
 //! webhook receiver holds every request until generation has ended, so the
 //! node builds a backlog and the drain phase measures the dispatcher alone,
 //! without deposits competing; keep `SIKA_LOAD_SECONDS` at 20 or less, as a
-//! held attempt times out after 15 s).
+//! held attempt times out after 15 s), `SIKA_LOAD_STORE=postgres` (the
+//! node's stacks on PostgreSQL instead of the embedded store: this process
+//! starts a throwaway cluster with `initdb`, as the black-box tests do, and
+//! gives each scenario's node a new database; the cluster's CPU is printed
+//! beside the node's).
 
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
@@ -54,6 +58,9 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use sika_benches::{bench_dir, filesystem_of};
 use tempfile::TempDir;
+
+#[path = "../engine/tests/support/pg_cluster.rs"]
+mod pg_cluster;
 
 const SCENARIOS: [&str; 4] = ["accounts", "conversions", "payouts", "webhooks"];
 /// Scenarios run only when a filter names them whole.
@@ -82,10 +89,24 @@ fn main() {
         loadavg()
     );
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+    // On PostgreSQL, one cluster for the whole run (stopped and removed
+    // when it is dropped at the end), a database per scenario.
+    let cluster = settings.postgres.then(|| {
+        let cluster =
+            pg_cluster::Cluster::start().expect("SIKA_LOAD_STORE=postgres needs PostgreSQL installed");
+        println!("store: PostgreSQL, a throwaway cluster in {}", cluster.dir().display());
+        let pid = std::fs::read_to_string(cluster.dir().join("data/postmaster.pid"))
+            .ok()
+            .and_then(|text| text.lines().next()?.trim().parse().ok())
+            .expect("the cluster's postmaster.pid names its process");
+        let _ = POSTMASTER.set(pid);
+        cluster
+    });
     for name in selected {
+        let store = cluster.as_ref().map(|c| c.database(&format!("load_{name}")));
         // The node is spawned from the main thread: its parent-death signal
         // is tied to this thread, which lives until the end.
-        let mut node = Node::start(&settings.bin, name);
+        let mut node = Node::start(&settings.bin, name, store.as_deref());
         let data_dir = node.dir.path().join("data");
         println!(
             "\n== {name}: node pid {} on {} (data dir {}, {}), loadavg {}",
@@ -130,6 +151,8 @@ struct Settings {
     connections: usize,
     max_operations: u64,
     perf_dir: Option<PathBuf>,
+    /// `SIKA_LOAD_STORE=postgres`: the stacks on PostgreSQL.
+    postgres: bool,
 }
 
 impl Settings {
@@ -154,6 +177,11 @@ impl Settings {
             connections,
             max_operations: env_parse("SIKA_LOAD_MAX_REQUESTS", 20_000_000),
             perf_dir: std::env::var_os("SIKA_LOAD_PERF").map(PathBuf::from),
+            postgres: match std::env::var("SIKA_LOAD_STORE").as_deref() {
+                Err(_) | Ok("" | "embedded") => false,
+                Ok("postgres") => true,
+                Ok(other) => panic!("SIKA_LOAD_STORE={other:?}: use embedded (the default) or postgres"),
+            },
         }
     }
 }
@@ -180,10 +208,16 @@ struct Node {
 }
 
 impl Node {
-    fn start(bin: &Path, scenario: &str) -> Node {
+    /// A node on a fresh data directory; with `store` (a PostgreSQL
+    /// connection string) its stacks live in that database.
+    fn start(bin: &Path, scenario: &str, store: Option<&str>) -> Node {
         let dir = bench_dir(env!("CARGO_TARGET_TMPDIR"));
         let data = dir.path().join("data");
-        let init = Process::new(bin)
+        let mut init = Process::new(bin);
+        if let Some(store) = store {
+            init.env("SIKA_STORE", store);
+        }
+        let init = init
             .args(["init", "--json"])
             .env("SIKA_DATA_DIR", &data)
             .stderr(Stdio::inherit())
@@ -200,6 +234,9 @@ impl Node {
         if scenario == "payout_bytes" {
             // Payouts settle 2 ms after they are made instead of 2 s.
             command.env("SIKA_TIME_SCALE", "0.001");
+        }
+        if let Some(store) = store {
+            command.env("SIKA_STORE", store);
         }
         command
             .arg("serve")
@@ -659,6 +696,16 @@ fn summarize(name: &str, what: &str, result: &RunResult) -> f64 {
             node_cpu * 1e6 * (result.measured.as_secs_f64() / result.cpu.wall.as_secs_f64().max(1e-9))
                 / t.ops as f64
         );
+        if let Some(store) = result.cpu.store {
+            println!(
+                "SUMMARY {name} PostgreSQL CPU per {}: {:.0} µs",
+                what.trim_end_matches('s'),
+                store.as_secs_f64()
+                    * 1e6
+                    * (result.measured.as_secs_f64() / result.cpu.wall.as_secs_f64().max(1e-9))
+                    / t.ops as f64
+            );
+        }
         let per_commit = match result.writer.commits {
             0 => "no ledger commits: all of it is the request log".to_string(),
             commits => format!(
@@ -1148,6 +1195,29 @@ async fn webhooks(ctx: &Ctx) {
 // ---------------------------------------------------------------------------
 // CPU accounting from /proc
 
+/// With `SIKA_LOAD_STORE=postgres`, the cluster's postmaster: its CPU and
+/// its backends' is counted beside the node's.
+static POSTMASTER: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
+
+/// CPU of the PostgreSQL cluster so far: the postmaster and every process it
+/// started (backends, the WAL writer, the checkpointer). `None` on the
+/// embedded store.
+fn store_cpu() -> Option<Duration> {
+    let postmaster = *POSTMASTER.get()?;
+    let mut total = process_cpu(&format!("/proc/{postmaster}/stat"));
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let stat = entry.path().join("stat");
+        let text = std::fs::read_to_string(&stat).unwrap_or_default();
+        // The parent's pid is the second field after the command.
+        let parent =
+            text.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<i32>().ok());
+        if parent == Some(postmaster) {
+            total += process_cpu(&stat.display().to_string());
+        }
+    }
+    Some(total)
+}
+
 struct CpuSample {
     at: Instant,
     node: Duration,
@@ -1157,6 +1227,7 @@ struct CpuSample {
     machine_steal: u64,
     machine_total: u64,
     node_written: u64,
+    store: Option<Duration>,
 }
 
 struct CpuReport {
@@ -1169,6 +1240,8 @@ struct CpuReport {
     machine_steal_share: f64,
     /// Bytes the node caused to be written to storage (/proc/<pid>/io).
     node_written: u64,
+    /// The PostgreSQL cluster's CPU, when the stacks are on it.
+    store: Option<Duration>,
 }
 
 impl CpuSample {
@@ -1194,6 +1267,7 @@ impl CpuSample {
             machine_steal,
             machine_total,
             node_written: written_bytes(pid),
+            store: store_cpu(),
         }
     }
 
@@ -1216,6 +1290,7 @@ impl CpuSample {
             machine_busy_share: self.machine_busy.saturating_sub(start.machine_busy) as f64 / total as f64,
             machine_steal_share: self.machine_steal.saturating_sub(start.machine_steal) as f64 / total as f64,
             node_written: self.node_written.saturating_sub(start.node_written),
+            store: self.store.zip(start.store).map(|(now, then)| now.saturating_sub(then)),
         }
     }
 }
@@ -1243,6 +1318,9 @@ impl CpuReport {
             .map(|(thread, cpu)| format!("{thread} {:.2}", cpu.as_secs_f64() / wall))
             .collect();
         println!("{name}: node cores by thread: {}", threads.join(", "));
+        if let Some(store) = self.store {
+            println!("SUMMARY {name} cpu: PostgreSQL {:.2} cores", store.as_secs_f64() / wall);
+        }
         println!(
             "{name}: node wrote {:.1} MiB/s to storage",
             self.node_written as f64 / wall / (1024.0 * 1024.0)

@@ -10,6 +10,9 @@ use clap::{Args, Parser, Subcommand};
 use sika_server::NodeConfig;
 use sika_server::config::{ConfigFile, NodeTable};
 
+mod json_log;
+mod log_pipe;
+
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -312,16 +315,25 @@ enum LogFormat {
 
 /// The log on stderr: JSON lines with `timestamp`, `level` and `message`
 /// at the top level (a request's fields beside them), or text, coloured
-/// only on a terminal. `RUST_LOG` filters it (default `info`).
-fn init_logging(format: Option<LogFormat>) {
+/// only on a terminal. `RUST_LOG` filters it (default `info`). Lines go
+/// through a `LogPipe` (warnings and errors at once, the rest within a few
+/// milliseconds): flush it before the process ends.
+fn init_logging(format: Option<LogFormat>) -> log_pipe::LogPipe {
     use std::io::IsTerminal;
     let terminal = std::io::stderr().is_terminal();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let pipe = log_pipe::LogPipe::start();
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(pipe.clone());
     match format.unwrap_or(if terminal { LogFormat::Text } else { LogFormat::Json }) {
-        LogFormat::Json => builder.json().flatten_event(true).with_current_span(false).init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .event_format(json_log::JsonLines::new())
+            .init(),
         LogFormat::Text => builder.with_ansi(terminal).init(),
     }
+    pipe
 }
 
 impl NodeArgs {
@@ -378,11 +390,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Commands::Serve(args) => {
-            init_logging(args.log_format);
+            let log = init_logging(args.log_format);
             let result = args.config().and_then(|config| {
                 let runtime = tokio::runtime::Runtime::new()?;
                 Ok(runtime.block_on(sika_server::serve(config))?)
             });
+            log.flush();
             finish(result)
         }
         Commands::Init { node, json: _ } => {

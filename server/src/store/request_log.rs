@@ -418,16 +418,25 @@ fn is_secret_field(name: &str) -> bool {
     SECRET_FIELDS.iter().any(|field| field.eq_ignore_ascii_case(name))
 }
 
+/// A searcher per secret prefix, built once: building one per search (as
+/// `memmem::find_iter` does) cost ~4,000 instructions per logged body,
+/// more than the searches themselves.
+static SECRET_FINDERS: std::sync::LazyLock<Vec<memchr::memmem::Finder<'static>>> =
+    std::sync::LazyLock::new(|| {
+        SECRET_PREFIXES.iter().map(|p| memchr::memmem::Finder::new(p.as_bytes())).collect()
+    });
+
 /// Where the next secret starts in `text` at or after `from`: a prefix not
 /// glued to a letter or digit before it.
 fn next_secret(text: &[u8], from: usize) -> Option<(usize, usize)> {
-    SECRET_PREFIXES
+    SECRET_FINDERS
         .iter()
-        .filter_map(|prefix| {
-            memchr::memmem::find_iter(&text[from..], prefix.as_bytes())
+        .filter_map(|finder| {
+            finder
+                .find_iter(&text[from..])
                 .map(|at| at + from)
                 .find(|at| *at == 0 || !text[at - 1].is_ascii_alphanumeric())
-                .map(|at| (at, prefix.len()))
+                .map(|at| (at, finder.needle().len()))
         })
         .min()
 }
