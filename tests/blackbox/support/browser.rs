@@ -289,14 +289,23 @@ impl Browser {
     }
 
     /// The first element matching `css`, polling until `self.timeout`.
+    /// A search that a navigation (a form just submitted) cut short is
+    /// tried again on the new page, until the timeout.
     pub async fn find(&self, css: &str) -> Element<'_> {
-        let wait = self.client.wait().at_most(self.timeout).every(Duration::from_millis(50));
-        match wait.for_element(Locator::Css(css)).await {
-            Ok(inner) => self.element(inner),
-            Err(CmdError::WaitTimeout) => {
-                self.fail(&format!("no element matches {css} after {:?}", self.timeout)).await
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let wait = self.client.wait().at_most(left).every(Duration::from_millis(50));
+            match wait.for_element(Locator::Css(css)).await {
+                Ok(inner) => return self.element(inner),
+                Err(CmdError::WaitTimeout) => {
+                    self.fail(&format!("no element matches {css} after {:?}", self.timeout)).await
+                }
+                Err(e) if e.to_string().contains("aborted by navigation") && !left.is_zero() => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => self.fail(&format!("find {css}: {e}")).await,
             }
-            Err(e) => self.fail(&format!("find {css}: {e}")).await,
         }
     }
 
