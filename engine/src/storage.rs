@@ -20,8 +20,9 @@ use crate::records::AccountRecord;
 /// The single table every record lives in.
 pub const RECORDS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("records");
 
-/// The prefix byte of each kind of record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The prefix byte of each kind of record. `Space::VARIANTS` lists them
+/// all, in prefix order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 #[repr(u8)]
 pub enum Space {
     Meta = 0,
@@ -74,40 +75,10 @@ pub enum Space {
 }
 
 impl Space {
-    /// Every space, in prefix order.
-    pub const ALL: [Space; 26] = [
-        Space::Meta,
-        Space::Account,
-        Space::OrgAccount,
-        Space::Transfer,
-        Space::Journal,
-        Space::Idempotency,
-        Space::Quote,
-        Space::Conversion,
-        Space::Event,
-        Space::ListIndex,
-        Space::Deposit,
-        Space::Document,
-        Space::Job,
-        Space::Payout,
-        Space::Collection,
-        Space::Order,
-        Space::CollectionGroup,
-        Space::CollectionTally,
-        Space::CapUsage,
-        Space::EventId,
-        Space::OpenMovement,
-        Space::Refund,
-        Space::RefundTally,
-        Space::Dispute,
-        Space::DisputeShortfalls,
-        Space::BalanceChange,
-    ];
-
     /// The space a key's first byte names, if any.
     pub fn of_key(key: &[u8]) -> Option<Space> {
         let first = *key.first()?;
-        Space::ALL.iter().copied().find(|space| *space as u8 == first)
+        <Space as strum::VariantArray>::VARIANTS.iter().copied().find(|space| *space as u8 == first)
     }
 }
 

@@ -10,6 +10,10 @@ use super::{Deps, LINKS, PAGE_LINKS, link_sessions, link_state, load_link, load_
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::render::wire_enum;
 
+/// Every status a link can have, as the wire writes them: the status
+/// filter's refusal names them and the dashboard's filter shows them.
+pub(crate) const STATUSES: &[&str] = &["active", "paid", "expired", "closed"];
+
 /// Creates a link for `organization`; it answers with its (empty) sessions.
 pub(crate) async fn create(
     deps: &Deps<'_>,
@@ -54,8 +58,9 @@ pub(crate) fn list(
         .status
         .as_deref()
         .map(|s| {
-            wire_enum::<PaymentLinkStatus>(s)
-                .map_err(|_| ApiError::validation("status", "must be one of active, paid, expired, closed"))
+            wire_enum::<PaymentLinkStatus>(s).map_err(|_| {
+                ApiError::validation("status", format!("must be one of {}", STATUSES.join(", ")))
+            })
         })
         .transpose()?;
     if let Some(kind) = &filter.parent_type

@@ -10,6 +10,10 @@ use super::{Deps, PAGES, load_page, page_status, render_page};
 use crate::domain::error::{ApiError, ApiResult};
 use crate::domain::render::wire_enum;
 
+/// Every status a page can have, as the wire writes them: the status
+/// filter's refusal names them and the dashboard's filter shows them.
+pub(crate) const STATUSES: &[&str] = &["active", "closed"];
+
 /// Creates a page for `organization`.
 pub(crate) async fn create(
     deps: &Deps<'_>,

@@ -49,7 +49,7 @@ const KINDS: [Kind; 2] = [
         segment: "pages",
         label: "Payment pages",
         noun: "Payment page",
-        statuses: &["active", "closed"],
+        statuses: pages::STATUSES,
         list: "/v1/payment-pages",
         read: "/v1/payment-pages/{id}",
         close: "/v1/payment-pages/{id}/close",
@@ -58,7 +58,7 @@ const KINDS: [Kind; 2] = [
         segment: "links",
         label: "Payment links",
         noun: "Payment link",
-        statuses: &["active", "paid", "expired", "closed"],
+        statuses: links::STATUSES,
         list: "/v1/payment-links",
         read: "/v1/payment-links/{id}",
         close: "/v1/payment-links/{id}/close",
@@ -592,4 +592,33 @@ pub(super) async fn close(
     };
     let notice = Notice::of(&closed, |kind| format!("{} {id} is closed", kind.noun));
     detail_page(&signed, &segment, &id, Some(notice))
+}
+
+#[cfg(test)]
+mod tests {
+    use sika_api::payment_links::PaymentLinkStatus;
+    use sika_api::payment_pages::PaymentPageStatus;
+
+    use super::{kind, name};
+
+    /// The pages' and links' status filters offer exactly the statuses the
+    /// API writes (the domain's lists, which the API's filter refusal names
+    /// too). The `match`es have no wildcard: a status added to a wire enum
+    /// stops this from compiling until it is listed here.
+    #[test]
+    fn each_status_filter_lists_every_status_the_api_writes() {
+        use PaymentLinkStatus as L;
+        use PaymentPageStatus as P;
+        let pages = [P::Active, P::Closed];
+        pages.iter().for_each(|s| match s {
+            P::Active | P::Closed => {}
+        });
+        let links = [L::Active, L::Paid, L::Expired, L::Closed];
+        links.iter().for_each(|s| match s {
+            L::Active | L::Paid | L::Expired | L::Closed => {}
+        });
+        let shown = |segment| kind(segment).unwrap().statuses.to_vec();
+        assert_eq!(shown("pages"), pages.iter().map(name).collect::<Vec<_>>());
+        assert_eq!(shown("links"), links.iter().map(name).collect::<Vec<_>>());
+    }
 }
