@@ -248,9 +248,35 @@ pub fn diagnostics(url: &str) -> String {
         .join("\n")
 }
 
+/// Where a node's ports come from: below Linux's ephemeral range (32768
+/// and up), which the kernel hands to every outgoing connection and every
+/// `bind(0)`. A node restarted on its ports (`Node::restart`) must find
+/// them free; taken from the ephemeral range, one could meanwhile be the
+/// local end of another test's connection (to its PostgreSQL, say), and
+/// the restart failed with "Address already in use".
+const NODE_PORTS: std::ops::Range<u32> = 20_000..32_000;
+
+/// `n` ports free now, each handed out once in this test process (the
+/// suite's nodes run as threads of one process), starting at an offset of
+/// the process id so two suites running at once rarely meet.
 fn free_ports(n: usize) -> Vec<u16> {
-    let listeners: Vec<TcpListener> = (0..n).map(|_| TcpListener::bind("127.0.0.1:0").unwrap()).collect();
-    listeners.iter().map(|l| l.local_addr().unwrap().port()).collect()
+    static HANDED_OUT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let span = NODE_PORTS.end - NODE_PORTS.start;
+    let offset = std::process::id().wrapping_mul(7919) % span;
+    let mut ports = Vec::with_capacity(n);
+    for _ in 0..span {
+        if ports.len() == n {
+            break;
+        }
+        let turn = HANDED_OUT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let port = NODE_PORTS.start + (offset + turn) % span;
+        let port = u16::try_from(port).expect("node ports fit in u16");
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            ports.push(port);
+        }
+    }
+    assert_eq!(ports.len(), n, "no {n} free ports in {NODE_PORTS:?}");
+    ports
 }
 
 fn field(creds: &Value, name: &str) -> String {
