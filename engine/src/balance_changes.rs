@@ -2,14 +2,17 @@
 //!
 //! Every journal entry that changes an organization account's available
 //! or total balance is one balance change of that account. The books add
-//! one small index entry for it in the same command
-//! (`Space::BalanceChange`, keyed by the account's number, the entry's time
-//! and its journal number, valued with the balances after it), so a reader
-//! finds an account's changes in a period, or its balances at an instant,
-//! with one range read instead of replaying the journal. Everything else a
-//! statement shows (the amount, the type, the source) is read back from the
-//! journal entry itself: the index holds no second copy of the postings,
-//! and `sika verify` checks it against the journal.
+//! one small entry for it in the same command (`Space::BalanceChange`,
+//! keyed by the journal number and the account's number, valued with the
+//! time, the account's previous change and the balances after it), so a
+//! batch's entries are appended to the index. An account's changes are a
+//! chain from its newest (`Space::BalanceHead`) back to its first, and
+//! every `MARK_EVERY`-th is marked by time (`Space::BalanceMark`): the
+//! balances at an instant are one range read of the marks and at most
+//! `MARK_EVERY` steps back, whatever the account's history. Everything
+//! else a statement shows (the amount, the type, the source) is read back
+//! from the journal entry itself: the index holds no second copy of the
+//! postings, and `sika verify` checks it against the journal.
 
 use serde::{Deserialize, Serialize};
 
@@ -223,7 +226,7 @@ pub struct TypeTotal {
 
 /// An account's balances at the start and end of a period, and its
 /// changes in between by type: `opening` plus every total is `closing`
-/// (`Snapshot::statement` checks it as it adds them up).
+/// (`Snapshot::statement` checks it as it adds them up, newest first).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Statement {
     pub opening: BalanceAfter,
@@ -234,43 +237,96 @@ pub struct Statement {
 }
 
 impl Statement {
-    /// Adds one change (of `change_type`) that left the balances at `after`,
-    /// checking that it follows the closing so far.
-    pub fn add(
+    /// Adds one change (of `change_type`) that left the balances at
+    /// `after`, older than every change added so far: it must leave the
+    /// balances the older end of the statement so far starts from, and
+    /// the statement then starts from the balances before it.
+    pub fn add_older(
         &mut self,
         change_type: ChangeType,
         change: BalanceChange,
         after: BalanceAfter,
     ) -> Result<(), EngineError> {
-        let chained = change.applied_to(self.closing)?;
-        if chained != after {
+        if after != self.opening {
             return Err(EngineError::Corrupt(format!(
-                "a balance change leaves {after:?}, but the one before plus its change gives {chained:?}"
+                "a balance change leaves {after:?}, but the change after it starts from {:?}",
+                self.opening
             )));
         }
         let overflow = || EngineError::Overflow("statement totals");
+        let undone = BalanceChange {
+            available: change.available.checked_neg().ok_or_else(overflow)?,
+            total: change.total.checked_neg().ok_or_else(overflow)?,
+        };
         let sum = self.totals.entry(change_type).or_default();
         sum.count = sum.count.checked_add(1).ok_or_else(overflow)?;
         sum.available = sum.available.checked_add(change.available).ok_or_else(overflow)?;
         sum.total = sum.total.checked_add(change.total).ok_or_else(overflow)?;
         self.count = self.count.checked_add(1).ok_or_else(overflow)?;
-        self.closing = after;
+        self.opening = undone.applied_to(after)?;
         Ok(())
     }
 }
 
-/// One entry of an account's balance changes as the index holds it.
+/// How many changes of an account one mark covers: a read of the balances
+/// at an instant walks back at most this many.
+pub const MARK_EVERY: u64 = 32;
+
+/// One balance change as stored (`keys::balance_change`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredChange {
+    /// When its journal entry was made (never before the change before it).
+    pub at: TimestampMs,
+    /// The journal number of the account's change before this one.
+    pub previous: Option<u64>,
+    pub after: BalanceAfter,
+}
+
+/// An account's newest balance change and how many it has had
+/// (`keys::balance_head`): the `count`-th change is marked when `count` is
+/// a multiple of `MARK_EVERY`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeHead {
+    pub newest: u64,
+    pub count: u64,
+}
+
+impl ChangeHead {
+    /// The head once one more change, at journal entry `journal_seq`, is
+    /// added; and whether that change is to be marked.
+    pub fn then(self, journal_seq: u64) -> Result<(ChangeHead, bool), EngineError> {
+        let count = self.count.checked_add(1).ok_or(EngineError::Overflow("balance changes"))?;
+        Ok((ChangeHead { newest: journal_seq, count }, count.is_multiple_of(MARK_EVERY)))
+    }
+
+    /// The journal number of the newest change, if there is one.
+    pub fn newest(self) -> Option<u64> {
+        (self.count > 0).then_some(self.newest)
+    }
+}
+
+/// One balance change of an account, as read from the index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexedChange {
     pub account_number: u64,
     pub at: TimestampMs,
     pub journal_seq: u64,
+    pub previous: Option<u64>,
     pub after: BalanceAfter,
 }
 
-/// Splits an index key (`keys::balance_change`) into its number, time and
-/// journal number.
-pub fn parse_key(key: &[u8]) -> Option<(u64, TimestampMs, u64)> {
+/// Splits a balance change's key (`keys::balance_change`) into its
+/// journal number and account number.
+pub fn parse_key(key: &[u8]) -> Option<(u64, u64)> {
+    let rest = key.get(1..)?;
+    let (seq, rest) = rest.split_first_chunk::<8>()?;
+    let number: &[u8; 8] = rest.try_into().ok()?;
+    Some((u64::from_be_bytes(*seq), u64::from_be_bytes(*number)))
+}
+
+/// Splits a mark's key (`keys::balance_mark`) into its account number,
+/// time and journal number.
+pub fn parse_mark(key: &[u8]) -> Option<(u64, TimestampMs, u64)> {
     let rest = key.get(1..)?;
     let (number, rest) = rest.split_first_chunk::<8>()?;
     let (at, rest) = rest.split_first_chunk::<8>()?;

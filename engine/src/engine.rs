@@ -11,7 +11,9 @@ use redb::{Database, ReadableDatabase};
 use rust_decimal::Decimal;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::balance_changes::{BalanceAfter, IndexedChange, Statement, account_number, change_of, classify};
+use crate::balance_changes::{
+    BalanceAfter, ChangeHead, IndexedChange, Statement, StoredChange, account_number, change_of, classify,
+};
 use crate::clock::{Clock, SystemClock};
 use crate::commands::{Applied, Command};
 use crate::durable::Durable;
@@ -1012,46 +1014,80 @@ impl Snapshot {
 
     /// The balance changes of the organization account numbered `number`
     /// (`balance_changes::account_number`) made at `from` or later and
-    /// before `to`, and before the change `before` (its time and journal
-    /// number) when given: newest first, or oldest first when `oldest_first`.
-    /// One range read of the index; the iterator reads lazily.
+    /// before `to`, newest first: the newest before `to` is found as
+    /// `balance_at` finds it, then each step back is one read of the
+    /// change before. The iterator reads lazily.
     pub fn balance_changes(
         &self,
         number: u64,
         from: TimestampMs,
         to: TimestampMs,
-        before: Option<(TimestampMs, u64)>,
-        oldest_first: bool,
     ) -> Result<impl Iterator<Item = Result<IndexedChange, EngineError>> + '_, EngineError> {
-        let start = keys::balance_change(number, from, 0);
-        let end = match before {
-            Some((at, seq)) if at < to => keys::balance_change(number, at, seq),
-            _ => keys::balance_change(number, to, 0),
+        let mut next = match to.checked_sub(1) {
+            Some(last) if last >= from => self.balance_at(number, last)?,
+            _ => None,
         };
-        let range = self.range(&start, &end.max(start.clone()), !oldest_first)?;
-        Ok(range.map(|entry| {
-            let (key, value) = entry?;
-            let corrupt = || EngineError::Corrupt("a balance change's key is malformed".into());
-            let (account_number, at, journal_seq) =
-                crate::balance_changes::parse_key(&key).ok_or_else(corrupt)?;
-            Ok(IndexedChange { account_number, at, journal_seq, after: decode(&value)? })
+        Ok(std::iter::from_fn(move || {
+            let change = next.take().filter(|change| change.at >= from)?;
+            match change.previous.map(|seq| self.balance_change(seq, number)).transpose() {
+                Ok(previous) => next = previous,
+                Err(error) => return Some(Err(error)),
+            }
+            Some(Ok(change))
         }))
     }
 
+    /// Account `number`'s balance change at journal entry `journal_seq`,
+    /// which its chain names: missing, the index is corrupt.
+    fn balance_change(&self, journal_seq: u64, number: u64) -> Result<IndexedChange, EngineError> {
+        let stored: StoredChange = self.get(&keys::balance_change(journal_seq, number))?.ok_or_else(|| {
+            EngineError::Corrupt(format!(
+                "account number {number}'s balance changes name journal entry {journal_seq}, which is not among them"
+            ))
+        })?;
+        let StoredChange { at, previous, after } = stored;
+        Ok(IndexedChange { account_number: number, at, journal_seq, previous, after })
+    }
+
     /// The last balance change of account `number` at or before `at`: its
-    /// balances then. `None` when it had not changed yet. One range read
-    /// from the end, whatever the account's history.
+    /// balances then. `None` when it had not changed yet. The first mark
+    /// after `at` (or else the account's newest change) is one read, and
+    /// from it at most `MARK_EVERY` steps back reach the answer, whatever
+    /// the account's history.
     pub fn balance_at(&self, number: u64, at: TimestampMs) -> Result<Option<IndexedChange>, EngineError> {
-        let Some(to) = at.checked_add(1) else { return Err(EngineError::Overflow("instant")) };
-        self.balance_changes(number, 0, to, None, false)?.next().transpose()
+        let Some(after) = at.checked_add(1) else { return Err(EngineError::Overflow("instant")) };
+        let start = keys::balance_mark(number, after, 0);
+        let end = prefix_end(&keys::balance_marks_prefix(number));
+        let newer_mark = match self.range(&start, &end, false)?.next().transpose()? {
+            Some((key, _)) => {
+                let corrupt = || EngineError::Corrupt("a balance change's mark is malformed".into());
+                Some(crate::balance_changes::parse_mark(&key).ok_or_else(corrupt)?.2)
+            }
+            None => None,
+        };
+        let head = || -> Result<Option<u64>, EngineError> {
+            Ok(self.get::<ChangeHead>(&keys::balance_head(number))?.and_then(ChangeHead::newest))
+        };
+        let mut next = match newer_mark {
+            Some(seq) => Some(seq),
+            None => head()?,
+        };
+        while let Some(seq) = next {
+            let change = self.balance_change(seq, number)?;
+            if change.at <= at {
+                return Ok(Some(change));
+            }
+            next = change.previous;
+        }
+        Ok(None)
     }
 
     /// The statement of organization account `account` from `from`
-    /// (inclusive) to `to` (exclusive): its balances just before `from`,
-    /// then every change in the period, oldest first, each read back from
-    /// its journal entry, typed and added to its type's total, and checked
-    /// to follow the one before. Two range reads of the index and one read
-    /// of the journal per change in the period.
+    /// (inclusive) to `to` (exclusive): its balances at the end of the
+    /// period, then every change in the period, newest first, each read
+    /// back from its journal entry, typed, added to its type's total and
+    /// checked to leave what the change after it started from; the change
+    /// before the period gives the opening, which the walk must reach.
     pub fn statement(
         &self,
         account: &AccountRecord,
@@ -1060,21 +1096,36 @@ impl Snapshot {
     ) -> Result<Statement, EngineError> {
         let number = account_number(&account.id)
             .ok_or_else(|| EngineError::Corrupt(format!("account {} has no number", account.id)))?;
-        let opening = match from.checked_sub(1) {
-            Some(before) if before >= 0 => {
-                self.balance_at(number, before)?.map(|c| c.after).unwrap_or_default()
-            }
-            _ => BalanceAfter::default(),
-        };
-        let mut statement = Statement { opening, closing: opening, ..Statement::default() };
-        for change in self.balance_changes(number, from.max(0), to, None, true)? {
+        let mut statement = Statement::default();
+        let mut first = true;
+        for change in self.balance_changes(number, 0, to)? {
             let change = change?;
+            if first {
+                (statement.opening, statement.closing) = (change.after, change.after);
+                first = false;
+            }
+            if change.at < from {
+                // The period's opening: the walk must have come back to it.
+                if change.after != statement.opening {
+                    return Err(EngineError::Corrupt(format!(
+                        "account {}'s balance changes before {from} leave {:?}, but the period starts from {:?}",
+                        account.id, change.after, statement.opening
+                    )));
+                }
+                return Ok(statement);
+            }
             let transfer = self.balance_change_transfer(&change)?;
-            statement.add(
+            statement.add_older(
                 classify(&transfer).change_type,
                 change_of(&transfer, &account.id)?,
                 change.after,
             )?;
+        }
+        if statement.opening != BalanceAfter::default() {
+            return Err(EngineError::Corrupt(format!(
+                "account {}'s first balance change starts from {:?}, not from nothing",
+                account.id, statement.opening
+            )));
         }
         Ok(statement)
     }

@@ -28,10 +28,12 @@
 //! built from the journal; no record changes shape. Format 8 is the
 //! ledger's (a stamp alone here). Format 9 stores a payout's event as a
 //! mark of the payout instead of a copy of it (`payout_events_hold_marks`).
-//! Every later change to a stored record
-//! adds a version here, its
-//! step in each `Steps` list that the change touches (a no-op for the
-//! others), and a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
+//! Format 10 keys balance changes by journal number, so new ones are
+//! appended, and chains each account's changes from a head back to its
+//! first, with a mark every `MARK_EVERY` (`balance_changes_link_back`).
+//! Every later change to a stored record adds a version here, its step in
+//! each `Steps` list that the change touches (a no-op for the others), and
+//! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -47,7 +49,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 9;
+pub const FORMAT_VERSION: u32 = 10;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -161,8 +163,8 @@ pub fn collections_join_groups(
 
 /// Format 6 to 7 of a ledger: each organization account's balance
 /// changes (`crate::balance_changes`) are indexed from the journal, in
-/// journal order, with the balances after each, exactly as the books index
-/// them since. Times are kept from going back (`Writer::time_floor_ms`
+/// journal order, with the balances after each, exactly as the books
+/// indexed them in formats 7 to 9 (`format9`). Times are kept from going back (`Writer::time_floor_ms`
 /// does the same for new entries), so each account's changes are in the
 /// same order by time as by journal number. Holds one running balance per
 /// account, and writes the index entries a pass of `REWRITE_BATCH_MAX`
@@ -210,7 +212,7 @@ pub fn balances_index_their_changes(txn: &redb::WriteTransaction) -> Result<(), 
                 }
                 let balance = balances.entry(number).or_default();
                 *balance = change.applied_to(*balance)?;
-                batch.push((keys::balance_change(number, floor, entry.seq), encode(&*balance)));
+                batch.push((format9::balance_change(number, floor, entry.seq), encode(&*balance)));
             }
         }
         let Some(last) = last else { return Ok(()) };
@@ -411,6 +413,117 @@ pub fn payout_events_hold_marks(txn: &redb::WriteTransaction) -> Result<(), Engi
             let marked = encode_payout_event(event.seq, &event.id, kind, payout, event.created_at);
             table.insert(key.as_slice(), marked.as_slice())?;
         }
+    }
+}
+
+/// Format 9 to 10 of a ledger: balance changes, keyed by account first
+/// (`format9`), are keyed by journal number first, each naming the
+/// account's change before it, every `MARK_EVERY`-th marked, and each
+/// account's head written, exactly as the books write them since. The old
+/// index is read in its order (an account's changes oldest first, then the
+/// next account's), `REWRITE_BATCH_MAX` entries at a time, and removed as
+/// it is read.
+pub fn balance_changes_link_back(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    use std::ops::Bound;
+
+    use crate::balance_changes::{BalanceAfter, ChangeHead, StoredChange};
+    let mut table = txn.open_table(RECORDS)?;
+    let start = vec![format9::BALANCE_CHANGE];
+    let end = prefix_end(&start);
+    let mut account: Option<(u64, ChangeHead)> = None;
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let from = after.as_deref().map_or(Bound::Included(start.as_slice()), Bound::Excluded);
+        let chunk: Vec<(Vec<u8>, Vec<u8>)> = table
+            .range::<&[u8]>((from, Bound::Excluded(end.as_slice())))?
+            .take(REWRITE_BATCH_MAX)
+            .map(|entry| entry.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())))
+            .collect::<Result<_, _>>()?;
+        let Some((last, _)) = chunk.last() else { break };
+        after = Some(last.clone());
+        for (key, value) in chunk {
+            let (number, at, seq) = format9::parse(&key)
+                .ok_or_else(|| EngineError::Corrupt("a format 9 balance change's key is malformed".into()))?;
+            let balances: BalanceAfter = decode(&value)?;
+            let head = match account {
+                Some((current, head)) if current == number => head,
+                other => {
+                    if let Some((done, head)) = other {
+                        table.insert(keys::balance_head(done).as_slice(), encode(&head).as_slice())?;
+                    }
+                    ChangeHead::default()
+                }
+            };
+            let (next, marked) = head.then(seq)?;
+            let stored = StoredChange { at, previous: head.newest(), after: balances };
+            table.insert(keys::balance_change(seq, number).as_slice(), encode(&stored).as_slice())?;
+            if marked {
+                table.insert(keys::balance_mark(number, at, seq).as_slice(), encode(&()).as_slice())?;
+            }
+            table.remove(key.as_slice())?;
+            account = Some((number, next));
+        }
+    }
+    if let Some((number, head)) = account {
+        table.insert(keys::balance_head(number).as_slice(), encode(&head).as_slice())?;
+    }
+    Ok(())
+}
+
+/// Balance changes as formats 7 to 9 stored them: in space 50, keyed by
+/// the account's number, the time and the journal number, valued with the
+/// balances after (`BalanceAfter`). For the step that built them (format
+/// 7), the step that re-keys them (format 10) and its tests.
+pub mod format9 {
+    use redb::ReadableTable;
+
+    use crate::balance_changes::{BalanceAfter, StoredChange, parse_key};
+    use crate::error::EngineError;
+    use crate::records::TimestampMs;
+    use crate::storage::{Space, decode, encode, keys, prefix_end};
+
+    /// The space byte they were stored under.
+    pub const BALANCE_CHANGE: u8 = 50;
+
+    /// A change's key: fixed-size, in account, time, then journal order.
+    pub fn balance_change(number: u64, at: TimestampMs, journal_seq: u64) -> Vec<u8> {
+        let mut key = Vec::with_capacity(25);
+        key.push(BALANCE_CHANGE);
+        key.extend_from_slice(&number.to_be_bytes());
+        key.extend_from_slice(&(at.max(0) as u64).to_be_bytes());
+        key.extend_from_slice(&journal_seq.to_be_bytes());
+        key
+    }
+
+    /// A change's key split into its account number, time and journal number.
+    pub fn parse(key: &[u8]) -> Option<(u64, TimestampMs, u64)> {
+        crate::balance_changes::parse_mark(key).filter(|_| key.first() == Some(&BALANCE_CHANGE))
+    }
+
+    /// Stores the balance changes of a current ledger as format 9 did
+    /// (no heads, no marks); returns how many it rewrote.
+    pub fn store_balance_changes_as_format_9(
+        table: &mut redb::Table<&[u8], &[u8]>,
+    ) -> Result<usize, EngineError> {
+        let current: Vec<(Vec<u8>, Vec<u8>)> = {
+            let start = keys::space(Space::BalanceChange);
+            table
+                .range(start.as_slice()..prefix_end(&start).as_slice())?
+                .map(|entry| entry.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())))
+                .collect::<Result<_, _>>()?
+        };
+        for (key, value) in &current {
+            let (seq, number) = parse_key(key)
+                .ok_or_else(|| EngineError::Corrupt("a balance change's key is malformed".into()))?;
+            let stored: StoredChange = decode(value)?;
+            let after: BalanceAfter = stored.after;
+            table.insert(balance_change(number, stored.at, seq).as_slice(), encode(&after).as_slice())?;
+        }
+        for space in [Space::BalanceChange, Space::BalanceMark, Space::BalanceHead] {
+            let start = keys::space(space);
+            table.retain_in(start.as_slice()..prefix_end(&start).as_slice(), |_, _| false)?;
+        }
+        Ok(current.len())
     }
 }
 
@@ -797,11 +910,12 @@ pub const LEDGER_STEPS: Steps = [
     balances_index_their_changes,
     stamp_only,
     payout_events_hold_marks,
+    balance_changes_link_back,
 ];
 /// The upgrade path of a request log (`<stack>-requests.redb`).
 pub const REQUEST_LOG_STEPS: Steps = [
     stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only,
-    stamp_only,
+    stamp_only, stamp_only,
 ];
 
 /// What a file's stamp says before any upgrade.

@@ -5,7 +5,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::balance_changes::{BalanceAfter, account_number, change_of};
+use crate::balance_changes::{BalanceAfter, ChangeHead, StoredChange, account_number, change_of};
 use crate::committed::{Effects, MovementKind, MovementTouched};
 use crate::error::{EngineError, Field, Problem};
 use crate::events::EventKind;
@@ -253,10 +253,12 @@ impl Books<'_, '_> {
     }
 
     /// Adds the transfer to the balance changes of each organization
-    /// account whose balances it changed (`balance_changes`): one
-    /// fixed-size key and the balances after it, nothing else, since the
-    /// rest is read back from the journal entry. `accounts` are the two
-    /// sides as the transfer leaves them (saved right after).
+    /// account whose balances it changed (`balance_changes`): one entry
+    /// after every stored one (the time, the account's change before and
+    /// the balances after it, nothing else, since the rest is read back
+    /// from the journal entry), the account's head, and every
+    /// `MARK_EVERY`-th a mark. `accounts` are the two sides as the
+    /// transfer leaves them (saved right after).
     fn index_balance_changes(
         &mut self,
         transfer: &TransferRecord,
@@ -270,7 +272,23 @@ impl Books<'_, '_> {
                 .unwrap_or_else(|| panic!("organization account {} has no number", account.id));
             let balances = account.balances()?;
             let after = BalanceAfter { available: balances.available, total: balances.total };
-            self.store.put(keys::balance_change(number, transfer.created_at, transfer.journal_seq), &after);
+            let head_key = keys::balance_head(number);
+            let head: ChangeHead = self.store.get(&head_key)?.unwrap_or_default();
+            let seq = transfer.journal_seq;
+            assert!(
+                head.newest().is_none_or(|newest| newest < seq),
+                "account {}'s balance changes go back from journal entry {} to {seq}",
+                account.id,
+                head.newest
+            );
+            let (next, marked) = head.then(seq)?;
+            let at = transfer.created_at;
+            self.store
+                .put(keys::balance_change(seq, number), &StoredChange { at, previous: head.newest(), after });
+            self.store.put(head_key, &next);
+            if marked {
+                self.store.put(keys::balance_mark(number, at, seq), &());
+            }
         }
         Ok(())
     }

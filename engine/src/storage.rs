@@ -67,11 +67,22 @@ pub enum Space {
     /// command crediting that balance reads it.
     DisputeShortfalls = 41,
     /// Per organization account, one entry for each journal entry that
-    /// changed its balances: keyed by the account's number, the entry's
-    /// time and its journal number, valued with the balances after it
-    /// (`balance_changes::BalanceAfter`). Numbered apart from the spaces
-    /// other changes add.
-    BalanceChange = 50,
+    /// changed its balances (`balance_changes::StoredChange`: the time, the
+    /// account's change before it and the balances after it), keyed by the
+    /// journal number, then the account's number: a batch's entries sort
+    /// after every stored one, so they are appended rather than spread
+    /// over the whole index (since format 10; formats 7 to 9 keyed them by
+    /// account first, in space 50, and every batch rewrote nearly every
+    /// page of that index). Numbered apart from the spaces other changes add.
+    BalanceChange = 51,
+    /// Every `balance_changes::MARK_EVERY`-th balance change of each
+    /// account, keyed by the account's number, the change's time and its
+    /// journal number: where a read of the balances at an instant starts
+    /// walking back, so the walk is short whatever the account's history.
+    BalanceMark = 52,
+    /// Each organization account's newest balance change and how many it
+    /// has had (`balance_changes::ChangeHead`), by the account's number.
+    BalanceHead = 53,
 }
 
 impl Space {
@@ -240,14 +251,23 @@ pub mod keys {
     pub fn dispute_shortfalls(organization: &str, currency: &str) -> Vec<u8> {
         Key::new(Space::DisputeShortfalls).str(organization).str(currency).bytes()
     }
-    /// A balance change of the organization account numbered `number`
-    /// (`balance_changes`): fixed-size, in time then journal order.
-    pub fn balance_change(number: u64, at: i64, journal_seq: u64) -> Vec<u8> {
-        Key::new(Space::BalanceChange).u64(number).u64(at.max(0) as u64).u64(journal_seq).bytes()
+    /// The balance change journal entry `journal_seq` made to the
+    /// organization account numbered `number` (`balance_changes`).
+    pub fn balance_change(journal_seq: u64, number: u64) -> Vec<u8> {
+        Key::new(Space::BalanceChange).u64(journal_seq).u64(number).bytes()
     }
-    /// Where the balance changes of account `number` start.
-    pub fn balance_changes_prefix(number: u64) -> Vec<u8> {
-        Key::new(Space::BalanceChange).u64(number).bytes()
+    /// A mark on account `number`'s balance change at journal entry
+    /// `journal_seq`, made at `at` (`balance_changes::MARK_EVERY`).
+    pub fn balance_mark(number: u64, at: i64, journal_seq: u64) -> Vec<u8> {
+        Key::new(Space::BalanceMark).u64(number).u64(at.max(0) as u64).u64(journal_seq).bytes()
+    }
+    /// Where account `number`'s marks start.
+    pub fn balance_marks_prefix(number: u64) -> Vec<u8> {
+        Key::new(Space::BalanceMark).u64(number).bytes()
+    }
+    /// Account `number`'s newest balance change (`balance_changes::ChangeHead`).
+    pub fn balance_head(number: u64) -> Vec<u8> {
+        Key::new(Space::BalanceHead).u64(number).bytes()
     }
     /// A scheduled job, ordered by when it is due.
     pub fn job(due_at: i64, id: &str) -> Vec<u8> {
@@ -863,10 +883,11 @@ pub fn sorted(layer: &Layer) -> Changes<'_> {
 /// a batch's new keys of the space form runs: sequence numbers (transfers,
 /// journal, events), ids that start with their creation time (payouts,
 /// collections, refunds, orders, event ids), and keys whose last part is
-/// a sequence number or a time (list entries, balance changes). Writing
-/// them as runs fills leaves whole; inserted one by one, each full leaf
-/// splits in two halves and the left one is never filled again, which
-/// left these spaces' pages about half empty. A key that does not sort
+/// a sequence number or a time (list entries), and balance changes (by
+/// journal number first). Writing them as runs fills leaves whole;
+/// inserted one by one, each full leaf splits in two halves and the left
+/// one is never filled again, which left these spaces' pages about half
+/// empty. A key that does not sort
 /// after the stored ones is inserted as any other.
 fn is_appended(key: &[u8]) -> bool {
     const APPENDED: [Space; 10] = [

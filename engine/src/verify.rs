@@ -91,43 +91,44 @@ pub fn verify(db: &impl ReadableDatabase) -> Result<Report, EngineError> {
 }
 
 /// An organization account's balance changes (`balance_changes`) against
-/// the journal and the account: each change's balances after are the
-/// previous change's plus what its journal entry did to the account, the
-/// newest change's are the account's balances, and the changes are exactly
-/// the journal entries that changed the account's balances, in time and
-/// journal order. The index holds no amounts of its own, so this is all
-/// that could drift.
+/// the journal and the account: the changes are exactly the journal
+/// entries that changed the account's balances, at their times; each
+/// names the account's change before it and leaves that change's balances
+/// plus what its journal entry did to the account; the account's head
+/// names its newest change and their count, whose balances are the
+/// account's; and exactly every `MARK_EVERY`-th change is marked. The
+/// index holds no amounts of its own, so this is all that could drift.
 fn check_balance_changes(table: &Table, report: &mut Report) -> Result<(), EngineError> {
-    use crate::balance_changes::{BalanceAfter, change_of, parse_key};
-    let mut accounts = organization_accounts_by_number(table, report)?;
+    use crate::balance_changes::{StoredChange, change_of, parse_key};
+    let accounts = organization_accounts_by_number(table, report)?;
     let mut expected = changes_in_journal(table, &accounts)?;
-    let mut last: Option<(u64, BalanceAfter, u64)> = None;
+    let mut chains: BTreeMap<u64, Chain> = BTreeMap::new();
     for (key, value) in scan(table, Space::BalanceChange)? {
-        let Some((number, at, seq)) = parse_key(&key) else {
+        let Some((seq, number)) = parse_key(&key) else {
             report.problems.push("a balance change's key is malformed".to_string());
             continue;
         };
-        if !expected.remove(&(number, at, seq)) {
+        let stored: StoredChange = decode(&value)?;
+        if expected.remove(&(number, seq)) != Some(stored.at) {
             report.problems.push(format!(
-                "a balance change of account number {number} names journal entry {seq} at {at}, which did not change it then"
+                "a balance change of account number {number} names journal entry {seq} at {}, which did not change it then",
+                stored.at
             ));
         }
-        let after: BalanceAfter = decode(&value)?;
-        let before = match last {
-            Some((previous, before, previous_seq)) if previous == number => {
-                if previous_seq >= seq {
-                    report.problems.push(format!(
-                        "account number {number}'s balance changes go from journal entry {previous_seq} back to {seq}"
-                    ));
-                }
-                before
-            }
-            other => {
-                newest_is_held(&mut accounts, other, report);
-                BalanceAfter::default()
-            }
-        };
-        last = Some((number, after, seq));
+        let chain = chains.entry(number).or_default();
+        if stored.previous != chain.head.newest() {
+            report.problems.push(format!(
+                "account number {number}'s balance change at journal entry {seq} names {:?} as the one before, not {:?}",
+                stored.previous,
+                chain.head.newest()
+            ));
+        }
+        let (head, marked) = chain.head.then(seq)?;
+        chain.head = head;
+        if marked {
+            chain.marks.insert((stored.at, seq));
+        }
+        let before = std::mem::replace(&mut chain.after, stored.after);
         let Some(account) = accounts.get(&number) else { continue };
         let Some(entry) = read::<JournalEntry>(table, &keys::journal(seq))? else {
             report
@@ -136,26 +137,111 @@ fn check_balance_changes(table: &Table, report: &mut Report) -> Result<(), Engin
             continue;
         };
         let chained = change_of(&entry.transfer, &account.id).and_then(|change| change.applied_to(before));
-        if chained.as_ref() != Ok(&after) {
+        if chained.as_ref() != Ok(&stored.after) {
             report.problems.push(format!(
-                "account {}'s balance change at journal entry {seq} leaves {after:?}, but the one before plus its change gives {chained:?}",
-                account.id
+                "account {}'s balance change at journal entry {seq} leaves {:?}, but the one before plus its change gives {chained:?}",
+                account.id, stored.after
             ));
         }
     }
-    newest_is_held(&mut accounts, last, report);
-    for (number, at, seq) in expected {
+    for ((number, seq), at) in expected {
         report.problems.push(format!(
             "journal entry {seq} at {at} changed account number {number}'s balances but is not among its balance changes"
         ));
     }
-    for account in accounts.values() {
-        let nothing = account.balances().is_ok_and(|b| b.available == 0 && b.total == 0);
-        if !nothing {
-            report.problems.push(format!("account {} holds money but has no balance change", account.id));
+    let mut heads = stored_heads(table, report)?;
+    marks_are_held(table, &mut chains, report)?;
+    for (number, account) in &accounts {
+        let chain = chains.remove(number).unwrap_or_default();
+        chain_is_held(account, &chain, heads.remove(number).unwrap_or_default(), report);
+    }
+    for number in chains.keys().chain(heads.keys()) {
+        report.problems.push(format!("balance changes name account number {number}, which does not exist"));
+    }
+    Ok(())
+}
+
+/// Each account's stored head (`keys::balance_head`), by its number.
+fn stored_heads(
+    table: &Table,
+    report: &mut Report,
+) -> Result<BTreeMap<u64, crate::balance_changes::ChangeHead>, EngineError> {
+    let mut heads = BTreeMap::new();
+    for (key, value) in scan(table, Space::BalanceHead)? {
+        match key.get(1..).and_then(|n| <[u8; 8]>::try_from(n).ok()) {
+            Some(number) => {
+                heads.insert(u64::from_be_bytes(number), decode(&value)?);
+            }
+            None => report.problems.push("a balance head's key is malformed".to_string()),
+        }
+    }
+    Ok(heads)
+}
+
+/// Each stored mark is one of the changes `chains` expect marked, and is
+/// taken out of them (what is left there is not marked).
+fn marks_are_held(
+    table: &Table,
+    chains: &mut BTreeMap<u64, Chain>,
+    report: &mut Report,
+) -> Result<(), EngineError> {
+    for (key, _) in scan(table, Space::BalanceMark)? {
+        match crate::balance_changes::parse_mark(&key) {
+            Some((number, at, seq)) => {
+                if !chains.get_mut(&number).is_some_and(|chain| chain.marks.remove(&(at, seq))) {
+                    report.problems.push(format!(
+                        "account number {number} has a mark on journal entry {seq} at {at}, which is not one of its changes to mark"
+                    ));
+                }
+            }
+            None => report.problems.push("a balance change's mark is malformed".to_string()),
         }
     }
     Ok(())
+}
+
+/// An account's balance changes as `check_balance_changes` reads them,
+/// oldest first.
+#[derive(Default)]
+struct Chain {
+    /// The head the changes read so far make.
+    head: crate::balance_changes::ChangeHead,
+    /// The balances after the newest change read so far.
+    after: crate::balance_changes::BalanceAfter,
+    /// The changes to mark (time, journal number) not yet found marked.
+    marks: BTreeSet<(TimestampMs, u64)>,
+}
+
+/// An account's whole chain of balance changes against its stored head
+/// (`stored`, the default when there is none), its marks and its balances.
+fn chain_is_held(
+    account: &AccountRecord,
+    chain: &Chain,
+    stored: crate::balance_changes::ChangeHead,
+    report: &mut Report,
+) {
+    use crate::balance_changes::BalanceAfter;
+    if stored != chain.head {
+        report.problems.push(format!(
+            "account {}'s balance head says {stored:?}, but its changes make {:?}",
+            account.id, chain.head
+        ));
+    }
+    for (at, seq) in &chain.marks {
+        report.problems.push(format!(
+            "account {}'s balance change at journal entry {seq} at {at} is not marked",
+            account.id
+        ));
+    }
+    let holds = account.balances().map(|b| BalanceAfter { available: b.available, total: b.total });
+    if holds.as_ref() != Ok(&chain.after) {
+        let what = if chain.head.count == 0 {
+            "it has no balance change"
+        } else {
+            "its newest balance change leaves"
+        };
+        report.problems.push(format!("account {} holds {holds:?}, but {what} {:?}", account.id, chain.after));
+    }
 }
 
 /// The organization accounts, by their number.
@@ -181,16 +267,16 @@ fn organization_accounts_by_number(
 }
 
 /// Which journal entries changed which account's balances, as (number,
-/// time, journal number), from the journal alone.
+/// journal number) and the time of the change, from the journal alone.
 fn changes_in_journal(
     table: &Table,
     accounts: &BTreeMap<u64, AccountRecord>,
-) -> Result<BTreeSet<(u64, TimestampMs, u64)>, EngineError> {
+) -> Result<BTreeMap<(u64, u64), TimestampMs>, EngineError> {
     use crate::balance_changes::change_of;
     let ids: HashMap<&str, u64> = accounts.iter().map(|(n, a)| (a.id.as_str(), *n)).collect();
     // Entries written before the writer kept batch times from going back
     // were indexed at the latest time so far (`format::balances_index_their_changes`).
-    let mut expected: BTreeSet<(u64, TimestampMs, u64)> = BTreeSet::new();
+    let mut expected: BTreeMap<(u64, u64), TimestampMs> = BTreeMap::new();
     let mut floor: TimestampMs = 0;
     let (start, end) = (keys::space(Space::Journal), prefix_end(&keys::space(Space::Journal)));
     for entry in table.range(start.as_slice()..end.as_slice())? {
@@ -201,34 +287,11 @@ fn changes_in_journal(
             if let Some(number) = ids.get(side.as_str())
                 && !change_of(t, side)?.is_zero()
             {
-                expected.insert((*number, floor, entry.seq));
+                expected.insert((*number, entry.seq), floor);
             }
         }
     }
     Ok(expected)
-}
-
-/// The newest balance change of an account (`last`: its number, the
-/// balances after it, its journal number) against the account's balances;
-/// the account is then done with (taken out of `accounts`).
-fn newest_is_held(
-    accounts: &mut BTreeMap<u64, AccountRecord>,
-    last: Option<(u64, crate::balance_changes::BalanceAfter, u64)>,
-    report: &mut Report,
-) {
-    use crate::balance_changes::BalanceAfter;
-    let Some((number, after, _)) = last else { return };
-    let Some(account) = accounts.remove(&number) else {
-        report.problems.push(format!("balance changes name account number {number}, which does not exist"));
-        return;
-    };
-    let holds = account.balances().map(|b| BalanceAfter { available: b.available, total: b.total });
-    if holds.as_ref() != Ok(&after) {
-        report.problems.push(format!(
-            "account {}'s newest balance change leaves {after:?} but the account holds {holds:?}",
-            account.id
-        ));
-    }
 }
 
 /// The index of open movements against the payouts and collections

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use redb::ReadableTable;
+use redb::{ReadableDatabase, ReadableTable};
 use sika_engine::ledger::chain_hash;
 use sika_engine::movements::NewCollection;
 use sika_engine::storage::{RECORDS, decode, encode, keys};
@@ -610,28 +610,34 @@ fn verify_recounts_dispute_holds_and_names_one_that_disagrees() {
     assert_reports(&report, "dispute dsp_full holds or took money its state does not allow");
 }
 
-/// org_a's USD balance changes in the index, oldest first: (key, value).
+/// An account's balance changes in the index, oldest first: (key, value).
 fn balance_changes(table: &Table, account_id: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let number = sika_engine::balance_changes::account_number(account_id).expect("a number");
-    let start = keys::balance_changes_prefix(number);
+    use sika_engine::balance_changes::{account_number, parse_key};
+    let number = account_number(account_id).expect("a number");
+    let start = keys::space(sika_engine::storage::Space::BalanceChange);
     let end = sika_engine::storage::prefix_end(&start);
     let entries = table.range(start.as_slice()..end.as_slice()).unwrap();
-    entries.map(|e| e.unwrap()).map(|(k, v)| (k.value().to_vec(), v.value().to_vec())).collect()
+    entries
+        .map(|e| e.unwrap())
+        .map(|(k, v)| (k.value().to_vec(), v.value().to_vec()))
+        .filter(|(k, _)| parse_key(k).is_some_and(|(_, n)| n == number))
+        .collect()
 }
 
 #[test]
 fn verify_checks_that_each_accounts_balance_changes_chain_to_its_balances() {
-    use sika_engine::balance_changes::BalanceAfter;
+    use sika_engine::balance_changes::{ChangeHead, StoredChange, account_number};
     let dir = tempfile::tempdir().unwrap();
     let ledger = build(dir.path());
     let account = ledger.account_id.clone();
+    let number = account_number(&account).unwrap();
 
     // An entry's balances after no longer follow the one before.
     let report = tamper(&ledger.path, "changes-after", |table| {
         let (key, value) = balance_changes(table, &account).remove(0);
-        let mut after: BalanceAfter = decode(&value).unwrap();
-        after.available += 1;
-        put(table, &key, &after);
+        let mut stored: StoredChange = decode(&value).unwrap();
+        stored.after.available += 1;
+        put(table, &key, &stored);
     });
     assert_reports(&report, &format!("account {account}'s balance change at journal entry"));
     assert_reports(&report, "the one before plus its change gives");
@@ -639,52 +645,141 @@ fn verify_checks_that_each_accounts_balance_changes_chain_to_its_balances() {
     // The newest entry no longer leaves the account's balances.
     let report = tamper(&ledger.path, "changes-newest", |table| {
         let (key, value) = balance_changes(table, &account).pop().expect("entries");
-        let mut after: BalanceAfter = decode(&value).unwrap();
-        after.total -= 1;
-        put(table, &key, &after);
+        let mut stored: StoredChange = decode(&value).unwrap();
+        stored.after.total -= 1;
+        put(table, &key, &stored);
     });
-    assert_reports(&report, &format!("account {account}'s newest balance change leaves"));
+    assert_reports(&report, &format!("account {account} holds"));
+    assert_reports(&report, "but its newest balance change leaves");
 
-    // An entry is missing: the journal entry that changed the balance is named.
+    // An entry is missing: the journal entry that changed the balance is
+    // named, and the entry after it no longer names the one before.
     let report = tamper(&ledger.path, "changes-missing", |table| {
         let (key, _) = balance_changes(table, &account).remove(0);
         table.remove(key.as_slice()).unwrap();
     });
     assert_reports(&report, "but is not among its balance changes");
+    assert_reports(&report, "as the one before, not");
 
     // An entry names a journal entry that did not change the account.
     let report = tamper(&ledger.path, "changes-extra", |table| {
-        let number = sika_engine::balance_changes::account_number(&account).unwrap();
-        put(
-            table,
-            &keys::balance_change(number, i64::MAX / 2, ledger.journal_length),
-            &BalanceAfter::default(),
-        );
+        let head: ChangeHead = get(table, &keys::balance_head(number));
+        let stored = StoredChange { at: 1, previous: Some(head.newest), after: Default::default() };
+        put(table, &keys::balance_change(ledger.journal_length + 1, number), &stored);
     });
     assert_reports(&report, "which did not change it then");
+
+    // The head no longer names the newest change.
+    let report = tamper(&ledger.path, "changes-head", |table| {
+        let mut head: ChangeHead = get(table, &keys::balance_head(number));
+        head.count += 1;
+        put(table, &keys::balance_head(number), &head);
+    });
+    assert_reports(&report, &format!("account {account}'s balance head says"));
+}
+
+/// Every `MARK_EVERY`-th change of an account is marked, no other is, and
+/// the balances at an instant read from the marks are the balances then.
+#[test]
+fn verify_checks_the_marks_that_balances_at_an_instant_start_from() {
+    use sika_engine::balance_changes::{MARK_EVERY, account_number, parse_mark};
+    use sika_engine::storage::{Space, prefix_end};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.redb");
+    let engine = Engine::open(EngineConfig::new(Some(path.clone()))).expect("open");
+    let deposits = MARK_EVERY * 2 + 5;
+    let mut times = Vec::new();
+    for n in 1..=deposits {
+        run(&engine, deposit("org_a", "GHS", 100, None));
+        let snapshot = engine.read().unwrap();
+        let account = snapshot.organization_account("org_a", "GHS").unwrap().expect("account");
+        let number = account_number(&account.id).unwrap();
+        let newest = snapshot.balance_at(number, i64::MAX - 1).unwrap().expect("a change");
+        assert_eq!(newest.after.available, i128::from(n) * 100);
+        times.push((newest.at, newest.after));
+    }
+    let snapshot = engine.read().unwrap();
+    let account = snapshot.organization_account("org_a", "GHS").unwrap().expect("account");
+    let number = account_number(&account.id).unwrap();
+    for (at, after) in &times {
+        // The last change at that millisecond is the one whose balances hold then.
+        let last = times.iter().rev().find(|(t, _)| t == at).unwrap();
+        let found = snapshot.balance_at(number, *at).unwrap().expect("a change then");
+        assert_eq!(found.after, last.1, "the balances at {at} ({after:?} was one of them)");
+    }
+    let first = times[0].0;
+    assert_eq!(snapshot.balance_at(number, first - 1).unwrap(), None, "nothing before the first deposit");
+    drop(snapshot);
+    engine.shutdown();
+    drop(engine);
+
+    let db = redb::Database::create(&path).unwrap();
+    let marks = {
+        let txn = db.begin_read().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        let start = keys::space(Space::BalanceMark);
+        let marks: Vec<Vec<u8>> = table
+            .range(start.as_slice()..prefix_end(&start).as_slice())
+            .unwrap()
+            .map(|e| e.unwrap().0.value().to_vec())
+            .collect();
+        marks
+    };
+    assert_eq!(marks.len() as u64, deposits / MARK_EVERY, "one mark every {MARK_EVERY} changes");
+    assert!(marks.iter().all(|key| parse_mark(key).is_some_and(|(n, _, _)| n == number)));
+    drop(db);
+    let report = tamper(&path, "unmarked", |table| {
+        table.remove(marks[0].as_slice()).unwrap();
+    });
+    assert_reports(&report, "is not marked");
+    let report = tamper(&path, "marked", |table| {
+        let (seq_key, _) = balance_changes(table, &format!("GHS{number}")).remove(0);
+        let (seq, _) = sika_engine::balance_changes::parse_key(&seq_key).unwrap();
+        put(table, &keys::balance_mark(number, times[0].0, seq), &());
+    });
+    assert_reports(&report, "which is not one of its changes to mark");
 }
 
 #[test]
-fn format_7_builds_the_index_of_balance_changes_the_books_would_have_written() {
+fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
+    use sika_engine::format::{balance_changes_link_back, balances_index_their_changes, format9};
     use sika_engine::storage::{Space, prefix_end};
     let dir = tempfile::tempdir().unwrap();
     let ledger = build(dir.path());
     let db = redb::Database::create(&ledger.path).unwrap();
-    let space = keys::space(Space::BalanceChange);
+    let spaces = [Space::BalanceChange, Space::BalanceMark, Space::BalanceHead];
     let read_all = |db: &redb::Database| {
         let txn = db.begin_write().unwrap();
         let table = txn.open_table(RECORDS).unwrap();
-        let all: Vec<(Vec<u8>, Vec<u8>)> = table
-            .range(space.as_slice()..prefix_end(&space).as_slice())
-            .unwrap()
-            .map(|e| e.unwrap())
-            .map(|(k, v)| (k.value().to_vec(), v.value().to_vec()))
-            .collect();
+        let mut all: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        for space in spaces {
+            let start = keys::space(space);
+            all.extend(
+                table
+                    .range(start.as_slice()..prefix_end(&start).as_slice())
+                    .unwrap()
+                    .map(|e| e.unwrap())
+                    .map(|(k, v)| (k.value().to_vec(), v.value().to_vec())),
+            );
+        }
         all
     };
     let written = read_all(&db);
-    assert!(written.len() >= 4, "the books indexed the deposits and the conversion: {written:?}");
-    // A format 6 ledger: the same records without the index.
+    assert!(written.len() >= 8, "the books indexed the deposits and the conversion: {written:?}");
+    // A format 9 ledger: the same changes keyed by account first.
+    let txn = db.begin_write().unwrap();
+    let rekeyed = format9::store_balance_changes_as_format_9(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    txn.commit().unwrap();
+    assert!(rekeyed >= 4, "{rekeyed}");
+    assert!(read_all(&db).is_empty(), "format 9 has none of format 10's entries");
+    let txn = db.begin_write().unwrap();
+    balance_changes_link_back(&txn).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(read_all(&db), written, "format 10's step writes what the books wrote");
+    let report = verify(&db).unwrap();
+    assert!(report.is_consistent(), "{:?}", report.problems);
+
+    // A format 6 ledger: the same records without the index at all.
     let txn = db.begin_write().unwrap();
     {
         let mut table = txn.open_table(RECORDS).unwrap();
@@ -696,9 +791,10 @@ fn format_7_builds_the_index_of_balance_changes_the_books_would_have_written() {
     let report = verify(&db).unwrap();
     assert_reports(&report, "but is not among its balance changes");
     let txn = db.begin_write().unwrap();
-    sika_engine::format::balances_index_their_changes(&txn).unwrap();
+    balances_index_their_changes(&txn).unwrap();
+    balance_changes_link_back(&txn).unwrap();
     txn.commit().unwrap();
-    assert_eq!(read_all(&db), written, "the upgrade writes what the books wrote");
+    assert_eq!(read_all(&db), written, "formats 7 and 10 write what the books wrote");
     let report = verify(&db).unwrap();
     assert!(report.is_consistent(), "{:?}", report.problems);
 }

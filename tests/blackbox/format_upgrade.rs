@@ -19,18 +19,21 @@
 //! pending movements (in the index of open movements it gains) settle; and
 //! a ledger whose payout events hold whole payouts (format 8 and earlier)
 //! is upgraded to format 9, where they hold marks of their payouts, and
-//! serves every event as before.
+//! serves every event as before; and a ledger whose balance changes are
+//! keyed by account (formats 7 to 9) is upgraded to format 10, where they
+//! are keyed by journal number and chained, and shows the same balance
+//! transactions, statements and balances at every instant.
 
 use std::path::{Path, PathBuf};
 
 use crate::support::*;
 use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
-use sika_engine::format::{format5, format8};
+use sika_engine::format::{format5, format8, format9};
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 9;
+const FORMAT_VERSION: u32 = 10;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -862,4 +865,96 @@ async fn a_format_8_ledgers_payout_events_read_the_same_after_they_hold_marks() 
         payout_events.iter().all(|(stored, whole, _)| stored * 2 < *whole),
         "marks after the upgrade: {upgraded:?}"
     );
+}
+
+/// What a merchant's accountant reads of the sandbox's GHS balance: every
+/// balance transaction, a statement of the whole history and of its two
+/// halves, and the balances at each entry's instant and just before it.
+async fn accountants_view(api: &Api, node: &Node) -> Vec<Value> {
+    let key = &node.creds.sandbox_key;
+    let items = every_item(api, &node.sandbox_url("/v1/balance-transactions?currency=GHS"), key).await;
+    let mut view = vec![Value::Array(items.clone())];
+    let first = items.last().expect("entries")["createdAt"].as_str().unwrap().to_string();
+    let middle = items[items.len() / 2]["createdAt"].as_str().unwrap().to_string();
+    let end = chrono::DateTime::from_timestamp_millis(millis(&items[0]["createdAt"]) + 1)
+        .unwrap()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    for (from, to) in [(&first, &end), (&first, &middle), (&middle, &end)] {
+        let url = node.sandbox_url(&format!("/v1/statements?currency=GHS&from={from}&to={to}"));
+        let r = api.get(&url, key).await;
+        r.expect(200);
+        view.push(r.body["statement"].clone());
+    }
+    for item in items.iter().step_by(3) {
+        let at = millis(&item["createdAt"]);
+        for ms in [at - 1, at] {
+            let instant = chrono::DateTime::from_timestamp_millis(ms)
+                .unwrap()
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            let r = api.get(&node.sandbox_url(&format!("/v1/accounts?asOf={instant}")), key).await;
+            r.expect(200);
+            view.push(r.body["data"].clone());
+        }
+    }
+    view
+}
+
+/// A ledger whose balance changes are keyed by account first, as formats 7
+/// to 9 stored them, opens upgraded to format 10: its balance transactions,
+/// statements and balances at each instant read exactly as before (more
+/// changes than one mark covers, so the upgrade's marks are walked from),
+/// a deposit after the upgrade is the newest entry and leaves the balances,
+/// and the books verify.
+#[tokio::test]
+async fn a_format_9_ledgers_balance_changes_read_the_same_after_they_are_rekeyed() {
+    let Some(()) = embedded_store() else { return };
+    let fast = [("SIKA_TIME_SCALE", "0.001")];
+    let mut node = Node::start_with_env(Options::unthrottled(), &fast);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    for n in 0..70 {
+        deposit(&api, &node, &key, "GHS", &format!("{}.{:02}", 10 + n, n)).await;
+        if n % 20 == 0 {
+            let r = api
+                .post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("5.00", &format!("f10-{n}")))
+                .await;
+            r.expect(201);
+        }
+    }
+    let before = eventually("the payouts to settle", std::time::Duration::from_secs(30), || async {
+        let view = accountants_view(&api, &node).await;
+        let kinds: Vec<&str> =
+            view[0].as_array().unwrap().iter().filter_map(|i| i["type"].as_str()).collect();
+        (kinds.iter().filter(|k| **k == "payout").count() == 4 && view[0].as_array().unwrap().len() >= 78)
+            .then_some(view)
+    })
+    .await;
+    node.stop();
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    {
+        let db = redb::Database::open(&sandbox).unwrap();
+        let txn = db.begin_write().unwrap();
+        let rekeyed =
+            format9::store_balance_changes_as_format_9(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+        assert!(rekeyed >= 78, "every change of the GHS balance: {rekeyed}");
+        txn.open_table(STAMP).unwrap().insert("format_version", 9).unwrap();
+        txn.commit().unwrap();
+    }
+    node.restart(&Options::unthrottled(), &fast);
+    let api = Api::new();
+    let after = accountants_view(&api, &node).await;
+    assert_eq!(after.len(), before.len());
+    for (n, (was, now)) in before.iter().zip(&after).enumerate() {
+        assert_eq!(was, now, "read {n} of the accountant's view after the upgrade");
+    }
+    deposit(&api, &node, &key, "GHS", "1.00").await;
+    let accounts = api.get(&node.sandbox_url("/v1/accounts"), &key).await;
+    accounts.expect(200);
+    newest_balance_transactions_leave_the_balances(&api, &node, &accounts.body["data"]).await;
+    let items = every_item(&api, &node.sandbox_url("/v1/balance-transactions?currency=GHS"), &key).await;
+    assert_eq!(items.len(), before[0].as_array().unwrap().len() + 1, "the new deposit is one more entry");
+    assert_eq!(items[0]["type"], "deposit");
+    node.stop_and_verify();
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
 }

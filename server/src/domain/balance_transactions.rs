@@ -138,7 +138,7 @@ fn walk(
     let mut streams = Vec::with_capacity(accounts.len());
     for account in accounts {
         let Some(number) = account_number(&account.id) else { continue };
-        let changes = snapshot.balance_changes(number, filter.from_ms, to_ms, None, false)?;
+        let changes = snapshot.balance_changes(number, filter.from_ms, to_ms)?;
         streams.push((account, changes.peekable()));
     }
     let mut found = Found { items: Vec::new(), stopped_at: None };

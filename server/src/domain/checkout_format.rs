@@ -6,8 +6,9 @@
 use redb::{ReadableTable, WriteTransaction};
 use sika_engine::EngineError;
 use sika_engine::format::{
-    Steps, balances_index_their_changes, collections_join_groups, destinations_hold_bank_codes,
-    jobs_hold_kinds, payout_events_hold_marks, records_leave_documents, stamp_only,
+    Steps, balance_changes_link_back, balances_index_their_changes, collections_join_groups,
+    destinations_hold_bank_codes, jobs_hold_kinds, payout_events_hold_marks, records_leave_documents,
+    stamp_only,
 };
 use sika_engine::storage::{RECORDS, keys, prefix_end};
 
@@ -26,6 +27,7 @@ pub const LEDGER_STEPS: Steps = [
     balances_index_their_changes,
     stamp_only,
     payout_events_hold_marks,
+    balance_changes_link_back,
 ];
 
 /// Format 3 to 4 of a ledger: each checkout session's collection joins its
