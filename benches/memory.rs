@@ -12,6 +12,10 @@ use rand::rngs::SmallRng;
 use sika_benches::*;
 use sika_engine::BATCH_COMMANDS_MAX;
 
+// The node's allocator (`src/main.rs`), so the figures are the node's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Transfers to apply; `SIKA_MEMORY_TRANSFERS` overrides it (e.g. for a
 /// shorter run under valgrind).
 const TRANSFERS: usize = 1_000_000;
