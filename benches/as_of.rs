@@ -3,10 +3,10 @@
 //! (GHS, USD, KES) and 10,000, then 1,000,000 balance changes spread over
 //! them, one millisecond of the engine's clock per batch; then 10,000
 //! lookups at random instants, each what the handler does: a snapshot,
-//! the organization's accounts, and one range read of the index of balance
-//! changes per account (`Snapshot::balance_at`). The figure must not grow
-//! with the history: the lookup is a range read from the end, never a
-//! replay.
+//! the organization's accounts, and per account a range read of the marks
+//! on its balance changes and at most `MARK_EVERY` steps back along them
+//! (`Snapshot::balance_at`). The figure must not grow with the history:
+//! the lookup never replays.
 //!
 //! Run with `cargo bench -p sika-benches --bench as_of`;
 //! `SIKA_AS_OF_SIZES=10000,1000000` sets the history sizes.
