@@ -372,7 +372,7 @@ fn load(books: &Books, resource: &ResourceRef) -> Result<Outcome, EngineError> {
         ResourceRef::Transfers(ids) => {
             let mut transfers = Vec::with_capacity(ids.len());
             for id in ids {
-                transfers.push(books.store.get(&keys::transfer(*id))?.ok_or_else(|| missing("transfer"))?);
+                transfers.push(books.stored_transfer(*id)?.ok_or_else(|| missing("transfer"))?);
             }
             Outcome::Transfers(transfers)
         }

@@ -126,7 +126,7 @@ fn pending_holds(books: &Books, dispute: &DisputeRecord) -> Result<Vec<TransferI
     let mut holds = Vec::new();
     let mut sum: i128 = 0;
     for id in &dispute.transfer_ids {
-        let transfer: TransferRecord = books.store.get(&keys::transfer(*id))?.ok_or_else(|| {
+        let transfer: TransferRecord = books.stored_transfer(*id)?.ok_or_else(|| {
             EngineError::Corrupt(format!("dispute {} names a missing transfer {id}", dispute.id))
         })?;
         if transfer.kind == TransferKind::Pending && transfer.pending_state == Some(PendingState::Pending) {

@@ -759,8 +759,17 @@ impl Snapshot {
         self.get(&keys::account(id))
     }
 
+    /// The transfer `id` as it stands now: its journal entry's transfer,
+    /// with a hold's state now (`TransferRef`).
     pub fn transfer(&self, id: TransferId) -> Result<Option<TransferRecord>, EngineError> {
-        self.get(&keys::transfer(id))
+        let Some(found) = self.get::<TransferRef>(&keys::transfer(id))? else { return Ok(None) };
+        let entry = self.journal_entry(found.journal_seq)?;
+        entry.and_then(|entry| found.applied_to(entry)).map(Some).ok_or_else(|| {
+            EngineError::Corrupt(format!(
+                "transfer {id} names journal entry {}, which does not hold it",
+                found.journal_seq
+            ))
+        })
     }
 
     pub fn quote(&self, id: &str) -> Result<Option<QuoteRecord>, EngineError> {

@@ -31,6 +31,9 @@
 //! Format 10 keys balance changes by journal number, so new ones are
 //! appended, and chains each account's changes from a head back to its
 //! first, with a mark every `MARK_EVERY` (`balance_changes_link_back`).
+//! Format 11 stores a transfer once, in its journal entry: under its id
+//! only the entry's number and a hold's state now (`TransferRef`,
+//! `transfers_name_their_entries`).
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -49,7 +52,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 10;
+pub const FORMAT_VERSION: u32 = 11;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -468,6 +471,85 @@ pub fn balance_changes_link_back(txn: &redb::WriteTransaction) -> Result<(), Eng
         table.insert(keys::balance_head(number).as_slice(), encode(&head).as_slice())?;
     }
     Ok(())
+}
+
+/// Format 10 to 11 of a ledger: each transfer stored whole under its id
+/// (as every format before stored it, beside the same transfer in its
+/// journal entry) is replaced by a reference to that entry with the
+/// hold's state now (`TransferRef`), `REWRITE_BATCH_MAX` at a time. A
+/// stored transfer that is not the one its journal entry holds (but for a
+/// hold's state) is corrupt, and the upgrade stops rather than lose it.
+pub fn transfers_name_their_entries(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    use crate::records::{JournalEntry, TransferRecord, TransferRef};
+    let start = keys::space(Space::Transfer);
+    let end = prefix_end(&start);
+    let journal =
+        |table: &redb::Table<&[u8], &[u8]>, seq: u64| read::<JournalEntry>(table, &keys::journal(seq));
+    let mut table = txn.open_table(RECORDS)?;
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        use std::ops::Bound;
+        let from = after.as_deref().map_or(Bound::Included(start.as_slice()), Bound::Excluded);
+        let chunk: Vec<(Vec<u8>, Vec<u8>)> = table
+            .range::<&[u8]>((from, Bound::Excluded(end.as_slice())))?
+            .take(REWRITE_BATCH_MAX)
+            .map(|entry| entry.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())))
+            .collect::<Result<_, _>>()?;
+        let Some((last, _)) = chunk.last() else { return Ok(()) };
+        after = Some(last.clone());
+        for (key, value) in chunk {
+            let transfer: TransferRecord = match decode(&value) {
+                Ok(transfer) => transfer,
+                // Already a reference: a ledger laid out as an older format
+                // but for its transfers (the tests of the older steps do).
+                Err(_) if is_whole::<TransferRef>(&value) => continue,
+                Err(error) => return Err(error),
+            };
+            let found = TransferRef::of(&transfer);
+            let held = journal(&table, transfer.journal_seq)?.and_then(|entry| found.applied_to(entry));
+            if held.as_ref() != Some(&transfer) {
+                return Err(EngineError::Corrupt(format!(
+                    "transfer {} is not the one journal entry {} holds",
+                    transfer.id, transfer.journal_seq
+                )));
+            }
+            table.insert(key.as_slice(), encode(&found).as_slice())?;
+        }
+    }
+}
+
+/// Whether `bytes` are exactly one `T`, nothing left over.
+fn is_whole<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> bool {
+    postcard::take_from_bytes::<T>(bytes).is_ok_and(|(_, rest)| rest.is_empty())
+}
+
+/// Transfers as formats 10 and earlier stored them, for the tests of
+/// format 11's step.
+pub mod format10 {
+    use redb::ReadableTable;
+
+    use crate::error::EngineError;
+    use crate::records::{JournalEntry, TransferRef};
+    use crate::storage::{Space, decode, encode, keys, prefix_end, read};
+
+    /// Stores each transfer of a current ledger whole under its id, as
+    /// format 10 and earlier did; returns how many it rewrote.
+    pub fn store_transfers_whole(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        let start = keys::space(Space::Transfer);
+        let stored: Vec<(Vec<u8>, Vec<u8>)> = table
+            .range(start.as_slice()..prefix_end(&start).as_slice())?
+            .map(|entry| entry.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())))
+            .collect::<Result<_, _>>()?;
+        for (key, value) in &stored {
+            let found: TransferRef = decode(value)?;
+            let entry = read::<JournalEntry>(&*table, &keys::journal(found.journal_seq))?;
+            let transfer = entry.and_then(|entry| found.applied_to(entry)).ok_or_else(|| {
+                EngineError::Corrupt(format!("journal entry {} is missing", found.journal_seq))
+            })?;
+            table.insert(key.as_slice(), encode(&transfer).as_slice())?;
+        }
+        Ok(stored.len())
+    }
 }
 
 /// Balance changes as formats 7 to 9 stored them: in space 50, keyed by
@@ -911,11 +993,12 @@ pub const LEDGER_STEPS: Steps = [
     stamp_only,
     payout_events_hold_marks,
     balance_changes_link_back,
+    transfers_name_their_entries,
 ];
 /// The upgrade path of a request log (`<stack>-requests.redb`).
 pub const REQUEST_LOG_STEPS: Steps = [
     stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only,
-    stamp_only, stamp_only,
+    stamp_only, stamp_only, stamp_only,
 ];
 
 /// What a file's stamp says before any upgrade.

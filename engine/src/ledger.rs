@@ -205,14 +205,10 @@ impl Books<'_, '_> {
 
     /// Posts (`post == true`) or voids a pending transfer for its full amount.
     fn settle(&mut self, pending_id: TransferId, post: bool) -> Result<TransferRecord, EngineError> {
-        let mut hold = self
-            .store
-            .get::<TransferRecord>(&crate::storage::keys::transfer(pending_id))?
-            .filter(|t| t.kind == TransferKind::Pending)
-            .ok_or_else(|| EngineError::NotFound {
-                resource: "pending transfer",
-                id: pending_id.to_string(),
-            })?;
+        let mut hold =
+            self.stored_transfer(pending_id)?.filter(|t| t.kind == TransferKind::Pending).ok_or_else(
+                || EngineError::NotFound { resource: "pending transfer", id: pending_id.to_string() },
+            )?;
         if hold.pending_state != Some(PendingState::Pending) {
             return Err(EngineError::NotPending(pending_id));
         }
@@ -227,7 +223,7 @@ impl Books<'_, '_> {
                 add(credit_account.credits_posted, hold.amount, "credits posted")?;
         }
         settle_hold(&mut hold, post);
-        self.store.put(keys::transfer(hold.id), &hold);
+        self.store.put(keys::transfer(hold.id), &TransferRef::of(&hold));
         let id = self.counter_next(Counter::TransferId, 1)?;
         let record = TransferRecord {
             id,
@@ -293,16 +289,30 @@ impl Books<'_, '_> {
         Ok(())
     }
 
+    /// The transfer `id` as it stands now: its journal entry's transfer,
+    /// with a hold's state now (`TransferRef`).
+    pub fn stored_transfer(&self, id: TransferId) -> Result<Option<TransferRecord>, EngineError> {
+        let Some(found) = self.store.get::<TransferRef>(&keys::transfer(id))? else { return Ok(None) };
+        let entry: Option<JournalEntry> = self.store.get(&keys::journal(found.journal_seq))?;
+        entry.and_then(|entry| found.applied_to(entry)).map(Some).ok_or_else(|| {
+            EngineError::Corrupt(format!(
+                "transfer {id} names journal entry {}, which does not hold it",
+                found.journal_seq
+            ))
+        })
+    }
+
     /// Appends the transfer to the journal and stores it by id.
     fn record(&mut self, mut transfer: TransferRecord) -> Result<TransferRecord, EngineError> {
         let seq = self.counter_next(Counter::JournalSeq, 1)?;
         transfer.journal_seq = seq;
         let prev_hash = self.store.journal_head()?.unwrap_or([0; 32]);
         self.assert_follows_journal(seq, prev_hash)?;
-        // The transfer is encoded once: its bytes are hashed, stored under
-        // its id and, after the sequence number and the two hashes, make up
-        // the journal entry (postcard writes a struct as its fields in order
-        // and a byte array as its bytes), exactly `encode(&JournalEntry {..})`.
+        // The transfer is encoded once: its bytes are hashed and, after the
+        // sequence number and the two hashes, make up the journal entry
+        // (postcard writes a struct as its fields in order and a byte array
+        // as its bytes), exactly `encode(&JournalEntry {..})`. Its id names
+        // the entry (`TransferRef`), so the transfer is stored once.
         let transfer_bytes = encode(&transfer);
         debug_assert_decodes_to(&transfer, &transfer_bytes);
         let hash = chain_hash_bytes(&prev_hash, &transfer_bytes);
@@ -318,7 +328,7 @@ impl Books<'_, '_> {
             encode(&JournalEntry { seq, prev_hash, hash, transfer: transfer.clone() }),
             "journal entry bytes"
         );
-        self.store.put_raw(keys::transfer(transfer.id), transfer_bytes);
+        self.store.put(keys::transfer(transfer.id), &TransferRef::of(&transfer));
         self.store.put_raw(keys::journal(seq), entry);
         Ok(transfer)
     }
@@ -610,7 +620,7 @@ mod tests {
     fn a_hold_is_settled_at_most_once() {
         with_books(|books| {
             let hold = books.transfer(&pending(world(), organization(), 10)).unwrap();
-            let mut stored: TransferRecord = books.store.get(&keys::transfer(hold.id)).unwrap().unwrap();
+            let mut stored: TransferRecord = books.stored_transfer(hold.id).unwrap().unwrap();
             settle_hold(&mut stored, true);
             assert_eq!(stored.pending_state, Some(PendingState::Posted));
             settle_hold(&mut stored, false);

@@ -159,6 +159,33 @@ pub struct TransferRecord {
     pub journal_seq: u64,
 }
 
+/// What is stored under a transfer's id (`keys::transfer`, since format
+/// 11): the journal entry that holds the transfer, and a hold's state now
+/// (the entry keeps the state it was recorded with, `Pending`). The
+/// transfer itself is stored once, in its journal entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransferRef {
+    pub journal_seq: u64,
+    pub pending_state: Option<PendingState>,
+}
+
+impl TransferRef {
+    /// `transfer`, recorded in its journal entry, as it stands now.
+    pub fn of(transfer: &TransferRecord) -> TransferRef {
+        TransferRef { journal_seq: transfer.journal_seq, pending_state: transfer.pending_state }
+    }
+
+    /// The transfer `entry` holds, as this reference says it stands now;
+    /// `None` when the entry is not the one referred to.
+    pub fn applied_to(self, entry: JournalEntry) -> Option<TransferRecord> {
+        let mut transfer = entry.transfer;
+        (entry.seq == self.journal_seq && transfer.journal_seq == self.journal_seq).then(|| {
+            transfer.pending_state = self.pending_state;
+            transfer
+        })
+    }
+}
+
 /// One entry of the append-only journal: a committed transfer, numbered and
 /// chained to the entry before it by `hash = sha256(prev_hash || postcard(transfer))`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -353,8 +353,8 @@ fn reversed_payout(memo: &str) -> Option<&str> {
 /// transfers, whatever the payouts say.
 fn check_reversals(table: &Table, report: &mut Report) -> Result<(), EngineError> {
     let mut given_back: HashMap<String, Vec<(i128, String)>> = HashMap::new();
-    for (_, value) in scan(table, Space::Transfer)? {
-        let transfer: TransferRecord = decode(&value)?;
+    for (_, value) in scan(table, Space::Journal)? {
+        let transfer = decode::<JournalEntry>(&value)?.transfer;
         if let Some(id) = reversed_payout(&transfer.memo) {
             given_back.entry(id.to_string()).or_default().push((transfer.amount, transfer.currency));
         }
@@ -398,7 +398,7 @@ fn check_disputes(table: &Table, report: &mut Report) -> Result<(), EngineError>
         let account = read::<String>(table, &keys::org_account(&dispute.organization, &dispute.currency))?;
         let (mut held, mut taken) = (0i128, 0i128);
         for transfer_id in &dispute.transfer_ids {
-            let Some(t) = read::<TransferRecord>(table, &keys::transfer(*transfer_id))? else {
+            let Some(t) = stored_transfer(table, *transfer_id)? else {
                 report.problems.push(format!("dispute {id} names a missing transfer {transfer_id}"));
                 continue;
             };
@@ -489,6 +489,14 @@ fn scan(table: &Table, space: Space) -> Result<Entries, EngineError> {
     Ok(out)
 }
 
+/// The transfer `id` as it stands: its journal entry's, with the state its
+/// reference gives a hold; `None` when either is missing or they disagree.
+fn stored_transfer(table: &Table, id: TransferId) -> Result<Option<TransferRecord>, EngineError> {
+    let Some(found) = read::<TransferRef>(table, &keys::transfer(id))? else { return Ok(None) };
+    let entry = read::<JournalEntry>(table, &keys::journal(found.journal_seq))?;
+    Ok(entry.and_then(|entry| found.applied_to(entry)).filter(|t| t.id == id))
+}
+
 /// Walks the chain and rebuilds every account's totals from the entries.
 fn replay_journal(table: &Table, report: &mut Report) -> Result<HashMap<String, Totals>, EngineError> {
     let mut totals: HashMap<String, Totals> = HashMap::new();
@@ -518,8 +526,11 @@ fn replay_journal(table: &Table, report: &mut Report) -> Result<HashMap<String, 
         expected_seq = entry.seq.saturating_add(1);
         report.journal_entries = report.journal_entries.saturating_add(1);
         let t = &entry.transfer;
-        match read::<TransferRecord>(table, &keys::transfer(t.id))? {
-            Some(stored) if stored.journal_seq == entry.seq && stored.amount == t.amount => {}
+        // The id names this entry, and a hold (only a hold) has a state.
+        match read::<TransferRef>(table, &keys::transfer(t.id))? {
+            Some(found)
+                if found.journal_seq == entry.seq
+                    && found.pending_state.is_some() == (t.kind == TransferKind::Pending) => {}
             _ => report
                 .problems
                 .push(format!("transfer {} of journal entry {} is missing or differs", t.id, entry.seq)),
@@ -913,7 +924,8 @@ mod tests {
                 let hash = chain_hash(&prev_hash, &transfer);
                 let entry = JournalEntry { seq, prev_hash, hash, transfer: transfer.clone() };
                 table.insert(keys::journal(seq).as_slice(), encode(&entry).as_slice()).unwrap();
-                table.insert(keys::transfer(seq).as_slice(), encode(&transfer).as_slice()).unwrap();
+                let found = TransferRef::of(&transfer);
+                table.insert(keys::transfer(seq).as_slice(), encode(&found).as_slice()).unwrap();
                 prev_hash = hash;
             }
         }

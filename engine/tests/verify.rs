@@ -191,19 +191,26 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
         put(table, &keys::journal(seq), &entry);
     });
     assert_reports(&report, &format!("journal entry {seq} has a hash that does not match its content"));
+
+    // (b'') The transfer's id names another journal entry (the transfer is
+    // stored once, in its entry; its id only names it).
+    let report = tamper(&ledger.path, "transfer-ref", |table| {
+        let mut found: sika_engine::TransferRef = get(table, &keys::transfer(ledger.transfer.id));
+        found.journal_seq += 1;
+        put(table, &keys::transfer(ledger.transfer.id), &found);
+    });
     assert_reports(
         &report,
         &format!("transfer {} of journal entry {seq} is missing or differs", ledger.transfer.id),
     );
 
-    // (b') The same, with the entry's hash and the stored transfer rewritten
-    // to match: the next entry no longer chains to it.
+    // (b') The same, with the entry's hash rewritten to match: the next
+    // entry no longer chains to it.
     let report = tamper(&ledger.path, "journal-rehashed", |table| {
         let mut entry: JournalEntry = get(table, &keys::journal(seq));
         entry.transfer.amount += 1;
         entry.hash = chain_hash(&entry.prev_hash, &entry.transfer);
         put(table, &keys::journal(seq), &entry);
-        put(table, &keys::transfer(entry.transfer.id), &entry.transfer);
     });
     assert_reports(&report, &format!("journal entry {} does not chain to the entry before it", seq + 1));
 
@@ -795,6 +802,63 @@ fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
     balance_changes_link_back(&txn).unwrap();
     txn.commit().unwrap();
     assert_eq!(read_all(&db), written, "formats 7 and 10 write what the books wrote");
+    let report = verify(&db).unwrap();
+    assert!(report.is_consistent(), "{:?}", report.problems);
+}
+
+/// Format 11 stores a transfer once, in its journal entry: the step turns
+/// each transfer stored whole (formats 10 and earlier, holds settled and
+/// voided among them) into exactly the reference the books write, and
+/// refuses a stored transfer its journal entry does not hold.
+#[test]
+fn format_11_stores_each_transfer_once_as_the_books_do() {
+    use sika_engine::format::{format10, transfers_name_their_entries};
+    use sika_engine::storage::{Space, prefix_end};
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = build(dir.path());
+    let db = redb::Database::create(&ledger.path).unwrap();
+    let read_all = |db: &redb::Database| {
+        let txn = db.begin_read().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        let start = keys::space(Space::Transfer);
+        let all: Vec<(Vec<u8>, Vec<u8>)> = table
+            .range(start.as_slice()..prefix_end(&start).as_slice())
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|(k, v)| (k.value().to_vec(), v.value().to_vec()))
+            .collect();
+        all
+    };
+    let written = read_all(&db);
+    assert_eq!(written.len() as u64, ledger.journal_length, "one reference per journal entry");
+    let txn = db.begin_write().unwrap();
+    let whole = format10::store_transfers_whole(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(whole, written.len());
+    let stored_whole = read_all(&db);
+    let bytes = |all: &[(Vec<u8>, Vec<u8>)]| all.iter().map(|(_, v)| v.len()).sum::<usize>();
+    assert!(bytes(&stored_whole) > 10 * bytes(&written), "a reference is a fraction of a transfer");
+    let posted: Vec<sika_engine::TransferRecord> =
+        stored_whole.iter().map(|(_, v)| decode(v).unwrap()).collect();
+    assert!(posted.iter().any(|t| t.pending_state == Some(sika_engine::PendingState::Posted)));
+    assert!(posted.iter().any(|t| t.pending_state == Some(sika_engine::PendingState::Voided)));
+
+    // A whole transfer its journal entry does not hold stops the upgrade.
+    let txn = db.begin_write().unwrap();
+    {
+        let mut table = txn.open_table(RECORDS).unwrap();
+        let mut changed = posted[0].clone();
+        changed.amount += 1;
+        table.insert(stored_whole[0].0.as_slice(), encode(&changed).as_slice()).unwrap();
+    }
+    let error = transfers_name_their_entries(&txn).unwrap_err();
+    assert!(error.to_string().contains("is not the one journal entry"), "{error}");
+    drop(txn);
+
+    let txn = db.begin_write().unwrap();
+    transfers_name_their_entries(&txn).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(read_all(&db), written, "the step writes what the books wrote");
     let report = verify(&db).unwrap();
     assert!(report.is_consistent(), "{:?}", report.problems);
 }

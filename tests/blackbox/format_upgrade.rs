@@ -22,18 +22,21 @@
 //! serves every event as before; and a ledger whose balance changes are
 //! keyed by account (formats 7 to 9) is upgraded to format 10, where they
 //! are keyed by journal number and chained, and shows the same balance
-//! transactions, statements and balances at every instant.
+//! transactions, statements and balances at every instant; and a ledger
+//! whose transfers are stored whole beside their journal entries (format
+//! 10 and earlier) is upgraded to format 11, where each is stored once,
+//! and its holds still settle.
 
 use std::path::{Path, PathBuf};
 
 use crate::support::*;
 use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
-use sika_engine::format::{format5, format8, format9};
+use sika_engine::format::{format5, format8, format9, format10};
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 10;
+const FORMAT_VERSION: u32 = 11;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -957,4 +960,95 @@ async fn a_format_9_ledgers_balance_changes_read_the_same_after_they_are_rekeyed
     assert_eq!(items[0]["type"], "deposit");
     node.stop_and_verify();
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+}
+
+/// The values stored under the transfers' ids in a stopped node's sandbox.
+fn stored_transfers(sandbox: &Path) -> Vec<Vec<u8>> {
+    let db = redb::Database::open(sandbox).unwrap();
+    let txn = db.begin_read().unwrap();
+    let table = txn.open_table(RECORDS).unwrap();
+    let start = keys::space(Space::Transfer);
+    let values: Vec<Vec<u8>> = table
+        .range(start.as_slice()..prefix_end(&start).as_slice())
+        .unwrap()
+        .map(|entry| entry.unwrap().1.value().to_vec())
+        .collect();
+    values
+}
+
+/// A ledger whose transfers are stored whole under their ids beside the
+/// same transfers in their journal entries (format 10 and earlier), with a
+/// payout completed (its holds posted), one failed (its holds voided) and
+/// one still held at the rail, opens upgraded to format 11: each transfer
+/// is stored once, in its journal entry, the settled payouts read as
+/// before, the held one completes (its holds are found by id and posted),
+/// each balance's newest balance transaction leaves its balances, and the
+/// books verify.
+#[tokio::test]
+async fn a_format_10_ledgers_transfers_are_stored_once_and_its_holds_still_settle() {
+    let Some(()) = embedded_store() else { return };
+    // Slow enough that the third payout (cents 03) still waits at the stop.
+    let slow = [("SIKA_TIME_SCALE", "0.1")];
+    let mut node = Node::start_with_env(Options::unthrottled(), &slow);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    deposit(&api, &node, &key, "GHS", "100.00").await;
+    let mut urls = Vec::new();
+    for (amount, reference) in [("20.00", "f11-completed"), ("10.01", "f11-failed"), ("10.03", "f11-held")] {
+        let r = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout(amount, reference)).await;
+        r.expect(201);
+        urls.push(node.sandbox_url(&format!("/v1/payouts/{}", r.body["payout"]["id"].as_str().unwrap())));
+    }
+    let settled = eventually("two payouts to settle", std::time::Duration::from_secs(60), || async {
+        let mut bodies = Vec::new();
+        for (url, status) in urls.iter().zip(["completed", "failed"]) {
+            let r = api.get(url, &key).await;
+            if r.body["payout"]["status"] != status {
+                return None;
+            }
+            bodies.push(r.body);
+        }
+        Some(bodies)
+    })
+    .await;
+    assert_eq!(api.get(&urls[2], &key).await.body["payout"]["status"], "pending", "the third waits");
+    node.stop();
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let references: usize = stored_transfers(&sandbox).iter().map(Vec::len).sum();
+    {
+        let db = redb::Database::open(&sandbox).unwrap();
+        let txn = db.begin_write().unwrap();
+        let rewritten = format10::store_transfers_whole(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+        assert!(rewritten >= 9, "the deposit and three payouts' holds, posted and voided: {rewritten}");
+        txn.open_table(STAMP).unwrap().insert("format_version", 10).unwrap();
+        txn.commit().unwrap();
+    }
+    let whole: usize = stored_transfers(&sandbox).iter().map(Vec::len).sum();
+    assert!(
+        whole > 10 * references,
+        "format 10 stored each transfer whole: {whole} against {references} bytes"
+    );
+
+    node.restart(&Options::unthrottled(), &slow);
+    let api = Api::new();
+    for (url, was) in urls.iter().zip(&settled) {
+        let now = api.get(url, &key).await;
+        now.expect(200);
+        assert_eq!(&now.body, was, "{url} after the upgrade");
+    }
+    eventually("the held payout to complete", std::time::Duration::from_secs(60), || async {
+        (api.get(&urls[2], &key).await.body["payout"]["status"] == "completed").then_some(())
+    })
+    .await;
+    let accounts = api.get(&node.sandbox_url("/v1/accounts"), &key).await;
+    accounts.expect(200);
+    newest_balance_transactions_leave_the_balances(&api, &node, &accounts.body["data"]).await;
+    node.stop_and_verify();
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    let after = stored_transfers(&sandbox);
+    assert!(
+        after.iter().all(|value| value.len() <= 12),
+        "each transfer is a reference to its journal entry: {after:?}"
+    );
 }

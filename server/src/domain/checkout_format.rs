@@ -8,7 +8,7 @@ use sika_engine::EngineError;
 use sika_engine::format::{
     Steps, balance_changes_link_back, balances_index_their_changes, collections_join_groups,
     destinations_hold_bank_codes, jobs_hold_kinds, payout_events_hold_marks, records_leave_documents,
-    stamp_only,
+    stamp_only, transfers_name_their_entries,
 };
 use sika_engine::storage::{RECORDS, keys, prefix_end};
 
@@ -28,6 +28,7 @@ pub const LEDGER_STEPS: Steps = [
     stamp_only,
     payout_events_hold_marks,
     balance_changes_link_back,
+    transfers_name_their_entries,
 ];
 
 /// Format 3 to 4 of a ledger: each checkout session's collection joins its
