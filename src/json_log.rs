@@ -105,6 +105,12 @@ impl Fields<'_> {
         quoted(self.line, field.name());
         self.line.push(':');
     }
+
+    /// An integer field, written as JSON writes it.
+    fn number(&mut self, field: &Field, value: impl std::fmt::Display) {
+        self.name(field);
+        let _ = write!(self.line, "{value}");
+    }
 }
 
 impl Visit for Fields<'_> {
@@ -132,23 +138,19 @@ impl Visit for Fields<'_> {
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.name(field);
-        let _ = write!(self.line, "{value}");
+        self.number(field, value);
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.name(field);
-        let _ = write!(self.line, "{value}");
+        self.number(field, value);
     }
 
     fn record_u128(&mut self, field: &Field, value: u128) {
-        self.name(field);
-        let _ = write!(self.line, "{value}");
+        self.number(field, value);
     }
 
     fn record_i128(&mut self, field: &Field, value: i128) {
-        self.name(field);
-        let _ = write!(self.line, "{value}");
+        self.number(field, value);
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {

@@ -9,7 +9,7 @@ use crate::{AmountInput, Metadata, TimelineEntry};
 /// Where a collection stands. `pending` until the payer answers; the amount
 /// is a pending credit meanwhile. `completed` and `failed` are final (a
 /// failed collection's pending credit is released).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, strum::VariantArray)]
 #[serde(rename_all = "snake_case")]
 pub enum CollectionStatus {
     Pending,

@@ -10,7 +10,7 @@ use crate::{AmountInput, Metadata, TimelineEntry};
 /// Where an order stands. It waits for funds (and, for crypto, their
 /// confirmations) until `expiresAt`, then pays out what arrived less the
 /// fee. `completed`, `failed` and `expired` are final.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, strum::VariantArray)]
 #[serde(rename_all = "snake_case")]
 pub enum OrderStatus {
     AwaitingFunds,

@@ -14,7 +14,7 @@ use crate::checkout::{Branding, CryptoAsset, CustomField, PaymentMethodKind};
 /// `paid` once the money received covers the amount; otherwise `closed`
 /// once the merchant closed it, `expired` once its `expiresAt` passed, and
 /// `active` while it takes payments.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, strum::VariantArray)]
 #[serde(rename_all = "snake_case")]
 pub enum PaymentLinkStatus {
     Active,

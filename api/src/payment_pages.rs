@@ -9,7 +9,7 @@ use crate::checkout::{Branding, CryptoAsset, CustomField, PaymentMethodKind};
 
 /// Whether a page takes new payers: `closed` once the merchant closed it or
 /// its `expiresAt` passed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, strum::VariantArray)]
 #[serde(rename_all = "snake_case")]
 pub enum PaymentPageStatus {
     Active,

@@ -10,7 +10,7 @@ use crate::{AmountInput, Metadata, Money, TimelineEntry};
 /// final (a failed payout's hold and fee are released); `completed` is final
 /// unless the rail later takes the payout back: then it is `reversed`, its
 /// amount back on the balance and its fee kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, strum::VariantArray)]
 #[serde(rename_all = "snake_case")]
 pub enum PayoutStatus {
     Pending,

@@ -9,7 +9,7 @@ use crate::{AmountInput, Metadata, TimelineEntry};
 /// Where a refund stands. `pending` while the rail (or the operator) has
 /// not answered, its amount held on the balance; `completed` and `failed`
 /// are final (a failed refund's hold is released).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, strum::VariantArray)]
 #[serde(rename_all = "snake_case")]
 pub enum RefundStatus {
     Pending,

@@ -763,13 +763,7 @@ impl Snapshot {
     /// with a hold's state now (`TransferRef`).
     pub fn transfer(&self, id: TransferId) -> Result<Option<TransferRecord>, EngineError> {
         let Some(found) = self.get::<TransferRef>(&keys::transfer(id))? else { return Ok(None) };
-        let entry = self.journal_entry(found.journal_seq)?;
-        entry.and_then(|entry| found.applied_to(entry)).map(Some).ok_or_else(|| {
-            EngineError::Corrupt(format!(
-                "transfer {id} names journal entry {}, which does not hold it",
-                found.journal_seq
-            ))
-        })
+        found.resolve(id, self.journal_entry(found.journal_seq)?).map(Some)
     }
 
     pub fn quote(&self, id: &str) -> Result<Option<QuoteRecord>, EngineError> {
@@ -1074,12 +1068,9 @@ impl Snapshot {
             }
             None => None,
         };
-        let head = || -> Result<Option<u64>, EngineError> {
-            Ok(self.get::<ChangeHead>(&keys::balance_head(number))?.and_then(ChangeHead::newest))
-        };
         let mut next = match newer_mark {
             Some(seq) => Some(seq),
-            None => head()?,
+            None => self.get::<ChangeHead>(&keys::balance_head(number))?.and_then(ChangeHead::newest),
         };
         while let Some(seq) = next {
             let change = self.balance_change(seq, number)?;

@@ -230,13 +230,17 @@ pub fn balances_index_their_changes(txn: &redb::WriteTransaction) -> Result<(), 
 /// writes them back (all in the step's one transaction).
 const REWRITE_BATCH_MAX: usize = 10_000;
 
-/// Rewrites every record in `start..end` that `rewrite` changes, reading
-/// at most `REWRITE_BATCH_MAX` records between writes.
+/// The records table as a rewrite reads it.
+type Records<'t> = redb::Table<'t, &'static [u8], &'static [u8]>;
+
+/// Rewrites every record in `start..end` that `rewrite` changes (given the
+/// table to read other records from, and the record's bytes), reading at
+/// most `REWRITE_BATCH_MAX` records between writes.
 fn rewrite_range(
     txn: &redb::WriteTransaction,
     start: &[u8],
     end: &[u8],
-    rewrite: impl Fn(&[u8]) -> Result<Option<Vec<u8>>, EngineError>,
+    rewrite: impl Fn(&Records<'_>, &[u8]) -> Result<Option<Vec<u8>>, EngineError>,
 ) -> Result<(), EngineError> {
     use std::ops::Bound;
     let mut table = txn.open_table(RECORDS)?;
@@ -248,7 +252,7 @@ fn rewrite_range(
         for entry in table.range::<&[u8]>((from, Bound::Excluded(end)))?.take(REWRITE_BATCH_MAX) {
             let (key, value) = entry?;
             let key = key.value().to_vec();
-            if let Some(new) = rewrite(value.value())? {
+            if let Some(new) = rewrite(&table, value.value())? {
                 batch.push((key.clone(), new));
             }
             last = Some(key);
@@ -272,10 +276,10 @@ fn rewrite_range(
 pub fn destinations_hold_bank_codes(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
     for (collection, splice) in [("payouts", v3::payout as v3::Splice), ("orders", v3::order)] {
         let start = format5::documents_prefix(collection);
-        rewrite_range(txn, &start, &prefix_end(&start), |bytes| splice(bytes).map(Some))?;
+        rewrite_range(txn, &start, &prefix_end(&start), |_, bytes| splice(bytes).map(Some))?;
     }
     let start = keys::space(Space::Event);
-    rewrite_range(txn, &start, &prefix_end(&start), v3::event)
+    rewrite_range(txn, &start, &prefix_end(&start), |_, bytes| v3::event(bytes))
 }
 
 /// Format 5 to 6 of a ledger: the records only the engine writes were
@@ -297,12 +301,12 @@ pub fn records_leave_documents(txn: &redb::WriteTransaction) -> Result<(), Engin
         (Space::Order, v5::Record::Order),
     ] {
         let start = keys::space(space);
-        rewrite_range(txn, &start, &prefix_end(&start), |bytes| {
+        rewrite_range(txn, &start, &prefix_end(&start), |_, bytes| {
             v5::whole(record, bytes, v5::legacy).map(Some)
         })?;
     }
     let start = keys::space(Space::Event);
-    rewrite_range(txn, &start, &prefix_end(&start), |bytes| {
+    rewrite_range(txn, &start, &prefix_end(&start), |_, bytes| {
         v5::event(bytes, &|record, bytes| v5::retime(record, bytes, v5::legacy))
     })?;
     index_open_movements(txn)
@@ -377,46 +381,30 @@ fn index_open_movements(txn: &redb::WriteTransaction) -> Result<(), EngineError>
 /// shape formats 6 to 8 wrote them (`EventRecord`, whose payouts have not
 /// changed shape since format 6), `REWRITE_BATCH_MAX` at a time.
 pub fn payout_events_hold_marks(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
-    use std::ops::Bound;
-
     use crate::events::{EventKind, PayoutMark, encode_payout_event};
     use crate::records::{EventPayload, EventRecord, PayoutRecord};
     /// An event's fields before its payload, and its payload's variant.
     type Head = (u64, String, String, String, u32);
     /// `EventPayload::Payout`'s index, as postcard writes the variant.
     const PAYOUT: u32 = 3;
-    let mut table = txn.open_table(RECORDS)?;
     let start = keys::space(Space::Event);
-    let end = prefix_end(&start);
-    let mut after: Option<Vec<u8>> = None;
-    loop {
-        let from = after.as_deref().map_or(Bound::Included(start.as_slice()), Bound::Excluded);
-        let chunk: Vec<(Vec<u8>, Vec<u8>)> = table
-            .range::<&[u8]>((from, Bound::Excluded(end.as_slice())))?
-            .take(REWRITE_BATCH_MAX)
-            .map(|entry| entry.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())))
-            .collect::<Result<_, _>>()?;
-        let Some((last, _)) = chunk.last() else { return Ok(()) };
-        after = Some(last.clone());
-        for (key, bytes) in chunk {
-            let (head, _) = postcard::take_from_bytes::<Head>(&bytes).map_err(|e| {
-                EngineError::Corrupt(format!("an event does not decode as format 8 wrote it: {e}"))
-            })?;
-            if head.4 != PAYOUT {
-                continue;
-            }
-            let event: EventRecord = decode(&bytes)?;
-            let EventPayload::Payout(payout) = &event.payload else { continue };
-            let Some(kind) = EventKind::from_name(&event.kind) else { continue };
-            let Some(stored) = read::<PayoutRecord>(&table, &keys::payout(&payout.id))? else { continue };
-            let same = PayoutMark::of(payout).applied_to(stored).ok().as_ref() == Some(payout);
-            if !same || event.organization != payout.organization {
-                continue;
-            }
-            let marked = encode_payout_event(event.seq, &event.id, kind, payout, event.created_at);
-            table.insert(key.as_slice(), marked.as_slice())?;
+    rewrite_range(txn, &start, &prefix_end(&start), |table, bytes| {
+        let (head, _) = postcard::take_from_bytes::<Head>(bytes).map_err(|e| {
+            EngineError::Corrupt(format!("an event does not decode as format 8 wrote it: {e}"))
+        })?;
+        if head.4 != PAYOUT {
+            return Ok(None);
         }
-    }
+        let event: EventRecord = decode(bytes)?;
+        let EventPayload::Payout(payout) = &event.payload else { return Ok(None) };
+        let Some(kind) = EventKind::from_name(&event.kind) else { return Ok(None) };
+        let Some(stored) = read::<PayoutRecord>(table, &keys::payout(&payout.id))? else { return Ok(None) };
+        let same = PayoutMark::of(payout).applied_to(stored).ok().as_ref() == Some(payout);
+        if !same || event.organization != payout.organization {
+            return Ok(None);
+        }
+        Ok(Some(encode_payout_event(event.seq, &event.id, kind, payout, event.created_at)))
+    })
 }
 
 /// Format 9 to 10 of a ledger: balance changes, keyed by account first
@@ -482,40 +470,24 @@ pub fn balance_changes_link_back(txn: &redb::WriteTransaction) -> Result<(), Eng
 pub fn transfers_name_their_entries(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
     use crate::records::{JournalEntry, TransferRecord, TransferRef};
     let start = keys::space(Space::Transfer);
-    let end = prefix_end(&start);
-    let journal =
-        |table: &redb::Table<&[u8], &[u8]>, seq: u64| read::<JournalEntry>(table, &keys::journal(seq));
-    let mut table = txn.open_table(RECORDS)?;
-    let mut after: Option<Vec<u8>> = None;
-    loop {
-        use std::ops::Bound;
-        let from = after.as_deref().map_or(Bound::Included(start.as_slice()), Bound::Excluded);
-        let chunk: Vec<(Vec<u8>, Vec<u8>)> = table
-            .range::<&[u8]>((from, Bound::Excluded(end.as_slice())))?
-            .take(REWRITE_BATCH_MAX)
-            .map(|entry| entry.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())))
-            .collect::<Result<_, _>>()?;
-        let Some((last, _)) = chunk.last() else { return Ok(()) };
-        after = Some(last.clone());
-        for (key, value) in chunk {
-            let transfer: TransferRecord = match decode(&value) {
-                Ok(transfer) => transfer,
-                // Already a reference: a ledger laid out as an older format
-                // but for its transfers (the tests of the older steps do).
-                Err(_) if is_whole::<TransferRef>(&value) => continue,
-                Err(error) => return Err(error),
-            };
-            let found = TransferRef::of(&transfer);
-            let held = journal(&table, transfer.journal_seq)?.and_then(|entry| found.applied_to(entry));
-            if held.as_ref() != Some(&transfer) {
-                return Err(EngineError::Corrupt(format!(
-                    "transfer {} is not the one journal entry {} holds",
-                    transfer.id, transfer.journal_seq
-                )));
-            }
-            table.insert(key.as_slice(), encode(&found).as_slice())?;
+    rewrite_range(txn, &start, &prefix_end(&start), |table, bytes| {
+        let transfer: TransferRecord = match decode(bytes) {
+            Ok(transfer) => transfer,
+            // Already a reference: a ledger laid out as an older format
+            // but for its transfers (the tests of the older steps do).
+            Err(_) if is_whole::<TransferRef>(bytes) => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        let found = TransferRef::of(&transfer);
+        let entry = read::<JournalEntry>(table, &keys::journal(transfer.journal_seq))?;
+        if entry.and_then(|entry| found.applied_to(entry)).as_ref() != Some(&transfer) {
+            return Err(EngineError::Corrupt(format!(
+                "transfer {} is not the one journal entry {} holds",
+                transfer.id, transfer.journal_seq
+            )));
         }
-    }
+        Ok(Some(encode(&found)))
+    })
 }
 
 /// Whether `bytes` are exactly one `T`, nothing left over.
@@ -526,20 +498,14 @@ fn is_whole<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> bool {
 /// Transfers as formats 10 and earlier stored them, for the tests of
 /// format 11's step.
 pub mod format10 {
-    use redb::ReadableTable;
-
     use crate::error::EngineError;
     use crate::records::{JournalEntry, TransferRef};
-    use crate::storage::{Space, decode, encode, keys, prefix_end, read};
+    use crate::storage::{Space, decode, encode, keys, read, scan};
 
     /// Stores each transfer of a current ledger whole under its id, as
     /// format 10 and earlier did; returns how many it rewrote.
     pub fn store_transfers_whole(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
-        let start = keys::space(Space::Transfer);
-        let stored: Vec<(Vec<u8>, Vec<u8>)> = table
-            .range(start.as_slice()..prefix_end(&start).as_slice())?
-            .map(|entry| entry.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())))
-            .collect::<Result<_, _>>()?;
+        let stored = scan(&*table, Space::Transfer)?;
         for (key, value) in &stored {
             let found: TransferRef = decode(value)?;
             let entry = read::<JournalEntry>(&*table, &keys::journal(found.journal_seq))?;
@@ -557,12 +523,10 @@ pub mod format10 {
 /// balances after (`BalanceAfter`). For the step that built them (format
 /// 7), the step that re-keys them (format 10) and its tests.
 pub mod format9 {
-    use redb::ReadableTable;
-
     use crate::balance_changes::{BalanceAfter, StoredChange, parse_key};
     use crate::error::EngineError;
     use crate::records::TimestampMs;
-    use crate::storage::{Space, decode, encode, keys, prefix_end};
+    use crate::storage::{Space, decode, encode, keys, prefix_end, scan};
 
     /// The space byte they were stored under.
     pub const BALANCE_CHANGE: u8 = 50;
@@ -587,13 +551,7 @@ pub mod format9 {
     pub fn store_balance_changes_as_format_9(
         table: &mut redb::Table<&[u8], &[u8]>,
     ) -> Result<usize, EngineError> {
-        let current: Vec<(Vec<u8>, Vec<u8>)> = {
-            let start = keys::space(Space::BalanceChange);
-            table
-                .range(start.as_slice()..prefix_end(&start).as_slice())?
-                .map(|entry| entry.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())))
-                .collect::<Result<_, _>>()?
-        };
+        let current = scan(&*table, Space::BalanceChange)?;
         for (key, value) in &current {
             let (seq, number) = parse_key(key)
                 .ok_or_else(|| EngineError::Corrupt("a balance change's key is malformed".into()))?;
@@ -612,20 +570,14 @@ pub mod format9 {
 /// Events as format 8 and earlier stored them, for tests of the steps
 /// before format 9 and of format 9's own.
 pub mod format8 {
-    use redb::ReadableTable;
-
     use crate::error::EngineError;
-    use crate::storage::{Space, encode, keys, prefix_end, read};
+    use crate::storage::{Space, encode, keys, read, scan};
 
     /// Stores each payout event of a current ledger whole (a copy of the
     /// payout as it stood), as format 8 and earlier did; returns how many
     /// it rewrote.
     pub fn store_payout_events_whole(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
-        let start = keys::space(Space::Event);
-        let stored: Vec<(Vec<u8>, Vec<u8>)> = table
-            .range(start.as_slice()..prefix_end(&start).as_slice())?
-            .map(|entry| entry.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())))
-            .collect::<Result<_, _>>()?;
+        let stored = scan(&*table, Space::Event)?;
         let mut rewritten: usize = 0;
         for (key, bytes) in stored {
             let event = crate::events::decode_event(&bytes, |id| read(&*table, &keys::payout(id)))?;

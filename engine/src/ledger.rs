@@ -293,13 +293,7 @@ impl Books<'_, '_> {
     /// with a hold's state now (`TransferRef`).
     pub fn stored_transfer(&self, id: TransferId) -> Result<Option<TransferRecord>, EngineError> {
         let Some(found) = self.store.get::<TransferRef>(&keys::transfer(id))? else { return Ok(None) };
-        let entry: Option<JournalEntry> = self.store.get(&keys::journal(found.journal_seq))?;
-        entry.and_then(|entry| found.applied_to(entry)).map(Some).ok_or_else(|| {
-            EngineError::Corrupt(format!(
-                "transfer {id} names journal entry {}, which does not hold it",
-                found.journal_seq
-            ))
-        })
+        found.resolve(id, self.store.get(&keys::journal(found.journal_seq))?).map(Some)
     }
 
     /// Appends the transfer to the journal and stores it by id.

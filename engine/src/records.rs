@@ -184,6 +184,17 @@ impl TransferRef {
             transfer
         })
     }
+
+    /// Transfer `id`, which this reference names, from `entry` (its journal
+    /// entry as read): corrupt when that entry is missing or holds another.
+    pub fn resolve(self, id: TransferId, entry: Option<JournalEntry>) -> Result<TransferRecord, EngineError> {
+        entry.and_then(|entry| self.applied_to(entry)).filter(|transfer| transfer.id == id).ok_or_else(|| {
+            EngineError::Corrupt(format!(
+                "transfer {id} names journal entry {}, which does not hold it",
+                self.journal_seq
+            ))
+        })
+    }
 }
 
 /// One entry of the append-only journal: a committed transfer, numbered and

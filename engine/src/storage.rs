@@ -971,6 +971,23 @@ pub fn write_changes(
 }
 
 /// Reads a typed record from any readable table.
+/// Records as (key, value) pairs, in key order.
+pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// Every record of `space` in `table`, in key order.
+pub fn scan(
+    table: &impl ReadableTable<&'static [u8], &'static [u8]>,
+    space: Space,
+) -> Result<Entries, EngineError> {
+    let start = keys::space(space);
+    let mut out = Vec::new();
+    for entry in table.range(start.as_slice()..prefix_end(&start).as_slice())? {
+        let (key, value) = entry?;
+        out.push((key.value().to_vec(), value.value().to_vec()));
+    }
+    Ok(out)
+}
+
 pub fn read<T: DeserializeOwned>(
     table: &impl ReadableTable<&'static [u8], &'static [u8]>,
     key: &[u8],

@@ -10,7 +10,7 @@ use redb::ReadableDatabase;
 use crate::error::EngineError;
 use crate::ledger::chain_hash;
 use crate::records::*;
-use crate::storage::{MovementKind, RECORDS, Space, decode, keys, prefix_end, read};
+use crate::storage::{MovementKind, RECORDS, Space, decode, keys, prefix_end, read, scan};
 
 /// What an audit found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -475,26 +475,11 @@ fn check_shortfall_lists(
     Ok(())
 }
 
-/// (key, value) pairs of one space, in key order.
-type Entries = Vec<(Vec<u8>, Vec<u8>)>;
-
-fn scan(table: &Table, space: Space) -> Result<Entries, EngineError> {
-    let start = keys::space(space);
-    let end = prefix_end(&start);
-    let mut out = Vec::new();
-    for entry in table.range(start.as_slice()..end.as_slice())? {
-        let (key, value) = entry?;
-        out.push((key.value().to_vec(), value.value().to_vec()));
-    }
-    Ok(out)
-}
-
 /// The transfer `id` as it stands: its journal entry's, with the state its
 /// reference gives a hold; `None` when either is missing or they disagree.
 fn stored_transfer(table: &Table, id: TransferId) -> Result<Option<TransferRecord>, EngineError> {
     let Some(found) = read::<TransferRef>(table, &keys::transfer(id))? else { return Ok(None) };
-    let entry = read::<JournalEntry>(table, &keys::journal(found.journal_seq))?;
-    Ok(entry.and_then(|entry| found.applied_to(entry)).filter(|t| t.id == id))
+    Ok(found.resolve(id, read(table, &keys::journal(found.journal_seq))?).ok())
 }
 
 /// Walks the chain and rebuilds every account's totals from the entries.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use redb::{ReadableDatabase, ReadableTable};
 use sika_engine::ledger::chain_hash;
 use sika_engine::movements::NewCollection;
-use sika_engine::storage::{RECORDS, decode, encode, keys};
+use sika_engine::storage::{RECORDS, decode, encode, keys, scan};
 use sika_engine::verify::{Report, verify, verify_path};
 use sika_engine::{
     AccountRecord, AccountRef, Applied, CollectionGroup, Command, Engine, EngineConfig, JournalEntry,
@@ -609,14 +609,8 @@ fn verify_recounts_dispute_holds_and_names_one_that_disagrees() {
 fn balance_changes(table: &Table, account_id: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
     use sika_engine::balance_changes::{account_number, parse_key};
     let number = account_number(account_id).expect("a number");
-    let start = keys::space(sika_engine::storage::Space::BalanceChange);
-    let end = sika_engine::storage::prefix_end(&start);
-    let entries = table.range(start.as_slice()..end.as_slice()).unwrap();
-    entries
-        .map(|e| e.unwrap())
-        .map(|(k, v)| (k.value().to_vec(), v.value().to_vec()))
-        .filter(|(k, _)| parse_key(k).is_some_and(|(_, n)| n == number))
-        .collect()
+    let entries = scan(table, sika_engine::storage::Space::BalanceChange).unwrap();
+    entries.into_iter().filter(|(k, _)| parse_key(k).is_some_and(|(_, n)| n == number)).collect()
 }
 
 #[test]
@@ -678,7 +672,7 @@ fn verify_checks_that_each_accounts_balance_changes_chain_to_its_balances() {
 #[test]
 fn verify_checks_the_marks_that_balances_at_an_instant_start_from() {
     use sika_engine::balance_changes::{MARK_EVERY, account_number, parse_mark};
-    use sika_engine::storage::{Space, prefix_end};
+    use sika_engine::storage::Space;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.redb");
     let engine = Engine::open(EngineConfig::new(Some(path.clone()))).expect("open");
@@ -712,12 +706,8 @@ fn verify_checks_the_marks_that_balances_at_an_instant_start_from() {
     let marks = {
         let txn = db.begin_read().unwrap();
         let table = txn.open_table(RECORDS).unwrap();
-        let start = keys::space(Space::BalanceMark);
-        let marks: Vec<Vec<u8>> = table
-            .range(start.as_slice()..prefix_end(&start).as_slice())
-            .unwrap()
-            .map(|e| e.unwrap().0.value().to_vec())
-            .collect();
+        let marks: Vec<Vec<u8>> =
+            scan(&table, Space::BalanceMark).unwrap().into_iter().map(|(k, _)| k).collect();
         marks
     };
     assert_eq!(marks.len() as u64, deposits / MARK_EVERY, "one mark every {MARK_EVERY} changes");
@@ -738,7 +728,7 @@ fn verify_checks_the_marks_that_balances_at_an_instant_start_from() {
 #[test]
 fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
     use sika_engine::format::{balance_changes_link_back, balances_index_their_changes, format9};
-    use sika_engine::storage::{Space, prefix_end};
+    use sika_engine::storage::Space;
     let dir = tempfile::tempdir().unwrap();
     let ledger = build(dir.path());
     let db = redb::Database::create(&ledger.path).unwrap();
@@ -748,14 +738,7 @@ fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
         let table = txn.open_table(RECORDS).unwrap();
         let mut all: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         for space in spaces {
-            let start = keys::space(space);
-            all.extend(
-                table
-                    .range(start.as_slice()..prefix_end(&start).as_slice())
-                    .unwrap()
-                    .map(|e| e.unwrap())
-                    .map(|(k, v)| (k.value().to_vec(), v.value().to_vec())),
-            );
+            all.extend(scan(&table, space).unwrap());
         }
         all
     };
@@ -801,21 +784,14 @@ fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
 #[test]
 fn format_11_stores_each_transfer_once_as_the_books_do() {
     use sika_engine::format::{format10, transfers_name_their_entries};
-    use sika_engine::storage::{Space, prefix_end};
+    use sika_engine::storage::Space;
     let dir = tempfile::tempdir().unwrap();
     let ledger = build(dir.path());
     let db = redb::Database::create(&ledger.path).unwrap();
     let read_all = |db: &redb::Database| {
         let txn = db.begin_read().unwrap();
         let table = txn.open_table(RECORDS).unwrap();
-        let start = keys::space(Space::Transfer);
-        let all: Vec<(Vec<u8>, Vec<u8>)> = table
-            .range(start.as_slice()..prefix_end(&start).as_slice())
-            .unwrap()
-            .map(|e| e.unwrap())
-            .map(|(k, v)| (k.value().to_vec(), v.value().to_vec()))
-            .collect();
-        all
+        scan(&table, Space::Transfer).unwrap()
     };
     let written = read_all(&db);
     assert_eq!(written.len() as u64, ledger.journal_length, "one reference per journal entry");

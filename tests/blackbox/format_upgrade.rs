@@ -33,7 +33,7 @@ use crate::support::*;
 use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
 use sika_engine::format::{format5, format8, format9, format10};
-use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end};
+use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
 const FORMAT_VERSION: u32 = 11;
@@ -638,14 +638,8 @@ async fn a_format_3_ledgers_payouts_orders_and_events_read_the_same_after_the_up
     node.stop();
 
     let sandbox = node.data_dir().join("sandbox.redb");
-    {
-        let db = redb::Database::open(&sandbox).unwrap();
-        let txn = db.begin_write().unwrap();
-        let counts = store_destinations_as_format_3(&mut txn.open_table(RECORDS).unwrap());
-        assert!(counts[0] >= 2 && counts[1] == 1 && counts[2] >= 4, "payouts, orders, events: {counts:?}");
-        txn.open_table(STAMP).unwrap().insert("format_version", 3).unwrap();
-        txn.commit().unwrap();
-    }
+    let counts = lay_out_as(&sandbox, 3, store_destinations_as_format_3);
+    assert!(counts[0] >= 2 && counts[1] == 1 && counts[2] >= 4, "payouts, orders, events: {counts:?}");
     node.restart(&Options::unthrottled(), &[]);
     let api = Api::new();
     for (url, was) in urls.iter().zip(&before) {
@@ -707,16 +701,10 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
     node.stop();
 
     let sandbox = node.data_dir().join("sandbox.redb");
-    {
-        let db = redb::Database::open(&sandbox).unwrap();
-        let txn = db.begin_write().unwrap();
-        let moved =
-            format5::store_as_format_5(&mut txn.open_table(RECORDS).unwrap(), &sika_server::timeline_words)
-                .unwrap();
-        assert!(moved >= 2 + 2, "two payouts and their events' ids at least: {moved}");
-        txn.open_table(STAMP).unwrap().insert("format_version", 5).unwrap();
-        txn.commit().unwrap();
-    }
+    let moved = lay_out_as(&sandbox, 5, |table| {
+        format5::store_as_format_5(table, &sika_server::timeline_words).unwrap()
+    });
+    assert!(moved >= 2 + 2, "two payouts and their events' ids at least: {moved}");
     node.restart(&Options::unthrottled(), &slow);
     let api = Api::new();
     let settled = api.get(&urls[0], &key).await;
@@ -742,6 +730,18 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
     assert_eq!(&now["timeline"].as_array().unwrap()[..was.len()], was.as_slice(), "its timeline goes on");
     node.stop_and_verify();
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+}
+
+/// Lays a stopped node's ledger at `path` out as format `version` wrote
+/// it: `rewrite` changes its records (and says what it did), and the file
+/// is stamped `version`, all in one transaction.
+fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> R) -> R {
+    let db = redb::Database::open(path).unwrap();
+    let txn = db.begin_write().unwrap();
+    let done = rewrite(&mut txn.open_table(RECORDS).unwrap());
+    txn.open_table(STAMP).unwrap().insert("format_version", version).unwrap();
+    txn.commit().unwrap();
+    done
 }
 
 /// The stored events of a stopped node's sandbox ledger, each with its
@@ -828,14 +828,8 @@ async fn a_format_8_ledgers_payout_events_read_the_same_after_they_hold_marks() 
             "a {kind} event holds a mark ({stored} bytes) rather than its payout ({whole})"
         );
     }
-    {
-        let db = redb::Database::open(&sandbox).unwrap();
-        let txn = db.begin_write().unwrap();
-        let rewritten = format8::store_payout_events_whole(&mut txn.open_table(RECORDS).unwrap()).unwrap();
-        assert_eq!(rewritten, 4, "the payout events, stored whole as format 8 did");
-        txn.open_table(STAMP).unwrap().insert("format_version", 8).unwrap();
-        txn.commit().unwrap();
-    }
+    let rewritten = lay_out_as(&sandbox, 8, |table| format8::store_payout_events_whole(table).unwrap());
+    assert_eq!(rewritten, 4, "the payout events, stored whole as format 8 did");
     let whole = stored_events(&sandbox);
     assert!(whole.iter().all(|(stored, whole, _)| stored == whole), "{whole:?}");
 
@@ -935,15 +929,8 @@ async fn a_format_9_ledgers_balance_changes_read_the_same_after_they_are_rekeyed
     node.stop();
 
     let sandbox = node.data_dir().join("sandbox.redb");
-    {
-        let db = redb::Database::open(&sandbox).unwrap();
-        let txn = db.begin_write().unwrap();
-        let rekeyed =
-            format9::store_balance_changes_as_format_9(&mut txn.open_table(RECORDS).unwrap()).unwrap();
-        assert!(rekeyed >= 78, "every change of the GHS balance: {rekeyed}");
-        txn.open_table(STAMP).unwrap().insert("format_version", 9).unwrap();
-        txn.commit().unwrap();
-    }
+    let rekeyed = lay_out_as(&sandbox, 9, |table| format9::store_balance_changes_as_format_9(table).unwrap());
+    assert!(rekeyed >= 78, "every change of the GHS balance: {rekeyed}");
     node.restart(&Options::unthrottled(), &fast);
     let api = Api::new();
     let after = accountants_view(&api, &node).await;
@@ -967,13 +954,7 @@ fn stored_transfers(sandbox: &Path) -> Vec<Vec<u8>> {
     let db = redb::Database::open(sandbox).unwrap();
     let txn = db.begin_read().unwrap();
     let table = txn.open_table(RECORDS).unwrap();
-    let start = keys::space(Space::Transfer);
-    let values: Vec<Vec<u8>> = table
-        .range(start.as_slice()..prefix_end(&start).as_slice())
-        .unwrap()
-        .map(|entry| entry.unwrap().1.value().to_vec())
-        .collect();
-    values
+    scan(&table, Space::Transfer).unwrap().into_iter().map(|(_, value)| value).collect()
 }
 
 /// A ledger whose transfers are stored whole under their ids beside the
@@ -1016,14 +997,8 @@ async fn a_format_10_ledgers_transfers_are_stored_once_and_its_holds_still_settl
 
     let sandbox = node.data_dir().join("sandbox.redb");
     let references: usize = stored_transfers(&sandbox).iter().map(Vec::len).sum();
-    {
-        let db = redb::Database::open(&sandbox).unwrap();
-        let txn = db.begin_write().unwrap();
-        let rewritten = format10::store_transfers_whole(&mut txn.open_table(RECORDS).unwrap()).unwrap();
-        assert!(rewritten >= 9, "the deposit and three payouts' holds, posted and voided: {rewritten}");
-        txn.open_table(STAMP).unwrap().insert("format_version", 10).unwrap();
-        txn.commit().unwrap();
-    }
+    let rewritten = lay_out_as(&sandbox, 10, |table| format10::store_transfers_whole(table).unwrap());
+    assert!(rewritten >= 9, "the deposit and three payouts' holds, posted and voided: {rewritten}");
     let whole: usize = stored_transfers(&sandbox).iter().map(Vec::len).sum();
     assert!(
         whole > 10 * references,

@@ -401,60 +401,10 @@ mod tests {
     use sika_api::payouts::PayoutStatus;
     use sika_api::refunds::RefundStatus;
 
-    /// Every status of a wire enum. The `match` has no wildcard: a status
-    /// added to the enum stops this from compiling until it is listed here.
-    fn every_payout_status() -> Vec<PayoutStatus> {
-        use PayoutStatus::*;
-        let all = [Pending, Completed, Failed, Reversed];
-        all.iter().for_each(|s| match s {
-            Pending | Completed | Failed | Reversed => {}
-        });
-        all.to_vec()
-    }
-
-    fn every_collection_status() -> Vec<CollectionStatus> {
-        use CollectionStatus::*;
-        let all = [Pending, Completed, Failed];
-        all.iter().for_each(|s| match s {
-            Pending | Completed | Failed => {}
-        });
-        all.to_vec()
-    }
-
-    fn every_order_status() -> Vec<OrderStatus> {
-        use OrderStatus::*;
-        let all = [
-            AwaitingFunds,
-            AwaitingConfirmations,
-            FundsReceived,
-            ProcessingPayout,
-            Completed,
-            Failed,
-            Expired,
-        ];
-        all.iter().for_each(|s| match s {
-            AwaitingFunds
-            | AwaitingConfirmations
-            | FundsReceived
-            | ProcessingPayout
-            | Completed
-            | Failed
-            | Expired => {}
-        });
-        all.to_vec()
-    }
-
-    fn every_refund_status() -> Vec<RefundStatus> {
-        use RefundStatus::*;
-        let all = [Pending, Completed, Failed];
-        all.iter().for_each(|s| match s {
-            Pending | Completed | Failed => {}
-        });
-        all.to_vec()
-    }
-
-    fn names<T: serde::Serialize>(statuses: Vec<T>) -> Vec<String> {
-        statuses.iter().map(name).collect()
+    /// The wire names of every status of a wire enum (`VARIANTS`, so a
+    /// status added to the enum is listed with no change here).
+    fn names<T: serde::Serialize + strum::VariantArray>() -> Vec<String> {
+        T::VARIANTS.iter().map(name).collect()
     }
 
     /// Each tab's status filter offers exactly the statuses its payments
@@ -464,10 +414,10 @@ mod tests {
     #[test]
     fn each_status_filter_lists_every_status_of_the_domain() {
         let wire = [
-            ("payouts", names(every_payout_status())),
-            ("collections", names(every_collection_status())),
-            ("orders", names(every_order_status())),
-            ("refunds", names(every_refund_status())),
+            ("payouts", names::<PayoutStatus>()),
+            ("collections", names::<CollectionStatus>()),
+            ("orders", names::<OrderStatus>()),
+            ("refunds", names::<RefundStatus>()),
         ];
         assert_eq!(KINDS.len(), wire.len());
         for (segment, statuses) in wire {
