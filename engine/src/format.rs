@@ -33,7 +33,10 @@
 //! first, with a mark every `MARK_EVERY` (`balance_changes_link_back`).
 //! Format 11 stores a transfer once, in its journal entry: under its id
 //! only the entry's number and a hold's state now (`TransferRef`,
-//! `transfers_name_their_entries`).
+//! `transfers_name_their_entries`). Format 12 keeps a request log's
+//! entries in the order of their ids alone, dropping the table of their
+//! order of writing; that step is the server's (`REQUEST_LOG_STEPS`
+//! there), and a stamp alone for the ledgers and the identity database.
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -52,7 +55,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 11;
+pub const FORMAT_VERSION: u32 = 12;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -931,7 +934,6 @@ mod v3 {
     }
 }
 
-/// The upgrade path of a ledger database (`live.redb`, `sandbox.redb`).
 /// The upgrade path of a ledger database (`live.redb`, `sandbox.redb`)
 /// whose collections have no groups (a ledger outside a node).
 pub const LEDGER_STEPS: Steps = [
@@ -946,11 +948,7 @@ pub const LEDGER_STEPS: Steps = [
     payout_events_hold_marks,
     balance_changes_link_back,
     transfers_name_their_entries,
-];
-/// The upgrade path of a request log (`<stack>-requests.redb`).
-pub const REQUEST_LOG_STEPS: Steps = [
-    stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only, stamp_only,
-    stamp_only, stamp_only, stamp_only,
+    stamp_only,
 ];
 
 /// What a file's stamp says before any upgrade.

@@ -6,6 +6,10 @@
 //!
 //! The writer makes ids with `new_id_at` and its batch's time from the
 //! engine's clock, so a test that holds the clock holds ids' time too.
+//! `new_ordered_id` makes ids that also sort in the order they were made
+//! within one millisecond (a request log keeps its entries in that order).
+
+use std::sync::{Mutex, PoisonError};
 
 use crate::clock::{Clock, SystemClock};
 use crate::records::TimestampMs;
@@ -23,24 +27,85 @@ pub fn new_id(prefix: &str) -> String {
 /// A new id whose time part is `now_ms` (a time before 1970 counts as 0).
 pub fn new_id_at(prefix: &str, now_ms: TimestampMs) -> String {
     let now_ms = u64::try_from(now_ms).unwrap_or(0);
+    let random: [u8; RANDOM_LEN] = rand::random();
+    // The modulo bias of 8/256 on one character in 62 is irrelevant for identifiers.
+    spell(prefix, now_ms, &random.map(|b| b % 62))
+}
+
+/// The time and random digits (0 to 61) of the last `new_ordered_id`.
+static LAST_ORDERED: Mutex<(u64, [u8; RANDOM_LEN])> = Mutex::new((0, [0; RANDOM_LEN]));
+
+/// A new id made now that sorts after every id this process made with
+/// this function before, as ULID's monotonic ids do: in the same
+/// millisecond as the last (or when the clock stepped back), the time part
+/// stays and the random part is the last one's plus a random step, so the
+/// next id is not the last plus one.
+pub fn new_ordered_id(prefix: &str) -> String {
+    let now_ms = u64::try_from(SystemClock.now_ms()).unwrap_or(0);
+    let mut last = LAST_ORDERED.lock().unwrap_or_else(PoisonError::into_inner);
+    let (time, digits) = if now_ms > last.0 {
+        let random: [u8; RANDOM_LEN] = rand::random();
+        (now_ms, random.map(|b| b % 62))
+    } else {
+        let mut digits = last.1;
+        match count_up(&mut digits, u64::from(rand::random::<u32>()).saturating_add(1)) {
+            true => (last.0, digits),
+            // The millisecond's ids are used up: the next one's first.
+            false => (last.0.saturating_add(1), [0; RANDOM_LEN]),
+        }
+    };
+    *last = (time, digits);
+    spell(prefix, time, &digits)
+}
+
+/// Adds `step` to the base-62 number `digits` (most significant first);
+/// false when it would overflow, leaving `digits` unspecified.
+fn count_up(digits: &mut [u8; RANDOM_LEN], mut step: u64) -> bool {
+    for digit in digits.iter_mut().rev() {
+        let sum = u64::from(*digit) + step % 62;
+        *digit = (sum % 62) as u8;
+        step = step / 62 + sum / 62;
+        if step == 0 {
+            return true;
+        }
+    }
+    false
+}
+
+/// `prefix_`, the time in 8 base-62 characters, then the 16 random digits.
+fn spell(prefix: &str, time_ms: u64, digits: &[u8; RANDOM_LEN]) -> String {
     let mut id = String::with_capacity(prefix.len().saturating_add(1 + TIME_LEN + RANDOM_LEN));
     id.push_str(prefix);
     id.push('_');
     let mut time = [0u8; TIME_LEN];
-    let mut rest = now_ms;
+    let mut rest = time_ms;
     for slot in time.iter_mut().rev() {
         *slot = ALPHABET[(rest % 62) as usize];
         rest /= 62;
     }
     id.extend(time.iter().map(|b| *b as char));
-    let bytes: [u8; RANDOM_LEN] = rand::random();
-    // The modulo bias of 8/256 on one character in 62 is irrelevant for identifiers.
-    id.extend(bytes.iter().map(|b| ALPHABET[usize::from(*b) % 62] as char));
+    id.extend(digits.iter().map(|d| ALPHABET[usize::from(*d)] as char));
     id
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ordered_ids_sort_in_the_order_they_were_made() {
+        let ids: Vec<String> = (0..10_000).map(|_| super::new_ordered_id("req")).collect();
+        assert!(ids.windows(2).all(|pair| pair[0] < pair[1]), "every id sorts after the one before");
+        assert!(ids.iter().all(|id| id.len() == 4 + 24));
+    }
+
+    #[test]
+    fn counting_up_carries_and_refuses_to_overflow() {
+        let mut digits = [0u8; super::RANDOM_LEN];
+        digits[15] = 61;
+        assert!(super::count_up(&mut digits, 1));
+        assert_eq!((digits[14], digits[15]), (1, 0));
+        assert!(!super::count_up(&mut [61; super::RANDOM_LEN], 1));
+    }
+
     #[test]
     fn ids_have_prefix_and_length() {
         let id = super::new_id("conv");

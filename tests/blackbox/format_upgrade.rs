@@ -25,7 +25,10 @@
 //! transactions, statements and balances at every instant; and a ledger
 //! whose transfers are stored whole beside their journal entries (format
 //! 10 and earlier) is upgraded to format 11, where each is stored once,
-//! and its holds still settle.
+//! and its holds still settle; and a request log that kept its order of
+//! writing in a table of its own (format 11 and earlier) is upgraded to
+//! format 12, where its entries are found and trimmed in the order of
+//! their ids.
 
 use std::path::{Path, PathBuf};
 
@@ -36,7 +39,7 @@ use sika_engine::format::{format5, format8, format9, format10};
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 11;
+const FORMAT_VERSION: u32 = 12;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -1025,5 +1028,89 @@ async fn a_format_10_ledgers_transfers_are_stored_once_and_its_holds_still_settl
     assert!(
         after.iter().all(|value| value.len() <= 12),
         "each transfer is a reference to its journal entry: {after:?}"
+    );
+}
+
+const REQUESTS: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("requests");
+/// Format 11's table of a request log's order of writing.
+const REQUEST_ORDER: redb::TableDefinition<u64, &str> = redb::TableDefinition::new("order");
+
+/// Whether the operator finds request `id` in the log.
+async fn in_request_log(api: &Api, node: &Node, id: &str) -> bool {
+    let r = api.get(&node.admin_url(&format!("/admin/v1/requests/{id}")), &node.creds.admin_token).await;
+    assert!(r.status == 200 || r.status == 404, "{}", r.text);
+    r.status == 200
+}
+
+async fn logged_account_reads(api: &Api, node: &Node, n: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    for _ in 0..n {
+        let r = api.get(&node.sandbox_url("/v1/accounts"), &node.creds.sandbox_key).await;
+        r.expect(200);
+        ids.push(r.request_id());
+    }
+    ids
+}
+
+/// Format 11 kept a request log's order of writing in a table of its own;
+/// format 12 drops it and keeps the entries in the order of their ids,
+/// which begin with their time. A format 11 log's entries are still found
+/// after the upgrade, and they are the first to go when the log is trimmed.
+#[tokio::test]
+async fn a_format_11_request_logs_entries_are_found_and_trimmed_oldest_first_after_the_upgrade() {
+    let Some(()) = embedded_store() else { return };
+    let retention = [("SIKA_REQUEST_LOG_RETENTION", "5")];
+    let mut node = Node::start_with_env(Options::unthrottled(), &retention);
+    let api = Api::new();
+    let before = logged_account_reads(&api, &node, 3).await;
+    node.stop();
+
+    let path = node.data_dir().join("sandbox-requests.redb");
+    let laid_out = {
+        let db = redb::Database::open(&path).unwrap();
+        let txn = db.begin_write().unwrap();
+        let ids: Vec<String> = {
+            let entries = txn.open_table(REQUESTS).unwrap();
+            entries.iter().unwrap().map(|e| e.unwrap().0.value().to_string()).collect()
+        };
+        let mut order = txn.open_table(REQUEST_ORDER).unwrap();
+        for (seq, id) in (1u64..).zip(&ids) {
+            order.insert(seq, id.as_str()).unwrap();
+        }
+        drop(order);
+        txn.open_table(STAMP).unwrap().insert("format_version", 11).unwrap();
+        txn.commit().unwrap();
+        ids
+    };
+    for id in &before {
+        assert!(laid_out.contains(id), "the clean stop wrote {id}: {laid_out:?}");
+    }
+
+    node.restart(&Options::unthrottled(), &retention);
+    for id in &before {
+        assert!(in_request_log(&api, &node, id).await, "{id} is found after the upgrade");
+    }
+    // Four more reads of this organization: the oldest of its 7 go first.
+    let after = logged_account_reads(&api, &node, 4).await;
+    let newest = after.last().unwrap().clone();
+    eventually(
+        "the newest read written and the oldest two trimmed",
+        std::time::Duration::from_secs(10),
+        || async {
+            (in_request_log(&api, &node, &newest).await && !in_request_log(&api, &node, &before[1]).await)
+                .then_some(())
+        },
+    )
+    .await;
+    assert!(!in_request_log(&api, &node, &before[0]).await, "the oldest entry went first");
+    assert!(in_request_log(&api, &node, &before[2]).await, "the third of five newest stays");
+    node.stop_and_verify();
+
+    assert_eq!(stamp(&path), Some(FORMAT_VERSION));
+    let db = redb::Database::open(&path).unwrap();
+    let txn = db.begin_read().unwrap();
+    assert!(
+        matches!(txn.open_table(REQUEST_ORDER), Err(redb::TableError::TableDoesNotExist(_))),
+        "format 12 drops the table of the order of writing"
     );
 }

@@ -29,6 +29,7 @@ pub const LEDGER_STEPS: Steps = [
     payout_events_hold_marks,
     balance_changes_link_back,
     transfers_name_their_entries,
+    stamp_only,
 ];
 
 /// Format 3 to 4 of a ledger: each checkout session's collection joins its

@@ -41,7 +41,7 @@ pub(crate) type EnvelopeState = Option<Arc<Stack>>;
 
 pub(crate) async fn envelope(State(stack): State<EnvelopeState>, request: Request, next: Next) -> Response {
     let started = Instant::now();
-    let request_id = sika_engine::ids::new_id("req");
+    let request_id = sika_engine::ids::new_ordered_id("req");
     let requested_version =
         request.headers().get(VERSION_HEADER).map(|v| v.to_str().unwrap_or("").to_string());
     let version = known_version(requested_version.as_deref());

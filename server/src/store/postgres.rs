@@ -11,7 +11,7 @@
 //! thread of its own (`off_runtime`), away from the node's.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use postgres::Client;
 use sika_engine::postgres::{connect_migrated, off_runtime};
@@ -165,9 +165,9 @@ impl PgIdentity {
 fn insert_entries(
     txn: &mut postgres::Transaction<'_>,
     stack: &str,
-    batch: &[RequestLogEntry],
+    batch: &[Arc<RequestLogEntry>],
 ) -> Result<(), StoreError> {
-    let column = |f: fn(&RequestLogEntry) -> Option<&str>| batch.iter().map(f).collect::<Vec<_>>();
+    let column = |f: fn(&RequestLogEntry) -> Option<&str>| batch.iter().map(|e| f(e)).collect::<Vec<_>>();
     let ids = column(|e| Some(&e.id));
     let organizations = column(|e| Some(&e.organization));
     let keys = column(|e| e.api_key_id.as_deref());
@@ -285,7 +285,7 @@ impl PgRequests {
     /// leaves them unknown until the next one.
     pub(crate) fn write(
         &self,
-        batch: &[RequestLogEntry],
+        batch: &[Arc<RequestLogEntry>],
         retention: Retention,
         counts: &mut Counts,
     ) -> Result<(), StoreError> {

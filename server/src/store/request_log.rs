@@ -16,11 +16,17 @@ use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinitio
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use sika_engine::EngineError;
+use sika_engine::format::{Steps, stamp_only};
+
 use crate::store::error::StoreError;
 use crate::store::postgres::{Counts, PgRequests};
 
+/// The entries by id. Request ids sort in the order they were made
+/// (`sika_engine::ids::new_ordered_id`), so this order is the order of age.
 const ENTRIES: TableDefinition<&str, &[u8]> = TableDefinition::new("requests");
-const ORDER: TableDefinition<u64, &str> = TableDefinition::new("order");
+/// Up to format 11, each entry's place in the order of writing.
+const ORDER_BEFORE_12: TableDefinition<u64, &str> = TableDefinition::new("order");
 /// Entries waiting for the log writer before new ones are dropped.
 const QUEUE_CAPACITY: usize = 65_536;
 /// The most entries written in one commit.
@@ -42,33 +48,72 @@ pub(crate) struct Retention {
     pub max_age_ms: i64,
 }
 
-/// The writer's index of what the file holds: each organization's entries
-/// by sequence number, oldest first, so trimming one organization never
-/// scans the others'. Built from the file when the writer starts, and again
-/// after a failed commit (which leaves the file as it was).
+/// The upgrade path of a request log (`*-requests.redb`): format 12 keeps
+/// the entries in the order of their ids alone; every other format changed
+/// only the ledgers or the identity database.
+pub(crate) const REQUEST_LOG_STEPS: Steps = [
+    stamp_only,
+    stamp_only,
+    stamp_only,
+    stamp_only,
+    stamp_only,
+    stamp_only,
+    stamp_only,
+    stamp_only,
+    stamp_only,
+    stamp_only,
+    stamp_only,
+    entries_in_order_of_their_ids,
+];
+
+/// Format 11 to 12 of a request log: a second table kept each entry's
+/// place in the order of writing, one more insert and one more removal per
+/// request for the writer. The ids already sort by age, so it goes.
+fn entries_in_order_of_their_ids(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    txn.delete_table(ORDER_BEFORE_12)?;
+    Ok(())
+}
+
+/// The writer's index of what the file holds: each organization's entry
+/// ids, oldest first, so trimming one organization never scans the
+/// others'. Built from the file when the writer starts, and again after a
+/// failed commit (which leaves the file as it was).
 #[derive(Default)]
 struct Kept {
-    by_organization: HashMap<String, VecDeque<u64>>,
+    by_organization: HashMap<String, VecDeque<Box<str>>>,
 }
 
 impl Kept {
     fn read(db: &Database) -> Result<Kept, redb::Error> {
         let mut kept = Kept::default();
         let txn = db.begin_read()?;
-        let (Ok(order), Ok(entries)) = (txn.open_table(ORDER), txn.open_table(ENTRIES)) else {
+        let Ok(entries) = txn.open_table(ENTRIES) else {
             return Ok(kept);
         };
-        for item in order.iter()? {
-            let (seq, id) = item?;
-            let organization = match entries.get(id.value())? {
-                Some(bytes) => postcard::from_bytes::<RequestLogEntry>(bytes.value())
-                    .map(|e| e.organization)
-                    .unwrap_or_default(),
-                None => String::new(),
-            };
-            kept.by_organization.entry(organization).or_default().push_back(seq.value());
+        for item in entries.iter()? {
+            let (id, bytes) = item?;
+            // An entry that does not decode is filed under no organization.
+            let organization = postcard::from_bytes::<RequestLogEntry>(bytes.value())
+                .map(|e| e.organization)
+                .unwrap_or_default();
+            kept.add(&organization, id.value());
         }
         Ok(kept)
+    }
+
+    /// Files `id` under `organization`, in the order of ids: an entry
+    /// written late (a slow request) can be older than the last one.
+    fn add(&mut self, organization: &str, id: &str) {
+        let ids = match self.by_organization.get_mut(organization) {
+            Some(ids) => ids,
+            None => self.by_organization.entry(organization.to_string()).or_default(),
+        };
+        if ids.back().is_none_or(|last| **last < *id) {
+            ids.push_back(id.into());
+        } else {
+            let at = ids.partition_point(|kept| **kept < *id);
+            ids.insert(at, id.into());
+        }
     }
 }
 
@@ -86,11 +131,11 @@ pub(crate) struct RequestLogEntry {
     pub created_at: i64,
 }
 
-type Pending = Arc<Mutex<HashMap<String, RequestLogEntry>>>;
+type Pending = Arc<Mutex<HashMap<String, Arc<RequestLogEntry>>>>;
 
 pub(crate) struct RequestLog {
     store: Store,
-    sender: Mutex<Option<SyncSender<RequestLogEntry>>>,
+    sender: Mutex<Option<SyncSender<Arc<RequestLogEntry>>>>,
     pending: Pending,
     writer: Mutex<Option<JoinHandle<()>>>,
 }
@@ -111,7 +156,7 @@ fn open_database(path: &Path) -> Result<Database, StoreError> {
         .set_cache_size(16 * 1024 * 1024)
         .create(path)
         .map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
-    sika_engine::format::open(&db, path, &sika_engine::format::REQUEST_LOG_STEPS)?;
+    sika_engine::format::open(&db, path, &REQUEST_LOG_STEPS)?;
     Ok(db)
 }
 
@@ -166,6 +211,8 @@ impl RequestLog {
     pub(crate) fn record(&self, entry: RequestLogEntry) {
         let Ok(sender) = self.sender.lock() else { return };
         let Some(sender) = sender.as_ref() else { return };
+        // One entry, shared by the queue and the entries served from memory.
+        let entry = Arc::new(entry);
         if let Ok(mut pending) = self.pending.lock() {
             pending.insert(entry.id.clone(), entry.clone());
         }
@@ -179,7 +226,7 @@ impl RequestLog {
 
     pub(crate) fn find(&self, id: &str) -> Option<RequestLogEntry> {
         if let Some(entry) = self.pending.lock().ok()?.get(id) {
-            return Some(entry.clone());
+            return Some(RequestLogEntry::clone(entry));
         }
         match &self.store {
             Store::File(_) => {
@@ -210,7 +257,7 @@ impl RequestLog {
 trait Sink: Send {
     /// Writes one batch with the retention applied. A failed write leaves
     /// the store as it was; the next one may reconnect or reopen.
-    fn write(&mut self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), StoreError>;
+    fn write(&mut self, batch: &[Arc<RequestLogEntry>], retention: Retention) -> Result<(), StoreError>;
     /// Makes every batch written so far durable, before the writer stops.
     fn finish(&mut self) {}
 }
@@ -223,7 +270,7 @@ struct PgSink {
 }
 
 impl Sink for PgSink {
-    fn write(&mut self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), StoreError> {
+    fn write(&mut self, batch: &[Arc<RequestLogEntry>], retention: Retention) -> Result<(), StoreError> {
         self.requests.write(batch, retention, &mut self.counts)
     }
 }
@@ -244,7 +291,6 @@ impl FileSink {
             && let Ok(txn) = db.begin_write()
         {
             let _ = txn.open_table(ENTRIES).map(drop);
-            let _ = txn.open_table(ORDER).map(drop);
             let _ = txn.commit();
         }
         let kept = db.as_deref().and_then(|db| Kept::read(db).ok()).unwrap_or_default();
@@ -253,7 +299,7 @@ impl FileSink {
 }
 
 impl Sink for FileSink {
-    fn write(&mut self, batch: &[RequestLogEntry], retention: Retention) -> Result<(), StoreError> {
+    fn write(&mut self, batch: &[Arc<RequestLogEntry>], retention: Retention) -> Result<(), StoreError> {
         if let Some(admit) = &self.admission {
             admit().map_err(StoreError::Refused)?;
         }
@@ -299,7 +345,7 @@ impl Sink for FileSink {
 
 fn write_loop(
     mut sink: Box<dyn Sink>,
-    receiver: &Receiver<RequestLogEntry>,
+    receiver: &Receiver<Arc<RequestLogEntry>>,
     pending: &Pending,
     retention: Retention,
 ) {
@@ -343,7 +389,7 @@ fn write_loop(
 
 fn write_batch(
     db: &Database,
-    batch: &[RequestLogEntry],
+    batch: &[Arc<RequestLogEntry>],
     retention: Retention,
     kept: &mut Kept,
 ) -> Result<(), redb::Error> {
@@ -355,50 +401,50 @@ fn write_batch(
     txn.set_durability(if durable { Durability::Immediate } else { Durability::None })?;
     {
         let mut entries = txn.open_table(ENTRIES)?;
-        let mut order = txn.open_table(ORDER)?;
-        let first = order.last()?.map(|(k, _)| k.value() + 1).unwrap_or(1);
         let mut touched = Vec::new();
-        for (next, entry) in (first..).zip(batch) {
-            let bytes = postcard::to_stdvec(entry).unwrap_or_default();
-            entries.insert(entry.id.as_str(), bytes.as_slice())?;
-            order.insert(next, entry.id.as_str())?;
-            let seqs = kept.by_organization.entry(entry.organization.clone()).or_default();
-            debug_assert!(seqs.back().is_none_or(|last| *last < next), "sequence numbers only increase");
-            seqs.push_back(next);
-            touched.push(entry.organization.as_str());
+        let mut bytes = Vec::new();
+        for entry in batch {
+            bytes.clear();
+            // An entry that cannot be encoded is not logged.
+            let Ok(encoded) = postcard::to_extend(&**entry, std::mem::take(&mut bytes)) else { continue };
+            bytes = encoded;
+            if entries.insert(entry.id.as_str(), bytes.as_slice())?.is_none() {
+                kept.add(&entry.organization, &entry.id);
+                touched.push(entry.organization.as_str());
+            }
         }
         // By count: each organization that grew keeps its newest entries.
         touched.sort_unstable();
         touched.dedup();
         for organization in touched {
-            let Some(seqs) = kept.by_organization.get_mut(organization) else { continue };
-            while seqs.len() as u64 > retention.count {
-                let Some(seq) = seqs.pop_front() else { break };
-                if let Some(id) = order.remove(seq)? {
-                    entries.remove(id.value())?;
-                }
+            let Some(ids) = kept.by_organization.get_mut(organization) else { continue };
+            while ids.len() as u64 > retention.count {
+                let Some(id) = ids.pop_front() else { break };
+                entries.remove(&*id)?;
             }
         }
         // By age: the oldest entries of all, while they are too old.
         let now = chrono::Utc::now().timestamp_millis();
         loop {
-            let Some((seq, id)) = order.first()?.map(|(k, v)| (k.value(), v.value().to_string())) else {
+            let Some((id, entry)) = entries.first()?.map(|(id, bytes)| {
+                (id.value().to_string(), postcard::from_bytes::<RequestLogEntry>(bytes.value()).ok())
+            }) else {
                 break;
             };
-            let entry = entries
-                .get(id.as_str())?
-                .and_then(|b| postcard::from_bytes::<RequestLogEntry>(b.value()).ok());
             // An entry that does not decode is filed under no organization.
             let organization = match &entry {
                 Some(e) if now.saturating_sub(e.created_at) <= retention.max_age_ms => break,
                 Some(e) => e.organization.clone(),
                 None => String::new(),
             };
-            order.remove(seq)?;
             entries.remove(id.as_str())?;
-            if let Some(seqs) = kept.by_organization.get_mut(&organization) {
-                debug_assert_eq!(seqs.front(), Some(&seq), "the oldest entry is its organization's oldest");
-                seqs.pop_front();
+            if let Some(ids) = kept.by_organization.get_mut(&organization) {
+                debug_assert_eq!(
+                    ids.front().map(|k| &**k),
+                    Some(id.as_str()),
+                    "the oldest entry is its organization's oldest"
+                );
+                ids.pop_front();
             }
         }
     }
@@ -550,6 +596,20 @@ fn redact(value: &mut Value) {
 
 #[cfg(test)]
 mod tests {
+    use super::Kept;
+
+    #[test]
+    fn an_organizations_entries_are_kept_in_the_order_of_their_ids() {
+        let mut kept = Kept::default();
+        for id in ["req_02", "req_04", "req_01", "req_05", "req_03"] {
+            kept.add("org_a", id);
+        }
+        kept.add("org_b", "req_00");
+        let ids: Vec<&str> = kept.by_organization["org_a"].iter().map(|id| &**id).collect();
+        assert_eq!(ids, ["req_01", "req_02", "req_03", "req_04", "req_05"]);
+        assert_eq!(kept.by_organization["org_b"].len(), 1);
+    }
+
     use super::*;
 
     #[test]
