@@ -5,7 +5,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::balance_changes::{BalanceAfter, ChangeHead, StoredChange, account_number, change_of};
+use crate::balance_changes::{BalanceAfter, StoredChange, account_number, change_of};
 use crate::committed::{Effects, MovementKind, MovementTouched};
 use crate::error::{EngineError, Field, Problem};
 use crate::events::EventKind;
@@ -268,8 +268,7 @@ impl Books<'_, '_> {
                 .unwrap_or_else(|| panic!("organization account {} has no number", account.id));
             let balances = account.balances()?;
             let after = BalanceAfter { available: balances.available, total: balances.total };
-            let head_key = keys::balance_head(number);
-            let head: ChangeHead = self.store.get(&head_key)?.unwrap_or_default();
+            let head = self.store.get_balance_head(number)?.unwrap_or_default();
             let seq = transfer.journal_seq;
             assert!(
                 head.newest().is_none_or(|newest| newest < seq),
@@ -281,7 +280,7 @@ impl Books<'_, '_> {
             let at = transfer.created_at;
             self.store
                 .put(keys::balance_change(seq, number), &StoredChange { at, previous: head.newest(), after });
-            self.store.put(head_key, &next);
+            self.store.put_balance_head(number, next);
             if marked {
                 self.store.put(keys::balance_mark(number, at, seq), &());
             }
