@@ -37,6 +37,8 @@
 //! entries in the order of their ids alone, dropping the table of their
 //! order of writing; that step is the server's (`REQUEST_LOG_STEPS`
 //! there), and a stamp alone for the ledgers and the identity database.
+//! Format 13 stores a journal entry without the hash of the entry before
+//! it, which is that entry's own (`journal_entries_leave_the_previous_hash`).
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -55,7 +57,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 12;
+pub const FORMAT_VERSION: u32 = 13;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -180,7 +182,9 @@ pub fn balances_index_their_changes(txn: &redb::WriteTransaction) -> Result<(), 
     use std::ops::Bound;
 
     use crate::balance_changes::{BalanceAfter, account_number, change_of};
-    use crate::records::{AccountRecord, JournalEntry};
+    use crate::records::AccountRecord;
+    // Entries as formats 12 and earlier stored them, with the previous hash.
+    use format12::JournalEntry;
     let mut table = txn.open_table(RECORDS)?;
     let (start, end) = (keys::space(Space::Journal), prefix_end(&keys::space(Space::Journal)));
     let mut numbers: HashMap<String, Option<u64>> = HashMap::new();
@@ -471,7 +475,9 @@ pub fn balance_changes_link_back(txn: &redb::WriteTransaction) -> Result<(), Eng
 /// stored transfer that is not the one its journal entry holds (but for a
 /// hold's state) is corrupt, and the upgrade stops rather than lose it.
 pub fn transfers_name_their_entries(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
-    use crate::records::{JournalEntry, TransferRecord, TransferRef};
+    use crate::records::{TransferRecord, TransferRef};
+    // Entries as formats 12 and earlier stored them, with the previous hash.
+    use format12::JournalEntry;
     let start = keys::space(Space::Transfer);
     rewrite_range(txn, &start, &prefix_end(&start), |table, bytes| {
         let transfer: TransferRecord = match decode(bytes) {
@@ -483,7 +489,7 @@ pub fn transfers_name_their_entries(txn: &redb::WriteTransaction) -> Result<(), 
         };
         let found = TransferRef::of(&transfer);
         let entry = read::<JournalEntry>(table, &keys::journal(transfer.journal_seq))?;
-        if entry.and_then(|entry| found.applied_to(entry)).as_ref() != Some(&transfer) {
+        if entry.and_then(|entry| found.applied_to(entry.current())).as_ref() != Some(&transfer) {
             return Err(EngineError::Corrupt(format!(
                 "transfer {} is not the one journal entry {} holds",
                 transfer.id, transfer.journal_seq
@@ -496,6 +502,64 @@ pub fn transfers_name_their_entries(txn: &redb::WriteTransaction) -> Result<(), 
 /// Whether `bytes` are exactly one `T`, nothing left over.
 fn is_whole<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> bool {
     postcard::take_from_bytes::<T>(bytes).is_ok_and(|(_, rest)| rest.is_empty())
+}
+
+/// Format 12 to 13 of a ledger: each journal entry held the hash of the
+/// entry before it, which is that entry's own `hash`: 32 bytes stored
+/// twice per transfer. Each entry is written again without it,
+/// `REWRITE_BATCH_MAX` at a time. What `sika verify` proves is unchanged:
+/// it walks the chain from the first entry, so a changed transfer or hash
+/// still breaks its entry or the next, and the last is held to the head.
+pub fn journal_entries_leave_the_previous_hash(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    let start = keys::space(Space::Journal);
+    rewrite_range(txn, &start, &prefix_end(&start), |_, bytes| {
+        let entry: format12::JournalEntry = decode(bytes)?;
+        Ok(Some(encode(&entry.current())))
+    })
+}
+
+/// Journal entries as formats 12 and earlier stored them, for the steps
+/// that read them (formats 7 and 11) and for the tests of format 13's.
+pub mod format12 {
+    use serde::{Deserialize, Serialize};
+
+    use crate::error::EngineError;
+    use crate::records::TransferRecord;
+    use crate::storage::{Space, decode, encode, scan};
+
+    /// A journal entry with the hash of the entry before it.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct JournalEntry {
+        pub seq: u64,
+        pub prev_hash: [u8; 32],
+        pub hash: [u8; 32],
+        pub transfer: TransferRecord,
+    }
+
+    impl JournalEntry {
+        /// The entry as format 13 stores it.
+        pub fn current(self) -> crate::records::JournalEntry {
+            crate::records::JournalEntry { seq: self.seq, hash: self.hash, transfer: self.transfer }
+        }
+    }
+
+    /// Stores the journal of a current ledger as format 12 and earlier did,
+    /// each entry with the hash of the one before; returns how many it
+    /// rewrote.
+    pub fn store_journal_with_previous_hashes(
+        table: &mut redb::Table<&[u8], &[u8]>,
+    ) -> Result<usize, EngineError> {
+        let current = scan(&*table, Space::Journal)?;
+        let mut prev_hash = [0; 32];
+        for (key, value) in &current {
+            let entry: crate::records::JournalEntry = decode(value)?;
+            let hash = entry.hash;
+            let old = JournalEntry { seq: entry.seq, prev_hash, hash, transfer: entry.transfer };
+            table.insert(key.as_slice(), encode(&old).as_slice())?;
+            prev_hash = hash;
+        }
+        Ok(current.len())
+    }
 }
 
 /// Transfers as formats 10 and earlier stored them, for the tests of
@@ -949,6 +1013,7 @@ pub const LEDGER_STEPS: Steps = [
     balance_changes_link_back,
     transfers_name_their_entries,
     stamp_only,
+    journal_entries_leave_the_previous_hash,
 ];
 
 /// What a file's stamp says before any upgrade.
@@ -1299,6 +1364,7 @@ mod tests {
                 "a payout, a collection and an order"
             );
             assert!(bank_codes::store_as_format_3(&mut table) >= 3, "a payout, an order and their events");
+            assert!(format12::store_journal_with_previous_hashes(&mut table).unwrap() >= 1);
         }
         txn.open_table(FORMAT).unwrap().insert(STAMP_KEY, 1).unwrap();
         txn.commit().unwrap();
@@ -1884,8 +1950,9 @@ mod tests {
                 format5::store_as_format_5(&mut table, &test_words).unwrap() >= 3 + 1 + 3,
                 "records, usage, event ids"
             );
-            let stored = table.get(format5::document("payouts", &ids[0]).as_slice()).unwrap();
-            assert!(stored.is_some(), "format 5 kept payouts among the documents");
+            let stored = table.get(format5::document("payouts", &ids[0]).as_slice()).unwrap().is_some();
+            assert!(stored, "format 5 kept payouts among the documents");
+            assert!(format12::store_journal_with_previous_hashes(&mut table).unwrap() >= 1);
         }
         txn.open_table(FORMAT).unwrap().insert(STAMP_KEY, 5).unwrap();
         txn.commit().unwrap();

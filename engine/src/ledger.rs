@@ -302,23 +302,22 @@ impl Books<'_, '_> {
         let prev_hash = self.store.journal_head()?.unwrap_or([0; 32]);
         self.assert_follows_journal(seq, prev_hash)?;
         // The transfer is encoded once: its bytes are hashed and, after the
-        // sequence number and the two hashes, make up the journal entry
-        // (postcard writes a struct as its fields in order and a byte array
-        // as its bytes), exactly `encode(&JournalEntry {..})`. Its id names
-        // the entry (`TransferRef`), so the transfer is stored once.
+        // sequence number and the hash, make up the journal entry (postcard
+        // writes a struct as its fields in order and a byte array as its
+        // bytes), exactly `encode(&JournalEntry {..})`. Its id names the
+        // entry (`TransferRef`), so the transfer is stored once.
         let transfer_bytes = encode(&transfer);
         debug_assert_decodes_to(&transfer, &transfer_bytes);
         let hash = chain_hash_bytes(&prev_hash, &transfer_bytes);
         self.store.set_journal_head(hash);
         self.store.set_journal_last(seq, hash);
-        let mut entry = Vec::with_capacity(transfer_bytes.len().saturating_add(10 + 64));
+        let mut entry = Vec::with_capacity(transfer_bytes.len().saturating_add(10 + 32));
         entry = postcard::to_extend(&seq, entry).expect("postcard encodes a u64");
-        entry.extend_from_slice(&prev_hash);
         entry.extend_from_slice(&hash);
         entry.extend_from_slice(&transfer_bytes);
         debug_assert_eq!(
             entry,
-            encode(&JournalEntry { seq, prev_hash, hash, transfer: transfer.clone() }),
+            encode(&JournalEntry { seq, hash, transfer: transfer.clone() }),
             "journal entry bytes"
         );
         self.store.put(keys::transfer(transfer.id), &TransferRef::of(&transfer));

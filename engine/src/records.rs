@@ -198,11 +198,14 @@ impl TransferRef {
 }
 
 /// One entry of the append-only journal: a committed transfer, numbered and
-/// chained to the entry before it by `hash = sha256(prev_hash || postcard(transfer))`.
+/// chained to the entry before it by `hash = sha256(previous || postcard(transfer))`,
+/// where `previous` is the entry before's `hash` (zeros for the first).
+/// Since format 13 that previous hash is not stored again in the entry:
+/// `sika verify` walks the chain from the first entry, and the writer
+/// keeps the newest hash (`journal_head`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JournalEntry {
     pub seq: u64,
-    pub prev_hash: [u8; 32],
     pub hash: [u8; 32],
     pub transfer: TransferRecord,
 }

@@ -295,10 +295,40 @@ fn timelines_as_format_5(url: &str) {
                 }
             }
             assert!(rewritten >= 2, "two payouts and their events: {rewritten}");
+            journal_as_format_12(&mut client);
         })
         .join()
         .unwrap();
     });
+}
+
+/// Stores the live stack's journal entries as formats 12 and earlier did,
+/// each with the hash of the entry before it.
+fn journal_as_format_12(client: &mut postgres::Client) {
+    use sika_engine::storage::{Space, decode, encode};
+    let rows = client
+        .query(
+            "SELECT key, value FROM sika_records WHERE stack = 'live' AND value IS NOT NULL \
+             AND get_byte(key, 0) = $1 ORDER BY key",
+            &[&i32::from(Space::Journal as u8)],
+        )
+        .unwrap();
+    assert!(!rows.is_empty(), "the stack has journal entries");
+    let mut prev_hash = [0; 32];
+    for row in rows {
+        let (key, value): (Vec<u8>, Vec<u8>) = (row.get(0), row.get(1));
+        let entry: sika_engine::JournalEntry = decode(&value).unwrap();
+        let hash = entry.hash;
+        let old = sika_engine::format::format12::JournalEntry {
+            seq: entry.seq,
+            prev_hash,
+            hash,
+            transfer: entry.transfer,
+        };
+        let statement = "UPDATE sika_records SET value = $1 WHERE stack = 'live' AND key = $2";
+        assert_eq!(client.execute(statement, &[&encode(&old), &key]).unwrap(), 1);
+        prev_hash = hash;
+    }
 }
 
 /// A stack format 5 wrote (the engine's records among the documents, no

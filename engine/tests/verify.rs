@@ -192,15 +192,28 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
     });
     assert_reports(&report, &format!("journal entry {seq} has a hash that does not match its content"));
 
-    // (b') The same, with the entry's hash rewritten to match: the next
-    // entry no longer chains to it.
+    // (b') The same, with the entry's hash rewritten to match (over the
+    // entry before's hash, which is no longer stored in it): the next entry
+    // no longer chains to it.
     let report = tamper(&ledger.path, "journal-rehashed", |table| {
+        let previous = (seq > 1).then(|| get::<JournalEntry>(table, &keys::journal(seq - 1)).hash);
         let mut entry: JournalEntry = get(table, &keys::journal(seq));
         entry.transfer.amount += 1;
-        entry.hash = chain_hash(&entry.prev_hash, &entry.transfer);
+        entry.hash = chain_hash(&previous.unwrap_or([0; 32]), &entry.transfer);
         put(table, &keys::journal(seq), &entry);
     });
-    assert_reports(&report, &format!("journal entry {} does not chain to the entry before it", seq + 1));
+    assert_reports(
+        &report,
+        &format!(
+            "journal entry {} has a hash that does not match its content and the entry before it",
+            seq + 1
+        ),
+    );
+    assert!(
+        !report.problems.iter().any(|p| p.starts_with(&format!("journal entry {seq} "))),
+        "the rehashed entry itself chains: {:?}",
+        report.problems
+    );
 
     // (c) The conversion an idempotency entry points at is gone.
     let report = tamper(&ledger.path, "conversion", |table| {
@@ -214,7 +227,13 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
         assert!(table.remove(keys::journal(seq).as_slice()).unwrap().is_some());
     });
     assert_reports(&report, &format!("journal entry {} found where {seq} was expected", seq + 1));
-    assert_reports(&report, &format!("journal entry {} does not chain", seq + 1));
+    assert_reports(
+        &report,
+        &format!(
+            "journal entry {} has a hash that does not match its content and the entry before it",
+            seq + 1
+        ),
+    );
 
     // (d') The last entry is deleted: the head and the counter disagree.
     let last = ledger.journal_length;
@@ -727,7 +746,10 @@ fn verify_checks_the_marks_that_balances_at_an_instant_start_from() {
 
 #[test]
 fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
-    use sika_engine::format::{balance_changes_link_back, balances_index_their_changes, format9};
+    use sika_engine::format::{
+        balance_changes_link_back, balances_index_their_changes, format9, format12,
+        journal_entries_leave_the_previous_hash,
+    };
     use sika_engine::storage::Space;
     let dir = tempfile::tempdir().unwrap();
     let ledger = build(dir.path());
@@ -769,8 +791,11 @@ fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
     let report = verify(&db).unwrap();
     assert_reports(&report, "but is not among its balance changes");
     let txn = db.begin_write().unwrap();
+    // Format 6's journal entries hold the hash of the entry before them.
+    format12::store_journal_with_previous_hashes(&mut txn.open_table(RECORDS).unwrap()).unwrap();
     balances_index_their_changes(&txn).unwrap();
     balance_changes_link_back(&txn).unwrap();
+    journal_entries_leave_the_previous_hash(&txn).unwrap();
     txn.commit().unwrap();
     assert_eq!(read_all(&db), written, "formats 7 and 10 write what the books wrote");
     let report = verify(&db).unwrap();
@@ -783,7 +808,9 @@ fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
 /// refuses a stored transfer its journal entry does not hold.
 #[test]
 fn format_11_stores_each_transfer_once_as_the_books_do() {
-    use sika_engine::format::{format10, transfers_name_their_entries};
+    use sika_engine::format::{
+        format10, format12, journal_entries_leave_the_previous_hash, transfers_name_their_entries,
+    };
     use sika_engine::storage::Space;
     let dir = tempfile::tempdir().unwrap();
     let ledger = build(dir.path());
@@ -797,6 +824,8 @@ fn format_11_stores_each_transfer_once_as_the_books_do() {
     assert_eq!(written.len() as u64, ledger.journal_length, "one reference per journal entry");
     let txn = db.begin_write().unwrap();
     let whole = format10::store_transfers_whole(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    // Format 10's journal entries hold the hash of the entry before them.
+    format12::store_journal_with_previous_hashes(&mut txn.open_table(RECORDS).unwrap()).unwrap();
     txn.commit().unwrap();
     assert_eq!(whole, written.len());
     let stored_whole = read_all(&db);
@@ -821,6 +850,7 @@ fn format_11_stores_each_transfer_once_as_the_books_do() {
 
     let txn = db.begin_write().unwrap();
     transfers_name_their_entries(&txn).unwrap();
+    journal_entries_leave_the_previous_hash(&txn).unwrap();
     txn.commit().unwrap();
     assert_eq!(read_all(&db), written, "the step writes what the books wrote");
     let report = verify(&db).unwrap();
@@ -843,4 +873,41 @@ fn verify_requires_each_transfers_id_to_name_its_journal_entry() {
         &report,
         &format!("transfer {} of journal entry {seq} is missing or differs", ledger.transfer.id),
     );
+}
+
+/// Format 13 stores a journal entry without the hash of the entry before
+/// it: the step turns each entry that held it into exactly the entry the
+/// books write now, and the books verify.
+#[test]
+fn format_13_stores_each_journal_entry_as_the_books_do() {
+    use sika_engine::format::{format12, journal_entries_leave_the_previous_hash};
+    use sika_engine::storage::Space;
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = build(dir.path());
+    let db = redb::Database::create(&ledger.path).unwrap();
+    let read_all = |db: &redb::Database| {
+        let txn = db.begin_read().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        scan(&table, Space::Journal).unwrap()
+    };
+    let written = read_all(&db);
+    assert_eq!(written.len() as u64, ledger.journal_length);
+    let txn = db.begin_write().unwrap();
+    let stored = format12::store_journal_with_previous_hashes(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(stored, written.len());
+    let old = read_all(&db);
+    for ((_, before), (_, now)) in old.iter().zip(&written) {
+        assert_eq!(before.len(), now.len() + 32, "format 12 held 32 bytes more per entry");
+    }
+    let chained: Vec<format12::JournalEntry> = old.iter().map(|(_, v)| decode(v).unwrap()).collect();
+    assert_eq!(chained[0].prev_hash, [0; 32]);
+    assert!(chained.windows(2).all(|pair| pair[1].prev_hash == pair[0].hash), "each held the hash before it");
+
+    let txn = db.begin_write().unwrap();
+    journal_entries_leave_the_previous_hash(&txn).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(read_all(&db), written, "the step writes what the books wrote");
+    let report = verify(&db).unwrap();
+    assert!(report.is_consistent(), "{:?}", report.problems);
 }

@@ -28,18 +28,20 @@
 //! and its holds still settle; and a request log that kept its order of
 //! writing in a table of its own (format 11 and earlier) is upgraded to
 //! format 12, where its entries are found and trimmed in the order of
-//! their ids.
+//! their ids; and every ledger laid out as an older format here holds
+//! journal entries with the hash of the entry before (formats 12 and
+//! earlier), which the upgrade to format 13 leaves out.
 
 use std::path::{Path, PathBuf};
 
 use crate::support::*;
 use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
-use sika_engine::format::{format5, format8, format9, format10};
+use sika_engine::format::{format5, format8, format9, format10, format12};
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 12;
+const FORMAT_VERSION: u32 = 13;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -379,8 +381,10 @@ fn store_jobs_as_format_1(path: &Path) -> usize {
             let format_1 = encode(&(job.id.clone(), job.due_at, Command::from(job.kind.clone())));
             table.insert(key.as_slice(), format_1.as_slice()).unwrap();
         }
-        // Format 1 wrote destinations as format 3 still did.
+        // Format 1 wrote destinations as format 3 still did, and journal
+        // entries as format 12 still did.
         store_destinations_as_format_3(&mut table);
+        format12::store_journal_with_previous_hashes(&mut table).unwrap();
         jobs.len()
     };
     txn.open_table(STAMP).unwrap().insert("format_version", 1).unwrap();
@@ -736,12 +740,16 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 }
 
 /// Lays a stopped node's ledger at `path` out as format `version` wrote
-/// it: `rewrite` changes its records (and says what it did), and the file
-/// is stamped `version`, all in one transaction.
+/// it: `rewrite` changes its records (and says what it did), its journal
+/// entries hold the hash of the entry before them (as formats 12 and
+/// earlier stored them), and the file is stamped `version`, all in one
+/// transaction.
 fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> R) -> R {
     let db = redb::Database::open(path).unwrap();
     let txn = db.begin_write().unwrap();
     let done = rewrite(&mut txn.open_table(RECORDS).unwrap());
+    assert!(version < 13, "format 13 is the first to store journal entries without the hash before");
+    format12::store_journal_with_previous_hashes(&mut txn.open_table(RECORDS).unwrap()).unwrap();
     txn.open_table(STAMP).unwrap().insert("format_version", version).unwrap();
     txn.commit().unwrap();
     done

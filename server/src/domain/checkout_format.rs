@@ -7,8 +7,8 @@ use redb::{ReadableTable, WriteTransaction};
 use sika_engine::EngineError;
 use sika_engine::format::{
     Steps, balance_changes_link_back, balances_index_their_changes, collections_join_groups,
-    destinations_hold_bank_codes, jobs_hold_kinds, payout_events_hold_marks, records_leave_documents,
-    stamp_only, transfers_name_their_entries,
+    destinations_hold_bank_codes, jobs_hold_kinds, journal_entries_leave_the_previous_hash,
+    payout_events_hold_marks, records_leave_documents, stamp_only, transfers_name_their_entries,
 };
 use sika_engine::storage::{RECORDS, keys, prefix_end};
 
@@ -30,6 +30,7 @@ pub const LEDGER_STEPS: Steps = [
     balance_changes_link_back,
     transfers_name_their_entries,
     stamp_only,
+    journal_entries_leave_the_previous_hash,
 ];
 
 /// Format 3 to 4 of a ledger: each checkout session's collection joins its
