@@ -62,9 +62,10 @@ pub fn new_ordered_id(prefix: &str) -> String {
 /// false when it would overflow, leaving `digits` unspecified.
 fn count_up(digits: &mut [u8; RANDOM_LEN], mut step: u64) -> bool {
     for digit in digits.iter_mut().rev() {
-        let sum = u64::from(*digit) + step % 62;
+        // At most 61 + 61, and u64::MAX / 62 + 1: neither can overflow.
+        let sum = u64::from(*digit).saturating_add(step % 62);
         *digit = (sum % 62) as u8;
-        step = step / 62 + sum / 62;
+        step = (step / 62).saturating_add(sum / 62);
         if step == 0 {
             return true;
         }
