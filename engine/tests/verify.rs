@@ -183,38 +183,7 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
     assert_reports(&report, &format!("account {} stores totals", ledger.account_id));
     assert!(report.summary().starts_with("INCONSISTENT"), "{}", report.summary());
 
-    // (b) A journal entry's amount is changed: its hash no longer matches.
     let seq = ledger.transfer.journal_seq;
-    let report = tamper(&ledger.path, "journal-amount", |table| {
-        let mut entry: JournalEntry = get(table, &keys::journal(seq));
-        entry.transfer.amount += 1;
-        put(table, &keys::journal(seq), &entry);
-    });
-    assert_reports(&report, &format!("journal entry {seq} has a hash that does not match its content"));
-
-    // (b') The same, with the entry's hash rewritten to match (over the
-    // entry before's hash, which is no longer stored in it): the next entry
-    // no longer chains to it.
-    let report = tamper(&ledger.path, "journal-rehashed", |table| {
-        let previous = (seq > 1).then(|| get::<JournalEntry>(table, &keys::journal(seq - 1)).hash);
-        let mut entry: JournalEntry = get(table, &keys::journal(seq));
-        entry.transfer.amount += 1;
-        entry.hash = chain_hash(&previous.unwrap_or([0; 32]), &entry.transfer);
-        put(table, &keys::journal(seq), &entry);
-    });
-    assert_reports(
-        &report,
-        &format!(
-            "journal entry {} has a hash that does not match its content and the entry before it",
-            seq + 1
-        ),
-    );
-    assert!(
-        !report.problems.iter().any(|p| p.starts_with(&format!("journal entry {seq} "))),
-        "the rehashed entry itself chains: {:?}",
-        report.problems
-    );
-
     // (c) The conversion an idempotency entry points at is gone.
     let report = tamper(&ledger.path, "conversion", |table| {
         assert!(table.remove(keys::conversion(&ledger.conversion_id).as_slice()).unwrap().is_some());
@@ -262,6 +231,46 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
     let report = verify(&*engine.database().expect("the database")).expect("verify");
     assert!(report.is_consistent(), "{:?}", report.problems);
     engine.shutdown();
+}
+
+/// The journal is a hash chain walked from its first entry: a changed
+/// transfer breaks its own entry, and a hash rewritten to match (over the
+/// entry before's, which is not stored in the entry) breaks the next one.
+#[test]
+fn verify_walks_the_journals_hash_chain_from_its_first_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = build(dir.path());
+    let seq = ledger.transfer.journal_seq;
+    // (b) A journal entry's amount is changed: its hash no longer matches.
+    let report = tamper(&ledger.path, "journal-amount", |table| {
+        let mut entry: JournalEntry = get(table, &keys::journal(seq));
+        entry.transfer.amount += 1;
+        put(table, &keys::journal(seq), &entry);
+    });
+    assert_reports(&report, &format!("journal entry {seq} has a hash that does not match its content"));
+
+    // (b') The same, with the entry's hash rewritten to match (over the
+    // entry before's hash, which is no longer stored in it): the next entry
+    // no longer chains to it.
+    let report = tamper(&ledger.path, "journal-rehashed", |table| {
+        let previous = (seq > 1).then(|| get::<JournalEntry>(table, &keys::journal(seq - 1)).hash);
+        let mut entry: JournalEntry = get(table, &keys::journal(seq));
+        entry.transfer.amount += 1;
+        entry.hash = chain_hash(&previous.unwrap_or([0; 32]), &entry.transfer);
+        put(table, &keys::journal(seq), &entry);
+    });
+    assert_reports(
+        &report,
+        &format!(
+            "journal entry {} has a hash that does not match its content and the entry before it",
+            seq + 1
+        ),
+    );
+    assert!(
+        !report.problems.iter().any(|p| p.starts_with(&format!("journal entry {seq} "))),
+        "the rehashed entry itself chains: {:?}",
+        report.problems
+    );
 }
 
 /// A collection of `org_a` in `group` (toward `target`), made and, when
