@@ -818,6 +818,31 @@ impl Snapshot {
         Ok(out)
     }
 
+    /// The heads (number and organization) of up to `limit` events after
+    /// event `after`, in order: without decoding a payload or a payout.
+    pub fn event_heads_after(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<crate::events::EventHead>, EngineError> {
+        let start = keys::event(after.saturating_add(1));
+        let end = prefix_end(&keys::space(crate::storage::Space::Event));
+        let mut out = Vec::new();
+        for entry in self.range(&start, &end, false)?.take(limit) {
+            out.push(crate::events::decode_event_head(&entry?.1, |id| {
+                self.with_raw(&keys::payout(id), |bytes| {
+                    bytes.map(crate::events::payout_organization).transpose()
+                })?
+            })?);
+        }
+        Ok(out)
+    }
+
+    /// Event number `seq`, whole.
+    pub fn event_at(&self, seq: u64) -> Result<Option<EventRecord>, EngineError> {
+        self.with_raw(&keys::event(seq), |bytes| bytes.map(|b| self.decode_event(b)).transpose())?
+    }
+
     /// An event as stored, a payout's event with the payout as it stood
     /// (`events::decode_event`).
     fn decode_event(&self, bytes: &[u8]) -> Result<EventRecord, EngineError> {

@@ -194,6 +194,39 @@ pub fn decode_event(
     Ok(EventRecord { seq, id, organization, kind, payload, created_at })
 }
 
+/// An event's number and organization, without its payload: enough for a
+/// reader to tell whether the event concerns anyone it serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventHead {
+    pub seq: u64,
+    pub organization: String,
+}
+
+/// The head of a stored event. A payout's event leaves its organization
+/// empty (`encode_payout_event`): `payout_organization` reads the payout's.
+pub fn decode_event_head(
+    bytes: &[u8],
+    payout_organization: impl FnOnce(&str) -> Result<Option<String>, EngineError>,
+) -> Result<EventHead, EngineError> {
+    let ((seq, id, organization, _kind), rest) = take::<(u64, String, String, String)>(bytes)?;
+    let (tag, after_tag) = take::<u32>(rest)?;
+    if tag != PAYOUT_MARK {
+        return Ok(EventHead { seq, organization });
+    }
+    let (mark, _) = take::<PayoutMark>(after_tag)?;
+    let organization = payout_organization(&mark.id)?.ok_or_else(|| {
+        EngineError::Corrupt(format!("event {id} names payout {}, which is not stored", mark.id))
+    })?;
+    Ok(EventHead { seq, organization })
+}
+
+/// A stored payout's organization, from its first two fields alone (its
+/// id, then its organization: postcard writes a struct's fields in order).
+pub fn payout_organization(bytes: &[u8]) -> Result<String, EngineError> {
+    let ((_id, organization), _) = take::<(String, String)>(bytes)?;
+    Ok(organization)
+}
+
 #[cfg(test)]
 mod tests {
     use super::EventKind;
@@ -310,5 +343,22 @@ mod tests {
         shorter.timeline.pop();
         let earlier = decode_event(&bytes, |_| Ok(Some(shorter.clone())));
         assert!(matches!(earlier, Err(crate::error::EngineError::Corrupt(_))), "{earlier:?}");
+
+        // Its head names the payout's organization, read from the payout's
+        // first fields; a whole event's head reads no payout.
+        use super::{EventHead, decode_event_head, payout_organization};
+        let stored = crate::storage::encode(&reversed);
+        assert_eq!(payout_organization(&stored).unwrap(), "org_1");
+        let head = decode_event_head(&bytes, |id| {
+            assert_eq!(id, "pay_ghs_1");
+            payout_organization(&stored).map(Some)
+        });
+        assert_eq!(head.unwrap(), EventHead { seq: 7, organization: "org_1".into() });
+        let head = decode_event_head(&whole, |_| panic!("a whole event's head reads no payout"));
+        assert_eq!(head.unwrap(), EventHead { seq: 7, organization: "org_1".into() });
+        assert!(matches!(
+            decode_event_head(&bytes, |_| Ok(None)),
+            Err(crate::error::EngineError::Corrupt(_))
+        ));
     }
 }
