@@ -527,6 +527,9 @@ pub mod format12 {
     use crate::records::TransferRecord;
     use crate::storage::{Space, decode, encode, scan};
 
+    /// A stored record: its key and its value.
+    pub type Record = (Vec<u8>, Vec<u8>);
+
     /// A journal entry with the hash of the entry before it.
     #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
     pub struct JournalEntry {
@@ -543,22 +546,33 @@ pub mod format12 {
         }
     }
 
-    /// Stores the journal of a current ledger as format 12 and earlier did,
-    /// each entry with the hash of the one before; returns how many it
-    /// rewrote.
+    /// The stored journal entries of a current ledger (keys and values, in
+    /// journal order) as format 12 and earlier stored them, each with the
+    /// hash of the one before.
+    pub fn with_previous_hashes(current: Vec<Record>) -> Result<Vec<Record>, EngineError> {
+        let mut prev_hash = [0; 32];
+        current
+            .into_iter()
+            .map(|(key, value)| {
+                let entry: crate::records::JournalEntry = decode(&value)?;
+                let hash = entry.hash;
+                let old = JournalEntry { seq: entry.seq, prev_hash, hash, transfer: entry.transfer };
+                prev_hash = hash;
+                Ok((key, encode(&old)))
+            })
+            .collect()
+    }
+
+    /// Stores the journal of a current ledger as format 12 and earlier did
+    /// (`with_previous_hashes`); returns how many entries it rewrote.
     pub fn store_journal_with_previous_hashes(
         table: &mut redb::Table<&[u8], &[u8]>,
     ) -> Result<usize, EngineError> {
-        let current = scan(&*table, Space::Journal)?;
-        let mut prev_hash = [0; 32];
-        for (key, value) in &current {
-            let entry: crate::records::JournalEntry = decode(value)?;
-            let hash = entry.hash;
-            let old = JournalEntry { seq: entry.seq, prev_hash, hash, transfer: entry.transfer };
-            table.insert(key.as_slice(), encode(&old).as_slice())?;
-            prev_hash = hash;
+        let old = with_previous_hashes(scan(&*table, Space::Journal)?)?;
+        for (key, value) in &old {
+            table.insert(key.as_slice(), value.as_slice())?;
         }
-        Ok(current.len())
+        Ok(old.len())
     }
 }
 

@@ -305,7 +305,7 @@ fn timelines_as_format_5(url: &str) {
 /// Stores the live stack's journal entries as formats 12 and earlier did,
 /// each with the hash of the entry before it.
 fn journal_as_format_12(client: &mut postgres::Client) {
-    use sika_engine::storage::{Space, decode, encode};
+    use sika_engine::storage::Space;
     let rows = client
         .query(
             "SELECT key, value FROM sika_records WHERE stack = 'live' AND value IS NOT NULL \
@@ -314,20 +314,10 @@ fn journal_as_format_12(client: &mut postgres::Client) {
         )
         .unwrap();
     assert!(!rows.is_empty(), "the stack has journal entries");
-    let mut prev_hash = [0; 32];
-    for row in rows {
-        let (key, value): (Vec<u8>, Vec<u8>) = (row.get(0), row.get(1));
-        let entry: sika_engine::JournalEntry = decode(&value).unwrap();
-        let hash = entry.hash;
-        let old = sika_engine::format::format12::JournalEntry {
-            seq: entry.seq,
-            prev_hash,
-            hash,
-            transfer: entry.transfer,
-        };
+    let current = rows.iter().map(|row| (row.get(0), row.get(1))).collect();
+    for (key, old) in sika_engine::format::format12::with_previous_hashes(current).unwrap() {
         let statement = "UPDATE sika_records SET value = $1 WHERE stack = 'live' AND key = $2";
-        assert_eq!(client.execute(statement, &[&encode(&old), &key]).unwrap(), 1);
-        prev_hash = hash;
+        assert_eq!(client.execute(statement, &[&old, &key]).unwrap(), 1);
     }
 }
 
