@@ -153,6 +153,12 @@ fn put<T: serde::Serialize>(table: &mut Table, key: &[u8], value: &T) {
     table.insert(key, encode(value).as_slice()).unwrap();
 }
 
+/// Every record of `space` in a closed ledger, in key order.
+fn stored(db: &redb::Database, space: sika_engine::storage::Space) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let txn = db.begin_read().unwrap();
+    scan(&txn.open_table(RECORDS).unwrap(), space).unwrap()
+}
+
 fn assert_reports(report: &Report, needle: &str) {
     assert!(
         report.problems.iter().any(|p| p.contains(needle)),
@@ -764,15 +770,8 @@ fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
     let ledger = build(dir.path());
     let db = redb::Database::create(&ledger.path).unwrap();
     let spaces = [Space::BalanceChange, Space::BalanceMark, Space::BalanceHead];
-    let read_all = |db: &redb::Database| {
-        let txn = db.begin_write().unwrap();
-        let table = txn.open_table(RECORDS).unwrap();
-        let mut all: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        for space in spaces {
-            all.extend(scan(&table, space).unwrap());
-        }
-        all
-    };
+    let read_all =
+        |db: &redb::Database| spaces.iter().flat_map(|space| stored(db, *space)).collect::<Vec<_>>();
     let written = read_all(&db);
     assert!(written.len() >= 8, "the books indexed the deposits and the conversion: {written:?}");
     // A format 9 ledger: the same changes keyed by account first.
@@ -824,11 +823,7 @@ fn format_11_stores_each_transfer_once_as_the_books_do() {
     let dir = tempfile::tempdir().unwrap();
     let ledger = build(dir.path());
     let db = redb::Database::create(&ledger.path).unwrap();
-    let read_all = |db: &redb::Database| {
-        let txn = db.begin_read().unwrap();
-        let table = txn.open_table(RECORDS).unwrap();
-        scan(&table, Space::Transfer).unwrap()
-    };
+    let read_all = |db: &redb::Database| stored(db, Space::Transfer);
     let written = read_all(&db);
     assert_eq!(written.len() as u64, ledger.journal_length, "one reference per journal entry");
     let txn = db.begin_write().unwrap();
@@ -894,11 +889,7 @@ fn format_13_stores_each_journal_entry_as_the_books_do() {
     let dir = tempfile::tempdir().unwrap();
     let ledger = build(dir.path());
     let db = redb::Database::create(&ledger.path).unwrap();
-    let read_all = |db: &redb::Database| {
-        let txn = db.begin_read().unwrap();
-        let table = txn.open_table(RECORDS).unwrap();
-        scan(&table, Space::Journal).unwrap()
-    };
+    let read_all = |db: &redb::Database| stored(db, Space::Journal);
     let written = read_all(&db);
     assert_eq!(written.len() as u64, ledger.journal_length);
     let txn = db.begin_write().unwrap();

@@ -1043,26 +1043,9 @@ const REQUESTS: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new(
 /// Format 11's table of a request log's order of writing.
 const REQUEST_ORDER: redb::TableDefinition<u64, &str> = redb::TableDefinition::new("order");
 
-/// Whether the operator finds request `id` in the log.
-async fn in_request_log(api: &Api, node: &Node, id: &str) -> bool {
-    let r = api.get(&node.admin_url(&format!("/admin/v1/requests/{id}")), &node.creds.admin_token).await;
-    assert!(r.status == 200 || r.status == 404, "{}", r.text);
-    r.status == 200
-}
-
-async fn logged_account_reads(api: &Api, node: &Node, n: usize) -> Vec<String> {
-    let mut ids = Vec::new();
-    for _ in 0..n {
-        let r = api.get(&node.sandbox_url("/v1/accounts"), &node.creds.sandbox_key).await;
-        r.expect(200);
-        ids.push(r.request_id());
-    }
-    ids
-}
-
 /// Format 11 kept a request log's order of writing in a table of its own;
 /// format 12 drops it and keeps the entries in the order of their ids,
-/// which begin with their time. A format 11 log's entries are still found
+/// which are made in order. A format 11 log's entries are still found
 /// after the upgrade, and they are the first to go when the log is trimmed.
 #[tokio::test]
 async fn a_format_11_request_logs_entries_are_found_and_trimmed_oldest_first_after_the_upgrade() {
@@ -1070,7 +1053,7 @@ async fn a_format_11_request_logs_entries_are_found_and_trimmed_oldest_first_aft
     let retention = [("SIKA_REQUEST_LOG_RETENTION", "5")];
     let mut node = Node::start_with_env(Options::unthrottled(), &retention);
     let api = Api::new();
-    let before = logged_account_reads(&api, &node, 3).await;
+    let before = logged_reads(&api, &node, &node.creds.sandbox_key, 3).await;
     node.stop();
 
     let path = node.data_dir().join("sandbox-requests.redb");
@@ -1096,22 +1079,21 @@ async fn a_format_11_request_logs_entries_are_found_and_trimmed_oldest_first_aft
 
     node.restart(&Options::unthrottled(), &retention);
     for id in &before {
-        assert!(in_request_log(&api, &node, id).await, "{id} is found after the upgrade");
+        assert!(in_log(&api, &node, id).await, "{id} is found after the upgrade");
     }
     // Four more reads of this organization: the oldest of its 7 go first.
-    let after = logged_account_reads(&api, &node, 4).await;
+    let after = logged_reads(&api, &node, &node.creds.sandbox_key, 4).await;
     let newest = after.last().unwrap().clone();
     eventually(
         "the newest read written and the oldest two trimmed",
         std::time::Duration::from_secs(10),
         || async {
-            (in_request_log(&api, &node, &newest).await && !in_request_log(&api, &node, &before[1]).await)
-                .then_some(())
+            (in_log(&api, &node, &newest).await && !in_log(&api, &node, &before[1]).await).then_some(())
         },
     )
     .await;
-    assert!(!in_request_log(&api, &node, &before[0]).await, "the oldest entry went first");
-    assert!(in_request_log(&api, &node, &before[2]).await, "the third of five newest stays");
+    assert!(!in_log(&api, &node, &before[0]).await, "the oldest entry went first");
+    assert!(in_log(&api, &node, &before[2]).await, "the third of five newest stays");
     node.stop_and_verify();
 
     assert_eq!(stamp(&path), Some(FORMAT_VERSION));

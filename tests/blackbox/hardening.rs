@@ -599,24 +599,6 @@ async fn a_full_disk_answers_503_and_writing_resumes_once_space_returns() {
     verify_dir(&data);
 }
 
-/// The request ids of `n` authenticated reads by `key`.
-async fn logged_reads(api: &Api, node: &Node, key: &str, n: usize) -> Vec<String> {
-    let mut ids = Vec::new();
-    for _ in 0..n {
-        let r = api.get(&node.sandbox_url("/v1/accounts"), key).await;
-        r.expect(200);
-        ids.push(r.request_id());
-    }
-    ids
-}
-
-/// Whether the operator finds request `id` in the log.
-async fn in_log(api: &Api, node: &Node, id: &str) -> bool {
-    let r = api.get(&node.admin_url(&format!("/admin/v1/requests/{id}")), &node.creds.admin_token).await;
-    assert!(r.status == 200 || r.status == 404, "{}", r.text);
-    r.status == 200
-}
-
 /// Issue 16.10: the request log keeps a count per organization and an age.
 /// With 5 entries kept per organization, A's 40 requests leave B's three in
 /// the log and keep A's newest five; and past the maximum age, entries go

@@ -723,6 +723,24 @@ pub fn check(method: &str, url: &str, resp: &Resp) {
     }
 }
 
+/// The request ids of `n` authenticated reads by `key`.
+pub async fn logged_reads(api: &Api, node: &Node, key: &str, n: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    for _ in 0..n {
+        let r = api.get(&node.sandbox_url("/v1/accounts"), key).await;
+        r.expect(200);
+        ids.push(r.request_id());
+    }
+    ids
+}
+
+/// Whether the operator finds request `id` in the log.
+pub async fn in_log(api: &Api, node: &Node, id: &str) -> bool {
+    let r = api.get(&node.admin_url(&format!("/admin/v1/requests/{id}")), &node.creds.admin_token).await;
+    assert!(r.status == 200 || r.status == 404, "{}", r.text);
+    r.status == 200
+}
+
 /// Organization B: a new organization whose owner makes a sandbox key;
 /// returns (session, key).
 pub async fn organization_b(api: &Api, node: &Node) -> (String, String) {
