@@ -39,6 +39,10 @@
 //! there), and a stamp alone for the ledgers and the identity database.
 //! Format 13 stores a journal entry without the hash of the entry before
 //! it, which is that entry's own (`journal_entries_leave_the_previous_hash`).
+//! Format 14 stores a journal entry compactly: its transfer's accounts by
+//! number or system kind rather than as their ids' text, and the entry's
+//! number once (`journal_entries_name_accounts_by_number`); the hash still
+//! covers the transfer as before.
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -57,7 +61,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 13;
+pub const FORMAT_VERSION: u32 = 14;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -514,8 +518,65 @@ pub fn journal_entries_leave_the_previous_hash(txn: &redb::WriteTransaction) -> 
     let start = keys::space(Space::Journal);
     rewrite_range(txn, &start, &prefix_end(&start), |_, bytes| {
         let entry: format12::JournalEntry = decode(bytes)?;
+        Ok(Some(encode(&format13::JournalEntry::from(entry.current()))))
+    })
+}
+
+/// Format 13 to 14 of a ledger: each journal entry held its transfer as
+/// `TransferRecord` encodes it, both accounts' ids as text (an
+/// organization's is its currency and number, a system account's its kind
+/// and currency) and the entry's number a second time. Each entry is
+/// written again as the books write it now (`JournalEntry`'s stored
+/// shape), `REWRITE_BATCH_MAX` at a time. The transfer reads back exactly
+/// as before, so every hash still holds.
+pub fn journal_entries_name_accounts_by_number(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    let start = keys::space(Space::Journal);
+    rewrite_range(txn, &start, &prefix_end(&start), |_, bytes| {
+        let entry: format13::JournalEntry = decode(bytes)?;
         Ok(Some(encode(&entry.current())))
     })
+}
+
+/// Journal entries as format 13 stored them, for its step's output, format
+/// 14's step and its tests.
+pub mod format13 {
+    use serde::{Deserialize, Serialize};
+
+    use crate::error::EngineError;
+    use crate::records::TransferRecord;
+    use crate::storage::{Space, decode, encode, scan};
+
+    /// A journal entry with its transfer as `TransferRecord` encodes it.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct JournalEntry {
+        pub seq: u64,
+        pub hash: [u8; 32],
+        pub transfer: TransferRecord,
+    }
+
+    impl From<crate::records::JournalEntry> for JournalEntry {
+        fn from(entry: crate::records::JournalEntry) -> JournalEntry {
+            JournalEntry { seq: entry.seq, hash: entry.hash, transfer: entry.transfer }
+        }
+    }
+
+    impl JournalEntry {
+        /// The entry as the books hold it now.
+        pub fn current(self) -> crate::records::JournalEntry {
+            crate::records::JournalEntry { seq: self.seq, hash: self.hash, transfer: self.transfer }
+        }
+    }
+
+    /// Stores the journal of a current ledger as format 13 did; returns
+    /// how many entries it rewrote.
+    pub fn store_journal_as_format_13(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        let current = scan(&*table, Space::Journal)?;
+        for (key, value) in &current {
+            let entry: crate::records::JournalEntry = decode(value)?;
+            table.insert(key.as_slice(), encode(&JournalEntry::from(entry)).as_slice())?;
+        }
+        Ok(current.len())
+    }
 }
 
 /// Journal entries as formats 12 and earlier stored them, for the steps
@@ -1028,6 +1089,7 @@ pub const LEDGER_STEPS: Steps = [
     transfers_name_their_entries,
     stamp_only,
     journal_entries_leave_the_previous_hash,
+    journal_entries_name_accounts_by_number,
 ];
 
 /// What a file's stamp says before any upgrade.

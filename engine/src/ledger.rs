@@ -34,7 +34,7 @@ pub enum TransferSpec {
 }
 
 pub fn system_account_id(kind: SystemAccount, currency: &str) -> String {
-    format!("sys_{}_{}", kind.name(), currency)
+    kind.account_id(currency)
 }
 
 impl Books<'_, '_> {
@@ -59,7 +59,12 @@ impl Books<'_, '_> {
                 }
                 let number = self.counter_next(Counter::AccountNumber, ACCOUNT_NUMBER_FIRST)?;
                 let owner = AccountOwner::Organization(organization.clone());
-                let record = AccountRecord::opened(format!("{currency}{number}"), owner, currency, self.now);
+                let record = AccountRecord::opened(
+                    organization_account_id(currency, number),
+                    owner,
+                    currency,
+                    self.now,
+                );
                 self.store.put(index_key, &record.id);
                 self.save(record.clone());
                 Ok(record)
@@ -301,25 +306,18 @@ impl Books<'_, '_> {
         transfer.journal_seq = seq;
         let prev_hash = self.store.journal_head()?.unwrap_or([0; 32]);
         self.assert_follows_journal(seq, prev_hash)?;
-        // The transfer is encoded once: its bytes are hashed and, after the
-        // sequence number and the hash, make up the journal entry (postcard
-        // writes a struct as its fields in order and a byte array as its
-        // bytes), exactly `encode(&JournalEntry {..})`. Its id names the
-        // entry (`TransferRef`), so the transfer is stored once.
+        // The hash covers the transfer as `TransferRecord` encodes it; the
+        // entry stores it compactly (`JournalEntry::encode`). Its id names
+        // the entry (`TransferRef`), so the transfer is stored once.
         let transfer_bytes = encode(&transfer);
         debug_assert_decodes_to(&transfer, &transfer_bytes);
         let hash = chain_hash_bytes(&prev_hash, &transfer_bytes);
         self.store.set_journal_head(hash);
         self.store.set_journal_last(seq, hash);
-        let mut entry = Vec::with_capacity(transfer_bytes.len().saturating_add(10 + 32));
-        entry = postcard::to_extend(&seq, entry).expect("postcard encodes a u64");
-        entry.extend_from_slice(&hash);
-        entry.extend_from_slice(&transfer_bytes);
-        debug_assert_eq!(
-            entry,
-            encode(&JournalEntry { seq, hash, transfer: transfer.clone() }),
-            "journal entry bytes"
-        );
+        let entry = JournalEntry::encode(seq, hash, &transfer);
+        if cfg!(debug_assertions) {
+            debug_assert_decodes_to(&JournalEntry { seq, hash, transfer: transfer.clone() }, &entry);
+        }
         self.store.put(keys::transfer(transfer.id), &TransferRef::of(&transfer));
         self.store.put_raw(keys::journal(seq), entry);
         Ok(transfer)

@@ -5,6 +5,8 @@
 //! Timestamps are stored as milliseconds since the Unix epoch; amounts as
 //! `i128` minor units of the record's currency.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
@@ -41,6 +43,11 @@ impl SystemAccount {
             SystemAccount::FeeRevenue => "fee_revenue",
             SystemAccount::FxDesk => "fx_desk",
         }
+    }
+
+    /// The id of this system account in `currency`.
+    pub fn account_id(self, currency: &str) -> String {
+        format!("sys_{}_{}", self.name(), currency)
     }
 }
 
@@ -202,12 +209,151 @@ impl TransferRef {
 /// where `previous` is the entry before's `hash` (zeros for the first).
 /// Since format 13 that previous hash is not stored again in the entry:
 /// `sika verify` walks the chain from the first entry, and the writer
-/// keeps the newest hash (`journal_head`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// keeps the newest hash (`journal_head`). Since format 14 the entry is
+/// stored compactly (`StoredEntry`); the hash still covers the transfer as
+/// this type encodes it, so what `verify` proves is unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JournalEntry {
     pub seq: u64,
     pub hash: [u8; 32],
     pub transfer: TransferRecord,
+}
+
+impl JournalEntry {
+    /// The stored bytes of the entry `seq` holding `transfer`, without
+    /// cloning it: `encode(&JournalEntry { seq, hash, transfer })`.
+    pub fn encode(seq: u64, hash: [u8; 32], transfer: &TransferRecord) -> Vec<u8> {
+        postcard::to_allocvec(&StoredEntry::of(seq, hash, transfer))
+            .expect("postcard encodes a journal entry")
+    }
+}
+
+impl Serialize for JournalEntry {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        StoredEntry::of(self.seq, self.hash, &self.transfer).serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for JournalEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        StoredEntry::deserialize(deserializer).map(StoredEntry::into_entry)
+    }
+}
+
+/// A journal entry as format 14 stores it: the transfer's fields after the
+/// number and the hash, its two accounts by number or system kind (their
+/// ids are spelled from those and the currency, `StoredAccount`), and its
+/// `journal_seq` only in the entry's `seq`. Every transfer reads back
+/// exactly as written: an id of another shape is kept as text, and a
+/// `journal_seq` other than the entry's is kept beside it.
+#[derive(Serialize, Deserialize)]
+struct StoredEntry<'a> {
+    seq: u64,
+    hash: [u8; 32],
+    id: TransferId,
+    kind: TransferKind,
+    #[serde(borrow)]
+    debit: StoredAccount<'a>,
+    #[serde(borrow)]
+    credit: StoredAccount<'a>,
+    #[serde(borrow)]
+    currency: Cow<'a, str>,
+    amount: i128,
+    #[serde(borrow)]
+    memo: Cow<'a, str>,
+    created_at: TimestampMs,
+    pending_state: Option<PendingState>,
+    /// The transfer's `journal_seq` when it is not `seq` (the books never
+    /// write such an entry).
+    other_journal_seq: Option<u64>,
+}
+
+impl<'a> StoredEntry<'a> {
+    fn of(seq: u64, hash: [u8; 32], transfer: &'a TransferRecord) -> StoredEntry<'a> {
+        let currency = transfer.currency.as_str();
+        StoredEntry {
+            seq,
+            hash,
+            id: transfer.id,
+            kind: transfer.kind.clone(),
+            debit: StoredAccount::of(&transfer.debit_account, currency),
+            credit: StoredAccount::of(&transfer.credit_account, currency),
+            currency: Cow::Borrowed(currency),
+            amount: transfer.amount,
+            memo: Cow::Borrowed(&transfer.memo),
+            created_at: transfer.created_at,
+            pending_state: transfer.pending_state,
+            other_journal_seq: (transfer.journal_seq != seq).then_some(transfer.journal_seq),
+        }
+    }
+
+    fn into_entry(self) -> JournalEntry {
+        let currency = self.currency.into_owned();
+        let transfer = TransferRecord {
+            id: self.id,
+            kind: self.kind,
+            debit_account: self.debit.id(&currency),
+            credit_account: self.credit.id(&currency),
+            amount: self.amount,
+            memo: self.memo.into_owned(),
+            created_at: self.created_at,
+            pending_state: self.pending_state,
+            journal_seq: self.other_journal_seq.unwrap_or(self.seq),
+            currency,
+        };
+        JournalEntry { seq: self.seq, hash: self.hash, transfer }
+    }
+}
+
+/// An account as a stored journal entry names it.
+#[derive(Serialize, Deserialize)]
+enum StoredAccount<'a> {
+    /// An organization account: its id is the currency and this number
+    /// (`organization_account_id`).
+    Numbered(u64),
+    /// A system account: its id is `SystemAccount::account_id`.
+    System(SystemAccount),
+    /// An id of any other shape, as it is.
+    Named(#[serde(borrow)] Cow<'a, str>),
+}
+
+impl<'a> StoredAccount<'a> {
+    fn of(id: &'a str, currency: &str) -> StoredAccount<'a> {
+        if let Some(number) = id.strip_prefix(currency).and_then(canonical_number) {
+            return StoredAccount::Numbered(number);
+        }
+        let kind = id.strip_prefix("sys_").and_then(|rest| rest.strip_suffix(currency)).and_then(|rest| {
+            let name = rest.strip_suffix('_')?;
+            SystemAccount::ALL.into_iter().find(|kind| kind.name() == name)
+        });
+        match kind {
+            Some(kind) => StoredAccount::System(kind),
+            None => StoredAccount::Named(Cow::Borrowed(id)),
+        }
+    }
+
+    fn id(self, currency: &str) -> String {
+        match self {
+            StoredAccount::Numbered(number) => organization_account_id(currency, number),
+            StoredAccount::System(kind) => kind.account_id(currency),
+            StoredAccount::Named(id) => id.into_owned(),
+        }
+    }
+}
+
+/// The number `digits` spell when they are exactly how `u64` prints it
+/// (so spelling it again gives the same text).
+fn canonical_number(digits: &str) -> Option<u64> {
+    let leading_zero = digits.len() > 1 && digits.starts_with('0');
+    if digits.is_empty() || leading_zero || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// The id of an organization's account numbered `number` in `currency`.
+pub fn organization_account_id(currency: &str, number: u64) -> String {
+    format!("{currency}{number}")
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -820,6 +966,69 @@ pub struct Job {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn journal_entry(debit: &str, credit: &str, currency: &str, journal_seq: u64) -> JournalEntry {
+        let transfer = TransferRecord {
+            id: 41,
+            kind: TransferKind::PostPending(40),
+            debit_account: debit.into(),
+            credit_account: credit.into(),
+            currency: currency.into(),
+            amount: 12_345,
+            memo: "payout po_1 delivered".into(),
+            created_at: 1_700_000_000_000,
+            pending_state: None,
+            journal_seq,
+        };
+        JournalEntry { seq: 77, hash: [9; 32], transfer }
+    }
+
+    fn stored_account(id: &str, currency: &str) -> String {
+        match StoredAccount::of(id, currency) {
+            StoredAccount::Numbered(n) => format!("number {n}"),
+            StoredAccount::System(kind) => format!("system {}", kind.name()),
+            StoredAccount::Named(id) => format!("text {id}"),
+        }
+    }
+
+    /// The books' ids are stored as numbers and kinds; an id of any other
+    /// shape (which no format wrote, but a hand-edited or future ledger
+    /// could hold) is kept as text, so every entry reads back exactly.
+    #[test]
+    fn journal_entries_store_account_ids_compactly_and_read_back_exactly() {
+        assert_eq!(stored_account("NGN1000000001", "NGN"), "number 1000000001");
+        assert_eq!(stored_account("sys_rail_clearing_NGN", "NGN"), "system rail_clearing");
+        assert_eq!(stored_account("sys_world_GHS", "GHS"), "system world");
+        for (id, currency) in [
+            ("NGN01000000001", "NGN"),
+            ("NGN+1", "NGN"),
+            ("NGN", "NGN"),
+            ("GHS1000000001", "NGN"),
+            ("NGN99999999999999999999999", "NGN"),
+            ("sys_world_GHS", "NGN"),
+            ("sys_worldNGN", "NGN"),
+            ("sys_moon_NGN", "NGN"),
+            ("acc_7", "NGN"),
+        ] {
+            assert_eq!(stored_account(id, currency), format!("text {id}"), "{id} in {currency}");
+        }
+        let cases = [
+            journal_entry("NGN1000000001", "sys_world_NGN", "NGN", 77),
+            journal_entry("sys_fx_desk_USDC", "USDC1000000002", "USDC", 77),
+            journal_entry("NGN01", "acc_7", "NGN", 77),
+            journal_entry("GHS1000000001", "sys_world_GHS", "NGN", 76),
+            journal_entry("", "1", "", 0),
+        ];
+        for entry in cases {
+            let bytes = crate::storage::encode(&entry);
+            assert_eq!(crate::storage::decode::<JournalEntry>(&bytes).unwrap(), entry);
+            assert_eq!(JournalEntry::encode(entry.seq, entry.hash, &entry.transfer), bytes);
+        }
+        let books = journal_entry("NGN1000000001", "sys_rail_clearing_NGN", "NGN", 77);
+        let whole = postcard::to_allocvec(&(77u64, [9u8; 32], &books.transfer)).unwrap();
+        let compact = crate::storage::encode(&books);
+        assert!(compact.len() + 25 <= whole.len(), "{} against {}", compact.len(), whole.len());
+    }
 
     fn dispute(held: i128, taken: i128, state: DisputeState) -> DisputeRecord {
         DisputeRecord {

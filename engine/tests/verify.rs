@@ -798,12 +798,14 @@ fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
     txn.commit().unwrap();
     let report = verify(&db).unwrap();
     assert_reports(&report, "but is not among its balance changes");
+    use sika_engine::format::journal_entries_name_accounts_by_number;
     let txn = db.begin_write().unwrap();
     // Format 6's journal entries hold the hash of the entry before them.
     format12::store_journal_with_previous_hashes(&mut txn.open_table(RECORDS).unwrap()).unwrap();
     balances_index_their_changes(&txn).unwrap();
     balance_changes_link_back(&txn).unwrap();
     journal_entries_leave_the_previous_hash(&txn).unwrap();
+    journal_entries_name_accounts_by_number(&txn).unwrap();
     txn.commit().unwrap();
     assert_eq!(read_all(&db), written, "formats 7 and 10 write what the books wrote");
     let report = verify(&db).unwrap();
@@ -817,7 +819,8 @@ fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
 #[test]
 fn format_11_stores_each_transfer_once_as_the_books_do() {
     use sika_engine::format::{
-        format10, format12, journal_entries_leave_the_previous_hash, transfers_name_their_entries,
+        format10, format12, journal_entries_leave_the_previous_hash, journal_entries_name_accounts_by_number,
+        transfers_name_their_entries,
     };
     use sika_engine::storage::Space;
     let dir = tempfile::tempdir().unwrap();
@@ -855,6 +858,7 @@ fn format_11_stores_each_transfer_once_as_the_books_do() {
     let txn = db.begin_write().unwrap();
     transfers_name_their_entries(&txn).unwrap();
     journal_entries_leave_the_previous_hash(&txn).unwrap();
+    journal_entries_name_accounts_by_number(&txn).unwrap();
     txn.commit().unwrap();
     assert_eq!(read_all(&db), written, "the step writes what the books wrote");
     let report = verify(&db).unwrap();
@@ -880,11 +884,14 @@ fn verify_requires_each_transfers_id_to_name_its_journal_entry() {
 }
 
 /// Format 13 stores a journal entry without the hash of the entry before
-/// it: the step turns each entry that held it into exactly the entry the
-/// books write now, and the books verify.
+/// it: the step turns each entry that held it into exactly the entry
+/// format 13 wrote, which format 14's step turns into the entry the books
+/// write now, and the books verify.
 #[test]
 fn format_13_stores_each_journal_entry_as_the_books_do() {
-    use sika_engine::format::{format12, journal_entries_leave_the_previous_hash};
+    use sika_engine::format::{
+        format12, format13, journal_entries_leave_the_previous_hash, journal_entries_name_accounts_by_number,
+    };
     use sika_engine::storage::Space;
     let dir = tempfile::tempdir().unwrap();
     let ledger = build(dir.path());
@@ -892,12 +899,18 @@ fn format_13_stores_each_journal_entry_as_the_books_do() {
     let read_all = |db: &redb::Database| stored(db, Space::Journal);
     let written = read_all(&db);
     assert_eq!(written.len() as u64, ledger.journal_length);
+    let as_format_13: Vec<(Vec<u8>, Vec<u8>)> = written
+        .iter()
+        .map(|(key, value)| {
+            (key.clone(), encode(&format13::JournalEntry::from(decode::<JournalEntry>(value).unwrap())))
+        })
+        .collect();
     let txn = db.begin_write().unwrap();
     let stored = format12::store_journal_with_previous_hashes(&mut txn.open_table(RECORDS).unwrap()).unwrap();
     txn.commit().unwrap();
     assert_eq!(stored, written.len());
     let old = read_all(&db);
-    for ((_, before), (_, now)) in old.iter().zip(&written) {
+    for ((_, before), (_, now)) in old.iter().zip(&as_format_13) {
         assert_eq!(before.len(), now.len() + 32, "format 12 held 32 bytes more per entry");
     }
     let chained: Vec<format12::JournalEntry> = old.iter().map(|(_, v)| decode(v).unwrap()).collect();
@@ -906,6 +919,58 @@ fn format_13_stores_each_journal_entry_as_the_books_do() {
 
     let txn = db.begin_write().unwrap();
     journal_entries_leave_the_previous_hash(&txn).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(read_all(&db), as_format_13, "the step writes what format 13 wrote");
+    let txn = db.begin_write().unwrap();
+    journal_entries_name_accounts_by_number(&txn).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(read_all(&db), written, "format 14's step writes what the books wrote");
+    let report = verify(&db).unwrap();
+    assert!(report.is_consistent(), "{:?}", report.problems);
+}
+
+/// Format 14 stores a journal entry's accounts by number or system kind
+/// and its number once: the step turns each format 13 entry into exactly
+/// the entry the books write now, a smaller one holding the same transfer
+/// under the same hash, and the books verify. An entry that does not
+/// decode as format 13 stops the upgrade.
+#[test]
+fn format_14_stores_each_journal_entry_compactly_as_the_books_do() {
+    use sika_engine::format::{format13, journal_entries_name_accounts_by_number};
+    use sika_engine::storage::Space;
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = build(dir.path());
+    let db = redb::Database::create(&ledger.path).unwrap();
+    let read_all = |db: &redb::Database| stored(db, Space::Journal);
+    let written = read_all(&db);
+    let txn = db.begin_write().unwrap();
+    let stored = format13::store_journal_as_format_13(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(stored, written.len());
+    let old = read_all(&db);
+    for ((_, before), (_, now)) in old.iter().zip(&written) {
+        let (before, now): (format13::JournalEntry, JournalEntry) =
+            (decode(before).unwrap(), decode(now).unwrap());
+        assert_eq!(before.clone().current(), now, "the same entry");
+        // Each side's id is text in format 13: an organization's, its
+        // currency and ten digits, or a system account's "sys_world_USD"
+        // or longer, 14 bytes or more with its length. Now it is a number
+        // (six bytes with its tag) or a kind (two).
+        let t = &before.transfer;
+        assert!(encode(&before).len() >= encode(&now).len() + 15, "{t:?} is stored smaller");
+    }
+    let total = |all: &[(Vec<u8>, Vec<u8>)]| all.iter().map(|(_, v)| v.len()).sum::<usize>();
+    assert!(total(&written) * 100 < total(&old) * 85, "{} against {}", total(&written), total(&old));
+
+    // An entry that is not format 13's stops the upgrade.
+    let txn = db.begin_write().unwrap();
+    txn.open_table(RECORDS).unwrap().insert(old[0].0.as_slice(), [1u8, 2, 3].as_slice()).unwrap();
+    let error = journal_entries_name_accounts_by_number(&txn).unwrap_err();
+    assert!(error.to_string().contains("undecodable record"), "{error}");
+    drop(txn);
+
+    let txn = db.begin_write().unwrap();
+    journal_entries_name_accounts_by_number(&txn).unwrap();
     txn.commit().unwrap();
     assert_eq!(read_all(&db), written, "the step writes what the books wrote");
     let report = verify(&db).unwrap();

@@ -30,18 +30,21 @@
 //! format 12, where its entries are found and trimmed in the order of
 //! their ids; and every ledger laid out as an older format here holds
 //! journal entries with the hash of the entry before (formats 12 and
-//! earlier), which the upgrade to format 13 leaves out.
+//! earlier), which the upgrade to format 13 leaves out; and a ledger whose
+//! journal entries name their accounts as text (format 13 and earlier) is
+//! upgraded to format 14, where they are stored compactly, reads the same
+//! and its holds still settle.
 
 use std::path::{Path, PathBuf};
 
 use crate::support::*;
 use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
-use sika_engine::format::{format5, format8, format9, format10, format12};
+use sika_engine::format::{format5, format8, format9, format10, format12, format13};
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 13;
+const FORMAT_VERSION: u32 = 14;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -741,15 +744,22 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 
 /// Lays a stopped node's ledger at `path` out as format `version` wrote
 /// it: `rewrite` changes its records (and says what it did), its journal
-/// entries hold the hash of the entry before them (as formats 12 and
-/// earlier stored them), and the file is stamped `version`, all in one
+/// entries are stored as that format stored them (with the hash of the
+/// entry before them up to format 12, with their accounts' ids as text up
+/// to format 13), and the file is stamped `version`, all in one
 /// transaction.
 fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> R) -> R {
     let db = redb::Database::open(path).unwrap();
     let txn = db.begin_write().unwrap();
     let done = rewrite(&mut txn.open_table(RECORDS).unwrap());
-    assert!(version < 13, "format 13 is the first to store journal entries without the hash before");
-    format12::store_journal_with_previous_hashes(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    assert!(version < FORMAT_VERSION, "format {version} is not older");
+    let mut table = txn.open_table(RECORDS).unwrap();
+    if version < 13 {
+        format12::store_journal_with_previous_hashes(&mut table).unwrap();
+    } else {
+        format13::store_journal_as_format_13(&mut table).unwrap();
+    }
+    drop(table);
     txn.open_table(STAMP).unwrap().insert("format_version", version).unwrap();
     txn.commit().unwrap();
     done
@@ -1037,6 +1047,91 @@ async fn a_format_10_ledgers_transfers_are_stored_once_and_its_holds_still_settl
         after.iter().all(|value| value.len() <= 12),
         "each transfer is a reference to its journal entry: {after:?}"
     );
+}
+
+/// The journal entries of a stopped node's sandbox, their bytes.
+fn stored_journal(sandbox: &Path) -> Vec<Vec<u8>> {
+    let db = redb::Database::open(sandbox).unwrap();
+    let txn = db.begin_read().unwrap();
+    let table = txn.open_table(RECORDS).unwrap();
+    scan(&table, Space::Journal).unwrap().into_iter().map(|(_, value)| value).collect()
+}
+
+/// A ledger whose journal entries name their transfers' accounts as text
+/// and hold their number twice (format 13 and earlier), with a payout
+/// completed (its holds posted), one failed (its holds voided) and one
+/// still held at the rail, opens upgraded to format 14: its journal is
+/// stored in fewer bytes, the settled payouts and every balance
+/// transaction read as before, the held payout completes (its holds, in
+/// entries format 13 wrote, are found and posted), each balance's newest
+/// balance transaction leaves its balances, and the books verify.
+#[tokio::test]
+async fn a_format_13_ledgers_journal_reads_the_same_and_its_holds_settle_after_it_is_stored_compactly() {
+    let Some(()) = embedded_store() else { return };
+    // Slow enough that the third payout (cents 03) still waits at the stop.
+    let slow = [("SIKA_TIME_SCALE", "0.1")];
+    let mut node = Node::start_with_env(Options::unthrottled(), &slow);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    deposit(&api, &node, &key, "GHS", "100.00").await;
+    let mut urls = Vec::new();
+    for (amount, reference) in [("20.00", "f14-completed"), ("10.01", "f14-failed"), ("10.03", "f14-held")] {
+        let r = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout(amount, reference)).await;
+        r.expect(201);
+        urls.push(node.sandbox_url(&format!("/v1/payouts/{}", r.body["payout"]["id"].as_str().unwrap())));
+    }
+    let settled = eventually("two payouts to settle", std::time::Duration::from_secs(60), || async {
+        let mut bodies = Vec::new();
+        for (url, status) in urls.iter().zip(["completed", "failed"]) {
+            let r = api.get(url, &key).await;
+            if r.body["payout"]["status"] != status {
+                return None;
+            }
+            bodies.push(r.body);
+        }
+        Some(bodies)
+    })
+    .await;
+    let held = api.get(&urls[2], &key).await;
+    assert_eq!(held.body["payout"]["status"], "pending", "the third waits");
+    let entries_url = node.sandbox_url("/v1/balance-transactions");
+    let entries = every_item(&api, &entries_url, &key).await;
+    node.stop();
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let compact: usize = stored_journal(&sandbox).iter().map(Vec::len).sum();
+    lay_out_as(&sandbox, 13, |_| ());
+    let old = stored_journal(&sandbox);
+    let before_upgrade = old.len();
+    // The deposit; each payout's two holds (amount and fee); the first's
+    // posted and delivered, the second's voided.
+    assert!(old.len() >= 12, "the deposit and the payouts' holds, posted and voided: {}", old.len());
+    let old: usize = old.iter().map(Vec::len).sum();
+    assert!(compact * 100 < old * 80, "format 14 stores the journal in {compact} bytes against {old}");
+
+    node.restart(&Options::unthrottled(), &slow);
+    let api = Api::new();
+    for (url, was) in urls.iter().zip(&settled) {
+        let now = api.get(url, &key).await;
+        now.expect(200);
+        assert_eq!(&now.body, was, "{url} after the upgrade");
+    }
+    let now = every_item(&api, &entries_url, &key).await;
+    assert!(
+        now.ends_with(&entries),
+        "every balance transaction reads as before: {now:?} against {entries:?}"
+    );
+    eventually("the held payout to complete", std::time::Duration::from_secs(60), || async {
+        (api.get(&urls[2], &key).await.body["payout"]["status"] == "completed").then_some(())
+    })
+    .await;
+    let accounts = api.get(&node.sandbox_url("/v1/accounts"), &key).await;
+    accounts.expect(200);
+    newest_balance_transactions_leave_the_balances(&api, &node, &accounts.body["data"]).await;
+    node.stop_and_verify();
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    let upgraded: usize = stored_journal(&sandbox)[..before_upgrade].iter().map(Vec::len).sum();
+    assert_eq!(upgraded, compact, "the upgrade stores the entries as the books wrote them");
 }
 
 const REQUESTS: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("requests");

@@ -8,7 +8,8 @@ use sika_engine::EngineError;
 use sika_engine::format::{
     Steps, balance_changes_link_back, balances_index_their_changes, collections_join_groups,
     destinations_hold_bank_codes, jobs_hold_kinds, journal_entries_leave_the_previous_hash,
-    payout_events_hold_marks, records_leave_documents, stamp_only, transfers_name_their_entries,
+    journal_entries_name_accounts_by_number, payout_events_hold_marks, records_leave_documents, stamp_only,
+    transfers_name_their_entries,
 };
 use sika_engine::storage::{RECORDS, keys, prefix_end};
 
@@ -31,6 +32,7 @@ pub const LEDGER_STEPS: Steps = [
     transfers_name_their_entries,
     stamp_only,
     journal_entries_leave_the_previous_hash,
+    journal_entries_name_accounts_by_number,
 ];
 
 /// Format 3 to 4 of a ledger: each checkout session's collection joins its
