@@ -223,7 +223,10 @@ impl JournalEntry {
     /// The stored bytes of the entry `seq` holding `transfer`, without
     /// cloning it: `encode(&JournalEntry { seq, hash, transfer })`.
     pub fn encode(seq: u64, hash: [u8; 32], transfer: &TransferRecord) -> Vec<u8> {
-        postcard::to_allocvec(&StoredEntry::of(seq, hash, transfer))
+        // Room for the fixed fields (at most 98 bytes with the accounts as
+        // numbers and kinds) and the memo and currency, so one allocation.
+        let room = 112usize.saturating_add(transfer.memo.len()).saturating_add(transfer.currency.len());
+        postcard::to_extend(&StoredEntry::of(seq, hash, transfer), Vec::with_capacity(room))
             .expect("postcard encodes a journal entry")
     }
 }
