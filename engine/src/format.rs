@@ -525,16 +525,44 @@ pub fn journal_entries_leave_the_previous_hash(txn: &redb::WriteTransaction) -> 
 /// Format 13 to 14 of a ledger: each journal entry held its transfer as
 /// `TransferRecord` encodes it, both accounts' ids as text (an
 /// organization's is its currency and number, a system account's its kind
-/// and currency) and the entry's number a second time. Each entry is
-/// written again as the books write it now (`JournalEntry`'s stored
-/// shape), `REWRITE_BATCH_MAX` at a time. The transfer reads back exactly
-/// as before, so every hash still holds.
+/// and currency) and the entry's number a second time, and its hash
+/// covered that encoding. Each entry is written again as the books write
+/// it now (`JournalEntry::chained`), `REWRITE_BATCH_MAX` at a time, its
+/// hash over what it stores chained to the new hash before it, and the
+/// journal head follows the last.
+///
+/// Rehashing must not launder a broken chain: an entry whose format 13
+/// hash did not hold keeps that stored hash, which does not hold in the
+/// new chain either, and a head that did not match the last entry is left
+/// as it was. So `sika verify` reports after the upgrade exactly the
+/// entries it reported before, and the node still opens.
 pub fn journal_entries_name_accounts_by_number(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    use std::cell::Cell;
     let start = keys::space(Space::Journal);
+    // The previous entry's hash as stored in format 13, and in format 14.
+    let (old_prev, new_prev) = (Cell::new([0u8; 32]), Cell::new([0u8; 32]));
     rewrite_range(txn, &start, &prefix_end(&start), |_, bytes| {
         let entry: format13::JournalEntry = decode(bytes)?;
-        Ok(Some(encode(&entry.current())))
-    })
+        let held = entry.hash == format13::chain_hash(&old_prev.get(), &entry.transfer);
+        old_prev.set(entry.hash);
+        if held {
+            let (hash, stored) =
+                crate::records::JournalEntry::chained(entry.seq, &new_prev.get(), &entry.transfer);
+            new_prev.set(hash);
+            Ok(Some(stored))
+        } else {
+            // Its stored hash, which did not hold and does not now.
+            new_prev.set(entry.hash);
+            Ok(Some(encode(&entry.current())))
+        }
+    })?;
+    let mut table = txn.open_table(RECORDS)?;
+    let head_key = keys::meta("journal_head");
+    let head = read::<[u8; 32]>(&table, &head_key)?;
+    if head.is_some_and(|head| head == old_prev.get()) {
+        table.insert(head_key.as_slice(), encode(&new_prev.get()).as_slice())?;
+    }
+    Ok(())
 }
 
 /// Journal entries as format 13 stored them, for its step's output, format
@@ -542,9 +570,10 @@ pub fn journal_entries_name_accounts_by_number(txn: &redb::WriteTransaction) -> 
 pub mod format13 {
     use serde::{Deserialize, Serialize};
 
+    use super::format12::Record;
     use crate::error::EngineError;
     use crate::records::TransferRecord;
-    use crate::storage::{Space, decode, encode, scan};
+    use crate::storage::{Space, decode, encode, keys, scan};
 
     /// A journal entry with its transfer as `TransferRecord` encodes it.
     #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -561,21 +590,46 @@ pub mod format13 {
     }
 
     impl JournalEntry {
-        /// The entry as the books hold it now.
+        /// The entry's number and transfer as the books hold them now
+        /// (the hash is still format 13's).
         pub fn current(self) -> crate::records::JournalEntry {
             crate::records::JournalEntry { seq: self.seq, hash: self.hash, transfer: self.transfer }
         }
     }
 
-    /// Stores the journal of a current ledger as format 13 did; returns
-    /// how many entries it rewrote.
+    /// `sha256(prev_hash || postcard(transfer))`: the link from one
+    /// journal entry to the next up to format 13.
+    pub fn chain_hash(prev_hash: &[u8; 32], transfer: &TransferRecord) -> [u8; 32] {
+        use sha2::{Digest, Sha256};
+        Sha256::new().chain_update(prev_hash).chain_update(encode(transfer)).finalize().into()
+    }
+
+    /// The journal of a current ledger as format 13 stored it: its entries
+    /// (keys and values, in journal order), each hashed as format 13 did
+    /// (`chain_hash`), and last the journal head record as it then stood.
+    pub fn journal_as_format_13(current: Vec<Record>) -> Result<Vec<Record>, EngineError> {
+        let mut prev_hash = [0; 32];
+        let mut old = current
+            .into_iter()
+            .map(|(key, value)| {
+                let entry: crate::records::JournalEntry = decode(&value)?;
+                let hash = chain_hash(&prev_hash, &entry.transfer);
+                prev_hash = hash;
+                Ok((key, encode(&JournalEntry { seq: entry.seq, hash, transfer: entry.transfer })))
+            })
+            .collect::<Result<Vec<Record>, EngineError>>()?;
+        old.push((keys::meta("journal_head"), encode(&prev_hash)));
+        Ok(old)
+    }
+
+    /// Stores the journal of a current ledger as format 13 did
+    /// (`journal_as_format_13`); returns how many entries it rewrote.
     pub fn store_journal_as_format_13(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
-        let current = scan(&*table, Space::Journal)?;
-        for (key, value) in &current {
-            let entry: crate::records::JournalEntry = decode(value)?;
-            table.insert(key.as_slice(), encode(&JournalEntry::from(entry)).as_slice())?;
+        let old = journal_as_format_13(scan(&*table, Space::Journal)?)?;
+        for (key, value) in &old {
+            table.insert(key.as_slice(), value.as_slice())?;
         }
-        Ok(current.len())
+        Ok(old.len().saturating_sub(1))
     }
 }
 
@@ -608,14 +662,18 @@ pub mod format12 {
     }
 
     /// The stored journal entries of a current ledger (keys and values, in
-    /// journal order) as format 12 and earlier stored them, each with the
-    /// hash of the one before.
+    /// journal order) as format 12 and earlier stored them, each hashed as
+    /// they did and with the hash of the one before, and last the journal
+    /// head record as it then stood (`format13::journal_as_format_13`).
     pub fn with_previous_hashes(current: Vec<Record>) -> Result<Vec<Record>, EngineError> {
         let mut prev_hash = [0; 32];
-        current
+        super::format13::journal_as_format_13(current)?
             .into_iter()
             .map(|(key, value)| {
-                let entry: crate::records::JournalEntry = decode(&value)?;
+                if key.first() != Some(&(Space::Journal as u8)) {
+                    return Ok((key, value));
+                }
+                let entry: super::format13::JournalEntry = decode(&value)?;
                 let hash = entry.hash;
                 let old = JournalEntry { seq: entry.seq, prev_hash, hash, transfer: entry.transfer };
                 prev_hash = hash;
@@ -633,7 +691,7 @@ pub mod format12 {
         for (key, value) in &old {
             table.insert(key.as_slice(), value.as_slice())?;
         }
-        Ok(old.len())
+        Ok(old.len().saturating_sub(1))
     }
 }
 

@@ -3,15 +3,13 @@
 //! outbox and the per-organization list index. Everything here runs inside
 //! the writer, against the current command's layer of the overlay.
 
-use sha2::{Digest, Sha256};
-
 use crate::balance_changes::{BalanceAfter, StoredChange, account_number, change_of};
 use crate::committed::{Effects, MovementKind, MovementTouched};
 use crate::error::{EngineError, Field, Problem};
 use crate::events::EventKind;
 use crate::money::Currency;
 use crate::records::*;
-use crate::storage::{Counter, Overlay, debug_assert_decodes_to, encode, keys};
+use crate::storage::{Counter, Overlay, debug_assert_decodes_to, keys};
 
 /// The first account number handed out; numbers count up from here.
 const ACCOUNT_NUMBER_FIRST: u64 = 1_000_000_001;
@@ -306,13 +304,12 @@ impl Books<'_, '_> {
         transfer.journal_seq = seq;
         let prev_hash = self.store.journal_head()?.unwrap_or([0; 32]);
         self.assert_follows_journal(seq, prev_hash)?;
-        // The hash covers the transfer as `TransferRecord` encodes it; the
-        // entry stores it compactly (`JournalEntry::encode`). Its id names
-        // the entry (`TransferRef`), so the transfer is stored once.
-        let hash = chain_hash(&prev_hash, &transfer);
+        // The entry is encoded once, its hash over its stored transfer
+        // (`JournalEntry::chained`). Its id names the entry (`TransferRef`),
+        // so the transfer is stored once.
+        let (hash, entry) = JournalEntry::chained(seq, &prev_hash, &transfer);
         self.store.set_journal_head(hash);
         self.store.set_journal_last(seq, hash);
-        let entry = JournalEntry::encode(seq, hash, &transfer);
         if cfg!(debug_assertions) {
             debug_assert_decodes_to(&JournalEntry { seq, hash, transfer: transfer.clone() }, &entry);
         }
@@ -542,37 +539,20 @@ fn subtract(total: i128, amount: i128, what: &'static str) -> Result<i128, Engin
     total.checked_sub(amount).ok_or(EngineError::Overflow(what))
 }
 
-/// `sha256(prev_hash || postcard(transfer))`: the link from one journal
-/// entry to the next.
-pub fn chain_hash(prev_hash: &[u8; 32], transfer: &TransferRecord) -> [u8; 32] {
-    // Encoded on the stack when it fits (a transfer is ~60 bytes and its
-    // memo), so hashing allocates nothing.
-    let mut buffer = [0u8; 512];
-    match postcard::to_slice(transfer, &mut buffer) {
-        Ok(bytes) => chain_hash_bytes(prev_hash, bytes),
-        Err(_) => chain_hash_bytes(prev_hash, &encode(transfer)),
-    }
-}
-
-/// `chain_hash` of an already encoded transfer.
-fn chain_hash_bytes(prev_hash: &[u8; 32], transfer: &[u8]) -> [u8; 32] {
-    let mut hasher = Sha256::new();
-    hasher.update(prev_hash);
-    hasher.update(transfer);
-    hasher.finalize().into()
-}
-
 #[cfg(test)]
 mod tests {
     use redb::Database;
+    use sha2::{Digest, Sha256};
+
+    use crate::storage::encode;
 
     use super::*;
     use crate::storage::RECORDS;
 
-    /// The hash covers the transfer as postcard encodes it, whether it is
-    /// encoded on the stack or, past 512 bytes, on the heap.
+    /// The hash covers the transfer as its entry stores it, whether it is
+    /// checked on the stack or, past 512 bytes, on the heap.
     #[test]
-    fn the_chain_hash_covers_the_encoded_transfer_whatever_its_length() {
+    fn the_chain_hash_covers_the_stored_transfer_whatever_its_length() {
         for memo_length in [0, 40, 500, 600, 5_000] {
             let transfer = TransferRecord {
                 id: 3,
@@ -586,9 +566,19 @@ mod tests {
                 pending_state: None,
                 journal_seq: 3,
             };
+            let (hash, entry) = JournalEntry::chained(3, &[7; 32], &transfer);
+            // The entry: its number (one byte), its hash, its transfer.
+            assert_eq!(entry.get(1..33), Some(hash.as_slice()));
             let expected: [u8; 32] =
-                Sha256::new().chain_update([7; 32]).chain_update(encode(&transfer)).finalize().into();
-            assert_eq!(chain_hash(&[7; 32], &transfer), expected, "a memo of {memo_length} bytes");
+                Sha256::new().chain_update([7; 32]).chain_update(&entry[33..]).finalize().into();
+            assert_eq!(hash, expected, "a memo of {memo_length} bytes");
+            assert_eq!(
+                JournalEntry::chain_hash(&[7; 32], 3, &transfer),
+                hash,
+                "a memo of {memo_length} bytes"
+            );
+            let decoded: JournalEntry = crate::storage::decode(&entry).unwrap();
+            assert_eq!(decoded, JournalEntry { seq: 3, hash, transfer });
         }
     }
 

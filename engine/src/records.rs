@@ -205,13 +205,13 @@ impl TransferRef {
 }
 
 /// One entry of the append-only journal: a committed transfer, numbered and
-/// chained to the entry before it by `hash = sha256(previous || postcard(transfer))`,
-/// where `previous` is the entry before's `hash` (zeros for the first).
-/// Since format 13 that previous hash is not stored again in the entry:
-/// `sika verify` walks the chain from the first entry, and the writer
-/// keeps the newest hash (`journal_head`). Since format 14 the entry is
-/// stored compactly (`StoredEntry`); the hash still covers the transfer as
-/// this type encodes it, so what `verify` proves is unchanged.
+/// chained to the entry before it by `hash = sha256(previous || transfer)`,
+/// where `previous` is the entry before's `hash` (zeros for the first) and
+/// `transfer` the transfer's bytes as the entry stores them. Since format
+/// 13 that previous hash is not stored again in the entry: `sika verify`
+/// walks the chain from the first entry, and the writer keeps the newest
+/// hash (`journal_head`). Since format 14 the entry is stored compactly
+/// (`StoredEntry`), and the hash covers those stored bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JournalEntry {
     pub seq: u64,
@@ -220,39 +220,79 @@ pub struct JournalEntry {
 }
 
 impl JournalEntry {
-    /// The stored bytes of the entry `seq` holding `transfer`, without
-    /// cloning it: `encode(&JournalEntry { seq, hash, transfer })`.
-    pub fn encode(seq: u64, hash: [u8; 32], transfer: &TransferRecord) -> Vec<u8> {
-        // Room for the fixed fields (at most 98 bytes with the accounts as
-        // numbers and kinds) and the memo and currency, so one allocation.
-        let room = 112usize.saturating_add(transfer.memo.len()).saturating_add(transfer.currency.len());
-        postcard::to_extend(&StoredEntry::of(seq, hash, transfer), Vec::with_capacity(room))
-            .expect("postcard encodes a journal entry")
+    /// Entry `seq` holding `transfer`, chained to `prev_hash`: its hash and
+    /// its stored bytes, `encode(&JournalEntry { seq, hash, transfer })`,
+    /// made in one buffer without cloning the transfer.
+    pub fn chained(seq: u64, prev_hash: &[u8; 32], transfer: &TransferRecord) -> ([u8; 32], Vec<u8>) {
+        // Room for the number, the hash, the fixed fields (at most 66
+        // bytes with the accounts as numbers and kinds) and the text.
+        let room = 128usize.saturating_add(transfer.memo.len()).saturating_add(transfer.currency.len());
+        let mut entry = postcard::to_extend(&seq, Vec::with_capacity(room)).expect("postcard encodes a u64");
+        let hash_at = entry.len();
+        entry.extend_from_slice(&[0; 32]);
+        let transfer_at = entry.len();
+        let mut entry = postcard::to_extend(&StoredTransfer::of(seq, transfer), entry)
+            .expect("postcard encodes a journal entry");
+        let hash = chain_hash_bytes(prev_hash, &entry[transfer_at..]);
+        entry[hash_at..transfer_at].copy_from_slice(&hash);
+        (hash, entry)
     }
+
+    /// The hash of entry `seq` holding `transfer` when the entry before's
+    /// hash is `prev_hash`: what `chained` stores, for `sika verify`.
+    pub fn chain_hash(prev_hash: &[u8; 32], seq: u64, transfer: &TransferRecord) -> [u8; 32] {
+        let stored = StoredTransfer::of(seq, transfer);
+        // Encoded on the stack when it fits (a transfer is ~40 bytes and
+        // its memo), so checking a hash allocates nothing.
+        let mut buffer = [0u8; 512];
+        match postcard::to_slice(&stored, &mut buffer) {
+            Ok(bytes) => chain_hash_bytes(prev_hash, bytes),
+            Err(_) => chain_hash_bytes(
+                prev_hash,
+                &postcard::to_allocvec(&stored).expect("postcard encodes a transfer"),
+            ),
+        }
+    }
+}
+
+/// `sha256(prev_hash || transfer)`.
+fn chain_hash_bytes(prev_hash: &[u8; 32], transfer: &[u8]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    Sha256::new().chain_update(prev_hash).chain_update(transfer).finalize().into()
 }
 
 impl Serialize for JournalEntry {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        StoredEntry::of(self.seq, self.hash, &self.transfer).serialize(serializer)
+        let transfer = StoredTransfer::of(self.seq, &self.transfer);
+        StoredEntry { seq: self.seq, hash: self.hash, transfer }.serialize(serializer)
     }
 }
 
 impl<'de> Deserialize<'de> for JournalEntry {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        StoredEntry::deserialize(deserializer).map(StoredEntry::into_entry)
+        let StoredEntry { seq, hash, transfer } = StoredEntry::deserialize(deserializer)?;
+        Ok(JournalEntry { seq, hash, transfer: transfer.into_transfer(seq) })
     }
 }
 
-/// A journal entry as format 14 stores it: the transfer's fields after the
-/// number and the hash, its two accounts by number or system kind (their
-/// ids are spelled from those and the currency, `StoredAccount`), and its
-/// `journal_seq` only in the entry's `seq`. Every transfer reads back
-/// exactly as written: an id of another shape is kept as text, and a
-/// `journal_seq` other than the entry's is kept beside it.
+/// A journal entry as format 14 stores it: the number, the hash, then the
+/// transfer (postcard writes a struct as its fields in order, so the
+/// transfer's bytes are the entry's last).
 #[derive(Serialize, Deserialize)]
 struct StoredEntry<'a> {
     seq: u64,
     hash: [u8; 32],
+    #[serde(borrow)]
+    transfer: StoredTransfer<'a>,
+}
+
+/// A transfer as its journal entry stores it: its two accounts by number
+/// or system kind (their ids are spelled from those and the currency,
+/// `StoredAccount`), and its `journal_seq` only in the entry's `seq`.
+/// Every transfer reads back exactly as written: an id of another shape is
+/// kept as text, and a `journal_seq` other than the entry's beside it.
+#[derive(Serialize, Deserialize)]
+struct StoredTransfer<'a> {
     id: TransferId,
     kind: TransferKind,
     #[serde(borrow)]
@@ -266,17 +306,15 @@ struct StoredEntry<'a> {
     memo: Cow<'a, str>,
     created_at: TimestampMs,
     pending_state: Option<PendingState>,
-    /// The transfer's `journal_seq` when it is not `seq` (the books never
-    /// write such an entry).
+    /// The transfer's `journal_seq` when it is not its entry's number (the
+    /// books never write such an entry).
     other_journal_seq: Option<u64>,
 }
 
-impl<'a> StoredEntry<'a> {
-    fn of(seq: u64, hash: [u8; 32], transfer: &'a TransferRecord) -> StoredEntry<'a> {
+impl<'a> StoredTransfer<'a> {
+    fn of(seq: u64, transfer: &'a TransferRecord) -> StoredTransfer<'a> {
         let currency = transfer.currency.as_str();
-        StoredEntry {
-            seq,
-            hash,
+        StoredTransfer {
             id: transfer.id,
             kind: transfer.kind.clone(),
             debit: StoredAccount::of(&transfer.debit_account, currency),
@@ -290,9 +328,9 @@ impl<'a> StoredEntry<'a> {
         }
     }
 
-    fn into_entry(self) -> JournalEntry {
+    fn into_transfer(self, seq: u64) -> TransferRecord {
         let currency = self.currency.into_owned();
-        let transfer = TransferRecord {
+        TransferRecord {
             id: self.id,
             kind: self.kind,
             debit_account: self.debit.id(&currency),
@@ -301,10 +339,9 @@ impl<'a> StoredEntry<'a> {
             memo: self.memo.into_owned(),
             created_at: self.created_at,
             pending_state: self.pending_state,
-            journal_seq: self.other_journal_seq.unwrap_or(self.seq),
+            journal_seq: self.other_journal_seq.unwrap_or(seq),
             currency,
-        };
-        JournalEntry { seq: self.seq, hash: self.hash, transfer }
+        }
     }
 }
 
@@ -1025,7 +1062,9 @@ mod tests {
         for entry in cases {
             let bytes = crate::storage::encode(&entry);
             assert_eq!(crate::storage::decode::<JournalEntry>(&bytes).unwrap(), entry);
-            assert_eq!(JournalEntry::encode(entry.seq, entry.hash, &entry.transfer), bytes);
+            let (hash, chained) = JournalEntry::chained(entry.seq, &[1; 32], &entry.transfer);
+            let stored: JournalEntry = crate::storage::decode(&chained).unwrap();
+            assert_eq!(stored, JournalEntry { hash, ..entry });
         }
         let books = journal_entry("NGN1000000001", "sys_rail_clearing_NGN", "NGN", 77);
         let whole = postcard::to_allocvec(&(77u64, [9u8; 32], &books.transfer)).unwrap();

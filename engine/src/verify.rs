@@ -8,7 +8,6 @@ use std::path::Path;
 use redb::ReadableDatabase;
 
 use crate::error::EngineError;
-use crate::ledger::chain_hash;
 use crate::records::*;
 use crate::storage::{MovementKind, RECORDS, Space, decode, keys, prefix_end, read, scan};
 
@@ -498,7 +497,7 @@ fn replay_journal(table: &Table, report: &mut Report) -> Result<HashMap<String, 
         // The hash covers the entry before's hash and this transfer: a
         // changed transfer breaks its own entry, a hash rewritten to match
         // breaks the next one's, and the last is held to the journal head.
-        if entry.hash != chain_hash(&prev_hash, &entry.transfer) {
+        if entry.hash != JournalEntry::chain_hash(&prev_hash, entry.seq, &entry.transfer) {
             report.problems.push(format!(
                 "journal entry {} has a hash that does not match its content and the entry before it",
                 entry.seq
@@ -905,9 +904,8 @@ mod tests {
             let mut prev_hash = [0; 32];
             for seq in 1..=2 {
                 let transfer = posted(seq, i128::MAX);
-                let hash = chain_hash(&prev_hash, &transfer);
-                let entry = JournalEntry { seq, hash, transfer: transfer.clone() };
-                table.insert(keys::journal(seq).as_slice(), encode(&entry).as_slice()).unwrap();
+                let (hash, entry) = JournalEntry::chained(seq, &prev_hash, &transfer);
+                table.insert(keys::journal(seq).as_slice(), entry.as_slice()).unwrap();
                 let found = TransferRef::of(&transfer);
                 table.insert(keys::transfer(seq).as_slice(), encode(&found).as_slice()).unwrap();
                 prev_hash = hash;

@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 
 use redb::{ReadableDatabase, ReadableTable};
-use sika_engine::ledger::chain_hash;
 use sika_engine::movements::NewCollection;
 use sika_engine::storage::{RECORDS, decode, encode, keys, scan};
 use sika_engine::verify::{Report, verify, verify_path};
@@ -262,7 +261,7 @@ fn verify_walks_the_journals_hash_chain_from_its_first_entry() {
         let previous = (seq > 1).then(|| get::<JournalEntry>(table, &keys::journal(seq - 1)).hash);
         let mut entry: JournalEntry = get(table, &keys::journal(seq));
         entry.transfer.amount += 1;
-        entry.hash = chain_hash(&previous.unwrap_or([0; 32]), &entry.transfer);
+        entry.hash = JournalEntry::chain_hash(&previous.unwrap_or([0; 32]), seq, &entry.transfer);
         put(table, &keys::journal(seq), &entry);
     });
     assert_reports(
@@ -899,12 +898,8 @@ fn format_13_stores_each_journal_entry_as_the_books_do() {
     let read_all = |db: &redb::Database| stored(db, Space::Journal);
     let written = read_all(&db);
     assert_eq!(written.len() as u64, ledger.journal_length);
-    let as_format_13: Vec<(Vec<u8>, Vec<u8>)> = written
-        .iter()
-        .map(|(key, value)| {
-            (key.clone(), encode(&format13::JournalEntry::from(decode::<JournalEntry>(value).unwrap())))
-        })
-        .collect();
+    let mut as_format_13 = format13::journal_as_format_13(written.clone()).unwrap();
+    as_format_13.pop(); // the journal head
     let txn = db.begin_write().unwrap();
     let stored = format12::store_journal_with_previous_hashes(&mut txn.open_table(RECORDS).unwrap()).unwrap();
     txn.commit().unwrap();
@@ -929,11 +924,26 @@ fn format_13_stores_each_journal_entry_as_the_books_do() {
     assert!(report.is_consistent(), "{:?}", report.problems);
 }
 
+/// Lays the closed ledger at `path` out as format 13 (its journal entries
+/// and head), lets `change` tamper with the format 13 entries, upgrades it
+/// with format 14's step, and returns what verify then reports.
+fn upgraded_from_format_13(path: &Path, change: impl FnOnce(&mut Table)) -> Report {
+    use sika_engine::format::{format13, journal_entries_name_accounts_by_number};
+    let db = redb::Database::create(path).unwrap();
+    let txn = db.begin_write().unwrap();
+    format13::store_journal_as_format_13(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    change(&mut txn.open_table(RECORDS).unwrap());
+    journal_entries_name_accounts_by_number(&txn).unwrap();
+    txn.commit().unwrap();
+    verify(&db).unwrap()
+}
+
 /// Format 14 stores a journal entry's accounts by number or system kind
-/// and its number once: the step turns each format 13 entry into exactly
-/// the entry the books write now, a smaller one holding the same transfer
-/// under the same hash, and the books verify. An entry that does not
-/// decode as format 13 stops the upgrade.
+/// and its number once, and hashes what it stores: the step turns each
+/// format 13 entry into exactly the entry the books write now, a smaller
+/// one holding the same transfer, and the books verify. A chain that was
+/// broken stays broken where it was: rehashing does not launder a changed
+/// entry. An entry that does not decode as format 13 stops the upgrade.
 #[test]
 fn format_14_stores_each_journal_entry_compactly_as_the_books_do() {
     use sika_engine::format::{format13, journal_entries_name_accounts_by_number};
@@ -951,7 +961,7 @@ fn format_14_stores_each_journal_entry_compactly_as_the_books_do() {
     for ((_, before), (_, now)) in old.iter().zip(&written) {
         let (before, now): (format13::JournalEntry, JournalEntry) =
             (decode(before).unwrap(), decode(now).unwrap());
-        assert_eq!(before.clone().current(), now, "the same entry");
+        assert_eq!((before.seq, &before.transfer), (now.seq, &now.transfer), "the same entry");
         // Each side's id is text in format 13: an organization's, its
         // currency and ten digits, or a system account's "sys_world_USD"
         // or longer, 14 bytes or more with its length. Now it is a number
@@ -975,4 +985,47 @@ fn format_14_stores_each_journal_entry_compactly_as_the_books_do() {
     assert_eq!(read_all(&db), written, "the step writes what the books wrote");
     let report = verify(&db).unwrap();
     assert!(report.is_consistent(), "{:?}", report.problems);
+    drop(db);
+
+    // A format 13 entry changed (its hash no longer holds) is reported
+    // after the upgrade, and only it.
+    let seq = ledger.transfer.journal_seq;
+    let copy = |name: &str| {
+        let copy = ledger.path.with_file_name(format!("{name}.redb"));
+        std::fs::copy(&ledger.path, &copy).unwrap();
+        copy
+    };
+    let changed = |table: &mut Table, rehash: bool| {
+        let mut entry: format13::JournalEntry = get(table, &keys::journal(seq));
+        entry.transfer.amount += 1;
+        if rehash {
+            let previous = get::<format13::JournalEntry>(table, &keys::journal(seq - 1)).hash;
+            entry.hash = format13::chain_hash(&previous, &entry.transfer);
+        }
+        put(table, &keys::journal(seq), &entry);
+    };
+    assert!(seq > 1, "the tampered entry has one before it");
+    let report = upgraded_from_format_13(&copy("f13-changed"), |table| changed(table, false));
+    let broken = |report: &Report| -> Vec<String> {
+        report.problems.iter().filter(|p| p.contains("has a hash that does not match")).cloned().collect()
+    };
+    assert_eq!(
+        broken(&report),
+        [format!("journal entry {seq} has a hash that does not match its content and the entry before it")]
+    );
+    // Its hash rewritten to match in format 13: the next entry breaks, as
+    // it did before the upgrade.
+    let report = upgraded_from_format_13(&copy("f13-rehashed"), |table| changed(table, true));
+    assert_eq!(
+        broken(&report),
+        [format!(
+            "journal entry {} has a hash that does not match its content and the entry before it",
+            seq + 1
+        )]
+    );
+    // The head rewritten: it still does not match the last entry.
+    let report = upgraded_from_format_13(&copy("f13-head"), |table| {
+        put(table, &keys::meta("journal_head"), &[3u8; 32])
+    });
+    assert_reports(&report, "the journal head hash does not match the last entry");
 }
