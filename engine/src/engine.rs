@@ -762,8 +762,8 @@ impl Snapshot {
     /// The transfer `id` as it stands now: its journal entry's transfer,
     /// with a hold's state now (`TransferRef`).
     pub fn transfer(&self, id: TransferId) -> Result<Option<TransferRecord>, EngineError> {
-        let Some(found) = self.get::<TransferRef>(&keys::transfer(id))? else { return Ok(None) };
-        found.resolve(id, self.journal_entry(found.journal_seq)?).map(Some)
+        let stored = self.get::<TransferRef>(&keys::transfer(id))?;
+        TransferRef::find(id, stored, |seq| self.journal_entry(seq))
     }
 
     pub fn quote(&self, id: &str) -> Result<Option<QuoteRecord>, EngineError> {

@@ -42,7 +42,10 @@
 //! Format 14 stores a journal entry compactly: its transfer's accounts by
 //! number or system kind rather than as their ids' text, and the entry's
 //! number once (`journal_entries_name_accounts_by_number`); the hash still
-//! covers the transfer as before.
+//! covers the stored transfer. Format 15 stores a reference under a
+//! transfer's id only for a hold, or a transfer numbered apart from its
+//! entry; any other transfer `id` is journal entry `id`
+//! (`transfers_are_found_by_their_numbers`).
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -61,7 +64,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 14;
+pub const FORMAT_VERSION: u32 = 15;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -565,6 +568,74 @@ pub fn journal_entries_name_accounts_by_number(txn: &redb::WriteTransaction) -> 
     Ok(())
 }
 
+/// Format 14 to 15 of a ledger: every transfer had a reference under its
+/// id naming its journal entry (`TransferRef`), though the books number a
+/// transfer and its entry together. Only a hold's, whose state changes,
+/// and a transfer's numbered apart from its entry are kept; every other
+/// reference (the entry it names is numbered as the transfer, holds it,
+/// and it is not a hold) is removed, `REWRITE_BATCH_MAX` at a time. A
+/// reference that names an entry not holding its transfer stays, for
+/// `sika verify` to report.
+pub fn transfers_are_found_by_their_numbers(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    use std::ops::Bound;
+
+    use crate::records::{JournalEntry, TransferRef};
+    let mut table = txn.open_table(RECORDS)?;
+    let (start, end) = (keys::space(Space::Transfer), prefix_end(&keys::space(Space::Transfer)));
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let from = after.as_deref().map_or(Bound::Included(start.as_slice()), Bound::Excluded);
+        let (mut implied, mut last) = (Vec::new(), None);
+        for record in table.range::<&[u8]>((from, Bound::Excluded(end.as_slice())))?.take(REWRITE_BATCH_MAX) {
+            let (key, value) = record?;
+            let key = key.value().to_vec();
+            let found: TransferRef = decode(value.value())?;
+            let id = key.get(1..).and_then(|n| <[u8; 8]>::try_from(n).ok()).map(u64::from_be_bytes);
+            if let Some(id) = id
+                && found == (TransferRef { journal_seq: id, pending_state: None })
+                && read::<JournalEntry>(&table, &keys::journal(id))?.is_some_and(|entry| {
+                    entry.seq == id && entry.transfer.id == id && !TransferRef::is_stored_for(&entry.transfer)
+                })
+            {
+                implied.push(key.clone());
+            }
+            last = Some(key);
+        }
+        let Some(last) = last else { return Ok(()) };
+        for key in implied {
+            table.remove(key.as_slice())?;
+        }
+        after = Some(last);
+    }
+}
+
+/// References as format 14 and earlier stored them, one under every
+/// transfer's id, for the tests of format 15's step and the layouts of
+/// older formats.
+pub mod format14 {
+    use redb::ReadableTable;
+
+    use crate::error::EngineError;
+    use crate::records::{JournalEntry, TransferRef};
+    use crate::storage::{Space, decode, encode, keys, scan};
+
+    /// Stores a reference under the id of each transfer of a current
+    /// ledger that has none (a hold's is already stored); returns how many
+    /// it added.
+    pub fn store_every_transfer_ref(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        let mut added = 0usize;
+        for (_, value) in scan(&*table, Space::Journal)? {
+            let entry: JournalEntry = decode(&value)?;
+            let key = keys::transfer(entry.transfer.id);
+            if table.get(key.as_slice())?.is_none() {
+                table.insert(key.as_slice(), encode(&TransferRef::of(&entry.transfer)).as_slice())?;
+                added = added.saturating_add(1);
+            }
+        }
+        Ok(added)
+    }
+}
+
 /// Journal entries as format 13 stored them, for its step's output, format
 /// 14's step and its tests.
 pub mod format13 {
@@ -705,6 +776,7 @@ pub mod format10 {
     /// Stores each transfer of a current ledger whole under its id, as
     /// format 10 and earlier did; returns how many it rewrote.
     pub fn store_transfers_whole(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        super::format14::store_every_transfer_ref(table)?;
         let stored = scan(&*table, Space::Transfer)?;
         for (key, value) in &stored {
             let found: TransferRef = decode(value)?;
@@ -1148,6 +1220,7 @@ pub const LEDGER_STEPS: Steps = [
     stamp_only,
     journal_entries_leave_the_previous_hash,
     journal_entries_name_accounts_by_number,
+    transfers_are_found_by_their_numbers,
 ];
 
 /// What a file's stamp says before any upgrade.

@@ -294,8 +294,8 @@ impl Books<'_, '_> {
     /// The transfer `id` as it stands now: its journal entry's transfer,
     /// with a hold's state now (`TransferRef`).
     pub fn stored_transfer(&self, id: TransferId) -> Result<Option<TransferRecord>, EngineError> {
-        let Some(found) = self.store.get::<TransferRef>(&keys::transfer(id))? else { return Ok(None) };
-        found.resolve(id, self.store.get(&keys::journal(found.journal_seq))?).map(Some)
+        let stored = self.store.get::<TransferRef>(&keys::transfer(id))?;
+        TransferRef::find(id, stored, |seq| self.store.get(&keys::journal(seq)))
     }
 
     /// Appends the transfer to the journal and stores it by id.
@@ -305,15 +305,17 @@ impl Books<'_, '_> {
         let prev_hash = self.store.journal_head()?.unwrap_or([0; 32]);
         self.assert_follows_journal(seq, prev_hash)?;
         // The entry is encoded once, its hash over its stored transfer
-        // (`JournalEntry::chained`). Its id names the entry (`TransferRef`),
-        // so the transfer is stored once.
+        // (`JournalEntry::chained`). A hold's id names its entry
+        // (`TransferRef`); any other transfer's id is its entry's number.
         let (hash, entry) = JournalEntry::chained(seq, &prev_hash, &transfer);
         self.store.set_journal_head(hash);
         self.store.set_journal_last(seq, hash);
         if cfg!(debug_assertions) {
             debug_assert_decodes_to(&JournalEntry { seq, hash, transfer: transfer.clone() }, &entry);
         }
-        self.store.put(keys::transfer(transfer.id), &TransferRef::of(&transfer));
+        if TransferRef::is_stored_for(&transfer) {
+            self.store.put(keys::transfer(transfer.id), &TransferRef::of(&transfer));
+        }
         self.store.put_raw(keys::journal(seq), entry);
         Ok(transfer)
     }

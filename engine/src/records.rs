@@ -169,7 +169,10 @@ pub struct TransferRecord {
 /// What is stored under a transfer's id (`keys::transfer`, since format
 /// 11): the journal entry that holds the transfer, and a hold's state now
 /// (the entry keeps the state it was recorded with, `Pending`). The
-/// transfer itself is stored once, in its journal entry.
+/// transfer itself is stored once, in its journal entry. Since format 15
+/// only a hold, or a transfer whose id is not its entry's number, has one
+/// (`is_stored_for`): any other transfer `id` is journal entry `id`
+/// (`TransferRef::find`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TransferRef {
     pub journal_seq: u64,
@@ -180,6 +183,33 @@ impl TransferRef {
     /// `transfer`, recorded in its journal entry, as it stands now.
     pub fn of(transfer: &TransferRecord) -> TransferRef {
         TransferRef { journal_seq: transfer.journal_seq, pending_state: transfer.pending_state }
+    }
+
+    /// Whether `transfer` needs a reference stored under its id: a hold,
+    /// whose state changes after its entry is written, or a transfer whose
+    /// id is not its entry's number. The books number a transfer and its
+    /// entry together, so every other transfer is found at entry `id`.
+    pub fn is_stored_for(transfer: &TransferRecord) -> bool {
+        transfer.kind == TransferKind::Pending || transfer.id != transfer.journal_seq
+    }
+
+    /// Transfer `id` as it stands: from its stored reference (`stored`)
+    /// when it has one, else from journal entry `id` when that entry holds
+    /// it and it needs no reference; `None` when there is no such
+    /// transfer. `entry` reads a journal entry. Corrupt when a stored
+    /// reference names an entry that does not hold the transfer.
+    pub fn find(
+        id: TransferId,
+        stored: Option<TransferRef>,
+        entry: impl FnOnce(u64) -> Result<Option<JournalEntry>, EngineError>,
+    ) -> Result<Option<TransferRecord>, EngineError> {
+        match stored {
+            Some(found) => found.resolve(id, entry(found.journal_seq)?).map(Some),
+            None => Ok(entry(id)?
+                .filter(|entry| entry.seq == id)
+                .map(|entry| entry.transfer)
+                .filter(|transfer| transfer.id == id && !TransferRef::is_stored_for(transfer))),
+        }
     }
 
     /// The transfer `entry` holds, as this reference says it stands now;

@@ -55,6 +55,8 @@ struct Ledger {
     account_id: String,
     /// A posted transfer with later entries after it.
     transfer: TransferRecord,
+    /// A hold, posted since.
+    hold: TransferRecord,
     conversion_id: String,
     execute: Command,
     deposit_id: String,
@@ -80,8 +82,9 @@ fn build(dir: &Path) -> Ledger {
     run(&engine, deposit("org_a", "GHS", 20_000, None));
     let transfer =
         first_transfer(run(&engine, transfers(vec![between("org_a", "org_b", "USD", 10_000, false)])));
-    let hold = first_transfer(run(&engine, transfers(vec![between("org_a", "org_b", "USD", 5_000, true)])));
-    run(&engine, transfers(vec![TransferSpec::PostPending { pending_id: hold.id }]));
+    let posted_hold =
+        first_transfer(run(&engine, transfers(vec![between("org_a", "org_b", "USD", 5_000, true)])));
+    run(&engine, transfers(vec![TransferSpec::PostPending { pending_id: posted_hold.id }]));
     let hold = first_transfer(run(&engine, transfers(vec![between("org_b", "org_a", "GHS", 1_000, true)])));
     run(&engine, transfers(vec![TransferSpec::VoidPending { pending_id: hold.id }]));
     run(
@@ -125,7 +128,8 @@ fn build(dir: &Path) -> Ledger {
     assert!(report.is_consistent(), "{:?}", report.problems);
     engine.shutdown();
     drop(engine);
-    Ledger { path, account_id, transfer, conversion_id, execute, deposit_id, balances, journal_length }
+    let hold = posted_hold;
+    Ledger { path, account_id, transfer, hold, conversion_id, execute, deposit_id, balances, journal_length }
 }
 
 /// Copies the ledger, changes the copy with plain redb, and audits it.
@@ -819,7 +823,7 @@ fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
 fn format_11_stores_each_transfer_once_as_the_books_do() {
     use sika_engine::format::{
         format10, format12, journal_entries_leave_the_previous_hash, journal_entries_name_accounts_by_number,
-        transfers_name_their_entries,
+        transfers_are_found_by_their_numbers, transfers_name_their_entries,
     };
     use sika_engine::storage::Space;
     let dir = tempfile::tempdir().unwrap();
@@ -827,13 +831,13 @@ fn format_11_stores_each_transfer_once_as_the_books_do() {
     let db = redb::Database::create(&ledger.path).unwrap();
     let read_all = |db: &redb::Database| stored(db, Space::Transfer);
     let written = read_all(&db);
-    assert_eq!(written.len() as u64, ledger.journal_length, "one reference per journal entry");
+    assert_eq!(written.len(), 2, "a reference for each of the two holds");
     let txn = db.begin_write().unwrap();
     let whole = format10::store_transfers_whole(&mut txn.open_table(RECORDS).unwrap()).unwrap();
     // Format 10's journal entries hold the hash of the entry before them.
     format12::store_journal_with_previous_hashes(&mut txn.open_table(RECORDS).unwrap()).unwrap();
     txn.commit().unwrap();
-    assert_eq!(whole, written.len());
+    assert_eq!(whole as u64, ledger.journal_length, "one whole transfer per journal entry");
     let stored_whole = read_all(&db);
     let bytes = |all: &[(Vec<u8>, Vec<u8>)]| all.iter().map(|(_, v)| v.len()).sum::<usize>();
     assert!(bytes(&stored_whole) > 10 * bytes(&written), "a reference is a fraction of a transfer");
@@ -858,28 +862,90 @@ fn format_11_stores_each_transfer_once_as_the_books_do() {
     transfers_name_their_entries(&txn).unwrap();
     journal_entries_leave_the_previous_hash(&txn).unwrap();
     journal_entries_name_accounts_by_number(&txn).unwrap();
+    transfers_are_found_by_their_numbers(&txn).unwrap();
     txn.commit().unwrap();
-    assert_eq!(read_all(&db), written, "the step writes what the books wrote");
+    assert_eq!(read_all(&db), written, "the steps write what the books wrote");
     let report = verify(&db).unwrap();
     assert!(report.is_consistent(), "{:?}", report.problems);
 }
 
-/// A transfer is stored once, in its journal entry; its id only names the
-/// entry. An id that names another entry is reported.
+/// Format 15 keeps a reference under a transfer's id only for a hold (or
+/// a transfer numbered apart from its entry): the step removes every other
+/// reference format 14 stored, leaving exactly what the books write, and
+/// the books verify. A reference naming an entry that does not hold its
+/// transfer is kept, and verify reports it.
 #[test]
-fn verify_requires_each_transfers_id_to_name_its_journal_entry() {
+fn format_15_keeps_references_only_for_holds_as_the_books_do() {
+    use sika_engine::format::{format14, transfers_are_found_by_their_numbers};
+    use sika_engine::storage::Space;
     let dir = tempfile::tempdir().unwrap();
     let ledger = build(dir.path());
+    let db = redb::Database::create(&ledger.path).unwrap();
+    let read_all = |db: &redb::Database| stored(db, Space::Transfer);
+    let written = read_all(&db);
+    let txn = db.begin_write().unwrap();
+    let added = format14::store_every_transfer_ref(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(added + written.len(), ledger.journal_length as usize, "format 14 had one per transfer");
+
+    let txn = db.begin_write().unwrap();
+    transfers_are_found_by_their_numbers(&txn).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(read_all(&db), written, "the step leaves what the books write");
+    let report = verify(&db).unwrap();
+    assert!(report.is_consistent(), "{:?}", report.problems);
+
+    // A format 14 reference that names the next entry is not the books':
+    // the step keeps it, and verify reports both entries it confuses.
     let seq = ledger.transfer.journal_seq;
-    let report = tamper(&ledger.path, "transfer-ref", |table| {
-        let mut found: sika_engine::TransferRef = get(table, &keys::transfer(ledger.transfer.id));
+    let copy = ledger.path.with_file_name("f14-wrong-ref.redb");
+    std::fs::copy(&ledger.path, &copy).unwrap();
+    let db = redb::Database::create(&copy).unwrap();
+    let txn = db.begin_write().unwrap();
+    {
+        let mut table = txn.open_table(RECORDS).unwrap();
+        format14::store_every_transfer_ref(&mut table).unwrap();
+        let mut found: sika_engine::TransferRef = get(&table, &keys::transfer(ledger.transfer.id));
         found.journal_seq += 1;
-        put(table, &keys::transfer(ledger.transfer.id), &found);
-    });
+        put(&mut table, &keys::transfer(ledger.transfer.id), &found);
+    }
+    transfers_are_found_by_their_numbers(&txn).unwrap();
+    txn.commit().unwrap();
+    assert!(stored(&db, Space::Transfer).len() > written.len(), "the wrong reference stays");
+    let report = verify(&db).unwrap();
     assert_reports(
         &report,
         &format!("transfer {} of journal entry {seq} is missing or differs", ledger.transfer.id),
     );
+}
+
+/// A transfer is stored once, in its journal entry. A hold's id names its
+/// entry (and holds its state); any other transfer's id is its entry's
+/// number and has no reference. A hold's reference that names another
+/// entry, a hold without one, and a reference stored for a posted
+/// transfer are each reported.
+#[test]
+fn verify_requires_each_transfers_id_to_name_its_journal_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = build(dir.path());
+    let hold = &ledger.hold;
+    let problem = |t: &TransferRecord| {
+        format!("transfer {} of journal entry {} is missing or differs", t.id, t.journal_seq)
+    };
+    let report = tamper(&ledger.path, "hold-ref", |table| {
+        let mut found: sika_engine::TransferRef = get(table, &keys::transfer(hold.id));
+        found.journal_seq += 1;
+        put(table, &keys::transfer(hold.id), &found);
+    });
+    assert_reports(&report, &problem(hold));
+    let report = tamper(&ledger.path, "hold-ref-missing", |table| {
+        table.remove(keys::transfer(hold.id).as_slice()).unwrap();
+    });
+    assert_reports(&report, &problem(hold));
+    let report = tamper(&ledger.path, "posted-ref", |table| {
+        put(table, &keys::transfer(ledger.transfer.id), &sika_engine::TransferRef::of(&ledger.transfer));
+    });
+    assert_reports(&report, &problem(&ledger.transfer));
 }
 
 /// Format 13 stores a journal entry without the hash of the entry before

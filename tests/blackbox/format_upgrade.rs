@@ -33,18 +33,20 @@
 //! earlier), which the upgrade to format 13 leaves out; and a ledger whose
 //! journal entries name their accounts as text (format 13 and earlier) is
 //! upgraded to format 14, where they are stored compactly, reads the same
-//! and its holds still settle.
+//! and its holds still settle; and a ledger with a reference under every
+//! transfer's id (format 14 and earlier) is upgraded to format 15, where
+//! only holds keep theirs, and its transfers and holds are still found.
 
 use std::path::{Path, PathBuf};
 
 use crate::support::*;
 use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
-use sika_engine::format::{format5, format8, format9, format10, format12, format13};
+use sika_engine::format::{format5, format8, format9, format10, format12, format13, format14};
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 14;
+const FORMAT_VERSION: u32 = 15;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -384,8 +386,10 @@ fn store_jobs_as_format_1(path: &Path) -> usize {
             let format_1 = encode(&(job.id.clone(), job.due_at, Command::from(job.kind.clone())));
             table.insert(key.as_slice(), format_1.as_slice()).unwrap();
         }
-        // Format 1 wrote destinations as format 3 still did, and journal
-        // entries as format 12 still did.
+        // Format 1 wrote destinations as format 3 still did, journal
+        // entries as format 12 still did, and a reference for every
+        // transfer, as format 14 still did.
+        format14::store_every_transfer_ref(&mut table).unwrap();
         store_destinations_as_format_3(&mut table);
         format12::store_journal_with_previous_hashes(&mut table).unwrap();
         jobs.len()
@@ -743,7 +747,8 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 }
 
 /// Lays a stopped node's ledger at `path` out as format `version` wrote
-/// it: `rewrite` changes its records (and says what it did), its journal
+/// it: `rewrite` changes its records (and says what it did), every
+/// transfer has a reference under its id (up to format 14), its journal
 /// entries are stored as that format stored them (with the hash of the
 /// entry before them up to format 12, with their accounts' ids as text up
 /// to format 13), and the file is stamped `version`, all in one
@@ -751,12 +756,14 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> R) -> R {
     let db = redb::Database::open(path).unwrap();
     let txn = db.begin_write().unwrap();
+    // Up to format 14, every transfer had a reference under its id.
+    format14::store_every_transfer_ref(&mut txn.open_table(RECORDS).unwrap()).unwrap();
     let done = rewrite(&mut txn.open_table(RECORDS).unwrap());
     assert!(version < FORMAT_VERSION, "format {version} is not older");
     let mut table = txn.open_table(RECORDS).unwrap();
     if version < 13 {
         format12::store_journal_with_previous_hashes(&mut table).unwrap();
-    } else {
+    } else if version < 14 {
         format13::store_journal_as_format_13(&mut table).unwrap();
     }
     drop(table);
@@ -1132,6 +1139,81 @@ async fn a_format_13_ledgers_journal_reads_the_same_and_its_holds_settle_after_i
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
     let upgraded: usize = stored_journal(&sandbox)[..before_upgrade].iter().map(Vec::len).sum();
     assert_eq!(upgraded, compact, "the upgrade stores the entries as the books wrote them");
+}
+
+/// A ledger with a reference under every transfer's id (format 14 and
+/// earlier), with a payout completed (its holds posted), one failed (its
+/// holds voided) and one still held at the rail, opens upgraded to format
+/// 15: only the holds keep their references, the settled payouts and
+/// every balance transaction read as before, the held payout completes
+/// (its holds found by their references and posted), each balance's
+/// newest balance transaction leaves its balances, and the books verify.
+#[tokio::test]
+async fn a_format_14_ledgers_transfers_are_found_by_their_numbers_and_its_holds_settle() {
+    let Some(()) = embedded_store() else { return };
+    // Slow enough that the third payout (cents 03) still waits at the stop.
+    let slow = [("SIKA_TIME_SCALE", "0.1")];
+    let mut node = Node::start_with_env(Options::unthrottled(), &slow);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    deposit(&api, &node, &key, "GHS", "100.00").await;
+    let mut urls = Vec::new();
+    for (amount, reference) in [("20.00", "f15-completed"), ("10.01", "f15-failed"), ("10.03", "f15-held")] {
+        let r = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout(amount, reference)).await;
+        r.expect(201);
+        urls.push(node.sandbox_url(&format!("/v1/payouts/{}", r.body["payout"]["id"].as_str().unwrap())));
+    }
+    let settled = eventually("two payouts to settle", std::time::Duration::from_secs(60), || async {
+        let mut bodies = Vec::new();
+        for (url, status) in urls.iter().zip(["completed", "failed"]) {
+            let r = api.get(url, &key).await;
+            if r.body["payout"]["status"] != status {
+                return None;
+            }
+            bodies.push(r.body);
+        }
+        Some(bodies)
+    })
+    .await;
+    assert_eq!(api.get(&urls[2], &key).await.body["payout"]["status"], "pending", "the third waits");
+    let entries_url = node.sandbox_url("/v1/balance-transactions");
+    let entries = every_item(&api, &entries_url, &key).await;
+    node.stop();
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let holds = stored_transfers(&sandbox);
+    assert_eq!(holds.len(), 6, "each payout's two holds");
+    lay_out_as(&sandbox, 14, |_| ());
+    let every = stored_transfers(&sandbox).len();
+    assert!(every >= 12, "format 14 had a reference for each transfer: {every}");
+
+    node.restart(&Options::unthrottled(), &slow);
+    let api = Api::new();
+    for (url, was) in urls.iter().zip(&settled) {
+        let now = api.get(url, &key).await;
+        now.expect(200);
+        assert_eq!(&now.body, was, "{url} after the upgrade");
+    }
+    let now = every_item(&api, &entries_url, &key).await;
+    assert!(
+        now.ends_with(&entries),
+        "every balance transaction reads as before: {now:?} against {entries:?}"
+    );
+    eventually("the held payout to complete", std::time::Duration::from_secs(60), || async {
+        (api.get(&urls[2], &key).await.body["payout"]["status"] == "completed").then_some(())
+    })
+    .await;
+    let accounts = api.get(&node.sandbox_url("/v1/accounts"), &key).await;
+    accounts.expect(200);
+    newest_balance_transactions_leave_the_balances(&api, &node, &accounts.body["data"]).await;
+    node.stop_and_verify();
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    let after = stored_transfers(&sandbox);
+    assert_eq!(after.len(), 6, "only the holds keep their references");
+    for value in &after {
+        let found: sika_engine::TransferRef = decode(value).unwrap();
+        assert!(found.pending_state.is_some(), "a hold's: {found:?}");
+    }
 }
 
 const REQUESTS: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("requests");

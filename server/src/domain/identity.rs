@@ -49,6 +49,7 @@ pub(crate) const IDENTITY_STEPS: Steps = [
     stamp_only,
     stamp_only,
     stamp_only,
+    stamp_only,
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
