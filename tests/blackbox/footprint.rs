@@ -54,9 +54,14 @@ async fn a_stopped_node_keeps_no_log_and_footprint_counts_what_a_payout_left() {
     assert_eq!(payouts, 1, "{text}");
     assert_eq!(row(&text, "ListIndex/payouts").map(|(n, _)| n), Some(1), "{text}");
     assert_eq!(
-        row(&text, "Transfer").map(|(n, _)| n),
+        row(&text, "Journal").map(|(n, _)| n),
         Some(1 + 5),
         "the deposit and the payout's five: {text}"
+    );
+    assert_eq!(
+        row(&text, "Transfer").map(|(n, _)| n),
+        Some(2),
+        "references for the payout's two holds alone (any other transfer is its entry's number): {text}"
     );
     let (events, event_bytes) = row(&text, "Event").unwrap_or_else(|| panic!("{text}"));
     assert_eq!(events, 2, "account.credited and payout.completed: {text}");
