@@ -256,6 +256,27 @@ fn rewrite_range(
     end: &[u8],
     rewrite: impl Fn(&Records<'_>, &[u8]) -> Result<Option<Vec<u8>>, EngineError>,
 ) -> Result<(), EngineError> {
+    change_range(txn, start, end, |table, _, value| {
+        Ok(rewrite(table, value)?.map_or(Change::Keep, Change::Put))
+    })
+}
+
+/// What a step does with one record (`change_range`).
+enum Change {
+    Keep,
+    Put(Vec<u8>),
+    Remove,
+}
+
+/// Changes every record in `start..end` as `change` says (given the table
+/// to read other records from, the record's key and its bytes), reading at
+/// most `REWRITE_BATCH_MAX` records between writes.
+fn change_range(
+    txn: &redb::WriteTransaction,
+    start: &[u8],
+    end: &[u8],
+    change: impl Fn(&Records<'_>, &[u8], &[u8]) -> Result<Change, EngineError>,
+) -> Result<(), EngineError> {
     use std::ops::Bound;
     let mut table = txn.open_table(RECORDS)?;
     let mut after: Option<Vec<u8>> = None;
@@ -266,14 +287,19 @@ fn rewrite_range(
         for entry in table.range::<&[u8]>((from, Bound::Excluded(end)))?.take(REWRITE_BATCH_MAX) {
             let (key, value) = entry?;
             let key = key.value().to_vec();
-            if let Some(new) = rewrite(&table, value.value())? {
-                batch.push((key.clone(), new));
+            match change(&table, &key, value.value())? {
+                Change::Keep => {}
+                Change::Put(new) => batch.push((key.clone(), Some(new))),
+                Change::Remove => batch.push((key.clone(), None)),
             }
             last = Some(key);
         }
         let Some(last) = last else { return Ok(()) };
         for (key, value) in batch {
-            table.insert(key.as_slice(), value.as_slice())?;
+            match value {
+                Some(value) => table.insert(key.as_slice(), value.as_slice())?,
+                None => table.remove(key.as_slice())?,
+            };
         }
         after = Some(last);
     }
@@ -577,36 +603,20 @@ pub fn journal_entries_name_accounts_by_number(txn: &redb::WriteTransaction) -> 
 /// reference that names an entry not holding its transfer stays, for
 /// `sika verify` to report.
 pub fn transfers_are_found_by_their_numbers(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
-    use std::ops::Bound;
-
     use crate::records::{JournalEntry, TransferRef};
-    let mut table = txn.open_table(RECORDS)?;
-    let (start, end) = (keys::space(Space::Transfer), prefix_end(&keys::space(Space::Transfer)));
-    let mut after: Option<Vec<u8>> = None;
-    loop {
-        let from = after.as_deref().map_or(Bound::Included(start.as_slice()), Bound::Excluded);
-        let (mut implied, mut last) = (Vec::new(), None);
-        for record in table.range::<&[u8]>((from, Bound::Excluded(end.as_slice())))?.take(REWRITE_BATCH_MAX) {
-            let (key, value) = record?;
-            let key = key.value().to_vec();
-            let found: TransferRef = decode(value.value())?;
-            let id = key.get(1..).and_then(|n| <[u8; 8]>::try_from(n).ok()).map(u64::from_be_bytes);
-            if let Some(id) = id
-                && found == (TransferRef { journal_seq: id, pending_state: None })
-                && read::<JournalEntry>(&table, &keys::journal(id))?.is_some_and(|entry| {
+    let start = keys::space(Space::Transfer);
+    change_range(txn, &start, &prefix_end(&start), |table, key, bytes| {
+        let found: TransferRef = decode(bytes)?;
+        let implied = match keys::number_of(key) {
+            Some(id) if found == (TransferRef { journal_seq: id, pending_state: None }) => {
+                read::<JournalEntry>(table, &keys::journal(id))?.is_some_and(|entry| {
                     entry.seq == id && entry.transfer.id == id && !TransferRef::is_stored_for(&entry.transfer)
                 })
-            {
-                implied.push(key.clone());
             }
-            last = Some(key);
-        }
-        let Some(last) = last else { return Ok(()) };
-        for key in implied {
-            table.remove(key.as_slice())?;
-        }
-        after = Some(last);
-    }
+            _ => false,
+        };
+        Ok(if implied { Change::Remove } else { Change::Keep })
+    })
 }
 
 /// References as format 14 and earlier stored them, one under every

@@ -163,6 +163,11 @@ pub mod keys {
     pub fn transfer(id: u64) -> Vec<u8> {
         Key::new(Space::Transfer).u64(id).bytes()
     }
+    /// The number a key of one number holds (`transfer`, `journal`,
+    /// `balance_head`): its space byte then eight bytes big-endian.
+    pub fn number_of(key: &[u8]) -> Option<u64> {
+        key.get(1..).and_then(|n| <[u8; 8]>::try_from(n).ok()).map(u64::from_be_bytes)
+    }
     pub fn journal(seq: u64) -> Vec<u8> {
         Key::new(Space::Journal).u64(seq).bytes()
     }
@@ -769,8 +774,7 @@ impl<'t> Overlay<'t> {
             self.account_undo.push((key.clone(), Some(previous)));
         }
         if key.first() == Some(&(Space::BalanceHead as u8))
-            && let Some(number) =
-                key.get(1..).and_then(|n| <[u8; 8]>::try_from(n).ok()).map(u64::from_be_bytes)
+            && let Some(number) = keys::number_of(&key)
             && let Some(cache) = self.accounts.as_deref_mut()
             && let Some(previous) = cache.heads.remove(&number)
         {

@@ -167,9 +167,9 @@ fn stored_heads(
 ) -> Result<BTreeMap<u64, crate::balance_changes::ChangeHead>, EngineError> {
     let mut heads = BTreeMap::new();
     for (key, value) in scan(table, Space::BalanceHead)? {
-        match key.get(1..).and_then(|n| <[u8; 8]>::try_from(n).ok()) {
+        match keys::number_of(&key) {
             Some(number) => {
-                heads.insert(u64::from_be_bytes(number), decode(&value)?);
+                heads.insert(number, decode(&value)?);
             }
             None => report.problems.push("a balance head's key is malformed".to_string()),
         }

@@ -977,12 +977,87 @@ async fn a_format_9_ledgers_balance_changes_read_the_same_after_they_are_rekeyed
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
 }
 
-/// The values stored under the transfers' ids in a stopped node's sandbox.
-fn stored_transfers(sandbox: &Path) -> Vec<Vec<u8>> {
+/// The values of `space` in a stopped node's sandbox, in key order.
+fn stored_values(sandbox: &Path, space: Space) -> Vec<Vec<u8>> {
     let db = redb::Database::open(sandbox).unwrap();
     let txn = db.begin_read().unwrap();
     let table = txn.open_table(RECORDS).unwrap();
-    scan(&table, Space::Transfer).unwrap().into_iter().map(|(_, value)| value).collect()
+    scan(&table, space).unwrap().into_iter().map(|(_, value)| value).collect()
+}
+
+/// Slow enough that a payout whose cents are 03 (the rail times out, notes
+/// it at 3 s, settles at 6 s) still waits when the node stops.
+const SLOW: [(&str, &str); 1] = [("SIKA_TIME_SCALE", "0.1")];
+
+/// What a stopped node's sandbox held before a test lays it out as an
+/// older format: three payouts (`{reference}-completed`, its holds posted;
+/// `-failed`, voided; `-held`, still held at the rail), the first two as
+/// read, and every balance transaction.
+struct ThreePayouts {
+    urls: Vec<String>,
+    settled: Vec<Value>,
+    entries: Vec<Value>,
+}
+
+/// Starts a node slowed by `SLOW`, makes the three payouts of
+/// `ThreePayouts` after a deposit, waits for the first two to settle, and
+/// stops the node while the third is still held.
+async fn three_payouts_one_held(reference: &str) -> (Node, ThreePayouts) {
+    let node = Node::start_with_env(Options::unthrottled(), &SLOW);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    deposit(&api, &node, &key, "GHS", "100.00").await;
+    let mut urls = Vec::new();
+    for (amount, outcome) in [("20.00", "completed"), ("10.01", "failed"), ("10.03", "held")] {
+        let body = mtn_payout(amount, &format!("{reference}-{outcome}"));
+        let r = api.post(&node.sandbox_url("/v1/payouts"), &key, body).await;
+        r.expect(201);
+        urls.push(node.sandbox_url(&format!("/v1/payouts/{}", r.body["payout"]["id"].as_str().unwrap())));
+    }
+    let settled = eventually("two payouts to settle", std::time::Duration::from_secs(60), || async {
+        let mut bodies = Vec::new();
+        for (url, status) in urls.iter().zip(["completed", "failed"]) {
+            let r = api.get(url, &key).await;
+            if r.body["payout"]["status"] != status {
+                return None;
+            }
+            bodies.push(r.body);
+        }
+        Some(bodies)
+    })
+    .await;
+    assert_eq!(api.get(&urls[2], &key).await.body["payout"]["status"], "pending", "the third waits");
+    let entries = every_item(&api, &node.sandbox_url("/v1/balance-transactions"), &key).await;
+    node.stop();
+    (node, ThreePayouts { urls, settled, entries })
+}
+
+/// Restarts the node of `three_payouts_one_held` (its ledger upgraded on
+/// opening): the settled payouts and every balance transaction read as
+/// before, the held payout completes (its holds found and posted), each
+/// balance's newest balance transaction leaves its balances, and after a
+/// stop the books verify.
+async fn read_the_same_and_the_held_payout_completes(node: &mut Node, payouts: &ThreePayouts) {
+    node.restart(&Options::unthrottled(), &SLOW);
+    // A new client: the old one's pooled connections went with the node.
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    for (url, was) in payouts.urls.iter().zip(&payouts.settled) {
+        let now = api.get(url, &key).await;
+        now.expect(200);
+        assert_eq!(&now.body, was, "{url} after the upgrade");
+    }
+    let entries = &payouts.entries;
+    let now = every_item(&api, &node.sandbox_url("/v1/balance-transactions"), &key).await;
+    assert!(now.ends_with(entries), "every balance transaction reads as before: {now:?} against {entries:?}");
+    eventually("the held payout to complete", std::time::Duration::from_secs(60), || async {
+        (api.get(&payouts.urls[2], &key).await.body["payout"]["status"] == "completed").then_some(())
+    })
+    .await;
+    let accounts = api.get(&node.sandbox_url("/v1/accounts"), &key).await;
+    accounts.expect(200);
+    newest_balance_transactions_leave_the_balances(&api, node, &accounts.body["data"]).await;
+    node.stop_and_verify();
 }
 
 /// A ledger whose transfers are stored whole under their ids beside the
@@ -996,72 +1071,25 @@ fn stored_transfers(sandbox: &Path) -> Vec<Vec<u8>> {
 #[tokio::test]
 async fn a_format_10_ledgers_transfers_are_stored_once_and_its_holds_still_settle() {
     let Some(()) = embedded_store() else { return };
-    // Slow enough that the third payout (cents 03) still waits at the stop.
-    let slow = [("SIKA_TIME_SCALE", "0.1")];
-    let mut node = Node::start_with_env(Options::unthrottled(), &slow);
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
-    deposit(&api, &node, &key, "GHS", "100.00").await;
-    let mut urls = Vec::new();
-    for (amount, reference) in [("20.00", "f11-completed"), ("10.01", "f11-failed"), ("10.03", "f11-held")] {
-        let r = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout(amount, reference)).await;
-        r.expect(201);
-        urls.push(node.sandbox_url(&format!("/v1/payouts/{}", r.body["payout"]["id"].as_str().unwrap())));
-    }
-    let settled = eventually("two payouts to settle", std::time::Duration::from_secs(60), || async {
-        let mut bodies = Vec::new();
-        for (url, status) in urls.iter().zip(["completed", "failed"]) {
-            let r = api.get(url, &key).await;
-            if r.body["payout"]["status"] != status {
-                return None;
-            }
-            bodies.push(r.body);
-        }
-        Some(bodies)
-    })
-    .await;
-    assert_eq!(api.get(&urls[2], &key).await.body["payout"]["status"], "pending", "the third waits");
-    node.stop();
+    let (mut node, payouts) = three_payouts_one_held("f11").await;
 
     let sandbox = node.data_dir().join("sandbox.redb");
-    let references: usize = stored_transfers(&sandbox).iter().map(Vec::len).sum();
+    let references: usize = stored_values(&sandbox, Space::Transfer).iter().map(Vec::len).sum();
     let rewritten = lay_out_as(&sandbox, 10, |table| format10::store_transfers_whole(table).unwrap());
     assert!(rewritten >= 9, "the deposit and three payouts' holds, posted and voided: {rewritten}");
-    let whole: usize = stored_transfers(&sandbox).iter().map(Vec::len).sum();
+    let whole: usize = stored_values(&sandbox, Space::Transfer).iter().map(Vec::len).sum();
     assert!(
         whole > 10 * references,
         "format 10 stored each transfer whole: {whole} against {references} bytes"
     );
 
-    node.restart(&Options::unthrottled(), &slow);
-    let api = Api::new();
-    for (url, was) in urls.iter().zip(&settled) {
-        let now = api.get(url, &key).await;
-        now.expect(200);
-        assert_eq!(&now.body, was, "{url} after the upgrade");
-    }
-    eventually("the held payout to complete", std::time::Duration::from_secs(60), || async {
-        (api.get(&urls[2], &key).await.body["payout"]["status"] == "completed").then_some(())
-    })
-    .await;
-    let accounts = api.get(&node.sandbox_url("/v1/accounts"), &key).await;
-    accounts.expect(200);
-    newest_balance_transactions_leave_the_balances(&api, &node, &accounts.body["data"]).await;
-    node.stop_and_verify();
+    read_the_same_and_the_held_payout_completes(&mut node, &payouts).await;
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
-    let after = stored_transfers(&sandbox);
+    let after = stored_values(&sandbox, Space::Transfer);
     assert!(
         after.iter().all(|value| value.len() <= 12),
         "each transfer is a reference to its journal entry: {after:?}"
     );
-}
-
-/// The journal entries of a stopped node's sandbox, their bytes.
-fn stored_journal(sandbox: &Path) -> Vec<Vec<u8>> {
-    let db = redb::Database::open(sandbox).unwrap();
-    let txn = db.begin_read().unwrap();
-    let table = txn.open_table(RECORDS).unwrap();
-    scan(&table, Space::Journal).unwrap().into_iter().map(|(_, value)| value).collect()
 }
 
 /// A ledger whose journal entries name their transfers' accounts as text
@@ -1075,40 +1103,12 @@ fn stored_journal(sandbox: &Path) -> Vec<Vec<u8>> {
 #[tokio::test]
 async fn a_format_13_ledgers_journal_reads_the_same_and_its_holds_settle_after_it_is_stored_compactly() {
     let Some(()) = embedded_store() else { return };
-    // Slow enough that the third payout (cents 03) still waits at the stop.
-    let slow = [("SIKA_TIME_SCALE", "0.1")];
-    let mut node = Node::start_with_env(Options::unthrottled(), &slow);
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
-    deposit(&api, &node, &key, "GHS", "100.00").await;
-    let mut urls = Vec::new();
-    for (amount, reference) in [("20.00", "f14-completed"), ("10.01", "f14-failed"), ("10.03", "f14-held")] {
-        let r = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout(amount, reference)).await;
-        r.expect(201);
-        urls.push(node.sandbox_url(&format!("/v1/payouts/{}", r.body["payout"]["id"].as_str().unwrap())));
-    }
-    let settled = eventually("two payouts to settle", std::time::Duration::from_secs(60), || async {
-        let mut bodies = Vec::new();
-        for (url, status) in urls.iter().zip(["completed", "failed"]) {
-            let r = api.get(url, &key).await;
-            if r.body["payout"]["status"] != status {
-                return None;
-            }
-            bodies.push(r.body);
-        }
-        Some(bodies)
-    })
-    .await;
-    let held = api.get(&urls[2], &key).await;
-    assert_eq!(held.body["payout"]["status"], "pending", "the third waits");
-    let entries_url = node.sandbox_url("/v1/balance-transactions");
-    let entries = every_item(&api, &entries_url, &key).await;
-    node.stop();
+    let (mut node, payouts) = three_payouts_one_held("f14").await;
 
     let sandbox = node.data_dir().join("sandbox.redb");
-    let compact: usize = stored_journal(&sandbox).iter().map(Vec::len).sum();
+    let compact: usize = stored_values(&sandbox, Space::Journal).iter().map(Vec::len).sum();
     lay_out_as(&sandbox, 13, |_| ());
-    let old = stored_journal(&sandbox);
+    let old = stored_values(&sandbox, Space::Journal);
     let before_upgrade = old.len();
     // The deposit; each payout's two holds (amount and fee); the first's
     // posted and delivered, the second's voided.
@@ -1116,28 +1116,10 @@ async fn a_format_13_ledgers_journal_reads_the_same_and_its_holds_settle_after_i
     let old: usize = old.iter().map(Vec::len).sum();
     assert!(compact * 100 < old * 80, "format 14 stores the journal in {compact} bytes against {old}");
 
-    node.restart(&Options::unthrottled(), &slow);
-    let api = Api::new();
-    for (url, was) in urls.iter().zip(&settled) {
-        let now = api.get(url, &key).await;
-        now.expect(200);
-        assert_eq!(&now.body, was, "{url} after the upgrade");
-    }
-    let now = every_item(&api, &entries_url, &key).await;
-    assert!(
-        now.ends_with(&entries),
-        "every balance transaction reads as before: {now:?} against {entries:?}"
-    );
-    eventually("the held payout to complete", std::time::Duration::from_secs(60), || async {
-        (api.get(&urls[2], &key).await.body["payout"]["status"] == "completed").then_some(())
-    })
-    .await;
-    let accounts = api.get(&node.sandbox_url("/v1/accounts"), &key).await;
-    accounts.expect(200);
-    newest_balance_transactions_leave_the_balances(&api, &node, &accounts.body["data"]).await;
-    node.stop_and_verify();
+    read_the_same_and_the_held_payout_completes(&mut node, &payouts).await;
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
-    let upgraded: usize = stored_journal(&sandbox)[..before_upgrade].iter().map(Vec::len).sum();
+    let upgraded: usize =
+        stored_values(&sandbox, Space::Journal)[..before_upgrade].iter().map(Vec::len).sum();
     assert_eq!(upgraded, compact, "the upgrade stores the entries as the books wrote them");
 }
 
@@ -1151,64 +1133,18 @@ async fn a_format_13_ledgers_journal_reads_the_same_and_its_holds_settle_after_i
 #[tokio::test]
 async fn a_format_14_ledgers_transfers_are_found_by_their_numbers_and_its_holds_settle() {
     let Some(()) = embedded_store() else { return };
-    // Slow enough that the third payout (cents 03) still waits at the stop.
-    let slow = [("SIKA_TIME_SCALE", "0.1")];
-    let mut node = Node::start_with_env(Options::unthrottled(), &slow);
-    let api = Api::new();
-    let key = node.creds.sandbox_key.clone();
-    deposit(&api, &node, &key, "GHS", "100.00").await;
-    let mut urls = Vec::new();
-    for (amount, reference) in [("20.00", "f15-completed"), ("10.01", "f15-failed"), ("10.03", "f15-held")] {
-        let r = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout(amount, reference)).await;
-        r.expect(201);
-        urls.push(node.sandbox_url(&format!("/v1/payouts/{}", r.body["payout"]["id"].as_str().unwrap())));
-    }
-    let settled = eventually("two payouts to settle", std::time::Duration::from_secs(60), || async {
-        let mut bodies = Vec::new();
-        for (url, status) in urls.iter().zip(["completed", "failed"]) {
-            let r = api.get(url, &key).await;
-            if r.body["payout"]["status"] != status {
-                return None;
-            }
-            bodies.push(r.body);
-        }
-        Some(bodies)
-    })
-    .await;
-    assert_eq!(api.get(&urls[2], &key).await.body["payout"]["status"], "pending", "the third waits");
-    let entries_url = node.sandbox_url("/v1/balance-transactions");
-    let entries = every_item(&api, &entries_url, &key).await;
-    node.stop();
+    let (mut node, payouts) = three_payouts_one_held("f15").await;
 
     let sandbox = node.data_dir().join("sandbox.redb");
-    let holds = stored_transfers(&sandbox);
+    let holds = stored_values(&sandbox, Space::Transfer);
     assert_eq!(holds.len(), 6, "each payout's two holds");
     lay_out_as(&sandbox, 14, |_| ());
-    let every = stored_transfers(&sandbox).len();
+    let every = stored_values(&sandbox, Space::Transfer).len();
     assert!(every >= 12, "format 14 had a reference for each transfer: {every}");
 
-    node.restart(&Options::unthrottled(), &slow);
-    let api = Api::new();
-    for (url, was) in urls.iter().zip(&settled) {
-        let now = api.get(url, &key).await;
-        now.expect(200);
-        assert_eq!(&now.body, was, "{url} after the upgrade");
-    }
-    let now = every_item(&api, &entries_url, &key).await;
-    assert!(
-        now.ends_with(&entries),
-        "every balance transaction reads as before: {now:?} against {entries:?}"
-    );
-    eventually("the held payout to complete", std::time::Duration::from_secs(60), || async {
-        (api.get(&urls[2], &key).await.body["payout"]["status"] == "completed").then_some(())
-    })
-    .await;
-    let accounts = api.get(&node.sandbox_url("/v1/accounts"), &key).await;
-    accounts.expect(200);
-    newest_balance_transactions_leave_the_balances(&api, &node, &accounts.body["data"]).await;
-    node.stop_and_verify();
+    read_the_same_and_the_held_payout_completes(&mut node, &payouts).await;
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
-    let after = stored_transfers(&sandbox);
+    let after = stored_values(&sandbox, Space::Transfer);
     assert_eq!(after.len(), 6, "only the holds keep their references");
     for value in &after {
         let found: sika_engine::TransferRef = decode(value).unwrap();
