@@ -100,8 +100,7 @@ fn measure(changes: usize) {
         let begun = Instant::now();
         let snapshot = engine.read().expect("snapshot");
         for account in snapshot.organization_accounts(ORGANIZATION).expect("accounts") {
-            let number = account_number(&account.id).expect("a number");
-            if snapshot.balance_at(number, at).expect("balance at").is_some() {
+            if snapshot.balance_at(&account, at).expect("balance at").is_some() {
                 found += 1;
             }
         }

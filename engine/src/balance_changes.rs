@@ -17,6 +17,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
+// The head and the marking rule are part of the account record.
+pub use crate::records::{ChangeHead, MARK_EVERY};
 use crate::records::{TimestampMs, TransferKind, TransferRecord};
 
 /// The balances of an organization account after one change: the value of
@@ -268,10 +270,6 @@ impl Statement {
     }
 }
 
-/// How many changes of an account one mark covers: a read of the balances
-/// at an instant walks back at most this many.
-pub const MARK_EVERY: u64 = 32;
-
 /// One balance change as stored (`keys::balance_change`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredChange {
@@ -280,29 +278,6 @@ pub struct StoredChange {
     /// The journal number of the account's change before this one.
     pub previous: Option<u64>,
     pub after: BalanceAfter,
-}
-
-/// An account's newest balance change and how many it has had
-/// (`keys::balance_head`): the `count`-th change is marked when `count` is
-/// a multiple of `MARK_EVERY`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChangeHead {
-    pub newest: u64,
-    pub count: u64,
-}
-
-impl ChangeHead {
-    /// The head once one more change, at journal entry `journal_seq`, is
-    /// added; and whether that change is to be marked.
-    pub fn then(self, journal_seq: u64) -> Result<(ChangeHead, bool), EngineError> {
-        let count = self.count.checked_add(1).ok_or(EngineError::Overflow("balance changes"))?;
-        Ok((ChangeHead { newest: journal_seq, count }, count.is_multiple_of(MARK_EVERY)))
-    }
-
-    /// The journal number of the newest change, if there is one.
-    pub fn newest(self) -> Option<u64> {
-        (self.count > 0).then_some(self.newest)
-    }
 }
 
 /// One balance change of an account, as read from the index.

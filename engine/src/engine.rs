@@ -12,7 +12,7 @@ use rust_decimal::Decimal;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::balance_changes::{
-    BalanceAfter, ChangeHead, IndexedChange, Statement, StoredChange, account_number, change_of, classify,
+    BalanceAfter, IndexedChange, Statement, StoredChange, account_number, change_of, classify,
 };
 use crate::clock::{Clock, SystemClock};
 use crate::commands::{Applied, Command};
@@ -756,6 +756,11 @@ impl Snapshot {
     }
 
     pub fn account(&self, id: &str) -> Result<Option<AccountRecord>, EngineError> {
+        Ok(self.account_entry(id)?.map(|entry| entry.account))
+    }
+
+    /// Account `id` as the books store it, with its balance-change head.
+    pub fn account_entry(&self, id: &str) -> Result<Option<AccountEntry>, EngineError> {
         self.get(&keys::account(id))
     }
 
@@ -997,7 +1002,7 @@ impl Snapshot {
         let end = prefix_end(&prefix);
         let mut accounts = Vec::new();
         for entry in self.range(&prefix, &end, false)? {
-            accounts.push(decode(&entry?.1)?);
+            accounts.push(decode::<AccountEntry>(&entry?.1)?.account);
         }
         Ok(accounts)
     }
@@ -1040,19 +1045,20 @@ impl Snapshot {
         self.get(&keys::journal(seq))
     }
 
-    /// The balance changes of the organization account numbered `number`
-    /// (`balance_changes::account_number`) made at `from` or later and
-    /// before `to`, newest first: the newest before `to` is found as
-    /// `balance_at` finds it, then each step back is one read of the
-    /// change before. The iterator reads lazily.
+    /// The balance changes of organization account `account` (as this
+    /// snapshot holds it) made at `from` or later and before `to`, newest
+    /// first: the newest before `to` is found as `balance_at` finds it,
+    /// then each step back is one read of the change before. The iterator
+    /// reads lazily.
     pub fn balance_changes(
         &self,
-        number: u64,
+        account: &AccountRecord,
         from: TimestampMs,
         to: TimestampMs,
     ) -> Result<impl Iterator<Item = Result<IndexedChange, EngineError>> + '_, EngineError> {
+        let number = number_of(account)?;
         let mut next = match to.checked_sub(1) {
-            Some(last) if last >= from => self.balance_at(number, last)?,
+            Some(last) if last >= from => self.balance_at(account, last)?,
             _ => None,
         };
         Ok(std::iter::from_fn(move || {
@@ -1077,12 +1083,18 @@ impl Snapshot {
         Ok(IndexedChange { account_number: number, at, journal_seq, previous, after })
     }
 
-    /// The last balance change of account `number` at or before `at`: its
-    /// balances then. `None` when it had not changed yet. The first mark
-    /// after `at` (or else the account's newest change) is one read, and
+    /// The last balance change of organization account `account` (as this
+    /// snapshot holds it) at or before `at`: its balances then. `None` when
+    /// it had not changed yet. The first mark after `at` (or else the
+    /// account's newest change, `AccountEntry::changes`) is one read, and
     /// from it at most `MARK_EVERY` steps back reach the answer, whatever
     /// the account's history.
-    pub fn balance_at(&self, number: u64, at: TimestampMs) -> Result<Option<IndexedChange>, EngineError> {
+    pub fn balance_at(
+        &self,
+        account: &AccountRecord,
+        at: TimestampMs,
+    ) -> Result<Option<IndexedChange>, EngineError> {
+        let number = number_of(account)?;
         let Some(after) = at.checked_add(1) else { return Err(EngineError::Overflow("instant")) };
         let start = keys::balance_mark(number, after, 0);
         let end = prefix_end(&keys::balance_marks_prefix(number));
@@ -1095,7 +1107,10 @@ impl Snapshot {
         };
         let mut next = match newer_mark {
             Some(seq) => Some(seq),
-            None => self.get::<ChangeHead>(&keys::balance_head(number))?.and_then(ChangeHead::newest),
+            None => match self.account_entry(&account.id)? {
+                Some(entry) => entry.changes.newest(),
+                None => return Err(EngineError::Corrupt(format!("account {} is missing", account.id))),
+            },
         };
         while let Some(seq) = next {
             let change = self.balance_change(seq, number)?;
@@ -1119,11 +1134,9 @@ impl Snapshot {
         from: TimestampMs,
         to: TimestampMs,
     ) -> Result<Statement, EngineError> {
-        let number = account_number(&account.id)
-            .ok_or_else(|| EngineError::Corrupt(format!("account {} has no number", account.id)))?;
         let mut statement = Statement::default();
         let mut first = true;
-        for change in self.balance_changes(number, 0, to)? {
+        for change in self.balance_changes(account, 0, to)? {
             let change = change?;
             if first {
                 (statement.opening, statement.closing) = (change.after, change.after);
@@ -1183,6 +1196,13 @@ pub struct OpenMovement {
 }
 
 /// A document read naming a collection of the engine's own records.
+/// An organization account's number (`balance_changes::account_number`),
+/// which keys its balance changes.
+fn number_of(account: &AccountRecord) -> Result<u64, EngineError> {
+    account_number(&account.id)
+        .ok_or_else(|| EngineError::Corrupt(format!("account {} has no number", account.id)))
+}
+
 fn refuse_engine_owned(collection: &str) -> Result<(), EngineError> {
     match crate::storage::is_engine_owned(collection) {
         true => Err(EngineError::EngineOwned { collection: collection.to_string() }),

@@ -64,7 +64,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 15;
+pub const FORMAT_VERSION: u32 = 16;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -189,6 +189,7 @@ pub fn balances_index_their_changes(txn: &redb::WriteTransaction) -> Result<(), 
     use std::ops::Bound;
 
     use crate::balance_changes::{BalanceAfter, account_number, change_of};
+    // Accounts as formats 15 and earlier stored them, without their head.
     use crate::records::AccountRecord;
     // Entries as formats 12 and earlier stored them, with the previous hash.
     use format12::JournalEntry;
@@ -275,7 +276,7 @@ fn change_range(
     txn: &redb::WriteTransaction,
     start: &[u8],
     end: &[u8],
-    change: impl Fn(&Records<'_>, &[u8], &[u8]) -> Result<Change, EngineError>,
+    mut change: impl FnMut(&Records<'_>, &[u8], &[u8]) -> Result<Change, EngineError>,
 ) -> Result<(), EngineError> {
     use std::ops::Bound;
     let mut table = txn.open_table(RECORDS)?;
@@ -617,6 +618,90 @@ pub fn transfers_are_found_by_their_numbers(txn: &redb::WriteTransaction) -> Res
         };
         Ok(if implied { Change::Remove } else { Change::Keep })
     })
+}
+
+/// Format 15 to 16 of a ledger: each organization account's balance-change
+/// head (its newest change and how many it has had) was a record of its
+/// own (`Space::BalanceHead`), written with every change beside the
+/// account the same change wrote. It moves into the account's stored entry
+/// (`AccountEntry::changes`), so a transfer writes each side once. Each
+/// account is read strictly as format 15 stored it (an `AccountRecord`
+/// alone): any other shape stops the upgrade. An account with no stored
+/// head has had no change. A head whose account does not exist is left
+/// where it was, for `sika verify` to report.
+pub fn accounts_hold_their_balance_heads(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    use std::collections::HashSet;
+
+    use crate::balance_changes::{ChangeHead, account_number};
+    use crate::records::{AccountEntry, AccountRecord};
+    let mut moved: HashSet<u64> = HashSet::new();
+    let start = keys::space(Space::Account);
+    change_range(txn, &start, &prefix_end(&start), |table, _, bytes| {
+        let account: AccountRecord = decode(bytes)?;
+        if !is_whole::<AccountRecord>(bytes) {
+            return Err(EngineError::Corrupt(format!(
+                "account {} is not stored as format 15 stored accounts",
+                account.id
+            )));
+        }
+        let number = account_number(&account.id).filter(|_| account.is_organization());
+        let changes = match number {
+            Some(number) => {
+                moved.insert(number);
+                read::<ChangeHead>(table, &keys::balance_head(number))?.unwrap_or_default()
+            }
+            None => ChangeHead::default(),
+        };
+        Ok(Change::Put(encode(&AccountEntry { account, changes })))
+    })?;
+    let start = keys::space(Space::BalanceHead);
+    change_range(txn, &start, &prefix_end(&start), |_, key, _| {
+        Ok(match keys::number_of(key) {
+            Some(number) if moved.contains(&number) => Change::Remove,
+            _ => Change::Keep,
+        })
+    })
+}
+
+/// Accounts as formats 6 to 15 stored them, their balance-change heads
+/// apart (formats 10 to 15), for the layouts of older formats in tests.
+pub mod format15 {
+    use super::format12::Record;
+    use crate::balance_changes::{ChangeHead, account_number};
+    use crate::error::EngineError;
+    use crate::records::AccountEntry;
+    use crate::storage::{Space, decode, encode, keys, scan};
+
+    /// The stored accounts of a current ledger (keys and values) as format
+    /// 15 stored them: each account alone, and the head of each
+    /// organization account that has had a change as a record of its own.
+    pub fn heads_apart(current: Vec<Record>) -> Result<Vec<Record>, EngineError> {
+        let mut old = Vec::with_capacity(current.len());
+        for (key, value) in current {
+            let AccountEntry { account, changes } = decode(&value)?;
+            if let Some(number) = account_number(&account.id).filter(|_| account.is_organization())
+                && changes != ChangeHead::default()
+            {
+                old.push((keys::balance_head(number), encode(&changes)));
+            }
+            old.push((key, encode(&account)));
+        }
+        Ok(old)
+    }
+
+    /// Stores the accounts of a current ledger as format 15 did
+    /// (`heads_apart`); returns how many heads it stored apart.
+    pub fn store_heads_apart(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        let old = heads_apart(scan(&*table, Space::Account)?)?;
+        let mut heads = 0usize;
+        for (key, value) in &old {
+            if key.first() == Some(&(Space::BalanceHead as u8)) {
+                heads = heads.saturating_add(1);
+            }
+            table.insert(key.as_slice(), value.as_slice())?;
+        }
+        Ok(heads)
+    }
 }
 
 /// References as format 14 and earlier stored them, one under every
@@ -1231,6 +1316,7 @@ pub const LEDGER_STEPS: Steps = [
     journal_entries_leave_the_previous_hash,
     journal_entries_name_accounts_by_number,
     transfers_are_found_by_their_numbers,
+    accounts_hold_their_balance_heads,
 ];
 
 /// What a file's stamp says before any upgrade.
@@ -1576,6 +1662,7 @@ mod tests {
             for (key, job) in jobs {
                 table.insert(key.as_slice(), format_1(&job).as_slice()).unwrap();
             }
+            format15::store_heads_apart(&mut table).unwrap();
             assert!(
                 format5::store_as_format_5(&mut table, &test_words).unwrap() >= 3,
                 "a payout, a collection and an order"
@@ -2163,6 +2250,7 @@ mod tests {
         let txn = db.begin_write().unwrap();
         {
             let mut table = txn.open_table(RECORDS).unwrap();
+            format15::store_heads_apart(&mut table).unwrap();
             assert!(
                 format5::store_as_format_5(&mut table, &test_words).unwrap() >= 3 + 1 + 3,
                 "records, usage, event ids"

@@ -48,12 +48,17 @@ impl Books<'_, '_> {
     /// The account `reference` names in `currency`, created if this is its
     /// first touch.
     pub fn resolve(&mut self, reference: &AccountRef, currency: &str) -> Result<AccountRecord, EngineError> {
+        self.resolve_entry(reference, currency).map(|entry| entry.account)
+    }
+
+    /// `resolve`, as the books store the account (with its head).
+    fn resolve_entry(&mut self, reference: &AccountRef, currency: &str) -> Result<AccountEntry, EngineError> {
         Currency::find(currency)?;
         match reference {
             AccountRef::Organization(organization) => {
                 let index_key = keys::org_account(organization, currency);
                 if let Some(id) = self.store.org_account_id(&index_key)? {
-                    return self.account(&id);
+                    return self.entry(&id);
                 }
                 let number = self.counter_next(Counter::AccountNumber, ACCOUNT_NUMBER_FIRST)?;
                 let owner = AccountOwner::Organization(organization.clone());
@@ -64,8 +69,9 @@ impl Books<'_, '_> {
                     self.now,
                 );
                 self.store.put(index_key, &record.id);
-                self.save(record.clone());
-                Ok(record)
+                let entry = AccountEntry::opened(record);
+                self.save(entry.clone());
+                Ok(entry)
             }
             AccountRef::System(kind) => {
                 let id = system_account_id(*kind, currency);
@@ -73,13 +79,19 @@ impl Books<'_, '_> {
                     return Ok(record);
                 }
                 let record = AccountRecord::opened(id, AccountOwner::System(*kind), currency, self.now);
-                self.save(record.clone());
-                Ok(record)
+                let entry = AccountEntry::opened(record);
+                self.save(entry.clone());
+                Ok(entry)
             }
         }
     }
 
     pub fn account(&mut self, id: &str) -> Result<AccountRecord, EngineError> {
+        self.entry(id).map(|entry| entry.account)
+    }
+
+    /// Account `id` as the books store it (with its head).
+    fn entry(&mut self, id: &str) -> Result<AccountEntry, EngineError> {
         self.store
             .get_account(&keys::account(id))?
             .ok_or_else(|| EngineError::Corrupt(format!("account {id} is indexed but missing")))
@@ -91,7 +103,8 @@ impl Books<'_, '_> {
     /// first): an account breaking that is a bug in the books, and the
     /// command that wrote it fails (the writer catches the panic) rather
     /// than storing it.
-    fn save(&mut self, account: AccountRecord) {
+    fn save(&mut self, entry: AccountEntry) {
+        let account = &entry.account;
         let totals =
             [account.debits_posted, account.credits_posted, account.debits_pending, account.credits_pending];
         assert!(
@@ -108,7 +121,7 @@ impl Books<'_, '_> {
                 account.id
             );
         }
-        self.store.put_account(keys::account(&account.id), account);
+        self.store.put_account(keys::account(&account.id), entry);
     }
 
     /// Applies one transfer and journals it. Checks come first, so a refused
@@ -157,12 +170,13 @@ impl Books<'_, '_> {
         if amount <= 0 || amount > crate::money::AMOUNT_MINOR_MAX {
             return Err(EngineError::invalid(Field::Amount, Problem::NotPositive));
         }
-        let mut debit_account = self.resolve(debit, currency)?;
-        let mut credit_account = self.resolve(credit, currency)?;
+        let mut debit_entry = self.resolve_entry(debit, currency)?;
+        let mut credit_entry = self.resolve_entry(credit, currency)?;
+        let (debit_account, credit_account) = (&mut debit_entry.account, &mut credit_entry.account);
         if debit_account.id == credit_account.id {
             return Err(EngineError::invalid(Field::Account, Problem::SameAccount));
         }
-        self.check_funds(&debit_account, amount)?;
+        self.check_funds(debit_account, amount)?;
         let pending = kind == TransferKind::Pending;
         if pending {
             debit_account.debits_pending = add(debit_account.debits_pending, amount, "debits pending")?;
@@ -185,9 +199,9 @@ impl Books<'_, '_> {
             journal_seq: 0,
         };
         let record = self.record(record)?;
-        self.index_balance_changes(&record, [&debit_account, &credit_account])?;
-        self.save(debit_account);
-        self.save(credit_account);
+        self.index_balance_changes(&record, [&mut debit_entry, &mut credit_entry])?;
+        self.save(debit_entry);
+        self.save(credit_entry);
         Ok(record)
     }
 
@@ -215,8 +229,9 @@ impl Books<'_, '_> {
         if hold.pending_state != Some(PendingState::Pending) {
             return Err(EngineError::NotPending(pending_id));
         }
-        let mut debit_account = self.account(&hold.debit_account)?;
-        let mut credit_account = self.account(&hold.credit_account)?;
+        let mut debit_entry = self.entry(&hold.debit_account)?;
+        let mut credit_entry = self.entry(&hold.credit_account)?;
+        let (debit_account, credit_account) = (&mut debit_entry.account, &mut credit_entry.account);
         debit_account.debits_pending = subtract(debit_account.debits_pending, hold.amount, "debits pending")?;
         credit_account.credits_pending =
             subtract(credit_account.credits_pending, hold.amount, "credits pending")?;
@@ -245,9 +260,9 @@ impl Books<'_, '_> {
             journal_seq: 0,
         };
         let record = self.record(record)?;
-        self.index_balance_changes(&record, [&debit_account, &credit_account])?;
-        self.save(debit_account);
-        self.save(credit_account);
+        self.index_balance_changes(&record, [&mut debit_entry, &mut credit_entry])?;
+        self.save(debit_entry);
+        self.save(credit_entry);
         Ok(record)
     }
 
@@ -255,15 +270,16 @@ impl Books<'_, '_> {
     /// account whose balances it changed (`balance_changes`): one entry
     /// after every stored one (the time, the account's change before and
     /// the balances after it, nothing else, since the rest is read back
-    /// from the journal entry), the account's head, and every
-    /// `MARK_EVERY`-th a mark. `accounts` are the two sides as the
-    /// transfer leaves them (saved right after).
+    /// from the journal entry), the account's head (`AccountEntry::changes`,
+    /// saved with the account right after), and every `MARK_EVERY`-th a
+    /// mark. `entries` are the two sides as the transfer leaves them.
     fn index_balance_changes(
         &mut self,
         transfer: &TransferRecord,
-        accounts: [&AccountRecord; 2],
+        entries: [&mut AccountEntry; 2],
     ) -> Result<(), EngineError> {
-        for account in accounts {
+        for entry in entries {
+            let account = &entry.account;
             if !account.is_organization() || change_of(transfer, &account.id)?.is_zero() {
                 continue;
             }
@@ -271,7 +287,7 @@ impl Books<'_, '_> {
                 .unwrap_or_else(|| panic!("organization account {} has no number", account.id));
             let balances = account.balances()?;
             let after = BalanceAfter { available: balances.available, total: balances.total };
-            let head = self.store.get_balance_head(number)?.unwrap_or_default();
+            let head = entry.changes;
             let seq = transfer.journal_seq;
             assert!(
                 head.newest().is_none_or(|newest| newest < seq),
@@ -283,7 +299,7 @@ impl Books<'_, '_> {
             let at = transfer.created_at;
             self.store
                 .put(keys::balance_change(seq, number), &StoredChange { at, previous: head.newest(), after });
-            self.store.put_balance_head(number, next);
+            entry.changes = next;
             if marked {
                 self.store.put(keys::balance_mark(number, at, seq), &());
             }
@@ -604,9 +620,9 @@ mod tests {
     #[test]
     fn a_total_that_would_overflow_is_an_error() {
         with_books(|books| {
-            let mut account = books.resolve(&organization(), "USD").unwrap();
-            account.credits_posted = i128::MAX - 5;
-            books.save(account);
+            let mut entry = books.resolve_entry(&organization(), "USD").unwrap();
+            entry.account.credits_posted = i128::MAX - 5;
+            books.save(entry);
             let world = AccountRef::System(SystemAccount::World);
             assert_eq!(
                 books.transfer(&posted(world.clone(), organization(), 10)),
@@ -652,9 +668,9 @@ mod tests {
         with_books(|books| {
             // Corrupt state (or a bug that skipped the funds check): a debit
             // the balance does not cover.
-            let mut account = books.resolve(&organization(), "USD").unwrap();
-            account.debits_posted = 10;
-            books.save(account);
+            let mut entry = books.resolve_entry(&organization(), "USD").unwrap();
+            entry.account.debits_posted = 10;
+            books.save(entry);
         });
     }
 
@@ -662,10 +678,10 @@ mod tests {
     fn a_system_account_may_go_negative_but_no_total_may() {
         with_books(|books| {
             books.transfer(&posted(world(), organization(), 10)).unwrap();
-            let world = books.account(&system_account_id(SystemAccount::World, "USD")).unwrap();
-            assert_eq!(world.balances().unwrap().available, -10);
+            let world = books.entry(&system_account_id(SystemAccount::World, "USD")).unwrap();
+            assert_eq!(world.account.balances().unwrap().available, -10);
             let mut broken = world.clone();
-            broken.credits_pending = -1;
+            broken.account.credits_pending = -1;
             let saved = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| books.save(broken)));
             assert!(saved.is_err(), "a negative total is refused");
         });

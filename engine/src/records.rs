@@ -79,6 +79,52 @@ pub struct AccountRecord {
     pub created_at: TimestampMs,
 }
 
+/// An account as the books store it (`keys::account`): the account, and
+/// for an organization account its newest balance change and how many it
+/// has had (`crate::balance_changes`), written with the totals the change
+/// leaves, so a transfer writes each side once. Until format 15 the head
+/// was a record of its own (`Space::BalanceHead`). Events carry the
+/// account alone (`EventPayload::AccountCredited`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountEntry {
+    pub account: AccountRecord,
+    pub changes: ChangeHead,
+}
+
+impl AccountEntry {
+    /// A new account's entry: no change yet.
+    pub fn opened(account: AccountRecord) -> AccountEntry {
+        AccountEntry { account, changes: ChangeHead::default() }
+    }
+}
+
+/// How many changes of an account one mark covers: a read of the balances
+/// at an instant walks back at most this many.
+pub const MARK_EVERY: u64 = 32;
+
+/// An organization account's newest balance change and how many it has
+/// had (`AccountRecord::changes`, `crate::balance_changes`): the `count`-th change is marked when `count` is
+/// a multiple of `MARK_EVERY`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeHead {
+    pub newest: u64,
+    pub count: u64,
+}
+
+impl ChangeHead {
+    /// The head once one more change, at journal entry `journal_seq`, is
+    /// added; and whether that change is to be marked.
+    pub fn then(self, journal_seq: u64) -> Result<(ChangeHead, bool), EngineError> {
+        let count = self.count.checked_add(1).ok_or(EngineError::Overflow("balance changes"))?;
+        Ok((ChangeHead { newest: journal_seq, count }, count.is_multiple_of(MARK_EVERY)))
+    }
+
+    /// The journal number of the newest change, if there is one.
+    pub fn newest(self) -> Option<u64> {
+        (self.count > 0).then_some(self.newest)
+    }
+}
+
 /// Balances of an organization account, derived from its totals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Balances {

@@ -14,9 +14,8 @@ use redb::{ReadableTable, TableDefinition};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::balance_changes::ChangeHead;
 use crate::error::EngineError;
-use crate::records::AccountRecord;
+use crate::records::AccountEntry;
 
 /// The single table every record lives in.
 pub const RECORDS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("records");
@@ -81,8 +80,10 @@ pub enum Space {
     /// journal number: where a read of the balances at an instant starts
     /// walking back, so the walk is short whatever the account's history.
     BalanceMark = 52,
-    /// Each organization account's newest balance change and how many it
-    /// has had (`balance_changes::ChangeHead`), by the account's number.
+    /// Formats 10 to 15: each organization account's newest balance change
+    /// and how many it has had (`balance_changes::ChangeHead`), by the
+    /// account's number. Since format 16 the account record holds it
+    /// (`AccountEntry::changes`), and the space is empty.
     BalanceHead = 53,
 }
 
@@ -271,7 +272,8 @@ pub mod keys {
     pub fn balance_marks_prefix(number: u64) -> Vec<u8> {
         Key::new(Space::BalanceMark).u64(number).bytes()
     }
-    /// Account `number`'s newest balance change (`balance_changes::ChangeHead`).
+    /// Account `number`'s newest balance change as formats 10 to 15
+    /// stored it (`Space::BalanceHead`).
     pub fn balance_head(number: u64) -> Vec<u8> {
         Key::new(Space::BalanceHead).u64(number).bytes()
     }
@@ -496,7 +498,8 @@ impl AccountIds {
     }
 }
 
-/// The accounts the writer has read or written, decoded, by their
+/// The accounts the writer has read or written, decoded as the books store
+/// them (`AccountEntry`, with their balance-change heads), by their
 /// `keys::account` key: kept across batches for the writer's lifetime, so
 /// a transfer finds and updates its two accounts without a table read or a
 /// decode. An entry always equals what the overlay's layers hold for its
@@ -506,14 +509,9 @@ impl AccountIds {
 /// batch the writer applies is either written or, after a failure, followed
 /// by no other batch of this writer; a reopening (the healer, a standby
 /// taking over, a restart) starts a new writer with an empty cache.
-///
-/// It holds each organization account's `ChangeHead` the same way, by the
-/// account's number: every balance change reads and writes its account's
-/// head (`Overlay::get_balance_head`, `Overlay::put_balance_head`).
 #[derive(Debug, Default)]
 pub struct AccountCache {
-    records: HashMap<Vec<u8>, AccountRecord>,
-    heads: HashMap<u64, ChangeHead>,
+    records: HashMap<Vec<u8>, AccountEntry>,
 }
 
 impl AccountCache {
@@ -524,17 +522,11 @@ impl AccountCache {
     fn has_room(&self) -> bool {
         self.records.len() < Self::ENTRIES_MAX
     }
-
-    fn has_room_for_heads(&self) -> bool {
-        self.heads.len() < Self::ENTRIES_MAX
-    }
 }
 
 /// An account cache entry as it was before a command changed it (`None`:
 /// there was none).
-type AccountUndo = (Vec<u8>, Option<AccountRecord>);
-/// A cached head, by account number, as it was before a command changed it.
-type HeadUndo = (u64, Option<ChangeHead>);
+type AccountUndo = (Vec<u8>, Option<AccountEntry>);
 
 /// Layers over the committed table: the current command's changes, then
 /// the batch's kept-so-far changes, then the batches applied before it that
@@ -567,8 +559,6 @@ pub struct Overlay<'t> {
     accounts: Option<&'t mut AccountCache>,
     /// What the current command changed in `accounts`, to undo if it is dropped.
     account_undo: Vec<AccountUndo>,
-    /// What the current command changed in the cached heads, likewise.
-    head_undo: Vec<HeadUndo>,
     /// Whether any balance may owe disputes (`Space::DisputeShortfalls`)
     /// in this batch's view: worked out on first asking, and set once a
     /// command writes such a list. Never set back within the batch (a
@@ -590,7 +580,6 @@ impl<'t> Overlay<'t> {
             account_ids: None,
             accounts: None,
             account_undo: Vec::new(),
-            head_undo: Vec::new(),
             shortfalls: None,
         }
     }
@@ -620,13 +609,13 @@ impl<'t> Overlay<'t> {
 
     /// The account stored at `key` (a `keys::account`), from the account
     /// cache when it holds it, else read through the layers (and cached).
-    pub fn get_account(&mut self, key: &[u8]) -> Result<Option<AccountRecord>, EngineError> {
+    pub fn get_account(&mut self, key: &[u8]) -> Result<Option<AccountEntry>, EngineError> {
         if let Some(accounts) = self.accounts.as_deref()
             && let Some(record) = accounts.records.get(key)
         {
             return Ok(Some(record.clone()));
         }
-        let record = self.get::<AccountRecord>(key)?;
+        let record = self.get::<AccountEntry>(key)?;
         if let Some(record) = &record
             && let Some(accounts) = self.accounts.as_deref_mut()
             && accounts.has_room()
@@ -638,7 +627,7 @@ impl<'t> Overlay<'t> {
     }
 
     /// Writes an account at `key` (a `keys::account`), through the cache.
-    pub fn put_account(&mut self, key: Vec<u8>, record: AccountRecord) {
+    pub fn put_account(&mut self, key: Vec<u8>, record: AccountEntry) {
         let bytes = encode(&record);
         debug_assert_decodes_to(&record, &bytes);
         if let Some(accounts) = self.accounts.as_deref_mut() {
@@ -656,44 +645,6 @@ impl<'t> Overlay<'t> {
             }
         }
         self.set_layered(key, Some(bytes));
-    }
-
-    /// Organization account `number`'s balance-change head
-    /// (`keys::balance_head`), from the cache when it holds it, else read
-    /// through the layers (and cached).
-    pub fn get_balance_head(&mut self, number: u64) -> Result<Option<ChangeHead>, EngineError> {
-        if let Some(head) = self.accounts.as_deref().and_then(|cache| cache.heads.get(&number)) {
-            return Ok(Some(*head));
-        }
-        let head = self.get::<ChangeHead>(&keys::balance_head(number))?;
-        if let Some(head) = head
-            && let Some(cache) = self.accounts.as_deref_mut()
-            && cache.has_room_for_heads()
-        {
-            cache.heads.insert(number, head);
-            self.head_undo.push((number, None));
-        }
-        Ok(head)
-    }
-
-    /// Writes organization account `number`'s balance-change head, through
-    /// the cache.
-    pub fn put_balance_head(&mut self, number: u64, head: ChangeHead) {
-        if let Some(cache) = self.accounts.as_deref_mut() {
-            let room = cache.has_room_for_heads();
-            match cache.heads.get_mut(&number) {
-                Some(cached) => {
-                    let previous = std::mem::replace(cached, head);
-                    self.head_undo.push((number, Some(previous)));
-                }
-                None if room => {
-                    cache.heads.insert(number, head);
-                    self.head_undo.push((number, None));
-                }
-                None => {}
-            }
-        }
-        self.set_layered(keys::balance_head(number), Some(encode(&head)));
     }
 
     /// Makes room for `keys` changes at once, so a large batch's change map
@@ -772,14 +723,6 @@ impl<'t> Overlay<'t> {
         {
             // Written as bytes: the layered value is the truth again.
             self.account_undo.push((key.clone(), Some(previous)));
-        }
-        if key.first() == Some(&(Space::BalanceHead as u8))
-            && let Some(number) = keys::number_of(&key)
-            && let Some(cache) = self.accounts.as_deref_mut()
-            && let Some(previous) = cache.heads.remove(&number)
-        {
-            // Written as bytes: the layered value is the truth again.
-            self.head_undo.push((number, Some(previous)));
         }
         self.set_layered(key, value);
     }
@@ -888,7 +831,6 @@ impl<'t> Overlay<'t> {
     pub fn keep_command(&mut self) {
         self.undo.clear();
         self.account_undo.clear();
-        self.head_undo.clear();
         self.kept_counters = self.counters;
     }
 
@@ -913,16 +855,6 @@ impl<'t> Overlay<'t> {
                     }
                     None => {
                         accounts.records.remove(key.as_slice());
-                    }
-                }
-            }
-            while let Some((number, previous)) = self.head_undo.pop() {
-                match previous {
-                    Some(head) => {
-                        accounts.heads.insert(number, head);
-                    }
-                    None => {
-                        accounts.heads.remove(&number);
                     }
                 }
             }
@@ -1219,15 +1151,15 @@ mod tests {
         assert_eq!(overlay.get::<u64>(&keys::meta("journal_seq")).unwrap(), Some(u64::MAX), "left as it was");
     }
 
-    fn account(id: &str, credits: i128) -> AccountRecord {
-        let mut record = AccountRecord::opened(
+    fn account(id: &str, credits: i128) -> AccountEntry {
+        let mut record = crate::records::AccountRecord::opened(
             id.into(),
             crate::records::AccountOwner::Organization("org_1".into()),
             "USD",
             1,
         );
         record.credits_posted = credits;
-        record
+        AccountEntry::opened(record)
     }
 
     #[test]
@@ -1258,7 +1190,7 @@ mod tests {
             overlay.keep_command();
             overlay.into_layer()
         };
-        assert_eq!(decode::<AccountRecord>(first[&key].as_deref().unwrap()).unwrap(), account("USD1", 5));
+        assert_eq!(decode::<AccountEntry>(first[&key].as_deref().unwrap()).unwrap(), account("USD1", 5));
         // The next batch (nothing in its layers or the table) reads the
         // account as the kept commands left it, from the cache.
         let batch = [Arc::new(Batch::new(1, first))];
@@ -1268,44 +1200,6 @@ mod tests {
         assert_eq!(overlay.get_account(&key).unwrap(), None, "a deletion goes through the cache");
         overlay.drop_command();
         assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 5)));
-    }
-
-    #[test]
-    fn the_cached_heads_follow_kept_and_dropped_commands_across_batches() {
-        let db = database();
-        let txn = db.begin_write().unwrap();
-        let table = txn.open_table(RECORDS).unwrap();
-        let mut cache = AccountCache::default();
-        let head = |newest, count| ChangeHead { newest, count };
-        let key = keys::balance_head(7);
-        let first = {
-            let mut overlay = Overlay::new(&table, &[]).with_accounts(&mut cache);
-            assert_eq!(overlay.get_balance_head(7).unwrap(), None);
-            overlay.put_balance_head(7, head(1, 1));
-            overlay.keep_command();
-            overlay.put_balance_head(7, head(2, 2));
-            assert_eq!(overlay.get_balance_head(7).unwrap(), Some(head(2, 2)));
-            overlay.drop_command();
-            assert_eq!(overlay.get_balance_head(7).unwrap(), Some(head(1, 1)), "a dropped write is undone");
-            overlay.put_raw(key.clone(), encode(&head(3, 3)));
-            assert_eq!(overlay.get_balance_head(7).unwrap(), Some(head(3, 3)), "a raw write is read back");
-            overlay.drop_command();
-            assert_eq!(overlay.get_balance_head(7).unwrap(), Some(head(1, 1)));
-            overlay.keep_command();
-            overlay.into_layer()
-        };
-        assert_eq!(decode::<ChangeHead>(first[&key].as_deref().unwrap()).unwrap(), head(1, 1));
-        let batch = [Arc::new(Batch::new(1, first))];
-        let mut overlay = Overlay::new(&table, &batch).with_accounts(&mut cache);
-        assert_eq!(
-            overlay.get_balance_head(7).unwrap(),
-            Some(head(1, 1)),
-            "the next batch reads the kept head"
-        );
-        overlay.delete(key);
-        assert_eq!(overlay.get_balance_head(7).unwrap(), None, "a deletion goes through the cache");
-        overlay.drop_command();
-        assert_eq!(overlay.get_balance_head(7).unwrap(), Some(head(1, 1)));
     }
 
     #[test]

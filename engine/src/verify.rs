@@ -128,7 +128,7 @@ fn check_balance_changes(table: &Table, report: &mut Report) -> Result<(), Engin
             chain.marks.insert((stored.at, seq));
         }
         let before = std::mem::replace(&mut chain.after, stored.after);
-        let Some(account) = accounts.get(&number) else { continue };
+        let Some(account) = accounts.get(&number).map(|entry| &entry.account) else { continue };
         let Some(entry) = read::<JournalEntry>(table, &keys::journal(seq))? else {
             report
                 .problems
@@ -148,33 +148,29 @@ fn check_balance_changes(table: &Table, report: &mut Report) -> Result<(), Engin
             "journal entry {seq} at {at} changed account number {number}'s balances but is not among its balance changes"
         ));
     }
-    let mut heads = stored_heads(table, report)?;
+    no_head_apart(table, report)?;
     marks_are_held(table, &mut chains, report)?;
     for (number, account) in &accounts {
         let chain = chains.remove(number).unwrap_or_default();
-        chain_is_held(account, &chain, heads.remove(number).unwrap_or_default(), report);
+        chain_is_held(account, &chain, report);
     }
-    for number in chains.keys().chain(heads.keys()) {
+    for number in chains.keys() {
         report.problems.push(format!("balance changes name account number {number}, which does not exist"));
     }
     Ok(())
 }
 
-/// Each account's stored head (`keys::balance_head`), by its number.
-fn stored_heads(
-    table: &Table,
-    report: &mut Report,
-) -> Result<BTreeMap<u64, crate::balance_changes::ChangeHead>, EngineError> {
-    let mut heads = BTreeMap::new();
-    for (key, value) in scan(table, Space::BalanceHead)? {
-        match keys::number_of(&key) {
-            Some(number) => {
-                heads.insert(number, decode(&value)?);
-            }
-            None => report.problems.push("a balance head's key is malformed".to_string()),
-        }
+/// Since format 16 an account's head is in its record
+/// (`AccountEntry::changes`): a head stored apart, as formats 10 to 15
+/// stored them (`keys::balance_head`), is one the upgrade did not move.
+fn no_head_apart(table: &Table, report: &mut Report) -> Result<(), EngineError> {
+    for (key, _) in scan(table, Space::BalanceHead)? {
+        let number = keys::number_of(&key).map_or_else(|| "?".to_string(), |n| n.to_string());
+        report.problems.push(format!(
+            "a balance head for account number {number} is stored apart from its account, as formats 10 to 15 stored it"
+        ));
     }
-    Ok(heads)
+    Ok(())
 }
 
 /// Each stored mark is one of the changes `chains` expect marked, and is
@@ -211,15 +207,11 @@ struct Chain {
     marks: BTreeSet<(TimestampMs, u64)>,
 }
 
-/// An account's whole chain of balance changes against its stored head
-/// (`stored`, the default when there is none), its marks and its balances.
-fn chain_is_held(
-    account: &AccountRecord,
-    chain: &Chain,
-    stored: crate::balance_changes::ChangeHead,
-    report: &mut Report,
-) {
+/// An account's whole chain of balance changes against its head
+/// (`AccountEntry::changes`), its marks and its balances.
+fn chain_is_held(entry: &AccountEntry, chain: &Chain, report: &mut Report) {
     use crate::balance_changes::BalanceAfter;
+    let (account, stored) = (&entry.account, entry.changes);
     if stored != chain.head {
         report.problems.push(format!(
             "account {}'s balance head says {stored:?}, but its changes make {:?}",
@@ -247,17 +239,24 @@ fn chain_is_held(
 fn organization_accounts_by_number(
     table: &Table,
     report: &mut Report,
-) -> Result<BTreeMap<u64, AccountRecord>, EngineError> {
+) -> Result<BTreeMap<u64, AccountEntry>, EngineError> {
     use crate::balance_changes::account_number;
-    let mut accounts: BTreeMap<u64, AccountRecord> = BTreeMap::new();
+    let mut accounts: BTreeMap<u64, AccountEntry> = BTreeMap::new();
     for (_, value) in scan(table, Space::Account)? {
-        let account: AccountRecord = decode(&value)?;
+        let entry: AccountEntry = decode(&value)?;
+        let account = &entry.account;
         if !account.is_organization() {
+            if entry.changes != crate::balance_changes::ChangeHead::default() {
+                report.problems.push(format!(
+                    "system account {} has balance changes {:?}, which only organization accounts have",
+                    account.id, entry.changes
+                ));
+            }
             continue;
         }
         match account_number(&account.id) {
             Some(number) => {
-                accounts.insert(number, account);
+                accounts.insert(number, entry);
             }
             None => report.problems.push(format!("organization account {} has no number", account.id)),
         }
@@ -269,10 +268,10 @@ fn organization_accounts_by_number(
 /// journal number) and the time of the change, from the journal alone.
 fn changes_in_journal(
     table: &Table,
-    accounts: &BTreeMap<u64, AccountRecord>,
+    accounts: &BTreeMap<u64, AccountEntry>,
 ) -> Result<BTreeMap<(u64, u64), TimestampMs>, EngineError> {
     use crate::balance_changes::change_of;
-    let ids: HashMap<&str, u64> = accounts.iter().map(|(n, a)| (a.id.as_str(), *n)).collect();
+    let ids: HashMap<&str, u64> = accounts.iter().map(|(n, e)| (e.account.id.as_str(), *n)).collect();
     // Entries written before the writer kept batch times from going back
     // were indexed at the latest time so far (`format::balances_index_their_changes`).
     let mut expected: BTreeMap<(u64, u64), TimestampMs> = BTreeMap::new();
@@ -611,7 +610,7 @@ fn check_accounts(
     let mut per_currency: BTreeMap<String, Totals> = BTreeMap::new();
     let mut seen = 0usize;
     for (_, value) in scan(table, Space::Account)? {
-        let account: AccountRecord = decode(&value)?;
+        let account = decode::<AccountEntry>(&value)?.account;
         report.accounts = report.accounts.saturating_add(1);
         let expected = totals.get(&account.id).copied().unwrap_or_default();
         if totals.contains_key(&account.id) {

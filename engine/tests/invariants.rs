@@ -9,7 +9,7 @@ use sika_engine::clock::ManualClock;
 use sika_engine::movements::{CapCheck, Destination, NewPayout};
 use sika_engine::storage::{RECORDS, decode, encode, keys};
 use sika_engine::{
-    AccountRecord, Command, Engine, EngineConfig, EngineError, MoneyError, Outcome, QuoteAmount,
+    AccountEntry, AccountRecord, Command, Engine, EngineConfig, EngineError, MoneyError, Outcome, QuoteAmount,
 };
 
 use redb::ReadableTable;
@@ -186,9 +186,9 @@ fn an_organization_account_driven_negative_fails_the_command_not_the_node() {
             decode(table.get(keys::org_account("org_1", "USD").as_slice()).unwrap().unwrap().value())
                 .unwrap();
         let key = keys::account(&id);
-        let mut account: AccountRecord = decode(table.get(key.as_slice()).unwrap().unwrap().value()).unwrap();
-        account.debits_posted = 5_000;
-        table.insert(key.as_slice(), encode(&account).as_slice()).unwrap();
+        let mut stored: AccountEntry = decode(table.get(key.as_slice()).unwrap().unwrap().value()).unwrap();
+        stored.account.debits_posted = 5_000;
+        table.insert(key.as_slice(), encode(&stored).as_slice()).unwrap();
     });
     assert_fails_alone(&engine, deposit("org_1", 10), "would go negative");
     assert!(engine.execute_blocking(deposit("org_2", 10)).is_ok(), "other accounts are written");

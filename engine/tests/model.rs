@@ -1131,8 +1131,7 @@ fn check_every_statement(snapshot: &Snapshot, now: i64) -> Result<(), TestCaseEr
 fn check_statements(snapshot: &Snapshot, account: &AccountRecord, now: i64) -> Result<(), TestCaseError> {
     let balances = account.balances().expect("balances");
     let held = BalanceAfter { available: balances.available, total: balances.total };
-    let number = account_number(&account.id).expect("an organization account has a number");
-    let at_now = snapshot.balance_at(number, now).expect("balance at");
+    let at_now = snapshot.balance_at(account, now).expect("balance at");
     prop_assert_eq!(at_now.map(|c| c.after).unwrap_or_default(), held, "{} at now", account.id);
     let whole = snapshot.statement(account, 0, now + 1).expect("statement");
     prop_assert_eq!(whole.opening, BalanceAfter::default(), "{} opens at zero", account.id);

@@ -296,10 +296,40 @@ fn timelines_as_format_5(url: &str) {
             }
             assert!(rewritten >= 2, "two payouts and their events: {rewritten}");
             journal_as_format_12(&mut client);
+            heads_apart_as_format_15(&mut client);
         })
         .join()
         .unwrap();
     });
+}
+
+/// Stores the live stack's accounts as formats 15 and earlier did: each
+/// account without its balance-change head, and the head of each account
+/// that has had a change as a record of its own.
+fn heads_apart_as_format_15(client: &mut postgres::Client) {
+    use sika_engine::storage::Space;
+    let rows = client
+        .query(
+            "SELECT key, value FROM sika_records WHERE stack = 'live' AND value IS NOT NULL \
+             AND get_byte(key, 0) = $1 ORDER BY key",
+            &[&i32::from(Space::Account as u8)],
+        )
+        .unwrap();
+    let current: Vec<(Vec<u8>, Vec<u8>)> = rows.iter().map(|row| (row.get(0), row.get(1))).collect();
+    let epoch: i64 =
+        client.query_one("SELECT epoch FROM sika_stacks WHERE stack = 'live'", &[]).unwrap().get(0);
+    let mut heads = 0;
+    for (key, old) in sika_engine::format::format15::heads_apart(current).unwrap() {
+        if key.first() == Some(&(Space::Account as u8)) {
+            let statement = "UPDATE sika_records SET value = $1 WHERE stack = 'live' AND key = $2";
+            assert_eq!(client.execute(statement, &[&old, &key]).unwrap(), 1);
+        } else {
+            let statement = "INSERT INTO sika_records (stack, key, value, epoch) VALUES ('live', $1, $2, $3)";
+            assert_eq!(client.execute(statement, &[&key, &old, &epoch]).unwrap(), 1);
+            heads += 1;
+        }
+    }
+    assert!(heads >= 1, "org_a's USD account has had changes");
 }
 
 /// Stores the live stack's journal entries as formats 12 and earlier did,

@@ -8,8 +8,8 @@ use sika_engine::movements::NewCollection;
 use sika_engine::storage::{RECORDS, decode, encode, keys, scan};
 use sika_engine::verify::{Report, verify, verify_path};
 use sika_engine::{
-    AccountRecord, AccountRef, Applied, CollectionGroup, Command, Engine, EngineConfig, JournalEntry,
-    Outcome, QuoteAmount, Step, TallyRecord, TransferRecord, TransferSpec,
+    AccountEntry, AccountRecord, AccountRef, Applied, CollectionGroup, Command, Engine, EngineConfig,
+    JournalEntry, Outcome, QuoteAmount, Step, TallyRecord, TransferRecord, TransferSpec,
 };
 
 type Table<'txn> = redb::Table<'txn, &'static [u8], &'static [u8]>;
@@ -185,9 +185,9 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
     // (a) An account's stored total no longer matches the journal.
     let report = tamper(&ledger.path, "account", |table| {
         let key = keys::account(&ledger.account_id);
-        let mut account: AccountRecord = get(table, &key);
-        account.credits_posted += 1;
-        put(table, &key, &account);
+        let mut stored: AccountEntry = get(table, &key);
+        stored.account.credits_posted += 1;
+        put(table, &key, &stored);
     });
     assert_reports(&report, &format!("account {} stores totals", ledger.account_id));
     assert!(report.summary().starts_with("INCONSISTENT"), "{}", report.summary());
@@ -652,7 +652,7 @@ fn balance_changes(table: &Table, account_id: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
 
 #[test]
 fn verify_checks_that_each_accounts_balance_changes_chain_to_its_balances() {
-    use sika_engine::balance_changes::{ChangeHead, StoredChange, account_number};
+    use sika_engine::balance_changes::{StoredChange, account_number};
     let dir = tempfile::tempdir().unwrap();
     let ledger = build(dir.path());
     let account = ledger.account_id.clone();
@@ -689,19 +689,40 @@ fn verify_checks_that_each_accounts_balance_changes_chain_to_its_balances() {
 
     // An entry names a journal entry that did not change the account.
     let report = tamper(&ledger.path, "changes-extra", |table| {
-        let head: ChangeHead = get(table, &keys::balance_head(number));
-        let stored = StoredChange { at: 1, previous: Some(head.newest), after: Default::default() };
+        let held: AccountEntry = get(table, &keys::account(&account));
+        let stored = StoredChange { at: 1, previous: Some(held.changes.newest), after: Default::default() };
         put(table, &keys::balance_change(ledger.journal_length + 1, number), &stored);
     });
     assert_reports(&report, "which did not change it then");
 
     // The head no longer names the newest change.
     let report = tamper(&ledger.path, "changes-head", |table| {
-        let mut head: ChangeHead = get(table, &keys::balance_head(number));
-        head.count += 1;
-        put(table, &keys::balance_head(number), &head);
+        let mut held: AccountEntry = get(table, &keys::account(&account));
+        held.changes.count += 1;
+        put(table, &keys::account(&account), &held);
     });
     assert_reports(&report, &format!("account {account}'s balance head says"));
+
+    // A head stored apart, as formats 10 to 15 did, is one the upgrade
+    // left behind.
+    let report = tamper(&ledger.path, "head-apart", |table| {
+        let held: AccountEntry = get(table, &keys::account(&account));
+        put(table, &keys::balance_head(number), &held.changes);
+    });
+    assert_reports(&report, &format!("a balance head for account number {number} is stored apart"));
+
+    // A system account has no balance changes.
+    let report = tamper(&ledger.path, "system-head", |table| {
+        let accounts = scan(&*table, sika_engine::storage::Space::Account).unwrap();
+        let (key, mut held) = accounts
+            .into_iter()
+            .map(|(key, value)| (key, decode::<AccountEntry>(&value).unwrap()))
+            .find(|(_, entry)| !entry.account.is_organization())
+            .expect("a system account");
+        held.changes.count = 1;
+        put(table, &key, &held);
+    });
+    assert_reports(&report, "which only organization accounts have");
 }
 
 /// Every `MARK_EVERY`-th change of an account is marked, no other is, and
@@ -719,8 +740,7 @@ fn verify_checks_the_marks_that_balances_at_an_instant_start_from() {
         run(&engine, deposit("org_a", "GHS", 100, None));
         let snapshot = engine.read().unwrap();
         let account = snapshot.organization_account("org_a", "GHS").unwrap().expect("account");
-        let number = account_number(&account.id).unwrap();
-        let newest = snapshot.balance_at(number, i64::MAX - 1).unwrap().expect("a change");
+        let newest = snapshot.balance_at(&account, i64::MAX - 1).unwrap().expect("a change");
         assert_eq!(newest.after.available, i128::from(n) * 100);
         times.push((newest.at, newest.after));
     }
@@ -730,11 +750,11 @@ fn verify_checks_the_marks_that_balances_at_an_instant_start_from() {
     for (at, after) in &times {
         // The last change at that millisecond is the one whose balances hold then.
         let last = times.iter().rev().find(|(t, _)| t == at).unwrap();
-        let found = snapshot.balance_at(number, *at).unwrap().expect("a change then");
+        let found = snapshot.balance_at(&account, *at).unwrap().expect("a change then");
         assert_eq!(found.after, last.1, "the balances at {at} ({after:?} was one of them)");
     }
     let first = times[0].0;
-    assert_eq!(snapshot.balance_at(number, first - 1).unwrap(), None, "nothing before the first deposit");
+    assert_eq!(snapshot.balance_at(&account, first - 1).unwrap(), None, "nothing before the first deposit");
     drop(snapshot);
     engine.shutdown();
     drop(engine);
@@ -765,8 +785,8 @@ fn verify_checks_the_marks_that_balances_at_an_instant_start_from() {
 #[test]
 fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
     use sika_engine::format::{
-        balance_changes_link_back, balances_index_their_changes, format9, format12,
-        journal_entries_leave_the_previous_hash,
+        accounts_hold_their_balance_heads, balance_changes_link_back, balances_index_their_changes, format9,
+        format12, format15, journal_entries_leave_the_previous_hash,
     };
     use sika_engine::storage::Space;
     let dir = tempfile::tempdir().unwrap();
@@ -776,7 +796,16 @@ fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
     let read_all =
         |db: &redb::Database| spaces.iter().flat_map(|space| stored(db, *space)).collect::<Vec<_>>();
     let written = read_all(&db);
+    let accounts = stored(&db, Space::Account);
     assert!(written.len() >= 8, "the books indexed the deposits and the conversion: {written:?}");
+    assert!(stored(&db, Space::BalanceHead).is_empty(), "the books keep each head in its account");
+    // Formats 10 to 15 kept each head apart.
+    let txn = db.begin_write().unwrap();
+    let heads = format15::store_heads_apart(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(heads, ledger.balances.len(), "a head for each organization account");
+    let written_by_15 = read_all(&db);
+    assert_eq!(written_by_15.len(), written.len() + heads);
     // A format 9 ledger: the same changes keyed by account first.
     let txn = db.begin_write().unwrap();
     let rekeyed = format9::store_balance_changes_as_format_9(&mut txn.open_table(RECORDS).unwrap()).unwrap();
@@ -786,7 +815,12 @@ fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
     let txn = db.begin_write().unwrap();
     balance_changes_link_back(&txn).unwrap();
     txn.commit().unwrap();
-    assert_eq!(read_all(&db), written, "format 10's step writes what the books wrote");
+    assert_eq!(read_all(&db), written_by_15, "format 10's step writes what format 15 held");
+    let txn = db.begin_write().unwrap();
+    accounts_hold_their_balance_heads(&txn).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(read_all(&db), written, "format 16's step leaves what the books wrote");
+    assert_eq!(stored(&db, Space::Account), accounts, "each account holds its head as the books wrote it");
     let report = verify(&db).unwrap();
     assert!(report.is_consistent(), "{:?}", report.problems);
 
@@ -803,16 +837,70 @@ fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
     assert_reports(&report, "but is not among its balance changes");
     use sika_engine::format::journal_entries_name_accounts_by_number;
     let txn = db.begin_write().unwrap();
-    // Format 6's journal entries hold the hash of the entry before them.
-    format12::store_journal_with_previous_hashes(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    {
+        // Format 6's accounts have no head, and its journal entries hold
+        // the hash of the entry before them.
+        let mut table = txn.open_table(RECORDS).unwrap();
+        format15::store_heads_apart(&mut table).unwrap();
+        let heads = sika_engine::storage::keys::space(Space::BalanceHead);
+        let end = sika_engine::storage::prefix_end(&heads);
+        table.retain_in(heads.as_slice()..end.as_slice(), |_, _| false).unwrap();
+        format12::store_journal_with_previous_hashes(&mut table).unwrap();
+    }
     balances_index_their_changes(&txn).unwrap();
     balance_changes_link_back(&txn).unwrap();
     journal_entries_leave_the_previous_hash(&txn).unwrap();
     journal_entries_name_accounts_by_number(&txn).unwrap();
+    accounts_hold_their_balance_heads(&txn).unwrap();
     txn.commit().unwrap();
-    assert_eq!(read_all(&db), written, "formats 7 and 10 write what the books wrote");
+    assert_eq!(read_all(&db), written, "formats 7, 10 and 16 write what the books wrote");
+    assert_eq!(stored(&db, Space::Account), accounts);
     let report = verify(&db).unwrap();
     assert!(report.is_consistent(), "{:?}", report.problems);
+}
+
+/// Format 16 keeps each account's balance-change head in its record: the
+/// step moves every head format 15 stored apart into its account, exactly
+/// as the books write it, so no head record is left and the books verify.
+/// An account in any shape but format 15's stops the upgrade, and a head
+/// whose account does not exist stays for verify to report.
+#[test]
+fn format_16_keeps_each_head_in_its_account_as_the_books_do() {
+    use sika_engine::format::{accounts_hold_their_balance_heads, format15};
+    use sika_engine::storage::Space;
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = build(dir.path());
+    let db = redb::Database::create(&ledger.path).unwrap();
+    let accounts = stored(&db, Space::Account);
+    let txn = db.begin_write().unwrap();
+    format15::store_heads_apart(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    txn.commit().unwrap();
+    let apart = stored(&db, Space::BalanceHead);
+    assert_eq!(apart.len(), ledger.balances.len(), "a head for each organization account: {apart:?}");
+
+    // An account already in this format's shape is not format 15's.
+    let txn = db.begin_write().unwrap();
+    {
+        let mut table = txn.open_table(RECORDS).unwrap();
+        table.insert(accounts[0].0.as_slice(), accounts[0].1.as_slice()).unwrap();
+    }
+    let error = accounts_hold_their_balance_heads(&txn).unwrap_err();
+    assert!(error.to_string().contains("is not stored as format 15 stored accounts"), "{error}");
+    drop(txn);
+
+    // A head of no account stays.
+    let txn = db.begin_write().unwrap();
+    {
+        let mut table = txn.open_table(RECORDS).unwrap();
+        table.insert(keys::balance_head(999_999).as_slice(), apart[0].1.as_slice()).unwrap();
+    }
+    accounts_hold_their_balance_heads(&txn).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(stored(&db, Space::Account), accounts, "each account holds its head as the books wrote it");
+    assert_eq!(stored(&db, Space::BalanceHead).len(), 1, "only the head of no account is left");
+    let report = verify(&db).unwrap();
+    assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+    assert_reports(&report, "a balance head for account number 999999 is stored apart");
 }
 
 /// Format 11 stores a transfer once, in its journal entry: the step turns

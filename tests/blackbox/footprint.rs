@@ -63,6 +63,8 @@ async fn a_stopped_node_keeps_no_log_and_footprint_counts_what_a_payout_left() {
         Some(2),
         "references for the payout's two holds alone (any other transfer is its entry's number): {text}"
     );
+    assert_eq!(row(&text, "BalanceHead"), None, "each account holds its balance-change head: {text}");
+    assert!(row(&text, "BalanceChange").is_some_and(|(n, _)| n >= 3), "the deposit and the holds: {text}");
     let (events, event_bytes) = row(&text, "Event").unwrap_or_else(|| panic!("{text}"));
     assert_eq!(events, 2, "account.credited and payout.completed: {text}");
     assert!(event_bytes < payout_bytes, "the payout's event does not copy the payout: {text}");

@@ -42,11 +42,11 @@ use std::path::{Path, PathBuf};
 use crate::support::*;
 use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
-use sika_engine::format::{format5, format8, format9, format10, format12, format13, format14};
+use sika_engine::format::{format5, format8, format9, format10, format12, format13, format14, format15};
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 15;
+const FORMAT_VERSION: u32 = 16;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -387,9 +387,10 @@ fn store_jobs_as_format_1(path: &Path) -> usize {
             table.insert(key.as_slice(), format_1.as_slice()).unwrap();
         }
         // Format 1 wrote destinations as format 3 still did, journal
-        // entries as format 12 still did, and a reference for every
-        // transfer, as format 14 still did.
+        // entries as format 12 still did, a reference for every transfer,
+        // as format 14 still did, and accounts as format 15 still did.
         format14::store_every_transfer_ref(&mut table).unwrap();
+        format15::store_heads_apart(&mut table).unwrap();
         store_destinations_as_format_3(&mut table);
         format12::store_journal_with_previous_hashes(&mut table).unwrap();
         jobs.len()
@@ -748,7 +749,8 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 
 /// Lays a stopped node's ledger at `path` out as format `version` wrote
 /// it: `rewrite` changes its records (and says what it did), every
-/// transfer has a reference under its id (up to format 14), its journal
+/// transfer has a reference under its id (up to format 14), each account's
+/// balance-change head is stored apart (up to format 15), its journal
 /// entries are stored as that format stored them (with the hash of the
 /// entry before them up to format 12, with their accounts' ids as text up
 /// to format 13), and the file is stamped `version`, all in one
@@ -756,8 +758,12 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> R) -> R {
     let db = redb::Database::open(path).unwrap();
     let txn = db.begin_write().unwrap();
-    // Up to format 14, every transfer had a reference under its id.
-    format14::store_every_transfer_ref(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    // Up to format 14, every transfer had a reference under its id; up to
+    // format 15, each account's balance-change head was stored apart.
+    if version < 15 {
+        format14::store_every_transfer_ref(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    }
+    format15::store_heads_apart(&mut txn.open_table(RECORDS).unwrap()).unwrap();
     let done = rewrite(&mut txn.open_table(RECORDS).unwrap());
     assert!(version < FORMAT_VERSION, "format {version} is not older");
     let mut table = txn.open_table(RECORDS).unwrap();
@@ -1150,6 +1156,37 @@ async fn a_format_14_ledgers_transfers_are_found_by_their_numbers_and_its_holds_
         let found: sika_engine::TransferRef = decode(value).unwrap();
         assert!(found.pending_state.is_some(), "a hold's: {found:?}");
     }
+}
+
+/// A ledger whose accounts' balance-change heads are records of their own
+/// (format 15 and earlier), with a payout completed (its holds posted),
+/// one failed (its holds voided) and one still held at the rail, opens
+/// upgraded to format 16: each head is in its account and no head record
+/// is left, the settled payouts and every balance transaction read as
+/// before, the held payout completes (its changes chained after the moved
+/// heads), each balance's newest balance transaction leaves its balances,
+/// and the books verify.
+#[tokio::test]
+async fn a_format_15_ledgers_accounts_take_in_their_heads_and_its_holds_settle() {
+    let Some(()) = embedded_store() else { return };
+    let (mut node, payouts) = three_payouts_one_held("f16").await;
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    assert!(stored_values(&sandbox, Space::BalanceHead).is_empty(), "the books keep heads in accounts");
+    lay_out_as(&sandbox, 15, |_| ());
+    let apart = stored_values(&sandbox, Space::BalanceHead).len();
+    assert!(apart >= 1, "format 15 stored the merchant's NGN head apart");
+
+    read_the_same_and_the_held_payout_completes(&mut node, &payouts).await;
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    assert!(stored_values(&sandbox, Space::BalanceHead).is_empty(), "no head is left apart");
+    let changed: Vec<sika_engine::AccountEntry> = stored_values(&sandbox, Space::Account)
+        .iter()
+        .map(|value| decode::<sika_engine::AccountEntry>(value).unwrap())
+        .filter(|entry| entry.changes.count > 0)
+        .collect();
+    assert_eq!(changed.len(), apart, "each head is in its account: {changed:?}");
+    assert!(changed.iter().all(|entry| entry.account.is_organization()), "{changed:?}");
 }
 
 const REQUESTS: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("requests");

@@ -1,7 +1,6 @@
 //! Balance accounts: one per currency an organization's money has touched.
 
 use sika_api::accounts::Account;
-use sika_engine::balance_changes::account_number;
 use sika_engine::{Balances, Engine};
 
 use crate::domain::error::{ApiError, ApiResult};
@@ -25,9 +24,7 @@ pub(crate) fn list_as_of(ledger: &Engine, organization: &str, as_of_ms: i64) -> 
         if account.created_at > as_of_ms {
             continue;
         }
-        let number = account_number(&account.id)
-            .ok_or_else(|| ApiError::internal_from(format!("account {} has no number", account.id)))?;
-        let after = snapshot.balance_at(number, as_of_ms)?.map(|change| change.after).unwrap_or_default();
+        let after = snapshot.balance_at(&account, as_of_ms)?.map(|change| change.after).unwrap_or_default();
         let pending = after
             .total
             .checked_sub(after.available)

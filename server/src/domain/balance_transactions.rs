@@ -10,9 +10,7 @@ use sika_api::statements::{
     StatementTotal,
 };
 use sika_api::{ListPage, ListQuery};
-use sika_engine::balance_changes::{
-    BalanceAfter, ChangeType, IndexedChange, account_number, change_of, classify,
-};
+use sika_engine::balance_changes::{BalanceAfter, ChangeType, IndexedChange, change_of, classify};
 use sika_engine::{AccountRecord, Currency, Engine, Snapshot, TimestampMs, TransferKind, TransferRecord};
 
 use crate::domain::error::{ApiError, ApiResult};
@@ -137,8 +135,7 @@ fn walk(
     };
     let mut streams = Vec::with_capacity(accounts.len());
     for account in accounts {
-        let Some(number) = account_number(&account.id) else { continue };
-        let changes = snapshot.balance_changes(number, filter.from_ms, to_ms)?;
+        let changes = snapshot.balance_changes(account, filter.from_ms, to_ms)?;
         streams.push((account, changes.peekable()));
     }
     let mut found = Found { items: Vec::new(), stopped_at: None };
