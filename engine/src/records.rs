@@ -103,8 +103,8 @@ impl AccountEntry {
 pub const MARK_EVERY: u64 = 32;
 
 /// An organization account's newest balance change and how many it has
-/// had (`AccountRecord::changes`, `crate::balance_changes`): the `count`-th change is marked when `count` is
-/// a multiple of `MARK_EVERY`.
+/// had (`AccountEntry::changes`, `crate::balance_changes`): the `count`-th
+/// change is marked when `count` is a multiple of `MARK_EVERY`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChangeHead {
     pub newest: u64,
