@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use sika_benches::*;
-use sika_engine::balance_changes::account_number;
 use sika_engine::clock::Clock;
 use sika_engine::{BATCH_COMMANDS_MAX, Command, Engine, EngineConfig, Pending};
 
