@@ -329,19 +329,44 @@ pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
 /// A batch's changes by key: `None` deletes the key.
 pub type Layer = HashMap<Vec<u8>, Option<Vec<u8>>>;
 
-/// One applied batch: its commit epoch and its changes.
+/// One applied batch: its commit epoch and its changes, which never
+/// change once it is made (its filter and flag are worked out from them).
 #[derive(Debug)]
 pub struct Batch {
     pub epoch: u64,
-    pub changes: Layer,
+    changes: Layer,
     /// The changed keys in order, once the logger has sorted them: range
     /// reads over a pending batch then look at the keys in range only.
     pub order: std::sync::OnceLock<Vec<Vec<u8>>>,
+    /// Which keys the batch may change: a read asks the batch's map only
+    /// when the filter says it may hold the key.
+    filter: KeyFilter,
+    /// Whether the batch writes a key of `Space::DisputeShortfalls`.
+    writes_shortfalls: bool,
 }
 
 impl Batch {
     pub fn new(epoch: u64, changes: Layer) -> Batch {
-        Batch { epoch, changes, order: std::sync::OnceLock::new() }
+        let filter = KeyFilter::of(&changes);
+        let space = Space::DisputeShortfalls as u8;
+        let writes_shortfalls = changes.keys().any(|key| key.first() == Some(&space));
+        Batch { epoch, changes, order: std::sync::OnceLock::new(), filter, writes_shortfalls }
+    }
+
+    /// The batch's changes by key.
+    pub fn changes(&self) -> &Layer {
+        &self.changes
+    }
+
+    /// Whether the batch writes a key of `Space::DisputeShortfalls`.
+    pub fn writes_shortfalls(&self) -> bool {
+        self.writes_shortfalls
+    }
+
+    /// The batch's change to `key`, if it changes it (`Some(None)`: it
+    /// deletes it). `hash` is the key's (`KeyHash::of`).
+    fn change(&self, key: &[u8], hash: KeyHash) -> Option<&Option<Vec<u8>>> {
+        if self.filter.may_hold(hash) { self.changes.get(key) } else { None }
     }
 
     /// The changes to keys in `start..end`, in key order.
@@ -371,9 +396,62 @@ impl Batch {
 }
 
 /// Looks `key` up in `batches`, newest (last) first: `Some(None)` is a
-/// deletion, `None` means no batch touched the key.
+/// deletion, `None` means no batch touched the key. Under load a read goes
+/// through dozens of batches the table does not hold yet; the key is
+/// hashed once for all their filters, and a batch's map is asked only
+/// when its filter says it may hold the key.
 pub fn find_in<'b>(batches: &'b [Arc<Batch>], key: &[u8]) -> Option<Option<&'b [u8]>> {
-    batches.iter().rev().find_map(|batch| batch.changes.get(key)).map(|value| value.as_deref())
+    let hash = KeyHash::of(key);
+    batches.iter().rev().find_map(|batch| batch.change(key, hash)).map(|value| value.as_deref())
+}
+
+/// A key's hash for the batches' filters (`KeyFilter`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct KeyHash(u64);
+
+impl KeyHash {
+    fn of(key: &[u8]) -> KeyHash {
+        use std::hash::BuildHasher;
+        const SEED: u64 = 0x51ca_0f11_7e25_eed5;
+        KeyHash(foldhash::fast::FixedState::with_seed(SEED).hash_one(key))
+    }
+}
+
+/// A Bloom filter over a batch's keys: about eight bits per key, two set
+/// per key, so a key the batch does not change is told apart after two
+/// bit tests but for about one read in twenty. Never wrong about a key the
+/// batch does change.
+#[derive(Debug)]
+struct KeyFilter {
+    bits: Vec<u64>,
+    /// The number of bits less one (a power of two less one).
+    mask: u64,
+}
+
+impl KeyFilter {
+    /// At most 2^23 bits (1 MiB), whatever the batch's size.
+    const BITS_MAX: usize = 1 << 23;
+
+    fn of(changes: &Layer) -> KeyFilter {
+        let bits = changes.len().saturating_mul(8).next_power_of_two().clamp(64, Self::BITS_MAX);
+        let mut filter = KeyFilter { bits: vec![0; bits / 64], mask: (bits as u64).saturating_sub(1) };
+        for key in changes.keys() {
+            let [first, second] = filter.positions(KeyHash::of(key));
+            for bit in [first, second] {
+                filter.bits[bit / 64] |= 1 << (bit % 64);
+            }
+        }
+        filter
+    }
+
+    /// The two bits a key sets: from the hash's low and high halves.
+    fn positions(&self, hash: KeyHash) -> [usize; 2] {
+        [(hash.0 & self.mask) as usize, ((hash.0 >> 32) & self.mask) as usize]
+    }
+
+    fn may_hold(&self, hash: KeyHash) -> bool {
+        self.positions(hash).iter().all(|bit| self.bits[bit / 64] & (1 << (bit % 64)) != 0)
+    }
 }
 
 /// A layer's changes in key order, for writing.
@@ -595,7 +673,7 @@ impl<'t> Overlay<'t> {
         let space = Space::DisputeShortfalls as u8;
         let in_space = |key: &Vec<u8>| key.first() == Some(&space);
         let found = self.changes.keys().any(in_space)
-            || self.below.iter().any(|batch| batch.changes.keys().any(in_space))
+            || self.below.iter().any(|batch| batch.writes_shortfalls())
             || self.table.holds_prefix(&keys::space(Space::DisputeShortfalls))?;
         self.shortfalls = Some(found);
         Ok(found)
@@ -1096,6 +1174,49 @@ mod tests {
         assert_eq!(found.len(), 12002);
         assert_eq!(found[&key(Space::Journal as u8, 17)], vec![2; 10]);
         assert_eq!(found[&key(Space::Journal as u8, 11999)], vec![11999u64 as u8; 150]);
+    }
+
+    /// A change to one of many keys (a few overlap across batches).
+    fn sparse_change() -> impl Strategy<Value = (Vec<u8>, Option<Vec<u8>>)> {
+        let key = (1u8..10, 0u64..20_000).prop_map(|(space, n)| key(space, n));
+        (key, prop::option::weighted(0.85, prop::collection::vec(any::<u8>(), 0..4)))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Whatever the batches (from no key to thousands), a lookup
+        /// through their filters finds what a scan of their maps finds:
+        /// the newest batch's change to the key, a deletion, or nothing.
+        #[test]
+        fn a_lookup_through_the_filters_finds_what_a_scan_finds(
+            batches in prop::collection::vec(prop::collection::vec(sparse_change(), 0..3000), 1..6),
+            absent in prop::collection::vec(sparse_change(), 0..300),
+        ) {
+            let batches: Vec<Arc<Batch>> = batches
+                .into_iter()
+                .enumerate()
+                .map(|(epoch, changes)| Arc::new(Batch::new(epoch as u64, changes.into_iter().collect())))
+                .collect();
+            let scan = |key: &[u8]| {
+                batches.iter().rev().find_map(|batch| batch.changes().get(key)).map(|v| v.as_deref())
+            };
+            let keys = batches.iter().flat_map(|batch| batch.changes().keys().cloned());
+            for key in keys.chain(absent.into_iter().map(|(key, _)| key)) {
+                prop_assert_eq!(find_in(&batches, &key), scan(&key), "{:?}", key);
+            }
+        }
+    }
+
+    #[test]
+    fn a_filter_tells_most_absent_keys_apart() {
+        let changes: Layer = (0..1000u64).map(|n| (key(Space::Journal as u8, n), None)).collect();
+        let filter = KeyFilter::of(&changes);
+        let held = (0..1000u64).filter(|n| filter.may_hold(KeyHash::of(&key(Space::Journal as u8, *n))));
+        assert_eq!(held.count(), 1000, "every key the batch changes");
+        let absent = (1000..11_000u64).filter(|n| filter.may_hold(KeyHash::of(&key(Space::Journal as u8, *n))));
+        let false_positives = absent.count();
+        assert!(false_positives < 1_000, "{false_positives} of 10,000 absent keys pass the filter");
     }
 
     #[test]

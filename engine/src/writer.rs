@@ -328,7 +328,7 @@ impl Logger {
     /// Appends the batch to the log (if there is one) and records its keys'
     /// order for readers.
     fn log(&mut self, batch: &Batch) -> Result<(), EngineError> {
-        let changes = sorted(&batch.changes);
+        let changes = sorted(batch.changes());
         let _ = batch.order.set(changes.iter().map(|(key, _)| key.to_vec()).collect());
         let Some(durable) = &mut self.durable else { return Ok(()) };
         let view = &self.view;
@@ -443,7 +443,7 @@ fn merge_ordered<'b>(batches: &'b [Arc<Batch>], orders: &[&'b Vec<Vec<u8>>]) -> 
             }
         }
         let value = batches[newest]
-            .changes
+            .changes()
             .get(key)
             .unwrap_or_else(|| panic!("batch {} lists a key it does not change", batches[newest].epoch));
         changes.push((key, value.as_deref()));
@@ -457,11 +457,11 @@ type Head<'b> = Reverse<(&'b [u8], Reverse<usize>)>;
 /// `merged` of batches whose keys are not in order yet.
 fn merge_unordered(batches: &[Arc<Batch>]) -> Changes<'_> {
     if let [batch] = batches {
-        return sorted(&batch.changes);
+        return sorted(batch.changes());
     }
     let mut newest: HashMap<&[u8], Option<&[u8]>> = HashMap::default();
     for batch in batches {
-        for (key, value) in &batch.changes {
+        for (key, value) in batch.changes() {
             newest.insert(key.as_slice(), value.as_deref());
         }
     }
@@ -568,7 +568,7 @@ mod tests {
                 .map(|(key, value)| (key.to_vec(), value.map(<[u8]>::to_vec)))
                 .collect();
             for batch in &batches {
-                let _ = batch.order.set(sorted(&batch.changes).iter().map(|(key, _)| key.to_vec()).collect());
+                let _ = batch.order.set(sorted(batch.changes()).iter().map(|(key, _)| key.to_vec()).collect());
             }
             let found: Vec<(Vec<u8>, Option<Vec<u8>>)> = merged(&batches)
                 .into_iter()

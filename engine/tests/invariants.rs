@@ -9,7 +9,7 @@ use sika_engine::clock::ManualClock;
 use sika_engine::movements::{CapCheck, Destination, NewPayout};
 use sika_engine::storage::{RECORDS, decode, encode, keys};
 use sika_engine::{
-    AccountEntry, AccountRecord, Command, Engine, EngineConfig, EngineError, MoneyError, Outcome, QuoteAmount,
+    AccountEntry, Command, Engine, EngineConfig, EngineError, MoneyError, Outcome, QuoteAmount,
 };
 
 use redb::ReadableTable;

@@ -23,7 +23,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{FileFailurePersistence, TestCaseError};
 use rust_decimal::Decimal;
 
-use sika_engine::balance_changes::{BalanceAfter, account_number};
+use sika_engine::balance_changes::BalanceAfter;
 use sika_engine::clock::ManualClock;
 use sika_engine::ledger::system_account_id;
 use sika_engine::money::AMOUNT_MINOR_MAX;
