@@ -1214,7 +1214,8 @@ mod tests {
         let filter = KeyFilter::of(&changes);
         let held = (0..1000u64).filter(|n| filter.may_hold(KeyHash::of(&key(Space::Journal as u8, *n))));
         assert_eq!(held.count(), 1000, "every key the batch changes");
-        let absent = (1000..11_000u64).filter(|n| filter.may_hold(KeyHash::of(&key(Space::Journal as u8, *n))));
+        let absent =
+            (1000..11_000u64).filter(|n| filter.may_hold(KeyHash::of(&key(Space::Journal as u8, *n))));
         let false_positives = absent.count();
         assert!(false_positives < 1_000, "{false_positives} of 10,000 absent keys pass the filter");
     }
