@@ -1195,7 +1195,6 @@ pub struct OpenMovement {
     pub created_at: TimestampMs,
 }
 
-/// A document read naming a collection of the engine's own records.
 /// An organization account's number (`balance_changes::account_number`),
 /// which keys its balance changes.
 fn number_of(account: &AccountRecord) -> Result<u64, EngineError> {
@@ -1203,6 +1202,7 @@ fn number_of(account: &AccountRecord) -> Result<u64, EngineError> {
         .ok_or_else(|| EngineError::Corrupt(format!("account {} has no number", account.id)))
 }
 
+/// A document read naming a collection of the engine's own records.
 fn refuse_engine_owned(collection: &str) -> Result<(), EngineError> {
     match crate::storage::is_engine_owned(collection) {
         true => Err(EngineError::EngineOwned { collection: collection.to_string() }),

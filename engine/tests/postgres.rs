@@ -303,19 +303,27 @@ fn timelines_as_format_5(url: &str) {
     });
 }
 
+/// The live stack's records in `space` (keys and values, in key order).
+fn live_records(
+    client: &mut postgres::Client,
+    space: sika_engine::storage::Space,
+) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let rows = client
+        .query(
+            "SELECT key, value FROM sika_records WHERE stack = 'live' AND value IS NOT NULL \
+             AND get_byte(key, 0) = $1 ORDER BY key",
+            &[&i32::from(space as u8)],
+        )
+        .unwrap();
+    rows.iter().map(|row| (row.get(0), row.get(1))).collect()
+}
+
 /// Stores the live stack's accounts as formats 15 and earlier did: each
 /// account without its balance-change head, and the head of each account
 /// that has had a change as a record of its own.
 fn heads_apart_as_format_15(client: &mut postgres::Client) {
     use sika_engine::storage::Space;
-    let rows = client
-        .query(
-            "SELECT key, value FROM sika_records WHERE stack = 'live' AND value IS NOT NULL \
-             AND get_byte(key, 0) = $1 ORDER BY key",
-            &[&i32::from(Space::Account as u8)],
-        )
-        .unwrap();
-    let current: Vec<(Vec<u8>, Vec<u8>)> = rows.iter().map(|row| (row.get(0), row.get(1))).collect();
+    let current = live_records(client, Space::Account);
     let epoch: i64 =
         client.query_one("SELECT epoch FROM sika_stacks WHERE stack = 'live'", &[]).unwrap().get(0);
     let mut heads = 0;
@@ -336,15 +344,8 @@ fn heads_apart_as_format_15(client: &mut postgres::Client) {
 /// each with the hash of the entry before it.
 fn journal_as_format_12(client: &mut postgres::Client) {
     use sika_engine::storage::Space;
-    let rows = client
-        .query(
-            "SELECT key, value FROM sika_records WHERE stack = 'live' AND value IS NOT NULL \
-             AND get_byte(key, 0) = $1 ORDER BY key",
-            &[&i32::from(Space::Journal as u8)],
-        )
-        .unwrap();
-    assert!(!rows.is_empty(), "the stack has journal entries");
-    let current = rows.iter().map(|row| (row.get(0), row.get(1))).collect();
+    let current = live_records(client, Space::Journal);
+    assert!(!current.is_empty(), "the stack has journal entries");
     for (key, old) in sika_engine::format::format12::with_previous_hashes(current).unwrap() {
         let statement = "UPDATE sika_records SET value = $1 WHERE stack = 'live' AND key = $2";
         assert_eq!(client.execute(statement, &[&old, &key]).unwrap(), 1);
