@@ -45,7 +45,11 @@
 //! covers the stored transfer. Format 15 stores a reference under a
 //! transfer's id only for a hold, or a transfer numbered apart from its
 //! entry; any other transfer `id` is journal entry `id`
-//! (`transfers_are_found_by_their_numbers`).
+//! (`transfers_are_found_by_their_numbers`). Format 16 keeps each
+//! account's balance-change head in the account's stored entry
+//! (`accounts_hold_their_balance_heads`). Format 17 stores a journal
+//! entry's hash only every `HASH_EVERY` entries
+//! (`journal_entries_hash_at_marks`).
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -64,7 +68,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 16;
+pub const FORMAT_VERSION: u32 = 17;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -523,7 +527,7 @@ pub fn transfers_name_their_entries(txn: &redb::WriteTransaction) -> Result<(), 
         };
         let found = TransferRef::of(&transfer);
         let entry = read::<JournalEntry>(table, &keys::journal(transfer.journal_seq))?;
-        if entry.and_then(|entry| found.applied_to(entry.current())).as_ref() != Some(&transfer) {
+        if entry.and_then(|entry| found.applied_to(entry.seq, entry.transfer)).as_ref() != Some(&transfer) {
             return Err(EngineError::Corrupt(format!(
                 "transfer {} is not the one journal entry {} holds",
                 transfer.id, transfer.journal_seq
@@ -548,7 +552,7 @@ pub fn journal_entries_leave_the_previous_hash(txn: &redb::WriteTransaction) -> 
     let start = keys::space(Space::Journal);
     rewrite_range(txn, &start, &prefix_end(&start), |_, bytes| {
         let entry: format12::JournalEntry = decode(bytes)?;
-        Ok(Some(encode(&format13::JournalEntry::from(entry.current()))))
+        Ok(Some(encode(&entry.current())))
     })
 }
 
@@ -576,8 +580,7 @@ pub fn journal_entries_name_accounts_by_number(txn: &redb::WriteTransaction) -> 
         let held = entry.hash == format13::chain_hash(&old_prev.get(), &entry.transfer);
         old_prev.set(entry.hash);
         if held {
-            let (hash, stored) =
-                crate::records::JournalEntry::chained(entry.seq, &new_prev.get(), &entry.transfer);
+            let (hash, stored) = format16::chained(entry.seq, &new_prev.get(), &entry.transfer);
             new_prev.set(hash);
             Ok(Some(stored))
         } else {
@@ -604,7 +607,9 @@ pub fn journal_entries_name_accounts_by_number(txn: &redb::WriteTransaction) -> 
 /// reference that names an entry not holding its transfer stays, for
 /// `sika verify` to report.
 pub fn transfers_are_found_by_their_numbers(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
-    use crate::records::{JournalEntry, TransferRef};
+    use crate::records::TransferRef;
+    // Entries as formats 14 to 16 stored them, with their hashes.
+    use format16::JournalEntry;
     let start = keys::space(Space::Transfer);
     change_range(txn, &start, &prefix_end(&start), |table, key, bytes| {
         let found: TransferRef = decode(bytes)?;
@@ -661,6 +666,127 @@ pub fn accounts_hold_their_balance_heads(txn: &redb::WriteTransaction) -> Result
             _ => Change::Keep,
         })
     })
+}
+
+/// Format 16 to 17 of a ledger: every journal entry stored its own hash,
+/// 32 bytes per transfer that `sika verify` recomputes anyway. Each entry
+/// is written again with its hash only at every `HASH_EVERY`th entry
+/// (`JournalEntry::stores_hash`), `REWRITE_BATCH_MAX` at a time; the
+/// chain and the journal head are unchanged, since the hash covers the
+/// stored transfer, whose bytes do not change. Each entry is read strictly
+/// as format 16 stored it: any other shape stops the upgrade.
+///
+/// This must not launder a broken chain: an entry whose stored hash does
+/// not hold (it is not the hash of the stored hash before it and its
+/// transfer) keeps it wherever it is, so `sika verify` reports it still,
+/// and the chain after it goes on from that hash as it did. The journal's
+/// last entry keeps its hash too, as the last of a batch does.
+pub fn journal_entries_hash_at_marks(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    use crate::records::JournalEntry;
+    let start = keys::space(Space::Journal);
+    let last = {
+        let table = txn.open_table(RECORDS)?;
+        let mut entries = table.range::<&[u8]>(start.as_slice()..prefix_end(&start).as_slice())?;
+        entries.next_back().transpose()?.map(|(key, _)| key.value().to_vec())
+    };
+    let mut prev = [0u8; 32];
+    change_range(txn, &start, &prefix_end(&start), |_, key, bytes| {
+        // Read whole, numbered as its key, and written back the same.
+        let entry = postcard::take_from_bytes::<format16::JournalEntry>(bytes)
+            .ok()
+            .filter(|(entry, rest)| rest.is_empty() && keys::number_of(key) == Some(entry.seq))
+            .map(|(entry, _)| entry)
+            .filter(|entry| encode(entry) == bytes);
+        let Some(format16::JournalEntry { seq, hash, transfer }) = entry else {
+            return Err(EngineError::Corrupt(
+                "a journal entry is not stored as format 16 stored them".to_string(),
+            ));
+        };
+        let held = hash == JournalEntry::chain_hash(&prev, seq, &transfer);
+        prev = hash;
+        let kept = JournalEntry::stores_hash(seq) || !held || last.as_deref() == Some(key);
+        Ok(Change::Put(encode(&JournalEntry { seq, hash: kept.then_some(hash), transfer })))
+    })
+}
+
+/// Journal entries as formats 14 to 16 stored them, each with its hash,
+/// for the steps that read or write them (formats 14, 15 and 17) and the
+/// layouts of older formats in tests.
+pub mod format16 {
+    use serde::{Deserialize, Serialize};
+
+    use super::format12::Record;
+    use crate::error::EngineError;
+    use crate::records::{HashField, StoredTransfer, TransferRecord, encode_chained};
+    use crate::storage::{Space, decode, encode, scan};
+
+    /// A journal entry with its hash, whatever its number.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct JournalEntry {
+        pub seq: u64,
+        pub hash: [u8; 32],
+        pub transfer: TransferRecord,
+    }
+
+    /// The stored shape: the number, the hash, the transfer.
+    #[derive(Serialize, Deserialize)]
+    struct Stored<'a> {
+        seq: u64,
+        hash: [u8; 32],
+        #[serde(borrow)]
+        transfer: StoredTransfer<'a>,
+    }
+
+    impl Serialize for JournalEntry {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let transfer = StoredTransfer::of(self.seq, &self.transfer);
+            Stored { seq: self.seq, hash: self.hash, transfer }.serialize(serializer)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for JournalEntry {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            let Stored { seq, hash, transfer } = Stored::deserialize(deserializer)?;
+            Ok(JournalEntry { seq, hash, transfer: transfer.into_transfer(seq) })
+        }
+    }
+
+    /// Entry `seq` holding `transfer`, chained to `prev_hash`, as formats
+    /// 14 to 16 stored it: its hash and its bytes.
+    pub fn chained(seq: u64, prev_hash: &[u8; 32], transfer: &TransferRecord) -> ([u8; 32], Vec<u8>) {
+        encode_chained(seq, prev_hash, transfer, HashField::Bare)
+    }
+
+    /// The journal of a current ledger (keys and values, in journal
+    /// order) as format 16 stored it: every entry with its hash.
+    pub fn hashes_in_every_entry(current: Vec<Record>) -> Result<Vec<Record>, EngineError> {
+        let mut prev_hash = [0; 32];
+        current
+            .into_iter()
+            .map(|(key, value)| {
+                let entry: crate::records::JournalEntry = decode(&value)?;
+                let (hash, old) = chained(entry.seq, &prev_hash, &entry.transfer);
+                prev_hash = entry.hash.unwrap_or(hash);
+                let old = match entry.hash {
+                    Some(stored) => {
+                        encode(&JournalEntry { seq: entry.seq, hash: stored, transfer: entry.transfer })
+                    }
+                    None => old,
+                };
+                Ok((key, old))
+            })
+            .collect()
+    }
+
+    /// Stores the journal of a current ledger as format 16 did
+    /// (`hashes_in_every_entry`); returns how many entries it rewrote.
+    pub fn store_hashes_in_every_entry(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        let old = hashes_in_every_entry(scan(&*table, Space::Journal)?)?;
+        for (key, value) in &old {
+            table.insert(key.as_slice(), value.as_slice())?;
+        }
+        Ok(old.len())
+    }
 }
 
 /// Accounts as formats 6 to 15 stored them, their balance-change heads
@@ -749,17 +875,11 @@ pub mod format13 {
         pub transfer: TransferRecord,
     }
 
-    impl From<crate::records::JournalEntry> for JournalEntry {
-        fn from(entry: crate::records::JournalEntry) -> JournalEntry {
-            JournalEntry { seq: entry.seq, hash: entry.hash, transfer: entry.transfer }
-        }
-    }
-
     impl JournalEntry {
-        /// The entry's number and transfer as the books hold them now
-        /// (the hash is still format 13's).
-        pub fn current(self) -> crate::records::JournalEntry {
-            crate::records::JournalEntry { seq: self.seq, hash: self.hash, transfer: self.transfer }
+        /// The entry as formats 14 to 16 store it (the hash is still
+        /// format 13's).
+        pub fn current(self) -> super::format16::JournalEntry {
+            super::format16::JournalEntry { seq: self.seq, hash: self.hash, transfer: self.transfer }
         }
     }
 
@@ -822,8 +942,8 @@ pub mod format12 {
 
     impl JournalEntry {
         /// The entry as format 13 stores it.
-        pub fn current(self) -> crate::records::JournalEntry {
-            crate::records::JournalEntry { seq: self.seq, hash: self.hash, transfer: self.transfer }
+        pub fn current(self) -> super::format13::JournalEntry {
+            super::format13::JournalEntry { seq: self.seq, hash: self.hash, transfer: self.transfer }
         }
     }
 
@@ -876,9 +996,10 @@ pub mod format10 {
         for (key, value) in &stored {
             let found: TransferRef = decode(value)?;
             let entry = read::<JournalEntry>(&*table, &keys::journal(found.journal_seq))?;
-            let transfer = entry.and_then(|entry| found.applied_to(entry)).ok_or_else(|| {
-                EngineError::Corrupt(format!("journal entry {} is missing", found.journal_seq))
-            })?;
+            let transfer =
+                entry.and_then(|entry| found.applied_to(entry.seq, entry.transfer)).ok_or_else(|| {
+                    EngineError::Corrupt(format!("journal entry {} is missing", found.journal_seq))
+                })?;
             table.insert(key.as_slice(), encode(&transfer).as_slice())?;
         }
         Ok(stored.len())
@@ -1317,6 +1438,7 @@ pub const LEDGER_STEPS: Steps = [
     journal_entries_name_accounts_by_number,
     transfers_are_found_by_their_numbers,
     accounts_hold_their_balance_heads,
+    journal_entries_hash_at_marks,
 ];
 
 /// What a file's stamp says before any upgrade.

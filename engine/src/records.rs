@@ -258,11 +258,10 @@ impl TransferRef {
         }
     }
 
-    /// The transfer `entry` holds, as this reference says it stands now;
-    /// `None` when the entry is not the one referred to.
-    pub fn applied_to(self, entry: JournalEntry) -> Option<TransferRecord> {
-        let mut transfer = entry.transfer;
-        (entry.seq == self.journal_seq && transfer.journal_seq == self.journal_seq).then(|| {
+    /// `transfer`, held by journal entry `seq`, as this reference says it
+    /// stands now; `None` when the entry is not the one referred to.
+    pub fn applied_to(self, seq: u64, mut transfer: TransferRecord) -> Option<TransferRecord> {
+        (seq == self.journal_seq && transfer.journal_seq == self.journal_seq).then(|| {
             transfer.pending_state = self.pending_state;
             transfer
         })
@@ -271,47 +270,78 @@ impl TransferRef {
     /// Transfer `id`, which this reference names, from `entry` (its journal
     /// entry as read): corrupt when that entry is missing or holds another.
     pub fn resolve(self, id: TransferId, entry: Option<JournalEntry>) -> Result<TransferRecord, EngineError> {
-        entry.and_then(|entry| self.applied_to(entry)).filter(|transfer| transfer.id == id).ok_or_else(|| {
-            EngineError::Corrupt(format!(
-                "transfer {id} names journal entry {}, which does not hold it",
-                self.journal_seq
-            ))
-        })
+        entry
+            .and_then(|entry| self.applied_to(entry.seq, entry.transfer))
+            .filter(|transfer| transfer.id == id)
+            .ok_or_else(|| {
+                EngineError::Corrupt(format!(
+                    "transfer {id} names journal entry {}, which does not hold it",
+                    self.journal_seq
+                ))
+            })
     }
 }
 
+/// Every journal entry numbered a multiple of this stores its hash
+/// (format 17), as does the last entry of each batch; the others store
+/// none, their hash being the chain's.
+pub const HASH_EVERY: u64 = 64;
+
 /// One entry of the append-only journal: a committed transfer, numbered and
 /// chained to the entry before it by `hash = sha256(previous || transfer)`,
-/// where `previous` is the entry before's `hash` (zeros for the first) and
+/// where `previous` is the entry before's hash (zeros for the first) and
 /// `transfer` the transfer's bytes as the entry stores them. Since format
 /// 13 that previous hash is not stored again in the entry: `sika verify`
 /// walks the chain from the first entry, and the writer keeps the newest
 /// hash (`journal_head`). Since format 14 the entry is stored compactly
-/// (`StoredEntry`), and the hash covers those stored bytes.
+/// (`StoredEntry`), and the hash covers those stored bytes. Since format
+/// 17 an entry stores its own hash only every `HASH_EVERY` entries and
+/// at the end of a batch: `sika verify` recomputes every link from the
+/// first entry anyway, and
+/// holds the chain to each stored hash and the last to the head, so a
+/// changed transfer still breaks the chain at the next stored hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JournalEntry {
     pub seq: u64,
-    pub hash: [u8; 32],
+    /// The entry's hash as stored: at every `HASH_EVERY`th entry, at the
+    /// last entry of each batch the books wrote, and at an entry whose
+    /// stored hash did not hold when format 17's step ran.
+    pub hash: Option<[u8; 32]>,
     pub transfer: TransferRecord,
 }
 
 impl JournalEntry {
+    /// Whether the books store entry `seq`'s hash in it.
+    pub fn stores_hash(seq: u64) -> bool {
+        seq.is_multiple_of(HASH_EVERY)
+    }
+
+    /// Stores `hash` in `entry`, the bytes of a journal entry as format 17
+    /// stores it (`chained`), if it holds none: the books do so for the
+    /// last entry of each batch, so the next batch's first entry is
+    /// checked against it (`Books::assert_follows_journal`).
+    pub fn store_hash_in(entry: &mut Vec<u8>, hash: &[u8; 32]) {
+        // The number is a varint: its last byte has the high bit clear.
+        // The `Option`'s tag follows it.
+        let tag_at = entry.iter().position(|byte| byte & 0x80 == 0).and_then(|last| last.checked_add(1));
+        match tag_at.map(|at| (at, entry.get(at).copied())) {
+            Some((at, Some(0))) => {
+                entry[at] = 1;
+                let hash_at = at.saturating_add(1);
+                entry.splice(hash_at..hash_at, hash.iter().copied());
+            }
+            Some((_, Some(1))) => {}
+            _ => panic!("a journal entry's bytes hold no hash tag after its number"),
+        }
+    }
+
     /// Entry `seq` holding `transfer`, chained to `prev_hash`: its hash and
-    /// its stored bytes, `encode(&JournalEntry { seq, hash, transfer })`,
-    /// made in one buffer without cloning the transfer.
+    /// its stored bytes, `encode(&JournalEntry { seq, hash, transfer })`
+    /// with the hash stored where `stores_hash` says, made in one buffer
+    /// without cloning the transfer.
     pub fn chained(seq: u64, prev_hash: &[u8; 32], transfer: &TransferRecord) -> ([u8; 32], Vec<u8>) {
-        // Room for the number, the hash, the fixed fields (at most 66
-        // bytes with the accounts as numbers and kinds) and the text.
-        let room = 128usize.saturating_add(transfer.memo.len()).saturating_add(transfer.currency.len());
-        let mut entry = postcard::to_extend(&seq, Vec::with_capacity(room)).expect("postcard encodes a u64");
-        let hash_at = entry.len();
-        entry.extend_from_slice(&[0; 32]);
-        let transfer_at = entry.len();
-        let mut entry = postcard::to_extend(&StoredTransfer::of(seq, transfer), entry)
-            .expect("postcard encodes a journal entry");
-        let hash = chain_hash_bytes(prev_hash, &entry[transfer_at..]);
-        entry[hash_at..transfer_at].copy_from_slice(&hash);
-        (hash, entry)
+        let field = HashField::Optional { stored: JournalEntry::stores_hash(seq) };
+        encode_chained(seq, prev_hash, transfer, field)
     }
 
     /// The hash of entry `seq` holding `transfer` when the entry before's
@@ -329,6 +359,50 @@ impl JournalEntry {
             ),
         }
     }
+}
+
+/// How an encoded journal entry holds its hash.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum HashField {
+    /// Formats 14 to 16: 32 bytes in every entry.
+    Bare,
+    /// Format 17: an `Option`, the hash in it when `stored`.
+    Optional { stored: bool },
+}
+
+/// Entry `seq` holding `transfer`, chained to `prev_hash`: its hash and its
+/// bytes, the number, then the hash as `field` says, then the transfer as
+/// stored (`StoredTransfer`), which the hash covers.
+pub(crate) fn encode_chained(
+    seq: u64,
+    prev_hash: &[u8; 32],
+    transfer: &TransferRecord,
+    field: HashField,
+) -> ([u8; 32], Vec<u8>) {
+    // Room for the number, the hash, the fixed fields (at most 66
+    // bytes with the accounts as numbers and kinds) and the text.
+    let room = 128usize.saturating_add(transfer.memo.len()).saturating_add(transfer.currency.len());
+    let mut entry = postcard::to_extend(&seq, Vec::with_capacity(room)).expect("postcard encodes a u64");
+    // postcard writes `Some` as 1 before the value and `None` as 0.
+    let stored = match field {
+        HashField::Bare => true,
+        HashField::Optional { stored } => {
+            entry.push(u8::from(stored));
+            stored
+        }
+    };
+    let hash_at = entry.len();
+    if stored {
+        entry.extend_from_slice(&[0; 32]);
+    }
+    let transfer_at = entry.len();
+    let mut entry = postcard::to_extend(&StoredTransfer::of(seq, transfer), entry)
+        .expect("postcard encodes a journal entry");
+    let hash = chain_hash_bytes(prev_hash, &entry[transfer_at..]);
+    if stored {
+        entry[hash_at..transfer_at].copy_from_slice(&hash);
+    }
+    (hash, entry)
 }
 
 /// `sha256(prev_hash || transfer)`.
@@ -351,13 +425,13 @@ impl<'de> Deserialize<'de> for JournalEntry {
     }
 }
 
-/// A journal entry as format 14 stores it: the number, the hash, then the
-/// transfer (postcard writes a struct as its fields in order, so the
-/// transfer's bytes are the entry's last).
+/// A journal entry as format 17 stores it: the number, the hash where it
+/// is stored, then the transfer (postcard writes a struct as its fields in
+/// order, so the transfer's bytes are the entry's last).
 #[derive(Serialize, Deserialize)]
 struct StoredEntry<'a> {
     seq: u64,
-    hash: [u8; 32],
+    hash: Option<[u8; 32]>,
     #[serde(borrow)]
     transfer: StoredTransfer<'a>,
 }
@@ -368,7 +442,7 @@ struct StoredEntry<'a> {
 /// Every transfer reads back exactly as written: an id of another shape is
 /// kept as text, and a `journal_seq` other than the entry's beside it.
 #[derive(Serialize, Deserialize)]
-struct StoredTransfer<'a> {
+pub(crate) struct StoredTransfer<'a> {
     id: TransferId,
     kind: TransferKind,
     #[serde(borrow)]
@@ -388,7 +462,7 @@ struct StoredTransfer<'a> {
 }
 
 impl<'a> StoredTransfer<'a> {
-    fn of(seq: u64, transfer: &'a TransferRecord) -> StoredTransfer<'a> {
+    pub(crate) fn of(seq: u64, transfer: &'a TransferRecord) -> StoredTransfer<'a> {
         let currency = transfer.currency.as_str();
         StoredTransfer {
             id: transfer.id,
@@ -404,7 +478,7 @@ impl<'a> StoredTransfer<'a> {
         }
     }
 
-    fn into_transfer(self, seq: u64) -> TransferRecord {
+    pub(crate) fn into_transfer(self, seq: u64) -> TransferRecord {
         let currency = self.currency.into_owned();
         TransferRecord {
             id: self.id,
@@ -1096,7 +1170,31 @@ mod tests {
             pending_state: None,
             journal_seq,
         };
-        JournalEntry { seq: 77, hash: [9; 32], transfer }
+        JournalEntry { seq: 77, hash: Some([9; 32]), transfer }
+    }
+
+    /// The books store an entry's hash at every `HASH_EVERY`th entry, and
+    /// in the last entry of a batch, spliced into the bytes `chained`
+    /// made: the same bytes as the entry encoded with its hash.
+    #[test]
+    fn an_entry_stores_its_hash_at_the_marks_and_as_the_last_of_a_batch() {
+        let numbers = [1, 63, 64, 127, 128, 200, 16_383, 16_384, 1 << 40, u64::MAX - 63, u64::MAX];
+        for seq in numbers {
+            let mut transfer = journal_entry("NGN1000000001", "sys_world_NGN", "NGN", seq).transfer;
+            transfer.journal_seq = seq;
+            let (hash, mut bytes) = JournalEntry::chained(seq, &[1; 32], &transfer);
+            let read: JournalEntry = crate::storage::decode(&bytes).unwrap();
+            let at_mark = seq % HASH_EVERY == 0;
+            assert_eq!(read.hash, at_mark.then_some(hash), "entry {seq}");
+            assert_eq!(read.transfer, transfer, "entry {seq}");
+            assert_eq!(JournalEntry::chain_hash(&[1; 32], seq, &transfer), hash, "entry {seq}");
+            let before = bytes.len();
+            JournalEntry::store_hash_in(&mut bytes, &hash);
+            let whole = JournalEntry { seq, hash: Some(hash), transfer };
+            assert_eq!(bytes, crate::storage::encode(&whole), "entry {seq}");
+            assert_eq!(bytes.len(), if at_mark { before } else { before + 32 }, "entry {seq}");
+            assert_eq!(crate::storage::decode::<JournalEntry>(&bytes).unwrap(), whole, "entry {seq}");
+        }
     }
 
     fn stored_account(id: &str, currency: &str) -> String {
@@ -1138,9 +1236,10 @@ mod tests {
         for entry in cases {
             let bytes = crate::storage::encode(&entry);
             assert_eq!(crate::storage::decode::<JournalEntry>(&bytes).unwrap(), entry);
-            let (hash, chained) = JournalEntry::chained(entry.seq, &[1; 32], &entry.transfer);
+            let (_, chained) = JournalEntry::chained(entry.seq, &[1; 32], &entry.transfer);
             let stored: JournalEntry = crate::storage::decode(&chained).unwrap();
-            assert_eq!(stored, JournalEntry { hash, ..entry });
+            // Entry 77 is not a mark: it stores no hash.
+            assert_eq!(stored, JournalEntry { hash: None, ..entry });
         }
         let books = journal_entry("NGN1000000001", "sys_rail_clearing_NGN", "NGN", 77);
         let whole = postcard::to_allocvec(&(77u64, [9u8; 32], &books.transfer)).unwrap();

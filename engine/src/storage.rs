@@ -951,6 +951,13 @@ impl<'t> Overlay<'t> {
         if let Cached::Loaded { value: Some(hash), dirty: true } = self.counters.journal_head {
             self.changes.insert(keys::meta(JOURNAL_HEAD), Some(encode(&hash)));
         }
+        // The batch's last journal entry stores its hash, for the next
+        // batch's first to be checked against (`JournalEntry::store_hash_in`).
+        if let Some((seq, hash)) = self.counters.journal_last
+            && let Some(Some(entry)) = self.changes.get_mut(keys::journal(seq).as_slice())
+        {
+            crate::records::JournalEntry::store_hash_in(entry, &hash);
+        }
         self.changes
     }
 }

@@ -486,6 +486,7 @@ fn replay_journal(table: &Table, report: &mut Report) -> Result<HashMap<String, 
     let mut holds: HashMap<TransferId, (String, String, i128, bool)> = HashMap::new();
     let mut prev_hash = [0u8; 32];
     let mut expected_seq = 1;
+    let mut last_stores_hash = true;
     for (_, value) in scan(table, Space::Journal)? {
         let entry: JournalEntry = decode(&value)?;
         if entry.seq != expected_seq {
@@ -493,16 +494,31 @@ fn replay_journal(table: &Table, report: &mut Report) -> Result<HashMap<String, 
                 .problems
                 .push(format!("journal entry {} found where {} was expected", entry.seq, expected_seq));
         }
-        // The hash covers the entry before's hash and this transfer: a
-        // changed transfer breaks its own entry, a hash rewritten to match
-        // breaks the next one's, and the last is held to the journal head.
-        if entry.hash != JournalEntry::chain_hash(&prev_hash, entry.seq, &entry.transfer) {
-            report.problems.push(format!(
-                "journal entry {} has a hash that does not match its content and the entry before it",
-                entry.seq
-            ));
+        // The hash covers the entry before's hash and this transfer. Each
+        // is recomputed here; an entry stores its own only at the marks
+        // (`JournalEntry::stores_hash`) and as the last of a batch. A
+        // changed transfer breaks the chain at the next stored hash or,
+        // past the last, at the journal head; a stored hash rewritten to
+        // match breaks the next.
+        let hash = JournalEntry::chain_hash(&prev_hash, entry.seq, &entry.transfer);
+        match entry.hash {
+            Some(stored) => {
+                if stored != hash {
+                    report.problems.push(format!(
+                        "journal entry {} has a hash that does not match its content and the entries before it",
+                        entry.seq
+                    ));
+                }
+                prev_hash = stored;
+            }
+            None => {
+                if JournalEntry::stores_hash(entry.seq) {
+                    report.problems.push(format!("journal entry {} does not store its hash", entry.seq));
+                }
+                prev_hash = hash;
+            }
         }
-        prev_hash = entry.hash;
+        last_stores_hash = entry.hash.is_some();
         // An entry numbered u64::MAX is the last key the space can hold, so
         // nothing follows it to be expected: saturating cannot mislead.
         expected_seq = entry.seq.saturating_add(1);
@@ -526,6 +542,11 @@ fn replay_journal(table: &Table, report: &mut Report) -> Result<HashMap<String, 
                 .push(format!("transfer {} of journal entry {} is missing or differs", t.id, entry.seq));
         }
         apply_entry(t, &mut totals, &mut holds, report);
+    }
+    // The writer checks a batch's first entry against the last stored one's
+    // hash (`Books::assert_follows_journal`).
+    if !last_stores_hash {
+        report.problems.push("the journal's last entry does not store its hash".to_string());
     }
     let head = read::<[u8; 32]>(table, &keys::meta("journal_head"))?.unwrap_or([0; 32]);
     if head != prev_hash {

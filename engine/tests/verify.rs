@@ -208,7 +208,7 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
     assert_reports(
         &report,
         &format!(
-            "journal entry {} has a hash that does not match its content and the entry before it",
+            "journal entry {} has a hash that does not match its content and the entries before it",
             seq + 1
         ),
     );
@@ -242,44 +242,84 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
     engine.shutdown();
 }
 
-/// The journal is a hash chain walked from its first entry: a changed
-/// transfer breaks its own entry, and a hash rewritten to match (over the
-/// entry before's, which is not stored in the entry) breaks the next one.
+/// The journal's entries in order, as stored.
+fn journal(table: &impl ReadableTable<&'static [u8], &'static [u8]>) -> Vec<JournalEntry> {
+    let start = keys::space(sika_engine::storage::Space::Journal);
+    let end = sika_engine::storage::prefix_end(&start);
+    table
+        .range(start.as_slice()..end.as_slice())
+        .unwrap()
+        .map(|entry| decode(entry.unwrap().1.value()).unwrap())
+        .collect()
+}
+
+/// The journal is a hash chain walked from its first entry. An entry
+/// stores its own hash only at the marks and as the last of a batch, so a
+/// changed transfer breaks the chain at the next entry that stores one,
+/// and a stored hash rewritten to match breaks the next stored one after
+/// it (or the head).
 #[test]
 fn verify_walks_the_journals_hash_chain_from_its_first_entry() {
     let dir = tempfile::tempdir().unwrap();
     let ledger = build(dir.path());
     let seq = ledger.transfer.journal_seq;
-    // (b) A journal entry's amount is changed: its hash no longer matches.
+    let db = redb::Database::open(&ledger.path).unwrap();
+    let entries = journal(&db.begin_read().unwrap().open_table(RECORDS).unwrap());
+    drop(db);
+    let stores_hash: Vec<u64> = entries.iter().filter(|e| e.hash.is_some()).map(|e| e.seq).collect();
+    // The books stored each batch's last entry's hash, and no other (the
+    // ledger is shorter than a mark's distance).
+    assert!(ledger.journal_length < sika_engine::HASH_EVERY);
+    assert!(stores_hash.len() >= 2 && stores_hash.len() < entries.len(), "{stores_hash:?}");
+    assert_eq!(stores_hash.last(), Some(&ledger.journal_length), "the last entry stores its hash");
+    let next_stored = *stores_hash.iter().find(|&&stored| stored >= seq).unwrap();
+    let after_next = stores_hash.iter().find(|&&stored| stored > next_stored).copied();
+    let broken = |at: u64| {
+        format!("journal entry {at} has a hash that does not match its content and the entries before it")
+    };
+
+    // (b) A journal entry's amount is changed: the chain breaks at the
+    // next entry that stores its hash.
     let report = tamper(&ledger.path, "journal-amount", |table| {
         let mut entry: JournalEntry = get(table, &keys::journal(seq));
         entry.transfer.amount += 1;
         put(table, &keys::journal(seq), &entry);
     });
-    assert_reports(&report, &format!("journal entry {seq} has a hash that does not match its content"));
+    assert_reports(&report, &broken(next_stored));
 
-    // (b') The same, with the entry's hash rewritten to match (over the
-    // entry before's hash, which is no longer stored in it): the next entry
-    // no longer chains to it.
+    // (b') The entry that stores that hash is changed too, its hash
+    // rewritten to match the chain: the next stored hash breaks instead.
     let report = tamper(&ledger.path, "journal-rehashed", |table| {
-        let previous = (seq > 1).then(|| get::<JournalEntry>(table, &keys::journal(seq - 1)).hash);
-        let mut entry: JournalEntry = get(table, &keys::journal(seq));
-        entry.transfer.amount += 1;
-        entry.hash = JournalEntry::chain_hash(&previous.unwrap_or([0; 32]), seq, &entry.transfer);
-        put(table, &keys::journal(seq), &entry);
+        let mut prev = [0; 32];
+        for entry in journal(table) {
+            let mut entry = entry;
+            if entry.seq == next_stored {
+                entry.transfer.amount += 1;
+                entry.hash = Some(JournalEntry::chain_hash(&prev, entry.seq, &entry.transfer));
+                put(table, &keys::journal(entry.seq), &entry);
+                break;
+            }
+            prev = JournalEntry::chain_hash(&prev, entry.seq, &entry.transfer);
+        }
     });
-    assert_reports(
-        &report,
-        &format!(
-            "journal entry {} has a hash that does not match its content and the entry before it",
-            seq + 1
-        ),
-    );
+    match after_next {
+        Some(after) => assert_reports(&report, &broken(after)),
+        None => assert_reports(&report, "the journal head hash does not match the last entry"),
+    }
     assert!(
-        !report.problems.iter().any(|p| p.starts_with(&format!("journal entry {seq} "))),
+        !report.problems.iter().any(|p| p.starts_with(&format!("journal entry {next_stored} "))),
         "the rehashed entry itself chains: {:?}",
         report.problems
     );
+
+    // (b'') The last entry's hash is dropped: the next batch could not be
+    // checked against it.
+    let report = tamper(&ledger.path, "journal-last-unhashed", |table| {
+        let mut entry: JournalEntry = get(table, &keys::journal(ledger.journal_length));
+        entry.hash = None;
+        put(table, &keys::journal(ledger.journal_length), &entry);
+    });
+    assert_eq!(report.problems, vec!["the journal's last entry does not store its hash".to_string()]);
 }
 
 /// A collection of `org_a` in `group` (toward `target`), made and, when
@@ -835,7 +875,7 @@ fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
     txn.commit().unwrap();
     let report = verify(&db).unwrap();
     assert_reports(&report, "but is not among its balance changes");
-    use sika_engine::format::journal_entries_name_accounts_by_number;
+    use sika_engine::format::{journal_entries_hash_at_marks, journal_entries_name_accounts_by_number};
     let txn = db.begin_write().unwrap();
     {
         // Format 6's accounts have no head, and its journal entries hold
@@ -852,6 +892,7 @@ fn formats_7_and_10_build_the_balance_changes_the_books_would_have_written() {
     journal_entries_leave_the_previous_hash(&txn).unwrap();
     journal_entries_name_accounts_by_number(&txn).unwrap();
     accounts_hold_their_balance_heads(&txn).unwrap();
+    journal_entries_hash_at_marks(&txn).unwrap();
     txn.commit().unwrap();
     assert_eq!(read_all(&db), written, "formats 7, 10 and 16 write what the books wrote");
     assert_eq!(stored(&db, Space::Account), accounts);
@@ -903,6 +944,106 @@ fn format_16_keeps_each_head_in_its_account_as_the_books_do() {
     assert_reports(&report, "a balance head for account number 999999 is stored apart");
 }
 
+/// Format 17 stores a journal entry's hash only at every `HASH_EVERY`th
+/// entry and the last. The step turns a format 16 journal (every entry
+/// with its hash) into exactly that: the same transfers, each stored hash
+/// the chain's, and verify passes. An entry in any shape but format 16's
+/// stops the upgrade, and a stored hash that did not hold is kept, so
+/// verify reports it still.
+#[test]
+fn format_17_keeps_a_journal_entrys_hash_only_at_the_marks_and_the_last() {
+    use sika_engine::format::{format16, journal_entries_hash_at_marks};
+    use sika_engine::storage::Space;
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = build(dir.path());
+    // Past two marks, in one batch.
+    let engine = Engine::open(EngineConfig::new(Some(ledger.path.clone()))).unwrap();
+    for _ in 0..3 {
+        run(&engine, transfers((0..50).map(|_| between("org_a", "org_b", "USD", 1, false)).collect()));
+    }
+    engine.shutdown();
+    drop(engine);
+    let db = redb::Database::create(&ledger.path).unwrap();
+    let written = journal(&db.begin_read().unwrap().open_table(RECORDS).unwrap());
+    let last = written.last().unwrap().seq;
+    assert!(last > 2 * sika_engine::HASH_EVERY, "{last} entries");
+    let mut chain = Vec::new();
+    let mut prev = [0; 32];
+    for entry in &written {
+        prev = JournalEntry::chain_hash(&prev, entry.seq, &entry.transfer);
+        chain.push(prev);
+    }
+    let books_bytes = stored(&db, Space::Journal);
+    let txn = db.begin_write().unwrap();
+    let rewritten = format16::store_hashes_in_every_entry(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(rewritten as u64, last);
+    let format_16 = stored(&db, Space::Journal);
+    let size = |all: &[(Vec<u8>, Vec<u8>)]| all.iter().map(|(_, v)| v.len()).sum::<usize>();
+    let unhashed = written.iter().filter(|entry| entry.hash.is_none()).count();
+    let hashed = written.len() - unhashed;
+    // Format 17 stores a hash's tag (one byte), and the hash where it is.
+    assert_eq!(size(&format_16) + hashed, size(&books_bytes) + 31 * unhashed, "31 bytes more for each hash");
+
+    // An entry already in this format's shape, without its hash, is not
+    // format 16's. (One with its hash can read as a format 16 entry of
+    // another transfer id; its hash then does not hold, and it is kept for
+    // verify to report, as below.)
+    let unhashed_at = written.iter().position(|entry| entry.hash.is_none()).unwrap();
+    let txn = db.begin_write().unwrap();
+    {
+        let mut table = txn.open_table(RECORDS).unwrap();
+        let (key, value) = &books_bytes[unhashed_at];
+        table.insert(key.as_slice(), value.as_slice()).unwrap();
+    }
+    let error = journal_entries_hash_at_marks(&txn).unwrap_err();
+    assert!(error.to_string().contains("not stored as format 16 stored them"), "{error}");
+    drop(txn);
+
+    let txn = db.begin_write().unwrap();
+    journal_entries_hash_at_marks(&txn).unwrap();
+    txn.commit().unwrap();
+    let upgraded = journal(&db.begin_read().unwrap().open_table(RECORDS).unwrap());
+    assert_eq!(upgraded.len(), written.len());
+    for ((entry, before), hash) in upgraded.iter().zip(&written).zip(&chain) {
+        assert_eq!((entry.seq, &entry.transfer), (before.seq, &before.transfer));
+        let kept = entry.seq % sika_engine::HASH_EVERY == 0 || entry.seq == last;
+        assert_eq!(entry.hash, kept.then_some(*hash), "entry {}", entry.seq);
+    }
+    let report = verify(&db).unwrap();
+    assert!(report.is_consistent(), "{:?}", report.problems);
+
+    // A format 16 hash that did not hold is kept where it is, and so is
+    // the next entry's, which does not chain to it: verify reports both,
+    // as it did before the upgrade.
+    let txn = db.begin_write().unwrap();
+    let broken = 70;
+    {
+        let mut table = txn.open_table(RECORDS).unwrap();
+        for (key, value) in &format_16 {
+            table.insert(key.as_slice(), value.as_slice()).unwrap();
+        }
+        let mut entry: format16::JournalEntry = get(&table, &keys::journal(broken));
+        entry.hash = [7; 32];
+        put(&mut table, &keys::journal(broken), &entry);
+    }
+    journal_entries_hash_at_marks(&txn).unwrap();
+    txn.commit().unwrap();
+    let kept = journal(&db.begin_read().unwrap().open_table(RECORDS).unwrap());
+    assert_eq!(kept[69].hash, Some([7; 32]), "the broken hash is kept");
+    assert_eq!(kept[70].hash, Some(chain[70]), "the next, which does not chain to it, too");
+    assert_eq!((kept[68].hash, kept[71].hash), (None, None));
+    let report = verify(&db).unwrap();
+    let mismatch = |at: u64| {
+        format!("journal entry {at} has a hash that does not match its content and the entries before it")
+    };
+    assert_eq!(
+        report.problems,
+        vec![mismatch(broken), mismatch(broken + 1)],
+        "as format 16's verify reported"
+    );
+}
+
 /// Format 11 stores a transfer once, in its journal entry: the step turns
 /// each transfer stored whole (formats 10 and earlier, holds settled and
 /// voided among them) into exactly the reference the books write, and
@@ -910,8 +1051,9 @@ fn format_16_keeps_each_head_in_its_account_as_the_books_do() {
 #[test]
 fn format_11_stores_each_transfer_once_as_the_books_do() {
     use sika_engine::format::{
-        format10, format12, journal_entries_leave_the_previous_hash, journal_entries_name_accounts_by_number,
-        transfers_are_found_by_their_numbers, transfers_name_their_entries,
+        format10, format12, journal_entries_hash_at_marks, journal_entries_leave_the_previous_hash,
+        journal_entries_name_accounts_by_number, transfers_are_found_by_their_numbers,
+        transfers_name_their_entries,
     };
     use sika_engine::storage::Space;
     let dir = tempfile::tempdir().unwrap();
@@ -951,6 +1093,7 @@ fn format_11_stores_each_transfer_once_as_the_books_do() {
     journal_entries_leave_the_previous_hash(&txn).unwrap();
     journal_entries_name_accounts_by_number(&txn).unwrap();
     transfers_are_found_by_their_numbers(&txn).unwrap();
+    journal_entries_hash_at_marks(&txn).unwrap();
     txn.commit().unwrap();
     assert_eq!(read_all(&db), written, "the steps write what the books wrote");
     let report = verify(&db).unwrap();
@@ -964,7 +1107,9 @@ fn format_11_stores_each_transfer_once_as_the_books_do() {
 /// transfer is kept, and verify reports it.
 #[test]
 fn format_15_keeps_references_only_for_holds_as_the_books_do() {
-    use sika_engine::format::{format14, transfers_are_found_by_their_numbers};
+    use sika_engine::format::{
+        format14, format16, journal_entries_hash_at_marks, transfers_are_found_by_their_numbers,
+    };
     use sika_engine::storage::Space;
     let dir = tempfile::tempdir().unwrap();
     let ledger = build(dir.path());
@@ -973,11 +1118,14 @@ fn format_15_keeps_references_only_for_holds_as_the_books_do() {
     let written = read_all(&db);
     let txn = db.begin_write().unwrap();
     let added = format14::store_every_transfer_ref(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    // Format 14's journal entries each held their hash.
+    format16::store_hashes_in_every_entry(&mut txn.open_table(RECORDS).unwrap()).unwrap();
     txn.commit().unwrap();
     assert_eq!(added + written.len(), ledger.journal_length as usize, "format 14 had one per transfer");
 
     let txn = db.begin_write().unwrap();
     transfers_are_found_by_their_numbers(&txn).unwrap();
+    journal_entries_hash_at_marks(&txn).unwrap();
     txn.commit().unwrap();
     assert_eq!(read_all(&db), written, "the step leaves what the books write");
     let report = verify(&db).unwrap();
@@ -993,11 +1141,13 @@ fn format_15_keeps_references_only_for_holds_as_the_books_do() {
     {
         let mut table = txn.open_table(RECORDS).unwrap();
         format14::store_every_transfer_ref(&mut table).unwrap();
+        format16::store_hashes_in_every_entry(&mut table).unwrap();
         let mut found: sika_engine::TransferRef = get(&table, &keys::transfer(ledger.transfer.id));
         found.journal_seq += 1;
         put(&mut table, &keys::transfer(ledger.transfer.id), &found);
     }
     transfers_are_found_by_their_numbers(&txn).unwrap();
+    journal_entries_hash_at_marks(&txn).unwrap();
     txn.commit().unwrap();
     assert!(stored(&db, Space::Transfer).len() > written.len(), "the wrong reference stays");
     let report = verify(&db).unwrap();
@@ -1043,7 +1193,8 @@ fn verify_requires_each_transfers_id_to_name_its_journal_entry() {
 #[test]
 fn format_13_stores_each_journal_entry_as_the_books_do() {
     use sika_engine::format::{
-        format12, format13, journal_entries_leave_the_previous_hash, journal_entries_name_accounts_by_number,
+        format12, format13, format16, journal_entries_hash_at_marks, journal_entries_leave_the_previous_hash,
+        journal_entries_name_accounts_by_number,
     };
     use sika_engine::storage::Space;
     let dir = tempfile::tempdir().unwrap();
@@ -1073,7 +1224,11 @@ fn format_13_stores_each_journal_entry_as_the_books_do() {
     let txn = db.begin_write().unwrap();
     journal_entries_name_accounts_by_number(&txn).unwrap();
     txn.commit().unwrap();
-    assert_eq!(read_all(&db), written, "format 14's step writes what the books wrote");
+    let as_format_16 = format16::hashes_in_every_entry(written.clone()).unwrap();
+    assert_eq!(read_all(&db), as_format_16, "format 14's step writes what the books wrote, each hash stored");
+    let txn = db.begin_write().unwrap();
+    journal_entries_hash_at_marks(&txn).unwrap();
+    txn.commit().unwrap();
     let report = verify(&db).unwrap();
     assert!(report.is_consistent(), "{:?}", report.problems);
 }
@@ -1082,12 +1237,15 @@ fn format_13_stores_each_journal_entry_as_the_books_do() {
 /// and head), lets `change` tamper with the format 13 entries, upgrades it
 /// with format 14's step, and returns what verify then reports.
 fn upgraded_from_format_13(path: &Path, change: impl FnOnce(&mut Table)) -> Report {
-    use sika_engine::format::{format13, journal_entries_name_accounts_by_number};
+    use sika_engine::format::{
+        format13, journal_entries_hash_at_marks, journal_entries_name_accounts_by_number,
+    };
     let db = redb::Database::create(path).unwrap();
     let txn = db.begin_write().unwrap();
     format13::store_journal_as_format_13(&mut txn.open_table(RECORDS).unwrap()).unwrap();
     change(&mut txn.open_table(RECORDS).unwrap());
     journal_entries_name_accounts_by_number(&txn).unwrap();
+    journal_entries_hash_at_marks(&txn).unwrap();
     txn.commit().unwrap();
     verify(&db).unwrap()
 }
@@ -1100,7 +1258,9 @@ fn upgraded_from_format_13(path: &Path, change: impl FnOnce(&mut Table)) -> Repo
 /// entry. An entry that does not decode as format 13 stops the upgrade.
 #[test]
 fn format_14_stores_each_journal_entry_compactly_as_the_books_do() {
-    use sika_engine::format::{format13, journal_entries_name_accounts_by_number};
+    use sika_engine::format::{
+        format13, format16, journal_entries_hash_at_marks, journal_entries_name_accounts_by_number,
+    };
     use sika_engine::storage::Space;
     let dir = tempfile::tempdir().unwrap();
     let ledger = build(dir.path());
@@ -1136,7 +1296,11 @@ fn format_14_stores_each_journal_entry_compactly_as_the_books_do() {
     let txn = db.begin_write().unwrap();
     journal_entries_name_accounts_by_number(&txn).unwrap();
     txn.commit().unwrap();
-    assert_eq!(read_all(&db), written, "the step writes what the books wrote");
+    let as_format_16 = format16::hashes_in_every_entry(written.clone()).unwrap();
+    assert_eq!(read_all(&db), as_format_16, "the step writes what the books wrote, each hash stored");
+    let txn = db.begin_write().unwrap();
+    journal_entries_hash_at_marks(&txn).unwrap();
+    txn.commit().unwrap();
     let report = verify(&db).unwrap();
     assert!(report.is_consistent(), "{:?}", report.problems);
     drop(db);
@@ -1165,7 +1329,7 @@ fn format_14_stores_each_journal_entry_compactly_as_the_books_do() {
     };
     assert_eq!(
         broken(&report),
-        [format!("journal entry {seq} has a hash that does not match its content and the entry before it")]
+        [format!("journal entry {seq} has a hash that does not match its content and the entries before it")]
     );
     // Its hash rewritten to match in format 13: the next entry breaks, as
     // it did before the upgrade.
@@ -1173,7 +1337,7 @@ fn format_14_stores_each_journal_entry_compactly_as_the_books_do() {
     assert_eq!(
         broken(&report),
         [format!(
-            "journal entry {} has a hash that does not match its content and the entry before it",
+            "journal entry {} has a hash that does not match its content and the entries before it",
             seq + 1
         )]
     );

@@ -42,11 +42,13 @@ use std::path::{Path, PathBuf};
 use crate::support::*;
 use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
-use sika_engine::format::{format5, format8, format9, format10, format12, format13, format14, format15};
+use sika_engine::format::{
+    format5, format8, format9, format10, format12, format13, format14, format15, format16,
+};
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 16;
+const FORMAT_VERSION: u32 = 17;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -387,8 +389,9 @@ fn store_jobs_as_format_1(path: &Path) -> usize {
             table.insert(key.as_slice(), format_1.as_slice()).unwrap();
         }
         // Format 1 wrote destinations as format 3 still did, journal
-        // entries as format 12 still did, a reference for every transfer,
-        // as format 14 still did, and accounts as format 15 still did.
+        // entries as format 12 still did (each with its hash), a
+        // reference for every transfer, as format 14 still did, and
+        // accounts as format 15 still did.
         format14::store_every_transfer_ref(&mut table).unwrap();
         format15::store_heads_apart(&mut table).unwrap();
         store_destinations_as_format_3(&mut table);
@@ -753,8 +756,8 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 /// balance-change head is stored apart (up to format 15), its journal
 /// entries are stored as that format stored them (with the hash of the
 /// entry before them up to format 12, with their accounts' ids as text up
-/// to format 13), and the file is stamped `version`, all in one
-/// transaction.
+/// to format 13, each with its hash up to format 16), and the file is
+/// stamped `version`, all in one transaction.
 fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> R) -> R {
     let db = redb::Database::open(path).unwrap();
     let txn = db.begin_write().unwrap();
@@ -763,7 +766,9 @@ fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Tabl
     if version < 15 {
         format14::store_every_transfer_ref(&mut txn.open_table(RECORDS).unwrap()).unwrap();
     }
-    format15::store_heads_apart(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    if version < 16 {
+        format15::store_heads_apart(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    }
     let done = rewrite(&mut txn.open_table(RECORDS).unwrap());
     assert!(version < FORMAT_VERSION, "format {version} is not older");
     let mut table = txn.open_table(RECORDS).unwrap();
@@ -771,6 +776,8 @@ fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Tabl
         format12::store_journal_with_previous_hashes(&mut table).unwrap();
     } else if version < 14 {
         format13::store_journal_as_format_13(&mut table).unwrap();
+    } else {
+        format16::store_hashes_in_every_entry(&mut table).unwrap();
     }
     drop(table);
     txn.open_table(STAMP).unwrap().insert("format_version", version).unwrap();
@@ -1187,6 +1194,44 @@ async fn a_format_15_ledgers_accounts_take_in_their_heads_and_its_holds_settle()
         .collect();
     assert_eq!(changed.len(), apart, "each head is in its account: {changed:?}");
     assert!(changed.iter().all(|entry| entry.account.is_organization()), "{changed:?}");
+}
+
+/// A format 16 ledger (every journal entry with its hash), with a payout
+/// completed, one failed and one still held at the rail, opens upgraded
+/// to format 17: an entry stores its hash only at the marks and the last,
+/// the settled payouts and every balance transaction read as before, the
+/// held payout completes (its entries chained after the upgraded ones),
+/// and the books verify.
+#[tokio::test]
+async fn a_format_16_ledgers_journal_keeps_hashes_at_its_marks_and_its_holds_settle() {
+    let Some(()) = embedded_store() else { return };
+    let (mut node, payouts) = three_payouts_one_held("f17").await;
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let entries = |path: &Path| -> Vec<sika_engine::JournalEntry> {
+        stored_values(path, Space::Journal).iter().map(|value| decode(value).unwrap()).collect()
+    };
+    let before = entries(&sandbox);
+    let size = |path: &Path| stored_values(path, Space::Journal).iter().map(Vec::len).sum::<usize>();
+    let books = size(&sandbox);
+    lay_out_as(&sandbox, 16, |_| ());
+    // Format 16 stored 32 bytes of hash in every entry; format 17 a tag,
+    // and the hash where it is.
+    let hashed = before.iter().filter(|entry| entry.hash.is_some()).count();
+    assert_eq!(size(&sandbox) + hashed, books + 31 * (before.len() - hashed), "format 16's shape");
+
+    read_the_same_and_the_held_payout_completes(&mut node, &payouts).await;
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    let after = entries(&sandbox);
+    assert!(after.len() > before.len(), "the held payout's entries follow");
+    let upgraded = &after[..before.len()];
+    let last = before.last().unwrap().seq;
+    for (entry, was) in upgraded.iter().zip(&before) {
+        assert_eq!((entry.seq, &entry.transfer), (was.seq, &was.transfer));
+        let at_mark = entry.seq % sika_engine::HASH_EVERY == 0;
+        assert_eq!(entry.hash.is_some(), at_mark || entry.seq == last, "entry {}", entry.seq);
+    }
+    assert!(after.last().unwrap().hash.is_some(), "the last batch's last entry stores its hash");
 }
 
 const REQUESTS: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("requests");

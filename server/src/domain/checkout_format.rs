@@ -7,7 +7,7 @@ use redb::{ReadableTable, WriteTransaction};
 use sika_engine::EngineError;
 use sika_engine::format::{
     Steps, accounts_hold_their_balance_heads, balance_changes_link_back, balances_index_their_changes,
-    collections_join_groups, destinations_hold_bank_codes, jobs_hold_kinds,
+    collections_join_groups, destinations_hold_bank_codes, jobs_hold_kinds, journal_entries_hash_at_marks,
     journal_entries_leave_the_previous_hash, journal_entries_name_accounts_by_number,
     payout_events_hold_marks, records_leave_documents, stamp_only, transfers_are_found_by_their_numbers,
     transfers_name_their_entries,
@@ -36,6 +36,7 @@ pub const LEDGER_STEPS: Steps = [
     journal_entries_name_accounts_by_number,
     transfers_are_found_by_their_numbers,
     accounts_hold_their_balance_heads,
+    journal_entries_hash_at_marks,
 ];
 
 /// Format 3 to 4 of a ledger: each checkout session's collection joins its
