@@ -944,57 +944,64 @@ fn format_16_keeps_each_head_in_its_account_as_the_books_do() {
     assert_reports(&report, "a balance head for account number 999999 is stored apart");
 }
 
-/// Format 17 stores a journal entry's hash only at every `HASH_EVERY`th
-/// entry and the last. The step turns a format 16 journal (every entry
-/// with its hash) into exactly that: the same transfers, each stored hash
-/// the chain's, and verify passes. An entry in any shape but format 16's
-/// stops the upgrade, and a stored hash that did not hold is kept, so
-/// verify reports it still.
-#[test]
-fn format_17_keeps_a_journal_entrys_hash_only_at_the_marks_and_the_last() {
-    use sika_engine::format::{format16, journal_entries_hash_at_marks};
-    use sika_engine::storage::Space;
-    let dir = tempfile::tempdir().unwrap();
-    let ledger = build(dir.path());
-    // Past two marks, in one batch.
+/// A closed ledger whose journal runs past two marks (the `build` ledger
+/// and three batches of 50 transfers): its path, its entries as the books
+/// stored them, and each entry's hash in the chain.
+fn journal_past_two_marks(dir: &Path) -> (PathBuf, Vec<JournalEntry>, Vec<[u8; 32]>) {
+    let ledger = build(dir);
     let engine = Engine::open(EngineConfig::new(Some(ledger.path.clone()))).unwrap();
     for _ in 0..3 {
         run(&engine, transfers((0..50).map(|_| between("org_a", "org_b", "USD", 1, false)).collect()));
     }
     engine.shutdown();
     drop(engine);
-    let db = redb::Database::create(&ledger.path).unwrap();
+    let db = redb::Database::open(&ledger.path).unwrap();
     let written = journal(&db.begin_read().unwrap().open_table(RECORDS).unwrap());
-    let last = written.last().unwrap().seq;
-    assert!(last > 2 * sika_engine::HASH_EVERY, "{last} entries");
-    let mut chain = Vec::new();
+    assert!(written.len() as u64 > 2 * sika_engine::HASH_EVERY, "{} entries", written.len());
     let mut prev = [0; 32];
-    for entry in &written {
-        prev = JournalEntry::chain_hash(&prev, entry.seq, &entry.transfer);
-        chain.push(prev);
-    }
+    let chain = written
+        .iter()
+        .map(|entry| {
+            prev = JournalEntry::chain_hash(&prev, entry.seq, &entry.transfer);
+            prev
+        })
+        .collect();
+    (ledger.path, written, chain)
+}
+
+/// Format 17 stores a journal entry's hash only at every `HASH_EVERY`th
+/// entry and the last. The step turns a format 16 journal (every entry
+/// with its hash) into exactly that: the same transfers, each stored hash
+/// the chain's, and verify passes. An entry in any shape but format 16's
+/// stops the upgrade.
+#[test]
+fn format_17_keeps_a_journal_entrys_hash_only_at_the_marks_and_the_last() {
+    use sika_engine::format::{format16, journal_entries_hash_at_marks};
+    use sika_engine::storage::Space;
+    let dir = tempfile::tempdir().unwrap();
+    let (path, written, chain) = journal_past_two_marks(dir.path());
+    let db = redb::Database::create(&path).unwrap();
     let books_bytes = stored(&db, Space::Journal);
     let txn = db.begin_write().unwrap();
     let rewritten = format16::store_hashes_in_every_entry(&mut txn.open_table(RECORDS).unwrap()).unwrap();
     txn.commit().unwrap();
-    assert_eq!(rewritten as u64, last);
-    let format_16 = stored(&db, Space::Journal);
+    assert_eq!(rewritten, written.len());
     let size = |all: &[(Vec<u8>, Vec<u8>)]| all.iter().map(|(_, v)| v.len()).sum::<usize>();
     let unhashed = written.iter().filter(|entry| entry.hash.is_none()).count();
     let hashed = written.len() - unhashed;
     // Format 17 stores a hash's tag (one byte), and the hash where it is.
-    assert_eq!(size(&format_16) + hashed, size(&books_bytes) + 31 * unhashed, "31 bytes more for each hash");
+    let format_16 = size(&stored(&db, Space::Journal));
+    assert_eq!(format_16 + hashed, size(&books_bytes) + 31 * unhashed, "31 bytes more for each hash");
 
     // An entry already in this format's shape, without its hash, is not
     // format 16's. (One with its hash can read as a format 16 entry of
     // another transfer id; its hash then does not hold, and it is kept for
-    // verify to report, as below.)
+    // verify to report: see the next test.)
     let unhashed_at = written.iter().position(|entry| entry.hash.is_none()).unwrap();
     let txn = db.begin_write().unwrap();
     {
-        let mut table = txn.open_table(RECORDS).unwrap();
         let (key, value) = &books_bytes[unhashed_at];
-        table.insert(key.as_slice(), value.as_slice()).unwrap();
+        txn.open_table(RECORDS).unwrap().insert(key.as_slice(), value.as_slice()).unwrap();
     }
     let error = journal_entries_hash_at_marks(&txn).unwrap_err();
     assert!(error.to_string().contains("not stored as format 16 stored them"), "{error}");
@@ -1005,6 +1012,7 @@ fn format_17_keeps_a_journal_entrys_hash_only_at_the_marks_and_the_last() {
     txn.commit().unwrap();
     let upgraded = journal(&db.begin_read().unwrap().open_table(RECORDS).unwrap());
     assert_eq!(upgraded.len(), written.len());
+    let last = written.last().unwrap().seq;
     for ((entry, before), hash) in upgraded.iter().zip(&written).zip(&chain) {
         assert_eq!((entry.seq, &entry.transfer), (before.seq, &before.transfer));
         let kept = entry.seq % sika_engine::HASH_EVERY == 0 || entry.seq == last;
@@ -1012,17 +1020,22 @@ fn format_17_keeps_a_journal_entrys_hash_only_at_the_marks_and_the_last() {
     }
     let report = verify(&db).unwrap();
     assert!(report.is_consistent(), "{:?}", report.problems);
+}
 
-    // A format 16 hash that did not hold is kept where it is, and so is
-    // the next entry's, which does not chain to it: verify reports both,
-    // as it did before the upgrade.
-    let txn = db.begin_write().unwrap();
+/// Format 17's step does not launder a broken chain: a format 16 hash that
+/// did not hold is kept where it is, and so is the next entry's, which
+/// does not chain to it, so verify reports both, as it did before.
+#[test]
+fn format_17_keeps_a_format_16_hash_that_did_not_hold() {
+    use sika_engine::format::{format16, journal_entries_hash_at_marks};
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _, chain) = journal_past_two_marks(dir.path());
+    let db = redb::Database::create(&path).unwrap();
     let broken = 70;
+    let txn = db.begin_write().unwrap();
     {
         let mut table = txn.open_table(RECORDS).unwrap();
-        for (key, value) in &format_16 {
-            table.insert(key.as_slice(), value.as_slice()).unwrap();
-        }
+        format16::store_hashes_in_every_entry(&mut table).unwrap();
         let mut entry: format16::JournalEntry = get(&table, &keys::journal(broken));
         entry.hash = [7; 32];
         put(&mut table, &keys::journal(broken), &entry);
@@ -1233,6 +1246,13 @@ fn format_13_stores_each_journal_entry_as_the_books_do() {
     assert!(report.is_consistent(), "{:?}", report.problems);
 }
 
+/// Runs upgrade `step` on `db` in a transaction of its own.
+fn run_step(db: &redb::Database, step: sika_engine::format::Step) {
+    let txn = db.begin_write().unwrap();
+    step(&txn).unwrap();
+    txn.commit().unwrap();
+}
+
 /// Lays the closed ledger at `path` out as format 13 (its journal entries
 /// and head), lets `change` tamper with the format 13 entries, upgrades it
 /// with format 14's step, and returns what verify then reports.
@@ -1276,10 +1296,9 @@ fn format_14_stores_each_journal_entry_compactly_as_the_books_do() {
         let (before, now): (format13::JournalEntry, JournalEntry) =
             (decode(before).unwrap(), decode(now).unwrap());
         assert_eq!((before.seq, &before.transfer), (now.seq, &now.transfer), "the same entry");
-        // Each side's id is text in format 13: an organization's, its
-        // currency and ten digits, or a system account's "sys_world_USD"
-        // or longer, 14 bytes or more with its length. Now it is a number
-        // (six bytes with its tag) or a kind (two).
+        // Each side's id is text in format 13 (an organization's currency
+        // and ten digits, or "sys_world_USD" or longer): 14 bytes or more
+        // with its length. Now it is a number (six with its tag) or a kind.
         let t = &before.transfer;
         assert!(encode(&before).len() >= encode(&now).len() + 15, "{t:?} is stored smaller");
     }
@@ -1293,20 +1312,23 @@ fn format_14_stores_each_journal_entry_compactly_as_the_books_do() {
     assert!(error.to_string().contains("undecodable record"), "{error}");
     drop(txn);
 
-    let txn = db.begin_write().unwrap();
-    journal_entries_name_accounts_by_number(&txn).unwrap();
-    txn.commit().unwrap();
-    let as_format_16 = format16::hashes_in_every_entry(written.clone()).unwrap();
+    run_step(&db, journal_entries_name_accounts_by_number);
+    let as_format_16 = format16::hashes_in_every_entry(written).unwrap();
     assert_eq!(read_all(&db), as_format_16, "the step writes what the books wrote, each hash stored");
-    let txn = db.begin_write().unwrap();
-    journal_entries_hash_at_marks(&txn).unwrap();
-    txn.commit().unwrap();
+    run_step(&db, journal_entries_hash_at_marks);
     let report = verify(&db).unwrap();
     assert!(report.is_consistent(), "{:?}", report.problems);
-    drop(db);
+}
 
-    // A format 13 entry changed (its hash no longer holds) is reported
-    // after the upgrade, and only it.
+/// Format 14's step rehashes the journal without laundering a broken
+/// chain: a format 13 entry changed (its hash no longer holds) is reported
+/// after the upgrade, and only it; one rehashed to match breaks the next,
+/// as before; a rewritten head still does not match.
+#[test]
+fn format_14_reports_a_broken_format_13_chain_where_it_was() {
+    use sika_engine::format::format13;
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = build(dir.path());
     let seq = ledger.transfer.journal_seq;
     let copy = |name: &str| {
         let copy = ledger.path.with_file_name(format!("{name}.redb"));
