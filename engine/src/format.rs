@@ -674,7 +674,10 @@ pub fn accounts_hold_their_balance_heads(txn: &redb::WriteTransaction) -> Result
 /// (`JournalEntry::stores_hash`), `REWRITE_BATCH_MAX` at a time; the
 /// chain and the journal head are unchanged, since the hash covers the
 /// stored transfer, whose bytes do not change. Each entry is read strictly
-/// as format 16 stored it: any other shape stops the upgrade.
+/// as format 16 stored it: any other shape stops the upgrade. (Postcard is
+/// not self-describing: a format 17 entry that stores its hash can read as
+/// a format 16 entry of another transfer id, whose hash then does not
+/// hold and is kept, for `sika verify` to report.)
 ///
 /// This must not launder a broken chain: an entry whose stored hash does
 /// not hold (it is not the hash of the stored hash before it and its
@@ -717,7 +720,7 @@ pub mod format16 {
 
     use super::format12::Record;
     use crate::error::EngineError;
-    use crate::records::{HashField, StoredTransfer, TransferRecord, encode_chained};
+    use crate::records::{HashField, StoredEntry, StoredTransfer, TransferRecord, encode_chained};
     use crate::storage::{Space, decode, encode, scan};
 
     /// A journal entry with its hash, whatever its number.
@@ -728,25 +731,16 @@ pub mod format16 {
         pub transfer: TransferRecord,
     }
 
-    /// The stored shape: the number, the hash, the transfer.
-    #[derive(Serialize, Deserialize)]
-    struct Stored<'a> {
-        seq: u64,
-        hash: [u8; 32],
-        #[serde(borrow)]
-        transfer: StoredTransfer<'a>,
-    }
-
     impl Serialize for JournalEntry {
         fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
             let transfer = StoredTransfer::of(self.seq, &self.transfer);
-            Stored { seq: self.seq, hash: self.hash, transfer }.serialize(serializer)
+            StoredEntry { seq: self.seq, hash: self.hash, transfer }.serialize(serializer)
         }
     }
 
     impl<'de> Deserialize<'de> for JournalEntry {
         fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            let Stored { seq, hash, transfer } = Stored::deserialize(deserializer)?;
+            let StoredEntry::<[u8; 32]> { seq, hash, transfer } = StoredEntry::deserialize(deserializer)?;
             Ok(JournalEntry { seq, hash, transfer: transfer.into_transfer(seq) })
         }
     }
@@ -765,14 +759,14 @@ pub mod format16 {
             .into_iter()
             .map(|(key, value)| {
                 let entry: crate::records::JournalEntry = decode(&value)?;
-                let (hash, old) = chained(entry.seq, &prev_hash, &entry.transfer);
-                prev_hash = entry.hash.unwrap_or(hash);
-                let old = match entry.hash {
-                    Some(stored) => {
-                        encode(&JournalEntry { seq: entry.seq, hash: stored, transfer: entry.transfer })
+                // A stored hash stays, as the chain goes on from it.
+                let (hash, old) = match entry.hash {
+                    Some(hash) => {
+                        (hash, encode(&JournalEntry { seq: entry.seq, hash, transfer: entry.transfer }))
                     }
-                    None => old,
+                    None => chained(entry.seq, &prev_hash, &entry.transfer),
                 };
+                prev_hash = hash;
                 Ok((key, old))
             })
             .collect()

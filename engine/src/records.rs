@@ -297,9 +297,9 @@ pub const HASH_EVERY: u64 = 64;
 /// (`StoredEntry`), and the hash covers those stored bytes. Since format
 /// 17 an entry stores its own hash only every `HASH_EVERY` entries and
 /// at the end of a batch: `sika verify` recomputes every link from the
-/// first entry anyway, and
-/// holds the chain to each stored hash and the last to the head, so a
-/// changed transfer still breaks the chain at the next stored hash.
+/// first entry anyway, and holds the chain to each stored hash and the
+/// last to the head, so a changed transfer still breaks the chain at the
+/// next stored hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JournalEntry {
     pub seq: u64,
@@ -420,20 +420,21 @@ impl Serialize for JournalEntry {
 
 impl<'de> Deserialize<'de> for JournalEntry {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let StoredEntry { seq, hash, transfer } = StoredEntry::deserialize(deserializer)?;
+        let StoredEntry::<Option<[u8; 32]>> { seq, hash, transfer } = StoredEntry::deserialize(deserializer)?;
         Ok(JournalEntry { seq, hash, transfer: transfer.into_transfer(seq) })
     }
 }
 
-/// A journal entry as format 17 stores it: the number, the hash where it
-/// is stored, then the transfer (postcard writes a struct as its fields in
-/// order, so the transfer's bytes are the entry's last).
+/// A journal entry as stored: the number, the hash (`H`: an `Option` in
+/// format 17, 32 bytes in every entry in formats 14 to 16,
+/// `format::format16`), then the transfer (postcard writes a struct as its
+/// fields in order, so the transfer's bytes are the entry's last).
 #[derive(Serialize, Deserialize)]
-struct StoredEntry<'a> {
-    seq: u64,
-    hash: Option<[u8; 32]>,
+pub(crate) struct StoredEntry<'a, H> {
+    pub(crate) seq: u64,
+    pub(crate) hash: H,
     #[serde(borrow)]
-    transfer: StoredTransfer<'a>,
+    pub(crate) transfer: StoredTransfer<'a>,
 }
 
 /// A transfer as its journal entry stores it: its two accounts by number
