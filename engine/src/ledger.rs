@@ -31,6 +31,15 @@ pub enum TransferSpec {
     VoidPending { pending_id: TransferId },
 }
 
+/// Whether a command only reads an account, or updates it and saves it
+/// back (`Books::save`): an update moves the account cache's entry out
+/// instead of copying it (`Overlay::take_account`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    Update,
+}
+
 pub fn system_account_id(kind: SystemAccount, currency: &str) -> String {
     kind.account_id(currency)
 }
@@ -48,17 +57,22 @@ impl Books<'_, '_> {
     /// The account `reference` names in `currency`, created if this is its
     /// first touch.
     pub fn resolve(&mut self, reference: &AccountRef, currency: &str) -> Result<AccountRecord, EngineError> {
-        self.resolve_entry(reference, currency).map(|entry| entry.account)
+        self.resolve_entry(reference, currency, Access::Read).map(|entry| entry.account)
     }
 
     /// `resolve`, as the books store the account (with its head).
-    fn resolve_entry(&mut self, reference: &AccountRef, currency: &str) -> Result<AccountEntry, EngineError> {
+    fn resolve_entry(
+        &mut self,
+        reference: &AccountRef,
+        currency: &str,
+        access: Access,
+    ) -> Result<AccountEntry, EngineError> {
         Currency::find(currency)?;
         match reference {
             AccountRef::Organization(organization) => {
                 let index_key = keys::org_account(organization, currency);
                 if let Some(id) = self.store.org_account_id(&index_key)? {
-                    return self.entry(&id);
+                    return self.entry(&id, access);
                 }
                 let number = self.counter_next(Counter::AccountNumber, ACCOUNT_NUMBER_FIRST)?;
                 let owner = AccountOwner::Organization(organization.clone());
@@ -75,7 +89,7 @@ impl Books<'_, '_> {
             }
             AccountRef::System(kind) => {
                 let id = system_account_id(*kind, currency);
-                if let Some(record) = self.store.get_account(&keys::account(&id))? {
+                if let Some(record) = self.stored_entry(&keys::account(&id), access)? {
                     return Ok(record);
                 }
                 let record = AccountRecord::opened(id, AccountOwner::System(*kind), currency, self.now);
@@ -87,14 +101,20 @@ impl Books<'_, '_> {
     }
 
     pub fn account(&mut self, id: &str) -> Result<AccountRecord, EngineError> {
-        self.entry(id).map(|entry| entry.account)
+        self.entry(id, Access::Read).map(|entry| entry.account)
     }
 
     /// Account `id` as the books store it (with its head).
-    fn entry(&mut self, id: &str) -> Result<AccountEntry, EngineError> {
-        self.store
-            .get_account(&keys::account(id))?
+    fn entry(&mut self, id: &str, access: Access) -> Result<AccountEntry, EngineError> {
+        self.stored_entry(&keys::account(id), access)?
             .ok_or_else(|| EngineError::Corrupt(format!("account {id} is indexed but missing")))
+    }
+
+    fn stored_entry(&mut self, key: &[u8], access: Access) -> Result<Option<AccountEntry>, EngineError> {
+        match access {
+            Access::Read => self.store.get_account(key),
+            Access::Update => self.store.take_account(key),
+        }
     }
 
     /// Writes an account. Its totals are sums of positive amounts, so none
@@ -170,8 +190,8 @@ impl Books<'_, '_> {
         if amount <= 0 || amount > crate::money::AMOUNT_MINOR_MAX {
             return Err(EngineError::invalid(Field::Amount, Problem::NotPositive));
         }
-        let mut debit_entry = self.resolve_entry(debit, currency)?;
-        let mut credit_entry = self.resolve_entry(credit, currency)?;
+        let mut debit_entry = self.resolve_entry(debit, currency, Access::Update)?;
+        let mut credit_entry = self.resolve_entry(credit, currency, Access::Update)?;
         let (debit_account, credit_account) = (&mut debit_entry.account, &mut credit_entry.account);
         if debit_account.id == credit_account.id {
             return Err(EngineError::invalid(Field::Account, Problem::SameAccount));
@@ -229,8 +249,8 @@ impl Books<'_, '_> {
         if hold.pending_state != Some(PendingState::Pending) {
             return Err(EngineError::NotPending(pending_id));
         }
-        let mut debit_entry = self.entry(&hold.debit_account)?;
-        let mut credit_entry = self.entry(&hold.credit_account)?;
+        let mut debit_entry = self.entry(&hold.debit_account, Access::Update)?;
+        let mut credit_entry = self.entry(&hold.credit_account, Access::Update)?;
         let (debit_account, credit_account) = (&mut debit_entry.account, &mut credit_entry.account);
         debit_account.debits_pending = subtract(debit_account.debits_pending, hold.amount, "debits pending")?;
         credit_account.credits_pending =
@@ -625,7 +645,7 @@ mod tests {
     #[test]
     fn a_total_that_would_overflow_is_an_error() {
         with_books(|books| {
-            let mut entry = books.resolve_entry(&organization(), "USD").unwrap();
+            let mut entry = books.resolve_entry(&organization(), "USD", Access::Update).unwrap();
             entry.account.credits_posted = i128::MAX - 5;
             books.save(entry);
             let world = AccountRef::System(SystemAccount::World);
@@ -673,7 +693,7 @@ mod tests {
         with_books(|books| {
             // Corrupt state (or a bug that skipped the funds check): a debit
             // the balance does not cover.
-            let mut entry = books.resolve_entry(&organization(), "USD").unwrap();
+            let mut entry = books.resolve_entry(&organization(), "USD", Access::Update).unwrap();
             entry.account.debits_posted = 10;
             books.save(entry);
         });
@@ -683,7 +703,7 @@ mod tests {
     fn a_system_account_may_go_negative_but_no_total_may() {
         with_books(|books| {
             books.transfer(&posted(world(), organization(), 10)).unwrap();
-            let world = books.entry(&system_account_id(SystemAccount::World, "USD")).unwrap();
+            let world = books.entry(&system_account_id(SystemAccount::World, "USD"), Access::Read).unwrap();
             assert_eq!(world.account.balances().unwrap().available, -10);
             let mut broken = world.clone();
             broken.account.credits_pending = -1;

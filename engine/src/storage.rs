@@ -582,14 +582,18 @@ impl AccountIds {
 /// a transfer finds and updates its two accounts without a table read or a
 /// decode. An entry always equals what the overlay's layers hold for its
 /// key: every account write goes through `Overlay::put_account` (which
-/// updates the entry) or the byte interface (which removes it), and a
-/// dropped command undoes its changes to the cache with the rest. Every
-/// batch the writer applies is either written or, after a failure, followed
-/// by no other batch of this writer; a reopening (the healer, a standby
-/// taking over, a restart) starts a new writer with an empty cache.
+/// updates the entry) or the byte interface (which empties it), and a
+/// dropped command empties the entries of the accounts it wrote, whose
+/// layers it puts back. An empty slot (`None`) reads through the layers and
+/// is filled again; a command that updates an account moves its entry out
+/// (`Overlay::take_account`, leaving the slot empty) and writes it back, so
+/// the transfer's hot path copies no account. Every batch the writer
+/// applies is either written or, after a failure, followed by no other
+/// batch of this writer; a reopening (the healer, a standby taking over, a
+/// restart) starts a new writer with an empty cache.
 #[derive(Debug, Default)]
 pub struct AccountCache {
-    records: HashMap<Vec<u8>, AccountEntry>,
+    records: HashMap<Vec<u8>, Option<AccountEntry>>,
 }
 
 impl AccountCache {
@@ -597,14 +601,18 @@ impl AccountCache {
     /// only saves reads.
     const ENTRIES_MAX: usize = 1 << 18;
 
-    fn has_room(&self) -> bool {
-        self.records.len() < Self::ENTRIES_MAX
+    /// Fills `key`'s slot, or adds it while there is room.
+    fn store(&mut self, key: &[u8], record: AccountEntry) {
+        let room = self.records.len() < Self::ENTRIES_MAX;
+        match self.records.get_mut(key) {
+            Some(slot) => *slot = Some(record),
+            None if room => {
+                self.records.insert(key.to_vec(), Some(record));
+            }
+            None => {}
+        }
     }
 }
-
-/// An account cache entry as it was before a command changed it (`None`:
-/// there was none).
-type AccountUndo = (Vec<u8>, Option<AccountEntry>);
 
 /// Layers over the committed table: the current command's changes, then
 /// the batch's kept-so-far changes, then the batches applied before it that
@@ -635,8 +643,6 @@ pub struct Overlay<'t> {
     kept_counters: Counters,
     account_ids: Option<&'t mut AccountIds>,
     accounts: Option<&'t mut AccountCache>,
-    /// What the current command changed in `accounts`, to undo if it is dropped.
-    account_undo: Vec<AccountUndo>,
     /// Whether any balance may owe disputes (`Space::DisputeShortfalls`)
     /// in this batch's view: worked out on first asking, and set once a
     /// command writes such a list. Never set back within the batch (a
@@ -657,7 +663,6 @@ impl<'t> Overlay<'t> {
             kept_counters: Counters::UNLOADED,
             account_ids: None,
             accounts: None,
-            account_undo: Vec::new(),
             shortfalls: None,
         }
     }
@@ -689,38 +694,41 @@ impl<'t> Overlay<'t> {
     /// cache when it holds it, else read through the layers (and cached).
     pub fn get_account(&mut self, key: &[u8]) -> Result<Option<AccountEntry>, EngineError> {
         if let Some(accounts) = self.accounts.as_deref()
-            && let Some(record) = accounts.records.get(key)
+            && let Some(Some(record)) = accounts.records.get(key)
         {
             return Ok(Some(record.clone()));
         }
         let record = self.get::<AccountEntry>(key)?;
         if let Some(record) = &record
             && let Some(accounts) = self.accounts.as_deref_mut()
-            && accounts.has_room()
         {
-            accounts.records.insert(key.to_vec(), record.clone());
-            self.account_undo.push((key.to_vec(), None));
+            // What the layers hold, so right whether the command is kept
+            // or dropped.
+            accounts.store(key, record.clone());
         }
         Ok(record)
     }
 
+    /// `get_account` for a command that writes the account back with
+    /// `put_account`: the cached entry is moved out rather than copied, and
+    /// its slot reads through the layers until then.
+    pub fn take_account(&mut self, key: &[u8]) -> Result<Option<AccountEntry>, EngineError> {
+        if let Some(accounts) = self.accounts.as_deref_mut()
+            && let Some(slot) = accounts.records.get_mut(key)
+            && let Some(record) = slot.take()
+        {
+            return Ok(Some(record));
+        }
+        self.get::<AccountEntry>(key)
+    }
+
     /// Writes an account at `key` (a `keys::account`), through the cache.
+    /// Should the command be dropped, its slot is emptied (`drop_command`).
     pub fn put_account(&mut self, key: Vec<u8>, record: AccountEntry) {
         let bytes = encode(&record);
         debug_assert_decodes_to(&record, &bytes);
         if let Some(accounts) = self.accounts.as_deref_mut() {
-            let room = accounts.has_room();
-            match accounts.records.get_mut(key.as_slice()) {
-                Some(cached) => {
-                    let previous = std::mem::replace(cached, record);
-                    self.account_undo.push((key.clone(), Some(previous)));
-                }
-                None if room => {
-                    accounts.records.insert(key.clone(), record);
-                    self.account_undo.push((key.clone(), None));
-                }
-                None => {}
-            }
+            accounts.store(&key, record);
         }
         self.set_layered(key, Some(bytes));
     }
@@ -795,13 +803,8 @@ impl<'t> Overlay<'t> {
         if key.first() == Some(&(Space::DisputeShortfalls as u8)) && self.shortfalls.is_some() {
             self.shortfalls = Some(true);
         }
-        if key.first() == Some(&(Space::Account as u8))
-            && let Some(accounts) = self.accounts.as_deref_mut()
-            && let Some(previous) = accounts.records.remove(key.as_slice())
-        {
-            // Written as bytes: the layered value is the truth again.
-            self.account_undo.push((key.clone(), Some(previous)));
-        }
+        // Written as bytes: the layered value is the truth again.
+        self.forget_account(&key);
         self.set_layered(key, value);
     }
 
@@ -908,13 +911,25 @@ impl<'t> Overlay<'t> {
     /// Keeps the current command's changes as part of the batch.
     pub fn keep_command(&mut self) {
         self.undo.clear();
-        self.account_undo.clear();
         self.kept_counters = self.counters;
+    }
+
+    /// Empties the account cache's slot for `key`, if it is an account's:
+    /// reads go through the layers until it is filled again.
+    fn forget_account(&mut self, key: &[u8]) {
+        if key.first() == Some(&(Space::Account as u8))
+            && let Some(accounts) = self.accounts.as_deref_mut()
+            && let Some(slot) = accounts.records.get_mut(key)
+        {
+            *slot = None;
+        }
     }
 
     /// Forgets the current command's changes.
     pub fn drop_command(&mut self) {
         while let Some((key, previous)) = self.undo.pop() {
+            // An account the command wrote is read back from the layers.
+            self.forget_account(&key);
             match previous {
                 Some(value) => {
                     self.changes.insert(key, value);
@@ -925,18 +940,6 @@ impl<'t> Overlay<'t> {
             }
         }
         self.counters = self.kept_counters;
-        if let Some(accounts) = self.accounts.as_deref_mut() {
-            while let Some((key, previous)) = self.account_undo.pop() {
-                match previous {
-                    Some(record) => {
-                        accounts.records.insert(key, record);
-                    }
-                    None => {
-                        accounts.records.remove(key.as_slice());
-                    }
-                }
-            }
-        }
     }
 
     /// The batch's changes, once the last command is applied. A command not
@@ -1329,6 +1332,45 @@ mod tests {
         assert_eq!(overlay.get_account(&key).unwrap(), None, "a deletion goes through the cache");
         overlay.drop_command();
         assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 5)));
+    }
+
+    #[test]
+    fn an_account_taken_to_update_reads_through_the_layers_until_it_is_written_back() {
+        let db = database();
+        let txn = db.begin_write().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        let mut cache = AccountCache::default();
+        let key = keys::account("USD1");
+        let mut overlay = Overlay::new(&table, &[]).with_accounts(&mut cache);
+        overlay.put_account(key.clone(), account("USD1", 5));
+        overlay.keep_command();
+
+        // Taken and changed, not yet written back: the layers still say 5.
+        let mut taken = overlay.take_account(&key).unwrap().unwrap();
+        assert_eq!(taken, account("USD1", 5));
+        taken.account.credits_posted = 8;
+        assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 5)));
+        assert_eq!(overlay.take_account(&key).unwrap(), Some(account("USD1", 5)), "taken twice, read twice");
+        overlay.put_account(key.clone(), taken);
+        assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 8)));
+        overlay.drop_command();
+        assert_eq!(
+            overlay.get_account(&key).unwrap(),
+            Some(account("USD1", 5)),
+            "the dropped update is gone"
+        );
+
+        // Taken by a command that fails before writing it back.
+        let _ = overlay.take_account(&key).unwrap();
+        overlay.drop_command();
+        assert_eq!(overlay.take_account(&key).unwrap(), Some(account("USD1", 5)));
+        overlay.put_account(key.clone(), account("USD1", 6));
+        overlay.keep_command();
+        let layer = overlay.into_layer();
+        assert_eq!(decode::<AccountEntry>(layer[&key].as_deref().unwrap()).unwrap(), account("USD1", 6));
+        // The next batch reads it from the cache: nothing below holds it.
+        let mut overlay = Overlay::new(&table, &[]).with_accounts(&mut cache);
+        assert_eq!(overlay.take_account(&key).unwrap(), Some(account("USD1", 6)));
     }
 
     #[test]

@@ -163,7 +163,9 @@ impl Writer {
         let mut next_epoch = self.epoch.load(Ordering::Acquire).checked_add(1);
         while let Some(first) = queue.blocking_recv() {
             self.gate.wait_open();
-            let mut envelopes: Vec<Envelope> = Vec::with_capacity(64);
+            // What is queued now, so a large batch is not grown step by step.
+            let queued = queue.len().saturating_add(1).min(BATCH_COMMANDS_MAX);
+            let mut envelopes: Vec<Envelope> = Vec::with_capacity(queued);
             envelopes.push(first);
             while envelopes.len() < BATCH_COMMANDS_MAX {
                 match queue.try_recv() {
