@@ -10,6 +10,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use hashbrown::HashMap;
+use indexmap::IndexMap;
 use redb::{ReadableTable, TableDefinition};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -326,8 +327,10 @@ pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
     vec![u8::MAX; prefix.len().saturating_add(1)]
 }
 
-/// A batch's changes by key: `None` deletes the key.
-pub type Layer = HashMap<Vec<u8>, Option<Vec<u8>>>;
+/// A batch's changes by key: `None` deletes the key. In the order the keys
+/// were first written, so the overlay drops a command's new keys by
+/// truncating it (`Overlay::drop_command`).
+pub type Layer = IndexMap<Vec<u8>, Option<Vec<u8>>, foldhash::fast::RandomState>;
 
 /// One applied batch: its commit epoch and its changes, which never
 /// change once it is made (its filter and flag are worked out from them).
@@ -601,6 +604,14 @@ impl AccountCache {
     /// only saves reads.
     const ENTRIES_MAX: usize = 1 << 18;
 
+    /// Empties `key`'s slot: reads go through the layers until it is
+    /// filled again.
+    fn forget(&mut self, key: &[u8]) {
+        if let Some(slot) = self.records.get_mut(key) {
+            *slot = None;
+        }
+    }
+
     /// Fills `key`'s slot, or adds it while there is room.
     fn store(&mut self, key: &[u8], record: AccountEntry) {
         let room = self.records.len() < Self::ENTRIES_MAX;
@@ -622,21 +633,26 @@ impl AccountCache {
 /// succeeds folds its layer into the batch. At the end of a batch the
 /// batch layer goes to the committer, which writes it in key order.
 ///
-/// The two upper layers share one hash map: each write records what it
-/// replaced in an undo log, which `drop_command` replays backwards and
-/// `keep_command` forgets. The meta counters and the journal head are kept
-/// typed (see `counter_next`, `journal_head`) and snapshotted per command
-/// the same way.
-/// A key and what the change map held for it before (`None`: nothing).
-type Undo = (Vec<u8>, Option<Option<Vec<u8>>>);
+/// The two upper layers share one map, in the order keys were first
+/// written: the keys the current command adds come after the batch's
+/// kept ones, and dropping it truncates them; a write that replaces a
+/// kept key's value records it in an undo log, which `drop_command`
+/// replays backwards and `keep_command` forgets. The meta counters and
+/// the journal head are kept typed (see `counter_next`, `journal_head`)
+/// and snapshotted per command the same way.
+/// A kept key's place in the change map and the value it held.
+type Undo = (usize, Option<Vec<u8>>);
 
 pub struct Overlay<'t> {
     table: &'t dyn Lookup,
     /// Earlier batches the table does not hold yet, oldest first.
     below: &'t [Arc<Batch>],
     changes: Layer,
-    /// For each write of the current command: the key and what the map held
-    /// before (`None`: the key was not in the map).
+    /// How many keys the kept commands wrote: the current command's new
+    /// keys are the ones after.
+    kept_keys: usize,
+    /// For each write of the current command to a kept key: its place and
+    /// what it held before.
     undo: Vec<Undo>,
     counters: Counters,
     /// `counters` as the last kept command left them.
@@ -657,7 +673,8 @@ impl<'t> Overlay<'t> {
         Overlay {
             table,
             below,
-            changes: HashMap::default(),
+            changes: Layer::default(),
+            kept_keys: 0,
             undo: Vec::new(),
             counters: Counters::UNLOADED,
             kept_counters: Counters::UNLOADED,
@@ -803,21 +820,27 @@ impl<'t> Overlay<'t> {
         if key.first() == Some(&(Space::DisputeShortfalls as u8)) && self.shortfalls.is_some() {
             self.shortfalls = Some(true);
         }
-        // Written as bytes: the layered value is the truth again.
-        self.forget_account(&key);
+        if key.first() == Some(&(Space::Account as u8))
+            && let Some(accounts) = self.accounts.as_deref_mut()
+        {
+            // Written as bytes: the layered value is the truth again.
+            accounts.forget(&key);
+        }
         self.set_layered(key, value);
     }
 
     /// Writes `key` in the command's layer, noting what it replaced.
     fn set_layered(&mut self, key: Vec<u8>, value: Option<Vec<u8>>) {
-        match self.changes.get_mut(key.as_slice()) {
-            Some(slot) => {
-                let previous = std::mem::replace(slot, value);
-                self.undo.push((key, Some(previous)));
+        match self.changes.entry(key) {
+            indexmap::map::Entry::Occupied(mut slot) => {
+                let place = slot.index();
+                let previous = slot.insert(value);
+                if place < self.kept_keys {
+                    self.undo.push((place, previous));
+                }
             }
-            None => {
-                self.undo.push((key.clone(), None));
-                self.changes.insert(key, value);
+            indexmap::map::Entry::Vacant(slot) => {
+                slot.insert(value);
             }
         }
     }
@@ -911,34 +934,31 @@ impl<'t> Overlay<'t> {
     /// Keeps the current command's changes as part of the batch.
     pub fn keep_command(&mut self) {
         self.undo.clear();
+        self.kept_keys = self.changes.len();
         self.kept_counters = self.counters;
     }
 
-    /// Empties the account cache's slot for `key`, if it is an account's:
-    /// reads go through the layers until it is filled again.
-    fn forget_account(&mut self, key: &[u8]) {
-        if key.first() == Some(&(Space::Account as u8))
-            && let Some(accounts) = self.accounts.as_deref_mut()
-            && let Some(slot) = accounts.records.get_mut(key)
-        {
-            *slot = None;
-        }
-    }
-
-    /// Forgets the current command's changes.
+    /// Forgets the current command's changes. An account it wrote is read
+    /// back from the layers (`AccountCache`).
     pub fn drop_command(&mut self) {
-        while let Some((key, previous)) = self.undo.pop() {
-            // An account the command wrote is read back from the layers.
-            self.forget_account(&key);
-            match previous {
-                Some(value) => {
-                    self.changes.insert(key, value);
-                }
-                None => {
-                    self.changes.remove(key.as_slice());
-                }
+        let mut accounts = self.accounts.as_deref_mut();
+        let mut forget = |key: &[u8]| {
+            if key.first() == Some(&(Space::Account as u8))
+                && let Some(accounts) = accounts.as_deref_mut()
+            {
+                accounts.forget(key);
+            }
+        };
+        while let Some((place, previous)) = self.undo.pop() {
+            if let Some((key, value)) = self.changes.get_index_mut(place) {
+                forget(key);
+                *value = previous;
             }
         }
+        for key in self.changes.keys().skip(self.kept_keys) {
+            forget(key);
+        }
+        self.changes.truncate(self.kept_keys);
         self.counters = self.kept_counters;
     }
 
@@ -1165,6 +1185,59 @@ mod tests {
                 let found = write(&db, batch.into_iter().collect());
                 prop_assert_eq!(&found, &expected);
             }
+        }
+    }
+
+    /// A key and what is written to it (`None` deletes it).
+    type Write = (Vec<u8>, Option<Vec<u8>>);
+
+    /// One command of an overlay test: its writes, then whether it is kept
+    /// or dropped.
+    fn command() -> impl Strategy<Value = (Vec<Write>, bool)> {
+        let key = (0u64..12).prop_map(|n| key(Space::Journal as u8, n));
+        let value = prop::option::weighted(0.8, prop::collection::vec(any::<u8>(), 0..4));
+        (prop::collection::vec((key, value), 0..8), prop::bool::weighted(0.6))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Whatever the mix of new keys, rewritten ones and deletions, a
+        /// batch's layer holds exactly what its kept commands wrote, last
+        /// write winning, and a dropped command leaves nothing, read back
+        /// or in the layer.
+        #[test]
+        fn a_layer_holds_exactly_what_its_kept_commands_wrote(commands in prop::collection::vec(command(), 0..24)) {
+            let db = database();
+            let txn = db.begin_write().unwrap();
+            let table = txn.open_table(RECORDS).unwrap();
+            let mut overlay = Overlay::new(&table, &[]);
+            let mut kept = BTreeMap::new();
+            for (writes, keep) in commands {
+                let mut current = kept.clone();
+                for (key, value) in writes {
+                    current.insert(key.clone(), value.clone());
+                    match value {
+                        Some(value) => overlay.put_raw(key, value),
+                        None => overlay.delete(key),
+                    }
+                }
+                for (key, value) in &current {
+                    prop_assert_eq!(&overlay.get_raw(key).unwrap(), value);
+                }
+                if keep {
+                    overlay.keep_command();
+                    kept = current;
+                } else {
+                    overlay.drop_command();
+                    for n in 0..12 {
+                        let key = key(Space::Journal as u8, n);
+                        prop_assert_eq!(overlay.get_raw(&key).unwrap(), kept.get(&key).cloned().flatten());
+                    }
+                }
+            }
+            let layer: BTreeMap<Vec<u8>, Option<Vec<u8>>> = overlay.into_layer().into_iter().collect();
+            prop_assert_eq!(layer, kept);
         }
     }
 
