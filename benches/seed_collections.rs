@@ -26,8 +26,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = std::time::Instant::now();
     let mut pending = VecDeque::with_capacity(IN_FLIGHT_MAX);
     for index in 0..count {
-        pending
-            .push_back(engine.enqueue_blocking(Command::CreateCollection(collection(&organization, index)))?);
+        pending.push_back(
+            engine.enqueue_blocking(Command::CreateCollection(Box::new(collection(&organization, index))))?,
+        );
         if pending.len() >= IN_FLIGHT_MAX
             && let Some(oldest) = pending.pop_front()
         {

@@ -1757,7 +1757,11 @@ mod tests {
             expires_at: 1,
             request_fingerprint: [3; 32],
         };
-        [Command::CreatePayout(payout), Command::CreateCollection(collection), Command::CreateOrder(order)]
+        [
+            Command::CreatePayout(Box::new(payout)),
+            Command::CreateCollection(Box::new(collection)),
+            Command::CreateOrder(Box::new(order)),
+        ]
     }
 
     /// Writes every job of a closed ledger file as format 1 did, and stamps
@@ -2225,7 +2229,7 @@ mod tests {
                 group: Some(group.clone()),
             };
             let Outcome::Collection(c) =
-                engine.execute_blocking(Command::CreateCollection(new)).unwrap().outcome
+                engine.execute_blocking(Command::CreateCollection(Box::new(new))).unwrap().outcome
             else {
                 panic!("a collection");
             };

@@ -18,7 +18,7 @@ fn engine() -> Engine {
 }
 
 fn payout(reference: &str, amount: i128, rail: Rail) -> Command {
-    Command::CreatePayout(NewPayout {
+    Command::CreatePayout(Box::new(NewPayout {
         organization: "org_1".into(),
         from_currency: "USD".into(),
         from_amount: amount,
@@ -37,7 +37,7 @@ fn payout(reference: &str, amount: i128, rail: Rail) -> Command {
         schedule: Vec::new(),
         request_fingerprint: [reference.len() as u8; 32],
         order_id: None,
-    })
+    }))
 }
 
 #[test]

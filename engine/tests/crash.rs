@@ -345,7 +345,7 @@ fn movement(engine: &Engine, rng: &mut impl Rng, mine: &mut WorkerMovements, wor
     let command = match rng.random_range(0..8) {
         0..=1 => {
             let capped = rng.random_bool(0.7);
-            Command::CreatePayout(new_payout(rng, organization, currency, amount, capped))
+            Command::CreatePayout(Box::new(new_payout(rng, organization, currency, amount, capped)))
         }
         2 => match mine.payouts.get(rng.random_range(0..mine.payouts.len().max(1))) {
             Some(id) if rng.random_bool(0.3) => Command::AdvancePayout {
@@ -358,7 +358,13 @@ fn movement(engine: &Engine, rng: &mut impl Rng, mine: &mut WorkerMovements, wor
             },
             None => return,
         },
-        3 => Command::CreateCollection(new_collection(rng, organization, currency, amount, (worker, n))),
+        3 => Command::CreateCollection(Box::new(new_collection(
+            rng,
+            organization,
+            currency,
+            amount,
+            (worker, n),
+        ))),
         4 => match mine.collections.get(rng.random_range(0..mine.collections.len().max(1))) {
             Some(id) => Command::AdvanceCollection {
                 collection_id: sika_engine::CollectionId::from(id.clone()),
@@ -366,19 +372,26 @@ fn movement(engine: &Engine, rng: &mut impl Rng, mine: &mut WorkerMovements, wor
             },
             None => return,
         },
-        5 => Command::CreateOrder(new_order(engine, rng, organization, currency, amount, (worker, n))),
+        5 => Command::CreateOrder(Box::new(new_order(
+            engine,
+            rng,
+            organization,
+            currency,
+            amount,
+            (worker, n),
+        ))),
         6 => match mine.orders.pop() {
             Some(order_id) => {
                 let order = engine.read().and_then(|s| s.order(&sika_engine::OrderId::named(&order_id)));
                 let Ok(Some(order)) = order else { return };
                 let payout = new_payout(rng, &order.organization, &order.from_currency, amount, false);
-                Command::OrderFunds(OrderFunds {
+                Command::OrderFunds(Box::new(OrderFunds {
                     order_id,
                     amount: order.from_amount,
                     confirmations: 0,
                     payout: Some(payout),
                     payout_refusal: None,
-                })
+                }))
             }
             None => return,
         },

@@ -33,7 +33,7 @@ fn deposit(organization: &str, amount: i128) -> Command {
 }
 
 fn payout(reference: &str, from_amount: i128, fee_amount: i128, cap: Option<CapCheck>) -> Command {
-    Command::CreatePayout(NewPayout {
+    Command::CreatePayout(Box::new(NewPayout {
         organization: "org_1".into(),
         from_currency: "USD".into(),
         from_amount,
@@ -52,7 +52,7 @@ fn payout(reference: &str, from_amount: i128, fee_amount: i128, cap: Option<CapC
         schedule: Vec::new(),
         request_fingerprint: [reference.len() as u8; 32],
         order_id: None,
-    })
+    }))
 }
 
 fn cap(amount_usd_cents: i128) -> CapCheck {

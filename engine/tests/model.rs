@@ -992,12 +992,12 @@ fn resolve(op: &Op, model: &Model, history: &[Command]) -> Option<Command> {
         Op::Advance { .. } => return None,
         Op::Movement(op) => return movements::resolve_movement(op, model),
         Op::OpenDispute { org, cur, amount } => Command::OpenDispute {
-            dispute: sika_engine::disputes::NewDispute {
+            dispute: Box::new(sika_engine::disputes::NewDispute {
                 id: format!("dsp_model{}", model.disputes.len()),
                 organization: ORGS[*org].to_string(),
                 currency: CURRENCIES[pick_currency(model, *org, *cur)].to_string(),
                 amount: *amount,
-            },
+            }),
             expect: Vec::new(),
             documents: Vec::new(),
         },

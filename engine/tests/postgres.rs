@@ -391,7 +391,7 @@ fn a_format_5_stack_is_upgraded_by_the_node_that_takes_its_lease() {
                 request_fingerprint: [n; 32],
                 order_id: None,
             };
-            match engine.execute_blocking(Command::CreatePayout(new)).unwrap().outcome {
+            match engine.execute_blocking(Command::CreatePayout(Box::new(new))).unwrap().outcome {
                 Outcome::Payout(p) => p.id,
                 other => panic!("{other:?}"),
             }

@@ -413,7 +413,7 @@ fn concurrent_reversals_of_one_payout_give_its_amount_back_once() {
         order_id: None,
     };
     let Outcome::Payout(payout) =
-        engine.execute_blocking(Command::CreatePayout(new)).expect("payout").outcome
+        engine.execute_blocking(Command::CreatePayout(Box::new(new))).expect("payout").outcome
     else {
         panic!("a payout")
     };

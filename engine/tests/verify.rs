@@ -348,7 +348,7 @@ fn grouped_collection(
         attach: Vec::new(),
         group: Some(group.clone()),
     };
-    let id = match run(engine, Command::CreateCollection(new)).outcome {
+    let id = match run(engine, Command::CreateCollection(Box::new(new))).outcome {
         Outcome::Collection(c) => c.id,
         other => panic!("{other:?}"),
     };
@@ -421,7 +421,7 @@ fn verify_recomputes_each_groups_tally_and_names_one_that_was_tampered_with() {
 }
 
 fn new_refund(collection_id: &str, amount: Option<i128>, reference: &str) -> Command {
-    Command::CreateRefund(sika_engine::refunds::NewRefund {
+    Command::CreateRefund(Box::new(sika_engine::refunds::NewRefund {
         organization: "org_a".into(),
         collection_id: collection_id.into(),
         session_id: None,
@@ -433,7 +433,7 @@ fn new_refund(collection_id: &str, amount: Option<i128>, reference: &str) -> Com
         rail_note: String::new(),
         schedule: Default::default(),
         request_fingerprint: [reference.len() as u8; 32],
-    })
+    }))
 }
 
 fn refund_id(applied: Applied) -> String {
@@ -514,7 +514,7 @@ fn build_reversal(dir: &Path) -> (PathBuf, String, String) {
     let engine = Engine::open(EngineConfig::new(Some(path.clone()))).expect("open");
     run(&engine, deposit("org_a", "GHS", 100_000, None));
     let payout = |reference: &str| {
-        Command::CreatePayout(sika_engine::movements::NewPayout {
+        Command::CreatePayout(Box::new(sika_engine::movements::NewPayout {
             organization: "org_a".into(),
             from_currency: "GHS".into(),
             from_amount: 10_005,
@@ -533,7 +533,7 @@ fn build_reversal(dir: &Path) -> (PathBuf, String, String) {
             schedule: Vec::new(),
             request_fingerprint: [reference.len() as u8; 32],
             order_id: None,
-        })
+        }))
     };
     let mut ids = Vec::new();
     for reference in ["reversed", "kept"] {
@@ -594,12 +594,12 @@ fn verify_recounts_each_reversal_and_names_a_payout_whose_status_disagrees() {
 
 fn open_dispute(engine: &Engine, id: &str, amount: i128) -> sika_engine::DisputeRecord {
     let command = Command::OpenDispute {
-        dispute: sika_engine::disputes::NewDispute {
+        dispute: Box::new(sika_engine::disputes::NewDispute {
             id: id.into(),
             organization: "org_d".into(),
             currency: "GHS".into(),
             amount,
-        },
+        }),
         expect: Vec::new(),
         documents: Vec::new(),
     };

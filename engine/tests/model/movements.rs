@@ -356,21 +356,21 @@ pub(super) fn resolve_movement(op: &MoveOp, model: &Model) -> Option<Command> {
                     month: format!("m{}", model.now / MONTH_MS),
                 });
             }
-            Command::CreatePayout(new)
+            Command::CreatePayout(Box::new(new))
         }
         MoveOp::SettlePayout { index, step } => Command::AdvancePayout {
             payout_id: sika_engine::PayoutId::from(pick(&m.payout_ids, *index)?.clone()),
             step: step_of(*step),
         },
         &MoveOp::Collection { org, cur, amount, reference, ref steps } => {
-            Command::CreateCollection(new_collection(model, (org, cur), amount, reference, steps))
+            Command::CreateCollection(Box::new(new_collection(model, (org, cur), amount, reference, steps)))
         }
         MoveOp::SettleCollection { index, step } => Command::AdvanceCollection {
             collection_id: sika_engine::CollectionId::from(pick(&m.collection_ids, *index)?.clone()),
             step: step_of(*step),
         },
         &MoveOp::Order { org, cur, amount, reference, confirmations, expires_in_ms } => Command::CreateOrder(
-            new_order(model, (org, cur), amount, reference, confirmations, expires_in_ms),
+            Box::new(new_order(model, (org, cur), amount, reference, confirmations, expires_in_ms)),
         ),
         MoveOp::Funds { index, amount, confirmations, payout, steps } => {
             let order_id = pick(&m.order_ids, *index)?;
@@ -385,13 +385,13 @@ pub(super) fn resolve_movement(op: &MoveOp, model: &Model) -> Option<Command> {
                 Some(_) => None,
             };
             let payout_refusal = payout.is_none().then(|| "below the method's minimum".to_string());
-            Command::OrderFunds(OrderFunds {
+            Command::OrderFunds(Box::new(OrderFunds {
                 order_id: order_id.clone(),
                 amount: *amount,
                 confirmations: *confirmations,
                 payout,
                 payout_refusal,
-            })
+            }))
         }
         MoveOp::Expire { index } => {
             Command::ExpireOrder { order_id: sika_engine::OrderId::from(pick(&m.order_ids, *index)?.clone()) }
@@ -416,7 +416,7 @@ fn new_refund(
     steps: &[(i64, u8)],
 ) -> Option<Command> {
     let org = model.movements.collection_orgs.get(collection_id).copied()?;
-    Some(Command::CreateRefund(sika_engine::refunds::NewRefund {
+    Some(Command::CreateRefund(Box::new(sika_engine::refunds::NewRefund {
         organization: ORGS[org].into(),
         request_fingerprint: fingerprint(&format!("{collection_id}/{amount:?}")),
         collection_id: collection_id.to_string(),
@@ -432,7 +432,7 @@ fn new_refund(
             by_digits: Vec::new(),
             otherwise: schedule(model, steps),
         },
-    }))
+    })))
 }
 
 /// Whether sending `command` again could schedule jobs the model cannot

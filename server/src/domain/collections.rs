@@ -23,7 +23,7 @@ pub(crate) async fn create(
     fingerprint: [u8; 32],
 ) -> ApiResult<Created<Collection>> {
     let new = instructions::new_collection(deps, principal, request, fingerprint)?;
-    let applied = deps.ledger.execute(Command::CreateCollection(new)).await?;
+    let applied = deps.ledger.execute(Command::CreateCollection(Box::new(new))).await?;
     let Outcome::Collection(collection) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
     let created = render::collection(&collection, &[], 0);
     let organization = principal.organization();

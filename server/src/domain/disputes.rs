@@ -453,12 +453,12 @@ pub(crate) async fn open(
     let saved = deps
         .engine
         .execute(Command::OpenDispute {
-            dispute: NewDispute {
+            dispute: Box::new(NewDispute {
                 id: dispute.id.clone(),
                 organization: dispute.organization.clone(),
                 currency: dispute.currency.clone(),
                 amount,
-            },
+            }),
             expect: vec![Expected {
                 collection: OPEN_BY_COLLECTION.into(),
                 id: collection.id.clone(),

@@ -28,7 +28,7 @@ pub(crate) async fn create(
     fingerprint: [u8; 32],
 ) -> ApiResult<Created<Order>> {
     let new = instructions::new_order(deps, principal, request, fingerprint).await?;
-    let applied = deps.ledger.execute(Command::CreateOrder(new)).await?;
+    let applied = deps.ledger.execute(Command::CreateOrder(Box::new(new))).await?;
     let Outcome::Order(order) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
     let created = render::order(&order, None, &[]);
     created_or_replayed(
@@ -65,7 +65,7 @@ pub(crate) async fn receive_funds(
     let amount = currency.parse(amount.as_str(), false).map_err(|e| money_error("amount", e))?;
     let confirmations = confirmations.unwrap_or(order.required_confirmations);
     let funds = instructions::order_funds(deps, principal, order, amount, confirmations)?;
-    deps.ledger.execute(Command::OrderFunds(funds)).await?;
+    deps.ledger.execute(Command::OrderFunds(Box::new(funds))).await?;
     Ok(())
 }
 

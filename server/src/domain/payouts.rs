@@ -46,7 +46,7 @@ pub(crate) async fn create(
         }
         _ => {}
     }
-    let applied = deps.ledger.execute(Command::CreatePayout(new)).await?;
+    let applied = deps.ledger.execute(Command::CreatePayout(Box::new(new))).await?;
     let Outcome::Payout(payout) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
     let created = render::payout(&payout, &[]);
     created_or_replayed(deps.ledger, organization, applied.replayed, &PayoutId::named(&payout.id), created)

@@ -142,7 +142,8 @@ pub(crate) async fn create(
         request_fingerprint: fingerprint,
     };
     let given = if amount.is_some() { "amount" } else { payment.named_by.field() };
-    let applied = deps.ledger.execute(Command::CreateRefund(new)).await.map_err(|e| refused(e, given))?;
+    let applied =
+        deps.ledger.execute(Command::CreateRefund(Box::new(new))).await.map_err(|e| refused(e, given))?;
     let Outcome::Refund(refund) = applied.outcome else { return Err(unexpected(&applied.outcome)) };
     let created = render::refund(&refund, &[]);
     created_or_replayed(

@@ -242,7 +242,7 @@ pub(crate) async fn start(deps: &Deps<'_>, target: &str, request: PayRequest) ->
         // The link's tally counts this attempt once its money arrives.
         group: Some(super::link_group(&link)),
     };
-    deps.engine.execute(Command::CreateCollection(new)).await?;
+    deps.engine.execute(Command::CreateCollection(Box::new(new))).await?;
     Ok((link.id, session.id))
 }
 

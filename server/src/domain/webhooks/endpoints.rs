@@ -144,7 +144,7 @@ pub(crate) async fn send_test(
         .execute(Command::RecordEvent {
             organization: endpoint.organization.clone(),
             kind: EventKind::WebhookTest,
-            payload: EventPayload::WebhookTest { endpoint_id: endpoint.id.clone() },
+            payload: Box::new(EventPayload::WebhookTest { endpoint_id: endpoint.id.clone() }),
         })
         .await?;
     Ok(WebhookTestSent {
