@@ -71,6 +71,11 @@ impl Books<'_, '_> {
         match reference {
             AccountRef::Organization(organization) => {
                 let index_key = keys::org_account(organization, currency);
+                if access == Access::Update
+                    && let Some(entry) = self.store.take_cached_org_account(&index_key)
+                {
+                    return Ok(entry);
+                }
                 if let Some(id) = self.store.org_account_id(&index_key)? {
                     return self.entry(&id, access);
                 }

@@ -560,12 +560,20 @@ fn meta_slot(key: &[u8]) -> Option<MetaSlot> {
 }
 
 /// Committed organization-account index entries (`keys::org_account` →
-/// account id), kept by the writer across batches: an entry never changes
-/// once created, so after the first read the table need not be asked again.
-/// Only entries read from the committed table go in.
+/// account id, and the account's `keys::account` key), kept by the writer
+/// across batches: an entry never changes once created, so after the first
+/// read the table need not be asked again. Only entries read from the
+/// committed table go in.
 #[derive(Debug, Default)]
 pub struct AccountIds {
-    ids: HashMap<Vec<u8>, String>,
+    ids: HashMap<Vec<u8>, OrgAccount>,
+}
+
+/// An organization account's id and the key it is stored under.
+#[derive(Debug)]
+struct OrgAccount {
+    id: String,
+    key: Vec<u8>,
 }
 
 impl AccountIds {
@@ -574,7 +582,8 @@ impl AccountIds {
 
     fn insert(&mut self, key: &[u8], id: String) {
         if self.ids.len() < Self::ENTRIES_MAX || self.ids.contains_key(key) {
-            self.ids.insert(key.to_vec(), id);
+            let account = OrgAccount { key: keys::account(&id), id };
+            self.ids.insert(key.to_vec(), account);
         }
     }
 }
@@ -910,9 +919,9 @@ impl<'t> Overlay<'t> {
         // changed or removed: one the cache holds (read from the committed
         // table) is what every layer above the table holds too.
         if let Some(ids) = &self.account_ids
-            && let Some(id) = ids.ids.get(key)
+            && let Some(account) = ids.ids.get(key)
         {
-            return Ok(Some(id.clone()));
+            return Ok(Some(account.id.clone()));
         }
         if let Some(value) = self.changes.get(key) {
             return value.as_deref().map(decode).transpose();
@@ -929,6 +938,15 @@ impl<'t> Overlay<'t> {
             ids.insert(key, id.clone());
         }
         Ok(Some(id))
+    }
+
+    /// `take_account` of the organization account the index entry
+    /// `index_key` names, when both caches hold it (`AccountIds`,
+    /// `AccountCache`): no key is built and no id copied. `None` says only
+    /// that they do not; `org_account_id` then resolves it.
+    pub fn take_cached_org_account(&mut self, index_key: &[u8]) -> Option<AccountEntry> {
+        let account = self.account_ids.as_deref()?.ids.get(index_key)?;
+        self.accounts.as_deref_mut()?.records.get_mut(account.key.as_slice())?.take()
     }
 
     /// Keeps the current command's changes as part of the batch.
@@ -1444,6 +1462,36 @@ mod tests {
         // The next batch reads it from the cache: nothing below holds it.
         let mut overlay = Overlay::new(&table, &[]).with_accounts(&mut cache);
         assert_eq!(overlay.take_account(&key).unwrap(), Some(account("USD1", 6)));
+    }
+
+    #[test]
+    fn an_organization_account_is_taken_through_both_caches_once_they_hold_it() {
+        let db = database();
+        let index_key = keys::org_account("org_1", "USD");
+        let key = keys::account("USD1");
+        {
+            let txn = db.begin_write().unwrap();
+            {
+                let mut table = txn.open_table(RECORDS).unwrap();
+                table.insert(index_key.as_slice(), encode(&"USD1".to_string()).as_slice()).unwrap();
+                table.insert(key.as_slice(), encode(&account("USD1", 5)).as_slice()).unwrap();
+            }
+            txn.commit().unwrap();
+        }
+        let txn = db.begin_write().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        let (mut ids, mut cache) = (AccountIds::default(), AccountCache::default());
+        let mut overlay = Overlay::new(&table, &[]).with_account_ids(&mut ids).with_accounts(&mut cache);
+        assert_eq!(overlay.take_cached_org_account(&index_key), None, "neither cache holds it yet");
+        assert_eq!(overlay.org_account_id(&index_key).unwrap(), Some("USD1".to_string()));
+        assert_eq!(overlay.take_cached_org_account(&index_key), None, "the account is not cached yet");
+        assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 5)));
+        let mut taken = overlay.take_cached_org_account(&index_key).expect("both caches hold it");
+        assert_eq!(taken, account("USD1", 5));
+        assert_eq!(overlay.take_cached_org_account(&index_key), None, "taken: the slot is empty");
+        taken.account.credits_posted = 6;
+        overlay.put_account(key.clone(), taken);
+        assert_eq!(overlay.take_cached_org_account(&index_key), Some(account("USD1", 6)));
     }
 
     #[test]
