@@ -362,8 +362,14 @@ async fn every_command_finds_the_node_from_its_configuration_file() {
     for name in ["organizationId", "sandboxKey", "ownerSessionToken"] {
         assert!(credentials[name].is_string(), "the same JSON as sika init: {credentials}");
     }
-    let log = std::fs::read_to_string(&stderr).unwrap() + &std::fs::read_to_string(&stdout).unwrap();
-    assert!(log.contains(bootstrap.to_str().unwrap()), "the log names the file: {log}");
+    // The node's log goes through a pipe and its own thread, so its line
+    // may land a moment after the port opens on a busy machine.
+    let read_log = || std::fs::read_to_string(&stderr).unwrap() + &std::fs::read_to_string(&stdout).unwrap();
+    let log = eventually("the log to name bootstrap.json", Duration::from_secs(10), || {
+        let log = read_log();
+        std::future::ready(log.contains(bootstrap.to_str().unwrap()).then_some(log))
+    })
+    .await;
     for secret in [live_key.as_str(), admin_token.as_str(), credentials["sandboxKey"].as_str().unwrap()] {
         assert!(!log.contains(secret), "no secret in the output or log: {log}");
     }
