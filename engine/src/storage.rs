@@ -613,12 +613,19 @@ impl AccountCache {
     /// only saves reads.
     const ENTRIES_MAX: usize = 1 << 18;
 
-    /// Empties `key`'s slot: reads go through the layers until it is
-    /// filled again.
+    /// Empties `key`'s slot, if `key` is an account's: reads go through
+    /// the layers until it is filled again.
     fn forget(&mut self, key: &[u8]) {
-        if let Some(slot) = self.records.get_mut(key) {
+        if key.first() == Some(&(Space::Account as u8))
+            && let Some(slot) = self.records.get_mut(key)
+        {
             *slot = None;
         }
+    }
+
+    /// Moves `key`'s account out, leaving its slot empty.
+    fn take(&mut self, key: &[u8]) -> Option<AccountEntry> {
+        self.records.get_mut(key)?.take()
     }
 
     /// Fills `key`'s slot, or adds it while there is room.
@@ -739,10 +746,7 @@ impl<'t> Overlay<'t> {
     /// `put_account`: the cached entry is moved out rather than copied, and
     /// its slot reads through the layers until then.
     pub fn take_account(&mut self, key: &[u8]) -> Result<Option<AccountEntry>, EngineError> {
-        if let Some(accounts) = self.accounts.as_deref_mut()
-            && let Some(slot) = accounts.records.get_mut(key)
-            && let Some(record) = slot.take()
-        {
+        if let Some(record) = self.accounts.as_deref_mut().and_then(|accounts| accounts.take(key)) {
             return Ok(Some(record));
         }
         self.get::<AccountEntry>(key)
@@ -829,9 +833,7 @@ impl<'t> Overlay<'t> {
         if key.first() == Some(&(Space::DisputeShortfalls as u8)) && self.shortfalls.is_some() {
             self.shortfalls = Some(true);
         }
-        if key.first() == Some(&(Space::Account as u8))
-            && let Some(accounts) = self.accounts.as_deref_mut()
-        {
+        if let Some(accounts) = self.accounts.as_deref_mut() {
             // Written as bytes: the layered value is the truth again.
             accounts.forget(&key);
         }
@@ -946,7 +948,7 @@ impl<'t> Overlay<'t> {
     /// that they do not; `org_account_id` then resolves it.
     pub fn take_cached_org_account(&mut self, index_key: &[u8]) -> Option<AccountEntry> {
         let account = self.account_ids.as_deref()?.ids.get(index_key)?;
-        self.accounts.as_deref_mut()?.records.get_mut(account.key.as_slice())?.take()
+        self.accounts.as_deref_mut()?.take(&account.key)
     }
 
     /// Keeps the current command's changes as part of the batch.
@@ -961,9 +963,7 @@ impl<'t> Overlay<'t> {
     pub fn drop_command(&mut self) {
         let mut accounts = self.accounts.as_deref_mut();
         let mut forget = |key: &[u8]| {
-            if key.first() == Some(&(Space::Account as u8))
-                && let Some(accounts) = accounts.as_deref_mut()
-            {
+            if let Some(accounts) = accounts.as_deref_mut() {
                 accounts.forget(key);
             }
         };
