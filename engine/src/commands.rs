@@ -362,7 +362,7 @@ fn load(books: &Books, resource: &ResourceRef) -> Result<Outcome, EngineError> {
             Outcome::Deposit(books.store.get(&keys::deposit(id))?.ok_or_else(|| missing("deposit"))?)
         }
         ResourceRef::Payout(id) => {
-            Outcome::Payout(books.store.get(&keys::payout(id))?.ok_or_else(|| missing("payout"))?)
+            Outcome::Payout(crate::movements::find_payout(books, id)?.ok_or_else(|| missing("payout"))?)
         }
         ResourceRef::Collection(id) => {
             Outcome::Collection(books.store.get(&keys::collection(id))?.ok_or_else(|| missing("collection"))?)

@@ -699,6 +699,15 @@ impl Snapshot {
     }
 
     fn get<T: serde::de::DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>, EngineError> {
+        self.get_with(key, decode)
+    }
+
+    /// The record under `key`, decoded by `decode`.
+    fn get_with<T>(
+        &self,
+        key: &[u8],
+        decode: impl FnOnce(&[u8]) -> Result<T, EngineError>,
+    ) -> Result<Option<T>, EngineError> {
         self.with_raw(key, |bytes| bytes.map(decode).transpose())?
     }
 
@@ -851,7 +860,9 @@ impl Snapshot {
     /// An event as stored, a payout's event with the payout as it stood
     /// (`events::decode_event`).
     fn decode_event(&self, bytes: &[u8]) -> Result<EventRecord, EngineError> {
-        crate::events::decode_event(bytes, |id| self.get(&keys::payout(id)))
+        crate::events::decode_event(bytes, |id| {
+            self.get_with(&keys::payout(id), crate::stored_payout::decode)
+        })
     }
 
     /// A record the API layer stored with `Command::PutDocument`. The
@@ -913,7 +924,7 @@ impl Snapshot {
         &self,
         id: &crate::resource_id::PayoutId,
     ) -> Result<Option<crate::movements::PayoutRecord>, EngineError> {
-        self.get(&keys::payout(id.as_str()))
+        self.get_with(&keys::payout(id.as_str()), crate::stored_payout::decode)
     }
 
     pub fn collection(

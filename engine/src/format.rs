@@ -49,7 +49,10 @@
 //! account's balance-change head in the account's stored entry
 //! (`accounts_hold_their_balance_heads`). Format 17 stores a journal
 //! entry's hash only every `HASH_EVERY` entries
-//! (`journal_entries_hash_at_marks`).
+//! (`journal_entries_hash_at_marks`). Format 18 stores a payout's
+//! timeline lines that repeat the payout's own fields as their kind alone,
+//! and times as milliseconds after the one before
+//! (`payouts_store_their_own_lines`, `stored_payout`).
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -68,7 +71,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 17;
+pub const FORMAT_VERSION: u32 = 18;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -710,6 +713,55 @@ pub fn journal_entries_hash_at_marks(txn: &redb::WriteTransaction) -> Result<(),
         let kept = JournalEntry::stores_hash(seq) || !held || last.as_deref() == Some(key);
         Ok(Change::Put(encode(&JournalEntry { seq, hash: kept.then_some(hash), transfer })))
     })
+}
+
+/// Format 17 to 18 of a ledger: a payout was stored as `PayoutRecord`
+/// encodes it, its timeline repeating the payout's amount, currency,
+/// destination, account and status message, and each line's time whole.
+/// Each payout is written again as the payout space stores it since
+/// (`stored_payout`), `REWRITE_BATCH_MAX` at a time, and reads back the
+/// same. Each is read strictly as format 17 stored it (a `PayoutRecord`
+/// and nothing after it): any other shape stops the upgrade.
+pub fn payouts_store_their_own_lines(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    use crate::records::PayoutRecord;
+    let start = keys::space(Space::Payout);
+    rewrite_range(txn, &start, &prefix_end(&start), |_, bytes| {
+        let payout: PayoutRecord = decode(bytes)?;
+        if !is_whole::<PayoutRecord>(bytes) {
+            return Err(EngineError::Corrupt(format!(
+                "payout {} is not stored as format 17 stored payouts",
+                payout.id
+            )));
+        }
+        Ok(Some(crate::stored_payout::encode(&payout)))
+    })
+}
+
+/// Payouts as formats 6 to 17 stored them (`PayoutRecord`'s own
+/// encoding), for the layouts of older formats in tests.
+pub mod format17 {
+    use super::format12::Record;
+    use crate::error::EngineError;
+    use crate::storage::{Space, encode, scan};
+
+    /// The stored payouts of a current ledger (keys and values) as formats
+    /// 6 to 17 stored them.
+    pub fn payouts_whole(current: Vec<Record>) -> Result<Vec<Record>, EngineError> {
+        current
+            .into_iter()
+            .map(|(key, bytes)| Ok((key, encode(&crate::stored_payout::decode(&bytes)?))))
+            .collect()
+    }
+
+    /// Stores each payout of a current ledger as formats 6 to 17 did
+    /// (`payouts_whole`); returns how many it rewrote.
+    pub fn store_payouts_whole(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        let old = payouts_whole(scan(&*table, Space::Payout)?)?;
+        for (key, value) in &old {
+            table.insert(key.as_slice(), value.as_slice())?;
+        }
+        Ok(old.len())
+    }
 }
 
 /// Journal entries as formats 14 to 16 stored them, each with its hash,
@@ -1433,6 +1485,7 @@ pub const LEDGER_STEPS: Steps = [
     transfers_are_found_by_their_numbers,
     accounts_hold_their_balance_heads,
     journal_entries_hash_at_marks,
+    payouts_store_their_own_lines,
 ];
 
 /// What a file's stamp says before any upgrade.
@@ -1783,6 +1836,7 @@ mod tests {
                 table.insert(key.as_slice(), format_1(&job).as_slice()).unwrap();
             }
             format15::store_heads_apart(&mut table).unwrap();
+            format17::store_payouts_whole(&mut table).unwrap();
             assert!(
                 format5::store_as_format_5(&mut table, &test_words).unwrap() >= 3,
                 "a payout, a collection and an order"
@@ -2371,6 +2425,7 @@ mod tests {
         {
             let mut table = txn.open_table(RECORDS).unwrap();
             format15::store_heads_apart(&mut table).unwrap();
+            format17::store_payouts_whole(&mut table).unwrap();
             assert!(
                 format5::store_as_format_5(&mut table, &test_words).unwrap() >= 3 + 1 + 3,
                 "records, usage, event ids"

@@ -56,6 +56,7 @@ pub mod records;
 pub mod refunds;
 pub mod resource_id;
 pub mod storage;
+pub mod stored_payout;
 pub mod timeline;
 pub mod verify;
 mod view;

@@ -21,6 +21,7 @@ use crate::resource_id::{CollectionId, PayoutId};
 // Stored with the other records; named here too, where callers look.
 pub use crate::records::{CollectionRecord, Destination, MovementStatus, PayoutRecord, Step, TimelineEntry};
 use crate::storage::{MovementKind, keys};
+use crate::stored_payout;
 use crate::timeline::{Actor, Fact, Handover, Movement};
 
 /// The rail of a live movement no provider connector takes: the operator
@@ -283,7 +284,7 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
         updated_at: now,
         completed_at: None,
     };
-    books.store.put(keys::payout(&id), &payout);
+    store_payout(books, &payout);
     open(books, &payout.rail, MovementKind::Payout, &id, now);
     books.index(&new.organization, "payouts", &id)?;
     for step in &new.schedule {
@@ -294,10 +295,17 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
 }
 
 pub(crate) fn load_payout(books: &Books, id: &str) -> Result<PayoutRecord, EngineError> {
-    books
-        .store
-        .get(&keys::payout(id))?
-        .ok_or_else(|| EngineError::NotFound { resource: "payout", id: id.to_string() })
+    find_payout(books, id)?.ok_or_else(|| EngineError::NotFound { resource: "payout", id: id.to_string() })
+}
+
+/// Payout `id` as stored (`stored_payout`), if there is one.
+pub(crate) fn find_payout(books: &Books, id: &str) -> Result<Option<PayoutRecord>, EngineError> {
+    books.store.get_with(&keys::payout(id), stored_payout::decode)
+}
+
+/// Stores `payout` under its id, in the payout space's encoding.
+fn store_payout(books: &mut Books, payout: &PayoutRecord) {
+    books.store.put_raw(keys::payout(&payout.id), stored_payout::encode(payout));
 }
 
 /// Applies a rail's report. A step for a payout that is already final is
@@ -363,13 +371,13 @@ pub(crate) fn advance_payout(books: &mut Books, id: &PayoutId, step: &Step) -> R
                     .push(entry(now, Fact::StatusChanged { movement: Movement::Payout, completed: false }));
             }
             close(books, &payout.rail, MovementKind::Payout, id.as_str());
-            books.store.put(keys::payout(id.as_str()), &payout);
+            store_payout(books, &payout);
             let kind = if *success { EventKind::PayoutCompleted } else { EventKind::PayoutFailed };
             emit_payout(books, kind, &payout)?;
             return Ok(Applied { outcome: Outcome::Payout(payout), replayed: false });
         }
     }
-    books.store.put(keys::payout(id.as_str()), &payout);
+    store_payout(books, &payout);
     Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
 }
 
@@ -379,7 +387,7 @@ pub(crate) fn advance_payout(books: &mut Books, id: &PayoutId, step: &Step) -> R
 /// the rest.
 fn emit_payout(books: &mut Books, kind: EventKind, payout: &PayoutRecord) -> Result<(), EngineError> {
     debug_assert_eq!(
-        books.store.get::<PayoutRecord>(&keys::payout(&payout.id)).ok().flatten().as_ref(),
+        find_payout(books, &payout.id).ok().flatten().as_ref(),
         Some(payout),
         "payout {}'s event is recorded after the payout is stored",
         payout.id
@@ -428,7 +436,7 @@ fn reverse_payout(
         },
     ));
     payout.timeline.push(entry(books.now, Fact::PayoutReversed));
-    books.store.put(keys::payout(&payout.id), &payout);
+    store_payout(books, &payout);
     emit_payout(books, EventKind::PayoutReversed, &payout)?;
     Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
 }

@@ -817,6 +817,16 @@ impl<'t> Overlay<'t> {
     }
 
     pub fn get<T: DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>, EngineError> {
+        self.get_with(key, decode)
+    }
+
+    /// The record under `key`, decoded by `decode` (a space stored in its
+    /// own encoding, such as payouts: `stored_payout::decode`).
+    pub fn get_with<T>(
+        &self,
+        key: &[u8],
+        decode: impl FnOnce(&[u8]) -> Result<T, EngineError>,
+    ) -> Result<Option<T>, EngineError> {
         self.with_raw(key, |bytes| bytes.map(decode).transpose())?
     }
 

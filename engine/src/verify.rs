@@ -298,7 +298,7 @@ fn changes_in_journal(
 fn check_open_movements(table: &Table, report: &mut Report) -> Result<(), EngineError> {
     let mut expected: BTreeMap<Vec<u8>, (String, TimestampMs)> = BTreeMap::new();
     for (_, value) in scan(table, Space::Payout)? {
-        let payout: PayoutRecord = decode(&value)?;
+        let payout = crate::stored_payout::decode(&value)?;
         if payout.status == MovementStatus::Pending {
             let key = keys::open_movement(&payout.rail, MovementKind::Payout, &payout.id);
             expected.insert(key, (format!("payout {}", payout.id), payout.created_at));
@@ -358,7 +358,7 @@ fn check_reversals(table: &Table, report: &mut Report) -> Result<(), EngineError
         }
     }
     for (_, value) in scan(table, Space::Payout)? {
-        let payout: PayoutRecord = decode(&value)?;
+        let payout = crate::stored_payout::decode(&value)?;
         let found = given_back.remove(&payout.id).unwrap_or_default();
         let expected = match payout.status {
             MovementStatus::Reversed => vec![(payout.from_amount, payout.from_currency.clone())],

@@ -340,6 +340,23 @@ fn heads_apart_as_format_15(client: &mut postgres::Client) {
     assert!(heads >= 1, "org_a's USD account has had changes");
 }
 
+/// Stores the live stack's payouts as formats 17 and earlier did, whole.
+fn payouts_whole_as_format_17(url: &str) {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+            let current = live_records(&mut client, sika_engine::storage::Space::Payout);
+            assert_eq!(current.len(), 2, "two payouts");
+            for (key, old) in sika_engine::format::format17::payouts_whole(current).unwrap() {
+                let statement = "UPDATE sika_records SET value = $1 WHERE stack = 'live' AND key = $2";
+                assert_eq!(client.execute(statement, &[&old, &key]).unwrap(), 1);
+            }
+        })
+        .join()
+        .unwrap();
+    });
+}
+
 /// Stores the live stack's journal entries as formats 12 and earlier did,
 /// each with the hash of the entry before it.
 fn journal_as_format_12(client: &mut postgres::Client) {
@@ -418,7 +435,9 @@ fn a_format_5_stack_is_upgraded_by_the_node_that_takes_its_lease() {
     engine.shutdown();
     drop(engine);
 
-    // As format 5 laid the stack out.
+    // As format 5 laid the stack out: payouts stored whole (up to format
+    // 17), among the documents.
+    payouts_whole_as_format_17(&url);
     for (collection, space) in ENGINE_OWNED {
         let moved = format!(
             "UPDATE sika_records SET key = decode('0b', 'hex') || convert_to('{collection}', 'UTF8') || \

@@ -573,9 +573,10 @@ fn verify_recounts_each_reversal_and_names_a_payout_whose_status_disagrees() {
     // A reversed payout rewritten as completed: its amount came back anyway.
     let report = tamper(&path, "unreversed", |table| {
         let key = keys::payout(&reversed);
-        let mut payout: sika_engine::PayoutRecord = get(table, &key);
+        let bytes = table.get(key.as_slice()).unwrap().unwrap().value().to_vec();
+        let mut payout = sika_engine::stored_payout::decode(&bytes).unwrap();
         payout.status = sika_engine::MovementStatus::Completed;
-        put(table, &key, &payout);
+        table.insert(key.as_slice(), sika_engine::stored_payout::encode(&payout).as_slice()).unwrap();
     });
     assert_reports(
         &report,
@@ -585,9 +586,10 @@ fn verify_recounts_each_reversal_and_names_a_payout_whose_status_disagrees() {
     // A completed payout rewritten as reversed: nothing gave its amount back.
     let report = tamper(&path, "unpaid-reversal", |table| {
         let key = keys::payout(&kept);
-        let mut payout: sika_engine::PayoutRecord = get(table, &key);
+        let bytes = table.get(key.as_slice()).unwrap().unwrap().value().to_vec();
+        let mut payout = sika_engine::stored_payout::decode(&bytes).unwrap();
         payout.status = sika_engine::MovementStatus::Reversed;
-        put(table, &key, &payout);
+        table.insert(key.as_slice(), sika_engine::stored_payout::encode(&payout).as_slice()).unwrap();
     });
     assert_reports(&report, &format!("payout {kept} is reversed but 0 transfer(s) gave its amount back"));
 }

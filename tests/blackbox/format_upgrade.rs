@@ -35,7 +35,10 @@
 //! upgraded to format 14, where they are stored compactly, reads the same
 //! and its holds still settle; and a ledger with a reference under every
 //! transfer's id (format 14 and earlier) is upgraded to format 15, where
-//! only holds keep theirs, and its transfers and holds are still found.
+//! only holds keep theirs, and its transfers and holds are still found;
+//! and a ledger whose payouts are stored whole (format 17 and earlier) is
+//! upgraded to format 18, where each stores the timeline lines that repeat
+//! its own fields as marks, and its payouts read the same and settle.
 
 use std::path::{Path, PathBuf};
 
@@ -43,12 +46,12 @@ use crate::support::*;
 use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
 use sika_engine::format::{
-    format5, format8, format9, format10, format12, format13, format14, format15, format16,
+    format5, format8, format9, format10, format12, format13, format14, format15, format16, format17,
 };
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 17;
+const FORMAT_VERSION: u32 = 18;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -390,10 +393,12 @@ fn store_jobs_as_format_1(path: &Path) -> usize {
         }
         // Format 1 wrote destinations as format 3 still did, journal
         // entries as format 12 still did (each with its hash), a
-        // reference for every transfer, as format 14 still did, and
-        // accounts as format 15 still did.
+        // reference for every transfer, as format 14 still did, accounts
+        // as format 15 still did, and payouts whole, as format 17 still
+        // did.
         format14::store_every_transfer_ref(&mut table).unwrap();
         format15::store_heads_apart(&mut table).unwrap();
+        format17::store_payouts_whole(&mut table).unwrap();
         store_destinations_as_format_3(&mut table);
         format12::store_journal_with_previous_hashes(&mut table).unwrap();
         jobs.len()
@@ -753,7 +758,8 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 /// Lays a stopped node's ledger at `path` out as format `version` wrote
 /// it: `rewrite` changes its records (and says what it did), every
 /// transfer has a reference under its id (up to format 14), each account's
-/// balance-change head is stored apart (up to format 15), its journal
+/// balance-change head is stored apart (up to format 15), its payouts
+/// are stored whole (up to format 17, before `rewrite`), its journal
 /// entries are stored as that format stored them (with the hash of the
 /// entry before them up to format 12, with their accounts' ids as text up
 /// to format 13, each with its hash up to format 16), and the file is
@@ -769,6 +775,10 @@ fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Tabl
     if version < 16 {
         format15::store_heads_apart(&mut txn.open_table(RECORDS).unwrap()).unwrap();
     }
+    // Up to format 17, payouts were stored whole.
+    if version < 18 {
+        format17::store_payouts_whole(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    }
     let done = rewrite(&mut txn.open_table(RECORDS).unwrap());
     assert!(version < FORMAT_VERSION, "format {version} is not older");
     let mut table = txn.open_table(RECORDS).unwrap();
@@ -776,7 +786,7 @@ fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Tabl
         format12::store_journal_with_previous_hashes(&mut table).unwrap();
     } else if version < 14 {
         format13::store_journal_as_format_13(&mut table).unwrap();
-    } else {
+    } else if version < 17 {
         format16::store_hashes_in_every_entry(&mut table).unwrap();
     }
     drop(table);
@@ -797,7 +807,10 @@ fn stored_events(sandbox: &Path) -> Vec<(usize, usize, String)> {
         let (_, value) = entry.unwrap();
         let bytes = value.value();
         let payout = |id: &str| {
-            Ok(table.get(keys::payout(id).as_slice()).unwrap().map(|v| decode(v.value()).unwrap()))
+            Ok(table
+                .get(keys::payout(id).as_slice())
+                .unwrap()
+                .map(|v| sika_engine::stored_payout::decode(v.value()).unwrap()))
         };
         let event = sika_engine::events::decode_event(bytes, payout).unwrap();
         events.push((bytes.len(), encode(&event).len(), event.kind));
@@ -1243,6 +1256,44 @@ async fn a_format_16_ledgers_journal_keeps_hashes_at_its_marks_and_its_holds_set
         assert_eq!(entry.hash.is_some(), at_mark || entry.seq == last, "entry {}", entry.seq);
     }
     assert!(after.last().unwrap().hash.is_some(), "the last batch's last entry stores its hash");
+}
+
+/// A format 17 ledger (payouts stored whole: each timeline line with the
+/// payout's amount, currency, destination and message again, and its time
+/// whole), with a payout completed, one failed and one still held at the
+/// rail, opens upgraded to format 18: each payout stores the lines that
+/// repeat its own fields as marks, in the bytes the node writes itself,
+/// the settled payouts and every balance transaction read as before, the
+/// held payout completes, and the books verify.
+#[tokio::test]
+async fn a_format_17_ledgers_payouts_store_their_own_lines_and_its_held_payout_completes() {
+    let Some(()) = embedded_store() else { return };
+    let (mut node, payouts) = three_payouts_one_held("f18").await;
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let written = stored_values(&sandbox, Space::Payout);
+    assert_eq!(written.len(), 3);
+    lay_out_as(&sandbox, 17, |_| ());
+    let whole = stored_values(&sandbox, Space::Payout);
+    for (now, was) in written.iter().zip(&whole) {
+        let payout = sika_engine::stored_payout::decode(now).unwrap();
+        assert_eq!(decode::<sika_engine::PayoutRecord>(was).unwrap(), payout, "format 17's shape");
+        assert!(now.len() < was.len(), "{}: {} bytes against {}", payout.id, now.len(), was.len());
+    }
+    // Format 18 leaves out the lines' times and the values of the
+    // payout's own lines: a fifth of the three payouts' bytes at least.
+    let size = |values: &[Vec<u8>]| values.iter().map(Vec::len).sum::<usize>();
+    assert!(size(&written) * 10 < size(&whole) * 8, "{} bytes against {}", size(&written), size(&whole));
+
+    read_the_same_and_the_held_payout_completes(&mut node, &payouts).await;
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    let upgraded = stored_values(&sandbox, Space::Payout);
+    for now in &written {
+        let payout = sika_engine::stored_payout::decode(now).unwrap();
+        if payout.status != sika_engine::MovementStatus::Pending {
+            assert!(upgraded.contains(now), "{} is stored as the node wrote it", payout.id);
+        }
+    }
 }
 
 const REQUESTS: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("requests");

@@ -9,8 +9,8 @@ use sika_engine::format::{
     Steps, accounts_hold_their_balance_heads, balance_changes_link_back, balances_index_their_changes,
     collections_join_groups, destinations_hold_bank_codes, jobs_hold_kinds, journal_entries_hash_at_marks,
     journal_entries_leave_the_previous_hash, journal_entries_name_accounts_by_number,
-    payout_events_hold_marks, records_leave_documents, stamp_only, transfers_are_found_by_their_numbers,
-    transfers_name_their_entries,
+    payout_events_hold_marks, payouts_store_their_own_lines, records_leave_documents, stamp_only,
+    transfers_are_found_by_their_numbers, transfers_name_their_entries,
 };
 use sika_engine::storage::{RECORDS, keys, prefix_end};
 
@@ -37,6 +37,7 @@ pub const LEDGER_STEPS: Steps = [
     transfers_are_found_by_their_numbers,
     accounts_hold_their_balance_heads,
     journal_entries_hash_at_marks,
+    payouts_store_their_own_lines,
 ];
 
 /// Format 3 to 4 of a ledger: each checkout session's collection joins its
