@@ -845,7 +845,7 @@ impl Snapshot {
         for entry in self.range(&start, &end, false)?.take(limit) {
             out.push(crate::events::decode_event_head(&entry?.1, |id| {
                 self.with_raw(&keys::payout(id), |bytes| {
-                    bytes.map(crate::events::payout_organization).transpose()
+                    bytes.map(crate::stored_payout::organization).transpose()
                 })?
             })?);
         }
@@ -861,7 +861,8 @@ impl Snapshot {
     /// (`events::decode_event`).
     fn decode_event(&self, bytes: &[u8]) -> Result<EventRecord, EngineError> {
         crate::events::decode_event(bytes, |id| {
-            self.get_with(&keys::payout(id), crate::stored_payout::decode)
+            let key = keys::payout(id);
+            self.get_with(&key, |bytes| crate::stored_payout::decode(&key, bytes))
         })
     }
 
@@ -924,7 +925,8 @@ impl Snapshot {
         &self,
         id: &crate::resource_id::PayoutId,
     ) -> Result<Option<crate::movements::PayoutRecord>, EngineError> {
-        self.get_with(&keys::payout(id.as_str()), crate::stored_payout::decode)
+        let key = keys::payout(id.as_str());
+        self.get_with(&key, |bytes| crate::stored_payout::decode(&key, bytes))
     }
 
     pub fn collection(

@@ -220,13 +220,6 @@ pub fn decode_event_head(
     Ok(EventHead { seq, organization })
 }
 
-/// A stored payout's organization, from its first two fields alone (its
-/// id, then its organization: postcard writes a struct's fields in order).
-pub fn payout_organization(bytes: &[u8]) -> Result<String, EngineError> {
-    let ((_id, organization), _) = take::<(String, String)>(bytes)?;
-    Ok(organization)
-}
-
 #[cfg(test)]
 mod tests {
     use super::EventKind;
@@ -346,8 +339,9 @@ mod tests {
 
         // Its head names the payout's organization, read from the payout's
         // first fields; a whole event's head reads no payout.
-        use super::{EventHead, decode_event_head, payout_organization};
-        let stored = crate::storage::encode(&reversed);
+        use super::{EventHead, decode_event_head};
+        use crate::stored_payout::{encode, organization as payout_organization};
+        let stored = encode(&reversed);
         assert_eq!(payout_organization(&stored).unwrap(), "org_1");
         let head = decode_event_head(&bytes, |id| {
             assert_eq!(id, "pay_ghs_1");

@@ -716,24 +716,25 @@ pub fn journal_entries_hash_at_marks(txn: &redb::WriteTransaction) -> Result<(),
 }
 
 /// Format 17 to 18 of a ledger: a payout was stored as `PayoutRecord`
-/// encodes it, its timeline repeating the payout's amount, currency,
-/// destination, account and status message, and each line's time whole.
-/// Each payout is written again as the payout space stores it since
-/// (`stored_payout`), `REWRITE_BATCH_MAX` at a time, and reads back the
-/// same. Each is read strictly as format 17 stored it (a `PayoutRecord`
-/// and nothing after it): any other shape stops the upgrade.
+/// encodes it: its id, which its key holds, and its timeline repeating the
+/// payout's amount, currency, destination, account and status message,
+/// each line's time whole. Each payout is written again as the payout
+/// space stores it since (`stored_payout`), `REWRITE_BATCH_MAX` at a time,
+/// and reads back the same. Each is read strictly as format 17 stored it
+/// (a `PayoutRecord` and nothing after it, under its own id's key): any
+/// other shape stops the upgrade.
 pub fn payouts_store_their_own_lines(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
     use crate::records::PayoutRecord;
     let start = keys::space(Space::Payout);
-    rewrite_range(txn, &start, &prefix_end(&start), |_, bytes| {
+    change_range(txn, &start, &prefix_end(&start), |_, key, bytes| {
         let payout: PayoutRecord = decode(bytes)?;
-        if !is_whole::<PayoutRecord>(bytes) {
+        if !is_whole::<PayoutRecord>(bytes) || keys::payout(&payout.id) != key {
             return Err(EngineError::Corrupt(format!(
                 "payout {} is not stored as format 17 stored payouts",
                 payout.id
             )));
         }
-        Ok(Some(crate::stored_payout::encode(&payout)))
+        Ok(Change::Put(crate::stored_payout::encode(&payout)))
     })
 }
 
@@ -749,7 +750,10 @@ pub mod format17 {
     pub fn payouts_whole(current: Vec<Record>) -> Result<Vec<Record>, EngineError> {
         current
             .into_iter()
-            .map(|(key, bytes)| Ok((key, encode(&crate::stored_payout::decode(&bytes)?))))
+            .map(|(key, bytes)| {
+                let payout = crate::stored_payout::decode(&key, &bytes)?;
+                Ok((key, encode(&payout)))
+            })
             .collect()
     }
 
@@ -2483,5 +2487,64 @@ mod tests {
         }
         let report = crate::verify::verify(&db).unwrap();
         assert!(report.is_consistent(), "{:?}", report.problems);
+    }
+
+    /// Format 18's step writes each format 17 payout in the payout space's
+    /// encoding, reading back the same; a payout stored under another id's
+    /// key, or with bytes after it, stops the upgrade.
+    #[test]
+    fn format_18_stores_payouts_without_their_ids_and_their_own_lines_as_marks() {
+        use crate::records::{Destination, PayoutRecord};
+        use crate::timeline::{Fact, TimelineEntry};
+        let payout = |id: &str| PayoutRecord {
+            id: id.into(),
+            organization: "org_1".into(),
+            status: MovementStatus::Pending,
+            from_account: "GHS1".into(),
+            from_currency: "GHS".into(),
+            from_amount: 1_000,
+            to: Destination { code: "mtn_gh".into(), ..Destination::default() },
+            to_currency: "GHS".into(),
+            to_amount: 1_000,
+            fee_amount: 10,
+            rate: "1".into(),
+            narration: String::new(),
+            external_reference: "p1".into(),
+            metadata: "{}".into(),
+            status_message: "sent".into(),
+            hold_ids: vec![1, 2],
+            timeline: vec![TimelineEntry::new(
+                1_700_000_000_000,
+                Fact::FeeHeld { amount: 10, currency: "GHS".into() },
+            )],
+            rail: "test".into(),
+            api_key_id: None,
+            order_id: None,
+            created_at: 1_700_000_000_000,
+            updated_at: 1_700_000_000_000,
+            completed_at: None,
+        };
+        let upgrade = |key: Vec<u8>, value: Vec<u8>| {
+            let db = memory();
+            let txn = db.begin_write().unwrap();
+            txn.open_table(RECORDS).unwrap().insert(key.as_slice(), value.as_slice()).unwrap();
+            let done = payouts_store_their_own_lines(&txn);
+            let stored = read_raw(&txn, &key);
+            done.map(|()| stored)
+        };
+        let (first, second) = (payout("pay_ghs_1"), payout("pay_ghs_2"));
+        let stored = upgrade(keys::payout(&first.id), encode(&first)).unwrap();
+        assert_eq!(stored, crate::stored_payout::encode(&first));
+        assert_eq!(crate::stored_payout::decode(&keys::payout(&first.id), &stored).unwrap(), first);
+        assert!(stored.len() < encode(&first).len() - first.id.len());
+
+        let misplaced = upgrade(keys::payout(&second.id), encode(&first));
+        assert!(matches!(misplaced, Err(EngineError::Corrupt(_))), "{misplaced:?}");
+        let longer = upgrade(keys::payout(&first.id), [encode(&first), vec![0]].concat());
+        assert!(matches!(longer, Err(EngineError::Corrupt(_))), "{longer:?}");
+    }
+
+    fn read_raw(txn: &redb::WriteTransaction, key: &[u8]) -> Vec<u8> {
+        txn.open_table(RECORDS).unwrap().get(key).unwrap().unwrap().value().to_vec()
     }
 }

@@ -300,7 +300,8 @@ pub(crate) fn load_payout(books: &Books, id: &str) -> Result<PayoutRecord, Engin
 
 /// Payout `id` as stored (`stored_payout`), if there is one.
 pub(crate) fn find_payout(books: &Books, id: &str) -> Result<Option<PayoutRecord>, EngineError> {
-    books.store.get_with(&keys::payout(id), stored_payout::decode)
+    let key = keys::payout(id);
+    books.store.get_with(&key, |bytes| stored_payout::decode(&key, bytes))
 }
 
 /// Stores `payout` under its id, in the payout space's encoding.

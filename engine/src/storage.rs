@@ -211,6 +211,11 @@ pub mod keys {
     pub fn payout(id: &str) -> Vec<u8> {
         Key::new(Space::Payout).str(id).bytes()
     }
+    /// The id a payout's key (`payout`) holds.
+    pub fn payout_id(key: &[u8]) -> Option<&str> {
+        let id = key.strip_prefix(&[Space::Payout as u8])?.strip_suffix(&[0])?;
+        std::str::from_utf8(id).ok().filter(|id| !id.contains('\0'))
+    }
     pub fn collection(id: &str) -> Vec<u8> {
         Key::new(Space::Collection).str(id).bytes()
     }
@@ -821,7 +826,7 @@ impl<'t> Overlay<'t> {
     }
 
     /// The record under `key`, decoded by `decode` (a space stored in its
-    /// own encoding, such as payouts: `stored_payout::decode`).
+    /// own encoding).
     pub fn get_with<T>(
         &self,
         key: &[u8],

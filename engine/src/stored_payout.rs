@@ -1,7 +1,7 @@
 //! A payout as the payout space stores it (since format 18): the
-//! `PayoutRecord` with the lines of its timeline that repeat the payout's
-//! own fields stored as marks, and each time as the milliseconds after the
-//! one before it.
+//! `PayoutRecord` without its id, which its key holds, and with the lines
+//! of its timeline that repeat the payout's own fields stored as marks,
+//! and each time as the milliseconds after the one before it.
 //!
 //! A sandbox payout's seven lines held 175 of its 404 bytes: each line's
 //! time (6 bytes, all within a few milliseconds of the payout's creation),
@@ -21,38 +21,43 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
 use crate::records::{Destination, MovementStatus, PayoutRecord, TimestampMs, TransferId};
+use crate::storage::keys;
 use crate::timeline::{Actor, Fact, Movement, TimelineEntry};
 
-/// The bytes the payout space stores for `payout`.
+/// The bytes the payout space stores for `payout`, under
+/// `keys::payout(&payout.id)`.
 pub fn encode(payout: &PayoutRecord) -> Vec<u8> {
     let bytes = postcard::to_extend(&StoredPayout::of(payout), Vec::with_capacity(320))
         .expect("postcard encodes a payout");
-    debug_assert_decodes_to_payout(payout, &bytes);
+    if cfg!(debug_assertions) {
+        let back = decode(&keys::payout(&payout.id), &bytes).expect("a stored payout decodes");
+        assert_eq!(&back, payout, "a payout reads back as it was written");
+    }
     bytes
 }
 
-/// The payout stored as `bytes` by `encode`.
-pub fn decode(bytes: &[u8]) -> Result<PayoutRecord, EngineError> {
-    let stored: StoredPayout =
-        postcard::from_bytes(bytes).map_err(|e| EngineError::Corrupt(format!("undecodable payout: {e}")))?;
-    stored.into_record()
+/// The payout stored under `key` as `bytes` by `encode`.
+pub fn decode(key: &[u8], bytes: &[u8]) -> Result<PayoutRecord, EngineError> {
+    let id = keys::payout_id(key)
+        .ok_or_else(|| EngineError::Corrupt(format!("a payout's key is malformed: {key:?}")))?;
+    let stored: StoredPayout = postcard::from_bytes(bytes)
+        .map_err(|e| EngineError::Corrupt(format!("payout {id} is undecodable: {e}")))?;
+    stored.into_record(id)
 }
 
-fn debug_assert_decodes_to_payout(payout: &PayoutRecord, bytes: &[u8]) {
-    if cfg!(debug_assertions) {
-        let back = decode(bytes).expect("a stored payout decodes");
-        assert_eq!(&back, payout, "a payout reads back as it was written");
-    }
+/// A stored payout's organization, from its first field alone.
+pub fn organization(bytes: &[u8]) -> Result<String, EngineError> {
+    let (organization, _) = postcard::take_from_bytes::<String>(bytes)
+        .map_err(|e| EngineError::Corrupt(format!("a stored payout is undecodable: {e}")))?;
+    Ok(organization)
 }
 
-/// A `PayoutRecord` as stored: the same fields in the same order (the
-/// id and the organization first, which `events::payout_organization`
-/// reads alone), the timeline as `StoredLine`s, and `updated_at` and
-/// `completed_at` as milliseconds after `created_at`.
+/// A `PayoutRecord` as stored: the same fields in the same order but the
+/// id (the organization first, which `organization` reads alone), the
+/// timeline as `StoredLine`s, and `updated_at` and `completed_at` as
+/// milliseconds after `created_at`.
 #[derive(Serialize, Deserialize)]
 struct StoredPayout<'a> {
-    #[serde(borrow)]
-    id: Cow<'a, str>,
     #[serde(borrow)]
     organization: Cow<'a, str>,
     status: MovementStatus,
@@ -223,7 +228,6 @@ impl<'a> StoredPayout<'a> {
             })
             .collect();
         StoredPayout {
-            id: Cow::Borrowed(&p.id),
             organization: Cow::Borrowed(&p.organization),
             status: p.status,
             from_account: Cow::Borrowed(&p.from_account),
@@ -249,8 +253,8 @@ impl<'a> StoredPayout<'a> {
         }
     }
 
-    fn into_record(self) -> Result<PayoutRecord, EngineError> {
-        let id = self.id.into_owned();
+    fn into_record(self, id: &str) -> Result<PayoutRecord, EngineError> {
+        let id = id.to_string();
         let created_at = self.created_at;
         let updated_at = at(created_at, self.updated_after, &id)?;
         let completed_at = self.completed_after.map(|after| at(created_at, after, &id)).transpose()?;
@@ -371,12 +375,18 @@ mod tests {
     #[test]
     fn a_completed_sandbox_payout_reads_back_whole_in_over_a_quarter_fewer_bytes() {
         let payout = completed();
+        let key = keys::payout(&payout.id);
         let stored = encode(&payout);
-        assert_eq!(decode(&stored).unwrap(), payout);
+        assert_eq!(decode(&key, &stored).unwrap(), payout);
         let whole = crate::storage::encode(&payout);
         assert!(stored.len() * 4 < whole.len() * 3, "{} bytes against {}", stored.len(), whole.len());
-        // The id and the organization come first, as events read them.
-        assert_eq!(crate::events::payout_organization(&stored).unwrap(), payout.organization);
+        // The organization comes first, as events read it.
+        assert_eq!(organization(&stored).unwrap(), payout.organization);
+        // A key that is not a payout's is corrupt, not a panic.
+        let others = [Vec::new(), vec![key[0]], key[..key.len() - 1].to_vec(), keys::order("ord_1")];
+        for other in others {
+            assert!(matches!(decode(&other, &stored), Err(EngineError::Corrupt(_))), "{other:?}");
+        }
     }
 
     #[test]
@@ -393,7 +403,7 @@ mod tests {
             Fact::BalanceRefunded { amount: 1_110, currency: "GHS".into() },
         ));
         let stored = encode(&payout);
-        assert_eq!(decode(&stored).unwrap(), payout);
+        assert_eq!(decode(&keys::payout(&payout.id), &stored).unwrap(), payout);
     }
 
     #[test]
@@ -402,7 +412,7 @@ mod tests {
         payout.from_amount = i128::MAX;
         payout.timeline =
             vec![TimelineEntry::new(0, Fact::BalanceRefunded { amount: i128::MIN, currency: "GHS".into() })];
-        assert_eq!(decode(&encode(&payout)).unwrap(), payout);
+        assert_eq!(decode(&keys::payout(&payout.id), &encode(&payout)).unwrap(), payout);
     }
 
     #[test]
@@ -412,8 +422,9 @@ mod tests {
         let mut stored = StoredPayout::of(&payout);
         stored.updated_after = 1;
         let bytes = postcard::to_allocvec(&stored).unwrap();
-        assert!(matches!(decode(&bytes), Err(EngineError::Corrupt(_))));
-        assert!(matches!(decode(&bytes[..bytes.len() / 2]), Err(EngineError::Corrupt(_))));
+        let key = keys::payout(&payout.id);
+        assert!(matches!(decode(&key, &bytes), Err(EngineError::Corrupt(_))));
+        assert!(matches!(decode(&key, &bytes[..bytes.len() / 2]), Err(EngineError::Corrupt(_))));
     }
 
     fn fact(own: bool) -> impl Strategy<Value = (u8, i128, String, String)> {
@@ -464,7 +475,7 @@ mod tests {
                     TimelineEntry::new(at, fact)
                 })
                 .collect();
-            prop_assert_eq!(decode(&encode(&payout)).unwrap(), payout);
+            prop_assert_eq!(decode(&keys::payout(&payout.id), &encode(&payout)).unwrap(), payout);
         }
     }
 }

@@ -297,8 +297,8 @@ fn changes_in_journal(
 /// time, and nothing else is.
 fn check_open_movements(table: &Table, report: &mut Report) -> Result<(), EngineError> {
     let mut expected: BTreeMap<Vec<u8>, (String, TimestampMs)> = BTreeMap::new();
-    for (_, value) in scan(table, Space::Payout)? {
-        let payout = crate::stored_payout::decode(&value)?;
+    for (key, value) in scan(table, Space::Payout)? {
+        let payout = crate::stored_payout::decode(&key, &value)?;
         if payout.status == MovementStatus::Pending {
             let key = keys::open_movement(&payout.rail, MovementKind::Payout, &payout.id);
             expected.insert(key, (format!("payout {}", payout.id), payout.created_at));
@@ -357,8 +357,8 @@ fn check_reversals(table: &Table, report: &mut Report) -> Result<(), EngineError
             given_back.entry(id.to_string()).or_default().push((transfer.amount, transfer.currency));
         }
     }
-    for (_, value) in scan(table, Space::Payout)? {
-        let payout = crate::stored_payout::decode(&value)?;
+    for (key, value) in scan(table, Space::Payout)? {
+        let payout = crate::stored_payout::decode(&key, &value)?;
         let found = given_back.remove(&payout.id).unwrap_or_default();
         let expected = match payout.status {
             MovementStatus::Reversed => vec![(payout.from_amount, payout.from_currency.clone())],

@@ -574,7 +574,7 @@ fn verify_recounts_each_reversal_and_names_a_payout_whose_status_disagrees() {
     let report = tamper(&path, "unreversed", |table| {
         let key = keys::payout(&reversed);
         let bytes = table.get(key.as_slice()).unwrap().unwrap().value().to_vec();
-        let mut payout = sika_engine::stored_payout::decode(&bytes).unwrap();
+        let mut payout = sika_engine::stored_payout::decode(&key, &bytes).unwrap();
         payout.status = sika_engine::MovementStatus::Completed;
         table.insert(key.as_slice(), sika_engine::stored_payout::encode(&payout).as_slice()).unwrap();
     });
@@ -587,7 +587,7 @@ fn verify_recounts_each_reversal_and_names_a_payout_whose_status_disagrees() {
     let report = tamper(&path, "unpaid-reversal", |table| {
         let key = keys::payout(&kept);
         let bytes = table.get(key.as_slice()).unwrap().unwrap().value().to_vec();
-        let mut payout = sika_engine::stored_payout::decode(&bytes).unwrap();
+        let mut payout = sika_engine::stored_payout::decode(&key, &bytes).unwrap();
         payout.status = sika_engine::MovementStatus::Reversed;
         table.insert(key.as_slice(), sika_engine::stored_payout::encode(&payout).as_slice()).unwrap();
     });

@@ -807,10 +807,11 @@ fn stored_events(sandbox: &Path) -> Vec<(usize, usize, String)> {
         let (_, value) = entry.unwrap();
         let bytes = value.value();
         let payout = |id: &str| {
+            let key = keys::payout(id);
             Ok(table
-                .get(keys::payout(id).as_slice())
+                .get(key.as_slice())
                 .unwrap()
-                .map(|v| sika_engine::stored_payout::decode(v.value()).unwrap()))
+                .map(|v| sika_engine::stored_payout::decode(&key, v.value()).unwrap()))
         };
         let event = sika_engine::events::decode_event(bytes, payout).unwrap();
         events.push((bytes.len(), encode(&event).len(), event.kind));
@@ -1271,27 +1272,32 @@ async fn a_format_17_ledgers_payouts_store_their_own_lines_and_its_held_payout_c
     let (mut node, payouts) = three_payouts_one_held("f18").await;
 
     let sandbox = node.data_dir().join("sandbox.redb");
-    let written = stored_values(&sandbox, Space::Payout);
+    let payouts_stored = |path: &Path| {
+        let db = redb::Database::open(path).unwrap();
+        let txn = db.begin_read().unwrap();
+        scan(&txn.open_table(RECORDS).unwrap(), Space::Payout).unwrap()
+    };
+    let written = payouts_stored(&sandbox);
     assert_eq!(written.len(), 3);
     lay_out_as(&sandbox, 17, |_| ());
-    let whole = stored_values(&sandbox, Space::Payout);
-    for (now, was) in written.iter().zip(&whole) {
-        let payout = sika_engine::stored_payout::decode(now).unwrap();
+    let whole = payouts_stored(&sandbox);
+    for ((key, now), (_, was)) in written.iter().zip(&whole) {
+        let payout = sika_engine::stored_payout::decode(key, now).unwrap();
         assert_eq!(decode::<sika_engine::PayoutRecord>(was).unwrap(), payout, "format 17's shape");
         assert!(now.len() < was.len(), "{}: {} bytes against {}", payout.id, now.len(), was.len());
     }
-    // Format 18 leaves out the lines' times and the values of the
-    // payout's own lines: a fifth of the three payouts' bytes at least.
-    let size = |values: &[Vec<u8>]| values.iter().map(Vec::len).sum::<usize>();
+    // Format 18 leaves out the id, the lines' times and the values of
+    // the payout's own lines: a fifth of the three payouts' bytes at least.
+    let size = |records: &[(Vec<u8>, Vec<u8>)]| records.iter().map(|(_, value)| value.len()).sum::<usize>();
     assert!(size(&written) * 10 < size(&whole) * 8, "{} bytes against {}", size(&written), size(&whole));
 
     read_the_same_and_the_held_payout_completes(&mut node, &payouts).await;
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
-    let upgraded = stored_values(&sandbox, Space::Payout);
-    for now in &written {
-        let payout = sika_engine::stored_payout::decode(now).unwrap();
+    let upgraded = payouts_stored(&sandbox);
+    for record in &written {
+        let payout = sika_engine::stored_payout::decode(&record.0, &record.1).unwrap();
         if payout.status != sika_engine::MovementStatus::Pending {
-            assert!(upgraded.contains(now), "{} is stored as the node wrote it", payout.id);
+            assert!(upgraded.contains(record), "{} is stored as the node wrote it", payout.id);
         }
     }
 }
