@@ -18,7 +18,9 @@
 //! sandbox payouts, default 100,000, settled at once with
 //! `SIKA_TIME_SCALE=0.001`, then a SIGTERM, the sizes of `sandbox.redb` and
 //! its logs divided by the payouts acknowledged, and `sika footprint`'s
-//! records per space). Each prints `SUMMARY <name>:
+//! records per space; `SIKA_LOAD_PAD` adds that many characters to each
+//! payout's reference, since payouts of one size fill redb's leaves to a
+//! margin that decides whether they split when the payouts settle). Each prints `SUMMARY <name>:
 //! <figure>` lines, the node's CPU (total and per thread name) and this
 //! process's CPU over the measured window.
 //!
@@ -896,13 +898,14 @@ async fn payouts(ctx: &Ctx) {
 async fn payout_bytes(ctx: &Ctx) -> u64 {
     let name = "payout_bytes";
     let total: u64 = env_parse("SIKA_LOAD_PAYOUTS", 100_000);
+    let pad: String = "x".repeat(env_parse("SIKA_LOAD_PAD", 0usize));
     let mut setup = ctx.conn();
     deposit(&mut setup, "GHS", "1000000000.00").await;
     let next = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
     let tasks: Vec<_> = (0..ctx.settings.connections)
         .map(|_| {
-            let (next, mut conn) = (next.clone(), ctx.conn());
+            let (next, mut conn, pad) = (next.clone(), ctx.conn(), pad.clone());
             tokio::spawn(async move {
                 let (mut created, mut other) = (0u64, Vec::new());
                 loop {
@@ -911,7 +914,7 @@ async fn payout_bytes(ctx: &Ctx) -> u64 {
                         return (created, other);
                     }
                     let body = format!(
-                        r#"{{"from":{{"currency":"GHS","amount":"10.00"}},"to":{{"code":"mtn_gh","accountNumber":"+233241234567"}},"externalReference":"bytes-{n}"}}"#
+                        r#"{{"from":{{"currency":"GHS","amount":"10.00"}},"to":{{"code":"mtn_gh","accountNumber":"+233241234567"}},"externalReference":"bytes-{n}{pad}"}}"#
                     );
                     match conn.post("/v1/payouts", body).await {
                         Ok(r) if r.status == 201 => created += 1,
