@@ -49,10 +49,13 @@
 //! account's balance-change head in the account's stored entry
 //! (`accounts_hold_their_balance_heads`). Format 17 stores a journal
 //! entry's hash only every `HASH_EVERY` entries
-//! (`journal_entries_hash_at_marks`). Format 18 stores a payout's
-//! timeline lines that repeat the payout's own fields as their kind alone,
-//! and times as milliseconds after the one before
-//! (`payouts_store_their_own_lines`, `stored_payout`).
+//! (`journal_entries_hash_at_marks`). Format 18 stores a payout without
+//! its id, its timeline lines that repeat the payout's own fields as their
+//! kind alone, and times as milliseconds after the one before
+//! (`payouts_store_their_own_lines`, `stored_payout`); and writes a
+//! payout's event with its kind as a byte and the payout's times after
+//! the event's (`events::encode_payout_event`; those formats 9 to 17
+//! wrote still read, so the step leaves them).
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -758,11 +761,18 @@ pub mod format17 {
     }
 
     /// Stores each payout of a current ledger as formats 6 to 17 did
-    /// (`payouts_whole`); returns how many it rewrote.
+    /// (`payouts_whole`), and each payout's event as formats 9 to 17 did
+    /// (`events::payout_event_as_format_17`); returns how many payouts it
+    /// rewrote.
     pub fn store_payouts_whole(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
         let old = payouts_whole(scan(&*table, Space::Payout)?)?;
         for (key, value) in &old {
             table.insert(key.as_slice(), value.as_slice())?;
+        }
+        for (key, value) in scan(&*table, Space::Event)? {
+            if let Some(event) = crate::events::payout_event_as_format_17(&value)? {
+                table.insert(key.as_slice(), event.as_slice())?;
+            }
         }
         Ok(old.len())
     }

@@ -67,7 +67,10 @@ async fn a_stopped_node_keeps_no_log_and_footprint_counts_what_a_payout_left() {
     assert!(row(&text, "BalanceChange").is_some_and(|(n, _)| n >= 3), "the deposit and the holds: {text}");
     let (events, event_bytes) = row(&text, "Event").unwrap_or_else(|| panic!("{text}"));
     assert_eq!(events, 2, "account.credited and payout.completed: {text}");
-    assert!(event_bytes < payout_bytes, "the payout's event does not copy the payout: {text}");
+    // The deposit's event holds its account (under 200 bytes); the
+    // payout's, a mark of the payout (about 110), not a copy of it (the
+    // payout's bytes and more).
+    assert!(event_bytes < payout_bytes + 200, "the payout's event does not copy the payout: {text}");
     // The books verify on what the stop left.
     node.stop_and_verify();
 }

@@ -38,7 +38,8 @@
 //! only holds keep theirs, and its transfers and holds are still found;
 //! and a ledger whose payouts are stored whole (format 17 and earlier) is
 //! upgraded to format 18, where each stores the timeline lines that repeat
-//! its own fields as marks, and its payouts read the same and settle.
+//! its own fields as marks, and its payouts and their events (as formats 9
+//! to 17 stored them) read the same and settle.
 
 use std::path::{Path, PathBuf};
 
@@ -1277,10 +1278,38 @@ async fn a_format_17_ledgers_payouts_store_their_own_lines_and_its_held_payout_c
         let txn = db.begin_read().unwrap();
         scan(&txn.open_table(RECORDS).unwrap(), Space::Payout).unwrap()
     };
+    // Every event, as read back with its payout as it stood (`whole`: the
+    // payouts stored as format 17 stored them).
+    let events = |path: &Path, whole: bool| -> Vec<(usize, sika_engine::EventRecord)> {
+        let db = redb::Database::open(path).unwrap();
+        let txn = db.begin_read().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        let payout = |id: &str| {
+            let key = keys::payout(id);
+            let stored = table.get(key.as_slice()).unwrap();
+            Ok(stored.map(|v| match whole {
+                true => decode(v.value()).unwrap(),
+                false => sika_engine::stored_payout::decode(&key, v.value()).unwrap(),
+            }))
+        };
+        let stored = scan(&table, Space::Event).unwrap();
+        stored.iter().map(|(_, v)| (v.len(), sika_engine::events::decode_event(v, payout).unwrap())).collect()
+    };
     let written = payouts_stored(&sandbox);
     assert_eq!(written.len(), 3);
+    let events_written = events(&sandbox, false);
     lay_out_as(&sandbox, 17, |_| ());
     let whole = payouts_stored(&sandbox);
+    let events_whole = events(&sandbox, true);
+    let settled_events = events_written.iter().filter(|(_, e)| e.kind.starts_with("payout.")).count();
+    assert_eq!(settled_events, 2, "the completed and the failed payout's");
+    for ((now, event), (was, whole_event)) in events_written.iter().zip(&events_whole) {
+        assert_eq!(event, whole_event);
+        if event.kind.starts_with("payout.") {
+            // The kind's name and the payout's updated time, at least.
+            assert!(now + 15 <= *was, "{}: {now} bytes against {was}", event.kind);
+        }
+    }
     for ((key, now), (_, was)) in written.iter().zip(&whole) {
         let payout = sika_engine::stored_payout::decode(key, now).unwrap();
         assert_eq!(decode::<sika_engine::PayoutRecord>(was).unwrap(), payout, "format 17's shape");
@@ -1293,6 +1322,9 @@ async fn a_format_17_ledgers_payouts_store_their_own_lines_and_its_held_payout_c
 
     read_the_same_and_the_held_payout_completes(&mut node, &payouts).await;
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    let after: Vec<_> = events(&sandbox, false).into_iter().map(|(_, e)| e).collect();
+    let before: Vec<_> = events_written.into_iter().map(|(_, e)| e).collect();
+    assert!(after.len() > before.len() && after.starts_with(&before), "the events read as before");
     let upgraded = payouts_stored(&sandbox);
     for record in &written {
         let payout = sika_engine::stored_payout::decode(&record.0, &record.1).unwrap();
