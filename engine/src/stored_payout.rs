@@ -9,8 +9,10 @@
 //! were held on, and the rail's message a second time. Those lines are
 //! stored as their kind alone (`StoredFact::Created`, `Held`, …) and read
 //! back from the payout's fields, so a payout reads back exactly as it was
-//! written. A line whose values differ from the payout's (none the node
-//! writes today, or a status message changed later) is stored whole.
+//! written. Any other line (the handover and the rail's note, a note the
+//! rail sent, a reversal's, or a settled line whose message is no longer
+//! the payout's status message) is stored whole. With its id left to its
+//! key, that payout is 253 bytes.
 //!
 //! `PayoutRecord`'s own encoding is unchanged: events of orders still hold
 //! whole payouts (`EventPayload::OrderWithPayout`) in that encoding.
