@@ -201,11 +201,7 @@ struct CompactMark {
 
 impl CompactMark {
     fn of(kind: PayoutEvent, mark: PayoutMark, created_at: TimestampMs) -> CompactMark {
-        let after = |at: TimestampMs| {
-            i128::from(at)
-                .checked_sub(i128::from(created_at))
-                .expect("the difference of two i64s fits an i128")
-        };
+        let after = |at: TimestampMs| crate::records::ms_between(created_at, at);
         CompactMark {
             kind,
             updated_after: after(mark.updated_at),
@@ -219,20 +215,20 @@ impl CompactMark {
 
     /// The mark this stands for in an event made at `created_at`.
     fn into_mark(self, created_at: TimestampMs) -> Result<PayoutMark, EngineError> {
+        let id = self.id;
         let at = |after: i128| {
-            i128::from(created_at)
-                .checked_add(after)
-                .and_then(|at| TimestampMs::try_from(at).ok())
-                .ok_or_else(|| {
-                    EngineError::Corrupt(format!("an event of payout {} stores a time out of range", self.id))
-                })
+            crate::records::time_after(created_at, after).ok_or_else(|| {
+                EngineError::Corrupt(format!("an event of payout {id} stores a time out of range"))
+            })
         };
+        let updated_at = at(self.updated_after)?;
+        let completed_at = self.completed_after.map(at).transpose()?;
         Ok(PayoutMark {
-            updated_at: at(self.updated_after)?,
-            completed_at: self.completed_after.map(at).transpose()?,
-            id: self.id.clone(),
+            updated_at,
+            completed_at,
+            id,
             status: self.status,
-            status_message: self.status_message.clone(),
+            status_message: self.status_message,
             timeline_len: self.timeline_len,
         })
     }
@@ -272,14 +268,10 @@ pub fn encode_payout_event(
 pub fn payout_event_as_format_17(bytes: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
     let ((seq, id, organization, _), rest) = take::<(u64, String, String, String)>(bytes)?;
     let (tag, after_tag) = take::<u32>(rest)?;
-    if tag != PAYOUT_MARK_COMPACT {
+    let Some((mark, Some(kind), created_at)) = payout_mark(tag, after_tag)? else {
         return Ok(None);
-    }
-    let (compact, rest) = take::<CompactMark>(after_tag)?;
-    let (created_at, _) = take::<TimestampMs>(rest)?;
-    let kind = compact.kind.kind();
-    let mark = compact.into_mark(created_at)?;
-    let fields = (seq, id, organization, kind.name(), PAYOUT_MARK, mark, created_at);
+    };
+    let fields = (seq, id, organization, kind.kind().name(), PAYOUT_MARK, mark, created_at);
     Ok(Some(postcard::to_allocvec(&fields).expect("postcard encodes an event")))
 }
 
@@ -288,27 +280,27 @@ fn take<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<(T, &[u8]), Engi
 }
 
 /// A payout's mark, read from the bytes after an event's head (`tag` and
-/// what follows it), with the event's kind and time; `None` when the event
-/// is stored whole.
+/// what follows it), with the event's time and, for a compact mark, its
+/// kind (a format 17 mark's is the head's); `None` when the event is
+/// stored whole.
 fn payout_mark(
     tag: u32,
     after_tag: &[u8],
-    kind: String,
-) -> Result<Option<(PayoutMark, String, TimestampMs)>, EngineError> {
-    Ok(match tag {
+) -> Result<Option<(PayoutMark, Option<PayoutEvent>, TimestampMs)>, EngineError> {
+    Ok(Some(match tag {
         PAYOUT_MARK => {
             let (mark, rest) = take::<PayoutMark>(after_tag)?;
             let (created_at, _) = take::<TimestampMs>(rest)?;
-            Some((mark, kind, created_at))
+            (mark, None, created_at)
         }
         PAYOUT_MARK_COMPACT => {
             let (compact, rest) = take::<CompactMark>(after_tag)?;
             let (created_at, _) = take::<TimestampMs>(rest)?;
-            let kind = compact.kind.kind().name().to_string();
-            Some((compact.into_mark(created_at)?, kind, created_at))
+            let kind = compact.kind;
+            (compact.into_mark(created_at)?, Some(kind), created_at)
         }
-        _ => None,
-    })
+        _ => return Ok(None),
+    }))
 }
 
 /// An event as stored, whole (`EventRecord`) or with a payout's mark, which
@@ -319,7 +311,8 @@ pub fn decode_event(
 ) -> Result<EventRecord, EngineError> {
     let ((seq, id, organization, kind), rest) = take::<(u64, String, String, String)>(bytes)?;
     let (tag, after_tag) = take::<u32>(rest)?;
-    if let Some((mark, kind, created_at)) = payout_mark(tag, after_tag, kind.clone())? {
+    if let Some((mark, compact_kind, created_at)) = payout_mark(tag, after_tag)? {
+        let kind = compact_kind.map_or(kind, |compact| compact.kind().name().to_string());
         let stored = payout(&mark.id)?.ok_or_else(|| {
             EngineError::Corrupt(format!("event {id} names payout {}, which is not stored", mark.id))
         })?;
@@ -421,26 +414,10 @@ mod tests {
     /// payout moved on since.
     #[test]
     fn a_payout_event_reads_back_as_the_payout_stood() {
-        use super::{decode_event, encode_payout_event};
-        use crate::records::*;
-        use crate::timeline::{Fact, TimelineEntry};
-        let line = |n: i64| TimelineEntry::new(n, Fact::PayoutReversed);
-        let completed = completed();
-        let event = EventRecord {
-            seq: 7,
-            id: "evt_1".into(),
-            organization: "org_1".into(),
-            kind: "payout.completed".into(),
-            payload: EventPayload::Payout(completed.clone()),
-            created_at: 2,
-        };
-        let bytes = encode_payout_event(7, "evt_1", EventKind::PayoutCompleted, &completed, 2);
+        use super::decode_event;
+        let (completed, reversed) = (completed(), reversed());
+        let (event, bytes) = completed_event();
         assert!(bytes.len() < crate::storage::encode(&event).len() / 2, "{} bytes", bytes.len());
-        let mut reversed = completed.clone();
-        reversed.status = MovementStatus::Reversed;
-        reversed.status_message = "Returned".into();
-        reversed.updated_at = 9;
-        reversed.timeline.push(line(9));
         let read = decode_event(&bytes, |id| Ok((id == "pay_ghs_1").then(|| reversed.clone()))).unwrap();
         assert_eq!(read, event);
         let whole = crate::storage::encode(&event);
@@ -478,22 +455,9 @@ mod tests {
         use super::{EventHead, decode_event, decode_event_head, encode_payout_event};
         use crate::records::*;
         use crate::stored_payout::{encode, organization as payout_organization};
-        let completed = completed();
-        let mut reversed = completed.clone();
-        reversed.status = MovementStatus::Reversed;
-        reversed.status_message = "Returned".into();
-        reversed.updated_at = 9;
-        reversed.timeline.push(crate::timeline::TimelineEntry::new(9, crate::timeline::Fact::PayoutReversed));
+        let (completed, reversed) = (completed(), reversed());
         let stored = encode(&reversed);
-        let event = EventRecord {
-            seq: 7,
-            id: "evt_1".into(),
-            organization: "org_1".into(),
-            kind: "payout.completed".into(),
-            payload: EventPayload::Payout(completed.clone()),
-            created_at: 2,
-        };
-        let bytes = encode_payout_event(7, "evt_1", EventKind::PayoutCompleted, &completed, 2);
+        let (event, bytes) = completed_event();
         let whole = crate::storage::encode(&event);
         // Formats 9 to 17 stored the kind's name and a whole mark: such an
         // event reads as before. Format 18 stores the kind in a byte, and
@@ -536,6 +500,32 @@ mod tests {
         let moved = [&bytes[..at], &[2u8][..]].concat(); // the event's time, 1 for -1
         let corrupt = decode_event(&moved, |_| Ok(Some(late.clone())));
         assert!(matches!(corrupt, Err(crate::error::EngineError::Corrupt(_))), "{corrupt:?}");
+    }
+
+    /// `completed()`'s `payout.completed` event (number 7, at 2), and its
+    /// stored bytes.
+    fn completed_event() -> (crate::records::EventRecord, Vec<u8>) {
+        let completed = completed();
+        let bytes = super::encode_payout_event(7, "evt_1", EventKind::PayoutCompleted, &completed, 2);
+        let event = crate::records::EventRecord {
+            seq: 7,
+            id: "evt_1".into(),
+            organization: "org_1".into(),
+            kind: "payout.completed".into(),
+            payload: crate::records::EventPayload::Payout(completed),
+            created_at: 2,
+        };
+        (event, bytes)
+    }
+
+    /// `completed()` as it stands once the rail took it back, at 9.
+    fn reversed() -> crate::records::PayoutRecord {
+        let mut reversed = completed();
+        reversed.status = crate::records::MovementStatus::Reversed;
+        reversed.status_message = "Returned".into();
+        reversed.updated_at = 9;
+        reversed.timeline.push(crate::timeline::TimelineEntry::new(9, crate::timeline::Fact::PayoutReversed));
+        reversed
     }
 
     fn completed() -> crate::records::PayoutRecord {

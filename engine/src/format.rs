@@ -2504,35 +2504,10 @@ mod tests {
     /// key, or with bytes after it, stops the upgrade.
     #[test]
     fn format_18_stores_payouts_without_their_ids_and_their_own_lines_as_marks() {
-        use crate::records::{Destination, PayoutRecord};
-        use crate::timeline::{Fact, TimelineEntry};
-        let payout = |id: &str| PayoutRecord {
-            id: id.into(),
-            organization: "org_1".into(),
-            status: MovementStatus::Pending,
-            from_account: "GHS1".into(),
-            from_currency: "GHS".into(),
-            from_amount: 1_000,
-            to: Destination { code: "mtn_gh".into(), ..Destination::default() },
-            to_currency: "GHS".into(),
-            to_amount: 1_000,
-            fee_amount: 10,
-            rate: "1".into(),
-            narration: String::new(),
-            external_reference: "p1".into(),
-            metadata: "{}".into(),
-            status_message: "sent".into(),
-            hold_ids: vec![1, 2],
-            timeline: vec![TimelineEntry::new(
-                1_700_000_000_000,
-                Fact::FeeHeld { amount: 10, currency: "GHS".into() },
-            )],
-            rail: "test".into(),
-            api_key_id: None,
-            order_id: None,
-            created_at: 1_700_000_000_000,
-            updated_at: 1_700_000_000_000,
-            completed_at: None,
+        let payout = |id: &str| {
+            let mut payout = crate::stored_payout::sandbox_payout();
+            payout.id = id.into();
+            payout
         };
         let upgrade = |key: Vec<u8>, value: Vec<u8>| {
             let db = memory();

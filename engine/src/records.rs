@@ -15,6 +15,18 @@ use crate::resource_id::{CollectionId, OrderId, PayoutId, RefundId};
 /// Milliseconds since the Unix epoch (UTC).
 pub type TimestampMs = i64;
 
+/// The milliseconds from `since` to `at`, which an `i128` always holds: how
+/// a stored record keeps a time near another (since format 18).
+pub(crate) fn ms_between(since: TimestampMs, at: TimestampMs) -> i128 {
+    i128::from(at).checked_sub(i128::from(since)).expect("the difference of two i64s fits an i128")
+}
+
+/// The time `ms` milliseconds after `since`, if it is one (what
+/// `ms_between` stored).
+pub(crate) fn time_after(since: TimestampMs, ms: i128) -> Option<TimestampMs> {
+    i128::from(since).checked_add(ms).and_then(|at| TimestampMs::try_from(at).ok())
+}
+
 /// A transfer's identifier: a counter per stack, never reused.
 pub type TransferId = u64;
 

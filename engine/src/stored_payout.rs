@@ -22,7 +22,9 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
-use crate::records::{Destination, MovementStatus, PayoutRecord, TimestampMs, TransferId};
+use crate::records::{
+    Destination, MovementStatus, PayoutRecord, TimestampMs, TransferId, ms_between, time_after,
+};
 use crate::storage::keys;
 use crate::timeline::{Actor, Fact, Movement, TimelineEntry};
 
@@ -203,16 +205,9 @@ impl<'a> StoredFact<'a> {
     }
 }
 
-/// `at - since`, which an `i128` always holds.
-fn after(at: TimestampMs, since: TimestampMs) -> i128 {
-    i128::from(at).checked_sub(i128::from(since)).expect("the difference of two i64s fits an i128")
-}
-
 /// `since + after`, when it is a time.
 fn at(since: TimestampMs, after: i128, id: &str) -> Result<TimestampMs, EngineError> {
-    i128::from(since)
-        .checked_add(after)
-        .and_then(|at| TimestampMs::try_from(at).ok())
+    time_after(since, after)
         .ok_or_else(|| EngineError::Corrupt(format!("payout {id} stores a time out of range")))
 }
 
@@ -224,7 +219,7 @@ impl<'a> StoredPayout<'a> {
             .iter()
             .map(|line| {
                 let stored =
-                    StoredLine { after: after(line.at, previous), fact: StoredFact::of(&line.fact, p) };
+                    StoredLine { after: ms_between(previous, line.at), fact: StoredFact::of(&line.fact, p) };
                 previous = line.at;
                 stored
             })
@@ -250,8 +245,8 @@ impl<'a> StoredPayout<'a> {
             api_key_id: p.api_key_id.as_deref().map(Cow::Borrowed),
             order_id: p.order_id.as_deref().map(Cow::Borrowed),
             created_at: p.created_at,
-            updated_after: after(p.updated_at, p.created_at),
-            completed_after: p.completed_at.map(|completed| after(completed, p.created_at)),
+            updated_after: ms_between(p.created_at, p.updated_at),
+            completed_after: p.completed_at.map(|completed| ms_between(p.created_at, completed)),
         }
     }
 
@@ -296,87 +291,80 @@ impl<'a> StoredPayout<'a> {
     }
 }
 
+/// A sandbox payout as the node writes it, completed, for tests.
+#[cfg(test)]
+pub(crate) fn sandbox_payout() -> PayoutRecord {
+    use crate::timeline::Handover;
+    let (at, done) = (1_764_331_440_962, 1_764_331_440_966);
+    let line = |at, fact| TimelineEntry::new(at, fact);
+    PayoutRecord {
+        id: "pay_ghs_0VcGilSUY5B4UYqdklLF0Tb2".into(),
+        organization: "org_0VcGijAAO69YUzKu23435aMq".into(),
+        status: MovementStatus::Completed,
+        from_account: "GHS1000000001".into(),
+        from_currency: "GHS".into(),
+        from_amount: 1_000,
+        to: Destination {
+            code: "mtn_gh".into(),
+            account_number: Some("+233241234567".into()),
+            ..Destination::default()
+        },
+        to_currency: "GHS".into(),
+        to_amount: 1_000,
+        fee_amount: 110,
+        rate: "1".into(),
+        narration: String::new(),
+        external_reference: "bytes-1".into(),
+        metadata: "{}".into(),
+        status_message: "Delivered to the recipient".into(),
+        hold_ids: vec![2, 3],
+        timeline: vec![
+            line(
+                at,
+                Fact::PayoutCreated { amount: 1_000, currency: "GHS".into(), destination: "mtn_gh".into() },
+            ),
+            line(
+                at,
+                Fact::FundsHeld { amount: 1_000, currency: "GHS".into(), account: "GHS1000000001".into() },
+            ),
+            line(at, Fact::FeeHeld { amount: 110, currency: "GHS".into() }),
+            line(
+                at,
+                Fact::HandedOver {
+                    handover: Handover::Rail,
+                    note: "Sandbox simulator; expected outcome: completed".into(),
+                },
+            ),
+            line(
+                done,
+                Fact::Settled {
+                    movement: Movement::Payout,
+                    actor: Actor::Rail,
+                    success: true,
+                    message: "Delivered to the recipient".into(),
+                },
+            ),
+            line(done, Fact::FundsDebited { amount: 1_000, currency: "GHS".into() }),
+            line(done, Fact::StatusChanged { movement: Movement::Payout, completed: true }),
+        ],
+        rail: "sandbox_simulator".into(),
+        api_key_id: Some("key_0VcGijABrifG1esmnijRjdvp".into()),
+        order_id: None,
+        created_at: at,
+        updated_at: done,
+        completed_at: Some(done),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::timeline::Handover;
-
-    /// A sandbox payout as the node writes it, completed.
-    fn completed() -> PayoutRecord {
-        let (at, done) = (1_764_331_440_962, 1_764_331_440_966);
-        let line = |at, fact| TimelineEntry::new(at, fact);
-        PayoutRecord {
-            id: "pay_ghs_0VcGilSUY5B4UYqdklLF0Tb2".into(),
-            organization: "org_0VcGijAAO69YUzKu23435aMq".into(),
-            status: MovementStatus::Completed,
-            from_account: "GHS1000000001".into(),
-            from_currency: "GHS".into(),
-            from_amount: 1_000,
-            to: Destination {
-                code: "mtn_gh".into(),
-                account_number: Some("+233241234567".into()),
-                ..Destination::default()
-            },
-            to_currency: "GHS".into(),
-            to_amount: 1_000,
-            fee_amount: 110,
-            rate: "1".into(),
-            narration: String::new(),
-            external_reference: "bytes-1".into(),
-            metadata: "{}".into(),
-            status_message: "Delivered to the recipient".into(),
-            hold_ids: vec![2, 3],
-            timeline: vec![
-                line(
-                    at,
-                    Fact::PayoutCreated {
-                        amount: 1_000,
-                        currency: "GHS".into(),
-                        destination: "mtn_gh".into(),
-                    },
-                ),
-                line(
-                    at,
-                    Fact::FundsHeld {
-                        amount: 1_000,
-                        currency: "GHS".into(),
-                        account: "GHS1000000001".into(),
-                    },
-                ),
-                line(at, Fact::FeeHeld { amount: 110, currency: "GHS".into() }),
-                line(
-                    at,
-                    Fact::HandedOver {
-                        handover: Handover::Rail,
-                        note: "Sandbox simulator; expected outcome: completed".into(),
-                    },
-                ),
-                line(
-                    done,
-                    Fact::Settled {
-                        movement: Movement::Payout,
-                        actor: Actor::Rail,
-                        success: true,
-                        message: "Delivered to the recipient".into(),
-                    },
-                ),
-                line(done, Fact::FundsDebited { amount: 1_000, currency: "GHS".into() }),
-                line(done, Fact::StatusChanged { movement: Movement::Payout, completed: true }),
-            ],
-            rail: "sandbox_simulator".into(),
-            api_key_id: Some("key_0VcGijABrifG1esmnijRjdvp".into()),
-            order_id: None,
-            created_at: at,
-            updated_at: done,
-            completed_at: Some(done),
-        }
-    }
 
     #[test]
     fn a_completed_sandbox_payout_reads_back_whole_in_over_a_quarter_fewer_bytes() {
-        let payout = completed();
+        let payout = sandbox_payout();
         let key = keys::payout(&payout.id);
         let stored = encode(&payout);
         assert_eq!(decode(&key, &stored).unwrap(), payout);
@@ -393,7 +381,7 @@ mod tests {
 
     #[test]
     fn lines_that_differ_from_the_payout_are_stored_whole_and_read_back() {
-        let mut payout = completed();
+        let mut payout = sandbox_payout();
         // Reversed later: the status message changed, the settled line's did not.
         payout.status = MovementStatus::Reversed;
         payout.status_message = "Recipient's bank returned it".into();
@@ -410,7 +398,7 @@ mod tests {
 
     #[test]
     fn a_refund_whose_sum_overflows_is_stored_whole() {
-        let mut payout = completed();
+        let mut payout = sandbox_payout();
         payout.from_amount = i128::MAX;
         payout.timeline =
             vec![TimelineEntry::new(0, Fact::BalanceRefunded { amount: i128::MIN, currency: "GHS".into() })];
@@ -419,7 +407,7 @@ mod tests {
 
     #[test]
     fn a_stored_time_out_of_range_is_corrupt_not_a_panic() {
-        let mut payout = completed();
+        let mut payout = sandbox_payout();
         payout.created_at = i64::MAX;
         let mut stored = StoredPayout::of(&payout);
         stored.updated_after = 1;
@@ -454,7 +442,7 @@ mod tests {
             completed_at in any::<Option<i64>>(),
             fee in prop_oneof![Just(110i128), any::<i128>()],
         ) {
-            let mut payout = completed();
+            let mut payout = sandbox_payout();
             payout.created_at = created_at;
             payout.updated_at = updated_at;
             payout.completed_at = completed_at;
