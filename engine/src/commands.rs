@@ -5,7 +5,6 @@
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::committed::MovementKind;
 use crate::error::{EngineError, Field, Problem};
@@ -165,8 +164,7 @@ impl Expected {
 
 /// The digest `Expected` compares.
 pub fn digest(body: &[u8]) -> [u8; 32] {
-    use sha2::Digest;
-    sha2::Sha256::digest(body).into()
+    crate::digest::sha256(&[body])
 }
 
 /// What the writer knows while applying one batch.
@@ -205,7 +203,7 @@ impl Command {
             Command::CreateCollection(c) => c.request_fingerprint,
             Command::CreateOrder(o) => o.request_fingerprint,
             Command::CreateRefund(r) => r.request_fingerprint,
-            _ => Sha256::digest(encode(self)).into(),
+            _ => crate::digest::sha256(&[&encode(self)]),
         }
     }
 }

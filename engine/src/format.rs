@@ -946,8 +946,7 @@ pub mod format13 {
     /// `sha256(prev_hash || postcard(transfer))`: the link from one
     /// journal entry to the next up to format 13.
     pub fn chain_hash(prev_hash: &[u8; 32], transfer: &TransferRecord) -> [u8; 32] {
-        use sha2::{Digest, Sha256};
-        Sha256::new().chain_update(prev_hash).chain_update(encode(transfer)).finalize().into()
+        crate::digest::sha256(&[prev_hash, &encode(transfer)])
     }
 
     /// The journal of a current ledger as format 13 stored it: its entries

@@ -35,6 +35,7 @@ pub mod bench;
 pub mod clock;
 pub mod commands;
 pub mod committed;
+pub mod digest;
 pub mod disputes;
 mod durable;
 mod engine;

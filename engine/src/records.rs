@@ -419,8 +419,7 @@ pub(crate) fn encode_chained(
 
 /// `sha256(prev_hash || transfer)`.
 fn chain_hash_bytes(prev_hash: &[u8; 32], transfer: &[u8]) -> [u8; 32] {
-    use sha2::{Digest, Sha256};
-    Sha256::new().chain_update(prev_hash).chain_update(transfer).finalize().into()
+    crate::digest::sha256(&[prev_hash, transfer])
 }
 
 impl Serialize for JournalEntry {
