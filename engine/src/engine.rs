@@ -1329,9 +1329,7 @@ mod tests {
             let batch = Batch::new(epoch as u64 + 1, layer);
             if epoch % 2 == 0 {
                 // Half the batches sorted by the logger, half not yet.
-                let mut order: Vec<Vec<u8>> = batch.changes().keys().cloned().collect();
-                order.sort();
-                batch.order.set(order).unwrap();
+                batch.set_order(crate::storage::key_order(batch.changes()));
             }
             pending.push(Arc::new(batch));
         }

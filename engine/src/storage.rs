@@ -343,9 +343,11 @@ pub type Layer = IndexMap<Vec<u8>, Option<Vec<u8>>, foldhash::fast::RandomState>
 pub struct Batch {
     pub epoch: u64,
     changes: Layer,
-    /// The changed keys in order, once the logger has sorted them: range
-    /// reads over a pending batch then look at the keys in range only.
-    pub order: std::sync::OnceLock<Vec<Vec<u8>>>,
+    /// The changed keys' places in `changes`, in key order, once the
+    /// logger has sorted them (`set_order`): range reads over a pending
+    /// batch then look at the keys in range only, and the checkpointer
+    /// merges batches without sorting or hashing their keys again.
+    order: std::sync::OnceLock<Vec<u32>>,
     /// Which keys the batch may change: a read asks the batch's map only
     /// when the filter says it may hold the key.
     filter: KeyFilter,
@@ -366,6 +368,28 @@ impl Batch {
         &self.changes
     }
 
+    /// Records the order of the batch's keys (`key_order` of its changes),
+    /// once; a second order is ignored.
+    pub fn set_order(&self, order: Vec<u32>) {
+        debug_assert_eq!(order.len(), self.changes.len());
+        let _ = self.order.set(order);
+    }
+
+    /// The batch's changes in key order, once `set_order` has recorded it:
+    /// each key's place in the change map, the key and its change.
+    pub fn in_order(&self) -> Option<impl Iterator<Item = (u32, &[u8], Option<&[u8]>)>> {
+        let order = self.order.get()?;
+        Some(order.iter().map(|&place| {
+            let (key, value) = self.entry(place);
+            (place, key, value)
+        }))
+    }
+
+    /// The change at `place` in the change map (a place `in_order` gave).
+    pub fn entry(&self, place: u32) -> (&[u8], Option<&[u8]>) {
+        change_at(&self.changes, place)
+    }
+
     /// Whether the batch writes a key of `Space::DisputeShortfalls`.
     pub fn writes_shortfalls(&self) -> bool {
         self.writes_shortfalls
@@ -379,14 +403,14 @@ impl Batch {
 
     /// The changes to keys in `start..end`, in key order.
     pub fn range<'b>(&'b self, start: &[u8], end: &[u8]) -> Vec<(&'b [u8], Option<&'b [u8]>)> {
-        let value = |key: &[u8]| self.changes.get(key).and_then(|v| v.as_deref());
         match self.order.get() {
             Some(order) => {
-                let first = order.partition_point(|key| key.as_slice() < start);
+                let key_at = |place: u32| self.entry(place).0;
+                let first = order.partition_point(|&place| key_at(place) < start);
                 order[first..]
                     .iter()
-                    .take_while(|key| key.as_slice() < end)
-                    .map(|key| (key.as_slice(), value(key)))
+                    .map(|&place| self.entry(place))
+                    .take_while(|(key, _)| *key < end)
                     .collect()
             }
             None => {
@@ -1020,13 +1044,24 @@ impl<'t> Overlay<'t> {
 
 /// A layer's changes in key order.
 pub fn sorted(layer: &Layer) -> Changes<'_> {
+    key_order(layer).into_iter().map(|place| change_at(layer, place)).collect()
+}
+
+/// The places of a layer's keys (in its map), in key order.
+pub fn key_order(layer: &Layer) -> Vec<u32> {
     // Sorted on the keys' first 16 bytes as a number (which orders like the
     // bytes), falling back to the whole keys only on a tie.
-    type Keyed<'a> = (u128, &'a [u8], Option<&'a [u8]>);
-    let mut changes: Vec<Keyed> =
-        layer.iter().map(|(key, value)| (key_prefix(key), key.as_slice(), value.as_deref())).collect();
-    changes.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
-    changes.into_iter().map(|(_, key, value)| (key, value)).collect()
+    let mut keyed: Vec<(u128, &[u8], u32)> =
+        layer.keys().zip(0..).map(|(key, place)| (key_prefix(key), key.as_slice(), place)).collect();
+    assert_eq!(keyed.len(), layer.len(), "a layer holds fewer than 2^32 keys");
+    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+    keyed.into_iter().map(|(_, _, place)| place).collect()
+}
+
+/// The change at `place` in `layer`'s map.
+pub fn change_at(layer: &Layer, place: u32) -> (&[u8], Option<&[u8]>) {
+    let (key, value) = layer.get_index(place as usize).expect("a place within the layer");
+    (key.as_slice(), value.as_deref())
 }
 
 /// Whether new keys of this space mostly sort after every stored one, so

@@ -20,7 +20,6 @@
 //! refuses every later batch: what the disk holds is no longer known, and
 //! reopening the database (which replays the log) is the way back.
 
-use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -40,7 +39,7 @@ use crate::error::EngineError;
 use crate::ledger::Books;
 use crate::rates::Pricing;
 use crate::storage::{
-    AccountCache, AccountIds, Batch, Changes, Layer, Overlay, RECORDS, keys, sorted, write_changes,
+    AccountCache, AccountIds, Batch, Changes, Layer, Overlay, RECORDS, key_order, keys, sorted, write_changes,
 };
 use crate::view::View;
 
@@ -330,8 +329,9 @@ impl Logger {
     /// Appends the batch to the log (if there is one) and records its keys'
     /// order for readers.
     fn log(&mut self, batch: &Batch) -> Result<(), EngineError> {
-        let changes = sorted(batch.changes());
-        let _ = batch.order.set(changes.iter().map(|(key, _)| key.to_vec()).collect());
+        let order = key_order(batch.changes());
+        let changes: Changes = order.iter().map(|&place| batch.entry(place)).collect();
+        batch.set_order(order);
         let Some(durable) = &mut self.durable else { return Ok(()) };
         let view = &self.view;
         durable.append(batch.epoch, &changes, |epoch| view.wait_checkpointed(epoch))
@@ -410,51 +410,75 @@ impl Checkpointer {
 /// has put each batch's keys in order already (`Batch::order`), so the
 /// batches are merged rather than sorted again.
 fn merged(batches: &[Arc<Batch>]) -> Changes<'_> {
-    let orders: Option<Vec<&Vec<Vec<u8>>>> = batches.iter().map(|batch| batch.order.get()).collect();
+    let orders: Option<Vec<_>> = batches.iter().map(|batch| batch.in_order()).collect();
     match orders {
-        Some(orders) => merge_ordered(batches, &orders),
+        Some(orders) => merge_ordered(orders),
         None => merge_unordered(batches),
     }
 }
 
-/// `merged` of batches whose keys are in order (`orders[i]` is batch i's):
-/// a merge of the sorted lists through a heap of their next keys, each key
-/// valued as the newest batch holding it left it.
-fn merge_ordered<'b>(batches: &'b [Arc<Batch>], orders: &[&'b Vec<Vec<u8>>]) -> Changes<'b> {
-    // Each batch's keys not yet taken, and a heap of their first keys: the
-    // least key on top and, among equal keys, the newest batch's.
-    let mut rests: Vec<std::slice::Iter<'b, Vec<u8>>> = orders.iter().map(|order| order.iter()).collect();
-    let mut heads: BinaryHeap<Head<'b>> = BinaryHeap::with_capacity(rests.len());
-    for (i, rest) in rests.iter_mut().enumerate() {
-        if let Some(key) = rest.next() {
-            heads.push(Reverse((key.as_slice(), Reverse(i))));
+/// `merged` of batches whose changes are in key order (`orders[i]` is
+/// batch i's, oldest first): a merge of the sorted lists through a heap of
+/// their next keys, each key valued as the newest batch holding it left it.
+fn merge_ordered<'b, I>(mut orders: Vec<I>) -> Changes<'b>
+where
+    I: Iterator<Item = (u32, &'b [u8], Option<&'b [u8]>)>,
+{
+    // A heap of each batch's first key not yet taken: the least key on top
+    // and, among equal keys, the newest batch's (the higher index).
+    let mut heads: BinaryHeap<Head<'b>> = BinaryHeap::with_capacity(orders.len());
+    for (i, order) in orders.iter_mut().enumerate() {
+        if let Some((_, key, value)) = order.next() {
+            heads.push(Head { key, batch: i, value });
         }
     }
-    let mut changes: Changes = Vec::with_capacity(orders.iter().map(|order| order.len()).sum());
-    while let Some(Reverse((key, Reverse(newest)))) = heads.pop() {
+    let mut changes: Changes = Vec::with_capacity(orders.iter().map(|order| order.size_hint().0 + 1).sum());
+    while let Some(newest) = heads.pop() {
         // A batch's keys are distinct, so the next one pushed is past `key`.
-        if let Some(next) = rests[newest].next() {
-            heads.push(Reverse((next.as_slice(), Reverse(newest))));
+        if let Some((_, key, value)) = orders[newest.batch].next() {
+            heads.push(Head { key, batch: newest.batch, value });
         }
-        while let Some(&Reverse((older, Reverse(i)))) = heads.peek()
-            && older == key
+        while let Some(older) = heads.peek()
+            && older.key == newest.key
         {
+            let batch = older.batch;
             heads.pop();
-            if let Some(next) = rests[i].next() {
-                heads.push(Reverse((next.as_slice(), Reverse(i))));
+            if let Some((_, key, value)) = orders[batch].next() {
+                heads.push(Head { key, batch, value });
             }
         }
-        let value = batches[newest]
-            .changes()
-            .get(key)
-            .unwrap_or_else(|| panic!("batch {} lists a key it does not change", batches[newest].epoch));
-        changes.push((key, value.as_deref()));
+        changes.push((newest.key, newest.value));
     }
     changes
 }
 
-/// A batch's next key in `merge_ordered`'s heap, with the batch's index.
-type Head<'b> = Reverse<(&'b [u8], Reverse<usize>)>;
+/// A batch's next change in `merge_ordered`'s heap: ordered so that the
+/// heap's top is the least key and, among equal keys, the newest batch's.
+struct Head<'b> {
+    key: &'b [u8],
+    batch: usize,
+    value: Option<&'b [u8]>,
+}
+
+impl Ord for Head<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.key.cmp(self.key).then(self.batch.cmp(&other.batch))
+    }
+}
+
+impl PartialOrd for Head<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Head<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Head<'_> {}
 
 /// `merged` of batches whose keys are not in order yet.
 fn merge_unordered(batches: &[Arc<Batch>]) -> Changes<'_> {
@@ -570,7 +594,7 @@ mod tests {
                 .map(|(key, value)| (key.to_vec(), value.map(<[u8]>::to_vec)))
                 .collect();
             for batch in &batches {
-                let _ = batch.order.set(sorted(batch.changes()).iter().map(|(key, _)| key.to_vec()).collect());
+                batch.set_order(key_order(batch.changes()));
             }
             let found: Vec<(Vec<u8>, Option<Vec<u8>>)> = merged(&batches)
                 .into_iter()
