@@ -603,6 +603,10 @@ pub struct AccountIds {
 struct OrgAccount {
     id: String,
     key: Vec<u8>,
+    /// The account's slot in the writer's `AccountCache`, once found:
+    /// the transfer's hot path then takes the account without hashing
+    /// and comparing its key a second time.
+    slot: Option<u32>,
 }
 
 impl AccountIds {
@@ -611,7 +615,7 @@ impl AccountIds {
 
     fn insert(&mut self, key: &[u8], id: String) {
         if self.ids.len() < Self::ENTRIES_MAX || self.ids.contains_key(key) {
-            let account = OrgAccount { key: keys::account(&id), id };
+            let account = OrgAccount { key: keys::account(&id), id, slot: None };
             self.ids.insert(key.to_vec(), account);
         }
     }
@@ -632,9 +636,14 @@ impl AccountIds {
 /// applies is either written or, after a failure, followed by no other
 /// batch of this writer; a reopening (the healer, a standby taking over, a
 /// restart) starts a new writer with an empty cache.
+///
+/// Each key has a slot, kept for the cache's lifetime (an emptied slot is
+/// filled again, never removed), so a slot number found once stays the
+/// key's (`OrgAccount::slot`).
 #[derive(Debug, Default)]
 pub struct AccountCache {
-    records: HashMap<Vec<u8>, Option<AccountEntry>>,
+    slots: HashMap<Vec<u8>, u32>,
+    records: Vec<Option<AccountEntry>>,
 }
 
 impl AccountCache {
@@ -646,26 +655,41 @@ impl AccountCache {
     /// the layers until it is filled again.
     fn forget(&mut self, key: &[u8]) {
         if key.first() == Some(&(Space::Account as u8))
-            && let Some(slot) = self.records.get_mut(key)
+            && let Some(&slot) = self.slots.get(key)
         {
-            *slot = None;
+            self.records[slot as usize] = None;
         }
+    }
+
+    /// `key`'s slot, if it has one.
+    fn slot(&self, key: &[u8]) -> Option<u32> {
+        self.slots.get(key).copied()
+    }
+
+    /// The account in `key`'s slot.
+    fn get(&self, key: &[u8]) -> Option<&AccountEntry> {
+        self.records[self.slot(key)? as usize].as_ref()
     }
 
     /// Moves `key`'s account out, leaving its slot empty.
     fn take(&mut self, key: &[u8]) -> Option<AccountEntry> {
-        self.records.get_mut(key)?.take()
+        let slot = self.slot(key)?;
+        self.take_at(slot)
     }
 
-    /// Fills `key`'s slot, or adds it while there is room.
+    /// Moves the account in `slot` out, leaving the slot empty.
+    fn take_at(&mut self, slot: u32) -> Option<AccountEntry> {
+        self.records.get_mut(slot as usize)?.take()
+    }
+
+    /// Fills `key`'s slot, or adds one while there is room.
     fn store(&mut self, key: &[u8], record: AccountEntry) {
-        let room = self.records.len() < Self::ENTRIES_MAX;
-        match self.records.get_mut(key) {
-            Some(slot) => *slot = Some(record),
-            None if room => {
-                self.records.insert(key.to_vec(), Some(record));
-            }
-            None => {}
+        if let Some(slot) = self.slot(key) {
+            self.records[slot as usize] = Some(record);
+        } else if self.records.len() < Self::ENTRIES_MAX {
+            let slot = u32::try_from(self.records.len()).expect("ENTRIES_MAX is below 2^32");
+            self.slots.insert(key.to_vec(), slot);
+            self.records.push(Some(record));
         }
     }
 }
@@ -756,7 +780,7 @@ impl<'t> Overlay<'t> {
     /// cache when it holds it, else read through the layers (and cached).
     pub fn get_account(&mut self, key: &[u8]) -> Result<Option<AccountEntry>, EngineError> {
         if let Some(accounts) = self.accounts.as_deref()
-            && let Some(Some(record)) = accounts.records.get(key)
+            && let Some(record) = accounts.get(key)
         {
             return Ok(Some(record.clone()));
         }
@@ -986,8 +1010,22 @@ impl<'t> Overlay<'t> {
     /// `AccountCache`): no key is built and no id copied. `None` says only
     /// that they do not; `org_account_id` then resolves it.
     pub fn take_cached_org_account(&mut self, index_key: &[u8]) -> Option<AccountEntry> {
-        let account = self.account_ids.as_deref()?.ids.get(index_key)?;
-        self.accounts.as_deref_mut()?.take(&account.key)
+        let account = self.account_ids.as_deref_mut()?.ids.get_mut(index_key)?;
+        let accounts = self.accounts.as_deref_mut()?;
+        let slot = match account.slot {
+            Some(slot) => slot,
+            None => *account.slot.insert(accounts.slot(&account.key)?),
+        };
+        let entry = accounts.take_at(slot)?;
+        // Both caches live as long as the writer, and a slot is never
+        // given to another key; a slot that held another account would
+        // move the wrong money.
+        assert_eq!(
+            entry.account.id, account.id,
+            "organization account {} cached in another's slot",
+            account.id
+        );
+        Some(entry)
     }
 
     /// Keeps the current command's changes as part of the batch.
@@ -1541,7 +1579,16 @@ mod tests {
         assert_eq!(overlay.take_cached_org_account(&index_key), None, "taken: the slot is empty");
         taken.account.credits_posted = 6;
         overlay.put_account(key.clone(), taken);
-        assert_eq!(overlay.take_cached_org_account(&index_key), Some(account("USD1", 6)));
+        let mut taken = overlay.take_cached_org_account(&index_key).expect("the slot is filled again");
+        assert_eq!(taken, account("USD1", 6));
+        overlay.put_account(key.clone(), taken.clone());
+        overlay.keep_command();
+        taken.account.credits_posted = 7;
+        overlay.put_account(key.clone(), taken);
+        overlay.drop_command();
+        assert_eq!(overlay.take_cached_org_account(&index_key), None, "a dropped write empties the slot");
+        assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 6)), "read through the layers");
+        assert_eq!(overlay.take_cached_org_account(&index_key), Some(account("USD1", 6)), "and cached again");
     }
 
     #[test]
