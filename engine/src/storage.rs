@@ -375,18 +375,14 @@ impl Batch {
         let _ = self.order.set(order);
     }
 
-    /// The batch's changes in key order, once `set_order` has recorded it:
-    /// each key's place in the change map, the key and its change.
-    pub fn in_order(&self) -> Option<impl Iterator<Item = (u32, &[u8], Option<&[u8]>)>> {
+    /// The batch's changes in key order, once `set_order` has recorded it.
+    pub fn in_order(&self) -> Option<impl Iterator<Item = Change<'_>>> {
         let order = self.order.get()?;
-        Some(order.iter().map(|&place| {
-            let (key, value) = self.entry(place);
-            (place, key, value)
-        }))
+        Some(order.iter().map(|&place| self.entry(place)))
     }
 
     /// The change at `place` in the change map (a place `in_order` gave).
-    pub fn entry(&self, place: u32) -> (&[u8], Option<&[u8]>) {
+    pub fn entry(&self, place: u32) -> Change<'_> {
         change_at(&self.changes, place)
     }
 
@@ -486,8 +482,11 @@ impl KeyFilter {
     }
 }
 
+/// One key's change: its new value, or `None` for a deletion.
+pub type Change<'a> = (&'a [u8], Option<&'a [u8]>);
+
 /// A layer's changes in key order, for writing.
-pub type Changes<'a> = Vec<(&'a [u8], Option<&'a [u8]>)>;
+pub type Changes<'a> = Vec<Change<'a>>;
 
 /// Point reads from any redb table of records: the writer's read snapshot,
 /// or a write transaction's table.
@@ -1097,7 +1096,7 @@ pub fn key_order(layer: &Layer) -> Vec<u32> {
 }
 
 /// The change at `place` in `layer`'s map.
-pub fn change_at(layer: &Layer, place: u32) -> (&[u8], Option<&[u8]>) {
+pub fn change_at(layer: &Layer, place: u32) -> Change<'_> {
     let (key, value) = layer.get_index(place as usize).expect("a place within the layer");
     (key.as_slice(), value.as_deref())
 }

@@ -39,7 +39,8 @@ use crate::error::EngineError;
 use crate::ledger::Books;
 use crate::rates::Pricing;
 use crate::storage::{
-    AccountCache, AccountIds, Batch, Changes, Layer, Overlay, RECORDS, key_order, keys, sorted, write_changes,
+    AccountCache, AccountIds, Batch, Change, Changes, Layer, Overlay, RECORDS, key_order, keys, sorted,
+    write_changes,
 };
 use crate::view::View;
 
@@ -422,20 +423,20 @@ fn merged(batches: &[Arc<Batch>]) -> Changes<'_> {
 /// their next keys, each key valued as the newest batch holding it left it.
 fn merge_ordered<'b, I>(mut orders: Vec<I>) -> Changes<'b>
 where
-    I: Iterator<Item = (u32, &'b [u8], Option<&'b [u8]>)>,
+    I: Iterator<Item = Change<'b>>,
 {
     // A heap of each batch's first key not yet taken: the least key on top
     // and, among equal keys, the newest batch's (the higher index).
     let mut heads: BinaryHeap<Head<'b>> = BinaryHeap::with_capacity(orders.len());
     for (i, order) in orders.iter_mut().enumerate() {
-        if let Some((_, key, value)) = order.next() {
+        if let Some((key, value)) = order.next() {
             heads.push(Head { key, batch: i, value });
         }
     }
-    let mut changes: Changes = Vec::with_capacity(orders.iter().map(|order| order.size_hint().0 + 1).sum());
+    let mut changes: Changes = Vec::with_capacity(orders.iter().map(|order| order.size_hint().0).sum());
     while let Some(newest) = heads.pop() {
         // A batch's keys are distinct, so the next one pushed is past `key`.
-        if let Some((_, key, value)) = orders[newest.batch].next() {
+        if let Some((key, value)) = orders[newest.batch].next() {
             heads.push(Head { key, batch: newest.batch, value });
         }
         while let Some(older) = heads.peek()
@@ -443,7 +444,7 @@ where
         {
             let batch = older.batch;
             heads.pop();
-            if let Some((_, key, value)) = orders[batch].next() {
+            if let Some((key, value)) = orders[batch].next() {
                 heads.push(Head { key, batch, value });
             }
         }
