@@ -398,11 +398,10 @@ impl Batch {
     }
 
     /// The changes to keys in `start..end`, in key order.
-    pub fn range<'b>(&'b self, start: &[u8], end: &[u8]) -> Vec<(&'b [u8], Option<&'b [u8]>)> {
+    pub fn range<'b>(&'b self, start: &[u8], end: &[u8]) -> Changes<'b> {
         match self.order.get() {
             Some(order) => {
-                let key_at = |place: u32| self.entry(place).0;
-                let first = order.partition_point(|&place| key_at(place) < start);
+                let first = order.partition_point(|&place| self.entry(place).0 < start);
                 order[first..]
                     .iter()
                     .map(|&place| self.entry(place))
@@ -410,7 +409,7 @@ impl Batch {
                     .collect()
             }
             None => {
-                let mut changes: Vec<(&[u8], Option<&[u8]>)> = self
+                let mut changes: Changes = self
                     .changes
                     .iter()
                     .filter(|(key, _)| key.as_slice() >= start && key.as_slice() < end)

@@ -408,8 +408,8 @@ impl Checkpointer {
 
 /// The changes of several batches (oldest first) as one, in key order:
 /// each key once, as the newest batch that touched it left it. The logger
-/// has put each batch's keys in order already (`Batch::order`), so the
-/// batches are merged rather than sorted again.
+/// has recorded each batch's key order already (`Batch::set_order`), so
+/// the batches are merged rather than sorted again.
 fn merged(batches: &[Arc<Batch>]) -> Changes<'_> {
     let orders: Option<Vec<_>> = batches.iter().map(|batch| batch.in_order()).collect();
     match orders {
