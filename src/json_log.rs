@@ -107,9 +107,9 @@ impl Fields<'_> {
     }
 
     /// An integer field, written as JSON writes it.
-    fn number(&mut self, field: &Field, value: impl std::fmt::Display) {
+    fn number(&mut self, field: &Field, value: impl itoa::Integer) {
         self.name(field);
-        let _ = write!(self.line, "{value}");
+        self.line.push_str(itoa::Buffer::new().format(value));
     }
 }
 
@@ -155,9 +155,10 @@ impl Visit for Fields<'_> {
 
     fn record_f64(&mut self, field: &Field, value: f64) {
         self.name(field);
-        // As serde_json writes them: a finite number, or null.
+        // As serde_json writes them (with its formatter): a finite
+        // number, or null.
         if value.is_finite() {
-            let _ = write!(self.line, "{value:?}");
+            self.line.push_str(zmij::Buffer::new().format_finite(value));
         } else {
             self.line.push_str("null");
         }
@@ -284,6 +285,10 @@ mod tests {
                 negative = -3i64,
                 flag = true,
                 nan = f64::NAN,
+                tiny = 1e-7,
+                huge = 1.5e300,
+                whole = 3.0,
+                large = u64::MAX,
                 "request"
             );
             let error = std::io::Error::other("disk \"full\"\n\tand\u{1}more\\");

@@ -13,7 +13,6 @@ use std::sync::{Arc, Mutex, RwLock};
 use base64::Engine as _;
 use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use sika_engine::format::{Steps, stamp_only};
 use subtle::ConstantTimeEq;
 
@@ -279,7 +278,7 @@ pub(crate) fn secret_token(prefix: &str) -> String {
 }
 
 pub(crate) fn hash_secret(secret: &str) -> [u8; 32] {
-    Sha256::digest(secret.as_bytes()).into()
+    sika_engine::digest::sha256(&[secret.as_bytes()])
 }
 
 impl Identity {

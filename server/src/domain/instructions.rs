@@ -5,7 +5,6 @@
 
 use rust_decimal::Decimal;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use sika_api::collections::CreateCollection;
 use sika_api::orders::CreateOrder;
 use sika_engine::movements::{CapCheck, Destination, NewCollection, NewPayout};
@@ -41,7 +40,7 @@ pub(crate) struct Deps<'a> {
 /// and `"10.00"` are one amount), a `currency` in capitals, and a `null`
 /// field the same as an absent one; `metadata` is compared as written.
 pub(crate) fn fingerprint(body: &Value) -> [u8; 32] {
-    Sha256::digest(canonical(body).to_string().as_bytes()).into()
+    sika_engine::digest::sha256(&[canonical(body).to_string().as_bytes()])
 }
 
 /// `body` with every value written as it is read (see [`fingerprint`]).

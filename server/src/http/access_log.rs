@@ -48,7 +48,8 @@ pub(crate) fn route(response: &axum::http::response::Parts) -> &str {
 pub(crate) fn log(line: &Line<'_>) {
     let route = route(line.response);
     let organization = line.response.extensions.get::<Caller>().map(|c| c.organization.as_str());
-    let client = line.client.map(tracing::field::display);
+    let client = line.client.map(IpText::of);
+    let client = client.as_ref().map(tracing::field::display);
     let error = line.error.map(sika_api::ErrorCode::as_str);
     let duration_ms = line.duration.as_secs_f64() * 1000.0;
     let status = line.response.status.as_u16();
@@ -83,4 +84,67 @@ pub(crate) fn log(line: &Line<'_>) {
         error,
         "request"
     );
+}
+
+/// An address as text, made without the formatting machinery: written to
+/// the line as one piece, where `IpAddr`'s `Display` wrote seven (about a
+/// tenth of the line's cost).
+struct IpText {
+    bytes: [u8; IpText::CAPACITY],
+    len: usize,
+}
+
+impl IpText {
+    /// The longest text of an address (IPv6 with an IPv4 tail).
+    const CAPACITY: usize = 45;
+
+    fn of(ip: std::net::IpAddr) -> IpText {
+        let mut text = IpText { bytes: [0; IpText::CAPACITY], len: 0 };
+        match ip {
+            std::net::IpAddr::V4(v4) => {
+                for (i, octet) in v4.octets().into_iter().enumerate() {
+                    if i > 0 {
+                        text.push(b".");
+                    }
+                    text.push(itoa::Buffer::new().format(octet).as_bytes());
+                }
+            }
+            std::net::IpAddr::V6(v6) => {
+                use std::io::Write as _;
+                let mut cursor = std::io::Cursor::new(&mut text.bytes[..]);
+                // Never longer than CAPACITY, so the write cannot fail.
+                let _ = write!(cursor, "{v6}");
+                text.len = usize::try_from(cursor.position()).unwrap_or(0);
+            }
+        }
+        text
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        let end = self.len + bytes.len();
+        self.bytes[self.len..end].copy_from_slice(bytes);
+        self.len = end;
+    }
+}
+
+impl std::fmt::Display for IpText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Only ASCII is ever written.
+        f.write_str(std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IpText;
+
+    #[test]
+    fn an_address_reads_as_its_display() {
+        let addresses =
+            ["0.0.0.0", "127.0.0.1", "10.20.255.9", "::1", "2001:db8::8a2e:370:7334", "::ffff:192.0.2.128"];
+        for text in addresses.iter().copied().chain(["ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255"]) {
+            let ip: std::net::IpAddr = text.parse().unwrap();
+            assert_eq!(IpText::of(ip).to_string(), ip.to_string(), "{text}");
+        }
+    }
 }

@@ -466,6 +466,19 @@ const SECRET_FIELDS: &[&str] =
 const SECRET_PREFIXES: &[&str] = &["sk_live_", "sk_test_", "sess_", "adm_", "whsec_", "inv_"];
 pub(crate) const REDACTED: &str = "[REDACTED]";
 
+/// Bit n is set when some secret field's name is n bytes long: most
+/// strings of a body are ruled out by their length alone.
+const SECRET_FIELD_LENGTHS: u64 = {
+    let mut lengths = 0u64;
+    let mut i = 0;
+    while i < SECRET_FIELDS.len() {
+        assert!(SECRET_FIELDS[i].len() < 64, "a secret field's name fits the mask");
+        lengths |= 1 << SECRET_FIELDS[i].len();
+        i += 1;
+    }
+    lengths
+};
+
 fn is_secret_field(name: &str) -> bool {
     SECRET_FIELDS.iter().any(|field| field.eq_ignore_ascii_case(name))
 }
@@ -544,15 +557,27 @@ pub(crate) fn redact_body(bytes: &[u8]) -> Option<String> {
 }
 
 /// Whether `bytes` may hold a secret field or value, or a string longer
-/// than `LOGGED_STRING_MAX`. One pass over the quotes (every JSON string,
-/// key or value, starts right after one) for the field names and lengths,
-/// and one search per secret prefix over the whole body. Anything that is
-/// not a JSON object or array takes the careful path.
+/// than `LOGGED_STRING_MAX`. Every secret prefix ends in `_`, so only the
+/// underscores are looked at for them; every JSON string, key or value,
+/// lies between two quotes, so one pass over the quotes finds the long
+/// strings and the secret names. Anything that is not a JSON object or
+/// array takes the careful path.
 fn needs_redaction(bytes: &[u8]) -> bool {
     if !matches!(bytes.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{' | b'[')) {
         return true;
     }
-    if next_secret(bytes, 0).is_some() {
+    // A prefix not glued to a letter or digit before it, as `next_secret`
+    // finds them.
+    let prefixed = memchr::memchr_iter(b'_', bytes).any(|underscore| {
+        let upto = &bytes[..=underscore];
+        SECRET_PREFIXES.iter().any(|prefix| {
+            upto.ends_with(prefix.as_bytes()) && {
+                let at = upto.len() - prefix.len();
+                at == 0 || !bytes[at - 1].is_ascii_alphanumeric()
+            }
+        })
+    });
+    if prefixed {
         return true;
     }
     let mut last = 0;
@@ -560,14 +585,19 @@ fn needs_redaction(bytes: &[u8]) -> bool {
         if at - last > LOGGED_STRING_MAX {
             return true;
         }
-        last = at;
-        let rest = &bytes[at + 1..];
-        if SECRET_FIELDS.iter().any(|f| {
-            rest.get(..f.len()).is_some_and(|name| name.eq_ignore_ascii_case(f.as_bytes()))
-                && rest.get(f.len()) == Some(&b'"')
-        }) {
+        // What lies between this quote and the one before (a name holds
+        // no quote, so a quoted name is always such a span).
+        let between = &bytes[(last + 1).min(at)..at];
+        if bytes[last] == b'"'
+            && u32::try_from(between.len())
+                .ok()
+                .and_then(|n| SECRET_FIELD_LENGTHS.checked_shr(n))
+                .is_some_and(|bits| bits & 1 == 1)
+            && SECRET_FIELDS.iter().any(|f| between.eq_ignore_ascii_case(f.as_bytes()))
+        {
             return true;
         }
+        last = at;
     }
     bytes.len() - last > LOGGED_STRING_MAX
 }
@@ -617,6 +647,7 @@ mod tests {
     }
 
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn secrets_are_redacted() {
@@ -650,6 +681,67 @@ mod tests {
         let prefixed = br#"{"note":"sess_abc"}"#;
         assert!(redact_body(prefixed).unwrap().contains(REDACTED));
         assert!(!redact_body(b"not json sk_test_x").unwrap().contains("sk_test_"));
+    }
+
+    /// `needs_redaction` as it was written before: a search per secret
+    /// prefix, then every quote compared with every name.
+    fn needs_redaction_by_quotes(bytes: &[u8]) -> bool {
+        if !matches!(bytes.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{' | b'[')) {
+            return true;
+        }
+        if next_secret(bytes, 0).is_some() {
+            return true;
+        }
+        let mut last = 0;
+        for at in memchr::memchr_iter(b'"', bytes) {
+            if at - last > LOGGED_STRING_MAX {
+                return true;
+            }
+            last = at;
+            let rest = &bytes[at + 1..];
+            if SECRET_FIELDS.iter().any(|f| {
+                rest.get(..f.len()).is_some_and(|name| name.eq_ignore_ascii_case(f.as_bytes()))
+                    && rest.get(f.len()) == Some(&b'"')
+            }) {
+                return true;
+            }
+        }
+        bytes.len() - last > LOGGED_STRING_MAX
+    }
+
+    /// Bodies made of the pieces that decide: quotes, secret names and
+    /// prefixes in any case, letters and digits before them, long runs.
+    fn body() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            Just(b"\"".to_vec()),
+            Just(b"{".to_vec()),
+            Just(b" ".to_vec()),
+            Just(b"a".to_vec()),
+            Just(b"7".to_vec()),
+            Just(b"-".to_vec()),
+            prop::sample::select(SECRET_FIELDS.iter().chain(SECRET_PREFIXES).collect::<Vec<_>>())
+                .prop_flat_map(|word| {
+                    prop::collection::vec(any::<bool>(), word.len()).prop_map(move |upper| {
+                        word.bytes()
+                            .zip(upper)
+                            .map(|(b, up)| if up { b.to_ascii_uppercase() } else { b })
+                            .collect()
+                    })
+                }),
+            (1usize..1_400).prop_map(|n| vec![b'x'; n]),
+        ];
+        // Most start as an object, so the searches decide, not the first byte.
+        let start = prop_oneof![4 => Just(b"{".to_vec()), 1 => Just(Vec::new())];
+        (start, prop::collection::vec(piece, 0..12))
+            .prop_map(|(start, pieces)| [start, pieces.concat()].concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+        #[test]
+        fn the_quote_and_underscore_passes_decide_as_the_search_per_prefix_did(body in body()) {
+            prop_assert_eq!(needs_redaction(&body), needs_redaction_by_quotes(&body));
+        }
     }
 
     #[test]
