@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use serde::{Deserialize, Serialize};
 use sika_api::keys::{ApiKey, CreateApiKey, CreatedApiKey, READ_ONLY_SCOPES, SCOPED_RESOURCES, scope_names};
@@ -229,7 +229,8 @@ pub(crate) fn new_key(
 /// truth; the cache is loaded from them on start and written after them.
 #[derive(Default)]
 pub(crate) struct KeyCache {
-    keys: RwLock<HashMap<[u8; 32], ApiKeyRecord>>,
+    /// Shared with the requests that present them, so none copies a record.
+    keys: RwLock<HashMap<[u8; 32], Arc<ApiKeyRecord>>>,
     /// Held from counting an organization's active keys to storing a new
     /// one, so concurrent creations cannot pass the cap together.
     creation: tokio::sync::Mutex<()>,
@@ -242,13 +243,13 @@ impl KeyCache {
         let mut keys = HashMap::new();
         for (_, body) in snapshot.documents(KEYS)? {
             let record: ApiKeyRecord = crate::store::documents::decode(&body)?;
-            keys.insert(record.hash, record);
+            keys.insert(record.hash, Arc::new(record));
         }
         Ok(KeyCache { keys: RwLock::new(keys), creation: tokio::sync::Mutex::new(()) })
     }
 
     /// The key whose SHA-256 is `hash`.
-    pub(crate) fn by_hash(&self, hash: &[u8; 32]) -> Option<ApiKeyRecord> {
+    pub(crate) fn by_hash(&self, hash: &[u8; 32]) -> Option<Arc<ApiKeyRecord>> {
         self.keys.read().ok()?.get(hash).cloned()
     }
 
@@ -257,7 +258,12 @@ impl KeyCache {
         let mut keys: Vec<_> = self
             .keys
             .read()
-            .map(|k| k.values().filter(|k| k.organization == organization).cloned().collect())
+            .map(|k| {
+                k.values()
+                    .filter(|k| k.organization == organization)
+                    .map(|k| ApiKeyRecord::clone(k))
+                    .collect()
+            })
             .unwrap_or_default();
         keys.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
         keys
@@ -268,7 +274,10 @@ impl KeyCache {
     }
 
     fn insert(&self, record: ApiKeyRecord) -> ApiResult<()> {
-        self.keys.write().map_err(|e| ApiError::internal_from(e.to_string()))?.insert(record.hash, record);
+        self.keys
+            .write()
+            .map_err(|e| ApiError::internal_from(e.to_string()))?
+            .insert(record.hash, Arc::new(record));
         Ok(())
     }
 }

@@ -7,7 +7,8 @@ use crate::domain::identity::{Member, Role};
 #[derive(Debug, Clone)]
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Principal {
-    Key(ApiKeyRecord),
+    /// Shared with the key cache: a request copies no key record.
+    Key(std::sync::Arc<ApiKeyRecord>),
     Session(Member),
 }
 
