@@ -319,10 +319,6 @@ impl Requirements {
 
     /// The alternatives of the operation at `template` for `method`.
     /// Whether the document has any operation on this path template.
-    fn lists_path(&self, template: &str) -> bool {
-        self.operations.contains_key(template)
-    }
-
     fn of(&self, template: &str, method: &Method) -> Option<&[Vec<String>]> {
         self.operations.get(template)?.get(method.as_str()).map(Vec::as_slice)
     }
@@ -337,7 +333,18 @@ impl Requirements {
         method: &Method,
         template: &str,
     ) -> Result<(), ApiError> {
-        let Some(alternatives) = self.of(template, method) else {
+        Requirements::admits_by(self.of(template, method), principal, method, template)
+    }
+
+    /// `admits`, given the operation's alternatives as the table lists
+    /// them (`None`: not listed).
+    fn admits_by(
+        alternatives: Option<&[Vec<String>]>,
+        principal: &Principal,
+        method: &Method,
+        template: &str,
+    ) -> Result<(), ApiError> {
+        let Some(alternatives) = alternatives else {
             tracing::error!(template, %method, "an operation with no stated requirement was refused");
             return Err(ApiError::forbidden("this operation states no requirement, so nobody may call it"));
         };
@@ -399,21 +406,22 @@ fn permitted(requirements: &Requirements, principal: &Principal, request: &Reque
     // A HEAD runs the GET handler, so it needs what the GET needs.
     let method = if request.method() == Method::HEAD { Method::GET } else { request.method().clone() };
     let template = request.extensions().get::<MatchedPath>().map(MatchedPath::as_str);
+    let Some(template) = template else {
+        tracing::error!(%method, "a request with no matched route reached the requirements");
+        return Err(ApiError::forbidden("this operation states no requirement, so nobody may call it"));
+    };
+    // The path's methods are looked up once, and the method once in them.
+    let methods = requirements.operations.get(template);
+    let alternatives = methods.and_then(|m| m.get(method.as_str())).map(Vec::as_slice);
     // A path the table lists, asked with a method it does not list, has no
     // handler for that method: the answer is 405, as the router's own.
-    if let Some(template) =
-        template.filter(|t| requirements.lists_path(t) && requirements.of(t, &method).is_none())
-    {
+    if methods.is_some() && alternatives.is_none() {
         return Err(ApiError::new(
             sika_api::ErrorCode::MethodNotAllowed,
             format!("{method} is not allowed on {template}"),
         ));
     }
-    let Some(template) = template else {
-        tracing::error!(%method, "a request with no matched route reached the requirements");
-        return Err(ApiError::forbidden("this operation states no requirement, so nobody may call it"));
-    };
-    requirements.admits(principal, &method, template)
+    Requirements::admits_by(alternatives, principal, &method, template)
 }
 
 fn holds(principal: &Principal, scope: &str) -> bool {
