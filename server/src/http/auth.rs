@@ -318,7 +318,6 @@ impl Requirements {
     }
 
     /// The alternatives of the operation at `template` for `method`.
-    /// Whether the document has any operation on this path template.
     fn of(&self, template: &str, method: &Method) -> Option<&[Vec<String>]> {
         self.operations.get(template)?.get(method.as_str()).map(Vec::as_slice)
     }
