@@ -466,8 +466,7 @@ const SECRET_FIELDS: &[&str] =
 const SECRET_PREFIXES: &[&str] = &["sk_live_", "sk_test_", "sess_", "adm_", "whsec_", "inv_"];
 pub(crate) const REDACTED: &str = "[REDACTED]";
 
-/// Bit n is set when some secret field's name is n bytes long: most
-/// strings of a body are ruled out by their length alone.
+/// Bit n is set when some secret field's name is n bytes long.
 const SECRET_FIELD_LENGTHS: u64 = {
     let mut lengths = 0u64;
     let mut i = 0;
@@ -479,8 +478,14 @@ const SECRET_FIELD_LENGTHS: u64 = {
     lengths
 };
 
-fn is_secret_field(name: &str) -> bool {
-    SECRET_FIELDS.iter().any(|field| field.eq_ignore_ascii_case(name))
+/// Whether `name` is one of `SECRET_FIELDS`, whatever its case: most
+/// names are ruled out by their length alone.
+fn is_secret_field(name: &[u8]) -> bool {
+    let possible_length = u32::try_from(name.len())
+        .ok()
+        .and_then(|n| SECRET_FIELD_LENGTHS.checked_shr(n))
+        .is_some_and(|bits| bits & 1 == 1);
+    possible_length && SECRET_FIELDS.iter().any(|field| name.eq_ignore_ascii_case(field.as_bytes()))
 }
 
 /// A searcher per secret prefix, built once: building one per search (as
@@ -588,13 +593,7 @@ fn needs_redaction(bytes: &[u8]) -> bool {
         // What lies between this quote and the one before (a name holds
         // no quote, so a quoted name is always such a span).
         let between = &bytes[(last + 1).min(at)..at];
-        if bytes[last] == b'"'
-            && u32::try_from(between.len())
-                .ok()
-                .and_then(|n| SECRET_FIELD_LENGTHS.checked_shr(n))
-                .is_some_and(|bits| bits & 1 == 1)
-            && SECRET_FIELDS.iter().any(|f| between.eq_ignore_ascii_case(f.as_bytes()))
-        {
+        if bytes[last] == b'"' && is_secret_field(between) {
             return true;
         }
         last = at;
@@ -609,7 +608,7 @@ fn redact(value: &mut Value) {
     match value {
         Value::Object(map) => {
             for (key, v) in map.iter_mut() {
-                if is_secret_field(key) && !v.is_null() {
+                if is_secret_field(key.as_bytes()) && !v.is_null() {
                     *v = Value::String(REDACTED.into());
                 } else {
                     redact(v);
