@@ -55,7 +55,11 @@
 //! (`payouts_store_their_own_lines`, `stored_payout`); and writes a
 //! payout's event with its kind as a byte and the payout's times after
 //! the event's (`events::encode_payout_event`; those formats 9 to 17
-//! wrote still read, so the step leaves them).
+//! wrote still read, so the step leaves them). Format 19 stores a
+//! transfer's memo in one of the engine's shapes (`payout pay_…`) as the
+//! shape and the id's parts (`stored_memo`); a memo stored as text reads
+//! the same, and the hash chain covers every memo as text, so the step
+//! rewrites nothing (`stamp_only`): old entries stay as they were.
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -74,7 +78,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 18;
+pub const FORMAT_VERSION: u32 = 19;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -741,6 +745,45 @@ pub fn payouts_store_their_own_lines(txn: &redb::WriteTransaction) -> Result<(),
     })
 }
 
+/// Journal entries as formats 14 to 18 stored their memos, as text, for
+/// the layouts of older formats in tests. The hash chain covers every memo
+/// as text, so no hash changes.
+pub mod format18 {
+    use super::format12::Record;
+    use crate::error::EngineError;
+    use crate::records::{JournalEntry, StoredEntry, StoredTransfer};
+    use crate::storage::{Space, decode, scan};
+
+    /// The journal of a current ledger (keys and values, in journal order)
+    /// with every memo stored as text, as formats 14 to 18 stored it.
+    pub fn memos_as_text(current: Vec<Record>) -> Result<Vec<Record>, EngineError> {
+        current
+            .into_iter()
+            .map(|(key, value)| {
+                let entry: JournalEntry = decode(&value)?;
+                let transfer = StoredTransfer::hashed(entry.seq, &entry.transfer);
+                let stored = StoredEntry { seq: entry.seq, hash: entry.hash, transfer };
+                Ok((key, postcard::to_allocvec(&stored).expect("postcard encodes a journal entry")))
+            })
+            .collect()
+    }
+
+    /// Stores the journal of a current ledger as formats 17 and 18 did
+    /// (`memos_as_text`); returns how many entries it changed.
+    pub fn store_memos_as_text(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        let current = scan(&*table, Space::Journal)?;
+        let old = memos_as_text(current.clone())?;
+        let mut changed = 0usize;
+        for ((key, value), (_, was)) in old.iter().zip(&current) {
+            if value != was {
+                table.insert(key.as_slice(), value.as_slice())?;
+                changed = changed.saturating_add(1);
+            }
+        }
+        Ok(changed)
+    }
+}
+
 /// Payouts as formats 6 to 17 stored them (`PayoutRecord`'s own
 /// encoding), for the layouts of older formats in tests.
 pub mod format17 {
@@ -799,7 +842,7 @@ pub mod format16 {
 
     impl Serialize for JournalEntry {
         fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            let transfer = StoredTransfer::of(self.seq, &self.transfer);
+            let transfer = StoredTransfer::hashed(self.seq, &self.transfer);
             StoredEntry { seq: self.seq, hash: self.hash, transfer }.serialize(serializer)
         }
     }
@@ -807,7 +850,8 @@ pub mod format16 {
     impl<'de> Deserialize<'de> for JournalEntry {
         fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
             let StoredEntry::<[u8; 32]> { seq, hash, transfer } = StoredEntry::deserialize(deserializer)?;
-            Ok(JournalEntry { seq, hash, transfer: transfer.into_transfer(seq) })
+            let transfer = transfer.into_transfer(seq).map_err(serde::de::Error::custom)?;
+            Ok(JournalEntry { seq, hash, transfer })
         }
     }
 
@@ -1499,6 +1543,7 @@ pub const LEDGER_STEPS: Steps = [
     accounts_hold_their_balance_heads,
     journal_entries_hash_at_marks,
     payouts_store_their_own_lines,
+    stamp_only,
 ];
 
 /// What a file's stamp says before any upgrade.

@@ -12,11 +12,8 @@
 use std::sync::{Mutex, PoisonError};
 
 use crate::clock::{Clock, SystemClock};
+use crate::id_parts::{RANDOM_LEN, spell};
 use crate::records::TimestampMs;
-
-const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-const TIME_LEN: usize = 8;
-const RANDOM_LEN: usize = 16;
 
 /// A new id made now by the machine's clock, for callers outside the
 /// writer (the API layer's own records).
@@ -71,22 +68,6 @@ fn count_up(digits: &mut [u8; RANDOM_LEN], mut step: u64) -> bool {
         }
     }
     false
-}
-
-/// `prefix_`, the time in 8 base-62 characters, then the 16 random digits.
-fn spell(prefix: &str, time_ms: u64, digits: &[u8; RANDOM_LEN]) -> String {
-    let mut id = String::with_capacity(prefix.len().saturating_add(1 + TIME_LEN + RANDOM_LEN));
-    id.push_str(prefix);
-    id.push('_');
-    let mut time = [0u8; TIME_LEN];
-    let mut rest = time_ms;
-    for slot in time.iter_mut().rev() {
-        *slot = ALPHABET[(rest % 62) as usize];
-        rest /= 62;
-    }
-    id.extend(time.iter().map(|b| *b as char));
-    id.extend(digits.iter().map(|d| ALPHABET[usize::from(*d)] as char));
-    id
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ pub mod events;
 pub mod faults;
 pub mod footprint;
 pub mod format;
+pub mod id_parts;
 pub mod ids;
 pub mod ledger;
 pub mod money;

@@ -8,9 +8,12 @@
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
+use stored_memo::StoredMemo;
 
 use crate::error::EngineError;
 use crate::resource_id::{CollectionId, OrderId, PayoutId, RefundId};
+
+mod stored_memo;
 
 /// Milliseconds since the Unix epoch (UTC).
 pub type TimestampMs = i64;
@@ -359,7 +362,7 @@ impl JournalEntry {
     /// The hash of entry `seq` holding `transfer` when the entry before's
     /// hash is `prev_hash`: what `chained` stores, for `sika verify`.
     pub fn chain_hash(prev_hash: &[u8; 32], seq: u64, transfer: &TransferRecord) -> [u8; 32] {
-        let stored = StoredTransfer::of(seq, transfer);
+        let stored = StoredTransfer::hashed(seq, transfer);
         // Encoded on the stack when it fits (a transfer is ~40 bytes and
         // its memo), so checking a hash allocates nothing.
         let mut buffer = [0u8; 512];
@@ -373,18 +376,21 @@ impl JournalEntry {
     }
 }
 
-/// How an encoded journal entry holds its hash.
+/// How an encoded journal entry holds its hash (and its memo).
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum HashField {
-    /// Formats 14 to 16: 32 bytes in every entry.
+    /// Formats 14 to 16: 32 bytes in every entry, the memo as text.
     Bare,
-    /// Format 17: an `Option`, the hash in it when `stored`.
+    /// Since format 17: an `Option`, the hash in it when `stored`; since
+    /// format 19, the memo shaped when it can be (`stored_memo`).
     Optional { stored: bool },
 }
 
 /// Entry `seq` holding `transfer`, chained to `prev_hash`: its hash and its
 /// bytes, the number, then the hash as `field` says, then the transfer as
-/// stored (`StoredTransfer`), which the hash covers.
+/// stored (`StoredTransfer`). The hash covers the transfer with its memo
+/// as text (`StoredTransfer::hashed`): the stored bytes when the memo is
+/// stored as text, else the transfer encoded so on the stack.
 pub(crate) fn encode_chained(
     seq: u64,
     prev_hash: &[u8; 32],
@@ -408,9 +414,16 @@ pub(crate) fn encode_chained(
         entry.extend_from_slice(&[0; 32]);
     }
     let transfer_at = entry.len();
-    let mut entry = postcard::to_extend(&StoredTransfer::of(seq, transfer), entry)
-        .expect("postcard encodes a journal entry");
-    let hash = chain_hash_bytes(prev_hash, &entry[transfer_at..]);
+    let stored_transfer = match field {
+        HashField::Bare => StoredTransfer::hashed(seq, transfer),
+        HashField::Optional { .. } => StoredTransfer::compact(seq, transfer),
+    };
+    let memo_as_text = stored_transfer.memo.is_text();
+    let mut entry = postcard::to_extend(&stored_transfer, entry).expect("postcard encodes a journal entry");
+    let hash = match memo_as_text {
+        true => chain_hash_bytes(prev_hash, &entry[transfer_at..]),
+        false => JournalEntry::chain_hash(prev_hash, seq, transfer),
+    };
     if stored {
         entry[hash_at..transfer_at].copy_from_slice(&hash);
     }
@@ -424,7 +437,7 @@ fn chain_hash_bytes(prev_hash: &[u8; 32], transfer: &[u8]) -> [u8; 32] {
 
 impl Serialize for JournalEntry {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let transfer = StoredTransfer::of(self.seq, &self.transfer);
+        let transfer = StoredTransfer::compact(self.seq, &self.transfer);
         StoredEntry { seq: self.seq, hash: self.hash, transfer }.serialize(serializer)
     }
 }
@@ -432,7 +445,8 @@ impl Serialize for JournalEntry {
 impl<'de> Deserialize<'de> for JournalEntry {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let StoredEntry::<Option<[u8; 32]>> { seq, hash, transfer } = StoredEntry::deserialize(deserializer)?;
-        Ok(JournalEntry { seq, hash, transfer: transfer.into_transfer(seq) })
+        let transfer = transfer.into_transfer(seq).map_err(serde::de::Error::custom)?;
+        Ok(JournalEntry { seq, hash, transfer })
     }
 }
 
@@ -450,7 +464,8 @@ pub(crate) struct StoredEntry<'a, H> {
 
 /// A transfer as its journal entry stores it: its two accounts by number
 /// or system kind (their ids are spelled from those and the currency,
-/// `StoredAccount`), and its `journal_seq` only in the entry's `seq`.
+/// `StoredAccount`), its memo as text or, since format 19, shaped
+/// (`StoredMemo`), and its `journal_seq` only in the entry's `seq`.
 /// Every transfer reads back exactly as written: an id of another shape is
 /// kept as text, and a `journal_seq` other than the entry's beside it.
 #[derive(Serialize, Deserialize)]
@@ -465,7 +480,7 @@ pub(crate) struct StoredTransfer<'a> {
     currency: Cow<'a, str>,
     amount: i128,
     #[serde(borrow)]
-    memo: Cow<'a, str>,
+    memo: StoredMemo<'a>,
     created_at: TimestampMs,
     pending_state: Option<PendingState>,
     /// The transfer's `journal_seq` when it is not its entry's number (the
@@ -474,7 +489,20 @@ pub(crate) struct StoredTransfer<'a> {
 }
 
 impl<'a> StoredTransfer<'a> {
-    pub(crate) fn of(seq: u64, transfer: &'a TransferRecord) -> StoredTransfer<'a> {
+    /// `transfer` in entry `seq` as the hash chain covers it, and as formats
+    /// 14 to 18 stored it: its memo as text.
+    pub(crate) fn hashed(seq: u64, transfer: &'a TransferRecord) -> StoredTransfer<'a> {
+        StoredTransfer::with_memo(seq, transfer, StoredMemo::Text(Cow::Borrowed(&transfer.memo)))
+    }
+
+    /// `transfer` in entry `seq` as the books store it since format 19:
+    /// its memo shaped when it can be.
+    pub(crate) fn compact(seq: u64, transfer: &'a TransferRecord) -> StoredTransfer<'a> {
+        let memo = StoredMemo::of(&transfer.memo, &transfer.currency, transfer.created_at);
+        StoredTransfer::with_memo(seq, transfer, memo)
+    }
+
+    fn with_memo(seq: u64, transfer: &'a TransferRecord, memo: StoredMemo<'a>) -> StoredTransfer<'a> {
         let currency = transfer.currency.as_str();
         StoredTransfer {
             id: transfer.id,
@@ -483,27 +511,29 @@ impl<'a> StoredTransfer<'a> {
             credit: StoredAccount::of(&transfer.credit_account, currency),
             currency: Cow::Borrowed(currency),
             amount: transfer.amount,
-            memo: Cow::Borrowed(&transfer.memo),
+            memo,
             created_at: transfer.created_at,
             pending_state: transfer.pending_state,
             other_journal_seq: (transfer.journal_seq != seq).then_some(transfer.journal_seq),
         }
     }
 
-    pub(crate) fn into_transfer(self, seq: u64) -> TransferRecord {
+    /// The transfer entry `seq` holds; an error when a shaped memo's id is
+    /// out of range.
+    pub(crate) fn into_transfer(self, seq: u64) -> Result<TransferRecord, String> {
         let currency = self.currency.into_owned();
-        TransferRecord {
+        Ok(TransferRecord {
             id: self.id,
             kind: self.kind,
             debit_account: self.debit.id(&currency),
             credit_account: self.credit.id(&currency),
             amount: self.amount,
-            memo: self.memo.into_owned(),
+            memo: self.memo.into_text(&currency, self.created_at)?,
             created_at: self.created_at,
             pending_state: self.pending_state,
             journal_seq: self.other_journal_seq.unwrap_or(seq),
             currency,
-        }
+        })
     }
 }
 

@@ -47,12 +47,12 @@ use crate::support::*;
 use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
 use sika_engine::format::{
-    format5, format8, format9, format10, format12, format13, format14, format15, format16, format17,
+    format5, format8, format9, format10, format12, format13, format14, format15, format16, format17, format18,
 };
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 18;
+const FORMAT_VERSION: u32 = 19;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -763,8 +763,9 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 /// are stored whole (up to format 17, before `rewrite`), its journal
 /// entries are stored as that format stored them (with the hash of the
 /// entry before them up to format 12, with their accounts' ids as text up
-/// to format 13, each with its hash up to format 16), and the file is
-/// stamped `version`, all in one transaction.
+/// to format 13, each with its hash up to format 16, every memo as text up
+/// to format 18), and the file is stamped `version`, all in one
+/// transaction.
 fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> R) -> R {
     let db = redb::Database::open(path).unwrap();
     let txn = db.begin_write().unwrap();
@@ -789,6 +790,8 @@ fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Tabl
         format13::store_journal_as_format_13(&mut table).unwrap();
     } else if version < 17 {
         format16::store_hashes_in_every_entry(&mut table).unwrap();
+    } else if version < 19 {
+        format18::store_memos_as_text(&mut table).unwrap();
     }
     drop(table);
     txn.open_table(STAMP).unwrap().insert("format_version", version).unwrap();
@@ -1331,6 +1334,66 @@ async fn a_format_17_ledgers_payouts_store_their_own_lines_and_its_held_payout_c
         if payout.status != sika_engine::MovementStatus::Pending {
             assert!(upgraded.contains(record), "{} is stored as the node wrote it", payout.id);
         }
+    }
+}
+
+/// A format 18 ledger (every journal entry's memo stored as text), with a
+/// payout completed, one failed and one still held at the rail, opens as
+/// format 19 without a rewrite: its entries keep their bytes and read the
+/// same, the settled payouts and every balance transaction read as before,
+/// the held payout completes, its new entries store their memos shaped
+/// (smaller, and the same transfers as text would give), and the books,
+/// old entries and new, verify.
+#[tokio::test]
+async fn a_format_18_ledgers_journal_keeps_its_text_memos_and_its_new_entries_store_them_shaped() {
+    let Some(()) = embedded_store() else { return };
+    let (mut node, payouts) = three_payouts_one_held("f19").await;
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let journal = |path: &Path| {
+        let db = redb::Database::open(path).unwrap();
+        let txn = db.begin_read().unwrap();
+        scan(&txn.open_table(RECORDS).unwrap(), Space::Journal).unwrap()
+    };
+    let transfers = |records: &[(Vec<u8>, Vec<u8>)]| -> Vec<sika_engine::TransferRecord> {
+        records
+            .iter()
+            .map(|(_, value)| decode::<sika_engine::JournalEntry>(value).unwrap().transfer)
+            .collect()
+    };
+    let size = |records: &[(Vec<u8>, Vec<u8>)]| records.iter().map(|(_, value)| value.len()).sum::<usize>();
+    let written = journal(&sandbox);
+    lay_out_as(&sandbox, 18, |_| ());
+    let as_text = journal(&sandbox);
+    assert_eq!(transfers(&as_text), transfers(&written), "the same transfers");
+    // Every payout's transfers name it in their memos: 24 or more bytes
+    // each are left out when they are shaped.
+    assert!(written.len() >= 12, "{} entries", written.len());
+    assert!(
+        size(&written) + 24 * 12 <= size(&as_text),
+        "{} bytes against {}",
+        size(&written),
+        size(&as_text)
+    );
+
+    read_the_same_and_the_held_payout_completes(&mut node, &payouts).await;
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    let after = journal(&sandbox);
+    assert!(after.len() > as_text.len(), "the held payout's entries follow");
+    assert_eq!(&after[..as_text.len()], as_text.as_slice(), "the old entries keep their bytes");
+    let new = &after[as_text.len()..];
+    let new_as_text = format18::memos_as_text(new.to_vec()).unwrap();
+    assert_eq!(transfers(new), transfers(&new_as_text));
+    for ((_, shaped), (_, text)) in new.iter().zip(&new_as_text) {
+        let entry: sika_engine::JournalEntry = decode(shaped).unwrap();
+        assert!(entry.transfer.memo.contains("payout pay_ghs_"), "{}", entry.transfer.memo);
+        assert!(
+            shaped.len() + 24 <= text.len(),
+            "{}: {} bytes against {}",
+            entry.transfer.memo,
+            shaped.len(),
+            text.len()
+        );
     }
 }
 

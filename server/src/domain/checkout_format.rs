@@ -38,6 +38,7 @@ pub const LEDGER_STEPS: Steps = [
     accounts_hold_their_balance_heads,
     journal_entries_hash_at_marks,
     payouts_store_their_own_lines,
+    stamp_only,
 ];
 
 /// Format 3 to 4 of a ledger: each checkout session's collection joins its
