@@ -36,12 +36,12 @@ pub fn parts(id: &str) -> Option<Parts<'_>> {
     let mut time_ms = 0u64;
     for _ in 0..TIME_LEN {
         // At most 62^8: no overflow.
-        time_ms = time_ms * 62 + u64::from(digits.next()??);
+        time_ms = time_ms.checked_mul(62)?.checked_add(u64::from(digits.next()??))?;
     }
     let mut random = 0u128;
     for _ in 0..RANDOM_LEN {
         // At most 62^16: no overflow.
-        random = random * 62 + u128::from(digits.next()??);
+        random = random.checked_mul(62)?.checked_add(u128::from(digits.next()??))?;
     }
     Some(Parts { prefix, time_ms, random })
 }
@@ -64,9 +64,9 @@ pub fn spell_parts(parts: Parts<'_>) -> Option<String> {
 /// The value of a base-62 character of `ALPHABET`.
 fn digit_of(byte: u8) -> Option<u8> {
     match byte {
-        b'0'..=b'9' => Some(byte - b'0'),
-        b'A'..=b'Z' => Some(byte - b'A' + 10),
-        b'a'..=b'z' => Some(byte - b'a' + 36),
+        b'0'..=b'9' => byte.checked_sub(b'0'),
+        b'A'..=b'Z' => byte.checked_sub(b'A')?.checked_add(10),
+        b'a'..=b'z' => byte.checked_sub(b'a')?.checked_add(36),
         _ => None,
     }
 }

@@ -140,7 +140,7 @@ fn shaped<'a>(memo: &'a str, currency: &str, created_at: TimestampMs) -> Option<
         let id = memo.strip_prefix(shape.before)?.strip_suffix(shape.after)?;
         Some((place, shape, ids::parts(id)?))
     })?;
-    let time_after = i64::try_from(i128::from(parts.time_ms) - i128::from(created_at)).ok()?;
+    let time_after = i64::try_from(i128::from(parts.time_ms).checked_sub(i128::from(created_at))?).ok()?;
     let mut byte = u8::try_from(place).ok()?;
     let prefix = if parts.prefix == shape.kind {
         None
@@ -180,16 +180,17 @@ impl Serialize for StoredMemo<'_> {
         let time_len = postcard::to_slice(&shaped.time_after, &mut bytes[2..12])
             .map_err(serde::ser::Error::custom)?
             .len();
-        let mut end = 2 + time_len;
-        bytes[end..end + 12].copy_from_slice(&shaped.random.to_be_bytes()[4..]);
-        end += 12;
+        // At most 12 + 12 + `PREFIX_MAX`: no overflow.
+        let mut end = time_len.saturating_add(2);
+        bytes[end..end.saturating_add(12)].copy_from_slice(&shaped.random.to_be_bytes()[4..]);
+        end = end.saturating_add(12);
         if let Some(prefix) = &shaped.prefix {
             let prefix = prefix.as_bytes();
             let room = bytes.get_mut(end..end.saturating_add(prefix.len())).ok_or_else(|| {
                 serde::ser::Error::custom("a shaped memo's prefix is longer than it may be")
             })?;
             room.copy_from_slice(prefix);
-            end += prefix.len();
+            end = end.saturating_add(prefix.len());
         }
         serializer.serialize_bytes(&bytes[..end])
     }
