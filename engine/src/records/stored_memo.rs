@@ -81,9 +81,11 @@ pub(crate) enum StoredMemo<'a> {
 /// A memo in one of `SHAPES`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Shaped<'a> {
-    /// The shape byte: its place in `SHAPES` and how the prefix is given.
+    /// Its place in `SHAPES`, with `WITH_CURRENCY` when the prefix is the
+    /// shape's kind and the currency (`OTHER_PREFIX` is written from
+    /// `prefix`, not kept here).
     shape: u8,
-    /// The id's prefix, when the shape byte says it is stored.
+    /// The id's prefix, when neither the shape nor the currency gives it.
     prefix: Option<Cow<'a, str>>,
     /// The id's time less the transfer's `created_at`.
     time_after: i64,
@@ -148,7 +150,6 @@ fn shaped<'a>(memo: &'a str, currency: &str, created_at: TimestampMs) -> Option<
         byte |= WITH_CURRENCY;
         None
     } else if parts.prefix.len() <= PREFIX_MAX {
-        byte |= OTHER_PREFIX;
         Some(Cow::Borrowed(parts.prefix))
     } else {
         return None;
@@ -176,7 +177,10 @@ impl Serialize for StoredMemo<'_> {
         // random part and a prefix of at most `PREFIX_MAX` bytes.
         let mut bytes = [0u8; 2 + 10 + 12 + PREFIX_MAX];
         bytes[0] = SHAPED;
-        bytes[1] = shaped.shape;
+        bytes[1] = match shaped.prefix {
+            Some(_) => shaped.shape | OTHER_PREFIX,
+            None => shaped.shape,
+        };
         let time_len = postcard::to_slice(&shaped.time_after, &mut bytes[2..12])
             .map_err(serde::ser::Error::custom)?
             .len();
@@ -263,7 +267,9 @@ fn read(bytes: &[u8]) -> Result<StoredMemo<'_>, &'static str> {
     if random >= RANDOM_END {
         return Err("a shaped memo's random part is out of range");
     }
-    let prefix = if shape & OTHER_PREFIX != 0 {
+    let stored_prefix = shape & OTHER_PREFIX != 0;
+    let shape = shape & !OTHER_PREFIX;
+    let prefix = if stored_prefix {
         let prefix = std::str::from_utf8(rest).map_err(|_| "a shaped memo's prefix is not text")?;
         if prefix.is_empty() || prefix.len() > PREFIX_MAX {
             return Err("a shaped memo's prefix is empty or too long");
