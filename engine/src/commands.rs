@@ -216,7 +216,10 @@ pub(crate) fn apply(
     received_epoch: u64,
 ) -> Result<Applied, EngineError> {
     let idempotency = command.idempotency_key();
-    if let Some((scope, operation, reference)) = idempotency {
+    if let Some((scope, operation, reference)) = idempotency
+        && let (Some(scope), Some(operation)) =
+            (books.store.name_number(scope)?, books.store.name_number(operation)?)
+    {
         let key = keys::idempotency(scope, operation, reference);
         if let Some(existing) = books.store.get::<IdempotencyRecord>(&key)? {
             if existing.fingerprint != command.fingerprint() {
@@ -311,6 +314,8 @@ pub(crate) fn apply(
             resource: resource_of(&applied.outcome),
             created_at: books.now,
         };
+        let scope = books.store.name_number_or_new(scope)?;
+        let operation = books.store.name_number_or_new(operation)?;
         books.store.put(keys::idempotency(scope, operation, reference), &record);
     }
     Ok(applied)

@@ -803,6 +803,11 @@ impl Snapshot {
         before: Option<u64>,
         limit: usize,
     ) -> Result<Vec<(u64, String)>, EngineError> {
+        let (Some(organization), Some(kind)) = (self.name_number(organization)?, self.name_number(kind)?)
+        else {
+            // A name no key holds yet: nothing was ever listed under it.
+            return Ok(Vec::new());
+        };
         let prefix = keys::list_prefix(organization, kind);
         let start = prefix.clone();
         let end = match before {
@@ -918,7 +923,18 @@ impl Snapshot {
         operation: &str,
         reference: &str,
     ) -> Result<Option<crate::records::IdempotencyRecord>, EngineError> {
+        let (Some(organization), Some(operation)) =
+            (self.name_number(organization)?, self.name_number(operation)?)
+        else {
+            return Ok(None);
+        };
         self.get(&keys::idempotency(organization, operation, reference))
+    }
+
+    /// The number keys hold for the name `text`, if it has one
+    /// (`storage::NameNumber`).
+    fn name_number(&self, text: &str) -> Result<Option<crate::storage::NameNumber>, EngineError> {
+        self.get(&keys::name(text))
     }
 
     pub fn payout(

@@ -11,7 +11,7 @@ use std::path::Path;
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
 
 use crate::error::EngineError;
-use crate::storage::{RECORDS, Space};
+use crate::storage::{NameNumber, RECORDS, Space, names_by_number};
 
 /// The records of one space (for documents and list entries, of one
 /// collection or list kind).
@@ -51,20 +51,24 @@ impl Footprint {
 }
 
 /// The name a record is counted under: its space, and for documents and
-/// list entries the collection or kind too (the key's first text part
-/// after the organization, for lists).
-fn name_of(key: &[u8]) -> String {
+/// list entries the collection or kind too (for lists, the name of the
+/// key's second number, `names` giving each number's text).
+fn name_of(key: &[u8], names: &BTreeMap<NameNumber, String>) -> String {
     let Some(space) = Space::of_key(key) else {
         return format!("space {}", key.first().copied().unwrap_or_default());
     };
-    let parts = || key.get(1..).unwrap_or_default().split(|b| *b == 0);
+    let rest = key.get(1..).unwrap_or_default();
     let part = match space {
-        Space::Document => parts().next(),
-        Space::ListIndex => parts().nth(1),
+        Space::Document => rest.split(|b| *b == 0).next().map(String::from_utf8_lossy),
+        Space::ListIndex => NameNumber::split_from(rest)
+            .and_then(|(_, rest)| NameNumber::split_from(rest))
+            .map(|(kind, _)| {
+                names.get(&kind).map_or_else(|| format!("#{}", kind.0).into(), |text| text.into())
+            }),
         _ => None,
     };
     match part {
-        Some(part) => format!("{space:?}/{}", String::from_utf8_lossy(part)),
+        Some(part) => format!("{space:?}/{part}"),
         None => format!("{space:?}"),
     }
 }
@@ -77,11 +81,12 @@ pub fn footprint(db: &impl ReadableDatabase) -> Result<Footprint, EngineError> {
         Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Footprint::default()),
         Err(e) => return Err(e.into()),
     };
+    let names = names_by_number(&table)?;
     let mut spaces: BTreeMap<String, SpaceUse> = BTreeMap::new();
     for entry in table.iter()? {
         let (key, value) = entry?;
         let (key, value) = (key.value(), value.value());
-        let used = spaces.entry(name_of(key)).or_default();
+        let used = spaces.entry(name_of(key, &names)).or_default();
         used.records = used.records.saturating_add(1);
         used.key_bytes = used.key_bytes.saturating_add(key.len() as u64);
         used.value_bytes = used.value_bytes.saturating_add(value.len() as u64);
@@ -112,9 +117,17 @@ mod tests {
 
     #[test]
     fn records_are_named_by_space_and_documents_and_lists_by_kind() {
+        let names =
+            BTreeMap::from([(NameNumber(1), "org_1".to_string()), (NameNumber(2), "payouts".to_string())]);
+        let name_of = |key: &[u8]| name_of(key, &names);
         assert_eq!(name_of(&keys::payout("pay_1")), "Payout");
         assert_eq!(name_of(&keys::document("webhook_deliveries", "dlv_1")), "Document/webhook_deliveries");
-        assert_eq!(name_of(&keys::list_entry("org_1", "payouts", 7)), "ListIndex/payouts");
+        assert_eq!(name_of(&keys::list_entry(NameNumber(1), NameNumber(2), 7)), "ListIndex/payouts");
+        assert_eq!(
+            name_of(&keys::list_entry(NameNumber(2), NameNumber(9), 7)),
+            "ListIndex/#9",
+            "a number no name has"
+        );
         assert_eq!(name_of(&keys::journal(3)), "Journal");
         assert_eq!(name_of(&[200, 1]), "space 200");
     }

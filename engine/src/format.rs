@@ -60,6 +60,10 @@
 //! shape and the id's parts (`stored_memo`); a memo stored as text reads
 //! the same, and the hash chain covers every memo as text, so the step
 //! rewrites nothing (`stamp_only`): old entries stay as they were.
+//! Format 20 numbers the names that list entries' and idempotency
+//! entries' keys spelled in text (organizations, list kinds, operations:
+//! `Space::Name`, `NameNumber`) and keys them by the numbers
+//! (`keys_hold_name_numbers`).
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -78,7 +82,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 19;
+pub const FORMAT_VERSION: u32 = 20;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -281,6 +285,9 @@ enum Change {
     Keep,
     Put(Vec<u8>),
     Remove,
+    /// The same bytes under another key, which must sort before the range
+    /// being changed (so it is not read again) and be free.
+    Move(Vec<u8>),
 }
 
 /// Changes every record in `start..end` as `change` says (given the table
@@ -298,6 +305,7 @@ fn change_range(
     loop {
         let from = after.as_deref().map_or(Bound::Included(start), Bound::Excluded);
         let mut batch = Vec::new();
+        let mut moved = Vec::new();
         let mut last = None;
         for entry in table.range::<&[u8]>((from, Bound::Excluded(end)))?.take(REWRITE_BATCH_MAX) {
             let (key, value) = entry?;
@@ -306,6 +314,11 @@ fn change_range(
                 Change::Keep => {}
                 Change::Put(new) => batch.push((key.clone(), Some(new))),
                 Change::Remove => batch.push((key.clone(), None)),
+                Change::Move(to) => {
+                    assert!(to.as_slice() < start, "a record moves to a key the step would read again");
+                    moved.push((to, value.value().to_vec()));
+                    batch.push((key.clone(), None));
+                }
             }
             last = Some(key);
         }
@@ -315,6 +328,11 @@ fn change_range(
                 Some(value) => table.insert(key.as_slice(), value.as_slice())?,
                 None => table.remove(key.as_slice())?,
             };
+        }
+        for (key, value) in moved {
+            if table.insert(key.as_slice(), value.as_slice())?.is_some() {
+                return Err(EngineError::Corrupt("two records move to one key".into()));
+            }
         }
         after = Some(last);
     }
@@ -743,6 +761,157 @@ pub fn payouts_store_their_own_lines(txn: &redb::WriteTransaction) -> Result<(),
         }
         Ok(Change::Put(crate::stored_payout::encode(&payout)))
     })
+}
+
+/// Format 19 to 20 of a ledger: a list entry's key spelled its
+/// organization and its list's kind in text (`org_…` and `payouts`, 29
+/// and 8 bytes), and an idempotency entry's its organization and its
+/// operation, in every key. Now each such name is numbered once (a
+/// `Space::Name` record under its text, `NameNumber`, the last number in
+/// `Counter::NameNumber`) and the keys hold the numbers, four bytes each.
+/// Each key is read strictly as format 19 wrote it (two texts and a list
+/// position of eight bytes; two texts and a reference; any other shape
+/// stops the upgrade), the names are numbered in the order the keys
+/// first hold them, and each entry moves to its new key with its value
+/// unchanged. Every new key starts with a number below 2^24, a zero
+/// byte, where no text key of format 19 starts, so the keys read and the
+/// keys written never meet.
+pub fn keys_hold_name_numbers(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    use crate::storage::{Counter, NameNumber};
+    {
+        let table = txn.open_table(RECORDS)?;
+        let names = keys::space(Space::Name);
+        if table.range(names.as_slice()..prefix_end(&names).as_slice())?.next().is_some()
+            || table.get(keys::meta(Counter::NameNumber.name()).as_slice())?.is_some()
+        {
+            return Err(EngineError::Corrupt("a format 19 ledger holds numbered names".into()));
+        }
+    }
+    let mut numbers: BTreeMap<String, NameNumber> = BTreeMap::new();
+    let mut number = |text: &[u8]| -> Result<NameNumber, EngineError> {
+        let text = std::str::from_utf8(text)
+            .map_err(|_| EngineError::Corrupt("a list or idempotency key's name is not text".into()))?;
+        if let Some(number) = numbers.get(text) {
+            return Ok(*number);
+        }
+        let next = u32::try_from(numbers.len().saturating_add(1))
+            .ok()
+            .filter(|n| *n < 1 << 24)
+            .ok_or(EngineError::Overflow("name numbers"))?;
+        numbers.insert(text.to_string(), NameNumber(next));
+        Ok(NameNumber(next))
+    };
+    for space in [Space::ListIndex, Space::Idempotency] {
+        let whole = keys::space(space);
+        // A name's text is never empty, so no format 19 key of the space
+        // has a zero byte after the space's: new keys go there.
+        let start = [space as u8, 1];
+        let end = prefix_end(&whole);
+        {
+            let table = txn.open_table(RECORDS)?;
+            if table.range(whole.as_slice()..start.as_slice())?.next().is_some() {
+                return Err(EngineError::Corrupt(format!(
+                    "a {space:?} key of format 19 starts with an empty name"
+                )));
+            }
+        }
+        change_range(txn, &start, &end, |_, key, _| {
+            Ok(Change::Move(numbered_key(space, key, &mut number)?))
+        })?;
+    }
+    let mut table = txn.open_table(RECORDS)?;
+    for (text, number) in &numbers {
+        table.insert(keys::name(text).as_slice(), encode(number).as_slice())?;
+    }
+    if let Some(last) = numbers.values().max() {
+        table.insert(
+            keys::meta(Counter::NameNumber.name()).as_slice(),
+            encode(&u64::from(last.0)).as_slice(),
+        )?;
+    }
+    Ok(())
+}
+
+/// The key format 20 gives the list or idempotency entry (`space`) that
+/// format 19 keyed `key`, each name's number from `number`.
+fn numbered_key(
+    space: Space,
+    key: &[u8],
+    mut number: impl FnMut(&[u8]) -> Result<crate::storage::NameNumber, EngineError>,
+) -> Result<Vec<u8>, EngineError> {
+    let shape = || EngineError::Corrupt(format!("a {space:?} key is not as format 19 wrote it"));
+    let rest = key.get(1..).ok_or_else(shape)?;
+    let mut parts = rest.splitn(3, |b| *b == 0);
+    let (Some(first), Some(second), Some(tail)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(shape());
+    };
+    if first.is_empty() || second.is_empty() {
+        return Err(shape());
+    }
+    let (first, second) = (number(first)?, number(second)?);
+    Ok(match space {
+        Space::ListIndex => {
+            let seq = <[u8; 8]>::try_from(tail).map_err(|_| shape())?;
+            keys::list_entry(first, second, u64::from_be_bytes(seq))
+        }
+        _ => {
+            let reference = tail.strip_suffix(&[0]).ok_or_else(shape)?;
+            let reference = std::str::from_utf8(reference).map_err(|_| shape())?;
+            keys::idempotency(first, second, reference)
+        }
+    })
+}
+
+/// List entries and idempotency entries as formats 6 to 19 keyed them,
+/// with their names in text, for the layouts of older formats in tests.
+pub mod format19 {
+    use super::format12::Record;
+    use crate::error::EngineError;
+    use crate::storage::{Counter, Key, NameNumber, Space, keys, names_in, scan};
+
+    /// The list and idempotency entries of a current ledger (`entries`)
+    /// under the keys formats 6 to 19 gave them, which spelled the names
+    /// that `names` (the ledger's `Space::Name` records) number.
+    pub fn names_as_text(entries: Vec<Record>, names: Vec<Record>) -> Result<Vec<Record>, EngineError> {
+        let names = names_in(names)?;
+        let text = |number: NameNumber| {
+            names.get(&number).ok_or_else(|| EngineError::Corrupt(format!("no name has number {}", number.0)))
+        };
+        entries
+            .into_iter()
+            .map(|(key, value)| {
+                let space =
+                    Space::of_key(&key).filter(|s| matches!(s, Space::ListIndex | Space::Idempotency));
+                let space =
+                    space.ok_or_else(|| EngineError::Corrupt("not a list or idempotency entry".into()))?;
+                let short = || EngineError::Corrupt(format!("a {space:?} key too short for two numbers"));
+                let (first, rest) =
+                    NameNumber::split_from(key.get(1..).unwrap_or_default()).ok_or_else(short)?;
+                let (second, rest) = NameNumber::split_from(rest).ok_or_else(short)?;
+                let spelled = Key::new(space).str(text(first)?).str(text(second)?).bytes();
+                Ok(([spelled.as_slice(), rest].concat(), value))
+            })
+            .collect()
+    }
+
+    /// Stores a current ledger's list and idempotency entries under keys
+    /// that spell their names, and drops the names' records and their
+    /// counter, as formats 6 to 19 did (`names_as_text`); returns how many
+    /// entries moved.
+    pub fn store_names_as_text(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        let mut entries = scan(&*table, Space::ListIndex)?;
+        entries.extend(scan(&*table, Space::Idempotency)?);
+        let names = scan(&*table, Space::Name)?;
+        let spelled = names_as_text(entries.clone(), names.clone())?;
+        for (key, _) in entries.iter().chain(&names) {
+            table.remove(key.as_slice())?;
+        }
+        table.remove(keys::meta(Counter::NameNumber.name()).as_slice())?;
+        for (key, value) in &spelled {
+            table.insert(key.as_slice(), value.as_slice())?;
+        }
+        Ok(spelled.len())
+    }
 }
 
 /// Journal entries as formats 14 to 18 stored their memos, as text, for
@@ -1544,6 +1713,7 @@ pub const LEDGER_STEPS: Steps = [
     journal_entries_hash_at_marks,
     payouts_store_their_own_lines,
     stamp_only,
+    keys_hold_name_numbers,
 ];
 
 /// What a file's stamp says before any upgrade.
@@ -1895,6 +2065,7 @@ mod tests {
             }
             format15::store_heads_apart(&mut table).unwrap();
             format17::store_payouts_whole(&mut table).unwrap();
+            format19::store_names_as_text(&mut table).unwrap();
             assert!(
                 format5::store_as_format_5(&mut table, &test_words).unwrap() >= 3,
                 "a payout, a collection and an order"
@@ -2484,6 +2655,7 @@ mod tests {
             let mut table = txn.open_table(RECORDS).unwrap();
             format15::store_heads_apart(&mut table).unwrap();
             format17::store_payouts_whole(&mut table).unwrap();
+            format19::store_names_as_text(&mut table).unwrap();
             assert!(
                 format5::store_as_format_5(&mut table, &test_words).unwrap() >= 3 + 1 + 3,
                 "records, usage, event ids"
@@ -2571,6 +2743,106 @@ mod tests {
         assert!(matches!(misplaced, Err(EngineError::Corrupt(_))), "{misplaced:?}");
         let longer = upgrade(keys::payout(&first.id), [encode(&first), vec![0]].concat());
         assert!(matches!(longer, Err(EngineError::Corrupt(_))), "{longer:?}");
+    }
+
+    /// Format 19's list and idempotency keys in `space`, spelling two names.
+    fn spelled(space: Space, first: &str, second: &str) -> crate::storage::Key {
+        crate::storage::Key::new(space).str(first).str(second)
+    }
+
+    fn laid_out(records: &[(Vec<u8>, Vec<u8>)]) -> redb::Database {
+        let db = memory();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut table = txn.open_table(RECORDS).unwrap();
+            for (key, value) in records {
+                table.insert(key.as_slice(), value.as_slice()).unwrap();
+            }
+        }
+        txn.commit().unwrap();
+        db
+    }
+
+    fn upgraded_to_20(db: &redb::Database) -> Result<(), EngineError> {
+        let txn = db.begin_write().unwrap();
+        keys_hold_name_numbers(&txn)?;
+        txn.commit().unwrap();
+        Ok(())
+    }
+
+    #[test]
+    fn format_20_keys_lists_and_references_by_their_names_numbers() {
+        use crate::storage::{Counter, NameNumber, names_by_number, scan};
+        let format_19: Vec<(Vec<u8>, Vec<u8>)> = vec![
+            (spelled(Space::ListIndex, "org_a", "payouts").u64(7).bytes(), encode(&"pay_1")),
+            (spelled(Space::ListIndex, "org_b", "events").u64(8).bytes(), encode(&"evt_2")),
+            (spelled(Space::ListIndex, "org_a", "events").u64(256).bytes(), encode(&"evt_1")),
+            // A reference may hold a zero byte; the key ends with one.
+            (spelled(Space::Idempotency, "org_a", "payout").str("ref\0x").bytes(), vec![1, 2, 3]),
+            (spelled(Space::Idempotency, "_ledger", "transfers").str("t-1").bytes(), vec![4]),
+        ];
+        let db = laid_out(&format_19);
+        upgraded_to_20(&db).unwrap();
+        let txn = db.begin_write().unwrap();
+        let mut table = txn.open_table(RECORDS).unwrap();
+        // Numbered in key order: lists first, then references.
+        let names: Vec<(u32, String)> =
+            names_by_number(&table).unwrap().into_iter().map(|(n, text)| (n.0, text)).collect();
+        let expected = ["org_a", "events", "payouts", "org_b", "_ledger", "transfers", "payout"];
+        assert_eq!(names, (1..).zip(expected.map(String::from)).collect::<Vec<_>>());
+        let counter: u64 = read(&table, &keys::meta(Counter::NameNumber.name())).unwrap().unwrap();
+        assert_eq!(counter, 7);
+        let n = NameNumber;
+        let numbered = [
+            (keys::list_entry(n(1), n(3), 7), encode(&"pay_1")),
+            (keys::list_entry(n(4), n(2), 8), encode(&"evt_2")),
+            (keys::list_entry(n(1), n(2), 256), encode(&"evt_1")),
+            (keys::idempotency(n(1), n(7), "ref\0x"), vec![1, 2, 3]),
+            (keys::idempotency(n(5), n(6), "t-1"), vec![4]),
+        ];
+        let mut stored = scan(&table, Space::ListIndex).unwrap();
+        stored.extend(scan(&table, Space::Idempotency).unwrap());
+        let mut expected = numbered.to_vec();
+        expected.sort();
+        stored.sort();
+        assert_eq!(stored, expected, "each value under its numbered key, and nothing else");
+        assert!(numbered.iter().all(|(key, _)| key.len() <= 17), "{numbered:?}");
+
+        // The layout of older formats gives format 19's records back.
+        assert_eq!(format19::store_names_as_text(&mut table).unwrap(), 5);
+        let mut back: Vec<_> = table
+            .iter()
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|(k, v)| (k.value().to_vec(), v.value().to_vec()))
+            .collect();
+        back.sort();
+        let mut was = format_19.clone();
+        was.sort();
+        assert_eq!(back, was);
+    }
+
+    #[test]
+    fn format_20_refuses_a_key_format_19_did_not_write() {
+        use crate::storage::{Key, NameNumber};
+        let refused = |records: Vec<(Vec<u8>, Vec<u8>)>| {
+            let result = upgraded_to_20(&laid_out(&records));
+            assert!(matches!(result, Err(EngineError::Corrupt(_))), "{records:?}: {result:?}");
+        };
+        refused(vec![(spelled(Space::ListIndex, "org_a", "payouts").bytes(), vec![0])]);
+        refused(vec![(spelled(Space::ListIndex, "org_a", "payouts").u64(1).str("x").bytes(), vec![0])]);
+        refused(vec![(spelled(Space::ListIndex, "", "payouts").u64(1).bytes(), vec![0])]);
+        refused(vec![(Key::new(Space::ListIndex).str("org_a").bytes(), vec![0])]);
+        refused(vec![(spelled(Space::Idempotency, "org_a", "payout").bytes(), vec![0])]);
+        refused(vec![(
+            [&spelled(Space::Idempotency, "org_a", "payout").bytes()[..], b"ref"].concat(),
+            vec![0],
+        )]);
+        let named = (keys::name("org_a"), encode(&NameNumber(1)));
+        refused(vec![(spelled(Space::Idempotency, "org_a", "payout").str("r").bytes(), vec![0]), named]);
+        let not_text =
+            [&[Space::ListIndex as u8, b'o', 0xFF, 0][..], b"payouts\0", &1u64.to_be_bytes()].concat();
+        refused(vec![(not_text, vec![0])]);
     }
 
     fn read_raw(txn: &redb::WriteTransaction, key: &[u8]) -> Vec<u8> {

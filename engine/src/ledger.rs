@@ -558,6 +558,8 @@ impl Books<'_, '_> {
     /// Adds `id` to the organization's list of `kind`, newest last.
     pub fn index(&mut self, organization: &str, kind: &str, id: &str) -> Result<(), EngineError> {
         let seq = self.counter_next(Counter::ListSeq, 1)?;
+        let organization = self.store.name_number_or_new(organization)?;
+        let kind = self.store.name_number_or_new(kind)?;
         self.store.put(keys::list_entry(organization, kind, seq), &id.to_string());
         Ok(())
     }

@@ -6,14 +6,15 @@
 //! by a zero byte, so a prefix scan lists one organization's records in
 //! creation order.
 
+use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
 use hashbrown::HashMap;
 use indexmap::IndexMap;
 use redb::{ReadableTable, TableDefinition};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
 use crate::records::AccountEntry;
@@ -86,6 +87,12 @@ pub enum Space {
     /// account's number. Since format 16 the account record holds it
     /// (`AccountEntry::changes`), and the space is empty.
     BalanceHead = 53,
+    /// The number each name that keys hold as a number has (an
+    /// organization, a list's kind, an idempotency operation), by the
+    /// name's text (`NameNumber`, since format 20): list entries and
+    /// idempotency entries spelled their organization and kind in text,
+    /// 29 and 8 bytes, in every key.
+    Name = 54,
 }
 
 impl Space {
@@ -124,6 +131,22 @@ pub enum MovementKind {
     Refund = 2,
 }
 
+/// The number a key holds in place of a name's text (an organization, a
+/// list's kind, an idempotency operation), since format 20. The
+/// `Space::Name` record under the text holds it (`keys::name`); numbers
+/// start at 1, are never reused, and a name keeps its number for good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct NameNumber(pub u32);
+
+impl NameNumber {
+    /// The number at the start of `bytes` (four bytes, big-endian, as
+    /// keys hold it) and the bytes after it.
+    pub fn split_from(bytes: &[u8]) -> Option<(NameNumber, &[u8])> {
+        let (number, rest) = bytes.split_first_chunk::<4>()?;
+        Some((NameNumber(u32::from_be_bytes(*number)), rest))
+    }
+}
+
 /// Builds keys: a prefix byte then parts.
 pub struct Key(Vec<u8>);
 
@@ -142,13 +165,17 @@ impl Key {
         self.0.extend_from_slice(&part.to_be_bytes());
         self
     }
+    pub fn name(mut self, part: NameNumber) -> Key {
+        self.0.extend_from_slice(&part.0.to_be_bytes());
+        self
+    }
     pub fn bytes(self) -> Vec<u8> {
         self.0
     }
 }
 
 pub mod keys {
-    use super::{Key, MovementKind, Space};
+    use super::{Key, MovementKind, NameNumber, Space};
 
     pub fn meta(name: &str) -> Vec<u8> {
         Key::new(Space::Meta).str(name).bytes()
@@ -173,8 +200,14 @@ pub mod keys {
     pub fn journal(seq: u64) -> Vec<u8> {
         Key::new(Space::Journal).u64(seq).bytes()
     }
-    pub fn idempotency(organization: &str, operation: &str, reference: &str) -> Vec<u8> {
-        Key::new(Space::Idempotency).str(organization).str(operation).str(reference).bytes()
+    /// What a create with this reference made, by the organization's and
+    /// the operation's numbers (`NameNumber`) and the reference's text.
+    pub fn idempotency(organization: NameNumber, operation: NameNumber, reference: &str) -> Vec<u8> {
+        Key::new(Space::Idempotency).name(organization).name(operation).str(reference).bytes()
+    }
+    /// A name's number (`NameNumber`), by the name's text.
+    pub fn name(text: &str) -> Vec<u8> {
+        Key::new(Space::Name).str(text).bytes()
     }
     pub fn quote(id: &str) -> Vec<u8> {
         Key::new(Space::Quote).str(id).bytes()
@@ -188,12 +221,13 @@ pub mod keys {
     pub fn event(seq: u64) -> Vec<u8> {
         Key::new(Space::Event).u64(seq).bytes()
     }
-    /// Per organization and kind of resource, in creation order.
-    pub fn list_entry(organization: &str, kind: &str, seq: u64) -> Vec<u8> {
-        Key::new(Space::ListIndex).str(organization).str(kind).u64(seq).bytes()
+    /// Per organization and kind of resource (their numbers,
+    /// `NameNumber`), in creation order.
+    pub fn list_entry(organization: NameNumber, kind: NameNumber, seq: u64) -> Vec<u8> {
+        Key::new(Space::ListIndex).name(organization).name(kind).u64(seq).bytes()
     }
-    pub fn list_prefix(organization: &str, kind: &str) -> Vec<u8> {
-        Key::new(Space::ListIndex).str(organization).str(kind).bytes()
+    pub fn list_prefix(organization: NameNumber, kind: NameNumber) -> Vec<u8> {
+        Key::new(Space::ListIndex).name(organization).name(kind).bytes()
     }
     /// A record the API layer owns (keys, representatives…), by collection
     /// and id. Never one of the engine's own records (`ENGINE_OWNED`),
@@ -514,15 +548,18 @@ pub enum Counter {
     EventSeq,
     ListSeq,
     AccountNumber,
+    /// The last `NameNumber` given (since format 20).
+    NameNumber,
 }
 
 impl Counter {
-    const ALL: [Counter; 5] = [
+    const ALL: [Counter; 6] = [
         Counter::TransferId,
         Counter::JournalSeq,
         Counter::EventSeq,
         Counter::ListSeq,
         Counter::AccountNumber,
+        Counter::NameNumber,
     ];
 
     /// The name of its `keys::meta` record.
@@ -533,6 +570,7 @@ impl Counter {
             Counter::EventSeq => "event_seq",
             Counter::ListSeq => "list_seq",
             Counter::AccountNumber => "account_number",
+            Counter::NameNumber => "name_number",
         }
     }
 }
@@ -935,6 +973,24 @@ impl<'t> Overlay<'t> {
         self.set(key, None);
     }
 
+    /// The number keys hold for the name `text`, if it has one.
+    pub fn name_number(&self, text: &str) -> Result<Option<NameNumber>, EngineError> {
+        self.get(&keys::name(text))
+    }
+
+    /// The number keys hold for the name `text`, given now (the next
+    /// `Counter::NameNumber`) if it had none.
+    pub fn name_number_or_new(&mut self, text: &str) -> Result<NameNumber, EngineError> {
+        if let Some(number) = self.name_number(text)? {
+            return Ok(number);
+        }
+        let next = self.counter_next(Counter::NameNumber, 1)?;
+        let number =
+            NameNumber(u32::try_from(next).map_err(|_| EngineError::Overflow(Counter::NameNumber.name()))?);
+        self.put(keys::name(text), &number);
+        Ok(number)
+    }
+
     /// The next value of `counter`: one more than the last, or `first` for
     /// the first. Stored at the end of the batch unless the command is dropped.
     pub fn counter_next(&mut self, counter: Counter, first: u64) -> Result<u64, EngineError> {
@@ -1196,6 +1252,35 @@ pub fn write_changes(
 pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// Every record of `space` in `table`, in key order.
+/// Each name's text by its number (`Space::Name`), for what shows keys to
+/// people (`sika verify`, `sika footprint`). A record that is not a name's
+/// is `Corrupt`.
+pub fn names_by_number(
+    table: &impl ReadableTable<&'static [u8], &'static [u8]>,
+) -> Result<BTreeMap<NameNumber, String>, EngineError> {
+    names_in(scan(table, Space::Name)?)
+}
+
+/// `names_by_number` of a ledger's `Space::Name` records.
+pub fn names_in(records: Entries) -> Result<BTreeMap<NameNumber, String>, EngineError> {
+    let mut names = BTreeMap::new();
+    for (key, value) in records {
+        let text = key
+            .get(1..)
+            .and_then(|k| k.strip_suffix(&[0]))
+            .and_then(|k| std::str::from_utf8(k).ok())
+            .ok_or_else(|| EngineError::Corrupt("a name's key is not its text".into()))?;
+        let number: NameNumber = decode(&value)?;
+        if let Some(other) = names.insert(number, text.to_string()) {
+            return Err(EngineError::Corrupt(format!(
+                "names '{other}' and '{text}' have one number, {}",
+                number.0
+            )));
+        }
+    }
+    Ok(names)
+}
+
 pub fn scan(
     table: &impl ReadableTable<&'static [u8], &'static [u8]>,
     space: Space,

@@ -9,7 +9,9 @@ use redb::ReadableDatabase;
 
 use crate::error::EngineError;
 use crate::records::*;
-use crate::storage::{MovementKind, RECORDS, Space, decode, keys, prefix_end, read, scan};
+use crate::storage::{
+    MovementKind, NameNumber, RECORDS, Space, decode, keys, names_by_number, prefix_end, read, scan,
+};
 
 /// What an audit found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -80,6 +82,7 @@ pub fn verify(db: &impl ReadableDatabase) -> Result<Report, EngineError> {
     let totals = replay_journal(&table, &mut report)?;
     check_accounts(&table, &totals, &mut report)?;
     check_idempotency(&table, &mut report)?;
+    check_names(&table, &mut report)?;
     check_tallies(&table, &mut report)?;
     check_refunds(&table, &mut report)?;
     check_reversals(&table, &mut report)?;
@@ -683,6 +686,8 @@ fn check_accounts(
 }
 
 fn check_idempotency(table: &Table, report: &mut Report) -> Result<(), EngineError> {
+    let names = names_by_number(table)?;
+    let name = |number: NameNumber| names.get(&number).map_or_else(|| format!("#{}", number.0), Clone::clone);
     for (key, value) in scan(table, Space::Idempotency)? {
         let entry: IdempotencyRecord = decode(&value)?;
         report.idempotency_entries = report.idempotency_entries.saturating_add(1);
@@ -702,10 +707,53 @@ fn check_idempotency(table: &Table, report: &mut Report) -> Result<(), EngineErr
             }
         };
         if !exists {
-            let readable = String::from_utf8_lossy(&key[1..]).replace('\0', "/");
+            let rest = key.get(1..).unwrap_or_default();
+            let readable = match NameNumber::split_from(rest).and_then(|(scope, rest)| {
+                NameNumber::split_from(rest).map(|(operation, rest)| (scope, operation, rest))
+            }) {
+                Some((scope, operation, reference)) => format!(
+                    "{}/{}/{}",
+                    name(scope),
+                    name(operation),
+                    String::from_utf8_lossy(reference.strip_suffix(&[0]).unwrap_or(reference))
+                ),
+                None => String::from_utf8_lossy(rest).into_owned(),
+            };
             report
                 .problems
                 .push(format!("idempotency entry {readable} points at a missing {:?}", entry.resource));
+        }
+    }
+    Ok(())
+}
+
+/// The names list entries and idempotency entries hold as numbers (since
+/// format 20): every number a key holds is a name's, so each list is
+/// found by its organization and kind, and each reference by its
+/// organization and operation. The counter is past every number given.
+fn check_names(table: &Table, report: &mut Report) -> Result<(), EngineError> {
+    let names = names_by_number(table)?;
+    let last: u64 = read(table, &keys::meta(crate::storage::Counter::NameNumber.name()))?.unwrap_or(0);
+    if let Some((number, text)) = names.iter().find(|(number, _)| u64::from(number.0) > last) {
+        report
+            .problems
+            .push(format!("name '{text}' has number {}, past the last number given ({last})", number.0));
+    }
+    for space in [Space::ListIndex, Space::Idempotency] {
+        let mut unnamed = BTreeSet::new();
+        for (key, _) in scan(table, space)? {
+            let rest = key.get(1..).unwrap_or_default();
+            let numbers = NameNumber::split_from(rest)
+                .and_then(|(first, rest)| NameNumber::split_from(rest).map(|(second, _)| [first, second]));
+            match numbers {
+                Some(numbers) => unnamed.extend(numbers.into_iter().filter(|n| !names.contains_key(n))),
+                None => {
+                    report.problems.push(format!("a {space:?} key is too short to hold two names' numbers"))
+                }
+            }
+        }
+        for number in unnamed {
+            report.problems.push(format!("{space:?} keys hold number {}, which no name has", number.0));
         }
     }
     Ok(())

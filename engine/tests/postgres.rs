@@ -297,6 +297,7 @@ fn timelines_as_format_5(url: &str) {
             assert!(rewritten >= 2, "two payouts and their events: {rewritten}");
             journal_as_format_12(&mut client);
             heads_apart_as_format_15(&mut client);
+            names_as_text_as_format_19(&mut client);
         })
         .join()
         .unwrap();
@@ -355,6 +356,31 @@ fn payouts_whole_as_format_17(url: &str) {
         .join()
         .unwrap();
     });
+}
+
+/// Keys the live stack's list and idempotency entries as formats 19 and
+/// earlier did, by their names' text, with no names numbered.
+fn names_as_text_as_format_19(client: &mut postgres::Client) {
+    use sika_engine::storage::Space;
+    let mut entries = live_records(client, Space::ListIndex);
+    entries.extend(live_records(client, Space::Idempotency));
+    assert!(!entries.is_empty(), "the stack lists its payouts");
+    let names = live_records(client, Space::Name);
+    let spelled = sika_engine::format::format19::names_as_text(entries, names).unwrap();
+    let epoch: i64 =
+        client.query_one("SELECT epoch FROM sika_stacks WHERE stack = 'live'", &[]).unwrap().get(0);
+    let numbered = [Space::ListIndex, Space::Idempotency, Space::Name].map(|space| i32::from(space as u8));
+    for space in numbered {
+        let statement = "DELETE FROM sika_records WHERE stack = 'live' AND get_byte(key, 0) = $1";
+        client.execute(statement, &[&space]).unwrap();
+    }
+    let counter = sika_engine::storage::keys::meta("name_number");
+    let statement = "DELETE FROM sika_records WHERE stack = 'live' AND key = $1";
+    assert_eq!(client.execute(statement, &[&counter]).unwrap(), 1);
+    for (key, value) in spelled {
+        let statement = "INSERT INTO sika_records (stack, key, value, epoch) VALUES ('live', $1, $2, $3)";
+        assert_eq!(client.execute(statement, &[&key, &value, &epoch]).unwrap(), 1);
+    }
 }
 
 /// Stores the live stack's journal entries as formats 12 and earlier did,

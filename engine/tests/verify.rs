@@ -197,8 +197,17 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
     let report = tamper(&ledger.path, "conversion", |table| {
         assert!(table.remove(keys::conversion(&ledger.conversion_id).as_slice()).unwrap().is_some());
     });
-    assert_reports(&report, "idempotency entry org_a/conversion/conv-1/");
+    assert_reports(&report, "idempotency entry org_a/conversion/conv-1 points at a missing Conversion");
     assert_reports(&report, &ledger.conversion_id);
+
+    // (c') The record numbering a name is gone: the idempotency keys still
+    // hold its number, and the conversion's reference could not be found.
+    let report = tamper(&ledger.path, "name", |table| {
+        assert!(table.remove(keys::name("conversion").as_slice()).unwrap().is_some());
+    });
+    assert_reports(&report, "Idempotency keys hold number");
+    assert_reports(&report, "which no name has");
+    assert!(report.summary().starts_with("INCONSISTENT"), "{}", report.summary());
 
     // (d) A journal entry is deleted: the sequence has a gap and the chain breaks.
     let report = tamper(&ledger.path, "journal-gap", |table| {

@@ -47,12 +47,13 @@ use crate::support::*;
 use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
 use sika_engine::format::{
-    format5, format8, format9, format10, format12, format13, format14, format15, format16, format17, format18,
+    format5, format8, format9, format10, format12, format13, format14, format15, format16, format17,
+    format18, format19,
 };
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 19;
+const FORMAT_VERSION: u32 = 20;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -769,6 +770,10 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> R) -> R {
     let db = redb::Database::open(path).unwrap();
     let txn = db.begin_write().unwrap();
+    // Up to format 19, list and idempotency keys spelled their names.
+    if version < 20 {
+        format19::store_names_as_text(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    }
     // Up to format 14, every transfer had a reference under its id; up to
     // format 15, each account's balance-change head was stored apart.
     if version < 15 {
@@ -1402,6 +1407,73 @@ async fn a_format_18_ledgers_journal_keeps_its_text_memos_and_its_new_entries_st
             text.len()
         );
     }
+}
+
+/// A format 19 ledger's list entries and idempotency entries spelled their
+/// organization and their kind or operation in every key; format 20 keys
+/// them by the names' numbers. After the upgrade the payouts list as
+/// before, newest first; a payout's reference replays it with the same
+/// body and refuses another; a new payout lists first; the held payout
+/// completes; every key is 25 bytes or more shorter; and the books verify.
+#[tokio::test]
+async fn a_format_19_ledgers_lists_and_references_are_found_by_their_names_numbers() {
+    let Some(()) = embedded_store() else { return };
+    let (mut node, payouts) = three_payouts_one_held("f20").await;
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let keys_of = |path: &Path| {
+        let db = redb::Database::open(path).unwrap();
+        let txn = db.begin_read().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        let mut keys = scan(&table, Space::ListIndex).unwrap();
+        keys.extend(scan(&table, Space::Idempotency).unwrap());
+        keys.into_iter().map(|(key, _)| key.len()).collect::<Vec<_>>()
+    };
+    let numbered = keys_of(&sandbox);
+    lay_out_as(&sandbox, 19, |_| ());
+    let spelled = keys_of(&sandbox);
+    // The three payouts' references and list entries, and their events'.
+    assert!(numbered.len() >= 3 + 3 + 2, "{} keys", numbered.len());
+    assert_eq!(spelled.len(), numbered.len());
+    assert_eq!(stored_values(&sandbox, Space::Name).len(), 0, "format 19 had no names");
+    let ids: Vec<String> =
+        payouts.urls.iter().map(|url| url.rsplit('/').next().unwrap().to_string()).collect();
+
+    node.restart(&Options::unthrottled(), &SLOW);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    let listed = every_item(&api, &node.sandbox_url("/v1/payouts"), &key).await;
+    let listed: Vec<&str> = listed.iter().map(|p| p["id"].as_str().unwrap()).collect();
+    let newest_first: Vec<&str> = ids.iter().rev().map(String::as_str).collect();
+    assert_eq!(listed, newest_first, "the payouts list as before");
+    let url = node.sandbox_url("/v1/payouts");
+    let replay = api.post(&url, &key, mtn_payout("20.00", "f20-completed")).await;
+    replay.expect(200);
+    assert_eq!(replay.body["payout"]["id"], ids[0].as_str(), "the reference replays its payout");
+    api.post(&url, &key, mtn_payout("20.01", "f20-completed")).await.expect_field(
+        409,
+        "duplicate",
+        "externalReference",
+    );
+    let new = api.post(&url, &key, mtn_payout("1.00", "f20-new")).await;
+    new.expect(201);
+    let listed = every_item(&api, &node.sandbox_url("/v1/payouts"), &key).await;
+    assert_eq!(listed.len(), 4);
+    assert_eq!(listed[0]["id"], new.body["payout"]["id"], "a new payout lists first");
+    eventually("the held payout to complete", std::time::Duration::from_secs(60), || async {
+        (api.get(&payouts.urls[2], &key).await.body["payout"]["status"] == "completed").then_some(())
+    })
+    .await;
+    node.stop_and_verify();
+
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    let after = keys_of(&sandbox);
+    assert!(after.len() > numbered.len(), "the new payout's reference and list entries follow");
+    // An organization's id is 28 bytes and a kind's at least 5: in numbers,
+    // 8 bytes for both.
+    let saved = spelled.iter().sum::<usize>() - numbered.iter().sum::<usize>();
+    assert!(saved >= 25 * numbered.len(), "{saved} bytes over {} keys", numbered.len());
+    assert!(after.iter().all(|len| *len <= 40), "every key holds numbers: {after:?}");
 }
 
 const REQUESTS: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("requests");
