@@ -396,11 +396,13 @@ fn store_jobs_as_format_1(path: &Path) -> usize {
         // Format 1 wrote destinations as format 3 still did, journal
         // entries as format 12 still did (each with its hash), a
         // reference for every transfer, as format 14 still did, accounts
-        // as format 15 still did, and payouts whole, as format 17 still
-        // did.
+        // as format 15 still did, payouts whole, as format 17 still did,
+        // and list and idempotency keys spelling their names, as format
+        // 19 still did.
         format14::store_every_transfer_ref(&mut table).unwrap();
         format15::store_heads_apart(&mut table).unwrap();
         format17::store_payouts_whole(&mut table).unwrap();
+        format19::store_names_as_text(&mut table).unwrap();
         store_destinations_as_format_3(&mut table);
         format12::store_journal_with_previous_hashes(&mut table).unwrap();
         jobs.len()
