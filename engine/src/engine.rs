@@ -494,6 +494,7 @@ fn open_inner(shared: &Shared, healing: bool) -> Result<Inner, EngineError> {
         stats: shared.stats.clone(),
         account_ids: Default::default(),
         accounts: Default::default(),
+        names: Default::default(),
         notices: shared.notices.clone(),
         time_floor_ms,
     };

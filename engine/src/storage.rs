@@ -624,6 +624,21 @@ fn meta_slot(key: &[u8]) -> Option<MetaSlot> {
     Counter::ALL.iter().position(|c| c.name().as_bytes() == name).map(MetaSlot::Counter)
 }
 
+/// Committed name numbers (`Space::Name`), kept by the writer across
+/// batches: a name's number never changes once given, so after the first
+/// read the table need not be asked again (a payout asks for its
+/// organization's, its list's and its operation's). Only numbers read
+/// from the committed table go in.
+#[derive(Debug, Default)]
+pub struct NameNumbers {
+    numbers: HashMap<String, NameNumber>,
+}
+
+impl NameNumbers {
+    /// Past this many names no more are added: the cache only saves reads.
+    const ENTRIES_MAX: usize = 1 << 16;
+}
+
 /// Committed organization-account index entries (`keys::org_account` →
 /// account id, and the account's `keys::account` key), kept by the writer
 /// across batches: an entry never changes once created, so after the first
@@ -764,6 +779,7 @@ pub struct Overlay<'t> {
     kept_counters: Counters,
     account_ids: Option<&'t mut AccountIds>,
     accounts: Option<&'t mut AccountCache>,
+    names: Option<&'t mut NameNumbers>,
     /// Whether any balance may owe disputes (`Space::DisputeShortfalls`)
     /// in this batch's view: worked out on first asking, and set once a
     /// command writes such a list. Never set back within the batch (a
@@ -784,6 +800,7 @@ impl<'t> Overlay<'t> {
             counters: Counters::UNLOADED,
             kept_counters: Counters::UNLOADED,
             account_ids: None,
+            names: None,
             accounts: None,
             shortfalls: None,
         }
@@ -856,6 +873,13 @@ impl<'t> Overlay<'t> {
     /// is not grown (and rehashed) step by step.
     pub fn with_room_for(mut self, keys: usize) -> Self {
         self.changes.reserve(keys);
+        self
+    }
+
+    /// Finds names' numbers through `names` (and adds to it what it reads
+    /// from the table).
+    pub fn with_names(mut self, names: &'t mut NameNumbers) -> Self {
+        self.names = Some(names);
         self
     }
 
@@ -974,8 +998,32 @@ impl<'t> Overlay<'t> {
     }
 
     /// The number keys hold for the name `text`, if it has one.
-    pub fn name_number(&self, text: &str) -> Result<Option<NameNumber>, EngineError> {
-        self.get(&keys::name(text))
+    pub fn name_number(&mut self, text: &str) -> Result<Option<NameNumber>, EngineError> {
+        // A number is given once and never changed or removed: one the
+        // cache holds (read from the committed table) is every layer's.
+        if let Some(names) = &self.names
+            && let Some(number) = names.numbers.get(text)
+        {
+            return Ok(Some(*number));
+        }
+        let key = keys::name(text);
+        if let Some(value) = self.changes.get(&key) {
+            return value.as_deref().map(decode).transpose();
+        }
+        if let Some(value) = find_in(self.below, &key) {
+            return value.map(decode).transpose();
+        }
+        let number = match self.table.lookup(&key)? {
+            Some(guard) => decode::<NameNumber>(guard.value())?,
+            None => return Ok(None),
+        };
+        // Read from the table, so committed: safe to remember.
+        if let Some(names) = &mut self.names
+            && names.numbers.len() < NameNumbers::ENTRIES_MAX
+        {
+            names.numbers.insert(text.to_string(), number);
+        }
+        Ok(Some(number))
     }
 
     /// The number keys hold for the name `text`, given now (the next
@@ -1543,6 +1591,48 @@ mod tests {
         assert_eq!(overlay.counter_next(Counter::JournalSeq, 1), Ok(u64::MAX));
         assert_eq!(overlay.counter_next(Counter::JournalSeq, 1), Err(EngineError::Overflow("journal_seq")));
         assert_eq!(overlay.get::<u64>(&keys::meta("journal_seq")).unwrap(), Some(u64::MAX), "left as it was");
+    }
+
+    #[test]
+    fn a_names_number_is_given_once_and_a_dropped_command_gives_none() {
+        let db = database();
+        let txn = db.begin_write().unwrap();
+        let mut names = NameNumbers::default();
+        let first = {
+            let table = txn.open_table(RECORDS).unwrap();
+            let mut overlay = Overlay::new(&table, &[]).with_names(&mut names);
+            assert_eq!(overlay.name_number("org_a").unwrap(), None);
+            // A failed command's number is not given.
+            assert_eq!(overlay.name_number_or_new("org_a").unwrap(), NameNumber(1));
+            overlay.drop_command();
+            assert_eq!(overlay.name_number("org_a").unwrap(), None);
+            assert_eq!(overlay.name_number_or_new("org_b").unwrap(), NameNumber(1));
+            assert_eq!(overlay.name_number_or_new("org_a").unwrap(), NameNumber(2));
+            assert_eq!(overlay.name_number_or_new("org_b").unwrap(), NameNumber(1), "once given, kept");
+            overlay.keep_command();
+            overlay.into_layer()
+        };
+        assert!(names.numbers.is_empty(), "nothing committed yet, nothing remembered");
+        // The next batch reads them from the batch below, then the table.
+        let batch = [Arc::new(Batch::new(1, first.clone()))];
+        {
+            let table = txn.open_table(RECORDS).unwrap();
+            let mut overlay = Overlay::new(&table, &batch).with_names(&mut names);
+            assert_eq!(overlay.name_number("org_a").unwrap(), Some(NameNumber(2)));
+            assert_eq!(overlay.name_number_or_new("org_c").unwrap(), NameNumber(3));
+        }
+        assert!(names.numbers.is_empty(), "read from a batch the table does not hold yet");
+        {
+            let mut table = txn.open_table(RECORDS).unwrap();
+            for (key, value) in &first {
+                table.insert(key.as_slice(), value.as_deref().unwrap()).unwrap();
+            }
+        }
+        let table = txn.open_table(RECORDS).unwrap();
+        let mut overlay = Overlay::new(&table, &[]).with_names(&mut names);
+        assert_eq!(overlay.name_number("org_b").unwrap(), Some(NameNumber(1)));
+        drop(overlay);
+        assert_eq!(names.numbers.get("org_b"), Some(&NameNumber(1)), "read from the table, so remembered");
     }
 
     fn account(id: &str, credits: i128) -> AccountEntry {

@@ -39,8 +39,8 @@ use crate::error::EngineError;
 use crate::ledger::Books;
 use crate::rates::Pricing;
 use crate::storage::{
-    AccountCache, AccountIds, Batch, Change, Changes, Layer, Overlay, RECORDS, key_order, keys, sorted,
-    write_changes,
+    AccountCache, AccountIds, Batch, Change, Changes, Layer, NameNumbers, Overlay, RECORDS, key_order, keys,
+    sorted, write_changes,
 };
 use crate::view::View;
 
@@ -106,6 +106,8 @@ pub(crate) struct Writer {
     pub account_ids: AccountIds,
     /// The accounts as the batches applied so far left them (`AccountCache`).
     pub accounts: AccountCache,
+    /// Names' numbers, as committed (they never change).
+    pub names: NameNumbers,
     /// Where each durable batch's effects are told (`crate::committed`).
     pub notices: broadcast::Sender<Arc<Committed>>,
     /// The time of the last batch applied (at opening, of the last journal
@@ -219,6 +221,7 @@ impl Writer {
         let mut overlay = Overlay::new(&table, &below)
             .with_account_ids(&mut self.account_ids)
             .with_accounts(&mut self.accounts)
+            .with_names(&mut self.names)
             .with_room_for(batch.len().saturating_mul(KEYS_PER_COMMAND));
         for envelope in batch {
             let (result, effects) = {
