@@ -774,8 +774,9 @@ pub fn payouts_store_their_own_lines(txn: &redb::WriteTransaction) -> Result<(),
 /// stops the upgrade), the names are numbered in the order the keys
 /// first hold them, and each entry moves to its new key with its value
 /// unchanged. Every new key starts with a number below 2^24, a zero
-/// byte, where no text key of format 19 starts, so the keys read and the
-/// keys written never meet.
+/// byte, where a key of format 19 starts only if its organization is
+/// empty (Sika never gave one): those are read before any key is written,
+/// so no key written is read again.
 pub fn keys_hold_name_numbers(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
     use crate::storage::{Counter, NameNumber};
     {
@@ -803,19 +804,32 @@ pub fn keys_hold_name_numbers(txn: &redb::WriteTransaction) -> Result<(), Engine
     };
     for space in [Space::ListIndex, Space::Idempotency] {
         let whole = keys::space(space);
-        // A name's text is never empty, so no format 19 key of the space
-        // has a zero byte after the space's: new keys go there.
+        // New keys start with a zero byte after the space's (a number below
+        // 2^24), before `start`. A format 19 key there has an empty
+        // organization, which Sika never gave: those few are all read
+        // before any new key is written; the rest, from `start` on, are
+        // moved in batches and never read again.
         let start = [space as u8, 1];
-        let end = prefix_end(&whole);
-        {
+        let empty_first: Vec<(Vec<u8>, Vec<u8>)> = {
             let table = txn.open_table(RECORDS)?;
-            if table.range(whole.as_slice()..start.as_slice())?.next().is_some() {
-                return Err(EngineError::Corrupt(format!(
-                    "a {space:?} key of format 19 starts with an empty name"
-                )));
+            let range = table.range(whole.as_slice()..start.as_slice())?;
+            range
+                .map(|entry| entry.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())))
+                .collect::<Result<_, _>>()?
+        };
+        let mut table = txn.open_table(RECORDS)?;
+        let mut moved = Vec::with_capacity(empty_first.len());
+        for (key, value) in empty_first {
+            moved.push((numbered_key(space, &key, &mut number)?, value));
+            table.remove(key.as_slice())?;
+        }
+        for (key, value) in moved {
+            if table.insert(key.as_slice(), value.as_slice())?.is_some() {
+                return Err(EngineError::Corrupt("two records move to one key".into()));
             }
         }
-        change_range(txn, &start, &end, |_, key, _| {
+        drop(table);
+        change_range(txn, &start, &prefix_end(&whole), |_, key, _| {
             Ok(Change::Move(numbered_key(space, key, &mut number)?))
         })?;
     }
@@ -845,9 +859,6 @@ fn numbered_key(
     let (Some(first), Some(second), Some(tail)) = (parts.next(), parts.next(), parts.next()) else {
         return Err(shape());
     };
-    if first.is_empty() || second.is_empty() {
-        return Err(shape());
-    }
     let (first, second) = (number(first)?, number(second)?);
     Ok(match space {
         Space::ListIndex => {
@@ -2780,25 +2791,28 @@ mod tests {
             // A reference may hold a zero byte; the key ends with one.
             (spelled(Space::Idempotency, "org_a", "payout").str("ref\0x").bytes(), vec![1, 2, 3]),
             (spelled(Space::Idempotency, "_ledger", "transfers").str("t-1").bytes(), vec![4]),
+            // An empty name, which Sika never gave, sorts where new keys go.
+            (spelled(Space::ListIndex, "", "payouts").u64(9).bytes(), encode(&"pay_0")),
         ];
         let db = laid_out(&format_19);
         upgraded_to_20(&db).unwrap();
         let txn = db.begin_write().unwrap();
         let mut table = txn.open_table(RECORDS).unwrap();
         // Numbered in key order: lists first, then references.
+        let expected = ["", "payouts", "org_a", "events", "org_b", "_ledger", "transfers", "payout"];
         let names: Vec<(u32, String)> =
             names_by_number(&table).unwrap().into_iter().map(|(n, text)| (n.0, text)).collect();
-        let expected = ["org_a", "events", "payouts", "org_b", "_ledger", "transfers", "payout"];
         assert_eq!(names, (1..).zip(expected.map(String::from)).collect::<Vec<_>>());
         let counter: u64 = read(&table, &keys::meta(Counter::NameNumber.name())).unwrap().unwrap();
-        assert_eq!(counter, 7);
+        assert_eq!(counter, 8);
         let n = NameNumber;
         let numbered = [
-            (keys::list_entry(n(1), n(3), 7), encode(&"pay_1")),
-            (keys::list_entry(n(4), n(2), 8), encode(&"evt_2")),
-            (keys::list_entry(n(1), n(2), 256), encode(&"evt_1")),
-            (keys::idempotency(n(1), n(7), "ref\0x"), vec![1, 2, 3]),
-            (keys::idempotency(n(5), n(6), "t-1"), vec![4]),
+            (keys::list_entry(n(3), n(2), 7), encode(&"pay_1")),
+            (keys::list_entry(n(5), n(4), 8), encode(&"evt_2")),
+            (keys::list_entry(n(3), n(4), 256), encode(&"evt_1")),
+            (keys::idempotency(n(3), n(8), "ref\0x"), vec![1, 2, 3]),
+            (keys::idempotency(n(6), n(7), "t-1"), vec![4]),
+            (keys::list_entry(n(1), n(2), 9), encode(&"pay_0")),
         ];
         let mut stored = scan(&table, Space::ListIndex).unwrap();
         stored.extend(scan(&table, Space::Idempotency).unwrap());
@@ -2809,7 +2823,7 @@ mod tests {
         assert!(numbered.iter().all(|(key, _)| key.len() <= 17), "{numbered:?}");
 
         // The layout of older formats gives format 19's records back.
-        assert_eq!(format19::store_names_as_text(&mut table).unwrap(), 5);
+        assert_eq!(format19::store_names_as_text(&mut table).unwrap(), 6);
         let mut back: Vec<_> = table
             .iter()
             .unwrap()
@@ -2831,7 +2845,6 @@ mod tests {
         };
         refused(vec![(spelled(Space::ListIndex, "org_a", "payouts").bytes(), vec![0])]);
         refused(vec![(spelled(Space::ListIndex, "org_a", "payouts").u64(1).str("x").bytes(), vec![0])]);
-        refused(vec![(spelled(Space::ListIndex, "", "payouts").u64(1).bytes(), vec![0])]);
         refused(vec![(Key::new(Space::ListIndex).str("org_a").bytes(), vec![0])]);
         refused(vec![(spelled(Space::Idempotency, "org_a", "payout").bytes(), vec![0])]);
         refused(vec![(
