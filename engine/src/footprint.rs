@@ -57,14 +57,13 @@ fn name_of(key: &[u8], names: &BTreeMap<NameNumber, String>) -> String {
     let Some(space) = Space::of_key(key) else {
         return format!("space {}", key.first().copied().unwrap_or_default());
     };
-    let rest = key.get(1..).unwrap_or_default();
     let part = match space {
-        Space::Document => rest.split(|b| *b == 0).next().map(String::from_utf8_lossy),
-        Space::ListIndex => NameNumber::split_from(rest)
-            .and_then(|(_, rest)| NameNumber::split_from(rest))
-            .map(|(kind, _)| {
-                names.get(&kind).map_or_else(|| format!("#{}", kind.0).into(), |text| text.into())
-            }),
+        Space::Document => {
+            key.get(1..).unwrap_or_default().split(|b| *b == 0).next().map(String::from_utf8_lossy)
+        }
+        Space::ListIndex => NameNumber::pair_in(key).map(|(_, kind, _)| {
+            names.get(&kind).map_or_else(|| format!("#{}", kind.0).into(), |text| text.into())
+        }),
         _ => None,
     };
     match part {

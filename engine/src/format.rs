@@ -895,10 +895,9 @@ pub mod format19 {
                     Space::of_key(&key).filter(|s| matches!(s, Space::ListIndex | Space::Idempotency));
                 let space =
                     space.ok_or_else(|| EngineError::Corrupt("not a list or idempotency entry".into()))?;
-                let short = || EngineError::Corrupt(format!("a {space:?} key too short for two numbers"));
-                let (first, rest) =
-                    NameNumber::split_from(key.get(1..).unwrap_or_default()).ok_or_else(short)?;
-                let (second, rest) = NameNumber::split_from(rest).ok_or_else(short)?;
+                let (first, second, rest) = NameNumber::pair_in(&key).ok_or_else(|| {
+                    EngineError::Corrupt(format!("a {space:?} key too short for two numbers"))
+                })?;
                 let spelled = Key::new(space).str(text(first)?).str(text(second)?).bytes();
                 Ok(([spelled.as_slice(), rest].concat(), value))
             })

@@ -139,11 +139,13 @@ pub enum MovementKind {
 pub struct NameNumber(pub u32);
 
 impl NameNumber {
-    /// The number at the start of `bytes` (four bytes, big-endian, as
-    /// keys hold it) and the bytes after it.
-    pub fn split_from(bytes: &[u8]) -> Option<(NameNumber, &[u8])> {
-        let (number, rest) = bytes.split_first_chunk::<4>()?;
-        Some((NameNumber(u32::from_be_bytes(*number)), rest))
+    /// The two numbers a list or idempotency key holds after its space
+    /// byte (`keys::list_entry`, `keys::idempotency`: four bytes each,
+    /// big-endian), and the bytes after them; `None` for a shorter key.
+    pub fn pair_in(key: &[u8]) -> Option<(NameNumber, NameNumber, &[u8])> {
+        let (first, rest) = key.get(1..)?.split_first_chunk::<4>()?;
+        let (second, rest) = rest.split_first_chunk::<4>()?;
+        Some((NameNumber(u32::from_be_bytes(*first)), NameNumber(u32::from_be_bytes(*second)), rest))
     }
 }
 
@@ -1299,7 +1301,6 @@ pub fn write_changes(
 /// Records as (key, value) pairs, in key order.
 pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
-/// Every record of `space` in `table`, in key order.
 /// Each name's text by its number (`Space::Name`), for what shows keys to
 /// people (`sika verify`, `sika footprint`). A record that is not a name's
 /// is `Corrupt`.
@@ -1329,6 +1330,7 @@ pub fn names_in(records: Entries) -> Result<BTreeMap<NameNumber, String>, Engine
     Ok(names)
 }
 
+/// Every record of `space` in `table`, in key order.
 pub fn scan(
     table: &impl ReadableTable<&'static [u8], &'static [u8]>,
     space: Space,

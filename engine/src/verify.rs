@@ -707,17 +707,14 @@ fn check_idempotency(table: &Table, report: &mut Report) -> Result<(), EngineErr
             }
         };
         if !exists {
-            let rest = key.get(1..).unwrap_or_default();
-            let readable = match NameNumber::split_from(rest).and_then(|(scope, rest)| {
-                NameNumber::split_from(rest).map(|(operation, rest)| (scope, operation, rest))
-            }) {
+            let readable = match NameNumber::pair_in(&key) {
                 Some((scope, operation, reference)) => format!(
                     "{}/{}/{}",
                     name(scope),
                     name(operation),
                     String::from_utf8_lossy(reference.strip_suffix(&[0]).unwrap_or(reference))
                 ),
-                None => String::from_utf8_lossy(rest).into_owned(),
+                None => String::from_utf8_lossy(key.get(1..).unwrap_or_default()).into_owned(),
             };
             report
                 .problems
@@ -742,11 +739,10 @@ fn check_names(table: &Table, report: &mut Report) -> Result<(), EngineError> {
     for space in [Space::ListIndex, Space::Idempotency] {
         let mut unnamed = BTreeSet::new();
         for (key, _) in scan(table, space)? {
-            let rest = key.get(1..).unwrap_or_default();
-            let numbers = NameNumber::split_from(rest)
-                .and_then(|(first, rest)| NameNumber::split_from(rest).map(|(second, _)| [first, second]));
-            match numbers {
-                Some(numbers) => unnamed.extend(numbers.into_iter().filter(|n| !names.contains_key(n))),
+            match NameNumber::pair_in(&key) {
+                Some((first, second, _)) => {
+                    unnamed.extend([first, second].into_iter().filter(|n| !names.contains_key(n)))
+                }
                 None => {
                     report.problems.push(format!("a {space:?} key is too short to hold two names' numbers"))
                 }

@@ -1015,12 +1015,18 @@ async fn a_format_9_ledgers_balance_changes_read_the_same_after_they_are_rekeyed
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
 }
 
-/// The values of `space` in a stopped node's sandbox, in key order.
-fn stored_values(sandbox: &Path, space: Space) -> Vec<Vec<u8>> {
+/// The records (keys and values) of `space` in a stopped node's sandbox,
+/// in key order.
+fn stored_records(sandbox: &Path, space: Space) -> Vec<(Vec<u8>, Vec<u8>)> {
     let db = redb::Database::open(sandbox).unwrap();
     let txn = db.begin_read().unwrap();
     let table = txn.open_table(RECORDS).unwrap();
-    scan(&table, space).unwrap().into_iter().map(|(_, value)| value).collect()
+    scan(&table, space).unwrap()
+}
+
+/// The values of `space` in a stopped node's sandbox, in key order.
+fn stored_values(sandbox: &Path, space: Space) -> Vec<Vec<u8>> {
+    stored_records(sandbox, space).into_iter().map(|(_, value)| value).collect()
 }
 
 /// Slow enough that a payout whose cents are 03 (the rail times out, notes
@@ -1290,11 +1296,7 @@ async fn a_format_17_ledgers_payouts_store_their_own_lines_and_its_held_payout_c
     let (mut node, payouts) = three_payouts_one_held("f18").await;
 
     let sandbox = node.data_dir().join("sandbox.redb");
-    let payouts_stored = |path: &Path| {
-        let db = redb::Database::open(path).unwrap();
-        let txn = db.begin_read().unwrap();
-        scan(&txn.open_table(RECORDS).unwrap(), Space::Payout).unwrap()
-    };
+    let payouts_stored = |path: &Path| stored_records(path, Space::Payout);
     // Every event, as read back with its payout as it stood (`whole`: the
     // payouts stored as format 17 stored them).
     let events = |path: &Path, whole: bool| -> Vec<(usize, sika_engine::EventRecord)> {
@@ -1364,11 +1366,7 @@ async fn a_format_18_ledgers_journal_keeps_its_text_memos_and_its_new_entries_st
     let (mut node, payouts) = three_payouts_one_held("f19").await;
 
     let sandbox = node.data_dir().join("sandbox.redb");
-    let journal = |path: &Path| {
-        let db = redb::Database::open(path).unwrap();
-        let txn = db.begin_read().unwrap();
-        scan(&txn.open_table(RECORDS).unwrap(), Space::Journal).unwrap()
-    };
+    let journal = |path: &Path| stored_records(path, Space::Journal);
     let transfers = |records: &[(Vec<u8>, Vec<u8>)]| -> Vec<sika_engine::TransferRecord> {
         records
             .iter()
@@ -1424,12 +1422,9 @@ async fn a_format_19_ledgers_lists_and_references_are_found_by_their_names_numbe
 
     let sandbox = node.data_dir().join("sandbox.redb");
     let keys_of = |path: &Path| {
-        let db = redb::Database::open(path).unwrap();
-        let txn = db.begin_read().unwrap();
-        let table = txn.open_table(RECORDS).unwrap();
-        let mut keys = scan(&table, Space::ListIndex).unwrap();
-        keys.extend(scan(&table, Space::Idempotency).unwrap());
-        keys.into_iter().map(|(key, _)| key.len()).collect::<Vec<_>>()
+        let mut records = stored_records(path, Space::ListIndex);
+        records.extend(stored_records(path, Space::Idempotency));
+        records.into_iter().map(|(key, _)| key.len()).collect::<Vec<_>>()
     };
     let numbered = keys_of(&sandbox);
     lay_out_as(&sandbox, 19, |_| ());
