@@ -413,7 +413,7 @@ fn deposit(
         credit: AccountRef::Organization(organization.to_string()),
         currency: currency.to_string(),
         amount,
-        memo: format!("deposit {id}"),
+        memo: crate::records::MemoShape::Deposit.memo(&id),
     })?;
     let account = books.account(&transfer.credit_account)?;
     let record = DepositRecord {
@@ -524,7 +524,7 @@ fn execute_quote(
         return Err(EngineError::QuoteExpired(quote_id.to_string()));
     }
     let id = books.new_id("conv");
-    let memo = format!("conversion {id}");
+    let memo = crate::records::MemoShape::Conversion.memo(&id);
     let organization_ref = AccountRef::Organization(organization.to_string());
     let desk = AccountRef::System(SystemAccount::FxDesk);
     let sell = books.transfer(&TransferSpec::Posted {

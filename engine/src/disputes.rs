@@ -61,7 +61,7 @@ pub(crate) fn open(books: &mut Books, new: &NewDispute) -> Result<DisputeRecord,
             credit: AccountRef::System(SystemAccount::World),
             currency: new.currency.clone(),
             amount: held,
-            memo: format!("dispute {} hold", new.id),
+            memo: crate::records::MemoShape::DisputeHold.memo(&new.id),
         })?;
         dispute.held = held;
         dispute.transfer_ids.push(hold.id);

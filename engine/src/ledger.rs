@@ -431,14 +431,14 @@ impl Books<'_, '_> {
             let currency = account.currency.clone();
             let transfer = match dispute.state {
                 DisputeState::Open => {
-                    let memo = format!("dispute {id} hold");
+                    let memo = crate::records::MemoShape::DisputeHold.memo(&id);
                     let t =
                         self.transfer(&TransferSpec::Pending { debit, credit, currency, amount, memo })?;
                     dispute.held = add(dispute.held, amount, "dispute held")?;
                     t
                 }
                 DisputeState::Lost => {
-                    let memo = format!("dispute {id} lost");
+                    let memo = crate::records::MemoShape::DisputeLost.memo(&id);
                     let t = self.transfer(&TransferSpec::Posted { debit, credit, currency, amount, memo })?;
                     dispute.taken = add(dispute.taken, amount, "dispute taken")?;
                     t

@@ -214,7 +214,7 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
         check_cap(books, cap)?;
     }
     let id = books.new_id(&format!("pay_{}", new.from_currency.to_ascii_lowercase()));
-    let memo = format!("payout {id}");
+    let memo = crate::records::MemoShape::Payout.memo(&id);
     let mut hold_ids = vec![
         books
             .transfer(&TransferSpec::Pending {
@@ -232,7 +232,7 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
             credit: AccountRef::System(SystemAccount::FeeRevenue),
             currency: new.from_currency.clone(),
             amount: new.fee_amount,
-            memo: format!("fee for {memo}"),
+            memo: crate::records::MemoShape::PayoutFee.memo(&id),
         })?;
         hold_ids.push(fee.id);
     }
@@ -352,7 +352,7 @@ pub(crate) fn advance_payout(books: &mut Books, id: &PayoutId, step: &Step) -> R
                     credit: AccountRef::System(SystemAccount::World),
                     currency: payout.from_currency.clone(),
                     amount: payout.from_amount,
-                    memo: format!("payout {id} delivered"),
+                    memo: crate::records::MemoShape::PayoutDelivered.memo(id.as_str()),
                 })?;
                 payout.status = MovementStatus::Completed;
                 payout.completed_at = Some(now);
@@ -420,7 +420,7 @@ fn reverse_payout(
         credit: AccountRef::Organization(payout.organization.clone()),
         currency: payout.from_currency.clone(),
         amount: payout.from_amount,
-        memo: format!("payout {} reversed", payout.id),
+        memo: crate::records::MemoShape::PayoutReversed.memo(&payout.id),
     })?;
     assert_eq!(
         credit.credit_account, payout.from_account,
@@ -487,7 +487,7 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
         credit: AccountRef::Organization(new.organization.clone()),
         currency: new.currency.clone(),
         amount: new.amount,
-        memo: format!("collection {id}"),
+        memo: crate::records::MemoShape::Collection.memo(&id),
     })?;
     let now = books.now;
     let handover = match (new.rail.as_str(), &new.payer) {

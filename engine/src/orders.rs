@@ -152,7 +152,7 @@ pub(crate) fn funds(books: &mut Books, funds: &OrderFunds) -> Result<Applied, En
         credit: AccountRef::Organization(order.organization.clone()),
         currency: order.from_currency.clone(),
         amount: funds.amount,
-        memo: format!("order {} funds", order.id),
+        memo: crate::records::MemoShape::OrderFunds.memo(&order.id),
     })?;
     order.received_amount = funds.amount;
     order.status = OrderStatus::FundsReceived;

@@ -8,6 +8,7 @@
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
+pub(crate) use stored_memo::MemoShape;
 use stored_memo::StoredMemo;
 
 use crate::error::EngineError;

@@ -128,7 +128,7 @@ pub(crate) fn create_refund(books: &mut Books, new: &NewRefund) -> Result<Applie
         credit: AccountRef::System(SystemAccount::RailClearing),
         currency: collection.currency.clone(),
         amount,
-        memo: format!("refund {id}"),
+        memo: crate::records::MemoShape::Refund.memo(&id),
     })?;
     books.store.put(keys::refund_tally(&collection.id), &tally.refunded(amount)?);
     let now = books.now;
@@ -214,7 +214,7 @@ pub(crate) fn advance_refund(books: &mut Books, id: &str, step: &Step) -> Result
             credit: AccountRef::System(SystemAccount::World),
             currency: currency.clone(),
             amount,
-            memo: format!("refund {id} delivered"),
+            memo: crate::records::MemoShape::RefundDelivered.memo(id),
         })?;
         refund.status = MovementStatus::Completed;
         refund.completed_at = Some(now);

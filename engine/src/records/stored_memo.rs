@@ -69,6 +69,57 @@ const SHAPES: [Shape; 12] = [
     Shape { before: "dispute ", kind: "dsp", after: " lost" },
 ];
 
+/// The memos the engine writes, each naming the resource its transfer
+/// moved money for, in the order of `SHAPES`: every write site spells its
+/// memo here (`MemoShape::PayoutDelivered.memo(id)` is `payout <id>
+/// delivered`), so each memo it writes is stored shaped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MemoShape {
+    Payout,
+    PayoutFee,
+    PayoutDelivered,
+    PayoutReversed,
+    Deposit,
+    Collection,
+    OrderFunds,
+    Conversion,
+    Refund,
+    RefundDelivered,
+    DisputeHold,
+    DisputeLost,
+}
+
+impl MemoShape {
+    /// The memo of this shape naming `id`.
+    pub(crate) fn memo(self, id: &str) -> String {
+        SHAPES[self as usize].memo(id)
+    }
+
+    /// Every shape, in the order of `SHAPES`.
+    #[cfg(test)]
+    const ALL: [MemoShape; SHAPES.len()] = [
+        MemoShape::Payout,
+        MemoShape::PayoutFee,
+        MemoShape::PayoutDelivered,
+        MemoShape::PayoutReversed,
+        MemoShape::Deposit,
+        MemoShape::Collection,
+        MemoShape::OrderFunds,
+        MemoShape::Conversion,
+        MemoShape::Refund,
+        MemoShape::RefundDelivered,
+        MemoShape::DisputeHold,
+        MemoShape::DisputeLost,
+    ];
+}
+
+impl Shape {
+    /// The memo of this shape naming `id`.
+    fn memo(&self, id: &str) -> String {
+        format!("{}{id}{}", self.before, self.after)
+    }
+}
+
 /// A memo as a journal entry stores it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum StoredMemo<'a> {
@@ -130,7 +181,7 @@ impl<'a> StoredMemo<'a> {
             .ok_or("a memo's id has a time out of range")?;
         let id = ids::spell_parts(Parts { prefix: &prefix, time_ms, random: shaped.random })
             .ok_or("a memo's id has a time or random part out of range")?;
-        Ok(format!("{}{id}{}", shape.before, shape.after))
+        Ok(shape.memo(&id))
     }
 }
 
@@ -326,6 +377,33 @@ mod tests {
         // where its text took 40.
         let (_, bytes) = round_trip(&memos[0], "GHS", now);
         assert_eq!((memos[0].len() + 1, bytes.len()), (40, 16));
+    }
+
+    #[test]
+    fn each_shape_spells_the_memo_the_engine_writes_and_stores_it_shaped() {
+        let now = 1_790_000_000_000;
+        let words = [
+            "payout ID",
+            "fee for payout ID",
+            "payout ID delivered",
+            "payout ID reversed",
+            "deposit ID",
+            "collection ID",
+            "order ID funds",
+            "conversion ID",
+            "refund ID",
+            "refund ID delivered",
+            "dispute ID hold",
+            "dispute ID lost",
+        ];
+        for (place, (shape, words)) in MemoShape::ALL.into_iter().zip(words).enumerate() {
+            assert_eq!(shape as usize, place, "{shape:?} names its place in SHAPES");
+            assert_eq!(shape.memo("ID"), words);
+            let id = crate::ids::new_id_at(&format!("{}_ghs", SHAPES[place].kind), now);
+            let memo = shape.memo(&id);
+            assert!(!StoredMemo::of(&memo, "GHS", now).is_text(), "{memo} is shaped");
+            assert_eq!(round_trip(&memo, "GHS", now).0, memo);
+        }
     }
 
     #[test]
