@@ -16,7 +16,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use strum::{IntoStaticStr, VariantArray};
 
 use crate::error::EngineError;
-use crate::records::{EventPayload, EventRecord, MovementStatus, PayoutRecord, TimestampMs};
+use crate::records::{
+    EventPayload, EventRecord, MovementStatus, PayoutRecord, StoredText, Texts, TimestampMs,
+};
 
 /// One kind of event. Not `non_exhaustive`: code that maps kinds to
 /// behaviour matches on every one.
@@ -188,27 +190,30 @@ impl PayoutEvent {
 /// the event's kind (the head's is left empty), and the payout's times as
 /// the milliseconds after the event's own (`created_at`), which they
 /// nearly always equal. 25 bytes fewer than the mark and the kind's name.
+/// Since format 21 its status message is a [`StoredText`] (a phrase of the
+/// node's own in two bytes).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct CompactMark {
+struct CompactMark<'a> {
     kind: PayoutEvent,
     id: String,
     status: MovementStatus,
-    status_message: String,
+    #[serde(borrow)]
+    status_message: StoredText<'a>,
     timeline_len: u32,
     updated_after: i128,
     completed_after: Option<i128>,
 }
 
-impl CompactMark {
-    fn of(kind: PayoutEvent, mark: PayoutMark, created_at: TimestampMs) -> CompactMark {
+impl<'a> CompactMark<'a> {
+    fn of(kind: PayoutEvent, mark: &'a PayoutMark, created_at: TimestampMs, texts: Texts) -> CompactMark<'a> {
         let after = |at: TimestampMs| crate::records::ms_between(created_at, at);
         CompactMark {
             kind,
             updated_after: after(mark.updated_at),
             completed_after: mark.completed_at.map(after),
-            id: mark.id,
+            id: mark.id.clone(),
             status: mark.status,
-            status_message: mark.status_message,
+            status_message: StoredText::of(&mark.status_message, texts),
             timeline_len: mark.timeline_len,
         }
     }
@@ -228,7 +233,7 @@ impl CompactMark {
             completed_at,
             id,
             status: self.status,
-            status_message: self.status_message,
+            status_message: self.status_message.into_string(),
             timeline_len: self.timeline_len,
         })
     }
@@ -251,15 +256,37 @@ pub fn encode_payout_event(
     created_at: TimestampMs,
 ) -> Vec<u8> {
     let mark = PayoutMark::of(payout);
-    let bytes = match PayoutEvent::of(kind) {
+    match PayoutEvent::of(kind) {
         Some(event) => {
-            let compact = CompactMark::of(event, mark, created_at);
-            let fields = (seq, id, "", "", PAYOUT_MARK_COMPACT, compact, created_at);
-            postcard::to_extend(&fields, Vec::with_capacity(128))
+            encode_compact(seq, id, &CompactMark::of(event, &mark, created_at, Texts::Phrased), created_at)
         }
-        None => postcard::to_extend(&(seq, id, "", kind.name(), PAYOUT_MARK, mark, created_at), Vec::new()),
+        None => postcard::to_extend(&(seq, id, "", kind.name(), PAYOUT_MARK, mark, created_at), Vec::new())
+            .expect("postcard encodes an event"),
+    }
+}
+
+/// A payout's event with `compact` as its payload.
+fn encode_compact(seq: u64, id: &str, compact: &CompactMark<'_>, created_at: TimestampMs) -> Vec<u8> {
+    let fields = (seq, id, "", "", PAYOUT_MARK_COMPACT, compact, created_at);
+    postcard::to_extend(&fields, Vec::with_capacity(112)).expect("postcard encodes an event")
+}
+
+/// A payout's event stored as format 21 stores them as formats 18 to 20
+/// stored them, its status message whole, for the layouts of older
+/// formats in tests; `None` for any other event.
+pub fn payout_event_as_format_20(bytes: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
+    let ((seq, id, _, _), rest) = take::<(u64, String, String, String)>(bytes)?;
+    let (tag, after_tag) = take::<u32>(rest)?;
+    if tag != PAYOUT_MARK_COMPACT {
+        return Ok(None);
+    }
+    let (compact, rest) = take_compact(after_tag)?;
+    let (created_at, _) = take::<TimestampMs>(rest)?;
+    let whole = CompactMark {
+        status_message: StoredText::of(compact.status_message.as_str(), Texts::Whole),
+        ..compact.clone()
     };
-    bytes.expect("postcard encodes an event")
+    Ok(Some(encode_compact(seq, &id, &whole, created_at)))
 }
 
 /// A payout's event stored as format 18 stores them (`encode_payout_event`)
@@ -279,6 +306,11 @@ fn take<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<(T, &[u8]), Engi
     postcard::take_from_bytes(bytes).map_err(|e| EngineError::Corrupt(format!("undecodable event: {e}")))
 }
 
+/// A compact mark, borrowing its texts from `bytes`.
+fn take_compact(bytes: &[u8]) -> Result<(CompactMark<'_>, &[u8]), EngineError> {
+    postcard::take_from_bytes(bytes).map_err(|e| EngineError::Corrupt(format!("undecodable event: {e}")))
+}
+
 /// A payout's mark, read from the bytes after an event's head (`tag` and
 /// what follows it), with the event's time and, for a compact mark, its
 /// kind (a format 17 mark's is the head's); `None` when the event is
@@ -294,7 +326,7 @@ fn payout_mark(
             (mark, None, created_at)
         }
         PAYOUT_MARK_COMPACT => {
-            let (compact, rest) = take::<CompactMark>(after_tag)?;
+            let (compact, rest) = take_compact(after_tag)?;
             let (created_at, _) = take::<TimestampMs>(rest)?;
             let kind = compact.kind;
             (compact.into_mark(created_at)?, Some(kind), created_at)
@@ -500,6 +532,26 @@ mod tests {
         let moved = [&bytes[..at], &[2u8][..]].concat(); // the event's time, 1 for -1
         let corrupt = decode_event(&moved, |_| Ok(Some(late.clone())));
         assert!(matches!(corrupt, Err(crate::error::EngineError::Corrupt(_))), "{corrupt:?}");
+    }
+
+    /// A sandbox payout's event stores its status message as a phrase:
+    /// two bytes where formats 18 to 20 spelled it; those read the same.
+    #[test]
+    fn a_payout_events_phrase_is_two_bytes_and_format_20s_reads_the_same() {
+        use super::{decode_event, encode_payout_event, payout_event_as_format_20};
+        let payout = crate::stored_payout::sandbox_payout();
+        let at = payout.updated_at;
+        let bytes = encode_payout_event(9, "evt_1", EventKind::PayoutCompleted, &payout, at);
+        let old = payout_event_as_format_20(&bytes).unwrap().expect("a payout's event");
+        assert_eq!(old.len(), bytes.len() + "Delivered to the recipient".len() - 2);
+        let stored = |id: &str| Ok((id == payout.id).then(|| payout.clone()));
+        let (read, read_old) = (decode_event(&bytes, stored).unwrap(), decode_event(&old, stored).unwrap());
+        assert_eq!(read, read_old);
+        assert_eq!(read.payload, crate::records::EventPayload::Payout(payout.clone()));
+        assert_eq!(payout_event_as_format_20(&old).unwrap(), Some(old.clone()), "already whole");
+        let (_, whole) = completed_event();
+        let legacy = super::payout_event_as_format_17(&whole).unwrap().unwrap();
+        assert_eq!(payout_event_as_format_20(&legacy).unwrap(), None, "not a compact mark");
     }
 
     /// `completed()`'s `payout.completed` event (number 7, at 2), and its

@@ -63,7 +63,11 @@
 //! Format 20 numbers the names that list entries' and idempotency
 //! entries' keys spelled in text (organizations, list kinds, operations:
 //! `Space::Name`, `NameNumber`) and keys them by the numbers
-//! (`keys_hold_name_numbers`).
+//! (`keys_hold_name_numbers`). Format 21 stores the node's own phrases
+//! (rails' names, the sandbox simulator's notes and messages) in a
+//! payout's status message, rail and handover note and in a payout's
+//! event as their numbers (`records::StoredText`); a text stored whole
+//! reads the same, so the step rewrites nothing (`stamp_only`).
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -82,7 +86,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 20;
+pub const FORMAT_VERSION: u32 = 21;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -871,6 +875,49 @@ fn numbered_key(
             keys::idempotency(first, second, reference)
         }
     })
+}
+
+/// Payouts and their events as formats 18 to 20 stored them, every text
+/// whole, for the layouts of older formats in tests.
+pub mod format20 {
+    use super::format12::Record;
+    use crate::error::EngineError;
+    use crate::storage::{Space, scan};
+
+    /// The stored payouts of a current ledger (keys and values) with every
+    /// text whole, as formats 18 to 20 stored them.
+    pub fn payouts_with_whole_texts(current: Vec<Record>) -> Result<Vec<Record>, EngineError> {
+        current
+            .into_iter()
+            .map(|(key, bytes)| {
+                let payout = crate::stored_payout::decode(&key, &bytes)?;
+                Ok((key, crate::stored_payout::encode_as_format_20(&payout)))
+            })
+            .collect()
+    }
+
+    /// Stores each payout of a current ledger and each payout's event with
+    /// every text whole, as formats 18 to 20 did; returns how many records
+    /// it changed.
+    pub fn store_texts_whole(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        let mut changed = 0usize;
+        let payouts = scan(&*table, Space::Payout)?;
+        for ((key, value), (_, was)) in payouts_with_whole_texts(payouts.clone())?.iter().zip(&payouts) {
+            if value != was {
+                table.insert(key.as_slice(), value.as_slice())?;
+                changed = changed.saturating_add(1);
+            }
+        }
+        for (key, was) in scan(&*table, Space::Event)? {
+            if let Some(value) = crate::events::payout_event_as_format_20(&was)?
+                && value != was
+            {
+                table.insert(key.as_slice(), value.as_slice())?;
+                changed = changed.saturating_add(1);
+            }
+        }
+        Ok(changed)
+    }
 }
 
 /// List entries and idempotency entries as formats 6 to 19 keyed them,
@@ -1724,6 +1771,7 @@ pub const LEDGER_STEPS: Steps = [
     payouts_store_their_own_lines,
     stamp_only,
     keys_hold_name_numbers,
+    stamp_only,
 ];
 
 /// What a file's stamp says before any upgrade.

@@ -10,11 +10,14 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 pub(crate) use stored_memo::MemoShape;
 use stored_memo::StoredMemo;
+pub use stored_text::{PHRASES, is_phrase};
+pub(crate) use stored_text::{StoredText, Texts};
 
 use crate::error::EngineError;
 use crate::resource_id::{CollectionId, OrderId, PayoutId, RefundId};
 
 mod stored_memo;
+mod stored_text;
 
 /// Milliseconds since the Unix epoch (UTC).
 pub type TimestampMs = i64;

@@ -12,7 +12,9 @@
 //! written. Any other line (the handover and the rail's note, a note the
 //! rail sent, a reversal's, or a settled line whose message is no longer
 //! the payout's status message) is stored whole. With its id left to its
-//! key, that payout is 253 bytes.
+//! key, that payout is 253 bytes; since format 21 its rail's name, the
+//! handover's note and its status message are stored as phrases
+//! (`records::StoredText`), and it is 169.
 //!
 //! `PayoutRecord`'s own encoding is unchanged: events of orders still hold
 //! whole payouts (`EventPayload::OrderWithPayout`) in that encoding.
@@ -23,15 +25,26 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
 use crate::records::{
-    Destination, MovementStatus, PayoutRecord, TimestampMs, TransferId, ms_between, time_after,
+    Destination, MovementStatus, PayoutRecord, StoredText, Texts, TimestampMs, TransferId, ms_between,
+    time_after,
 };
 use crate::storage::keys;
-use crate::timeline::{Actor, Fact, Movement, TimelineEntry};
+use crate::timeline::{Actor, Fact, Handover, Movement, TimelineEntry};
 
 /// The bytes the payout space stores for `payout`, under
 /// `keys::payout(&payout.id)`.
 pub fn encode(payout: &PayoutRecord) -> Vec<u8> {
-    let bytes = postcard::to_extend(&StoredPayout::of(payout), Vec::with_capacity(320))
+    encode_with(payout, Texts::Phrased)
+}
+
+/// The bytes formats 18 to 20 stored for `payout`: every text whole, for
+/// the layouts of older formats in tests.
+pub fn encode_as_format_20(payout: &PayoutRecord) -> Vec<u8> {
+    encode_with(payout, Texts::Whole)
+}
+
+fn encode_with(payout: &PayoutRecord, texts: Texts) -> Vec<u8> {
+    let bytes = postcard::to_extend(&StoredPayout::of(payout, texts), Vec::with_capacity(256))
         .expect("postcard encodes a payout");
     if cfg!(debug_assertions) {
         let back = decode(&keys::payout(&payout.id), &bytes).expect("a stored payout decodes");
@@ -84,11 +97,11 @@ struct StoredPayout<'a> {
     #[serde(borrow)]
     metadata: Cow<'a, str>,
     #[serde(borrow)]
-    status_message: Cow<'a, str>,
+    status_message: StoredText<'a>,
     hold_ids: Cow<'a, [TransferId]>,
     timeline: Vec<StoredLine<'a>>,
     #[serde(borrow)]
-    rail: Cow<'a, str>,
+    rail: StoredText<'a>,
     #[serde(borrow)]
     api_key_id: Option<Cow<'a, str>>,
     #[serde(borrow)]
@@ -106,6 +119,7 @@ struct StoredPayout<'a> {
 #[derive(Serialize, Deserialize)]
 struct StoredLine<'a> {
     after: i128,
+    #[serde(borrow)]
     fact: StoredFact<'a>,
 }
 
@@ -133,10 +147,16 @@ enum StoredFact<'a> {
     Refunded,
     /// `Fact::StatusChanged` of a payout.
     StatusChanged { completed: bool },
+    /// `Fact::HandedOver`, its note a `StoredText` (since format 21).
+    HandedOver {
+        handover: Handover,
+        #[serde(borrow)]
+        note: StoredText<'a>,
+    },
 }
 
 impl<'a> StoredFact<'a> {
-    fn of(fact: &'a Fact, payout: &PayoutRecord) -> StoredFact<'a> {
+    fn of(fact: &'a Fact, payout: &PayoutRecord, texts: Texts) -> StoredFact<'a> {
         let own =
             |amount: &i128, currency: &str| *amount == payout.from_amount && currency == payout.from_currency;
         match fact {
@@ -170,6 +190,9 @@ impl<'a> StoredFact<'a> {
             Fact::StatusChanged { movement: Movement::Payout, completed } => {
                 StoredFact::StatusChanged { completed: *completed }
             }
+            Fact::HandedOver { handover, note } if texts == Texts::Phrased => {
+                StoredFact::HandedOver { handover: *handover, note: StoredText::of(note, texts) }
+            }
             other => StoredFact::Whole(Cow::Borrowed(other)),
         }
     }
@@ -201,6 +224,9 @@ impl<'a> StoredFact<'a> {
             StoredFact::StatusChanged { completed } => {
                 Fact::StatusChanged { movement: Movement::Payout, completed }
             }
+            StoredFact::HandedOver { handover, note } => {
+                Fact::HandedOver { handover, note: note.into_string() }
+            }
         })
     }
 }
@@ -212,14 +238,16 @@ fn at(since: TimestampMs, after: i128, id: &str) -> Result<TimestampMs, EngineEr
 }
 
 impl<'a> StoredPayout<'a> {
-    fn of(p: &'a PayoutRecord) -> StoredPayout<'a> {
+    fn of(p: &'a PayoutRecord, texts: Texts) -> StoredPayout<'a> {
         let mut previous = p.created_at;
         let timeline = p
             .timeline
             .iter()
             .map(|line| {
-                let stored =
-                    StoredLine { after: ms_between(previous, line.at), fact: StoredFact::of(&line.fact, p) };
+                let stored = StoredLine {
+                    after: ms_between(previous, line.at),
+                    fact: StoredFact::of(&line.fact, p, texts),
+                };
                 previous = line.at;
                 stored
             })
@@ -238,10 +266,10 @@ impl<'a> StoredPayout<'a> {
             narration: Cow::Borrowed(&p.narration),
             external_reference: Cow::Borrowed(&p.external_reference),
             metadata: Cow::Borrowed(&p.metadata),
-            status_message: Cow::Borrowed(&p.status_message),
+            status_message: StoredText::of(&p.status_message, texts),
             hold_ids: Cow::Borrowed(&p.hold_ids),
             timeline,
-            rail: Cow::Borrowed(&p.rail),
+            rail: StoredText::of(&p.rail, texts),
             api_key_id: p.api_key_id.as_deref().map(Cow::Borrowed),
             order_id: p.order_id.as_deref().map(Cow::Borrowed),
             created_at: p.created_at,
@@ -269,10 +297,10 @@ impl<'a> StoredPayout<'a> {
             narration: self.narration.into_owned(),
             external_reference: self.external_reference.into_owned(),
             metadata: self.metadata.into_owned(),
-            status_message: self.status_message.into_owned(),
+            status_message: self.status_message.into_string(),
             hold_ids: self.hold_ids.into_owned(),
             timeline: Vec::with_capacity(self.timeline.len()),
-            rail: self.rail.into_owned(),
+            rail: self.rail.into_string(),
             api_key_id: self.api_key_id.map(Cow::into_owned),
             order_id: self.order_id.map(Cow::into_owned),
             created_at,
@@ -379,6 +407,35 @@ mod tests {
         }
     }
 
+    /// The rail's name, the simulator's note and the status message are
+    /// phrases: two bytes each where formats 18 to 20 spelled them, and the
+    /// payout reads back the same from either.
+    #[test]
+    fn a_sandbox_payouts_phrases_are_stored_as_their_numbers() {
+        let payout = sandbox_payout();
+        let key = keys::payout(&payout.id);
+        let (phrased, whole) = (encode(&payout), encode_as_format_20(&payout));
+        assert_eq!(decode(&key, &whole).unwrap(), payout);
+        assert_eq!(decode(&key, &phrased).unwrap(), payout);
+        let spelled = [
+            "sandbox_simulator",
+            "Sandbox simulator; expected outcome: completed",
+            "Delivered to the recipient",
+        ]
+        .iter()
+        .map(|text| text.len() - 2)
+        .sum::<usize>();
+        // The handover line also leaves out its fact's variant byte.
+        assert_eq!(
+            whole.len() - phrased.len(),
+            spelled + 1,
+            "{} bytes against {}",
+            phrased.len(),
+            whole.len()
+        );
+        assert!(phrased.len() <= 170, "{} bytes", phrased.len());
+    }
+
     #[test]
     fn lines_that_differ_from_the_payout_are_stored_whole_and_read_back() {
         let mut payout = sandbox_payout();
@@ -409,7 +466,7 @@ mod tests {
     fn a_stored_time_out_of_range_is_corrupt_not_a_panic() {
         let mut payout = sandbox_payout();
         payout.created_at = i64::MAX;
-        let mut stored = StoredPayout::of(&payout);
+        let mut stored = StoredPayout::of(&payout, Texts::Phrased);
         stored.updated_after = 1;
         let bytes = postcard::to_allocvec(&stored).unwrap();
         let key = keys::payout(&payout.id);
@@ -421,13 +478,18 @@ mod tests {
         let amount = if own { Just(1_000i128).boxed() } else { any::<i128>().boxed() };
         let currency = if own { Just("GHS".to_string()).boxed() } else { "[A-Z]{0,4}".boxed() };
         let text = if own {
-            prop_oneof![Just("mtn_gh"), Just("GHS1000000001"), Just("Delivered to the recipient")]
-                .prop_map(str::to_string)
-                .boxed()
+            prop_oneof![
+                Just("mtn_gh"),
+                Just("GHS1000000001"),
+                Just("Delivered to the recipient"),
+                Just("Sandbox simulator; expected outcome: rejected"),
+            ]
+            .prop_map(str::to_string)
+            .boxed()
         } else {
             "[a-z_]{0,8}".boxed()
         };
-        (0u8..9, amount, currency, text)
+        (0u8..10, amount, currency, text)
     }
 
     proptest! {
@@ -460,12 +522,15 @@ mod tests {
                         6 if amount == 1_000 => Fact::BalanceRefunded { amount: amount.checked_add(fee).unwrap_or(amount), currency },
                         6 => Fact::BalanceRefunded { amount, currency },
                         7 => Fact::StatusChanged { movement: Movement::Refund, completed: amount > 0 },
+                        8 => Fact::HandedOver { handover: Handover::Prompt, note: text },
                         _ => Fact::Note { kind: currency, title: text.clone(), detail: text },
                     };
                     TimelineEntry::new(at, fact)
                 })
                 .collect();
-            prop_assert_eq!(decode(&keys::payout(&payout.id), &encode(&payout)).unwrap(), payout);
+            let key = keys::payout(&payout.id);
+            prop_assert_eq!(&decode(&key, &encode_as_format_20(&payout)).unwrap(), &payout);
+            prop_assert_eq!(decode(&key, &encode(&payout)).unwrap(), payout);
         }
     }
 }

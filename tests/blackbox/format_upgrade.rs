@@ -48,12 +48,12 @@ use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
 use sika_engine::format::{
     format5, format8, format9, format10, format12, format13, format14, format15, format16, format17,
-    format18, format19,
+    format18, format19, format20,
 };
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 20;
+const FORMAT_VERSION: u32 = 21;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -772,6 +772,10 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> R) -> R {
     let db = redb::Database::open(path).unwrap();
     let txn = db.begin_write().unwrap();
+    // Up to format 20, payouts and their events stored every text whole.
+    if version < 21 {
+        format20::store_texts_whole(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    }
     // Up to format 19, list and idempotency keys spelled their names.
     if version < 20 {
         format19::store_names_as_text(&mut txn.open_table(RECORDS).unwrap()).unwrap();
@@ -1471,6 +1475,56 @@ async fn a_format_19_ledgers_lists_and_references_are_found_by_their_names_numbe
     let saved = spelled.iter().sum::<usize>() - numbered.iter().sum::<usize>();
     assert!(saved >= 25 * numbered.len(), "{saved} bytes over {} keys", numbered.len());
     assert!(after.iter().all(|len| *len <= 40), "every key holds numbers: {after:?}");
+}
+
+/// A format 20 ledger stored every text of a payout and its event whole;
+/// format 21 stores the node's own phrases (the rail's name, the
+/// simulator's note and its messages) as their numbers. After the upgrade
+/// the settled payouts and their events keep their bytes and read the same,
+/// the held payout completes and is stored with its phrases, its new event
+/// too, and the books verify.
+#[tokio::test]
+async fn a_format_20_ledgers_payouts_keep_their_texts_and_store_phrases_once_they_change() {
+    let Some(()) = embedded_store() else { return };
+    let (mut node, payouts) = three_payouts_one_held("f21").await;
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let size = |records: &[(Vec<u8>, Vec<u8>)]| records.iter().map(|(_, value)| value.len()).sum::<usize>();
+    let phrased = stored_records(&sandbox, Space::Payout);
+    lay_out_as(&sandbox, 20, |_| ());
+    let whole = stored_records(&sandbox, Space::Payout);
+    let whole_events = stored_records(&sandbox, Space::Event);
+    assert_eq!(whole.len(), 3);
+    // Each payout spells its rail (17 bytes) and the simulator's note (45
+    // or more); the settled ones their status message too.
+    assert!(size(&phrased) + 3 * 60 <= size(&whole), "{} bytes against {}", size(&phrased), size(&whole));
+
+    read_the_same_and_the_held_payout_completes(&mut node, &payouts).await;
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    let held = keys::payout(payouts.urls[2].rsplit('/').next().unwrap());
+    for (key, value) in stored_records(&sandbox, Space::Payout) {
+        let was = whole.iter().find(|(k, _)| *k == key).map(|(_, v)| v).expect("the same payouts");
+        if key == held {
+            let as_20 = format20::payouts_with_whole_texts(vec![(key, value.clone())]).unwrap();
+            // Its rail, note and status message: 15 + 58 + 36 bytes less.
+            assert!(
+                value.len() + 90 <= as_20[0].1.len(),
+                "{} bytes against {}",
+                value.len(),
+                as_20[0].1.len()
+            );
+            assert_ne!(&value, was, "the held payout settled");
+        } else {
+            assert_eq!(&value, was, "a settled payout keeps its bytes");
+        }
+    }
+    let events = stored_records(&sandbox, Space::Event);
+    assert!(events.len() > whole_events.len(), "the held payout's event follows");
+    assert_eq!(&events[..whole_events.len()], whole_events.as_slice(), "the old events keep their bytes");
+    let completed = events.last().unwrap();
+    let as_20 =
+        sika_engine::events::payout_event_as_format_20(&completed.1).unwrap().expect("a payout's event");
+    assert_eq!(as_20.len(), completed.1.len() + "Delivered; confirmed by reconciliation".len() - 2);
 }
 
 const REQUESTS: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("requests");

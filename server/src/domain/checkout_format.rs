@@ -40,6 +40,7 @@ pub const LEDGER_STEPS: Steps = [
     payouts_store_their_own_lines,
     stamp_only,
     keys_hold_name_numbers,
+    stamp_only,
 ];
 
 /// Format 3 to 4 of a ledger: each checkout session's collection joins its

@@ -346,7 +346,7 @@ pub(crate) fn new_payout(
             );
             (
                 Rail::SandboxSimulator,
-                format!("Sandbox simulator; expected outcome: {outcome}"),
+                simulator::payout_note(outcome),
                 simulator::payout_steps(outcome, deps.time_scale),
             )
         }

@@ -37,6 +37,11 @@ pub(crate) fn collection_rail(
     )
 }
 
+/// The note a sandbox payout's timeline opens with, for `outcome`.
+pub(crate) fn payout_note(outcome: &str) -> String {
+    format!("Sandbox simulator; expected outcome: {outcome}")
+}
+
 pub(crate) struct Trigger {
     pub field: &'static str,
     pub rule: &'static str,
@@ -380,5 +385,40 @@ mod tests {
         assert!(matches!(reversed[0].step, Step::Settle { success: true, .. }));
         assert!(matches!(reversed[1].step, Step::Reverse { .. }));
         assert_eq!(reversed[1].after_ms - reversed[0].after_ms, PAYOUT_REVERSAL_AFTER_MS);
+    }
+
+    /// The rail's name, every note the simulator opens a payout or an
+    /// unprompted collection with, and every message it settles or
+    /// reverses one with are the engine's phrases, which records store in
+    /// two bytes (format 21): a text added here and not there would be
+    /// spelled out in every payout again.
+    #[test]
+    fn the_simulators_texts_are_stored_as_phrases() {
+        use sika_engine::records::is_phrase;
+        let messages = |steps: Vec<ScheduledStep>| {
+            steps.into_iter().filter_map(|s| match s.step {
+                Step::Settle { message, .. } | Step::Reverse { message } => Some(message),
+                _ => None,
+            })
+        };
+        let mut texts = vec![RAIL.name().to_string()];
+        for (_, outcome) in PAYOUT_SCENARIOS {
+            texts.push(payout_note(outcome));
+            texts.extend(messages(payout_steps(outcome, 1.0)));
+        }
+        for (digits, outcome) in COLLECTION_SCENARIOS {
+            let cents = digits.parse::<i128>().unwrap_or(0);
+            let (rail, note, steps) = collection_rail(1_000 + cents, 2, None, 1.0);
+            assert_eq!(rail, RAIL);
+            texts.push(note);
+            texts.extend(messages(steps));
+            texts.extend(messages(collection_steps(outcome, 1.0)));
+        }
+        for (_, outcome) in REFUND_SCENARIOS {
+            texts.extend(messages(refund_steps(outcome, 1.0)));
+        }
+        for text in texts {
+            assert!(is_phrase(&text), "{text:?} is not one of sika_engine::records::PHRASES");
+        }
     }
 }
