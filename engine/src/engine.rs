@@ -822,7 +822,7 @@ impl Snapshot {
                 .last_chunk::<8>()
                 .map(|bytes| u64::from_be_bytes(*bytes))
                 .ok_or_else(|| EngineError::Corrupt("a list entry's key has no position".into()))?;
-            out.push((position, decode(&value)?));
+            out.push((position, StoredId::read(&value)?));
         }
         Ok(out)
     }
@@ -897,7 +897,13 @@ impl Snapshot {
 
     /// One outbox event by its id.
     pub fn event(&self, id: &str) -> Result<Option<EventRecord>, EngineError> {
-        match self.get::<u64>(&keys::event_id(id))? {
+        // Since format 22 an event's id is keyed by its parts; before, by
+        // its text.
+        let seq = match self.get::<u64>(&keys::event_id(id))? {
+            Some(seq) => Some(seq),
+            None => self.get::<u64>(&keys::event_id_as_text(id))?,
+        };
+        match seq {
             Some(seq) => {
                 self.with_raw(&keys::event(seq), |bytes| bytes.map(|b| self.decode_event(b)).transpose())?
             }

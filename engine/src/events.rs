@@ -17,7 +17,7 @@ use strum::{IntoStaticStr, VariantArray};
 
 use crate::error::EngineError;
 use crate::records::{
-    EventPayload, EventRecord, MovementStatus, PayoutRecord, StoredText, Texts, TimestampMs,
+    EventPayload, EventRecord, MovementStatus, PayoutRecord, Spelling, StoredId, StoredText, TimestampMs,
 };
 
 /// One kind of event. Not `non_exhaustive`: code that maps kinds to
@@ -191,11 +191,13 @@ impl PayoutEvent {
 /// the milliseconds after the event's own (`created_at`), which they
 /// nearly always equal. 25 bytes fewer than the mark and the kind's name.
 /// Since format 21 its status message is a [`StoredText`] (a phrase of the
-/// node's own in two bytes).
+/// node's own in two bytes), and since format 22 the payout's id a
+/// [`StoredId`] (its parts).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct CompactMark<'a> {
     kind: PayoutEvent,
-    id: String,
+    #[serde(borrow)]
+    id: StoredId<'a>,
     status: MovementStatus,
     #[serde(borrow)]
     status_message: StoredText<'a>,
@@ -205,13 +207,18 @@ struct CompactMark<'a> {
 }
 
 impl<'a> CompactMark<'a> {
-    fn of(kind: PayoutEvent, mark: &'a PayoutMark, created_at: TimestampMs, texts: Texts) -> CompactMark<'a> {
+    fn of(
+        kind: PayoutEvent,
+        mark: &'a PayoutMark,
+        created_at: TimestampMs,
+        (texts, ids): (Spelling, Spelling),
+    ) -> CompactMark<'a> {
         let after = |at: TimestampMs| crate::records::ms_between(created_at, at);
         CompactMark {
             kind,
             updated_after: after(mark.updated_at),
             completed_after: mark.completed_at.map(after),
-            id: mark.id.clone(),
+            id: StoredId::of(&mark.id, ids),
             status: mark.status,
             status_message: StoredText::of(&mark.status_message, texts),
             timeline_len: mark.timeline_len,
@@ -220,7 +227,7 @@ impl<'a> CompactMark<'a> {
 
     /// The mark this stands for in an event made at `created_at`.
     fn into_mark(self, created_at: TimestampMs) -> Result<PayoutMark, EngineError> {
-        let id = self.id;
+        let id = self.id.into_string();
         let at = |after: i128| {
             crate::records::time_after(created_at, after).ok_or_else(|| {
                 EngineError::Corrupt(format!("an event of payout {id} stores a time out of range"))
@@ -256,9 +263,11 @@ pub fn encode_payout_event(
     created_at: TimestampMs,
 ) -> Vec<u8> {
     let mark = PayoutMark::of(payout);
+    let compactly = (Spelling::Compact, Spelling::Compact);
     match PayoutEvent::of(kind) {
         Some(event) => {
-            encode_compact(seq, id, &CompactMark::of(event, &mark, created_at, Texts::Phrased), created_at)
+            let compact = CompactMark::of(event, &mark, created_at, compactly);
+            encode_compact(seq, &StoredId::of(id, Spelling::Compact), &compact, created_at)
         }
         None => postcard::to_extend(&(seq, id, "", kind.name(), PAYOUT_MARK, mark, created_at), Vec::new())
             .expect("postcard encodes an event"),
@@ -266,34 +275,51 @@ pub fn encode_payout_event(
 }
 
 /// A payout's event with `compact` as its payload.
-fn encode_compact(seq: u64, id: &str, compact: &CompactMark<'_>, created_at: TimestampMs) -> Vec<u8> {
+fn encode_compact(
+    seq: u64,
+    id: &StoredId<'_>,
+    compact: &CompactMark<'_>,
+    created_at: TimestampMs,
+) -> Vec<u8> {
     let fields = (seq, id, "", "", PAYOUT_MARK_COMPACT, compact, created_at);
     postcard::to_extend(&fields, Vec::with_capacity(112)).expect("postcard encodes an event")
 }
 
-/// A payout's event stored as format 21 stores them as formats 18 to 20
-/// stored them, its status message whole, for the layouts of older
-/// formats in tests; `None` for any other event.
+/// A payout's event stored as formats 18 to 20 stored them, its status
+/// message and ids whole, for the layouts of older formats in tests;
+/// `None` for any other event.
 pub fn payout_event_as_format_20(bytes: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
-    let ((seq, id, _, _), rest) = take::<(u64, String, String, String)>(bytes)?;
+    respelled(bytes, (Spelling::Whole, Spelling::Whole))
+}
+
+/// A payout's event stored as format 21 stored them, its ids whole, for
+/// the layouts of older formats in tests; `None` for any other event.
+pub fn payout_event_as_format_21(bytes: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
+    respelled(bytes, (Spelling::Compact, Spelling::Whole))
+}
+
+/// A payout's compact event with its texts and ids spelled as given.
+fn respelled(bytes: &[u8], (texts, ids): (Spelling, Spelling)) -> Result<Option<Vec<u8>>, EngineError> {
+    let ((seq, id, _, _), rest) = take_head(bytes)?;
     let (tag, after_tag) = take::<u32>(rest)?;
     if tag != PAYOUT_MARK_COMPACT {
         return Ok(None);
     }
     let (compact, rest) = take_compact(after_tag)?;
     let (created_at, _) = take::<TimestampMs>(rest)?;
-    let whole = CompactMark {
-        status_message: StoredText::of(compact.status_message.as_str(), Texts::Whole),
+    let respelled = CompactMark {
+        id: StoredId::of(compact.id.as_str(), ids),
+        status_message: StoredText::of(compact.status_message.as_str(), texts),
         ..compact.clone()
     };
-    Ok(Some(encode_compact(seq, &id, &whole, created_at)))
+    Ok(Some(encode_compact(seq, &StoredId::of(&id, ids), &respelled, created_at)))
 }
 
 /// A payout's event stored as format 18 stores them (`encode_payout_event`)
 /// as formats 9 to 17 stored them (the kind's name and a [`PayoutMark`]),
 /// for the layouts of older formats in tests; `None` for any other event.
 pub fn payout_event_as_format_17(bytes: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
-    let ((seq, id, organization, _), rest) = take::<(u64, String, String, String)>(bytes)?;
+    let ((seq, id, organization, _), rest) = take_head(bytes)?;
     let (tag, after_tag) = take::<u32>(rest)?;
     let Some((mark, Some(kind), created_at)) = payout_mark(tag, after_tag)? else {
         return Ok(None);
@@ -304,6 +330,18 @@ pub fn payout_event_as_format_17(bytes: &[u8]) -> Result<Option<Vec<u8>>, Engine
 
 fn take<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<(T, &[u8]), EngineError> {
     postcard::take_from_bytes(bytes).map_err(|e| EngineError::Corrupt(format!("undecodable event: {e}")))
+}
+
+/// An event's number, id, organization and kind.
+type Head = (u64, String, String, String);
+
+/// An event's head (its id as text, or since format 22 a payout event's as
+/// its parts) and the bytes after it.
+fn take_head(bytes: &[u8]) -> Result<(Head, &[u8]), EngineError> {
+    let ((seq, id, organization, kind), rest) =
+        postcard::take_from_bytes::<(u64, StoredId<'_>, String, String)>(bytes)
+            .map_err(|e| EngineError::Corrupt(format!("undecodable event: {e}")))?;
+    Ok(((seq, id.into_string(), organization, kind), rest))
 }
 
 /// A compact mark, borrowing its texts from `bytes`.
@@ -341,7 +379,7 @@ pub fn decode_event(
     bytes: &[u8],
     payout: impl FnOnce(&str) -> Result<Option<PayoutRecord>, EngineError>,
 ) -> Result<EventRecord, EngineError> {
-    let ((seq, id, organization, kind), rest) = take::<(u64, String, String, String)>(bytes)?;
+    let ((seq, id, organization, kind), rest) = take_head(bytes)?;
     let (tag, after_tag) = take::<u32>(rest)?;
     if let Some((mark, compact_kind, created_at)) = payout_mark(tag, after_tag)? {
         let kind = compact_kind.map_or(kind, |compact| compact.kind().name().to_string());
@@ -371,11 +409,15 @@ pub fn decode_event_head(
     bytes: &[u8],
     payout_organization: impl FnOnce(&str) -> Result<Option<String>, EngineError>,
 ) -> Result<EventHead, EngineError> {
-    let ((seq, id, organization, _kind), rest) = take::<(u64, String, String, String)>(bytes)?;
+    let ((seq, id, organization, _kind), rest) = take_head(bytes)?;
     let (tag, after_tag) = take::<u32>(rest)?;
     let payout_id = match tag {
         PAYOUT_MARK => take::<PayoutMark>(after_tag)?.0.id,
-        PAYOUT_MARK_COMPACT => take::<(PayoutEvent, String)>(after_tag)?.0.1,
+        PAYOUT_MARK_COMPACT => {
+            let ((_, id), _) = postcard::take_from_bytes::<(PayoutEvent, StoredId<'_>)>(after_tag)
+                .map_err(|e| EngineError::Corrupt(format!("undecodable event: {e}")))?;
+            id.into_string()
+        }
         _ => return Ok(EventHead { seq, organization }),
     };
     let organization = payout_organization(&payout_id)?.ok_or_else(|| {
@@ -534,21 +576,32 @@ mod tests {
         assert!(matches!(corrupt, Err(crate::error::EngineError::Corrupt(_))), "{corrupt:?}");
     }
 
-    /// A sandbox payout's event stores its status message as a phrase:
-    /// two bytes where formats 18 to 20 spelled it; those read the same.
+    /// A sandbox payout's event stores its status message as a phrase
+    /// (two bytes where formats 18 to 20 spelled it) and its own and its
+    /// payout's ids as their parts (6 bytes fewer each than formats up to
+    /// 21); those read the same.
     #[test]
-    fn a_payout_events_phrase_is_two_bytes_and_format_20s_reads_the_same() {
-        use super::{decode_event, encode_payout_event, payout_event_as_format_20};
+    fn a_payout_events_phrase_and_ids_are_compact_and_older_formats_read_the_same() {
+        use super::{decode_event, decode_event_head, encode_payout_event};
+        use super::{payout_event_as_format_20, payout_event_as_format_21};
         let payout = crate::stored_payout::sandbox_payout();
-        let at = payout.updated_at;
-        let bytes = encode_payout_event(9, "evt_1", EventKind::PayoutCompleted, &payout, at);
-        let old = payout_event_as_format_20(&bytes).unwrap().expect("a payout's event");
-        assert_eq!(old.len(), bytes.len() + "Delivered to the recipient".len() - 2);
+        let (at, id) = (payout.updated_at, crate::ids::new_id("evt"));
+        let bytes = encode_payout_event(9, &id, EventKind::PayoutCompleted, &payout, at);
+        let as_21 = payout_event_as_format_21(&bytes).unwrap().expect("a payout's event");
+        let as_20 = payout_event_as_format_20(&bytes).unwrap().expect("a payout's event");
+        assert_eq!(as_21.len(), bytes.len() + 6 + 6, "two ids as text");
+        assert_eq!(as_20.len(), as_21.len() + "Delivered to the recipient".len() - 2);
         let stored = |id: &str| Ok((id == payout.id).then(|| payout.clone()));
-        let (read, read_old) = (decode_event(&bytes, stored).unwrap(), decode_event(&old, stored).unwrap());
-        assert_eq!(read, read_old);
+        let read = decode_event(&bytes, stored).unwrap();
+        assert_eq!((read.id.as_str(), read.seq), (id.as_str(), 9));
         assert_eq!(read.payload, crate::records::EventPayload::Payout(payout.clone()));
-        assert_eq!(payout_event_as_format_20(&old).unwrap(), Some(old.clone()), "already whole");
+        for old in [&as_21, &as_20] {
+            assert_eq!(decode_event(old, stored).unwrap(), read);
+            let head =
+                decode_event_head(old, |id| Ok((id == payout.id).then(|| payout.organization.clone())));
+            assert_eq!(head.unwrap().organization, payout.organization);
+        }
+        assert_eq!(payout_event_as_format_20(&as_20).unwrap(), Some(as_20.clone()), "already whole");
         let (_, whole) = completed_event();
         let legacy = super::payout_event_as_format_17(&whole).unwrap().unwrap();
         assert_eq!(payout_event_as_format_20(&legacy).unwrap(), None, "not a compact mark");

@@ -67,7 +67,11 @@
 //! (rails' names, the sandbox simulator's notes and messages) in a
 //! payout's status message, rail and handover note and in a payout's
 //! event as their numbers (`records::StoredText`); a text stored whole
-//! reads the same, so the step rewrites nothing (`stamp_only`).
+//! reads the same, so the step rewrites nothing (`stamp_only`). Format
+//! 22 stores ids of the node's shape as their parts in list entries and a
+//! payout's event (`records::StoredId`), and keys an event's id by its
+//! parts (`keys::event_id`); ids stored and keyed as text are read as
+//! before, so the step is a stamp too.
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -86,7 +90,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 21;
+pub const FORMAT_VERSION: u32 = 22;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -875,6 +879,88 @@ fn numbered_key(
             keys::idempotency(first, second, reference)
         }
     })
+}
+
+/// List entries, event ids and payouts' events as formats 6 to 21 stored
+/// them, every id as text, for the layouts of older formats in tests.
+pub mod format21 {
+    use crate::error::EngineError;
+    use crate::id_parts::{self, Parts};
+    use crate::records::StoredId;
+    use crate::storage::{Space, encode, keys, scan};
+
+    /// The id an event's key of format 22 holds as its parts (a zero
+    /// byte, 6 bytes of time, 12 of the random part); `None` for a key
+    /// that spells its id.
+    fn event_id_of(key: &[u8]) -> Option<String> {
+        let (&0, rest) = key.get(1..)?.split_first()? else {
+            return None;
+        };
+        let (time, random) = rest.split_first_chunk::<6>()?;
+        let random = <[u8; 12]>::try_from(random).ok()?;
+        let mut wide = [0u8; 8];
+        wide[2..].copy_from_slice(time);
+        let mut whole = [0u8; 16];
+        whole[4..].copy_from_slice(&random);
+        let parts =
+            Parts { prefix: "evt", time_ms: u64::from_be_bytes(wide), random: u128::from_be_bytes(whole) };
+        id_parts::spell_parts(parts)
+    }
+
+    /// Stores every list entry's id and payout event's ids as text and
+    /// keys every event's id by its text, as formats 6 to 21 did; returns
+    /// how many records it changed.
+    pub fn store_ids_as_text(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        let mut changed = 0usize;
+        for (key, value) in scan(&*table, Space::ListIndex)? {
+            let text = encode(&StoredId::read(&value)?);
+            if text != value {
+                table.insert(key.as_slice(), text.as_slice())?;
+                changed = changed.saturating_add(1);
+            }
+        }
+        for (key, value) in scan(&*table, Space::EventId)? {
+            if let Some(id) = event_id_of(&key) {
+                table.remove(key.as_slice())?;
+                table.insert(keys::event_id_as_text(&id).as_slice(), value.as_slice())?;
+                changed = changed.saturating_add(1);
+            }
+        }
+        for (key, value) in scan(&*table, Space::Event)? {
+            if let Some(text) = crate::events::payout_event_as_format_21(&value)?
+                && text != value
+            {
+                table.insert(key.as_slice(), text.as_slice())?;
+                changed = changed.saturating_add(1);
+            }
+        }
+        Ok(changed)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        /// An event's id keyed by its parts is 20 bytes where its text took
+        /// 30, and the layout of format 21 spells it back.
+        #[test]
+        fn an_event_ids_key_holds_its_parts() {
+            let id = crate::ids::new_id("evt");
+            let key = crate::storage::keys::event_id(&id);
+            assert_eq!(key.len(), 20);
+            assert_eq!(crate::storage::keys::event_id_as_text(&id).len(), 30);
+            assert_eq!(super::event_id_of(&key), Some(id.clone()));
+            assert_eq!(super::event_id_of(&crate::storage::keys::event_id_as_text(&id)), None);
+            // Another shape of id is keyed by its text.
+            assert_eq!(
+                crate::storage::keys::event_id("evt_1"),
+                crate::storage::keys::event_id_as_text("evt_1")
+            );
+            let other = crate::ids::new_id("pay");
+            assert_eq!(
+                crate::storage::keys::event_id(&other),
+                crate::storage::keys::event_id_as_text(&other)
+            );
+        }
+    }
 }
 
 /// Payouts and their events as formats 18 to 20 stored them, every text
@@ -1771,6 +1857,7 @@ pub const LEDGER_STEPS: Steps = [
     payouts_store_their_own_lines,
     stamp_only,
     keys_hold_name_numbers,
+    stamp_only,
     stamp_only,
 ];
 

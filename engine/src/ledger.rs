@@ -560,7 +560,8 @@ impl Books<'_, '_> {
         let seq = self.counter_next(Counter::ListSeq, 1)?;
         let organization = self.store.name_number_or_new(organization)?;
         let kind = self.store.name_number_or_new(kind)?;
-        self.store.put(keys::list_entry(organization, kind, seq), &id.to_string());
+        let entry = crate::storage::encode(&StoredId::of(id, Spelling::Compact));
+        self.store.put_raw(keys::list_entry(organization, kind, seq), entry);
         Ok(())
     }
 }

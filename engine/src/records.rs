@@ -8,16 +8,28 @@
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
+pub(crate) use stored_id::StoredId;
 pub(crate) use stored_memo::MemoShape;
 use stored_memo::StoredMemo;
+pub(crate) use stored_text::StoredText;
 pub use stored_text::{PHRASES, is_phrase};
-pub(crate) use stored_text::{StoredText, Texts};
 
 use crate::error::EngineError;
 use crate::resource_id::{CollectionId, OrderId, PayoutId, RefundId};
 
+mod stored_id;
 mod stored_memo;
 mod stored_text;
+
+/// How a record spells its texts and ids: compactly where it can (the
+/// node's phrases as numbers since format 21, ids as their parts since
+/// format 22), or every one whole, as older formats did (for the layouts
+/// of older formats in tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Spelling {
+    Compact,
+    Whole,
+}
 
 /// Milliseconds since the Unix epoch (UTC).
 pub type TimestampMs = i64;

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
 use crate::records::{
-    Destination, MovementStatus, PayoutRecord, StoredText, Texts, TimestampMs, TransferId, ms_between,
+    Destination, MovementStatus, PayoutRecord, Spelling, StoredText, TimestampMs, TransferId, ms_between,
     time_after,
 };
 use crate::storage::keys;
@@ -34,16 +34,16 @@ use crate::timeline::{Actor, Fact, Handover, Movement, TimelineEntry};
 /// The bytes the payout space stores for `payout`, under
 /// `keys::payout(&payout.id)`.
 pub fn encode(payout: &PayoutRecord) -> Vec<u8> {
-    encode_with(payout, Texts::Phrased)
+    encode_with(payout, Spelling::Compact)
 }
 
 /// The bytes formats 18 to 20 stored for `payout`: every text whole, for
 /// the layouts of older formats in tests.
 pub fn encode_as_format_20(payout: &PayoutRecord) -> Vec<u8> {
-    encode_with(payout, Texts::Whole)
+    encode_with(payout, Spelling::Whole)
 }
 
-fn encode_with(payout: &PayoutRecord, texts: Texts) -> Vec<u8> {
+fn encode_with(payout: &PayoutRecord, texts: Spelling) -> Vec<u8> {
     let bytes = postcard::to_extend(&StoredPayout::of(payout, texts), Vec::with_capacity(256))
         .expect("postcard encodes a payout");
     if cfg!(debug_assertions) {
@@ -156,7 +156,7 @@ enum StoredFact<'a> {
 }
 
 impl<'a> StoredFact<'a> {
-    fn of(fact: &'a Fact, payout: &PayoutRecord, texts: Texts) -> StoredFact<'a> {
+    fn of(fact: &'a Fact, payout: &PayoutRecord, texts: Spelling) -> StoredFact<'a> {
         let own =
             |amount: &i128, currency: &str| *amount == payout.from_amount && currency == payout.from_currency;
         match fact {
@@ -190,7 +190,7 @@ impl<'a> StoredFact<'a> {
             Fact::StatusChanged { movement: Movement::Payout, completed } => {
                 StoredFact::StatusChanged { completed: *completed }
             }
-            Fact::HandedOver { handover, note } if texts == Texts::Phrased => {
+            Fact::HandedOver { handover, note } if texts == Spelling::Compact => {
                 StoredFact::HandedOver { handover: *handover, note: StoredText::of(note, texts) }
             }
             other => StoredFact::Whole(Cow::Borrowed(other)),
@@ -238,7 +238,7 @@ fn at(since: TimestampMs, after: i128, id: &str) -> Result<TimestampMs, EngineEr
 }
 
 impl<'a> StoredPayout<'a> {
-    fn of(p: &'a PayoutRecord, texts: Texts) -> StoredPayout<'a> {
+    fn of(p: &'a PayoutRecord, texts: Spelling) -> StoredPayout<'a> {
         let mut previous = p.created_at;
         let timeline = p
             .timeline
@@ -466,7 +466,7 @@ mod tests {
     fn a_stored_time_out_of_range_is_corrupt_not_a_panic() {
         let mut payout = sandbox_payout();
         payout.created_at = i64::MAX;
-        let mut stored = StoredPayout::of(&payout, Texts::Phrased);
+        let mut stored = StoredPayout::of(&payout, Spelling::Compact);
         stored.updated_after = 1;
         let bytes = postcard::to_allocvec(&stored).unwrap();
         let key = keys::payout(&payout.id);

@@ -48,12 +48,12 @@ use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
 use sika_engine::format::{
     format5, format8, format9, format10, format12, format13, format14, format15, format16, format17,
-    format18, format19, format20,
+    format18, format19, format20, format21,
 };
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 21;
+const FORMAT_VERSION: u32 = 22;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -772,6 +772,10 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> R) -> R {
     let db = redb::Database::open(path).unwrap();
     let txn = db.begin_write().unwrap();
+    // Up to format 21, every id was stored and keyed as its text.
+    if version < 22 {
+        format21::store_ids_as_text(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    }
     // Up to format 20, payouts and their events stored every text whole.
     if version < 21 {
         format20::store_texts_whole(&mut txn.open_table(RECORDS).unwrap()).unwrap();
@@ -1522,9 +1526,79 @@ async fn a_format_20_ledgers_payouts_keep_their_texts_and_store_phrases_once_the
     assert!(events.len() > whole_events.len(), "the held payout's event follows");
     assert_eq!(&events[..whole_events.len()], whole_events.as_slice(), "the old events keep their bytes");
     let completed = events.last().unwrap();
+    // Formats 20 and 21 both spell its ids; 20 its message too.
     let as_20 =
         sika_engine::events::payout_event_as_format_20(&completed.1).unwrap().expect("a payout's event");
-    assert_eq!(as_20.len(), completed.1.len() + "Delivered; confirmed by reconciliation".len() - 2);
+    let as_21 =
+        sika_engine::events::payout_event_as_format_21(&completed.1).unwrap().expect("a payout's event");
+    assert_eq!(as_20.len(), as_21.len() + "Delivered; confirmed by reconciliation".len() - 2);
+}
+
+/// A format 21 ledger stored every id as its text: in list entries, in a
+/// payout's event, and as the key of an event's id; format 22 stores an id
+/// of the node's shape as its parts. After the upgrade the payouts and the
+/// events list as before and every event is found by its id; the held
+/// payout completes, and its event is found by its id too, keyed by its
+/// parts in 20 bytes; the old records keep their bytes, each new list
+/// entry is 6 bytes shorter, and the books verify.
+#[tokio::test]
+async fn a_format_21_ledgers_ids_read_the_same_and_new_ones_are_stored_as_their_parts() {
+    let Some(()) = embedded_store() else { return };
+    let (mut node, payouts) = three_payouts_one_held("f22").await;
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let as_parts = stored_records(&sandbox, Space::ListIndex);
+    lay_out_as(&sandbox, 21, |_| ());
+    let as_text = stored_records(&sandbox, Space::ListIndex);
+    let old_event_ids = stored_records(&sandbox, Space::EventId);
+    // The key's, the deposit's, the three payouts' and their events'.
+    assert!(as_text.len() >= 7, "{} list entries", as_text.len());
+    for ((key, parts), (text_key, text)) in as_parts.iter().zip(&as_text) {
+        assert_eq!(key, text_key);
+        assert_eq!(parts.len() + 6, text.len(), "each id as text is 6 bytes longer");
+    }
+    assert!(old_event_ids.iter().all(|(key, _)| key.len() == 30), "keyed by their text");
+
+    node.restart(&Options::unthrottled(), &SLOW);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    let ids: Vec<&str> = payouts.urls.iter().map(|url| url.rsplit('/').next().unwrap()).collect();
+    let listed = every_item(&api, &node.sandbox_url("/v1/payouts"), &key).await;
+    let listed: Vec<&str> = listed.iter().map(|p| p["id"].as_str().unwrap()).collect();
+    assert_eq!(listed, ids.iter().rev().copied().collect::<Vec<_>>(), "the payouts list as before");
+    let found_by_id = |events: Vec<Value>| {
+        let (api, node, key) = (&api, &node, &key);
+        async move {
+            for event in &events {
+                let id = event["id"].as_str().unwrap();
+                let r = api.get(&node.sandbox_url(&format!("/v1/webhooks/events/{id}")), key).await;
+                r.expect(200);
+                assert_eq!(&r.body["event"], event, "{id} by its id");
+            }
+            events.len()
+        }
+    };
+    let before = found_by_id(every_item(&api, &node.sandbox_url("/v1/webhooks/events"), &key).await).await;
+    assert_eq!(before, old_event_ids.len());
+    eventually("the held payout to complete", std::time::Duration::from_secs(60), || async {
+        (api.get(&payouts.urls[2], &key).await.body["payout"]["status"] == "completed").then_some(())
+    })
+    .await;
+    let after = found_by_id(every_item(&api, &node.sandbox_url("/v1/webhooks/events"), &key).await).await;
+    assert!(after > before, "the held payout's event follows");
+    node.stop_and_verify();
+
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    // A new entry sorts by its list's kind, among the old ones.
+    let (old, new): (Vec<_>, Vec<_>) =
+        stored_records(&sandbox, Space::ListIndex).into_iter().partition(|entry| as_text.contains(entry));
+    assert_eq!(old.len(), as_text.len(), "the old list entries keep their bytes");
+    assert!(!new.is_empty(), "the held payout's event lists");
+    assert!(new.iter().all(|(_, value)| value.len() <= 27), "each new id as its parts: {new:?}");
+    let event_ids = stored_records(&sandbox, Space::EventId);
+    let (by_parts, by_text): (Vec<_>, Vec<_>) = event_ids.iter().partition(|(key, _)| key.len() == 20);
+    assert_eq!(by_text.len(), old_event_ids.len());
+    assert_eq!(by_parts.len(), after - before);
 }
 
 const REQUESTS: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("requests");

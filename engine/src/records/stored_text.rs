@@ -21,6 +21,8 @@ use std::fmt;
 use serde::de::Visitor;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::records::Spelling;
+
 /// The first of a phrase's two stored bytes.
 const PHRASE: u8 = 0xFF;
 
@@ -72,25 +74,16 @@ fn phrase_number(text: &str) -> Option<u8> {
     PHRASES.iter().position(|phrase| *phrase == text).and_then(|place| u8::try_from(place).ok())
 }
 
-/// How a record stores its texts: as phrases where it can (format 21 on),
-/// or every one whole, as formats before 21 did (for the layouts of older
-/// formats in tests).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Texts {
-    Phrased,
-    Whole,
-}
-
 /// One stored text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct StoredText<'a> {
     text: Cow<'a, str>,
-    texts: Texts,
+    texts: Spelling,
 }
 
 impl<'a> StoredText<'a> {
     /// `text`, stored as `texts` says.
-    pub(crate) fn of(text: &'a str, texts: Texts) -> StoredText<'a> {
+    pub(crate) fn of(text: &'a str, texts: Spelling) -> StoredText<'a> {
         StoredText { text: Cow::Borrowed(text), texts }
     }
 
@@ -108,7 +101,7 @@ impl<'a> StoredText<'a> {
 impl Serialize for StoredText<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match (self.texts, phrase_number(&self.text)) {
-            (Texts::Phrased, Some(number)) => serializer.serialize_bytes(&[PHRASE, number]),
+            (Spelling::Compact, Some(number)) => serializer.serialize_bytes(&[PHRASE, number]),
             // As formats before 21 stored every text (postcard writes a
             // `str` as its length and bytes, as it does `bytes`).
             _ => serializer.serialize_str(&self.text),
@@ -137,15 +130,15 @@ impl<'de> Visitor<'de> for TextVisitor {
 
     fn visit_bytes<E: serde::de::Error>(self, bytes: &[u8]) -> Result<Self::Value, E> {
         let text = read(bytes).map_err(E::custom)?;
-        Ok(StoredText { text: Cow::Owned(text.text.into_owned()), texts: Texts::Phrased })
+        Ok(StoredText { text: Cow::Owned(text.text.into_owned()), texts: Spelling::Compact })
     }
 
     fn visit_borrowed_str<E: serde::de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
-        Ok(StoredText { text: Cow::Borrowed(text), texts: Texts::Phrased })
+        Ok(StoredText { text: Cow::Borrowed(text), texts: Spelling::Compact })
     }
 
     fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
-        Ok(StoredText { text: Cow::Owned(text.to_string()), texts: Texts::Phrased })
+        Ok(StoredText { text: Cow::Owned(text.to_string()), texts: Spelling::Compact })
     }
 }
 
@@ -161,14 +154,15 @@ fn read(bytes: &[u8]) -> Result<StoredText<'_>, &'static str> {
             std::str::from_utf8(bytes).map_err(|_| "a text that is neither UTF-8 nor a phrase")?,
         ),
     };
-    Ok(StoredText { text, texts: Texts::Phrased })
+    Ok(StoredText { text, texts: Spelling::Compact })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{PHRASES, StoredText, Texts, is_phrase};
+    use super::{PHRASES, StoredText, is_phrase};
+    use crate::records::Spelling;
 
-    fn stored(text: &str, texts: Texts) -> Vec<u8> {
+    fn stored(text: &str, texts: Spelling) -> Vec<u8> {
         postcard::to_allocvec(&StoredText::of(text, texts)).unwrap()
     }
 
@@ -181,10 +175,10 @@ mod tests {
     #[test]
     fn a_phrase_is_two_bytes_and_reads_back_as_its_text() {
         for (number, phrase) in PHRASES.iter().enumerate() {
-            let bytes = stored(phrase, Texts::Phrased);
+            let bytes = stored(phrase, Spelling::Compact);
             assert_eq!(bytes, [2, 0xFF, u8::try_from(number).unwrap()], "{phrase}");
             assert_eq!(read(&bytes).unwrap(), *phrase);
-            let whole = stored(phrase, Texts::Whole);
+            let whole = stored(phrase, Spelling::Whole);
             assert_eq!(whole, postcard::to_allocvec(phrase).unwrap());
             assert_eq!(read(&whole).unwrap(), *phrase);
         }
@@ -197,7 +191,7 @@ mod tests {
         for text in ["", "Delivered to the recipient.", "Sandbox simulator", "naïve ₵", "sandbox_simulator "]
         {
             assert!(!is_phrase(text));
-            let bytes = stored(text, Texts::Phrased);
+            let bytes = stored(text, Spelling::Compact);
             assert_eq!(bytes, postcard::to_allocvec(&text.to_string()).unwrap());
             assert_eq!(read(&bytes).unwrap(), text);
         }

@@ -41,6 +41,7 @@ pub const LEDGER_STEPS: Steps = [
     stamp_only,
     keys_hold_name_numbers,
     stamp_only,
+    stamp_only,
 ];
 
 /// Format 3 to 4 of a ledger: each checkout session's collection joins its
