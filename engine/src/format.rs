@@ -886,14 +886,14 @@ fn numbered_key(
 pub mod format21 {
     use crate::error::EngineError;
     use crate::id_parts::{self, Parts};
-    use crate::records::StoredId;
-    use crate::storage::{Space, encode, keys, scan};
+    use crate::records::{IdempotencyRecord, ResourceRef, StoredId};
+    use crate::storage::{Space, decode, encode, keys, scan};
 
-    /// The id an event's key of format 22 holds as its parts (a zero
-    /// byte, 6 bytes of time, 12 of the random part); `None` for a key
-    /// that spells its id.
+    /// The id an event's key of format 22 holds as its parts (`0xFF`, 6
+    /// bytes of time, 12 of the random part); `None` for a key that spells
+    /// its id.
     fn event_id_of(key: &[u8]) -> Option<String> {
-        let (&0, rest) = key.get(1..)?.split_first()? else {
+        let (&0xFF, rest) = key.get(1..)?.split_first()? else {
             return None;
         };
         let (time, random) = rest.split_first_chunk::<6>()?;
@@ -907,11 +907,44 @@ pub mod format21 {
         id_parts::spell_parts(parts)
     }
 
-    /// Stores every list entry's id and payout event's ids as text and
-    /// keys every event's id by its text, as formats 6 to 21 did; returns
-    /// how many records it changed.
+    /// An idempotency entry's bytes with its resource's id as text, as
+    /// formats before 22 stored it.
+    fn idempotency_as_text(value: &[u8]) -> Result<Vec<u8>, EngineError> {
+        let record: IdempotencyRecord = decode(value)?;
+        // The variant's place in `ResourceRef`, as postcard writes it.
+        let (variant, id) = match &record.resource {
+            ResourceRef::Conversion(id) => (0u32, id),
+            ResourceRef::Deposit(id) => (1, id),
+            ResourceRef::Transfers(_) => return Ok(value.to_vec()),
+            ResourceRef::Payout(id) => (3, id),
+            ResourceRef::Collection(id) => (4, id),
+            ResourceRef::Order(id) => (5, id),
+            ResourceRef::Refund(id) => (6, id),
+        };
+        Ok(encode(&(record.fingerprint, variant, id, record.created_at)))
+    }
+
+    /// Stores every list entry's id, idempotency entry's resource, payout's
+    /// key and order and payout event's ids as text and keys every event's
+    /// id by its text, as formats 6 to 21 did; returns how many records it
+    /// changed.
     pub fn store_ids_as_text(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
         let mut changed = 0usize;
+        for (key, value) in scan(&*table, Space::Idempotency)? {
+            let text = idempotency_as_text(&value)?;
+            if text != value {
+                table.insert(key.as_slice(), text.as_slice())?;
+                changed = changed.saturating_add(1);
+            }
+        }
+        for (key, value) in scan(&*table, Space::Payout)? {
+            let text =
+                crate::stored_payout::encode_as_format_21(&crate::stored_payout::decode(&key, &value)?);
+            if text != value {
+                table.insert(key.as_slice(), text.as_slice())?;
+                changed = changed.saturating_add(1);
+            }
+        }
         for (key, value) in scan(&*table, Space::ListIndex)? {
             let text = encode(&StoredId::read(&value)?);
             if text != value {
@@ -959,6 +992,28 @@ pub mod format21 {
                 crate::storage::keys::event_id(&other),
                 crate::storage::keys::event_id_as_text(&other)
             );
+        }
+
+        /// An idempotency entry's resource is stored as its parts, 6 bytes
+        /// shorter than formats before 22 stored it, and reads the same
+        /// from both.
+        #[test]
+        fn an_idempotency_entrys_resource_is_stored_as_its_parts() {
+            use crate::records::{IdempotencyRecord, ResourceRef};
+            let payout = crate::ids::new_id("pay_ghs");
+            for (resource, saved) in [
+                (ResourceRef::Payout(payout), 6),
+                (ResourceRef::Refund("rf_1".into()), 0),
+                (ResourceRef::Transfers(vec![1, 2]), 0),
+            ] {
+                let record =
+                    IdempotencyRecord { fingerprint: [7; 32], resource, created_at: 1_764_331_440_962 };
+                let bytes = crate::storage::encode(&record);
+                let text = super::idempotency_as_text(&bytes).unwrap();
+                assert_eq!(text.len(), bytes.len() + saved, "{:?}", record.resource);
+                assert_eq!(crate::storage::decode::<IdempotencyRecord>(&text).unwrap(), record);
+                assert_eq!(crate::storage::decode::<IdempotencyRecord>(&bytes).unwrap(), record);
+            }
         }
     }
 }

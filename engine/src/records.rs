@@ -712,17 +712,18 @@ pub struct EventRecord {
     pub created_at: TimestampMs,
 }
 
-/// Which resource an idempotency entry produced.
+/// Which resource an idempotency entry produced. Since format 22 each id
+/// is stored as its parts (`StoredId`; `stored_id::as_parts`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ResourceRef {
-    Conversion(String),
-    Deposit(String),
+    Conversion(#[serde(with = "stored_id::as_parts")] String),
+    Deposit(#[serde(with = "stored_id::as_parts")] String),
     Transfers(Vec<TransferId>),
-    Payout(String),
-    Collection(String),
-    Order(String),
+    Payout(#[serde(with = "stored_id::as_parts")] String),
+    Collection(#[serde(with = "stored_id::as_parts")] String),
+    Order(#[serde(with = "stored_id::as_parts")] String),
     /// Last, so stored entries keep their encoding.
-    Refund(String),
+    Refund(#[serde(with = "stored_id::as_parts")] String),
 }
 
 /// (organization, operation, externalReference) → what the first request was

@@ -272,16 +272,18 @@ pub mod keys {
     }
     /// An event's sequence number, by the event's id: since format 22 an
     /// id of the node's shape (`evt_` and 24 base-62 characters) by its
-    /// parts (a zero byte, the time in 6 bytes and the random part in 12:
-    /// 20 bytes where its text took 30), any other by its text.
+    /// parts (`0xFF`, the time in 6 bytes and the random part in 12: 20
+    /// bytes where its text took 30), any other by its text.
     pub fn event_id(id: &str) -> Vec<u8> {
         match crate::id_parts::parts(id).filter(|parts| parts.prefix == "evt") {
             Some(parts) => {
                 let mut key = Vec::with_capacity(20);
                 key.push(Space::EventId as u8);
-                // No id's text starts with a zero byte: the two kinds of
-                // key never meet.
-                key.push(0);
+                // No id's text starts with 0xFF (no UTF-8 text holds it):
+                // the two kinds of key never meet, and these sort after
+                // every key of text, so an upgraded ledger's new ones are
+                // appended too (`is_appended`).
+                key.push(0xFF);
                 key.extend_from_slice(&parts.time_ms.to_be_bytes()[2..]);
                 key.extend_from_slice(&parts.random.to_be_bytes()[4..]);
                 key

@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
 use crate::records::{
-    Destination, MovementStatus, PayoutRecord, Spelling, StoredText, TimestampMs, TransferId, ms_between,
-    time_after,
+    Destination, MovementStatus, PayoutRecord, Spelling, StoredId, StoredText, TimestampMs, TransferId,
+    ms_between, time_after,
 };
 use crate::storage::keys;
 use crate::timeline::{Actor, Fact, Handover, Movement, TimelineEntry};
@@ -34,17 +34,24 @@ use crate::timeline::{Actor, Fact, Handover, Movement, TimelineEntry};
 /// The bytes the payout space stores for `payout`, under
 /// `keys::payout(&payout.id)`.
 pub fn encode(payout: &PayoutRecord) -> Vec<u8> {
-    encode_with(payout, Spelling::Compact)
+    encode_with(payout, (Spelling::Compact, Spelling::Compact))
 }
 
 /// The bytes formats 18 to 20 stored for `payout`: every text whole, for
 /// the layouts of older formats in tests.
 pub fn encode_as_format_20(payout: &PayoutRecord) -> Vec<u8> {
-    encode_with(payout, Spelling::Whole)
+    encode_with(payout, (Spelling::Whole, Spelling::Whole))
 }
 
-fn encode_with(payout: &PayoutRecord, texts: Spelling) -> Vec<u8> {
-    let bytes = postcard::to_extend(&StoredPayout::of(payout, texts), Vec::with_capacity(256))
+/// The bytes format 21 stored for `payout`: its ids whole, for the
+/// layouts of older formats in tests.
+pub fn encode_as_format_21(payout: &PayoutRecord) -> Vec<u8> {
+    encode_with(payout, (Spelling::Compact, Spelling::Whole))
+}
+
+/// `payout`'s bytes with its texts and its ids spelled as given.
+fn encode_with(payout: &PayoutRecord, spelling: (Spelling, Spelling)) -> Vec<u8> {
+    let bytes = postcard::to_extend(&StoredPayout::of(payout, spelling), Vec::with_capacity(256))
         .expect("postcard encodes a payout");
     if cfg!(debug_assertions) {
         let back = decode(&keys::payout(&payout.id), &bytes).expect("a stored payout decodes");
@@ -102,10 +109,11 @@ struct StoredPayout<'a> {
     timeline: Vec<StoredLine<'a>>,
     #[serde(borrow)]
     rail: StoredText<'a>,
+    /// Since format 22 as its parts (`StoredId`).
     #[serde(borrow)]
-    api_key_id: Option<Cow<'a, str>>,
+    api_key_id: Option<StoredId<'a>>,
     #[serde(borrow)]
-    order_id: Option<Cow<'a, str>>,
+    order_id: Option<StoredId<'a>>,
     created_at: TimestampMs,
     /// `updated_at - created_at`.
     updated_after: i128,
@@ -238,7 +246,7 @@ fn at(since: TimestampMs, after: i128, id: &str) -> Result<TimestampMs, EngineEr
 }
 
 impl<'a> StoredPayout<'a> {
-    fn of(p: &'a PayoutRecord, texts: Spelling) -> StoredPayout<'a> {
+    fn of(p: &'a PayoutRecord, (texts, ids): (Spelling, Spelling)) -> StoredPayout<'a> {
         let mut previous = p.created_at;
         let timeline = p
             .timeline
@@ -270,8 +278,8 @@ impl<'a> StoredPayout<'a> {
             hold_ids: Cow::Borrowed(&p.hold_ids),
             timeline,
             rail: StoredText::of(&p.rail, texts),
-            api_key_id: p.api_key_id.as_deref().map(Cow::Borrowed),
-            order_id: p.order_id.as_deref().map(Cow::Borrowed),
+            api_key_id: p.api_key_id.as_deref().map(|id| StoredId::of(id, ids)),
+            order_id: p.order_id.as_deref().map(|id| StoredId::of(id, ids)),
             created_at: p.created_at,
             updated_after: ms_between(p.created_at, p.updated_at),
             completed_after: p.completed_at.map(|completed| ms_between(p.created_at, completed)),
@@ -301,8 +309,8 @@ impl<'a> StoredPayout<'a> {
             hold_ids: self.hold_ids.into_owned(),
             timeline: Vec::with_capacity(self.timeline.len()),
             rail: self.rail.into_string(),
-            api_key_id: self.api_key_id.map(Cow::into_owned),
-            order_id: self.order_id.map(Cow::into_owned),
+            api_key_id: self.api_key_id.map(StoredId::into_string),
+            order_id: self.order_id.map(StoredId::into_string),
             created_at,
             updated_at,
             completed_at,
@@ -414,7 +422,7 @@ mod tests {
     fn a_sandbox_payouts_phrases_are_stored_as_their_numbers() {
         let payout = sandbox_payout();
         let key = keys::payout(&payout.id);
-        let (phrased, whole) = (encode(&payout), encode_as_format_20(&payout));
+        let (phrased, whole) = (encode_as_format_21(&payout), encode_as_format_20(&payout));
         assert_eq!(decode(&key, &whole).unwrap(), payout);
         assert_eq!(decode(&key, &phrased).unwrap(), payout);
         let spelled = [
@@ -466,7 +474,7 @@ mod tests {
     fn a_stored_time_out_of_range_is_corrupt_not_a_panic() {
         let mut payout = sandbox_payout();
         payout.created_at = i64::MAX;
-        let mut stored = StoredPayout::of(&payout, Spelling::Compact);
+        let mut stored = StoredPayout::of(&payout, (Spelling::Compact, Spelling::Compact));
         stored.updated_after = 1;
         let bytes = postcard::to_allocvec(&stored).unwrap();
         let key = keys::payout(&payout.id);
@@ -530,6 +538,7 @@ mod tests {
                 .collect();
             let key = keys::payout(&payout.id);
             prop_assert_eq!(&decode(&key, &encode_as_format_20(&payout)).unwrap(), &payout);
+            prop_assert_eq!(&decode(&key, &encode_as_format_21(&payout)).unwrap(), &payout);
             prop_assert_eq!(decode(&key, &encode(&payout)).unwrap(), payout);
         }
     }

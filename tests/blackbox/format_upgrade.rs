@@ -1539,8 +1539,9 @@ async fn a_format_20_ledgers_payouts_keep_their_texts_and_store_phrases_once_the
 /// of the node's shape as its parts. After the upgrade the payouts and the
 /// events list as before and every event is found by its id; the held
 /// payout completes, and its event is found by its id too, keyed by its
-/// parts in 20 bytes; the old records keep their bytes, each new list
-/// entry is 6 bytes shorter, and the books verify.
+/// parts in 20 bytes; a payout's reference replays it; the old records
+/// keep their bytes, each new list entry is 6 bytes shorter, and the
+/// books verify.
 #[tokio::test]
 async fn a_format_21_ledgers_ids_read_the_same_and_new_ones_are_stored_as_their_parts() {
     let Some(()) = embedded_store() else { return };
@@ -1566,6 +1567,10 @@ async fn a_format_21_ledgers_ids_read_the_same_and_new_ones_are_stored_as_their_
     let listed = every_item(&api, &node.sandbox_url("/v1/payouts"), &key).await;
     let listed: Vec<&str> = listed.iter().map(|p| p["id"].as_str().unwrap()).collect();
     assert_eq!(listed, ids.iter().rev().copied().collect::<Vec<_>>(), "the payouts list as before");
+    // Its reference, stored with the payout's id as text, replays it.
+    let replay = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("20.00", "f22-completed")).await;
+    replay.expect(200);
+    assert_eq!(replay.body["payout"]["id"], ids[0], "the reference replays its payout");
     let found_by_id = |events: Vec<Value>| {
         let (api, node, key) = (&api, &node, &key);
         async move {

@@ -61,6 +61,23 @@ impl<'a> StoredId<'a> {
     }
 }
 
+/// An id field a derived record stores as its parts (`#[serde(with =
+/// "stored_id::as_parts")]`), and reads in either form.
+pub(crate) mod as_parts {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::StoredId;
+    use crate::records::Spelling;
+
+    pub(crate) fn serialize<S: Serializer>(id: &str, serializer: S) -> Result<S::Ok, S::Error> {
+        StoredId::of(id, Spelling::Compact).serialize(serializer)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+        StoredId::deserialize(deserializer).map(StoredId::into_string)
+    }
+}
+
 /// `id` as its parts, when it has them and they fit.
 fn parts(id: &str) -> Option<([u8; HEAD], &str)> {
     let parts = id_parts::parts(id)?;
