@@ -884,6 +884,7 @@ fn numbered_key(
 /// List entries, event ids and payouts' events as formats 6 to 21 stored
 /// them, every id as text, for the layouts of older formats in tests.
 pub mod format21 {
+    use super::format12::Record;
     use crate::error::EngineError;
     use crate::id_parts::{self, Parts};
     use crate::records::{IdempotencyRecord, ResourceRef, StoredId};
@@ -924,47 +925,43 @@ pub mod format21 {
         Ok(encode(&(record.fingerprint, variant, id, record.created_at)))
     }
 
-    /// Stores every list entry's id, idempotency entry's resource, payout's
-    /// key and order and payout event's ids as text and keys every event's
-    /// id by its text, as formats 6 to 21 did; returns how many records it
-    /// changed.
+    /// A record of a current ledger as format 21 stored it, its ids as
+    /// text and an event's id keyed by its text: its key and value then,
+    /// when either differs from now.
+    pub fn record_as_format_21(key: &[u8], value: &[u8]) -> Result<Option<Record>, EngineError> {
+        let (old_key, old_value) = match Space::of_key(key) {
+            Some(Space::ListIndex) => (key.to_vec(), encode(&StoredId::read(value)?)),
+            Some(Space::Idempotency) => (key.to_vec(), idempotency_as_text(value)?),
+            Some(Space::Payout) => {
+                let payout = crate::stored_payout::decode(key, value)?;
+                (key.to_vec(), crate::stored_payout::encode_as_format_21(&payout))
+            }
+            Some(Space::EventId) => match event_id_of(key) {
+                Some(id) => (keys::event_id_as_text(&id), value.to_vec()),
+                None => return Ok(None),
+            },
+            Some(Space::Event) => match crate::events::payout_event_as_format_21(value)? {
+                Some(old) => (key.to_vec(), old),
+                None => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        Ok((old_key != key || old_value != value).then_some((old_key, old_value)))
+    }
+
+    /// Stores every record of a current ledger as format 21 did
+    /// (`record_as_format_21`); returns how many records it changed.
     pub fn store_ids_as_text(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
         let mut changed = 0usize;
-        for (key, value) in scan(&*table, Space::Idempotency)? {
-            let text = idempotency_as_text(&value)?;
-            if text != value {
-                table.insert(key.as_slice(), text.as_slice())?;
-                changed = changed.saturating_add(1);
-            }
-        }
-        for (key, value) in scan(&*table, Space::Payout)? {
-            let text =
-                crate::stored_payout::encode_as_format_21(&crate::stored_payout::decode(&key, &value)?);
-            if text != value {
-                table.insert(key.as_slice(), text.as_slice())?;
-                changed = changed.saturating_add(1);
-            }
-        }
-        for (key, value) in scan(&*table, Space::ListIndex)? {
-            let text = encode(&StoredId::read(&value)?);
-            if text != value {
-                table.insert(key.as_slice(), text.as_slice())?;
-                changed = changed.saturating_add(1);
-            }
-        }
-        for (key, value) in scan(&*table, Space::EventId)? {
-            if let Some(id) = event_id_of(&key) {
-                table.remove(key.as_slice())?;
-                table.insert(keys::event_id_as_text(&id).as_slice(), value.as_slice())?;
-                changed = changed.saturating_add(1);
-            }
-        }
-        for (key, value) in scan(&*table, Space::Event)? {
-            if let Some(text) = crate::events::payout_event_as_format_21(&value)?
-                && text != value
-            {
-                table.insert(key.as_slice(), text.as_slice())?;
-                changed = changed.saturating_add(1);
+        for space in [Space::Idempotency, Space::Payout, Space::ListIndex, Space::EventId, Space::Event] {
+            for (key, value) in scan(&*table, space)? {
+                if let Some((old_key, old_value)) = record_as_format_21(&key, &value)? {
+                    if old_key != key {
+                        table.remove(key.as_slice())?;
+                    }
+                    table.insert(old_key.as_slice(), old_value.as_slice())?;
+                    changed = changed.saturating_add(1);
+                }
             }
         }
         Ok(changed)

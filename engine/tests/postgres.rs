@@ -341,6 +341,40 @@ fn heads_apart_as_format_15(client: &mut postgres::Client) {
     assert!(heads >= 1, "org_a's USD account has had changes");
 }
 
+/// Stores the live stack's ids as text and keys its events' ids by their
+/// text, as formats 21 and earlier did.
+fn ids_as_text_as_format_21(url: &str) {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+            let rows = client
+                .query(
+                    "SELECT key, value, epoch FROM sika_records WHERE stack = 'live' AND value IS NOT NULL",
+                    &[],
+                )
+                .unwrap();
+            let mut respelled = 0;
+            for row in rows {
+                let (key, value, epoch): (Vec<u8>, Vec<u8>, i64) = (row.get(0), row.get(1), row.get(2));
+                let Some((old_key, old_value)) =
+                    sika_engine::format::format21::record_as_format_21(&key, &value).unwrap()
+                else {
+                    continue;
+                };
+                let statement = "DELETE FROM sika_records WHERE stack = 'live' AND key = $1";
+                assert_eq!(client.execute(statement, &[&key]).unwrap(), 1);
+                let statement =
+                    "INSERT INTO sika_records (stack, key, value, epoch) VALUES ('live', $1, $2, $3)";
+                assert_eq!(client.execute(statement, &[&old_key, &old_value, &epoch]).unwrap(), 1);
+                respelled += 1;
+            }
+            assert!(respelled >= 2, "two payouts' events and list entries: {respelled}");
+        })
+        .join()
+        .unwrap();
+    });
+}
+
 /// Stores the live stack's payouts as formats 17 and earlier did, whole.
 fn payouts_whole_as_format_17(url: &str) {
     std::thread::scope(|s| {
@@ -461,8 +495,9 @@ fn a_format_5_stack_is_upgraded_by_the_node_that_takes_its_lease() {
     engine.shutdown();
     drop(engine);
 
-    // As format 5 laid the stack out: payouts stored whole (up to format
-    // 17), among the documents.
+    // As format 5 laid the stack out: ids as text (up to format 21),
+    // payouts stored whole (up to format 17), among the documents.
+    ids_as_text_as_format_21(&url);
     payouts_whole_as_format_17(&url);
     for (collection, space) in ENGINE_OWNED {
         let moved = format!(
