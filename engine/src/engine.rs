@@ -898,10 +898,11 @@ impl Snapshot {
     /// One outbox event by its id.
     pub fn event(&self, id: &str) -> Result<Option<EventRecord>, EngineError> {
         // Since format 22 an event's id is keyed by its parts; before, by
-        // its text.
-        let seq = match self.get::<u64>(&keys::event_id(id))? {
-            Some(seq) => Some(seq),
-            None => self.get::<u64>(&keys::event_id_as_text(id))?,
+        // its text (the same key for an id that has no parts).
+        let key = keys::event_id(id);
+        let seq = match self.get::<u64>(&key)? {
+            None if key != keys::event_id_as_text(id) => self.get::<u64>(&keys::event_id_as_text(id))?,
+            found => found,
         };
         match seq {
             Some(seq) => {
