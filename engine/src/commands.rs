@@ -222,7 +222,7 @@ pub(crate) fn apply(
     {
         let key = keys::idempotency(scope, operation, reference);
         if let Some(existing) = books.store.get::<IdempotencyRecord>(&key)? {
-            if existing.fingerprint != command.fingerprint() {
+            if existing.fingerprint != IdempotencyRecord::kept(&command.fingerprint()) {
                 return Err(EngineError::Duplicate { reference: reference.to_string() });
             }
             let outcome = load(books, &existing.resource)?;
@@ -310,7 +310,7 @@ pub(crate) fn apply(
     // reference must get it again rather than `QuoteExecuted`.
     if let Some((scope, operation, reference)) = idempotency {
         let record = IdempotencyRecord {
-            fingerprint: command.fingerprint(),
+            fingerprint: IdempotencyRecord::kept(&command.fingerprint()),
             resource: resource_of(&applied.outcome),
             created_at: books.now,
         };

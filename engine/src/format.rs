@@ -71,7 +71,10 @@
 //! 22 stores ids of the node's shape as their parts in list entries and a
 //! payout's event (`records::StoredId`), and keys an event's id by its
 //! parts (`keys::event_id`); ids stored and keyed as text are read as
-//! before, so the step is a stamp too.
+//! before, so the step is a stamp too. Format 23 keeps 16 bytes of a
+//! request's 32-byte fingerprint in an idempotency entry
+//! (`records::FINGERPRINT_KEPT`); nothing marks an entry's shape, so its
+//! step rewrites every entry (`idempotency_entries_keep_half_their_fingerprints`).
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -90,7 +93,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 22;
+pub const FORMAT_VERSION: u32 = 23;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -881,13 +884,110 @@ fn numbered_key(
     })
 }
 
+/// Format 22 to 23 of a ledger: an idempotency entry kept the request's
+/// whole 32-byte fingerprint, a third of its bytes beside a payout's id.
+/// Now it keeps the first 16 (`IdempotencyRecord::kept`), which is what a
+/// request's fingerprint is compared with. No byte tells the two shapes
+/// apart, so every entry is read strictly as formats 1 to 22 stored it
+/// (`format22::IdempotencyRecord`, nothing after it; any other shape stops
+/// the upgrade) and written again, `REWRITE_BATCH_MAX` at a time.
+pub fn idempotency_entries_keep_half_their_fingerprints(
+    txn: &redb::WriteTransaction,
+) -> Result<(), EngineError> {
+    use crate::records::IdempotencyRecord;
+    let start = keys::space(Space::Idempotency);
+    change_range(txn, &start, &prefix_end(&start), |_, key, bytes| {
+        if !is_whole::<format22::IdempotencyRecord>(bytes) {
+            return Err(EngineError::Corrupt(format!(
+                "the idempotency entry {key:?} is not stored as format 22 stored them"
+            )));
+        }
+        let old: format22::IdempotencyRecord = decode(bytes)?;
+        let entry = IdempotencyRecord {
+            fingerprint: IdempotencyRecord::kept(&old.fingerprint),
+            resource: old.resource,
+            created_at: old.created_at,
+        };
+        Ok(Change::Put(encode(&entry)))
+    })
+}
+
+/// Idempotency entries as formats 1 to 22 stored them, with the request's
+/// whole fingerprint: for `idempotency_entries_keep_half_their_fingerprints`
+/// and the layouts of older formats in tests.
+pub mod format22 {
+    use serde::{Deserialize, Serialize};
+
+    use crate::error::EngineError;
+    use crate::records::{ResourceRef, TimestampMs};
+    use crate::storage::{Space, decode, encode, scan};
+
+    /// An idempotency entry as formats 1 to 22 stored it (its resource's id
+    /// as format 22 spells it; the layout of format 21 spells it again).
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct IdempotencyRecord {
+        pub fingerprint: [u8; 32],
+        pub resource: ResourceRef,
+        pub created_at: TimestampMs,
+    }
+
+    /// A current idempotency entry's bytes as format 22 stored them: the
+    /// 16 bytes of the fingerprint it keeps, then 16 zero bytes for the
+    /// ones it does not (the upgrade keeps the first 16 again).
+    pub fn idempotency_as_format_22(value: &[u8]) -> Result<Vec<u8>, EngineError> {
+        let entry: crate::records::IdempotencyRecord = decode(value)?;
+        let mut fingerprint = [0u8; 32];
+        fingerprint[..entry.fingerprint.len()].copy_from_slice(&entry.fingerprint);
+        Ok(encode(&IdempotencyRecord { fingerprint, resource: entry.resource, created_at: entry.created_at }))
+    }
+
+    /// Stores every idempotency entry of a current ledger as format 22 did;
+    /// returns how many it changed.
+    pub fn store_fingerprints_whole(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        let entries = scan(&*table, Space::Idempotency)?;
+        for (key, value) in &entries {
+            table.insert(key.as_slice(), idempotency_as_format_22(value)?.as_slice())?;
+        }
+        Ok(entries.len())
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use crate::records::{IdempotencyRecord, ResourceRef};
+        use crate::storage::{decode, encode};
+
+        /// An entry keeps 16 bytes of the fingerprint where formats up to
+        /// 22 kept 32, and the layout of format 22 reads back through the
+        /// step's reading as the same entry.
+        #[test]
+        fn an_idempotency_entry_keeps_half_the_fingerprint() {
+            let fingerprint = crate::digest::sha256(&[b"a request"]);
+            let resource = ResourceRef::Payout(crate::ids::new_id("pay_ghs"));
+            let entry = IdempotencyRecord {
+                fingerprint: IdempotencyRecord::kept(&fingerprint),
+                resource: resource.clone(),
+                created_at: 1_764_331_440_962,
+            };
+            let old = super::IdempotencyRecord { fingerprint, resource, created_at: entry.created_at };
+            assert_eq!(encode(&old).len() - encode(&entry).len(), 16);
+            let laid_out: super::IdempotencyRecord =
+                decode(&super::idempotency_as_format_22(&encode(&entry)).unwrap()).unwrap();
+            assert_eq!(IdempotencyRecord::kept(&laid_out.fingerprint), entry.fingerprint);
+            assert_eq!(
+                IdempotencyRecord::kept(&old.fingerprint),
+                IdempotencyRecord::kept(&laid_out.fingerprint)
+            );
+        }
+    }
+}
+
 /// List entries, event ids and payouts' events as formats 6 to 21 stored
 /// them, every id as text, for the layouts of older formats in tests.
 pub mod format21 {
     use super::format12::Record;
     use crate::error::EngineError;
     use crate::id_parts::{self, Parts};
-    use crate::records::{IdempotencyRecord, ResourceRef, StoredId};
+    use crate::records::{ResourceRef, StoredId};
     use crate::storage::{Space, decode, encode, keys, scan};
 
     /// The id an event's key of format 22 holds as its parts (`0xFF`, 6
@@ -911,7 +1011,7 @@ pub mod format21 {
     /// An idempotency entry's bytes with its resource's id as text, as
     /// formats before 22 stored it.
     fn idempotency_as_text(value: &[u8]) -> Result<Vec<u8>, EngineError> {
-        let record: IdempotencyRecord = decode(value)?;
+        let record: super::format22::IdempotencyRecord = decode(value)?;
         // The variant's place in `ResourceRef`, as postcard writes it.
         let (variant, id) = match &record.resource {
             ResourceRef::Conversion(id) => (0u32, id),
@@ -925,9 +1025,11 @@ pub mod format21 {
         Ok(encode(&(record.fingerprint, variant, id, record.created_at)))
     }
 
-    /// A record of a current ledger as format 21 stored it, its ids as
+    /// A record of a format 22 ledger as format 21 stored it, its ids as
     /// text and an event's id keyed by its text: its key and value then,
-    /// when either differs from now.
+    /// when either differs from format 22's. Only idempotency entries differ
+    /// between format 22 and now (`format22::store_fingerprints_whole`
+    /// comes first).
     pub fn record_as_format_21(key: &[u8], value: &[u8]) -> Result<Option<Record>, EngineError> {
         let (old_key, old_value) = match Space::of_key(key) {
             Some(Space::ListIndex) => (key.to_vec(), encode(&StoredId::read(value)?)),
@@ -949,7 +1051,7 @@ pub mod format21 {
         Ok((old_key != key || old_value != value).then_some((old_key, old_value)))
     }
 
-    /// Stores every record of a current ledger as format 21 did
+    /// Stores every record of a format 22 ledger as format 21 did
     /// (`record_as_format_21`); returns how many records it changed.
     pub fn store_ids_as_text(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
         let mut changed = 0usize;
@@ -996,16 +1098,23 @@ pub mod format21 {
         /// from both.
         #[test]
         fn an_idempotency_entrys_resource_is_stored_as_its_parts() {
-            use crate::records::{IdempotencyRecord, ResourceRef};
+            use crate::format::format22::{IdempotencyRecord, idempotency_as_format_22};
+            use crate::records::ResourceRef;
             let payout = crate::ids::new_id("pay_ghs");
             for (resource, saved) in [
                 (ResourceRef::Payout(payout), 6),
                 (ResourceRef::Refund("rf_1".into()), 0),
                 (ResourceRef::Transfers(vec![1, 2]), 0),
             ] {
-                let record =
-                    IdempotencyRecord { fingerprint: [7; 32], resource, created_at: 1_764_331_440_962 };
-                let bytes = crate::storage::encode(&record);
+                let current = crate::records::IdempotencyRecord {
+                    fingerprint: [7; 16],
+                    resource: resource.clone(),
+                    created_at: 1_764_331_440_962,
+                };
+                let bytes = idempotency_as_format_22(&crate::storage::encode(&current)).unwrap();
+                let mut fingerprint = [0; 32];
+                fingerprint[..16].fill(7);
+                let record = IdempotencyRecord { fingerprint, resource, created_at: current.created_at };
                 let text = super::idempotency_as_text(&bytes).unwrap();
                 assert_eq!(text.len(), bytes.len() + saved, "{:?}", record.resource);
                 assert_eq!(crate::storage::decode::<IdempotencyRecord>(&text).unwrap(), record);
@@ -1911,6 +2020,7 @@ pub const LEDGER_STEPS: Steps = [
     keys_hold_name_numbers,
     stamp_only,
     stamp_only,
+    idempotency_entries_keep_half_their_fingerprints,
 ];
 
 /// What a file's stamp says before any upgrade.
@@ -2262,6 +2372,7 @@ mod tests {
             }
             format15::store_heads_apart(&mut table).unwrap();
             format17::store_payouts_whole(&mut table).unwrap();
+            format22::store_fingerprints_whole(&mut table).unwrap();
             format19::store_names_as_text(&mut table).unwrap();
             assert!(
                 format5::store_as_format_5(&mut table, &test_words).unwrap() >= 3,
@@ -2852,6 +2963,7 @@ mod tests {
             let mut table = txn.open_table(RECORDS).unwrap();
             format15::store_heads_apart(&mut table).unwrap();
             format17::store_payouts_whole(&mut table).unwrap();
+            format22::store_fingerprints_whole(&mut table).unwrap();
             format19::store_names_as_text(&mut table).unwrap();
             assert!(
                 format5::store_as_format_5(&mut table, &test_words).unwrap() >= 3 + 1 + 3,

@@ -727,12 +727,27 @@ pub enum ResourceRef {
 }
 
 /// (organization, operation, externalReference) → what the first request was
-/// and what it produced.
+/// and what it produced. Since format 23 the request's fingerprint is kept
+/// as its first `FINGERPRINT_KEPT` bytes (`IdempotencyRecord::kept`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IdempotencyRecord {
-    pub fingerprint: [u8; 32],
+    pub fingerprint: [u8; FINGERPRINT_KEPT],
     pub resource: ResourceRef,
     pub created_at: TimestampMs,
+}
+
+/// How many bytes of a request's 32-byte fingerprint (SHA-256) an
+/// idempotency entry keeps: 128 bits, so two different bodies sent under
+/// one reference match by chance with a probability of 2^-128; the other
+/// 16 bytes were a sixth of the entry.
+pub const FINGERPRINT_KEPT: usize = 16;
+
+impl IdempotencyRecord {
+    /// The part of a request's fingerprint an entry keeps and compares.
+    pub fn kept(fingerprint: &[u8; 32]) -> [u8; FINGERPRINT_KEPT] {
+        let (kept, _) = fingerprint.split_first_chunk::<FINGERPRINT_KEPT>().expect("16 of 32 bytes");
+        *kept
+    }
 }
 
 // One line of a timeline: a typed fact and when (format 6).

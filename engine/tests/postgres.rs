@@ -342,7 +342,8 @@ fn heads_apart_as_format_15(client: &mut postgres::Client) {
 }
 
 /// Stores the live stack's ids as text and keys its events' ids by their
-/// text, as formats 21 and earlier did.
+/// text, as formats 21 and earlier did (and idempotency entries' whole
+/// fingerprints, as formats 22 and earlier did).
 fn ids_as_text_as_format_21(url: &str) {
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -356,11 +357,19 @@ fn ids_as_text_as_format_21(url: &str) {
             let mut respelled = 0;
             for row in rows {
                 let (key, value, epoch): (Vec<u8>, Vec<u8>, i64) = (row.get(0), row.get(1), row.get(2));
-                let Some((old_key, old_value)) =
-                    sika_engine::format::format21::record_as_format_21(&key, &value).unwrap()
-                else {
-                    continue;
+                // Format 22 first: an idempotency entry kept the whole fingerprint.
+                let as_22 = match sika_engine::storage::Space::of_key(&key) {
+                    Some(sika_engine::storage::Space::Idempotency) => {
+                        sika_engine::format::format22::idempotency_as_format_22(&value).unwrap()
+                    }
+                    _ => value.clone(),
                 };
+                let (old_key, old_value) =
+                    match sika_engine::format::format21::record_as_format_21(&key, &as_22).unwrap() {
+                        Some(old) => old,
+                        None if as_22 != value => (key.clone(), as_22),
+                        None => continue,
+                    };
                 let statement = "DELETE FROM sika_records WHERE stack = 'live' AND key = $1";
                 assert_eq!(client.execute(statement, &[&key]).unwrap(), 1);
                 let statement =

@@ -48,12 +48,12 @@ use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
 use sika_engine::format::{
     format5, format8, format9, format10, format12, format13, format14, format15, format16, format17,
-    format18, format19, format20, format21,
+    format18, format19, format20, format21, format22,
 };
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 22;
+const FORMAT_VERSION: u32 = 23;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -402,6 +402,7 @@ fn store_jobs_as_format_1(path: &Path) -> usize {
         format14::store_every_transfer_ref(&mut table).unwrap();
         format15::store_heads_apart(&mut table).unwrap();
         format17::store_payouts_whole(&mut table).unwrap();
+        format22::store_fingerprints_whole(&mut table).unwrap();
         format19::store_names_as_text(&mut table).unwrap();
         store_destinations_as_format_3(&mut table);
         format12::store_journal_with_previous_hashes(&mut table).unwrap();
@@ -772,6 +773,8 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> R) -> R {
     let db = redb::Database::open(path).unwrap();
     let txn = db.begin_write().unwrap();
+    // Up to format 22, an idempotency entry kept the whole fingerprint.
+    format22::store_fingerprints_whole(&mut txn.open_table(RECORDS).unwrap()).unwrap();
     // Up to format 21, every id was stored and keyed as its text.
     if version < 22 {
         format21::store_ids_as_text(&mut txn.open_table(RECORDS).unwrap()).unwrap();
@@ -1604,6 +1607,51 @@ async fn a_format_21_ledgers_ids_read_the_same_and_new_ones_are_stored_as_their_
     let (by_parts, by_text): (Vec<_>, Vec<_>) = event_ids.iter().partition(|(key, _)| key.len() == 20);
     assert_eq!(by_text.len(), old_event_ids.len());
     assert_eq!(by_parts.len(), after - before);
+}
+
+/// Format 22 kept a request's whole 32-byte fingerprint in each
+/// idempotency entry; format 23 keeps its first 16 bytes, and its step
+/// rewrites every entry. After the upgrade a format 22 ledger's references
+/// replay their payouts, a different body under one is still refused, each
+/// entry is stored as the books now write it, and the books verify.
+#[tokio::test]
+async fn a_format_22_ledgers_references_replay_after_its_entries_keep_half_their_fingerprints() {
+    let Some(()) = embedded_store() else { return };
+    let (mut node, payouts) = three_payouts_one_held("f23").await;
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let kept = stored_records(&sandbox, Space::Idempotency);
+    lay_out_as(&sandbox, 22, |_| ());
+    let whole = stored_records(&sandbox, Space::Idempotency);
+    assert_eq!(kept.len(), 3, "the three payouts' references");
+    for ((key, half), (whole_key, all)) in kept.iter().zip(&whole) {
+        assert_eq!(key, whole_key);
+        assert_eq!(half.len() + 16, all.len(), "format 22 kept 16 bytes more");
+    }
+
+    node.restart(&Options::unthrottled(), &SLOW);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    let ids: Vec<&str> = payouts.urls.iter().map(|url| url.rsplit('/').next().unwrap()).collect();
+    for ((amount, outcome), id) in
+        [("20.00", "completed"), ("10.01", "failed"), ("10.03", "held")].iter().zip(&ids)
+    {
+        let body = mtn_payout(amount, &format!("f23-{outcome}"));
+        let replay = api.post(&node.sandbox_url("/v1/payouts"), &key, body).await;
+        replay.expect(200);
+        assert_eq!(replay.body["payout"]["id"], *id, "f23-{outcome} replays its payout");
+    }
+    let other = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("20.01", "f23-completed")).await;
+    other.expect_field(409, "duplicate", "externalReference");
+    api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("1.00", "f23-new")).await.expect(201);
+    node.stop_and_verify();
+
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    let stored = stored_records(&sandbox, Space::Idempotency);
+    assert_eq!(stored.len(), 4, "and the new payout's");
+    for entry in &kept {
+        assert!(stored.contains(entry), "each entry is stored as the books wrote it: {entry:?}");
+    }
 }
 
 const REQUESTS: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("requests");
