@@ -777,7 +777,7 @@ impl Snapshot {
     /// The transfer `id` as it stands now: its journal entry's transfer,
     /// with a hold's state now (`TransferRef`).
     pub fn transfer(&self, id: TransferId) -> Result<Option<TransferRecord>, EngineError> {
-        let stored = self.get::<TransferRef>(&keys::transfer(id))?;
+        let stored = self.get_with(&keys::transfer(id), |bytes| TransferRef::decode(id, bytes))?;
         TransferRef::find(id, stored, |seq| self.journal_entry(seq))
     }
 

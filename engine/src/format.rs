@@ -75,6 +75,12 @@
 //! request's 32-byte fingerprint in an idempotency entry
 //! (`records::FINGERPRINT_KEPT`); nothing marks an entry's shape, so its
 //! step rewrites every entry (`idempotency_entries_keep_half_their_fingerprints`).
+//! Format 24 stores a hold's reference as its state alone, one byte, when
+//! it names the entry numbered as the hold (`TransferRef::encode`); a
+//! reference stored whole reads the same. A journal entry stores its
+//! transfer's id as 0 when it is the entry's number (`StoredTransfer::compact`;
+//! the books number transfers from 1). Both read as before, so the step is
+//! a stamp.
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -93,7 +99,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 23;
+pub const FORMAT_VERSION: u32 = 24;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -912,6 +918,75 @@ pub fn idempotency_entries_keep_half_their_fingerprints(
     })
 }
 
+/// Holds' references as formats 11 to 23 stored them, whole (the entry's
+/// number and the state), and journal entries as formats 19 to 23 stored
+/// them, each transfer's id whole, for the layouts of older formats in
+/// tests.
+pub mod format23 {
+    use crate::error::EngineError;
+    use crate::records::{JournalEntry, TransferRef};
+    use crate::storage::{Space, decode, encode, keys, scan};
+
+    /// Stores every journal entry of a current ledger with its transfer's
+    /// id whole; returns how many it rewrote.
+    pub fn store_journal_ids_whole(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        let mut rewritten = 0usize;
+        for (key, value) in scan(&*table, Space::Journal)? {
+            let whole = decode::<JournalEntry>(&value)?.encode_as_format_23();
+            if whole != value {
+                table.insert(key.as_slice(), whole.as_slice())?;
+                rewritten = rewritten.saturating_add(1);
+            }
+        }
+        Ok(rewritten)
+    }
+
+    /// Stores every reference of a current ledger whole; returns how many
+    /// it rewrote.
+    pub fn store_transfer_refs_whole(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        let mut rewritten = 0usize;
+        for (key, value) in scan(&*table, Space::Transfer)? {
+            let id = keys::number_of(&key)
+                .ok_or_else(|| EngineError::Corrupt(format!("a transfer's key is malformed: {key:?}")))?;
+            let whole = encode(&TransferRef::decode(id, &value)?);
+            if whole != value {
+                table.insert(key.as_slice(), whole.as_slice())?;
+                rewritten = rewritten.saturating_add(1);
+            }
+        }
+        Ok(rewritten)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use crate::records::{PendingState, TransferRef};
+        use crate::storage::{decode, encode};
+
+        /// A hold's reference to its own entry is one byte where formats 11
+        /// to 23 stored two or more, and both read as the same reference;
+        /// any other reference is stored whole.
+        #[test]
+        fn a_holds_reference_is_its_state_alone() {
+            for state in [PendingState::Pending, PendingState::Posted, PendingState::Voided] {
+                for id in [1, 300, 70_000, u64::MAX] {
+                    let found = TransferRef { journal_seq: id, pending_state: Some(state) };
+                    let bytes = found.encode(id);
+                    assert_eq!(bytes.len(), 1);
+                    assert!(encode(&found).len() >= 2);
+                    assert_eq!(TransferRef::decode(id, &bytes).unwrap(), found);
+                    assert_eq!(TransferRef::decode(id, &encode(&found)).unwrap(), found);
+                }
+            }
+            let elsewhere = TransferRef { journal_seq: 7, pending_state: Some(PendingState::Posted) };
+            assert_eq!(elsewhere.encode(8), encode(&elsewhere));
+            assert_eq!(TransferRef::decode(8, &elsewhere.encode(8)).unwrap(), elsewhere);
+            let posted = TransferRef { journal_seq: 9, pending_state: None };
+            assert_eq!(decode::<TransferRef>(&posted.encode(9)).unwrap(), posted);
+            assert!(TransferRef::decode(1, &[9]).is_err(), "no fourth state");
+        }
+    }
+}
+
 /// Idempotency entries as formats 1 to 22 stored them, with the request's
 /// whole fingerprint: for `idempotency_entries_keep_half_their_fingerprints`
 /// and the layouts of older formats in tests.
@@ -1421,6 +1496,7 @@ pub mod format14 {
     /// ledger that has none (a hold's is already stored); returns how many
     /// it added.
     pub fn store_every_transfer_ref(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        super::format23::store_transfer_refs_whole(table)?;
         let mut added = 0usize;
         for (_, value) in scan(&*table, Space::Journal)? {
             let entry: JournalEntry = decode(&value)?;
@@ -2021,6 +2097,7 @@ pub const LEDGER_STEPS: Steps = [
     stamp_only,
     stamp_only,
     idempotency_entries_keep_half_their_fingerprints,
+    stamp_only,
 ];
 
 /// What a file's stamp says before any upgrade.
@@ -2373,6 +2450,7 @@ mod tests {
             format15::store_heads_apart(&mut table).unwrap();
             format17::store_payouts_whole(&mut table).unwrap();
             format22::store_fingerprints_whole(&mut table).unwrap();
+            format23::store_transfer_refs_whole(&mut table).unwrap();
             format19::store_names_as_text(&mut table).unwrap();
             assert!(
                 format5::store_as_format_5(&mut table, &test_words).unwrap() >= 3,
@@ -2964,6 +3042,7 @@ mod tests {
             format15::store_heads_apart(&mut table).unwrap();
             format17::store_payouts_whole(&mut table).unwrap();
             format22::store_fingerprints_whole(&mut table).unwrap();
+            format23::store_transfer_refs_whole(&mut table).unwrap();
             format19::store_names_as_text(&mut table).unwrap();
             assert!(
                 format5::store_as_format_5(&mut table, &test_words).unwrap() >= 3 + 1 + 3,

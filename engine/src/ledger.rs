@@ -266,7 +266,7 @@ impl Books<'_, '_> {
                 add(credit_account.credits_posted, hold.amount, "credits posted")?;
         }
         settle_hold(&mut hold, post);
-        self.store.put(keys::transfer(hold.id), &TransferRef::of(&hold));
+        self.store.put_raw(keys::transfer(hold.id), TransferRef::of(&hold).encode(hold.id));
         let id = self.counter_next(Counter::TransferId, 1)?;
         let record = TransferRecord {
             id,
@@ -335,7 +335,7 @@ impl Books<'_, '_> {
     /// The transfer `id` as it stands now: its journal entry's transfer,
     /// with a hold's state now (`TransferRef`).
     pub fn stored_transfer(&self, id: TransferId) -> Result<Option<TransferRecord>, EngineError> {
-        let stored = self.store.get::<TransferRef>(&keys::transfer(id))?;
+        let stored = self.store.get_with(&keys::transfer(id), |bytes| TransferRef::decode(id, bytes))?;
         TransferRef::find(id, stored, |seq| self.store.get(&keys::journal(seq)))
     }
 
@@ -356,7 +356,7 @@ impl Books<'_, '_> {
             debug_assert_decodes_to(&JournalEntry { seq, hash: stored, transfer: transfer.clone() }, &entry);
         }
         if TransferRef::is_stored_for(&transfer) {
-            self.store.put(keys::transfer(transfer.id), &TransferRef::of(&transfer));
+            self.store.put_raw(keys::transfer(transfer.id), TransferRef::of(&transfer).encode(transfer.id));
         }
         self.store.put_raw(keys::journal(seq), entry);
         Ok(transfer)
@@ -618,10 +618,15 @@ mod tests {
                 journal_seq: 3,
             };
             let (hash, entry) = JournalEntry::chained(3, &[7; 32], &transfer);
-            // The entry: its number (one byte), no hash (0), its transfer.
+            // The entry: its number (one byte), no hash (0), its transfer,
+            // whose id is stored as 0 (the entry's number); the hash covers
+            // the transfer with its id whole.
             assert_eq!(entry.get(1), Some(&0));
+            assert_eq!(entry.get(2), Some(&0));
+            let mut hashed = entry[2..].to_vec();
+            hashed[0] = 3;
             let expected: [u8; 32] =
-                Sha256::new().chain_update([7; 32]).chain_update(&entry[2..]).finalize().into();
+                Sha256::new().chain_update([7; 32]).chain_update(&hashed).finalize().into();
             assert_eq!(hash, expected, "a memo of {memo_length} bytes");
             assert_eq!(
                 JournalEntry::chain_hash(&[7; 32], 3, &transfer),

@@ -270,6 +270,32 @@ impl TransferRef {
         transfer.kind == TransferKind::Pending || transfer.id != transfer.journal_seq
     }
 
+    /// The bytes stored under transfer `id`'s key for this reference.
+    /// Since format 24 a hold's reference to the entry numbered as the hold
+    /// (every hold the books make) is its state alone, one byte; any other
+    /// is stored whole, as formats 11 to 23 stored every reference, in two
+    /// bytes or more (the entry's number, then the state).
+    pub fn encode(self, id: TransferId) -> Vec<u8> {
+        let bytes = match self.pending_state {
+            Some(state) if self.journal_seq == id => postcard::to_allocvec(&state),
+            _ => postcard::to_allocvec(&self),
+        };
+        bytes.expect("postcard encodes a reference")
+    }
+
+    /// The reference stored as `bytes` under transfer `id`'s key
+    /// (`encode`).
+    pub fn decode(id: TransferId, bytes: &[u8]) -> Result<TransferRef, EngineError> {
+        let corrupt = |e: postcard::Error| EngineError::Corrupt(format!("transfer {id}'s reference: {e}"));
+        match bytes {
+            [_] => Ok(TransferRef {
+                journal_seq: id,
+                pending_state: Some(postcard::from_bytes(bytes).map_err(corrupt)?),
+            }),
+            _ => postcard::from_bytes(bytes).map_err(corrupt),
+        }
+    }
+
     /// Transfer `id` as it stands: from its stored reference (`stored`)
     /// when it has one, else from journal entry `id` when that entry holds
     /// it and it needs no reference; `None` when there is no such
@@ -405,8 +431,8 @@ pub(crate) enum HashField {
 /// Entry `seq` holding `transfer`, chained to `prev_hash`: its hash and its
 /// bytes, the number, then the hash as `field` says, then the transfer as
 /// stored (`StoredTransfer`). The hash covers the transfer with its memo
-/// as text (`StoredTransfer::hashed`): the stored bytes when the memo is
-/// stored as text, else the transfer encoded so on the stack.
+/// as text and its id whole (`StoredTransfer::hashed`): the stored bytes
+/// when they are so, else the transfer encoded so on the stack.
 pub(crate) fn encode_chained(
     seq: u64,
     prev_hash: &[u8; 32],
@@ -434,9 +460,9 @@ pub(crate) fn encode_chained(
         HashField::Bare => StoredTransfer::hashed(seq, transfer),
         HashField::Optional { .. } => StoredTransfer::compact(seq, transfer),
     };
-    let memo_as_text = stored_transfer.memo.is_text();
+    let hashed_form = stored_transfer.is_hashed_form(transfer);
     let mut entry = postcard::to_extend(&stored_transfer, entry).expect("postcard encodes a journal entry");
-    let hash = match memo_as_text {
+    let hash = match hashed_form {
         true => chain_hash_bytes(prev_hash, &entry[transfer_at..]),
         false => JournalEntry::chain_hash(prev_hash, seq, transfer),
     };
@@ -455,6 +481,18 @@ impl Serialize for JournalEntry {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let transfer = StoredTransfer::compact(self.seq, &self.transfer);
         StoredEntry { seq: self.seq, hash: self.hash, transfer }.serialize(serializer)
+    }
+}
+
+impl JournalEntry {
+    /// The entry's bytes as formats 19 to 23 stored it: its transfer's id
+    /// whole (`StoredTransfer::compact`), for the layouts of older formats
+    /// in tests.
+    pub fn encode_as_format_23(&self) -> Vec<u8> {
+        let mut transfer = StoredTransfer::compact(self.seq, &self.transfer);
+        transfer.id = self.transfer.id;
+        postcard::to_allocvec(&StoredEntry { seq: self.seq, hash: self.hash, transfer })
+            .expect("postcard encodes a journal entry")
     }
 }
 
@@ -512,10 +550,24 @@ impl<'a> StoredTransfer<'a> {
     }
 
     /// `transfer` in entry `seq` as the books store it since format 19:
-    /// its memo shaped when it can be.
+    /// its memo shaped when it can be; since format 24 its id as 0 when it
+    /// is the entry's number, as the books number every transfer (three
+    /// bytes at half a million entries, one byte now). The books number
+    /// transfers from 1, so no id 0 was ever stored for another reason.
     pub(crate) fn compact(seq: u64, transfer: &'a TransferRecord) -> StoredTransfer<'a> {
+        assert!(transfer.id != 0 || seq == 0, "transfer ids start at 1");
         let memo = StoredMemo::of(&transfer.memo, &transfer.currency, transfer.created_at);
-        StoredTransfer::with_memo(seq, transfer, memo)
+        let mut stored = StoredTransfer::with_memo(seq, transfer, memo);
+        if transfer.id == seq {
+            stored.id = 0;
+        }
+        stored
+    }
+
+    /// Whether these are the bytes the hash chain covers
+    /// (`StoredTransfer::hashed`): the memo as text and the id whole.
+    fn is_hashed_form(&self, transfer: &TransferRecord) -> bool {
+        self.memo.is_text() && self.id == transfer.id
     }
 
     fn with_memo(seq: u64, transfer: &'a TransferRecord, memo: StoredMemo<'a>) -> StoredTransfer<'a> {
@@ -539,7 +591,8 @@ impl<'a> StoredTransfer<'a> {
     pub(crate) fn into_transfer(self, seq: u64) -> Result<TransferRecord, String> {
         let currency = self.currency.into_owned();
         Ok(TransferRecord {
-            id: self.id,
+            // 0 is the entry's number (`compact`).
+            id: if self.id == 0 { seq } else { self.id },
             kind: self.kind,
             debit_account: self.debit.id(&currency),
             credit_account: self.credit.id(&currency),

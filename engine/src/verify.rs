@@ -476,10 +476,15 @@ fn check_shortfall_lists(
     Ok(())
 }
 
+/// The reference stored under transfer `id`, if any (`TransferRef::decode`).
+fn transfer_ref(table: &Table, id: TransferId) -> Result<Option<TransferRef>, EngineError> {
+    table.get(keys::transfer(id).as_slice())?.map(|bytes| TransferRef::decode(id, bytes.value())).transpose()
+}
+
 /// The transfer `id` as it stands: its journal entry's, with the state its
 /// reference gives a hold; `None` when either is missing or they disagree.
 fn stored_transfer(table: &Table, id: TransferId) -> Result<Option<TransferRecord>, EngineError> {
-    let stored = read::<TransferRef>(table, &keys::transfer(id))?;
+    let stored = transfer_ref(table, id)?;
     Ok(TransferRef::find(id, stored, |seq| read(table, &keys::journal(seq))).ok().flatten())
 }
 
@@ -530,7 +535,7 @@ fn replay_journal(table: &Table, report: &mut Report) -> Result<HashMap<String, 
         // A hold, or a transfer numbered apart from its entry, has a
         // reference that names this entry (and only a hold has a state);
         // any other has none, its id being its entry's number.
-        let stored = read::<TransferRef>(table, &keys::transfer(t.id))?;
+        let stored = transfer_ref(table, t.id)?;
         let held = match stored {
             Some(found) => {
                 TransferRef::is_stored_for(t)

@@ -343,7 +343,7 @@ fn heads_apart_as_format_15(client: &mut postgres::Client) {
 
 /// Stores the live stack's ids as text and keys its events' ids by their
 /// text, as formats 21 and earlier did (and idempotency entries' whole
-/// fingerprints, as formats 22 and earlier did).
+/// fingerprints and holds' whole references, as formats 22 and 23 did).
 fn ids_as_text_as_format_21(url: &str) {
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -357,8 +357,14 @@ fn ids_as_text_as_format_21(url: &str) {
             let mut respelled = 0;
             for row in rows {
                 let (key, value, epoch): (Vec<u8>, Vec<u8>, i64) = (row.get(0), row.get(1), row.get(2));
-                // Format 22 first: an idempotency entry kept the whole fingerprint.
+                // Formats 23 and 22 first: a hold's reference was stored
+                // whole, an idempotency entry kept the whole fingerprint.
                 let as_22 = match sika_engine::storage::Space::of_key(&key) {
+                    Some(sika_engine::storage::Space::Transfer) => {
+                        let id = sika_engine::storage::keys::number_of(&key).unwrap();
+                        let found = sika_engine::records::TransferRef::decode(id, &value).unwrap();
+                        sika_engine::storage::encode(&found)
+                    }
                     Some(sika_engine::storage::Space::Idempotency) => {
                         sika_engine::format::format22::idempotency_as_format_22(&value).unwrap()
                     }

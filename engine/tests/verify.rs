@@ -148,6 +148,13 @@ fn tamper(path: &Path, name: &str, change: impl FnOnce(&mut Table)) -> Report {
     report
 }
 
+/// Stores the ledger's references whole, as formats 11 to 23 did.
+fn whole_references(db: &redb::Database) {
+    let txn = db.begin_write().unwrap();
+    sika_engine::format::format23::store_transfer_refs_whole(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    txn.commit().unwrap();
+}
+
 fn get<T: serde::de::DeserializeOwned>(table: &Table, key: &[u8]) -> T {
     decode(table.get(key).unwrap().expect("the record exists").value()).unwrap()
 }
@@ -1086,6 +1093,9 @@ fn format_11_stores_each_transfer_once_as_the_books_do() {
     let ledger = build(dir.path());
     let db = redb::Database::create(&ledger.path).unwrap();
     let read_all = |db: &redb::Database| stored(db, Space::Transfer);
+    // What the books wrote up to format 23, each reference whole, which no
+    // later step rewrites (format 24 reads both).
+    whole_references(&db);
     let written = read_all(&db);
     assert_eq!(written.len(), 2, "a reference for each of the two holds");
     let txn = db.begin_write().unwrap();
@@ -1141,6 +1151,9 @@ fn format_15_keeps_references_only_for_holds_as_the_books_do() {
     let ledger = build(dir.path());
     let db = redb::Database::create(&ledger.path).unwrap();
     let read_all = |db: &redb::Database| stored(db, Space::Transfer);
+    // What the books wrote up to format 23, each reference whole, which no
+    // later step rewrites (format 24 reads both).
+    whole_references(&db);
     let written = read_all(&db);
     let txn = db.begin_write().unwrap();
     let added = format14::store_every_transfer_ref(&mut txn.open_table(RECORDS).unwrap()).unwrap();
@@ -1197,7 +1210,8 @@ fn verify_requires_each_transfers_id_to_name_its_journal_entry() {
         format!("transfer {} of journal entry {} is missing or differs", t.id, t.journal_seq)
     };
     let report = tamper(&ledger.path, "hold-ref", |table| {
-        let mut found: sika_engine::TransferRef = get(table, &keys::transfer(hold.id));
+        let stored = table.get(keys::transfer(hold.id).as_slice()).unwrap().unwrap().value().to_vec();
+        let mut found = sika_engine::TransferRef::decode(hold.id, &stored).unwrap();
         found.journal_seq += 1;
         put(table, &keys::transfer(hold.id), &found);
     });

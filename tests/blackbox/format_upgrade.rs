@@ -48,12 +48,12 @@ use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
 use sika_engine::format::{
     format5, format8, format9, format10, format12, format13, format14, format15, format16, format17,
-    format18, format19, format20, format21, format22,
+    format18, format19, format20, format21, format22, format23,
 };
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 23;
+const FORMAT_VERSION: u32 = 24;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -773,8 +773,15 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> R) -> R {
     let db = redb::Database::open(path).unwrap();
     let txn = db.begin_write().unwrap();
+    // Up to format 23, a hold's reference was stored whole.
+    if version < 24 {
+        format23::store_transfer_refs_whole(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+        format23::store_journal_ids_whole(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    }
     // Up to format 22, an idempotency entry kept the whole fingerprint.
-    format22::store_fingerprints_whole(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    if version < 23 {
+        format22::store_fingerprints_whole(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    }
     // Up to format 21, every id was stored and keyed as its text.
     if version < 22 {
         format21::store_ids_as_text(&mut txn.open_table(RECORDS).unwrap()).unwrap();
@@ -1210,10 +1217,11 @@ async fn a_format_14_ledgers_transfers_are_found_by_their_numbers_and_its_holds_
 
     read_the_same_and_the_held_payout_completes(&mut node, &payouts).await;
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
-    let after = stored_values(&sandbox, Space::Transfer);
+    let after = stored_records(&sandbox, Space::Transfer);
     assert_eq!(after.len(), 6, "only the holds keep their references");
-    for value in &after {
-        let found: sika_engine::TransferRef = decode(value).unwrap();
+    for (key, value) in &after {
+        let id = keys::number_of(key).unwrap();
+        let found = sika_engine::TransferRef::decode(id, value).unwrap();
         assert!(found.pending_state.is_some(), "a hold's: {found:?}");
     }
 }
@@ -1652,6 +1660,55 @@ async fn a_format_22_ledgers_references_replay_after_its_entries_keep_half_their
     for entry in &kept {
         assert!(stored.contains(entry), "each entry is stored as the books wrote it: {entry:?}");
     }
+}
+
+/// Formats 11 to 23 stored a hold's reference whole (its entry's number
+/// and its state); format 24 stores the state alone, one byte, when the
+/// hold is numbered as its entry. After the upgrade a format 23 ledger's
+/// payouts read as before, its held payout's holds are found and posted,
+/// the settled holds keep their bytes, the posted ones are one byte, the
+/// new journal entries store their transfers' ids as their own numbers,
+/// and the books verify.
+#[tokio::test]
+async fn a_format_23_ledgers_holds_are_found_and_settle_and_new_references_are_one_byte() {
+    let Some(()) = embedded_store() else { return };
+    let (mut node, payouts) = three_payouts_one_held("f24").await;
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let states = stored_records(&sandbox, Space::Transfer);
+    lay_out_as(&sandbox, 23, |_| ());
+    let whole = stored_records(&sandbox, Space::Transfer);
+    let journal = stored_records(&sandbox, Space::Journal);
+    assert!(journal.iter().all(|(_, entry)| as_format_23(entry) == *entry), "each id whole");
+    // Each payout holds its amount and its fee.
+    assert_eq!(states.len(), 6, "six holds");
+    for ((key, state), (whole_key, all)) in states.iter().zip(&whole) {
+        assert_eq!(key, whole_key);
+        assert_eq!(state.len(), 1, "a hold's state alone");
+        assert!(all.len() >= 2, "format 23 stored the entry's number too");
+    }
+
+    read_the_same_and_the_held_payout_completes(&mut node, &payouts).await;
+
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    let after = stored_records(&sandbox, Space::Transfer);
+    assert_eq!(after.len(), 6);
+    let (kept, posted): (Vec<_>, Vec<_>) = after.iter().partition(|entry| whole.contains(entry));
+    assert_eq!(kept.len(), 4, "the settled payouts' holds keep their bytes");
+    assert!(posted.iter().all(|(_, value)| value.len() == 1), "the posted holds are one byte: {posted:?}");
+    // The held payout's three entries (its holds posted, its amount
+    // delivered) store their ids as 0, the entry's number; the old ones
+    // keep their bytes.
+    let (old, new): (Vec<_>, Vec<_>) =
+        stored_records(&sandbox, Space::Journal).into_iter().partition(|entry| journal.contains(entry));
+    assert_eq!(old.len(), journal.len());
+    assert_eq!(new.len(), 3);
+    assert!(new.iter().all(|(_, entry)| as_format_23(entry) != *entry), "each id as the entry's number");
+}
+
+/// A journal entry's bytes as formats 19 to 23 stored it.
+fn as_format_23(entry: &[u8]) -> Vec<u8> {
+    decode::<sika_engine::records::JournalEntry>(entry).unwrap().encode_as_format_23()
 }
 
 const REQUESTS: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("requests");
