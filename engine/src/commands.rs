@@ -221,7 +221,7 @@ pub(crate) fn apply(
             (books.store.name_number(scope)?, books.store.name_number(operation)?)
     {
         let key = keys::idempotency(scope, operation, reference);
-        if let Some(existing) = books.store.get::<IdempotencyRecord>(&key)? {
+        if let Some(existing) = books.store.get_with(&key, IdempotencyRecord::decode)? {
             if existing.fingerprint != IdempotencyRecord::kept(&command.fingerprint()) {
                 return Err(EngineError::Duplicate { reference: reference.to_string() });
             }
@@ -312,7 +312,6 @@ pub(crate) fn apply(
         let record = IdempotencyRecord {
             fingerprint: IdempotencyRecord::kept(&command.fingerprint()),
             resource: resource_of(&applied.outcome),
-            created_at: books.now,
         };
         let scope = books.store.name_number_or_new(scope)?;
         let operation = books.store.name_number_or_new(operation)?;

@@ -936,7 +936,7 @@ impl Snapshot {
         else {
             return Ok(None);
         };
-        self.get(&keys::idempotency(organization, operation, reference))
+        self.get_with(&keys::idempotency(organization, operation, reference), IdempotencyRecord::decode)
     }
 
     /// The number keys hold for the name `text`, if it has one

@@ -80,7 +80,9 @@
 //! reference stored whole reads the same. A journal entry stores its
 //! transfer's id as 0 when it is the entry's number (`StoredTransfer::compact`;
 //! the books number transfers from 1). Both read as before, so the step is
-//! a stamp.
+//! a stamp. Format 25 stores an idempotency entry without the time it was
+//! made, which nothing read (`IdempotencyRecord::decode` skips it in an
+//! entry that has it), so its step is a stamp too.
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -99,7 +101,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 24;
+pub const FORMAT_VERSION: u32 = 25;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -909,13 +911,93 @@ pub fn idempotency_entries_keep_half_their_fingerprints(
             )));
         }
         let old: format22::IdempotencyRecord = decode(bytes)?;
-        let entry = IdempotencyRecord {
+        let entry = format24::IdempotencyRecord {
             fingerprint: IdempotencyRecord::kept(&old.fingerprint),
             resource: old.resource,
             created_at: old.created_at,
         };
         Ok(Change::Put(encode(&entry)))
     })
+}
+
+/// Idempotency entries as formats 23 and 24 stored them, with the time
+/// each was made, for the step of format 23 and the layouts of older
+/// formats in tests.
+pub mod format24 {
+    use serde::{Deserialize, Serialize};
+
+    use crate::error::EngineError;
+    use crate::records::{FINGERPRINT_KEPT, ResourceRef, TimestampMs};
+    use crate::storage::{Space, encode, scan};
+
+    /// An idempotency entry as formats 23 and 24 stored it.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct IdempotencyRecord {
+        pub fingerprint: [u8; FINGERPRINT_KEPT],
+        pub resource: ResourceRef,
+        pub created_at: TimestampMs,
+    }
+
+    /// The time a layout of an older format gives an entry: its resource's
+    /// id's (the books make both at once), or 0 for transfers and an id of
+    /// another shape.
+    pub fn made_at(resource: &ResourceRef) -> TimestampMs {
+        let id = match resource {
+            ResourceRef::Conversion(id)
+            | ResourceRef::Deposit(id)
+            | ResourceRef::Payout(id)
+            | ResourceRef::Collection(id)
+            | ResourceRef::Order(id)
+            | ResourceRef::Refund(id) => id,
+            ResourceRef::Transfers(_) => return 0,
+        };
+        crate::id_parts::parts(id).and_then(|parts| TimestampMs::try_from(parts.time_ms).ok()).unwrap_or(0)
+    }
+
+    /// A current idempotency entry's bytes as formats 23 and 24 stored them.
+    pub fn idempotency_as_format_24(value: &[u8]) -> Result<Vec<u8>, EngineError> {
+        let entry = crate::records::IdempotencyRecord::decode(value)?;
+        let created_at = made_at(&entry.resource);
+        Ok(encode(&IdempotencyRecord {
+            fingerprint: entry.fingerprint,
+            resource: entry.resource,
+            created_at,
+        }))
+    }
+
+    /// Stores every idempotency entry of a current ledger as formats 23 and
+    /// 24 did; returns how many it changed.
+    pub fn store_idempotency_times(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        let entries = scan(&*table, Space::Idempotency)?;
+        for (key, value) in &entries {
+            table.insert(key.as_slice(), idempotency_as_format_24(value)?.as_slice())?;
+        }
+        Ok(entries.len())
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use crate::records::{IdempotencyRecord, ResourceRef};
+        use crate::storage::encode;
+
+        /// An entry is its fingerprint and its resource, 6 bytes shorter
+        /// than formats 23 and 24 stored it with the time; both read as the
+        /// same entry, and bytes after the time are refused.
+        #[test]
+        fn an_idempotency_entry_leaves_its_time() {
+            let resource = ResourceRef::Payout(crate::ids::new_id("pay_ghs"));
+            let entry = IdempotencyRecord { fingerprint: [3; 16], resource: resource.clone() };
+            let old = super::idempotency_as_format_24(&encode(&entry)).unwrap();
+            assert_eq!(old.len() - encode(&entry).len(), 6);
+            assert_eq!(IdempotencyRecord::decode(&old).unwrap(), entry);
+            assert_eq!(IdempotencyRecord::decode(&encode(&entry)).unwrap(), entry);
+            assert!(IdempotencyRecord::decode(&[old.as_slice(), &[0]].concat()).is_err());
+            let transfers =
+                IdempotencyRecord { fingerprint: [3; 16], resource: ResourceRef::Transfers(vec![7]) };
+            let old = super::idempotency_as_format_24(&encode(&transfers)).unwrap();
+            assert_eq!(IdempotencyRecord::decode(&old).unwrap(), transfers);
+        }
+    }
 }
 
 /// Holds' references as formats 11 to 23 stored them, whole (the entry's
@@ -1010,7 +1092,8 @@ pub mod format22 {
     /// 16 bytes of the fingerprint it keeps, then 16 zero bytes for the
     /// ones it does not (the upgrade keeps the first 16 again).
     pub fn idempotency_as_format_22(value: &[u8]) -> Result<Vec<u8>, EngineError> {
-        let entry: crate::records::IdempotencyRecord = decode(value)?;
+        let entry: super::format24::IdempotencyRecord =
+            decode(&super::format24::idempotency_as_format_24(value)?)?;
         let mut fingerprint = [0u8; 32];
         fingerprint[..entry.fingerprint.len()].copy_from_slice(&entry.fingerprint);
         Ok(encode(&IdempotencyRecord { fingerprint, resource: entry.resource, created_at: entry.created_at }))
@@ -1041,10 +1124,18 @@ pub mod format22 {
             let entry = IdempotencyRecord {
                 fingerprint: IdempotencyRecord::kept(&fingerprint),
                 resource: resource.clone(),
+            };
+            let old = super::IdempotencyRecord {
+                fingerprint,
+                resource: resource.clone(),
                 created_at: 1_764_331_440_962,
             };
-            let old = super::IdempotencyRecord { fingerprint, resource, created_at: entry.created_at };
-            assert_eq!(encode(&old).len() - encode(&entry).len(), 16);
+            let format_24 = crate::format::format24::IdempotencyRecord {
+                fingerprint: entry.fingerprint,
+                resource,
+                created_at: old.created_at,
+            };
+            assert_eq!(encode(&old).len() - encode(&format_24).len(), 16);
             let laid_out: super::IdempotencyRecord =
                 decode(&super::idempotency_as_format_22(&encode(&entry)).unwrap()).unwrap();
             assert_eq!(IdempotencyRecord::kept(&laid_out.fingerprint), entry.fingerprint);
@@ -1181,15 +1272,13 @@ pub mod format21 {
                 (ResourceRef::Refund("rf_1".into()), 0),
                 (ResourceRef::Transfers(vec![1, 2]), 0),
             ] {
-                let current = crate::records::IdempotencyRecord {
-                    fingerprint: [7; 16],
-                    resource: resource.clone(),
-                    created_at: 1_764_331_440_962,
-                };
+                let current =
+                    crate::records::IdempotencyRecord { fingerprint: [7; 16], resource: resource.clone() };
                 let bytes = idempotency_as_format_22(&crate::storage::encode(&current)).unwrap();
                 let mut fingerprint = [0; 32];
                 fingerprint[..16].fill(7);
-                let record = IdempotencyRecord { fingerprint, resource, created_at: current.created_at };
+                let created_at = crate::format::format24::made_at(&resource);
+                let record = IdempotencyRecord { fingerprint, resource, created_at };
                 let text = super::idempotency_as_text(&bytes).unwrap();
                 assert_eq!(text.len(), bytes.len() + saved, "{:?}", record.resource);
                 assert_eq!(crate::storage::decode::<IdempotencyRecord>(&text).unwrap(), record);
@@ -2097,6 +2186,7 @@ pub const LEDGER_STEPS: Steps = [
     stamp_only,
     stamp_only,
     idempotency_entries_keep_half_their_fingerprints,
+    stamp_only,
     stamp_only,
 ];
 

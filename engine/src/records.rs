@@ -781,12 +781,13 @@ pub enum ResourceRef {
 
 /// (organization, operation, externalReference) → what the first request was
 /// and what it produced. Since format 23 the request's fingerprint is kept
-/// as its first `FINGERPRINT_KEPT` bytes (`IdempotencyRecord::kept`).
+/// as its first `FINGERPRINT_KEPT` bytes (`IdempotencyRecord::kept`); since
+/// format 25 the entry is these two fields alone (`IdempotencyRecord::decode`
+/// reads the time formats 1 to 24 stored after them, which nothing read).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IdempotencyRecord {
     pub fingerprint: [u8; FINGERPRINT_KEPT],
     pub resource: ResourceRef,
-    pub created_at: TimestampMs,
 }
 
 /// How many bytes of a request's 32-byte fingerprint (SHA-256) an
@@ -796,6 +797,22 @@ pub struct IdempotencyRecord {
 pub const FINGERPRINT_KEPT: usize = 16;
 
 impl IdempotencyRecord {
+    /// The entry stored as `bytes`: the fingerprint and the resource, then,
+    /// as formats 23 and 24 stored it, the time it was made (a time and
+    /// nothing after it). The resource's encoding ends where it ends, so
+    /// the two shapes never meet.
+    pub fn decode(bytes: &[u8]) -> Result<IdempotencyRecord, EngineError> {
+        let corrupt = |e: postcard::Error| EngineError::Corrupt(format!("an idempotency entry: {e}"));
+        let (entry, rest) = postcard::take_from_bytes::<IdempotencyRecord>(bytes).map_err(corrupt)?;
+        if !rest.is_empty() {
+            let (_made_at, left) = postcard::take_from_bytes::<TimestampMs>(rest).map_err(corrupt)?;
+            if !left.is_empty() {
+                return Err(EngineError::Corrupt("an idempotency entry has bytes after its time".into()));
+            }
+        }
+        Ok(entry)
+    }
+
     /// The part of a request's fingerprint an entry keeps and compares.
     pub fn kept(fingerprint: &[u8; 32]) -> [u8; FINGERPRINT_KEPT] {
         let (kept, _) = fingerprint.split_first_chunk::<FINGERPRINT_KEPT>().expect("16 of 32 bytes");

@@ -694,7 +694,7 @@ fn check_idempotency(table: &Table, report: &mut Report) -> Result<(), EngineErr
     let names = names_by_number(table)?;
     let name = |number: NameNumber| names.get(&number).map_or_else(|| format!("#{}", number.0), Clone::clone);
     for (key, value) in scan(table, Space::Idempotency)? {
-        let entry: IdempotencyRecord = decode(&value)?;
+        let entry = IdempotencyRecord::decode(&value)?;
         report.idempotency_entries = report.idempotency_entries.saturating_add(1);
         let exists = match &entry.resource {
             ResourceRef::Conversion(id) => table.get(keys::conversion(id).as_slice())?.is_some(),

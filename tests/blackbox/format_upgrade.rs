@@ -48,12 +48,12 @@ use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
 use sika_engine::format::{
     format5, format8, format9, format10, format12, format13, format14, format15, format16, format17,
-    format18, format19, format20, format21, format22, format23,
+    format18, format19, format20, format21, format22, format23, format24,
 };
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 24;
+const FORMAT_VERSION: u32 = 25;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -773,6 +773,11 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> R) -> R {
     let db = redb::Database::open(path).unwrap();
     let txn = db.begin_write().unwrap();
+    // Up to format 24, an idempotency entry stored the time it was made
+    // (format 22's layout adds it too).
+    if (23..25).contains(&version) {
+        format24::store_idempotency_times(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    }
     // Up to format 23, a hold's reference was stored whole.
     if version < 24 {
         format23::store_transfer_refs_whole(&mut txn.open_table(RECORDS).unwrap()).unwrap();
@@ -1621,7 +1626,7 @@ async fn a_format_21_ledgers_ids_read_the_same_and_new_ones_are_stored_as_their_
 /// idempotency entry; format 23 keeps its first 16 bytes, and its step
 /// rewrites every entry. After the upgrade a format 22 ledger's references
 /// replay their payouts, a different body under one is still refused, each
-/// entry is stored as the books now write it, and the books verify.
+/// entry is stored with 16 bytes of its fingerprint, and the books verify.
 #[tokio::test]
 async fn a_format_22_ledgers_references_replay_after_its_entries_keep_half_their_fingerprints() {
     let Some(()) = embedded_store() else { return };
@@ -1634,7 +1639,7 @@ async fn a_format_22_ledgers_references_replay_after_its_entries_keep_half_their
     assert_eq!(kept.len(), 3, "the three payouts' references");
     for ((key, half), (whole_key, all)) in kept.iter().zip(&whole) {
         assert_eq!(key, whole_key);
-        assert_eq!(half.len() + 16, all.len(), "format 22 kept 16 bytes more");
+        assert_eq!(half.len() + 16 + 6, all.len(), "format 22 kept 16 bytes more and the time it was made");
     }
 
     node.restart(&Options::unthrottled(), &SLOW);
@@ -1657,9 +1662,56 @@ async fn a_format_22_ledgers_references_replay_after_its_entries_keep_half_their
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
     let stored = stored_records(&sandbox, Space::Idempotency);
     assert_eq!(stored.len(), 4, "and the new payout's");
-    for entry in &kept {
-        assert!(stored.contains(entry), "each entry is stored as the books wrote it: {entry:?}");
+    for (key, value) in &kept {
+        // As format 23 stored it: with the time it was made (format 25
+        // reads it and leaves it).
+        let entry = (key.clone(), format24::idempotency_as_format_24(value).unwrap());
+        assert!(stored.contains(&entry), "each entry is stored as format 23 wrote it: {entry:?}");
     }
+}
+
+/// Formats 1 to 24 stored the time an idempotency entry was made, which
+/// nothing read; format 25 leaves it out. After the upgrade a format 24
+/// ledger's references replay their payouts, a different body under one
+/// is refused, the old entries keep their bytes, a new one is 6 bytes
+/// shorter, and the books verify.
+#[tokio::test]
+async fn a_format_24_ledgers_references_replay_after_its_entries_leave_their_times() {
+    let Some(()) = embedded_store() else { return };
+    let (mut node, payouts) = three_payouts_one_held("f25").await;
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let current = stored_records(&sandbox, Space::Idempotency);
+    lay_out_as(&sandbox, 24, |_| ());
+    let timed = stored_records(&sandbox, Space::Idempotency);
+    assert_eq!(current.len(), 3, "the three payouts' references");
+    for ((key, now), (timed_key, then)) in current.iter().zip(&timed) {
+        assert_eq!(key, timed_key);
+        assert_eq!(now.len() + 6, then.len(), "format 24 stored the time too");
+    }
+
+    node.restart(&Options::unthrottled(), &SLOW);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    let ids: Vec<&str> = payouts.urls.iter().map(|url| url.rsplit('/').next().unwrap()).collect();
+    let outcomes = [("20.00", "completed"), ("10.01", "failed"), ("10.03", "held")];
+    let other = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("10.02", "f25-failed")).await;
+    other.expect_field(409, "duplicate", "externalReference");
+    for ((amount, outcome), id) in outcomes.iter().zip(&ids) {
+        let body = mtn_payout(amount, &format!("f25-{outcome}"));
+        let replay = api.post(&node.sandbox_url("/v1/payouts"), &key, body).await;
+        replay.expect(200);
+        assert_eq!(replay.body["payout"]["id"], *id, "f25-{outcome} replays its payout");
+    }
+    api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("1.00", "f25-new")).await.expect(201);
+    node.stop_and_verify();
+
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    let stored = stored_records(&sandbox, Space::Idempotency);
+    let (old, new): (Vec<_>, Vec<_>) = stored.into_iter().partition(|entry| timed.contains(entry));
+    assert_eq!(old.len(), 3, "the old entries keep their bytes");
+    assert_eq!(new.len(), 1, "the new payout's");
+    assert_eq!(new[0].1.len() + 6, timed[0].1.len(), "without the time");
 }
 
 /// Formats 11 to 23 stored a hold's reference whole (its entry's number
