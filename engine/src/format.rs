@@ -920,6 +920,24 @@ pub fn idempotency_entries_keep_half_their_fingerprints(
     })
 }
 
+/// Rewrites every record of `space` in a current ledger as `old` spells
+/// it, for the layouts of older formats in tests; returns how many changed.
+fn respell_space(
+    table: &mut redb::Table<&[u8], &[u8]>,
+    space: Space,
+    old: impl Fn(&[u8], &[u8]) -> Result<Vec<u8>, EngineError>,
+) -> Result<usize, EngineError> {
+    let mut changed = 0usize;
+    for (key, value) in crate::storage::scan(&*table, space)? {
+        let respelled = old(&key, &value)?;
+        if respelled != value {
+            table.insert(key.as_slice(), respelled.as_slice())?;
+            changed = changed.saturating_add(1);
+        }
+    }
+    Ok(changed)
+}
+
 /// Idempotency entries as formats 23 and 24 stored them, with the time
 /// each was made, for the step of format 23 and the layouts of older
 /// formats in tests.
@@ -928,7 +946,7 @@ pub mod format24 {
 
     use crate::error::EngineError;
     use crate::records::{FINGERPRINT_KEPT, ResourceRef, TimestampMs};
-    use crate::storage::{Space, encode, scan};
+    use crate::storage::{Space, encode};
 
     /// An idempotency entry as formats 23 and 24 stored it.
     #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -968,11 +986,7 @@ pub mod format24 {
     /// Stores every idempotency entry of a current ledger as formats 23 and
     /// 24 did; returns how many it changed.
     pub fn store_idempotency_times(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
-        let entries = scan(&*table, Space::Idempotency)?;
-        for (key, value) in &entries {
-            table.insert(key.as_slice(), idempotency_as_format_24(value)?.as_slice())?;
-        }
-        Ok(entries.len())
+        super::respell_space(table, Space::Idempotency, |_, value| idempotency_as_format_24(value))
     }
 
     #[cfg(test)]
@@ -1007,36 +1021,24 @@ pub mod format24 {
 pub mod format23 {
     use crate::error::EngineError;
     use crate::records::{JournalEntry, TransferRef};
-    use crate::storage::{Space, decode, encode, keys, scan};
+    use crate::storage::{Space, decode, encode, keys};
 
     /// Stores every journal entry of a current ledger with its transfer's
     /// id whole; returns how many it rewrote.
     pub fn store_journal_ids_whole(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
-        let mut rewritten = 0usize;
-        for (key, value) in scan(&*table, Space::Journal)? {
-            let whole = decode::<JournalEntry>(&value)?.encode_as_format_23();
-            if whole != value {
-                table.insert(key.as_slice(), whole.as_slice())?;
-                rewritten = rewritten.saturating_add(1);
-            }
-        }
-        Ok(rewritten)
+        super::respell_space(table, Space::Journal, |_, value| {
+            Ok(decode::<JournalEntry>(value)?.encode_as_format_23())
+        })
     }
 
     /// Stores every reference of a current ledger whole; returns how many
     /// it rewrote.
     pub fn store_transfer_refs_whole(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
-        let mut rewritten = 0usize;
-        for (key, value) in scan(&*table, Space::Transfer)? {
-            let id = keys::number_of(&key)
+        super::respell_space(table, Space::Transfer, |key, value| {
+            let id = keys::number_of(key)
                 .ok_or_else(|| EngineError::Corrupt(format!("a transfer's key is malformed: {key:?}")))?;
-            let whole = encode(&TransferRef::decode(id, &value)?);
-            if whole != value {
-                table.insert(key.as_slice(), whole.as_slice())?;
-                rewritten = rewritten.saturating_add(1);
-            }
-        }
-        Ok(rewritten)
+            Ok(encode(&TransferRef::decode(id, value)?))
+        })
     }
 
     #[cfg(test)]
@@ -1077,7 +1079,7 @@ pub mod format22 {
 
     use crate::error::EngineError;
     use crate::records::{ResourceRef, TimestampMs};
-    use crate::storage::{Space, decode, encode, scan};
+    use crate::storage::{Space, encode};
 
     /// An idempotency entry as formats 1 to 22 stored it (its resource's id
     /// as format 22 spells it; the layout of format 21 spells it again).
@@ -1092,21 +1094,17 @@ pub mod format22 {
     /// 16 bytes of the fingerprint it keeps, then 16 zero bytes for the
     /// ones it does not (the upgrade keeps the first 16 again).
     pub fn idempotency_as_format_22(value: &[u8]) -> Result<Vec<u8>, EngineError> {
-        let entry: super::format24::IdempotencyRecord =
-            decode(&super::format24::idempotency_as_format_24(value)?)?;
+        let entry = crate::records::IdempotencyRecord::decode(value)?;
+        let created_at = super::format24::made_at(&entry.resource);
         let mut fingerprint = [0u8; 32];
         fingerprint[..entry.fingerprint.len()].copy_from_slice(&entry.fingerprint);
-        Ok(encode(&IdempotencyRecord { fingerprint, resource: entry.resource, created_at: entry.created_at }))
+        Ok(encode(&IdempotencyRecord { fingerprint, resource: entry.resource, created_at }))
     }
 
     /// Stores every idempotency entry of a current ledger as format 22 did;
     /// returns how many it changed.
     pub fn store_fingerprints_whole(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
-        let entries = scan(&*table, Space::Idempotency)?;
-        for (key, value) in &entries {
-            table.insert(key.as_slice(), idempotency_as_format_22(value)?.as_slice())?;
-        }
-        Ok(entries.len())
+        super::respell_space(table, Space::Idempotency, |_, value| idempotency_as_format_22(value))
     }
 
     #[cfg(test)]

@@ -432,7 +432,8 @@ pub(crate) enum HashField {
 /// bytes, the number, then the hash as `field` says, then the transfer as
 /// stored (`StoredTransfer`). The hash covers the transfer with its memo
 /// as text and its id whole (`StoredTransfer::hashed`): the stored bytes
-/// when they are so, else the transfer encoded so on the stack.
+/// when the memo is text (with the whole id in place of a stored 0), else
+/// the transfer encoded so on the stack.
 pub(crate) fn encode_chained(
     seq: u64,
     prev_hash: &[u8; 32],
@@ -460,11 +461,19 @@ pub(crate) fn encode_chained(
         HashField::Bare => StoredTransfer::hashed(seq, transfer),
         HashField::Optional { .. } => StoredTransfer::compact(seq, transfer),
     };
-    let hashed_form = stored_transfer.is_hashed_form(transfer);
+    let (memo_as_text, id_as_zero) = (stored_transfer.memo.is_text(), stored_transfer.id != transfer.id);
     let mut entry = postcard::to_extend(&stored_transfer, entry).expect("postcard encodes a journal entry");
-    let hash = match hashed_form {
-        true => chain_hash_bytes(prev_hash, &entry[transfer_at..]),
-        false => JournalEntry::chain_hash(prev_hash, seq, transfer),
+    let hash = match (memo_as_text, id_as_zero) {
+        (true, false) => chain_hash_bytes(prev_hash, &entry[transfer_at..]),
+        // The id is the transfer's first field: the hashed form is the
+        // stored bytes with the whole id where the stored 0 (one byte) is.
+        (true, true) => {
+            let mut id = [0u8; 10];
+            let id = postcard::to_slice(&transfer.id, &mut id).expect("a u64 fits ten bytes");
+            let rest = entry.get(transfer_at.saturating_add(1)..).unwrap_or_default();
+            crate::digest::sha256(&[prev_hash, id, rest])
+        }
+        (false, _) => JournalEntry::chain_hash(prev_hash, seq, transfer),
     };
     if stored {
         entry[hash_at..transfer_at].copy_from_slice(&hash);
@@ -562,12 +571,6 @@ impl<'a> StoredTransfer<'a> {
             stored.id = 0;
         }
         stored
-    }
-
-    /// Whether these are the bytes the hash chain covers
-    /// (`StoredTransfer::hashed`): the memo as text and the id whole.
-    fn is_hashed_form(&self, transfer: &TransferRecord) -> bool {
-        self.memo.is_text() && self.id == transfer.id
     }
 
     fn with_memo(seq: u64, transfer: &'a TransferRecord, memo: StoredMemo<'a>) -> StoredTransfer<'a> {
