@@ -19,7 +19,7 @@ SPACES = {0: "Meta", 1: "Account", 2: "OrgAccount", 3: "Transfer", 4: "Journal",
           12: "Job", 13: "Payout", 14: "Collection", 15: "Order", 16: "CollectionGroup",
           17: "CollectionTally", 18: "CapUsage", 19: "EventId", 20: "OpenMovement", 21: "Refund",
           22: "RefundTally", 40: "Dispute", 41: "DisputeShortfalls", 51: "BalanceChange",
-          52: "BalanceMark", 53: "BalanceHead", 54: "Name"}
+          52: "BalanceMark", 53: "BalanceHead", 54: "Name", 55: "IdempotencyDigest"}
 LEAF, BRANCH = 1, 2
 
 data = open(sys.argv[1], "rb").read()

@@ -82,7 +82,12 @@
 //! the books number transfers from 1). Both read as before, so the step is
 //! a stamp. Format 25 stores an idempotency entry without the time it was
 //! made, which nothing read (`IdempotencyRecord::decode` skips it in an
-//! entry that has it), so its step is a stamp too.
+//! entry that has it), so its step is a stamp too. Format 26 keys an
+//! idempotency entry by a 16-byte digest of its organization's and
+//! operation's numbers and its reference (`keys::idempotency`, in
+//! `Space::IdempotencyDigest`) instead of by the reference's text; the
+//! step moves every entry, bytes unchanged
+//! (`idempotency_entries_are_keyed_by_digests`).
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -101,7 +106,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 25;
+pub const FORMAT_VERSION: u32 = 26;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -304,7 +309,7 @@ enum Change {
     Keep,
     Put(Vec<u8>),
     Remove,
-    /// The same bytes under another key, which must sort before the range
+    /// The same bytes under another key, which must sort outside the range
     /// being changed (so it is not read again) and be free.
     Move(Vec<u8>),
 }
@@ -334,7 +339,10 @@ fn change_range(
                 Change::Put(new) => batch.push((key.clone(), Some(new))),
                 Change::Remove => batch.push((key.clone(), None)),
                 Change::Move(to) => {
-                    assert!(to.as_slice() < start, "a record moves to a key the step would read again");
+                    assert!(
+                        to.as_slice() < start || to.as_slice() >= end,
+                        "a record moves to a key the step would read again"
+                    );
                     moved.push((to, value.value().to_vec()));
                     batch.push((key.clone(), None));
                 }
@@ -887,7 +895,7 @@ fn numbered_key(
         _ => {
             let reference = tail.strip_suffix(&[0]).ok_or_else(shape)?;
             let reference = std::str::from_utf8(reference).map_err(|_| shape())?;
-            keys::idempotency(first, second, reference)
+            keys::idempotency_by_reference(first, second, reference)
         }
     })
 }
@@ -918,6 +926,107 @@ pub fn idempotency_entries_keep_half_their_fingerprints(
         };
         Ok(Change::Put(encode(&entry)))
     })
+}
+
+/// Format 25 to 26 of a ledger: an idempotency entry was keyed by its
+/// organization's and operation's numbers and its reference's text
+/// (`keys::idempotency_by_reference`, `Space::Idempotency`); now by a
+/// digest of the three (`keys::idempotency`, `Space::IdempotencyDigest`),
+/// whatever the reference's length or the order references arrive in.
+/// Every entry moves, its bytes unchanged; a key of another shape, or two
+/// entries meeting under one digest, stops the upgrade.
+pub fn idempotency_entries_are_keyed_by_digests(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    let start = keys::space(Space::Idempotency);
+    change_range(txn, &start, &prefix_end(&start), |_, key, _| {
+        let (organization, operation, reference) = format25::reference_in(key)?;
+        Ok(Change::Move(keys::idempotency(organization, operation, reference)))
+    })
+}
+
+/// Idempotency entries as formats 20 to 25 keyed them, by their
+/// reference's text, for the step of format 26 and the layouts of older
+/// formats in tests.
+pub mod format25 {
+    use std::collections::BTreeMap;
+
+    use crate::error::EngineError;
+    use crate::records::{
+        CollectionRecord, ConversionRecord, DepositRecord, OrderRecord, PayoutRecord, RefundRecord,
+    };
+    use crate::storage::{NameNumber, Space, decode, keys, names_in, scan};
+
+    /// The organization's and operation's numbers and the reference an
+    /// idempotency key of formats 20 to 25 holds.
+    pub fn reference_in(key: &[u8]) -> Result<(NameNumber, NameNumber, &str), EngineError> {
+        let shape =
+            || EngineError::Corrupt(format!("the idempotency key {key:?} is not as format 25 wrote it"));
+        let (organization, operation, rest) = NameNumber::pair_in(key).ok_or_else(shape)?;
+        let reference = rest.strip_suffix(&[0]).ok_or_else(shape)?;
+        let reference = std::str::from_utf8(reference).map_err(|_| shape())?;
+        Ok((organization, operation, reference))
+    }
+
+    /// Stores every idempotency entry of a current ledger under the key
+    /// formats 20 to 25 gave it; returns how many moved. A digest cannot
+    /// be read back, so each entry is found from a resource the ledger
+    /// holds (a payout, collection, order, refund, deposit or conversion
+    /// with its `externalReference`); an entry none of them names (a
+    /// ledger transfer's) stops the layout.
+    pub fn store_idempotency_by_reference(
+        table: &mut redb::Table<&[u8], &[u8]>,
+    ) -> Result<usize, EngineError> {
+        let numbers: BTreeMap<String, NameNumber> =
+            names_in(scan(&*table, Space::Name)?)?.into_iter().map(|(number, text)| (text, number)).collect();
+        let mut references: Vec<(String, &str, String)> = Vec::new();
+        for (key, value) in scan(&*table, Space::Payout)? {
+            let payout: PayoutRecord = crate::stored_payout::decode(&key, &value)?;
+            references.push((payout.organization, "payout", payout.external_reference));
+        }
+        for (_, value) in scan(&*table, Space::Collection)? {
+            let collection: CollectionRecord = decode(&value)?;
+            references.push((collection.organization, "collection", collection.external_reference));
+        }
+        for (_, value) in scan(&*table, Space::Order)? {
+            let order: OrderRecord = decode(&value)?;
+            references.push((order.organization, "order", order.external_reference));
+        }
+        for (_, value) in scan(&*table, Space::Refund)? {
+            let refund: RefundRecord = decode(&value)?;
+            references.push((refund.organization, "refund", refund.external_reference));
+        }
+        for (_, value) in scan(&*table, Space::Deposit)? {
+            let deposit: DepositRecord = decode(&value)?;
+            if let Some(reference) = deposit.external_reference {
+                references.push((deposit.organization, "deposit", reference));
+            }
+        }
+        for (_, value) in scan(&*table, Space::Conversion)? {
+            let conversion: ConversionRecord = decode(&value)?;
+            if let Some(reference) = conversion.external_reference {
+                references.push((conversion.organization, "conversion", reference));
+            }
+        }
+        let mut moved = 0usize;
+        for (organization, operation, reference) in references {
+            let (Some(organization), Some(operation)) = (numbers.get(&organization), numbers.get(operation))
+            else {
+                continue;
+            };
+            let digest = keys::idempotency(*organization, *operation, &reference);
+            let Some(value) = table.remove(digest.as_slice())?.map(|value| value.value().to_vec()) else {
+                continue;
+            };
+            table.insert(
+                keys::idempotency_by_reference(*organization, *operation, &reference).as_slice(),
+                value.as_slice(),
+            )?;
+            moved = moved.saturating_add(1);
+        }
+        if let Some((key, _)) = scan(&*table, Space::IdempotencyDigest)?.first() {
+            return Err(EngineError::Corrupt(format!("no resource names the idempotency entry {key:?}")));
+        }
+        Ok(moved)
+    }
 }
 
 /// Rewrites every record of `space` in a current ledger as `old` spells
@@ -2186,6 +2295,7 @@ pub const LEDGER_STEPS: Steps = [
     idempotency_entries_keep_half_their_fingerprints,
     stamp_only,
     stamp_only,
+    idempotency_entries_are_keyed_by_digests,
 ];
 
 /// What a file's stamp says before any upgrade.
@@ -2535,6 +2645,7 @@ mod tests {
             for (key, job) in jobs {
                 table.insert(key.as_slice(), format_1(&job).as_slice()).unwrap();
             }
+            format25::store_idempotency_by_reference(&mut table).unwrap();
             format15::store_heads_apart(&mut table).unwrap();
             format17::store_payouts_whole(&mut table).unwrap();
             format22::store_fingerprints_whole(&mut table).unwrap();
@@ -3127,6 +3238,7 @@ mod tests {
         let txn = db.begin_write().unwrap();
         {
             let mut table = txn.open_table(RECORDS).unwrap();
+            format25::store_idempotency_by_reference(&mut table).unwrap();
             format15::store_heads_apart(&mut table).unwrap();
             format17::store_payouts_whole(&mut table).unwrap();
             format22::store_fingerprints_whole(&mut table).unwrap();
@@ -3275,8 +3387,8 @@ mod tests {
             (keys::list_entry(n(3), n(2), 7), encode(&"pay_1")),
             (keys::list_entry(n(5), n(4), 8), encode(&"evt_2")),
             (keys::list_entry(n(3), n(4), 256), encode(&"evt_1")),
-            (keys::idempotency(n(3), n(8), "ref\0x"), vec![1, 2, 3]),
-            (keys::idempotency(n(6), n(7), "t-1"), vec![4]),
+            (keys::idempotency_by_reference(n(3), n(8), "ref\0x"), vec![1, 2, 3]),
+            (keys::idempotency_by_reference(n(6), n(7), "t-1"), vec![4]),
             (keys::list_entry(n(1), n(2), 9), encode(&"pay_0")),
         ];
         let mut stored = scan(&table, Space::ListIndex).unwrap();

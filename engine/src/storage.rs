@@ -32,6 +32,10 @@ pub enum Space {
     OrgAccount = 2,
     Transfer = 3,
     Journal = 4,
+    /// Formats 1 to 25: idempotency entries keyed by their organization's
+    /// and operation's numbers and their reference's text
+    /// (`keys::idempotency_by_reference`). Since format 26 they are in
+    /// `IdempotencyDigest` and this space is empty.
     Idempotency = 5,
     Quote = 6,
     Conversion = 7,
@@ -93,6 +97,16 @@ pub enum Space {
     /// idempotency entries spelled their organization and kind in text,
     /// 29 and 8 bytes, in every key.
     Name = 54,
+    /// What a create with an `externalReference` made
+    /// (`records::IdempotencyRecord`), by a digest of its organization's
+    /// and operation's numbers and the reference (`keys::idempotency`,
+    /// since format 26). References arrive in whatever order callers
+    /// give them, so their entries are inserted all over the space: keyed
+    /// by the reference's text, a counting reference (`order-9`,
+    /// `order-10`) split the leaves behind its insertion points half full
+    /// and a long one made every key long. A digest is 16 bytes whatever
+    /// the reference, and digests fall evenly over the space.
+    IdempotencyDigest = 55,
 }
 
 impl Space {
@@ -202,9 +216,33 @@ pub mod keys {
     pub fn journal(seq: u64) -> Vec<u8> {
         Key::new(Space::Journal).u64(seq).bytes()
     }
-    /// What a create with this reference made, by the organization's and
-    /// the operation's numbers (`NameNumber`) and the reference's text.
+    /// What a create with this reference made (since format 26): the first
+    /// `IDEMPOTENCY_DIGEST` bytes of SHA-256 over the organization's and
+    /// the operation's numbers (`NameNumber`, four bytes each) and the
+    /// reference's text. Two references share a key by chance with a
+    /// probability of 2^-128, the same odds on which a retry's fingerprint
+    /// is compared (`records::FINGERPRINT_KEPT`).
     pub fn idempotency(organization: NameNumber, operation: NameNumber, reference: &str) -> Vec<u8> {
+        let digest = crate::digest::sha256(&[
+            &organization.0.to_be_bytes(),
+            &operation.0.to_be_bytes(),
+            reference.as_bytes(),
+        ]);
+        let (kept, _) = digest.split_first_chunk::<IDEMPOTENCY_DIGEST>().expect("16 of 32 bytes");
+        let mut key = Key::new(Space::IdempotencyDigest);
+        key.0.extend_from_slice(kept);
+        key.bytes()
+    }
+    /// How many bytes of the digest an idempotency key keeps.
+    pub const IDEMPOTENCY_DIGEST: usize = 16;
+    /// Where formats 1 to 25 kept an idempotency entry: by the
+    /// organization's and the operation's numbers and the reference's
+    /// text (since format 20; the names' texts before it).
+    pub fn idempotency_by_reference(
+        organization: NameNumber,
+        operation: NameNumber,
+        reference: &str,
+    ) -> Vec<u8> {
         Key::new(Space::Idempotency).name(organization).name(operation).str(reference).bytes()
     }
     /// A name's number (`NameNumber`), by the name's text.

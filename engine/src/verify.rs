@@ -690,49 +690,95 @@ fn check_accounts(
     Ok(())
 }
 
+/// Each idempotency entry's resource exists and, when it has one, names
+/// the entry by its `externalReference`: the entry is under the digest of
+/// the resource's organization, operation and reference
+/// (`keys::idempotency`), so a retry of the request finds it.
 fn check_idempotency(table: &Table, report: &mut Report) -> Result<(), EngineError> {
-    let names = names_by_number(table)?;
-    let name = |number: NameNumber| names.get(&number).map_or_else(|| format!("#{}", number.0), Clone::clone);
-    for (key, value) in scan(table, Space::Idempotency)? {
+    let numbers: HashMap<String, NameNumber> =
+        names_by_number(table)?.into_iter().map(|(number, text)| (text, number)).collect();
+    for (key, value) in scan(table, Space::IdempotencyDigest)? {
         let entry = IdempotencyRecord::decode(&value)?;
         report.idempotency_entries = report.idempotency_entries.saturating_add(1);
-        let exists = match &entry.resource {
-            ResourceRef::Conversion(id) => table.get(keys::conversion(id).as_slice())?.is_some(),
-            ResourceRef::Deposit(id) => table.get(keys::deposit(id).as_slice())?.is_some(),
-            ResourceRef::Payout(id) => table.get(keys::payout(id).as_slice())?.is_some(),
-            ResourceRef::Collection(id) => table.get(keys::collection(id).as_slice())?.is_some(),
-            ResourceRef::Order(id) => table.get(keys::order(id).as_slice())?.is_some(),
-            ResourceRef::Refund(id) => table.get(keys::refund(id).as_slice())?.is_some(),
-            ResourceRef::Transfers(ids) => {
-                let mut all = true;
-                for id in ids {
-                    all &= stored_transfer(table, *id)?.is_some();
-                }
-                all
-            }
-        };
-        if !exists {
-            let readable = match NameNumber::pair_in(&key) {
-                Some((scope, operation, reference)) => format!(
-                    "{}/{}/{}",
-                    name(scope),
-                    name(operation),
-                    String::from_utf8_lossy(reference.strip_suffix(&[0]).unwrap_or(reference))
-                ),
-                None => String::from_utf8_lossy(key.get(1..).unwrap_or_default()).into_owned(),
-            };
+        let digest: String = key.get(1..).unwrap_or_default().iter().map(|b| format!("{b:02x}")).collect();
+        let Some(origin) = origin_of(table, &entry.resource)? else {
             report
                 .problems
-                .push(format!("idempotency entry {readable} points at a missing {:?}", entry.resource));
+                .push(format!("idempotency entry {digest} points at a missing {:?}", entry.resource));
+            continue;
+        };
+        let Some((organization, operation, reference)) = origin else { continue };
+        let found = numbers
+            .get(&organization)
+            .zip(numbers.get(operation))
+            .is_some_and(|(o, p)| keys::idempotency(*o, *p, &reference) == key);
+        if !found {
+            report.problems.push(format!(
+                "idempotency entry {digest} of {:?} is not keyed by {organization}/{operation}/{reference}: a retry would not find it",
+                entry.resource
+            ));
         }
+    }
+    if !scan(table, Space::Idempotency)?.is_empty() {
+        report
+            .problems
+            .push("idempotency entries are still keyed by their references (format 25's keys)".into());
     }
     Ok(())
 }
 
-/// The names list entries and idempotency entries hold as numbers (since
-/// format 20): every number a key holds is a name's, so each list is
-/// found by its organization and kind, and each reference by its
-/// organization and operation. The counter is past every number given.
+/// Whether an idempotency entry's resource exists (`None` if not) and,
+/// if it records one, the organization, operation and reference it was
+/// made with (a ledger transfer records none).
+type Origin = Option<(String, &'static str, String)>;
+fn origin_of(table: &Table, resource: &ResourceRef) -> Result<Option<Origin>, EngineError> {
+    fn with<T: serde::de::DeserializeOwned>(
+        table: &Table,
+        key: Vec<u8>,
+        origin: impl FnOnce(T) -> Origin,
+    ) -> Result<Option<Origin>, EngineError> {
+        Ok(read::<T>(table, &key)?.map(origin))
+    }
+    Ok(match resource {
+        ResourceRef::Conversion(id) => with(table, keys::conversion(id), |c: ConversionRecord| {
+            c.external_reference.map(|r| (c.organization, "conversion", r))
+        })?,
+        ResourceRef::Deposit(id) => with(table, keys::deposit(id), |d: DepositRecord| {
+            d.external_reference.map(|r| (d.organization, "deposit", r))
+        })?,
+        ResourceRef::Payout(id) => {
+            let key = keys::payout(id);
+            match table.get(key.as_slice())? {
+                Some(bytes) => {
+                    let payout = crate::stored_payout::decode(&key, bytes.value())?;
+                    Some(Some((payout.organization, "payout", payout.external_reference)))
+                }
+                None => None,
+            }
+        }
+        ResourceRef::Collection(id) => with(table, keys::collection(id), |c: CollectionRecord| {
+            Some((c.organization, "collection", c.external_reference))
+        })?,
+        ResourceRef::Order(id) => with(table, keys::order(id), |o: OrderRecord| {
+            Some((o.organization, "order", o.external_reference))
+        })?,
+        ResourceRef::Refund(id) => with(table, keys::refund(id), |r: RefundRecord| {
+            Some((r.organization, "refund", r.external_reference))
+        })?,
+        ResourceRef::Transfers(ids) => {
+            let mut all = true;
+            for id in ids {
+                all &= stored_transfer(table, *id)?.is_some();
+            }
+            all.then_some(None)
+        }
+    })
+}
+
+/// The names list entries hold as numbers (since format 20): every number
+/// a key holds is a name's, so each list is found by its organization and
+/// kind. The counter is past every number given. (Idempotency keys held
+/// them too until format 26 made them digests.)
 fn check_names(table: &Table, report: &mut Report) -> Result<(), EngineError> {
     let names = names_by_number(table)?;
     let last: u64 = read(table, &keys::meta(crate::storage::Counter::NameNumber.name()))?.unwrap_or(0);
@@ -741,21 +787,17 @@ fn check_names(table: &Table, report: &mut Report) -> Result<(), EngineError> {
             .problems
             .push(format!("name '{text}' has number {}, past the last number given ({last})", number.0));
     }
-    for space in [Space::ListIndex, Space::Idempotency] {
-        let mut unnamed = BTreeSet::new();
-        for (key, _) in scan(table, space)? {
-            match NameNumber::pair_in(&key) {
-                Some((first, second, _)) => {
-                    unnamed.extend([first, second].into_iter().filter(|n| !names.contains_key(n)))
-                }
-                None => {
-                    report.problems.push(format!("a {space:?} key is too short to hold two names' numbers"))
-                }
+    let mut unnamed = BTreeSet::new();
+    for (key, _) in scan(table, Space::ListIndex)? {
+        match NameNumber::pair_in(&key) {
+            Some((first, second, _)) => {
+                unnamed.extend([first, second].into_iter().filter(|n| !names.contains_key(n)))
             }
+            None => report.problems.push("a ListIndex key is too short to hold two names' numbers".into()),
         }
-        for number in unnamed {
-            report.problems.push(format!("{space:?} keys hold number {}, which no name has", number.0));
-        }
+    }
+    for number in unnamed {
+        report.problems.push(format!("ListIndex keys hold number {}, which no name has", number.0));
     }
     Ok(())
 }

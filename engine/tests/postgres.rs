@@ -341,6 +341,44 @@ fn heads_apart_as_format_15(client: &mut postgres::Client) {
     assert!(heads >= 1, "org_a's USD account has had changes");
 }
 
+/// Keys the live stack's idempotency entries by their references, as
+/// formats 20 to 25 did (`format25::store_idempotency_by_reference`, run
+/// on a copy of the stack's records in memory).
+fn idempotency_by_reference_as_format_25(url: &str) {
+    use sika_engine::storage::{RECORDS, Space, scan};
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+            let rows = client
+                .query("SELECT key, value FROM sika_records WHERE stack = 'live' AND value IS NOT NULL", &[])
+                .unwrap();
+            let db = redb::Database::builder()
+                .create_with_backend(redb::backends::InMemoryBackend::new())
+                .unwrap();
+            let txn = db.begin_write().unwrap();
+            let mut table = txn.open_table(RECORDS).unwrap();
+            for row in rows {
+                let (key, value): (Vec<u8>, Vec<u8>) = (row.get(0), row.get(1));
+                table.insert(key.as_slice(), value.as_slice()).unwrap();
+            }
+            let moved = sika_engine::format::format25::store_idempotency_by_reference(&mut table).unwrap();
+            assert!(moved >= 2, "the two payouts' entries: {moved}");
+            let epoch: i64 =
+                client.query_one("SELECT epoch FROM sika_stacks WHERE stack = 'live'", &[]).unwrap().get(0);
+            let digests = i32::from(Space::IdempotencyDigest as u8);
+            let statement = "DELETE FROM sika_records WHERE stack = 'live' AND get_byte(key, 0) = $1";
+            assert_eq!(client.execute(statement, &[&digests]).unwrap(), moved as u64);
+            for (key, value) in scan(&table, Space::Idempotency).unwrap() {
+                let statement =
+                    "INSERT INTO sika_records (stack, key, value, epoch) VALUES ('live', $1, $2, $3)";
+                assert_eq!(client.execute(statement, &[&key, &value, &epoch]).unwrap(), 1);
+            }
+        })
+        .join()
+        .unwrap();
+    });
+}
+
 /// Stores the live stack's ids as text and keys its events' ids by their
 /// text, as formats 21 and earlier did (and idempotency entries' whole
 /// fingerprints and holds' whole references, as formats 22 and 23 did).
@@ -510,8 +548,10 @@ fn a_format_5_stack_is_upgraded_by_the_node_that_takes_its_lease() {
     engine.shutdown();
     drop(engine);
 
-    // As format 5 laid the stack out: ids as text (up to format 21),
+    // As format 5 laid the stack out: idempotency entries keyed by their
+    // references (up to format 25), ids as text (up to format 21),
     // payouts stored whole (up to format 17), among the documents.
+    idempotency_by_reference_as_format_25(&url);
     ids_as_text_as_format_21(&url);
     payouts_whole_as_format_17(&url);
     for (collection, space) in ENGINE_OWNED {

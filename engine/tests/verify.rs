@@ -204,15 +204,22 @@ fn verify_passes_a_clean_ledger_and_catches_tampering() {
     let report = tamper(&ledger.path, "conversion", |table| {
         assert!(table.remove(keys::conversion(&ledger.conversion_id).as_slice()).unwrap().is_some());
     });
-    assert_reports(&report, "idempotency entry org_a/conversion/conv-1 points at a missing Conversion");
+    assert_reports(&report, "points at a missing Conversion");
     assert_reports(&report, &ledger.conversion_id);
 
-    // (c') The record numbering a name is gone: the idempotency keys still
-    // hold its number, and the conversion's reference could not be found.
+    // (c') The record numbering a name is gone: the conversion's reference
+    // could not be found, and a retry would make a second conversion.
     let report = tamper(&ledger.path, "name", |table| {
         assert!(table.remove(keys::name("conversion").as_slice()).unwrap().is_some());
     });
-    assert_reports(&report, "Idempotency keys hold number");
+    assert_reports(&report, "is not keyed by org_a/conversion/conv-1: a retry would not find it");
+    assert!(report.summary().starts_with("INCONSISTENT"), "{}", report.summary());
+
+    // (c'') The name a list's key holds is gone.
+    let report = tamper(&ledger.path, "list-name", |table| {
+        assert!(table.remove(keys::name("deposits").as_slice()).unwrap().is_some());
+    });
+    assert_reports(&report, "ListIndex keys hold number");
     assert_reports(&report, "which no name has");
     assert!(report.summary().starts_with("INCONSISTENT"), "{}", report.summary());
 

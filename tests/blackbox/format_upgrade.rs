@@ -48,12 +48,12 @@ use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
 use sika_engine::format::{
     format5, format8, format9, format10, format12, format13, format14, format15, format16, format17,
-    format18, format19, format20, format21, format22, format23, format24,
+    format18, format19, format20, format21, format22, format23, format24, format25,
 };
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 25;
+const FORMAT_VERSION: u32 = 26;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -399,6 +399,7 @@ fn store_jobs_as_format_1(path: &Path) -> usize {
         // as format 15 still did, payouts whole, as format 17 still did,
         // and list and idempotency keys spelling their names, as format
         // 19 still did.
+        format25::store_idempotency_by_reference(&mut table).unwrap();
         format14::store_every_transfer_ref(&mut table).unwrap();
         format15::store_heads_apart(&mut table).unwrap();
         format17::store_payouts_whole(&mut table).unwrap();
@@ -773,6 +774,10 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> R) -> R {
     let db = redb::Database::open(path).unwrap();
     let txn = db.begin_write().unwrap();
+    // Up to format 25, an idempotency entry was keyed by its reference.
+    if version < 26 {
+        format25::store_idempotency_by_reference(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    }
     // Up to format 24, an idempotency entry stored the time it was made
     // (format 22's layout adds it too).
     if (23..25).contains(&version) {
@@ -1448,6 +1453,7 @@ async fn a_format_19_ledgers_lists_and_references_are_found_by_their_names_numbe
     let keys_of = |path: &Path| {
         let mut records = stored_records(path, Space::ListIndex);
         records.extend(stored_records(path, Space::Idempotency));
+        records.extend(stored_records(path, Space::IdempotencyDigest));
         records.into_iter().map(|(key, _)| key.len()).collect::<Vec<_>>()
     };
     let numbered = keys_of(&sandbox);
@@ -1633,12 +1639,11 @@ async fn a_format_22_ledgers_references_replay_after_its_entries_keep_half_their
     let (mut node, payouts) = three_payouts_one_held("f23").await;
 
     let sandbox = node.data_dir().join("sandbox.redb");
-    let kept = stored_records(&sandbox, Space::Idempotency);
+    let kept = stored_records(&sandbox, Space::IdempotencyDigest);
     lay_out_as(&sandbox, 22, |_| ());
     let whole = stored_records(&sandbox, Space::Idempotency);
     assert_eq!(kept.len(), 3, "the three payouts' references");
-    for ((key, half), (whole_key, all)) in kept.iter().zip(&whole) {
-        assert_eq!(key, whole_key);
+    for (half, all) in by_resource(&kept).values().zip(by_resource(&whole).values()) {
         assert_eq!(half.len() + 16 + 6, all.len(), "format 22 kept 16 bytes more and the time it was made");
     }
 
@@ -1660,7 +1665,7 @@ async fn a_format_22_ledgers_references_replay_after_its_entries_keep_half_their
     node.stop_and_verify();
 
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
-    let stored = stored_records(&sandbox, Space::Idempotency);
+    let stored = stored_records(&sandbox, Space::IdempotencyDigest);
     assert_eq!(stored.len(), 4, "and the new payout's");
     for (key, value) in &kept {
         // As format 23 stored it: with the time it was made (format 25
@@ -1681,12 +1686,11 @@ async fn a_format_24_ledgers_references_replay_after_its_entries_leave_their_tim
     let (mut node, payouts) = three_payouts_one_held("f25").await;
 
     let sandbox = node.data_dir().join("sandbox.redb");
-    let current = stored_records(&sandbox, Space::Idempotency);
+    let current = stored_records(&sandbox, Space::IdempotencyDigest);
     lay_out_as(&sandbox, 24, |_| ());
     let timed = stored_records(&sandbox, Space::Idempotency);
     assert_eq!(current.len(), 3, "the three payouts' references");
-    for ((key, now), (timed_key, then)) in current.iter().zip(&timed) {
-        assert_eq!(key, timed_key);
+    for (now, then) in by_resource(&current).values().zip(by_resource(&timed).values()) {
         assert_eq!(now.len() + 6, then.len(), "format 24 stored the time too");
     }
 
@@ -1707,8 +1711,9 @@ async fn a_format_24_ledgers_references_replay_after_its_entries_leave_their_tim
     node.stop_and_verify();
 
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
-    let stored = stored_records(&sandbox, Space::Idempotency);
-    let (old, new): (Vec<_>, Vec<_>) = stored.into_iter().partition(|entry| timed.contains(entry));
+    let stored = stored_records(&sandbox, Space::IdempotencyDigest);
+    let (old, new): (Vec<_>, Vec<_>) =
+        stored.into_iter().partition(|(_, value)| timed.iter().any(|(_, then)| then == value));
     assert_eq!(old.len(), 3, "the old entries keep their bytes");
     assert_eq!(new.len(), 1, "the new payout's");
     assert_eq!(new[0].1.len() + 6, timed[0].1.len(), "without the time");
@@ -1827,4 +1832,70 @@ async fn a_format_11_request_logs_entries_are_found_and_trimmed_oldest_first_aft
         matches!(txn.open_table(REQUEST_ORDER), Err(redb::TableError::TableDoesNotExist(_))),
         "format 12 drops the table of the order of writing"
     );
+}
+
+/// Idempotency entries' bytes by the resource each names, so entries
+/// keyed by digests and by references pair up.
+fn by_resource(entries: &[(Vec<u8>, Vec<u8>)]) -> std::collections::BTreeMap<String, Vec<u8>> {
+    entries
+        .iter()
+        .map(|(_, value)| {
+            let entry = sika_engine::records::IdempotencyRecord::decode(value).unwrap();
+            (format!("{:?}", entry.resource), value.clone())
+        })
+        .collect()
+}
+
+/// Formats 20 to 25 keyed an idempotency entry by its organization's and
+/// operation's numbers and its reference's text; format 26 keys it by a
+/// 16-byte digest of the three. After the upgrade a format 25 ledger's
+/// references replay their payouts, a different body under one is
+/// refused, every entry is keyed by a digest with its bytes unchanged, a
+/// new payout's entry is keyed in 17 bytes whatever its reference's
+/// length, and the books verify.
+#[tokio::test]
+async fn a_format_25_ledgers_references_replay_after_their_entries_are_keyed_by_digests() {
+    let Some(()) = embedded_store() else { return };
+    let (mut node, payouts) = three_payouts_one_held("f26").await;
+
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let digests = stored_records(&sandbox, Space::IdempotencyDigest);
+    lay_out_as(&sandbox, 25, |_| ());
+    let by_reference = stored_records(&sandbox, Space::Idempotency);
+    assert_eq!(by_reference.len(), 3, "the three payouts' references");
+    assert!(stored_records(&sandbox, Space::IdempotencyDigest).is_empty(), "format 25 had no digests");
+    assert!(
+        by_reference.iter().all(|(key, _)| String::from_utf8_lossy(key).contains("f26-")),
+        "format 25 keyed each entry by its reference's text"
+    );
+
+    node.restart(&Options::unthrottled(), &SLOW);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    let url = node.sandbox_url("/v1/payouts");
+    let ids: Vec<&str> = payouts.urls.iter().map(|url| url.rsplit('/').next().unwrap()).collect();
+    let outcomes = [("20.00", "completed"), ("10.01", "failed"), ("10.03", "held")];
+    for ((amount, outcome), id) in outcomes.iter().zip(&ids) {
+        let replay = api.post(&url, &key, mtn_payout(amount, &format!("f26-{outcome}"))).await;
+        replay.expect(200);
+        assert_eq!(replay.body["payout"]["id"], *id, "f26-{outcome} replays its payout");
+    }
+    let other = api.post(&url, &key, mtn_payout("10.04", "f26-held")).await;
+    other.expect_field(409, "duplicate", "externalReference");
+    let long = format!("f26-{}", "r".repeat(96));
+    let new = api.post(&url, &key, mtn_payout("1.00", &long)).await;
+    new.expect(201);
+    let again = api.post(&url, &key, mtn_payout("1.00", &long)).await;
+    again.expect(200);
+    assert_eq!(again.body["payout"]["id"], new.body["payout"]["id"], "the long reference replays");
+    node.stop_and_verify();
+
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    assert!(stored_records(&sandbox, Space::Idempotency).is_empty(), "every entry moved");
+    let stored = stored_records(&sandbox, Space::IdempotencyDigest);
+    assert_eq!(stored.len(), 4, "and the new payout's");
+    for entry in &digests {
+        assert!(stored.contains(entry), "each entry moved to its digest with its bytes: {entry:?}");
+    }
+    assert!(stored.iter().all(|(key, _)| key.len() == 17), "a space byte and 16 bytes of digest");
 }

@@ -46,6 +46,7 @@ pub const LEDGER_STEPS: Steps = [
     idempotency_entries_keep_half_their_fingerprints,
     stamp_only,
     stamp_only,
+    stamp_only,
 ];
 
 /// Format 3 to 4 of a ledger: each checkout session's collection joins its
