@@ -822,7 +822,15 @@ impl Snapshot {
                 .last_chunk::<8>()
                 .map(|bytes| u64::from_be_bytes(*bytes))
                 .ok_or_else(|| EngineError::Corrupt("a list entry's key has no position".into()))?;
-            out.push((position, StoredId::read(&value)?));
+            let id = match crate::records::Listed::decode(&value)? {
+                crate::records::Listed::Id(id) => id,
+                crate::records::Listed::Event(seq) => self
+                    .with_raw(&keys::event(seq), |bytes| bytes.map(crate::events::event_id).transpose())??
+                    .ok_or_else(|| {
+                        EngineError::Corrupt(format!("a list entry names event {seq}, which is not stored"))
+                    })?,
+            };
+            out.push((position, id));
         }
         Ok(out)
     }

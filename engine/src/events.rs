@@ -344,6 +344,11 @@ fn take_head(bytes: &[u8]) -> Result<(Head, &[u8]), EngineError> {
     Ok(((seq, id.into_string(), organization, kind), rest))
 }
 
+/// The id of the event stored as `bytes`, from its head alone.
+pub fn event_id(bytes: &[u8]) -> Result<String, EngineError> {
+    take_head(bytes).map(|((_, id, _, _), _)| id)
+}
+
 /// A compact mark, borrowing its texts from `bytes`.
 fn take_compact(bytes: &[u8]) -> Result<(CompactMark<'_>, &[u8]), EngineError> {
     postcard::take_from_bytes(bytes).map_err(|e| EngineError::Corrupt(format!("undecodable event: {e}")))

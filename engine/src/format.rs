@@ -87,7 +87,10 @@
 //! operation's numbers and its reference (`keys::idempotency`, in
 //! `Space::IdempotencyDigest`) instead of by the reference's text; the
 //! step moves every entry, bytes unchanged
-//! (`idempotency_entries_are_keyed_by_digests`).
+//! (`idempotency_entries_are_keyed_by_digests`). Format 27 stores an
+//! events list entry as the event's number (`records::Listed`) instead of
+//! its id; entries that store an id read as before, so the step is a
+//! stamp.
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -106,7 +109,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 26;
+pub const FORMAT_VERSION: u32 = 27;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -941,6 +944,37 @@ pub fn idempotency_entries_are_keyed_by_digests(txn: &redb::WriteTransaction) ->
         let (organization, operation, reference) = format25::reference_in(key)?;
         Ok(Change::Move(keys::idempotency(organization, operation, reference)))
     })
+}
+
+/// Events list entries as formats 1 to 26 stored them, by the event's id,
+/// for the layouts of older formats in tests.
+pub mod format26 {
+    use redb::ReadableTable;
+
+    use crate::error::EngineError;
+    use crate::records::{Listed, Spelling, StoredId};
+    use crate::storage::{Space, encode, keys};
+
+    /// Stores every events list entry of a current ledger as the event's
+    /// id, as formats 1 to 26 did; returns how many changed.
+    pub fn store_event_lists_as_ids(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        let mut events = Vec::new();
+        for (key, value) in crate::storage::scan(&*table, Space::ListIndex)? {
+            if let Listed::Event(seq) = Listed::decode(&value)? {
+                events.push((key, seq));
+            }
+        }
+        for (key, seq) in &events {
+            let event = table
+                .get(keys::event(*seq).as_slice())?
+                .ok_or_else(|| EngineError::Corrupt(format!("no event {seq}")))?
+                .value()
+                .to_vec();
+            let id = crate::events::event_id(&event)?;
+            table.insert(key.as_slice(), encode(&StoredId::of(&id, Spelling::Compact)).as_slice())?;
+        }
+        Ok(events.len())
+    }
 }
 
 /// Idempotency entries as formats 20 to 25 keyed them, by their
@@ -2296,6 +2330,7 @@ pub const LEDGER_STEPS: Steps = [
     stamp_only,
     stamp_only,
     idempotency_entries_are_keyed_by_digests,
+    stamp_only,
 ];
 
 /// What a file's stamp says before any upgrade.
@@ -2645,6 +2680,7 @@ mod tests {
             for (key, job) in jobs {
                 table.insert(key.as_slice(), format_1(&job).as_slice()).unwrap();
             }
+            format26::store_event_lists_as_ids(&mut table).unwrap();
             format25::store_idempotency_by_reference(&mut table).unwrap();
             format15::store_heads_apart(&mut table).unwrap();
             format17::store_payouts_whole(&mut table).unwrap();
@@ -3238,6 +3274,7 @@ mod tests {
         let txn = db.begin_write().unwrap();
         {
             let mut table = txn.open_table(RECORDS).unwrap();
+            format26::store_event_lists_as_ids(&mut table).unwrap();
             format25::store_idempotency_by_reference(&mut table).unwrap();
             format15::store_heads_apart(&mut table).unwrap();
             format17::store_payouts_whole(&mut table).unwrap();

@@ -511,7 +511,7 @@ impl Books<'_, '_> {
         let seq = self.counter_next(Counter::EventSeq, 1)?;
         let id = self.new_id("evt");
         self.store.put(keys::event_id(&id), &seq);
-        self.index(organization, "events", &id)?;
+        self.list(organization, "events", crate::records::Listed::event_bytes(seq))?;
         self.effects.events.push(kind);
         Ok((seq, id))
     }
@@ -557,10 +557,15 @@ impl Books<'_, '_> {
 
     /// Adds `id` to the organization's list of `kind`, newest last.
     pub fn index(&mut self, organization: &str, kind: &str, id: &str) -> Result<(), EngineError> {
+        self.list(organization, kind, crate::storage::encode(&StoredId::of(id, Spelling::Compact)))
+    }
+
+    /// Adds the entry `entry` (`records::Listed`) to the organization's
+    /// list of `kind`, newest last.
+    fn list(&mut self, organization: &str, kind: &str, entry: Vec<u8>) -> Result<(), EngineError> {
         let seq = self.counter_next(Counter::ListSeq, 1)?;
         let organization = self.store.name_number_or_new(organization)?;
         let kind = self.store.name_number_or_new(kind)?;
-        let entry = crate::storage::encode(&StoredId::of(id, Spelling::Compact));
         self.store.put_raw(keys::list_entry(organization, kind, seq), entry);
         Ok(())
     }

@@ -768,6 +768,41 @@ pub struct EventRecord {
     pub created_at: TimestampMs,
 }
 
+/// What a list entry (`keys::list_entry`) stores: the listed resource's
+/// id (`StoredId`), or, since format 27, for an organization's events, a
+/// zero byte and the event's number: the event's record holds its id, and
+/// the number takes 3 or 4 bytes where the id took 23. A stored id begins
+/// with its length, and no listed id is empty, so the two never meet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listed {
+    Id(String),
+    Event(u64),
+}
+
+impl Listed {
+    /// The byte an event's entry begins with.
+    const EVENT: u8 = 0;
+
+    /// The bytes of an events list entry for event `seq`.
+    pub fn event_bytes(seq: u64) -> Vec<u8> {
+        postcard::to_extend(&seq, vec![Listed::EVENT]).expect("postcard encodes a number")
+    }
+
+    /// The entry stored as `bytes`; anything after an event's number is
+    /// refused.
+    pub fn decode(bytes: &[u8]) -> Result<Listed, EngineError> {
+        match bytes.split_first() {
+            Some((&Listed::EVENT, number)) if !number.is_empty() => {
+                match postcard::take_from_bytes::<u64>(number) {
+                    Ok((seq, [])) => Ok(Listed::Event(seq)),
+                    _ => Err(EngineError::Corrupt(format!("a list entry names no event: {bytes:?}"))),
+                }
+            }
+            _ => StoredId::read(bytes).map(Listed::Id),
+        }
+    }
+}
+
 /// Which resource an idempotency entry produced. Since format 22 each id
 /// is stored as its parts (`StoredId`; `stored_id::as_parts`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -1303,6 +1338,29 @@ pub struct Job {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An events list entry is a zero byte and the event's number; an id
+    /// reads as before; bytes after the number, or a zero byte alone
+    /// followed by nothing that is a number, are refused.
+    #[test]
+    fn a_list_entry_is_an_id_or_an_events_number_and_never_both() {
+        for seq in [1, 127, 128, 500_000, u64::MAX] {
+            let bytes = Listed::event_bytes(seq);
+            assert!(bytes.len() <= 11 && bytes[0] == 0, "{bytes:?}");
+            assert_eq!(Listed::decode(&bytes).unwrap(), Listed::Event(seq));
+        }
+        assert_eq!(Listed::event_bytes(500_000).len(), 4, "3 bytes of number at half a million events");
+        let id = "evt_0VcKbj4mZDr14lPyD2rK6aDr";
+        let stored = postcard::to_allocvec(&StoredId::of(id, Spelling::Compact)).unwrap();
+        assert_eq!(stored.len(), 23);
+        assert_eq!(Listed::decode(&stored).unwrap(), Listed::Id(id.into()));
+        let whole = postcard::to_allocvec(&StoredId::of("rcp_1", Spelling::Whole)).unwrap();
+        assert_eq!(Listed::decode(&whole).unwrap(), Listed::Id("rcp_1".into()));
+        let mut trailing = Listed::event_bytes(9);
+        trailing.push(1);
+        assert!(Listed::decode(&trailing).is_err(), "bytes after the number");
+        assert!(Listed::decode(&[0, 0x80]).is_err(), "a number cut short");
+    }
 
     fn journal_entry(debit: &str, credit: &str, currency: &str, journal_seq: u64) -> JournalEntry {
         let transfer = TransferRecord {

@@ -341,10 +341,12 @@ fn heads_apart_as_format_15(client: &mut postgres::Client) {
     assert!(heads >= 1, "org_a's USD account has had changes");
 }
 
-/// Keys the live stack's idempotency entries by their references, as
-/// formats 20 to 25 did (`format25::store_idempotency_by_reference`, run
-/// on a copy of the stack's records in memory).
-fn idempotency_by_reference_as_format_25(url: &str) {
+/// Lays the live stack out as format 25 did: its events lists store the
+/// events' ids (`format26::store_event_lists_as_ids`, as formats 1 to 26)
+/// and its idempotency entries are keyed by their references
+/// (`format25::store_idempotency_by_reference`, as formats 20 to 25), both
+/// run on a copy of the stack's records in memory and written back.
+fn lists_and_references_as_format_25(url: &str) {
     use sika_engine::storage::{RECORDS, Space, scan};
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -361,6 +363,8 @@ fn idempotency_by_reference_as_format_25(url: &str) {
                 let (key, value): (Vec<u8>, Vec<u8>) = (row.get(0), row.get(1));
                 table.insert(key.as_slice(), value.as_slice()).unwrap();
             }
+            let listed = sika_engine::format::format26::store_event_lists_as_ids(&mut table).unwrap();
+            assert!(listed >= 2, "the two payouts' events: {listed}");
             let moved = sika_engine::format::format25::store_idempotency_by_reference(&mut table).unwrap();
             assert!(moved >= 2, "the two payouts' entries: {moved}");
             let epoch: i64 =
@@ -372,6 +376,10 @@ fn idempotency_by_reference_as_format_25(url: &str) {
                 let statement =
                     "INSERT INTO sika_records (stack, key, value, epoch) VALUES ('live', $1, $2, $3)";
                 assert_eq!(client.execute(statement, &[&key, &value, &epoch]).unwrap(), 1);
+            }
+            for (key, value) in scan(&table, Space::ListIndex).unwrap() {
+                let statement = "UPDATE sika_records SET value = $1 WHERE stack = 'live' AND key = $2";
+                assert_eq!(client.execute(statement, &[&value, &key]).unwrap(), 1);
             }
         })
         .join()
@@ -548,10 +556,11 @@ fn a_format_5_stack_is_upgraded_by_the_node_that_takes_its_lease() {
     engine.shutdown();
     drop(engine);
 
-    // As format 5 laid the stack out: idempotency entries keyed by their
-    // references (up to format 25), ids as text (up to format 21),
-    // payouts stored whole (up to format 17), among the documents.
-    idempotency_by_reference_as_format_25(&url);
+    // As format 5 laid the stack out: events lists by the events' ids (up
+    // to format 26), idempotency entries keyed by their references (up to
+    // format 25), ids as text (up to format 21), payouts stored whole (up
+    // to format 17), among the documents.
+    lists_and_references_as_format_25(&url);
     ids_as_text_as_format_21(&url);
     payouts_whole_as_format_17(&url);
     for (collection, space) in ENGINE_OWNED {

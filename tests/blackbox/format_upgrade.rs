@@ -48,12 +48,12 @@ use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
 use sika_engine::format::{
     format5, format8, format9, format10, format12, format13, format14, format15, format16, format17,
-    format18, format19, format20, format21, format22, format23, format24, format25,
+    format18, format19, format20, format21, format22, format23, format24, format25, format26,
 };
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 26;
+const FORMAT_VERSION: u32 = 27;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -399,6 +399,7 @@ fn store_jobs_as_format_1(path: &Path) -> usize {
         // as format 15 still did, payouts whole, as format 17 still did,
         // and list and idempotency keys spelling their names, as format
         // 19 still did.
+        format26::store_event_lists_as_ids(&mut table).unwrap();
         format25::store_idempotency_by_reference(&mut table).unwrap();
         format14::store_every_transfer_ref(&mut table).unwrap();
         format15::store_heads_apart(&mut table).unwrap();
@@ -774,6 +775,10 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> R) -> R {
     let db = redb::Database::open(path).unwrap();
     let txn = db.begin_write().unwrap();
+    // Up to format 26, an events list entry stored the event's id.
+    if version < 27 {
+        format26::store_event_lists_as_ids(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    }
     // Up to format 25, an idempotency entry was keyed by its reference.
     if version < 26 {
         format25::store_idempotency_by_reference(&mut txn.open_table(RECORDS).unwrap()).unwrap();
@@ -1898,4 +1903,66 @@ async fn a_format_25_ledgers_references_replay_after_their_entries_are_keyed_by_
         assert!(stored.contains(entry), "each entry moved to its digest with its bytes: {entry:?}");
     }
     assert!(stored.iter().all(|(key, _)| key.len() == 17), "a space byte and 16 bytes of digest");
+}
+
+/// Formats 1 to 26 stored each entry of an organization's events list as
+/// the event's id (23 bytes); format 27 stores the event's number after a
+/// zero byte. After the upgrade a format 26 ledger's events list the same
+/// ids in the same order, page by page and one by one; the old entries
+/// keep their bytes, the new payout's events are listed first and stored
+/// in 5 bytes or fewer, and the books verify.
+#[tokio::test]
+async fn a_format_26_ledgers_events_list_as_before_and_new_entries_name_their_numbers() {
+    let Some(()) = embedded_store() else { return };
+    let (mut node, payouts) = three_payouts_one_held("f27").await;
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let numbered = stored_records(&sandbox, Space::ListIndex);
+    lay_out_as(&sandbox, 26, |_| ());
+    let by_id = stored_records(&sandbox, Space::ListIndex);
+    let events: Vec<_> = by_id.iter().filter(|entry| !numbered.contains(entry)).collect();
+    // The deposit's event and the payouts' created and settled events.
+    assert!(events.len() >= 1 + 3 + 2, "{} events listed by id", events.len());
+    assert!(events.iter().all(|(_, value)| value.len() == 23), "format 26 stored each event's id");
+
+    node.restart(&Options::unthrottled(), &SLOW);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    let url = node.sandbox_url("/v1/webhooks/events");
+    let before = every_item(&api, &format!("{url}?limit=2"), &key).await;
+    assert_eq!(before.len(), events.len(), "every event lists, two to a page");
+    for event in &before {
+        let id = event["id"].as_str().unwrap();
+        let one = api.get(&node.sandbox_url(&format!("/v1/webhooks/events/{id}")), &key).await;
+        one.expect(200);
+        assert_eq!(&one.body["event"], event, "{id} by its id");
+    }
+    let new = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("1.00", "f27-new")).await;
+    new.expect(201);
+    eventually("the held payout to complete", std::time::Duration::from_secs(60), || async {
+        (api.get(&payouts.urls[2], &key).await.body["payout"]["status"] == "completed").then_some(())
+    })
+    .await;
+    let after = every_item(&api, &format!("{url}?limit=3"), &key).await;
+    assert!(after.len() > before.len(), "the new events list too");
+    assert_eq!(
+        after[after.len() - before.len()..],
+        before[..],
+        "the old events list as before, after the new"
+    );
+    assert!(
+        after[..after.len() - before.len()]
+            .iter()
+            .any(|event| event["data"]["id"] == new.body["payout"]["id"]),
+        "the new payout's event lists first"
+    );
+    node.stop_and_verify();
+
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    let stored = stored_records(&sandbox, Space::ListIndex);
+    for entry in &by_id {
+        assert!(stored.contains(entry), "each old entry keeps its bytes: {entry:?}");
+    }
+    let added: Vec<_> = stored.iter().filter(|(key, _)| !by_id.iter().any(|(k, _)| k == key)).collect();
+    let numbers = added.iter().filter(|(_, value)| value.len() <= 5 && value[0] == 0).count();
+    assert_eq!(numbers, after.len() - before.len(), "each new event is listed by its number: {added:?}");
 }

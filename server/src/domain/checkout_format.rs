@@ -47,6 +47,7 @@ pub const LEDGER_STEPS: Steps = [
     stamp_only,
     stamp_only,
     stamp_only,
+    stamp_only,
 ];
 
 /// Format 3 to 4 of a ledger: each checkout session's collection joins its
