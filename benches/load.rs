@@ -17,8 +17,8 @@
 //! `payout_bytes` (the ledger files' growth per payout: `SIKA_LOAD_PAYOUTS`
 //! sandbox payouts, default 100,000, settled at once with
 //! `SIKA_TIME_SCALE=0.001`, then a SIGTERM, the sizes of `sandbox.redb` and
-//! its logs divided by the payouts acknowledged, and `sika footprint`'s
-//! records per space; `SIKA_LOAD_PAD` adds that many characters to each
+//! its logs divided by the payouts acknowledged, `sika footprint`'s
+//! records per space, and the files again after `sika compact`; `SIKA_LOAD_PAD` adds that many characters to each
 //! payout's reference, since payouts of one size fill redb's leaves to a
 //! margin that decides whether they split when the payouts settle). Each prints `SUMMARY <name>:
 //! <figure>` lines, the node's CPU (total and per thread name) and this
@@ -998,6 +998,23 @@ fn ledger_bytes_per_payout(bin: &Path, data_dir: &Path, payouts: u64) {
     }
     if !output.status.success() {
         println!("{name}: sika footprint failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    // `sika compact` gives the file's free pages back: what the ledger
+    // needs on disk, where the file above is what redb grew it to.
+    let compacted =
+        Process::new(bin).arg("compact").env("SIKA_DATA_DIR", data_dir).output().expect("run sika compact");
+    if compacted.status.success() {
+        let total: u64 = files
+            .iter()
+            .map(|file| std::fs::metadata(data_dir.join(file)).map(|m| m.len()).unwrap_or(0))
+            .sum();
+        println!(
+            "SUMMARY {name}: ledger files after sika compact {total} bytes ({:.1} MiB): {:.0} bytes per payout",
+            total as f64 / (1024.0 * 1024.0),
+            total as f64 / payouts.max(1) as f64
+        );
+    } else {
+        println!("{name}: sika compact failed: {}", String::from_utf8_lossy(&compacted.stderr));
     }
 }
 

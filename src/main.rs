@@ -146,6 +146,18 @@ enum Commands {
         #[arg(long, env = "SIKA_DATA_DIR")]
         data_dir: Option<PathBuf>,
     },
+    /// Give a stopped node's ledgers' free pages back to the disk (redb
+    /// keeps the pages a commit frees for later writes, and grows a file in
+    /// steps); prints each file's bytes before and after.
+    Compact {
+        /// The node's configuration file (TOML); its [node] data_dir is
+        /// used when --data-dir is not given.
+        #[arg(long, env = "SIKA_CONFIG")]
+        config: Option<PathBuf>,
+        /// [./sika-data]
+        #[arg(long, env = "SIKA_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+    },
     /// Copy a consistent snapshot of every database, the node running or not.
     Backup {
         /// The data directory, and the running node's admin API (asked for
@@ -417,14 +429,8 @@ fn main() -> ExitCode {
                 Err(message) => finish(Err(message)),
             }
         }
-        Commands::Footprint { config, data_dir } => {
-            match file_node(config.as_deref())
-                .map(|file| file.overlay(NodeTable { data_dir, ..NodeTable::default() }))
-            {
-                Ok(node) => footprint(&node.data_dir.unwrap_or_else(|| PathBuf::from(DATA_DIR_DEFAULT))),
-                Err(message) => finish(Err(message)),
-            }
-        }
+        Commands::Footprint { config, data_dir } => stopped_node_dir(config, data_dir, footprint),
+        Commands::Compact { config, data_dir } => stopped_node_dir(config, data_dir, compact),
         Commands::Backup { admin, to } => {
             finish(admin.resolve().and_then(|admin| backup(&admin, &to)).map(|line| println!("{line}")))
         }
@@ -531,6 +537,44 @@ fn finish(result: Result<(), Failure>) -> ExitCode {
 }
 
 /// Prints each stack's ledger files and records by kind (`sika footprint`).
+/// Runs `command` on the data directory the flags, or else the
+/// configuration file, name (`./sika-data` by default).
+fn stopped_node_dir(
+    config: Option<PathBuf>,
+    data_dir: Option<PathBuf>,
+    command: fn(&std::path::Path) -> ExitCode,
+) -> ExitCode {
+    match file_node(config.as_deref())
+        .map(|file| file.overlay(NodeTable { data_dir, ..NodeTable::default() }))
+    {
+        Ok(node) => command(&node.data_dir.unwrap_or_else(|| PathBuf::from(DATA_DIR_DEFAULT))),
+        Err(message) => finish(Err(message)),
+    }
+}
+
+fn compact(data_dir: &std::path::Path) -> ExitCode {
+    let mut found = 0;
+    for name in ["live", "sandbox"] {
+        let path = data_dir.join(format!("{name}.redb"));
+        if !path.exists() {
+            continue;
+        }
+        found += 1;
+        match sika_engine::footprint::compact_path(&path, &sika_server::LEDGER_STEPS) {
+            Ok(done) => println!("{name}: {} bytes, {} before compacting", done.after, done.before),
+            Err(e) => {
+                eprintln!("sika: cannot compact {} (is the node stopped?): {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if found == 0 {
+        eprintln!("sika: no ledger found in {}", data_dir.display());
+        return ExitCode::from(2);
+    }
+    ExitCode::SUCCESS
+}
+
 fn footprint(data_dir: &std::path::Path) -> ExitCode {
     let mut found = 0;
     for name in ["live", "sandbox"] {

@@ -18,7 +18,7 @@ use crate::rates::{Pricing, convert_down, convert_up};
 pub use crate::records::Document;
 use crate::records::*;
 use crate::resource_id::{CollectionId, OrderId, PayoutId, RefundId};
-use crate::storage::{encode, keys};
+use crate::storage::{NameNumber, encode, keys};
 
 /// The organization scope used for idempotency of bare ledger transfers.
 const LEDGER_SCOPE: &str = "_ledger";
@@ -216,16 +216,17 @@ pub(crate) fn apply(
     received_epoch: u64,
 ) -> Result<Applied, EngineError> {
     let idempotency = command.idempotency_key();
-    if let Some((scope, operation, reference)) = idempotency
+    books.listed = None;
+    if let Some((scope_name, operation_name, reference)) = idempotency
         && let (Some(scope), Some(operation)) =
-            (books.store.name_number(scope)?, books.store.name_number(operation)?)
+            (books.store.name_number(scope_name)?, books.store.name_number(operation_name)?)
     {
         let key = keys::idempotency(scope, operation, reference);
         if let Some(existing) = books.store.get_with(&key, IdempotencyRecord::decode)? {
             if existing.fingerprint != IdempotencyRecord::kept(&command.fingerprint()) {
                 return Err(EngineError::Duplicate { reference: reference.to_string() });
             }
-            let outcome = load(books, &existing.resource)?;
+            let outcome = load(books, (scope, operation_name), &existing.resource)?;
             return Ok(Applied { outcome, replayed: true });
         }
     }
@@ -309,10 +310,19 @@ pub(crate) fn apply(
     // executed its quote got that conversion, and a retry under its own
     // reference must get it again rather than `QuoteExecuted`.
     if let Some((scope, operation, reference)) = idempotency {
-        let record = IdempotencyRecord {
-            fingerprint: IdempotencyRecord::kept(&command.fingerprint()),
-            resource: resource_of(&applied.outcome),
+        // A resource the command listed is named by its position (format
+        // 29), a few bytes where its id took 28.
+        let resource = match (resource_of(&applied.outcome), books.listed.take()) {
+            (resource, Some(listed))
+                if resource.id() == Some(listed.id.as_str())
+                    && ResourceRef::list_of(operation) == Some(listed.kind.as_str()) =>
+            {
+                ResourceRef::Listed(listed.seq)
+            }
+            (resource, _) => resource,
         };
+        let record =
+            IdempotencyRecord { fingerprint: IdempotencyRecord::kept(&command.fingerprint()), resource };
         let scope = books.store.name_number_or_new(scope)?;
         let operation = books.store.name_number_or_new(operation)?;
         books.store.put(keys::idempotency(scope, operation, reference), &record);
@@ -354,9 +364,28 @@ fn resource_of(outcome: &Outcome) -> ResourceRef {
     }
 }
 
-fn load(books: &Books, resource: &ResourceRef) -> Result<Outcome, EngineError> {
+/// What an idempotency entry of `(organization, operation)` names.
+fn load(
+    books: &mut Books,
+    scope: (NameNumber, &str),
+    resource: &ResourceRef,
+) -> Result<Outcome, EngineError> {
     let missing = |what: &str| EngineError::Corrupt(format!("idempotency entry points at a missing {what}"));
     Ok(match resource {
+        ResourceRef::Listed(position) => {
+            let (organization, operation) = scope;
+            let kind = ResourceRef::list_of(operation).ok_or_else(|| missing("list"))?;
+            let kind_number = books.store.name_number(kind)?.ok_or_else(|| missing("list"))?;
+            let entry = books
+                .store
+                .get_raw(&keys::list_entry(organization, kind_number, *position))?
+                .ok_or_else(|| missing(&format!("{kind} entry at position {position}")))?;
+            let resource = match crate::records::Listed::decode(&entry)? {
+                crate::records::Listed::Id(id) => ResourceRef::in_list(kind, id),
+                crate::records::Listed::Event(_) => None,
+            };
+            return load(books, scope, &resource.ok_or_else(|| missing(&format!("{kind} entry")))?);
+        }
         ResourceRef::Conversion(id) => {
             Outcome::Conversion(books.store.get(&keys::conversion(id))?.ok_or_else(|| missing("conversion"))?)
         }

@@ -90,7 +90,13 @@
 //! (`idempotency_entries_are_keyed_by_digests`). Format 27 stores an
 //! events list entry as the event's number (`records::Listed`) instead of
 //! its id; entries that store an id read as before, so the step is a
-//! stamp.
+//! stamp. Format 28 stores an organization account in a journal entry as
+//! its count past `records::ACCOUNT_NUMBERS_AFTER` (one byte for the first
+//! 127 accounts) rather than its number (five); the hash still covers the
+//! number, entries that store it read as before, and the step is a stamp.
+//! Format 29 names an idempotency entry's resource by its position in the
+//! list its create fills (`ResourceRef::Listed`) rather than by its id;
+//! entries that name an id read as before, so the step is a stamp.
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -109,7 +115,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 27;
+pub const FORMAT_VERSION: u32 = 29;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -946,6 +952,66 @@ pub fn idempotency_entries_are_keyed_by_digests(txn: &redb::WriteTransaction) ->
     })
 }
 
+/// Idempotency entries as formats 1 to 28 stored them, naming their
+/// resources by id, for the layouts of older formats in tests.
+pub mod format28 {
+    use std::collections::HashMap;
+
+    use crate::error::EngineError;
+    use crate::records::{IdempotencyRecord, Listed, ResourceRef};
+    use crate::storage::{NameNumber, Space, encode, names_in, scan};
+
+    /// Stores every idempotency entry of a current ledger that names its
+    /// resource by its list position with the resource's id; returns how
+    /// many it rewrote.
+    pub fn store_idempotency_resources_by_id(
+        table: &mut redb::Table<&[u8], &[u8]>,
+    ) -> Result<usize, EngineError> {
+        let names = names_in(scan(&*table, Space::Name)?)?;
+        let mut positions: HashMap<u64, ResourceRef> = HashMap::new();
+        for (key, value) in scan(&*table, Space::ListIndex)? {
+            let Some((_, kind, rest)) = NameNumber::pair_in(&key) else { continue };
+            let (Ok(position), Some(kind)) = (<[u8; 8]>::try_from(rest), names.get(&kind)) else { continue };
+            if let Listed::Id(id) = Listed::decode(&value)?
+                && let Some(resource) = ResourceRef::in_list(kind, id)
+            {
+                positions.insert(u64::from_be_bytes(position), resource);
+            }
+        }
+        let mut rewrote = 0usize;
+        for (key, value) in scan(&*table, Space::IdempotencyDigest)? {
+            let entry = IdempotencyRecord::decode(&value)?;
+            let ResourceRef::Listed(position) = entry.resource else { continue };
+            let resource = positions
+                .get(&position)
+                .cloned()
+                .ok_or_else(|| EngineError::Corrupt(format!("no list entry at position {position}")))?;
+            let entry = IdempotencyRecord { fingerprint: entry.fingerprint, resource };
+            table.insert(key.as_slice(), encode(&entry).as_slice())?;
+            rewrote = rewrote.saturating_add(1);
+        }
+        Ok(rewrote)
+    }
+}
+
+/// Journal entries as formats 24 to 27 stored them, their organization
+/// accounts by number, for the layouts of older formats in tests.
+pub mod format27 {
+    use crate::error::EngineError;
+    use crate::records::JournalEntry;
+    use crate::storage::{Space, decode};
+
+    /// Stores every journal entry of a current ledger with its accounts
+    /// numbered; returns how many it rewrote.
+    pub fn store_journal_accounts_numbered(
+        table: &mut redb::Table<&[u8], &[u8]>,
+    ) -> Result<usize, EngineError> {
+        super::respell_space(table, Space::Journal, |_, value| {
+            Ok(decode::<JournalEntry>(value)?.encode_as_format_27())
+        })
+    }
+}
+
 /// Events list entries as formats 1 to 26 stored them, by the event's id,
 /// for the layouts of older formats in tests.
 pub mod format26 {
@@ -1110,7 +1176,7 @@ pub mod format24 {
             | ResourceRef::Collection(id)
             | ResourceRef::Order(id)
             | ResourceRef::Refund(id) => id,
-            ResourceRef::Transfers(_) => return 0,
+            ResourceRef::Transfers(_) | ResourceRef::Listed(_) => return 0,
         };
         crate::id_parts::parts(id).and_then(|parts| TimestampMs::try_from(parts.time_ms).ok()).unwrap_or(0)
     }
@@ -1328,6 +1394,9 @@ pub mod format21 {
             ResourceRef::Collection(id) => (4, id),
             ResourceRef::Order(id) => (5, id),
             ResourceRef::Refund(id) => (6, id),
+            ResourceRef::Listed(_) => {
+                return Err(EngineError::Corrupt("format 21 named no resource by its position".into()));
+            }
         };
         Ok(encode(&(record.fingerprint, variant, id, record.created_at)))
     }
@@ -2331,6 +2400,8 @@ pub const LEDGER_STEPS: Steps = [
     stamp_only,
     idempotency_entries_are_keyed_by_digests,
     stamp_only,
+    stamp_only,
+    stamp_only,
 ];
 
 /// What a file's stamp says before any upgrade.
@@ -2680,6 +2751,7 @@ mod tests {
             for (key, job) in jobs {
                 table.insert(key.as_slice(), format_1(&job).as_slice()).unwrap();
             }
+            format28::store_idempotency_resources_by_id(&mut table).unwrap();
             format26::store_event_lists_as_ids(&mut table).unwrap();
             format25::store_idempotency_by_reference(&mut table).unwrap();
             format15::store_heads_apart(&mut table).unwrap();
@@ -3274,6 +3346,7 @@ mod tests {
         let txn = db.begin_write().unwrap();
         {
             let mut table = txn.open_table(RECORDS).unwrap();
+            format28::store_idempotency_resources_by_id(&mut table).unwrap();
             format26::store_event_lists_as_ids(&mut table).unwrap();
             format25::store_idempotency_by_reference(&mut table).unwrap();
             format15::store_heads_apart(&mut table).unwrap();

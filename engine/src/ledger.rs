@@ -12,7 +12,7 @@ use crate::records::*;
 use crate::storage::{Counter, Overlay, debug_assert_decodes_to, keys};
 
 /// The first account number handed out; numbers count up from here.
-const ACCOUNT_NUMBER_FIRST: u64 = 1_000_000_001;
+const ACCOUNT_NUMBER_FIRST: u64 = ACCOUNT_NUMBERS_AFTER + 1;
 
 pub(crate) struct Books<'o, 't> {
     pub store: &'o mut Overlay<'t>,
@@ -20,6 +20,19 @@ pub(crate) struct Books<'o, 't> {
     /// What the command did that followers of the ledger act on once it
     /// is committed (`crate::committed`).
     pub effects: Effects,
+    /// The resource the command listed last (`index`), and where: a
+    /// create's idempotency entry names its resource by the position
+    /// (`ResourceRef::Listed`).
+    pub listed: Option<Position>,
+}
+
+/// Where `index` listed a resource: the list's kind, the resource's id and
+/// its position (`Counter::ListSeq`, one count for every list).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Position {
+    pub kind: String,
+    pub id: String,
+    pub seq: u64,
 }
 
 /// What one transfer asks for, before the engine resolves accounts.
@@ -557,17 +570,20 @@ impl Books<'_, '_> {
 
     /// Adds `id` to the organization's list of `kind`, newest last.
     pub fn index(&mut self, organization: &str, kind: &str, id: &str) -> Result<(), EngineError> {
-        self.list(organization, kind, crate::storage::encode(&StoredId::of(id, Spelling::Compact)))
+        let seq =
+            self.list(organization, kind, crate::storage::encode(&StoredId::of(id, Spelling::Compact)))?;
+        self.listed = Some(Position { kind: kind.to_string(), id: id.to_string(), seq });
+        Ok(())
     }
 
     /// Adds the entry `entry` (`records::Listed`) to the organization's
-    /// list of `kind`, newest last.
-    fn list(&mut self, organization: &str, kind: &str, entry: Vec<u8>) -> Result<(), EngineError> {
+    /// list of `kind`, newest last; returns its position.
+    fn list(&mut self, organization: &str, kind: &str, entry: Vec<u8>) -> Result<u64, EngineError> {
         let seq = self.counter_next(Counter::ListSeq, 1)?;
         let organization = self.store.name_number_or_new(organization)?;
         let kind = self.store.name_number_or_new(kind)?;
         self.store.put_raw(keys::list_entry(organization, kind, seq), entry);
-        Ok(())
+        Ok(seq)
     }
 }
 
@@ -605,41 +621,51 @@ mod tests {
     use super::*;
     use crate::storage::RECORDS;
 
-    /// The hash covers the transfer as its entry stores it, whether it is
-    /// checked on the stack or, past 512 bytes, on the heap.
+    /// The hash covers the transfer as formats 24 to 27 stored it (its
+    /// accounts numbered) with its id whole, whether it is checked on the
+    /// stack or, past 512 bytes, on the heap; since format 28 an
+    /// organization account numbered past 1,000,000,000 is stored as its
+    /// count past it, four bytes fewer for the first 127, and an account
+    /// numbered below is stored as before.
     #[test]
     fn the_chain_hash_covers_the_stored_transfer_whatever_its_length() {
-        for memo_length in [0, 40, 500, 600, 5_000] {
-            let transfer = TransferRecord {
-                id: 3,
-                kind: TransferKind::Posted,
-                debit_account: "sys_world_NGN".into(),
-                credit_account: "NGN1000000001".into(),
-                currency: "NGN".into(),
-                amount: 10_000,
-                memo: "m".repeat(memo_length),
-                created_at: 1_700_000_000_000,
-                pending_state: None,
-                journal_seq: 3,
-            };
-            let (hash, entry) = JournalEntry::chained(3, &[7; 32], &transfer);
-            // The entry: its number (one byte), no hash (0), its transfer,
-            // whose id is stored as 0 (the entry's number); the hash covers
-            // the transfer with its id whole.
-            assert_eq!(entry.get(1), Some(&0));
-            assert_eq!(entry.get(2), Some(&0));
-            let mut hashed = entry[2..].to_vec();
-            hashed[0] = 3;
-            let expected: [u8; 32] =
-                Sha256::new().chain_update([7; 32]).chain_update(&hashed).finalize().into();
-            assert_eq!(hash, expected, "a memo of {memo_length} bytes");
-            assert_eq!(
-                JournalEntry::chain_hash(&[7; 32], 3, &transfer),
-                hash,
-                "a memo of {memo_length} bytes"
-            );
-            let decoded: JournalEntry = crate::storage::decode(&entry).unwrap();
-            assert_eq!(decoded, JournalEntry { seq: 3, hash: None, transfer });
+        for (credit, saved) in [("NGN1000000001", 4), ("NGN1000000200", 3), ("NGN999", 0)] {
+            for memo_length in [0, 40, 500, 600, 5_000] {
+                let transfer = TransferRecord {
+                    id: 3,
+                    kind: TransferKind::Posted,
+                    debit_account: "sys_world_NGN".into(),
+                    credit_account: credit.into(),
+                    currency: "NGN".into(),
+                    amount: 10_000,
+                    memo: "m".repeat(memo_length),
+                    created_at: 1_700_000_000_000,
+                    pending_state: None,
+                    journal_seq: 3,
+                };
+                let (hash, entry) = JournalEntry::chained(3, &[7; 32], &transfer);
+                // The entry: its number (one byte), no hash (0), its
+                // transfer, whose id is stored as 0 (the entry's number).
+                assert_eq!(entry.get(1), Some(&0));
+                assert_eq!(entry.get(2), Some(&0));
+                let numbered =
+                    JournalEntry { seq: 3, hash: None, transfer: transfer.clone() }.encode_as_format_27();
+                assert_eq!(numbered.len(), entry.len() + saved, "{credit}");
+                let mut hashed = numbered[2..].to_vec();
+                hashed[0] = 3;
+                let expected: [u8; 32] =
+                    Sha256::new().chain_update([7; 32]).chain_update(&hashed).finalize().into();
+                assert_eq!(hash, expected, "{credit}, a memo of {memo_length} bytes");
+                assert_eq!(
+                    JournalEntry::chain_hash(&[7; 32], 3, &transfer),
+                    hash,
+                    "{credit}, a memo of {memo_length} bytes"
+                );
+                let decoded: JournalEntry = crate::storage::decode(&entry).unwrap();
+                assert_eq!(decoded, JournalEntry { seq: 3, hash: None, transfer: transfer.clone() });
+                let as_27: JournalEntry = crate::storage::decode(&numbered).unwrap();
+                assert_eq!(as_27, decoded, "an entry format 27 stored reads the same");
+            }
         }
     }
 
@@ -649,7 +675,12 @@ mod tests {
         let txn = db.begin_write().unwrap();
         let table = txn.open_table(RECORDS).unwrap();
         let mut overlay = Overlay::new(&table, &[]);
-        f(&mut Books { store: &mut overlay, now: 1_700_000_000_000, effects: Effects::default() })
+        f(&mut Books {
+            store: &mut overlay,
+            now: 1_700_000_000_000,
+            effects: Effects::default(),
+            listed: None,
+        })
     }
 
     fn organization() -> AccountRef {
@@ -761,7 +792,7 @@ mod tests {
         let mut table = txn.open_table(RECORDS).unwrap();
         let layer = {
             let mut overlay = Overlay::new(&table, &[]);
-            let mut books = Books { store: &mut overlay, now: 1, effects: Effects::default() };
+            let mut books = Books { store: &mut overlay, now: 1, effects: Effects::default(), listed: None };
             books.transfer(&posted(world(), organization(), 10)).unwrap();
             books.transfer(&posted(world(), organization(), 10)).unwrap();
             overlay.keep_command();
@@ -770,7 +801,7 @@ mod tests {
         crate::storage::write_changes(&mut table, &crate::storage::sorted(&layer)).unwrap();
         tamper(&mut table);
         let mut overlay = Overlay::new(&table, &[]);
-        let mut books = Books { store: &mut overlay, now: 2, effects: Effects::default() };
+        let mut books = Books { store: &mut overlay, now: 2, effects: Effects::default(), listed: None };
         books.transfer(&posted(world(), organization(), 10)).unwrap()
     }
 

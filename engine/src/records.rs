@@ -461,9 +461,12 @@ pub(crate) fn encode_chained(
         HashField::Bare => StoredTransfer::hashed(seq, transfer),
         HashField::Optional { .. } => StoredTransfer::compact(seq, transfer),
     };
-    let (memo_as_text, id_as_zero) = (stored_transfer.memo.is_text(), stored_transfer.id != transfer.id);
+    // The stored bytes are the hashed form, but for the id, only when the
+    // memo is text and no account is counted.
+    let as_hashed = stored_transfer.memo.is_text() && !stored_transfer.counts_accounts();
+    let id_as_zero = stored_transfer.id != transfer.id;
     let mut entry = postcard::to_extend(&stored_transfer, entry).expect("postcard encodes a journal entry");
-    let hash = match (memo_as_text, id_as_zero) {
+    let hash = match (as_hashed, id_as_zero) {
         (true, false) => chain_hash_bytes(prev_hash, &entry[transfer_at..]),
         // The id is the transfer's first field: the hashed form is the
         // stored bytes with the whole id where the stored 0 (one byte) is.
@@ -498,8 +501,19 @@ impl JournalEntry {
     /// whole (`StoredTransfer::compact`), for the layouts of older formats
     /// in tests.
     pub fn encode_as_format_23(&self) -> Vec<u8> {
-        let mut transfer = StoredTransfer::compact(self.seq, &self.transfer);
+        let mut transfer = StoredTransfer::compact(self.seq, &self.transfer).numbered();
         transfer.id = self.transfer.id;
+        postcard::to_allocvec(&StoredEntry { seq: self.seq, hash: self.hash, transfer })
+            .expect("postcard encodes a journal entry")
+    }
+}
+
+impl JournalEntry {
+    /// The entry's bytes as formats 24 to 27 stored it: its transfer's
+    /// accounts numbered, not counted, for the layouts of older formats
+    /// in tests.
+    pub fn encode_as_format_27(&self) -> Vec<u8> {
+        let transfer = StoredTransfer::compact(self.seq, &self.transfer).numbered();
         postcard::to_allocvec(&StoredEntry { seq: self.seq, hash: self.hash, transfer })
             .expect("postcard encodes a journal entry")
     }
@@ -570,7 +584,23 @@ impl<'a> StoredTransfer<'a> {
         if transfer.id == seq {
             stored.id = 0;
         }
+        stored.debit = stored.debit.counted();
+        stored.credit = stored.credit.counted();
         stored
+    }
+
+    /// The transfer with its accounts numbered, as formats 14 to 27
+    /// stored them, for the layouts of older formats in tests.
+    pub(crate) fn numbered(mut self) -> StoredTransfer<'a> {
+        self.debit = self.debit.numbered();
+        self.credit = self.credit.numbered();
+        self
+    }
+
+    /// Whether the transfer stores an account as `Counted`, which the
+    /// hashed form does not.
+    pub(crate) fn counts_accounts(&self) -> bool {
+        self.debit.is_counted() || self.credit.is_counted()
     }
 
     fn with_memo(seq: u64, transfer: &'a TransferRecord, memo: StoredMemo<'a>) -> StoredTransfer<'a> {
@@ -597,8 +627,8 @@ impl<'a> StoredTransfer<'a> {
             // 0 is the entry's number (`compact`).
             id: if self.id == 0 { seq } else { self.id },
             kind: self.kind,
-            debit_account: self.debit.id(&currency),
-            credit_account: self.credit.id(&currency),
+            debit_account: self.debit.id(&currency).ok_or("the debit account's count is out of range")?,
+            credit_account: self.credit.id(&currency).ok_or("the credit account's count is out of range")?,
             amount: self.amount,
             memo: self.memo.into_text(&currency, self.created_at)?,
             created_at: self.created_at,
@@ -608,6 +638,10 @@ impl<'a> StoredTransfer<'a> {
         })
     }
 }
+
+/// The books number organization accounts from one past this
+/// (1,000,000,001, ten digits in every id).
+pub(crate) const ACCOUNT_NUMBERS_AFTER: u64 = 1_000_000_000;
 
 /// An account as a stored journal entry names it.
 #[derive(Serialize, Deserialize)]
@@ -619,9 +653,40 @@ enum StoredAccount<'a> {
     System(SystemAccount),
     /// An id of any other shape, as it is.
     Named(#[serde(borrow)] Cow<'a, str>),
+    /// Since format 28, an organization account numbered past
+    /// `ACCOUNT_NUMBERS_AFTER`, as its count past it: the first 127
+    /// accounts in one byte, where their numbers took five. Last, so the
+    /// other variants keep their encoding; only stored entries use it, the
+    /// hash covers the account as `Numbered` (`StoredTransfer::hashed`).
+    Counted(u64),
 }
 
 impl<'a> StoredAccount<'a> {
+    /// The account as format 28 stores it: counted when it can be.
+    fn counted(self) -> StoredAccount<'a> {
+        match self {
+            StoredAccount::Numbered(number) => match number.checked_sub(ACCOUNT_NUMBERS_AFTER) {
+                Some(count) if count > 0 => StoredAccount::Counted(count),
+                _ => StoredAccount::Numbered(number),
+            },
+            other => other,
+        }
+    }
+
+    /// The account as formats 14 to 27 stored it: numbered.
+    fn numbered(self) -> StoredAccount<'a> {
+        match self {
+            StoredAccount::Counted(count) => {
+                StoredAccount::Numbered(count.saturating_add(ACCOUNT_NUMBERS_AFTER))
+            }
+            other => other,
+        }
+    }
+
+    fn is_counted(&self) -> bool {
+        matches!(self, StoredAccount::Counted(_))
+    }
+
     fn of(id: &'a str, currency: &str) -> StoredAccount<'a> {
         if let Some(number) = id.strip_prefix(currency).and_then(canonical_number) {
             return StoredAccount::Numbered(number);
@@ -636,12 +701,16 @@ impl<'a> StoredAccount<'a> {
         }
     }
 
-    fn id(self, currency: &str) -> String {
-        match self {
+    /// The account's id; `None` for a count past the last number.
+    fn id(self, currency: &str) -> Option<String> {
+        Some(match self {
             StoredAccount::Numbered(number) => organization_account_id(currency, number),
             StoredAccount::System(kind) => kind.account_id(currency),
             StoredAccount::Named(id) => id.into_owned(),
-        }
+            StoredAccount::Counted(count) => {
+                organization_account_id(currency, count.checked_add(ACCOUNT_NUMBERS_AFTER)?)
+            }
+        })
     }
 }
 
@@ -815,6 +884,56 @@ pub enum ResourceRef {
     Order(#[serde(with = "stored_id::as_parts")] String),
     /// Last, so stored entries keep their encoding.
     Refund(#[serde(with = "stored_id::as_parts")] String),
+    /// Since format 29: the resource at this position of the list its
+    /// operation fills (`ResourceRef::list_of`), in the organization's
+    /// list (positions are one count over every list, `Counter::ListSeq`).
+    /// Three or four bytes where the id took 28; a replay knows the
+    /// organization and the operation, so it reads the list entry there.
+    Listed(u64),
+}
+
+/// The list each create that takes a reference fills, by its idempotency
+/// operation (`Command::idempotency_key`).
+const LISTS: [(&str, &str); 6] = [
+    ("payout", "payouts"),
+    ("collection", "collections"),
+    ("order", "orders"),
+    ("refund", "refunds"),
+    ("deposit", "deposits"),
+    ("conversion", "conversions"),
+];
+
+impl ResourceRef {
+    /// The list a create of `operation` adds its resource to.
+    pub fn list_of(operation: &str) -> Option<&'static str> {
+        LISTS.iter().find(|(op, _)| *op == operation).map(|(_, kind)| *kind)
+    }
+
+    /// The resource `id` listed in the list of `kind`, by id.
+    pub fn in_list(kind: &str, id: String) -> Option<ResourceRef> {
+        Some(match kind {
+            "payouts" => ResourceRef::Payout(id),
+            "collections" => ResourceRef::Collection(id),
+            "orders" => ResourceRef::Order(id),
+            "refunds" => ResourceRef::Refund(id),
+            "deposits" => ResourceRef::Deposit(id),
+            "conversions" => ResourceRef::Conversion(id),
+            _ => return None,
+        })
+    }
+
+    /// The id of a resource named by id.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            ResourceRef::Conversion(id)
+            | ResourceRef::Deposit(id)
+            | ResourceRef::Payout(id)
+            | ResourceRef::Collection(id)
+            | ResourceRef::Order(id)
+            | ResourceRef::Refund(id) => Some(id),
+            ResourceRef::Transfers(_) | ResourceRef::Listed(_) => None,
+        }
+    }
 }
 
 /// (organization, operation, externalReference) → what the first request was
@@ -1403,10 +1522,11 @@ mod tests {
     }
 
     fn stored_account(id: &str, currency: &str) -> String {
-        match StoredAccount::of(id, currency) {
+        match StoredAccount::of(id, currency).counted() {
             StoredAccount::Numbered(n) => format!("number {n}"),
             StoredAccount::System(kind) => format!("system {}", kind.name()),
             StoredAccount::Named(id) => format!("text {id}"),
+            StoredAccount::Counted(n) => format!("count {n}"),
         }
     }
 
@@ -1415,7 +1535,10 @@ mod tests {
     /// could hold) is kept as text, so every entry reads back exactly.
     #[test]
     fn journal_entries_store_account_ids_compactly_and_read_back_exactly() {
-        assert_eq!(stored_account("NGN1000000001", "NGN"), "number 1000000001");
+        assert_eq!(stored_account("NGN1000000001", "NGN"), "count 1");
+        assert_eq!(stored_account("NGN1000000200", "NGN"), "count 200");
+        assert_eq!(stored_account("NGN1000000000", "NGN"), "number 1000000000");
+        assert_eq!(stored_account("NGN7", "NGN"), "number 7");
         assert_eq!(stored_account("sys_rail_clearing_NGN", "NGN"), "system rail_clearing");
         assert_eq!(stored_account("sys_world_GHS", "GHS"), "system world");
         for (id, currency) in [

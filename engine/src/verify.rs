@@ -695,23 +695,43 @@ fn check_accounts(
 /// the resource's organization, operation and reference
 /// (`keys::idempotency`), so a retry of the request finds it.
 fn check_idempotency(table: &Table, report: &mut Report) -> Result<(), EngineError> {
-    let numbers: HashMap<String, NameNumber> =
-        names_by_number(table)?.into_iter().map(|(number, text)| (text, number)).collect();
+    let names = names_by_number(table)?;
+    let numbers: HashMap<&str, NameNumber> =
+        names.iter().map(|(number, text)| (text.as_str(), *number)).collect();
+    // Each list entry by its position (one count over every list), for
+    // the entries that name their resource by it (`ResourceRef::Listed`).
+    let mut positions: HashMap<u64, (NameNumber, ResourceRef)> = HashMap::new();
+    for (key, value) in scan(table, Space::ListIndex)? {
+        let listed = NameNumber::pair_in(&key).and_then(|(organization, kind, rest)| {
+            let position = u64::from_be_bytes(<[u8; 8]>::try_from(rest).ok()?);
+            Some((position, organization, names.get(&kind)?))
+        });
+        if let (Some((position, organization, kind)), Ok(Listed::Id(id))) = (listed, Listed::decode(&value))
+            && let Some(resource) = ResourceRef::in_list(kind, id)
+        {
+            positions.insert(position, (organization, resource));
+        }
+    }
     for (key, value) in scan(table, Space::IdempotencyDigest)? {
         let entry = IdempotencyRecord::decode(&value)?;
         report.idempotency_entries = report.idempotency_entries.saturating_add(1);
         let digest: String = key.get(1..).unwrap_or_default().iter().map(|b| format!("{b:02x}")).collect();
-        let Some(origin) = origin_of(table, &entry.resource)? else {
-            report
-                .problems
-                .push(format!("idempotency entry {digest} points at a missing {:?}", entry.resource));
+        // A listed resource is found in its organization's list.
+        let (listed_in, resource) = match &entry.resource {
+            ResourceRef::Listed(position) => match positions.get(position) {
+                Some((organization, resource)) => (Some(*organization), resource),
+                None => (None, &entry.resource),
+            },
+            named => (None, named),
+        };
+        let Some(origin) = origin_of(table, resource)? else {
+            report.problems.push(format!("idempotency entry {digest} points at a missing {resource:?}"));
             continue;
         };
         let Some((organization, operation, reference)) = origin else { continue };
-        let found = numbers
-            .get(&organization)
-            .zip(numbers.get(operation))
-            .is_some_and(|(o, p)| keys::idempotency(*o, *p, &reference) == key);
+        let found = numbers.get(organization.as_str()).zip(numbers.get(operation)).is_some_and(|(o, p)| {
+            keys::idempotency(*o, *p, &reference) == key && listed_in.is_none_or(|listed| listed == *o)
+        });
         if !found {
             report.problems.push(format!(
                 "idempotency entry {digest} of {:?} is not keyed by {organization}/{operation}/{reference}: a retry would not find it",
@@ -772,6 +792,8 @@ fn origin_of(table: &Table, resource: &ResourceRef) -> Result<Option<Origin>, En
             }
             all.then_some(None)
         }
+        // A position no list entry holds.
+        ResourceRef::Listed(_) => None,
     })
 }
 

@@ -225,7 +225,7 @@ impl Writer {
             .with_room_for(batch.len().saturating_mul(KEYS_PER_COMMAND));
         for envelope in batch {
             let (result, effects) = {
-                let mut books = Books { store: &mut overlay, now, effects: Effects::default() };
+                let mut books = Books { store: &mut overlay, now, effects: Effects::default(), listed: None };
                 let result = catch_unwind(AssertUnwindSafe(|| {
                     apply(&mut books, &context, &envelope.command, envelope.received_epoch)
                 }))

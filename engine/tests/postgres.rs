@@ -341,8 +341,10 @@ fn heads_apart_as_format_15(client: &mut postgres::Client) {
     assert!(heads >= 1, "org_a's USD account has had changes");
 }
 
-/// Lays the live stack out as format 25 did: its events lists store the
-/// events' ids (`format26::store_event_lists_as_ids`, as formats 1 to 26)
+/// Lays the live stack out as format 25 did: its idempotency entries name
+/// their resources by id (`format28::store_idempotency_resources_by_id`,
+/// as formats 1 to 28), its events lists store the events' ids
+/// (`format26::store_event_lists_as_ids`, as formats 1 to 26)
 /// and its idempotency entries are keyed by their references
 /// (`format25::store_idempotency_by_reference`, as formats 20 to 25), both
 /// run on a copy of the stack's records in memory and written back.
@@ -363,6 +365,8 @@ fn lists_and_references_as_format_25(url: &str) {
                 let (key, value): (Vec<u8>, Vec<u8>) = (row.get(0), row.get(1));
                 table.insert(key.as_slice(), value.as_slice()).unwrap();
             }
+            let named = sika_engine::format::format28::store_idempotency_resources_by_id(&mut table).unwrap();
+            assert!(named >= 2, "the two payouts' entries name them by id: {named}");
             let listed = sika_engine::format::format26::store_event_lists_as_ids(&mut table).unwrap();
             assert!(listed >= 2, "the two payouts' events: {listed}");
             let moved = sika_engine::format::format25::store_idempotency_by_reference(&mut table).unwrap();

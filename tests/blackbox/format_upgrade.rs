@@ -48,12 +48,13 @@ use redb::{ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
 use sika_engine::format::{
     format5, format8, format9, format10, format12, format13, format14, format15, format16, format17,
-    format18, format19, format20, format21, format22, format23, format24, format25, format26,
+    format18, format19, format20, format21, format22, format23, format24, format25, format26, format27,
+    format28,
 };
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 27;
+const FORMAT_VERSION: u32 = 29;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -399,6 +400,7 @@ fn store_jobs_as_format_1(path: &Path) -> usize {
         // as format 15 still did, payouts whole, as format 17 still did,
         // and list and idempotency keys spelling their names, as format
         // 19 still did.
+        format28::store_idempotency_resources_by_id(&mut table).unwrap();
         format26::store_event_lists_as_ids(&mut table).unwrap();
         format25::store_idempotency_by_reference(&mut table).unwrap();
         format14::store_every_transfer_ref(&mut table).unwrap();
@@ -775,6 +777,14 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> R) -> R {
     let db = redb::Database::open(path).unwrap();
     let txn = db.begin_write().unwrap();
+    // Up to format 28, an idempotency entry named its resource by id.
+    if version < 29 {
+        format28::store_idempotency_resources_by_id(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    }
+    // Up to format 27, a journal entry numbered its accounts.
+    if version < 28 {
+        format27::store_journal_accounts_numbered(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    }
     // Up to format 26, an events list entry stored the event's id.
     if version < 27 {
         format26::store_event_lists_as_ids(&mut txn.open_table(RECORDS).unwrap()).unwrap();
@@ -1583,7 +1593,11 @@ async fn a_format_21_ledgers_ids_read_the_same_and_new_ones_are_stored_as_their_
     assert!(as_text.len() >= 7, "{} list entries", as_text.len());
     for ((key, parts), (text_key, text)) in as_parts.iter().zip(&as_text) {
         assert_eq!(key, text_key);
-        assert_eq!(parts.len() + 6, text.len(), "each id as text is 6 bytes longer");
+        // Since format 27 an events list entry is the event's number
+        // (`records::Listed`); every other entry is an id, as its parts.
+        if parts.first() != Some(&0) {
+            assert_eq!(parts.len() + 6, text.len(), "each id as text is 6 bytes longer");
+        }
     }
     assert!(old_event_ids.iter().all(|(key, _)| key.len() == 30), "keyed by their text");
 
@@ -1644,12 +1658,13 @@ async fn a_format_22_ledgers_references_replay_after_its_entries_keep_half_their
     let (mut node, payouts) = three_payouts_one_held("f23").await;
 
     let sandbox = node.data_dir().join("sandbox.redb");
-    let kept = stored_records(&sandbox, Space::IdempotencyDigest);
+    let kept = laid_out_records(&sandbox, 23, Space::Idempotency);
     lay_out_as(&sandbox, 22, |_| ());
     let whole = stored_records(&sandbox, Space::Idempotency);
     assert_eq!(kept.len(), 3, "the three payouts' references");
-    for (half, all) in by_resource(&kept).values().zip(by_resource(&whole).values()) {
-        assert_eq!(half.len() + 16 + 6, all.len(), "format 22 kept 16 bytes more and the time it was made");
+    for ((key, half), (whole_key, all)) in kept.iter().zip(&whole) {
+        assert_eq!(key, whole_key);
+        assert_eq!(half.len() + 16, all.len(), "format 22 kept 16 bytes more");
     }
 
     node.restart(&Options::unthrottled(), &SLOW);
@@ -1673,9 +1688,9 @@ async fn a_format_22_ledgers_references_replay_after_its_entries_keep_half_their
     let stored = stored_records(&sandbox, Space::IdempotencyDigest);
     assert_eq!(stored.len(), 4, "and the new payout's");
     for (key, value) in &kept {
-        // As format 23 stored it: with the time it was made (format 25
-        // reads it and leaves it).
-        let entry = (key.clone(), format24::idempotency_as_format_24(value).unwrap());
+        // As format 23 stored it, with the time it was made (format 25
+        // reads it and leaves it), under its digest since format 26.
+        let entry = (digest_of(key), value.clone());
         assert!(stored.contains(&entry), "each entry is stored as format 23 wrote it: {entry:?}");
     }
 }
@@ -1691,11 +1706,12 @@ async fn a_format_24_ledgers_references_replay_after_its_entries_leave_their_tim
     let (mut node, payouts) = three_payouts_one_held("f25").await;
 
     let sandbox = node.data_dir().join("sandbox.redb");
-    let current = stored_records(&sandbox, Space::IdempotencyDigest);
+    let current = laid_out_records(&sandbox, 25, Space::Idempotency);
     lay_out_as(&sandbox, 24, |_| ());
     let timed = stored_records(&sandbox, Space::Idempotency);
     assert_eq!(current.len(), 3, "the three payouts' references");
-    for (now, then) in by_resource(&current).values().zip(by_resource(&timed).values()) {
+    for ((key, now), (timed_key, then)) in current.iter().zip(&timed) {
+        assert_eq!(key, timed_key);
         assert_eq!(now.len() + 6, then.len(), "format 24 stored the time too");
     }
 
@@ -1721,7 +1737,8 @@ async fn a_format_24_ledgers_references_replay_after_its_entries_leave_their_tim
         stored.into_iter().partition(|(_, value)| timed.iter().any(|(_, then)| then == value));
     assert_eq!(old.len(), 3, "the old entries keep their bytes");
     assert_eq!(new.len(), 1, "the new payout's");
-    assert_eq!(new[0].1.len() + 6, timed[0].1.len(), "without the time");
+    let entry = sika_engine::records::IdempotencyRecord::decode(&new[0].1).unwrap();
+    assert_eq!(encode(&entry), new[0].1, "without the time");
 }
 
 /// Formats 11 to 23 stored a hold's reference whole (its entry's number
@@ -1839,16 +1856,27 @@ async fn a_format_11_request_logs_entries_are_found_and_trimmed_oldest_first_aft
     );
 }
 
-/// Idempotency entries' bytes by the resource each names, so entries
-/// keyed by digests and by references pair up.
-fn by_resource(entries: &[(Vec<u8>, Vec<u8>)]) -> std::collections::BTreeMap<String, Vec<u8>> {
-    entries
-        .iter()
-        .map(|(_, value)| {
-            let entry = sika_engine::records::IdempotencyRecord::decode(value).unwrap();
-            (format!("{:?}", entry.resource), value.clone())
-        })
-        .collect()
+/// The records of `space` that a copy of a stopped node's ledger holds
+/// once laid out as format `version`: how the format after a test's own
+/// stored them, where the ledger itself now holds later formats' records.
+fn laid_out_records(sandbox: &Path, version: u32, space: Space) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy.redb");
+    std::fs::copy(sandbox, &copy).unwrap();
+    lay_out_as(&copy, version, |_| ());
+    stored_records(&copy, space)
+}
+
+/// The key format 26 gives the idempotency entry formats 20 to 25 keyed
+/// `key`.
+fn digest_of(key: &[u8]) -> Vec<u8> {
+    let (organization, operation, reference) = format25::reference_in(key).unwrap();
+    keys::idempotency(organization, operation, reference)
+}
+
+/// The id of `three_payouts_one_held`'s held payout.
+fn ids_held(payouts: &ThreePayouts) -> String {
+    payouts.urls[2].rsplit('/').next().unwrap().to_string()
 }
 
 /// Formats 20 to 25 keyed an idempotency entry by its organization's and
@@ -1864,7 +1892,7 @@ async fn a_format_25_ledgers_references_replay_after_their_entries_are_keyed_by_
     let (mut node, payouts) = three_payouts_one_held("f26").await;
 
     let sandbox = node.data_dir().join("sandbox.redb");
-    let digests = stored_records(&sandbox, Space::IdempotencyDigest);
+    let digests = laid_out_records(&sandbox, 26, Space::IdempotencyDigest);
     lay_out_as(&sandbox, 25, |_| ());
     let by_reference = stored_records(&sandbox, Space::Idempotency);
     assert_eq!(by_reference.len(), 3, "the three payouts' references");
@@ -1920,16 +1948,16 @@ async fn a_format_26_ledgers_events_list_as_before_and_new_entries_name_their_nu
     lay_out_as(&sandbox, 26, |_| ());
     let by_id = stored_records(&sandbox, Space::ListIndex);
     let events: Vec<_> = by_id.iter().filter(|entry| !numbered.contains(entry)).collect();
-    // The deposit's event and the payouts' created and settled events.
-    assert!(events.len() >= 1 + 3 + 2, "{} events listed by id", events.len());
+    // The deposit's event and the two settled payouts'.
+    assert_eq!(events.len(), 1 + 2, "{} events listed by id", events.len());
     assert!(events.iter().all(|(_, value)| value.len() == 23), "format 26 stored each event's id");
 
     node.restart(&Options::unthrottled(), &SLOW);
     let api = Api::new();
     let key = node.creds.sandbox_key.clone();
     let url = node.sandbox_url("/v1/webhooks/events");
-    let before = every_item(&api, &format!("{url}?limit=2"), &key).await;
-    assert_eq!(before.len(), events.len(), "every event lists, two to a page");
+    let before = every_item(&api, &url, &key).await;
+    assert_eq!(before.len(), events.len(), "every event lists");
     for event in &before {
         let id = event["id"].as_str().unwrap();
         let one = api.get(&node.sandbox_url(&format!("/v1/webhooks/events/{id}")), &key).await;
@@ -1942,7 +1970,7 @@ async fn a_format_26_ledgers_events_list_as_before_and_new_entries_name_their_nu
         (api.get(&payouts.urls[2], &key).await.body["payout"]["status"] == "completed").then_some(())
     })
     .await;
-    let after = every_item(&api, &format!("{url}?limit=3"), &key).await;
+    let after = every_item(&api, &url, &key).await;
     assert!(after.len() > before.len(), "the new events list too");
     assert_eq!(
         after[after.len() - before.len()..],
@@ -1950,10 +1978,8 @@ async fn a_format_26_ledgers_events_list_as_before_and_new_entries_name_their_nu
         "the old events list as before, after the new"
     );
     assert!(
-        after[..after.len() - before.len()]
-            .iter()
-            .any(|event| event["data"]["id"] == new.body["payout"]["id"]),
-        "the new payout's event lists first"
+        after[..after.len() - before.len()].iter().any(|event| event["data"]["id"] == ids_held(&payouts)),
+        "the held payout's event lists first"
     );
     node.stop_and_verify();
 
@@ -1963,6 +1989,109 @@ async fn a_format_26_ledgers_events_list_as_before_and_new_entries_name_their_nu
         assert!(stored.contains(entry), "each old entry keeps its bytes: {entry:?}");
     }
     let added: Vec<_> = stored.iter().filter(|(key, _)| !by_id.iter().any(|(k, _)| k == key)).collect();
-    let numbers = added.iter().filter(|(_, value)| value.len() <= 5 && value[0] == 0).count();
-    assert_eq!(numbers, after.len() - before.len(), "each new event is listed by its number: {added:?}");
+    let (numbers, ids): (Vec<_>, Vec<_>) =
+        added.iter().copied().partition(|(_, value)| value.len() <= 5 && value[0] == 0);
+    // Events may follow the last read (the new payout settling).
+    assert!(numbers.len() >= after.len() - before.len(), "each new event is listed by its number: {added:?}");
+    assert_eq!(ids.len(), 1, "the new payout, listed by its id: {added:?}");
+}
+
+/// Formats 14 to 27 stored an organization account in a journal entry as
+/// its number (five bytes past 1,000,000,000); format 28 stores its count
+/// past that number (one byte for the first 127 accounts). After the
+/// upgrade a format 27 ledger's payouts and balance transactions read as
+/// before, its held payout's holds are found and posted, the old entries
+/// keep their bytes, the new ones that name the organization's account
+/// are shorter than format 27 would have stored them, and the books
+/// verify (the chain covers each account's number either way).
+#[tokio::test]
+async fn a_format_27_ledgers_journal_reads_the_same_and_new_entries_count_their_accounts() {
+    let Some(()) = embedded_store() else { return };
+    let (mut node, payouts) = three_payouts_one_held("f28").await;
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let counted = stored_records(&sandbox, Space::Journal);
+    lay_out_as(&sandbox, 27, |_| ());
+    let numbered = stored_records(&sandbox, Space::Journal);
+    assert_eq!(numbered.len(), counted.len());
+    let longer =
+        counted.iter().zip(&numbered).filter(|((_, now), (_, then))| then.len() == now.len() + 4).count();
+    // The deposit, and each payout's two holds and what settled them.
+    assert!(longer >= 7, "{longer} entries named the organization's account by number");
+    assert!(numbered.iter().all(|(_, entry)| as_format_27(entry) == *entry), "every account numbered");
+
+    read_the_same_and_the_held_payout_completes(&mut node, &payouts).await;
+
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    let (old, new): (Vec<_>, Vec<_>) =
+        stored_records(&sandbox, Space::Journal).into_iter().partition(|entry| numbered.contains(entry));
+    assert_eq!(old.len(), numbered.len(), "the old entries keep their bytes");
+    // The held payout's holds posted and its amount delivered.
+    assert_eq!(new.len(), 3);
+    let shorter = new.iter().filter(|(_, entry)| as_format_27(entry).len() == entry.len() + 4).count();
+    assert_eq!(shorter, 2, "the two posts name the organization's account by its count");
+}
+
+fn as_format_27(entry: &[u8]) -> Vec<u8> {
+    decode::<sika_engine::records::JournalEntry>(entry).unwrap().encode_as_format_27()
+}
+
+/// Formats 1 to 28 named an idempotency entry's resource by its id (28
+/// bytes for a payout's); format 29 names it by its position in the list
+/// its create fills. After the upgrade a format 28 ledger's references
+/// replay their payouts, a different body under one is refused, the old
+/// entries keep their bytes, a new payout's entry is at most 21 bytes and
+/// replays it too, and the books verify.
+#[tokio::test]
+async fn a_format_28_ledgers_references_replay_and_new_entries_name_their_resources_by_position() {
+    let Some(()) = embedded_store() else { return };
+    let (mut node, payouts) = three_payouts_one_held("f29").await;
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let listed = stored_records(&sandbox, Space::IdempotencyDigest);
+    lay_out_as(&sandbox, 28, |_| ());
+    let by_id = stored_records(&sandbox, Space::IdempotencyDigest);
+    assert_eq!(by_id.len(), 3, "the three payouts' references");
+    for ((key, now), (old_key, then)) in listed.iter().zip(&by_id) {
+        assert_eq!(key, old_key);
+        assert!(
+            now.len() <= 21 && then.len() >= now.len() + 20,
+            "{} bytes by position, {} by id",
+            now.len(),
+            then.len()
+        );
+    }
+
+    node.restart(&Options::unthrottled(), &SLOW);
+    let api = Api::new();
+    let key = node.creds.sandbox_key.clone();
+    let url = node.sandbox_url("/v1/payouts");
+    let ids: Vec<&str> = payouts.urls.iter().map(|url| url.rsplit('/').next().unwrap()).collect();
+    let outcomes = [("20.00", "completed"), ("10.01", "failed"), ("10.03", "held")];
+    for ((amount, outcome), id) in outcomes.iter().zip(&ids) {
+        let replay = api.post(&url, &key, mtn_payout(amount, &format!("f29-{outcome}"))).await;
+        replay.expect(200);
+        assert_eq!(replay.body["payout"]["id"], *id, "f29-{outcome} replays its payout");
+    }
+    api.post(&url, &key, mtn_payout("20.02", "f29-completed")).await.expect_field(
+        409,
+        "duplicate",
+        "externalReference",
+    );
+    let new = api.post(&url, &key, mtn_payout("1.00", "f29-new")).await;
+    new.expect(201);
+    let again = api.post(&url, &key, mtn_payout("1.00", "f29-new")).await;
+    again.expect(200);
+    assert_eq!(again.body["payout"], new.body["payout"], "the new reference replays its payout");
+    api.post(&url, &key, mtn_payout("1.01", "f29-new")).await.expect_field(
+        409,
+        "duplicate",
+        "externalReference",
+    );
+    node.stop_and_verify();
+
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    let stored = stored_records(&sandbox, Space::IdempotencyDigest);
+    let (old, new): (Vec<_>, Vec<_>) = stored.into_iter().partition(|entry| by_id.contains(entry));
+    assert_eq!(old.len(), 3, "the old entries keep their bytes");
+    assert_eq!(new.len(), 1, "the new payout's");
+    assert!(new[0].1.len() <= 21, "the fingerprint and the position: {} bytes", new[0].1.len());
 }
