@@ -552,7 +552,13 @@ fn stopped_node_dir(
     }
 }
 
-fn compact(data_dir: &std::path::Path) -> ExitCode {
+/// Runs `each` on every ledger file of `data_dir` (`live`, `sandbox`),
+/// given its data directory, its name and its path; stops at its first
+/// failure, and fails (2) when there is none.
+fn each_ledger(
+    data_dir: &std::path::Path,
+    each: fn(&std::path::Path, &str, &std::path::Path) -> Result<(), ExitCode>,
+) -> ExitCode {
     let mut found = 0;
     for name in ["live", "sandbox"] {
         let path = data_dir.join(format!("{name}.redb"));
@@ -560,12 +566,8 @@ fn compact(data_dir: &std::path::Path) -> ExitCode {
             continue;
         }
         found += 1;
-        match sika_engine::footprint::compact_path(&path, &sika_server::LEDGER_STEPS) {
-            Ok(done) => println!("{name}: {} bytes, {} before compacting", done.after, done.before),
-            Err(e) => {
-                eprintln!("sika: cannot compact {} (is the node stopped?): {e}", path.display());
-                return ExitCode::FAILURE;
-            }
+        if let Err(code) = each(data_dir, name, &path) {
+            return code;
         }
     }
     if found == 0 {
@@ -575,25 +577,32 @@ fn compact(data_dir: &std::path::Path) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn footprint(data_dir: &std::path::Path) -> ExitCode {
-    let mut found = 0;
-    for name in ["live", "sandbox"] {
-        let path = data_dir.join(format!("{name}.redb"));
-        if !path.exists() {
-            continue;
+fn compact(data_dir: &std::path::Path) -> ExitCode {
+    each_ledger(data_dir, |_, name, path| {
+        match sika_engine::footprint::compact_path(path, &sika_server::LEDGER_STEPS) {
+            Ok(done) => println!("{name}: {} bytes, {} before compacting", done.after, done.before),
+            Err(e) => {
+                eprintln!("sika: cannot compact {} (is the node stopped?): {e}", path.display());
+                return Err(ExitCode::FAILURE);
+            }
         }
-        found += 1;
+        Ok(())
+    })
+}
+
+fn footprint(data_dir: &std::path::Path) -> ExitCode {
+    each_ledger(data_dir, |data_dir, name, path| {
         let files: Vec<(String, u64)> =
             [format!("{name}.redb"), format!("{name}.wal"), format!("{name}.1.wal")]
                 .into_iter()
                 .filter_map(|file| Some((file.clone(), std::fs::metadata(data_dir.join(&file)).ok()?.len())))
                 .collect();
-        let counted = sika_engine::footprint::footprint_path(&path, &sika_server::LEDGER_STEPS);
+        let counted = sika_engine::footprint::footprint_path(path, &sika_server::LEDGER_STEPS);
         let footprint = match counted {
             Ok(footprint) => footprint,
             Err(e) => {
                 println!("{name}: cannot read {}: {e}", path.display());
-                return ExitCode::FAILURE;
+                return Err(ExitCode::FAILURE);
             }
         };
         let sizes: Vec<String> = files.iter().map(|(file, bytes)| format!("{file} {bytes}")).collect();
@@ -614,12 +623,8 @@ fn footprint(data_dir: &std::path::Path) -> ExitCode {
                 used.records, used.key_bytes, used.value_bytes
             );
         }
-    }
-    if found == 0 {
-        eprintln!("sika: no ledger found in {}", data_dir.display());
-        return ExitCode::from(2);
-    }
-    ExitCode::SUCCESS
+        Ok(())
+    })
 }
 
 /// Audits both stacks' ledgers, in the data directory's files or in the

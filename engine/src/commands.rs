@@ -217,12 +217,15 @@ pub(crate) fn apply(
 ) -> Result<Applied, EngineError> {
     let idempotency = command.idempotency_key();
     books.listed = None;
+    // The entry's key, once both names have numbers: a digest
+    // (`keys::idempotency`), made once for the lookup and the write.
+    let mut entry_key = None;
     if let Some((scope_name, operation_name, reference)) = idempotency
         && let (Some(scope), Some(operation)) =
             (books.store.name_number(scope_name)?, books.store.name_number(operation_name)?)
     {
-        let key = keys::idempotency(scope, operation, reference);
-        if let Some(existing) = books.store.get_with(&key, IdempotencyRecord::decode)? {
+        let key = entry_key.insert(keys::idempotency(scope, operation, reference));
+        if let Some(existing) = books.store.get_with(key, IdempotencyRecord::decode)? {
             if existing.fingerprint != IdempotencyRecord::kept(&command.fingerprint()) {
                 return Err(EngineError::Duplicate { reference: reference.to_string() });
             }
@@ -323,9 +326,15 @@ pub(crate) fn apply(
         };
         let record =
             IdempotencyRecord { fingerprint: IdempotencyRecord::kept(&command.fingerprint()), resource };
-        let scope = books.store.name_number_or_new(scope)?;
-        let operation = books.store.name_number_or_new(operation)?;
-        books.store.put(keys::idempotency(scope, operation, reference), &record);
+        let key = match entry_key {
+            Some(key) => key,
+            None => {
+                let scope = books.store.name_number_or_new(scope)?;
+                let operation = books.store.name_number_or_new(operation)?;
+                keys::idempotency(scope, operation, reference)
+            }
+        };
+        books.store.put(key, &record);
     }
     Ok(applied)
 }

@@ -955,11 +955,9 @@ pub fn idempotency_entries_are_keyed_by_digests(txn: &redb::WriteTransaction) ->
 /// Idempotency entries as formats 1 to 28 stored them, naming their
 /// resources by id, for the layouts of older formats in tests.
 pub mod format28 {
-    use std::collections::HashMap;
-
     use crate::error::EngineError;
-    use crate::records::{IdempotencyRecord, Listed, ResourceRef};
-    use crate::storage::{NameNumber, Space, encode, names_in, scan};
+    use crate::records::{IdempotencyRecord, ResourceRef};
+    use crate::storage::{Space, encode, names_in, scan};
 
     /// Stores every idempotency entry of a current ledger that names its
     /// resource by its list position with the resource's id; returns how
@@ -968,21 +966,12 @@ pub mod format28 {
         table: &mut redb::Table<&[u8], &[u8]>,
     ) -> Result<usize, EngineError> {
         let names = names_in(scan(&*table, Space::Name)?)?;
-        let mut positions: HashMap<u64, ResourceRef> = HashMap::new();
-        for (key, value) in scan(&*table, Space::ListIndex)? {
-            let Some((_, kind, rest)) = NameNumber::pair_in(&key) else { continue };
-            let (Ok(position), Some(kind)) = (<[u8; 8]>::try_from(rest), names.get(&kind)) else { continue };
-            if let Listed::Id(id) = Listed::decode(&value)?
-                && let Some(resource) = ResourceRef::in_list(kind, id)
-            {
-                positions.insert(u64::from_be_bytes(position), resource);
-            }
-        }
+        let positions = crate::idempotency::list_positions(&*table, &names)?;
         let mut rewrote = 0usize;
         for (key, value) in scan(&*table, Space::IdempotencyDigest)? {
             let entry = IdempotencyRecord::decode(&value)?;
             let ResourceRef::Listed(position) = entry.resource else { continue };
-            let resource = positions
+            let (_, resource) = positions
                 .get(&position)
                 .cloned()
                 .ok_or_else(|| EngineError::Corrupt(format!("no list entry at position {position}")))?;
@@ -1050,10 +1039,8 @@ pub mod format25 {
     use std::collections::BTreeMap;
 
     use crate::error::EngineError;
-    use crate::records::{
-        CollectionRecord, ConversionRecord, DepositRecord, OrderRecord, PayoutRecord, RefundRecord,
-    };
-    use crate::storage::{NameNumber, Space, decode, keys, names_in, scan};
+    use crate::records::{IdempotencyRecord, ResourceRef};
+    use crate::storage::{NameNumber, Space, keys, names_in, scan};
 
     /// The organization's and operation's numbers and the reference an
     /// idempotency key of formats 20 to 25 holds.
@@ -1068,64 +1055,44 @@ pub mod format25 {
 
     /// Stores every idempotency entry of a current ledger under the key
     /// formats 20 to 25 gave it; returns how many moved. A digest cannot
-    /// be read back, so each entry is found from a resource the ledger
-    /// holds (a payout, collection, order, refund, deposit or conversion
-    /// with its `externalReference`); an entry none of them names (a
+    /// be read back, so each entry's key is made again from the resource
+    /// it names (its organization, operation and `externalReference`,
+    /// `idempotency::origin_of`); an entry whose resource records none (a
     /// ledger transfer's) stops the layout.
     pub fn store_idempotency_by_reference(
         table: &mut redb::Table<&[u8], &[u8]>,
     ) -> Result<usize, EngineError> {
-        let numbers: BTreeMap<String, NameNumber> =
-            names_in(scan(&*table, Space::Name)?)?.into_iter().map(|(number, text)| (text, number)).collect();
-        let mut references: Vec<(String, &str, String)> = Vec::new();
-        for (key, value) in scan(&*table, Space::Payout)? {
-            let payout: PayoutRecord = crate::stored_payout::decode(&key, &value)?;
-            references.push((payout.organization, "payout", payout.external_reference));
-        }
-        for (_, value) in scan(&*table, Space::Collection)? {
-            let collection: CollectionRecord = decode(&value)?;
-            references.push((collection.organization, "collection", collection.external_reference));
-        }
-        for (_, value) in scan(&*table, Space::Order)? {
-            let order: OrderRecord = decode(&value)?;
-            references.push((order.organization, "order", order.external_reference));
-        }
-        for (_, value) in scan(&*table, Space::Refund)? {
-            let refund: RefundRecord = decode(&value)?;
-            references.push((refund.organization, "refund", refund.external_reference));
-        }
-        for (_, value) in scan(&*table, Space::Deposit)? {
-            let deposit: DepositRecord = decode(&value)?;
-            if let Some(reference) = deposit.external_reference {
-                references.push((deposit.organization, "deposit", reference));
-            }
-        }
-        for (_, value) in scan(&*table, Space::Conversion)? {
-            let conversion: ConversionRecord = decode(&value)?;
-            if let Some(reference) = conversion.external_reference {
-                references.push((conversion.organization, "conversion", reference));
-            }
-        }
-        let mut moved = 0usize;
-        for (organization, operation, reference) in references {
-            let (Some(organization), Some(operation)) = (numbers.get(&organization), numbers.get(operation))
-            else {
-                continue;
+        let names = names_in(scan(&*table, Space::Name)?)?;
+        let numbers: BTreeMap<&str, NameNumber> =
+            names.iter().map(|(number, text)| (text.as_str(), *number)).collect();
+        let positions = crate::idempotency::list_positions(&*table, &names)?;
+        let mut moves = Vec::new();
+        for (key, value) in scan(&*table, Space::IdempotencyDigest)? {
+            let resource = match IdempotencyRecord::decode(&value)?.resource {
+                ResourceRef::Listed(position) => {
+                    positions.get(&position).map(|(_, resource)| resource.clone())
+                }
+                named => Some(named),
             };
-            let digest = keys::idempotency(*organization, *operation, &reference);
-            let Some(value) = table.remove(digest.as_slice())?.map(|value| value.value().to_vec()) else {
-                continue;
+            let origin = match &resource {
+                Some(resource) => crate::idempotency::origin_of(&*table, resource)?.flatten(),
+                None => None,
             };
-            table.insert(
-                keys::idempotency_by_reference(*organization, *operation, &reference).as_slice(),
-                value.as_slice(),
-            )?;
-            moved = moved.saturating_add(1);
+            let old_key = origin.and_then(|(organization, operation, reference)| {
+                let (organization, operation) =
+                    (numbers.get(organization.as_str())?, numbers.get(operation)?);
+                Some(keys::idempotency_by_reference(*organization, *operation, &reference))
+            });
+            let old_key = old_key.ok_or_else(|| {
+                EngineError::Corrupt(format!("no resource names the idempotency entry {key:?}"))
+            })?;
+            moves.push((key, old_key, value));
         }
-        if let Some((key, _)) = scan(&*table, Space::IdempotencyDigest)?.first() {
-            return Err(EngineError::Corrupt(format!("no resource names the idempotency entry {key:?}")));
+        for (key, old_key, value) in &moves {
+            table.remove(key.as_slice())?;
+            table.insert(old_key.as_slice(), value.as_slice())?;
         }
-        Ok(moved)
+        Ok(moves.len())
     }
 }
 

@@ -45,6 +45,7 @@ pub mod faults;
 pub mod footprint;
 pub mod format;
 pub mod id_parts;
+mod idempotency;
 pub mod ids;
 pub mod ledger;
 pub mod money;

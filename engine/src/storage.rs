@@ -17,7 +17,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
-use crate::records::AccountEntry;
+use crate::records::{AccountEntry, TransferId, TransferRecord, TransferRef};
 
 /// The single table every record lives in.
 pub const RECORDS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("records");
@@ -1402,6 +1402,24 @@ pub fn scan(
         out.push((key.value().to_vec(), value.value().to_vec()));
     }
     Ok(out)
+}
+
+/// The reference stored under transfer `id`, if any (`TransferRef::decode`).
+pub fn transfer_ref(
+    table: &impl ReadableTable<&'static [u8], &'static [u8]>,
+    id: TransferId,
+) -> Result<Option<TransferRef>, EngineError> {
+    table.get(keys::transfer(id).as_slice())?.map(|bytes| TransferRef::decode(id, bytes.value())).transpose()
+}
+
+/// The transfer `id` as it stands: its journal entry's, with the state its
+/// reference gives a hold; `None` when either is missing or they disagree.
+pub fn stored_transfer(
+    table: &impl ReadableTable<&'static [u8], &'static [u8]>,
+    id: TransferId,
+) -> Result<Option<TransferRecord>, EngineError> {
+    let stored = transfer_ref(table, id)?;
+    Ok(TransferRef::find(id, stored, |seq| read(table, &keys::journal(seq))).ok().flatten())
 }
 
 pub fn read<T: DeserializeOwned>(

@@ -11,6 +11,7 @@ use crate::error::EngineError;
 use crate::records::*;
 use crate::storage::{
     MovementKind, NameNumber, RECORDS, Space, decode, keys, names_by_number, prefix_end, read, scan,
+    stored_transfer, transfer_ref,
 };
 
 /// What an audit found.
@@ -476,18 +477,6 @@ fn check_shortfall_lists(
     Ok(())
 }
 
-/// The reference stored under transfer `id`, if any (`TransferRef::decode`).
-fn transfer_ref(table: &Table, id: TransferId) -> Result<Option<TransferRef>, EngineError> {
-    table.get(keys::transfer(id).as_slice())?.map(|bytes| TransferRef::decode(id, bytes.value())).transpose()
-}
-
-/// The transfer `id` as it stands: its journal entry's, with the state its
-/// reference gives a hold; `None` when either is missing or they disagree.
-fn stored_transfer(table: &Table, id: TransferId) -> Result<Option<TransferRecord>, EngineError> {
-    let stored = transfer_ref(table, id)?;
-    Ok(TransferRef::find(id, stored, |seq| read(table, &keys::journal(seq))).ok().flatten())
-}
-
 /// Walks the chain and rebuilds every account's totals from the entries.
 fn replay_journal(table: &Table, report: &mut Report) -> Result<HashMap<String, Totals>, EngineError> {
     let mut totals: HashMap<String, Totals> = HashMap::new();
@@ -698,20 +687,7 @@ fn check_idempotency(table: &Table, report: &mut Report) -> Result<(), EngineErr
     let names = names_by_number(table)?;
     let numbers: HashMap<&str, NameNumber> =
         names.iter().map(|(number, text)| (text.as_str(), *number)).collect();
-    // Each list entry by its position (one count over every list), for
-    // the entries that name their resource by it (`ResourceRef::Listed`).
-    let mut positions: HashMap<u64, (NameNumber, ResourceRef)> = HashMap::new();
-    for (key, value) in scan(table, Space::ListIndex)? {
-        let listed = NameNumber::pair_in(&key).and_then(|(organization, kind, rest)| {
-            let position = u64::from_be_bytes(<[u8; 8]>::try_from(rest).ok()?);
-            Some((position, organization, names.get(&kind)?))
-        });
-        if let (Some((position, organization, kind)), Ok(Listed::Id(id))) = (listed, Listed::decode(&value))
-            && let Some(resource) = ResourceRef::in_list(kind, id)
-        {
-            positions.insert(position, (organization, resource));
-        }
-    }
+    let positions = crate::idempotency::list_positions(table, &names)?;
     for (key, value) in scan(table, Space::IdempotencyDigest)? {
         let entry = IdempotencyRecord::decode(&value)?;
         report.idempotency_entries = report.idempotency_entries.saturating_add(1);
@@ -724,7 +700,7 @@ fn check_idempotency(table: &Table, report: &mut Report) -> Result<(), EngineErr
             },
             named => (None, named),
         };
-        let Some(origin) = origin_of(table, resource)? else {
+        let Some(origin) = crate::idempotency::origin_of(table, resource)? else {
             report.problems.push(format!("idempotency entry {digest} points at a missing {resource:?}"));
             continue;
         };
@@ -745,56 +721,6 @@ fn check_idempotency(table: &Table, report: &mut Report) -> Result<(), EngineErr
             .push("idempotency entries are still keyed by their references (format 25's keys)".into());
     }
     Ok(())
-}
-
-/// Whether an idempotency entry's resource exists (`None` if not) and,
-/// if it records one, the organization, operation and reference it was
-/// made with (a ledger transfer records none).
-type Origin = Option<(String, &'static str, String)>;
-fn origin_of(table: &Table, resource: &ResourceRef) -> Result<Option<Origin>, EngineError> {
-    fn with<T: serde::de::DeserializeOwned>(
-        table: &Table,
-        key: Vec<u8>,
-        origin: impl FnOnce(T) -> Origin,
-    ) -> Result<Option<Origin>, EngineError> {
-        Ok(read::<T>(table, &key)?.map(origin))
-    }
-    Ok(match resource {
-        ResourceRef::Conversion(id) => with(table, keys::conversion(id), |c: ConversionRecord| {
-            c.external_reference.map(|r| (c.organization, "conversion", r))
-        })?,
-        ResourceRef::Deposit(id) => with(table, keys::deposit(id), |d: DepositRecord| {
-            d.external_reference.map(|r| (d.organization, "deposit", r))
-        })?,
-        ResourceRef::Payout(id) => {
-            let key = keys::payout(id);
-            match table.get(key.as_slice())? {
-                Some(bytes) => {
-                    let payout = crate::stored_payout::decode(&key, bytes.value())?;
-                    Some(Some((payout.organization, "payout", payout.external_reference)))
-                }
-                None => None,
-            }
-        }
-        ResourceRef::Collection(id) => with(table, keys::collection(id), |c: CollectionRecord| {
-            Some((c.organization, "collection", c.external_reference))
-        })?,
-        ResourceRef::Order(id) => with(table, keys::order(id), |o: OrderRecord| {
-            Some((o.organization, "order", o.external_reference))
-        })?,
-        ResourceRef::Refund(id) => with(table, keys::refund(id), |r: RefundRecord| {
-            Some((r.organization, "refund", r.external_reference))
-        })?,
-        ResourceRef::Transfers(ids) => {
-            let mut all = true;
-            for id in ids {
-                all &= stored_transfer(table, *id)?.is_some();
-            }
-            all.then_some(None)
-        }
-        // A position no list entry holds.
-        ResourceRef::Listed(_) => None,
-    })
 }
 
 /// The names list entries hold as numbers (since format 20): every number
