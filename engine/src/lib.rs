@@ -29,6 +29,7 @@
 // tests may compute freely.
 #![cfg_attr(not(test), warn(clippy::arithmetic_side_effects))]
 
+mod account_cache;
 pub mod backup;
 pub mod balance_changes;
 pub mod bench;

@@ -16,6 +16,8 @@ use redb::{ReadableTable, TableDefinition};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+pub use crate::account_cache::AccountCache;
+use crate::account_cache::{Put, Slot, Totals};
 use crate::error::EngineError;
 use crate::records::{AccountEntry, TransferId, TransferRecord, TransferRef};
 
@@ -734,79 +736,6 @@ impl AccountIds {
     }
 }
 
-/// The accounts the writer has read or written, decoded as the books store
-/// them (`AccountEntry`, with their balance-change heads), by their
-/// `keys::account` key: kept across batches for the writer's lifetime, so
-/// a transfer finds and updates its two accounts without a table read or a
-/// decode. An entry always equals what the overlay's layers hold for its
-/// key: every account write goes through `Overlay::put_account` (which
-/// updates the entry) or the byte interface (which empties it), and a
-/// dropped command empties the entries of the accounts it wrote, whose
-/// layers it puts back. An empty slot (`None`) reads through the layers and
-/// is filled again; a command that updates an account moves its entry out
-/// (`Overlay::take_account`, leaving the slot empty) and writes it back, so
-/// the transfer's hot path copies no account. Every batch the writer
-/// applies is either written or, after a failure, followed by no other
-/// batch of this writer; a reopening (the healer, a standby taking over, a
-/// restart) starts a new writer with an empty cache.
-///
-/// Each key has a slot, kept for the cache's lifetime (an emptied slot is
-/// filled again, never removed), so a slot number found once stays the
-/// key's (`OrgAccount::slot`).
-#[derive(Debug, Default)]
-pub struct AccountCache {
-    slots: HashMap<Vec<u8>, u32>,
-    records: Vec<Option<AccountEntry>>,
-}
-
-impl AccountCache {
-    /// Past this many accounts no more are added (about 40 MiB): the cache
-    /// only saves reads.
-    const ENTRIES_MAX: usize = 1 << 18;
-
-    /// Empties `key`'s slot, if `key` is an account's: reads go through
-    /// the layers until it is filled again.
-    fn forget(&mut self, key: &[u8]) {
-        if key.first() == Some(&(Space::Account as u8))
-            && let Some(&slot) = self.slots.get(key)
-        {
-            self.records[slot as usize] = None;
-        }
-    }
-
-    /// `key`'s slot, if it has one.
-    fn slot(&self, key: &[u8]) -> Option<u32> {
-        self.slots.get(key).copied()
-    }
-
-    /// The account in `key`'s slot.
-    fn get(&self, key: &[u8]) -> Option<&AccountEntry> {
-        self.records[self.slot(key)? as usize].as_ref()
-    }
-
-    /// Moves `key`'s account out, leaving its slot empty.
-    fn take(&mut self, key: &[u8]) -> Option<AccountEntry> {
-        let slot = self.slot(key)?;
-        self.take_at(slot)
-    }
-
-    /// Moves the account in `slot` out, leaving the slot empty.
-    fn take_at(&mut self, slot: u32) -> Option<AccountEntry> {
-        self.records.get_mut(slot as usize)?.take()
-    }
-
-    /// Fills `key`'s slot, or adds one while there is room.
-    fn store(&mut self, key: &[u8], record: AccountEntry) {
-        if let Some(slot) = self.slot(key) {
-            self.records[slot as usize] = Some(record);
-        } else if self.records.len() < Self::ENTRIES_MAX {
-            let slot = u32::try_from(self.records.len()).expect("ENTRIES_MAX is below 2^32");
-            self.slots.insert(key.to_vec(), slot);
-            self.records.push(Some(record));
-        }
-    }
-}
-
 /// Layers over the committed table: the current command's changes, then
 /// the batch's kept-so-far changes, then the batches applied before it that
 /// the table does not hold yet (acknowledged or still being logged), then
@@ -895,39 +824,71 @@ impl<'t> Overlay<'t> {
     /// cache when it holds it, else read through the layers (and cached).
     pub fn get_account(&mut self, key: &[u8]) -> Result<Option<AccountEntry>, EngineError> {
         if let Some(accounts) = self.accounts.as_deref()
-            && let Some(record) = accounts.get(key)
+            && let Some(slot) = accounts.slot(key)
         {
-            return Ok(Some(record.clone()));
+            match accounts.at(slot) {
+                Slot::Held(entry) => return Ok(Some(entry.clone())),
+                Slot::Taken(totals) if accounts.is_pending(slot) => {
+                    return self.pending_from_layers(key, *totals).map(Some);
+                }
+                Slot::Taken(_) | Slot::Empty => {}
+            }
         }
-        let record = self.get::<AccountEntry>(key)?;
+        let record = self.get_from_layers::<AccountEntry>(key)?;
         if let Some(record) = &record
             && let Some(accounts) = self.accounts.as_deref_mut()
         {
             // What the layers hold, so right whether the command is kept
             // or dropped.
-            accounts.store(key, record.clone());
+            accounts.fill(key, record.clone());
         }
         Ok(record)
     }
 
-    /// `get_account` for a command that writes the account back with
-    /// `put_account`: the cached entry is moved out rather than copied, and
-    /// its slot reads through the layers until then.
-    pub fn take_account(&mut self, key: &[u8]) -> Result<Option<AccountEntry>, EngineError> {
-        if let Some(record) = self.accounts.as_deref_mut().and_then(|accounts| accounts.take(key)) {
-            return Ok(Some(record));
-        }
-        self.get::<AccountEntry>(key)
+    /// A pending account whose slot does not hold it (`Slot::Taken`): the
+    /// layers' copy of it with `totals`.
+    fn pending_from_layers(&self, key: &[u8], totals: Totals) -> Result<AccountEntry, EngineError> {
+        let entry = self
+            .get_from_layers::<AccountEntry>(key)?
+            .ok_or_else(|| EngineError::Corrupt("a pending account has no copy in the layers".to_string()))?;
+        Ok(totals.applied_to(entry))
     }
 
-    /// Writes an account at `key` (a `keys::account`), through the cache.
-    /// Should the command be dropped, its slot is emptied (`drop_command`).
+    /// `get_account` for a command that writes the account back with
+    /// `put_account`: the cached entry is moved out rather than copied, and
+    /// until then it reads as it was.
+    pub fn take_account(&mut self, key: &[u8]) -> Result<Option<AccountEntry>, EngineError> {
+        if let Some(accounts) = self.accounts.as_deref_mut()
+            && let Some(slot) = accounts.slot(key)
+        {
+            if let Some(record) = accounts.take_at(slot) {
+                return Ok(Some(record));
+            }
+            if let Slot::Taken(totals) = accounts.at(slot)
+                && accounts.is_pending(slot)
+            {
+                let totals = *totals;
+                return self.pending_from_layers(key, totals).map(Some);
+            }
+        }
+        self.get_from_layers::<AccountEntry>(key)
+    }
+
+    /// Writes an account at `key` (a `keys::account`), through the cache:
+    /// an account the layers already hold is encoded once, at the end of
+    /// the batch (`crate::account_cache`). Should the command be dropped,
+    /// its slot is put back (`drop_command`).
     pub fn put_account(&mut self, key: Vec<u8>, record: AccountEntry) {
+        let record = match self.accounts.as_deref_mut() {
+            Some(accounts) => match accounts.put(&key, record) {
+                (Put::Deferred, _) => return,
+                (Put::WriteThrough, Some(record)) => record,
+                (Put::WriteThrough, None) => unreachable!("a write-through gives the account back"),
+            },
+            None => record,
+        };
         let bytes = encode(&record);
         debug_assert_decodes_to(&record, &bytes);
-        if let Some(accounts) = self.accounts.as_deref_mut() {
-            accounts.store(&key, record);
-        }
         self.set_layered(key, Some(bytes));
     }
 
@@ -955,6 +916,23 @@ impl<'t> Overlay<'t> {
     /// Calls `f` with the bytes stored at `key` (looking through the layers),
     /// without copying them.
     fn with_raw<R>(&self, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R, EngineError> {
+        if key.first() == Some(&(Space::Account as u8))
+            && let Some(accounts) = self.accounts.as_deref()
+            && let Some(slot) = accounts.slot(key)
+            && accounts.is_pending(slot)
+        {
+            let entry = match accounts.at(slot) {
+                Slot::Held(entry) => entry.clone(),
+                Slot::Taken(totals) => self.pending_from_layers(key, *totals)?,
+                Slot::Empty => unreachable!("a pending account's slot is never empty"),
+            };
+            return Ok(f(Some(&encode(&entry))));
+        }
+        self.with_layers(key, f)
+    }
+
+    /// `with_raw` from the layers alone, past the account cache.
+    fn with_layers<R>(&self, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R, EngineError> {
         if key.first() == Some(&(Space::Meta as u8))
             && let Some(slot) = meta_slot(key)
             && let Some(bytes) = self.cached_meta(slot)
@@ -997,6 +975,11 @@ impl<'t> Overlay<'t> {
 
     /// The record under `key`, decoded by `decode` (a space stored in its
     /// own encoding).
+    /// `get` from the layers alone, past the account cache.
+    fn get_from_layers<T: DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>, EngineError> {
+        self.with_layers(key, |bytes| bytes.map(decode).transpose())?
+    }
+
     pub fn get_with<T>(
         &self,
         key: &[u8],
@@ -1018,11 +1001,34 @@ impl<'t> Overlay<'t> {
         if key.first() == Some(&(Space::DisputeShortfalls as u8)) && self.shortfalls.is_some() {
             self.shortfalls = Some(true);
         }
-        if let Some(accounts) = self.accounts.as_deref_mut() {
-            // Written as bytes: the layered value is the truth again.
-            accounts.forget(&key);
+        if key.first() == Some(&(Space::Account as u8))
+            && let Some(slot) = self.accounts.as_deref().and_then(|accounts| accounts.slot(&key))
+        {
+            // Written as bytes: the layered value is the truth again. A
+            // pending account goes into the layer first, so that dropping
+            // this command puts the layer back to it.
+            if let Some(pending) = self.pending_bytes(slot, &key) {
+                let pending = pending.unwrap_or_else(|error| panic!("a pending account: {error}"));
+                self.set_layered(key.clone(), Some(pending));
+            }
+            if let Some(accounts) = self.accounts.as_deref_mut() {
+                accounts.forget(slot);
+            }
         }
         self.set_layered(key, value);
+    }
+
+    /// The encoded account of `slot` (at `key`) when it is pending.
+    fn pending_bytes(&self, slot: u32, key: &[u8]) -> Option<Result<Vec<u8>, EngineError>> {
+        let accounts = self.accounts.as_deref()?;
+        if !accounts.is_pending(slot) {
+            return None;
+        }
+        Some(match accounts.at(slot) {
+            Slot::Held(entry) => Ok(encode(entry)),
+            Slot::Taken(totals) => self.pending_from_layers(key, *totals).map(|entry| encode(&entry)),
+            Slot::Empty => Err(EngineError::Corrupt("a pending account's slot is empty".to_string())),
+        })
     }
 
     /// Writes `key` in the command's layer, noting what it replaced.
@@ -1197,34 +1203,57 @@ impl<'t> Overlay<'t> {
         self.undo.clear();
         self.kept_keys = self.changes.len();
         self.kept_counters = self.counters;
+        self.end_accounts_command(true);
     }
 
-    /// Forgets the current command's changes. An account it wrote is read
-    /// back from the layers (`AccountCache`).
+    /// Forgets the current command's changes, and puts back every account
+    /// slot it touched (`AccountCache`).
     pub fn drop_command(&mut self) {
         let mut accounts = self.accounts.as_deref_mut();
-        let mut forget = |key: &[u8]| {
-            if let Some(accounts) = accounts.as_deref_mut() {
-                accounts.forget(key);
+        let mut empty = |key: &[u8]| {
+            if key.first() == Some(&(Space::Account as u8))
+                && let Some(accounts) = accounts.as_deref_mut()
+            {
+                accounts.empty(key);
             }
         };
         while let Some((place, previous)) = self.undo.pop() {
             if let Some((key, value)) = self.changes.get_index_mut(place) {
-                forget(key);
+                empty(key);
                 *value = previous;
             }
         }
         for key in self.changes.keys().skip(self.kept_keys) {
-            forget(key);
+            empty(key);
         }
         self.changes.truncate(self.kept_keys);
         self.counters = self.kept_counters;
+        self.end_accounts_command(false);
+    }
+
+    /// Ends the command in the account cache, which reads an account it
+    /// puts back from the layers as they now stand.
+    fn end_accounts_command(&mut self, kept: bool) {
+        let Some(accounts) = self.accounts.take() else { return };
+        accounts.end_command(kept, |key| {
+            self.get_from_layers::<AccountEntry>(key)
+                .unwrap_or_else(|error| panic!("reading an account back: {error}"))
+        });
+        self.accounts = Some(accounts);
     }
 
     /// The batch's changes, once the last command is applied. A command not
     /// kept is dropped.
     pub fn into_layer(mut self) -> Layer {
         self.drop_command();
+        // The accounts the batch updated, each once, as it left them.
+        if let Some(accounts) = self.accounts.take() {
+            for (key, entry) in accounts.take_pending() {
+                let bytes = encode(entry);
+                debug_assert_decodes_to(entry, &bytes);
+                self.changes.insert(key, Some(bytes));
+            }
+        }
         for (i, counter) in Counter::ALL.iter().enumerate() {
             if let Cached::Loaded { value: Some(value), dirty: true } = self.counters.counters[i] {
                 self.changes.insert(keys::meta(counter.name()), Some(encode(&value)));
@@ -1839,9 +1868,58 @@ mod tests {
         taken.account.credits_posted = 7;
         overlay.put_account(key.clone(), taken);
         overlay.drop_command();
-        assert_eq!(overlay.take_cached_org_account(&index_key), None, "a dropped write empties the slot");
-        assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 6)), "read through the layers");
-        assert_eq!(overlay.take_cached_org_account(&index_key), Some(account("USD1", 6)), "and cached again");
+        let mut taken = overlay.take_cached_org_account(&index_key).expect("a dropped write is put back");
+        assert_eq!(taken, account("USD1", 6));
+        // Taken and dropped without being given back: read back from the
+        // layers' copy (5) with the totals it had (6).
+        taken.account.credits_posted = 8;
+        drop(taken);
+        assert_eq!(
+            overlay.get_account(&key).unwrap(),
+            Some(account("USD1", 6)),
+            "reads as it was while taken"
+        );
+        overlay.drop_command();
+        assert_eq!(overlay.take_cached_org_account(&index_key), Some(account("USD1", 6)), "and held again");
+        overlay.drop_command();
+        let layer = overlay.into_layer();
+        assert_eq!(
+            decode::<AccountEntry>(layer[&key].as_deref().unwrap()).unwrap(),
+            account("USD1", 6),
+            "the batch's layer gets the account once, as the kept commands left it"
+        );
+    }
+
+    #[test]
+    fn a_pending_account_written_as_bytes_is_put_back_when_the_command_is_dropped() {
+        let db = database();
+        let txn = db.begin_write().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        let mut cache = AccountCache::default();
+        let key = keys::account("USD1");
+        let mut overlay = Overlay::new(&table, &[]).with_accounts(&mut cache);
+        overlay.put_account(key.clone(), account("USD1", 5));
+        overlay.keep_command();
+        // Pending: the layer still holds 5, the cache 6.
+        overlay.put_account(key.clone(), account("USD1", 6));
+        overlay.keep_command();
+        assert_eq!(
+            decode::<AccountEntry>(&overlay.get_raw(&key).unwrap().unwrap()).unwrap(),
+            account("USD1", 6)
+        );
+        overlay.put_raw(key.clone(), encode(&account("USD1", 7)));
+        assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 7)));
+        overlay.drop_command();
+        assert_eq!(
+            overlay.get_account(&key).unwrap(),
+            Some(account("USD1", 6)),
+            "the pending account is back"
+        );
+        overlay.delete(key.clone());
+        overlay.keep_command();
+        assert_eq!(overlay.get_account(&key).unwrap(), None, "a kept deletion ends it");
+        let layer = overlay.into_layer();
+        assert_eq!(layer[&key], None);
     }
 
     #[test]
