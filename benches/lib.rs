@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use sika_engine::{AccountRef, Command, Engine, EngineConfig, Outcome, Pending, TransferSpec};
+use sika_engine::{AccountRef, Command, Engine, EngineConfig, Outcome, Pending, PendingAll, TransferSpec};
 use tempfile::TempDir;
 
 /// The currency every benchmark account holds.
@@ -143,12 +143,11 @@ pub fn hot_transfers(rng: &mut SmallRng, count: usize, hot: usize) -> Vec<Comman
         .collect()
 }
 
-/// Enqueues every command, then waits for all of them; panics if any fails.
-/// Returns how many transfers were applied.
+/// Enqueues every command together (one queue entry per
+/// `BATCH_COMMANDS_MAX`, as a client's batch), then waits for all of them;
+/// panics if any fails. Returns how many transfers were applied.
 pub fn apply_all(engine: &Engine, commands: Vec<Command>) -> usize {
-    let pending: Vec<Pending> =
-        commands.into_iter().map(|c| engine.enqueue_blocking(c).expect("enqueue a command")).collect();
-    wait_transfers(pending)
+    wait_transfers(engine.enqueue_all_blocking(commands).expect("enqueue the commands"))
 }
 
 /// Like `apply_all`, but the writer is held while the commands are queued,
@@ -156,16 +155,15 @@ pub fn apply_all(engine: &Engine, commands: Vec<Command>) -> usize {
 /// apply benchmark's definition: 8,190 transfers per commit).
 pub fn apply_as_one_batch(engine: &Engine, commands: Vec<Command>) -> usize {
     let hold = engine.hold_writer();
-    let pending: Vec<Pending> =
-        commands.into_iter().map(|c| engine.enqueue_blocking(c).expect("enqueue a command")).collect();
+    let pending = engine.enqueue_all_blocking(commands).expect("enqueue the commands");
     drop(hold);
     wait_transfers(pending)
 }
 
-fn wait_transfers(pending: Vec<Pending>) -> usize {
+fn wait_transfers(pending: PendingAll) -> usize {
     let mut transfers = 0;
-    for p in pending {
-        match p.wait().expect("command applied").outcome {
+    for result in pending.wait() {
+        match result.expect("command applied").outcome {
             Outcome::Transfers(t) => transfers += t.len(),
             other => panic!("unexpected outcome {other:?}"),
         }

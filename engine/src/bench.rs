@@ -130,7 +130,7 @@ fn measure(engine: &Engine, options: BenchOptions) -> Result<BenchReport, Engine
         let n = left.min(options.batch);
         left = left.saturating_sub(n);
         let batch_started = Instant::now();
-        let mut pending = Vec::with_capacity(n);
+        let mut commands = Vec::with_capacity(n);
         for _ in 0..n {
             let debit = rng.random_range(0..options.accounts);
             // Any other account: one of the rest, skipping the debit's.
@@ -138,7 +138,7 @@ fn measure(engine: &Engine, options: BenchOptions) -> Result<BenchReport, Engine
             if credit >= debit {
                 credit = credit.saturating_add(1);
             }
-            pending.push(engine.enqueue_blocking(Command::Transfers {
+            commands.push(Command::Transfers {
                 transfers: vec![TransferSpec::Posted {
                     debit: AccountRef::Organization(organization(debit)),
                     credit: AccountRef::Organization(organization(credit)),
@@ -147,10 +147,11 @@ fn measure(engine: &Engine, options: BenchOptions) -> Result<BenchReport, Engine
                     memo: String::new(),
                 }],
                 external_reference: None,
-            })?);
+            });
         }
-        for p in pending {
-            if !matches!(p.wait()?.outcome, Outcome::Transfers(_)) {
+        // Submitted as one batch, as a client of `tigerbeetle benchmark` does.
+        for result in engine.enqueue_all_blocking(commands)?.wait() {
+            if !matches!(result?.outcome, Outcome::Transfers(_)) {
                 return Err(EngineError::Corrupt("a transfer answered something else".into()));
             }
         }

@@ -256,7 +256,23 @@ impl Engine {
     fn envelope(&self, command: Command) -> (Envelope, oneshot::Receiver<Result<Applied, EngineError>>) {
         let (reply, receiver) = oneshot::channel();
         let received_epoch = self.commit_epoch();
-        (Envelope { command, received_epoch, reply }, receiver)
+        (Envelope::One { command, received_epoch, reply }, receiver)
+    }
+
+    /// `commands` as groups of at most `BATCH_COMMANDS_MAX`, each one
+    /// envelope (`Envelope::Group`), with each group's size and answer.
+    fn groups(&self, mut commands: Vec<Command>) -> Vec<(Envelope, GroupAnswer)> {
+        let received_epoch = self.commit_epoch();
+        let mut groups = Vec::with_capacity(commands.len().div_ceil(crate::BATCH_COMMANDS_MAX));
+        while !commands.is_empty() {
+            let rest = commands.split_off(commands.len().min(crate::BATCH_COMMANDS_MAX));
+            let (reply, receiver) = oneshot::channel();
+            let count = commands.len();
+            groups
+                .push((Envelope::Group { commands, received_epoch, reply }, GroupAnswer { count, receiver }));
+            commands = rest;
+        }
+        groups
     }
 
     /// Counts a command refused for storage, for the operator's log line.
@@ -285,26 +301,26 @@ impl Engine {
     /// separate tasks have no order; steps that must follow one another (a
     /// rail's note, then its outcome) are submitted through this.
     pub async fn execute_in_order(&self, commands: Vec<Command>) -> Vec<Result<Applied, EngineError>> {
-        let mut receivers = Vec::with_capacity(commands.len());
+        let count = commands.len();
         let sender = self.sender();
-        for command in commands {
-            let (envelope, receiver) = self.envelope(command);
+        let mut answers = Vec::new();
+        for (envelope, answer) in self.groups(commands) {
             let sent = match &sender {
                 Ok(sender) => sender.send(envelope).await.is_ok(),
                 Err(_) => false,
             };
-            receivers.push(sent.then_some(receiver));
+            answers.push((sent, answer));
         }
         let unsent = sender.err().unwrap_or(EngineError::Unavailable);
-        let mut results = Vec::with_capacity(receivers.len());
-        for receiver in receivers {
-            let result = match receiver {
-                Some(receiver) => receiver.await.unwrap_or(Err(EngineError::Unavailable)),
-                None => Err(unsent.clone()),
-            };
-            results.push(self.counted(result));
+        let mut results = Vec::with_capacity(count);
+        for (sent, GroupAnswer { count, receiver }) in answers {
+            match receiver.await {
+                Ok(answered) if sent => results.extend(answered),
+                _ if !sent => results.extend(std::iter::repeat_n(Err(unsent.clone()), count)),
+                _ => results.extend(std::iter::repeat_n(Err(EngineError::Unavailable), count)),
+            }
         }
-        results
+        results.into_iter().map(|result| self.counted(result)).collect()
     }
 
     /// The blocking form of `execute`, for threads outside an async runtime.
@@ -319,6 +335,20 @@ impl Engine {
         let (envelope, receiver) = self.envelope(command);
         self.sender()?.blocking_send(envelope).map_err(|_| EngineError::Unavailable)?;
         Ok(Pending(receiver))
+    }
+
+    /// Queues `commands` together without waiting for their results: the
+    /// writer applies them one after another, each on its own, and answers
+    /// them together (one queue entry and one answer per
+    /// `BATCH_COMMANDS_MAX`), as a client's batch of transfers.
+    pub fn enqueue_all_blocking(&self, commands: Vec<Command>) -> Result<PendingAll, EngineError> {
+        let sender = self.sender()?;
+        let mut answers = Vec::new();
+        for (envelope, answer) in self.groups(commands) {
+            sender.blocking_send(envelope).map_err(|_| EngineError::Unavailable)?;
+            answers.push(answer);
+        }
+        Ok(PendingAll(answers))
     }
 
     /// Holds the writer before its next batch until the guard is dropped.
@@ -675,6 +705,30 @@ pub struct Pending(oneshot::Receiver<Result<Applied, EngineError>>);
 impl Pending {
     pub fn wait(self) -> Result<Applied, EngineError> {
         self.0.blocking_recv().map_err(|_| EngineError::Unavailable)?
+    }
+}
+
+/// One group's answer (`Envelope::Group`): its size, for the errors of a
+/// group never answered.
+struct GroupAnswer {
+    count: usize,
+    receiver: oneshot::Receiver<Vec<Result<Applied, EngineError>>>,
+}
+
+/// The results of commands queued together (`Engine::enqueue_all_blocking`).
+pub struct PendingAll(Vec<GroupAnswer>);
+
+impl PendingAll {
+    /// Each command's result, in the order they were queued.
+    pub fn wait(self) -> Vec<Result<Applied, EngineError>> {
+        let mut results = Vec::with_capacity(self.0.iter().map(|answer| answer.count).sum());
+        for GroupAnswer { count, receiver } in self.0 {
+            match receiver.blocking_recv() {
+                Ok(answered) => results.extend(answered),
+                Err(_) => results.extend(std::iter::repeat_n(Err(EngineError::Unavailable), count)),
+            }
+        }
+        results
     }
 }
 

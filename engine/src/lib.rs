@@ -71,7 +71,7 @@ pub use commands::{Applied, Command, Document, Expected, NewEvent, Outcome, Quot
 pub use committed::{Committed, Effects, MovementTouched};
 pub use engine::{
     AccountEntries, Admission, CheckpointHold, Engine, EngineConfig, EngineStats, MovementKind, OpenMovement,
-    Pending, Snapshot, WriterHold,
+    Pending, PendingAll, Snapshot, WriterHold,
 };
 pub use error::{EngineError, Field, Problem, SpendCap};
 pub use events::EventKind;

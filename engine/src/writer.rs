@@ -45,12 +45,58 @@ use crate::storage::{
 use crate::view::View;
 
 pub(crate) type Reply = oneshot::Sender<Result<Applied, EngineError>>;
+pub(crate) type Replies = oneshot::Sender<Vec<Result<Applied, EngineError>>>;
 
-pub(crate) struct Envelope {
-    pub command: Command,
-    /// `commit_epoch` when the request reached the engine.
-    pub received_epoch: u64,
-    pub reply: Reply,
+/// Commands as the queue carries them: one with its own answer, or a group
+/// submitted together (`Engine::enqueue_all_blocking`, at most
+/// `BATCH_COMMANDS_MAX`), applied one after another in one batch, each on
+/// its own, and answered together, as a client's batch of transfers is.
+pub(crate) enum Envelope {
+    One {
+        command: Command,
+        /// `commit_epoch` when the request reached the engine.
+        received_epoch: u64,
+        reply: Reply,
+    },
+    Group {
+        commands: Vec<Command>,
+        received_epoch: u64,
+        reply: Replies,
+    },
+}
+
+impl Envelope {
+    pub fn commands(&self) -> &[Command] {
+        match self {
+            Envelope::One { command, .. } => std::slice::from_ref(command),
+            Envelope::Group { commands, .. } => commands,
+        }
+    }
+
+    pub fn received_epoch(&self) -> u64 {
+        match self {
+            Envelope::One { received_epoch, .. } | Envelope::Group { received_epoch, .. } => *received_epoch,
+        }
+    }
+
+    /// Answers the envelope's commands with the next of `results`, one each.
+    fn answer(self, results: &mut impl Iterator<Item = Result<Applied, EngineError>>) {
+        let missing = || Err(EngineError::Unavailable);
+        match self {
+            Envelope::One { reply, .. } => {
+                let _ = reply.send(results.next().unwrap_or_else(missing));
+            }
+            Envelope::Group { commands, reply, .. } => {
+                let answers = (0..commands.len()).map(|_| results.next().unwrap_or_else(missing)).collect();
+                let _ = reply.send(answers);
+            }
+        }
+    }
+
+    fn refuse(self, error: &EngineError) {
+        let count = self.commands().len();
+        self.answer(&mut std::iter::repeat_n(Err(error.clone()), count));
+    }
 }
 
 /// Counters the operator console reads.
@@ -163,15 +209,27 @@ impl Writer {
         let mut in_flight: Vec<Arc<Batch>> = Vec::new();
         // `None` once the epochs are used up: every later batch is refused.
         let mut next_epoch = self.epoch.load(Ordering::Acquire).checked_add(1);
-        while let Some(first) = queue.blocking_recv() {
+        // A group that did not fit in the last batch: it starts the next.
+        let mut carried: Option<Envelope> = None;
+        while let Some(first) = carried.take().or_else(|| queue.blocking_recv()) {
             self.gate.wait_open();
             // What is queued now, so a large batch is not grown step by step.
             let queued = queue.len().saturating_add(1).min(BATCH_COMMANDS_MAX);
             let mut envelopes: Vec<Envelope> = Vec::with_capacity(queued);
+            let mut commands = first.commands().len();
             envelopes.push(first);
-            while envelopes.len() < BATCH_COMMANDS_MAX {
+            while commands < BATCH_COMMANDS_MAX {
                 match queue.try_recv() {
-                    Ok(envelope) => envelopes.push(envelope),
+                    Ok(envelope)
+                        if commands.saturating_add(envelope.commands().len()) > BATCH_COMMANDS_MAX =>
+                    {
+                        carried = Some(envelope);
+                        break;
+                    }
+                    Ok(envelope) => {
+                        commands = commands.saturating_add(envelope.commands().len());
+                        envelopes.push(envelope);
+                    }
                     Err(_) => break,
                 }
             }
@@ -216,20 +274,23 @@ impl Writer {
         let now = self.clock.now_ms().max(self.time_floor_ms);
         self.time_floor_ms = now;
         let context = BatchContext { epoch, pricing: &self.pricing, quote_ttl_ms: self.quote_ttl_ms };
-        let mut results = Vec::with_capacity(batch.len());
+        let count: usize = batch.iter().map(|envelope| envelope.commands().len()).sum();
+        let mut results = Vec::with_capacity(count);
         let mut batch_effects = Effects::default();
         let mut overlay = Overlay::new(&table, &below)
             .with_account_ids(&mut self.account_ids)
             .with_accounts(&mut self.accounts)
             .with_names(&mut self.names)
-            .with_room_for(batch.len().saturating_mul(KEYS_PER_COMMAND));
-        for envelope in batch {
+            .with_room_for(count.saturating_mul(KEYS_PER_COMMAND));
+        let commands = batch.iter().flat_map(|envelope| {
+            envelope.commands().iter().map(|command| (command, envelope.received_epoch()))
+        });
+        for (command, received_epoch) in commands {
             let (result, effects) = {
                 let mut books = Books { store: &mut overlay, now, effects: Effects::default(), listed: None };
-                let result = catch_unwind(AssertUnwindSafe(|| {
-                    apply(&mut books, &context, &envelope.command, envelope.received_epoch)
-                }))
-                .unwrap_or_else(|panic| Err(panicked("a command", panic.as_ref())));
+                let result =
+                    catch_unwind(AssertUnwindSafe(|| apply(&mut books, &context, command, received_epoch)))
+                        .unwrap_or_else(|panic| Err(panicked("a command", panic.as_ref())));
                 (result, books.effects)
             };
             match &result {
@@ -263,7 +324,7 @@ fn panicked(what: &str, panic: &(dyn std::any::Any + Send)) -> EngineError {
 
 fn refuse(envelopes: Vec<Envelope>, error: EngineError) {
     for envelope in envelopes {
-        let _ = envelope.reply.send(Err(error.clone()));
+        envelope.refuse(&error);
     }
 }
 
@@ -303,14 +364,18 @@ impl Logger {
             // back and sends again is seen as sequential.
             self.epoch.store(epoch, Ordering::Release);
             self.stats.commits.fetch_add(1, Ordering::Relaxed);
-            self.stats.commands.fetch_add(envelopes.len() as u64, Ordering::Relaxed);
-            for (envelope, result) in envelopes.into_iter().zip(results) {
-                if let Ok(applied) = &result
-                    && let crate::commands::Outcome::Transfers(t) = &applied.outcome
-                {
-                    self.stats.transfers.fetch_add(t.len() as u64, Ordering::Relaxed);
-                }
-                let _ = envelope.reply.send(result);
+            self.stats.commands.fetch_add(results.len() as u64, Ordering::Relaxed);
+            let transfers: usize = results
+                .iter()
+                .map(|result| match result {
+                    Ok(Applied { outcome: crate::commands::Outcome::Transfers(t), .. }) => t.len(),
+                    _ => 0,
+                })
+                .sum();
+            self.stats.transfers.fetch_add(transfers as u64, Ordering::Relaxed);
+            let mut results = results.into_iter();
+            for envelope in envelopes {
+                envelope.answer(&mut results);
             }
             // Durable and published: a follower that reads the ledger on
             // this notice finds the batch. No follower is no error.
@@ -515,7 +580,8 @@ mod tests {
     /// receiver of that command's answer.
     fn staged(epoch: u64) -> (Staged, oneshot::Receiver<Result<Applied, EngineError>>) {
         let (reply, answer) = oneshot::channel();
-        let envelope = Envelope { command: Command::RunJob { key: Vec::new() }, received_epoch: 0, reply };
+        let envelope =
+            Envelope::One { command: Command::RunJob { key: Vec::new() }, received_epoch: 0, reply };
         let mut changes = Layer::default();
         changes.insert(vec![1, epoch as u8], Some(vec![epoch as u8]));
         let applied = Applied {
