@@ -287,12 +287,12 @@ pub(crate) fn apply(
         Command::OpenDispute { dispute, expect, documents } => {
             save_documents(books, expect, documents)?;
             let record = crate::disputes::open(books, dispute)?;
-            Applied { outcome: Outcome::Dispute(record), replayed: false }
+            Applied { outcome: Outcome::Dispute(Box::new(record)), replayed: false }
         }
         Command::ResolveDispute { dispute_id, accepted, expect, documents } => {
             save_documents(books, expect, documents)?;
             let record = crate::disputes::resolve(books, dispute_id, *accepted)?;
-            Applied { outcome: Outcome::Dispute(record), replayed: false }
+            Applied { outcome: Outcome::Dispute(Box::new(record)), replayed: false }
         }
     };
     if !applied.replayed {
@@ -363,9 +363,8 @@ fn resource_of(outcome: &Outcome) -> ResourceRef {
         Outcome::Deposit(d) => ResourceRef::Deposit(d.id.clone()),
         Outcome::Conversion(c) => ResourceRef::Conversion(c.id.clone()),
         Outcome::Quote(q) => ResourceRef::Conversion(q.id.clone()),
-        Outcome::Document { id, .. } | Outcome::Dispute(DisputeRecord { id, .. }) => {
-            ResourceRef::Conversion(id.clone())
-        }
+        Outcome::Document { id, .. } => ResourceRef::Conversion(id.clone()),
+        Outcome::Dispute(dispute) => ResourceRef::Conversion(dispute.id.clone()),
         Outcome::Payout(p) => ResourceRef::Payout(p.id.clone()),
         Outcome::Collection(c) => ResourceRef::Collection(c.id.clone()),
         Outcome::Order(o) => ResourceRef::Order(o.id.clone()),
@@ -401,9 +400,9 @@ fn load(
         ResourceRef::Deposit(id) => {
             Outcome::Deposit(books.store.get(&keys::deposit(id))?.ok_or_else(|| missing("deposit"))?)
         }
-        ResourceRef::Payout(id) => {
-            Outcome::Payout(crate::movements::find_payout(books, id)?.ok_or_else(|| missing("payout"))?)
-        }
+        ResourceRef::Payout(id) => Outcome::Payout(Box::new(
+            crate::movements::find_payout(books, id)?.ok_or_else(|| missing("payout"))?,
+        )),
         ResourceRef::Collection(id) => {
             Outcome::Collection(books.store.get(&keys::collection(id))?.ok_or_else(|| missing("collection"))?)
         }
@@ -470,7 +469,7 @@ fn deposit(
         EventKind::AccountCredited,
         EventPayload::AccountCredited { account, amount, source: record.id.clone() },
     )?;
-    Ok(Applied { outcome: Outcome::Deposit(record), replayed: false })
+    Ok(Applied { outcome: Outcome::Deposit(Box::new(record)), replayed: false })
 }
 
 fn create_quote(
@@ -527,7 +526,7 @@ fn create_quote(
         created_at: books.now,
     };
     books.store.put(keys::quote(&quote.id), &quote);
-    Ok(Applied { outcome: Outcome::Quote(quote), replayed: false })
+    Ok(Applied { outcome: Outcome::Quote(Box::new(quote)), replayed: false })
 }
 
 fn overflow() -> EngineError {
@@ -608,7 +607,7 @@ fn execute_quote(
         EventKind::AccountCredited,
         EventPayload::AccountCredited { account, amount: conversion.to_amount, source: id },
     )?;
-    Ok(Applied { outcome: Outcome::Conversion(conversion), replayed: false })
+    Ok(Applied { outcome: Outcome::Conversion(Box::new(conversion)), replayed: false })
 }
 
 fn document_outcome(collection: &str, id: &str) -> Applied {

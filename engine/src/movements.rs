@@ -291,7 +291,7 @@ pub(crate) fn create_payout(books: &mut Books, new: &NewPayout) -> Result<Applie
         let kind = JobKind::AdvancePayout { payout_id: PayoutId::named(id.clone()), step: step.step.clone() };
         schedule(books, due_after(now, step.after_ms)?, kind);
     }
-    Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
+    Ok(Applied { outcome: Outcome::Payout(Box::new(payout)), replayed: false })
 }
 
 pub(crate) fn load_payout(books: &Books, id: &str) -> Result<PayoutRecord, EngineError> {
@@ -318,7 +318,7 @@ pub(crate) fn advance_payout(books: &mut Books, id: &PayoutId, step: &Step) -> R
         return reverse_payout(books, payout, message);
     }
     if payout.status != MovementStatus::Pending {
-        return Ok(Applied { outcome: Outcome::Payout(payout), replayed: true });
+        return Ok(Applied { outcome: Outcome::Payout(Box::new(payout)), replayed: true });
     }
     let now = books.now;
     payout.updated_at = now;
@@ -375,11 +375,11 @@ pub(crate) fn advance_payout(books: &mut Books, id: &PayoutId, step: &Step) -> R
             store_payout(books, &payout);
             let kind = if *success { EventKind::PayoutCompleted } else { EventKind::PayoutFailed };
             emit_payout(books, kind, &payout)?;
-            return Ok(Applied { outcome: Outcome::Payout(payout), replayed: false });
+            return Ok(Applied { outcome: Outcome::Payout(Box::new(payout)), replayed: false });
         }
     }
     store_payout(books, &payout);
-    Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
+    Ok(Applied { outcome: Outcome::Payout(Box::new(payout)), replayed: false })
 }
 
 /// Records a payout's event, stored as a mark of the payout
@@ -412,7 +412,7 @@ fn reverse_payout(
     message: &str,
 ) -> Result<Applied, EngineError> {
     if payout.status != MovementStatus::Completed {
-        return Ok(Applied { outcome: Outcome::Payout(payout), replayed: true });
+        return Ok(Applied { outcome: Outcome::Payout(Box::new(payout)), replayed: true });
     }
     mark_reversed(&mut payout, books.now, message);
     let credit = books.transfer(&TransferSpec::Posted {
@@ -439,7 +439,7 @@ fn reverse_payout(
     payout.timeline.push(entry(books.now, Fact::PayoutReversed));
     store_payout(books, &payout);
     emit_payout(books, EventKind::PayoutReversed, &payout)?;
-    Ok(Applied { outcome: Outcome::Payout(payout), replayed: false })
+    Ok(Applied { outcome: Outcome::Payout(Box::new(payout)), replayed: false })
 }
 
 /// Moves a payout from `completed` to `reversed`, where that is written:
@@ -550,7 +550,7 @@ pub(crate) fn create_collection(books: &mut Books, new: &NewCollection) -> Resul
         let kind = JobKind::AdvanceCollection { collection_id: id.clone().into(), step: step.step.clone() };
         schedule(books, due_after(now, step.after_ms)?, kind);
     }
-    Ok(Applied { outcome: Outcome::Collection(collection), replayed: false })
+    Ok(Applied { outcome: Outcome::Collection(Box::new(collection)), replayed: false })
 }
 
 #[expect(clippy::too_many_lines)]
@@ -570,7 +570,7 @@ pub(crate) fn advance_collection(
         )));
     }
     if collection.status != MovementStatus::Pending {
-        return Ok(Applied { outcome: Outcome::Collection(collection), replayed: true });
+        return Ok(Applied { outcome: Outcome::Collection(Box::new(collection)), replayed: true });
     }
     let now = books.now;
     collection.updated_at = now;
@@ -641,7 +641,7 @@ pub(crate) fn advance_collection(
         }
     }
     books.store.put(key, &collection);
-    Ok(Applied { outcome: Outcome::Collection(collection), replayed: false })
+    Ok(Applied { outcome: Outcome::Collection(Box::new(collection)), replayed: false })
 }
 
 /// Counts a collection that has just completed in its group's tally, in

@@ -114,7 +114,7 @@ pub(crate) fn create(books: &mut Books, new: &NewOrder) -> Result<Applied, Engin
     save_and_emit(books, &order, &[EventKind::OrderAwaitingFunds])?;
     books.index(&new.organization, "orders", &id)?;
     schedule(books, new.expires_at, JobKind::ExpireOrder { order_id: OrderId::named(id) });
-    Ok(Applied { outcome: Outcome::Order(order), replayed: false })
+    Ok(Applied { outcome: Outcome::Order(Box::new(order)), replayed: false })
 }
 
 /// Funds arrived (or were seen on-chain without enough confirmations).
@@ -145,7 +145,7 @@ pub(crate) fn funds(books: &mut Books, funds: &OrderFunds) -> Result<Applied, En
         ));
         let kinds: &[EventKind] = if first_sighting { &[EventKind::OrderAwaitingConfirmations] } else { &[] };
         save_and_emit(books, &order, kinds)?;
-        return Ok(Applied { outcome: Outcome::Order(order), replayed: false });
+        return Ok(Applied { outcome: Outcome::Order(Box::new(order)), replayed: false });
     }
     let transfer = books.transfer(&TransferSpec::Posted {
         debit: AccountRef::System(SystemAccount::World),
@@ -242,7 +242,7 @@ fn start_payout(
                         },
                     ));
                     save_and_emit(books, &order, &with(EventKind::OrderProcessingPayout))?;
-                    return Ok(Applied { outcome: Outcome::Order(order), replayed: false });
+                    return Ok(Applied { outcome: Outcome::Order(Box::new(order)), replayed: false });
                 }
                 Err(EngineError::InsufficientFunds { .. }) => {
                     refused(&mut order, "the funds received do not cover the payout and its fee".into())
@@ -252,7 +252,7 @@ fn start_payout(
         }
     }
     save_and_emit(books, &order, &with(EventKind::OrderFailed))?;
-    Ok(Applied { outcome: Outcome::Order(order), replayed: false })
+    Ok(Applied { outcome: Outcome::Order(Box::new(order)), replayed: false })
 }
 
 /// A rail's report about a payout, which also moves on the order the
@@ -329,7 +329,7 @@ fn payout_settled(
 pub(crate) fn expire(books: &mut Books, order_id: &OrderId) -> Result<Applied, EngineError> {
     let mut order = load(books, order_id.as_str())?;
     if order.status != OrderStatus::AwaitingFunds {
-        return Ok(Applied { outcome: Outcome::Order(order), replayed: true });
+        return Ok(Applied { outcome: Outcome::Order(Box::new(order)), replayed: true });
     }
     let now = books.now;
     order.status = OrderStatus::Expired;
@@ -337,5 +337,5 @@ pub(crate) fn expire(books: &mut Books, order_id: &OrderId) -> Result<Applied, E
     order.status_message = "No funds arrived before the deadline".into();
     order.timeline.push(entry(now, Fact::OrderExpired));
     save_and_emit(books, &order, &[EventKind::OrderExpired])?;
-    Ok(Applied { outcome: Outcome::Order(order), replayed: false })
+    Ok(Applied { outcome: Outcome::Order(Box::new(order)), replayed: false })
 }

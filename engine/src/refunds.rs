@@ -177,7 +177,7 @@ pub(crate) fn create_refund(books: &mut Books, new: &NewRefund) -> Result<Applie
         };
         schedule(books, due_after(now, step.after_ms)?, kind);
     }
-    Ok(Applied { outcome: Outcome::Refund(refund), replayed: false })
+    Ok(Applied { outcome: Outcome::Refund(Box::new(refund)), replayed: false })
 }
 
 /// Applies a rail's (or the operator's) report about a refund. A step for
@@ -186,14 +186,14 @@ pub(crate) fn create_refund(books: &mut Books, new: &NewRefund) -> Result<Applie
 pub(crate) fn advance_refund(books: &mut Books, id: &str, step: &Step) -> Result<Applied, EngineError> {
     let mut refund = load_refund(books, id)?;
     if refund.status != MovementStatus::Pending {
-        return Ok(Applied { outcome: Outcome::Refund(refund), replayed: true });
+        return Ok(Applied { outcome: Outcome::Refund(Box::new(refund)), replayed: true });
     }
     let now = books.now;
     refund.updated_at = now;
     let Some((success, message)) = step.outcome() else {
         refund.timeline.extend(noted(step).map(|f| entry(now, f)));
         books.store.put(keys::refund(id), &refund);
-        return Ok(Applied { outcome: Outcome::Refund(refund), replayed: false });
+        return Ok(Applied { outcome: Outcome::Refund(Box::new(refund)), replayed: false });
     };
     let hold = refund.hold_id;
     let (amount, currency) = (refund.amount, refund.currency.clone());
@@ -235,5 +235,5 @@ pub(crate) fn advance_refund(books: &mut Books, id: &str, step: &Step) -> Result
     let kind = if success { EventKind::RefundCompleted } else { EventKind::RefundFailed };
     books.emit(&refund.organization.clone(), kind, EventPayload::Refund(refund.clone()))?;
     books.store.put(keys::refund(id), &refund);
-    Ok(Applied { outcome: Outcome::Refund(refund), replayed: false })
+    Ok(Applied { outcome: Outcome::Refund(Box::new(refund)), replayed: false })
 }

@@ -281,7 +281,7 @@ fn a_document_write_into_the_engines_records_is_refused() {
     let snapshot = engine.read().unwrap();
     assert_eq!(
         snapshot.payout(&sika_engine::PayoutId::named(&stored.id)).unwrap().as_ref(),
-        Some(&stored),
+        Some(&*stored),
         "the payout is as the engine wrote it"
     );
     assert_eq!(snapshot.document("recipients", &stored.id).unwrap(), None, "a refused batch writes nothing");

@@ -102,7 +102,7 @@ fn quote(engine: &Engine, to_currency: &str, amount: i128) -> QuoteRecord {
         })
         .expect("quote");
     match quoted.outcome {
-        Outcome::Quote(q) => q,
+        Outcome::Quote(q) => *q,
         other => panic!("{other:?}"),
     }
 }

@@ -629,7 +629,7 @@ fn open_dispute(engine: &Engine, id: &str, amount: i128) -> sika_engine::Dispute
         documents: Vec::new(),
     };
     match run(engine, command).outcome {
-        Outcome::Dispute(d) => d,
+        Outcome::Dispute(d) => *d,
         other => panic!("{other:?}"),
     }
 }

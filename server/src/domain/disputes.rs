@@ -335,7 +335,7 @@ fn dispute_document(dispute: &Dispute) -> Document {
 /// The money a dispute command returns.
 fn money_of(outcome: Outcome) -> ApiResult<DisputeRecord> {
     match outcome {
-        Outcome::Dispute(money) => Ok(money),
+        Outcome::Dispute(money) => Ok(*money),
         other => Err(crate::domain::error::unexpected(&other)),
     }
 }
