@@ -64,6 +64,22 @@ impl Totals {
     }
 }
 
+/// An account a command has taken to update (`Overlay::take_account`),
+/// with its slot in the cache when it came from one: written back with
+/// `Overlay::put_taken_account`, it needs no key and no lookup.
+#[derive(Debug)]
+pub struct TakenAccount {
+    pub entry: AccountEntry,
+    pub(crate) slot: Option<u32>,
+}
+
+impl TakenAccount {
+    /// An account not taken from the cache (read from the layers, or new).
+    pub fn uncached(entry: AccountEntry) -> TakenAccount {
+        TakenAccount { entry, slot: None }
+    }
+}
+
 /// What a slot holds.
 #[derive(Debug)]
 pub(crate) enum Slot {
@@ -124,6 +140,10 @@ impl AccountCache {
     /// The slot numbered `slot`, as it stands.
     pub(crate) fn at(&self, slot: u32) -> &Slot {
         &self.records[slot as usize]
+    }
+
+    pub(crate) fn key_of(&self, slot: u32) -> &[u8] {
+        &self.keys[slot as usize]
     }
 
     pub(crate) fn is_pending(&self, slot: u32) -> bool {
@@ -198,7 +218,14 @@ impl AccountCache {
     /// the command first touched it); otherwise the caller writes it
     /// through, and so too when the cache is full.
     pub(crate) fn put(&mut self, key: &[u8], entry: AccountEntry) -> (Put, Option<AccountEntry>) {
-        let Some(slot) = self.slot_or_new(key) else { return (Put::WriteThrough, Some(entry)) };
+        match self.slot_or_new(key) {
+            Some(slot) => self.put_at(slot, entry),
+            None => (Put::WriteThrough, Some(entry)),
+        }
+    }
+
+    /// `put` into `slot`.
+    pub(crate) fn put_at(&mut self, slot: u32, entry: AccountEntry) -> (Put, Option<AccountEntry>) {
         self.touch(slot);
         let i = slot as usize;
         let backed = matches!(self.prior(slot), Some(Prior::Held { .. }));

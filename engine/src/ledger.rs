@@ -9,7 +9,7 @@ use crate::error::{EngineError, Field, Problem};
 use crate::events::EventKind;
 use crate::money::Currency;
 use crate::records::*;
-use crate::storage::{Counter, Overlay, debug_assert_decodes_to, keys};
+use crate::storage::{Counter, Overlay, TakenAccount, debug_assert_decodes_to, keys};
 
 /// The first account number handed out; numbers count up from here.
 const ACCOUNT_NUMBER_FIRST: u64 = ACCOUNT_NUMBERS_AFTER + 1;
@@ -70,7 +70,7 @@ impl Books<'_, '_> {
     /// The account `reference` names in `currency`, created if this is its
     /// first touch.
     pub fn resolve(&mut self, reference: &AccountRef, currency: &str) -> Result<AccountRecord, EngineError> {
-        self.resolve_entry(reference, currency, Access::Read).map(|entry| entry.account)
+        self.resolve_entry(reference, currency, Access::Read).map(|taken| taken.entry.account)
     }
 
     /// `resolve`, as the books store the account (with its head).
@@ -79,7 +79,7 @@ impl Books<'_, '_> {
         reference: &AccountRef,
         currency: &str,
         access: Access,
-    ) -> Result<AccountEntry, EngineError> {
+    ) -> Result<TakenAccount, EngineError> {
         Currency::find(currency)?;
         match reference {
             AccountRef::Organization(organization) => {
@@ -103,7 +103,7 @@ impl Books<'_, '_> {
                 self.store.put(index_key, &record.id);
                 let entry = AccountEntry::opened(record);
                 self.save(entry.clone());
-                Ok(entry)
+                Ok(TakenAccount::uncached(entry))
             }
             AccountRef::System(kind) => {
                 let id = system_account_id(*kind, currency);
@@ -113,24 +113,24 @@ impl Books<'_, '_> {
                 let record = AccountRecord::opened(id, AccountOwner::System(*kind), currency, self.now);
                 let entry = AccountEntry::opened(record);
                 self.save(entry.clone());
-                Ok(entry)
+                Ok(TakenAccount::uncached(entry))
             }
         }
     }
 
     pub fn account(&mut self, id: &str) -> Result<AccountRecord, EngineError> {
-        self.entry(id, Access::Read).map(|entry| entry.account)
+        self.entry(id, Access::Read).map(|taken| taken.entry.account)
     }
 
     /// Account `id` as the books store it (with its head).
-    fn entry(&mut self, id: &str, access: Access) -> Result<AccountEntry, EngineError> {
+    fn entry(&mut self, id: &str, access: Access) -> Result<TakenAccount, EngineError> {
         self.stored_entry(&keys::account(id), access)?
             .ok_or_else(|| EngineError::Corrupt(format!("account {id} is indexed but missing")))
     }
 
-    fn stored_entry(&mut self, key: &[u8], access: Access) -> Result<Option<AccountEntry>, EngineError> {
+    fn stored_entry(&mut self, key: &[u8], access: Access) -> Result<Option<TakenAccount>, EngineError> {
         match access {
-            Access::Read => self.store.get_account(key),
+            Access::Read => Ok(self.store.get_account(key)?.map(TakenAccount::uncached)),
             Access::Update => self.store.take_account(key),
         }
     }
@@ -142,26 +142,39 @@ impl Books<'_, '_> {
     /// command that wrote it fails (the writer catches the panic) rather
     /// than storing it.
     fn save(&mut self, entry: AccountEntry) {
-        let account = &entry.account;
-        let totals =
-            [account.debits_posted, account.credits_posted, account.debits_pending, account.credits_pending];
-        assert!(
-            totals.iter().all(|total| *total >= 0),
-            "account {} has a negative total: {totals:?}",
-            account.id
-        );
-        let balances = account.balances();
-        assert!(balances.is_ok(), "account {}'s balances overflow: {totals:?}", account.id);
-        if account.is_organization() {
-            assert!(
-                balances.is_ok_and(|b| b.available >= 0),
-                "organization account {} would go negative: {totals:?}",
-                account.id
-            );
-        }
-        self.store.put_account(keys::account(&account.id), entry);
+        check_account(&entry);
+        self.store.put_account(keys::account(&entry.account.id), entry);
     }
 
+    /// `save` of an account taken to update.
+    fn save_taken(&mut self, taken: TakenAccount) {
+        check_account(&taken.entry);
+        self.store.put_taken_account(taken);
+    }
+}
+
+/// What every account written must be (see `Books::save`).
+fn check_account(entry: &AccountEntry) {
+    let account = &entry.account;
+    let totals =
+        [account.debits_posted, account.credits_posted, account.debits_pending, account.credits_pending];
+    assert!(
+        totals.iter().all(|total| *total >= 0),
+        "account {} has a negative total: {totals:?}",
+        account.id
+    );
+    let balances = account.balances();
+    assert!(balances.is_ok(), "account {}'s balances overflow: {totals:?}", account.id);
+    if account.is_organization() {
+        assert!(
+            balances.is_ok_and(|b| b.available >= 0),
+            "organization account {} would go negative: {totals:?}",
+            account.id
+        );
+    }
+}
+
+impl Books<'_, '_> {
     /// Applies one transfer and journals it. Checks come first, so a refused
     /// transfer changes nothing (and the caller drops the command's layer anyway).
     ///
@@ -210,7 +223,8 @@ impl Books<'_, '_> {
         }
         let mut debit_entry = self.resolve_entry(debit, currency, Access::Update)?;
         let mut credit_entry = self.resolve_entry(credit, currency, Access::Update)?;
-        let (debit_account, credit_account) = (&mut debit_entry.account, &mut credit_entry.account);
+        let (debit_account, credit_account) =
+            (&mut debit_entry.entry.account, &mut credit_entry.entry.account);
         if debit_account.id == credit_account.id {
             return Err(EngineError::invalid(Field::Account, Problem::SameAccount));
         }
@@ -237,9 +251,9 @@ impl Books<'_, '_> {
             journal_seq: 0,
         };
         let record = self.record(record)?;
-        self.index_balance_changes(&record, [&mut debit_entry, &mut credit_entry])?;
-        self.save(debit_entry);
-        self.save(credit_entry);
+        self.index_balance_changes(&record, [&mut debit_entry.entry, &mut credit_entry.entry])?;
+        self.save_taken(debit_entry);
+        self.save_taken(credit_entry);
         Ok(record)
     }
 
@@ -269,7 +283,8 @@ impl Books<'_, '_> {
         }
         let mut debit_entry = self.entry(&hold.debit_account, Access::Update)?;
         let mut credit_entry = self.entry(&hold.credit_account, Access::Update)?;
-        let (debit_account, credit_account) = (&mut debit_entry.account, &mut credit_entry.account);
+        let (debit_account, credit_account) =
+            (&mut debit_entry.entry.account, &mut credit_entry.entry.account);
         debit_account.debits_pending = subtract(debit_account.debits_pending, hold.amount, "debits pending")?;
         credit_account.credits_pending =
             subtract(credit_account.credits_pending, hold.amount, "credits pending")?;
@@ -298,9 +313,9 @@ impl Books<'_, '_> {
             journal_seq: 0,
         };
         let record = self.record(record)?;
-        self.index_balance_changes(&record, [&mut debit_entry, &mut credit_entry])?;
-        self.save(debit_entry);
-        self.save(credit_entry);
+        self.index_balance_changes(&record, [&mut debit_entry.entry, &mut credit_entry.entry])?;
+        self.save_taken(debit_entry);
+        self.save_taken(credit_entry);
         Ok(record)
     }
 
@@ -694,9 +709,9 @@ mod tests {
     #[test]
     fn a_total_that_would_overflow_is_an_error() {
         with_books(|books| {
-            let mut entry = books.resolve_entry(&organization(), "USD", Access::Update).unwrap();
-            entry.account.credits_posted = i128::MAX - 5;
-            books.save(entry);
+            let mut taken = books.resolve_entry(&organization(), "USD", Access::Update).unwrap();
+            taken.entry.account.credits_posted = i128::MAX - 5;
+            books.save_taken(taken);
             let world = AccountRef::System(SystemAccount::World);
             assert_eq!(
                 books.transfer(&posted(world.clone(), organization(), 10)),
@@ -742,9 +757,9 @@ mod tests {
         with_books(|books| {
             // Corrupt state (or a bug that skipped the funds check): a debit
             // the balance does not cover.
-            let mut entry = books.resolve_entry(&organization(), "USD", Access::Update).unwrap();
-            entry.account.debits_posted = 10;
-            books.save(entry);
+            let mut taken = books.resolve_entry(&organization(), "USD", Access::Update).unwrap();
+            taken.entry.account.debits_posted = 10;
+            books.save_taken(taken);
         });
     }
 
@@ -752,7 +767,8 @@ mod tests {
     fn a_system_account_may_go_negative_but_no_total_may() {
         with_books(|books| {
             books.transfer(&posted(world(), organization(), 10)).unwrap();
-            let world = books.entry(&system_account_id(SystemAccount::World, "USD"), Access::Read).unwrap();
+            let world =
+                books.entry(&system_account_id(SystemAccount::World, "USD"), Access::Read).unwrap().entry;
             assert_eq!(world.account.balances().unwrap().available, -10);
             let mut broken = world.clone();
             broken.account.credits_pending = -1;

@@ -16,7 +16,7 @@ use redb::{ReadableTable, TableDefinition};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-pub use crate::account_cache::AccountCache;
+pub use crate::account_cache::{AccountCache, TakenAccount};
 use crate::account_cache::{Put, Slot, Totals};
 use crate::error::EngineError;
 use crate::records::{AccountEntry, TransferId, TransferRecord, TransferRef};
@@ -855,23 +855,44 @@ impl<'t> Overlay<'t> {
     }
 
     /// `get_account` for a command that writes the account back with
-    /// `put_account`: the cached entry is moved out rather than copied, and
-    /// until then it reads as it was.
-    pub fn take_account(&mut self, key: &[u8]) -> Result<Option<AccountEntry>, EngineError> {
+    /// `put_taken_account`: the cached entry is moved out rather than
+    /// copied, and until then it reads as it was.
+    pub fn take_account(&mut self, key: &[u8]) -> Result<Option<TakenAccount>, EngineError> {
         if let Some(accounts) = self.accounts.as_deref_mut()
             && let Some(slot) = accounts.slot(key)
         {
-            if let Some(record) = accounts.take_at(slot) {
-                return Ok(Some(record));
+            if let Some(entry) = accounts.take_at(slot) {
+                return Ok(Some(TakenAccount { entry, slot: Some(slot) }));
             }
             if let Slot::Taken(totals) = accounts.at(slot)
                 && accounts.is_pending(slot)
             {
                 let totals = *totals;
-                return self.pending_from_layers(key, totals).map(Some);
+                return self
+                    .pending_from_layers(key, totals)
+                    .map(|entry| Some(TakenAccount::uncached(entry)));
             }
         }
-        self.get_from_layers::<AccountEntry>(key)
+        Ok(self.get_from_layers::<AccountEntry>(key)?.map(TakenAccount::uncached))
+    }
+
+    /// Writes back an account `take_account` gave (its `keys::account` key
+    /// is built only when it came from no slot).
+    pub fn put_taken_account(&mut self, taken: TakenAccount) {
+        let TakenAccount { entry, slot } = taken;
+        let (Some(slot), Some(accounts)) = (slot, self.accounts.as_deref_mut()) else {
+            let key = keys::account(&entry.account.id);
+            return self.put_account(key, entry);
+        };
+        let record = match accounts.put_at(slot, entry) {
+            (Put::Deferred, _) => return,
+            (Put::WriteThrough, Some(record)) => record,
+            (Put::WriteThrough, None) => unreachable!("a write-through gives the account back"),
+        };
+        let key = accounts.key_of(slot).to_vec();
+        let bytes = encode(&record);
+        debug_assert_decodes_to(&record, &bytes);
+        self.set_layered(key, Some(bytes));
     }
 
     /// Writes an account at `key` (a `keys::account`), through the cache:
@@ -1179,7 +1200,7 @@ impl<'t> Overlay<'t> {
     /// `index_key` names, when both caches hold it (`AccountIds`,
     /// `AccountCache`): no key is built and no id copied. `None` says only
     /// that they do not; `org_account_id` then resolves it.
-    pub fn take_cached_org_account(&mut self, index_key: &[u8]) -> Option<AccountEntry> {
+    pub fn take_cached_org_account(&mut self, index_key: &[u8]) -> Option<TakenAccount> {
         let account = self.account_ids.as_deref_mut()?.ids.get_mut(index_key)?;
         let accounts = self.accounts.as_deref_mut()?;
         let slot = match account.slot {
@@ -1195,7 +1216,7 @@ impl<'t> Overlay<'t> {
             "organization account {} cached in another's slot",
             account.id
         );
-        Some(entry)
+        Some(TakenAccount { entry, slot: Some(slot) })
     }
 
     /// Keeps the current command's changes as part of the batch.
@@ -1807,11 +1828,15 @@ mod tests {
         overlay.keep_command();
 
         // Taken and changed, not yet written back: the layers still say 5.
-        let mut taken = overlay.take_account(&key).unwrap().unwrap();
+        let mut taken = overlay.take_account(&key).unwrap().unwrap().entry;
         assert_eq!(taken, account("USD1", 5));
         taken.account.credits_posted = 8;
         assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 5)));
-        assert_eq!(overlay.take_account(&key).unwrap(), Some(account("USD1", 5)), "taken twice, read twice");
+        assert_eq!(
+            overlay.take_account(&key).unwrap().map(|t| t.entry),
+            Some(account("USD1", 5)),
+            "taken twice, read twice"
+        );
         overlay.put_account(key.clone(), taken);
         assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 8)));
         overlay.drop_command();
@@ -1822,16 +1847,16 @@ mod tests {
         );
 
         // Taken by a command that fails before writing it back.
-        let _ = overlay.take_account(&key).unwrap();
+        let _ = overlay.take_account(&key).unwrap().map(|t| t.entry);
         overlay.drop_command();
-        assert_eq!(overlay.take_account(&key).unwrap(), Some(account("USD1", 5)));
+        assert_eq!(overlay.take_account(&key).unwrap().map(|t| t.entry), Some(account("USD1", 5)));
         overlay.put_account(key.clone(), account("USD1", 6));
         overlay.keep_command();
         let layer = overlay.into_layer();
         assert_eq!(decode::<AccountEntry>(layer[&key].as_deref().unwrap()).unwrap(), account("USD1", 6));
         // The next batch reads it from the cache: nothing below holds it.
         let mut overlay = Overlay::new(&table, &[]).with_accounts(&mut cache);
-        assert_eq!(overlay.take_account(&key).unwrap(), Some(account("USD1", 6)));
+        assert_eq!(overlay.take_account(&key).unwrap().map(|t| t.entry), Some(account("USD1", 6)));
     }
 
     #[test]
@@ -1852,23 +1877,40 @@ mod tests {
         let table = txn.open_table(RECORDS).unwrap();
         let (mut ids, mut cache) = (AccountIds::default(), AccountCache::default());
         let mut overlay = Overlay::new(&table, &[]).with_account_ids(&mut ids).with_accounts(&mut cache);
-        assert_eq!(overlay.take_cached_org_account(&index_key), None, "neither cache holds it yet");
+        assert_eq!(
+            overlay.take_cached_org_account(&index_key).map(|t| t.entry),
+            None,
+            "neither cache holds it yet"
+        );
         assert_eq!(overlay.org_account_id(&index_key).unwrap(), Some("USD1".to_string()));
-        assert_eq!(overlay.take_cached_org_account(&index_key), None, "the account is not cached yet");
+        assert_eq!(
+            overlay.take_cached_org_account(&index_key).map(|t| t.entry),
+            None,
+            "the account is not cached yet"
+        );
         assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 5)));
-        let mut taken = overlay.take_cached_org_account(&index_key).expect("both caches hold it");
+        let mut taken =
+            overlay.take_cached_org_account(&index_key).map(|t| t.entry).expect("both caches hold it");
         assert_eq!(taken, account("USD1", 5));
-        assert_eq!(overlay.take_cached_org_account(&index_key), None, "taken: the slot is empty");
+        assert_eq!(
+            overlay.take_cached_org_account(&index_key).map(|t| t.entry),
+            None,
+            "taken: the slot is empty"
+        );
         taken.account.credits_posted = 6;
         overlay.put_account(key.clone(), taken);
-        let mut taken = overlay.take_cached_org_account(&index_key).expect("the slot is filled again");
+        let mut taken =
+            overlay.take_cached_org_account(&index_key).map(|t| t.entry).expect("the slot is filled again");
         assert_eq!(taken, account("USD1", 6));
         overlay.put_account(key.clone(), taken.clone());
         overlay.keep_command();
         taken.account.credits_posted = 7;
         overlay.put_account(key.clone(), taken);
         overlay.drop_command();
-        let mut taken = overlay.take_cached_org_account(&index_key).expect("a dropped write is put back");
+        let mut taken = overlay
+            .take_cached_org_account(&index_key)
+            .map(|t| t.entry)
+            .expect("a dropped write is put back");
         assert_eq!(taken, account("USD1", 6));
         // Taken and dropped without being given back: read back from the
         // layers' copy (5) with the totals it had (6).
@@ -1880,7 +1922,11 @@ mod tests {
             "reads as it was while taken"
         );
         overlay.drop_command();
-        assert_eq!(overlay.take_cached_org_account(&index_key), Some(account("USD1", 6)), "and held again");
+        assert_eq!(
+            overlay.take_cached_org_account(&index_key).map(|t| t.entry),
+            Some(account("USD1", 6)),
+            "and held again"
+        );
         overlay.drop_command();
         let layer = overlay.into_layer();
         assert_eq!(
