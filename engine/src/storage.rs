@@ -1877,44 +1877,30 @@ mod tests {
         let table = txn.open_table(RECORDS).unwrap();
         let (mut ids, mut cache) = (AccountIds::default(), AccountCache::default());
         let mut overlay = Overlay::new(&table, &[]).with_account_ids(&mut ids).with_accounts(&mut cache);
-        assert_eq!(
-            overlay.take_cached_org_account(&index_key).map(|t| t.entry),
-            None,
-            "neither cache holds it yet"
-        );
+        let take = |overlay: &mut Overlay| overlay.take_cached_org_account(&index_key);
+        let entry = |taken: Option<TakenAccount>| taken.map(|t| t.entry);
+        assert_eq!(entry(take(&mut overlay)), None, "neither cache holds it yet");
         assert_eq!(overlay.org_account_id(&index_key).unwrap(), Some("USD1".to_string()));
-        assert_eq!(
-            overlay.take_cached_org_account(&index_key).map(|t| t.entry),
-            None,
-            "the account is not cached yet"
-        );
+        assert_eq!(entry(take(&mut overlay)), None, "the account is not cached yet");
         assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 5)));
-        let mut taken =
-            overlay.take_cached_org_account(&index_key).map(|t| t.entry).expect("both caches hold it");
-        assert_eq!(taken, account("USD1", 5));
-        assert_eq!(
-            overlay.take_cached_org_account(&index_key).map(|t| t.entry),
-            None,
-            "taken: the slot is empty"
-        );
-        taken.account.credits_posted = 6;
-        overlay.put_account(key.clone(), taken);
-        let mut taken =
-            overlay.take_cached_org_account(&index_key).map(|t| t.entry).expect("the slot is filled again");
-        assert_eq!(taken, account("USD1", 6));
-        overlay.put_account(key.clone(), taken.clone());
+        let mut taken = take(&mut overlay).expect("both caches hold it");
+        assert_eq!(taken.entry, account("USD1", 5));
+        assert_eq!(entry(take(&mut overlay)), None, "taken: the slot is empty");
+        taken.entry.account.credits_posted = 6;
+        overlay.put_taken_account(taken);
+        let taken = take(&mut overlay).expect("the slot is filled again");
+        assert_eq!(taken.entry, account("USD1", 6));
+        let mut again = taken.entry.clone();
+        overlay.put_taken_account(taken);
         overlay.keep_command();
-        taken.account.credits_posted = 7;
-        overlay.put_account(key.clone(), taken);
+        again.account.credits_posted = 7;
+        overlay.put_account(key.clone(), again);
         overlay.drop_command();
-        let mut taken = overlay
-            .take_cached_org_account(&index_key)
-            .map(|t| t.entry)
-            .expect("a dropped write is put back");
-        assert_eq!(taken, account("USD1", 6));
+        let mut taken = take(&mut overlay).expect("a dropped write is put back");
+        assert_eq!(taken.entry, account("USD1", 6));
         // Taken and dropped without being given back: read back from the
         // layers' copy (5) with the totals it had (6).
-        taken.account.credits_posted = 8;
+        taken.entry.account.credits_posted = 8;
         drop(taken);
         assert_eq!(
             overlay.get_account(&key).unwrap(),
@@ -1922,11 +1908,7 @@ mod tests {
             "reads as it was while taken"
         );
         overlay.drop_command();
-        assert_eq!(
-            overlay.take_cached_org_account(&index_key).map(|t| t.entry),
-            Some(account("USD1", 6)),
-            "and held again"
-        );
+        assert_eq!(entry(take(&mut overlay)), Some(account("USD1", 6)), "and held again");
         overlay.drop_command();
         let layer = overlay.into_layer();
         assert_eq!(
