@@ -197,7 +197,7 @@ enum Commands {
         admin: AdminArgs,
     },
     /// Measure the ledger on this machine: transfers between random
-    /// accounts on a fresh database, a batch in flight at a time; prints
+    /// accounts on a fresh database, submitted a batch at a time; prints
     /// the throughput and batch latency percentiles.
     Bench {
         /// Transfers to make.
@@ -206,7 +206,7 @@ enum Commands {
         /// Accounts they move between.
         #[arg(long, default_value_t = 10_000)]
         accounts: usize,
-        /// Transfers in flight at once.
+        /// Transfers submitted together as one batch.
         #[arg(long, default_value_t = 1_000)]
         batch: usize,
         /// A directory for the throwaway database [the system's temporary directory].

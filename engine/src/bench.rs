@@ -1,7 +1,8 @@
 //! `sika bench`: measures the ledger on the machine it runs on, in the
 //! spirit of `tigerbeetle benchmark`. It funds `accounts` organization
-//! accounts on a fresh database, then submits `transfers` posted transfers
-//! between accounts drawn at random, `batch` of them in flight at a time,
+//! accounts on a fresh database, then makes `transfers` posted transfers
+//! between accounts drawn at random, submitted `batch` at a time as one
+//! batch (`Engine::enqueue_all_blocking`, as a TigerBeetle client's request),
 //! and reports the throughput and each batch's latency (from its first
 //! submission to its last acknowledgement, so every fsync is included).
 
@@ -22,8 +23,8 @@ const CURRENCY: &str = "USD";
 pub struct BenchOptions {
     pub transfers: usize,
     pub accounts: usize,
-    /// Transfers in flight at once; the writer commits what is queued
-    /// together, so this is about the size of each commit.
+    /// Transfers submitted together as one batch and answered together:
+    /// up to 8,190, one commit each.
     pub batch: usize,
     pub seed: u64,
 }
@@ -54,7 +55,7 @@ impl BenchReport {
     pub fn summary(&self, options: &BenchOptions) -> String {
         let ms = |d: Duration| d.as_secs_f64() * 1_000.0;
         format!(
-            "{} transfers over {} accounts, {} in flight, in {:.2} s: {:.0} transfers/s, {} commits\n\
+            "{} transfers over {} accounts, in batches of {}, in {:.2} s: {:.0} transfers/s, {} commits\n\
              batch latency p50 {:.2} ms p90 {:.2} ms p99 {:.2} ms max {:.2} ms",
             self.transfers,
             options.accounts,

@@ -275,7 +275,9 @@ fn sika_bench_reports_throughput_and_batch_latencies() {
         .unwrap();
     let printed = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(out.status.success(), "{printed}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(printed.contains("3000 transfers over 50 accounts, 200 in flight"), "{printed}");
+    assert!(printed.contains("3000 transfers over 50 accounts, in batches of 200"), "{printed}");
+    // Each batch is submitted together, so each is one commit.
+    assert!(printed.contains(" transfers/s, 15 commits"), "{printed}");
     let rate: f64 =
         printed.split(" transfers/s").next().unwrap().rsplit(' ').next().unwrap().parse().unwrap();
     assert!(rate > 0.0, "{printed}");
