@@ -191,11 +191,15 @@ impl AccountCache {
     }
 
     /// Fills `key`'s slot with what the layers hold (a read), unless the
-    /// slot holds or has lent an account already.
+    /// slot holds or has lent an account already. The fill counts as a
+    /// touch of an empty slot: what the layers hold may be this command's
+    /// own write, so a dropped command empties the slot again, and an
+    /// update in the same command is written through.
     pub(crate) fn fill(&mut self, key: &[u8], entry: AccountEntry) {
         if let Some(slot) = self.slot_or_new(key)
             && matches!(self.records[slot as usize], Slot::Empty)
         {
+            self.touch(slot);
             self.records[slot as usize] = Slot::Held(entry);
         }
     }

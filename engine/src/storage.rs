@@ -1883,6 +1883,8 @@ mod tests {
         assert_eq!(overlay.org_account_id(&index_key).unwrap(), Some("USD1".to_string()));
         assert_eq!(entry(take(&mut overlay)), None, "the account is not cached yet");
         assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 5)));
+        // Read in a command of its own, so later updates stay pending.
+        overlay.keep_command();
         let mut taken = take(&mut overlay).expect("both caches hold it");
         assert_eq!(taken.entry, account("USD1", 5));
         assert_eq!(entry(take(&mut overlay)), None, "taken: the slot is empty");
@@ -1948,6 +1950,29 @@ mod tests {
         assert_eq!(overlay.get_account(&key).unwrap(), None, "a kept deletion ends it");
         let layer = overlay.into_layer();
         assert_eq!(layer[&key], None);
+    }
+
+    #[test]
+    fn an_account_a_dropped_command_wrote_as_bytes_is_not_kept_by_the_cache() {
+        let db = database();
+        let txn = db.begin_write().unwrap();
+        let table = txn.open_table(RECORDS).unwrap();
+        let mut cache = AccountCache::default();
+        let key = keys::account("USD1");
+        let mut overlay = Overlay::new(&table, &[]).with_accounts(&mut cache);
+        // Written as bytes, read (and cached), then updated, all in one
+        // command that is dropped: nothing of it stays.
+        overlay.put_raw(key.clone(), encode(&account("USD1", 5)));
+        assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 5)));
+        let mut taken = overlay.take_account(&key).unwrap().unwrap();
+        taken.entry.account.credits_posted = 6;
+        overlay.put_taken_account(taken);
+        assert_eq!(overlay.get_account(&key).unwrap(), Some(account("USD1", 6)));
+        overlay.drop_command();
+        assert_eq!(overlay.get_account(&key).unwrap(), None);
+        assert_eq!(overlay.get_raw(&key).unwrap(), None);
+        let layer = overlay.into_layer();
+        assert!(!layer.contains_key(&key), "{layer:?}");
     }
 
     #[test]
