@@ -99,15 +99,6 @@ pub(crate) enum Prior {
     Held { totals: Totals, pending: bool },
 }
 
-/// How `put` left an account.
-pub(crate) enum Put {
-    /// Kept here, pending: the layers get it at the end of the batch.
-    Deferred,
-    /// The layers have no copy of it yet (a new account, or one written
-    /// as bytes in this command): the caller writes it through.
-    WriteThrough,
-}
-
 #[derive(Debug, Default)]
 pub struct AccountCache {
     slots: HashMap<Vec<u8>, u32>,
@@ -219,30 +210,29 @@ impl AccountCache {
 
     /// Stores `entry` as `key`'s account. It is kept pending when the
     /// layers already hold a copy of the account (the slot held it when
-    /// the command first touched it); otherwise the caller writes it
-    /// through, and so too when the cache is full.
-    pub(crate) fn put(&mut self, key: &[u8], entry: AccountEntry) -> (Put, Option<AccountEntry>) {
+    /// the command first touched it); otherwise, and when the cache is
+    /// full, it is given back for the caller to write through.
+    pub(crate) fn put(&mut self, key: &[u8], entry: AccountEntry) -> Option<AccountEntry> {
         match self.slot_or_new(key) {
             Some(slot) => self.put_at(slot, entry),
-            None => (Put::WriteThrough, Some(entry)),
+            None => Some(entry),
         }
     }
 
     /// `put` into `slot`.
-    pub(crate) fn put_at(&mut self, slot: u32, entry: AccountEntry) -> (Put, Option<AccountEntry>) {
+    pub(crate) fn put_at(&mut self, slot: u32, entry: AccountEntry) -> Option<AccountEntry> {
         self.touch(slot);
         let i = slot as usize;
-        let backed = matches!(self.prior(slot), Some(Prior::Held { .. }));
-        if backed {
+        if matches!(self.prior(slot), Some(Prior::Held { .. })) {
             self.records[i] = Slot::Held(entry);
             if !self.pending[i] {
                 self.pending[i] = true;
                 self.pending_slots.push(slot);
             }
-            (Put::Deferred, None)
+            None
         } else {
             self.records[i] = Slot::Held(entry.clone());
-            (Put::WriteThrough, Some(entry))
+            Some(entry)
         }
     }
 

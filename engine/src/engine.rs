@@ -313,11 +313,11 @@ impl Engine {
         }
         let unsent = sender.err().unwrap_or(EngineError::Unavailable);
         let mut results = Vec::with_capacity(count);
-        for (sent, GroupAnswer { count, receiver }) in answers {
-            match receiver.await {
-                Ok(answered) if sent => results.extend(answered),
-                _ if !sent => results.extend(std::iter::repeat_n(Err(unsent.clone()), count)),
-                _ => results.extend(std::iter::repeat_n(Err(EngineError::Unavailable), count)),
+        for (sent, answer) in answers {
+            let count = answer.count;
+            match answer.receiver.await {
+                Ok(answered) => results.extend(answered),
+                Err(_) => results.extend(GroupAnswer::unanswered(count, (!sent).then_some(&unsent))),
             }
         }
         results.into_iter().map(|result| self.counted(result)).collect()
@@ -715,6 +715,17 @@ struct GroupAnswer {
     receiver: oneshot::Receiver<Vec<Result<Applied, EngineError>>>,
 }
 
+impl GroupAnswer {
+    /// The results of a group of `count` never answered: `unsent` when it
+    /// was never queued, else `Unavailable` (the writer stopped).
+    fn unanswered(
+        count: usize,
+        unsent: Option<&EngineError>,
+    ) -> impl Iterator<Item = Result<Applied, EngineError>> {
+        std::iter::repeat_n(Err(unsent.cloned().unwrap_or(EngineError::Unavailable)), count)
+    }
+}
+
 /// The results of commands queued together (`Engine::enqueue_all_blocking`).
 pub struct PendingAll(Vec<GroupAnswer>);
 
@@ -725,7 +736,7 @@ impl PendingAll {
         for GroupAnswer { count, receiver } in self.0 {
             match receiver.blocking_recv() {
                 Ok(answered) => results.extend(answered),
-                Err(_) => results.extend(std::iter::repeat_n(Err(EngineError::Unavailable), count)),
+                Err(_) => results.extend(GroupAnswer::unanswered(count, None)),
             }
         }
         results

@@ -17,7 +17,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 pub use crate::account_cache::{AccountCache, TakenAccount};
-use crate::account_cache::{Put, Slot, Totals};
+use crate::account_cache::{Slot, Totals};
 use crate::error::EngineError;
 use crate::records::{AccountEntry, TransferId, TransferRecord, TransferRef};
 
@@ -881,18 +881,12 @@ impl<'t> Overlay<'t> {
     pub fn put_taken_account(&mut self, taken: TakenAccount) {
         let TakenAccount { entry, slot } = taken;
         let (Some(slot), Some(accounts)) = (slot, self.accounts.as_deref_mut()) else {
-            let key = keys::account(&entry.account.id);
-            return self.put_account(key, entry);
+            return self.put_account(keys::account(&entry.account.id), entry);
         };
-        let record = match accounts.put_at(slot, entry) {
-            (Put::Deferred, _) => return,
-            (Put::WriteThrough, Some(record)) => record,
-            (Put::WriteThrough, None) => unreachable!("a write-through gives the account back"),
-        };
-        let key = accounts.key_of(slot).to_vec();
-        let bytes = encode(&record);
-        debug_assert_decodes_to(&record, &bytes);
-        self.set_layered(key, Some(bytes));
+        if let Some(record) = accounts.put_at(slot, entry) {
+            let key = accounts.key_of(slot).to_vec();
+            self.set_layered(key, Some(encode_account(&record)));
+        }
     }
 
     /// Writes an account at `key` (a `keys::account`), through the cache:
@@ -902,15 +896,12 @@ impl<'t> Overlay<'t> {
     pub fn put_account(&mut self, key: Vec<u8>, record: AccountEntry) {
         let record = match self.accounts.as_deref_mut() {
             Some(accounts) => match accounts.put(&key, record) {
-                (Put::Deferred, _) => return,
-                (Put::WriteThrough, Some(record)) => record,
-                (Put::WriteThrough, None) => unreachable!("a write-through gives the account back"),
+                Some(record) => record,
+                None => return,
             },
             None => record,
         };
-        let bytes = encode(&record);
-        debug_assert_decodes_to(&record, &bytes);
-        self.set_layered(key, Some(bytes));
+        self.set_layered(key, Some(encode_account(&record)));
     }
 
     /// Makes room for `keys` changes at once, so a large batch's change map
@@ -938,16 +929,10 @@ impl<'t> Overlay<'t> {
     /// without copying them.
     fn with_raw<R>(&self, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R, EngineError> {
         if key.first() == Some(&(Space::Account as u8))
-            && let Some(accounts) = self.accounts.as_deref()
-            && let Some(slot) = accounts.slot(key)
-            && accounts.is_pending(slot)
+            && let Some(slot) = self.accounts.as_deref().and_then(|accounts| accounts.slot(key))
+            && let Some(bytes) = self.pending_bytes(slot, key)
         {
-            let entry = match accounts.at(slot) {
-                Slot::Held(entry) => entry.clone(),
-                Slot::Taken(totals) => self.pending_from_layers(key, *totals)?,
-                Slot::Empty => unreachable!("a pending account's slot is never empty"),
-            };
-            return Ok(f(Some(&encode(&entry))));
+            return Ok(f(Some(&bytes?)));
         }
         self.with_layers(key, f)
     }
@@ -1046,8 +1031,8 @@ impl<'t> Overlay<'t> {
             return None;
         }
         Some(match accounts.at(slot) {
-            Slot::Held(entry) => Ok(encode(entry)),
-            Slot::Taken(totals) => self.pending_from_layers(key, *totals).map(|entry| encode(&entry)),
+            Slot::Held(entry) => Ok(encode_account(entry)),
+            Slot::Taken(totals) => self.pending_from_layers(key, *totals).map(|entry| encode_account(&entry)),
             Slot::Empty => Err(EngineError::Corrupt("a pending account's slot is empty".to_string())),
         })
     }
@@ -1270,9 +1255,7 @@ impl<'t> Overlay<'t> {
         // The accounts the batch updated, each once, as it left them.
         if let Some(accounts) = self.accounts.take() {
             for (key, entry) in accounts.take_pending() {
-                let bytes = encode(entry);
-                debug_assert_decodes_to(entry, &bytes);
-                self.changes.insert(key, Some(bytes));
+                self.changes.insert(key, Some(encode_account(entry)));
             }
         }
         for (i, counter) in Counter::ALL.iter().enumerate() {
@@ -1405,6 +1388,13 @@ pub fn write_changes(
         }
     }
     Ok(())
+}
+
+/// An account's stored bytes (`keys::account`).
+fn encode_account(entry: &AccountEntry) -> Vec<u8> {
+    let bytes = encode(entry);
+    debug_assert_decodes_to(entry, &bytes);
+    bytes
 }
 
 /// Reads a typed record from any readable table.

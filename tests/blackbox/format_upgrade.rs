@@ -1089,13 +1089,30 @@ struct ThreePayouts {
 /// Starts a node slowed by `SLOW`, makes the three payouts of
 /// `ThreePayouts` after a deposit, waits for the first two to settle, and
 /// stops the node while the third is still held.
+/// The amounts of `three_payouts_one_held`'s payouts and what each ends
+/// as (the last held), which also suffix their references.
+const THREE_PAYOUTS: [(&str, &str); 3] = [("20.00", "completed"), ("10.01", "failed"), ("10.03", "held")];
+
+/// Each of `three_payouts_one_held(reference)`'s references, sent again
+/// with its body to the restarted node, replays its payout.
+async fn each_reference_replays(api: &Api, node: &Node, payouts: &ThreePayouts, reference: &str) {
+    let key = &node.creds.sandbox_key;
+    let ids = payouts.urls.iter().map(|url| url.rsplit('/').next().unwrap());
+    for ((amount, outcome), id) in THREE_PAYOUTS.iter().zip(ids) {
+        let body = mtn_payout(amount, &format!("{reference}-{outcome}"));
+        let replay = api.post(&node.sandbox_url("/v1/payouts"), key, body).await;
+        replay.expect(200);
+        assert_eq!(replay.body["payout"]["id"], id, "{reference}-{outcome} replays its payout");
+    }
+}
+
 async fn three_payouts_one_held(reference: &str) -> (Node, ThreePayouts) {
     let node = Node::start_with_env(Options::unthrottled(), &SLOW);
     let api = Api::new();
     let key = node.creds.sandbox_key.clone();
     deposit(&api, &node, &key, "GHS", "100.00").await;
     let mut urls = Vec::new();
-    for (amount, outcome) in [("20.00", "completed"), ("10.01", "failed"), ("10.03", "held")] {
+    for (amount, outcome) in THREE_PAYOUTS {
         let body = mtn_payout(amount, &format!("{reference}-{outcome}"));
         let r = api.post(&node.sandbox_url("/v1/payouts"), &key, body).await;
         r.expect(201);
@@ -1670,15 +1687,7 @@ async fn a_format_22_ledgers_references_replay_after_its_entries_keep_half_their
     node.restart(&Options::unthrottled(), &SLOW);
     let api = Api::new();
     let key = node.creds.sandbox_key.clone();
-    let ids: Vec<&str> = payouts.urls.iter().map(|url| url.rsplit('/').next().unwrap()).collect();
-    for ((amount, outcome), id) in
-        [("20.00", "completed"), ("10.01", "failed"), ("10.03", "held")].iter().zip(&ids)
-    {
-        let body = mtn_payout(amount, &format!("f23-{outcome}"));
-        let replay = api.post(&node.sandbox_url("/v1/payouts"), &key, body).await;
-        replay.expect(200);
-        assert_eq!(replay.body["payout"]["id"], *id, "f23-{outcome} replays its payout");
-    }
+    each_reference_replays(&api, &node, &payouts, "f23").await;
     let other = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("20.01", "f23-completed")).await;
     other.expect_field(409, "duplicate", "externalReference");
     api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("1.00", "f23-new")).await.expect(201);
@@ -1718,16 +1727,9 @@ async fn a_format_24_ledgers_references_replay_after_its_entries_leave_their_tim
     node.restart(&Options::unthrottled(), &SLOW);
     let api = Api::new();
     let key = node.creds.sandbox_key.clone();
-    let ids: Vec<&str> = payouts.urls.iter().map(|url| url.rsplit('/').next().unwrap()).collect();
-    let outcomes = [("20.00", "completed"), ("10.01", "failed"), ("10.03", "held")];
     let other = api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("10.02", "f25-failed")).await;
     other.expect_field(409, "duplicate", "externalReference");
-    for ((amount, outcome), id) in outcomes.iter().zip(&ids) {
-        let body = mtn_payout(amount, &format!("f25-{outcome}"));
-        let replay = api.post(&node.sandbox_url("/v1/payouts"), &key, body).await;
-        replay.expect(200);
-        assert_eq!(replay.body["payout"]["id"], *id, "f25-{outcome} replays its payout");
-    }
+    each_reference_replays(&api, &node, &payouts, "f25").await;
     api.post(&node.sandbox_url("/v1/payouts"), &key, mtn_payout("1.00", "f25-new")).await.expect(201);
     node.stop_and_verify();
 
@@ -1906,13 +1908,7 @@ async fn a_format_25_ledgers_references_replay_after_their_entries_are_keyed_by_
     let api = Api::new();
     let key = node.creds.sandbox_key.clone();
     let url = node.sandbox_url("/v1/payouts");
-    let ids: Vec<&str> = payouts.urls.iter().map(|url| url.rsplit('/').next().unwrap()).collect();
-    let outcomes = [("20.00", "completed"), ("10.01", "failed"), ("10.03", "held")];
-    for ((amount, outcome), id) in outcomes.iter().zip(&ids) {
-        let replay = api.post(&url, &key, mtn_payout(amount, &format!("f26-{outcome}"))).await;
-        replay.expect(200);
-        assert_eq!(replay.body["payout"]["id"], *id, "f26-{outcome} replays its payout");
-    }
+    each_reference_replays(&api, &node, &payouts, "f26").await;
     let other = api.post(&url, &key, mtn_payout("10.04", "f26-held")).await;
     other.expect_field(409, "duplicate", "externalReference");
     let long = format!("f26-{}", "r".repeat(96));
@@ -2064,13 +2060,7 @@ async fn a_format_28_ledgers_references_replay_and_new_entries_name_their_resour
     let api = Api::new();
     let key = node.creds.sandbox_key.clone();
     let url = node.sandbox_url("/v1/payouts");
-    let ids: Vec<&str> = payouts.urls.iter().map(|url| url.rsplit('/').next().unwrap()).collect();
-    let outcomes = [("20.00", "completed"), ("10.01", "failed"), ("10.03", "held")];
-    for ((amount, outcome), id) in outcomes.iter().zip(&ids) {
-        let replay = api.post(&url, &key, mtn_payout(amount, &format!("f29-{outcome}"))).await;
-        replay.expect(200);
-        assert_eq!(replay.body["payout"]["id"], *id, "f29-{outcome} replays its payout");
-    }
+    each_reference_replays(&api, &node, &payouts, "f29").await;
     api.post(&url, &key, mtn_payout("20.02", "f29-completed")).await.expect_field(
         409,
         "duplicate",
