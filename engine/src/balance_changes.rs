@@ -1,33 +1,26 @@
 //! Balance changes: what the journal already says, read per account.
 //!
 //! Every journal entry that changes an organization account's available
-//! or total balance is one balance change of that account. The books add
-//! one small entry for it in the same command (`Space::BalanceChange`,
-//! keyed by the journal number and the account's number, valued with the
-//! time, the account's previous change and the balances after it), so a
-//! batch's entries are appended to the index. An account's changes are a
-//! chain from its newest (`Space::BalanceHead`) back to its first, and
-//! every `MARK_EVERY`-th is marked by time (`Space::BalanceMark`): the
-//! balances at an instant are one range read of the marks and at most
-//! `MARK_EVERY` steps back, whatever the account's history. Everything
-//! else a statement shows (the amount, the type, the source) is read back
-//! from the journal entry itself: the index holds no second copy of the
-//! postings, and `sika verify` checks it against the journal.
+//! or total balance is one balance change of that account. The entry
+//! stores it after its transfer (`EntryChanges`, since format 30: the
+//! account's previous change and the balances after it, a few bytes per
+//! side), so a change costs no record of its own. An account's changes
+//! are a chain from its newest (the head in its account record) back to
+//! its first, and every `MARK_EVERY`-th is marked by time
+//! (`Space::BalanceMark`): the balances at an instant are one range read
+//! of the marks and at most `MARK_EVERY` steps back, each one read of a
+//! journal entry, whatever the account's history. Everything else a
+//! statement shows (the time, the amount, the type, the source) is the
+//! entry's own: no second copy of the postings is kept, and `sika verify`
+//! checks the chains against the journal. Formats 10 to 29 stored each
+//! change apart (`StoredChange` under `keys::balance_change`).
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
 // The head and the marking rule are part of the account record.
-pub use crate::records::{ChangeHead, MARK_EVERY};
+pub use crate::records::{BalanceAfter, ChangeHead, EntryChange, EntryChanges, MARK_EVERY};
 use crate::records::{TimestampMs, TransferKind, TransferRecord};
-
-/// The balances of an organization account after one change: the value of
-/// its index entry. Both are varints in postcard, a few bytes each.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BalanceAfter {
-    pub available: i128,
-    pub total: i128,
-}
 
 /// What one journal entry did to one account's balances, signed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -270,7 +263,9 @@ impl Statement {
     }
 }
 
-/// One balance change as stored (`keys::balance_change`).
+/// One balance change as formats 10 to 29 stored it apart
+/// (`keys::balance_change`); since format 30 its entry holds it
+/// (`EntryChanges`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredChange {
     /// When its journal entry was made (never before the change before it).
@@ -278,6 +273,16 @@ pub struct StoredChange {
     /// The journal number of the account's change before this one.
     pub previous: Option<u64>,
     pub after: BalanceAfter,
+}
+
+/// Account `number`'s change in `changes`, as one of `transfer`'s sides
+/// (`transfer` being their entry's).
+pub fn change_of_number(
+    changes: &EntryChanges,
+    transfer: &TransferRecord,
+    number: u64,
+) -> Option<EntryChange> {
+    changes.sides(transfer).find(|(id, _)| account_number(id) == Some(number)).map(|(_, change)| change)
 }
 
 /// One balance change of an account, as read from the index.

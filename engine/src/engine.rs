@@ -12,7 +12,8 @@ use rust_decimal::Decimal;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::balance_changes::{
-    BalanceAfter, IndexedChange, Statement, StoredChange, account_number, change_of, classify,
+    BalanceAfter, EntryChange, IndexedChange, Statement, account_number, change_of, change_of_number,
+    classify,
 };
 use crate::clock::{Clock, SystemClock};
 use crate::commands::{Applied, Command};
@@ -1184,12 +1185,18 @@ impl Snapshot {
     /// Account `number`'s balance change at journal entry `journal_seq`,
     /// which its chain names: missing, the index is corrupt.
     fn balance_change(&self, journal_seq: u64, number: u64) -> Result<IndexedChange, EngineError> {
-        let stored: StoredChange = self.get(&keys::balance_change(journal_seq, number))?.ok_or_else(|| {
-            EngineError::Corrupt(format!(
-                "account number {number}'s balance changes name journal entry {journal_seq}, which is not among them"
-            ))
-        })?;
-        let StoredChange { at, previous, after } = stored;
+        let found = self.with_raw(&keys::journal(journal_seq), |bytes| {
+            bytes.map(JournalEntry::decode_with_changes).transpose()
+        })??;
+        let change = found.and_then(|(entry, changes)| {
+            let transfer = entry.transfer;
+            change_of_number(&changes, &transfer, number).map(|change| (changes.at(&transfer), change))
+        });
+        let Some((at, EntryChange { previous, after })) = change else {
+            return Err(EngineError::Corrupt(format!(
+                "account number {number}'s balance changes name journal entry {journal_seq}, which did not change it"
+            )));
+        };
         Ok(IndexedChange { account_number: number, at, journal_seq, previous, after })
     }
 

@@ -97,6 +97,9 @@
 //! Format 29 names an idempotency entry's resource by its position in the
 //! list its create fills (`ResourceRef::Listed`) rather than by its id;
 //! entries that name an id read as before, so the step is a stamp.
+//! Format 30 stores a journal entry's balance changes after its transfer
+//! (`balance_changes::EntryChanges`) instead of one record apart per side
+//! (`keys::balance_change`); the step moves each into its entry.
 //! Every later change to a stored record adds a version here, its step in
 //! each `Steps` list that the change touches (a no-op for the others), and
 //! a case to the fixture test (`tests/blackbox/format_upgrade.rs`).
@@ -115,7 +118,7 @@ use crate::records::{
 use crate::storage::{ENGINE_OWNED, MovementKind, RECORDS, Space, decode, encode, keys, prefix_end, read};
 
 /// The format this binary writes.
-pub const FORMAT_VERSION: u32 = 29;
+pub const FORMAT_VERSION: u32 = 30;
 
 /// The table every Sika redb file keeps its stamp in.
 const FORMAT: TableDefinition<&str, u32> = TableDefinition::new("sika_format");
@@ -950,6 +953,91 @@ pub fn idempotency_entries_are_keyed_by_digests(txn: &redb::WriteTransaction) ->
         let (organization, operation, reference) = format25::reference_in(key)?;
         Ok(Change::Move(keys::idempotency(organization, operation, reference)))
     })
+}
+
+/// Format 29 to 30 of a ledger: a journal entry stores its organization
+/// accounts' balance changes after its transfer (`EntryChanges`), where
+/// formats 10 to 29 stored each apart, keyed by the entry's and the
+/// account's numbers (`keys::balance_change`): two records fewer per
+/// transfer. Each change moves into its entry, with its time when it is
+/// not the entry's; a change naming a missing entry, or an account that is
+/// neither of its entry's sides, stops the upgrade.
+pub fn balance_changes_move_into_their_entries(txn: &redb::WriteTransaction) -> Result<(), EngineError> {
+    use crate::balance_changes::{EntryChange, EntryChanges, StoredChange, account_number, parse_key};
+    use crate::records::JournalEntry;
+    let mut table = txn.open_table(RECORDS)?;
+    let apart = crate::storage::scan(&table, Space::BalanceChange)?;
+    let mut by_entry: BTreeMap<u64, Vec<(u64, StoredChange)>> = BTreeMap::new();
+    for (key, value) in &apart {
+        let (seq, number) = parse_key(key)
+            .ok_or_else(|| EngineError::Corrupt("a balance change's key is malformed".into()))?;
+        by_entry.entry(seq).or_default().push((number, decode(value)?));
+    }
+    for (seq, sides) in by_entry {
+        let key = keys::journal(seq);
+        let missing =
+            || EngineError::Corrupt(format!("a balance change names a missing journal entry {seq}"));
+        let bytes = table.get(key.as_slice())?.ok_or_else(missing)?.value().to_vec();
+        let transfer = JournalEntry::decode_with_changes(&bytes)?.0.transfer;
+        let mut changes = EntryChanges::default();
+        for (number, stored) in sides {
+            let change = Some(EntryChange { previous: stored.previous, after: stored.after });
+            let side = if account_number(&transfer.debit_account) == Some(number) && changes.debit.is_none() {
+                &mut changes.debit
+            } else if account_number(&transfer.credit_account) == Some(number) && changes.credit.is_none() {
+                &mut changes.credit
+            } else {
+                return Err(EngineError::Corrupt(format!(
+                    "a balance change of account number {number} names journal entry {seq}, which is not between its accounts"
+                )));
+            };
+            *side = change;
+            let at = (stored.at != transfer.created_at).then_some(stored.at);
+            if changes.at.is_some_and(|before| Some(before) != at) {
+                return Err(EngineError::Corrupt(format!(
+                    "journal entry {seq}'s balance changes differ in time"
+                )));
+            }
+            changes.at = at;
+        }
+        table.insert(key.as_slice(), JournalEntry::with_changes(&bytes, &changes)?.as_slice())?;
+    }
+    for (key, _) in apart {
+        table.remove(key.as_slice())?;
+    }
+    Ok(())
+}
+
+/// Balance changes as formats 10 to 29 stored them, apart from their
+/// journal entries, for the layouts of older formats in tests.
+pub mod format29 {
+    use crate::balance_changes::{StoredChange, account_number};
+    use crate::error::EngineError;
+    use crate::records::JournalEntry;
+    use crate::storage::{Space, encode, keys, scan};
+
+    /// Stores every balance change of a current ledger apart from its
+    /// journal entry; returns how many it moved.
+    pub fn store_balance_changes_apart(table: &mut redb::Table<&[u8], &[u8]>) -> Result<usize, EngineError> {
+        let mut moved = 0usize;
+        for (key, value) in scan(&*table, Space::Journal)? {
+            let (entry, changes) = JournalEntry::decode_with_changes(&value)?;
+            if changes.is_empty() {
+                continue;
+            }
+            let at = changes.at(&entry.transfer);
+            for (id, change) in changes.sides(&entry.transfer) {
+                let number = account_number(id)
+                    .ok_or_else(|| EngineError::Corrupt(format!("{id} is not an organization's account")))?;
+                let stored = StoredChange { at, previous: change.previous, after: change.after };
+                table
+                    .insert(keys::balance_change(entry.seq, number).as_slice(), encode(&stored).as_slice())?;
+                moved = moved.saturating_add(1);
+            }
+            table.insert(key.as_slice(), JournalEntry::without_changes(&value)?)?;
+        }
+        Ok(moved)
+    }
 }
 
 /// Idempotency entries as formats 1 to 28 stored them, naming their
@@ -2369,6 +2457,7 @@ pub const LEDGER_STEPS: Steps = [
     stamp_only,
     stamp_only,
     stamp_only,
+    balance_changes_move_into_their_entries,
 ];
 
 /// What a file's stamp says before any upgrade.

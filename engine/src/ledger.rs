@@ -3,7 +3,7 @@
 //! outbox and the per-organization list index. Everything here runs inside
 //! the writer, against the current command's layer of the overlay.
 
-use crate::balance_changes::{BalanceAfter, StoredChange, account_number, change_of};
+use crate::balance_changes::{BalanceAfter, EntryChange, EntryChanges, account_number, change_of};
 use crate::committed::{Effects, MovementKind, MovementTouched};
 use crate::error::{EngineError, Field, Problem};
 use crate::events::EventKind;
@@ -250,8 +250,7 @@ impl Books<'_, '_> {
             pending_state: pending.then_some(PendingState::Pending),
             journal_seq: 0,
         };
-        let record = self.record(record)?;
-        self.index_balance_changes(&record, [&mut debit_entry.entry, &mut credit_entry.entry])?;
+        let record = self.record(record, [&mut debit_entry.entry, &mut credit_entry.entry])?;
         self.save_taken(debit_entry);
         self.save_taken(credit_entry);
         Ok(record)
@@ -312,26 +311,26 @@ impl Books<'_, '_> {
             pending_state: None,
             journal_seq: 0,
         };
-        let record = self.record(record)?;
-        self.index_balance_changes(&record, [&mut debit_entry.entry, &mut credit_entry.entry])?;
+        let record = self.record(record, [&mut debit_entry.entry, &mut credit_entry.entry])?;
         self.save_taken(debit_entry);
         self.save_taken(credit_entry);
         Ok(record)
     }
 
-    /// Adds the transfer to the balance changes of each organization
-    /// account whose balances it changed (`balance_changes`): one entry
-    /// after every stored one (the time, the account's change before and
-    /// the balances after it, nothing else, since the rest is read back
-    /// from the journal entry), the account's head (`AccountEntry::changes`,
-    /// saved with the account right after), and every `MARK_EVERY`-th a
-    /// mark. `entries` are the two sides as the transfer leaves them.
+    /// The transfer's balance changes (`balance_changes`), which its
+    /// journal entry stores after it: for each organization account whose
+    /// balances it changed, the account's change before and the balances
+    /// after it (nothing else: the rest is the entry's own). Moves the
+    /// account's head (`AccountEntry::changes`, saved with the account
+    /// right after) and marks every `MARK_EVERY`-th change. `entries` are
+    /// the two sides, debit first, as the transfer leaves them.
     fn index_balance_changes(
         &mut self,
         transfer: &TransferRecord,
         entries: [&mut AccountEntry; 2],
-    ) -> Result<(), EngineError> {
-        for entry in entries {
+    ) -> Result<EntryChanges, EngineError> {
+        let mut changes = EntryChanges::default();
+        for (entry, side) in entries.into_iter().zip([&mut changes.debit, &mut changes.credit]) {
             let account = &entry.account;
             if !account.is_organization() || change_of(transfer, &account.id)?.is_zero() {
                 continue;
@@ -349,15 +348,13 @@ impl Books<'_, '_> {
                 head.newest
             );
             let (next, marked) = head.then(seq)?;
-            let at = transfer.created_at;
-            self.store
-                .put(keys::balance_change(seq, number), &StoredChange { at, previous: head.newest(), after });
+            *side = Some(EntryChange { previous: head.newest(), after });
             entry.changes = next;
             if marked {
-                self.store.put(keys::balance_mark(number, at, seq), &());
+                self.store.put(keys::balance_mark(number, transfer.created_at, seq), &());
             }
         }
-        Ok(())
+        Ok(changes)
     }
 
     /// The transfer `id` as it stands now: its journal entry's transfer,
@@ -367,8 +364,13 @@ impl Books<'_, '_> {
         TransferRef::find(id, stored, |seq| self.store.get(&keys::journal(seq)))
     }
 
-    /// Appends the transfer to the journal and stores it by id.
-    fn record(&mut self, mut transfer: TransferRecord) -> Result<TransferRecord, EngineError> {
+    /// Appends the transfer to the journal, with its balance changes
+    /// (`index_balance_changes` of `sides`), and stores it by id.
+    fn record(
+        &mut self,
+        mut transfer: TransferRecord,
+        sides: [&mut AccountEntry; 2],
+    ) -> Result<TransferRecord, EngineError> {
         let seq = self.counter_next(Counter::JournalSeq, 1)?;
         transfer.journal_seq = seq;
         let prev_hash = self.store.journal_head()?.unwrap_or([0; 32]);
@@ -376,7 +378,7 @@ impl Books<'_, '_> {
         // The entry is encoded once, its hash over its stored transfer
         // (`JournalEntry::chained`). A hold's id names its entry
         // (`TransferRef`); any other transfer's id is its entry's number.
-        let (hash, entry) = JournalEntry::chained(seq, &prev_hash, &transfer);
+        let (hash, mut entry) = JournalEntry::chained(seq, &prev_hash, &transfer);
         self.store.set_journal_head(hash);
         self.store.set_journal_last(seq, hash);
         if cfg!(debug_assertions) {
@@ -386,6 +388,7 @@ impl Books<'_, '_> {
         if TransferRef::is_stored_for(&transfer) {
             self.store.put_raw(keys::transfer(transfer.id), TransferRef::of(&transfer).encode(transfer.id));
         }
+        self.index_balance_changes(&transfer, sides)?.append_to(&mut entry);
         self.store.put_raw(keys::journal(seq), entry);
         Ok(transfer)
     }

@@ -519,6 +519,45 @@ impl JournalEntry {
     }
 }
 
+impl JournalEntry {
+    /// An entry from its stored bytes, with what it did to its
+    /// organization accounts' balances, stored after its transfer since
+    /// format 30 (`EntryChanges`; `decode` alone reads the entry and
+    /// leaves them).
+    pub fn decode_with_changes(bytes: &[u8]) -> Result<(JournalEntry, EntryChanges), EngineError> {
+        let corrupt =
+            |e: &dyn std::fmt::Display| EngineError::Corrupt(format!("undecodable journal entry: {e}"));
+        let (stored, rest) =
+            postcard::take_from_bytes::<StoredEntry<Option<[u8; 32]>>>(bytes).map_err(|e| corrupt(&e))?;
+        let StoredEntry { seq, hash, transfer } = stored;
+        let transfer = transfer.into_transfer(seq).map_err(|e| corrupt(&e))?;
+        Ok((JournalEntry { seq, hash, transfer }, EntryChanges::decode(rest)?))
+    }
+
+    /// `entry`, the bytes of an entry that stores no balance changes, with
+    /// `changes` after its transfer (format 30's step).
+    pub fn with_changes(entry: &[u8], changes: &EntryChanges) -> Result<Vec<u8>, EngineError> {
+        let bare = JournalEntry::without_changes(entry)?;
+        if bare.len() != entry.len() {
+            return Err(EngineError::Corrupt(format!(
+                "journal entry {} already stores balance changes",
+                JournalEntry::decode_with_changes(entry)?.0.seq
+            )));
+        }
+        let mut bytes = entry.to_vec();
+        changes.append_to(&mut bytes);
+        Ok(bytes)
+    }
+
+    /// An entry's stored bytes without the balance changes after its
+    /// transfer, as formats up to 29 stored it.
+    pub fn without_changes(entry: &[u8]) -> Result<&[u8], EngineError> {
+        let (_, rest) = postcard::take_from_bytes::<StoredEntry<Option<[u8; 32]>>>(entry)
+            .map_err(|e| EngineError::Corrupt(format!("undecodable journal entry: {e}")))?;
+        Ok(entry.get(..entry.len().saturating_sub(rest.len())).unwrap_or(entry))
+    }
+}
+
 impl<'de> Deserialize<'de> for JournalEntry {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let StoredEntry::<Option<[u8; 32]>> { seq, hash, transfer } = StoredEntry::deserialize(deserializer)?;
@@ -537,6 +576,79 @@ pub(crate) struct StoredEntry<'a, H> {
     pub(crate) hash: H,
     #[serde(borrow)]
     pub(crate) transfer: StoredTransfer<'a>,
+}
+
+/// The balances of an organization account after one change: the value of
+/// its index entry. Both are varints in postcard, a few bytes each.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BalanceAfter {
+    pub available: i128,
+    pub total: i128,
+}
+
+/// One side's balance change as its journal entry stores it since format
+/// 30 (`EntryChanges`): the account's change before it and the balances
+/// after it. Its time is the entry's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryChange {
+    /// The journal number of the account's change before this one.
+    pub previous: Option<u64>,
+    pub after: BalanceAfter,
+}
+
+/// What a journal entry did to the balances of its organization accounts,
+/// stored after its transfer since format 30 (formats 10 to 29 stored each
+/// side apart, `StoredChange` under `keys::balance_change`). An entry that
+/// changed no organization account's balances stores none: no bytes at
+/// all, so entries written before format 30 read as such. The chain hash
+/// does not cover it; `sika verify` recomputes it from the journal.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryChanges {
+    pub debit: Option<EntryChange>,
+    pub credit: Option<EntryChange>,
+    /// The changes' time when it is not the entry's: entries made before
+    /// the writer kept batch times from going back were indexed at the
+    /// latest time so far (`format::balances_index_their_changes`), and
+    /// format 30's step keeps that time. The books store `None`.
+    pub at: Option<TimestampMs>,
+}
+
+impl EntryChanges {
+    pub fn is_empty(&self) -> bool {
+        self.debit.is_none() && self.credit.is_none()
+    }
+
+    /// Appends the changes to `entry`'s bytes (nothing when there are none).
+    pub fn append_to(&self, entry: &mut Vec<u8>) {
+        if !self.is_empty() {
+            *entry =
+                postcard::to_extend(self, std::mem::take(entry)).expect("postcard encodes balance changes");
+        }
+    }
+
+    /// The changes stored after an entry's transfer: `rest`, the bytes
+    /// after it.
+    pub fn decode(rest: &[u8]) -> Result<EntryChanges, EngineError> {
+        if rest.is_empty() {
+            return Ok(EntryChanges::default());
+        }
+        match postcard::take_from_bytes::<EntryChanges>(rest) {
+            Ok((changes, [])) if !changes.is_empty() => Ok(changes),
+            _ => Err(EngineError::Corrupt("a journal entry's balance changes are malformed".into())),
+        }
+    }
+
+    /// The changes' time, `transfer` being the entry's.
+    pub fn at(&self, transfer: &TransferRecord) -> TimestampMs {
+        self.at.unwrap_or(transfer.created_at)
+    }
+
+    /// Each side's change with its account's id, debit first.
+    pub fn sides<'t>(&self, transfer: &'t TransferRecord) -> impl Iterator<Item = (&'t str, EntryChange)> {
+        let debit = self.debit.map(|change| (transfer.debit_account.as_str(), change));
+        let credit = self.credit.map(|change| (transfer.credit_account.as_str(), change));
+        debit.into_iter().chain(credit)
+    }
 }
 
 /// A transfer as its journal entry stores it: its two accounts by number

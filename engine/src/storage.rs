@@ -74,8 +74,10 @@ pub enum Space {
     /// balance could not hold yet, oldest first (`Vec<String>`): every
     /// command crediting that balance reads it.
     DisputeShortfalls = 41,
-    /// Per organization account, one entry for each journal entry that
-    /// changed its balances (`balance_changes::StoredChange`: the time, the
+    /// Formats 10 to 29 only (format 30 stores each change in its journal
+    /// entry, `balance_changes::EntryChanges`): per organization account,
+    /// one entry for each journal entry that changed its balances
+    /// (`balance_changes::StoredChange`: the time, the
     /// account's change before it and the balances after it), keyed by the
     /// journal number, then the account's number: a batch's entries sort
     /// after every stored one, so they are appended rather than spread
@@ -363,7 +365,8 @@ pub mod keys {
         Key::new(Space::DisputeShortfalls).str(organization).str(currency).bytes()
     }
     /// The balance change journal entry `journal_seq` made to the
-    /// organization account numbered `number` (`balance_changes`).
+    /// organization account numbered `number`, as formats 10 to 29
+    /// stored it apart (`balance_changes::StoredChange`).
     pub fn balance_change(journal_seq: u64, number: u64) -> Vec<u8> {
         Key::new(Space::BalanceChange).u64(journal_seq).u64(number).bytes()
     }

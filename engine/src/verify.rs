@@ -100,51 +100,54 @@ pub fn verify(db: &impl ReadableDatabase) -> Result<Report, EngineError> {
 /// plus what its journal entry did to the account; the account's head
 /// names its newest change and their count, whose balances are the
 /// account's; and exactly every `MARK_EVERY`-th change is marked. The
-/// index holds no amounts of its own, so this is all that could drift.
+/// changes (stored in their journal entries since format 30, none apart)
+/// hold no amounts of their own, so this is all that could drift.
 fn check_balance_changes(table: &Table, report: &mut Report) -> Result<(), EngineError> {
-    use crate::balance_changes::{StoredChange, change_of, parse_key};
+    use crate::balance_changes::{StoredChange, account_number, change_of};
     let accounts = organization_accounts_by_number(table, report)?;
     let mut expected = changes_in_journal(table, &accounts)?;
     let mut chains: BTreeMap<u64, Chain> = BTreeMap::new();
-    for (key, value) in scan(table, Space::BalanceChange)? {
-        let Some((seq, number)) = parse_key(&key) else {
-            report.problems.push("a balance change's key is malformed".to_string());
-            continue;
-        };
-        let stored: StoredChange = decode(&value)?;
-        if expected.remove(&(number, seq)) != Some(stored.at) {
-            report.problems.push(format!(
-                "a balance change of account number {number} names journal entry {seq} at {}, which did not change it then",
-                stored.at
-            ));
-        }
-        let chain = chains.entry(number).or_default();
-        if stored.previous != chain.head.newest() {
-            report.problems.push(format!(
-                "account number {number}'s balance change at journal entry {seq} names {:?} as the one before, not {:?}",
-                stored.previous,
-                chain.head.newest()
-            ));
-        }
-        let (head, marked) = chain.head.then(seq)?;
-        chain.head = head;
-        if marked {
-            chain.marks.insert((stored.at, seq));
-        }
-        let before = std::mem::replace(&mut chain.after, stored.after);
-        let Some(account) = accounts.get(&number).map(|entry| &entry.account) else { continue };
-        let Some(entry) = read::<JournalEntry>(table, &keys::journal(seq))? else {
-            report
-                .problems
-                .push(format!("account {}'s balance change names a missing journal entry {seq}", account.id));
-            continue;
-        };
-        let chained = change_of(&entry.transfer, &account.id).and_then(|change| change.applied_to(before));
-        if chained.as_ref() != Ok(&stored.after) {
-            report.problems.push(format!(
-                "account {}'s balance change at journal entry {seq} leaves {:?}, but the one before plus its change gives {chained:?}",
-                account.id, stored.after
-            ));
+    let (start, end) = (keys::space(Space::Journal), prefix_end(&keys::space(Space::Journal)));
+    for entry in table.range(start.as_slice()..end.as_slice())? {
+        let (entry, changes) = JournalEntry::decode_with_changes(entry?.1.value())?;
+        let (seq, at) = (entry.seq, changes.at(&entry.transfer));
+        for (id, change) in changes.sides(&entry.transfer) {
+            let Some(number) = account_number(id) else {
+                report.problems.push(format!(
+                    "journal entry {seq} stores a balance change of account {id}, which is not an organization's"
+                ));
+                continue;
+            };
+            let stored = StoredChange { at, previous: change.previous, after: change.after };
+            if expected.remove(&(number, seq)) != Some(stored.at) {
+                report.problems.push(format!(
+                    "a balance change of account number {number} names journal entry {seq} at {}, which did not change it then",
+                    stored.at
+                ));
+            }
+            let chain = chains.entry(number).or_default();
+            if stored.previous != chain.head.newest() {
+                report.problems.push(format!(
+                    "account number {number}'s balance change at journal entry {seq} names {:?} as the one before, not {:?}",
+                    stored.previous,
+                    chain.head.newest()
+                ));
+            }
+            let (head, marked) = chain.head.then(seq)?;
+            chain.head = head;
+            if marked {
+                chain.marks.insert((stored.at, seq));
+            }
+            let before = std::mem::replace(&mut chain.after, stored.after);
+            let Some(account) = accounts.get(&number).map(|entry| &entry.account) else { continue };
+            let chained =
+                change_of(&entry.transfer, &account.id).and_then(|change| change.applied_to(before));
+            if chained.as_ref() != Ok(&stored.after) {
+                report.problems.push(format!(
+                    "account {}'s balance change at journal entry {seq} leaves {:?}, but the one before plus its change gives {chained:?}",
+                    account.id, stored.after
+                ));
+            }
         }
     }
     for ((number, seq), at) in expected {
@@ -153,6 +156,7 @@ fn check_balance_changes(table: &Table, report: &mut Report) -> Result<(), Engin
         ));
     }
     no_head_apart(table, report)?;
+    no_change_apart(table, report)?;
     marks_are_held(table, &mut chains, report)?;
     for (number, account) in &accounts {
         let chain = chains.remove(number).unwrap_or_default();
@@ -172,6 +176,19 @@ fn no_head_apart(table: &Table, report: &mut Report) -> Result<(), EngineError> 
         let number = keys::number_of(&key).map_or_else(|| "?".to_string(), |n| n.to_string());
         report.problems.push(format!(
             "a balance head for account number {number} is stored apart from its account, as formats 10 to 15 stored it"
+        ));
+    }
+    Ok(())
+}
+
+/// Since format 30 a journal entry holds its balance changes
+/// (`EntryChanges`): one stored apart, as formats 10 to 29 stored them
+/// (`keys::balance_change`), is one the upgrade did not move.
+fn no_change_apart(table: &Table, report: &mut Report) -> Result<(), EngineError> {
+    for (key, _) in scan(table, Space::BalanceChange)? {
+        let (seq, number) = crate::balance_changes::parse_key(&key).unwrap_or_default();
+        report.problems.push(format!(
+            "a balance change of account number {number} at journal entry {seq} is stored apart from its entry, as formats 10 to 29 stored it"
         ));
     }
     Ok(())

@@ -341,7 +341,10 @@ fn heads_apart_as_format_15(client: &mut postgres::Client) {
     assert!(heads >= 1, "org_a's USD account has had changes");
 }
 
-/// Lays the live stack out as format 25 did: its idempotency entries name
+/// Lays the live stack out as format 25 did: its balance changes are
+/// stored apart from their journal entries
+/// (`format29::store_balance_changes_apart`, as formats 10 to 29), its
+/// idempotency entries name
 /// their resources by id (`format28::store_idempotency_resources_by_id`,
 /// as formats 1 to 28), its events lists store the events' ids
 /// (`format26::store_event_lists_as_ids`, as formats 1 to 26)
@@ -365,6 +368,8 @@ fn lists_and_references_as_format_25(url: &str) {
                 let (key, value): (Vec<u8>, Vec<u8>) = (row.get(0), row.get(1));
                 table.insert(key.as_slice(), value.as_slice()).unwrap();
             }
+            let apart = sika_engine::format::format29::store_balance_changes_apart(&mut table).unwrap();
+            assert!(apart >= 2, "the deposit's and the payouts' balance changes: {apart}");
             let named = sika_engine::format::format28::store_idempotency_resources_by_id(&mut table).unwrap();
             assert!(named >= 2, "the two payouts' entries name them by id: {named}");
             let listed = sika_engine::format::format26::store_event_lists_as_ids(&mut table).unwrap();
@@ -381,9 +386,16 @@ fn lists_and_references_as_format_25(url: &str) {
                     "INSERT INTO sika_records (stack, key, value, epoch) VALUES ('live', $1, $2, $3)";
                 assert_eq!(client.execute(statement, &[&key, &value, &epoch]).unwrap(), 1);
             }
-            for (key, value) in scan(&table, Space::ListIndex).unwrap() {
-                let statement = "UPDATE sika_records SET value = $1 WHERE stack = 'live' AND key = $2";
-                assert_eq!(client.execute(statement, &[&value, &key]).unwrap(), 1);
+            for space in [Space::ListIndex, Space::Journal] {
+                for (key, value) in scan(&table, space).unwrap() {
+                    let statement = "UPDATE sika_records SET value = $1 WHERE stack = 'live' AND key = $2";
+                    assert_eq!(client.execute(statement, &[&value, &key]).unwrap(), 1);
+                }
+            }
+            for (key, value) in scan(&table, Space::BalanceChange).unwrap() {
+                let statement =
+                    "INSERT INTO sika_records (stack, key, value, epoch) VALUES ('live', $1, $2, $3)";
+                assert_eq!(client.execute(statement, &[&key, &value, &epoch]).unwrap(), 1);
             }
         })
         .join()

@@ -64,7 +64,7 @@ async fn a_stopped_node_keeps_no_log_and_footprint_counts_what_a_payout_left() {
         "references for the payout's two holds alone (any other transfer is its entry's number): {text}"
     );
     assert_eq!(row(&text, "BalanceHead"), None, "each account holds its balance-change head: {text}");
-    assert!(row(&text, "BalanceChange").is_some_and(|(n, _)| n >= 3), "the deposit and the holds: {text}");
+    assert_eq!(row(&text, "BalanceChange"), None, "each journal entry holds its balance changes: {text}");
     let (events, event_bytes) = row(&text, "Event").unwrap_or_else(|| panic!("{text}"));
     assert_eq!(events, 2, "account.credited and payout.completed: {text}");
     // The deposit's event holds its account (under 200 bytes); the
@@ -108,7 +108,11 @@ async fn compact_gives_a_stopped_ledgers_free_pages_back_and_keeps_every_record(
     let refused = compact(&data);
     assert!(!refused.status.success(), "a running node's ledger is left alone");
     assert!(String::from_utf8_lossy(&refused.stderr).contains("is the node stopped?"));
-    assert_eq!(std::fs::metadata(&sandbox).unwrap().len(), running);
+    // The node may still grow it (its payouts settle), never shrink it.
+    assert!(
+        std::fs::metadata(&sandbox).unwrap().len() >= running,
+        "the running node's file is not compacted"
+    );
     let before = every_item(&api, &node.sandbox_url("/v1/payouts"), &key).await;
     assert_eq!(before.len(), 40);
     node.stop();

@@ -49,12 +49,12 @@ use serde_json::{Value, json};
 use sika_engine::format::{
     format5, format8, format9, format10, format12, format13, format14, format15, format16, format17,
     format18, format19, format20, format21, format22, format23, format24, format25, format26, format27,
-    format28,
+    format28, format29,
 };
 use sika_engine::storage::{RECORDS, Space, decode, encode, keys, prefix_end, scan};
 use sika_engine::{Command, Job};
 
-const FORMAT_VERSION: u32 = 29;
+const FORMAT_VERSION: u32 = 30;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-0");
 /// Written by format 3 with payments on links (`make-format-fixture.py --checkout`).
 const FIXTURE_3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/format-3");
@@ -400,6 +400,7 @@ fn store_jobs_as_format_1(path: &Path) -> usize {
         // as format 15 still did, payouts whole, as format 17 still did,
         // and list and idempotency keys spelling their names, as format
         // 19 still did.
+        format29::store_balance_changes_apart(&mut table).unwrap();
         format28::store_idempotency_resources_by_id(&mut table).unwrap();
         format26::store_event_lists_as_ids(&mut table).unwrap();
         format25::store_idempotency_by_reference(&mut table).unwrap();
@@ -777,6 +778,11 @@ async fn a_format_5_ledgers_movements_read_the_same_and_settle_after_the_upgrade
 fn lay_out_as<R>(path: &Path, version: u32, rewrite: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> R) -> R {
     let db = redb::Database::open(path).unwrap();
     let txn = db.begin_write().unwrap();
+    // Up to format 29, each balance change was stored apart from its
+    // journal entry (older layouts read them there).
+    if version < 30 {
+        format29::store_balance_changes_apart(&mut txn.open_table(RECORDS).unwrap()).unwrap();
+    }
     // Up to format 28, an idempotency entry named its resource by id.
     if version < 29 {
         format28::store_idempotency_resources_by_id(&mut txn.open_table(RECORDS).unwrap()).unwrap();
@@ -1060,6 +1066,18 @@ async fn a_format_9_ledgers_balance_changes_read_the_same_after_they_are_rekeyed
 
 /// The records (keys and values) of `space` in a stopped node's sandbox,
 /// in key order.
+/// The journal entries of a stopped node's sandbox ledger without the
+/// balance changes stored after their transfers since format 30, as
+/// formats up to 29 stored them: the bytes the tests of older formats
+/// compare.
+fn stored_entries(sandbox: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let bare = |(key, value): (Vec<u8>, Vec<u8>)| {
+        let value = sika_engine::JournalEntry::without_changes(&value).unwrap().to_vec();
+        (key, value)
+    };
+    stored_records(sandbox, Space::Journal).into_iter().map(bare).collect()
+}
+
 fn stored_records(sandbox: &Path, space: Space) -> Vec<(Vec<u8>, Vec<u8>)> {
     let db = redb::Database::open(sandbox).unwrap();
     let txn = db.begin_read().unwrap();
@@ -1427,7 +1445,7 @@ async fn a_format_18_ledgers_journal_keeps_its_text_memos_and_its_new_entries_st
     let (mut node, payouts) = three_payouts_one_held("f19").await;
 
     let sandbox = node.data_dir().join("sandbox.redb");
-    let journal = |path: &Path| stored_records(path, Space::Journal);
+    let journal = |path: &Path| stored_entries(path);
     let transfers = |records: &[(Vec<u8>, Vec<u8>)]| -> Vec<sika_engine::TransferRecord> {
         records
             .iter()
@@ -1759,7 +1777,7 @@ async fn a_format_23_ledgers_holds_are_found_and_settle_and_new_references_are_o
     let states = stored_records(&sandbox, Space::Transfer);
     lay_out_as(&sandbox, 23, |_| ());
     let whole = stored_records(&sandbox, Space::Transfer);
-    let journal = stored_records(&sandbox, Space::Journal);
+    let journal = stored_entries(&sandbox);
     assert!(journal.iter().all(|(_, entry)| as_format_23(entry) == *entry), "each id whole");
     // Each payout holds its amount and its fee.
     assert_eq!(states.len(), 6, "six holds");
@@ -1781,7 +1799,7 @@ async fn a_format_23_ledgers_holds_are_found_and_settle_and_new_references_are_o
     // delivered) store their ids as 0, the entry's number; the old ones
     // keep their bytes.
     let (old, new): (Vec<_>, Vec<_>) =
-        stored_records(&sandbox, Space::Journal).into_iter().partition(|entry| journal.contains(entry));
+        stored_entries(&sandbox).into_iter().partition(|entry| journal.contains(entry));
     assert_eq!(old.len(), journal.len());
     assert_eq!(new.len(), 3);
     assert!(new.iter().all(|(_, entry)| as_format_23(entry) != *entry), "each id as the entry's number");
@@ -2005,9 +2023,9 @@ async fn a_format_27_ledgers_journal_reads_the_same_and_new_entries_count_their_
     let Some(()) = embedded_store() else { return };
     let (mut node, payouts) = three_payouts_one_held("f28").await;
     let sandbox = node.data_dir().join("sandbox.redb");
-    let counted = stored_records(&sandbox, Space::Journal);
+    let counted = stored_entries(&sandbox);
     lay_out_as(&sandbox, 27, |_| ());
-    let numbered = stored_records(&sandbox, Space::Journal);
+    let numbered = stored_entries(&sandbox);
     assert_eq!(numbered.len(), counted.len());
     let longer =
         counted.iter().zip(&numbered).filter(|((_, now), (_, then))| then.len() == now.len() + 4).count();
@@ -2019,7 +2037,7 @@ async fn a_format_27_ledgers_journal_reads_the_same_and_new_entries_count_their_
 
     assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
     let (old, new): (Vec<_>, Vec<_>) =
-        stored_records(&sandbox, Space::Journal).into_iter().partition(|entry| numbered.contains(entry));
+        stored_entries(&sandbox).into_iter().partition(|entry| numbered.contains(entry));
     assert_eq!(old.len(), numbered.len(), "the old entries keep their bytes");
     // The held payout's holds posted and its amount delivered.
     assert_eq!(new.len(), 3);
@@ -2084,4 +2102,39 @@ async fn a_format_28_ledgers_references_replay_and_new_entries_name_their_resour
     assert_eq!(old.len(), 3, "the old entries keep their bytes");
     assert_eq!(new.len(), 1, "the new payout's");
     assert!(new[0].1.len() <= 21, "the fingerprint and the position: {} bytes", new[0].1.len());
+}
+
+/// Formats 10 to 29 stored each balance change apart from its journal
+/// entry, keyed by the entry's and the account's numbers; format 30 stores
+/// an entry's changes after its transfer. After the upgrade a format 29
+/// ledger's payouts and balance transactions read as before, its held
+/// payout completes, no change is left apart, each old entry holds exactly
+/// the changes the books would have stored in it, and the books verify.
+#[tokio::test]
+async fn a_format_29_ledgers_balance_changes_move_into_their_journal_entries() {
+    let Some(()) = embedded_store() else { return };
+    let (mut node, payouts) = three_payouts_one_held("f30").await;
+    let sandbox = node.data_dir().join("sandbox.redb");
+    let written = stored_records(&sandbox, Space::Journal);
+    assert!(stored_records(&sandbox, Space::BalanceChange).is_empty(), "the books store none apart");
+    lay_out_as(&sandbox, 29, |_| ());
+    let apart = stored_records(&sandbox, Space::BalanceChange);
+    // The deposit, and each payout's two holds and what settled them.
+    assert!(apart.len() >= 7, "{} balance changes apart", apart.len());
+    let bare = stored_records(&sandbox, Space::Journal);
+    let shorter = written.iter().zip(&bare).filter(|((_, now), (_, then))| then.len() < now.len()).count();
+    let changed: std::collections::BTreeSet<u64> = apart
+        .iter()
+        .filter_map(|(key, _)| sika_engine::balance_changes::parse_key(key))
+        .map(|(seq, _)| seq)
+        .collect();
+    assert_eq!(shorter, changed.len(), "each entry that changed a balance held its changes");
+
+    read_the_same_and_the_held_payout_completes(&mut node, &payouts).await;
+
+    assert_eq!(stamp(&sandbox), Some(FORMAT_VERSION));
+    assert!(stored_records(&sandbox, Space::BalanceChange).is_empty(), "every change moved");
+    let journal = stored_records(&sandbox, Space::Journal);
+    assert!(journal.starts_with(&written), "the old entries hold what the books stored in them");
+    assert_eq!(journal.len(), written.len() + 3, "the held payout's holds posted and its amount delivered");
 }

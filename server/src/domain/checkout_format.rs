@@ -6,8 +6,9 @@
 use redb::{ReadableTable, WriteTransaction};
 use sika_engine::EngineError;
 use sika_engine::format::{
-    Steps, accounts_hold_their_balance_heads, balance_changes_link_back, balances_index_their_changes,
-    collections_join_groups, destinations_hold_bank_codes, idempotency_entries_are_keyed_by_digests,
+    Steps, accounts_hold_their_balance_heads, balance_changes_link_back,
+    balance_changes_move_into_their_entries, balances_index_their_changes, collections_join_groups,
+    destinations_hold_bank_codes, idempotency_entries_are_keyed_by_digests,
     idempotency_entries_keep_half_their_fingerprints, jobs_hold_kinds, journal_entries_hash_at_marks,
     journal_entries_leave_the_previous_hash, journal_entries_name_accounts_by_number, keys_hold_name_numbers,
     payout_events_hold_marks, payouts_store_their_own_lines, records_leave_documents, stamp_only,
@@ -50,6 +51,7 @@ pub const LEDGER_STEPS: Steps = [
     stamp_only,
     stamp_only,
     stamp_only,
+    balance_changes_move_into_their_entries,
 ];
 
 /// Format 3 to 4 of a ledger: each checkout session's collection joins its

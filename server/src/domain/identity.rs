@@ -31,12 +31,13 @@ pub(crate) const INVITATION_TTL_MS: i64 = 7 * 24 * 3600 * 1000;
 
 /// The upgrade path of the node's identity database (`node.redb`): format 3
 /// gave members a password and sessions an expiry
-/// (`domain::identity_format::members_and_sessions`); formats 4 to 29
+/// (`domain::identity_format::members_and_sessions`); formats 4 to 30
 /// changed only the ledgers and the request logs.
 pub(crate) const IDENTITY_STEPS: Steps = [
     stamp_only,
     stamp_only,
     crate::domain::identity_format::members_and_sessions,
+    stamp_only,
     stamp_only,
     stamp_only,
     stamp_only,

@@ -81,6 +81,7 @@ pub(crate) const REQUEST_LOG_STEPS: Steps = [
     stamp_only,
     stamp_only,
     stamp_only,
+    stamp_only,
 ];
 
 /// Format 11 to 12 of a request log: a second table kept each entry's
