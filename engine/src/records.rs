@@ -1593,6 +1593,46 @@ mod tests {
         assert!(Listed::decode(&[0, 0x80]).is_err(), "a number cut short");
     }
 
+    /// Since format 30 an entry stores its balance changes after its
+    /// transfer: they read back exactly, the entry alone reads the same
+    /// with or without them, an entry without them reads as having none,
+    /// they are added only once, and changes cut short are refused.
+    #[test]
+    fn an_entry_stores_its_balance_changes_after_its_transfer() {
+        let entry = journal_entry("GHS1000000004", "sys_settlement_GHS", "GHS", 3);
+        let (_, bare) = JournalEntry::chained(3, &[7; 32], &entry.transfer);
+        let changes = EntryChanges {
+            debit: Some(EntryChange { previous: Some(1), after: BalanceAfter { available: -5, total: 12 } }),
+            credit: None,
+            at: None,
+        };
+        let mut bytes = bare.clone();
+        changes.append_to(&mut bytes);
+        assert!(
+            bytes.len() > bare.len() && bytes.len() <= bare.len() + 8,
+            "{} bytes",
+            bytes.len() - bare.len()
+        );
+        let (read, stored) = JournalEntry::decode_with_changes(&bytes).unwrap();
+        assert_eq!(stored, changes);
+        assert_eq!(read, JournalEntry::decode_with_changes(&bare).unwrap().0, "the same entry");
+        assert_eq!(crate::storage::decode::<JournalEntry>(&bytes).unwrap(), read, "decode leaves them");
+        assert_eq!(JournalEntry::without_changes(&bytes).unwrap(), bare.as_slice());
+        assert_eq!(JournalEntry::decode_with_changes(&bare).unwrap().1, EntryChanges::default());
+        assert_eq!(JournalEntry::with_changes(&bare, &changes).unwrap(), bytes);
+        assert!(JournalEntry::with_changes(&bytes, &changes).is_err(), "changes stored twice");
+        let mut none = bare.clone();
+        EntryChanges::default().append_to(&mut none);
+        assert_eq!(none, bare, "no changes, no bytes");
+        for cut in bare.len() + 1..bytes.len() {
+            let error = JournalEntry::decode_with_changes(&bytes[..cut]).unwrap_err();
+            assert!(error.to_string().contains("balance changes are malformed"), "{error}");
+        }
+        let mut trailing = bytes.clone();
+        trailing.push(0);
+        assert!(JournalEntry::decode_with_changes(&trailing).is_err(), "bytes after the changes");
+    }
+
     fn journal_entry(debit: &str, credit: &str, currency: &str, journal_seq: u64) -> JournalEntry {
         let transfer = TransferRecord {
             id: 41,
