@@ -980,6 +980,8 @@ pub fn balance_changes_move_into_their_entries(txn: &redb::WriteTransaction) -> 
         let bytes = table.get(key.as_slice())?.ok_or_else(missing)?.value().to_vec();
         let transfer = JournalEntry::decode_with_changes(&bytes)?.0.transfer;
         let mut changes = EntryChanges::default();
+        // Both sides' changes were indexed at one time, the entry's or not.
+        let mut at = None;
         for (number, stored) in sides {
             let change = Some(EntryChange { previous: stored.previous, after: stored.after });
             let side = if account_number(&transfer.debit_account) == Some(number) && changes.debit.is_none() {
@@ -992,14 +994,13 @@ pub fn balance_changes_move_into_their_entries(txn: &redb::WriteTransaction) -> 
                 )));
             };
             *side = change;
-            let at = (stored.at != transfer.created_at).then_some(stored.at);
-            if changes.at.is_some_and(|before| Some(before) != at) {
+            if *at.get_or_insert(stored.at) != stored.at {
                 return Err(EngineError::Corrupt(format!(
                     "journal entry {seq}'s balance changes differ in time"
                 )));
             }
-            changes.at = at;
         }
+        changes.at = at.filter(|at| *at != transfer.created_at);
         table.insert(key.as_slice(), JournalEntry::with_changes(&bytes, &changes)?.as_slice())?;
     }
     for (key, _) in apart {
