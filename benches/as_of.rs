@@ -6,7 +6,10 @@
 //! the organization's accounts, and per account a range read of the marks
 //! on its balance changes and at most `MARK_EVERY` steps back along them
 //! (`Snapshot::balance_at`). The figure must not grow with the history:
-//! the lookup never replays.
+//! the lookup never replays. Then a statement of each account over the
+//! whole history (`Snapshot::statement`, what `GET
+//! /v1/balance_transactions` and the dashboard's statement walk): every
+//! change read back from its journal entry, in changes per second.
 //!
 //! Run with `cargo bench -p sika-benches --bench as_of`;
 //! `SIKA_AS_OF_SIZES=10000,1000000` sets the history sizes.
@@ -112,5 +115,23 @@ fn measure(changes: usize) {
         micros(percentile(&latencies, 0.99)),
         micros(*latencies.last().unwrap()),
     );
+    statements(&engine, end_ms, changes);
     engine.shutdown();
+}
+
+/// Statements of each account over the whole history, every change read
+/// back from its journal entry.
+fn statements(engine: &Engine, end_ms: i64, changes: usize) {
+    let begun = Instant::now();
+    let snapshot = engine.read().expect("snapshot");
+    let mut walked = 0u64;
+    for account in snapshot.organization_accounts(ORGANIZATION).expect("accounts") {
+        walked += snapshot.statement(&account, START_MS, end_ms + 1).expect("a statement").count;
+    }
+    let took = begun.elapsed();
+    assert_eq!(walked, changes as u64, "the statements hold every change");
+    println!(
+        "[as_of] {changes} changes: statements of 3 accounts over the whole history in {took:.1?}, {:.0} changes/s",
+        walked as f64 / took.as_secs_f64()
+    );
 }

@@ -295,6 +295,14 @@ pub struct IndexedChange {
     pub after: BalanceAfter,
 }
 
+/// A balance change with the transfer that made it, both read from one
+/// journal entry (`Snapshot::balance_changes`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeWithTransfer {
+    pub change: IndexedChange,
+    pub transfer: TransferRecord,
+}
+
 /// Splits a balance change's key (`keys::balance_change`) into its
 /// journal number and account number.
 pub fn parse_key(key: &[u8]) -> Option<(u64, u64)> {

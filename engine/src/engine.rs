@@ -12,8 +12,8 @@ use rust_decimal::Decimal;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::balance_changes::{
-    BalanceAfter, EntryChange, IndexedChange, Statement, account_number, change_of, change_of_number,
-    classify,
+    BalanceAfter, ChangeWithTransfer, EntryChange, IndexedChange, Statement, account_number, change_of,
+    change_of_number, classify,
 };
 use crate::clock::{Clock, SystemClock};
 use crate::commands::{Applied, Command};
@@ -1158,46 +1158,50 @@ impl Snapshot {
 
     /// The balance changes of organization account `account` (as this
     /// snapshot holds it) made at `from` or later and before `to`, newest
-    /// first: the newest before `to` is found as `balance_at` finds it,
-    /// then each step back is one read of the change before. The iterator
-    /// reads lazily.
+    /// first, each with the transfer that made it: the newest before `to`
+    /// is found as `balance_at` finds it, then each step back is one read
+    /// of the journal entry of the change before. The iterator reads
+    /// lazily.
     pub fn balance_changes(
         &self,
         account: &AccountRecord,
         from: TimestampMs,
         to: TimestampMs,
-    ) -> Result<impl Iterator<Item = Result<IndexedChange, EngineError>> + '_, EngineError> {
+    ) -> Result<impl Iterator<Item = Result<ChangeWithTransfer, EngineError>> + '_, EngineError> {
         let number = number_of(account)?;
         let mut next = match to.checked_sub(1) {
-            Some(last) if last >= from => self.balance_at(account, last)?,
+            Some(last) if last >= from => self.last_change(account, number, last)?,
             _ => None,
         };
         Ok(std::iter::from_fn(move || {
-            let change = next.take().filter(|change| change.at >= from)?;
-            match change.previous.map(|seq| self.balance_change(seq, number)).transpose() {
+            let found = next.take().filter(|found| found.change.at >= from)?;
+            match found.change.previous.map(|seq| self.balance_change(seq, number)).transpose() {
                 Ok(previous) => next = previous,
                 Err(error) => return Some(Err(error)),
             }
-            Some(Ok(change))
+            Some(Ok(found))
         }))
     }
 
     /// Account `number`'s balance change at journal entry `journal_seq`,
-    /// which its chain names: missing, the index is corrupt.
-    fn balance_change(&self, journal_seq: u64, number: u64) -> Result<IndexedChange, EngineError> {
+    /// which its chain names, with that entry's transfer: missing, the
+    /// index is corrupt. One read and one decode give both.
+    fn balance_change(&self, journal_seq: u64, number: u64) -> Result<ChangeWithTransfer, EngineError> {
         let found = self.with_raw(&keys::journal(journal_seq), |bytes| {
             bytes.map(JournalEntry::decode_with_changes).transpose()
         })??;
-        let change = found.and_then(|(entry, changes)| {
+        let found = found.and_then(|(entry, changes)| {
             let transfer = entry.transfer;
-            change_of_number(&changes, &transfer, number).map(|change| (changes.at(&transfer), change))
+            let change = change_of_number(&changes, &transfer, number)?;
+            Some((changes.at(&transfer), change, transfer))
         });
-        let Some((at, EntryChange { previous, after })) = change else {
+        let Some((at, EntryChange { previous, after }, transfer)) = found else {
             return Err(EngineError::Corrupt(format!(
                 "account number {number}'s balance changes name journal entry {journal_seq}, which did not change it"
             )));
         };
-        Ok(IndexedChange { account_number: number, at, journal_seq, previous, after })
+        let change = IndexedChange { account_number: number, at, journal_seq, previous, after };
+        Ok(ChangeWithTransfer { change, transfer })
     }
 
     /// The last balance change of organization account `account` (as this
@@ -1211,7 +1215,16 @@ impl Snapshot {
         account: &AccountRecord,
         at: TimestampMs,
     ) -> Result<Option<IndexedChange>, EngineError> {
-        let number = number_of(account)?;
+        Ok(self.last_change(account, number_of(account)?, at)?.map(|found| found.change))
+    }
+
+    /// `balance_at`, with the transfer of the change found.
+    fn last_change(
+        &self,
+        account: &AccountRecord,
+        number: u64,
+        at: TimestampMs,
+    ) -> Result<Option<ChangeWithTransfer>, EngineError> {
         let Some(after) = at.checked_add(1) else { return Err(EngineError::Overflow("instant")) };
         let start = keys::balance_mark(number, after, 0);
         let end = prefix_end(&keys::balance_marks_prefix(number));
@@ -1230,11 +1243,11 @@ impl Snapshot {
             },
         };
         while let Some(seq) = next {
-            let change = self.balance_change(seq, number)?;
-            if change.at <= at {
-                return Ok(Some(change));
+            let found = self.balance_change(seq, number)?;
+            if found.change.at <= at {
+                return Ok(Some(found));
             }
-            next = change.previous;
+            next = found.change.previous;
         }
         Ok(None)
     }
@@ -1253,8 +1266,8 @@ impl Snapshot {
     ) -> Result<Statement, EngineError> {
         let mut statement = Statement::default();
         let mut first = true;
-        for change in self.balance_changes(account, 0, to)? {
-            let change = change?;
+        for found in self.balance_changes(account, 0, to)? {
+            let ChangeWithTransfer { change, transfer } = found?;
             if first {
                 (statement.opening, statement.closing) = (change.after, change.after);
                 first = false;
@@ -1269,7 +1282,6 @@ impl Snapshot {
                 }
                 return Ok(statement);
             }
-            let transfer = self.balance_change_transfer(&change)?;
             statement.add_older(
                 classify(&transfer).change_type,
                 change_of(&transfer, &account.id)?,
@@ -1283,16 +1295,6 @@ impl Snapshot {
             )));
         }
         Ok(statement)
-    }
-
-    /// The transfer of the journal entry a balance change names.
-    pub fn balance_change_transfer(&self, change: &IndexedChange) -> Result<TransferRecord, EngineError> {
-        self.journal_entry(change.journal_seq)?.map(|entry| entry.transfer).ok_or_else(|| {
-            EngineError::Corrupt(format!(
-                "a balance change names a missing journal entry {}",
-                change.journal_seq
-            ))
-        })
     }
 
     /// The number of journal entries.

@@ -10,7 +10,7 @@ use sika_api::statements::{
     StatementTotal,
 };
 use sika_api::{ListPage, ListQuery};
-use sika_engine::balance_changes::{BalanceAfter, ChangeType, IndexedChange, change_of, classify};
+use sika_engine::balance_changes::{BalanceAfter, ChangeType, ChangeWithTransfer, change_of, classify};
 use sika_engine::{AccountRecord, Currency, Engine, Snapshot, TimestampMs, TransferKind, TransferRecord};
 
 use crate::domain::error::{ApiError, ApiResult};
@@ -145,12 +145,12 @@ fn walk(
         for (index, (_, stream)) in streams.iter_mut().enumerate() {
             loop {
                 match stream.peek() {
-                    Some(Ok(change)) if before.is_some_and(|b| change.journal_seq >= b) => {
+                    Some(Ok(peeked)) if before.is_some_and(|b| peeked.change.journal_seq >= b) => {
                         stream.next();
                     }
-                    Some(Ok(change)) => {
-                        if newest.is_none_or(|(_, seq)| change.journal_seq > seq) {
-                            newest = Some((index, change.journal_seq));
+                    Some(Ok(peeked)) => {
+                        if newest.is_none_or(|(_, seq)| peeked.change.journal_seq > seq) {
+                            newest = Some((index, peeked.change.journal_seq));
                         }
                         break;
                     }
@@ -165,16 +165,16 @@ fn walk(
         }
         let Some((index, _)) = newest else { return Ok(found) };
         let (account, stream) = &mut streams[index];
-        let Some(Ok(change)) = stream.next() else { return Ok(found) };
+        let Some(Ok(next)) = stream.next() else { return Ok(found) };
         scanned = scanned.saturating_add(1);
-        if let Some(item) = render_if_kept(snapshot, account, &change, filter)? {
-            found.items.push((change.journal_seq, item));
+        if let Some(item) = render_if_kept(account, &next, filter)? {
+            found.items.push((next.change.journal_seq, item));
             if found.items.len() >= wanted {
                 return Ok(found);
             }
         }
         if scanned >= SCAN_MAX {
-            found.stopped_at = Some(change.journal_seq);
+            found.stopped_at = Some(next.change.journal_seq);
             return Ok(found);
         }
     }
@@ -182,19 +182,17 @@ fn walk(
 
 /// The balance transaction of one change, unless `filter` leaves it out.
 fn render_if_kept(
-    snapshot: &Snapshot,
     account: &AccountRecord,
-    change: &IndexedChange,
+    ChangeWithTransfer { change, transfer }: &ChangeWithTransfer,
     filter: &BalanceFilter,
 ) -> ApiResult<Option<BalanceTransaction>> {
-    let transfer = snapshot.balance_change_transfer(change)?;
-    let posting = classify(&transfer);
+    let posting = classify(transfer);
     let kept = filter.kind.is_none_or(|k| k == posting.change_type)
         && filter.source_id.as_deref().is_none_or(|s| s == posting.source_id);
     if !kept {
         return Ok(None);
     }
-    let moved = change_of(&transfer, &account.id)?;
+    let moved = change_of(transfer, &account.id)?;
     let currency = account.currency.as_str();
     // A transfer between two organization accounts (only the ledger's own
     // adjustments make one) is two balance transactions of one entry.
@@ -211,7 +209,7 @@ fn render_if_kept(
         available_after: amount(currency, change.after.available),
         total_after: amount(currency, change.after.total),
         source_type: posting.source_type.to_string(),
-        description: describe(posting.change_type, &posting.source_id, &transfer),
+        description: describe(posting.change_type, &posting.source_id, transfer),
         source_id: posting.source_id,
         created_at: timestamp(change.at),
     }))
