@@ -9,7 +9,7 @@ use sika_api::webhooks::{
     UpdateWebhookEndpoint, WebhookDelivery, WebhookEndpoint, WebhookEndpointRef, WebhookTestSent,
 };
 use sika_api::{ListPage, ListQuery};
-use sika_engine::{Command, Engine, EventKind, EventPayload};
+use sika_engine::{Command, Engine, EventKind, EventPayload, Snapshot};
 
 use super::address::Guard;
 use super::dispatcher::DispatcherHandle;
@@ -205,12 +205,11 @@ const ENDPOINTS_LISTED_MAX: usize = 1_000;
 /// Rows the operator's attempt and delivery lists show.
 const ROWS_SHOWN_MAX: usize = 100;
 
-fn recent_deliveries(engine: &Engine, identity: &Identity) -> ApiResult<Vec<Delivery>> {
-    let snapshot = engine.read()?;
+fn recent_deliveries(snapshot: &Snapshot, identity: &Identity) -> ApiResult<Vec<Delivery>> {
     let mut out = Vec::new();
     for org in identity.organizations() {
         for (_, id) in snapshot.list(&org.id, DELIVERIES, None, RECENT_DELIVERIES_MAX)? {
-            if let Some(d) = load_delivery(&snapshot, &id)? {
+            if let Some(d) = load_delivery(snapshot, &id)? {
                 out.push(d);
             }
         }
@@ -220,13 +219,16 @@ fn recent_deliveries(engine: &Engine, identity: &Identity) -> ApiResult<Vec<Deli
 
 /// The operator's view of every endpoint on a stack: success rate,
 /// latency, pending and failed deliveries over the recent deliveries.
+/// One snapshot gives the deliveries and the endpoints' health: an attempt
+/// commits both at once, so the view never shows a failure counted on an
+/// endpoint without its attempt among the deliveries.
 pub(crate) fn health_of_all(engine: &Engine, identity: &Identity) -> ApiResult<Vec<EndpointHealth>> {
-    let deliveries = recent_deliveries(engine, identity)?;
+    let snapshot = engine.read()?;
+    let deliveries = recent_deliveries(&snapshot, identity)?;
     let mut by_endpoint: HashMap<&str, Vec<&Delivery>> = HashMap::new();
     for d in &deliveries {
         by_endpoint.entry(&d.endpoint_id).or_default().push(d);
     }
-    let snapshot = engine.read()?;
     let mut data = Vec::new();
     for org in identity.organizations() {
         for (_, id) in snapshot.list(&org.id, ENDPOINTS, None, ENDPOINTS_LISTED_MAX)? {
@@ -271,7 +273,7 @@ pub(crate) fn attempts_of(
     endpoint_id: &str,
 ) -> ApiResult<Vec<EndpointAttempt>> {
     let mut rows = Vec::new();
-    for d in recent_deliveries(engine, identity)?.iter().filter(|d| d.endpoint_id == endpoint_id) {
+    for d in recent_deliveries(&engine.read()?, identity)?.iter().filter(|d| d.endpoint_id == endpoint_id) {
         for a in &d.attempts {
             rows.push((
                 a.at,
@@ -298,7 +300,7 @@ pub(crate) fn recent_of_all(
     identity: &Identity,
     status: Option<&str>,
 ) -> ApiResult<Vec<Owned<WebhookDelivery>>> {
-    let mut all = recent_deliveries(engine, identity)?;
+    let mut all = recent_deliveries(&engine.read()?, identity)?;
     all.retain(|d| status.is_none_or(|s| s == d.status.name()));
     all.sort_by_key(|d| std::cmp::Reverse(d.created_at));
     Ok(all
