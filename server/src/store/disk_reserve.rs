@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub(crate) struct DiskReserve {
     dir: PathBuf,
-    /// The directory, opened once (`None` if it could not be: then its
-    /// path is looked at each time).
+    /// The directory, opened once (`None` if it could not be: then it is
+    /// opened for each look).
     opened: Option<std::fs::File>,
     reserve_bytes: u64,
     /// Whether the last look found free space below the reserve, so the
@@ -81,25 +81,14 @@ fn mib(bytes: u64) -> String {
 }
 
 /// The bytes an unprivileged process may still write on the filesystem
-/// holding `dir` (`f_bavail`, not `f_bfree`: the root-reserved blocks are
-/// not the node's to count on).
+/// holding `dir` (`free_bytes_of` the directory, opened for the look).
 pub(crate) fn free_bytes(dir: &std::path::Path) -> std::io::Result<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let path = std::ffi::CString::new(dir.as_os_str().as_bytes())
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-    // SAFETY: statvfs writes into the zeroed struct on this stack and
-    // reads the NUL-terminated path, which outlives the call.
-    let stats = unsafe {
-        let mut stats: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(path.as_ptr(), &mut stats) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        stats
-    };
-    Ok(available(&stats))
+    free_bytes_of(&std::fs::File::open(dir)?)
 }
 
-/// `free_bytes` of the filesystem holding the open file `dir`.
+/// The bytes an unprivileged process may still write on the filesystem
+/// holding the open file `dir` (`f_bavail`, not `f_bfree`: the
+/// root-reserved blocks are not the node's to count on).
 fn free_bytes_of(dir: &std::fs::File) -> std::io::Result<u64> {
     use std::os::fd::AsRawFd;
     // SAFETY: fstatvfs writes into the zeroed struct on this stack and
@@ -111,12 +100,8 @@ fn free_bytes_of(dir: &std::fs::File) -> std::io::Result<u64> {
         }
         stats
     };
-    Ok(available(&stats))
-}
-
-fn available(stats: &libc::statvfs) -> u64 {
     #[allow(clippy::useless_conversion)] // the fields' widths differ between platforms
-    u64::from(stats.f_bavail).saturating_mul(u64::from(stats.f_frsize))
+    Ok(u64::from(stats.f_bavail).saturating_mul(u64::from(stats.f_frsize)))
 }
 
 #[cfg(test)]
