@@ -37,16 +37,28 @@ pub struct Effects {
     pub events: Vec<EventKind>,
     /// The movements created or advanced, in order.
     pub movements: Vec<MovementTouched>,
+    /// When the earliest job the batch scheduled is due, if it scheduled
+    /// one: the node's scheduler sleeps until its next job is due and
+    /// learns of new ones here rather than by polling.
+    pub jobs_due: Option<crate::records::TimestampMs>,
 }
 
 impl Effects {
     pub fn is_empty(&self) -> bool {
-        self.events.is_empty() && self.movements.is_empty()
+        self.events.is_empty() && self.movements.is_empty() && self.jobs_due.is_none()
     }
 
     pub(crate) fn extend(&mut self, other: Effects) {
         self.events.extend(other.events);
         self.movements.extend(other.movements);
+        if let Some(due) = other.jobs_due {
+            self.job_scheduled(due);
+        }
+    }
+
+    /// Notes a job scheduled for `due_at`.
+    pub(crate) fn job_scheduled(&mut self, due_at: crate::records::TimestampMs) {
+        self.jobs_due = Some(self.jobs_due.map_or(due_at, |earliest| earliest.min(due_at)));
     }
 }
 

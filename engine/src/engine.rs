@@ -997,6 +997,19 @@ impl Snapshot {
         Ok(out)
     }
 
+    /// When the earliest stored job is due, if any job is stored.
+    pub fn next_job_due(&self) -> Result<Option<TimestampMs>, EngineError> {
+        let start = keys::space(crate::storage::Space::Job);
+        let end = crate::storage::prefix_end(&start);
+        let Some(first) = self.range(&start, &end, false)?.next() else { return Ok(None) };
+        let (key, _) = first?;
+        // A job's key is its space, then its due time as eight bytes
+        // big-endian (`keys::job`).
+        let due = keys::number_of(&key[..key.len().min(9)])
+            .ok_or(EngineError::Corrupt(format!("a job's key of {} bytes", key.len())))?;
+        Ok(Some(TimestampMs::try_from(due).unwrap_or(TimestampMs::MAX)))
+    }
+
     /// What an earlier request with this `externalReference` produced, if
     /// any: a create that would only replay it need not be checked again.
     pub fn idempotency(

@@ -155,6 +155,7 @@ pub(crate) fn schedule(books: &mut Books, due_at: TimestampMs, kind: JobKind) {
     }
     let job = Job { id: books.new_id("job"), due_at, kind };
     books.store.put(keys::job(due_at, &job.id), &job);
+    books.effects.job_scheduled(due_at);
 }
 
 /// When a step `after_ms` from now is due.

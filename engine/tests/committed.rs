@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use sika_engine::clock::ManualClock;
-use sika_engine::movements::{Destination, NewPayout};
+use sika_engine::movements::{Destination, NewPayout, ScheduledStep};
+use sika_engine::records::Step;
 use sika_engine::{
     Command, Committed, Engine, EngineConfig, EngineError, EventKind, MovementKind, MovementTouched, Rail,
 };
@@ -92,6 +93,36 @@ fn each_durable_batch_tells_its_events_and_movements_and_a_refused_command_tells
     assert_eq!(notice.effects.events, vec![EventKind::AccountCredited]);
     assert!(notice.effects.movements.is_empty());
     assert_eq!(notices.try_recv().unwrap_err(), TryRecvError::Empty);
+    engine.shutdown();
+}
+
+#[test]
+fn a_batch_that_schedules_jobs_tells_when_the_earliest_is_due() {
+    let engine = engine();
+    let mut notices = engine.subscribe();
+    engine
+        .execute_blocking(Command::Deposit {
+            organization: "org_1".into(),
+            currency: "USD".into(),
+            amount: 10_000,
+            external_reference: None,
+        })
+        .unwrap();
+    assert_eq!(
+        next(&mut notices).expect("the deposit is told").effects.jobs_due,
+        None,
+        "a deposit schedules no job"
+    );
+    let Command::CreatePayout(mut new) = payout("p1", 2_500, Rail::SandboxSimulator) else { unreachable!() };
+    let settle =
+        |after_ms| ScheduledStep { after_ms, step: Step::Settle { success: true, message: String::new() } };
+    let note = Step::Note { kind: "provider".into(), title: "sent".into(), detail: String::new() };
+    new.schedule = vec![ScheduledStep { after_ms: 700, step: note }, settle(2_000)];
+    engine.execute_blocking(Command::CreatePayout(new)).unwrap();
+    let now = engine.now_ms();
+    let notice = next(&mut notices).expect("the payout's batch is told");
+    assert_eq!(notice.effects.jobs_due, Some(now + 700), "the earlier of its two steps");
+    assert_eq!(engine.read().unwrap().next_job_due().unwrap(), Some(now + 700), "and it is the stored one");
     engine.shutdown();
 }
 
