@@ -42,8 +42,12 @@ const IN_FLIGHT_MAX: usize = 256;
 pub(crate) const IN_FLIGHT_PER_ENDPOINT_MAX: usize = 32;
 /// A receiver has this long to answer.
 pub(crate) const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(15);
-/// How often the outbox is checked for new events.
-const POLL_INTERVAL: Duration = Duration::from_millis(20);
+/// The longest the dispatcher goes without reading the outbox. The
+/// after-commit follower (`runtime::effects`) wakes it for each batch that
+/// recorded events, and it reads again after each of its own commits while
+/// events are left, so this only catches events it was not told of (written
+/// by the node that held the PostgreSQL writer's lease before this one).
+const POLL_INTERVAL: Duration = Duration::from_secs(1);
 /// Events turned into deliveries per step.
 const EVENTS_PER_STEP_MAX: usize = 512;
 /// Attempt results taken per pass of the loop.
@@ -420,6 +424,7 @@ impl Dispatcher {
         mut requests: mpsc::UnboundedReceiver<Request>,
         mut results: mpsc::UnboundedReceiver<AttemptResult>,
     ) {
+        self.step();
         loop {
             let wait = self.next_wait();
             tokio::select! {
@@ -473,15 +478,22 @@ impl Dispatcher {
                 }
                 _ = tokio::time::sleep(wait) => {}
             }
-            if let Err(e) = self.ingest()
-                && e.code != sika_api::ErrorCode::StorageUnavailable
-            {
-                // A ledger that cannot write is reported by the storage watch.
-                tracing::error!(error = %e.message, "cannot turn events into deliveries");
-            }
-            self.dispatch_due();
-            self.flush();
+            self.step();
         }
+    }
+
+    /// Turns new events into deliveries, sends what is due and stages the
+    /// records: after each wake, and once at start for the events written
+    /// while the node was down.
+    fn step(&mut self) {
+        if let Err(e) = self.ingest()
+            && e.code != sika_api::ErrorCode::StorageUnavailable
+        {
+            // A ledger that cannot write is reported by the storage watch.
+            tracing::error!(error = %e.message, "cannot turn events into deliveries");
+        }
+        self.dispatch_due();
+        self.flush();
     }
 
     fn next_wait(&self) -> Duration {
