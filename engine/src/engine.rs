@@ -142,6 +142,14 @@ struct Shared {
     notices: tokio::sync::broadcast::Sender<Arc<crate::committed::Committed>>,
 }
 
+/// What `Snapshot::jobs_due_by` found: the keys of the jobs due, and when
+/// the first job it did not take is due (`None`: no job after them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DueJobs {
+    pub keys: Vec<Vec<u8>>,
+    pub next_due: Option<TimestampMs>,
+}
+
 /// A handle to one ledger; cheap to clone, shared by every request.
 #[derive(Clone)]
 pub struct Engine {
@@ -988,26 +996,29 @@ impl Snapshot {
 
     /// Keys of jobs due at or before `now`, oldest first.
     pub fn due_jobs(&self, now: TimestampMs, limit: usize) -> Result<Vec<Vec<u8>>, EngineError> {
-        let start = keys::space(crate::storage::Space::Job);
-        let end = keys::job(now.saturating_add(1), "");
-        let mut out = Vec::new();
-        for entry in self.range(&start, &end, false)?.take(limit) {
-            out.push(entry?.0);
-        }
-        Ok(out)
+        Ok(self.jobs_due_by(now, limit)?.keys)
     }
 
-    /// When the earliest stored job is due, if any job is stored.
-    pub fn next_job_due(&self) -> Result<Option<TimestampMs>, EngineError> {
+    /// The jobs due at or before `now`, oldest first (at most `limit`), and
+    /// when the next stored job after them is due, from one read.
+    pub fn jobs_due_by(&self, now: TimestampMs, limit: usize) -> Result<DueJobs, EngineError> {
         let start = keys::space(crate::storage::Space::Job);
         let end = crate::storage::prefix_end(&start);
-        let Some(first) = self.range(&start, &end, false)?.next() else { return Ok(None) };
-        let (key, _) = first?;
-        // A job's key is its space, then its due time as eight bytes
-        // big-endian (`keys::job`).
-        let due = keys::number_of(&key[..key.len().min(9)])
-            .ok_or(EngineError::Corrupt(format!("a job's key of {} bytes", key.len())))?;
-        Ok(Some(TimestampMs::try_from(due).unwrap_or(TimestampMs::MAX)))
+        let mut due = DueJobs { keys: Vec::new(), next_due: None };
+        for entry in self.range(&start, &end, false)? {
+            let (key, _) = entry?;
+            // A job's key is its space, then its due time as eight bytes
+            // big-endian (`keys::job`).
+            let at = keys::number_of(&key[..key.len().min(9)])
+                .ok_or_else(|| EngineError::Corrupt(format!("a job's key of {} bytes", key.len())))?;
+            let at = TimestampMs::try_from(at).unwrap_or(TimestampMs::MAX);
+            if at > now || due.keys.len() == limit {
+                due.next_due = Some(at);
+                break;
+            }
+            due.keys.push(key);
+        }
+        Ok(due)
     }
 
     /// What an earlier request with this `externalReference` produced, if

@@ -70,8 +70,8 @@ mod writer;
 pub use commands::{Applied, Command, Document, Expected, NewEvent, Outcome, QuoteAmount};
 pub use committed::{Committed, Effects, MovementTouched};
 pub use engine::{
-    AccountEntries, Admission, CheckpointHold, Engine, EngineConfig, EngineStats, MovementKind, OpenMovement,
-    Pending, PendingAll, Snapshot, WriterHold,
+    AccountEntries, Admission, CheckpointHold, DueJobs, Engine, EngineConfig, EngineStats, MovementKind,
+    OpenMovement, Pending, PendingAll, Snapshot, WriterHold,
 };
 pub use error::{EngineError, Field, Problem, SpendCap};
 pub use events::EventKind;

@@ -41,18 +41,20 @@ fn payout(reference: &str, amount: i128, rail: Rail) -> Command {
     }))
 }
 
+fn deposit(amount: i128) -> Command {
+    Command::Deposit {
+        organization: "org_1".into(),
+        currency: "USD".into(),
+        amount,
+        external_reference: None,
+    }
+}
+
 #[test]
 fn each_durable_batch_tells_its_events_and_movements_and_a_refused_command_tells_nothing() {
     let engine = engine();
     let mut notices = engine.subscribe();
-    engine
-        .execute_blocking(Command::Deposit {
-            organization: "org_1".into(),
-            currency: "USD".into(),
-            amount: 10_000,
-            external_reference: None,
-        })
-        .unwrap();
+    engine.execute_blocking(deposit(10_000)).unwrap();
     let notice = next(&mut notices).expect("the deposit's batch is told");
     assert_eq!(notice.effects.events, vec![EventKind::AccountCredited]);
     assert!(notice.effects.movements.is_empty());
@@ -81,14 +83,7 @@ fn each_durable_batch_tells_its_events_and_movements_and_a_refused_command_tells
     let refused = engine.execute_blocking(payout("p2", 1_000_000, Rail::Flutterwave));
     assert!(matches!(refused, Err(EngineError::InsufficientFunds { .. })), "{refused:?}");
     // The next notice is a later deposit's: nothing was told in between.
-    engine
-        .execute_blocking(Command::Deposit {
-            organization: "org_1".into(),
-            currency: "USD".into(),
-            amount: 1,
-            external_reference: None,
-        })
-        .unwrap();
+    engine.execute_blocking(deposit(1)).unwrap();
     let notice = next(&mut notices).expect("the second deposit's batch is told");
     assert_eq!(notice.effects.events, vec![EventKind::AccountCredited]);
     assert!(notice.effects.movements.is_empty());
@@ -100,14 +95,7 @@ fn each_durable_batch_tells_its_events_and_movements_and_a_refused_command_tells
 fn a_batch_that_schedules_jobs_tells_when_the_earliest_is_due() {
     let engine = engine();
     let mut notices = engine.subscribe();
-    engine
-        .execute_blocking(Command::Deposit {
-            organization: "org_1".into(),
-            currency: "USD".into(),
-            amount: 10_000,
-            external_reference: None,
-        })
-        .unwrap();
+    engine.execute_blocking(deposit(10_000)).unwrap();
     assert_eq!(
         next(&mut notices).expect("the deposit is told").effects.jobs_due,
         None,
@@ -122,7 +110,8 @@ fn a_batch_that_schedules_jobs_tells_when_the_earliest_is_due() {
     let now = engine.now_ms();
     let notice = next(&mut notices).expect("the payout's batch is told");
     assert_eq!(notice.effects.jobs_due, Some(now + 700), "the earlier of its two steps");
-    assert_eq!(engine.read().unwrap().next_job_due().unwrap(), Some(now + 700), "and it is the stored one");
+    let stored = engine.read().unwrap().jobs_due_by(now, 10).unwrap();
+    assert_eq!(stored.next_due, Some(now + 700), "and it is the stored one");
     engine.shutdown();
 }
 

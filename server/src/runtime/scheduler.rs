@@ -2,15 +2,15 @@
 //! simulator promised, deadlines). Jobs live in the ledger database, so a
 //! restart resumes them; running one removes it in the same transaction.
 //!
-//! Between polls it sleeps until the earliest stored job is due, and
-//! learns of jobs scheduled meanwhile from the ledger's notices
-//! (`Effects::jobs_due`), so an idle node does not wake every few
-//! milliseconds to find nothing.
+//! Each poll reads the due jobs and when the next one is due
+//! (`Snapshot::jobs_due_by`); until then the scheduler sleeps, and learns of
+//! jobs scheduled meanwhile from the ledger's notices (`Effects::jobs_due`),
+//! so an idle node does not wake every few milliseconds to find nothing.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use sika_engine::{Command, Committed, Engine};
+use sika_engine::{Command, Committed, Engine, TimestampMs};
 use tokio::sync::broadcast::{self, error::RecvError, error::TryRecvError};
 use tokio::time::Instant;
 
@@ -33,35 +33,43 @@ const STORAGE_BACKOFF: Duration = Duration::from_secs(1);
 pub(crate) fn spawn(stack: Arc<Stack>) -> tokio::task::JoinHandle<()> {
     let mut notices = stack.engine.subscribe();
     tokio::spawn(async move {
-        // A poll that found a full page of due jobs polls again at once.
-        let mut behind = false;
+        // At start, and after a poll that found a full page of due jobs,
+        // the next poll comes at once.
+        let mut at_once = true;
+        // When the first job the last poll left is due, as it read it.
+        let mut next: Option<TimestampMs> = None;
         let mut last_poll = Instant::now();
         loop {
-            if !behind {
-                until_a_job_is_due(&stack.engine, &mut notices, last_poll).await;
+            if !at_once {
+                until_a_job_is_due(&stack.engine, &mut notices, last_poll, next).await;
             }
             last_poll = Instant::now();
-            let due = match stack.engine.read().and_then(|s| s.due_jobs(stack.now_ms(), JOBS_PER_POLL_MAX)) {
+            // Notices are sent once their batch is readable, so what was
+            // told so far is in the read below; what is told after it waits
+            // in `notices` for the next `until_a_job_is_due`.
+            while let Ok(_) | Err(TryRecvError::Lagged(_)) = notices.try_recv() {}
+            // After an error, look again once the poll interval has passed.
+            (at_once, next) = (false, Some(TimestampMs::MIN));
+            let due = match stack.engine.read().and_then(|s| s.jobs_due_by(stack.now_ms(), JOBS_PER_POLL_MAX))
+            {
                 Ok(due) => due,
                 Err(sika_engine::EngineError::Unavailable) => return,
                 Err(sika_engine::EngineError::Storage(_)) => {
                     tokio::time::sleep(STORAGE_BACKOFF).await;
-                    behind = false;
                     continue;
                 }
                 Err(e) => {
                     tracing::error!(error = %e, "cannot read due jobs");
-                    behind = false;
                     continue;
                 }
             };
-            behind = due.len() == JOBS_PER_POLL_MAX;
-            if due.is_empty() {
+            (at_once, next) = (due.keys.len() == JOBS_PER_POLL_MAX, due.next_due);
+            if due.keys.is_empty() {
                 continue;
             }
             // In due order, as one stream: a rail's note due before its
             // outcome must be applied before it, even when both are due now.
-            let runs = due.into_iter().map(|key| Command::RunJob { key }).collect();
+            let runs = due.keys.into_iter().map(|key| Command::RunJob { key }).collect();
             let mut storage_failed = false;
             for result in stack.engine.execute_in_order(runs).await {
                 match result {
@@ -74,30 +82,24 @@ pub(crate) fn spawn(stack: Arc<Stack>) -> tokio::task::JoinHandle<()> {
             if storage_failed {
                 // The jobs stay due and run once the ledger writes again.
                 tokio::time::sleep(STORAGE_BACKOFF).await;
-                behind = false;
-                continue;
+                (at_once, next) = (false, Some(TimestampMs::MIN));
             }
         }
     })
 }
 
-/// Returns once the earliest job is due, or a notice was missed, or
+/// Returns once `next` (when the first job left by the last poll is due)
+/// or a job told of since is due, or a notice was missed, or
 /// `RECHECK_INTERVAL` passed; never sooner than `POLL_INTERVAL` after
 /// `last_poll`.
 async fn until_a_job_is_due(
     ledger: &Engine,
     notices: &mut broadcast::Receiver<Arc<Committed>>,
     last_poll: Instant,
+    mut next: Option<TimestampMs>,
 ) {
     tokio::time::sleep_until(last_poll + POLL_INTERVAL).await;
-    // Notices are sent once their batch is readable, so what was told so
-    // far is in the read below; what is told after it arrives below.
-    while let Ok(_) | Err(TryRecvError::Lagged(_)) = notices.try_recv() {}
-    let Ok(mut next) = ledger.read().and_then(|s| s.next_job_due()) else {
-        // The poll meets the error and handles it.
-        return;
-    };
-    let recheck = Instant::now() + RECHECK_INTERVAL;
+    let recheck = last_poll + RECHECK_INTERVAL;
     loop {
         let now = ledger.now_ms();
         let until = match next {
@@ -174,9 +176,11 @@ mod tests {
 
         // No job stored: nothing to wake for.
         let started = Instant::now();
+        let polled = engine.read().unwrap().jobs_due_by(engine.now_ms(), JOBS_PER_POLL_MAX).unwrap();
+        assert_eq!((polled.keys.len(), polled.next_due), (0, None));
         let waiting = tokio::spawn({
             let engine = engine.clone();
-            async move { until_a_job_is_due(&engine, &mut notices, started).await }
+            async move { until_a_job_is_due(&engine, &mut notices, started, polled.next_due).await }
         });
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert!(
@@ -198,7 +202,9 @@ mod tests {
         payout_settling_after(&engine, "p2", 300).await;
         let mut notices = engine.subscribe();
         let started = Instant::now();
-        until_a_job_is_due(&engine, &mut notices, started).await;
+        let polled = engine.read().unwrap().jobs_due_by(engine.now_ms(), JOBS_PER_POLL_MAX).unwrap();
+        assert!(polled.keys.is_empty() && polled.next_due.is_some(), "{polled:?}");
+        until_a_job_is_due(&engine, &mut notices, started, polled.next_due).await;
         let slept = started.elapsed();
         assert!(slept >= Duration::from_millis(250), "woke after {slept:?}, before the job was due");
         assert!(slept < RECHECK_INTERVAL, "woke after {slept:?}");
